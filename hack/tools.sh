@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Installs the real components the tests and the demo run against, built from the Go module proxy
+# (nothing else is reachable here), cached outside the checkout and keyed by version so that a
+# second run costs seconds:
+#   kube-apiserver + etcd  (envtest's control plane)  -> $CACHE/envtest-<k8s>-<etcd>/
+#   minio                  (S3 stand-in)              -> $CACHE/minio-<version>/minio
+# Usage: hack/tools.sh [envtest|minio|all]   prints the folder/binary on the last line of each step.
+set -euo pipefail
+
+K8S_VERSION=${K8S_VERSION:-v1.36.4}
+ETCD_VERSION=${ETCD_VERSION:-v3.6.8}
+MINIO_VERSION=${MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}
+CACHE=${GEB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gardener-extension-backup}
+mkdir -p "$CACHE"
+
+say() { printf '[tools %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+
+# run_with_progress LABEL CMD...: runs CMD, printing a heartbeat every 30 s so a user knows it lives.
+run_with_progress() {
+  local label=$1; shift
+  local start=$SECONDS log
+  log=$(mktemp)
+  "$@" >"$log" 2>&1 &
+  local pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 5
+    if (( (SECONDS - start) % 30 < 5 )) && kill -0 "$pid" 2>/dev/null; then
+      say "  ... $label still running ($((SECONDS - start)) s elapsed)"
+    fi
+  done
+  if ! wait "$pid"; then
+    say "FAILED: $label; last output:"; tail -40 "$log" >&2; rm -f "$log"; return 1
+  fi
+  rm -f "$log"
+  say "  done: $label in $((SECONDS - start)) s"
+}
+
+envtest() {
+  local dir="$CACHE/envtest-${K8S_VERSION}-etcd-${ETCD_VERSION}"
+  if [[ -x $dir/kube-apiserver && -x $dir/etcd ]]; then echo "$dir"; return; fi
+  mkdir -p "$dir"
+  local work; work=$(mktemp -d)
+  if [[ ! -x $dir/etcd ]]; then
+    say "building etcd $ETCD_VERSION from the module proxy (step 1/2, about 1 min the first time)"
+    mkdir -p "$work/etcd"
+    cat >"$work/etcd/main.go" <<'GO'
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+GO
+    (cd "$work/etcd" && go mod init local/etcd >/dev/null 2>&1 && go mod edit -require "go.etcd.io/etcd/server/v3@$ETCD_VERSION")
+    run_with_progress "etcd build" bash -c "cd '$work/etcd' && go mod tidy && CGO_ENABLED=0 go build -o '$dir/etcd.tmp' . && mv '$dir/etcd.tmp' '$dir/etcd'"
+  fi
+  if [[ ! -x $dir/kube-apiserver ]]; then
+    say "building kube-apiserver $K8S_VERSION from the module proxy (step 2/2, about 6-10 min and 150 MB the first time)"
+    mkdir -p "$work/kas"
+    local kmod minor
+    minor=$(echo "$K8S_VERSION" | cut -d. -f2)
+    kmod=$(cd "$work" && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+    (
+      cd "$work/kas"
+      go mod init local/kas >/dev/null 2>&1
+      go mod edit -require "k8s.io/kubernetes@$K8S_VERSION"
+      grep '=> ./staging' "$kmod" | awk '{print $1}' | while read -r m; do
+        go mod edit -replace "$m=$m@v0.${minor}.${K8S_VERSION##*.}"
+      done
+      cat > tools.go <<'GO'
+//go:build tools
+
+package tools
+
+import _ "k8s.io/kubernetes/cmd/kube-apiserver"
+GO
+    )
+    local ld="-X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
+    run_with_progress "kube-apiserver module download" bash -c "cd '$work/kas' && go mod tidy -e >/dev/null 2>&1; go mod download k8s.io/kubernetes && go get k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION"
+    run_with_progress "kube-apiserver build" bash -c "cd '$work/kas' && CGO_ENABLED=0 go build -ldflags '$ld' -o '$dir/kube-apiserver.tmp' k8s.io/kubernetes/cmd/kube-apiserver && mv '$dir/kube-apiserver.tmp' '$dir/kube-apiserver'"
+  fi
+  rm -rf "$work"
+  echo "$dir"
+}
+
+minio() {
+  local dir="$CACHE/minio-${MINIO_VERSION}"
+  if [[ -x $dir/minio ]]; then echo "$dir/minio"; return; fi
+  mkdir -p "$dir"
+  say "building MinIO $MINIO_VERSION from the module proxy (about 6-10 min and 1.5 GB of memory the first time)"
+  run_with_progress "minio build" env GOBIN="$dir/bin.tmp" CGO_ENABLED=0 go install "github.com/minio/minio@$MINIO_VERSION"
+  mv "$dir/bin.tmp/minio" "$dir/minio" && rm -rf "$dir/bin.tmp"
+  echo "$dir/minio"
+}
+
+case ${1:-all} in
+  envtest) envtest ;;
+  minio) minio ;;
+  all) envtest; minio ;;
+  *) echo "usage: $0 [envtest|minio|all]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,321 @@
+// Package conformance is the one test suite every objectstore.Store must pass: the in-memory store
+// in unit tests and every provider against its real stand-in (MinIO, Azurite, fake-gcs-server,
+// Swift). It checks the contract written on the interface, the error classification the
+// controllers rely on, and, above all, that a prefix deletion never touches a neighbour.
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// Harness describes the store under test.
+type Harness struct {
+	// Store uses valid credentials.
+	Store objectstore.Store
+	// NewBucketName returns a fresh bucket name that does not exist yet.
+	NewBucketName func() string
+	// Region is the region buckets are created in.
+	Region string
+	// OtherRegion, if set, is a region the store refuses for a bucket that exists in Region.
+	OtherRegion string
+	// Config is passed to EnsureBucket (nil: the provider's defaults).
+	Config any
+	// BadCredentials, if set, is the same store reached with wrong credentials.
+	BadCredentials objectstore.Store
+	// ForeignBucket, if set, returns the name of an existing bucket owned by someone else.
+	ForeignBucket func(t *testing.T) string
+	// ManyObjects is how many objects the paging cases write (default 1200: more than one page
+	// on every store; raise it for stores with bigger pages).
+	ManyObjects int
+}
+
+// Run runs the suite. Every case creates its own bucket and deletes it at the end.
+func Run(t *testing.T, h Harness) {
+	if h.ManyObjects == 0 {
+		h.ManyObjects = 1200
+	}
+	cases := []struct {
+		name string
+		fn   func(*testing.T, Harness)
+	}{
+		{"EnsureBucketIsIdempotent", testEnsureBucketIdempotent},
+		{"ObjectsRoundTrip", testObjectsRoundTrip},
+		{"ListObjectsHonoursPrefixExactly", testListPrefix},
+		{"DeleteObjectsChecksAndToleratesMissing", testDeleteObjects},
+		{"DeletePrefixRemovesExactlyItsPrefix", testDeletePrefix},
+		{"MissingBucket", testMissingBucket},
+		{"DeleteBucketRefusesNonEmpty", testDeleteBucketNonEmpty},
+		{"BadCredentials", testBadCredentials},
+		{"ForeignBucket", testForeignBucket},
+		{"OtherRegion", testOtherRegion},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, h) })
+	}
+}
+
+func ctxFor(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// newBucket creates a bucket and registers its emptying and deletion at cleanup.
+func newBucket(t *testing.T, h Harness) string {
+	t.Helper()
+	ctx := ctxFor(t)
+	name := h.NewBucketName()
+	if err := h.Store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.Region, Config: h.Config}); err != nil {
+		t.Fatalf("EnsureBucket(%q): %v", name, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := objectstore.DeletePrefix(ctx, h.Store, name, objectstore.WholeBucket(), objectstore.DeleteOptions{}); err != nil {
+			t.Errorf("cleanup: emptying %q: %v", name, err)
+			return
+		}
+		if err := h.Store.DeleteBucket(ctx, name); err != nil {
+			t.Errorf("cleanup: deleting %q: %v", name, err)
+		}
+	})
+	return name
+}
+
+// PutMany writes keys concurrently; exported for provider tests that need data.
+func PutMany(ctx context.Context, store objectstore.Store, bucket string, keys []string) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, len(keys))
+	sem := make(chan struct{}, 16)
+	for _, k := range keys {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if err := store.PutObject(ctx, bucket, k, []byte("data of "+k)); err != nil {
+				errs <- fmt.Errorf("put %q: %w", k, err)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// ListKeys returns every key (not version) under prefix, sorted and de-duplicated.
+func ListKeys(ctx context.Context, store objectstore.Store, bucket, prefix string) ([]string, error) {
+	var keys []string
+	err := store.ListObjects(ctx, bucket, prefix, func(page []objectstore.ObjectVersion) error {
+		for _, o := range page {
+			keys = append(keys, o.Key)
+		}
+		return nil
+	})
+	slices.Sort(keys)
+	return slices.Compact(keys), err
+}
+
+func keysUnder(prefix string, n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("%setcd-main/v2/Full-%08d", prefix, i)
+	}
+	return keys
+}
+
+func testEnsureBucketIdempotent(t *testing.T, h Harness) {
+	ctx := ctxFor(t)
+	name := newBucket(t, h)
+	for i := range 2 {
+		if err := h.Store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.Region, Config: h.Config}); err != nil {
+			t.Fatalf("EnsureBucket on an existing bucket (round %d): %v", i+1, err)
+		}
+	}
+}
+
+func testObjectsRoundTrip(t *testing.T, h Harness) {
+	ctx := ctxFor(t)
+	name := newBucket(t, h)
+	if err := h.Store.PutObject(ctx, name, "a/b", []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.Store.GetObject(ctx, name, "a/b")
+	if err != nil || string(got) != "hello" {
+		t.Fatalf("GetObject = %q, %v; want hello", got, err)
+	}
+	if _, err := h.Store.GetObject(ctx, name, "a/missing"); !errors.Is(err, objectstore.ErrNotFound) {
+		t.Fatalf("GetObject of a missing object: %v; want ErrNotFound", err)
+	}
+}
+
+func testListPrefix(t *testing.T, h Harness) {
+	ctx := ctxFor(t)
+	name := newBucket(t, h)
+	mine := keysUnder("shoot--a--b--1/", h.ManyObjects)
+	neighbours := []string{"shoot--a--b--10/etcd-main/v2/Full-0", "shoot--a--b--1", "shoot--a--b--1x/y", "shoot--a--b--/z"}
+	if err := PutMany(ctx, h.Store, name, append(slices.Clone(mine), neighbours...)); err != nil {
+		t.Fatal(err)
+	}
+	pages := 0
+	var got []string
+	err := h.Store.ListObjects(ctx, name, "shoot--a--b--1/", func(page []objectstore.ObjectVersion) error {
+		pages++
+		for _, o := range page {
+			got = append(got, o.Key)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, mine) {
+		t.Fatalf("listing returned %d keys, want exactly the %d under the prefix (first extra/missing matters)", len(got), len(mine))
+	}
+	if pages < 2 {
+		t.Errorf("listing of %d objects came in %d page(s); the suite wants to cross a page boundary (raise ManyObjects)", len(mine), pages)
+	}
+	stop := errors.New("stop")
+	if err := h.Store.ListObjects(ctx, name, "shoot--a--b--1/", func([]objectstore.ObjectVersion) error { return stop }); !errors.Is(err, stop) {
+		t.Fatalf("ListObjects must return fn's error, got %v", err)
+	}
+}
+
+func testDeleteObjects(t *testing.T, h Harness) {
+	ctx := ctxFor(t)
+	name := newBucket(t, h)
+	keys := keysUnder("p/", 3)
+	if err := PutMany(ctx, h.Store, name, keys); err != nil {
+		t.Fatal(err)
+	}
+	batch := []objectstore.ObjectVersion{{Key: keys[0]}, {Key: keys[1]}, {Key: "p/never-existed"}}
+	objErrs, err := h.Store.DeleteObjects(ctx, name, batch)
+	if err != nil || len(objErrs) != 0 {
+		t.Fatalf("DeleteObjects = %v, %v; want no errors (a missing object counts as deleted)", objErrs, err)
+	}
+	left, err := ListKeys(ctx, h.Store, name, "p/")
+	if err != nil || !slices.Equal(left, keys[2:]) {
+		t.Fatalf("after deleting two of three: %v, %v; want %v", left, err, keys[2:])
+	}
+	if h.Store.MaxDeleteBatch() < 1 {
+		t.Fatalf("MaxDeleteBatch() = %d", h.Store.MaxDeleteBatch())
+	}
+}
+
+func testDeletePrefix(t *testing.T, h Harness) {
+	ctx := ctxFor(t)
+	name := newBucket(t, h)
+	prefix, err := objectstore.EntryPrefix("shoot--a--b--1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := keysUnder("shoot--a--b--1/", h.ManyObjects)
+	neighbours := []string{"shoot--a--b--10/etcd-main/v2/Full-0", "shoot--a--b--1", "shoot--a--b--1x/y", "other/shoot--a--b--1/z"}
+	if err := PutMany(ctx, h.Store, name, append(slices.Clone(mine), neighbours...)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := objectstore.DeletePrefix(ctx, h.Store, name, prefix, objectstore.DeleteOptions{Parallelism: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Done || res.Deleted < len(mine) || res.Locked != 0 {
+		t.Fatalf("result %+v; want Done, at least %d deleted, none locked", res, len(mine))
+	}
+	left, err := ListKeys(ctx, h.Store, name, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(neighbours)
+	slices.Sort(want)
+	if !slices.Equal(left, want) {
+		t.Fatalf("after deleting the prefix the bucket holds %v; want exactly the neighbours %v", left, want)
+	}
+	again, err := objectstore.DeletePrefix(ctx, h.Store, name, prefix, objectstore.DeleteOptions{})
+	if err != nil || !again.Done || again.Deleted != 0 {
+		t.Fatalf("second deletion = %+v, %v; want a no-op", again, err)
+	}
+}
+
+func testMissingBucket(t *testing.T, h Harness) {
+	ctx := ctxFor(t)
+	name := h.NewBucketName()
+	err := h.Store.ListObjects(ctx, name, "x/", func([]objectstore.ObjectVersion) error { return nil })
+	if !errors.Is(err, objectstore.ErrBucketNotFound) {
+		t.Fatalf("ListObjects on a missing bucket: %v; want ErrBucketNotFound", err)
+	}
+	prefix, _ := objectstore.EntryPrefix("shoot--a--b--1")
+	res, err := objectstore.DeletePrefix(ctx, h.Store, name, prefix, objectstore.DeleteOptions{})
+	if err != nil || !res.Done {
+		t.Fatalf("DeletePrefix on a missing bucket = %+v, %v; want done", res, err)
+	}
+	if err := h.Store.DeleteBucket(ctx, name); err != nil {
+		t.Fatalf("DeleteBucket of a missing bucket: %v; want success", err)
+	}
+}
+
+func testDeleteBucketNonEmpty(t *testing.T, h Harness) {
+	ctx := ctxFor(t)
+	name := h.NewBucketName()
+	if err := h.Store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.Region, Config: h.Config}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Store.PutObject(ctx, name, "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Store.DeleteBucket(ctx, name); !errors.Is(err, objectstore.ErrBucketNotEmpty) {
+		t.Fatalf("DeleteBucket of a non-empty bucket: %v; want ErrBucketNotEmpty", err)
+	}
+	if _, err := objectstore.DeletePrefix(ctx, h.Store, name, objectstore.WholeBucket(), objectstore.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if err := h.Store.DeleteBucket(ctx, name); err != nil {
+			t.Fatalf("DeleteBucket (round %d): %v", i+1, err)
+		}
+	}
+}
+
+func testBadCredentials(t *testing.T, h Harness) {
+	if h.BadCredentials == nil {
+		t.Skip("the harness has no store with bad credentials")
+	}
+	ctx := ctxFor(t)
+	name := newBucket(t, h)
+	if err := h.BadCredentials.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.Region, Config: h.Config}); !errors.Is(err, objectstore.ErrUnauthenticated) {
+		t.Fatalf("EnsureBucket with bad credentials: %v; want ErrUnauthenticated", err)
+	}
+	err := h.BadCredentials.ListObjects(ctx, name, "x/", func([]objectstore.ObjectVersion) error { return nil })
+	if !errors.Is(err, objectstore.ErrUnauthenticated) {
+		t.Fatalf("ListObjects with bad credentials: %v; want ErrUnauthenticated", err)
+	}
+}
+
+func testForeignBucket(t *testing.T, h Harness) {
+	if h.ForeignBucket == nil {
+		t.Skip("the harness cannot make a bucket owned by someone else")
+	}
+	ctx := ctxFor(t)
+	name := h.ForeignBucket(t)
+	if err := h.Store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.Region, Config: h.Config}); !errors.Is(err, objectstore.ErrOwnedByOther) {
+		t.Fatalf("EnsureBucket on someone else's bucket: %v; want ErrOwnedByOther", err)
+	}
+}
+
+func testOtherRegion(t *testing.T, h Harness) {
+	if h.OtherRegion == "" {
+		t.Skip("the store has no regions")
+	}
+	ctx := ctxFor(t)
+	name := newBucket(t, h)
+	err := h.Store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.OtherRegion, Config: h.Config})
+	if !errors.Is(err, objectstore.ErrInvalidConfig) {
+		t.Fatalf("EnsureBucket in another region: %v; want ErrInvalidConfig", err)
+	}
+}

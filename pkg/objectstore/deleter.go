@@ -1,0 +1,375 @@
+package objectstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DeleteOptions tunes DeletePrefix. The zero value is usable.
+type DeleteOptions struct {
+	// Parallelism is the most DeleteObjects requests in flight at once (default 8). Under
+	// throttling the engine lowers it by itself and raises it again as requests succeed.
+	Parallelism int
+	// Deadline, when set, is when the engine stops starting new requests and returns with
+	// Result.Done false, so that a caller bound by a reconcile timeout can return in time and
+	// resume later: everything deleted so far stays deleted.
+	Deadline time.Time
+	// MaxThrottleWait caps one back-off pause after throttling (default 10s).
+	MaxThrottleWait time.Duration
+}
+
+// DeleteResult is what one DeletePrefix pass did.
+type DeleteResult struct {
+	// Deleted counts deleted object versions (including delete markers).
+	Deleted int
+	// Locked counts object versions held by a retention lock or legal hold; they are left alone.
+	Locked int
+	// EarliestRetainUntil is the soonest lock expiry among Locked (zero if unknown or none).
+	EarliestRetainUntil time.Time
+	// Throttled counts requests the store throttled (and the engine retried).
+	Throttled int
+	// Done is true when the listing was exhausted: nothing deletable is left under the prefix.
+	Done bool
+}
+
+// ErrOutsidePrefix is returned when a store lists a key outside the requested prefix; the engine
+// then stops without deleting that key, because a store that mis-lists cannot be trusted.
+var ErrOutsidePrefix = errors.New("store listed a key outside the requested prefix")
+
+const (
+	defaultParallelism     = 8
+	defaultMaxThrottleWait = 10 * time.Second
+	// maxReportedErrors bounds how many per-object failures an error message names.
+	maxReportedErrors = 5
+)
+
+// DeletePrefix deletes every object version under prefix in bucket: it streams the listing,
+// groups it into batches of store.MaxDeleteBatch(), runs the batches with bounded parallelism,
+// checks every per-object result, retries what the store throttled (slowing down instead of
+// failing), counts what retention locks hold, and stops at opts.Deadline with Done false.
+// A failure of any other kind stops the pass and is returned, wrapping the sentinel of its cause.
+func DeletePrefix(ctx context.Context, store Store, bucket string, prefix Prefix, opts DeleteOptions) (DeleteResult, error) {
+	if err := prefix.Validate(); err != nil {
+		return DeleteResult{}, err
+	}
+	if bucket == "" {
+		return DeleteResult{}, fmt.Errorf("%w: empty bucket name", ErrInvalidConfig)
+	}
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = defaultParallelism
+	}
+	if opts.MaxThrottleWait <= 0 {
+		opts.MaxThrottleWait = defaultMaxThrottleWait
+	}
+	batchSize := store.MaxDeleteBatch()
+	if batchSize <= 0 {
+		return DeleteResult{}, fmt.Errorf("store reports an invalid batch size %d", batchSize)
+	}
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	run := &deletion{
+		store:   store,
+		bucket:  bucket,
+		opts:    opts,
+		limiter: newAdaptiveLimiter(opts.Parallelism),
+		cancel:  cancel,
+	}
+	batches := make(chan []ObjectVersion, opts.Parallelism)
+
+	var workers sync.WaitGroup
+	for range opts.Parallelism {
+		workers.Go(func() {
+			for batch := range batches {
+				if ctx.Err() != nil {
+					continue // drain: a failure elsewhere already stopped the pass
+				}
+				run.deleteBatch(ctx, batch)
+			}
+		})
+	}
+
+	listErr := run.produce(ctx, prefix, batchSize, batches)
+	close(batches)
+	workers.Wait()
+
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	res := run.result
+	if run.failure != nil {
+		return res, run.failure
+	}
+	switch {
+	case errors.Is(listErr, errBudgetSpent):
+		return res, nil // Done stays false: the caller resumes later
+	case errors.Is(listErr, ErrBucketNotFound):
+		res.Done = true // nothing can be left in a bucket that does not exist
+		return res, nil
+	case listErr != nil:
+		return res, fmt.Errorf("listing %q in bucket %q: %w", prefix.String(), bucket, listErr)
+	}
+	res.Done = true
+	return res, nil
+}
+
+var errBudgetSpent = errors.New("time budget spent")
+
+type deletion struct {
+	store   Store
+	bucket  string
+	opts    DeleteOptions
+	limiter *adaptiveLimiter
+	cancel  context.CancelCauseFunc
+
+	mu      sync.Mutex
+	result  DeleteResult
+	failure error
+}
+
+// produce streams the listing into batches, refusing any key outside the prefix.
+func (d *deletion) produce(ctx context.Context, prefix Prefix, batchSize int, out chan<- []ObjectVersion) error {
+	pending := make([]ObjectVersion, 0, batchSize)
+	send := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		if d.budgetSpent() {
+			return errBudgetSpent
+		}
+		select {
+		case out <- pending:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		pending = make([]ObjectVersion, 0, batchSize)
+		return nil
+	}
+	err := d.store.ListObjects(ctx, d.bucket, prefix.String(), func(page []ObjectVersion) error {
+		for _, obj := range page {
+			if !prefix.Contains(obj.Key) {
+				return fmt.Errorf("%w: %q is not under %q", ErrOutsidePrefix, obj.Key, prefix.String())
+			}
+			pending = append(pending, obj)
+			if len(pending) == batchSize {
+				if err := send(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = send()
+	}
+	if err != nil {
+		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !errors.Is(err, errBudgetSpent) {
+			d.fail(cause)
+			return nil
+		}
+		if errors.Is(err, ErrOutsidePrefix) {
+			d.fail(err)
+			return nil
+		}
+	}
+	return err
+}
+
+func (d *deletion) budgetSpent() bool {
+	return !d.opts.Deadline.IsZero() && time.Now().After(d.opts.Deadline)
+}
+
+// deleteBatch deletes one batch, retrying throttled requests and throttled objects until they
+// succeed, the context ends or the budget is spent (what is left is then picked up next pass).
+func (d *deletion) deleteBatch(ctx context.Context, batch []ObjectVersion) {
+	for attempt := 0; len(batch) > 0; attempt++ {
+		if err := d.limiter.acquire(ctx); err != nil {
+			return
+		}
+		objErrs, err := d.store.DeleteObjects(ctx, d.bucket, batch)
+		d.limiter.release(err == nil && !anyThrottled(objErrs))
+
+		if err != nil {
+			if errors.Is(err, ErrThrottled) && !d.budgetSpent() {
+				d.countThrottle()
+				d.pause(ctx, err, attempt)
+				continue
+			}
+			if ctx.Err() == nil {
+				d.fail(fmt.Errorf("deleting %d objects from bucket %q: %w", len(batch), d.bucket, err))
+			}
+			return
+		}
+
+		var retry []ObjectVersion
+		var failed []ObjectError
+		locked, earliest := 0, time.Time{}
+		for _, oe := range objErrs {
+			var le *LockedError
+			switch {
+			case errors.As(oe.Err, &le):
+				locked++
+				if !le.RetainUntil.IsZero() && (earliest.IsZero() || le.RetainUntil.Before(earliest)) {
+					earliest = le.RetainUntil
+				}
+			case errors.Is(oe.Err, ErrObjectLocked):
+				locked++
+			case errors.Is(oe.Err, ErrNotFound):
+				// already gone: deleted as far as we are concerned
+			case errors.Is(oe.Err, ErrThrottled):
+				retry = append(retry, oe.Object)
+			default:
+				failed = append(failed, oe)
+			}
+		}
+		d.mu.Lock()
+		d.result.Deleted += len(batch) - len(retry) - len(failed) - locked
+		d.result.Locked += locked
+		if !earliest.IsZero() && (d.result.EarliestRetainUntil.IsZero() || earliest.Before(d.result.EarliestRetainUntil)) {
+			d.result.EarliestRetainUntil = earliest
+		}
+		d.mu.Unlock()
+
+		if len(failed) > 0 {
+			d.fail(objectErrors(d.bucket, failed))
+			return
+		}
+		if len(retry) > 0 {
+			if d.budgetSpent() {
+				return
+			}
+			d.countThrottle()
+			d.pause(ctx, objErrs[0].Err, attempt)
+		}
+		batch = retry
+	}
+}
+
+func anyThrottled(errs []ObjectError) bool {
+	for _, oe := range errs {
+		if errors.Is(oe.Err, ErrThrottled) {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *deletion) countThrottle() {
+	d.mu.Lock()
+	d.result.Throttled++
+	d.mu.Unlock()
+}
+
+// pause backs off exponentially with jitter, honouring a delay the store asked for.
+func (d *deletion) pause(ctx context.Context, cause error, attempt int) {
+	wait := time.Duration(100<<min(attempt, 7)) * time.Millisecond
+	var ra *RetryAfterError
+	if errors.As(cause, &ra) && ra.After > wait {
+		wait = ra.After
+	}
+	wait = min(wait, d.opts.MaxThrottleWait)
+	wait = wait/2 + rand.N(wait/2+1)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// fail records the first failure and stops the pass.
+func (d *deletion) fail(err error) {
+	d.mu.Lock()
+	if d.failure == nil {
+		d.failure = err
+	}
+	d.mu.Unlock()
+	d.cancel(err)
+}
+
+// objectErrors summarises per-object failures in one error that wraps the first one's cause, so
+// that its class (forbidden, unauthenticated, ...) survives for the error-code mapping.
+func objectErrors(bucket string, failed []ObjectError) error {
+	sort.Slice(failed, func(i, j int) bool { return failed[i].Object.Key < failed[j].Object.Key })
+	var b strings.Builder
+	for i, oe := range failed {
+		if i == maxReportedErrors {
+			fmt.Fprintf(&b, "; and %d more", len(failed)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s: %v", oe.Object.Key, oe.Err)
+	}
+	return fmt.Errorf("%d objects in bucket %q could not be deleted (%s): %w", len(failed), bucket, b.String(), failed[0].Err)
+}
+
+// adaptiveLimiter bounds requests in flight; throttling halves the bound and every run of
+// successes as long as the bound raises it by one again, up to the configured maximum (AIMD).
+type adaptiveLimiter struct {
+	mu        sync.Mutex
+	cond      *sync.Cond
+	max       int
+	limit     int
+	inFlight  int
+	successes int
+}
+
+func newAdaptiveLimiter(max int) *adaptiveLimiter {
+	l := &adaptiveLimiter{max: max, limit: max}
+	l.cond = sync.NewCond(&l.mu)
+	return l
+}
+
+func (l *adaptiveLimiter) acquire(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		l.mu.Lock()
+		l.cond.Broadcast()
+		l.mu.Unlock()
+	})
+	defer stop()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.inFlight >= l.limit {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		l.cond.Wait()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l.inFlight++
+	return nil
+}
+
+func (l *adaptiveLimiter) release(ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.inFlight--
+	if ok {
+		l.successes++
+		if l.successes >= l.limit && l.limit < l.max {
+			l.limit++
+			l.successes = 0
+		}
+	} else {
+		l.limit = max(1, l.limit/2)
+		l.successes = 0
+	}
+	l.cond.Broadcast()
+}
+
+// currentLimit is for tests.
+func (l *adaptiveLimiter) currentLimit() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.limit
+}

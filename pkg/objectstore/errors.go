@@ -1,0 +1,50 @@
+package objectstore
+
+import (
+	"errors"
+	"time"
+)
+
+// Sentinel errors. Stores wrap them (fmt.Errorf("...: %w: %w", ErrThrottled, sdkErr)) so that the
+// controllers classify failures with errors.Is, once, in one place (see pkg/controller/errors.go).
+var (
+	// ErrNotFound: the object does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrBucketNotFound: the bucket does not exist.
+	ErrBucketNotFound = errors.New("bucket not found")
+	// ErrBucketNotEmpty: the bucket still holds objects.
+	ErrBucketNotEmpty = errors.New("bucket not empty")
+	// ErrOwnedByOther: the bucket name is taken by another account or project.
+	ErrOwnedByOther = errors.New("bucket name is owned by someone else")
+	// ErrUnauthenticated: the credentials are wrong, expired or unknown.
+	ErrUnauthenticated = errors.New("unauthenticated")
+	// ErrForbidden: the credentials are valid but lack a permission.
+	ErrForbidden = errors.New("forbidden")
+	// ErrThrottled: the store asked us to slow down; retrying later will work.
+	ErrThrottled = errors.New("throttled")
+	// ErrInvalidConfig: the providerConfig, the credentials' content or the request is invalid;
+	// retrying without a change will not help.
+	ErrInvalidConfig = errors.New("invalid configuration")
+	// ErrUnsupported: the store does not implement a requested setting or operation.
+	ErrUnsupported = errors.New("not supported by this object store")
+	// ErrQuotaExceeded: an account limit (for example the number of buckets) is reached.
+	ErrQuotaExceeded = errors.New("quota exceeded")
+	// ErrObjectLocked: an object version is held by a retention lock or legal hold.
+	ErrObjectLocked = errors.New("object is locked")
+)
+
+// RetryAfterError carries the delay a throttling store asked for. It matches ErrThrottled.
+type RetryAfterError struct {
+	After time.Duration
+	Cause error
+}
+
+func (e *RetryAfterError) Error() string {
+	return "throttled, retry after " + e.After.String() + ": " + e.Cause.Error()
+}
+
+// Is makes errors.Is(err, ErrThrottled) true.
+func (e *RetryAfterError) Is(target error) bool { return target == ErrThrottled }
+
+// Unwrap returns the cause.
+func (e *RetryAfterError) Unwrap() error { return e.Cause }

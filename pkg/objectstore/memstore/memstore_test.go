@@ -1,0 +1,22 @@
+package memstore_test
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
+)
+
+func TestConformance(t *testing.T) {
+	store := memstore.New(50)
+	var n atomic.Int64
+	conformance.Run(t, conformance.Harness{
+		Store:         store,
+		NewBucketName: func() string { return fmt.Sprintf("bucket-%d", n.Add(1)) },
+		Region:        "local",
+		OtherRegion:   "elsewhere",
+		ForeignBucket: func(*testing.T) string { store.SetForeign("taken"); return "taken" },
+	})
+}

@@ -1,0 +1,106 @@
+// Package objectstore is the provider-neutral seam between the backup controllers and a cloud's
+// object storage. A provider implements Store once; the controllers, the deletion engine and the
+// conformance suite are written against it and never see a cloud SDK.
+package objectstore
+
+import (
+	"context"
+	"time"
+)
+
+// Bucket is the declared state of one backup bucket.
+type Bucket struct {
+	// Name of the bucket (or container) in the cloud.
+	Name string
+	// Region the bucket must live in. Stores without regions ignore it.
+	Region string
+	// Config is the provider's decoded, validated providerConfig (a pointer to the provider's own
+	// type), or nil for the provider's defaults. Only the provider's own Store interprets it.
+	Config any
+}
+
+// ObjectVersion names one stored object version. Stores without versions leave Version empty.
+type ObjectVersion struct {
+	Key     string
+	Version string
+	// DeleteMarker is true for a versioned store's delete marker (it has no data, but it is a
+	// version that must be deleted for a prefix to be empty).
+	DeleteMarker bool
+}
+
+// ObjectError is the outcome of one object of a batch deletion that failed.
+type ObjectError struct {
+	Object ObjectVersion
+	// Err is classified with this package's sentinels; an object held by a retention lock is
+	// reported as a *LockedError.
+	Err error
+}
+
+// Store is one cloud object store, reached with one set of credentials. A Store is built per
+// request and not shared between goroutines of different requests, but its methods must be safe
+// for concurrent use by the deletion engine (it calls DeleteObjects from several goroutines).
+//
+// Every method is idempotent: creating what exists and deleting what is gone are successes.
+// Errors are classified by wrapping this package's sentinel errors (ErrUnauthenticated,
+// ErrThrottled, ...) with %w, so callers use errors.Is and never read message text.
+type Store interface {
+	// EnsureBucket creates the bucket if it does not exist and converges every setting it manages
+	// (encryption, access hardening, lifecycle, immutability) to the declared state, correcting
+	// drift. A bucket of that name owned by somebody else returns ErrOwnedByOther and is left
+	// untouched; a bucket of ours in another region returns ErrInvalidConfig.
+	EnsureBucket(ctx context.Context, bucket Bucket) error
+
+	// DeleteBucket deletes an empty bucket. A bucket that is already gone is success; a bucket
+	// that still holds objects returns ErrBucketNotEmpty.
+	DeleteBucket(ctx context.Context, name string) error
+
+	// ListObjects calls fn with successive pages of every object version whose key starts with
+	// prefix (byte-wise; "a/" never matches "ab/x"), including delete markers, until the listing
+	// ends or fn returns an error, which ListObjects then returns. Pages are at most a few
+	// thousand entries: the listing is streamed, never held whole in memory. A missing bucket
+	// returns ErrBucketNotFound. An empty prefix lists the whole bucket: callers that must not do
+	// that go through Prefix (see prefix.go).
+	ListObjects(ctx context.Context, bucket, prefix string, fn func(page []ObjectVersion) error) error
+
+	// DeleteObjects deletes at most MaxDeleteBatch() object versions in as few requests as the
+	// store allows. Objects already gone count as deleted. It returns one ObjectError for every
+	// object that was not deleted (each checked, none ignored) and a non-nil error only when the
+	// request as a whole failed, in which case the caller must assume nothing was deleted.
+	DeleteObjects(ctx context.Context, bucket string, objects []ObjectVersion) ([]ObjectError, error)
+
+	// MaxDeleteBatch is the largest number of objects one DeleteObjects call accepts.
+	MaxDeleteBatch() int
+
+	// DeferDeletion asks the store itself to delete everything under prefix once the retention
+	// locks that hold it expire (for example through a lifecycle rule), so that nobody has to
+	// poll. Idempotent. Stores that cannot do it return ErrUnsupported.
+	DeferDeletion(ctx context.Context, bucket, prefix string) error
+
+	// PutObject writes one object (used by probes, the conformance suite and the demo).
+	PutObject(ctx context.Context, bucket, key string, data []byte) error
+
+	// GetObject reads one object; a missing object returns ErrNotFound.
+	GetObject(ctx context.Context, bucket, key string) ([]byte, error)
+}
+
+// LockedError reports an object version that a retention lock or legal hold keeps from being
+// deleted. It matches ErrObjectLocked with errors.Is.
+type LockedError struct {
+	// RetainUntil is when the lock expires; zero for a legal hold or an unknown date.
+	RetainUntil time.Time
+	// Cause is the store's own error, kept for the log.
+	Cause error
+}
+
+func (e *LockedError) Error() string {
+	if e.RetainUntil.IsZero() {
+		return "object is held by a retention lock or legal hold"
+	}
+	return "object is held by a retention lock until " + e.RetainUntil.UTC().Format(time.RFC3339)
+}
+
+// Is makes errors.Is(err, ErrObjectLocked) true for every *LockedError.
+func (e *LockedError) Is(target error) bool { return target == ErrObjectLocked }
+
+// Unwrap returns the store's own error.
+func (e *LockedError) Unwrap() error { return e.Cause }
