@@ -1,0 +1,119 @@
+package aws
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+var configPath = field.NewPath("providerConfig")
+
+// DecodeBackupBucketConfig strictly decodes and validates a BackupBucket providerConfig (JSON or
+// YAML). Empty input gives the defaults. Errors wrap objectstore.ErrInvalidConfig and name the
+// field path.
+func DecodeBackupBucketConfig(raw []byte) (*BackupBucketConfig, error) {
+	cfg := &BackupBucketConfig{}
+	if len(strings.TrimSpace(string(raw))) == 0 {
+		return cfg, nil
+	}
+	if err := decodeStrict(raw, cfg, KindBackupBucketConfig); err != nil {
+		return nil, err
+	}
+	if errs := ValidateBackupBucketConfig(cfg, configPath); len(errs) > 0 {
+		return nil, fmt.Errorf("%w: %w", objectstore.ErrInvalidConfig, errs.ToAggregate())
+	}
+	return cfg, nil
+}
+
+// DecodeWorkloadIdentityConfig strictly decodes a workload identity secret's "config" key.
+func DecodeWorkloadIdentityConfig(raw []byte) (*WorkloadIdentityConfig, error) {
+	cfg := &WorkloadIdentityConfig{}
+	if err := decodeStrict(raw, cfg, KindWorkloadIdentityConfig); err != nil {
+		return nil, err
+	}
+	if cfg.RoleARN == "" || !strings.HasPrefix(cfg.RoleARN, "arn:") {
+		return nil, fmt.Errorf("%w: %s", objectstore.ErrInvalidConfig, field.Invalid(field.NewPath("config", "roleARN"), cfg.RoleARN, "must be an IAM role ARN"))
+	}
+	return cfg, nil
+}
+
+func decodeStrict(raw []byte, into interface{ GetObjectKind() schema.ObjectKind }, kind string) error {
+	js, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		return fmt.Errorf("%w: %s: not valid JSON or YAML: %v", objectstore.ErrInvalidConfig, configPath, err)
+	}
+	strict, err := sigsjson.UnmarshalStrict(js, into)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", objectstore.ErrInvalidConfig, configPath, err)
+	}
+	if len(strict) > 0 {
+		msgs := make([]string, len(strict))
+		for i, e := range strict {
+			msgs[i] = e.Error()
+		}
+		return fmt.Errorf("%w: %s: %s", objectstore.ErrInvalidConfig, configPath, strings.Join(msgs, "; "))
+	}
+	gvk := into.GetObjectKind().GroupVersionKind()
+	if v := gvk.GroupVersion().String(); v != APIVersion && v != ProviderAWSAPIVersion {
+		return fmt.Errorf("%w: %s", objectstore.ErrInvalidConfig, field.NotSupported(configPath.Child("apiVersion"), v, []string{APIVersion, ProviderAWSAPIVersion}))
+	}
+	if gvk.Kind != kind {
+		return fmt.Errorf("%w: %s", objectstore.ErrInvalidConfig, field.NotSupported(configPath.Child("kind"), gvk.Kind, []string{kind}))
+	}
+	return nil
+}
+
+// ValidateBackupBucketConfig validates a decoded config.
+func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if im := cfg.Immutability; im != nil {
+		p := path.Child("immutability")
+		if im.RetentionType != RetentionTypeBucket {
+			errs = append(errs, field.NotSupported(p.Child("retentionType"), im.RetentionType, []string{RetentionTypeBucket}))
+		}
+		if d := im.RetentionPeriod.Duration; d < 24*time.Hour || d%(24*time.Hour) != 0 {
+			errs = append(errs, field.Invalid(p.Child("retentionPeriod"), d.String(), "must be a whole number of days (a multiple of 24h), at least 24h"))
+		}
+		if im.Mode != ModeGovernance && im.Mode != ModeCompliance {
+			errs = append(errs, field.NotSupported(p.Child("mode"), im.Mode, []string{ModeGovernance, ModeCompliance}))
+		}
+	}
+	if enc := cfg.Encryption; enc != nil {
+		p := path.Child("encryption")
+		switch enc.Type {
+		case EncryptionSSES3:
+			if enc.KMSKeyID != "" {
+				errs = append(errs, field.Forbidden(p.Child("kmsKeyID"), "only allowed with type SSE-KMS"))
+			}
+		case EncryptionSSEKMS:
+			if enc.KMSKeyID == "" {
+				errs = append(errs, field.Required(p.Child("kmsKeyID"), "required with type SSE-KMS"))
+			}
+		default:
+			errs = append(errs, field.NotSupported(p.Child("type"), enc.Type, []string{EncryptionSSES3, EncryptionSSEKMS}))
+		}
+		if cfg.Disabled(SettingDefaultEncryption) {
+			errs = append(errs, field.Forbidden(p, "cannot be set while disabledSettings lists DefaultEncryption"))
+		}
+	}
+	seen := map[Setting]bool{}
+	for i, s := range cfg.DisabledSettings {
+		p := path.Child("disabledSettings").Index(i)
+		if !slices.Contains(AllSettings, s) {
+			errs = append(errs, field.NotSupported(p, s, AllSettings))
+		}
+		if seen[s] {
+			errs = append(errs, field.Duplicate(p, s))
+		}
+		seen[s] = true
+	}
+	return errs
+}

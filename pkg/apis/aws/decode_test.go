@@ -1,0 +1,81 @@
+package aws_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+func TestDecodeBackupBucketConfig(t *testing.T) {
+	const head = "apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n"
+	cases := []struct {
+		name    string
+		raw     string
+		wantErr string // a substring naming the field path; empty: valid
+		check   func(*testing.T, *aws.BackupBucketConfig)
+	}{
+		{name: "empty gives defaults", raw: "", check: func(t *testing.T, c *aws.BackupBucketConfig) {
+			if c.Immutability != nil || c.Encryption != nil || len(c.DisabledSettings) != 0 {
+				t.Fatalf("defaults expected, got %+v", c)
+			}
+		}},
+		{name: "immutability", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 48h\n  mode: compliance\n",
+			check: func(t *testing.T, c *aws.BackupBucketConfig) {
+				if c.Immutability.RetentionPeriod.Duration != 48*time.Hour || c.Immutability.Mode != aws.ModeCompliance {
+					t.Fatalf("got %+v", c.Immutability)
+				}
+			}},
+		{name: "provider-aws apiVersion is accepted", raw: `{"apiVersion":"aws.provider.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h","mode":"governance"}}`},
+		{name: "kms", raw: head + "encryption:\n  type: SSE-KMS\n  kmsKeyID: alias/backup\n"},
+		{name: "disabled settings", raw: head + "disabledSettings: [DefaultEncryption, PublicAccessBlock]\n"},
+		{name: "unknown field", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  mode: governance\n  extra: 1\n", wantErr: `unknown field "immutability.extra"`},
+		{name: "wrong apiVersion", raw: "apiVersion: v1\nkind: BackupBucketConfig\n", wantErr: "providerConfig.apiVersion"},
+		{name: "wrong kind", raw: "apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nkind: Other\n", wantErr: "providerConfig.kind"},
+		{name: "period not whole days", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 36h\n  mode: governance\n", wantErr: "providerConfig.immutability.retentionPeriod"},
+		{name: "period too short", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 1h\n  mode: governance\n", wantErr: "providerConfig.immutability.retentionPeriod"},
+		{name: "bad mode", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  mode: strict\n", wantErr: "providerConfig.immutability.mode"},
+		{name: "missing mode", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n", wantErr: "providerConfig.immutability.mode"},
+		{name: "bad retention type", raw: head + "immutability:\n  retentionType: object\n  retentionPeriod: 24h\n  mode: governance\n", wantErr: "providerConfig.immutability.retentionType"},
+		{name: "kms without key", raw: head + "encryption:\n  type: SSE-KMS\n", wantErr: "providerConfig.encryption.kmsKeyID"},
+		{name: "key without kms", raw: head + "encryption:\n  type: SSE-S3\n  kmsKeyID: k\n", wantErr: "providerConfig.encryption.kmsKeyID"},
+		{name: "bad encryption type", raw: head + "encryption:\n  type: ROT13\n", wantErr: "providerConfig.encryption.type"},
+		{name: "encryption while disabled", raw: head + "encryption:\n  type: SSE-S3\ndisabledSettings: [DefaultEncryption]\n", wantErr: "providerConfig.encryption"},
+		{name: "unknown setting", raw: head + "disabledSettings: [Versioning]\n", wantErr: "providerConfig.disabledSettings[0]"},
+		{name: "duplicate setting", raw: head + "disabledSettings: [TLSOnlyPolicy, TLSOnlyPolicy]\n", wantErr: "providerConfig.disabledSettings[1]"},
+		{name: "not yaml", raw: "{{{", wantErr: "providerConfig"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := aws.DecodeBackupBucketConfig([]byte(c.raw))
+			if c.wantErr != "" {
+				if err == nil || !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("got %v; want ErrInvalidConfig mentioning %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.check != nil {
+				c.check(t, cfg)
+			}
+		})
+	}
+}
+
+func TestDecodeWorkloadIdentityConfig(t *testing.T) {
+	good := "apiVersion: aws.provider.extensions.gardener.cloud/v1alpha1\nkind: WorkloadIdentityConfig\nroleARN: arn:aws:iam::123456789012:role/backup\n"
+	cfg, err := aws.DecodeWorkloadIdentityConfig([]byte(good))
+	if err != nil || cfg.RoleARN != "arn:aws:iam::123456789012:role/backup" {
+		t.Fatalf("got %+v, %v", cfg, err)
+	}
+	for _, bad := range []string{"apiVersion: aws.provider.extensions.gardener.cloud/v1alpha1\nkind: WorkloadIdentityConfig\n", "kind: WorkloadIdentityConfig\nroleARN: arn:x\n"} {
+		if _, err := aws.DecodeWorkloadIdentityConfig([]byte(bad)); !errors.Is(err, objectstore.ErrInvalidConfig) {
+			t.Errorf("%q: got %v; want ErrInvalidConfig", bad, err)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+// Package aws is the providerConfig API of the AWS/S3 backup extension.
+package aws
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+const (
+	// APIVersion is this API's version.
+	APIVersion = "aws.backup.extensions.gardener.cloud/v1alpha1"
+	// ProviderAWSAPIVersion is gardener-extension-provider-aws's version of the same kinds; it is
+	// accepted so that a seed's existing spec.backup.providerConfig works unchanged.
+	ProviderAWSAPIVersion = "aws.provider.extensions.gardener.cloud/v1alpha1"
+	// KindBackupBucketConfig is the kind of a BackupBucket's providerConfig.
+	KindBackupBucketConfig = "BackupBucketConfig"
+	// KindWorkloadIdentityConfig is the kind of a workload identity secret's "config" key.
+	KindWorkloadIdentityConfig = "WorkloadIdentityConfig"
+)
+
+// BackupBucketConfig is a BackupBucket's providerConfig.
+type BackupBucketConfig struct {
+	metav1.TypeMeta `json:",inline"`
+	// Immutability turns on S3 Object Lock with a default retention for every new object.
+	Immutability *ImmutableConfig `json:"immutability,omitempty"`
+	// Encryption selects the bucket's default encryption (default: SSE-S3).
+	Encryption *EncryptionConfig `json:"encryption,omitempty"`
+	// DisabledSettings switches off hardening settings that an S3-compatible store does not
+	// implement. Nothing is skipped silently: a setting the store refuses is an error until it
+	// is listed here.
+	DisabledSettings []Setting `json:"disabledSettings,omitempty"`
+}
+
+// RetentionTypeBucket is the only retention type: a default retention on the whole bucket.
+const RetentionTypeBucket = "bucket"
+
+// Object Lock modes.
+const (
+	ModeGovernance = "governance"
+	ModeCompliance = "compliance"
+)
+
+// ImmutableConfig is the bucket's Object Lock default retention.
+type ImmutableConfig struct {
+	// RetentionType must be "bucket".
+	RetentionType string `json:"retentionType"`
+	// RetentionPeriod is how long every object is locked, in whole days (24h multiples), >= 1 day.
+	RetentionPeriod metav1.Duration `json:"retentionPeriod"`
+	// Mode is governance (privileged users may shorten it) or compliance (nobody can, ever; it
+	// can then never be weakened or shortened).
+	Mode string `json:"mode"`
+}
+
+// Encryption types.
+const (
+	EncryptionSSES3  = "SSE-S3"
+	EncryptionSSEKMS = "SSE-KMS"
+)
+
+// EncryptionConfig is the bucket's default encryption.
+type EncryptionConfig struct {
+	// Type is SSE-S3 or SSE-KMS.
+	Type string `json:"type"`
+	// KMSKeyID is the KMS key (ID, ARN or alias) for SSE-KMS; required for it, refused otherwise.
+	KMSKeyID string `json:"kmsKeyID,omitempty"`
+}
+
+// Setting names a bucket setting that can be switched off for S3-compatible stores.
+type Setting string
+
+// Settings the extension converges on every reconcile.
+const (
+	SettingDefaultEncryption       Setting = "DefaultEncryption"
+	SettingPublicAccessBlock       Setting = "PublicAccessBlock"
+	SettingTLSOnlyPolicy           Setting = "TLSOnlyPolicy"
+	SettingMultipartAbortLifecycle Setting = "MultipartAbortLifecycle"
+)
+
+// AllSettings lists every Setting.
+var AllSettings = []Setting{SettingDefaultEncryption, SettingPublicAccessBlock, SettingTLSOnlyPolicy, SettingMultipartAbortLifecycle}
+
+// WorkloadIdentityConfig is the "config" key of a workload identity secret.
+type WorkloadIdentityConfig struct {
+	metav1.TypeMeta `json:",inline"`
+	// RoleARN is the IAM role assumed with the workload identity token.
+	RoleARN string `json:"roleARN"`
+}
+
+// Disabled reports whether s is switched off.
+func (c *BackupBucketConfig) Disabled(s Setting) bool {
+	for _, d := range c.DisabledSettings {
+		if d == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,99 @@
+// Package backupbucket is the provider-neutral BackupBucket controller: one bucket per seed,
+// created and converged through the provider's objectstore.Store.
+package backupbucket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+// actuator holds only what every request shares; everything of one request lives in its calls.
+type actuator struct {
+	provider provider.Provider
+	reader   client.Reader
+	deletion controller.DeletionOptions
+}
+
+var _ backupbucket.Actuator = (*actuator)(nil)
+
+// NewActuator returns the BackupBucket actuator for p. reader must read secrets from the API
+// server (the manager's API reader), not from a cache.
+func NewActuator(p provider.Provider, reader client.Reader, deletion controller.DeletionOptions) backupbucket.Actuator {
+	return &actuator{provider: p, reader: reader, deletion: deletion}
+}
+
+// Reconcile creates the bucket and converges its settings.
+func (a *actuator) Reconcile(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
+	return controller.ForReconcile(a.reconcile(ctx, log, bb))
+}
+
+func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
+	var raw []byte
+	if bb.Spec.ProviderConfig != nil {
+		raw = bb.Spec.ProviderConfig.Raw
+	}
+	cfg, err := a.provider.DecodeBucketConfig(raw)
+	if err != nil {
+		return fmt.Errorf("spec.%w", err)
+	}
+	store, err := controller.NewStore(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region)
+	if err != nil {
+		return err
+	}
+	if err := store.EnsureBucket(ctx, objectstore.Bucket{Name: bb.Name, Region: bb.Spec.Region, Config: cfg}); err != nil {
+		return fmt.Errorf("bucket %q: %w", bb.Name, err)
+	}
+	log.Info("Bucket is converged", "bucket", bb.Name, "region", bb.Spec.Region)
+	return nil
+}
+
+// Delete empties the bucket with the deletion engine, then deletes it. Objects held by
+// retention locks are handed to a lifecycle rule and reported; the deletion is retried when the
+// earliest lock expires, never in a tight loop.
+func (a *actuator) Delete(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
+	return controller.ForReconcile(a.delete(ctx, log, bb))
+}
+
+func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
+	store, err := controller.NewStore(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region)
+	if err != nil {
+		return err
+	}
+	res, err := objectstore.DeletePrefix(ctx, store, bb.Name, objectstore.WholeBucket(), objectstore.DeleteOptions{
+		Parallelism: a.deletion.Parallelism,
+		Deadline:    controller.Deadline(ctx),
+	})
+	log.Info("Emptying bucket", "bucket", bb.Name, "deleted", res.Deleted, "locked", res.Locked, "throttled", res.Throttled, "done", res.Done)
+	if err != nil {
+		return fmt.Errorf("emptying bucket %q: %w", bb.Name, err)
+	}
+	if !res.Done {
+		return &controller.InProgressError{Bucket: bb.Name, Deleted: res.Deleted}
+	}
+	if res.Locked > 0 {
+		if err := store.DeferDeletion(ctx, bb.Name, ""); err != nil && !errors.Is(err, objectstore.ErrUnsupported) {
+			return fmt.Errorf("deferring the deletion of locked objects in bucket %q: %w", bb.Name, err)
+		}
+		return &controller.LockedObjectsError{Bucket: bb.Name, Count: res.Locked, RetainUntil: res.EarliestRetainUntil}
+	}
+	if err := store.DeleteBucket(ctx, bb.Name); err != nil {
+		if errors.Is(err, objectstore.ErrBucketNotEmpty) {
+			// Something wrote into the bucket after it was emptied: empty it again next pass.
+			return &controller.InProgressError{Bucket: bb.Name, Deleted: res.Deleted}
+		}
+		return fmt.Errorf("deleting bucket %q: %w", bb.Name, err)
+	}
+	log.Info("Bucket is deleted", "bucket", bb.Name)
+	return nil
+}

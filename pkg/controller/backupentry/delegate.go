@@ -1,0 +1,99 @@
+// Package backupentry is the provider-neutral BackupEntry controller: gardener's generic actuator
+// writes the shoot's etcd-backup secret; this delegate supplies its data and deletes the entry's
+// prefix with the deletion engine.
+package backupentry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+// Event reasons emitted on BackupEntries.
+const (
+	ReasonLockedObjectsDeferred = "LockedObjectsDeferred"
+	ReasonPrefixDeleted         = "PrefixDeleted"
+)
+
+type delegate struct {
+	provider provider.Provider
+	reader   client.Reader
+	recorder events.EventRecorder
+	deletion controller.DeletionOptions
+}
+
+var _ genericactuator.BackupEntryDelegate = (*delegate)(nil)
+
+// NewDelegate returns the delegate for p. reader must read secrets from the API server.
+func NewDelegate(p provider.Provider, reader client.Reader, recorder events.EventRecorder, deletion controller.DeletionOptions) genericactuator.BackupEntryDelegate {
+	return &delegate{provider: p, reader: reader, recorder: recorder, deletion: deletion}
+}
+
+// GetETCDSecretData returns exactly the keys etcd-backup-restore reads.
+func (d *delegate) GetETCDSecretData(_ context.Context, _ logr.Logger, be *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
+	out, err := d.provider.EtcdBackupSecretData(be, data)
+	return out, controller.ForReconcile(err)
+}
+
+// Delete deletes every object version under `<entry name without "source-">/` and nothing else.
+func (d *delegate) Delete(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
+	return controller.ForReconcile(d.delete(ctx, log, be))
+}
+
+func (d *delegate) delete(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
+	prefix, err := objectstore.EntryPrefix(be.Name)
+	if err != nil {
+		return err
+	}
+	if be.Spec.BucketName == "" {
+		return fmt.Errorf("%w: spec.bucketName is empty", objectstore.ErrInvalidConfig)
+	}
+	store, err := controller.NewStore(ctx, d.reader, d.provider, be.Spec.SecretRef, be.Spec.Region)
+	if err != nil {
+		return err
+	}
+	res, err := objectstore.DeletePrefix(ctx, store, be.Spec.BucketName, prefix, objectstore.DeleteOptions{
+		Parallelism: d.deletion.Parallelism,
+		Deadline:    controller.Deadline(ctx),
+	})
+	log.Info("Deleting backup entry prefix", "bucket", be.Spec.BucketName, "prefix", prefix.String(),
+		"deleted", res.Deleted, "locked", res.Locked, "throttled", res.Throttled, "done", res.Done)
+	if err != nil {
+		return fmt.Errorf("deleting prefix %q in bucket %q: %w", prefix.String(), be.Spec.BucketName, err)
+	}
+	if !res.Done {
+		return &controller.InProgressError{Bucket: be.Spec.BucketName, Prefix: prefix.String(), Deleted: res.Deleted}
+	}
+	if res.Locked > 0 {
+		if err := store.DeferDeletion(ctx, be.Spec.BucketName, prefix.String()); err != nil {
+			if errors.Is(err, objectstore.ErrUnsupported) {
+				return &controller.LockedObjectsError{Bucket: be.Spec.BucketName, Count: res.Locked, RetainUntil: res.EarliestRetainUntil}
+			}
+			return fmt.Errorf("deferring the deletion of %d locked objects under %q: %w", res.Locked, prefix.String(), err)
+		}
+		until := "an unknown date"
+		if !res.EarliestRetainUntil.IsZero() {
+			until = res.EarliestRetainUntil.UTC().Format(time.RFC3339) + " at the earliest"
+		}
+		d.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonLockedObjectsDeferred, "Delete",
+			"%d object versions under %q in bucket %q are held by retention locks until %s; a lifecycle rule deletes them when the locks expire",
+			res.Locked, prefix.String(), be.Spec.BucketName, until)
+		log.Info("Locked objects are deferred to a lifecycle rule", "count", res.Locked, "earliestRetainUntil", res.EarliestRetainUntil)
+	}
+	d.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonPrefixDeleted, "Delete",
+		"Deleted the objects under %q in bucket %q (%d in the last pass)", prefix.String(), be.Spec.BucketName, res.Deleted)
+	return nil
+}

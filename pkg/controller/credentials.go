@@ -1,0 +1,54 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	securityv1alpha1constants "github.com/gardener/gardener/pkg/apis/security/v1alpha1/constants"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+// NewStore reads the credentials secret directly from the API server (secrets are never cached:
+// a seed holds thousands) and builds the provider's store for this one request.
+func NewStore(ctx context.Context, reader client.Reader, p provider.Provider, ref corev1.SecretReference, region string) (objectstore.Store, error) {
+	secret := &corev1.Secret{}
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("%w: credentials secret %s/%s not found", objectstore.ErrInvalidConfig, ref.Namespace, ref.Name)
+		}
+		return nil, fmt.Errorf("reading credentials secret %s/%s: %w", ref.Namespace, ref.Name, err)
+	}
+	store, err := p.NewStore(ctx, provider.Credentials{
+		Data:             secret.Data,
+		WorkloadIdentity: secret.Labels[securityv1alpha1constants.LabelPurpose] == securityv1alpha1constants.LabelPurposeWorkloadIdentityTokenRequestor,
+		Region:           region,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("credentials secret %s/%s: %w", ref.Namespace, ref.Name, err)
+	}
+	return store, nil
+}
+
+// DeletionOptions are the deletion engine's settings shared by both controllers.
+type DeletionOptions struct {
+	// Parallelism is the most delete requests in flight per deletion.
+	Parallelism int
+}
+
+// Deadline is when a deletion stops starting requests so that the reconcile returns before its
+// timeout (gardener's default is 3 minutes) and resumes in the next one.
+func Deadline(ctx context.Context) time.Time {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return time.Now().Add(2 * time.Minute)
+	}
+	remaining := time.Until(d)
+	margin := min(max(remaining/5, 5*time.Second), remaining/2)
+	return time.Now().Add(remaining - margin)
+}

@@ -1,0 +1,112 @@
+// Package controller holds what the provider-neutral BackupBucket and BackupEntry controllers
+// share: the one mapping from classified errors to gardener error codes and retry behaviour, and
+// the reading of credentials.
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	reconcilerutils "github.com/gardener/gardener/pkg/controllerutils/reconciler"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+const (
+	// ThrottledRequeue is how long a throttled reconcile waits when the store named no delay.
+	ThrottledRequeue = 30 * time.Second
+	// ProgressRequeue is how soon a deletion that ran out of time resumes.
+	ProgressRequeue = time.Second
+	// maxLockedRequeue caps the wait for retention locks to expire before looking again.
+	maxLockedRequeue = time.Hour
+)
+
+// InProgressError reports a deletion that made progress but ran out of time within one
+// reconcile; it is requeued at once and resumes where it stopped.
+type InProgressError struct {
+	Bucket, Prefix string
+	Deleted        int
+}
+
+func (e *InProgressError) Error() string {
+	return fmt.Sprintf("deletion in progress: %d object versions deleted under %q in bucket %q in this pass, continuing", e.Deleted, e.Prefix, e.Bucket)
+}
+
+// LockedObjectsError reports a bucket that cannot be emptied because retention locks hold
+// objects. It matches objectstore.ErrObjectLocked.
+type LockedObjectsError struct {
+	Bucket      string
+	Count       int
+	RetainUntil time.Time
+}
+
+func (e *LockedObjectsError) Error() string {
+	until := "an unknown date (legal hold or undisclosed retention)"
+	if !e.RetainUntil.IsZero() {
+		until = e.RetainUntil.UTC().Format(time.RFC3339) + " at the earliest"
+	}
+	return fmt.Sprintf("bucket %q cannot be emptied: %d object versions are held by retention locks until %s; a lifecycle rule deletes them when the locks expire and the deletion is retried then", e.Bucket, e.Count, until)
+}
+
+// Is makes errors.Is(err, objectstore.ErrObjectLocked) true.
+func (e *LockedObjectsError) Is(target error) bool { return target == objectstore.ErrObjectLocked }
+
+// ForReconcile maps a classified error to what gardener's reconcilers act on: an error carrying
+// gardener error codes (shown in status.lastError.codes) or a *RequeueAfterError, which they
+// requeue without exponential back-off. It must be the outermost error an actuator returns,
+// because the reconcilers recognise *RequeueAfterError by type assertion, not errors.As.
+func ForReconcile(err error) error {
+	if err == nil {
+		return nil
+	}
+	var (
+		inProgress *InProgressError
+		locked     *LockedObjectsError
+		retryAfter *objectstore.RetryAfterError
+	)
+	switch {
+	case errors.As(err, &inProgress):
+		return &reconcilerutils.RequeueAfterError{RequeueAfter: ProgressRequeue, Cause: err}
+	case errors.As(err, &locked):
+		wait := maxLockedRequeue
+		if !locked.RetainUntil.IsZero() {
+			wait = min(max(time.Until(locked.RetainUntil), time.Minute), maxLockedRequeue)
+		}
+		return &reconcilerutils.RequeueAfterError{RequeueAfter: wait, Cause: v1beta1helper.NewErrorWithCodes(err, gardencorev1beta1.ErrorInfraDependencies)}
+	case errors.Is(err, objectstore.ErrThrottled):
+		wait := ThrottledRequeue
+		if errors.As(err, &retryAfter) && retryAfter.After > wait {
+			wait = retryAfter.After
+		}
+		return &reconcilerutils.RequeueAfterError{RequeueAfter: wait, Cause: v1beta1helper.NewErrorWithCodes(err, gardencorev1beta1.ErrorInfraRateLimitsExceeded)}
+	}
+	if codes := Codes(err); len(codes) > 0 {
+		return v1beta1helper.NewErrorWithCodes(err, codes...)
+	}
+	return err
+}
+
+// Codes returns the gardener error codes of a classified error.
+func Codes(err error) []gardencorev1beta1.ErrorCode {
+	switch {
+	case errors.Is(err, objectstore.ErrUnauthenticated):
+		return []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorInfraUnauthenticated}
+	case errors.Is(err, objectstore.ErrForbidden):
+		return []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorInfraUnauthorized}
+	case errors.Is(err, objectstore.ErrThrottled):
+		return []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorInfraRateLimitsExceeded}
+	case errors.Is(err, objectstore.ErrQuotaExceeded):
+		return []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorInfraQuotaExceeded}
+	case errors.Is(err, objectstore.ErrInvalidConfig),
+		errors.Is(err, objectstore.ErrOwnedByOther),
+		errors.Is(err, objectstore.ErrUnsupported),
+		errors.Is(err, objectstore.ErrOutsidePrefix):
+		return []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorConfigurationProblem}
+	case errors.Is(err, objectstore.ErrObjectLocked):
+		return []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorInfraDependencies}
+	}
+	return nil
+}
