@@ -1,0 +1,344 @@
+package aws
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// Lifecycle rule IDs this extension owns. Rules with other IDs are drift and are removed.
+const (
+	ruleAbortMultipart = "gardener-backup-abort-incomplete-multipart"
+	ruleDeferredPrefix = "gardener-backup-deferred-"
+	// abortMultipartDays is how long an incomplete multipart upload may linger.
+	abortMultipartDays = 7
+)
+
+// EnsureBucket implements objectstore.Store: create the bucket if needed, then converge every
+// setting on every call, so that drift is corrected.
+func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
+	cfg, ok := b.Config.(*awsapi.BackupBucketConfig)
+	if !ok || cfg == nil {
+		cfg = &awsapi.BackupBucketConfig{}
+	}
+	region := b.Region
+	if s.regionOverride != "" {
+		region = s.regionOverride
+	}
+	if err := s.ensureExists(ctx, b.Name, region, cfg.Immutability != nil); err != nil {
+		return err
+	}
+	steps := []struct {
+		setting  awsapi.Setting // the switch that turns the step (or its part) off; empty: none
+		skip     bool           // the whole step is skipped when setting is disabled
+		what     string
+		apply    func(context.Context, string, *awsapi.BackupBucketConfig) error
+		notKnown []string // extra codes meaning "this store does not know the API" for this step
+	}{
+		{what: "immutability (versioning and Object Lock)", apply: s.convergeImmutability},
+		{setting: awsapi.SettingDefaultEncryption, skip: true, what: "default encryption", apply: s.convergeEncryption},
+		{setting: awsapi.SettingPublicAccessBlock, skip: true, what: "public access block", apply: s.convergePublicAccessBlock},
+		{setting: awsapi.SettingTLSOnlyPolicy, skip: true, what: "TLS-only bucket policy", apply: s.convergeTLSPolicy},
+		// Always runs: it also drops deferred-deletion rules whose prefix is empty again.
+		{setting: awsapi.SettingMultipartAbortLifecycle, what: "the lifecycle rule aborting incomplete multipart uploads", apply: s.convergeLifecycle, notKnown: []string{"InvalidArgument"}},
+	}
+	for _, step := range steps {
+		if step.skip && cfg.Disabled(step.setting) {
+			continue
+		}
+		if err := step.apply(ctx, b.Name, cfg); err != nil {
+			if step.setting != "" && !cfg.Disabled(step.setting) && (unimplemented(err) || slices.Contains(step.notKnown, errorCode(err))) {
+				return fmt.Errorf("%w: %s is not implemented by this S3-compatible store; list %q in providerConfig.disabledSettings to run without it: %w", objectstore.ErrUnsupported, step.what, step.setting, err)
+			}
+			return fmt.Errorf("converging %s: %w", step.what, err)
+		}
+	}
+	return nil
+}
+
+// unimplemented reports an answer of a store that does not know an API: NotImplemented, or the
+// MalformedXML / MethodNotAllowed that some S3-compatible stores (MinIO among them) give for an
+// API they do not route, since the SDK's own XML is well-formed.
+func unimplemented(err error) bool {
+	switch errorCode(err) {
+	case "MalformedXML", "MethodNotAllowed", "XNotImplemented":
+		return true
+	}
+	return errors.Is(err, objectstore.ErrUnsupported)
+}
+
+// ensureExists creates the bucket in the store's region, or checks that the existing one is ours
+// and in that region.
+func (s *store) ensureExists(ctx context.Context, name, region string, objectLock bool) error {
+	_, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &name})
+	switch {
+	case err == nil:
+		return s.checkRegion(ctx, name, region)
+	case statusCode(err) == http.StatusMovedPermanently:
+		return fmt.Errorf("%w: bucket %q exists in another region than %q", objectstore.ErrInvalidConfig, name, region)
+	case statusCode(err) != http.StatusNotFound && statusCode(err) != http.StatusForbidden:
+		return classify(err)
+	}
+	// Missing (404), or not readable by us (403: someone else's, or a permission we lack): the
+	// create call tells which, with an error code.
+	in := &s3.CreateBucketInput{Bucket: &name, ObjectLockEnabledForBucket: aws.Bool(objectLock)}
+	if region != "us-east-1" {
+		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{LocationConstraint: types.BucketLocationConstraint(region)}
+	}
+	if _, err := s.client.CreateBucket(ctx, in); err != nil {
+		if errorCode(err) == "BucketAlreadyOwnedByYou" {
+			return s.checkRegion(ctx, name, region)
+		}
+		err = classify(err)
+		if errors.Is(err, objectstore.ErrOwnedByOther) {
+			return fmt.Errorf("bucket name %q is taken by another account; nothing was changed: %w", name, err)
+		}
+		return fmt.Errorf("creating bucket %q in %q: %w", name, region, err)
+	}
+	return nil
+}
+
+func (s *store) checkRegion(ctx context.Context, name, want string) error {
+	out, err := s.client.GetBucketLocation(ctx, &s3.GetBucketLocationInput{Bucket: &name})
+	if err != nil {
+		return classify(err)
+	}
+	region := string(out.LocationConstraint)
+	switch region {
+	case "":
+		region = "us-east-1"
+	case "EU":
+		region = "eu-west-1"
+	}
+	if region != want {
+		return fmt.Errorf("%w: bucket %q is in region %q, not %q", objectstore.ErrInvalidConfig, name, region, want)
+	}
+	return nil
+}
+
+// convergeImmutability keeps versioning and the Object Lock default retention as declared. A
+// compliance retention can never be removed, weakened to governance or shortened: such a change
+// is refused and nothing is touched.
+func (s *store) convergeImmutability(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig) error {
+	current, err := s.client.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: &name})
+	lockOn := err == nil && current.ObjectLockConfiguration != nil && current.ObjectLockConfiguration.ObjectLockEnabled == types.ObjectLockEnabledEnabled
+	if err != nil && errorCode(err) != "ObjectLockConfigurationNotFoundError" && statusCode(err) != http.StatusNotFound {
+		if cfg.Immutability == nil && errors.Is(classify(err), objectstore.ErrUnsupported) {
+			return nil // a store without Object Lock cannot hold a lock we would have to keep
+		}
+		return classify(err)
+	}
+	var curMode types.ObjectLockRetentionMode
+	var curDays int32
+	if lockOn && current.ObjectLockConfiguration.Rule != nil && current.ObjectLockConfiguration.Rule.DefaultRetention != nil {
+		r := current.ObjectLockConfiguration.Rule.DefaultRetention
+		curMode = r.Mode
+		curDays = aws.ToInt32(r.Days) + 365*aws.ToInt32(r.Years)
+	}
+
+	im := cfg.Immutability
+	if im == nil {
+		if curMode == types.ObjectLockRetentionModeCompliance {
+			return fmt.Errorf("%w: bucket %q has a compliance retention of %d days, which can never be removed; declare it in providerConfig.immutability", objectstore.ErrInvalidConfig, name, curDays)
+		}
+		if curMode == "" {
+			return nil
+		}
+		// A governance retention that is no longer declared is removed; the lock itself stays on.
+		_, err := s.client.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: &name,
+			ObjectLockConfiguration: &types.ObjectLockConfiguration{ObjectLockEnabled: types.ObjectLockEnabledEnabled}})
+		return classify(err)
+	}
+
+	wantMode := types.ObjectLockRetentionModeGovernance
+	if im.Mode == awsapi.ModeCompliance {
+		wantMode = types.ObjectLockRetentionModeCompliance
+	}
+	wantDays := int32(im.RetentionPeriod.Duration / (24 * time.Hour))
+	if curMode == types.ObjectLockRetentionModeCompliance && (wantMode != curMode || wantDays < curDays) {
+		return fmt.Errorf("%w: bucket %q has a compliance retention of %d days, which can never be weakened or shortened (declared: %s, %d days)", objectstore.ErrInvalidConfig, name, curDays, im.Mode, wantDays)
+	}
+	if _, err := s.client.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: &name,
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		return classify(err)
+	}
+	if curMode == wantMode && curDays == wantDays {
+		return nil
+	}
+	_, err = s.client.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: &name,
+		ObjectLockConfiguration: &types.ObjectLockConfiguration{
+			ObjectLockEnabled: types.ObjectLockEnabledEnabled,
+			Rule:              &types.ObjectLockRule{DefaultRetention: &types.DefaultRetention{Mode: wantMode, Days: aws.Int32(wantDays)}},
+		}})
+	if err != nil && !lockOn {
+		return fmt.Errorf("enabling Object Lock on the existing bucket %q (some S3-compatible stores allow it only at creation): %w", name, classify(err))
+	}
+	return classify(err)
+}
+
+func (s *store) convergeEncryption(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig) error {
+	rule := types.ServerSideEncryptionByDefault{SSEAlgorithm: types.ServerSideEncryptionAes256}
+	if cfg.Encryption != nil && cfg.Encryption.Type == awsapi.EncryptionSSEKMS {
+		rule = types.ServerSideEncryptionByDefault{SSEAlgorithm: types.ServerSideEncryptionAwsKms, KMSMasterKeyID: aws.String(cfg.Encryption.KMSKeyID)}
+	}
+	_, err := s.client.PutBucketEncryption(ctx, &s3.PutBucketEncryptionInput{Bucket: &name,
+		ServerSideEncryptionConfiguration: &types.ServerSideEncryptionConfiguration{Rules: []types.ServerSideEncryptionRule{{ApplyServerSideEncryptionByDefault: &rule}}}})
+	return classify(err)
+}
+
+func (s *store) convergePublicAccessBlock(ctx context.Context, name string, _ *awsapi.BackupBucketConfig) error {
+	on := aws.Bool(true)
+	_, err := s.client.PutPublicAccessBlock(ctx, &s3.PutPublicAccessBlockInput{Bucket: &name,
+		PublicAccessBlockConfiguration: &types.PublicAccessBlockConfiguration{BlockPublicAcls: on, BlockPublicPolicy: on, IgnorePublicAcls: on, RestrictPublicBuckets: on}})
+	return classify(err)
+}
+
+// TLSOnlyPolicy is the bucket policy that denies every request not made over TLS, on the bucket
+// and on every object in it.
+func TLSOnlyPolicy(bucket string) string {
+	policy := map[string]any{
+		"Version": "2012-10-17",
+		"Statement": []map[string]any{{
+			"Sid":       "DenyInsecureTransport",
+			"Effect":    "Deny",
+			"Principal": "*",
+			"Action":    "s3:*",
+			"Resource":  []string{"arn:aws:s3:::" + bucket, "arn:aws:s3:::" + bucket + "/*"},
+			"Condition": map[string]any{"Bool": map[string]string{"aws:SecureTransport": "false"}},
+		}},
+	}
+	out, _ := json.Marshal(policy)
+	return string(out)
+}
+
+func (s *store) convergeTLSPolicy(ctx context.Context, name string, _ *awsapi.BackupBucketConfig) error {
+	_, err := s.client.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: &name, Policy: aws.String(TLSOnlyPolicy(name))})
+	return classify(err)
+}
+
+// convergeLifecycle keeps exactly this extension's rules: the multipart abort rule, and the
+// deferred-deletion rules of entries whose locked objects are still there (a rule whose prefix is
+// empty again is dropped).
+func (s *store) convergeLifecycle(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig) error {
+	return s.updateLifecycle(ctx, name, func(rules []types.LifecycleRule) ([]types.LifecycleRule, error) {
+		var want []types.LifecycleRule
+		if !cfg.Disabled(awsapi.SettingMultipartAbortLifecycle) {
+			want = append(want, types.LifecycleRule{
+				ID:                             aws.String(ruleAbortMultipart),
+				Status:                         types.ExpirationStatusEnabled,
+				Filter:                         &types.LifecycleRuleFilter{Prefix: aws.String("")},
+				AbortIncompleteMultipartUpload: &types.AbortIncompleteMultipartUpload{DaysAfterInitiation: aws.Int32(abortMultipartDays)},
+			})
+		}
+		for _, r := range rules {
+			if !strings.HasPrefix(aws.ToString(r.ID), ruleDeferredPrefix) || r.Filter == nil {
+				continue
+			}
+			empty, err := s.prefixEmpty(ctx, name, aws.ToString(r.Filter.Prefix))
+			if err != nil {
+				return nil, err
+			}
+			if !empty {
+				want = append(want, r)
+			}
+		}
+		return want, nil
+	})
+}
+
+func (s *store) prefixEmpty(ctx context.Context, bucket, prefix string) (bool, error) {
+	out, err := s.client.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: &bucket, Prefix: &prefix, MaxKeys: aws.Int32(1)})
+	if err != nil {
+		return false, classify(err)
+	}
+	return len(out.Versions) == 0 && len(out.DeleteMarkers) == 0, nil
+}
+
+// DeferDeletion implements objectstore.Store with a lifecycle rule that expires every version
+// under prefix one day after it may be deleted: S3 removes what Object Lock holds once the lock
+// ends, and nobody has to poll.
+func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) error {
+	id := ruleDeferredPrefix + prefix
+	if len(id) > 255 || prefix == "" {
+		sum := sha256.Sum256([]byte(prefix))
+		id = ruleDeferredPrefix + hex.EncodeToString(sum[:12])
+	}
+	rule := types.LifecycleRule{
+		ID:                          aws.String(id),
+		Status:                      types.ExpirationStatusEnabled,
+		Filter:                      &types.LifecycleRuleFilter{Prefix: aws.String(prefix)},
+		Expiration:                  &types.LifecycleExpiration{Days: aws.Int32(1)},
+		NoncurrentVersionExpiration: &types.NoncurrentVersionExpiration{NoncurrentDays: aws.Int32(1)},
+	}
+	return s.updateLifecycle(ctx, bucket, func(rules []types.LifecycleRule) ([]types.LifecycleRule, error) {
+		rules = slices.DeleteFunc(rules, func(r types.LifecycleRule) bool { return aws.ToString(r.ID) == id })
+		return append(rules, rule), nil
+	})
+}
+
+// updateLifecycle reads the rules, lets change compute the new set and writes it, re-reading to
+// make sure a concurrent writer (another entry deferring at the same moment) did not undo it.
+func (s *store) updateLifecycle(ctx context.Context, bucket string, change func([]types.LifecycleRule) ([]types.LifecycleRule, error)) error {
+	for attempt := range 3 {
+		current, err := s.lifecycleRules(ctx, bucket)
+		if err != nil {
+			return err
+		}
+		want, err := change(current)
+		if err != nil {
+			return err
+		}
+		switch {
+		case attempt > 0 && sameRuleIDs(current, want):
+			return nil // written and still there
+		case len(want) == 0 && len(current) == 0:
+			return nil
+		case len(want) == 0:
+			_, err = s.client.DeleteBucketLifecycle(ctx, &s3.DeleteBucketLifecycleInput{Bucket: &bucket})
+		default:
+			_, err = s.client.PutBucketLifecycleConfiguration(ctx, &s3.PutBucketLifecycleConfigurationInput{Bucket: &bucket,
+				LifecycleConfiguration: &types.BucketLifecycleConfiguration{Rules: want}})
+		}
+		if err != nil {
+			return classify(err)
+		}
+	}
+	return nil
+}
+
+func (s *store) lifecycleRules(ctx context.Context, bucket string) ([]types.LifecycleRule, error) {
+	out, err := s.client.GetBucketLifecycleConfiguration(ctx, &s3.GetBucketLifecycleConfigurationInput{Bucket: &bucket})
+	if err != nil {
+		if errorCode(err) == "NoSuchLifecycleConfiguration" {
+			return nil, nil
+		}
+		return nil, classify(err)
+	}
+	return out.Rules, nil
+}
+
+func sameRuleIDs(a, b []types.LifecycleRule) bool {
+	ids := func(rs []types.LifecycleRule) []string {
+		out := make([]string, len(rs))
+		for i, r := range rs {
+			out[i] = aws.ToString(r.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	return slices.Equal(ids(a), ids(b))
+}

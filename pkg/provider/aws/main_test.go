@@ -1,0 +1,66 @@
+package aws_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+// minio is the real S3 stand-in shared by the tests of this package (region eu-central-1, so
+// that bucket creation needs a LocationConstraint as on AWS).
+var minio *stack.MinIO
+
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	var err error
+	minio, err = stack.StartMinIO(ctx, stack.MinIOOptions{Region: "eu-central-1"})
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting MinIO:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	minio.Stop()
+	os.Exit(code)
+}
+
+var bucketSeq atomic.Int64
+
+func newBucketName() string {
+	return fmt.Sprintf("geb-test-%d-%d", time.Now().UnixNano()%1_000_000, bucketSeq.Add(1))
+}
+
+func newStore(t testing.TB, data map[string][]byte) objectstore.Store {
+	t.Helper()
+	p := &awsprovider.Provider{}
+	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "eu-central-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func withData(base map[string][]byte, kv ...string) map[string][]byte {
+	out := map[string][]byte{}
+	for k, v := range base {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = []byte(kv[i+1])
+	}
+	return out
+}
+
+// withoutRegion drops the secret's region override, so that the bucket's declared region counts.
+func withoutRegion(data map[string][]byte) map[string][]byte {
+	delete(data, "region")
+	return data
+}

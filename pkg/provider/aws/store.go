@@ -1,0 +1,182 @@
+package aws
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// maxDeleteBatch is S3's limit of keys per DeleteObjects request.
+const maxDeleteBatch = 1000
+
+// store is one S3 client for one request.
+type store struct {
+	client *s3.Client
+	// regionOverride is the secret's "region" key: for S3-compatible stores whose region is not
+	// the seed's, it wins over the bucket's spec.region.
+	regionOverride string
+
+	// lockEnabled caches, per bucket, whether Object Lock is on (bool), for classifying errors.
+	lockEnabled sync.Map
+}
+
+var _ objectstore.Store = (*store)(nil)
+
+// MaxDeleteBatch implements objectstore.Store.
+func (s *store) MaxDeleteBatch() int { return maxDeleteBatch }
+
+// PutObject implements objectstore.Store.
+func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) error {
+	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data)))})
+	return classify(err)
+}
+
+// GetObject implements objectstore.Store.
+func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: &key})
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer out.Body.Close()
+	return io.ReadAll(out.Body)
+}
+
+// versioned reports whether versioning was ever enabled on the bucket: only then can it hold
+// noncurrent versions and delete markers, which a plain listing does not show.
+func (s *store) versioned(ctx context.Context, bucket string) (bool, error) {
+	out, err := s.client.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: &bucket})
+	if err != nil {
+		return false, classify(err)
+	}
+	return out.Status != "", nil
+}
+
+// ListObjects implements objectstore.Store. Versioned buckets (Enabled or Suspended) are listed
+// with ListObjectVersions, so that every version and delete marker is found; others with the
+// cheaper ListObjectsV2.
+func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
+	versioned, err := s.versioned(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	if !versioned {
+		pages := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: &prefix})
+		for pages.HasMorePages() {
+			out, err := pages.NextPage(ctx)
+			if err != nil {
+				return classify(err)
+			}
+			page := make([]objectstore.ObjectVersion, 0, len(out.Contents))
+			for _, o := range out.Contents {
+				page = append(page, objectstore.ObjectVersion{Key: aws.ToString(o.Key)})
+			}
+			if len(page) > 0 {
+				if err := fn(page); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	pages := s3.NewListObjectVersionsPaginator(s.client, &s3.ListObjectVersionsInput{Bucket: &bucket, Prefix: &prefix})
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return classify(err)
+		}
+		page := make([]objectstore.ObjectVersion, 0, len(out.Versions)+len(out.DeleteMarkers))
+		for _, v := range out.Versions {
+			page = append(page, objectstore.ObjectVersion{Key: aws.ToString(v.Key), Version: aws.ToString(v.VersionId)})
+		}
+		for _, m := range out.DeleteMarkers {
+			page = append(page, objectstore.ObjectVersion{Key: aws.ToString(m.Key), Version: aws.ToString(m.VersionId), DeleteMarker: true})
+		}
+		if len(page) > 0 {
+			if err := fn(page); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// DeleteObjects implements objectstore.Store with one quiet DeleteObjects request: S3 then
+// answers with the failed keys only, and every one of them is classified.
+func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
+	if len(objects) == 0 {
+		return nil, nil
+	}
+	if len(objects) > maxDeleteBatch {
+		return nil, fmt.Errorf("%w: %d objects exceed S3's limit of %d per request", objectstore.ErrInvalidConfig, len(objects), maxDeleteBatch)
+	}
+	ids := make([]types.ObjectIdentifier, len(objects))
+	for i, o := range objects {
+		ids[i] = types.ObjectIdentifier{Key: aws.String(o.Key)}
+		if o.Version != "" {
+			ids[i].VersionId = aws.String(o.Version)
+		}
+	}
+	out, err := s.client.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: &bucket, Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)}})
+	if err != nil {
+		return nil, classify(err)
+	}
+	var errs []objectstore.ObjectError
+	for _, e := range out.Errors {
+		obj := objectstore.ObjectVersion{Key: aws.ToString(e.Key), Version: aws.ToString(e.VersionId)}
+		errs = append(errs, objectstore.ObjectError{Object: obj, Err: s.objectError(ctx, bucket, obj, aws.ToString(e.Code), aws.ToString(e.Message))})
+	}
+	return errs, nil
+}
+
+// objectError classifies one failed key. S3 answers AccessDenied for an object under Object
+// Lock, exactly as for a missing permission; the object's retention and legal hold tell them apart
+// (and give the date the lock ends).
+func (s *store) objectError(ctx context.Context, bucket string, obj objectstore.ObjectVersion, code, message string) error {
+	err := classifyCode(code, message)
+	if !errors.Is(err, objectstore.ErrForbidden) || !s.objectLockEnabled(ctx, bucket) {
+		return err
+	}
+	var version *string
+	if obj.Version != "" {
+		version = aws.String(obj.Version)
+	}
+	if hold, herr := s.client.GetObjectLegalHold(ctx, &s3.GetObjectLegalHoldInput{Bucket: &bucket, Key: &obj.Key, VersionId: version}); herr == nil &&
+		hold.LegalHold != nil && hold.LegalHold.Status == types.ObjectLockLegalHoldStatusOn {
+		return &objectstore.LockedError{Cause: err}
+	}
+	ret, rerr := s.client.GetObjectRetention(ctx, &s3.GetObjectRetentionInput{Bucket: &bucket, Key: &obj.Key, VersionId: version})
+	if rerr == nil && ret.Retention != nil && ret.Retention.RetainUntilDate != nil && ret.Retention.RetainUntilDate.After(time.Now()) {
+		return &objectstore.LockedError{RetainUntil: *ret.Retention.RetainUntilDate, Cause: err}
+	}
+	return err
+}
+
+func (s *store) objectLockEnabled(ctx context.Context, bucket string) bool {
+	if v, ok := s.lockEnabled.Load(bucket); ok {
+		return v.(bool)
+	}
+	out, err := s.client.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: &bucket})
+	enabled := err == nil && out.ObjectLockConfiguration != nil && out.ObjectLockConfiguration.ObjectLockEnabled == types.ObjectLockEnabledEnabled
+	s.lockEnabled.Store(bucket, enabled)
+	return enabled
+}
+
+// DeleteBucket implements objectstore.Store.
+func (s *store) DeleteBucket(ctx context.Context, name string) error {
+	_, err := s.client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &name})
+	err = classify(err)
+	if errors.Is(err, objectstore.ErrBucketNotFound) {
+		return nil
+	}
+	return err
+}
