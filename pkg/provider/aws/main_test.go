@@ -64,3 +64,7 @@ func withoutRegion(data map[string][]byte) map[string][]byte {
 	delete(data, "region")
 	return data
 }
+
+func providerCreds(data map[string][]byte) provider.Credentials {
+	return provider.Credentials{Data: data}
+}

@@ -138,12 +138,13 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []obje
 	return errs, nil
 }
 
-// objectError classifies one failed key. S3 answers AccessDenied for an object under Object
-// Lock, exactly as for a missing permission; the object's retention and legal hold tell them apart
-// (and give the date the lock ends).
+// objectError classifies one failed key. Stores answer differently for an object under Object
+// Lock (AWS: AccessDenied, as for a missing permission; MinIO: InvalidRequest), so on a bucket
+// with Object Lock the object's own retention and legal hold decide (and give the date the lock
+// ends), not the code.
 func (s *store) objectError(ctx context.Context, bucket string, obj objectstore.ObjectVersion, code, message string) error {
 	err := classifyCode(code, message)
-	if !errors.Is(err, objectstore.ErrForbidden) || !s.objectLockEnabled(ctx, bucket) {
+	if errors.Is(err, objectstore.ErrNotFound) || errors.Is(err, objectstore.ErrThrottled) || !s.objectLockEnabled(ctx, bucket) {
 		return err
 	}
 	var version *string
