@@ -1,0 +1,18 @@
+// Command gardener-extension-backup-aws runs the BackupBucket and BackupEntry controllers for
+// AWS S3 and S3-compatible stores.
+package main
+
+import (
+	"os"
+
+	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+)
+
+func main() {
+	if err := app.NewCommand(&aws.Provider{}).ExecuteContext(signals.SetupSignalHandler()); err != nil {
+		os.Exit(1)
+	}
+}

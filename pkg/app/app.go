@@ -1,0 +1,157 @@
+// Package app is the command every provider binary runs: gardener's standard extension flags, a
+// manager that does not cache secrets, and the provider-neutral BackupBucket and BackupEntry
+// controllers for one provider.
+package app
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	extensionscmd "github.com/gardener/gardener/extensions/pkg/controller/cmd"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+// DefaultDeletionParallelism is the default of --deletion-parallelism.
+const DefaultDeletionParallelism = 8
+
+// NewCommand returns the command of the provider binary for p.
+func NewCommand(p provider.Provider) *cobra.Command {
+	name := "gardener-extension-backup-" + p.Type()
+	var (
+		restOpts = &extensionscmd.RESTOptions{}
+		mgrOpts  = &extensionscmd.ManagerOptions{
+			LeaderElection:          true,
+			LeaderElectionID:        extensionscmd.LeaderElectionNameID(name),
+			LeaderElectionNamespace: "garden",
+		}
+		ctrlOpts       = &extensionscmd.ControllerOptions{MaxConcurrentReconciles: 5}
+		reconcilerOpts = &extensionscmd.ReconcilerOptions{}
+		generalOpts    = &extensionscmd.GeneralOptions{}
+		parallelism    = DefaultDeletionParallelism
+		aggOpts        = extensionscmd.NewOptionAggregator(restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts)
+	)
+	cmd := &cobra.Command{
+		Use:          name,
+		Short:        "Gardener BackupBucket and BackupEntry controllers for " + p.Type(),
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := aggOpts.Complete(); err != nil {
+				return fmt.Errorf("completing options: %w", err)
+			}
+			if parallelism < 1 {
+				return fmt.Errorf("--deletion-parallelism must be at least 1, got %d", parallelism)
+			}
+			return Run(cmd.Context(), p, Config{
+				REST:                      restOpts.Completed(),
+				Manager:                   mgrOpts.Completed(),
+				Controller:                ctrlOpts.Completed(),
+				IgnoreOperationAnnotation: reconcilerOpts.Completed().IgnoreOperationAnnotation,
+				ExtensionClasses:          generalOpts.Completed().ExtensionClasses,
+				Deletion:                  controller.DeletionOptions{Parallelism: parallelism},
+			})
+		},
+	}
+	aggOpts.AddFlags(cmd.Flags())
+	cmd.Flags().IntVar(&parallelism, "deletion-parallelism", parallelism, "The most delete requests in flight per deletion of an entry or a bucket.")
+	return cmd
+}
+
+// Config is a completed configuration.
+type Config struct {
+	REST                      *extensionscmd.RESTConfig
+	Manager                   *extensionscmd.ManagerConfig
+	Controller                *extensionscmd.ControllerConfig
+	IgnoreOperationAnnotation bool
+	ExtensionClasses          []extensionsv1alpha1.ExtensionClass
+	Deletion                  controller.DeletionOptions
+}
+
+// Scheme returns the scheme the controllers need.
+func Scheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := extensionsv1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	return scheme, nil
+}
+
+// NewManager returns a manager whose client reads Secrets from the API server: a seed holds
+// thousands of them and the controllers read a few per request, so caching them all would cost
+// memory and list permissions for nothing.
+func NewManager(cfg Config) (manager.Manager, error) {
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	opts := cfg.Manager.Options()
+	opts.Scheme = scheme
+	opts.Client = client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}}
+	logf.SetLogger(cfg.Manager.Logger)
+	mgr, err := manager.New(cfg.REST.Config, opts)
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("informer-sync", func(req *http.Request) error {
+		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+			return fmt.Errorf("informers not synced")
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// AddControllers adds both controllers for p to mgr.
+func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provider, cfg Config) error {
+	ctrl := cfg.Controller.Options()
+	if err := backupbucket.AddToManager(ctx, mgr, p, backupbucket.AddOptions{
+		Controller:                ctrl,
+		IgnoreOperationAnnotation: cfg.IgnoreOperationAnnotation,
+		ExtensionClasses:          cfg.ExtensionClasses,
+		Deletion:                  cfg.Deletion,
+	}); err != nil {
+		return fmt.Errorf("adding the BackupBucket controller: %w", err)
+	}
+	if err := backupentry.AddToManager(ctx, mgr, p, backupentry.AddOptions{
+		Controller:                ctrl,
+		IgnoreOperationAnnotation: cfg.IgnoreOperationAnnotation,
+		ExtensionClasses:          cfg.ExtensionClasses,
+		Deletion:                  cfg.Deletion,
+	}); err != nil {
+		return fmt.Errorf("adding the BackupEntry controller: %w", err)
+	}
+	return nil
+}
+
+// Run runs the controllers until ctx ends.
+func Run(ctx context.Context, p provider.Provider, cfg Config) error {
+	mgr, err := NewManager(cfg)
+	if err != nil {
+		return err
+	}
+	if err := AddControllers(ctx, mgr, p, cfg); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}

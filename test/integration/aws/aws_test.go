@@ -1,0 +1,356 @@
+package aws_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+func raw() *s3.Client {
+	return s3.New(s3.Options{Region: region, BaseEndpoint: aws.String(minio.Endpoint), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider(minio.AccessKey, minio.SecretKey, "")})
+}
+
+// store reaches MinIO directly, to fill and inspect buckets.
+func store(t *testing.T) objectstore.Store {
+	t.Helper()
+	s, err := (&awsprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: secretData(minio.Endpoint), Region: region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func bucketExists(t *testing.T, name string) bool {
+	_, err := raw().HeadBucket(ctx(t), &s3.HeadBucketInput{Bucket: &name})
+	return err == nil
+}
+
+// readyBucket creates a bucket through the controller and waits for it.
+func readyBucket(t *testing.T) *extensionsv1alpha1.BackupBucket {
+	t.Helper()
+	bb := createBucket(t, uniqueName("bucket-"), secretData(proxy.URL), minioConfig)
+	waitFor(t, bb, time.Minute, "bucket reconciled", succeeded)
+	return bb
+}
+
+func TestBucketIsCreatedConvergedAndDriftCorrected(t *testing.T) {
+	bb := readyBucket(t)
+	if !bucketExists(t, bb.Name) {
+		t.Fatalf("bucket %q does not exist", bb.Name)
+	}
+	encrypted := func() bool {
+		out, err := raw().GetBucketEncryption(ctx(t), &s3.GetBucketEncryptionInput{Bucket: &bb.Name})
+		return err == nil && out.ServerSideEncryptionConfiguration.Rules[0].ApplyServerSideEncryptionByDefault.SSEAlgorithm == types.ServerSideEncryptionAes256
+	}
+	if !encrypted() {
+		t.Fatal("default encryption is not set")
+	}
+	if _, err := raw().GetBucketPolicy(ctx(t), &s3.GetBucketPolicyInput{Bucket: &bb.Name}); err != nil {
+		t.Fatalf("no TLS-only policy: %v", err)
+	}
+
+	// Drift behind the extension's back, then the next reconcile gardenlet requests.
+	if _, err := raw().DeleteBucketEncryption(ctx(t), &s3.DeleteBucketEncryptionInput{Bucket: &bb.Name}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw().DeleteBucketPolicy(ctx(t), &s3.DeleteBucketPolicyInput{Bucket: &bb.Name}); err != nil {
+		t.Fatal(err)
+	}
+	trigger(t, bb)
+	waitFor(t, bb, time.Minute, "bucket reconciled again", succeeded)
+	if !encrypted() {
+		t.Fatal("drift in default encryption was not corrected")
+	}
+	if _, err := raw().GetBucketPolicy(ctx(t), &s3.GetBucketPolicyInput{Bucket: &bb.Name}); err != nil {
+		t.Fatalf("drift in the bucket policy was not corrected: %v", err)
+	}
+}
+
+func TestBucketErrorsCarryCodesAndTouchNothing(t *testing.T) {
+	cases := []struct {
+		name           string
+		bucket         string
+		data           map[string][]byte
+		providerConfig string
+		code           gardencorev1beta1.ErrorCode
+		mentions       string
+	}{
+		{name: "bad keys", bucket: uniqueName("bad-keys-"), data: secretData(proxy.URL, "secretAccessKey", "wrong-secret"),
+			providerConfig: minioConfig, code: gardencorev1beta1.ErrorInfraUnauthenticated, mentions: "unauthenticated"},
+		{name: "someone else's bucket", bucket: foreignBucket, data: secretData(proxy.URL),
+			providerConfig: minioConfig, code: gardencorev1beta1.ErrorConfigurationProblem, mentions: "taken by another account"},
+		{name: "invalid providerConfig", bucket: uniqueName("bad-config-"), data: secretData(proxy.URL),
+			providerConfig: `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"36h","mode":"compliance"}}`,
+			code: gardencorev1beta1.ErrorConfigurationProblem, mentions: "providerConfig.immutability.retentionPeriod"},
+		{name: "unknown providerConfig field", bucket: uniqueName("bad-field-"), data: secretData(proxy.URL),
+			providerConfig: `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","encryptionn":{}}`,
+			code: gardencorev1beta1.ErrorConfigurationProblem, mentions: `unknown field "encryptionn"`},
+		{name: "secret without keys", bucket: uniqueName("no-keys-"), data: map[string][]byte{"endpoint": []byte(proxy.URL)},
+			providerConfig: minioConfig, code: gardencorev1beta1.ErrorConfigurationProblem, mentions: "accessKeyID"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			bb := createBucket(t, c.bucket, c.data, c.providerConfig)
+			waitFor(t, bb, time.Minute, "error code "+string(c.code), failedWith(c.code))
+			if desc := bb.Status.LastError.Description; !strings.Contains(desc, c.mentions) {
+				t.Errorf("lastError %q does not mention %q", desc, c.mentions)
+			}
+			if strings.Contains(bb.Status.LastError.Description, minio.SecretKey) || strings.Contains(bb.Status.LastError.Description, "wrong-secret") {
+				t.Fatalf("a secret value reached the status: %q", bb.Status.LastError.Description)
+			}
+			if c.bucket != foreignBucket && bucketExists(t, c.bucket) {
+				t.Fatalf("bucket %q was created despite the error", c.bucket)
+			}
+		})
+	}
+	if n := proxy.ForeignWrites.Load(); n != 0 {
+		t.Fatalf("%d writes reached someone else's bucket", n)
+	}
+}
+
+func TestEntryWritesEtcdBackupSecret(t *testing.T) {
+	bb := readyBucket(t)
+	shoot := uniqueName("shoot--p--")
+	ensureNamespace(t, shoot)
+	// The entry secret carries stray keys an operator's secret may hold: they must not reach etcd-backup.
+	data := secretData(proxy.URL, "stray.json", "{}", "note", "x")
+	for _, name := range []string{shoot + "--uid1", "source-" + shoot + "--uid1"} {
+		be := createEntry(t, name, bb.Name, data)
+		waitFor(t, be, time.Minute, "entry reconciled", succeeded)
+		secretName := "etcd-backup"
+		if strings.HasPrefix(name, "source-") {
+			secretName = "source-etcd-backup"
+		}
+		s := &corev1.Secret{}
+		if err := k8s.Get(ctx(t), client.ObjectKey{Namespace: shoot, Name: secretName}, s); err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for k := range s.Data {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		want := []string{"accessKeyID", "bucketName", "endpoint", "region", "s3ForcePathStyle", "secretAccessKey"}
+		if !slices.Equal(keys, want) {
+			t.Fatalf("%s has keys %v; want exactly %v", secretName, keys, want)
+		}
+		if string(s.Data["bucketName"]) != bb.Name || string(s.Data["region"]) != region {
+			t.Fatalf("%s: bucketName %q region %q", secretName, s.Data["bucketName"], s.Data["region"])
+		}
+		if s.Annotations[genericactuator.AnnotationKeyCreatedByBackupEntry] != name {
+			t.Fatalf("%s: created-by annotation %q; want %q", secretName, s.Annotations[genericactuator.AnnotationKeyCreatedByBackupEntry], name)
+		}
+	}
+}
+
+// fillEntry writes n objects under entry's prefix and a few neighbours that must survive.
+func fillEntry(t *testing.T, bucket, prefix string, n int) []string {
+	t.Helper()
+	var keys []string
+	for i := range n {
+		keys = append(keys, fmt.Sprintf("%setcd-main/v2/Full-%06d", prefix, i))
+	}
+	neighbours := []string{
+		strings.TrimSuffix(prefix, "/") + "0/etcd-main/v2/Full-000000",
+		strings.TrimSuffix(prefix, "/") + "0/etcd-main/v2/Incr-000001",
+		strings.TrimSuffix(prefix, "/") + "x/etcd-main/v2/Full-000000",
+	}
+	if err := conformance.PutMany(ctx(t), store(t), bucket, append(keys, neighbours...)); err != nil {
+		t.Fatal(err)
+	}
+	return neighbours
+}
+
+func assertOnly(t *testing.T, bucket string, want []string) {
+	t.Helper()
+	left, err := conformance.ListKeys(ctx(t), store(t), bucket, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = slices.Clone(want)
+	slices.Sort(want)
+	if !slices.Equal(left, want) {
+		if len(left) > 10 {
+			left = append(left[:10], fmt.Sprintf("... (%d in all)", len(left)))
+		}
+		t.Fatalf("bucket holds %v; want exactly %v", left, want)
+	}
+}
+
+func TestEntryDeletionRemovesExactlyItsPrefixAcrossReconciles(t *testing.T) {
+	bb := readyBucket(t)
+	shoot := uniqueName("shoot--a--")
+	ensureNamespace(t, shoot)
+	name := shoot + "--1"
+	// A slow network (one second per request) and one request at a time: the deletion cannot
+	// finish within one reconcile and must resume.
+	slow, err := stack.StartProxy(minio.Endpoint, stack.ProxyOptions{Delay: 700 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	be := createEntry(t, name, bb.Name, secretData(slow.URL))
+	waitFor(t, be, time.Minute, "entry reconciled", succeeded)
+	neighbours := fillEntry(t, bb.Name, name+"/", 12_500)
+
+	if err := k8s.Delete(ctx(t), be); err != nil {
+		t.Fatal(err)
+	}
+	sawProgress := false
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		err := k8s.Get(ctx(t), client.ObjectKeyFromObject(be), be)
+		if err != nil {
+			break // gone
+		}
+		if le := be.Status.LastError; le != nil && strings.Contains(le.Description, "deletion in progress") {
+			sawProgress = true
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("entry not deleted in time: %s", describe(be))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !sawProgress {
+		t.Error("the deletion finished within one reconcile; the test wants it to resume across reconciles")
+	}
+	assertOnly(t, bb.Name, neighbours)
+	s := &corev1.Secret{}
+	if err := k8s.Get(ctx(t), client.ObjectKey{Namespace: shoot, Name: "etcd-backup"}, s); err == nil {
+		t.Fatal("the etcd-backup secret survived the entry")
+	}
+}
+
+func TestSourceEntryDeletesTheShootPrefix(t *testing.T) {
+	bb := readyBucket(t)
+	shoot := uniqueName("shoot--s--")
+	ensureNamespace(t, shoot)
+	be := createEntry(t, "source-"+shoot+"--2", bb.Name, secretData(proxy.URL))
+	waitFor(t, be, time.Minute, "entry reconciled", succeeded)
+	neighbours := fillEntry(t, bb.Name, shoot+"--2/", 50)
+	deleteAndWaitGone(t, be, time.Minute)
+	assertOnly(t, bb.Name, neighbours)
+}
+
+func TestEntryDeletionWithBadKeysDeletesNothing(t *testing.T) {
+	bb := readyBucket(t)
+	shoot := uniqueName("shoot--k--")
+	ensureNamespace(t, shoot)
+	be := createEntry(t, shoot+"--1", bb.Name, secretData(proxy.URL))
+	waitFor(t, be, time.Minute, "entry reconciled", succeeded)
+	neighbours := fillEntry(t, bb.Name, shoot+"--1/", 20)
+	// The keys are rotated to wrong ones before the deletion.
+	sec := &corev1.Secret{}
+	if err := k8s.Get(ctx(t), client.ObjectKey{Namespace: "garden", Name: "entry-" + be.Name}, sec); err != nil {
+		t.Fatal(err)
+	}
+	sec.Data["secretAccessKey"] = []byte("wrong-secret")
+	if err := k8s.Update(ctx(t), sec); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Delete(ctx(t), be); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, be, time.Minute, "unauthenticated", failedWith(gardencorev1beta1.ErrorInfraUnauthenticated))
+	left, _ := conformance.ListKeys(ctx(t), store(t), bb.Name, "")
+	if len(left) != 20+len(neighbours) {
+		t.Fatalf("%d objects left; a failing deletion must delete nothing", len(left))
+	}
+	// Fixing the keys lets the deletion finish.
+	sec.Data["secretAccessKey"] = []byte(minio.SecretKey)
+	if err := k8s.Update(ctx(t), sec); err != nil {
+		t.Fatal(err)
+	}
+	trigger(t, be)
+	deadline := time.Now().Add(time.Minute)
+	for k8s.Get(ctx(t), client.ObjectKeyFromObject(be), be) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("entry not deleted after the keys were fixed: %s", describe(be))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	assertOnly(t, bb.Name, neighbours)
+}
+
+func TestEntryDeletionSlowsDownUnderThrottling(t *testing.T) {
+	bb := readyBucket(t)
+	shoot := uniqueName("shoot--t--")
+	ensureNamespace(t, shoot)
+	throttling, err := stack.StartProxy(minio.Endpoint, stack.ProxyOptions{ThrottleEvery: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer throttling.Close()
+	be := createEntry(t, shoot+"--1", bb.Name, secretData(throttling.URL))
+	waitFor(t, be, time.Minute, "entry reconciled", succeeded)
+	neighbours := fillEntry(t, bb.Name, shoot+"--1/", 5000)
+	deleteAndWaitGone(t, be, 2*time.Minute)
+	if throttling.Throttled.Load() == 0 {
+		t.Fatal("the proxy throttled nothing; the test did not test throttling")
+	}
+	assertOnly(t, bb.Name, neighbours)
+}
+
+func TestBucketDeletion(t *testing.T) {
+	bb := readyBucket(t)
+	if err := conformance.PutMany(ctx(t), store(t), bb.Name, []string{"shoot--x--y--1/a", "shoot--x--y--2/b"}); err != nil {
+		t.Fatal(err)
+	}
+	deleteAndWaitGone(t, bb, time.Minute)
+	if bucketExists(t, bb.Name) {
+		t.Fatalf("bucket %q survived its BackupBucket", bb.Name)
+	}
+}
+
+func TestLockedBucketDeletionReportsAndWaits(t *testing.T) {
+	cfg := `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","disabledSettings":["PublicAccessBlock","MultipartAbortLifecycle"],` +
+		`"immutability":{"retentionType":"bucket","retentionPeriod":"24h","mode":"governance"}}`
+	bb := createBucket(t, uniqueName("locked-"), secretData(proxy.URL), cfg)
+	waitFor(t, bb, time.Minute, "bucket reconciled", succeeded)
+	if err := conformance.PutMany(ctx(t), store(t), bb.Name, []string{"shoot--x--y--1/a", "shoot--x--y--1/b"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Delete(ctx(t), bb); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, bb, time.Minute, "locked objects reported", failedWith(gardencorev1beta1.ErrorInfraDependencies))
+	if desc := bb.Status.LastError.Description; !strings.Contains(desc, "2 object versions are held by retention locks") {
+		t.Fatalf("lastError %q does not report the 2 locked versions", desc)
+	}
+	lc, err := raw().GetBucketLifecycleConfiguration(ctx(t), &s3.GetBucketLifecycleConfigurationInput{Bucket: &bb.Name})
+	if err != nil || !slices.ContainsFunc(lc.Rules, func(r types.LifecycleRule) bool { return r.Filter != nil && aws.ToString(r.Filter.Prefix) == "" && r.Expiration != nil }) {
+		t.Fatalf("no lifecycle rule takes over the locked objects: %v", err)
+	}
+	// No loop: the next attempt is scheduled for when the locks expire, not now.
+	seen := bb.Status.LastOperation.LastUpdateTime
+	time.Sleep(5 * time.Second)
+	if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(bb), bb); err != nil {
+		t.Fatal(err)
+	}
+	if !bb.Status.LastOperation.LastUpdateTime.Equal(&seen) {
+		t.Fatalf("the deletion was retried at once (status updated again at %v)", bb.Status.LastOperation.LastUpdateTime)
+	}
+	if !bucketExists(t, bb.Name) {
+		t.Fatal("the bucket holding locked objects was deleted")
+	}
+}

@@ -1,0 +1,52 @@
+package stack
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// GardenerCRDs returns the paths of gardener's BackupBucket and BackupEntry CRDs, shipped inside
+// the gardener module this project is built with.
+func GardenerCRDs() ([]string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/gardener/gardener")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("locating the gardener module: %w", err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), "pkg", "component", "extensions", "crds", "assets")
+	return []string{
+		filepath.Join(dir, "crd-extensions.gardener.cloud_backupbuckets.yaml"),
+		filepath.Join(dir, "crd-extensions.gardener.cloud_backupentries.yaml"),
+	}, nil
+}
+
+// StartEnvtest starts a real kube-apiserver and etcd with gardener's backup CRDs installed.
+func StartEnvtest() (*envtest.Environment, *rest.Config, error) {
+	assets, err := Tool("envtest", "KUBEBUILDER_ASSETS")
+	if err != nil {
+		return nil, nil, err
+	}
+	crds, err := GardenerCRDs()
+	if err != nil {
+		return nil, nil, err
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		CRDInstallOptions:     envtest.CRDInstallOptions{Paths: crds, ErrorIfPathMissing: true},
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting envtest: %w", err)
+	}
+	return env, cfg, nil
+}
