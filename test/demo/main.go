@@ -1,0 +1,331 @@
+// Command demo runs the real aws extension binary as a process against a local seed (a real
+// kube-apiserver and etcd) and a local MinIO, applies the manifests of example/aws, and prints an
+// account of what happened: the bucket and its settings, the shoot's etcd-backup secret, the
+// deletion of the shoot's prefix (its neighbour surviving), and the bucket's deletion.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+var step = 0
+
+func say(format string, args ...any) {
+	step++
+	fmt.Printf("\n\033[1m[%d] %s\033[0m\n", step, fmt.Sprintf(format, args...))
+}
+
+func detail(format string, args ...any) { fmt.Printf("    %s\n", fmt.Sprintf(format, args...)) }
+
+func main() {
+	binary := flag.String("binary", "bin/gardener-extension-backup-aws", "the extension binary to run")
+	objects := flag.Int("objects", 2000, "snapshots to write under the shoot's prefix")
+	flag.Parse()
+	if err := run(*binary, *objects); err != nil {
+		fmt.Printf("\n\033[31mDEMO FAILED: %v\033[0m\n", err)
+		os.Exit(1)
+	}
+	fmt.Printf("\n\033[32mDEMO PASSED\033[0m\n")
+}
+
+func run(binary string, objects int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	root, err := stack.RepoRoot()
+	if err != nil {
+		return err
+	}
+	work := filepath.Join(root, ".tmp", "demo")
+	_ = os.RemoveAll(work)
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
+
+	say("Starting a local seed: kube-apiserver + etcd with gardener's BackupBucket/BackupEntry CRDs")
+	env, cfg, err := stack.StartEnvtest()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = env.Stop() }()
+	detail("API server %s", cfg.Host)
+
+	say("Starting a local object store: MinIO (S3-compatible), with a KMS key for default encryption")
+	minio, err := stack.StartMinIO(ctx, stack.MinIOOptions{Region: "eu-central-1"})
+	if err != nil {
+		return err
+	}
+	defer minio.Stop()
+	detail("MinIO %s, region %s", minio.Endpoint, minio.Region)
+
+	scheme, err := app.Scheme()
+	if err != nil {
+		return err
+	}
+	k8s, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "garden"}}); err != nil {
+		return err
+	}
+
+	say("Starting the extension binary %s as a process", binary)
+	user, err := env.AddUser(envtest.User{Name: "gardener-extension-backup-aws", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return err
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		return err
+	}
+	kubeconfigPath := filepath.Join(work, "kubeconfig")
+	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
+		return err
+	}
+	healthPort, _ := stack.FreePort()
+	metricsPort, _ := stack.FreePort()
+	logPath := filepath.Join(work, "extension.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	ext := exec.Command(binary, "--kubeconfig", kubeconfigPath, "--leader-election", "--leader-election-namespace", "garden",
+		"--health-bind-address", fmt.Sprintf("127.0.0.1:%d", healthPort), "--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metricsPort),
+		"--log-format", "text")
+	ext.Stdout, ext.Stderr = logFile, logFile
+	ext.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := ext.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = ext.Process.Signal(syscall.SIGTERM); _ = ext.Wait() }()
+	if err := waitHTTP(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort)); err != nil {
+		return fmt.Errorf("the extension did not become ready (log: %s): %w", logPath, err)
+	}
+	detail("ready: /healthz and /readyz on :%d, metrics on :%d, log in %s", healthPort, metricsPort, rel(root, logPath))
+
+	say("Applying example/aws: the bucket's secret and BackupBucket (credentials pointed at MinIO)")
+	bucketSecret, bb, entrySecret, be := &corev1.Secret{}, &extensionsv1alpha1.BackupBucket{}, &corev1.Secret{}, &extensionsv1alpha1.BackupEntry{}
+	for file, obj := range map[string]any{"secret-backupbucket.yaml": bucketSecret, "backupbucket.yaml": bb, "secret-backupentry.yaml": entrySecret, "backupentry.yaml": be} {
+		data, err := os.ReadFile(filepath.Join(root, "example", "aws", file))
+		if err != nil {
+			return err
+		}
+		if err := yaml.UnmarshalStrict(data, obj); err != nil {
+			return fmt.Errorf("example/aws/%s: %w", file, err)
+		}
+	}
+	minioData := minio.SecretData()
+	delete(minioData, "region")
+	bucketSecret.StringData, bucketSecret.Data = nil, minioData
+	entrySecret.StringData, entrySecret.Data = nil, minioData
+	// MinIO implements neither the public access block nor multipart-abort lifecycle rules.
+	bb.Spec.ProviderConfig.Raw = []byte(`{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","disabledSettings":["PublicAccessBlock","MultipartAbortLifecycle"]}`)
+	if err := k8s.Create(ctx, bucketSecret); err != nil {
+		return err
+	}
+	if err := k8s.Create(ctx, bb); err != nil {
+		return err
+	}
+	if err := waitSucceeded(ctx, k8s, bb); err != nil {
+		return err
+	}
+	s3c := s3.New(s3.Options{Region: minio.Region, BaseEndpoint: aws.String(minio.Endpoint), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider(minio.AccessKey, minio.SecretKey, "")})
+	if _, err := s3c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &bb.Name}); err != nil {
+		return fmt.Errorf("bucket %s is missing: %w", bb.Name, err)
+	}
+	detail("BackupBucket %s: %s", bb.Name, bb.Status.LastOperation.Description)
+	enc, err := s3c.GetBucketEncryption(ctx, &s3.GetBucketEncryptionInput{Bucket: &bb.Name})
+	if err != nil {
+		return fmt.Errorf("no default encryption: %w", err)
+	}
+	detail("bucket %s exists in MinIO; default encryption %s; TLS-only bucket policy set", bb.Name, enc.ServerSideEncryptionConfiguration.Rules[0].ApplyServerSideEncryptionByDefault.SSEAlgorithm)
+
+	say("Applying example/aws: the entry's secret and BackupEntry for shoot namespace")
+	shootNS := strings.TrimSuffix(be.Name, "--"+be.Name[strings.LastIndex(be.Name, "--")+2:])
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: shootNS}}); err != nil {
+		return err
+	}
+	if err := k8s.Create(ctx, entrySecret); err != nil {
+		return err
+	}
+	if err := k8s.Create(ctx, be); err != nil {
+		return err
+	}
+	if err := waitSucceeded(ctx, k8s, be); err != nil {
+		return err
+	}
+	etcdBackup := &corev1.Secret{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: shootNS, Name: "etcd-backup"}, etcdBackup); err != nil {
+		return err
+	}
+	var keys []string
+	for k := range etcdBackup.Data {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	detail("secret %s/etcd-backup written with keys %v (values not shown)", shootNS, keys)
+	detail("annotation backup.gardener.cloud/created-by=%s", etcdBackup.Annotations["backup.gardener.cloud/created-by"])
+
+	say("Writing %d snapshots under %s/ and one under a neighbour prefix %s0/", objects, be.Name, be.Name)
+	store, err := (&awsprovider.Provider{}).NewStore(ctx, provider.Credentials{Data: minioData, Region: minio.Region})
+	if err != nil {
+		return err
+	}
+	var snapshots []string
+	for i := range objects {
+		snapshots = append(snapshots, fmt.Sprintf("%s/etcd-main/v2/Full-%08d", be.Name, i))
+	}
+	neighbour := be.Name + "0/etcd-main/v2/Full-00000000"
+	if err := conformance.PutMany(ctx, store, bb.Name, append(snapshots, neighbour)); err != nil {
+		return err
+	}
+
+	say("Deleting the BackupEntry: only %s/ may go", be.Name)
+	start := time.Now()
+	if err := k8s.Delete(ctx, be); err != nil {
+		return err
+	}
+	if err := waitGone(ctx, k8s, be); err != nil {
+		return err
+	}
+	left, err := conformance.ListKeys(ctx, store, bb.Name, "")
+	if err != nil {
+		return err
+	}
+	if !slices.Equal(left, []string{neighbour}) {
+		return fmt.Errorf("after the entry's deletion the bucket holds %d objects, want only the neighbour", len(left))
+	}
+	detail("%d snapshots deleted in %s; the neighbour %s survived", objects, time.Since(start).Round(time.Millisecond), neighbour)
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(etcdBackup), etcdBackup); !apierrors.IsNotFound(err) {
+		return fmt.Errorf("the etcd-backup secret survived the entry: %v", err)
+	}
+	detail("secret %s/etcd-backup deleted", shootNS)
+
+	say("Deleting the BackupBucket: emptied, then deleted")
+	if err := k8s.Delete(ctx, bb); err != nil {
+		return err
+	}
+	if err := waitGone(ctx, k8s, bb); err != nil {
+		return err
+	}
+	if _, err := s3c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &bb.Name}); err == nil {
+		return fmt.Errorf("bucket %s survived its BackupBucket", bb.Name)
+	}
+	detail("bucket %s is gone from MinIO", bb.Name)
+
+	say("Metrics endpoint")
+	body, err := get(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, "controller_runtime_reconcile_total{") {
+			detail("%s", line)
+		}
+	}
+	return nil
+}
+
+func rel(root, path string) string {
+	if r, err := filepath.Rel(root, path); err == nil {
+		return r
+	}
+	return path
+}
+
+func get(ctx context.Context, url string) (string, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return string(b), err
+}
+
+func waitHTTP(ctx context.Context, url string) error {
+	for {
+		if _, err := get(ctx, url); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func waitSucceeded(ctx context.Context, k8s client.Client, obj extensionsv1alpha1.Object) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		st := obj.GetExtensionStatus()
+		if op := st.GetLastOperation(); op != nil && op.State == gardencorev1beta1.LastOperationStateSucceeded {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			desc := "no status yet"
+			if le := st.GetLastError(); le != nil {
+				desc = fmt.Sprintf("%s (codes %v)", le.Description, le.Codes)
+			}
+			return fmt.Errorf("%s did not succeed: %s", obj.GetName(), desc)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func waitGone(ctx context.Context, k8s client.Client, obj extensionsv1alpha1.Object) error {
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return errors.New(obj.GetName() + " was not deleted in time")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
