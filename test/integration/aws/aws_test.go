@@ -20,8 +20,8 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
-	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
@@ -101,10 +101,10 @@ func TestBucketErrorsCarryCodesAndTouchNothing(t *testing.T) {
 			providerConfig: minioConfig, code: gardencorev1beta1.ErrorConfigurationProblem, mentions: "taken by another account"},
 		{name: "invalid providerConfig", bucket: uniqueName("bad-config-"), data: secretData(proxy.URL),
 			providerConfig: `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"36h","mode":"compliance"}}`,
-			code: gardencorev1beta1.ErrorConfigurationProblem, mentions: "providerConfig.immutability.retentionPeriod"},
+			code:           gardencorev1beta1.ErrorConfigurationProblem, mentions: "providerConfig.immutability.retentionPeriod"},
 		{name: "unknown providerConfig field", bucket: uniqueName("bad-field-"), data: secretData(proxy.URL),
 			providerConfig: `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","encryptionn":{}}`,
-			code: gardencorev1beta1.ErrorConfigurationProblem, mentions: `unknown field "encryptionn"`},
+			code:           gardencorev1beta1.ErrorConfigurationProblem, mentions: `unknown field "encryptionn"`},
 		{name: "secret without keys", bucket: uniqueName("no-keys-"), data: map[string][]byte{"endpoint": []byte(proxy.URL)},
 			providerConfig: minioConfig, code: gardencorev1beta1.ErrorConfigurationProblem, mentions: "accessKeyID"},
 	}
@@ -338,7 +338,9 @@ func TestLockedBucketDeletionReportsAndWaits(t *testing.T) {
 		t.Fatalf("lastError %q does not report the 2 locked versions", desc)
 	}
 	lc, err := raw().GetBucketLifecycleConfiguration(ctx(t), &s3.GetBucketLifecycleConfigurationInput{Bucket: &bb.Name})
-	if err != nil || !slices.ContainsFunc(lc.Rules, func(r types.LifecycleRule) bool { return r.Filter != nil && aws.ToString(r.Filter.Prefix) == "" && r.Expiration != nil }) {
+	if err != nil || !slices.ContainsFunc(lc.Rules, func(r types.LifecycleRule) bool {
+		return r.Filter != nil && aws.ToString(r.Filter.Prefix) == "" && r.Expiration != nil
+	}) {
 		t.Fatalf("no lifecycle rule takes over the locked objects: %v", err)
 	}
 	// No loop: the next attempt is scheduled for when the locks expire, not now.

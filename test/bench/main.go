@@ -1,0 +1,247 @@
+// Command bench measures the deletion of one BackupEntry's prefix on MinIO, in one run, with
+// three strategies side by side, each at several added network delays:
+//
+//   - engine:   this project's deletion engine (objectstore.DeletePrefix) with every safety check
+//     on: prefix validation, per-key prefix check, versioning check, every per-key error checked,
+//     adaptive slow-down under throttling;
+//   - baseline: today's extensions' strategy: list a page, one DeleteObjects for it, sequentially;
+//   - raw:      the stand-in's raw limit: the listing streamed into unchecked parallel
+//     DeleteObjects (quiet, results ignored).
+//
+// All three list the prefix as part of the measured time (a deletion cannot skip it) and are
+// checked afterwards: the prefix must be empty and its neighbour intact.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+const (
+	bucket    = "bench"
+	entry     = "shoot--bench--entry--1"
+	neighbour = "shoot--bench--entry--10/etcd-main/v2/Full-0"
+)
+
+func main() {
+	objects := flag.Int("objects", 100_000, "objects under the entry's prefix")
+	delaysFlag := flag.String("delays", "0ms,50ms", "added delay per request, comma-separated")
+	parallelism := flag.Int("parallelism", 8, "requests in flight for the engine and the raw limit")
+	flag.Parse()
+	var delays []time.Duration
+	for _, d := range strings.Split(*delaysFlag, ",") {
+		v, err := time.ParseDuration(strings.TrimSpace(d))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bad --delays:", err)
+			os.Exit(2)
+		}
+		delays = append(delays, v)
+	}
+	if err := run(*objects, delays, *parallelism); err != nil {
+		fmt.Fprintln(os.Stderr, "bench failed:", err)
+		os.Exit(1)
+	}
+}
+
+type strategy struct {
+	name string
+	run  func(ctx context.Context, endpoint string) error
+}
+
+type result struct {
+	delay    time.Duration
+	strategy string
+	seconds  float64
+}
+
+func run(objects int, delays []time.Duration, parallelism int) error {
+	ctx := context.Background()
+	fmt.Printf("bench: deleting %d objects under %s/ on MinIO, parallelism %d, delays %v\n", objects, entry, parallelism, delays)
+	minio, err := stack.StartMinIO(ctx, stack.MinIOOptions{WithoutKMS: true})
+	if err != nil {
+		return err
+	}
+	defer minio.Stop()
+	direct, err := newStore(minio, minio.Endpoint)
+	if err != nil {
+		return err
+	}
+	if _, err := rawClient(minio, minio.Endpoint).CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		return err
+	}
+	prefix, err := objectstore.EntryPrefix(entry)
+	if err != nil {
+		return err
+	}
+	strategies := []strategy{
+		{"engine", func(ctx context.Context, endpoint string) error {
+			store, err := newStore(minio, endpoint)
+			if err != nil {
+				return err
+			}
+			res, err := objectstore.DeletePrefix(ctx, store, bucket, prefix, objectstore.DeleteOptions{Parallelism: parallelism})
+			if err == nil && (!res.Done || res.Deleted != objects) {
+				err = fmt.Errorf("engine result %+v", res)
+			}
+			return err
+		}},
+		{"baseline", func(ctx context.Context, endpoint string) error { return baseline(ctx, rawClient(minio, endpoint), prefix.String()) }},
+		{"raw", func(ctx context.Context, endpoint string) error {
+			return rawLimit(ctx, rawClient(minio, endpoint), prefix.String(), parallelism)
+		}},
+	}
+	keys := make([]string, objects)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("%setcd-main/v2/Full-%08d", prefix.String(), i)
+	}
+	if err := direct.PutObject(ctx, bucket, neighbour, []byte("keep")); err != nil {
+		return err
+	}
+	var results []result
+	for _, delay := range delays {
+		proxy, err := stack.StartProxy(minio.Endpoint, stack.ProxyOptions{Delay: delay})
+		if err != nil {
+			return err
+		}
+		for _, s := range strategies {
+			fmt.Printf("  delay %-5s %-8s: writing %d objects ...", delay, s.name, objects)
+			start := time.Now()
+			if err := putMany(ctx, direct, keys); err != nil {
+				return err
+			}
+			fmt.Printf(" (%s) deleting ...", time.Since(start).Round(time.Second))
+			start = time.Now()
+			if err := s.run(ctx, proxy.URL); err != nil {
+				return fmt.Errorf("%s at %s: %w", s.name, delay, err)
+			}
+			secs := time.Since(start).Seconds()
+			left, err := conformance.ListKeys(ctx, direct, bucket, "")
+			if err != nil {
+				return err
+			}
+			if len(left) != 1 || left[0] != neighbour {
+				return fmt.Errorf("%s at %s left %d objects (want only the neighbour)", s.name, delay, len(left))
+			}
+			fmt.Printf(" %.1f s, %.0f objects/s\n", secs, float64(objects)/secs)
+			results = append(results, result{delay, s.name, secs})
+		}
+		proxy.Close()
+	}
+	fmt.Printf("\n| added delay | strategy | seconds | objects/s | share of raw limit |\n|---|---|---|---|---|\n")
+	for _, r := range results {
+		var raw float64
+		for _, o := range results {
+			if o.delay == r.delay && o.strategy == "raw" {
+				raw = o.seconds
+			}
+		}
+		fmt.Printf("| %s | %s | %.1f | %.0f | %.0f %% |\n", r.delay, r.strategy, r.seconds, float64(objects)/r.seconds, 100*raw/r.seconds)
+	}
+	return nil
+}
+
+func newStore(m *stack.MinIO, endpoint string) (objectstore.Store, error) {
+	data := m.SecretData()
+	data["endpoint"] = []byte(endpoint)
+	return (&awsprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: data})
+}
+
+func rawClient(m *stack.MinIO, endpoint string) *s3.Client {
+	return s3.New(s3.Options{Region: m.Region, BaseEndpoint: aws.String(endpoint), UsePathStyle: true,
+		Credentials:                credentials.NewStaticCredentialsProvider(m.AccessKey, m.SecretKey, ""),
+		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired})
+}
+
+func putMany(ctx context.Context, store objectstore.Store, keys []string) error {
+	const workers = 48
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	next := make(chan string)
+	for range workers {
+		wg.Go(func() {
+			for k := range next {
+				if err := store.PutObject(ctx, bucket, k, []byte("snapshot")); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	for _, k := range keys {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// baseline is today's extensions' strategy: a page, one DeleteObjects for it, sequentially.
+func baseline(ctx context.Context, c *s3.Client, prefix string) error {
+	pages := s3.NewListObjectsV2Paginator(c, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: &prefix})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return err
+		}
+		if len(page.Contents) == 0 {
+			continue
+		}
+		ids := make([]types.ObjectIdentifier, len(page.Contents))
+		for i, o := range page.Contents {
+			ids[i] = types.ObjectIdentifier{Key: o.Key}
+		}
+		if _, err := c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(bucket), Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rawLimit streams the listing into unchecked parallel DeleteObjects.
+func rawLimit(ctx context.Context, c *s3.Client, prefix string, parallelism int) error {
+	batches := make(chan []types.ObjectIdentifier, parallelism)
+	var wg sync.WaitGroup
+	for range parallelism {
+		wg.Go(func() {
+			for ids := range batches {
+				_, _ = c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(bucket), Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)}})
+			}
+		})
+	}
+	pages := s3.NewListObjectsV2Paginator(c, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: &prefix})
+	var err error
+	for pages.HasMorePages() {
+		page, perr := pages.NextPage(ctx)
+		if perr != nil {
+			err = perr
+			break
+		}
+		ids := make([]types.ObjectIdentifier, len(page.Contents))
+		for i, o := range page.Contents {
+			ids[i] = types.ObjectIdentifier{Key: o.Key}
+		}
+		if len(ids) > 0 {
+			batches <- ids
+		}
+	}
+	close(batches)
+	wg.Wait()
+	return err
+}
