@@ -125,7 +125,7 @@ func NewManager(cfg Config) (manager.Manager, error) {
 // AddControllers adds both controllers for p to mgr.
 func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provider, cfg Config) error {
 	ctrl := cfg.Controller.Options()
-	if err := backupbucket.AddToManager(ctx, mgr, p, backupbucket.AddOptions{
+	if err := backupbucket.AddToManager(ctx, mgr, p, controller.AddOptions{
 		Controller:                ctrl,
 		IgnoreOperationAnnotation: cfg.IgnoreOperationAnnotation,
 		ExtensionClasses:          cfg.ExtensionClasses,
@@ -133,7 +133,7 @@ func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provide
 	}); err != nil {
 		return fmt.Errorf("adding the BackupBucket controller: %w", err)
 	}
-	if err := backupentry.AddToManager(ctx, mgr, p, backupentry.AddOptions{
+	if err := backupentry.AddToManager(ctx, mgr, p, controller.AddOptions{
 		Controller:                ctrl,
 		IgnoreOperationAnnotation: cfg.IgnoreOperationAnnotation,
 		ExtensionClasses:          cfg.ExtensionClasses,

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"time"
 
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	securityv1alpha1constants "github.com/gardener/gardener/pkg/apis/security/v1alpha1/constants"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -33,6 +35,14 @@ func NewStore(ctx context.Context, reader client.Reader, p provider.Provider, re
 		return nil, fmt.Errorf("credentials secret %s/%s: %w", ref.Namespace, ref.Name, err)
 	}
 	return store, nil
+}
+
+// AddOptions configure either controller.
+type AddOptions struct {
+	Controller                ctrlcontroller.Options
+	IgnoreOperationAnnotation bool
+	ExtensionClasses          []extensionsv1alpha1.ExtensionClass
+	Deletion                  DeletionOptions
 }
 
 // DeletionOptions are the deletion engine's settings shared by both controllers.

@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
@@ -82,7 +81,7 @@ func run(objects int, delays []time.Duration, parallelism int) error {
 	if err != nil {
 		return err
 	}
-	if _, err := rawClient(minio, minio.Endpoint).CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+	if _, err := minio.S3Client().CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		return err
 	}
 	prefix, err := objectstore.EntryPrefix(entry)
@@ -101,9 +100,11 @@ func run(objects int, delays []time.Duration, parallelism int) error {
 			}
 			return err
 		}},
-		{"baseline", func(ctx context.Context, endpoint string) error { return baseline(ctx, rawClient(minio, endpoint), prefix.String()) }},
+		{"baseline", func(ctx context.Context, endpoint string) error {
+			return baseline(ctx, minio.S3ClientAt(endpoint), prefix.String())
+		}},
 		{"raw", func(ctx context.Context, endpoint string) error {
-			return rawLimit(ctx, rawClient(minio, endpoint), prefix.String(), parallelism)
+			return rawLimit(ctx, minio.S3ClientAt(endpoint), prefix.String(), parallelism)
 		}},
 	}
 	keys := make([]string, objects)
@@ -160,12 +161,6 @@ func newStore(m *stack.MinIO, endpoint string) (objectstore.Store, error) {
 	data := m.SecretData()
 	data["endpoint"] = []byte(endpoint)
 	return (&awsprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: data})
-}
-
-func rawClient(m *stack.MinIO, endpoint string) *s3.Client {
-	return s3.New(s3.Options{Region: m.Region, BaseEndpoint: aws.String(endpoint), UsePathStyle: true,
-		Credentials:                credentials.NewStaticCredentialsProvider(m.AccessKey, m.SecretKey, ""),
-		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired})
 }
 
 func putMany(ctx context.Context, store objectstore.Store, keys []string) error {

@@ -19,8 +19,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
@@ -160,8 +158,7 @@ func run(binary string, objects int) error {
 	if err := waitSucceeded(ctx, k8s, bb); err != nil {
 		return err
 	}
-	s3c := s3.New(s3.Options{Region: minio.Region, BaseEndpoint: aws.String(minio.Endpoint), UsePathStyle: true,
-		Credentials: credentials.NewStaticCredentialsProvider(minio.AccessKey, minio.SecretKey, "")})
+	s3c := minio.S3Client()
 	if _, err := s3c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &bb.Name}); err != nil {
 		return fmt.Errorf("bucket %s is missing: %w", bb.Name, err)
 	}

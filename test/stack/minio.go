@@ -11,6 +11,10 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
 // MinIOOptions configure a MinIO server.
@@ -113,6 +117,23 @@ func (m *MinIO) Stop() {
 		}
 	}
 	_ = os.RemoveAll(m.dir)
+}
+
+// S3Client returns a plain SDK client with the root credentials, reaching the server directly:
+// for tests to inspect buckets and to cause drift behind the extension's back.
+func (m *MinIO) S3Client() *s3.Client {
+	return m.S3ClientAt(m.Endpoint)
+}
+
+// S3ClientAt is S3Client reaching the server through endpoint (a proxy).
+func (m *MinIO) S3ClientAt(endpoint string) *s3.Client {
+	return s3.New(s3.Options{
+		Region:                     m.Region,
+		BaseEndpoint:               aws.String(endpoint),
+		UsePathStyle:               true,
+		Credentials:                credentials.NewStaticCredentialsProvider(m.AccessKey, m.SecretKey, ""),
+		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
+	})
 }
 
 // SecretData is the data of an aws-type credentials secret for this server.

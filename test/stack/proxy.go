@@ -13,14 +13,14 @@ import (
 
 // Proxy is a reverse proxy on loopback in front of a real server. It adds a fixed delay to every
 // request (standing in for a real network's round trip), can throttle every n-th batch deletion
-// with S3's 503 SlowDown, can play "bucket owned by another account" for named buckets (a
+// with S3's 503 SlowDown, can play "bucket owned by another account" for buckets of a name prefix (a
 // behaviour MinIO has no notion of), and counts what passes.
 type Proxy struct {
 	URL string
 
 	delay         time.Duration
 	throttleEvery int64
-	foreign       map[string]bool
+	foreignPrefix string
 
 	deletes   atomic.Int64
 	Throttled atomic.Int64
@@ -35,9 +35,10 @@ type Proxy struct {
 
 // ProxyOptions configure a Proxy.
 type ProxyOptions struct {
-	Delay          time.Duration
-	ThrottleEvery  int
-	ForeignBuckets []string
+	Delay         time.Duration
+	ThrottleEvery int
+	// ForeignPrefix, if set, makes every bucket whose name starts with it "owned by another account".
+	ForeignPrefix string
 }
 
 // StartProxy starts a proxy to target.
@@ -50,10 +51,7 @@ func StartProxy(target string, opts ProxyOptions) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{URL: "http://" + l.Addr().String(), delay: opts.Delay, throttleEvery: int64(opts.ThrottleEvery), foreign: map[string]bool{}, listener: l}
-	for _, b := range opts.ForeignBuckets {
-		p.foreign[b] = true
-	}
+	p := &Proxy{URL: "http://" + l.Addr().String(), delay: opts.Delay, throttleEvery: int64(opts.ThrottleEvery), foreignPrefix: opts.ForeignPrefix, listener: l}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.Transport = &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 30 * time.Second}
 	p.server = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -61,7 +59,7 @@ func StartProxy(target string, opts ProxyOptions) (*Proxy, error) {
 			time.Sleep(p.delay)
 		}
 		bucket := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 2)[0]
-		if p.foreign[bucket] {
+		if p.foreignPrefix != "" && strings.HasPrefix(bucket, p.foreignPrefix) {
 			p.answerForeign(w, r)
 			return
 		}

@@ -4,25 +4,15 @@ import (
 	"context"
 
 	"github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
-	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
-// AddOptions configure the controller.
-type AddOptions struct {
-	Controller                controller.Options
-	IgnoreOperationAnnotation bool
-	ExtensionClasses          []extensionsv1alpha1.ExtensionClass
-	Deletion                  corecontroller.DeletionOptions
-}
-
 // AddToManager registers the BackupBucket controller for p's type with gardener's library,
 // which owns finalizers, status and the operation annotation.
-func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, opts AddOptions) error {
+func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, opts corecontroller.AddOptions) error {
 	return backupbucket.Add(mgr, backupbucket.AddArgs{
 		Actuator:                  NewActuator(p, mgr.GetAPIReader(), opts.Deletion),
 		ControllerOptions:         opts.Controller,

@@ -5,24 +5,14 @@ import (
 
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry"
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
-	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
-// AddOptions configure the controller.
-type AddOptions struct {
-	Controller                controller.Options
-	IgnoreOperationAnnotation bool
-	ExtensionClasses          []extensionsv1alpha1.ExtensionClass
-	Deletion                  corecontroller.DeletionOptions
-}
-
 // AddToManager registers the BackupEntry controller for p's type with gardener's library.
-func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, opts AddOptions) error {
+func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, opts corecontroller.AddOptions) error {
 	recorder := mgr.GetEventRecorder("backupentry-" + p.Type())
 	return backupentry.Add(mgr, backupentry.AddArgs{
 		Actuator:                  genericactuator.NewActuator(mgr, NewDelegate(p, mgr.GetAPIReader(), recorder, opts.Deletion)),

@@ -150,9 +150,9 @@ func (s *Store) ListObjects(ctx context.Context, bucketName, prefix string, fn f
 func (s *Store) page(bucketName, prefix, after string) ([]objectstore.ObjectVersion, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b, ok := s.buckets[bucketName]
-	if !ok {
-		return nil, false, fmt.Errorf("bucket %q: %w", bucketName, objectstore.ErrBucketNotFound)
+	b, err := s.bucket(bucketName)
+	if err != nil {
+		return nil, false, err
 	}
 	var keys []string
 	for k := range b.objects {
@@ -187,9 +187,9 @@ func (s *Store) DeleteObjects(ctx context.Context, bucketName string, objects []
 	if s.throttle > 0 && s.calls%s.throttle == 0 {
 		return nil, &objectstore.RetryAfterError{After: time.Millisecond, Cause: fmt.Errorf("memstore: slow down")}
 	}
-	b, ok := s.buckets[bucketName]
-	if !ok {
-		return nil, fmt.Errorf("bucket %q: %w", bucketName, objectstore.ErrBucketNotFound)
+	b, err := s.bucket(bucketName)
+	if err != nil {
+		return nil, err
 	}
 	var errs []objectstore.ObjectError
 	for _, o := range objects {
@@ -207,48 +207,53 @@ func (s *Store) MaxDeleteBatch() int { return s.batch }
 
 // DeferDeletion implements objectstore.Store.
 func (s *Store) DeferDeletion(ctx context.Context, bucketName, prefix string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b, ok := s.buckets[bucketName]
-	if !ok {
-		return fmt.Errorf("bucket %q: %w", bucketName, objectstore.ErrBucketNotFound)
-	}
-	b.deferred[prefix] = true
-	return nil
+	return s.withBucket(ctx, bucketName, func(b *bucket) error {
+		b.deferred[prefix] = true
+		return nil
+	})
 }
 
 // PutObject implements objectstore.Store.
 func (s *Store) PutObject(ctx context.Context, bucketName, key string, data []byte) error {
+	return s.withBucket(ctx, bucketName, func(b *bucket) error {
+		b.objects[key] = append([]byte(nil), data...)
+		return nil
+	})
+}
+
+// GetObject implements objectstore.Store.
+func (s *Store) GetObject(ctx context.Context, bucketName, key string) ([]byte, error) {
+	var data []byte
+	err := s.withBucket(ctx, bucketName, func(b *bucket) error {
+		stored, ok := b.objects[key]
+		if !ok {
+			return fmt.Errorf("object %q: %w", key, objectstore.ErrNotFound)
+		}
+		data = append([]byte(nil), stored...)
+		return nil
+	})
+	return data, err
+}
+
+// withBucket runs fn on the named bucket under the store's lock.
+func (s *Store) withBucket(ctx context.Context, name string, fn func(*bucket) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b, ok := s.buckets[bucketName]
-	if !ok {
-		return fmt.Errorf("bucket %q: %w", bucketName, objectstore.ErrBucketNotFound)
+	b, err := s.bucket(name)
+	if err != nil {
+		return err
 	}
-	b.objects[key] = append([]byte(nil), data...)
-	return nil
+	return fn(b)
 }
 
-// GetObject implements objectstore.Store.
-func (s *Store) GetObject(ctx context.Context, bucketName, key string) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b, ok := s.buckets[bucketName]
+// bucket returns a bucket; the caller holds s.mu.
+func (s *Store) bucket(name string) (*bucket, error) {
+	b, ok := s.buckets[name]
 	if !ok {
-		return nil, fmt.Errorf("bucket %q: %w", bucketName, objectstore.ErrBucketNotFound)
+		return nil, fmt.Errorf("bucket %q: %w", name, objectstore.ErrBucketNotFound)
 	}
-	data, ok := b.objects[key]
-	if !ok {
-		return nil, fmt.Errorf("object %q: %w", key, objectstore.ErrNotFound)
-	}
-	return append([]byte(nil), data...), nil
+	return b, nil
 }

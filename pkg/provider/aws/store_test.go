@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,16 +22,6 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
-// rawClient talks to a MinIO directly, to inspect and to cause drift behind the store's back.
-func rawClient(m *stack.MinIO) *s3.Client {
-	return s3.New(s3.Options{
-		Region:       m.Region,
-		BaseEndpoint: aws.String(m.Endpoint),
-		UsePathStyle: true,
-		Credentials:  credentials.NewStaticCredentialsProvider(m.AccessKey, m.SecretKey, ""),
-	})
-}
-
 func ensure(t *testing.T, store objectstore.Store, name string, cfg *awsapi.BackupBucketConfig) error {
 	t.Helper()
 	return store.EnsureBucket(context.Background(), objectstore.Bucket{Name: name, Region: "eu-central-1", Config: cfg})
@@ -40,7 +29,7 @@ func ensure(t *testing.T, store objectstore.Store, name string, cfg *awsapi.Back
 
 func TestSettingsAreConvergedAndDriftIsCorrected(t *testing.T) {
 	ctx := context.Background()
-	store, raw, name := newStore(t, minio.SecretData()), rawClient(minio), newBucketName()
+	store, raw, name := newStore(t, minio.SecretData()), minio.S3Client(), newBucketName()
 	if err := ensure(t, store, name, minioConfig()); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +91,7 @@ func TestUnimplementedSettingIsReportedAndCanBeSwitchedOff(t *testing.T) {
 
 func TestVersionedBucketDeletesEveryVersionAndDeleteMarker(t *testing.T) {
 	ctx := context.Background()
-	store, raw, name := newStore(t, minio.SecretData()), rawClient(minio), newBucketName()
+	store, raw, name := newStore(t, minio.SecretData()), minio.S3Client(), newBucketName()
 	if err := ensure(t, store, name, minioConfig()); err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +140,7 @@ func immutable(mode string, days int) *awsapi.BackupBucketConfig {
 
 func TestObjectLockedObjectsAreReportedAndDeferred(t *testing.T) {
 	ctx := context.Background()
-	store, raw, name := newStore(t, minio.SecretData()), rawClient(minio), newBucketName()
+	store, raw, name := newStore(t, minio.SecretData()), minio.S3Client(), newBucketName()
 	if err := ensure(t, store, name, immutable(awsapi.ModeGovernance, 1)); err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +184,7 @@ func TestObjectLockedObjectsAreReportedAndDeferred(t *testing.T) {
 }
 
 func TestComplianceRetentionIsNeverWeakened(t *testing.T) {
-	store, raw, name := newStore(t, minio.SecretData()), rawClient(minio), newBucketName()
+	store, raw, name := newStore(t, minio.SecretData()), minio.S3Client(), newBucketName()
 	if err := ensure(t, store, name, immutable(awsapi.ModeCompliance, 2)); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
@@ -25,11 +24,6 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
-func raw() *s3.Client {
-	return s3.New(s3.Options{Region: region, BaseEndpoint: aws.String(minio.Endpoint), UsePathStyle: true,
-		Credentials: credentials.NewStaticCredentialsProvider(minio.AccessKey, minio.SecretKey, "")})
-}
-
 // store reaches MinIO directly, to fill and inspect buckets.
 func store(t *testing.T) objectstore.Store {
 	t.Helper()
@@ -41,7 +35,7 @@ func store(t *testing.T) objectstore.Store {
 }
 
 func bucketExists(t *testing.T, name string) bool {
-	_, err := raw().HeadBucket(ctx(t), &s3.HeadBucketInput{Bucket: &name})
+	_, err := minio.S3Client().HeadBucket(ctx(t), &s3.HeadBucketInput{Bucket: &name})
 	return err == nil
 }
 
@@ -59,29 +53,29 @@ func TestBucketIsCreatedConvergedAndDriftCorrected(t *testing.T) {
 		t.Fatalf("bucket %q does not exist", bb.Name)
 	}
 	encrypted := func() bool {
-		out, err := raw().GetBucketEncryption(ctx(t), &s3.GetBucketEncryptionInput{Bucket: &bb.Name})
+		out, err := minio.S3Client().GetBucketEncryption(ctx(t), &s3.GetBucketEncryptionInput{Bucket: &bb.Name})
 		return err == nil && out.ServerSideEncryptionConfiguration.Rules[0].ApplyServerSideEncryptionByDefault.SSEAlgorithm == types.ServerSideEncryptionAes256
 	}
 	if !encrypted() {
 		t.Fatal("default encryption is not set")
 	}
-	if _, err := raw().GetBucketPolicy(ctx(t), &s3.GetBucketPolicyInput{Bucket: &bb.Name}); err != nil {
+	if _, err := minio.S3Client().GetBucketPolicy(ctx(t), &s3.GetBucketPolicyInput{Bucket: &bb.Name}); err != nil {
 		t.Fatalf("no TLS-only policy: %v", err)
 	}
 
 	// Drift behind the extension's back, then the next reconcile gardenlet requests.
-	if _, err := raw().DeleteBucketEncryption(ctx(t), &s3.DeleteBucketEncryptionInput{Bucket: &bb.Name}); err != nil {
+	if _, err := minio.S3Client().DeleteBucketEncryption(ctx(t), &s3.DeleteBucketEncryptionInput{Bucket: &bb.Name}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := raw().DeleteBucketPolicy(ctx(t), &s3.DeleteBucketPolicyInput{Bucket: &bb.Name}); err != nil {
+	if _, err := minio.S3Client().DeleteBucketPolicy(ctx(t), &s3.DeleteBucketPolicyInput{Bucket: &bb.Name}); err != nil {
 		t.Fatal(err)
 	}
 	trigger(t, bb)
-	waitFor(t, bb, time.Minute, "bucket reconciled again", succeeded)
+	waitFor(t, bb, time.Minute, "bucket reconciled again", succeededAfter(time.Now()))
 	if !encrypted() {
 		t.Fatal("drift in default encryption was not corrected")
 	}
-	if _, err := raw().GetBucketPolicy(ctx(t), &s3.GetBucketPolicyInput{Bucket: &bb.Name}); err != nil {
+	if _, err := minio.S3Client().GetBucketPolicy(ctx(t), &s3.GetBucketPolicyInput{Bucket: &bb.Name}); err != nil {
 		t.Fatalf("drift in the bucket policy was not corrected: %v", err)
 	}
 }
@@ -97,7 +91,7 @@ func TestBucketErrorsCarryCodesAndTouchNothing(t *testing.T) {
 	}{
 		{name: "bad keys", bucket: uniqueName("bad-keys-"), data: secretData(proxy.URL, "secretAccessKey", "wrong-secret"),
 			providerConfig: minioConfig, code: gardencorev1beta1.ErrorInfraUnauthenticated, mentions: "unauthenticated"},
-		{name: "someone else's bucket", bucket: foreignBucket, data: secretData(proxy.URL),
+		{name: "someone else's bucket", bucket: uniqueName(foreignPrefix), data: secretData(proxy.URL),
 			providerConfig: minioConfig, code: gardencorev1beta1.ErrorConfigurationProblem, mentions: "taken by another account"},
 		{name: "invalid providerConfig", bucket: uniqueName("bad-config-"), data: secretData(proxy.URL),
 			providerConfig: `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"36h","mode":"compliance"}}`,
@@ -111,6 +105,7 @@ func TestBucketErrorsCarryCodesAndTouchNothing(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			bb := createBucket(t, c.bucket, c.data, c.providerConfig)
+			t.Cleanup(func() { forget(t, bb) })
 			waitFor(t, bb, time.Minute, "error code "+string(c.code), failedWith(c.code))
 			if desc := bb.Status.LastError.Description; !strings.Contains(desc, c.mentions) {
 				t.Errorf("lastError %q does not mention %q", desc, c.mentions)
@@ -118,7 +113,7 @@ func TestBucketErrorsCarryCodesAndTouchNothing(t *testing.T) {
 			if strings.Contains(bb.Status.LastError.Description, minio.SecretKey) || strings.Contains(bb.Status.LastError.Description, "wrong-secret") {
 				t.Fatalf("a secret value reached the status: %q", bb.Status.LastError.Description)
 			}
-			if c.bucket != foreignBucket && bucketExists(t, c.bucket) {
+			if !strings.HasPrefix(c.bucket, foreignPrefix) && bucketExists(t, c.bucket) {
 				t.Fatalf("bucket %q was created despite the error", c.bucket)
 			}
 		})
@@ -337,7 +332,7 @@ func TestLockedBucketDeletionReportsAndWaits(t *testing.T) {
 	if desc := bb.Status.LastError.Description; !strings.Contains(desc, "2 object versions are held by retention locks") {
 		t.Fatalf("lastError %q does not report the 2 locked versions", desc)
 	}
-	lc, err := raw().GetBucketLifecycleConfiguration(ctx(t), &s3.GetBucketLifecycleConfigurationInput{Bucket: &bb.Name})
+	lc, err := minio.S3Client().GetBucketLifecycleConfiguration(ctx(t), &s3.GetBucketLifecycleConfigurationInput{Bucket: &bb.Name})
 	if err != nil || !slices.ContainsFunc(lc.Rules, func(r types.LifecycleRule) bool {
 		return r.Filter != nil && aws.ToString(r.Filter.Prefix) == "" && r.Expiration != nil
 	}) {

@@ -97,9 +97,12 @@ func createEntry(t *testing.T, name, bucket string, data map[string][]byte) *ext
 	return be
 }
 
-// trigger sets the operation annotation, as gardenlet does to request a reconcile.
+// trigger sets the operation annotation, as gardenlet does to request a reconcile. It first
+// waits past the current second, so that the status of the reconcile it causes carries a later
+// lastUpdateTime (kept to the second) than any status before it: see succeededAfter.
 func trigger(t *testing.T, obj client.Object) {
 	t.Helper()
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
 	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
 	obj.SetAnnotations(map[string]string{v1beta1constants.GardenerOperation: v1beta1constants.GardenerOperationReconcile})
 	if err := k8s.Patch(ctx(t), obj, patch); err != nil {
@@ -141,6 +144,14 @@ func succeeded(obj extensionsv1alpha1.Object) bool {
 		obj.GetAnnotations()[v1beta1constants.GardenerOperation] == ""
 }
 
+// succeededAfter is succeeded, for a reconcile that wrote its status after since.
+func succeededAfter(since time.Time) func(extensionsv1alpha1.Object) bool {
+	return func(obj extensionsv1alpha1.Object) bool {
+		op := obj.GetExtensionStatus().GetLastOperation()
+		return succeeded(obj) && !op.LastUpdateTime.Time.Before(since.Truncate(time.Second))
+	}
+}
+
 func failedWith(code gardencorev1beta1.ErrorCode) func(extensionsv1alpha1.Object) bool {
 	return func(obj extensionsv1alpha1.Object) bool {
 		le := obj.GetExtensionStatus().GetLastError()
@@ -173,4 +184,23 @@ var nameSeq int
 func uniqueName(prefix string) string {
 	nameSeq++
 	return fmt.Sprintf("%s%d%d", prefix, time.Now().UnixNano()%100000, nameSeq)
+}
+
+// forget removes a BackupBucket that can never be deleted properly (its bucket is not ours or its
+// credentials are wrong) by releasing its finalizers, as an operator would.
+func forget(t *testing.T, obj client.Object) {
+	t.Helper()
+	c := context.Background()
+	if err := k8s.Delete(c, obj); client.IgnoreNotFound(err) != nil {
+		t.Error(err)
+		return
+	}
+	if err := k8s.Get(c, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return
+	}
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	obj.SetFinalizers(nil)
+	if err := k8s.Patch(c, obj, patch); client.IgnoreNotFound(err) != nil {
+		t.Error(err)
+	}
 }

@@ -29,11 +29,12 @@ const reconcileTimeout = 8 * time.Second
 var (
 	k8s   client.Client
 	minio *stack.MinIO
-	// proxy sits in front of MinIO and plays "owned by another account" for foreignBucket.
+	// proxy sits in front of MinIO and plays "owned by another account" for buckets named foreign-*.
 	proxy *stack.Proxy
 )
 
-const foreignBucket = "foreign-bucket-of-another-account"
+// foreignPrefix names buckets the proxy plays as owned by another account.
+const foreignPrefix = "foreign-"
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -53,7 +54,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer minio.Stop()
-	if proxy, err = stack.StartProxy(minio.Endpoint, stack.ProxyOptions{ForeignBuckets: []string{foreignBucket}}); err != nil {
+	if proxy, err = stack.StartProxy(minio.Endpoint, stack.ProxyOptions{ForeignPrefix: foreignPrefix}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -75,11 +76,11 @@ func run(m *testing.M) int {
 	}
 	p := &awsprovider.Provider{}
 	ctrlOpts := ctrlcontroller.Options{MaxConcurrentReconciles: 5, ReconciliationTimeout: reconcileTimeout}
-	if err := backupbucket.AddToManager(ctx, mgr, p, backupbucket.AddOptions{Controller: ctrlOpts, Deletion: appCfg.Deletion}); err != nil {
+	if err := backupbucket.AddToManager(ctx, mgr, p, controller.AddOptions{Controller: ctrlOpts, Deletion: appCfg.Deletion}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := backupentry.AddToManager(ctx, mgr, p, backupentry.AddOptions{Controller: ctrlOpts, Deletion: appCfg.Deletion}); err != nil {
+	if err := backupentry.AddToManager(ctx, mgr, p, controller.AddOptions{Controller: ctrlOpts, Deletion: appCfg.Deletion}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

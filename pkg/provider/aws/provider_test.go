@@ -1,0 +1,64 @@
+package aws_test
+
+import (
+	"errors"
+	"maps"
+	"slices"
+	"testing"
+
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+)
+
+func TestEtcdBackupSecretData(t *testing.T) {
+	entry := &extensionsv1alpha1.BackupEntry{Spec: extensionsv1alpha1.BackupEntrySpec{Region: "eu-west-1"}}
+	wiConfig := "apiVersion: aws.provider.extensions.gardener.cloud/v1alpha1\nkind: WorkloadIdentityConfig\nroleARN: arn:aws:iam::1:role/r\n"
+	cases := []struct {
+		name    string
+		in      map[string]string
+		want    map[string]string
+		wantErr bool
+	}{
+		{name: "static keys; stray keys dropped; region from the entry",
+			in:   map[string]string{"accessKeyID": "id", "secretAccessKey": "s", "bucketName": "b", "stray.json": "{}", "other": "x"},
+			want: map[string]string{"accessKeyID": "id", "secretAccessKey": "s", "bucketName": "b", "region": "eu-west-1"}},
+		{name: "S3-compatible keys pass through; the secret's region wins",
+			in: map[string]string{"accessKeyID": "id", "secretAccessKey": "s", "bucketName": "b", "region": "us-east-1", "endpoint": "https://s3.local",
+				"s3ForcePathStyle": "true", "trustedCaCert": "PEM", "insecureSkipVerify": "false"},
+			want: map[string]string{"accessKeyID": "id", "secretAccessKey": "s", "bucketName": "b", "region": "us-east-1", "endpoint": "https://s3.local",
+				"s3ForcePathStyle": "true", "trustedCaCert": "PEM", "insecureSkipVerify": "false"}},
+		{name: "workload identity: roleARN from the config",
+			in:   map[string]string{"config": wiConfig, "bucketName": "b"},
+			want: map[string]string{"roleARN": "arn:aws:iam::1:role/r", "bucketName": "b", "region": "eu-west-1"}},
+		{name: "no credentials", in: map[string]string{"bucketName": "b"}, wantErr: true},
+		{name: "bad workload identity config", in: map[string]string{"config": "kind: Nope\n", "bucketName": "b"}, wantErr: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := map[string][]byte{}
+			for k, v := range c.in {
+				in[k] = []byte(v)
+			}
+			out, err := (&awsprovider.Provider{}).EtcdBackupSecretData(entry, in)
+			if c.wantErr {
+				if !errors.Is(err, objectstore.ErrInvalidConfig) {
+					t.Fatalf("got %v; want ErrInvalidConfig", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for k, v := range out {
+				got[k] = string(v)
+			}
+			if !maps.Equal(got, c.want) {
+				keys := slices.Sorted(maps.Keys(got))
+				t.Fatalf("got keys %v = %v; want %v", keys, got, c.want)
+			}
+		})
+	}
+}
