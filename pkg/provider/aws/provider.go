@@ -66,17 +66,26 @@ func (p *Provider) DecodeBucketConfig(raw []byte) (any, error) {
 
 // NewStore implements provider.Provider.
 func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (objectstore.Store, error) {
+	client, err := p.NewS3Client(creds)
+	if err != nil {
+		return nil, err
+	}
+	return &store{client: client, regionOverride: string(creds.Data[KeyRegion])}, nil
+}
+
+// NewS3Client builds the S3 client a store uses (the benchmarks build their baselines with it,
+// so that strategies differ in nothing but strategy).
+func (p *Provider) NewS3Client(creds provider.Credentials) (*s3.Client, error) {
 	cfg, opts, err := p.clientConfig(creds)
 	if err != nil {
 		return nil, err
 	}
-	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
+	return s3.NewFromConfig(cfg, func(o *s3.Options) {
 		if opts.endpoint != "" {
 			o.BaseEndpoint = aws.String(opts.endpoint)
 		}
 		o.UsePathStyle = opts.pathStyle
-	})
-	return &store{client: client, regionOverride: string(creds.Data[KeyRegion])}, nil
+	}), nil
 }
 
 type clientOptions struct {

@@ -15,8 +15,10 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -349,5 +351,44 @@ func TestLockedBucketDeletionReportsAndWaits(t *testing.T) {
 	}
 	if !bucketExists(t, bb.Name) {
 		t.Fatal("the bucket holding locked objects was deleted")
+	}
+}
+
+func TestLockedEntryObjectsAreDeferredAndReported(t *testing.T) {
+	cfg := `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","disabledSettings":["PublicAccessBlock","MultipartAbortLifecycle"],` +
+		`"immutability":{"retentionType":"bucket","retentionPeriod":"24h","mode":"governance"}}`
+	bb := createBucket(t, uniqueName("locked-entry-"), secretData(proxy.URL), cfg)
+	waitFor(t, bb, time.Minute, "bucket reconciled", succeeded)
+	shoot := uniqueName("shoot--l--")
+	ensureNamespace(t, shoot)
+	be := createEntry(t, shoot+"--1", bb.Name, secretData(proxy.URL))
+	waitFor(t, be, time.Minute, "entry reconciled", succeeded)
+	if err := conformance.PutMany(ctx(t), store(t), bb.Name, []string{shoot + "--1/a", shoot + "--1/b", shoot + "--10/keep"}); err != nil {
+		t.Fatal(err)
+	}
+	// The entry's deletion completes: the locked objects are left to a lifecycle rule, not looped on.
+	deleteAndWaitGone(t, be, time.Minute)
+	lc, err := minio.S3Client().GetBucketLifecycleConfiguration(ctx(t), &s3.GetBucketLifecycleConfigurationInput{Bucket: &bb.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prefixes []string
+	for _, r := range lc.Rules {
+		if r.Filter != nil && r.Expiration != nil {
+			prefixes = append(prefixes, aws.ToString(r.Filter.Prefix))
+		}
+	}
+	if !slices.Equal(prefixes, []string{shoot + "--1/"}) {
+		t.Fatalf("deferred-deletion rules cover %q; want exactly the entry's prefix", prefixes)
+	}
+	events := &eventsv1.EventList{}
+	if err := k8s.List(ctx(t), events); err != nil {
+		t.Fatal(err)
+	}
+	found := slices.ContainsFunc(events.Items, func(e eventsv1.Event) bool {
+		return e.Regarding.Name == be.Name && e.Reason == backupentry.ReasonLockedObjectsDeferred && strings.Contains(e.Note, "2 object versions")
+	})
+	if !found {
+		t.Fatalf("no %s event reporting the 2 locked versions of %s", backupentry.ReasonLockedObjectsDeferred, be.Name)
 	}
 }
