@@ -6,11 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	sigsjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -21,14 +19,14 @@ var configPath = field.NewPath("providerConfig")
 // field path.
 func DecodeBackupBucketConfig(raw []byte) (*BackupBucketConfig, error) {
 	cfg := &BackupBucketConfig{}
-	if len(strings.TrimSpace(string(raw))) == 0 {
+	if decode.Empty(raw) {
 		return cfg, nil
 	}
-	if err := decodeStrict(raw, cfg, KindBackupBucketConfig); err != nil {
+	if err := decode.Strict(raw, cfg, configPath, KindBackupBucketConfig, APIVersion, ProviderAWSAPIVersion); err != nil {
 		return nil, err
 	}
-	if errs := ValidateBackupBucketConfig(cfg, configPath); len(errs) > 0 {
-		return nil, fmt.Errorf("%w: %w", objectstore.ErrInvalidConfig, errs.ToAggregate())
+	if err := decode.Invalid(ValidateBackupBucketConfig(cfg, configPath)); err != nil {
+		return nil, err
 	}
 	return cfg, nil
 }
@@ -36,39 +34,13 @@ func DecodeBackupBucketConfig(raw []byte) (*BackupBucketConfig, error) {
 // DecodeWorkloadIdentityConfig strictly decodes a workload identity secret's "config" key.
 func DecodeWorkloadIdentityConfig(raw []byte) (*WorkloadIdentityConfig, error) {
 	cfg := &WorkloadIdentityConfig{}
-	if err := decodeStrict(raw, cfg, KindWorkloadIdentityConfig); err != nil {
+	if err := decode.Strict(raw, cfg, field.NewPath("config"), KindWorkloadIdentityConfig, APIVersion, ProviderAWSAPIVersion); err != nil {
 		return nil, err
 	}
 	if cfg.RoleARN == "" || !strings.HasPrefix(cfg.RoleARN, "arn:") {
 		return nil, fmt.Errorf("%w: %s", objectstore.ErrInvalidConfig, field.Invalid(field.NewPath("config", "roleARN"), cfg.RoleARN, "must be an IAM role ARN"))
 	}
 	return cfg, nil
-}
-
-func decodeStrict(raw []byte, into interface{ GetObjectKind() schema.ObjectKind }, kind string) error {
-	js, err := yaml.YAMLToJSON(raw)
-	if err != nil {
-		return fmt.Errorf("%w: %s: not valid JSON or YAML: %v", objectstore.ErrInvalidConfig, configPath, err)
-	}
-	strict, err := sigsjson.UnmarshalStrict(js, into)
-	if err != nil {
-		return fmt.Errorf("%w: %s: %v", objectstore.ErrInvalidConfig, configPath, err)
-	}
-	if len(strict) > 0 {
-		msgs := make([]string, len(strict))
-		for i, e := range strict {
-			msgs[i] = e.Error()
-		}
-		return fmt.Errorf("%w: %s: %s", objectstore.ErrInvalidConfig, configPath, strings.Join(msgs, "; "))
-	}
-	gvk := into.GetObjectKind().GroupVersionKind()
-	if v := gvk.GroupVersion().String(); v != APIVersion && v != ProviderAWSAPIVersion {
-		return fmt.Errorf("%w: %s", objectstore.ErrInvalidConfig, field.NotSupported(configPath.Child("apiVersion"), v, []string{APIVersion, ProviderAWSAPIVersion}))
-	}
-	if gvk.Kind != kind {
-		return fmt.Errorf("%w: %s", objectstore.ErrInvalidConfig, field.NotSupported(configPath.Child("kind"), gvk.Kind, []string{kind}))
-	}
-	return nil
 }
 
 // ValidateBackupBucketConfig validates a decoded config.
