@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-PROVIDERS := aws
+PROVIDERS := aws openstack
 BIN := bin
 GO_TEST_FLAGS ?= -count=1
 
@@ -32,6 +32,7 @@ unit: ## Unit tests of the core (no external components).
 test: tools vet ## Everything: unit tests, conformance on MinIO, envtest+MinIO integration.
 	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)"; \
 	go test $(GO_TEST_FLAGS) -timeout 30m ./...
+	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/controller/...
 
 .PHONY: demo
 demo: tools build ## Run the aws extension against a local seed (envtest) and MinIO, and report.

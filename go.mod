@@ -11,6 +11,7 @@ require (
 	github.com/gardener/gardener v1.150.0
 	github.com/gardener/gardener/pkg/apis v1.150.0
 	github.com/go-logr/logr v1.4.4
+	github.com/gophercloud/gophercloud/v2 v2.15.0
 	github.com/spf13/cobra v1.10.2
 	k8s.io/api v0.36.4
 	k8s.io/apimachinery v0.36.4

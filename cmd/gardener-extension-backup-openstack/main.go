@@ -1,0 +1,18 @@
+// Command gardener-extension-backup-openstack runs the BackupBucket and BackupEntry controllers
+// for OpenStack Swift.
+package main
+
+import (
+	"os"
+
+	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
+)
+
+func main() {
+	if err := app.NewCommand(&openstack.Provider{}).ExecuteContext(signals.SetupSignalHandler()); err != nil {
+		os.Exit(1)
+	}
+}

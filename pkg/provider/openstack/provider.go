@@ -1,0 +1,176 @@
+// Package openstack is the OpenStack Swift provider: Keystone v3 and object storage v1 through
+// gophercloud, behind the core's objectstore.Store.
+package openstack
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+
+	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+// Type is the extension type this provider serves.
+const Type = "openstack"
+
+// Secret data keys (the names etcd-backup-restore and gardener-extension-provider-openstack use).
+const (
+	KeyAuthURL                     = "authURL"
+	KeyDomainName                  = "domainName"
+	KeyTenantName                  = "tenantName"
+	KeyRegion                      = "region"
+	KeyUsername                    = "username"
+	KeyPassword                    = "password"
+	KeyApplicationCredentialID     = "applicationCredentialID"
+	KeyApplicationCredentialName   = "applicationCredentialName"
+	KeyApplicationCredentialSecret = "applicationCredentialSecret"
+	KeyCACert                      = "caCert"
+	KeyInsecure                    = "insecure"
+	KeyBucketName                  = "bucketName"
+)
+
+// Provider builds Swift stores. Its fields are fixed at start-up; nothing per request is kept.
+type Provider struct {
+	// RequestTimeout bounds one HTTP request (default 60s).
+	RequestTimeout time.Duration
+	// ListPageSize is the listing page size (default 10000, Swift's usual maximum).
+	ListPageSize int
+}
+
+var _ provider.Provider = (*Provider)(nil)
+
+// Type implements provider.Provider.
+func (p *Provider) Type() string { return Type }
+
+// DecodeBucketConfig implements provider.Provider.
+func (p *Provider) DecodeBucketConfig(raw []byte) (any, error) {
+	return osapi.DecodeBackupBucketConfig(raw)
+}
+
+// credentials is a validated credentials secret.
+type credentials struct {
+	auth     gophercloud.AuthOptions
+	region   string
+	caCert   []byte
+	insecure bool
+}
+
+// parseCredentials validates the secret, naming a missing or malformed key, never a value.
+func parseCredentials(data map[string][]byte, region string) (credentials, error) {
+	get := func(k string) string { return string(data[k]) }
+	c := credentials{region: get(KeyRegion), caCert: data[KeyCACert]}
+	if c.region == "" {
+		c.region = region
+	}
+	missing := func(what string) error {
+		return fmt.Errorf("%w: the credentials secret lacks %s", objectstore.ErrInvalidConfig, what)
+	}
+	if get(KeyAuthURL) == "" {
+		return c, missing(fmt.Sprintf("%q", KeyAuthURL))
+	}
+	if c.region == "" {
+		return c, missing(fmt.Sprintf("%q (and spec.region is empty)", KeyRegion))
+	}
+	if v, ok := data[KeyInsecure]; ok {
+		b, err := strconv.ParseBool(string(v))
+		if err != nil {
+			return c, fmt.Errorf("%w: secret key %q must be true or false", objectstore.ErrInvalidConfig, KeyInsecure)
+		}
+		c.insecure = b
+	}
+	c.auth = gophercloud.AuthOptions{IdentityEndpoint: get(KeyAuthURL), AllowReauth: true}
+	appSecret := get(KeyApplicationCredentialSecret)
+	switch {
+	case appSecret != "" && get(KeyApplicationCredentialID) != "":
+		c.auth.ApplicationCredentialID, c.auth.ApplicationCredentialSecret = get(KeyApplicationCredentialID), appSecret
+	case appSecret != "" && get(KeyApplicationCredentialName) != "":
+		if get(KeyUsername) == "" || get(KeyDomainName) == "" {
+			return c, missing(fmt.Sprintf("%q and %q, which an application credential given by name needs", KeyUsername, KeyDomainName))
+		}
+		c.auth.ApplicationCredentialName, c.auth.ApplicationCredentialSecret = get(KeyApplicationCredentialName), appSecret
+		c.auth.Username, c.auth.DomainName = get(KeyUsername), get(KeyDomainName)
+	case appSecret != "":
+		return c, missing(fmt.Sprintf("%q or %q beside %q", KeyApplicationCredentialID, KeyApplicationCredentialName, KeyApplicationCredentialSecret))
+	default:
+		for _, k := range []string{KeyDomainName, KeyTenantName, KeyUsername, KeyPassword} {
+			if get(k) == "" {
+				return c, missing(fmt.Sprintf("%q (password authentication needs %s, %s, %s and %s; or use an application credential)", k, KeyDomainName, KeyTenantName, KeyUsername, KeyPassword))
+			}
+		}
+		c.auth.Username, c.auth.Password = get(KeyUsername), get(KeyPassword)
+		c.auth.DomainName, c.auth.TenantName = get(KeyDomainName), get(KeyTenantName)
+	}
+	return c, nil
+}
+
+func (p *Provider) httpClient(c credentials) (http.Client, error) {
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: c.insecure} //nolint:gosec // only when the operator asks for it
+	if len(c.caCert) > 0 {
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(c.caCert) {
+			return http.Client{}, fmt.Errorf("%w: secret key %q holds no PEM certificate", objectstore.ErrInvalidConfig, KeyCACert)
+		}
+		tlsConfig.RootCAs = pool
+	}
+	timeout := p.RequestTimeout
+	if timeout == 0 {
+		timeout = 60 * time.Second
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.TLSClientConfig = tlsConfig
+	transport.MaxIdleConnsPerHost = 64
+	return http.Client{Transport: transport, Timeout: timeout}, nil
+}
+
+// NewStore implements provider.Provider. It validates the secret now; Keystone is asked on the
+// store's first call, so that an authentication failure is a classified store error.
+func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (objectstore.Store, error) {
+	c, err := parseCredentials(creds.Data, creds.Region)
+	if err != nil {
+		return nil, err
+	}
+	hc, err := p.httpClient(c)
+	if err != nil {
+		return nil, err
+	}
+	pageSize := p.ListPageSize
+	if pageSize <= 0 {
+		pageSize = listPageSize
+	}
+	return &store{creds: c, httpClient: hc, pageSize: pageSize}, nil
+}
+
+// etcdBackupKeys are the keys etcd-backup-restore's Swift store reads.
+var etcdBackupKeys = []string{KeyAuthURL, KeyDomainName, KeyTenantName, KeyUsername, KeyPassword,
+	KeyApplicationCredentialID, KeyApplicationCredentialName, KeyApplicationCredentialSecret, KeyBucketName}
+
+// EtcdBackupSecretData implements provider.Provider: exactly the keys etcd-backup-restore reads.
+func (p *Provider) EtcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
+	if _, err := parseCredentials(data, be.Spec.Region); err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{}
+	for _, k := range etcdBackupKeys {
+		if v, ok := data[k]; ok && len(v) > 0 {
+			out[k] = v
+		}
+	}
+	out[KeyRegion] = []byte(be.Spec.Region)
+	if r := data[KeyRegion]; len(r) > 0 {
+		out[KeyRegion] = r
+	}
+	return out, nil
+}

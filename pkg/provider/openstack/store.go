@@ -1,0 +1,359 @@
+package openstack
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/gophercloud/gophercloud/v2"
+	gopenstack "github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/objectstorage/v1/containers"
+	"github.com/gophercloud/gophercloud/v2/openstack/objectstorage/v1/objects"
+	"github.com/gophercloud/gophercloud/v2/pagination"
+
+	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+const (
+	// defaultMaxDeletes is Swift's default bulk-delete limit, used when /info does not say.
+	defaultMaxDeletes = 10000
+	// singleDeleteBatch and singleDeleteParallelism shape the fallback without bulk delete.
+	singleDeleteBatch       = 100
+	singleDeleteParallelism = 16
+	// listPageSize is Swift's default (and usual maximum) listing limit.
+	listPageSize = 10000
+)
+
+// store is one authenticated Swift client for one request. It authenticates on first use.
+type store struct {
+	creds      credentials
+	httpClient http.Client
+	pageSize   int
+
+	mu        sync.Mutex
+	client    *gophercloud.ServiceClient
+	bulkLimit int // 0: bulk delete unavailable
+}
+
+var _ objectstore.Store = (*store)(nil)
+
+// swift returns the object-storage client, authenticating with Keystone once.
+func (s *store) swift(ctx context.Context) (*gophercloud.ServiceClient, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.client != nil {
+		return s.client, nil
+	}
+	pc, err := gopenstack.NewClient(s.creds.auth.IdentityEndpoint)
+	if err != nil {
+		return nil, fmt.Errorf("%w: secret key %q: %w", objectstore.ErrInvalidConfig, KeyAuthURL, err)
+	}
+	pc.HTTPClient = s.httpClient
+	if err := gopenstack.Authenticate(ctx, pc, s.creds.auth); err != nil {
+		return nil, fmt.Errorf("authenticating with Keystone: %w", classify(err))
+	}
+	client, err := gopenstack.NewObjectStorageV1(pc, gophercloud.EndpointOpts{Region: s.creds.region})
+	if err != nil {
+		var notFound *gophercloud.ErrEndpointNotFound
+		if errors.As(err, &notFound) {
+			return nil, fmt.Errorf("%w: Keystone lists no object-store endpoint in region %q", objectstore.ErrInvalidConfig, s.creds.region)
+		}
+		return nil, err
+	}
+	s.bulkLimit = s.discoverBulkLimit(ctx, client)
+	s.client = client
+	return client, nil
+}
+
+// discoverBulkLimit reads the cluster's advertised bulk-delete limit from /info; 0 means the
+// bulk middleware is not there (or /info is disabled), so objects are deleted one by one.
+func (s *store) discoverBulkLimit(ctx context.Context, client *gophercloud.ServiceClient) int {
+	u, err := url.Parse(client.Endpoint)
+	if err != nil {
+		return 0
+	}
+	u.Path, u.RawQuery = "/info", ""
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return 0
+	}
+	resp, err := s.httpClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0
+	}
+	var info struct {
+		BulkDelete *struct {
+			MaxDeletesPerRequest int `json:"max_deletes_per_request"`
+		} `json:"bulk_delete"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&info); err != nil || info.BulkDelete == nil {
+		return 0
+	}
+	if info.BulkDelete.MaxDeletesPerRequest <= 0 {
+		return defaultMaxDeletes
+	}
+	return info.BulkDelete.MaxDeletesPerRequest
+}
+
+// MaxDeleteBatch implements objectstore.Store. It is only known after authentication; before
+// it, the engine has not started yet (it lists first), so the discovery runs here if needed.
+func (s *store) MaxDeleteBatch() int {
+	if _, err := s.swift(context.Background()); err != nil {
+		return singleDeleteBatch
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bulkLimit > 0 {
+		return s.bulkLimit
+	}
+	return singleDeleteBatch
+}
+
+// EnsureBucket implements objectstore.Store: the container exists, private (no read or write
+// ACL), with versioning as declared.
+func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
+	cfg, ok := b.Config.(*osapi.BackupBucketConfig)
+	if !ok || cfg == nil {
+		cfg = &osapi.BackupBucketConfig{}
+	}
+	c, err := s.swift(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = containers.Get(ctx, c, b.Name, nil).Extract()
+	switch {
+	case gophercloud.ResponseCodeIs(err, http.StatusNotFound):
+		if _, err := containers.Create(ctx, c, b.Name, containers.CreateOpts{VersionsEnabled: cfg.Versioning}).Extract(); err != nil {
+			return fmt.Errorf("creating container %q: %w", b.Name, classify(err))
+		}
+	case err != nil:
+		return fmt.Errorf("reading container %q: %w", b.Name, classify(err))
+	}
+	empty := ""
+	versioning := cfg.Versioning
+	if _, err := containers.Update(ctx, c, b.Name, containers.UpdateOpts{ContainerRead: &empty, ContainerWrite: &empty, VersionsEnabled: &versioning}).Extract(); err != nil {
+		return fmt.Errorf("converging container %q: %w", b.Name, classify(err))
+	}
+	return nil
+}
+
+// DeleteBucket implements objectstore.Store.
+func (s *store) DeleteBucket(ctx context.Context, name string) error {
+	c, err := s.swift(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = containers.Delete(ctx, c, name).Extract()
+	switch {
+	case err == nil, gophercloud.ResponseCodeIs(err, http.StatusNotFound):
+		return nil
+	case gophercloud.ResponseCodeIs(err, http.StatusConflict):
+		return fmt.Errorf("container %q: %w", name, objectstore.ErrBucketNotEmpty)
+	}
+	return classify(err)
+}
+
+// ListObjects implements objectstore.Store; a versioned container is listed with every version.
+func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
+	c, err := s.swift(ctx)
+	if err != nil {
+		return err
+	}
+	head, err := containers.Get(ctx, c, bucket, nil).Extract()
+	if err != nil {
+		if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+			return fmt.Errorf("container %q: %w", bucket, objectstore.ErrBucketNotFound)
+		}
+		return classify(err)
+	}
+	var fnErr error
+	err = objects.List(c, bucket, objects.ListOpts{Prefix: prefix, Limit: s.pageSize, Versions: head.VersionsEnabled}).EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
+		infos, err := objects.ExtractInfo(page)
+		if err != nil {
+			return false, err
+		}
+		out := make([]objectstore.ObjectVersion, 0, len(infos))
+		for _, o := range infos {
+			out = append(out, objectstore.ObjectVersion{Key: o.Name, Version: o.VersionID})
+		}
+		if len(out) == 0 {
+			return true, nil
+		}
+		if fnErr = fn(out); fnErr != nil {
+			return false, fnErr
+		}
+		return true, nil
+	})
+	if fnErr != nil {
+		return fnErr
+	}
+	if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+		return fmt.Errorf("container %q: %w", bucket, objectstore.ErrBucketNotFound)
+	}
+	return classify(err)
+}
+
+// DeleteObjects implements objectstore.Store: one bulk delete when the cluster offers it and no
+// object names a version; single deletes otherwise. Every per-object outcome is classified.
+func (s *store) DeleteObjects(ctx context.Context, bucket string, objs []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
+	if len(objs) == 0 {
+		return nil, nil
+	}
+	c, err := s.swift(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	limit := s.bulkLimit
+	s.mu.Unlock()
+	versioned := false
+	for _, o := range objs {
+		versioned = versioned || o.Version != ""
+	}
+	if limit == 0 || versioned {
+		return s.deleteSingly(ctx, c, bucket, objs), nil
+	}
+	if len(objs) > limit {
+		return nil, fmt.Errorf("%w: %d objects exceed the cluster's bulk-delete limit of %d", objectstore.ErrInvalidConfig, len(objs), limit)
+	}
+	names := make([]string, len(objs))
+	for i, o := range objs {
+		names[i] = o.Key
+	}
+	resp, err := objects.BulkDelete(ctx, c, bucket, names).Extract()
+	if err != nil {
+		return nil, classify(err)
+	}
+	return bulkErrors(bucket, resp)
+}
+
+// bulkErrors turns a bulk-delete response into per-object errors. Swift answers 200 with its
+// own status in the body; a non-2xx status with no per-object errors failed as a whole.
+func bulkErrors(bucket string, resp *objects.BulkDeleteResponse) ([]objectstore.ObjectError, error) {
+	var errs []objectstore.ObjectError
+	for _, e := range resp.Errors {
+		if len(e) != 2 {
+			return nil, fmt.Errorf("unexpected bulk-delete error entry %q", e)
+		}
+		name, status := e[0], e[1]
+		if unescaped, err := url.PathUnescape(name); err == nil {
+			name = unescaped
+		}
+		name = strings.TrimPrefix(strings.TrimPrefix(name, "/"), bucket+"/")
+		errs = append(errs, objectstore.ObjectError{Object: objectstore.ObjectVersion{Key: name}, Err: classifyStatus(status)})
+	}
+	if len(errs) == 0 && !strings.HasPrefix(resp.ResponseStatus, "2") {
+		return nil, fmt.Errorf("bulk delete answered %q: %s: %w", resp.ResponseStatus, resp.ResponseBody, classifyStatus(resp.ResponseStatus))
+	}
+	return errs, nil
+}
+
+// deleteSingly deletes objects one request each, with bounded parallelism.
+func (s *store) deleteSingly(ctx context.Context, c *gophercloud.ServiceClient, bucket string, objs []objectstore.ObjectVersion) []objectstore.ObjectError {
+	var (
+		mu   sync.Mutex
+		errs []objectstore.ObjectError
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, singleDeleteParallelism)
+	)
+	for _, o := range objs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			_, err := objects.Delete(ctx, c, bucket, o.Key, objects.DeleteOpts{ObjectVersionID: o.Version}).Extract()
+			if err == nil || gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+				return
+			}
+			mu.Lock()
+			errs = append(errs, objectstore.ObjectError{Object: o, Err: classify(err)})
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return errs
+}
+
+// DeferDeletion implements objectstore.Store: Swift has no retention locks, so nothing is ever
+// left to defer.
+func (s *store) DeferDeletion(context.Context, string, string) error {
+	return fmt.Errorf("deferring deletions: %w", objectstore.ErrUnsupported)
+}
+
+// PutObject implements objectstore.Store.
+func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) error {
+	c, err := s.swift(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = objects.Create(ctx, c, bucket, key, objects.CreateOpts{Content: bytes.NewReader(data), ContentLength: int64(len(data))}).Extract()
+	if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+		return fmt.Errorf("container %q: %w", bucket, objectstore.ErrBucketNotFound)
+	}
+	return classify(err)
+}
+
+// GetObject implements objectstore.Store.
+func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
+	c, err := s.swift(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := objects.Download(ctx, c, bucket, key, nil)
+	data, err := res.ExtractContent()
+	if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+		return nil, fmt.Errorf("object %q: %w", key, objectstore.ErrNotFound)
+	}
+	return data, classify(err)
+}
+
+// statusClasses maps HTTP statuses (of whole requests and of bulk-delete entries) to sentinels.
+var statusClasses = map[int]error{
+	http.StatusUnauthorized:          objectstore.ErrUnauthenticated,
+	http.StatusForbidden:             objectstore.ErrForbidden,
+	http.StatusNotFound:              objectstore.ErrNotFound,
+	http.StatusTooManyRequests:       objectstore.ErrThrottled,
+	498:                              objectstore.ErrThrottled, // Swift's ratelimit middleware
+	http.StatusServiceUnavailable:    objectstore.ErrThrottled,
+	http.StatusNotImplemented:        objectstore.ErrUnsupported,
+	http.StatusRequestEntityTooLarge: objectstore.ErrInvalidConfig,
+}
+
+// classify wraps a gophercloud error with the sentinel of its status code.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var code gophercloud.ErrUnexpectedResponseCode
+	if errors.As(err, &code) {
+		if class, ok := statusClasses[code.Actual]; ok {
+			return fmt.Errorf("%w: %w", class, err)
+		}
+	}
+	return err
+}
+
+// classifyStatus classifies a status line such as "404 Not Found".
+func classifyStatus(status string) error {
+	err := errors.New(status)
+	code, convErr := strconv.Atoi(strings.SplitN(status, " ", 2)[0])
+	if convErr != nil {
+		return err
+	}
+	if class, ok := statusClasses[code]; ok {
+		return fmt.Errorf("%w: %w", class, err)
+	}
+	return err
+}
