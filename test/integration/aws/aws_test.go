@@ -23,6 +23,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
@@ -37,15 +38,15 @@ func store(t *testing.T) objectstore.Store {
 }
 
 func bucketExists(t *testing.T, name string) bool {
-	_, err := minio.S3Client().HeadBucket(ctx(t), &s3.HeadBucketInput{Bucket: &name})
+	_, err := minio.S3Client().HeadBucket(framework.Ctx(t), &s3.HeadBucketInput{Bucket: &name})
 	return err == nil
 }
 
 // readyBucket creates a bucket through the controller and waits for it.
 func readyBucket(t *testing.T) *extensionsv1alpha1.BackupBucket {
 	t.Helper()
-	bb := createBucket(t, uniqueName("bucket-"), secretData(proxy.URL), minioConfig)
-	waitFor(t, bb, time.Minute, "bucket reconciled", succeeded)
+	bb := env.CreateBucket(t, framework.UniqueName("bucket-"), secretData(proxy.URL), minioConfig)
+	env.WaitFor(t, bb, time.Minute, "bucket reconciled", framework.Succeeded)
 	return bb
 }
 
@@ -55,29 +56,29 @@ func TestBucketIsCreatedConvergedAndDriftCorrected(t *testing.T) {
 		t.Fatalf("bucket %q does not exist", bb.Name)
 	}
 	encrypted := func() bool {
-		out, err := minio.S3Client().GetBucketEncryption(ctx(t), &s3.GetBucketEncryptionInput{Bucket: &bb.Name})
+		out, err := minio.S3Client().GetBucketEncryption(framework.Ctx(t), &s3.GetBucketEncryptionInput{Bucket: &bb.Name})
 		return err == nil && out.ServerSideEncryptionConfiguration.Rules[0].ApplyServerSideEncryptionByDefault.SSEAlgorithm == types.ServerSideEncryptionAes256
 	}
 	if !encrypted() {
 		t.Fatal("default encryption is not set")
 	}
-	if _, err := minio.S3Client().GetBucketPolicy(ctx(t), &s3.GetBucketPolicyInput{Bucket: &bb.Name}); err != nil {
+	if _, err := minio.S3Client().GetBucketPolicy(framework.Ctx(t), &s3.GetBucketPolicyInput{Bucket: &bb.Name}); err != nil {
 		t.Fatalf("no TLS-only policy: %v", err)
 	}
 
 	// Drift behind the extension's back, then the next reconcile gardenlet requests.
-	if _, err := minio.S3Client().DeleteBucketEncryption(ctx(t), &s3.DeleteBucketEncryptionInput{Bucket: &bb.Name}); err != nil {
+	if _, err := minio.S3Client().DeleteBucketEncryption(framework.Ctx(t), &s3.DeleteBucketEncryptionInput{Bucket: &bb.Name}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := minio.S3Client().DeleteBucketPolicy(ctx(t), &s3.DeleteBucketPolicyInput{Bucket: &bb.Name}); err != nil {
+	if _, err := minio.S3Client().DeleteBucketPolicy(framework.Ctx(t), &s3.DeleteBucketPolicyInput{Bucket: &bb.Name}); err != nil {
 		t.Fatal(err)
 	}
-	trigger(t, bb)
-	waitFor(t, bb, time.Minute, "bucket reconciled again", succeededAfter(time.Now()))
+	env.Trigger(t, bb)
+	env.WaitFor(t, bb, time.Minute, "bucket reconciled again", framework.SucceededAfter(time.Now()))
 	if !encrypted() {
 		t.Fatal("drift in default encryption was not corrected")
 	}
-	if _, err := minio.S3Client().GetBucketPolicy(ctx(t), &s3.GetBucketPolicyInput{Bucket: &bb.Name}); err != nil {
+	if _, err := minio.S3Client().GetBucketPolicy(framework.Ctx(t), &s3.GetBucketPolicyInput{Bucket: &bb.Name}); err != nil {
 		t.Fatalf("drift in the bucket policy was not corrected: %v", err)
 	}
 }
@@ -91,24 +92,24 @@ func TestBucketErrorsCarryCodesAndTouchNothing(t *testing.T) {
 		code           gardencorev1beta1.ErrorCode
 		mentions       string
 	}{
-		{name: "bad keys", bucket: uniqueName("bad-keys-"), data: secretData(proxy.URL, "secretAccessKey", "wrong-secret"),
+		{name: "bad keys", bucket: framework.UniqueName("bad-keys-"), data: secretData(proxy.URL, "secretAccessKey", "wrong-secret"),
 			providerConfig: minioConfig, code: gardencorev1beta1.ErrorInfraUnauthenticated, mentions: "unauthenticated"},
-		{name: "someone else's bucket", bucket: uniqueName(foreignPrefix), data: secretData(proxy.URL),
+		{name: "someone else's bucket", bucket: framework.UniqueName(foreignPrefix), data: secretData(proxy.URL),
 			providerConfig: minioConfig, code: gardencorev1beta1.ErrorConfigurationProblem, mentions: "taken by another account"},
-		{name: "invalid providerConfig", bucket: uniqueName("bad-config-"), data: secretData(proxy.URL),
+		{name: "invalid providerConfig", bucket: framework.UniqueName("bad-config-"), data: secretData(proxy.URL),
 			providerConfig: `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"36h","mode":"compliance"}}`,
 			code:           gardencorev1beta1.ErrorConfigurationProblem, mentions: "providerConfig.immutability.retentionPeriod"},
-		{name: "unknown providerConfig field", bucket: uniqueName("bad-field-"), data: secretData(proxy.URL),
+		{name: "unknown providerConfig field", bucket: framework.UniqueName("bad-field-"), data: secretData(proxy.URL),
 			providerConfig: `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","encryptionn":{}}`,
 			code:           gardencorev1beta1.ErrorConfigurationProblem, mentions: `unknown field "encryptionn"`},
-		{name: "secret without keys", bucket: uniqueName("no-keys-"), data: map[string][]byte{"endpoint": []byte(proxy.URL)},
+		{name: "secret without keys", bucket: framework.UniqueName("no-keys-"), data: map[string][]byte{"endpoint": []byte(proxy.URL)},
 			providerConfig: minioConfig, code: gardencorev1beta1.ErrorConfigurationProblem, mentions: "accessKeyID"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			bb := createBucket(t, c.bucket, c.data, c.providerConfig)
-			t.Cleanup(func() { forget(t, bb) })
-			waitFor(t, bb, time.Minute, "error code "+string(c.code), failedWith(c.code))
+			bb := env.CreateBucket(t, c.bucket, c.data, c.providerConfig)
+			t.Cleanup(func() { env.Forget(t, bb) })
+			env.WaitFor(t, bb, time.Minute, "error code "+string(c.code), framework.FailedWith(c.code))
 			if desc := bb.Status.LastError.Description; !strings.Contains(desc, c.mentions) {
 				t.Errorf("lastError %q does not mention %q", desc, c.mentions)
 			}
@@ -127,19 +128,19 @@ func TestBucketErrorsCarryCodesAndTouchNothing(t *testing.T) {
 
 func TestEntryWritesEtcdBackupSecret(t *testing.T) {
 	bb := readyBucket(t)
-	shoot := uniqueName("shoot--p--")
-	ensureNamespace(t, shoot)
+	shoot := framework.UniqueName("shoot--p--")
+	env.EnsureNamespace(t, shoot)
 	// The entry secret carries stray keys an operator's secret may hold: they must not reach etcd-backup.
 	data := secretData(proxy.URL, "stray.json", "{}", "note", "x")
 	for _, name := range []string{shoot + "--uid1", "source-" + shoot + "--uid1"} {
-		be := createEntry(t, name, bb.Name, data)
-		waitFor(t, be, time.Minute, "entry reconciled", succeeded)
+		be := env.CreateEntry(t, name, bb.Name, data)
+		env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
 		secretName := "etcd-backup"
 		if strings.HasPrefix(name, "source-") {
 			secretName = "source-etcd-backup"
 		}
 		s := &corev1.Secret{}
-		if err := k8s.Get(ctx(t), client.ObjectKey{Namespace: shoot, Name: secretName}, s); err != nil {
+		if err := env.K8s.Get(framework.Ctx(t), client.ObjectKey{Namespace: shoot, Name: secretName}, s); err != nil {
 			t.Fatal(err)
 		}
 		var keys []string
@@ -172,7 +173,7 @@ func fillEntry(t *testing.T, bucket, prefix string, n int) []string {
 		strings.TrimSuffix(prefix, "/") + "0/etcd-main/v2/Incr-000001",
 		strings.TrimSuffix(prefix, "/") + "x/etcd-main/v2/Full-000000",
 	}
-	if err := conformance.PutMany(ctx(t), store(t), bucket, append(keys, neighbours...)); err != nil {
+	if err := conformance.PutMany(framework.Ctx(t), store(t), bucket, append(keys, neighbours...)); err != nil {
 		t.Fatal(err)
 	}
 	return neighbours
@@ -180,7 +181,7 @@ func fillEntry(t *testing.T, bucket, prefix string, n int) []string {
 
 func assertOnly(t *testing.T, bucket string, want []string) {
 	t.Helper()
-	left, err := conformance.ListKeys(ctx(t), store(t), bucket, "")
+	left, err := conformance.ListKeys(framework.Ctx(t), store(t), bucket, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,8 +197,8 @@ func assertOnly(t *testing.T, bucket string, want []string) {
 
 func TestEntryDeletionRemovesExactlyItsPrefixAcrossReconciles(t *testing.T) {
 	bb := readyBucket(t)
-	shoot := uniqueName("shoot--a--")
-	ensureNamespace(t, shoot)
+	shoot := framework.UniqueName("shoot--a--")
+	env.EnsureNamespace(t, shoot)
 	name := shoot + "--1"
 	// A slow network (one second per request) and one request at a time: the deletion cannot
 	// finish within one reconcile and must resume.
@@ -206,17 +207,17 @@ func TestEntryDeletionRemovesExactlyItsPrefixAcrossReconciles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer slow.Close()
-	be := createEntry(t, name, bb.Name, secretData(slow.URL))
-	waitFor(t, be, time.Minute, "entry reconciled", succeeded)
+	be := env.CreateEntry(t, name, bb.Name, secretData(slow.URL))
+	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
 	neighbours := fillEntry(t, bb.Name, name+"/", 12_500)
 
-	if err := k8s.Delete(ctx(t), be); err != nil {
+	if err := env.K8s.Delete(framework.Ctx(t), be); err != nil {
 		t.Fatal(err)
 	}
 	sawProgress := false
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		err := k8s.Get(ctx(t), client.ObjectKeyFromObject(be), be)
+		err := env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(be), be)
 		if err != nil {
 			break // gone
 		}
@@ -224,7 +225,7 @@ func TestEntryDeletionRemovesExactlyItsPrefixAcrossReconciles(t *testing.T) {
 			sawProgress = true
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("entry not deleted in time: %s", describe(be))
+			t.Fatalf("entry not deleted in time: %s", framework.Describe(be))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -233,56 +234,56 @@ func TestEntryDeletionRemovesExactlyItsPrefixAcrossReconciles(t *testing.T) {
 	}
 	assertOnly(t, bb.Name, neighbours)
 	s := &corev1.Secret{}
-	if err := k8s.Get(ctx(t), client.ObjectKey{Namespace: shoot, Name: "etcd-backup"}, s); err == nil {
+	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKey{Namespace: shoot, Name: "etcd-backup"}, s); err == nil {
 		t.Fatal("the etcd-backup secret survived the entry")
 	}
 }
 
 func TestSourceEntryDeletesTheShootPrefix(t *testing.T) {
 	bb := readyBucket(t)
-	shoot := uniqueName("shoot--s--")
-	ensureNamespace(t, shoot)
-	be := createEntry(t, "source-"+shoot+"--2", bb.Name, secretData(proxy.URL))
-	waitFor(t, be, time.Minute, "entry reconciled", succeeded)
+	shoot := framework.UniqueName("shoot--s--")
+	env.EnsureNamespace(t, shoot)
+	be := env.CreateEntry(t, "source-"+shoot+"--2", bb.Name, secretData(proxy.URL))
+	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
 	neighbours := fillEntry(t, bb.Name, shoot+"--2/", 50)
-	deleteAndWaitGone(t, be, time.Minute)
+	env.DeleteAndWaitGone(t, be, time.Minute)
 	assertOnly(t, bb.Name, neighbours)
 }
 
 func TestEntryDeletionWithBadKeysDeletesNothing(t *testing.T) {
 	bb := readyBucket(t)
-	shoot := uniqueName("shoot--k--")
-	ensureNamespace(t, shoot)
-	be := createEntry(t, shoot+"--1", bb.Name, secretData(proxy.URL))
-	waitFor(t, be, time.Minute, "entry reconciled", succeeded)
+	shoot := framework.UniqueName("shoot--k--")
+	env.EnsureNamespace(t, shoot)
+	be := env.CreateEntry(t, shoot+"--1", bb.Name, secretData(proxy.URL))
+	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
 	neighbours := fillEntry(t, bb.Name, shoot+"--1/", 20)
 	// The keys are rotated to wrong ones before the deletion.
 	sec := &corev1.Secret{}
-	if err := k8s.Get(ctx(t), client.ObjectKey{Namespace: "garden", Name: "entry-" + be.Name}, sec); err != nil {
+	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKey{Namespace: "garden", Name: "entry-" + be.Name}, sec); err != nil {
 		t.Fatal(err)
 	}
 	sec.Data["secretAccessKey"] = []byte("wrong-secret")
-	if err := k8s.Update(ctx(t), sec); err != nil {
+	if err := env.K8s.Update(framework.Ctx(t), sec); err != nil {
 		t.Fatal(err)
 	}
-	if err := k8s.Delete(ctx(t), be); err != nil {
+	if err := env.K8s.Delete(framework.Ctx(t), be); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, be, time.Minute, "unauthenticated", failedWith(gardencorev1beta1.ErrorInfraUnauthenticated))
-	left, _ := conformance.ListKeys(ctx(t), store(t), bb.Name, "")
+	env.WaitFor(t, be, time.Minute, "unauthenticated", framework.FailedWith(gardencorev1beta1.ErrorInfraUnauthenticated))
+	left, _ := conformance.ListKeys(framework.Ctx(t), store(t), bb.Name, "")
 	if len(left) != 20+len(neighbours) {
 		t.Fatalf("%d objects left; a failing deletion must delete nothing", len(left))
 	}
 	// Fixing the keys lets the deletion finish.
 	sec.Data["secretAccessKey"] = []byte(minio.SecretKey)
-	if err := k8s.Update(ctx(t), sec); err != nil {
+	if err := env.K8s.Update(framework.Ctx(t), sec); err != nil {
 		t.Fatal(err)
 	}
-	trigger(t, be)
+	env.Trigger(t, be)
 	deadline := time.Now().Add(time.Minute)
-	for k8s.Get(ctx(t), client.ObjectKeyFromObject(be), be) == nil {
+	for env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(be), be) == nil {
 		if time.Now().After(deadline) {
-			t.Fatalf("entry not deleted after the keys were fixed: %s", describe(be))
+			t.Fatalf("entry not deleted after the keys were fixed: %s", framework.Describe(be))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -291,17 +292,17 @@ func TestEntryDeletionWithBadKeysDeletesNothing(t *testing.T) {
 
 func TestEntryDeletionSlowsDownUnderThrottling(t *testing.T) {
 	bb := readyBucket(t)
-	shoot := uniqueName("shoot--t--")
-	ensureNamespace(t, shoot)
+	shoot := framework.UniqueName("shoot--t--")
+	env.EnsureNamespace(t, shoot)
 	throttling, err := stack.StartProxy(minio.Endpoint, stack.ProxyOptions{ThrottleEvery: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer throttling.Close()
-	be := createEntry(t, shoot+"--1", bb.Name, secretData(throttling.URL))
-	waitFor(t, be, time.Minute, "entry reconciled", succeeded)
+	be := env.CreateEntry(t, shoot+"--1", bb.Name, secretData(throttling.URL))
+	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
 	neighbours := fillEntry(t, bb.Name, shoot+"--1/", 5000)
-	deleteAndWaitGone(t, be, 2*time.Minute)
+	env.DeleteAndWaitGone(t, be, 2*time.Minute)
 	if throttling.Throttled.Load() == 0 {
 		t.Fatal("the proxy throttled nothing; the test did not test throttling")
 	}
@@ -310,10 +311,10 @@ func TestEntryDeletionSlowsDownUnderThrottling(t *testing.T) {
 
 func TestBucketDeletion(t *testing.T) {
 	bb := readyBucket(t)
-	if err := conformance.PutMany(ctx(t), store(t), bb.Name, []string{"shoot--x--y--1/a", "shoot--x--y--2/b"}); err != nil {
+	if err := conformance.PutMany(framework.Ctx(t), store(t), bb.Name, []string{"shoot--x--y--1/a", "shoot--x--y--2/b"}); err != nil {
 		t.Fatal(err)
 	}
-	deleteAndWaitGone(t, bb, time.Minute)
+	env.DeleteAndWaitGone(t, bb, time.Minute)
 	if bucketExists(t, bb.Name) {
 		t.Fatalf("bucket %q survived its BackupBucket", bb.Name)
 	}
@@ -322,19 +323,19 @@ func TestBucketDeletion(t *testing.T) {
 func TestLockedBucketDeletionReportsAndWaits(t *testing.T) {
 	cfg := `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","disabledSettings":["PublicAccessBlock","MultipartAbortLifecycle"],` +
 		`"immutability":{"retentionType":"bucket","retentionPeriod":"24h","mode":"governance"}}`
-	bb := createBucket(t, uniqueName("locked-"), secretData(proxy.URL), cfg)
-	waitFor(t, bb, time.Minute, "bucket reconciled", succeeded)
-	if err := conformance.PutMany(ctx(t), store(t), bb.Name, []string{"shoot--x--y--1/a", "shoot--x--y--1/b"}); err != nil {
+	bb := env.CreateBucket(t, framework.UniqueName("locked-"), secretData(proxy.URL), cfg)
+	env.WaitFor(t, bb, time.Minute, "bucket reconciled", framework.Succeeded)
+	if err := conformance.PutMany(framework.Ctx(t), store(t), bb.Name, []string{"shoot--x--y--1/a", "shoot--x--y--1/b"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := k8s.Delete(ctx(t), bb); err != nil {
+	if err := env.K8s.Delete(framework.Ctx(t), bb); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, bb, time.Minute, "locked objects reported", failedWith(gardencorev1beta1.ErrorInfraDependencies))
+	env.WaitFor(t, bb, time.Minute, "locked objects reported", framework.FailedWith(gardencorev1beta1.ErrorInfraDependencies))
 	if desc := bb.Status.LastError.Description; !strings.Contains(desc, "2 object versions are held by retention locks") {
 		t.Fatalf("lastError %q does not report the 2 locked versions", desc)
 	}
-	lc, err := minio.S3Client().GetBucketLifecycleConfiguration(ctx(t), &s3.GetBucketLifecycleConfigurationInput{Bucket: &bb.Name})
+	lc, err := minio.S3Client().GetBucketLifecycleConfiguration(framework.Ctx(t), &s3.GetBucketLifecycleConfigurationInput{Bucket: &bb.Name})
 	if err != nil || !slices.ContainsFunc(lc.Rules, func(r types.LifecycleRule) bool {
 		return r.Filter != nil && aws.ToString(r.Filter.Prefix) == "" && r.Expiration != nil
 	}) {
@@ -343,7 +344,7 @@ func TestLockedBucketDeletionReportsAndWaits(t *testing.T) {
 	// No loop: the next attempt is scheduled for when the locks expire, not now.
 	seen := bb.Status.LastOperation.LastUpdateTime
 	time.Sleep(5 * time.Second)
-	if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(bb), bb); err != nil {
+	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(bb), bb); err != nil {
 		t.Fatal(err)
 	}
 	if !bb.Status.LastOperation.LastUpdateTime.Equal(&seen) {
@@ -357,18 +358,18 @@ func TestLockedBucketDeletionReportsAndWaits(t *testing.T) {
 func TestLockedEntryObjectsAreDeferredAndReported(t *testing.T) {
 	cfg := `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","disabledSettings":["PublicAccessBlock","MultipartAbortLifecycle"],` +
 		`"immutability":{"retentionType":"bucket","retentionPeriod":"24h","mode":"governance"}}`
-	bb := createBucket(t, uniqueName("locked-entry-"), secretData(proxy.URL), cfg)
-	waitFor(t, bb, time.Minute, "bucket reconciled", succeeded)
-	shoot := uniqueName("shoot--l--")
-	ensureNamespace(t, shoot)
-	be := createEntry(t, shoot+"--1", bb.Name, secretData(proxy.URL))
-	waitFor(t, be, time.Minute, "entry reconciled", succeeded)
-	if err := conformance.PutMany(ctx(t), store(t), bb.Name, []string{shoot + "--1/a", shoot + "--1/b", shoot + "--10/keep"}); err != nil {
+	bb := env.CreateBucket(t, framework.UniqueName("locked-entry-"), secretData(proxy.URL), cfg)
+	env.WaitFor(t, bb, time.Minute, "bucket reconciled", framework.Succeeded)
+	shoot := framework.UniqueName("shoot--l--")
+	env.EnsureNamespace(t, shoot)
+	be := env.CreateEntry(t, shoot+"--1", bb.Name, secretData(proxy.URL))
+	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+	if err := conformance.PutMany(framework.Ctx(t), store(t), bb.Name, []string{shoot + "--1/a", shoot + "--1/b", shoot + "--10/keep"}); err != nil {
 		t.Fatal(err)
 	}
 	// The entry's deletion completes: the locked objects are left to a lifecycle rule, not looped on.
-	deleteAndWaitGone(t, be, time.Minute)
-	lc, err := minio.S3Client().GetBucketLifecycleConfiguration(ctx(t), &s3.GetBucketLifecycleConfigurationInput{Bucket: &bb.Name})
+	env.DeleteAndWaitGone(t, be, time.Minute)
+	lc, err := minio.S3Client().GetBucketLifecycleConfiguration(framework.Ctx(t), &s3.GetBucketLifecycleConfigurationInput{Bucket: &bb.Name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +383,7 @@ func TestLockedEntryObjectsAreDeferredAndReported(t *testing.T) {
 		t.Fatalf("deferred-deletion rules cover %q; want exactly the entry's prefix", prefixes)
 	}
 	events := &eventsv1.EventList{}
-	if err := k8s.List(ctx(t), events); err != nil {
+	if err := env.K8s.List(framework.Ctx(t), events); err != nil {
 		t.Fatal(err)
 	}
 	found := slices.ContainsFunc(events.Items, func(e eventsv1.Event) bool {

@@ -1,0 +1,85 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	extensionscmd "github.com/gardener/gardener/extensions/pkg/controller/cmd"
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+// ReconcileTimeout is short, so that long deletions must prove they resume across reconciles.
+const ReconcileTimeout = 8 * time.Second
+
+// Env is a real kube-apiserver and etcd with one provider's real controllers running in a
+// manager, driven as gardenlet drives them (the operation annotation).
+type Env struct {
+	K8s    client.Client
+	Type   string
+	Region string
+	stop   func()
+}
+
+// Start starts envtest and the controllers of p; objects are created in region. Set TEST_LOG
+// to see the controllers' log.
+func Start(p provider.Provider, region string) (*Env, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	testEnv, cfg, err := stack.StartEnvtest()
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	stop := func() { cancel(); _ = testEnv.Stop() }
+	logger := logr.Discard()
+	if os.Getenv("TEST_LOG") != "" {
+		logger = funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{})
+	}
+	appCfg := app.Config{
+		REST:     &extensionscmd.RESTConfig{Config: cfg},
+		Manager:  &extensionscmd.ManagerConfig{MetricsBindAddress: "0", HealthBindAddress: "0", Logger: logger},
+		Deletion: controller.DeletionOptions{Parallelism: 4},
+	}
+	mgr, err := app.NewManager(appCfg)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	opts := controller.AddOptions{
+		Controller: ctrlcontroller.Options{MaxConcurrentReconciles: 5, ReconciliationTimeout: ReconcileTimeout},
+		Deletion:   appCfg.Deletion,
+	}
+	if err := backupbucket.AddToManager(ctx, mgr, p, opts); err != nil {
+		stop()
+		return nil, err
+	}
+	if err := backupentry.AddToManager(ctx, mgr, p, opts); err != nil {
+		stop()
+		return nil, err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}()
+	k8s, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme()})
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	return &Env{K8s: k8s, Type: p.Type(), Region: region, stop: stop}, nil
+}
+
+// Stop stops the controllers and envtest.
+func (e *Env) Stop() { e.stop() }

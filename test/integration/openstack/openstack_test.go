@@ -1,0 +1,209 @@
+package openstack_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
+)
+
+// store reaches the demo project's Swift account directly, to fill and inspect containers.
+func store(t *testing.T) objectstore.Store {
+	t.Helper()
+	s, err := (&osprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: cloud.SecretData("demo"), Region: region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func containerExists(t *testing.T, name string) bool {
+	err := store(t).ListObjects(framework.Ctx(t), name, "", func([]objectstore.ObjectVersion) error { return nil })
+	return err == nil
+}
+
+func readyBucket(t *testing.T) *extensionsv1alpha1.BackupBucket {
+	t.Helper()
+	bb := env.CreateBucket(t, framework.UniqueName("bucket-"), cloud.SecretData("demo"), "")
+	env.WaitFor(t, bb, time.Minute, "bucket reconciled", framework.Succeeded)
+	return bb
+}
+
+func TestContainerIsCreated(t *testing.T) {
+	bb := readyBucket(t)
+	if !containerExists(t, bb.Name) {
+		t.Fatalf("container %q does not exist", bb.Name)
+	}
+}
+
+func TestBucketErrorsCarryCodesAndTouchNothing(t *testing.T) {
+	demo := cloud.SecretData("demo")
+	wrong := map[string][]byte{}
+	for k, v := range demo {
+		wrong[k] = v
+	}
+	wrong["password"] = []byte("wrong-password")
+	noAuthURL := map[string][]byte{"domainName": demo["domainName"], "tenantName": demo["tenantName"], "username": demo["username"], "password": demo["password"]}
+	cases := []struct {
+		name, providerConfig, mentions string
+		data                           map[string][]byte
+		code                           gardencorev1beta1.ErrorCode
+	}{
+		{"bad password", "", "unauthenticated", wrong, gardencorev1beta1.ErrorInfraUnauthenticated},
+		{"immutability asked", `{"apiVersion":"openstack.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h"}}`,
+			"providerConfig.immutability", demo, gardencorev1beta1.ErrorConfigurationProblem},
+		{"secret without authURL", "", "authURL", noAuthURL, gardencorev1beta1.ErrorConfigurationProblem},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			bb := env.CreateBucket(t, framework.UniqueName("bad-"), c.data, c.providerConfig)
+			t.Cleanup(func() { env.Forget(t, bb) })
+			env.WaitFor(t, bb, time.Minute, "error code "+string(c.code), framework.FailedWith(c.code))
+			desc := bb.Status.LastError.Description
+			if !strings.Contains(desc, c.mentions) {
+				t.Errorf("lastError %q does not mention %q", desc, c.mentions)
+			}
+			if strings.Contains(desc, "demopass") || strings.Contains(desc, "wrong-password") {
+				t.Fatalf("a secret value reached the status: %q", desc)
+			}
+			if containerExists(t, bb.Name) {
+				t.Fatalf("container %q was created despite the error", bb.Name)
+			}
+		})
+	}
+}
+
+func TestEntryWritesEtcdBackupSecret(t *testing.T) {
+	bb := readyBucket(t)
+	shoot := framework.UniqueName("shoot--p--")
+	env.EnsureNamespace(t, shoot)
+	data := cloud.SecretData("demo")
+	data["stray.json"] = []byte("{}")
+	be := env.CreateEntry(t, shoot+"--uid1", bb.Name, data)
+	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+	s := &corev1.Secret{}
+	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKey{Namespace: shoot, Name: "etcd-backup"}, s); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range s.Data {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	want := []string{"authURL", "bucketName", "domainName", "password", "region", "tenantName", "username"}
+	if !slices.Equal(keys, want) {
+		t.Fatalf("etcd-backup has keys %v; want exactly %v", keys, want)
+	}
+	if s.Annotations[genericactuator.AnnotationKeyCreatedByBackupEntry] != be.Name {
+		t.Fatalf("created-by annotation %q", s.Annotations[genericactuator.AnnotationKeyCreatedByBackupEntry])
+	}
+}
+
+func fill(t *testing.T, container, prefix string, n int) []string {
+	t.Helper()
+	var keys []string
+	for i := range n {
+		keys = append(keys, fmt.Sprintf("%setcd-main/v2/Full-%06d", prefix, i))
+	}
+	base := strings.TrimSuffix(prefix, "/")
+	neighbours := []string{base + "0/etcd-main/v2/Full-000000", base + "x/etcd-main/v2/Full-000000"}
+	if err := conformance.PutMany(framework.Ctx(t), store(t), container, append(keys, neighbours...)); err != nil {
+		t.Fatal(err)
+	}
+	return neighbours
+}
+
+func assertOnly(t *testing.T, container string, want []string) {
+	t.Helper()
+	left, err := conformance.ListKeys(framework.Ctx(t), store(t), container, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(want)
+	if !slices.Equal(left, want) {
+		t.Fatalf("container holds %d objects %.200v; want exactly %v", len(left), left, want)
+	}
+}
+
+func TestEntryDeletionRemovesExactlyItsPrefix(t *testing.T) {
+	bb := readyBucket(t)
+	for _, name := range []string{"shoot--a--b--1", "source-shoot--s--t--2"} {
+		t.Run(name, func(t *testing.T) {
+			shoot := strings.TrimSuffix(strings.TrimPrefix(name, "source-"), name[strings.LastIndex(name, "--"):])
+			env.EnsureNamespace(t, shoot)
+			be := env.CreateEntry(t, name, bb.Name, cloud.SecretData("demo"))
+			env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+			neighbours := fill(t, bb.Name, strings.TrimPrefix(name, "source-")+"/", 4*maxDeletes+13)
+			env.DeleteAndWaitGone(t, be, 2*time.Minute)
+			assertOnly(t, bb.Name, neighbours)
+			// Clean the neighbours for the next case.
+			if _, err := store(t).DeleteObjects(framework.Ctx(t), bb.Name, []objectstore.ObjectVersion{{Key: neighbours[0]}, {Key: neighbours[1]}}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestEntryDeletionWithoutBulkDelete(t *testing.T) {
+	bb := readyBucket(t)
+	shoot := framework.UniqueName("shoot--n--")
+	env.EnsureNamespace(t, shoot)
+	data := cloud.SecretData("demo")
+	data["region"] = []byte("NoBulk")
+	be := env.CreateEntry(t, shoot+"--1", bb.Name, data)
+	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+	neighbours := fill(t, bb.Name, shoot+"--1/", 150)
+	env.DeleteAndWaitGone(t, be, 2*time.Minute)
+	assertOnly(t, bb.Name, neighbours)
+}
+
+func TestEntryDeletionWithBadCredentialsDeletesNothing(t *testing.T) {
+	bb := readyBucket(t)
+	shoot := framework.UniqueName("shoot--k--")
+	env.EnsureNamespace(t, shoot)
+	be := env.CreateEntry(t, shoot+"--1", bb.Name, cloud.SecretData("demo"))
+	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+	neighbours := fill(t, bb.Name, shoot+"--1/", 20)
+	sec := &corev1.Secret{}
+	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKey{Namespace: "garden", Name: "entry-" + be.Name}, sec); err != nil {
+		t.Fatal(err)
+	}
+	sec.Data["password"] = []byte("wrong-password")
+	if err := env.K8s.Update(framework.Ctx(t), sec); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.K8s.Delete(framework.Ctx(t), be); err != nil {
+		t.Fatal(err)
+	}
+	env.WaitFor(t, be, time.Minute, "unauthenticated", framework.FailedWith(gardencorev1beta1.ErrorInfraUnauthenticated))
+	left, _ := conformance.ListKeys(framework.Ctx(t), store(t), bb.Name, "")
+	if len(left) != 20+len(neighbours) {
+		t.Fatalf("%d objects left; a failing deletion must delete nothing", len(left))
+	}
+	env.Forget(t, be)
+}
+
+func TestBucketDeletion(t *testing.T) {
+	bb := readyBucket(t)
+	if err := conformance.PutMany(framework.Ctx(t), store(t), bb.Name, []string{"shoot--x--y--1/a", "shoot--x--y--2/b"}); err != nil {
+		t.Fatal(err)
+	}
+	env.DeleteAndWaitGone(t, bb, time.Minute)
+	if containerExists(t, bb.Name) {
+		t.Fatalf("container %q survived its BackupBucket", bb.Name)
+	}
+}
