@@ -41,10 +41,13 @@ const (
 
 // Provider builds Swift stores. Its fields are fixed at start-up; nothing per request is kept.
 type Provider struct {
-	// RequestTimeout bounds one HTTP request (default 60s).
+	// RequestTimeout bounds the wait for a response's headers (default 60s).
 	RequestTimeout time.Duration
 	// ListPageSize is the listing page size (default 10000, Swift's usual maximum).
 	ListPageSize int
+	// EndpointRewrite, if set, rewrites the object-store URL from Keystone's catalog (benchmarks
+	// route requests through a delaying proxy with it).
+	EndpointRewrite func(string) string
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -132,7 +135,12 @@ func (p *Provider) httpClient(c credentials) (http.Client, error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = tlsConfig
 	transport.MaxIdleConnsPerHost = 64
-	return http.Client{Transport: transport, Timeout: timeout}, nil
+	// No timeout on the whole exchange: a bulk delete answers at once and then streams its result
+	// while Swift works through the names (minutes for thousands). The caller's context bounds
+	// it; the connection and the response headers have their own limits.
+	transport.ResponseHeaderTimeout = timeout
+	transport.TLSHandshakeTimeout = timeout
+	return http.Client{Transport: transport}, nil
 }
 
 // NewStore implements provider.Provider. It validates the secret now; Keystone is asked on the
@@ -150,7 +158,7 @@ func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (obje
 	if pageSize <= 0 {
 		pageSize = listPageSize
 	}
-	return &store{creds: c, httpClient: hc, pageSize: pageSize}, nil
+	return &store{creds: c, httpClient: hc, pageSize: pageSize, rewrite: p.EndpointRewrite}, nil
 }
 
 // etcdBackupKeys are the keys etcd-backup-restore's Swift store reads.

@@ -26,6 +26,11 @@ import (
 const (
 	// defaultMaxDeletes is Swift's default bulk-delete limit, used when /info does not say.
 	defaultMaxDeletes = 10000
+	// maxBulkBatch caps one bulk delete below the cluster's limit: Swift works through a request
+	// at about its disk's pace (here ~100 objects/s), so 10,000 names would keep one request busy
+	// for minutes; smaller requests in parallel keep the same throughput, progress fine-grained
+	// and each request well inside a reconcile's time budget.
+	maxBulkBatch = 1000
 	// singleDeleteBatch and singleDeleteParallelism shape the fallback without bulk delete.
 	singleDeleteBatch       = 100
 	singleDeleteParallelism = 16
@@ -38,6 +43,7 @@ type store struct {
 	creds      credentials
 	httpClient http.Client
 	pageSize   int
+	rewrite    func(string) string
 
 	mu        sync.Mutex
 	client    *gophercloud.ServiceClient
@@ -68,6 +74,10 @@ func (s *store) swift(ctx context.Context) (*gophercloud.ServiceClient, error) {
 			return nil, fmt.Errorf("%w: Keystone lists no object-store endpoint in region %q", objectstore.ErrInvalidConfig, s.creds.region)
 		}
 		return nil, err
+	}
+	if s.rewrite != nil {
+		client.Endpoint = s.rewrite(client.Endpoint)
+		client.ResourceBase = ""
 	}
 	s.bulkLimit = s.discoverBulkLimit(ctx, client)
 	s.client = client
@@ -108,8 +118,9 @@ func (s *store) discoverBulkLimit(ctx context.Context, client *gophercloud.Servi
 	return info.BulkDelete.MaxDeletesPerRequest
 }
 
-// MaxDeleteBatch implements objectstore.Store. It is only known after authentication; before
-// it, the engine has not started yet (it lists first), so the discovery runs here if needed.
+// MaxDeleteBatch implements objectstore.Store: the cluster's advertised bulk-delete limit (read
+// from /info after authentication, which runs here if needed), capped at maxBulkBatch; without
+// bulk delete, a batch of single deletes.
 func (s *store) MaxDeleteBatch() int {
 	if _, err := s.swift(context.Background()); err != nil {
 		return singleDeleteBatch
@@ -117,7 +128,7 @@ func (s *store) MaxDeleteBatch() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.bulkLimit > 0 {
-		return s.bulkLimit
+		return min(s.bulkLimit, maxBulkBatch)
 	}
 	return singleDeleteBatch
 }
