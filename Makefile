@@ -29,7 +29,8 @@ unit: ## Unit tests of the core (no external components).
 	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/apis/... ./pkg/controller/...
 
 .PHONY: test
-test: tools vet ## Everything: unit tests, conformance on MinIO, envtest+MinIO integration.
+test: tools vet ## Everything: unit tests, conformance and integration on MinIO and on Swift+Keystone.
+	@hack/openstack.sh install
 	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)"; \
 	go test $(GO_TEST_FLAGS) -timeout 30m ./...
 	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/controller/...

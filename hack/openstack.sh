@@ -17,15 +17,19 @@ say() { printf '[openstack %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 PKGS=(swift swift-proxy swift-object swift-container swift-account python3-keystonemiddleware keystone)
 
 install() {
-  if command -v swift-proxy-server >/dev/null && command -v keystone-manage >/dev/null && /usr/bin/python3 -c 'import keystonemiddleware' 2>/dev/null; then
-    return
-  fi
-  say "installing Debian's Swift and Keystone packages (once, about 1-2 min)"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >/dev/null
-  apt-get install -y -qq --no-install-recommends "${PKGS[@]}" >/dev/null
-  # Debian starts nothing inside the sandbox; make sure no packaged service holds our ports.
-  say "installed"
+  # Test packages start clusters in parallel: one install at a time. The lock lives in a subshell,
+  # so that the services started later do not inherit it.
+  (
+    flock 9
+    if command -v swift-proxy-server >/dev/null && command -v keystone-manage >/dev/null && /usr/bin/python3 -c 'import keystonemiddleware' 2>/dev/null; then
+      exit 0
+    fi
+    say "installing Debian's Swift and Keystone packages (once, about 1-2 min)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends "${PKGS[@]}" >/dev/null
+    say "installed"
+  ) 9>"${TMPDIR:-/tmp}/gardener-extension-backup-openstack-install.lock"
 }
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }

@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -104,4 +105,17 @@ func (p *Proxy) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_ = p.server.Close()
+}
+
+// ParseDelays parses a comma-separated list of durations (the benchmarks' --delays flag).
+func ParseDelays(list string) ([]time.Duration, error) {
+	var delays []time.Duration
+	for _, d := range strings.Split(list, ",") {
+		v, err := time.ParseDuration(strings.TrimSpace(d))
+		if err != nil {
+			return nil, fmt.Errorf("bad delay %q: %w", d, err)
+		}
+		delays = append(delays, v)
+	}
+	return delays, nil
 }

@@ -17,7 +17,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -43,14 +42,10 @@ func main() {
 	delaysFlag := flag.String("delays", "0ms,50ms", "added delay per request, comma-separated")
 	parallelism := flag.Int("parallelism", 8, "requests in flight for the engine and the raw limit")
 	flag.Parse()
-	var delays []time.Duration
-	for _, d := range strings.Split(*delaysFlag, ",") {
-		v, err := time.ParseDuration(strings.TrimSpace(d))
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "bad --delays:", err)
-			os.Exit(2)
-		}
-		delays = append(delays, v)
+	delays, err := stack.ParseDelays(*delaysFlag)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "--delays:", err)
+		os.Exit(2)
 	}
 	if err := run(*objects, delays, *parallelism); err != nil {
 		fmt.Fprintln(os.Stderr, "bench failed:", err)

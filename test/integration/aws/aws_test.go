@@ -258,27 +258,14 @@ func TestEntryDeletionWithBadKeysDeletesNothing(t *testing.T) {
 	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
 	neighbours := fillEntry(t, bb.Name, shoot+"--1/", 20)
 	// The keys are rotated to wrong ones before the deletion.
-	sec := &corev1.Secret{}
-	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKey{Namespace: "garden", Name: "entry-" + be.Name}, sec); err != nil {
-		t.Fatal(err)
-	}
-	sec.Data["secretAccessKey"] = []byte("wrong-secret")
-	if err := env.K8s.Update(framework.Ctx(t), sec); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.K8s.Delete(framework.Ctx(t), be); err != nil {
-		t.Fatal(err)
-	}
-	env.WaitFor(t, be, time.Minute, "unauthenticated", framework.FailedWith(gardencorev1beta1.ErrorInfraUnauthenticated))
+	env.SetEntrySecretKey(t, be, "secretAccessKey", "wrong-secret")
+	env.DeleteFailingWith(t, be, gardencorev1beta1.ErrorInfraUnauthenticated)
 	left, _ := conformance.ListKeys(framework.Ctx(t), store(t), bb.Name, "")
 	if len(left) != 20+len(neighbours) {
 		t.Fatalf("%d objects left; a failing deletion must delete nothing", len(left))
 	}
 	// Fixing the keys lets the deletion finish.
-	sec.Data["secretAccessKey"] = []byte(minio.SecretKey)
-	if err := env.K8s.Update(framework.Ctx(t), sec); err != nil {
-		t.Fatal(err)
-	}
+	env.SetEntrySecretKey(t, be, "secretAccessKey", minio.SecretKey)
 	env.Trigger(t, be)
 	deadline := time.Now().Add(time.Minute)
 	for env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(be), be) == nil {

@@ -190,3 +190,26 @@ func (e *Env) Forget(t *testing.T, obj client.Object) {
 		t.Error(err)
 	}
 }
+
+// SetEntrySecretKey sets one data key of the entry's credentials secret (garden/entry-<name>), as
+// an operator rotating (or breaking) credentials would.
+func (e *Env) SetEntrySecretKey(t *testing.T, be *extensionsv1alpha1.BackupEntry, key, value string) {
+	t.Helper()
+	sec := &corev1.Secret{}
+	if err := e.K8s.Get(Ctx(t), client.ObjectKey{Namespace: be.Spec.SecretRef.Namespace, Name: be.Spec.SecretRef.Name}, sec); err != nil {
+		t.Fatal(err)
+	}
+	sec.Data[key] = []byte(value)
+	if err := e.K8s.Update(Ctx(t), sec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// DeleteFailingWith deletes obj and waits until its deletion fails with code.
+func (e *Env) DeleteFailingWith(t *testing.T, obj extensionsv1alpha1.Object, code gardencorev1beta1.ErrorCode) {
+	t.Helper()
+	if err := e.K8s.Delete(Ctx(t), obj); err != nil {
+		t.Fatal(err)
+	}
+	e.WaitFor(t, obj, time.Minute, "deletion failing with "+string(code), FailedWith(code))
+}

@@ -178,18 +178,8 @@ func TestEntryDeletionWithBadCredentialsDeletesNothing(t *testing.T) {
 	be := env.CreateEntry(t, shoot+"--1", bb.Name, cloud.SecretData("demo"))
 	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
 	neighbours := fill(t, bb.Name, shoot+"--1/", 20)
-	sec := &corev1.Secret{}
-	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKey{Namespace: "garden", Name: "entry-" + be.Name}, sec); err != nil {
-		t.Fatal(err)
-	}
-	sec.Data["password"] = []byte("wrong-password")
-	if err := env.K8s.Update(framework.Ctx(t), sec); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.K8s.Delete(framework.Ctx(t), be); err != nil {
-		t.Fatal(err)
-	}
-	env.WaitFor(t, be, time.Minute, "unauthenticated", framework.FailedWith(gardencorev1beta1.ErrorInfraUnauthenticated))
+	env.SetEntrySecretKey(t, be, "password", "wrong-password")
+	env.DeleteFailingWith(t, be, gardencorev1beta1.ErrorInfraUnauthenticated)
 	left, _ := conformance.ListKeys(framework.Ctx(t), store(t), bb.Name, "")
 	if len(left) != 20+len(neighbours) {
 		t.Fatalf("%d objects left; a failing deletion must delete nothing", len(left))
