@@ -2,6 +2,7 @@ package openstack_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -65,3 +66,5 @@ func with(data map[string][]byte, kv ...string) map[string][]byte {
 	}
 	return out
 }
+
+func errorsIsUnauthenticated(err error) bool { return errors.Is(err, objectstore.ErrUnauthenticated) }

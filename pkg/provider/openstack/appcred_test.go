@@ -1,0 +1,78 @@
+package openstack_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	gopenstack "github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/applicationcredentials"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+)
+
+// newApplicationCredential creates a real application credential for the demo user in Keystone.
+func newApplicationCredential(t *testing.T) *applicationcredentials.ApplicationCredential {
+	t.Helper()
+	ctx := context.Background()
+	pc, err := gopenstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{IdentityEndpoint: cloud.AuthURL,
+		Username: "demo", Password: "demopass", DomainName: "Default", TenantName: "demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, err := pc.GetAuthResult().(tokens.CreateResult).ExtractUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	identity, err := gopenstack.NewIdentityV3(pc, gophercloud.EndpointOpts{Region: "RegionOne"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("geb-backup-%d", time.Now().UnixNano())
+	for attempt := 0; ; attempt++ { // Keystone on sqlite sometimes answers 500 "database is locked"
+		ac, err := applicationcredentials.Create(ctx, identity, user.ID, applicationcredentials.CreateOpts{Name: name}).Extract()
+		if err == nil {
+			return ac
+		}
+		if attempt == 5 || !gophercloud.ResponseCodeIs(err, http.StatusInternalServerError) {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+func TestApplicationCredentials(t *testing.T) {
+	ac := newApplicationCredential(t)
+	ctx := context.Background()
+	byID := newStore(t, map[string][]byte{
+		"authURL": []byte(cloud.AuthURL), "region": []byte("RegionOne"),
+		"applicationCredentialID": []byte(ac.ID), "applicationCredentialSecret": []byte(ac.Secret),
+	})
+	name := newContainerName()
+	if err := byID.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: "RegionOne"}); err != nil {
+		t.Fatalf("with an application credential by ID: %v", err)
+	}
+	if err := byID.PutObject(ctx, name, "shoot--a--b--1/x", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	byName := newStore(t, map[string][]byte{
+		"authURL": []byte(cloud.AuthURL), "region": []byte("RegionOne"), "username": []byte("demo"), "domainName": []byte("Default"),
+		"applicationCredentialName": []byte(ac.Name), "applicationCredentialSecret": []byte(ac.Secret),
+	})
+	keys, err := conformance.ListKeys(ctx, byName, name, "shoot--a--b--1/")
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("with an application credential by name: %v, %v", keys, err)
+	}
+	wrong := newStore(t, map[string][]byte{
+		"authURL": []byte(cloud.AuthURL), "region": []byte("RegionOne"),
+		"applicationCredentialID": []byte(ac.ID), "applicationCredentialSecret": []byte("wrong"),
+	})
+	if _, err := conformance.ListKeys(ctx, wrong, name, ""); !errorsIsUnauthenticated(err) {
+		t.Fatalf("a wrong application credential secret: %v; want ErrUnauthenticated", err)
+	}
+}
