@@ -35,12 +35,16 @@ func (e *InProgressError) Error() string {
 	return fmt.Sprintf("deletion in progress: %d object versions deleted under %q in bucket %q in this pass, continuing", e.Deleted, e.Prefix, e.Bucket)
 }
 
-// LockedObjectsError reports a bucket that cannot be emptied because retention locks hold
-// objects. It matches objectstore.ErrObjectLocked.
+// LockedObjectsError reports a bucket or a prefix that cannot be emptied because retention locks
+// hold objects. It matches objectstore.ErrObjectLocked.
 type LockedObjectsError struct {
-	Bucket      string
+	Bucket string
+	// Prefix is empty for the whole bucket.
+	Prefix      string
 	Count       int
 	RetainUntil time.Time
+	// Deferred is true when the store was asked to delete them itself once the locks expire.
+	Deferred bool
 }
 
 func (e *LockedObjectsError) Error() string {
@@ -48,7 +52,15 @@ func (e *LockedObjectsError) Error() string {
 	if !e.RetainUntil.IsZero() {
 		until = e.RetainUntil.UTC().Format(time.RFC3339) + " at the earliest"
 	}
-	return fmt.Sprintf("bucket %q cannot be emptied: %d object versions are held by retention locks until %s; a lifecycle rule deletes them when the locks expire and the deletion is retried then", e.Bucket, e.Count, until)
+	scope := fmt.Sprintf("bucket %q", e.Bucket)
+	if e.Prefix != "" {
+		scope = fmt.Sprintf("prefix %q in bucket %q", e.Prefix, e.Bucket)
+	}
+	then := "the deletion is retried then"
+	if e.Deferred {
+		then = "a lifecycle rule deletes them when the locks expire and the deletion is retried then"
+	}
+	return fmt.Sprintf("%s cannot be emptied: %d object versions are held by retention locks until %s; %s", scope, e.Count, until, then)
 }
 
 // Is makes errors.Is(err, objectstore.ErrObjectLocked) true.

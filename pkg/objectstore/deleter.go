@@ -107,7 +107,7 @@ func DeletePrefix(ctx context.Context, store Store, bucket string, prefix Prefix
 		return res, run.failure
 	}
 	switch {
-	case errors.Is(listErr, errBudgetSpent):
+	case errors.Is(listErr, errBudgetSpent), run.leftBehind:
 		return res, nil // Done stays false: the caller resumes later
 	case errors.Is(listErr, ErrBucketNotFound):
 		res.Done = true // nothing can be left in a bucket that does not exist
@@ -131,6 +131,9 @@ type deletion struct {
 	mu      sync.Mutex
 	result  DeleteResult
 	failure error
+	// leftBehind is set when the budget ran out with throttled objects still to retry: the
+	// pass is then not done, even if the listing was exhausted.
+	leftBehind bool
 }
 
 // produce streams the listing into batches, refusing any key outside the prefix.
@@ -196,8 +199,12 @@ func (d *deletion) deleteBatch(ctx context.Context, batch []ObjectVersion) {
 		d.limiter.release(err == nil && !anyThrottled(objErrs))
 
 		if err != nil {
-			if errors.Is(err, ErrThrottled) && !d.budgetSpent() {
+			if errors.Is(err, ErrThrottled) {
 				d.countThrottle()
+				if d.budgetSpent() {
+					d.leaveBehind()
+					return
+				}
 				d.pause(ctx, err, attempt)
 				continue
 			}
@@ -241,10 +248,11 @@ func (d *deletion) deleteBatch(ctx context.Context, batch []ObjectVersion) {
 			return
 		}
 		if len(retry) > 0 {
+			d.countThrottle()
 			if d.budgetSpent() {
+				d.leaveBehind()
 				return
 			}
-			d.countThrottle()
 			d.pause(ctx, objErrs[0].Err, attempt)
 		}
 		batch = retry
@@ -258,6 +266,12 @@ func anyThrottled(errs []ObjectError) bool {
 		}
 	}
 	return false
+}
+
+func (d *deletion) leaveBehind() {
+	d.mu.Lock()
+	d.leftBehind = true
+	d.mu.Unlock()
 }
 
 func (d *deletion) countThrottle() {
@@ -365,11 +379,4 @@ func (l *adaptiveLimiter) release(ok bool) {
 		l.successes = 0
 	}
 	l.cond.Broadcast()
-}
-
-// currentLimit is for tests.
-func (l *adaptiveLimiter) currentLimit() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.limit
 }

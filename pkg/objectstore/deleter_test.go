@@ -183,3 +183,25 @@ func TestDeletePrefixReportsPerObjectErrors(t *testing.T) {
 		t.Fatalf("got %+v, %v; want a not-done pass failing with ErrForbidden", res, err)
 	}
 }
+
+// throttlingStore throttles every object of every request, as a store under heavy load may.
+type throttlingStore struct{ *memstore.Store }
+
+func (s throttlingStore) DeleteObjects(_ context.Context, _ string, objs []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
+	errs := make([]objectstore.ObjectError, len(objs))
+	for i, o := range objs {
+		errs[i] = objectstore.ObjectError{Object: o, Err: fmt.Errorf("slow down: %w", objectstore.ErrThrottled)}
+	}
+	return errs, nil
+}
+
+func TestThrottledObjectsLeftAtTheDeadlineKeepThePassOpen(t *testing.T) {
+	store := memstore.New(10)
+	fill(t, store, "n--1/", 5)
+	prefix, _ := objectstore.EntryPrefix("n--1")
+	opts := objectstore.DeleteOptions{Deadline: time.Now().Add(300 * time.Millisecond)}
+	res, err := objectstore.DeletePrefix(context.Background(), throttlingStore{store}, "b", prefix, opts)
+	if err != nil || res.Done || res.Deleted != 0 || res.Throttled == 0 {
+		t.Fatalf("got %+v, %v; want a throttled pass that is not done (its objects are left to retry), no error", res, err)
+	}
+}

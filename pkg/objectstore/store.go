@@ -20,12 +20,10 @@ type Bucket struct {
 }
 
 // ObjectVersion names one stored object version. Stores without versions leave Version empty.
+// A versioned store's delete markers are versions too: a prefix is empty only when they are gone.
 type ObjectVersion struct {
 	Key     string
 	Version string
-	// DeleteMarker is true for a versioned store's delete marker (it has no data, but it is a
-	// version that must be deleted for a prefix to be empty).
-	DeleteMarker bool
 }
 
 // ObjectError is the outcome of one object of a batch deletion that failed.

@@ -122,14 +122,9 @@ func (m *MinIO) Stop() {
 // S3Client returns a plain SDK client with the root credentials, reaching the server directly:
 // for tests to inspect buckets and to cause drift behind the extension's back.
 func (m *MinIO) S3Client() *s3.Client {
-	return m.S3ClientAt(m.Endpoint)
-}
-
-// S3ClientAt is S3Client reaching the server through endpoint (a proxy).
-func (m *MinIO) S3ClientAt(endpoint string) *s3.Client {
 	return s3.New(s3.Options{
 		Region:                     m.Region,
-		BaseEndpoint:               aws.String(endpoint),
+		BaseEndpoint:               aws.String(m.Endpoint),
 		UsePathStyle:               true,
 		Credentials:                credentials.NewStaticCredentialsProvider(m.AccessKey, m.SecretKey, ""),
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,

@@ -82,10 +82,11 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 		return &controller.InProgressError{Bucket: bb.Name, Deleted: res.Deleted}
 	}
 	if res.Locked > 0 {
-		if err := store.DeferDeletion(ctx, bb.Name, ""); err != nil && !errors.Is(err, objectstore.ErrUnsupported) {
+		err := store.DeferDeletion(ctx, bb.Name, "")
+		if err != nil && !errors.Is(err, objectstore.ErrUnsupported) {
 			return fmt.Errorf("deferring the deletion of locked objects in bucket %q: %w", bb.Name, err)
 		}
-		return &controller.LockedObjectsError{Bucket: bb.Name, Count: res.Locked, RetainUntil: res.EarliestRetainUntil}
+		return &controller.LockedObjectsError{Bucket: bb.Name, Count: res.Locked, RetainUntil: res.EarliestRetainUntil, Deferred: err == nil}
 	}
 	if err := store.DeleteBucket(ctx, bb.Name); err != nil {
 		if errors.Is(err, objectstore.ErrBucketNotEmpty) {

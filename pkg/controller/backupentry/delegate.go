@@ -80,7 +80,7 @@ func (d *delegate) delete(ctx context.Context, log logr.Logger, be *extensionsv1
 	if res.Locked > 0 {
 		if err := store.DeferDeletion(ctx, be.Spec.BucketName, prefix.String()); err != nil {
 			if errors.Is(err, objectstore.ErrUnsupported) {
-				return &controller.LockedObjectsError{Bucket: be.Spec.BucketName, Count: res.Locked, RetainUntil: res.EarliestRetainUntil}
+				return &controller.LockedObjectsError{Bucket: be.Spec.BucketName, Prefix: prefix.String(), Count: res.Locked, RetainUntil: res.EarliestRetainUntil}
 			}
 			return fmt.Errorf("deferring the deletion of %d locked objects under %q: %w", res.Locked, prefix.String(), err)
 		}

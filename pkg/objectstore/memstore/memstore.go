@@ -25,16 +25,12 @@ type Store struct {
 	batch    int
 	throttle int // every throttle-th DeleteObjects call is throttled; 0 never
 	calls    int
-	// DeleteCalls counts DeleteObjects requests, throttled ones included.
-	DeleteCalls int
 }
 
 type bucket struct {
-	region   string
-	config   any
-	objects  map[string][]byte
-	locks    map[string]time.Time
-	deferred map[string]bool
+	region  string
+	objects map[string][]byte
+	locks   map[string]time.Time
 }
 
 var _ objectstore.Store = (*Store)(nil)
@@ -65,25 +61,6 @@ func (s *Store) Lock(bucketName, key string, until time.Time) {
 	s.buckets[bucketName].locks[key] = until
 }
 
-// Deferred reports whether DeferDeletion was called for prefix.
-func (s *Store) Deferred(bucketName, prefix string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.buckets[bucketName]
-	return b != nil && b.deferred[prefix]
-}
-
-// BucketConfig returns the declared config the bucket was last converged to.
-func (s *Store) BucketConfig(name string) (any, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b, ok := s.buckets[name]
-	if !ok {
-		return nil, false
-	}
-	return b.config, true
-}
-
 // EnsureBucket implements objectstore.Store.
 func (s *Store) EnsureBucket(ctx context.Context, spec objectstore.Bucket) error {
 	if err := ctx.Err(); err != nil {
@@ -96,13 +73,12 @@ func (s *Store) EnsureBucket(ctx context.Context, spec objectstore.Bucket) error
 	}
 	b, ok := s.buckets[spec.Name]
 	if !ok {
-		b = &bucket{region: spec.Region, objects: map[string][]byte{}, locks: map[string]time.Time{}, deferred: map[string]bool{}}
+		b = &bucket{region: spec.Region, objects: map[string][]byte{}, locks: map[string]time.Time{}}
 		s.buckets[spec.Name] = b
 	}
 	if b.region != spec.Region {
 		return fmt.Errorf("%w: bucket %q is in region %q, not %q", objectstore.ErrInvalidConfig, spec.Name, b.region, spec.Region)
 	}
-	b.config = spec.Config
 	return nil
 }
 
@@ -183,7 +159,6 @@ func (s *Store) DeleteObjects(ctx context.Context, bucketName string, objects []
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
-	s.DeleteCalls++
 	if s.throttle > 0 && s.calls%s.throttle == 0 {
 		return nil, &objectstore.RetryAfterError{After: time.Millisecond, Cause: fmt.Errorf("memstore: slow down")}
 	}
@@ -205,12 +180,10 @@ func (s *Store) DeleteObjects(ctx context.Context, bucketName string, objects []
 // MaxDeleteBatch implements objectstore.Store.
 func (s *Store) MaxDeleteBatch() int { return s.batch }
 
-// DeferDeletion implements objectstore.Store.
-func (s *Store) DeferDeletion(ctx context.Context, bucketName, prefix string) error {
-	return s.withBucket(ctx, bucketName, func(b *bucket) error {
-		b.deferred[prefix] = true
-		return nil
-	})
+// DeferDeletion implements objectstore.Store. Locks in memory expire by themselves, so there
+// is nothing to hand over; the bucket must exist.
+func (s *Store) DeferDeletion(ctx context.Context, bucketName, _ string) error {
+	return s.withBucket(ctx, bucketName, func(*bucket) error { return nil })
 }
 
 // PutObject implements objectstore.Store.

@@ -290,21 +290,24 @@ func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) error 
 	})
 }
 
-// updateLifecycle reads the rules, lets change compute the new set and writes it, re-reading to
-// make sure a concurrent writer (another entry deferring at the same moment) did not undo it.
+// updateLifecycle reads the rules, lets change compute the new set and writes it, then re-reads
+// to make sure a concurrent writer (another entry deferring at the same moment) did not undo it;
+// only then is change run again.
 func (s *store) updateLifecycle(ctx context.Context, bucket string, change func([]types.LifecycleRule) ([]types.LifecycleRule, error)) error {
+	var written []types.LifecycleRule
 	for attempt := range 3 {
 		current, err := s.lifecycleRules(ctx, bucket)
 		if err != nil {
 			return err
+		}
+		if attempt > 0 && sameRuleIDs(current, written) {
+			return nil // written and still there
 		}
 		want, err := change(current)
 		if err != nil {
 			return err
 		}
 		switch {
-		case attempt > 0 && sameRuleIDs(current, want):
-			return nil // written and still there
 		case len(want) == 0 && len(current) == 0:
 			return nil
 		case len(want) == 0:
@@ -316,8 +319,9 @@ func (s *store) updateLifecycle(ctx context.Context, bucket string, change func(
 		if err != nil {
 			return classify(err)
 		}
+		written = want
 	}
-	return nil
+	return fmt.Errorf("bucket %q: the lifecycle rules kept changing under concurrent writers; retried next reconcile", bucket)
 }
 
 func (s *store) lifecycleRules(ctx context.Context, bucket string) ([]types.LifecycleRule, error) {

@@ -99,7 +99,7 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 			page = append(page, objectstore.ObjectVersion{Key: aws.ToString(v.Key), Version: aws.ToString(v.VersionId)})
 		}
 		for _, m := range out.DeleteMarkers {
-			page = append(page, objectstore.ObjectVersion{Key: aws.ToString(m.Key), Version: aws.ToString(m.VersionId), DeleteMarker: true})
+			page = append(page, objectstore.ObjectVersion{Key: aws.ToString(m.Key), Version: aws.ToString(m.VersionId)})
 		}
 		if len(page) > 0 {
 			if err := fn(page); err != nil {

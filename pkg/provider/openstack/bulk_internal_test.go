@@ -12,13 +12,18 @@ import (
 func TestBulkErrors(t *testing.T) {
 	cases := []struct {
 		name      string
+		sent      int
 		resp      objects.BulkDeleteResponse
 		wantKeys  []string
 		wantClass []error
 		wantErr   error // a whole-request failure
 	}{
-		{name: "all deleted", resp: objects.BulkDeleteResponse{ResponseStatus: "200 OK", NumberDeleted: 3}},
-		{name: "per-object failures are classified and names decoded",
+		{name: "all deleted", sent: 3, resp: objects.BulkDeleteResponse{ResponseStatus: "200 OK", NumberDeleted: 2, NumberNotFound: 1}},
+		{name: "stopped early: unaccounted names are not taken as deleted", sent: 5,
+			resp: objects.BulkDeleteResponse{ResponseStatus: "400 Bad Request", ResponseBody: "Max delete failures exceeded", NumberDeleted: 1,
+				Errors: [][]string{{"/bench/a", "409 Conflict"}}},
+			wantErr: errAny},
+		{name: "per-object failures are classified and names decoded", sent: 4,
 			resp: objects.BulkDeleteResponse{ResponseStatus: "400 Bad Request", Errors: [][]string{
 				{"/bench/shoot--a--b--1/etcd-main/v2/Full%20one", "403 Forbidden"},
 				{"/bench/shoot--a--b--1/x", "401 Unauthorized"},
@@ -33,9 +38,9 @@ func TestBulkErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			errs, err := bulkErrors("bench", &c.resp)
+			errs, err := bulkErrors("bench", c.sent, &c.resp)
 			if c.wantErr != nil {
-				if !errors.Is(err, c.wantErr) {
+				if err == nil || (c.wantErr != errAny && !errors.Is(err, c.wantErr)) {
 					t.Fatalf("got %v; want %v", err, c.wantErr)
 				}
 				return
@@ -51,3 +56,6 @@ func TestBulkErrors(t *testing.T) {
 		})
 	}
 }
+
+// errAny stands for "any whole-request error".
+var errAny = errors.New("any error")

@@ -248,12 +248,14 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, objs []objects
 	if err != nil {
 		return nil, classify(err)
 	}
-	return bulkErrors(bucket, resp)
+	return bulkErrors(bucket, len(names), resp)
 }
 
-// bulkErrors turns a bulk-delete response into per-object errors. Swift answers 200 with its
-// own status in the body; a non-2xx status with no per-object errors failed as a whole.
-func bulkErrors(bucket string, resp *objects.BulkDeleteResponse) ([]objectstore.ObjectError, error) {
+// bulkErrors turns a bulk-delete response for sent names into per-object errors. Swift answers
+// 200 with its own status in the body; a non-2xx status with no per-object errors failed as a
+// whole, and a request Swift stopped early (too many failures) accounts for fewer names than were
+// sent: then nothing can be taken as deleted.
+func bulkErrors(bucket string, sent int, resp *objects.BulkDeleteResponse) ([]objectstore.ObjectError, error) {
 	var errs []objectstore.ObjectError
 	for _, e := range resp.Errors {
 		if len(e) != 2 {
@@ -268,6 +270,9 @@ func bulkErrors(bucket string, resp *objects.BulkDeleteResponse) ([]objectstore.
 	}
 	if len(errs) == 0 && !strings.HasPrefix(resp.ResponseStatus, "2") {
 		return nil, fmt.Errorf("bulk delete answered %q: %s: %w", resp.ResponseStatus, resp.ResponseBody, classifyStatus(resp.ResponseStatus))
+	}
+	if accounted := resp.NumberDeleted + resp.NumberNotFound + len(resp.Errors); accounted < sent {
+		return nil, fmt.Errorf("bulk delete answered %q for %d of %d names (%s); the pass is retried", resp.ResponseStatus, accounted, sent, resp.ResponseBody)
 	}
 	return errs, nil
 }
