@@ -4,12 +4,14 @@
 # second run costs seconds:
 #   kube-apiserver + etcd  (envtest's control plane)  -> $CACHE/envtest-<k8s>-<etcd>/
 #   minio                  (S3 stand-in)              -> $CACHE/minio-<version>/minio
-# Usage: hack/tools.sh [envtest|minio|all]   prints the folder/binary on the last line of each step.
+#   fake-gcs-server        (GCS stand-in)             -> $CACHE/fake-gcs-server-<version>/fake-gcs-server
+# Usage: hack/tools.sh [envtest|minio|fakegcs|all]   prints the folder/binary on the last line of each step.
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.36.4}
 ETCD_VERSION=${ETCD_VERSION:-v3.6.8}
 MINIO_VERSION=${MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}
+FAKE_GCS_VERSION=${FAKE_GCS_VERSION:-v1.56.1}
 CACHE=${GEB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gardener-extension-backup}
 mkdir -p "$CACHE"
 
@@ -96,9 +98,20 @@ minio() {
   echo "$dir/minio"
 }
 
+fakegcs() {
+  local dir="$CACHE/fake-gcs-server-${FAKE_GCS_VERSION}"
+  if [[ -x $dir/fake-gcs-server ]]; then echo "$dir/fake-gcs-server"; return; fi
+  mkdir -p "$dir"
+  say "building fake-gcs-server $FAKE_GCS_VERSION from the module proxy (about 1 min the first time)"
+  run_with_progress "fake-gcs-server build" env GOBIN="$dir/bin.tmp" CGO_ENABLED=0 go install "github.com/fsouza/fake-gcs-server@$FAKE_GCS_VERSION"
+  mv "$dir/bin.tmp/fake-gcs-server" "$dir/fake-gcs-server" && rm -rf "$dir/bin.tmp"
+  echo "$dir/fake-gcs-server"
+}
+
 case ${1:-all} in
   envtest) envtest ;;
   minio) minio ;;
-  all) envtest; minio ;;
-  *) echo "usage: $0 [envtest|minio|all]" >&2; exit 2 ;;
+  fakegcs) fakegcs ;;
+  all) envtest; minio; fakegcs ;;
+  *) echo "usage: $0 [envtest|minio|fakegcs|all]" >&2; exit 2 ;;
 esac

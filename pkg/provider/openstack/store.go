@@ -279,27 +279,13 @@ func bulkErrors(bucket string, sent int, resp *objects.BulkDeleteResponse) ([]ob
 
 // deleteSingly deletes objects one request each, with bounded parallelism.
 func (s *store) deleteSingly(ctx context.Context, c *gophercloud.ServiceClient, bucket string, objs []objectstore.ObjectVersion) []objectstore.ObjectError {
-	var (
-		mu   sync.Mutex
-		errs []objectstore.ObjectError
-		wg   sync.WaitGroup
-		sem  = make(chan struct{}, singleDeleteParallelism)
-	)
-	for _, o := range objs {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			_, err := objects.Delete(ctx, c, bucket, o.Key, objects.DeleteOpts{ObjectVersionID: o.Version}).Extract()
-			if err == nil || gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
-				return
-			}
-			mu.Lock()
-			errs = append(errs, objectstore.ObjectError{Object: o, Err: classify(err)})
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	return errs
+	return objectstore.ForEachObject(ctx, objs, singleDeleteParallelism, func(ctx context.Context, o objectstore.ObjectVersion) error {
+		_, err := objects.Delete(ctx, c, bucket, o.Key, objects.DeleteOpts{ObjectVersionID: o.Version}).Extract()
+		if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+			return nil
+		}
+		return classify(err)
+	})
 }
 
 // DeferDeletion implements objectstore.Store: Swift has no retention locks, so nothing is ever

@@ -1,0 +1,141 @@
+package gcp
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
+)
+
+// ManagedLabel marks the buckets this extension manages; providerConfig cannot set it.
+const ManagedLabel = "managed-by"
+
+// ManagedLabelValue is ManagedLabel's value.
+const ManagedLabelValue = "gardener-extension-backup"
+
+const (
+	day = 24 * time.Hour
+	// maxRetentionPeriod is GCS's limit for a retention policy (3,155,760,000 s, 100 years).
+	maxRetentionPeriod = 3_155_760_000 * time.Second
+	minSoftDelete      = 7 * day
+	maxSoftDelete      = 90 * day
+	maxLabels          = 64
+)
+
+var (
+	configPath = field.NewPath("providerConfig")
+	// GCS label rules: keys start with a lowercase letter; keys and values are at most 63
+	// lowercase letters, digits, '_' and '-' (international characters are not accepted here).
+	labelKey   = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
+	labelValue = regexp.MustCompile(`^[a-z0-9_-]{0,63}$`)
+)
+
+// DecodeBackupBucketConfig strictly decodes and validates a BackupBucket providerConfig (JSON or
+// YAML). Empty input gives the defaults. Errors wrap objectstore.ErrInvalidConfig and name the
+// field path.
+func DecodeBackupBucketConfig(raw []byte) (*BackupBucketConfig, error) {
+	cfg := &BackupBucketConfig{}
+	if decode.Empty(raw) {
+		return cfg, nil
+	}
+	if err := decode.Strict(raw, cfg, configPath, KindBackupBucketConfig, APIVersion, ProviderGCPAPIVersion); err != nil {
+		return nil, err
+	}
+	if err := decode.Invalid(ValidateBackupBucketConfig(cfg, configPath)); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// ValidateBackupBucketConfig validates a decoded config.
+func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if im := cfg.Immutability; im != nil {
+		p := path.Child("immutability")
+		if im.RetentionType != RetentionTypeBucket {
+			errs = append(errs, field.NotSupported(p.Child("retentionType"), im.RetentionType, []string{RetentionTypeBucket}))
+		}
+		if d := im.RetentionPeriod.Duration; d < day || d > maxRetentionPeriod || d%time.Second != 0 {
+			errs = append(errs, field.Invalid(p.Child("retentionPeriod"), d.String(), "must be whole seconds, at least 24h and at most 100 years"))
+		}
+	}
+	if sd := cfg.SoftDelete; sd != nil {
+		if d := sd.RetentionDuration.Duration; d != 0 && (d < minSoftDelete || d > maxSoftDelete || d%day != 0) {
+			errs = append(errs, field.Invalid(path.Child("softDelete", "retentionDuration"), d.String(), "must be 0 (off) or whole days from 7 to 90 days"))
+		}
+	}
+	if len(cfg.Labels) > maxLabels-1 {
+		errs = append(errs, field.TooMany(path.Child("labels"), len(cfg.Labels), maxLabels-1))
+	}
+	for k, v := range cfg.Labels {
+		p := path.Child("labels").Key(k)
+		switch {
+		case k == ManagedLabel:
+			errs = append(errs, field.Forbidden(p, "is set by the extension"))
+		case !labelKey.MatchString(k):
+			errs = append(errs, field.Invalid(p, k, "a label key starts with a lowercase letter and has at most 63 lowercase letters, digits, '_' or '-'"))
+		}
+		if !labelValue.MatchString(v) {
+			errs = append(errs, field.Invalid(p, v, "a label value has at most 63 lowercase letters, digits, '_' or '-'"))
+		}
+	}
+	return errs
+}
+
+// DecodeWorkloadIdentityConfig strictly decodes a workload identity secret's "config" key and
+// checks that its credentials configuration is an external account.
+func DecodeWorkloadIdentityConfig(raw []byte) (*WorkloadIdentityConfig, *ExternalAccount, error) {
+	path := field.NewPath("config")
+	cfg := &WorkloadIdentityConfig{}
+	if err := decode.Strict(raw, cfg, path, KindWorkloadIdentityConfig, APIVersion, ProviderGCPAPIVersion); err != nil {
+		return nil, nil, err
+	}
+	var errs field.ErrorList
+	if cfg.ProjectID == "" {
+		errs = append(errs, field.Required(path.Child("projectID"), "the GCP project of the bucket"))
+	}
+	ea := &ExternalAccount{}
+	if len(cfg.CredentialsConfig) == 0 {
+		errs = append(errs, field.Required(path.Child("credentialsConfig"), "the external account credentials configuration"))
+	} else if err := json.Unmarshal(cfg.CredentialsConfig, ea); err != nil {
+		errs = append(errs, field.Invalid(path.Child("credentialsConfig"), "", fmt.Sprintf("not a JSON object: %v", err)))
+	} else {
+		errs = append(errs, ea.validate(path.Child("credentialsConfig"))...)
+	}
+	if err := decode.Invalid(errs); err != nil {
+		return nil, nil, err
+	}
+	return cfg, ea, nil
+}
+
+// ExternalAccount is the part of an external account credentials configuration the extension
+// uses. The credential source is never taken from it: the token comes from the secret.
+type ExternalAccount struct {
+	Type                           string `json:"type"`
+	Audience                       string `json:"audience"`
+	SubjectTokenType               string `json:"subject_token_type"`
+	TokenURL                       string `json:"token_url"`
+	ServiceAccountImpersonationURL string `json:"service_account_impersonation_url,omitempty"`
+	UniverseDomain                 string `json:"universe_domain,omitempty"`
+}
+
+func (ea *ExternalAccount) validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if ea.Type != "external_account" {
+		errs = append(errs, field.NotSupported(path.Child("type"), ea.Type, []string{"external_account"}))
+	}
+	if ea.Audience == "" {
+		errs = append(errs, field.Required(path.Child("audience"), ""))
+	}
+	if ea.SubjectTokenType == "" {
+		errs = append(errs, field.Required(path.Child("subject_token_type"), ""))
+	}
+	if ea.TokenURL == "" {
+		errs = append(errs, field.Required(path.Child("token_url"), ""))
+	}
+	return errs
+}

@@ -1,0 +1,103 @@
+package gcp_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+func TestDecodeBackupBucketConfig(t *testing.T) {
+	const head = "apiVersion: gcp.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n"
+	cases := []struct {
+		name    string
+		raw     string
+		wantErr string // a substring naming the field path; empty: valid
+		check   func(*testing.T, *gcp.BackupBucketConfig)
+	}{
+		{name: "empty gives defaults", raw: " \n", check: func(t *testing.T, c *gcp.BackupBucketConfig) {
+			if c.Immutability != nil || c.SoftDelete != nil || len(c.Labels) != 0 {
+				t.Fatalf("defaults expected, got %+v", c)
+			}
+		}},
+		{name: "locked immutability", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 96h\n  locked: true\n",
+			check: func(t *testing.T, c *gcp.BackupBucketConfig) {
+				if c.Immutability.RetentionPeriod.Duration != 96*time.Hour || !c.Immutability.Locked {
+					t.Fatalf("got %+v", c.Immutability)
+				}
+			}},
+		{name: "provider-gcp apiVersion is accepted", raw: `{"apiVersion":"gcp.provider.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h","locked":false}}`},
+		{name: "soft delete", raw: head + "softDelete:\n  retentionDuration: 168h\n", check: func(t *testing.T, c *gcp.BackupBucketConfig) {
+			if c.SoftDelete.RetentionDuration.Duration != 7*24*time.Hour {
+				t.Fatalf("got %+v", c.SoftDelete)
+			}
+		}},
+		{name: "soft delete off", raw: head + "softDelete:\n  retentionDuration: 0s\n"},
+		{name: "labels", raw: head + "labels:\n  cost-center: platform_1\n  empty: \"\"\n"},
+		{name: "unknown field", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  mode: compliance\n", wantErr: `unknown field "immutability.mode"`},
+		{name: "wrong apiVersion", raw: "apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n", wantErr: "providerConfig.apiVersion"},
+		{name: "wrong kind", raw: "apiVersion: gcp.backup.extensions.gardener.cloud/v1alpha1\nkind: Bucket\n", wantErr: "providerConfig.kind"},
+		{name: "period too short", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 23h\n", wantErr: "providerConfig.immutability.retentionPeriod"},
+		{name: "period not whole seconds", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 24h0.5s\n", wantErr: "providerConfig.immutability.retentionPeriod"},
+		{name: "period beyond 100 years", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 876600h1s\n", wantErr: "providerConfig.immutability.retentionPeriod"},
+		{name: "bad retention type", raw: head + "immutability:\n  retentionType: object\n  retentionPeriod: 24h\n", wantErr: "providerConfig.immutability.retentionType"},
+		{name: "soft delete too short", raw: head + "softDelete:\n  retentionDuration: 72h\n", wantErr: "providerConfig.softDelete.retentionDuration"},
+		{name: "soft delete too long", raw: head + "softDelete:\n  retentionDuration: 2184h\n", wantErr: "providerConfig.softDelete.retentionDuration"},
+		{name: "upper-case label key", raw: head + "labels:\n  Team: a\n", wantErr: "providerConfig.labels[Team]"},
+		{name: "label value with dot", raw: head + "labels:\n  team: a.b\n", wantErr: "providerConfig.labels[team]"},
+		{name: "managed label", raw: head + "labels:\n  managed-by: me\n", wantErr: "providerConfig.labels[managed-by]"},
+		{name: "not yaml", raw: "{{{", wantErr: "providerConfig"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := gcp.DecodeBackupBucketConfig([]byte(c.raw))
+			if c.wantErr != "" {
+				if err == nil || !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("got %v; want ErrInvalidConfig mentioning %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.check != nil {
+				c.check(t, cfg)
+			}
+		})
+	}
+}
+
+func TestDecodeWorkloadIdentityConfig(t *testing.T) {
+	const ok = `{"type":"external_account","audience":"//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/q","subject_token_type":"urn:ietf:params:oauth:token-type:jwt","token_url":"https://sts.googleapis.com/v1/token","credential_source":{"file":"/ignored"}}`
+	head := "apiVersion: gcp.provider.extensions.gardener.cloud/v1alpha1\nkind: WorkloadIdentityConfig\n"
+	cases := []struct {
+		name, raw, wantErr string
+	}{
+		{name: "valid", raw: head + "projectID: my-project\ncredentialsConfig: " + ok + "\n"},
+		{name: "no project", raw: head + "credentialsConfig: " + ok + "\n", wantErr: "config.projectID"},
+		{name: "no credentials config", raw: head + "projectID: p\n", wantErr: "config.credentialsConfig"},
+		{name: "service account instead of external account", raw: head + "projectID: p\ncredentialsConfig: {\"type\":\"service_account\",\"audience\":\"a\",\"subject_token_type\":\"t\",\"token_url\":\"u\"}\n", wantErr: "config.credentialsConfig.type"},
+		{name: "no token url", raw: head + "projectID: p\ncredentialsConfig: {\"type\":\"external_account\",\"audience\":\"a\",\"subject_token_type\":\"t\"}\n", wantErr: "config.credentialsConfig.token_url"},
+		{name: "unknown field", raw: head + "projectID: p\nregion: x\n", wantErr: `unknown field "region"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, ea, err := gcp.DecodeWorkloadIdentityConfig([]byte(c.raw))
+			if c.wantErr != "" {
+				if err == nil || !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("got %v; want ErrInvalidConfig mentioning %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.ProjectID != "my-project" || ea.TokenURL != "https://sts.googleapis.com/v1/token" {
+				t.Fatalf("got %+v %+v", cfg, ea)
+			}
+		})
+	}
+}

@@ -1,0 +1,65 @@
+// Package gcp is the providerConfig API of the Google Cloud Storage backup extension.
+package gcp
+
+import (
+	"encoding/json"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const (
+	// APIVersion is this API's version.
+	APIVersion = "gcp.backup.extensions.gardener.cloud/v1alpha1"
+	// ProviderGCPAPIVersion is gardener-extension-provider-gcp's version of the same kinds; it is
+	// accepted so that a seed's existing spec.backup.providerConfig and workload identity
+	// configs work unchanged.
+	ProviderGCPAPIVersion = "gcp.provider.extensions.gardener.cloud/v1alpha1"
+	// KindBackupBucketConfig is the kind of a BackupBucket's providerConfig.
+	KindBackupBucketConfig = "BackupBucketConfig"
+	// KindWorkloadIdentityConfig is the kind of a workload identity secret's "config" key.
+	KindWorkloadIdentityConfig = "WorkloadIdentityConfig"
+)
+
+// BackupBucketConfig is a BackupBucket's providerConfig.
+type BackupBucketConfig struct {
+	metav1.TypeMeta `json:",inline"`
+	// Immutability sets a bucket retention policy: no object can be deleted or overwritten
+	// before it is RetentionPeriod old.
+	Immutability *ImmutableConfig `json:"immutability,omitempty"`
+	// SoftDelete keeps deleted objects restorable for a while (GCS soft delete). Default: off,
+	// so that a deleted shoot's backups do not linger, billed, for a week.
+	SoftDelete *SoftDeleteConfig `json:"softDelete,omitempty"`
+	// Labels are set on the bucket (for example for cost allocation) and kept there.
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// RetentionTypeBucket is the only retention type: a retention policy on the whole bucket.
+const RetentionTypeBucket = "bucket"
+
+// ImmutableConfig is the bucket's retention policy.
+type ImmutableConfig struct {
+	// RetentionType must be "bucket".
+	RetentionType string `json:"retentionType"`
+	// RetentionPeriod is how long every object is kept, at least 24h, in whole seconds.
+	RetentionPeriod metav1.Duration `json:"retentionPeriod"`
+	// Locked locks the policy: from then on nobody can remove it or shorten the period, ever
+	// (it can still be extended). The extension never unlocks, removes or shortens a locked
+	// policy; it reports a configuration that asks for that as an error.
+	Locked bool `json:"locked,omitempty"`
+}
+
+// SoftDeleteConfig is the bucket's soft delete policy.
+type SoftDeleteConfig struct {
+	// RetentionDuration is how long deleted objects stay restorable: 0 (off) or 7 to 90 days.
+	RetentionDuration metav1.Duration `json:"retentionDuration"`
+}
+
+// WorkloadIdentityConfig is the "config" key of a workload identity secret.
+type WorkloadIdentityConfig struct {
+	metav1.TypeMeta `json:",inline"`
+	// ProjectID is the GCP project the bucket lives in.
+	ProjectID string `json:"projectID"`
+	// CredentialsConfig is the external account credentials configuration
+	// (type "external_account") of the workload identity pool.
+	CredentialsConfig json.RawMessage `json:"credentialsConfig"`
+}

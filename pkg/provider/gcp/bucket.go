@@ -1,0 +1,239 @@
+package gcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"reflect"
+	"strings"
+	"time"
+
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/iterator"
+
+	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// Lifecycle rules the extension keeps on every bucket; any other rule is drift and removed.
+var (
+	// deferredDeletionRule deletes objects that DeferDeletion marked with a custom time, a day
+	// after marking and never before their retention allows.
+	deferredDeletionRule = storage.LifecycleRule{
+		Action:    storage.LifecycleAction{Type: storage.DeleteAction},
+		Condition: storage.LifecycleCondition{DaysSinceCustomTime: 1},
+	}
+	// abortUploadsRule removes the parts of multipart uploads abandoned for a week.
+	abortUploadsRule = storage.LifecycleRule{
+		Action:    storage.LifecycleAction{Type: storage.AbortIncompleteMPUAction},
+		Condition: storage.LifecycleCondition{AgeInDays: 7},
+	}
+)
+
+func desiredLifecycle() storage.Lifecycle {
+	return storage.Lifecycle{Rules: []storage.LifecycleRule{deferredDeletionRule, abortUploadsRule}}
+}
+
+// EnsureBucket implements objectstore.Store: it creates the bucket in the project of the
+// credentials and converges its settings on every call.
+func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
+	cfg, _ := b.Config.(*gcpapi.BackupBucketConfig)
+	if cfg == nil {
+		cfg = &gcpapi.BackupBucketConfig{}
+	}
+	if b.Region == "" {
+		return fmt.Errorf("%w: no region: set spec.region", objectstore.ErrInvalidConfig)
+	}
+	owned, err := s.inProject(ctx, b.Name)
+	if err != nil {
+		return err
+	}
+	if !owned {
+		if err := s.create(ctx, b, cfg); err != nil {
+			return err
+		}
+	}
+	attrs, err := s.client.Bucket(b.Name).Attrs(ctx)
+	if err != nil {
+		return classify(err)
+	}
+	if !strings.EqualFold(attrs.Location, b.Region) {
+		return fmt.Errorf("%w: bucket %q exists in location %s, not in the region %q the BackupBucket declares", objectstore.ErrInvalidConfig, b.Name, attrs.Location, b.Region)
+	}
+	return s.converge(ctx, b.Name, attrs, cfg)
+}
+
+// inProject reports whether a bucket of that name exists in the credentials' project. Bucket
+// names are global: the listing, not the name, tells ours from another project's.
+func (s *store) inProject(ctx context.Context, name string) (bool, error) {
+	it := s.client.Buckets(ctx, s.projectID)
+	it.Prefix = name
+	for {
+		a, err := it.Next()
+		if errors.Is(err, iterator.Done) {
+			return false, nil
+		}
+		if err != nil {
+			return false, classify(err)
+		}
+		if a.Name == name {
+			return true, nil
+		}
+	}
+}
+
+func (s *store) create(ctx context.Context, b objectstore.Bucket, cfg *gcpapi.BackupBucketConfig) error {
+	attrs := &storage.BucketAttrs{
+		Location:                 strings.ToUpper(b.Region),
+		UniformBucketLevelAccess: storage.UniformBucketLevelAccess{Enabled: true},
+		PublicAccessPrevention:   storage.PublicAccessPreventionEnforced,
+		Lifecycle:                desiredLifecycle(),
+		Labels:                   desiredLabels(cfg),
+		SoftDeletePolicy:         &storage.SoftDeletePolicy{RetentionDuration: softDeleteDuration(cfg)},
+	}
+	if im := cfg.Immutability; im != nil {
+		attrs.RetentionPolicy = &storage.RetentionPolicy{RetentionPeriod: im.RetentionPeriod.Duration}
+	}
+	err := s.client.Bucket(b.Name).Create(ctx, s.projectID, attrs)
+	if statusOf(err) == http.StatusConflict {
+		// Either another project holds the name, or a concurrent create of ours won.
+		if owned, lerr := s.inProject(ctx, b.Name); lerr == nil && owned {
+			return nil
+		}
+		return fmt.Errorf("%w: the bucket name %q is taken by another project; choose another BackupBucket name or free the name: %w", objectstore.ErrOwnedByOther, b.Name, err)
+	}
+	return classify(err)
+}
+
+func desiredLabels(cfg *gcpapi.BackupBucketConfig) map[string]string {
+	labels := maps.Clone(cfg.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[gcpapi.ManagedLabel] = gcpapi.ManagedLabelValue
+	return labels
+}
+
+func softDeleteDuration(cfg *gcpapi.BackupBucketConfig) time.Duration {
+	if cfg.SoftDelete == nil {
+		return 0
+	}
+	return cfg.SoftDelete.RetentionDuration.Duration
+}
+
+// converge updates every managed setting that differs from the declaration, in one request
+// guarded by the bucket's metageneration, and locks the retention policy when asked.
+func (s *store) converge(ctx context.Context, name string, attrs *storage.BucketAttrs, cfg *gcpapi.BackupBucketConfig) error {
+	var upd storage.BucketAttrsToUpdate
+	changed := false
+	if !attrs.UniformBucketLevelAccess.Enabled {
+		upd.UniformBucketLevelAccess = &storage.UniformBucketLevelAccess{Enabled: true}
+		changed = true
+	}
+	if attrs.PublicAccessPrevention != storage.PublicAccessPreventionEnforced {
+		upd.PublicAccessPrevention = storage.PublicAccessPreventionEnforced
+		changed = true
+	}
+	if want := desiredLifecycle(); !reflect.DeepEqual(attrs.Lifecycle.Rules, want.Rules) {
+		upd.Lifecycle = &want
+		changed = true
+	}
+	have := time.Duration(0)
+	if attrs.SoftDeletePolicy != nil {
+		have = attrs.SoftDeletePolicy.RetentionDuration
+	}
+	if want := softDeleteDuration(cfg); have != want {
+		upd.SoftDeletePolicy = &storage.SoftDeletePolicy{RetentionDuration: want}
+		changed = true
+	}
+	for k, v := range desiredLabels(cfg) {
+		if cur, ok := attrs.Labels[k]; !ok || cur != v {
+			upd.SetLabel(k, v)
+			changed = true
+		}
+	}
+	policy, lock, err := retentionChange(name, attrs.RetentionPolicy, cfg.Immutability)
+	if err != nil {
+		return err
+	}
+	if policy != nil {
+		upd.RetentionPolicy = policy
+		changed = true
+	}
+	metageneration := attrs.MetaGeneration
+	if changed {
+		// The precondition makes a concurrent change (for example somebody locking the policy
+		// meanwhile) fail this update instead of being overwritten; the next reconcile re-reads.
+		updated, err := s.client.Bucket(name).If(storage.BucketConditions{MetagenerationMatch: metageneration}).Update(ctx, upd)
+		if err != nil {
+			if statusOf(err) == http.StatusPreconditionFailed {
+				return fmt.Errorf("bucket %q changed while its settings were converged; retried on the next reconcile: %w", name, err)
+			}
+			return fmt.Errorf("converging the settings of bucket %q: %w", name, classify(err))
+		}
+		metageneration = updated.MetaGeneration
+	}
+	if lock {
+		if err := s.client.Bucket(name).If(storage.BucketConditions{MetagenerationMatch: metageneration}).LockRetentionPolicy(ctx); err != nil {
+			return fmt.Errorf("locking the retention policy of bucket %q: %w", name, classify(err))
+		}
+	}
+	return nil
+}
+
+// retentionChange decides how the bucket's retention policy moves towards the declaration: the
+// policy to write (nil: none; a zero period: remove) and whether to lock it afterwards. A locked
+// policy is never removed or shortened; a declaration that asks for that is a configuration
+// error, reported without touching the bucket.
+func retentionChange(bucket string, have *storage.RetentionPolicy, want *gcpapi.ImmutableConfig) (*storage.RetentionPolicy, bool, error) {
+	var havePeriod time.Duration
+	locked := false
+	if have != nil {
+		havePeriod, locked = have.RetentionPeriod, have.IsLocked
+	}
+	if want == nil {
+		switch {
+		case locked:
+			return nil, false, fmt.Errorf("%w: bucket %q has a locked retention policy of %s, which can never be removed; declare providerConfig.immutability with locked: true and a retentionPeriod of at least %s", objectstore.ErrInvalidConfig, bucket, havePeriod, havePeriod)
+		case havePeriod > 0:
+			return &storage.RetentionPolicy{}, false, nil
+		}
+		return nil, false, nil
+	}
+	wantPeriod := want.RetentionPeriod.Duration
+	if locked {
+		switch {
+		case !want.Locked:
+			return nil, false, fmt.Errorf("%w: bucket %q has a locked retention policy, which can never be unlocked; set providerConfig.immutability.locked to true", objectstore.ErrInvalidConfig, bucket)
+		case wantPeriod < havePeriod:
+			return nil, false, fmt.Errorf("%w: bucket %q has a locked retention policy of %s, which can never be shortened; providerConfig.immutability.retentionPeriod %s must be at least that", objectstore.ErrInvalidConfig, bucket, havePeriod, wantPeriod)
+		case wantPeriod > havePeriod:
+			return &storage.RetentionPolicy{RetentionPeriod: wantPeriod}, false, nil
+		}
+		return nil, false, nil
+	}
+	var policy *storage.RetentionPolicy
+	if wantPeriod != havePeriod {
+		policy = &storage.RetentionPolicy{RetentionPeriod: wantPeriod}
+	}
+	return policy, want.Locked, nil
+}
+
+// ensureDeferralRule puts the deferred-deletion rule back if the bucket lost it, so that a
+// deferral never relies on a rule that is not there.
+func (s *store) ensureDeferralRule(ctx context.Context, bucket string) error {
+	attrs, err := s.client.Bucket(bucket).Attrs(ctx)
+	if err != nil {
+		return classify(err)
+	}
+	for _, r := range attrs.Lifecycle.Rules {
+		if reflect.DeepEqual(r, deferredDeletionRule) {
+			return nil
+		}
+	}
+	lc := storage.Lifecycle{Rules: append(attrs.Lifecycle.Rules, deferredDeletionRule)}
+	_, err = s.client.Bucket(bucket).If(storage.BucketConditions{MetagenerationMatch: attrs.MetaGeneration}).Update(ctx, storage.BucketAttrsToUpdate{Lifecycle: &lc})
+	return classify(err)
+}

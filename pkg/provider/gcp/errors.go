@@ -1,0 +1,83 @@
+package gcp
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"cloud.google.com/go/auth"
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/googleapi"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// reasonClasses maps the reasons of GCS JSON API errors (errors[].reason) to the core's
+// sentinels; they win over the HTTP status.
+var reasonClasses = map[string]error{
+	"rateLimitExceeded":     objectstore.ErrThrottled,
+	"userRateLimitExceeded": objectstore.ErrThrottled,
+	"backendError":          objectstore.ErrThrottled,
+	"dailyLimitExceeded":    objectstore.ErrQuotaExceeded,
+	"quotaExceeded":         objectstore.ErrQuotaExceeded,
+	"invalid":               objectstore.ErrInvalidConfig,
+	"invalidArgument":       objectstore.ErrInvalidConfig,
+	"accountDisabled":       objectstore.ErrForbidden,
+	"userProjectMissing":    objectstore.ErrInvalidConfig,
+}
+
+// statusClasses classifies errors by HTTP status when no reason decides.
+var statusClasses = map[int]error{
+	http.StatusBadRequest:         objectstore.ErrInvalidConfig,
+	http.StatusUnauthorized:       objectstore.ErrUnauthenticated,
+	http.StatusForbidden:          objectstore.ErrForbidden,
+	http.StatusNotFound:           objectstore.ErrNotFound,
+	http.StatusTooManyRequests:    objectstore.ErrThrottled,
+	http.StatusServiceUnavailable: objectstore.ErrThrottled,
+	http.StatusNotImplemented:     objectstore.ErrUnsupported,
+}
+
+// classify wraps err with the sentinel of its class; unknown errors are returned as they are.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	if class := classOf(err); class != nil {
+		return fmt.Errorf("%w: %w", class, err)
+	}
+	return err
+}
+
+func classOf(err error) error {
+	switch {
+	case errors.Is(err, storage.ErrBucketNotExist):
+		return objectstore.ErrBucketNotFound
+	case errors.Is(err, storage.ErrObjectNotExist):
+		return objectstore.ErrNotFound
+	}
+	// A refused token exchange (a wrong or revoked key, an expired workload identity token) is
+	// an authentication failure whatever status the token endpoint chose.
+	var authErr *auth.Error
+	if errors.As(err, &authErr) && authErr.Response != nil && authErr.Response.StatusCode >= 400 && authErr.Response.StatusCode < 500 {
+		return objectstore.ErrUnauthenticated
+	}
+	var apiErr *googleapi.Error
+	if errors.As(err, &apiErr) {
+		for _, e := range apiErr.Errors {
+			if class, ok := reasonClasses[e.Reason]; ok {
+				return class
+			}
+		}
+		return statusClasses[apiErr.Code]
+	}
+	return nil
+}
+
+// statusOf returns the HTTP status of a GCS API error (0 for other errors).
+func statusOf(err error) int {
+	var apiErr *googleapi.Error
+	if errors.As(err, &apiErr) {
+		return apiErr.Code
+	}
+	return 0
+}
