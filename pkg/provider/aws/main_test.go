@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,11 +31,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var bucketSeq atomic.Int64
-
-func newBucketName() string {
-	return fmt.Sprintf("geb-test-%d-%d", time.Now().UnixNano()%1_000_000, bucketSeq.Add(1))
-}
+var newBucketName = stack.NewBucketName
 
 func newStore(t testing.TB, data map[string][]byte) objectstore.Store {
 	t.Helper()
@@ -48,16 +43,7 @@ func newStore(t testing.TB, data map[string][]byte) objectstore.Store {
 	return s
 }
 
-func withData(base map[string][]byte, kv ...string) map[string][]byte {
-	out := map[string][]byte{}
-	for k, v := range base {
-		out[k] = v
-	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		out[kv[i]] = []byte(kv[i+1])
-	}
-	return out
-}
+var withData = stack.With
 
 // withoutRegion drops the secret's region override, so that the bucket's declared region counts.
 func withoutRegion(data map[string][]byte) map[string][]byte {

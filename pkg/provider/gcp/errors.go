@@ -57,6 +57,10 @@ func classOf(err error) error {
 	}
 	// A refused token exchange (a wrong or revoked key, an expired workload identity token) is
 	// an authentication failure whatever status the token endpoint chose.
+	var refused *tokenRefusedError
+	if errors.As(err, &refused) {
+		return objectstore.ErrUnauthenticated
+	}
 	var authErr *auth.Error
 	if errors.As(err, &authErr) && authErr.Response != nil && authErr.Response.StatusCode >= 400 && authErr.Response.StatusCode < 500 {
 		return objectstore.ErrUnauthenticated
@@ -72,6 +76,34 @@ func classOf(err error) error {
 	}
 	return nil
 }
+
+// refusedTokens is the transport of token requests. The auth library reports a refused token
+// exchange as an untyped error; this turns a 4xx answer of the token endpoint into a typed
+// *tokenRefusedError first, so that it is classified as ErrUnauthenticated without reading text.
+type refusedTokens struct{ next http.RoundTripper }
+
+func (t refusedTokens) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || resp.StatusCode < 400 || resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+		return resp, err
+	}
+	resp.Body.Close()
+	return nil, &tokenRefusedError{status: resp.StatusCode, endpoint: req.URL.Host}
+}
+
+// tokenRefusedError is a token endpoint's refusal of the credentials. The response body is not
+// kept: it may echo what was sent.
+type tokenRefusedError struct {
+	status   int
+	endpoint string
+}
+
+func (e *tokenRefusedError) Error() string {
+	return fmt.Sprintf("the token endpoint %s refused the credentials (HTTP %d)", e.endpoint, e.status)
+}
+
+// Is makes errors.Is(err, objectstore.ErrUnauthenticated) true.
+func (e *tokenRefusedError) Is(target error) bool { return target == objectstore.ErrUnauthenticated }
 
 // statusOf returns the HTTP status of a GCS API error (0 for other errors).
 func statusOf(err error) int {

@@ -97,7 +97,7 @@ func (p *Provider) NewClient(ctx context.Context, creds provider.Credentials) (*
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: timeout,
 	}
-	tokenClient := &http.Client{Transport: base, Timeout: timeout}
+	tokenClient := &http.Client{Transport: refusedTokens{base}, Timeout: timeout}
 
 	var (
 		authCreds *auth.Credentials

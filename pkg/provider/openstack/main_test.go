@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -34,11 +32,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var seq atomic.Int64
-
-func newContainerName() string {
-	return fmt.Sprintf("geb-test-%d-%d", time.Now().UnixNano()%1_000_000, seq.Add(1))
-}
+var newContainerName = stack.NewBucketName
 
 // testProvider lists in small pages, so that the suite crosses page boundaries cheaply.
 var testProvider = &osprovider.Provider{ListPageSize: 250}
@@ -52,19 +46,6 @@ func newStore(t testing.TB, data map[string][]byte) objectstore.Store {
 	return s
 }
 
-func with(data map[string][]byte, kv ...string) map[string][]byte {
-	out := map[string][]byte{}
-	for k, v := range data {
-		out[k] = v
-	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] == "" {
-			delete(out, kv[i])
-			continue
-		}
-		out[kv[i]] = []byte(kv[i+1])
-	}
-	return out
-}
+var with = stack.With
 
 func errorsIsUnauthenticated(err error) bool { return errors.Is(err, objectstore.ErrUnauthenticated) }
