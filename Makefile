@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-PROVIDERS := aws openstack
+PROVIDERS := aws gcp openstack
 BIN := bin
 GO_TEST_FLAGS ?= -count=1
 

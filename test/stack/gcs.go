@@ -12,6 +12,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -55,8 +56,9 @@ type GCS struct {
 	proxy   *httputil.ReverseProxy
 	client  *http.Client
 
-	deletes   atomic.Int64
-	Throttled atomic.Int64
+	deletes       atomic.Int64
+	throttleEvery atomic.Int64
+	Throttled     atomic.Int64
 
 	mu            sync.Mutex
 	buckets       map[string]*bucketState
@@ -123,6 +125,7 @@ func StartGCS(opts GCSOptions) (*GCS, error) {
 		accessTokens:  map[string]bool{},
 	}
 	g.backend, _ = url.Parse(backendURL)
+	g.throttleEvery.Store(int64(opts.ThrottleEvery))
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(backendURL + "/_internal/healthcheck")
@@ -155,6 +158,8 @@ func StartGCS(opts GCSOptions) (*GCS, error) {
 		},
 		Transport:      g.client.Transport,
 		ModifyResponse: g.rewriteResponse,
+		// Clients that give up (deadlines, cancelled reconciles) are normal here.
+		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	g.server = &http.Server{Handler: http.HandlerFunc(g.serve)}
 	go func() { _ = g.server.Serve(l) }()
@@ -197,6 +202,9 @@ func (g *GCS) ServiceAccountKey(email string) []byte {
 	})
 	return out
 }
+
+// SetThrottleEvery changes GCSOptions.ThrottleEvery.
+func (g *GCS) SetThrottleEvery(n int) { g.throttleEvery.Store(int64(n)) }
 
 // RevokeServiceAccountKey makes the token endpoint refuse the keys of email from now on.
 func (g *GCS) RevokeServiceAccountKey(email string) {
@@ -563,7 +571,7 @@ func (g *GCS) lockRetention(w http.ResponseWriter, r *http.Request, name string)
 }
 
 func (g *GCS) deleteObject(w http.ResponseWriter, r *http.Request, bucket, object string) {
-	if n := g.deletes.Add(1); g.opts.ThrottleEvery > 0 && n%int64(g.opts.ThrottleEvery) == 0 {
+	if n, every := g.deletes.Add(1), g.throttleEvery.Load(); every > 0 && n%every == 0 {
 		g.Throttled.Add(1)
 		jsonError(w, http.StatusTooManyRequests, "rateLimitExceeded", "The object exceeded the rate limit for object mutation operations (create, update, and delete).")
 		return

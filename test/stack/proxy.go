@@ -2,6 +2,8 @@ package stack
 
 import (
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -55,6 +57,7 @@ func StartProxy(target string, opts ProxyOptions) (*Proxy, error) {
 	p := &Proxy{URL: "http://" + l.Addr().String(), delay: opts.Delay, throttleEvery: int64(opts.ThrottleEvery), foreignPrefix: opts.ForeignPrefix, listener: l}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.Transport = &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 30 * time.Second}
+	rp.ErrorLog = log.New(io.Discard, "", 0) // clients that give up (deadlines, cancelled reconciles) are normal here
 	p.server = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p.delay > 0 {
 			time.Sleep(p.delay)

@@ -2,7 +2,6 @@ package aws_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -162,39 +161,6 @@ func TestEntryWritesEtcdBackupSecret(t *testing.T) {
 }
 
 // fillEntry writes n objects under entry's prefix and a few neighbours that must survive.
-func fillEntry(t *testing.T, bucket, prefix string, n int) []string {
-	t.Helper()
-	var keys []string
-	for i := range n {
-		keys = append(keys, fmt.Sprintf("%setcd-main/v2/Full-%06d", prefix, i))
-	}
-	neighbours := []string{
-		strings.TrimSuffix(prefix, "/") + "0/etcd-main/v2/Full-000000",
-		strings.TrimSuffix(prefix, "/") + "0/etcd-main/v2/Incr-000001",
-		strings.TrimSuffix(prefix, "/") + "x/etcd-main/v2/Full-000000",
-	}
-	if err := conformance.PutMany(framework.Ctx(t), store(t), bucket, append(keys, neighbours...)); err != nil {
-		t.Fatal(err)
-	}
-	return neighbours
-}
-
-func assertOnly(t *testing.T, bucket string, want []string) {
-	t.Helper()
-	left, err := conformance.ListKeys(framework.Ctx(t), store(t), bucket, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want = slices.Clone(want)
-	slices.Sort(want)
-	if !slices.Equal(left, want) {
-		if len(left) > 10 {
-			left = append(left[:10], fmt.Sprintf("... (%d in all)", len(left)))
-		}
-		t.Fatalf("bucket holds %v; want exactly %v", left, want)
-	}
-}
-
 func TestEntryDeletionRemovesExactlyItsPrefixAcrossReconciles(t *testing.T) {
 	bb := readyBucket(t)
 	shoot := framework.UniqueName("shoot--a--")
@@ -209,7 +175,7 @@ func TestEntryDeletionRemovesExactlyItsPrefixAcrossReconciles(t *testing.T) {
 	defer slow.Close()
 	be := env.CreateEntry(t, name, bb.Name, secretData(slow.URL))
 	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
-	neighbours := fillEntry(t, bb.Name, name+"/", 12_500)
+	neighbours := framework.FillEntry(t, store(t), bb.Name, name+"/", 12_500)
 
 	if err := env.K8s.Delete(framework.Ctx(t), be); err != nil {
 		t.Fatal(err)
@@ -232,7 +198,7 @@ func TestEntryDeletionRemovesExactlyItsPrefixAcrossReconciles(t *testing.T) {
 	if !sawProgress {
 		t.Error("the deletion finished within one reconcile; the test wants it to resume across reconciles")
 	}
-	assertOnly(t, bb.Name, neighbours)
+	framework.AssertOnly(t, store(t), bb.Name, neighbours)
 	s := &corev1.Secret{}
 	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKey{Namespace: shoot, Name: "etcd-backup"}, s); err == nil {
 		t.Fatal("the etcd-backup secret survived the entry")
@@ -245,9 +211,9 @@ func TestSourceEntryDeletesTheShootPrefix(t *testing.T) {
 	env.EnsureNamespace(t, shoot)
 	be := env.CreateEntry(t, "source-"+shoot+"--2", bb.Name, secretData(proxy.URL))
 	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
-	neighbours := fillEntry(t, bb.Name, shoot+"--2/", 50)
+	neighbours := framework.FillEntry(t, store(t), bb.Name, shoot+"--2/", 50)
 	env.DeleteAndWaitGone(t, be, time.Minute)
-	assertOnly(t, bb.Name, neighbours)
+	framework.AssertOnly(t, store(t), bb.Name, neighbours)
 }
 
 func TestEntryDeletionWithBadKeysDeletesNothing(t *testing.T) {
@@ -256,7 +222,7 @@ func TestEntryDeletionWithBadKeysDeletesNothing(t *testing.T) {
 	env.EnsureNamespace(t, shoot)
 	be := env.CreateEntry(t, shoot+"--1", bb.Name, secretData(proxy.URL))
 	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
-	neighbours := fillEntry(t, bb.Name, shoot+"--1/", 20)
+	neighbours := framework.FillEntry(t, store(t), bb.Name, shoot+"--1/", 20)
 	// The keys are rotated to wrong ones before the deletion.
 	env.SetEntrySecretKey(t, be, "secretAccessKey", "wrong-secret")
 	env.DeleteFailingWith(t, be, gardencorev1beta1.ErrorInfraUnauthenticated)
@@ -274,7 +240,7 @@ func TestEntryDeletionWithBadKeysDeletesNothing(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	assertOnly(t, bb.Name, neighbours)
+	framework.AssertOnly(t, store(t), bb.Name, neighbours)
 }
 
 func TestEntryDeletionSlowsDownUnderThrottling(t *testing.T) {
@@ -288,12 +254,12 @@ func TestEntryDeletionSlowsDownUnderThrottling(t *testing.T) {
 	defer throttling.Close()
 	be := env.CreateEntry(t, shoot+"--1", bb.Name, secretData(throttling.URL))
 	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
-	neighbours := fillEntry(t, bb.Name, shoot+"--1/", 5000)
+	neighbours := framework.FillEntry(t, store(t), bb.Name, shoot+"--1/", 5000)
 	env.DeleteAndWaitGone(t, be, 2*time.Minute)
 	if throttling.Throttled.Load() == 0 {
 		t.Fatal("the proxy throttled nothing; the test did not test throttling")
 	}
-	assertOnly(t, bb.Name, neighbours)
+	framework.AssertOnly(t, store(t), bb.Name, neighbours)
 }
 
 func TestBucketDeletion(t *testing.T) {

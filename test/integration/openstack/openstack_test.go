@@ -2,7 +2,6 @@ package openstack_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -113,32 +112,6 @@ func TestEntryWritesEtcdBackupSecret(t *testing.T) {
 	}
 }
 
-func fill(t *testing.T, container, prefix string, n int) []string {
-	t.Helper()
-	var keys []string
-	for i := range n {
-		keys = append(keys, fmt.Sprintf("%setcd-main/v2/Full-%06d", prefix, i))
-	}
-	base := strings.TrimSuffix(prefix, "/")
-	neighbours := []string{base + "0/etcd-main/v2/Full-000000", base + "x/etcd-main/v2/Full-000000"}
-	if err := conformance.PutMany(framework.Ctx(t), store(t), container, append(keys, neighbours...)); err != nil {
-		t.Fatal(err)
-	}
-	return neighbours
-}
-
-func assertOnly(t *testing.T, container string, want []string) {
-	t.Helper()
-	left, err := conformance.ListKeys(framework.Ctx(t), store(t), container, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(want)
-	if !slices.Equal(left, want) {
-		t.Fatalf("container holds %d objects %.200v; want exactly %v", len(left), left, want)
-	}
-}
-
 func TestEntryDeletionRemovesExactlyItsPrefix(t *testing.T) {
 	bb := readyBucket(t)
 	for _, name := range []string{"shoot--a--b--1", "source-shoot--s--t--2"} {
@@ -147,11 +120,15 @@ func TestEntryDeletionRemovesExactlyItsPrefix(t *testing.T) {
 			env.EnsureNamespace(t, shoot)
 			be := env.CreateEntry(t, name, bb.Name, cloud.SecretData("demo"))
 			env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
-			neighbours := fill(t, bb.Name, strings.TrimPrefix(name, "source-")+"/", 4*maxDeletes+13)
+			neighbours := framework.FillEntry(t, store(t), bb.Name, strings.TrimPrefix(name, "source-")+"/", 4*maxDeletes+13)
 			env.DeleteAndWaitGone(t, be, 2*time.Minute)
-			assertOnly(t, bb.Name, neighbours)
+			framework.AssertOnly(t, store(t), bb.Name, neighbours)
 			// Clean the neighbours for the next case.
-			if _, err := store(t).DeleteObjects(framework.Ctx(t), bb.Name, []objectstore.ObjectVersion{{Key: neighbours[0]}, {Key: neighbours[1]}}); err != nil {
+			var cleanup []objectstore.ObjectVersion
+			for _, k := range neighbours {
+				cleanup = append(cleanup, objectstore.ObjectVersion{Key: k})
+			}
+			if _, err := store(t).DeleteObjects(framework.Ctx(t), bb.Name, cleanup); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -166,9 +143,9 @@ func TestEntryDeletionWithoutBulkDelete(t *testing.T) {
 	data["region"] = []byte("NoBulk")
 	be := env.CreateEntry(t, shoot+"--1", bb.Name, data)
 	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
-	neighbours := fill(t, bb.Name, shoot+"--1/", 150)
+	neighbours := framework.FillEntry(t, store(t), bb.Name, shoot+"--1/", 150)
 	env.DeleteAndWaitGone(t, be, 2*time.Minute)
-	assertOnly(t, bb.Name, neighbours)
+	framework.AssertOnly(t, store(t), bb.Name, neighbours)
 }
 
 func TestEntryDeletionWithBadCredentialsDeletesNothing(t *testing.T) {
@@ -177,7 +154,7 @@ func TestEntryDeletionWithBadCredentialsDeletesNothing(t *testing.T) {
 	env.EnsureNamespace(t, shoot)
 	be := env.CreateEntry(t, shoot+"--1", bb.Name, cloud.SecretData("demo"))
 	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
-	neighbours := fill(t, bb.Name, shoot+"--1/", 20)
+	neighbours := framework.FillEntry(t, store(t), bb.Name, shoot+"--1/", 20)
 	env.SetEntrySecretKey(t, be, "password", "wrong-password")
 	env.DeleteFailingWith(t, be, gardencorev1beta1.ErrorInfraUnauthenticated)
 	left, _ := conformance.ListKeys(framework.Ctx(t), store(t), bb.Name, "")

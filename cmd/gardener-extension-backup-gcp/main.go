@@ -1,0 +1,18 @@
+// Command gardener-extension-backup-gcp runs the BackupBucket and BackupEntry controllers
+// for Google Cloud Storage.
+package main
+
+import (
+	"os"
+
+	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
+)
+
+func main() {
+	if err := app.NewCommand(&gcp.Provider{}).ExecuteContext(signals.SetupSignalHandler()); err != nil {
+		os.Exit(1)
+	}
+}

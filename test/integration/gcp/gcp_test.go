@@ -1,0 +1,313 @@
+package gcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/storage"
+	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+const immutable24h = `{"apiVersion":"gcp.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h"}}`
+
+// secret is the operator's credentials: one service-account key for the whole package.
+var secret = sync1(func() map[string][]byte { return gcs.SecretData() })
+
+func sync1(f func() map[string][]byte) func() map[string][]byte {
+	var v map[string][]byte
+	return func() map[string][]byte {
+		if v == nil {
+			v = f()
+		}
+		return stack.With(v)
+	}
+}
+
+// store reaches the stand-in directly, to fill and inspect buckets.
+func store(t *testing.T) objectstore.Store {
+	t.Helper()
+	s, err := (&gcpprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: secret(), Region: region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func rawClient(t *testing.T) *storage.Client {
+	t.Helper()
+	c, _, err := (&gcpprovider.Provider{}).NewClient(context.Background(), provider.Credentials{Data: secret()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func bucketExists(t *testing.T, name string) bool {
+	_, err := rawClient(t).Bucket(name).Attrs(framework.Ctx(t))
+	return err == nil
+}
+
+func readyBucket(t *testing.T, providerConfig string) *extensionsv1alpha1.BackupBucket {
+	t.Helper()
+	bb := env.CreateBucket(t, framework.UniqueName("bucket-"), secret(), providerConfig)
+	env.WaitFor(t, bb, time.Minute, "bucket reconciled", framework.Succeeded)
+	return bb
+}
+
+func lifecycle(t *testing.T, bucket string) string {
+	raw, _ := gcs.BucketField(bucket, "lifecycle")
+	return string(raw)
+}
+
+func TestBucketIsCreatedConvergedAndDriftCorrected(t *testing.T) {
+	bb := readyBucket(t, "")
+	iam, _ := gcs.BucketField(bb.Name, "iamConfiguration")
+	if !strings.Contains(string(iam), `"publicAccessPrevention":"enforced"`) || !strings.Contains(string(iam), `"enabled":true`) {
+		t.Fatalf("iamConfiguration %s; want uniform access and enforced public access prevention", iam)
+	}
+	if lc := lifecycle(t, bb.Name); !strings.Contains(lc, `"daysSinceCustomTime":1`) {
+		t.Fatalf("lifecycle %s lacks the deferred-deletion rule", lc)
+	}
+	gcs.SetBucketField(bb.Name, "lifecycle", json.RawMessage(`{"rule":[{"action":{"type":"Delete"},"condition":{"age":1}}]}`), false)
+	since := time.Now()
+	env.Trigger(t, bb)
+	env.WaitFor(t, bb, time.Minute, "bucket reconciled again", framework.SucceededAfter(since))
+	if lc := lifecycle(t, bb.Name); strings.Contains(lc, `"age":1}`) || !strings.Contains(lc, `"daysSinceCustomTime":1`) {
+		t.Fatalf("drift not corrected: lifecycle %s", lc)
+	}
+}
+
+func TestBucketErrorsCarryCodesAndTouchNothing(t *testing.T) {
+	const revoked = "revoked@geb-test-project.iam.gserviceaccount.com"
+	revokedKey := gcs.ServiceAccountKey(revoked)
+	gcs.RevokeServiceAccountKey(revoked)
+	cases := []struct {
+		name, bucket, providerConfig, mentions string
+		data                                   map[string][]byte
+		code                                   gardencorev1beta1.ErrorCode
+	}{
+		{"revoked key", "bad-", "", "refused the credentials", stack.With(secret(), "serviceaccount.json", string(revokedKey)), gardencorev1beta1.ErrorInfraUnauthenticated},
+		{"name of another project", foreignPrefix, "", "taken by another project", secret(), gardencorev1beta1.ErrorConfigurationProblem},
+		{"retention too short", "bad-", `{"apiVersion":"gcp.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"1h"}}`,
+			"providerConfig.immutability.retentionPeriod", secret(), gardencorev1beta1.ErrorConfigurationProblem},
+		{"no key file", "bad-", "", "serviceaccount.json", stack.With(secret(), "serviceaccount.json", ""), gardencorev1beta1.ErrorConfigurationProblem},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			bb := env.CreateBucket(t, framework.UniqueName(c.bucket), c.data, c.providerConfig)
+			t.Cleanup(func() { env.Forget(t, bb) })
+			env.WaitFor(t, bb, time.Minute, "error code "+string(c.code), framework.FailedWith(c.code))
+			desc := bb.Status.LastError.Description
+			if !strings.Contains(desc, c.mentions) {
+				t.Errorf("lastError %q does not mention %q", desc, c.mentions)
+			}
+			if strings.Contains(desc, "PRIVATE KEY") {
+				t.Fatalf("a secret value reached the status: %q", desc)
+			}
+			if bucketExists(t, bb.Name) {
+				t.Fatalf("bucket %q was created despite the error", bb.Name)
+			}
+		})
+	}
+}
+
+func TestEntryWritesEtcdBackupSecret(t *testing.T) {
+	bb := readyBucket(t, "")
+	shoot := framework.UniqueName("shoot--p--")
+	env.EnsureNamespace(t, shoot)
+	be := env.CreateEntry(t, shoot+"--uid1", bb.Name, stack.With(secret(), "stray.json", "{}"))
+	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+	s := &corev1.Secret{}
+	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKey{Namespace: shoot, Name: "etcd-backup"}, s); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range s.Data {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if want := []string{"bucketName", "serviceaccount.json", "storageAPIEndpoint"}; !slices.Equal(keys, want) {
+		t.Fatalf("etcd-backup has keys %v; want exactly %v", keys, want)
+	}
+	if string(s.Data["bucketName"]) != bb.Name || s.Annotations[genericactuator.AnnotationKeyCreatedByBackupEntry] != be.Name {
+		t.Fatalf("bucketName %q, created-by %q", s.Data["bucketName"], s.Annotations[genericactuator.AnnotationKeyCreatedByBackupEntry])
+	}
+}
+
+func TestEntryDeletionRemovesExactlyItsPrefixAcrossReconciles(t *testing.T) {
+	bb := readyBucket(t, "")
+	shoot := framework.UniqueName("shoot--a--")
+	env.EnsureNamespace(t, shoot)
+	name := shoot + "--1"
+	// A slow network: the deletion cannot finish within one reconcile and must resume.
+	slow, err := stack.StartProxy(gcs.URL, stack.ProxyOptions{Delay: 250 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	be := env.CreateEntry(t, name, bb.Name, stack.With(secret(), "storageAPIEndpoint", slow.URL+"/storage/v1/"))
+	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+	neighbours := framework.FillEntry(t, store(t), bb.Name, name+"/", 6_000)
+	if err := env.K8s.Delete(framework.Ctx(t), be); err != nil {
+		t.Fatal(err)
+	}
+	sawProgress := false
+	deadline := time.Now().Add(3 * time.Minute)
+	for env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(be), be) == nil {
+		if le := be.Status.LastError; le != nil && strings.Contains(le.Description, "deletion in progress") {
+			sawProgress = true
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("entry not deleted in time: %s", framework.Describe(be))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !sawProgress {
+		t.Error("the deletion finished within one reconcile; the test wants it to resume across reconciles")
+	}
+	framework.AssertOnly(t, store(t), bb.Name, neighbours)
+}
+
+func TestSourceEntryDeletesTheShootPrefix(t *testing.T) {
+	bb := readyBucket(t, "")
+	shoot := framework.UniqueName("shoot--s--")
+	env.EnsureNamespace(t, shoot)
+	be := env.CreateEntry(t, "source-"+shoot+"--1", bb.Name, secret())
+	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+	neighbours := framework.FillEntry(t, store(t), bb.Name, shoot+"--1/", 250)
+	env.DeleteAndWaitGone(t, be, time.Minute)
+	framework.AssertOnly(t, store(t), bb.Name, neighbours)
+}
+
+func TestEntryDeletionWithBadKeyDeletesNothing(t *testing.T) {
+	bb := readyBucket(t, "")
+	shoot := framework.UniqueName("shoot--k--")
+	env.EnsureNamespace(t, shoot)
+	be := env.CreateEntry(t, shoot+"--1", bb.Name, secret())
+	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+	neighbours := framework.FillEntry(t, store(t), bb.Name, shoot+"--1/", 20)
+	const revoked = "revoked-entry@geb-test-project.iam.gserviceaccount.com"
+	key := gcs.ServiceAccountKey(revoked)
+	gcs.RevokeServiceAccountKey(revoked)
+	env.SetEntrySecretKey(t, be, "serviceaccount.json", string(key))
+	env.DeleteFailingWith(t, be, gardencorev1beta1.ErrorInfraUnauthenticated)
+	if left, _ := conformance.ListKeys(framework.Ctx(t), store(t), bb.Name, ""); len(left) != 20+len(neighbours) {
+		t.Fatalf("%d objects left; a failing deletion must delete nothing", len(left))
+	}
+	env.Forget(t, be)
+}
+
+func TestEntryDeletionCompletesUnderThrottling(t *testing.T) {
+	bb := readyBucket(t, "")
+	shoot := framework.UniqueName("shoot--t--")
+	env.EnsureNamespace(t, shoot)
+	be := env.CreateEntry(t, shoot+"--1", bb.Name, secret())
+	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+	neighbours := framework.FillEntry(t, store(t), bb.Name, shoot+"--1/", 1_000)
+	before := gcs.Throttled.Load()
+	gcs.SetThrottleEvery(4)
+	defer gcs.SetThrottleEvery(0)
+	env.DeleteAndWaitGone(t, be, 2*time.Minute)
+	if gcs.Throttled.Load() == before {
+		t.Fatal("nothing was throttled; the test proves nothing")
+	}
+	framework.AssertOnly(t, store(t), bb.Name, neighbours)
+}
+
+func TestBucketDeletion(t *testing.T) {
+	bb := readyBucket(t, "")
+	if err := conformance.PutMany(framework.Ctx(t), store(t), bb.Name, []string{"shoot--x--y--1/a", "shoot--x--y--2/b"}); err != nil {
+		t.Fatal(err)
+	}
+	env.DeleteAndWaitGone(t, bb, time.Minute)
+	if bucketExists(t, bb.Name) {
+		t.Fatalf("bucket %q survived its BackupBucket", bb.Name)
+	}
+}
+
+func customTimes(t *testing.T, bucket string, keys ...string) []bool {
+	t.Helper()
+	var marked []bool
+	for _, k := range keys {
+		a, err := rawClient(t).Bucket(bucket).Object(k).Attrs(framework.Ctx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		marked = append(marked, !a.CustomTime.IsZero())
+	}
+	return marked
+}
+
+func TestLockedBucketDeletionReportsAndWaits(t *testing.T) {
+	bb := readyBucket(t, immutable24h)
+	keys := []string{"shoot--x--y--1/a", "shoot--x--y--1/b"}
+	if err := conformance.PutMany(framework.Ctx(t), store(t), bb.Name, keys); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.K8s.Delete(framework.Ctx(t), bb); err != nil {
+		t.Fatal(err)
+	}
+	env.WaitFor(t, bb, time.Minute, "locked objects reported", framework.FailedWith(gardencorev1beta1.ErrorInfraDependencies))
+	if desc := bb.Status.LastError.Description; !strings.Contains(desc, "2 object versions are held by retention locks") {
+		t.Fatalf("lastError %q does not report the 2 locked objects", desc)
+	}
+	if marked := customTimes(t, bb.Name, keys...); !slices.Equal(marked, []bool{true, true}) {
+		t.Fatalf("locked objects marked for the lifecycle rule: %v", marked)
+	}
+	seen := bb.Status.LastOperation.LastUpdateTime
+	time.Sleep(5 * time.Second)
+	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(bb), bb); err != nil {
+		t.Fatal(err)
+	}
+	if !bb.Status.LastOperation.LastUpdateTime.Equal(&seen) {
+		t.Fatalf("the deletion was retried at once (status updated again at %v)", bb.Status.LastOperation.LastUpdateTime)
+	}
+	if !bucketExists(t, bb.Name) {
+		t.Fatal("the bucket holding locked objects was deleted")
+	}
+	env.Forget(t, bb)
+}
+
+func TestLockedEntryObjectsAreDeferredAndReported(t *testing.T) {
+	bb := readyBucket(t, immutable24h)
+	shoot := framework.UniqueName("shoot--l--")
+	env.EnsureNamespace(t, shoot)
+	be := env.CreateEntry(t, shoot+"--1", bb.Name, secret())
+	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+	keys := []string{shoot + "--1/a", shoot + "--1/b", shoot + "--10/keep"}
+	if err := conformance.PutMany(framework.Ctx(t), store(t), bb.Name, keys); err != nil {
+		t.Fatal(err)
+	}
+	// The entry's deletion completes: the locked objects are handed to the lifecycle rule.
+	env.DeleteAndWaitGone(t, be, time.Minute)
+	if marked := customTimes(t, bb.Name, keys...); !slices.Equal(marked, []bool{true, true, false}) {
+		t.Fatalf("marked %v; want exactly the entry's two objects", marked)
+	}
+	events := &eventsv1.EventList{}
+	if err := env.K8s.List(framework.Ctx(t), events); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(events.Items, func(e eventsv1.Event) bool {
+		return e.Regarding.Name == be.Name && e.Reason == backupentry.ReasonLockedObjectsDeferred && strings.Contains(e.Note, "2 object versions")
+	}) {
+		t.Fatal(fmt.Sprintf("no %s event reporting the 2 locked objects of %s", backupentry.ReasonLockedObjectsDeferred, be.Name))
+	}
+}

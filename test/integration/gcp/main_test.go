@@ -1,0 +1,44 @@
+// Package gcp_test runs the real gcp controllers in a manager against a real kube-apiserver and
+// etcd (envtest) and fake-gcs-server behind the GCS stand-in front (stack.GCS), driven the way
+// gardenlet drives them.
+package gcp_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+const (
+	region = "europe-west1"
+	// foreignPrefix names buckets the front plays as owned by another project.
+	foreignPrefix = "foreign-"
+)
+
+var (
+	env *framework.Env
+	gcs *stack.GCS
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	if gcs, err = stack.StartGCS(stack.GCSOptions{ForeignPrefix: foreignPrefix}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer gcs.Stop()
+	if env, err = framework.Start(&gcpprovider.Provider{}, region); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer env.Stop()
+	return m.Run()
+}
