@@ -28,11 +28,7 @@ func StartOpenStack(maxDeletes int) (*OpenStack, error) {
 	}
 	// Swift syncs every object to disk; the throw-away cluster keeps its state in memory when
 	// it can (tmpfs with user xattrs, as Swift needs), which makes it several times faster.
-	base := ""
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		base = "/dev/shm"
-	}
-	dir, err := os.MkdirTemp(base, "geb-openstack-")
+	dir, err := os.MkdirTemp(tmpfs(), "geb-openstack-")
 	if err != nil {
 		return nil, err
 	}

@@ -61,3 +61,12 @@ func FreePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// tmpfs returns /dev/shm where it exists (state of throw-away stand-ins kept in memory), else ""
+// (the default temporary directory).
+func tmpfs() string {
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		return "/dev/shm"
+	}
+	return ""
+}
