@@ -5,13 +5,14 @@ SHELL := /bin/bash
 PROVIDERS := aws gcp openstack
 BIN := bin
 GO_TEST_FLAGS ?= -count=1
+PROVIDER ?= aws
 
 .PHONY: help
 help: ## List every target.
 	@awk 'BEGIN {FS = ":.*?## "} /^[a-zA-Z_-]+:.*?## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: tools
-tools: ## Build and cache kube-apiserver, etcd and MinIO (minutes the first time, seconds after).
+tools: ## Build and cache kube-apiserver, etcd, MinIO and fake-gcs-server (minutes the first time, seconds after).
 	@hack/tools.sh all >/dev/null
 
 .PHONY: build
@@ -29,23 +30,27 @@ unit: ## Unit tests of the core (no external components).
 	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/apis/... ./pkg/controller/...
 
 .PHONY: test
-test: tools vet ## Everything: unit tests, conformance and integration on MinIO and on Swift+Keystone.
+test: tools vet ## Everything: unit tests, conformance and integration on MinIO, fake-gcs-server and Swift+Keystone.
 	@hack/openstack.sh install
-	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)"; \
+	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)" FAKE_GCS_SERVER="$$(hack/tools.sh fakegcs)"; \
 	go test $(GO_TEST_FLAGS) -timeout 30m ./...
 	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/controller/...
 
 .PHONY: demo
-demo: tools build ## Run the aws extension against a local seed (envtest) and MinIO, and report.
-	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)"; \
-	go run ./test/demo --binary $(BIN)/gardener-extension-backup-aws
+demo: tools build ## Run the aws extension (PROVIDER=gcp: the gcp one) against a local seed (envtest) and object store, and report.
+	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)" FAKE_GCS_SERVER="$$(hack/tools.sh fakegcs)"; \
+	go run ./test/demo --provider $(PROVIDER) --binary $(BIN)/gardener-extension-backup-$(PROVIDER)
 
 .PHONY: bench
-bench: bench-aws bench-openstack ## Every provider's entry-deletion benchmark (see docs/performance.md).
+bench: bench-aws bench-gcp bench-openstack ## Every provider's entry-deletion benchmark (see docs/performance.md).
 
 .PHONY: bench-aws
 bench-aws: tools ## 100,000 objects on MinIO: this engine vs baseline vs raw limit, at 0 and 50 ms.
 	@export GEB_MINIO="$$(hack/tools.sh minio)"; go run ./test/bench/aws $(BENCH_FLAGS)
+
+.PHONY: bench-gcp
+bench-gcp: tools ## 10,000 and 100,000 objects on fake-gcs-server: engine vs baseline vs raw limit, at 0 and 50 ms, with memory.
+	@export FAKE_GCS_SERVER="$$(hack/tools.sh fakegcs)"; go run ./test/bench/gcp $(BENCH_FLAGS)
 
 .PHONY: bench-openstack
 bench-openstack: ## 20,000 objects on real Swift: this engine vs one bulk request, at 0 and 50 ms.

@@ -1,5 +1,6 @@
-// Command demo runs the real aws extension binary as a process against a local seed (a real
-// kube-apiserver and etcd) and a local MinIO, applies the manifests of example/aws, and prints an
+// Command demo runs a real extension binary (aws by default, or gcp) as a process against a local
+// seed (a real kube-apiserver and etcd) and a local object store (MinIO, or fake-gcs-server behind
+// the GCS stand-in), applies the manifests of example/<provider>, and prints an
 // account of what happened: the bucket and its settings, the shoot's etcd-backup secret, the
 // deletion of the shoot's prefix (its neighbour surviving), and the bucket's deletion.
 package main
@@ -19,7 +20,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -31,8 +31,6 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
-	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
@@ -46,17 +44,21 @@ func say(format string, args ...any) {
 func detail(format string, args ...any) { fmt.Printf("    %s\n", fmt.Sprintf(format, args...)) }
 
 func main() {
-	binary := flag.String("binary", "bin/gardener-extension-backup-aws", "the extension binary to run")
+	providerType := flag.String("provider", "aws", "the provider to run: aws or gcp")
+	binary := flag.String("binary", "", "the extension binary to run (default bin/gardener-extension-backup-<provider>)")
 	objects := flag.Int("objects", 2000, "snapshots to write under the shoot's prefix")
 	flag.Parse()
-	if err := run(*binary, *objects); err != nil {
+	if *binary == "" {
+		*binary = "bin/gardener-extension-backup-" + *providerType
+	}
+	if err := run(*providerType, *binary, *objects); err != nil {
 		fmt.Printf("\n\033[31mDEMO FAILED: %v\033[0m\n", err)
 		os.Exit(1)
 	}
 	fmt.Printf("\n\033[32mDEMO PASSED\033[0m\n")
 }
 
-func run(binary string, objects int) error {
+func run(providerType, binary string, objects int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	root, err := stack.RepoRoot()
@@ -77,13 +79,24 @@ func run(binary string, objects int) error {
 	defer func() { _ = env.Stop() }()
 	detail("API server %s", cfg.Host)
 
-	say("Starting a local object store: MinIO (S3-compatible), with a KMS key for default encryption")
-	minio, err := stack.StartMinIO(ctx, stack.MinIOOptions{Region: "eu-central-1"})
+	bucketSecret, bb, entrySecret, be := &corev1.Secret{}, &extensionsv1alpha1.BackupBucket{}, &corev1.Secret{}, &extensionsv1alpha1.BackupEntry{}
+	for file, obj := range map[string]any{"secret-backupbucket.yaml": bucketSecret, "backupbucket.yaml": bb, "secret-backupentry.yaml": entrySecret, "backupentry.yaml": be} {
+		data, err := os.ReadFile(filepath.Join(root, "example", providerType, file))
+		if err != nil {
+			return err
+		}
+		if err := yaml.UnmarshalStrict(data, obj); err != nil {
+			return fmt.Errorf("example/%s/%s: %w", providerType, file, err)
+		}
+	}
+
+	objStore, err := startObjectStore(ctx, providerType, bb.Spec.Region)
 	if err != nil {
 		return err
 	}
-	defer minio.Stop()
-	detail("MinIO %s, region %s", minio.Endpoint, minio.Region)
+	say("Started a local object store: %s", objStore.what)
+	defer objStore.stop()
+	detail("%s", objStore.where)
 
 	scheme, err := app.Scheme()
 	if err != nil {
@@ -98,7 +111,7 @@ func run(binary string, objects int) error {
 	}
 
 	say("Starting the extension binary %s as a process", binary)
-	user, err := env.AddUser(envtest.User{Name: "gardener-extension-backup-aws", Groups: []string{"system:masters"}}, nil)
+	user, err := env.AddUser(envtest.User{Name: "gardener-extension-backup-" + providerType, Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		return err
 	}
@@ -132,23 +145,12 @@ func run(binary string, objects int) error {
 	}
 	detail("ready: /healthz and /readyz on :%d, metrics on :%d, log in %s", healthPort, metricsPort, rel(root, logPath))
 
-	say("Applying example/aws: the bucket's secret and BackupBucket (credentials pointed at MinIO)")
-	bucketSecret, bb, entrySecret, be := &corev1.Secret{}, &extensionsv1alpha1.BackupBucket{}, &corev1.Secret{}, &extensionsv1alpha1.BackupEntry{}
-	for file, obj := range map[string]any{"secret-backupbucket.yaml": bucketSecret, "backupbucket.yaml": bb, "secret-backupentry.yaml": entrySecret, "backupentry.yaml": be} {
-		data, err := os.ReadFile(filepath.Join(root, "example", "aws", file))
-		if err != nil {
-			return err
-		}
-		if err := yaml.UnmarshalStrict(data, obj); err != nil {
-			return fmt.Errorf("example/aws/%s: %w", file, err)
-		}
+	say("Applying example/%s: the bucket's secret and BackupBucket (credentials pointed at the local store)", providerType)
+	bucketSecret.StringData, bucketSecret.Data = nil, objStore.secretData
+	entrySecret.StringData, entrySecret.Data = nil, objStore.secretData
+	if objStore.providerConfig != nil {
+		bb.Spec.ProviderConfig.Raw = objStore.providerConfig
 	}
-	minioData := minio.SecretData()
-	delete(minioData, "region")
-	bucketSecret.StringData, bucketSecret.Data = nil, minioData
-	entrySecret.StringData, entrySecret.Data = nil, minioData
-	// MinIO implements neither the public access block nor multipart-abort lifecycle rules.
-	bb.Spec.ProviderConfig.Raw = []byte(`{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","disabledSettings":["PublicAccessBlock","MultipartAbortLifecycle"]}`)
 	if err := k8s.Create(ctx, bucketSecret); err != nil {
 		return err
 	}
@@ -158,18 +160,14 @@ func run(binary string, objects int) error {
 	if err := waitSucceeded(ctx, k8s, bb); err != nil {
 		return err
 	}
-	s3c := minio.S3Client()
-	if _, err := s3c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &bb.Name}); err != nil {
-		return fmt.Errorf("bucket %s is missing: %w", bb.Name, err)
-	}
 	detail("BackupBucket %s: %s", bb.Name, bb.Status.LastOperation.Description)
-	enc, err := s3c.GetBucketEncryption(ctx, &s3.GetBucketEncryptionInput{Bucket: &bb.Name})
+	settings, err := objStore.bucket(ctx, bb.Name)
 	if err != nil {
-		return fmt.Errorf("no default encryption: %w", err)
+		return fmt.Errorf("bucket %s: %w", bb.Name, err)
 	}
-	detail("bucket %s exists in MinIO; default encryption %s; TLS-only bucket policy set", bb.Name, enc.ServerSideEncryptionConfiguration.Rules[0].ApplyServerSideEncryptionByDefault.SSEAlgorithm)
+	detail("bucket %s exists: %s", bb.Name, settings)
 
-	say("Applying example/aws: the entry's secret and BackupEntry for shoot namespace")
+	say("Applying example/%s: the entry's secret and BackupEntry for shoot namespace", providerType)
 	shootNS := strings.TrimSuffix(be.Name, "--"+be.Name[strings.LastIndex(be.Name, "--")+2:])
 	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: shootNS}}); err != nil {
 		return err
@@ -196,10 +194,7 @@ func run(binary string, objects int) error {
 	detail("annotation backup.gardener.cloud/created-by=%s", etcdBackup.Annotations["backup.gardener.cloud/created-by"])
 
 	say("Writing %d snapshots under %s/ and one under a neighbour prefix %s0/", objects, be.Name, be.Name)
-	store, err := (&awsprovider.Provider{}).NewStore(ctx, provider.Credentials{Data: minioData, Region: minio.Region})
-	if err != nil {
-		return err
-	}
+	store := objStore.direct
 	var snapshots []string
 	for i := range objects {
 		snapshots = append(snapshots, fmt.Sprintf("%s/etcd-main/v2/Full-%08d", be.Name, i))
@@ -237,10 +232,10 @@ func run(binary string, objects int) error {
 	if err := waitGone(ctx, k8s, bb); err != nil {
 		return err
 	}
-	if _, err := s3c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &bb.Name}); err == nil {
+	if _, err := objStore.bucket(ctx, bb.Name); err == nil {
 		return fmt.Errorf("bucket %s survived its BackupBucket", bb.Name)
 	}
-	detail("bucket %s is gone from MinIO", bb.Name)
+	detail("bucket %s is gone from the object store", bb.Name)
 
 	say("Metrics endpoint")
 	body, err := get(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))

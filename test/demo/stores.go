@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+// objectStore is the local stand-in the demo runs a provider against.
+type objectStore struct {
+	// what is started, for the account.
+	what, where string
+	// secretData are credentials reaching it, put into the example's secrets.
+	secretData map[string][]byte
+	// providerConfig, if set, replaces the example's (a stand-in may lack a setting).
+	providerConfig []byte
+	// direct reaches it with the same credentials, to write snapshots and list what is left.
+	direct objectstore.Store
+	// bucket describes the bucket's settings, or fails if it does not exist.
+	bucket func(ctx context.Context, name string) (string, error)
+	stop   func()
+}
+
+func startObjectStore(ctx context.Context, providerType, region string) (*objectStore, error) {
+	switch providerType {
+	case awsprovider.Type:
+		minio, err := stack.StartMinIO(ctx, stack.MinIOOptions{Region: region})
+		if err != nil {
+			return nil, err
+		}
+		data := minio.SecretData()
+		delete(data, "region")
+		direct, err := (&awsprovider.Provider{}).NewStore(ctx, provider.Credentials{Data: data, Region: region})
+		if err != nil {
+			minio.Stop()
+			return nil, err
+		}
+		return &objectStore{
+			what:       "MinIO (S3-compatible), with a KMS key for default encryption",
+			where:      fmt.Sprintf("MinIO %s, region %s", minio.Endpoint, minio.Region),
+			secretData: data,
+			// MinIO implements neither the public access block nor multipart-abort lifecycle rules.
+			providerConfig: []byte(`{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","disabledSettings":["PublicAccessBlock","MultipartAbortLifecycle"]}`),
+			direct:         direct,
+			bucket: func(ctx context.Context, name string) (string, error) {
+				enc, err := minio.S3Client().GetBucketEncryption(ctx, &s3.GetBucketEncryptionInput{Bucket: &name})
+				if err != nil {
+					return "", err
+				}
+				return fmt.Sprintf("default encryption %s; TLS-only bucket policy set", enc.ServerSideEncryptionConfiguration.Rules[0].ApplyServerSideEncryptionByDefault.SSEAlgorithm), nil
+			},
+			stop: minio.Stop,
+		}, nil
+	case gcpprovider.Type:
+		gcs, err := stack.StartGCS(stack.GCSOptions{})
+		if err != nil {
+			return nil, err
+		}
+		data := gcs.SecretData()
+		direct, err := (&gcpprovider.Provider{}).NewStore(ctx, provider.Credentials{Data: data, Region: region})
+		if err != nil {
+			gcs.Stop()
+			return nil, err
+		}
+		return &objectStore{
+			what:       "fake-gcs-server behind the GCS stand-in front (OAuth, bucket settings)",
+			where:      fmt.Sprintf("GCS endpoint %s, project %s", gcs.Endpoint, gcs.ProjectID),
+			secretData: data,
+			direct:     direct,
+			bucket: func(ctx context.Context, name string) (string, error) {
+				if err := direct.ListObjects(ctx, name, "", func([]objectstore.ObjectVersion) error { return nil }); err != nil {
+					return "", err
+				}
+				iam, _ := gcs.BucketField(name, "iamConfiguration")
+				labels, _ := gcs.BucketField(name, "labels")
+				var lc struct {
+					Rule []json.RawMessage `json:"rule"`
+				}
+				raw, _ := gcs.BucketField(name, "lifecycle")
+				_ = json.Unmarshal(raw, &lc)
+				return fmt.Sprintf("iamConfiguration %s; %d lifecycle rules; labels %s", iam, len(lc.Rule), labels), nil
+			},
+			stop: gcs.Stop,
+		}, nil
+	}
+	return nil, fmt.Errorf("the demo has no local object store for provider %q (aws, gcp)", providerType)
+}
