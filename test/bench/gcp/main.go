@@ -77,7 +77,7 @@ func run(sizes []int, delays []time.Duration, parallelism int) error {
 	ctx := context.Background()
 	inFlight := parallelism * storeBatchConcurrency
 	fmt.Printf("bench: deleting %v objects under %s/ on fake-gcs-server, engine parallelism %d (%d deletes in flight), delays %v\n", sizes, entry, parallelism, inFlight, delays)
-	gcs, err := stack.StartGCS(stack.GCSOptions{Filesystem: true})
+	gcs, err := stack.StartGCS(stack.GCSOptions{Filesystem: true, Unrecorded: true})
 	if err != nil {
 		return err
 	}
