@@ -32,8 +32,6 @@ const (
 type store struct {
 	client    *storage.Client
 	projectID string
-	// pageSize overrides listPageSize in tests (0: listPageSize).
-	pageSize int
 }
 
 var _ objectstore.Store = (*store)(nil)
@@ -79,11 +77,7 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 	if err := q.SetAttrSelection([]string{"Name", "Generation"}); err != nil {
 		return err
 	}
-	size := s.pageSize
-	if size == 0 {
-		size = listPageSize
-	}
-	pager := iterator.NewPager(s.client.Bucket(bucket).Objects(ctx, q), size, "")
+	pager := iterator.NewPager(s.client.Bucket(bucket).Objects(ctx, q), listPageSize, "")
 	for {
 		var attrs []*storage.ObjectAttrs
 		next, err := pager.NextPage(&attrs)
