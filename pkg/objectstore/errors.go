@@ -2,6 +2,7 @@ package objectstore
 
 import (
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -48,3 +49,16 @@ func (e *RetryAfterError) Is(target error) bool { return target == ErrThrottled 
 
 // Unwrap returns the cause.
 func (e *RetryAfterError) Unwrap() error { return e.Cause }
+
+// Classify wraps err with the sentinel classOf finds for it, so that callers match with
+// errors.Is and still see (and log) the store's own error; an error classOf does not know, and
+// nil, are returned as they are.
+func Classify(err error, classOf func(error) error) error {
+	if err == nil {
+		return nil
+	}
+	if class := classOf(err); class != nil {
+		return fmt.Errorf("%w: %w", class, err)
+	}
+	return err
+}

@@ -12,23 +12,11 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-var configPath = field.NewPath("providerConfig")
-
 // DecodeBackupBucketConfig strictly decodes and validates a BackupBucket providerConfig (JSON or
 // YAML). Empty input gives the defaults. Errors wrap objectstore.ErrInvalidConfig and name the
 // field path.
 func DecodeBackupBucketConfig(raw []byte) (*BackupBucketConfig, error) {
-	cfg := &BackupBucketConfig{}
-	if decode.Empty(raw) {
-		return cfg, nil
-	}
-	if err := decode.Strict(raw, cfg, configPath, KindBackupBucketConfig, APIVersion, ProviderAWSAPIVersion); err != nil {
-		return nil, err
-	}
-	if err := decode.Invalid(ValidateBackupBucketConfig(cfg, configPath)); err != nil {
-		return nil, err
-	}
-	return cfg, nil
+	return decode.ProviderConfig(raw, KindBackupBucketConfig, ValidateBackupBucketConfig, APIVersion, ProviderAWSAPIVersion)
 }
 
 // DecodeWorkloadIdentityConfig strictly decodes a workload identity secret's "config" key.

@@ -59,3 +59,24 @@ func Invalid(errs field.ErrorList) error {
 	}
 	return fmt.Errorf("%w: %w", objectstore.ErrInvalidConfig, errs.ToAggregate())
 }
+
+// ProviderConfig strictly decodes a providerConfig (JSON or YAML) of the given kind into a new T
+// under the path "providerConfig" and validates it; empty input gives T's zero value, the
+// provider's defaults. Errors wrap objectstore.ErrInvalidConfig and name the field path.
+func ProviderConfig[T any, PT interface {
+	*T
+	Object
+}](raw []byte, kind string, validate func(PT, *field.Path) field.ErrorList, apiVersions ...string) (PT, error) {
+	cfg := PT(new(T))
+	if Empty(raw) {
+		return cfg, nil
+	}
+	path := field.NewPath("providerConfig")
+	if err := Strict(raw, cfg, path, kind, apiVersions...); err != nil {
+		return nil, err
+	}
+	if err := Invalid(validate(cfg, path)); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}

@@ -27,7 +27,6 @@ const (
 )
 
 var (
-	configPath = field.NewPath("providerConfig")
 	// GCS label rules: keys start with a lowercase letter; keys and values are at most 63
 	// lowercase letters, digits, '_' and '-' (international characters are not accepted here).
 	labelKey   = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
@@ -38,17 +37,7 @@ var (
 // YAML). Empty input gives the defaults. Errors wrap objectstore.ErrInvalidConfig and name the
 // field path.
 func DecodeBackupBucketConfig(raw []byte) (*BackupBucketConfig, error) {
-	cfg := &BackupBucketConfig{}
-	if decode.Empty(raw) {
-		return cfg, nil
-	}
-	if err := decode.Strict(raw, cfg, configPath, KindBackupBucketConfig, APIVersion, ProviderGCPAPIVersion); err != nil {
-		return nil, err
-	}
-	if err := decode.Invalid(ValidateBackupBucketConfig(cfg, configPath)); err != nil {
-		return nil, err
-	}
-	return cfg, nil
+	return decode.ProviderConfig(raw, KindBackupBucketConfig, ValidateBackupBucketConfig, APIVersion, ProviderGCPAPIVersion)
 }
 
 // ValidateBackupBucketConfig validates a decoded config.

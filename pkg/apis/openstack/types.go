@@ -36,21 +36,16 @@ type Immutability struct {
 	Mode            string          `json:"mode,omitempty"`
 }
 
-var configPath = field.NewPath("providerConfig")
-
 // DecodeBackupBucketConfig strictly decodes and validates a BackupBucket providerConfig.
 func DecodeBackupBucketConfig(raw []byte) (*BackupBucketConfig, error) {
-	cfg := &BackupBucketConfig{}
-	if decode.Empty(raw) {
-		return cfg, nil
-	}
-	if err := decode.Strict(raw, cfg, configPath, KindBackupBucketConfig, APIVersion, ProviderOpenStackAPIVersion); err != nil {
-		return nil, err
-	}
+	return decode.ProviderConfig(raw, KindBackupBucketConfig, validate, APIVersion, ProviderOpenStackAPIVersion)
+}
+
+func validate(cfg *BackupBucketConfig, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if cfg.Immutability != nil {
-		errs = append(errs, field.Forbidden(configPath.Child("immutability"),
+		errs = append(errs, field.Forbidden(path.Child("immutability"),
 			"OpenStack Swift offers no object lock or retention: immutable backups cannot be provided on this provider"))
 	}
-	return cfg, decode.Invalid(errs)
+	return errs
 }

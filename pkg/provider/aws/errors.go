@@ -63,15 +63,7 @@ var statusClasses = map[int]error{
 }
 
 // classify wraps err with the sentinel of its class; unknown errors are returned as they are.
-func classify(err error) error {
-	if err == nil {
-		return nil
-	}
-	if class := classOf(err); class != nil {
-		return fmt.Errorf("%w: %w", class, err)
-	}
-	return err
-}
+func classify(err error) error { return objectstore.Classify(err, classOf) }
 
 func classOf(err error) error {
 	var quota ratelimit.QuotaExceededError

@@ -14,7 +14,6 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
@@ -138,15 +137,7 @@ func TestEntryWritesEtcdBackupSecret(t *testing.T) {
 		if strings.HasPrefix(name, "source-") {
 			secretName = "source-etcd-backup"
 		}
-		s := &corev1.Secret{}
-		if err := env.K8s.Get(framework.Ctx(t), client.ObjectKey{Namespace: shoot, Name: secretName}, s); err != nil {
-			t.Fatal(err)
-		}
-		var keys []string
-		for k := range s.Data {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys, s := env.SecretKeys(t, shoot, secretName)
 		want := []string{"accessKeyID", "bucketName", "endpoint", "region", "s3ForcePathStyle", "secretAccessKey"}
 		if !slices.Equal(keys, want) {
 			t.Fatalf("%s has keys %v; want exactly %v", secretName, keys, want)
@@ -177,27 +168,7 @@ func TestEntryDeletionRemovesExactlyItsPrefixAcrossReconciles(t *testing.T) {
 	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
 	neighbours := framework.FillEntry(t, store(t), bb.Name, name+"/", 12_500)
 
-	if err := env.K8s.Delete(framework.Ctx(t), be); err != nil {
-		t.Fatal(err)
-	}
-	sawProgress := false
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		err := env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(be), be)
-		if err != nil {
-			break // gone
-		}
-		if le := be.Status.LastError; le != nil && strings.Contains(le.Description, "deletion in progress") {
-			sawProgress = true
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("entry not deleted in time: %s", framework.Describe(be))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if !sawProgress {
-		t.Error("the deletion finished within one reconcile; the test wants it to resume across reconciles")
-	}
+	env.DeleteAcrossReconciles(t, be, 3*time.Minute)
 	framework.AssertOnly(t, store(t), bb.Name, neighbours)
 	s := &corev1.Secret{}
 	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKey{Namespace: shoot, Name: "etcd-backup"}, s); err == nil {
@@ -295,14 +266,7 @@ func TestLockedBucketDeletionReportsAndWaits(t *testing.T) {
 		t.Fatalf("no lifecycle rule takes over the locked objects: %v", err)
 	}
 	// No loop: the next attempt is scheduled for when the locks expire, not now.
-	seen := bb.Status.LastOperation.LastUpdateTime
-	time.Sleep(5 * time.Second)
-	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(bb), bb); err != nil {
-		t.Fatal(err)
-	}
-	if !bb.Status.LastOperation.LastUpdateTime.Equal(&seen) {
-		t.Fatalf("the deletion was retried at once (status updated again at %v)", bb.Status.LastOperation.LastUpdateTime)
-	}
+	env.AssertNotRetriedSoon(t, bb)
 	if !bucketExists(t, bb.Name) {
 		t.Fatal("the bucket holding locked objects was deleted")
 	}
@@ -335,14 +299,7 @@ func TestLockedEntryObjectsAreDeferredAndReported(t *testing.T) {
 	if !slices.Equal(prefixes, []string{shoot + "--1/"}) {
 		t.Fatalf("deferred-deletion rules cover %q; want exactly the entry's prefix", prefixes)
 	}
-	events := &eventsv1.EventList{}
-	if err := env.K8s.List(framework.Ctx(t), events); err != nil {
-		t.Fatal(err)
-	}
-	found := slices.ContainsFunc(events.Items, func(e eventsv1.Event) bool {
-		return e.Regarding.Name == be.Name && e.Reason == backupentry.ReasonLockedObjectsDeferred && strings.Contains(e.Note, "2 object versions")
-	})
-	if !found {
+	if !env.HasEvent(t, be.Name, backupentry.ReasonLockedObjectsDeferred, "2 object versions") {
 		t.Fatalf("no %s event reporting the 2 locked versions of %s", backupentry.ReasonLockedObjectsDeferred, be.Name)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -212,4 +213,70 @@ func (e *Env) DeleteFailingWith(t *testing.T, obj extensionsv1alpha1.Object, cod
 		t.Fatal(err)
 	}
 	e.WaitFor(t, obj, time.Minute, "deletion failing with "+string(code), FailedWith(code))
+}
+
+// SecretKeys returns the sorted data keys of a secret (the shoot's etcd-backup), and the secret.
+func (e *Env) SecretKeys(t *testing.T, namespace, name string) ([]string, *corev1.Secret) {
+	t.Helper()
+	s := &corev1.Secret{}
+	if err := e.K8s.Get(Ctx(t), client.ObjectKey{Namespace: namespace, Name: name}, s); err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, 0, len(s.Data))
+	for k := range s.Data {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys, s
+}
+
+// AssertNotRetriedSoon fails unless obj's last operation stays unchanged for a while: an error
+// that waits for something (locks expiring) must not be retried in a loop.
+func (e *Env) AssertNotRetriedSoon(t *testing.T, obj extensionsv1alpha1.Object) {
+	t.Helper()
+	seen := obj.GetExtensionStatus().GetLastOperation().LastUpdateTime
+	time.Sleep(5 * time.Second)
+	if err := e.K8s.Get(Ctx(t), client.ObjectKeyFromObject(obj), obj); err != nil {
+		t.Fatal(err)
+	}
+	if now := obj.GetExtensionStatus().GetLastOperation().LastUpdateTime; !now.Equal(&seen) {
+		t.Fatalf("%s was retried at once (status updated again at %v)", obj.GetName(), now)
+	}
+}
+
+// HasEvent reports whether an event about the object named regarding has the reason and a note
+// containing note.
+func (e *Env) HasEvent(t *testing.T, regarding, reason, note string) bool {
+	t.Helper()
+	events := &eventsv1.EventList{}
+	if err := e.K8s.List(Ctx(t), events); err != nil {
+		t.Fatal(err)
+	}
+	return slices.ContainsFunc(events.Items, func(ev eventsv1.Event) bool {
+		return ev.Regarding.Name == regarding && ev.Reason == reason && strings.Contains(ev.Note, note)
+	})
+}
+
+// DeleteAcrossReconciles deletes obj, waits until it is gone and fails unless at least one
+// reconcile ended with a "deletion in progress" error first, that is unless the deletion really
+// resumed across reconciles.
+func (e *Env) DeleteAcrossReconciles(t *testing.T, obj extensionsv1alpha1.Object, timeout time.Duration) {
+	t.Helper()
+	if err := e.K8s.Delete(Ctx(t), obj); err != nil {
+		t.Fatal(err)
+	}
+	sawProgress := false
+	deadline := time.Now().Add(timeout)
+	for e.K8s.Get(Ctx(t), client.ObjectKeyFromObject(obj), obj) == nil {
+		if le := obj.GetExtensionStatus().GetLastError(); le != nil && strings.Contains(le.Description, "deletion in progress") {
+			sawProgress = true
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not deleted in time: %s", obj.GetName(), Describe(obj))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !sawProgress {
+		t.Error("the deletion finished within one reconcile; the test wants it to resume across reconciles")
+	}
 }

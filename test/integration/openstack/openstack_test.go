@@ -10,8 +10,6 @@ import (
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
@@ -94,15 +92,7 @@ func TestEntryWritesEtcdBackupSecret(t *testing.T) {
 	data["stray.json"] = []byte("{}")
 	be := env.CreateEntry(t, shoot+"--uid1", bb.Name, data)
 	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
-	s := &corev1.Secret{}
-	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKey{Namespace: shoot, Name: "etcd-backup"}, s); err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for k := range s.Data {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys, s := env.SecretKeys(t, shoot, "etcd-backup")
 	want := []string{"authURL", "bucketName", "domainName", "password", "region", "tenantName", "username"}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("etcd-backup has keys %v; want exactly %v", keys, want)
