@@ -11,16 +11,20 @@
 //     single deletes as the engine may have in flight (results ignored).
 //
 // All three list the prefix as part of the measured time and are checked afterwards: the prefix
-// must be empty and its neighbour intact. The peak heap growth of this process (the deleting
-// side) is printed for each run: the engine's must not grow with the prefix.
+// must be empty and its neighbour intact. The peak live-heap growth of this process (the deleting
+// side; the stand-in runs in a child process) is printed for each run: the engine's must not grow
+// with the prefix.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,10 +53,18 @@ const (
 )
 
 func main() {
+	front := flag.Bool("front", false, "internal: run the stand-in (fake-gcs-server and its front) and print how to reach it")
 	sizesFlag := flag.String("objects", "10000,100000", "objects under the entry's prefix, comma-separated (memory is compared across sizes)")
 	delaysFlag := flag.String("delays", "0ms,50ms", "added delay per request, comma-separated")
 	parallelism := flag.Int("parallelism", 8, "the engine's parallelism (batches in flight)")
 	flag.Parse()
+	if *front {
+		if err := serveFront(); err != nil {
+			fmt.Fprintln(os.Stderr, "front:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	delays, err := stack.ParseDelays(*delaysFlag)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "--delays:", err)
@@ -77,12 +89,14 @@ func run(sizes []int, delays []time.Duration, parallelism int) error {
 	ctx := context.Background()
 	inFlight := parallelism * storeBatchConcurrency
 	fmt.Printf("bench: deleting %v objects under %s/ on fake-gcs-server, engine parallelism %d (%d deletes in flight), delays %v\n", sizes, entry, parallelism, inFlight, delays)
-	gcs, err := stack.StartGCS(stack.GCSOptions{Filesystem: true, Unrecorded: true})
+	// The stand-in runs in a child process, so that this process's heap is the deleting side's
+	// alone.
+	gcs, stop, err := startFront()
 	if err != nil {
 		return err
 	}
-	defer gcs.Stop()
-	secret := gcs.SecretData()
+	defer stop()
+	secret := gcs.Secret
 	direct, err := (&gcpprovider.Provider{}).NewStore(ctx, provider.Credentials{Data: secret})
 	if err != nil {
 		return err
@@ -170,6 +184,49 @@ func run(sizes []int, delays []time.Duration, parallelism int) error {
 	}
 	benchutil.PrintTable(os.Stdout, results)
 	return nil
+}
+
+// front is how to reach the stand-in of the child process.
+type front struct {
+	URL    string
+	Secret map[string][]byte
+}
+
+// serveFront runs the stand-in, prints a front as JSON and serves until stdin closes.
+func serveFront() error {
+	gcs, err := stack.StartGCS(stack.GCSOptions{Filesystem: true, Unrecorded: true})
+	if err != nil {
+		return err
+	}
+	defer gcs.Stop()
+	if err := json.NewEncoder(os.Stdout).Encode(front{URL: gcs.URL, Secret: gcs.SecretData()}); err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return nil
+}
+
+func startFront() (*front, func(), error) {
+	cmd := exec.Command(os.Args[0], "--front")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	stop := func() { _ = stdin.Close(); _ = cmd.Wait() }
+	f := &front{}
+	if err := json.NewDecoder(stdout).Decode(f); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("starting the stand-in: %w", err)
+	}
+	return f, stop, nil
 }
 
 // baseline is today's GCP extension: the whole listing in memory, then 10 concurrent deletes
