@@ -54,9 +54,10 @@ const (
 
 func main() {
 	front := flag.Bool("front", false, "internal: run the stand-in (fake-gcs-server and its front) and print how to reach it")
-	sizesFlag := flag.String("objects", "10000,100000", "objects under the entry's prefix, comma-separated (memory is compared across sizes)")
+	sizesFlag := flag.String("objects", "10000,100000", "objects under the entry's prefix, comma-separated (memory is compared across sizes; empty: skip)")
 	delaysFlag := flag.String("delays", "0ms,50ms", "added delay per request, comma-separated")
 	parallelism := flag.Int("parallelism", 8, "the engine's parallelism (batches in flight)")
+	memorySizes := flag.String("memory-objects", "10000,100000,1000000", "prefix sizes of the memory-at-scale comparison on a synthetic store (empty: skip)")
 	flag.Parse()
 	if *front {
 		if err := serveFront(); err != nil {
@@ -71,18 +72,41 @@ func main() {
 		os.Exit(2)
 	}
 	var sizes []int
-	for _, s := range strings.Split(*sizesFlag, ",") {
+	if *sizesFlag != "" {
+		if sizes, err = parseSizes(*sizesFlag); err != nil {
+			fmt.Fprintln(os.Stderr, "--objects:", err)
+			os.Exit(2)
+		}
+	}
+	if len(sizes) > 0 {
+		if err := run(sizes, delays, *parallelism); err != nil {
+			fmt.Fprintln(os.Stderr, "bench failed:", err)
+			os.Exit(1)
+		}
+	}
+	if *memorySizes != "" {
+		memSizes, err := parseSizes(*memorySizes)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "--memory-objects:", err)
+			os.Exit(2)
+		}
+		if err := benchutil.MemoryAtScale(100, *parallelism, memSizes); err != nil {
+			fmt.Fprintln(os.Stderr, "bench failed:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+func parseSizes(list string) ([]int, error) {
+	var sizes []int
+	for _, s := range strings.Split(list, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
-			fmt.Fprintln(os.Stderr, "--objects: bad size", s)
-			os.Exit(2)
+			return nil, fmt.Errorf("bad size %q", s)
 		}
 		sizes = append(sizes, n)
 	}
-	if err := run(sizes, delays, *parallelism); err != nil {
-		fmt.Fprintln(os.Stderr, "bench failed:", err)
-		os.Exit(1)
-	}
+	return sizes, nil
 }
 
 func run(sizes []int, delays []time.Duration, parallelism int) error {
