@@ -5,13 +5,15 @@
 #   kube-apiserver + etcd  (envtest's control plane)  -> $CACHE/envtest-<k8s>-<etcd>/
 #   minio                  (S3 stand-in)              -> $CACHE/minio-<version>/minio
 #   fake-gcs-server        (GCS stand-in)             -> $CACHE/fake-gcs-server-<version>/fake-gcs-server
-# Usage: hack/tools.sh [envtest|minio|fakegcs|all]   prints the folder/binary on the last line of each step.
+#   azurite                (Azure Blob stand-in, npm) -> $CACHE/azurite-<version>/node_modules/.bin/azurite-blob
+# Usage: hack/tools.sh [envtest|minio|fakegcs|azurite|all]   prints the folder/binary on the last line of each step.
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.36.4}
 ETCD_VERSION=${ETCD_VERSION:-v3.6.8}
 MINIO_VERSION=${MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}
 FAKE_GCS_VERSION=${FAKE_GCS_VERSION:-v1.56.1}
+AZURITE_VERSION=${AZURITE_VERSION:-3.37.0}
 CACHE=${GEB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gardener-extension-backup}
 mkdir -p "$CACHE"
 
@@ -108,10 +110,21 @@ fakegcs() {
   echo "$dir/fake-gcs-server"
 }
 
+azurite() {
+  local dir="$CACHE/azurite-${AZURITE_VERSION}"
+  if [[ -x $dir/node_modules/.bin/azurite-blob ]]; then echo "$dir/node_modules/.bin/azurite-blob"; return; fi
+  command -v npm >/dev/null || { say "npm is needed for Azurite: apt-get install -y nodejs npm"; return 1; }
+  mkdir -p "$dir"
+  say "installing Azurite $AZURITE_VERSION from the npm registry (about 1 min the first time)"
+  run_with_progress "azurite install" npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "azurite@$AZURITE_VERSION"
+  echo "$dir/node_modules/.bin/azurite-blob"
+}
+
 case ${1:-all} in
   envtest) envtest ;;
   minio) minio ;;
   fakegcs) fakegcs ;;
-  all) envtest; minio; fakegcs ;;
-  *) echo "usage: $0 [envtest|minio|fakegcs|all]" >&2; exit 2 ;;
+  azurite) azurite ;;
+  all) envtest; minio; fakegcs; azurite ;;
+  *) echo "usage: $0 [envtest|minio|fakegcs|azurite|all]" >&2; exit 2 ;;
 esac

@@ -1,0 +1,66 @@
+package azure
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// codeClasses maps Azure Storage error codes (x-ms-error-code) to the core's sentinels; they win
+// over the HTTP status.
+var codeClasses = map[string]error{
+	"AuthenticationFailed":              objectstore.ErrUnauthenticated,
+	"InvalidAuthenticationInfo":         objectstore.ErrUnauthenticated,
+	"AuthorizationFailure":              objectstore.ErrForbidden,
+	"AuthorizationPermissionMismatch":   objectstore.ErrForbidden,
+	"AuthorizationSourceIPMismatch":     objectstore.ErrForbidden,
+	"AuthorizationProtocolMismatch":     objectstore.ErrForbidden,
+	"InsufficientAccountPermissions":    objectstore.ErrForbidden,
+	"AccountIsDisabled":                 objectstore.ErrForbidden,
+	"ServerBusy":                        objectstore.ErrThrottled,
+	"OperationTimedOut":                 objectstore.ErrThrottled,
+	"ContainerNotFound":                 objectstore.ErrBucketNotFound,
+	"BlobNotFound":                      objectstore.ErrNotFound,
+	"ResourceNotFound":                  objectstore.ErrNotFound,
+	"InvalidResourceName":               objectstore.ErrInvalidConfig,
+	"InvalidQueryParameterValue":        objectstore.ErrInvalidConfig,
+	"FeatureNotSupported":               objectstore.ErrUnsupported,
+	"NotImplemented":                    objectstore.ErrUnsupported,
+	"BlobImmutableDueToPolicy":          objectstore.ErrObjectLocked,
+	"BlobImmutableDueToLegalHold":       objectstore.ErrObjectLocked,
+	"ContainerImmutabilityPolicyLocked": objectstore.ErrObjectLocked,
+}
+
+// statusClasses classifies errors without a known code (HEAD responses have no body).
+var statusClasses = map[int]error{
+	http.StatusNotFound:           objectstore.ErrNotFound,
+	http.StatusForbidden:          objectstore.ErrForbidden,
+	http.StatusTooManyRequests:    objectstore.ErrThrottled,
+	http.StatusServiceUnavailable: objectstore.ErrThrottled,
+	http.StatusNotImplemented:     objectstore.ErrUnsupported,
+}
+
+func classify(err error) error { return objectstore.Classify(err, classOf) }
+
+func classOf(err error) error {
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) {
+		return nil
+	}
+	if class, ok := codeClasses[re.ErrorCode]; ok {
+		return class
+	}
+	return statusClasses[re.StatusCode]
+}
+
+// errorCode returns the Azure Storage error code of err ("" for others).
+func errorCode(err error) string {
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		return re.ErrorCode
+	}
+	return ""
+}

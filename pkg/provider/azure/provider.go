@@ -1,0 +1,165 @@
+// Package azure is the Azure Blob Storage provider: storage accounts' blob containers through
+// azblob, behind the core's objectstore.Store.
+package azure
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+// Type is the extension type this provider serves.
+const Type = "azure"
+
+// Secret data keys: the names etcd-backup-restore reads, so that they reach etcd-backup unchanged.
+const (
+	KeyStorageAccount  = "storageAccount"
+	KeyStorageKey      = "storageKey"
+	KeyDomain          = "domain"
+	KeyEmulatorEnabled = "emulatorEnabled"
+	KeyBucketName      = "bucketName"
+)
+
+// DefaultDomain is the blob endpoint domain of Azure's public cloud.
+const DefaultDomain = "blob.core.windows.net"
+
+// Provider builds Azure Blob stores. Its fields are fixed at start-up; nothing per request is kept.
+type Provider struct {
+	// RequestTimeout bounds one HTTP request (default 60s).
+	RequestTimeout time.Duration
+}
+
+var _ provider.Provider = (*Provider)(nil)
+
+// Type implements provider.Provider.
+func (p *Provider) Type() string { return Type }
+
+// DecodeBucketConfig implements provider.Provider.
+func (p *Provider) DecodeBucketConfig(raw []byte) (any, error) {
+	return nil, nil
+}
+
+// NewStore implements provider.Provider.
+func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (objectstore.Store, error) {
+	client, err := p.NewClient(creds)
+	if err != nil {
+		return nil, err
+	}
+	return &store{client: client}, nil
+}
+
+// account is a storage account reached with its shared key.
+type account struct {
+	name, key, domain string
+	emulator          bool
+}
+
+var accountName = regexp.MustCompile(`^[a-z0-9]{3,24}$`)
+
+func parseAccount(d map[string][]byte) (account, error) {
+	a := account{name: string(d[KeyStorageAccount]), key: string(d[KeyStorageKey]), domain: string(d[KeyDomain])}
+	if a.name == "" || a.key == "" {
+		return a, fmt.Errorf("%w: secret needs the keys %q and %q", objectstore.ErrInvalidConfig, KeyStorageAccount, KeyStorageKey)
+	}
+	if !accountName.MatchString(a.name) {
+		return a, fmt.Errorf("%w: secret key %q: a storage account name has 3 to 24 lowercase letters and digits", objectstore.ErrInvalidConfig, KeyStorageAccount)
+	}
+	if v, ok := d[KeyEmulatorEnabled]; ok {
+		var err error
+		if a.emulator, err = strconv.ParseBool(string(v)); err != nil {
+			return a, fmt.Errorf("%w: secret key %q must be true or false", objectstore.ErrInvalidConfig, KeyEmulatorEnabled)
+		}
+	}
+	if a.domain == "" {
+		if a.emulator {
+			return a, fmt.Errorf("%w: secret key %q (host:port of the emulator) is required with %q", objectstore.ErrInvalidConfig, KeyDomain, KeyEmulatorEnabled)
+		}
+		a.domain = DefaultDomain
+	}
+	host, _, err := net.SplitHostPort(a.domain)
+	if err != nil {
+		host = a.domain
+	}
+	if strings.ContainsAny(a.domain, "/?#@ ") || host == "" {
+		return a, fmt.Errorf("%w: secret key %q must be a domain such as %s (or host:port of an emulator)", objectstore.ErrInvalidConfig, KeyDomain, DefaultDomain)
+	}
+	if a.emulator {
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return a, fmt.Errorf("%w: secret key %q: the emulator (plain http) is accepted only on loopback", objectstore.ErrInvalidConfig, KeyEmulatorEnabled)
+		}
+	}
+	return a, nil
+}
+
+// serviceURL is the account's blob endpoint: https://<account>.<domain>/, or for an emulator
+// http://<host:port>/<account>/ (path style, as Azurite serves it).
+func (a account) serviceURL() string {
+	if a.emulator {
+		return fmt.Sprintf("http://%s/%s/", a.domain, a.name)
+	}
+	return fmt.Sprintf("https://%s.%s/", a.name, a.domain)
+}
+
+// NewClient builds the blob client of a store (the benchmarks build their baselines with it).
+func (p *Provider) NewClient(creds provider.Credentials) (*azblob.Client, error) {
+	a, err := parseAccount(creds.Data)
+	if err != nil {
+		return nil, err
+	}
+	cred, err := azblob.NewSharedKeyCredential(a.name, a.key)
+	if err != nil {
+		return nil, fmt.Errorf("%w: secret key %q is not a valid account key", objectstore.ErrInvalidConfig, KeyStorageKey)
+	}
+	timeout := p.RequestTimeout
+	if timeout == 0 {
+		timeout = 60 * time.Second
+	}
+	transport := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   256, // the deletion engine keeps several batches in flight to one host
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: timeout,
+	}
+	return azblob.NewClientWithSharedKeyCredential(a.serviceURL(), cred, &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{
+		Transport: &http.Client{Transport: transport},
+		// The SDK retries transient failures a few times; longer throttling reaches the deletion
+		// engine, which slows down, and the controllers, which requeue.
+		Retry: policy.RetryOptions{MaxRetries: 3, RetryDelay: 200 * time.Millisecond, MaxRetryDelay: 5 * time.Second},
+	}})
+}
+
+// etcdBackupKeys are the keys of the entry secret that etcd-backup-restore reads.
+var etcdBackupKeys = []string{KeyStorageAccount, KeyStorageKey, KeyDomain, KeyEmulatorEnabled, KeyBucketName}
+
+// EtcdBackupSecretData implements provider.Provider: the ABS keys etcd-backup-restore reads and
+// nothing else (a stray *.json key would be taken for a credentials file).
+func (p *Provider) EtcdBackupSecretData(_ *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
+	if _, err := parseAccount(data); err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{}
+	for _, k := range etcdBackupKeys {
+		if v, ok := data[k]; ok {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+

@@ -1,0 +1,80 @@
+package stack
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"time"
+)
+
+// Azurite's well-known development account (published in Azurite's documentation).
+const (
+	AzuriteAccount = "devstoreaccount1"
+	AzuriteKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
+
+// Azurite is a running Azurite blob service (npm, installed once by hack/tools.sh).
+type Azurite struct {
+	// Host is host:port of the blob service; the account's URL is http://<Host>/devstoreaccount1.
+	Host string
+	cmd  *exec.Cmd
+	dir  string
+}
+
+// StartAzurite starts Azurite's blob service on a free loopback port with its state on tmpfs.
+// --skipApiVersionCheck: the azblob SDK sends a newer API version than Azurite knows.
+func StartAzurite() (*Azurite, error) {
+	bin, err := Tool("azurite", "AZURITE_BLOB")
+	if err != nil {
+		return nil, err
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(tmpfs(), "azurite-")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "--blobHost", "127.0.0.1", "--blobPort", strconv.Itoa(port), "--location", dir, "--skipApiVersionCheck", "--silent")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("starting Azurite: %w", err)
+	}
+	a := &Azurite{Host: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd, dir: dir}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if c, err := net.DialTimeout("tcp", a.Host, time.Second); err == nil {
+			c.Close()
+			return a, nil
+		}
+		if time.Now().After(deadline) {
+			a.Stop()
+			return nil, fmt.Errorf("Azurite did not listen on %s within 30 s", a.Host)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// SecretData is an account-key secret for Azurite, as an operator with an existing account
+// (here the emulator) writes it.
+func (a *Azurite) SecretData() map[string][]byte {
+	return map[string][]byte{
+		"storageAccount":  []byte(AzuriteAccount),
+		"storageKey":      []byte(AzuriteKey),
+		"domain":          []byte(a.Host),
+		"emulatorEnabled": []byte("true"),
+	}
+}
+
+// Stop stops Azurite and removes its state.
+func (a *Azurite) Stop() {
+	if a.cmd != nil && a.cmd.Process != nil {
+		_ = a.cmd.Process.Kill()
+		_ = a.cmd.Wait()
+	}
+	_ = os.RemoveAll(a.dir)
+}
