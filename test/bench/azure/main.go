@@ -1,0 +1,229 @@
+// Command bench measures the deletion of one BackupEntry's prefix on Azurite, in one run, with
+// three strategies side by side, for each prefix size and added network delay:
+//
+//   - engine:   this project's deletion engine (objectstore.DeletePrefix) with every safety check
+//     on: prefix validation, per-key prefix check, every Blob Batch sub-response classified,
+//     adaptive slow-down under throttling; the listing is streamed;
+//   - baseline: today's Azure extension: list a page, then one Delete per blob, sequentially;
+//   - raw:      the stand-in's raw limit: the listing streamed into as many unchecked concurrent
+//     Blob Batch requests of 256 deletes as the engine may have in flight (results ignored).
+//
+// All three list the prefix as part of the measured time and are checked afterwards: the prefix
+// must be empty and its neighbour intact.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/bench/benchutil"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+const (
+	bucket    = "bench"
+	entry     = "shoot--bench--entry--1"
+	neighbour = "shoot--bench--entry--10/etcd-main/v2/Full-0"
+	batchSize = 256
+)
+
+func main() {
+	sizesFlag := flag.String("objects", "100000", "blobs under the entry's prefix, comma-separated")
+	delaysFlag := flag.String("delays", "0ms,50ms", "added delay per request, comma-separated")
+	parallelism := flag.Int("parallelism", 8, "batches in flight for the engine and the raw limit")
+	flag.Parse()
+	delays, err := stack.ParseDelays(*delaysFlag)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "--delays:", err)
+		os.Exit(2)
+	}
+	var sizes []int
+	for _, s := range strings.Split(*sizesFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			fmt.Fprintln(os.Stderr, "--objects: bad size", s)
+			os.Exit(2)
+		}
+		sizes = append(sizes, n)
+	}
+	if err := run(sizes, delays, *parallelism); err != nil {
+		fmt.Fprintln(os.Stderr, "bench failed:", err)
+		os.Exit(1)
+	}
+}
+
+func run(sizes []int, delays []time.Duration, parallelism int) error {
+	ctx := context.Background()
+	fmt.Printf("bench: deleting %v blobs under %s/ on Azurite, parallelism %d, delays %v\n", sizes, entry, parallelism, delays)
+	azurite, err := stack.StartAzurite()
+	if err != nil {
+		return err
+	}
+	defer azurite.Stop()
+	secret := azurite.SecretData()
+	p := &azureprovider.Provider{}
+	direct, err := p.NewStore(ctx, provider.Credentials{Data: secret})
+	if err != nil {
+		return err
+	}
+	if err := direct.EnsureBucket(ctx, objectstore.Bucket{Name: bucket}); err != nil {
+		return err
+	}
+	if err := direct.PutObject(ctx, bucket, neighbour, []byte("keep")); err != nil {
+		return err
+	}
+	prefix, err := objectstore.EntryPrefix(entry)
+	if err != nil {
+		return err
+	}
+	at := func(host string) provider.Credentials {
+		return provider.Credentials{Data: stack.With(secret, "domain", host)}
+	}
+	type strategy struct {
+		name string
+		run  func(ctx context.Context, host string, objects int) error
+	}
+	strategies := []strategy{
+		{"raw", func(ctx context.Context, host string, _ int) error {
+			c, err := p.NewClient(at(host))
+			if err != nil {
+				return err
+			}
+			return rawLimit(ctx, c, prefix.String(), parallelism)
+		}},
+		{"engine", func(ctx context.Context, host string, objects int) error {
+			store, err := p.NewStore(ctx, at(host))
+			if err != nil {
+				return err
+			}
+			res, err := objectstore.DeletePrefix(ctx, store, bucket, prefix, objectstore.DeleteOptions{Parallelism: parallelism})
+			if err == nil && (!res.Done || res.Deleted != objects) {
+				err = fmt.Errorf("engine result %+v", res)
+			}
+			return err
+		}},
+		{"baseline", func(ctx context.Context, host string, _ int) error {
+			c, err := p.NewClient(at(host))
+			if err != nil {
+				return err
+			}
+			return baseline(ctx, c, prefix.String())
+		}},
+	}
+	var results []benchutil.Result
+	for _, delay := range delays {
+		proxy, err := stack.StartProxy("http://"+azurite.Host, stack.ProxyOptions{Delay: delay})
+		if err != nil {
+			return err
+		}
+		host := strings.TrimPrefix(proxy.URL, "http://")
+		for _, objects := range sizes {
+			keys := make([]string, objects)
+			for i := range keys {
+				keys[i] = fmt.Sprintf("%setcd-main/v2/Full-%08d", prefix.String(), i)
+			}
+			for _, s := range strategies {
+				fmt.Printf("  %6d blobs, delay %-5s %-8s: writing ...", objects, delay, s.name)
+				start := time.Now()
+				if err := conformance.PutMany(ctx, direct, bucket, keys); err != nil {
+					return err
+				}
+				fmt.Printf(" (%s) deleting ...", time.Since(start).Round(time.Second))
+				elapsed, peak, err := benchutil.Measure(func() error { return s.run(ctx, host, objects) })
+				if err != nil {
+					return fmt.Errorf("%s at %s: %w", s.name, delay, err)
+				}
+				left, err := conformance.ListKeys(ctx, direct, bucket, "")
+				if err != nil {
+					return err
+				}
+				if len(left) != 1 || left[0] != neighbour {
+					return fmt.Errorf("%s at %s left %d blobs (want only the neighbour)", s.name, delay, len(left))
+				}
+				secs := elapsed.Seconds()
+				fmt.Printf(" %.1f s, %.0f blobs/s, peak heap +%.1f MiB\n", secs, float64(objects)/secs, peak)
+				results = append(results, benchutil.Result{Objects: objects, Delay: delay, Strategy: s.name, Seconds: secs, PeakHeapMiB: peak})
+			}
+		}
+		proxy.Close()
+	}
+	benchutil.PrintTable(os.Stdout, results)
+	return nil
+}
+
+// baseline is today's Azure extension: page by page, one Delete per blob, sequentially.
+func baseline(ctx context.Context, c *azblob.Client, prefix string) error {
+	cc := c.ServiceClient().NewContainerClient(bucket)
+	pager := cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: &prefix})
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return err
+		}
+		for _, b := range page.Segment.BlobItems {
+			if _, err := cc.NewBlobClient(*b.Name).Delete(ctx, &blob.DeleteOptions{DeleteSnapshots: to.Ptr(blob.DeleteSnapshotsOptionTypeInclude)}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// rawLimit streams the listing into unchecked concurrent Blob Batch requests of 256 deletes.
+func rawLimit(ctx context.Context, c *azblob.Client, prefix string, workers int) error {
+	cc := c.ServiceClient().NewContainerClient(bucket)
+	batches := make(chan []string, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for names := range batches {
+				bb, err := cc.NewBatchBuilder()
+				if err != nil {
+					continue
+				}
+				for _, n := range names {
+					_ = bb.Delete(n, &container.BatchDeleteOptions{DeleteOptions: blob.DeleteOptions{DeleteSnapshots: to.Ptr(blob.DeleteSnapshotsOptionTypeInclude)}})
+				}
+				_, _ = cc.SubmitBatch(ctx, bb, nil)
+			}
+		})
+	}
+	var err error
+	pending := make([]string, 0, batchSize)
+	pager := cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: &prefix, MaxResults: to.Ptr(int32(5000))})
+	for pager.More() {
+		page, perr := pager.NextPage(ctx)
+		if perr != nil {
+			err = perr
+			break
+		}
+		for _, b := range page.Segment.BlobItems {
+			pending = append(pending, *b.Name)
+			if len(pending) == batchSize {
+				batches <- pending
+				pending = make([]string, 0, batchSize)
+			}
+		}
+	}
+	if len(pending) > 0 {
+		batches <- pending
+	}
+	close(batches)
+	wg.Wait()
+	return err
+}
