@@ -18,6 +18,7 @@ import (
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
+	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -50,7 +51,7 @@ func (p *Provider) Type() string { return Type }
 
 // DecodeBucketConfig implements provider.Provider.
 func (p *Provider) DecodeBucketConfig(raw []byte) (any, error) {
-	return nil, nil
+	return azureapi.DecodeBackupBucketConfig(raw)
 }
 
 // NewStore implements provider.Provider.

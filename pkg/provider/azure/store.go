@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
+	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -46,6 +47,9 @@ func (s *store) container(name string) *container.Client {
 // EnsureBucket implements objectstore.Store: the container exists and is private (public access
 // is removed on every reconcile). The account's region is the account's: a container has none.
 func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
+	if cfg, _ := b.Config.(*azureapi.BackupBucketConfig); cfg != nil && cfg.Immutability != nil {
+		return fmt.Errorf("%w: providerConfig.immutability: a container immutability policy is set through the storage account's management plane, which a secret with only an account key cannot reach", objectstore.ErrInvalidConfig)
+	}
 	c := s.container(b.Name)
 	_, err := c.Create(ctx, nil)
 	switch {
