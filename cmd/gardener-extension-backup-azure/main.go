@@ -1,0 +1,18 @@
+// Command gardener-extension-backup-azure runs the BackupBucket and BackupEntry controllers
+// for Azure Blob Storage.
+package main
+
+import (
+	"os"
+
+	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
+)
+
+func main() {
+	if err := app.NewCommand(&azure.Provider{}).ExecuteContext(signals.SetupSignalHandler()); err != nil {
+		os.Exit(1)
+	}
+}

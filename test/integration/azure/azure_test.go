@@ -1,0 +1,147 @@
+package azure_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+func store(t *testing.T) objectstore.Store {
+	t.Helper()
+	s, err := (&azureprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: azurite.SecretData(), Region: region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func containerExists(t *testing.T, name string) bool {
+	return store(t).ListObjects(framework.Ctx(t), name, "", func([]objectstore.ObjectVersion) error { return nil }) == nil
+}
+
+func readyBucket(t *testing.T) *extensionsv1alpha1.BackupBucket {
+	t.Helper()
+	bb := env.CreateBucket(t, framework.UniqueName("bucket-"), azurite.SecretData(), "")
+	env.WaitFor(t, bb, time.Minute, "bucket reconciled", framework.Succeeded)
+	return bb
+}
+
+func TestContainerIsCreated(t *testing.T) {
+	bb := readyBucket(t)
+	if !containerExists(t, bb.Name) {
+		t.Fatalf("container %q does not exist", bb.Name)
+	}
+}
+
+func TestBucketErrorsCarryCodesAndTouchNothing(t *testing.T) {
+	cases := []struct {
+		name, providerConfig, mentions string
+		data                           map[string][]byte
+		code                           gardencorev1beta1.ErrorCode
+	}{
+		{"wrong key", "", "unauthenticated", stack.With(azurite.SecretData(), "storageKey", "d3Jvbmcta2V5LXdyb25nLWtleS13cm9uZy1rZXktd3Jvbmcta2V5LXdyb25nLWtleQ=="), gardencorev1beta1.ErrorInfraUnauthenticated},
+		{"immutability with an account key", `{"apiVersion":"azure.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h"}}`,
+			"providerConfig.immutability", azurite.SecretData(), gardencorev1beta1.ErrorConfigurationProblem},
+		{"period not whole days", `{"apiVersion":"azure.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"36h"}}`,
+			"providerConfig.immutability.retentionPeriod", azurite.SecretData(), gardencorev1beta1.ErrorConfigurationProblem},
+		{"no account key", "", "storageKey", stack.With(azurite.SecretData(), "storageKey", ""), gardencorev1beta1.ErrorConfigurationProblem},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			bb := env.CreateBucket(t, framework.UniqueName("bad-"), c.data, c.providerConfig)
+			t.Cleanup(func() { env.Forget(t, bb) })
+			env.WaitFor(t, bb, time.Minute, "error code "+string(c.code), framework.FailedWith(c.code))
+			desc := bb.Status.LastError.Description
+			if !strings.Contains(desc, c.mentions) {
+				t.Errorf("lastError %q does not mention %q", desc, c.mentions)
+			}
+			if strings.Contains(desc, stack.AzuriteKey) || strings.Contains(desc, "d3Jvbmc") {
+				t.Fatalf("a secret value reached the status: %q", desc)
+			}
+			if containerExists(t, bb.Name) {
+				t.Fatalf("container %q was created despite the error", bb.Name)
+			}
+		})
+	}
+}
+
+func TestEntryWritesEtcdBackupSecret(t *testing.T) {
+	bb := readyBucket(t)
+	shoot := framework.UniqueName("shoot--p--")
+	env.EnsureNamespace(t, shoot)
+	be := env.CreateEntry(t, shoot+"--uid1", bb.Name, stack.With(azurite.SecretData(), "stray.json", "{}"))
+	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+	keys, s := env.SecretKeys(t, shoot, "etcd-backup")
+	if want := []string{"bucketName", "domain", "emulatorEnabled", "storageAccount", "storageKey"}; !slices.Equal(keys, want) {
+		t.Fatalf("etcd-backup has keys %v; want exactly %v", keys, want)
+	}
+	if string(s.Data["bucketName"]) != bb.Name {
+		t.Fatalf("bucketName %q", s.Data["bucketName"])
+	}
+}
+
+func TestEntryDeletionRemovesExactlyItsPrefixAcrossReconciles(t *testing.T) {
+	bb := readyBucket(t)
+	shoot := framework.UniqueName("shoot--a--")
+	env.EnsureNamespace(t, shoot)
+	name := shoot + "--1"
+	slow, err := stack.StartProxy("http://"+azurite.Host, stack.ProxyOptions{Delay: 1500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	be := env.CreateEntry(t, name, bb.Name, stack.With(azurite.SecretData(), "domain", strings.TrimPrefix(slow.URL, "http://")))
+	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+	neighbours := framework.FillEntry(t, store(t), bb.Name, name+"/", 12_000)
+	env.DeleteAcrossReconciles(t, be, 3*time.Minute)
+	framework.AssertOnly(t, store(t), bb.Name, neighbours)
+}
+
+func TestSourceEntryDeletesTheShootPrefix(t *testing.T) {
+	bb := readyBucket(t)
+	shoot := framework.UniqueName("shoot--s--")
+	env.EnsureNamespace(t, shoot)
+	be := env.CreateEntry(t, "source-"+shoot+"--1", bb.Name, azurite.SecretData())
+	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+	neighbours := framework.FillEntry(t, store(t), bb.Name, shoot+"--1/", 600)
+	env.DeleteAndWaitGone(t, be, time.Minute)
+	framework.AssertOnly(t, store(t), bb.Name, neighbours)
+}
+
+func TestEntryDeletionWithBadKeyDeletesNothing(t *testing.T) {
+	bb := readyBucket(t)
+	shoot := framework.UniqueName("shoot--k--")
+	env.EnsureNamespace(t, shoot)
+	be := env.CreateEntry(t, shoot+"--1", bb.Name, azurite.SecretData())
+	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+	neighbours := framework.FillEntry(t, store(t), bb.Name, shoot+"--1/", 20)
+	env.SetEntrySecretKey(t, be, "storageKey", "d3Jvbmcta2V5LXdyb25nLWtleS13cm9uZy1rZXktd3Jvbmcta2V5LXdyb25nLWtleQ==")
+	env.DeleteFailingWith(t, be, gardencorev1beta1.ErrorInfraUnauthenticated)
+	if left, _ := conformance.ListKeys(framework.Ctx(t), store(t), bb.Name, ""); len(left) != 20+len(neighbours) {
+		t.Fatalf("%d objects left; a failing deletion must delete nothing", len(left))
+	}
+	env.Forget(t, be)
+}
+
+func TestBucketDeletion(t *testing.T) {
+	bb := readyBucket(t)
+	if err := conformance.PutMany(framework.Ctx(t), store(t), bb.Name, []string{"shoot--x--y--1/a", "shoot--x--y--2/b"}); err != nil {
+		t.Fatal(err)
+	}
+	env.DeleteAndWaitGone(t, bb, time.Minute)
+	if containerExists(t, bb.Name) {
+		t.Fatalf("container %q survived its BackupBucket", bb.Name)
+	}
+}

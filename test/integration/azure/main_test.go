@@ -1,0 +1,39 @@
+// Package azure_test runs the real azure controllers in a manager against a real kube-apiserver
+// and etcd (envtest) and Azurite, driven the way gardenlet drives them.
+package azure_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+const region = "westeurope"
+
+var (
+	env     *framework.Env
+	azurite *stack.Azurite
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	if azurite, err = stack.StartAzurite(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer azurite.Stop()
+	if env, err = framework.Start(&azureprovider.Provider{}, region); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer env.Stop()
+	return m.Run()
+}
