@@ -56,3 +56,16 @@ func TestEtcdBackupSecretData(t *testing.T) {
 		t.Fatalf("keys %v; want exactly %v", keys, want)
 	}
 }
+
+func TestWrongKeyIsRefused(t *testing.T) {
+	// A well-formed key that is not the account's. Azure answers 403 AuthenticationFailed
+	// (ErrUnauthenticated); Azurite answers 403 AuthorizationFailure, which is ErrForbidden.
+	s := newStore(t, with(azurite.SecretData(), "storageKey", "d3Jvbmcta2V5LXdyb25nLWtleS13cm9uZy1rZXktd3Jvbmcta2V5LXdyb25nLWtleQ=="))
+	err := s.EnsureBucket(context.Background(), objectstore.Bucket{Name: newBucketName()})
+	if !errors.Is(err, objectstore.ErrForbidden) && !errors.Is(err, objectstore.ErrUnauthenticated) {
+		t.Fatalf("EnsureBucket with a wrong key: %v; want a refusal", err)
+	}
+	if strings.Contains(err.Error(), "d3Jvbmc") {
+		t.Fatalf("the error leaks the key: %v", err)
+	}
+}

@@ -51,7 +51,8 @@ func TestBucketErrorsCarryCodesAndTouchNothing(t *testing.T) {
 		data                           map[string][]byte
 		code                           gardencorev1beta1.ErrorCode
 	}{
-		{"wrong key", "", "unauthenticated", stack.With(azurite.SecretData(), "storageKey", "d3Jvbmcta2V5LXdyb25nLWtleS13cm9uZy1rZXktd3Jvbmcta2V5LXdyb25nLWtleQ=="), gardencorev1beta1.ErrorInfraUnauthenticated},
+		// Azurite answers a wrong key with 403 AuthorizationFailure (Azure: AuthenticationFailed -> ERR_INFRA_UNAUTHENTICATED).
+		{"wrong key", "", "forbidden", stack.With(azurite.SecretData(), "storageKey", "d3Jvbmcta2V5LXdyb25nLWtleS13cm9uZy1rZXktd3Jvbmcta2V5LXdyb25nLWtleQ=="), gardencorev1beta1.ErrorInfraUnauthorized},
 		{"immutability with an account key", `{"apiVersion":"azure.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h"}}`,
 			"providerConfig.immutability", azurite.SecretData(), gardencorev1beta1.ErrorConfigurationProblem},
 		{"period not whole days", `{"apiVersion":"azure.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"36h"}}`,
@@ -128,7 +129,7 @@ func TestEntryDeletionWithBadKeyDeletesNothing(t *testing.T) {
 	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
 	neighbours := framework.FillEntry(t, store(t), bb.Name, shoot+"--1/", 20)
 	env.SetEntrySecretKey(t, be, "storageKey", "d3Jvbmcta2V5LXdyb25nLWtleS13cm9uZy1rZXktd3Jvbmcta2V5LXdyb25nLWtleQ==")
-	env.DeleteFailingWith(t, be, gardencorev1beta1.ErrorInfraUnauthenticated)
+	env.DeleteFailingWith(t, be, gardencorev1beta1.ErrorInfraUnauthorized) // Azurite: AuthorizationFailure for a wrong key
 	if left, _ := conformance.ListKeys(framework.Ctx(t), store(t), bb.Name, ""); len(left) != 20+len(neighbours) {
 		t.Fatalf("%d objects left; a failing deletion must delete nothing", len(left))
 	}
