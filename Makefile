@@ -12,7 +12,7 @@ help: ## List every target.
 	@awk 'BEGIN {FS = ":.*?## "} /^[a-zA-Z_-]+:.*?## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: tools
-tools: ## Build and cache kube-apiserver, etcd, MinIO and fake-gcs-server (minutes the first time, seconds after).
+tools: ## Build and cache kube-apiserver, etcd, MinIO, fake-gcs-server and Azurite (minutes the first time, seconds after).
 	@hack/tools.sh all >/dev/null
 
 .PHONY: build
@@ -30,9 +30,9 @@ unit: ## Unit tests of the core (no external components).
 	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/apis/... ./pkg/controller/...
 
 .PHONY: test
-test: tools vet ## Everything: unit tests, conformance and integration on MinIO, fake-gcs-server and Swift+Keystone.
+test: tools vet ## Everything: unit tests, conformance and integration on MinIO, fake-gcs-server, Azurite and Swift+Keystone.
 	@hack/openstack.sh install
-	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)" FAKE_GCS_SERVER="$$(hack/tools.sh fakegcs)"; \
+	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)" FAKE_GCS_SERVER="$$(hack/tools.sh fakegcs)" AZURITE_BLOB="$$(hack/tools.sh azurite)"; \
 	go test $(GO_TEST_FLAGS) -timeout 30m ./...
 	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/controller/...
 

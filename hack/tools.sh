@@ -113,7 +113,14 @@ fakegcs() {
 azurite() {
   local dir="$CACHE/azurite-${AZURITE_VERSION}"
   if [[ -x $dir/node_modules/.bin/azurite-blob ]]; then echo "$dir/node_modules/.bin/azurite-blob"; return; fi
-  command -v npm >/dev/null || { say "npm is needed for Azurite: apt-get install -y nodejs npm"; return 1; }
+  if ! command -v npm >/dev/null; then
+    if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+      say "installing Debian's nodejs and npm for Azurite (once, about 1 min)"
+      run_with_progress "apt-get install nodejs npm" bash -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm"
+    else
+      say "npm is needed for Azurite: install Debian's nodejs and npm packages"; return 1
+    fi
+  fi
   mkdir -p "$dir"
   say "installing Azurite $AZURITE_VERSION from the npm registry (about 1 min the first time)"
   run_with_progress "azurite install" npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "azurite@$AZURITE_VERSION"
