@@ -52,6 +52,10 @@ bench-aws: tools ## 100,000 objects on MinIO: this engine vs baseline vs raw lim
 bench-gcp: tools ## 10,000 and 100,000 objects on fake-gcs-server: engine vs baseline vs raw limit, at 0 and 50 ms, with memory.
 	@export FAKE_GCS_SERVER="$$(hack/tools.sh fakegcs)"; go run ./test/bench/gcp $(BENCH_FLAGS)
 
+.PHONY: bench-azure
+bench-azure: tools ## 10,000 blobs on Azurite: engine vs one Delete per blob vs raw Blob Batch, at 0 and 50 ms (not yet in bench).
+	@export AZURITE_BLOB="$$(hack/tools.sh azurite)"; go run ./test/bench/azure $(BENCH_FLAGS)
+
 .PHONY: bench-openstack
 bench-openstack: ## 20,000 objects on real Swift: this engine vs one bulk request, at 0 and 50 ms.
 	@go run ./test/bench/openstack $(BENCH_FLAGS)
