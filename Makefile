@@ -37,8 +37,8 @@ test: tools vet ## Everything: unit tests, conformance and integration on MinIO,
 	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/controller/...
 
 .PHONY: demo
-demo: tools build ## Run the aws extension (PROVIDER=gcp: the gcp one) against a local seed (envtest) and object store, and report.
-	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)" FAKE_GCS_SERVER="$$(hack/tools.sh fakegcs)"; \
+demo: tools build ## Run the aws extension (PROVIDER=gcp or azure: that one) against a local seed (envtest) and object store, and report.
+	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)" FAKE_GCS_SERVER="$$(hack/tools.sh fakegcs)" AZURITE_BLOB="$$(hack/tools.sh azurite)"; \
 	go run ./test/demo --provider $(PROVIDER) --binary $(BIN)/gardener-extension-backup-$(PROVIDER)
 
 .PHONY: bench

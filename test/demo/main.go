@@ -1,6 +1,6 @@
-// Command demo runs a real extension binary (aws by default, or gcp) as a process against a local
-// seed (a real kube-apiserver and etcd) and a local object store (MinIO, or fake-gcs-server behind
-// the GCS stand-in), applies the manifests of example/<provider>, and prints an
+// Command demo runs a real extension binary (aws by default, azure or gcp) as a process against a
+// local seed (a real kube-apiserver and etcd) and a local object store (MinIO, Azurite, or
+// fake-gcs-server behind the GCS stand-in), applies the manifests of example/<provider>, and prints an
 // account of what happened: the bucket and its settings, the shoot's etcd-backup secret, the
 // deletion of the shoot's prefix (its neighbour surviving), and the bucket's deletion.
 package main
@@ -44,7 +44,7 @@ func say(format string, args ...any) {
 func detail(format string, args ...any) { fmt.Printf("    %s\n", fmt.Sprintf(format, args...)) }
 
 func main() {
-	providerType := flag.String("provider", "aws", "the provider to run: aws or gcp")
+	providerType := flag.String("provider", "aws", "the provider to run: aws, azure or gcp")
 	binary := flag.String("binary", "", "the extension binary to run (default bin/gardener-extension-backup-<provider>)")
 	objects := flag.Int("objects", 2000, "snapshots to write under the shoot's prefix")
 	flag.Parse()

@@ -10,6 +10,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
@@ -90,6 +91,30 @@ func startObjectStore(ctx context.Context, providerType, region string) (*object
 			},
 			stop: gcs.Stop,
 		}, nil
+	case azureprovider.Type:
+		azurite, err := stack.StartAzurite()
+		if err != nil {
+			return nil, err
+		}
+		data := azurite.SecretData()
+		direct, err := (&azureprovider.Provider{}).NewStore(ctx, provider.Credentials{Data: data, Region: region})
+		if err != nil {
+			azurite.Stop()
+			return nil, err
+		}
+		return &objectStore{
+			what:       "Azurite (Azure Blob emulator), existing-account mode",
+			where:      fmt.Sprintf("Azurite http://%s/%s", azurite.Host, stack.AzuriteAccount),
+			secretData: data,
+			direct:     direct,
+			bucket: func(ctx context.Context, name string) (string, error) {
+				if err := direct.ListObjects(ctx, name, "", func([]objectstore.ObjectVersion) error { return nil }); err != nil {
+					return "", err
+				}
+				return "private container", nil
+			},
+			stop: azurite.Stop,
+		}, nil
 	}
-	return nil, fmt.Errorf("the demo has no local object store for provider %q (aws, gcp)", providerType)
+	return nil, fmt.Errorf("the demo has no local object store for provider %q (aws, azure, gcp)", providerType)
 }

@@ -163,4 +163,3 @@ func (p *Provider) EtcdBackupSecretData(_ *extensionsv1alpha1.BackupEntry, data 
 	}
 	return out, nil
 }
-

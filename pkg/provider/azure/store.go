@@ -212,7 +212,6 @@ func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, erro
 	return io.ReadAll(resp.Body)
 }
 
-
 func deref[T any](p *T) T {
 	var zero T
 	if p == nil {
