@@ -173,6 +173,12 @@ func (d *deletion) produce(ctx context.Context, prefix Prefix, batchSize int, ou
 	}
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !errors.Is(err, errBudgetSpent) {
+			if errors.Is(cause, context.DeadlineExceeded) {
+				// The caller's deadline (the reconcile timeout) came before the engine's own:
+				// what was deleted stays deleted, the rest is for the next pass.
+				d.leaveBehind()
+				return errBudgetSpent
+			}
 			d.fail(cause)
 			return nil
 		}
@@ -216,10 +222,14 @@ func (d *deletion) deleteBatch(ctx context.Context, batch []ObjectVersion) {
 
 		var retry []ObjectVersion
 		var failed []ObjectError
-		locked, earliest := 0, time.Time{}
+		locked, earliest, cutOff := 0, time.Time{}, 0
 		for _, oe := range objErrs {
 			var le *LockedError
 			switch {
+			case ctx.Err() != nil && (errors.Is(oe.Err, context.DeadlineExceeded) || errors.Is(oe.Err, context.Canceled)):
+				// The caller's own context ended while this object's request was in flight
+				// (the reconcile timeout): not deleted, not a failure; the next pass lists it.
+				cutOff++
 			case errors.As(oe.Err, &le):
 				locked++
 				if !le.RetainUntil.IsZero() && (earliest.IsZero() || le.RetainUntil.Before(earliest)) {
@@ -236,7 +246,10 @@ func (d *deletion) deleteBatch(ctx context.Context, batch []ObjectVersion) {
 			}
 		}
 		d.mu.Lock()
-		d.result.Deleted += len(batch) - len(retry) - len(failed) - locked
+		d.result.Deleted += len(batch) - len(retry) - len(failed) - locked - cutOff
+		if cutOff > 0 {
+			d.leftBehind = true
+		}
 		d.result.Locked += locked
 		if !earliest.IsZero() && (d.result.EarliestRetainUntil.IsZero() || earliest.Before(d.result.EarliestRetainUntil)) {
 			d.result.EarliestRetainUntil = earliest

@@ -205,3 +205,28 @@ func TestThrottledObjectsLeftAtTheDeadlineKeepThePassOpen(t *testing.T) {
 		t.Fatalf("got %+v, %v; want a throttled pass that is not done (its objects are left to retry), no error", res, err)
 	}
 }
+
+// slowStore's requests outlive the caller's context: each object fails with the context's error,
+// as an SDK reports requests cut off by a deadline.
+type slowStore struct{ *memstore.Store }
+
+func (s slowStore) DeleteObjects(ctx context.Context, _ string, objs []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
+	<-ctx.Done()
+	errs := make([]objectstore.ObjectError, len(objs))
+	for i, o := range objs {
+		errs[i] = objectstore.ObjectError{Object: o, Err: fmt.Errorf("delete %q: %w", o.Key, ctx.Err())}
+	}
+	return errs, nil
+}
+
+func TestObjectsCutOffByTheCallersDeadlineKeepThePassOpen(t *testing.T) {
+	store := memstore.New(10)
+	fill(t, store, "n--1/", 100) // more batches than workers and queue: the listing waits too
+	prefix, _ := objectstore.EntryPrefix("n--1")
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	res, err := objectstore.DeletePrefix(ctx, slowStore{store}, "b", prefix, objectstore.DeleteOptions{Parallelism: 2})
+	if err != nil || res.Done || res.Deleted != 0 {
+		t.Fatalf("got %+v, %v; want a pass that is not done and no failure: cut-off objects are left for the next pass", res, err)
+	}
+}
