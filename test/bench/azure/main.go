@@ -17,7 +17,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -28,7 +27,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/bench/benchutil"
@@ -52,14 +50,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "--delays:", err)
 		os.Exit(2)
 	}
-	var sizes []int
-	for _, s := range strings.Split(*sizesFlag, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			fmt.Fprintln(os.Stderr, "--objects: bad size", s)
-			os.Exit(2)
-		}
-		sizes = append(sizes, n)
+	sizes, err := benchutil.ParseSizes(*sizesFlag)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "--objects:", err)
+		os.Exit(2)
 	}
 	if err := run(sizes, delays, *parallelism); err != nil {
 		fmt.Fprintln(os.Stderr, "bench failed:", err)
@@ -94,19 +88,15 @@ func run(sizes []int, delays []time.Duration, parallelism int) error {
 	at := func(host string) provider.Credentials {
 		return provider.Credentials{Data: stack.With(secret, "domain", host)}
 	}
-	type strategy struct {
-		name string
-		run  func(ctx context.Context, host string, objects int) error
-	}
-	strategies := []strategy{
-		{"raw", func(ctx context.Context, host string, _ int) error {
+	strategies := []benchutil.Strategy{
+		{Name: "raw", Run: func(ctx context.Context, host string, _ int) error {
 			c, err := p.NewClient(at(host))
 			if err != nil {
 				return err
 			}
 			return rawLimit(ctx, c, prefix.String(), parallelism)
 		}},
-		{"engine", func(ctx context.Context, host string, objects int) error {
+		{Name: "engine", Run: func(ctx context.Context, host string, objects int) error {
 			store, err := p.NewStore(ctx, at(host))
 			if err != nil {
 				return err
@@ -117,7 +107,7 @@ func run(sizes []int, delays []time.Duration, parallelism int) error {
 			}
 			return err
 		}},
-		{"baseline", func(ctx context.Context, host string, _ int) error {
+		{Name: "baseline", Run: func(ctx context.Context, host string, _ int) error {
 			c, err := p.NewClient(at(host))
 			if err != nil {
 				return err
@@ -138,26 +128,11 @@ func run(sizes []int, delays []time.Duration, parallelism int) error {
 				keys[i] = fmt.Sprintf("%setcd-main/v2/Full-%08d", prefix.String(), i)
 			}
 			for _, s := range strategies {
-				fmt.Printf("  %6d blobs, delay %-5s %-8s: writing ...", objects, delay, s.name)
-				start := time.Now()
-				if err := conformance.PutMany(ctx, direct, bucket, keys); err != nil {
-					return err
-				}
-				fmt.Printf(" (%s) deleting ...", time.Since(start).Round(time.Second))
-				elapsed, peak, err := benchutil.Measure(func() error { return s.run(ctx, host, objects) })
-				if err != nil {
-					return fmt.Errorf("%s at %s: %w", s.name, delay, err)
-				}
-				left, err := conformance.ListKeys(ctx, direct, bucket, "")
+				r, err := benchutil.RunOne(ctx, direct, bucket, keys, neighbour, s, host, delay)
 				if err != nil {
 					return err
 				}
-				if len(left) != 1 || left[0] != neighbour {
-					return fmt.Errorf("%s at %s left %d blobs (want only the neighbour)", s.name, delay, len(left))
-				}
-				secs := elapsed.Seconds()
-				fmt.Printf(" %.1f s, %.0f blobs/s, peak heap +%.1f MiB\n", secs, float64(objects)/secs, peak)
-				results = append(results, benchutil.Result{Objects: objects, Delay: delay, Strategy: s.name, Seconds: secs, PeakHeapMiB: peak})
+				results = append(results, r)
 			}
 		}
 		proxy.Close()

@@ -3,14 +3,20 @@
 package benchutil
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 )
 
 // Result is one measured run.
@@ -77,4 +83,48 @@ func PrintTable(w io.Writer, results []Result) {
 		}
 		fmt.Fprintf(w, "| %d | %s | %s | %.1f | %.0f | %s | %.1f MiB |\n", r.Objects, r.Delay, r.Strategy, r.Seconds, float64(r.Objects)/r.Seconds, share, r.PeakHeapMiB)
 	}
+}
+
+// Strategy is one way of deleting a prefix: Run deletes the objects through endpoint.
+type Strategy struct {
+	Name string
+	Run  func(ctx context.Context, endpoint string, objects int) error
+}
+
+// RunOne writes keys into bucket with direct (untimed), times s deleting them through endpoint,
+// checks that exactly neighbour is left, prints one line and returns the result.
+func RunOne(ctx context.Context, direct objectstore.Store, bucket string, keys []string, neighbour string, s Strategy, endpoint string, delay time.Duration) (Result, error) {
+	fmt.Printf("  %6d objects, delay %-5s %-8s: writing ...", len(keys), delay, s.Name)
+	start := time.Now()
+	if err := conformance.PutMany(ctx, direct, bucket, keys); err != nil {
+		return Result{}, err
+	}
+	fmt.Printf(" (%s) deleting ...", time.Since(start).Round(time.Second))
+	elapsed, peak, err := Measure(func() error { return s.Run(ctx, endpoint, len(keys)) })
+	if err != nil {
+		return Result{}, fmt.Errorf("%s at %s: %w", s.Name, delay, err)
+	}
+	left, err := conformance.ListKeys(ctx, direct, bucket, "")
+	if err != nil {
+		return Result{}, err
+	}
+	if len(left) != 1 || left[0] != neighbour {
+		return Result{}, fmt.Errorf("%s at %s left %d objects (want only the neighbour)", s.Name, delay, len(left))
+	}
+	secs := elapsed.Seconds()
+	fmt.Printf(" %.1f s, %.0f objects/s, peak heap +%.1f MiB\n", secs, float64(len(keys))/secs, peak)
+	return Result{Objects: len(keys), Delay: delay, Strategy: s.Name, Seconds: secs, PeakHeapMiB: peak}, nil
+}
+
+// ParseSizes parses a comma-separated list of positive object counts (the --objects flags).
+func ParseSizes(list string) ([]int, error) {
+	var sizes []int
+	for _, s := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad size %q", s)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes, nil
 }

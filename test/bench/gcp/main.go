@@ -25,8 +25,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -34,7 +32,6 @@ import (
 	"google.golang.org/api/iterator"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/bench/benchutil"
@@ -73,7 +70,7 @@ func main() {
 	}
 	var sizes []int
 	if *sizesFlag != "" {
-		if sizes, err = parseSizes(*sizesFlag); err != nil {
+		if sizes, err = benchutil.ParseSizes(*sizesFlag); err != nil {
 			fmt.Fprintln(os.Stderr, "--objects:", err)
 			os.Exit(2)
 		}
@@ -85,7 +82,7 @@ func main() {
 		}
 	}
 	if *memorySizes != "" {
-		memSizes, err := parseSizes(*memorySizes)
+		memSizes, err := benchutil.ParseSizes(*memorySizes)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "--memory-objects:", err)
 			os.Exit(2)
@@ -95,18 +92,6 @@ func main() {
 			os.Exit(1)
 		}
 	}
-}
-
-func parseSizes(list string) ([]int, error) {
-	var sizes []int
-	for _, s := range strings.Split(list, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("bad size %q", s)
-		}
-		sizes = append(sizes, n)
-	}
-	return sizes, nil
 }
 
 func run(sizes []int, delays []time.Duration, parallelism int) error {
@@ -138,20 +123,16 @@ func run(sizes []int, delays []time.Duration, parallelism int) error {
 	at := func(endpoint string) provider.Credentials {
 		return provider.Credentials{Data: stack.With(secret, "storageAPIEndpoint", endpoint+"/storage/v1/")}
 	}
-	type strategy struct {
-		name string
-		run  func(ctx context.Context, endpoint string, objects int) error
-	}
 	// The reference runs first, so that any advantage of a fresh store goes to it, not to us.
-	strategies := []strategy{
-		{"raw", func(ctx context.Context, endpoint string, _ int) error {
+	strategies := []benchutil.Strategy{
+		{Name: "raw", Run: func(ctx context.Context, endpoint string, _ int) error {
 			c, _, err := (&gcpprovider.Provider{}).NewClient(ctx, at(endpoint))
 			if err != nil {
 				return err
 			}
 			return rawLimit(ctx, c, prefix.String(), inFlight)
 		}},
-		{"engine", func(ctx context.Context, endpoint string, objects int) error {
+		{Name: "engine", Run: func(ctx context.Context, endpoint string, objects int) error {
 			store, err := (&gcpprovider.Provider{}).NewStore(ctx, at(endpoint))
 			if err != nil {
 				return err
@@ -162,7 +143,7 @@ func run(sizes []int, delays []time.Duration, parallelism int) error {
 			}
 			return err
 		}},
-		{"baseline", func(ctx context.Context, endpoint string, _ int) error {
+		{Name: "baseline", Run: func(ctx context.Context, endpoint string, _ int) error {
 			c, _, err := (&gcpprovider.Provider{}).NewClient(ctx, at(endpoint))
 			if err != nil {
 				return err
@@ -182,26 +163,11 @@ func run(sizes []int, delays []time.Duration, parallelism int) error {
 				keys[i] = fmt.Sprintf("%setcd-main/v2/Full-%08d", prefix.String(), i)
 			}
 			for _, s := range strategies {
-				fmt.Printf("  %6d objects, delay %-5s %-8s: writing ...", objects, delay, s.name)
-				start := time.Now()
-				if err := conformance.PutMany(ctx, direct, bucket, keys); err != nil {
-					return err
-				}
-				fmt.Printf(" (%s) deleting ...", time.Since(start).Round(time.Second))
-				elapsed, peak, err := benchutil.Measure(func() error { return s.run(ctx, proxy.URL, objects) })
-				if err != nil {
-					return fmt.Errorf("%s at %s: %w", s.name, delay, err)
-				}
-				left, err := conformance.ListKeys(ctx, direct, bucket, "")
+				r, err := benchutil.RunOne(ctx, direct, bucket, keys, neighbour, s, proxy.URL, delay)
 				if err != nil {
 					return err
 				}
-				if len(left) != 1 || left[0] != neighbour {
-					return fmt.Errorf("%s at %s left %d objects (want only the neighbour)", s.name, delay, len(left))
-				}
-				secs := elapsed.Seconds()
-				fmt.Printf(" %.1f s, %.0f objects/s, peak heap +%.1f MiB\n", secs, float64(objects)/secs, peak)
-				results = append(results, benchutil.Result{Objects: objects, Delay: delay, Strategy: s.name, Seconds: secs, PeakHeapMiB: peak})
+				results = append(results, r)
 			}
 		}
 		proxy.Close()
