@@ -83,9 +83,8 @@ func TestBucketIsCreatedConvergedAndDriftCorrected(t *testing.T) {
 		t.Fatalf("lifecycle %s lacks the deferred-deletion rule", lc)
 	}
 	gcs.SetBucketField(bb.Name, "lifecycle", json.RawMessage(`{"rule":[{"action":{"type":"Delete"},"condition":{"age":1}}]}`), false)
-	since := time.Now()
-	env.Trigger(t, bb)
-	env.WaitFor(t, bb, time.Minute, "bucket reconciled again", framework.SucceededAfter(since))
+	env.Trigger(t, bb) // waits for the next second: statuses before it are older than now
+	env.WaitFor(t, bb, time.Minute, "bucket reconciled again", framework.SucceededAfter(time.Now()))
 	if lc := lifecycle(t, bb.Name); strings.Contains(lc, `"age":1}`) || !strings.Contains(lc, `"daysSinceCustomTime":1`) {
 		t.Fatalf("drift not corrected: lifecycle %s", lc)
 	}
