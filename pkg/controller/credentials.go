@@ -51,14 +51,21 @@ type DeletionOptions struct {
 	Parallelism int
 }
 
-// Deadline is when a deletion stops starting requests so that the reconcile returns before its
-// timeout (gardener's default is 3 minutes) and resumes in the next one.
-func Deadline(ctx context.Context) time.Time {
+// DeleteOptions are the deletion engine's options for one reconcile bound by ctx's deadline
+// (gardener's default reconcile timeout is 3 minutes): the engine stops starting requests at
+// Deadline (a fifth of the time, at least 5s, before the end), abandons requests still in flight
+// at Cutoff (a tenth, at least 2s, before the end) and so leaves the reconciler time to write the
+// "in progress" status that makes the next reconcile resume.
+func (o DeletionOptions) DeleteOptions(ctx context.Context) objectstore.DeleteOptions {
 	d, ok := ctx.Deadline()
 	if !ok {
-		return time.Now().Add(2 * time.Minute)
+		now := time.Now()
+		return objectstore.DeleteOptions{Parallelism: o.Parallelism, Deadline: now.Add(2 * time.Minute), Cutoff: now.Add(150 * time.Second)}
 	}
 	remaining := time.Until(d)
-	margin := min(max(remaining/5, 5*time.Second), remaining/2)
-	return time.Now().Add(remaining - margin)
+	return objectstore.DeleteOptions{
+		Parallelism: o.Parallelism,
+		Deadline:    d.Add(-min(max(remaining/5, 5*time.Second), remaining/2)),
+		Cutoff:      d.Add(-min(max(remaining/10, 2*time.Second), remaining/4)),
+	}
 }

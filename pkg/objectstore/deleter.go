@@ -20,6 +20,10 @@ type DeleteOptions struct {
 	// Result.Done false, so that a caller bound by a reconcile timeout can return in time and
 	// resume later: everything deleted so far stays deleted.
 	Deadline time.Time
+	// Cutoff, when set, is when requests still in flight are abandoned: their objects are left
+	// for the next pass, never counted as failures, and the caller keeps the time after Cutoff
+	// to report the pass (a status write) before its own context ends.
+	Cutoff time.Time
 	// MaxThrottleWait caps one back-off pause after throttling (default 10s).
 	MaxThrottleWait time.Duration
 }
@@ -72,6 +76,11 @@ func DeletePrefix(ctx context.Context, store Store, bucket string, prefix Prefix
 		return DeleteResult{}, fmt.Errorf("store reports an invalid batch size %d", batchSize)
 	}
 
+	if !opts.Cutoff.IsZero() {
+		var stop context.CancelFunc
+		ctx, stop = context.WithDeadline(ctx, opts.Cutoff)
+		defer stop()
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
@@ -214,9 +223,13 @@ func (d *deletion) deleteBatch(ctx context.Context, batch []ObjectVersion) {
 				d.pause(ctx, err, attempt)
 				continue
 			}
-			if ctx.Err() == nil {
-				d.fail(fmt.Errorf("deleting %d objects from bucket %q: %w", len(batch), d.bucket, err))
+			if ctx.Err() != nil {
+				// Cut off by the deadline or stopped by a failure elsewhere: these objects were
+				// not confirmed deleted, so the pass cannot be done; the next pass lists them.
+				d.leaveBehind()
+				return
 			}
+			d.fail(fmt.Errorf("deleting %d objects from bucket %q: %w", len(batch), d.bucket, err))
 			return
 		}
 

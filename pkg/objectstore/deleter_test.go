@@ -230,3 +230,46 @@ func TestObjectsCutOffByTheCallersDeadlineKeepThePassOpen(t *testing.T) {
 		t.Fatalf("got %+v, %v; want a pass that is not done and no failure: cut-off objects are left for the next pass", res, err)
 	}
 }
+
+// hangingStore's delete requests hang until their context ends and then fail as a whole, as an
+// SDK reports a batch request cut off by a deadline.
+type hangingStore struct{ *memstore.Store }
+
+func (s hangingStore) DeleteObjects(ctx context.Context, _ string, _ []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
+	<-ctx.Done()
+	return nil, fmt.Errorf("submitting batch: %w", ctx.Err())
+}
+
+func TestCutoffAbandonsRequestsInFlightAndLeavesTimeToReport(t *testing.T) {
+	cases := []struct {
+		name    string
+		store   func(*memstore.Store) objectstore.Store
+		objects int
+	}{
+		{"per-object errors, listing waiting", func(s *memstore.Store) objectstore.Store { return slowStore{s} }, 100},
+		{"per-object errors, listing exhausted", func(s *memstore.Store) objectstore.Store { return slowStore{s} }, 5},
+		{"whole-request error, listing waiting", func(s *memstore.Store) objectstore.Store { return hangingStore{s} }, 100},
+		{"whole-request error, listing exhausted", func(s *memstore.Store) objectstore.Store { return hangingStore{s} }, 5},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			mem := memstore.New(10)
+			fill(t, mem, "n--1/", c.objects)
+			prefix, _ := objectstore.EntryPrefix("n--1")
+			// The caller's context outlives the test; only the cutoff can end the pass.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+			defer cancel()
+			opts := objectstore.DeleteOptions{Parallelism: 2, Deadline: time.Now().Add(50 * time.Millisecond), Cutoff: time.Now().Add(100 * time.Millisecond)}
+			res, err := objectstore.DeletePrefix(ctx, c.store(mem), "b", prefix, opts)
+			if err != nil || res.Done || res.Deleted != 0 {
+				t.Fatalf("got %+v, %v; want a pass that is not done and no failure: abandoned objects are the next pass's", res, err)
+			}
+			if ctx.Err() != nil {
+				t.Fatal("the caller's context ended: the pass did not return at its cutoff")
+			}
+			if left, _ := conformance.ListKeys(context.Background(), mem, "b", "n--1/"); len(left) != c.objects {
+				t.Fatalf("%d objects left; want all %d", len(left), c.objects)
+			}
+		})
+	}
+}

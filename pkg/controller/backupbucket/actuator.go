@@ -70,10 +70,7 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 	if err != nil {
 		return err
 	}
-	res, err := objectstore.DeletePrefix(ctx, store, bb.Name, objectstore.WholeBucket(), objectstore.DeleteOptions{
-		Parallelism: a.deletion.Parallelism,
-		Deadline:    controller.Deadline(ctx),
-	})
+	res, err := objectstore.DeletePrefix(ctx, store, bb.Name, objectstore.WholeBucket(), a.deletion.DeleteOptions(ctx))
 	log.Info("Emptying bucket", "bucket", bb.Name, "deleted", res.Deleted, "locked", res.Locked, "throttled", res.Throttled, "done", res.Done)
 	if err != nil {
 		return fmt.Errorf("emptying bucket %q: %w", bb.Name, err)

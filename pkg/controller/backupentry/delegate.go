@@ -65,10 +65,7 @@ func (d *delegate) delete(ctx context.Context, log logr.Logger, be *extensionsv1
 	if err != nil {
 		return err
 	}
-	res, err := objectstore.DeletePrefix(ctx, store, be.Spec.BucketName, prefix, objectstore.DeleteOptions{
-		Parallelism: d.deletion.Parallelism,
-		Deadline:    controller.Deadline(ctx),
-	})
+	res, err := objectstore.DeletePrefix(ctx, store, be.Spec.BucketName, prefix, d.deletion.DeleteOptions(ctx))
 	log.Info("Deleting backup entry prefix", "bucket", be.Spec.BucketName, "prefix", prefix.String(),
 		"deleted", res.Deleted, "locked", res.Locked, "throttled", res.Throttled, "done", res.Done)
 	if err != nil {

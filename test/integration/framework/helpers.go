@@ -266,10 +266,16 @@ func (e *Env) DeleteAcrossReconciles(t *testing.T, obj extensionsv1alpha1.Object
 		t.Fatal(err)
 	}
 	sawProgress := false
+	var seen []string // distinct last errors, in order, for the failure message
 	deadline := time.Now().Add(timeout)
 	for e.K8s.Get(Ctx(t), client.ObjectKeyFromObject(obj), obj) == nil {
-		if le := obj.GetExtensionStatus().GetLastError(); le != nil && strings.Contains(le.Description, "deletion in progress") {
-			sawProgress = true
+		if le := obj.GetExtensionStatus().GetLastError(); le != nil {
+			if strings.Contains(le.Description, "deletion in progress") {
+				sawProgress = true
+			}
+			if len(seen) == 0 || seen[len(seen)-1] != le.Description {
+				seen = append(seen, le.Description)
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s not deleted in time: %s", obj.GetName(), Describe(obj))
@@ -277,6 +283,6 @@ func (e *Env) DeleteAcrossReconciles(t *testing.T, obj extensionsv1alpha1.Object
 		time.Sleep(100 * time.Millisecond)
 	}
 	if !sawProgress {
-		t.Error("the deletion finished within one reconcile; the test wants it to resume across reconciles")
+		t.Errorf("the deletion did not report itself in progress across reconciles; last errors seen: %q", seen)
 	}
 }
