@@ -39,4 +39,7 @@ type Credentials struct {
 	WorkloadIdentity bool
 	// Region is the bucket's region (spec.region), for clients that need one.
 	Region string
+	// BucketConfig is the BackupBucket's providerConfig as DecodeBucketConfig returned it, or nil
+	// (for entries, and buckets without one).
+	BucketConfig any
 }

@@ -15,6 +15,14 @@ const (
 	AzuriteKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 )
 
+// A second account, with two keys, stands for the storage accounts the management-plane stand-in
+// (ARM) creates: Azurite cannot create accounts or regenerate keys, so the stand-in reports this
+// account's endpoint and hands out these two values (see ARM).
+var (
+	StandInAccount = "gebstandin"
+	StandInKeys    = [2]string{"BNh1vBu3RSNZ0buQVAXXlns7NsffiXOlQTwztITy0kxN31kXAjEFNmhvAfwL+bYbtS0SUDBWhl1wTJVBNROmFw==", "oA6FokLShpPk7YiNOhb6xyeZ+m294F9/8lirrtiEggG5D0BRwfLPwSCBVIwhDToyrY4x0XA7C1TjEJQSmoSbBg=="}
+)
+
 // Azurite is a running Azurite blob service (npm, installed once by hack/tools.sh).
 type Azurite struct {
 	// Host is host:port of the blob service; the account's URL is http://<Host>/devstoreaccount1.
@@ -40,6 +48,8 @@ func StartAzurite() (*Azurite, error) {
 	}
 	cmd := exec.Command(bin, "--blobHost", "127.0.0.1", "--blobPort", strconv.Itoa(port), "--location", dir, "--skipApiVersionCheck", "--silent")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	// Naming accounts replaces the default one: name it too.
+	cmd.Env = append(os.Environ(), fmt.Sprintf("AZURITE_ACCOUNTS=%s:%s;%s:%s:%s", AzuriteAccount, AzuriteKey, StandInAccount, StandInKeys[0], StandInKeys[1]))
 	if err := cmd.Start(); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("starting Azurite: %w", err)
@@ -68,6 +78,11 @@ func (a *Azurite) SecretData() map[string][]byte {
 		"domain":          []byte(a.Host),
 		"emulatorEnabled": []byte("true"),
 	}
+}
+
+// StandInEndpoint is the blob endpoint of the stand-in account.
+func (a *Azurite) StandInEndpoint() string {
+	return fmt.Sprintf("http://%s/%s/", a.Host, StandInAccount)
 }
 
 // Stop stops Azurite and removes its state.

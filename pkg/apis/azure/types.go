@@ -2,6 +2,8 @@
 package azure
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,13 +20,123 @@ const (
 	ProviderAzureAPIVersion = "azure.provider.extensions.gardener.cloud/v1alpha1"
 	// KindBackupBucketConfig is the kind of a BackupBucket's providerConfig.
 	KindBackupBucketConfig = "BackupBucketConfig"
+	// KindWorkloadIdentityConfig is the kind of a workload identity secret's "config" key.
+	KindWorkloadIdentityConfig = "WorkloadIdentityConfig"
 )
 
 // BackupBucketConfig is a BackupBucket's providerConfig.
 type BackupBucketConfig struct {
 	metav1.TypeMeta `json:",inline"`
-	// Immutability sets a time-based immutability policy on the container.
+	// Immutability sets a time-based immutability policy on the container (service principal or
+	// workload identity secrets only: it is a management-plane setting).
 	Immutability *ImmutableConfig `json:"immutability,omitempty"`
+	// CloudConfiguration names the Azure cloud. Default: from the region ("china*": AzureChina,
+	// "usgov*"/"usdod*": AzureGovernment), else AzurePublic.
+	CloudConfiguration *CloudConfiguration `json:"cloudConfiguration,omitempty"`
+	// StorageAccount configures the storage account the extension creates.
+	StorageAccount *StorageAccountConfig `json:"storageAccount,omitempty"`
+	// Rotation configures the rotation of the generated secret's account key.
+	Rotation *RotationConfig `json:"rotation,omitempty"`
+}
+
+// Clouds by name.
+const (
+	CloudAzurePublic     = "AzurePublic"
+	CloudAzureChina      = "AzureChina"
+	CloudAzureGovernment = "AzureGovernment"
+)
+
+// CloudConfiguration names an Azure cloud.
+type CloudConfiguration struct {
+	Name string `json:"name"`
+}
+
+// StorageAccountConfig configures the storage account the extension creates.
+type StorageAccountConfig struct {
+	// SKUName is the account's redundancy (default Standard_ZRS).
+	SKUName string `json:"skuName,omitempty"`
+}
+
+// DefaultSKUName is the redundancy of a storage account unless configured.
+const DefaultSKUName = "Standard_ZRS"
+
+// SKUNames are the redundancies a backup account may have (Standard tier: premium accounts
+// cannot hold block blobs in StorageV2).
+var SKUNames = []string{"Standard_LRS", "Standard_ZRS", "Standard_GRS", "Standard_RAGRS", "Standard_GZRS", "Standard_RAGZRS"}
+
+// RotationConfig configures the rotation of the generated account key.
+type RotationConfig struct {
+	// Period rotates the key when the published one is this old (unset: only on request).
+	Period *metav1.Duration `json:"period,omitempty"`
+	// GracePeriod keeps the previous key valid this long after a rotation, so that entries
+	// and running backups move to the new one first (default 168h; 0s: revoke at once).
+	GracePeriod *metav1.Duration `json:"gracePeriod,omitempty"`
+}
+
+// DefaultGracePeriod keeps a rotated-out key valid for a week.
+const DefaultGracePeriod = 7 * 24 * time.Hour
+
+// CloudName is the configured cloud, or the one the region belongs to.
+func (c *BackupBucketConfig) CloudName(region string) string {
+	if c != nil && c.CloudConfiguration != nil {
+		return c.CloudConfiguration.Name
+	}
+	switch r := strings.ToLower(region); {
+	case strings.HasPrefix(r, "china"):
+		return CloudAzureChina
+	case strings.HasPrefix(r, "usgov"), strings.HasPrefix(r, "usdod"):
+		return CloudAzureGovernment
+	}
+	return CloudAzurePublic
+}
+
+// SKU is the configured account redundancy or the default.
+func (c *BackupBucketConfig) SKU() string {
+	if c != nil && c.StorageAccount != nil && c.StorageAccount.SKUName != "" {
+		return c.StorageAccount.SKUName
+	}
+	return DefaultSKUName
+}
+
+// RotationPeriod is the configured rotation period (0: only on request).
+func (c *BackupBucketConfig) RotationPeriod() time.Duration {
+	if c != nil && c.Rotation != nil && c.Rotation.Period != nil {
+		return c.Rotation.Period.Duration
+	}
+	return 0
+}
+
+// Grace is the configured grace period or the default.
+func (c *BackupBucketConfig) Grace() time.Duration {
+	if c != nil && c.Rotation != nil && c.Rotation.GracePeriod != nil {
+		return c.Rotation.GracePeriod.Duration
+	}
+	return DefaultGracePeriod
+}
+
+// WorkloadIdentityConfig is the "config" key of a workload identity secret
+// (gardener-extension-provider-azure's kind of the same name).
+type WorkloadIdentityConfig struct {
+	metav1.TypeMeta `json:",inline"`
+	ClientID        string `json:"clientID"`
+	TenantID        string `json:"tenantID"`
+	SubscriptionID  string `json:"subscriptionID"`
+}
+
+// DecodeWorkloadIdentityConfig strictly decodes a workload identity secret's "config" key.
+func DecodeWorkloadIdentityConfig(raw []byte) (*WorkloadIdentityConfig, error) {
+	path := field.NewPath("config")
+	cfg := &WorkloadIdentityConfig{}
+	if err := decode.Strict(raw, cfg, path, KindWorkloadIdentityConfig, APIVersion, ProviderAzureAPIVersion); err != nil {
+		return nil, err
+	}
+	var errs field.ErrorList
+	for name, v := range map[string]string{"clientID": cfg.ClientID, "tenantID": cfg.TenantID, "subscriptionID": cfg.SubscriptionID} {
+		if v == "" {
+			errs = append(errs, field.Required(path.Child(name), ""))
+		}
+	}
+	return cfg, decode.Invalid(errs)
 }
 
 // RetentionTypeBucket is the only retention type: a policy on the whole container.
@@ -58,6 +170,26 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 		// Azure's policy period is whole days (1 to 146,000; a Duration cannot exceed that anyway).
 		if d := im.RetentionPeriod.Duration; d < 24*time.Hour || d%(24*time.Hour) != 0 {
 			errs = append(errs, field.Invalid(p.Child("retentionPeriod"), d.String(), "must be a whole number of days (a multiple of 24h), at least 24h"))
+		}
+	}
+	if cc := cfg.CloudConfiguration; cc != nil {
+		if clouds := []string{CloudAzurePublic, CloudAzureChina, CloudAzureGovernment}; !slices.Contains(clouds, cc.Name) {
+			errs = append(errs, field.NotSupported(path.Child("cloudConfiguration", "name"), cc.Name, clouds))
+		}
+	}
+	if sa := cfg.StorageAccount; sa != nil && sa.SKUName != "" && !slices.Contains(SKUNames, sa.SKUName) {
+		errs = append(errs, field.NotSupported(path.Child("storageAccount", "skuName"), sa.SKUName, SKUNames))
+	}
+	if r := cfg.Rotation; r != nil {
+		p := path.Child("rotation")
+		if r.Period != nil && r.Period.Duration < time.Hour {
+			errs = append(errs, field.Invalid(p.Child("period"), r.Period.Duration.String(), "must be at least 1h"))
+		}
+		if r.GracePeriod != nil && r.GracePeriod.Duration < 0 {
+			errs = append(errs, field.Invalid(p.Child("gracePeriod"), r.GracePeriod.Duration.String(), "must not be negative"))
+		}
+		if r.Period != nil && r.GracePeriod != nil && r.GracePeriod.Duration >= r.Period.Duration {
+			errs = append(errs, field.Invalid(p.Child("gracePeriod"), r.GracePeriod.Duration.String(), "must be shorter than the period: an account has two keys, the previous one must be gone before the next rotation"))
 		}
 	}
 	return errs

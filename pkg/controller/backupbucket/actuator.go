@@ -22,15 +22,28 @@ import (
 type actuator struct {
 	provider provider.Provider
 	reader   client.Reader
+	client   client.Client
 	deletion controller.DeletionOptions
 }
 
 var _ backupbucket.Actuator = (*actuator)(nil)
 
 // NewActuator returns the BackupBucket actuator for p. reader must read secrets from the API
-// server (the manager's API reader), not from a cache.
-func NewActuator(p provider.Provider, reader client.Reader, deletion controller.DeletionOptions) backupbucket.Actuator {
-	return &actuator{provider: p, reader: reader, deletion: deletion}
+// server (the manager's API reader), not from a cache; c writes the generated secret and status.
+func NewActuator(p provider.Provider, reader client.Reader, c client.Client, deletion controller.DeletionOptions) backupbucket.Actuator {
+	return &actuator{provider: p, reader: reader, client: c, deletion: deletion}
+}
+
+func (a *actuator) config(bb *extensionsv1alpha1.BackupBucket) (any, error) {
+	var raw []byte
+	if bb.Spec.ProviderConfig != nil {
+		raw = bb.Spec.ProviderConfig.Raw
+	}
+	cfg, err := a.provider.DecodeBucketConfig(raw)
+	if err != nil {
+		return nil, fmt.Errorf("spec.%w", err)
+	}
+	return cfg, nil
 }
 
 // Reconcile creates the bucket and converges its settings.
@@ -39,15 +52,11 @@ func (a *actuator) Reconcile(ctx context.Context, log logr.Logger, bb *extension
 }
 
 func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
-	var raw []byte
-	if bb.Spec.ProviderConfig != nil {
-		raw = bb.Spec.ProviderConfig.Raw
-	}
-	cfg, err := a.provider.DecodeBucketConfig(raw)
+	cfg, err := a.config(bb)
 	if err != nil {
-		return fmt.Errorf("spec.%w", err)
+		return err
 	}
-	store, err := controller.NewStore(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region)
+	store, err := controller.NewStore(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region, cfg)
 	if err != nil {
 		return err
 	}
@@ -55,6 +64,9 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 		return fmt.Errorf("bucket %q: %w", bb.Name, err)
 	}
 	log.Info("Bucket is converged", "bucket", bb.Name, "region", bb.Spec.Region)
+	if issuer, ok := store.(objectstore.CredentialIssuer); ok {
+		return a.publishCredential(ctx, log, bb, issuer, cfg)
+	}
 	return nil
 }
 
@@ -66,7 +78,9 @@ func (a *actuator) Delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 }
 
 func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
-	store, err := controller.NewStore(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region)
+	// An invalid providerConfig must not keep a bucket from being deleted: the defaults do.
+	cfg, _ := a.config(bb)
+	store, err := controller.NewStore(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region, cfg)
 	if err != nil {
 		return err
 	}
@@ -93,5 +107,5 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 		return fmt.Errorf("deleting bucket %q: %w", bb.Name, err)
 	}
 	log.Info("Bucket is deleted", "bucket", bb.Name)
-	return nil
+	return a.dropCredentials(ctx, log, bb, store)
 }

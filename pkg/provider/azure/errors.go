@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
@@ -32,6 +33,23 @@ var codeClasses = map[string]error{
 	"BlobImmutableDueToPolicy":          objectstore.ErrObjectLocked,
 	"BlobImmutableDueToLegalHold":       objectstore.ErrObjectLocked,
 	"ContainerImmutabilityPolicyLocked": objectstore.ErrObjectLocked,
+	// Azure Resource Manager's codes.
+	"InvalidAuthenticationToken":          objectstore.ErrUnauthenticated,
+	"InvalidAuthenticationTokenTenant":    objectstore.ErrUnauthenticated,
+	"ExpiredAuthenticationToken":          objectstore.ErrUnauthenticated,
+	"AuthorizationFailed":                 objectstore.ErrForbidden,
+	"LinkedAuthorizationFailed":           objectstore.ErrForbidden,
+	"StorageAccountAlreadyTaken":          objectstore.ErrOwnedByOther,
+	"SubscriptionNotFound":                objectstore.ErrInvalidConfig,
+	"InvalidSubscriptionId":               objectstore.ErrInvalidConfig,
+	"LocationNotAvailableForResourceType": objectstore.ErrInvalidConfig,
+	"ResourceGroupNotFound":               objectstore.ErrNotFound,
+	"StorageAccountNotFound":              objectstore.ErrNotFound,
+	"ImmutabilityPolicyNotFound":          objectstore.ErrNotFound,
+	"ManagementPolicyNotFound":            objectstore.ErrNotFound,
+	"TooManyRequests":                     objectstore.ErrThrottled,
+	"StorageAccountCountLimitExceeded":    objectstore.ErrQuotaExceeded,
+	"ResourceGroupQuotaExceeded":          objectstore.ErrQuotaExceeded,
 }
 
 // statusClasses classifies errors without a known code (HEAD responses have no body).
@@ -46,6 +64,11 @@ var statusClasses = map[int]error{
 func classify(err error) error { return objectstore.Classify(err, classOf) }
 
 func classOf(err error) error {
+	// Microsoft Entra ID refused the service principal's secret or the workload identity's token.
+	var af *azidentity.AuthenticationFailedError
+	if errors.As(err, &af) {
+		return objectstore.ErrUnauthenticated
+	}
 	var re *azcore.ResponseError
 	if !errors.As(err, &re) {
 		return nil

@@ -13,7 +13,10 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
@@ -38,10 +41,34 @@ const (
 // DefaultDomain is the blob endpoint domain of Azure's public cloud.
 const DefaultDomain = "blob.core.windows.net"
 
+// Service principal secret keys (gardener-extension-provider-azure's names).
+const (
+	KeyTenantID       = "tenantID"
+	KeyClientID       = "clientID"
+	KeyClientSecret   = "clientSecret"
+	KeySubscriptionID = "subscriptionID"
+	// Workload identity secrets hold the identity's config and its token.
+	KeyWorkloadIdentityConfig = "config"
+	KeyWorkloadIdentityToken  = "token"
+)
+
 // Provider builds Azure Blob stores. Its fields are fixed at start-up; nothing per request is kept.
 type Provider struct {
 	// RequestTimeout bounds one HTTP request (default 60s).
 	RequestTimeout time.Duration
+	// Cloud, when set, replaces the cloud chosen by providerConfig or region (tests point it at
+	// a stand-in of Microsoft Entra ID and Azure Resource Manager).
+	Cloud *cloud.Configuration
+	// ManagementTransport, when set, carries the management plane's and the token endpoint's
+	// requests (tests: a client that trusts the stand-in's certificate).
+	ManagementTransport policy.Transporter
+}
+
+// clouds are the Azure clouds by providerConfig name.
+var clouds = map[string]cloud.Configuration{
+	azureapi.CloudAzurePublic:     cloud.AzurePublic,
+	azureapi.CloudAzureChina:      cloud.AzureChina,
+	azureapi.CloudAzureGovernment: cloud.AzureGovernment,
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -54,13 +81,93 @@ func (p *Provider) DecodeBucketConfig(raw []byte) (any, error) {
 	return azureapi.DecodeBackupBucketConfig(raw)
 }
 
-// NewStore implements provider.Provider.
+// NewStore implements provider.Provider. What the secret holds decides the store: a service
+// principal or a workload identity reaches the management plane (resource group, account,
+// container, generated account keys); an account name and key reach one account's containers.
 func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (objectstore.Store, error) {
-	client, err := p.NewClient(creds)
+	opts := p.managementOptions(p.cloudFor(creds))
+	sub, cred, err := p.managementCredential(creds, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &store{client: client}, nil
+	if cred == nil {
+		client, err := p.NewClient(creds)
+		if err != nil {
+			return nil, err
+		}
+		return &store{client: client}, nil
+	}
+	if creds.Region == "" {
+		return nil, fmt.Errorf("%w: spec.region is empty: a storage account needs a location", objectstore.ErrInvalidConfig)
+	}
+	return newARMStore(sub, cred, &arm.ClientOptions{ClientOptions: opts}, creds.Region, func(a account) (*store, error) {
+		client, err := p.newClient(a)
+		if err != nil {
+			return nil, err
+		}
+		return &store{client: client}, nil
+	})
+}
+
+// cloudFor is the stand-in's cloud in tests, else the configured cloud or the region's.
+func (p *Provider) cloudFor(creds provider.Credentials) cloud.Configuration {
+	if p.Cloud != nil {
+		return *p.Cloud
+	}
+	cfg, _ := creds.BucketConfig.(*azureapi.BackupBucketConfig)
+	return clouds[cfg.CloudName(creds.Region)]
+}
+
+func (p *Provider) managementOptions(c cloud.Configuration) azcore.ClientOptions {
+	o := azcore.ClientOptions{
+		Cloud: c,
+		Retry: policy.RetryOptions{MaxRetries: 3, RetryDelay: 500 * time.Millisecond, MaxRetryDelay: 10 * time.Second},
+	}
+	if p.ManagementTransport != nil {
+		o.Transport = p.ManagementTransport
+	}
+	return o
+}
+
+// managementCredential returns the subscription and token credential of a service principal or
+// workload identity secret, or a nil credential for an account key secret.
+func (p *Provider) managementCredential(creds provider.Credentials, opts azcore.ClientOptions) (string, azcore.TokenCredential, error) {
+	d := creds.Data
+	if creds.WorkloadIdentity {
+		cfg, err := azureapi.DecodeWorkloadIdentityConfig(d[KeyWorkloadIdentityConfig])
+		if err != nil {
+			return "", nil, fmt.Errorf("secret key %q: %w", KeyWorkloadIdentityConfig, err)
+		}
+		token := strings.TrimSpace(string(d[KeyWorkloadIdentityToken]))
+		if token == "" {
+			return "", nil, fmt.Errorf("%w: workload identity secret has no %q", objectstore.ErrInvalidConfig, KeyWorkloadIdentityToken)
+		}
+		cred, err := azidentity.NewClientAssertionCredential(cfg.TenantID, cfg.ClientID, func(context.Context) (string, error) { return token, nil },
+			&azidentity.ClientAssertionCredentialOptions{ClientOptions: opts, DisableInstanceDiscovery: p.Cloud != nil})
+		if err != nil {
+			return "", nil, fmt.Errorf("%w: workload identity: %w", objectstore.ErrInvalidConfig, err)
+		}
+		return cfg.SubscriptionID, cred, nil
+	}
+	if _, ok := d[KeyClientID]; !ok {
+		return "", nil, nil
+	}
+	var missing []string
+	for _, k := range []string{KeyTenantID, KeyClientID, KeyClientSecret, KeySubscriptionID} {
+		if len(d[k]) == 0 {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return "", nil, fmt.Errorf("%w: a service principal secret needs the keys %q; missing %q", objectstore.ErrInvalidConfig,
+			[]string{KeyTenantID, KeyClientID, KeyClientSecret, KeySubscriptionID}, missing)
+	}
+	cred, err := azidentity.NewClientSecretCredential(string(d[KeyTenantID]), string(d[KeyClientID]), string(d[KeyClientSecret]),
+		&azidentity.ClientSecretCredentialOptions{ClientOptions: opts, DisableInstanceDiscovery: p.Cloud != nil})
+	if err != nil {
+		return "", nil, fmt.Errorf("%w: service principal: %w", objectstore.ErrInvalidConfig, err)
+	}
+	return string(d[KeySubscriptionID]), cred, nil
 }
 
 // account is a storage account reached with its shared key.
@@ -121,6 +228,10 @@ func (p *Provider) NewClient(creds provider.Credentials) (*azblob.Client, error)
 	if err != nil {
 		return nil, err
 	}
+	return p.newClient(a)
+}
+
+func (p *Provider) newClient(a account) (*azblob.Client, error) {
 	cred, err := azblob.NewSharedKeyCredential(a.name, a.key)
 	if err != nil {
 		return nil, fmt.Errorf("%w: secret key %q is not a valid account key", objectstore.ErrInvalidConfig, KeyStorageKey)

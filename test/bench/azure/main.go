@@ -41,7 +41,7 @@ const (
 )
 
 func main() {
-	sizesFlag := flag.String("objects", "100000", "blobs under the entry's prefix, comma-separated (Azurite deletes about 200 blobs/s here)")
+	sizesFlag := flag.String("objects", "30000", "blobs under the entry's prefix, comma-separated (Azurite deletes about 200 blobs/s here, and slows down as it holds more)")
 	sample := flag.Int("baseline-sample", 5000, "blobs the sequential baseline deletes (its rate does not depend on the size; 100,000 at 50 ms would take 90 minutes); 0: all")
 	delaysFlag := flag.String("delays", "0ms,50ms", "added delay per request, comma-separated")
 	parallelism := flag.Int("parallelism", 8, "batches in flight for the engine and the raw limit")
@@ -71,7 +71,9 @@ func run(sizes []int, delays []time.Duration, parallelism, sample int) error {
 	}
 	defer azurite.Stop()
 	secret := azurite.SecretData()
-	p := &azureprovider.Provider{}
+	// Azurite serves one request at a time: a listing page queued behind batches in flight can
+	// wait longer than the product's 60 s request timeout, which is Azurite's limit, not Azure's.
+	p := &azureprovider.Provider{RequestTimeout: 10 * time.Minute}
 	direct, err := p.NewStore(ctx, provider.Credentials{Data: secret})
 	if err != nil {
 		return err
