@@ -1,0 +1,656 @@
+package stack
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+)
+
+// ARM is a stand-in for Microsoft Entra ID's token endpoint and the parts of Azure Resource
+// Manager the Azure extension calls: resource groups, storage accounts with their two keys,
+// blob containers with immutability policies, and lifecycle management policies. There is no
+// emulator of Azure's management plane; this plays it over TLS (the SDK sends bearer tokens only
+// over https) and records every request. It is not Azure: it knows only what the extension asks.
+//
+// A storage account it creates reports Azurite's stand-in account as its blob endpoint, so the
+// data plane is real. Azurite cannot regenerate keys: a regenerated key takes the other of the
+// two values Azurite accepts for that account, so a revoked key is not refused by Azurite; tests
+// check which key was regenerated and published instead.
+type ARM struct {
+	*httptest.Server
+	// TenantID, ClientID, ClientSecret and SubscriptionID are the service principal it accepts.
+	TenantID, ClientID, ClientSecret, SubscriptionID string
+
+	blobEndpoint string
+	blobs        *azblob.Client // Azurite's stand-in account, where containers are mirrored
+	mu           sync.Mutex
+	requests     []ARMRequest
+	tokens       map[string]bool
+	groups       map[string]map[string]any // by lowercase name: the resource group's JSON
+	accounts     map[string]map[string]any // by lowercase name
+	keys         map[string]*[2]int        // account: index into StandInKeys of key1, key2
+	containers   map[string]map[string]any // account/container
+	policies     map[string]map[string]any // account/container: immutability policy
+	lifecycle    map[string]map[string]any // account: management policy
+	etags        int
+	failures     map[string]int // "METHOD pathSuffix" -> status to answer
+	assertion    string
+}
+
+// ARMRequest is one recorded request.
+type ARMRequest struct {
+	Method, Path string
+	Body         string
+}
+
+// StartARM starts the stand-in; accounts it creates report blobEndpoint (Azurite's stand-in
+// account) as their primary blob endpoint.
+func StartARM(blobEndpoint string) *ARM {
+	a := &ARM{
+		TenantID: "00000000-0000-0000-0000-00000000000t", ClientID: "00000000-0000-0000-0000-00000000000c",
+		ClientSecret: "stand-in-client-secret", SubscriptionID: "00000000-0000-0000-0000-00000000000s",
+		blobEndpoint: blobEndpoint,
+		tokens:       map[string]bool{}, groups: map[string]map[string]any{}, accounts: map[string]map[string]any{},
+		keys: map[string]*[2]int{}, containers: map[string]map[string]any{}, policies: map[string]map[string]any{},
+		lifecycle: map[string]map[string]any{}, failures: map[string]int{},
+	}
+	cred, err := azblob.NewSharedKeyCredential(StandInAccount, StandInKeys[0])
+	if err != nil {
+		panic(err) // a constant key
+	}
+	if a.blobs, err = azblob.NewClientWithSharedKeyCredential(blobEndpoint, cred, nil); err != nil {
+		panic(err)
+	}
+	a.Server = httptest.NewTLSServer(http.HandlerFunc(a.serve))
+	return a
+}
+
+// mirror creates or deletes a container in Azurite's stand-in account as the management plane
+// does in Azure, so that the data plane finds what the management plane created.
+func (a *ARM) mirror(r *http.Request, container string, create bool) error {
+	var err error
+	if create {
+		_, err = a.blobs.CreateContainer(r.Context(), container, nil)
+		if bloberror.HasCode(err, bloberror.ContainerAlreadyExists) {
+			err = nil
+		}
+	} else {
+		_, err = a.blobs.DeleteContainer(r.Context(), container, nil)
+		if bloberror.HasCode(err, bloberror.ContainerNotFound) {
+			err = nil
+		}
+	}
+	return err
+}
+
+// Cloud is the cloud configuration that points the SDK at the stand-in.
+func (a *ARM) Cloud() *cloud.Configuration {
+	return &cloud.Configuration{
+		ActiveDirectoryAuthorityHost: a.URL + "/",
+		Services:                     map[cloud.ServiceName]cloud.ServiceConfiguration{cloud.ResourceManager: {Endpoint: a.URL, Audience: "https://management.stand-in"}},
+	}
+}
+
+// ServicePrincipal is a service principal secret's data the stand-in accepts.
+func (a *ARM) ServicePrincipal() map[string][]byte {
+	return map[string][]byte{"tenantID": []byte(a.TenantID), "clientID": []byte(a.ClientID), "clientSecret": []byte(a.ClientSecret), "subscriptionID": []byte(a.SubscriptionID)}
+}
+
+// WorkloadIdentity is a workload identity secret's data; the stand-in accepts its token as the
+// client assertion.
+func (a *ARM) WorkloadIdentity() map[string][]byte {
+	a.mu.Lock()
+	a.assertion = "stand-in-workload-identity-token"
+	a.mu.Unlock()
+	cfg := fmt.Sprintf("apiVersion: azure.provider.extensions.gardener.cloud/v1alpha1\nkind: WorkloadIdentityConfig\nclientID: %s\ntenantID: %s\nsubscriptionID: %s\n", a.ClientID, a.TenantID, a.SubscriptionID)
+	return map[string][]byte{"config": []byte(cfg), "token": []byte("stand-in-workload-identity-token")}
+}
+
+// Requests returns the recorded management requests (token requests excluded) whose method is
+// one of methods (all when none given).
+func (a *ARM) Requests(methods ...string) []ARMRequest {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []ARMRequest
+	for _, r := range a.requests {
+		if len(methods) == 0 || slices.Contains(methods, r.Method) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Writes counts recorded requests that change something (PUT, PATCH, DELETE and POST actions
+// other than listKeys).
+func (a *ARM) Writes() int {
+	n := 0
+	for _, r := range a.Requests("PUT", "PATCH", "DELETE", "POST") {
+		if !strings.HasSuffix(r.Path, "/listkeys") {
+			n++
+		}
+	}
+	return n
+}
+
+// Account returns a copy of the stand-in's account resource (nil if none).
+func (a *ARM) Account(name string) map[string]any {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return clone(a.accounts[strings.ToLower(name)])
+}
+
+// SetAccount changes an account's properties (drift) or tags.
+func (a *ARM) SetAccount(name string, change func(account map[string]any)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	change(a.accounts[strings.ToLower(name)])
+}
+
+// PutAccount creates an account directly (one the extension did not create).
+func (a *ARM) PutAccount(group, name, location string, tags map[string]string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.accounts[strings.ToLower(name)] = a.newAccount(group, name, map[string]any{"location": location, "tags": toAny(tags), "sku": map[string]any{"name": "Standard_LRS"}, "kind": "StorageV2", "properties": map[string]any{}})
+	a.keys[strings.ToLower(name)] = &[2]int{0, 1}
+}
+
+// Group returns a copy of a resource group (nil if none).
+func (a *ARM) Group(name string) map[string]any {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return clone(a.groups[strings.ToLower(name)])
+}
+
+// ImmutabilityPolicy returns a copy of a container's immutability policy (nil if none).
+func (a *ARM) ImmutabilityPolicy(account, container string) map[string]any {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return clone(a.policies[strings.ToLower(account+"/"+container)])
+}
+
+// Lifecycle returns a copy of an account's management policy (nil if none).
+func (a *ARM) Lifecycle(account string) map[string]any {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return clone(a.lifecycle[strings.ToLower(account)])
+}
+
+// Key returns the current value of an account's key ("key1" or "key2").
+func (a *ARM) Key(account, keyName string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	k := a.keys[strings.ToLower(account)]
+	if k == nil {
+		return ""
+	}
+	if keyName == "key2" {
+		return StandInKeys[k[1]]
+	}
+	return StandInKeys[k[0]]
+}
+
+// FailNext answers the next request whose method is method and whose path ends with suffix
+// (case-insensitive) with status.
+func (a *ARM) FailNext(method, suffix string, status int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.failures[method+" "+strings.ToLower(suffix)] = status
+}
+
+func clone(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	b, _ := json.Marshal(m)
+	var out map[string]any
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+func toAny(m map[string]string) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+var (
+	tokenPath     = regexp.MustCompile(`^/([^/]+)/oauth2/v2\.0/token$`)
+	discoveryPath = regexp.MustCompile(`^/([^/]+)/v2\.0/\.well-known/openid-configuration$`)
+	// /subscriptions/{sub}/resourcegroups/{rg}[/providers/microsoft.storage/storageaccounts/{acct}[/rest]]
+	resourcePath = regexp.MustCompile(`^/subscriptions/([^/]+)/resourcegroups/([^/]+(?:/resources)?)(?:/providers/microsoft\.storage/storageaccounts/([^/]+)(/.*)?)?$`)
+	containerRe  = regexp.MustCompile(`^/blobservices/default/containers/([^/]+)(/immutabilitypolicies/default(/lock|/extend)?)?$`)
+)
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	if m, ok := v.(map[string]any); ok {
+		if etag, ok := m["etag"].(string); ok {
+			w.Header().Set("ETag", etag)
+		}
+	}
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func armError(w http.ResponseWriter, status int, code, message string) {
+	writeJSON(w, status, map[string]any{"error": map[string]any{"code": code, "message": message}})
+}
+
+func (a *ARM) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	path := strings.ToLower(r.URL.Path)
+	if m := discoveryPath.FindStringSubmatch(r.URL.Path); m != nil {
+		writeJSON(w, 200, map[string]any{
+			"token_endpoint":         a.URL + "/" + m[1] + "/oauth2/v2.0/token",
+			"authorization_endpoint": a.URL + "/" + m[1] + "/oauth2/v2.0/authorize",
+			"issuer":                 a.URL + "/" + m[1] + "/v2.0",
+		})
+		return
+	}
+	if m := tokenPath.FindStringSubmatch(r.URL.Path); m != nil {
+		a.token(w, r, m[1], body)
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.requests = append(a.requests, ARMRequest{Method: r.Method, Path: path, Body: string(body)})
+	if !a.tokens[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")] {
+		armError(w, 401, "InvalidAuthenticationToken", "the access token is invalid")
+		return
+	}
+	for key, status := range a.failures {
+		method, suffix, _ := strings.Cut(key, " ")
+		if r.Method == method && strings.HasSuffix(path, suffix) {
+			delete(a.failures, key)
+			armError(w, status, http.StatusText(status), "failure injected by the test")
+			return
+		}
+	}
+	m := resourcePath.FindStringSubmatch(path)
+	if m == nil || m[1] != strings.ToLower(a.SubscriptionID) {
+		armError(w, 404, "SubscriptionNotFound", "no such subscription or path: "+path)
+		return
+	}
+	group, account, rest := m[2], m[3], m[4]
+	if account == "" && strings.HasSuffix(path, "/resources") {
+		a.serveGroupResources(w, strings.TrimSuffix(group, "/resources"))
+		return
+	}
+	if account == "" {
+		a.serveGroup(w, r, group, body)
+		return
+	}
+	if a.groups[group] == nil {
+		armError(w, 404, "ResourceGroupNotFound", "resource group "+group+" not found")
+		return
+	}
+	if rest == "" {
+		a.serveAccount(w, r, group, account, body)
+		return
+	}
+	if a.accounts[account] == nil {
+		armError(w, 404, "ResourceNotFound", "storage account "+account+" not found")
+		return
+	}
+	switch {
+	case rest == "/listkeys" && r.Method == http.MethodPost:
+		writeJSON(w, 200, a.keyList(account))
+	case rest == "/regeneratekey" && r.Method == http.MethodPost:
+		var req struct {
+			KeyName string `json:"keyName"`
+		}
+		_ = json.Unmarshal(body, &req)
+		k := a.keys[account]
+		switch strings.ToLower(req.KeyName) {
+		case "key1":
+			k[0] = 1 - k[0]
+		case "key2":
+			k[1] = 1 - k[1]
+		default:
+			armError(w, 400, "InvalidValuesForRequestParameters", "keyName must be key1 or key2")
+			return
+		}
+		writeJSON(w, 200, a.keyList(account))
+	case rest == "/managementpolicies/default":
+		a.serveLifecycle(w, r, account, body)
+	default:
+		if c := containerRe.FindStringSubmatch(rest); c != nil {
+			if c[2] == "" {
+				a.serveContainer(w, r, account, c[1], body)
+			} else {
+				a.serveImmutability(w, r, account, c[1], strings.TrimPrefix(c[3], "/"), body)
+			}
+			return
+		}
+		armError(w, 404, "NotFound", "the stand-in does not serve "+r.Method+" "+path)
+	}
+}
+
+func (a *ARM) token(w http.ResponseWriter, r *http.Request, tenant string, body []byte) {
+	form, _ := parseForm(body)
+	ok := tenant == a.TenantID && form.Get("client_id") == a.ClientID
+	a.mu.Lock()
+	assertion := a.assertion
+	a.mu.Unlock()
+	switch {
+	case form.Get("client_secret") != "":
+		ok = ok && form.Get("client_secret") == a.ClientSecret
+	case form.Get("client_assertion") != "":
+		ok = ok && assertion != "" && form.Get("client_assertion") == assertion
+	default:
+		ok = false
+	}
+	if !ok {
+		writeJSON(w, 401, map[string]any{"error": "invalid_client", "error_description": "AADSTS7000215: Invalid client secret provided.", "error_codes": []int{7000215}})
+		return
+	}
+	buf := make([]byte, 16)
+	_, _ = rand.Read(buf)
+	token := base64.RawURLEncoding.EncodeToString(buf)
+	a.mu.Lock()
+	a.tokens[token] = true
+	a.mu.Unlock()
+	writeJSON(w, 200, map[string]any{"token_type": "Bearer", "expires_in": 3600, "ext_expires_in": 3600, "access_token": token})
+}
+
+// RevokeTokens makes every token issued so far invalid and changes the client secret.
+func (a *ARM) RevokeTokens() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.tokens = map[string]bool{}
+	a.ClientSecret = "rotated-away"
+	a.assertion = ""
+}
+
+func (a *ARM) serveGroup(w http.ResponseWriter, r *http.Request, name string, body []byte) {
+	switch r.Method {
+	case http.MethodGet:
+		if g := a.groups[name]; g != nil {
+			writeJSON(w, 200, g)
+			return
+		}
+		armError(w, 404, "ResourceGroupNotFound", "resource group "+name+" not found")
+	case http.MethodPut:
+		var g map[string]any
+		_ = json.Unmarshal(body, &g)
+		g["id"] = "/subscriptions/" + a.SubscriptionID + "/resourceGroups/" + name
+		g["name"] = name
+		g["properties"] = map[string]any{"provisioningState": "Succeeded"}
+		a.groups[name] = g
+		writeJSON(w, 200, g)
+	case http.MethodDelete:
+		for acct, res := range a.accounts {
+			if strings.EqualFold(res["group"].(string), name) {
+				a.dropAccount(r, acct)
+			}
+		}
+		delete(a.groups, name)
+		w.WriteHeader(200)
+	default:
+		armError(w, 405, "MethodNotAllowed", r.Method)
+	}
+}
+
+func (a *ARM) serveGroupResources(w http.ResponseWriter, group string) {
+	if a.groups[group] == nil {
+		armError(w, 404, "ResourceGroupNotFound", "resource group "+group+" not found")
+		return
+	}
+	value := []any{}
+	for _, acct := range a.accounts {
+		if strings.EqualFold(acct["group"].(string), group) {
+			value = append(value, map[string]any{"id": acct["id"], "name": acct["name"], "type": acct["type"]})
+		}
+	}
+	writeJSON(w, 200, map[string]any{"value": value})
+}
+
+func (a *ARM) newAccount(group, name string, spec map[string]any) map[string]any {
+	props, _ := spec["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+	}
+	props["provisioningState"] = "Succeeded"
+	props["primaryEndpoints"] = map[string]any{"blob": a.blobEndpoint}
+	spec["properties"] = props
+	spec["id"] = "/subscriptions/" + a.SubscriptionID + "/resourceGroups/" + group + "/providers/Microsoft.Storage/storageAccounts/" + name
+	spec["name"] = name
+	spec["type"] = "Microsoft.Storage/storageAccounts"
+	spec["group"] = group
+	return spec
+}
+
+func (a *ARM) dropAccount(r *http.Request, name string) {
+	delete(a.accounts, name)
+	delete(a.keys, name)
+	delete(a.lifecycle, name)
+	for k := range a.containers {
+		if container, ok := strings.CutPrefix(k, name+"/"); ok {
+			_ = a.mirror(r, container, false)
+			delete(a.containers, k)
+			delete(a.policies, k)
+		}
+	}
+}
+
+func (a *ARM) serveAccount(w http.ResponseWriter, r *http.Request, group, name string, body []byte) {
+	acct := a.accounts[name]
+	switch r.Method {
+	case http.MethodGet:
+		if acct == nil {
+			armError(w, 404, "ResourceNotFound", "storage account "+name+" not found")
+			return
+		}
+		writeJSON(w, 200, acct)
+	case http.MethodPut:
+		if acct != nil && !strings.EqualFold(acct["group"].(string), group) {
+			armError(w, 409, "StorageAccountAlreadyTaken", "The storage account named "+name+" is already taken.")
+			return
+		}
+		var spec map[string]any
+		_ = json.Unmarshal(body, &spec)
+		a.accounts[name] = a.newAccount(group, name, spec)
+		a.keys[name] = &[2]int{0, 1}
+		writeJSON(w, 200, a.accounts[name])
+	case http.MethodPatch:
+		if acct == nil {
+			armError(w, 404, "ResourceNotFound", "storage account "+name+" not found")
+			return
+		}
+		var up map[string]any
+		_ = json.Unmarshal(body, &up)
+		if p, ok := up["properties"].(map[string]any); ok {
+			for k, v := range p {
+				acct["properties"].(map[string]any)[k] = v
+			}
+		}
+		if s, ok := up["sku"]; ok {
+			acct["sku"] = s
+		}
+		writeJSON(w, 200, acct)
+	case http.MethodDelete:
+		for k, p := range a.policies {
+			if strings.HasPrefix(k, name+"/") && p["properties"].(map[string]any)["state"] == "Locked" {
+				armError(w, 409, "ContainerImmutabilityPolicyLocked", "the account holds a container with a locked immutability policy")
+				return
+			}
+		}
+		a.dropAccount(r, name)
+		w.WriteHeader(200)
+	default:
+		armError(w, 405, "MethodNotAllowed", r.Method)
+	}
+}
+
+func (a *ARM) keyList(account string) map[string]any {
+	k := a.keys[account]
+	return map[string]any{"keys": []any{
+		map[string]any{"keyName": "key1", "value": StandInKeys[k[0]], "permissions": "FULL"},
+		map[string]any{"keyName": "key2", "value": StandInKeys[k[1]], "permissions": "FULL"},
+	}}
+}
+
+func (a *ARM) serveContainer(w http.ResponseWriter, r *http.Request, account, name string, body []byte) {
+	key := account + "/" + name
+	c := a.containers[key]
+	switch r.Method {
+	case http.MethodGet:
+		if c == nil {
+			armError(w, 404, "ContainerNotFound", "container "+name+" not found")
+			return
+		}
+		writeJSON(w, 200, c)
+	case http.MethodPut, http.MethodPatch:
+		var spec map[string]any
+		_ = json.Unmarshal(body, &spec)
+		if c == nil {
+			if err := a.mirror(r, name, true); err != nil {
+				armError(w, 500, "InternalError", "mirroring the container into Azurite: "+err.Error())
+				return
+			}
+			c = map[string]any{"name": name, "properties": map[string]any{}}
+			a.containers[key] = c
+		}
+		if p, ok := spec["properties"].(map[string]any); ok {
+			for k, v := range p {
+				c["properties"].(map[string]any)[k] = v
+			}
+		}
+		writeJSON(w, 200, c)
+	case http.MethodDelete:
+		if err := a.mirror(r, name, false); err != nil {
+			armError(w, 500, "InternalError", "mirroring the deletion into Azurite: "+err.Error())
+			return
+		}
+		delete(a.containers, key)
+		delete(a.policies, key)
+		w.WriteHeader(200)
+	default:
+		armError(w, 405, "MethodNotAllowed", r.Method)
+	}
+}
+
+// serveImmutability plays Azure's container immutability policy: If-Match on every change of an
+// existing policy, a locked policy only extended, never shortened, replaced or deleted.
+func (a *ARM) serveImmutability(w http.ResponseWriter, r *http.Request, account, container, action string, body []byte) {
+	key := account + "/" + container
+	if a.containers[key] == nil {
+		armError(w, 404, "ContainerNotFound", "container "+container+" not found")
+		return
+	}
+	p := a.policies[key]
+	state := func() string {
+		if p == nil {
+			return ""
+		}
+		return p["properties"].(map[string]any)["state"].(string)
+	}
+	days := func(b []byte) (float64, bool) {
+		var spec struct {
+			Properties struct {
+				Days *float64 `json:"immutabilityPeriodSinceCreationInDays"`
+			} `json:"properties"`
+		}
+		_ = json.Unmarshal(b, &spec)
+		if spec.Properties.Days == nil {
+			return 0, false
+		}
+		return *spec.Properties.Days, true
+	}
+	if p != nil && r.Method != http.MethodGet && r.Header.Get("If-Match") != p["etag"] {
+		armError(w, 412, "ConditionNotMet", "If-Match does not match the policy's etag")
+		return
+	}
+	a.etags++
+	etag := `"` + strconv.Itoa(a.etags) + `"`
+	switch {
+	case r.Method == http.MethodGet && action == "":
+		if p == nil {
+			armError(w, 404, "ImmutabilityPolicyNotFound", "no immutability policy")
+			return
+		}
+		writeJSON(w, 200, p)
+	case r.Method == http.MethodPut && action == "":
+		if state() == "Locked" {
+			armError(w, 409, "ContainerImmutabilityPolicyLocked", "a locked policy can only be extended")
+			return
+		}
+		d, ok := days(body)
+		if !ok {
+			armError(w, 400, "InvalidRequestContent", "immutabilityPeriodSinceCreationInDays is required")
+			return
+		}
+		p = map[string]any{"name": "default", "etag": etag, "properties": map[string]any{"immutabilityPeriodSinceCreationInDays": d, "state": "Unlocked"}}
+		a.policies[key] = p
+		writeJSON(w, 200, p)
+	case r.Method == http.MethodDelete && action == "":
+		if p == nil || state() == "Locked" {
+			armError(w, 409, "ContainerImmutabilityPolicyLocked", "no unlocked policy to delete")
+			return
+		}
+		delete(a.policies, key)
+		writeJSON(w, 200, p)
+	case r.Method == http.MethodPost && action == "lock":
+		if p == nil {
+			armError(w, 404, "ImmutabilityPolicyNotFound", "no immutability policy")
+			return
+		}
+		p["properties"].(map[string]any)["state"] = "Locked"
+		p["etag"] = etag
+		writeJSON(w, 200, p)
+	case r.Method == http.MethodPost && action == "extend":
+		d, ok := days(body)
+		cur := 0.0
+		if p != nil {
+			cur = p["properties"].(map[string]any)["immutabilityPeriodSinceCreationInDays"].(float64)
+		}
+		if state() != "Locked" || !ok || d < cur {
+			armError(w, 409, "ImmutabilityPolicyCannotBeExtended", "only a locked policy can be extended, and only to a longer period")
+			return
+		}
+		p["properties"].(map[string]any)["immutabilityPeriodSinceCreationInDays"] = d
+		p["etag"] = etag
+		writeJSON(w, 200, p)
+	default:
+		armError(w, 405, "MethodNotAllowed", r.Method)
+	}
+}
+
+func (a *ARM) serveLifecycle(w http.ResponseWriter, r *http.Request, account string, body []byte) {
+	switch r.Method {
+	case http.MethodGet:
+		if p := a.lifecycle[account]; p != nil {
+			writeJSON(w, 200, p)
+			return
+		}
+		armError(w, 404, "ManagementPolicyNotFound", "no management policy")
+	case http.MethodPut:
+		var p map[string]any
+		_ = json.Unmarshal(body, &p)
+		p["name"] = "DefaultManagementPolicy"
+		a.lifecycle[account] = p
+		writeJSON(w, 200, p)
+	default:
+		armError(w, 405, "MethodNotAllowed", r.Method)
+	}
+}
+
+func parseForm(body []byte) (interface{ Get(string) string }, error) {
+	return url.ParseQuery(string(body))
+}
