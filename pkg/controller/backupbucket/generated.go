@@ -62,20 +62,10 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 		return fmt.Errorf("reading generated secret %s/%s: %w", meta.Namespace, meta.Name, err)
 	}
 	now := time.Now().UTC()
-	current, previous := secret.Annotations[annotationCredential], secret.Annotations[annotationPrevious]
-
-	if previous != "" && !now.Before(parseTime(secret.Annotations[annotationRevokePrevious])) {
-		if err := issuer.RevokeCredentials(ctx, bb.Name, []string{current}); err != nil {
-			return fmt.Errorf("revoking the previous credential %q of bucket %q: %w", previous, bb.Name, err)
-		}
-		log.Info("Revoked the previous generated credential", "credential", previous)
-		patch := client.MergeFrom(secret.DeepCopy())
-		delete(secret.Annotations, annotationPrevious)
-		delete(secret.Annotations, annotationRevokePrevious)
-		if err := a.client.Patch(ctx, secret, patch); err != nil {
-			return fmt.Errorf("recording the revocation on %s/%s: %w", meta.Namespace, meta.Name, err)
-		}
-		previous = ""
+	current := secret.Annotations[annotationCredential]
+	previous, err := a.revokeDue(ctx, log, bb, issuer, secret, now)
+	if err != nil {
+		return err
 	}
 
 	requested := bb.Annotations[AnnotationRotateCredentials]
@@ -118,10 +108,12 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 			return err
 		}
 		log.Info("Published a generated credential", "reason", reason, "credential", cred.ID, "secret", meta.Namespace+"/"+meta.Name)
-		if len(inUse) > 0 && grace == 0 {
-			if err := issuer.RevokeCredentials(ctx, bb.Name, []string{cred.ID}); err != nil {
-				return fmt.Errorf("revoking the previous credential of bucket %q: %w", bb.Name, err)
-			}
+		// Without a grace period the previous credential is due at once.
+		if err := a.reader.Get(ctx, client.ObjectKey{Namespace: meta.Namespace, Name: meta.Name}, secret); err != nil {
+			return fmt.Errorf("reading generated secret %s/%s: %w", meta.Namespace, meta.Name, err)
+		}
+		if _, err := a.revokeDue(ctx, log, bb, issuer, secret, time.Now().UTC()); err != nil {
+			return err
 		}
 	}
 
@@ -134,6 +126,26 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 		}
 	}
 	return nil
+}
+
+// revokeDue revokes the previous credential recorded on the generated secret once its grace
+// period is over, then drops it from the record. It returns the previous credential still in use.
+func (a *actuator) revokeDue(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, issuer objectstore.CredentialIssuer, secret *corev1.Secret, now time.Time) (string, error) {
+	current, previous := secret.Annotations[annotationCredential], secret.Annotations[annotationPrevious]
+	if previous == "" || now.Before(parseTime(secret.Annotations[annotationRevokePrevious])) {
+		return previous, nil
+	}
+	if err := issuer.RevokeCredentials(ctx, bb.Name, []string{current}); err != nil {
+		return "", fmt.Errorf("revoking the previous credential %q of bucket %q: %w", previous, bb.Name, err)
+	}
+	log.Info("Revoked the previous generated credential", "credential", previous)
+	patch := client.MergeFrom(secret.DeepCopy())
+	delete(secret.Annotations, annotationPrevious)
+	delete(secret.Annotations, annotationRevokePrevious)
+	if err := a.client.Patch(ctx, secret, patch); err != nil {
+		return "", fmt.Errorf("recording the revocation on %s/%s: %w", secret.Namespace, secret.Name, err)
+	}
+	return "", nil
 }
 
 // writeGenerated creates or replaces the generated secret's data and sets the annotations given

@@ -17,6 +17,8 @@ const region = "westeurope"
 var (
 	env     *framework.Env
 	azurite *stack.Azurite
+	// arm stands in for Microsoft Entra ID and Azure Resource Manager (no emulator exists).
+	arm *stack.ARM
 )
 
 func TestMain(m *testing.M) {
@@ -30,7 +32,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer azurite.Stop()
-	if env, err = framework.Start(&azureprovider.Provider{}, region); err != nil {
+	arm = stack.StartARM(azurite.StandInEndpoint())
+	defer arm.Close()
+	if env, err = framework.Start(&azureprovider.Provider{Cloud: arm.Cloud(), ManagementTransport: arm.Client()}, region); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -5,6 +5,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -86,11 +87,18 @@ func (e *Env) CreateEntry(t *testing.T, name, bucket string, data map[string][]b
 // Trigger sets the operation annotation, as gardenlet does to request a reconcile. It first
 // waits past the current second, so that the status of the reconcile it causes carries a later
 // lastUpdateTime (kept to the second) than any status before it: see SucceededAfter.
-func (e *Env) Trigger(t *testing.T, obj client.Object) {
+// annotations (key, value, ...) are set with it.
+func (e *Env) Trigger(t *testing.T, obj client.Object, annotations ...string) {
 	t.Helper()
 	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
 	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
-	obj.SetAnnotations(map[string]string{v1beta1constants.GardenerOperation: v1beta1constants.GardenerOperationReconcile})
+	set := map[string]string{}
+	maps.Copy(set, obj.GetAnnotations())
+	set[v1beta1constants.GardenerOperation] = v1beta1constants.GardenerOperationReconcile
+	for i := 0; i+1 < len(annotations); i += 2 {
+		set[annotations[i]] = annotations[i+1]
+	}
+	obj.SetAnnotations(set)
 	// An object that is already gone (a retry beat the trigger) is left to the caller's wait.
 	if err := e.K8s.Patch(Ctx(t), obj, patch); client.IgnoreNotFound(err) != nil {
 		t.Fatal(err)

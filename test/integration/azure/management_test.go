@@ -1,0 +1,159 @@
+package azure_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+// generated returns the bucket's generated secret once its credential annotation is want.
+func generated(t *testing.T, bb *extensionsv1alpha1.BackupBucket, want string) *corev1.Secret {
+	t.Helper()
+	secret := &corev1.Secret{}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := env.K8s.Get(framework.Ctx(t), client.ObjectKey{Namespace: "garden", Name: "generated-bucket-" + bb.Name}, secret)
+		if err == nil && secret.Annotations["backup.extensions.gardener.cloud/credential"] == want {
+			return secret
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("generated secret of %s with credential %s not there: %v, annotations %v", bb.Name, want, err, secret.Annotations)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func regenerations(account string) []string {
+	var keys []string
+	for _, r := range arm.Requests("POST") {
+		if strings.Contains(r.Path, "/"+account+"/regeneratekey") {
+			keys = append(keys, r.Body)
+		}
+	}
+	return keys
+}
+
+func storeFrom(t *testing.T, data map[string][]byte) objectstore.Store {
+	t.Helper()
+	s, err := (&azureprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: data, Region: region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestServicePrincipalBucketPublishesRotatesAndRevokesAGeneratedKey(t *testing.T) {
+	bb := env.CreateBucket(t, framework.UniqueName("sp-"), arm.ServicePrincipal(), "")
+	env.WaitFor(t, bb, time.Minute, "bucket reconciled", framework.Succeeded)
+	account := azureprovider.AccountName(bb.Name)
+	if ref := bb.Status.GeneratedSecretRef; ref == nil || ref.Namespace != "garden" || ref.Name != "generated-bucket-"+bb.Name {
+		t.Fatalf("status.generatedSecretRef = %v; want garden/generated-bucket-%s", ref, bb.Name)
+	}
+	secret := generated(t, bb, "key1")
+	var keys []string
+	for k := range secret.Data {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if want := []string{"domain", "emulatorEnabled", "storageAccount", "storageKey"}; !slices.Equal(keys, want) || string(secret.Data["storageKey"]) != arm.Key(account, "key1") {
+		t.Fatalf("generated secret keys %v (key1 published: %v); want %v with key1", keys, string(secret.Data["storageKey"]) == arm.Key(account, "key1"), want)
+	}
+
+	// Gardener hands the generated secret to every entry of the bucket: it reaches the container.
+	shoot := framework.UniqueName("shoot--g--")
+	env.EnsureNamespace(t, shoot)
+	be := env.CreateEntry(t, shoot+"--1", bb.Name, secret.Data)
+	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+	data := storeFrom(t, secret.Data)
+	neighbours := framework.FillEntry(t, data, bb.Name, shoot+"--1/", 300)
+	env.DeleteAndWaitGone(t, be, time.Minute)
+	framework.AssertOnly(t, data, bb.Name, neighbours)
+
+	// A requested rotation regenerates key2 and publishes it; key1 stays valid for the grace period.
+	env.Trigger(t, bb, backupbucket.AnnotationRotateCredentials, "r1")
+	secret = generated(t, bb, "key2")
+	if got := regenerations(account); len(got) != 1 || !strings.Contains(got[0], `"key2"`) || string(secret.Data["storageKey"]) != arm.Key(account, "key2") {
+		t.Fatalf("after a rotation request: regenerated %v; want key2 regenerated and published", got)
+	}
+	if secret.Annotations["backup.extensions.gardener.cloud/previous-credential"] != "key1" {
+		t.Fatalf("the previous credential is not recorded: %v", secret.Annotations)
+	}
+	// The same request again, and a new one within the grace period, rotate nothing.
+	since := time.Now()
+	env.Trigger(t, bb, backupbucket.AnnotationRotateCredentials, "r2")
+	env.WaitFor(t, bb, time.Minute, "bucket reconciled again", framework.SucceededAfter(since))
+	if got := regenerations(account); len(got) != 1 {
+		t.Fatalf("a rotation within the grace period regenerated %v; want nothing more (key1 is still in use)", got)
+	}
+
+	env.DeleteAndWaitGone(t, bb, time.Minute)
+	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKey{Namespace: "garden", Name: "generated-bucket-" + bb.Name}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the generated secret survived its bucket: %v", err)
+	}
+	if arm.Account(account) != nil || arm.Group(bb.Name) != nil {
+		t.Fatal("the storage account or resource group the extension created survived the bucket")
+	}
+	if containerExists(t, bb.Name) {
+		t.Fatal("the container survived the bucket")
+	}
+}
+
+func TestRotationWithoutGraceRevokesThePreviousKeyAtOnce(t *testing.T) {
+	cfg := `{"apiVersion":"azure.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","rotation":{"gracePeriod":"0s"}}`
+	bb := env.CreateBucket(t, framework.UniqueName("sp-"), arm.ServicePrincipal(), cfg)
+	env.WaitFor(t, bb, time.Minute, "bucket reconciled", framework.Succeeded)
+	account := azureprovider.AccountName(bb.Name)
+	generated(t, bb, "key1")
+	env.Trigger(t, bb, backupbucket.AnnotationRotateCredentials, "compromised")
+	secret := generated(t, bb, "key2")
+	got := regenerations(account)
+	if len(got) != 2 || !strings.Contains(got[0], `"key2"`) || !strings.Contains(got[1], `"key1"`) {
+		t.Fatalf("regenerated %v; want key2 (published) and then key1 (revoked)", got)
+	}
+	if _, ok := secret.Annotations["backup.extensions.gardener.cloud/previous-credential"]; ok {
+		t.Fatalf("a revoked credential is still recorded as previous: %v", secret.Annotations)
+	}
+	env.DeleteAndWaitGone(t, bb, time.Minute)
+}
+
+func TestManagementPlaneErrorsCarryCodes(t *testing.T) {
+	cases := []struct {
+		name, providerConfig, mentions string
+		data                           map[string][]byte
+		code                           gardencorev1beta1.ErrorCode
+	}{
+		{"wrong client secret", "", "unauthenticated", stack.With(arm.ServicePrincipal(), "clientSecret", "wrong-client-secret-value"), gardencorev1beta1.ErrorInfraUnauthenticated},
+		{"missing subscription", "", "subscriptionID", stack.With(arm.ServicePrincipal(), "subscriptionID", ""), gardencorev1beta1.ErrorConfigurationProblem},
+		{"unknown sku", `{"apiVersion":"azure.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","storageAccount":{"skuName":"Premium_LRS"}}`,
+			"providerConfig.storageAccount.skuName", arm.ServicePrincipal(), gardencorev1beta1.ErrorConfigurationProblem},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			bb := env.CreateBucket(t, framework.UniqueName("bad-"), c.data, c.providerConfig)
+			t.Cleanup(func() { env.Forget(t, bb) })
+			env.WaitFor(t, bb, time.Minute, "error code "+string(c.code), framework.FailedWith(c.code))
+			desc := bb.Status.LastError.Description
+			if !strings.Contains(desc, c.mentions) || strings.Contains(desc, "wrong-client-secret-value") {
+				t.Errorf("lastError %q: want it to mention %q and never the secret", desc, c.mentions)
+			}
+			if arm.Group(bb.Name) != nil {
+				t.Errorf("a failing bucket created resource group %s", bb.Name)
+			}
+		})
+	}
+}
