@@ -25,8 +25,8 @@ type Result struct {
 	// belongs to (larger than Objects when the strategy ran on a sample, see Strategy.Sample).
 	Objects, Size int
 	Delay         time.Duration
-	Strategy string
-	Seconds  float64
+	Strategy      string
+	Seconds       float64
 	// PeakHeapMiB is how far the live heap grew above its level at the start of the run.
 	PeakHeapMiB float64
 }
