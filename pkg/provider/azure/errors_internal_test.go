@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
@@ -29,11 +30,20 @@ func TestClassify(t *testing.T) {
 		{"immutable blob", respErr(409, "BlobImmutableDueToPolicy"), objectstore.ErrObjectLocked},
 		{"legal hold", respErr(409, "BlobImmutableDueToLegalHold"), objectstore.ErrObjectLocked},
 		{"not implemented", respErr(501, "NotImplemented"), objectstore.ErrUnsupported},
+		{"ARM: expired token", respErr(401, "ExpiredAuthenticationToken"), objectstore.ErrUnauthenticated},
+		{"ARM: role missing", respErr(403, "AuthorizationFailed"), objectstore.ErrForbidden},
+		{"ARM: account name taken", respErr(409, "StorageAccountAlreadyTaken"), objectstore.ErrOwnedByOther},
+		{"ARM: account quota", respErr(409, "StorageAccountCountLimitExceeded"), objectstore.ErrQuotaExceeded},
+		{"ARM: throttled", respErr(429, "TooManyRequests"), objectstore.ErrThrottled},
+		{"ARM: missing group", respErr(404, "ResourceGroupNotFound"), objectstore.ErrNotFound},
+		{"ARM: bad subscription", respErr(404, "SubscriptionNotFound"), objectstore.ErrInvalidConfig},
+		{"Entra ID refused the secret", fmt.Errorf("token: %w", &azidentity.AuthenticationFailedError{}), objectstore.ErrUnauthenticated},
 		{"500 stays unclassified (the SDK retried it)", respErr(500, "InternalError"), nil},
 		{"plain error", errors.New("boom"), nil},
 	}
 	sentinels := []error{objectstore.ErrBucketNotFound, objectstore.ErrNotFound, objectstore.ErrUnauthenticated, objectstore.ErrForbidden,
-		objectstore.ErrThrottled, objectstore.ErrObjectLocked, objectstore.ErrUnsupported}
+		objectstore.ErrThrottled, objectstore.ErrObjectLocked, objectstore.ErrUnsupported, objectstore.ErrOwnedByOther,
+		objectstore.ErrQuotaExceeded, objectstore.ErrInvalidConfig}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := classify(c.err)

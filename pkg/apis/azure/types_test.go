@@ -1,0 +1,88 @@
+package azure_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+func TestDecodeBackupBucketConfig(t *testing.T) {
+	const head = "apiVersion: azure.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n"
+	cases := []struct {
+		name    string
+		raw     string
+		region  string
+		wantErr string // a substring naming the field path; empty: valid
+		check   func(*testing.T, *azure.BackupBucketConfig, string)
+	}{
+		{name: "empty gives defaults", raw: "", region: "westeurope", check: func(t *testing.T, c *azure.BackupBucketConfig, region string) {
+			if c.SKU() != "Standard_ZRS" || c.CloudName(region) != azure.CloudAzurePublic || c.RotationPeriod() != 0 || c.Grace() != 7*24*time.Hour {
+				t.Fatalf("defaults: sku %s, cloud %s, period %v, grace %v", c.SKU(), c.CloudName(region), c.RotationPeriod(), c.Grace())
+			}
+		}},
+		{name: "china by region", raw: "", region: "chinanorth3", check: func(t *testing.T, c *azure.BackupBucketConfig, region string) {
+			if c.CloudName(region) != azure.CloudAzureChina {
+				t.Fatalf("cloud %s", c.CloudName(region))
+			}
+		}},
+		{name: "government by region", raw: "", region: "usgovvirginia", check: func(t *testing.T, c *azure.BackupBucketConfig, region string) {
+			if c.CloudName(region) != azure.CloudAzureGovernment {
+				t.Fatalf("cloud %s", c.CloudName(region))
+			}
+		}},
+		{name: "everything set", region: "westeurope", raw: head + "cloudConfiguration:\n  name: AzureChina\nstorageAccount:\n  skuName: Standard_GRS\nrotation:\n  period: 720h\n  gracePeriod: 0s\nimmutability:\n  retentionType: bucket\n  retentionPeriod: 48h\n  locked: true\n",
+			check: func(t *testing.T, c *azure.BackupBucketConfig, region string) {
+				if c.SKU() != "Standard_GRS" || c.CloudName(region) != azure.CloudAzureChina || c.RotationPeriod() != 720*time.Hour || c.Grace() != 0 || !c.Immutability.Locked {
+					t.Fatalf("got %+v", c)
+				}
+			}},
+		{name: "provider-azure apiVersion", raw: `{"apiVersion":"azure.provider.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig"}`},
+		{name: "unknown cloud", raw: head + "cloudConfiguration:\n  name: AzureMoon\n", wantErr: "providerConfig.cloudConfiguration.name"},
+		{name: "premium sku", raw: head + "storageAccount:\n  skuName: Premium_LRS\n", wantErr: "providerConfig.storageAccount.skuName"},
+		{name: "period under an hour", raw: head + "rotation:\n  period: 30m\n", wantErr: "providerConfig.rotation.period"},
+		{name: "negative grace", raw: head + "rotation:\n  gracePeriod: -1h\n", wantErr: "providerConfig.rotation.gracePeriod"},
+		{name: "grace not shorter than period", raw: head + "rotation:\n  period: 24h\n  gracePeriod: 24h\n", wantErr: "providerConfig.rotation.gracePeriod"},
+		{name: "period not whole days", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 36h\n", wantErr: "providerConfig.immutability.retentionPeriod"},
+		{name: "unknown retention type", raw: head + "immutability:\n  retentionType: object\n  retentionPeriod: 24h\n", wantErr: "providerConfig.immutability.retentionType"},
+		{name: "unknown field", raw: head + "storageAccount:\n  tier: hot\n", wantErr: `unknown field "storageAccount.tier"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := azure.DecodeBackupBucketConfig([]byte(c.raw))
+			if c.wantErr != "" {
+				if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("got %v; want ErrInvalidConfig naming %s", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.check != nil {
+				c.check(t, cfg, c.region)
+			}
+		})
+	}
+}
+
+func TestDecodeWorkloadIdentityConfig(t *testing.T) {
+	const head = "apiVersion: azure.provider.extensions.gardener.cloud/v1alpha1\nkind: WorkloadIdentityConfig\n"
+	cases := []struct{ name, raw, wantErr string }{
+		{"complete", head + "clientID: c\ntenantID: t\nsubscriptionID: s\n", ""},
+		{"no subscription", head + "clientID: c\ntenantID: t\n", "config.subscriptionID"},
+		{"wrong kind", "apiVersion: azure.provider.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n", "kind"},
+		{"unknown field", head + "clientID: c\ntenantID: t\nsubscriptionID: s\nclientSecret: x\n", "clientSecret"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := azure.DecodeWorkloadIdentityConfig([]byte(c.raw))
+			if c.wantErr == "" && err != nil || c.wantErr != "" && (!errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), c.wantErr)) {
+				t.Fatalf("got %v; want error naming %q", err, c.wantErr)
+			}
+		})
+	}
+}
