@@ -53,7 +53,7 @@ bench-gcp: tools ## 10,000 and 100,000 objects on fake-gcs-server: engine vs bas
 	@export FAKE_GCS_SERVER="$$(hack/tools.sh fakegcs)"; go run ./test/bench/gcp $(BENCH_FLAGS)
 
 .PHONY: bench-azure
-bench-azure: tools ## 30,000 blobs on Azurite: engine vs one Delete per blob (sampled) vs raw Blob Batch, at 0 and 50 ms.
+bench-azure: tools ## 10,000 blobs on Azurite: engine vs one Delete per blob (sampled) vs raw Blob Batch, at 0 and 50 ms.
 	@export AZURITE_BLOB="$$(hack/tools.sh azurite)"; go run ./test/bench/azure $(BENCH_FLAGS)
 
 .PHONY: bench-openstack

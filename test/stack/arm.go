@@ -46,6 +46,7 @@ type ARM struct {
 	containers   map[string]map[string]any // account/container
 	policies     map[string]map[string]any // account/container: immutability policy
 	lifecycle    map[string]map[string]any // account: management policy
+	blobService  map[string]map[string]any // account: blob service properties
 	etags        int
 	failures     map[string]int // "METHOD pathSuffix" -> status to answer
 	assertion    string
@@ -66,7 +67,7 @@ func StartARM(blobEndpoint string) *ARM {
 		blobEndpoint: blobEndpoint,
 		tokens:       map[string]bool{}, groups: map[string]map[string]any{}, accounts: map[string]map[string]any{},
 		keys: map[string]*[2]int{}, containers: map[string]map[string]any{}, policies: map[string]map[string]any{},
-		lifecycle: map[string]map[string]any{}, failures: map[string]int{},
+		lifecycle: map[string]map[string]any{}, blobService: map[string]map[string]any{}, failures: map[string]int{},
 	}
 	cred, err := azblob.NewSharedKeyCredential(StandInAccount, StandInKeys[0])
 	if err != nil {
@@ -329,6 +330,8 @@ func (a *ARM) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, a.keyList(account))
 	case rest == "/managementpolicies/default":
 		a.serveLifecycle(w, r, account, body)
+	case rest == "/blobservices/default":
+		a.serveBlobService(w, r, account, body)
 	default:
 		if c := containerRe.FindStringSubmatch(rest); c != nil {
 			if c[2] == "" {
@@ -440,6 +443,7 @@ func (a *ARM) dropAccount(r *http.Request, name string) {
 	delete(a.accounts, name)
 	delete(a.keys, name)
 	delete(a.lifecycle, name)
+	delete(a.blobService, name)
 	for k := range a.containers {
 		if container, ok := strings.CutPrefix(k, name+"/"); ok {
 			_ = a.mirror(r, container, false)
@@ -626,6 +630,32 @@ func (a *ARM) serveImmutability(w http.ResponseWriter, r *http.Request, account,
 		}
 		p["properties"].(map[string]any)["immutabilityPeriodSinceCreationInDays"] = d
 		p["etag"] = etag
+		writeJSON(w, 200, p)
+	default:
+		armError(w, 405, "MethodNotAllowed", r.Method)
+	}
+}
+
+// BlobService returns a copy of an account's blob service properties (nil if never set).
+func (a *ARM) BlobService(account string) map[string]any {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return clone(a.blobService[strings.ToLower(account)])
+}
+
+func (a *ARM) serveBlobService(w http.ResponseWriter, r *http.Request, account string, body []byte) {
+	switch r.Method {
+	case http.MethodGet:
+		p := a.blobService[account]
+		if p == nil {
+			p = map[string]any{"name": "default", "properties": map[string]any{}}
+		}
+		writeJSON(w, 200, p)
+	case http.MethodPut:
+		var p map[string]any
+		_ = json.Unmarshal(body, &p)
+		p["name"] = "default"
+		a.blobService[account] = p
 		writeJSON(w, 200, p)
 	default:
 		armError(w, 405, "MethodNotAllowed", r.Method)

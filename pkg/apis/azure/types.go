@@ -37,6 +37,15 @@ type BackupBucketConfig struct {
 	StorageAccount *StorageAccountConfig `json:"storageAccount,omitempty"`
 	// Rotation configures the rotation of the generated secret's account key.
 	Rotation *RotationConfig `json:"rotation,omitempty"`
+	// SoftDelete, when set, converges the account's soft delete of blobs and containers (unset:
+	// the account's setting is left alone).
+	SoftDelete *SoftDeleteConfig `json:"softDelete,omitempty"`
+}
+
+// SoftDeleteConfig keeps deleted blobs and containers recoverable for a number of days (0: off).
+type SoftDeleteConfig struct {
+	BlobRetentionDays      int32 `json:"blobRetentionDays"`
+	ContainerRetentionDays int32 `json:"containerRetentionDays"`
 }
 
 // Clouds by name.
@@ -179,6 +188,14 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 	}
 	if sa := cfg.StorageAccount; sa != nil && sa.SKUName != "" && !slices.Contains(SKUNames, sa.SKUName) {
 		errs = append(errs, field.NotSupported(path.Child("storageAccount", "skuName"), sa.SKUName, SKUNames))
+	}
+	if sd := cfg.SoftDelete; sd != nil {
+		p := path.Child("softDelete")
+		for name, days := range map[string]int32{"blobRetentionDays": sd.BlobRetentionDays, "containerRetentionDays": sd.ContainerRetentionDays} {
+			if days < 0 || days > 365 {
+				errs = append(errs, field.Invalid(p.Child(name), days, "must be 0 (off) to 365 days"))
+			}
+		}
 	}
 	if r := cfg.Rotation; r != nil {
 		p := path.Child("rotation")

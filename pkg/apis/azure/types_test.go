@@ -49,6 +49,8 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 		{name: "period not whole days", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 36h\n", wantErr: "providerConfig.immutability.retentionPeriod"},
 		{name: "unknown retention type", raw: head + "immutability:\n  retentionType: object\n  retentionPeriod: 24h\n", wantErr: "providerConfig.immutability.retentionType"},
 		{name: "unknown field", raw: head + "storageAccount:\n  tier: hot\n", wantErr: `unknown field "storageAccount.tier"`},
+		{name: "soft delete", raw: head + "softDelete:\n  blobRetentionDays: 7\n  containerRetentionDays: 0\n"},
+		{name: "soft delete too long", raw: head + "softDelete:\n  blobRetentionDays: 400\n", wantErr: "providerConfig.softDelete.blobRetentionDays"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

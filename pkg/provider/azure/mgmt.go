@@ -61,6 +61,7 @@ func ResourceGroupName(bucket string) string { return bucket }
 type armStore struct {
 	accounts   *armstorage.AccountsClient
 	containers *armstorage.BlobContainersClient
+	services   *armstorage.BlobServicesClient
 	policies   *armstorage.ManagementPoliciesClient
 	groups     *armresources.ResourceGroupsClient
 	resources  *armresources.Client
@@ -89,6 +90,7 @@ func newARMStore(sub string, cred azcore.TokenCredential, opts *arm.ClientOption
 	return &armStore{
 		accounts:   factory.NewAccountsClient(),
 		containers: factory.NewBlobContainersClient(),
+		services:   factory.NewBlobServicesClient(),
 		policies:   factory.NewManagementPoliciesClient(),
 		groups:     resources.NewResourceGroupsClient(),
 		resources:  resources.NewClient(),
@@ -136,6 +138,9 @@ func (s *armStore) EnsureBucket(ctx context.Context, b objectstore.Bucket) error
 		return err
 	}
 	if err := s.ensureImmutability(ctx, rg, name, b.Name, cfg); err != nil {
+		return err
+	}
+	if err := s.ensureSoftDelete(ctx, rg, name, cfg); err != nil {
 		return err
 	}
 	return s.ensureDeferredDeletionRule(ctx, rg, name)
@@ -317,6 +322,45 @@ func (s *armStore) ensureImmutability(ctx context.Context, rg, account, containe
 		if _, err := s.containers.LockImmutabilityPolicy(ctx, rg, account, container, etag, nil); err != nil {
 			return fmt.Errorf("locking the immutability policy of container %q: %w", container, classify(err))
 		}
+	}
+	return nil
+}
+
+// ensureSoftDelete converges the account's blob and container soft delete when declared.
+func (s *armStore) ensureSoftDelete(ctx context.Context, rg, account string, cfg *azureapi.BackupBucketConfig) error {
+	if cfg == nil || cfg.SoftDelete == nil {
+		return nil
+	}
+	policy := func(days int32) *armstorage.DeleteRetentionPolicy {
+		if days == 0 {
+			return &armstorage.DeleteRetentionPolicy{Enabled: to.Ptr(false)}
+		}
+		return &armstorage.DeleteRetentionPolicy{Enabled: to.Ptr(true), Days: to.Ptr(days)}
+	}
+	same := func(got *armstorage.DeleteRetentionPolicy, days int32) bool {
+		if got == nil || !deref(got.Enabled) {
+			return days == 0
+		}
+		return deref(got.Days) == days
+	}
+	got, err := s.services.GetServiceProperties(ctx, rg, account, nil)
+	if err != nil && !isNotFound(err) {
+		return fmt.Errorf("reading the blob service properties of account %q: %w", account, classify(err))
+	}
+	var props armstorage.BlobServicePropertiesProperties
+	if err == nil && got.BlobServiceProperties.BlobServiceProperties != nil {
+		props = *got.BlobServiceProperties.BlobServiceProperties
+	}
+	sd := cfg.SoftDelete
+	if same(props.DeleteRetentionPolicy, sd.BlobRetentionDays) && same(props.ContainerDeleteRetentionPolicy, sd.ContainerRetentionDays) {
+		return nil
+	}
+	_, err = s.services.SetServiceProperties(ctx, rg, account, armstorage.BlobServiceProperties{BlobServiceProperties: &armstorage.BlobServicePropertiesProperties{
+		DeleteRetentionPolicy:          policy(sd.BlobRetentionDays),
+		ContainerDeleteRetentionPolicy: policy(sd.ContainerRetentionDays),
+	}}, nil)
+	if err != nil {
+		return fmt.Errorf("setting soft delete of account %q: %w", account, classify(err))
 	}
 	return nil
 }
@@ -533,9 +577,10 @@ func accountAt(endpoint string) (account, error) {
 	return account{name: name, domain: domain}, nil
 }
 
-// secretData is what etcd-backup-restore needs to reach the account.
+// secretData is what etcd-backup-restore needs to reach the account, and the marker of the
+// deferred-deletion rule for the entry controller.
 func (a account) secretData() map[string][]byte {
-	d := map[string][]byte{KeyStorageAccount: []byte(a.name), KeyStorageKey: []byte(a.key), KeyDomain: []byte(a.domain)}
+	d := map[string][]byte{KeyStorageAccount: []byte(a.name), KeyStorageKey: []byte(a.key), KeyDomain: []byte(a.domain), KeyLifecycleDeferral: []byte("true")}
 	if a.emulator {
 		d[KeyEmulatorEnabled] = []byte("true")
 	}

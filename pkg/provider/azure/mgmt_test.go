@@ -272,3 +272,41 @@ func TestCredentialIssuanceRegeneratesTheKeyNotInUse(t *testing.T) {
 		t.Fatalf("revocation regenerated %v; want key1 (not kept) only", got)
 	}
 }
+
+func TestSoftDeleteIsConvergedOnlyWhereAsked(t *testing.T) {
+	arm := startARM(t)
+	s := armStore(t, arm, arm.ServicePrincipal(), false)
+	name := newBucketName()
+	account := azureprovider.AccountName(name)
+	ensure := func(sd *azureapi.SoftDeleteConfig) {
+		t.Helper()
+		if err := s.EnsureBucket(ctx(t), objectstore.Bucket{Name: name, Region: "westeurope", Config: &azureapi.BackupBucketConfig{SoftDelete: sd}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	policy := func(kind string) any {
+		props, _ := arm.BlobService(account)["properties"].(map[string]any)
+		p, _ := props[kind].(map[string]any)
+		if p == nil || p["enabled"] != true {
+			return 0.0
+		}
+		return p["days"]
+	}
+	ensure(nil)
+	if arm.BlobService(account) != nil {
+		t.Fatal("soft delete was set without being declared")
+	}
+	ensure(&azureapi.SoftDeleteConfig{BlobRetentionDays: 7})
+	if policy("deleteRetentionPolicy") != 7.0 || policy("containerDeleteRetentionPolicy") != 0.0 {
+		t.Fatalf("blob service %v; want blob soft delete 7 days, container soft delete off", arm.BlobService(account))
+	}
+	writes := arm.Writes()
+	ensure(&azureapi.SoftDeleteConfig{BlobRetentionDays: 7})
+	if arm.Writes() != writes {
+		t.Fatal("converged soft delete was written again")
+	}
+	ensure(&azureapi.SoftDeleteConfig{})
+	if policy("deleteRetentionPolicy") != 0.0 {
+		t.Fatalf("blob service %v; want soft delete off", arm.BlobService(account))
+	}
+}

@@ -36,6 +36,10 @@ const (
 	KeyDomain          = "domain"
 	KeyEmulatorEnabled = "emulatorEnabled"
 	KeyBucketName      = "bucketName"
+	// KeyLifecycleDeferral ("true") marks an account with the deferred-deletion lifecycle rule:
+	// the generated secret of an account the extension manages carries it. It is not passed on
+	// to etcd-backup.
+	KeyLifecycleDeferral = "lifecycleDeferral"
 )
 
 // DefaultDomain is the blob endpoint domain of Azure's public cloud.
@@ -95,7 +99,8 @@ func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (obje
 		if err != nil {
 			return nil, err
 		}
-		return &store{client: client}, nil
+		deferral, _ := strconv.ParseBool(string(creds.Data[KeyLifecycleDeferral]))
+		return &store{client: client, lifecycleDeferral: deferral}, nil
 	}
 	if creds.Region == "" {
 		return nil, fmt.Errorf("%w: spec.region is empty: a storage account needs a location", objectstore.ErrInvalidConfig)
@@ -105,7 +110,7 @@ func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (obje
 		if err != nil {
 			return nil, err
 		}
-		return &store{client: client}, nil
+		return &store{client: client, lifecycleDeferral: true}, nil
 	})
 }
 

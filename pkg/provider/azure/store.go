@@ -33,6 +33,9 @@ const (
 // store is one storage account's blob client for one request.
 type store struct {
 	client *azblob.Client
+	// lifecycleDeferral is true when the account has the deferred-deletion lifecycle rule (an
+	// account the extension manages says so in the generated secret).
+	lifecycleDeferral bool
 }
 
 var _ objectstore.Store = (*store)(nil)
@@ -190,10 +193,50 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []obje
 	return errs, nil
 }
 
-// DeferDeletion implements objectstore.Store: a lifecycle management rule needs the account's
-// management plane, which a store reached with an account key does not have.
-func (s *store) DeferDeletion(context.Context, string, string) error {
-	return fmt.Errorf("deferring deletions needs the storage account's lifecycle management: %w", objectstore.ErrUnsupported)
+// DeferDeletion implements objectstore.Store: on an account with the deferred-deletion lifecycle
+// rule, every current blob under prefix gets the blob index tag the rule deletes by (blobs
+// already tagged are skipped, so an interrupted pass resumes). Without the rule (an account key
+// for an account the extension does not manage) it is ErrUnsupported.
+func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) error {
+	if !s.lifecycleDeferral {
+		return fmt.Errorf("deferring deletions needs the storage account's lifecycle rule %q, which only accounts the extension manages have: %w", DeferredDeletionRule, objectstore.ErrUnsupported)
+	}
+	opts := &container.ListBlobsFlatOptions{Include: container.ListBlobsInclude{Tags: true}, MaxResults: to.Ptr(int32(listPageSize))}
+	if prefix != "" {
+		opts.Prefix = &prefix
+	}
+	c := s.container(bucket)
+	pager := c.NewListBlobsFlatPager(opts)
+	for pager.More() {
+		resp, err := pager.NextPage(ctx)
+		if err != nil {
+			return classify(err)
+		}
+		tags := map[string]map[string]string{}
+		var todo []objectstore.ObjectVersion
+		for _, it := range resp.Segment.BlobItems {
+			have := map[string]string{}
+			if it.BlobTags != nil {
+				for _, t := range it.BlobTags.BlobTagSet {
+					have[deref(t.Key)] = deref(t.Value)
+				}
+			}
+			if have[DeferredDeletionTag] == "true" {
+				continue
+			}
+			have[DeferredDeletionTag] = "true"
+			tags[deref(it.Name)] = have
+			todo = append(todo, objectstore.ObjectVersion{Key: deref(it.Name)})
+		}
+		failed := objectstore.ForEachObject(ctx, todo, 16, func(ctx context.Context, o objectstore.ObjectVersion) error {
+			_, err := c.NewBlobClient(o.Key).SetTags(ctx, tags[o.Key], nil)
+			return classify(err)
+		})
+		if len(failed) > 0 {
+			return fmt.Errorf("tagging %d blobs for deferred deletion, first %q: %w", len(failed), failed[0].Object.Key, failed[0].Err)
+		}
+	}
+	return nil
 }
 
 // PutObject implements objectstore.Store.

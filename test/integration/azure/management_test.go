@@ -70,7 +70,7 @@ func TestServicePrincipalBucketPublishesRotatesAndRevokesAGeneratedKey(t *testin
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if want := []string{"domain", "emulatorEnabled", "storageAccount", "storageKey"}; !slices.Equal(keys, want) || string(secret.Data["storageKey"]) != arm.Key(account, "key1") {
+	if want := []string{"domain", "emulatorEnabled", "lifecycleDeferral", "storageAccount", "storageKey"}; !slices.Equal(keys, want) || string(secret.Data["storageKey"]) != arm.Key(account, "key1") {
 		t.Fatalf("generated secret keys %v (key1 published: %v); want %v with key1", keys, string(secret.Data["storageKey"]) == arm.Key(account, "key1"), want)
 	}
 
