@@ -82,43 +82,24 @@ func TestBucketIsCreatedConvergedAndDriftCorrected(t *testing.T) {
 }
 
 func TestBucketErrorsCarryCodesAndTouchNothing(t *testing.T) {
-	cases := []struct {
-		name           string
-		bucket         string
-		data           map[string][]byte
-		providerConfig string
-		code           gardencorev1beta1.ErrorCode
-		mentions       string
-	}{
-		{name: "bad keys", bucket: framework.UniqueName("bad-keys-"), data: secretData(proxy.URL, "secretAccessKey", "wrong-secret"),
-			providerConfig: minioConfig, code: gardencorev1beta1.ErrorInfraUnauthenticated, mentions: "unauthenticated"},
-		{name: "someone else's bucket", bucket: framework.UniqueName(foreignPrefix), data: secretData(proxy.URL),
-			providerConfig: minioConfig, code: gardencorev1beta1.ErrorConfigurationProblem, mentions: "taken by another account"},
-		{name: "invalid providerConfig", bucket: framework.UniqueName("bad-config-"), data: secretData(proxy.URL),
-			providerConfig: `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"36h","mode":"compliance"}}`,
-			code:           gardencorev1beta1.ErrorConfigurationProblem, mentions: "providerConfig.immutability.retentionPeriod"},
-		{name: "unknown providerConfig field", bucket: framework.UniqueName("bad-field-"), data: secretData(proxy.URL),
-			providerConfig: `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","encryptionn":{}}`,
-			code:           gardencorev1beta1.ErrorConfigurationProblem, mentions: `unknown field "encryptionn"`},
-		{name: "secret without keys", bucket: framework.UniqueName("no-keys-"), data: map[string][]byte{"endpoint": []byte(proxy.URL)},
-			providerConfig: minioConfig, code: gardencorev1beta1.ErrorConfigurationProblem, mentions: "accessKeyID"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			bb := env.CreateBucket(t, c.bucket, c.data, c.providerConfig)
-			t.Cleanup(func() { env.Forget(t, bb) })
-			env.WaitFor(t, bb, time.Minute, "error code "+string(c.code), framework.FailedWith(c.code))
-			if desc := bb.Status.LastError.Description; !strings.Contains(desc, c.mentions) {
-				t.Errorf("lastError %q does not mention %q", desc, c.mentions)
-			}
-			if strings.Contains(bb.Status.LastError.Description, minio.SecretKey) || strings.Contains(bb.Status.LastError.Description, "wrong-secret") {
-				t.Fatalf("a secret value reached the status: %q", bb.Status.LastError.Description)
-			}
-			if !strings.HasPrefix(c.bucket, foreignPrefix) && bucketExists(t, c.bucket) {
-				t.Fatalf("bucket %q was created despite the error", c.bucket)
-			}
-		})
-	}
+	env.BucketsFail(t, []framework.BucketFailure{
+		{Name: "bad keys", Bucket: "bad-keys-", Data: secretData(proxy.URL, "secretAccessKey", "wrong-secret"),
+			ProviderConfig: minioConfig, Code: gardencorev1beta1.ErrorInfraUnauthenticated, Mentions: "unauthenticated"},
+		{Name: "someone else's bucket", Bucket: foreignPrefix, Data: secretData(proxy.URL),
+			ProviderConfig: minioConfig, Code: gardencorev1beta1.ErrorConfigurationProblem, Mentions: "taken by another account"},
+		{Name: "invalid providerConfig", Bucket: "bad-config-", Data: secretData(proxy.URL),
+			ProviderConfig: `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"36h","mode":"compliance"}}`,
+			Code:           gardencorev1beta1.ErrorConfigurationProblem, Mentions: "providerConfig.immutability.retentionPeriod"},
+		{Name: "unknown providerConfig field", Bucket: "bad-field-", Data: secretData(proxy.URL),
+			ProviderConfig: `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","encryptionn":{}}`,
+			Code:           gardencorev1beta1.ErrorConfigurationProblem, Mentions: `unknown field "encryptionn"`},
+		{Name: "secret without keys", Bucket: "no-keys-", Data: map[string][]byte{"endpoint": []byte(proxy.URL)},
+			ProviderConfig: minioConfig, Code: gardencorev1beta1.ErrorConfigurationProblem, Mentions: "accessKeyID"},
+	}, []string{minio.SecretKey, "wrong-secret"}, func(t *testing.T, bucket string) {
+		if !strings.HasPrefix(bucket, foreignPrefix) && bucketExists(t, bucket) {
+			t.Fatalf("bucket %q was created despite the error", bucket)
+		}
+	})
 	if n := proxy.ForeignWrites.Load(); n != 0 {
 		t.Fatalf("%d writes reached someone else's bucket", n)
 	}

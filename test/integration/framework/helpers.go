@@ -3,6 +3,7 @@
 package framework
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -292,5 +293,41 @@ func (e *Env) DeleteAcrossReconciles(t *testing.T, obj extensionsv1alpha1.Object
 	}
 	if !sawProgress {
 		t.Errorf("the deletion did not report itself in progress across reconciles; last errors seen: %q", seen)
+	}
+}
+
+// BucketFailure is a BackupBucket that must fail: with Code in status.lastError.codes and a
+// description that mentions Mentions.
+type BucketFailure struct {
+	Name string
+	// Bucket is the prefix of the bucket's name, which UniqueName completes (default "bad-").
+	Bucket         string
+	Data           map[string][]byte
+	ProviderConfig string
+	Code           gardencorev1beta1.ErrorCode
+	Mentions       string
+}
+
+// BucketsFail runs every case as a subtest: it creates the bucket, waits for the error code,
+// checks the description mentions what it must and none of secrets, and calls touchedNothing
+// (which fails the test if the store was changed for the bucket of that name).
+func (e *Env) BucketsFail(t *testing.T, cases []BucketFailure, secrets []string, touchedNothing func(t *testing.T, bucket string)) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			bb := e.CreateBucket(t, UniqueName(cmp.Or(c.Bucket, "bad-")), c.Data, c.ProviderConfig)
+			t.Cleanup(func() { e.Forget(t, bb) })
+			e.WaitFor(t, bb, time.Minute, "error code "+string(c.Code), FailedWith(c.Code))
+			desc := bb.Status.LastError.Description
+			if !strings.Contains(desc, c.Mentions) {
+				t.Errorf("lastError %q does not mention %q", desc, c.Mentions)
+			}
+			for _, s := range secrets {
+				if strings.Contains(desc, s) {
+					t.Fatalf("a secret value reached the status: %q", desc)
+				}
+			}
+			touchedNothing(t, bb.Name)
+		})
 	}
 }

@@ -94,34 +94,17 @@ func TestBucketErrorsCarryCodesAndTouchNothing(t *testing.T) {
 	const revoked = "revoked@geb-test-project.iam.gserviceaccount.com"
 	revokedKey := gcs.ServiceAccountKey(revoked)
 	gcs.RevokeServiceAccountKey(revoked)
-	cases := []struct {
-		name, bucket, providerConfig, mentions string
-		data                                   map[string][]byte
-		code                                   gardencorev1beta1.ErrorCode
-	}{
-		{"revoked key", "bad-", "", "refused the credentials", stack.With(secret(), "serviceaccount.json", string(revokedKey)), gardencorev1beta1.ErrorInfraUnauthenticated},
-		{"name of another project", foreignPrefix, "", "taken by another project", secret(), gardencorev1beta1.ErrorConfigurationProblem},
-		{"retention too short", "bad-", `{"apiVersion":"gcp.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"1h"}}`,
-			"providerConfig.immutability.retentionPeriod", secret(), gardencorev1beta1.ErrorConfigurationProblem},
-		{"no key file", "bad-", "", "serviceaccount.json", stack.With(secret(), "serviceaccount.json", ""), gardencorev1beta1.ErrorConfigurationProblem},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			bb := env.CreateBucket(t, framework.UniqueName(c.bucket), c.data, c.providerConfig)
-			t.Cleanup(func() { env.Forget(t, bb) })
-			env.WaitFor(t, bb, time.Minute, "error code "+string(c.code), framework.FailedWith(c.code))
-			desc := bb.Status.LastError.Description
-			if !strings.Contains(desc, c.mentions) {
-				t.Errorf("lastError %q does not mention %q", desc, c.mentions)
-			}
-			if strings.Contains(desc, "PRIVATE KEY") {
-				t.Fatalf("a secret value reached the status: %q", desc)
-			}
-			if bucketExists(t, bb.Name) {
-				t.Fatalf("bucket %q was created despite the error", bb.Name)
-			}
-		})
-	}
+	env.BucketsFail(t, []framework.BucketFailure{
+		{Name: "revoked key", Data: stack.With(secret(), "serviceaccount.json", string(revokedKey)), Code: gardencorev1beta1.ErrorInfraUnauthenticated, Mentions: "refused the credentials"},
+		{Name: "name of another project", Bucket: foreignPrefix, Data: secret(), Code: gardencorev1beta1.ErrorConfigurationProblem, Mentions: "taken by another project"},
+		{Name: "retention too short", Data: secret(), ProviderConfig: `{"apiVersion":"gcp.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"1h"}}`,
+			Code: gardencorev1beta1.ErrorConfigurationProblem, Mentions: "providerConfig.immutability.retentionPeriod"},
+		{Name: "no key file", Data: stack.With(secret(), "serviceaccount.json", ""), Code: gardencorev1beta1.ErrorConfigurationProblem, Mentions: "serviceaccount.json"},
+	}, []string{"PRIVATE KEY"}, func(t *testing.T, bucket string) {
+		if bucketExists(t, bucket) {
+			t.Fatalf("bucket %q was created despite the error", bucket)
+		}
+	})
 }
 
 func TestEntryWritesEtcdBackupSecret(t *testing.T) {
