@@ -1,0 +1,126 @@
+package charts_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gardener/gardener/pkg/chartrenderer"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/apimachinery/pkg/version"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/charts"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+var k8s client.Client
+
+func TestMain(m *testing.M) {
+	env, cfg, err := stack.StartEnvtest()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if k8s, err = client.New(cfg, client.Options{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+func render(values map[string]any) ([]*unstructured.Unstructured, error) {
+	r := chartrenderer.NewWithServerVersion(&version.Info{Major: "1", Minor: "36", GitVersion: "v1.36.4"})
+	rendered, err := r.RenderEmbeddedFS(charts.FS, charts.ChartPath, "backup", "extension-backup", values)
+	if err != nil {
+		return nil, err
+	}
+	var objs []*unstructured.Unstructured
+	dec := yaml.NewYAMLOrJSONDecoder(strings.NewReader(string(rendered.Manifest())), 4096)
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := dec.Decode(&obj.Object); err != nil {
+			break
+		}
+		if len(obj.Object) > 0 {
+			objs = append(objs, obj)
+		}
+	}
+	return objs, nil
+}
+
+func TestChartRendersValidObjectsForEveryProvider(t *testing.T) {
+	ctx := context.Background()
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "extension-backup"}}}
+	if err := k8s.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"aws", "azure", "gcp", "openstack"} {
+		t.Run(p, func(t *testing.T) {
+			objs, err := render(map[string]any{"provider": p, "controllers": map[string]any{"concurrentSyncs": 7, "deletionParallelism": 8, "extensionClasses": []string{"seed", "shoot"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds []string
+			for _, o := range objs {
+				kinds = append(kinds, o.GetKind())
+				// The API server's own validation of every object, nothing stored.
+				if err := k8s.Create(ctx, o, client.DryRunAll); err != nil {
+					t.Errorf("%s %s is refused by the API server: %v", o.GetKind(), o.GetName(), err)
+				}
+				if o.GetKind() != "Deployment" {
+					continue
+				}
+				containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+				c := containers[0].(map[string]any)
+				if img := c["image"].(string); !strings.Contains(img, "/gardener-extension-backup-"+p+":") {
+					t.Errorf("image %s is not the %s binary's", img, p)
+				}
+				args := fmt.Sprint(c["args"])
+				for _, want := range []string{"--max-concurrent-reconciles=7", "--extension-classes=seed,shoot", "--leader-election-namespace=extension-backup"} {
+					if !strings.Contains(args, want) {
+						t.Errorf("args %s lack %s", args, want)
+					}
+				}
+				sc := c["securityContext"].(map[string]any)
+				if sc["readOnlyRootFilesystem"] != true || sc["allowPrivilegeEscalation"] != false {
+					t.Errorf("container security context %v", sc)
+				}
+			}
+			slices.Sort(kinds)
+			want := []string{"ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "ServiceAccount"}
+			if !slices.Equal(kinds, want) {
+				t.Fatalf("kinds %v; want %v", kinds, want)
+			}
+		})
+	}
+}
+
+func TestValuesSchemaRefusesBadValues(t *testing.T) {
+	cases := []struct {
+		name   string
+		values map[string]any
+		want   string
+	}{
+		{"unknown provider", map[string]any{"provider": "alicloud"}, "provider"},
+		{"no replicas", map[string]any{"replicaCount": 0}, "replicaCount"},
+		{"unknown extension class", map[string]any{"controllers": map[string]any{"concurrentSyncs": 5, "deletionParallelism": 8, "extensionClasses": []string{"cluster"}}}, "extensionClasses"},
+		{"zero deletion parallelism", map[string]any{"controllers": map[string]any{"concurrentSyncs": 5, "deletionParallelism": 0}}, "deletionParallelism"},
+		{"misspelt key", map[string]any{"replicas": 2}, "replicas"},
+		{"log level", map[string]any{"logLevel": "verbose"}, "logLevel"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := render(c.values)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("render: %v; want a schema error naming %s", err, c.want)
+			}
+		})
+	}
+}
