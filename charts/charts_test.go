@@ -8,10 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gardener/gardener/pkg/chartrenderer"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/apimachinery/pkg/version"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/charts"
@@ -36,23 +33,7 @@ func TestMain(m *testing.M) {
 }
 
 func render(values map[string]any) ([]*unstructured.Unstructured, error) {
-	r := chartrenderer.NewWithServerVersion(&version.Info{Major: "1", Minor: "36", GitVersion: "v1.36.4"})
-	rendered, err := r.RenderEmbeddedFS(charts.FS, charts.ChartPath, "backup", "extension-backup", values)
-	if err != nil {
-		return nil, err
-	}
-	var objs []*unstructured.Unstructured
-	dec := yaml.NewYAMLOrJSONDecoder(strings.NewReader(string(rendered.Manifest())), 4096)
-	for {
-		obj := &unstructured.Unstructured{}
-		if err := dec.Decode(&obj.Object); err != nil {
-			break
-		}
-		if len(obj.Object) > 0 {
-			objs = append(objs, obj)
-		}
-	}
-	return objs, nil
+	return charts.Render("extension-backup", values)
 }
 
 func TestChartRendersValidObjectsForEveryProvider(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 	extensionscmd "github.com/gardener/gardener/extensions/pkg/controller/cmd"
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 
@@ -32,9 +34,23 @@ type Env struct {
 	stop   func()
 }
 
+// Options change how the controllers run.
+type Options struct {
+	// ManagerConfig, when set, turns the API server's admin config into the one the controllers'
+	// manager uses (for example one impersonating the chart's service account).
+	ManagerConfig func(admin *rest.Config) (*rest.Config, error)
+	// LeaderElectionNamespace, when set, turns leader election on with its lease there.
+	LeaderElectionNamespace string
+}
+
 // Start starts envtest and the controllers of p; objects are created in region. Set TEST_LOG
 // to see the controllers' log.
 func Start(p provider.Provider, region string) (*Env, error) {
+	return StartWith(p, region, Options{})
+}
+
+// StartWith is Start with options.
+func StartWith(p provider.Provider, region string, o Options) (*Env, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	testEnv, cfg, err := stack.StartEnvtest()
 	if err != nil {
@@ -42,13 +58,21 @@ func Start(p provider.Provider, region string) (*Env, error) {
 		return nil, err
 	}
 	stop := func() { cancel(); _ = testEnv.Stop() }
+	mgrCfg := cfg
+	if o.ManagerConfig != nil {
+		if mgrCfg, err = o.ManagerConfig(cfg); err != nil {
+			stop()
+			return nil, err
+		}
+	}
 	logger := logr.Discard()
 	if os.Getenv("TEST_LOG") != "" {
 		logger = funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{})
 	}
 	appCfg := app.Config{
-		REST:     &extensionscmd.RESTConfig{Config: cfg},
-		Manager:  &extensionscmd.ManagerConfig{MetricsBindAddress: "0", HealthBindAddress: "0", Logger: logger},
+		REST: &extensionscmd.RESTConfig{Config: mgrCfg},
+		Manager: &extensionscmd.ManagerConfig{MetricsBindAddress: "0", HealthBindAddress: "0", Logger: logger,
+			LeaderElection: o.LeaderElectionNamespace != "", LeaderElectionID: "backup-test-leader-election", LeaderElectionNamespace: o.LeaderElectionNamespace},
 		Deletion: controller.DeletionOptions{Parallelism: 4},
 	}
 	mgr, err := app.NewManager(appCfg)
@@ -57,7 +81,8 @@ func Start(p provider.Provider, region string) (*Env, error) {
 		return nil, err
 	}
 	opts := controller.AddOptions{
-		Controller: ctrlcontroller.Options{MaxConcurrentReconciles: 5, ReconciliationTimeout: ReconcileTimeout},
+		// Names are checked per process; a test may run a second manager.
+		Controller: ctrlcontroller.Options{MaxConcurrentReconciles: 5, ReconciliationTimeout: ReconcileTimeout, SkipNameValidation: ptr.To(true)},
 		Deletion:   appCfg.Deletion,
 	}
 	if err := backupbucket.AddToManager(ctx, mgr, p, opts); err != nil {

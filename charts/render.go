@@ -1,0 +1,37 @@
+package charts
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gardener/gardener/pkg/chartrenderer"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/apimachinery/pkg/version"
+)
+
+// Render renders the chart with values (merged over values.yaml and checked against
+// values.schema.json) as release "backup" in namespace, and returns its objects in install order.
+func Render(namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
+	r := chartrenderer.NewWithServerVersion(&version.Info{Major: "1", Minor: "36", GitVersion: "v1.36.4"})
+	rendered, err := r.RenderEmbeddedFS(FS, ChartPath, "backup", namespace, values)
+	if err != nil {
+		return nil, err
+	}
+	var objs []*unstructured.Unstructured
+	dec := yaml.NewYAMLOrJSONDecoder(strings.NewReader(string(rendered.Manifest())), 4096)
+	for {
+		obj := &unstructured.Unstructured{}
+		err := dec.Decode(&obj.Object)
+		if err == io.EOF {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("decoding the rendered chart: %w", err)
+		}
+		if len(obj.Object) > 0 {
+			objs = append(objs, obj)
+		}
+	}
+}

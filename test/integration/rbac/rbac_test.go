@@ -1,0 +1,154 @@
+// Package rbac_test proves the chart's RBAC sufficient and minimal: the real controllers run with
+// a client that impersonates the chart's service account, bound only by the chart's roles, on a
+// real kube-apiserver (envtest authorizes with RBAC), and go through a bucket's and an entry's
+// whole life; with one rule taken away, they fail.
+package rbac_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/charts"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
+)
+
+// memProvider serves type "aws" from an in-memory store that also issues credentials, so that
+// every Kubernetes access of the controllers (generated secrets included) is exercised; the
+// chart's RBAC does not depend on the cloud.
+type memProvider struct{ store *memstore.Store }
+
+type issuingStore struct{ *memstore.Store }
+
+func (issuingStore) IssueCredential(_ context.Context, _ string, inUse []string) (objectstore.Credential, error) {
+	return objectstore.Credential{ID: fmt.Sprintf("k%d", len(inUse)+1), Data: map[string][]byte{"key": []byte("generated")}}, nil
+}
+func (issuingStore) RevokeCredentials(context.Context, string, []string) error { return nil }
+
+func (p memProvider) Type() string                           { return "aws" }
+func (p memProvider) DecodeBucketConfig([]byte) (any, error) { return nil, nil }
+func (p memProvider) NewStore(context.Context, provider.Credentials) (objectstore.Store, error) {
+	return issuingStore{p.store}, nil
+}
+func (p memProvider) EtcdBackupSecretData(_ *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
+	return data, nil
+}
+
+const namespace = "extension-backup"
+
+// chartIdentity applies the chart's service account and roles (edit may change the rules first)
+// and returns a config that impersonates the service account.
+func chartIdentity(edit func(rules []any) []any) func(*rest.Config) (*rest.Config, error) {
+	return func(admin *rest.Config) (*rest.Config, error) {
+		c, err := client.New(admin, client.Options{})
+		if err != nil {
+			return nil, err
+		}
+		objs, err := charts.Render(namespace, map[string]any{"provider": "aws"})
+		if err != nil {
+			return nil, err
+		}
+		ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": namespace}}}
+		if err := c.Create(context.Background(), ns); err != nil {
+			return nil, err
+		}
+		sa := ""
+		for _, o := range objs {
+			switch o.GetKind() {
+			case "ServiceAccount":
+				sa = o.GetName()
+			case "ClusterRole":
+				if edit != nil {
+					rules, _, _ := unstructured.NestedSlice(o.Object, "rules")
+					if err := unstructured.SetNestedSlice(o.Object, edit(rules), "rules"); err != nil {
+						return nil, err
+					}
+				}
+			case "Role", "RoleBinding", "ClusterRoleBinding":
+			default:
+				continue
+			}
+			if err := c.Create(context.Background(), o); err != nil {
+				return nil, fmt.Errorf("applying %s %s: %w", o.GetKind(), o.GetName(), err)
+			}
+		}
+		cfg := rest.CopyConfig(admin)
+		cfg.Impersonate = rest.ImpersonationConfig{
+			UserName: fmt.Sprintf("system:serviceaccount:%s:%s", namespace, sa),
+			Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
+		}
+		return cfg, nil
+	}
+}
+
+func TestChartRBACIsSufficient(t *testing.T) {
+	store := memstore.New(100)
+	env, err := framework.StartWith(memProvider{store}, "local", framework.Options{ManagerConfig: chartIdentity(nil), LeaderElectionNamespace: namespace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Stop()
+
+	bb := env.CreateBucket(t, framework.UniqueName("rbac-"), map[string][]byte{"any": []byte("x")}, "")
+	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled under the chart's RBAC", framework.Succeeded)
+	if bb.Status.GeneratedSecretRef == nil {
+		t.Fatal("no generated secret published")
+	}
+	shoot := framework.UniqueName("shoot--rbac--")
+	env.EnsureNamespace(t, shoot)
+	be := env.CreateEntry(t, shoot+"--1", bb.Name, map[string][]byte{"key": []byte("generated")})
+	env.WaitFor(t, be, time.Minute, "entry reconciled under the chart's RBAC", framework.Succeeded)
+	if keys, _ := env.SecretKeys(t, shoot, "etcd-backup"); !slices.Contains(keys, "bucketName") {
+		t.Fatalf("etcd-backup keys %v", keys)
+	}
+	neighbours := framework.FillEntry(t, store, bb.Name, shoot+"--1/", 50)
+	env.DeleteAndWaitGone(t, be, time.Minute)
+	framework.AssertOnly(t, store, bb.Name, neighbours)
+	env.DeleteAndWaitGone(t, bb, time.Minute)
+	err = env.K8s.Get(framework.Ctx(t), client.ObjectKey{Namespace: bb.Status.GeneratedSecretRef.Namespace, Name: bb.Status.GeneratedSecretRef.Name}, &corev1.Secret{})
+	if !apierrors.IsNotFound(err) {
+		t.Fatalf("generated secret after the bucket's deletion: %v", err)
+	}
+}
+
+func TestChartRBACWithoutCreatingSecretsFails(t *testing.T) {
+	withoutSecretCreate := func(rules []any) []any {
+		for _, r := range rules {
+			rule := r.(map[string]any)
+			if fmt.Sprint(rule["resources"]) == "[secrets]" {
+				var verbs []any
+				for _, v := range rule["verbs"].([]any) {
+					if v != "create" {
+						verbs = append(verbs, v)
+					}
+				}
+				rule["verbs"] = verbs
+			}
+		}
+		return rules
+	}
+	env, err := framework.StartWith(memProvider{memstore.New(100)}, "local", framework.Options{ManagerConfig: chartIdentity(withoutSecretCreate)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Stop()
+	bb := env.CreateBucket(t, framework.UniqueName("rbac-"), map[string][]byte{"any": []byte("x")}, "")
+	env.WaitFor(t, bb, time.Minute, "bucket failing to write its generated secret", func(o extensionsv1alpha1.Object) bool {
+		le := o.GetExtensionStatus().GetLastError()
+		return le != nil && strings.Contains(le.Description, "forbidden")
+	})
+	env.Forget(t, bb)
+}
