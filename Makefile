@@ -60,6 +60,10 @@ bench-azure: tools ## 10,000 blobs on Azurite: engine vs one Delete per blob (sa
 bench-openstack: ## 20,000 objects on real Swift: this engine vs one bulk request, at 0 and 50 ms.
 	@go run ./test/bench/openstack $(BENCH_FLAGS)
 
+.PHONY: examples
+examples: ## Regenerate example/<provider>/controller-registration.yaml and extension.yaml from the chart.
+	@go run ./hack/gen-examples
+
 .PHONY: duplicates
 duplicates: ## Show repeated code (needs the duplicates tool).
 	@duplicates --most 20

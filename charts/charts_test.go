@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gardener/gardener/pkg/chartrenderer"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/version"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/charts"
@@ -103,5 +105,35 @@ func TestValuesSchemaRefusesBadValues(t *testing.T) {
 				t.Fatalf("render: %v; want a schema error naming %s", err, c.want)
 			}
 		})
+	}
+}
+
+func TestArchiveIsTheChart(t *testing.T) {
+	archive, err := charts.Archive()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := chartrenderer.NewWithServerVersion(&version.Info{Major: "1", Minor: "36"})
+	rendered, err := r.RenderArchive(archive, "backup", "extension-backup", map[string]any{"provider": "gcp"})
+	if err != nil {
+		t.Fatalf("the archive in ControllerDeployment.helm.rawChart does not render: %v", err)
+	}
+	if !strings.Contains(string(rendered.Manifest()), "gardener-extension-backup-gcp") {
+		t.Fatal("the archive rendered without the provider's binary")
+	}
+}
+
+func TestExamplesAreGeneratedFromTheChart(t *testing.T) {
+	for _, p := range charts.Providers {
+		files, err := charts.Examples(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, want := range files {
+			got, err := os.ReadFile("../example/" + p + "/" + name)
+			if err != nil || string(got) != string(want) {
+				t.Errorf("example/%s/%s is stale or missing (%v): run make examples", p, name, err)
+			}
+		}
 	}
 }
