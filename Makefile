@@ -16,9 +16,9 @@ tools: ## Build and cache kube-apiserver, etcd, MinIO, fake-gcs-server and Azuri
 	@hack/tools.sh all >/dev/null
 
 .PHONY: build
-build: ## Build the provider binaries into bin/.
+build: ## Build the four provider binaries and the admission webhook into bin/.
 	@mkdir -p $(BIN)
-	@for p in $(PROVIDERS); do echo "building $(BIN)/gardener-extension-backup-$$p"; go build -o $(BIN)/gardener-extension-backup-$$p ./cmd/gardener-extension-backup-$$p || exit 1; done
+	@for p in $(PROVIDERS) admission; do echo "building $(BIN)/gardener-extension-backup-$$p"; go build -o $(BIN)/gardener-extension-backup-$$p ./cmd/gardener-extension-backup-$$p || exit 1; done
 
 .PHONY: vet
 vet: ## Run go vet and check formatting.
@@ -59,6 +59,13 @@ bench-azure: tools ## 10,000 blobs on Azurite: engine vs one Delete per blob (sa
 .PHONY: bench-openstack
 bench-openstack: ## 20,000 objects on real Swift: this engine vs one bulk request, at 0 and 50 ms.
 	@go run ./test/bench/openstack $(BENCH_FLAGS)
+
+IMAGE_REGISTRY ?= europe-docker.pkg.dev/gardener-extension-backup/releases
+IMAGE_TAG ?= 0.1.0
+
+.PHONY: images
+images: ## Build the five images (four providers, admission) with docker (needs a Docker engine; not available on the CI machine).
+	@for p in $(PROVIDERS) admission; do docker build --build-arg PROVIDER=$$p -t $(IMAGE_REGISTRY)/gardener-extension-backup-$$p:$(IMAGE_TAG) . || exit 1; done
 
 .PHONY: examples
 examples: ## Regenerate example/<provider>/controller-registration.yaml and extension.yaml from the chart.

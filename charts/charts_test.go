@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/charts"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/admission"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
@@ -85,6 +86,30 @@ func TestChartRendersValidObjectsForEveryProvider(t *testing.T) {
 	}
 }
 
+func TestAdmissionSection(t *testing.T) {
+	objs, err := render(map[string]any{"admission": map[string]any{"enabled": true, "controllers": false}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, o := range objs {
+		kinds = append(kinds, o.GetKind())
+		if err := k8s.Create(context.Background(), o, client.DryRunAll); err != nil {
+			t.Errorf("%s %s is refused by the API server: %v", o.GetKind(), o.GetName(), err)
+		}
+		if o.GetKind() == "ValidatingWebhookConfiguration" {
+			webhooks, _, _ := unstructured.NestedSlice(o.Object, "webhooks")
+			if p := webhooks[0].(map[string]any)["clientConfig"].(map[string]any)["service"].(map[string]any)["path"]; p != admission.Path {
+				t.Errorf("webhook path %v; want the server's %s", p, admission.Path)
+			}
+		}
+	}
+	slices.Sort(kinds)
+	if want := []string{"Deployment", "Service", "ValidatingWebhookConfiguration"}; !slices.Equal(kinds, want) {
+		t.Fatalf("kinds %v; want only the webhook's %v", kinds, want)
+	}
+}
+
 func TestValuesSchemaRefusesBadValues(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -97,6 +122,7 @@ func TestValuesSchemaRefusesBadValues(t *testing.T) {
 		{"zero deletion parallelism", map[string]any{"controllers": map[string]any{"concurrentSyncs": 5, "deletionParallelism": 0}}, "deletionParallelism"},
 		{"misspelt key", map[string]any{"replicas": 2}, "replicas"},
 		{"log level", map[string]any{"logLevel": "verbose"}, "logLevel"},
+		{"admission failure policy", map[string]any{"admission": map[string]any{"failurePolicy": "Maybe"}}, "failurePolicy"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,131 @@
+// Package admission validates, in the garden cluster, the backup providerConfig of core
+// BackupBuckets and of Seeds (spec.backup) with the same decoding and validation the controllers
+// use, and refuses changes that would weaken a bucket's immutability.
+package admission
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+// Path is where the webhook server serves the validation.
+const Path = "/validate-backup-provider-config"
+
+// Validator validates the providerConfigs of the providers it knows; other types are allowed
+// (they belong to other extensions). It holds no per-request state.
+type Validator struct {
+	// Providers by extension type.
+	Providers map[string]provider.Provider
+}
+
+var _ admission.Handler = Validator{}
+
+// backupOf returns the provider type, the providerConfig and its field path of a core
+// BackupBucket or Seed; ok is false for a Seed without backup.
+func backupOf(kind string, raw []byte) (typ string, config []byte, path string, ok bool, err error) {
+	switch kind {
+	case "BackupBucket":
+		bb := &gardencorev1beta1.BackupBucket{}
+		if err := json.Unmarshal(raw, bb); err != nil {
+			return "", nil, "", false, err
+		}
+		return bb.Spec.Provider.Type, rawOf(bb.Spec.ProviderConfig), "spec.providerConfig", true, nil
+	case "Seed":
+		seed := &gardencorev1beta1.Seed{}
+		if err := json.Unmarshal(raw, seed); err != nil {
+			return "", nil, "", false, err
+		}
+		if seed.Spec.Backup == nil {
+			return "", nil, "", false, nil
+		}
+		return seed.Spec.Backup.Provider, rawOf(seed.Spec.Backup.ProviderConfig), "spec.backup.providerConfig", true, nil
+	}
+	return "", nil, "", false, nil
+}
+
+func rawOf(ext *runtime.RawExtension) []byte {
+	if ext == nil {
+		return nil
+	}
+	return ext.Raw
+}
+
+// Handle implements admission.Handler.
+func (v Validator) Handle(_ context.Context, req admission.Request) admission.Response {
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return admission.Allowed("")
+	}
+	typ, config, path, ok, err := backupOf(req.Kind.Kind, req.Object.Raw)
+	if err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	p, known := v.Providers[typ]
+	if !ok || !known {
+		return admission.Allowed("")
+	}
+	if _, err := p.DecodeBucketConfig(config); err != nil {
+		// The provider's errors name the field from "providerConfig" on.
+		return admission.Denied(strings.Replace(err.Error(), "providerConfig", path, 1))
+	}
+	if req.Operation == admissionv1.Update {
+		oldType, oldConfig, _, oldOK, err := backupOf(req.Kind.Kind, req.OldObject.Raw)
+		if err == nil && oldOK && oldType == typ {
+			if msg := weakened(immutabilityOf(oldConfig), immutabilityOf(config), path+".immutability"); msg != "" {
+				return admission.Denied(msg)
+			}
+		}
+	}
+	return admission.Allowed("")
+}
+
+// immutability is what the four providers' configs share about immutability: a retention period
+// that is locked (GCS and Azure `locked`, S3 Object Lock `mode: compliance`) or not.
+type immutability struct {
+	set    bool
+	period time.Duration
+	locked bool
+}
+
+func immutabilityOf(raw []byte) immutability {
+	var cfg struct {
+		Immutability *struct {
+			RetentionPeriod metav1.Duration `json:"retentionPeriod"`
+			Locked          bool            `json:"locked"`
+			Mode            string          `json:"mode"`
+		} `json:"immutability"`
+	}
+	// Objects in admission requests are JSON, their providerConfig too.
+	if len(raw) == 0 || json.Unmarshal(raw, &cfg) != nil || cfg.Immutability == nil {
+		return immutability{}
+	}
+	im := cfg.Immutability
+	return immutability{set: true, period: im.RetentionPeriod.Duration, locked: im.Locked || strings.EqualFold(im.Mode, "compliance")}
+}
+
+// weakened explains why the change from old to new weakens a locked immutability ("" if it does
+// not): a locked policy can never be removed, unlocked or shortened.
+func weakened(old, new immutability, path string) string {
+	switch {
+	case !old.set || !old.locked:
+		return ""
+	case !new.set:
+		return fmt.Sprintf("%s: Forbidden: a locked immutability policy of %s can never be removed", path, old.period)
+	case !new.locked:
+		return fmt.Sprintf("%s: Forbidden: a locked immutability policy can never be unlocked (locked: true, or mode: compliance)", path)
+	case new.period < old.period:
+		return fmt.Sprintf("%s.retentionPeriod: Forbidden: a locked immutability policy can only be extended, not shortened from %s to %s", path, old.period, new.period)
+	}
+	return ""
+}

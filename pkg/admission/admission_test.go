@@ -1,0 +1,206 @@
+package admission_test
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/admission"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+var k8s client.Client
+
+// coreCRD stands in for a core.gardener.cloud resource: the garden cluster serves BackupBuckets
+// and Seeds from gardener-apiserver, which envtest lacks; the webhook sees the same requests.
+func coreCRD(plural, kind string) *apiextensionsv1.CustomResourceDefinition {
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: plural + ".core.gardener.cloud"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "core.gardener.cloud",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: kind},
+			Scope: apiextensionsv1.ClusterScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1beta1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
+		},
+	}
+}
+
+func TestMain(m *testing.M) {
+	assets, err := stack.Tool("envtest", "KUBEBUILDER_ASSETS")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fail := admissionregistrationv1.Fail
+	none := admissionregistrationv1.SideEffectClassNone
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		CRDs:                  []*apiextensionsv1.CustomResourceDefinition{coreCRD("backupbuckets", "BackupBucket"), coreCRD("seeds", "Seed")},
+		WebhookInstallOptions: envtest.WebhookInstallOptions{ValidatingWebhooks: []*admissionregistrationv1.ValidatingWebhookConfiguration{{
+			ObjectMeta: metav1.ObjectMeta{Name: "gardener-extension-backup-admission"},
+			Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+				Name:                    "backup.validation.extensions.gardener.cloud",
+				ClientConfig:            admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Name: "x", Namespace: "x", Path: ptr.To(admission.Path)}},
+				Rules:                   []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{"CREATE", "UPDATE"}, Rule: admissionregistrationv1.Rule{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"v1beta1"}, Resources: []string{"backupbuckets", "seeds"}}}},
+				FailurePolicy:           &fail,
+				SideEffects:             &none,
+				AdmissionReviewVersions: []string{"v1"},
+			}},
+		}}},
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	v := admission.Validator{Providers: map[string]provider.Provider{}}
+	for _, p := range []provider.Provider{&aws.Provider{}, &azure.Provider{}, &gcp.Provider{}, &openstack.Provider{}} {
+		v.Providers[p.Type()] = p
+	}
+	o := env.WebhookInstallOptions
+	go func() {
+		_ = admission.Serve(ctx, v, admission.ServerOptions{Host: o.LocalServingHost, Port: o.LocalServingPort, CertDir: o.LocalServingCertDir})
+	}()
+	addr := net.JoinHostPort(o.LocalServingHost, fmt.Sprint(o.LocalServingPort))
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}); err == nil { //nolint:gosec // a readiness probe of the test's own server
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintln(os.Stderr, "the webhook server did not start")
+			os.Exit(1)
+		}
+	}
+	if k8s, err = client.New(cfg, client.Options{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	cancel()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+var seq int
+
+func object(kind, typ, config string) *unstructured.Unstructured {
+	seq++
+	spec := map[string]any{}
+	switch kind {
+	case "BackupBucket":
+		spec["provider"] = map[string]any{"type": typ, "region": "r"}
+	case "Seed":
+		if typ != "" {
+			spec["backup"] = map[string]any{"provider": typ}
+		}
+	}
+	o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "core.gardener.cloud/v1beta1", "kind": kind, "metadata": map[string]any{"name": fmt.Sprintf("o%d", seq)}, "spec": spec}}
+	setConfig(o, config)
+	return o
+}
+
+// setConfig replaces the object's backup providerConfig with config (JSON).
+func setConfig(o *unstructured.Unstructured, config string) {
+	if config == "" {
+		return
+	}
+	raw := map[string]any{}
+	if err := json.Unmarshal([]byte(config), &raw); err != nil {
+		panic(err)
+	}
+	path := []string{"spec", "providerConfig"}
+	if o.GetKind() == "Seed" {
+		path = []string{"spec", "backup", "providerConfig"}
+	}
+	if err := unstructured.SetNestedMap(o.Object, raw, path...); err != nil {
+		panic(err)
+	}
+}
+
+func TestCreateIsValidatedWithFieldPaths(t *testing.T) {
+	const gcpHead = `{"apiVersion":"gcp.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig"`
+	cases := []struct {
+		name, kind, typ, config string
+		wantDenied              string // "" : allowed
+	}{
+		{"valid aws bucket", "BackupBucket", "aws", `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h","mode":"compliance"}}`, ""},
+		{"bucket without providerConfig", "BackupBucket", "gcp", "", ""},
+		{"gcp retention too short", "BackupBucket", "gcp", gcpHead + `,"immutability":{"retentionType":"bucket","retentionPeriod":"1h"}}`, "spec.providerConfig.immutability.retentionPeriod"},
+		{"azure seed with an unknown sku", "Seed", "azure", `{"apiVersion":"azure.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","storageAccount":{"skuName":"Premium_LRS"}}`, "spec.backup.providerConfig.storageAccount.skuName"},
+		{"openstack seed asking immutability", "Seed", "openstack", `{"apiVersion":"openstack.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h"}}`, "spec.backup.providerConfig.immutability"},
+		{"unknown field", "BackupBucket", "aws", `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","encryptionn":{}}`, "encryptionn"},
+		{"seed without backup", "Seed", "", "", ""},
+		{"another extension's type", "BackupBucket", "alicloud", `{"anything":"goes"}`, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := k8s.Create(context.Background(), object(c.kind, c.typ, c.config))
+			switch {
+			case c.wantDenied == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.wantDenied != "" && (err == nil || !strings.Contains(err.Error(), c.wantDenied)):
+				t.Fatalf("got %v; want a refusal naming %s", err, c.wantDenied)
+			}
+		})
+	}
+}
+
+func TestLockedImmutabilityIsNeverWeakened(t *testing.T) {
+	gcpConfig := func(period string, locked bool) string {
+		return fmt.Sprintf(`{"apiVersion":"gcp.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":%q,"locked":%v}}`, period, locked)
+	}
+	awsConfig := func(mode string) string {
+		return fmt.Sprintf(`{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"48h","mode":%q}}`, mode)
+	}
+	cases := []struct {
+		name, kind, typ, from, to, wantDenied string
+	}{
+		{"unlocked may be shortened", "BackupBucket", "gcp", gcpConfig("48h", false), gcpConfig("24h", false), ""},
+		{"locked may be extended", "BackupBucket", "gcp", gcpConfig("48h", true), gcpConfig("72h", true), ""},
+		{"locked is not shortened", "BackupBucket", "gcp", gcpConfig("48h", true), gcpConfig("24h", true), "spec.providerConfig.immutability.retentionPeriod: Forbidden"},
+		{"locked is not unlocked", "Seed", "gcp", gcpConfig("48h", true), gcpConfig("48h", false), "spec.backup.providerConfig.immutability: Forbidden"},
+		{"locked is not removed", "BackupBucket", "azure", `{"apiVersion":"azure.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"48h","locked":true}}`,
+			`{"apiVersion":"azure.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig"}`, "can never be removed"},
+		{"compliance is not turned into governance", "BackupBucket", "aws", awsConfig("compliance"), awsConfig("governance"), "never be unlocked"},
+		{"governance may become compliance", "BackupBucket", "aws", awsConfig("governance"), awsConfig("compliance"), ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			o := object(c.kind, c.typ, c.from)
+			if err := k8s.Create(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+			setConfig(o, c.to)
+			err := k8s.Update(ctx, o)
+			switch {
+			case c.wantDenied == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.wantDenied != "" && (err == nil || !strings.Contains(err.Error(), c.wantDenied)):
+				t.Fatalf("got %v; want a refusal saying %q", err, c.wantDenied)
+			}
+		})
+	}
+}
