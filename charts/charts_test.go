@@ -8,13 +8,23 @@ import (
 	"strings"
 	"testing"
 
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener/gardener/pkg/chartrenderer"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/version"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/charts"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/admission"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
@@ -26,7 +36,14 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if k8s, err = client.New(cfg, client.Options{}); err != nil {
+	scheme, err := app.Scheme()
+	if err == nil {
+		k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	}
+	if err == nil {
+		err = k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "garden"}})
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -161,5 +178,38 @@ func TestExamplesAreGeneratedFromTheChart(t *testing.T) {
 				t.Errorf("example/%s/%s is stale or missing (%v): run make examples", p, name, err)
 			}
 		}
+	}
+}
+
+func TestExampleResourcesAreValid(t *testing.T) {
+	providers := map[string]provider.Provider{"aws": &aws.Provider{}, "azure": &azure.Provider{}, "gcp": &gcp.Provider{}, "openstack": &openstack.Provider{}}
+	ctx := context.Background()
+	for _, p := range charts.Providers {
+		t.Run(p, func(t *testing.T) {
+			bb, be := &extensionsv1alpha1.BackupBucket{}, &extensionsv1alpha1.BackupEntry{}
+			for file, obj := range map[string]client.Object{"secret-backupbucket.yaml": &corev1.Secret{}, "backupbucket.yaml": bb, "secret-backupentry.yaml": &corev1.Secret{}, "backupentry.yaml": be} {
+				data, err := os.ReadFile("../example/" + p + "/" + file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := sigsyaml.UnmarshalStrict(data, obj); err != nil {
+					t.Fatalf("example/%s/%s: %v", p, file, err)
+				}
+				obj.SetResourceVersion("")
+				if err := k8s.Create(ctx, obj, client.DryRunAll); err != nil {
+					t.Errorf("example/%s/%s is refused by the API server: %v", p, file, err)
+				}
+			}
+			if bb.Spec.Type != p || be.Spec.Type != p || be.Spec.BucketName != bb.Name {
+				t.Errorf("example/%s: types %s/%s, entry bucket %s; want %s and the bucket's name", p, bb.Spec.Type, be.Spec.Type, be.Spec.BucketName, p)
+			}
+			var raw []byte
+			if bb.Spec.ProviderConfig != nil {
+				raw = bb.Spec.ProviderConfig.Raw
+			}
+			if _, err := providers[p].DecodeBucketConfig(raw); err != nil {
+				t.Errorf("example/%s/backupbucket.yaml: %v", p, err)
+			}
+		})
 	}
 }
