@@ -22,7 +22,7 @@ build: ## Build the four provider binaries and the admission webhook into bin/.
 
 .PHONY: vet
 vet: ## Run go vet and check formatting.
-	@test -z "$$(gofmt -l ./cmd ./pkg ./test)" || { echo "gofmt needed:"; gofmt -l ./cmd ./pkg ./test; exit 1; }
+	@test -z "$$(gofmt -l ./cmd ./pkg ./test ./charts ./hack)" || { echo "gofmt needed:"; gofmt -l ./cmd ./pkg ./test ./charts ./hack; exit 1; }
 	go vet ./...
 
 .PHONY: unit
