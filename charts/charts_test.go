@@ -103,6 +103,19 @@ func TestChartRendersValidObjectsForEveryProvider(t *testing.T) {
 	}
 }
 
+func TestChartAcceptsWhatGardenletInjects(t *testing.T) {
+	// gardenlet merges these into the ControllerDeployment's values when it renders the chart.
+	injected := map[string]any{"provider": "gcp", "gardener": map[string]any{
+		"version":   "v1.150.0",
+		"garden":    map[string]any{"clusterIdentity": "garden", "genericKubeconfigSecretName": "generic-garden-kubeconfig"},
+		"seed":      map[string]any{"name": "aws-eu1", "provider": "aws", "region": "eu-central-1", "labels": map[string]any{}, "spec": map[string]any{}},
+		"gardenlet": map[string]any{"featureGates": map[string]any{}},
+	}}
+	if _, err := render(injected); err != nil {
+		t.Fatalf("the chart refuses gardenlet's values: %v", err)
+	}
+}
+
 func TestAdmissionSection(t *testing.T) {
 	objs, err := render(map[string]any{"admission": map[string]any{"enabled": true, "controllers": false}})
 	if err != nil {
