@@ -34,6 +34,18 @@ func DecodeWorkloadIdentityConfig(raw []byte) (*WorkloadIdentityConfig, error) {
 // ValidateBackupBucketConfig validates a decoded config.
 func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
+	if g := cfg.GeneratedCredentials; g != nil {
+		p := path.Child("generatedCredentials")
+		if g.Issuer != IssuerMinIO {
+			errs = append(errs, field.NotSupported(p.Child("issuer"), g.Issuer, []string{IssuerMinIO}))
+		}
+		if g.RotationPeriod != nil && g.RotationPeriod.Duration < time.Hour {
+			errs = append(errs, field.Invalid(p.Child("rotationPeriod"), g.RotationPeriod.Duration.String(), "must be at least 1h"))
+		}
+		if g.GracePeriod != nil && (g.GracePeriod.Duration < 0 || g.RotationPeriod != nil && g.GracePeriod.Duration >= g.RotationPeriod.Duration) {
+			errs = append(errs, field.Invalid(p.Child("gracePeriod"), g.GracePeriod.Duration.String(), "must be 0 or more and shorter than the rotation period"))
+		}
+	}
 	if im := cfg.Immutability; im != nil {
 		p := path.Child("immutability")
 		if im.RetentionType != RetentionTypeBucket {

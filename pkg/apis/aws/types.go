@@ -1,7 +1,11 @@
 // Package aws is the providerConfig API of the AWS/S3 backup extension.
 package aws
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 const (
 	// APIVersion is this API's version.
@@ -26,6 +30,39 @@ type BackupBucketConfig struct {
 	// implement. Nothing is skipped silently: a setting the store refuses is an error until it
 	// is listed here.
 	DisabledSettings []Setting `json:"disabledSettings,omitempty"`
+	// GeneratedCredentials, when set, publishes bucket-scoped credentials as the bucket's
+	// generated secret, so that shoots get those instead of the operator's.
+	GeneratedCredentials *GeneratedCredentialsConfig `json:"generatedCredentials,omitempty"`
+}
+
+// IssuerMinIO issues a MinIO user per bucket through MinIO's admin API.
+const IssuerMinIO = "MinIO"
+
+// GeneratedCredentialsConfig configures bucket-scoped credentials.
+type GeneratedCredentialsConfig struct {
+	// Issuer is what issues them: "MinIO" (a user with a policy limited to the bucket, through
+	// the endpoint's admin API). AWS IAM is not built yet.
+	Issuer string `json:"issuer"`
+	// RotationPeriod rotates the credential when it is this old (unset: only on request).
+	RotationPeriod *metav1.Duration `json:"rotationPeriod,omitempty"`
+	// GracePeriod keeps the previous credential valid this long after a rotation (default 168h).
+	GracePeriod *metav1.Duration `json:"gracePeriod,omitempty"`
+}
+
+// RotationPeriod is the configured rotation period of generated credentials (0: on request).
+func (c *BackupBucketConfig) RotationPeriod() time.Duration {
+	if c != nil && c.GeneratedCredentials != nil && c.GeneratedCredentials.RotationPeriod != nil {
+		return c.GeneratedCredentials.RotationPeriod.Duration
+	}
+	return 0
+}
+
+// Grace is how long a rotated-out generated credential stays valid.
+func (c *BackupBucketConfig) Grace() time.Duration {
+	if c != nil && c.GeneratedCredentials != nil && c.GeneratedCredentials.GracePeriod != nil {
+		return c.GeneratedCredentials.GracePeriod.Duration
+	}
+	return 7 * 24 * time.Hour
 }
 
 // RetentionTypeBucket is the only retention type: a default retention on the whole bucket.

@@ -70,7 +70,12 @@ func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (obje
 	if err != nil {
 		return nil, err
 	}
-	return &store{client: client, regionOverride: string(creds.Data[KeyRegion])}, nil
+	s := &store{client: client, regionOverride: string(creds.Data[KeyRegion])}
+	if cfg, _ := creds.BucketConfig.(*awsapi.BackupBucketConfig); cfg != nil && cfg.GeneratedCredentials != nil {
+		// Only the bucket controller passes a config: it publishes the generated credentials.
+		return newMinIOIssuer(s, creds.Data)
+	}
+	return s, nil
 }
 
 // NewS3Client builds the S3 client a store uses (the benchmarks build their baselines with it,
@@ -113,22 +118,9 @@ func (p *Provider) clientConfig(creds provider.Credentials) (aws.Config, clientO
 			return aws.Config{}, opts, fmt.Errorf("%w: secret key %q must be true or false", objectstore.ErrInvalidConfig, KeyS3ForcePathStyle)
 		}
 	}
-	insecure := false
-	if v, ok := d[KeyInsecureSkipVerify]; ok {
-		if insecure, err = strconv.ParseBool(string(v)); err != nil {
-			return aws.Config{}, opts, fmt.Errorf("%w: secret key %q must be true or false", objectstore.ErrInvalidConfig, KeyInsecureSkipVerify)
-		}
-	}
-	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure} //nolint:gosec // only when the operator asks for it
-	if pem, ok := d[KeyTrustedCACert]; ok && len(pem) > 0 {
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return aws.Config{}, opts, fmt.Errorf("%w: secret key %q holds no PEM certificate", objectstore.ErrInvalidConfig, KeyTrustedCACert)
-		}
-		tlsConfig.RootCAs = pool
+	tlsConfig, err := tlsConfigFor(d)
+	if err != nil {
+		return aws.Config{}, opts, err
 	}
 	timeout := p.RequestTimeout
 	if timeout == 0 {
@@ -178,6 +170,30 @@ func (p *Provider) clientConfig(creds provider.Credentials) (aws.Config, clientO
 	}
 	cfg.Credentials = credentials.NewStaticCredentialsProvider(id, secret, "")
 	return cfg, opts, nil
+}
+
+// tlsConfigFor is the TLS configuration the secret asks for: TLS 1.2 at least, the secret's CA
+// bundle trusted besides the system's, verification skipped only when the operator says so.
+func tlsConfigFor(d map[string][]byte) (*tls.Config, error) {
+	insecure := false
+	if v, ok := d[KeyInsecureSkipVerify]; ok {
+		var err error
+		if insecure, err = strconv.ParseBool(string(v)); err != nil {
+			return nil, fmt.Errorf("%w: secret key %q must be true or false", objectstore.ErrInvalidConfig, KeyInsecureSkipVerify)
+		}
+	}
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure} //nolint:gosec // only when the operator asks for it
+	if pem, ok := d[KeyTrustedCACert]; ok && len(pem) > 0 {
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%w: secret key %q holds no PEM certificate", objectstore.ErrInvalidConfig, KeyTrustedCACert)
+		}
+		tlsConfig.RootCAs = pool
+	}
+	return tlsConfig, nil
 }
 
 type staticToken []byte

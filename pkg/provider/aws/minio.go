@@ -1,0 +1,143 @@
+package aws
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/minio/madmin-go/v3"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// minioIssuer is a store whose bucket-scoped credentials are MinIO users, one per issuance,
+// each with the bucket's policy: exactly what etcd-backup-restore does, in that bucket only.
+type minioIssuer struct {
+	*store
+	admin *madmin.AdminClient
+	// template is the operator's secret data; a credential replaces its keys.
+	template map[string][]byte
+}
+
+var _ objectstore.CredentialIssuer = (*minioIssuer)(nil)
+
+func newMinIOIssuer(s *store, d map[string][]byte) (*minioIssuer, error) {
+	endpoint := string(d[KeyEndpoint])
+	u, err := url.Parse(endpoint)
+	if endpoint == "" || err != nil || u.Host == "" {
+		return nil, fmt.Errorf("%w: providerConfig.generatedCredentials.issuer %s needs the secret's %q (the MinIO server's URL)", objectstore.ErrInvalidConfig, "MinIO", KeyEndpoint)
+	}
+	if len(d[KeyAccessKeyID]) == 0 || len(d[KeySecretAccessKey]) == 0 {
+		return nil, fmt.Errorf("%w: providerConfig.generatedCredentials needs the secret's %q and %q (MinIO's admin API takes no workload identity)", objectstore.ErrInvalidConfig, KeyAccessKeyID, KeySecretAccessKey)
+	}
+	tlsConfig, err := tlsConfigFor(d)
+	if err != nil {
+		return nil, err
+	}
+	admin, err := madmin.NewWithOptions(u.Host, &madmin.Options{
+		Creds:     credentials.NewStaticV4(string(d[KeyAccessKeyID]), string(d[KeySecretAccessKey]), ""),
+		Secure:    u.Scheme == "https",
+		Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: tlsConfig},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: MinIO admin client: %w", objectstore.ErrInvalidConfig, err)
+	}
+	return &minioIssuer{store: s, admin: admin, template: d}, nil
+}
+
+// userPrefix names the users of a bucket: "geb" and 7 hex digits of the bucket name's SHA-256.
+// MinIO access keys are at most 20 characters; 10 random hex digits follow.
+func userPrefix(bucket string) string {
+	sum := sha256.Sum256([]byte(bucket))
+	return "geb" + hex.EncodeToString(sum[:])[:7]
+}
+
+func policyName(bucket string) string { return "gardener-backup-" + userPrefix(bucket) }
+
+// bucketPolicy allows what etcd-backup-restore does (snapshots, multipart uploads, listing with
+// versions, deleting its garbage) and the entry controller's deletion, in bucket only.
+func bucketPolicy(bucket string) ([]byte, error) {
+	return json.Marshal(map[string]any{
+		"Version": "2012-10-17",
+		"Statement": []map[string]any{
+			{"Effect": "Allow", "Resource": []string{"arn:aws:s3:::" + bucket}, "Action": []string{
+				"s3:ListBucket", "s3:ListBucketVersions", "s3:ListBucketMultipartUploads", "s3:GetBucketLocation",
+				"s3:GetBucketVersioning", "s3:GetBucketObjectLockConfiguration"}},
+			{"Effect": "Allow", "Resource": []string{"arn:aws:s3:::" + bucket + "/*"}, "Action": []string{
+				"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion",
+				"s3:GetObjectTagging", "s3:PutObjectTagging", "s3:GetObjectRetention", "s3:GetObjectLegalHold",
+				"s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"}},
+		},
+	})
+}
+
+func minioError(what string, err error) error {
+	switch madmin.ToErrorResponse(err).Code {
+	case "InvalidAccessKeyId", "SignatureDoesNotMatch":
+		return fmt.Errorf("%s: %w: %w", what, objectstore.ErrUnauthenticated, err)
+	case "AccessDenied", "XMinioAdminNotImplemented":
+		return fmt.Errorf("%s: %w: %w", what, objectstore.ErrForbidden, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// IssueCredential implements objectstore.CredentialIssuer: a new user with the bucket's policy.
+// A user issued before but never recorded stays until RevokeCredentials, which the controller
+// calls once the new one is published; issuance first removes such leftovers.
+func (m *minioIssuer) IssueCredential(ctx context.Context, bucket string, inUse []string) (objectstore.Credential, error) {
+	if err := m.RevokeCredentials(ctx, bucket, inUse); err != nil {
+		return objectstore.Credential{}, err
+	}
+	policy, err := bucketPolicy(bucket)
+	if err != nil {
+		return objectstore.Credential{}, err
+	}
+	if err := m.admin.AddCannedPolicy(ctx, policyName(bucket), policy); err != nil {
+		return objectstore.Credential{}, minioError("writing the bucket's MinIO policy", err)
+	}
+	suffix, secret := make([]byte, 5), make([]byte, 24)
+	_, _ = rand.Read(suffix)
+	_, _ = rand.Read(secret)
+	accessKey, secretKey := userPrefix(bucket)+hex.EncodeToString(suffix), hex.EncodeToString(secret)
+	if err := m.admin.AddUser(ctx, accessKey, secretKey); err != nil {
+		return objectstore.Credential{}, minioError("creating a MinIO user", err)
+	}
+	if _, err := m.admin.AttachPolicy(ctx, madmin.PolicyAssociationReq{Policies: []string{policyName(bucket)}, User: accessKey}); err != nil {
+		_ = m.admin.RemoveUser(ctx, accessKey)
+		return objectstore.Credential{}, minioError("attaching the bucket's policy", err)
+	}
+	data := maps.Clone(m.template)
+	data[KeyAccessKeyID], data[KeySecretAccessKey] = []byte(accessKey), []byte(secretKey)
+	return objectstore.Credential{ID: accessKey, Data: data}, nil
+}
+
+// RevokeCredentials implements objectstore.CredentialIssuer: every user of the bucket not kept
+// is removed; with nothing kept, the bucket's policy too.
+func (m *minioIssuer) RevokeCredentials(ctx context.Context, bucket string, keep []string) error {
+	users, err := m.admin.ListUsers(ctx)
+	if err != nil {
+		return minioError("listing MinIO users", err)
+	}
+	for name := range users {
+		if strings.HasPrefix(name, userPrefix(bucket)) && !slices.Contains(keep, name) {
+			if err := m.admin.RemoveUser(ctx, name); err != nil && madmin.ToErrorResponse(err).Code != "XMinioAdminNoSuchUser" {
+				return minioError("removing MinIO user "+name, err)
+			}
+		}
+	}
+	if len(keep) == 0 {
+		if err := m.admin.RemoveCannedPolicy(ctx, policyName(bucket)); err != nil && madmin.ToErrorResponse(err).Code != "XMinioAdminNoSuchPolicy" {
+			return minioError("removing the bucket's MinIO policy", err)
+		}
+	}
+	return nil
+}
