@@ -69,9 +69,11 @@ func TestGeneratedCredentialReachesOnlyItsBucket(t *testing.T) {
 	}
 	// Another bucket: refused, whatever the operation.
 	for name, op := range map[string]func() error{
-		"put":    func() error { return scoped.PutObject(ctx, other, "shoot--a--b--1/x", []byte("x")) },
-		"get":    func() error { _, err := scoped.GetObject(ctx, other, "shoot--x--y--1/keep"); return err },
-		"list":   func() error { return scoped.ListObjects(ctx, other, "", func([]objectstore.ObjectVersion) error { return nil }) },
+		"put": func() error { return scoped.PutObject(ctx, other, "shoot--a--b--1/x", []byte("x")) },
+		"get": func() error { _, err := scoped.GetObject(ctx, other, "shoot--x--y--1/keep"); return err },
+		"list": func() error {
+			return scoped.ListObjects(ctx, other, "", func([]objectstore.ObjectVersion) error { return nil })
+		},
 		"delete": func() error { return scoped.DeleteBucket(ctx, other) },
 	} {
 		if err := op(); !errors.Is(err, objectstore.ErrForbidden) {
@@ -122,7 +124,7 @@ func TestRotationNeverInterruptsAWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	published.Store(&second)
-	time.Sleep(300 * time.Millisecond) // ... the grace period, in which both are valid ...
+	time.Sleep(300 * time.Millisecond)                                              // ... the grace period, in which both are valid ...
 	if err := iss.RevokeCredentials(ctx, bucket, []string{second.ID}); err != nil { // ... then revoke the old
 		t.Fatal(err)
 	}
