@@ -118,20 +118,28 @@ func TestRotationNeverInterruptsAWriter(t *testing.T) {
 			writes.Add(1)
 		}
 	})
-	time.Sleep(300 * time.Millisecond)
-	second, err := iss.IssueCredential(ctx, bucket, []string{first.ID}) // publish the new one ...
+	// Each phase lasts until the writer has written a few more objects, however slow the machine.
+	more := func(n int64) {
+		target := writes.Load() + n
+		for deadline := time.Now().Add(time.Minute); writes.Load() < target && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	more(5)
+	// Publish the new credential, keep both valid for a while (the grace period), revoke the old.
+	second, err := iss.IssueCredential(ctx, bucket, []string{first.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	published.Store(&second)
-	time.Sleep(300 * time.Millisecond)                                              // ... the grace period, in which both are valid ...
-	if err := iss.RevokeCredentials(ctx, bucket, []string{second.ID}); err != nil { // ... then revoke the old
+	more(5)
+	if err := iss.RevokeCredentials(ctx, bucket, []string{second.ID}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	more(5)
 	close(stop)
 	wg.Wait()
-	if failures.Load() != 0 || writes.Load() < 3 {
+	if failures.Load() != 0 || writes.Load() < 15 {
 		t.Fatalf("%d of %d writes failed through the rotation; want none", failures.Load(), writes.Load())
 	}
 	if err := newStore(t, first.Data).PutObject(ctx, bucket, "shoot--w--1/late", []byte("x")); !errors.Is(err, objectstore.ErrUnauthenticated) {
