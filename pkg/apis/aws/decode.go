@@ -36,8 +36,8 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 	var errs field.ErrorList
 	if g := cfg.GeneratedCredentials; g != nil {
 		p := path.Child("generatedCredentials")
-		if g.Issuer != IssuerMinIO {
-			errs = append(errs, field.NotSupported(p.Child("issuer"), g.Issuer, []string{IssuerMinIO}))
+		if g.Issuer != IssuerIAM && g.Issuer != IssuerMinIO {
+			errs = append(errs, field.NotSupported(p.Child("issuer"), g.Issuer, []string{IssuerIAM, IssuerMinIO}))
 		}
 		if g.RotationPeriod != nil && g.RotationPeriod.Duration < time.Hour {
 			errs = append(errs, field.Invalid(p.Child("rotationPeriod"), g.RotationPeriod.Duration.String(), "must be at least 1h"))

@@ -35,13 +35,19 @@ type BackupBucketConfig struct {
 	GeneratedCredentials *GeneratedCredentialsConfig `json:"generatedCredentials,omitempty"`
 }
 
-// IssuerMinIO issues a MinIO user per bucket through MinIO's admin API.
-const IssuerMinIO = "MinIO"
+// Issuers of generated credentials.
+const (
+	// IssuerIAM issues access keys of one IAM user per bucket (AWS).
+	IssuerIAM = "IAM"
+	// IssuerMinIO issues a MinIO user per bucket through MinIO's admin API.
+	IssuerMinIO = "MinIO"
+)
 
 // GeneratedCredentialsConfig configures bucket-scoped credentials.
 type GeneratedCredentialsConfig struct {
-	// Issuer is what issues them: "MinIO" (a user with a policy limited to the bucket, through
-	// the endpoint's admin API). AWS IAM is not built yet.
+	// Issuer is what issues them: "IAM" (an IAM user per bucket with an inline policy limited
+	// to the bucket; two access keys at most, the published and the previous one) or "MinIO" (a
+	// user with a policy limited to the bucket, through the endpoint's admin API).
 	Issuer string `json:"issuer"`
 	// RotationPeriod rotates the credential when it is this old (unset: only on request).
 	RotationPeriod *metav1.Duration `json:"rotationPeriod,omitempty"`

@@ -52,6 +52,9 @@ type Provider struct {
 	STSEndpoint string
 	// RequestTimeout bounds one HTTP request (default 60s).
 	RequestTimeout time.Duration
+	// IAMEndpoint overrides the IAM endpoint used for generated credentials (tests point it at a
+	// stand-in; empty: AWS's global endpoint).
+	IAMEndpoint string
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -71,11 +74,19 @@ func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (obje
 		return nil, err
 	}
 	s := &store{client: client, regionOverride: string(creds.Data[KeyRegion])}
-	if cfg, _ := creds.BucketConfig.(*awsapi.BackupBucketConfig); cfg != nil && cfg.GeneratedCredentials != nil {
-		// Only the bucket controller passes a config: it publishes the generated credentials.
+	cfg, _ := creds.BucketConfig.(*awsapi.BackupBucketConfig)
+	if cfg == nil || cfg.GeneratedCredentials == nil {
+		return s, nil
+	}
+	// Only the bucket controller passes a config: it publishes the generated credentials.
+	if cfg.GeneratedCredentials.Issuer == awsapi.IssuerMinIO {
 		return newMinIOIssuer(s, creds.Data)
 	}
-	return s, nil
+	awsCfg, _, err := p.clientConfig(creds)
+	if err != nil {
+		return nil, err
+	}
+	return p.newIAMIssuer(s, creds.Data, awsCfg)
 }
 
 // NewS3Client builds the S3 client a store uses (the benchmarks build their baselines with it,

@@ -1,0 +1,86 @@
+package aws_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+
+	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+func TestIAMIssuerKeepsOneUserPerBucketWithTwoKeysAtMost(t *testing.T) {
+	ctx := context.Background()
+	stand := stack.StartIAM()
+	defer stand.Close()
+	cfg := &awsapi.BackupBucketConfig{GeneratedCredentials: &awsapi.GeneratedCredentialsConfig{Issuer: awsapi.IssuerIAM}}
+	s, err := (&awsprovider.Provider{IAMEndpoint: stand.URL}).NewStore(ctx, provider.Credentials{Data: minio.SecretData(), Region: "eu-central-1", BucketConfig: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	iss := s.(objectstore.CredentialIssuer)
+	const bucket = "8b6b9d0e-seed"
+	user := awsprovider.IAMUserName(bucket)
+
+	first, err := iss.IssueCredential(ctx, bucket, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policies, keys, _ := stand.User(user)
+	var doc struct {
+		Statement []struct {
+			Resource []string
+			Action   []string
+		}
+	}
+	if err := json.Unmarshal([]byte(policies["etcd-backup-bucket"]), &doc); err != nil || len(doc.Statement) != 2 {
+		t.Fatalf("policy %q: %v", policies["etcd-backup-bucket"], err)
+	}
+	if r := doc.Statement[0].Resource; !slices.Equal(r, []string{"arn:aws:s3:::" + bucket}) || !slices.Equal(doc.Statement[1].Resource, []string{"arn:aws:s3:::" + bucket + "/*"}) {
+		t.Fatalf("policy resources %v, %v; want the bucket and its objects only", r, doc.Statement[1].Resource)
+	}
+	if slices.Contains(doc.Statement[0].Action, "s3:DeleteBucket") || slices.Contains(doc.Statement[0].Action, "s3:*") {
+		t.Fatalf("policy grants %v on the bucket", doc.Statement[0].Action)
+	}
+	if !slices.Equal(keys, []string{first.ID}) || string(first.Data["accessKeyID"]) != first.ID || string(first.Data["endpoint"]) != minio.Endpoint {
+		t.Fatalf("keys %v, credential %s; want the one issued, with the secret's other keys", keys, first.ID)
+	}
+
+	// Rotation: a second key beside the published one.
+	second, err := iss.IssueCredential(ctx, bucket, []string{first.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, keys, _ = stand.User(user); !slices.Equal(keys, []string{first.ID, second.ID}) {
+		t.Fatalf("keys %v; want the previous and the new", keys)
+	}
+	// A pass that issued but did not publish: the next issuance replaces the unpublished key.
+	if err := iss.RevokeCredentials(ctx, bucket, []string{second.ID}); err != nil {
+		t.Fatal(err)
+	}
+	lost, err := iss.IssueCredential(ctx, bucket, []string{second.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	third, err := iss.IssueCredential(ctx, bucket, []string{second.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, keys, _ = stand.User(user); !slices.Equal(keys, []string{second.ID, third.ID}) || slices.Contains(keys, lost.ID) {
+		t.Fatalf("keys %v; want the published and the latest, the unpublished %s gone", keys, lost.ID)
+	}
+	// Bucket deletion: keys, policy and user go.
+	if err := iss.RevokeCredentials(ctx, bucket, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := stand.User(user); ok {
+		t.Fatal("the IAM user survived the revocation of everything")
+	}
+	if err := iss.RevokeCredentials(ctx, bucket, nil); err != nil {
+		t.Fatalf("revoking again: %v", err)
+	}
+}
