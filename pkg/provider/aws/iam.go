@@ -120,5 +120,5 @@ func (p *Provider) newIAMIssuer(s *store, creds map[string][]byte, cfg aws.Confi
 			o.BaseEndpoint = aws.String(p.IAMEndpoint)
 		}
 	})
-	return &iamIssuer{store: s, iam: client, template: creds}, nil
+	return &iamIssuer{store: s, iam: client, template: credentialTemplate(creds)}, nil
 }

@@ -18,7 +18,9 @@ func TestIAMIssuerKeepsOneUserPerBucketWithTwoKeysAtMost(t *testing.T) {
 	stand := stack.StartIAM()
 	defer stand.Close()
 	cfg := &awsapi.BackupBucketConfig{GeneratedCredentials: &awsapi.GeneratedCredentialsConfig{Issuer: awsapi.IssuerIAM}}
-	s, err := (&awsprovider.Provider{IAMEndpoint: stand.URL}).NewStore(ctx, provider.Credentials{Data: minio.SecretData(), Region: "eu-central-1", BucketConfig: cfg})
+	// A workload identity's keys in the operator's secret must not reach the generated one.
+	operator := stack.With(minio.SecretData(), "roleARN", "arn:aws:iam::000000000000:role/operator", "token", "operator-token")
+	s, err := (&awsprovider.Provider{IAMEndpoint: stand.URL}).NewStore(ctx, provider.Credentials{Data: operator, Region: "eu-central-1", BucketConfig: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +50,14 @@ func TestIAMIssuerKeepsOneUserPerBucketWithTwoKeysAtMost(t *testing.T) {
 	}
 	if !slices.Equal(keys, []string{first.ID}) || string(first.Data["accessKeyID"]) != first.ID || string(first.Data["endpoint"]) != minio.Endpoint {
 		t.Fatalf("keys %v, credential %s; want the one issued, with the secret's other keys", keys, first.ID)
+	}
+	var dataKeys []string
+	for k := range first.Data {
+		dataKeys = append(dataKeys, k)
+	}
+	slices.Sort(dataKeys)
+	if want := []string{"accessKeyID", "endpoint", "region", "s3ForcePathStyle", "secretAccessKey"}; !slices.Equal(dataKeys, want) {
+		t.Fatalf("generated credential keys %v; want %v (nothing of the operator's own credentials)", dataKeys, want)
 	}
 
 	// Rotation: a second key beside the published one.

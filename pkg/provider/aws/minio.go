@@ -24,7 +24,7 @@ import (
 type minioIssuer struct {
 	*store
 	admin *madmin.AdminClient
-	// template is the operator's secret data; a credential replaces its keys.
+	// template is what a credential keeps of the operator's secret (credentialTemplate).
 	template map[string][]byte
 }
 
@@ -51,7 +51,19 @@ func newMinIOIssuer(s *store, d map[string][]byte) (*minioIssuer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: MinIO admin client: %w", objectstore.ErrInvalidConfig, err)
 	}
-	return &minioIssuer{store: s, admin: admin, template: d}, nil
+	return &minioIssuer{store: s, admin: admin, template: credentialTemplate(d)}, nil
+}
+
+// credentialTemplate is what a generated credential keeps of the operator's secret: where and how
+// to reach the store, none of the operator's own credentials (keys, workload identity token).
+func credentialTemplate(d map[string][]byte) map[string][]byte {
+	out := map[string][]byte{}
+	for _, k := range []string{KeyRegion, KeyEndpoint, KeyS3ForcePathStyle, KeyTrustedCACert, KeyInsecureSkipVerify} {
+		if v, ok := d[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // userPrefix names the users of a bucket: "geb" and 7 hex digits of the bucket name's SHA-256.
