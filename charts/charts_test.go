@@ -20,11 +20,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/charts"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/admission"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/all"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
@@ -195,7 +191,7 @@ func TestExamplesAreGeneratedFromTheChart(t *testing.T) {
 }
 
 func TestExampleResourcesAreValid(t *testing.T) {
-	providers := map[string]provider.Provider{"aws": &aws.Provider{}, "azure": &azure.Provider{}, "gcp": &gcp.Provider{}, "openstack": &openstack.Provider{}}
+	providers := all.Providers()
 	ctx := context.Background()
 	for _, p := range charts.Providers {
 		t.Run(p, func(t *testing.T) {

@@ -10,11 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/admission"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/all"
 )
 
 func main() {
@@ -23,11 +19,7 @@ func main() {
 	flag.IntVar(&o.Port, "port", 9443, "port to listen on")
 	flag.StringVar(&o.CertDir, "cert-dir", "/etc/gardener-extension-backup-admission/tls", "directory holding tls.crt and tls.key")
 	flag.Parse()
-	v := admission.Validator{Providers: map[string]provider.Provider{}}
-	for _, p := range []provider.Provider{&aws.Provider{}, &azure.Provider{}, &gcp.Provider{}, &openstack.Provider{}} {
-		v.Providers[p.Type()] = p
-	}
-	if err := admission.Serve(signals.SetupSignalHandler(), v, o); err != nil {
+	if err := admission.Serve(signals.SetupSignalHandler(), admission.Validator{Providers: all.Providers()}, o); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -1,7 +1,6 @@
 package aws_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -12,8 +11,6 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
-	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 )
 
@@ -21,16 +18,7 @@ const generatedConfig = `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1a
 
 func generatedSecret(t *testing.T, name string) *corev1.Secret {
 	t.Helper()
-	s := &corev1.Secret{}
-	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKey{Namespace: "garden", Name: "generated-bucket-" + name}, s); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func scopedStore(t *testing.T, data map[string][]byte) objectstore.Store {
-	t.Helper()
-	s, err := (&awsprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: data, Region: region})
+	s, err := env.GeneratedSecret(t, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +45,7 @@ func TestGeneratedMinIOCredentialsArePublishedRotatedAndRevoked(t *testing.T) {
 	if keys, s := env.SecretKeys(t, shoot, "etcd-backup"); string(s.Data["accessKeyID"]) != string(first.Data["accessKeyID"]) {
 		t.Fatalf("etcd-backup (%v) does not carry the generated key", keys)
 	}
-	scoped := scopedStore(t, first.Data)
+	scoped := env.StoreFor(t, first.Data)
 	neighbours := framework.FillEntry(t, scoped, bb.Name, shoot+"--1/", 100)
 	env.DeleteAndWaitGone(t, be, time.Minute)
 	framework.AssertOnly(t, scoped, bb.Name, neighbours)
@@ -73,10 +61,10 @@ func TestGeneratedMinIOCredentialsArePublishedRotatedAndRevoked(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 		second = generatedSecret(t, bb.Name)
 	}
-	if err := scopedStore(t, first.Data).PutObject(framework.Ctx(t), bb.Name, "shoot--gen--x/still", []byte("x")); err != nil {
+	if err := env.StoreFor(t, first.Data).PutObject(framework.Ctx(t), bb.Name, "shoot--gen--x/still", []byte("x")); err != nil {
 		t.Fatalf("the previous credential was revoked before its grace period: %v", err)
 	}
-	if err := scopedStore(t, second.Data).PutObject(framework.Ctx(t), bb.Name, "shoot--gen--x/new", []byte("x")); err != nil {
+	if err := env.StoreFor(t, second.Data).PutObject(framework.Ctx(t), bb.Name, "shoot--gen--x/new", []byte("x")); err != nil {
 		t.Fatalf("the new credential does not write: %v", err)
 	}
 
@@ -86,7 +74,7 @@ func TestGeneratedMinIOCredentialsArePublishedRotatedAndRevoked(t *testing.T) {
 		t.Fatalf("generated secret after the bucket's deletion: %v", err)
 	}
 	for _, d := range []map[string][]byte{first.Data, second.Data} {
-		if err := scopedStore(t, d).PutObject(framework.Ctx(t), bb.Name, "x", []byte("x")); !errors.Is(err, objectstore.ErrUnauthenticated) {
+		if err := env.StoreFor(t, d).PutObject(framework.Ctx(t), bb.Name, "x", []byte("x")); !errors.Is(err, objectstore.ErrUnauthenticated) {
 			t.Errorf("a generated credential survived its bucket: %v", err)
 		}
 	}

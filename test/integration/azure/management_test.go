@@ -1,7 +1,6 @@
 package azure_test
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -14,8 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -24,10 +21,9 @@ import (
 // generated returns the bucket's generated secret once its credential annotation is want.
 func generated(t *testing.T, bb *extensionsv1alpha1.BackupBucket, want string) *corev1.Secret {
 	t.Helper()
-	secret := &corev1.Secret{}
 	deadline := time.Now().Add(time.Minute)
 	for {
-		err := env.K8s.Get(framework.Ctx(t), client.ObjectKey{Namespace: "garden", Name: "generated-bucket-" + bb.Name}, secret)
+		secret, err := env.GeneratedSecret(t, bb.Name)
 		if err == nil && secret.Annotations["backup.extensions.gardener.cloud/credential"] == want {
 			return secret
 		}
@@ -46,15 +42,6 @@ func regenerations(account string) []string {
 		}
 	}
 	return keys
-}
-
-func storeFrom(t *testing.T, data map[string][]byte) objectstore.Store {
-	t.Helper()
-	s, err := (&azureprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: data, Region: region})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 func TestServicePrincipalBucketPublishesRotatesAndRevokesAGeneratedKey(t *testing.T) {
@@ -79,7 +66,7 @@ func TestServicePrincipalBucketPublishesRotatesAndRevokesAGeneratedKey(t *testin
 	env.EnsureNamespace(t, shoot)
 	be := env.CreateEntry(t, shoot+"--1", bb.Name, secret.Data)
 	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
-	data := storeFrom(t, secret.Data)
+	data := env.StoreFor(t, secret.Data)
 	neighbours := framework.FillEntry(t, data, bb.Name, shoot+"--1/", 300)
 	env.DeleteAndWaitGone(t, be, time.Minute)
 	framework.AssertOnly(t, data, bb.Name, neighbours)

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"testing"
 	"time"
 
 	extensionscmd "github.com/gardener/gardener/extensions/pkg/controller/cmd"
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,6 +20,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
@@ -28,10 +31,11 @@ const ReconcileTimeout = 8 * time.Second
 // Env is a real kube-apiserver and etcd with one provider's real controllers running in a
 // manager, driven as gardenlet drives them (the operation annotation).
 type Env struct {
-	K8s    client.Client
-	Type   string
-	Region string
-	stop   func()
+	K8s      client.Client
+	Type     string
+	Region   string
+	provider provider.Provider
+	stop     func()
 }
 
 // Options change how the controllers run.
@@ -103,7 +107,25 @@ func StartWith(p provider.Provider, region string, o Options) (*Env, error) {
 		stop()
 		return nil, err
 	}
-	return &Env{K8s: k8s, Type: p.Type(), Region: region, stop: stop}, nil
+	return &Env{K8s: k8s, Type: p.Type(), Region: region, provider: p, stop: stop}, nil
+}
+
+// StoreFor builds the provider's store from secret data, as an entry's deletion does (for
+// example with a bucket's generated credentials).
+func (e *Env) StoreFor(t *testing.T, data map[string][]byte) objectstore.Store {
+	t.Helper()
+	s, err := e.provider.NewStore(context.Background(), provider.Credentials{Data: data, Region: e.Region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// GeneratedSecret returns the generated secret of a bucket from its default namespace.
+func (e *Env) GeneratedSecret(t *testing.T, bucket string) (*corev1.Secret, error) {
+	t.Helper()
+	s := &corev1.Secret{}
+	return s, e.K8s.Get(Ctx(t), client.ObjectKey{Namespace: "garden", Name: "generated-bucket-" + bucket}, s)
 }
 
 // Stop stops the controllers and envtest.
