@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/go-logr/logr"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
@@ -23,6 +24,7 @@ type actuator struct {
 	provider provider.Provider
 	reader   client.Reader
 	client   client.Client
+	recorder events.EventRecorder
 	deletion controller.DeletionOptions
 }
 
@@ -30,8 +32,8 @@ var _ backupbucket.Actuator = (*actuator)(nil)
 
 // NewActuator returns the BackupBucket actuator for p. reader must read secrets from the API
 // server (the manager's API reader), not from a cache; c writes the generated secret and status.
-func NewActuator(p provider.Provider, reader client.Reader, c client.Client, deletion controller.DeletionOptions) backupbucket.Actuator {
-	return &actuator{provider: p, reader: reader, client: c, deletion: deletion}
+func NewActuator(p provider.Provider, reader client.Reader, c client.Client, recorder events.EventRecorder, deletion controller.DeletionOptions) backupbucket.Actuator {
+	return &actuator{provider: p, reader: reader, client: c, recorder: recorder, deletion: deletion}
 }
 
 func (a *actuator) config(bb *extensionsv1alpha1.BackupBucket) (any, error) {

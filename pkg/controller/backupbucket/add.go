@@ -14,7 +14,7 @@ import (
 // which owns finalizers, status and the operation annotation.
 func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, opts corecontroller.AddOptions) error {
 	return backupbucket.Add(mgr, backupbucket.AddArgs{
-		Actuator:                  NewActuator(p, mgr.GetAPIReader(), mgr.GetClient(), opts.Deletion),
+		Actuator:                  NewActuator(p, mgr.GetAPIReader(), mgr.GetClient(), mgr.GetEventRecorder("backupbucket-"+p.Type()), opts.Deletion),
 		ControllerOptions:         opts.Controller,
 		Predicates:                backupbucket.DefaultPredicates(opts.IgnoreOperationAnnotation),
 		Type:                      p.Type(),

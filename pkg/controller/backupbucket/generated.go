@@ -30,6 +30,13 @@ const (
 	annotationRotationHonoured = "backup.extensions.gardener.cloud/rotation-request"
 )
 
+// Event reasons of generated credentials (the note names IDs, never values).
+const (
+	ReasonCredentialPublished = "GeneratedCredentialPublished"
+	ReasonCredentialRevoked   = "GeneratedCredentialRevoked"
+	ReasonRotationWaiting     = "GeneratedCredentialRotationWaiting"
+)
+
 // defaultGracePeriod keeps a rotated-out credential valid for a week unless configured.
 const defaultGracePeriod = 7 * 24 * time.Hour
 
@@ -81,6 +88,8 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 	if reason != "" && reason != "initial" && previous != "" {
 		// Both credentials are in use: the next rotation waits for the previous one's revocation.
 		log.Info("Rotation waits until the previous credential is revoked", "reason", reason, "revokeAfter", secret.Annotations[annotationRevokePrevious])
+		a.recorder.Eventf(bb, nil, corev1.EventTypeWarning, ReasonRotationWaiting, "Rotate",
+			"A rotation (%s) waits: the previous credential %q stays valid until %s, then it is revoked and the rotation follows", reason, previous, secret.Annotations[annotationRevokePrevious])
 		reason = ""
 	}
 	if reason != "" {
@@ -108,6 +117,8 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 			return err
 		}
 		log.Info("Published a generated credential", "reason", reason, "credential", cred.ID, "secret", meta.Namespace+"/"+meta.Name)
+		a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonCredentialPublished, "Publish",
+			"Published generated credential %q in %s/%s (%s)", cred.ID, meta.Namespace, meta.Name, reason)
 		// Without a grace period the previous credential is due at once.
 		if err := a.reader.Get(ctx, client.ObjectKey{Namespace: meta.Namespace, Name: meta.Name}, secret); err != nil {
 			return fmt.Errorf("reading generated secret %s/%s: %w", meta.Namespace, meta.Name, err)
@@ -139,6 +150,7 @@ func (a *actuator) revokeDue(ctx context.Context, log logr.Logger, bb *extension
 		return "", fmt.Errorf("revoking the previous credential %q of bucket %q: %w", previous, bb.Name, err)
 	}
 	log.Info("Revoked the previous generated credential", "credential", previous)
+	a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonCredentialRevoked, "Revoke", "Revoked the previous generated credential %q", previous)
 	patch := client.MergeFrom(secret.DeepCopy())
 	delete(secret.Annotations, annotationPrevious)
 	delete(secret.Annotations, annotationRevokePrevious)

@@ -87,6 +87,12 @@ func TestServicePrincipalBucketPublishesRotatesAndRevokesAGeneratedKey(t *testin
 	if got := regenerations(account); len(got) != 1 {
 		t.Fatalf("a rotation within the grace period regenerated %v; want nothing more (key1 is still in use)", got)
 	}
+	if !env.EventuallyHasEvent(t, bb.Name, backupbucket.ReasonCredentialPublished, `"key2"`, 30*time.Second) {
+		t.Error("no event says that key2 was published")
+	}
+	if !env.EventuallyHasEvent(t, bb.Name, backupbucket.ReasonRotationWaiting, `"key1" stays valid`, 30*time.Second) {
+		t.Error("no event says that the next rotation waits for key1's revocation")
+	}
 
 	env.DeleteAndWaitGone(t, bb, time.Minute)
 	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKey{Namespace: "garden", Name: "generated-bucket-" + bb.Name}, &corev1.Secret{}); !apierrors.IsNotFound(err) {

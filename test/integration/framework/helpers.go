@@ -92,6 +92,11 @@ func (e *Env) CreateEntry(t *testing.T, name, bucket string, data map[string][]b
 func (e *Env) Trigger(t *testing.T, obj client.Object, annotations ...string) {
 	t.Helper()
 	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
+	// The patch is computed against the object as stored: a stale copy that still carries an
+	// operation annotation the controller has since removed would patch without it.
+	if err := e.K8s.Get(Ctx(t), client.ObjectKeyFromObject(obj), obj); client.IgnoreNotFound(err) != nil {
+		t.Fatal(err)
+	}
 	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
 	set := map[string]string{}
 	maps.Copy(set, obj.GetAnnotations())
@@ -250,6 +255,19 @@ func (e *Env) AssertNotRetriedSoon(t *testing.T, obj extensionsv1alpha1.Object) 
 	}
 	if now := obj.GetExtensionStatus().GetLastOperation().LastUpdateTime; !now.Equal(&seen) {
 		t.Fatalf("%s was retried at once (status updated again at %v)", obj.GetName(), now)
+	}
+}
+
+// EventuallyHasEvent is HasEvent, waiting up to timeout (events are sent asynchronously).
+func (e *Env) EventuallyHasEvent(t *testing.T, regarding, reason, note string, timeout time.Duration) bool {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); ; time.Sleep(200 * time.Millisecond) {
+		if e.HasEvent(t, regarding, reason, note) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
 	}
 }
 
