@@ -39,12 +39,7 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 		if g.Issuer != IssuerIAM && g.Issuer != IssuerMinIO {
 			errs = append(errs, field.NotSupported(p.Child("issuer"), g.Issuer, []string{IssuerIAM, IssuerMinIO}))
 		}
-		if g.RotationPeriod != nil && g.RotationPeriod.Duration < time.Hour {
-			errs = append(errs, field.Invalid(p.Child("rotationPeriod"), g.RotationPeriod.Duration.String(), "must be at least 1h"))
-		}
-		if g.GracePeriod != nil && (g.GracePeriod.Duration < 0 || g.RotationPeriod != nil && g.GracePeriod.Duration >= g.RotationPeriod.Duration) {
-			errs = append(errs, field.Invalid(p.Child("gracePeriod"), g.GracePeriod.Duration.String(), "must be 0 or more and shorter than the rotation period"))
-		}
+		errs = append(errs, g.Rotation.Validate(p.Child("rotation"))...)
 	}
 	if im := cfg.Immutability; im != nil {
 		p := path.Child("immutability")

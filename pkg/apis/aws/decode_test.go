@@ -33,6 +33,20 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 		{name: "kms", raw: head + "encryption:\n  type: SSE-KMS\n  kmsKeyID: alias/backup\n"},
 		{name: "disabled settings", raw: head + "disabledSettings: [DefaultEncryption, PublicAccessBlock]\n"},
 		{name: "unknown field", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  mode: governance\n  extra: 1\n", wantErr: `unknown field "immutability.extra"`},
+		{name: "generated IAM credentials rotated", raw: head + "generatedCredentials:\n  issuer: IAM\n  rotation:\n    period: 720h\n    gracePeriod: 24h\n",
+			check: func(t *testing.T, c *aws.BackupBucketConfig) {
+				if c.RotationPeriod() != 720*time.Hour || c.Grace() != 24*time.Hour {
+					t.Fatalf("rotation %v, grace %v", c.RotationPeriod(), c.Grace())
+				}
+			}},
+		{name: "generated credentials default grace", raw: head + "generatedCredentials:\n  issuer: MinIO\n",
+			check: func(t *testing.T, c *aws.BackupBucketConfig) {
+				if c.RotationPeriod() != 0 || c.Grace() != 7*24*time.Hour {
+					t.Fatalf("rotation %v, grace %v", c.RotationPeriod(), c.Grace())
+				}
+			}},
+		{name: "unknown issuer", raw: head + "generatedCredentials:\n  issuer: Vault\n", wantErr: "providerConfig.generatedCredentials.issuer"},
+		{name: "grace not shorter than the period", raw: head + "generatedCredentials:\n  issuer: IAM\n  rotation:\n    period: 24h\n    gracePeriod: 48h\n", wantErr: "providerConfig.generatedCredentials.rotation.gracePeriod"},
 		{name: "wrong apiVersion", raw: "apiVersion: v1\nkind: BackupBucketConfig\n", wantErr: "providerConfig.apiVersion"},
 		{name: "wrong kind", raw: "apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nkind: Other\n", wantErr: "providerConfig.kind"},
 		{name: "period not whole days", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 36h\n  mode: governance\n", wantErr: "providerConfig.immutability.retentionPeriod"},

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/rotation"
 )
 
 const (
@@ -49,26 +51,24 @@ type GeneratedCredentialsConfig struct {
 	// to the bucket; two access keys at most, the published and the previous one) or "MinIO" (a
 	// user with a policy limited to the bucket, through the endpoint's admin API).
 	Issuer string `json:"issuer"`
-	// RotationPeriod rotates the credential when it is this old (unset: only on request).
-	RotationPeriod *metav1.Duration `json:"rotationPeriod,omitempty"`
-	// GracePeriod keeps the previous credential valid this long after a rotation (default 168h).
-	GracePeriod *metav1.Duration `json:"gracePeriod,omitempty"`
+	// Rotation says when to rotate them and how long the previous one stays valid.
+	Rotation *rotation.Config `json:"rotation,omitempty"`
 }
 
-// RotationPeriod is the configured rotation period of generated credentials (0: on request).
+// RotationPeriod implements the BackupBucket controller's RotationPolicy.
 func (c *BackupBucketConfig) RotationPeriod() time.Duration {
-	if c != nil && c.GeneratedCredentials != nil && c.GeneratedCredentials.RotationPeriod != nil {
-		return c.GeneratedCredentials.RotationPeriod.Duration
+	if c == nil || c.GeneratedCredentials == nil {
+		return 0
 	}
-	return 0
+	return c.GeneratedCredentials.Rotation.RotationPeriod()
 }
 
-// Grace is how long a rotated-out generated credential stays valid.
+// Grace implements the BackupBucket controller's RotationPolicy.
 func (c *BackupBucketConfig) Grace() time.Duration {
-	if c != nil && c.GeneratedCredentials != nil && c.GeneratedCredentials.GracePeriod != nil {
-		return c.GeneratedCredentials.GracePeriod.Duration
+	if c == nil || c.GeneratedCredentials == nil {
+		return rotation.DefaultGracePeriod
 	}
-	return 7 * 24 * time.Hour
+	return c.GeneratedCredentials.Rotation.Grace()
 }
 
 // RetentionTypeBucket is the only retention type: a default retention on the whole bucket.

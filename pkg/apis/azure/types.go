@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/rotation"
 )
 
 const (
@@ -36,7 +37,7 @@ type BackupBucketConfig struct {
 	// StorageAccount configures the storage account the extension creates.
 	StorageAccount *StorageAccountConfig `json:"storageAccount,omitempty"`
 	// Rotation configures the rotation of the generated secret's account key.
-	Rotation *RotationConfig `json:"rotation,omitempty"`
+	Rotation *rotation.Config `json:"rotation,omitempty"`
 	// SoftDelete, when set, converges the account's soft delete of blobs and containers (unset:
 	// the account's setting is left alone).
 	SoftDelete *SoftDeleteConfig `json:"softDelete,omitempty"`
@@ -73,18 +74,6 @@ const DefaultSKUName = "Standard_ZRS"
 // cannot hold block blobs in StorageV2).
 var SKUNames = []string{"Standard_LRS", "Standard_ZRS", "Standard_GRS", "Standard_RAGRS", "Standard_GZRS", "Standard_RAGZRS"}
 
-// RotationConfig configures the rotation of the generated account key.
-type RotationConfig struct {
-	// Period rotates the key when the published one is this old (unset: only on request).
-	Period *metav1.Duration `json:"period,omitempty"`
-	// GracePeriod keeps the previous key valid this long after a rotation, so that entries
-	// and running backups move to the new one first (default 168h; 0s: revoke at once).
-	GracePeriod *metav1.Duration `json:"gracePeriod,omitempty"`
-}
-
-// DefaultGracePeriod keeps a rotated-out key valid for a week.
-const DefaultGracePeriod = 7 * 24 * time.Hour
-
 // CloudName is the configured cloud, or the one the region belongs to.
 func (c *BackupBucketConfig) CloudName(region string) string {
 	if c != nil && c.CloudConfiguration != nil {
@@ -107,20 +96,20 @@ func (c *BackupBucketConfig) SKU() string {
 	return DefaultSKUName
 }
 
-// RotationPeriod is the configured rotation period (0: only on request).
+// RotationPeriod implements the BackupBucket controller's RotationPolicy.
 func (c *BackupBucketConfig) RotationPeriod() time.Duration {
-	if c != nil && c.Rotation != nil && c.Rotation.Period != nil {
-		return c.Rotation.Period.Duration
+	if c == nil {
+		return 0
 	}
-	return 0
+	return c.Rotation.RotationPeriod()
 }
 
-// Grace is the configured grace period or the default.
+// Grace implements the BackupBucket controller's RotationPolicy.
 func (c *BackupBucketConfig) Grace() time.Duration {
-	if c != nil && c.Rotation != nil && c.Rotation.GracePeriod != nil {
-		return c.Rotation.GracePeriod.Duration
+	if c == nil {
+		return rotation.DefaultGracePeriod
 	}
-	return DefaultGracePeriod
+	return c.Rotation.Grace()
 }
 
 // WorkloadIdentityConfig is the "config" key of a workload identity secret
@@ -197,17 +186,6 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 			}
 		}
 	}
-	if r := cfg.Rotation; r != nil {
-		p := path.Child("rotation")
-		if r.Period != nil && r.Period.Duration < time.Hour {
-			errs = append(errs, field.Invalid(p.Child("period"), r.Period.Duration.String(), "must be at least 1h"))
-		}
-		if r.GracePeriod != nil && r.GracePeriod.Duration < 0 {
-			errs = append(errs, field.Invalid(p.Child("gracePeriod"), r.GracePeriod.Duration.String(), "must not be negative"))
-		}
-		if r.Period != nil && r.GracePeriod != nil && r.GracePeriod.Duration >= r.Period.Duration {
-			errs = append(errs, field.Invalid(p.Child("gracePeriod"), r.GracePeriod.Duration.String(), "must be shorter than the period: an account has two keys, the previous one must be gone before the next rotation"))
-		}
-	}
+	errs = append(errs, cfg.Rotation.Validate(path.Child("rotation"))...)
 	return errs
 }

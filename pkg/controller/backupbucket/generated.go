@@ -14,6 +14,7 @@ import (
 	"github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/rotation"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -37,9 +38,6 @@ const (
 	ReasonRotationWaiting     = "GeneratedCredentialRotationWaiting"
 )
 
-// defaultGracePeriod keeps a rotated-out credential valid for a week unless configured.
-const defaultGracePeriod = 7 * 24 * time.Hour
-
 // RotationPolicy is implemented by a provider's decoded BackupBucket config that configures the
 // rotation of generated credentials.
 type RotationPolicy interface {
@@ -53,7 +51,7 @@ func rotationOf(cfg any) (period, grace time.Duration) {
 	if rp, ok := cfg.(RotationPolicy); ok {
 		return rp.RotationPeriod(), rp.Grace()
 	}
-	return 0, defaultGracePeriod
+	return 0, rotation.DefaultGracePeriod
 }
 
 // publishCredential keeps the bucket's generated secret and status.generatedSecretRef current:

@@ -66,14 +66,16 @@ func credentialTemplate(d map[string][]byte) map[string][]byte {
 	return out
 }
 
-// userPrefix names the users of a bucket: "geb" and 7 hex digits of the bucket name's SHA-256.
-// MinIO access keys are at most 20 characters; 10 random hex digits follow.
+// userPrefix starts the access keys of a bucket's users: "geb" and 7 hex digits of the bucket
+// name's SHA-256 (MinIO access keys are at most 20 characters; 10 random hex digits follow). It
+// only makes them recognisable: which bucket a user belongs to is its policy, named after the
+// whole bucket name, so two buckets whose hashes collide never revoke each other's users.
 func userPrefix(bucket string) string {
 	sum := sha256.Sum256([]byte(bucket))
 	return "geb" + hex.EncodeToString(sum[:])[:7]
 }
 
-func policyName(bucket string) string { return "gardener-backup-" + userPrefix(bucket) }
+func policyName(bucket string) string { return "gardener-backup-" + bucket }
 
 // bucketPolicy allows what etcd-backup-restore does (snapshots, multipart uploads, listing with
 // versions, deleting its garbage) and the entry controller's deletion, in bucket only.
@@ -139,8 +141,8 @@ func (m *minioIssuer) RevokeCredentials(ctx context.Context, bucket string, keep
 	if err != nil {
 		return minioError("listing MinIO users", err)
 	}
-	for name := range users {
-		if strings.HasPrefix(name, userPrefix(bucket)) && !slices.Contains(keep, name) {
+	for name, info := range users {
+		if info.PolicyName == policyName(bucket) && strings.HasPrefix(name, userPrefix(bucket)) && !slices.Contains(keep, name) {
 			if err := m.admin.RemoveUser(ctx, name); err != nil && madmin.ToErrorResponse(err).Code != "XMinioAdminNoSuchUser" {
 				return minioError("removing MinIO user "+name, err)
 			}

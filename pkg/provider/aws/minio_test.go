@@ -80,11 +80,22 @@ func TestGeneratedCredentialReachesOnlyItsBucket(t *testing.T) {
 			t.Errorf("%s in another bucket: %v; want ErrForbidden", name, err)
 		}
 	}
+	// The other bucket's own credential survives the revocation of this bucket's.
+	otherCred, err := iss.IssueCredential(ctx, other, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := iss.RevokeCredentials(ctx, mine, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := scoped.PutObject(ctx, mine, "shoot--a--b--1/after", []byte("x")); err == nil {
 		t.Fatal("a revoked credential still writes")
+	}
+	if err := newStore(t, otherCred.Data).PutObject(ctx, other, "shoot--x--y--1/after", []byte("x")); err != nil {
+		t.Fatalf("revoking one bucket's credentials broke another bucket's: %v", err)
+	}
+	if err := iss.RevokeCredentials(ctx, other, nil); err != nil {
+		t.Fatal(err)
 	}
 }
 
