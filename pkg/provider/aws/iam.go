@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/url"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -108,17 +107,12 @@ func (s *iamIssuer) deleteKeys(ctx context.Context, user string, keep []string) 
 
 // newIAMIssuer builds the IAM client from the operator's credentials (IAM is global: its
 // endpoint is us-east-1's unless the provider's IAMEndpoint points elsewhere).
-func (p *Provider) newIAMIssuer(s *store, creds map[string][]byte, cfg aws.Config) (*iamIssuer, error) {
-	if p.IAMEndpoint != "" {
-		if _, err := url.Parse(p.IAMEndpoint); err != nil {
-			return nil, fmt.Errorf("IAM endpoint: %w", err)
-		}
-	}
+func (p *Provider) newIAMIssuer(s *store, creds map[string][]byte, cfg aws.Config) *iamIssuer {
 	client := iam.NewFromConfig(cfg, func(o *iam.Options) {
 		o.Region = "us-east-1"
 		if p.IAMEndpoint != "" {
 			o.BaseEndpoint = aws.String(p.IAMEndpoint)
 		}
 	})
-	return &iamIssuer{store: s, iam: client, template: credentialTemplate(creds)}, nil
+	return &iamIssuer{store: s, iam: client, template: credentialTemplate(creds)}
 }

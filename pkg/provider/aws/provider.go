@@ -86,7 +86,7 @@ func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (obje
 	if err != nil {
 		return nil, err
 	}
-	return p.newIAMIssuer(s, creds.Data, awsCfg)
+	return p.newIAMIssuer(s, creds.Data, awsCfg), nil
 }
 
 // NewS3Client builds the S3 client a store uses (the benchmarks build their baselines with it,
