@@ -6,7 +6,10 @@
 #                                    start both with state in DIR; the bulk middleware advertises
 #                                    MAX_DELETES per request (default 10000, Swift's default).
 #                                    Region RegionOne has bulk delete; region NoBulk reaches the
-#                                    same cluster through a second proxy without it.
+#                                    same cluster through a second proxy without it; region
+#                                    NoAccessRules through a third whose authtoken middleware has
+#                                    no service_type, so it cannot check access rules of
+#                                    application credentials (it refuses their tokens).
 #                                    Prints "KEYSTONE_URL SWIFT_URL" on the last line.
 #   hack/openstack.sh stop DIR       stop what start started
 # Ports are chosen free at start. Users: admin/secret (project admin, role admin),
@@ -39,8 +42,8 @@ start() {
   install
   mkdir -p "$B"/{keystone,swift,node/d1,log}
   : >"$B/pids"
-  local KSP SWP SWP2 AP CP OP
-  KSP=$(free_port); SWP=$(free_port); SWP2=$(free_port); AP=$(free_port); CP=$(free_port); OP=$(free_port)
+  local KSP SWP SWP2 SWP3 AP CP OP
+  KSP=$(free_port); SWP=$(free_port); SWP2=$(free_port); SWP3=$(free_port); AP=$(free_port); CP=$(free_port); OP=$(free_port)
   local KS=http://127.0.0.1:$KSP/v3
   cat >"$B/keystone/keystone.conf" <<CONF
 [DEFAULT]
@@ -59,6 +62,10 @@ CONF
   local KM="keystone-manage --config-file $B/keystone/keystone.conf"
   say "setting up Keystone (sqlite)"
   $KM db_sync >"$B/log/ks-manage.log" 2>&1
+  # Write-ahead logging: readers no longer block a writer's commit, which otherwise fails some
+  # writes with "database is locked" (deleting an application credential whose access rules
+  # another one shares always did).
+  python3 -c "import sqlite3; sqlite3.connect('$B/keystone/keystone.db').execute('PRAGMA journal_mode=WAL')"
   $KM fernet_setup --keystone-user root --keystone-group root >>"$B/log/ks-manage.log" 2>&1
   $KM credential_setup --keystone-user root --keystone-group root >>"$B/log/ks-manage.log" 2>&1
   $KM bootstrap --bootstrap-password secret --bootstrap-region-id RegionOne \
@@ -90,6 +97,8 @@ CONF
   for IF in public internal admin; do
     ks POST /endpoints "{\"endpoint\":{\"service_id\":\"$SVC\",\"interface\":\"$IF\",\"region_id\":\"NoBulk\",\"url\":\"http://127.0.0.1:$SWP2/v1/AUTH_%(project_id)s\"}}" >/dev/null
   done
+  ks POST /regions '{"region":{"id":"NoAccessRules"}}' >/dev/null
+  ks POST /endpoints "{\"endpoint\":{\"service_id\":\"$SVC\",\"interface\":\"public\",\"region_id\":\"NoAccessRules\",\"url\":\"http://127.0.0.1:$SWP3/v1/AUTH_%(project_id)s\"}}" >/dev/null
   RID=$(ks GET '/roles?name=member' | json '["roles"][0]["id"]')
   for pu in demo:demopass other:otherpass; do
     PID=$(ks POST /projects "{\"project\":{\"name\":\"${pu%%:*}\",\"domain_id\":\"default\"}}" | json '["project"]["id"]')
@@ -172,19 +181,26 @@ project_name = admin
 username = admin
 password = secret
 delay_auth_decision = True
+# Access rules of application credentials are checked only when the service knows its type.
+service_type = object-store
 CONF
     # The same cluster through a proxy without the bulk middleware.
     sed -e "s/^bind_port = $SWP\$/bind_port = $SWP2/" -e 's/ bulk / /' proxy-server.conf >proxy-nobulk.conf
+    # The same cluster through a proxy that cannot check access rules.
+    sed -e "s/^bind_port = $SWP\$/bind_port = $SWP3/" -e '/^service_type = /d' proxy-server.conf >proxy-noaccessrules.conf
   )
   for n in account container object proxy; do
     setsid /usr/bin/swift-$n-server "$B/swift/$n-server.conf" -v >"$B/log/swift-$n.log" 2>&1 &
     echo $! >>"$B/pids"
   done
-  setsid /usr/bin/swift-proxy-server "$B/swift/proxy-nobulk.conf" -v >"$B/log/swift-proxy-nobulk.log" 2>&1 &
-  echo $! >>"$B/pids"
-  for _ in $(seq 1 300); do curl -sf -o /dev/null "http://127.0.0.1:$SWP/healthcheck" && break; sleep 0.1; done
-  for _ in $(seq 1 300); do curl -sf -o /dev/null "http://127.0.0.1:$SWP2/healthcheck" && break; sleep 0.1; done
-  for port in $SWP $SWP2; do
+  for conf in nobulk noaccessrules; do
+    setsid /usr/bin/swift-proxy-server "$B/swift/proxy-$conf.conf" -v >"$B/log/swift-proxy-$conf.log" 2>&1 &
+    echo $! >>"$B/pids"
+  done
+  for port in $SWP $SWP2 $SWP3; do
+    for _ in $(seq 1 300); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthcheck" && break; sleep 0.1; done
+  done
+  for port in $SWP $SWP2 $SWP3; do
     curl -sf -o /dev/null "http://127.0.0.1:$port/healthcheck" || { say "swift did not start; logs in $B/log"; tail -n 20 "$B"/log/swift-proxy*.log >&2; exit 1; }
   done
   say "ready"

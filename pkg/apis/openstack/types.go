@@ -2,11 +2,13 @@
 package openstack
 
 import (
-	"k8s.io/apimachinery/pkg/util/validation/field"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/rotation"
 )
 
 const (
@@ -27,6 +29,66 @@ type BackupBucketConfig struct {
 	Versioning bool `json:"versioning,omitempty"`
 	// Immutability is not offered by Swift; it is refused, never ignored.
 	Immutability *Immutability `json:"immutability,omitempty"`
+	// GeneratedCredentials, when set, publishes a Keystone application credential per bucket as
+	// the bucket's generated secret, so that shoots get it instead of the operator's credentials.
+	GeneratedCredentials *GeneratedCredentialsConfig `json:"generatedCredentials,omitempty"`
+}
+
+// DefaultRotationPeriod rotates application credentials monthly unless configured otherwise:
+// they expire (see GeneratedCredentialsConfig), so they must be rotated.
+const DefaultRotationPeriod = 30 * 24 * time.Hour
+
+// GeneratedCredentialsConfig configures the application credentials issued per bucket.
+type GeneratedCredentialsConfig struct {
+	// Rotation says when to rotate them (default every 720h) and how long the previous one stays
+	// valid (default 168h). A credential expires two periods plus the grace period after it was
+	// issued, so that a missed rotation does not interrupt backups at once.
+	Rotation *rotation.Config `json:"rotation,omitempty"`
+	// AccessRules restricts the credential to the bucket's container with Keystone access rules
+	// (default true). Swift must check them (keystonemiddleware's service_type = object-store);
+	// a credential the cloud refuses is revoked and reported, never published. false issues
+	// project-wide credentials: only for clouds that cannot check access rules.
+	AccessRules *bool `json:"accessRules,omitempty"`
+	// Roles are the project roles the credential carries (default: all of the operator's).
+	Roles []string `json:"roles,omitempty"`
+	// AllowPassThrough publishes nothing and leaves shoots on the operator's credentials when
+	// the cloud cannot issue restricted credentials (says so in the bucket's status). Without
+	// it, that is an error.
+	AllowPassThrough bool `json:"allowPassThrough,omitempty"`
+}
+
+// RotationPeriod implements the BackupBucket controller's RotationPolicy.
+func (c *BackupBucketConfig) RotationPeriod() time.Duration {
+	if c == nil || c.GeneratedCredentials == nil {
+		return 0
+	}
+	if p := c.GeneratedCredentials.Rotation.RotationPeriod(); p > 0 {
+		return p
+	}
+	return DefaultRotationPeriod
+}
+
+// Grace implements the BackupBucket controller's RotationPolicy.
+func (c *BackupBucketConfig) Grace() time.Duration {
+	if c == nil || c.GeneratedCredentials == nil {
+		return rotation.DefaultGracePeriod
+	}
+	return c.GeneratedCredentials.Rotation.Grace()
+}
+
+// PassThroughAllowed implements the BackupBucket controller's PassThroughPolicy.
+func (c *BackupBucketConfig) PassThroughAllowed() bool {
+	return c != nil && c.GeneratedCredentials != nil && c.GeneratedCredentials.AllowPassThrough
+}
+
+// Lifetime is how long an application credential issued now stays valid.
+func (c *BackupBucketConfig) Lifetime() time.Duration {
+	return 2*c.RotationPeriod() + c.Grace()
+}
+
+// RestrictToContainer says whether credentials carry access rules.
+func (c *GeneratedCredentialsConfig) RestrictToContainer() bool {
+	return c == nil || c.AccessRules == nil || *c.AccessRules
 }
 
 // Immutability is accepted by the decoder only to be refused with a clear message.
@@ -46,6 +108,18 @@ func validate(cfg *BackupBucketConfig, path *field.Path) field.ErrorList {
 	if cfg.Immutability != nil {
 		errs = append(errs, field.Forbidden(path.Child("immutability"),
 			"OpenStack Swift offers no object lock or retention: immutable backups cannot be provided on this provider"))
+	}
+	if g := cfg.GeneratedCredentials; g != nil {
+		p := path.Child("generatedCredentials")
+		errs = append(errs, g.Rotation.Validate(p.Child("rotation"))...)
+		if g.Rotation != nil && g.Rotation.Period == nil && g.Rotation.GracePeriod != nil && g.Rotation.GracePeriod.Duration >= DefaultRotationPeriod {
+			errs = append(errs, field.Invalid(p.Child("rotation", "gracePeriod"), g.Rotation.GracePeriod.Duration.String(), "must be shorter than the default period of 720h"))
+		}
+		for i, r := range g.Roles {
+			if r == "" {
+				errs = append(errs, field.Required(p.Child("roles").Index(i), "a role name"))
+			}
+		}
 	}
 	return errs
 }

@@ -158,7 +158,12 @@ func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (obje
 	if pageSize <= 0 {
 		pageSize = listPageSize
 	}
-	return &store{creds: c, httpClient: hc, pageSize: pageSize, rewrite: p.EndpointRewrite}, nil
+	s := &store{creds: c, httpClient: hc, pageSize: pageSize, rewrite: p.EndpointRewrite}
+	// Only the bucket controller passes a config: it publishes the generated credentials.
+	if cfg, _ := creds.BucketConfig.(*osapi.BackupBucketConfig); cfg != nil && cfg.GeneratedCredentials != nil {
+		return &keystoneIssuer{store: s, cfg: cfg}, nil
+	}
+	return s, nil
 }
 
 // etcdBackupKeys are the keys etcd-backup-restore's Swift store reads.

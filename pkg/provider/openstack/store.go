@@ -15,6 +15,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	gopenstack "github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 	"github.com/gophercloud/gophercloud/v2/openstack/objectstorage/v1/containers"
 	"github.com/gophercloud/gophercloud/v2/openstack/objectstorage/v1/objects"
 	"github.com/gophercloud/gophercloud/v2/pagination"
@@ -47,7 +48,9 @@ type store struct {
 
 	mu        sync.Mutex
 	client    *gophercloud.ServiceClient
-	bulkLimit int // 0: bulk delete unavailable
+	bulkLimit int                         // 0: bulk delete unavailable
+	session   *gophercloud.ProviderClient // the authenticated Keystone session
+	userID    string                      // the session's user
 }
 
 var _ objectstore.Store = (*store)(nil)
@@ -65,8 +68,18 @@ func (s *store) swift(ctx context.Context) (*gophercloud.ServiceClient, error) {
 	}
 	pc.HTTPClient = s.httpClient
 	if err := gopenstack.Authenticate(ctx, pc, s.creds.auth); err != nil {
+		if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+			// Keystone answers 404 for an application credential it does not know (a revoked one).
+			return nil, fmt.Errorf("authenticating with Keystone: %w: %w", objectstore.ErrUnauthenticated, err)
+		}
 		return nil, fmt.Errorf("authenticating with Keystone: %w", classify(err))
 	}
+	if result, ok := pc.GetAuthResult().(tokens.CreateResult); ok {
+		if user, err := result.ExtractUser(); err == nil {
+			s.userID = user.ID
+		}
+	}
+	s.session = pc
 	client, err := gopenstack.NewObjectStorageV1(pc, gophercloud.EndpointOpts{Region: s.creds.region})
 	if err != nil {
 		var notFound *gophercloud.ErrEndpointNotFound

@@ -1,0 +1,173 @@
+package openstack_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	gopenstack "github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/applicationcredentials"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/rotation"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+func generatingConfig(g osapi.GeneratedCredentialsConfig) *osapi.BackupBucketConfig {
+	return &osapi.BackupBucketConfig{GeneratedCredentials: &g}
+}
+
+// issuingStore is the bucket controller's view of Swift with generated credentials.
+func issuingStore(t *testing.T, data map[string][]byte, cfg *osapi.BackupBucketConfig) objectstore.Store {
+	t.Helper()
+	s, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: "RegionOne", BucketConfig: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.(objectstore.CredentialIssuer); !ok {
+		t.Fatal("a store configured with generatedCredentials issues no credentials")
+	}
+	return s
+}
+
+func TestGeneratedApplicationCredentials(t *testing.T) {
+	conformance.RunIssuer(t, conformance.IssuerHarness{
+		Harness: conformance.Harness{
+			Store:         issuingStore(t, cloud.SecretData("demo"), generatingConfig(osapi.GeneratedCredentialsConfig{})),
+			NewBucketName: newContainerName,
+			Region:        "RegionOne",
+		},
+		StoreFor: func(t *testing.T, data map[string][]byte) objectstore.Store { return newStore(t, data) },
+	})
+}
+
+// keystone is an identity client of the demo user, to inspect what the issuer created.
+func keystone(t *testing.T) (*gophercloud.ServiceClient, string) {
+	t.Helper()
+	ctx := context.Background()
+	pc, err := gopenstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{IdentityEndpoint: cloud.AuthURL,
+		Username: "demo", Password: "demopass", DomainName: "Default", TenantName: "demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, err := pc.GetAuthResult().(tokens.CreateResult).ExtractUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: gophercloud.NormalizeURL(cloud.AuthURL)}, user.ID
+}
+
+func TestIssuedCredentialIsRestrictedExpiringAndHoldsNoPassword(t *testing.T) {
+	ctx := context.Background()
+	period := 24 * time.Hour
+	cfg := generatingConfig(osapi.GeneratedCredentialsConfig{Rotation: &rotation.Config{Period: &metav1.Duration{Duration: period}, GracePeriod: &metav1.Duration{Duration: time.Hour}}, Roles: []string{"member"}})
+	s := issuingStore(t, cloud.SecretData("demo"), cfg)
+	bucket := newContainerName()
+	if err := s.EnsureBucket(ctx, objectstore.Bucket{Name: bucket, Region: "RegionOne"}); err != nil {
+		t.Fatal(err)
+	}
+	cred, err := s.(objectstore.CredentialIssuer).IssueCredential(ctx, bucket, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.(objectstore.CredentialIssuer).RevokeCredentials(ctx, bucket, nil) })
+	for k, v := range cred.Data {
+		if k == "password" || string(v) == "demopass" {
+			t.Fatalf("the generated secret carries the operator's password (key %q)", k)
+		}
+	}
+	idc, user := keystone(t)
+	ac, err := applicationcredentials.Get(ctx, idc, user, cred.ID).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ac.Unrestricted {
+		t.Error("the credential may create further credentials")
+	}
+	if len(ac.Roles) != 1 || ac.Roles[0].Name != "member" {
+		t.Errorf("roles %v; want only member", ac.Roles)
+	}
+	want := time.Now().Add(2*period + time.Hour)
+	if ac.ExpiresAt.IsZero() || ac.ExpiresAt.Sub(want).Abs() > 5*time.Minute {
+		t.Errorf("expires at %v; want about %v (two periods and the grace period)", ac.ExpiresAt, want)
+	}
+	if len(ac.AccessRules) == 0 {
+		t.Fatal("the credential has no access rules")
+	}
+	for _, r := range ac.AccessRules {
+		if r.Service != "object-store" || !strings.Contains(r.Path, "/"+bucket) || (r.Method != "GET" && r.Method != "HEAD" && r.Method != "PUT" && r.Method != "DELETE") {
+			t.Errorf("access rule %+v reaches beyond reading and writing container %s", r, bucket)
+		}
+	}
+}
+
+func TestRefusedCredentialIsNeverHandedOut(t *testing.T) {
+	// Region NoAccessRules reaches Swift through a proxy that cannot check access rules.
+	ctx := context.Background()
+	data := with(cloud.SecretData("demo"), "region", "NoAccessRules")
+	s := issuingStore(t, data, generatingConfig(osapi.GeneratedCredentialsConfig{}))
+	bucket := newContainerName()
+	if err := s.EnsureBucket(ctx, objectstore.Bucket{Name: bucket, Region: "NoAccessRules"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.(objectstore.CredentialIssuer).IssueCredential(ctx, bucket, nil)
+	if !errors.Is(err, objectstore.ErrUnsupported) || !strings.Contains(err.Error(), "accessRules: false") {
+		t.Fatalf("got %v; want ErrUnsupported naming generatedCredentials.accessRules", err)
+	}
+	idc, user := keystone(t)
+	pages, err := applicationcredentials.List(idc, user, nil).AllPages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := applicationcredentials.ExtractApplicationCredentials(pages)
+	for _, ac := range all {
+		if strings.Contains(ac.Name, bucket) {
+			t.Fatalf("the refused credential %s was left in Keystone", ac.ID)
+		}
+	}
+	// Without access rules, the same cloud takes the (project-wide) credential.
+	noRules := false
+	s = issuingStore(t, data, generatingConfig(osapi.GeneratedCredentialsConfig{AccessRules: &noRules}))
+	cred, err := s.(objectstore.CredentialIssuer).IssueCredential(ctx, bucket, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := newStore(t, cred.Data).PutObject(ctx, bucket, "shoot--a--b--1/x", []byte("x")); err != nil {
+		t.Fatalf("a project-wide credential: %v", err)
+	}
+	if err := s.(objectstore.CredentialIssuer).RevokeCredentials(ctx, bucket, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestApplicationCredentialNamesKeepBucketsApart(t *testing.T) {
+	// Bucket "b" never claims "b-1"'s credentials, whose names start the same.
+	ctx := context.Background()
+	s := issuingStore(t, cloud.SecretData("demo"), generatingConfig(osapi.GeneratedCredentialsConfig{AccessRules: new(bool)}))
+	b := newContainerName()
+	iss := s.(objectstore.CredentialIssuer)
+	long, err := iss.IssueCredential(ctx, b+"-1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := iss.RevokeCredentials(ctx, b, nil); err != nil {
+		t.Fatal(err)
+	}
+	idc, user := keystone(t)
+	if _, err := applicationcredentials.Get(ctx, idc, user, long.ID).Extract(); err != nil {
+		t.Fatalf("revoking bucket %q's credentials removed %q's: %v", b, b+"-1", err)
+	}
+	if err := iss.RevokeCredentials(ctx, b+"-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := applicationcredentials.Get(ctx, idc, user, long.ID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
+		t.Fatalf("after revocation: %v; want 404", err)
+	}
+}
