@@ -39,7 +39,11 @@ import (
 //     reported on object reads (retentionExpirationTime);
 //   - listings return at most 1,000 objects a page;
 //   - bucket names under a prefix belong to "another project" (create answers 409);
-//   - optional added delay per request and 429 throttling of every n-th object delete.
+//   - optional added delay per request and 429 throttling of every n-th object delete;
+//   - IAM (gcpiam.go): service accounts and their keys (the IAM API's REST subset the extension
+//     uses), bucket IAM policies, and their enforcement: a service account created through the
+//     IAM API reaches only buckets whose policy binds it, while the keys ServiceAccountKey hands
+//     out and workload identity act as the project's owner.
 //
 // Every request is recorded, so tests assert on what the client asked as well as on the state.
 type GCS struct {
@@ -62,13 +66,20 @@ type GCS struct {
 	throttleEvery atomic.Int64
 	Throttled     atomic.Int64
 
-	mu            sync.Mutex
-	buckets       map[string]*bucketState
-	requests      []GCSRequest
-	keys          map[string]*rsa.PublicKey
-	subjectTokens map[string]bool
-	accessTokens  map[string]bool
-	issued        int
+	mu              sync.Mutex
+	buckets         map[string]*bucketState
+	requests        []GCSRequest
+	keys            map[string]saKey // by key ID
+	serviceAccounts map[string]*serviceAccount
+	subjectTokens   map[string]bool
+	accessTokens    map[string]string // token -> identity (email; "" for workload identity)
+	issued          int
+}
+
+// saKey is a service-account key the token endpoint accepts.
+type saKey struct {
+	email string
+	pub   *rsa.PublicKey
 }
 
 // GCSOptions configure StartGCS.
@@ -102,6 +113,7 @@ type bucketState struct {
 	fields         map[string]json.RawMessage
 	metageneration int64
 	locked         bool
+	iam            *bucketPolicy
 }
 
 // overlayFields are the bucket fields the front keeps.
@@ -140,9 +152,10 @@ func StartGCS(opts GCSOptions) (*GCS, error) {
 		root:          root,
 		client:        &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}},
 		buckets:       map[string]*bucketState{},
-		keys:          map[string]*rsa.PublicKey{},
-		subjectTokens: map[string]bool{},
-		accessTokens:  map[string]bool{},
+		keys:            map[string]saKey{},
+		serviceAccounts: map[string]*serviceAccount{},
+		subjectTokens:   map[string]bool{},
+		accessTokens:    map[string]string{},
 	}
 	g.backend, _ = url.Parse(backendURL)
 	g.throttleEvery.Store(int64(opts.ThrottleEvery))
@@ -203,6 +216,11 @@ func (g *GCS) Stop() {
 // ServiceAccountKey returns a new service-account key file (JSON) whose token_uri is the
 // front's: the client signs a JWT with the key and the front checks the signature.
 func (g *GCS) ServiceAccountKey(email string) []byte {
+	return g.newKey(email, "k-"+email)
+}
+
+// newKey registers a new key of email under keyID and returns its key file.
+func (g *GCS) newKey(email, keyID string) []byte {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		panic(err)
@@ -212,12 +230,12 @@ func (g *GCS) ServiceAccountKey(email string) []byte {
 		panic(err)
 	}
 	g.mu.Lock()
-	g.keys[email] = &key.PublicKey
+	g.keys[keyID] = saKey{email: email, pub: &key.PublicKey}
 	g.mu.Unlock()
 	out, _ := json.Marshal(map[string]string{
 		"type":           "service_account",
 		"project_id":     g.ProjectID,
-		"private_key_id": "k-" + email,
+		"private_key_id": keyID,
 		"private_key":    string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
 		"client_email":   email,
 		"client_id":      "1",
@@ -232,8 +250,12 @@ func (g *GCS) SetThrottleEvery(n int) { g.throttleEvery.Store(int64(n)) }
 // RevokeServiceAccountKey makes the token endpoint refuse the keys of email from now on.
 func (g *GCS) RevokeServiceAccountKey(email string) {
 	g.mu.Lock()
-	delete(g.keys, email)
-	g.mu.Unlock()
+	defer g.mu.Unlock()
+	for id, k := range g.keys {
+		if k.email == email {
+			delete(g.keys, id)
+		}
+	}
 }
 
 // SecretData is a BackupBucket secret with a fresh service-account key and the endpoint.
@@ -323,8 +345,13 @@ func (g *GCS) serve(w http.ResponseWriter, r *http.Request) {
 		g.serveToken(w, r)
 		return
 	}
-	if !g.authorized(r.Header.Get("Authorization")) {
+	identity, ok := g.identity(r.Header.Get("Authorization"))
+	if !ok {
 		jsonError(w, http.StatusUnauthorized, "authError", "Invalid Credentials")
+		return
+	}
+	if err := g.authorize(identity, r); err != nil {
+		jsonError(w, http.StatusForbidden, "forbidden", err.Error())
 		return
 	}
 	if g.opts.Delay > 0 {
@@ -353,6 +380,10 @@ func (g *GCS) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	switch {
+	case strings.HasPrefix(r.URL.Path, "/v1/projects/"):
+		g.serveIAM(w, r, body)
+	case isStorage && len(parts) == 3 && parts[0] == "b" && parts[2] == "iam":
+		g.serveBucketPolicy(w, r, unescape(parts[1]), body)
 	case isStorage && r.Method == http.MethodPost && len(parts) == 1 && parts[0] == "b":
 		g.createBucket(w, r, body)
 	case isStorage && len(parts) == 2 && parts[0] == "b" && r.Method == http.MethodPatch:
@@ -374,53 +405,68 @@ func unescape(s string) string {
 	return u
 }
 
-// authorized accepts tokens the front issued, and self-signed JWTs of registered keys.
-func (g *GCS) authorized(header string) bool {
+// identity accepts tokens the front issued, and self-signed JWTs of registered keys, and
+// returns whose they are.
+func (g *GCS) identity(header string) (string, bool) {
 	token, ok := strings.CutPrefix(header, "Bearer ")
 	if !ok {
-		return false
+		return "", false
 	}
 	g.mu.Lock()
-	issued := g.accessTokens[token]
+	who, issued := g.accessTokens[token]
 	g.mu.Unlock()
-	return issued || g.verifyJWT(token) == nil
+	if issued {
+		return who, true
+	}
+	who, err := g.verifyJWT(token)
+	return who, err == nil
 }
 
-func (g *GCS) verifyJWT(token string) error {
+// verifyJWT checks a JWT signed with a registered key (named by its "kid") of the service
+// account it claims to be from, and returns that service account.
+func (g *GCS) verifyJWT(token string) (string, error) {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
-		return fmt.Errorf("not a JWT")
+		return "", fmt.Errorf("not a JWT")
 	}
-	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		return err
+	var header struct {
+		Kid string `json:"kid"`
 	}
 	var claims struct {
 		Iss string `json:"iss"`
 	}
-	if err := json.Unmarshal(payload, &claims); err != nil {
-		return err
+	for i, v := range []any{&header, &claims} {
+		raw, err := base64.RawURLEncoding.DecodeString(parts[i])
+		if err != nil {
+			return "", err
+		}
+		if err := json.Unmarshal(raw, v); err != nil {
+			return "", err
+		}
 	}
 	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
 	if err != nil {
-		return err
+		return "", err
 	}
 	g.mu.Lock()
-	key := g.keys[claims.Iss]
+	key, ok := g.keys[header.Kid]
 	g.mu.Unlock()
-	if key == nil {
-		return fmt.Errorf("unknown service account %q", claims.Iss)
+	if !ok || key.email != claims.Iss {
+		return "", fmt.Errorf("unknown key %q of service account %q", header.Kid, claims.Iss)
 	}
 	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	return rsa.VerifyPKCS1v15(key, crypto.SHA256, sum[:], sig)
+	return claims.Iss, rsa.VerifyPKCS1v15(key.pub, crypto.SHA256, sum[:], sig)
 }
 
 func (g *GCS) serveToken(w http.ResponseWriter, r *http.Request) {
 	_ = r.ParseForm()
-	var err error
+	var (
+		err error
+		who string
+	)
 	switch r.PostForm.Get("grant_type") {
 	case "urn:ietf:params:oauth:grant-type:jwt-bearer":
-		err = g.verifyJWT(r.PostForm.Get("assertion"))
+		who, err = g.verifyJWT(r.PostForm.Get("assertion"))
 	case "urn:ietf:params:oauth:grant-type:token-exchange":
 		g.mu.Lock()
 		if !g.subjectTokens[r.PostForm.Get("subject_token")] {
@@ -439,7 +485,7 @@ func (g *GCS) serveToken(w http.ResponseWriter, r *http.Request) {
 	g.mu.Lock()
 	g.issued++
 	token := fmt.Sprintf("ya29.front-%d-%d", g.issued, time.Now().UnixNano())
-	g.accessTokens[token] = true
+	g.accessTokens[token] = who
 	g.mu.Unlock()
 	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": token, "token_type": "Bearer", "expires_in": 3600,
 		"issued_token_type": "urn:ietf:params:oauth:token-type:access_token"})

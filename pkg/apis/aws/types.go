@@ -53,6 +53,15 @@ type GeneratedCredentialsConfig struct {
 	Issuer string `json:"issuer"`
 	// Rotation says when to rotate them and how long the previous one stays valid.
 	Rotation *rotation.Config `json:"rotation,omitempty"`
+	// AllowPassThrough publishes nothing and leaves shoots on the operator's credentials when
+	// the store cannot issue credentials (an S3-compatible store without IAM or MinIO's admin
+	// API); the bucket's status says so. Without it, that is an error.
+	AllowPassThrough bool `json:"allowPassThrough,omitempty"`
+}
+
+// PassThroughAllowed implements the BackupBucket controller's PassThroughPolicy.
+func (c *BackupBucketConfig) PassThroughAllowed() bool {
+	return c != nil && c.GeneratedCredentials != nil && c.GeneratedCredentials.AllowPassThrough
 }
 
 // RotationPeriod implements the BackupBucket controller's RotationPolicy.

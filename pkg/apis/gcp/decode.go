@@ -57,6 +57,9 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 			errs = append(errs, field.Invalid(path.Child("softDelete", "retentionDuration"), d.String(), "must be 0 (off) or whole days from 7 to 90 days"))
 		}
 	}
+	if g := cfg.GeneratedCredentials; g != nil {
+		errs = append(errs, g.Rotation.Validate(path.Child("generatedCredentials", "rotation"))...)
+	}
 	if len(cfg.Labels) > maxLabels-1 {
 		errs = append(errs, field.TooMany(path.Child("labels"), len(cfg.Labels), maxLabels-1))
 	}

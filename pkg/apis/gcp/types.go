@@ -3,8 +3,11 @@ package gcp
 
 import (
 	"encoding/json"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/rotation"
 )
 
 const (
@@ -31,6 +34,41 @@ type BackupBucketConfig struct {
 	SoftDelete *SoftDeleteConfig `json:"softDelete,omitempty"`
 	// Labels are set on the bucket (for example for cost allocation) and kept there.
 	Labels map[string]string `json:"labels,omitempty"`
+	// GeneratedCredentials, when set, publishes the key of a service account per bucket, bound
+	// only on that bucket, as the bucket's generated secret, so that shoots get it instead of
+	// the operator's credentials.
+	GeneratedCredentials *GeneratedCredentialsConfig `json:"generatedCredentials,omitempty"`
+}
+
+// GeneratedCredentialsConfig configures the service-account keys issued per bucket.
+type GeneratedCredentialsConfig struct {
+	// Rotation says when to rotate the key and how long the previous one stays valid.
+	Rotation *rotation.Config `json:"rotation,omitempty"`
+	// AllowPassThrough publishes nothing and leaves shoots on the operator's credentials when
+	// the project cannot issue keys (for example when an organization policy forbids service
+	// account keys); the bucket's status says so. Without it, that is an error.
+	AllowPassThrough bool `json:"allowPassThrough,omitempty"`
+}
+
+// RotationPeriod implements the BackupBucket controller's RotationPolicy.
+func (c *BackupBucketConfig) RotationPeriod() time.Duration {
+	if c == nil || c.GeneratedCredentials == nil {
+		return 0
+	}
+	return c.GeneratedCredentials.Rotation.RotationPeriod()
+}
+
+// Grace implements the BackupBucket controller's RotationPolicy.
+func (c *BackupBucketConfig) Grace() time.Duration {
+	if c == nil || c.GeneratedCredentials == nil {
+		return rotation.DefaultGracePeriod
+	}
+	return c.GeneratedCredentials.Rotation.Grace()
+}
+
+// PassThroughAllowed implements the BackupBucket controller's PassThroughPolicy.
+func (c *BackupBucketConfig) PassThroughAllowed() bool {
+	return c != nil && c.GeneratedCredentials != nil && c.GeneratedCredentials.AllowPassThrough
 }
 
 // RetentionTypeBucket is the only retention type: a retention policy on the whole bucket.

@@ -25,6 +25,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "starting fake-gcs-server:", err)
 		os.Exit(1)
 	}
+	testProvider.IAMEndpoint = gcs.URL + "/"
 	code := m.Run()
 	gcs.Stop()
 	os.Exit(code)

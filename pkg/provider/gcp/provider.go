@@ -17,6 +17,7 @@ import (
 	"cloud.google.com/go/auth/credentials/externalaccount"
 	"cloud.google.com/go/auth/httptransport"
 	"cloud.google.com/go/storage"
+	iam "google.golang.org/api/iam/v1"
 	"google.golang.org/api/option"
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
@@ -47,13 +48,20 @@ const (
 	sourceTokenDir = "/var/.source-gcp"
 )
 
-// storageScope is the OAuth scope of every request (bucket administration included).
-const storageScope = "https://www.googleapis.com/auth/devstorage.full_control"
+// OAuth scopes: storage (bucket administration included), or the whole platform when the store
+// also issues service-account keys through the IAM API.
+const (
+	storageScope       = "https://www.googleapis.com/auth/devstorage.full_control"
+	cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
+)
 
 // Provider builds GCS stores. Its fields are fixed at start-up; nothing per request is kept.
 type Provider struct {
 	// RequestTimeout bounds one HTTP request (default 60s).
 	RequestTimeout time.Duration
+	// IAMEndpoint overrides the IAM API endpoint used for generated credentials (tests point it
+	// at a stand-in; empty: iam.googleapis.com).
+	IAMEndpoint string
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -68,21 +76,49 @@ func (p *Provider) DecodeBucketConfig(raw []byte) (any, error) {
 
 // NewStore implements provider.Provider.
 func (p *Provider) NewStore(ctx context.Context, creds provider.Credentials) (objectstore.Store, error) {
-	client, projectID, err := p.NewClient(ctx, creds)
+	// Only the bucket controller passes a config: it publishes the generated credentials.
+	cfg, _ := creds.BucketConfig.(*gcpapi.BackupBucketConfig)
+	if cfg == nil || cfg.GeneratedCredentials == nil {
+		client, projectID, err := p.NewClient(ctx, creds)
+		if err != nil {
+			return nil, err
+		}
+		return &store{client: client, projectID: projectID}, nil
+	}
+	httpClient, projectID, err := p.authorizedClient(creds, cloudPlatformScope)
 	if err != nil {
 		return nil, err
 	}
-	return &store{client: client, projectID: projectID}, nil
+	client, err := newStorageClient(ctx, httpClient, creds.Data)
+	if err != nil {
+		return nil, err
+	}
+	opts := []option.ClientOption{option.WithHTTPClient(httpClient)}
+	if p.IAMEndpoint != "" {
+		opts = append(opts, option.WithEndpoint(p.IAMEndpoint))
+	}
+	svc, err := iam.NewService(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: building the IAM client: %v", objectstore.ErrInvalidConfig, err)
+	}
+	return &iamIssuer{store: &store{client: client, projectID: projectID}, iam: svc, endpoint: creds.Data[KeyStorageAPIEndpoint]}, nil
 }
 
 // NewClient builds the storage client a store uses and returns the project it works in (the
 // benchmarks build their baselines with it, so that strategies differ in nothing but strategy).
 // Only the secret is consulted: no environment, metadata server or well-known file.
 func (p *Provider) NewClient(ctx context.Context, creds provider.Credentials) (*storage.Client, string, error) {
-	endpoint, err := storageEndpoint(creds.Data[KeyStorageAPIEndpoint])
+	httpClient, projectID, err := p.authorizedClient(creds, storageScope)
 	if err != nil {
 		return nil, "", err
 	}
+	client, err := newStorageClient(ctx, httpClient, creds.Data)
+	return client, projectID, err
+}
+
+// authorizedClient is an HTTP client that authenticates with the secret's credentials for scope,
+// and the project the credentials belong to.
+func (p *Provider) authorizedClient(creds provider.Credentials, scope string) (*http.Client, string, error) {
 	timeout := p.RequestTimeout
 	if timeout == 0 {
 		timeout = 60 * time.Second
@@ -102,11 +138,12 @@ func (p *Provider) NewClient(ctx context.Context, creds provider.Credentials) (*
 	var (
 		authCreds *auth.Credentials
 		projectID string
+		err       error
 	)
 	if creds.WorkloadIdentity {
-		authCreds, projectID, err = workloadIdentityCredentials(creds.Data, tokenClient)
+		authCreds, projectID, err = workloadIdentityCredentials(creds.Data, tokenClient, scope)
 	} else {
-		authCreds, projectID, err = serviceAccountCredentials(creds.Data[KeyServiceAccountJSON], tokenClient)
+		authCreds, projectID, err = serviceAccountCredentials(creds.Data[KeyServiceAccountJSON], tokenClient, scope)
 	}
 	if err != nil {
 		return nil, "", err
@@ -115,19 +152,28 @@ func (p *Provider) NewClient(ctx context.Context, creds provider.Credentials) (*
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: building the HTTP client: %v", objectstore.ErrInvalidConfig, err)
 	}
+	return httpClient, projectID, nil
+}
+
+// newStorageClient is the storage client on an authorized HTTP client, at the secret's endpoint.
+func newStorageClient(ctx context.Context, httpClient *http.Client, data map[string][]byte) (*storage.Client, error) {
+	endpoint, err := storageEndpoint(data[KeyStorageAPIEndpoint])
+	if err != nil {
+		return nil, err
+	}
 	opts := []option.ClientOption{option.WithHTTPClient(httpClient), storage.WithJSONReads()}
 	if endpoint != "" {
 		opts = append(opts, option.WithEndpoint(endpoint))
 	}
 	client, err := storage.NewClient(ctx, opts...)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: building the storage client: %v", objectstore.ErrInvalidConfig, err)
+		return nil, fmt.Errorf("%w: building the storage client: %v", objectstore.ErrInvalidConfig, err)
 	}
 	// The SDK retries idempotent requests on 429, 5xx and transport errors with back-off; a few
 	// attempts, then the deletion engine (which slows down) and the controllers (which requeue)
 	// take over, so that one throttled object does not hold a whole reconcile.
 	client.SetRetry(storage.WithMaxAttempts(4))
-	return client, projectID, nil
+	return client, nil
 }
 
 // serviceAccount is the part of a service account key file the extension checks.
@@ -159,19 +205,19 @@ func parseServiceAccount(raw []byte) (*serviceAccount, error) {
 	return sa, nil
 }
 
-func serviceAccountCredentials(raw []byte, client *http.Client) (*auth.Credentials, string, error) {
+func serviceAccountCredentials(raw []byte, client *http.Client, scope string) (*auth.Credentials, string, error) {
 	sa, err := parseServiceAccount(raw)
 	if err != nil {
 		return nil, "", err
 	}
-	c, err := credentials.NewCredentialsFromJSON(credentials.ServiceAccount, raw, &credentials.DetectOptions{Scopes: []string{storageScope}, Client: client})
+	c, err := credentials.NewCredentialsFromJSON(credentials.ServiceAccount, raw, &credentials.DetectOptions{Scopes: []string{scope}, Client: client})
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: secret key %q: %v", objectstore.ErrInvalidConfig, KeyServiceAccountJSON, err)
 	}
 	return c, sa.ProjectID, nil
 }
 
-func workloadIdentityCredentials(data map[string][]byte, client *http.Client) (*auth.Credentials, string, error) {
+func workloadIdentityCredentials(data map[string][]byte, client *http.Client, scope string) (*auth.Credentials, string, error) {
 	cfg, ea, err := gcpapi.DecodeWorkloadIdentityConfig(data[KeyConfig])
 	if err != nil {
 		return nil, "", err
@@ -186,7 +232,7 @@ func workloadIdentityCredentials(data map[string][]byte, client *http.Client) (*
 		TokenURL:                       ea.TokenURL,
 		ServiceAccountImpersonationURL: ea.ServiceAccountImpersonationURL,
 		UniverseDomain:                 ea.UniverseDomain,
-		Scopes:                         []string{storageScope},
+		Scopes:                         []string{scope},
 		SubjectTokenProvider:           staticToken(token),
 		Client:                         client,
 	})

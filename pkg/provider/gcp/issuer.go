@@ -1,0 +1,180 @@
+package gcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"path"
+	"slices"
+
+	gcsiam "cloud.google.com/go/iam"
+	"google.golang.org/api/googleapi"
+	iam "google.golang.org/api/iam/v1"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// iamIssuer is a store whose bucket-scoped credentials are keys of one service account per
+// bucket, bound with roles/storage.objectAdmin on that bucket only: what etcd-backup-restore and
+// the entry controller do there, and nothing in the project or in another bucket. The account
+// holds the published key and, during the grace period, the previous one.
+type iamIssuer struct {
+	*store
+	iam      *iam.Service
+	endpoint []byte // the operator's storageAPIEndpoint, handed on with the key
+}
+
+var _ objectstore.CredentialIssuer = (*iamIssuer)(nil)
+
+// BucketRole is the role a bucket's service account has on its bucket.
+const BucketRole = "roles/storage.objectAdmin"
+
+// ServiceAccountID is the account ID of bucket's service account: GCP allows 6 to 30
+// characters, fewer than a bucket name has, so it is derived from a hash of the name.
+func ServiceAccountID(bucket string) string {
+	sum := sha256.Sum256([]byte(bucket))
+	return "gbkp-" + hex.EncodeToString(sum[:])[:25]
+}
+
+func accountDescription(bucket string) string {
+	return "etcd backups in bucket " + bucket + " (gardener-extension-backup)"
+}
+
+func (s *iamIssuer) accountName(bucket string) string {
+	return "projects/" + s.projectID + "/serviceAccounts/" + ServiceAccountID(bucket) + "@" + s.projectID + ".iam.gserviceaccount.com"
+}
+
+func iamError(what string, err error) error {
+	var apiErr *googleapi.Error
+	if errors.As(err, &apiErr) && apiErr.Code == http.StatusNotFound {
+		return fmt.Errorf("%s: %w: %w", what, objectstore.ErrNotFound, err)
+	}
+	return fmt.Errorf("%s: %w", what, classify(err))
+}
+
+// ensureAccount returns the email of bucket's service account, creating it if needed. An
+// account of that ID that another bucket or somebody else describes is not taken over.
+func (s *iamIssuer) ensureAccount(ctx context.Context, bucket string) (string, error) {
+	name := s.accountName(bucket)
+	sa, err := s.iam.Projects.ServiceAccounts.Get(name).Context(ctx).Do()
+	if errors.Is(iamError("", err), objectstore.ErrNotFound) {
+		displayName := bucket
+		if len(displayName) > 100 {
+			displayName = displayName[:100]
+		}
+		sa, err = s.iam.Projects.ServiceAccounts.Create("projects/"+s.projectID, &iam.CreateServiceAccountRequest{
+			AccountId:      ServiceAccountID(bucket),
+			ServiceAccount: &iam.ServiceAccount{DisplayName: displayName, Description: accountDescription(bucket)},
+		}).Context(ctx).Do()
+	}
+	if err != nil {
+		return "", iamError("service account for bucket "+bucket, err)
+	}
+	if sa.Description != accountDescription(bucket) {
+		return "", fmt.Errorf("%w: service account %s is not the one this extension made for bucket %q (its description is %q)", objectstore.ErrOwnedByOther, sa.Email, bucket, sa.Description)
+	}
+	return sa.Email, nil
+}
+
+// setBinding binds (or, with bind false, unbinds) the account on the bucket; the policy's etag
+// guards against a concurrent change, which fails the pass to be retried.
+func (s *iamIssuer) setBinding(ctx context.Context, bucket, email string, bind bool) error {
+	handle := s.client.Bucket(bucket).IAM()
+	policy, err := handle.Policy(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the IAM policy of bucket %q: %w", bucket, classify(err))
+	}
+	member := "serviceAccount:" + email
+	if policy.HasRole(member, gcsiam.RoleName(BucketRole)) == bind {
+		return nil
+	}
+	if bind {
+		policy.Add(member, gcsiam.RoleName(BucketRole))
+	} else {
+		policy.Remove(member, gcsiam.RoleName(BucketRole))
+	}
+	if err := handle.SetPolicy(ctx, policy); err != nil {
+		return fmt.Errorf("setting the IAM policy of bucket %q: %w", bucket, classify(err))
+	}
+	return nil
+}
+
+// deleteKeys deletes the account's user-managed keys not in keep. A missing account has none.
+func (s *iamIssuer) deleteKeys(ctx context.Context, name string, keep []string) (exists bool, err error) {
+	list, err := s.iam.Projects.ServiceAccounts.Keys.List(name).KeyTypes("USER_MANAGED").Context(ctx).Do()
+	if err != nil {
+		err = iamError("listing the keys of "+name, err)
+		if errors.Is(err, objectstore.ErrNotFound) {
+			return false, nil
+		}
+		return false, err
+	}
+	for _, k := range list.Keys {
+		if k.KeyType != "USER_MANAGED" || slices.Contains(keep, path.Base(k.Name)) {
+			continue
+		}
+		if _, err := s.iam.Projects.ServiceAccounts.Keys.Delete(k.Name).Context(ctx).Do(); err != nil && !errors.Is(iamError("", err), objectstore.ErrNotFound) {
+			return true, iamError("deleting key "+path.Base(k.Name), err)
+		}
+	}
+	return true, nil
+}
+
+// IssueCredential implements objectstore.CredentialIssuer: the bucket's account (created and
+// bound on the bucket if needed) gets a new key; its keys not in use go first, a key issued by
+// a pass that failed before publishing it among them.
+func (s *iamIssuer) IssueCredential(ctx context.Context, bucket string, inUse []string) (objectstore.Credential, error) {
+	email, err := s.ensureAccount(ctx, bucket)
+	if err != nil {
+		return objectstore.Credential{}, err
+	}
+	if err := s.setBinding(ctx, bucket, email, true); err != nil {
+		return objectstore.Credential{}, err
+	}
+	name := s.accountName(bucket)
+	if _, err := s.deleteKeys(ctx, name, inUse); err != nil {
+		return objectstore.Credential{}, err
+	}
+	key, err := s.iam.Projects.ServiceAccounts.Keys.Create(name, &iam.CreateServiceAccountKeyRequest{
+		PrivateKeyType: "TYPE_GOOGLE_CREDENTIALS_FILE", KeyAlgorithm: "KEY_ALG_RSA_2048",
+	}).Context(ctx).Do()
+	if err != nil {
+		return objectstore.Credential{}, iamError("creating a key of "+email, err)
+	}
+	file, err := base64.StdEncoding.DecodeString(key.PrivateKeyData)
+	if err != nil {
+		return objectstore.Credential{}, fmt.Errorf("the IAM API returned a key of %s that is not base64", email)
+	}
+	if _, err := parseServiceAccount(file); err != nil {
+		return objectstore.Credential{}, fmt.Errorf("the IAM API returned an unusable key of %s: %w", email, err)
+	}
+	data := map[string][]byte{KeyServiceAccountJSON: file}
+	if len(s.endpoint) > 0 {
+		data[KeyStorageAPIEndpoint] = s.endpoint
+	}
+	return objectstore.Credential{ID: path.Base(key.Name), Data: data}, nil
+}
+
+// RevokeCredentials implements objectstore.CredentialIssuer: the account's keys not kept are
+// deleted; with nothing kept, its binding on the bucket (if the bucket is still there) and the
+// account too. GCP keeps access tokens already minted with a deleted key valid until they expire
+// (at most an hour).
+func (s *iamIssuer) RevokeCredentials(ctx context.Context, bucket string, keep []string) error {
+	name := s.accountName(bucket)
+	exists, err := s.deleteKeys(ctx, name, keep)
+	if err != nil || !exists || len(keep) > 0 {
+		return err
+	}
+	email := path.Base(name)
+	if err := s.setBinding(ctx, bucket, email, false); err != nil && !errors.Is(err, objectstore.ErrBucketNotFound) && !errors.Is(err, objectstore.ErrNotFound) {
+		return err
+	}
+	if _, err := s.iam.Projects.ServiceAccounts.Delete(name).Context(ctx).Do(); err != nil && !errors.Is(iamError("", err), objectstore.ErrNotFound) {
+		return iamError("deleting service account "+email, err)
+	}
+	return nil
+}
