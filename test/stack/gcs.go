@@ -146,12 +146,12 @@ func StartGCS(opts GCSOptions) (*GCS, error) {
 		return nil, fmt.Errorf("starting fake-gcs-server: %w", err)
 	}
 	g := &GCS{
-		ProjectID:     "geb-test-project",
-		opts:          opts,
-		cmd:           cmd,
-		root:          root,
-		client:        &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}},
-		buckets:       map[string]*bucketState{},
+		ProjectID:       "geb-test-project",
+		opts:            opts,
+		cmd:             cmd,
+		root:            root,
+		client:          &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}},
+		buckets:         map[string]*bucketState{},
 		keys:            map[string]saKey{},
 		serviceAccounts: map[string]*serviceAccount{},
 		subjectTokens:   map[string]bool{},
