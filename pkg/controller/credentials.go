@@ -17,9 +17,9 @@ import (
 )
 
 // NewStore reads the credentials secret directly from the API server (secrets are never cached:
-// a seed holds thousands) and builds the provider's store for this one request. config is the
-// BackupBucket's decoded providerConfig (nil for entries).
-func NewStore(ctx context.Context, reader client.Reader, p provider.Provider, ref corev1.SecretReference, region string, config any) (objectstore.Store, error) {
+// a seed holds thousands) and builds the provider's store for this one request from creds, whose
+// Data and WorkloadIdentity it fills in.
+func NewStore(ctx context.Context, reader client.Reader, p provider.Provider, ref corev1.SecretReference, creds provider.Credentials) (objectstore.Store, error) {
 	secret := &corev1.Secret{}
 	if err := reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -27,12 +27,9 @@ func NewStore(ctx context.Context, reader client.Reader, p provider.Provider, re
 		}
 		return nil, fmt.Errorf("reading credentials secret %s/%s: %w", ref.Namespace, ref.Name, err)
 	}
-	store, err := p.NewStore(ctx, provider.Credentials{
-		Data:             secret.Data,
-		WorkloadIdentity: secret.Labels[securityv1alpha1constants.LabelPurpose] == securityv1alpha1constants.LabelPurposeWorkloadIdentityTokenRequestor,
-		Region:           region,
-		BucketConfig:     config,
-	})
+	creds.Data = secret.Data
+	creds.WorkloadIdentity = secret.Labels[securityv1alpha1constants.LabelPurpose] == securityv1alpha1constants.LabelPurposeWorkloadIdentityTokenRequestor
+	store, err := p.NewStore(ctx, creds)
 	if err != nil {
 		return nil, fmt.Errorf("credentials secret %s/%s: %w", ref.Namespace, ref.Name, err)
 	}

@@ -42,4 +42,8 @@ type Credentials struct {
 	// BucketConfig is the BackupBucket's providerConfig as DecodeBucketConfig returned it, or nil
 	// (for entries, and buckets without one).
 	BucketConfig any
+	// Retiring asks for a store that revokes the generated credentials of a bucket whose
+	// providerConfig no longer asks for them: a provider that can still revoke them with these
+	// credentials returns an objectstore.CredentialIssuer (used only to revoke).
+	Retiring bool
 }

@@ -58,7 +58,7 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 	if err != nil {
 		return err
 	}
-	store, err := controller.NewStore(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region, cfg)
+	store, err := controller.NewStore(ctx, a.reader, a.provider, bb.Spec.SecretRef, provider.Credentials{Region: bb.Spec.Region, BucketConfig: cfg})
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 	if issuer, ok := store.(objectstore.CredentialIssuer); ok {
 		return a.publishCredential(ctx, log, bb, issuer, cfg)
 	}
-	return nil
+	return a.retireCredentials(ctx, log, bb, cfg)
 }
 
 // Delete empties the bucket with the deletion engine, then deletes it. Objects held by
@@ -82,7 +82,7 @@ func (a *actuator) Delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
 	// An invalid providerConfig must not keep a bucket from being deleted: the defaults do.
 	cfg, _ := a.config(bb)
-	store, err := controller.NewStore(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region, cfg)
+	store, err := controller.NewStore(ctx, a.reader, a.provider, bb.Spec.SecretRef, provider.Credentials{Region: bb.Spec.Region, BucketConfig: cfg})
 	if err != nil {
 		return err
 	}
@@ -109,5 +109,5 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 		return fmt.Errorf("deleting bucket %q: %w", bb.Name, err)
 	}
 	log.Info("Bucket is deleted", "bucket", bb.Name)
-	return a.dropCredentials(ctx, log, bb, store)
+	return a.dropCredentials(ctx, log, bb, store, cfg)
 }

@@ -2,33 +2,43 @@ package backupbucket
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/rotation"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // AnnotationRotateCredentials on a BackupBucket requests a rotation of its generated credential:
 // each new value (any token, for example a date) is honoured once.
 const AnnotationRotateCredentials = "backup.extensions.gardener.cloud/rotate-credentials"
 
-// What the generated secret records about the credentials it stands for (IDs, never values).
+// What the generated secret records about the credentials it stands for (IDs, never values):
+// AnnotationCredential is the published credential's ID; AnnotationRetireAfter, once generation
+// is switched off, when the generated credentials are revoked.
 const (
-	annotationCredential       = "backup.extensions.gardener.cloud/credential"
+	AnnotationCredential       = "backup.extensions.gardener.cloud/credential"
 	annotationIssuedAt         = "backup.extensions.gardener.cloud/issued-at"
 	annotationPrevious         = "backup.extensions.gardener.cloud/previous-credential"
 	annotationRevokePrevious   = "backup.extensions.gardener.cloud/revoke-previous-after"
 	annotationRotationHonoured = "backup.extensions.gardener.cloud/rotation-request"
+	AnnotationRetireAfter      = "backup.extensions.gardener.cloud/retire-after"
 )
 
 // Event reasons of generated credentials (the note names IDs, never values).
@@ -36,7 +46,21 @@ const (
 	ReasonCredentialPublished = "GeneratedCredentialPublished"
 	ReasonCredentialRevoked   = "GeneratedCredentialRevoked"
 	ReasonRotationWaiting     = "GeneratedCredentialRotationWaiting"
+	ReasonPassThrough         = "GeneratedCredentialsPassThrough"
+	ReasonRetiring            = "GeneratedCredentialsRetiring"
+	ReasonNotRevoked          = "GeneratedCredentialsNotRevoked"
 )
+
+// ConditionGeneratedCredentials on a BackupBucket's status says whether shoots get generated
+// credentials (True) or the operator's (False, with the reason: PassThrough, Retiring, Retired).
+// Buckets that never had generated credentials have no such condition.
+const ConditionGeneratedCredentials gardencorev1beta1.ConditionType = "GeneratedCredentials"
+
+// PassThroughPolicy is implemented by a provider's decoded BackupBucket config that may let
+// shoots keep the operator's credentials when the store cannot issue generated ones.
+type PassThroughPolicy interface {
+	PassThroughAllowed() bool
+}
 
 // RotationPolicy is implemented by a provider's decoded BackupBucket config that configures the
 // rotation of generated credentials.
@@ -67,7 +91,15 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 		return fmt.Errorf("reading generated secret %s/%s: %w", meta.Namespace, meta.Name, err)
 	}
 	now := time.Now().UTC()
-	current := secret.Annotations[annotationCredential]
+	if exists && secret.Annotations[AnnotationRetireAfter] != "" {
+		// Generation was switched off and on again before the credential was revoked: keep it.
+		patch := client.MergeFrom(secret.DeepCopy())
+		delete(secret.Annotations, AnnotationRetireAfter)
+		if err := a.client.Patch(ctx, secret, patch); err != nil {
+			return fmt.Errorf("resuming generated secret %s/%s: %w", meta.Namespace, meta.Name, err)
+		}
+	}
+	current := secret.Annotations[AnnotationCredential]
 	previous, err := a.revokeDue(ctx, log, bb, issuer, secret, now)
 	if err != nil {
 		return err
@@ -96,11 +128,14 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 			inUse = append(inUse, current)
 		}
 		cred, err := issuer.IssueCredential(ctx, bb.Name, inUse)
+		if err != nil && reason == "initial" && errors.Is(err, objectstore.ErrUnsupported) {
+			return a.passThrough(ctx, log, bb, cfg, err)
+		}
 		if err != nil {
 			return fmt.Errorf("issuing a credential for bucket %q: %w", bb.Name, err)
 		}
 		annotations := map[string]string{
-			annotationCredential: cred.ID,
+			AnnotationCredential: cred.ID,
 			annotationIssuedAt:   now.Format(time.RFC3339),
 		}
 		if requested != "" {
@@ -127,12 +162,111 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 	}
 
 	ref := &corev1.SecretReference{Namespace: meta.Namespace, Name: meta.Name}
-	if got := bb.Status.GeneratedSecretRef; got == nil || *got != *ref {
-		patch := client.MergeFrom(bb.DeepCopy())
-		bb.Status.GeneratedSecretRef = ref
-		if err := a.client.Status().Patch(ctx, bb, patch); err != nil {
-			return fmt.Errorf("setting status.generatedSecretRef: %w", err)
+	return a.patchStatus(ctx, bb, ref, gardencorev1beta1.ConditionTrue, "Published",
+		fmt.Sprintf("Shoots use generated credential %q of secret %s/%s", secret.Annotations[AnnotationCredential], meta.Namespace, meta.Name))
+}
+
+// passThrough leaves shoots on the operator's credentials when the store cannot issue generated
+// ones and the providerConfig allows it, and says so; otherwise that is an error.
+func (a *actuator) passThrough(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg any, cause error) error {
+	if p, ok := cfg.(PassThroughPolicy); !ok || !p.PassThroughAllowed() {
+		return fmt.Errorf("issuing a credential for bucket %q: %w (generatedCredentials.allowPassThrough: true keeps shoots on the operator's credentials instead)", bb.Name, cause)
+	}
+	msg := fmt.Sprintf("Shoots keep the operator's credentials (generatedCredentials.allowPassThrough): the store cannot issue generated credentials: %v", cause)
+	log.Info("Generated credentials are not possible; passing the operator's through, as allowed", "cause", cause.Error())
+	a.recorder.Eventf(bb, nil, corev1.EventTypeWarning, ReasonPassThrough, "Publish", "%s", msg)
+	return a.patchStatus(ctx, bb, nil, gardencorev1beta1.ConditionFalse, "PassThrough", msg)
+}
+
+// retireCredentials handles a bucket whose providerConfig does not (or no longer) ask for
+// generated credentials. If some were published, status.generatedSecretRef is cleared at once, so
+// that gardenlet moves the entries back to the operator's credentials; the generated ones stay
+// valid for the default grace period, then they are revoked and their secret deleted.
+func (a *actuator) retireCredentials(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg any) error {
+	meta := backupbucket.GeneratedSecretObjectMeta(bb)
+	secret := &corev1.Secret{}
+	err := a.reader.Get(ctx, client.ObjectKey{Namespace: meta.Namespace, Name: meta.Name}, secret)
+	if apierrors.IsNotFound(err) {
+		if bb.Status.GeneratedSecretRef == nil {
+			return nil // nothing was ever generated: the common case
 		}
+		return a.patchStatus(ctx, bb, nil, gardencorev1beta1.ConditionFalse, "Retired", "Shoots use the operator's credentials: the generated secret is gone")
+	}
+	if err != nil {
+		return fmt.Errorf("reading generated secret %s/%s: %w", meta.Namespace, meta.Name, err)
+	}
+	now := time.Now().UTC()
+	ids := strings.Trim(secret.Annotations[AnnotationCredential]+","+secret.Annotations[annotationPrevious], ",")
+	due := secret.Annotations[AnnotationRetireAfter]
+	if due == "" {
+		_, grace := rotationOf(cfg)
+		due = now.Add(grace).Format(time.RFC3339)
+		patch := client.MergeFrom(secret.DeepCopy())
+		if secret.Annotations == nil {
+			secret.Annotations = map[string]string{}
+		}
+		secret.Annotations[AnnotationRetireAfter] = due
+		if err := a.client.Patch(ctx, secret, patch); err != nil {
+			return fmt.Errorf("recording the retirement on %s/%s: %w", meta.Namespace, meta.Name, err)
+		}
+		log.Info("Generated credentials are no longer asked for; shoots move back to the operator's", "credentials", ids, "revokeAfter", due)
+		a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonRetiring, "Retire",
+			"Generated credentials are no longer asked for: shoots move back to the operator's credentials as their entries are reconciled; %q stays valid until %s, then it is revoked", ids, due)
+	}
+	if now.Before(parseTime(due)) {
+		return a.patchStatus(ctx, bb, nil, gardencorev1beta1.ConditionFalse, "Retiring",
+			fmt.Sprintf("Shoots move back to the operator's credentials; generated credential %q is revoked after %s", ids, due))
+	}
+	if err := a.revokeRetired(ctx, log, bb, cfg, ids); err != nil {
+		return err
+	}
+	if err := a.client.Delete(ctx, secret); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting generated secret %s/%s: %w", meta.Namespace, meta.Name, err)
+	}
+	return a.patchStatus(ctx, bb, nil, gardencorev1beta1.ConditionFalse, "Retired", "Shoots use the operator's credentials; the generated ones are revoked")
+}
+
+// revokeRetired revokes every generated credential of the bucket with a store built to revoke
+// them (the normal one no longer issues). A provider that cannot do so with the operator's
+// current credentials gets a warning naming what to revoke by hand.
+func (a *actuator) revokeRetired(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg any, ids string) error {
+	store, err := controller.NewStore(ctx, a.reader, a.provider, bb.Spec.SecretRef, provider.Credentials{Region: bb.Spec.Region, BucketConfig: cfg, Retiring: true})
+	if err != nil {
+		return err
+	}
+	issuer, ok := store.(objectstore.CredentialIssuer)
+	if !ok {
+		log.Info("The operator's credentials cannot revoke the generated credentials", "credentials", ids)
+		a.recorder.Eventf(bb, nil, corev1.EventTypeWarning, ReasonNotRevoked, "Revoke",
+			"The operator's current credentials cannot revoke generated credential %q: revoke it by hand", ids)
+		return nil
+	}
+	if err := issuer.RevokeCredentials(ctx, bb.Name, nil); err != nil {
+		return fmt.Errorf("revoking the generated credentials of bucket %q: %w", bb.Name, err)
+	}
+	log.Info("Revoked the retired generated credentials", "credentials", ids)
+	a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonCredentialRevoked, "Revoke", "Revoked the retired generated credential %q", ids)
+	return nil
+}
+
+// patchStatus sets status.generatedSecretRef and the GeneratedCredentials condition, writing
+// only what changed.
+func (a *actuator) patchStatus(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, ref *corev1.SecretReference, status gardencorev1beta1.ConditionStatus, reason, message string) error {
+	old := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionGeneratedCredentials)
+	sameRef := (ref == nil && bb.Status.GeneratedSecretRef == nil) || (ref != nil && bb.Status.GeneratedSecretRef != nil && *ref == *bb.Status.GeneratedSecretRef)
+	if sameRef && old != nil && old.Status == status && old.Reason == reason && old.Message == message {
+		return nil
+	}
+	patch := client.MergeFrom(bb.DeepCopy())
+	bb.Status.GeneratedSecretRef = ref
+	now := metav1.Now()
+	cond := gardencorev1beta1.Condition{Type: ConditionGeneratedCredentials, Status: status, Reason: reason, Message: message, LastTransitionTime: now, LastUpdateTime: now}
+	if old != nil && old.Status == status {
+		cond.LastTransitionTime = old.LastTransitionTime
+	}
+	bb.Status.Conditions = v1beta1helper.MergeConditions(bb.Status.Conditions, cond)
+	if err := a.client.Status().Patch(ctx, bb, patch); err != nil {
+		return fmt.Errorf("setting status.generatedSecretRef and the %s condition: %w", ConditionGeneratedCredentials, err)
 	}
 	return nil
 }
@@ -140,7 +274,7 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 // revokeDue revokes the previous credential recorded on the generated secret once its grace
 // period is over, then drops it from the record. It returns the previous credential still in use.
 func (a *actuator) revokeDue(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, issuer objectstore.CredentialIssuer, secret *corev1.Secret, now time.Time) (string, error) {
-	current, previous := secret.Annotations[annotationCredential], secret.Annotations[annotationPrevious]
+	current, previous := secret.Annotations[AnnotationCredential], secret.Annotations[annotationPrevious]
 	if previous == "" || now.Before(parseTime(secret.Annotations[annotationRevokePrevious])) {
 		return previous, nil
 	}
@@ -192,15 +326,28 @@ func (a *actuator) writeGenerated(ctx context.Context, namespace, name string, d
 
 // dropCredentials revokes every generated credential of a deleted bucket and deletes the
 // generated secret.
-func (a *actuator) dropCredentials(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, store objectstore.Store) error {
+func (a *actuator) dropCredentials(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, store objectstore.Store, cfg any) error {
+	meta := backupbucket.GeneratedSecretObjectMeta(bb)
+	secret := &corev1.Secret{}
+	err := a.reader.Get(ctx, client.ObjectKey{Namespace: meta.Namespace, Name: meta.Name}, secret)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading generated secret %s/%s: %w", meta.Namespace, meta.Name, err)
+	}
+	published := err == nil
 	if issuer, ok := store.(objectstore.CredentialIssuer); ok {
 		if err := issuer.RevokeCredentials(ctx, bb.Name, nil); err != nil {
 			return fmt.Errorf("revoking the generated credentials of bucket %q: %w", bb.Name, err)
 		}
+	} else if published {
+		// Generation was switched off before the bucket was deleted: revoke what is left.
+		ids := strings.Trim(secret.Annotations[AnnotationCredential]+","+secret.Annotations[annotationPrevious], ",")
+		if err := a.revokeRetired(ctx, log, bb, cfg, ids); err != nil {
+			return err
+		}
 	}
-	meta := backupbucket.GeneratedSecretObjectMeta(bb)
-	secret := &corev1.Secret{}
-	secret.Namespace, secret.Name = meta.Namespace, meta.Name
+	if !published {
+		return nil
+	}
 	if err := a.client.Delete(ctx, secret); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting generated secret %s/%s: %w", meta.Namespace, meta.Name, err)
 	}

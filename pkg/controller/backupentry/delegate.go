@@ -61,7 +61,7 @@ func (d *delegate) delete(ctx context.Context, log logr.Logger, be *extensionsv1
 	if be.Spec.BucketName == "" {
 		return fmt.Errorf("%w: spec.bucketName is empty", objectstore.ErrInvalidConfig)
 	}
-	store, err := controller.NewStore(ctx, d.reader, d.provider, be.Spec.SecretRef, be.Spec.Region, nil)
+	store, err := controller.NewStore(ctx, d.reader, d.provider, be.Spec.SecretRef, provider.Credentials{Region: be.Spec.Region})
 	if err != nil {
 		return err
 	}

@@ -75,11 +75,21 @@ func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (obje
 	}
 	s := &store{client: client, regionOverride: string(creds.Data[KeyRegion])}
 	cfg, _ := creds.BucketConfig.(*awsapi.BackupBucketConfig)
-	if cfg == nil || cfg.GeneratedCredentials == nil {
+	issuer := ""
+	switch {
+	case cfg != nil && cfg.GeneratedCredentials != nil:
+		// Only the bucket controller passes a config: it publishes the generated credentials.
+		issuer = cfg.GeneratedCredentials.Issuer
+	case creds.Retiring && len(creds.Data[KeyEndpoint]) > 0:
+		// Credentials generated earlier are revoked with the issuer they came from: MinIO for
+		// an S3-compatible endpoint, IAM on AWS.
+		issuer = awsapi.IssuerMinIO
+	case creds.Retiring:
+		issuer = awsapi.IssuerIAM
+	default:
 		return s, nil
 	}
-	// Only the bucket controller passes a config: it publishes the generated credentials.
-	if cfg.GeneratedCredentials.Issuer == awsapi.IssuerMinIO {
+	if issuer == awsapi.IssuerMinIO {
 		return newMinIOIssuer(s, creds.Data)
 	}
 	awsCfg, _, err := p.clientConfig(creds)

@@ -78,7 +78,7 @@ func (p *Provider) DecodeBucketConfig(raw []byte) (any, error) {
 func (p *Provider) NewStore(ctx context.Context, creds provider.Credentials) (objectstore.Store, error) {
 	// Only the bucket controller passes a config: it publishes the generated credentials.
 	cfg, _ := creds.BucketConfig.(*gcpapi.BackupBucketConfig)
-	if cfg == nil || cfg.GeneratedCredentials == nil {
+	if (cfg == nil || cfg.GeneratedCredentials == nil) && !creds.Retiring {
 		client, projectID, err := p.NewClient(ctx, creds)
 		if err != nil {
 			return nil, err

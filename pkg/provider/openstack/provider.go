@@ -160,8 +160,12 @@ func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (obje
 	}
 	s := &store{creds: c, httpClient: hc, pageSize: pageSize, rewrite: p.EndpointRewrite}
 	// Only the bucket controller passes a config: it publishes the generated credentials.
-	if cfg, _ := creds.BucketConfig.(*osapi.BackupBucketConfig); cfg != nil && cfg.GeneratedCredentials != nil {
+	cfg, _ := creds.BucketConfig.(*osapi.BackupBucketConfig)
+	switch {
+	case cfg != nil && cfg.GeneratedCredentials != nil:
 		return &keystoneIssuer{store: s, cfg: cfg}, nil
+	case creds.Retiring: // revocation needs nothing of the config
+		return &keystoneIssuer{store: s, cfg: &osapi.BackupBucketConfig{GeneratedCredentials: &osapi.GeneratedCredentialsConfig{}}}, nil
 	}
 	return s, nil
 }

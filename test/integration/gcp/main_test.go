@@ -35,7 +35,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer gcs.Stop()
-	if env, err = framework.Start(&gcpprovider.Provider{}, region); err != nil {
+	if env, err = framework.Start(&gcpprovider.Provider{IAMEndpoint: gcs.URL + "/"}, region); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
