@@ -39,7 +39,7 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 		if g.Issuer != IssuerIAM && g.Issuer != IssuerMinIO {
 			errs = append(errs, field.NotSupported(p.Child("issuer"), g.Issuer, []string{IssuerIAM, IssuerMinIO}))
 		}
-		errs = append(errs, g.Rotation.Validate(p.Child("rotation"))...)
+		errs = append(errs, g.Validate(p)...)
 	}
 	if im := cfg.Immutability; im != nil {
 		p := path.Child("immutability")

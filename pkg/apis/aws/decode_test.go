@@ -35,14 +35,17 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 		{name: "unknown field", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  mode: governance\n  extra: 1\n", wantErr: `unknown field "immutability.extra"`},
 		{name: "generated IAM credentials rotated", raw: head + "generatedCredentials:\n  issuer: IAM\n  rotation:\n    period: 720h\n    gracePeriod: 24h\n",
 			check: func(t *testing.T, c *aws.BackupBucketConfig) {
-				if c.RotationPeriod() != 720*time.Hour || c.Grace() != 24*time.Hour {
-					t.Fatalf("rotation %v, grace %v", c.RotationPeriod(), c.Grace())
+				if c.GenerationSettings().Rotation.RotationPeriod() != 720*time.Hour || c.GenerationSettings().Rotation.Grace() != 24*time.Hour {
+					t.Fatalf("rotation %v, grace %v", c.GenerationSettings().Rotation.RotationPeriod(), c.GenerationSettings().Rotation.Grace())
 				}
 			}},
-		{name: "generated credentials default grace", raw: head + "generatedCredentials:\n  issuer: MinIO\n",
+		{name: "generated credentials default grace, pass-through", raw: head + "generatedCredentials:\n  issuer: MinIO\n  allowPassThrough: true\n",
 			check: func(t *testing.T, c *aws.BackupBucketConfig) {
-				if c.RotationPeriod() != 0 || c.Grace() != 7*24*time.Hour {
-					t.Fatalf("rotation %v, grace %v", c.RotationPeriod(), c.Grace())
+				if !c.GenerationSettings().AllowPassThrough {
+					t.Fatal("allowPassThrough not decoded")
+				}
+				if c.GenerationSettings().Rotation.RotationPeriod() != 0 || c.GenerationSettings().Rotation.Grace() != 7*24*time.Hour {
+					t.Fatalf("rotation %v, grace %v", c.GenerationSettings().Rotation.RotationPeriod(), c.GenerationSettings().Rotation.Grace())
 				}
 			}},
 		{name: "unknown issuer", raw: head + "generatedCredentials:\n  issuer: Vault\n", wantErr: "providerConfig.generatedCredentials.issuer"},

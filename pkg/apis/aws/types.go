@@ -2,11 +2,9 @@
 package aws
 
 import (
-	"time"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/rotation"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/generated"
 )
 
 const (
@@ -51,33 +49,16 @@ type GeneratedCredentialsConfig struct {
 	// to the bucket; two access keys at most, the published and the previous one) or "MinIO" (a
 	// user with a policy limited to the bucket, through the endpoint's admin API).
 	Issuer string `json:"issuer"`
-	// Rotation says when to rotate them and how long the previous one stays valid.
-	Rotation *rotation.Config `json:"rotation,omitempty"`
-	// AllowPassThrough publishes nothing and leaves shoots on the operator's credentials when
-	// the store cannot issue credentials (an S3-compatible store without IAM or MinIO's admin
-	// API); the bucket's status says so. Without it, that is an error.
-	AllowPassThrough bool `json:"allowPassThrough,omitempty"`
+	// Rotation and AllowPassThrough (an S3-compatible store without IAM or MinIO's admin API).
+	generated.Credentials `json:",inline"`
 }
 
-// PassThroughAllowed implements the BackupBucket controller's PassThroughPolicy.
-func (c *BackupBucketConfig) PassThroughAllowed() bool {
-	return c != nil && c.GeneratedCredentials != nil && c.GeneratedCredentials.AllowPassThrough
-}
-
-// RotationPeriod implements the BackupBucket controller's RotationPolicy.
-func (c *BackupBucketConfig) RotationPeriod() time.Duration {
+// GenerationSettings implements generated.Policy.
+func (c *BackupBucketConfig) GenerationSettings() *generated.Credentials {
 	if c == nil || c.GeneratedCredentials == nil {
-		return 0
+		return nil
 	}
-	return c.GeneratedCredentials.Rotation.RotationPeriod()
-}
-
-// Grace implements the BackupBucket controller's RotationPolicy.
-func (c *BackupBucketConfig) Grace() time.Duration {
-	if c == nil || c.GeneratedCredentials == nil {
-		return rotation.DefaultGracePeriod
-	}
-	return c.GeneratedCredentials.Rotation.Grace()
+	return &c.GeneratedCredentials.Credentials
 }
 
 // RetentionTypeBucket is the only retention type: a default retention on the whole bucket.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/generated"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/rotation"
 )
 
@@ -96,20 +97,13 @@ func (c *BackupBucketConfig) SKU() string {
 	return DefaultSKUName
 }
 
-// RotationPeriod implements the BackupBucket controller's RotationPolicy.
-func (c *BackupBucketConfig) RotationPeriod() time.Duration {
+// GenerationSettings implements generated.Policy: the account keys' rotation (an account the
+// extension manages always publishes its keys).
+func (c *BackupBucketConfig) GenerationSettings() *generated.Credentials {
 	if c == nil {
-		return 0
+		return &generated.Credentials{}
 	}
-	return c.Rotation.RotationPeriod()
-}
-
-// Grace implements the BackupBucket controller's RotationPolicy.
-func (c *BackupBucketConfig) Grace() time.Duration {
-	if c == nil {
-		return rotation.DefaultGracePeriod
-	}
-	return c.Rotation.Grace()
+	return &generated.Credentials{Rotation: c.Rotation}
 }
 
 // WorkloadIdentityConfig is the "config" key of a workload identity secret

@@ -20,8 +20,8 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 		check   func(*testing.T, *azure.BackupBucketConfig, string)
 	}{
 		{name: "empty gives defaults", raw: "", region: "westeurope", check: func(t *testing.T, c *azure.BackupBucketConfig, region string) {
-			if c.SKU() != "Standard_ZRS" || c.CloudName(region) != azure.CloudAzurePublic || c.RotationPeriod() != 0 || c.Grace() != 7*24*time.Hour {
-				t.Fatalf("defaults: sku %s, cloud %s, period %v, grace %v", c.SKU(), c.CloudName(region), c.RotationPeriod(), c.Grace())
+			if c.SKU() != "Standard_ZRS" || c.CloudName(region) != azure.CloudAzurePublic || c.GenerationSettings().Rotation.RotationPeriod() != 0 || c.GenerationSettings().Rotation.Grace() != 7*24*time.Hour {
+				t.Fatalf("defaults: sku %s, cloud %s, period %v, grace %v", c.SKU(), c.CloudName(region), c.GenerationSettings().Rotation.RotationPeriod(), c.GenerationSettings().Rotation.Grace())
 			}
 		}},
 		{name: "china by region", raw: "", region: "chinanorth3", check: func(t *testing.T, c *azure.BackupBucketConfig, region string) {
@@ -36,7 +36,7 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 		}},
 		{name: "everything set", region: "westeurope", raw: head + "cloudConfiguration:\n  name: AzureChina\nstorageAccount:\n  skuName: Standard_GRS\nrotation:\n  period: 720h\n  gracePeriod: 0s\nimmutability:\n  retentionType: bucket\n  retentionPeriod: 48h\n  locked: true\n",
 			check: func(t *testing.T, c *azure.BackupBucketConfig, region string) {
-				if c.SKU() != "Standard_GRS" || c.CloudName(region) != azure.CloudAzureChina || c.RotationPeriod() != 720*time.Hour || c.Grace() != 0 || !c.Immutability.Locked {
+				if c.SKU() != "Standard_GRS" || c.CloudName(region) != azure.CloudAzureChina || c.GenerationSettings().Rotation.RotationPeriod() != 720*time.Hour || c.GenerationSettings().Rotation.Grace() != 0 || !c.Immutability.Locked {
 					t.Fatalf("got %+v", c)
 				}
 			}},

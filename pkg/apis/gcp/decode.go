@@ -58,7 +58,7 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 		}
 	}
 	if g := cfg.GeneratedCredentials; g != nil {
-		errs = append(errs, g.Rotation.Validate(path.Child("generatedCredentials", "rotation"))...)
+		errs = append(errs, g.Validate(path.Child("generatedCredentials"))...)
 	}
 	if len(cfg.Labels) > maxLabels-1 {
 		errs = append(errs, field.TooMany(path.Child("labels"), len(cfg.Labels), maxLabels-1))

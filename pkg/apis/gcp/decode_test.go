@@ -36,6 +36,12 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 			}
 		}},
 		{name: "soft delete off", raw: head + "softDelete:\n  retentionDuration: 0s\n"},
+		{name: "generated credentials", raw: head + "generatedCredentials:\n  rotation:\n    period: 720h\n  allowPassThrough: true\n", check: func(t *testing.T, c *gcp.BackupBucketConfig) {
+			if g := c.GenerationSettings(); g == nil || g.Rotation.RotationPeriod() != 720*time.Hour || g.Rotation.Grace() != 168*time.Hour || !g.AllowPassThrough {
+				t.Fatalf("generated credentials %+v", g)
+			}
+		}},
+		{name: "generated credentials grace not shorter than the period", raw: head + "generatedCredentials:\n  rotation:\n    period: 24h\n    gracePeriod: 25h\n", wantErr: "providerConfig.generatedCredentials.rotation.gracePeriod"},
 		{name: "labels", raw: head + "labels:\n  cost-center: platform_1\n  empty: \"\"\n"},
 		{name: "unknown field", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  mode: compliance\n", wantErr: `unknown field "immutability.mode"`},
 		{name: "wrong apiVersion", raw: "apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n", wantErr: "providerConfig.apiVersion"},

@@ -3,11 +3,10 @@ package gcp
 
 import (
 	"encoding/json"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/rotation"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/generated"
 )
 
 const (
@@ -40,35 +39,18 @@ type BackupBucketConfig struct {
 	GeneratedCredentials *GeneratedCredentialsConfig `json:"generatedCredentials,omitempty"`
 }
 
-// GeneratedCredentialsConfig configures the service-account keys issued per bucket.
+// GeneratedCredentialsConfig configures the service-account keys issued per bucket: rotation,
+// and AllowPassThrough (for example when an organization policy forbids service-account keys).
 type GeneratedCredentialsConfig struct {
-	// Rotation says when to rotate the key and how long the previous one stays valid.
-	Rotation *rotation.Config `json:"rotation,omitempty"`
-	// AllowPassThrough publishes nothing and leaves shoots on the operator's credentials when
-	// the project cannot issue keys (for example when an organization policy forbids service
-	// account keys); the bucket's status says so. Without it, that is an error.
-	AllowPassThrough bool `json:"allowPassThrough,omitempty"`
+	generated.Credentials `json:",inline"`
 }
 
-// RotationPeriod implements the BackupBucket controller's RotationPolicy.
-func (c *BackupBucketConfig) RotationPeriod() time.Duration {
+// GenerationSettings implements generated.Policy.
+func (c *BackupBucketConfig) GenerationSettings() *generated.Credentials {
 	if c == nil || c.GeneratedCredentials == nil {
-		return 0
+		return nil
 	}
-	return c.GeneratedCredentials.Rotation.RotationPeriod()
-}
-
-// Grace implements the BackupBucket controller's RotationPolicy.
-func (c *BackupBucketConfig) Grace() time.Duration {
-	if c == nil || c.GeneratedCredentials == nil {
-		return rotation.DefaultGracePeriod
-	}
-	return c.GeneratedCredentials.Rotation.Grace()
-}
-
-// PassThroughAllowed implements the BackupBucket controller's PassThroughPolicy.
-func (c *BackupBucketConfig) PassThroughAllowed() bool {
-	return c != nil && c.GeneratedCredentials != nil && c.GeneratedCredentials.AllowPassThrough
+	return &c.GeneratedCredentials.Credentials
 }
 
 // RetentionTypeBucket is the only retention type: a retention policy on the whole bucket.

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/generated"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/rotation"
 )
 
@@ -40,10 +41,10 @@ const DefaultRotationPeriod = 30 * 24 * time.Hour
 
 // GeneratedCredentialsConfig configures the application credentials issued per bucket.
 type GeneratedCredentialsConfig struct {
-	// Rotation says when to rotate them (default every 720h) and how long the previous one stays
-	// valid (default 168h). A credential expires two periods plus the grace period after it was
-	// issued, so that a missed rotation does not interrupt backups at once.
-	Rotation *rotation.Config `json:"rotation,omitempty"`
+	// Rotation (default period 720h: a credential expires two periods plus the grace period after
+	// it was issued, so that a missed rotation does not interrupt backups at once) and
+	// AllowPassThrough (a cloud that cannot check access rules).
+	generated.Credentials `json:",inline"`
 	// AccessRules restricts the credential to the bucket's container with Keystone access rules
 	// (default true). Swift must check them (keystonemiddleware's service_type = object-store);
 	// a credential the cloud refuses is revoked and reported, never published. false issues
@@ -51,39 +52,28 @@ type GeneratedCredentialsConfig struct {
 	AccessRules *bool `json:"accessRules,omitempty"`
 	// Roles are the project roles the credential carries (default: all of the operator's).
 	Roles []string `json:"roles,omitempty"`
-	// AllowPassThrough publishes nothing and leaves shoots on the operator's credentials when
-	// the cloud cannot issue restricted credentials (says so in the bucket's status). Without
-	// it, that is an error.
-	AllowPassThrough bool `json:"allowPassThrough,omitempty"`
 }
 
-// RotationPeriod implements the BackupBucket controller's RotationPolicy.
-func (c *BackupBucketConfig) RotationPeriod() time.Duration {
+// GenerationSettings implements generated.Policy, with the default rotation period.
+func (c *BackupBucketConfig) GenerationSettings() *generated.Credentials {
 	if c == nil || c.GeneratedCredentials == nil {
-		return 0
+		return nil
 	}
-	if p := c.GeneratedCredentials.Rotation.RotationPeriod(); p > 0 {
-		return p
+	g := c.GeneratedCredentials.Credentials
+	if g.Rotation.RotationPeriod() == 0 {
+		r := rotation.Config{Period: &metav1.Duration{Duration: DefaultRotationPeriod}}
+		if g.Rotation != nil {
+			r.GracePeriod = g.Rotation.GracePeriod
+		}
+		g.Rotation = &r
 	}
-	return DefaultRotationPeriod
-}
-
-// Grace implements the BackupBucket controller's RotationPolicy.
-func (c *BackupBucketConfig) Grace() time.Duration {
-	if c == nil || c.GeneratedCredentials == nil {
-		return rotation.DefaultGracePeriod
-	}
-	return c.GeneratedCredentials.Rotation.Grace()
-}
-
-// PassThroughAllowed implements the BackupBucket controller's PassThroughPolicy.
-func (c *BackupBucketConfig) PassThroughAllowed() bool {
-	return c != nil && c.GeneratedCredentials != nil && c.GeneratedCredentials.AllowPassThrough
+	return &g
 }
 
 // Lifetime is how long an application credential issued now stays valid.
 func (c *BackupBucketConfig) Lifetime() time.Duration {
-	return 2*c.RotationPeriod() + c.Grace()
+	g := c.GenerationSettings()
+	return 2*g.Rotation.RotationPeriod() + g.Rotation.Grace()
 }
 
 // RestrictToContainer says whether credentials carry access rules.
@@ -111,7 +101,7 @@ func validate(cfg *BackupBucketConfig, path *field.Path) field.ErrorList {
 	}
 	if g := cfg.GeneratedCredentials; g != nil {
 		p := path.Child("generatedCredentials")
-		errs = append(errs, g.Rotation.Validate(p.Child("rotation"))...)
+		errs = append(errs, g.Validate(p)...)
 		if g.Rotation != nil && g.Rotation.Period == nil && g.Rotation.GracePeriod != nil && g.Rotation.GracePeriod.Duration >= DefaultRotationPeriod {
 			errs = append(errs, field.Invalid(p.Child("rotation", "gracePeriod"), g.Rotation.GracePeriod.Duration.String(), "must be shorter than the default period of 720h"))
 		}

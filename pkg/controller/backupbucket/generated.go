@@ -19,6 +19,7 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/generated"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/rotation"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -56,26 +57,12 @@ const (
 // Buckets that never had generated credentials have no such condition.
 const ConditionGeneratedCredentials gardencorev1beta1.ConditionType = "GeneratedCredentials"
 
-// PassThroughPolicy is implemented by a provider's decoded BackupBucket config that may let
-// shoots keep the operator's credentials when the store cannot issue generated ones.
-type PassThroughPolicy interface {
-	PassThroughAllowed() bool
-}
-
-// RotationPolicy is implemented by a provider's decoded BackupBucket config that configures the
-// rotation of generated credentials.
-type RotationPolicy interface {
-	// RotationPeriod rotates a credential when it is this old (0: only on request).
-	RotationPeriod() time.Duration
-	// Grace keeps the previous credential valid this long after a rotation.
-	Grace() time.Duration
-}
-
 func rotationOf(cfg any) (period, grace time.Duration) {
-	if rp, ok := cfg.(RotationPolicy); ok {
-		return rp.RotationPeriod(), rp.Grace()
+	g := generated.Of(cfg)
+	if g == nil {
+		return 0, rotation.DefaultGracePeriod
 	}
-	return 0, rotation.DefaultGracePeriod
+	return g.Rotation.RotationPeriod(), g.Rotation.Grace()
 }
 
 // publishCredential keeps the bucket's generated secret and status.generatedSecretRef current:
@@ -169,7 +156,7 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 // passThrough leaves shoots on the operator's credentials when the store cannot issue generated
 // ones and the providerConfig allows it, and says so; otherwise that is an error.
 func (a *actuator) passThrough(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg any, cause error) error {
-	if p, ok := cfg.(PassThroughPolicy); !ok || !p.PassThroughAllowed() {
+	if g := generated.Of(cfg); g == nil || !g.AllowPassThrough {
 		return fmt.Errorf("issuing a credential for bucket %q: %w (generatedCredentials.allowPassThrough: true keeps shoots on the operator's credentials instead)", bb.Name, cause)
 	}
 	msg := fmt.Sprintf("Shoots keep the operator's credentials (generatedCredentials.allowPassThrough): the store cannot issue generated credentials: %v", cause)

@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
-	gopenstack "github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/applicationcredentials"
-	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
@@ -20,22 +18,10 @@ import (
 func newApplicationCredential(t *testing.T) *applicationcredentials.ApplicationCredential {
 	t.Helper()
 	ctx := context.Background()
-	pc, err := gopenstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{IdentityEndpoint: cloud.AuthURL,
-		Username: "demo", Password: "demopass", DomainName: "Default", TenantName: "demo"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	user, err := pc.GetAuthResult().(tokens.CreateResult).ExtractUser()
-	if err != nil {
-		t.Fatal(err)
-	}
-	identity, err := gopenstack.NewIdentityV3(pc, gophercloud.EndpointOpts{Region: "RegionOne"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	identity, userID := keystone(t)
 	name := fmt.Sprintf("geb-backup-%d", time.Now().UnixNano())
 	for attempt := 0; ; attempt++ { // Keystone on sqlite sometimes answers 500 "database is locked"
-		ac, err := applicationcredentials.Create(ctx, identity, user.ID, applicationcredentials.CreateOpts{Name: name}).Extract()
+		ac, err := applicationcredentials.Create(ctx, identity, userID, applicationcredentials.CreateOpts{Name: name}).Extract()
 		if err == nil {
 			return ac
 		}

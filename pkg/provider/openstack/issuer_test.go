@@ -13,6 +13,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/generated"
 	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/rotation"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -67,7 +68,7 @@ func keystone(t *testing.T) (*gophercloud.ServiceClient, string) {
 func TestIssuedCredentialIsRestrictedExpiringAndHoldsNoPassword(t *testing.T) {
 	ctx := context.Background()
 	period := 24 * time.Hour
-	cfg := generatingConfig(osapi.GeneratedCredentialsConfig{Rotation: &rotation.Config{Period: &metav1.Duration{Duration: period}, GracePeriod: &metav1.Duration{Duration: time.Hour}}, Roles: []string{"member"}})
+	cfg := generatingConfig(osapi.GeneratedCredentialsConfig{Credentials: generated.Credentials{Rotation: &rotation.Config{Period: &metav1.Duration{Duration: period}, GracePeriod: &metav1.Duration{Duration: time.Hour}}}, Roles: []string{"member"}})
 	s := issuingStore(t, cloud.SecretData("demo"), cfg)
 	bucket := newContainerName()
 	if err := s.EnsureBucket(ctx, objectstore.Bucket{Name: bucket, Region: "RegionOne"}); err != nil {

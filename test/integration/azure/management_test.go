@@ -81,8 +81,8 @@ func TestServicePrincipalBucketPublishesRotatesAndRevokesAGeneratedKey(t *testin
 		t.Fatalf("the previous credential is not recorded: %v", secret.Annotations)
 	}
 	// The same request again, and a new one within the grace period, rotate nothing.
-	since := time.Now()
 	env.Trigger(t, bb, backupbucket.AnnotationRotateCredentials, "r2")
+	since := time.Now() // Trigger waited for the next second: statuses before it are older
 	env.WaitFor(t, bb, time.Minute, "bucket reconciled again", framework.SucceededAfter(since))
 	if got := regenerations(account); len(got) != 1 {
 		t.Fatalf("a rotation within the grace period regenerated %v; want nothing more (key1 is still in use)", got)

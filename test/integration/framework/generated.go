@@ -97,9 +97,8 @@ func (e *Env) GeneratedCredentialsFlow(t *testing.T, g GeneratedCredentials) {
 	if err := e.K8s.Patch(Ctx(t), off, patch); err != nil {
 		t.Fatal(err)
 	}
-	since := time.Now()
-	e.Trigger(t, off)
-	e.WaitFor(t, off, time.Minute, "bucket reconciled without generation", SucceededAfter(since))
+	e.Trigger(t, off) // waits for the next second: statuses before it are older than now
+	e.WaitFor(t, off, time.Minute, "bucket reconciled without generation", SucceededAfter(time.Now()))
 	if off.Status.GeneratedSecretRef != nil {
 		t.Fatalf("status.generatedSecretRef = %v after generation was switched off", off.Status.GeneratedSecretRef)
 	}
@@ -117,9 +116,8 @@ func (e *Env) GeneratedCredentialsFlow(t *testing.T, g GeneratedCredentials) {
 	if err := e.K8s.Patch(Ctx(t), retiring, patchSecret); err != nil {
 		t.Fatal(err)
 	}
-	since = time.Now()
 	e.Trigger(t, off)
-	e.WaitFor(t, off, time.Minute, "bucket reconciled after the retirement", SucceededAfter(since))
+	e.WaitFor(t, off, time.Minute, "bucket reconciled after the retirement", SucceededAfter(time.Now()))
 	e.assertCondition(t, off, gardencorev1beta1.ConditionFalse, "Retired")
 	if _, err := e.GeneratedSecret(t, off.Name); !apierrors.IsNotFound(err) {
 		t.Fatalf("generated secret after its retirement: %v", err)

@@ -145,7 +145,8 @@ func Succeeded(obj extensionsv1alpha1.Object) bool {
 		obj.GetAnnotations()[v1beta1constants.GardenerOperation] == ""
 }
 
-// succeededAfter is Succeeded, for a reconcile that wrote its status after since.
+// SucceededAfter is Succeeded, for a reconcile that wrote its status in since's second or later.
+// Statuses keep whole seconds: take since after Trigger, which waits for the next second.
 func SucceededAfter(since time.Time) func(extensionsv1alpha1.Object) bool {
 	return func(obj extensionsv1alpha1.Object) bool {
 		op := obj.GetExtensionStatus().GetLastOperation()
