@@ -98,8 +98,12 @@ func minioError(what string, err error) error {
 	switch madmin.ToErrorResponse(err).Code {
 	case "InvalidAccessKeyId", "SignatureDoesNotMatch":
 		return fmt.Errorf("%s: %w: %w", what, objectstore.ErrUnauthenticated, err)
-	case "AccessDenied", "XMinioAdminNotImplemented":
+	case "AccessDenied":
 		return fmt.Errorf("%s: %w: %w", what, objectstore.ErrForbidden, err)
+	case "XMinioAdminNotImplemented", "NotImplemented", "MethodNotAllowed", "NoSuchBucket":
+		// No MinIO admin API here: an S3-compatible store of another make reads the admin path
+		// as an object in a bucket named "minio".
+		return fmt.Errorf("%s: %w: the endpoint does not serve MinIO's admin API, so it cannot issue bucket-scoped users (generatedCredentials.allowPassThrough: true keeps the operator's credentials): %w", what, objectstore.ErrUnsupported, err)
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

@@ -165,7 +165,7 @@ func (s *keystoneIssuer) probe(ctx context.Context, cred objectstore.Credential,
 		return fmt.Errorf("%w: the cloud refuses application credentials restricted to container %q by access rules "+
 			"(Swift's authtoken middleware checks them only with service_type = object-store): set "+
 			"generatedCredentials.accessRules: false for project-wide credentials, or allowPassThrough: true "+
-			"to keep the operator's: %w", objectstore.ErrUnsupported, bucket, err)
+			"to keep the operator's (%v)", objectstore.ErrUnsupported, bucket, err) // the cause as text: this is a configuration problem, not unauthenticated operator credentials
 	}
 	return fmt.Errorf("trying the new application credential on container %q: %w", bucket, err)
 }
