@@ -11,8 +11,12 @@ import (
 )
 
 // AddToManager registers the BackupBucket controller for p's type with gardener's library,
-// which owns finalizers, status and the operation annotation.
+// which owns finalizers, status and the operation annotation, and the scheduler that requests
+// reconciles when generated credentials fall due.
 func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, opts corecontroller.AddOptions) error {
+	if err := addScheduler(mgr, p, opts.ExtensionClasses); err != nil {
+		return err
+	}
 	return backupbucket.Add(mgr, backupbucket.AddArgs{
 		Actuator:                  NewActuator(p, mgr.GetAPIReader(), mgr.GetClient(), mgr.GetEventRecorder("backupbucket-"+p.Type()), opts.Deletion),
 		ControllerOptions:         opts.Controller,

@@ -1,0 +1,114 @@
+package backupbucket
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	predicateutils "github.com/gardener/gardener/pkg/controllerutils/predicate"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/generated"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+// maxScheduleWait bounds how long the scheduler sleeps before looking at a bucket again (its
+// generated secret is read uncached, so it is not watched).
+const maxScheduleWait = time.Hour
+
+// scheduler requests a reconcile of a BackupBucket (the operation annotation, as gardenlet sets
+// it) when one of its generated credentials is due: rotation by period, revocation of the
+// previous credential after its grace period, retirement. gardenlet reconciles a bucket only when
+// its spec changes, so without it a credential could outlive its period (and an OpenStack one
+// expire) on a bucket nobody touches.
+type scheduler struct {
+	provider provider.Provider
+	reader   client.Reader
+	client   client.Client
+}
+
+// addScheduler registers the scheduler for p's buckets.
+func addScheduler(mgr manager.Manager, p provider.Provider, classes []extensionsv1alpha1.ExtensionClass) error {
+	return builder.ControllerManagedBy(mgr).
+		Named("backupbucket-credentials-"+p.Type()).
+		For(&extensionsv1alpha1.BackupBucket{}, builder.WithPredicates(predicateutils.HasType(p.Type()), predicateutils.HasClass(classes...))).
+		Complete(&scheduler{provider: p, reader: mgr.GetAPIReader(), client: mgr.GetClient()})
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (s *scheduler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	bb := &extensionsv1alpha1.BackupBucket{}
+	if err := s.client.Get(ctx, req.NamespacedName, bb); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if bb.DeletionTimestamp != nil {
+		return reconcile.Result{}, nil
+	}
+	meta := backupbucket.GeneratedSecretObjectMeta(bb)
+	secret := &corev1.Secret{}
+	if err := s.reader.Get(ctx, client.ObjectKey{Namespace: meta.Namespace, Name: meta.Name}, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return reconcile.Result{}, nil // nothing generated: nothing falls due
+		}
+		return reconcile.Result{}, err
+	}
+	var raw []byte
+	if bb.Spec.ProviderConfig != nil {
+		raw = bb.Spec.ProviderConfig.Raw
+	}
+	cfg, _ := s.provider.DecodeBucketConfig(raw) // an invalid config: only the recorded times count
+	var period time.Duration
+	if g := generated.Of(cfg); g != nil {
+		period = g.Rotation.RotationPeriod()
+	}
+	now := time.Now()
+	due, ok := nextDue(secret.Annotations, period)
+	if !ok {
+		return reconcile.Result{}, nil
+	}
+	if wait := due.Sub(now); wait > 0 {
+		return reconcile.Result{RequeueAfter: min(wait, maxScheduleWait)}, nil
+	}
+	if bb.Annotations[v1beta1constants.GardenerOperation] == "" {
+		patch := client.MergeFrom(bb.DeepCopy())
+		if bb.Annotations == nil {
+			bb.Annotations = map[string]string{}
+		}
+		bb.Annotations[v1beta1constants.GardenerOperation] = v1beta1constants.GardenerOperationReconcile
+		if err := s.client.Patch(ctx, bb, patch); err != nil {
+			return reconcile.Result{}, fmt.Errorf("requesting a reconcile of BackupBucket %s for its generated credentials: %w", bb.Name, err)
+		}
+	}
+	// Look again once the reconcile has had its chance (a failing one keeps the time due).
+	return reconcile.Result{RequeueAfter: time.Minute}, nil
+}
+
+// nextDue is when the generated secret's credentials next need the bucket controller: the
+// previous credential's revocation, the retirement, or (without a previous one, which a rotation
+// waits for) the rotation by period. ok is false when nothing is ever due.
+func nextDue(annotations map[string]string, period time.Duration) (due time.Time, ok bool) {
+	consider := func(t time.Time) { // an unparsable time is the zero time: due at once, as for the actuator
+		if !ok || t.Before(due) {
+			due, ok = t, true
+		}
+	}
+	if v := annotations[AnnotationRetireAfter]; v != "" {
+		consider(parseTime(v))
+		return due, ok // a retiring credential is neither rotated nor waited for otherwise
+	}
+	if v := annotations[annotationRevokePrevious]; v != "" {
+		consider(parseTime(v))
+	} else if period > 0 && annotations[annotationIssuedAt] != "" {
+		consider(parseTime(annotations[annotationIssuedAt]).Add(period))
+	}
+	return due, ok
+}
