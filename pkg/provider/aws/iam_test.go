@@ -94,3 +94,41 @@ func TestIAMIssuerKeepsOneUserPerBucketWithTwoKeysAtMost(t *testing.T) {
 		t.Fatalf("revoking again: %v", err)
 	}
 }
+
+func TestRetiringStoreRevokesThroughTheIssuerTheSecretPointsAt(t *testing.T) {
+	// Generation switched off: the store built to revoke picks IAM for a secret without an
+	// endpoint (AWS) and MinIO for one with (an S3-compatible store).
+	ctx := context.Background()
+	stand := stack.StartIAM()
+	defer stand.Close()
+	p := &awsprovider.Provider{IAMEndpoint: stand.URL}
+	const bucket = "8b6b9d0e-retired"
+	on := &awsapi.BackupBucketConfig{GeneratedCredentials: &awsapi.GeneratedCredentialsConfig{Issuer: awsapi.IssuerIAM}}
+	s, err := p.NewStore(ctx, provider.Credentials{Data: minio.SecretData(), Region: "eu-central-1", BucketConfig: on})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.(objectstore.CredentialIssuer).IssueCredential(ctx, bucket, nil); err != nil {
+		t.Fatal(err)
+	}
+	aws := minio.SecretData()
+	delete(aws, "endpoint")
+	off := &awsapi.BackupBucketConfig{}
+	plain, err := p.NewStore(ctx, provider.Credentials{Data: aws, Region: "eu-central-1", BucketConfig: off})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, issues := plain.(objectstore.CredentialIssuer); issues {
+		t.Fatal("a store whose config asks for no generated credentials issues them")
+	}
+	retiring, err := p.NewStore(ctx, provider.Credentials{Data: aws, Region: "eu-central-1", BucketConfig: off, Retiring: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := retiring.(objectstore.CredentialIssuer).RevokeCredentials(ctx, bucket, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := stand.User(awsprovider.IAMUserName(bucket)); ok {
+		t.Fatal("the retired bucket's IAM user is still there")
+	}
+}
