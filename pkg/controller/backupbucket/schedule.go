@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	predicateutils "github.com/gardener/gardener/pkg/controllerutils/predicate"
@@ -77,6 +78,10 @@ func (s *scheduler) Reconcile(ctx context.Context, req reconcile.Request) (recon
 	}
 	if wait := due.Sub(now); wait > 0 {
 		return reconcile.Result{RequeueAfter: min(wait, maxScheduleWait)}, nil
+	}
+	if op := bb.Status.LastOperation; op != nil && op.State != gardencorev1beta1.LastOperationStateSucceeded {
+		// The library already retries a failing bucket with back-off: do not add to it.
+		return reconcile.Result{RequeueAfter: 5 * time.Minute}, nil
 	}
 	if bb.Annotations[v1beta1constants.GardenerOperation] == "" {
 		patch := client.MergeFrom(bb.DeepCopy())
