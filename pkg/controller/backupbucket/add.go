@@ -14,7 +14,7 @@ import (
 // which owns finalizers, status and the operation annotation, and the scheduler that requests
 // reconciles when generated credentials fall due.
 func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, opts corecontroller.AddOptions) error {
-	if err := addScheduler(mgr, p, opts.ExtensionClasses); err != nil {
+	if err := addScheduler(mgr, p, opts); err != nil {
 		return err
 	}
 	return backupbucket.Add(mgr, backupbucket.AddArgs{

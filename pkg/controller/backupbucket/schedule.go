@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -19,6 +20,7 @@ import (
 	predicateutils "github.com/gardener/gardener/pkg/controllerutils/predicate"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/generated"
+	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
@@ -37,11 +39,12 @@ type scheduler struct {
 	client   client.Client
 }
 
-// addScheduler registers the scheduler for p's buckets.
-func addScheduler(mgr manager.Manager, p provider.Provider, classes []extensionsv1alpha1.ExtensionClass) error {
+// addScheduler registers the scheduler for p's buckets (one worker: it only reads and annotates).
+func addScheduler(mgr manager.Manager, p provider.Provider, opts corecontroller.AddOptions) error {
 	return builder.ControllerManagedBy(mgr).
 		Named("backupbucket-credentials-"+p.Type()).
-		For(&extensionsv1alpha1.BackupBucket{}, builder.WithPredicates(predicateutils.HasType(p.Type()), predicateutils.HasClass(classes...))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: opts.Controller.SkipNameValidation}).
+		For(&extensionsv1alpha1.BackupBucket{}, builder.WithPredicates(predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...))).
 		Complete(&scheduler{provider: p, reader: mgr.GetAPIReader(), client: mgr.GetClient()})
 }
 
