@@ -194,5 +194,43 @@ func (s *keystoneIssuer) RevokeCredentials(ctx context.Context, bucket string, k
 			return fmt.Errorf("deleting application credential %s: %w", ac.ID, classify(err))
 		}
 	}
+	if len(keep) > 0 {
+		return nil
+	}
+	return s.deleteAccessRules(ctx, idc, user, bucket)
+}
+
+// deleteAccessRules deletes the user's access rules for the container once none of the
+// bucket's credentials is left: Keystone keeps a user's rules after their credentials are
+// deleted (and shares them between credentials with the same rules).
+func (s *keystoneIssuer) deleteAccessRules(ctx context.Context, idc *gophercloud.ServiceClient, user, bucket string) error {
+	pages, err := applicationcredentials.ListAccessRules(idc, user).AllPages(ctx)
+	if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+		return nil // a Keystone without access rules
+	}
+	if err != nil {
+		return fmt.Errorf("listing access rules: %w", classify(err))
+	}
+	rules, err := applicationcredentials.ExtractAccessRules(pages)
+	if err != nil {
+		return fmt.Errorf("listing access rules: %w", err)
+	}
+	u, err := url.Parse(s.client.Endpoint)
+	if err != nil {
+		return fmt.Errorf("object-store endpoint: %w", err)
+	}
+	ours := map[applicationcredentials.AccessRule]bool{}
+	for _, r := range ContainerAccessRules(u.Path, bucket) {
+		ours[r] = true
+	}
+	for _, r := range rules {
+		if !ours[applicationcredentials.AccessRule{Service: r.Service, Method: r.Method, Path: r.Path}] {
+			continue
+		}
+		err := applicationcredentials.DeleteAccessRule(ctx, idc, user, r.ID).ExtractErr()
+		if err != nil && !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+			return fmt.Errorf("deleting access rule %s: %w", r.ID, classify(err))
+		}
+	}
 	return nil
 }

@@ -78,7 +78,6 @@ func TestIssuedCredentialIsRestrictedExpiringAndHoldsNoPassword(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = s.(objectstore.CredentialIssuer).RevokeCredentials(ctx, bucket, nil) })
 	for k, v := range cred.Data {
 		if k == "password" || string(v) == "demopass" {
 			t.Fatalf("the generated secret carries the operator's password (key %q)", k)
@@ -105,6 +104,20 @@ func TestIssuedCredentialIsRestrictedExpiringAndHoldsNoPassword(t *testing.T) {
 	for _, r := range ac.AccessRules {
 		if r.Service != "object-store" || !strings.Contains(r.Path, "/"+bucket) || (r.Method != "GET" && r.Method != "HEAD" && r.Method != "PUT" && r.Method != "DELETE") {
 			t.Errorf("access rule %+v reaches beyond reading and writing container %s", r, bucket)
+		}
+	}
+	// Revoking everything leaves no access rule of the container behind in Keystone.
+	if err := s.(objectstore.CredentialIssuer).RevokeCredentials(ctx, bucket, nil); err != nil {
+		t.Fatal(err)
+	}
+	pages, err := applicationcredentials.ListAccessRules(idc, user).AllPages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, _ := applicationcredentials.ExtractAccessRules(pages)
+	for _, r := range rules {
+		if strings.Contains(r.Path, "/"+bucket) {
+			t.Fatalf("access rule %+v outlived the bucket's credentials", r)
 		}
 	}
 }
