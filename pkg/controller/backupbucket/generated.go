@@ -70,13 +70,11 @@ func rotationOf(cfg any) (period, grace time.Duration) {
 // before the previous is revoked, after its grace period) and revokes what has outlived its grace.
 func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, issuer objectstore.CredentialIssuer, cfg any) error {
 	period, grace := rotationOf(cfg)
-	meta := backupbucket.GeneratedSecretObjectMeta(bb)
-	secret := &corev1.Secret{}
-	err := a.reader.Get(ctx, client.ObjectKey{Namespace: meta.Namespace, Name: meta.Name}, secret)
-	exists := err == nil
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("reading generated secret %s/%s: %w", meta.Namespace, meta.Name, err)
+	secret, exists, err := readGenerated(ctx, a.reader, bb)
+	if err != nil {
+		return err
 	}
+	meta := backupbucket.GeneratedSecretObjectMeta(bb)
 	now := time.Now().UTC()
 	if exists && secret.Annotations[AnnotationRetireAfter] != "" {
 		// Generation was switched off and on again before the credential was revoked: keep it.
@@ -132,17 +130,14 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 			annotations[annotationPrevious] = current
 			annotations[annotationRevokePrevious] = now.Add(grace).Format(time.RFC3339)
 		}
-		if err := a.writeGenerated(ctx, meta.Namespace, meta.Name, cred.Data, annotations); err != nil {
+		if err := a.writeGenerated(ctx, secret, exists, cred.Data, annotations); err != nil {
 			// The new credential is not recorded: the next pass issues again, which invalidates it.
 			return err
 		}
 		log.Info("Published a generated credential", "reason", reason, "credential", cred.ID, "secret", meta.Namespace+"/"+meta.Name)
 		a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonCredentialPublished, "Publish",
 			"Published generated credential %q in %s/%s (%s)", cred.ID, meta.Namespace, meta.Name, reason)
-		// Without a grace period the previous credential is due at once.
-		if err := a.reader.Get(ctx, client.ObjectKey{Namespace: meta.Namespace, Name: meta.Name}, secret); err != nil {
-			return fmt.Errorf("reading generated secret %s/%s: %w", meta.Namespace, meta.Name, err)
-		}
+		// Without a grace period the previous credential is due at once (secret is as written).
 		if _, err := a.revokeDue(ctx, log, bb, issuer, secret, time.Now().UTC()); err != nil {
 			return err
 		}
@@ -170,20 +165,18 @@ func (a *actuator) passThrough(ctx context.Context, log logr.Logger, bb *extensi
 // that gardenlet moves the entries back to the operator's credentials; the generated ones stay
 // valid for the default grace period, then they are revoked and their secret deleted.
 func (a *actuator) retireCredentials(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg any) error {
-	meta := backupbucket.GeneratedSecretObjectMeta(bb)
-	secret := &corev1.Secret{}
-	err := a.reader.Get(ctx, client.ObjectKey{Namespace: meta.Namespace, Name: meta.Name}, secret)
-	if apierrors.IsNotFound(err) {
+	secret, exists, err := readGenerated(ctx, a.reader, bb)
+	if err != nil {
+		return err
+	}
+	if !exists {
 		if bb.Status.GeneratedSecretRef == nil {
 			return nil // nothing was ever generated: the common case
 		}
 		return a.patchStatus(ctx, bb, nil, gardencorev1beta1.ConditionFalse, "Retired", "Shoots use the operator's credentials: the generated secret is gone")
 	}
-	if err != nil {
-		return fmt.Errorf("reading generated secret %s/%s: %w", meta.Namespace, meta.Name, err)
-	}
 	now := time.Now().UTC()
-	ids := strings.Trim(secret.Annotations[AnnotationCredential]+","+secret.Annotations[annotationPrevious], ",")
+	ids := credentialIDs(secret)
 	due := secret.Annotations[AnnotationRetireAfter]
 	if due == "" {
 		_, grace := rotationOf(cfg)
@@ -194,7 +187,7 @@ func (a *actuator) retireCredentials(ctx context.Context, log logr.Logger, bb *e
 		}
 		secret.Annotations[AnnotationRetireAfter] = due
 		if err := a.client.Patch(ctx, secret, patch); err != nil {
-			return fmt.Errorf("recording the retirement on %s/%s: %w", meta.Namespace, meta.Name, err)
+			return fmt.Errorf("recording the retirement on %s/%s: %w", secret.Namespace, secret.Name, err)
 		}
 		log.Info("Generated credentials are no longer asked for; shoots move back to the operator's", "credentials", ids, "revokeAfter", due)
 		a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonRetiring, "Retire",
@@ -208,7 +201,7 @@ func (a *actuator) retireCredentials(ctx context.Context, log logr.Logger, bb *e
 		return err
 	}
 	if err := a.client.Delete(ctx, secret); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting generated secret %s/%s: %w", meta.Namespace, meta.Name, err)
+		return fmt.Errorf("deleting generated secret %s/%s: %w", secret.Namespace, secret.Name, err)
 	}
 	return a.patchStatus(ctx, bb, nil, gardencorev1beta1.ConditionFalse, "Retired", "Shoots use the operator's credentials; the generated ones are revoked")
 }
@@ -279,56 +272,65 @@ func (a *actuator) revokeDue(ctx context.Context, log logr.Logger, bb *extension
 	return "", nil
 }
 
-// writeGenerated creates or replaces the generated secret's data and sets the annotations given
-// (other annotations, the previous credential's among them, are replaced as a whole).
-func (a *actuator) writeGenerated(ctx context.Context, namespace, name string, data map[string][]byte, annotations map[string]string) error {
-	secret := &corev1.Secret{}
-	err := a.reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret)
-	if apierrors.IsNotFound(err) {
-		secret.Namespace, secret.Name, secret.Type = namespace, name, corev1.SecretTypeOpaque
-		secret.Annotations, secret.Data = annotations, data
+// writeGenerated creates (exists false) or replaces the generated secret's data and sets the
+// annotations given (other annotations, the previous credential's among them, are replaced as a
+// whole). secret is the one read at the start of the pass, and holds what was written after.
+func (a *actuator) writeGenerated(ctx context.Context, secret *corev1.Secret, exists bool, data map[string][]byte, annotations map[string]string) error {
+	if !exists {
+		secret.Type, secret.Annotations, secret.Data = corev1.SecretTypeOpaque, annotations, data
 		if err := a.client.Create(ctx, secret); err != nil {
-			return fmt.Errorf("creating generated secret %s/%s: %w", namespace, name, err)
+			return fmt.Errorf("creating generated secret %s/%s: %w", secret.Namespace, secret.Name, err)
 		}
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("reading generated secret %s/%s: %w", namespace, name, err)
-	}
-	for k := range secret.Annotations {
-		if k == annotationPrevious || k == annotationRevokePrevious {
-			delete(secret.Annotations, k)
-		}
-	}
+	delete(secret.Annotations, annotationPrevious)
+	delete(secret.Annotations, annotationRevokePrevious)
 	if secret.Annotations == nil {
 		secret.Annotations = map[string]string{}
 	}
 	maps.Copy(secret.Annotations, annotations)
 	secret.Data = data
 	if err := a.client.Update(ctx, secret); err != nil {
-		return fmt.Errorf("updating generated secret %s/%s: %w", namespace, name, err)
+		return fmt.Errorf("updating generated secret %s/%s: %w", secret.Namespace, secret.Name, err)
 	}
 	return nil
+}
+
+// readGenerated reads the bucket's generated secret from the API server. A missing one comes
+// back with its name and namespace set and exists false.
+func readGenerated(ctx context.Context, reader client.Reader, bb *extensionsv1alpha1.BackupBucket) (secret *corev1.Secret, exists bool, err error) {
+	meta := backupbucket.GeneratedSecretObjectMeta(bb)
+	secret = &corev1.Secret{}
+	err = reader.Get(ctx, client.ObjectKey{Namespace: meta.Namespace, Name: meta.Name}, secret)
+	if apierrors.IsNotFound(err) {
+		secret.Namespace, secret.Name = meta.Namespace, meta.Name
+		return secret, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("reading generated secret %s/%s: %w", meta.Namespace, meta.Name, err)
+	}
+	return secret, true, nil
+}
+
+// credentialIDs names the credentials the generated secret records (IDs, never values).
+func credentialIDs(secret *corev1.Secret) string {
+	return strings.Trim(secret.Annotations[AnnotationCredential]+","+secret.Annotations[annotationPrevious], ",")
 }
 
 // dropCredentials revokes every generated credential of a deleted bucket and deletes the
 // generated secret.
 func (a *actuator) dropCredentials(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, store objectstore.Store, cfg any) error {
-	meta := backupbucket.GeneratedSecretObjectMeta(bb)
-	secret := &corev1.Secret{}
-	err := a.reader.Get(ctx, client.ObjectKey{Namespace: meta.Namespace, Name: meta.Name}, secret)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("reading generated secret %s/%s: %w", meta.Namespace, meta.Name, err)
+	secret, published, err := readGenerated(ctx, a.reader, bb)
+	if err != nil {
+		return err
 	}
-	published := err == nil
 	if issuer, ok := store.(objectstore.CredentialIssuer); ok {
 		if err := issuer.RevokeCredentials(ctx, bb.Name, nil); err != nil {
 			return fmt.Errorf("revoking the generated credentials of bucket %q: %w", bb.Name, err)
 		}
 	} else if published {
 		// Generation was switched off before the bucket was deleted: revoke what is left.
-		ids := strings.Trim(secret.Annotations[AnnotationCredential]+","+secret.Annotations[annotationPrevious], ",")
-		if err := a.revokeRetired(ctx, log, bb, cfg, ids); err != nil {
+		if err := a.revokeRetired(ctx, log, bb, cfg, credentialIDs(secret)); err != nil {
 			return err
 		}
 	}
@@ -336,9 +338,9 @@ func (a *actuator) dropCredentials(ctx context.Context, log logr.Logger, bb *ext
 		return nil
 	}
 	if err := a.client.Delete(ctx, secret); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting generated secret %s/%s: %w", meta.Namespace, meta.Name, err)
+		return fmt.Errorf("deleting generated secret %s/%s: %w", secret.Namespace, secret.Name, err)
 	}
-	log.Info("Generated credentials are revoked and their secret deleted", "secret", meta.Namespace+"/"+meta.Name)
+	log.Info("Generated credentials are revoked and their secret deleted", "secret", secret.Namespace+"/"+secret.Name)
 	return nil
 }
 

@@ -5,15 +5,12 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
@@ -57,13 +54,9 @@ func (s *scheduler) Reconcile(ctx context.Context, req reconcile.Request) (recon
 	if bb.DeletionTimestamp != nil {
 		return reconcile.Result{}, nil
 	}
-	meta := backupbucket.GeneratedSecretObjectMeta(bb)
-	secret := &corev1.Secret{}
-	if err := s.reader.Get(ctx, client.ObjectKey{Namespace: meta.Namespace, Name: meta.Name}, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return reconcile.Result{}, nil // nothing generated: nothing falls due
-		}
-		return reconcile.Result{}, err
+	secret, exists, err := readGenerated(ctx, s.reader, bb)
+	if err != nil || !exists {
+		return reconcile.Result{}, err // nothing generated: nothing falls due
 	}
 	var raw []byte
 	if bb.Spec.ProviderConfig != nil {
