@@ -165,6 +165,15 @@ func (s *iamIssuer) IssueCredential(ctx context.Context, bucket string, inUse []
 // (at most an hour).
 func (s *iamIssuer) RevokeCredentials(ctx context.Context, bucket string, keep []string) error {
 	name := s.accountName(bucket)
+	sa, err := s.iam.Projects.ServiceAccounts.Get(name).Context(ctx).Do()
+	switch {
+	case errors.Is(iamError("", err), objectstore.ErrNotFound):
+		return nil
+	case err != nil:
+		return iamError("service account for bucket "+bucket, err)
+	case sa.Description != accountDescription(bucket):
+		return nil // somebody else's account of that ID: none of its keys is ours
+	}
 	exists, err := s.deleteKeys(ctx, name, keep)
 	if err != nil || !exists || len(keep) > 0 {
 		return err

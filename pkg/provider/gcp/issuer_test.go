@@ -104,4 +104,11 @@ func TestServiceAccountOfSomebodyElseIsNotTakenOver(t *testing.T) {
 	if len(gcs.BucketMembers(bucket, gcpprovider.BucketRole)) != 0 {
 		t.Fatal("somebody else's service account was bound on the bucket")
 	}
+	// Revoking the bucket's credentials (its deletion) leaves that account alone.
+	if err := s.(objectstore.CredentialIssuer).RevokeCredentials(ctx, bucket, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(gcs.ServiceAccountEmails(), gcpprovider.ServiceAccountID(bucket)+"@"+gcs.ProjectID+".iam.gserviceaccount.com") {
+		t.Fatal("revoking the bucket's credentials deleted somebody else's service account")
+	}
 }
