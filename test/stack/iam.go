@@ -15,7 +15,7 @@ import (
 )
 
 // IAM is a stand-in for the parts of AWS IAM the extension calls for generated credentials
-// (users, inline user policies, access keys, with IAM's limit of two keys per user and its
+// (users and their tags, inline user policies, access keys, with IAM's limit of two keys per user and its
 // refusal to delete a user that still has keys or policies). No emulator of IAM runs here, so
 // this plays the Query API over HTTP and records every action; it is not AWS, and the keys it
 // issues authenticate nowhere.
@@ -29,6 +29,7 @@ type IAM struct {
 type iamUser struct {
 	policies map[string]string
 	keys     []string
+	tags     map[string]string
 }
 
 // StartIAM starts the stand-in.
@@ -47,6 +48,13 @@ func (s *IAM) Actions() []string {
 		out = append(out, r.Get("Action"))
 	}
 	return out
+}
+
+// CreateUser creates a user behind the extension's back (someone else's: no tags).
+func (s *IAM) CreateUser(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.users[name] = &iamUser{policies: map[string]string{}, tags: map[string]string{}}
 }
 
 // User returns a user's inline policies and access key IDs (ok false if there is no user).
@@ -108,8 +116,18 @@ func (s *IAM) serve(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, 409, "EntityAlreadyExists", "User with name "+name+" already exists.")
 			return
 		}
-		s.users[name] = &iamUser{policies: map[string]string{}}
+		tags := map[string]string{}
+		for i := 1; form.Get(fmt.Sprintf("Tags.member.%d.Key", i)) != ""; i++ {
+			tags[form.Get(fmt.Sprintf("Tags.member.%d.Key", i))] = form.Get(fmt.Sprintf("Tags.member.%d.Value", i))
+		}
+		s.users[name] = &iamUser{policies: map[string]string{}, tags: tags}
 		s.reply(w, action, fmt.Sprintf("<User><Path>/</Path><UserName>%s</UserName><UserId>AIDASTANDIN</UserId><Arn>arn:aws:iam::000000000000:user/%s</Arn><CreateDate>%s</CreateDate></User>", esc(name), esc(name), date))
+	case "ListUserTags":
+		members := ""
+		for k, v := range u.tags {
+			members += fmt.Sprintf("<member><Key>%s</Key><Value>%s</Value></member>", esc(k), esc(v))
+		}
+		s.reply(w, action, "<Tags>"+members+"</Tags><IsTruncated>false</IsTruncated>")
 	case "PutUserPolicy":
 		u.policies[form.Get("PolicyName")] = form.Get("PolicyDocument")
 		s.reply(w, action, "")

@@ -31,6 +31,29 @@ func IAMUserName(bucket string) string { return "gardener-backup-" + bucket }
 
 const iamPolicyName = "etcd-backup-bucket"
 
+// The tag that marks an IAM user as this extension's.
+const (
+	managedByTag   = "managed-by"
+	managedByValue = "gardener-extension-backup"
+)
+
+// owned says whether the IAM user exists and carries this extension's tag.
+func (s *iamIssuer) owned(ctx context.Context, user string) (bool, error) {
+	out, err := s.iam.ListUserTags(ctx, &iam.ListUserTagsInput{UserName: aws.String(user)})
+	if err != nil {
+		if err = iamError("reading the tags of IAM user "+user, err); errors.Is(err, objectstore.ErrNotFound) {
+			return false, nil
+		}
+		return false, err
+	}
+	for _, t := range out.Tags {
+		if aws.ToString(t.Key) == managedByTag && aws.ToString(t.Value) == managedByValue {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 func iamError(what string, err error) error {
 	var nse *iamtypes.NoSuchEntityException
 	if errors.As(err, &nse) {
@@ -42,10 +65,18 @@ func iamError(what string, err error) error {
 // IssueCredential implements objectstore.CredentialIssuer.
 func (s *iamIssuer) IssueCredential(ctx context.Context, bucket string, inUse []string) (objectstore.Credential, error) {
 	user := IAMUserName(bucket)
-	_, err := s.iam.CreateUser(ctx, &iam.CreateUserInput{UserName: aws.String(user), Tags: []iamtypes.Tag{{Key: aws.String("managed-by"), Value: aws.String("gardener-extension-backup")}}})
+	_, err := s.iam.CreateUser(ctx, &iam.CreateUserInput{UserName: aws.String(user), Tags: []iamtypes.Tag{{Key: aws.String(managedByTag), Value: aws.String(managedByValue)}}})
 	var exists *iamtypes.EntityAlreadyExistsException
 	if err != nil && !errors.As(err, &exists) {
 		return objectstore.Credential{}, iamError("creating IAM user "+user, err)
+	}
+	if err != nil { // the user was there: it must be one this extension made
+		if ours, err := s.owned(ctx, user); err != nil || !ours {
+			if err == nil {
+				err = fmt.Errorf("%w: IAM user %s is not tagged %s=%s: not taken over", objectstore.ErrOwnedByOther, user, managedByTag, managedByValue)
+			}
+			return objectstore.Credential{}, err
+		}
 	}
 	policy, err := bucketPolicy(bucket)
 	if err != nil {
@@ -72,6 +103,9 @@ func (s *iamIssuer) IssueCredential(ctx context.Context, bucket string, inUse []
 // are deleted; with nothing kept, the user and its policy too.
 func (s *iamIssuer) RevokeCredentials(ctx context.Context, bucket string, keep []string) error {
 	user := IAMUserName(bucket)
+	if ours, err := s.owned(ctx, user); err != nil || !ours {
+		return err // a missing user, or somebody else's: nothing of ours to revoke
+	}
 	exists, err := s.deleteKeys(ctx, user, keep)
 	if err != nil || !exists || len(keep) > 0 {
 		return err

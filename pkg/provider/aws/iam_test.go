@@ -3,6 +3,7 @@ package aws_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"testing"
 
@@ -130,5 +131,29 @@ func TestRetiringStoreRevokesThroughTheIssuerTheSecretPointsAt(t *testing.T) {
 	}
 	if _, _, ok := stand.User(awsprovider.IAMUserName(bucket)); ok {
 		t.Fatal("the retired bucket's IAM user is still there")
+	}
+}
+
+func TestIAMUserOfSomebodyElseIsNotTakenOver(t *testing.T) {
+	ctx := context.Background()
+	stand := stack.StartIAM()
+	defer stand.Close()
+	const bucket = "8b6b9d0e-foreign"
+	user := awsprovider.IAMUserName(bucket)
+	stand.CreateUser(user) // not tagged managed-by=gardener-extension-backup
+	cfg := &awsapi.BackupBucketConfig{GeneratedCredentials: &awsapi.GeneratedCredentialsConfig{Issuer: awsapi.IssuerIAM}}
+	s, err := (&awsprovider.Provider{IAMEndpoint: stand.URL}).NewStore(ctx, provider.Credentials{Data: minio.SecretData(), Region: "eu-central-1", BucketConfig: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	iss := s.(objectstore.CredentialIssuer)
+	if _, err := iss.IssueCredential(ctx, bucket, nil); !errors.Is(err, objectstore.ErrOwnedByOther) {
+		t.Fatalf("got %v; want ErrOwnedByOther", err)
+	}
+	if err := iss.RevokeCredentials(ctx, bucket, nil); err != nil {
+		t.Fatal(err)
+	}
+	if policies, keys, ok := stand.User(user); !ok || len(policies) != 0 || len(keys) != 0 {
+		t.Fatalf("somebody else's IAM user was changed: exists %v, policies %v, keys %v", ok, policies, keys)
 	}
 }
