@@ -69,16 +69,26 @@ type Store interface {
 	// MaxDeleteBatch is the largest number of objects one DeleteObjects call accepts.
 	MaxDeleteBatch() int
 
-	// DeferDeletion asks the store itself to delete everything under prefix once the retention
-	// locks that hold it expire (for example through a lifecycle rule), so that nobody has to
-	// poll. Idempotent. Stores that cannot do it return ErrUnsupported.
-	DeferDeletion(ctx context.Context, bucket, prefix string) error
+	// DeferDeletion asks the store itself to delete every object version under prefix (current
+	// and noncurrent versions, snapshots) once the retention locks that hold it expire, for
+	// example through a lifecycle rule, so that nobody has to poll. It returns only after it has
+	// read back that the mechanism is in place and matches (a rule present, enabled and scoped to
+	// what this extension marked, never wider): the caller reports the deferral as done on that
+	// word. Idempotent. Stores that cannot do it return ErrUnsupported.
+	DeferDeletion(ctx context.Context, bucket, prefix string) (Deferral, error)
 
 	// PutObject writes one object (used by probes, the conformance suite and the demo).
 	PutObject(ctx context.Context, bucket, key string, data []byte) error
 
 	// GetObject reads one object; a missing object returns ErrNotFound.
 	GetObject(ctx context.Context, bucket, key string) ([]byte, error)
+}
+
+// Deferral describes how a store deletes deferred objects by itself.
+type Deferral struct {
+	// Rule names the mechanism as the operator finds it in the store's console, for example
+	// "lifecycle rule gardener-backup-deferred-deletion".
+	Rule string
 }
 
 // LockedError reports an object version that a retention lock or legal hold keeps from being

@@ -95,7 +95,7 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 		return &controller.InProgressError{Bucket: bb.Name, Deleted: res.Deleted}
 	}
 	if res.Locked > 0 {
-		err := store.DeferDeletion(ctx, bb.Name, "")
+		_, err := store.DeferDeletion(ctx, bb.Name, "")
 		if err != nil && !errors.Is(err, objectstore.ErrUnsupported) {
 			return fmt.Errorf("deferring the deletion of locked objects in bucket %q: %w", bb.Name, err)
 		}

@@ -75,7 +75,8 @@ func (d *delegate) delete(ctx context.Context, log logr.Logger, be *extensionsv1
 		return &controller.InProgressError{Bucket: be.Spec.BucketName, Prefix: prefix.String(), Deleted: res.Deleted}
 	}
 	if res.Locked > 0 {
-		if err := store.DeferDeletion(ctx, be.Spec.BucketName, prefix.String()); err != nil {
+		deferral, err := store.DeferDeletion(ctx, be.Spec.BucketName, prefix.String())
+		if err != nil {
 			if errors.Is(err, objectstore.ErrUnsupported) {
 				return &controller.LockedObjectsError{Bucket: be.Spec.BucketName, Prefix: prefix.String(), Count: res.Locked, RetainUntil: res.EarliestRetainUntil}
 			}
@@ -86,9 +87,9 @@ func (d *delegate) delete(ctx context.Context, log logr.Logger, be *extensionsv1
 			until = res.EarliestRetainUntil.UTC().Format(time.RFC3339) + " at the earliest"
 		}
 		d.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonLockedObjectsDeferred, "Delete",
-			"%d object versions under %q in bucket %q are held by retention locks until %s; a lifecycle rule deletes them when the locks expire",
-			res.Locked, prefix.String(), be.Spec.BucketName, until)
-		log.Info("Locked objects are deferred to a lifecycle rule", "count", res.Locked, "earliestRetainUntil", res.EarliestRetainUntil)
+			"%d object versions under %q in bucket %q are held by retention locks until %s; the store's %s deletes them when the locks expire",
+			res.Locked, prefix.String(), be.Spec.BucketName, until, deferral.Rule)
+		log.Info("Locked objects are deferred to the store", "count", res.Locked, "earliestRetainUntil", res.EarliestRetainUntil, "rule", deferral.Rule)
 	}
 	d.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonPrefixDeleted, "Delete",
 		"Deleted the objects under %q in bucket %q (%d in the last pass)", prefix.String(), be.Spec.BucketName, res.Deleted)

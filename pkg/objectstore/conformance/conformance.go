@@ -35,6 +35,14 @@ type Harness struct {
 	// ManyObjects is how many objects the paging cases write (default 1200: more than one page
 	// on every store; raise it for stores with bigger pages).
 	ManyObjects int
+	// Versioning, if set, switches object versioning of a bucket the suite made on or off. Every
+	// store that can keep versions sets it: the deletion property (see versions.go) then also
+	// runs with versioning on, and switched off after it was on.
+	Versioning func(ctx context.Context, bucket string, on bool) error
+	// SmallPages, if set, is Store reached with a listing page size of at most 3 entries (the
+	// provider's ListPageSize), so that listings cross page boundaries in the middle of one key's
+	// versions. Without it the deletion property uses Store.
+	SmallPages objectstore.Store
 }
 
 // Run runs the suite. Every case creates its own bucket and deletes it at the end.
@@ -56,6 +64,9 @@ func Run(t *testing.T, h Harness) {
 		{"BadCredentials", testBadCredentials},
 		{"ForeignBucket", testForeignBucket},
 		{"OtherRegion", testOtherRegion},
+		{"DeletionLeavesNothing/VersioningOff", testDeletionLeavesNothing(versioningOff)},
+		{"DeletionLeavesNothing/VersioningOn", testDeletionLeavesNothing(versioningOn)},
+		{"DeletionLeavesNothing/VersioningSwitchedOff", testDeletionLeavesNothing(versioningSwitchedOff)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, h) })

@@ -182,8 +182,8 @@ func (s *Store) MaxDeleteBatch() int { return s.batch }
 
 // DeferDeletion implements objectstore.Store. Locks in memory expire by themselves, so there
 // is nothing to hand over; the bucket must exist.
-func (s *Store) DeferDeletion(ctx context.Context, bucketName, _ string) error {
-	return s.withBucket(ctx, bucketName, func(*bucket) error { return nil })
+func (s *Store) DeferDeletion(ctx context.Context, bucketName, _ string) (objectstore.Deferral, error) {
+	return objectstore.Deferral{Rule: "memstore lock expiry"}, s.withBucket(ctx, bucketName, func(*bucket) error { return nil })
 }
 
 // PutObject implements objectstore.Store.

@@ -271,7 +271,7 @@ func (s *store) prefixEmpty(ctx context.Context, bucket, prefix string) (bool, e
 // DeferDeletion implements objectstore.Store with a lifecycle rule that expires every version
 // under prefix one day after it may be deleted: S3 removes what Object Lock holds once the lock
 // ends, and nobody has to poll.
-func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) error {
+func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
 	id := ruleDeferredPrefix + prefix
 	if len(id) > 255 || prefix == "" {
 		sum := sha256.Sum256([]byte(prefix))
@@ -284,10 +284,15 @@ func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) error 
 		Expiration:                  &types.LifecycleExpiration{Days: aws.Int32(1)},
 		NoncurrentVersionExpiration: &types.NoncurrentVersionExpiration{NoncurrentDays: aws.Int32(1)},
 	}
-	return s.updateLifecycle(ctx, bucket, func(rules []types.LifecycleRule) ([]types.LifecycleRule, error) {
+	// updateLifecycle reads the rules back after writing them: the rule is in place when it returns.
+	err := s.updateLifecycle(ctx, bucket, func(rules []types.LifecycleRule) ([]types.LifecycleRule, error) {
 		rules = slices.DeleteFunc(rules, func(r types.LifecycleRule) bool { return aws.ToString(r.ID) == id })
 		return append(rules, rule), nil
 	})
+	if err != nil {
+		return objectstore.Deferral{}, err
+	}
+	return objectstore.Deferral{Rule: "lifecycle rule " + id}, nil
 }
 
 // updateLifecycle reads the rules, lets change compute the new set and writes it, then re-reads

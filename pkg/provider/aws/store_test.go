@@ -160,7 +160,7 @@ func TestObjectLockedObjectsAreReportedAndDeferred(t *testing.T) {
 	if d := res.EarliestRetainUntil.Sub(before); d < 23*time.Hour || d > 25*time.Hour {
 		t.Fatalf("earliest retain-until %v is not about a day from now", res.EarliestRetainUntil)
 	}
-	if err := store.DeferDeletion(ctx, name, prefix.String()); err != nil {
+	if _, err := store.DeferDeletion(ctx, name, prefix.String()); err != nil {
 		t.Fatal(err)
 	}
 	lc, err := raw.GetBucketLifecycleConfiguration(ctx, &s3.GetBucketLifecycleConfigurationInput{Bucket: &name})

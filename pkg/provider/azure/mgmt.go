@@ -653,10 +653,10 @@ func (s *armStore) DeleteObjects(ctx context.Context, bucket string, objs []obje
 }
 
 // DeferDeletion implements objectstore.Store.
-func (s *armStore) DeferDeletion(ctx context.Context, bucket, prefix string) error {
+func (s *armStore) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
 	d, err := s.dataPlane(ctx, bucket)
 	if err != nil {
-		return err
+		return objectstore.Deferral{}, err
 	}
 	return d.DeferDeletion(ctx, bucket, prefix)
 }

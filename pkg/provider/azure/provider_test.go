@@ -84,7 +84,7 @@ func TestDeferDeletionTagsExactlyThePrefixForTheLifecycleRule(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := plain.DeferDeletion(ctx, bucket, "shoot--a--b--1/"); !errors.Is(err, objectstore.ErrUnsupported) {
+	if _, err := plain.DeferDeletion(ctx, bucket, "shoot--a--b--1/"); !errors.Is(err, objectstore.ErrUnsupported) {
 		t.Fatalf("DeferDeletion without the lifecycle rule: %v; want ErrUnsupported", err)
 	}
 	client, err := (&azureprovider.Provider{}).NewClient(provider.Credentials{Data: azurite.SecretData()})
@@ -97,7 +97,7 @@ func TestDeferDeletionTagsExactlyThePrefixForTheLifecycleRule(t *testing.T) {
 	}
 	managed := newStore(t, with(azurite.SecretData(), azureprovider.KeyLifecycleDeferral, "true"))
 	for range 2 { // the second pass finds everything tagged already
-		if err := managed.DeferDeletion(ctx, bucket, "shoot--a--b--1/"); err != nil {
+		if _, err := managed.DeferDeletion(ctx, bucket, "shoot--a--b--1/"); err != nil {
 			t.Fatal(err)
 		}
 	}

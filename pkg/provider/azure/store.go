@@ -197,7 +197,11 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []obje
 // rule, every current blob under prefix gets the blob index tag the rule deletes by (blobs
 // already tagged are skipped, so an interrupted pass resumes). Without the rule (an account key
 // for an account the extension does not manage) it is ErrUnsupported.
-func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) error {
+func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
+	return objectstore.Deferral{Rule: "lifecycle rule " + DeferredDeletionRule}, s.deferDeletion(ctx, bucket, prefix)
+}
+
+func (s *store) deferDeletion(ctx context.Context, bucket, prefix string) error {
 	if !s.lifecycleDeferral {
 		return fmt.Errorf("deferring deletions needs the storage account's lifecycle rule %q, which only accounts the extension manages have: %w", DeferredDeletionRule, objectstore.ErrUnsupported)
 	}

@@ -161,7 +161,11 @@ func (s *store) lockedOrForbidden(ctx context.Context, h *storage.ObjectHandle, 
 // object whose custom time is set, once its retention allows; this marks the objects under
 // prefix with the current time. Marks that are already set are kept (custom time can only move
 // forward), so a deferral interrupted by a timeout resumes where it stopped.
-func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) error {
+func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
+	return objectstore.Deferral{Rule: "lifecycle rule deleting objects with a custom time"}, s.deferDeletion(ctx, bucket, prefix)
+}
+
+func (s *store) deferDeletion(ctx context.Context, bucket, prefix string) error {
 	if err := s.ensureDeferralRule(ctx, bucket); err != nil {
 		return err
 	}

@@ -229,7 +229,7 @@ func TestObjectsUnderRetentionAreReportedAndDeferred(t *testing.T) {
 	if until := time.Until(res.EarliestRetainUntil); until < 23*time.Hour || until > 25*time.Hour {
 		t.Fatalf("earliest retain-until %v is not about a day ahead", res.EarliestRetainUntil)
 	}
-	if err := s.DeferDeletion(ctx, name, prefix.String()); err != nil {
+	if _, err := s.DeferDeletion(ctx, name, prefix.String()); err != nil {
 		t.Fatal(err)
 	}
 	c := rawClient(t, data)
@@ -252,7 +252,7 @@ func TestObjectsUnderRetentionAreReportedAndDeferred(t *testing.T) {
 		return n
 	}
 	before := objectPatches()
-	if err := s.DeferDeletion(ctx, name, prefix.String()); err != nil {
+	if _, err := s.DeferDeletion(ctx, name, prefix.String()); err != nil {
 		t.Fatal(err)
 	}
 	if objectPatches() != before {

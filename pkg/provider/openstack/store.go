@@ -303,8 +303,8 @@ func (s *store) deleteSingly(ctx context.Context, c *gophercloud.ServiceClient, 
 
 // DeferDeletion implements objectstore.Store: Swift has no retention locks, so nothing is ever
 // left to defer.
-func (s *store) DeferDeletion(context.Context, string, string) error {
-	return fmt.Errorf("deferring deletions: %w", objectstore.ErrUnsupported)
+func (s *store) DeferDeletion(context.Context, string, string) (objectstore.Deferral, error) {
+	return objectstore.Deferral{}, fmt.Errorf("deferring deletions: %w", objectstore.ErrUnsupported)
 }
 
 // PutObject implements objectstore.Store.

@@ -56,8 +56,8 @@ func (s *SyntheticStore) EnsureBucket(context.Context, objectstore.Bucket) error
 func (s *SyntheticStore) DeleteBucket(context.Context, string) error { return nil }
 
 // DeferDeletion implements objectstore.Store.
-func (s *SyntheticStore) DeferDeletion(context.Context, string, string) error {
-	return objectstore.ErrUnsupported
+func (s *SyntheticStore) DeferDeletion(context.Context, string, string) (objectstore.Deferral, error) {
+	return objectstore.Deferral{}, objectstore.ErrUnsupported
 }
 
 // PutObject implements objectstore.Store.
