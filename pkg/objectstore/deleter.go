@@ -38,7 +38,9 @@ type DeleteResult struct {
 	EarliestRetainUntil time.Time
 	// Throttled counts requests the store throttled (and the engine retried).
 	Throttled int
-	// Done is true when the listing was exhausted: nothing deletable is left under the prefix.
+	// Done is true only when the listing was exhausted and every object version it listed was
+	// confirmed deleted, already gone, or counted in Locked: nothing deletable is left under the
+	// prefix. It is derived from those counts at the end of the pass, never set on a path.
 	Done bool
 }
 
@@ -112,19 +114,19 @@ func DeletePrefix(ctx context.Context, store Store, bucket string, prefix Prefix
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	res := run.result
-	if run.failure != nil {
-		return res, run.failure
-	}
 	switch {
-	case errors.Is(listErr, errBudgetSpent), run.leftBehind:
-		return res, nil // Done stays false: the caller resumes later
+	case run.failure != nil:
+		return res, run.failure
 	case errors.Is(listErr, ErrBucketNotFound):
 		res.Done = true // nothing can be left in a bucket that does not exist
 		return res, nil
-	case listErr != nil:
+	case listErr != nil && !errors.Is(listErr, errBudgetSpent):
 		return res, fmt.Errorf("listing %q in bucket %q: %w", prefix.String(), bucket, listErr)
 	}
-	res.Done = true
+	// Every way a pass can end early (the budget, the cutoff, a batch still queued, waiting for
+	// the limiter or pausing after throttling) leaves some listed version unsettled, so the
+	// counts alone decide; a pass whose context ended is not trusted to have listed everything.
+	res.Done = listErr == nil && ctx.Err() == nil && run.settled == run.listed
 	return res, nil
 }
 
@@ -137,12 +139,14 @@ type deletion struct {
 	limiter *adaptiveLimiter
 	cancel  context.CancelCauseFunc
 
+	// listed counts the object versions the listing produced (written by produce only).
+	listed int
+
 	mu      sync.Mutex
 	result  DeleteResult
 	failure error
-	// leftBehind is set when the budget ran out with throttled objects still to retry: the
-	// pass is then not done, even if the listing was exhausted.
-	leftBehind bool
+	// settled counts the listed versions confirmed deleted, already gone, or locked.
+	settled int
 }
 
 // produce streams the listing into batches, refusing any key outside the prefix.
@@ -169,6 +173,7 @@ func (d *deletion) produce(ctx context.Context, prefix Prefix, batchSize int, ou
 				return fmt.Errorf("%w: %q is not under %q", ErrOutsidePrefix, obj.Key, prefix.String())
 			}
 			pending = append(pending, obj)
+			d.listed++
 			if len(pending) == batchSize {
 				if err := send(); err != nil {
 					return err
@@ -185,7 +190,6 @@ func (d *deletion) produce(ctx context.Context, prefix Prefix, batchSize int, ou
 			if errors.Is(cause, context.DeadlineExceeded) {
 				// The caller's deadline (the reconcile timeout) came before the engine's own:
 				// what was deleted stays deleted, the rest is for the next pass.
-				d.leaveBehind()
 				return errBudgetSpent
 			}
 			d.fail(cause)
@@ -204,7 +208,9 @@ func (d *deletion) budgetSpent() bool {
 }
 
 // deleteBatch deletes one batch, retrying throttled requests and throttled objects until they
-// succeed, the context ends or the budget is spent (what is left is then picked up next pass).
+// succeed, the context ends or the budget is spent. Only what it confirms is counted as settled:
+// whatever it returns early with stays unsettled, so the pass is not done and the next pass
+// lists it again.
 func (d *deletion) deleteBatch(ctx context.Context, batch []ObjectVersion) {
 	for attempt := 0; len(batch) > 0; attempt++ {
 		if err := d.limiter.acquire(ctx); err != nil {
@@ -217,7 +223,6 @@ func (d *deletion) deleteBatch(ctx context.Context, batch []ObjectVersion) {
 			if errors.Is(err, ErrThrottled) {
 				d.countThrottle()
 				if d.budgetSpent() {
-					d.leaveBehind()
 					return
 				}
 				d.pause(ctx, err, attempt)
@@ -225,8 +230,7 @@ func (d *deletion) deleteBatch(ctx context.Context, batch []ObjectVersion) {
 			}
 			if ctx.Err() != nil {
 				// Cut off by the deadline or stopped by a failure elsewhere: these objects were
-				// not confirmed deleted, so the pass cannot be done; the next pass lists them.
-				d.leaveBehind()
+				// not confirmed deleted; the next pass lists them.
 				return
 			}
 			d.fail(fmt.Errorf("deleting %d objects from bucket %q: %w", len(batch), d.bucket, err))
@@ -235,6 +239,7 @@ func (d *deletion) deleteBatch(ctx context.Context, batch []ObjectVersion) {
 
 		var retry []ObjectVersion
 		var failed []ObjectError
+		var throttledBy error // the throttling error asking for the longest wait
 		locked, earliest, cutOff := 0, time.Time{}, 0
 		for _, oe := range objErrs {
 			var le *LockedError
@@ -254,15 +259,17 @@ func (d *deletion) deleteBatch(ctx context.Context, batch []ObjectVersion) {
 				// already gone: deleted as far as we are concerned
 			case errors.Is(oe.Err, ErrThrottled):
 				retry = append(retry, oe.Object)
+				if throttledBy == nil || retryAfter(oe.Err) > retryAfter(throttledBy) {
+					throttledBy = oe.Err
+				}
 			default:
 				failed = append(failed, oe)
 			}
 		}
+		deleted := len(batch) - len(retry) - len(failed) - locked - cutOff
 		d.mu.Lock()
-		d.result.Deleted += len(batch) - len(retry) - len(failed) - locked - cutOff
-		if cutOff > 0 {
-			d.leftBehind = true
-		}
+		d.result.Deleted += deleted
+		d.settled += deleted + locked
 		d.result.Locked += locked
 		if !earliest.IsZero() && (d.result.EarliestRetainUntil.IsZero() || earliest.Before(d.result.EarliestRetainUntil)) {
 			d.result.EarliestRetainUntil = earliest
@@ -276,10 +283,9 @@ func (d *deletion) deleteBatch(ctx context.Context, batch []ObjectVersion) {
 		if len(retry) > 0 {
 			d.countThrottle()
 			if d.budgetSpent() {
-				d.leaveBehind()
 				return
 			}
-			d.pause(ctx, objErrs[0].Err, attempt)
+			d.pause(ctx, throttledBy, attempt)
 		}
 		batch = retry
 	}
@@ -294,12 +300,6 @@ func anyThrottled(errs []ObjectError) bool {
 	return false
 }
 
-func (d *deletion) leaveBehind() {
-	d.mu.Lock()
-	d.leftBehind = true
-	d.mu.Unlock()
-}
-
 func (d *deletion) countThrottle() {
 	d.mu.Lock()
 	d.result.Throttled++
@@ -308,11 +308,7 @@ func (d *deletion) countThrottle() {
 
 // pause backs off exponentially with jitter, honouring a delay the store asked for.
 func (d *deletion) pause(ctx context.Context, cause error, attempt int) {
-	wait := time.Duration(100<<min(attempt, 7)) * time.Millisecond
-	var ra *RetryAfterError
-	if errors.As(cause, &ra) && ra.After > wait {
-		wait = ra.After
-	}
+	wait := max(time.Duration(100<<min(attempt, 7))*time.Millisecond, retryAfter(cause))
 	wait = min(wait, d.opts.MaxThrottleWait)
 	wait = wait/2 + rand.N(wait/2+1)
 	t := time.NewTimer(wait)
@@ -321,6 +317,15 @@ func (d *deletion) pause(ctx context.Context, cause error, attempt int) {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+}
+
+// retryAfter is the delay a throttling error asks for, zero if it names none.
+func retryAfter(err error) time.Duration {
+	var ra *RetryAfterError
+	if errors.As(err, &ra) {
+		return ra.After
+	}
+	return 0
 }
 
 // fail records the first failure and stops the pass.

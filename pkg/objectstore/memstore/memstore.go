@@ -1,12 +1,16 @@
 // Package memstore is an in-memory objectstore.Store for unit tests of the core and for the
-// conformance suite's own self-test. It is not versioned; hooks let tests lock objects, throttle
-// requests and mark bucket names as someone else's.
+// conformance suite's own self-test. It keeps object versions as S3 does (versioning never
+// enabled, enabled, or suspended after it was on; a plain delete of a versioned object writes a
+// delete marker); hooks let tests lock objects, throttle requests and mark bucket names as
+// someone else's.
 package memstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,31 +18,56 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// PageSize is the listing page size, small so that tests cross page boundaries cheaply.
+// PageSize is the default listing page size, small so that tests cross page boundaries cheaply.
 const PageSize = 100
 
-// Store is safe for concurrent use.
+// Store is safe for concurrent use. Stores returned by WithPageSize share its contents.
 type Store struct {
+	*state
+	pageSize int
+}
+
+type state struct {
 	mu       sync.Mutex
 	buckets  map[string]*bucket
 	foreign  map[string]bool
 	batch    int
 	throttle int // every throttle-th DeleteObjects call is throttled; 0 never
 	calls    int
+	seq      int // orders versions: a higher seq is newer
+}
+
+type versioning int
+
+const (
+	unversioned versioning = iota
+	enabled
+	suspended
+)
+
+type version struct {
+	id           string // "" is S3's "null" version
+	seq          int
+	data         []byte
+	deleteMarker bool
 }
 
 type bucket struct {
-	region  string
-	objects map[string][]byte
-	locks   map[string]time.Time
+	region     string
+	versioning versioning
+	objects    map[string][]version // newest last
+	locks      map[string]time.Time // by key: every version of the key is held
 }
 
 var _ objectstore.Store = (*Store)(nil)
 
 // New returns an empty store whose DeleteObjects accepts batchSize objects.
 func New(batchSize int) *Store {
-	return &Store{buckets: map[string]*bucket{}, foreign: map[string]bool{}, batch: batchSize}
+	return &Store{state: &state{buckets: map[string]*bucket{}, foreign: map[string]bool{}, batch: batchSize}, pageSize: PageSize}
 }
+
+// WithPageSize returns a view of the same contents that lists n entries per page.
+func (s *Store) WithPageSize(n int) *Store { return &Store{state: s.state, pageSize: n} }
 
 // SetForeign marks a bucket name as owned by someone else.
 func (s *Store) SetForeign(name string) {
@@ -54,11 +83,25 @@ func (s *Store) ThrottleEvery(n int) {
 	s.throttle = n
 }
 
-// Lock holds an object until the given time (zero: a legal hold).
+// Lock holds every version of an object until the given time (zero: a legal hold).
 func (s *Store) Lock(bucketName, key string, until time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.buckets[bucketName].locks[key] = until
+}
+
+// SetVersioning switches versioning of a bucket on, or suspends it (off after it was on: the
+// versions written meanwhile stay).
+func (s *Store) SetVersioning(ctx context.Context, bucketName string, on bool) error {
+	return s.withBucket(ctx, bucketName, func(b *bucket) error {
+		switch {
+		case on:
+			b.versioning = enabled
+		case b.versioning == enabled:
+			b.versioning = suspended
+		}
+		return nil
+	})
 }
 
 // EnsureBucket implements objectstore.Store.
@@ -73,7 +116,7 @@ func (s *Store) EnsureBucket(ctx context.Context, spec objectstore.Bucket) error
 	}
 	b, ok := s.buckets[spec.Name]
 	if !ok {
-		b = &bucket{region: spec.Region, objects: map[string][]byte{}, locks: map[string]time.Time{}}
+		b = &bucket{region: spec.Region, objects: map[string][]version{}, locks: map[string]time.Time{}}
 		s.buckets[spec.Name] = b
 	}
 	if b.region != spec.Region {
@@ -94,20 +137,31 @@ func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 		return nil
 	}
 	if len(b.objects) > 0 {
-		return fmt.Errorf("bucket %q holds %d objects: %w", name, len(b.objects), objectstore.ErrBucketNotEmpty)
+		return fmt.Errorf("bucket %q holds versions of %d keys: %w", name, len(b.objects), objectstore.ErrBucketNotEmpty)
 	}
 	delete(s.buckets, name)
 	return nil
 }
 
+// entry is one listed version; listings run by key, then newest version first.
+type entry struct {
+	key string
+	seq int
+	id  string
+}
+
+func (e entry) compare(o entry) int {
+	return cmp.Or(strings.Compare(e.key, o.key), cmp.Compare(o.seq, e.seq))
+}
+
 // ListObjects implements objectstore.Store.
 func (s *Store) ListObjects(ctx context.Context, bucketName, prefix string, fn func([]objectstore.ObjectVersion) error) error {
-	after := ""
+	var after *entry
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		page, more, err := s.page(bucketName, prefix, after)
+		page, last, more, err := s.page(bucketName, prefix, after)
 		if err != nil {
 			return err
 		}
@@ -115,7 +169,7 @@ func (s *Store) ListObjects(ctx context.Context, bucketName, prefix string, fn f
 			if err := fn(page); err != nil {
 				return err
 			}
-			after = page[len(page)-1].Key
+			after = &last
 		}
 		if !more {
 			return nil
@@ -123,32 +177,43 @@ func (s *Store) ListObjects(ctx context.Context, bucketName, prefix string, fn f
 	}
 }
 
-func (s *Store) page(bucketName, prefix, after string) ([]objectstore.ObjectVersion, bool, error) {
+func (s *Store) page(bucketName, prefix string, after *entry) ([]objectstore.ObjectVersion, entry, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b, err := s.bucket(bucketName)
 	if err != nil {
-		return nil, false, err
+		return nil, entry{}, false, err
 	}
-	var keys []string
-	for k := range b.objects {
-		if strings.HasPrefix(k, prefix) && k > after {
-			keys = append(keys, k)
+	var all []entry
+	for k, versions := range b.objects {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		for _, v := range versions {
+			e := entry{key: k, seq: v.seq, id: v.id}
+			if after == nil || e.compare(*after) > 0 {
+				all = append(all, e)
+			}
 		}
 	}
-	sort.Strings(keys)
-	more := len(keys) > PageSize
+	slices.SortFunc(all, entry.compare)
+	more := len(all) > s.pageSize
 	if more {
-		keys = keys[:PageSize]
+		all = all[:s.pageSize]
 	}
-	page := make([]objectstore.ObjectVersion, len(keys))
-	for i, k := range keys {
-		page[i] = objectstore.ObjectVersion{Key: k}
+	page := make([]objectstore.ObjectVersion, len(all))
+	for i, e := range all {
+		page[i] = objectstore.ObjectVersion{Key: e.key, Version: e.id}
 	}
-	return page, more, nil
+	var last entry
+	if len(all) > 0 {
+		last = all[len(all)-1]
+	}
+	return page, last, more, nil
 }
 
-// DeleteObjects implements objectstore.Store.
+// DeleteObjects implements objectstore.Store: a named version is removed; an object without a
+// version is removed where versioning was never on, and gets a delete marker where it is.
 func (s *Store) DeleteObjects(ctx context.Context, bucketName string, objects []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -172,9 +237,36 @@ func (s *Store) DeleteObjects(ctx context.Context, bucketName string, objects []
 			errs = append(errs, objectstore.ObjectError{Object: o, Err: &objectstore.LockedError{RetainUntil: until, Cause: fmt.Errorf("memstore: locked")}})
 			continue
 		}
-		delete(b.objects, o.Key)
+		switch {
+		case o.Version != "" || b.versioning == unversioned:
+			b.remove(o.Key, o.Version)
+		case b.versioning == enabled:
+			id := s.newVersionID()
+			b.add(o.Key, version{id: id, seq: s.seq, deleteMarker: true})
+		default: // suspended: the delete marker takes the null version's place
+			b.remove(o.Key, "")
+			b.add(o.Key, version{seq: s.nextSeq(), deleteMarker: true})
+		}
 	}
 	return errs, nil
+}
+
+func (s *state) nextSeq() int {
+	s.seq++
+	return s.seq
+}
+
+func (s *state) newVersionID() string { return "v" + strconv.Itoa(s.nextSeq()) }
+
+func (b *bucket) add(key string, v version) { b.objects[key] = append(b.objects[key], v) }
+
+func (b *bucket) remove(key, id string) {
+	versions := slices.DeleteFunc(b.objects[key], func(v version) bool { return v.id == id })
+	if len(versions) == 0 {
+		delete(b.objects, key)
+		return
+	}
+	b.objects[key] = versions
 }
 
 // MaxDeleteBatch implements objectstore.Store.
@@ -189,20 +281,28 @@ func (s *Store) DeferDeletion(ctx context.Context, bucketName, _ string) (object
 // PutObject implements objectstore.Store.
 func (s *Store) PutObject(ctx context.Context, bucketName, key string, data []byte) error {
 	return s.withBucket(ctx, bucketName, func(b *bucket) error {
-		b.objects[key] = append([]byte(nil), data...)
+		v := version{data: append([]byte(nil), data...)}
+		if b.versioning == enabled {
+			v.id = s.newVersionID()
+		} else {
+			b.remove(key, "") // without versioning, or suspended: the null version is replaced
+			s.nextSeq()
+		}
+		v.seq = s.seq
+		b.add(key, v)
 		return nil
 	})
 }
 
-// GetObject implements objectstore.Store.
+// GetObject implements objectstore.Store: the newest version, unless it is a delete marker.
 func (s *Store) GetObject(ctx context.Context, bucketName, key string) ([]byte, error) {
 	var data []byte
 	err := s.withBucket(ctx, bucketName, func(b *bucket) error {
-		stored, ok := b.objects[key]
-		if !ok {
+		versions := b.objects[key]
+		if len(versions) == 0 || versions[len(versions)-1].deleteMarker {
 			return fmt.Errorf("object %q: %w", key, objectstore.ErrNotFound)
 		}
-		data = append([]byte(nil), stored...)
+		data = append([]byte(nil), versions[len(versions)-1].data...)
 		return nil
 	})
 	return data, err
@@ -223,7 +323,7 @@ func (s *Store) withBucket(ctx context.Context, name string, fn func(*bucket) er
 }
 
 // bucket returns a bucket; the caller holds s.mu.
-func (s *Store) bucket(name string) (*bucket, error) {
+func (s *state) bucket(name string) (*bucket, error) {
 	b, ok := s.buckets[name]
 	if !ok {
 		return nil, fmt.Errorf("bucket %q: %w", name, objectstore.ErrBucketNotFound)

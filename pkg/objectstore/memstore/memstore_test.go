@@ -18,5 +18,7 @@ func TestConformance(t *testing.T) {
 		Region:        "local",
 		OtherRegion:   "elsewhere",
 		ForeignBucket: func(*testing.T) string { store.SetForeign("taken"); return "taken" },
+		Versioning:    store.SetVersioning,
+		SmallPages:    store.WithPageSize(2),
 	})
 }
