@@ -12,7 +12,7 @@ help: ## List every target.
 	@awk 'BEGIN {FS = ":.*?## "} /^[a-zA-Z_-]+:.*?## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: tools
-tools: ## Build and cache kube-apiserver, etcd, MinIO, fake-gcs-server and Azurite (minutes the first time, seconds after).
+tools: ## Build and cache kube-apiserver, etcd, MinIO, fake-gcs-server, Azurite and etcd-backup-restore (minutes the first time, seconds after).
 	@hack/tools.sh all >/dev/null
 
 .PHONY: build
@@ -32,7 +32,7 @@ unit: ## Unit tests of the core (no external components).
 .PHONY: test
 test: tools vet ## Everything: unit tests, conformance and integration on MinIO, fake-gcs-server, Azurite and Swift+Keystone.
 	@hack/openstack.sh install
-	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)" FAKE_GCS_SERVER="$$(hack/tools.sh fakegcs)" AZURITE_BLOB="$$(hack/tools.sh azurite)"; \
+	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)" FAKE_GCS_SERVER="$$(hack/tools.sh fakegcs)" AZURITE_BLOB="$$(hack/tools.sh azurite)" ETCDBR="$$(hack/tools.sh etcdbr)"; \
 	go test $(GO_TEST_FLAGS) -timeout 30m ./...
 	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/controller/...
 

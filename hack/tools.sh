@@ -6,7 +6,8 @@
 #   minio                  (S3 stand-in)              -> $CACHE/minio-<version>/minio
 #   fake-gcs-server        (GCS stand-in)             -> $CACHE/fake-gcs-server-<version>/fake-gcs-server
 #   azurite                (Azure Blob stand-in, npm) -> $CACHE/azurite-<version>/node_modules/.bin/azurite-blob
-# Usage: hack/tools.sh [envtest|minio|fakegcs|azurite|all]   prints the folder/binary on the last line of each step.
+#   etcdbrctl              (etcd-backup-restore, the consumer of etcd-backup) -> $CACHE/etcd-backup-restore-<version>/etcdbrctl
+# Usage: hack/tools.sh [envtest|minio|fakegcs|azurite|etcdbr|all]   prints the folder/binary on the last line of each step.
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.36.4}
@@ -14,6 +15,9 @@ ETCD_VERSION=${ETCD_VERSION:-v3.6.8}
 MINIO_VERSION=${MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}
 FAKE_GCS_VERSION=${FAKE_GCS_VERSION:-v1.56.1}
 AZURITE_VERSION=${AZURITE_VERSION:-3.37.0}
+# The etcd-backup-restore the consumer-contract tests run (test/integration/consumer): raising it
+# is this one line.
+ETCDBR_VERSION=${ETCDBR_VERSION:-v0.43.0}
 CACHE=${GEB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gardener-extension-backup}
 mkdir -p "$CACHE"
 
@@ -127,11 +131,34 @@ azurite() {
   echo "$dir/node_modules/.bin/azurite-blob"
 }
 
+# etcdbr builds etcd-backup-restore's etcdbrctl from the module proxy. The build runs in a copy of
+# the module's own source, so that its go.mod (with its replace of otelgrpc v0.63.0 by v0.46.0,
+# without which it does not resolve) and its go.sum pin every dependency exactly as upstream does:
+# its newest dependencies are not in the checksum database yet, the go.sum it ships holds their
+# hashes. The module itself is not in the checksum database either (404), so only its own
+# download skips that lookup (GONOSUMDB for that one module path).
+etcdbr() {
+  local dir="$CACHE/etcd-backup-restore-${ETCDBR_VERSION}"
+  if [[ -x $dir/etcdbrctl ]]; then echo "$dir/etcdbrctl"; return; fi
+  mkdir -p "$dir"
+  say "building etcd-backup-restore $ETCDBR_VERSION from the module proxy (about 2-4 min the first time)"
+  local work mod src
+  work=$(mktemp -d)
+  mod=github.com/gardener/etcd-backup-restore
+  src=$(cd "$work" && GONOSUMDB=$mod GOFLAGS=-mod=mod go mod download -json "$mod@$ETCDBR_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  if [[ -z $src ]]; then say "FAILED: downloading $mod@$ETCDBR_VERSION"; rm -rf "$work"; return 1; fi
+  cp -r "$src" "$work/src" && chmod -R u+w "$work/src"
+  run_with_progress "etcd-backup-restore build" bash -c "cd '$work/src' && CGO_ENABLED=0 go build -ldflags '-X $mod/pkg/version.Version=$ETCDBR_VERSION' -o '$dir/etcdbrctl.tmp' . && mv '$dir/etcdbrctl.tmp' '$dir/etcdbrctl'"
+  rm -rf "$work"
+  echo "$dir/etcdbrctl"
+}
+
 case ${1:-all} in
   envtest) envtest ;;
   minio) minio ;;
   fakegcs) fakegcs ;;
   azurite) azurite ;;
-  all) envtest; minio; fakegcs; azurite ;;
-  *) echo "usage: $0 [envtest|minio|fakegcs|azurite|all]" >&2; exit 2 ;;
+  etcdbr) etcdbr ;;
+  all) envtest; minio; fakegcs; azurite; etcdbr ;;
+  *) echo "usage: $0 [envtest|minio|fakegcs|azurite|etcdbr|all]" >&2; exit 2 ;;
 esac
