@@ -37,7 +37,13 @@ import (
 //     and a locked retention policy refuses removal or shortening;
 //   - a bucket retention policy is enforced on object deletes (403 retentionPolicyNotMet) and
 //     reported on object reads (retentionExpirationTime);
-//   - listings return at most 1,000 objects a page;
+//   - object versioning is kept across bucket updates (fake-gcs-server switches it off on every
+//     update that does not name it);
+//   - listings return at most 1,000 objects a page and are paged by name and generation, as GCS
+//     pages them (fake-gcs-server pages by name alone, so a page boundary among the generations
+//     of one name repeats the page forever);
+//   - lifecycle rules are kept (at most 100, as GCS allows) and can be run (RunLifecycle, see
+//     gcs_lifecycle.go) the way GCS runs them;
 //   - bucket names under a prefix belong to "another project" (create answers 409);
 //   - optional added delay per request and 429 throttling of every n-th object delete;
 //   - IAM (gcpiam.go): service accounts and their keys (the IAM API's REST subset the extension
@@ -114,10 +120,16 @@ type bucketState struct {
 	metageneration int64
 	locked         bool
 	iam            *bucketPolicy
+	// dropLifecycle is how many of the next lifecycle updates are answered as done but not kept
+	// (what fake-gcs-server does with every one): a test of read-back.
+	dropLifecycle int
 }
 
 // overlayFields are the bucket fields the front keeps.
-var overlayFields = []string{"location", "iamConfiguration", "lifecycle", "retentionPolicy", "softDeletePolicy", "labels"}
+var overlayFields = []string{"location", "iamConfiguration", "lifecycle", "retentionPolicy", "softDeletePolicy", "labels", "versioning"}
+
+// maxLifecycleRules is how many lifecycle rules GCS accepts on one bucket.
+const maxLifecycleRules = 100
 
 // StartGCS starts fake-gcs-server (built once by hack/tools.sh) and the front.
 func StartGCS(opts GCSOptions) (*GCS, error) {
@@ -332,6 +344,16 @@ func (g *GCS) SetBucketField(bucket, field string, value json.RawMessage, lock b
 	b.metageneration++
 }
 
+// DropLifecycleOnce makes the next lifecycle update of bucket answer as done without keeping it,
+// the way fake-gcs-server drops every one: a client must read its rules back to notice.
+func (g *GCS) DropLifecycleOnce(bucket string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if b := g.buckets[bucket]; b != nil {
+		b.dropLifecycle++
+	}
+}
+
 func jsonError(w http.ResponseWriter, code int, reason, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
@@ -370,7 +392,8 @@ func (g *GCS) serve(w http.ResponseWriter, r *http.Request) {
 
 	parts := strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/storage/v1/"), "/")
 	isStorage := strings.HasPrefix(r.URL.Path, "/storage/v1/")
-	if isStorage && r.Method == http.MethodGet && len(parts) == 3 && parts[0] == "b" && parts[2] == "o" {
+	isListing := isStorage && r.Method == http.MethodGet && len(parts) == 3 && parts[0] == "b" && parts[2] == "o"
+	if isListing && r.URL.Query().Get("delimiter") != "" {
 		// GCS returns at most 1,000 objects a page whatever the client asks; fake-gcs-server
 		// returns everything when maxResults is absent.
 		q := r.URL.Query()
@@ -380,6 +403,8 @@ func (g *GCS) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	switch {
+	case isListing && r.URL.Query().Get("delimiter") == "":
+		g.listObjects(w, r, unescape(parts[1]))
 	case strings.HasPrefix(r.URL.Path, "/v1/projects/"):
 		g.serveIAM(w, r, body)
 	case isStorage && len(parts) == 3 && parts[0] == "b" && parts[2] == "iam":
@@ -503,6 +528,10 @@ func (g *GCS) createBucket(w http.ResponseWriter, r *http.Request, body []byte) 
 		jsonError(w, http.StatusConflict, "conflict", "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again.")
 		return
 	}
+	if tooManyRules(req["lifecycle"]) {
+		jsonError(w, http.StatusBadRequest, "invalid", fmt.Sprintf("A bucket can have at most %d lifecycle rules.", maxLifecycleRules))
+		return
+	}
 	state := &bucketState{created: time.Now(), fields: map[string]json.RawMessage{}, metageneration: 1}
 	for _, f := range overlayFields {
 		if v, ok := req[f]; ok && string(v) != "null" {
@@ -584,6 +613,15 @@ func (g *GCS) patchBucket(w http.ResponseWriter, r *http.Request, name string, b
 		g.mu.Unlock()
 		return
 	}
+	if tooManyRules(req["lifecycle"]) {
+		g.mu.Unlock()
+		jsonError(w, http.StatusBadRequest, "invalid", fmt.Sprintf("A bucket can have at most %d lifecycle rules.", maxLifecycleRules))
+		return
+	}
+	if _, ok := req["lifecycle"]; ok && b.dropLifecycle > 0 {
+		b.dropLifecycle--
+		delete(req, "lifecycle")
+	}
 	if rp, ok := req["retentionPolicy"]; ok && b.locked {
 		if string(rp) == "null" || retentionSeconds(rp) < retentionSeconds(b.fields["retentionPolicy"]) {
 			g.mu.Unlock()
@@ -615,9 +653,26 @@ func (g *GCS) patchBucket(w http.ResponseWriter, r *http.Request, name string, b
 		}
 	}
 	b.metageneration++
+	// fake-gcs-server switches versioning off on any update that does not name it, and reads
+	// nothing else of the body that the front does not keep: it gets the kept versioning alone.
+	versioning := b.fields["versioning"]
+	if versioning == nil {
+		versioning = json.RawMessage(`{"enabled":false}`)
+	}
 	g.mu.Unlock()
-	// fake-gcs-server resets versioning on any patch that does not name it; it is never used here.
+	fwd, _ := json.Marshal(map[string]json.RawMessage{"versioning": versioning})
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(fwd)), int64(len(fwd))
+	r.Header.Set("Content-Length", strconv.Itoa(len(fwd)))
 	g.proxy.ServeHTTP(w, r)
+}
+
+// tooManyRules reports whether a lifecycle configuration has more rules than GCS accepts.
+func tooManyRules(lifecycle json.RawMessage) bool {
+	var lc struct {
+		Rule []json.RawMessage `json:"rule"`
+	}
+	_ = json.Unmarshal(lifecycle, &lc)
+	return len(lc.Rule) > maxLifecycleRules
 }
 
 func (g *GCS) lockRetention(w http.ResponseWriter, r *http.Request, name string) {

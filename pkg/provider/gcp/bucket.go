@@ -17,23 +17,35 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// Lifecycle rules the extension keeps on every bucket; any other rule is drift and removed.
-var (
-	// deferredDeletionRule deletes objects that DeferDeletion marked with a custom time, a day
-	// after marking and never before their retention allows.
-	deferredDeletionRule = storage.LifecycleRule{
-		Action:    storage.LifecycleAction{Type: storage.DeleteAction},
-		Condition: storage.LifecycleCondition{DaysSinceCustomTime: 1},
-	}
-	// abortUploadsRule removes the parts of multipart uploads abandoned for a week.
-	abortUploadsRule = storage.LifecycleRule{
-		Action:    storage.LifecycleAction{Type: storage.AbortIncompleteMPUAction},
-		Condition: storage.LifecycleCondition{AgeInDays: 7},
-	}
-)
+// abortUploadsRule removes the parts of multipart uploads abandoned for a week: the one lifecycle
+// rule every bucket has.
+var abortUploadsRule = storage.LifecycleRule{
+	Action:    storage.LifecycleAction{Type: storage.AbortIncompleteMPUAction},
+	Condition: storage.LifecycleCondition{AgeInDays: 7},
+}
 
-func desiredLifecycle() storage.Lifecycle {
-	return storage.Lifecycle{Rules: []storage.LifecycleRule{deferredDeletionRule, abortUploadsRule}}
+// desiredLifecycle is the abort-uploads rule plus the deferred-deletion rules of ours the bucket
+// has (see deferral.go), in the order the bucket has them. Ours are state, not drift: they delete
+// what deferred entries left under retention. A bucket made by an earlier version has a
+// bucket-wide custom-time rule (the shape of markedRule("")): it is kept, because the entries
+// deferred under it rely on it, and never added. Any other rule is drift and removed.
+func desiredLifecycle(have []storage.LifecycleRule) storage.Lifecycle {
+	var rules []storage.LifecycleRule
+	abort := false
+	for _, r := range have {
+		_, ours := deferralOf(r)
+		switch {
+		case !abort && reflect.DeepEqual(r, abortUploadsRule):
+			abort = true
+			rules = append(rules, r)
+		case ours:
+			rules = append(rules, r)
+		}
+	}
+	if !abort {
+		rules = append([]storage.LifecycleRule{abortUploadsRule}, rules...)
+	}
+	return storage.Lifecycle{Rules: rules}
 }
 
 // EnsureBucket implements objectstore.Store: it creates the bucket in the project of the
@@ -89,7 +101,7 @@ func (s *store) create(ctx context.Context, b objectstore.Bucket, cfg *gcpapi.Ba
 		Location:                 strings.ToUpper(b.Region),
 		UniformBucketLevelAccess: storage.UniformBucketLevelAccess{Enabled: true},
 		PublicAccessPrevention:   storage.PublicAccessPreventionEnforced,
-		Lifecycle:                desiredLifecycle(),
+		Lifecycle:                desiredLifecycle(nil),
 		Labels:                   desiredLabels(cfg),
 		SoftDeletePolicy:         &storage.SoftDeletePolicy{RetentionDuration: softDeleteDuration(cfg)},
 	}
@@ -136,7 +148,7 @@ func (s *store) converge(ctx context.Context, name string, attrs *storage.Bucket
 		upd.PublicAccessPrevention = storage.PublicAccessPreventionEnforced
 		changed = true
 	}
-	if want := desiredLifecycle(); !reflect.DeepEqual(attrs.Lifecycle.Rules, want.Rules) {
+	if want := desiredLifecycle(attrs.Lifecycle.Rules); !reflect.DeepEqual(attrs.Lifecycle.Rules, want.Rules) {
 		upd.Lifecycle = &want
 		changed = true
 	}
@@ -219,21 +231,4 @@ func retentionChange(bucket string, have *storage.RetentionPolicy, want *gcpapi.
 		policy = &storage.RetentionPolicy{RetentionPeriod: wantPeriod}
 	}
 	return policy, want.Locked, nil
-}
-
-// ensureDeferralRule puts the deferred-deletion rule back if the bucket lost it, so that a
-// deferral never relies on a rule that is not there.
-func (s *store) ensureDeferralRule(ctx context.Context, bucket string) error {
-	attrs, err := s.client.Bucket(bucket).Attrs(ctx)
-	if err != nil {
-		return classify(err)
-	}
-	for _, r := range attrs.Lifecycle.Rules {
-		if reflect.DeepEqual(r, deferredDeletionRule) {
-			return nil
-		}
-	}
-	lc := storage.Lifecycle{Rules: append(attrs.Lifecycle.Rules, deferredDeletionRule)}
-	_, err = s.client.Bucket(bucket).If(storage.BucketConditions{MetagenerationMatch: attrs.MetaGeneration}).Update(ctx, storage.BucketAttrsToUpdate{Lifecycle: &lc})
-	return classify(err)
 }

@@ -1,13 +1,20 @@
 package gcp_test
 
 import (
+	"context"
 	"testing"
 
+	"cloud.google.com/go/storage"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 )
 
 func TestConformanceOnFakeGCS(t *testing.T) {
 	good := gcs.SecretData()
+	client := rawClient(t, good)
 	conformance.Run(t, conformance.Harness{
 		Store:         newStore(t, good),
 		NewBucketName: newBucketName,
@@ -17,7 +24,24 @@ func TestConformanceOnFakeGCS(t *testing.T) {
 		BadCredentials: newStore(t, with(good, "serviceaccount.json", string(otherKey(t)))),
 		ForeignBucket:  func(*testing.T) string { return "foreign-" + newBucketName() },
 		ManyObjects:    2500,
+		// The bucket's versioning setting: fake-gcs-server keeps noncurrent generations.
+		Versioning: func(ctx context.Context, bucket string, on bool) error {
+			_, err := client.Bucket(bucket).Update(ctx, storage.BucketAttrsToUpdate{VersioningEnabled: on})
+			return err
+		},
+		SmallPages: smallPages(t, good),
 	})
+}
+
+// smallPages is the store with listing pages of 3 objects.
+func smallPages(t *testing.T, data map[string][]byte) objectstore.Store {
+	t.Helper()
+	p := &gcpprovider.Provider{IAMEndpoint: testProvider.IAMEndpoint, ListPageSize: 3}
+	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // otherKey is a well-formed service-account key file whose key the token endpoint refuses.

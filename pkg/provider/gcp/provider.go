@@ -62,6 +62,9 @@ type Provider struct {
 	// IAMEndpoint overrides the IAM API endpoint used for generated credentials (tests point it
 	// at a stand-in; empty: iam.googleapis.com).
 	IAMEndpoint string
+	// ListPageSize is the page size of object listings (0: the store's maximum, 1000; tests set
+	// a few so that listings cross page boundaries among the generations of one object).
+	ListPageSize int
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -83,7 +86,7 @@ func (p *Provider) NewStore(ctx context.Context, creds provider.Credentials) (ob
 		if err != nil {
 			return nil, err
 		}
-		return &store{client: client, projectID: projectID}, nil
+		return &store{client: client, projectID: projectID, pageSize: p.ListPageSize}, nil
 	}
 	httpClient, projectID, err := p.authorizedClient(creds, cloudPlatformScope)
 	if err != nil {
@@ -101,7 +104,7 @@ func (p *Provider) NewStore(ctx context.Context, creds provider.Credentials) (ob
 	if err != nil {
 		return nil, fmt.Errorf("%w: building the IAM client: %v", objectstore.ErrInvalidConfig, err)
 	}
-	return &iamIssuer{store: &store{client: client, projectID: projectID}, iam: svc, endpoint: creds.Data[KeyStorageAPIEndpoint]}, nil
+	return &iamIssuer{store: &store{client: client, projectID: projectID, pageSize: p.ListPageSize}, iam: svc, endpoint: creds.Data[KeyStorageAPIEndpoint]}, nil
 }
 
 // NewClient builds the storage client a store uses and returns the project it works in (the

@@ -22,8 +22,8 @@ const (
 	// deleteParallelism is how many single deletes of one batch are in flight at once; the
 	// engine runs several batches at once and lowers their number when GCS throttles.
 	deleteParallelism = 16
-	// listPageSize is the size of a listing page (GCS's maximum is 1000).
-	listPageSize = 1000
+	// maxListPageSize is the largest listing page GCS returns.
+	maxListPageSize = 1000
 	// deferParallelism is how many objects DeferDeletion marks at once.
 	deferParallelism = 16
 )
@@ -32,6 +32,16 @@ const (
 type store struct {
 	client    *storage.Client
 	projectID string
+	// pageSize is the listing page size (0: maxListPageSize).
+	pageSize int
+}
+
+// listPageSize is the page size of the store's listings.
+func (s *store) listPageSize() int {
+	if s.pageSize <= 0 || s.pageSize > maxListPageSize {
+		return maxListPageSize
+	}
+	return s.pageSize
 }
 
 var _ objectstore.Store = (*store)(nil)
@@ -77,7 +87,7 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 	if err := q.SetAttrSelection([]string{"Name", "Generation"}); err != nil {
 		return err
 	}
-	pager := iterator.NewPager(s.client.Bucket(bucket).Objects(ctx, q), listPageSize, "")
+	pager := iterator.NewPager(s.client.Bucket(bucket).Objects(ctx, q), s.listPageSize(), "")
 	for {
 		var attrs []*storage.ObjectAttrs
 		next, err := pager.NextPage(&attrs)
@@ -154,58 +164,6 @@ func (s *store) lockedOrForbidden(ctx context.Context, h *storage.ObjectHandle, 
 		return &objectstore.LockedError{Cause: deleteErr}
 	}
 	return classify(deleteErr)
-}
-
-// DeferDeletion implements objectstore.Store. GCS allows 100 lifecycle rules per bucket, too few
-// for one per entry, so the bucket carries one rule (see deferredDeletionRule) that deletes every
-// object whose custom time is set, once its retention allows; this marks the objects under
-// prefix with the current time. Marks that are already set are kept (custom time can only move
-// forward), so a deferral interrupted by a timeout resumes where it stopped.
-func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
-	return objectstore.Deferral{Rule: "lifecycle rule deleting objects with a custom time"}, s.deferDeletion(ctx, bucket, prefix)
-}
-
-func (s *store) deferDeletion(ctx context.Context, bucket, prefix string) error {
-	if err := s.ensureDeferralRule(ctx, bucket); err != nil {
-		return err
-	}
-	q := &storage.Query{Prefix: prefix}
-	if err := q.SetAttrSelection([]string{"Name", "Generation", "CustomTime"}); err != nil {
-		return err
-	}
-	now := time.Now().UTC()
-	var unmarked []objectstore.ObjectVersion
-	it := s.client.Bucket(bucket).Objects(ctx, q)
-	for {
-		a, err := it.Next()
-		if errors.Is(err, iterator.Done) {
-			break
-		}
-		if err != nil {
-			return classifyBucket(err)
-		}
-		if a.CustomTime.IsZero() {
-			unmarked = append(unmarked, objectstore.ObjectVersion{Key: a.Name})
-		}
-		if len(unmarked) == listPageSize {
-			if err := s.mark(ctx, bucket, unmarked, now); err != nil {
-				return err
-			}
-			unmarked = unmarked[:0]
-		}
-	}
-	return s.mark(ctx, bucket, unmarked, now)
-}
-
-func (s *store) mark(ctx context.Context, bucket string, objects []objectstore.ObjectVersion, at time.Time) error {
-	failed := objectstore.ForEachObject(ctx, objects, deferParallelism, func(ctx context.Context, o objectstore.ObjectVersion) error {
-		_, err := s.client.Bucket(bucket).Object(o.Key).Update(ctx, storage.ObjectAttrsToUpdate{CustomTime: at})
-		return classify(err)
-	})
-	if len(failed) > 0 {
-		return fmt.Errorf("marking %d objects for deferred deletion, first %q: %w", len(failed), failed[0].Object.Key, failed[0].Err)
-	}
-	return nil
 }
 
 // DeleteBucket implements objectstore.Store.
