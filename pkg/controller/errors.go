@@ -66,6 +66,29 @@ func (e *LockedObjectsError) Error() string {
 // Is makes errors.Is(err, objectstore.ErrObjectLocked) true.
 func (e *LockedObjectsError) Is(target error) bool { return target == objectstore.ErrObjectLocked }
 
+// NotEmptiedError reports a bucket that the store refuses to delete as not empty although a
+// complete pass emptied it: something writes into it, or it holds what its listing does not show.
+// It carries no requeue: the reconciler's exponential back-off bounds the retries.
+type NotEmptiedError struct {
+	Bucket string
+	// Listed counts the object versions a listing shows now (at most one page) and First names
+	// a few of them; both are empty when the listing shows nothing.
+	Listed int
+	First  []string
+	Cause  error
+}
+
+func (e *NotEmptiedError) Error() string {
+	left := "a listing now shows nothing, so the store holds what it does not list (hidden versions, or a listing without them)"
+	if e.Listed > 0 {
+		left = fmt.Sprintf("a listing now shows %d object versions, among them %q: something writes into the bucket while it is deleted", e.Listed, e.First)
+	}
+	return fmt.Sprintf("bucket %q was emptied but the store refuses to delete it as not empty; %s; retried with back-off: %v", e.Bucket, left, e.Cause)
+}
+
+// Unwrap returns the store's refusal.
+func (e *NotEmptiedError) Unwrap() error { return e.Cause }
+
 // ForReconcile maps a classified error to what gardener's reconcilers act on: an error carrying
 // gardener error codes (shown in status.lastError.codes) or a *RequeueAfterError, which they
 // requeue without exponential back-off. It must be the outermost error an actuator returns,
@@ -82,6 +105,8 @@ func ForReconcile(err error) error {
 	switch {
 	case errors.As(err, &inProgress):
 		return &reconcilerutils.RequeueAfterError{RequeueAfter: ProgressRequeue, Cause: err}
+	case errors.As(err, new(*NotEmptiedError)):
+		return v1beta1helper.NewErrorWithCodes(err, gardencorev1beta1.ErrorInfraDependencies)
 	case errors.As(err, &locked):
 		wait := maxLockedRequeue
 		if !locked.RetainUntil.IsZero() {

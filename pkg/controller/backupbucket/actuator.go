@@ -103,11 +103,29 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 	}
 	if err := store.DeleteBucket(ctx, bb.Name); err != nil {
 		if errors.Is(err, objectstore.ErrBucketNotEmpty) {
-			// Something wrote into the bucket after it was emptied: empty it again next pass.
-			return &controller.InProgressError{Bucket: bb.Name, Deleted: res.Deleted}
+			return notEmptied(ctx, store, bb.Name, err)
 		}
 		return fmt.Errorf("deleting bucket %q: %w", bb.Name, err)
 	}
 	log.Info("Bucket is deleted", "bucket", bb.Name)
 	return a.dropCredentials(ctx, log, bb, store, cfg)
+}
+
+// notEmptied names what is left in a bucket the store refuses to delete after a complete pass
+// emptied it, from one listing page.
+func notEmptied(ctx context.Context, store objectstore.Store, bucket string, cause error) error {
+	const named = 5
+	e := &controller.NotEmptiedError{Bucket: bucket, Cause: cause}
+	errStop := errors.New("one page is enough")
+	err := store.ListObjects(ctx, bucket, "", func(page []objectstore.ObjectVersion) error {
+		e.Listed = len(page)
+		for _, o := range page[:min(named, len(page))] {
+			e.First = append(e.First, o.Key)
+		}
+		return errStop
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return fmt.Errorf("%w (listing what is left failed too: %w)", e, err)
+	}
+	return e
 }

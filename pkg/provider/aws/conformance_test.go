@@ -1,10 +1,15 @@
 package aws_test
 
 import (
+	"context"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
@@ -30,7 +35,20 @@ func TestConformanceOnMinIO(t *testing.T) {
 			return "someone-elses-" + newBucketName()
 		},
 		ManyObjects: 2500,
+		Versioning:  setVersioning,
+		SmallPages:  newStoreWith(t, &awsprovider.Provider{ListPageSize: 2}, withoutRegion(withData(minio.SecretData(), "endpoint", proxy.URL))),
 	})
+}
+
+// setVersioning switches a bucket's versioning on (Enabled) or off (Suspended: S3 cannot go
+// back to never versioned).
+func setVersioning(ctx context.Context, bucket string, on bool) error {
+	status := types.BucketVersioningStatusSuspended
+	if on {
+		status = types.BucketVersioningStatusEnabled
+	}
+	_, err := minio.S3Client().PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: &bucket, VersioningConfiguration: &types.VersioningConfiguration{Status: status}})
+	return err
 }
 
 // minioConfig switches off what MinIO does not implement, as an operator of MinIO would.

@@ -68,6 +68,12 @@ func TestClassifyCode(t *testing.T) {
 		"SlowDown":      objectstore.ErrThrottled,
 		"InternalError": objectstore.ErrThrottled,
 		"AccessDenied":  objectstore.ErrForbidden,
+		// MinIO's quorum errors and its other "retry" answers.
+		"SlowDownRead":               objectstore.ErrThrottled,
+		"SlowDownWrite":              objectstore.ErrThrottled,
+		"ServerBusy":                 objectstore.ErrThrottled,
+		"TooManyRequests":            objectstore.ErrThrottled,
+		"XMinioServerNotInitialized": objectstore.ErrThrottled,
 	} {
 		if err := classifyCode(code, "m"); !errors.Is(err, want) {
 			t.Errorf("classifyCode(%q) = %v; want %v", code, err, want)

@@ -35,7 +35,11 @@ var newBucketName = stack.NewBucketName
 
 func newStore(t testing.TB, data map[string][]byte) objectstore.Store {
 	t.Helper()
-	p := &awsprovider.Provider{}
+	return newStoreWith(t, &awsprovider.Provider{}, data)
+}
+
+func newStoreWith(t testing.TB, p *awsprovider.Provider, data map[string][]byte) objectstore.Store {
+	t.Helper()
 	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "eu-central-1"})
 	if err != nil {
 		t.Fatal(err)

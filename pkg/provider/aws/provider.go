@@ -55,6 +55,9 @@ type Provider struct {
 	// IAMEndpoint overrides the IAM endpoint used for generated credentials (tests point it at a
 	// stand-in; empty: AWS's global endpoint).
 	IAMEndpoint string
+	// ListPageSize overrides the listing page size (0: S3's maximum of 1000); tests force small
+	// pages so that listings cross page boundaries between one key's versions.
+	ListPageSize int
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -73,7 +76,7 @@ func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (obje
 	if err != nil {
 		return nil, err
 	}
-	s := &store{client: client, regionOverride: string(creds.Data[KeyRegion])}
+	s := &store{client: client, regionOverride: string(creds.Data[KeyRegion]), pageSize: int32(p.ListPageSize)}
 	cfg, _ := creds.BucketConfig.(*awsapi.BackupBucketConfig)
 	issuer := ""
 	switch {

@@ -25,6 +25,8 @@ type store struct {
 	// regionOverride is the secret's "region" key: for S3-compatible stores whose region is not
 	// the seed's, it wins over the bucket's spec.region.
 	regionOverride string
+	// pageSize is the listing page size; 0 is S3's default (1000).
+	pageSize int32
 
 	// lockEnabled caches, per bucket, whether Object Lock is on (bool), for classifying errors.
 	lockEnabled sync.Map
@@ -70,7 +72,7 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 		return err
 	}
 	if !versioned {
-		pages := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: &prefix})
+		pages := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: &prefix, MaxKeys: s.maxKeys()})
 		for pages.HasMorePages() {
 			out, err := pages.NextPage(ctx)
 			if err != nil {
@@ -88,7 +90,7 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 		}
 		return nil
 	}
-	pages := s3.NewListObjectVersionsPaginator(s.client, &s3.ListObjectVersionsInput{Bucket: &bucket, Prefix: &prefix})
+	pages := s3.NewListObjectVersionsPaginator(s.client, &s3.ListObjectVersionsInput{Bucket: &bucket, Prefix: &prefix, MaxKeys: s.maxKeys()})
 	for pages.HasMorePages() {
 		out, err := pages.NextPage(ctx)
 		if err != nil {
@@ -108,6 +110,13 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 		}
 	}
 	return nil
+}
+
+func (s *store) maxKeys() *int32 {
+	if s.pageSize <= 0 {
+		return nil
+	}
+	return &s.pageSize
 }
 
 // DeleteObjects implements objectstore.Store with one quiet DeleteObjects request: S3 then
@@ -141,10 +150,18 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []obje
 // objectError classifies one failed key. Stores answer differently for an object under Object
 // Lock (AWS: AccessDenied, as for a missing permission; MinIO: InvalidRequest), so on a bucket
 // with Object Lock the object's own retention and legal hold decide (and give the date the lock
-// ends), not the code.
+// ends), not the code. When the bucket's lock configuration cannot be read, the key stays a
+// failure that says so: it is never taken for an unlocked object, nor for a locked one.
 func (s *store) objectError(ctx context.Context, bucket string, obj objectstore.ObjectVersion, code, message string) error {
 	err := classifyCode(code, message)
-	if errors.Is(err, objectstore.ErrNotFound) || errors.Is(err, objectstore.ErrThrottled) || !s.objectLockEnabled(ctx, bucket) {
+	if errors.Is(err, objectstore.ErrNotFound) || errors.Is(err, objectstore.ErrThrottled) {
+		return err
+	}
+	locking, lerr := s.objectLockEnabled(ctx, bucket)
+	if lerr != nil {
+		return fmt.Errorf("%w (whether Object Lock holds it is unknown: %w)", err, lerr)
+	}
+	if !locking {
 		return err
 	}
 	var version *string
@@ -162,14 +179,20 @@ func (s *store) objectError(ctx context.Context, bucket string, obj objectstore.
 	return err
 }
 
-func (s *store) objectLockEnabled(ctx context.Context, bucket string) bool {
+// objectLockEnabled reports whether Object Lock is on for the bucket. Only a definite answer is
+// cached: a configuration that is absent means off; a failed lookup is returned, and asked again
+// for the next key.
+func (s *store) objectLockEnabled(ctx context.Context, bucket string) (bool, error) {
 	if v, ok := s.lockEnabled.Load(bucket); ok {
-		return v.(bool)
+		return v.(bool), nil
 	}
 	out, err := s.client.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: &bucket})
+	if err != nil && errorCode(err) != "ObjectLockConfigurationNotFoundError" {
+		return false, fmt.Errorf("reading the Object Lock configuration of bucket %q: %w", bucket, classify(err))
+	}
 	enabled := err == nil && out.ObjectLockConfiguration != nil && out.ObjectLockConfiguration.ObjectLockEnabled == types.ObjectLockEnabledEnabled
 	s.lockEnabled.Store(bucket, enabled)
-	return enabled
+	return enabled, nil
 }
 
 // DeleteBucket implements objectstore.Store.

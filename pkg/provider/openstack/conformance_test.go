@@ -1,9 +1,13 @@
 package openstack_test
 
 import (
+	"context"
 	"testing"
 
+	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 )
 
 func TestConformanceOnSwift(t *testing.T) {
@@ -13,6 +17,8 @@ func TestConformanceOnSwift(t *testing.T) {
 		Region:         "RegionOne",
 		BadCredentials: newStore(t, with(cloud.SecretData("demo"), "password", "wrong")),
 		ManyObjects:    600,
+		Versioning:     versioningOf(newStore(t, cloud.SecretData("demo")), "RegionOne"),
+		SmallPages:     newStoreWith(t, &osprovider.Provider{ListPageSize: 2}, cloud.SecretData("demo")),
 		// No OtherRegion and no ForeignBucket: a Swift container lives in one project's account
 		// of the region's cluster, so its name can neither be taken by another tenant nor sit
 		// in another region.
@@ -25,5 +31,14 @@ func TestConformanceWithoutBulkDelete(t *testing.T) {
 		NewBucketName: newContainerName,
 		Region:        "NoBulk",
 		ManyObjects:   600,
+		Versioning:    versioningOf(newStore(t, with(cloud.SecretData("demo"), "region", "NoBulk")), "NoBulk"),
 	})
+}
+
+// versioningOf switches a container's versioning through the product's own path: EnsureBucket
+// converges it to the providerConfig's declaration.
+func versioningOf(store objectstore.Store, region string) func(context.Context, string, bool) error {
+	return func(ctx context.Context, bucket string, on bool) error {
+		return store.EnsureBucket(ctx, objectstore.Bucket{Name: bucket, Region: region, Config: &osapi.BackupBucketConfig{Versioning: on}})
+	}
 }

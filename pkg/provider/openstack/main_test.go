@@ -39,7 +39,12 @@ var testProvider = &osprovider.Provider{ListPageSize: 250}
 
 func newStore(t testing.TB, data map[string][]byte) objectstore.Store {
 	t.Helper()
-	s, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: "RegionOne"})
+	return newStoreWith(t, testProvider, data)
+}
+
+func newStoreWith(t testing.TB, p *osprovider.Provider, data map[string][]byte) objectstore.Store {
+	t.Helper()
+	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "RegionOne"})
 	if err != nil {
 		t.Fatal(err)
 	}

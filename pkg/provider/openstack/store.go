@@ -190,48 +190,82 @@ func (s *store) DeleteBucket(ctx context.Context, name string) error {
 	return classify(err)
 }
 
-// ListObjects implements objectstore.Store; a versioned container is listed with every version.
+// ListObjects implements objectstore.Store. Every version is listed whatever the container's
+// versioning says now: a container whose versioning was switched off still holds the versions
+// written while it was on. Swift's object versioning answers ?versions for any container (and a
+// cluster without it ignores the parameter and lists the objects). Pages continue from the last
+// entry's name and version (marker + version_marker), so that a page boundary between two
+// versions of one object skips none of them.
 func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
 	c, err := s.swift(ctx)
 	if err != nil {
 		return err
 	}
-	head, err := containers.Get(ctx, c, bucket, nil).Extract()
-	if err != nil {
+	opts := versionListOpts{Prefix: prefix, Limit: s.pageSize}
+	for {
+		infos, err := listPage(ctx, c, bucket, opts)
 		if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
 			return fmt.Errorf("container %q: %w", bucket, objectstore.ErrBucketNotFound)
 		}
-		return classify(err)
-	}
-	var fnErr error
-	err = objects.List(c, bucket, objects.ListOpts{Prefix: prefix, Limit: s.pageSize, Versions: head.VersionsEnabled}).EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
-		infos, err := objects.ExtractInfo(page)
 		if err != nil {
-			return false, err
+			return classify(err)
 		}
-		out := make([]objectstore.ObjectVersion, 0, len(infos))
-		for _, o := range infos {
-			out = append(out, objectstore.ObjectVersion{Key: o.Name, Version: o.VersionID})
+		if len(infos) == 0 {
+			return nil
 		}
-		if len(out) == 0 {
-			return true, nil
+		page := make([]objectstore.ObjectVersion, len(infos))
+		for i, o := range infos {
+			page[i] = objectstore.ObjectVersion{Key: o.Name, Version: o.VersionID}
 		}
-		if fnErr = fn(out); fnErr != nil {
-			return false, fnErr
+		if err := fn(page); err != nil {
+			return err
 		}
-		return true, nil
-	})
-	if fnErr != nil {
-		return fnErr
+		if len(infos) < opts.Limit {
+			return nil
+		}
+		last := infos[len(infos)-1]
+		opts.Marker, opts.VersionMarker = last.Name, last.VersionID
 	}
-	if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
-		return fmt.Errorf("container %q: %w", bucket, objectstore.ErrBucketNotFound)
-	}
-	return classify(err)
 }
 
-// DeleteObjects implements objectstore.Store: one bulk delete when the cluster offers it and no
-// object names a version; single deletes otherwise. Every per-object outcome is classified.
+// versionListOpts is a versions listing query with the version_marker that gophercloud's ListOpts
+// lacks.
+type versionListOpts struct {
+	Prefix        string `q:"prefix"`
+	Limit         int    `q:"limit"`
+	Marker        string `q:"marker"`
+	VersionMarker string `q:"version_marker"`
+	Versions      bool   `q:"versions"`
+}
+
+// ToObjectListParams implements objects.ListOptsBuilder.
+func (o versionListOpts) ToObjectListParams() (string, error) {
+	o.Versions = true
+	q, err := gophercloud.BuildQueryString(o)
+	if err != nil {
+		return "", err
+	}
+	return q.String(), nil
+}
+
+// listPage reads one page of a listing (gophercloud's pager would continue by name alone).
+func listPage(ctx context.Context, c *gophercloud.ServiceClient, bucket string, opts versionListOpts) ([]objects.Object, error) {
+	var infos []objects.Object
+	err := objects.List(c, bucket, opts).EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
+		var err error
+		infos, err = objects.ExtractInfo(page)
+		return false, err
+	})
+	return infos, err
+}
+
+// unversioned is the version ID Swift lists for an object written without versioning.
+const unversioned = "null"
+
+// DeleteObjects implements objectstore.Store: one bulk delete when the cluster offers it, no
+// object names a version other than the unversioned one and the container's versioning is off
+// (a delete by name then removes the object; with versioning on it would only write a delete
+// marker); single deletes by version otherwise. Every per-object outcome is classified.
 func (s *store) DeleteObjects(ctx context.Context, bucket string, objs []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
 	if len(objs) == 0 {
 		return nil, nil
@@ -243,11 +277,21 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, objs []objects
 	s.mu.Lock()
 	limit := s.bulkLimit
 	s.mu.Unlock()
-	versioned := false
+	byName := limit > 0
 	for _, o := range objs {
-		versioned = versioned || o.Version != ""
+		byName = byName && (o.Version == "" || o.Version == unversioned)
 	}
-	if limit == 0 || versioned {
+	if byName {
+		head, err := containers.Get(ctx, c, bucket, nil).Extract()
+		switch {
+		case gophercloud.ResponseCodeIs(err, http.StatusNotFound):
+			return nil, nil // the container is gone, and so is everything in it
+		case err != nil:
+			return nil, classify(err)
+		}
+		byName = !head.VersionsEnabled
+	}
+	if !byName {
 		return s.deleteSingly(ctx, c, bucket, objs), nil
 	}
 	if len(objs) > limit {
