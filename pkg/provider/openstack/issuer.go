@@ -25,6 +25,8 @@ import (
 type keystoneIssuer struct {
 	*store
 	cfg *osapi.BackupBucketConfig
+	// unusable, when set, is why the bucket is refused: its shoots' etcd-backup would not work.
+	unusable error
 }
 
 var _ objectstore.CredentialIssuer = (*keystoneIssuer)(nil)
@@ -74,6 +76,15 @@ func (s *keystoneIssuer) identity(ctx context.Context) (*gophercloud.ServiceClie
 	return &gophercloud.ServiceClient{ProviderClient: s.session, Endpoint: gophercloud.NormalizeURL(s.session.IdentityEndpoint)}, s.userID, nil
 }
 
+// EnsureBucket implements objectstore.Store: a bucket whose shoots' etcd-backup
+// etcd-backup-restore could not use is refused before anything is made.
+func (s *keystoneIssuer) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
+	if s.unusable != nil {
+		return s.unusable
+	}
+	return s.store.EnsureBucket(ctx, b)
+}
+
 // IssueCredential implements objectstore.CredentialIssuer. Credentials of the bucket not in use
 // are deleted first (one issued by a pass that failed before publishing it among them); a new
 // restricted credential is tried against the container before it is handed out.
@@ -121,20 +132,19 @@ func (s *keystoneIssuer) IssueCredential(ctx context.Context, bucket string, inU
 }
 
 // credentialData is the generated secret of an application credential: how to reach Keystone
-// and Swift (as in the operator's secret) and the credential; never the operator's password.
+// and Swift (as in the operator's secret) and the credential; never the operator's username or
+// password, which etcd-backup-restore would take for a second kind of credentials and refuse.
+// domainName and tenantName are the operator's: authentication by credential ID ignores them,
+// but etcd-backup-restore requires them (bucketCheck made sure they are set).
 func (s *keystoneIssuer) credentialData(ac *applicationcredentials.ApplicationCredential) map[string][]byte {
 	data := map[string][]byte{
 		KeyAuthURL:                     []byte(s.creds.auth.IdentityEndpoint),
 		KeyRegion:                      []byte(s.creds.region),
+		KeyDomainName:                  []byte(s.creds.domainName),
+		KeyTenantName:                  []byte(s.creds.tenantName),
 		KeyApplicationCredentialID:     []byte(ac.ID),
 		KeyApplicationCredentialName:   []byte(ac.Name),
 		KeyApplicationCredentialSecret: []byte(ac.Secret),
-	}
-	// Context etcd-backup-restore may read; authentication by credential ID ignores them.
-	for k, v := range map[string]string{KeyDomainName: s.creds.auth.DomainName, KeyTenantName: s.creds.auth.TenantName, KeyUsername: s.creds.auth.Username} {
-		if v != "" {
-			data[k] = []byte(v)
-		}
 	}
 	if len(s.creds.caCert) > 0 {
 		data[KeyCACert] = s.creds.caCert

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -60,18 +61,20 @@ func (p *Provider) DecodeBucketConfig(raw []byte) (any, error) {
 	return osapi.DecodeBackupBucketConfig(raw)
 }
 
-// credentials is a validated credentials secret.
+// credentials is a validated credentials secret. domainName and tenantName are the secret's
+// keys whatever the authentication: generated credentials hand them on to etcd-backup-restore.
 type credentials struct {
-	auth     gophercloud.AuthOptions
-	region   string
-	caCert   []byte
-	insecure bool
+	auth                   gophercloud.AuthOptions
+	region                 string
+	domainName, tenantName string
+	caCert                 []byte
+	insecure               bool
 }
 
 // parseCredentials validates the secret, naming a missing or malformed key, never a value.
 func parseCredentials(data map[string][]byte, region string) (credentials, error) {
 	get := func(k string) string { return string(data[k]) }
-	c := credentials{region: get(KeyRegion), caCert: data[KeyCACert]}
+	c := credentials{region: get(KeyRegion), caCert: data[KeyCACert], domainName: get(KeyDomainName), tenantName: get(KeyTenantName)}
 	if c.region == "" {
 		c.region = region
 	}
@@ -163,24 +166,94 @@ func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (obje
 	cfg, _ := creds.BucketConfig.(*osapi.BackupBucketConfig)
 	switch {
 	case cfg != nil && cfg.GeneratedCredentials != nil:
-		return &keystoneIssuer{store: s, cfg: cfg}, nil
+		return &keystoneIssuer{store: s, cfg: cfg, unusable: bucketCheck(creds.Data, cfg)}, nil
 	case creds.Retiring: // revocation needs nothing of the config
 		return &keystoneIssuer{store: s, cfg: &osapi.BackupBucketConfig{GeneratedCredentials: &osapi.GeneratedCredentialsConfig{}}}, nil
+	case cfg != nil:
+		return &bucketStore{store: s, unusable: bucketCheck(creds.Data, cfg)}, nil
 	}
 	return s, nil
 }
 
-// etcdBackupKeys are the keys etcd-backup-restore's Swift store reads.
-var etcdBackupKeys = []string{KeyAuthURL, KeyDomainName, KeyTenantName, KeyUsername, KeyPassword,
-	KeyApplicationCredentialID, KeyApplicationCredentialName, KeyApplicationCredentialSecret, KeyBucketName}
+// The keys etcd-backup-restore's Swift store reads from the mounted etcd-backup secret
+// (v0.43.0, pkg/snapstore/swift_snapstore.go: readSwiftCredentialDir, isSwiftConfigCorrect):
+// authURL, domainName and tenantName always, then either password credentials or application
+// credentials. A directory with keys of both is refused ("openstack swift credentials are not
+// passed correctly") and the sidecar never takes a snapshot, so exactly one set is written.
+// region is read too (the object-store endpoint comes from the catalog; see
+// docs/etcd-backup-secret.md), bucketName is gardener's.
+var (
+	etcdBackupCommonKeys   = []string{KeyAuthURL, KeyDomainName, KeyTenantName, KeyBucketName}
+	etcdBackupPasswordKeys = []string{KeyUsername, KeyPassword}
+	etcdBackupAppCredKeys  = []string{KeyApplicationCredentialID, KeyApplicationCredentialName, KeyApplicationCredentialSecret}
+)
 
-// EtcdBackupSecretData implements provider.Provider: exactly the keys etcd-backup-restore reads.
+// usesApplicationCredential says whether a secret authenticates with an application credential.
+func usesApplicationCredential(data map[string][]byte) bool {
+	return len(data[KeyApplicationCredentialSecret]) > 0
+}
+
+// consumable checks that etcd-backup-restore can use what a secret gives the shoots'
+// etcd-backup: beyond what this extension needs, its Swift store requires domainName and
+// tenantName with every kind of credentials and, when the secret's own application credential is
+// handed on (handedOn), both its ID (which it authenticates with) and its name (which it only
+// checks is set). The error names the first key missing, never a value.
+func consumable(data map[string][]byte, handedOn bool) error {
+	need := []string{KeyDomainName, KeyTenantName}
+	if handedOn && usesApplicationCredential(data) {
+		need = append(need, KeyApplicationCredentialID, KeyApplicationCredentialName)
+	}
+	for _, k := range need {
+		if len(data[k]) == 0 {
+			return fmt.Errorf("%w: the credentials secret lacks %q, which etcd-backup-restore needs in the shoots' etcd-backup "+
+				"(its Swift store reads %s, %s and %s, and either %s and %s or %s, %s and %s)", objectstore.ErrInvalidConfig, k,
+				KeyAuthURL, KeyDomainName, KeyTenantName, KeyUsername, KeyPassword,
+				KeyApplicationCredentialID, KeyApplicationCredentialName, KeyApplicationCredentialSecret)
+		}
+	}
+	return nil
+}
+
+// bucketCheck is consumable for a bucket's operator secret: shoots get it as it is unless the
+// bucket publishes generated credentials (without pass-through), which inherit its domainName
+// and tenantName. The bucket is refused before it is made, so that no shoot comes to depend on
+// backups that would never be taken.
+func bucketCheck(data map[string][]byte, cfg *osapi.BackupBucketConfig) error {
+	g := cfg.GeneratedCredentials
+	return consumable(data, g == nil || g.AllowPassThrough)
+}
+
+// bucketStore is the bucket controller's store without generated credentials: it refuses to
+// make or converge the bucket while unusable is set.
+type bucketStore struct {
+	*store
+	unusable error
+}
+
+// EnsureBucket implements objectstore.Store.
+func (s *bucketStore) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
+	if s.unusable != nil {
+		return s.unusable
+	}
+	return s.store.EnsureBucket(ctx, b)
+}
+
+// EtcdBackupSecretData implements provider.Provider: exactly the keys etcd-backup-restore reads,
+// with one kind of credentials (an operator's secret with an application credential and a stray
+// username or password gives the application credential only).
 func (p *Provider) EtcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
 	if _, err := parseCredentials(data, be.Spec.Region); err != nil {
 		return nil, err
 	}
+	if err := consumable(data, true); err != nil {
+		return nil, err
+	}
+	keys := etcdBackupPasswordKeys
+	if usesApplicationCredential(data) {
+		keys = etcdBackupAppCredKeys
+	}
 	out := map[string][]byte{}
-	for _, k := range etcdBackupKeys {
+	for _, k := range append(slices.Clone(etcdBackupCommonKeys), keys...) {
 		if v, ok := data[k]; ok && len(v) > 0 {
 			out[k] = v
 		}
