@@ -4,14 +4,11 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -49,7 +46,9 @@ type ARM struct {
 	blobService  map[string]map[string]any // account: blob service properties
 	etags        int
 	failures     map[string]int // "METHOD pathSuffix" -> status to answer
-	assertion    string
+	// rewriteLifecycle, when set, changes a management policy before it is stored.
+	rewriteLifecycle func(map[string]any)
+	assertion        string
 }
 
 // ARMRequest is one recorded request.
@@ -106,112 +105,6 @@ func (a *ARM) Cloud() *cloud.Configuration {
 	}
 }
 
-// ServicePrincipal is a service principal secret's data the stand-in accepts.
-func (a *ARM) ServicePrincipal() map[string][]byte {
-	return map[string][]byte{"tenantID": []byte(a.TenantID), "clientID": []byte(a.ClientID), "clientSecret": []byte(a.ClientSecret), "subscriptionID": []byte(a.SubscriptionID)}
-}
-
-// WorkloadIdentity is a workload identity secret's data; the stand-in accepts its token as the
-// client assertion.
-func (a *ARM) WorkloadIdentity() map[string][]byte {
-	a.mu.Lock()
-	a.assertion = "stand-in-workload-identity-token"
-	a.mu.Unlock()
-	cfg := fmt.Sprintf("apiVersion: azure.provider.extensions.gardener.cloud/v1alpha1\nkind: WorkloadIdentityConfig\nclientID: %s\ntenantID: %s\nsubscriptionID: %s\n", a.ClientID, a.TenantID, a.SubscriptionID)
-	return map[string][]byte{"config": []byte(cfg), "token": []byte("stand-in-workload-identity-token")}
-}
-
-// Requests returns the recorded management requests (token requests excluded) whose method is
-// one of methods (all when none given).
-func (a *ARM) Requests(methods ...string) []ARMRequest {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var out []ARMRequest
-	for _, r := range a.requests {
-		if len(methods) == 0 || slices.Contains(methods, r.Method) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// Writes counts recorded requests that change something (PUT, PATCH, DELETE and POST actions
-// other than listKeys).
-func (a *ARM) Writes() int {
-	n := 0
-	for _, r := range a.Requests("PUT", "PATCH", "DELETE", "POST") {
-		if !strings.HasSuffix(r.Path, "/listkeys") {
-			n++
-		}
-	}
-	return n
-}
-
-// Account returns a copy of the stand-in's account resource (nil if none).
-func (a *ARM) Account(name string) map[string]any {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return clone(a.accounts[strings.ToLower(name)])
-}
-
-// SetAccount changes an account's properties (drift) or tags.
-func (a *ARM) SetAccount(name string, change func(account map[string]any)) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	change(a.accounts[strings.ToLower(name)])
-}
-
-// PutAccount creates an account directly (one the extension did not create).
-func (a *ARM) PutAccount(group, name, location string, tags map[string]string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.accounts[strings.ToLower(name)] = a.newAccount(group, name, map[string]any{"location": location, "tags": toAny(tags), "sku": map[string]any{"name": "Standard_LRS"}, "kind": "StorageV2", "properties": map[string]any{}})
-	a.keys[strings.ToLower(name)] = &[2]int{0, 1}
-}
-
-// Group returns a copy of a resource group (nil if none).
-func (a *ARM) Group(name string) map[string]any {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return clone(a.groups[strings.ToLower(name)])
-}
-
-// ImmutabilityPolicy returns a copy of a container's immutability policy (nil if none).
-func (a *ARM) ImmutabilityPolicy(account, container string) map[string]any {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return clone(a.policies[strings.ToLower(account+"/"+container)])
-}
-
-// Lifecycle returns a copy of an account's management policy (nil if none).
-func (a *ARM) Lifecycle(account string) map[string]any {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return clone(a.lifecycle[strings.ToLower(account)])
-}
-
-// Key returns the current value of an account's key ("key1" or "key2").
-func (a *ARM) Key(account, keyName string) string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	k := a.keys[strings.ToLower(account)]
-	if k == nil {
-		return ""
-	}
-	if keyName == "key2" {
-		return StandInKeys[k[1]]
-	}
-	return StandInKeys[k[0]]
-}
-
-// FailNext answers the next request whose method is method and whose path ends with suffix
-// (case-insensitive) with status.
-func (a *ARM) FailNext(method, suffix string, status int) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.failures[method+" "+strings.ToLower(suffix)] = status
-}
-
 func clone(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
@@ -236,6 +129,7 @@ var (
 	// /subscriptions/{sub}/resourcegroups/{rg}[/providers/microsoft.storage/storageaccounts/{acct}[/rest]]
 	resourcePath = regexp.MustCompile(`^/subscriptions/([^/]+)/resourcegroups/([^/]+(?:/resources)?)(?:/providers/microsoft\.storage/storageaccounts/([^/]+)(/.*)?)?$`)
 	containerRe  = regexp.MustCompile(`^/blobservices/default/containers/([^/]+)(/immutabilitypolicies/default(/lock|/extend)?)?$`)
+	containersRe = regexp.MustCompile(`^/blobservices/default/containers/?$`)
 )
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -332,6 +226,8 @@ func (a *ARM) serve(w http.ResponseWriter, r *http.Request) {
 		a.serveLifecycle(w, r, account, body)
 	case rest == "/blobservices/default":
 		a.serveBlobService(w, r, account, body)
+	case containersRe.MatchString(rest) && r.Method == http.MethodGet:
+		a.listContainers(w, account)
 	default:
 		if c := containerRe.FindStringSubmatch(rest); c != nil {
 			if c[2] == "" {
@@ -370,15 +266,6 @@ func (a *ARM) token(w http.ResponseWriter, r *http.Request, tenant string, body 
 	a.tokens[token] = true
 	a.mu.Unlock()
 	writeJSON(w, 200, map[string]any{"token_type": "Bearer", "expires_in": 3600, "ext_expires_in": 3600, "access_token": token})
-}
-
-// RevokeTokens makes every token issued so far invalid and changes the client secret.
-func (a *ARM) RevokeTokens() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.tokens = map[string]bool{}
-	a.ClientSecret = "rotated-away"
-	a.assertion = ""
 }
 
 func (a *ARM) serveGroup(w http.ResponseWriter, r *http.Request, name string, body []byte) {
@@ -497,185 +384,6 @@ func (a *ARM) serveAccount(w http.ResponseWriter, r *http.Request, group, name s
 		}
 		a.dropAccount(r, name)
 		w.WriteHeader(200)
-	default:
-		armError(w, 405, "MethodNotAllowed", r.Method)
-	}
-}
-
-func (a *ARM) keyList(account string) map[string]any {
-	k := a.keys[account]
-	return map[string]any{"keys": []any{
-		map[string]any{"keyName": "key1", "value": StandInKeys[k[0]], "permissions": "FULL"},
-		map[string]any{"keyName": "key2", "value": StandInKeys[k[1]], "permissions": "FULL"},
-	}}
-}
-
-func (a *ARM) serveContainer(w http.ResponseWriter, r *http.Request, account, name string, body []byte) {
-	key := account + "/" + name
-	c := a.containers[key]
-	switch r.Method {
-	case http.MethodGet:
-		if c == nil {
-			armError(w, 404, "ContainerNotFound", "container "+name+" not found")
-			return
-		}
-		writeJSON(w, 200, c)
-	case http.MethodPut, http.MethodPatch:
-		var spec map[string]any
-		_ = json.Unmarshal(body, &spec)
-		if c == nil {
-			if err := a.mirror(r, name, true); err != nil {
-				armError(w, 500, "InternalError", "mirroring the container into Azurite: "+err.Error())
-				return
-			}
-			c = map[string]any{"name": name, "properties": map[string]any{}}
-			a.containers[key] = c
-		}
-		if p, ok := spec["properties"].(map[string]any); ok {
-			for k, v := range p {
-				c["properties"].(map[string]any)[k] = v
-			}
-		}
-		writeJSON(w, 200, c)
-	case http.MethodDelete:
-		if err := a.mirror(r, name, false); err != nil {
-			armError(w, 500, "InternalError", "mirroring the deletion into Azurite: "+err.Error())
-			return
-		}
-		delete(a.containers, key)
-		delete(a.policies, key)
-		w.WriteHeader(200)
-	default:
-		armError(w, 405, "MethodNotAllowed", r.Method)
-	}
-}
-
-// serveImmutability plays Azure's container immutability policy: If-Match on every change of an
-// existing policy, a locked policy only extended, never shortened, replaced or deleted.
-func (a *ARM) serveImmutability(w http.ResponseWriter, r *http.Request, account, container, action string, body []byte) {
-	key := account + "/" + container
-	if a.containers[key] == nil {
-		armError(w, 404, "ContainerNotFound", "container "+container+" not found")
-		return
-	}
-	p := a.policies[key]
-	state := func() string {
-		if p == nil {
-			return ""
-		}
-		return p["properties"].(map[string]any)["state"].(string)
-	}
-	days := func(b []byte) (float64, bool) {
-		var spec struct {
-			Properties struct {
-				Days *float64 `json:"immutabilityPeriodSinceCreationInDays"`
-			} `json:"properties"`
-		}
-		_ = json.Unmarshal(b, &spec)
-		if spec.Properties.Days == nil {
-			return 0, false
-		}
-		return *spec.Properties.Days, true
-	}
-	if p != nil && r.Method != http.MethodGet && r.Header.Get("If-Match") != p["etag"] {
-		armError(w, 412, "ConditionNotMet", "If-Match does not match the policy's etag")
-		return
-	}
-	a.etags++
-	etag := `"` + strconv.Itoa(a.etags) + `"`
-	switch {
-	case r.Method == http.MethodGet && action == "":
-		if p == nil {
-			armError(w, 404, "ImmutabilityPolicyNotFound", "no immutability policy")
-			return
-		}
-		writeJSON(w, 200, p)
-	case r.Method == http.MethodPut && action == "":
-		if state() == "Locked" {
-			armError(w, 409, "ContainerImmutabilityPolicyLocked", "a locked policy can only be extended")
-			return
-		}
-		d, ok := days(body)
-		if !ok {
-			armError(w, 400, "InvalidRequestContent", "immutabilityPeriodSinceCreationInDays is required")
-			return
-		}
-		p = map[string]any{"name": "default", "etag": etag, "properties": map[string]any{"immutabilityPeriodSinceCreationInDays": d, "state": "Unlocked"}}
-		a.policies[key] = p
-		writeJSON(w, 200, p)
-	case r.Method == http.MethodDelete && action == "":
-		if p == nil || state() == "Locked" {
-			armError(w, 409, "ContainerImmutabilityPolicyLocked", "no unlocked policy to delete")
-			return
-		}
-		delete(a.policies, key)
-		writeJSON(w, 200, p)
-	case r.Method == http.MethodPost && action == "lock":
-		if p == nil {
-			armError(w, 404, "ImmutabilityPolicyNotFound", "no immutability policy")
-			return
-		}
-		p["properties"].(map[string]any)["state"] = "Locked"
-		p["etag"] = etag
-		writeJSON(w, 200, p)
-	case r.Method == http.MethodPost && action == "extend":
-		d, ok := days(body)
-		cur := 0.0
-		if p != nil {
-			cur = p["properties"].(map[string]any)["immutabilityPeriodSinceCreationInDays"].(float64)
-		}
-		if state() != "Locked" || !ok || d < cur {
-			armError(w, 409, "ImmutabilityPolicyCannotBeExtended", "only a locked policy can be extended, and only to a longer period")
-			return
-		}
-		p["properties"].(map[string]any)["immutabilityPeriodSinceCreationInDays"] = d
-		p["etag"] = etag
-		writeJSON(w, 200, p)
-	default:
-		armError(w, 405, "MethodNotAllowed", r.Method)
-	}
-}
-
-// BlobService returns a copy of an account's blob service properties (nil if never set).
-func (a *ARM) BlobService(account string) map[string]any {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return clone(a.blobService[strings.ToLower(account)])
-}
-
-func (a *ARM) serveBlobService(w http.ResponseWriter, r *http.Request, account string, body []byte) {
-	switch r.Method {
-	case http.MethodGet:
-		p := a.blobService[account]
-		if p == nil {
-			p = map[string]any{"name": "default", "properties": map[string]any{}}
-		}
-		writeJSON(w, 200, p)
-	case http.MethodPut:
-		var p map[string]any
-		_ = json.Unmarshal(body, &p)
-		p["name"] = "default"
-		a.blobService[account] = p
-		writeJSON(w, 200, p)
-	default:
-		armError(w, 405, "MethodNotAllowed", r.Method)
-	}
-}
-
-func (a *ARM) serveLifecycle(w http.ResponseWriter, r *http.Request, account string, body []byte) {
-	switch r.Method {
-	case http.MethodGet:
-		if p := a.lifecycle[account]; p != nil {
-			writeJSON(w, 200, p)
-			return
-		}
-		armError(w, 404, "ManagementPolicyNotFound", "no management policy")
-	case http.MethodPut:
-		var p map[string]any
-		_ = json.Unmarshal(body, &p)
-		p["name"] = "DefaultManagementPolicy"
-		a.lifecycle[account] = p
-		writeJSON(w, 200, p)
 	default:
 		armError(w, 405, "MethodNotAllowed", r.Method)
 	}

@@ -1,22 +1,54 @@
 package azure_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
+
+// smallPages lists three entries a page, so that page boundaries fall between one blob's
+// versions and snapshots.
+var smallPages = &azureprovider.Provider{ListPageSize: 3}
 
 func TestConformanceOnAzurite(t *testing.T) {
 	good := azurite.SecretData()
 	conformance.Run(t, conformance.Harness{
 		Store:         newStore(t, good),
+		SmallPages:    newStoreWith(t, smallPages, good),
 		NewBucketName: newBucketName,
 		Region:        "westeurope",
 		// No BadCredentials: Azurite answers a wrong signature with 403 AuthorizationFailure, where
 		// Azure answers 403 AuthenticationFailed; the store classifies Azure's codes (table test),
-		// and TestWrongKeyIsRefused checks what Azurite gives.
+		// and TestWrongKeyIsRefused checks what Azurite gives. The blob stand-in answers as Azure.
 		ManyObjects: 6000,
 		// No OtherRegion and no ForeignBucket: a container lives in one account, which has one
 		// region, and its name is the account's alone.
+		// No Versioning: Azurite has no blob versioning (501); TestConformanceWithBlobVersioning
+		// runs the suite with it on the blob stand-in.
+	})
+}
+
+// TestConformanceWithBlobVersioning runs the suite on test/stack.BlobStandIn, an httptest server
+// that plays the documented Azure Blob API where Azurite has nothing: account-level blob
+// versioning (switched by the Versioning hook), listings with versions, deletes by version ID.
+// It is a stand-in, not Azure (see its doc comment for what differs).
+func TestConformanceWithBlobVersioning(t *testing.T) {
+	blobs := stack.StartBlobStandIn()
+	t.Cleanup(blobs.Close)
+	data := blobs.SecretData()
+	conformance.Run(t, conformance.Harness{
+		Store:          newStore(t, data),
+		SmallPages:     newStoreWith(t, smallPages, data),
+		NewBucketName:  newBucketName,
+		Region:         "westeurope",
+		BadCredentials: newStore(t, with(data, "storageKey", stack.StandInKeys[1])),
+		ManyObjects:    6000,
+		Versioning: func(_ context.Context, _ string, on bool) error {
+			blobs.SetVersioning(stack.AzuriteAccount, on) // versioning is the account's, as on Azure
+			return nil
+		},
 	})
 }

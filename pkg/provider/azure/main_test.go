@@ -33,9 +33,18 @@ var (
 
 func newStore(t testing.TB, data map[string][]byte) objectstore.Store {
 	t.Helper()
-	s, err := (&azureprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope"})
+	return newStoreWith(t, &azureprovider.Provider{}, data)
+}
+
+func newStoreWith(t testing.TB, p *azureprovider.Provider, data map[string][]byte) objectstore.Store {
+	t.Helper()
+	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
+}
+
+func providerCreds(data map[string][]byte) provider.Credentials {
+	return provider.Credentials{Data: data, Region: "westeurope"}
 }

@@ -38,6 +38,7 @@ func TestConformanceThroughTheManagementPlane(t *testing.T) {
 	arm := startARM(t)
 	conformance.Run(t, conformance.Harness{
 		Store:          armStore(t, arm, arm.ServicePrincipal(), false),
+		SmallPages:     armStoreWith(t, &azureprovider.Provider{Cloud: arm.Cloud(), ManagementTransport: arm.Client(), ListPageSize: 3}, arm.ServicePrincipal()),
 		NewBucketName:  newBucketName,
 		Region:         "westeurope",
 		OtherRegion:    "northeurope",
@@ -48,7 +49,46 @@ func TestConformanceThroughTheManagementPlane(t *testing.T) {
 			return name
 		},
 		ManyObjects: 6000,
+		// No Versioning: Azurite has none; see TestConformanceThroughTheManagementPlaneWithBlobVersioning.
 	})
+}
+
+// TestConformanceThroughTheManagementPlaneWithBlobVersioning runs the suite through the ARM
+// stand-in with the blob stand-in (test/stack.BlobStandIn) as the accounts' data plane, so that
+// bucket deletion and the emptiness check meet versions too.
+func TestConformanceThroughTheManagementPlaneWithBlobVersioning(t *testing.T) {
+	blobs := stack.StartBlobStandIn()
+	t.Cleanup(blobs.Close)
+	arm := stack.StartARM(blobs.StandInEndpoint())
+	t.Cleanup(arm.Close)
+	small := &azureprovider.Provider{Cloud: arm.Cloud(), ManagementTransport: arm.Client(), ListPageSize: 3}
+	conformance.Run(t, conformance.Harness{
+		Store:          armStore(t, arm, arm.ServicePrincipal(), false),
+		SmallPages:     armStoreWith(t, small, arm.ServicePrincipal()),
+		NewBucketName:  newBucketName,
+		Region:         "westeurope",
+		OtherRegion:    "northeurope",
+		BadCredentials: armStore(t, arm, with(arm.ServicePrincipal(), "clientSecret", "wrong-secret"), false),
+		ForeignBucket: func(t *testing.T) string {
+			name := newBucketName()
+			arm.PutAccount("someone-elses-group", azureprovider.AccountName(name), "westeurope", nil)
+			return name
+		},
+		ManyObjects: 6000,
+		Versioning: func(_ context.Context, _ string, on bool) error {
+			blobs.SetVersioning(stack.StandInAccount, on)
+			return nil
+		},
+	})
+}
+
+func armStoreWith(t testing.TB, p *azureprovider.Provider, data map[string][]byte) objectstore.Store {
+	t.Helper()
+	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func ctx(t *testing.T) context.Context {
@@ -130,8 +170,8 @@ func TestAccountNotTaggedForTheBucketIsNotTouched(t *testing.T) {
 	if !errors.Is(err, objectstore.ErrOwnedByOther) {
 		t.Fatalf("EnsureBucket: %v; want ErrOwnedByOther", err)
 	}
-	if err := s.DeleteBucket(ctx(t), name); err != nil {
-		t.Fatal(err)
+	if err := s.DeleteBucket(ctx(t), name); !errors.Is(err, objectstore.ErrOwnedByOther) {
+		t.Fatalf("DeleteBucket: %v; want ErrOwnedByOther", err)
 	}
 	if arm.Account(azureprovider.AccountName(name)) == nil {
 		t.Fatal("DeleteBucket deleted an account not tagged for the bucket")

@@ -36,9 +36,10 @@ const (
 	KeyDomain          = "domain"
 	KeyEmulatorEnabled = "emulatorEnabled"
 	KeyBucketName      = "bucketName"
-	// KeyLifecycleDeferral ("true") marks an account with the deferred-deletion lifecycle rule:
-	// the generated secret of an account the extension manages carries it. It is not passed on
-	// to etcd-backup.
+	// KeyLifecycleDeferral ("true") was written into generated secrets by earlier versions to
+	// mark an account with the deferred-deletion lifecycle rule. It is ignored now: an account
+	// key cannot read the rule back, so a deferral is never taken on the secret's word. It is not
+	// passed on to etcd-backup.
 	KeyLifecycleDeferral = "lifecycleDeferral"
 )
 
@@ -66,6 +67,9 @@ type Provider struct {
 	// ManagementTransport, when set, carries the management plane's and the token endpoint's
 	// requests (tests: a client that trusts the stand-in's certificate).
 	ManagementTransport policy.Transporter
+	// ListPageSize is the most entries one listing page asks for (0: Azure's maximum, 5000;
+	// tests force small pages so that page boundaries fall between one blob's versions).
+	ListPageSize int
 }
 
 // clouds are the Azure clouds by providerConfig name.
@@ -99,8 +103,7 @@ func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (obje
 		if err != nil {
 			return nil, err
 		}
-		deferral, _ := strconv.ParseBool(string(creds.Data[KeyLifecycleDeferral]))
-		return &store{client: client, lifecycleDeferral: deferral}, nil
+		return &store{client: client, pageSize: p.pageSize()}, nil
 	}
 	if creds.Region == "" {
 		return nil, fmt.Errorf("%w: spec.region is empty: a storage account needs a location", objectstore.ErrInvalidConfig)
@@ -110,8 +113,16 @@ func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (obje
 		if err != nil {
 			return nil, err
 		}
-		return &store{client: client, lifecycleDeferral: true}, nil
+		return &store{client: client, pageSize: p.pageSize()}, nil
 	})
+}
+
+// pageSize is the listing page size: ListPageSize, or Azure's maximum.
+func (p *Provider) pageSize() int32 {
+	if p.ListPageSize <= 0 || p.ListPageSize > maxListPageSize {
+		return maxListPageSize
+	}
+	return int32(p.ListPageSize)
 }
 
 // cloudFor is the stand-in's cloud in tests, else the configured cloud or the region's.

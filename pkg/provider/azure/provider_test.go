@@ -3,7 +3,6 @@ package azure_test
 import (
 	"context"
 	"errors"
-	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -68,55 +67,5 @@ func TestWrongKeyIsRefused(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "d3Jvbmc") {
 		t.Fatalf("the error leaks the key: %v", err)
-	}
-}
-
-func TestDeferDeletionTagsExactlyThePrefixForTheLifecycleRule(t *testing.T) {
-	ctx := context.Background()
-	plain := newStore(t, azurite.SecretData())
-	bucket := newBucketName()
-	if err := plain.EnsureBucket(ctx, objectstore.Bucket{Name: bucket}); err != nil {
-		t.Fatal(err)
-	}
-	keys := []string{"shoot--a--b--1/x", "shoot--a--b--1/y", "shoot--a--b--10/z"}
-	for _, k := range keys {
-		if err := plain.PutObject(ctx, bucket, k, []byte("v")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := plain.DeferDeletion(ctx, bucket, "shoot--a--b--1/"); !errors.Is(err, objectstore.ErrUnsupported) {
-		t.Fatalf("DeferDeletion without the lifecycle rule: %v; want ErrUnsupported", err)
-	}
-	client, err := (&azureprovider.Provider{}).NewClient(provider.Credentials{Data: azurite.SecretData()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	blobs := client.ServiceClient().NewContainerClient(bucket)
-	if _, err := blobs.NewBlobClient("shoot--a--b--1/y").SetTags(ctx, map[string]string{"owner": "etcd"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	managed := newStore(t, with(azurite.SecretData(), azureprovider.KeyLifecycleDeferral, "true"))
-	for range 2 { // the second pass finds everything tagged already
-		if _, err := managed.DeferDeletion(ctx, bucket, "shoot--a--b--1/"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := map[string]map[string]string{
-		"shoot--a--b--1/x":  {azureprovider.DeferredDeletionTag: "true"},
-		"shoot--a--b--1/y":  {azureprovider.DeferredDeletionTag: "true", "owner": "etcd"},
-		"shoot--a--b--10/z": {},
-	}
-	for k, w := range want {
-		res, err := blobs.NewBlobClient(k).GetTags(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]string{}
-		for _, tag := range res.BlobTagSet {
-			got[*tag.Key] = *tag.Value
-		}
-		if !maps.Equal(got, w) {
-			t.Errorf("tags of %s = %v; want %v", k, got, w)
-		}
 	}
 }

@@ -19,23 +19,28 @@ import (
 const (
 	// maxDeleteBatch is Blob Batch's limit of sub-requests per batch.
 	maxDeleteBatch = 256
-	// listPageSize is the size of a listing page (Azure's maximum is 5000).
-	listPageSize = 5000
+	// maxListPageSize is Azure's largest listing page.
+	maxListPageSize = 5000
 )
 
-// Object versions are encoded in ObjectVersion.Version with their kind, because a blob snapshot
-// and a blob version are addressed differently.
+// Object versions are encoded in ObjectVersion.Version with their kind, because a blob snapshot,
+// a previous version and the current version are deleted differently. A blob written without
+// versioning has no version ID and an empty Version.
 const (
 	snapshotPrefix = "snapshot:"
 	versionPrefix  = "version:"
+	// currentPrefix marks the current version of a blob on an account with versioning: Azure
+	// refuses to delete the current version by its ID (OperationNotAllowedOnRootBlob), and
+	// deleting the base blob keeps it as a previous version under the same ID while versioning
+	// is on, so both are deleted (see DeleteObjects).
+	currentPrefix = "current:"
 )
 
 // store is one storage account's blob client for one request.
 type store struct {
 	client *azblob.Client
-	// lifecycleDeferral is true when the account has the deferred-deletion lifecycle rule (an
-	// account the extension manages says so in the generated secret).
-	lifecycleDeferral bool
+	// pageSize is the most entries one listing page asks for.
+	pageSize int32
 }
 
 var _ objectstore.Store = (*store)(nil)
@@ -101,11 +106,12 @@ func (s *store) DeleteBucket(ctx context.Context, name string) error {
 
 var errStop = errors.New("stop listing")
 
-// ListObjects implements objectstore.Store: blobs with their snapshots and versions.
+// ListObjects implements objectstore.Store: every blob with its snapshots and versions, the
+// previous versions of deleted blobs included.
 func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
 	opts := &container.ListBlobsFlatOptions{
 		Include:    container.ListBlobsInclude{Snapshots: true, Versions: true},
-		MaxResults: to.Ptr(int32(listPageSize)),
+		MaxResults: to.Ptr(s.pageSize),
 	}
 	if prefix != "" {
 		opts.Prefix = &prefix
@@ -118,14 +124,7 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 		}
 		page := make([]objectstore.ObjectVersion, 0, len(resp.Segment.BlobItems))
 		for _, it := range resp.Segment.BlobItems {
-			o := objectstore.ObjectVersion{Key: deref(it.Name)}
-			switch {
-			case deref(it.Snapshot) != "":
-				o.Version = snapshotPrefix + *it.Snapshot
-			case deref(it.VersionID) != "" && !deref(it.IsCurrentVersion):
-				o.Version = versionPrefix + *it.VersionID
-			}
-			page = append(page, o)
+			page = append(page, listed(it))
 		}
 		if len(page) > 0 {
 			if err := fn(page); err != nil {
@@ -136,8 +135,37 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 	return nil
 }
 
-// DeleteObjects implements objectstore.Store with one Blob Batch request of up to 256 deletes.
-// A base blob is deleted with its snapshots; every sub-response is checked.
+// listed names one entry of a listing with its kind (see currentPrefix).
+func listed(it *container.BlobItem) objectstore.ObjectVersion {
+	o := objectstore.ObjectVersion{Key: deref(it.Name)}
+	switch {
+	case deref(it.Snapshot) != "":
+		o.Version = snapshotPrefix + *it.Snapshot
+	case deref(it.VersionID) != "" && deref(it.IsCurrentVersion):
+		o.Version = currentPrefix + *it.VersionID
+	case deref(it.VersionID) != "":
+		o.Version = versionPrefix + *it.VersionID
+	}
+	return o
+}
+
+// blobAt is the client of one listed entry: a snapshot, a previous version, or the blob.
+func (s *store) blobAt(bucket string, o objectstore.ObjectVersion) (*blob.Client, error) {
+	b := s.container(bucket).NewBlobClient(o.Key)
+	switch {
+	case strings.HasPrefix(o.Version, snapshotPrefix):
+		return b.WithSnapshot(strings.TrimPrefix(o.Version, snapshotPrefix))
+	case strings.HasPrefix(o.Version, versionPrefix):
+		return b.WithVersionID(strings.TrimPrefix(o.Version, versionPrefix))
+	}
+	return b, nil
+}
+
+// DeleteObjects implements objectstore.Store with Blob Batch requests of up to 256 deletes: a
+// snapshot or previous version by its ID, a base blob with its snapshots. A current version
+// (versioning on) is deleted as the base blob, which Azure keeps as a previous version under the
+// same ID, and then, in a second batch, that version by its ID: so nothing the listing showed is
+// left behind as a version the pass never saw. Every sub-response is checked; 404 is deleted.
 func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
 	if len(objects) == 0 {
 		return nil, nil
@@ -145,22 +173,55 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []obje
 	if len(objects) > maxDeleteBatch {
 		return nil, fmt.Errorf("%w: %d objects exceed Blob Batch's limit of %d", objectstore.ErrInvalidConfig, len(objects), maxDeleteBatch)
 	}
+	failed, err := s.batchDelete(ctx, bucket, objects, func(o objectstore.ObjectVersion) *container.BatchDeleteOptions {
+		switch {
+		case strings.HasPrefix(o.Version, snapshotPrefix):
+			return &container.BatchDeleteOptions{Snapshot: to.Ptr(strings.TrimPrefix(o.Version, snapshotPrefix))}
+		case strings.HasPrefix(o.Version, versionPrefix):
+			return &container.BatchDeleteOptions{VersionID: to.Ptr(strings.TrimPrefix(o.Version, versionPrefix))}
+		}
+		return &container.BatchDeleteOptions{DeleteOptions: blob.DeleteOptions{DeleteSnapshots: to.Ptr(blob.DeleteSnapshotsOptionTypeInclude)}}
+	})
+	if err != nil {
+		return nil, err
+	}
+	var errs []objectstore.ObjectError
+	var retired []objectstore.ObjectVersion // current versions deleted as base blobs
+	for i, o := range objects {
+		if err, ok := failed[i]; ok {
+			errs = append(errs, objectstore.ObjectError{Object: o, Err: err})
+		} else if strings.HasPrefix(o.Version, currentPrefix) {
+			retired = append(retired, o)
+		}
+	}
+	if len(retired) == 0 {
+		return errs, nil
+	}
+	failed, err = s.batchDelete(ctx, bucket, retired, func(o objectstore.ObjectVersion) *container.BatchDeleteOptions {
+		return &container.BatchDeleteOptions{VersionID: to.Ptr(strings.TrimPrefix(o.Version, currentPrefix))}
+	})
+	if err != nil {
+		// The base blobs are deleted; their versions are listed (and deleted) next pass.
+		return nil, fmt.Errorf("deleting the versions that %d deleted current blobs left: %w", len(retired), err)
+	}
+	for i, o := range retired {
+		if err, ok := failed[i]; ok {
+			errs = append(errs, objectstore.ObjectError{Object: o, Err: err})
+		}
+	}
+	return errs, nil
+}
+
+// batchDelete deletes objects in one Blob Batch request and returns the classified error of
+// every sub-request that failed, by index (404 counts as deleted).
+func (s *store) batchDelete(ctx context.Context, bucket string, objects []objectstore.ObjectVersion, opts func(objectstore.ObjectVersion) *container.BatchDeleteOptions) (map[int]error, error) {
 	c := s.container(bucket)
 	bb, err := c.NewBatchBuilder()
 	if err != nil {
 		return nil, err
 	}
 	for _, o := range objects {
-		opts := &container.BatchDeleteOptions{}
-		switch {
-		case strings.HasPrefix(o.Version, snapshotPrefix):
-			opts.Snapshot = to.Ptr(strings.TrimPrefix(o.Version, snapshotPrefix))
-		case strings.HasPrefix(o.Version, versionPrefix):
-			opts.VersionID = to.Ptr(strings.TrimPrefix(o.Version, versionPrefix))
-		default:
-			opts.DeleteOptions = blob.DeleteOptions{DeleteSnapshots: to.Ptr(blob.DeleteSnapshotsOptionTypeInclude)}
-		}
-		if err := bb.Delete(o.Key, opts); err != nil {
+		if err := bb.Delete(o.Key, opts(o)); err != nil {
 			return nil, err
 		}
 	}
@@ -171,7 +232,7 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []obje
 	if len(resp.Responses) != len(objects) {
 		return nil, fmt.Errorf("blob batch answered %d sub-responses for %d deletes; the pass is retried", len(resp.Responses), len(objects))
 	}
-	var errs []objectstore.ObjectError
+	failed := map[int]error{}
 	for i, r := range resp.Responses {
 		if r.Error == nil {
 			continue
@@ -184,63 +245,12 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []obje
 			err = &objectstore.LockedError{Cause: r.Error}
 		}
 		// Sub-responses come in the order of the sub-requests (Content-ID).
-		obj := objects[i]
 		if r.ContentID != nil && *r.ContentID >= 0 && *r.ContentID < len(objects) {
-			obj = objects[*r.ContentID]
+			i = *r.ContentID
 		}
-		errs = append(errs, objectstore.ObjectError{Object: obj, Err: err})
+		failed[i] = err
 	}
-	return errs, nil
-}
-
-// DeferDeletion implements objectstore.Store: on an account with the deferred-deletion lifecycle
-// rule, every current blob under prefix gets the blob index tag the rule deletes by (blobs
-// already tagged are skipped, so an interrupted pass resumes). Without the rule (an account key
-// for an account the extension does not manage) it is ErrUnsupported.
-func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
-	return objectstore.Deferral{Rule: "lifecycle rule " + DeferredDeletionRule}, s.deferDeletion(ctx, bucket, prefix)
-}
-
-func (s *store) deferDeletion(ctx context.Context, bucket, prefix string) error {
-	if !s.lifecycleDeferral {
-		return fmt.Errorf("deferring deletions needs the storage account's lifecycle rule %q, which only accounts the extension manages have: %w", DeferredDeletionRule, objectstore.ErrUnsupported)
-	}
-	opts := &container.ListBlobsFlatOptions{Include: container.ListBlobsInclude{Tags: true}, MaxResults: to.Ptr(int32(listPageSize))}
-	if prefix != "" {
-		opts.Prefix = &prefix
-	}
-	c := s.container(bucket)
-	pager := c.NewListBlobsFlatPager(opts)
-	for pager.More() {
-		resp, err := pager.NextPage(ctx)
-		if err != nil {
-			return classify(err)
-		}
-		tags := map[string]map[string]string{}
-		var todo []objectstore.ObjectVersion
-		for _, it := range resp.Segment.BlobItems {
-			have := map[string]string{}
-			if it.BlobTags != nil {
-				for _, t := range it.BlobTags.BlobTagSet {
-					have[deref(t.Key)] = deref(t.Value)
-				}
-			}
-			if have[DeferredDeletionTag] == "true" {
-				continue
-			}
-			have[DeferredDeletionTag] = "true"
-			tags[deref(it.Name)] = have
-			todo = append(todo, objectstore.ObjectVersion{Key: deref(it.Name)})
-		}
-		failed := objectstore.ForEachObject(ctx, todo, 16, func(ctx context.Context, o objectstore.ObjectVersion) error {
-			_, err := c.NewBlobClient(o.Key).SetTags(ctx, tags[o.Key], nil)
-			return classify(err)
-		})
-		if len(failed) > 0 {
-			return fmt.Errorf("tagging %d blobs for deferred deletion, first %q: %w", len(failed), failed[0].Object.Key, failed[0].Err)
-		}
-	}
-	return nil
+	return failed, nil
 }
 
 // PutObject implements objectstore.Store.

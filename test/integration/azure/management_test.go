@@ -57,7 +57,7 @@ func TestServicePrincipalBucketPublishesRotatesAndRevokesAGeneratedKey(t *testin
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if want := []string{"domain", "emulatorEnabled", "lifecycleDeferral", "storageAccount", "storageKey"}; !slices.Equal(keys, want) || string(secret.Data["storageKey"]) != arm.Key(account, "key1") {
+	if want := []string{"domain", "emulatorEnabled", "storageAccount", "storageKey"}; !slices.Equal(keys, want) || string(secret.Data["storageKey"]) != arm.Key(account, "key1") {
 		t.Fatalf("generated secret keys %v (key1 published: %v); want %v with key1", keys, string(secret.Data["storageKey"]) == arm.Key(account, "key1"), want)
 	}
 
@@ -135,4 +135,36 @@ func TestManagementPlaneErrorsCarryCodes(t *testing.T) {
 			t.Errorf("a failing bucket created resource group %s", bucket)
 		}
 	})
+}
+
+// TestBucketWhoseAccountIsNotOursFailsAndTouchesNothing: a storage account of the bucket's account
+// name that this extension did not create (untagged, in the bucket's resource group) makes both
+// the reconcile and the deletion fail with ERR_CONFIGURATION_PROBLEM naming the account, and
+// nothing but reads reaches it: no key is listed or regenerated, nothing written or deleted.
+func TestBucketWhoseAccountIsNotOursFailsAndTouchesNothing(t *testing.T) {
+	name := framework.UniqueName("foreign-")
+	account := azureprovider.AccountName(name)
+	arm.PutGroup(name, region, nil)
+	arm.PutAccount(name, account, region, nil)
+	bb := env.CreateBucket(t, name, arm.ServicePrincipal(), "")
+	t.Cleanup(func() { env.Forget(t, bb) })
+	env.WaitFor(t, bb, time.Minute, "reconcile failing", framework.FailedWith(gardencorev1beta1.ErrorConfigurationProblem))
+	if desc := bb.Status.LastError.Description; !strings.Contains(desc, account) || strings.Contains(desc, arm.ClientSecret) {
+		t.Fatalf("lastError %q; want the account named, no secret", desc)
+	}
+	if err := env.K8s.Delete(framework.Ctx(t), bb); err != nil {
+		t.Fatal(err)
+	}
+	env.WaitFor(t, bb, time.Minute, "deletion failing", func(o extensionsv1alpha1.Object) bool {
+		op := o.GetExtensionStatus().GetLastOperation()
+		return op != nil && op.Type == gardencorev1beta1.LastOperationTypeDelete && framework.FailedWith(gardencorev1beta1.ErrorConfigurationProblem)(o)
+	})
+	for _, r := range arm.Requests() {
+		if strings.Contains(r.Path, "/storageaccounts/"+account) && r.Method != "GET" {
+			t.Errorf("a request acted on the account that is not ours: %s %s", r.Method, r.Path)
+		}
+	}
+	if arm.Account(account) == nil {
+		t.Fatal("the account that is not ours was deleted")
+	}
 }

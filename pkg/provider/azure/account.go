@@ -1,0 +1,260 @@
+package azure
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// Tags the extension puts on what it creates. A resource group or storage account is this
+// extension's only when it carries both, the bucket's name included; anything else is somebody
+// else's and is never read, changed or deleted.
+const (
+	TagBucket    = "gardener-backup-bucket"
+	TagManagedBy = "managed-by"
+	managedBy    = "gardener-extension-backup"
+)
+
+// AccountName is the storage account of a bucket: "bkp" and 21 hex digits of the name's SHA-256
+// (account names are global, 3-24 lowercase letters and digits).
+func AccountName(bucket string) string {
+	sum := sha256.Sum256([]byte(bucket))
+	return "bkp" + hex.EncodeToString(sum[:])[:21]
+}
+
+// ResourceGroupName is the resource group of a bucket: its name, as gardener-extension-provider-azure
+// names it.
+func ResourceGroupName(bucket string) string { return bucket }
+
+// ours is true for a resource group or storage account this extension created for bucket.
+func ours(tags map[string]*string, bucket string) bool {
+	return tags != nil && deref(tags[TagBucket]) == bucket && deref(tags[TagManagedBy]) == managedBy
+}
+
+func tagsFor(bucket string) map[string]*string {
+	return map[string]*string{TagBucket: to.Ptr(bucket), TagManagedBy: to.Ptr(managedBy)}
+}
+
+// notOurs is the ownership error for an account of bucket's name that this extension did not
+// create for it.
+func notOurs(rg, name, bucket string) error {
+	return fmt.Errorf("%w: storage account %q in resource group %q is not tagged %s=%s and %s=%s: this extension did not create it for the bucket and does not touch it",
+		objectstore.ErrOwnedByOther, name, rg, TagBucket, bucket, TagManagedBy, managedBy)
+}
+
+// ownAccount reads bucket's storage account and returns it only if this extension created it for
+// the bucket. It is called before every act on the account (keys, data plane, rule, deletion):
+// an account of that name that is not ours is ErrOwnedByOther, a missing one ErrBucketNotFound.
+func (s *armStore) ownAccount(ctx context.Context, bucket string) (armstorage.Account, error) {
+	rg, name := ResourceGroupName(bucket), AccountName(bucket)
+	got, err := s.accounts.GetProperties(ctx, rg, name, nil)
+	switch {
+	case isNotFound(err):
+		return armstorage.Account{}, fmt.Errorf("storage account %q: %w", name, objectstore.ErrBucketNotFound)
+	case err != nil:
+		return armstorage.Account{}, fmt.Errorf("reading storage account %q: %w", name, classify(err))
+	case !ours(got.Tags, bucket):
+		return armstorage.Account{}, notOurs(rg, name, bucket)
+	}
+	return got.Account, nil
+}
+
+// sameLocation compares Azure locations, which come back lowercase without spaces
+// ("West Europe" is "westeurope").
+func sameLocation(a, b string) bool {
+	norm := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, " ", "")) }
+	return norm(a) == norm(b)
+}
+
+// accountDrift returns the update that brings an account to the hardened, declared state, or
+// nil when it is there.
+func accountDrift(a armstorage.Account, sku string) *armstorage.AccountUpdateParameters {
+	p := a.Properties
+	if p == nil {
+		p = &armstorage.AccountProperties{}
+	}
+	want := armstorage.AccountPropertiesUpdateParameters{}
+	drift := false
+	if p.EnableHTTPSTrafficOnly == nil || !*p.EnableHTTPSTrafficOnly {
+		want.EnableHTTPSTrafficOnly, drift = to.Ptr(true), true
+	}
+	if p.MinimumTLSVersion == nil || *p.MinimumTLSVersion != armstorage.MinimumTLSVersionTLS12 {
+		want.MinimumTLSVersion, drift = to.Ptr(armstorage.MinimumTLSVersionTLS12), true
+	}
+	if p.AllowBlobPublicAccess == nil || *p.AllowBlobPublicAccess {
+		want.AllowBlobPublicAccess, drift = to.Ptr(false), true
+	}
+	if p.AllowSharedKeyAccess != nil && !*p.AllowSharedKeyAccess {
+		// etcd-backup-restore authenticates with the account key.
+		want.AllowSharedKeyAccess, drift = to.Ptr(true), true
+	}
+	up := &armstorage.AccountUpdateParameters{Properties: &want}
+	if a.SKU == nil || a.SKU.Name == nil || string(*a.SKU.Name) != sku {
+		up.SKU, drift = &armstorage.SKU{Name: to.Ptr(armstorage.SKUName(sku))}, true
+	}
+	if !drift {
+		return nil
+	}
+	return up
+}
+
+func (s *armStore) ensureAccount(ctx context.Context, rg, name, bucket, region, sku string) error {
+	a, err := s.ownAccount(ctx, bucket)
+	switch {
+	case err == nil:
+		if a.Location != nil && !sameLocation(*a.Location, region) {
+			return fmt.Errorf("%w: storage account %q is in %q, the bucket's region is %q", objectstore.ErrInvalidConfig, name, *a.Location, region)
+		}
+		if up := accountDrift(a, sku); up != nil {
+			if _, err := s.accounts.Update(ctx, rg, name, *up, nil); err != nil {
+				return fmt.Errorf("converging storage account %q: %w", name, classify(err))
+			}
+		}
+		return nil
+	case !errors.Is(err, objectstore.ErrBucketNotFound):
+		return err
+	}
+	poller, err := s.accounts.BeginCreate(ctx, rg, name, armstorage.AccountCreateParameters{
+		Kind:     to.Ptr(armstorage.KindStorageV2),
+		Location: to.Ptr(region),
+		SKU:      &armstorage.SKU{Name: to.Ptr(armstorage.SKUName(sku))},
+		Tags:     tagsFor(bucket),
+		Properties: &armstorage.AccountPropertiesCreateParameters{
+			AccessTier:             to.Ptr(armstorage.AccessTierHot),
+			AllowBlobPublicAccess:  to.Ptr(false),
+			AllowSharedKeyAccess:   to.Ptr(true),
+			EnableHTTPSTrafficOnly: to.Ptr(true),
+			MinimumTLSVersion:      to.Ptr(armstorage.MinimumTLSVersionTLS12),
+		},
+	}, nil)
+	if err == nil {
+		_, err = poller.PollUntilDone(ctx, &runtime.PollUntilDoneOptions{Frequency: 2 * time.Second})
+	}
+	if err != nil {
+		return fmt.Errorf("creating storage account %q: %w", name, classify(err))
+	}
+	return nil
+}
+
+// dataPlane returns the blob store of bucket's account, reached with key1 (fetched once per
+// request, and only from an account that is ours).
+func (s *armStore) dataPlane(ctx context.Context, bucket string) (*store, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d, ok := s.data[bucket]; ok {
+		return d, nil
+	}
+	acct, err := s.ownAccount(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.accountAccess(ctx, bucket, acct, accountKeys[0], nil)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.newData(a)
+	if err != nil {
+		return nil, err
+	}
+	s.data[bucket] = d
+	return d, nil
+}
+
+// accountAccess returns how to reach bucket's account (which the caller checked is ours) with
+// one of its keys: the key's value from keys if given (a regeneration's answer), else listed.
+func (s *armStore) accountAccess(ctx context.Context, bucket string, acct armstorage.Account, keyName string, keys []*armstorage.AccountKey) (account, error) {
+	rg, name := ResourceGroupName(bucket), AccountName(bucket)
+	if keys == nil {
+		res, err := s.accounts.ListKeys(ctx, rg, name, nil)
+		if err != nil {
+			return account{}, fmt.Errorf("listing the keys of storage account %q: %w", name, classify(err))
+		}
+		keys = res.Keys
+	}
+	i := slices.IndexFunc(keys, func(k *armstorage.AccountKey) bool { return strings.EqualFold(deref(k.KeyName), keyName) })
+	if i < 0 || deref(keys[i].Value) == "" {
+		return account{}, fmt.Errorf("storage account %q has no %s", name, keyName)
+	}
+	var endpoint string
+	if acct.Properties != nil && acct.Properties.PrimaryEndpoints != nil {
+		endpoint = deref(acct.Properties.PrimaryEndpoints.Blob)
+	}
+	a, err := accountAt(endpoint)
+	if err != nil {
+		return account{}, fmt.Errorf("storage account %q: %w", name, err)
+	}
+	a.key = deref(keys[i].Value)
+	return a, nil
+}
+
+// accountAt reads the account name and domain from an account's primary blob endpoint:
+// https://<account>.<domain>/, or http://<loopback host:port>/<account>/ for an emulator.
+func accountAt(endpoint string) (account, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return account{}, fmt.Errorf("unusable primary blob endpoint %q", endpoint)
+	}
+	if u.Scheme == "http" {
+		host := u.Hostname()
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return account{}, fmt.Errorf("primary blob endpoint %q is plain http off loopback", endpoint)
+		}
+		return account{name: strings.Trim(u.Path, "/"), domain: u.Host, emulator: true}, nil
+	}
+	name, domain, ok := strings.Cut(u.Host, ".")
+	if u.Scheme != "https" || !ok || domain == "" {
+		return account{}, fmt.Errorf("unusable primary blob endpoint %q", endpoint)
+	}
+	return account{name: name, domain: domain}, nil
+}
+
+// The blob operations go to the account's data plane.
+
+// ListObjects implements objectstore.Store.
+func (s *armStore) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
+	d, err := s.dataPlane(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	return d.ListObjects(ctx, bucket, prefix, fn)
+}
+
+// DeleteObjects implements objectstore.Store.
+func (s *armStore) DeleteObjects(ctx context.Context, bucket string, objs []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
+	d, err := s.dataPlane(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	return d.DeleteObjects(ctx, bucket, objs)
+}
+
+// PutObject implements objectstore.Store.
+func (s *armStore) PutObject(ctx context.Context, bucket, key string, data []byte) error {
+	d, err := s.dataPlane(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	return d.PutObject(ctx, bucket, key, data)
+}
+
+// GetObject implements objectstore.Store.
+func (s *armStore) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
+	d, err := s.dataPlane(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	return d.GetObject(ctx, bucket, key)
+}

@@ -1,0 +1,83 @@
+package azure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// Account keys: an account has exactly two. The generated secret publishes one; rotating
+// regenerates the other and publishes it, so that the published key stays valid meanwhile.
+var accountKeys = []string{"key1", "key2"}
+
+// secretData is what etcd-backup-restore needs to reach the account.
+func (a account) secretData() map[string][]byte {
+	d := map[string][]byte{KeyStorageAccount: []byte(a.name), KeyStorageKey: []byte(a.key), KeyDomain: []byte(a.domain)}
+	if a.emulator {
+		d[KeyEmulatorEnabled] = []byte("true")
+	}
+	return d
+}
+
+// IssueCredential implements objectstore.CredentialIssuer. The first credential is key1 as the
+// account was created with it (nobody else has been given it); a rotation regenerates the key not
+// in use and returns it, which also invalidates a value issued before but never recorded. Keys
+// are read or regenerated only on an account that is ours.
+func (s *armStore) IssueCredential(ctx context.Context, bucket string, inUse []string) (objectstore.Credential, error) {
+	acct, err := s.ownAccount(ctx, bucket)
+	if err != nil {
+		return objectstore.Credential{}, err
+	}
+	if len(inUse) == 0 {
+		a, err := s.accountAccess(ctx, bucket, acct, accountKeys[0], nil)
+		if err != nil {
+			return objectstore.Credential{}, err
+		}
+		return objectstore.Credential{ID: accountKeys[0], Data: a.secretData()}, nil
+	}
+	i := slices.IndexFunc(accountKeys, func(k string) bool { return !slices.Contains(inUse, k) })
+	if i < 0 {
+		return objectstore.Credential{}, fmt.Errorf("%w: both account keys are in use (the previous one is still within its grace period): a rotation has to wait until it is revoked", objectstore.ErrInvalidConfig)
+	}
+	keyName := accountKeys[i]
+	res, err := s.accounts.RegenerateKey(ctx, ResourceGroupName(bucket), AccountName(bucket), armstorage.AccountRegenerateKeyParameters{KeyName: to.Ptr(keyName)}, nil)
+	if err != nil {
+		return objectstore.Credential{}, fmt.Errorf("regenerating %s of storage account %q: %w", keyName, AccountName(bucket), classify(err))
+	}
+	a, err := s.accountAccess(ctx, bucket, acct, keyName, res.Keys)
+	if err != nil {
+		return objectstore.Credential{}, err
+	}
+	return objectstore.Credential{ID: keyName, Data: a.secretData()}, nil
+}
+
+// RevokeCredentials implements objectstore.CredentialIssuer: every key not kept is regenerated
+// (and its new value never handed out). An account that is gone has no keys left; one that is not
+// ours is an ownership error and its keys are not touched.
+func (s *armStore) RevokeCredentials(ctx context.Context, bucket string, keep []string) error {
+	if _, err := s.ownAccount(ctx, bucket); err != nil {
+		if errors.Is(err, objectstore.ErrBucketNotFound) {
+			return nil
+		}
+		return err
+	}
+	for _, k := range accountKeys {
+		if slices.Contains(keep, k) {
+			continue
+		}
+		_, err := s.accounts.RegenerateKey(ctx, ResourceGroupName(bucket), AccountName(bucket), armstorage.AccountRegenerateKeyParameters{KeyName: to.Ptr(k)}, nil)
+		switch {
+		case isNotFound(err):
+			return nil // the account is gone, and its keys with it
+		case err != nil:
+			return fmt.Errorf("revoking %s of storage account %q: %w", k, AccountName(bucket), classify(err))
+		}
+	}
+	return nil
+}

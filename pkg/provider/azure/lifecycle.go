@@ -1,0 +1,208 @@
+package azure
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// Lifecycle management: every blob version and snapshot of an entry that an immutability policy
+// holds when the entry is deleted gets this blob index tag, and one rule of the account's
+// management policy deletes base blobs, previous versions and snapshots that carry it, once the
+// policy lets it (lifecycle runs daily and retries what is still protected). The rule acts on
+// nothing that is not tagged so: its only scope is the tag.
+const (
+	DeferredDeletionRule = "gardener-backup-deferred-deletion"
+	DeferredDeletionTag  = "gardener-backup-delete"
+)
+
+// deferredDeletionRule is the rule as the extension writes it.
+func deferredDeletionRule() *armstorage.ManagementPolicyRule {
+	return &armstorage.ManagementPolicyRule{
+		Name:    to.Ptr(DeferredDeletionRule),
+		Enabled: to.Ptr(true),
+		Type:    to.Ptr(armstorage.RuleTypeLifecycle),
+		Definition: &armstorage.ManagementPolicyDefinition{
+			Filters: &armstorage.ManagementPolicyFilter{
+				BlobTypes:      []*string{to.Ptr("blockBlob")},
+				BlobIndexMatch: []*armstorage.TagFilter{{Name: to.Ptr(DeferredDeletionTag), Op: to.Ptr("=="), Value: to.Ptr("true")}},
+			},
+			Actions: &armstorage.ManagementPolicyAction{
+				BaseBlob: &armstorage.ManagementPolicyBaseBlob{Delete: &armstorage.DateAfterModification{DaysAfterModificationGreaterThan: to.Ptr[float32](0)}},
+				Version:  &armstorage.ManagementPolicyVersion{Delete: &armstorage.DateAfterCreation{DaysAfterCreationGreaterThan: to.Ptr[float32](0)}},
+				Snapshot: &armstorage.ManagementPolicySnapShot{Delete: &armstorage.DateAfterCreation{DaysAfterCreationGreaterThan: to.Ptr[float32](0)}},
+			},
+		},
+	}
+}
+
+// ruleMismatch says how a rule differs from what deferred deletion needs (enabled, scoped by the
+// tag alone, never wider, deleting base blobs, versions and snapshots as soon as allowed), or ""
+// when it matches.
+func ruleMismatch(r *armstorage.ManagementPolicyRule) string {
+	switch {
+	case r == nil:
+		return "it is missing"
+	case r.Enabled != nil && !*r.Enabled:
+		return "it is disabled"
+	case r.Type != nil && *r.Type != armstorage.RuleTypeLifecycle:
+		return fmt.Sprintf("its type is %q", *r.Type)
+	case r.Definition == nil || r.Definition.Filters == nil || r.Definition.Actions == nil:
+		return "it has no filters or no actions"
+	}
+	f, a := r.Definition.Filters, r.Definition.Actions
+	if len(f.BlobIndexMatch) != 1 || deref(f.BlobIndexMatch[0].Name) != DeferredDeletionTag || deref(f.BlobIndexMatch[0].Op) != "==" || deref(f.BlobIndexMatch[0].Value) != "true" {
+		return fmt.Sprintf("its blob index filter is not exactly %s==true", DeferredDeletionTag)
+	}
+	if len(f.PrefixMatch) > 0 {
+		return "it has a prefix filter"
+	}
+	if !slices.ContainsFunc(f.BlobTypes, func(t *string) bool { return strings.EqualFold(deref(t), "blockBlob") }) {
+		return "it does not act on block blobs"
+	}
+	if a.BaseBlob == nil || a.BaseBlob.Delete == nil || deref(a.BaseBlob.Delete.DaysAfterModificationGreaterThan) != 0 {
+		return "it does not delete base blobs as soon as allowed"
+	}
+	if a.Version == nil || a.Version.Delete == nil || deref(a.Version.Delete.DaysAfterCreationGreaterThan) != 0 {
+		return "it does not delete previous versions as soon as allowed"
+	}
+	if a.Snapshot == nil || a.Snapshot.Delete == nil || deref(a.Snapshot.Delete.DaysAfterCreationGreaterThan) != 0 {
+		return "it does not delete snapshots as soon as allowed"
+	}
+	return ""
+}
+
+// readRule returns the account's management policy rules and the index of ours (-1: none).
+func (s *armStore) readRule(ctx context.Context, rg, account string) ([]*armstorage.ManagementPolicyRule, int, error) {
+	got, err := s.policies.Get(ctx, rg, account, armstorage.ManagementPolicyNameDefault, nil)
+	if err != nil && !isNotFound(err) {
+		return nil, -1, fmt.Errorf("reading the lifecycle management policy of storage account %q: %w", account, classify(err))
+	}
+	var rules []*armstorage.ManagementPolicyRule
+	if err == nil && got.Properties != nil && got.Properties.Policy != nil {
+		rules = got.Properties.Policy.Rules
+	}
+	return rules, slices.IndexFunc(rules, func(r *armstorage.ManagementPolicyRule) bool { return deref(r.Name) == DeferredDeletionRule }), nil
+}
+
+// ensureDeferredDeletionRule writes the rule when it is missing or differs; the rules of others
+// in the same management policy are kept.
+func (s *armStore) ensureDeferredDeletionRule(ctx context.Context, rg, account string) error {
+	rules, i, err := s.readRule(ctx, rg, account)
+	if err != nil {
+		return err
+	}
+	want := deferredDeletionRule()
+	switch {
+	case i >= 0 && ruleMismatch(rules[i]) == "":
+		return nil
+	case i >= 0:
+		rules = slices.Clone(rules)
+		rules[i] = want
+	default:
+		rules = append(slices.Clone(rules), want)
+	}
+	_, err = s.policies.CreateOrUpdate(ctx, rg, account, armstorage.ManagementPolicyNameDefault, armstorage.ManagementPolicy{
+		Properties: &armstorage.ManagementPolicyProperties{Policy: &armstorage.ManagementPolicySchema{Rules: rules}},
+	}, nil)
+	if err != nil {
+		return fmt.Errorf("setting the lifecycle rule %q of storage account %q: %w", DeferredDeletionRule, account, classify(err))
+	}
+	return nil
+}
+
+// DeferDeletion implements objectstore.Store on an account of ours: the rule is converged, then
+// read back and checked (present, enabled, scoped by the tag alone, deleting base blobs,
+// versions and snapshots), and only then is every base blob, previous version and snapshot under
+// prefix tagged for it. A rule that does not read back as needed is ErrUnsupported, and nothing
+// is tagged.
+func (s *armStore) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
+	rg, name := ResourceGroupName(bucket), AccountName(bucket)
+	if _, err := s.ownAccount(ctx, bucket); err != nil {
+		return objectstore.Deferral{}, err
+	}
+	if err := s.ensureDeferredDeletionRule(ctx, rg, name); err != nil {
+		return objectstore.Deferral{}, err
+	}
+	rules, i, err := s.readRule(ctx, rg, name)
+	if err != nil {
+		return objectstore.Deferral{}, err
+	}
+	var got *armstorage.ManagementPolicyRule
+	if i >= 0 {
+		got = rules[i]
+	}
+	if why := ruleMismatch(got); why != "" {
+		return objectstore.Deferral{}, fmt.Errorf("%w: lifecycle rule %q on storage account %q does not read back as written: %s; the locked blobs are not handed to it",
+			objectstore.ErrUnsupported, DeferredDeletionRule, name, why)
+	}
+	d, err := s.dataPlane(ctx, bucket)
+	if err != nil {
+		return objectstore.Deferral{}, err
+	}
+	if err := d.markForDeferral(ctx, bucket, prefix); err != nil {
+		return objectstore.Deferral{}, err
+	}
+	return objectstore.Deferral{Rule: fmt.Sprintf("lifecycle rule %s on storage account %s", DeferredDeletionRule, name)}, nil
+}
+
+// DeferDeletion implements objectstore.Store for an account reached with its key: the lifecycle
+// rule lives in the account's management policy, which an account key cannot read, so a
+// deferral can never be verified and is not claimed (the caller retries until the locks end).
+func (s *store) DeferDeletion(context.Context, string, string) (objectstore.Deferral, error) {
+	return objectstore.Deferral{}, fmt.Errorf("%w: deferring deletions to the storage account's lifecycle rule %q needs its management policy read back, which an account key cannot do", objectstore.ErrUnsupported, DeferredDeletionRule)
+}
+
+// markForDeferral gives every base blob, previous version and snapshot under prefix the tag the
+// rule deletes by, keeping their other tags (those already tagged are skipped, so an interrupted
+// pass resumes).
+func (s *store) markForDeferral(ctx context.Context, bucket, prefix string) error {
+	opts := &container.ListBlobsFlatOptions{Include: container.ListBlobsInclude{Tags: true, Versions: true, Snapshots: true}, MaxResults: to.Ptr(s.pageSize)}
+	if prefix != "" {
+		opts.Prefix = &prefix
+	}
+	c := s.container(bucket)
+	pager := c.NewListBlobsFlatPager(opts)
+	for pager.More() {
+		resp, err := pager.NextPage(ctx)
+		if err != nil {
+			return classify(err)
+		}
+		tags := map[objectstore.ObjectVersion]map[string]string{}
+		var todo []objectstore.ObjectVersion
+		for _, it := range resp.Segment.BlobItems {
+			have := map[string]string{}
+			if it.BlobTags != nil {
+				for _, t := range it.BlobTags.BlobTagSet {
+					have[deref(t.Key)] = deref(t.Value)
+				}
+			}
+			if have[DeferredDeletionTag] == "true" {
+				continue
+			}
+			have[DeferredDeletionTag] = "true"
+			o := listed(it)
+			tags[o] = have
+			todo = append(todo, o)
+		}
+		failed := objectstore.ForEachObject(ctx, todo, 16, func(ctx context.Context, o objectstore.ObjectVersion) error {
+			b, err := s.blobAt(bucket, o)
+			if err != nil {
+				return err
+			}
+			_, err = b.SetTags(ctx, tags[o], nil)
+			return classify(err)
+		})
+		if len(failed) > 0 {
+			return fmt.Errorf("tagging %d blob versions for deferred deletion, first %q %s: %w", len(failed), failed[0].Object.Key, failed[0].Object.Version, failed[0].Err)
+		}
+	}
+	return nil
+}

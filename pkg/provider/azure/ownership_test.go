@@ -1,0 +1,154 @@
+package azure_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+// standInBlobs reaches Azurite's stand-in account directly, behind the extension's back.
+func standInBlobs(t *testing.T) *azblob.Client {
+	t.Helper()
+	cred, err := azblob.NewSharedKeyCredential(stack.StandInAccount, stack.StandInKeys[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := azblob.NewClientWithSharedKeyCredential(azurite.StandInEndpoint(), cred, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestAccountNotOursIsNeverReadEmptiedRekeyedOrDeleted puts a storage account with the bucket's
+// account name into the bucket's resource group that this extension did not create, with a
+// container of the bucket's name holding a blob, and drives every operation at it: each is an
+// ownership error, and no request that reads its keys, regenerates them, or writes or deletes
+// anything reaches the management plane; the blob is still there.
+func TestAccountNotOursIsNeverReadEmptiedRekeyedOrDeleted(t *testing.T) {
+	cases := []struct {
+		name string
+		tags func(bucket string) map[string]string
+	}{
+		{"untagged", func(string) map[string]string { return nil }},
+		{"tagged for another bucket", func(string) map[string]string {
+			return map[string]string{azureprovider.TagBucket: "other", azureprovider.TagManagedBy: "gardener-extension-backup"}
+		}},
+		{"bucket tag without managed-by", func(b string) map[string]string { return map[string]string{azureprovider.TagBucket: b} }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			arm := startARM(t)
+			s := armStore(t, arm, arm.ServicePrincipal(), false)
+			name := newBucketName()
+			account := azureprovider.AccountName(name)
+			arm.PutGroup(name, "westeurope", nil)
+			arm.PutAccount(name, account, "westeurope", c.tags(name))
+			blobs := standInBlobs(t)
+			if _, err := blobs.CreateContainer(ctx(t), name, nil); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _, _ = blobs.DeleteContainer(context.Background(), name, nil) })
+			if _, err := blobs.UploadBuffer(ctx(t), name, "shoot--a--b--1/theirs", []byte("not ours"), nil); err != nil {
+				t.Fatal(err)
+			}
+
+			issuer := s.(objectstore.CredentialIssuer)
+			prefix, _ := objectstore.EntryPrefix("shoot--a--b--1")
+			ops := map[string]func() error{
+				"EnsureBucket": func() error { return s.EnsureBucket(ctx(t), objectstore.Bucket{Name: name, Region: "westeurope"}) },
+				"ListObjects": func() error {
+					return s.ListObjects(ctx(t), name, "", func([]objectstore.ObjectVersion) error { return nil })
+				},
+				"DeletePrefix(entry)": func() error {
+					_, err := objectstore.DeletePrefix(ctx(t), s, name, prefix, objectstore.DeleteOptions{})
+					return err
+				},
+				"DeletePrefix(bucket)": func() error {
+					_, err := objectstore.DeletePrefix(ctx(t), s, name, objectstore.WholeBucket(), objectstore.DeleteOptions{})
+					return err
+				},
+				"DeleteBucket": func() error { return s.DeleteBucket(ctx(t), name) },
+				"DeferDeletion": func() error {
+					_, err := s.DeferDeletion(ctx(t), name, prefix.String())
+					return err
+				},
+				"IssueCredential(first)": func() error {
+					_, err := issuer.IssueCredential(ctx(t), name, nil)
+					return err
+				},
+				"IssueCredential(rotation)": func() error {
+					_, err := issuer.IssueCredential(ctx(t), name, []string{"key1"})
+					return err
+				},
+				"RevokeCredentials": func() error { return issuer.RevokeCredentials(ctx(t), name, nil) },
+				"PutObject":         func() error { return s.PutObject(ctx(t), name, "shoot--a--b--1/ours", []byte("x")) },
+			}
+			for op, fn := range ops {
+				if err := fn(); !errors.Is(err, objectstore.ErrOwnedByOther) || !strings.Contains(err.Error(), account) {
+					t.Errorf("%s: %v; want ErrOwnedByOther naming account %s", op, err, account)
+				}
+			}
+			for _, r := range arm.Requests() {
+				if !strings.Contains(r.Path, "/storageaccounts/"+account) {
+					continue
+				}
+				if r.Method != "GET" {
+					t.Errorf("a request acted on the account that is not ours: %s %s", r.Method, r.Path)
+				}
+			}
+			if arm.Account(account) == nil || arm.Group(name) == nil {
+				t.Fatal("the account that is not ours, or its group, was deleted")
+			}
+			got, err := blobs.DownloadStream(ctx(t), name, "shoot--a--b--1/theirs", nil)
+			if err != nil {
+				t.Fatalf("the blob in the account that is not ours is gone: %v", err)
+			}
+			_ = got.Body.Close()
+		})
+	}
+}
+
+// TestAccountOfOursHoldingAnotherContainerIsNotDeleted: an account the extension created, into
+// which somebody put a container of their own, loses only the bucket's (empty) container; the
+// account, the other container and the resource group stay, and the deletion says why.
+func TestAccountOfOursHoldingAnotherContainerIsNotDeleted(t *testing.T) {
+	arm := startARM(t)
+	s := armStore(t, arm, arm.ServicePrincipal(), false)
+	name := newBucketName()
+	account := azureprovider.AccountName(name)
+	if err := s.EnsureBucket(ctx(t), objectstore.Bucket{Name: name, Region: "westeurope"}); err != nil {
+		t.Fatal(err)
+	}
+	arm.PutContainer(account, "someone-elses")
+	err := s.DeleteBucket(ctx(t), name)
+	if !errors.Is(err, objectstore.ErrOwnedByOther) || !strings.Contains(err.Error(), "someone-elses") || !strings.Contains(err.Error(), account) {
+		t.Fatalf("DeleteBucket of an account holding another container: %v; want ErrOwnedByOther naming the account and the container", err)
+	}
+	if arm.Account(account) == nil || arm.Container(account, "someone-elses") == nil || arm.Group(name) == nil {
+		t.Fatal("the account, the other container or the resource group was deleted")
+	}
+	if arm.Container(account, name) != nil {
+		t.Error("the bucket's own empty container was left")
+	}
+	for _, r := range arm.Requests("DELETE") {
+		if strings.HasSuffix(r.Path, "/storageaccounts/"+account) || strings.HasSuffix(r.Path, "/resourcegroups/"+name) {
+			t.Errorf("deleted while another container lives in the account: %s", r.Path)
+		}
+	}
+	// Once the other container is gone, the account and the group go too.
+	arm.DropContainer(account, "someone-elses")
+	if err := s.DeleteBucket(ctx(t), name); err != nil {
+		t.Fatal(err)
+	}
+	if arm.Account(account) != nil || arm.Group(name) != nil {
+		t.Fatal("the account or the group is left after the other container went")
+	}
+}
