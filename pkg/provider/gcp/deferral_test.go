@@ -102,6 +102,9 @@ func lockedEntries(t *testing.T) (objectstore.Store, *storage.Client, string) {
 	if err := ensure(t, s, name, immutable(24*time.Hour, false)); err != nil {
 		t.Fatal(err)
 	}
+	if a, err := c.Bucket(name).Attrs(ctx); err != nil || !a.VersioningEnabled {
+		t.Fatalf("versioning after a bucket update: %v, %v; GCS keeps it on", a, err)
+	}
 	if got := generations(t, c, name, entryA); len(got) != 3 {
 		t.Fatalf("entry A has generations %v; want 3 (one noncurrent)", got)
 	}

@@ -79,13 +79,14 @@ func TestBucketIsCreatedConvergedAndDriftCorrected(t *testing.T) {
 	if !strings.Contains(string(iam), `"publicAccessPrevention":"enforced"`) || !strings.Contains(string(iam), `"enabled":true`) {
 		t.Fatalf("iamConfiguration %s; want uniform access and enforced public access prevention", iam)
 	}
-	if lc := lifecycle(t, bb.Name); !strings.Contains(lc, `"daysSinceCustomTime":1`) {
-		t.Fatalf("lifecycle %s lacks the deferred-deletion rule", lc)
+	// Deferred-deletion rules come with deferrals, one set per entry: a new bucket has none.
+	if lc := lifecycle(t, bb.Name); !strings.Contains(lc, "AbortIncompleteMultipartUpload") || strings.Contains(lc, "daysSinceCustomTime") {
+		t.Fatalf("lifecycle %s; want the abort-upload rule alone", lc)
 	}
 	gcs.SetBucketField(bb.Name, "lifecycle", json.RawMessage(`{"rule":[{"action":{"type":"Delete"},"condition":{"age":1}}]}`), false)
 	env.Trigger(t, bb) // waits for the next second: statuses before it are older than now
 	env.WaitFor(t, bb, time.Minute, "bucket reconciled again", framework.SucceededAfter(time.Now()))
-	if lc := lifecycle(t, bb.Name); strings.Contains(lc, `"age":1}`) || !strings.Contains(lc, `"daysSinceCustomTime":1`) {
+	if lc := lifecycle(t, bb.Name); strings.Contains(lc, `"age":1}`) || !strings.Contains(lc, "AbortIncompleteMultipartUpload") {
 		t.Fatalf("drift not corrected: lifecycle %s", lc)
 	}
 }
@@ -226,6 +227,9 @@ func TestLockedBucketDeletionReportsAndWaits(t *testing.T) {
 	if marked := customTimes(t, bb.Name, keys...); !slices.Equal(marked, []bool{true, true}) {
 		t.Fatalf("locked objects marked for the lifecycle rule: %v", marked)
 	}
+	if lc := lifecycle(t, bb.Name); !strings.Contains(lc, `{"action":{"type":"Delete"},"condition":{"daysSinceCustomTime":1}}`) {
+		t.Fatalf("lifecycle %s lacks the whole-bucket deferral rule", lc)
+	}
 	// No loop: the next attempt is scheduled for when the locks expire, not now.
 	env.AssertNotRetriedSoon(t, bb)
 	if !bucketExists(t, bb.Name) {
@@ -251,5 +255,17 @@ func TestLockedEntryObjectsAreDeferredAndReported(t *testing.T) {
 	}
 	if !env.HasEvent(t, be.Name, backupentry.ReasonLockedObjectsDeferred, "2 object versions") {
 		t.Fatalf("no %s event reporting the 2 locked objects of %s", backupentry.ReasonLockedObjectsDeferred, be.Name)
+	}
+	if !env.HasEvent(t, be.Name, backupentry.ReasonLockedObjectsDeferred, "matchesPrefix "+shoot+"--1/") {
+		t.Fatalf("the %s event does not name the entry's lifecycle rule", backupentry.ReasonLockedObjectsDeferred)
+	}
+	// GCS runs the rule (the front plays it) once the day of retention is over: the entry's
+	// objects go, the neighbour stays.
+	if _, err := gcs.RunLifecycle(bb.Name, time.Now().Add(49*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	left, err := conformance.ListKeys(framework.Ctx(t), store(t), bb.Name, "")
+	if err != nil || !slices.Equal(left, []string{shoot + "--10/keep"}) {
+		t.Fatalf("after the lifecycle ran the bucket holds %v, %v; want only the neighbour", left, err)
 	}
 }
