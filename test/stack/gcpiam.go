@@ -88,6 +88,12 @@ func (g *GCS) authorize(identity string, r *http.Request) error {
 	for _, p := range []string{"/upload", "/download"} {
 		path = strings.TrimPrefix(path, p)
 	}
+	// The XML API's object read, GET /<bucket>/<object> (the storage client's default reader,
+	// which etcd-backup-restore's restore uses), is an object GET like the JSON API's.
+	if bucket, object, ok := strings.Cut(strings.TrimPrefix(path, "/"), "/"); ok && object != "" && r.Method == http.MethodGet &&
+		!strings.HasPrefix(path, "/storage/") && !strings.HasPrefix(path, "/iam/") && !strings.HasPrefix(path, "/v1/") {
+		path = "/storage/v1/b/" + bucket + "/o/" + object
+	}
 	parts := strings.Split(strings.TrimPrefix(path, "/storage/v1/"), "/")
 	if !strings.HasPrefix(path, "/storage/v1/b/") || len(parts) < 2 {
 		return fmt.Errorf("%s does not have permission for %s %s in project %s", identity, r.Method, r.URL.Path, g.ProjectID)

@@ -273,8 +273,10 @@ func (p *Provider) newClient(a account) (*azblob.Client, error) {
 	}})
 }
 
-// etcdBackupKeys are the keys of the entry secret that etcd-backup-restore reads.
-var etcdBackupKeys = []string{KeyStorageAccount, KeyStorageKey, KeyDomain, KeyEmulatorEnabled, KeyBucketName}
+// etcdBackupKeys are the keys of the entry secret that etcd-backup-restore reads (v0.43.0,
+// abs_snapstore.go readABSCredentialFiles: storageAccount, storageKey, domain; bucketName is
+// gardener's). emulatorEnabled is this extension's only: the sidecar does not read it.
+var etcdBackupKeys = []string{KeyStorageAccount, KeyStorageKey, KeyDomain, KeyBucketName}
 
 // EtcdBackupSecretData implements provider.Provider: the ABS keys etcd-backup-restore reads and
 // nothing else (a stray *.json key would be taken for a credentials file).

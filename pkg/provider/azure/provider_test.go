@@ -52,7 +52,7 @@ func TestEtcdBackupSecretData(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if want := []string{"bucketName", "domain", "emulatorEnabled", "storageAccount", "storageKey"}; !slices.Equal(keys, want) {
+	if want := []string{"bucketName", "domain", "storageAccount", "storageKey"}; !slices.Equal(keys, want) {
 		t.Fatalf("keys %v; want exactly %v", keys, want)
 	}
 }

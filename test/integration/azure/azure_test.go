@@ -70,7 +70,7 @@ func TestEntryWritesEtcdBackupSecret(t *testing.T) {
 	be := env.CreateEntry(t, shoot+"--uid1", bb.Name, stack.With(azurite.SecretData(), "stray.json", "{}"))
 	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
 	keys, s := env.SecretKeys(t, shoot, "etcd-backup")
-	if want := []string{"bucketName", "domain", "emulatorEnabled", "storageAccount", "storageKey"}; !slices.Equal(keys, want) {
+	if want := []string{"bucketName", "domain", "storageAccount", "storageKey"}; !slices.Equal(keys, want) {
 		t.Fatalf("etcd-backup has keys %v; want exactly %v", keys, want)
 	}
 	if string(s.Data["bucketName"]) != bb.Name {

@@ -49,7 +49,7 @@ func TestAzure(t *testing.T) {
 		{mode{name: "operator account key", operator: azurite.SecretData(), keys: absKeys}, stack.AzuriteAccount},
 		{mode{name: "generated key (service principal)", operator: arm.ServicePrincipal(),
 			config: azureConfigHead + `,"rotation":{"gracePeriod":"15s"}}`, generated: true, keys: absKeys}, stack.StandInAccount},
-		{mode{name: "generated key (workload identity)", operator: arm.WorkloadIdentity(),
+		{mode{name: "generated key (workload identity)", operator: arm.WorkloadIdentity(), workloadIdentity: true,
 			config: azureConfigHead + `,"rotation":{"gracePeriod":"15s"}}`, generated: true, keys: absKeys}, stack.StandInAccount},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -11,8 +11,12 @@ import (
 	"testing"
 	"time"
 
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	securityv1alpha1constants "github.com/gardener/gardener/pkg/apis/security/v1alpha1/constants"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
@@ -34,6 +38,9 @@ type mode struct {
 	// snapshot after the revocation proves the sidecar switched (Azurite cannot regenerate keys;
 	// Swift's token cache and the GCS front keep already issued tokens valid for a while).
 	revokedRefused bool
+	// workloadIdentity: the operator's secret is a workload identity secret (labelled for
+	// gardener's token requestor).
+	workloadIdentity bool
 	// keys are exactly the keys etcd-backup must hold.
 	keys []string
 }
@@ -52,7 +59,9 @@ func name(prefix string) string {
 // snapshot succeeds after the previous credential is revoked; a restore into a new data
 // directory then holds every key. Deleting the entry removes the sidecar's snapshots.
 func run(t *testing.T, env *framework.Env, c consumer, m mode) {
-	bb := env.CreateBucket(t, name("c-"), m.operator, m.config)
+	began := time.Now()
+	step := func(what string) { t.Logf("%5.1fs %s", time.Since(began).Seconds(), what) }
+	bb := createBucket(t, env, m)
 	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
 	entryData := m.operator
 	var generated *corev1.Secret
@@ -69,6 +78,7 @@ func run(t *testing.T, env *framework.Env, c consumer, m mode) {
 	be := env.CreateEntry(t, entry, bb.Name, entryData)
 	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
 	_, etcdBackup := env.SecretKeys(t, shoot, "etcd-backup")
+	step("bucket and entry reconciled")
 
 	mount := t.TempDir()
 	mountSecret(t, mount, etcdBackup.Data)
@@ -83,14 +93,17 @@ func run(t *testing.T, env *framework.Env, c consumer, m mode) {
 	db.put(t, "/registry/delta", "2")
 	want["/registry/delta"] = "2"
 	waitSnapshots(t, sidecar, "a delta snapshot", func() bool { _, d := snaps(); return d >= 1 })
+	step("full and delta snapshot taken")
 
 	if m.generated {
 		var rotated map[string][]byte
-		etcdBackup, rotated = rotate(t, env, bb, be, generated, etcdBackup)
+		etcdBackup, rotated = rotate(t, env, bb, be, generated)
 		store = env.StoreFor(t, rotated)
 		mountSecret(t, mount, etcdBackup.Data)
+		step("rotated credential mounted")
 		if m.revokedRefused {
 			waitRevoked(t, env, bb.Name, generated.Data)
+			step("previous credential revoked")
 		}
 		_, before := snaps()
 		db.put(t, "/registry/after-rotation", "3")
@@ -99,6 +112,7 @@ func run(t *testing.T, env *framework.Env, c consumer, m mode) {
 		if !strings.Contains(sidecar.tail(), "Updated the snapstore object with new credentials") {
 			t.Fatalf("the sidecar did not rebuild its store from the rotated secret:\n%s", sidecar.tail())
 		}
+		step("delta snapshot after the rotation taken")
 	}
 	sidecar.stop()
 	db.stop()
@@ -112,12 +126,42 @@ func run(t *testing.T, env *framework.Env, c consumer, m mode) {
 		}
 	}
 	restored.stop()
+	step("restored")
 
 	env.DeleteAndWaitGone(t, be, 2*time.Minute)
 	if f, d := snaps(); f+d != 0 {
 		t.Errorf("%d full and %d delta snapshots left after the entry's deletion", f, d)
 	}
 	env.DeleteAndWaitGone(t, bb, 2*time.Minute)
+	step("entry and bucket deleted")
+}
+
+// createBucket creates the bucket as gardenlet does, with the operator's secret
+// garden/bucket-<name> (labelled as a workload identity secret for such a mode).
+func createBucket(t *testing.T, env *framework.Env, m mode) *extensionsv1alpha1.BackupBucket {
+	t.Helper()
+	if !m.workloadIdentity {
+		return env.CreateBucket(t, name("c-"), m.operator, m.config)
+	}
+	n := name("c-")
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "bucket-" + n,
+		Labels: map[string]string{securityv1alpha1constants.LabelPurpose: securityv1alpha1constants.LabelPurposeWorkloadIdentityTokenRequestor}}, Data: m.operator}
+	env.EnsureNamespace(t, "garden")
+	if err := env.K8s.Create(framework.Ctx(t), secret); err != nil {
+		t.Fatal(err)
+	}
+	bb := &extensionsv1alpha1.BackupBucket{
+		ObjectMeta: metav1.ObjectMeta{Name: n, Annotations: map[string]string{v1beta1constants.GardenerOperation: v1beta1constants.GardenerOperationReconcile}},
+		Spec: extensionsv1alpha1.BackupBucketSpec{
+			DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: env.Type, ProviderConfig: &runtime.RawExtension{Raw: []byte(m.config)}},
+			Region:      env.Region,
+			SecretRef:   corev1.SecretReference{Namespace: "garden", Name: secret.Name},
+		},
+	}
+	if err := env.K8s.Create(framework.Ctx(t), bb); err != nil {
+		t.Fatal(err)
+	}
+	return bb
 }
 
 // assertKeys fails unless etcd-backup holds exactly keys.
@@ -162,9 +206,9 @@ func waitSnapshots(t *testing.T, sidecar *process, what string, done func() bool
 
 // rotate requests a rotation of the bucket's generated credential, hands the new one to the
 // entry as gardenlet does (the entry's secret is the generated secret's data) and returns the
-// shoot's etcd-backup once it carries it, and the new generated
-// secret's data.
-func rotate(t *testing.T, env *framework.Env, bb *extensionsv1alpha1.BackupBucket, be *extensionsv1alpha1.BackupEntry, first, etcdBackup *corev1.Secret) (*corev1.Secret, map[string][]byte) {
+// shoot's etcd-backup after the entry's next reconcile, which must carry the new credential, and
+// the new generated secret's data.
+func rotate(t *testing.T, env *framework.Env, bb *extensionsv1alpha1.BackupBucket, be *extensionsv1alpha1.BackupEntry, first *corev1.Secret) (*corev1.Secret, map[string][]byte) {
 	t.Helper()
 	env.Trigger(t, bb, backupbucket.AnnotationRotateCredentials, "r1")
 	var second *corev1.Secret
@@ -187,18 +231,15 @@ func rotate(t *testing.T, env *framework.Env, bb *extensionsv1alpha1.BackupBucke
 		t.Fatal(err)
 	}
 	env.Trigger(t, be)
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		_, s := env.SecretKeys(t, be.Name[:strings.LastIndex(be.Name, "--")], "etcd-backup")
-		if !sameData(s.Data, etcdBackup.Data) {
-			return s, second.Data
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("etcd-backup does not carry the rotated credential")
+	env.WaitFor(t, be, time.Minute, "entry reconciled after the rotation", framework.SucceededAfter(time.Now()))
+	_, etcdBackup := env.SecretKeys(t, be.Name[:strings.LastIndex(be.Name, "--")], "etcd-backup")
+	for k, v := range etcdBackup.Data {
+		if w, ok := second.Data[k]; ok && !bytes.Equal(v, w) {
+			t.Fatalf("etcd-backup's %q is not the rotated credential's", k)
 		}
 	}
+	return etcdBackup, second.Data
 }
-
-func sameData(a, b map[string][]byte) bool { return maps.EqualFunc(a, b, bytes.Equal) }
 
 // waitRevoked waits until the store refuses the previous credential (its grace period over).
 func waitRevoked(t *testing.T, env *framework.Env, bucket string, previous map[string][]byte) {
