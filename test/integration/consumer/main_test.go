@@ -4,3 +4,12 @@
 // etcd (full and delta snapshots), keeps doing so across a credential rotation, and restores it.
 // See docs/etcd-backup-secret.md for the key contract these tests prove.
 package consumer_test
+
+import (
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// envtest logs through controller-runtime's root logger; the controllers' own log is the
+// framework's (TEST_LOG).
+func init() { ctrllog.SetLogger(logr.Discard()) }

@@ -1,8 +1,18 @@
 package consumer_test
 
 import (
+	"context"
+	"net/http"
 	"testing"
+	"time"
 
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	"github.com/gophercloud/gophercloud/v2"
+	gopenstack "github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/applicationcredentials"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -34,9 +44,16 @@ func TestOpenStack(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(env.Stop)
+	ac := applicationCredential(t, cloud)
+	// An operator's application credential with everything etcd-backup-restore reads, and a
+	// stray username (which the extension would use to authenticate by name): etcd-backup must
+	// carry the application credential only.
+	operatorAppCred := stack.With(cloud.SecretData("demo"), "password", "",
+		"applicationCredentialID", ac.ID, "applicationCredentialName", ac.Name, "applicationCredentialSecret", ac.Secret)
 
 	for _, m := range []mode{
 		{name: "operator password", operator: cloud.SecretData("demo"), keys: swiftPasswordKeys},
+		{name: "operator application credential with a stray username", operator: operatorAppCred, keys: swiftAppCredKeys},
 		{
 			name:     "generated application credentials",
 			operator: cloud.SecretData("demo"),
@@ -50,5 +67,49 @@ func TestOpenStack(t *testing.T) {
 			t.Parallel()
 			run(t, env, swift, m)
 		})
+	}
+
+	// An application credential given by ID and secret only works for this extension but not
+	// for etcd-backup-restore, which also needs domainName, tenantName and the credential's
+	// name: the bucket is refused before any shoot depends on it, naming what is missing.
+	t.Run("operator application credential without what the sidecar needs", func(t *testing.T) {
+		t.Parallel()
+		byID := map[string][]byte{"authURL": []byte(cloud.AuthURL), "region": []byte("RegionOne"),
+			"applicationCredentialID": []byte(ac.ID), "applicationCredentialSecret": []byte(ac.Secret)}
+		operator := env.StoreFor(t, cloud.SecretData("demo"))
+		env.BucketsFail(t, []framework.BucketFailure{
+			{Name: "by ID only", Data: byID, Code: gardencorev1beta1.ErrorConfigurationProblem, Mentions: `"domainName"`},
+			{Name: "without the name", Data: stack.With(byID, "domainName", "Default", "tenantName", "demo"), Code: gardencorev1beta1.ErrorConfigurationProblem, Mentions: `"applicationCredentialName"`},
+		}, []string{ac.Secret}, func(t *testing.T, bucket string) {
+			if keys, err := conformance.ListKeys(framework.Ctx(t), operator, bucket, ""); err == nil {
+				t.Fatalf("container %s was created (%d objects)", bucket, len(keys))
+			}
+		})
+	})
+}
+
+// applicationCredential creates an application credential of the demo user in Keystone.
+func applicationCredential(t *testing.T, cloud *stack.OpenStack) *applicationcredentials.ApplicationCredential {
+	t.Helper()
+	ctx := context.Background()
+	pc, err := gopenstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{IdentityEndpoint: cloud.AuthURL,
+		Username: "demo", Password: "demopass", DomainName: "Default", TenantName: "demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, err := pc.GetAuthResult().(tokens.CreateResult).ExtractUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	identity := &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: gophercloud.NormalizeURL(cloud.AuthURL)}
+	for attempt := 0; ; attempt++ { // Keystone on sqlite sometimes answers 500 "database is locked"
+		ac, err := applicationcredentials.Create(ctx, identity, user.ID, applicationcredentials.CreateOpts{Name: name("consumer-")}).Extract()
+		if err == nil {
+			return ac
+		}
+		if attempt == 5 || !gophercloud.ResponseCodeIs(err, http.StatusInternalServerError) {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
 	}
 }
