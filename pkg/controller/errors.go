@@ -45,6 +45,9 @@ type LockedObjectsError struct {
 	RetainUntil time.Time
 	// Deferred is true when the store was asked to delete them itself once the locks expire.
 	Deferred bool
+	// NotDeferred, when set, says why the store could not be asked to (no lifecycle rule
+	// possible, no room for one, a rule not kept).
+	NotDeferred error
 }
 
 func (e *LockedObjectsError) Error() string {
@@ -57,8 +60,11 @@ func (e *LockedObjectsError) Error() string {
 		scope = fmt.Sprintf("prefix %q in bucket %q", e.Prefix, e.Bucket)
 	}
 	then := "the deletion is retried then"
-	if e.Deferred {
+	switch {
+	case e.Deferred:
 		then = "a lifecycle rule deletes them when the locks expire and the deletion is retried then"
+	case e.NotDeferred != nil:
+		then = fmt.Sprintf("the store cannot delete them by itself (%v), so the deletion is retried then", e.NotDeferred)
 	}
 	return fmt.Sprintf("%s cannot be emptied: %d object versions are held by retention locks until %s; %s", scope, e.Count, until, then)
 }

@@ -34,8 +34,9 @@ type DeleteResult struct {
 	Deleted int
 	// Locked counts object versions held by a retention lock or legal hold; they are left alone.
 	Locked int
-	// EarliestRetainUntil is the soonest lock expiry among Locked (zero if unknown or none).
-	EarliestRetainUntil time.Time
+	// EarliestRetainUntil and LatestRetainUntil are the soonest and the last lock expiry among
+	// Locked (zero if unknown or none; a legal hold has no expiry).
+	EarliestRetainUntil, LatestRetainUntil time.Time
 	// Throttled counts requests the store throttled (and the engine retried).
 	Throttled int
 	// Done is true only when the listing was exhausted and every object version it listed was
@@ -240,7 +241,7 @@ func (d *deletion) deleteBatch(ctx context.Context, batch []ObjectVersion) {
 		var retry []ObjectVersion
 		var failed []ObjectError
 		var throttledBy error // the throttling error asking for the longest wait
-		locked, earliest, cutOff := 0, time.Time{}, 0
+		locked, earliest, latest, cutOff := 0, time.Time{}, time.Time{}, 0
 		for _, oe := range objErrs {
 			var le *LockedError
 			switch {
@@ -252,6 +253,9 @@ func (d *deletion) deleteBatch(ctx context.Context, batch []ObjectVersion) {
 				locked++
 				if !le.RetainUntil.IsZero() && (earliest.IsZero() || le.RetainUntil.Before(earliest)) {
 					earliest = le.RetainUntil
+				}
+				if le.RetainUntil.After(latest) {
+					latest = le.RetainUntil
 				}
 			case errors.Is(oe.Err, ErrObjectLocked):
 				locked++
@@ -273,6 +277,9 @@ func (d *deletion) deleteBatch(ctx context.Context, batch []ObjectVersion) {
 		d.result.Locked += locked
 		if !earliest.IsZero() && (d.result.EarliestRetainUntil.IsZero() || earliest.Before(d.result.EarliestRetainUntil)) {
 			d.result.EarliestRetainUntil = earliest
+		}
+		if latest.After(d.result.LatestRetainUntil) {
+			d.result.LatestRetainUntil = latest
 		}
 		d.mu.Unlock()
 

@@ -18,14 +18,18 @@ import (
 // Retry-After), objects reported gone, and failures into a memstore's deletions.
 type faultyStore struct {
 	*memstore.Store
+	faults
+
+	mu  sync.Mutex
+	rnd *rand.Rand
+}
+
+type faults struct {
 	latency       time.Duration
 	retryAfter    time.Duration
 	throttleWhole float64 // share of requests throttled as a whole
 	throttleObj   float64 // share of objects throttled one by one
 	fail          float64 // share of requests failing with a non-retryable error
-
-	mu  sync.Mutex
-	rnd *rand.Rand
 }
 
 var errInjected = errors.New("injected failure")
@@ -75,30 +79,28 @@ func (s *faultyStore) DeleteObjects(ctx context.Context, bucket string, objs []o
 // passes with time enough finish the deletion without touching the neighbour.
 func TestDoneNeverWithAnythingLeft(t *testing.T) {
 	const maxThrottleWait = 40 * time.Millisecond
-	faults := []struct {
-		name  string
-		store faultyStore
+	cases := []struct {
+		name string
+		faults
 	}{
-		{"clean", faultyStore{}},
-		{"latency", faultyStore{latency: 3 * time.Millisecond}},
-		{"whole requests throttled", faultyStore{throttleWhole: 0.5, retryAfter: maxThrottleWait}},
-		{"objects throttled", faultyStore{throttleObj: 0.3, retryAfter: maxThrottleWait}},
-		{"everything throttled", faultyStore{throttleWhole: 0.3, throttleObj: 0.3, latency: time.Millisecond, retryAfter: 2 * maxThrottleWait}},
-		{"failures", faultyStore{fail: 0.2, throttleObj: 0.2, retryAfter: maxThrottleWait}},
+		{"clean", faults{}},
+		{"latency", faults{latency: 3 * time.Millisecond}},
+		{"whole requests throttled", faults{throttleWhole: 0.5, retryAfter: maxThrottleWait}},
+		{"objects throttled", faults{throttleObj: 0.3, retryAfter: maxThrottleWait}},
+		{"everything throttled", faults{throttleWhole: 0.3, throttleObj: 0.3, latency: time.Millisecond, retryAfter: 2 * maxThrottleWait}},
+		{"failures", faults{fail: 0.2, throttleObj: 0.2, retryAfter: maxThrottleWait}},
 	}
 	cutoffs := []time.Duration{0, time.Millisecond, 5 * time.Millisecond, 20 * time.Millisecond, maxThrottleWait, 3 * maxThrottleWait}
 	// 5 objects: one batch, the listing ends at once; 25: more batches than workers, the
 	// listing ends while batches queue; 120: the listing itself waits for the workers.
 	for _, objects := range []int{5, 25, 120} {
-		for fi, f := range faults {
+		for fi, f := range cases {
 			for ci, cutoff := range cutoffs {
 				for _, withDeadline := range []bool{false, true} {
 					t.Run(fmt.Sprintf("%d objects/%s/cutoff=%s/deadline=%v", objects, f.name, cutoff, withDeadline), func(t *testing.T) {
 						mem := memstore.New(10)
 						fill(t, mem, "n--1/", objects)
-						store := &faultyStore{Store: mem, latency: f.store.latency, retryAfter: f.store.retryAfter,
-							throttleWhole: f.store.throttleWhole, throttleObj: f.store.throttleObj, fail: f.store.fail,
-							rnd: rand.New(rand.NewPCG(uint64(fi), uint64(ci)))}
+						store := &faultyStore{Store: mem, faults: f.faults, rnd: rand.New(rand.NewPCG(uint64(fi), uint64(ci)))}
 						prefix, _ := objectstore.EntryPrefix("n--1")
 						check := func(pass int, res objectstore.DeleteResult, err error) {
 							t.Helper()

@@ -99,7 +99,11 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 		if err != nil && !errors.Is(err, objectstore.ErrUnsupported) {
 			return fmt.Errorf("deferring the deletion of locked objects in bucket %q: %w", bb.Name, err)
 		}
-		return &controller.LockedObjectsError{Bucket: bb.Name, Count: res.Locked, RetainUntil: res.EarliestRetainUntil, Deferred: err == nil}
+		locked := &controller.LockedObjectsError{Bucket: bb.Name, Count: res.Locked, RetainUntil: res.EarliestRetainUntil, Deferred: err == nil}
+		if err != nil {
+			locked.NotDeferred = err
+		}
+		return locked
 	}
 	if err := store.DeleteBucket(ctx, bb.Name); err != nil {
 		if errors.Is(err, objectstore.ErrBucketNotEmpty) {

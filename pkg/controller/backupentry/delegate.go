@@ -78,20 +78,29 @@ func (d *delegate) delete(ctx context.Context, log logr.Logger, be *extensionsv1
 		deferral, err := store.DeferDeletion(ctx, be.Spec.BucketName, prefix.String())
 		if err != nil {
 			if errors.Is(err, objectstore.ErrUnsupported) {
-				return &controller.LockedObjectsError{Bucket: be.Spec.BucketName, Prefix: prefix.String(), Count: res.Locked, RetainUntil: res.EarliestRetainUntil}
+				return &controller.LockedObjectsError{Bucket: be.Spec.BucketName, Prefix: prefix.String(), Count: res.Locked, RetainUntil: res.EarliestRetainUntil, NotDeferred: err}
 			}
 			return fmt.Errorf("deferring the deletion of %d locked objects under %q: %w", res.Locked, prefix.String(), err)
 		}
-		until := "an unknown date"
-		if !res.EarliestRetainUntil.IsZero() {
-			until = res.EarliestRetainUntil.UTC().Format(time.RFC3339) + " at the earliest"
-		}
+		// The store read its rule back before answering: only now may the finalizer go.
 		d.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonLockedObjectsDeferred, "Delete",
-			"%d object versions under %q in bucket %q are held by retention locks until %s; the store's %s deletes them when the locks expire",
-			res.Locked, prefix.String(), be.Spec.BucketName, until, deferral.Rule)
-		log.Info("Locked objects are deferred to the store", "count", res.Locked, "earliestRetainUntil", res.EarliestRetainUntil, "rule", deferral.Rule)
+			"%d object versions under %q in bucket %q are held by retention locks %s; their deletion is deferred to the store's %s (verified in place), which deletes them when the locks expire",
+			res.Locked, prefix.String(), be.Spec.BucketName, lockSpan(res), deferral.Rule)
+		log.Info("Locked objects are deferred to the store", "count", res.Locked, "earliestRetainUntil", res.EarliestRetainUntil,
+			"latestRetainUntil", res.LatestRetainUntil, "rule", deferral.Rule)
 	}
 	d.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonPrefixDeleted, "Delete",
 		"Deleted the objects under %q in bucket %q (%d in the last pass)", prefix.String(), be.Spec.BucketName, res.Deleted)
 	return nil
+}
+
+// lockSpan says until when the locks of a pass's locked objects last.
+func lockSpan(res objectstore.DeleteResult) string {
+	switch {
+	case res.LatestRetainUntil.IsZero():
+		return "of unknown end (legal holds, or retention the store does not disclose)"
+	case res.EarliestRetainUntil.Equal(res.LatestRetainUntil):
+		return "until " + res.LatestRetainUntil.UTC().Format(time.RFC3339)
+	}
+	return "until " + res.EarliestRetainUntil.UTC().Format(time.RFC3339) + " (the first) to " + res.LatestRetainUntil.UTC().Format(time.RFC3339) + " (the last)"
 }

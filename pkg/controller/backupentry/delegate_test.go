@@ -1,0 +1,111 @@
+package backupentry_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	reconcilerutils "github.com/gardener/gardener/pkg/controllerutils/reconciler"
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
+)
+
+// deferringStore answers DeferDeletion as told.
+type deferringStore struct {
+	*memstore.Store
+	deferral objectstore.Deferral
+	err      error
+	asked    *int
+}
+
+func (s deferringStore) DeferDeletion(context.Context, string, string) (objectstore.Deferral, error) {
+	*s.asked++
+	return s.deferral, s.err
+}
+
+func TestDeletionWithLockedObjects(t *testing.T) {
+	errNotKept := errors.New("the rule read back does not match what was written")
+	first, last := time.Now().Add(24*time.Hour).UTC(), time.Now().Add(72*time.Hour).UTC()
+	cases := []struct {
+		name      string
+		deferral  objectstore.Deferral
+		err       error
+		wantDone  bool
+		wantCode  gardencorev1beta1.ErrorCode
+		wantErr   string
+		wantEvent []string
+	}{
+		{
+			name:      "deferral verified: reported, then done",
+			deferral:  objectstore.Deferral{Rule: "lifecycle rule gardener-backup-deferred-shoot--a--b--1"},
+			wantDone:  true,
+			wantEvent: []string{"LockedObjectsDeferred", "2 object versions", "shoot--a--b--1/", first.Format(time.RFC3339), last.Format(time.RFC3339), "lifecycle rule gardener-backup-deferred-shoot--a--b--1"},
+		},
+		{name: "store cannot defer: waits for the locks, says why", err: fmt.Errorf("no room for another lifecycle rule: %w", objectstore.ErrUnsupported), wantCode: gardencorev1beta1.ErrorInfraDependencies, wantErr: "no room for another lifecycle rule"},
+		{name: "rule not in place: not done", err: errNotKept},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			mem := memstore.New(10)
+			if err := mem.EnsureBucket(ctx, objectstore.Bucket{Name: "bucket"}); err != nil {
+				t.Fatal(err)
+			}
+			keys := []string{"shoot--a--b--1/full", "shoot--a--b--1/incr", "shoot--a--b--1/free", "shoot--a--b--10/neighbour"}
+			if err := conformance.PutMany(ctx, mem, "bucket", keys); err != nil {
+				t.Fatal(err)
+			}
+			mem.Lock("bucket", keys[0], first)
+			mem.Lock("bucket", keys[1], last)
+			asked := 0
+			store := deferringStore{Store: mem, deferral: c.deferral, err: c.err, asked: &asked}
+			recorder := events.NewFakeRecorder(10)
+			c8t := controllertest.Client()
+			d := backupentry.NewDelegate(controllertest.Provider{Store: store}, c8t, recorder, controller.DeletionOptions{})
+			be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "shoot--a--b--1"},
+				Spec: extensionsv1alpha1.BackupEntrySpec{BucketName: "bucket", SecretRef: controllertest.SecretRef}}
+
+			err := d.Delete(ctx, logr.Discard(), be)
+			if asked != 1 {
+				t.Fatalf("DeferDeletion asked %d times; want once", asked)
+			}
+			if left, _ := conformance.ListKeys(ctx, mem, "bucket", ""); strings.Join(left, ",") != strings.Join([]string{keys[0], keys[1], keys[3]}, ",") {
+				t.Fatalf("left %v; want the two locked objects and the neighbour", left)
+			}
+			if c.wantDone != (err == nil) {
+				t.Fatalf("Delete = %v; want done=%v (the finalizer goes only on a verified deferral)", err, c.wantDone)
+			}
+			if c.wantCode != "" {
+				// As the library's reconciler writes status.lastError: from a requeue's cause.
+				if codes := v1beta1helper.ExtractErrorCodes(reconcilerutils.ReconcileErrCauseOrErr(err)); len(codes) != 1 || codes[0] != c.wantCode {
+					t.Fatalf("codes %v of %v; want %s", codes, err, c.wantCode)
+				}
+			}
+			if c.wantErr != "" && !strings.Contains(err.Error(), c.wantErr) {
+				t.Fatalf("Delete = %v; want it to say %q", err, c.wantErr)
+			}
+			if len(c.wantEvent) > 0 {
+				event := <-recorder.Events
+				for _, want := range c.wantEvent {
+					if !strings.Contains(event, want) {
+						t.Fatalf("event %q does not say %q", event, want)
+					}
+				}
+			}
+		})
+	}
+}
