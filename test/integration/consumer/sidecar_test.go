@@ -237,14 +237,15 @@ func (c consumer) storeFlags(entry string) []string {
 }
 
 // snapshotter starts `etcdbrctl snapshot` against etcd: a full snapshot at once, then a delta
-// snapshot every second that has events.
+// snapshot every second that has events (no scheduled full snapshot or garbage collection
+// during a test: the schedule is yearly).
 func (c consumer) snapshotter(t *testing.T, e *etcd, secretDir, bucket, entry string) *process {
 	t.Helper()
 	bin, err := etcdbrctl()
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"snapshot", "--endpoints=" + e.url, "--delta-snapshot-period=1s",
+	args := append([]string{"snapshot", "--endpoints=" + e.url, "--delta-snapshot-period=1s", "--schedule=0 0 1 1 *",
 		"--garbage-collection-period=1h", "--snapstore-temp-directory=" + t.TempDir()}, c.storeFlags(entry)...)
 	return start(t, "etcdbrctl-snapshot.log", c.environment(secretDir, bucket), bin, args...)
 }
