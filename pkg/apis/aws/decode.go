@@ -1,12 +1,14 @@
 package aws
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -16,7 +18,56 @@ import (
 // YAML). Empty input gives the defaults. Errors wrap objectstore.ErrInvalidConfig and name the
 // field path.
 func DecodeBackupBucketConfig(raw []byte) (*BackupBucketConfig, error) {
+	if err := checkDurations(raw); err != nil {
+		return nil, err
+	}
 	return decode.ProviderConfig(raw, KindBackupBucketConfig, ValidateBackupBucketConfig, APIVersion, ProviderAWSAPIVersion)
+}
+
+// durationFields are the providerConfig's durations. JSON decoding reports an unparseable one
+// without its path ("time: invalid duration"), so they are checked first, each with its path.
+var durationFields = [][]string{
+	{"immutability", "retentionPeriod"},
+	{"generatedCredentials", "rotation", "period"},
+	{"generatedCredentials", "rotation", "gracePeriod"},
+}
+
+func checkDurations(raw []byte) error {
+	if decode.Empty(raw) {
+		return nil
+	}
+	js, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		return nil // reported by the strict decoding, with its path
+	}
+	var doc map[string]any
+	if json.Unmarshal(js, &doc) != nil {
+		return nil // not an object: reported by the strict decoding
+	}
+	var errs field.ErrorList
+	for _, f := range durationFields {
+		path := field.NewPath("providerConfig")
+		var v any = doc
+		for _, name := range f {
+			m, ok := v.(map[string]any)
+			if !ok {
+				v = nil
+				break
+			}
+			v = m[name]
+			path = path.Child(name)
+		}
+		switch d := v.(type) {
+		case nil:
+		case string:
+			if _, err := time.ParseDuration(d); err != nil {
+				errs = append(errs, field.Invalid(path, d, "must be a duration such as 24h, 96h or 720h (units h, m, s)"))
+			}
+		default:
+			errs = append(errs, field.Invalid(path, d, "must be a duration string such as 24h, 96h or 720h"))
+		}
+	}
+	return decode.Invalid(errs)
 }
 
 // DecodeWorkloadIdentityConfig strictly decodes a workload identity secret's "config" key.

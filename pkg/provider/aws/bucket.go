@@ -31,6 +31,9 @@ const (
 // EnsureBucket implements objectstore.Store: create the bucket if needed, then converge every
 // setting on every call, so that drift is corrected.
 func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
+	if err := validateBucketName(b.Name); err != nil {
+		return err
+	}
 	cfg, ok := b.Config.(*awsapi.BackupBucketConfig)
 	if !ok || cfg == nil {
 		cfg = &awsapi.BackupBucketConfig{}
@@ -82,19 +85,27 @@ func unimplemented(err error) bool {
 }
 
 // ensureExists creates the bucket in the store's region, or checks that the existing one is ours
-// and in that region.
+// and in that region. A HEAD answer has no body and so no error code: it is never passed on as it
+// is, but read for the region S3 names (X-Amz-Bucket-Region), or asked again with a call that
+// answers with a body.
 func (s *store) ensureExists(ctx context.Context, name, region string, objectLock bool) error {
 	_, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &name})
 	switch {
 	case err == nil:
 		return s.checkRegion(ctx, name, region)
-	case statusCode(err) == http.StatusMovedPermanently:
-		return fmt.Errorf("%w: bucket %q exists in another region than %q", objectstore.ErrInvalidConfig, name, region)
-	case statusCode(err) != http.StatusNotFound && statusCode(err) != http.StatusForbidden:
-		return classify(err)
+	case s.regionMismatch(name, err) != nil:
+		return s.regionMismatch(name, err)
+	case statusCode(err) == http.StatusNotFound, statusCode(err) == http.StatusForbidden:
+		// Missing (404), or not readable by us (403: someone else's, or a permission we lack):
+		// the create call tells which, with an error code.
+	case statusCode(err) == 0 || classOf(err) != nil:
+		// No answer at all (the request failed before one), or one that says what it is.
+		return s.bucketError(name, err)
+	default:
+		// 301 without a region, 400 or another status without a code: GetBucketLocation answers
+		// with a body (and where the bucket is, if it can be read).
+		return s.checkRegionAfter(ctx, name, region, err)
 	}
-	// Missing (404), or not readable by us (403: someone else's, or a permission we lack): the
-	// create call tells which, with an error code.
 	in := &s3.CreateBucketInput{Bucket: &name, ObjectLockEnabledForBucket: aws.Bool(objectLock)}
 	if region != "us-east-1" {
 		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{LocationConstraint: types.BucketLocationConstraint(region)}
@@ -103,7 +114,7 @@ func (s *store) ensureExists(ctx context.Context, name, region string, objectLoc
 		if errorCode(err) == "BucketAlreadyOwnedByYou" {
 			return s.checkRegion(ctx, name, region)
 		}
-		err = classify(err)
+		err = s.bucketError(name, err)
 		if errors.Is(err, objectstore.ErrOwnedByOther) {
 			return fmt.Errorf("bucket name %q is taken by another account; nothing was changed: %w", name, err)
 		}
@@ -113,9 +124,20 @@ func (s *store) ensureExists(ctx context.Context, name, region string, objectLoc
 }
 
 func (s *store) checkRegion(ctx context.Context, name, want string) error {
+	return s.checkRegionAfter(ctx, name, want, nil)
+}
+
+// checkRegionAfter compares the bucket's region with want. head is the HEAD answer without a code
+// that made it look (nil after a successful HEAD): when GetBucketLocation fails too, its error,
+// which has a code, is returned with the HEAD's status for context.
+func (s *store) checkRegionAfter(ctx context.Context, name, want string, head error) error {
 	out, err := s.client.GetBucketLocation(ctx, &s3.GetBucketLocationInput{Bucket: &name})
 	if err != nil {
-		return classify(err)
+		err = s.bucketError(name, err)
+		if head != nil {
+			return fmt.Errorf("bucket %q: HEAD answered %d without a reason, GetBucketLocation: %w", name, statusCode(head), err)
+		}
+		return err
 	}
 	region := string(out.LocationConstraint)
 	switch region {
@@ -125,8 +147,14 @@ func (s *store) checkRegion(ctx context.Context, name, want string) error {
 		region = "eu-west-1"
 	}
 	if region != want {
-		return fmt.Errorf("%w: bucket %q is in region %q, not %q", objectstore.ErrInvalidConfig, name, region, want)
+		cause := head
+		if cause == nil {
+			cause = errors.New("GetBucketLocation")
+		}
+		return s.wrongRegion(name, region, cause)
 	}
+	// In the right region and readable (even if HEAD was refused without a reason): the
+	// settings' calls that follow answer with codes if anything is wrong.
 	return nil
 }
 
@@ -140,7 +168,7 @@ func (s *store) convergeImmutability(ctx context.Context, name string, cfg *awsa
 		if cfg.Immutability == nil && errors.Is(classify(err), objectstore.ErrUnsupported) {
 			return nil // a store without Object Lock cannot hold a lock we would have to keep
 		}
-		return classify(err)
+		return s.bucketError(name, err)
 	}
 	var curMode types.ObjectLockRetentionMode
 	var curDays int32
@@ -161,7 +189,7 @@ func (s *store) convergeImmutability(ctx context.Context, name string, cfg *awsa
 		// A governance retention that is no longer declared is removed; the lock itself stays on.
 		_, err := s.client.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: &name,
 			ObjectLockConfiguration: &types.ObjectLockConfiguration{ObjectLockEnabled: types.ObjectLockEnabledEnabled}})
-		return classify(err)
+		return s.bucketError(name, err)
 	}
 
 	wantMode := types.ObjectLockRetentionModeGovernance
@@ -174,7 +202,7 @@ func (s *store) convergeImmutability(ctx context.Context, name string, cfg *awsa
 	}
 	if _, err := s.client.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: &name,
 		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-		return classify(err)
+		return s.bucketError(name, err)
 	}
 	if curMode == wantMode && curDays == wantDays {
 		return nil
@@ -185,9 +213,9 @@ func (s *store) convergeImmutability(ctx context.Context, name string, cfg *awsa
 			Rule:              &types.ObjectLockRule{DefaultRetention: &types.DefaultRetention{Mode: wantMode, Days: aws.Int32(wantDays)}},
 		}})
 	if err != nil && !lockOn {
-		return fmt.Errorf("enabling Object Lock on the existing bucket %q (some S3-compatible stores allow it only at creation): %w", name, classify(err))
+		return fmt.Errorf("enabling Object Lock on the existing bucket %q (some S3-compatible stores allow it only at creation): %w", name, s.bucketError(name, err))
 	}
-	return classify(err)
+	return s.bucketError(name, err)
 }
 
 func (s *store) convergeEncryption(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig) error {
@@ -197,14 +225,14 @@ func (s *store) convergeEncryption(ctx context.Context, name string, cfg *awsapi
 	}
 	_, err := s.client.PutBucketEncryption(ctx, &s3.PutBucketEncryptionInput{Bucket: &name,
 		ServerSideEncryptionConfiguration: &types.ServerSideEncryptionConfiguration{Rules: []types.ServerSideEncryptionRule{{ApplyServerSideEncryptionByDefault: &rule}}}})
-	return classify(err)
+	return s.bucketError(name, err)
 }
 
 func (s *store) convergePublicAccessBlock(ctx context.Context, name string, _ *awsapi.BackupBucketConfig) error {
 	on := aws.Bool(true)
 	_, err := s.client.PutPublicAccessBlock(ctx, &s3.PutPublicAccessBlockInput{Bucket: &name,
 		PublicAccessBlockConfiguration: &types.PublicAccessBlockConfiguration{BlockPublicAcls: on, BlockPublicPolicy: on, IgnorePublicAcls: on, RestrictPublicBuckets: on}})
-	return classify(err)
+	return s.bucketError(name, err)
 }
 
 // TLSOnlyPolicy is the bucket policy that denies every request not made over TLS, on the bucket
@@ -227,7 +255,7 @@ func TLSOnlyPolicy(bucket string) string {
 
 func (s *store) convergeTLSPolicy(ctx context.Context, name string, _ *awsapi.BackupBucketConfig) error {
 	_, err := s.client.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: &name, Policy: aws.String(TLSOnlyPolicy(name))})
-	return classify(err)
+	return s.bucketError(name, err)
 }
 
 // convergeLifecycle keeps exactly this extension's rules: the multipart abort rule, and the
@@ -263,7 +291,7 @@ func (s *store) convergeLifecycle(ctx context.Context, name string, cfg *awsapi.
 func (s *store) prefixEmpty(ctx context.Context, bucket, prefix string) (bool, error) {
 	out, err := s.client.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: &bucket, Prefix: &prefix, MaxKeys: aws.Int32(1)})
 	if err != nil {
-		return false, classify(err)
+		return false, s.bucketError(bucket, err)
 	}
 	return len(out.Versions) == 0 && len(out.DeleteMarkers) == 0, nil
 }
@@ -272,6 +300,9 @@ func (s *store) prefixEmpty(ctx context.Context, bucket, prefix string) (bool, e
 // under prefix one day after it may be deleted: S3 removes what Object Lock holds once the lock
 // ends, and nobody has to poll.
 func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
+	if err := validateBucketName(bucket); err != nil {
+		return objectstore.Deferral{}, err
+	}
 	id := ruleDeferredPrefix + prefix
 	if len(id) > 255 || prefix == "" {
 		sum := sha256.Sum256([]byte(prefix))
@@ -322,7 +353,7 @@ func (s *store) updateLifecycle(ctx context.Context, bucket string, change func(
 				LifecycleConfiguration: &types.BucketLifecycleConfiguration{Rules: want}})
 		}
 		if err != nil {
-			return classify(err)
+			return s.bucketError(bucket, err)
 		}
 		written = want
 	}
@@ -335,7 +366,7 @@ func (s *store) lifecycleRules(ctx context.Context, bucket string) ([]types.Life
 		if errorCode(err) == "NoSuchLifecycleConfiguration" {
 			return nil, nil
 		}
-		return nil, classify(err)
+		return nil, s.bucketError(bucket, err)
 	}
 	return out.Rules, nil
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -76,7 +77,11 @@ func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (obje
 	if err != nil {
 		return nil, err
 	}
-	s := &store{client: client, regionOverride: string(creds.Data[KeyRegion]), pageSize: int32(p.ListPageSize)}
+	s := &store{client: client, regionOverride: string(creds.Data[KeyRegion]), pageSize: int32(p.ListPageSize),
+		credentialKeys: fmt.Sprintf("%q and %q", KeyAccessKeyID, KeySecretAccessKey)}
+	if creds.WorkloadIdentity {
+		s.credentialKeys = fmt.Sprintf("%q and %q (workload identity)", KeyConfig, KeyToken)
+	}
 	cfg, _ := creds.BucketConfig.(*awsapi.BackupBucketConfig)
 	issuer := ""
 	switch {
@@ -135,12 +140,13 @@ func (p *Provider) clientConfig(creds provider.Credentials) (aws.Config, clientO
 	if region == "" {
 		return aws.Config{}, opts, fmt.Errorf("%w: no region: set spec.region or the secret key %q", objectstore.ErrInvalidConfig, KeyRegion)
 	}
+	if err := validateEndpoint(d); err != nil {
+		return aws.Config{}, opts, err
+	}
 	opts.endpoint = string(d[KeyEndpoint])
 	var err error
-	if v, ok := d[KeyS3ForcePathStyle]; ok {
-		if opts.pathStyle, err = strconv.ParseBool(string(v)); err != nil {
-			return aws.Config{}, opts, fmt.Errorf("%w: secret key %q must be true or false", objectstore.ErrInvalidConfig, KeyS3ForcePathStyle)
-		}
+	if opts.pathStyle, err = boolKey(d, KeyS3ForcePathStyle); err != nil {
+		return aws.Config{}, opts, err
 	}
 	tlsConfig, err := tlsConfigFor(d)
 	if err != nil {
@@ -199,25 +205,86 @@ func (p *Provider) clientConfig(creds provider.Credentials) (aws.Config, clientO
 // tlsConfigFor is the TLS configuration the secret asks for: TLS 1.2 at least, the secret's CA
 // bundle trusted besides the system's, verification skipped only when the operator says so.
 func tlsConfigFor(d map[string][]byte) (*tls.Config, error) {
-	insecure := false
-	if v, ok := d[KeyInsecureSkipVerify]; ok {
-		var err error
-		if insecure, err = strconv.ParseBool(string(v)); err != nil {
-			return nil, fmt.Errorf("%w: secret key %q must be true or false", objectstore.ErrInvalidConfig, KeyInsecureSkipVerify)
-		}
+	insecure, err := boolKey(d, KeyInsecureSkipVerify)
+	if err != nil {
+		return nil, err
 	}
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure} //nolint:gosec // only when the operator asks for it
-	if pem, ok := d[KeyTrustedCACert]; ok && len(pem) > 0 {
+	if err := validateCABundle(d); err != nil {
+		return nil, err
+	}
+	if pem, ok := d[KeyTrustedCACert]; ok {
 		pool, err := x509.SystemCertPool()
 		if err != nil || pool == nil {
 			pool = x509.NewCertPool()
 		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%w: secret key %q holds no PEM certificate", objectstore.ErrInvalidConfig, KeyTrustedCACert)
-		}
+		pool.AppendCertsFromPEM(pem)
 		tlsConfig.RootCAs = pool
 	}
 	return tlsConfig, nil
+}
+
+// boolKey parses an optional boolean secret key as etcd-backup-restore v0.43.0 does
+// (strconv.ParseBool on the value as it is: true, false, 1, 0, t, f, TRUE, ...; no whitespace).
+func boolKey(d map[string][]byte, key string) (bool, error) {
+	v, ok := d[key]
+	if !ok {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(string(v))
+	if err != nil {
+		return false, fmt.Errorf("%w: secret key %q must be true or false (as strconv.ParseBool reads it, without spaces or a newline)", objectstore.ErrInvalidConfig, key)
+	}
+	return b, nil
+}
+
+// validateCABundle refuses a trustedCaCert without a usable certificate: etcd-backup-restore
+// v0.43.0 trusts only the certificates of this key when it is present (not the system's), so an
+// empty or unparseable bundle would make every TLS connection of the sidecar fail.
+func validateCABundle(d map[string][]byte) error {
+	pem, ok := d[KeyTrustedCACert]
+	if !ok {
+		return nil
+	}
+	if len(pem) == 0 {
+		return fmt.Errorf("%w: secret key %q is empty: remove it, or put a PEM CA bundle in it (etcd-backup-restore would trust no CA at all)", objectstore.ErrInvalidConfig, KeyTrustedCACert)
+	}
+	if !x509.NewCertPool().AppendCertsFromPEM(pem) {
+		return fmt.Errorf("%w: secret key %q holds no PEM certificate that can be parsed", objectstore.ErrInvalidConfig, KeyTrustedCACert)
+	}
+	return nil
+}
+
+// validateEndpoint refuses an endpoint neither the SDK nor etcd-backup-restore can use. Its value
+// is never shown: an endpoint may hold credentials. An empty value means no endpoint (AWS's own)
+// for both, as if the key were absent.
+func validateEndpoint(d map[string][]byte) error {
+	raw := string(d[KeyEndpoint])
+	if raw == "" {
+		return nil
+	}
+	bad := func(why string) error {
+		return fmt.Errorf("%w: secret key %q %s (its value is not shown, as it may hold credentials)", objectstore.ErrInvalidConfig, KeyEndpoint, why)
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return bad("is not a URL such as https://s3.example.com:9000 (a scheme is required; no spaces or newlines)")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return bad("must be an http:// or https:// URL such as https://s3.example.com:9000")
+	case u.Host == "" || u.Hostname() == "":
+		return bad("has no host")
+	case u.User != nil:
+		return bad("must not hold a user or password: the credentials belong in accessKeyID and secretAccessKey")
+	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+		return bad("must not have a query or a fragment")
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return bad("has a port outside 1-65535")
+		}
+	}
+	return nil
 }
 
 type staticToken []byte
@@ -243,6 +310,20 @@ func (p *Provider) EtcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, data
 	}
 	if len(out[KeyRegion]) == 0 {
 		return nil, fmt.Errorf("%w: no region for the etcd-backup secret: set spec.region or the secret key %q", objectstore.ErrInvalidConfig, KeyRegion)
+	}
+	// What etcd-backup-restore v0.43.0 could not use is refused here, not found out by the
+	// sidecar: it parses the booleans with strconv.ParseBool, hands the endpoint to the SDK and
+	// trusts only trustedCaCert's certificates when that key is present.
+	if err := validateEndpoint(out); err != nil {
+		return nil, err
+	}
+	for _, k := range []string{KeyS3ForcePathStyle, KeyInsecureSkipVerify} {
+		if _, err := boolKey(out, k); err != nil {
+			return nil, err
+		}
+	}
+	if err := validateCABundle(out); err != nil {
+		return nil, err
 	}
 	if cfg, ok := data[KeyConfig]; ok {
 		wi, err := awsapi.DecodeWorkloadIdentityConfig(cfg)

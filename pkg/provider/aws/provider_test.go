@@ -1,8 +1,10 @@
 package aws_test
 
 import (
+	"encoding/pem"
 	"errors"
 	"maps"
+	"net/http/httptest"
 	"slices"
 	"testing"
 
@@ -13,6 +15,7 @@ import (
 )
 
 func TestEtcdBackupSecretData(t *testing.T) {
+	ca := testCA(t)
 	entry := &extensionsv1alpha1.BackupEntry{Spec: extensionsv1alpha1.BackupEntrySpec{Region: "eu-west-1"}}
 	wiConfig := "apiVersion: aws.provider.extensions.gardener.cloud/v1alpha1\nkind: WorkloadIdentityConfig\nroleARN: arn:aws:iam::1:role/r\n"
 	cases := []struct {
@@ -26,9 +29,9 @@ func TestEtcdBackupSecretData(t *testing.T) {
 			want: map[string]string{"accessKeyID": "id", "secretAccessKey": "s", "bucketName": "b", "region": "eu-west-1"}},
 		{name: "S3-compatible keys pass through; the secret's region wins",
 			in: map[string]string{"accessKeyID": "id", "secretAccessKey": "s", "bucketName": "b", "region": "us-east-1", "endpoint": "https://s3.local",
-				"s3ForcePathStyle": "true", "trustedCaCert": "PEM", "insecureSkipVerify": "false"},
+				"s3ForcePathStyle": "true", "trustedCaCert": ca, "insecureSkipVerify": "false"},
 			want: map[string]string{"accessKeyID": "id", "secretAccessKey": "s", "bucketName": "b", "region": "us-east-1", "endpoint": "https://s3.local",
-				"s3ForcePathStyle": "true", "trustedCaCert": "PEM", "insecureSkipVerify": "false"}},
+				"s3ForcePathStyle": "true", "trustedCaCert": ca, "insecureSkipVerify": "false"}},
 		{name: "workload identity: roleARN from the config",
 			in:   map[string]string{"config": wiConfig, "bucketName": "b"},
 			want: map[string]string{"roleARN": "arn:aws:iam::1:role/r", "bucketName": "b", "region": "eu-west-1"}},
@@ -61,4 +64,12 @@ func TestEtcdBackupSecretData(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testCA is a PEM CA certificate (httptest's), for keys that must hold a parseable one.
+func testCA(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewTLSServer(nil)
+	defer srv.Close()
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
 }

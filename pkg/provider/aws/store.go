@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
@@ -27,6 +29,8 @@ type store struct {
 	regionOverride string
 	// pageSize is the listing page size; 0 is S3's default (1000).
 	pageSize int32
+	// credentialKeys names the secret keys the credentials came from, for errors that refuse them.
+	credentialKeys string
 
 	// lockEnabled caches, per bucket, whether Object Lock is on (bool), for classifying errors.
 	lockEnabled sync.Map
@@ -39,15 +43,21 @@ func (s *store) MaxDeleteBatch() int { return maxDeleteBatch }
 
 // PutObject implements objectstore.Store.
 func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) error {
+	if err := validateBucketName(bucket); err != nil {
+		return err
+	}
 	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data)))})
-	return classify(err)
+	return s.bucketError(bucket, err)
 }
 
 // GetObject implements objectstore.Store.
 func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
+	if err := validateBucketName(bucket); err != nil {
+		return nil, err
+	}
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: &key})
 	if err != nil {
-		return nil, classify(err)
+		return nil, s.bucketError(bucket, err)
 	}
 	defer out.Body.Close()
 	return io.ReadAll(out.Body)
@@ -58,7 +68,7 @@ func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, erro
 func (s *store) versioned(ctx context.Context, bucket string) (bool, error) {
 	out, err := s.client.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: &bucket})
 	if err != nil {
-		return false, classify(err)
+		return false, s.bucketError(bucket, err)
 	}
 	return out.Status != "", nil
 }
@@ -67,6 +77,9 @@ func (s *store) versioned(ctx context.Context, bucket string) (bool, error) {
 // with ListObjectVersions, so that every version and delete marker is found; others with the
 // cheaper ListObjectsV2.
 func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
+	if err := validateBucketName(bucket); err != nil {
+		return err
+	}
 	versioned, err := s.versioned(ctx, bucket)
 	if err != nil {
 		return err
@@ -76,7 +89,7 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 		for pages.HasMorePages() {
 			out, err := pages.NextPage(ctx)
 			if err != nil {
-				return classify(err)
+				return s.bucketError(bucket, err)
 			}
 			page := make([]objectstore.ObjectVersion, 0, len(out.Contents))
 			for _, o := range out.Contents {
@@ -94,7 +107,7 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 	for pages.HasMorePages() {
 		out, err := pages.NextPage(ctx)
 		if err != nil {
-			return classify(err)
+			return s.bucketError(bucket, err)
 		}
 		page := make([]objectstore.ObjectVersion, 0, len(out.Versions)+len(out.DeleteMarkers))
 		for _, v := range out.Versions {
@@ -125,6 +138,9 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []obje
 	if len(objects) == 0 {
 		return nil, nil
 	}
+	if err := validateBucketName(bucket); err != nil {
+		return nil, err
+	}
 	if len(objects) > maxDeleteBatch {
 		return nil, fmt.Errorf("%w: %d objects exceed S3's limit of %d per request", objectstore.ErrInvalidConfig, len(objects), maxDeleteBatch)
 	}
@@ -137,7 +153,7 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []obje
 	}
 	out, err := s.client.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: &bucket, Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)}})
 	if err != nil {
-		return nil, classify(err)
+		return nil, s.bucketError(bucket, err)
 	}
 	var errs []objectstore.ObjectError
 	for _, e := range out.Errors {
@@ -188,7 +204,7 @@ func (s *store) objectLockEnabled(ctx context.Context, bucket string) (bool, err
 	}
 	out, err := s.client.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: &bucket})
 	if err != nil && errorCode(err) != "ObjectLockConfigurationNotFoundError" {
-		return false, fmt.Errorf("reading the Object Lock configuration of bucket %q: %w", bucket, classify(err))
+		return false, fmt.Errorf("reading the Object Lock configuration of bucket %q: %w", bucket, s.bucketError(bucket, err))
 	}
 	enabled := err == nil && out.ObjectLockConfiguration != nil && out.ObjectLockConfiguration.ObjectLockEnabled == types.ObjectLockEnabledEnabled
 	s.lockEnabled.Store(bucket, enabled)
@@ -197,10 +213,70 @@ func (s *store) objectLockEnabled(ctx context.Context, bucket string) (bool, err
 
 // DeleteBucket implements objectstore.Store.
 func (s *store) DeleteBucket(ctx context.Context, name string) error {
+	if err := validateBucketName(name); err != nil {
+		return err
+	}
 	_, err := s.client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &name})
-	err = classify(err)
+	err = s.bucketError(name, err)
 	if errors.Is(err, objectstore.ErrBucketNotFound) {
 		return nil
+	}
+	return err
+}
+
+// regionHeader is S3's answer to a request in the wrong region: the region the bucket (or, for a
+// single-region store such as MinIO, the store) is in. HEAD answers carry no body, so no code: the
+// header is what tells a region mismatch from other bad requests.
+const regionHeader = "X-Amz-Bucket-Region"
+
+// regionSource says where the store's region comes from, for the messages.
+func (s *store) regionSource() string {
+	if s.regionOverride != "" {
+		return fmt.Sprintf("the secret key %q", KeyRegion)
+	}
+	return "spec.region"
+}
+
+// regionMismatch recognises an answer that names another region than the client's (S3: 301 or
+// 400 with X-Amz-Bucket-Region; MinIO: 400 with it) and says so with both regions; nil otherwise.
+func (s *store) regionMismatch(bucket string, err error) error {
+	var respErr *awshttp.ResponseError
+	if !errors.As(err, &respErr) || respErr.Response == nil {
+		return nil
+	}
+	switch respErr.HTTPStatusCode() {
+	case http.StatusMovedPermanently, http.StatusTemporaryRedirect, http.StatusBadRequest, http.StatusForbidden:
+	default:
+		return nil
+	}
+	theirs, ours := respErr.Response.Header.Get(regionHeader), s.client.Options().Region
+	if theirs == "" || theirs == ours {
+		return nil
+	}
+	return s.wrongRegion(bucket, theirs, err)
+}
+
+func (s *store) wrongRegion(bucket, theirs string, cause error) error {
+	ours := s.client.Options().Region
+	return fmt.Errorf("%w: the store answers that bucket %q is in region %q, not in %q as %s says; set %s to %q: %w",
+		objectstore.ErrInvalidConfig, bucket, theirs, ours, s.regionSource(), s.regionSource(), theirs, cause)
+}
+
+// bucketError classifies an error of a request on bucket: a region mismatch first (whatever the
+// code), then by the SDK's code or status; refused credentials name the secret keys they came from.
+func (s *store) bucketError(bucket string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if mismatch := s.regionMismatch(bucket, err); mismatch != nil {
+		return mismatch
+	}
+	err = classify(err)
+	if errors.Is(err, objectstore.ErrBucketNotFound) {
+		return fmt.Errorf("bucket %q does not exist: %w", bucket, err)
+	}
+	if errors.Is(err, objectstore.ErrUnauthenticated) && s.credentialKeys != "" {
+		return fmt.Errorf("bucket %q: the store refused the credentials of the secret keys %s: %w", bucket, s.credentialKeys, err)
 	}
 	return err
 }

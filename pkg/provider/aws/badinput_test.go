@@ -1,0 +1,311 @@
+package aws_test
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+)
+
+// badInput is one wrong input: what the extension does with it (decode a providerConfig, build a
+// store and reconcile a bucket, delete an entry's prefix, write etcd-backup), the sentinel it must
+// answer with (which pkg/controller maps to a Gardener error code), and what the message must
+// name. Every case also checks that no secret value is in the message and that MinIO holds the
+// same buckets before and after.
+type badInput struct {
+	name  string
+	data  map[string][]byte // the secret involved, if any: none of its values may appear
+	run   func(t *testing.T, data map[string][]byte) error
+	want  error
+	names []string // substrings the message must contain: field path, secret key, rule, regions
+}
+
+const providerConfigHead = "apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n"
+
+func providerConfigCase(name, raw string, names ...string) badInput {
+	return badInput{name: "providerConfig: " + name, want: objectstore.ErrInvalidConfig, names: names,
+		run: func(*testing.T, map[string][]byte) error {
+			_, err := (&awsprovider.Provider{}).DecodeBucketConfig([]byte(raw))
+			return err
+		}}
+}
+
+// reconcileBucket does what the BackupBucket actuator does: a store from the secret, then
+// EnsureBucket with the bucket's name and spec.region.
+func reconcileBucket(bucket, specRegion string) func(*testing.T, map[string][]byte) error {
+	return func(_ *testing.T, data map[string][]byte) error {
+		store, err := (&awsprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: data, Region: specRegion})
+		if err != nil {
+			return err
+		}
+		return store.EnsureBucket(context.Background(), objectstore.Bucket{Name: bucket, Region: specRegion})
+	}
+}
+
+// deleteEntry does what the BackupEntry delegate does on deletion: a store from the secret, then
+// the deletion engine on the entry's prefix in spec.bucketName.
+func deleteEntry(bucket, specRegion string) func(*testing.T, map[string][]byte) error {
+	return func(_ *testing.T, data map[string][]byte) error {
+		store, err := (&awsprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: data, Region: specRegion})
+		if err != nil {
+			return err
+		}
+		prefix, err := objectstore.EntryPrefix("shoot--garden--bad-input")
+		if err != nil {
+			return err
+		}
+		_, err = objectstore.DeletePrefix(context.Background(), store, bucket, prefix, objectstore.DeleteOptions{})
+		return err
+	}
+}
+
+func writeEtcdBackup(_ *testing.T, data map[string][]byte) error {
+	be := &extensionsv1alpha1.BackupEntry{Spec: extensionsv1alpha1.BackupEntrySpec{Region: "eu-central-1", BucketName: "geb-bad-input"}}
+	_, err := (&awsprovider.Provider{}).EtcdBackupSecretData(be, data)
+	return err
+}
+
+func withRaw(data map[string][]byte, key, value string) map[string][]byte {
+	out := maps.Clone(data)
+	out[key] = []byte(value)
+	return out
+}
+
+func without(data map[string][]byte, key string) map[string][]byte {
+	out := maps.Clone(data)
+	delete(out, key)
+	return out
+}
+
+func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
+	ctx := context.Background()
+	raw := minio.S3Client()
+	// A bucket that exists in MinIO's region (eu-central-1), for the region cases.
+	existing := newBucketName()
+	if _, err := raw.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &existing}); err != nil {
+		t.Fatal(err)
+	}
+	good := minio.SecretData()
+	etcd := maps.Clone(good)
+	etcd["bucketName"] = []byte("geb-bad-input")
+	fresh := newBucketName // a name that is valid and not taken
+
+	cases := []badInput{
+		// providerConfig: strict decoding, every error with its field path.
+		providerConfigCase("unknown field", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  mode: governance\n  extra: 1\n", "providerConfig", "immutability.extra"),
+		providerConfigCase("unknown top-level field", providerConfigHead+"versioning: true\n", "providerConfig", "versioning"),
+		providerConfigCase("wrong apiVersion", "apiVersion: aws.provider.extensions.gardener.cloud/v1beta1\nkind: BackupBucketConfig\n", "providerConfig.apiVersion"),
+		providerConfigCase("wrong kind", "apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupEntryConfig\n", "providerConfig.kind"),
+		providerConfigCase("object given as a boolean", providerConfigHead+"immutability: yes\n", "providerConfig", "immutability"),
+		providerConfigCase("list given as a string", providerConfigHead+"disabledSettings: DefaultEncryption\n", "providerConfig", "disabledSettings"),
+		providerConfigCase("duration given as a number", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24\n  mode: governance\n", "providerConfig.immutability.retentionPeriod"),
+		providerConfigCase("unparseable duration", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: forever\n  mode: governance\n", "providerConfig.immutability.retentionPeriod"),
+		providerConfigCase("negative duration", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: -48h\n  mode: governance\n", "providerConfig.immutability.retentionPeriod"),
+		providerConfigCase("duration not whole days", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 30h\n  mode: governance\n", "providerConfig.immutability.retentionPeriod"),
+		providerConfigCase("unknown retention type", providerConfigHead+"immutability:\n  retentionType: object\n  retentionPeriod: 24h\n  mode: governance\n", "providerConfig.immutability.retentionType"),
+		providerConfigCase("unknown mode", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  mode: legal\n", "providerConfig.immutability.mode"),
+		providerConfigCase("unknown encryption type", providerConfigHead+"encryption:\n  type: SSE-C\n", "providerConfig.encryption.type"),
+		providerConfigCase("unknown disabled setting", providerConfigHead+"disabledSettings: [ObjectLock]\n", "providerConfig.disabledSettings[0]"),
+		providerConfigCase("unknown issuer", providerConfigHead+"generatedCredentials:\n  issuer: STS\n", "providerConfig.generatedCredentials.issuer"),
+		providerConfigCase("unparseable rotation period", providerConfigHead+"generatedCredentials:\n  issuer: MinIO\n  rotation:\n    period: monthly\n", "providerConfig.generatedCredentials.rotation.period"),
+		providerConfigCase("unparseable grace period", providerConfigHead+"generatedCredentials:\n  issuer: MinIO\n  rotation:\n    gracePeriod: a week\n", "providerConfig.generatedCredentials.rotation.gracePeriod"),
+
+		// Secrets: on bucket reconcile.
+		{name: "secret: no accessKeyID", data: without(good, "accessKeyID"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"accessKeyID"`}},
+		{name: "secret: empty secretAccessKey", data: withRaw(good, "secretAccessKey", ""), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"secretAccessKey"`}},
+		{name: "secret: unknown access key", data: withRaw(withRaw(good, "accessKeyID", "AKIAUNKNOWNKEY0000"), "secretAccessKey", "wrong-secret-value-1"), run: reconcileBucket(fresh(), "eu-central-1"),
+			want: objectstore.ErrUnauthenticated, names: []string{`"accessKeyID"`, `"secretAccessKey"`}},
+		{name: "secret: wrong secretAccessKey", data: withRaw(good, "secretAccessKey", "wrong-secret-value-2"), run: reconcileBucket(fresh(), "eu-central-1"),
+			want: objectstore.ErrUnauthenticated, names: []string{`"accessKeyID"`, `"secretAccessKey"`}},
+		{name: "secret: endpoint with an unclosed IPv6 bracket", data: withRaw(good, "endpoint", "http://[::1"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
+		{name: "secret: endpoint without a scheme", data: withRaw(good, "endpoint", "127.0.0.1:9000"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
+		{name: "secret: endpoint host:port without a scheme", data: withRaw(good, "endpoint", "minio.example.com:9000"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
+		{name: "secret: endpoint with an ftp scheme", data: withRaw(good, "endpoint", "ftp://x"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
+		{name: "secret: endpoint without a host", data: withRaw(good, "endpoint", "https://"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
+		{name: "secret: endpoint with credentials in it", data: withRaw(good, "endpoint", "http://user:endpoint-password@"+strings.TrimPrefix(minio.Endpoint, "http://")), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
+		{name: "secret: endpoint with a trailing newline", data: withRaw(good, "endpoint", minio.Endpoint+"\n"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
+		{name: "secret: s3ForcePathStyle not a boolean", data: withRaw(good, "s3ForcePathStyle", "yes-please"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"s3ForcePathStyle"`}},
+		{name: "secret: insecureSkipVerify not a boolean", data: withRaw(good, "insecureSkipVerify", "maybe"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"insecureSkipVerify"`}},
+		{name: "secret: trustedCaCert not PEM", data: withRaw(good, "trustedCaCert", "not-a-certificate-at-all"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"trustedCaCert"`}},
+		{name: "secret: trustedCaCert a PEM block that is no certificate", data: withRaw(good, "trustedCaCert", "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"trustedCaCert"`}},
+		{name: "secret: trustedCaCert empty", data: withRaw(good, "trustedCaCert", ""), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"trustedCaCert"`}},
+		{name: "secret: no region and no spec.region", data: without(good, "region"), run: reconcileBucket(fresh(), ""), want: objectstore.ErrInvalidConfig, names: []string{`"region"`, "spec.region"}},
+
+		// Secrets: on entry deletion.
+		{name: "entry deletion: malformed endpoint", data: withRaw(good, "endpoint", "http://[::1"), run: deleteEntry(existing, "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
+		{name: "entry deletion: endpoint without a scheme", data: withRaw(good, "endpoint", "127.0.0.1:9000"), run: deleteEntry(existing, "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
+		{name: "entry deletion: wrong secretAccessKey", data: withRaw(good, "secretAccessKey", "wrong-secret-value-3"), run: deleteEntry(existing, "eu-central-1"), want: objectstore.ErrUnauthenticated, names: []string{`"secretAccessKey"`, existing}},
+
+		// etcd-backup: what etcd-backup-restore v0.43.0 could not use is refused.
+		{name: "etcd-backup: malformed endpoint", data: withRaw(etcd, "endpoint", "http://[::1"), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
+		{name: "etcd-backup: endpoint without a scheme", data: withRaw(etcd, "endpoint", "127.0.0.1:9000"), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
+		{name: "etcd-backup: s3ForcePathStyle not a boolean", data: withRaw(etcd, "s3ForcePathStyle", "yes-please"), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{`"s3ForcePathStyle"`}},
+		{name: "etcd-backup: s3ForcePathStyle with a newline", data: withRaw(etcd, "s3ForcePathStyle", "true\n"), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{`"s3ForcePathStyle"`}},
+		{name: "etcd-backup: insecureSkipVerify not a boolean", data: withRaw(etcd, "insecureSkipVerify", "maybe"), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{`"insecureSkipVerify"`}},
+		{name: "etcd-backup: trustedCaCert not PEM", data: withRaw(etcd, "trustedCaCert", "not-a-certificate-at-all"), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{`"trustedCaCert"`}},
+		{name: "etcd-backup: trustedCaCert empty", data: withRaw(etcd, "trustedCaCert", ""), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{`"trustedCaCert"`}},
+
+		// Regions: MinIO runs in eu-central-1 and answers a request signed for another region
+		// with 400 and X-Amz-Bucket-Region, as S3 does (S3 also answers 301).
+		{name: "region: new bucket, spec.region differs from the store's", data: without(good, "region"), run: reconcileBucket(fresh(), "us-west-2"), want: objectstore.ErrInvalidConfig, names: []string{`"eu-central-1"`, `"us-west-2"`, "spec.region"}},
+		{name: "region: existing bucket, spec.region differs", data: without(good, "region"), run: reconcileBucket(existing, "us-west-2"), want: objectstore.ErrInvalidConfig, names: []string{existing, `"eu-central-1"`, `"us-west-2"`, "spec.region"}},
+		{name: "region: existing bucket, the secret's region differs", data: withRaw(good, "region", "ap-south-1"), run: reconcileBucket(existing, "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{existing, `"eu-central-1"`, `"ap-south-1"`, `secret key "region"`}},
+		{name: "region: entry deletion in a bucket of another region", data: without(good, "region"), run: deleteEntry(existing, "us-west-2"), want: objectstore.ErrInvalidConfig, names: []string{existing, `"eu-central-1"`, `"us-west-2"`}},
+	}
+
+	// Names: every S3 rule for general purpose buckets, checked before any request.
+	for _, n := range []struct{ name, bucket, rule string }{
+		{"longer than 63 characters", strings.Repeat("a", 64), "63"},
+		{"shorter than 3 characters", "ab", "3"},
+		{"an IP address", "10.1.2.3", "IP address"},
+		{"uppercase", "Backup-Bucket", "lowercase"},
+		{"an underscore", "backup_bucket", "lowercase"},
+		{"a leading dot", ".backup", "begin"},
+		{"a leading dash", "-backup", "begin"},
+		{"a trailing dot", "backup.", "end"},
+		{"a trailing dash", "backup-", "end"},
+		{"two adjacent dots", "backup..bucket", "adjacent"},
+		{"the xn-- prefix", "xn--backup", "xn--"},
+		{"the sthree- prefix", "sthree-backup", "sthree-"},
+		{"the amzn-s3-demo- prefix", "amzn-s3-demo-backup", "amzn-s3-demo-"},
+		{"the -s3alias suffix", "backup-s3alias", "-s3alias"},
+		{"the --ol-s3 suffix", "backup--ol-s3", "--ol-s3"},
+		{"the .mrap suffix", "backup.mrap", ".mrap"},
+		{"the --x-s3 suffix", "backup--x-s3", "--x-s3"},
+		{"the --table-s3 suffix", "backup--table-s3", "--table-s3"},
+	} {
+		cases = append(cases, badInput{name: "bucket name: " + n.name, data: good, run: reconcileBucket(n.bucket, "eu-central-1"),
+			want: objectstore.ErrInvalidConfig, names: []string{n.bucket, n.rule}})
+	}
+	for _, bucket := range []string{"Backup-Bucket", "10.1.2.3", "backup..bucket"} {
+		cases = append(cases, badInput{name: "entry deletion: spec.bucketName " + bucket, data: good, run: deleteEntry(bucket, "eu-central-1"),
+			want: objectstore.ErrInvalidConfig, names: []string{bucket, "spec.bucketName"}})
+	}
+
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := bucketNames(t)
+			err := c.run(t, c.data)
+			if !errors.Is(err, c.want) {
+				t.Fatalf("got %v; want %v", err, c.want)
+			}
+			t.Log(err)
+			for _, n := range c.names {
+				if !strings.Contains(err.Error(), n) {
+					t.Errorf("the message does not name %q: %v", n, err)
+				}
+			}
+			for _, k := range []string{"accessKeyID", "secretAccessKey", "endpoint", "trustedCaCert"} {
+				if v := string(c.data[k]); len(v) > 3 && strings.Contains(err.Error(), v) {
+					t.Errorf("the message reveals the value of the secret key %q: %v", k, err)
+				}
+			}
+			if after := bucketNames(t); !slices.Equal(before, after) {
+				t.Errorf("MinIO's buckets changed: before %v, after %v", before, after)
+			}
+		})
+	}
+	if len(cases) < 30 {
+		t.Fatalf("only %d wrong inputs", len(cases))
+	}
+}
+
+func bucketNames(t *testing.T) []string {
+	t.Helper()
+	out, err := minio.S3Client().ListBuckets(context.Background(), &s3.ListBucketsInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, b := range out.Buckets {
+		names = append(names, aws.ToString(b.Name))
+	}
+	slices.Sort(names)
+	return names
+}
+
+// TestHeadAnswersWithoutACodeAreClassified uses httptest because MinIO cannot show these answers:
+// MinIO never answers 301 (S3 does, for a bucket in another region), and it always sends
+// X-Amz-Bucket-Region, so a 400 without a region header (as some S3-compatible stores send)
+// cannot be had from it. Nothing that changes a bucket may be sent.
+func TestHeadAnswersWithoutACodeAreClassified(t *testing.T) {
+	cases := []struct {
+		name  string
+		head  func(w http.ResponseWriter)
+		get   func(w http.ResponseWriter) // GET ?location, the follow-up with a body
+		want  error
+		names []string
+	}{
+		{name: "301 with the bucket's region (S3)",
+			head: func(w http.ResponseWriter) {
+				w.Header().Set("X-Amz-Bucket-Region", "us-east-2")
+				w.WriteHeader(http.StatusMovedPermanently)
+			},
+			want: objectstore.ErrInvalidConfig, names: []string{`"us-east-2"`, `"eu-central-1"`, "geb-region-test"}},
+		{name: "400 without a region header, the follow-up names the cause",
+			head: func(w http.ResponseWriter) { w.WriteHeader(http.StatusBadRequest) },
+			get: func(w http.ResponseWriter) {
+				w.Header().Set("Content-Type", "application/xml")
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>AuthorizationHeaderMalformed</Code><Message>the region is wrong</Message></Error>`))
+			},
+			want: objectstore.ErrInvalidConfig, names: []string{"AuthorizationHeaderMalformed", "geb-region-test"}},
+		{name: "400 without a region header, the follow-up shows the bucket's region",
+			head: func(w http.ResponseWriter) { w.WriteHeader(http.StatusBadRequest) },
+			get: func(w http.ResponseWriter) {
+				w.Header().Set("Content-Type", "application/xml")
+				_, _ = w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/">ap-northeast-1</LocationConstraint>`))
+			},
+			want: objectstore.ErrInvalidConfig, names: []string{`"ap-northeast-1"`, `"eu-central-1"`, "geb-region-test"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var changes []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case r.Method == http.MethodHead:
+					c.head(w)
+				case r.Method == http.MethodGet && c.get != nil:
+					c.get(w)
+				default:
+					mu.Lock()
+					changes = append(changes, r.Method+" "+r.URL.String())
+					mu.Unlock()
+					w.WriteHeader(http.StatusNotImplemented)
+				}
+			}))
+			defer srv.Close()
+			data := map[string][]byte{"accessKeyID": []byte("AKIAHEADTEST"), "secretAccessKey": []byte("head-test-secret"),
+				"endpoint": []byte(srv.URL), "s3ForcePathStyle": []byte("true")}
+			err := reconcileBucket("geb-region-test", "eu-central-1")(t, data)
+			if !errors.Is(err, c.want) {
+				t.Fatalf("got %v; want %v", err, c.want)
+			}
+			for _, n := range c.names {
+				if !strings.Contains(err.Error(), n) {
+					t.Errorf("the message does not name %q: %v", n, err)
+				}
+			}
+			if strings.Contains(err.Error(), "head-test-secret") || strings.Contains(err.Error(), srv.URL) {
+				t.Errorf("the message reveals a secret value: %v", err)
+			}
+			if len(changes) > 0 {
+				t.Errorf("requests other than reads were sent: %v", changes)
+			}
+		})
+	}
+}

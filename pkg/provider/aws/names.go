@@ -1,0 +1,79 @@
+package aws
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// bucketNameSubject says where a bucket name comes from, for the messages.
+const bucketNameSubject = "the BackupBucket's name, which its BackupEntries carry as spec.bucketName"
+
+// reservedPrefixes and reservedSuffixes are S3's reserved name parts for general purpose buckets
+// (access point aliases, Object Lambda, Multi-Region Access Points, directory and table buckets).
+var (
+	reservedPrefixes = []string{"xn--", "sthree-", "amzn-s3-demo-"}
+	reservedSuffixes = []string{"-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"}
+)
+
+// validateBucketName checks S3's naming rules for general purpose buckets before any request, so
+// that a name S3 would refuse (with a HEAD answering 400 and no code) is reported with the rule it
+// breaks. The rules are AWS's; they hold for S3-compatible stores too, so that a bucket name works
+// wherever etcd-backup-restore is pointed.
+func validateBucketName(name string) error {
+	if rule := bucketNameRule(name); rule != "" {
+		return fmt.Errorf("%w: bucket name %q (%s) breaks S3's bucket naming rules: %s", objectstore.ErrInvalidConfig, name, bucketNameSubject, rule)
+	}
+	return nil
+}
+
+func bucketNameRule(name string) string {
+	if len(name) < 3 || len(name) > 63 {
+		return fmt.Sprintf("it must be 3 to 63 characters long, not %d", len(name))
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' || r == '-') {
+			return fmt.Sprintf("only lowercase letters, digits, dots and dashes are allowed, not %q", r)
+		}
+	}
+	if !alnum(name[0]) {
+		return "it must begin with a lowercase letter or a digit"
+	}
+	if !alnum(name[len(name)-1]) {
+		return "it must end with a lowercase letter or a digit"
+	}
+	if strings.Contains(name, "..") {
+		return "it must not contain two adjacent dots"
+	}
+	if ipLike(name) {
+		return "it must not be formatted as an IP address"
+	}
+	for _, p := range reservedPrefixes {
+		if strings.HasPrefix(name, p) {
+			return fmt.Sprintf("the prefix %q is reserved", p)
+		}
+	}
+	for _, s := range reservedSuffixes {
+		if strings.HasSuffix(name, s) {
+			return fmt.Sprintf("the suffix %q is reserved", s)
+		}
+	}
+	return ""
+}
+
+func alnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+
+// ipLike reports a name formatted as an IPv4 address: four dot-separated groups of 1-3 digits.
+func ipLike(name string) bool {
+	parts := strings.Split(name, ".")
+	if len(parts) != 4 {
+		return false
+	}
+	for _, p := range parts {
+		if len(p) == 0 || len(p) > 3 || strings.Trim(p, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
+}
