@@ -223,6 +223,25 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 	}
 }
 
+// An entry whose bucket does not exist: the store says so with the bucket's name, and the deletion
+// engine takes it as nothing left to delete (objectstore.DeletePrefix); nothing is created.
+func TestEntryDeletionInAMissingBucket(t *testing.T) {
+	ctx := context.Background()
+	store, name := newStore(t, minio.SecretData()), newBucketName()
+	before := bucketNames(t)
+	err := store.ListObjects(ctx, name, "shoot--garden--x/", func([]objectstore.ObjectVersion) error { return nil })
+	if !errors.Is(err, objectstore.ErrBucketNotFound) || !strings.Contains(err.Error(), name) {
+		t.Fatalf("got %v; want ErrBucketNotFound naming %q", err, name)
+	}
+	err = deleteEntry(name, "eu-central-1")(t, minio.SecretData())
+	if err != nil {
+		t.Fatalf("got %v; a missing bucket leaves nothing to delete", err)
+	}
+	if after := bucketNames(t); !slices.Equal(before, after) {
+		t.Fatalf("MinIO's buckets changed: before %v, after %v", before, after)
+	}
+}
+
 func bucketNames(t *testing.T) []string {
 	t.Helper()
 	out, err := minio.S3Client().ListBuckets(context.Background(), &s3.ListBucketsInput{})
