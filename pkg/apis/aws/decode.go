@@ -2,10 +2,13 @@ package aws
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
@@ -32,6 +35,7 @@ var durationFields = [][]string{
 	{"generatedCredentials", "rotation", "gracePeriod"},
 }
 
+// checkDurations also reports a value of the wrong JSON type with its path (see below).
 func checkDurations(raw []byte) error {
 	if decode.Empty(raw) {
 		return nil
@@ -67,7 +71,40 @@ func checkDurations(raw []byte) error {
 			errs = append(errs, field.Invalid(path, d, "must be a duration string such as 24h, 96h or 720h"))
 		}
 	}
-	return decode.Invalid(errs)
+	if len(errs) > 0 {
+		return decode.Invalid(errs)
+	}
+	// A value of the wrong JSON type: the strict decoding's message names Go types and, for
+	// inlined structs, a Go field name in the path; this one names the field path and what it
+	// must be.
+	var typeErr *json.UnmarshalTypeError
+	if err := json.Unmarshal(js, new(BackupBucketConfig)); errors.As(err, &typeErr) && typeErr.Field != "" {
+		path := field.NewPath("providerConfig")
+		for _, name := range strings.Split(typeErr.Field, ".") {
+			if name != "" && unicode.IsLower(rune(name[0])) { // Go names of inlined structs are not part of the path
+				path = path.Child(name)
+			}
+		}
+		return decode.Invalid(field.ErrorList{field.Invalid(path, typeErr.Value, fmt.Sprintf("a JSON %s was given; it must be %s", typeErr.Value, jsonKind(typeErr.Type)))})
+	}
+	return nil
+}
+
+// jsonKind says what a Go type is in a providerConfig.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint32, reflect.Uint64, reflect.Float64:
+		return "a number"
+	}
+	return "of type " + t.String()
 }
 
 // DecodeWorkloadIdentityConfig strictly decodes a workload identity secret's "config" key.

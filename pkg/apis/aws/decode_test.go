@@ -64,6 +64,12 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 		{name: "unknown setting", raw: head + "disabledSettings: [Versioning]\n", wantErr: "providerConfig.disabledSettings[0]"},
 		{name: "duplicate setting", raw: head + "disabledSettings: [TLSOnlyPolicy, TLSOnlyPolicy]\n", wantErr: "providerConfig.disabledSettings[1]"},
 		{name: "not yaml", raw: "{{{", wantErr: "providerConfig"},
+		{name: "unparseable period", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: forever\n  mode: governance\n", wantErr: `providerConfig.immutability.retentionPeriod: Invalid value: "forever"`},
+		{name: "period as a number", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 96\n  mode: governance\n", wantErr: "providerConfig.immutability.retentionPeriod: Invalid value: 96"},
+		{name: "unparseable rotation period", raw: head + "generatedCredentials:\n  issuer: IAM\n  rotation:\n    period: monthly\n", wantErr: "providerConfig.generatedCredentials.rotation.period"},
+		{name: "unparseable grace period", raw: head + "generatedCredentials:\n  issuer: IAM\n  rotation:\n    gracePeriod: 1w\n", wantErr: "providerConfig.generatedCredentials.rotation.gracePeriod"},
+		{name: "wrong type in an inlined field", raw: head + "generatedCredentials:\n  issuer: IAM\n  allowPassThrough: yes-please\n", wantErr: "providerConfig.generatedCredentials.allowPassThrough: Invalid value"},
+		{name: "object given as a list", raw: head + "encryption: [SSE-S3]\n", wantErr: "providerConfig.encryption: Invalid value"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
