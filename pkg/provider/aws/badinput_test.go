@@ -144,6 +144,9 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		{name: "secret: trustedCaCert not PEM", data: withRaw(good, "trustedCaCert", "not-a-certificate-at-all"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"trustedCaCert"`}},
 		{name: "secret: trustedCaCert a PEM block that is no certificate", data: withRaw(good, "trustedCaCert", "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"trustedCaCert"`}},
 		{name: "secret: trustedCaCert empty", data: withRaw(good, "trustedCaCert", ""), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"trustedCaCert"`}},
+		{name: "secret: region with a trailing newline", data: withRaw(good, "region", "eu-central-1\n"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`secret key "region"`, "control characters"}},
+		{name: "spec.region with an underscore", data: without(good, "region"), run: reconcileBucket(fresh(), "eu_central_1"), want: objectstore.ErrInvalidConfig, names: []string{"spec.region", "eu_central_1"}},
+		{name: "etcd-backup: region with a trailing newline", data: withRaw(etcd, "region", "eu-central-1\n"), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{`secret key "region"`}},
 		{name: "secret: no region and no spec.region", data: without(good, "region"), run: reconcileBucket(fresh(), ""), want: objectstore.ErrInvalidConfig, names: []string{`"region"`, "spec.region"}},
 
 		// Secrets: on entry deletion.

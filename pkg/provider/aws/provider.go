@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -20,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
@@ -140,6 +142,9 @@ func (p *Provider) clientConfig(creds provider.Credentials) (aws.Config, clientO
 	if region == "" {
 		return aws.Config{}, opts, fmt.Errorf("%w: no region: set spec.region or the secret key %q", objectstore.ErrInvalidConfig, KeyRegion)
 	}
+	if err := validateRegion(region, len(d[KeyRegion]) > 0); err != nil {
+		return aws.Config{}, opts, err
+	}
 	if err := validateEndpoint(d); err != nil {
 		return aws.Config{}, opts, err
 	}
@@ -222,6 +227,28 @@ func tlsConfigFor(d map[string][]byte) (*tls.Config, error) {
 		tlsConfig.RootCAs = pool
 	}
 	return tlsConfig, nil
+}
+
+// validateRegion refuses a region the S3 SDK (the extension's and etcd-backup-restore's) refuses
+// before any request ("invalid input region", without a code): dot-separated host labels of
+// letters, digits and dashes, none beginning or ending with a dash. A trailing newline is the
+// usual culprit.
+func validateRegion(region string, fromSecret bool) error {
+	valid := true
+	for _, label := range strings.Split(region, ".") {
+		if !smithyhttp.ValidHostLabel(label) || label[0] == '-' || label[len(label)-1] == '-' {
+			valid = false
+			break
+		}
+	}
+	if valid {
+		return nil
+	}
+	source := "spec.region"
+	if fromSecret {
+		source = fmt.Sprintf("the secret key %q", KeyRegion)
+	}
+	return fmt.Errorf("%w: the region %q (%s) is not one the S3 SDK accepts: letters, digits and dashes in dot-separated labels that do not begin or end with a dash, without spaces or control characters", objectstore.ErrInvalidConfig, region, source)
 }
 
 // boolKey parses an optional boolean secret key as etcd-backup-restore v0.43.0 does
@@ -310,6 +337,9 @@ func (p *Provider) EtcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, data
 	}
 	if len(out[KeyRegion]) == 0 {
 		return nil, fmt.Errorf("%w: no region for the etcd-backup secret: set spec.region or the secret key %q", objectstore.ErrInvalidConfig, KeyRegion)
+	}
+	if err := validateRegion(string(out[KeyRegion]), len(data[KeyRegion]) > 0); err != nil {
+		return nil, err
 	}
 	// What etcd-backup-restore v0.43.0 could not use is refused here, not found out by the
 	// sidecar: it parses the booleans with strconv.ParseBool, hands the endpoint to the SDK and

@@ -237,15 +237,18 @@ func (s *store) regionSource() string {
 	return "spec.region"
 }
 
-// regionMismatch recognises an answer that names another region than the client's (S3: 301 or
-// 400 with X-Amz-Bucket-Region; MinIO: 400 with it) and says so with both regions; nil otherwise.
+// regionMismatch recognises an answer that names another region than the client's (S3: 301, 307
+// or 400 with X-Amz-Bucket-Region; MinIO: 400 with it) and says so with both regions; nil
+// otherwise.
 func (s *store) regionMismatch(bucket string, err error) error {
 	var respErr *awshttp.ResponseError
 	if !errors.As(err, &respErr) || respErr.Response == nil {
 		return nil
 	}
 	switch respErr.HTTPStatusCode() {
-	case http.StatusMovedPermanently, http.StatusTemporaryRedirect, http.StatusBadRequest, http.StatusForbidden:
+	case http.StatusMovedPermanently, http.StatusTemporaryRedirect, http.StatusBadRequest:
+		// Not 403: S3 names the region of a bucket we may not read too, and that bucket may be
+		// someone else's; the create call that follows a 403 says which.
 	default:
 		return nil
 	}
