@@ -147,11 +147,7 @@ func (s *store) checkRegionAfter(ctx context.Context, name, want string, head er
 		region = "eu-west-1"
 	}
 	if region != want {
-		cause := head
-		if cause == nil {
-			cause = errors.New("GetBucketLocation")
-		}
-		return s.wrongRegion(name, region, cause)
+		return s.wrongRegion(name, region, head)
 	}
 	// In the right region and readable (even if HEAD was refused without a reason): the
 	// settings' calls that follow answer with codes if anything is wrong.

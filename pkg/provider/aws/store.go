@@ -259,10 +259,15 @@ func (s *store) regionMismatch(bucket string, err error) error {
 	return s.wrongRegion(bucket, theirs, err)
 }
 
+// wrongRegion names both regions and what to change; cause is the store's answer, if any.
 func (s *store) wrongRegion(bucket, theirs string, cause error) error {
 	ours := s.client.Options().Region
-	return fmt.Errorf("%w: the store answers that bucket %q is in region %q, not in %q as %s says; set %s to %q: %w",
-		objectstore.ErrInvalidConfig, bucket, theirs, ours, s.regionSource(), s.regionSource(), theirs, cause)
+	err := fmt.Errorf("%w: the store answers that bucket %q is in region %q, not in %q as %s says; set %s to %q",
+		objectstore.ErrInvalidConfig, bucket, theirs, ours, s.regionSource(), s.regionSource(), theirs)
+	if cause != nil {
+		err = fmt.Errorf("%w: %w", err, cause)
+	}
+	return err
 }
 
 // bucketError classifies an error of a request on bucket: a region mismatch first (whatever the
