@@ -23,7 +23,7 @@ func NewStore(ctx context.Context, reader client.Reader, p provider.Provider, re
 	secret := &corev1.Secret{}
 	if err := reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("%w: credentials secret %s/%s not found", objectstore.ErrInvalidConfig, ref.Namespace, ref.Name)
+			return nil, &MissingSecretError{Ref: ref}
 		}
 		return nil, fmt.Errorf("reading credentials secret %s/%s: %w", ref.Namespace, ref.Name, err)
 	}

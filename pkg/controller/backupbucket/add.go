@@ -14,11 +14,15 @@ import (
 // which owns finalizers, status and the operation annotation, and the scheduler that requests
 // reconciles when generated credentials fall due.
 func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, opts corecontroller.AddOptions) error {
+	recorder := mgr.GetEventRecorder("backupbucket-" + p.Type())
 	if err := addScheduler(mgr, p, opts); err != nil {
 		return err
 	}
+	if err := addSecretWatch(mgr, p, recorder, opts); err != nil {
+		return err
+	}
 	return backupbucket.Add(mgr, backupbucket.AddArgs{
-		Actuator:                  NewActuator(p, mgr.GetAPIReader(), mgr.GetClient(), mgr.GetEventRecorder("backupbucket-"+p.Type()), opts.Deletion),
+		Actuator:                  NewActuator(p, mgr.GetAPIReader(), mgr.GetClient(), recorder, opts.Deletion),
 		ControllerOptions:         opts.Controller,
 		Predicates:                backupbucket.DefaultPredicates(opts.IgnoreOperationAnnotation),
 		Type:                      p.Type(),

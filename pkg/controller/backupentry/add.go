@@ -11,11 +11,17 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
-// AddToManager registers the BackupEntry controller for p's type with gardener's library.
+// AddToManager registers the BackupEntry controller for p's type with gardener's library, its
+// actuator holding the entry (FinalizerName) until its objects are deleted, and the orphan guard
+// for entries whose credentials secret is gone.
 func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, opts corecontroller.AddOptions) error {
 	recorder := mgr.GetEventRecorder("backupentry-" + p.Type())
+	d := &delegate{provider: p, reader: mgr.GetAPIReader(), recorder: recorder, deletion: opts.Deletion}
+	if err := addOrphanGuard(mgr, p, d, opts); err != nil {
+		return err
+	}
 	return backupentry.Add(mgr, backupentry.AddArgs{
-		Actuator:                  genericactuator.NewActuator(mgr, NewDelegate(p, mgr.GetAPIReader(), recorder, opts.Deletion)),
+		Actuator:                  &holdingActuator{Actuator: genericactuator.NewActuator(mgr, d), client: mgr.GetClient()},
 		ControllerOptions:         opts.Controller,
 		Predicates:                backupentry.DefaultPredicates(opts.IgnoreOperationAnnotation),
 		Type:                      p.Type(),

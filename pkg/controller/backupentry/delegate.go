@@ -54,6 +54,12 @@ func (d *delegate) Delete(ctx context.Context, log logr.Logger, be *extensionsv1
 }
 
 func (d *delegate) delete(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
+	return d.deletePrefix(ctx, log, be, be.Spec.SecretRef)
+}
+
+// deletePrefix deletes the entry's prefix with the credentials in secretRef (the entry's own, or
+// its bucket's when the entry's are gone: see orphans.go).
+func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, secretRef corev1.SecretReference) error {
 	prefix, err := objectstore.EntryPrefix(be.Name)
 	if err != nil {
 		return err
@@ -61,7 +67,7 @@ func (d *delegate) delete(ctx context.Context, log logr.Logger, be *extensionsv1
 	if be.Spec.BucketName == "" {
 		return fmt.Errorf("%w: spec.bucketName is empty", objectstore.ErrInvalidConfig)
 	}
-	store, err := controller.NewStore(ctx, d.reader, d.provider, be.Spec.SecretRef, provider.Credentials{Region: be.Spec.Region})
+	store, err := controller.NewStore(ctx, d.reader, d.provider, secretRef, provider.Credentials{Region: be.Spec.Region})
 	if err != nil {
 		return err
 	}

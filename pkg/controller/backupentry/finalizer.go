@@ -1,0 +1,82 @@
+package backupentry
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/gardener/gardener/extensions/pkg/controller/backupentry"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	"github.com/gardener/gardener/pkg/controllerutils"
+)
+
+// FinalizerName keeps a BackupEntry until the objects under its prefix are deleted. Gardener's
+// library removes its own finalizer without deleting anything when the entry's credentials
+// secret is gone; this one stays until the prefix is deleted with other credentials (see
+// orphans.go) or an operator removes it on purpose.
+const FinalizerName = "backup.extensions.gardener.cloud/objects"
+
+// holdingActuator is gardener's generic actuator with this extension's finalizer: set on every
+// reconcile and restore, removed only when the deletion of the prefix succeeded or the entry was
+// migrated away (its objects then belong to the destination seed).
+type holdingActuator struct {
+	backupentry.Actuator
+	client client.Client
+}
+
+var _ backupentry.Actuator = (*holdingActuator)(nil)
+
+func (a *holdingActuator) hold(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
+	if controllerutil.ContainsFinalizer(be, FinalizerName) {
+		return nil
+	}
+	if err := controllerutils.AddFinalizers(ctx, a.client, be, FinalizerName); err != nil {
+		return fmt.Errorf("adding finalizer %s: %w", FinalizerName, err)
+	}
+	return nil
+}
+
+func (a *holdingActuator) release(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
+	if !controllerutil.ContainsFinalizer(be, FinalizerName) {
+		return nil
+	}
+	if err := controllerutils.RemoveFinalizers(ctx, a.client, be, FinalizerName); err != nil {
+		return fmt.Errorf("removing finalizer %s: %w", FinalizerName, err)
+	}
+	return nil
+}
+
+// Reconcile implements backupentry.Actuator.
+func (a *holdingActuator) Reconcile(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
+	if err := a.hold(ctx, be); err != nil {
+		return err
+	}
+	return a.Actuator.Reconcile(ctx, log, be)
+}
+
+// Restore implements backupentry.Actuator.
+func (a *holdingActuator) Restore(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
+	if err := a.hold(ctx, be); err != nil {
+		return err
+	}
+	return a.Actuator.Restore(ctx, log, be)
+}
+
+// Delete implements backupentry.Actuator.
+func (a *holdingActuator) Delete(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
+	if err := a.Actuator.Delete(ctx, log, be); err != nil {
+		return err
+	}
+	return a.release(ctx, be)
+}
+
+// Migrate implements backupentry.Actuator.
+func (a *holdingActuator) Migrate(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
+	if err := a.Actuator.Migrate(ctx, log, be); err != nil {
+		return err
+	}
+	return a.release(ctx, be)
+}

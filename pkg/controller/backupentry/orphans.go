@@ -1,0 +1,129 @@
+package backupentry
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/gardener/gardener/extensions/pkg/controller/backupentry"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	"github.com/gardener/gardener/pkg/controllerutils"
+	predicateutils "github.com/gardener/gardener/pkg/controllerutils/predicate"
+	reconcilerutils "github.com/gardener/gardener/pkg/controllerutils/reconciler"
+
+	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+// Event reasons of the orphan guard.
+const (
+	ReasonSecretMissing                   = "CredentialsSecretMissing"
+	ReasonPrefixDeletedWithBucketSecret   = "PrefixDeletedWithBucketCredentials"
+	ReasonObjectsKeptForMissingCredential = "ObjectsKept"
+)
+
+// OrphanError reports an entry whose objects cannot be deleted because its credentials are gone
+// and its bucket's cannot stand in. It matches objectstore.ErrInvalidConfig.
+type OrphanError struct {
+	Entry, Bucket, Prefix string
+	Secret                corev1.SecretReference
+	Why                   string
+}
+
+func (e *OrphanError) Error() string {
+	return fmt.Sprintf("spec.secretRef: the objects under %q in bucket %q cannot be deleted: credentials secret %s/%s is gone and %s; "+
+		"they are kept, and so is this BackupEntry (finalizer %s): restore the secret, or remove the finalizer to leave the objects in the bucket for good",
+		e.Prefix, e.Bucket, e.Secret.Namespace, e.Secret.Name, e.Why, FinalizerName)
+}
+
+// Is makes errors.Is(err, objectstore.ErrInvalidConfig) true.
+func (e *OrphanError) Is(target error) bool { return target == objectstore.ErrInvalidConfig }
+
+// orphanGuard acts where gardener's library stops at a missing credentials secret: it reports it
+// on the entry's status, and when the library has given up a deletion (it removes its finalizer
+// without deleting anything), deletes the prefix with the BackupBucket's credentials, or keeps the
+// entry and says why.
+type orphanGuard struct {
+	client   client.Client
+	reader   client.Reader
+	recorder events.EventRecorder
+	deleter  *delegate
+}
+
+func addOrphanGuard(mgr manager.Manager, p provider.Provider, d *delegate, opts corecontroller.AddOptions) error {
+	return builder.ControllerManagedBy(mgr).
+		Named("backupentry-orphans-"+p.Type()).
+		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: opts.Controller.SkipNameValidation}).
+		For(&extensionsv1alpha1.BackupEntry{}, builder.WithPredicates(predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...), corecontroller.NotSucceeded())).
+		Complete(&orphanGuard{client: mgr.GetClient(), reader: mgr.GetAPIReader(), recorder: d.recorder, deleter: d})
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	log := logr.FromContextOrDiscard(ctx)
+	be := &extensionsv1alpha1.BackupEntry{}
+	if err := g.client.Get(ctx, req.NamespacedName, be); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	exists, err := corecontroller.SecretExists(ctx, g.reader, be.Spec.SecretRef)
+	if err != nil || exists {
+		return reconcile.Result{}, err
+	}
+	if be.DeletionTimestamp == nil {
+		return reconcile.Result{}, corecontroller.ReportError(ctx, log, g.client, g.recorder, be, ReasonSecretMissing, &corecontroller.MissingSecretError{Ref: be.Spec.SecretRef})
+	}
+	if !controllerutil.ContainsFinalizer(be, FinalizerName) || controllerutil.ContainsFinalizer(be, backupentry.FinalizerName) {
+		return reconcile.Result{}, nil // nothing of ours holds it, or the library still handles it
+	}
+	if err := g.deleteWithBucketCredentials(ctx, log, be); err != nil {
+		reason := ReasonObjectsKeptForMissingCredential
+		if rerr := corecontroller.ReportError(ctx, log, g.client, g.recorder, be, reason, err); rerr != nil {
+			log.Error(rerr, "Reporting the kept objects failed")
+		}
+		return reconcilerutils.ReconcileErr(corecontroller.ForReconcile(err))
+	}
+	prefix, _ := objectstore.EntryPrefix(be.Name)
+	g.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonPrefixDeletedWithBucketSecret, "Delete",
+		"Credentials secret %s/%s was gone: the objects under %q in bucket %q were deleted with the BackupBucket's credentials",
+		be.Spec.SecretRef.Namespace, be.Spec.SecretRef.Name, prefix.String(), be.Spec.BucketName)
+	return reconcile.Result{}, controllerutils.RemoveFinalizers(ctx, g.client, be, FinalizerName)
+}
+
+// deleteWithBucketCredentials deletes the entry's prefix with the credentials of its
+// BackupBucket, the operator's for the same bucket.
+func (g *orphanGuard) deleteWithBucketCredentials(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
+	prefix, err := objectstore.EntryPrefix(be.Name)
+	if err != nil {
+		return err
+	}
+	orphan := &OrphanError{Entry: be.Name, Bucket: be.Spec.BucketName, Prefix: prefix.String(), Secret: be.Spec.SecretRef}
+	bb := &extensionsv1alpha1.BackupBucket{}
+	if err := g.client.Get(ctx, client.ObjectKey{Name: be.Spec.BucketName}, bb); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+		orphan.Why = fmt.Sprintf("BackupBucket %q, whose credentials could stand in, is gone too", be.Spec.BucketName)
+		return orphan
+	}
+	exists, err := corecontroller.SecretExists(ctx, g.reader, bb.Spec.SecretRef)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		orphan.Why = fmt.Sprintf("the BackupBucket's credentials secret %s/%s is gone too", bb.Spec.SecretRef.Namespace, bb.Spec.SecretRef.Name)
+		return orphan
+	}
+	log.Info("Deleting the prefix of an entry whose credentials are gone with its bucket's", "bucketSecret", bb.Spec.SecretRef.Namespace+"/"+bb.Spec.SecretRef.Name)
+	return g.deleter.deletePrefix(ctx, log, be, bb.Spec.SecretRef)
+}
