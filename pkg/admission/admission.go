@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
@@ -77,7 +78,7 @@ func (v Validator) Handle(_ context.Context, req admission.Request) admission.Re
 	}
 	if _, err := p.DecodeBucketConfig(config); err != nil {
 		// The provider's errors name the field from "providerConfig" on.
-		return admission.Denied(strings.Replace(err.Error(), "providerConfig", path, 1))
+		return admission.Denied(decode.Under(err, strings.TrimSuffix(path, ".providerConfig")).Error())
 	}
 	if req.Operation == admissionv1.Update {
 		oldType, oldConfig, _, oldOK, err := backupOf(req.Kind.Kind, req.OldObject.Raw)

@@ -1,10 +1,10 @@
 // Package decode is the strict providerConfig decoding every provider API shares: JSON or YAML,
-// unknown fields refused with their path, apiVersion and kind checked, errors wrapping
-// objectstore.ErrInvalidConfig.
+// unknown fields refused with their path, values of the wrong type and unparseable durations
+// named by their path, apiVersion and kind checked, errors matching objectstore.ErrInvalidConfig.
 package decode
 
 import (
-	"fmt"
+	"errors"
 	"slices"
 	"strings"
 
@@ -21,30 +21,77 @@ type Object interface {
 	GetObjectKind() schema.ObjectKind
 }
 
+// Error is an invalid configuration: every problem with its field path. Its message is the
+// problems' own, "<field path>: <what is wrong>", and it matches objectstore.ErrInvalidConfig.
+type Error struct {
+	Errs field.ErrorList
+}
+
+func (e *Error) Error() string {
+	msgs := make([]string, len(e.Errs))
+	for i, fe := range e.Errs {
+		msgs[i] = fe.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// Is makes errors.Is(err, objectstore.ErrInvalidConfig) true.
+func (e *Error) Is(target error) bool { return target == objectstore.ErrInvalidConfig }
+
+// Under returns err with the field paths of an *Error put under root, so that a config decoded
+// as "providerConfig" is reported where it lives, for example "spec.providerConfig" of a
+// BackupBucket or "spec.backup.providerConfig" of a Seed. Other errors are returned as they are.
+func Under(err error, root string) error {
+	var de *Error
+	if !errors.As(err, &de) {
+		return err
+	}
+	errs := make(field.ErrorList, len(de.Errs))
+	for i, fe := range de.Errs {
+		c := *fe
+		c.Field = root + "." + c.Field
+		errs[i] = &c
+	}
+	return &Error{Errs: errs}
+}
+
+// Invalid returns a validation error list as an *Error (nil for none).
+func Invalid(errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return &Error{Errs: errs}
+}
+
 // Strict decodes raw into obj, refusing unknown fields and any apiVersion not in apiVersions or
 // any kind but kind. path is the field path errors are reported under (e.g. "providerConfig").
 func Strict(raw []byte, obj Object, path *field.Path, kind string, apiVersions ...string) error {
 	js, err := yaml.YAMLToJSON(raw)
 	if err != nil {
-		return fmt.Errorf("%w: %s: not valid JSON or YAML: %v", objectstore.ErrInvalidConfig, path, err)
+		return Invalid(field.ErrorList{field.Invalid(path, field.OmitValueType{}, "not valid JSON or YAML: "+err.Error())})
+	}
+	// The strict decoding names neither the path of an unparseable duration nor, for a value of
+	// the wrong type, anything but Go names: these are found first, each with its path.
+	if errs := checkValues(js, obj, path); len(errs) > 0 {
+		return Invalid(errs)
 	}
 	strict, err := sigsjson.UnmarshalStrict(js, obj)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", objectstore.ErrInvalidConfig, path, err)
+		return Invalid(field.ErrorList{field.Invalid(path, field.OmitValueType{}, err.Error())})
 	}
 	if len(strict) > 0 {
-		msgs := make([]string, len(strict))
+		errs := make(field.ErrorList, len(strict))
 		for i, e := range strict {
-			msgs[i] = e.Error()
+			errs[i] = field.Invalid(path, field.OmitValueType{}, e.Error())
 		}
-		return fmt.Errorf("%w: %s: %s", objectstore.ErrInvalidConfig, path, strings.Join(msgs, "; "))
+		return Invalid(errs)
 	}
 	gvk := obj.GetObjectKind().GroupVersionKind()
 	if v := gvk.GroupVersion().String(); !slices.Contains(apiVersions, v) {
-		return fmt.Errorf("%w: %s", objectstore.ErrInvalidConfig, field.NotSupported(path.Child("apiVersion"), v, apiVersions))
+		return Invalid(field.ErrorList{field.NotSupported(path.Child("apiVersion"), v, apiVersions)})
 	}
 	if gvk.Kind != kind {
-		return fmt.Errorf("%w: %s", objectstore.ErrInvalidConfig, field.NotSupported(path.Child("kind"), gvk.Kind, []string{kind}))
+		return Invalid(field.ErrorList{field.NotSupported(path.Child("kind"), gvk.Kind, []string{kind})})
 	}
 	return nil
 }
@@ -52,17 +99,9 @@ func Strict(raw []byte, obj Object, path *field.Path, kind string, apiVersions .
 // Empty reports whether raw holds no config at all.
 func Empty(raw []byte) bool { return len(strings.TrimSpace(string(raw))) == 0 }
 
-// Invalid wraps a validation error list with objectstore.ErrInvalidConfig (nil for none).
-func Invalid(errs field.ErrorList) error {
-	if len(errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%w: %w", objectstore.ErrInvalidConfig, errs.ToAggregate())
-}
-
 // ProviderConfig strictly decodes a providerConfig (JSON or YAML) of the given kind into a new T
 // under the path "providerConfig" and validates it; empty input gives T's zero value, the
-// provider's defaults. Errors wrap objectstore.ErrInvalidConfig and name the field path.
+// provider's defaults. Errors are *Error, naming the field path.
 func ProviderConfig[T any, PT interface {
 	*T
 	Object

@@ -14,6 +14,7 @@ import (
 	"github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -43,7 +44,7 @@ func (a *actuator) config(bb *extensionsv1alpha1.BackupBucket) (any, error) {
 	}
 	cfg, err := a.provider.DecodeBucketConfig(raw)
 	if err != nil {
-		return nil, fmt.Errorf("spec.%w", err)
+		return nil, decode.Under(err, "spec")
 	}
 	return cfg, nil
 }
