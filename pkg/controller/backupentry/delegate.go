@@ -81,7 +81,7 @@ func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extens
 		return &controller.InProgressError{Bucket: be.Spec.BucketName, Prefix: prefix.String(), Deleted: res.Deleted}
 	}
 	if res.Locked > 0 {
-		deferral, err := store.DeferDeletion(ctx, be.Spec.BucketName, prefix.String())
+		deferral, err := d.deferDeletion(ctx, log, store, be, prefix.String(), secretRef)
 		if err != nil {
 			if errors.Is(err, objectstore.ErrUnsupported) {
 				return &controller.LockedObjectsError{Bucket: be.Spec.BucketName, Prefix: prefix.String(), Count: res.Locked, RetainUntil: res.EarliestRetainUntil, NotDeferred: err}
@@ -98,6 +98,37 @@ func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extens
 	d.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonPrefixDeleted, "Delete",
 		"Deleted the objects under %q in bucket %q (%d in the last pass)", prefix.String(), be.Spec.BucketName, res.Deleted)
 	return nil
+}
+
+// deferDeletion hands the locked objects under prefix to the store. Where the credentials in use
+// cannot (an Azure account key cannot read the lifecycle rule back; generated credentials scoped
+// to the sidecar's operations may not write rules), the BackupBucket's, the operator's for the
+// same bucket, are asked; the first answer is kept when they cannot either.
+func (d *delegate) deferDeletion(ctx context.Context, log logr.Logger, store objectstore.Store, be *extensionsv1alpha1.BackupEntry, prefix string, used corev1.SecretReference) (objectstore.Deferral, error) {
+	deferral, err := store.DeferDeletion(ctx, be.Spec.BucketName, prefix)
+	if err == nil || !(errors.Is(err, objectstore.ErrUnsupported) || errors.Is(err, objectstore.ErrForbidden)) {
+		return deferral, err
+	}
+	bb := &extensionsv1alpha1.BackupBucket{}
+	if gerr := d.reader.Get(ctx, client.ObjectKey{Name: be.Spec.BucketName}, bb); gerr != nil || bb.Spec.SecretRef == used {
+		return deferral, err
+	}
+	var raw []byte
+	if bb.Spec.ProviderConfig != nil {
+		raw = bb.Spec.ProviderConfig.Raw
+	}
+	cfg, _ := d.provider.DecodeBucketConfig(raw) // invalid: the defaults, as for a bucket's deletion
+	bucketStore, serr := controller.NewStore(ctx, d.reader, d.provider, bb.Spec.SecretRef, provider.Credentials{Region: be.Spec.Region, BucketConfig: cfg})
+	if serr != nil {
+		return deferral, err
+	}
+	log.Info("Deferring with the BackupBucket's credentials", "reason", err.Error())
+	if deferral, berr := bucketStore.DeferDeletion(ctx, be.Spec.BucketName, prefix); berr == nil {
+		return deferral, nil
+	} else if !errors.Is(berr, objectstore.ErrUnsupported) {
+		return deferral, berr
+	}
+	return deferral, err
 }
 
 // lockSpan says until when the locks of a pass's locked objects last.

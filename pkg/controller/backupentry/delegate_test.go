@@ -13,8 +13,10 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	reconcilerutils "github.com/gardener/gardener/pkg/controllerutils/reconciler"
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
@@ -22,6 +24,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // deferringStore answers DeferDeletion as told.
@@ -107,5 +110,60 @@ func TestDeletionWithLockedObjects(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// twoCredentials serves the entry's store for the entry's secret and the bucket's for the
+// BackupBucket's (secret data key "who").
+type twoCredentials struct {
+	controllertest.Provider
+	bucket objectstore.Store
+}
+
+func (p twoCredentials) NewStore(_ context.Context, c provider.Credentials) (objectstore.Store, error) {
+	if string(c.Data["who"]) == "bucket" {
+		return p.bucket, nil
+	}
+	return p.Store, nil
+}
+
+// TestDeferralFallsBackToTheBucketsCredentials: an entry's credentials that cannot hand locked
+// objects to the store (an Azure account key cannot read the lifecycle rule back) leave it to
+// the BackupBucket's, the operator's for the same bucket.
+func TestDeferralFallsBackToTheBucketsCredentials(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New(10)
+	if err := mem.EnsureBucket(ctx, objectstore.Bucket{Name: "bucket"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.PutObject(ctx, "bucket", "shoot--a--b--1/full", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	mem.Lock("bucket", "shoot--a--b--1/full", time.Now().Add(time.Hour))
+	entryAsked, bucketAsked := 0, 0
+	entryStore := deferringStore{Store: mem, err: fmt.Errorf("an account key cannot read the rule: %w", objectstore.ErrUnsupported), asked: &entryAsked}
+	bucketStore := deferringStore{Store: mem, deferral: objectstore.Deferral{Rule: "lifecycle rule on the account"}, asked: &bucketAsked}
+
+	c8t := controllertest.Client()
+	bucketSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "bucket-bucket"}, Data: map[string][]byte{"who": []byte("bucket")}}
+	bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"},
+		Spec: extensionsv1alpha1.BackupBucketSpec{SecretRef: corev1.SecretReference{Namespace: "garden", Name: "bucket-bucket"}}}
+	for _, obj := range []client.Object{bucketSecret, bb} {
+		if err := c8t.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recorder := events.NewFakeRecorder(10)
+	d := backupentry.NewDelegate(twoCredentials{Provider: controllertest.Provider{Store: entryStore}, bucket: bucketStore}, c8t, recorder, controller.DeletionOptions{})
+	be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "shoot--a--b--1"},
+		Spec: extensionsv1alpha1.BackupEntrySpec{BucketName: "bucket", SecretRef: controllertest.SecretRef}}
+	if err := d.Delete(ctx, logr.Discard(), be); err != nil {
+		t.Fatalf("Delete = %v; want the deferral through the bucket's credentials", err)
+	}
+	if entryAsked != 1 || bucketAsked != 1 {
+		t.Fatalf("asked the entry's store %d and the bucket's %d times; want once each", entryAsked, bucketAsked)
+	}
+	if event := <-recorder.Events; !strings.Contains(event, "lifecycle rule on the account") {
+		t.Fatalf("event %q does not name the bucket store's rule", event)
 	}
 }
