@@ -28,6 +28,8 @@ const (
 	ReasonPrefixDeleted         = "PrefixDeleted"
 )
 
+var errEmptyBucketName = fmt.Errorf("spec.bucketName: Required value: the BackupBucket's name: %w", objectstore.ErrInvalidConfig)
+
 type delegate struct {
 	provider provider.Provider
 	reader   client.Reader
@@ -44,6 +46,10 @@ func NewDelegate(p provider.Provider, reader client.Reader, recorder events.Even
 
 // GetETCDSecretData returns exactly the keys etcd-backup-restore reads.
 func (d *delegate) GetETCDSecretData(_ context.Context, _ logr.Logger, be *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
+	if be.Spec.BucketName == "" {
+		// etcd-backup-restore would get no container: refused before the shoot gets the secret.
+		return nil, controller.ForReconcile(errEmptyBucketName)
+	}
 	out, err := d.provider.EtcdBackupSecretData(be, data)
 	return out, controller.ForReconcile(err)
 }
@@ -65,7 +71,7 @@ func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extens
 		return err
 	}
 	if be.Spec.BucketName == "" {
-		return fmt.Errorf("%w: spec.bucketName is empty", objectstore.ErrInvalidConfig)
+		return errEmptyBucketName
 	}
 	store, err := controller.NewStore(ctx, d.reader, d.provider, secretRef, provider.Credentials{Region: be.Spec.Region})
 	if err != nil {

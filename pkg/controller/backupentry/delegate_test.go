@@ -167,3 +167,21 @@ func TestDeferralFallsBackToTheBucketsCredentials(t *testing.T) {
 		t.Fatalf("event %q does not name the bucket store's rule", event)
 	}
 }
+
+func TestEntryWithoutBucketNameIsRefusedWithACode(t *testing.T) {
+	c8t := controllertest.Client()
+	d := backupentry.NewDelegate(controllertest.Provider{Store: memstore.New(10)}, c8t, events.NewFakeRecorder(10), controller.DeletionOptions{})
+	be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "shoot--a--b--1"}, Spec: extensionsv1alpha1.BackupEntrySpec{SecretRef: controllertest.SecretRef}}
+	for name, err := range map[string]error{
+		"etcd-backup": func() error {
+			_, err := d.GetETCDSecretData(context.Background(), logr.Discard(), be, map[string][]byte{"bucketName": nil})
+			return err
+		}(),
+		"deletion": d.Delete(context.Background(), logr.Discard(), be),
+	} {
+		codes := v1beta1helper.ExtractErrorCodes(err)
+		if len(codes) != 1 || codes[0] != gardencorev1beta1.ErrorConfigurationProblem || !strings.HasPrefix(err.Error(), "spec.bucketName:") {
+			t.Errorf("%s: %v (codes %v); want ERR_CONFIGURATION_PROBLEM beginning with spec.bucketName", name, err, codes)
+		}
+	}
+}
