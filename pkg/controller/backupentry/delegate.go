@@ -44,14 +44,40 @@ func NewDelegate(p provider.Provider, reader client.Reader, recorder events.Even
 	return &delegate{provider: p, reader: reader, recorder: recorder, deletion: deletion}
 }
 
-// GetETCDSecretData returns exactly the keys etcd-backup-restore reads.
-func (d *delegate) GetETCDSecretData(_ context.Context, _ logr.Logger, be *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
+// GetETCDSecretData returns exactly the keys etcd-backup-restore reads, after checking with one
+// listing of the entry's prefix that these credentials reach the bucket: an entry is not
+// Succeeded while its sidecar could not find its bucket.
+func (d *delegate) GetETCDSecretData(ctx context.Context, _ logr.Logger, be *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
 	if be.Spec.BucketName == "" {
 		// etcd-backup-restore would get no container: refused before the shoot gets the secret.
 		return nil, controller.ForReconcile(errEmptyBucketName)
 	}
 	out, err := d.provider.EtcdBackupSecretData(be, data)
-	return out, controller.ForReconcile(err)
+	if err != nil {
+		return nil, controller.ForReconcile(err)
+	}
+	return out, controller.ForReconcile(d.checkBucket(ctx, be))
+}
+
+// checkBucket lists the first page under the entry's prefix with the entry's credentials.
+func (d *delegate) checkBucket(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
+	prefix, err := objectstore.EntryPrefix(be.Name)
+	if err != nil {
+		return err
+	}
+	store, err := controller.NewStore(ctx, d.reader, d.provider, be.Spec.SecretRef, provider.Credentials{Region: be.Spec.Region})
+	if err != nil {
+		return err
+	}
+	errOnePage := errors.New("one page is enough")
+	err = store.ListObjects(ctx, be.Spec.BucketName, prefix.String(), func([]objectstore.ObjectVersion) error { return errOnePage })
+	switch {
+	case err == nil, errors.Is(err, errOnePage):
+		return nil
+	case errors.Is(err, objectstore.ErrBucketNotFound):
+		return fmt.Errorf("spec.bucketName: bucket %q does not exist (in region %q, with these credentials): %w: %w", be.Spec.BucketName, be.Spec.Region, objectstore.ErrInvalidConfig, err)
+	}
+	return fmt.Errorf("checking that the entry's credentials reach bucket %q: %w", be.Spec.BucketName, err)
 }
 
 // Delete deletes every object version under `<entry name without "source-">/` and nothing else.

@@ -185,3 +185,20 @@ func TestEntryWithoutBucketNameIsRefusedWithACode(t *testing.T) {
 		}
 	}
 }
+
+func TestEntryOfAMissingBucketIsRefusedWithACode(t *testing.T) {
+	c8t := controllertest.Client()
+	mem := memstore.New(10)
+	d := backupentry.NewDelegate(controllertest.Provider{Store: mem}, c8t, events.NewFakeRecorder(10), controller.DeletionOptions{})
+	be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "shoot--a--b--1"}, Spec: extensionsv1alpha1.BackupEntrySpec{BucketName: "nope", SecretRef: controllertest.SecretRef}}
+	_, err := d.GetETCDSecretData(context.Background(), logr.Discard(), be, map[string][]byte{"bucketName": []byte("nope")})
+	if codes := v1beta1helper.ExtractErrorCodes(err); len(codes) != 1 || codes[0] != gardencorev1beta1.ErrorConfigurationProblem || !strings.Contains(err.Error(), `spec.bucketName: bucket "nope" does not exist`) {
+		t.Fatalf("%v (codes %v); want ERR_CONFIGURATION_PROBLEM naming spec.bucketName", err, codes)
+	}
+	if err := mem.EnsureBucket(context.Background(), objectstore.Bucket{Name: "nope"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.GetETCDSecretData(context.Background(), logr.Discard(), be, map[string][]byte{"bucketName": []byte("nope")}); err != nil {
+		t.Fatalf("with the bucket there: %v", err)
+	}
+}
