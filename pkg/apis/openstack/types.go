@@ -2,7 +2,9 @@
 package openstack
 
 import (
+	"strings"
 	"time"
+	"unicode"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -105,10 +107,18 @@ func validate(cfg *BackupBucketConfig, path *field.Path) field.ErrorList {
 		if g.Rotation != nil && g.Rotation.Period == nil && g.Rotation.GracePeriod != nil && g.Rotation.GracePeriod.Duration >= DefaultRotationPeriod {
 			errs = append(errs, field.Invalid(p.Child("rotation", "gracePeriod"), g.Rotation.GracePeriod.Duration.String(), "must be shorter than the default period of 720h"))
 		}
+		seen := map[string]bool{}
 		for i, r := range g.Roles {
-			if r == "" {
-				errs = append(errs, field.Required(p.Child("roles").Index(i), "a role name"))
+			rp := p.Child("roles").Index(i)
+			switch {
+			case r == "":
+				errs = append(errs, field.Required(rp, "a role name"))
+			case strings.TrimSpace(r) != r || strings.IndexFunc(r, unicode.IsControl) >= 0:
+				errs = append(errs, field.Invalid(rp, r, "a role name without surrounding spaces or control characters (Keystone would not find the role)"))
+			case seen[r]:
+				errs = append(errs, field.Duplicate(rp, r))
 			}
+			seen[r] = true
 		}
 	}
 	return errs

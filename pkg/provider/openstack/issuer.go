@@ -89,6 +89,9 @@ func (s *keystoneIssuer) EnsureBucket(ctx context.Context, b objectstore.Bucket)
 // are deleted first (one issued by a pass that failed before publishing it among them); a new
 // restricted credential is tried against the container before it is handed out.
 func (s *keystoneIssuer) IssueCredential(ctx context.Context, bucket string, inUse []string) (objectstore.Credential, error) {
+	if err := validateContainerName(bucket); err != nil {
+		return objectstore.Credential{}, err
+	}
 	if err := s.RevokeCredentials(ctx, bucket, inUse); err != nil {
 		return objectstore.Credential{}, err
 	}
@@ -183,6 +186,9 @@ func (s *keystoneIssuer) probe(ctx context.Context, cred objectstore.Credential,
 // RevokeCredentials implements objectstore.CredentialIssuer: the bucket's application
 // credentials not kept are deleted.
 func (s *keystoneIssuer) RevokeCredentials(ctx context.Context, bucket string, keep []string) error {
+	if err := validateContainerName(bucket); err != nil {
+		return err
+	}
 	idc, user, err := s.identity(ctx)
 	if err != nil {
 		return err

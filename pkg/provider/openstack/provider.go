@@ -8,9 +8,12 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/gophercloud/gophercloud/v2"
 
@@ -66,17 +69,79 @@ func (p *Provider) DecodeBucketConfig(raw []byte) (any, error) {
 type credentials struct {
 	auth                   gophercloud.AuthOptions
 	region                 string
+	regionSource           string // where region comes from, for messages
 	domainName, tenantName string
 	caCert                 []byte
 	insecure               bool
+	// keys names the secret keys the credentials came from, for errors that refuse them.
+	keys string
+}
+
+// identifierKeys are secret keys whose values are names or URLs: a space or control character
+// at either end (a newline from echo, above all) or inside is never meant, and Keystone would
+// only answer 401 for it (etcd-backup-restore, which reads them too, the same).
+var identifierKeys = []string{KeyAuthURL, KeyDomainName, KeyTenantName, KeyUsername, KeyRegion, KeyApplicationCredentialID, KeyApplicationCredentialName, KeyBucketName}
+
+// quoted lists secret keys for messages: "a", "b" and "c".
+func quoted(keys ...string) string {
+	q := make([]string, len(keys))
+	for i, k := range keys {
+		q[i] = strconv.Quote(k)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}
+
+// validateValues refuses the values of identifierKeys with control characters or surrounding
+// spaces, naming the key and never the value.
+func validateValues(data map[string][]byte) error {
+	for _, k := range identifierKeys {
+		v := string(data[k])
+		if v == "" {
+			continue
+		}
+		if strings.TrimSpace(v) != v || strings.IndexFunc(v, unicode.IsControl) >= 0 {
+			return fmt.Errorf("%w: secret key %q has spaces or control characters around or in its value (a trailing newline, often from echo when base64-encoding)", objectstore.ErrInvalidConfig, k)
+		}
+	}
+	return nil
+}
+
+// validateAuthURL refuses an authURL neither gophercloud nor etcd-backup-restore can use. Its
+// value is never shown: a URL may hold credentials.
+func validateAuthURL(raw string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("%w: secret key %q %s (its value is not shown, as it may hold credentials)", objectstore.ErrInvalidConfig, KeyAuthURL, why)
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return bad("is not a URL such as https://keystone.example.com:5000/v3 (a scheme is required; no spaces or newlines)")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return bad("must be an http:// or https:// URL such as https://keystone.example.com:5000/v3")
+	case u.Host == "" || u.Hostname() == "":
+		return bad("has no host")
+	case u.User != nil:
+		return bad("must not hold a user or password: the credentials belong in their own keys")
+	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+		return bad("must not have a query or a fragment")
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return bad("has a port outside 1-65535")
+		}
+	}
+	return nil
 }
 
 // parseCredentials validates the secret, naming a missing or malformed key, never a value.
 func parseCredentials(data map[string][]byte, region string) (credentials, error) {
 	get := func(k string) string { return string(data[k]) }
-	c := credentials{region: get(KeyRegion), caCert: data[KeyCACert], domainName: get(KeyDomainName), tenantName: get(KeyTenantName)}
+	c := credentials{region: get(KeyRegion), regionSource: fmt.Sprintf("the secret key %q", KeyRegion), caCert: data[KeyCACert], domainName: get(KeyDomainName), tenantName: get(KeyTenantName)}
 	if c.region == "" {
-		c.region = region
+		c.region, c.regionSource = region, "spec.region"
 	}
 	missing := func(what string) error {
 		return fmt.Errorf("%w: the credentials secret lacks %s", objectstore.ErrInvalidConfig, what)
@@ -84,29 +149,45 @@ func parseCredentials(data map[string][]byte, region string) (credentials, error
 	if get(KeyAuthURL) == "" {
 		return c, missing(fmt.Sprintf("%q", KeyAuthURL))
 	}
+	if err := validateAuthURL(get(KeyAuthURL)); err != nil {
+		return c, err
+	}
+	if err := validateValues(data); err != nil {
+		return c, err
+	}
 	if c.region == "" {
 		return c, missing(fmt.Sprintf("%q (and spec.region is empty)", KeyRegion))
+	}
+	if c.regionSource == "spec.region" && (strings.TrimSpace(c.region) != c.region || strings.IndexFunc(c.region, unicode.IsControl) >= 0) {
+		return c, fmt.Errorf("%w: spec.region %q has spaces or control characters", objectstore.ErrInvalidConfig, c.region)
 	}
 	if v, ok := data[KeyInsecure]; ok {
 		b, err := strconv.ParseBool(string(v))
 		if err != nil {
-			return c, fmt.Errorf("%w: secret key %q must be true or false", objectstore.ErrInvalidConfig, KeyInsecure)
+			return c, fmt.Errorf("%w: secret key %q must be true or false (as strconv.ParseBool reads it, without spaces or a newline)", objectstore.ErrInvalidConfig, KeyInsecure)
 		}
 		c.insecure = b
+	}
+	if len(c.caCert) > 0 && !x509.NewCertPool().AppendCertsFromPEM(c.caCert) {
+		return c, fmt.Errorf("%w: secret key %q holds no PEM certificate that can be parsed", objectstore.ErrInvalidConfig, KeyCACert)
 	}
 	c.auth = gophercloud.AuthOptions{IdentityEndpoint: get(KeyAuthURL), AllowReauth: true}
 	appSecret := get(KeyApplicationCredentialSecret)
 	switch {
 	case appSecret != "" && get(KeyApplicationCredentialID) != "":
 		c.auth.ApplicationCredentialID, c.auth.ApplicationCredentialSecret = get(KeyApplicationCredentialID), appSecret
+		c.keys = quoted(KeyApplicationCredentialID, KeyApplicationCredentialSecret)
 	case appSecret != "" && get(KeyApplicationCredentialName) != "":
 		if get(KeyUsername) == "" || get(KeyDomainName) == "" {
 			return c, missing(fmt.Sprintf("%q and %q, which an application credential given by name needs", KeyUsername, KeyDomainName))
 		}
 		c.auth.ApplicationCredentialName, c.auth.ApplicationCredentialSecret = get(KeyApplicationCredentialName), appSecret
 		c.auth.Username, c.auth.DomainName = get(KeyUsername), get(KeyDomainName)
+		c.keys = quoted(KeyApplicationCredentialName, KeyApplicationCredentialSecret, KeyUsername, KeyDomainName)
 	case appSecret != "":
 		return c, missing(fmt.Sprintf("%q or %q beside %q", KeyApplicationCredentialID, KeyApplicationCredentialName, KeyApplicationCredentialSecret))
+	case get(KeyPassword) == "" && (get(KeyApplicationCredentialID) != "" || get(KeyApplicationCredentialName) != ""):
+		return c, missing(fmt.Sprintf("%q beside %q or %q", KeyApplicationCredentialSecret, KeyApplicationCredentialID, KeyApplicationCredentialName))
 	default:
 		for _, k := range []string{KeyDomainName, KeyTenantName, KeyUsername, KeyPassword} {
 			if get(k) == "" {
@@ -115,6 +196,8 @@ func parseCredentials(data map[string][]byte, region string) (credentials, error
 		}
 		c.auth.Username, c.auth.Password = get(KeyUsername), get(KeyPassword)
 		c.auth.DomainName, c.auth.TenantName = get(KeyDomainName), get(KeyTenantName)
+		// Keystone answers 401 alike for a wrong password and an unknown user, domain or project.
+		c.keys = quoted(KeyUsername, KeyPassword, KeyDomainName, KeyTenantName)
 	}
 	return c, nil
 }
@@ -126,7 +209,7 @@ func (p *Provider) httpClient(c credentials) (http.Client, error) {
 		if err != nil || pool == nil {
 			pool = x509.NewCertPool()
 		}
-		if !pool.AppendCertsFromPEM(c.caCert) {
+		if !pool.AppendCertsFromPEM(c.caCert) { // parseCredentials checked it; kept for callers that did not
 			return http.Client{}, fmt.Errorf("%w: secret key %q holds no PEM certificate", objectstore.ErrInvalidConfig, KeyCACert)
 		}
 		tlsConfig.RootCAs = pool
@@ -247,6 +330,11 @@ func (p *Provider) EtcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, data
 	}
 	if err := consumable(data, true); err != nil {
 		return nil, err
+	}
+	if b := data[KeyBucketName]; len(b) > 0 {
+		if rule := containerNameRule(string(b)); rule != "" {
+			return nil, fmt.Errorf("%w: secret key %q (the BackupBucket's name) breaks Swift's container naming rules: %s", objectstore.ErrInvalidConfig, KeyBucketName, rule)
+		}
 	}
 	keys := etcdBackupPasswordKeys
 	if usesApplicationCredential(data) {

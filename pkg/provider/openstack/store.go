@@ -70,9 +70,14 @@ func (s *store) swift(ctx context.Context) (*gophercloud.ServiceClient, error) {
 	if err := gopenstack.Authenticate(ctx, pc, s.creds.auth); err != nil {
 		if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
 			// Keystone answers 404 for an application credential it does not know (a revoked one).
-			return nil, fmt.Errorf("authenticating with Keystone: %w: %w", objectstore.ErrUnauthenticated, err)
+			err = fmt.Errorf("%w: %w", objectstore.ErrUnauthenticated, err)
+		} else {
+			err = classify(err)
 		}
-		return nil, fmt.Errorf("authenticating with Keystone: %w", classify(err))
+		if errors.Is(err, objectstore.ErrUnauthenticated) {
+			return nil, fmt.Errorf("authenticating with Keystone: it refused the credentials of the secret keys %s: %w", s.creds.keys, err)
+		}
+		return nil, fmt.Errorf("authenticating with Keystone: %w", err)
 	}
 	if result, ok := pc.GetAuthResult().(tokens.CreateResult); ok {
 		if user, err := result.ExtractUser(); err == nil {
@@ -84,7 +89,7 @@ func (s *store) swift(ctx context.Context) (*gophercloud.ServiceClient, error) {
 	if err != nil {
 		var notFound *gophercloud.ErrEndpointNotFound
 		if errors.As(err, &notFound) {
-			return nil, fmt.Errorf("%w: Keystone lists no object-store endpoint in region %q", objectstore.ErrInvalidConfig, s.creds.region)
+			return nil, fmt.Errorf("%w: Keystone lists no object-store endpoint in region %q (%s)", objectstore.ErrInvalidConfig, s.creds.region, s.creds.regionSource)
 		}
 		return nil, err
 	}
@@ -149,6 +154,9 @@ func (s *store) MaxDeleteBatch() int {
 // EnsureBucket implements objectstore.Store: the container exists, private (no read or write
 // ACL), with versioning as declared.
 func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
+	if err := validateContainerName(b.Name); err != nil {
+		return err
+	}
 	cfg, ok := b.Config.(*osapi.BackupBucketConfig)
 	if !ok || cfg == nil {
 		cfg = &osapi.BackupBucketConfig{}
@@ -176,6 +184,9 @@ func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 
 // DeleteBucket implements objectstore.Store.
 func (s *store) DeleteBucket(ctx context.Context, name string) error {
+	if err := validateContainerName(name); err != nil {
+		return err
+	}
 	c, err := s.swift(ctx)
 	if err != nil {
 		return err
@@ -197,6 +208,9 @@ func (s *store) DeleteBucket(ctx context.Context, name string) error {
 // entry's name and version (marker + version_marker), so that a page boundary between two
 // versions of one object skips none of them.
 func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
+	if err := validateContainerName(bucket); err != nil {
+		return err
+	}
 	c, err := s.swift(ctx)
 	if err != nil {
 		return err
@@ -267,6 +281,9 @@ const unversioned = "null"
 // (a delete by name then removes the object; with versioning on it would only write a delete
 // marker); single deletes by version otherwise. Every per-object outcome is classified.
 func (s *store) DeleteObjects(ctx context.Context, bucket string, objs []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
+	if err := validateContainerName(bucket); err != nil {
+		return nil, err
+	}
 	if len(objs) == 0 {
 		return nil, nil
 	}
@@ -353,6 +370,9 @@ func (s *store) DeferDeletion(context.Context, string, string) (objectstore.Defe
 
 // PutObject implements objectstore.Store.
 func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) error {
+	if err := validateContainerName(bucket); err != nil {
+		return err
+	}
 	c, err := s.swift(ctx)
 	if err != nil {
 		return err
@@ -366,6 +386,9 @@ func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) 
 
 // GetObject implements objectstore.Store.
 func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
+	if err := validateContainerName(bucket); err != nil {
+		return nil, err
+	}
 	c, err := s.swift(ctx)
 	if err != nil {
 		return nil, err
