@@ -63,7 +63,7 @@ func (s *armStore) ownAccount(ctx context.Context, bucket string) (armstorage.Ac
 	got, err := s.accounts.GetProperties(ctx, rg, name, nil)
 	switch {
 	case isNotFound(err):
-		return armstorage.Account{}, fmt.Errorf("storage account %q: %w", name, objectstore.ErrBucketNotFound)
+		return armstorage.Account{}, fmt.Errorf("storage account %q of container %q: %w", name, bucket, objectstore.ErrBucketNotFound)
 	case err != nil:
 		return armstorage.Account{}, fmt.Errorf("reading storage account %q: %w", name, classify(err))
 	case !ours(got.Tags, bucket):
@@ -116,7 +116,7 @@ func (s *armStore) ensureAccount(ctx context.Context, rg, name, bucket, region, 
 	switch {
 	case err == nil:
 		if a.Location != nil && !sameLocation(*a.Location, region) {
-			return fmt.Errorf("%w: storage account %q is in %q, the bucket's region is %q", objectstore.ErrInvalidConfig, name, *a.Location, region)
+			return fmt.Errorf("%w: storage account %q of bucket %q is in %q, but spec.region is %q: an account cannot move; set spec.region to the account's location", objectstore.ErrInvalidConfig, name, bucket, *a.Location, region)
 		}
 		if up := accountDrift(a, sku); up != nil {
 			if _, err := s.accounts.Update(ctx, rg, name, *up, nil); err != nil {
@@ -225,6 +225,9 @@ func accountAt(endpoint string) (account, error) {
 
 // ListObjects implements objectstore.Store.
 func (s *armStore) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
+	if err := validateContainerName(bucket); err != nil {
+		return err
+	}
 	d, err := s.dataPlane(ctx, bucket)
 	if err != nil {
 		return err
@@ -234,6 +237,9 @@ func (s *armStore) ListObjects(ctx context.Context, bucket, prefix string, fn fu
 
 // DeleteObjects implements objectstore.Store.
 func (s *armStore) DeleteObjects(ctx context.Context, bucket string, objs []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
+	if err := validateContainerName(bucket); err != nil {
+		return nil, err
+	}
 	d, err := s.dataPlane(ctx, bucket)
 	if err != nil {
 		return nil, err
@@ -243,6 +249,9 @@ func (s *armStore) DeleteObjects(ctx context.Context, bucket string, objs []obje
 
 // PutObject implements objectstore.Store.
 func (s *armStore) PutObject(ctx context.Context, bucket, key string, data []byte) error {
+	if err := validateContainerName(bucket); err != nil {
+		return err
+	}
 	d, err := s.dataPlane(ctx, bucket)
 	if err != nil {
 		return err
@@ -252,6 +261,9 @@ func (s *armStore) PutObject(ctx context.Context, bucket, key string, data []byt
 
 // GetObject implements objectstore.Store.
 func (s *armStore) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
+	if err := validateContainerName(bucket); err != nil {
+		return nil, err
+	}
 	d, err := s.dataPlane(ctx, bucket)
 	if err != nil {
 		return nil, err

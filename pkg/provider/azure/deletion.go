@@ -21,6 +21,9 @@ import (
 // holds other containers loses only the bucket's (empty) container and stays, with an ownership
 // error naming them: somebody else's data is never deleted with it.
 func (s *armStore) DeleteBucket(ctx context.Context, bucket string) error {
+	if err := validateContainerName(bucket); err != nil {
+		return err
+	}
 	rg, name := ResourceGroupName(bucket), AccountName(bucket)
 	_, err := s.ownAccount(ctx, bucket)
 	switch {

@@ -30,6 +30,9 @@ func (a account) secretData() map[string][]byte {
 // in use and returns it, which also invalidates a value issued before but never recorded. Keys
 // are read or regenerated only on an account that is ours.
 func (s *armStore) IssueCredential(ctx context.Context, bucket string, inUse []string) (objectstore.Credential, error) {
+	if err := validateContainerName(bucket); err != nil {
+		return objectstore.Credential{}, err
+	}
 	acct, err := s.ownAccount(ctx, bucket)
 	if err != nil {
 		return objectstore.Credential{}, err
@@ -61,6 +64,9 @@ func (s *armStore) IssueCredential(ctx context.Context, bucket string, inUse []s
 // (and its new value never handed out). An account that is gone has no keys left; one that is not
 // ours is an ownership error and its keys are not touched.
 func (s *armStore) RevokeCredentials(ctx context.Context, bucket string, keep []string) error {
+	if err := validateContainerName(bucket); err != nil {
+		return err
+	}
 	if _, err := s.ownAccount(ctx, bucket); err != nil {
 		if errors.Is(err, objectstore.ErrBucketNotFound) {
 			return nil

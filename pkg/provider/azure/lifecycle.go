@@ -124,6 +124,9 @@ func (s *armStore) ensureDeferredDeletionRule(ctx context.Context, rg, account s
 // prefix tagged for it. A rule that does not read back as needed is ErrUnsupported, and nothing
 // is tagged.
 func (s *armStore) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
+	if err := validateContainerName(bucket); err != nil {
+		return objectstore.Deferral{}, err
+	}
 	rg, name := ResourceGroupName(bucket), AccountName(bucket)
 	if _, err := s.ownAccount(ctx, bucket); err != nil {
 		return objectstore.Deferral{}, err
@@ -156,7 +159,10 @@ func (s *armStore) DeferDeletion(ctx context.Context, bucket, prefix string) (ob
 // DeferDeletion implements objectstore.Store for an account reached with its key: the lifecycle
 // rule lives in the account's management policy, which an account key cannot read, so a
 // deferral can never be verified and is not claimed (the caller retries until the locks end).
-func (s *store) DeferDeletion(context.Context, string, string) (objectstore.Deferral, error) {
+func (s *store) DeferDeletion(_ context.Context, bucket, _ string) (objectstore.Deferral, error) {
+	if err := validateContainerName(bucket); err != nil {
+		return objectstore.Deferral{}, err
+	}
 	return objectstore.Deferral{}, fmt.Errorf("%w: deferring deletions to the storage account's lifecycle rule %q needs its management policy read back, which an account key cannot do", objectstore.ErrUnsupported, DeferredDeletionRule)
 }
 

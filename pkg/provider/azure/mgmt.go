@@ -69,11 +69,17 @@ func (s *armStore) MaxDeleteBatch() int { return maxDeleteBatch }
 // only, TLS 1.2, no public blob access, the declared redundancy), private container, its
 // immutability policy and the deferred-deletion lifecycle rule, each converged.
 func (s *armStore) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
+	if err := validateContainerName(b.Name); err != nil {
+		return err
+	}
 	cfg, _ := b.Config.(*azureapi.BackupBucketConfig)
 	rg, name := ResourceGroupName(b.Name), AccountName(b.Name)
 	region := b.Region
 	if region == "" {
 		region = s.region
+	}
+	if region == "" {
+		return fmt.Errorf("%w: spec.region is empty: the storage account of bucket %q needs a location", objectstore.ErrInvalidConfig, b.Name)
 	}
 	if err := s.ensureGroup(ctx, rg, b.Name, region); err != nil {
 		return err

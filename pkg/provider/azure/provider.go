@@ -4,6 +4,7 @@ package azure
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
@@ -103,7 +105,7 @@ func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (obje
 		if err != nil {
 			return nil, err
 		}
-		return &store{client: client, pageSize: p.pageSize()}, nil
+		return &store{client: client, pageSize: p.pageSize(), secretKeys: fmt.Sprintf("%q and %q", KeyStorageAccount, KeyStorageKey)}, nil
 	}
 	if creds.Region == "" {
 		return nil, fmt.Errorf("%w: spec.region is empty: a storage account needs a location", objectstore.ErrInvalidConfig)
@@ -145,11 +147,33 @@ func (p *Provider) managementOptions(c cloud.Configuration) azcore.ClientOptions
 	return o
 }
 
+// servicePrincipalKeys are the keys of a service principal secret, all required.
+var servicePrincipalKeys = []string{KeyTenantID, KeyClientID, KeyClientSecret, KeySubscriptionID}
+
+// present returns those of keys that data holds (empty values included).
+func present(d map[string][]byte, keys ...string) []string {
+	var out []string
+	for _, k := range keys {
+		if _, ok := d[k]; ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // managementCredential returns the subscription and token credential of a service principal or
-// workload identity secret, or a nil credential for an account key secret.
+// workload identity secret, or a nil credential for an account key secret. A secret holding keys
+// of two modes is refused: which credentials were meant cannot be told, and the others would be
+// silently ignored.
 func (p *Provider) managementCredential(creds provider.Credentials, opts azcore.ClientOptions) (string, azcore.TokenCredential, error) {
 	d := creds.Data
+	accountKeys := present(d, KeyStorageAccount, KeyStorageKey)
+	spKeys := present(d, servicePrincipalKeys...)
 	if creds.WorkloadIdentity {
+		if others := append(present(d, KeyClientSecret), present(d, KeyStorageKey)...); len(others) > 0 {
+			return "", nil, fmt.Errorf("%w: a workload identity secret (keys %q and %q) also holds the secret keys %q of another mode: it is used with its token only; remove them",
+				objectstore.ErrInvalidConfig, KeyWorkloadIdentityConfig, KeyWorkloadIdentityToken, others)
+		}
 		cfg, err := azureapi.DecodeWorkloadIdentityConfig(d[KeyWorkloadIdentityConfig])
 		if err != nil {
 			return "", nil, fmt.Errorf("secret key %q: %w", KeyWorkloadIdentityConfig, err)
@@ -161,29 +185,47 @@ func (p *Provider) managementCredential(creds provider.Credentials, opts azcore.
 		cred, err := azidentity.NewClientAssertionCredential(cfg.TenantID, cfg.ClientID, func(context.Context) (string, error) { return token, nil },
 			&azidentity.ClientAssertionCredentialOptions{ClientOptions: opts, DisableInstanceDiscovery: p.Cloud != nil})
 		if err != nil {
-			return "", nil, fmt.Errorf("%w: workload identity: %w", objectstore.ErrInvalidConfig, err)
+			return "", nil, fmt.Errorf("%w: workload identity (secret key %q): %w", objectstore.ErrInvalidConfig, KeyWorkloadIdentityConfig, err)
 		}
-		return cfg.SubscriptionID, cred, nil
+		return cfg.SubscriptionID, refusedAs{cred, fmt.Sprintf("workload identity (secret keys %q and %q)", KeyWorkloadIdentityConfig, KeyWorkloadIdentityToken)}, nil
 	}
-	if _, ok := d[KeyClientID]; !ok {
+	if len(spKeys) == 0 {
 		return "", nil, nil
 	}
+	if len(accountKeys) > 0 {
+		return "", nil, fmt.Errorf("%w: the secret holds both service principal keys %q and account key keys %q: use a service principal secret (%q) or an account key secret (%q and %q), not both",
+			objectstore.ErrInvalidConfig, spKeys, accountKeys, servicePrincipalKeys, KeyStorageAccount, KeyStorageKey)
+	}
 	var missing []string
-	for _, k := range []string{KeyTenantID, KeyClientID, KeyClientSecret, KeySubscriptionID} {
+	for _, k := range servicePrincipalKeys {
 		if len(d[k]) == 0 {
 			missing = append(missing, k)
 		}
 	}
 	if len(missing) > 0 {
 		return "", nil, fmt.Errorf("%w: a service principal secret needs the keys %q; missing %q", objectstore.ErrInvalidConfig,
-			[]string{KeyTenantID, KeyClientID, KeyClientSecret, KeySubscriptionID}, missing)
+			servicePrincipalKeys, missing)
 	}
 	cred, err := azidentity.NewClientSecretCredential(string(d[KeyTenantID]), string(d[KeyClientID]), string(d[KeyClientSecret]),
 		&azidentity.ClientSecretCredentialOptions{ClientOptions: opts, DisableInstanceDiscovery: p.Cloud != nil})
 	if err != nil {
-		return "", nil, fmt.Errorf("%w: service principal: %w", objectstore.ErrInvalidConfig, err)
+		return "", nil, fmt.Errorf("%w: service principal (secret keys %q and %q): %w", objectstore.ErrInvalidConfig, KeyTenantID, KeyClientID, err)
 	}
-	return string(d[KeySubscriptionID]), cred, nil
+	return string(d[KeySubscriptionID]), refusedAs{cred, fmt.Sprintf("service principal (secret keys %q, %q and %q)", KeyTenantID, KeyClientID, KeyClientSecret)}, nil
+}
+
+// refusedAs names the secret's keys when Microsoft Entra ID refuses a token (never their values).
+type refusedAs struct {
+	azcore.TokenCredential
+	what string
+}
+
+func (r refusedAs) GetToken(ctx context.Context, opts policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	tok, err := r.TokenCredential.GetToken(ctx, opts)
+	if err != nil {
+		return tok, fmt.Errorf("Microsoft Entra ID refused the %s: %w", r.what, err)
+	}
+	return tok, nil
 }
 
 // account is a storage account reached with its shared key.
@@ -196,11 +238,22 @@ var accountName = regexp.MustCompile(`^[a-z0-9]{3,24}$`)
 
 func parseAccount(d map[string][]byte) (account, error) {
 	a := account{name: string(d[KeyStorageAccount]), key: string(d[KeyStorageKey]), domain: string(d[KeyDomain])}
-	if a.name == "" || a.key == "" {
-		return a, fmt.Errorf("%w: secret needs the keys %q and %q", objectstore.ErrInvalidConfig, KeyStorageAccount, KeyStorageKey)
+	var missing []string
+	for _, k := range []string{KeyStorageAccount, KeyStorageKey} {
+		if len(d[k]) == 0 {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return a, fmt.Errorf("%w: an account key secret needs the keys %q and %q; missing or empty %q (a service principal secret needs %q)",
+			objectstore.ErrInvalidConfig, KeyStorageAccount, KeyStorageKey, missing, servicePrincipalKeys)
 	}
 	if !accountName.MatchString(a.name) {
 		return a, fmt.Errorf("%w: secret key %q: a storage account name has 3 to 24 lowercase letters and digits", objectstore.ErrInvalidConfig, KeyStorageAccount)
+	}
+	// The shared key signs requests after base64 decoding (azblob and etcd-backup-restore alike).
+	if _, err := base64.StdEncoding.DecodeString(a.key); err != nil {
+		return a, fmt.Errorf("%w: secret key %q is not a valid account key: it must be the account key as the portal shows it, in base64", objectstore.ErrInvalidConfig, KeyStorageKey)
 	}
 	if v, ok := d[KeyEmulatorEnabled]; ok {
 		var err error
@@ -218,7 +271,9 @@ func parseAccount(d map[string][]byte) (account, error) {
 	if err != nil {
 		host = a.domain
 	}
-	if strings.ContainsAny(a.domain, "/?#@ ") || host == "" {
+	// Whitespace and control characters included: etcd-backup-restore reads the key's file as it is
+	// (a trailing newline would end up in its endpoint).
+	if strings.ContainsAny(a.domain, "/?#@") || strings.IndexFunc(a.domain, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 || host == "" {
 		return a, fmt.Errorf("%w: secret key %q must be a domain such as %s (or host:port of an emulator)", objectstore.ErrInvalidConfig, KeyDomain, DefaultDomain)
 	}
 	if a.emulator {

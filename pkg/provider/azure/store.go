@@ -12,7 +12,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
-	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -41,6 +40,19 @@ type store struct {
 	client *azblob.Client
 	// pageSize is the most entries one listing page asks for.
 	pageSize int32
+	// secretKeys, for a store built from an account-key secret, names the secret's keys that
+	// a refused request is about (empty for a data plane reached with a key from listKeys).
+	secretKeys string
+}
+
+// classify classifies an error of the data plane; a refused account key is named by the
+// secret's keys (never by its value) when the key came from the secret.
+func (s *store) classify(err error) error {
+	c := classify(err)
+	if s.secretKeys != "" && (errors.Is(c, objectstore.ErrUnauthenticated) || errors.Is(c, objectstore.ErrForbidden)) {
+		return fmt.Errorf("the storage account refused the secret's %s: %w", s.secretKeys, c)
+	}
+	return c
 }
 
 var _ objectstore.Store = (*store)(nil)
@@ -55,8 +67,11 @@ func (s *store) container(name string) *container.Client {
 // EnsureBucket implements objectstore.Store: the container exists and is private (public access
 // is removed on every reconcile). The account's region is the account's: a container has none.
 func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
-	if cfg, _ := b.Config.(*azureapi.BackupBucketConfig); cfg != nil && cfg.Immutability != nil {
-		return fmt.Errorf("%w: providerConfig.immutability: a container immutability policy is set through the storage account's management plane, which a secret with only an account key cannot reach", objectstore.ErrInvalidConfig)
+	if err := validateContainerName(b.Name); err != nil {
+		return err
+	}
+	if err := accountKeyOnly(b.Config); err != nil {
+		return err
 	}
 	c := s.container(b.Name)
 	_, err := c.Create(ctx, nil)
@@ -65,17 +80,17 @@ func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 	case errorCode(err) == "ContainerBeingDeleted":
 		return fmt.Errorf("container %q is still being deleted; creating it again later: %w", b.Name, err)
 	default:
-		return fmt.Errorf("creating container %q: %w", b.Name, classify(err))
+		return fmt.Errorf("creating container %q: %w", b.Name, s.classify(err))
 	}
 	props, err := c.GetProperties(ctx, nil)
 	if err != nil {
-		return classify(err)
+		return fmt.Errorf("reading container %q: %w", b.Name, s.classify(err))
 	}
 	if props.BlobPublicAccess != nil && *props.BlobPublicAccess != "" {
 		// Setting the access policy without an access level makes the container private; the
 		// container has no stored access policies of ours to keep.
 		if _, err := c.SetAccessPolicy(ctx, nil); err != nil {
-			return fmt.Errorf("making container %q private: %w", b.Name, classify(err))
+			return fmt.Errorf("making container %q private: %w", b.Name, s.classify(err))
 		}
 	}
 	return nil
@@ -84,6 +99,9 @@ func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 // DeleteBucket implements objectstore.Store. Azure deletes a container with everything in it,
 // so emptiness is checked first: the engine, not the service, decides what may go.
 func (s *store) DeleteBucket(ctx context.Context, name string) error {
+	if err := validateContainerName(name); err != nil {
+		return err
+	}
 	empty := true
 	err := s.ListObjects(ctx, name, "", func(page []objectstore.ObjectVersion) error {
 		empty = len(page) == 0
@@ -101,7 +119,7 @@ func (s *store) DeleteBucket(ctx context.Context, name string) error {
 	if err == nil || errorCode(err) == "ContainerNotFound" || errorCode(err) == "ContainerBeingDeleted" {
 		return nil
 	}
-	return classify(err)
+	return fmt.Errorf("deleting container %q: %w", name, s.classify(err))
 }
 
 var errStop = errors.New("stop listing")
@@ -109,6 +127,9 @@ var errStop = errors.New("stop listing")
 // ListObjects implements objectstore.Store: every blob with its snapshots and versions, the
 // previous versions of deleted blobs included.
 func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
+	if err := validateContainerName(bucket); err != nil {
+		return err
+	}
 	opts := &container.ListBlobsFlatOptions{
 		Include:    container.ListBlobsInclude{Snapshots: true, Versions: true},
 		MaxResults: to.Ptr(s.pageSize),
@@ -120,7 +141,7 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 	for pager.More() {
 		resp, err := pager.NextPage(ctx)
 		if err != nil {
-			return classify(err)
+			return fmt.Errorf("listing container %q: %w", bucket, s.classify(err))
 		}
 		page := make([]objectstore.ObjectVersion, 0, len(resp.Segment.BlobItems))
 		for _, it := range resp.Segment.BlobItems {
@@ -167,6 +188,9 @@ func (s *store) blobAt(bucket string, o objectstore.ObjectVersion) (*blob.Client
 // same ID, and then, in a second batch, that version by its ID: so nothing the listing showed is
 // left behind as a version the pass never saw. Every sub-response is checked; 404 is deleted.
 func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
+	if err := validateContainerName(bucket); err != nil {
+		return nil, err
+	}
 	if len(objects) == 0 {
 		return nil, nil
 	}
@@ -227,7 +251,7 @@ func (s *store) batchDelete(ctx context.Context, bucket string, objects []object
 	}
 	resp, err := c.SubmitBatch(ctx, bb, nil)
 	if err != nil {
-		return nil, classify(err)
+		return nil, fmt.Errorf("deleting blobs in container %q: %w", bucket, s.classify(err))
 	}
 	if len(resp.Responses) != len(objects) {
 		return nil, fmt.Errorf("blob batch answered %d sub-responses for %d deletes; the pass is retried", len(resp.Responses), len(objects))
@@ -255,15 +279,24 @@ func (s *store) batchDelete(ctx context.Context, bucket string, objects []object
 
 // PutObject implements objectstore.Store.
 func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) error {
+	if err := validateContainerName(bucket); err != nil {
+		return err
+	}
 	_, err := s.container(bucket).NewBlockBlobClient(key).UploadBuffer(ctx, data, nil)
-	return classify(err)
+	if err != nil {
+		return fmt.Errorf("writing %q to container %q: %w", key, bucket, s.classify(err))
+	}
+	return nil
 }
 
 // GetObject implements objectstore.Store.
 func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
+	if err := validateContainerName(bucket); err != nil {
+		return nil, err
+	}
 	resp, err := s.container(bucket).NewBlobClient(key).DownloadStream(ctx, nil)
 	if err != nil {
-		return nil, classify(err)
+		return nil, fmt.Errorf("reading %q from container %q: %w", key, bucket, s.classify(err))
 	}
 	defer resp.Body.Close()
 	return io.ReadAll(resp.Body)
