@@ -51,12 +51,15 @@ func desiredLifecycle(have []storage.LifecycleRule) storage.Lifecycle {
 // EnsureBucket implements objectstore.Store: it creates the bucket in the project of the
 // credentials and converges its settings on every call.
 func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
+	if err := validateBucketName(b.Name); err != nil {
+		return err
+	}
 	cfg, _ := b.Config.(*gcpapi.BackupBucketConfig)
 	if cfg == nil {
 		cfg = &gcpapi.BackupBucketConfig{}
 	}
-	if b.Region == "" {
-		return fmt.Errorf("%w: no region: set spec.region", objectstore.ErrInvalidConfig)
+	if err := validateLocation(b.Region); err != nil {
+		return err
 	}
 	owned, err := s.inProject(ctx, b.Name)
 	if err != nil {
@@ -72,7 +75,7 @@ func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 		return classify(err)
 	}
 	if !strings.EqualFold(attrs.Location, b.Region) {
-		return fmt.Errorf("%w: bucket %q exists in location %s, not in the region %q the BackupBucket declares", objectstore.ErrInvalidConfig, b.Name, attrs.Location, b.Region)
+		return fmt.Errorf("%w: bucket %q exists in location %q, not in spec.region %q: a bucket's location cannot be changed; set spec.region to %q or use another BackupBucket name", objectstore.ErrInvalidConfig, b.Name, attrs.Location, b.Region, strings.ToLower(attrs.Location))
 	}
 	return s.converge(ctx, b.Name, attrs, cfg)
 }
@@ -231,4 +234,22 @@ func retentionChange(bucket string, have *storage.RetentionPolicy, want *gcpapi.
 		policy = &storage.RetentionPolicy{RetentionPeriod: wantPeriod}
 	}
 	return policy, want.Locked, nil
+}
+
+// validateLocation checks spec.region before any request: GCS locations (regions such as
+// europe-west1, dual-regions such as eur4, multi-regions such as eu) are letters, digits and
+// dashes; anything else GCS would refuse when creating the bucket.
+func validateLocation(region string) error {
+	if region == "" {
+		return fmt.Errorf("%w: no region: set spec.region to the bucket's GCS location (for example europe-west1)", objectstore.ErrInvalidConfig)
+	}
+	for _, r := range region {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+			return fmt.Errorf("%w: spec.region %q is not a GCS location: only letters, digits and dashes (for example europe-west1, eur4, eu), not %q", objectstore.ErrInvalidConfig, region, r)
+		}
+	}
+	if region[0] == '-' || region[len(region)-1] == '-' {
+		return fmt.Errorf("%w: spec.region %q is not a GCS location: it must not begin or end with a dash", objectstore.ErrInvalidConfig, region)
+	}
+	return nil
 }

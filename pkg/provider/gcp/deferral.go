@@ -120,6 +120,9 @@ func (e *RuleNotKeptError) Is(target error) bool { return target == objectstore.
 // move forward), then puts the rules of the prefix on the bucket and reads them back. Rules of
 // others are kept as they are. It returns the rules as the operator finds them in the console.
 func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
+	if err := validateBucketName(bucket); err != nil {
+		return objectstore.Deferral{}, err
+	}
 	if prefix != "" && (!strings.HasSuffix(prefix, "/") || len(prefix) < 2) {
 		return objectstore.Deferral{}, fmt.Errorf("%w: deferral prefix %q must end with '/'", objectstore.ErrInvalidConfig, prefix)
 	}

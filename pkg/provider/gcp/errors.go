@@ -72,7 +72,11 @@ func classOf(err error) error {
 // refusedTokens is the transport of token requests. The auth library reports a refused token
 // exchange as an untyped error; this turns a 4xx answer of the token endpoint into a typed
 // *tokenRefusedError first, so that it is classified as ErrUnauthenticated without reading text.
-type refusedTokens struct{ next http.RoundTripper }
+type refusedTokens struct {
+	next http.RoundTripper
+	// keys names the secret keys whose credentials are exchanged, for the message.
+	keys string
+}
 
 func (t refusedTokens) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
@@ -80,7 +84,7 @@ func (t refusedTokens) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	resp.Body.Close()
-	return nil, &tokenRefusedError{status: resp.StatusCode, endpoint: req.URL.Host}
+	return nil, &tokenRefusedError{status: resp.StatusCode, endpoint: req.URL.Host, keys: t.keys}
 }
 
 // tokenRefusedError is a token endpoint's refusal of the credentials. The response body is not
@@ -88,10 +92,14 @@ func (t refusedTokens) RoundTrip(req *http.Request) (*http.Response, error) {
 type tokenRefusedError struct {
 	status   int
 	endpoint string
+	keys     string // the secret keys the credentials come from ("" if unknown)
 }
 
 func (e *tokenRefusedError) Error() string {
-	return fmt.Sprintf("the token endpoint %s refused the credentials (HTTP %d)", e.endpoint, e.status)
+	if e.keys == "" {
+		return fmt.Sprintf("the token endpoint %s refused the credentials (HTTP %d)", e.endpoint, e.status)
+	}
+	return fmt.Sprintf("the token endpoint %s refused the credentials of the %s (HTTP %d)", e.endpoint, e.keys, e.status)
 }
 
 // Is makes errors.Is(err, objectstore.ErrUnauthenticated) true.

@@ -128,6 +128,9 @@ func (s *iamIssuer) deleteKeys(ctx context.Context, name string, keep []string) 
 // bound on the bucket if needed) gets a new key; its keys not in use go first, a key issued by
 // a pass that failed before publishing it among them.
 func (s *iamIssuer) IssueCredential(ctx context.Context, bucket string, inUse []string) (objectstore.Credential, error) {
+	if err := validateBucketName(bucket); err != nil {
+		return objectstore.Credential{}, err
+	}
 	email, err := s.ensureAccount(ctx, bucket)
 	if err != nil {
 		return objectstore.Credential{}, err
@@ -164,6 +167,9 @@ func (s *iamIssuer) IssueCredential(ctx context.Context, bucket string, inUse []
 // account too. GCP keeps access tokens already minted with a deleted key valid until they expire
 // (at most an hour).
 func (s *iamIssuer) RevokeCredentials(ctx context.Context, bucket string, keep []string) error {
+	if err := validateBucketName(bucket); err != nil {
+		return err
+	}
 	name := s.accountName(bucket)
 	sa, err := s.iam.Projects.ServiceAccounts.Get(name).Context(ctx).Do()
 	switch {

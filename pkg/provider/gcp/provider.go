@@ -4,13 +4,20 @@ package gcp
 
 import (
 	"context"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"cloud.google.com/go/auth"
 	"cloud.google.com/go/auth/credentials"
@@ -136,16 +143,19 @@ func (p *Provider) authorizedClient(creds provider.Credentials, scope string) (*
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: timeout,
 	}
-	tokenClient := &http.Client{Transport: refusedTokens{base}, Timeout: timeout}
-
+	if err := credentialMode(creds.Data, creds.WorkloadIdentity); err != nil {
+		return nil, "", err
+	}
 	var (
 		authCreds *auth.Credentials
 		projectID string
 		err       error
 	)
 	if creds.WorkloadIdentity {
+		tokenClient := &http.Client{Transport: refusedTokens{base, fmt.Sprintf("secret keys %q and %q (workload identity)", KeyToken, KeyConfig)}, Timeout: timeout}
 		authCreds, projectID, err = workloadIdentityCredentials(creds.Data, tokenClient, scope)
 	} else {
+		tokenClient := &http.Client{Transport: refusedTokens{base, fmt.Sprintf("secret key %q", KeyServiceAccountJSON)}, Timeout: timeout}
 		authCreds, projectID, err = serviceAccountCredentials(creds.Data[KeyServiceAccountJSON], tokenClient, scope)
 	}
 	if err != nil {
@@ -187,13 +197,35 @@ type serviceAccount struct {
 	PrivateKey  string `json:"private_key"`
 }
 
+// credentialMode refuses secrets that mix the keys of the two ways to authenticate: a workload
+// identity secret (config, token) with a service-account key, or a service-account secret with
+// workload identity keys, which etcd-backup would be given in its place (EtcdBackupSecretData
+// sees only the keys, not the secret's labels).
+func credentialMode(data map[string][]byte, workloadIdentity bool) error {
+	_, hasKey := data[KeyServiceAccountJSON]
+	_, hasConfig := data[KeyConfig]
+	_, hasToken := data[KeyToken]
+	switch {
+	case workloadIdentity && hasKey:
+		return fmt.Errorf("%w: a workload identity secret (keys %q and %q) must not also have the key %q: remove it, or use a secret without workload identity", objectstore.ErrInvalidConfig, KeyConfig, KeyToken, KeyServiceAccountJSON)
+	case !workloadIdentity && (hasConfig || hasToken):
+		return fmt.Errorf("%w: the secret has the workload identity keys %q or %q but is not a workload identity secret (gardener's token requestor maintains those): remove them and keep %q, or use a WorkloadIdentity", objectstore.ErrInvalidConfig, KeyConfig, KeyToken, KeyServiceAccountJSON)
+	}
+	return nil
+}
+
 func parseServiceAccount(raw []byte) (*serviceAccount, error) {
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("%w: secret needs the key %q (or a workload identity)", objectstore.ErrInvalidConfig, KeyServiceAccountJSON)
 	}
 	sa := &serviceAccount{}
 	if err := json.Unmarshal(raw, sa); err != nil {
-		return nil, fmt.Errorf("%w: secret key %q is not a JSON object", objectstore.ErrInvalidConfig, KeyServiceAccountJSON)
+		// The decoder's message may quote the key file: only its type is shown.
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			return nil, fmt.Errorf("%w: secret key %q: the field %q must be a string", objectstore.ErrInvalidConfig, KeyServiceAccountJSON, typeErr.Field)
+		}
+		return nil, fmt.Errorf("%w: secret key %q is not a service-account key file (a JSON object)", objectstore.ErrInvalidConfig, KeyServiceAccountJSON)
 	}
 	// Only service account keys: other credential types (external accounts with file, URL or
 	// executable sources) would make the extension read files or run programs the secret names.
@@ -202,10 +234,35 @@ func parseServiceAccount(raw []byte) (*serviceAccount, error) {
 		return nil, fmt.Errorf("%w: secret key %q must hold a service account key (type %q), found type %q", objectstore.ErrInvalidConfig, KeyServiceAccountJSON, "service_account", sa.Type)
 	case sa.ProjectID == "":
 		return nil, fmt.Errorf("%w: secret key %q has no project_id", objectstore.ErrInvalidConfig, KeyServiceAccountJSON)
-	case sa.ClientEmail == "" || sa.PrivateKey == "":
-		return nil, fmt.Errorf("%w: secret key %q has no client_email or private_key", objectstore.ErrInvalidConfig, KeyServiceAccountJSON)
+	case sa.ClientEmail == "":
+		return nil, fmt.Errorf("%w: secret key %q has no client_email", objectstore.ErrInvalidConfig, KeyServiceAccountJSON)
+	case sa.PrivateKey == "":
+		return nil, fmt.Errorf("%w: secret key %q has no private_key", objectstore.ErrInvalidConfig, KeyServiceAccountJSON)
+	}
+	if err := checkPrivateKey(sa.PrivateKey); err != nil {
+		return nil, fmt.Errorf("%w: secret key %q: private_key %s (its value is not shown)", objectstore.ErrInvalidConfig, KeyServiceAccountJSON, err)
 	}
 	return sa, nil
+}
+
+// checkPrivateKey checks that a key file's private_key is what the auth library signs with: one
+// PEM block holding an RSA key (PKCS #8, as GCP issues them, or PKCS #1). The error says what
+// is wrong without any of the key.
+func checkPrivateKey(pemKey string) error {
+	block, _ := pem.Decode([]byte(pemKey))
+	if block == nil {
+		return errors.New("is not a PEM block")
+	}
+	if k, err := x509.ParsePKCS8PrivateKey(block.Bytes); err == nil {
+		if _, ok := k.(*rsa.PrivateKey); !ok {
+			return errors.New("is not an RSA key")
+		}
+		return nil
+	}
+	if _, err := x509.ParsePKCS1PrivateKey(block.Bytes); err == nil {
+		return nil
+	}
+	return errors.New("is a PEM block that holds no RSA private key")
 }
 
 func serviceAccountCredentials(raw []byte, client *http.Client, scope string) (*auth.Credentials, string, error) {
@@ -221,6 +278,9 @@ func serviceAccountCredentials(raw []byte, client *http.Client, scope string) (*
 }
 
 func workloadIdentityCredentials(data map[string][]byte, client *http.Client, scope string) (*auth.Credentials, string, error) {
+	if len(data[KeyConfig]) == 0 {
+		return nil, "", fmt.Errorf("%w: workload identity secret needs the key %q (a WorkloadIdentityConfig)", objectstore.ErrInvalidConfig, KeyConfig)
+	}
 	cfg, ea, err := gcpapi.DecodeWorkloadIdentityConfig(data[KeyConfig])
 	if err != nil {
 		return nil, "", err
@@ -262,7 +322,11 @@ func storageEndpoint(raw []byte) (string, error) {
 	bad := func(why string) error {
 		return fmt.Errorf("%w: secret key %q: %s", objectstore.ErrInvalidConfig, KeyStorageAPIEndpoint, why)
 	}
-	u, err := url.Parse(strings.TrimSpace(string(raw)))
+	// etcd-backup-restore reads the value as it is: a stray newline would break its URL.
+	if strings.IndexFunc(string(raw), func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+		return "", bad("must not contain spaces, newlines or control characters (a trailing newline too)")
+	}
+	u, err := url.Parse(string(raw))
 	if err != nil || u.Host == "" || !u.IsAbs() {
 		return "", bad("must be an absolute URL such as https://storage.europe-west1.rep.googleapis.com/storage/v1/")
 	}
@@ -289,9 +353,31 @@ func storageEndpoint(raw []byte) (string, error) {
 	return u.String(), nil
 }
 
+// What etcd-backup-restore v0.43.0 accepts (pkg/snapstore/gcs_snapstore.go, validateGCSCredential):
+// a secret it refuses leaves the shoot without backups, so the entry fails instead, naming the key.
+var (
+	etcdBRProjectID  = regexp.MustCompile(`^[a-z][a-z0-9-]{4,28}[a-z0-9]$`)
+	etcdBRKeyFields  = []string{"type", "project_id", "client_email", "universe_domain", "auth_uri", "auth_provider_x509_cert_url", "client_x509_cert_url", "client_id", "private_key_id", "private_key", "token_uri"}
+	etcdBRTokenURL   = "https://sts.googleapis.com/v1/token"
+	etcdBRTokenType  = "urn:ietf:params:oauth:token-type:jwt"
+	etcdBRImpersonal = regexp.MustCompile(`^https://iamcredentials\.googleapis\.com/v1/projects/-/serviceAccounts/.+:generateAccessToken$`)
+)
+
+// defaultUniverseDomain is the universe domain the auth library assumes when a configuration
+// names none; etcd-backup-restore requires the field, so it is written out.
+const defaultUniverseDomain = "googleapis.com"
+
 // EtcdBackupSecretData implements provider.Provider: the GCS keys etcd-backup-restore reads and
-// nothing else (a stray *.json key would be taken for a credentials file).
+// nothing else (a stray *.json key would be taken for a credentials file). What the sidecar
+// would refuse is refused here with ErrInvalidConfig naming the key.
 func (p *Provider) EtcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
+	if err := validateBucketName(string(data[KeyBucketName])); err != nil {
+		return nil, fmt.Errorf("secret key %q: %w", KeyBucketName, err)
+	}
+	_, hasConfig := data[KeyConfig]
+	if _, hasKey := data[KeyServiceAccountJSON]; hasConfig && hasKey {
+		return nil, fmt.Errorf("%w: the entry secret has both %q (a service-account key) and %q (a workload identity): etcd-backup can be given only one", objectstore.ErrInvalidConfig, KeyServiceAccountJSON, KeyConfig)
+	}
 	out := map[string][]byte{KeyBucketName: data[KeyBucketName]}
 	if ep, ok := data[KeyStorageAPIEndpoint]; ok {
 		if _, err := storageEndpoint(ep); err != nil {
@@ -299,10 +385,17 @@ func (p *Provider) EtcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, data
 		}
 		out[KeyStorageAPIEndpoint] = ep
 	}
-	if raw, ok := data[KeyConfig]; ok {
+	if hasConfig {
+		raw := data[KeyConfig]
 		cfg, ea, err := gcpapi.DecodeWorkloadIdentityConfig(raw)
 		if err != nil {
 			return nil, err
+		}
+		if err := sidecarAcceptsExternalAccount(cfg.ProjectID, ea); err != nil {
+			return nil, err
+		}
+		if ea.UniverseDomain == "" {
+			ea.UniverseDomain = defaultUniverseDomain
 		}
 		dir := tokenDir
 		if strings.HasPrefix(be.Name, "source-") {
@@ -324,9 +417,43 @@ func (p *Provider) EtcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, data
 		out[KeyServiceAccountJSON] = sidecarConfig
 		return out, nil
 	}
-	if _, err := parseServiceAccount(data[KeyServiceAccountJSON]); err != nil {
+	sa, err := parseServiceAccount(data[KeyServiceAccountJSON])
+	if err != nil {
 		return nil, err
+	}
+	if !etcdBRProjectID.MatchString(sa.ProjectID) {
+		return nil, fmt.Errorf("%w: secret key %q: project_id %q is not a GCP project ID as etcd-backup-restore requires (%s)", objectstore.ErrInvalidConfig, KeyServiceAccountJSON, sa.ProjectID, etcdBRProjectID)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data[KeyServiceAccountJSON], &fields); err != nil {
+		return nil, fmt.Errorf("%w: secret key %q is not a JSON object", objectstore.ErrInvalidConfig, KeyServiceAccountJSON)
+	}
+	for f := range fields {
+		if !slices.Contains(etcdBRKeyFields, f) {
+			return nil, fmt.Errorf("%w: secret key %q has the field %q, which etcd-backup-restore refuses; a key file has only %s", objectstore.ErrInvalidConfig, KeyServiceAccountJSON, f, strings.Join(etcdBRKeyFields, ", "))
+		}
 	}
 	out[KeyServiceAccountJSON] = data[KeyServiceAccountJSON]
 	return out, nil
 }
+
+// sidecarAcceptsExternalAccount checks a workload identity config against what
+// etcd-backup-restore accepts in an external-account configuration.
+func sidecarAcceptsExternalAccount(projectID string, ea *gcpapi.ExternalAccount) error {
+	bad := func(field, why string) error {
+		return fmt.Errorf("%w: secret key %q: %s %s, as etcd-backup-restore requires", objectstore.ErrInvalidConfig, KeyConfig, field, why)
+	}
+	switch {
+	case !etcdBRProjectID.MatchString(projectID):
+		return bad("config.projectID "+strconvQuote(projectID), "must be a GCP project ID ("+etcdBRProjectID.String()+")")
+	case ea.SubjectTokenType != etcdBRTokenType:
+		return bad("config.credentialsConfig.subject_token_type", "must be "+strconvQuote(etcdBRTokenType))
+	case ea.TokenURL != etcdBRTokenURL:
+		return bad("config.credentialsConfig.token_url", "must be "+strconvQuote(etcdBRTokenURL))
+	case ea.ServiceAccountImpersonationURL != "" && !etcdBRImpersonal.MatchString(ea.ServiceAccountImpersonationURL):
+		return bad("config.credentialsConfig.service_account_impersonation_url", "must match "+etcdBRImpersonal.String())
+	}
+	return nil
+}
+
+func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }

@@ -51,6 +51,9 @@ func (s *store) MaxDeleteBatch() int { return maxDeleteBatch }
 
 // PutObject implements objectstore.Store.
 func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) error {
+	if err := validateBucketName(bucket); err != nil {
+		return err
+	}
 	w := s.client.Bucket(bucket).Object(key).NewWriter(ctx)
 	w.ChunkSize = 0 // one request: backup objects of the suite are small
 	if _, err := w.Write(data); err != nil {
@@ -62,6 +65,9 @@ func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) 
 
 // GetObject implements objectstore.Store.
 func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
+	if err := validateBucketName(bucket); err != nil {
+		return nil, err
+	}
 	r, err := s.client.Bucket(bucket).Object(key).NewReader(ctx)
 	if err != nil {
 		return nil, classify(err)
@@ -83,6 +89,9 @@ func classifyBucket(err error) error {
 // bucket that ever had versioning), each with its generation, so that deletions name exactly the
 // generation they saw and are safe to retry.
 func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
+	if err := validateBucketName(bucket); err != nil {
+		return err
+	}
 	q := &storage.Query{Prefix: prefix, Versions: true}
 	if err := q.SetAttrSelection([]string{"Name", "Generation"}); err != nil {
 		return err
@@ -92,7 +101,10 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 		var attrs []*storage.ObjectAttrs
 		next, err := pager.NextPage(&attrs)
 		if err != nil {
-			return classifyBucket(err)
+			if err = classifyBucket(err); errors.Is(err, objectstore.ErrBucketNotFound) {
+				return fmt.Errorf("bucket %q: %w", bucket, err)
+			}
+			return err
 		}
 		if len(attrs) > 0 {
 			page := make([]objectstore.ObjectVersion, len(attrs))
@@ -129,6 +141,9 @@ func (s *store) object(bucket string, o objectstore.ObjectVersion) (*storage.Obj
 // DeleteObjects implements objectstore.Store: one delete per object, deleteParallelism at once,
 // every outcome classified; an object a retention policy or hold protects is reported as locked.
 func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
+	if err := validateBucketName(bucket); err != nil {
+		return nil, err
+	}
 	if len(objects) > maxDeleteBatch {
 		return nil, fmt.Errorf("%w: %d objects exceed the batch size of %d", objectstore.ErrInvalidConfig, len(objects), maxDeleteBatch)
 	}
@@ -168,6 +183,9 @@ func (s *store) lockedOrForbidden(ctx context.Context, h *storage.ObjectHandle, 
 
 // DeleteBucket implements objectstore.Store.
 func (s *store) DeleteBucket(ctx context.Context, name string) error {
+	if err := validateBucketName(name); err != nil {
+		return err
+	}
 	err := s.client.Bucket(name).Delete(ctx)
 	switch {
 	case err == nil, errors.Is(err, storage.ErrBucketNotExist), statusOf(err) == http.StatusNotFound:

@@ -367,7 +367,7 @@ func TestCredentialErrorsNameTheKeyAndHideTheValue(t *testing.T) {
 		want string
 	}{
 		{"no key file", with(good, "serviceaccount.json", ""), `"serviceaccount.json"`},
-		{"not JSON", with(good, "serviceaccount.json", "secret-garbage"), `"serviceaccount.json" is not a JSON object`},
+		{"not JSON", with(good, "serviceaccount.json", "secret-garbage"), `"serviceaccount.json" is not a service-account key file`},
 		{"external account instead of a key", with(good, "serviceaccount.json", externalAccount), `found type "external_account"`},
 		{"no project", with(good, "serviceaccount.json", `{"type":"service_account","client_email":"a@b","private_key":"secret-garbage"}`), "no project_id"},
 		{"plain http to a remote endpoint", with(good, "storageAPIEndpoint", "http://storage.example.com/storage/v1/"), "plain http"},
@@ -396,7 +396,7 @@ func TestEtcdBackupSecretData(t *testing.T) {
 	key := gcs.ServiceAccountKey("etcd@geb-test-project.iam.gserviceaccount.com")
 	static, err := p.EtcdBackupSecretData(entry("shoot--a--b--1"), map[string][]byte{
 		"serviceaccount.json": key, "storageAPIEndpoint": []byte("https://storage.europe-west1.rep.googleapis.com/storage/v1/"),
-		"bucketName": []byte("b"), "stray.json": []byte("{}"), "other": []byte("x"),
+		"bucketName": []byte("geb-bucket"), "stray.json": []byte("{}"), "other": []byte("x"),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -405,7 +405,7 @@ func TestEtcdBackupSecretData(t *testing.T) {
 		t.Fatalf("static keys %v", keys)
 	}
 	for _, c := range []struct{ entry, dir string }{{"shoot--a--b--1", "/var/.gcp/token"}, {"source-shoot--a--b--1", "/var/.source-gcp/token"}} {
-		wi, err := p.EtcdBackupSecretData(entry(c.entry), map[string][]byte{"config": gcs.WorkloadIdentityConfig("t"), "bucketName": []byte("b")})
+		wi, err := p.EtcdBackupSecretData(entry(c.entry), map[string][]byte{"config": sidecarWorkloadIdentityConfig(gcs.ProjectID, nil), "bucketName": []byte("geb-bucket")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -416,11 +416,11 @@ func TestEtcdBackupSecretData(t *testing.T) {
 		if err := json.Unmarshal(wi["serviceaccount.json"], &cc); err != nil {
 			t.Fatal(err)
 		}
-		if src, _ := cc["credential_source"].(map[string]any); src["file"] != c.dir || cc["type"] != "external_account" || string(wi["projectID"]) != gcs.ProjectID {
+		if src, _ := cc["credential_source"].(map[string]any); src["file"] != c.dir || cc["type"] != "external_account" || cc["universe_domain"] != "googleapis.com" || string(wi["projectID"]) != gcs.ProjectID {
 			t.Fatalf("%s: sidecar credentials %v, project %q", c.entry, cc, wi["projectID"])
 		}
 	}
-	if _, err := p.EtcdBackupSecretData(entry("shoot--a--b--1"), map[string][]byte{"bucketName": []byte("b")}); !errors.Is(err, objectstore.ErrInvalidConfig) {
+	if _, err := p.EtcdBackupSecretData(entry("shoot--a--b--1"), map[string][]byte{"bucketName": []byte("geb-bucket")}); !errors.Is(err, objectstore.ErrInvalidConfig) {
 		t.Fatalf("without credentials: %v; want ErrInvalidConfig", err)
 	}
 }
