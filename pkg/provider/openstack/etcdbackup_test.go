@@ -46,7 +46,7 @@ func TestEtcdBackupHoldsOneKindOfCredentials(t *testing.T) {
 		missing  string // the key the error names
 	}{
 		{name: "password", data: secret(passwordSecret...), wantKeys: passwordKeys},
-		{name: "password with stray keys", data: secret(append(passwordSecret, "caCert=x", "key.json={}")...), wantKeys: passwordKeys},
+		{name: "password with stray keys", data: secret(append(passwordSecret, "insecure=true", "key.json={}")...), wantKeys: passwordKeys},
 		{name: "application credential", data: secret(appCredSecret...), wantKeys: appCredKeys},
 		{name: "application credential with a stray username", data: secret(append(appCredSecret, "username=u")...), wantKeys: appCredKeys},
 		{name: "application credential with username and password", data: secret(append(appCredSecret, "username=u", "password=pw")...), wantKeys: appCredKeys},

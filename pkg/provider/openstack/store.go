@@ -51,6 +51,9 @@ type store struct {
 	bulkLimit int                         // 0: bulk delete unavailable
 	session   *gophercloud.ProviderClient // the authenticated Keystone session
 	userID    string                      // the session's user
+	// noObjectVersioning: the cluster's /info was read and lists no object_versioning, so a
+	// container's X-Versions-Enabled would be dropped without a word.
+	noObjectVersioning bool
 }
 
 var _ objectstore.Store = (*store)(nil)
@@ -126,8 +129,15 @@ func (s *store) discoverBulkLimit(ctx context.Context, client *gophercloud.Servi
 		BulkDelete *struct {
 			MaxDeletesPerRequest int `json:"max_deletes_per_request"`
 		} `json:"bulk_delete"`
+		Swift            *json.RawMessage `json:"swift"`
+		ObjectVersioning *json.RawMessage `json:"object_versioning"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&info); err != nil || info.BulkDelete == nil {
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&info); err != nil {
+		return 0
+	}
+	// Only an /info that is Swift's (it always has "swift") tells that versioning is missing.
+	s.noObjectVersioning = info.Swift != nil && info.ObjectVersioning == nil
+	if info.BulkDelete == nil {
 		return 0
 	}
 	if info.BulkDelete.MaxDeletesPerRequest <= 0 {
@@ -164,6 +174,14 @@ func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 	c, err := s.swift(ctx)
 	if err != nil {
 		return err
+	}
+	s.mu.Lock()
+	noVersioning := s.noObjectVersioning
+	s.mu.Unlock()
+	if cfg.Versioning && noVersioning {
+		return fmt.Errorf("%w: spec.providerConfig.versioning: the Swift cluster offers no object versioning "+
+			"(its /info lists no object_versioning: the versioned_writes middleware with allow_object_versioning = true), "+
+			"so the container's versioning would be dropped without a word: set versioning: false or enable it in the cluster", objectstore.ErrUnsupported)
 	}
 	_, err = containers.Get(ctx, c, b.Name, nil).Extract()
 	switch {
