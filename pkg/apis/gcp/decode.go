@@ -1,6 +1,7 @@
 package gcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -83,6 +84,9 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 func DecodeWorkloadIdentityConfig(raw []byte) (*WorkloadIdentityConfig, *ExternalAccount, error) {
 	path := field.NewPath("config")
 	cfg := &WorkloadIdentityConfig{}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, nil, decode.Invalid(field.ErrorList{field.Required(path, `the workload identity secret's "config" key: a WorkloadIdentityConfig`)})
+	}
 	if err := decode.Strict(raw, cfg, path, KindWorkloadIdentityConfig, APIVersion, ProviderGCPAPIVersion); err != nil {
 		return nil, nil, err
 	}

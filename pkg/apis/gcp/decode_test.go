@@ -83,6 +83,7 @@ func TestDecodeWorkloadIdentityConfig(t *testing.T) {
 		name, raw, wantErr string
 	}{
 		{name: "valid", raw: head + "projectID: my-project\ncredentialsConfig: " + ok + "\n"},
+		{name: "empty", raw: " \n", wantErr: "config: Required value"},
 		{name: "no project", raw: head + "credentialsConfig: " + ok + "\n", wantErr: "config.projectID"},
 		{name: "no credentials config", raw: head + "projectID: p\n", wantErr: "config.credentialsConfig"},
 		{name: "service account instead of external account", raw: head + "projectID: p\ncredentialsConfig: {\"type\":\"service_account\",\"audience\":\"a\",\"subject_token_type\":\"t\",\"token_url\":\"u\"}\n", wantErr: "config.credentialsConfig.type"},

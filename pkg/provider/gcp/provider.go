@@ -278,9 +278,6 @@ func serviceAccountCredentials(raw []byte, client *http.Client, scope string) (*
 }
 
 func workloadIdentityCredentials(data map[string][]byte, client *http.Client, scope string) (*auth.Credentials, string, error) {
-	if len(data[KeyConfig]) == 0 {
-		return nil, "", fmt.Errorf("%w: workload identity secret needs the key %q (a WorkloadIdentityConfig)", objectstore.ErrInvalidConfig, KeyConfig)
-	}
 	cfg, ea, err := gcpapi.DecodeWorkloadIdentityConfig(data[KeyConfig])
 	if err != nil {
 		return nil, "", err
