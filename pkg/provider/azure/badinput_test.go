@@ -253,6 +253,8 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		{name: "etcd-backup: storageKey not base64", data: set(etcd, "storageKey", "not-base64-key-value!"), run: writeAzureEtcdBackup, want: invalid, names: []string{`"storageKey"`}},
 		{name: "etcd-backup: storageAccount with a trailing newline", data: set(etcd, "storageAccount", stack.AzuriteAccount+"\n"), run: writeAzureEtcdBackup, want: invalid, names: []string{`"storageAccount"`}},
 		{name: "etcd-backup: domain with a trailing newline", data: set(etcd, "domain", azurite.Host+"\n"), run: writeAzureEtcdBackup, want: invalid, names: []string{`"domain"`}},
+		{name: "etcd-backup: bucketName breaks the container naming rules", data: set(etcd, "bucketName", "Backup_Bucket"), run: writeAzureEtcdBackup, want: invalid, names: []string{`"bucketName"`, "lowercase"}},
+		{name: "etcd-backup: bucketName with a trailing newline", data: set(etcd, "bucketName", "geb-bad-input\n"), run: writeAzureEtcdBackup, want: invalid, names: []string{`"bucketName"`}},
 		{name: "etcd-backup: domain with a scheme", data: set(drop(etcd, "emulatorEnabled"), "domain", "https://blob.core.windows.net"), run: writeAzureEtcdBackup, want: invalid, names: []string{`"domain"`}},
 	}
 

@@ -339,6 +339,11 @@ func (p *Provider) EtcdBackupSecretData(_ *extensionsv1alpha1.BackupEntry, data 
 	if _, err := parseAccount(data); err != nil {
 		return nil, err
 	}
+	if b := data[KeyBucketName]; len(b) > 0 {
+		if rule := containerNameRule(string(b)); rule != "" {
+			return nil, fmt.Errorf("%w: secret key %q (%s) breaks Azure's container naming rules: %s", objectstore.ErrInvalidConfig, KeyBucketName, bucketNameSubject, rule)
+		}
+	}
 	out := map[string][]byte{}
 	for _, k := range etcdBackupKeys {
 		if v, ok := data[k]; ok {
