@@ -42,7 +42,7 @@ func TestSecretErrorsNameTheKeyAndHideTheValue(t *testing.T) {
 }
 
 func TestEtcdBackupSecretData(t *testing.T) {
-	data := with(azurite.SecretData(), "bucketName", "b", "stray.json", "{}", "tenantID", "t", "lifecycleDeferral", "true")
+	data := with(azurite.SecretData(), "bucketName", "geb-bucket", "stray.json", "{}", "tenantID", "t", "lifecycleDeferral", "true")
 	out, err := (&azureprovider.Provider{}).EtcdBackupSecretData(nil, data)
 	if err != nil {
 		t.Fatal(err)
