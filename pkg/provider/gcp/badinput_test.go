@@ -326,6 +326,81 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 	}
 }
 
+// reconcileBucketWith is reconcileBucket with a providerConfig.
+func reconcileBucketWith(bucket, raw string) func(*testing.T, map[string][]byte, bool) error {
+	return func(t *testing.T, data map[string][]byte, wi bool) error {
+		cfg, err := testProvider.DecodeBucketConfig([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		store, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: wi, Region: region, BucketConfig: cfg})
+		if err != nil {
+			return err
+		}
+		return store.EnsureBucket(context.Background(), objectstore.Bucket{Name: bucket, Region: region, Config: cfg})
+	}
+}
+
+// A declaration the bucket cannot honour any more (a locked retention policy cannot be shortened
+// or unlocked): refused naming the field path and the bucket, and the bucket is not written to.
+func TestLockedPolicyTheDeclarationCannotHonour(t *testing.T) {
+	good := gcs.SecretData()
+	name := newBucketName()
+	locked := providerConfigHead + "immutability:\n  retentionType: bucket\n  retentionPeriod: 48h\n  locked: true\n"
+	if err := reconcileBucketWith(name, locked)(t, good, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, raw, path string }{
+		{"shorter period", providerConfigHead + "immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  locked: true\n", "providerConfig.immutability.retentionPeriod"},
+		{"unlocked", providerConfigHead + "immutability:\n  retentionType: bucket\n  retentionPeriod: 48h\n", "providerConfig.immutability.locked"},
+		{"no immutability", providerConfigHead, "providerConfig.immutability"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := bucketState(t)
+			err := reconcileBucketWith(name, c.raw)(t, good, false)
+			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), c.path) || !strings.Contains(err.Error(), name) {
+				t.Fatalf("got %v; want ErrInvalidConfig naming %q and %q", err, c.path, name)
+			}
+			if after := bucketState(t); !slices.Equal(before, after) {
+				t.Fatalf("the store's buckets changed: before %v, after %v", before, after)
+			}
+		})
+	}
+}
+
+// Every store operation checks the bucket name before it sends anything: the front records no
+// request naming the bucket.
+func TestBadBucketNamesSendNothing(t *testing.T) {
+	ctx := context.Background()
+	store := newStore(t, gcs.SecretData())
+	const bad = "Geb-Bad-Name"
+	ops := map[string]func() error{
+		"EnsureBucket": func() error { return store.EnsureBucket(ctx, objectstore.Bucket{Name: bad, Region: region}) },
+		"PutObject":    func() error { return store.PutObject(ctx, bad, "k", []byte("v")) },
+		"GetObject":    func() error { _, err := store.GetObject(ctx, bad, "k"); return err },
+		"ListObjects": func() error {
+			return store.ListObjects(ctx, bad, "", func([]objectstore.ObjectVersion) error { return nil })
+		},
+		"DeleteObjects": func() error {
+			_, err := store.DeleteObjects(ctx, bad, []objectstore.ObjectVersion{{Key: "k"}})
+			return err
+		},
+		"DeferDeletion": func() error { _, err := store.DeferDeletion(ctx, bad, "shoot--a--b/"); return err },
+		"DeleteBucket":  func() error { return store.DeleteBucket(ctx, bad) },
+	}
+	for name, op := range ops {
+		t.Run(name, func(t *testing.T) {
+			err := op()
+			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), `"`+bad+`"`) || !strings.Contains(err.Error(), "spec.bucketName") {
+				t.Fatalf("got %v; want ErrInvalidConfig naming %q and spec.bucketName", err, bad)
+			}
+		})
+	}
+	if reqs := gcs.Requests(bad); len(reqs) > 0 {
+		t.Fatalf("requests naming %q were sent: %v", bad, reqs)
+	}
+}
+
 // An entry whose bucket does not exist: the store says so with the bucket's name, and the deletion
 // engine takes it as nothing left to delete (objectstore.DeletePrefix); nothing is created.
 func TestEntryDeletionInAMissingBucket(t *testing.T) {
