@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -12,10 +13,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/gophercloud/gophercloud/v2"
 	gopenstack "github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/applicationcredentials"
 	"github.com/gophercloud/gophercloud/v2/openstack/objectstorage/v1/containers"
 
 	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
@@ -289,7 +292,8 @@ func TestEntryDeletionInAMissingContainer(t *testing.T) {
 	}
 }
 
-// accountContainers lists the demo project's containers (every bad input above uses its account).
+// accountContainers lists the demo project's containers with their object counts and sizes (every
+// bad input above uses its account).
 func accountContainers(t *testing.T) []string {
 	t.Helper()
 	ctx := context.Background()
@@ -306,9 +310,13 @@ func accountContainers(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names, err := containers.ExtractNames(pages)
+	infos, err := containers.ExtractInfo(pages)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range infos { // with their object count and size: a write changes them
+		names = append(names, fmt.Sprintf("%s (%d objects, %d bytes)", c.Name, c.Count, c.Bytes))
 	}
 	slices.Sort(names)
 	return names
@@ -393,5 +401,43 @@ func TestVersioningTheClusterCannotHonourIsRefused(t *testing.T) {
 	}
 	if err := store.EnsureBucket(context.Background(), objectstore.Bucket{Name: newContainerName(), Region: "RegionOne", Config: plain}); errors.Is(err, objectstore.ErrUnsupported) || len(recorded()) == 0 {
 		t.Fatalf("a container without versioning: %v after %v; want the container requested", err, recorded())
+	}
+}
+
+// Roles Keystone will not put on an application credential (an unknown role: 404; a role the
+// user does not hold on the project: 400) are a configuration problem naming the field; no
+// credential is left behind and no container is touched.
+func TestGeneratedCredentialsWithRolesKeystoneRefuses(t *testing.T) {
+	ctx := context.Background()
+	for _, roles := range [][]string{{"no-such-role"}, {"admin"}} {
+		t.Run(roles[0], func(t *testing.T) {
+			s := issuingStore(t, cloud.SecretData("demo"), generatingConfig(osapi.GeneratedCredentialsConfig{Roles: roles}))
+			bucket := newContainerName()
+			before := accountContainers(t)
+			_, err := s.(objectstore.CredentialIssuer).IssueCredential(ctx, bucket, nil)
+			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "spec.providerConfig.generatedCredentials.roles") || !strings.Contains(err.Error(), roles[0]) {
+				t.Fatalf("got %v; want ErrInvalidConfig naming spec.providerConfig.generatedCredentials.roles and %q", err, roles[0])
+			}
+			if strings.Contains(err.Error(), "demopass") {
+				t.Fatalf("the message reveals the password: %v", err)
+			}
+			idc, user := keystone(t)
+			pages, err := applicationcredentials.List(idc, user, nil).AllPages(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, err := applicationcredentials.ExtractApplicationCredentials(pages)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ac := range all {
+				if strings.HasPrefix(ac.Name, osprovider.AppCredName(bucket, time.Time{})[:len("gardener-backup-")+len(bucket)]) {
+					t.Fatalf("an application credential of the bucket was left: %s", ac.Name)
+				}
+			}
+			if after := accountContainers(t); !slices.Equal(before, after) {
+				t.Fatalf("the account's containers changed: before %v, after %v", before, after)
+			}
+		})
 	}
 }

@@ -118,6 +118,12 @@ func (s *keystoneIssuer) IssueCredential(ctx context.Context, bucket string, inU
 		opts.AccessRules = ContainerAccessRules(u.Path, bucket)
 	}
 	ac, err := applicationcredentials.Create(ctx, idc, user, opts).Extract()
+	if len(opts.Roles) > 0 && (gophercloud.ResponseCodeIs(err, http.StatusNotFound) || gophercloud.ResponseCodeIs(err, http.StatusBadRequest)) {
+		// Keystone answers 404 for a role name it does not know and 400 for a role the user does
+		// not hold on the project (keystone/api/users.py); the user is the session's own.
+		return objectstore.Credential{}, fmt.Errorf("%w: spec.providerConfig.generatedCredentials.roles: Keystone refused to create an application credential "+
+			"for container %q with the roles %q: each must be a role the secret's user holds on the project: %w", objectstore.ErrInvalidConfig, bucket, s.cfg.GeneratedCredentials.Roles, err)
+	}
 	if err != nil {
 		return objectstore.Credential{}, fmt.Errorf("creating an application credential for container %q: %w", bucket, classify(err))
 	}
