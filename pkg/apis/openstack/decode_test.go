@@ -52,6 +52,8 @@ func TestGeneratedCredentialsConfig(t *testing.T) {
 		{name: "grace not shorter than the default period", raw: head + "  rotation:\n    gracePeriod: 720h\n", wantErr: "providerConfig.generatedCredentials.rotation.gracePeriod"},
 		{name: "grace not shorter than the period", raw: head + "  rotation:\n    period: 24h\n    gracePeriod: 24h\n", wantErr: "providerConfig.generatedCredentials.rotation.gracePeriod"},
 		{name: "empty role", raw: head + "  roles: [\"\"]\n", wantErr: "providerConfig.generatedCredentials.roles[0]"},
+		{name: "role with a trailing space", raw: head + "  roles: [\"member \"]\n", wantErr: "providerConfig.generatedCredentials.roles[0]"},
+		{name: "duplicate role", raw: head + "  roles: [member, reader, member]\n", wantErr: "providerConfig.generatedCredentials.roles[2]: Duplicate value"},
 		{name: "unknown field", raw: head + "  accesRules: true\n", wantErr: `unknown field "generatedCredentials.accesRules"`},
 	}
 	for _, c := range cases {
