@@ -73,6 +73,22 @@ func (e badInputEnv) reconcile(arm, wi bool, bucket, region, config string) func
 	}
 }
 
+// storeOnly builds the store the BackupBucket actuator would build, and nothing else: for
+// secrets that point at a real Azure endpoint, the refusal must come before any request.
+func (e badInputEnv) storeOnly(bucketConfig string) func(*testing.T, map[string][]byte) error {
+	return func(_ *testing.T, data map[string][]byte) error {
+		p := e.provider(false)
+		cfg, err := p.DecodeBucketConfig([]byte(bucketConfig))
+		if err != nil {
+			return err
+		}
+		if _, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope", BucketConfig: cfg}); err != nil {
+			return err
+		}
+		return errors.New("the store was built: its first request would go to Azure")
+	}
+}
+
 // deleteEntry does what the BackupEntry delegate does on deletion: a store from the secret, then
 // the deletion engine on the entry's prefix in spec.bucketName.
 func (e badInputEnv) deleteEntry(arm bool, bucket string) func(*testing.T, map[string][]byte) error {
@@ -187,6 +203,10 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 			want: invalid, names: []string{"spec.providerConfig.softDelete", `"storageKey"`}},
 		{name: "account key: skuName", data: good, run: e.reconcile(false, false, fresh(), "westeurope", azureConfigHead+"storageAccount:\n  skuName: Standard_LRS\n"),
 			want: invalid, names: []string{"spec.providerConfig.storageAccount.skuName"}},
+		{name: "account key: cloudConfiguration of another cloud than the secret's domain", data: drop(drop(good, "emulatorEnabled"), "domain"), run: e.storeOnly(azureConfigHead + "cloudConfiguration:\n  name: AzureChina\n"),
+			want: invalid, names: []string{"spec.providerConfig.cloudConfiguration.name", `"domain"`, "blob.core.chinacloudapi.cn"}},
+		{name: "account key: cloudConfiguration with a domain of another cloud", data: set(drop(good, "emulatorEnabled"), "domain", "blob.core.chinacloudapi.cn"), run: e.storeOnly(azureConfigHead + "cloudConfiguration:\n  name: AzureGovernment\n"),
+			want: invalid, names: []string{"spec.providerConfig.cloudConfiguration.name", `"domain"`, "blob.core.usgovcloudapi.net"}},
 		{name: "account key: rotation", data: good, run: e.reconcile(false, false, fresh(), "westeurope", azureConfigHead+"rotation:\n  period: 720h\n"),
 			want: invalid, names: []string{"spec.providerConfig.rotation"}},
 

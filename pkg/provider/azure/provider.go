@@ -101,7 +101,14 @@ func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (obje
 		return nil, err
 	}
 	if cred == nil {
-		client, err := p.NewClient(creds)
+		a, err := parseAccount(creds.Data)
+		if err != nil {
+			return nil, err
+		}
+		if err := cloudDomainMatches(creds.BucketConfig, a); err != nil {
+			return nil, err
+		}
+		client, err := p.newClient(a)
 		if err != nil {
 			return nil, err
 		}
@@ -282,6 +289,33 @@ func parseAccount(d map[string][]byte) (account, error) {
 		}
 	}
 	return a, nil
+}
+
+// cloudDomains are the blob endpoint domains of the Azure clouds.
+var cloudDomains = map[string]string{
+	azureapi.CloudAzurePublic:     DefaultDomain,
+	azureapi.CloudAzureChina:      "blob.core.chinacloudapi.cn",
+	azureapi.CloudAzureGovernment: "blob.core.usgovcloudapi.net",
+}
+
+// cloudDomainMatches refuses, for an account key secret, a declared cloudConfiguration whose
+// blob domain is not the secret's: the account is reached at the secret's domain (the default is
+// Azure's public cloud), so the declared cloud would silently not be used. An emulator is exempt.
+func cloudDomainMatches(config any, a account) error {
+	cfg, _ := config.(*azureapi.BackupBucketConfig)
+	if cfg == nil || cfg.CloudConfiguration == nil || a.emulator {
+		return nil
+	}
+	want := cloudDomains[cfg.CloudConfiguration.Name]
+	host, _, err := net.SplitHostPort(a.domain)
+	if err != nil {
+		host = a.domain
+	}
+	if want == "" || strings.EqualFold(host, want) {
+		return nil
+	}
+	return fmt.Errorf("%w: spec.providerConfig.cloudConfiguration.name is %q, whose blob endpoints are under %s, but the account is reached under %s (secret key %q, default %s): set %q to %s or remove cloudConfiguration",
+		objectstore.ErrInvalidConfig, cfg.CloudConfiguration.Name, want, a.domain, KeyDomain, DefaultDomain, KeyDomain, want)
 }
 
 // serviceURL is the account's blob endpoint: https://<account>.<domain>/, or for an emulator
