@@ -34,26 +34,28 @@ type Validator struct {
 var _ admission.Handler = Validator{}
 
 // backupOf returns the provider type, the providerConfig and its field path of a core
-// BackupBucket or Seed; ok is false for a Seed without backup.
-func backupOf(kind string, raw []byte) (typ string, config []byte, path string, ok bool, err error) {
+// BackupBucket or Seed, and the bucket's name where the object names it (a BackupBucket's name
+// is its bucket's; a Seed's bucket is named after its UID, which is not known before it exists);
+// ok is false for a Seed without backup.
+func backupOf(kind string, raw []byte) (typ string, config []byte, path, bucket string, ok bool, err error) {
 	switch kind {
 	case "BackupBucket":
 		bb := &gardencorev1beta1.BackupBucket{}
 		if err := json.Unmarshal(raw, bb); err != nil {
-			return "", nil, "", false, err
+			return "", nil, "", "", false, err
 		}
-		return bb.Spec.Provider.Type, rawOf(bb.Spec.ProviderConfig), "spec.providerConfig", true, nil
+		return bb.Spec.Provider.Type, rawOf(bb.Spec.ProviderConfig), "spec.providerConfig", bb.Name, true, nil
 	case "Seed":
 		seed := &gardencorev1beta1.Seed{}
 		if err := json.Unmarshal(raw, seed); err != nil {
-			return "", nil, "", false, err
+			return "", nil, "", "", false, err
 		}
 		if seed.Spec.Backup == nil {
-			return "", nil, "", false, nil
+			return "", nil, "", "", false, nil
 		}
-		return seed.Spec.Backup.Provider, rawOf(seed.Spec.Backup.ProviderConfig), "spec.backup.providerConfig", true, nil
+		return seed.Spec.Backup.Provider, rawOf(seed.Spec.Backup.ProviderConfig), "spec.backup.providerConfig", "", true, nil
 	}
-	return "", nil, "", false, nil
+	return "", nil, "", "", false, nil
 }
 
 func rawOf(ext *runtime.RawExtension) []byte {
@@ -68,7 +70,7 @@ func (v Validator) Handle(_ context.Context, req admission.Request) admission.Re
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed("")
 	}
-	typ, config, path, ok, err := backupOf(req.Kind.Kind, req.Object.Raw)
+	typ, config, path, bucket, ok, err := backupOf(req.Kind.Kind, req.Object.Raw)
 	if err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
@@ -76,12 +78,17 @@ func (v Validator) Handle(_ context.Context, req admission.Request) admission.Re
 	if !ok || !known {
 		return admission.Allowed("")
 	}
+	if bucket != "" && req.Operation == admissionv1.Create {
+		if err := p.ValidateBucketName(bucket); err != nil {
+			return admission.Denied("metadata.name: " + err.Error())
+		}
+	}
 	if _, err := p.DecodeBucketConfig(config); err != nil {
 		// The provider's errors name the field from "providerConfig" on.
 		return admission.Denied(decode.Under(err, strings.TrimSuffix(path, ".providerConfig")).Error())
 	}
 	if req.Operation == admissionv1.Update {
-		oldType, oldConfig, _, oldOK, err := backupOf(req.Kind.Kind, req.OldObject.Raw)
+		oldType, oldConfig, _, _, oldOK, err := backupOf(req.Kind.Kind, req.OldObject.Raw)
 		if err == nil && oldOK && oldType == typ {
 			if msg := weakened(immutabilityOf(oldConfig), immutabilityOf(config), path+".immutability"); msg != "" {
 				return admission.Denied(msg)

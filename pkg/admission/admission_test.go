@@ -109,7 +109,7 @@ func object(kind, typ, config string) *unstructured.Unstructured {
 			spec["backup"] = map[string]any{"provider": typ}
 		}
 	}
-	o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "core.gardener.cloud/v1beta1", "kind": kind, "metadata": map[string]any{"name": fmt.Sprintf("o%d", seq)}, "spec": spec}}
+	o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "core.gardener.cloud/v1beta1", "kind": kind, "metadata": map[string]any{"name": fmt.Sprintf("bucket-%d", seq)}, "spec": spec}}
 	setConfig(o, config)
 	return o
 }
@@ -129,6 +129,34 @@ func setConfig(o *unstructured.Unstructured, config string) {
 	}
 	if err := unstructured.SetNestedMap(o.Object, raw, path...); err != nil {
 		panic(err)
+	}
+}
+
+// TestBucketNamesAreCheckedByTheStoresRules: a core BackupBucket's name is its bucket's, so a name
+// the store would refuse is refused at kubectl apply (names the API server accepts as object
+// names, but the store does not).
+func TestBucketNamesAreCheckedByTheStoresRules(t *testing.T) {
+	cases := []struct{ typ, name, wantDenied string }{
+		{"aws", "xn--backup", `metadata.name: bucket name "xn--backup"`},
+		{"aws", "10.1.2.3", "IP address"},
+		{"gcp", "goog-backup", `"goog-backup"`},
+		{"azure", "two--dashes", `"two--dashes"`},
+		{"azure", "with.dot", `"with.dot"`},
+		{"aws", "a-valid-bucket", ""},
+		{"openstack", "a-valid-container", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.typ+"/"+c.name, func(t *testing.T) {
+			o := object("BackupBucket", c.typ, "")
+			o.SetName(c.name)
+			err := k8s.Create(context.Background(), o)
+			switch {
+			case c.wantDenied == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.wantDenied != "" && (err == nil || !strings.Contains(err.Error(), c.wantDenied)):
+				t.Fatalf("got %v; want a refusal naming %s", err, c.wantDenied)
+			}
+		})
 	}
 }
 

@@ -34,6 +34,24 @@ var (
 	ErrObjectLocked = errors.New("object is locked")
 )
 
+// InvalidError is a configuration error whose message says what is wrong, naming the field path
+// or the secret key first ("<field path or key>: <what is wrong>"), without the sentinel's words.
+// It matches ErrInvalidConfig.
+type InvalidError struct{ err error }
+
+// Invalidf formats an InvalidError; %w wraps as with fmt.Errorf.
+func Invalidf(format string, args ...any) error {
+	return &InvalidError{err: fmt.Errorf(format, args...)}
+}
+
+func (e *InvalidError) Error() string { return e.err.Error() }
+
+// Unwrap returns what the message wraps.
+func (e *InvalidError) Unwrap() error { return e.err }
+
+// Is makes errors.Is(err, ErrInvalidConfig) true.
+func (e *InvalidError) Is(target error) bool { return target == ErrInvalidConfig }
+
 // RetryAfterError carries the delay a throttling store asked for. It matches ErrThrottled.
 type RetryAfterError struct {
 	After time.Duration

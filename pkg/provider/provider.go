@@ -20,6 +20,11 @@ type Provider interface {
 	// name the offending field path (for example "providerConfig.immutability.retentionPeriod").
 	DecodeBucketConfig(raw []byte) (any, error)
 
+	// ValidateBucketName checks the store's naming rules for a bucket (the BackupBucket's name)
+	// without any call, so that the admission webhook and the controllers refuse a name the store
+	// would refuse. Errors wrap objectstore.ErrInvalidConfig and name the rule broken.
+	ValidateBucketName(name string) error
+
 	// NewStore builds a store from the data of a credentials secret. It is called for every
 	// request and must not cache clients across requests. Missing or malformed keys return
 	// objectstore.ErrInvalidConfig naming the key, never its value.

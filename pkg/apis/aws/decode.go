@@ -1,7 +1,6 @@
 package aws
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -26,7 +25,7 @@ func DecodeWorkloadIdentityConfig(raw []byte) (*WorkloadIdentityConfig, error) {
 		return nil, err
 	}
 	if cfg.RoleARN == "" || !strings.HasPrefix(cfg.RoleARN, "arn:") {
-		return nil, fmt.Errorf("%w: %s", objectstore.ErrInvalidConfig, field.Invalid(field.NewPath("config", "roleARN"), cfg.RoleARN, "must be an IAM role ARN"))
+		return nil, objectstore.Invalidf("%s", field.Invalid(field.NewPath("config", "roleARN"), cfg.RoleARN, "must be an IAM role ARN"))
 	}
 	return cfg, nil
 }

@@ -28,7 +28,7 @@ const (
 	ReasonPrefixDeleted         = "PrefixDeleted"
 )
 
-var errEmptyBucketName = fmt.Errorf("spec.bucketName: Required value: the BackupBucket's name: %w", objectstore.ErrInvalidConfig)
+var errEmptyBucketName = objectstore.Invalidf("spec.bucketName: Required value: the BackupBucket's name")
 
 type delegate struct {
 	provider provider.Provider
@@ -75,7 +75,7 @@ func (d *delegate) checkBucket(ctx context.Context, be *extensionsv1alpha1.Backu
 	case err == nil, errors.Is(err, errOnePage):
 		return nil
 	case errors.Is(err, objectstore.ErrBucketNotFound):
-		return fmt.Errorf("spec.bucketName: bucket %q does not exist (in region %q, with these credentials): %w: %w", be.Spec.BucketName, be.Spec.Region, objectstore.ErrInvalidConfig, err)
+		return objectstore.Invalidf("spec.bucketName: bucket %q does not exist (in region %q, with these credentials): %w", be.Spec.BucketName, be.Spec.Region, err)
 	}
 	return fmt.Errorf("checking that the entry's credentials reach bucket %q: %w", be.Spec.BucketName, err)
 }

@@ -28,6 +28,9 @@ func (Provider) Type() string { return "mem" }
 // DecodeBucketConfig implements provider.Provider: no providerConfig.
 func (Provider) DecodeBucketConfig([]byte) (any, error) { return nil, nil }
 
+// ValidateBucketName implements provider.Provider: every name is valid.
+func (Provider) ValidateBucketName(string) error { return nil }
+
 // NewStore implements provider.Provider.
 func (p Provider) NewStore(context.Context, provider.Credentials) (objectstore.Store, error) {
 	return p.Store, nil

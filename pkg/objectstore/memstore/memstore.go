@@ -120,7 +120,7 @@ func (s *Store) EnsureBucket(ctx context.Context, spec objectstore.Bucket) error
 		s.buckets[spec.Name] = b
 	}
 	if b.region != spec.Region {
-		return fmt.Errorf("%w: bucket %q is in region %q, not %q", objectstore.ErrInvalidConfig, spec.Name, b.region, spec.Region)
+		return objectstore.Invalidf("bucket %q is in region %q, not %q", spec.Name, b.region, spec.Region)
 	}
 	return nil
 }
@@ -219,7 +219,7 @@ func (s *Store) DeleteObjects(ctx context.Context, bucketName string, objects []
 		return nil, err
 	}
 	if len(objects) > s.batch {
-		return nil, fmt.Errorf("%w: %d objects exceed the batch limit %d", objectstore.ErrInvalidConfig, len(objects), s.batch)
+		return nil, objectstore.Invalidf("%d objects exceed the batch limit %d", len(objects), s.batch)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

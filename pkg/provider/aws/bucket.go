@@ -177,7 +177,7 @@ func (s *store) convergeImmutability(ctx context.Context, name string, cfg *awsa
 	im := cfg.Immutability
 	if im == nil {
 		if curMode == types.ObjectLockRetentionModeCompliance {
-			return fmt.Errorf("%w: bucket %q has a compliance retention of %d days, which can never be removed; declare it in providerConfig.immutability", objectstore.ErrInvalidConfig, name, curDays)
+			return objectstore.Invalidf("bucket %q has a compliance retention of %d days, which can never be removed; declare it in providerConfig.immutability", name, curDays)
 		}
 		if curMode == "" {
 			return nil
@@ -194,7 +194,7 @@ func (s *store) convergeImmutability(ctx context.Context, name string, cfg *awsa
 	}
 	wantDays := int32(im.RetentionPeriod.Duration / (24 * time.Hour))
 	if curMode == types.ObjectLockRetentionModeCompliance && (wantMode != curMode || wantDays < curDays) {
-		return fmt.Errorf("%w: bucket %q has a compliance retention of %d days, which can never be weakened or shortened (declared: %s, %d days)", objectstore.ErrInvalidConfig, name, curDays, im.Mode, wantDays)
+		return objectstore.Invalidf("bucket %q has a compliance retention of %d days, which can never be weakened or shortened (declared: %s, %d days)", name, curDays, im.Mode, wantDays)
 	}
 	if _, err := s.client.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: &name,
 		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {

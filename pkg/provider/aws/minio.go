@@ -34,10 +34,10 @@ func newMinIOIssuer(s *store, d map[string][]byte) (*minioIssuer, error) {
 	endpoint := string(d[KeyEndpoint])
 	u, err := url.Parse(endpoint)
 	if endpoint == "" || err != nil || u.Host == "" {
-		return nil, fmt.Errorf("%w: providerConfig.generatedCredentials.issuer %s needs the secret's %q (the MinIO server's URL)", objectstore.ErrInvalidConfig, "MinIO", KeyEndpoint)
+		return nil, objectstore.Invalidf("providerConfig.generatedCredentials.issuer %s needs the secret's %q (the MinIO server's URL)", "MinIO", KeyEndpoint)
 	}
 	if len(d[KeyAccessKeyID]) == 0 || len(d[KeySecretAccessKey]) == 0 {
-		return nil, fmt.Errorf("%w: providerConfig.generatedCredentials needs the secret's %q and %q (MinIO's admin API takes no workload identity)", objectstore.ErrInvalidConfig, KeyAccessKeyID, KeySecretAccessKey)
+		return nil, objectstore.Invalidf("providerConfig.generatedCredentials needs the secret's %q and %q (MinIO's admin API takes no workload identity)", KeyAccessKeyID, KeySecretAccessKey)
 	}
 	tlsConfig, err := tlsConfigFor(d)
 	if err != nil {
@@ -49,7 +49,7 @@ func newMinIOIssuer(s *store, d map[string][]byte) (*minioIssuer, error) {
 		Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: tlsConfig},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: MinIO admin client: %w", objectstore.ErrInvalidConfig, err)
+		return nil, objectstore.Invalidf("MinIO admin client: %w", err)
 	}
 	return &minioIssuer{store: s, admin: admin, template: credentialTemplate(d)}, nil
 }

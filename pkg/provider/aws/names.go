@@ -23,7 +23,7 @@ var (
 // wherever etcd-backup-restore is pointed.
 func validateBucketName(name string) error {
 	if rule := bucketNameRule(name); rule != "" {
-		return fmt.Errorf("%w: bucket name %q (%s) breaks S3's bucket naming rules: %s", objectstore.ErrInvalidConfig, name, bucketNameSubject, rule)
+		return objectstore.Invalidf("bucket name %q (%s) breaks S3's bucket naming rules: %s", name, bucketNameSubject, rule)
 	}
 	return nil
 }

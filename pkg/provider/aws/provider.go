@@ -140,7 +140,7 @@ func (p *Provider) clientConfig(creds provider.Credentials) (aws.Config, clientO
 		region = creds.Region
 	}
 	if region == "" {
-		return aws.Config{}, opts, fmt.Errorf("%w: no region: set spec.region or the secret key %q", objectstore.ErrInvalidConfig, KeyRegion)
+		return aws.Config{}, opts, objectstore.Invalidf("no region: set spec.region or the secret key %q", KeyRegion)
 	}
 	if err := validateRegion(region, len(d[KeyRegion]) > 0); err != nil {
 		return aws.Config{}, opts, err
@@ -201,7 +201,7 @@ func (p *Provider) clientConfig(creds provider.Credentials) (aws.Config, clientO
 
 	id, secret := string(d[KeyAccessKeyID]), string(d[KeySecretAccessKey])
 	if id == "" || secret == "" {
-		return aws.Config{}, opts, fmt.Errorf("%w: secret needs the keys %q and %q (or a workload identity)", objectstore.ErrInvalidConfig, KeyAccessKeyID, KeySecretAccessKey)
+		return aws.Config{}, opts, objectstore.Invalidf("secret needs the keys %q and %q (or a workload identity)", KeyAccessKeyID, KeySecretAccessKey)
 	}
 	cfg.Credentials = credentials.NewStaticCredentialsProvider(id, secret, "")
 	return cfg, opts, nil
@@ -248,7 +248,7 @@ func validateRegion(region string, fromSecret bool) error {
 	if fromSecret {
 		source = fmt.Sprintf("the secret key %q", KeyRegion)
 	}
-	return fmt.Errorf("%w: the region %q (%s) is not one the S3 SDK accepts: letters, digits and dashes in dot-separated labels that do not begin or end with a dash, without spaces or control characters", objectstore.ErrInvalidConfig, region, source)
+	return objectstore.Invalidf("the region %q (%s) is not one the S3 SDK accepts: letters, digits and dashes in dot-separated labels that do not begin or end with a dash, without spaces or control characters", region, source)
 }
 
 // boolKey parses an optional boolean secret key as etcd-backup-restore v0.43.0 does
@@ -260,7 +260,7 @@ func boolKey(d map[string][]byte, key string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(string(v))
 	if err != nil {
-		return false, fmt.Errorf("%w: secret key %q must be true or false (as strconv.ParseBool reads it, without spaces or a newline)", objectstore.ErrInvalidConfig, key)
+		return false, objectstore.Invalidf("secret key %q must be true or false (as strconv.ParseBool reads it, without spaces or a newline)", key)
 	}
 	return b, nil
 }
@@ -274,10 +274,10 @@ func validateCABundle(d map[string][]byte) error {
 		return nil
 	}
 	if len(pem) == 0 {
-		return fmt.Errorf("%w: secret key %q is empty: remove it, or put a PEM CA bundle in it (etcd-backup-restore would trust no CA at all)", objectstore.ErrInvalidConfig, KeyTrustedCACert)
+		return objectstore.Invalidf("secret key %q is empty: remove it, or put a PEM CA bundle in it (etcd-backup-restore would trust no CA at all)", KeyTrustedCACert)
 	}
 	if !x509.NewCertPool().AppendCertsFromPEM(pem) {
-		return fmt.Errorf("%w: secret key %q holds no PEM certificate that can be parsed", objectstore.ErrInvalidConfig, KeyTrustedCACert)
+		return objectstore.Invalidf("secret key %q holds no PEM certificate that can be parsed", KeyTrustedCACert)
 	}
 	return nil
 }
@@ -291,7 +291,7 @@ func validateEndpoint(d map[string][]byte) error {
 		return nil
 	}
 	bad := func(why string) error {
-		return fmt.Errorf("%w: secret key %q %s (its value is not shown, as it may hold credentials)", objectstore.ErrInvalidConfig, KeyEndpoint, why)
+		return objectstore.Invalidf("secret key %q %s (its value is not shown, as it may hold credentials)", KeyEndpoint, why)
 	}
 	u, err := url.Parse(raw)
 	switch {
@@ -336,7 +336,7 @@ func (p *Provider) EtcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, data
 		out[KeyRegion] = r
 	}
 	if len(out[KeyRegion]) == 0 {
-		return nil, fmt.Errorf("%w: no region for the etcd-backup secret: set spec.region or the secret key %q", objectstore.ErrInvalidConfig, KeyRegion)
+		return nil, objectstore.Invalidf("no region for the etcd-backup secret: set spec.region or the secret key %q", KeyRegion)
 	}
 	if err := validateRegion(string(out[KeyRegion]), len(data[KeyRegion]) > 0); err != nil {
 		return nil, err
@@ -364,7 +364,7 @@ func (p *Provider) EtcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, data
 		return out, nil
 	}
 	if len(out[KeyAccessKeyID]) == 0 || len(out[KeySecretAccessKey]) == 0 {
-		return nil, fmt.Errorf("%w: the entry secret has neither %q and %q nor a workload identity config", objectstore.ErrInvalidConfig, KeyAccessKeyID, KeySecretAccessKey)
+		return nil, objectstore.Invalidf("the entry secret has neither %q and %q nor a workload identity config", KeyAccessKeyID, KeySecretAccessKey)
 	}
 	return out, nil
 }

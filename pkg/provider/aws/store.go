@@ -142,7 +142,7 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []obje
 		return nil, err
 	}
 	if len(objects) > maxDeleteBatch {
-		return nil, fmt.Errorf("%w: %d objects exceed S3's limit of %d per request", objectstore.ErrInvalidConfig, len(objects), maxDeleteBatch)
+		return nil, objectstore.Invalidf("%d objects exceed S3's limit of %d per request", len(objects), maxDeleteBatch)
 	}
 	ids := make([]types.ObjectIdentifier, len(objects))
 	for i, o := range objects {

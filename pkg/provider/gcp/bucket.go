@@ -75,7 +75,7 @@ func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 		return classify(err)
 	}
 	if !strings.EqualFold(attrs.Location, b.Region) {
-		return fmt.Errorf("%w: bucket %q exists in location %q, not in spec.region %q: a bucket's location cannot be changed; set spec.region to %q or use another BackupBucket name", objectstore.ErrInvalidConfig, b.Name, attrs.Location, b.Region, strings.ToLower(attrs.Location))
+		return objectstore.Invalidf("bucket %q exists in location %q, not in spec.region %q: a bucket's location cannot be changed; set spec.region to %q or use another BackupBucket name", b.Name, attrs.Location, b.Region, strings.ToLower(attrs.Location))
 	}
 	return s.converge(ctx, b.Name, attrs, cfg)
 }
@@ -211,7 +211,7 @@ func retentionChange(bucket string, have *storage.RetentionPolicy, want *gcpapi.
 	if want == nil {
 		switch {
 		case locked:
-			return nil, false, fmt.Errorf("%w: bucket %q has a locked retention policy of %s, which can never be removed; declare providerConfig.immutability with locked: true and a retentionPeriod of at least %s", objectstore.ErrInvalidConfig, bucket, havePeriod, havePeriod)
+			return nil, false, objectstore.Invalidf("bucket %q has a locked retention policy of %s, which can never be removed; declare providerConfig.immutability with locked: true and a retentionPeriod of at least %s", bucket, havePeriod, havePeriod)
 		case havePeriod > 0:
 			return &storage.RetentionPolicy{}, false, nil
 		}
@@ -221,9 +221,9 @@ func retentionChange(bucket string, have *storage.RetentionPolicy, want *gcpapi.
 	if locked {
 		switch {
 		case !want.Locked:
-			return nil, false, fmt.Errorf("%w: bucket %q has a locked retention policy, which can never be unlocked; set providerConfig.immutability.locked to true", objectstore.ErrInvalidConfig, bucket)
+			return nil, false, objectstore.Invalidf("bucket %q has a locked retention policy, which can never be unlocked; set providerConfig.immutability.locked to true", bucket)
 		case wantPeriod < havePeriod:
-			return nil, false, fmt.Errorf("%w: bucket %q has a locked retention policy of %s, which can never be shortened; providerConfig.immutability.retentionPeriod %s must be at least that", objectstore.ErrInvalidConfig, bucket, havePeriod, wantPeriod)
+			return nil, false, objectstore.Invalidf("bucket %q has a locked retention policy of %s, which can never be shortened; providerConfig.immutability.retentionPeriod %s must be at least that", bucket, havePeriod, wantPeriod)
 		case wantPeriod > havePeriod:
 			return &storage.RetentionPolicy{RetentionPeriod: wantPeriod}, false, nil
 		}
@@ -241,15 +241,15 @@ func retentionChange(bucket string, have *storage.RetentionPolicy, want *gcpapi.
 // dashes; anything else GCS would refuse when creating the bucket.
 func validateLocation(region string) error {
 	if region == "" {
-		return fmt.Errorf("%w: no region: set spec.region to the bucket's GCS location (for example europe-west1)", objectstore.ErrInvalidConfig)
+		return objectstore.Invalidf("no region: set spec.region to the bucket's GCS location (for example europe-west1)")
 	}
 	for _, r := range region {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
-			return fmt.Errorf("%w: spec.region %q is not a GCS location: only letters, digits and dashes (for example europe-west1, eur4, eu), not %q", objectstore.ErrInvalidConfig, region, r)
+			return objectstore.Invalidf("spec.region %q is not a GCS location: only letters, digits and dashes (for example europe-west1, eur4, eu), not %q", region, r)
 		}
 	}
 	if region[0] == '-' || region[len(region)-1] == '-' {
-		return fmt.Errorf("%w: spec.region %q is not a GCS location: it must not begin or end with a dash", objectstore.ErrInvalidConfig, region)
+		return objectstore.Invalidf("spec.region %q is not a GCS location: it must not begin or end with a dash", region)
 	}
 	return nil
 }

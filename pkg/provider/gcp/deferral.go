@@ -124,7 +124,7 @@ func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objec
 		return objectstore.Deferral{}, err
 	}
 	if prefix != "" && (!strings.HasSuffix(prefix, "/") || len(prefix) < 2) {
-		return objectstore.Deferral{}, fmt.Errorf("%w: deferral prefix %q must end with '/'", objectstore.ErrInvalidConfig, prefix)
+		return objectstore.Deferral{}, objectstore.Invalidf("deferral prefix %q must end with '/'", prefix)
 	}
 	noncurrent, err := s.markLive(ctx, bucket, prefix)
 	if err != nil {

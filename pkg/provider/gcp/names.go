@@ -20,7 +20,7 @@ var lookalikes = strings.NewReplacer("0", "o", "1", "l", "3", "e")
 // it breaks and nothing is sent.
 func validateBucketName(name string) error {
 	if rule := bucketNameRule(name); rule != "" {
-		return fmt.Errorf("%w: bucket name %q (%s) breaks GCS's bucket naming rules: %s", objectstore.ErrInvalidConfig, name, bucketNameSubject, rule)
+		return objectstore.Invalidf("bucket name %q (%s) breaks GCS's bucket naming rules: %s", name, bucketNameSubject, rule)
 	}
 	return nil
 }

@@ -109,7 +109,7 @@ func (p *Provider) NewStore(ctx context.Context, creds provider.Credentials) (ob
 	}
 	svc, err := iam.NewService(ctx, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: building the IAM client: %v", objectstore.ErrInvalidConfig, err)
+		return nil, objectstore.Invalidf("building the IAM client: %v", err)
 	}
 	return &iamIssuer{store: &store{client: client, projectID: projectID, pageSize: p.ListPageSize}, iam: svc, endpoint: creds.Data[KeyStorageAPIEndpoint]}, nil
 }
@@ -163,7 +163,7 @@ func (p *Provider) authorizedClient(creds provider.Credentials, scope string) (*
 	}
 	httpClient, err := httptransport.NewClient(&httptransport.Options{Credentials: authCreds, BaseRoundTripper: base})
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: building the HTTP client: %v", objectstore.ErrInvalidConfig, err)
+		return nil, "", objectstore.Invalidf("building the HTTP client: %v", err)
 	}
 	return httpClient, projectID, nil
 }
@@ -180,7 +180,7 @@ func newStorageClient(ctx context.Context, httpClient *http.Client, data map[str
 	}
 	client, err := storage.NewClient(ctx, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: building the storage client: %v", objectstore.ErrInvalidConfig, err)
+		return nil, objectstore.Invalidf("building the storage client: %v", err)
 	}
 	// The SDK retries idempotent requests on 429, 5xx and transport errors with back-off; a few
 	// attempts, then the deletion engine (which slows down) and the controllers (which requeue)
@@ -207,40 +207,40 @@ func credentialMode(data map[string][]byte, workloadIdentity bool) error {
 	_, hasToken := data[KeyToken]
 	switch {
 	case workloadIdentity && hasKey:
-		return fmt.Errorf("%w: a workload identity secret (keys %q and %q) must not also have the key %q: remove it, or use a secret without workload identity", objectstore.ErrInvalidConfig, KeyConfig, KeyToken, KeyServiceAccountJSON)
+		return objectstore.Invalidf("a workload identity secret (keys %q and %q) must not also have the key %q: remove it, or use a secret without workload identity", KeyConfig, KeyToken, KeyServiceAccountJSON)
 	case !workloadIdentity && (hasConfig || hasToken):
-		return fmt.Errorf("%w: the secret has the workload identity keys %q or %q but is not a workload identity secret (gardener's token requestor maintains those): remove them and keep %q, or use a WorkloadIdentity", objectstore.ErrInvalidConfig, KeyConfig, KeyToken, KeyServiceAccountJSON)
+		return objectstore.Invalidf("the secret has the workload identity keys %q or %q but is not a workload identity secret (gardener's token requestor maintains those): remove them and keep %q, or use a WorkloadIdentity", KeyConfig, KeyToken, KeyServiceAccountJSON)
 	}
 	return nil
 }
 
 func parseServiceAccount(raw []byte) (*serviceAccount, error) {
 	if len(raw) == 0 {
-		return nil, fmt.Errorf("%w: secret needs the key %q (or a workload identity)", objectstore.ErrInvalidConfig, KeyServiceAccountJSON)
+		return nil, objectstore.Invalidf("secret needs the key %q (or a workload identity)", KeyServiceAccountJSON)
 	}
 	sa := &serviceAccount{}
 	if err := json.Unmarshal(raw, sa); err != nil {
 		// The decoder's message may quote the key file: only its type is shown.
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			return nil, fmt.Errorf("%w: secret key %q: the field %q must be a string", objectstore.ErrInvalidConfig, KeyServiceAccountJSON, typeErr.Field)
+			return nil, objectstore.Invalidf("secret key %q: the field %q must be a string", KeyServiceAccountJSON, typeErr.Field)
 		}
-		return nil, fmt.Errorf("%w: secret key %q is not a service-account key file (a JSON object)", objectstore.ErrInvalidConfig, KeyServiceAccountJSON)
+		return nil, objectstore.Invalidf("secret key %q is not a service-account key file (a JSON object)", KeyServiceAccountJSON)
 	}
 	// Only service account keys: other credential types (external accounts with file, URL or
 	// executable sources) would make the extension read files or run programs the secret names.
 	switch {
 	case sa.Type != "service_account":
-		return nil, fmt.Errorf("%w: secret key %q must hold a service account key (type %q), found type %q", objectstore.ErrInvalidConfig, KeyServiceAccountJSON, "service_account", sa.Type)
+		return nil, objectstore.Invalidf("secret key %q must hold a service account key (type %q), found type %q", KeyServiceAccountJSON, "service_account", sa.Type)
 	case sa.ProjectID == "":
-		return nil, fmt.Errorf("%w: secret key %q has no project_id", objectstore.ErrInvalidConfig, KeyServiceAccountJSON)
+		return nil, objectstore.Invalidf("secret key %q has no project_id", KeyServiceAccountJSON)
 	case sa.ClientEmail == "":
-		return nil, fmt.Errorf("%w: secret key %q has no client_email", objectstore.ErrInvalidConfig, KeyServiceAccountJSON)
+		return nil, objectstore.Invalidf("secret key %q has no client_email", KeyServiceAccountJSON)
 	case sa.PrivateKey == "":
-		return nil, fmt.Errorf("%w: secret key %q has no private_key", objectstore.ErrInvalidConfig, KeyServiceAccountJSON)
+		return nil, objectstore.Invalidf("secret key %q has no private_key", KeyServiceAccountJSON)
 	}
 	if err := checkPrivateKey(sa.PrivateKey); err != nil {
-		return nil, fmt.Errorf("%w: secret key %q: private_key %s (its value is not shown)", objectstore.ErrInvalidConfig, KeyServiceAccountJSON, err)
+		return nil, objectstore.Invalidf("secret key %q: private_key %s (its value is not shown)", KeyServiceAccountJSON, err)
 	}
 	return sa, nil
 }
@@ -272,7 +272,7 @@ func serviceAccountCredentials(raw []byte, client *http.Client, scope string) (*
 	}
 	c, err := credentials.NewCredentialsFromJSON(credentials.ServiceAccount, raw, &credentials.DetectOptions{Scopes: []string{scope}, Client: client})
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: secret key %q: %v", objectstore.ErrInvalidConfig, KeyServiceAccountJSON, err)
+		return nil, "", objectstore.Invalidf("secret key %q: %v", KeyServiceAccountJSON, err)
 	}
 	return c, sa.ProjectID, nil
 }
@@ -297,7 +297,7 @@ func workloadIdentityCredentials(data map[string][]byte, client *http.Client, sc
 		Client:                         client,
 	})
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: config.credentialsConfig: %v", objectstore.ErrInvalidConfig, err)
+		return nil, "", objectstore.Invalidf("config.credentialsConfig: %v", err)
 	}
 	return c, cfg.ProjectID, nil
 }
@@ -317,7 +317,7 @@ func storageEndpoint(raw []byte) (string, error) {
 		return "", nil
 	}
 	bad := func(why string) error {
-		return fmt.Errorf("%w: secret key %q: %s", objectstore.ErrInvalidConfig, KeyStorageAPIEndpoint, why)
+		return objectstore.Invalidf("secret key %q: %s", KeyStorageAPIEndpoint, why)
 	}
 	// etcd-backup-restore reads the value as it is: a stray newline would break its URL.
 	if strings.IndexFunc(string(raw), func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
@@ -373,7 +373,7 @@ func (p *Provider) EtcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, data
 	}
 	_, hasConfig := data[KeyConfig]
 	if _, hasKey := data[KeyServiceAccountJSON]; hasConfig && hasKey {
-		return nil, fmt.Errorf("%w: the entry secret has both %q (a service-account key) and %q (a workload identity): etcd-backup can be given only one", objectstore.ErrInvalidConfig, KeyServiceAccountJSON, KeyConfig)
+		return nil, objectstore.Invalidf("the entry secret has both %q (a service-account key) and %q (a workload identity): etcd-backup can be given only one", KeyServiceAccountJSON, KeyConfig)
 	}
 	out := map[string][]byte{KeyBucketName: data[KeyBucketName]}
 	if ep, ok := data[KeyStorageAPIEndpoint]; ok {
@@ -419,15 +419,15 @@ func (p *Provider) EtcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, data
 		return nil, err
 	}
 	if !etcdBRProjectID.MatchString(sa.ProjectID) {
-		return nil, fmt.Errorf("%w: secret key %q: project_id %q is not a GCP project ID as etcd-backup-restore requires (%s)", objectstore.ErrInvalidConfig, KeyServiceAccountJSON, sa.ProjectID, etcdBRProjectID)
+		return nil, objectstore.Invalidf("secret key %q: project_id %q is not a GCP project ID as etcd-backup-restore requires (%s)", KeyServiceAccountJSON, sa.ProjectID, etcdBRProjectID)
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data[KeyServiceAccountJSON], &fields); err != nil {
-		return nil, fmt.Errorf("%w: secret key %q is not a JSON object", objectstore.ErrInvalidConfig, KeyServiceAccountJSON)
+		return nil, objectstore.Invalidf("secret key %q is not a JSON object", KeyServiceAccountJSON)
 	}
 	for f := range fields {
 		if !slices.Contains(etcdBRKeyFields, f) {
-			return nil, fmt.Errorf("%w: secret key %q has the field %q, which etcd-backup-restore refuses; a key file has only %s", objectstore.ErrInvalidConfig, KeyServiceAccountJSON, f, strings.Join(etcdBRKeyFields, ", "))
+			return nil, objectstore.Invalidf("secret key %q has the field %q, which etcd-backup-restore refuses; a key file has only %s", KeyServiceAccountJSON, f, strings.Join(etcdBRKeyFields, ", "))
 		}
 	}
 	out[KeyServiceAccountJSON] = data[KeyServiceAccountJSON]
@@ -438,7 +438,7 @@ func (p *Provider) EtcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, data
 // etcd-backup-restore accepts in an external-account configuration.
 func sidecarAcceptsExternalAccount(projectID string, ea *gcpapi.ExternalAccount) error {
 	bad := func(field, why string) error {
-		return fmt.Errorf("%w: secret key %q: %s %s, as etcd-backup-restore requires", objectstore.ErrInvalidConfig, KeyConfig, field, why)
+		return objectstore.Invalidf("secret key %q: %s %s, as etcd-backup-restore requires", KeyConfig, field, why)
 	}
 	switch {
 	case !etcdBRProjectID.MatchString(projectID):

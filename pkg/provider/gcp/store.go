@@ -131,7 +131,7 @@ func (s *store) object(bucket string, o objectstore.ObjectVersion) (*storage.Obj
 	}
 	gen, err := strconv.ParseInt(o.Version, 10, 64)
 	if err != nil {
-		return nil, fmt.Errorf("%w: object %q: generation %q is not a number", objectstore.ErrInvalidConfig, o.Key, o.Version)
+		return nil, objectstore.Invalidf("object %q: generation %q is not a number", o.Key, o.Version)
 	}
 	// With a generation the request is idempotent and the SDK retries it on 429 and 5xx: it can
 	// only ever delete the generation that was listed, never a newer object of the same name.
@@ -145,7 +145,7 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []obje
 		return nil, err
 	}
 	if len(objects) > maxDeleteBatch {
-		return nil, fmt.Errorf("%w: %d objects exceed the batch size of %d", objectstore.ErrInvalidConfig, len(objects), maxDeleteBatch)
+		return nil, objectstore.Invalidf("%d objects exceed the batch size of %d", len(objects), maxDeleteBatch)
 	}
 	return objectstore.ForEachObject(ctx, objects, deleteParallelism, func(ctx context.Context, o objectstore.ObjectVersion) error {
 		h, err := s.object(bucket, o)

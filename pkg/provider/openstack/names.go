@@ -23,7 +23,7 @@ const MaxContainerNameLength = 256
 // reported with the rule it breaks.
 func validateContainerName(name string) error {
 	if rule := containerNameRule(name); rule != "" {
-		return fmt.Errorf("%w: container name %q (%s) breaks Swift's container naming rules: %s", objectstore.ErrInvalidConfig, name, bucketNameSubject, rule)
+		return objectstore.Invalidf("container name %q (%s) breaks Swift's container naming rules: %s", name, bucketNameSubject, rule)
 	}
 	return nil
 }

@@ -103,7 +103,7 @@ func validateValues(data map[string][]byte) error {
 			continue
 		}
 		if strings.TrimSpace(v) != v || strings.IndexFunc(v, unicode.IsControl) >= 0 {
-			return fmt.Errorf("%w: secret key %q has spaces or control characters around or in its value (a trailing newline, often from echo when base64-encoding)", objectstore.ErrInvalidConfig, k)
+			return objectstore.Invalidf("secret key %q has spaces or control characters around or in its value (a trailing newline, often from echo when base64-encoding)", k)
 		}
 	}
 	return nil
@@ -113,7 +113,7 @@ func validateValues(data map[string][]byte) error {
 // value is never shown: a URL may hold credentials.
 func validateAuthURL(raw string) error {
 	bad := func(why string) error {
-		return fmt.Errorf("%w: secret key %q %s (its value is not shown, as it may hold credentials)", objectstore.ErrInvalidConfig, KeyAuthURL, why)
+		return objectstore.Invalidf("secret key %q %s (its value is not shown, as it may hold credentials)", KeyAuthURL, why)
 	}
 	u, err := url.Parse(raw)
 	switch {
@@ -144,7 +144,7 @@ func parseCredentials(data map[string][]byte, region string) (credentials, error
 		c.region, c.regionSource = region, "spec.region"
 	}
 	missing := func(what string) error {
-		return fmt.Errorf("%w: the credentials secret lacks %s", objectstore.ErrInvalidConfig, what)
+		return objectstore.Invalidf("the credentials secret lacks %s", what)
 	}
 	if get(KeyAuthURL) == "" {
 		return c, missing(fmt.Sprintf("%q", KeyAuthURL))
@@ -159,17 +159,17 @@ func parseCredentials(data map[string][]byte, region string) (credentials, error
 		return c, missing(fmt.Sprintf("%q (and spec.region is empty)", KeyRegion))
 	}
 	if c.regionSource == "spec.region" && (strings.TrimSpace(c.region) != c.region || strings.IndexFunc(c.region, unicode.IsControl) >= 0) {
-		return c, fmt.Errorf("%w: spec.region %q has spaces or control characters", objectstore.ErrInvalidConfig, c.region)
+		return c, objectstore.Invalidf("spec.region %q has spaces or control characters", c.region)
 	}
 	if v, ok := data[KeyInsecure]; ok {
 		b, err := strconv.ParseBool(string(v))
 		if err != nil {
-			return c, fmt.Errorf("%w: secret key %q must be true or false (as strconv.ParseBool reads it, without spaces or a newline)", objectstore.ErrInvalidConfig, KeyInsecure)
+			return c, objectstore.Invalidf("secret key %q must be true or false (as strconv.ParseBool reads it, without spaces or a newline)", KeyInsecure)
 		}
 		c.insecure = b
 	}
 	if len(c.caCert) > 0 && !x509.NewCertPool().AppendCertsFromPEM(c.caCert) {
-		return c, fmt.Errorf("%w: secret key %q holds no PEM certificate that can be parsed", objectstore.ErrInvalidConfig, KeyCACert)
+		return c, objectstore.Invalidf("secret key %q holds no PEM certificate that can be parsed", KeyCACert)
 	}
 	c.auth = gophercloud.AuthOptions{IdentityEndpoint: get(KeyAuthURL), AllowReauth: true}
 	appSecret := get(KeyApplicationCredentialSecret)
@@ -210,7 +210,7 @@ func (p *Provider) httpClient(c credentials) (http.Client, error) {
 			pool = x509.NewCertPool()
 		}
 		if !pool.AppendCertsFromPEM(c.caCert) { // parseCredentials checked it; kept for callers that did not
-			return http.Client{}, fmt.Errorf("%w: secret key %q holds no PEM certificate", objectstore.ErrInvalidConfig, KeyCACert)
+			return http.Client{}, objectstore.Invalidf("secret key %q holds no PEM certificate", KeyCACert)
 		}
 		tlsConfig.RootCAs = pool
 	}
@@ -333,7 +333,7 @@ func (p *Provider) EtcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, data
 	}
 	if b := data[KeyBucketName]; len(b) > 0 {
 		if rule := containerNameRule(string(b)); rule != "" {
-			return nil, fmt.Errorf("%w: secret key %q (the BackupBucket's name) breaks Swift's container naming rules: %s", objectstore.ErrInvalidConfig, KeyBucketName, rule)
+			return nil, objectstore.Invalidf("secret key %q (the BackupBucket's name) breaks Swift's container naming rules: %s", KeyBucketName, rule)
 		}
 	}
 	keys := etcdBackupPasswordKeys

@@ -67,7 +67,7 @@ func (s *store) swift(ctx context.Context) (*gophercloud.ServiceClient, error) {
 	}
 	pc, err := gopenstack.NewClient(s.creds.auth.IdentityEndpoint)
 	if err != nil {
-		return nil, fmt.Errorf("%w: secret key %q: %w", objectstore.ErrInvalidConfig, KeyAuthURL, err)
+		return nil, objectstore.Invalidf("secret key %q: %w", KeyAuthURL, err)
 	}
 	pc.HTTPClient = s.httpClient
 	if err := gopenstack.Authenticate(ctx, pc, s.creds.auth); err != nil {
@@ -92,7 +92,7 @@ func (s *store) swift(ctx context.Context) (*gophercloud.ServiceClient, error) {
 	if err != nil {
 		var notFound *gophercloud.ErrEndpointNotFound
 		if errors.As(err, &notFound) {
-			return nil, fmt.Errorf("%w: Keystone lists no object-store endpoint in region %q (%s)", objectstore.ErrInvalidConfig, s.creds.region, s.creds.regionSource)
+			return nil, objectstore.Invalidf("Keystone lists no object-store endpoint in region %q (%s)", s.creds.region, s.creds.regionSource)
 		}
 		return nil, err
 	}
@@ -330,7 +330,7 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, objs []objects
 		return s.deleteSingly(ctx, c, bucket, objs), nil
 	}
 	if len(objs) > limit {
-		return nil, fmt.Errorf("%w: %d objects exceed the cluster's bulk-delete limit of %d", objectstore.ErrInvalidConfig, len(objs), limit)
+		return nil, objectstore.Invalidf("%d objects exceed the cluster's bulk-delete limit of %d", len(objs), limit)
 	}
 	names := make([]string, len(objs))
 	for i, o := range objs {

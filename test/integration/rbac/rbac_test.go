@@ -40,6 +40,7 @@ func (issuingStore) RevokeCredentials(context.Context, string, []string) error {
 
 func (p memProvider) Type() string                           { return "aws" }
 func (p memProvider) DecodeBucketConfig([]byte) (any, error) { return nil, nil }
+func (p memProvider) ValidateBucketName(string) error        { return nil }
 func (p memProvider) NewStore(context.Context, provider.Credentials) (objectstore.Store, error) {
 	return issuingStore{p.store}, nil
 }

@@ -1,0 +1,4 @@
+package aws
+
+// ValidateBucketName implements provider.Provider with the store's naming rules (names.go).
+func (p *Provider) ValidateBucketName(name string) error { return validateBucketName(name) }
