@@ -116,7 +116,7 @@ func (s *armStore) ensureAccount(ctx context.Context, rg, name, bucket, region, 
 	switch {
 	case err == nil:
 		if a.Location != nil && !sameLocation(*a.Location, region) {
-			return fmt.Errorf("%w: storage account %q of bucket %q is in %q, but spec.region is %q: an account cannot move; set spec.region to the account's location", objectstore.ErrInvalidConfig, name, bucket, *a.Location, region)
+			return objectstore.Invalidf("storage account %q of bucket %q is in %q, but spec.region is %q: an account cannot move; set spec.region to the account's location", name, bucket, *a.Location, region)
 		}
 		if up := accountDrift(a, sku); up != nil {
 			if _, err := s.accounts.Update(ctx, rg, name, *up, nil); err != nil {

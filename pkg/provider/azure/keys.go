@@ -46,7 +46,7 @@ func (s *armStore) IssueCredential(ctx context.Context, bucket string, inUse []s
 	}
 	i := slices.IndexFunc(accountKeys, func(k string) bool { return !slices.Contains(inUse, k) })
 	if i < 0 {
-		return objectstore.Credential{}, fmt.Errorf("%w: both account keys are in use (the previous one is still within its grace period): a rotation has to wait until it is revoked", objectstore.ErrInvalidConfig)
+		return objectstore.Credential{}, objectstore.Invalidf("both account keys are in use (the previous one is still within its grace period): a rotation has to wait until it is revoked")
 	}
 	keyName := accountKeys[i]
 	res, err := s.accounts.RegenerateKey(ctx, ResourceGroupName(bucket), AccountName(bucket), armstorage.AccountRegenerateKeyParameters{KeyName: to.Ptr(keyName)}, nil)

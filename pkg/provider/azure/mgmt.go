@@ -43,11 +43,11 @@ var (
 func newARMStore(sub string, cred azcore.TokenCredential, opts *arm.ClientOptions, region string, newData func(account) (*store, error)) (*armStore, error) {
 	factory, err := armstorage.NewClientFactory(sub, cred, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", objectstore.ErrInvalidConfig, err)
+		return nil, objectstore.Invalidf("%w", err)
 	}
 	resources, err := armresources.NewClientFactory(sub, cred, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", objectstore.ErrInvalidConfig, err)
+		return nil, objectstore.Invalidf("%w", err)
 	}
 	return &armStore{
 		accounts:   factory.NewAccountsClient(),
@@ -79,7 +79,7 @@ func (s *armStore) EnsureBucket(ctx context.Context, b objectstore.Bucket) error
 		region = s.region
 	}
 	if region == "" {
-		return fmt.Errorf("%w: spec.region is empty: the storage account of bucket %q needs a location", objectstore.ErrInvalidConfig, b.Name)
+		return objectstore.Invalidf("spec.region is empty: the storage account of bucket %q needs a location", b.Name)
 	}
 	if err := s.ensureGroup(ctx, rg, b.Name, region); err != nil {
 		return err
@@ -160,7 +160,7 @@ func (s *armStore) ensureImmutability(ctx context.Context, rg, account, containe
 		case days == 0:
 			return nil
 		case locked:
-			return fmt.Errorf("%w: %s is not declared, but container %q has a locked immutability policy of %d days, which can never be removed: declare it", objectstore.ErrInvalidConfig, field, container, days)
+			return objectstore.Invalidf("%s is not declared, but container %q has a locked immutability policy of %d days, which can never be removed: declare it", field, container, days)
 		}
 		if _, err := s.containers.DeleteImmutabilityPolicy(ctx, rg, account, container, etag, nil); err != nil {
 			return fmt.Errorf("removing the immutability policy of container %q: %w", container, classify(err))
@@ -171,9 +171,9 @@ func (s *armStore) ensureImmutability(ctx context.Context, rg, account, containe
 	if locked {
 		switch {
 		case !want.Locked:
-			return fmt.Errorf("%w: %s.locked is false, but the policy of container %q is locked and cannot be unlocked", objectstore.ErrInvalidConfig, field, container)
+			return objectstore.Invalidf("%s.locked is false, but the policy of container %q is locked and cannot be unlocked", field, container)
 		case wantDays < days:
-			return fmt.Errorf("%w: %s.retentionPeriod is %d days, but the locked policy of container %q keeps blobs %d days and can only be extended", objectstore.ErrInvalidConfig, field, wantDays, container, days)
+			return objectstore.Invalidf("%s.retentionPeriod is %d days, but the locked policy of container %q keeps blobs %d days and can only be extended", field, wantDays, container, days)
 		case wantDays > days:
 			_, err := s.containers.ExtendImmutabilityPolicy(ctx, rg, account, container, etag, &armstorage.BlobContainersClientExtendImmutabilityPolicyOptions{
 				Parameters: &armstorage.ImmutabilityPolicy{Properties: &armstorage.ImmutabilityPolicyProperty{ImmutabilityPeriodSinceCreationInDays: to.Ptr(wantDays)}},

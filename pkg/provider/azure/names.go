@@ -18,7 +18,7 @@ const bucketNameSubject = "the BackupBucket's name, which its BackupEntries carr
 // account's name is derived ("bkp" and 21 hex digits, see AccountName) and always valid.
 func validateContainerName(name string) error {
 	if rule := containerNameRule(name); rule != "" {
-		return fmt.Errorf("%w: container name %q (%s) breaks Azure's container naming rules: %s", objectstore.ErrInvalidConfig, name, bucketNameSubject, rule)
+		return objectstore.Invalidf("container name %q (%s) breaks Azure's container naming rules: %s", name, bucketNameSubject, rule)
 	}
 	return nil
 }

@@ -115,7 +115,7 @@ func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (obje
 		return &store{client: client, pageSize: p.pageSize(), secretKeys: fmt.Sprintf("%q and %q", KeyStorageAccount, KeyStorageKey)}, nil
 	}
 	if creds.Region == "" {
-		return nil, fmt.Errorf("%w: spec.region is empty: a storage account needs a location", objectstore.ErrInvalidConfig)
+		return nil, objectstore.Invalidf("spec.region is empty: a storage account needs a location")
 	}
 	return newARMStore(sub, cred, &arm.ClientOptions{ClientOptions: opts}, creds.Region, func(a account) (*store, error) {
 		client, err := p.newClient(a)
@@ -187,12 +187,12 @@ func (p *Provider) managementCredential(creds provider.Credentials, opts azcore.
 		}
 		token := strings.TrimSpace(string(d[KeyWorkloadIdentityToken]))
 		if token == "" {
-			return "", nil, fmt.Errorf("%w: workload identity secret has no %q", objectstore.ErrInvalidConfig, KeyWorkloadIdentityToken)
+			return "", nil, objectstore.Invalidf("workload identity secret has no %q", KeyWorkloadIdentityToken)
 		}
 		cred, err := azidentity.NewClientAssertionCredential(cfg.TenantID, cfg.ClientID, func(context.Context) (string, error) { return token, nil },
 			&azidentity.ClientAssertionCredentialOptions{ClientOptions: opts, DisableInstanceDiscovery: p.Cloud != nil})
 		if err != nil {
-			return "", nil, fmt.Errorf("%w: workload identity (secret key %q): %w", objectstore.ErrInvalidConfig, KeyWorkloadIdentityConfig, err)
+			return "", nil, objectstore.Invalidf("workload identity (secret key %q): %w", KeyWorkloadIdentityConfig, err)
 		}
 		return cfg.SubscriptionID, refusedAs{cred, fmt.Sprintf("workload identity (secret keys %q and %q)", KeyWorkloadIdentityConfig, KeyWorkloadIdentityToken)}, nil
 	}
@@ -216,7 +216,7 @@ func (p *Provider) managementCredential(creds provider.Credentials, opts azcore.
 	cred, err := azidentity.NewClientSecretCredential(string(d[KeyTenantID]), string(d[KeyClientID]), string(d[KeyClientSecret]),
 		&azidentity.ClientSecretCredentialOptions{ClientOptions: opts, DisableInstanceDiscovery: p.Cloud != nil})
 	if err != nil {
-		return "", nil, fmt.Errorf("%w: service principal (secret keys %q and %q): %w", objectstore.ErrInvalidConfig, KeyTenantID, KeyClientID, err)
+		return "", nil, objectstore.Invalidf("service principal (secret keys %q and %q): %w", KeyTenantID, KeyClientID, err)
 	}
 	return string(d[KeySubscriptionID]), refusedAs{cred, fmt.Sprintf("service principal (secret keys %q, %q and %q)", KeyTenantID, KeyClientID, KeyClientSecret)}, nil
 }
@@ -256,21 +256,21 @@ func parseAccount(d map[string][]byte) (account, error) {
 			objectstore.ErrInvalidConfig, KeyStorageAccount, KeyStorageKey, missing, servicePrincipalKeys)
 	}
 	if !accountName.MatchString(a.name) {
-		return a, fmt.Errorf("%w: secret key %q: a storage account name has 3 to 24 lowercase letters and digits", objectstore.ErrInvalidConfig, KeyStorageAccount)
+		return a, objectstore.Invalidf("secret key %q: a storage account name has 3 to 24 lowercase letters and digits", KeyStorageAccount)
 	}
 	// The shared key signs requests after base64 decoding (azblob and etcd-backup-restore alike).
 	if _, err := base64.StdEncoding.DecodeString(a.key); err != nil {
-		return a, fmt.Errorf("%w: secret key %q is not a valid account key: it must be the account key as the portal shows it, in base64", objectstore.ErrInvalidConfig, KeyStorageKey)
+		return a, objectstore.Invalidf("secret key %q is not a valid account key: it must be the account key as the portal shows it, in base64", KeyStorageKey)
 	}
 	if v, ok := d[KeyEmulatorEnabled]; ok {
 		var err error
 		if a.emulator, err = strconv.ParseBool(string(v)); err != nil {
-			return a, fmt.Errorf("%w: secret key %q must be true or false", objectstore.ErrInvalidConfig, KeyEmulatorEnabled)
+			return a, objectstore.Invalidf("secret key %q must be true or false", KeyEmulatorEnabled)
 		}
 	}
 	if a.domain == "" {
 		if a.emulator {
-			return a, fmt.Errorf("%w: secret key %q (host:port of the emulator) is required with %q", objectstore.ErrInvalidConfig, KeyDomain, KeyEmulatorEnabled)
+			return a, objectstore.Invalidf("secret key %q (host:port of the emulator) is required with %q", KeyDomain, KeyEmulatorEnabled)
 		}
 		a.domain = DefaultDomain
 	}
@@ -281,11 +281,11 @@ func parseAccount(d map[string][]byte) (account, error) {
 	// Whitespace and control characters included: etcd-backup-restore reads the key's file as it is
 	// (a trailing newline would end up in its endpoint).
 	if strings.ContainsAny(a.domain, "/?#@") || strings.IndexFunc(a.domain, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 || host == "" {
-		return a, fmt.Errorf("%w: secret key %q must be a domain such as %s (or host:port of an emulator)", objectstore.ErrInvalidConfig, KeyDomain, DefaultDomain)
+		return a, objectstore.Invalidf("secret key %q must be a domain such as %s (or host:port of an emulator)", KeyDomain, DefaultDomain)
 	}
 	if a.emulator {
 		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			return a, fmt.Errorf("%w: secret key %q: the emulator (plain http) is accepted only on loopback", objectstore.ErrInvalidConfig, KeyEmulatorEnabled)
+			return a, objectstore.Invalidf("secret key %q: the emulator (plain http) is accepted only on loopback", KeyEmulatorEnabled)
 		}
 	}
 	return a, nil
@@ -339,7 +339,7 @@ func (p *Provider) NewClient(creds provider.Credentials) (*azblob.Client, error)
 func (p *Provider) newClient(a account) (*azblob.Client, error) {
 	cred, err := azblob.NewSharedKeyCredential(a.name, a.key)
 	if err != nil {
-		return nil, fmt.Errorf("%w: secret key %q is not a valid account key", objectstore.ErrInvalidConfig, KeyStorageKey)
+		return nil, objectstore.Invalidf("secret key %q is not a valid account key", KeyStorageKey)
 	}
 	timeout := p.RequestTimeout
 	if timeout == 0 {
@@ -375,7 +375,7 @@ func (p *Provider) EtcdBackupSecretData(_ *extensionsv1alpha1.BackupEntry, data 
 	}
 	if b := data[KeyBucketName]; len(b) > 0 {
 		if rule := containerNameRule(string(b)); rule != "" {
-			return nil, fmt.Errorf("%w: secret key %q (%s) breaks Azure's container naming rules: %s", objectstore.ErrInvalidConfig, KeyBucketName, bucketNameSubject, rule)
+			return nil, objectstore.Invalidf("secret key %q (%s) breaks Azure's container naming rules: %s", KeyBucketName, bucketNameSubject, rule)
 		}
 	}
 	out := map[string][]byte{}

@@ -195,7 +195,7 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []obje
 		return nil, nil
 	}
 	if len(objects) > maxDeleteBatch {
-		return nil, fmt.Errorf("%w: %d objects exceed Blob Batch's limit of %d", objectstore.ErrInvalidConfig, len(objects), maxDeleteBatch)
+		return nil, objectstore.Invalidf("%d objects exceed Blob Batch's limit of %d", len(objects), maxDeleteBatch)
 	}
 	failed, err := s.batchDelete(ctx, bucket, objects, func(o objectstore.ObjectVersion) *container.BatchDeleteOptions {
 		switch {
