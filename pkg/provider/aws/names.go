@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/validation"
 )
 
 // bucketNameSubject says where a bucket name comes from, for the messages.
@@ -37,16 +38,16 @@ func bucketNameRule(name string) string {
 			return fmt.Sprintf("only lowercase letters, digits, dots and dashes are allowed, not %q", r)
 		}
 	}
-	if !alnum(name[0]) {
+	if !validation.LowerAlnum(name[0]) {
 		return "it must begin with a lowercase letter or a digit"
 	}
-	if !alnum(name[len(name)-1]) {
+	if !validation.LowerAlnum(name[len(name)-1]) {
 		return "it must end with a lowercase letter or a digit"
 	}
 	if strings.Contains(name, "..") {
 		return "it must not contain two adjacent dots"
 	}
-	if ipLike(name) {
+	if validation.IPv4Like(name) {
 		return "it must not be formatted as an IP address"
 	}
 	for _, p := range reservedPrefixes {
@@ -60,20 +61,4 @@ func bucketNameRule(name string) string {
 		}
 	}
 	return ""
-}
-
-func alnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
-
-// ipLike reports a name formatted as an IPv4 address: four dot-separated groups of 1-3 digits.
-func ipLike(name string) bool {
-	parts := strings.Split(name, ".")
-	if len(parts) != 4 {
-		return false
-	}
-	for _, p := range parts {
-		if len(p) == 0 || len(p) > 3 || strings.Trim(p, "0123456789") != "" {
-			return false
-		}
-	}
-	return true
 }

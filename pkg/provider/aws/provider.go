@@ -8,7 +8,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +27,7 @@ import (
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/validation"
 )
 
 // Type is the extension type this provider serves.
@@ -290,28 +290,7 @@ func validateEndpoint(d map[string][]byte) error {
 	if raw == "" {
 		return nil
 	}
-	bad := func(why string) error {
-		return objectstore.Invalidf("secret key %q %s (its value is not shown, as it may hold credentials)", KeyEndpoint, why)
-	}
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil:
-		return bad("is not a URL such as https://s3.example.com:9000 (a scheme is required; no spaces or newlines)")
-	case u.Scheme != "http" && u.Scheme != "https":
-		return bad("must be an http:// or https:// URL such as https://s3.example.com:9000")
-	case u.Host == "" || u.Hostname() == "":
-		return bad("has no host")
-	case u.User != nil:
-		return bad("must not hold a user or password: the credentials belong in accessKeyID and secretAccessKey")
-	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
-		return bad("must not have a query or a fragment")
-	}
-	if port := u.Port(); port != "" {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return bad("has a port outside 1-65535")
-		}
-	}
-	return nil
+	return validation.URL(KeyEndpoint, raw, "https://s3.example.com:9000", "the credentials belong in accessKeyID and secretAccessKey")
 }
 
 type staticToken []byte

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/validation"
 )
 
 // bucketNameSubject says where a bucket name comes from, for the messages.
@@ -34,10 +35,10 @@ func bucketNameRule(name string) string {
 	if len(name) < 3 {
 		return fmt.Sprintf("it must be 3 to 63 characters long (up to 222 with dots), not %d", len(name))
 	}
-	if !alnum(name[0]) {
+	if !validation.LowerAlnum(name[0]) {
 		return "it must begin with a lowercase letter or a digit"
 	}
-	if !alnum(name[len(name)-1]) {
+	if !validation.LowerAlnum(name[len(name)-1]) {
 		return "it must end with a lowercase letter or a digit"
 	}
 	if strings.Contains(name, ".") {
@@ -52,7 +53,7 @@ func bucketNameRule(name string) string {
 	} else if len(name) > 63 {
 		return fmt.Sprintf("it must be 3 to 63 characters long (up to 222 with dots), not %d", len(name))
 	}
-	if ipLike(name) {
+	if validation.IPv4Like(name) {
 		return "it must not be an IP address in dotted-decimal notation"
 	}
 	if strings.HasPrefix(name, "goog") {
@@ -62,20 +63,4 @@ func bucketNameRule(name string) string {
 		return `it must not contain "google" or a close misspelling of it`
 	}
 	return ""
-}
-
-func alnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
-
-// ipLike reports a name in dotted-decimal notation: four dot-separated groups of 1-3 digits.
-func ipLike(name string) bool {
-	parts := strings.Split(name, ".")
-	if len(parts) != 4 {
-		return false
-	}
-	for _, p := range parts {
-		if len(p) == 0 || len(p) > 3 || strings.Trim(p, "0123456789") != "" {
-			return false
-		}
-	}
-	return true
 }

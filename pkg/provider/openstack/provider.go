@@ -8,7 +8,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/validation"
 )
 
 // Type is the extension type this provider serves.
@@ -112,28 +112,7 @@ func validateValues(data map[string][]byte) error {
 // validateAuthURL refuses an authURL neither gophercloud nor etcd-backup-restore can use. Its
 // value is never shown: a URL may hold credentials.
 func validateAuthURL(raw string) error {
-	bad := func(why string) error {
-		return objectstore.Invalidf("secret key %q %s (its value is not shown, as it may hold credentials)", KeyAuthURL, why)
-	}
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil:
-		return bad("is not a URL such as https://keystone.example.com:5000/v3 (a scheme is required; no spaces or newlines)")
-	case u.Scheme != "http" && u.Scheme != "https":
-		return bad("must be an http:// or https:// URL such as https://keystone.example.com:5000/v3")
-	case u.Host == "" || u.Hostname() == "":
-		return bad("has no host")
-	case u.User != nil:
-		return bad("must not hold a user or password: the credentials belong in their own keys")
-	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
-		return bad("must not have a query or a fragment")
-	}
-	if port := u.Port(); port != "" {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return bad("has a port outside 1-65535")
-		}
-	}
-	return nil
+	return validation.URL(KeyAuthURL, raw, "https://keystone.example.com:5000/v3", "the credentials belong in their own keys")
 }
 
 // parseCredentials validates the secret, naming a missing or malformed key, never a value.
