@@ -123,8 +123,11 @@ func run(providerType, binary string, objects int) error {
 	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
 		return err
 	}
-	healthPort, _ := stack.FreePort()
-	metricsPort, _ := stack.FreePort()
+	ports, err := stack.FreePorts(2)
+	if err != nil {
+		return err
+	}
+	healthPort, metricsPort := ports[0], ports[1]
 	logPath := filepath.Join(work, "extension.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {

@@ -49,14 +49,11 @@ func StartMinIO(ctx context.Context, opts MinIOOptions) (*MinIO, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := FreePort()
+	ports, err := FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
-	console, err := FreePort()
-	if err != nil {
-		return nil, err
-	}
+	port, console := ports[0], ports[1]
 	m := &MinIO{
 		Endpoint:  fmt.Sprintf("http://127.0.0.1:%d", port),
 		AccessKey: "minio-root",

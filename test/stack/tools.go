@@ -54,12 +54,27 @@ func Tool(component, env string) (string, error) {
 
 // FreePort returns a free TCP port on 127.0.0.1.
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := FreePorts(1)
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
+}
+
+// FreePorts returns n distinct free TCP ports on 127.0.0.1. The listeners are held until all are
+// chosen: ports asked for one after the other can come back the same (a consumer-test etcd once
+// got one port for its client and peer listeners and failed to bind).
+func FreePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
 }
 
 // tmpfs returns /dev/shm where it exists (state of throw-away stand-ins kept in memory), else ""

@@ -140,14 +140,11 @@ func startEtcd(t *testing.T, dataDir string) *etcd {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := stack.FreePort()
+	ports, err := stack.FreePorts(2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	peer, err := stack.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, peer := ports[0], ports[1]
 	e := &etcd{url: fmt.Sprintf("http://127.0.0.1:%d", client)}
 	e.process = start(t, "etcd.log", os.Environ(), bin, "--name", "default", "--data-dir", dataDir,
 		"--listen-client-urls", e.url, "--advertise-client-urls", e.url,
