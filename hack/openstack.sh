@@ -35,7 +35,11 @@ install() {
   ) 9>"${TMPDIR:-/tmp}/gardener-extension-backup-openstack-install.lock"
 }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+# free_ports N prints N distinct free ports (all held until chosen: one after the other could repeat).
+free_ports() { python3 -c 'import socket,sys
+ss=[socket.socket() for _ in range(int(sys.argv[1]))]
+for s in ss: s.bind(("127.0.0.1",0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))' "$1"; }
 
 start() {
   local B=${1:?state dir} MAXDEL=${2:-10000}
@@ -43,7 +47,7 @@ start() {
   mkdir -p "$B"/{keystone,swift,node/d1,log}
   : >"$B/pids"
   local KSP SWP SWP2 SWP3 AP CP OP
-  KSP=$(free_port); SWP=$(free_port); SWP2=$(free_port); SWP3=$(free_port); AP=$(free_port); CP=$(free_port); OP=$(free_port)
+  read -r KSP SWP SWP2 SWP3 AP CP OP <<<"$(free_ports 7)"
   local KS=http://127.0.0.1:$KSP/v3
   cat >"$B/keystone/keystone.conf" <<CONF
 [DEFAULT]
