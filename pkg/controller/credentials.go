@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -67,4 +68,19 @@ func (o DeletionOptions) DeleteOptions(ctx context.Context) objectstore.DeleteOp
 		Deadline:    d.Add(-min(max(remaining/5, 5*time.Second), remaining/2)),
 		Cutoff:      d.Add(-min(max(remaining/10, 2*time.Second), remaining/4)),
 	}
+}
+
+// BucketConfig decodes a BackupBucket's providerConfig with the provider's strict decoding; its
+// errors name the field under "spec". Callers that must go on with an invalid config (deletion,
+// deferral, the scheduler) use the defaults (nil) instead.
+func BucketConfig(p provider.Provider, bb *extensionsv1alpha1.BackupBucket) (any, error) {
+	var raw []byte
+	if bb.Spec.ProviderConfig != nil {
+		raw = bb.Spec.ProviderConfig.Raw
+	}
+	cfg, err := p.DecodeBucketConfig(raw)
+	if err != nil {
+		return nil, decode.Under(err, "spec")
+	}
+	return cfg, nil
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -37,25 +36,13 @@ func NewActuator(p provider.Provider, reader client.Reader, c client.Client, rec
 	return &actuator{provider: p, reader: reader, client: c, recorder: recorder, deletion: deletion}
 }
 
-func (a *actuator) config(bb *extensionsv1alpha1.BackupBucket) (any, error) {
-	var raw []byte
-	if bb.Spec.ProviderConfig != nil {
-		raw = bb.Spec.ProviderConfig.Raw
-	}
-	cfg, err := a.provider.DecodeBucketConfig(raw)
-	if err != nil {
-		return nil, decode.Under(err, "spec")
-	}
-	return cfg, nil
-}
-
 // Reconcile creates the bucket and converges its settings.
 func (a *actuator) Reconcile(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
 	return controller.ForReconcile(a.reconcile(ctx, log, bb))
 }
 
 func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
-	cfg, err := a.config(bb)
+	cfg, err := controller.BucketConfig(a.provider, bb)
 	if err != nil {
 		return err
 	}
@@ -82,7 +69,7 @@ func (a *actuator) Delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 
 func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
 	// An invalid providerConfig must not keep a bucket from being deleted: the defaults do.
-	cfg, _ := a.config(bb)
+	cfg, _ := controller.BucketConfig(a.provider, bb)
 	store, err := controller.NewStore(ctx, a.reader, a.provider, bb.Spec.SecretRef, provider.Credentials{Region: bb.Spec.Region, BucketConfig: cfg})
 	if err != nil {
 		return err

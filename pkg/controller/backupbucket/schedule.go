@@ -58,11 +58,7 @@ func (s *scheduler) Reconcile(ctx context.Context, req reconcile.Request) (recon
 	if err != nil || !exists {
 		return reconcile.Result{}, err // nothing generated: nothing falls due
 	}
-	var raw []byte
-	if bb.Spec.ProviderConfig != nil {
-		raw = bb.Spec.ProviderConfig.Raw
-	}
-	cfg, _ := s.provider.DecodeBucketConfig(raw) // an invalid config: only the recorded times count
+	cfg, _ := corecontroller.BucketConfig(s.provider, bb) // an invalid config: only the recorded times count
 	var period time.Duration
 	if g := generated.Of(cfg); g != nil {
 		period = g.Rotation.RotationPeriod()

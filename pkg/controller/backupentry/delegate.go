@@ -145,22 +145,17 @@ func (d *delegate) deferDeletion(ctx context.Context, log logr.Logger, store obj
 	if gerr := d.reader.Get(ctx, client.ObjectKey{Name: be.Spec.BucketName}, bb); gerr != nil || bb.Spec.SecretRef == used {
 		return deferral, err
 	}
-	var raw []byte
-	if bb.Spec.ProviderConfig != nil {
-		raw = bb.Spec.ProviderConfig.Raw
-	}
-	cfg, _ := d.provider.DecodeBucketConfig(raw) // invalid: the defaults, as for a bucket's deletion
+	cfg, _ := controller.BucketConfig(d.provider, bb) // invalid: the defaults, as for a bucket's deletion
 	bucketStore, serr := controller.NewStore(ctx, d.reader, d.provider, bb.Spec.SecretRef, provider.Credentials{Region: be.Spec.Region, BucketConfig: cfg})
 	if serr != nil {
 		return deferral, err
 	}
 	log.Info("Deferring with the BackupBucket's credentials", "reason", err.Error())
-	if deferral, berr := bucketStore.DeferDeletion(ctx, be.Spec.BucketName, prefix); berr == nil {
-		return deferral, nil
-	} else if !errors.Is(berr, objectstore.ErrUnsupported) {
-		return deferral, berr
+	bucketDeferral, berr := bucketStore.DeferDeletion(ctx, be.Spec.BucketName, prefix)
+	if berr == nil || !errors.Is(berr, objectstore.ErrUnsupported) {
+		return bucketDeferral, berr
 	}
-	return deferral, err
+	return deferral, err // neither can: the entry's own reason stands
 }
 
 // lockSpan says until when the locks of a pass's locked objects last.

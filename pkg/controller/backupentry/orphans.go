@@ -2,6 +2,7 @@ package backupentry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/go-logr/logr"
@@ -28,9 +29,10 @@ import (
 
 // Event reasons of the orphan guard.
 const (
-	ReasonSecretMissing                   = "CredentialsSecretMissing"
-	ReasonPrefixDeletedWithBucketSecret   = "PrefixDeletedWithBucketCredentials"
-	ReasonObjectsKeptForMissingCredential = "ObjectsKept"
+	ReasonSecretMissing                 = "CredentialsSecretMissing"
+	ReasonPrefixDeletedWithBucketSecret = "PrefixDeletedWithBucketCredentials"
+	ReasonObjectsKept                   = "ObjectsKept"
+	ReasonDeletionWithBucketSecret      = "DeletionWithBucketCredentialsFailed"
 )
 
 // OrphanError reports an entry whose objects cannot be deleted because its credentials are gone
@@ -87,9 +89,15 @@ func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (rec
 		return reconcile.Result{}, nil // nothing of ours holds it, or the library still handles it
 	}
 	if err := g.deleteWithBucketCredentials(ctx, log, be); err != nil {
-		reason := ReasonObjectsKeptForMissingCredential
-		if rerr := corecontroller.ReportError(ctx, log, g.client, g.recorder, be, reason, err); rerr != nil {
-			log.Error(rerr, "Reporting the kept objects failed")
+		// A pass that ran out of time resumes at once, as in the entry's own deletion: no report.
+		if !errors.As(err, new(*corecontroller.InProgressError)) {
+			reason := ReasonDeletionWithBucketSecret
+			if errors.As(err, new(*OrphanError)) {
+				reason = ReasonObjectsKept
+			}
+			if rerr := corecontroller.ReportError(ctx, log, g.client, g.recorder, be, reason, err); rerr != nil {
+				log.Error(rerr, "Reporting the failed deletion failed")
+			}
 		}
 		return reconcilerutils.ReconcileErr(corecontroller.ForReconcile(err))
 	}
