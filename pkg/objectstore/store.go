@@ -21,9 +21,21 @@ type Bucket struct {
 
 // ObjectVersion names one stored object version. Stores without versions leave Version empty.
 // A versioned store's delete markers are versions too: a prefix is empty only when they are gone.
+// A listing fills in what the store's listing tells without one more request per object.
 type ObjectVersion struct {
 	Key     string
 	Version string
+	// Size in bytes of this version (0 for a delete marker).
+	Size int64
+	// Modified is when this version was written.
+	Modified time.Time
+	// Noncurrent is true for what a plain read of Key does not return: a noncurrent version, a
+	// delete marker, a snapshot. A store without versions never sets it.
+	Noncurrent bool
+	// RetainUntil is when a retention lock on this version expires, where the listing (or the
+	// bucket's default retention, applied to Modified) tells; zero when it does not or there is
+	// none. A legal hold is not reported here.
+	RetainUntil time.Time
 }
 
 // ObjectError is the outcome of one object of a batch deletion that failed.

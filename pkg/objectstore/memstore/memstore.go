@@ -50,6 +50,7 @@ type version struct {
 	seq          int
 	data         []byte
 	deleteMarker bool
+	modified     time.Time
 }
 
 type bucket struct {
@@ -148,6 +149,7 @@ type entry struct {
 	key string
 	seq int
 	id  string
+	v   objectstore.ObjectVersion
 }
 
 func (e entry) compare(o entry) int {
@@ -189,8 +191,11 @@ func (s *Store) page(bucketName, prefix string, after *entry) ([]objectstore.Obj
 		if !strings.HasPrefix(k, prefix) {
 			continue
 		}
-		for _, v := range versions {
-			e := entry{key: k, seq: v.seq, id: v.id}
+		for i, v := range versions {
+			e := entry{key: k, seq: v.seq, id: v.id, v: objectstore.ObjectVersion{
+				Key: k, Version: v.id, Size: int64(len(v.data)), Modified: v.modified,
+				Noncurrent: v.deleteMarker || i < len(versions)-1, RetainUntil: b.locks[k],
+			}}
 			if after == nil || e.compare(*after) > 0 {
 				all = append(all, e)
 			}
@@ -203,7 +208,7 @@ func (s *Store) page(bucketName, prefix string, after *entry) ([]objectstore.Obj
 	}
 	page := make([]objectstore.ObjectVersion, len(all))
 	for i, e := range all {
-		page[i] = objectstore.ObjectVersion{Key: e.key, Version: e.id}
+		page[i] = e.v
 	}
 	var last entry
 	if len(all) > 0 {
@@ -242,10 +247,10 @@ func (s *Store) DeleteObjects(ctx context.Context, bucketName string, objects []
 			b.remove(o.Key, o.Version)
 		case b.versioning == enabled:
 			id := s.newVersionID()
-			b.add(o.Key, version{id: id, seq: s.seq, deleteMarker: true})
+			b.add(o.Key, version{id: id, seq: s.seq, deleteMarker: true, modified: time.Now()})
 		default: // suspended: the delete marker takes the null version's place
 			b.remove(o.Key, "")
-			b.add(o.Key, version{seq: s.nextSeq(), deleteMarker: true})
+			b.add(o.Key, version{seq: s.nextSeq(), deleteMarker: true, modified: time.Now()})
 		}
 	}
 	return errs, nil
@@ -281,7 +286,7 @@ func (s *Store) DeferDeletion(ctx context.Context, bucketName, _ string) (object
 // PutObject implements objectstore.Store.
 func (s *Store) PutObject(ctx context.Context, bucketName, key string, data []byte) error {
 	return s.withBucket(ctx, bucketName, func(b *bucket) error {
-		v := version{data: append([]byte(nil), data...)}
+		v := version{data: append([]byte(nil), data...), modified: time.Now()}
 		if b.versioning == enabled {
 			v.id = s.newVersionID()
 		} else {
