@@ -13,6 +13,7 @@ import (
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -34,7 +35,7 @@ func NewStore(ctx context.Context, reader client.Reader, p provider.Provider, re
 	if err != nil {
 		return nil, fmt.Errorf("credentials secret %s/%s: %w", ref.Namespace, ref.Name, err)
 	}
-	return store, nil
+	return metrics.Store(store), nil
 }
 
 // AddOptions configure either controller.

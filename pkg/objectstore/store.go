@@ -89,7 +89,13 @@ type Store interface {
 	// word. Idempotent. Stores that cannot do it return ErrUnsupported.
 	DeferDeletion(ctx context.Context, bucket, prefix string) (Deferral, error)
 
-	// PutObject writes one object (used by probes, the conformance suite and the demo).
+	// Probe reads the bucket once, as cheaply as the store allows (a listing of at most one
+	// object), with a permission every credential the controllers hand out has. It never writes.
+	// A missing bucket returns ErrBucketNotFound; refused credentials ErrUnauthenticated or
+	// ErrForbidden.
+	Probe(ctx context.Context, bucket string) error
+
+	// PutObject writes one object (used by the conformance suite and the demo).
 	PutObject(ctx context.Context, bucket, key string, data []byte) error
 
 	// GetObject reads one object; a missing object returns ErrNotFound.

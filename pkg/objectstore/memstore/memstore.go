@@ -335,3 +335,8 @@ func (s *state) bucket(name string) (*bucket, error) {
 	}
 	return b, nil
 }
+
+// Probe implements objectstore.Store.
+func (s *Store) Probe(ctx context.Context, bucketName string) error {
+	return s.withBucket(ctx, bucketName, func(*bucket) error { return nil })
+}

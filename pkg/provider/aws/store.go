@@ -288,3 +288,8 @@ func (s *store) bucketError(bucket string, err error) error {
 	}
 	return err
 }
+
+// Probe implements objectstore.Store.
+func (s *store) Probe(ctx context.Context, bucket string) error {
+	return objectstore.ProbeByListing(ctx, s, bucket)
+}

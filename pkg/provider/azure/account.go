@@ -270,3 +270,8 @@ func (s *armStore) GetObject(ctx context.Context, bucket, key string) ([]byte, e
 	}
 	return d.GetObject(ctx, bucket, key)
 }
+
+// Probe implements objectstore.Store.
+func (s *armStore) Probe(ctx context.Context, bucket string) error {
+	return objectstore.ProbeByListing(ctx, s, bucket)
+}

@@ -309,3 +309,8 @@ func deref[T any](p *T) T {
 	}
 	return *p
 }
+
+// Probe implements objectstore.Store.
+func (s *store) Probe(ctx context.Context, bucket string) error {
+	return objectstore.ProbeByListing(ctx, s, bucket)
+}

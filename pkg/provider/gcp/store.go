@@ -196,3 +196,8 @@ func (s *store) DeleteBucket(ctx context.Context, name string) error {
 	}
 	return classify(err)
 }
+
+// Probe implements objectstore.Store.
+func (s *store) Probe(ctx context.Context, bucket string) error {
+	return objectstore.ProbeByListing(ctx, s, bucket)
+}

@@ -457,3 +457,8 @@ func classifyStatus(status string) error {
 	}
 	return err
 }
+
+// Probe implements objectstore.Store.
+func (s *store) Probe(ctx context.Context, bucket string) error {
+	return objectstore.ProbeByListing(ctx, s, bucket)
+}

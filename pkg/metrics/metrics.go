@@ -1,0 +1,145 @@
+// Package metrics defines the extension's Prometheus metrics, registered on controller-runtime's
+// registry and so served on the manager's metrics endpoint. Labels are bounded: kinds,
+// operations, providers, HTTP status codes, and the names of buckets and entries (one series per
+// resource, removed with it); never object names or error texts.
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Namespace prefixes every metric of this extension.
+const Namespace = "gardener_backup"
+
+// Label values of credentials on bucket probes.
+const (
+	CredentialsOperator  = "operator"
+	CredentialsGenerated = "generated"
+)
+
+// Label values of snapshot kinds.
+const (
+	SnapshotFull  = "full"
+	SnapshotDelta = "delta"
+)
+
+var (
+	// Reconciles counts the actuators' passes by kind (BackupBucket, BackupEntry), operation
+	// (reconcile, delete, force_delete, migrate, restore) and result: succeeded, in_progress (a
+	// deletion that resumes) or the Gardener error code of the failure (error when it has none).
+	Reconciles = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "reconciles_total",
+		Help: "Passes of the BackupBucket and BackupEntry actuators by kind, operation and result (succeeded, in_progress or the Gardener error code).",
+	}, []string{"kind", "operation", "result"})
+
+	// CloudRequests counts HTTP requests to the cloud by provider, store operation and HTTP
+	// status code (network_error when no response came).
+	CloudRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "cloud_requests_total",
+		Help: "HTTP requests to the cloud's APIs by provider, store operation and HTTP status code (network_error: no response).",
+	}, []string{"provider", "operation", "code"})
+
+	// CloudRequestDuration is the latency of HTTP requests to the cloud.
+	CloudRequestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "cloud_request_duration_seconds",
+		Help:    "Latency of HTTP requests to the cloud's APIs by provider and store operation.",
+		Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
+	}, []string{"provider", "operation"})
+
+	// DeletedObjects counts object versions deleted by the deletion engine.
+	DeletedObjects = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "deleted_objects_total",
+		Help: "Object versions deleted by the deletion engine, by kind of the resource deleted (BackupBucket, BackupEntry).",
+	}, []string{"kind"})
+
+	// DeferredObjects counts locked object versions handed to the store's lifecycle.
+	DeferredObjects = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "deferred_objects_total",
+		Help: "Object versions held by retention locks whose deletion was handed to the store's lifecycle (verified), by kind.",
+	}, []string{"kind"})
+
+	// DeletionRemaining estimates the object versions a running deletion still has to delete:
+	// those the last pass listed and did not settle. Removed when the deletion is done.
+	DeletionRemaining = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "deletion_remaining_objects",
+		Help: "Object versions a running deletion listed in its last pass and has not deleted yet (a lower bound while the listing is unfinished).",
+	}, []string{"kind", "name"})
+
+	// DeletionStarted is the deletion timestamp of a resource whose deletion is not done yet.
+	DeletionStarted = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "deletion_started_timestamp_seconds",
+		Help: "Deletion timestamp (Unix seconds) of a BackupBucket or BackupEntry whose objects are not all deleted yet.",
+	}, []string{"kind", "name"})
+
+	// BucketAvailable is 1 when the last probe of a bucket with these credentials succeeded.
+	BucketAvailable = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "bucket_available",
+		Help: "1 when the last probe reached the bucket with these credentials (operator or generated), 0 when it failed.",
+	}, []string{"bucket", "credentials"})
+
+	// ProbeDuration is how long one probe of a bucket with one set of credentials took.
+	ProbeDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "bucket_probe_duration_seconds",
+		Help:    "Duration of one bucket probe (building the client and one listing of at most one object).",
+		Buckets: prometheus.DefBuckets,
+	}, []string{"credentials"})
+
+	// LatestSnapshot is the time of an entry's newest full or delta snapshot of one etcd.
+	LatestSnapshot = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "entry_latest_snapshot_timestamp_seconds",
+		Help: "Time (Unix seconds, from the snapshot's name) of a BackupEntry's newest full or delta snapshot of one etcd (etcd-main, etcd-events).",
+	}, []string{"entry", "etcd", "kind"})
+
+	// EntryObjects is the number of current objects under an entry's prefix at its last inventory.
+	EntryObjects = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "entry_objects",
+		Help: "Current objects under a BackupEntry's prefix at its last inventory.",
+	}, []string{"entry"})
+
+	// EntryBytes is the bytes of every version under an entry's prefix at its last inventory.
+	EntryBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "entry_bytes",
+		Help: "Bytes stored under a BackupEntry's prefix (every version) at its last inventory.",
+	}, []string{"entry"})
+
+	// BackupsFresh mirrors the BackupsFresh condition: 1 True, 0 False; absent while Unknown.
+	BackupsFresh = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "entry_backups_fresh",
+		Help: "1 when a BackupEntry's newest full and delta snapshots are within their thresholds, 0 when one is older (the BackupsFresh condition); absent while Unknown.",
+	}, []string{"entry"})
+
+	// InventoryDuration is how long one inventory of an entry took.
+	InventoryDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "entry_inventory_duration_seconds",
+		Help:    "Duration of one inventory of a BackupEntry's prefix (a streamed listing).",
+		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120},
+	}, []string{})
+
+	// InventoryPages counts the listing pages inventories read.
+	InventoryPages = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "entry_inventory_pages_total",
+		Help: "Listing pages read by entry inventories.",
+	})
+)
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(
+		Reconciles, CloudRequests, CloudRequestDuration, DeletedObjects, DeferredObjects,
+		DeletionRemaining, DeletionStarted, BucketAvailable, ProbeDuration,
+		LatestSnapshot, EntryObjects, EntryBytes, BackupsFresh, InventoryDuration, InventoryPages,
+	)
+}
+
+// ForgetEntry removes every series of one BackupEntry (it is gone).
+func ForgetEntry(name string) {
+	LatestSnapshot.DeletePartialMatch(prometheus.Labels{"entry": name})
+	EntryObjects.DeleteLabelValues(name)
+	EntryBytes.DeleteLabelValues(name)
+	BackupsFresh.DeleteLabelValues(name)
+}
+
+// ForgetBucket removes every series of one BackupBucket (it is gone).
+func ForgetBucket(name string) {
+	BucketAvailable.DeletePartialMatch(prometheus.Labels{"bucket": name})
+}
