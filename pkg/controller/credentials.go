@@ -9,10 +9,12 @@ import (
 	securityv1alpha1constants "github.com/gardener/gardener/pkg/apis/security/v1alpha1/constants"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -44,6 +46,28 @@ type AddOptions struct {
 	IgnoreOperationAnnotation bool
 	ExtensionClasses          []extensionsv1alpha1.ExtensionClass
 	Deletion                  DeletionOptions
+	Observe                   ObserveOptions
+}
+
+// ObserveOptions configure the bucket probe and the entry inventory.
+type ObserveOptions struct {
+	// ProbeInterval is how often each bucket is probed (0: never).
+	ProbeInterval time.Duration
+	// InventoryInterval is how often each entry's prefix is counted (0: never).
+	InventoryInterval time.Duration
+	// Thresholds are the extension's default freshness thresholds (a bucket's providerConfig
+	// may override them).
+	Thresholds inventory.Thresholds
+	// Clock is the time source (nil: the real clock); tests move it instead of sleeping.
+	Clock clock.PassiveClock
+}
+
+// Now is the clock's time.
+func (o ObserveOptions) Now() time.Time {
+	if o.Clock == nil {
+		return time.Now()
+	}
+	return o.Clock.Now()
 }
 
 // DeletionOptions are the deletion engine's settings shared by both controllers.

@@ -39,6 +39,9 @@ type DeleteResult struct {
 	EarliestRetainUntil, LatestRetainUntil time.Time
 	// Throttled counts requests the store throttled (and the engine retried).
 	Throttled int
+	// Unsettled counts the object versions this pass listed and neither deleted, found gone nor
+	// counted in Locked: a lower bound of what is left while the listing is unfinished.
+	Unsettled int
 	// Done is true only when the listing was exhausted and every object version it listed was
 	// confirmed deleted, already gone, or counted in Locked: nothing deletable is left under the
 	// prefix. It is derived from those counts at the end of the pass, never set on a path.
@@ -115,6 +118,7 @@ func DeletePrefix(ctx context.Context, store Store, bucket string, prefix Prefix
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	res := run.result
+	res.Unsettled = run.listed - run.settled
 	switch {
 	case run.failure != nil:
 		return res, run.failure

@@ -15,6 +15,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -38,7 +39,7 @@ func NewActuator(p provider.Provider, reader client.Reader, c client.Client, rec
 
 // Reconcile creates the bucket and converges its settings.
 func (a *actuator) Reconcile(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
-	return controller.ForReconcile(a.reconcile(ctx, log, bb))
+	return controller.Observe(controller.KindBackupBucket, controller.OperationReconcile, controller.ForReconcile(a.reconcile(ctx, log, bb)))
 }
 
 func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
@@ -64,7 +65,7 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 // retention locks are handed to a lifecycle rule and reported; the deletion is retried when the
 // earliest lock expires, never in a tight loop.
 func (a *actuator) Delete(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
-	return controller.ForReconcile(a.delete(ctx, log, bb))
+	return controller.Observe(controller.KindBackupBucket, controller.OperationDelete, controller.ForReconcile(a.delete(ctx, log, bb)))
 }
 
 func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
@@ -76,6 +77,7 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 	}
 	res, err := objectstore.DeletePrefix(ctx, store, bb.Name, objectstore.WholeBucket(), a.deletion.DeleteOptions(ctx))
 	log.Info("Emptying bucket", "bucket", bb.Name, "deleted", res.Deleted, "locked", res.Locked, "throttled", res.Throttled, "done", res.Done)
+	controller.ObserveDeletionPass(controller.KindBackupBucket, bb, res)
 	if err != nil {
 		return fmt.Errorf("emptying bucket %q: %w", bb.Name, err)
 	}
@@ -90,6 +92,8 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 		locked := &controller.LockedObjectsError{Bucket: bb.Name, Count: res.Locked, RetainUntil: res.EarliestRetainUntil, Deferred: err == nil}
 		if err != nil {
 			locked.NotDeferred = err
+		} else {
+			controller.ObserveDeferred(controller.KindBackupBucket, res.Locked)
 		}
 		return locked
 	}
@@ -100,6 +104,8 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 		return fmt.Errorf("deleting bucket %q: %w", bb.Name, err)
 	}
 	log.Info("Bucket is deleted", "bucket", bb.Name)
+	controller.ObserveDeletionDone(controller.KindBackupBucket, bb.Name)
+	metrics.ForgetBucket(bb.Name)
 	return a.dropCredentials(ctx, log, bb, store, cfg)
 }
 

@@ -11,7 +11,6 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
@@ -230,22 +229,19 @@ func (a *actuator) revokeRetired(ctx context.Context, log logr.Logger, bb *exten
 }
 
 // patchStatus sets status.generatedSecretRef and the GeneratedCredentials condition, writing
-// only what changed.
+// only what changed and never another writer's conditions (BucketAvailable).
 func (a *actuator) patchStatus(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, ref *corev1.SecretReference, status gardencorev1beta1.ConditionStatus, reason, message string) error {
-	old := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionGeneratedCredentials)
-	sameRef := (ref == nil && bb.Status.GeneratedSecretRef == nil) || (ref != nil && bb.Status.GeneratedSecretRef != nil && *ref == *bb.Status.GeneratedSecretRef)
-	if sameRef && old != nil && old.Status == status && old.Reason == reason && old.Message == message {
-		return nil
-	}
-	patch := client.MergeFrom(bb.DeepCopy())
-	bb.Status.GeneratedSecretRef = ref
-	now := metav1.Now()
-	cond := gardencorev1beta1.Condition{Type: ConditionGeneratedCredentials, Status: status, Reason: reason, Message: message, LastTransitionTime: now, LastUpdateTime: now}
-	if old != nil && old.Status == status {
-		cond.LastTransitionTime = old.LastTransitionTime
-	}
-	bb.Status.Conditions = v1beta1helper.MergeConditions(bb.Status.Conditions, cond)
-	if err := a.client.Status().Patch(ctx, bb, patch); err != nil {
+	err := controller.PatchStatus(ctx, a.client, a.reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
+		old := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionGeneratedCredentials)
+		sameRef := (ref == nil && bb.Status.GeneratedSecretRef == nil) || (ref != nil && bb.Status.GeneratedSecretRef != nil && *ref == *bb.Status.GeneratedSecretRef)
+		if sameRef && old != nil && old.Status == status && old.Reason == reason && old.Message == message {
+			return false
+		}
+		bb.Status.GeneratedSecretRef = ref
+		bb.Status.Conditions, _ = controller.SetCondition(bb.Status.Conditions, ConditionGeneratedCredentials, status, reason, message, time.Now())
+		return true
+	})
+	if err != nil {
 		return fmt.Errorf("setting status.generatedSecretRef and the %s condition: %w", ConditionGeneratedCredentials, err)
 	}
 	return nil

@@ -18,6 +18,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -106,6 +107,7 @@ func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extens
 	res, err := objectstore.DeletePrefix(ctx, store, be.Spec.BucketName, prefix, d.deletion.DeleteOptions(ctx))
 	log.Info("Deleting backup entry prefix", "bucket", be.Spec.BucketName, "prefix", prefix.String(),
 		"deleted", res.Deleted, "locked", res.Locked, "throttled", res.Throttled, "done", res.Done)
+	controller.ObserveDeletionPass(controller.KindBackupEntry, be, res)
 	if err != nil {
 		return fmt.Errorf("deleting prefix %q in bucket %q: %w", prefix.String(), be.Spec.BucketName, err)
 	}
@@ -121,6 +123,7 @@ func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extens
 			return fmt.Errorf("deferring the deletion of %d locked objects under %q: %w", res.Locked, prefix.String(), err)
 		}
 		// The store read its rule back before answering: only now may the finalizer go.
+		controller.ObserveDeferred(controller.KindBackupEntry, res.Locked)
 		d.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonLockedObjectsDeferred, "Delete",
 			"%d object versions under %q in bucket %q are held by retention locks %s; their deletion is deferred to the store's %s (verified in place), which deletes them when the locks expire",
 			res.Locked, prefix.String(), be.Spec.BucketName, lockSpan(res), deferral.Rule)
@@ -129,6 +132,8 @@ func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extens
 	}
 	d.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonPrefixDeleted, "Delete",
 		"Deleted the objects under %q in bucket %q (%d in the last pass)", prefix.String(), be.Spec.BucketName, res.Deleted)
+	controller.ObserveDeletionDone(controller.KindBackupEntry, be.Name)
+	metrics.ForgetEntry(be.Name)
 	return nil
 }
 

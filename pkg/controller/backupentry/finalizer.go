@@ -11,6 +11,8 @@ import (
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener/gardener/pkg/controllerutils"
+
+	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 )
 
 // FinalizerName keeps a BackupEntry until the objects under its prefix are deleted. Gardener's
@@ -51,6 +53,10 @@ func (a *holdingActuator) release(ctx context.Context, be *extensionsv1alpha1.Ba
 
 // Reconcile implements backupentry.Actuator.
 func (a *holdingActuator) Reconcile(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
+	return observe(corecontroller.OperationReconcile, a.reconcile(ctx, log, be))
+}
+
+func (a *holdingActuator) reconcile(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
 	if err := a.hold(ctx, be); err != nil {
 		return err
 	}
@@ -59,6 +65,10 @@ func (a *holdingActuator) Reconcile(ctx context.Context, log logr.Logger, be *ex
 
 // Restore implements backupentry.Actuator.
 func (a *holdingActuator) Restore(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
+	return observe(corecontroller.OperationRestore, a.restore(ctx, log, be))
+}
+
+func (a *holdingActuator) restore(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
 	if err := a.hold(ctx, be); err != nil {
 		return err
 	}
@@ -68,15 +78,19 @@ func (a *holdingActuator) Restore(ctx context.Context, log logr.Logger, be *exte
 // Delete implements backupentry.Actuator.
 func (a *holdingActuator) Delete(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
 	if err := a.Actuator.Delete(ctx, log, be); err != nil {
-		return err
+		return observe(corecontroller.OperationDelete, err)
 	}
-	return a.release(ctx, be)
+	return observe(corecontroller.OperationDelete, a.release(ctx, be))
 }
 
 // Migrate implements backupentry.Actuator.
 func (a *holdingActuator) Migrate(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
 	if err := a.Actuator.Migrate(ctx, log, be); err != nil {
-		return err
+		return observe(corecontroller.OperationMigrate, err)
 	}
-	return a.release(ctx, be)
+	return observe(corecontroller.OperationMigrate, a.release(ctx, be))
+}
+
+func observe(operation string, err error) error {
+	return corecontroller.Observe(corecontroller.KindBackupEntry, operation, err)
 }

@@ -1,0 +1,180 @@
+package backupbucket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	predicateutils "github.com/gardener/gardener/pkg/controllerutils/predicate"
+
+	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+// ConditionBucketAvailable on a BackupBucket says whether the bucket answered the last probe (a
+// listing of at most one object) with the operator's credentials and, where shoots get generated
+// ones, with those too. Absent until the bucket's first successful reconcile.
+const ConditionBucketAvailable gardencorev1beta1.ConditionType = "BucketAvailable"
+
+// Event reasons of the probe, emitted when the condition changes.
+const (
+	ReasonBucketAvailable   = "BucketAvailable"
+	ReasonBucketUnavailable = "BucketUnavailable"
+)
+
+// prober probes each bucket on an interval. It only reads the store.
+type prober struct {
+	provider provider.Provider
+	reader   client.Reader
+	client   client.Client
+	recorder events.EventRecorder
+	opts     corecontroller.ObserveOptions
+}
+
+// addProber registers the probe for p's buckets when its interval is set.
+func addProber(mgr manager.Manager, p provider.Provider, recorder events.EventRecorder, opts corecontroller.AddOptions) error {
+	if opts.Observe.ProbeInterval <= 0 {
+		return nil
+	}
+	return builder.ControllerManagedBy(mgr).
+		Named("backupbucket-probe-"+p.Type()).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: opts.Controller.SkipNameValidation}).
+		For(&extensionsv1alpha1.BackupBucket{}, builder.WithPredicates(
+			predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...), corecontroller.SpecOrOperationChanged())).
+		Complete(&prober{provider: p, reader: mgr.GetAPIReader(), client: mgr.GetClient(), recorder: recorder, opts: opts.Observe})
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (p *prober) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	bb := &extensionsv1alpha1.BackupBucket{}
+	if err := p.client.Get(ctx, req.NamespacedName, bb); err != nil {
+		metrics.ForgetBucket(req.Name)
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if bb.DeletionTimestamp != nil {
+		metrics.ForgetBucket(bb.Name) // a bucket being deleted is not expected to be available
+		return reconcile.Result{}, nil
+	}
+	now := p.opts.Now()
+	old := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionBucketAvailable)
+	if old == nil && !corecontroller.Succeeded(bb) {
+		return reconcile.Result{}, nil // not created yet: the first successful reconcile wakes us
+	}
+	if old != nil {
+		next := old.LastUpdateTime.Add(p.opts.ProbeInterval)
+		op := bb.Status.LastOperation
+		reconciledSince := op != nil && op.State == gardencorev1beta1.LastOperationStateSucceeded && op.LastUpdateTime.After(old.LastUpdateTime.Time)
+		if now.Before(next) && !reconciledSince {
+			return reconcile.Result{RequeueAfter: next.Sub(now)}, nil
+		}
+	}
+
+	status, reason, message := p.probe(ctx, bb)
+	var previous *gardencorev1beta1.Condition
+	err := corecontroller.PatchStatus(ctx, p.client, p.reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
+		bb.Status.Conditions, previous = corecontroller.SetCondition(bb.Status.Conditions, ConditionBucketAvailable, status, reason, message, now)
+		return true // LastUpdateTime records the probe: it is when the next one is due
+	})
+	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("setting the %s condition of BackupBucket %s: %w", ConditionBucketAvailable, bb.Name, err)
+	}
+	if previous == nil || previous.Status != status || previous.Reason != reason {
+		eventType, eventReason := corev1.EventTypeNormal, ReasonBucketAvailable
+		if status != gardencorev1beta1.ConditionTrue {
+			eventType, eventReason = corev1.EventTypeWarning, ReasonBucketUnavailable
+		}
+		p.recorder.Eventf(bb, nil, eventType, eventReason, "Probe", "%s", message)
+	}
+	return reconcile.Result{RequeueAfter: corecontroller.Jitter(p.opts.ProbeInterval)}, nil
+}
+
+// probe reads the bucket once with each set of credentials shoots or the extension use.
+func (p *prober) probe(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) (gardencorev1beta1.ConditionStatus, string, string) {
+	type probed struct {
+		label, what string
+		err         error
+	}
+	cfg, _ := corecontroller.BucketConfig(p.provider, bb) // an invalid config is the actuator's to report
+	results := []probed{{label: metrics.CredentialsOperator, what: fmt.Sprintf("the operator's credentials (secret %s/%s)", bb.Spec.SecretRef.Namespace, bb.Spec.SecretRef.Name)}}
+	if ref := bb.Status.GeneratedSecretRef; ref != nil {
+		results = append(results, probed{label: metrics.CredentialsGenerated, what: fmt.Sprintf("the generated credentials (secret %s/%s)", ref.Namespace, ref.Name)})
+	} else {
+		metrics.BucketAvailable.DeleteLabelValues(bb.Name, metrics.CredentialsGenerated)
+	}
+	for i := range results {
+		ref := bb.Spec.SecretRef
+		creds := provider.Credentials{Region: bb.Spec.Region, BucketConfig: cfg}
+		if results[i].label == metrics.CredentialsGenerated {
+			ref, creds.BucketConfig = *bb.Status.GeneratedSecretRef, nil
+		}
+		start := time.Now()
+		results[i].err = p.probeWith(ctx, ref, creds, bb.Name)
+		metrics.ProbeDuration.WithLabelValues(results[i].label).Observe(time.Since(start).Seconds())
+		available := 0.0
+		if results[i].err == nil {
+			available = 1
+		}
+		if !errors.Is(results[i].err, objectstore.ErrThrottled) { // a throttled probe tells nothing
+			metrics.BucketAvailable.WithLabelValues(bb.Name, results[i].label).Set(available)
+		}
+	}
+
+	var failed, reached []string
+	status, reason := gardencorev1beta1.ConditionTrue, "Available"
+	for _, r := range results {
+		if r.err == nil {
+			reached = append(reached, r.what)
+			continue
+		}
+		failed = append(failed, fmt.Sprintf("with %s: %v", r.what, r.err))
+		if status == gardencorev1beta1.ConditionTrue || reason == "Throttled" { // the first real failure names the reason
+			status, reason = probeVerdict(r.err)
+		}
+	}
+	if len(failed) == 0 {
+		return status, reason, fmt.Sprintf("Bucket %q answered a listing with %s.", bb.Name, strings.Join(reached, " and with "))
+	}
+	return status, reason, fmt.Sprintf("Bucket %q did not answer a listing %s.", bb.Name, strings.Join(failed, "; "))
+}
+
+func (p *prober) probeWith(ctx context.Context, ref corev1.SecretReference, creds provider.Credentials, bucket string) error {
+	store, err := corecontroller.NewStore(ctx, p.reader, p.provider, ref, creds)
+	if err != nil {
+		return err
+	}
+	return store.Probe(ctx, bucket)
+}
+
+// probeVerdict is the condition's status and reason for a failed probe.
+func probeVerdict(err error) (gardencorev1beta1.ConditionStatus, string) {
+	switch {
+	case errors.Is(err, objectstore.ErrThrottled):
+		return gardencorev1beta1.ConditionUnknown, "Throttled"
+	case errors.As(err, new(*corecontroller.MissingSecretError)):
+		return gardencorev1beta1.ConditionFalse, "SecretMissing"
+	case errors.Is(err, objectstore.ErrBucketNotFound):
+		return gardencorev1beta1.ConditionFalse, "BucketNotFound"
+	case errors.Is(err, objectstore.ErrUnauthenticated):
+		return gardencorev1beta1.ConditionFalse, "Unauthenticated"
+	case errors.Is(err, objectstore.ErrForbidden):
+		return gardencorev1beta1.ConditionFalse, "Forbidden"
+	case errors.Is(err, objectstore.ErrInvalidConfig):
+		return gardencorev1beta1.ConditionFalse, "InvalidCredentials"
+	}
+	return gardencorev1beta1.ConditionFalse, "Unreachable"
+}

@@ -1,0 +1,229 @@
+package backupbucket
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+// revocable serves the in-memory store to every secret whose "key" is not revoked; a revoked one
+// gets a store that refuses every read, as a cloud refuses a revoked key.
+type revocable struct {
+	controllertest.Provider
+	revoked map[string]bool
+}
+
+func (p revocable) NewStore(ctx context.Context, creds provider.Credentials) (objectstore.Store, error) {
+	if p.revoked[string(creds.Data["key"])] {
+		return refused{p.Store}, nil
+	}
+	return p.Store, nil
+}
+
+type refused struct{ objectstore.Store }
+
+func (refused) Probe(context.Context, string) error {
+	return fmt.Errorf("the key is revoked: %w", objectstore.ErrUnauthenticated)
+}
+
+const interval = 5 * time.Minute
+
+type probeFixture struct {
+	t        *testing.T
+	mem      *memstore.Store
+	client   client.Client
+	clock    *clocktesting.FakeClock
+	recorder *events.FakeRecorder
+	prober   *prober
+	revoked  map[string]bool
+}
+
+func newProbeFixture(t *testing.T, lastOperation gardencorev1beta1.LastOperationState) *probeFixture {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = extensionsv1alpha1.AddToScheme(scheme)
+	bb := &extensionsv1alpha1.BackupBucket{
+		ObjectMeta: metav1.ObjectMeta{Name: "probed"},
+		Spec:       extensionsv1alpha1.BackupBucketSpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "mem"}, SecretRef: controllertest.SecretRef},
+		Status: extensionsv1alpha1.BackupBucketStatus{DefaultStatus: extensionsv1alpha1.DefaultStatus{
+			LastOperation: &gardencorev1beta1.LastOperation{State: lastOperation},
+			// Another writer's condition that the probe must keep.
+			Conditions: []gardencorev1beta1.Condition{{Type: ConditionGeneratedCredentials, Status: gardencorev1beta1.ConditionTrue, Reason: "Published"}},
+		}},
+	}
+	operator := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: controllertest.SecretRef.Namespace, Name: controllertest.SecretRef.Name}, Data: map[string][]byte{"key": []byte("operator")}}
+	generatedSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "generated-bucket-probed"}, Data: map[string][]byte{"key": []byte("generated")}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(bb, operator, generatedSecret).WithStatusSubresource(bb).Build()
+	mem := memstore.New(10)
+	if err := mem.EnsureBucket(context.Background(), objectstore.Bucket{Name: "probed"}); err != nil {
+		t.Fatal(err)
+	}
+	f := &probeFixture{t: t, mem: mem, client: c, clock: clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)), recorder: events.NewFakeRecorder(20), revoked: map[string]bool{}}
+	f.prober = &prober{provider: revocable{controllertest.Provider{Store: mem}, f.revoked}, reader: c, client: c, recorder: f.recorder,
+		opts: corecontroller.ObserveOptions{ProbeInterval: interval, Clock: f.clock}}
+	metrics.ForgetBucket("probed")
+	return f
+}
+
+// probe runs one reconcile and returns the condition and the requeue.
+func (f *probeFixture) probe() (*gardencorev1beta1.Condition, time.Duration) {
+	f.t.Helper()
+	res, err := f.prober.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Name: "probed"}})
+	if err != nil {
+		f.t.Fatalf("reconcile: %v", err)
+	}
+	bb := f.bucket()
+	if v1beta1helper.GetCondition(bb.Status.Conditions, ConditionGeneratedCredentials) == nil {
+		f.t.Fatalf("the probe dropped another writer's condition: %+v", bb.Status.Conditions)
+	}
+	return v1beta1helper.GetCondition(bb.Status.Conditions, ConditionBucketAvailable), res.RequeueAfter
+}
+
+func (f *probeFixture) bucket() *extensionsv1alpha1.BackupBucket {
+	bb := &extensionsv1alpha1.BackupBucket{}
+	if err := f.client.Get(context.Background(), client.ObjectKey{Name: "probed"}, bb); err != nil {
+		f.t.Fatal(err)
+	}
+	return bb
+}
+
+func (f *probeFixture) events() []string {
+	var got []string
+	for {
+		select {
+		case e := <-f.recorder.Events:
+			got = append(got, e)
+		default:
+			return got
+		}
+	}
+}
+
+func available(credentials string) float64 {
+	return testutil.ToFloat64(metrics.BucketAvailable.WithLabelValues("probed", credentials))
+}
+
+func TestProbeFollowsTheBucketAndItsCredentials(t *testing.T) {
+	ctx := context.Background()
+	f := newProbeFixture(t, gardencorev1beta1.LastOperationStateSucceeded)
+
+	cond, requeue := f.probe()
+	if cond == nil || cond.Status != gardencorev1beta1.ConditionTrue || cond.Reason != "Available" {
+		t.Fatalf("first probe: %+v", cond)
+	}
+	if requeue < interval || requeue > interval+interval/10 {
+		t.Errorf("requeue after %s, want the interval with at most 10%% jitter", requeue)
+	}
+	if ev := f.events(); len(ev) != 1 || !strings.Contains(ev[0], "Normal BucketAvailable") {
+		t.Errorf("events: %q", ev)
+	}
+	if got := available(metrics.CredentialsOperator); got != 1 {
+		t.Errorf("bucket_available{operator} = %v", got)
+	}
+
+	// Not due yet: nothing is probed, nothing written.
+	f.clock.Step(interval / 2)
+	again, requeue := f.probe()
+	if !again.LastUpdateTime.Equal(&cond.LastUpdateTime) || requeue != interval/2 {
+		t.Errorf("probed before due: updated %s, requeue %s", again.LastUpdateTime, requeue)
+	}
+
+	// Deleted behind the extension's back.
+	if err := f.mem.DeleteBucket(ctx, "probed"); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(interval)
+	cond, _ = f.probe()
+	if cond.Status != gardencorev1beta1.ConditionFalse || cond.Reason != "BucketNotFound" {
+		t.Fatalf("after the bucket was deleted: %+v", cond)
+	}
+	if ev := f.events(); len(ev) != 1 || !strings.Contains(ev[0], "Warning BucketUnavailable") {
+		t.Errorf("events: %q", ev)
+	}
+	if got := available(metrics.CredentialsOperator); got != 0 {
+		t.Errorf("bucket_available{operator} = %v", got)
+	}
+
+	// Repaired, and shoots now get generated credentials, which are then revoked.
+	if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: "probed"}); err != nil {
+		t.Fatal(err)
+	}
+	bb := f.bucket()
+	bb.Status.GeneratedSecretRef = &corev1.SecretReference{Namespace: "garden", Name: "generated-bucket-probed"}
+	if err := f.client.Status().Update(ctx, bb); err != nil {
+		t.Fatal(err)
+	}
+	f.revoked["generated"] = true
+	f.clock.Step(interval + interval/10)
+	cond, _ = f.probe()
+	if cond.Status != gardencorev1beta1.ConditionFalse || cond.Reason != "Unauthenticated" || !strings.Contains(cond.Message, "generated-bucket-probed") {
+		t.Fatalf("with revoked generated credentials: %+v", cond)
+	}
+	if op, gen := available(metrics.CredentialsOperator), available(metrics.CredentialsGenerated); op != 1 || gen != 0 {
+		t.Errorf("bucket_available operator=%v generated=%v, want 1 and 0", op, gen)
+	}
+	if strings.Contains(cond.Message, "operator\"") || strings.Contains(cond.Message, "\"generated\"") {
+		t.Errorf("the message holds a secret value: %q", cond.Message)
+	}
+
+	delete(f.revoked, "generated")
+	f.clock.Step(interval + interval/10)
+	cond, _ = f.probe()
+	if cond.Status != gardencorev1beta1.ConditionTrue || !strings.Contains(cond.Message, "generated credentials") {
+		t.Fatalf("after repair: %+v", cond)
+	}
+	if ev := f.events(); len(ev) != 2 || !strings.Contains(ev[1], "Normal BucketAvailable") {
+		t.Errorf("events: %q", ev)
+	}
+}
+
+func TestProbeWaitsForTheFirstSuccessfulReconcile(t *testing.T) {
+	f := newProbeFixture(t, gardencorev1beta1.LastOperationStateProcessing)
+	if err := f.mem.DeleteBucket(context.Background(), "probed"); err != nil { // not created yet
+		t.Fatal(err)
+	}
+	if cond, _ := f.probe(); cond != nil {
+		t.Fatalf("probed a bucket that was never reconciled: %+v", cond)
+	}
+}
+
+func TestProbeAfterAReconcileDoesNotWaitForTheInterval(t *testing.T) {
+	ctx := context.Background()
+	f := newProbeFixture(t, gardencorev1beta1.LastOperationStateSucceeded)
+	first, _ := f.probe()
+	f.clock.Step(time.Minute)
+	bb := f.bucket()
+	bb.Status.LastOperation.LastUpdateTime = metav1.NewTime(f.clock.Now())
+	if err := f.client.Status().Update(ctx, bb); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := f.probe()
+	if !second.LastUpdateTime.After(first.LastUpdateTime.Time) {
+		t.Errorf("a reconcile since the last probe did not trigger a new one")
+	}
+}

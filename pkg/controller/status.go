@@ -1,0 +1,62 @@
+package controller
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// PatchStatus applies mutate to obj's status and patches it with optimistic locking, so that
+// writers of different conditions (the actuator, the probe, the inventory) never drop each
+// other's: on a conflict obj is read again from reader (the API server) and mutate applied anew.
+// mutate returns false when nothing needs writing.
+func PatchStatus[T client.Object](ctx context.Context, c client.Client, reader client.Reader, obj T, mutate func(T) bool) error {
+	first := true
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if !first {
+			if err := reader.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+				return err
+			}
+		}
+		first = false
+		base := obj.DeepCopyObject().(T)
+		if !mutate(obj) {
+			return nil
+		}
+		return c.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+	})
+}
+
+// SetCondition merges a condition of type t into conditions at now: LastTransitionTime moves only
+// when the status changes; LastUpdateTime always. It returns the previous condition (nil if none).
+func SetCondition(conditions []gardencorev1beta1.Condition, t gardencorev1beta1.ConditionType, status gardencorev1beta1.ConditionStatus, reason, message string, now time.Time) ([]gardencorev1beta1.Condition, *gardencorev1beta1.Condition) {
+	old := v1beta1helper.GetCondition(conditions, t)
+	if old != nil {
+		old = old.DeepCopy()
+	}
+	ts := metav1.NewTime(now)
+	cond := gardencorev1beta1.Condition{Type: t, Status: status, Reason: reason, Message: message, LastTransitionTime: ts, LastUpdateTime: ts}
+	if old != nil && old.Status == status {
+		cond.LastTransitionTime = old.LastTransitionTime
+	}
+	return v1beta1helper.MergeConditions(conditions, cond), old
+}
+
+// Jitter spreads periodic work: d stretched by a random 0-10%, so that a seed's resources that
+// started together do not stay in step.
+func Jitter(d time.Duration) time.Duration {
+	return d + time.Duration(rand.Int64N(int64(d)/10+1))
+}
+
+// Succeeded reports whether obj's last operation succeeded.
+func Succeeded(obj extensionsv1alpha1.Object) bool {
+	last := obj.GetExtensionStatus().GetLastOperation()
+	return last != nil && last.State == gardencorev1beta1.LastOperationStateSucceeded
+}
