@@ -81,5 +81,6 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 		}
 		seen[s] = true
 	}
+	errs = append(errs, cfg.BackupFreshness.Validate(path.Child("backupFreshness"))...)
 	return errs
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/generated"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/rotation"
 )
@@ -42,6 +43,19 @@ type BackupBucketConfig struct {
 	// SoftDelete, when set, converges the account's soft delete of blobs and containers (unset:
 	// the account's setting is left alone).
 	SoftDelete *SoftDeleteConfig `json:"softDelete,omitempty"`
+	// BackupFreshness sets how old the newest backups of each etcd in the bucket may be before
+	// the BackupsFresh condition of its BackupEntry turns False (default: the extension's flags).
+	BackupFreshness *freshness.Settings `json:"backupFreshness,omitempty"`
+}
+
+var _ freshness.Policy = (*BackupBucketConfig)(nil)
+
+// FreshnessSettings implements freshness.Policy.
+func (c *BackupBucketConfig) FreshnessSettings() *freshness.Settings {
+	if c == nil {
+		return nil
+	}
+	return c.BackupFreshness
 }
 
 // SoftDeleteConfig keeps deleted blobs and containers recoverable for a number of days (0: off).
@@ -181,5 +195,6 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 		}
 	}
 	errs = append(errs, cfg.Rotation.Validate(path.Child("rotation"))...)
+	errs = append(errs, cfg.BackupFreshness.Validate(path.Child("backupFreshness"))...)
 	return errs
 }

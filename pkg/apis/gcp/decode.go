@@ -76,6 +76,7 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 			errs = append(errs, field.Invalid(p, v, "a label value has at most 63 lowercase letters, digits, '_' or '-'"))
 		}
 	}
+	errs = append(errs, cfg.BackupFreshness.Validate(path.Child("backupFreshness"))...)
 	return errs
 }
 

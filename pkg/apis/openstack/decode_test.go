@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
@@ -15,6 +16,7 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 	cases := []struct {
 		name, raw, wantErr string
 		versioning         bool
+		check              func(*testing.T, *openstack.BackupBucketConfig)
 	}{
 		{name: "empty", raw: ""},
 		{name: "versioning", raw: head + "versioning: true\n", versioning: true},
@@ -22,6 +24,31 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 		{name: "immutability refused", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n", wantErr: "providerConfig.immutability"},
 		{name: "unknown field", raw: head + "versionning: true\n", wantErr: `unknown field "versionning"`},
 		{name: "wrong kind", raw: "apiVersion: openstack.backup.extensions.gardener.cloud/v1alpha1\nkind: Nope\n", wantErr: "providerConfig.kind"},
+		{name: "backup freshness", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 25h\n  deltaSnapshotMaxAge: 30m\n",
+			check: func(t *testing.T, c *openstack.BackupBucketConfig) {
+				s := freshness.Of(c)
+				if s == nil || s.FullSnapshotMaxAge.Duration != 25*time.Hour || s.DeltaSnapshotMaxAge.Duration != 30*time.Minute {
+					t.Fatalf("backupFreshness %+v", s)
+				}
+			}},
+		{name: "backup freshness, full only", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 48h\n",
+			check: func(t *testing.T, c *openstack.BackupBucketConfig) {
+				if s := c.FreshnessSettings(); s == nil || s.FullSnapshotMaxAge.Duration != 48*time.Hour || s.DeltaSnapshotMaxAge != nil {
+					t.Fatalf("backupFreshness %+v", s)
+				}
+			}},
+		{name: "no backup freshness", raw: head, check: func(t *testing.T, c *openstack.BackupBucketConfig) {
+			if s := freshness.Of(c); s != nil {
+				t.Fatalf("backupFreshness %+v from a config without it", s)
+			}
+		}},
+		{name: "backup freshness, unparseable duration", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: a day\n", wantErr: `providerConfig.backupFreshness.fullSnapshotMaxAge: Invalid value: "a day": must be a duration`},
+		{name: "backup freshness, duration as a number", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 5\n", wantErr: "providerConfig.backupFreshness.fullSnapshotMaxAge: Invalid value: 5: must be a duration string"},
+		{name: "backup freshness, negative", raw: head + "backupFreshness:\n  deltaSnapshotMaxAge: -1h\n", wantErr: `providerConfig.backupFreshness.deltaSnapshotMaxAge: Invalid value: "-1h0m0s": must be positive`},
+		{name: "backup freshness, zero", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 0s\n", wantErr: `providerConfig.backupFreshness.fullSnapshotMaxAge: Invalid value: "0s": must be positive`},
+		{name: "backup freshness, delta longer than full", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 1h\n  deltaSnapshotMaxAge: 2h\n", wantErr: `providerConfig.backupFreshness.deltaSnapshotMaxAge: Invalid value: "2h0m0s": must not be longer than fullSnapshotMaxAge (1h0m0s)`},
+		{name: "backup freshness, object as a string", raw: head + "backupFreshness: 25h\n", wantErr: `providerConfig.backupFreshness: Invalid value: "25h": a JSON string was given; it must be an object`},
+		{name: "backup freshness, unknown field", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 25h\n  maxAge: 1h\n", wantErr: `unknown field "backupFreshness.maxAge"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -34,6 +61,9 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 			}
 			if err != nil || cfg.Versioning != c.versioning {
 				t.Fatalf("got %+v, %v", cfg, err)
+			}
+			if c.check != nil {
+				c.check(t, cfg)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/generated"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/rotation"
 )
@@ -35,6 +36,19 @@ type BackupBucketConfig struct {
 	// GeneratedCredentials, when set, publishes a Keystone application credential per bucket as
 	// the bucket's generated secret, so that shoots get it instead of the operator's credentials.
 	GeneratedCredentials *GeneratedCredentialsConfig `json:"generatedCredentials,omitempty"`
+	// BackupFreshness sets how old the newest backups of each etcd in the bucket may be before
+	// the BackupsFresh condition of its BackupEntry turns False (default: the extension's flags).
+	BackupFreshness *freshness.Settings `json:"backupFreshness,omitempty"`
+}
+
+var _ freshness.Policy = (*BackupBucketConfig)(nil)
+
+// FreshnessSettings implements freshness.Policy.
+func (c *BackupBucketConfig) FreshnessSettings() *freshness.Settings {
+	if c == nil {
+		return nil
+	}
+	return c.BackupFreshness
 }
 
 // DefaultRotationPeriod rotates application credentials monthly unless configured otherwise:
@@ -121,5 +135,6 @@ func validate(cfg *BackupBucketConfig, path *field.Path) field.ErrorList {
 			seen[r] = true
 		}
 	}
+	errs = append(errs, cfg.BackupFreshness.Validate(path.Child("backupFreshness"))...)
 	return errs
 }

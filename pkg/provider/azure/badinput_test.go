@@ -11,8 +11,10 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
@@ -37,10 +39,20 @@ const azureConfigHead = "apiVersion: azure.backup.extensions.gardener.cloud/v1al
 
 func azureConfigCase(name, raw string, names ...string) badInput {
 	return badInput{name: "providerConfig: " + name, want: []error{objectstore.ErrInvalidConfig}, names: names,
-		run: func(*testing.T, map[string][]byte) error {
+		run: func(t *testing.T, _ map[string][]byte) error {
 			_, err := (&azureprovider.Provider{}).DecodeBucketConfig([]byte(raw))
+			wantConfigurationProblem(t, err)
 			return err
 		}}
+}
+
+// wantConfigurationProblem checks that pkg/controller reports err with Gardener's
+// ERR_CONFIGURATION_PROBLEM, the code a wrong providerConfig must carry.
+func wantConfigurationProblem(t *testing.T, err error) {
+	t.Helper()
+	if codes := controller.Codes(err); !slices.Equal(codes, []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorConfigurationProblem}) {
+		t.Errorf("Gardener error codes %v; want %s", codes, gardencorev1beta1.ErrorConfigurationProblem)
+	}
 }
 
 // badInputEnv is where the cases run: Azurite (account keys) and the ARM stand-in (service
@@ -195,6 +207,12 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		azureConfigCase("negative soft delete days", azureConfigHead+"softDelete:\n  blobRetentionDays: -1\n  containerRetentionDays: 7\n", "providerConfig.softDelete.blobRetentionDays"),
 		azureConfigCase("soft delete beyond 365 days", azureConfigHead+"softDelete:\n  blobRetentionDays: 7\n  containerRetentionDays: 400\n", "providerConfig.softDelete.containerRetentionDays"),
 		azureConfigCase("unparseable rotation period", azureConfigHead+"rotation:\n  period: monthly\n", "providerConfig.rotation.period"),
+		azureConfigCase("backupFreshness: unparseable duration", azureConfigHead+"backupFreshness:\n  fullSnapshotMaxAge: a day\n", "providerConfig.backupFreshness.fullSnapshotMaxAge", "must be a duration"),
+		azureConfigCase("backupFreshness: duration given as a number", azureConfigHead+"backupFreshness:\n  fullSnapshotMaxAge: 5\n", "providerConfig.backupFreshness.fullSnapshotMaxAge", "must be a duration string"),
+		azureConfigCase("backupFreshness: negative age", azureConfigHead+"backupFreshness:\n  deltaSnapshotMaxAge: -1h\n", "providerConfig.backupFreshness.deltaSnapshotMaxAge", "must be positive"),
+		azureConfigCase("backupFreshness: delta age longer than the full age", azureConfigHead+"backupFreshness:\n  fullSnapshotMaxAge: 1h\n  deltaSnapshotMaxAge: 2h\n", "providerConfig.backupFreshness.deltaSnapshotMaxAge", "must not be longer than fullSnapshotMaxAge"),
+		azureConfigCase("backupFreshness: object given as a string", azureConfigHead+"backupFreshness: 25h\n", "providerConfig.backupFreshness", "must be an object"),
+		azureConfigCase("backupFreshness: unknown field", azureConfigHead+"backupFreshness:\n  maxAge: 1h\n", "providerConfig", "backupFreshness.maxAge"),
 
 		// providerConfig settings an account key cannot honour: refused before any request.
 		{name: "account key: immutability", data: good, run: e.reconcile(false, false, fresh(), "westeurope", azureConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n"),

@@ -12,9 +12,11 @@ import (
 
 	"google.golang.org/api/iterator"
 
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -37,10 +39,20 @@ const providerConfigHead = "apiVersion: gcp.backup.extensions.gardener.cloud/v1a
 
 func providerConfigCase(name, raw string, names ...string) badInput {
 	return badInput{name: "providerConfig: " + name, want: objectstore.ErrInvalidConfig, names: names,
-		run: func(*testing.T, map[string][]byte, bool) error {
+		run: func(t *testing.T, _ map[string][]byte, _ bool) error {
 			_, err := testProvider.DecodeBucketConfig([]byte(raw))
+			wantConfigurationProblem(t, err)
 			return err
 		}}
+}
+
+// wantConfigurationProblem checks that pkg/controller reports err with Gardener's
+// ERR_CONFIGURATION_PROBLEM, the code a wrong providerConfig must carry.
+func wantConfigurationProblem(t *testing.T, err error) {
+	t.Helper()
+	if codes := controller.Codes(err); !slices.Equal(codes, []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorConfigurationProblem}) {
+		t.Errorf("Gardener error codes %v; want %s", codes, gardencorev1beta1.ErrorConfigurationProblem)
+	}
 }
 
 func storeFor(data map[string][]byte, wi bool, specRegion string) (objectstore.Store, error) {
@@ -188,6 +200,12 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		providerConfigCase("more labels than GCS allows besides the extension's", providerConfigHead+manyLabels(64), "providerConfig.labels"),
 		providerConfigCase("unparseable rotation period", providerConfigHead+"generatedCredentials:\n  rotation:\n    period: monthly\n", "providerConfig.generatedCredentials.rotation.period"),
 		providerConfigCase("grace period not shorter than the rotation period", providerConfigHead+"generatedCredentials:\n  rotation:\n    period: 24h\n    gracePeriod: 25h\n", "providerConfig.generatedCredentials.rotation.gracePeriod"),
+		providerConfigCase("backupFreshness: unparseable duration", providerConfigHead+"backupFreshness:\n  fullSnapshotMaxAge: a day\n", "providerConfig.backupFreshness.fullSnapshotMaxAge", "must be a duration"),
+		providerConfigCase("backupFreshness: duration given as a number", providerConfigHead+"backupFreshness:\n  fullSnapshotMaxAge: 5\n", "providerConfig.backupFreshness.fullSnapshotMaxAge", "must be a duration string"),
+		providerConfigCase("backupFreshness: negative age", providerConfigHead+"backupFreshness:\n  deltaSnapshotMaxAge: -1h\n", "providerConfig.backupFreshness.deltaSnapshotMaxAge", "must be positive"),
+		providerConfigCase("backupFreshness: delta age longer than the full age", providerConfigHead+"backupFreshness:\n  fullSnapshotMaxAge: 1h\n  deltaSnapshotMaxAge: 2h\n", "providerConfig.backupFreshness.deltaSnapshotMaxAge", "must not be longer than fullSnapshotMaxAge"),
+		providerConfigCase("backupFreshness: object given as a string", providerConfigHead+"backupFreshness: 25h\n", "providerConfig.backupFreshness", "must be an object"),
+		providerConfigCase("backupFreshness: unknown field", providerConfigHead+"backupFreshness:\n  maxAge: 1h\n", "providerConfig", "backupFreshness.maxAge"),
 
 		// Secrets: on bucket reconcile.
 		{name: "secret: no serviceaccount.json", data: without(good, "serviceaccount.json"), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{sa}},

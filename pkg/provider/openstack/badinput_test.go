@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/gophercloud/gophercloud/v2"
 	gopenstack "github.com/gophercloud/gophercloud/v2/openstack"
@@ -22,6 +23,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/objectstorage/v1/containers"
 
 	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
@@ -44,10 +46,20 @@ const osConfigHead = "apiVersion: openstack.backup.extensions.gardener.cloud/v1a
 
 func osConfigCase(name, raw string, names ...string) badInput {
 	return badInput{name: "providerConfig: " + name, want: objectstore.ErrInvalidConfig, names: names,
-		run: func(*testing.T, map[string][]byte) error {
+		run: func(t *testing.T, _ map[string][]byte) error {
 			_, err := testProvider.DecodeBucketConfig([]byte(raw))
+			wantConfigurationProblem(t, err)
 			return err
 		}}
+}
+
+// wantConfigurationProblem checks that pkg/controller reports err with Gardener's
+// ERR_CONFIGURATION_PROBLEM, the code a wrong providerConfig must carry.
+func wantConfigurationProblem(t *testing.T, err error) {
+	t.Helper()
+	if codes := controller.Codes(err); !slices.Equal(codes, []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorConfigurationProblem}) {
+		t.Errorf("Gardener error codes %v; want %s", codes, gardencorev1beta1.ErrorConfigurationProblem)
+	}
 }
 
 // reconcileContainer does what the BackupBucket actuator does: a store from the secret and the
@@ -156,6 +168,12 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		osConfigCase("role with surrounding spaces", osConfigHead+"generatedCredentials:\n  roles: [\" member\"]\n", "providerConfig.generatedCredentials.roles[0]"),
 		osConfigCase("duplicate role", osConfigHead+"generatedCredentials:\n  roles: [member, member]\n", "providerConfig.generatedCredentials.roles[1]"),
 		osConfigCase("immutability, which Swift cannot honour", osConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n", "providerConfig.immutability", "Swift"),
+		osConfigCase("backupFreshness: unparseable duration", osConfigHead+"backupFreshness:\n  fullSnapshotMaxAge: a day\n", "providerConfig.backupFreshness.fullSnapshotMaxAge", "must be a duration"),
+		osConfigCase("backupFreshness: duration given as a number", osConfigHead+"backupFreshness:\n  fullSnapshotMaxAge: 5\n", "providerConfig.backupFreshness.fullSnapshotMaxAge", "must be a duration string"),
+		osConfigCase("backupFreshness: negative age", osConfigHead+"backupFreshness:\n  deltaSnapshotMaxAge: -1h\n", "providerConfig.backupFreshness.deltaSnapshotMaxAge", "must be positive"),
+		osConfigCase("backupFreshness: delta age longer than the full age", osConfigHead+"backupFreshness:\n  fullSnapshotMaxAge: 1h\n  deltaSnapshotMaxAge: 2h\n", "providerConfig.backupFreshness.deltaSnapshotMaxAge", "must not be longer than fullSnapshotMaxAge"),
+		osConfigCase("backupFreshness: object given as a string", osConfigHead+"backupFreshness: 25h\n", "providerConfig.backupFreshness", "must be an object"),
+		osConfigCase("backupFreshness: unknown field", osConfigHead+"backupFreshness:\n  maxAge: 1h\n", "providerConfig", "backupFreshness.maxAge"),
 
 		// Secrets: missing or empty keys, on bucket reconcile.
 		{name: "secret: no authURL", data: drop(good, "authURL"), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"authURL"`}},
