@@ -350,3 +350,22 @@ func TestMonitoringValuesSchema(t *testing.T) {
 		})
 	}
 }
+
+func TestMonitoringLabelsAreReplaceable(t *testing.T) {
+	// For another Prometheus: its selector label added, the seed's default dropped with null.
+	objs, err := charts.Render(monitoringNamespace, map[string]any{"monitoring": map[string]any{"serviceMonitor": map[string]any{
+		"enabled": true, "labels": map[string]any{"prometheus": nil, "release": "kube-prometheus"},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.GetKind() == "ServiceMonitor" {
+			if l := o.GetLabels(); l["release"] != "kube-prometheus" || l["prometheus"] != "" {
+				t.Errorf("ServiceMonitor labels %v; want release: kube-prometheus and no prometheus label", l)
+			}
+			return
+		}
+	}
+	t.Fatal("no ServiceMonitor rendered")
+}
