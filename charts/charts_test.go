@@ -14,7 +14,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/charts"
@@ -24,10 +26,16 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
-var k8s client.Client
+var (
+	k8s client.Client
+	// cfg reaches the envtest API server (monitoring_test installs prometheus-operator's CRDs).
+	cfg *rest.Config
+)
 
 func TestMain(m *testing.M) {
-	env, cfg, err := stack.StartEnvtest()
+	var env *envtest.Environment
+	var err error
+	env, cfg, err = stack.StartEnvtest()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -91,7 +99,7 @@ func TestChartRendersValidObjectsForEveryProvider(t *testing.T) {
 				}
 			}
 			slices.Sort(kinds)
-			want := []string{"ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "ServiceAccount"}
+			want := []string{"ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount"}
 			if !slices.Equal(kinds, want) {
 				t.Fatalf("kinds %v; want %v", kinds, want)
 			}

@@ -1,0 +1,371 @@
+package charts_test
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/charts"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
+)
+
+const monitoringNamespace = "extension-backup-monitoring"
+
+// installMonitoringCRDs installs prometheus-operator's ServiceMonitor and PrometheusRule CRDs, as
+// gardener ships them for seeds, so that the API server validates the chart's objects of them.
+var installMonitoringCRDs = sync.OnceValue(func() error {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/gardener/gardener").Output()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), "example", "seed-crds")
+	_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{ErrorIfPathMissing: true, Paths: []string{
+		filepath.Join(dir, "10-crd-monitoring.coreos.com_servicemonitors.yaml"),
+		filepath.Join(dir, "10-crd-monitoring.coreos.com_prometheusrules.yaml"),
+	}})
+	if err != nil {
+		return err
+	}
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": monitoringNamespace}}}
+	return k8s.Create(context.Background(), ns)
+})
+
+// knownMetrics are the metrics the extension serves: its own, described by pkg/metrics (histograms
+// also as _bucket, _sum and _count), and those of controller-runtime the chart may use.
+func knownMetrics() map[string]bool {
+	known := map[string]bool{
+		"controller_runtime_reconcile_total": true, "controller_runtime_reconcile_errors_total": true,
+		"controller_runtime_reconcile_time_seconds_bucket": true, "workqueue_depth": true,
+	}
+	ch := make(chan *prometheus.Desc, 100)
+	for _, c := range []prometheus.Collector{
+		metrics.Reconciles, metrics.CloudRequests, metrics.CloudRequestDuration, metrics.DeletedObjects, metrics.DeferredObjects,
+		metrics.DeletionRemaining, metrics.DeletionStarted, metrics.BucketAvailable, metrics.ProbeDuration,
+		metrics.LatestSnapshot, metrics.EntryObjects, metrics.EntryBytes, metrics.BackupsFresh, metrics.InventoryDuration, metrics.InventoryPages,
+	} {
+		c.Describe(ch)
+	}
+	close(ch)
+	fqName := regexp.MustCompile(`fqName: "([^"]+)"`)
+	for d := range ch {
+		name := fqName.FindStringSubmatch(d.String())[1]
+		known[name] = true
+		if strings.HasSuffix(name, "_seconds") {
+			for _, s := range []string{"_bucket", "_sum", "_count"} {
+				known[name+s] = true
+			}
+		}
+	}
+	return known
+}
+
+var metricName = regexp.MustCompile(`\b(gardener_backup|controller_runtime|workqueue)_[a-zA-Z0-9_]+`)
+
+// checkExpr fails unless expr's brackets balance outside quoted strings and it queries at least
+// one metric, all of them known. (The PromQL parser is not in this module's dependencies.)
+func checkExpr(t *testing.T, where, expr string, known map[string]bool) {
+	t.Helper()
+	var stack []rune
+	closing := map[rune]rune{')': '(', '}': '{', ']': '['}
+	inString := false
+	for _, r := range expr {
+		switch {
+		case r == '"':
+			inString = !inString
+		case inString:
+		case r == '(' || r == '{' || r == '[':
+			stack = append(stack, r)
+		case closing[r] != 0:
+			if len(stack) == 0 || stack[len(stack)-1] != closing[r] {
+				t.Errorf("%s: unbalanced %q in %s", where, r, expr)
+				return
+			}
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if inString || len(stack) > 0 {
+		t.Errorf("%s: unclosed string or brackets %q in %s", where, string(stack), expr)
+	}
+	names := metricName.FindAllString(expr, -1)
+	if len(names) == 0 {
+		t.Errorf("%s: no metric of the extension in %s", where, expr)
+	}
+	for _, n := range names {
+		if !known[n] {
+			t.Errorf("%s: %s is not a metric the extension serves", where, n)
+		}
+	}
+}
+
+func TestMonitoring(t *testing.T) {
+	if err := installMonitoringCRDs(); err != nil {
+		t.Fatal(err)
+	}
+	known := knownMetrics()
+	on := map[string]any{"enabled": true}
+	cases := []struct {
+		name   string
+		values map[string]any
+		want   []string // the monitoring kinds rendered, sorted
+	}{
+		{"defaults", nil, nil},
+		{"service monitor", map[string]any{"monitoring": map[string]any{"serviceMonitor": map[string]any{"enabled": true, "interval": "30s"}}}, []string{"ServiceMonitor"}},
+		{"prometheus rule", map[string]any{"monitoring": map[string]any{"prometheusRule": on}}, []string{"PrometheusRule"}},
+		{"dashboard", map[string]any{"monitoring": map[string]any{"dashboard": on}}, []string{"ConfigMap"}},
+		{"all", map[string]any{"provider": "gcp", "monitoring": map[string]any{"serviceMonitor": on, "prometheusRule": on, "dashboard": on}}, []string{"ConfigMap", "PrometheusRule", "ServiceMonitor"}},
+		{"admission only", map[string]any{"admission": map[string]any{"enabled": true, "controllers": false}, "monitoring": map[string]any{"serviceMonitor": on, "prometheusRule": on, "dashboard": on}}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			objs, err := charts.Render(monitoringNamespace, c.values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			provider, _ := c.values["provider"].(string)
+			if provider == "" {
+				provider = "aws"
+			}
+			var service, deployment *unstructured.Unstructured
+			var got []string
+			for _, o := range objs {
+				switch o.GetKind() {
+				case "Service":
+					if strings.HasSuffix(o.GetName(), "-metrics") {
+						service = o
+					}
+				case "Deployment":
+					if o.GetName() == "gardener-extension-backup-"+provider {
+						deployment = o
+					}
+				case "ServiceMonitor", "PrometheusRule", "ConfigMap":
+					got = append(got, o.GetKind())
+					if err := k8s.Create(context.Background(), o, client.DryRunAll); err != nil {
+						t.Errorf("%s %s is refused by the API server: %v", o.GetKind(), o.GetName(), err)
+					}
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("monitoring objects %v; want %v", got, c.want)
+			}
+			if deployment != nil {
+				checkMetricsService(t, service, deployment)
+			}
+			for _, o := range objs {
+				switch o.GetKind() {
+				case "ServiceMonitor":
+					checkServiceMonitor(t, o, service)
+				case "PrometheusRule":
+					checkPrometheusRule(t, o, known)
+				case "ConfigMap":
+					checkDashboard(t, o, provider, known)
+				}
+			}
+		})
+	}
+}
+
+// checkMetricsService checks that the metrics Service selects the controllers' pods and forwards
+// to their metrics port.
+func checkMetricsService(t *testing.T, service, deployment *unstructured.Unstructured) {
+	t.Helper()
+	if service == nil {
+		t.Fatal("no metrics Service next to the controllers' Deployment")
+	}
+	selector, _, _ := unstructured.NestedStringMap(service.Object, "spec", "selector")
+	podLabels, _, _ := unstructured.NestedStringMap(deployment.Object, "spec", "template", "metadata", "labels")
+	if len(selector) == 0 || !isSubset(selector, podLabels) {
+		t.Errorf("Service selector %v does not select the pods' labels %v", selector, podLabels)
+	}
+	ports, _, _ := unstructured.NestedSlice(service.Object, "spec", "ports")
+	port := ports[0].(map[string]any)
+	containers, _, _ := unstructured.NestedSlice(deployment.Object, "spec", "template", "spec", "containers")
+	var containerPorts []string
+	for _, p := range containers[0].(map[string]any)["ports"].([]any) {
+		containerPorts = append(containerPorts, p.(map[string]any)["name"].(string))
+	}
+	if port["name"] != "metrics" || !slices.Contains(containerPorts, port["targetPort"].(string)) {
+		t.Errorf("Service port %v is not named metrics or targets none of the container's ports %v", port, containerPorts)
+	}
+}
+
+func checkServiceMonitor(t *testing.T, sm, service *unstructured.Unstructured) {
+	t.Helper()
+	if sm.GetAPIVersion() != "monitoring.coreos.com/v1" || sm.GetLabels()["prometheus"] != "seed" {
+		t.Errorf("ServiceMonitor %s, labels %v; want monitoring.coreos.com/v1 and prometheus: seed", sm.GetAPIVersion(), sm.GetLabels())
+	}
+	selector, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
+	if len(selector) == 0 || !isSubset(selector, service.GetLabels()) {
+		t.Errorf("ServiceMonitor selector %v does not select the metrics Service's labels %v", selector, service.GetLabels())
+	}
+	if sm.GetNamespace() != service.GetNamespace() {
+		t.Errorf("ServiceMonitor in %s, the Service in %s", sm.GetNamespace(), service.GetNamespace())
+	}
+	endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+	ports, _, _ := unstructured.NestedSlice(service.Object, "spec", "ports")
+	if len(endpoints) != 1 || endpoints[0].(map[string]any)["port"] != ports[0].(map[string]any)["name"] {
+		t.Errorf("ServiceMonitor endpoints %v do not scrape the Service's port %v", endpoints, ports)
+	}
+}
+
+func checkPrometheusRule(t *testing.T, rule *unstructured.Unstructured, known map[string]bool) {
+	t.Helper()
+	if rule.GetAPIVersion() != "monitoring.coreos.com/v1" || rule.GetLabels()["prometheus"] != "seed" {
+		t.Errorf("PrometheusRule %s, labels %v; want monitoring.coreos.com/v1 and prometheus: seed", rule.GetAPIVersion(), rule.GetLabels())
+	}
+	groups, _, _ := unstructured.NestedSlice(rule.Object, "spec", "groups")
+	var alerts []string
+	for _, g := range groups {
+		for _, r := range g.(map[string]any)["rules"].([]any) {
+			r := r.(map[string]any)
+			name, _ := r["alert"].(string)
+			alerts = append(alerts, name)
+			expr, _ := r["expr"].(string)
+			checkExpr(t, name, expr, known)
+			if !strings.Contains(expr, `namespace="`+monitoringNamespace+`"`) || strings.Contains(expr, "__NAMESPACE__") {
+				t.Errorf("%s: expression not limited to the release's namespace: %s", name, expr)
+			}
+			labels, _ := r["labels"].(map[string]any)
+			if s := labels["severity"]; s != "critical" && s != "warning" {
+				t.Errorf("%s: severity %v", name, s)
+			}
+			annotations, _ := r["annotations"].(map[string]any)
+			summary, _ := annotations["summary"].(string)
+			description, _ := annotations["description"].(string)
+			if !strings.Contains(summary, "{{ $labels.") || !strings.Contains(description, "docs/observability.md") {
+				t.Errorf("%s: summary %q names no resource or description %q does not point to docs/observability.md", name, summary, description)
+			}
+		}
+	}
+	slices.Sort(alerts)
+	if want := []string{"BackupBucketUnavailable", "BackupEntryDeletionStuck", "BackupsStale", "CloudThrottlingSustained"}; !slices.Equal(alerts, want) {
+		t.Errorf("alerts %v; want %v", alerts, want)
+	}
+}
+
+func checkDashboard(t *testing.T, cm *unstructured.Unstructured, provider string, known map[string]bool) {
+	t.Helper()
+	if cm.GetNamespace() != "garden" || cm.GetLabels()["dashboard.monitoring.gardener.cloud/seed"] != "true" {
+		t.Errorf("dashboard ConfigMap in %s with labels %v; want garden and dashboard.monitoring.gardener.cloud/seed: \"true\"", cm.GetNamespace(), cm.GetLabels())
+	}
+	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+	if len(data) != 1 {
+		t.Fatalf("dashboard ConfigMap data has %d keys; want one JSON document", len(data))
+	}
+	for key, doc := range data {
+		if !strings.HasSuffix(key, ".json") || strings.Contains(doc, "__PROVIDER__") || strings.Contains(doc, "__NAMESPACE__") {
+			t.Errorf("dashboard %s is not a .json or has placeholders left", key)
+		}
+		var dashboard struct {
+			UID    string `json:"uid"`
+			Panels []struct {
+				Title   string `json:"title"`
+				Targets []struct {
+					Expr string `json:"expr"`
+				} `json:"targets"`
+			} `json:"panels"`
+			Templating struct {
+				List []struct {
+					Name  string `json:"name"`
+					Query string `json:"query"`
+				} `json:"list"`
+			} `json:"templating"`
+		}
+		if err := json.Unmarshal([]byte(doc), &dashboard); err != nil {
+			t.Fatalf("dashboard %s: %v", key, err)
+		}
+		if !strings.HasSuffix(dashboard.UID, "-"+provider) {
+			t.Errorf("dashboard uid %s is not the %s release's", dashboard.UID, provider)
+		}
+		if !slices.ContainsFunc(dashboard.Templating.List, func(v struct {
+			Name  string `json:"name"`
+			Query string `json:"query"`
+		}) bool {
+			return v.Name == "namespace" && v.Query == monitoringNamespace
+		}) {
+			t.Errorf("dashboard variable namespace is not the release's namespace: %+v", dashboard.Templating.List)
+		}
+		var titles []string
+		for _, p := range dashboard.Panels {
+			titles = append(titles, p.Title)
+			if len(p.Targets) == 0 {
+				t.Errorf("panel %q has no queries", p.Title)
+			}
+			for _, target := range p.Targets {
+				checkExpr(t, "panel "+p.Title, target.Expr, known)
+				if !strings.Contains(target.Expr, `namespace="$namespace"`) {
+					t.Errorf("panel %q: query not limited to the release's namespace: %s", p.Title, target.Expr)
+				}
+			}
+		}
+		for _, want := range []string{
+			"Bucket availability", "Backups fresh", "Newest snapshot age per entry", "Cloud requests by code",
+			"Cloud request latency p95", "Reconciles by result", "Deletion progress: remaining objects",
+			"Deletion progress: deleted objects rate", "Inventory duration p95",
+		} {
+			if !slices.Contains(titles, want) {
+				t.Errorf("dashboard lacks panel %q (has %v)", want, titles)
+			}
+		}
+	}
+}
+
+func isSubset(sub, of map[string]string) bool {
+	for k, v := range sub {
+		if of[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestMonitoringValuesSchema(t *testing.T) {
+	cases := []struct {
+		name   string
+		values map[string]any
+		want   string
+	}{
+		{"unknown monitoring key", map[string]any{"monitoring": map[string]any{"grafana": map[string]any{"enabled": true}}}, "grafana"},
+		{"misspelt enabled", map[string]any{"monitoring": map[string]any{"serviceMonitor": map[string]any{"enable": true}}}, "enable"},
+		{"label value not a string", map[string]any{"monitoring": map[string]any{"dashboard": map[string]any{"labels": map[string]any{"sidecar": true}}}}, "sidecar"},
+		{"interval not a duration", map[string]any{"monitoring": map[string]any{"serviceMonitor": map[string]any{"interval": "often"}}}, "interval"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := charts.Render(monitoringNamespace, c.values)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("render: %v; want a schema error naming %s", err, c.want)
+			}
+		})
+	}
+}
+
+func TestMonitoringLabelsAreReplaceable(t *testing.T) {
+	// For another Prometheus: its selector label added, the seed's default dropped with null.
+	objs, err := charts.Render(monitoringNamespace, map[string]any{"monitoring": map[string]any{"serviceMonitor": map[string]any{
+		"enabled": true, "labels": map[string]any{"prometheus": nil, "release": "kube-prometheus"},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.GetKind() == "ServiceMonitor" {
+			if l := o.GetLabels(); l["release"] != "kube-prometheus" || l["prometheus"] != "" {
+				t.Errorf("ServiceMonitor labels %v; want release: kube-prometheus and no prometheus label", l)
+			}
+			return
+		}
+	}
+	t.Fatal("no ServiceMonitor rendered")
+}
