@@ -176,3 +176,24 @@ func TestTakeListingError(t *testing.T) {
 		}
 	}
 }
+
+// TestTakeLayouts: the v1 and v2 snapshots of one etcd compete by time, whatever the layout; a
+// key without an etcd name, or outside a layout, is counted but names no etcd.
+func TestTakeLayouts(t *testing.T) {
+	s := newStore(t)
+	old, recent := time.Unix(1600000000, 0).UTC(), time.Unix(1700000000, 0).UTC()
+	v1Full := "e/etcd-main/v1/Backup-1600000000/" + fmtSnapshot(kindFull, 0, 5, old, "")
+	v1Delta := "e/etcd-main/v1/Backup-1600000000/" + fmtSnapshot(kindDelta, 6, 7, recent.Add(time.Minute), "")
+	v2Full := "e/etcd-main/v2/" + fmtSnapshot(kindFull, 0, 9, recent, ".gz")
+	for _, k := range []string{v1Full, v1Delta, v2Full, "e/v2/" + fmtSnapshot(kindFull, 0, 1, recent, ""), "e/etcd-x/" + fmtSnapshot(kindFull, 0, 1, recent, "")} {
+		put(t, s, k, 1)
+	}
+	got, err := Take(context.Background(), s, bucket, "e/", recent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Etcd{{Name: "etcd-main", LatestFull: snap(v2Full, recent), LatestDelta: snap(v1Delta, recent.Add(time.Minute))}}
+	if d := diff(Inventory{Etcds: got.Etcds}, Inventory{Etcds: want}); d != "" || got.Objects != 5 {
+		t.Errorf("Take found %d objects and:\n%s", got.Objects, d)
+	}
+}
