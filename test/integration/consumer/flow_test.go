@@ -57,7 +57,8 @@ func name(prefix string) string {
 // snapshot of a real etcd into "<entry>/etcd-main"; with generated credentials the credential
 // is rotated (with overlap) and remounted as kubelet does, and the running sidecar's next
 // snapshot succeeds after the previous credential is revoked; a restore into a new data
-// directory then holds every key. Deleting the entry removes the sidecar's snapshots.
+// directory then holds every key. The entry's inventory (inventory.Take) names the snapshots the
+// sidecar wrote last and counts what a plain listing lists. Deleting the entry removes the sidecar's snapshots.
 func run(t *testing.T, env *framework.Env, c consumer, m mode) {
 	began := time.Now()
 	step := func(what string) { t.Logf("%5.1fs %s", time.Since(began).Seconds(), what) }
@@ -116,6 +117,9 @@ func run(t *testing.T, env *framework.Env, c consumer, m mode) {
 	}
 	sidecar.stop()
 	db.stop()
+	// Once the sidecar stopped, nothing changes under the inventory.
+	checkInventory(t, store, bb.Name, entry, sidecar)
+	step("inventory checked")
 	// The consumer's use comes first (its log says why it fails); then the exact key set.
 	assertKeys(t, etcdBackup, m.keys)
 
