@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	extensionscmd "github.com/gardener/gardener/extensions/pkg/controller/cmd"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
@@ -22,11 +23,16 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
-// DefaultDeletionParallelism is the default of --deletion-parallelism.
-const DefaultDeletionParallelism = 8
+// Defaults of the command's own flags.
+const (
+	DefaultDeletionParallelism = 8
+	DefaultProbeInterval       = 5 * time.Minute
+	DefaultInventoryInterval   = 30 * time.Minute
+)
 
 // NewCommand returns the command of the provider binary for p.
 func NewCommand(p provider.Provider) *cobra.Command {
@@ -42,6 +48,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 		reconcilerOpts = &extensionscmd.ReconcilerOptions{}
 		generalOpts    = &extensionscmd.GeneralOptions{}
 		parallelism    = DefaultDeletionParallelism
+		observe        = controller.ObserveOptions{ProbeInterval: DefaultProbeInterval, InventoryInterval: DefaultInventoryInterval, Thresholds: inventory.DefaultThresholds}
 		aggOpts        = extensionscmd.NewOptionAggregator(restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts)
 	)
 	cmd := &cobra.Command{
@@ -55,6 +62,9 @@ func NewCommand(p provider.Provider) *cobra.Command {
 			if parallelism < 1 {
 				return fmt.Errorf("--deletion-parallelism must be at least 1, got %d", parallelism)
 			}
+			if err := validateObserve(observe); err != nil {
+				return err
+			}
 			return Run(cmd.Context(), p, Config{
 				REST:                      restOpts.Completed(),
 				Manager:                   mgrOpts.Completed(),
@@ -62,12 +72,29 @@ func NewCommand(p provider.Provider) *cobra.Command {
 				IgnoreOperationAnnotation: reconcilerOpts.Completed().IgnoreOperationAnnotation,
 				ExtensionClasses:          generalOpts.Completed().ExtensionClasses,
 				Deletion:                  controller.DeletionOptions{Parallelism: parallelism},
+				Observe:                   observe,
 			})
 		},
 	}
 	aggOpts.AddFlags(cmd.Flags())
 	cmd.Flags().IntVar(&parallelism, "deletion-parallelism", parallelism, "The most delete requests in flight per deletion of an entry or a bucket.")
+	cmd.Flags().DurationVar(&observe.ProbeInterval, "bucket-probe-interval", observe.ProbeInterval, "How often each bucket is probed for the BucketAvailable condition (with up to 10% jitter; 0 turns probes off).")
+	cmd.Flags().DurationVar(&observe.InventoryInterval, "entry-inventory-interval", observe.InventoryInterval, "How often each entry's prefix is counted for its inventory and the BackupsFresh condition (with up to 10% jitter; 0 turns it off).")
+	cmd.Flags().DurationVar(&observe.Thresholds.FullSnapshotMaxAge, "full-snapshot-max-age", observe.Thresholds.FullSnapshotMaxAge, "BackupsFresh turns False when an etcd's newest full snapshot is older (a bucket's providerConfig backupFreshness overrides it).")
+	cmd.Flags().DurationVar(&observe.Thresholds.DeltaSnapshotMaxAge, "delta-snapshot-max-age", observe.Thresholds.DeltaSnapshotMaxAge, "BackupsFresh turns False when an etcd's newest snapshot of either kind is older (a bucket's providerConfig backupFreshness overrides it).")
 	return cmd
+}
+
+func validateObserve(o controller.ObserveOptions) error {
+	switch {
+	case o.ProbeInterval < 0:
+		return fmt.Errorf("--bucket-probe-interval must not be negative, got %s", o.ProbeInterval)
+	case o.InventoryInterval < 0:
+		return fmt.Errorf("--entry-inventory-interval must not be negative, got %s", o.InventoryInterval)
+	case o.Thresholds.FullSnapshotMaxAge <= 0 || o.Thresholds.DeltaSnapshotMaxAge <= 0:
+		return fmt.Errorf("--full-snapshot-max-age and --delta-snapshot-max-age must be positive, got %s and %s", o.Thresholds.FullSnapshotMaxAge, o.Thresholds.DeltaSnapshotMaxAge)
+	}
+	return nil
 }
 
 // Config is a completed configuration.
@@ -78,6 +105,7 @@ type Config struct {
 	IgnoreOperationAnnotation bool
 	ExtensionClasses          []extensionsv1alpha1.ExtensionClass
 	Deletion                  controller.DeletionOptions
+	Observe                   controller.ObserveOptions
 }
 
 // Scheme returns the scheme the controllers need.
@@ -130,6 +158,7 @@ func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provide
 		IgnoreOperationAnnotation: cfg.IgnoreOperationAnnotation,
 		ExtensionClasses:          cfg.ExtensionClasses,
 		Deletion:                  cfg.Deletion,
+		Observe:                   cfg.Observe,
 	}); err != nil {
 		return fmt.Errorf("adding the BackupBucket controller: %w", err)
 	}
@@ -138,6 +167,7 @@ func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provide
 		IgnoreOperationAnnotation: cfg.IgnoreOperationAnnotation,
 		ExtensionClasses:          cfg.ExtensionClasses,
 		Deletion:                  cfg.Deletion,
+		Observe:                   cfg.Observe,
 	}); err != nil {
 		return fmt.Errorf("adding the BackupEntry controller: %w", err)
 	}

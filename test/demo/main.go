@@ -10,14 +10,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -26,7 +22,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
@@ -111,42 +106,13 @@ func run(providerType, binary string, objects int) error {
 	}
 
 	say("Starting the extension binary %s as a process", binary)
-	user, err := env.AddUser(envtest.User{Name: "gardener-extension-backup-" + providerType, Groups: []string{"system:masters"}}, nil)
+	ext, err := stack.StartExtension(ctx, env, binary, work,
+		"--bucket-probe-interval", "2s", "--entry-inventory-interval", "2s")
 	if err != nil {
 		return err
 	}
-	kubeconfig, err := user.KubeConfig()
-	if err != nil {
-		return err
-	}
-	kubeconfigPath := filepath.Join(work, "kubeconfig")
-	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
-		return err
-	}
-	ports, err := stack.FreePorts(2)
-	if err != nil {
-		return err
-	}
-	healthPort, metricsPort := ports[0], ports[1]
-	logPath := filepath.Join(work, "extension.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
-	ext := exec.Command(binary, "--kubeconfig", kubeconfigPath, "--leader-election", "--leader-election-namespace", "garden",
-		"--health-bind-address", fmt.Sprintf("127.0.0.1:%d", healthPort), "--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metricsPort),
-		"--log-format", "text")
-	ext.Stdout, ext.Stderr = logFile, logFile
-	ext.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := ext.Start(); err != nil {
-		return err
-	}
-	defer func() { _ = ext.Process.Signal(syscall.SIGTERM); _ = ext.Wait() }()
-	if err := waitHTTP(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort)); err != nil {
-		return fmt.Errorf("the extension did not become ready (log: %s): %w", logPath, err)
-	}
-	detail("ready: /healthz and /readyz on :%d, metrics on :%d, log in %s", healthPort, metricsPort, rel(root, logPath))
+	defer ext.Stop()
+	detail("ready: %s/readyz, metrics on %s, log in %s", ext.HealthURL, ext.MetricsURL, rel(root, ext.LogPath))
 
 	say("Applying example/%s: the bucket's secret and BackupBucket (credentials pointed at the local store)", providerType)
 	bucketSecret.StringData, bucketSecret.Data = nil, objStore.secretData
@@ -198,12 +164,20 @@ func run(providerType, binary string, objects int) error {
 
 	say("Writing %d snapshots under %s/ and one under a neighbour prefix %s0/", objects, be.Name, be.Name)
 	store := objStore.direct
+	// Named as etcd-backup-restore names them: a full snapshot every minute up to now, the last
+	// object a delta snapshot after it.
 	var snapshots []string
-	for i := range objects {
-		snapshots = append(snapshots, fmt.Sprintf("%s/etcd-main/v2/Full-%08d", be.Name, i))
+	now := time.Now().Unix()
+	for i := range objects - 1 {
+		snapshots = append(snapshots, fmt.Sprintf("%s/etcd-main/v2/Full-%08d-%08d-%d", be.Name, 0, i+1, now-int64(60*(objects-1-i))))
 	}
+	snapshots = append(snapshots, fmt.Sprintf("%s/etcd-main/v2/Incr-%08d-%08d-%d", be.Name, objects, objects+5, now))
 	neighbour := be.Name + "0/etcd-main/v2/Full-00000000"
 	if err := conformance.PutMany(ctx, store, bb.Name, append(snapshots, neighbour)); err != nil {
+		return err
+	}
+
+	if err := report(ctx, k8s, bb, be, len(snapshots)); err != nil {
 		return err
 	}
 
@@ -241,7 +215,7 @@ func run(providerType, binary string, objects int) error {
 	detail("bucket %s is gone from the object store", bb.Name)
 
 	say("Metrics endpoint")
-	body, err := get(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+	body, err := stack.Get(ctx, ext.MetricsURL)
 	if err != nil {
 		return err
 	}
@@ -258,33 +232,6 @@ func rel(root, path string) string {
 		return r
 	}
 	return path
-}
-
-func get(ctx context.Context, url string) (string, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("%s: %s", url, resp.Status)
-	}
-	return string(b), err
-}
-
-func waitHTTP(ctx context.Context, url string) error {
-	for {
-		if _, err := get(ctx, url); err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }
 
 func waitSucceeded(ctx context.Context, k8s client.Client, obj extensionsv1alpha1.Object) error {

@@ -27,6 +27,8 @@ func GardenerCRDs() ([]string, error) {
 	return []string{
 		filepath.Join(dir, "crd-extensions.gardener.cloud_backupbuckets.yaml"),
 		filepath.Join(dir, "crd-extensions.gardener.cloud_backupentries.yaml"),
+		// gardenlet writes a Cluster per shoot; the entry's freshness reads its hibernation.
+		filepath.Join(dir, "crd-extensions.gardener.cloud_clusters.yaml"),
 	}, nil
 }
 

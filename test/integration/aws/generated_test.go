@@ -51,3 +51,11 @@ func TestPreviousCredentialIsRevokedWhenItsGraceEndsWithoutAnyTrigger(t *testing
 	}
 	env.DeleteAndWaitGone(t, bb, time.Minute)
 }
+
+func TestBucketAvailabilityFollowsTheStore(t *testing.T) {
+	env.AvailabilityFlow(t, framework.Availability{
+		Operator:  secretData(minio.Endpoint),
+		Config:    `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","disabledSettings":["PublicAccessBlock","MultipartAbortLifecycle"],"generatedCredentials":{"issuer":"MinIO"}}`,
+		Generated: true,
+	})
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -27,6 +28,10 @@ import (
 
 // ReconcileTimeout is short, so that long deletions must prove they resume across reconciles.
 const ReconcileTimeout = 8 * time.Second
+
+// Observe is how often the probe and the inventory run in tests: often, so that every flow runs
+// them beside its own work and the observability flow sees changes within seconds.
+var Observe = controller.ObserveOptions{ProbeInterval: 2 * time.Second, InventoryInterval: 3 * time.Second, Thresholds: inventory.DefaultThresholds}
 
 // Env is a real kube-apiserver and etcd with one provider's real controllers running in a
 // manager, driven as gardenlet drives them (the operation annotation).
@@ -78,6 +83,7 @@ func StartWith(p provider.Provider, region string, o Options) (*Env, error) {
 		Manager: &extensionscmd.ManagerConfig{MetricsBindAddress: "0", HealthBindAddress: "0", Logger: logger,
 			LeaderElection: o.LeaderElectionNamespace != "", LeaderElectionID: "backup-test-leader-election", LeaderElectionNamespace: o.LeaderElectionNamespace},
 		Deletion: controller.DeletionOptions{Parallelism: 4},
+		Observe:  Observe,
 	}
 	mgr, err := app.NewManager(appCfg)
 	if err != nil {
@@ -88,6 +94,7 @@ func StartWith(p provider.Provider, region string, o Options) (*Env, error) {
 		// Names are checked per process; a test may run a second manager.
 		Controller: ctrlcontroller.Options{MaxConcurrentReconciles: 5, ReconciliationTimeout: ReconcileTimeout, SkipNameValidation: ptr.To(true)},
 		Deletion:   appCfg.Deletion,
+		Observe:    appCfg.Observe,
 	}
 	if err := backupbucket.AddToManager(ctx, mgr, p, opts); err != nil {
 		stop()
@@ -110,11 +117,36 @@ func StartWith(p provider.Provider, region string, o Options) (*Env, error) {
 	return &Env{K8s: k8s, Type: p.Type(), Region: region, provider: p, stop: stop}, nil
 }
 
+// Attach returns an Env over k8s for controllers that run elsewhere (the binary as a process):
+// the helpers create, trigger and wait as they do for the in-process controllers.
+func Attach(k8s client.Client, p provider.Provider, region string) *Env {
+	return &Env{K8s: k8s, Type: p.Type(), Region: region, provider: p, stop: func() {}}
+}
+
 // StoreFor builds the provider's store from secret data, as an entry's deletion does (for
 // example with a bucket's generated credentials).
 func (e *Env) StoreFor(t *testing.T, data map[string][]byte) objectstore.Store {
 	t.Helper()
 	s, err := e.provider.NewStore(context.Background(), provider.Credentials{Data: data, Region: e.Region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// BucketStoreFor builds the provider's store as the BackupBucket controller does: from the
+// operator's secret data and the bucket's providerConfig (which decides the issuer, if any).
+func (e *Env) BucketStoreFor(t *testing.T, data map[string][]byte, providerConfig string) objectstore.Store {
+	t.Helper()
+	var raw []byte
+	if providerConfig != "" {
+		raw = []byte(providerConfig)
+	}
+	cfg, err := e.provider.DecodeBucketConfig(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.provider.NewStore(context.Background(), provider.Credentials{Data: data, Region: e.Region, BucketConfig: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}

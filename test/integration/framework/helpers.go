@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
 func Ctx(t *testing.T) context.Context {
@@ -79,10 +80,32 @@ func (e *Env) CreateEntry(t *testing.T, name, bucket string, data map[string][]b
 			SecretRef:   e.CreateSecret(t, "garden", "entry-"+name, data),
 		},
 	}
+	e.EnsureCluster(t, name, false)
 	if err := e.K8s.Create(Ctx(t), be); err != nil {
 		t.Fatal(err)
 	}
 	return be
+}
+
+// EnsureCluster writes the Cluster resource of the shoot of entry (named as the entry without its
+// "--<uid>" suffix) as gardenlet does, its shoot hibernated or not.
+func (e *Env) EnsureCluster(t *testing.T, entry string, hibernated bool) {
+	t.Helper()
+	i := strings.LastIndex(entry, "--")
+	if i <= 0 {
+		return
+	}
+	shoot := fmt.Sprintf(`{"apiVersion":"core.gardener.cloud/v1beta1","kind":"Shoot","spec":{"hibernation":{"enabled":%t}},"status":{"isHibernated":%t}}`, hibernated, hibernated)
+	cluster := &extensionsv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: entry[:i]}}
+	_, err := controllerutil.CreateOrUpdate(Ctx(t), e.K8s, cluster, func() error {
+		cluster.Spec.CloudProfile = runtime.RawExtension{Raw: []byte(`{}`)}
+		cluster.Spec.Seed = &runtime.RawExtension{Raw: []byte(`{}`)}
+		cluster.Spec.Shoot = runtime.RawExtension{Raw: []byte(shoot)}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Trigger sets the operation annotation, as gardenlet does to request a reconcile. It first

@@ -1,0 +1,59 @@
+package backupentry
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Reasons of an Unknown BackupsFresh for an entry whose shoot takes no snapshots now.
+const (
+	ReasonShootGone       = "ShootGone"
+	ReasonShootHibernated = "ShootHibernated"
+)
+
+// shootOfCluster is what the freshness verdict needs of the Shoot inside a Cluster resource.
+type shootOfCluster struct {
+	Spec struct {
+		Hibernation *struct {
+			Enabled *bool `json:"enabled"`
+		} `json:"hibernation"`
+	} `json:"spec"`
+	Status struct {
+		IsHibernated bool `json:"isHibernated"`
+	} `json:"status"`
+}
+
+// snapshotsNotExpected says why the entry's shoot takes no snapshots now, from the seed's Cluster
+// resource of the shoot (named as the entry without its "--<shoot UID>" suffix): it is gone (the
+// shoot was deleted; its entry waits out gardener's grace period) or the shoot is hibernated or
+// going to be (its etcd does not run). "" when snapshots are expected. An age past the thresholds
+// is then no sign of broken backups, and an alert on it would be false.
+func snapshotsNotExpected(ctx context.Context, reader client.Reader, be *extensionsv1alpha1.BackupEntry) (reason, message string, err error) {
+	i := strings.LastIndex(be.Name, "--")
+	if i <= 0 {
+		return "", "", nil // not a shoot's entry name: judged by its snapshots alone
+	}
+	cluster := &extensionsv1alpha1.Cluster{}
+	if err := reader.Get(ctx, client.ObjectKey{Name: be.Name[:i]}, cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ReasonShootGone, fmt.Sprintf("The seed has no Cluster %q: the shoot is gone, so no snapshots are expected", be.Name[:i]), nil
+		}
+		return "", "", fmt.Errorf("reading Cluster %s: %w", be.Name[:i], err)
+	}
+	var shoot shootOfCluster
+	if cluster.Spec.Shoot.Raw != nil {
+		if err := json.Unmarshal(cluster.Spec.Shoot.Raw, &shoot); err != nil {
+			return "", "", fmt.Errorf("reading the shoot of Cluster %s: %w", be.Name[:i], err)
+		}
+	}
+	if h := shoot.Spec.Hibernation; (h != nil && h.Enabled != nil && *h.Enabled) || shoot.Status.IsHibernated {
+		return ReasonShootHibernated, "The shoot is hibernated (or hibernating or waking up): its etcd takes no snapshots", nil
+	}
+	return "", "", nil
+}

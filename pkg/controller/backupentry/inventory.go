@@ -1,0 +1,280 @@
+package backupentry
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	predicateutils "github.com/gardener/gardener/pkg/controllerutils/predicate"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
+	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+// ConditionBackupsFresh on a BackupEntry says whether the newest full and delta snapshots of each
+// etcd under its prefix are within their thresholds, as its last inventory found them.
+const ConditionBackupsFresh gardencorev1beta1.ConditionType = "BackupsFresh"
+
+// Event reasons of the inventory, emitted when BackupsFresh changes.
+const (
+	ReasonBackupsFresh = "BackupsFresh"
+	ReasonBackupsStale = "BackupsStale"
+)
+
+// minRecount is the least time between two inventories of one entry: a verdict about to turn
+// False is confirmed by a new listing, but not more often than this.
+const minRecount = time.Minute
+
+// ProviderStatus is what the extension publishes in a BackupEntry's status.providerStatus.
+type ProviderStatus struct {
+	metav1.TypeMeta `json:",inline"`
+	// Inventory is the last count of the entry's prefix.
+	Inventory *inventory.Inventory `json:"inventory,omitempty"`
+}
+
+// ProviderStatusAPIVersion and ProviderStatusKind identify ProviderStatus.
+const (
+	ProviderStatusAPIVersion = "backup.extensions.gardener.cloud/v1alpha1"
+	ProviderStatusKind       = "BackupEntryStatus"
+)
+
+// ReadProviderStatus decodes an entry's status.providerStatus (empty when there is none).
+func ReadProviderStatus(be *extensionsv1alpha1.BackupEntry) (ProviderStatus, error) {
+	var ps ProviderStatus
+	if be.Status.ProviderStatus == nil || len(be.Status.ProviderStatus.Raw) == 0 {
+		return ps, nil
+	}
+	err := json.Unmarshal(be.Status.ProviderStatus.Raw, &ps)
+	return ps, err
+}
+
+// counter takes each entry's inventory on an interval and judges its freshness. It only reads
+// the store.
+type counter struct {
+	provider   provider.Provider
+	reader     client.Reader
+	client     client.Client
+	recorder   events.EventRecorder
+	opts       corecontroller.ObserveOptions
+	thresholds func(*extensionsv1alpha1.BackupEntry) inventory.Thresholds
+}
+
+// addCounter registers the inventory for p's entries when its interval is set.
+func addCounter(mgr manager.Manager, p provider.Provider, recorder events.EventRecorder, opts corecontroller.AddOptions) error {
+	if opts.Observe.InventoryInterval <= 0 {
+		return nil
+	}
+	c := &counter{provider: p, reader: mgr.GetAPIReader(), client: mgr.GetClient(), recorder: recorder, opts: opts.Observe}
+	c.thresholds = c.thresholdsOf
+	return builder.ControllerManagedBy(mgr).
+		Named("backupentry-inventory-"+p.Type()).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: opts.Controller.SkipNameValidation}).
+		For(&extensionsv1alpha1.BackupEntry{}, builder.WithPredicates(
+			predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...), corecontroller.SpecOrOperationChanged())).
+		Complete(c)
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	be := &extensionsv1alpha1.BackupEntry{}
+	if err := c.client.Get(ctx, req.NamespacedName, be); err != nil {
+		metrics.ForgetEntry(req.Name)
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if be.DeletionTimestamp != nil || strings.HasPrefix(be.Name, v1beta1constants.BackupSourcePrefix+"-") {
+		// A deletion has metrics of its own; a migration's source entry shares its prefix with
+		// the entry it is restored into, which is counted.
+		metrics.ForgetEntry(be.Name)
+		return reconcile.Result{}, nil
+	}
+	ps, err := ReadProviderStatus(be)
+	if err != nil {
+		ps = ProviderStatus{} // not ours to keep: the next inventory replaces it
+	}
+	if ps.Inventory == nil && !corecontroller.Succeeded(be) {
+		return reconcile.Result{}, nil // its first successful reconcile wakes us
+	}
+	now := c.opts.Now()
+	thresholds := c.thresholds(be)
+	verdict, err := c.judge(ctx, be, ps.Inventory, thresholds, now)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if ps.Inventory != nil {
+		due := ps.Inventory.CountedAt.Add(c.opts.InventoryInterval)
+		confirm := verdict.Status != gardencorev1beta1.ConditionTrue && now.Sub(ps.Inventory.CountedAt.Time) >= minRecount
+		if now.Before(due) && !confirm {
+			// Nothing to list: only the verdict may have moved with the clock.
+			if err := c.publish(ctx, be, nil, verdict); err != nil {
+				return reconcile.Result{}, err
+			}
+			observeInventory(be.Name, ps.Inventory, verdict)
+			return reconcile.Result{RequeueAfter: nextLook(now, due, verdict.Recheck)}, nil
+		}
+	}
+
+	inv, err := c.take(ctx, be, now)
+	if err != nil {
+		verdict = inventory.Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: "InventoryFailed",
+			Message: fmt.Sprintf("Counting the objects under the entry's prefix failed: %v", err)}
+		if perr := c.publish(ctx, be, nil, verdict); perr != nil {
+			return reconcile.Result{}, perr
+		}
+		observeInventory(be.Name, nil, verdict)
+		return reconcile.Result{}, err // the controller's back-off retries
+	}
+	if verdict, err = c.judge(ctx, be, &inv, thresholds, now); err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := c.publish(ctx, be, &inv, verdict); err != nil {
+		return reconcile.Result{}, err
+	}
+	observeInventory(be.Name, &inv, verdict)
+	return reconcile.Result{RequeueAfter: nextLook(now, now.Add(corecontroller.Jitter(c.opts.InventoryInterval)), verdict.Recheck)}, nil
+}
+
+// judge is inventory.Judge, except that snapshots too old or missing are no failure where the
+// shoot takes none now (hibernated, or gone): the verdict is then Unknown with that reason.
+func (c *counter) judge(ctx context.Context, be *extensionsv1alpha1.BackupEntry, inv *inventory.Inventory, t inventory.Thresholds, now time.Time) (inventory.Verdict, error) {
+	verdict := inventory.Judge(inv, t, be.CreationTimestamp.Time, now)
+	if verdict.Status != gardencorev1beta1.ConditionFalse {
+		return verdict, nil
+	}
+	reason, message, err := snapshotsNotExpected(ctx, c.reader, be)
+	if err != nil || reason == "" {
+		return verdict, err
+	}
+	return inventory.Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: reason, Message: message + "; " + verdict.Message, Recheck: verdict.Recheck}, nil
+}
+
+// take lists the entry's prefix once with the entry's own credentials.
+func (c *counter) take(ctx context.Context, be *extensionsv1alpha1.BackupEntry, now time.Time) (inventory.Inventory, error) {
+	prefix, err := objectstore.EntryPrefix(be.Name)
+	if err != nil {
+		return inventory.Inventory{}, err
+	}
+	store, err := corecontroller.NewStore(ctx, c.reader, c.provider, be.Spec.SecretRef, provider.Credentials{Region: be.Spec.Region})
+	if err != nil {
+		return inventory.Inventory{}, err
+	}
+	start := time.Now()
+	inv, err := inventory.Take(metrics.WithOperation(ctx, "inventory"), store, be.Spec.BucketName, prefix.String(), now)
+	metrics.InventoryDuration.WithLabelValues().Observe(time.Since(start).Seconds())
+	metrics.InventoryPages.Add(float64(inv.Pages))
+	return inv, err
+}
+
+// publish writes a new inventory (when inv is set) and the BackupsFresh condition, and emits an
+// event when the condition changes.
+func (c *counter) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntry, inv *inventory.Inventory, verdict inventory.Verdict) error {
+	var raw []byte
+	if inv != nil {
+		var err error
+		if raw, err = json.Marshal(ProviderStatus{TypeMeta: metav1.TypeMeta{APIVersion: ProviderStatusAPIVersion, Kind: ProviderStatusKind}, Inventory: inv}); err != nil {
+			return err
+		}
+	}
+	var previous *gardencorev1beta1.Condition
+	err := corecontroller.PatchStatus(ctx, c.client, c.reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
+		old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsFresh)
+		previous = old
+		if inv == nil && old != nil && old.Status == verdict.Status && old.Reason == verdict.Reason && old.Message == verdict.Message {
+			return false
+		}
+		if inv != nil {
+			be.Status.ProviderStatus = &runtime.RawExtension{Raw: raw}
+		}
+		be.Status.Conditions, previous = corecontroller.SetCondition(be.Status.Conditions, ConditionBackupsFresh, verdict.Status, verdict.Reason, verdict.Message, c.opts.Now())
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("publishing the inventory of BackupEntry %s: %w", be.Name, err)
+	}
+	if previous == nil || previous.Status != verdict.Status || previous.Reason != verdict.Reason {
+		eventType, reason := corev1.EventTypeNormal, ReasonBackupsFresh
+		if verdict.Status == gardencorev1beta1.ConditionFalse {
+			eventType, reason = corev1.EventTypeWarning, ReasonBackupsStale
+		}
+		c.recorder.Eventf(be, nil, eventType, reason, "Inventory", "%s", verdict.Message)
+	}
+	return nil
+}
+
+// observeInventory sets the metrics that mirror an entry's inventory (when inv is set) and its
+// verdict.
+func observeInventory(entry string, inv *inventory.Inventory, verdict inventory.Verdict) {
+	switch verdict.Status {
+	case gardencorev1beta1.ConditionTrue:
+		metrics.BackupsFresh.WithLabelValues(entry).Set(1)
+	case gardencorev1beta1.ConditionFalse:
+		metrics.BackupsFresh.WithLabelValues(entry).Set(0)
+	default:
+		metrics.BackupsFresh.DeleteLabelValues(entry)
+	}
+	if inv == nil {
+		return
+	}
+	metrics.EntryObjects.WithLabelValues(entry).Set(float64(inv.Objects))
+	metrics.EntryBytes.WithLabelValues(entry).Set(float64(inv.Bytes))
+	for _, etcd := range inv.Etcds {
+		for kind, s := range map[string]*inventory.Snapshot{metrics.SnapshotFull: etcd.LatestFull, metrics.SnapshotDelta: etcd.LatestDelta} {
+			if s == nil {
+				metrics.LatestSnapshot.DeleteLabelValues(entry, etcd.Name, kind)
+				continue
+			}
+			metrics.LatestSnapshot.WithLabelValues(entry, etcd.Name, kind).Set(float64(s.Time.Unix()))
+		}
+	}
+}
+
+// nextLook is when to look again: the next inventory, or earlier when the verdict changes by the
+// clock alone.
+func nextLook(now, due, recheck time.Time) time.Duration {
+	next := due
+	if !recheck.IsZero() && recheck.Before(next) {
+		next = recheck
+	}
+	return max(next.Sub(now), time.Second)
+}
+
+// thresholdsOf is the extension's thresholds, overridden by the entry's providerConfig (its
+// bucket's, as gardenlet copies it) where that sets them.
+func (c *counter) thresholdsOf(be *extensionsv1alpha1.BackupEntry) inventory.Thresholds {
+	t := c.opts.Thresholds
+	if be.Spec.ProviderConfig == nil || len(be.Spec.ProviderConfig.Raw) == 0 {
+		return t
+	}
+	cfg, err := c.provider.DecodeBucketConfig(be.Spec.ProviderConfig.Raw)
+	if err != nil {
+		return t // the bucket's controller reports an invalid config; the defaults judge meanwhile
+	}
+	if s := freshness.Of(cfg); s != nil {
+		if s.FullSnapshotMaxAge != nil {
+			t.FullSnapshotMaxAge = s.FullSnapshotMaxAge.Duration
+		}
+		if s.DeltaSnapshotMaxAge != nil {
+			t.DeltaSnapshotMaxAge = s.DeltaSnapshotMaxAge.Duration
+		}
+	}
+	return t
+}

@@ -1,0 +1,221 @@
+package backupentry
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
+)
+
+// countingStore counts listings: each one is an inventory's cost.
+type countingStore struct {
+	*memstore.Store
+	listings atomic.Int32
+}
+
+func (s *countingStore) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
+	s.listings.Add(1)
+	return s.Store.ListObjects(ctx, bucket, prefix, fn)
+}
+
+const (
+	entryName         = "shoot--p--s--uid1"
+	inventoryInterval = 30 * time.Minute
+)
+
+type inventoryFixture struct {
+	t        *testing.T
+	store    *countingStore
+	client   client.Client
+	clock    *clocktesting.FakeClock
+	recorder *events.FakeRecorder
+	counter  *counter
+}
+
+var created = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+
+func newInventoryFixture(t *testing.T, name string, objs ...client.Object) *inventoryFixture {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = extensionsv1alpha1.AddToScheme(scheme)
+	be := &extensionsv1alpha1.BackupEntry{
+		ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created)},
+		Spec: extensionsv1alpha1.BackupEntrySpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "mem"}, BucketName: "bucket", SecretRef: controllertest.SecretRef},
+		Status: extensionsv1alpha1.BackupEntryStatus{DefaultStatus: extensionsv1alpha1.DefaultStatus{
+			LastOperation: &gardencorev1beta1.LastOperation{State: gardencorev1beta1.LastOperationStateSucceeded},
+		}},
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: controllertest.SecretRef.Namespace, Name: controllertest.SecretRef.Name}, Data: map[string][]byte{"key": []byte("k")}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(append(objs, be, secret)...).WithStatusSubresource(be).Build()
+	mem := memstore.New(10)
+	if err := mem.EnsureBucket(context.Background(), objectstore.Bucket{Name: "bucket"}); err != nil {
+		t.Fatal(err)
+	}
+	store := &countingStore{Store: mem}
+	f := &inventoryFixture{t: t, store: store, client: c, clock: clocktesting.NewFakeClock(created), recorder: events.NewFakeRecorder(20)}
+	f.counter = &counter{provider: controllertest.Provider{Store: store}, reader: c, client: c, recorder: f.recorder,
+		opts: corecontroller.ObserveOptions{InventoryInterval: inventoryInterval, Thresholds: inventory.DefaultThresholds, Clock: f.clock}}
+	f.counter.thresholds = f.counter.thresholdsOf
+	metrics.ForgetEntry(name)
+	return f
+}
+
+func cluster(name string, hibernated bool) *extensionsv1alpha1.Cluster {
+	shoot := fmt.Sprintf(`{"spec":{"hibernation":{"enabled":%t}},"status":{"isHibernated":%t}}`, hibernated, hibernated)
+	return &extensionsv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: extensionsv1alpha1.ClusterSpec{
+		CloudProfile: runtime.RawExtension{Raw: []byte(`{}`)}, Shoot: runtime.RawExtension{Raw: []byte(shoot)}}}
+}
+
+// snapshot writes a snapshot named as etcd-backup-restore names it, taken at t.
+func (f *inventoryFixture) snapshot(kind string, t time.Time) string {
+	f.t.Helper()
+	key := fmt.Sprintf("%s/etcd-main/v2/%s-%08d-%08d-%d", entryName, kind, 1, 2, t.Unix())
+	if err := f.store.PutObject(context.Background(), "bucket", key, []byte("snapshot")); err != nil {
+		f.t.Fatal(err)
+	}
+	return key
+}
+
+func (f *inventoryFixture) reconcile(name string) (*gardencorev1beta1.Condition, ProviderStatus, time.Duration) {
+	f.t.Helper()
+	res, err := f.counter.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Name: name}})
+	if err != nil {
+		f.t.Fatalf("reconcile: %v", err)
+	}
+	be := &extensionsv1alpha1.BackupEntry{}
+	if err := f.client.Get(context.Background(), client.ObjectKey{Name: name}, be); err != nil {
+		f.t.Fatal(err)
+	}
+	ps, err := ReadProviderStatus(be)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsFresh), ps, res.RequeueAfter
+}
+
+func TestFreshEntryTurnsStaleWhenTheClockPassesTheThreshold(t *testing.T) {
+	f := newInventoryFixture(t, entryName, cluster("shoot--p--s", false))
+
+	// A new entry without snapshots: not judged yet.
+	cond, ps, _ := f.reconcile(entryName)
+	if cond == nil || cond.Status != gardencorev1beta1.ConditionUnknown || ps.Inventory == nil {
+		t.Fatalf("new entry: %+v, inventory %+v", cond, ps.Inventory)
+	}
+
+	// etcd-backup-restore takes a full and a delta snapshot; the next inventory is due.
+	full := f.snapshot("Full", f.clock.Now())
+	f.clock.Step(10 * time.Minute)
+	delta := f.snapshot("Incr", f.clock.Now())
+	f.clock.Step(inventoryInterval)
+	cond, ps, requeue := f.reconcile(entryName)
+	if cond.Status != gardencorev1beta1.ConditionTrue || ps.Inventory.Objects != 2 || ps.Inventory.Etcds[0].LatestFull.Key != full || ps.Inventory.Etcds[0].LatestDelta.Key != delta {
+		t.Fatalf("with fresh snapshots: %+v, inventory %+v", cond, ps.Inventory)
+	}
+	if got := testutil.ToFloat64(metrics.BackupsFresh.WithLabelValues(entryName)); got != 1 {
+		t.Errorf("entry_backups_fresh = %v", got)
+	}
+	if got := testutil.ToFloat64(metrics.LatestSnapshot.WithLabelValues(entryName, "etcd-main", metrics.SnapshotDelta)); got != float64(created.Add(10*time.Minute).Unix()) {
+		t.Errorf("latest delta snapshot metric = %v", got)
+	}
+	// The delta is 30m old: it turns stale in 30m, before the next inventory is due.
+	if requeue != 30*time.Minute+time.Second {
+		t.Errorf("requeue after %s, want when the delta passes 1h", requeue)
+	}
+	listings := f.store.listings.Load()
+
+	// Half way to the next inventory and not yet stale: no listing.
+	f.clock.Step(15 * time.Minute)
+	if cond, _, _ = f.reconcile(entryName); cond.Status != gardencorev1beta1.ConditionTrue || f.store.listings.Load() != listings {
+		t.Fatalf("before due: %+v, %d listings (had %d)", cond, f.store.listings.Load(), listings)
+	}
+
+	// The clock passes the delta threshold and etcd-backup-restore wrote nothing: a new listing
+	// confirms it before the condition turns False.
+	f.clock.Step(16 * time.Minute)
+	cond, _, _ = f.reconcile(entryName)
+	if cond.Status != gardencorev1beta1.ConditionFalse || cond.Reason != "Stale" || !strings.Contains(cond.Message, "etcd-main") {
+		t.Fatalf("past the threshold: %+v", cond)
+	}
+	if f.store.listings.Load() != listings+1 {
+		t.Errorf("the stale verdict was not confirmed by a listing (%d listings, had %d)", f.store.listings.Load(), listings)
+	}
+	if got := testutil.ToFloat64(metrics.BackupsFresh.WithLabelValues(entryName)); got != 0 {
+		t.Errorf("entry_backups_fresh = %v", got)
+	}
+	var stale bool
+	for len(f.recorder.Events) > 0 {
+		stale = stale || strings.Contains(<-f.recorder.Events, "Warning BackupsStale")
+	}
+	if !stale {
+		t.Error("no BackupsStale event")
+	}
+
+	// A new delta snapshot: fresh again at the next look.
+	f.clock.Step(2 * time.Minute)
+	f.snapshot("Incr", f.clock.Now())
+	if cond, _, _ = f.reconcile(entryName); cond.Status != gardencorev1beta1.ConditionTrue {
+		t.Fatalf("after a new delta snapshot: %+v", cond)
+	}
+}
+
+func TestStaleSnapshotsOfAShootThatTakesNoneAreNotAFailure(t *testing.T) {
+	cases := []struct {
+		name    string
+		cluster client.Object
+		reason  string
+	}{
+		{"hibernated", cluster("shoot--p--s", true), ReasonShootHibernated},
+		{"shoot gone", nil, ReasonShootGone},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var objs []client.Object
+			if c.cluster != nil {
+				objs = append(objs, c.cluster)
+			}
+			f := newInventoryFixture(t, entryName, objs...)
+			f.snapshot("Full", f.clock.Now())
+			f.clock.Step(26 * time.Hour)
+			cond, _, _ := f.reconcile(entryName)
+			if cond.Status != gardencorev1beta1.ConditionUnknown || cond.Reason != c.reason {
+				t.Fatalf("condition %+v, want Unknown/%s", cond, c.reason)
+			}
+			if testutil.CollectAndCount(metrics.BackupsFresh) != 0 {
+				t.Error("entry_backups_fresh is set while the verdict is Unknown")
+			}
+		})
+	}
+}
+
+func TestSourceEntriesAreNotCounted(t *testing.T) {
+	f := newInventoryFixture(t, "source-"+entryName)
+	cond, ps, _ := f.reconcile("source-" + entryName)
+	if cond != nil || ps.Inventory != nil || f.store.listings.Load() != 0 {
+		t.Fatalf("a migration's source entry was counted: %+v %+v", cond, ps.Inventory)
+	}
+}
