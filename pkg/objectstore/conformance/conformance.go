@@ -43,6 +43,10 @@ type Harness struct {
 	// provider's ListPageSize), so that listings cross page boundaries in the middle of one key's
 	// versions. Without it the deletion property uses Store.
 	SmallPages objectstore.Store
+	// SimulatedClock says that the store writes times of a simulated clock (a stand-in's), not
+	// of the wall clock: listed write times are then checked to be set and in write order, not
+	// to lie around the test's clock.
+	SimulatedClock bool
 }
 
 // Run runs the suite. Every case creates its own bucket and deletes it at the end.
@@ -64,6 +68,9 @@ func Run(t *testing.T, h Harness) {
 		{"BadCredentials", testBadCredentials},
 		{"ForeignBucket", testForeignBucket},
 		{"OtherRegion", testOtherRegion},
+		{"Probe", testProbe},
+		{"ListingMetadata", testListingMetadata},
+		{"ListingMetadata/Versioned", testListingMetadataVersioned},
 		{"DeletionLeavesNothing/VersioningOff", testDeletionLeavesNothing(versioningOff)},
 		{"DeletionLeavesNothing/VersioningOn", testDeletionLeavesNothing(versioningOn)},
 		{"DeletionLeavesNothing/VersioningSwitchedOff", testDeletionLeavesNothing(versioningSwitchedOff)},

@@ -59,3 +59,84 @@ func TestFailedLockLookupIsNotCachedAsUnlocked(t *testing.T) {
 		t.Fatalf("second batch = %v, %v; want the key reported locked (the failed lookup must not be cached)", errs, err)
 	}
 }
+
+// TestListingRetentionFromTheDefaultRetention: an S3 stand-in (httptest, playing the documented
+// GetBucketVersioning, GetObjectLockConfiguration and ListObjectVersions answers) has a bucket
+// with a default retention of two days. A listing reports Modified + 2 days for each version and
+// nothing for a delete marker, and reads the configuration once per store. A store whose lookup
+// is refused lists all the same, with no retention, and does not ask again for its listings.
+func TestListingRetentionFromTheDefaultRetention(t *testing.T) {
+	var lookups atomic.Int64
+	var refuse atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		w.Header().Set("Content-Type", "application/xml")
+		switch {
+		case q.Has("versioning"):
+			_, _ = w.Write([]byte(`<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>`))
+		case q.Has("object-lock"):
+			lookups.Add(1)
+			if refuse.Load() {
+				w.WriteHeader(http.StatusForbidden)
+				_, _ = w.Write([]byte(`<Error><Code>AccessDenied</Code><Message>no s3:GetBucketObjectLockConfiguration</Message></Error>`))
+				return
+			}
+			_, _ = w.Write([]byte(`<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention><Mode>GOVERNANCE</Mode><Days>2</Days></DefaultRetention></Rule></ObjectLockConfiguration>`))
+		case q.Has("versions"):
+			_, _ = w.Write([]byte(`<ListVersionsResult><Name>bucket</Name><IsTruncated>false</IsTruncated>` +
+				`<Version><Key>k</Key><VersionId>v2</VersionId><IsLatest>true</IsLatest><LastModified>2026-03-01T10:00:00.000Z</LastModified><Size>7</Size></Version>` +
+				`<Version><Key>k</Key><VersionId>v1</VersionId><IsLatest>false</IsLatest><LastModified>2026-03-01T09:00:00.000Z</LastModified><Size>3</Size></Version>` +
+				`<DeleteMarker><Key>gone</Key><VersionId>m1</VersionId><IsLatest>true</IsLatest><LastModified>2026-03-01T11:00:00.000Z</LastModified></DeleteMarker>` +
+				`</ListVersionsResult>`))
+		default:
+			w.WriteHeader(http.StatusNotImplemented)
+		}
+	}))
+	defer srv.Close()
+	list := func(store objectstore.Store) map[string]objectstore.ObjectVersion {
+		t.Helper()
+		got := map[string]objectstore.ObjectVersion{}
+		err := store.ListObjects(context.Background(), "bucket", "", func(page []objectstore.ObjectVersion) error {
+			for _, o := range page {
+				got[o.Version] = o
+			}
+			return nil
+		})
+		if err != nil || len(got) != 3 {
+			t.Fatalf("listing = %v, %v; want three entries", got, err)
+		}
+		return got
+	}
+	at := func(s string) time.Time { v, _ := time.Parse(time.RFC3339, s); return v }
+
+	store := newStore(t, withData(minio.SecretData(), "endpoint", srv.URL))
+	for range 2 {
+		got := list(store)
+		if v := got["v2"]; v.Size != 7 || v.Noncurrent || !v.Modified.Equal(at("2026-03-01T10:00:00Z")) || !v.RetainUntil.Equal(at("2026-03-03T10:00:00Z")) {
+			t.Fatalf("current version %+v; want size 7, current, retained two days after its write", v)
+		}
+		if v := got["v1"]; v.Size != 3 || !v.Noncurrent || !v.RetainUntil.Equal(at("2026-03-03T09:00:00Z")) {
+			t.Fatalf("older version %+v; want size 3, noncurrent, retained two days after its write", v)
+		}
+		if m := got["m1"]; !m.Noncurrent || !m.RetainUntil.IsZero() || m.Size != 0 {
+			t.Fatalf("delete marker %+v; want noncurrent, no retention", m)
+		}
+	}
+	if n := lookups.Load(); n != 1 {
+		t.Fatalf("two listings read the Object Lock configuration %d times; want once per store", n)
+	}
+
+	refuse.Store(true)
+	lookups.Store(0)
+	refused := newStore(t, withData(minio.SecretData(), "endpoint", srv.URL))
+	for range 2 {
+		for _, o := range list(refused) {
+			if !o.RetainUntil.IsZero() {
+				t.Fatalf("with the lookup refused, %+v reports a retention; want none", o)
+			}
+		}
+	}
+	if n := lookups.Load(); n != 1 {
+		t.Fatalf("with the lookup refused, two listings asked %d times; want once per store", n)
+	}
+}

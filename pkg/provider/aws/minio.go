@@ -16,6 +16,7 @@ import (
 	"github.com/minio/madmin-go/v3"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -46,7 +47,7 @@ func newMinIOIssuer(s *store, d map[string][]byte) (*minioIssuer, error) {
 	admin, err := madmin.NewWithOptions(u.Host, &madmin.Options{
 		Creds:     credentials.NewStaticV4(string(d[KeyAccessKeyID]), string(d[KeySecretAccessKey]), ""),
 		Secure:    u.Scheme == "https",
-		Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: tlsConfig},
+		Transport: metrics.Transport(Type, &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: tlsConfig}),
 	})
 	if err != nil {
 		return nil, objectstore.Invalidf("MinIO admin client: %w", err)

@@ -25,6 +25,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/validation"
@@ -161,12 +162,14 @@ func (p *Provider) clientConfig(creds provider.Credentials) (aws.Config, clientO
 	if timeout == 0 {
 		timeout = 60 * time.Second
 	}
-	httpClient := awshttp.NewBuildableClient().
-		WithTimeout(timeout).
+	// The SDK's transport defaults, with the secret's TLS; every request of the clients built on
+	// this configuration (S3, STS, IAM) is counted by the metrics transport.
+	sdkTransport := awshttp.NewBuildableClient().
 		WithTransportOptions(func(t *http.Transport) {
 			t.TLSClientConfig = tlsConfig
 			t.MaxIdleConnsPerHost = 64
-		})
+		}).GetTransport()
+	httpClient := &http.Client{Transport: metrics.Transport(Type, sdkTransport), Timeout: timeout}
 
 	cfg := aws.Config{
 		Region:     region,

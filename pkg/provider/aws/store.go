@@ -32,8 +32,28 @@ type store struct {
 	// credentialKeys names the secret keys the credentials came from, for errors that refuse them.
 	credentialKeys string
 
-	// lockEnabled caches, per bucket, whether Object Lock is on (bool), for classifying errors.
-	lockEnabled sync.Map
+	// locks caches, per bucket, the bucket's Object Lock configuration (lockConfig), for
+	// classifying errors and for the retention of listed versions.
+	locks sync.Map
+	// lockUnknown remembers, per bucket, that a listing could not read the Object Lock
+	// configuration: later listings of this store do not ask again (they report no retention).
+	lockUnknown sync.Map
+}
+
+// lockConfig is what the extension reads of a bucket's Object Lock configuration.
+type lockConfig struct {
+	enabled bool
+	// years and days are the default retention of new versions (both zero: none).
+	years, days int32
+}
+
+// retainUntil is when the bucket's default retention of a version written at modified ends;
+// zero without a default retention.
+func (c lockConfig) retainUntil(modified time.Time) time.Time {
+	if !c.enabled || (c.years == 0 && c.days == 0) || modified.IsZero() {
+		return time.Time{}
+	}
+	return modified.AddDate(int(c.years), 0, int(c.days))
 }
 
 var _ objectstore.Store = (*store)(nil)
@@ -93,7 +113,8 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 			}
 			page := make([]objectstore.ObjectVersion, 0, len(out.Contents))
 			for _, o := range out.Contents {
-				page = append(page, objectstore.ObjectVersion{Key: aws.ToString(o.Key)})
+				// Object Lock needs versioning: an unversioned bucket has no retention.
+				page = append(page, objectstore.ObjectVersion{Key: aws.ToString(o.Key), Size: aws.ToInt64(o.Size), Modified: aws.ToTime(o.LastModified)})
 			}
 			if len(page) > 0 {
 				if err := fn(page); err != nil {
@@ -103,6 +124,9 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 		}
 		return nil
 	}
+	// The listing does not carry an object's retention; the bucket's default retention, applied
+	// to the write time, is what can be told without a request per object.
+	lock := s.listingLock(ctx, bucket)
 	pages := s3.NewListObjectVersionsPaginator(s.client, &s3.ListObjectVersionsInput{Bucket: &bucket, Prefix: &prefix, MaxKeys: s.maxKeys()})
 	for pages.HasMorePages() {
 		out, err := pages.NextPage(ctx)
@@ -111,10 +135,20 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 		}
 		page := make([]objectstore.ObjectVersion, 0, len(out.Versions)+len(out.DeleteMarkers))
 		for _, v := range out.Versions {
-			page = append(page, objectstore.ObjectVersion{Key: aws.ToString(v.Key), Version: aws.ToString(v.VersionId)})
+			modified := aws.ToTime(v.LastModified)
+			page = append(page, objectstore.ObjectVersion{
+				Key: aws.ToString(v.Key), Version: aws.ToString(v.VersionId),
+				Size: aws.ToInt64(v.Size), Modified: modified, Noncurrent: !aws.ToBool(v.IsLatest),
+				RetainUntil: lock.retainUntil(modified),
+			})
 		}
 		for _, m := range out.DeleteMarkers {
-			page = append(page, objectstore.ObjectVersion{Key: aws.ToString(m.Key), Version: aws.ToString(m.VersionId)})
+			// A delete marker is never what a read returns, even the latest one; it has no
+			// retention of its own.
+			page = append(page, objectstore.ObjectVersion{
+				Key: aws.ToString(m.Key), Version: aws.ToString(m.VersionId),
+				Modified: aws.ToTime(m.LastModified), Noncurrent: true,
+			})
 		}
 		if len(page) > 0 {
 			if err := fn(page); err != nil {
@@ -123,6 +157,21 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 		}
 	}
 	return nil
+}
+
+// listingLock is the bucket's Object Lock configuration for a listing. A failed lookup (for
+// example credentials without s3:GetBucketObjectLockConfiguration) must not fail the listing:
+// it reports no retention, and this store does not ask again for its listings.
+func (s *store) listingLock(ctx context.Context, bucket string) lockConfig {
+	if _, unknown := s.lockUnknown.Load(bucket); unknown {
+		return lockConfig{}
+	}
+	lock, err := s.objectLock(ctx, bucket)
+	if err != nil {
+		s.lockUnknown.Store(bucket, struct{}{})
+		return lockConfig{}
+	}
+	return lock
 }
 
 func (s *store) maxKeys() *int32 {
@@ -195,20 +244,33 @@ func (s *store) objectError(ctx context.Context, bucket string, obj objectstore.
 	return err
 }
 
-// objectLockEnabled reports whether Object Lock is on for the bucket. Only a definite answer is
-// cached: a configuration that is absent means off; a failed lookup is returned, and asked again
-// for the next key.
+// objectLockEnabled reports whether Object Lock is on for the bucket.
 func (s *store) objectLockEnabled(ctx context.Context, bucket string) (bool, error) {
-	if v, ok := s.lockEnabled.Load(bucket); ok {
-		return v.(bool), nil
+	lock, err := s.objectLock(ctx, bucket)
+	return lock.enabled, err
+}
+
+// objectLock reads the bucket's Object Lock configuration. Only a definite answer is cached: a
+// configuration that is absent means off; a failed lookup is returned, and asked again by the
+// next caller.
+func (s *store) objectLock(ctx context.Context, bucket string) (lockConfig, error) {
+	if v, ok := s.locks.Load(bucket); ok {
+		return v.(lockConfig), nil
 	}
 	out, err := s.client.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: &bucket})
 	if err != nil && errorCode(err) != "ObjectLockConfigurationNotFoundError" {
-		return false, fmt.Errorf("reading the Object Lock configuration of bucket %q: %w", bucket, s.bucketError(bucket, err))
+		return lockConfig{}, fmt.Errorf("reading the Object Lock configuration of bucket %q: %w", bucket, s.bucketError(bucket, err))
 	}
-	enabled := err == nil && out.ObjectLockConfiguration != nil && out.ObjectLockConfiguration.ObjectLockEnabled == types.ObjectLockEnabledEnabled
-	s.lockEnabled.Store(bucket, enabled)
-	return enabled, nil
+	var lock lockConfig
+	if err == nil && out.ObjectLockConfiguration != nil {
+		c := out.ObjectLockConfiguration
+		lock.enabled = c.ObjectLockEnabled == types.ObjectLockEnabledEnabled
+		if c.Rule != nil && c.Rule.DefaultRetention != nil {
+			lock.years, lock.days = aws.ToInt32(c.Rule.DefaultRetention.Years), aws.ToInt32(c.Rule.DefaultRetention.Days)
+		}
+	}
+	s.locks.Store(bucket, lock)
+	return lock, nil
 }
 
 // DeleteBucket implements objectstore.Store.
@@ -289,7 +351,13 @@ func (s *store) bucketError(bucket string, err error) error {
 	return err
 }
 
-// Probe implements objectstore.Store.
+// Probe implements objectstore.Store with one ListObjectsV2 of at most one key (s3:ListBucket,
+// which every policy the extension hands out grants): one request, where a listing asks for the
+// bucket's versioning first.
 func (s *store) Probe(ctx context.Context, bucket string) error {
-	return objectstore.ProbeByListing(ctx, s, bucket)
+	if err := validateBucketName(bucket); err != nil {
+		return err
+	}
+	_, err := s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &bucket, MaxKeys: aws.Int32(1)})
+	return s.bucketError(bucket, err)
 }

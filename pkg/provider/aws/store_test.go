@@ -152,6 +152,18 @@ func TestObjectLockedObjectsAreReportedAndDeferred(t *testing.T) {
 	if err := conformance.PutMany(ctx, store, name, []string{"shoot--a--b--1/a", "shoot--a--b--1/b", "shoot--a--b--1/c", "shoot--a--b--10/keep"}); err != nil {
 		t.Fatal(err)
 	}
+	// The listing tells each version's retention from the bucket's default: a day after its write.
+	err = store.ListObjects(ctx, name, "", func(page []objectstore.ObjectVersion) error {
+		for _, o := range page {
+			if o.Modified.IsZero() || !o.RetainUntil.Equal(o.Modified.AddDate(0, 0, 1)) {
+				t.Errorf("%q listed with write time %v and retention until %v; want a day after the write", o.Key, o.Modified, o.RetainUntil)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	prefix, _ := objectstore.EntryPrefix("shoot--a--b--1")
 	res, err := objectstore.DeletePrefix(ctx, store, name, prefix, objectstore.DeleteOptions{})
 	if err != nil || !res.Done || res.Locked != 3 || res.Deleted != 0 {

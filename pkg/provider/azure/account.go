@@ -271,7 +271,15 @@ func (s *armStore) GetObject(ctx context.Context, bucket, key string) ([]byte, e
 	return d.GetObject(ctx, bucket, key)
 }
 
-// Probe implements objectstore.Store.
+// Probe implements objectstore.Store on the account's data plane, reached with the account's key
+// as the listing is.
 func (s *armStore) Probe(ctx context.Context, bucket string) error {
-	return objectstore.ProbeByListing(ctx, s, bucket)
+	if err := validateContainerName(bucket); err != nil {
+		return err
+	}
+	d, err := s.dataPlane(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	return d.Probe(ctx, bucket)
 }

@@ -52,6 +52,7 @@ func TestConformanceWithBlobVersioning(t *testing.T) {
 		Region:         "westeurope",
 		BadCredentials: newStore(t, with(data, "storageKey", stack.StandInKeys[1])),
 		ManyObjects:    6000,
+		SimulatedClock: true, // the stand-in's clock starts at 2025-01-01 and ticks by request
 		Versioning: func(_ context.Context, _ string, on bool) error {
 			blobs.SetVersioning(stack.AzuriteAccount, on) // versioning is the account's, as on Azure
 			return nil

@@ -181,7 +181,9 @@ func (s *store) markForDeferral(ctx context.Context, bucket, prefix string) erro
 		if err != nil {
 			return classify(err)
 		}
-		tags := map[objectstore.ObjectVersion]map[string]string{}
+		// Keyed by what names a version: an ObjectVersion carries times too, not a map key.
+		type versionKey struct{ key, version string }
+		tags := map[versionKey]map[string]string{}
 		var todo []objectstore.ObjectVersion
 		for _, it := range resp.Segment.BlobItems {
 			have := map[string]string{}
@@ -195,7 +197,7 @@ func (s *store) markForDeferral(ctx context.Context, bucket, prefix string) erro
 			}
 			have[DeferredDeletionTag] = "true"
 			o := listed(it)
-			tags[o] = have
+			tags[versionKey{o.Key, o.Version}] = have
 			todo = append(todo, o)
 		}
 		failed := objectstore.ForEachObject(ctx, todo, 16, func(ctx context.Context, o objectstore.ObjectVersion) error {
@@ -203,7 +205,7 @@ func (s *store) markForDeferral(ctx context.Context, bucket, prefix string) erro
 			if err != nil {
 				return err
 			}
-			_, err = b.SetTags(ctx, tags[o], nil)
+			_, err = b.SetTags(ctx, tags[versionKey{o.Key, o.Version}], nil)
 			return classify(err)
 		})
 		if len(failed) > 0 {

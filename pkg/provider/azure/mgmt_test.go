@@ -74,7 +74,8 @@ func TestConformanceThroughTheManagementPlaneWithBlobVersioning(t *testing.T) {
 			arm.PutAccount("someone-elses-group", azureprovider.AccountName(name), "westeurope", nil)
 			return name
 		},
-		ManyObjects: 6000,
+		ManyObjects:    6000,
+		SimulatedClock: true, // the stand-in's clock starts at 2025-01-01 and ticks by request
 		Versioning: func(_ context.Context, _ string, on bool) error {
 			blobs.SetVersioning(stack.StandInAccount, on)
 			return nil

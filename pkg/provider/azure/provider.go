@@ -4,6 +4,7 @@ package azure
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"fmt"
 	"net"
@@ -24,6 +25,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -148,11 +150,36 @@ func (p *Provider) managementOptions(c cloud.Configuration) azcore.ClientOptions
 		Cloud: c,
 		Retry: policy.RetryOptions{MaxRetries: 3, RetryDelay: 500 * time.Millisecond, MaxRetryDelay: 10 * time.Second},
 	}
-	if p.ManagementTransport != nil {
-		o.Transport = p.ManagementTransport
+	next := p.ManagementTransport
+	if next == nil {
+		next = &http.Client{Transport: managementHTTPTransport()}
 	}
+	// The management plane's and the token endpoint's requests (azidentity takes these options
+	// too) are counted by the metrics transport.
+	o.Transport = countedTransporter{metrics.Transport(Type, transporterRoundTrip{next})}
 	return o
 }
+
+// managementHTTPTransport is the management plane's HTTP transport when the provider names none:
+// the library's defaults with TLS 1.2 at least, as the Azure SDK's own default client has.
+func managementHTTPTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	return t
+}
+
+// transporterRoundTrip lets the metrics transport wrap an SDK transporter (ManagementTransport
+// is one, not a round tripper).
+type transporterRoundTrip struct{ next policy.Transporter }
+
+func (t transporterRoundTrip) RoundTrip(req *http.Request) (*http.Response, error) {
+	return t.next.Do(req)
+}
+
+// countedTransporter is the SDK's transporter over the counting round tripper.
+type countedTransporter struct{ rt http.RoundTripper }
+
+func (t countedTransporter) Do(req *http.Request) (*http.Response, error) { return t.rt.RoundTrip(req) }
 
 // servicePrincipalKeys are the keys of a service principal secret, all required.
 var servicePrincipalKeys = []string{KeyTenantID, KeyClientID, KeyClientSecret, KeySubscriptionID}
@@ -355,7 +382,7 @@ func (p *Provider) newClient(a account) (*azblob.Client, error) {
 		ResponseHeaderTimeout: timeout,
 	}
 	return azblob.NewClientWithSharedKeyCredential(a.serviceURL(), cred, &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{
-		Transport: &http.Client{Transport: transport},
+		Transport: &http.Client{Transport: metrics.Transport(Type, transport)},
 		// The SDK retries transient failures a few times; longer throttling reaches the deletion
 		// engine, which slows down, and the controllers, which requeue.
 		Retry: policy.RetryOptions{MaxRetries: 3, RetryDelay: 200 * time.Millisecond, MaxRetryDelay: 5 * time.Second},

@@ -131,7 +131,8 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 		return err
 	}
 	opts := &container.ListBlobsFlatOptions{
-		Include:    container.ListBlobsInclude{Snapshots: true, Versions: true},
+		// ImmutabilityPolicy: a version-level immutability policy's expiry comes with the entry.
+		Include:    container.ListBlobsInclude{Snapshots: true, Versions: true, ImmutabilityPolicy: true},
 		MaxResults: to.Ptr(s.pageSize),
 	}
 	if prefix != "" {
@@ -156,16 +157,27 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 	return nil
 }
 
-// listed names one entry of a listing with its kind (see currentPrefix).
+// listed names one entry of a listing with its kind (see currentPrefix) and what the listing
+// tells of it. A snapshot and a previous version are noncurrent; a blob without a version ID
+// (versioning off) is the current blob.
 func listed(it *container.BlobItem) objectstore.ObjectVersion {
 	o := objectstore.ObjectVersion{Key: deref(it.Name)}
 	switch {
 	case deref(it.Snapshot) != "":
 		o.Version = snapshotPrefix + *it.Snapshot
+		o.Noncurrent = true
 	case deref(it.VersionID) != "" && deref(it.IsCurrentVersion):
 		o.Version = currentPrefix + *it.VersionID
 	case deref(it.VersionID) != "":
 		o.Version = versionPrefix + *it.VersionID
+		o.Noncurrent = true
+	}
+	if p := it.Properties; p != nil {
+		o.Size = deref(p.ContentLength)
+		o.Modified = deref(p.LastModified)
+		// Only a version-level policy is listed; a container's policy (time-based retention of
+		// the container) is not, and is left zero here.
+		o.RetainUntil = deref(p.ImmutabilityPolicyExpiresOn)
 	}
 	return o
 }
@@ -310,7 +322,15 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-// Probe implements objectstore.Store.
+// Probe implements objectstore.Store with one List Blobs of at most one blob (names only): a
+// read every key and SAS with list permission may make.
 func (s *store) Probe(ctx context.Context, bucket string) error {
-	return objectstore.ProbeByListing(ctx, s, bucket)
+	if err := validateContainerName(bucket); err != nil {
+		return err
+	}
+	pager := s.container(bucket).NewListBlobsFlatPager(&container.ListBlobsFlatOptions{MaxResults: to.Ptr[int32](1)})
+	if _, err := pager.NextPage(ctx); err != nil {
+		return fmt.Errorf("probing container %q: %w", bucket, s.classify(err))
+	}
+	return nil
 }

@@ -30,6 +30,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -133,7 +134,9 @@ func (p *Provider) authorizedClient(creds provider.Credentials, scope string) (*
 	if timeout == 0 {
 		timeout = 60 * time.Second
 	}
-	base := &http.Transport{
+	// Every request (storage, IAM and token exchanges) is counted by the metrics transport,
+	// which sits under refusedTokens so that it counts the token endpoint's own status.
+	transport := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		ForceAttemptHTTP2:     true,
@@ -143,6 +146,7 @@ func (p *Provider) authorizedClient(creds provider.Credentials, scope string) (*
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: timeout,
 	}
+	base := metrics.Transport(Type, transport)
 	if err := credentialMode(creds.Data, creds.WorkloadIdentity); err != nil {
 		return nil, "", err
 	}

@@ -93,7 +93,8 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 		return err
 	}
 	q := &storage.Query{Prefix: prefix, Versions: true}
-	if err := q.SetAttrSelection([]string{"Name", "Generation"}); err != nil {
+	// Only what the entry needs, all of it in the listing itself: no request per object.
+	if err := q.SetAttrSelection(listAttrs); err != nil {
 		return err
 	}
 	pager := iterator.NewPager(s.client.Bucket(bucket).Objects(ctx, q), s.listPageSize(), "")
@@ -109,7 +110,7 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 		if len(attrs) > 0 {
 			page := make([]objectstore.ObjectVersion, len(attrs))
 			for i, a := range attrs {
-				page[i] = objectstore.ObjectVersion{Key: a.Name, Version: strconv.FormatInt(a.Generation, 10)}
+				page[i] = listed(a)
 			}
 			if err := fn(page); err != nil {
 				return err
@@ -118,6 +119,32 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 		if next == "" {
 			return nil
 		}
+	}
+}
+
+// listAttrs are the fields a listing asks GCS for.
+var listAttrs = []string{"Name", "Generation", "Size", "Created", "Updated", "Deleted", "RetentionExpirationTime", "Retention"}
+
+// listed is the object version of one listed generation. A generation with a deletion time is
+// noncurrent (GCS has no delete markers: deleting the live object makes it noncurrent). The
+// retention is the later of the bucket policy's expiry and the object's own retention, as for a
+// refused deletion (see lockedOrForbidden).
+func listed(a *storage.ObjectAttrs) objectstore.ObjectVersion {
+	modified := a.Created // when this generation was written; Updated moves with metadata changes
+	if modified.IsZero() {
+		modified = a.Updated
+	}
+	until := a.RetentionExpirationTime
+	if a.Retention != nil && a.Retention.RetainUntil.After(until) {
+		until = a.Retention.RetainUntil
+	}
+	return objectstore.ObjectVersion{
+		Key:         a.Name,
+		Version:     strconv.FormatInt(a.Generation, 10),
+		Size:        a.Size,
+		Modified:    modified,
+		Noncurrent:  !a.Deleted.IsZero(),
+		RetainUntil: until,
 	}
 }
 
@@ -197,7 +224,24 @@ func (s *store) DeleteBucket(ctx context.Context, name string) error {
 	return classify(err)
 }
 
-// Probe implements objectstore.Store.
+// Probe implements objectstore.Store with objects.list of at most one object (live objects
+// only, name only): storage.objects.list is a permission every credential the extension hands
+// out has, unlike storage.buckets.get, which a generated service account lacks.
 func (s *store) Probe(ctx context.Context, bucket string) error {
-	return objectstore.ProbeByListing(ctx, s, bucket)
+	if err := validateBucketName(bucket); err != nil {
+		return err
+	}
+	q := &storage.Query{}
+	if err := q.SetAttrSelection([]string{"Name"}); err != nil {
+		return err
+	}
+	it := s.client.Bucket(bucket).Objects(ctx, q)
+	it.PageInfo().MaxSize = 1
+	if _, err := it.Next(); err != nil && !errors.Is(err, iterator.Done) {
+		if err = classifyBucket(err); errors.Is(err, objectstore.ErrBucketNotFound) {
+			return fmt.Errorf("bucket %q: %w", bucket, err)
+		}
+		return err
+	}
+	return nil
 }

@@ -19,6 +19,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/validation"
@@ -205,7 +206,8 @@ func (p *Provider) httpClient(c credentials) (http.Client, error) {
 	// it; the connection and the response headers have their own limits.
 	transport.ResponseHeaderTimeout = timeout
 	transport.TLSHandshakeTimeout = timeout
-	return http.Client{Transport: transport}, nil
+	// Keystone's and Swift's requests alike are counted by the metrics transport.
+	return http.Client{Transport: metrics.Transport(Type, transport)}, nil
 }
 
 // NewStore implements provider.Provider. It validates the secret now; Keystone is asked on the

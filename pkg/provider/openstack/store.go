@@ -247,7 +247,7 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 		}
 		page := make([]objectstore.ObjectVersion, len(infos))
 		for i, o := range infos {
-			page[i] = objectstore.ObjectVersion{Key: o.Name, Version: o.VersionID}
+			page[i] = listed(o)
 		}
 		if err := fn(page); err != nil {
 			return err
@@ -257,6 +257,24 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 		}
 		last := infos[len(infos)-1]
 		opts.Marker, opts.VersionMarker = last.Name, last.VersionID
+	}
+}
+
+// deleteMarkerType is the content type Swift's object versioning lists a delete marker with.
+const deleteMarkerType = "application/x-deleted;swift_versions_deleted=1"
+
+// listed is the object version of one entry of a versions listing. An entry without a version ID
+// comes from a cluster without object versioning (it ignored ?versions): a plain object, current.
+// Otherwise only the latest version that is not a delete marker is current. Swift has no
+// retention: RetainUntil stays zero.
+func listed(o objects.Object) objectstore.ObjectVersion {
+	deleteMarker := strings.HasPrefix(o.ContentType, deleteMarkerType)
+	return objectstore.ObjectVersion{
+		Key:        o.Name,
+		Version:    o.VersionID,
+		Size:       o.Bytes,
+		Modified:   o.LastModified,
+		Noncurrent: o.VersionID != "" && (!o.IsLatest || deleteMarker),
 	}
 }
 
@@ -458,7 +476,22 @@ func classifyStatus(status string) error {
 	return err
 }
 
-// Probe implements objectstore.Store.
+// Probe implements objectstore.Store with Keystone's authentication (once per store) and one GET
+// of the container with limit=1: the GET on the container that a generated application
+// credential's access rules allow (see ContainerAccessRules).
 func (s *store) Probe(ctx context.Context, bucket string) error {
-	return objectstore.ProbeByListing(ctx, s, bucket)
+	if err := validateContainerName(bucket); err != nil {
+		return err
+	}
+	c, err := s.swift(ctx)
+	if err != nil {
+		return err
+	}
+	err = objects.List(c, bucket, objects.ListOpts{Limit: 1}).EachPage(ctx, func(context.Context, pagination.Page) (bool, error) {
+		return false, nil
+	})
+	if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+		return fmt.Errorf("container %q: %w", bucket, objectstore.ErrBucketNotFound)
+	}
+	return classify(err)
 }
