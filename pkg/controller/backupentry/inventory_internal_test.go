@@ -65,7 +65,7 @@ func newInventoryFixture(t *testing.T, name string, objs ...client.Object) *inve
 	_ = extensionsv1alpha1.AddToScheme(scheme)
 	be := &extensionsv1alpha1.BackupEntry{
 		ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created)},
-		Spec: extensionsv1alpha1.BackupEntrySpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "mem"}, BucketName: "bucket", SecretRef: controllertest.SecretRef},
+		Spec:       extensionsv1alpha1.BackupEntrySpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "mem"}, BucketName: "bucket", SecretRef: controllertest.SecretRef},
 		Status: extensionsv1alpha1.BackupEntryStatus{DefaultStatus: extensionsv1alpha1.DefaultStatus{
 			LastOperation: &gardencorev1beta1.LastOperation{State: gardencorev1beta1.LastOperationStateSucceeded},
 		}},
