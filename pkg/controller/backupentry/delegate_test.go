@@ -13,6 +13,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	reconcilerutils "github.com/gardener/gardener/pkg/controllerutils/reconciler"
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -21,6 +22,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
@@ -82,7 +84,20 @@ func TestDeletionWithLockedObjects(t *testing.T) {
 			be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "shoot--a--b--1"},
 				Spec: extensionsv1alpha1.BackupEntrySpec{BucketName: "bucket", SecretRef: controllertest.SecretRef}}
 
+			deferredBefore := testutil.ToFloat64(metrics.DeferredObjects.WithLabelValues(controller.KindBackupEntry))
 			err := d.Delete(ctx, logr.Discard(), be)
+			deferred := testutil.ToFloat64(metrics.DeferredObjects.WithLabelValues(controller.KindBackupEntry)) - deferredBefore
+			if c.wantDone && deferred != 2 || !c.wantDone && deferred != 0 {
+				t.Errorf("deferred_objects_total grew by %v (done=%v)", deferred, c.wantDone)
+			}
+			if c.wantDone {
+				if metrics.DeletionRemaining.DeleteLabelValues(controller.KindBackupEntry, be.Name) {
+					t.Error("deletion_remaining_objects is still reported for a finished deletion")
+				}
+			} else if left := testutil.ToFloat64(metrics.DeletionRemaining.WithLabelValues(controller.KindBackupEntry, be.Name)); left != 2 {
+				t.Errorf("deletion_remaining_objects = %v; want the 2 locked versions", left)
+			}
+			metrics.DeletionRemaining.Reset()
 			if asked != 1 {
 				t.Fatalf("DeferDeletion asked %d times; want once", asked)
 			}
