@@ -177,7 +177,7 @@ func run(providerType, binary string, objects int) error {
 		return err
 	}
 
-	if err := report(ctx, k8s, bb, be, len(snapshots)); err != nil {
+	if err := report(ctx, k8s, ext.MetricsURL, bb, be, len(snapshots)); err != nil {
 		return err
 	}
 

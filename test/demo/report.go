@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
@@ -12,11 +13,13 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
 // report waits until the entry's inventory counts the objects written and prints the bucket's
 // and the entry's conditions and the inventory, as an operator reads them with kubectl.
-func report(ctx context.Context, k8s client.Client, bb *extensionsv1alpha1.BackupBucket, be *extensionsv1alpha1.BackupEntry, objects int) error {
+func report(ctx context.Context, k8s client.Client, metricsURL string, bb *extensionsv1alpha1.BackupBucket, be *extensionsv1alpha1.BackupEntry, objects int) error {
 	say("Conditions and inventory (the probe and the inventory run every 2s here; 5m and 30m by default)")
 	deadline := time.Now().Add(time.Minute)
 	var ps backupentry.ProviderStatus
@@ -58,8 +61,25 @@ func report(ctx context.Context, k8s client.Client, bb *extensionsv1alpha1.Backu
 	detail("inventory of %s/ counted at %s: %d objects, %d versions, %d bytes, %d under retention, %d listing pages",
 		be.Name, inv.CountedAt.UTC().Format(time.RFC3339), inv.Objects, inv.Versions, inv.Bytes, inv.UnderRetention, inv.Pages)
 	for _, etcd := range inv.Etcds {
-		for kind, s := range map[string]any{"full": etcd.LatestFull, "delta": etcd.LatestDelta} {
-			detail("  %s newest %s snapshot: %v", etcd.Name, kind, s)
+		for _, s := range []struct {
+			kind string
+			snap *inventory.Snapshot
+		}{{"full", etcd.LatestFull}, {"delta", etcd.LatestDelta}} {
+			if s.snap == nil {
+				detail("  %s: no %s snapshot", etcd.Name, s.kind)
+				continue
+			}
+			detail("  %s newest %s snapshot: %s (taken %s)", etcd.Name, s.kind, s.snap.Key, s.snap.Time.UTC().Format(time.RFC3339))
+		}
+	}
+	body, err := stack.Get(ctx, metricsURL)
+	if err != nil {
+		return err
+	}
+	detail("the extension's own metrics now (histograms as their counts):")
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, "gardener_backup_") && !strings.Contains(line, "_bucket{") && !strings.Contains(line, "_sum") {
+			detail("  %s", line)
 		}
 	}
 	return nil
