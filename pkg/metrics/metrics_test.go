@@ -1,0 +1,96 @@
+package metrics_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
+)
+
+// requestingStore sends one request to url for every listing, as a provider's SDK would.
+type requestingStore struct {
+	*memstore.Store
+	client *http.Client
+	url    string
+}
+
+func (s requestingStore) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return s.Store.ListObjects(ctx, bucket, prefix, fn)
+}
+
+type issuing struct{ objectstore.Store }
+
+func (issuing) IssueCredential(context.Context, string, []string) (objectstore.Credential, error) {
+	return objectstore.Credential{}, nil
+}
+func (issuing) RevokeCredentials(context.Context, string, []string) error { return nil }
+
+func TestTransportCountsEveryRequestByTheStoreOperation(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow-down" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	client := &http.Client{Transport: metrics.Transport("test", nil)}
+	mem := memstore.New(10)
+	ctx := context.Background()
+	if err := mem.EnsureBucket(ctx, objectstore.Bucket{Name: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	count := func(op, code string) float64 {
+		return testutil.ToFloat64(metrics.CloudRequests.WithLabelValues("test", op, code))
+	}
+
+	store := metrics.Store(requestingStore{Store: mem, client: client, url: srv.URL + "/ok"})
+	if err := store.ListObjects(ctx, "b", "", func([]objectstore.ObjectVersion) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.ListObjects(metrics.WithOperation(ctx, "inventory"), "b", "", func([]objectstore.ObjectVersion) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	throttled := metrics.Store(requestingStore{Store: mem, client: client, url: srv.URL + "/slow-down"})
+	_ = throttled.ListObjects(ctx, "b", "", func([]objectstore.ObjectVersion) error { return nil })
+	unreachable := metrics.Store(requestingStore{Store: mem, client: client, url: "http://127.0.0.1:1/"})
+	if err := unreachable.ListObjects(ctx, "b", "", func([]objectstore.ObjectVersion) error { return nil }); err == nil {
+		t.Fatal("a request to a closed port succeeded")
+	}
+
+	for _, c := range []struct {
+		op, code string
+		want     float64
+	}{{"list_objects", "200", 1}, {"inventory", "200", 1}, {"list_objects", "503", 1}, {"list_objects", "network_error", 1}} {
+		if got := count(c.op, c.code); got != c.want {
+			t.Errorf("cloud_requests_total{operation=%q,code=%q} = %v, want %v", c.op, c.code, got, c.want)
+		}
+	}
+	if got := testutil.CollectAndCount(metrics.CloudRequestDuration); got < 2 {
+		t.Errorf("%d latency series, want one per operation", got)
+	}
+}
+
+func TestStoreStaysAnIssuer(t *testing.T) {
+	mem := memstore.New(10)
+	if _, ok := metrics.Store(mem).(objectstore.CredentialIssuer); ok {
+		t.Error("a store that issues nothing became an issuer")
+	}
+	if _, ok := metrics.Store(issuing{mem}).(objectstore.CredentialIssuer); !ok {
+		t.Error("an issuing store lost its issuer")
+	}
+	if err := metrics.Store(mem).Probe(context.Background(), "missing"); !errors.Is(err, objectstore.ErrBucketNotFound) {
+		t.Errorf("Probe through the named store = %v", err)
+	}
+}
