@@ -69,7 +69,4 @@ func ObserveDeferred(kind string, count int) {
 }
 
 // ObserveDeletionDone drops the deletion gauges of a deletion that is done.
-func ObserveDeletionDone(kind, name string) {
-	metrics.DeletionStarted.DeleteLabelValues(kind, name)
-	metrics.DeletionRemaining.DeleteLabelValues(kind, name)
-}
+func ObserveDeletionDone(kind, name string) { metrics.ForgetDeletion(kind, name) }

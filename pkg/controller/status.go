@@ -15,23 +15,31 @@ import (
 
 // PatchStatus applies mutate to obj's status and patches it with optimistic locking, so that
 // writers of different conditions (the actuator, the probe, the inventory) never drop each
-// other's: on a conflict obj is read again from reader (the API server) and mutate applied anew.
-// mutate returns false when nothing needs writing.
+// other's: on a conflict a copy is read again from reader (the API server) and mutate applied
+// anew. obj itself is never replaced by what was read (gardener's library reports obj's
+// generation as observed: a newer spec read here must not pass for reconciled); on success mutate
+// is applied to it too. mutate returns false when nothing needs writing.
 func PatchStatus[T client.Object](ctx context.Context, c client.Client, reader client.Reader, obj T, mutate func(T) bool) error {
+	work := obj.DeepCopyObject().(T)
 	first := true
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	changed := false
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if !first {
-			if err := reader.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			if err := reader.Get(ctx, client.ObjectKeyFromObject(work), work); err != nil {
 				return err
 			}
 		}
 		first = false
-		base := obj.DeepCopyObject().(T)
-		if !mutate(obj) {
+		base := work.DeepCopyObject().(T)
+		if changed = mutate(work); !changed {
 			return nil
 		}
-		return c.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		return c.Status().Patch(ctx, work, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 	})
+	if err == nil && changed {
+		mutate(obj)
+	}
+	return err
 }
 
 // SetCondition merges a condition of type t into conditions at now: LastTransitionTime moves only

@@ -73,7 +73,7 @@ func Judge(inv *Inventory, t Thresholds, created, now time.Time) Verdict {
 		}
 		fullAge, deltaAge := now.Sub(full), now.Sub(newestAny)
 		line := fmt.Sprintf("%s: newest full snapshot %s old (max %s), newest snapshot %s old (max %s)",
-			e.Name, age(fullAge), age(t.FullSnapshotMaxAge), age(deltaAge), age(t.DeltaSnapshotMaxAge))
+			e.Name, ageAgainst(fullAge, t.FullSnapshotMaxAge), age(t.FullSnapshotMaxAge), ageAgainst(deltaAge, t.DeltaSnapshotMaxAge), age(t.DeltaSnapshotMaxAge))
 		if fullAge > t.FullSnapshotMaxAge || deltaAge > t.DeltaSnapshotMaxAge {
 			stale = append(stale, line)
 			continue
@@ -121,6 +121,15 @@ func Judge(inv *Inventory, t Thresholds, created, now time.Time) Verdict {
 	}
 	return Verdict{Status: gardencorev1beta1.ConditionTrue, Reason: ReasonFresh,
 		Message: noFullLine() + strings.Join(fresh, "; "), Recheck: recheck}
+}
+
+// ageAgainst is age(d), but says "over <max>" where rounding would make an age past max read as
+// max itself ("1h old (max 1h)" one second after the threshold).
+func ageAgainst(d, max time.Duration) string {
+	if d > max && age(d) == age(max) {
+		return "over " + age(max)
+	}
+	return age(d)
 }
 
 // age writes d as hours, minutes and seconds without zero tails ("26h3m", "25h", "45m10s"),

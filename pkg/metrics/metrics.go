@@ -26,11 +26,11 @@ const (
 
 var (
 	// Reconciles counts the actuators' passes by kind (BackupBucket, BackupEntry), operation
-	// (reconcile, delete, force_delete, migrate, restore) and result: succeeded, in_progress (a
+	// (reconcile, delete, migrate, restore) and result: succeeded, in_progress (a
 	// deletion that resumes) or the Gardener error code of the failure (error when it has none).
 	Reconciles = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "reconciles_total",
-		Help: "Passes of the BackupBucket and BackupEntry actuators by kind, operation and result (succeeded, in_progress or the Gardener error code).",
+		Help: "Passes of the BackupBucket and BackupEntry actuators by kind, operation (reconcile, delete, migrate, restore) and result (succeeded, in_progress or the Gardener error code).",
 	}, []string{"kind", "operation", "result"})
 
 	// CloudRequests counts HTTP requests to the cloud by provider, store operation and HTTP
@@ -44,7 +44,7 @@ var (
 	CloudRequestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "cloud_request_duration_seconds",
 		Help:    "Latency of HTTP requests to the cloud's APIs by provider and store operation.",
-		Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
+		Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
 	}, []string{"provider", "operation"})
 
 	// DeletedObjects counts object versions deleted by the deletion engine.
@@ -53,10 +53,13 @@ var (
 		Help: "Object versions deleted by the deletion engine, by kind of the resource deleted (BackupBucket, BackupEntry).",
 	}, []string{"kind"})
 
-	// DeferredObjects counts locked object versions handed to the store's lifecycle.
+	// DeferredObjects counts locked object versions of entries whose deletion was handed to the
+	// store's lifecycle. A bucket's deletion, which is retried until its locks expire, reports
+	// its locked objects in deletion_remaining_objects instead (counting each pass would count
+	// the same objects again).
 	DeferredObjects = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "deferred_objects_total",
-		Help: "Object versions held by retention locks whose deletion was handed to the store's lifecycle (verified), by kind.",
+		Help: "Object versions under retention locks of deleted BackupEntries whose deletion the store's lifecycle took over (verified), by kind.",
 	}, []string{"kind"})
 
 	// DeletionRemaining estimates the object versions a running deletion still has to delete:
@@ -137,6 +140,13 @@ func ForgetEntry(name string) {
 	EntryObjects.DeleteLabelValues(name)
 	EntryBytes.DeleteLabelValues(name)
 	BackupsFresh.DeleteLabelValues(name)
+}
+
+// ForgetDeletion removes the deletion series of a BackupBucket or BackupEntry (kind) that is
+// gone, however it went (its finalizer removed by hand, for example).
+func ForgetDeletion(kind, name string) {
+	DeletionStarted.DeleteLabelValues(kind, name)
+	DeletionRemaining.DeleteLabelValues(kind, name)
 }
 
 // ForgetBucket removes every series of one BackupBucket (it is gone).

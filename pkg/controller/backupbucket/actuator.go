@@ -92,8 +92,6 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 		locked := &controller.LockedObjectsError{Bucket: bb.Name, Count: res.Locked, RetainUntil: res.EarliestRetainUntil, Deferred: err == nil}
 		if err != nil {
 			locked.NotDeferred = err
-		} else {
-			controller.ObserveDeferred(controller.KindBackupBucket, res.Locked)
 		}
 		return locked
 	}

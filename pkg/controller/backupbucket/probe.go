@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,6 +45,9 @@ type prober struct {
 	client   client.Client
 	recorder events.EventRecorder
 	opts     corecontroller.ObserveOptions
+	// started is when this process started probing: a condition written before it has no
+	// bucket_available series behind it here, so that bucket is probed at once.
+	started time.Time
 }
 
 // addProber registers the probe for p's buckets when its interval is set.
@@ -56,14 +60,17 @@ func addProber(mgr manager.Manager, p provider.Provider, recorder events.EventRe
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: opts.Controller.SkipNameValidation}).
 		For(&extensionsv1alpha1.BackupBucket{}, builder.WithPredicates(
 			predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...), corecontroller.SpecOrOperationChanged())).
-		Complete(&prober{provider: p, reader: mgr.GetAPIReader(), client: mgr.GetClient(), recorder: recorder, opts: opts.Observe})
+		Complete(&prober{provider: p, reader: mgr.GetAPIReader(), client: mgr.GetClient(), recorder: recorder, opts: opts.Observe, started: opts.Observe.Now()})
 }
 
 // Reconcile implements reconcile.Reconciler.
 func (p *prober) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	bb := &extensionsv1alpha1.BackupBucket{}
 	if err := p.client.Get(ctx, req.NamespacedName, bb); err != nil {
-		metrics.ForgetBucket(req.Name)
+		if apierrors.IsNotFound(err) { // gone, whichever way: none of its series is true any more
+			metrics.ForgetBucket(req.Name)
+			metrics.ForgetDeletion(corecontroller.KindBackupBucket, req.Name)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if bb.DeletionTimestamp != nil {
@@ -79,7 +86,8 @@ func (p *prober) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 		next := old.LastUpdateTime.Add(p.opts.ProbeInterval)
 		op := bb.Status.LastOperation
 		reconciledSince := op != nil && op.State == gardencorev1beta1.LastOperationStateSucceeded && op.LastUpdateTime.After(old.LastUpdateTime.Time)
-		if now.Before(next) && !reconciledSince {
+		beforeStart := old.LastUpdateTime.Time.Before(p.started)
+		if now.Before(next) && !reconciledSince && !beforeStart {
 			return reconcile.Result{RequeueAfter: next.Sub(now)}, nil
 		}
 	}

@@ -227,3 +227,15 @@ func TestProbeAfterAReconcileDoesNotWaitForTheInterval(t *testing.T) {
 		t.Errorf("a reconcile since the last probe did not trigger a new one")
 	}
 }
+
+func TestProbeAfterARestartDoesNotWaitForTheInterval(t *testing.T) {
+	f := newProbeFixture(t, gardencorev1beta1.LastOperationStateSucceeded)
+	first, _ := f.probe()
+	metrics.ForgetBucket("probed") // a new process serves no series yet
+	f.clock.Step(time.Minute)
+	f.prober.started = f.clock.Now()
+	second, _ := f.probe()
+	if !second.LastUpdateTime.After(first.LastUpdateTime.Time) || available(metrics.CredentialsOperator) != 1 {
+		t.Errorf("a new process waited for the interval: probed at %s (before: %s)", second.LastUpdateTime, first.LastUpdateTime)
+	}
+}

@@ -7,13 +7,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -34,6 +37,9 @@ import (
 // ConditionBackupsFresh on a BackupEntry says whether the newest full and delta snapshots of each
 // etcd under its prefix are within their thresholds, as its last inventory found them.
 const ConditionBackupsFresh gardencorev1beta1.ConditionType = "BackupsFresh"
+
+// ReasonInventoryFailed is BackupsFresh's reason (Unknown) while the entry's listing fails.
+const ReasonInventoryFailed = "InventoryFailed"
 
 // Event reasons of the inventory, emitted when BackupsFresh changes.
 const (
@@ -98,7 +104,10 @@ func addCounter(mgr manager.Manager, p provider.Provider, recorder events.EventR
 func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	be := &extensionsv1alpha1.BackupEntry{}
 	if err := c.client.Get(ctx, req.NamespacedName, be); err != nil {
-		metrics.ForgetEntry(req.Name)
+		if apierrors.IsNotFound(err) { // gone, whichever way: none of its series is true any more
+			metrics.ForgetEntry(req.Name)
+			metrics.ForgetDeletion(corecontroller.KindBackupEntry, req.Name)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if be.DeletionTimestamp != nil || strings.HasPrefix(be.Name, v1beta1constants.BackupSourcePrefix+"-") {
@@ -135,13 +144,21 @@ func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 
 	inv, err := c.take(ctx, be, now)
 	if err != nil {
-		verdict = inventory.Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: "InventoryFailed",
-			Message: fmt.Sprintf("Counting the objects under the entry's prefix failed: %v", err)}
+		// Freshness is unknown now; the metric keeps what the last inventory says at this time
+		// (its snapshots are at least that old), so an alert on stale backups does not clear
+		// because the listing fails too. Retried in a minute, not in a back-off storm of listings.
+		lastKnown, jerr := c.judge(ctx, be, ps.Inventory, thresholds, now)
+		if jerr != nil {
+			return reconcile.Result{}, jerr
+		}
+		verdict = inventory.Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonInventoryFailed,
+			Message: fmt.Sprintf("Counting the objects under the entry's prefix failed: %v. The last inventory says: %s", err, lastKnown.Message)}
 		if perr := c.publish(ctx, be, nil, verdict); perr != nil {
 			return reconcile.Result{}, perr
 		}
-		observeInventory(be.Name, nil, verdict)
-		return reconcile.Result{}, err // the controller's back-off retries
+		observeInventory(be.Name, nil, lastKnown)
+		log.FromContext(ctx).Info("Inventory failed, retrying in a minute", "error", err.Error())
+		return reconcile.Result{RequeueAfter: minRecount}, nil
 	}
 	if verdict, err = c.judge(ctx, be, &inv, thresholds, now); err != nil {
 		return reconcile.Result{}, err
@@ -234,12 +251,12 @@ func observeInventory(entry string, inv *inventory.Inventory, verdict inventory.
 	if inv == nil {
 		return
 	}
+	metrics.LatestSnapshot.DeletePartialMatch(prometheus.Labels{"entry": entry}) // an etcd may be gone from the listing
 	metrics.EntryObjects.WithLabelValues(entry).Set(float64(inv.Objects))
 	metrics.EntryBytes.WithLabelValues(entry).Set(float64(inv.Bytes))
 	for _, etcd := range inv.Etcds {
 		for kind, s := range map[string]*inventory.Snapshot{metrics.SnapshotFull: etcd.LatestFull, metrics.SnapshotDelta: etcd.LatestDelta} {
 			if s == nil {
-				metrics.LatestSnapshot.DeleteLabelValues(entry, etcd.Name, kind)
 				continue
 			}
 			metrics.LatestSnapshot.WithLabelValues(entry, etcd.Name, kind).Set(float64(s.Time.Unix()))

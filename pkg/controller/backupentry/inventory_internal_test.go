@@ -35,10 +35,14 @@ import (
 type countingStore struct {
 	*memstore.Store
 	listings atomic.Int32
+	fail     atomic.Bool // every listing is refused, as with revoked credentials
 }
 
 func (s *countingStore) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
 	s.listings.Add(1)
+	if s.fail.Load() {
+		return fmt.Errorf("listing refused: %w", objectstore.ErrUnauthenticated)
+	}
 	return s.Store.ListObjects(ctx, bucket, prefix, fn)
 }
 
@@ -217,5 +221,36 @@ func TestSourceEntriesAreNotCounted(t *testing.T) {
 	cond, ps, _ := f.reconcile("source-" + entryName)
 	if cond != nil || ps.Inventory != nil || f.store.listings.Load() != 0 {
 		t.Fatalf("a migration's source entry was counted: %+v %+v", cond, ps.Inventory)
+	}
+}
+
+func TestAFailingInventoryKeepsWhatTheLastOneSays(t *testing.T) {
+	f := newInventoryFixture(t, entryName, cluster("shoot--p--s", false))
+	f.snapshot("Full", f.clock.Now())
+	if cond, _, _ := f.reconcile(entryName); cond.Status != gardencorev1beta1.ConditionTrue {
+		t.Fatalf("first inventory: %+v", cond)
+	}
+	f.store.fail.Store(true)
+
+	f.clock.Step(inventoryInterval + time.Minute)
+	cond, ps, requeue := f.reconcile(entryName)
+	if cond.Status != gardencorev1beta1.ConditionUnknown || cond.Reason != ReasonInventoryFailed || !strings.Contains(cond.Message, "listing refused") {
+		t.Fatalf("failing listing: %+v", cond)
+	}
+	if requeue != minRecount || ps.Inventory == nil {
+		t.Errorf("requeue %s (want %s), inventory kept: %v", requeue, minRecount, ps.Inventory != nil)
+	}
+	// The last inventory's snapshot is 31m old: still fresh by it.
+	if got := testutil.ToFloat64(metrics.BackupsFresh.WithLabelValues(entryName)); got != 1 {
+		t.Errorf("entry_backups_fresh = %v while the last inventory is fresh", got)
+	}
+	// Later the last inventory's snapshot is past the delta threshold: the metric says so, so an
+	// alert on stale backups does not clear because the listing fails too.
+	f.clock.Step(time.Hour)
+	if cond, _, _ = f.reconcile(entryName); cond.Reason != ReasonInventoryFailed {
+		t.Fatalf("still failing: %+v", cond)
+	}
+	if got := testutil.ToFloat64(metrics.BackupsFresh.WithLabelValues(entryName)); got != 0 {
+		t.Errorf("entry_backups_fresh = %v, want 0: the newest snapshot known is over 1h old", got)
 	}
 }

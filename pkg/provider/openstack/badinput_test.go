@@ -75,6 +75,18 @@ func reconcileContainer(bucket, specRegion string) func(*testing.T, map[string][
 	}
 }
 
+// probeContainer does what the BackupBucket probe does with the operator's secret.
+func probeContainer(bucket string) func(*testing.T, map[string][]byte) error {
+	return func(_ *testing.T, data map[string][]byte) error {
+		cfg := &osapi.BackupBucketConfig{}
+		store, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: "RegionOne", BucketConfig: cfg})
+		if err != nil {
+			return err
+		}
+		return store.Probe(context.Background(), bucket)
+	}
+}
+
 // deleteEntryIn does what the BackupEntry delegate does on deletion: a store from the secret, then
 // the deletion engine on the entry's prefix in spec.bucketName.
 func deleteEntryIn(bucket, specRegion string) func(*testing.T, map[string][]byte) error {
@@ -187,6 +199,8 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		{name: "secret: application credential ID and name without the secret", data: drop(appCred, "applicationCredentialSecret"), run: reconcileContainer(fresh(), "RegionOne"),
 			want: objectstore.ErrInvalidConfig, names: []string{`"applicationCredentialSecret"`}},
 		{name: "secret: application credential without its name (etcd-backup-restore needs it)", data: drop(appCred, "applicationCredentialName"), run: reconcileContainer(fresh(), "RegionOne"),
+			want: objectstore.ErrInvalidConfig, names: []string{`"applicationCredentialName"`}},
+		{name: "secret: application credential without its name, probed (Keystone accepts it, etcd-backup-restore does not)", data: drop(appCred, "applicationCredentialName"), run: probeContainer(fresh()),
 			want: objectstore.ErrInvalidConfig, names: []string{`"applicationCredentialName"`}},
 		{name: "secret: password keys mixed with an application credential secret alone", data: set(good, "applicationCredentialSecret", "mixed-app-secret"), run: reconcileContainer(fresh(), "RegionOne"),
 			want: objectstore.ErrInvalidConfig, names: []string{`"applicationCredentialID"`}},

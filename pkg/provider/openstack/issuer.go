@@ -85,6 +85,15 @@ func (s *keystoneIssuer) EnsureBucket(ctx context.Context, b objectstore.Bucket)
 	return s.store.EnsureBucket(ctx, b)
 }
 
+// Probe implements objectstore.Store: a bucket whose shoots' etcd-backup etcd-backup-restore could
+// not use is not available, however well the extension itself reaches it.
+func (s *keystoneIssuer) Probe(ctx context.Context, bucket string) error {
+	if s.unusable != nil {
+		return s.unusable
+	}
+	return s.store.Probe(ctx, bucket)
+}
+
 // IssueCredential implements objectstore.CredentialIssuer. Credentials of the bucket not in use
 // are deleted first (one issued by a pass that failed before publishing it among them); a new
 // restricted credential is tried against the container before it is handed out.
