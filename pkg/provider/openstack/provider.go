@@ -302,6 +302,15 @@ func (s *bucketStore) EnsureBucket(ctx context.Context, b objectstore.Bucket) er
 	return s.store.EnsureBucket(ctx, b)
 }
 
+// Probe implements objectstore.Store: a bucket whose shoots' etcd-backup etcd-backup-restore could
+// not use is not available, however well the extension itself reaches it.
+func (s *bucketStore) Probe(ctx context.Context, bucket string) error {
+	if s.unusable != nil {
+		return s.unusable
+	}
+	return s.store.Probe(ctx, bucket)
+}
+
 // EtcdBackupSecretData implements provider.Provider: exactly the keys etcd-backup-restore reads,
 // with one kind of credentials (an operator's secret with an application credential and a stray
 // username or password gives the application credential only).
