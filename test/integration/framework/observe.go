@@ -21,6 +21,10 @@ type Availability struct {
 	// credentials.
 	Config    string
 	Generated bool
+	// NoRevocation, when set, is why the provider's stand-in cannot refuse revoked generated
+	// credentials: the flow then skips the revocation step (and its False condition) and only
+	// checks that a rotation keeps the generated credentials available.
+	NoRevocation string
 }
 
 // AvailabilityFlow checks the BucketAvailable condition against what happens behind the
@@ -51,10 +55,14 @@ func (e *Env) AvailabilityFlow(t *testing.T, a Availability) {
 		if !ok {
 			t.Fatal("the operator's store issues no credentials")
 		}
-		if err := issuer.RevokeCredentials(Ctx(t), bb.Name, nil); err != nil {
-			t.Fatalf("revoking the generated credentials behind the extension's back: %v", err)
+		if a.NoRevocation != "" {
+			t.Logf("skipping the revocation step: %s", a.NoRevocation)
+		} else {
+			if err := issuer.RevokeCredentials(Ctx(t), bb.Name, nil); err != nil {
+				t.Fatalf("revoking the generated credentials behind the extension's back: %v", err)
+			}
+			e.WaitFor(t, bb, time.Minute, "generated credentials refused", Available(gardencorev1beta1.ConditionFalse, "", generated.Name))
 		}
-		e.WaitFor(t, bb, time.Minute, "generated credentials refused", Available(gardencorev1beta1.ConditionFalse, "", generated.Name))
 		e.Trigger(t, bb, backupbucket.AnnotationRotateCredentials, "after-revocation")
 		e.WaitFor(t, bb, time.Minute, "available with new generated credentials", Available(gardencorev1beta1.ConditionTrue, "Available", "generated credentials"))
 	}
