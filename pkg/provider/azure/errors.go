@@ -2,6 +2,7 @@ package azure
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -86,4 +87,35 @@ func errorCode(err error) string {
 		return re.ErrorCode
 	}
 	return ""
+}
+
+// briefError is an SDK error told in one line: the request, the status and the service's error
+// code instead of azcore's multi-line dump of the response (status, code and the whole XML or
+// JSON body). The error itself stays in the chain for classification.
+type briefError struct {
+	err error
+	msg string
+}
+
+func (e *briefError) Error() string { return e.msg }
+func (e *briefError) Unwrap() error { return e.err }
+
+// brief is err in one line where it is a response error. A probe's error goes into the
+// BucketAvailable condition and its event, whose note the API server refuses beyond 1 kB: the
+// dump of one response is most of that, two (operator's and generated credentials) exceed it.
+func brief(err error) error {
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) {
+		return err
+	}
+	msg := fmt.Sprintf("%d %s", re.StatusCode, http.StatusText(re.StatusCode))
+	if re.ErrorCode != "" {
+		msg += " (" + re.ErrorCode + ")"
+	}
+	if req := re.RawResponse; req != nil && req.Request != nil {
+		u := *req.Request.URL
+		u.RawQuery = "" // a SAS token is in the query
+		msg = req.Request.Method + " " + u.String() + ": " + msg
+	}
+	return &briefError{err: err, msg: msg}
 }

@@ -330,7 +330,7 @@ func (s *store) Probe(ctx context.Context, bucket string) error {
 	}
 	pager := s.container(bucket).NewListBlobsFlatPager(&container.ListBlobsFlatOptions{MaxResults: to.Ptr[int32](1)})
 	if _, err := pager.NextPage(ctx); err != nil {
-		return fmt.Errorf("probing container %q: %w", bucket, s.classify(err))
+		return fmt.Errorf("probing container %q: %w", bucket, s.classify(brief(err)))
 	}
 	return nil
 }

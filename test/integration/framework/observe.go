@@ -21,6 +21,13 @@ type Availability struct {
 	// credentials.
 	Config    string
 	Generated bool
+	// NoRevocation, when set, is why the provider's stand-in cannot refuse revoked generated
+	// credentials: the flow then skips the revocation step (and its False condition) and only
+	// checks that a rotation keeps the generated credentials available.
+	NoRevocation string
+	// Delete, when set, deletes the bucket behind the extension's back instead of the operator's
+	// store's DeleteBucket (for example only the container, where that deletes a whole account).
+	Delete func(t *testing.T, bucket string)
 }
 
 // AvailabilityFlow checks the BucketAvailable condition against what happens behind the
@@ -35,7 +42,9 @@ func (e *Env) AvailabilityFlow(t *testing.T, a Availability) {
 	e.WaitFor(t, bb, time.Minute, "bucket available", Available(gardencorev1beta1.ConditionTrue, "Available", ""))
 	store := e.BucketStoreFor(t, a.Operator, a.Config)
 
-	if err := store.DeleteBucket(Ctx(t), bb.Name); err != nil {
+	if a.Delete != nil {
+		a.Delete(t, bb.Name)
+	} else if err := store.DeleteBucket(Ctx(t), bb.Name); err != nil {
 		t.Fatalf("deleting the bucket behind the extension's back: %v", err)
 	}
 	e.WaitFor(t, bb, time.Minute, "bucket unavailable", Available(gardencorev1beta1.ConditionFalse, "BucketNotFound", ""))
@@ -51,10 +60,14 @@ func (e *Env) AvailabilityFlow(t *testing.T, a Availability) {
 		if !ok {
 			t.Fatal("the operator's store issues no credentials")
 		}
-		if err := issuer.RevokeCredentials(Ctx(t), bb.Name, nil); err != nil {
-			t.Fatalf("revoking the generated credentials behind the extension's back: %v", err)
+		if a.NoRevocation != "" {
+			t.Logf("skipping the revocation step: %s", a.NoRevocation)
+		} else {
+			if err := issuer.RevokeCredentials(Ctx(t), bb.Name, nil); err != nil {
+				t.Fatalf("revoking the generated credentials behind the extension's back: %v", err)
+			}
+			e.WaitFor(t, bb, time.Minute, "generated credentials refused", Available(gardencorev1beta1.ConditionFalse, "", generated.Name))
 		}
-		e.WaitFor(t, bb, time.Minute, "generated credentials refused", Available(gardencorev1beta1.ConditionFalse, "", generated.Name))
 		e.Trigger(t, bb, backupbucket.AnnotationRotateCredentials, "after-revocation")
 		e.WaitFor(t, bb, time.Minute, "available with new generated credentials", Available(gardencorev1beta1.ConditionTrue, "Available", "generated credentials"))
 	}

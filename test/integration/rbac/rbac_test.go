@@ -12,14 +12,20 @@ import (
 	"testing"
 	"time"
 
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/charts"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -108,6 +114,11 @@ func TestChartRBACIsSufficient(t *testing.T) {
 	if bb.Status.GeneratedSecretRef == nil {
 		t.Fatal("no generated secret published")
 	}
+	// The probe reads both secrets, writes the condition and emits an event.
+	env.WaitFor(t, bb, time.Minute, "bucket probed under the chart's RBAC", framework.Available(gardencorev1beta1.ConditionTrue, "Available", "generated credentials"))
+	if !env.EventuallyHasEvent(t, bb.Name, backupbucket.ReasonBucketAvailable, bb.Name, 10*time.Second) {
+		t.Errorf("no %s event", backupbucket.ReasonBucketAvailable)
+	}
 	shoot := framework.UniqueName("shoot--rbac--")
 	env.EnsureNamespace(t, shoot)
 	be := env.CreateEntry(t, shoot+"--1", bb.Name, map[string][]byte{"key": []byte("generated")})
@@ -115,6 +126,9 @@ func TestChartRBACIsSufficient(t *testing.T) {
 	if keys, _ := env.SecretKeys(t, shoot, "etcd-backup"); !slices.Contains(keys, "bucketName") {
 		t.Fatalf("etcd-backup keys %v", keys)
 	}
+	// The inventory finds a stale snapshot and reads the shoot's Cluster: hibernated, so not stale.
+	staleSnapshot(t, env, store, be)
+	env.WaitFor(t, be, time.Minute, "entry judged under the chart's RBAC", fresh(gardencorev1beta1.ConditionUnknown, backupentry.ReasonShootHibernated))
 	neighbours := framework.FillEntry(t, store, bb.Name, shoot+"--1/", 50)
 	env.DeleteAndWaitGone(t, be, time.Minute)
 	framework.AssertOnly(t, store, bb.Name, neighbours)
@@ -123,6 +137,96 @@ func TestChartRBACIsSufficient(t *testing.T) {
 	if !apierrors.IsNotFound(err) {
 		t.Fatalf("generated secret after the bucket's deletion: %v", err)
 	}
+}
+
+// staleSnapshot writes a two days old full snapshot into the entry's prefix and hibernates its
+// shoot: the inventory's verdict is stale, which it then checks against the shoot's Cluster.
+func staleSnapshot(t *testing.T, env *framework.Env, store *memstore.Store, be *extensionsv1alpha1.BackupEntry) {
+	t.Helper()
+	key := fmt.Sprintf("%s/etcd-main/v2/Full-00000000-00000001-%d", be.Name, time.Now().Add(-48*time.Hour).Unix())
+	if err := store.PutObject(framework.Ctx(t), be.Spec.BucketName, key, []byte("snapshot")); err != nil {
+		t.Fatal(err)
+	}
+	env.EnsureCluster(t, be.Name, true)
+}
+
+// fresh checks an entry's BackupsFresh condition.
+func fresh(status gardencorev1beta1.ConditionStatus, reason string) func(extensionsv1alpha1.Object) bool {
+	return func(obj extensionsv1alpha1.Object) bool {
+		be, ok := obj.(*extensionsv1alpha1.BackupEntry)
+		if !ok {
+			return false
+		}
+		c := v1beta1helper.GetCondition(be.Status.Conditions, backupentry.ConditionBackupsFresh)
+		return c != nil && c.Status == status && c.Reason == reason
+	}
+}
+
+// inventoryErrors is how many reconciles of the inventory controller failed so far in this process.
+func inventoryErrors(t *testing.T) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_errors_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == "backupentry-inventory-aws" {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+func TestChartRBACWithoutGettingClustersFails(t *testing.T) {
+	withoutClusters := func(rules []any) []any {
+		var kept []any
+		for _, r := range rules {
+			if fmt.Sprint(r.(map[string]any)["resources"]) != "[clusters]" {
+				kept = append(kept, r)
+			}
+		}
+		if len(kept) != len(rules)-1 {
+			panic(fmt.Sprintf("the chart has no rule for clusters alone: %v", rules))
+		}
+		return kept
+	}
+	store := memstore.New(100)
+	env, err := framework.StartWith(memProvider{store}, "local", framework.Options{ManagerConfig: chartIdentity(withoutClusters)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Stop()
+	bb := env.CreateBucket(t, framework.UniqueName("rbac-"), map[string][]byte{"any": []byte("x")}, "")
+	env.WaitFor(t, bb, time.Minute, "bucket reconciled", framework.Succeeded)
+	shoot := framework.UniqueName("shoot--rbac--")
+	env.EnsureNamespace(t, shoot)
+	be := env.CreateEntry(t, shoot+"--1", bb.Name, map[string][]byte{"key": []byte("generated")})
+	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+	env.WaitFor(t, be, time.Minute, "entry counted", fresh(gardencorev1beta1.ConditionUnknown, inventory.ReasonNoSnapshotYet))
+	before := inventoryErrors(t)
+	staleSnapshot(t, env, store, be)
+	// The stale verdict needs the Cluster, which the controllers may not read: the inventory
+	// fails (and its verdict stays the last one published).
+	for deadline := time.Now().Add(30 * time.Second); inventoryErrors(t) == before; time.Sleep(time.Second) {
+		if time.Now().After(deadline) {
+			t.Fatal("the inventory did not fail without get on clusters")
+		}
+	}
+	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(be), be); err != nil {
+		t.Fatal(err)
+	}
+	if fresh(gardencorev1beta1.ConditionUnknown, backupentry.ReasonShootHibernated)(be) {
+		t.Fatal("the entry was judged hibernated without reading its Cluster")
+	}
+	env.DeleteAndWaitGone(t, be, time.Minute)
+	env.DeleteAndWaitGone(t, bb, time.Minute)
 }
 
 func TestChartRBACWithoutCreatingSecretsFails(t *testing.T) {
