@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"time"
+	"unicode/utf8"
 
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -67,4 +68,21 @@ func Jitter(d time.Duration) time.Duration {
 func Succeeded(obj extensionsv1alpha1.Object) bool {
 	last := obj.GetExtensionStatus().GetLastOperation()
 	return last != nil && last.State == gardencorev1beta1.LastOperationStateSucceeded
+}
+
+// maxEventNote is the longest note the API server accepts on an event (events.k8s.io/v1: 1 kB).
+const maxEventNote = 1024
+
+// EventNote is msg cut to what an event's note may hold, on a rune boundary and marked as cut:
+// a longer note makes the API server refuse the whole event, silently for the recorder.
+func EventNote(msg string) string {
+	if len(msg) <= maxEventNote {
+		return msg
+	}
+	const more = " [...]"
+	cut := maxEventNote - len(more)
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + more
 }

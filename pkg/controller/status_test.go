@@ -2,8 +2,10 @@ package controller_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -59,5 +61,15 @@ func TestPatchStatusKeepsOtherWritersConditionsAndTheCallersSpec(t *testing.T) {
 	}
 	if stale.Spec.Region != "one" || v1beta1helper.GetCondition(stale.Status.Conditions, "Mine") == nil {
 		t.Errorf("the caller's object: region %q (want its own, one), conditions %+v (want Mine)", stale.Spec.Region, stale.Status.Conditions)
+	}
+}
+
+func TestEventNoteFitsTheAPIServersLimit(t *testing.T) {
+	long := strings.Repeat("ä", 600) // 1200 bytes, two per rune
+	for _, msg := range []string{"short", long, strings.Repeat("x", 1024), strings.Repeat("x", 1025)} {
+		got := controller.EventNote(msg)
+		if len(got) > 1024 || !utf8.ValidString(got) || (len(msg) <= 1024 && got != msg) || (len(msg) > 1024 && !strings.HasSuffix(got, "[...]")) {
+			t.Errorf("EventNote(%d bytes) = %d bytes, valid %v, %q...", len(msg), len(got), utf8.ValidString(got), got[max(0, len(got)-10):])
+		}
 	}
 }

@@ -106,7 +106,7 @@ func (p *prober) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 		if status != gardencorev1beta1.ConditionTrue {
 			eventType, eventReason = corev1.EventTypeWarning, ReasonBucketUnavailable
 		}
-		p.recorder.Eventf(bb, nil, eventType, eventReason, "Probe", "%s", message)
+		p.recorder.Eventf(bb, nil, eventType, eventReason, "Probe", "%s", corecontroller.EventNote(message))
 	}
 	return reconcile.Result{RequeueAfter: corecontroller.Jitter(p.opts.ProbeInterval)}, nil
 }

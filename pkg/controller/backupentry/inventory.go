@@ -178,8 +178,16 @@ func (c *counter) judge(ctx context.Context, be *extensionsv1alpha1.BackupEntry,
 		return verdict, nil
 	}
 	reason, message, err := snapshotsNotExpected(ctx, c.reader, be)
-	if err != nil || reason == "" {
-		return verdict, err
+	if err != nil {
+		// Whether the shoot takes snapshots now is unknown: the snapshots' age is known, and a
+		// red that may be excused beats a condition that stays green for as long as the
+		// Cluster cannot be read.
+		verdict.Message += fmt.Sprintf(" (whether the shoot is hibernated or gone is unknown: %v)", err)
+		log.FromContext(ctx).Info("Could not read the shoot's Cluster", "error", err.Error())
+		return verdict, nil
+	}
+	if reason == "" {
+		return verdict, nil
 	}
 	return inventory.Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: reason, Message: message + "; " + verdict.Message, Recheck: verdict.Recheck}, nil
 }
@@ -232,7 +240,7 @@ func (c *counter) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 		if verdict.Status == gardencorev1beta1.ConditionFalse {
 			eventType, reason = corev1.EventTypeWarning, ReasonBackupsStale
 		}
-		c.recorder.Eventf(be, nil, eventType, reason, "Inventory", "%s", verdict.Message)
+		c.recorder.Eventf(be, nil, eventType, reason, "Inventory", "%s", corecontroller.EventNote(verdict.Message))
 	}
 	return nil
 }
