@@ -129,6 +129,29 @@ func report(w io.Writer, c config, sides []*side) error {
 	}
 	_ = tw.Flush()
 
+	// The same from what one probe and one inventory cost, at the nominal rates: a probe per
+	// bucket every 5m and an inventory per entry every 30m, stretched by 5% (the jitter's mean).
+	// The measured rates above carry the phase of the window: the entries started together, so
+	// the window holds a whole number of their rounds.
+	probeRounds, inventoryRounds := 3600/(300*1.05), 3600/(1800*1.05)
+	fmt.Fprintf(w, "\nPer resource per hour from the cost of one probe or inventory at the nominal rates (%.2f probes, %.2f inventories per hour):\n", probeRounds, inventoryRounds)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "what\trequests per probe/inventory\tGET/HEAD per hour\t")
+	totalProbeListings := float64(ton.probes[true] + ton.probes[false])
+	if n := on.modified["BackupBucket"]; n > 0 {
+		fmt.Fprintf(tw, "probe (proxy: %.0f listings / %d bucket status writes = %.2f; 2 with generated credentials, 1 without)\t\t\t\n", totalProbeListings, n, totalProbeListings/float64(n))
+	}
+	fmt.Fprintf(tw, "bucket with generated credentials\t2\t%.1f\t\n", 2*probeRounds)
+	fmt.Fprintf(tw, "bucket without\t1\t%.1f\t\n", probeRounds)
+	for _, n := range []int{c.small, c.large} {
+		if ton.listings[n] == 0 {
+			continue
+		}
+		per := float64(ton.pages[n])/float64(ton.listings[n]) + float64(ton.versioning)/float64(max(inventories, 1))
+		fmt.Fprintf(tw, "entry of %d objects (GetBucketVersioning + pages)\t%.2f\t%.1f\t\n", n, per, per*inventoryRounds)
+	}
+	_ = tw.Flush()
+
 	fmt.Fprintln(w, "\nInventories in the window (proxy: listings begun, pages):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "entry size\tentries\tinventories\tper entry per hour\tpages\tpages per inventory\t")
@@ -178,11 +201,11 @@ func report(w io.Writer, c config, sides []*side) error {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t\n", kind, on.modified[kind], off.modified[kind], perHour(float64(d), n))
 	}
 	_ = tw.Flush()
-	fmt.Fprintln(w, "\nThe extension's API requests (rest_client_requests_total, window delta, by method):")
+	fmt.Fprintln(w, "\nThe extension's API requests (rest_client_requests_total, window delta, by method and code):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "method\ton\tbaseline\ton - baseline, per hour at default\t")
-	dOn := delta(on.extBefore, on.extAfter, "rest_client_requests_total", "method")
-	dOff := delta(off.extBefore, off.extAfter, "rest_client_requests_total", "method")
+	fmt.Fprintln(tw, "method code\ton\tbaseline\ton - baseline, per hour at default\t")
+	dOn := restRequests(on)
+	dOff := restRequests(off)
 	methods := map[string]bool{}
 	for k := range dOn {
 		methods[k] = true
@@ -209,4 +232,25 @@ func report(w io.Writer, c config, sides []*side) error {
 	}
 	fmt.Fprintf(w, "\nwrites to the store in the window: 0 on both sides; proxy logs: %s, %s\n", on.log.Name(), off.log.Name())
 	return nil
+}
+
+// restRequests is the window's delta of rest_client_requests_total by "method code".
+func restRequests(s *side) map[string]float64 {
+	out := map[string]float64{}
+	for _, smp := range s.extAfter {
+		if smp.name == "rest_client_requests_total" {
+			out[smp.labels["method"]+" "+smp.labels["code"]] += smp.value
+		}
+	}
+	for _, smp := range s.extBefore {
+		if smp.name == "rest_client_requests_total" {
+			out[smp.labels["method"]+" "+smp.labels["code"]] -= smp.value
+		}
+	}
+	for k, v := range out {
+		if v == 0 {
+			delete(out, k)
+		}
+	}
+	return out
 }
