@@ -16,6 +16,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
@@ -42,6 +45,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "need --buckets, --entries >= 1, --small, --large >= 2, --factor >= 1, --window >= 10s")
 		os.Exit(2)
 	}
+	ctrllog.SetLogger(logr.Discard()) // envtest's own log; the extension logs to its file
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-observe failed:", err)
 		os.Exit(1)
