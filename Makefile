@@ -60,6 +60,10 @@ bench-azure: tools ## 10,000 blobs on Azurite: engine vs one Delete per blob (sa
 bench-openstack: ## 20,000 objects on real Swift: this engine vs one bulk request, at 0 and 50 ms.
 	@go run ./test/bench/openstack $(BENCH_FLAGS)
 
+.PHONY: bench-observe
+bench-observe: tools ## Steady-state cost of the bucket probe and the entry inventory: the aws binary on envtest + MinIO, time scaled, requests counted by a proxy, vs both off.
+	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)"; go run ./test/bench/observe $(BENCH_FLAGS)
+
 IMAGE_REGISTRY ?= europe-docker.pkg.dev/gardener-extension-backup/releases
 IMAGE_TAG ?= 0.1.0
 

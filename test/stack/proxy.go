@@ -27,6 +27,9 @@ type Proxy struct {
 
 	deletes   atomic.Int64
 	Throttled atomic.Int64
+	onRequest func(r *http.Request, status int)
+	// methods counts the requests answered, by HTTP method.
+	methods sync.Map // string -> *atomic.Int64
 	// ForeignWrites counts requests other than HEAD/GET/create for a foreign bucket that were
 	// (wrongly) let through; the proxy answers them itself, so any count is a defect.
 	ForeignWrites atomic.Int64
@@ -42,6 +45,10 @@ type ProxyOptions struct {
 	ThrottleEvery int
 	// ForeignPrefix, if set, makes every bucket whose name starts with it "owned by another account".
 	ForeignPrefix string
+	// OnRequest, if set, is called after every request the proxy answered, with the request and
+	// the status code it answered with (from one goroutine per request: it must be safe for
+	// concurrent use). Benchmarks count and log what passes with it.
+	OnRequest func(r *http.Request, status int)
 }
 
 // StartProxy starts a proxy to target.
@@ -54,11 +61,13 @@ func StartProxy(target string, opts ProxyOptions) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{URL: "http://" + l.Addr().String(), delay: opts.Delay, throttleEvery: int64(opts.ThrottleEvery), foreignPrefix: opts.ForeignPrefix, listener: l}
+	p := &Proxy{URL: "http://" + l.Addr().String(), delay: opts.Delay, throttleEvery: int64(opts.ThrottleEvery), foreignPrefix: opts.ForeignPrefix, onRequest: opts.OnRequest, listener: l}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.Transport = &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 30 * time.Second}
 	rp.ErrorLog = log.New(io.Discard, "", 0) // clients that give up (deadlines, cancelled reconciles) are normal here
-	p.server = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p.server = &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w := &statusWriter{ResponseWriter: rw, status: http.StatusOK}
+		defer p.count(r, w)
 		if p.delay > 0 {
 			time.Sleep(p.delay)
 		}
@@ -81,6 +90,43 @@ func StartProxy(target string, opts ProxyOptions) (*Proxy, error) {
 	})}
 	go func() { _ = p.server.Serve(l) }()
 	return p, nil
+}
+
+// statusWriter remembers the status code a handler answered with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (p *Proxy) count(r *http.Request, w *statusWriter) {
+	c, _ := p.methods.LoadOrStore(r.Method, new(atomic.Int64))
+	c.(*atomic.Int64).Add(1)
+	if p.onRequest != nil {
+		p.onRequest(r, w.status)
+	}
+}
+
+// Methods returns how many requests the proxy answered so far, by HTTP method.
+func (p *Proxy) Methods() map[string]int64 {
+	out := map[string]int64{}
+	p.methods.Range(func(k, v any) bool {
+		out[k.(string)] = v.(*atomic.Int64).Load()
+		return true
+	})
+	return out
 }
 
 // answerForeign answers like AWS does for a bucket of another account: HEAD is 403 without a
