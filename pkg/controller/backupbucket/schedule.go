@@ -41,7 +41,8 @@ func addScheduler(mgr manager.Manager, p provider.Provider, opts corecontroller.
 	return builder.ControllerManagedBy(mgr).
 		Named("backupbucket-credentials-"+p.Type()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: opts.Controller.SkipNameValidation}).
-		For(&extensionsv1alpha1.BackupBucket{}, builder.WithPredicates(predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...))).
+		// Not woken by status writes of the probe: only a reconcile changes what falls due.
+		For(&extensionsv1alpha1.BackupBucket{}, builder.WithPredicates(predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...), corecontroller.SpecOrOperationChanged())).
 		Complete(&scheduler{provider: p, reader: mgr.GetAPIReader(), client: mgr.GetClient()})
 }
 
