@@ -31,7 +31,7 @@ const ReconcileTimeout = 8 * time.Second
 
 // Observe is how often the probe and the inventory run in tests: often, so that every flow runs
 // them beside its own work and the observability flow sees changes within seconds.
-var Observe = controller.ObserveOptions{ProbeInterval: 2 * time.Second, InventoryInterval: 3 * time.Second, Thresholds: inventory.DefaultThresholds}
+var Observe = controller.ObserveOptions{ProbeInterval: 2 * time.Second, InventoryInterval: 10 * time.Second, Thresholds: inventory.DefaultThresholds}
 
 // Env is a real kube-apiserver and etcd with one provider's real controllers running in a
 // manager, driven as gardenlet drives them (the operation annotation).
