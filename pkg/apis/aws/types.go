@@ -34,20 +34,11 @@ type BackupBucketConfig struct {
 	// GeneratedCredentials, when set, publishes bucket-scoped credentials as the bucket's
 	// generated secret, so that shoots get those instead of the operator's.
 	GeneratedCredentials *GeneratedCredentialsConfig `json:"generatedCredentials,omitempty"`
-	// BackupFreshness sets how old the newest backups of each etcd in the bucket may be before
-	// the BackupsFresh condition of its BackupEntry turns False (default: the extension's flags).
-	BackupFreshness *freshness.Settings `json:"backupFreshness,omitempty"`
+	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
+	freshness.Field `json:",inline"`
 }
 
 var _ freshness.Policy = (*BackupBucketConfig)(nil)
-
-// FreshnessSettings implements freshness.Policy.
-func (c *BackupBucketConfig) FreshnessSettings() *freshness.Settings {
-	if c == nil {
-		return nil
-	}
-	return c.BackupFreshness
-}
 
 // Issuers of generated credentials.
 const (

@@ -43,20 +43,11 @@ type BackupBucketConfig struct {
 	// SoftDelete, when set, converges the account's soft delete of blobs and containers (unset:
 	// the account's setting is left alone).
 	SoftDelete *SoftDeleteConfig `json:"softDelete,omitempty"`
-	// BackupFreshness sets how old the newest backups of each etcd in the bucket may be before
-	// the BackupsFresh condition of its BackupEntry turns False (default: the extension's flags).
-	BackupFreshness *freshness.Settings `json:"backupFreshness,omitempty"`
+	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
+	freshness.Field `json:",inline"`
 }
 
 var _ freshness.Policy = (*BackupBucketConfig)(nil)
-
-// FreshnessSettings implements freshness.Policy.
-func (c *BackupBucketConfig) FreshnessSettings() *freshness.Settings {
-	if c == nil {
-		return nil
-	}
-	return c.BackupFreshness
-}
 
 // SoftDeleteConfig keeps deleted blobs and containers recoverable for a number of days (0: off).
 type SoftDeleteConfig struct {

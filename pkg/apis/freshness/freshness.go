@@ -5,6 +5,8 @@
 package freshness
 
 import (
+	"reflect"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -38,6 +40,17 @@ func (s *Settings) Validate(path *field.Path) field.ErrorList {
 	return errs
 }
 
+// Field is the `backupFreshness:` of every provider's BackupBucket config, inlined in each
+// (`freshness.Field `+"`"+`json:",inline"`+"`"+`), which so implements Policy.
+type Field struct {
+	// BackupFreshness sets how old the newest backups of each etcd in the bucket may be before
+	// the BackupsFresh condition of its BackupEntry turns False (default: the extension's flags).
+	BackupFreshness *Settings `json:"backupFreshness,omitempty"`
+}
+
+// FreshnessSettings implements Policy.
+func (f Field) FreshnessSettings() *Settings { return f.BackupFreshness }
+
 // Policy is implemented by a provider's decoded BackupBucket config.
 type Policy interface {
 	// FreshnessSettings returns the config's backupFreshness, or nil if it sets none.
@@ -46,8 +59,12 @@ type Policy interface {
 
 // Of returns cfg's settings, or nil for a config that sets none.
 func Of(cfg any) *Settings {
-	if p, ok := cfg.(Policy); ok {
-		return p.FreshnessSettings()
+	p, ok := cfg.(Policy)
+	if !ok {
+		return nil
 	}
-	return nil
+	if v := reflect.ValueOf(cfg); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil // a typed nil config: the defaults
+	}
+	return p.FreshnessSettings()
 }

@@ -50,17 +50,22 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-type withSettings struct{ s *freshness.Settings }
-
-func (w *withSettings) FreshnessSettings() *freshness.Settings { return w.s }
+// config inlines the field as every provider's BackupBucket config does.
+type config struct {
+	Other           string `json:"other"`
+	freshness.Field `json:",inline"`
+}
 
 func TestOf(t *testing.T) {
 	s := &freshness.Settings{FullSnapshotMaxAge: d(time.Hour)}
-	if got := freshness.Of(&withSettings{s}); got != s {
+	if got := freshness.Of(&config{Field: freshness.Field{BackupFreshness: s}}); got != s {
 		t.Fatalf("got %v; want the config's settings", got)
 	}
-	if got := freshness.Of(&withSettings{}); got != nil {
+	if got := freshness.Of(&config{}); got != nil {
 		t.Fatalf("got %v for a config without settings", got)
+	}
+	if got := freshness.Of((*config)(nil)); got != nil {
+		t.Fatalf("got %v for a typed nil config", got)
 	}
 	if got := freshness.Of(struct{}{}); got != nil {
 		t.Fatalf("got %v for a config that is no Policy", got)

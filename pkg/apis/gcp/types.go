@@ -38,20 +38,11 @@ type BackupBucketConfig struct {
 	// only on that bucket, as the bucket's generated secret, so that shoots get it instead of
 	// the operator's credentials.
 	GeneratedCredentials *GeneratedCredentialsConfig `json:"generatedCredentials,omitempty"`
-	// BackupFreshness sets how old the newest backups of each etcd in the bucket may be before
-	// the BackupsFresh condition of its BackupEntry turns False (default: the extension's flags).
-	BackupFreshness *freshness.Settings `json:"backupFreshness,omitempty"`
+	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
+	freshness.Field `json:",inline"`
 }
 
 var _ freshness.Policy = (*BackupBucketConfig)(nil)
-
-// FreshnessSettings implements freshness.Policy.
-func (c *BackupBucketConfig) FreshnessSettings() *freshness.Settings {
-	if c == nil {
-		return nil
-	}
-	return c.BackupFreshness
-}
 
 // GeneratedCredentialsConfig configures the service-account keys issued per bucket: rotation,
 // and AllowPassThrough (for example when an organization policy forbids service-account keys).

@@ -36,20 +36,11 @@ type BackupBucketConfig struct {
 	// GeneratedCredentials, when set, publishes a Keystone application credential per bucket as
 	// the bucket's generated secret, so that shoots get it instead of the operator's credentials.
 	GeneratedCredentials *GeneratedCredentialsConfig `json:"generatedCredentials,omitempty"`
-	// BackupFreshness sets how old the newest backups of each etcd in the bucket may be before
-	// the BackupsFresh condition of its BackupEntry turns False (default: the extension's flags).
-	BackupFreshness *freshness.Settings `json:"backupFreshness,omitempty"`
+	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
+	freshness.Field `json:",inline"`
 }
 
 var _ freshness.Policy = (*BackupBucketConfig)(nil)
-
-// FreshnessSettings implements freshness.Policy.
-func (c *BackupBucketConfig) FreshnessSettings() *freshness.Settings {
-	if c == nil {
-		return nil
-	}
-	return c.BackupFreshness
-}
 
 // DefaultRotationPeriod rotates application credentials monthly unless configured otherwise:
 // they expire (see GeneratedCredentialsConfig), so they must be rotated.
