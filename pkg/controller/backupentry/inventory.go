@@ -77,12 +77,11 @@ func ReadProviderStatus(be *extensionsv1alpha1.BackupEntry) (ProviderStatus, err
 // counter takes each entry's inventory on an interval and judges its freshness. It only reads
 // the store.
 type counter struct {
-	provider   provider.Provider
-	reader     client.Reader
-	client     client.Client
-	recorder   events.EventRecorder
-	opts       corecontroller.ObserveOptions
-	thresholds func(*extensionsv1alpha1.BackupEntry) inventory.Thresholds
+	provider provider.Provider
+	reader   client.Reader
+	client   client.Client
+	recorder events.EventRecorder
+	opts     corecontroller.ObserveOptions
 }
 
 // addCounter registers the inventory for p's entries when its interval is set.
@@ -91,7 +90,6 @@ func addCounter(mgr manager.Manager, p provider.Provider, recorder events.EventR
 		return nil
 	}
 	c := &counter{provider: p, reader: mgr.GetAPIReader(), client: mgr.GetClient(), recorder: recorder, opts: opts.Observe}
-	c.thresholds = c.thresholdsOf
 	return builder.ControllerManagedBy(mgr).
 		Named("backupentry-inventory-"+p.Type()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: opts.Controller.SkipNameValidation}).
@@ -124,11 +122,8 @@ func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		return reconcile.Result{}, nil // its first successful reconcile wakes us
 	}
 	now := c.opts.Now()
-	thresholds := c.thresholds(be)
-	verdict, err := c.judge(ctx, be, ps.Inventory, thresholds, now)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
+	thresholds := c.thresholdsOf(be)
+	verdict := c.judge(ctx, be, ps.Inventory, thresholds, now)
 	if ps.Inventory != nil {
 		due := ps.Inventory.CountedAt.Add(c.opts.InventoryInterval)
 		confirm := verdict.Status != gardencorev1beta1.ConditionTrue && now.Sub(ps.Inventory.CountedAt.Time) >= minRecount
@@ -147,10 +142,7 @@ func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		// Freshness is unknown now; the metric keeps what the last inventory says at this time
 		// (its snapshots are at least that old), so an alert on stale backups does not clear
 		// because the listing fails too. Retried in a minute, not in a back-off storm of listings.
-		lastKnown, jerr := c.judge(ctx, be, ps.Inventory, thresholds, now)
-		if jerr != nil {
-			return reconcile.Result{}, jerr
-		}
+		lastKnown := c.judge(ctx, be, ps.Inventory, thresholds, now)
 		verdict = inventory.Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonInventoryFailed,
 			Message: fmt.Sprintf("Counting the objects under the entry's prefix failed: %v. The last inventory says: %s", err, lastKnown.Message)}
 		if perr := c.publish(ctx, be, nil, verdict); perr != nil {
@@ -160,9 +152,7 @@ func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		log.FromContext(ctx).Info("Inventory failed, retrying in a minute", "error", err.Error())
 		return reconcile.Result{RequeueAfter: minRecount}, nil
 	}
-	if verdict, err = c.judge(ctx, be, &inv, thresholds, now); err != nil {
-		return reconcile.Result{}, err
-	}
+	verdict = c.judge(ctx, be, &inv, thresholds, now)
 	if err := c.publish(ctx, be, &inv, verdict); err != nil {
 		return reconcile.Result{}, err
 	}
@@ -172,10 +162,10 @@ func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 
 // judge is inventory.Judge, except that snapshots too old or missing are no failure where the
 // shoot takes none now (hibernated, or gone): the verdict is then Unknown with that reason.
-func (c *counter) judge(ctx context.Context, be *extensionsv1alpha1.BackupEntry, inv *inventory.Inventory, t inventory.Thresholds, now time.Time) (inventory.Verdict, error) {
+func (c *counter) judge(ctx context.Context, be *extensionsv1alpha1.BackupEntry, inv *inventory.Inventory, t inventory.Thresholds, now time.Time) inventory.Verdict {
 	verdict := inventory.Judge(inv, t, be.CreationTimestamp.Time, now)
 	if verdict.Status != gardencorev1beta1.ConditionFalse {
-		return verdict, nil
+		return verdict
 	}
 	reason, message, err := snapshotsNotExpected(ctx, c.reader, be)
 	if err != nil {
@@ -184,12 +174,12 @@ func (c *counter) judge(ctx context.Context, be *extensionsv1alpha1.BackupEntry,
 		// Cluster cannot be read.
 		verdict.Message += fmt.Sprintf(" (whether the shoot is hibernated or gone is unknown: %v)", err)
 		log.FromContext(ctx).Info("Could not read the shoot's Cluster", "error", err.Error())
-		return verdict, nil
+		return verdict
 	}
 	if reason == "" {
-		return verdict, nil
+		return verdict
 	}
-	return inventory.Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: reason, Message: message + "; " + verdict.Message, Recheck: verdict.Recheck}, nil
+	return inventory.Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: reason, Message: message + "; " + verdict.Message, Recheck: verdict.Recheck}
 }
 
 // take lists the entry's prefix once with the entry's own credentials.

@@ -84,7 +84,6 @@ func newInventoryFixture(t *testing.T, name string, objs ...client.Object) *inve
 	f := &inventoryFixture{t: t, store: store, client: c, clock: clocktesting.NewFakeClock(created), recorder: events.NewFakeRecorder(20)}
 	f.counter = &counter{provider: controllertest.Provider{Store: store}, reader: c, client: c, recorder: f.recorder,
 		opts: corecontroller.ObserveOptions{InventoryInterval: inventoryInterval, Thresholds: inventory.DefaultThresholds, Clock: f.clock}}
-	f.counter.thresholds = f.counter.thresholdsOf
 	metrics.ForgetEntry(name)
 	return f
 }
