@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
@@ -21,23 +22,48 @@ import (
 )
 
 // NewStore reads the credentials secret directly from the API server (secrets are never cached:
-// a seed holds thousands) and builds the provider's store for this one request from creds, whose
-// Data and WorkloadIdentity it fills in.
-func NewStore(ctx context.Context, reader client.Reader, p provider.Provider, ref corev1.SecretReference, creds provider.Credentials) (objectstore.Store, error) {
-	secret := &corev1.Secret{}
-	if err := reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, &MissingSecretError{Ref: ref}
-		}
-		return nil, fmt.Errorf("reading credentials secret %s/%s: %w", ref.Namespace, ref.Name, err)
+// a seed holds thousands) and builds the provider's store for this one request with the bucket's
+// providerConfig (nil: the defaults).
+func NewStore(ctx context.Context, reader client.Reader, p provider.Provider, ref corev1.SecretReference, region string, cfg config.Bucket) (objectstore.Store, error) {
+	creds, err := readCredentials(ctx, reader, ref, region)
+	if err != nil {
+		return nil, err
 	}
-	creds.Data = secret.Data
-	creds.WorkloadIdentity = secret.Labels[securityv1alpha1constants.LabelPurpose] == securityv1alpha1constants.LabelPurposeWorkloadIdentityTokenRequestor
-	store, err := p.NewStore(ctx, creds)
+	store, err := p.NewStore(ctx, creds, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("credentials secret %s/%s: %w", ref.Namespace, ref.Name, err)
 	}
 	return metrics.Store(store), nil
+}
+
+// NewIssuer reads the credentials secret as NewStore does and builds the provider's issuer named
+// issuer, or nil where these credentials issue none.
+func NewIssuer(ctx context.Context, reader client.Reader, p provider.Provider, ref corev1.SecretReference, region string, cfg config.Bucket, issuer string) (objectstore.CredentialIssuer, error) {
+	creds, err := readCredentials(ctx, reader, ref, region)
+	if err != nil {
+		return nil, err
+	}
+	iss, err := p.NewIssuer(ctx, creds, cfg, issuer)
+	if err != nil {
+		return nil, fmt.Errorf("credentials secret %s/%s, issuer %q: %w", ref.Namespace, ref.Name, issuer, err)
+	}
+	return metrics.Issuer(iss), nil
+}
+
+// readCredentials reads the credentials secret from the API server.
+func readCredentials(ctx context.Context, reader client.Reader, ref corev1.SecretReference, region string) (provider.Credentials, error) {
+	secret := &corev1.Secret{}
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return provider.Credentials{}, &MissingSecretError{Ref: ref}
+		}
+		return provider.Credentials{}, fmt.Errorf("reading credentials secret %s/%s: %w", ref.Namespace, ref.Name, err)
+	}
+	return provider.Credentials{
+		Data:             secret.Data,
+		WorkloadIdentity: secret.Labels[securityv1alpha1constants.LabelPurpose] == securityv1alpha1constants.LabelPurposeWorkloadIdentityTokenRequestor,
+		Region:           region,
+	}, nil
 }
 
 // AddOptions configure either controller.
@@ -98,7 +124,7 @@ func (o DeletionOptions) DeleteOptions(ctx context.Context) objectstore.DeleteOp
 // BucketConfig decodes a BackupBucket's providerConfig with the provider's strict decoding; its
 // errors name the field under "spec". Callers that must go on with an invalid config (deletion,
 // deferral, the scheduler) use the defaults (nil) instead.
-func BucketConfig(p provider.Provider, bb *extensionsv1alpha1.BackupBucket) (any, error) {
+func BucketConfig(p provider.Provider, bb *extensionsv1alpha1.BackupBucket) (config.Bucket, error) {
 	var raw []byte
 	if bb.Spec.ProviderConfig != nil {
 		raw = bb.Spec.ProviderConfig.Raw

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -31,12 +32,17 @@ func (s requestingStore) ListObjects(ctx context.Context, bucket, prefix string,
 	return s.Store.ListObjects(ctx, bucket, prefix, fn)
 }
 
-type issuing struct{ objectstore.Store }
+// issuing records the operation each of its calls was named with.
+type issuing struct{ ops *[]string }
 
-func (issuing) IssueCredential(context.Context, string, []string) (objectstore.Credential, error) {
+func (i issuing) IssueCredential(ctx context.Context, _ string, _ []string) (objectstore.Credential, error) {
+	*i.ops = append(*i.ops, metrics.Operation(ctx))
 	return objectstore.Credential{}, nil
 }
-func (issuing) RevokeCredentials(context.Context, string, []string) error { return nil }
+func (i issuing) RevokeCredentials(ctx context.Context, _ string, _ []string) error {
+	*i.ops = append(*i.ops, metrics.Operation(ctx))
+	return nil
+}
 
 func TestTransportCountsEveryRequestByTheStoreOperation(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -85,15 +91,23 @@ func TestTransportCountsEveryRequestByTheStoreOperation(t *testing.T) {
 	}
 }
 
-func TestStoreStaysAnIssuer(t *testing.T) {
-	mem := memstore.New(10)
-	if _, ok := metrics.Store(mem).(objectstore.CredentialIssuer); ok {
-		t.Error("a store that issues nothing became an issuer")
+func TestIssuerNamesItsCalls(t *testing.T) {
+	if metrics.Issuer(nil) != nil {
+		t.Error("no issuer became one")
 	}
-	if _, ok := metrics.Store(issuing{mem}).(objectstore.CredentialIssuer); !ok {
-		t.Error("an issuing store lost its issuer")
+	var ops []string
+	iss := metrics.Issuer(issuing{&ops})
+	ctx := context.Background()
+	if _, err := iss.IssueCredential(ctx, "b", nil); err != nil {
+		t.Fatal(err)
 	}
-	if err := metrics.Store(mem).Probe(context.Background(), "missing"); !errors.Is(err, objectstore.ErrBucketNotFound) {
+	if err := iss.RevokeCredentials(ctx, "b", nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"issue_credential", "revoke_credentials"}; !slices.Equal(ops, want) {
+		t.Errorf("operations %q, want %q", ops, want)
+	}
+	if err := metrics.Store(memstore.New(10)).Probe(ctx, "missing"); !errors.Is(err, objectstore.ErrBucketNotFound) {
 		t.Errorf("Probe through the named store = %v", err)
 	}
 }

@@ -7,13 +7,15 @@ import (
 )
 
 // Store names every call of s with its operation (WithOperation), so that the cloud requests a
-// provider's Transport counts carry it. A store that issues credentials stays an issuer.
-func Store(s objectstore.Store) objectstore.Store {
-	named := namedStore{s}
-	if issuer, ok := s.(objectstore.CredentialIssuer); ok {
-		return namedIssuer{namedStore: named, issuer: issuer}
+// provider's Transport counts carry it.
+func Store(s objectstore.Store) objectstore.Store { return namedStore{s} }
+
+// Issuer does for an issuer what Store does for a store; a nil issuer stays nil.
+func Issuer(i objectstore.CredentialIssuer) objectstore.CredentialIssuer {
+	if i == nil {
+		return nil
 	}
-	return named
+	return namedIssuer{i}
 }
 
 type namedStore struct{ s objectstore.Store }
@@ -55,10 +57,7 @@ func (n namedStore) GetObject(ctx context.Context, bucket, key string) ([]byte, 
 	return n.s.GetObject(WithOperation(ctx, "get_object"), bucket, key)
 }
 
-type namedIssuer struct {
-	namedStore
-	issuer objectstore.CredentialIssuer
-}
+type namedIssuer struct{ issuer objectstore.CredentialIssuer }
 
 func (n namedIssuer) IssueCredential(ctx context.Context, bucket string, inUse []string) (objectstore.Credential, error) {
 	return n.issuer.IssueCredential(WithOperation(ctx, "issue_credential"), bucket, inUse)

@@ -11,9 +11,10 @@ type Credential struct {
 	Data map[string][]byte
 }
 
-// CredentialIssuer is implemented by stores that can issue credentials scoped to one bucket. The
-// BackupBucket controller publishes them as the bucket's generated secret and rotates them with
-// an overlap: a new credential is published before the previous one is revoked.
+// CredentialIssuer issues credentials scoped to one bucket; a provider builds one by name
+// (provider.Provider.NewIssuer). The BackupBucket controller publishes them as the bucket's
+// generated secret and rotates them with an overlap: a new credential is published before the
+// previous one is revoked, and always by the issuer that issued it.
 type CredentialIssuer interface {
 	// IssueCredential returns a new credential for bucket. The credentials named in inUse stay
 	// valid; a store that cannot issue one more without revoking one of them returns

@@ -8,15 +8,13 @@ import (
 	"time"
 )
 
-// Bucket is the declared state of one backup bucket.
+// Bucket is the declared state of one backup bucket. Its settings (encryption, immutability, ...)
+// are the providerConfig the store was built with (provider.Provider.NewStore).
 type Bucket struct {
 	// Name of the bucket (or container) in the cloud.
 	Name string
 	// Region the bucket must live in. Stores without regions ignore it.
 	Region string
-	// Config is the provider's decoded, validated providerConfig (a pointer to the provider's own
-	// type), or nil for the provider's defaults. Only the provider's own Store interprets it.
-	Config any
 }
 
 // ObjectVersion names one stored object version. Stores without versions leave Version empty.

@@ -6,29 +6,32 @@ import (
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // Provider is one cloud's implementation. It holds no per-request state: the controllers call it
 // from several workers at once.
 type Provider interface {
-	// Type is the extension type (spec.type) this provider serves, for example "aws".
-	Type() string
+	// API is the provider's SDK-free half (type, providerConfig decoding, bucket names); the
+	// admission webhook uses it alone.
+	config.API
 
-	// DecodeBucketConfig strictly decodes and validates a BackupBucket's providerConfig (nil or
-	// empty: the defaults) before any cloud call. Errors wrap objectstore.ErrInvalidConfig and
-	// name the offending field path (for example "providerConfig.immutability.retentionPeriod").
-	DecodeBucketConfig(raw []byte) (any, error)
+	// NewStore builds a store from the data of a credentials secret and the bucket's decoded
+	// providerConfig (nil: the defaults; entries pass the copy gardenlet gives them). It is called
+	// for every request and must not cache clients across requests. Missing or malformed keys
+	// return objectstore.ErrInvalidConfig naming the key, never its value.
+	NewStore(ctx context.Context, creds Credentials, cfg config.Bucket) (objectstore.Store, error)
 
-	// ValidateBucketName checks the store's naming rules for a bucket (the BackupBucket's name)
-	// without any call, so that the admission webhook and the controllers refuse a name the store
-	// would refuse. Errors wrap objectstore.ErrInvalidConfig and name the rule broken.
-	ValidateBucketName(name string) error
-
-	// NewStore builds a store from the data of a credentials secret. It is called for every
-	// request and must not cache clients across requests. Missing or malformed keys return
-	// objectstore.ErrInvalidConfig naming the key, never its value.
-	NewStore(ctx context.Context, creds Credentials) (objectstore.Store, error)
+	// NewIssuer builds the issuer named issuer (a name config.Bucket's GeneratedCredentials
+	// returned, or one a generated secret recorded) from the same credentials, to issue, rotate
+	// or revoke the bucket's generated credentials. cfg may ask for no generated credentials: the
+	// issuer is then used only to revoke. It returns a nil issuer without an error where these
+	// credentials issue none (shoots use the operator's credentials, for example an Azure account
+	// key secret), and objectstore.ErrInvalidConfig for a name the provider does not know. The
+	// empty name stands for generated secrets recorded before issuers were named: the provider's
+	// issuer for these credentials.
+	NewIssuer(ctx context.Context, creds Credentials, cfg config.Bucket, issuer string) (objectstore.CredentialIssuer, error)
 
 	// EtcdBackupSecretData returns the data of the shoot's etcd-backup secret: exactly the keys
 	// etcd-backup-restore reads, from the entry secret's data (which gardener's generic actuator
@@ -44,11 +47,4 @@ type Credentials struct {
 	WorkloadIdentity bool
 	// Region is the bucket's region (spec.region), for clients that need one.
 	Region string
-	// BucketConfig is the BackupBucket's providerConfig as DecodeBucketConfig returned it, or nil
-	// (for entries, and buckets without one).
-	BucketConfig any
-	// Retiring asks for a store that revokes the generated credentials of a bucket whose
-	// providerConfig no longer asks for them: a provider that can still revoke them with these
-	// credentials returns an objectstore.CredentialIssuer (used only to revoke).
-	Retiring bool
 }

@@ -4,8 +4,8 @@ package aws
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/generated"
 )
 
 const (
@@ -55,15 +55,15 @@ type GeneratedCredentialsConfig struct {
 	// user with a policy limited to the bucket, through the endpoint's admin API).
 	Issuer string `json:"issuer"`
 	// Rotation and AllowPassThrough (an S3-compatible store without IAM or MinIO's admin API).
-	generated.Credentials `json:",inline"`
+	credentials.Generation `json:",inline"`
 }
 
-// GenerationSettings implements generated.Policy.
-func (c *BackupBucketConfig) GenerationSettings() *generated.Credentials {
+// GenerationSettings implements credentials.Policy: the issuer is the one the config names.
+func (c *BackupBucketConfig) GenerationSettings() *credentials.Settings {
 	if c == nil || c.GeneratedCredentials == nil {
 		return nil
 	}
-	return &c.GeneratedCredentials.Credentials
+	return &credentials.Settings{Issuer: c.GeneratedCredentials.Issuer, Generation: c.GeneratedCredentials.Generation}
 }
 
 // RetentionTypeBucket is the only retention type: a default retention on the whole bucket.

@@ -9,10 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/generated"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/rotation"
 )
 
 const (
@@ -39,7 +38,7 @@ type BackupBucketConfig struct {
 	// StorageAccount configures the storage account the extension creates.
 	StorageAccount *StorageAccountConfig `json:"storageAccount,omitempty"`
 	// Rotation configures the rotation of the generated secret's account key.
-	Rotation *rotation.Config `json:"rotation,omitempty"`
+	Rotation *credentials.Rotation `json:"rotation,omitempty"`
 	// SoftDelete, when set, converges the account's soft delete of blobs and containers (unset:
 	// the account's setting is left alone).
 	SoftDelete *SoftDeleteConfig `json:"softDelete,omitempty"`
@@ -102,13 +101,21 @@ func (c *BackupBucketConfig) SKU() string {
 	return DefaultSKUName
 }
 
-// GenerationSettings implements generated.Policy: the account keys' rotation (an account the
-// extension manages always publishes its keys).
-func (c *BackupBucketConfig) GenerationSettings() *generated.Credentials {
-	if c == nil {
-		return &generated.Credentials{}
+// IssuerAccountKey publishes a key of the storage account the extension created for the bucket:
+// Azure's one issuer. It is always asked for, because shoots reach an account the extension
+// manages only with its key; the provider builds it from management-plane credentials (a
+// service principal or workload identity) and none from an account key secret, whose key shoots
+// then use as it is.
+const IssuerAccountKey = "AccountKey"
+
+// GenerationSettings implements credentials.Policy: always the account key, with the keys'
+// rotation (see IssuerAccountKey).
+func (c *BackupBucketConfig) GenerationSettings() *credentials.Settings {
+	var r *credentials.Rotation
+	if c != nil {
+		r = c.Rotation
 	}
-	return &generated.Credentials{Rotation: c.Rotation}
+	return &credentials.Settings{Issuer: IssuerAccountKey, Generation: credentials.Generation{Rotation: r}}
 }
 
 // WorkloadIdentityConfig is the "config" key of a workload identity secret

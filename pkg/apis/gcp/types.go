@@ -6,8 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/generated"
 )
 
 const (
@@ -47,15 +47,19 @@ var _ freshness.Policy = (*BackupBucketConfig)(nil)
 // GeneratedCredentialsConfig configures the service-account keys issued per bucket: rotation,
 // and AllowPassThrough (for example when an organization policy forbids service-account keys).
 type GeneratedCredentialsConfig struct {
-	generated.Credentials `json:",inline"`
+	credentials.Generation `json:",inline"`
 }
 
-// GenerationSettings implements generated.Policy.
-func (c *BackupBucketConfig) GenerationSettings() *generated.Credentials {
+// IssuerServiceAccountKey issues a key of one service account per bucket, bound to the bucket
+// only: GCP's one issuer.
+const IssuerServiceAccountKey = "ServiceAccountKey"
+
+// GenerationSettings implements credentials.Policy.
+func (c *BackupBucketConfig) GenerationSettings() *credentials.Settings {
 	if c == nil || c.GeneratedCredentials == nil {
 		return nil
 	}
-	return &c.GeneratedCredentials.Credentials
+	return &credentials.Settings{Issuer: IssuerServiceAccountKey, Generation: c.GeneratedCredentials.Generation}
 }
 
 // RetentionTypeBucket is the only retention type: a retention policy on the whole bucket.

@@ -9,10 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/generated"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/rotation"
 )
 
 const (
@@ -51,7 +50,7 @@ type GeneratedCredentialsConfig struct {
 	// Rotation (default period 720h: a credential expires two periods plus the grace period after
 	// it was issued, so that a missed rotation does not interrupt backups at once) and
 	// AllowPassThrough (a cloud that cannot check access rules).
-	generated.Credentials `json:",inline"`
+	credentials.Generation `json:",inline"`
 	// AccessRules restricts the credential to the bucket's container with Keystone access rules
 	// (default true). Swift must check them (keystonemiddleware's service_type = object-store);
 	// a credential the cloud refuses is revoked and reported, never published. false issues
@@ -61,26 +60,30 @@ type GeneratedCredentialsConfig struct {
 	Roles []string `json:"roles,omitempty"`
 }
 
-// GenerationSettings implements generated.Policy, with the default rotation period.
-func (c *BackupBucketConfig) GenerationSettings() *generated.Credentials {
+// IssuerApplicationCredential issues a Keystone application credential per bucket: OpenStack's
+// one issuer.
+const IssuerApplicationCredential = "ApplicationCredential"
+
+// GenerationSettings implements credentials.Policy, with the default rotation period.
+func (c *BackupBucketConfig) GenerationSettings() *credentials.Settings {
 	if c == nil || c.GeneratedCredentials == nil {
 		return nil
 	}
-	g := c.GeneratedCredentials.Credentials
+	g := c.GeneratedCredentials.Generation
 	if g.Rotation.RotationPeriod() == 0 {
-		r := rotation.Config{Period: &metav1.Duration{Duration: DefaultRotationPeriod}}
+		r := credentials.Rotation{Period: &metav1.Duration{Duration: DefaultRotationPeriod}}
 		if g.Rotation != nil {
 			r.GracePeriod = g.Rotation.GracePeriod
 		}
 		g.Rotation = &r
 	}
-	return &g
+	return &credentials.Settings{Issuer: IssuerApplicationCredential, Generation: g}
 }
 
 // Lifetime is how long an application credential issued now stays valid.
 func (c *BackupBucketConfig) Lifetime() time.Duration {
 	g := c.GenerationSettings()
-	return 2*g.Rotation.RotationPeriod() + g.Rotation.Grace()
+	return 2*g.RotationPeriod() + g.Grace()
 }
 
 // RestrictToContainer says whether credentials carry access rules.

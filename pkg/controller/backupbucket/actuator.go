@@ -14,6 +14,7 @@ import (
 	"github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -47,17 +48,24 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 	if err != nil {
 		return err
 	}
-	store, err := controller.NewStore(ctx, a.reader, a.provider, bb.Spec.SecretRef, provider.Credentials{Region: bb.Spec.Region, BucketConfig: cfg})
+	store, err := controller.NewStore(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region, cfg)
 	if err != nil {
 		return err
 	}
-	if err := store.EnsureBucket(ctx, objectstore.Bucket{Name: bb.Name, Region: bb.Spec.Region, Config: cfg}); err != nil {
+	if err := store.EnsureBucket(ctx, objectstore.Bucket{Name: bb.Name, Region: bb.Spec.Region}); err != nil {
 		return fmt.Errorf("bucket %q: %w", bb.Name, err)
 	}
 	log.Info("Bucket is converged", "bucket", bb.Name, "region", bb.Spec.Region)
-	if issuer, ok := store.(objectstore.CredentialIssuer); ok {
-		return a.publishCredential(ctx, log, bb, issuer, cfg)
+	if g := config.GeneratedCredentials(cfg); g != nil {
+		issuer, err := a.newIssuer(ctx, bb, cfg, g.Issuer)
+		if err != nil {
+			return err
+		}
+		if issuer != nil {
+			return a.publishCredential(ctx, log, bb, cfg, g, issuer)
+		}
 	}
+	// No generated credentials asked for, or none these credentials can issue.
 	return a.retireCredentials(ctx, log, bb, cfg)
 }
 
@@ -71,7 +79,7 @@ func (a *actuator) Delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
 	// An invalid providerConfig must not keep a bucket from being deleted: the defaults do.
 	cfg, _ := controller.BucketConfig(a.provider, bb)
-	store, err := controller.NewStore(ctx, a.reader, a.provider, bb.Spec.SecretRef, provider.Credentials{Region: bb.Spec.Region, BucketConfig: cfg})
+	store, err := controller.NewStore(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region, cfg)
 	if err != nil {
 		return err
 	}
@@ -104,7 +112,7 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 	log.Info("Bucket is deleted", "bucket", bb.Name)
 	controller.ObserveDeletionDone(controller.KindBackupBucket, bb.Name)
 	metrics.ForgetBucket(bb.Name)
-	return a.dropCredentials(ctx, log, bb, store, cfg)
+	return a.dropCredentials(ctx, log, bb, cfg)
 }
 
 // notEmptied names what is left in a bucket the store refuses to delete after a complete pass

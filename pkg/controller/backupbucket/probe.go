@@ -21,6 +21,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	predicateutils "github.com/gardener/gardener/pkg/controllerutils/predicate"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -125,13 +126,12 @@ func (p *prober) probe(ctx context.Context, bb *extensionsv1alpha1.BackupBucket)
 		metrics.BucketAvailable.DeleteLabelValues(bb.Name, metrics.CredentialsGenerated)
 	}
 	for i := range results {
-		ref := bb.Spec.SecretRef
-		creds := provider.Credentials{Region: bb.Spec.Region, BucketConfig: cfg}
+		ref, refCfg := bb.Spec.SecretRef, cfg
 		if results[i].label == metrics.CredentialsGenerated {
-			ref, creds.BucketConfig = *bb.Status.GeneratedSecretRef, nil
+			ref, refCfg = *bb.Status.GeneratedSecretRef, nil
 		}
 		start := time.Now()
-		results[i].err = p.probeWith(ctx, ref, creds, bb.Name)
+		results[i].err = p.probeWith(ctx, ref, bb.Spec.Region, refCfg, bb.Name)
 		metrics.ProbeDuration.WithLabelValues(results[i].label).Observe(time.Since(start).Seconds())
 		available := 0.0
 		if results[i].err == nil {
@@ -160,8 +160,8 @@ func (p *prober) probe(ctx context.Context, bb *extensionsv1alpha1.BackupBucket)
 	return status, reason, fmt.Sprintf("Bucket %q did not answer a listing %s.", bb.Name, strings.Join(failed, "; "))
 }
 
-func (p *prober) probeWith(ctx context.Context, ref corev1.SecretReference, creds provider.Credentials, bucket string) error {
-	store, err := corecontroller.NewStore(ctx, p.reader, p.provider, ref, creds)
+func (p *prober) probeWith(ctx context.Context, ref corev1.SecretReference, region string, cfg config.Bucket, bucket string) error {
+	store, err := corecontroller.NewStore(ctx, p.reader, p.provider, ref, region, cfg)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
@@ -37,7 +38,7 @@ type revocable struct {
 	revoked map[string]bool
 }
 
-func (p revocable) NewStore(ctx context.Context, creds provider.Credentials) (objectstore.Store, error) {
+func (p revocable) NewStore(_ context.Context, creds provider.Credentials, _ config.Bucket) (objectstore.Store, error) {
 	if p.revoked[string(creds.Data["key"])] {
 		return refused{p.Store}, nil
 	}

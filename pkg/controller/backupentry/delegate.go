@@ -66,7 +66,7 @@ func (d *delegate) checkBucket(ctx context.Context, be *extensionsv1alpha1.Backu
 	if err != nil {
 		return err
 	}
-	store, err := controller.NewStore(ctx, d.reader, d.provider, be.Spec.SecretRef, provider.Credentials{Region: be.Spec.Region})
+	store, err := controller.NewStore(ctx, d.reader, d.provider, be.Spec.SecretRef, be.Spec.Region, nil)
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extens
 	if be.Spec.BucketName == "" {
 		return errEmptyBucketName
 	}
-	store, err := controller.NewStore(ctx, d.reader, d.provider, secretRef, provider.Credentials{Region: be.Spec.Region})
+	store, err := controller.NewStore(ctx, d.reader, d.provider, secretRef, be.Spec.Region, nil)
 	if err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func (d *delegate) deferDeletion(ctx context.Context, log logr.Logger, store obj
 		return deferral, err
 	}
 	cfg, _ := controller.BucketConfig(d.provider, bb) // invalid: the defaults, as for a bucket's deletion
-	bucketStore, serr := controller.NewStore(ctx, d.reader, d.provider, bb.Spec.SecretRef, provider.Credentials{Region: be.Spec.Region, BucketConfig: cfg})
+	bucketStore, serr := controller.NewStore(ctx, d.reader, d.provider, bb.Spec.SecretRef, be.Spec.Region, cfg)
 	if serr != nil {
 		return deferral, err
 	}

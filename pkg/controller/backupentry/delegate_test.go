@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
@@ -135,7 +136,7 @@ type twoCredentials struct {
 	bucket objectstore.Store
 }
 
-func (p twoCredentials) NewStore(_ context.Context, c provider.Credentials) (objectstore.Store, error) {
+func (p twoCredentials) NewStore(_ context.Context, c provider.Credentials, _ config.Bucket) (objectstore.Store, error) {
 	if string(c.Data["who"]) == "bucket" {
 		return p.bucket, nil
 	}

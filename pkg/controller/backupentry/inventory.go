@@ -188,7 +188,7 @@ func (c *counter) take(ctx context.Context, be *extensionsv1alpha1.BackupEntry, 
 	if err != nil {
 		return inventory.Inventory{}, err
 	}
-	store, err := corecontroller.NewStore(ctx, c.reader, c.provider, be.Spec.SecretRef, provider.Credentials{Region: be.Spec.Region})
+	store, err := corecontroller.NewStore(ctx, c.reader, c.provider, be.Spec.SecretRef, be.Spec.Region, nil)
 	if err != nil {
 		return inventory.Inventory{}, err
 	}

@@ -4,6 +4,7 @@ package controllertest
 
 import (
 	"context"
+	"encoding/json"
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,27 +14,73 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
-// Provider serves type "mem" with Store, whatever the credentials.
-type Provider struct{ Store objectstore.Store }
+// Provider serves type "mem" with Store, whatever the credentials; a secret holding an issued
+// credential of a *memstore.Store reaches that store's view for the credential. Its issuer, if
+// set, is the one every issuer name builds.
+type Provider struct {
+	Store  objectstore.Store
+	Issuer objectstore.CredentialIssuer
+}
 
 var _ provider.Provider = Provider{}
 
 // Type implements provider.Provider.
 func (Provider) Type() string { return "mem" }
 
-// DecodeBucketConfig implements provider.Provider: no providerConfig.
-func (Provider) DecodeBucketConfig([]byte) (any, error) { return nil, nil }
+// Config is the "mem" providerConfig: generated credentials only.
+type Config struct {
+	Generated *credentials.Settings `json:"generatedCredentials,omitempty"`
+	freshness.Field
+}
+
+// GenerationSettings implements credentials.Policy.
+func (c *Config) GenerationSettings() *credentials.Settings {
+	if c == nil {
+		return nil
+	}
+	return c.Generated
+}
+
+// DecodeBucketConfig implements provider.Provider: JSON of Config (empty: nil, the defaults).
+func (Provider) DecodeBucketConfig(raw []byte) (config.Bucket, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	cfg := &Config{}
+	if err := json.Unmarshal(raw, cfg); err != nil {
+		return nil, objectstore.Invalidf("providerConfig: %v", err)
+	}
+	return cfg, nil
+}
+
+// RawConfig is cfg as a BackupBucket's providerConfig.
+func RawConfig(cfg Config) *runtime.RawExtension {
+	raw, _ := json.Marshal(cfg)
+	return &runtime.RawExtension{Raw: raw}
+}
 
 // ValidateBucketName implements provider.Provider: every name is valid.
 func (Provider) ValidateBucketName(string) error { return nil }
 
 // NewStore implements provider.Provider.
-func (p Provider) NewStore(context.Context, provider.Credentials) (objectstore.Store, error) {
+func (p Provider) NewStore(_ context.Context, creds provider.Credentials, _ config.Bucket) (objectstore.Store, error) {
+	if mem, ok := p.Store.(*memstore.Store); ok && len(creds.Data[memstore.KeyCredential]) > 0 {
+		return mem.ForCredential(creds.Data), nil
+	}
 	return p.Store, nil
+}
+
+// NewIssuer implements provider.Provider: Issuer, whatever the name.
+func (p Provider) NewIssuer(context.Context, provider.Credentials, config.Bucket, string) (objectstore.CredentialIssuer, error) {
+	return p.Issuer, nil
 }
 
 // EtcdBackupSecretData implements provider.Provider: the data as it is.

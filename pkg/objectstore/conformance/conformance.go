@@ -18,7 +18,7 @@ import (
 
 // Harness describes the store under test.
 type Harness struct {
-	// Store uses valid credentials.
+	// Store uses valid credentials, and the providerConfig its buckets are made with.
 	Store objectstore.Store
 	// NewBucketName returns a fresh bucket name that does not exist yet.
 	NewBucketName func() string
@@ -26,8 +26,6 @@ type Harness struct {
 	Region string
 	// OtherRegion, if set, is a region the store refuses for a bucket that exists in Region.
 	OtherRegion string
-	// Config is passed to EnsureBucket (nil: the provider's defaults).
-	Config any
 	// BadCredentials, if set, is the same store reached with wrong credentials.
 	BadCredentials objectstore.Store
 	// ForeignBucket, if set, returns the name of an existing bucket owned by someone else.
@@ -91,7 +89,7 @@ func newBucket(t *testing.T, h Harness) string {
 	t.Helper()
 	ctx := ctxFor(t)
 	name := h.NewBucketName()
-	if err := h.Store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.Region, Config: h.Config}); err != nil {
+	if err := h.Store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.Region}); err != nil {
 		t.Fatalf("EnsureBucket(%q): %v", name, err)
 	}
 	t.Cleanup(func() {
@@ -152,7 +150,7 @@ func testEnsureBucketIdempotent(t *testing.T, h Harness) {
 	ctx := ctxFor(t)
 	name := newBucket(t, h)
 	for i := range 2 {
-		if err := h.Store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.Region, Config: h.Config}); err != nil {
+		if err := h.Store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.Region}); err != nil {
 			t.Fatalf("EnsureBucket on an existing bucket (round %d): %v", i+1, err)
 		}
 	}
@@ -283,7 +281,7 @@ func testMissingBucket(t *testing.T, h Harness) {
 func testDeleteBucketNonEmpty(t *testing.T, h Harness) {
 	ctx := ctxFor(t)
 	name := h.NewBucketName()
-	if err := h.Store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.Region, Config: h.Config}); err != nil {
+	if err := h.Store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.Region}); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Store.PutObject(ctx, name, "k", []byte("v")); err != nil {
@@ -308,7 +306,7 @@ func testBadCredentials(t *testing.T, h Harness) {
 	}
 	ctx := ctxFor(t)
 	name := newBucket(t, h)
-	if err := h.BadCredentials.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.Region, Config: h.Config}); !errors.Is(err, objectstore.ErrUnauthenticated) {
+	if err := h.BadCredentials.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.Region}); !errors.Is(err, objectstore.ErrUnauthenticated) {
 		t.Fatalf("EnsureBucket with bad credentials: %v; want ErrUnauthenticated", err)
 	}
 	err := h.BadCredentials.ListObjects(ctx, name, "x/", func([]objectstore.ObjectVersion) error { return nil })
@@ -323,7 +321,7 @@ func testForeignBucket(t *testing.T, h Harness) {
 	}
 	ctx := ctxFor(t)
 	name := h.ForeignBucket(t)
-	if err := h.Store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.Region, Config: h.Config}); !errors.Is(err, objectstore.ErrOwnedByOther) {
+	if err := h.Store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.Region}); !errors.Is(err, objectstore.ErrOwnedByOther) {
 		t.Fatalf("EnsureBucket on someone else's bucket: %v; want ErrOwnedByOther", err)
 	}
 }
@@ -334,7 +332,7 @@ func testOtherRegion(t *testing.T, h Harness) {
 	}
 	ctx := ctxFor(t)
 	name := newBucket(t, h)
-	err := h.Store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.OtherRegion, Config: h.Config})
+	err := h.Store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.OtherRegion})
 	if !errors.Is(err, objectstore.ErrInvalidConfig) {
 		t.Fatalf("EnsureBucket in another region: %v; want ErrInvalidConfig", err)
 	}

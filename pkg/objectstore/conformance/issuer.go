@@ -14,9 +14,10 @@ import (
 
 // IssuerHarness describes a store that issues bucket-scoped credentials.
 type IssuerHarness struct {
-	// Harness is the store with the operator's credentials; it must implement
-	// objectstore.CredentialIssuer.
+	// Harness is the store with the operator's credentials.
 	Harness
+	// Issuer is the provider's issuer built from the same credentials.
+	Issuer objectstore.CredentialIssuer
 	// StoreFor builds a store from the data of an issued credential, as the entry controller
 	// and etcd-backup-restore do with the generated secret.
 	StoreFor func(t *testing.T, data map[string][]byte) objectstore.Store
@@ -27,8 +28,8 @@ type IssuerHarness struct {
 // credentials it names; a credential issued but never recorded is invalidated; and a writer that
 // always uses the published credential sees no failure through a rotation.
 func RunIssuer(t *testing.T, h IssuerHarness) {
-	if _, ok := h.Store.(objectstore.CredentialIssuer); !ok {
-		t.Fatalf("%T issues no credentials", h.Store)
+	if h.Issuer == nil {
+		t.Fatal("no issuer")
 	}
 	cases := []struct {
 		name string
@@ -52,7 +53,7 @@ func Refused(err error) bool {
 
 func (h IssuerHarness) issue(t *testing.T, bucket string, inUse ...string) objectstore.Credential {
 	t.Helper()
-	cred, err := h.Store.(objectstore.CredentialIssuer).IssueCredential(ctxFor(t), bucket, inUse)
+	cred, err := h.Issuer.IssueCredential(ctxFor(t), bucket, inUse)
 	if err != nil {
 		t.Fatalf("IssueCredential(%q, %v): %v", bucket, inUse, err)
 	}
@@ -64,7 +65,7 @@ func (h IssuerHarness) issue(t *testing.T, bucket string, inUse ...string) objec
 
 func (h IssuerHarness) revoke(t *testing.T, bucket string, keep ...string) {
 	t.Helper()
-	if err := h.Store.(objectstore.CredentialIssuer).RevokeCredentials(ctxFor(t), bucket, keep); err != nil {
+	if err := h.Issuer.RevokeCredentials(ctxFor(t), bucket, keep); err != nil {
 		t.Fatalf("RevokeCredentials(%q, keep %v): %v", bucket, keep, err)
 	}
 }

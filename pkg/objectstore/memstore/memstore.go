@@ -25,6 +25,8 @@ const PageSize = 100
 type Store struct {
 	*state
 	pageSize int
+	// credential is the issued credential this view presents ("": the operator's).
+	credential string
 }
 
 type state struct {
@@ -35,6 +37,7 @@ type state struct {
 	throttle int // every throttle-th DeleteObjects call is throttled; 0 never
 	calls    int
 	seq      int // orders versions: a higher seq is newer
+	issued   issued
 }
 
 type versioning int
@@ -64,11 +67,13 @@ var _ objectstore.Store = (*Store)(nil)
 
 // New returns an empty store whose DeleteObjects accepts batchSize objects.
 func New(batchSize int) *Store {
-	return &Store{state: &state{buckets: map[string]*bucket{}, foreign: map[string]bool{}, batch: batchSize}, pageSize: PageSize}
+	return &Store{state: &state{buckets: map[string]*bucket{}, foreign: map[string]bool{}, batch: batchSize, issued: issued{byID: map[string]*credential{}}}, pageSize: PageSize}
 }
 
 // WithPageSize returns a view of the same contents that lists n entries per page.
-func (s *Store) WithPageSize(n int) *Store { return &Store{state: s.state, pageSize: n} }
+func (s *Store) WithPageSize(n int) *Store {
+	return &Store{state: s.state, pageSize: n, credential: s.credential}
+}
 
 // SetForeign marks a bucket name as owned by someone else.
 func (s *Store) SetForeign(name string) {
@@ -112,6 +117,9 @@ func (s *Store) EnsureBucket(ctx context.Context, spec objectstore.Bucket) error
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.manage(spec.Name); err != nil {
+		return err
+	}
 	if s.foreign[spec.Name] {
 		return fmt.Errorf("bucket %q: %w", spec.Name, objectstore.ErrOwnedByOther)
 	}
@@ -133,6 +141,9 @@ func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.manage(name); err != nil {
+		return err
+	}
 	b, ok := s.buckets[name]
 	if !ok {
 		return nil

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 )
@@ -20,5 +21,19 @@ func TestConformance(t *testing.T) {
 		ForeignBucket: func(*testing.T) string { store.SetForeign("taken"); return "taken" },
 		Versioning:    store.SetVersioning,
 		SmallPages:    store.WithPageSize(2),
+	})
+}
+
+func TestIssuerConformance(t *testing.T) {
+	store := memstore.New(50)
+	var n atomic.Int64
+	conformance.RunIssuer(t, conformance.IssuerHarness{
+		Harness: conformance.Harness{
+			Store:         store,
+			NewBucketName: func() string { return fmt.Sprintf("bucket-%d", n.Add(1)) },
+			Region:        "local",
+		},
+		Issuer:   store.Issuer(),
+		StoreFor: func(_ *testing.T, data map[string][]byte) objectstore.Store { return store.ForCredential(data) },
 	})
 }

@@ -28,7 +28,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/validation"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/validation"
 )
 
 // Type is the extension type this provider serves.

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/validation"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/validation"
 )
 
 // bucketNameSubject says where a bucket name comes from, for the messages.

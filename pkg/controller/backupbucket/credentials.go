@@ -11,6 +11,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
@@ -18,11 +19,10 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/generated"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/rotation"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // AnnotationRotateCredentials on a BackupBucket requests a rotation of its generated credential:
@@ -30,10 +30,13 @@ import (
 const AnnotationRotateCredentials = "backup.extensions.gardener.cloud/rotate-credentials"
 
 // What the generated secret records about the credentials it stands for (IDs, never values):
-// AnnotationCredential is the published credential's ID; AnnotationRetireAfter, once generation
+// AnnotationCredential is the published credential's ID, AnnotationIssuer the issuer that issued
+// it (the previous credential's issuer is recorded too); AnnotationRetireAfter, once generation
 // is switched off, when the generated credentials are revoked.
 const (
 	AnnotationCredential       = "backup.extensions.gardener.cloud/credential"
+	AnnotationIssuer           = "backup.extensions.gardener.cloud/issuer"
+	annotationPreviousIssuer   = "backup.extensions.gardener.cloud/previous-issuer"
 	annotationIssuedAt         = "backup.extensions.gardener.cloud/issued-at"
 	annotationPrevious         = "backup.extensions.gardener.cloud/previous-credential"
 	annotationRevokePrevious   = "backup.extensions.gardener.cloud/revoke-previous-after"
@@ -56,35 +59,60 @@ const (
 // Buckets that never had generated credentials have no such condition.
 const ConditionGeneratedCredentials gardencorev1beta1.ConditionType = "GeneratedCredentials"
 
-func rotationOf(cfg any) (period, grace time.Duration) {
-	g := generated.Of(cfg)
-	if g == nil {
-		return 0, rotation.DefaultGracePeriod
+// issuedBy names the issuer of the generated secret's current credential: the one recorded, or
+// for a secret written before issuers were recorded the configured one (g may be nil), or the
+// empty name (the provider's issuer for its credentials).
+func issuedBy(secret *corev1.Secret, g *credentials.Settings) string {
+	if name, ok := secret.Annotations[AnnotationIssuer]; ok {
+		return name
 	}
-	return g.Rotation.RotationPeriod(), g.Rotation.Grace()
+	if g != nil {
+		return g.Issuer
+	}
+	return ""
+}
+
+// previousIssuedBy names the issuer of the generated secret's previous credential.
+func previousIssuedBy(secret *corev1.Secret, g *credentials.Settings) string {
+	if name, ok := secret.Annotations[annotationPreviousIssuer]; ok {
+		return name
+	}
+	return issuedBy(secret, g)
+}
+
+// newIssuer builds the provider's issuer named name with the operator's credentials (nil: these
+// credentials issue none).
+func (a *actuator) newIssuer(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, cfg config.Bucket, name string) (objectstore.CredentialIssuer, error) {
+	return controller.NewIssuer(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region, cfg, name)
 }
 
 // publishCredential keeps the bucket's generated secret and status.generatedSecretRef current:
-// it issues the first credential, rotates it by period or on request (the new one is published
-// before the previous is revoked, after its grace period) and revokes what has outlived its grace.
-func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, issuer objectstore.CredentialIssuer, cfg any) error {
-	period, grace := rotationOf(cfg)
+// it issues the first credential, rotates it by period, on request or when the configured issuer
+// changes (the new one is published before the previous is revoked, after its grace period, by
+// the issuer that issued it) and revokes what has outlived its grace.
+func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg config.Bucket, g *credentials.Settings, issuer objectstore.CredentialIssuer) error {
+	period, grace := g.RotationPeriod(), g.Grace()
 	secret, exists, err := readGenerated(ctx, a.reader, bb)
 	if err != nil {
 		return err
 	}
 	meta := backupbucket.GeneratedSecretObjectMeta(bb)
 	now := time.Now().UTC()
-	if exists && secret.Annotations[AnnotationRetireAfter] != "" {
+	unrecorded := secret.Annotations[AnnotationCredential] != "" && !hasAnnotation(secret, AnnotationIssuer)
+	if exists && (secret.Annotations[AnnotationRetireAfter] != "" || unrecorded) {
 		// Generation was switched off and on again before the credential was revoked: keep it.
+		// A secret written before issuers were recorded records the configured one from now on.
 		patch := client.MergeFrom(secret.DeepCopy())
 		delete(secret.Annotations, AnnotationRetireAfter)
+		if unrecorded {
+			secret.Annotations[AnnotationIssuer] = g.Issuer
+		}
 		if err := a.client.Patch(ctx, secret, patch); err != nil {
 			return fmt.Errorf("resuming generated secret %s/%s: %w", meta.Namespace, meta.Name, err)
 		}
 	}
-	current := secret.Annotations[AnnotationCredential]
-	previous, err := a.revokeDue(ctx, log, bb, issuer, secret, now)
+	current, currentIssuer := secret.Annotations[AnnotationCredential], issuedBy(secret, g)
+	previous, err := a.revokeDue(ctx, log, bb, cfg, g, issuer, secret, now)
 	if err != nil {
 		return err
 	}
@@ -94,6 +122,8 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 	switch {
 	case !exists || current == "" || len(secret.Data) == 0:
 		reason = "initial"
+	case currentIssuer != g.Issuer:
+		reason = fmt.Sprintf("issuer %q replaces %q", g.Issuer, currentIssuer)
 	case requested != "" && requested != secret.Annotations[annotationRotationHonoured]:
 		reason = "requested"
 	case period > 0 && now.Sub(parseTime(secret.Annotations[annotationIssuedAt])) >= period:
@@ -108,25 +138,27 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 	}
 	if reason != "" {
 		inUse := []string{}
-		if exists && current != "" {
-			inUse = append(inUse, current)
+		if exists && current != "" && currentIssuer == g.Issuer {
+			inUse = append(inUse, current) // another issuer's credential is not this issuer's to keep
 		}
 		cred, err := issuer.IssueCredential(ctx, bb.Name, inUse)
 		if err != nil && reason == "initial" && errors.Is(err, objectstore.ErrUnsupported) {
-			return a.passThrough(ctx, log, bb, cfg, err)
+			return a.passThrough(ctx, log, bb, g, err)
 		}
 		if err != nil {
 			return fmt.Errorf("issuing a credential for bucket %q: %w", bb.Name, err)
 		}
 		annotations := map[string]string{
 			AnnotationCredential: cred.ID,
+			AnnotationIssuer:     g.Issuer,
 			annotationIssuedAt:   now.Format(time.RFC3339),
 		}
 		if requested != "" {
 			annotations[annotationRotationHonoured] = requested
 		}
-		if len(inUse) > 0 {
+		if exists && current != "" {
 			annotations[annotationPrevious] = current
+			annotations[annotationPreviousIssuer] = currentIssuer
 			annotations[annotationRevokePrevious] = now.Add(grace).Format(time.RFC3339)
 		}
 		if err := a.writeGenerated(ctx, secret, exists, cred.Data, annotations); err != nil {
@@ -137,7 +169,7 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 		a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonCredentialPublished, "Publish",
 			"Published generated credential %q in %s/%s (%s)", cred.ID, meta.Namespace, meta.Name, reason)
 		// Without a grace period the previous credential is due at once (secret is as written).
-		if _, err := a.revokeDue(ctx, log, bb, issuer, secret, time.Now().UTC()); err != nil {
+		if _, err := a.revokeDue(ctx, log, bb, cfg, g, issuer, secret, time.Now().UTC()); err != nil {
 			return err
 		}
 	}
@@ -149,8 +181,8 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 
 // passThrough leaves shoots on the operator's credentials when the store cannot issue generated
 // ones and the providerConfig allows it, and says so; otherwise that is an error.
-func (a *actuator) passThrough(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg any, cause error) error {
-	if g := generated.Of(cfg); g == nil || !g.AllowPassThrough {
+func (a *actuator) passThrough(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, g *credentials.Settings, cause error) error {
+	if !g.AllowPassThrough {
 		return fmt.Errorf("issuing a credential for bucket %q: %w (generatedCredentials.allowPassThrough: true keeps shoots on the operator's credentials instead)", bb.Name, cause)
 	}
 	msg := fmt.Sprintf("Shoots keep the operator's credentials (generatedCredentials.allowPassThrough): the store cannot issue generated credentials: %v", cause)
@@ -163,7 +195,7 @@ func (a *actuator) passThrough(ctx context.Context, log logr.Logger, bb *extensi
 // generated credentials. If some were published, status.generatedSecretRef is cleared at once, so
 // that gardenlet moves the entries back to the operator's credentials; the generated ones stay
 // valid for the default grace period, then they are revoked and their secret deleted.
-func (a *actuator) retireCredentials(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg any) error {
+func (a *actuator) retireCredentials(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg config.Bucket) error {
 	secret, exists, err := readGenerated(ctx, a.reader, bb)
 	if err != nil {
 		return err
@@ -178,8 +210,7 @@ func (a *actuator) retireCredentials(ctx context.Context, log logr.Logger, bb *e
 	ids := credentialIDs(secret)
 	due := secret.Annotations[AnnotationRetireAfter]
 	if due == "" {
-		_, grace := rotationOf(cfg)
-		due = now.Add(grace).Format(time.RFC3339)
+		due = now.Add(config.GeneratedCredentials(cfg).Grace()).Format(time.RFC3339)
 		patch := client.MergeFrom(secret.DeepCopy())
 		if secret.Annotations == nil {
 			secret.Annotations = map[string]string{}
@@ -196,7 +227,7 @@ func (a *actuator) retireCredentials(ctx context.Context, log logr.Logger, bb *e
 		return a.patchStatus(ctx, bb, nil, gardencorev1beta1.ConditionFalse, "Retiring",
 			fmt.Sprintf("Shoots move back to the operator's credentials; generated credential %q is revoked after %s", ids, due))
 	}
-	if err := a.revokeRetired(ctx, log, bb, cfg, ids); err != nil {
+	if err := a.revokeRecorded(ctx, log, bb, cfg, secret); err != nil {
 		return err
 	}
 	if err := a.client.Delete(ctx, secret); err != nil && !apierrors.IsNotFound(err) {
@@ -205,26 +236,33 @@ func (a *actuator) retireCredentials(ctx context.Context, log logr.Logger, bb *e
 	return a.patchStatus(ctx, bb, nil, gardencorev1beta1.ConditionFalse, "Retired", "Shoots use the operator's credentials; the generated ones are revoked")
 }
 
-// revokeRetired revokes every generated credential of the bucket with a store built to revoke
-// them (the normal one no longer issues). A provider that cannot do so with the operator's
-// current credentials gets a warning naming what to revoke by hand.
-func (a *actuator) revokeRetired(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg any, ids string) error {
-	store, err := controller.NewStore(ctx, a.reader, a.provider, bb.Spec.SecretRef, provider.Credentials{Region: bb.Spec.Region, BucketConfig: cfg, Retiring: true})
-	if err != nil {
-		return err
+// revokeRecorded revokes every credential the generated secret records, each with the issuer
+// that issued it, built from the operator's credentials. Where those cannot revoke (the provider
+// builds no issuer for them) a warning names what to revoke by hand.
+func (a *actuator) revokeRecorded(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg config.Bucket, secret *corev1.Secret) error {
+	ids := credentialIDs(secret)
+	g := config.GeneratedCredentials(cfg)
+	names := []string{issuedBy(secret, g)}
+	if secret.Annotations[annotationPrevious] != "" && previousIssuedBy(secret, g) != names[0] {
+		names = append(names, previousIssuedBy(secret, g))
 	}
-	issuer, ok := store.(objectstore.CredentialIssuer)
-	if !ok {
-		log.Info("The operator's credentials cannot revoke the generated credentials", "credentials", ids)
-		a.recorder.Eventf(bb, nil, corev1.EventTypeWarning, ReasonNotRevoked, "Revoke",
-			"The operator's current credentials cannot revoke generated credential %q: revoke it by hand", ids)
-		return nil
+	for _, name := range names {
+		issuer, err := a.newIssuer(ctx, bb, cfg, name)
+		if err != nil {
+			return err
+		}
+		if issuer == nil {
+			log.Info("The operator's credentials cannot revoke the generated credentials", "credentials", ids, "issuer", name)
+			a.recorder.Eventf(bb, nil, corev1.EventTypeWarning, ReasonNotRevoked, "Revoke",
+				"The operator's current credentials cannot revoke generated credential %q: revoke it by hand", ids)
+			continue
+		}
+		if err := issuer.RevokeCredentials(ctx, bb.Name, nil); err != nil {
+			return fmt.Errorf("revoking the generated credentials of bucket %q (issuer %q): %w", bb.Name, name, err)
+		}
+		log.Info("Revoked the generated credentials", "credentials", ids, "issuer", name)
+		a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonCredentialRevoked, "Revoke", "Revoked the generated credential %q", ids)
 	}
-	if err := issuer.RevokeCredentials(ctx, bb.Name, nil); err != nil {
-		return fmt.Errorf("revoking the generated credentials of bucket %q: %w", bb.Name, err)
-	}
-	log.Info("Revoked the retired generated credentials", "credentials", ids)
-	a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonCredentialRevoked, "Revoke", "Revoked the retired generated credential %q", ids)
 	return nil
 }
 
@@ -249,18 +287,32 @@ func (a *actuator) patchStatus(ctx context.Context, bb *extensionsv1alpha1.Backu
 
 // revokeDue revokes the previous credential recorded on the generated secret once its grace
 // period is over, then drops it from the record. It returns the previous credential still in use.
-func (a *actuator) revokeDue(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, issuer objectstore.CredentialIssuer, secret *corev1.Secret, now time.Time) (string, error) {
+func (a *actuator) revokeDue(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg config.Bucket, g *credentials.Settings, issuer objectstore.CredentialIssuer, secret *corev1.Secret, now time.Time) (string, error) {
 	current, previous := secret.Annotations[AnnotationCredential], secret.Annotations[annotationPrevious]
 	if previous == "" || now.Before(parseTime(secret.Annotations[annotationRevokePrevious])) {
 		return previous, nil
 	}
-	if err := issuer.RevokeCredentials(ctx, bb.Name, []string{current}); err != nil {
+	keep := []string{current}
+	if name := previousIssuedBy(secret, g); name != issuedBy(secret, g) {
+		// The previous credential came from another issuer: that one revokes all it issued.
+		previousIssuer, err := a.newIssuer(ctx, bb, cfg, name)
+		if err != nil {
+			return "", err
+		}
+		if previousIssuer == nil {
+			return "", fmt.Errorf("revoking the previous credential %q of bucket %q: %w", previous, bb.Name,
+				objectstore.Invalidf("the operator's credentials cannot build issuer %q, which issued it", name))
+		}
+		issuer, keep = previousIssuer, nil
+	}
+	if err := issuer.RevokeCredentials(ctx, bb.Name, keep); err != nil {
 		return "", fmt.Errorf("revoking the previous credential %q of bucket %q: %w", previous, bb.Name, err)
 	}
 	log.Info("Revoked the previous generated credential", "credential", previous)
 	a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonCredentialRevoked, "Revoke", "Revoked the previous generated credential %q", previous)
 	patch := client.MergeFrom(secret.DeepCopy())
 	delete(secret.Annotations, annotationPrevious)
+	delete(secret.Annotations, annotationPreviousIssuer)
 	delete(secret.Annotations, annotationRevokePrevious)
 	if err := a.client.Patch(ctx, secret, patch); err != nil {
 		return "", fmt.Errorf("recording the revocation on %s/%s: %w", secret.Namespace, secret.Name, err)
@@ -280,6 +332,7 @@ func (a *actuator) writeGenerated(ctx context.Context, secret *corev1.Secret, ex
 		return nil
 	}
 	delete(secret.Annotations, annotationPrevious)
+	delete(secret.Annotations, annotationPreviousIssuer)
 	delete(secret.Annotations, annotationRevokePrevious)
 	if secret.Annotations == nil {
 		secret.Annotations = map[string]string{}
@@ -313,21 +366,28 @@ func credentialIDs(secret *corev1.Secret) string {
 	return strings.Trim(secret.Annotations[AnnotationCredential]+","+secret.Annotations[annotationPrevious], ",")
 }
 
-// dropCredentials revokes every generated credential of a deleted bucket and deletes the
-// generated secret.
-func (a *actuator) dropCredentials(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, store objectstore.Store, cfg any) error {
+// dropCredentials revokes every generated credential of a deleted bucket, with each issuer that
+// issued one (the configured issuer too: a pass may have issued one it never recorded), and
+// deletes the generated secret.
+func (a *actuator) dropCredentials(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg config.Bucket) error {
 	secret, published, err := readGenerated(ctx, a.reader, bb)
 	if err != nil {
 		return err
 	}
-	if issuer, ok := store.(objectstore.CredentialIssuer); ok {
-		if err := issuer.RevokeCredentials(ctx, bb.Name, nil); err != nil {
-			return fmt.Errorf("revoking the generated credentials of bucket %q: %w", bb.Name, err)
-		}
-	} else if published {
-		// Generation was switched off before the bucket was deleted: revoke what is left.
-		if err := a.revokeRetired(ctx, log, bb, cfg, credentialIDs(secret)); err != nil {
+	if published {
+		if err := a.revokeRecorded(ctx, log, bb, cfg, secret); err != nil {
 			return err
+		}
+	}
+	if g := config.GeneratedCredentials(cfg); g != nil && (!published || g.Issuer != issuedBy(secret, g)) {
+		issuer, err := a.newIssuer(ctx, bb, cfg, g.Issuer)
+		if err != nil {
+			return err
+		}
+		if issuer != nil {
+			if err := issuer.RevokeCredentials(ctx, bb.Name, nil); err != nil {
+				return fmt.Errorf("revoking the generated credentials of bucket %q: %w", bb.Name, err)
+			}
 		}
 	}
 	if !published {
@@ -338,6 +398,11 @@ func (a *actuator) dropCredentials(ctx context.Context, log logr.Logger, bb *ext
 	}
 	log.Info("Generated credentials are revoked and their secret deleted", "secret", secret.Namespace+"/"+secret.Name)
 	return nil
+}
+
+func hasAnnotation(o metav1.Object, key string) bool {
+	_, ok := o.GetAnnotations()[key]
+	return ok
 }
 
 func parseTime(s string) time.Time {

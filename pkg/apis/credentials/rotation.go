@@ -1,6 +1,4 @@
-// Package rotation is the providerConfig part every provider with generated credentials shares:
-// when to rotate them and how long a rotated-out credential stays valid.
-package rotation
+package credentials
 
 import (
 	"time"
@@ -12,8 +10,9 @@ import (
 // DefaultGracePeriod keeps a rotated-out credential valid for a week.
 const DefaultGracePeriod = 7 * 24 * time.Hour
 
-// Config is `rotation:` in a providerConfig.
-type Config struct {
+// Rotation is `rotation:` in a providerConfig: when to rotate a generated credential and how long
+// a rotated-out one stays valid.
+type Rotation struct {
 	// Period rotates the credential when it is this old (unset: only on request).
 	Period *metav1.Duration `json:"period,omitempty"`
 	// GracePeriod keeps the previous credential valid this long after a rotation, so that
@@ -22,7 +21,7 @@ type Config struct {
 }
 
 // RotationPeriod is the configured period (0: only on request). Nil-safe.
-func (c *Config) RotationPeriod() time.Duration {
+func (c *Rotation) RotationPeriod() time.Duration {
 	if c != nil && c.Period != nil {
 		return c.Period.Duration
 	}
@@ -30,7 +29,7 @@ func (c *Config) RotationPeriod() time.Duration {
 }
 
 // Grace is the configured grace period or the default. Nil-safe.
-func (c *Config) Grace() time.Duration {
+func (c *Rotation) Grace() time.Duration {
 	if c != nil && c.GracePeriod != nil {
 		return c.GracePeriod.Duration
 	}
@@ -40,7 +39,7 @@ func (c *Config) Grace() time.Duration {
 // Validate checks the config at path. The grace period must be shorter than the period: a store
 // may hold only two credentials (Azure's account keys, IAM's access keys), and the previous one
 // must be revoked before the next rotation.
-func (c *Config) Validate(path *field.Path) field.ErrorList {
+func (c *Rotation) Validate(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if c == nil {
 		return nil

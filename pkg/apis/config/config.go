@@ -1,0 +1,54 @@
+// Package config is what the provider-neutral core and the admission webhook know of every
+// provider's API, without any cloud SDK: a decoded BackupBucket providerConfig (Bucket) and the
+// checks that need no call (API).
+package config
+
+import (
+	"reflect"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
+)
+
+// Bucket is a provider's decoded, validated BackupBucket providerConfig: a pointer to the
+// provider's own type, which only that provider's stores and issuers read. The core reads it only
+// through these methods. A nil Bucket stands for the provider's defaults.
+type Bucket interface {
+	credentials.Policy
+	freshness.Policy
+}
+
+// API is the SDK-free half of a provider: what the webhook checks and the core decodes before any
+// cloud call. Implementations hold no state.
+type API interface {
+	// Type is the extension type (spec.type) the provider serves, for example "aws".
+	Type() string
+
+	// DecodeBucketConfig strictly decodes and validates a BackupBucket's providerConfig (nil or
+	// empty: the defaults) before any cloud call. Errors wrap objectstore.ErrInvalidConfig and
+	// name the offending field path (for example "providerConfig.immutability.retentionPeriod").
+	DecodeBucketConfig(raw []byte) (Bucket, error)
+
+	// ValidateBucketName checks the store's naming rules for a bucket (the BackupBucket's name)
+	// without any call, so that the admission webhook and the controllers refuse a name the store
+	// would refuse. Errors wrap objectstore.ErrInvalidConfig and name the rule broken.
+	ValidateBucketName(name string) error
+}
+
+// GeneratedCredentials returns cfg's generated-credential settings, or nil where cfg (nil: the
+// defaults) asks for none.
+func GeneratedCredentials(cfg Bucket) *credentials.Settings {
+	if isNil(cfg) {
+		return nil
+	}
+	return cfg.GenerationSettings()
+}
+
+// isNil is true for a nil interface and for a typed nil pointer in one (a provider's defaults).
+func isNil(cfg Bucket) bool {
+	if cfg == nil {
+		return true
+	}
+	v := reflect.ValueOf(cfg)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
