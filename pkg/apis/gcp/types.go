@@ -8,6 +8,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/generated"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/immutability"
 )
 
 const (
@@ -59,7 +60,7 @@ func (c *BackupBucketConfig) GenerationSettings() *generated.Credentials {
 }
 
 // RetentionTypeBucket is the only retention type: a retention policy on the whole bucket.
-const RetentionTypeBucket = "bucket"
+const RetentionTypeBucket = immutability.RetentionTypeBucket
 
 // ImmutableConfig is the bucket's retention policy.
 type ImmutableConfig struct {
