@@ -199,7 +199,7 @@ func TestExamplesAreGeneratedFromTheChart(t *testing.T) {
 }
 
 func TestExampleResourcesAreValid(t *testing.T) {
-	providers := all.Providers()
+	apis := all.APIs()
 	ctx := context.Background()
 	for _, p := range charts.Providers {
 		t.Run(p, func(t *testing.T) {
@@ -224,9 +224,30 @@ func TestExampleResourcesAreValid(t *testing.T) {
 			if bb.Spec.ProviderConfig != nil {
 				raw = bb.Spec.ProviderConfig.Raw
 			}
-			if _, err := providers[p].DecodeBucketConfig(raw); err != nil {
+			if _, err := apis[p].DecodeBucketConfig(raw); err != nil {
 				t.Errorf("example/%s/backupbucket.yaml: %v", p, err)
 			}
 		})
+	}
+}
+
+// TestSchemaListsTheProviders: the values schema's provider enum is the one list of providers.
+func TestSchemaListsTheProviders(t *testing.T) {
+	raw, err := charts.FS.ReadFile(charts.ChartPath + "/values.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Properties struct {
+			Provider struct {
+				Enum []string `json:"enum"`
+			} `json:"provider"`
+		} `json:"properties"`
+	}
+	if err := sigsyaml.Unmarshal(raw, &schema); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := schema.Properties.Provider.Enum, all.Types(); !slices.Equal(got, want) {
+		t.Errorf("values.schema.json lists providers %q; pkg/provider/all lists %q", got, want)
 	}
 }
