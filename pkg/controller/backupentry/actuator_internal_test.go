@@ -140,7 +140,9 @@ func (f *entryFixture) current() *extensionsv1alpha1.BackupEntry {
 	return be
 }
 
-func (f *entryFixture) held() bool { return controllerutil.ContainsFinalizer(f.current(), FinalizerName) }
+func (f *entryFixture) held() bool {
+	return controllerutil.ContainsFinalizer(f.current(), FinalizerName)
+}
 
 // versions lists every version (delete markers included) under prefix, as "key@version".
 func (f *entryFixture) versions(prefix string) []string {
