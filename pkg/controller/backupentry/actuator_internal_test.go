@@ -449,7 +449,7 @@ func TestDeletionResumesAcrossPasses(t *testing.T) {
 	outside := f.outside()
 	// Two delete requests go through; the third hangs until the pass is cut off.
 	f.store.HangAfter(memstore.OpDeleteObjects, 2)
-	pass, cancel := context.WithTimeout(ctx, 80*time.Millisecond)
+	pass, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
 	err := act.Delete(pass, logr.Discard(), f.be)
 	wait, requeued := isRequeue(err)
