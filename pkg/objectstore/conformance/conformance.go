@@ -55,6 +55,10 @@ type Harness struct {
 	// Unlock, if set, lifts a lock Lock set (a governance-mode retention lifted with its bypass
 	// permission); the locked-objects case then locks for hours and lifts the locks at its end.
 	Unlock func(ctx context.Context, bucket, key string) error
+	// LockableBucket, if set, creates a fresh bucket in which Lock works (S3: Object Lock can
+	// only be enabled when a bucket is created) and returns its name; the locked-objects case
+	// then uses it instead of a bucket of its own, and empties and deletes it at its end.
+	LockableBucket func(t *testing.T) string
 }
 
 // Run runs the suite. Every case creates its own bucket and deletes it at the end.

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -96,7 +97,13 @@ func testLockedObjects(t *testing.T, h Harness) {
 		t.Skip("the harness cannot lock objects (no Lock)")
 	}
 	ctx := ctxFor(t)
-	name := newBucket(t, h)
+	var name string
+	if h.LockableBucket == nil {
+		name = newBucket(t, h)
+	} else {
+		name = h.LockableBucket(t)
+		t.Cleanup(func() { deleteBucket(t, h, name) })
+	}
 	if err := PutMany(ctx, h.Store, name, append(slices.Clone(deferKeys), deferNeighbours...)); err != nil {
 		t.Fatal(err)
 	}
@@ -222,5 +229,18 @@ func testDeleteMarkers(t *testing.T, h Harness) {
 	}
 	if _, err := h.Store.GetObject(ctx, name, deferNeighbours[0]); !errors.Is(err, objectstore.ErrNotFound) {
 		t.Fatalf("the neighbour's delete marker is gone: GetObject = %v", err)
+	}
+}
+
+// deleteBucket empties and deletes a bucket the harness made.
+func deleteBucket(t *testing.T, h Harness, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := objectstore.DeletePrefix(ctx, h.Store, name, objectstore.WholeBucket(), objectstore.DeleteOptions{}); err != nil {
+		t.Errorf("cleanup: emptying %q: %v", name, err)
+		return
+	}
+	if err := h.Store.DeleteBucket(ctx, name); err != nil {
+		t.Errorf("cleanup: deleting %q: %v", name, err)
 	}
 }
