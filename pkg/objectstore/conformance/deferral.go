@@ -91,7 +91,8 @@ const lockSlack = time.Second
 // testLockedObjects checks a deletion of a prefix holding objects under retention locks: it
 // completes (Done: nothing deletable is left), counts the locked versions with the earliest
 // and latest expiry, deletes everything else and never the locked objects, and a second pass
-// finds the same. The locks are lifted (Unlock) or waited out before the bucket goes.
+// finds the same; handing them to DeferDeletion leaves them in place. The locks are lifted
+// (Unlock) or waited out before the bucket goes.
 func testLockedObjects(t *testing.T, h Harness) {
 	if h.Lock == nil {
 		t.Skip("the harness cannot lock objects (no Lock)")
@@ -155,9 +156,14 @@ func testLockedObjects(t *testing.T, h Harness) {
 			t.Fatalf("pass %d: left under %q %v; want exactly the locked %v", pass, deferEntry, left, want)
 		}
 	}
+	// What the entry controller does next: hand the locked objects to the store, which deletes
+	// nothing now.
+	if _, err := h.Store.DeferDeletion(ctx, name, deferEntry); err != nil && !errors.Is(err, objectstore.ErrUnsupported) {
+		t.Fatalf("DeferDeletion of the locked objects = %v; want nil or ErrUnsupported", err)
+	}
 	for _, k := range deferKeys[:2] {
 		if data, err := h.Store.GetObject(ctx, name, k); err != nil || string(data) != "data of "+k {
-			t.Fatalf("locked object %q after the deletion = %q, %v; want it intact", k, data, err)
+			t.Fatalf("locked object %q after the deletion and its deferral = %q, %v; want it intact", k, data, err)
 		}
 	}
 	if after := outsideOf(listAll(t, ctx, h.Store, name, ""), deferEntry); !sameNames(after, outside) {
