@@ -45,6 +45,18 @@ type Harness struct {
 	// of the wall clock: listed write times are then checked to be set and in write order, not
 	// to lie around the test's clock.
 	SimulatedClock bool
+	// Lock, if set, holds one object (every version of its key) under a retention lock until the
+	// given time, as the store's object lock does, in a bucket the suite made; the locked-objects
+	// case (see deferral.go) runs only with it. Without Unlock the locks it sets last a few
+	// seconds, and the case waits for them to end before its bucket is deleted.
+	Lock func(ctx context.Context, bucket, key string, until time.Time) error
+	// Unlock, if set, lifts a lock Lock set (a governance-mode retention lifted with its bypass
+	// permission); the locked-objects case then locks for hours and lifts the locks at its end.
+	Unlock func(ctx context.Context, bucket, key string) error
+	// LockableBucket, if set, creates a fresh bucket in which Lock works (S3: Object Lock can
+	// only be enabled when a bucket is created) and returns its name; the locked-objects case
+	// then uses it instead of a bucket of its own, and empties and deletes it at its end.
+	LockableBucket func(t *testing.T) string
 }
 
 // Run runs the suite. Every case creates its own bucket and deletes it at the end.
@@ -72,6 +84,9 @@ func Run(t *testing.T, h Harness) {
 		{"DeletionLeavesNothing/VersioningOff", testDeletionLeavesNothing(versioningOff)},
 		{"DeletionLeavesNothing/VersioningOn", testDeletionLeavesNothing(versioningOn)},
 		{"DeletionLeavesNothing/VersioningSwitchedOff", testDeletionLeavesNothing(versioningSwitchedOff)},
+		{"DeferDeletion", testDeferDeletion},
+		{"LockedObjects", testLockedObjects},
+		{"DeleteMarkers", testDeleteMarkers},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, h) })

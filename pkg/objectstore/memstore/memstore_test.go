@@ -1,9 +1,11 @@
 package memstore_test
 
 import (
+	"context"
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
@@ -21,6 +23,14 @@ func TestConformance(t *testing.T) {
 		ForeignBucket: func(*testing.T) string { store.SetForeign("taken"); return "taken" },
 		Versioning:    store.SetVersioning,
 		SmallPages:    store.WithPageSize(2),
+		Lock: func(_ context.Context, bucket, key string, until time.Time) error {
+			store.Lock(bucket, key, until)
+			return nil
+		},
+		Unlock: func(_ context.Context, bucket, key string) error {
+			store.Unlock(bucket, key)
+			return nil
+		},
 	})
 }
 
