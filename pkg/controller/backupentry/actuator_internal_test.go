@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -54,7 +55,7 @@ type etcdProvider struct {
 	newStoreErr error
 }
 
-func (p etcdProvider) NewStore(context.Context, provider.Credentials) (objectstore.Store, error) {
+func (p etcdProvider) NewStore(context.Context, provider.Credentials, config.Bucket) (objectstore.Store, error) {
 	if p.newStoreErr != nil {
 		return nil, p.newStoreErr
 	}
