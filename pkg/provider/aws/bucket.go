@@ -29,15 +29,12 @@ const (
 )
 
 // EnsureBucket implements objectstore.Store: create the bucket if needed, then converge every
-// setting on every call, so that drift is corrected.
+// setting of the store's config on every call, so that drift is corrected.
 func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
-	if err := validateBucketName(b.Name); err != nil {
+	if err := awsapi.ValidateBucketName(b.Name); err != nil {
 		return err
 	}
-	cfg, ok := b.Config.(*awsapi.BackupBucketConfig)
-	if !ok || cfg == nil {
-		cfg = &awsapi.BackupBucketConfig{}
-	}
+	cfg := s.cfg
 	region := b.Region
 	if s.regionOverride != "" {
 		region = s.regionOverride
@@ -296,7 +293,7 @@ func (s *store) prefixEmpty(ctx context.Context, bucket, prefix string) (bool, e
 // under prefix one day after it may be deleted: S3 removes what Object Lock holds once the lock
 // ends, and nobody has to poll.
 func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
-	if err := validateBucketName(bucket); err != nil {
+	if err := awsapi.ValidateBucketName(bucket); err != nil {
 		return objectstore.Deferral{}, err
 	}
 	id := ruleDeferredPrefix + prefix

@@ -20,12 +20,11 @@ func TestConformanceOnMinIO(t *testing.T) {
 	}
 	defer proxy.Close()
 	conformance.Run(t, conformance.Harness{
-		Store:          newStore(t, withoutRegion(withData(minio.SecretData(), "endpoint", proxy.URL))),
-		Config:         minioConfig(),
+		Store:          newStoreWith(t, &awsprovider.Provider{}, withoutRegion(withData(minio.SecretData(), "endpoint", proxy.URL)), minioConfig()),
 		NewBucketName:  newBucketName,
 		Region:         "eu-central-1",
 		OtherRegion:    "us-west-2",
-		BadCredentials: newStore(t, withoutRegion(withData(minio.SecretData(), "secretAccessKey", "wrong"))),
+		BadCredentials: newStoreWith(t, &awsprovider.Provider{}, withoutRegion(withData(minio.SecretData(), "secretAccessKey", "wrong")), minioConfig()),
 		ForeignBucket: func(t *testing.T) string {
 			t.Cleanup(func() {
 				if n := proxy.ForeignWrites.Load(); n != 0 {
@@ -36,7 +35,7 @@ func TestConformanceOnMinIO(t *testing.T) {
 		},
 		ManyObjects: 2500,
 		Versioning:  setVersioning,
-		SmallPages:  newStoreWith(t, &awsprovider.Provider{ListPageSize: 2}, withoutRegion(withData(minio.SecretData(), "endpoint", proxy.URL))),
+		SmallPages:  newStoreWith(t, &awsprovider.Provider{ListPageSize: 2}, withoutRegion(withData(minio.SecretData(), "endpoint", proxy.URL)), minioConfig()),
 	})
 }
 

@@ -20,10 +20,9 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// minioIssuer is a store whose bucket-scoped credentials are MinIO users, one per issuance,
+// minioIssuer issues bucket-scoped credentials that are MinIO users, one per issuance,
 // each with the bucket's policy: exactly what etcd-backup-restore does, in that bucket only.
 type minioIssuer struct {
-	*store
 	admin *madmin.AdminClient
 	// template is what a credential keeps of the operator's secret (credentialTemplate).
 	template map[string][]byte
@@ -31,7 +30,7 @@ type minioIssuer struct {
 
 var _ objectstore.CredentialIssuer = (*minioIssuer)(nil)
 
-func newMinIOIssuer(s *store, d map[string][]byte) (*minioIssuer, error) {
+func newMinIOIssuer(d map[string][]byte) (*minioIssuer, error) {
 	endpoint := string(d[KeyEndpoint])
 	u, err := url.Parse(endpoint)
 	if endpoint == "" || err != nil || u.Host == "" {
@@ -52,7 +51,7 @@ func newMinIOIssuer(s *store, d map[string][]byte) (*minioIssuer, error) {
 	if err != nil {
 		return nil, objectstore.Invalidf("MinIO admin client: %w", err)
 	}
-	return &minioIssuer{store: s, admin: admin, template: credentialTemplate(d)}, nil
+	return &minioIssuer{admin: admin, template: credentialTemplate(d)}, nil
 }
 
 // credentialTemplate is what a generated credential keeps of the operator's secret: where and how

@@ -25,14 +25,15 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/validation"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/validation"
 )
 
 // Type is the extension type this provider serves.
-const Type = "aws"
+const Type = awsapi.Type
 
 // Secret data keys: the names etcd-backup-restore reads, so that they reach etcd-backup unchanged.
 const (
@@ -49,8 +50,12 @@ const (
 	KeyBucketName         = "bucketName"
 )
 
-// Provider builds S3 stores. Its fields are fixed at start-up; nothing per request is kept.
+// Provider builds S3 stores and their credential issuers. Its fields are fixed at start-up;
+// nothing per request is kept.
 type Provider struct {
+	// API is the SDK-free half: Type, DecodeBucketConfig, ValidateBucketName.
+	awsapi.API
+
 	// STSEndpoint overrides the STS endpoint used for workload identity (tests point it at a
 	// stand-in; empty: AWS's regional endpoint).
 	STSEndpoint string
@@ -66,48 +71,52 @@ type Provider struct {
 
 var _ provider.Provider = (*Provider)(nil)
 
-// Type implements provider.Provider.
-func (p *Provider) Type() string { return Type }
-
-// DecodeBucketConfig implements provider.Provider.
-func (p *Provider) DecodeBucketConfig(raw []byte) (any, error) {
-	return awsapi.DecodeBackupBucketConfig(raw)
-}
-
-// NewStore implements provider.Provider.
-func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (objectstore.Store, error) {
+// NewStore implements provider.Provider. The store keeps the bucket's config for EnsureBucket;
+// a nil config (or another provider's) means the defaults.
+func (p *Provider) NewStore(_ context.Context, creds provider.Credentials, cfg config.Bucket) (objectstore.Store, error) {
 	client, err := p.NewS3Client(creds)
 	if err != nil {
 		return nil, err
 	}
-	s := &store{client: client, regionOverride: string(creds.Data[KeyRegion]), pageSize: int32(p.ListPageSize),
+	c, _ := cfg.(*awsapi.BackupBucketConfig)
+	if c == nil {
+		c = &awsapi.BackupBucketConfig{}
+	}
+	s := &store{client: client, cfg: c, regionOverride: string(creds.Data[KeyRegion]), pageSize: int32(p.ListPageSize),
 		credentialKeys: fmt.Sprintf("%q and %q", KeyAccessKeyID, KeySecretAccessKey)}
 	if creds.WorkloadIdentity {
 		s.credentialKeys = fmt.Sprintf("%q and %q (workload identity)", KeyConfig, KeyToken)
 	}
-	cfg, _ := creds.BucketConfig.(*awsapi.BackupBucketConfig)
-	issuer := ""
-	switch {
-	case cfg != nil && cfg.GeneratedCredentials != nil:
-		// Only the bucket controller passes a config: it publishes the generated credentials.
-		issuer = cfg.GeneratedCredentials.Issuer
-	case creds.Retiring && len(creds.Data[KeyEndpoint]) > 0:
-		// Credentials generated earlier are revoked with the issuer they came from: MinIO for
-		// an S3-compatible endpoint, IAM on AWS.
-		issuer = awsapi.IssuerMinIO
-	case creds.Retiring:
+	return s, nil
+}
+
+// NewIssuer implements provider.Provider: IAM users on AWS, MinIO users through MinIO's admin
+// API. Both need nothing of the bucket's config. The empty name (a generated secret recorded
+// before issuers were named) is the issuer these credentials point at: MinIO for a secret with
+// an endpoint (an S3-compatible store), IAM without (AWS).
+func (p *Provider) NewIssuer(_ context.Context, creds provider.Credentials, _ config.Bucket, issuer string) (objectstore.CredentialIssuer, error) {
+	if issuer == "" {
 		issuer = awsapi.IssuerIAM
-	default:
-		return s, nil
+		if len(creds.Data[KeyEndpoint]) > 0 {
+			issuer = awsapi.IssuerMinIO
+		}
 	}
-	if issuer == awsapi.IssuerMinIO {
-		return newMinIOIssuer(s, creds.Data)
+	if issuer != awsapi.IssuerIAM && issuer != awsapi.IssuerMinIO {
+		return nil, objectstore.Invalidf("unknown issuer %q of generated credentials: want %q or %q", issuer, awsapi.IssuerIAM, awsapi.IssuerMinIO)
 	}
+	// The secret is checked as for a store, so that both refuse the same secrets alike.
 	awsCfg, _, err := p.clientConfig(creds)
 	if err != nil {
 		return nil, err
 	}
-	return p.newIAMIssuer(s, creds.Data, awsCfg), nil
+	if issuer == awsapi.IssuerIAM {
+		return p.newIAMIssuer(creds.Data, awsCfg), nil
+	}
+	m, err := newMinIOIssuer(creds.Data)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return m, nil
 }
 
 // NewS3Client builds the S3 client a store uses (the benchmarks build their baselines with it,

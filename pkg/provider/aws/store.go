@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -24,6 +25,8 @@ const maxDeleteBatch = 1000
 // store is one S3 client for one request.
 type store struct {
 	client *s3.Client
+	// cfg is the bucket's providerConfig, which EnsureBucket converges to (never nil).
+	cfg *awsapi.BackupBucketConfig
 	// regionOverride is the secret's "region" key: for S3-compatible stores whose region is not
 	// the seed's, it wins over the bucket's spec.region.
 	regionOverride string
@@ -63,7 +66,7 @@ func (s *store) MaxDeleteBatch() int { return maxDeleteBatch }
 
 // PutObject implements objectstore.Store.
 func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) error {
-	if err := validateBucketName(bucket); err != nil {
+	if err := awsapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data)))})
@@ -72,7 +75,7 @@ func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) 
 
 // GetObject implements objectstore.Store.
 func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
-	if err := validateBucketName(bucket); err != nil {
+	if err := awsapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: &key})
@@ -97,7 +100,7 @@ func (s *store) versioned(ctx context.Context, bucket string) (bool, error) {
 // with ListObjectVersions, so that every version and delete marker is found; others with the
 // cheaper ListObjectsV2.
 func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
-	if err := validateBucketName(bucket); err != nil {
+	if err := awsapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	versioned, err := s.versioned(ctx, bucket)
@@ -187,7 +190,7 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []obje
 	if len(objects) == 0 {
 		return nil, nil
 	}
-	if err := validateBucketName(bucket); err != nil {
+	if err := awsapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
 	if len(objects) > maxDeleteBatch {
@@ -275,7 +278,7 @@ func (s *store) objectLock(ctx context.Context, bucket string) (lockConfig, erro
 
 // DeleteBucket implements objectstore.Store.
 func (s *store) DeleteBucket(ctx context.Context, name string) error {
-	if err := validateBucketName(name); err != nil {
+	if err := awsapi.ValidateBucketName(name); err != nil {
 		return err
 	}
 	_, err := s.client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &name})
@@ -355,7 +358,7 @@ func (s *store) bucketError(bucket string, err error) error {
 // which every policy the extension hands out grants): one request, where a listing asks for the
 // bucket's versioning first.
 func (s *store) Probe(ctx context.Context, bucket string) error {
-	if err := validateBucketName(bucket); err != nil {
+	if err := awsapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	_, err := s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &bucket, MaxKeys: aws.Int32(1)})

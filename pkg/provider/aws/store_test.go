@@ -22,15 +22,17 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
-func ensure(t *testing.T, store objectstore.Store, name string, cfg *awsapi.BackupBucketConfig) error {
+// ensure reconciles bucket name with cfg as the BackupBucket actuator does: a store built from
+// the secret's data and the config, then EnsureBucket.
+func ensure(t *testing.T, data map[string][]byte, name string, cfg *awsapi.BackupBucketConfig) error {
 	t.Helper()
-	return store.EnsureBucket(context.Background(), objectstore.Bucket{Name: name, Region: "eu-central-1", Config: cfg})
+	return newStoreWith(t, &awsprovider.Provider{}, data, cfg).EnsureBucket(context.Background(), objectstore.Bucket{Name: name, Region: "eu-central-1"})
 }
 
 func TestSettingsAreConvergedAndDriftIsCorrected(t *testing.T) {
 	ctx := context.Background()
-	store, raw, name := newStore(t, minio.SecretData()), minio.S3Client(), newBucketName()
-	if err := ensure(t, store, name, minioConfig()); err != nil {
+	raw, name := minio.S3Client(), newBucketName()
+	if err := ensure(t, minio.SecretData(), name, minioConfig()); err != nil {
 		t.Fatal(err)
 	}
 	assertSettings := func(stage string) {
@@ -65,7 +67,7 @@ func TestSettingsAreConvergedAndDriftIsCorrected(t *testing.T) {
 	if _, err := raw.DeleteBucketPolicy(ctx, &s3.DeleteBucketPolicyInput{Bucket: &name}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ensure(t, store, name, minioConfig()); err != nil {
+	if err := ensure(t, minio.SecretData(), name, minioConfig()); err != nil {
 		t.Fatal(err)
 	}
 	assertSettings("after drift and a reconcile")
@@ -77,14 +79,14 @@ func TestUnimplementedSettingIsReportedAndCanBeSwitchedOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer noKMS.Stop()
-	store, name := newStore(t, noKMS.SecretData()), newBucketName()
-	err = ensure(t, store, name, minioConfig())
+	name := newBucketName()
+	err = ensure(t, noKMS.SecretData(), name, minioConfig())
 	if !errors.Is(err, objectstore.ErrUnsupported) || !strings.Contains(err.Error(), string(awsapi.SettingDefaultEncryption)) {
 		t.Fatalf("got %v; want ErrUnsupported naming the DefaultEncryption switch", err)
 	}
 	cfg := minioConfig()
 	cfg.DisabledSettings = append(cfg.DisabledSettings, awsapi.SettingDefaultEncryption)
-	if err := ensure(t, store, name, cfg); err != nil {
+	if err := ensure(t, noKMS.SecretData(), name, cfg); err != nil {
 		t.Fatalf("with DefaultEncryption switched off: %v", err)
 	}
 }
@@ -92,7 +94,7 @@ func TestUnimplementedSettingIsReportedAndCanBeSwitchedOff(t *testing.T) {
 func TestVersionedBucketDeletesEveryVersionAndDeleteMarker(t *testing.T) {
 	ctx := context.Background()
 	store, raw, name := newStore(t, minio.SecretData()), minio.S3Client(), newBucketName()
-	if err := ensure(t, store, name, minioConfig()); err != nil {
+	if err := ensure(t, minio.SecretData(), name, minioConfig()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := raw.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: &name,
@@ -141,7 +143,7 @@ func immutable(mode string, days int) *awsapi.BackupBucketConfig {
 func TestObjectLockedObjectsAreReportedAndDeferred(t *testing.T) {
 	ctx := context.Background()
 	store, raw, name := newStore(t, minio.SecretData()), minio.S3Client(), newBucketName()
-	if err := ensure(t, store, name, immutable(awsapi.ModeGovernance, 1)); err != nil {
+	if err := ensure(t, minio.SecretData(), name, immutable(awsapi.ModeGovernance, 1)); err != nil {
 		t.Fatal(err)
 	}
 	lock, err := raw.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: &name})
@@ -186,7 +188,7 @@ func TestObjectLockedObjectsAreReportedAndDeferred(t *testing.T) {
 		t.Fatalf("no deferred-deletion lifecycle rule for %q in %+v", prefix.String(), lc.Rules)
 	}
 	// A reconcile keeps the deferred rule while its objects are there.
-	if err := ensure(t, store, name, immutable(awsapi.ModeGovernance, 1)); err != nil {
+	if err := ensure(t, minio.SecretData(), name, immutable(awsapi.ModeGovernance, 1)); err != nil {
 		t.Fatal(err)
 	}
 	lc, _ = raw.GetBucketLifecycleConfiguration(ctx, &s3.GetBucketLifecycleConfigurationInput{Bucket: &name})
@@ -196,8 +198,8 @@ func TestObjectLockedObjectsAreReportedAndDeferred(t *testing.T) {
 }
 
 func TestComplianceRetentionIsNeverWeakened(t *testing.T) {
-	store, raw, name := newStore(t, minio.SecretData()), minio.S3Client(), newBucketName()
-	if err := ensure(t, store, name, immutable(awsapi.ModeCompliance, 2)); err != nil {
+	raw, name := minio.S3Client(), newBucketName()
+	if err := ensure(t, minio.SecretData(), name, immutable(awsapi.ModeCompliance, 2)); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -209,7 +211,7 @@ func TestComplianceRetentionIsNeverWeakened(t *testing.T) {
 		{"removed", minioConfig()},
 	}
 	for _, c := range cases {
-		if err := ensure(t, store, name, c.cfg); !errors.Is(err, objectstore.ErrInvalidConfig) {
+		if err := ensure(t, minio.SecretData(), name, c.cfg); !errors.Is(err, objectstore.ErrInvalidConfig) {
 			t.Errorf("%s: got %v; want ErrInvalidConfig", c.name, err)
 		}
 	}
@@ -217,7 +219,7 @@ func TestComplianceRetentionIsNeverWeakened(t *testing.T) {
 	if err != nil || aws.ToInt32(lock.ObjectLockConfiguration.Rule.DefaultRetention.Days) != 2 || lock.ObjectLockConfiguration.Rule.DefaultRetention.Mode != types.ObjectLockRetentionModeCompliance {
 		t.Fatalf("a refused change touched the retention: %+v, %v", lock, err)
 	}
-	if err := ensure(t, store, name, immutable(awsapi.ModeCompliance, 3)); err != nil {
+	if err := ensure(t, minio.SecretData(), name, immutable(awsapi.ModeCompliance, 3)); err != nil {
 		t.Fatalf("extending a compliance retention must work: %v", err)
 	}
 }
@@ -231,7 +233,7 @@ func TestMissingCredentialKeysAreRefused(t *testing.T) {
 		"no region":   withoutRegion(withData(minio.SecretData())),
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := p.NewStore(context.Background(), providerCreds(data))
+			_, err := p.NewStore(context.Background(), providerCreds(data), nil)
 			if !errors.Is(err, objectstore.ErrInvalidConfig) {
 				t.Fatalf("got %v; want ErrInvalidConfig", err)
 			}

@@ -50,12 +50,12 @@ func TestWorkloadIdentityAssumesTheRoleWithTheToken(t *testing.T) {
 		"endpoint":         []byte(minio.Endpoint),
 		"s3ForcePathStyle": []byte("true"),
 	}
-	store, err := p.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: true, Region: "eu-central-1"})
+	store, err := p.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: true, Region: "eu-central-1"}, minioConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	name := newBucketName()
-	if err := store.EnsureBucket(context.Background(), objectstore.Bucket{Name: name, Region: "eu-central-1", Config: minioConfig()}); err != nil {
+	if err := store.EnsureBucket(context.Background(), objectstore.Bucket{Name: name, Region: "eu-central-1"}); err != nil {
 		t.Fatalf("S3 calls with the assumed role's credentials: %v", err)
 	}
 	sts.mu.Lock()
@@ -68,7 +68,7 @@ func TestWorkloadIdentityAssumesTheRoleWithTheToken(t *testing.T) {
 	}
 
 	delete(data, "token")
-	if _, err := p.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: true, Region: "eu-central-1"}); err == nil {
+	if _, err := p.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: true, Region: "eu-central-1"}, nil); err == nil {
 		t.Fatal("a workload identity secret without a token was accepted")
 	}
 }
