@@ -5,8 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
@@ -54,18 +52,6 @@ func newMinIOIssuer(d map[string][]byte) (*minioIssuer, error) {
 	return &minioIssuer{admin: admin, template: credentialTemplate(d)}, nil
 }
 
-// credentialTemplate is what a generated credential keeps of the operator's secret: where and how
-// to reach the store, none of the operator's own credentials (keys, workload identity token).
-func credentialTemplate(d map[string][]byte) map[string][]byte {
-	out := map[string][]byte{}
-	for _, k := range []string{KeyRegion, KeyEndpoint, KeyS3ForcePathStyle, KeyTrustedCACert, KeyInsecureSkipVerify} {
-		if v, ok := d[k]; ok {
-			out[k] = v
-		}
-	}
-	return out
-}
-
 // userPrefix starts the access keys of a bucket's users: "geb" and 7 hex digits of the bucket
 // name's SHA-256 (MinIO access keys are at most 20 characters; 10 random hex digits follow). It
 // only makes them recognisable: which bucket a user belongs to is its policy, named after the
@@ -76,37 +62,6 @@ func userPrefix(bucket string) string {
 }
 
 func policyName(bucket string) string { return "gardener-backup-" + bucket }
-
-// bucketPolicy allows what etcd-backup-restore does (snapshots, multipart uploads, listing with
-// versions, deleting its garbage) and the entry controller's deletion, in bucket only.
-func bucketPolicy(bucket string) ([]byte, error) {
-	return json.Marshal(map[string]any{
-		"Version": "2012-10-17",
-		"Statement": []map[string]any{
-			{"Effect": "Allow", "Resource": []string{"arn:aws:s3:::" + bucket}, "Action": []string{
-				"s3:ListBucket", "s3:ListBucketVersions", "s3:ListBucketMultipartUploads", "s3:GetBucketLocation",
-				"s3:GetBucketVersioning", "s3:GetBucketObjectLockConfiguration"}},
-			{"Effect": "Allow", "Resource": []string{"arn:aws:s3:::" + bucket + "/*"}, "Action": []string{
-				"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion",
-				"s3:GetObjectTagging", "s3:PutObjectTagging", "s3:GetObjectRetention", "s3:GetObjectLegalHold",
-				"s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"}},
-		},
-	})
-}
-
-func minioError(what string, err error) error {
-	switch madmin.ToErrorResponse(err).Code {
-	case "InvalidAccessKeyId", "SignatureDoesNotMatch":
-		return fmt.Errorf("%s: %w: %w", what, objectstore.ErrUnauthenticated, err)
-	case "AccessDenied":
-		return fmt.Errorf("%s: %w: %w", what, objectstore.ErrForbidden, err)
-	case "XMinioAdminNotImplemented", "NotImplemented", "MethodNotAllowed", "NoSuchBucket":
-		// No MinIO admin API here: an S3-compatible store of another make reads the admin path
-		// as an object in a bucket named "minio".
-		return fmt.Errorf("%s: %w: the endpoint does not serve MinIO's admin API, so it cannot issue bucket-scoped users (generatedCredentials.allowPassThrough: true keeps the operator's credentials): %w", what, objectstore.ErrUnsupported, err)
-	}
-	return fmt.Errorf("%s: %w", what, err)
-}
 
 // IssueCredential implements objectstore.CredentialIssuer: a new user with the bucket's policy.
 // A user issued before but never recorded stays until RevokeCredentials, which the controller

@@ -52,14 +52,6 @@ func (s *iamIssuer) owned(ctx context.Context, user string) (bool, error) {
 	return false, nil
 }
 
-func iamError(what string, err error) error {
-	var nse *iamtypes.NoSuchEntityException
-	if errors.As(err, &nse) {
-		return fmt.Errorf("%s: %w: %w", what, objectstore.ErrNotFound, err)
-	}
-	return fmt.Errorf("%s: %w", what, classify(err))
-}
-
 // IssueCredential implements objectstore.CredentialIssuer.
 func (s *iamIssuer) IssueCredential(ctx context.Context, bucket string, inUse []string) (objectstore.Credential, error) {
 	user := IAMUserName(bucket)
