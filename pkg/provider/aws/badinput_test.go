@@ -59,7 +59,7 @@ func wantConfigurationProblem(t *testing.T, err error) {
 // EnsureBucket with the bucket's name and spec.region.
 func reconcileBucket(bucket, specRegion string) func(*testing.T, map[string][]byte) error {
 	return func(_ *testing.T, data map[string][]byte) error {
-		store, err := (&awsprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: data, Region: specRegion})
+		store, err := (&awsprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: data, Region: specRegion}, nil)
 		if err != nil {
 			return err
 		}
@@ -71,7 +71,7 @@ func reconcileBucket(bucket, specRegion string) func(*testing.T, map[string][]by
 // the deletion engine on the entry's prefix in spec.bucketName.
 func deleteEntry(bucket, specRegion string) func(*testing.T, map[string][]byte) error {
 	return func(_ *testing.T, data map[string][]byte) error {
-		store, err := (&awsprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: data, Region: specRegion})
+		store, err := (&awsprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: data, Region: specRegion}, nil)
 		if err != nil {
 			return err
 		}

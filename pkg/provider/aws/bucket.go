@@ -2,8 +2,6 @@ package aws
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,15 +27,12 @@ const (
 )
 
 // EnsureBucket implements objectstore.Store: create the bucket if needed, then converge every
-// setting on every call, so that drift is corrected.
+// setting of the store's config on every call, so that drift is corrected.
 func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
-	if err := validateBucketName(b.Name); err != nil {
+	if err := awsapi.ValidateBucketName(b.Name); err != nil {
 		return err
 	}
-	cfg, ok := b.Config.(*awsapi.BackupBucketConfig)
-	if !ok || cfg == nil {
-		cfg = &awsapi.BackupBucketConfig{}
-	}
+	cfg := s.cfg
 	region := b.Region
 	if s.regionOverride != "" {
 		region = s.regionOverride
@@ -292,36 +287,6 @@ func (s *store) prefixEmpty(ctx context.Context, bucket, prefix string) (bool, e
 	return len(out.Versions) == 0 && len(out.DeleteMarkers) == 0, nil
 }
 
-// DeferDeletion implements objectstore.Store with a lifecycle rule that expires every version
-// under prefix one day after it may be deleted: S3 removes what Object Lock holds once the lock
-// ends, and nobody has to poll.
-func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
-	if err := validateBucketName(bucket); err != nil {
-		return objectstore.Deferral{}, err
-	}
-	id := ruleDeferredPrefix + prefix
-	if len(id) > 255 || prefix == "" {
-		sum := sha256.Sum256([]byte(prefix))
-		id = ruleDeferredPrefix + hex.EncodeToString(sum[:12])
-	}
-	rule := types.LifecycleRule{
-		ID:                          aws.String(id),
-		Status:                      types.ExpirationStatusEnabled,
-		Filter:                      &types.LifecycleRuleFilter{Prefix: aws.String(prefix)},
-		Expiration:                  &types.LifecycleExpiration{Days: aws.Int32(1)},
-		NoncurrentVersionExpiration: &types.NoncurrentVersionExpiration{NoncurrentDays: aws.Int32(1)},
-	}
-	// updateLifecycle reads the rules back after writing them: the rule is in place when it returns.
-	err := s.updateLifecycle(ctx, bucket, func(rules []types.LifecycleRule) ([]types.LifecycleRule, error) {
-		rules = slices.DeleteFunc(rules, func(r types.LifecycleRule) bool { return aws.ToString(r.ID) == id })
-		return append(rules, rule), nil
-	})
-	if err != nil {
-		return objectstore.Deferral{}, err
-	}
-	return objectstore.Deferral{Rule: "lifecycle rule " + id}, nil
-}
-
 // updateLifecycle reads the rules, lets change compute the new set and writes it, then re-reads
 // to make sure a concurrent writer (another entry deferring at the same moment) did not undo it;
 // only then is change run again.
@@ -377,4 +342,17 @@ func sameRuleIDs(a, b []types.LifecycleRule) bool {
 		return out
 	}
 	return slices.Equal(ids(a), ids(b))
+}
+
+// DeleteBucket implements objectstore.Store.
+func (s *store) DeleteBucket(ctx context.Context, name string) error {
+	if err := awsapi.ValidateBucketName(name); err != nil {
+		return err
+	}
+	_, err := s.client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &name})
+	err = s.bucketError(name, err)
+	if errors.Is(err, objectstore.ErrBucketNotFound) {
+		return nil
+	}
+	return err
 }

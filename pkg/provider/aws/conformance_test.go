@@ -23,14 +23,13 @@ func TestConformanceOnMinIO(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer proxy.Close()
-	store := newStore(t, withoutRegion(withData(minio.SecretData(), "endpoint", proxy.URL)))
+	data := withoutRegion(withData(minio.SecretData(), "endpoint", proxy.URL))
 	conformance.Run(t, conformance.Harness{
-		Store:          store,
-		Config:         minioConfig(),
+		Store:          newStoreWith(t, &awsprovider.Provider{}, data, minioConfig()),
 		NewBucketName:  newBucketName,
 		Region:         "eu-central-1",
 		OtherRegion:    "us-west-2",
-		BadCredentials: newStore(t, withoutRegion(withData(minio.SecretData(), "secretAccessKey", "wrong"))),
+		BadCredentials: newStoreWith(t, &awsprovider.Provider{}, withoutRegion(withData(minio.SecretData(), "secretAccessKey", "wrong")), minioConfig()),
 		ForeignBucket: func(t *testing.T) string {
 			t.Cleanup(func() {
 				if n := proxy.ForeignWrites.Load(); n != 0 {
@@ -41,7 +40,7 @@ func TestConformanceOnMinIO(t *testing.T) {
 		},
 		ManyObjects: 2500,
 		Versioning:  setVersioning,
-		SmallPages:  newStoreWith(t, &awsprovider.Provider{ListPageSize: 2}, withoutRegion(withData(minio.SecretData(), "endpoint", proxy.URL))),
+		SmallPages:  newStoreWith(t, &awsprovider.Provider{ListPageSize: 2}, data, minioConfig()),
 		// MinIO enables Object Lock only when a bucket is created (409 InvalidBucketState on an
 		// existing one): the locked-objects case gets a bucket made with a governance default
 		// retention, which is then dropped again (the lock stays on), so that only what Lock
@@ -50,7 +49,8 @@ func TestConformanceOnMinIO(t *testing.T) {
 			ctx := context.Background()
 			name := newBucketName()
 			for _, cfg := range []*awsapi.BackupBucketConfig{immutable(awsapi.ModeGovernance, 1), minioConfig()} {
-				if err := store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: "eu-central-1", Config: cfg}); err != nil {
+				store := newStoreWith(t, &awsprovider.Provider{}, data, cfg)
+				if err := store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: "eu-central-1"}); err != nil {
 					t.Fatalf("EnsureBucket(%q) with Object Lock: %v", name, err)
 				}
 			}

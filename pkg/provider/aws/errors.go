@@ -3,10 +3,13 @@ package aws
 import (
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 	"github.com/aws/smithy-go"
+	"github.com/minio/madmin-go/v3"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
@@ -110,4 +113,91 @@ func errorCode(err error) string {
 		return apiErr.ErrorCode()
 	}
 	return ""
+}
+
+// regionHeader is S3's answer to a request in the wrong region: the region the bucket (or, for a
+// single-region store such as MinIO, the store) is in. HEAD answers carry no body, so no code: the
+// header is what tells a region mismatch from other bad requests.
+const regionHeader = "X-Amz-Bucket-Region"
+
+// regionSource says where the store's region comes from, for the messages.
+func (s *store) regionSource() string {
+	if s.regionOverride != "" {
+		return fmt.Sprintf("the secret key %q", KeyRegion)
+	}
+	return "spec.region"
+}
+
+// regionMismatch recognises an answer that names another region than the client's (S3: 301, 307
+// or 400 with X-Amz-Bucket-Region; MinIO: 400 with it) and says so with both regions; nil
+// otherwise.
+func (s *store) regionMismatch(bucket string, err error) error {
+	var respErr *awshttp.ResponseError
+	if !errors.As(err, &respErr) || respErr.Response == nil {
+		return nil
+	}
+	switch respErr.HTTPStatusCode() {
+	case http.StatusMovedPermanently, http.StatusTemporaryRedirect, http.StatusBadRequest:
+		// Not 403: S3 names the region of a bucket we may not read too, and that bucket may be
+		// someone else's; the create call that follows a 403 says which.
+	default:
+		return nil
+	}
+	theirs, ours := respErr.Response.Header.Get(regionHeader), s.client.Options().Region
+	if theirs == "" || theirs == ours {
+		return nil
+	}
+	return s.wrongRegion(bucket, theirs, err)
+}
+
+// wrongRegion names both regions and what to change; cause is the store's answer, if any.
+func (s *store) wrongRegion(bucket, theirs string, cause error) error {
+	ours := s.client.Options().Region
+	err := fmt.Errorf("%w: the store answers that bucket %q is in region %q, not in %q as %s says; set %s to %q",
+		objectstore.ErrInvalidConfig, bucket, theirs, ours, s.regionSource(), s.regionSource(), theirs)
+	if cause != nil {
+		err = fmt.Errorf("%w: %w", err, cause)
+	}
+	return err
+}
+
+// bucketError classifies an error of a request on bucket: a region mismatch first (whatever the
+// code), then by the SDK's code or status; refused credentials name the secret keys they came from.
+func (s *store) bucketError(bucket string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if mismatch := s.regionMismatch(bucket, err); mismatch != nil {
+		return mismatch
+	}
+	err = classify(err)
+	if errors.Is(err, objectstore.ErrBucketNotFound) {
+		return fmt.Errorf("bucket %q does not exist: %w", bucket, err)
+	}
+	if errors.Is(err, objectstore.ErrUnauthenticated) && s.credentialKeys != "" {
+		return fmt.Errorf("bucket %q: the store refused the credentials of the secret keys %s: %w", bucket, s.credentialKeys, err)
+	}
+	return err
+}
+
+func iamError(what string, err error) error {
+	var nse *iamtypes.NoSuchEntityException
+	if errors.As(err, &nse) {
+		return fmt.Errorf("%s: %w: %w", what, objectstore.ErrNotFound, err)
+	}
+	return fmt.Errorf("%s: %w", what, classify(err))
+}
+
+func minioError(what string, err error) error {
+	switch madmin.ToErrorResponse(err).Code {
+	case "InvalidAccessKeyId", "SignatureDoesNotMatch":
+		return fmt.Errorf("%s: %w: %w", what, objectstore.ErrUnauthenticated, err)
+	case "AccessDenied":
+		return fmt.Errorf("%s: %w: %w", what, objectstore.ErrForbidden, err)
+	case "XMinioAdminNotImplemented", "NotImplemented", "MethodNotAllowed", "NoSuchBucket":
+		// No MinIO admin API here: an S3-compatible store of another make reads the admin path
+		// as an object in a bucket named "minio".
+		return fmt.Errorf("%s: %w: the endpoint does not serve MinIO's admin API, so it cannot issue bucket-scoped users (generatedCredentials.allowPassThrough: true keeps the operator's credentials): %w", what, objectstore.ErrUnsupported, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
@@ -35,12 +36,13 @@ var newBucketName = stack.NewBucketName
 
 func newStore(t testing.TB, data map[string][]byte) objectstore.Store {
 	t.Helper()
-	return newStoreWith(t, &awsprovider.Provider{}, data)
+	return newStoreWith(t, &awsprovider.Provider{}, data, nil)
 }
 
-func newStoreWith(t testing.TB, p *awsprovider.Provider, data map[string][]byte) objectstore.Store {
+// newStoreWith builds a store of p with the bucket config cfg (nil: the defaults).
+func newStoreWith(t testing.TB, p *awsprovider.Provider, data map[string][]byte, cfg *awsapi.BackupBucketConfig) objectstore.Store {
 	t.Helper()
-	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "eu-central-1"})
+	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "eu-central-1"}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,15 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -24,6 +23,8 @@ const maxDeleteBatch = 1000
 // store is one S3 client for one request.
 type store struct {
 	client *s3.Client
+	// cfg is the bucket's providerConfig, which EnsureBucket converges to (never nil).
+	cfg *awsapi.BackupBucketConfig
 	// regionOverride is the secret's "region" key: for S3-compatible stores whose region is not
 	// the seed's, it wins over the bucket's spec.region.
 	regionOverride string
@@ -63,7 +64,7 @@ func (s *store) MaxDeleteBatch() int { return maxDeleteBatch }
 
 // PutObject implements objectstore.Store.
 func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) error {
-	if err := validateBucketName(bucket); err != nil {
+	if err := awsapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data)))})
@@ -72,7 +73,7 @@ func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) 
 
 // GetObject implements objectstore.Store.
 func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
-	if err := validateBucketName(bucket); err != nil {
+	if err := awsapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: &key})
@@ -97,7 +98,7 @@ func (s *store) versioned(ctx context.Context, bucket string) (bool, error) {
 // with ListObjectVersions, so that every version and delete marker is found; others with the
 // cheaper ListObjectsV2.
 func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
-	if err := validateBucketName(bucket); err != nil {
+	if err := awsapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	versioned, err := s.versioned(ctx, bucket)
@@ -187,7 +188,7 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []obje
 	if len(objects) == 0 {
 		return nil, nil
 	}
-	if err := validateBucketName(bucket); err != nil {
+	if err := awsapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
 	if len(objects) > maxDeleteBatch {
@@ -273,89 +274,11 @@ func (s *store) objectLock(ctx context.Context, bucket string) (lockConfig, erro
 	return lock, nil
 }
 
-// DeleteBucket implements objectstore.Store.
-func (s *store) DeleteBucket(ctx context.Context, name string) error {
-	if err := validateBucketName(name); err != nil {
-		return err
-	}
-	_, err := s.client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &name})
-	err = s.bucketError(name, err)
-	if errors.Is(err, objectstore.ErrBucketNotFound) {
-		return nil
-	}
-	return err
-}
-
-// regionHeader is S3's answer to a request in the wrong region: the region the bucket (or, for a
-// single-region store such as MinIO, the store) is in. HEAD answers carry no body, so no code: the
-// header is what tells a region mismatch from other bad requests.
-const regionHeader = "X-Amz-Bucket-Region"
-
-// regionSource says where the store's region comes from, for the messages.
-func (s *store) regionSource() string {
-	if s.regionOverride != "" {
-		return fmt.Sprintf("the secret key %q", KeyRegion)
-	}
-	return "spec.region"
-}
-
-// regionMismatch recognises an answer that names another region than the client's (S3: 301, 307
-// or 400 with X-Amz-Bucket-Region; MinIO: 400 with it) and says so with both regions; nil
-// otherwise.
-func (s *store) regionMismatch(bucket string, err error) error {
-	var respErr *awshttp.ResponseError
-	if !errors.As(err, &respErr) || respErr.Response == nil {
-		return nil
-	}
-	switch respErr.HTTPStatusCode() {
-	case http.StatusMovedPermanently, http.StatusTemporaryRedirect, http.StatusBadRequest:
-		// Not 403: S3 names the region of a bucket we may not read too, and that bucket may be
-		// someone else's; the create call that follows a 403 says which.
-	default:
-		return nil
-	}
-	theirs, ours := respErr.Response.Header.Get(regionHeader), s.client.Options().Region
-	if theirs == "" || theirs == ours {
-		return nil
-	}
-	return s.wrongRegion(bucket, theirs, err)
-}
-
-// wrongRegion names both regions and what to change; cause is the store's answer, if any.
-func (s *store) wrongRegion(bucket, theirs string, cause error) error {
-	ours := s.client.Options().Region
-	err := fmt.Errorf("%w: the store answers that bucket %q is in region %q, not in %q as %s says; set %s to %q",
-		objectstore.ErrInvalidConfig, bucket, theirs, ours, s.regionSource(), s.regionSource(), theirs)
-	if cause != nil {
-		err = fmt.Errorf("%w: %w", err, cause)
-	}
-	return err
-}
-
-// bucketError classifies an error of a request on bucket: a region mismatch first (whatever the
-// code), then by the SDK's code or status; refused credentials name the secret keys they came from.
-func (s *store) bucketError(bucket string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if mismatch := s.regionMismatch(bucket, err); mismatch != nil {
-		return mismatch
-	}
-	err = classify(err)
-	if errors.Is(err, objectstore.ErrBucketNotFound) {
-		return fmt.Errorf("bucket %q does not exist: %w", bucket, err)
-	}
-	if errors.Is(err, objectstore.ErrUnauthenticated) && s.credentialKeys != "" {
-		return fmt.Errorf("bucket %q: the store refused the credentials of the secret keys %s: %w", bucket, s.credentialKeys, err)
-	}
-	return err
-}
-
 // Probe implements objectstore.Store with one ListObjectsV2 of at most one key (s3:ListBucket,
 // which every policy the extension hands out grants): one request, where a listing asks for the
 // bucket's versioning first.
 func (s *store) Probe(ctx context.Context, bucket string) error {
-	if err := validateBucketName(bucket); err != nil {
+	if err := awsapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	_, err := s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &bucket, MaxKeys: aws.Int32(1)})

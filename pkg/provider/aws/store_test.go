@@ -2,97 +2,27 @@ package aws_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
-	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
-
-func ensure(t *testing.T, store objectstore.Store, name string, cfg *awsapi.BackupBucketConfig) error {
-	t.Helper()
-	return store.EnsureBucket(context.Background(), objectstore.Bucket{Name: name, Region: "eu-central-1", Config: cfg})
-}
-
-func TestSettingsAreConvergedAndDriftIsCorrected(t *testing.T) {
-	ctx := context.Background()
-	store, raw, name := newStore(t, minio.SecretData()), minio.S3Client(), newBucketName()
-	if err := ensure(t, store, name, minioConfig()); err != nil {
-		t.Fatal(err)
-	}
-	assertSettings := func(stage string) {
-		t.Helper()
-		enc, err := raw.GetBucketEncryption(ctx, &s3.GetBucketEncryptionInput{Bucket: &name})
-		if err != nil || enc.ServerSideEncryptionConfiguration.Rules[0].ApplyServerSideEncryptionByDefault.SSEAlgorithm != types.ServerSideEncryptionAes256 {
-			t.Fatalf("%s: default encryption is not SSE-S3: %v", stage, err)
-		}
-		pol, err := raw.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: &name})
-		if err != nil {
-			t.Fatalf("%s: no bucket policy: %v", stage, err)
-		}
-		var doc struct {
-			Statement []struct {
-				Effect    string
-				Condition map[string]map[string]any
-				Resource  any
-			}
-		}
-		if err := json.Unmarshal([]byte(aws.ToString(pol.Policy)), &doc); err != nil || len(doc.Statement) != 1 ||
-			doc.Statement[0].Effect != "Deny" || strings.Trim(fmt.Sprint(doc.Statement[0].Condition["Bool"]["aws:SecureTransport"]), "[]") != "false" ||
-			!strings.Contains(fmt.Sprint(doc.Statement[0].Resource), name+"/*") {
-			t.Fatalf("%s: the bucket policy does not deny non-TLS requests on the bucket and its objects: %s", stage, aws.ToString(pol.Policy))
-		}
-	}
-	assertSettings("after creation")
-
-	// Drift: someone removes encryption and the policy behind the extension's back.
-	if _, err := raw.DeleteBucketEncryption(ctx, &s3.DeleteBucketEncryptionInput{Bucket: &name}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.DeleteBucketPolicy(ctx, &s3.DeleteBucketPolicyInput{Bucket: &name}); err != nil {
-		t.Fatal(err)
-	}
-	if err := ensure(t, store, name, minioConfig()); err != nil {
-		t.Fatal(err)
-	}
-	assertSettings("after drift and a reconcile")
-}
-
-func TestUnimplementedSettingIsReportedAndCanBeSwitchedOff(t *testing.T) {
-	noKMS, err := stack.StartMinIO(context.Background(), stack.MinIOOptions{Region: "eu-central-1", WithoutKMS: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer noKMS.Stop()
-	store, name := newStore(t, noKMS.SecretData()), newBucketName()
-	err = ensure(t, store, name, minioConfig())
-	if !errors.Is(err, objectstore.ErrUnsupported) || !strings.Contains(err.Error(), string(awsapi.SettingDefaultEncryption)) {
-		t.Fatalf("got %v; want ErrUnsupported naming the DefaultEncryption switch", err)
-	}
-	cfg := minioConfig()
-	cfg.DisabledSettings = append(cfg.DisabledSettings, awsapi.SettingDefaultEncryption)
-	if err := ensure(t, store, name, cfg); err != nil {
-		t.Fatalf("with DefaultEncryption switched off: %v", err)
-	}
-}
 
 func TestVersionedBucketDeletesEveryVersionAndDeleteMarker(t *testing.T) {
 	ctx := context.Background()
 	store, raw, name := newStore(t, minio.SecretData()), minio.S3Client(), newBucketName()
-	if err := ensure(t, store, name, minioConfig()); err != nil {
+	if err := ensure(t, minio.SecretData(), name, minioConfig()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := raw.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: &name,
@@ -132,114 +62,130 @@ func TestVersionedBucketDeletesEveryVersionAndDeleteMarker(t *testing.T) {
 	}
 }
 
-func immutable(mode string, days int) *awsapi.BackupBucketConfig {
-	cfg := minioConfig()
-	cfg.Immutability = &awsapi.ImmutableConfig{RetentionType: awsapi.RetentionTypeBucket, Mode: mode, RetentionPeriod: metav1.Duration{Duration: time.Duration(days) * 24 * time.Hour}}
-	return cfg
-}
-
-func TestObjectLockedObjectsAreReportedAndDeferred(t *testing.T) {
-	ctx := context.Background()
-	store, raw, name := newStore(t, minio.SecretData()), minio.S3Client(), newBucketName()
-	if err := ensure(t, store, name, immutable(awsapi.ModeGovernance, 1)); err != nil {
-		t.Fatal(err)
-	}
-	lock, err := raw.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: &name})
-	if err != nil || lock.ObjectLockConfiguration.Rule.DefaultRetention.Mode != types.ObjectLockRetentionModeGovernance || aws.ToInt32(lock.ObjectLockConfiguration.Rule.DefaultRetention.Days) != 1 {
-		t.Fatalf("object lock not converged: %+v, %v", lock, err)
-	}
-	before := time.Now()
-	if err := conformance.PutMany(ctx, store, name, []string{"shoot--a--b--1/a", "shoot--a--b--1/b", "shoot--a--b--1/c", "shoot--a--b--10/keep"}); err != nil {
-		t.Fatal(err)
-	}
-	// The listing tells each version's retention from the bucket's default: a day after its write.
-	err = store.ListObjects(ctx, name, "", func(page []objectstore.ObjectVersion) error {
-		for _, o := range page {
-			if o.Modified.IsZero() || !o.RetainUntil.Equal(o.Modified.AddDate(0, 0, 1)) {
-				t.Errorf("%q listed with write time %v and retention until %v; want a day after the write", o.Key, o.Modified, o.RetainUntil)
+// TestFailedLockLookupIsNotCachedAsUnlocked: an S3 stand-in (httptest, playing the documented
+// DeleteObjects, GetObjectLockConfiguration, GetObjectLegalHold and GetObjectRetention answers)
+// refuses a locked key with AccessDenied, as AWS does, and fails the first lock-configuration
+// lookup. The key is then a failure that says the lock state is unknown -- and the next batch
+// asks again and finds the lock, instead of trusting a cached "not locked".
+func TestFailedLockLookupIsNotCachedAsUnlocked(t *testing.T) {
+	var lookups atomic.Int64
+	until := time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		w.Header().Set("Content-Type", "application/xml")
+		switch {
+		case r.Method == http.MethodPost && q.Has("delete"):
+			_, _ = w.Write([]byte(`<DeleteResult><Error><Key>shoot--a--b--1/k</Key><Code>AccessDenied</Code><Message>Access Denied</Message></Error></DeleteResult>`))
+		case q.Has("object-lock"):
+			if lookups.Add(1) == 1 {
+				w.WriteHeader(http.StatusForbidden)
+				_, _ = w.Write([]byte(`<Error><Code>AccessDenied</Code><Message>no s3:GetBucketObjectLockConfiguration</Message></Error>`))
+				return
 			}
+			_, _ = w.Write([]byte(`<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled></ObjectLockConfiguration>`))
+		case q.Has("legal-hold"):
+			_, _ = w.Write([]byte(`<LegalHold><Status>OFF</Status></LegalHold>`))
+		case q.Has("retention"):
+			_, _ = w.Write([]byte(`<Retention><Mode>COMPLIANCE</Mode><RetainUntilDate>` + until + `</RetainUntilDate></Retention>`))
+		default:
+			w.WriteHeader(http.StatusNotImplemented)
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	}))
+	defer srv.Close()
+	store := newStore(t, withData(minio.SecretData(), "endpoint", srv.URL))
+	objs := []objectstore.ObjectVersion{{Key: "shoot--a--b--1/k"}}
+
+	errs, err := store.DeleteObjects(context.Background(), "bucket", objs)
+	if err != nil || len(errs) != 1 {
+		t.Fatalf("first batch = %v, %v; want one per-object error", errs, err)
 	}
-	prefix, _ := objectstore.EntryPrefix("shoot--a--b--1")
-	res, err := objectstore.DeletePrefix(ctx, store, name, prefix, objectstore.DeleteOptions{})
-	if err != nil || !res.Done || res.Locked != 3 || res.Deleted != 0 {
-		t.Fatalf("got %+v, %v; want the 3 locked versions counted, none deleted", res, err)
+	if errors.Is(errs[0].Err, objectstore.ErrObjectLocked) || !errors.Is(errs[0].Err, objectstore.ErrForbidden) || !strings.Contains(errs[0].Err.Error(), "unknown") {
+		t.Fatalf("with the lock lookup failing: %v; want a forbidden failure that says the lock state is unknown", errs[0].Err)
 	}
-	if d := res.EarliestRetainUntil.Sub(before); d < 23*time.Hour || d > 25*time.Hour {
-		t.Fatalf("earliest retain-until %v is not about a day from now", res.EarliestRetainUntil)
-	}
-	if _, err := store.DeferDeletion(ctx, name, prefix.String()); err != nil {
-		t.Fatal(err)
-	}
-	lc, err := raw.GetBucketLifecycleConfiguration(ctx, &s3.GetBucketLifecycleConfigurationInput{Bucket: &name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := slices.ContainsFunc(lc.Rules, func(r types.LifecycleRule) bool {
-		return r.Filter != nil && aws.ToString(r.Filter.Prefix) == prefix.String() && r.Expiration != nil && r.NoncurrentVersionExpiration != nil
-	})
-	if !found {
-		t.Fatalf("no deferred-deletion lifecycle rule for %q in %+v", prefix.String(), lc.Rules)
-	}
-	// A reconcile keeps the deferred rule while its objects are there.
-	if err := ensure(t, store, name, immutable(awsapi.ModeGovernance, 1)); err != nil {
-		t.Fatal(err)
-	}
-	lc, _ = raw.GetBucketLifecycleConfiguration(ctx, &s3.GetBucketLifecycleConfigurationInput{Bucket: &name})
-	if len(lc.Rules) != 1 {
-		t.Fatalf("a reconcile dropped or duplicated the deferred rule: %+v", lc.Rules)
+	errs, err = store.DeleteObjects(context.Background(), "bucket", objs)
+	var locked *objectstore.LockedError
+	if err != nil || len(errs) != 1 || !errors.As(errs[0].Err, &locked) || locked.RetainUntil.IsZero() {
+		t.Fatalf("second batch = %v, %v; want the key reported locked (the failed lookup must not be cached)", errs, err)
 	}
 }
 
-func TestComplianceRetentionIsNeverWeakened(t *testing.T) {
-	store, raw, name := newStore(t, minio.SecretData()), minio.S3Client(), newBucketName()
-	if err := ensure(t, store, name, immutable(awsapi.ModeCompliance, 2)); err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		name string
-		cfg  *awsapi.BackupBucketConfig
-	}{
-		{"to governance", immutable(awsapi.ModeGovernance, 2)},
-		{"shorter", immutable(awsapi.ModeCompliance, 1)},
-		{"removed", minioConfig()},
-	}
-	for _, c := range cases {
-		if err := ensure(t, store, name, c.cfg); !errors.Is(err, objectstore.ErrInvalidConfig) {
-			t.Errorf("%s: got %v; want ErrInvalidConfig", c.name, err)
+// TestListingRetentionFromTheDefaultRetention: an S3 stand-in (httptest, playing the documented
+// GetBucketVersioning, GetObjectLockConfiguration and ListObjectVersions answers) has a bucket
+// with a default retention of two days. A listing reports Modified + 2 days for each version and
+// nothing for a delete marker, and reads the configuration once per store. A store whose lookup
+// is refused lists all the same, with no retention, and does not ask again for its listings.
+func TestListingRetentionFromTheDefaultRetention(t *testing.T) {
+	var lookups atomic.Int64
+	var refuse atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		w.Header().Set("Content-Type", "application/xml")
+		switch {
+		case q.Has("versioning"):
+			_, _ = w.Write([]byte(`<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>`))
+		case q.Has("object-lock"):
+			lookups.Add(1)
+			if refuse.Load() {
+				w.WriteHeader(http.StatusForbidden)
+				_, _ = w.Write([]byte(`<Error><Code>AccessDenied</Code><Message>no s3:GetBucketObjectLockConfiguration</Message></Error>`))
+				return
+			}
+			_, _ = w.Write([]byte(`<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention><Mode>GOVERNANCE</Mode><Days>2</Days></DefaultRetention></Rule></ObjectLockConfiguration>`))
+		case q.Has("versions"):
+			_, _ = w.Write([]byte(`<ListVersionsResult><Name>bucket</Name><IsTruncated>false</IsTruncated>` +
+				`<Version><Key>k</Key><VersionId>v2</VersionId><IsLatest>true</IsLatest><LastModified>2026-03-01T10:00:00.000Z</LastModified><Size>7</Size></Version>` +
+				`<Version><Key>k</Key><VersionId>v1</VersionId><IsLatest>false</IsLatest><LastModified>2026-03-01T09:00:00.000Z</LastModified><Size>3</Size></Version>` +
+				`<DeleteMarker><Key>gone</Key><VersionId>m1</VersionId><IsLatest>true</IsLatest><LastModified>2026-03-01T11:00:00.000Z</LastModified></DeleteMarker>` +
+				`</ListVersionsResult>`))
+		default:
+			w.WriteHeader(http.StatusNotImplemented)
 		}
-	}
-	lock, err := raw.GetObjectLockConfiguration(context.Background(), &s3.GetObjectLockConfigurationInput{Bucket: &name})
-	if err != nil || aws.ToInt32(lock.ObjectLockConfiguration.Rule.DefaultRetention.Days) != 2 || lock.ObjectLockConfiguration.Rule.DefaultRetention.Mode != types.ObjectLockRetentionModeCompliance {
-		t.Fatalf("a refused change touched the retention: %+v, %v", lock, err)
-	}
-	if err := ensure(t, store, name, immutable(awsapi.ModeCompliance, 3)); err != nil {
-		t.Fatalf("extending a compliance retention must work: %v", err)
-	}
-}
-
-func TestMissingCredentialKeysAreRefused(t *testing.T) {
-	p := &awsprovider.Provider{}
-	for name, data := range map[string]map[string][]byte{
-		"no keys":     {"region": []byte("eu-central-1")},
-		"bad boolean": withData(minio.SecretData(), "s3ForcePathStyle", "maybe"),
-		"bad CA":      withData(minio.SecretData(), "trustedCaCert", "not a certificate"),
-		"no region":   withoutRegion(withData(minio.SecretData())),
-	} {
-		t.Run(name, func(t *testing.T) {
-			_, err := p.NewStore(context.Background(), providerCreds(data))
-			if !errors.Is(err, objectstore.ErrInvalidConfig) {
-				t.Fatalf("got %v; want ErrInvalidConfig", err)
+	}))
+	defer srv.Close()
+	list := func(store objectstore.Store) map[string]objectstore.ObjectVersion {
+		t.Helper()
+		got := map[string]objectstore.ObjectVersion{}
+		err := store.ListObjects(context.Background(), "bucket", "", func(page []objectstore.ObjectVersion) error {
+			for _, o := range page {
+				got[o.Version] = o
 			}
-			for _, v := range data {
-				if len(v) > 3 && strings.Contains(err.Error(), string(v)) {
-					t.Fatalf("the error reveals a secret value: %v", err)
-				}
-			}
+			return nil
 		})
+		if err != nil || len(got) != 3 {
+			t.Fatalf("listing = %v, %v; want three entries", got, err)
+		}
+		return got
+	}
+	at := func(s string) time.Time { v, _ := time.Parse(time.RFC3339, s); return v }
+
+	store := newStore(t, withData(minio.SecretData(), "endpoint", srv.URL))
+	for range 2 {
+		got := list(store)
+		if v := got["v2"]; v.Size != 7 || v.Noncurrent || !v.Modified.Equal(at("2026-03-01T10:00:00Z")) || !v.RetainUntil.Equal(at("2026-03-03T10:00:00Z")) {
+			t.Fatalf("current version %+v; want size 7, current, retained two days after its write", v)
+		}
+		if v := got["v1"]; v.Size != 3 || !v.Noncurrent || !v.RetainUntil.Equal(at("2026-03-03T09:00:00Z")) {
+			t.Fatalf("older version %+v; want size 3, noncurrent, retained two days after its write", v)
+		}
+		if m := got["m1"]; !m.Noncurrent || !m.RetainUntil.IsZero() || m.Size != 0 {
+			t.Fatalf("delete marker %+v; want noncurrent, no retention", m)
+		}
+	}
+	if n := lookups.Load(); n != 1 {
+		t.Fatalf("two listings read the Object Lock configuration %d times; want once per store", n)
+	}
+
+	refuse.Store(true)
+	lookups.Store(0)
+	refused := newStore(t, withData(minio.SecretData(), "endpoint", srv.URL))
+	for range 2 {
+		for _, o := range list(refused) {
+			if !o.RetainUntil.IsZero() {
+				t.Fatalf("with the lookup refused, %+v reports a retention; want none", o)
+			}
+		}
+	}
+	if n := lookups.Load(); n != 1 {
+		t.Fatalf("with the lookup refused, two listings asked %d times; want once per store", n)
 	}
 }

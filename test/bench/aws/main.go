@@ -168,7 +168,7 @@ func creds(m *stack.MinIO, endpoint string) provider.Credentials {
 }
 
 func newStore(m *stack.MinIO, endpoint string) (objectstore.Store, error) {
-	return (&awsprovider.Provider{}).NewStore(context.Background(), creds(m, endpoint))
+	return (&awsprovider.Provider{}).NewStore(context.Background(), creds(m, endpoint), nil)
 }
 
 // s3Client is the very client the engine's store uses (same transport, retries, checksums).

@@ -1,11 +1,13 @@
 package aws_test
 
 import (
+	"context"
 	"encoding/pem"
 	"errors"
 	"maps"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
@@ -61,6 +63,28 @@ func TestEtcdBackupSecretData(t *testing.T) {
 			if !maps.Equal(got, c.want) {
 				keys := slices.Sorted(maps.Keys(got))
 				t.Fatalf("got keys %v = %v; want %v", keys, got, c.want)
+			}
+		})
+	}
+}
+
+func TestMissingCredentialKeysAreRefused(t *testing.T) {
+	p := &awsprovider.Provider{}
+	for name, data := range map[string]map[string][]byte{
+		"no keys":     {"region": []byte("eu-central-1")},
+		"bad boolean": withData(minio.SecretData(), "s3ForcePathStyle", "maybe"),
+		"bad CA":      withData(minio.SecretData(), "trustedCaCert", "not a certificate"),
+		"no region":   withoutRegion(withData(minio.SecretData())),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := p.NewStore(context.Background(), providerCreds(data), nil)
+			if !errors.Is(err, objectstore.ErrInvalidConfig) {
+				t.Fatalf("got %v; want ErrInvalidConfig", err)
+			}
+			for _, v := range data {
+				if len(v) > 3 && strings.Contains(err.Error(), string(v)) {
+					t.Fatalf("the error reveals a secret value: %v", err)
+				}
 			}
 		})
 	}

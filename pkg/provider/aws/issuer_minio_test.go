@@ -16,36 +16,40 @@ import (
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 )
 
-// issuer is the bucket controller's view of a MinIO store with generated credentials.
-func issuer(t *testing.T) (objectstore.Store, objectstore.CredentialIssuer) {
+// newIssuer builds p's issuer named name from data, as the bucket controller does, and fails
+// the test if there is none.
+func newIssuer(t *testing.T, p *awsprovider.Provider, data map[string][]byte, cfg *awsapi.BackupBucketConfig, name string) objectstore.CredentialIssuer {
 	t.Helper()
-	cfg := minioConfig()
-	cfg.GeneratedCredentials = &awsapi.GeneratedCredentialsConfig{Issuer: awsapi.IssuerMinIO}
-	s, err := (&awsprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: minio.SecretData(), Region: "eu-central-1", BucketConfig: cfg})
+	i, err := p.NewIssuer(context.Background(), provider.Credentials{Data: data, Region: "eu-central-1"}, cfg, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	i, ok := s.(objectstore.CredentialIssuer)
-	if !ok {
-		t.Fatal("a store configured with generatedCredentials issues no credentials")
+	if i == nil {
+		t.Fatalf("no %q issuer for these credentials", name)
 	}
-	return s, i
+	return i
+}
+
+// minioIssuerConfig is minioConfig with generated credentials issued by MinIO.
+func minioIssuerConfig() *awsapi.BackupBucketConfig {
+	cfg := minioConfig()
+	cfg.GeneratedCredentials = &awsapi.GeneratedCredentialsConfig{Issuer: awsapi.IssuerMinIO}
+	return cfg
 }
 
 func TestGeneratedMinIOCredentials(t *testing.T) {
-	s, _ := issuer(t)
+	cfg := minioIssuerConfig()
 	conformance.RunIssuer(t, conformance.IssuerHarness{
-		Harness:  conformance.Harness{Store: s, NewBucketName: newBucketName, Region: "eu-central-1", Config: minioConfig()},
+		Harness:  conformance.Harness{Store: newStoreWith(t, &awsprovider.Provider{}, minio.SecretData(), cfg), NewBucketName: newBucketName, Region: "eu-central-1"},
+		Issuer:   newIssuer(t, &awsprovider.Provider{}, minio.SecretData(), cfg, cfg.GenerationSettings().Issuer),
 		StoreFor: func(t *testing.T, data map[string][]byte) objectstore.Store { return newStore(t, data) },
 	})
 }
 
 func TestGeneratedCredentialsNeedAnEndpointAndKeys(t *testing.T) {
-	cfg := minioConfig()
-	cfg.GeneratedCredentials = &awsapi.GeneratedCredentialsConfig{Issuer: awsapi.IssuerMinIO}
 	data := minio.SecretData()
 	delete(data, "endpoint")
-	_, err := (&awsprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: data, Region: "eu-central-1", BucketConfig: cfg})
+	_, err := (&awsprovider.Provider{}).NewIssuer(context.Background(), provider.Credentials{Data: data, Region: "eu-central-1"}, minioIssuerConfig(), awsapi.IssuerMinIO)
 	if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), `"endpoint"`) {
 		t.Fatalf("got %v; want ErrInvalidConfig naming the endpoint key", err)
 	}
@@ -62,13 +66,8 @@ func TestStoreWithoutMinIOAdminAPICannotIssue(t *testing.T) {
 		_, _ = w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message><BucketName>minio</BucketName></Error>`))
 	}))
 	defer other.Close()
-	cfg := minioConfig()
-	cfg.GeneratedCredentials = &awsapi.GeneratedCredentialsConfig{Issuer: awsapi.IssuerMinIO}
-	s, err := (&awsprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: withData(minio.SecretData(), "endpoint", other.URL), Region: "eu-central-1", BucketConfig: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = s.(objectstore.CredentialIssuer).IssueCredential(context.Background(), "bucket", nil)
+	iss := newIssuer(t, &awsprovider.Provider{}, withData(minio.SecretData(), "endpoint", other.URL), minioIssuerConfig(), awsapi.IssuerMinIO)
+	_, err := iss.IssueCredential(context.Background(), "bucket", nil)
 	if !errors.Is(err, objectstore.ErrUnsupported) || !strings.Contains(err.Error(), "allowPassThrough") || requests.Load() == 0 {
 		t.Fatalf("got %v after %d requests; want ErrUnsupported naming allowPassThrough", err, requests.Load())
 	}

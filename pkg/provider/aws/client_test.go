@@ -2,6 +2,7 @@ package aws_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
@@ -50,12 +54,12 @@ func TestWorkloadIdentityAssumesTheRoleWithTheToken(t *testing.T) {
 		"endpoint":         []byte(minio.Endpoint),
 		"s3ForcePathStyle": []byte("true"),
 	}
-	store, err := p.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: true, Region: "eu-central-1"})
+	store, err := p.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: true, Region: "eu-central-1"}, minioConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	name := newBucketName()
-	if err := store.EnsureBucket(context.Background(), objectstore.Bucket{Name: name, Region: "eu-central-1", Config: minioConfig()}); err != nil {
+	if err := store.EnsureBucket(context.Background(), objectstore.Bucket{Name: name, Region: "eu-central-1"}); err != nil {
 		t.Fatalf("S3 calls with the assumed role's credentials: %v", err)
 	}
 	sts.mu.Lock()
@@ -68,7 +72,22 @@ func TestWorkloadIdentityAssumesTheRoleWithTheToken(t *testing.T) {
 	}
 
 	delete(data, "token")
-	if _, err := p.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: true, Region: "eu-central-1"}); err == nil {
+	if _, err := p.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: true, Region: "eu-central-1"}, nil); err == nil {
 		t.Fatal("a workload identity secret without a token was accepted")
+	}
+}
+
+// TestProbeIsOneCountedRequest: a probe of a missing bucket is one request to the store, which
+// the metrics transport counts under the provider, the operation of its context and the status.
+func TestProbeIsOneCountedRequest(t *testing.T) {
+	store := newStore(t, minio.SecretData())
+	counted := metrics.CloudRequests.WithLabelValues(awsprovider.Type, "probe", "404")
+	before := testutil.ToFloat64(counted)
+	err := store.Probe(metrics.WithOperation(context.Background(), "probe"), newBucketName())
+	if !errors.Is(err, objectstore.ErrBucketNotFound) {
+		t.Fatalf("Probe of a missing bucket: %v; want ErrBucketNotFound", err)
+	}
+	if n := testutil.ToFloat64(counted) - before; n != 1 {
+		t.Fatalf("the probe made %v counted requests answered 404; want 1", n)
 	}
 }

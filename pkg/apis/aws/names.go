@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/validation"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // bucketNameSubject says where a bucket name comes from, for the messages.
@@ -18,11 +18,11 @@ var (
 	reservedSuffixes = []string{"-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"}
 )
 
-// validateBucketName checks S3's naming rules for general purpose buckets before any request, so
+// ValidateBucketName checks S3's naming rules for general purpose buckets before any request, so
 // that a name S3 would refuse (with a HEAD answering 400 and no code) is reported with the rule it
 // breaks. The rules are AWS's; they hold for S3-compatible stores too, so that a bucket name works
 // wherever etcd-backup-restore is pointed.
-func validateBucketName(name string) error {
+func ValidateBucketName(name string) error {
 	if rule := bucketNameRule(name); rule != "" {
 		return objectstore.Invalidf("bucket name %q (%s) breaks S3's bucket naming rules: %s", name, bucketNameSubject, rule)
 	}

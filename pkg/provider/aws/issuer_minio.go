@@ -5,8 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
@@ -20,10 +18,9 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// minioIssuer is a store whose bucket-scoped credentials are MinIO users, one per issuance,
+// minioIssuer issues bucket-scoped credentials that are MinIO users, one per issuance,
 // each with the bucket's policy: exactly what etcd-backup-restore does, in that bucket only.
 type minioIssuer struct {
-	*store
 	admin *madmin.AdminClient
 	// template is what a credential keeps of the operator's secret (credentialTemplate).
 	template map[string][]byte
@@ -31,7 +28,7 @@ type minioIssuer struct {
 
 var _ objectstore.CredentialIssuer = (*minioIssuer)(nil)
 
-func newMinIOIssuer(s *store, d map[string][]byte) (*minioIssuer, error) {
+func newMinIOIssuer(d map[string][]byte) (*minioIssuer, error) {
 	endpoint := string(d[KeyEndpoint])
 	u, err := url.Parse(endpoint)
 	if endpoint == "" || err != nil || u.Host == "" {
@@ -52,19 +49,7 @@ func newMinIOIssuer(s *store, d map[string][]byte) (*minioIssuer, error) {
 	if err != nil {
 		return nil, objectstore.Invalidf("MinIO admin client: %w", err)
 	}
-	return &minioIssuer{store: s, admin: admin, template: credentialTemplate(d)}, nil
-}
-
-// credentialTemplate is what a generated credential keeps of the operator's secret: where and how
-// to reach the store, none of the operator's own credentials (keys, workload identity token).
-func credentialTemplate(d map[string][]byte) map[string][]byte {
-	out := map[string][]byte{}
-	for _, k := range []string{KeyRegion, KeyEndpoint, KeyS3ForcePathStyle, KeyTrustedCACert, KeyInsecureSkipVerify} {
-		if v, ok := d[k]; ok {
-			out[k] = v
-		}
-	}
-	return out
+	return &minioIssuer{admin: admin, template: credentialTemplate(d)}, nil
 }
 
 // userPrefix starts the access keys of a bucket's users: "geb" and 7 hex digits of the bucket
@@ -77,37 +62,6 @@ func userPrefix(bucket string) string {
 }
 
 func policyName(bucket string) string { return "gardener-backup-" + bucket }
-
-// bucketPolicy allows what etcd-backup-restore does (snapshots, multipart uploads, listing with
-// versions, deleting its garbage) and the entry controller's deletion, in bucket only.
-func bucketPolicy(bucket string) ([]byte, error) {
-	return json.Marshal(map[string]any{
-		"Version": "2012-10-17",
-		"Statement": []map[string]any{
-			{"Effect": "Allow", "Resource": []string{"arn:aws:s3:::" + bucket}, "Action": []string{
-				"s3:ListBucket", "s3:ListBucketVersions", "s3:ListBucketMultipartUploads", "s3:GetBucketLocation",
-				"s3:GetBucketVersioning", "s3:GetBucketObjectLockConfiguration"}},
-			{"Effect": "Allow", "Resource": []string{"arn:aws:s3:::" + bucket + "/*"}, "Action": []string{
-				"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion",
-				"s3:GetObjectTagging", "s3:PutObjectTagging", "s3:GetObjectRetention", "s3:GetObjectLegalHold",
-				"s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"}},
-		},
-	})
-}
-
-func minioError(what string, err error) error {
-	switch madmin.ToErrorResponse(err).Code {
-	case "InvalidAccessKeyId", "SignatureDoesNotMatch":
-		return fmt.Errorf("%s: %w: %w", what, objectstore.ErrUnauthenticated, err)
-	case "AccessDenied":
-		return fmt.Errorf("%s: %w: %w", what, objectstore.ErrForbidden, err)
-	case "XMinioAdminNotImplemented", "NotImplemented", "MethodNotAllowed", "NoSuchBucket":
-		// No MinIO admin API here: an S3-compatible store of another make reads the admin path
-		// as an object in a bucket named "minio".
-		return fmt.Errorf("%s: %w: the endpoint does not serve MinIO's admin API, so it cannot issue bucket-scoped users (generatedCredentials.allowPassThrough: true keeps the operator's credentials): %w", what, objectstore.ErrUnsupported, err)
-	}
-	return fmt.Errorf("%s: %w", what, err)
-}
 
 // IssueCredential implements objectstore.CredentialIssuer: a new user with the bucket's policy.
 // A user issued before but never recorded stays until RevokeCredentials, which the controller

@@ -14,12 +14,10 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// iamIssuer is a store whose bucket-scoped credentials are access keys of one IAM user per
-// bucket, whose only policy allows what etcd-backup-restore and the entry controller do in that
+// iamIssuer issues bucket-scoped credentials that are access keys of one IAM user per bucket, whose only policy allows what etcd-backup-restore and the entry controller do in that
 // bucket. IAM allows two access keys per user: the published one and, during the grace period,
 // the previous one.
 type iamIssuer struct {
-	*store
 	iam      *iam.Client
 	template map[string][]byte
 }
@@ -52,14 +50,6 @@ func (s *iamIssuer) owned(ctx context.Context, user string) (bool, error) {
 		}
 	}
 	return false, nil
-}
-
-func iamError(what string, err error) error {
-	var nse *iamtypes.NoSuchEntityException
-	if errors.As(err, &nse) {
-		return fmt.Errorf("%s: %w: %w", what, objectstore.ErrNotFound, err)
-	}
-	return fmt.Errorf("%s: %w", what, classify(err))
 }
 
 // IssueCredential implements objectstore.CredentialIssuer.
@@ -141,12 +131,12 @@ func (s *iamIssuer) deleteKeys(ctx context.Context, user string, keep []string) 
 
 // newIAMIssuer builds the IAM client from the operator's credentials (IAM is global: its
 // endpoint is us-east-1's unless the provider's IAMEndpoint points elsewhere).
-func (p *Provider) newIAMIssuer(s *store, creds map[string][]byte, cfg aws.Config) *iamIssuer {
+func (p *Provider) newIAMIssuer(creds map[string][]byte, cfg aws.Config) *iamIssuer {
 	client := iam.NewFromConfig(cfg, func(o *iam.Options) {
 		o.Region = "us-east-1"
 		if p.IAMEndpoint != "" {
 			o.BaseEndpoint = aws.String(p.IAMEndpoint)
 		}
 	})
-	return &iamIssuer{store: s, iam: client, template: credentialTemplate(creds)}
+	return &iamIssuer{iam: client, template: credentialTemplate(creds)}
 }

@@ -9,7 +9,6 @@ import (
 
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
@@ -21,11 +20,7 @@ func TestIAMIssuerKeepsOneUserPerBucketWithTwoKeysAtMost(t *testing.T) {
 	cfg := &awsapi.BackupBucketConfig{GeneratedCredentials: &awsapi.GeneratedCredentialsConfig{Issuer: awsapi.IssuerIAM}}
 	// A workload identity's keys in the operator's secret must not reach the generated one.
 	operator := stack.With(minio.SecretData(), "roleARN", "arn:aws:iam::000000000000:role/operator", "token", "operator-token")
-	s, err := (&awsprovider.Provider{IAMEndpoint: stand.URL}).NewStore(ctx, provider.Credentials{Data: operator, Region: "eu-central-1", BucketConfig: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	iss := s.(objectstore.CredentialIssuer)
+	iss := newIssuer(t, &awsprovider.Provider{IAMEndpoint: stand.URL}, operator, cfg, awsapi.IssuerIAM)
 	const bucket = "8b6b9d0e-seed"
 	user := awsprovider.IAMUserName(bucket)
 
@@ -97,36 +92,26 @@ func TestIAMIssuerKeepsOneUserPerBucketWithTwoKeysAtMost(t *testing.T) {
 }
 
 func TestRetiringStoreRevokesThroughTheIssuerTheSecretPointsAt(t *testing.T) {
-	// Generation switched off: the store built to revoke picks IAM for a secret without an
-	// endpoint (AWS) and MinIO for one with (an S3-compatible store).
+	// Generation switched off on a secret recorded before issuers were named: the issuer built
+	// to revoke (the empty name) is IAM for a secret without an endpoint (AWS) and MinIO for one
+	// with (an S3-compatible store).
 	ctx := context.Background()
 	stand := stack.StartIAM()
 	defer stand.Close()
 	p := &awsprovider.Provider{IAMEndpoint: stand.URL}
 	const bucket = "8b6b9d0e-retired"
 	on := &awsapi.BackupBucketConfig{GeneratedCredentials: &awsapi.GeneratedCredentialsConfig{Issuer: awsapi.IssuerIAM}}
-	s, err := p.NewStore(ctx, provider.Credentials{Data: minio.SecretData(), Region: "eu-central-1", BucketConfig: on})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.(objectstore.CredentialIssuer).IssueCredential(ctx, bucket, nil); err != nil {
+	if _, err := newIssuer(t, p, minio.SecretData(), on, awsapi.IssuerIAM).IssueCredential(ctx, bucket, nil); err != nil {
 		t.Fatal(err)
 	}
 	aws := minio.SecretData()
 	delete(aws, "endpoint")
 	off := &awsapi.BackupBucketConfig{}
-	plain, err := p.NewStore(ctx, provider.Credentials{Data: aws, Region: "eu-central-1", BucketConfig: off})
-	if err != nil {
-		t.Fatal(err)
-	}
+	plain := newStoreWith(t, p, aws, off)
 	if _, issues := plain.(objectstore.CredentialIssuer); issues {
 		t.Fatal("a store whose config asks for no generated credentials issues them")
 	}
-	retiring, err := p.NewStore(ctx, provider.Credentials{Data: aws, Region: "eu-central-1", BucketConfig: off, Retiring: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := retiring.(objectstore.CredentialIssuer).RevokeCredentials(ctx, bucket, nil); err != nil {
+	if err := newIssuer(t, p, aws, off, "").RevokeCredentials(ctx, bucket, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, ok := stand.User(awsprovider.IAMUserName(bucket)); ok {
@@ -142,11 +127,7 @@ func TestIAMUserOfSomebodyElseIsNotTakenOver(t *testing.T) {
 	user := awsprovider.IAMUserName(bucket)
 	stand.CreateUser(user) // not tagged managed-by=gardener-extension-backup
 	cfg := &awsapi.BackupBucketConfig{GeneratedCredentials: &awsapi.GeneratedCredentialsConfig{Issuer: awsapi.IssuerIAM}}
-	s, err := (&awsprovider.Provider{IAMEndpoint: stand.URL}).NewStore(ctx, provider.Credentials{Data: minio.SecretData(), Region: "eu-central-1", BucketConfig: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	iss := s.(objectstore.CredentialIssuer)
+	iss := newIssuer(t, &awsprovider.Provider{IAMEndpoint: stand.URL}, minio.SecretData(), cfg, awsapi.IssuerIAM)
 	if _, err := iss.IssueCredential(ctx, bucket, nil); !errors.Is(err, objectstore.ErrOwnedByOther) {
 		t.Fatalf("got %v; want ErrOwnedByOther", err)
 	}

@@ -1,0 +1,123 @@
+package aws_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+// ensure reconciles bucket name with cfg as the BackupBucket actuator does: a store built from
+// the secret's data and the config, then EnsureBucket.
+func ensure(t *testing.T, data map[string][]byte, name string, cfg *awsapi.BackupBucketConfig) error {
+	t.Helper()
+	return newStoreWith(t, &awsprovider.Provider{}, data, cfg).EnsureBucket(context.Background(), objectstore.Bucket{Name: name, Region: "eu-central-1"})
+}
+
+func TestSettingsAreConvergedAndDriftIsCorrected(t *testing.T) {
+	ctx := context.Background()
+	raw, name := minio.S3Client(), newBucketName()
+	if err := ensure(t, minio.SecretData(), name, minioConfig()); err != nil {
+		t.Fatal(err)
+	}
+	assertSettings := func(stage string) {
+		t.Helper()
+		enc, err := raw.GetBucketEncryption(ctx, &s3.GetBucketEncryptionInput{Bucket: &name})
+		if err != nil || enc.ServerSideEncryptionConfiguration.Rules[0].ApplyServerSideEncryptionByDefault.SSEAlgorithm != types.ServerSideEncryptionAes256 {
+			t.Fatalf("%s: default encryption is not SSE-S3: %v", stage, err)
+		}
+		pol, err := raw.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: &name})
+		if err != nil {
+			t.Fatalf("%s: no bucket policy: %v", stage, err)
+		}
+		var doc struct {
+			Statement []struct {
+				Effect    string
+				Condition map[string]map[string]any
+				Resource  any
+			}
+		}
+		if err := json.Unmarshal([]byte(aws.ToString(pol.Policy)), &doc); err != nil || len(doc.Statement) != 1 ||
+			doc.Statement[0].Effect != "Deny" || strings.Trim(fmt.Sprint(doc.Statement[0].Condition["Bool"]["aws:SecureTransport"]), "[]") != "false" ||
+			!strings.Contains(fmt.Sprint(doc.Statement[0].Resource), name+"/*") {
+			t.Fatalf("%s: the bucket policy does not deny non-TLS requests on the bucket and its objects: %s", stage, aws.ToString(pol.Policy))
+		}
+	}
+	assertSettings("after creation")
+
+	// Drift: someone removes encryption and the policy behind the extension's back.
+	if _, err := raw.DeleteBucketEncryption(ctx, &s3.DeleteBucketEncryptionInput{Bucket: &name}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.DeleteBucketPolicy(ctx, &s3.DeleteBucketPolicyInput{Bucket: &name}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ensure(t, minio.SecretData(), name, minioConfig()); err != nil {
+		t.Fatal(err)
+	}
+	assertSettings("after drift and a reconcile")
+}
+
+func TestUnimplementedSettingIsReportedAndCanBeSwitchedOff(t *testing.T) {
+	noKMS, err := stack.StartMinIO(context.Background(), stack.MinIOOptions{Region: "eu-central-1", WithoutKMS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer noKMS.Stop()
+	name := newBucketName()
+	err = ensure(t, noKMS.SecretData(), name, minioConfig())
+	if !errors.Is(err, objectstore.ErrUnsupported) || !strings.Contains(err.Error(), string(awsapi.SettingDefaultEncryption)) {
+		t.Fatalf("got %v; want ErrUnsupported naming the DefaultEncryption switch", err)
+	}
+	cfg := minioConfig()
+	cfg.DisabledSettings = append(cfg.DisabledSettings, awsapi.SettingDefaultEncryption)
+	if err := ensure(t, noKMS.SecretData(), name, cfg); err != nil {
+		t.Fatalf("with DefaultEncryption switched off: %v", err)
+	}
+}
+
+func immutable(mode string, days int) *awsapi.BackupBucketConfig {
+	cfg := minioConfig()
+	cfg.Immutability = &awsapi.ImmutableConfig{RetentionType: awsapi.RetentionTypeBucket, Mode: mode, RetentionPeriod: metav1.Duration{Duration: time.Duration(days) * 24 * time.Hour}}
+	return cfg
+}
+
+func TestComplianceRetentionIsNeverWeakened(t *testing.T) {
+	raw, name := minio.S3Client(), newBucketName()
+	if err := ensure(t, minio.SecretData(), name, immutable(awsapi.ModeCompliance, 2)); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		cfg  *awsapi.BackupBucketConfig
+	}{
+		{"to governance", immutable(awsapi.ModeGovernance, 2)},
+		{"shorter", immutable(awsapi.ModeCompliance, 1)},
+		{"removed", minioConfig()},
+	}
+	for _, c := range cases {
+		if err := ensure(t, minio.SecretData(), name, c.cfg); !errors.Is(err, objectstore.ErrInvalidConfig) {
+			t.Errorf("%s: got %v; want ErrInvalidConfig", c.name, err)
+		}
+	}
+	lock, err := raw.GetObjectLockConfiguration(context.Background(), &s3.GetObjectLockConfigurationInput{Bucket: &name})
+	if err != nil || aws.ToInt32(lock.ObjectLockConfiguration.Rule.DefaultRetention.Days) != 2 || lock.ObjectLockConfiguration.Rule.DefaultRetention.Mode != types.ObjectLockRetentionModeCompliance {
+		t.Fatalf("a refused change touched the retention: %+v, %v", lock, err)
+	}
+	if err := ensure(t, minio.SecretData(), name, immutable(awsapi.ModeCompliance, 3)); err != nil {
+		t.Fatalf("extending a compliance retention must work: %v", err)
+	}
+}

@@ -1,0 +1,32 @@
+package aws
+
+import "encoding/json"
+
+// credentialTemplate is what a generated credential keeps of the operator's secret: where and how
+// to reach the store, none of the operator's own credentials (keys, workload identity token).
+func credentialTemplate(d map[string][]byte) map[string][]byte {
+	out := map[string][]byte{}
+	for _, k := range []string{KeyRegion, KeyEndpoint, KeyS3ForcePathStyle, KeyTrustedCACert, KeyInsecureSkipVerify} {
+		if v, ok := d[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// bucketPolicy allows what etcd-backup-restore does (snapshots, multipart uploads, listing with
+// versions, deleting its garbage) and the entry controller's deletion, in bucket only.
+func bucketPolicy(bucket string) ([]byte, error) {
+	return json.Marshal(map[string]any{
+		"Version": "2012-10-17",
+		"Statement": []map[string]any{
+			{"Effect": "Allow", "Resource": []string{"arn:aws:s3:::" + bucket}, "Action": []string{
+				"s3:ListBucket", "s3:ListBucketVersions", "s3:ListBucketMultipartUploads", "s3:GetBucketLocation",
+				"s3:GetBucketVersioning", "s3:GetBucketObjectLockConfiguration"}},
+			{"Effect": "Allow", "Resource": []string{"arn:aws:s3:::" + bucket + "/*"}, "Action": []string{
+				"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion",
+				"s3:GetObjectTagging", "s3:PutObjectTagging", "s3:GetObjectRetention", "s3:GetObjectLegalHold",
+				"s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"}},
+		},
+	})
+}

@@ -1,0 +1,70 @@
+package aws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+// NewIssuer builds the issuer the name asks for, whatever the config asks for (a recorded name
+// revokes what it issued); the empty name is the issuer the secret points at; an unknown name is
+// a configuration error. Nothing is called: building an issuer makes no request.
+func TestNewIssuerDispatchesByName(t *testing.T) {
+	awsSecret := map[string][]byte{KeyAccessKeyID: []byte("id"), KeySecretAccessKey: []byte("secret"), KeyRegion: []byte("eu-central-1")}
+	s3Compatible := map[string][]byte{KeyAccessKeyID: []byte("id"), KeySecretAccessKey: []byte("secret"), KeyRegion: []byte("eu-central-1"), KeyEndpoint: []byte("https://minio.example.com:9000")}
+	asksFor := func(issuer string) config.Bucket {
+		return &awsapi.BackupBucketConfig{GeneratedCredentials: &awsapi.GeneratedCredentialsConfig{Issuer: issuer}}
+	}
+	iam, minio := fmt.Sprintf("%T", &iamIssuer{}), fmt.Sprintf("%T", &minioIssuer{})
+	cases := []struct {
+		name   string
+		data   map[string][]byte
+		cfg    config.Bucket
+		issuer string
+		want   string // the issuer's type; empty: ErrInvalidConfig
+	}{
+		{name: "IAM on AWS", data: awsSecret, cfg: asksFor(awsapi.IssuerIAM), issuer: awsapi.IssuerIAM, want: iam},
+		{name: "IAM with an endpoint", data: s3Compatible, cfg: asksFor(awsapi.IssuerIAM), issuer: awsapi.IssuerIAM, want: iam},
+		{name: "MinIO", data: s3Compatible, cfg: asksFor(awsapi.IssuerMinIO), issuer: awsapi.IssuerMinIO, want: minio},
+		{name: "MinIO without an endpoint", data: awsSecret, cfg: asksFor(awsapi.IssuerMinIO), issuer: awsapi.IssuerMinIO},
+		{name: "recorded IAM, config asks for MinIO", data: s3Compatible, cfg: asksFor(awsapi.IssuerMinIO), issuer: awsapi.IssuerIAM, want: iam},
+		{name: "recorded MinIO, config asks for nothing", data: s3Compatible, cfg: &awsapi.BackupBucketConfig{}, issuer: awsapi.IssuerMinIO, want: minio},
+		{name: "recorded IAM, nil config", data: awsSecret, issuer: awsapi.IssuerIAM, want: iam},
+		{name: "legacy, AWS: IAM", data: awsSecret, cfg: &awsapi.BackupBucketConfig{}, issuer: "", want: iam},
+		{name: "legacy, endpoint: MinIO", data: s3Compatible, cfg: &awsapi.BackupBucketConfig{}, issuer: "", want: minio},
+		{name: "unknown", data: s3Compatible, cfg: asksFor(awsapi.IssuerIAM), issuer: "Vault"},
+		{name: "wrong case", data: awsSecret, issuer: "iam"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := (&Provider{}).NewIssuer(context.Background(), provider.Credentials{Data: c.data, Region: "eu-central-1"}, c.cfg, c.issuer)
+			if c.want == "" {
+				if !errors.Is(err, objectstore.ErrInvalidConfig) || got != nil {
+					t.Fatalf("got %T, %v; want no issuer and ErrInvalidConfig", got, err)
+				}
+				return
+			}
+			if err != nil || fmt.Sprintf("%T", got) != c.want {
+				t.Fatalf("got %T, %v; want %s", got, err, c.want)
+			}
+		})
+	}
+}
+
+// A store is never an issuer: the controller asks NewIssuer for one by name.
+func TestStoreIsNoIssuer(t *testing.T) {
+	s, err := (&Provider{}).NewStore(context.Background(), provider.Credentials{Data: map[string][]byte{KeyAccessKeyID: []byte("id"), KeySecretAccessKey: []byte("secret")}, Region: "eu-central-1"},
+		&awsapi.BackupBucketConfig{GeneratedCredentials: &awsapi.GeneratedCredentialsConfig{Issuer: awsapi.IssuerIAM}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.(objectstore.CredentialIssuer); ok {
+		t.Fatal("the store implements objectstore.CredentialIssuer")
+	}
+}
