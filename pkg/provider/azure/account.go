@@ -16,6 +16,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage"
 
+	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -225,7 +226,7 @@ func accountAt(endpoint string) (account, error) {
 
 // ListObjects implements objectstore.Store.
 func (s *armStore) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
-	if err := validateContainerName(bucket); err != nil {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	d, err := s.dataPlane(ctx, bucket)
@@ -237,7 +238,7 @@ func (s *armStore) ListObjects(ctx context.Context, bucket, prefix string, fn fu
 
 // DeleteObjects implements objectstore.Store.
 func (s *armStore) DeleteObjects(ctx context.Context, bucket string, objs []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
-	if err := validateContainerName(bucket); err != nil {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
 	d, err := s.dataPlane(ctx, bucket)
@@ -249,7 +250,7 @@ func (s *armStore) DeleteObjects(ctx context.Context, bucket string, objs []obje
 
 // PutObject implements objectstore.Store.
 func (s *armStore) PutObject(ctx context.Context, bucket, key string, data []byte) error {
-	if err := validateContainerName(bucket); err != nil {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	d, err := s.dataPlane(ctx, bucket)
@@ -261,7 +262,7 @@ func (s *armStore) PutObject(ctx context.Context, bucket, key string, data []byt
 
 // GetObject implements objectstore.Store.
 func (s *armStore) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
-	if err := validateContainerName(bucket); err != nil {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
 	d, err := s.dataPlane(ctx, bucket)
@@ -274,7 +275,7 @@ func (s *armStore) GetObject(ctx context.Context, bucket, key string) ([]byte, e
 // Probe implements objectstore.Store on the account's data plane, reached with the account's key
 // as the listing is.
 func (s *armStore) Probe(ctx context.Context, bucket string) error {
-	if err := validateContainerName(bucket); err != nil {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	d, err := s.dataPlane(ctx, bucket)

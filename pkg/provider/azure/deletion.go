@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources"
 
+	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -21,7 +22,7 @@ import (
 // holds other containers loses only the bucket's (empty) container and stays, with an ownership
 // error naming them: somebody else's data is never deleted with it.
 func (s *armStore) DeleteBucket(ctx context.Context, bucket string) error {
-	if err := validateContainerName(bucket); err != nil {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	rg, name := ResourceGroupName(bucket), AccountName(bucket)

@@ -10,6 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
+	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -124,7 +125,7 @@ func (s *armStore) ensureDeferredDeletionRule(ctx context.Context, rg, account s
 // prefix tagged for it. A rule that does not read back as needed is ErrUnsupported, and nothing
 // is tagged.
 func (s *armStore) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
-	if err := validateContainerName(bucket); err != nil {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return objectstore.Deferral{}, err
 	}
 	rg, name := ResourceGroupName(bucket), AccountName(bucket)
@@ -160,7 +161,7 @@ func (s *armStore) DeferDeletion(ctx context.Context, bucket, prefix string) (ob
 // rule lives in the account's management policy, which an account key cannot read, so a
 // deferral can never be verified and is not claimed (the caller retries until the locks end).
 func (s *store) DeferDeletion(_ context.Context, bucket, _ string) (objectstore.Deferral, error) {
-	if err := validateContainerName(bucket); err != nil {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return objectstore.Deferral{}, err
 	}
 	return objectstore.Deferral{}, fmt.Errorf("%w: deferring deletions to the storage account's lifecycle rule %q needs its management policy read back, which an account key cannot do", objectstore.ErrUnsupported, DeferredDeletionRule)

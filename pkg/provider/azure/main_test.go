@@ -38,7 +38,7 @@ func newStore(t testing.TB, data map[string][]byte) objectstore.Store {
 
 func newStoreWith(t testing.TB, p *azureprovider.Provider, data map[string][]byte) objectstore.Store {
 	t.Helper()
-	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope"})
+	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,8 @@ type armStore struct {
 	groups     *armresources.ResourceGroupsClient
 	resources  *armresources.Client
 	region     string
+	// config is the bucket's providerConfig (nil: the defaults).
+	config *azureapi.BackupBucketConfig
 	// newData builds the data-plane store from an account's name, key and endpoint.
 	newData func(account) (*store, error)
 
@@ -35,12 +37,9 @@ type armStore struct {
 	data map[string]*store // by bucket, for this request only
 }
 
-var (
-	_ objectstore.Store            = (*armStore)(nil)
-	_ objectstore.CredentialIssuer = (*armStore)(nil)
-)
+var _ objectstore.Store = (*armStore)(nil)
 
-func newARMStore(sub string, cred azcore.TokenCredential, opts *arm.ClientOptions, region string, newData func(account) (*store, error)) (*armStore, error) {
+func newARMStore(sub string, cred azcore.TokenCredential, opts *arm.ClientOptions, region string, cfg *azureapi.BackupBucketConfig, newData func(account) (*store, error)) (*armStore, error) {
 	factory, err := armstorage.NewClientFactory(sub, cred, opts)
 	if err != nil {
 		return nil, objectstore.Invalidf("%w", err)
@@ -57,6 +56,7 @@ func newARMStore(sub string, cred azcore.TokenCredential, opts *arm.ClientOption
 		groups:     resources.NewResourceGroupsClient(),
 		resources:  resources.NewClient(),
 		region:     region,
+		config:     cfg,
 		newData:    newData,
 		data:       map[string]*store{},
 	}, nil
@@ -69,10 +69,10 @@ func (s *armStore) MaxDeleteBatch() int { return maxDeleteBatch }
 // only, TLS 1.2, no public blob access, the declared redundancy), private container, its
 // immutability policy and the deferred-deletion lifecycle rule, each converged.
 func (s *armStore) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
-	if err := validateContainerName(b.Name); err != nil {
+	if err := azureapi.ValidateBucketName(b.Name); err != nil {
 		return err
 	}
-	cfg, _ := b.Config.(*azureapi.BackupBucketConfig)
+	cfg := s.config
 	rg, name := ResourceGroupName(b.Name), AccountName(b.Name)
 	region := b.Region
 	if region == "" {

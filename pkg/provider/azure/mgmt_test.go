@@ -20,12 +20,29 @@ import (
 // armStore builds a management-plane store against the ARM stand-in.
 func armStore(t testing.TB, arm *stack.ARM, data map[string][]byte, workloadIdentity bool) objectstore.Store {
 	t.Helper()
+	return armStoreFor(t, arm, data, workloadIdentity, nil)
+}
+
+// armStoreFor builds a management-plane store for buckets with the providerConfig cfg.
+func armStoreFor(t testing.TB, arm *stack.ARM, data map[string][]byte, workloadIdentity bool, cfg *azureapi.BackupBucketConfig) objectstore.Store {
+	t.Helper()
 	p := &azureprovider.Provider{Cloud: arm.Cloud(), ManagementTransport: arm.Client()}
-	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: workloadIdentity, Region: "westeurope"})
+	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: workloadIdentity, Region: "westeurope"}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// armIssuer builds the account key issuer against the ARM stand-in.
+func armIssuer(t testing.TB, arm *stack.ARM, data map[string][]byte) objectstore.CredentialIssuer {
+	t.Helper()
+	p := &azureprovider.Provider{Cloud: arm.Cloud(), ManagementTransport: arm.Client()}
+	iss, err := p.NewIssuer(context.Background(), provider.Credentials{Data: data, Region: "westeurope"}, nil, azureapi.IssuerAccountKey)
+	if err != nil || iss == nil {
+		t.Fatalf("NewIssuer: %v, %v", iss, err)
+	}
+	return iss
 }
 
 func startARM(t testing.TB) *stack.ARM {
@@ -85,7 +102,7 @@ func TestConformanceThroughTheManagementPlaneWithBlobVersioning(t *testing.T) {
 
 func armStoreWith(t testing.TB, p *azureprovider.Provider, data map[string][]byte) objectstore.Store {
 	t.Helper()
-	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope"})
+	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +207,8 @@ func TestImmutabilityPolicyConverges(t *testing.T) {
 	name := newBucketName()
 	account := azureprovider.AccountName(name)
 	ensure := func(im *azureapi.ImmutableConfig) error {
-		return s.EnsureBucket(ctx(t), objectstore.Bucket{Name: name, Region: "westeurope", Config: &azureapi.BackupBucketConfig{Immutability: im}})
+		s := armStoreFor(t, arm, arm.ServicePrincipal(), false, &azureapi.BackupBucketConfig{Immutability: im})
+		return s.EnsureBucket(ctx(t), objectstore.Bucket{Name: name, Region: "westeurope"})
 	}
 	policy := func() (float64, string) {
 		p := arm.ImmutabilityPolicy(account, name)
@@ -260,7 +278,7 @@ func TestManagementCredentials(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := &azureprovider.Provider{Cloud: arm.Cloud(), ManagementTransport: arm.Client()}
-			_, err := p.NewStore(context.Background(), provider.Credentials{Data: c.data, WorkloadIdentity: c.wi, Region: "westeurope"})
+			_, err := p.NewStore(context.Background(), provider.Credentials{Data: c.data, WorkloadIdentity: c.wi, Region: "westeurope"}, nil)
 			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v; want ErrInvalidConfig naming %s", err, c.want)
 			}
@@ -279,7 +297,7 @@ func TestCredentialIssuanceRegeneratesTheKeyNotInUse(t *testing.T) {
 	if err := s.EnsureBucket(ctx(t), objectstore.Bucket{Name: name, Region: "westeurope"}); err != nil {
 		t.Fatal(err)
 	}
-	issuer := s.(objectstore.CredentialIssuer)
+	issuer := armIssuer(t, arm, arm.ServicePrincipal())
 	regenerated := func() []string {
 		var keys []string
 		for _, r := range arm.Requests("POST") {
@@ -316,12 +334,12 @@ func TestCredentialIssuanceRegeneratesTheKeyNotInUse(t *testing.T) {
 
 func TestSoftDeleteIsConvergedOnlyWhereAsked(t *testing.T) {
 	arm := startARM(t)
-	s := armStore(t, arm, arm.ServicePrincipal(), false)
 	name := newBucketName()
 	account := azureprovider.AccountName(name)
 	ensure := func(sd *azureapi.SoftDeleteConfig) {
 		t.Helper()
-		if err := s.EnsureBucket(ctx(t), objectstore.Bucket{Name: name, Region: "westeurope", Config: &azureapi.BackupBucketConfig{SoftDelete: sd}}); err != nil {
+		s := armStoreFor(t, arm, arm.ServicePrincipal(), false, &azureapi.BackupBucketConfig{SoftDelete: sd})
+		if err := s.EnsureBucket(ctx(t), objectstore.Bucket{Name: name, Region: "westeurope"}); err != nil {
 			t.Fatal(err)
 		}
 	}

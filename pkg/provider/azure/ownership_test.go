@@ -60,7 +60,7 @@ func TestAccountNotOursIsNeverReadEmptiedRekeyedOrDeleted(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			issuer := s.(objectstore.CredentialIssuer)
+			issuer := armIssuer(t, arm, arm.ServicePrincipal())
 			prefix, _ := objectstore.EntryPrefix("shoot--a--b--1")
 			ops := map[string]func() error{
 				"EnsureBucket": func() error { return s.EnsureBucket(ctx(t), objectstore.Bucket{Name: name, Region: "westeurope"}) },

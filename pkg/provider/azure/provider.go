@@ -25,13 +25,14 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // Type is the extension type this provider serves.
-const Type = "azure"
+const Type = azureapi.Type
 
 // Secret data keys: the names etcd-backup-restore reads, so that they reach etcd-backup unchanged.
 const (
@@ -63,6 +64,8 @@ const (
 
 // Provider builds Azure Blob stores. Its fields are fixed at start-up; nothing per request is kept.
 type Provider struct {
+	// API is the SDK-free half: Type, DecodeBucketConfig, ValidateBucketName.
+	azureapi.API
 	// RequestTimeout bounds one HTTP request (default 60s).
 	RequestTimeout time.Duration
 	// Cloud, when set, replaces the cloud chosen by providerConfig or region (tests point it at
@@ -85,19 +88,12 @@ var clouds = map[string]cloud.Configuration{
 
 var _ provider.Provider = (*Provider)(nil)
 
-// Type implements provider.Provider.
-func (p *Provider) Type() string { return Type }
-
-// DecodeBucketConfig implements provider.Provider.
-func (p *Provider) DecodeBucketConfig(raw []byte) (any, error) {
-	return azureapi.DecodeBackupBucketConfig(raw)
-}
-
 // NewStore implements provider.Provider. What the secret holds decides the store: a service
 // principal or a workload identity reaches the management plane (resource group, account,
 // container, generated account keys); an account name and key reach one account's containers.
-func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (objectstore.Store, error) {
-	opts := p.managementOptions(p.cloudFor(creds))
+func (p *Provider) NewStore(_ context.Context, creds provider.Credentials, cfg config.Bucket) (objectstore.Store, error) {
+	c, _ := cfg.(*azureapi.BackupBucketConfig)
+	opts := p.managementOptions(p.cloudFor(creds, c))
 	sub, cred, err := p.managementCredential(creds, opts)
 	if err != nil {
 		return nil, err
@@ -107,24 +103,59 @@ func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (obje
 		if err != nil {
 			return nil, err
 		}
-		if err := cloudDomainMatches(creds.BucketConfig, a); err != nil {
+		if err := cloudDomainMatches(c, a); err != nil {
 			return nil, err
 		}
 		client, err := p.newClient(a)
 		if err != nil {
 			return nil, err
 		}
-		return &store{client: client, pageSize: p.pageSize(), secretKeys: fmt.Sprintf("%q and %q", KeyStorageAccount, KeyStorageKey)}, nil
+		return &store{client: client, pageSize: p.pageSize(), config: c, secretKeys: fmt.Sprintf("%q and %q", KeyStorageAccount, KeyStorageKey)}, nil
 	}
+	return p.newARMStore(creds, c, sub, cred, opts)
+}
+
+// NewIssuer implements provider.Provider. Azure's one issuer publishes the keys of the storage
+// account the extension manages, reached with management-plane credentials; an account key
+// secret issues none (shoots use its key as it is). The empty name, of secrets generated before
+// issuers were named, is that issuer: it was the only one.
+func (p *Provider) NewIssuer(_ context.Context, creds provider.Credentials, cfg config.Bucket, issuer string) (objectstore.CredentialIssuer, error) {
+	switch issuer {
+	case azureapi.IssuerAccountKey, "":
+	default:
+		return nil, objectstore.Invalidf("credential issuer %q is unknown: Azure's only issuer is %q", issuer, azureapi.IssuerAccountKey)
+	}
+	c, _ := cfg.(*azureapi.BackupBucketConfig)
+	opts := p.managementOptions(p.cloudFor(creds, c))
+	sub, cred, err := p.managementCredential(creds, opts)
+	if err != nil {
+		return nil, err
+	}
+	if cred == nil {
+		// An account key secret: still refused when malformed, as its store is.
+		if _, err := parseAccount(creds.Data); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
+	s, err := p.newARMStore(creds, c, sub, cred, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &accountKeyIssuer{s: s}, nil
+}
+
+// newARMStore builds the management-plane store of a service principal or workload identity.
+func (p *Provider) newARMStore(creds provider.Credentials, c *azureapi.BackupBucketConfig, sub string, cred azcore.TokenCredential, opts azcore.ClientOptions) (*armStore, error) {
 	if creds.Region == "" {
 		return nil, objectstore.Invalidf("spec.region is empty: a storage account needs a location")
 	}
-	return newARMStore(sub, cred, &arm.ClientOptions{ClientOptions: opts}, creds.Region, func(a account) (*store, error) {
+	return newARMStore(sub, cred, &arm.ClientOptions{ClientOptions: opts}, creds.Region, c, func(a account) (*store, error) {
 		client, err := p.newClient(a)
 		if err != nil {
 			return nil, err
 		}
-		return &store{client: client, pageSize: p.pageSize()}, nil
+		return &store{client: client, pageSize: p.pageSize(), config: c}, nil
 	})
 }
 
@@ -137,11 +168,10 @@ func (p *Provider) pageSize() int32 {
 }
 
 // cloudFor is the stand-in's cloud in tests, else the configured cloud or the region's.
-func (p *Provider) cloudFor(creds provider.Credentials) cloud.Configuration {
+func (p *Provider) cloudFor(creds provider.Credentials, cfg *azureapi.BackupBucketConfig) cloud.Configuration {
 	if p.Cloud != nil {
 		return *p.Cloud
 	}
-	cfg, _ := creds.BucketConfig.(*azureapi.BackupBucketConfig)
 	return clouds[cfg.CloudName(creds.Region)]
 }
 
@@ -328,8 +358,7 @@ var cloudDomains = map[string]string{
 // cloudDomainMatches refuses, for an account key secret, a declared cloudConfiguration whose
 // blob domain is not the secret's: the account is reached at the secret's domain (the default is
 // Azure's public cloud), so the declared cloud would silently not be used. An emulator is exempt.
-func cloudDomainMatches(config any, a account) error {
-	cfg, _ := config.(*azureapi.BackupBucketConfig)
+func cloudDomainMatches(cfg *azureapi.BackupBucketConfig, a account) error {
 	if cfg == nil || cfg.CloudConfiguration == nil || a.emulator {
 		return nil
 	}
@@ -401,8 +430,8 @@ func (p *Provider) EtcdBackupSecretData(_ *extensionsv1alpha1.BackupEntry, data 
 		return nil, err
 	}
 	if b := data[KeyBucketName]; len(b) > 0 {
-		if rule := containerNameRule(string(b)); rule != "" {
-			return nil, objectstore.Invalidf("secret key %q (%s) breaks Azure's container naming rules: %s", KeyBucketName, bucketNameSubject, rule)
+		if rule := azureapi.ContainerNameRule(string(b)); rule != "" {
+			return nil, objectstore.Invalidf("secret key %q (%s) breaks Azure's container naming rules: %s", KeyBucketName, azureapi.BucketNameSubject, rule)
 		}
 	}
 	out := map[string][]byte{}

@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
+	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -40,6 +41,8 @@ type store struct {
 	client *azblob.Client
 	// pageSize is the most entries one listing page asks for.
 	pageSize int32
+	// config is the bucket's providerConfig (nil: the defaults).
+	config *azureapi.BackupBucketConfig
 	// secretKeys, for a store built from an account-key secret, names the secret's keys that
 	// a refused request is about (empty for a data plane reached with a key from listKeys).
 	secretKeys string
@@ -67,10 +70,10 @@ func (s *store) container(name string) *container.Client {
 // EnsureBucket implements objectstore.Store: the container exists and is private (public access
 // is removed on every reconcile). The account's region is the account's: a container has none.
 func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
-	if err := validateContainerName(b.Name); err != nil {
+	if err := azureapi.ValidateBucketName(b.Name); err != nil {
 		return err
 	}
-	if err := accountKeyOnly(b.Config); err != nil {
+	if err := accountKeyOnly(s.config); err != nil {
 		return err
 	}
 	c := s.container(b.Name)
@@ -96,10 +99,37 @@ func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 	return nil
 }
 
+// accountKeyOnly refuses the providerConfig settings that live in the storage account's
+// management plane, which a secret with only an account key cannot reach: declared, they would
+// silently not be applied.
+func accountKeyOnly(cfg *azureapi.BackupBucketConfig) error {
+	if cfg == nil {
+		return nil
+	}
+	var set []string
+	if cfg.Immutability != nil {
+		set = append(set, "spec.providerConfig.immutability (a container immutability policy)")
+	}
+	if cfg.SoftDelete != nil {
+		set = append(set, "spec.providerConfig.softDelete (the account's soft delete)")
+	}
+	if cfg.StorageAccount != nil && cfg.StorageAccount.SKUName != "" {
+		set = append(set, "spec.providerConfig.storageAccount.skuName (the account's redundancy)")
+	}
+	if cfg.Rotation != nil {
+		set = append(set, "spec.providerConfig.rotation (the generated secret's key rotation: no secret is generated)")
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: set through the storage account's management plane, which a secret with only an account key (%q, %q) cannot reach; use a service principal or workload identity secret, or remove the setting",
+		objectstore.ErrInvalidConfig, strings.Join(set, ", "), KeyStorageAccount, KeyStorageKey)
+}
+
 // DeleteBucket implements objectstore.Store. Azure deletes a container with everything in it,
 // so emptiness is checked first: the engine, not the service, decides what may go.
 func (s *store) DeleteBucket(ctx context.Context, name string) error {
-	if err := validateContainerName(name); err != nil {
+	if err := azureapi.ValidateBucketName(name); err != nil {
 		return err
 	}
 	empty := true
@@ -127,7 +157,7 @@ var errStop = errors.New("stop listing")
 // ListObjects implements objectstore.Store: every blob with its snapshots and versions, the
 // previous versions of deleted blobs included.
 func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
-	if err := validateContainerName(bucket); err != nil {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	opts := &container.ListBlobsFlatOptions{
@@ -200,7 +230,7 @@ func (s *store) blobAt(bucket string, o objectstore.ObjectVersion) (*blob.Client
 // same ID, and then, in a second batch, that version by its ID: so nothing the listing showed is
 // left behind as a version the pass never saw. Every sub-response is checked; 404 is deleted.
 func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
-	if err := validateContainerName(bucket); err != nil {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
 	if len(objects) == 0 {
@@ -291,7 +321,7 @@ func (s *store) batchDelete(ctx context.Context, bucket string, objects []object
 
 // PutObject implements objectstore.Store.
 func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) error {
-	if err := validateContainerName(bucket); err != nil {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	_, err := s.container(bucket).NewBlockBlobClient(key).UploadBuffer(ctx, data, nil)
@@ -303,7 +333,7 @@ func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) 
 
 // GetObject implements objectstore.Store.
 func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
-	if err := validateContainerName(bucket); err != nil {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
 	resp, err := s.container(bucket).NewBlobClient(key).DownloadStream(ctx, nil)
@@ -325,7 +355,7 @@ func deref[T any](p *T) T {
 // Probe implements objectstore.Store with one List Blobs of at most one blob (names only): a
 // read every key and SAS with list permission may make.
 func (s *store) Probe(ctx context.Context, bucket string) error {
-	if err := validateContainerName(bucket); err != nil {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	pager := s.container(bucket).NewListBlobsFlatPager(&container.ListBlobsFlatOptions{MaxResults: to.Ptr[int32](1)})
