@@ -16,7 +16,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage"
 
-	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -220,67 +219,4 @@ func accountAt(endpoint string) (account, error) {
 		return account{}, fmt.Errorf("unusable primary blob endpoint %q", endpoint)
 	}
 	return account{name: name, domain: domain}, nil
-}
-
-// The blob operations go to the account's data plane.
-
-// ListObjects implements objectstore.Store.
-func (s *armStore) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
-	if err := azureapi.ValidateBucketName(bucket); err != nil {
-		return err
-	}
-	d, err := s.dataPlane(ctx, bucket)
-	if err != nil {
-		return err
-	}
-	return d.ListObjects(ctx, bucket, prefix, fn)
-}
-
-// DeleteObjects implements objectstore.Store.
-func (s *armStore) DeleteObjects(ctx context.Context, bucket string, objs []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
-	if err := azureapi.ValidateBucketName(bucket); err != nil {
-		return nil, err
-	}
-	d, err := s.dataPlane(ctx, bucket)
-	if err != nil {
-		return nil, err
-	}
-	return d.DeleteObjects(ctx, bucket, objs)
-}
-
-// PutObject implements objectstore.Store.
-func (s *armStore) PutObject(ctx context.Context, bucket, key string, data []byte) error {
-	if err := azureapi.ValidateBucketName(bucket); err != nil {
-		return err
-	}
-	d, err := s.dataPlane(ctx, bucket)
-	if err != nil {
-		return err
-	}
-	return d.PutObject(ctx, bucket, key, data)
-}
-
-// GetObject implements objectstore.Store.
-func (s *armStore) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
-	if err := azureapi.ValidateBucketName(bucket); err != nil {
-		return nil, err
-	}
-	d, err := s.dataPlane(ctx, bucket)
-	if err != nil {
-		return nil, err
-	}
-	return d.GetObject(ctx, bucket, key)
-}
-
-// Probe implements objectstore.Store on the account's data plane, reached with the account's key
-// as the listing is.
-func (s *armStore) Probe(ctx context.Context, bucket string) error {
-	if err := azureapi.ValidateBucketName(bucket); err != nil {
-		return err
-	}
-	d, err := s.dataPlane(ctx, bucket)
-	if err != nil {
-		return err
-	}
-	return d.Probe(ctx, bucket)
 }

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
@@ -48,16 +51,6 @@ type store struct {
 	secretKeys string
 }
 
-// classify classifies an error of the data plane; a refused account key is named by the
-// secret's keys (never by its value) when the key came from the secret.
-func (s *store) classify(err error) error {
-	c := classify(err)
-	if s.secretKeys != "" && (errors.Is(c, objectstore.ErrUnauthenticated) || errors.Is(c, objectstore.ErrForbidden)) {
-		return fmt.Errorf("the storage account refused the secret's %s: %w", s.secretKeys, c)
-	}
-	return c
-}
-
 var _ objectstore.Store = (*store)(nil)
 
 // MaxDeleteBatch implements objectstore.Store.
@@ -66,93 +59,6 @@ func (s *store) MaxDeleteBatch() int { return maxDeleteBatch }
 func (s *store) container(name string) *container.Client {
 	return s.client.ServiceClient().NewContainerClient(name)
 }
-
-// EnsureBucket implements objectstore.Store: the container exists and is private (public access
-// is removed on every reconcile). The account's region is the account's: a container has none.
-func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
-	if err := azureapi.ValidateBucketName(b.Name); err != nil {
-		return err
-	}
-	if err := accountKeyOnly(s.config); err != nil {
-		return err
-	}
-	c := s.container(b.Name)
-	_, err := c.Create(ctx, nil)
-	switch {
-	case err == nil, errorCode(err) == "ContainerAlreadyExists":
-	case errorCode(err) == "ContainerBeingDeleted":
-		return fmt.Errorf("container %q is still being deleted; creating it again later: %w", b.Name, err)
-	default:
-		return fmt.Errorf("creating container %q: %w", b.Name, s.classify(err))
-	}
-	props, err := c.GetProperties(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("reading container %q: %w", b.Name, s.classify(err))
-	}
-	if props.BlobPublicAccess != nil && *props.BlobPublicAccess != "" {
-		// Setting the access policy without an access level makes the container private; the
-		// container has no stored access policies of ours to keep.
-		if _, err := c.SetAccessPolicy(ctx, nil); err != nil {
-			return fmt.Errorf("making container %q private: %w", b.Name, s.classify(err))
-		}
-	}
-	return nil
-}
-
-// accountKeyOnly refuses the providerConfig settings that live in the storage account's
-// management plane, which a secret with only an account key cannot reach: declared, they would
-// silently not be applied.
-func accountKeyOnly(cfg *azureapi.BackupBucketConfig) error {
-	if cfg == nil {
-		return nil
-	}
-	var set []string
-	if cfg.Immutability != nil {
-		set = append(set, "spec.providerConfig.immutability (a container immutability policy)")
-	}
-	if cfg.SoftDelete != nil {
-		set = append(set, "spec.providerConfig.softDelete (the account's soft delete)")
-	}
-	if cfg.StorageAccount != nil && cfg.StorageAccount.SKUName != "" {
-		set = append(set, "spec.providerConfig.storageAccount.skuName (the account's redundancy)")
-	}
-	if cfg.Rotation != nil {
-		set = append(set, "spec.providerConfig.rotation (the generated secret's key rotation: no secret is generated)")
-	}
-	if len(set) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%w: %s: set through the storage account's management plane, which a secret with only an account key (%q, %q) cannot reach; use a service principal or workload identity secret, or remove the setting",
-		objectstore.ErrInvalidConfig, strings.Join(set, ", "), KeyStorageAccount, KeyStorageKey)
-}
-
-// DeleteBucket implements objectstore.Store. Azure deletes a container with everything in it,
-// so emptiness is checked first: the engine, not the service, decides what may go.
-func (s *store) DeleteBucket(ctx context.Context, name string) error {
-	if err := azureapi.ValidateBucketName(name); err != nil {
-		return err
-	}
-	empty := true
-	err := s.ListObjects(ctx, name, "", func(page []objectstore.ObjectVersion) error {
-		empty = len(page) == 0
-		return errStop
-	})
-	switch {
-	case errors.Is(err, objectstore.ErrBucketNotFound):
-		return nil
-	case err != nil && !errors.Is(err, errStop):
-		return err
-	case !empty:
-		return fmt.Errorf("container %q: %w", name, objectstore.ErrBucketNotEmpty)
-	}
-	_, err = s.container(name).Delete(ctx, nil)
-	if err == nil || errorCode(err) == "ContainerNotFound" || errorCode(err) == "ContainerBeingDeleted" {
-		return nil
-	}
-	return fmt.Errorf("deleting container %q: %w", name, s.classify(err))
-}
-
-var errStop = errors.New("stop listing")
 
 // ListObjects implements objectstore.Store: every blob with its snapshots and versions, the
 // previous versions of deleted blobs included.
@@ -363,4 +269,92 @@ func (s *store) Probe(ctx context.Context, bucket string) error {
 		return fmt.Errorf("probing container %q: %w", bucket, s.classify(brief(err)))
 	}
 	return nil
+}
+
+// armStore is a bucket reached through the Azure Resource Manager with a service principal or a
+// workload identity: it creates and converges the resource group, the storage account and the
+// container, and reaches the blobs with the account's key, fetched per request.
+type armStore struct {
+	accounts   *armstorage.AccountsClient
+	containers *armstorage.BlobContainersClient
+	services   *armstorage.BlobServicesClient
+	policies   *armstorage.ManagementPoliciesClient
+	groups     *armresources.ResourceGroupsClient
+	resources  *armresources.Client
+	region     string
+	// config is the bucket's providerConfig (nil: the defaults).
+	config *azureapi.BackupBucketConfig
+	// newData builds the data-plane store from an account's name, key and endpoint.
+	newData func(account) (*store, error)
+
+	mu   sync.Mutex
+	data map[string]*store // by bucket, for this request only
+}
+
+var _ objectstore.Store = (*armStore)(nil)
+
+// The blob operations of an armStore go to the account's data plane.
+
+// MaxDeleteBatch implements objectstore.Store.
+func (s *armStore) MaxDeleteBatch() int { return maxDeleteBatch }
+
+// ListObjects implements objectstore.Store.
+func (s *armStore) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
+		return err
+	}
+	d, err := s.dataPlane(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	return d.ListObjects(ctx, bucket, prefix, fn)
+}
+
+// DeleteObjects implements objectstore.Store.
+func (s *armStore) DeleteObjects(ctx context.Context, bucket string, objs []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
+		return nil, err
+	}
+	d, err := s.dataPlane(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	return d.DeleteObjects(ctx, bucket, objs)
+}
+
+// PutObject implements objectstore.Store.
+func (s *armStore) PutObject(ctx context.Context, bucket, key string, data []byte) error {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
+		return err
+	}
+	d, err := s.dataPlane(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	return d.PutObject(ctx, bucket, key, data)
+}
+
+// GetObject implements objectstore.Store.
+func (s *armStore) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
+		return nil, err
+	}
+	d, err := s.dataPlane(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	return d.GetObject(ctx, bucket, key)
+}
+
+// Probe implements objectstore.Store on the account's data plane, reached with the account's key
+// as the listing is.
+func (s *armStore) Probe(ctx context.Context, bucket string) error {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
+		return err
+	}
+	d, err := s.dataPlane(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	return d.Probe(ctx, bucket)
 }

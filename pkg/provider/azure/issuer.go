@@ -17,15 +17,6 @@ import (
 // regenerates the other and publishes it, so that the published key stays valid meanwhile.
 var accountKeys = []string{"key1", "key2"}
 
-// secretData is what etcd-backup-restore needs to reach the account.
-func (a account) secretData() map[string][]byte {
-	d := map[string][]byte{KeyStorageAccount: []byte(a.name), KeyStorageKey: []byte(a.key), KeyDomain: []byte(a.domain)}
-	if a.emulator {
-		d[KeyEmulatorEnabled] = []byte("true")
-	}
-	return d
-}
-
 // accountKeyIssuer is Azure's issuer (azureapi.IssuerAccountKey): the keys of the storage account
 // the extension manages for the bucket, reached through the management plane.
 type accountKeyIssuer struct{ s *armStore }
