@@ -77,11 +77,11 @@ func (e badInputEnv) reconcile(arm, wi bool, bucket, region, config string) func
 		if err != nil {
 			return err
 		}
-		s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: wi, Region: region, BucketConfig: cfg})
+		s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: wi, Region: region}, cfg)
 		if err != nil {
 			return err
 		}
-		return s.EnsureBucket(context.Background(), objectstore.Bucket{Name: bucket, Region: region, Config: cfg})
+		return s.EnsureBucket(context.Background(), objectstore.Bucket{Name: bucket, Region: region})
 	}
 }
 
@@ -94,7 +94,7 @@ func (e badInputEnv) storeOnly(bucketConfig string) func(*testing.T, map[string]
 		if err != nil {
 			return err
 		}
-		if _, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope", BucketConfig: cfg}); err != nil {
+		if _, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope"}, cfg); err != nil {
 			return err
 		}
 		return errors.New("the store was built: its first request would go to Azure")
@@ -105,7 +105,7 @@ func (e badInputEnv) storeOnly(bucketConfig string) func(*testing.T, map[string]
 // the deletion engine on the entry's prefix in spec.bucketName.
 func (e badInputEnv) deleteEntry(arm bool, bucket string) func(*testing.T, map[string][]byte) error {
 	return func(_ *testing.T, data map[string][]byte) error {
-		s, err := e.provider(arm).NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope"})
+		s, err := e.provider(arm).NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope"}, nil)
 		if err != nil {
 			return err
 		}
@@ -121,7 +121,7 @@ func (e badInputEnv) deleteEntry(arm bool, bucket string) func(*testing.T, map[s
 // deleteBucket does what the BackupBucket actuator does on deletion.
 func (e badInputEnv) deleteBucket(arm, wi bool, bucket string) func(*testing.T, map[string][]byte) error {
 	return func(_ *testing.T, data map[string][]byte) error {
-		s, err := e.provider(arm).NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: wi, Region: "westeurope"})
+		s, err := e.provider(arm).NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: wi, Region: "westeurope"}, nil)
 		if err != nil {
 			return err
 		}
@@ -132,7 +132,7 @@ func (e badInputEnv) deleteBucket(arm, wi bool, bucket string) func(*testing.T, 
 // onStore runs one store call with a valid secret.
 func (e badInputEnv) onStore(arm bool, call func(objectstore.Store) error) func(*testing.T, map[string][]byte) error {
 	return func(_ *testing.T, data map[string][]byte) error {
-		s, err := e.provider(arm).NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope"})
+		s, err := e.provider(arm).NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope"}, nil)
 		if err != nil {
 			return err
 		}

@@ -59,3 +59,52 @@ func TestConformanceWithBlobVersioning(t *testing.T) {
 		},
 	})
 }
+
+func TestConformanceThroughTheManagementPlane(t *testing.T) {
+	arm := startARM(t)
+	conformance.Run(t, conformance.Harness{
+		Store:          armStoreWith(t, &azureprovider.Provider{Cloud: arm.Cloud(), ManagementTransport: arm.Client(), ListPageSize: azuritePages}, arm.ServicePrincipal()),
+		SmallPages:     armStoreWith(t, &azureprovider.Provider{Cloud: arm.Cloud(), ManagementTransport: arm.Client(), ListPageSize: 3}, arm.ServicePrincipal()),
+		NewBucketName:  newBucketName,
+		Region:         "westeurope",
+		OtherRegion:    "northeurope",
+		BadCredentials: armStore(t, arm, with(arm.ServicePrincipal(), "clientSecret", "wrong-secret"), false),
+		ForeignBucket: func(t *testing.T) string {
+			name := newBucketName()
+			arm.PutAccount("someone-elses-group", azureprovider.AccountName(name), "westeurope", nil)
+			return name
+		},
+		ManyObjects: 1200,
+		// No Versioning: Azurite has none; see TestConformanceThroughTheManagementPlaneWithBlobVersioning.
+	})
+}
+
+// TestConformanceThroughTheManagementPlaneWithBlobVersioning runs the suite through the ARM
+// stand-in with the blob stand-in (test/stack.BlobStandIn) as the accounts' data plane, so that
+// bucket deletion and the emptiness check meet versions too.
+func TestConformanceThroughTheManagementPlaneWithBlobVersioning(t *testing.T) {
+	blobs := stack.StartBlobStandIn()
+	t.Cleanup(blobs.Close)
+	arm := stack.StartARM(blobs.StandInEndpoint())
+	t.Cleanup(arm.Close)
+	small := &azureprovider.Provider{Cloud: arm.Cloud(), ManagementTransport: arm.Client(), ListPageSize: 3}
+	conformance.Run(t, conformance.Harness{
+		Store:          armStore(t, arm, arm.ServicePrincipal(), false),
+		SmallPages:     armStoreWith(t, small, arm.ServicePrincipal()),
+		NewBucketName:  newBucketName,
+		Region:         "westeurope",
+		OtherRegion:    "northeurope",
+		BadCredentials: armStore(t, arm, with(arm.ServicePrincipal(), "clientSecret", "wrong-secret"), false),
+		ForeignBucket: func(t *testing.T) string {
+			name := newBucketName()
+			arm.PutAccount("someone-elses-group", azureprovider.AccountName(name), "westeurope", nil)
+			return name
+		},
+		ManyObjects:    6000,
+		SimulatedClock: true, // the stand-in's clock starts at 2025-01-01 and ticks by request
+		Versioning: func(_ context.Context, _ string, on bool) error {
+			blobs.SetVersioning(stack.StandInAccount, on)
+			return nil
+		},
+	})
+}

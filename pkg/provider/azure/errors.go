@@ -111,3 +111,19 @@ func brief(err error) error {
 	}
 	return &briefError{err: err, msg: msg}
 }
+
+// isNotFound is true for a management-plane 404 of any resource.
+func isNotFound(err error) bool {
+	c := classify(err)
+	return errors.Is(c, objectstore.ErrNotFound) || errors.Is(c, objectstore.ErrBucketNotFound)
+}
+
+// classify classifies an error of the data plane; a refused account key is named by the
+// secret's keys (never by its value) when the key came from the secret.
+func (s *store) classify(err error) error {
+	c := classify(err)
+	if s.secretKeys != "" && (errors.Is(c, objectstore.ErrUnauthenticated) || errors.Is(c, objectstore.ErrForbidden)) {
+		return fmt.Errorf("the storage account refused the secret's %s: %w", s.secretKeys, c)
+	}
+	return c
+}

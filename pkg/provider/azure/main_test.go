@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+
+	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
@@ -38,7 +42,7 @@ func newStore(t testing.TB, data map[string][]byte) objectstore.Store {
 
 func newStoreWith(t testing.TB, p *azureprovider.Provider, data map[string][]byte) objectstore.Store {
 	t.Helper()
-	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope"})
+	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,4 +51,67 @@ func newStoreWith(t testing.TB, p *azureprovider.Provider, data map[string][]byt
 
 func providerCreds(data map[string][]byte) provider.Credentials {
 	return provider.Credentials{Data: data, Region: "westeurope"}
+}
+
+func startARM(t testing.TB) *stack.ARM {
+	arm := stack.StartARM(azurite.StandInEndpoint())
+	t.Cleanup(arm.Close)
+	return arm
+}
+
+// armStore builds a management-plane store against the ARM stand-in.
+func armStore(t testing.TB, arm *stack.ARM, data map[string][]byte, workloadIdentity bool) objectstore.Store {
+	t.Helper()
+	return armStoreFor(t, arm, data, workloadIdentity, nil)
+}
+
+// armStoreFor builds a management-plane store for buckets with the providerConfig cfg.
+func armStoreFor(t testing.TB, arm *stack.ARM, data map[string][]byte, workloadIdentity bool, cfg *azureapi.BackupBucketConfig) objectstore.Store {
+	t.Helper()
+	p := &azureprovider.Provider{Cloud: arm.Cloud(), ManagementTransport: arm.Client()}
+	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: workloadIdentity, Region: "westeurope"}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func armStoreWith(t testing.TB, p *azureprovider.Provider, data map[string][]byte) objectstore.Store {
+	t.Helper()
+	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// armIssuer builds the account key issuer against the ARM stand-in.
+func armIssuer(t testing.TB, arm *stack.ARM, data map[string][]byte) objectstore.CredentialIssuer {
+	t.Helper()
+	p := &azureprovider.Provider{Cloud: arm.Cloud(), ManagementTransport: arm.Client()}
+	iss, err := p.NewIssuer(context.Background(), provider.Credentials{Data: data, Region: "westeurope"}, nil, azureapi.IssuerAccountKey)
+	if err != nil || iss == nil {
+		t.Fatalf("NewIssuer: %v, %v", iss, err)
+	}
+	return iss
+}
+
+// standInBlobs reaches Azurite's stand-in account directly, behind the extension's back.
+func standInBlobs(t *testing.T) *azblob.Client {
+	t.Helper()
+	cred, err := azblob.NewSharedKeyCredential(stack.StandInAccount, stack.StandInKeys[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := azblob.NewClientWithSharedKeyCredential(azurite.StandInEndpoint(), cred, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return c
 }

@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
+	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -40,19 +44,11 @@ type store struct {
 	client *azblob.Client
 	// pageSize is the most entries one listing page asks for.
 	pageSize int32
+	// config is the bucket's providerConfig (nil: the defaults).
+	config *azureapi.BackupBucketConfig
 	// secretKeys, for a store built from an account-key secret, names the secret's keys that
 	// a refused request is about (empty for a data plane reached with a key from listKeys).
 	secretKeys string
-}
-
-// classify classifies an error of the data plane; a refused account key is named by the
-// secret's keys (never by its value) when the key came from the secret.
-func (s *store) classify(err error) error {
-	c := classify(err)
-	if s.secretKeys != "" && (errors.Is(c, objectstore.ErrUnauthenticated) || errors.Is(c, objectstore.ErrForbidden)) {
-		return fmt.Errorf("the storage account refused the secret's %s: %w", s.secretKeys, c)
-	}
-	return c
 }
 
 var _ objectstore.Store = (*store)(nil)
@@ -64,70 +60,10 @@ func (s *store) container(name string) *container.Client {
 	return s.client.ServiceClient().NewContainerClient(name)
 }
 
-// EnsureBucket implements objectstore.Store: the container exists and is private (public access
-// is removed on every reconcile). The account's region is the account's: a container has none.
-func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
-	if err := validateContainerName(b.Name); err != nil {
-		return err
-	}
-	if err := accountKeyOnly(b.Config); err != nil {
-		return err
-	}
-	c := s.container(b.Name)
-	_, err := c.Create(ctx, nil)
-	switch {
-	case err == nil, errorCode(err) == "ContainerAlreadyExists":
-	case errorCode(err) == "ContainerBeingDeleted":
-		return fmt.Errorf("container %q is still being deleted; creating it again later: %w", b.Name, err)
-	default:
-		return fmt.Errorf("creating container %q: %w", b.Name, s.classify(err))
-	}
-	props, err := c.GetProperties(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("reading container %q: %w", b.Name, s.classify(err))
-	}
-	if props.BlobPublicAccess != nil && *props.BlobPublicAccess != "" {
-		// Setting the access policy without an access level makes the container private; the
-		// container has no stored access policies of ours to keep.
-		if _, err := c.SetAccessPolicy(ctx, nil); err != nil {
-			return fmt.Errorf("making container %q private: %w", b.Name, s.classify(err))
-		}
-	}
-	return nil
-}
-
-// DeleteBucket implements objectstore.Store. Azure deletes a container with everything in it,
-// so emptiness is checked first: the engine, not the service, decides what may go.
-func (s *store) DeleteBucket(ctx context.Context, name string) error {
-	if err := validateContainerName(name); err != nil {
-		return err
-	}
-	empty := true
-	err := s.ListObjects(ctx, name, "", func(page []objectstore.ObjectVersion) error {
-		empty = len(page) == 0
-		return errStop
-	})
-	switch {
-	case errors.Is(err, objectstore.ErrBucketNotFound):
-		return nil
-	case err != nil && !errors.Is(err, errStop):
-		return err
-	case !empty:
-		return fmt.Errorf("container %q: %w", name, objectstore.ErrBucketNotEmpty)
-	}
-	_, err = s.container(name).Delete(ctx, nil)
-	if err == nil || errorCode(err) == "ContainerNotFound" || errorCode(err) == "ContainerBeingDeleted" {
-		return nil
-	}
-	return fmt.Errorf("deleting container %q: %w", name, s.classify(err))
-}
-
-var errStop = errors.New("stop listing")
-
 // ListObjects implements objectstore.Store: every blob with its snapshots and versions, the
 // previous versions of deleted blobs included.
 func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
-	if err := validateContainerName(bucket); err != nil {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	opts := &container.ListBlobsFlatOptions{
@@ -200,7 +136,7 @@ func (s *store) blobAt(bucket string, o objectstore.ObjectVersion) (*blob.Client
 // same ID, and then, in a second batch, that version by its ID: so nothing the listing showed is
 // left behind as a version the pass never saw. Every sub-response is checked; 404 is deleted.
 func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
-	if err := validateContainerName(bucket); err != nil {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
 	if len(objects) == 0 {
@@ -291,7 +227,7 @@ func (s *store) batchDelete(ctx context.Context, bucket string, objects []object
 
 // PutObject implements objectstore.Store.
 func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) error {
-	if err := validateContainerName(bucket); err != nil {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	_, err := s.container(bucket).NewBlockBlobClient(key).UploadBuffer(ctx, data, nil)
@@ -303,7 +239,7 @@ func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) 
 
 // GetObject implements objectstore.Store.
 func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
-	if err := validateContainerName(bucket); err != nil {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
 	resp, err := s.container(bucket).NewBlobClient(key).DownloadStream(ctx, nil)
@@ -325,7 +261,7 @@ func deref[T any](p *T) T {
 // Probe implements objectstore.Store with one List Blobs of at most one blob (names only): a
 // read every key and SAS with list permission may make.
 func (s *store) Probe(ctx context.Context, bucket string) error {
-	if err := validateContainerName(bucket); err != nil {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	pager := s.container(bucket).NewListBlobsFlatPager(&container.ListBlobsFlatOptions{MaxResults: to.Ptr[int32](1)})
@@ -333,4 +269,92 @@ func (s *store) Probe(ctx context.Context, bucket string) error {
 		return fmt.Errorf("probing container %q: %w", bucket, s.classify(brief(err)))
 	}
 	return nil
+}
+
+// armStore is a bucket reached through the Azure Resource Manager with a service principal or a
+// workload identity: it creates and converges the resource group, the storage account and the
+// container, and reaches the blobs with the account's key, fetched per request.
+type armStore struct {
+	accounts   *armstorage.AccountsClient
+	containers *armstorage.BlobContainersClient
+	services   *armstorage.BlobServicesClient
+	policies   *armstorage.ManagementPoliciesClient
+	groups     *armresources.ResourceGroupsClient
+	resources  *armresources.Client
+	region     string
+	// config is the bucket's providerConfig (nil: the defaults).
+	config *azureapi.BackupBucketConfig
+	// newData builds the data-plane store from an account's name, key and endpoint.
+	newData func(account) (*store, error)
+
+	mu   sync.Mutex
+	data map[string]*store // by bucket, for this request only
+}
+
+var _ objectstore.Store = (*armStore)(nil)
+
+// The blob operations of an armStore go to the account's data plane.
+
+// MaxDeleteBatch implements objectstore.Store.
+func (s *armStore) MaxDeleteBatch() int { return maxDeleteBatch }
+
+// ListObjects implements objectstore.Store.
+func (s *armStore) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
+		return err
+	}
+	d, err := s.dataPlane(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	return d.ListObjects(ctx, bucket, prefix, fn)
+}
+
+// DeleteObjects implements objectstore.Store.
+func (s *armStore) DeleteObjects(ctx context.Context, bucket string, objs []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
+		return nil, err
+	}
+	d, err := s.dataPlane(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	return d.DeleteObjects(ctx, bucket, objs)
+}
+
+// PutObject implements objectstore.Store.
+func (s *armStore) PutObject(ctx context.Context, bucket, key string, data []byte) error {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
+		return err
+	}
+	d, err := s.dataPlane(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	return d.PutObject(ctx, bucket, key, data)
+}
+
+// GetObject implements objectstore.Store.
+func (s *armStore) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
+		return nil, err
+	}
+	d, err := s.dataPlane(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	return d.GetObject(ctx, bucket, key)
+}
+
+// Probe implements objectstore.Store on the account's data plane, reached with the account's key
+// as the listing is.
+func (s *armStore) Probe(ctx context.Context, bucket string) error {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
+		return err
+	}
+	d, err := s.dataPlane(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	return d.Probe(ctx, bucket)
 }

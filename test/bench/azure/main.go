@@ -74,7 +74,7 @@ func run(sizes []int, delays []time.Duration, parallelism, sample int) error {
 	// Azurite serves one request at a time: a listing page queued behind batches in flight can
 	// wait longer than the product's 60 s request timeout, which is Azurite's limit, not Azure's.
 	p := &azureprovider.Provider{RequestTimeout: 10 * time.Minute}
-	direct, err := p.NewStore(ctx, provider.Credentials{Data: secret})
+	direct, err := p.NewStore(ctx, provider.Credentials{Data: secret}, nil)
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func run(sizes []int, delays []time.Duration, parallelism, sample int) error {
 			return rawLimit(ctx, c, prefix.String(), parallelism)
 		}},
 		{Name: "engine", Run: func(ctx context.Context, host string, objects int) error {
-			store, err := p.NewStore(ctx, at(host))
+			store, err := p.NewStore(ctx, at(host), nil)
 			if err != nil {
 				return err
 			}

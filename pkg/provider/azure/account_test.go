@@ -6,26 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
-
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
-
-// standInBlobs reaches Azurite's stand-in account directly, behind the extension's back.
-func standInBlobs(t *testing.T) *azblob.Client {
-	t.Helper()
-	cred, err := azblob.NewSharedKeyCredential(stack.StandInAccount, stack.StandInKeys[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := azblob.NewClientWithSharedKeyCredential(azurite.StandInEndpoint(), cred, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 // TestAccountNotOursIsNeverReadEmptiedRekeyedOrDeleted puts a storage account with the bucket's
 // account name into the bucket's resource group that this extension did not create, with a
@@ -60,7 +43,7 @@ func TestAccountNotOursIsNeverReadEmptiedRekeyedOrDeleted(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			issuer := s.(objectstore.CredentialIssuer)
+			issuer := armIssuer(t, arm, arm.ServicePrincipal())
 			prefix, _ := objectstore.EntryPrefix("shoot--a--b--1")
 			ops := map[string]func() error{
 				"EnsureBucket": func() error { return s.EnsureBucket(ctx(t), objectstore.Bucket{Name: name, Region: "westeurope"}) },
@@ -150,5 +133,89 @@ func TestAccountOfOursHoldingAnotherContainerIsNotDeleted(t *testing.T) {
 	}
 	if arm.Account(account) != nil || arm.Group(name) != nil {
 		t.Fatal("the account or the group is left after the other container went")
+	}
+}
+
+func TestAccountIsCreatedHardenedAndConverged(t *testing.T) {
+	arm := startARM(t)
+	s := armStore(t, arm, arm.ServicePrincipal(), false)
+	name := newBucketName()
+	b := objectstore.Bucket{Name: name, Region: "westeurope"}
+	if err := s.EnsureBucket(ctx(t), b); err != nil {
+		t.Fatal(err)
+	}
+	acct := arm.Account(azureprovider.AccountName(name))
+	props := acct["properties"].(map[string]any)
+	want := map[string]any{"supportsHttpsTrafficOnly": true, "minimumTlsVersion": "TLS1_2", "allowBlobPublicAccess": false}
+	for k, v := range want {
+		if props[k] != v {
+			t.Errorf("account property %s = %v; want %v", k, props[k], v)
+		}
+	}
+	if acct["kind"] != "StorageV2" || acct["sku"].(map[string]any)["name"] != "Standard_ZRS" || acct["location"] != "westeurope" {
+		t.Errorf("account kind %v, sku %v, location %v; want StorageV2, Standard_ZRS, westeurope", acct["kind"], acct["sku"], acct["location"])
+	}
+	if tags := acct["tags"].(map[string]any); tags[azureprovider.TagBucket] != name {
+		t.Errorf("account tags %v; want %s=%s", tags, azureprovider.TagBucket, name)
+	}
+	if g := arm.Group(name); g == nil || g["tags"].(map[string]any)[azureprovider.TagBucket] != name {
+		t.Errorf("resource group %v; want one tagged with the bucket", g)
+	}
+	rules := arm.Lifecycle(azureprovider.AccountName(name))["properties"].(map[string]any)["policy"].(map[string]any)["rules"].([]any)
+	if len(rules) != 1 || rules[0].(map[string]any)["name"] != azureprovider.DeferredDeletionRule {
+		t.Errorf("lifecycle rules %v; want the deferred-deletion rule", rules)
+	}
+
+	writes := arm.Writes()
+	if err := s.EnsureBucket(ctx(t), b); err != nil {
+		t.Fatal(err)
+	}
+	if got := arm.Writes(); got != writes {
+		t.Fatalf("a converged bucket got %d writes; want none: %v", got-writes, arm.Requests("PUT", "PATCH", "DELETE")[writes:])
+	}
+
+	arm.SetAccount(azureprovider.AccountName(name), func(a map[string]any) {
+		p := a["properties"].(map[string]any)
+		p["allowBlobPublicAccess"], p["minimumTlsVersion"], p["supportsHttpsTrafficOnly"] = true, "TLS1_0", false
+	})
+	if err := s.EnsureBucket(ctx(t), b); err != nil {
+		t.Fatal(err)
+	}
+	props = arm.Account(azureprovider.AccountName(name))["properties"].(map[string]any)
+	for k, v := range want {
+		if props[k] != v {
+			t.Errorf("after drift: account property %s = %v; want %v", k, props[k], v)
+		}
+	}
+	if err := s.DeleteBucket(ctx(t), name); err != nil {
+		t.Fatal(err)
+	}
+	if arm.Account(azureprovider.AccountName(name)) != nil || arm.Group(name) != nil {
+		t.Fatal("the account or resource group the extension created is left after DeleteBucket")
+	}
+}
+
+func TestAccountNotTaggedForTheBucketIsNotTouched(t *testing.T) {
+	arm := startARM(t)
+	s := armStore(t, arm, arm.ServicePrincipal(), false)
+	name := newBucketName()
+	if err := s.EnsureBucket(ctx(t), objectstore.Bucket{Name: name, Region: "westeurope"}); err != nil {
+		t.Fatal(err)
+	}
+	// The same account name in the bucket's own group, but tagged for another bucket.
+	arm.SetAccount(azureprovider.AccountName(name), func(a map[string]any) { a["tags"] = map[string]any{azureprovider.TagBucket: "other"} })
+	before := len(arm.Requests("PUT", "PATCH", "DELETE"))
+	err := s.EnsureBucket(ctx(t), objectstore.Bucket{Name: name, Region: "westeurope"})
+	if !errors.Is(err, objectstore.ErrOwnedByOther) {
+		t.Fatalf("EnsureBucket: %v; want ErrOwnedByOther", err)
+	}
+	if err := s.DeleteBucket(ctx(t), name); !errors.Is(err, objectstore.ErrOwnedByOther) {
+		t.Fatalf("DeleteBucket: %v; want ErrOwnedByOther", err)
+	}
+	if arm.Account(azureprovider.AccountName(name)) == nil {
+		t.Fatal("DeleteBucket deleted an account not tagged for the bucket")
+	}
+	for _, r := range arm.Requests("PUT", "PATCH", "DELETE")[before:] {
+		t.Errorf("changed something while the account is not the bucket's: %s %s", r.Method, r.Path)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage"
 
+	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -16,21 +17,19 @@ import (
 // regenerates the other and publishes it, so that the published key stays valid meanwhile.
 var accountKeys = []string{"key1", "key2"}
 
-// secretData is what etcd-backup-restore needs to reach the account.
-func (a account) secretData() map[string][]byte {
-	d := map[string][]byte{KeyStorageAccount: []byte(a.name), KeyStorageKey: []byte(a.key), KeyDomain: []byte(a.domain)}
-	if a.emulator {
-		d[KeyEmulatorEnabled] = []byte("true")
-	}
-	return d
-}
+// accountKeyIssuer is Azure's issuer (azureapi.IssuerAccountKey): the keys of the storage account
+// the extension manages for the bucket, reached through the management plane.
+type accountKeyIssuer struct{ s *armStore }
+
+var _ objectstore.CredentialIssuer = (*accountKeyIssuer)(nil)
 
 // IssueCredential implements objectstore.CredentialIssuer. The first credential is key1 as the
 // account was created with it (nobody else has been given it); a rotation regenerates the key not
 // in use and returns it, which also invalidates a value issued before but never recorded. Keys
 // are read or regenerated only on an account that is ours.
-func (s *armStore) IssueCredential(ctx context.Context, bucket string, inUse []string) (objectstore.Credential, error) {
-	if err := validateContainerName(bucket); err != nil {
+func (iss *accountKeyIssuer) IssueCredential(ctx context.Context, bucket string, inUse []string) (objectstore.Credential, error) {
+	s := iss.s
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return objectstore.Credential{}, err
 	}
 	acct, err := s.ownAccount(ctx, bucket)
@@ -63,8 +62,9 @@ func (s *armStore) IssueCredential(ctx context.Context, bucket string, inUse []s
 // RevokeCredentials implements objectstore.CredentialIssuer: every key not kept is regenerated
 // (and its new value never handed out). An account that is gone has no keys left; one that is not
 // ours is an ownership error and its keys are not touched.
-func (s *armStore) RevokeCredentials(ctx context.Context, bucket string, keep []string) error {
-	if err := validateContainerName(bucket); err != nil {
+func (iss *accountKeyIssuer) RevokeCredentials(ctx context.Context, bucket string, keep []string) error {
+	s := iss.s
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	if _, err := s.ownAccount(ctx, bucket); err != nil {

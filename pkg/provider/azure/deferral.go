@@ -1,0 +1,110 @@
+package azure
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+
+	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// DeferDeletion implements objectstore.Store on an account of ours: the rule is converged, then
+// read back and checked (present, enabled, scoped by the tag alone, deleting base blobs,
+// versions and snapshots), and only then is every base blob, previous version and snapshot under
+// prefix tagged for it. A rule that does not read back as needed is ErrUnsupported, and nothing
+// is tagged.
+func (s *armStore) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
+		return objectstore.Deferral{}, err
+	}
+	rg, name := ResourceGroupName(bucket), AccountName(bucket)
+	if _, err := s.ownAccount(ctx, bucket); err != nil {
+		return objectstore.Deferral{}, err
+	}
+	if err := s.ensureDeferredDeletionRule(ctx, rg, name); err != nil {
+		return objectstore.Deferral{}, err
+	}
+	rules, i, err := s.readRule(ctx, rg, name)
+	if err != nil {
+		return objectstore.Deferral{}, err
+	}
+	var got *armstorage.ManagementPolicyRule
+	if i >= 0 {
+		got = rules[i]
+	}
+	if why := ruleMismatch(got); why != "" {
+		return objectstore.Deferral{}, fmt.Errorf("%w: lifecycle rule %q on storage account %q does not read back as written: %s; the locked blobs are not handed to it",
+			objectstore.ErrUnsupported, DeferredDeletionRule, name, why)
+	}
+	d, err := s.dataPlane(ctx, bucket)
+	if err != nil {
+		return objectstore.Deferral{}, err
+	}
+	if err := d.markForDeferral(ctx, bucket, prefix); err != nil {
+		return objectstore.Deferral{}, err
+	}
+	return objectstore.Deferral{Rule: fmt.Sprintf("lifecycle rule %s on storage account %s", DeferredDeletionRule, name)}, nil
+}
+
+// DeferDeletion implements objectstore.Store for an account reached with its key: the lifecycle
+// rule lives in the account's management policy, which an account key cannot read, so a
+// deferral can never be verified and is not claimed (the caller retries until the locks end).
+func (s *store) DeferDeletion(_ context.Context, bucket, _ string) (objectstore.Deferral, error) {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
+		return objectstore.Deferral{}, err
+	}
+	return objectstore.Deferral{}, fmt.Errorf("%w: deferring deletions to the storage account's lifecycle rule %q needs its management policy read back, which an account key cannot do", objectstore.ErrUnsupported, DeferredDeletionRule)
+}
+
+// markForDeferral gives every base blob, previous version and snapshot under prefix the tag the
+// rule deletes by, keeping their other tags (those already tagged are skipped, so an interrupted
+// pass resumes).
+func (s *store) markForDeferral(ctx context.Context, bucket, prefix string) error {
+	opts := &container.ListBlobsFlatOptions{Include: container.ListBlobsInclude{Tags: true, Versions: true, Snapshots: true}, MaxResults: to.Ptr(s.pageSize)}
+	if prefix != "" {
+		opts.Prefix = &prefix
+	}
+	c := s.container(bucket)
+	pager := c.NewListBlobsFlatPager(opts)
+	for pager.More() {
+		resp, err := pager.NextPage(ctx)
+		if err != nil {
+			return classify(err)
+		}
+		// Keyed by what names a version: an ObjectVersion carries times too, not a map key.
+		type versionKey struct{ key, version string }
+		tags := map[versionKey]map[string]string{}
+		var todo []objectstore.ObjectVersion
+		for _, it := range resp.Segment.BlobItems {
+			have := map[string]string{}
+			if it.BlobTags != nil {
+				for _, t := range it.BlobTags.BlobTagSet {
+					have[deref(t.Key)] = deref(t.Value)
+				}
+			}
+			if have[DeferredDeletionTag] == "true" {
+				continue
+			}
+			have[DeferredDeletionTag] = "true"
+			o := listed(it)
+			tags[versionKey{o.Key, o.Version}] = have
+			todo = append(todo, o)
+		}
+		failed := objectstore.ForEachObject(ctx, todo, 16, func(ctx context.Context, o objectstore.ObjectVersion) error {
+			b, err := s.blobAt(bucket, o)
+			if err != nil {
+				return err
+			}
+			_, err = b.SetTags(ctx, tags[versionKey{o.Key, o.Version}], nil)
+			return classify(err)
+		})
+		if len(failed) > 0 {
+			return fmt.Errorf("tagging %d blob versions for deferred deletion, first %q %s: %w", len(failed), failed[0].Object.Key, failed[0].Object.Version, failed[0].Err)
+		}
+	}
+	return nil
+}
