@@ -51,10 +51,10 @@ func desiredLifecycle(have []storage.LifecycleRule) storage.Lifecycle {
 // EnsureBucket implements objectstore.Store: it creates the bucket in the project of the
 // credentials and converges its settings on every call.
 func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
-	if err := validateBucketName(b.Name); err != nil {
+	if err := gcpapi.ValidateBucketName(b.Name); err != nil {
 		return err
 	}
-	cfg, _ := b.Config.(*gcpapi.BackupBucketConfig)
+	cfg := s.cfg
 	if cfg == nil {
 		cfg = &gcpapi.BackupBucketConfig{}
 	}

@@ -12,20 +12,22 @@ import (
 	"slices"
 
 	gcsiam "cloud.google.com/go/iam"
+	"cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
 	iam "google.golang.org/api/iam/v1"
 
+	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// iamIssuer is a store whose bucket-scoped credentials are keys of one service account per
-// bucket, bound with roles/storage.objectAdmin on that bucket only: what etcd-backup-restore and
+// iamIssuer issues bucket-scoped credentials that are keys of one service account per bucket, bound with roles/storage.objectAdmin on that bucket only: what etcd-backup-restore and
 // the entry controller do there, and nothing in the project or in another bucket. The account
 // holds the published key and, during the grace period, the previous one.
 type iamIssuer struct {
-	*store
-	iam      *iam.Service
-	endpoint []byte // the operator's storageAPIEndpoint, handed on with the key
+	client    *storage.Client // with the cloud-platform scope, for the buckets' IAM policies
+	projectID string
+	iam       *iam.Service
+	endpoint  []byte // the operator's storageAPIEndpoint, handed on with the key
 }
 
 var _ objectstore.CredentialIssuer = (*iamIssuer)(nil)
@@ -128,7 +130,7 @@ func (s *iamIssuer) deleteKeys(ctx context.Context, name string, keep []string) 
 // bound on the bucket if needed) gets a new key; its keys not in use go first, a key issued by
 // a pass that failed before publishing it among them.
 func (s *iamIssuer) IssueCredential(ctx context.Context, bucket string, inUse []string) (objectstore.Credential, error) {
-	if err := validateBucketName(bucket); err != nil {
+	if err := gcpapi.ValidateBucketName(bucket); err != nil {
 		return objectstore.Credential{}, err
 	}
 	email, err := s.ensureAccount(ctx, bucket)
@@ -167,7 +169,7 @@ func (s *iamIssuer) IssueCredential(ctx context.Context, bucket string, inUse []
 // account too. GCP keeps access tokens already minted with a deleted key valid until they expire
 // (at most an hour).
 func (s *iamIssuer) RevokeCredentials(ctx context.Context, bucket string, keep []string) error {
-	if err := validateBucketName(bucket); err != nil {
+	if err := gcpapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	name := s.accountName(bucket)

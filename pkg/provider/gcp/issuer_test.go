@@ -17,30 +17,90 @@ func generatingConfig() *gcpapi.BackupBucketConfig {
 	return &gcpapi.BackupBucketConfig{GeneratedCredentials: &gcpapi.GeneratedCredentialsConfig{}}
 }
 
-// issuingStore is the bucket controller's view of GCS with generated credentials.
-func issuingStore(t *testing.T) objectstore.Store {
+// issuer is the bucket controller's issuer for a config with generated credentials, named by the
+// config, from the operator's secret data.
+func issuer(t *testing.T, data map[string][]byte) objectstore.CredentialIssuer {
 	t.Helper()
-	s, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: gcs.SecretData(), Region: region, BucketConfig: generatingConfig()})
+	cfg := generatingConfig()
+	iss, err := testProvider.NewIssuer(context.Background(), provider.Credentials{Data: data, Region: region}, cfg, cfg.GenerationSettings().Issuer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := s.(objectstore.CredentialIssuer); !ok {
-		t.Fatal("a store configured with generatedCredentials issues no credentials")
+	if iss == nil {
+		t.Fatal("a config with generatedCredentials gets no issuer")
 	}
-	return s
+	return iss
+}
+
+// issuingStore is the bucket controller's store for a config with generated credentials, and its
+// issuer, from one secret.
+func issuingStore(t *testing.T) (objectstore.Store, objectstore.CredentialIssuer) {
+	t.Helper()
+	data := gcs.SecretData()
+	s, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: region}, generatingConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, issuer(t, data)
 }
 
 func TestGeneratedServiceAccountKeys(t *testing.T) {
+	s, iss := issuingStore(t)
 	conformance.RunIssuer(t, conformance.IssuerHarness{
-		Harness:  conformance.Harness{Store: issuingStore(t), NewBucketName: newBucketName, Region: region},
+		Harness:  conformance.Harness{Store: s, NewBucketName: newBucketName, Region: region},
+		Issuer:   iss,
 		StoreFor: func(t *testing.T, data map[string][]byte) objectstore.Store { return newStore(t, data) },
 	})
 }
 
+// NewIssuer dispatches by name: the config's issuer and the legacy empty name (secrets generated
+// before issuers were named) are the service-account key issuer, with or without a config asking
+// for generated credentials (revocation only) and for workload identity too; any other name is a
+// configuration error. A store is never an issuer.
+func TestNewIssuerDispatch(t *testing.T) {
+	static := provider.Credentials{Data: gcs.SecretData(), Region: region}
+	wi := provider.Credentials{Data: map[string][]byte{"config": gcs.WorkloadIdentityConfig("wi-dispatch"), "token": []byte("wi-dispatch"), "storageAPIEndpoint": []byte(gcs.Endpoint)}, WorkloadIdentity: true, Region: region}
+	for _, c := range []struct {
+		name    string
+		creds   provider.Credentials
+		cfg     *gcpapi.BackupBucketConfig
+		issuer  string
+		wantErr error
+	}{
+		{"the config's issuer", static, generatingConfig(), gcpapi.IssuerServiceAccountKey, nil},
+		{"the config's issuer, revocation only", static, nil, gcpapi.IssuerServiceAccountKey, nil},
+		{"legacy empty name", static, nil, "", nil},
+		{"legacy empty name with a config", static, generatingConfig(), "", nil},
+		{"workload identity", wi, generatingConfig(), gcpapi.IssuerServiceAccountKey, nil},
+		{"workload identity, legacy empty name", wi, nil, "", nil},
+		{"another provider's issuer", static, generatingConfig(), "IAM", objectstore.ErrInvalidConfig},
+		{"unknown issuer", static, nil, "serviceaccountkey", objectstore.ErrInvalidConfig},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			iss, err := testProvider.NewIssuer(context.Background(), c.creds, c.cfg, c.issuer)
+			if c.wantErr != nil {
+				if !errors.Is(err, c.wantErr) || iss != nil {
+					t.Fatalf("NewIssuer(%q) = %v, %v; want no issuer and %v", c.issuer, iss, err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || !gcpprovider.IsServiceAccountKeyIssuer(iss) {
+				t.Fatalf("NewIssuer(%q) = %T, %v; want the service-account key issuer", c.issuer, iss, err)
+			}
+		})
+	}
+	s, err := testProvider.NewStore(context.Background(), static, generatingConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.(objectstore.CredentialIssuer); ok {
+		t.Fatal("a store with generatedCredentials is a CredentialIssuer; issuers come from NewIssuer only")
+	}
+}
+
 func TestOneServiceAccountPerBucketBoundOnlyThere(t *testing.T) {
 	ctx := context.Background()
-	s := issuingStore(t)
-	iss := s.(objectstore.CredentialIssuer)
+	s, iss := issuingStore(t)
 	bucket, other := newBucketName(), newBucketName()
 	for _, b := range []string{bucket, other} {
 		if err := s.EnsureBucket(ctx, objectstore.Bucket{Name: b, Region: region}); err != nil {
@@ -91,13 +151,13 @@ func TestOneServiceAccountPerBucketBoundOnlyThere(t *testing.T) {
 
 func TestServiceAccountOfSomebodyElseIsNotTakenOver(t *testing.T) {
 	ctx := context.Background()
-	s := issuingStore(t)
+	s, iss := issuingStore(t)
 	bucket := newBucketName()
 	if err := s.EnsureBucket(ctx, objectstore.Bucket{Name: bucket, Region: region}); err != nil {
 		t.Fatal(err)
 	}
 	gcs.CreateServiceAccount(gcpprovider.ServiceAccountID(bucket), "somebody's deployment bot")
-	_, err := s.(objectstore.CredentialIssuer).IssueCredential(ctx, bucket, nil)
+	_, err := iss.IssueCredential(ctx, bucket, nil)
 	if !errors.Is(err, objectstore.ErrOwnedByOther) {
 		t.Fatalf("got %v; want ErrOwnedByOther", err)
 	}
@@ -105,7 +165,7 @@ func TestServiceAccountOfSomebodyElseIsNotTakenOver(t *testing.T) {
 		t.Fatal("somebody else's service account was bound on the bucket")
 	}
 	// Revoking the bucket's credentials (its deletion) leaves that account alone.
-	if err := s.(objectstore.CredentialIssuer).RevokeCredentials(ctx, bucket, nil); err != nil {
+	if err := iss.RevokeCredentials(ctx, bucket, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Contains(gcs.ServiceAccountEmails(), gcpprovider.ServiceAccountID(bucket)+"@"+gcs.ProjectID+".iam.gserviceaccount.com") {

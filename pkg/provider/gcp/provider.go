@@ -29,6 +29,7 @@ import (
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -36,7 +37,7 @@ import (
 )
 
 // Type is the extension type this provider serves.
-const Type = "gcp"
+const Type = gcpapi.Type
 
 // Secret data keys: the names etcd-backup-restore reads, so that they reach etcd-backup unchanged.
 const (
@@ -63,8 +64,10 @@ const (
 	cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
 )
 
-// Provider builds GCS stores. Its fields are fixed at start-up; nothing per request is kept.
+// Provider builds GCS stores and issuers. Its fields are fixed at start-up; nothing per request
+// is kept. Its SDK-free methods (Type, DecodeBucketConfig, ValidateBucketName) are gcpapi.API's.
 type Provider struct {
+	gcpapi.API
 	// RequestTimeout bounds one HTTP request (default 60s).
 	RequestTimeout time.Duration
 	// IAMEndpoint overrides the IAM API endpoint used for generated credentials (tests point it
@@ -77,25 +80,32 @@ type Provider struct {
 
 var _ provider.Provider = (*Provider)(nil)
 
-// Type implements provider.Provider.
-func (p *Provider) Type() string { return Type }
-
-// DecodeBucketConfig implements provider.Provider.
-func (p *Provider) DecodeBucketConfig(raw []byte) (any, error) {
-	return gcpapi.DecodeBackupBucketConfig(raw)
+// NewStore implements provider.Provider. cfg is what EnsureBucket converges the bucket to (nil:
+// the defaults).
+func (p *Provider) NewStore(ctx context.Context, creds provider.Credentials, cfg config.Bucket) (objectstore.Store, error) {
+	c, _ := cfg.(*gcpapi.BackupBucketConfig)
+	client, projectID, err := p.NewClient(ctx, creds)
+	if err != nil {
+		return nil, err
+	}
+	return &store{client: client, projectID: projectID, pageSize: p.ListPageSize, cfg: c}, nil
 }
 
-// NewStore implements provider.Provider.
-func (p *Provider) NewStore(ctx context.Context, creds provider.Credentials) (objectstore.Store, error) {
-	// Only the bucket controller passes a config: it publishes the generated credentials.
-	cfg, _ := creds.BucketConfig.(*gcpapi.BackupBucketConfig)
-	if (cfg == nil || cfg.GeneratedCredentials == nil) && !creds.Retiring {
-		client, projectID, err := p.NewClient(ctx, creds)
-		if err != nil {
-			return nil, err
-		}
-		return &store{client: client, projectID: projectID, pageSize: p.ListPageSize}, nil
+// NewIssuer implements provider.Provider. GCP has one issuer, the per-bucket service account's
+// keys; the empty name (secrets generated before issuers were named) is that one too. Any
+// credentials can issue: the IAM API decides whether they may.
+func (p *Provider) NewIssuer(ctx context.Context, creds provider.Credentials, _ config.Bucket, issuer string) (objectstore.CredentialIssuer, error) {
+	switch issuer {
+	case gcpapi.IssuerServiceAccountKey, "":
+		return p.newIAMIssuer(ctx, creds)
+	default:
+		return nil, objectstore.Invalidf("unknown credential issuer %q: GCP has only %q", issuer, gcpapi.IssuerServiceAccountKey)
 	}
+}
+
+// newIAMIssuer builds the service-account key issuer: its clients need the cloud-platform scope
+// for the IAM API.
+func (p *Provider) newIAMIssuer(ctx context.Context, creds provider.Credentials) (*iamIssuer, error) {
 	httpClient, projectID, err := p.authorizedClient(creds, cloudPlatformScope)
 	if err != nil {
 		return nil, err
@@ -112,7 +122,7 @@ func (p *Provider) NewStore(ctx context.Context, creds provider.Credentials) (ob
 	if err != nil {
 		return nil, objectstore.Invalidf("building the IAM client: %v", err)
 	}
-	return &iamIssuer{store: &store{client: client, projectID: projectID, pageSize: p.ListPageSize}, iam: svc, endpoint: creds.Data[KeyStorageAPIEndpoint]}, nil
+	return &iamIssuer{client: client, projectID: projectID, iam: svc, endpoint: creds.Data[KeyStorageAPIEndpoint]}, nil
 }
 
 // NewClient builds the storage client a store uses and returns the project it works in (the
@@ -372,7 +382,7 @@ const defaultUniverseDomain = "googleapis.com"
 // nothing else (a stray *.json key would be taken for a credentials file). What the sidecar
 // would refuse is refused here with ErrInvalidConfig naming the key.
 func (p *Provider) EtcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
-	if err := validateBucketName(string(data[KeyBucketName])); err != nil {
+	if err := gcpapi.ValidateBucketName(string(data[KeyBucketName])); err != nil {
 		return nil, fmt.Errorf("secret key %q: %w", KeyBucketName, err)
 	}
 	_, hasConfig := data[KeyConfig]

@@ -12,6 +12,7 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
 
+	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -34,6 +35,8 @@ type store struct {
 	projectID string
 	// pageSize is the listing page size (0: maxListPageSize).
 	pageSize int
+	// cfg is the bucket's providerConfig, which EnsureBucket converges to (nil: the defaults).
+	cfg *gcpapi.BackupBucketConfig
 }
 
 // listPageSize is the page size of the store's listings.
@@ -51,7 +54,7 @@ func (s *store) MaxDeleteBatch() int { return maxDeleteBatch }
 
 // PutObject implements objectstore.Store.
 func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) error {
-	if err := validateBucketName(bucket); err != nil {
+	if err := gcpapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	w := s.client.Bucket(bucket).Object(key).NewWriter(ctx)
@@ -65,7 +68,7 @@ func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) 
 
 // GetObject implements objectstore.Store.
 func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
-	if err := validateBucketName(bucket); err != nil {
+	if err := gcpapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
 	r, err := s.client.Bucket(bucket).Object(key).NewReader(ctx)
@@ -89,7 +92,7 @@ func classifyBucket(err error) error {
 // bucket that ever had versioning), each with its generation, so that deletions name exactly the
 // generation they saw and are safe to retry.
 func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
-	if err := validateBucketName(bucket); err != nil {
+	if err := gcpapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	q := &storage.Query{Prefix: prefix, Versions: true}
@@ -168,7 +171,7 @@ func (s *store) object(bucket string, o objectstore.ObjectVersion) (*storage.Obj
 // DeleteObjects implements objectstore.Store: one delete per object, deleteParallelism at once,
 // every outcome classified; an object a retention policy or hold protects is reported as locked.
 func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
-	if err := validateBucketName(bucket); err != nil {
+	if err := gcpapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
 	if len(objects) > maxDeleteBatch {
@@ -210,7 +213,7 @@ func (s *store) lockedOrForbidden(ctx context.Context, h *storage.ObjectHandle, 
 
 // DeleteBucket implements objectstore.Store.
 func (s *store) DeleteBucket(ctx context.Context, name string) error {
-	if err := validateBucketName(name); err != nil {
+	if err := gcpapi.ValidateBucketName(name); err != nil {
 		return err
 	}
 	err := s.client.Bucket(name).Delete(ctx)
@@ -228,7 +231,7 @@ func (s *store) DeleteBucket(ctx context.Context, name string) error {
 // only, name only): storage.objects.list is a permission every credential the extension hands
 // out has, unlike storage.buckets.get, which a generated service account lacks.
 func (s *store) Probe(ctx context.Context, bucket string) error {
-	if err := validateBucketName(bucket); err != nil {
+	if err := gcpapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	q := &storage.Query{}

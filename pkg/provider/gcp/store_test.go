@@ -42,9 +42,10 @@ func immutable(period time.Duration, locked bool) *gcpapi.BackupBucketConfig {
 	return &gcpapi.BackupBucketConfig{Immutability: &gcpapi.ImmutableConfig{RetentionType: gcpapi.RetentionTypeBucket, RetentionPeriod: metav1.Duration{Duration: period}, Locked: locked}}
 }
 
+// ensure is EnsureBucket of s's bucket with the providerConfig cfg (nil: the defaults).
 func ensure(t *testing.T, s objectstore.Store, name string, cfg *gcpapi.BackupBucketConfig) error {
 	t.Helper()
-	return s.EnsureBucket(ctxFor(t), objectstore.Bucket{Name: name, Region: region, Config: cfg})
+	return gcpprovider.WithConfig(s, cfg).EnsureBucket(ctxFor(t), objectstore.Bucket{Name: name, Region: region})
 }
 
 // patches counts the bucket updates the front has seen for a bucket.
@@ -336,7 +337,7 @@ func TestWorkloadIdentity(t *testing.T) {
 		if token != "" {
 			data["token"] = []byte(token)
 		}
-		return testProvider.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: true, Region: region})
+		return testProvider.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: true, Region: region}, nil)
 	}
 	s, err := newWI("wi-token-1")
 	if err != nil {
@@ -377,7 +378,7 @@ func TestCredentialErrorsNameTheKeyAndHideTheValue(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: c.data, Region: region})
+			_, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: c.data, Region: region}, nil)
 			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v; want ErrInvalidConfig mentioning %s", err, c.want)
 			}
