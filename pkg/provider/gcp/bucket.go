@@ -253,3 +253,19 @@ func validateLocation(region string) error {
 	}
 	return nil
 }
+
+// DeleteBucket implements objectstore.Store.
+func (s *store) DeleteBucket(ctx context.Context, name string) error {
+	if err := gcpapi.ValidateBucketName(name); err != nil {
+		return err
+	}
+	err := s.client.Bucket(name).Delete(ctx)
+	switch {
+	case err == nil, errors.Is(err, storage.ErrBucketNotExist), statusOf(err) == http.StatusNotFound:
+		return nil
+	case statusOf(err) == http.StatusConflict, statusOf(err) == http.StatusPreconditionFailed:
+		// GCS answers 409 for a bucket that still holds objects (emulators 412).
+		return fmt.Errorf("%w: %w", objectstore.ErrBucketNotEmpty, err)
+	}
+	return classify(err)
+}

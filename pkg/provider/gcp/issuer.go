@@ -7,17 +7,17 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"path"
 	"slices"
 
 	gcsiam "cloud.google.com/go/iam"
 	"cloud.google.com/go/storage"
-	"google.golang.org/api/googleapi"
 	iam "google.golang.org/api/iam/v1"
+	"google.golang.org/api/option"
 
 	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // iamIssuer issues bucket-scoped credentials that are keys of one service account per bucket, bound with roles/storage.objectAdmin on that bucket only: what etcd-backup-restore and
@@ -31,6 +31,28 @@ type iamIssuer struct {
 }
 
 var _ objectstore.CredentialIssuer = (*iamIssuer)(nil)
+
+// newIAMIssuer builds the service-account key issuer: its clients need the cloud-platform scope
+// for the IAM API.
+func (p *Provider) newIAMIssuer(ctx context.Context, creds provider.Credentials) (*iamIssuer, error) {
+	httpClient, projectID, err := p.authorizedClient(creds, cloudPlatformScope)
+	if err != nil {
+		return nil, err
+	}
+	client, err := newStorageClient(ctx, httpClient, creds.Data)
+	if err != nil {
+		return nil, err
+	}
+	opts := []option.ClientOption{option.WithHTTPClient(httpClient)}
+	if p.IAMEndpoint != "" {
+		opts = append(opts, option.WithEndpoint(p.IAMEndpoint))
+	}
+	svc, err := iam.NewService(ctx, opts...)
+	if err != nil {
+		return nil, objectstore.Invalidf("building the IAM client: %v", err)
+	}
+	return &iamIssuer{client: client, projectID: projectID, iam: svc, endpoint: creds.Data[KeyStorageAPIEndpoint]}, nil
+}
 
 // BucketRole is the role a bucket's service account has on its bucket.
 const BucketRole = "roles/storage.objectAdmin"
@@ -48,14 +70,6 @@ func accountDescription(bucket string) string {
 
 func (s *iamIssuer) accountName(bucket string) string {
 	return "projects/" + s.projectID + "/serviceAccounts/" + ServiceAccountID(bucket) + "@" + s.projectID + ".iam.gserviceaccount.com"
-}
-
-func iamError(what string, err error) error {
-	var apiErr *googleapi.Error
-	if errors.As(err, &apiErr) && apiErr.Code == http.StatusNotFound {
-		return fmt.Errorf("%s: %w: %w", what, objectstore.ErrNotFound, err)
-	}
-	return fmt.Errorf("%s: %w", what, classify(err))
 }
 
 // ensureAccount returns the email of bucket's service account, creating it if needed. An

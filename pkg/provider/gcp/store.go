@@ -79,15 +79,6 @@ func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, erro
 	return io.ReadAll(r)
 }
 
-// classifyBucket classifies errors of requests on a bucket's objects where a 404 can only mean
-// that the bucket is missing (uploads).
-func classifyBucket(err error) error {
-	if err != nil && statusOf(err) == http.StatusNotFound {
-		return fmt.Errorf("%w: %w", objectstore.ErrBucketNotFound, err)
-	}
-	return classify(err)
-}
-
 // ListObjects implements objectstore.Store. Every generation is listed (noncurrent ones too, on a
 // bucket that ever had versioning), each with its generation, so that deletions name exactly the
 // generation they saw and are safe to retry.
@@ -209,22 +200,6 @@ func (s *store) lockedOrForbidden(ctx context.Context, h *storage.ObjectHandle, 
 		return &objectstore.LockedError{Cause: deleteErr}
 	}
 	return classify(deleteErr)
-}
-
-// DeleteBucket implements objectstore.Store.
-func (s *store) DeleteBucket(ctx context.Context, name string) error {
-	if err := gcpapi.ValidateBucketName(name); err != nil {
-		return err
-	}
-	err := s.client.Bucket(name).Delete(ctx)
-	switch {
-	case err == nil, errors.Is(err, storage.ErrBucketNotExist), statusOf(err) == http.StatusNotFound:
-		return nil
-	case statusOf(err) == http.StatusConflict, statusOf(err) == http.StatusPreconditionFailed:
-		// GCS answers 409 for a bucket that still holds objects (emulators 412).
-		return fmt.Errorf("%w: %w", objectstore.ErrBucketNotEmpty, err)
-	}
-	return classify(err)
 }
 
 // Probe implements objectstore.Store with objects.list of at most one object (live objects
