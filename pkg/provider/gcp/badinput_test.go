@@ -56,7 +56,7 @@ func wantConfigurationProblem(t *testing.T, err error) {
 }
 
 func storeFor(data map[string][]byte, wi bool, specRegion string) (objectstore.Store, error) {
-	return testProvider.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: wi, Region: specRegion})
+	return testProvider.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: wi, Region: specRegion}, nil)
 }
 
 // reconcileBucket does what the BackupBucket actuator does: a store from the secret, then
@@ -351,11 +351,11 @@ func reconcileBucketWith(bucket, raw string) func(*testing.T, map[string][]byte,
 		if err != nil {
 			t.Fatal(err)
 		}
-		store, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: wi, Region: region, BucketConfig: cfg})
+		store, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: wi, Region: region}, cfg)
 		if err != nil {
 			return err
 		}
-		return store.EnsureBucket(context.Background(), objectstore.Bucket{Name: bucket, Region: region, Config: cfg})
+		return store.EnsureBucket(context.Background(), objectstore.Bucket{Name: bucket, Region: region})
 	}
 }
 

@@ -51,10 +51,10 @@ func desiredLifecycle(have []storage.LifecycleRule) storage.Lifecycle {
 // EnsureBucket implements objectstore.Store: it creates the bucket in the project of the
 // credentials and converges its settings on every call.
 func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
-	if err := validateBucketName(b.Name); err != nil {
+	if err := gcpapi.ValidateBucketName(b.Name); err != nil {
 		return err
 	}
-	cfg, _ := b.Config.(*gcpapi.BackupBucketConfig)
+	cfg := s.cfg
 	if cfg == nil {
 		cfg = &gcpapi.BackupBucketConfig{}
 	}
@@ -252,4 +252,20 @@ func validateLocation(region string) error {
 		return objectstore.Invalidf("spec.region %q is not a GCS location: it must not begin or end with a dash", region)
 	}
 	return nil
+}
+
+// DeleteBucket implements objectstore.Store.
+func (s *store) DeleteBucket(ctx context.Context, name string) error {
+	if err := gcpapi.ValidateBucketName(name); err != nil {
+		return err
+	}
+	err := s.client.Bucket(name).Delete(ctx)
+	switch {
+	case err == nil, errors.Is(err, storage.ErrBucketNotExist), statusOf(err) == http.StatusNotFound:
+		return nil
+	case statusOf(err) == http.StatusConflict, statusOf(err) == http.StatusPreconditionFailed:
+		// GCS answers 409 for a bucket that still holds objects (emulators 412).
+		return fmt.Errorf("%w: %w", objectstore.ErrBucketNotEmpty, err)
+	}
+	return classify(err)
 }

@@ -37,7 +37,7 @@ func TestConformanceOnFakeGCS(t *testing.T) {
 func smallPages(t *testing.T, data map[string][]byte) objectstore.Store {
 	t.Helper()
 	p := &gcpprovider.Provider{IAMEndpoint: testProvider.IAMEndpoint, ListPageSize: 3}
-	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: region})
+	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: region}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

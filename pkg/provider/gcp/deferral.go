@@ -13,6 +13,7 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
 
+	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -120,7 +121,7 @@ func (e *RuleNotKeptError) Is(target error) bool { return target == objectstore.
 // move forward), then puts the rules of the prefix on the bucket and reads them back. Rules of
 // others are kept as they are. It returns the rules as the operator finds them in the console.
 func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
-	if err := validateBucketName(bucket); err != nil {
+	if err := gcpapi.ValidateBucketName(bucket); err != nil {
 		return objectstore.Deferral{}, err
 	}
 	if prefix != "" && (!strings.HasSuffix(prefix, "/") || len(prefix) < 2) {

@@ -110,3 +110,20 @@ func statusOf(err error) int {
 	}
 	return 0
 }
+
+// classifyBucket classifies errors of requests on a bucket's objects where a 404 can only mean
+// that the bucket is missing (uploads).
+func classifyBucket(err error) error {
+	if err != nil && statusOf(err) == http.StatusNotFound {
+		return fmt.Errorf("%w: %w", objectstore.ErrBucketNotFound, err)
+	}
+	return classify(err)
+}
+
+func iamError(what string, err error) error {
+	var apiErr *googleapi.Error
+	if errors.As(err, &apiErr) && apiErr.Code == http.StatusNotFound {
+		return fmt.Errorf("%s: %w: %w", what, objectstore.ErrNotFound, err)
+	}
+	return fmt.Errorf("%s: %w", what, classify(err))
+}

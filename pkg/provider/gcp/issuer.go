@@ -7,28 +7,52 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"path"
 	"slices"
 
 	gcsiam "cloud.google.com/go/iam"
-	"google.golang.org/api/googleapi"
+	"cloud.google.com/go/storage"
 	iam "google.golang.org/api/iam/v1"
+	"google.golang.org/api/option"
 
+	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
-// iamIssuer is a store whose bucket-scoped credentials are keys of one service account per
-// bucket, bound with roles/storage.objectAdmin on that bucket only: what etcd-backup-restore and
+// iamIssuer issues bucket-scoped credentials that are keys of one service account per bucket, bound with roles/storage.objectAdmin on that bucket only: what etcd-backup-restore and
 // the entry controller do there, and nothing in the project or in another bucket. The account
 // holds the published key and, during the grace period, the previous one.
 type iamIssuer struct {
-	*store
-	iam      *iam.Service
-	endpoint []byte // the operator's storageAPIEndpoint, handed on with the key
+	client    *storage.Client // with the cloud-platform scope, for the buckets' IAM policies
+	projectID string
+	iam       *iam.Service
+	endpoint  []byte // the operator's storageAPIEndpoint, handed on with the key
 }
 
 var _ objectstore.CredentialIssuer = (*iamIssuer)(nil)
+
+// newIAMIssuer builds the service-account key issuer: its clients need the cloud-platform scope
+// for the IAM API.
+func (p *Provider) newIAMIssuer(ctx context.Context, creds provider.Credentials) (*iamIssuer, error) {
+	httpClient, projectID, err := p.authorizedClient(creds, cloudPlatformScope)
+	if err != nil {
+		return nil, err
+	}
+	client, err := newStorageClient(ctx, httpClient, creds.Data)
+	if err != nil {
+		return nil, err
+	}
+	opts := []option.ClientOption{option.WithHTTPClient(httpClient)}
+	if p.IAMEndpoint != "" {
+		opts = append(opts, option.WithEndpoint(p.IAMEndpoint))
+	}
+	svc, err := iam.NewService(ctx, opts...)
+	if err != nil {
+		return nil, objectstore.Invalidf("building the IAM client: %v", err)
+	}
+	return &iamIssuer{client: client, projectID: projectID, iam: svc, endpoint: creds.Data[KeyStorageAPIEndpoint]}, nil
+}
 
 // BucketRole is the role a bucket's service account has on its bucket.
 const BucketRole = "roles/storage.objectAdmin"
@@ -46,14 +70,6 @@ func accountDescription(bucket string) string {
 
 func (s *iamIssuer) accountName(bucket string) string {
 	return "projects/" + s.projectID + "/serviceAccounts/" + ServiceAccountID(bucket) + "@" + s.projectID + ".iam.gserviceaccount.com"
-}
-
-func iamError(what string, err error) error {
-	var apiErr *googleapi.Error
-	if errors.As(err, &apiErr) && apiErr.Code == http.StatusNotFound {
-		return fmt.Errorf("%s: %w: %w", what, objectstore.ErrNotFound, err)
-	}
-	return fmt.Errorf("%s: %w", what, classify(err))
 }
 
 // ensureAccount returns the email of bucket's service account, creating it if needed. An
@@ -128,7 +144,7 @@ func (s *iamIssuer) deleteKeys(ctx context.Context, name string, keep []string) 
 // bound on the bucket if needed) gets a new key; its keys not in use go first, a key issued by
 // a pass that failed before publishing it among them.
 func (s *iamIssuer) IssueCredential(ctx context.Context, bucket string, inUse []string) (objectstore.Credential, error) {
-	if err := validateBucketName(bucket); err != nil {
+	if err := gcpapi.ValidateBucketName(bucket); err != nil {
 		return objectstore.Credential{}, err
 	}
 	email, err := s.ensureAccount(ctx, bucket)
@@ -167,7 +183,7 @@ func (s *iamIssuer) IssueCredential(ctx context.Context, bucket string, inUse []
 // account too. GCP keeps access tokens already minted with a deleted key valid until they expire
 // (at most an hour).
 func (s *iamIssuer) RevokeCredentials(ctx context.Context, bucket string, keep []string) error {
-	if err := validateBucketName(bucket); err != nil {
+	if err := gcpapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	name := s.accountName(bucket)

@@ -17,30 +17,45 @@ func generatingConfig() *gcpapi.BackupBucketConfig {
 	return &gcpapi.BackupBucketConfig{GeneratedCredentials: &gcpapi.GeneratedCredentialsConfig{}}
 }
 
-// issuingStore is the bucket controller's view of GCS with generated credentials.
-func issuingStore(t *testing.T) objectstore.Store {
+// issuer is the bucket controller's issuer for a config with generated credentials, named by the
+// config, from the operator's secret data.
+func issuer(t *testing.T, data map[string][]byte) objectstore.CredentialIssuer {
 	t.Helper()
-	s, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: gcs.SecretData(), Region: region, BucketConfig: generatingConfig()})
+	cfg := generatingConfig()
+	iss, err := testProvider.NewIssuer(context.Background(), provider.Credentials{Data: data, Region: region}, cfg, cfg.GenerationSettings().Issuer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := s.(objectstore.CredentialIssuer); !ok {
-		t.Fatal("a store configured with generatedCredentials issues no credentials")
+	if iss == nil {
+		t.Fatal("a config with generatedCredentials gets no issuer")
 	}
-	return s
+	return iss
+}
+
+// issuingStore is the bucket controller's store for a config with generated credentials, and its
+// issuer, from one secret.
+func issuingStore(t *testing.T) (objectstore.Store, objectstore.CredentialIssuer) {
+	t.Helper()
+	data := gcs.SecretData()
+	s, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: region}, generatingConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, issuer(t, data)
 }
 
 func TestGeneratedServiceAccountKeys(t *testing.T) {
+	s, iss := issuingStore(t)
 	conformance.RunIssuer(t, conformance.IssuerHarness{
-		Harness:  conformance.Harness{Store: issuingStore(t), NewBucketName: newBucketName, Region: region},
+		Harness:  conformance.Harness{Store: s, NewBucketName: newBucketName, Region: region},
+		Issuer:   iss,
 		StoreFor: func(t *testing.T, data map[string][]byte) objectstore.Store { return newStore(t, data) },
 	})
 }
 
 func TestOneServiceAccountPerBucketBoundOnlyThere(t *testing.T) {
 	ctx := context.Background()
-	s := issuingStore(t)
-	iss := s.(objectstore.CredentialIssuer)
+	s, iss := issuingStore(t)
 	bucket, other := newBucketName(), newBucketName()
 	for _, b := range []string{bucket, other} {
 		if err := s.EnsureBucket(ctx, objectstore.Bucket{Name: b, Region: region}); err != nil {
@@ -91,13 +106,13 @@ func TestOneServiceAccountPerBucketBoundOnlyThere(t *testing.T) {
 
 func TestServiceAccountOfSomebodyElseIsNotTakenOver(t *testing.T) {
 	ctx := context.Background()
-	s := issuingStore(t)
+	s, iss := issuingStore(t)
 	bucket := newBucketName()
 	if err := s.EnsureBucket(ctx, objectstore.Bucket{Name: bucket, Region: region}); err != nil {
 		t.Fatal(err)
 	}
 	gcs.CreateServiceAccount(gcpprovider.ServiceAccountID(bucket), "somebody's deployment bot")
-	_, err := s.(objectstore.CredentialIssuer).IssueCredential(ctx, bucket, nil)
+	_, err := iss.IssueCredential(ctx, bucket, nil)
 	if !errors.Is(err, objectstore.ErrOwnedByOther) {
 		t.Fatalf("got %v; want ErrOwnedByOther", err)
 	}
@@ -105,7 +120,7 @@ func TestServiceAccountOfSomebodyElseIsNotTakenOver(t *testing.T) {
 		t.Fatal("somebody else's service account was bound on the bucket")
 	}
 	// Revoking the bucket's credentials (its deletion) leaves that account alone.
-	if err := s.(objectstore.CredentialIssuer).RevokeCredentials(ctx, bucket, nil); err != nil {
+	if err := iss.RevokeCredentials(ctx, bucket, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Contains(gcs.ServiceAccountEmails(), gcpprovider.ServiceAccountID(bucket)+"@"+gcs.ProjectID+".iam.gserviceaccount.com") {

@@ -39,7 +39,7 @@ var (
 
 func newStore(t testing.TB, data map[string][]byte) objectstore.Store {
 	t.Helper()
-	s, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: region})
+	s, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: region}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
 
+	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -34,6 +35,8 @@ type store struct {
 	projectID string
 	// pageSize is the listing page size (0: maxListPageSize).
 	pageSize int
+	// cfg is the bucket's providerConfig, which EnsureBucket converges to (nil: the defaults).
+	cfg *gcpapi.BackupBucketConfig
 }
 
 // listPageSize is the page size of the store's listings.
@@ -51,7 +54,7 @@ func (s *store) MaxDeleteBatch() int { return maxDeleteBatch }
 
 // PutObject implements objectstore.Store.
 func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) error {
-	if err := validateBucketName(bucket); err != nil {
+	if err := gcpapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	w := s.client.Bucket(bucket).Object(key).NewWriter(ctx)
@@ -65,7 +68,7 @@ func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) 
 
 // GetObject implements objectstore.Store.
 func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
-	if err := validateBucketName(bucket); err != nil {
+	if err := gcpapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
 	r, err := s.client.Bucket(bucket).Object(key).NewReader(ctx)
@@ -76,20 +79,11 @@ func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, erro
 	return io.ReadAll(r)
 }
 
-// classifyBucket classifies errors of requests on a bucket's objects where a 404 can only mean
-// that the bucket is missing (uploads).
-func classifyBucket(err error) error {
-	if err != nil && statusOf(err) == http.StatusNotFound {
-		return fmt.Errorf("%w: %w", objectstore.ErrBucketNotFound, err)
-	}
-	return classify(err)
-}
-
 // ListObjects implements objectstore.Store. Every generation is listed (noncurrent ones too, on a
 // bucket that ever had versioning), each with its generation, so that deletions name exactly the
 // generation they saw and are safe to retry.
 func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
-	if err := validateBucketName(bucket); err != nil {
+	if err := gcpapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	q := &storage.Query{Prefix: prefix, Versions: true}
@@ -168,7 +162,7 @@ func (s *store) object(bucket string, o objectstore.ObjectVersion) (*storage.Obj
 // DeleteObjects implements objectstore.Store: one delete per object, deleteParallelism at once,
 // every outcome classified; an object a retention policy or hold protects is reported as locked.
 func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
-	if err := validateBucketName(bucket); err != nil {
+	if err := gcpapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
 	if len(objects) > maxDeleteBatch {
@@ -208,27 +202,11 @@ func (s *store) lockedOrForbidden(ctx context.Context, h *storage.ObjectHandle, 
 	return classify(deleteErr)
 }
 
-// DeleteBucket implements objectstore.Store.
-func (s *store) DeleteBucket(ctx context.Context, name string) error {
-	if err := validateBucketName(name); err != nil {
-		return err
-	}
-	err := s.client.Bucket(name).Delete(ctx)
-	switch {
-	case err == nil, errors.Is(err, storage.ErrBucketNotExist), statusOf(err) == http.StatusNotFound:
-		return nil
-	case statusOf(err) == http.StatusConflict, statusOf(err) == http.StatusPreconditionFailed:
-		// GCS answers 409 for a bucket that still holds objects (emulators 412).
-		return fmt.Errorf("%w: %w", objectstore.ErrBucketNotEmpty, err)
-	}
-	return classify(err)
-}
-
 // Probe implements objectstore.Store with objects.list of at most one object (live objects
 // only, name only): storage.objects.list is a permission every credential the extension hands
 // out has, unlike storage.buckets.get, which a generated service account lacks.
 func (s *store) Probe(ctx context.Context, bucket string) error {
-	if err := validateBucketName(bucket); err != nil {
+	if err := gcpapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	q := &storage.Query{}

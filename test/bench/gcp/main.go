@@ -106,7 +106,7 @@ func run(sizes []int, delays []time.Duration, parallelism int) error {
 	}
 	defer stop()
 	secret := gcs.Secret
-	direct, err := (&gcpprovider.Provider{}).NewStore(ctx, provider.Credentials{Data: secret})
+	direct, err := (&gcpprovider.Provider{}).NewStore(ctx, provider.Credentials{Data: secret}, nil)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func run(sizes []int, delays []time.Duration, parallelism int) error {
 			return rawLimit(ctx, c, prefix.String(), inFlight)
 		}},
 		{Name: "engine", Run: func(ctx context.Context, endpoint string, objects int) error {
-			store, err := (&gcpprovider.Provider{}).NewStore(ctx, at(endpoint))
+			store, err := (&gcpprovider.Provider{}).NewStore(ctx, at(endpoint), nil)
 			if err != nil {
 				return err
 			}

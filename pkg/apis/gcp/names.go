@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/validation"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // bucketNameSubject says where a bucket name comes from, for the messages.
@@ -16,10 +16,10 @@ const bucketNameSubject = "the BackupBucket's name, which its BackupEntries carr
 // looked for.
 var lookalikes = strings.NewReplacer("0", "o", "1", "l", "3", "e")
 
-// validateBucketName checks GCS's bucket naming rules before any request, so that a name GCS
+// ValidateBucketName checks GCS's bucket naming rules before any request, so that a name GCS
 // would refuse (or, for a read, answer 400 or 404 without saying why) is reported with the rule
 // it breaks and nothing is sent.
-func validateBucketName(name string) error {
+func ValidateBucketName(name string) error {
 	if rule := bucketNameRule(name); rule != "" {
 		return objectstore.Invalidf("bucket name %q (%s) breaks GCS's bucket naming rules: %s", name, bucketNameSubject, rule)
 	}

@@ -12,7 +12,7 @@ func TestValidBucketNames(t *testing.T) {
 		strings.Repeat(strings.Repeat("a", 63)+".", 3) + strings.Repeat("a", 30), // 222
 		"backup.example.com", "1.2.3", "1.2.3.4.5", "goo-gle", "backup-goog",
 	} {
-		if err := validateBucketName(name); err != nil {
+		if err := ValidateBucketName(name); err != nil {
 			t.Errorf("%q (%d characters): %v", name, len(name), err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 )
 
@@ -24,5 +25,34 @@ func TestProbeIsOneCountedRequest(t *testing.T) {
 	}
 	if n := testutil.ToFloat64(counted) - before; n != 1 {
 		t.Fatalf("the probe made %v counted requests answered 404; want 1", n)
+	}
+}
+
+func TestWorkloadIdentity(t *testing.T) {
+	config := gcs.WorkloadIdentityConfig("wi-token-1")
+	newWI := func(token string) (objectstore.Store, error) {
+		data := map[string][]byte{"config": config, "storageAPIEndpoint": []byte(gcs.Endpoint)}
+		if token != "" {
+			data["token"] = []byte(token)
+		}
+		return testProvider.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: true, Region: region}, nil)
+	}
+	s, err := newWI("wi-token-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := newBucketName()
+	if err := ensure(t, s, name, nil); err != nil {
+		t.Fatalf("EnsureBucket with workload identity: %v", err)
+	}
+	wrong, err := newWI("not-a-token-of-ours")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ensure(t, wrong, name, nil); !errors.Is(err, objectstore.ErrUnauthenticated) {
+		t.Fatalf("with a token the STS refuses: %v; want ErrUnauthenticated", err)
+	}
+	if _, err := newWI(""); !errors.Is(err, objectstore.ErrUnauthenticated) {
+		t.Fatalf("without a token: %v; want ErrUnauthenticated", err)
 	}
 }
