@@ -737,6 +737,25 @@ func TestGeneratedCredentialErrorCodes(t *testing.T) {
 		f.configure(settings("nobody", nil))
 		expectCode(t, f.reconcile(), gardencorev1beta1.ErrorConfigurationProblem)
 	})
+	t.Run("the issuer of the previous credential is gone", func(t *testing.T) {
+		f, b := issuersAB(t)
+		f.configure(settings("a", grace(time.Hour)))
+		f.mustReconcile()
+		f.configure(settings("b", grace(time.Hour)))
+		f.mustReconcile()
+		f.setSecretAnnotation(annotationRevokePrevious, past())
+		delete(f.provider.issuers, "a")
+		expectCode(t, f.reconcile(), gardencorev1beta1.ErrorConfigurationProblem)
+		// Still recorded, so that it is revoked once a can be built again; nothing else happened.
+		if s := f.expectPublished("cred-1", "b"); s.Annotations[annotationPrevious] != "cred-1" || s.Annotations[annotationPreviousIssuer] != "a" {
+			t.Fatalf("the previous credential is no longer recorded: %v", s.Annotations)
+		}
+		expectValid(t, f.mem, "cred-1")
+		expectValid(t, b, "cred-1")
+		if len(f.calls) != 0 {
+			t.Fatalf("issuer calls %q", f.calls)
+		}
+	})
 
 	for _, c := range []struct {
 		sentinel error
