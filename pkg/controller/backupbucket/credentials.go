@@ -293,8 +293,14 @@ func (a *actuator) revokeDue(ctx context.Context, log logr.Logger, bb *extension
 		return previous, nil
 	}
 	keep := []string{current}
-	if name := previousIssuedBy(secret, g); name != issuedBy(secret, g) {
-		// The previous credential came from another issuer: that one revokes all it issued.
+	name := previousIssuedBy(secret, g)
+	if name != issuedBy(secret, g) {
+		// The previous credential came from another issuer than the current one: that one
+		// revokes all it issued.
+		keep = nil
+	}
+	if name != g.Issuer {
+		// Not the configured issuer (which the config changed since): the one that issued it.
 		previousIssuer, err := a.newIssuer(ctx, bb, cfg, name)
 		if err != nil {
 			return "", err
@@ -303,7 +309,7 @@ func (a *actuator) revokeDue(ctx context.Context, log logr.Logger, bb *extension
 			return "", fmt.Errorf("revoking the previous credential %q of bucket %q: %w", previous, bb.Name,
 				objectstore.Invalidf("the operator's credentials cannot build issuer %q, which issued it", name))
 		}
-		issuer, keep = previousIssuer, nil
+		issuer = previousIssuer
 	}
 	if err := issuer.RevokeCredentials(ctx, bb.Name, keep); err != nil {
 		return "", fmt.Errorf("revoking the previous credential %q of bucket %q: %w", previous, bb.Name, err)
