@@ -117,7 +117,7 @@ func writeSnapshots(ctx context.Context, c config, minio *stack.MinIO, sides []*
 	store, err := (&awsprovider.Provider{}).NewStore(ctx, provider.Credentials{Region: minio.Region, Data: map[string][]byte{
 		"accessKeyID": []byte(minio.AccessKey), "secretAccessKey": []byte(minio.SecretKey),
 		"endpoint": []byte(minio.Endpoint), "s3ForcePathStyle": []byte("true"),
-	}})
+	}}, nil)
 	if err != nil {
 		return err
 	}
