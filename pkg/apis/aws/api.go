@@ -21,11 +21,7 @@ func (API) Type() string { return Type }
 
 // DecodeBucketConfig implements config.API with DecodeBackupBucketConfig.
 func (API) DecodeBucketConfig(raw []byte) (config.Bucket, error) {
-	cfg, err := DecodeBackupBucketConfig(raw)
-	if err != nil {
-		return nil, err // not a typed nil in the interface
-	}
-	return cfg, nil
+	return config.Decoded(DecodeBackupBucketConfig(raw))
 }
 
 // ValidateBucketName implements config.API with S3's naming rules (names.go).

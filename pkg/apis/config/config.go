@@ -52,3 +52,12 @@ func isNil(cfg Bucket) bool {
 	v := reflect.ValueOf(cfg)
 	return v.Kind() == reflect.Pointer && v.IsNil()
 }
+
+// Decoded returns what a provider's typed decoding returned as a Bucket: on an error, a nil
+// Bucket, never a typed nil pointer in it (which would not compare equal to nil).
+func Decoded[T Bucket](cfg T, err error) (Bucket, error) {
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}

@@ -19,11 +19,7 @@ func (API) Type() string { return Type }
 // DecodeBucketConfig implements config.API. On error it returns a nil interface, not a typed
 // nil pointer, so that callers never mistake a failed decode for the defaults.
 func (API) DecodeBucketConfig(raw []byte) (config.Bucket, error) {
-	cfg, err := DecodeBackupBucketConfig(raw)
-	if err != nil {
-		return nil, err
-	}
-	return cfg, nil
+	return config.Decoded(DecodeBackupBucketConfig(raw))
 }
 
 // ValidateBucketName implements config.API with GCS's bucket naming rules (names.go).

@@ -9,16 +9,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
-	predicateutils "github.com/gardener/gardener/pkg/controllerutils/predicate"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
@@ -40,11 +36,7 @@ const (
 
 // prober probes each bucket on an interval. It only reads the store.
 type prober struct {
-	provider provider.Provider
-	reader   client.Reader
-	client   client.Client
-	recorder events.EventRecorder
-	opts     corecontroller.ObserveOptions
+	corecontroller.Observer
 	// started is when this process started probing: a condition written before it has no
 	// bucket_available series behind it here, so that bucket is probed at once.
 	started time.Time
@@ -55,12 +47,8 @@ func addProber(mgr manager.Manager, p provider.Provider, recorder events.EventRe
 	if opts.Observe.ProbeInterval <= 0 {
 		return nil
 	}
-	return builder.ControllerManagedBy(mgr).
-		Named("backupbucket-probe-"+p.Type()).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: opts.Controller.SkipNameValidation}).
-		For(&extensionsv1alpha1.BackupBucket{}, builder.WithPredicates(
-			predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...), corecontroller.SpecOrOperationChanged())).
-		Complete(&prober{provider: p, reader: mgr.GetAPIReader(), client: mgr.GetClient(), recorder: recorder, opts: opts.Observe, started: opts.Observe.Now()})
+	return corecontroller.AddObserver(mgr, "backupbucket-probe", &extensionsv1alpha1.BackupBucket{}, p, opts,
+		&prober{Observer: corecontroller.NewObserver(mgr, p, recorder, opts.Observe), started: opts.Observe.Now()})
 }
 
 // forgetBucket drops the series of a bucket that is gone, whichever way: none of them is true
@@ -73,20 +61,20 @@ func forgetBucket(name string) {
 // Reconcile implements reconcile.Reconciler.
 func (p *prober) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	bb := &extensionsv1alpha1.BackupBucket{}
-	if found, err := corecontroller.Get(ctx, p.client, req, bb, forgetBucket); !found {
+	if found, err := corecontroller.Get(ctx, p.Client, req, bb, forgetBucket); !found {
 		return reconcile.Result{}, err
 	}
 	if bb.DeletionTimestamp != nil {
 		metrics.ForgetBucket(bb.Name) // a bucket being deleted is not expected to be available
 		return reconcile.Result{}, nil
 	}
-	now := p.opts.Now()
+	now := p.Options.Now()
 	old := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionBucketAvailable)
 	if old == nil && !corecontroller.Succeeded(bb) {
 		return reconcile.Result{}, nil // not created yet: the first successful reconcile wakes us
 	}
 	if old != nil {
-		next := old.LastUpdateTime.Add(p.opts.ProbeInterval)
+		next := old.LastUpdateTime.Add(p.Options.ProbeInterval)
 		op := bb.Status.LastOperation
 		reconciledSince := op != nil && op.State == gardencorev1beta1.LastOperationStateSucceeded && op.LastUpdateTime.After(old.LastUpdateTime.Time)
 		beforeStart := old.LastUpdateTime.Time.Before(p.started)
@@ -97,7 +85,7 @@ func (p *prober) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 
 	status, reason, message := p.probe(ctx, bb)
 	var previous *gardencorev1beta1.Condition
-	err := corecontroller.PatchStatus(ctx, p.client, p.reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
+	err := corecontroller.PatchStatus(ctx, p.Client, p.Reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
 		bb.Status.Conditions, previous = corecontroller.SetCondition(bb.Status.Conditions, ConditionBucketAvailable, status, reason, message, now)
 		return true // LastUpdateTime records the probe: it is when the next one is due
 	})
@@ -109,9 +97,9 @@ func (p *prober) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 		if status != gardencorev1beta1.ConditionTrue {
 			eventType, eventReason = corev1.EventTypeWarning, ReasonBucketUnavailable
 		}
-		p.recorder.Eventf(bb, nil, eventType, eventReason, "Probe", "%s", corecontroller.EventNote(message))
+		p.Recorder.Eventf(bb, nil, eventType, eventReason, "Probe", "%s", corecontroller.EventNote(message))
 	}
-	return reconcile.Result{RequeueAfter: corecontroller.Jitter(p.opts.ProbeInterval)}, nil
+	return reconcile.Result{RequeueAfter: corecontroller.Jitter(p.Options.ProbeInterval)}, nil
 }
 
 // probe reads the bucket once with each set of credentials shoots or the extension use.
@@ -120,7 +108,7 @@ func (p *prober) probe(ctx context.Context, bb *extensionsv1alpha1.BackupBucket)
 		label, what string
 		err         error
 	}
-	cfg, _ := corecontroller.BucketConfig(p.provider, bb) // an invalid config is the actuator's to report
+	cfg, _ := corecontroller.BucketConfig(p.Provider, bb) // an invalid config is the actuator's to report
 	results := []probed{{label: metrics.CredentialsOperator, what: fmt.Sprintf("the operator's credentials (secret %s/%s)", bb.Spec.SecretRef.Namespace, bb.Spec.SecretRef.Name)}}
 	if ref := bb.Status.GeneratedSecretRef; ref != nil {
 		results = append(results, probed{label: metrics.CredentialsGenerated, what: fmt.Sprintf("the generated credentials (secret %s/%s)", ref.Namespace, ref.Name)})
@@ -163,7 +151,7 @@ func (p *prober) probe(ctx context.Context, bb *extensionsv1alpha1.BackupBucket)
 }
 
 func (p *prober) probeWith(ctx context.Context, ref corev1.SecretReference, region string, cfg config.Bucket, bucket string) error {
-	store, err := corecontroller.NewStore(ctx, p.reader, p.provider, ref, region, cfg)
+	store, err := corecontroller.NewStore(ctx, p.Reader, p.Provider, ref, region, cfg)
 	if err != nil {
 		return err
 	}

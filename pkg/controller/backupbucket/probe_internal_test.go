@@ -85,8 +85,8 @@ func newProbeFixture(t *testing.T, lastOperation gardencorev1beta1.LastOperation
 		t.Fatal(err)
 	}
 	f := &probeFixture{t: t, mem: mem, client: c, clock: clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)), recorder: events.NewFakeRecorder(20), revoked: map[string]bool{}}
-	f.prober = &prober{provider: revocable{controllertest.Provider{Store: mem}, f.revoked}, reader: c, client: c, recorder: f.recorder,
-		opts: corecontroller.ObserveOptions{ProbeInterval: interval, Clock: f.clock}}
+	f.prober = &prober{Observer: corecontroller.Observer{Provider: revocable{controllertest.Provider{Store: mem}, f.revoked}, Reader: c, Client: c, Recorder: f.recorder,
+		Options: corecontroller.ObserveOptions{ProbeInterval: interval, Clock: f.clock}}}
 	metrics.ForgetBucket("probed")
 	return f
 }

@@ -12,9 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -23,7 +20,6 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
-	predicateutils "github.com/gardener/gardener/pkg/controllerutils/predicate"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
 	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
@@ -76,11 +72,7 @@ func ReadProviderStatus(be *extensionsv1alpha1.BackupEntry) (ProviderStatus, err
 // counter takes each entry's inventory on an interval and judges its freshness. It only reads
 // the store.
 type counter struct {
-	provider provider.Provider
-	reader   client.Reader
-	client   client.Client
-	recorder events.EventRecorder
-	opts     corecontroller.ObserveOptions
+	corecontroller.Observer
 }
 
 // addCounter registers the inventory for p's entries when its interval is set.
@@ -88,13 +80,8 @@ func addCounter(mgr manager.Manager, p provider.Provider, recorder events.EventR
 	if opts.Observe.InventoryInterval <= 0 {
 		return nil
 	}
-	c := &counter{provider: p, reader: mgr.GetAPIReader(), client: mgr.GetClient(), recorder: recorder, opts: opts.Observe}
-	return builder.ControllerManagedBy(mgr).
-		Named("backupentry-inventory-"+p.Type()).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: opts.Controller.SkipNameValidation}).
-		For(&extensionsv1alpha1.BackupEntry{}, builder.WithPredicates(
-			predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...), corecontroller.SpecOrOperationChanged())).
-		Complete(c)
+	return corecontroller.AddObserver(mgr, "backupentry-inventory", &extensionsv1alpha1.BackupEntry{}, p, opts,
+		&counter{corecontroller.NewObserver(mgr, p, recorder, opts.Observe)})
 }
 
 // forgetEntry drops the series of an entry that is gone, whichever way: none of them is true any
@@ -107,7 +94,7 @@ func forgetEntry(name string) {
 // Reconcile implements reconcile.Reconciler.
 func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	be := &extensionsv1alpha1.BackupEntry{}
-	if found, err := corecontroller.Get(ctx, c.client, req, be, forgetEntry); !found {
+	if found, err := corecontroller.Get(ctx, c.Client, req, be, forgetEntry); !found {
 		return reconcile.Result{}, err
 	}
 	if be.DeletionTimestamp != nil || strings.HasPrefix(be.Name, v1beta1constants.BackupSourcePrefix+"-") {
@@ -123,11 +110,11 @@ func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	if ps.Inventory == nil && !corecontroller.Succeeded(be) {
 		return reconcile.Result{}, nil // its first successful reconcile wakes us
 	}
-	now := c.opts.Now()
+	now := c.Options.Now()
 	thresholds := c.thresholdsOf(be)
 	verdict := c.judge(ctx, be, ps.Inventory, thresholds, now)
 	if ps.Inventory != nil {
-		due := ps.Inventory.CountedAt.Add(c.opts.InventoryInterval)
+		due := ps.Inventory.CountedAt.Add(c.Options.InventoryInterval)
 		confirm := verdict.Status != gardencorev1beta1.ConditionTrue && now.Sub(ps.Inventory.CountedAt.Time) >= minRecount
 		if now.Before(due) && !confirm {
 			// Nothing to list: only the verdict may have moved with the clock.
@@ -159,7 +146,7 @@ func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		return reconcile.Result{}, err
 	}
 	observeInventory(be.Name, &inv, verdict)
-	return reconcile.Result{RequeueAfter: nextLook(now, now.Add(corecontroller.Jitter(c.opts.InventoryInterval)), verdict.Recheck)}, nil
+	return reconcile.Result{RequeueAfter: nextLook(now, now.Add(corecontroller.Jitter(c.Options.InventoryInterval)), verdict.Recheck)}, nil
 }
 
 // judge is inventory.Judge, except that snapshots too old or missing are no failure where the
@@ -169,7 +156,7 @@ func (c *counter) judge(ctx context.Context, be *extensionsv1alpha1.BackupEntry,
 	if verdict.Status != gardencorev1beta1.ConditionFalse {
 		return verdict
 	}
-	reason, message, err := snapshotsNotExpected(ctx, c.reader, be)
+	reason, message, err := snapshotsNotExpected(ctx, c.Reader, be)
 	if err != nil {
 		// Whether the shoot takes snapshots now is unknown: the snapshots' age is known, and a
 		// red that may be excused beats a condition that stays green for as long as the
@@ -190,7 +177,7 @@ func (c *counter) take(ctx context.Context, be *extensionsv1alpha1.BackupEntry, 
 	if err != nil {
 		return inventory.Inventory{}, err
 	}
-	store, err := corecontroller.NewStore(ctx, c.reader, c.provider, be.Spec.SecretRef, be.Spec.Region, nil)
+	store, err := corecontroller.NewStore(ctx, c.Reader, c.Provider, be.Spec.SecretRef, be.Spec.Region, nil)
 	if err != nil {
 		return inventory.Inventory{}, err
 	}
@@ -212,7 +199,7 @@ func (c *counter) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 		}
 	}
 	var previous *gardencorev1beta1.Condition
-	err := corecontroller.PatchStatus(ctx, c.client, c.reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
+	err := corecontroller.PatchStatus(ctx, c.Client, c.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
 		old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsFresh)
 		previous = old
 		if inv == nil && old != nil && old.Status == verdict.Status && old.Reason == verdict.Reason && old.Message == verdict.Message {
@@ -221,7 +208,7 @@ func (c *counter) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 		if inv != nil {
 			be.Status.ProviderStatus = &runtime.RawExtension{Raw: raw}
 		}
-		be.Status.Conditions, previous = corecontroller.SetCondition(be.Status.Conditions, ConditionBackupsFresh, verdict.Status, verdict.Reason, verdict.Message, c.opts.Now())
+		be.Status.Conditions, previous = corecontroller.SetCondition(be.Status.Conditions, ConditionBackupsFresh, verdict.Status, verdict.Reason, verdict.Message, c.Options.Now())
 		return true
 	})
 	if err != nil {
@@ -232,7 +219,7 @@ func (c *counter) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 		if verdict.Status == gardencorev1beta1.ConditionFalse {
 			eventType, reason = corev1.EventTypeWarning, ReasonBackupsStale
 		}
-		c.recorder.Eventf(be, nil, eventType, reason, "Inventory", "%s", corecontroller.EventNote(verdict.Message))
+		c.Recorder.Eventf(be, nil, eventType, reason, "Inventory", "%s", corecontroller.EventNote(verdict.Message))
 	}
 	return nil
 }
@@ -277,11 +264,11 @@ func nextLook(now, due, recheck time.Time) time.Duration {
 // thresholdsOf is the extension's thresholds, overridden by the entry's providerConfig (its
 // bucket's, as gardenlet copies it) where that sets them.
 func (c *counter) thresholdsOf(be *extensionsv1alpha1.BackupEntry) inventory.Thresholds {
-	t := c.opts.Thresholds
+	t := c.Options.Thresholds
 	if be.Spec.ProviderConfig == nil || len(be.Spec.ProviderConfig.Raw) == 0 {
 		return t
 	}
-	cfg, err := c.provider.DecodeBucketConfig(be.Spec.ProviderConfig.Raw)
+	cfg, err := c.Provider.DecodeBucketConfig(be.Spec.ProviderConfig.Raw)
 	if err != nil {
 		return t // the bucket's controller reports an invalid config; the defaults judge meanwhile
 	}

@@ -82,8 +82,8 @@ func newInventoryFixture(t *testing.T, name string, objs ...client.Object) *inve
 	}
 	store := &countingStore{Store: mem}
 	f := &inventoryFixture{t: t, store: store, client: c, clock: clocktesting.NewFakeClock(created), recorder: events.NewFakeRecorder(20)}
-	f.counter = &counter{provider: controllertest.Provider{Store: store}, reader: c, client: c, recorder: f.recorder,
-		opts: corecontroller.ObserveOptions{InventoryInterval: inventoryInterval, Thresholds: inventory.DefaultThresholds, Clock: f.clock}}
+	f.counter = &counter{corecontroller.Observer{Provider: controllertest.Provider{Store: store}, Reader: c, Client: c, Recorder: f.recorder,
+		Options: corecontroller.ObserveOptions{InventoryInterval: inventoryInterval, Thresholds: inventory.DefaultThresholds, Clock: f.clock}}}
 	metrics.ForgetEntry(name)
 	return f
 }
