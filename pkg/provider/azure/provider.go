@@ -52,26 +52,21 @@ var _ provider.Provider = (*Provider)(nil)
 // container, generated account keys); an account name and key reach one account's containers.
 func (p *Provider) NewStore(_ context.Context, creds provider.Credentials, cfg config.Bucket) (objectstore.Store, error) {
 	c, _ := cfg.(*azureapi.BackupBucketConfig)
-	opts := p.managementOptions(p.cloudFor(creds, c))
-	sub, cred, err := p.managementCredential(creds, opts)
+	arm, a, err := p.reach(creds, c)
+	switch {
+	case err != nil:
+		return nil, err
+	case arm != nil:
+		return arm, nil
+	}
+	if err := cloudDomainMatches(c, *a); err != nil {
+		return nil, err
+	}
+	client, err := p.newClient(*a)
 	if err != nil {
 		return nil, err
 	}
-	if cred == nil {
-		a, err := parseAccount(creds.Data)
-		if err != nil {
-			return nil, err
-		}
-		if err := cloudDomainMatches(c, a); err != nil {
-			return nil, err
-		}
-		client, err := p.newClient(a)
-		if err != nil {
-			return nil, err
-		}
-		return &store{client: client, pageSize: p.pageSize(), config: c, secretKeys: fmt.Sprintf("%q and %q", KeyStorageAccount, KeyStorageKey)}, nil
-	}
-	return p.newARMStore(creds, c, sub, cred, opts)
+	return &store{client: client, pageSize: p.pageSize(), config: c, secretKeys: fmt.Sprintf("%q and %q", KeyStorageAccount, KeyStorageKey)}, nil
 }
 
 // NewIssuer implements provider.Provider. Azure's one issuer publishes the keys of the storage
@@ -85,23 +80,30 @@ func (p *Provider) NewIssuer(_ context.Context, creds provider.Credentials, cfg 
 		return nil, objectstore.Invalidf("credential issuer %q is unknown: Azure's only issuer is %q", issuer, azureapi.IssuerAccountKey)
 	}
 	c, _ := cfg.(*azureapi.BackupBucketConfig)
+	arm, _, err := p.reach(creds, c)
+	if err != nil || arm == nil {
+		return nil, err // an account key secret issues none; a malformed one is refused as its store is
+	}
+	return &accountKeyIssuer{s: arm}, nil
+}
+
+// reach returns the management-plane store of a service principal or workload identity secret,
+// or, for an account key secret, its parsed account.
+func (p *Provider) reach(creds provider.Credentials, c *azureapi.BackupBucketConfig) (*armStore, *account, error) {
 	opts := p.managementOptions(p.cloudFor(creds, c))
 	sub, cred, err := p.managementCredential(creds, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if cred == nil {
-		// An account key secret: still refused when malformed, as its store is.
-		if _, err := parseAccount(creds.Data); err != nil {
-			return nil, err
+		a, err := parseAccount(creds.Data)
+		if err != nil {
+			return nil, nil, err
 		}
-		return nil, nil
+		return nil, &a, nil
 	}
-	s, err := p.newARMStore(creds, c, sub, cred, opts)
-	if err != nil {
-		return nil, err
-	}
-	return &accountKeyIssuer{s: s}, nil
+	arm, err := p.newARMStore(creds, c, sub, cred, opts)
+	return arm, nil, err
 }
 
 // newARMStore builds the management-plane store of a service principal or workload identity.
