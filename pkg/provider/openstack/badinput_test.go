@@ -67,11 +67,11 @@ func wantConfigurationProblem(t *testing.T, err error) {
 func reconcileContainer(bucket, specRegion string) func(*testing.T, map[string][]byte) error {
 	return func(_ *testing.T, data map[string][]byte) error {
 		cfg := &osapi.BackupBucketConfig{}
-		store, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: specRegion, BucketConfig: cfg})
+		store, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: specRegion}, cfg)
 		if err != nil {
 			return err
 		}
-		return store.EnsureBucket(context.Background(), objectstore.Bucket{Name: bucket, Region: specRegion, Config: cfg})
+		return store.EnsureBucket(context.Background(), objectstore.Bucket{Name: bucket, Region: specRegion})
 	}
 }
 
@@ -79,7 +79,7 @@ func reconcileContainer(bucket, specRegion string) func(*testing.T, map[string][
 func probeContainer(bucket string) func(*testing.T, map[string][]byte) error {
 	return func(_ *testing.T, data map[string][]byte) error {
 		cfg := &osapi.BackupBucketConfig{}
-		store, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: "RegionOne", BucketConfig: cfg})
+		store, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: "RegionOne"}, cfg)
 		if err != nil {
 			return err
 		}
@@ -91,7 +91,7 @@ func probeContainer(bucket string) func(*testing.T, map[string][]byte) error {
 // the deletion engine on the entry's prefix in spec.bucketName.
 func deleteEntryIn(bucket, specRegion string) func(*testing.T, map[string][]byte) error {
 	return func(_ *testing.T, data map[string][]byte) error {
-		store, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: specRegion})
+		store, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: specRegion}, nil)
 		if err != nil {
 			return err
 		}
@@ -374,8 +374,8 @@ func TestContainerNameLimitIsTheClusters(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
 		t.Fatal(err)
 	}
-	if info.Swift.MaxContainerNameLength != osprovider.MaxContainerNameLength {
-		t.Fatalf("the cluster's max_container_name_length is %d; the names are checked against %d", info.Swift.MaxContainerNameLength, osprovider.MaxContainerNameLength)
+	if info.Swift.MaxContainerNameLength != osapi.MaxContainerNameLength {
+		t.Fatalf("the cluster's max_container_name_length is %d; the names are checked against %d", info.Swift.MaxContainerNameLength, osapi.MaxContainerNameLength)
 	}
 }
 
@@ -414,11 +414,11 @@ func TestVersioningTheClusterCannotHonourIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := p.NewStore(context.Background(), provider.Credentials{Data: cloud.SecretData("demo"), Region: "RegionOne", BucketConfig: cfg})
+	store, err := p.NewStore(context.Background(), provider.Credentials{Data: cloud.SecretData("demo"), Region: "RegionOne"}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = store.EnsureBucket(context.Background(), objectstore.Bucket{Name: newContainerName(), Region: "RegionOne", Config: cfg})
+	err = store.EnsureBucket(context.Background(), objectstore.Bucket{Name: newContainerName(), Region: "RegionOne"})
 	if !errors.Is(err, objectstore.ErrUnsupported) || !strings.Contains(err.Error(), "spec.providerConfig.versioning") {
 		t.Fatalf("got %v; want ErrUnsupported naming spec.providerConfig.versioning", err)
 	}
@@ -427,11 +427,11 @@ func TestVersioningTheClusterCannotHonourIsRefused(t *testing.T) {
 	}
 	// Without versioning asked for, the same cluster is used.
 	plain := &osapi.BackupBucketConfig{}
-	store, err = p.NewStore(context.Background(), provider.Credentials{Data: cloud.SecretData("demo"), Region: "RegionOne", BucketConfig: plain})
+	store, err = p.NewStore(context.Background(), provider.Credentials{Data: cloud.SecretData("demo"), Region: "RegionOne"}, plain)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.EnsureBucket(context.Background(), objectstore.Bucket{Name: newContainerName(), Region: "RegionOne", Config: plain}); errors.Is(err, objectstore.ErrUnsupported) || len(recorded()) == 0 {
+	if err := store.EnsureBucket(context.Background(), objectstore.Bucket{Name: newContainerName(), Region: "RegionOne"}); errors.Is(err, objectstore.ErrUnsupported) || len(recorded()) == 0 {
 		t.Fatalf("a container without versioning: %v after %v; want the container requested", err, recorded())
 	}
 }
@@ -443,10 +443,10 @@ func TestGeneratedCredentialsWithRolesKeystoneRefuses(t *testing.T) {
 	ctx := context.Background()
 	for _, roles := range [][]string{{"no-such-role"}, {"admin"}} {
 		t.Run(roles[0], func(t *testing.T) {
-			s := issuingStore(t, cloud.SecretData("demo"), generatingConfig(osapi.GeneratedCredentialsConfig{Roles: roles}))
+			_, iss := issuing(t, cloud.SecretData("demo"), generatingConfig(osapi.GeneratedCredentialsConfig{Roles: roles}))
 			bucket := newContainerName()
 			before := accountContainers(t)
-			_, err := s.(objectstore.CredentialIssuer).IssueCredential(ctx, bucket, nil)
+			_, err := iss.IssueCredential(ctx, bucket, nil)
 			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "spec.providerConfig.generatedCredentials.roles") || !strings.Contains(err.Error(), roles[0]) {
 				t.Fatalf("got %v; want ErrInvalidConfig naming spec.providerConfig.generatedCredentials.roles and %q", err, roles[0])
 			}

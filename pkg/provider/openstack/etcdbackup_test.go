@@ -95,12 +95,12 @@ func TestBucketRefusesCredentialsTheSidecarCannotUse(t *testing.T) {
 		{name: "pass-through may hand the operator's on", data: with(byID, "domainName", "Default", "tenantName", "p"), cfg: passThrough, missing: "applicationCredentialName"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s, err := (&osprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: c.data, Region: "RegionOne", BucketConfig: c.cfg})
+			s, err := (&osprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: c.data, Region: "RegionOne"}, c.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			// Keystone at 127.0.0.1:1 is unreachable: the refusal must come before any request.
-			err = s.EnsureBucket(context.Background(), objectstore.Bucket{Name: "b", Region: "RegionOne", Config: c.cfg})
+			err = s.EnsureBucket(context.Background(), objectstore.Bucket{Name: "b", Region: "RegionOne"})
 			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), `"`+c.missing+`"`) {
 				t.Fatalf("EnsureBucket: %v; want ErrInvalidConfig naming %q", err, c.missing)
 			}

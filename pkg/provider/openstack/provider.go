@@ -18,15 +18,16 @@ import (
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/validation"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/validation"
 )
 
 // Type is the extension type this provider serves.
-const Type = "openstack"
+const Type = osapi.Type
 
 // Secret data keys (the names etcd-backup-restore and gardener-extension-provider-openstack use).
 const (
@@ -44,8 +45,11 @@ const (
 	KeyBucketName                  = "bucketName"
 )
 
-// Provider builds Swift stores. Its fields are fixed at start-up; nothing per request is kept.
+// Provider builds Swift stores and Keystone issuers. Its fields are fixed at start-up; nothing
+// per request is kept. The embedded API is its SDK-free half (type, providerConfig, names).
 type Provider struct {
+	osapi.API
+
 	// RequestTimeout bounds the wait for a response's headers (default 60s).
 	RequestTimeout time.Duration
 	// ListPageSize is the listing page size (default 10000, Swift's usual maximum).
@@ -56,14 +60,6 @@ type Provider struct {
 }
 
 var _ provider.Provider = (*Provider)(nil)
-
-// Type implements provider.Provider.
-func (p *Provider) Type() string { return Type }
-
-// DecodeBucketConfig implements provider.Provider.
-func (p *Provider) DecodeBucketConfig(raw []byte) (any, error) {
-	return osapi.DecodeBackupBucketConfig(raw)
-}
 
 // credentials is a validated credentials secret. domainName and tenantName are the secret's
 // keys whatever the authentication: generated credentials hand them on to etcd-backup-restore.
@@ -211,8 +207,43 @@ func (p *Provider) httpClient(c credentials) (http.Client, error) {
 }
 
 // NewStore implements provider.Provider. It validates the secret now; Keystone is asked on the
-// store's first call, so that an authentication failure is a classified store error.
-func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (objectstore.Store, error) {
+// store's first call, so that an authentication failure is a classified store error. With a
+// config (the bucket controller's), the store refuses to make or probe a bucket whose shoots'
+// etcd-backup etcd-backup-restore could not use.
+func (p *Provider) NewStore(_ context.Context, creds provider.Credentials, cfg config.Bucket) (objectstore.Store, error) {
+	s, err := p.newStore(creds)
+	if err != nil {
+		return nil, err
+	}
+	if c, _ := cfg.(*osapi.BackupBucketConfig); c != nil {
+		s.cfg, s.unusable = c, bucketCheck(creds.Data, c)
+	}
+	return s, nil
+}
+
+// NewIssuer implements provider.Provider: Keystone application credentials are OpenStack's one
+// issuer, and every credentials secret can issue them; the empty name (a generated secret
+// recorded before issuers were named) is that issuer too.
+func (p *Provider) NewIssuer(_ context.Context, creds provider.Credentials, cfg config.Bucket, issuer string) (objectstore.CredentialIssuer, error) {
+	switch issuer {
+	case osapi.IssuerApplicationCredential, "":
+	default:
+		return nil, objectstore.Invalidf("OpenStack has no credential issuer %q (it has %q)", issuer, osapi.IssuerApplicationCredential)
+	}
+	s, err := p.newStore(creds)
+	if err != nil {
+		return nil, err
+	}
+	c, _ := cfg.(*osapi.BackupBucketConfig)
+	if c == nil || c.GeneratedCredentials == nil {
+		// Only revocation is left to do, and it needs nothing of the config.
+		c = &osapi.BackupBucketConfig{GeneratedCredentials: &osapi.GeneratedCredentialsConfig{}}
+	}
+	return &keystoneIssuer{store: s, cfg: c}, nil
+}
+
+// newStore builds a store without a config from a validated secret.
+func (p *Provider) newStore(creds provider.Credentials) (*store, error) {
 	c, err := parseCredentials(creds.Data, creds.Region)
 	if err != nil {
 		return nil, err
@@ -225,18 +256,7 @@ func (p *Provider) NewStore(_ context.Context, creds provider.Credentials) (obje
 	if pageSize <= 0 {
 		pageSize = listPageSize
 	}
-	s := &store{creds: c, httpClient: hc, pageSize: pageSize, rewrite: p.EndpointRewrite}
-	// Only the bucket controller passes a config: it publishes the generated credentials.
-	cfg, _ := creds.BucketConfig.(*osapi.BackupBucketConfig)
-	switch {
-	case cfg != nil && cfg.GeneratedCredentials != nil:
-		return &keystoneIssuer{store: s, cfg: cfg, unusable: bucketCheck(creds.Data, cfg)}, nil
-	case creds.Retiring: // revocation needs nothing of the config
-		return &keystoneIssuer{store: s, cfg: &osapi.BackupBucketConfig{GeneratedCredentials: &osapi.GeneratedCredentialsConfig{}}}, nil
-	case cfg != nil:
-		return &bucketStore{store: s, unusable: bucketCheck(creds.Data, cfg)}, nil
-	}
-	return s, nil
+	return &store{creds: c, httpClient: hc, pageSize: pageSize, rewrite: p.EndpointRewrite}, nil
 }
 
 // The keys etcd-backup-restore's Swift store reads from the mounted etcd-backup secret
@@ -287,30 +307,6 @@ func bucketCheck(data map[string][]byte, cfg *osapi.BackupBucketConfig) error {
 	return consumable(data, g == nil || g.AllowPassThrough)
 }
 
-// bucketStore is the bucket controller's store without generated credentials: it refuses to
-// make or converge the bucket while unusable is set.
-type bucketStore struct {
-	*store
-	unusable error
-}
-
-// EnsureBucket implements objectstore.Store.
-func (s *bucketStore) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
-	if s.unusable != nil {
-		return s.unusable
-	}
-	return s.store.EnsureBucket(ctx, b)
-}
-
-// Probe implements objectstore.Store: a bucket whose shoots' etcd-backup etcd-backup-restore could
-// not use is not available, however well the extension itself reaches it.
-func (s *bucketStore) Probe(ctx context.Context, bucket string) error {
-	if s.unusable != nil {
-		return s.unusable
-	}
-	return s.store.Probe(ctx, bucket)
-}
-
 // EtcdBackupSecretData implements provider.Provider: exactly the keys etcd-backup-restore reads,
 // with one kind of credentials (an operator's secret with an application credential and a stray
 // username or password gives the application credential only).
@@ -322,7 +318,7 @@ func (p *Provider) EtcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, data
 		return nil, err
 	}
 	if b := data[KeyBucketName]; len(b) > 0 {
-		if rule := containerNameRule(string(b)); rule != "" {
+		if rule := osapi.ContainerNameRule(string(b)); rule != "" {
 			return nil, objectstore.Invalidf("secret key %q (the BackupBucket's name) breaks Swift's container naming rules: %s", KeyBucketName, rule)
 		}
 	}

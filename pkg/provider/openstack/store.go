@@ -45,6 +45,10 @@ type store struct {
 	httpClient http.Client
 	pageSize   int
 	rewrite    func(string) string
+	// cfg is the bucket's providerConfig (nil: the defaults), which EnsureBucket converges to.
+	cfg *osapi.BackupBucketConfig
+	// unusable, when set, is why the bucket is refused: its shoots' etcd-backup would not work.
+	unusable error
 
 	mu        sync.Mutex
 	client    *gophercloud.ServiceClient
@@ -164,11 +168,15 @@ func (s *store) MaxDeleteBatch() int {
 // EnsureBucket implements objectstore.Store: the container exists, private (no read or write
 // ACL), with versioning as declared.
 func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
-	if err := validateContainerName(b.Name); err != nil {
+	if s.unusable != nil {
+		// Refused before anything is made: no shoot comes to depend on backups never taken.
+		return s.unusable
+	}
+	if err := osapi.ValidateBucketName(b.Name); err != nil {
 		return err
 	}
-	cfg, ok := b.Config.(*osapi.BackupBucketConfig)
-	if !ok || cfg == nil {
+	cfg := s.cfg
+	if cfg == nil {
 		cfg = &osapi.BackupBucketConfig{}
 	}
 	c, err := s.swift(ctx)
@@ -202,7 +210,7 @@ func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 
 // DeleteBucket implements objectstore.Store.
 func (s *store) DeleteBucket(ctx context.Context, name string) error {
-	if err := validateContainerName(name); err != nil {
+	if err := osapi.ValidateBucketName(name); err != nil {
 		return err
 	}
 	c, err := s.swift(ctx)
@@ -226,7 +234,7 @@ func (s *store) DeleteBucket(ctx context.Context, name string) error {
 // entry's name and version (marker + version_marker), so that a page boundary between two
 // versions of one object skips none of them.
 func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
-	if err := validateContainerName(bucket); err != nil {
+	if err := osapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	c, err := s.swift(ctx)
@@ -317,7 +325,7 @@ const unversioned = "null"
 // (a delete by name then removes the object; with versioning on it would only write a delete
 // marker); single deletes by version otherwise. Every per-object outcome is classified.
 func (s *store) DeleteObjects(ctx context.Context, bucket string, objs []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
-	if err := validateContainerName(bucket); err != nil {
+	if err := osapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
 	if len(objs) == 0 {
@@ -406,7 +414,7 @@ func (s *store) DeferDeletion(context.Context, string, string) (objectstore.Defe
 
 // PutObject implements objectstore.Store.
 func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) error {
-	if err := validateContainerName(bucket); err != nil {
+	if err := osapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	c, err := s.swift(ctx)
@@ -422,7 +430,7 @@ func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) 
 
 // GetObject implements objectstore.Store.
 func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
-	if err := validateContainerName(bucket); err != nil {
+	if err := osapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
 	c, err := s.swift(ctx)
@@ -478,9 +486,13 @@ func classifyStatus(status string) error {
 
 // Probe implements objectstore.Store with Keystone's authentication (once per store) and one GET
 // of the container with limit=1: the GET on the container that a generated application
-// credential's access rules allow (see ContainerAccessRules).
+// credential's access rules allow (see ContainerAccessRules). A bucket whose shoots' etcd-backup
+// etcd-backup-restore could not use is not available, however well the extension reaches it.
 func (s *store) Probe(ctx context.Context, bucket string) error {
-	if err := validateContainerName(bucket); err != nil {
+	if s.unusable != nil {
+		return s.unusable
+	}
+	if err := osapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	c, err := s.swift(ctx)

@@ -50,8 +50,8 @@ func TestBulkDeleteFollowsTheAdvertisedLimit(t *testing.T) {
 
 func TestVersionedContainerDeletesEveryVersion(t *testing.T) {
 	ctx := context.Background()
-	store, name := newStore(t, cloud.SecretData("demo")), newContainerName()
-	if err := store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: "RegionOne", Config: &osapi.BackupBucketConfig{Versioning: true}}); err != nil {
+	store, name := newConfiguredStore(t, testProvider, cloud.SecretData("demo"), &osapi.BackupBucketConfig{Versioning: true}), newContainerName()
+	if err := store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: "RegionOne"}); err != nil {
 		t.Fatal(err)
 	}
 	for round := range 3 {
@@ -105,7 +105,7 @@ func TestCredentialErrorsNameTheKey(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: c.data, Region: "RegionOne"})
+			_, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: c.data, Region: "RegionOne"}, nil)
 			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), c.mention) {
 				t.Fatalf("got %v; want ErrInvalidConfig naming %q", err, c.mention)
 			}
