@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-PROVIDERS := aws azure gcp openstack
+PROVIDERS = $(shell go run ./hack/providers)
 BIN := bin
 GO_TEST_FLAGS ?= -count=1
 PROVIDER ?= aws

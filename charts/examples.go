@@ -16,10 +16,12 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/all"
 )
 
-// Providers are the extension types the chart serves.
-var Providers = []string{"aws", "azure", "gcp", "openstack"}
+// Providers are the extension types the chart serves: the one list in pkg/provider/all.
+var Providers = all.Types()
 
 // ChartOCIRepository is where released charts are pushed (the operator Extension pulls from it).
 const ChartOCIRepository = "europe-docker.pkg.dev/gardener-extension-backup/releases/charts/gardener-extension-backup"

@@ -1,5 +1,6 @@
 // Command gardener-extension-backup-admission validates, in the garden cluster, the backup
-// providerConfig of core BackupBuckets and Seeds for all four providers.
+// providerConfig of core BackupBuckets and Seeds for every provider, with the providers' SDK-free
+// APIs: no cloud SDK is linked into it.
 package main
 
 import (
@@ -19,7 +20,7 @@ func main() {
 	flag.IntVar(&o.Port, "port", 9443, "port to listen on")
 	flag.StringVar(&o.CertDir, "cert-dir", "/etc/gardener-extension-backup-admission/tls", "directory holding tls.crt and tls.key")
 	flag.Parse()
-	if err := admission.Serve(signals.SetupSignalHandler(), admission.Validator{Providers: all.Providers()}, o); err != nil {
+	if err := admission.Serve(signals.SetupSignalHandler(), admission.Validator{APIs: all.APIs()}, o); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -17,8 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // Path is where the webhook server serves the validation.
@@ -27,8 +27,8 @@ const Path = "/validate-backup-provider-config"
 // Validator validates the providerConfigs of the providers it knows; other types are allowed
 // (they belong to other extensions). It holds no per-request state.
 type Validator struct {
-	// Providers by extension type.
-	Providers map[string]provider.Provider
+	// APIs are the providers' SDK-free halves by extension type (all.APIs()).
+	APIs map[string]config.API
 }
 
 var _ admission.Handler = Validator{}
@@ -74,7 +74,7 @@ func (v Validator) Handle(_ context.Context, req admission.Request) admission.Re
 	if err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
-	p, known := v.Providers[typ]
+	p, known := v.APIs[typ]
 	if !ok || !known {
 		return admission.Allowed("")
 	}

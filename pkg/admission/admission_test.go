@@ -70,7 +70,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	v := admission.Validator{Providers: all.Providers()}
+	v := admission.Validator{APIs: all.APIs()}
 	o := env.WebhookInstallOptions
 	go func() {
 		_ = admission.Serve(ctx, v, admission.ServerOptions{Host: o.LocalServingHost, Port: o.LocalServingPort, CertDir: o.LocalServingCertDir})

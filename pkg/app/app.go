@@ -152,23 +152,17 @@ func NewManager(cfg Config) (manager.Manager, error) {
 
 // AddControllers adds both controllers for p to mgr.
 func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provider, cfg Config) error {
-	ctrl := cfg.Controller.Options()
-	if err := backupbucket.AddToManager(ctx, mgr, p, controller.AddOptions{
-		Controller:                ctrl,
+	opts := controller.AddOptions{
+		Controller:                cfg.Controller.Options(),
 		IgnoreOperationAnnotation: cfg.IgnoreOperationAnnotation,
 		ExtensionClasses:          cfg.ExtensionClasses,
 		Deletion:                  cfg.Deletion,
 		Observe:                   cfg.Observe,
-	}); err != nil {
+	}
+	if err := backupbucket.AddToManager(ctx, mgr, p, opts); err != nil {
 		return fmt.Errorf("adding the BackupBucket controller: %w", err)
 	}
-	if err := backupentry.AddToManager(ctx, mgr, p, controller.AddOptions{
-		Controller:                ctrl,
-		IgnoreOperationAnnotation: cfg.IgnoreOperationAnnotation,
-		ExtensionClasses:          cfg.ExtensionClasses,
-		Deletion:                  cfg.Deletion,
-		Observe:                   cfg.Observe,
-	}); err != nil {
+	if err := backupentry.AddToManager(ctx, mgr, p, opts); err != nil {
 		return fmt.Errorf("adding the BackupEntry controller: %w", err)
 	}
 	return nil

@@ -9,9 +9,11 @@ import (
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // PatchStatus applies mutate to obj's status and patches it with optimistic locking, so that
@@ -85,4 +87,16 @@ func EventNote(msg string) string {
 		cut--
 	}
 	return msg[:cut] + more
+}
+
+// Get reads req's object into obj. A gone object is not an error: found is false, after forget
+// (if set) dropped what the process kept of it (its metrics).
+func Get(ctx context.Context, c client.Reader, req reconcile.Request, obj client.Object, forget func(name string)) (found bool, err error) {
+	if err := c.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) && forget != nil {
+			forget(req.Name)
+		}
+		return false, client.IgnoreNotFound(err)
+	}
+	return true, nil
 }

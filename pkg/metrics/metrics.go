@@ -28,96 +28,79 @@ var (
 	// Reconciles counts the actuators' passes by kind (BackupBucket, BackupEntry), operation
 	// (reconcile, delete, migrate, restore) and result: succeeded, in_progress (a
 	// deletion that resumes) or the Gardener error code of the failure (error when it has none).
-	Reconciles = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "reconciles_total",
-		Help: "Passes of the BackupBucket and BackupEntry actuators by kind, operation (reconcile, delete, migrate, restore) and result (succeeded, in_progress or the Gardener error code).",
-	}, []string{"kind", "operation", "result"})
+	Reconciles = newCounter("reconciles_total",
+		"Passes of the BackupBucket and BackupEntry actuators by kind, operation (reconcile, delete, migrate, restore) and result (succeeded, in_progress or the Gardener error code).",
+		"kind", "operation", "result")
 
 	// CloudRequests counts HTTP requests to the cloud by provider, store operation and HTTP
 	// status code (network_error when no response came).
-	CloudRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "cloud_requests_total",
-		Help: "HTTP requests to the cloud's APIs by provider, store operation and HTTP status code (network_error: no response).",
-	}, []string{"provider", "operation", "code"})
+	CloudRequests = newCounter("cloud_requests_total",
+		"HTTP requests to the cloud's APIs by provider, store operation and HTTP status code (network_error: no response).",
+		"provider", "operation", "code")
 
 	// CloudRequestDuration is the latency of HTTP requests to the cloud.
-	CloudRequestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Namespace: Namespace, Name: "cloud_request_duration_seconds",
-		Help:    "Latency of HTTP requests to the cloud's APIs by provider and store operation.",
-		Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
-	}, []string{"provider", "operation"})
+	CloudRequestDuration = newHistogram("cloud_request_duration_seconds",
+		"Latency of HTTP requests to the cloud's APIs by provider and store operation.",
+		[]float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}, "provider", "operation")
 
 	// DeletedObjects counts object versions deleted by the deletion engine.
-	DeletedObjects = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "deleted_objects_total",
-		Help: "Object versions deleted by the deletion engine, by kind of the resource deleted (BackupBucket, BackupEntry).",
-	}, []string{"kind"})
+	DeletedObjects = newCounter("deleted_objects_total",
+		"Object versions deleted by the deletion engine, by kind of the resource deleted (BackupBucket, BackupEntry).",
+		"kind")
 
 	// DeferredObjects counts locked object versions of entries whose deletion was handed to the
 	// store's lifecycle. A bucket's deletion, which is retried until its locks expire, reports
 	// its locked objects in deletion_remaining_objects instead (counting each pass would count
 	// the same objects again).
-	DeferredObjects = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "deferred_objects_total",
-		Help: "Object versions under retention locks of deleted BackupEntries whose deletion the store's lifecycle took over (verified), by kind.",
-	}, []string{"kind"})
+	DeferredObjects = newCounter("deferred_objects_total",
+		"Object versions under retention locks of deleted BackupEntries whose deletion the store's lifecycle took over (verified), by kind.",
+		"kind")
 
 	// DeletionRemaining estimates the object versions a running deletion still has to delete:
 	// those the last pass listed and did not settle. Removed when the deletion is done.
-	DeletionRemaining = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "deletion_remaining_objects",
-		Help: "Object versions a running deletion listed in its last pass and has not deleted yet (a lower bound while the listing is unfinished).",
-	}, []string{"kind", "name"})
+	DeletionRemaining = newGauge("deletion_remaining_objects",
+		"Object versions a running deletion listed in its last pass and has not deleted yet (a lower bound while the listing is unfinished).",
+		"kind", "name")
 
 	// DeletionStarted is the deletion timestamp of a resource whose deletion is not done yet.
-	DeletionStarted = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "deletion_started_timestamp_seconds",
-		Help: "Deletion timestamp (Unix seconds) of a BackupBucket or BackupEntry whose objects are not all deleted yet.",
-	}, []string{"kind", "name"})
+	DeletionStarted = newGauge("deletion_started_timestamp_seconds",
+		"Deletion timestamp (Unix seconds) of a BackupBucket or BackupEntry whose objects are not all deleted yet.",
+		"kind", "name")
 
 	// BucketAvailable is 1 when the last probe of a bucket with these credentials succeeded.
-	BucketAvailable = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "bucket_available",
-		Help: "1 when the last probe reached the bucket with these credentials (operator or generated), 0 when it failed.",
-	}, []string{"bucket", "credentials"})
+	BucketAvailable = newGauge("bucket_available",
+		"1 when the last probe reached the bucket with these credentials (operator or generated), 0 when it failed.",
+		"bucket", "credentials")
 
 	// ProbeDuration is how long one probe of a bucket with one set of credentials took.
-	ProbeDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Namespace: Namespace, Name: "bucket_probe_duration_seconds",
-		Help:    "Duration of one bucket probe (building the client and one listing of at most one object).",
-		Buckets: prometheus.DefBuckets,
-	}, []string{"credentials"})
+	ProbeDuration = newHistogram("bucket_probe_duration_seconds",
+		"Duration of one bucket probe (building the client and one listing of at most one object).",
+		prometheus.DefBuckets, "credentials")
 
 	// LatestSnapshot is the time of an entry's newest full or delta snapshot of one etcd.
-	LatestSnapshot = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "entry_latest_snapshot_timestamp_seconds",
-		Help: "Time (Unix seconds, from the snapshot's name) of a BackupEntry's newest full or delta snapshot of one etcd (etcd-main, etcd-events).",
-	}, []string{"entry", "etcd", "kind"})
+	LatestSnapshot = newGauge("entry_latest_snapshot_timestamp_seconds",
+		"Time (Unix seconds, from the snapshot's name) of a BackupEntry's newest full or delta snapshot of one etcd (etcd-main, etcd-events).",
+		"entry", "etcd", "kind")
 
 	// EntryObjects is the number of current objects under an entry's prefix at its last inventory.
-	EntryObjects = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "entry_objects",
-		Help: "Current objects under a BackupEntry's prefix at its last inventory.",
-	}, []string{"entry"})
+	EntryObjects = newGauge("entry_objects",
+		"Current objects under a BackupEntry's prefix at its last inventory.",
+		"entry")
 
 	// EntryBytes is the bytes of every version under an entry's prefix at its last inventory.
-	EntryBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "entry_bytes",
-		Help: "Bytes stored under a BackupEntry's prefix (every version) at its last inventory.",
-	}, []string{"entry"})
+	EntryBytes = newGauge("entry_bytes",
+		"Bytes stored under a BackupEntry's prefix (every version) at its last inventory.",
+		"entry")
 
 	// BackupsFresh mirrors the BackupsFresh condition: 1 True, 0 False; absent while Unknown.
-	BackupsFresh = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "entry_backups_fresh",
-		Help: "1 when a BackupEntry's newest full and delta snapshots are within their thresholds, 0 when one is older (the BackupsFresh condition); absent while Unknown.",
-	}, []string{"entry"})
+	BackupsFresh = newGauge("entry_backups_fresh",
+		"1 when a BackupEntry's newest full and delta snapshots are within their thresholds, 0 when one is older (the BackupsFresh condition); absent while Unknown.",
+		"entry")
 
 	// InventoryDuration is how long one inventory of an entry took.
-	InventoryDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Namespace: Namespace, Name: "entry_inventory_duration_seconds",
-		Help:    "Duration of one inventory of a BackupEntry's prefix (a streamed listing).",
-		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120},
-	}, []string{})
+	InventoryDuration = newHistogram("entry_inventory_duration_seconds",
+		"Duration of one inventory of a BackupEntry's prefix (a streamed listing).",
+		[]float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120})
 
 	// InventoryPages counts the listing pages inventories read.
 	InventoryPages = prometheus.NewCounter(prometheus.CounterOpts{
@@ -125,6 +108,18 @@ var (
 		Help: "Listing pages read by entry inventories.",
 	})
 )
+
+func newCounter(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help}, labels)
+}
+
+func newGauge(name, help string, labels ...string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help}, labels)
+}
+
+func newHistogram(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: name, Help: help, Buckets: buckets}, labels)
+}
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(

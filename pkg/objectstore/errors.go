@@ -3,6 +3,7 @@ package objectstore
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 )
 
@@ -79,4 +80,24 @@ func Classify(err error, classOf func(error) error) error {
 		return fmt.Errorf("%w: %w", class, err)
 	}
 	return err
+}
+
+// statusClasses are the classes of the HTTP statuses every store means alike.
+var statusClasses = map[int]error{
+	http.StatusForbidden:          ErrForbidden,
+	http.StatusNotFound:           ErrNotFound,
+	http.StatusTooManyRequests:    ErrThrottled,
+	http.StatusServiceUnavailable: ErrThrottled,
+	http.StatusNotImplemented:     ErrUnsupported,
+}
+
+// ClassOfStatus is the sentinel of an HTTP status, for the errors that carry nothing more
+// telling (a HEAD response has no body, so no error code): the store's own classes first (own,
+// which may be nil: the statuses its API means in its own way), then those every store means
+// alike. It is nil for a status of no class.
+func ClassOfStatus(code int, own map[int]error) error {
+	if class, ok := own[code]; ok {
+		return class
+	}
+	return statusClasses[code]
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/all"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
@@ -39,10 +40,14 @@ func say(format string, args ...any) {
 func detail(format string, args ...any) { fmt.Printf("    %s\n", fmt.Sprintf(format, args...)) }
 
 func main() {
-	providerType := flag.String("provider", "aws", "the provider to run: aws, azure or gcp")
+	providerType := flag.String("provider", "aws", "the provider to run, one of "+strings.Join(all.Types(), ", ")+" that has a local stand-in here")
 	binary := flag.String("binary", "", "the extension binary to run (default bin/gardener-extension-backup-<provider>)")
 	objects := flag.Int("objects", 2000, "snapshots to write under the shoot's prefix")
 	flag.Parse()
+	if !slices.Contains(all.Types(), *providerType) {
+		fmt.Printf("unknown provider %q: the providers are %s\n", *providerType, strings.Join(all.Types(), ", "))
+		os.Exit(2)
+	}
 	if *binary == "" {
 		*binary = "bin/gardener-extension-backup-" + *providerType
 	}

@@ -39,7 +39,7 @@ func startObjectStore(ctx context.Context, providerType, region string) (*object
 		}
 		data := minio.SecretData()
 		delete(data, "region")
-		direct, err := (&awsprovider.Provider{}).NewStore(ctx, provider.Credentials{Data: data, Region: region})
+		direct, err := (&awsprovider.Provider{}).NewStore(ctx, provider.Credentials{Data: data, Region: region}, nil)
 		if err != nil {
 			minio.Stop()
 			return nil, err
@@ -66,7 +66,7 @@ func startObjectStore(ctx context.Context, providerType, region string) (*object
 			return nil, err
 		}
 		data := gcs.SecretData()
-		direct, err := (&gcpprovider.Provider{}).NewStore(ctx, provider.Credentials{Data: data, Region: region})
+		direct, err := (&gcpprovider.Provider{}).NewStore(ctx, provider.Credentials{Data: data, Region: region}, nil)
 		if err != nil {
 			gcs.Stop()
 			return nil, err
@@ -97,7 +97,7 @@ func startObjectStore(ctx context.Context, providerType, region string) (*object
 			return nil, err
 		}
 		data := azurite.SecretData()
-		direct, err := (&azureprovider.Provider{}).NewStore(ctx, provider.Credentials{Data: data, Region: region})
+		direct, err := (&azureprovider.Provider{}).NewStore(ctx, provider.Credentials{Data: data, Region: region}, nil)
 		if err != nil {
 			azurite.Stop()
 			return nil, err

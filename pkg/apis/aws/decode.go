@@ -3,11 +3,11 @@ package aws
 import (
 	"slices"
 	"strings"
-	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/immutability"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -42,12 +42,7 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 	}
 	if im := cfg.Immutability; im != nil {
 		p := path.Child("immutability")
-		if im.RetentionType != RetentionTypeBucket {
-			errs = append(errs, field.NotSupported(p.Child("retentionType"), im.RetentionType, []string{RetentionTypeBucket}))
-		}
-		if d := im.RetentionPeriod.Duration; d < 24*time.Hour || d%(24*time.Hour) != 0 {
-			errs = append(errs, field.Invalid(p.Child("retentionPeriod"), d.String(), "must be a whole number of days (a multiple of 24h), at least 24h"))
-		}
+		errs = append(errs, immutability.Validate(p, im.RetentionType, im.RetentionPeriod.Duration, immutability.WholeDays)...)
 		if im.Mode != ModeGovernance && im.Mode != ModeCompliance {
 			errs = append(errs, field.NotSupported(p.Child("mode"), im.Mode, []string{ModeGovernance, ModeCompliance}))
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/immutability"
 )
 
 const (
@@ -67,7 +68,7 @@ func (c *BackupBucketConfig) GenerationSettings() *credentials.Settings {
 }
 
 // RetentionTypeBucket is the only retention type: a default retention on the whole bucket.
-const RetentionTypeBucket = "bucket"
+const RetentionTypeBucket = immutability.RetentionTypeBucket
 
 // Object Lock modes.
 const (

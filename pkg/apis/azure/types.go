@@ -4,7 +4,6 @@ package azure
 import (
 	"slices"
 	"strings"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -12,6 +11,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/immutability"
 )
 
 const (
@@ -144,7 +144,7 @@ func DecodeWorkloadIdentityConfig(raw []byte) (*WorkloadIdentityConfig, error) {
 }
 
 // RetentionTypeBucket is the only retention type: a policy on the whole container.
-const RetentionTypeBucket = "bucket"
+const RetentionTypeBucket = immutability.RetentionTypeBucket
 
 // ImmutableConfig is the container's time-based immutability policy.
 type ImmutableConfig struct {
@@ -167,14 +167,8 @@ func DecodeBackupBucketConfig(raw []byte) (*BackupBucketConfig, error) {
 func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if im := cfg.Immutability; im != nil {
-		p := path.Child("immutability")
-		if im.RetentionType != RetentionTypeBucket {
-			errs = append(errs, field.NotSupported(p.Child("retentionType"), im.RetentionType, []string{RetentionTypeBucket}))
-		}
 		// Azure's policy period is whole days (1 to 146,000; a Duration cannot exceed that anyway).
-		if d := im.RetentionPeriod.Duration; d < 24*time.Hour || d%(24*time.Hour) != 0 {
-			errs = append(errs, field.Invalid(p.Child("retentionPeriod"), d.String(), "must be a whole number of days (a multiple of 24h), at least 24h"))
-		}
+		errs = append(errs, immutability.Validate(path.Child("immutability"), im.RetentionType, im.RetentionPeriod.Duration, immutability.WholeDays)...)
 	}
 	if cc := cfg.CloudConfiguration; cc != nil {
 		if clouds := []string{CloudAzurePublic, CloudAzureChina, CloudAzureGovernment}; !slices.Contains(clouds, cc.Name) {

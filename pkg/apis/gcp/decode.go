@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/immutability"
 )
 
 // ManagedLabel marks the buckets this extension manages; providerConfig cannot set it.
@@ -26,6 +27,10 @@ const (
 	maxSoftDelete      = 90 * day
 	maxLabels          = 64
 )
+
+// retentionPeriod is what GCS accepts as a bucket retention policy's period, from 24h on (its
+// API takes whole seconds).
+var retentionPeriod = immutability.Period{Min: day, Max: maxRetentionPeriod, Unit: time.Second, Rule: "must be whole seconds, at least 24h and at most 100 years"}
 
 var (
 	// GCS label rules: keys start with a lowercase letter; keys and values are at most 63
@@ -45,13 +50,7 @@ func DecodeBackupBucketConfig(raw []byte) (*BackupBucketConfig, error) {
 func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if im := cfg.Immutability; im != nil {
-		p := path.Child("immutability")
-		if im.RetentionType != RetentionTypeBucket {
-			errs = append(errs, field.NotSupported(p.Child("retentionType"), im.RetentionType, []string{RetentionTypeBucket}))
-		}
-		if d := im.RetentionPeriod.Duration; d < day || d > maxRetentionPeriod || d%time.Second != 0 {
-			errs = append(errs, field.Invalid(p.Child("retentionPeriod"), d.String(), "must be whole seconds, at least 24h and at most 100 years"))
-		}
+		errs = append(errs, immutability.Validate(path.Child("immutability"), im.RetentionType, im.RetentionPeriod.Duration, retentionPeriod)...)
 	}
 	if sd := cfg.SoftDelete; sd != nil {
 		if d := sd.RetentionDuration.Duration; d != 0 && (d < minSoftDelete || d > maxSoftDelete || d%day != 0) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/immutability"
 )
 
 const (
@@ -63,7 +64,7 @@ func (c *BackupBucketConfig) GenerationSettings() *credentials.Settings {
 }
 
 // RetentionTypeBucket is the only retention type: a retention policy on the whole bucket.
-const RetentionTypeBucket = "bucket"
+const RetentionTypeBucket = immutability.RetentionTypeBucket
 
 // ImmutableConfig is the bucket's retention policy.
 type ImmutableConfig struct {

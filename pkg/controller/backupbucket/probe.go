@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -64,15 +63,18 @@ func addProber(mgr manager.Manager, p provider.Provider, recorder events.EventRe
 		Complete(&prober{provider: p, reader: mgr.GetAPIReader(), client: mgr.GetClient(), recorder: recorder, opts: opts.Observe, started: opts.Observe.Now()})
 }
 
+// forgetBucket drops the series of a bucket that is gone, whichever way: none of them is true
+// any more.
+func forgetBucket(name string) {
+	metrics.ForgetBucket(name)
+	metrics.ForgetDeletion(corecontroller.KindBackupBucket, name)
+}
+
 // Reconcile implements reconcile.Reconciler.
 func (p *prober) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	bb := &extensionsv1alpha1.BackupBucket{}
-	if err := p.client.Get(ctx, req.NamespacedName, bb); err != nil {
-		if apierrors.IsNotFound(err) { // gone, whichever way: none of its series is true any more
-			metrics.ForgetBucket(req.Name)
-			metrics.ForgetDeletion(corecontroller.KindBackupBucket, req.Name)
-		}
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+	if found, err := corecontroller.Get(ctx, p.client, req, bb, forgetBucket); !found {
+		return reconcile.Result{}, err
 	}
 	if bb.DeletionTimestamp != nil {
 		metrics.ForgetBucket(bb.Name) // a bucket being deleted is not expected to be available

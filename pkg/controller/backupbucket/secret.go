@@ -41,8 +41,8 @@ func addSecretWatch(mgr manager.Manager, p provider.Provider, recorder events.Ev
 // Reconcile implements reconcile.Reconciler.
 func (w *secretWatch) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	bb := &extensionsv1alpha1.BackupBucket{}
-	if err := w.client.Get(ctx, req.NamespacedName, bb); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+	if found, err := corecontroller.Get(ctx, w.client, req, bb, nil); !found {
+		return reconcile.Result{}, err
 	}
 	exists, err := corecontroller.SecretExists(ctx, w.reader, bb.Spec.SecretRef)
 	if err != nil || exists {

@@ -53,26 +53,20 @@ func (a *holdingActuator) release(ctx context.Context, be *extensionsv1alpha1.Ba
 
 // Reconcile implements backupentry.Actuator.
 func (a *holdingActuator) Reconcile(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	return observe(corecontroller.OperationReconcile, a.reconcile(ctx, log, be))
-}
-
-func (a *holdingActuator) reconcile(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	if err := a.hold(ctx, be); err != nil {
-		return err
-	}
-	return a.Actuator.Reconcile(ctx, log, be)
+	return observe(corecontroller.OperationReconcile, a.holdThen(ctx, log, be, a.Actuator.Reconcile))
 }
 
 // Restore implements backupentry.Actuator.
 func (a *holdingActuator) Restore(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	return observe(corecontroller.OperationRestore, a.restore(ctx, log, be))
+	return observe(corecontroller.OperationRestore, a.holdThen(ctx, log, be, a.Actuator.Restore))
 }
 
-func (a *holdingActuator) restore(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
+// holdThen holds the entry, then runs the library's operation on it.
+func (a *holdingActuator) holdThen(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, op func(context.Context, logr.Logger, *extensionsv1alpha1.BackupEntry) error) error {
 	if err := a.hold(ctx, be); err != nil {
 		return err
 	}
-	return a.Actuator.Restore(ctx, log, be)
+	return op(ctx, log, be)
 }
 
 // Delete implements backupentry.Actuator.

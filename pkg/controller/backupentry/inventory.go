@@ -9,7 +9,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
@@ -98,15 +97,18 @@ func addCounter(mgr manager.Manager, p provider.Provider, recorder events.EventR
 		Complete(c)
 }
 
+// forgetEntry drops the series of an entry that is gone, whichever way: none of them is true any
+// more.
+func forgetEntry(name string) {
+	metrics.ForgetEntry(name)
+	metrics.ForgetDeletion(corecontroller.KindBackupEntry, name)
+}
+
 // Reconcile implements reconcile.Reconciler.
 func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	be := &extensionsv1alpha1.BackupEntry{}
-	if err := c.client.Get(ctx, req.NamespacedName, be); err != nil {
-		if apierrors.IsNotFound(err) { // gone, whichever way: none of its series is true any more
-			metrics.ForgetEntry(req.Name)
-			metrics.ForgetDeletion(corecontroller.KindBackupEntry, req.Name)
-		}
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+	if found, err := corecontroller.Get(ctx, c.client, req, be, forgetEntry); !found {
+		return reconcile.Result{}, err
 	}
 	if be.DeletionTimestamp != nil || strings.HasPrefix(be.Name, v1beta1constants.BackupSourcePrefix+"-") {
 		// A deletion has metrics of its own; a migration's source entry shares its prefix with

@@ -75,8 +75,8 @@ func addOrphanGuard(mgr manager.Manager, p provider.Provider, d *delegate, opts 
 func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	log := logr.FromContextOrDiscard(ctx)
 	be := &extensionsv1alpha1.BackupEntry{}
-	if err := g.client.Get(ctx, req.NamespacedName, be); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+	if found, err := corecontroller.Get(ctx, g.client, req, be, nil); !found {
+		return reconcile.Result{}, err
 	}
 	exists, err := corecontroller.SecretExists(ctx, g.reader, be.Spec.SecretRef)
 	if err != nil || exists {

@@ -1,20 +1,34 @@
-// Package all lists the four providers, for the programs that serve them all (the admission
-// webhook) and the tests that check them all.
+// Package all is the one list of the extension's providers, by their SDK-free APIs: the
+// admission webhook validates with them without linking any cloud SDK, and the Makefile
+// (hack/providers), the chart's examples and the demo take the list of types from here. A test
+// checks that every listed type has its provider package, serving exactly that API.
 package all
 
 import (
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
+	"slices"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
 )
 
-// Providers returns the four providers with their defaults, by extension type.
-func Providers() map[string]provider.Provider {
-	out := map[string]provider.Provider{}
-	for _, p := range []provider.Provider{&aws.Provider{}, &azure.Provider{}, &gcp.Provider{}, &openstack.Provider{}} {
-		out[p.Type()] = p
+// APIs returns every provider's API by extension type.
+func APIs() map[string]config.API {
+	out := map[string]config.API{}
+	for _, api := range []config.API{aws.API{}, azure.API{}, gcp.API{}, openstack.API{}} {
+		out[api.Type()] = api
 	}
 	return out
+}
+
+// Types returns the extension types, sorted.
+func Types() []string {
+	types := make([]string, 0, 4)
+	for t := range APIs() {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	return types
 }

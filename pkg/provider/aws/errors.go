@@ -3,7 +3,6 @@ package aws
 import (
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -61,15 +60,6 @@ var errorClasses = map[string]error{
 	"KMS.DisabledException":              objectstore.ErrInvalidConfig,
 }
 
-// statusClasses classifies errors that carry no code (HEAD responses have no body).
-var statusClasses = map[int]error{
-	http.StatusNotFound:           objectstore.ErrNotFound,
-	http.StatusForbidden:          objectstore.ErrForbidden,
-	http.StatusTooManyRequests:    objectstore.ErrThrottled,
-	http.StatusServiceUnavailable: objectstore.ErrThrottled,
-	http.StatusNotImplemented:     objectstore.ErrUnsupported,
-}
-
 // classify wraps err with the sentinel of its class; unknown errors are returned as they are.
 func classify(err error) error { return objectstore.Classify(err, classOf) }
 
@@ -84,11 +74,10 @@ func classOf(err error) error {
 			return class
 		}
 	}
+	// Errors without a code (HEAD responses have no body) are classified by their status alone.
 	var respErr *awshttp.ResponseError
 	if errors.As(err, &respErr) {
-		if class, ok := statusClasses[respErr.HTTPStatusCode()]; ok {
-			return class
-		}
+		return objectstore.ClassOfStatus(respErr.HTTPStatusCode(), nil)
 	}
 	return nil
 }

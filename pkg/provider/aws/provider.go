@@ -5,7 +5,6 @@ package aws
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -25,10 +24,11 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/validation"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/validation"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/httpclient"
 )
 
 // Type is the extension type this provider serves.
@@ -158,10 +158,7 @@ func (p *Provider) clientConfig(creds provider.Credentials) (aws.Config, clientO
 	if err != nil {
 		return aws.Config{}, opts, err
 	}
-	timeout := p.RequestTimeout
-	if timeout == 0 {
-		timeout = 60 * time.Second
-	}
+	timeout := httpclient.Timeout(p.RequestTimeout)
 	// The SDK's transport defaults, with the secret's TLS; every request of the clients built on
 	// this configuration (S3, STS, IAM) is counted by the metrics transport.
 	sdkTransport := awshttp.NewBuildableClient().
@@ -217,19 +214,10 @@ func tlsConfigFor(d map[string][]byte) (*tls.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure} //nolint:gosec // only when the operator asks for it
 	if err := validateCABundle(d); err != nil {
 		return nil, err
 	}
-	if pem, ok := d[KeyTrustedCACert]; ok {
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		pool.AppendCertsFromPEM(pem)
-		tlsConfig.RootCAs = pool
-	}
-	return tlsConfig, nil
+	return httpclient.TLSConfig(d[KeyTrustedCACert], KeyTrustedCACert, insecure)
 }
 
 // validateRegion refuses a region the S3 SDK (the extension's and etcd-backup-restore's) refuses
@@ -279,10 +267,7 @@ func validateCABundle(d map[string][]byte) error {
 	if len(pem) == 0 {
 		return objectstore.Invalidf("secret key %q is empty: remove it, or put a PEM CA bundle in it (etcd-backup-restore would trust no CA at all)", KeyTrustedCACert)
 	}
-	if !x509.NewCertPool().AppendCertsFromPEM(pem) {
-		return objectstore.Invalidf("secret key %q holds no PEM certificate that can be parsed", KeyTrustedCACert)
-	}
-	return nil
+	return httpclient.CheckCA(pem, KeyTrustedCACert)
 }
 
 // validateEndpoint refuses an endpoint neither the SDK nor etcd-backup-restore can use. Its value

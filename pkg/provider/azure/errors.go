@@ -53,15 +53,6 @@ var codeClasses = map[string]error{
 	"ResourceGroupQuotaExceeded":          objectstore.ErrQuotaExceeded,
 }
 
-// statusClasses classifies errors without a known code (HEAD responses have no body).
-var statusClasses = map[int]error{
-	http.StatusNotFound:           objectstore.ErrNotFound,
-	http.StatusForbidden:          objectstore.ErrForbidden,
-	http.StatusTooManyRequests:    objectstore.ErrThrottled,
-	http.StatusServiceUnavailable: objectstore.ErrThrottled,
-	http.StatusNotImplemented:     objectstore.ErrUnsupported,
-}
-
 func classify(err error) error { return objectstore.Classify(err, classOf) }
 
 func classOf(err error) error {
@@ -77,7 +68,8 @@ func classOf(err error) error {
 	if class, ok := codeClasses[re.ErrorCode]; ok {
 		return class
 	}
-	return statusClasses[re.StatusCode]
+	// Errors without a known code (HEAD responses have no body) are classified by their status.
+	return objectstore.ClassOfStatus(re.StatusCode, nil)
 }
 
 // errorCode returns the Azure Storage error code of err ("" for others).

@@ -4,7 +4,6 @@ package azure
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/base64"
 	"fmt"
 	"net"
@@ -28,6 +27,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/httpclient"
 )
 
 // Type is the extension type this provider serves.
@@ -152,20 +152,13 @@ func (p *Provider) managementOptions(c cloud.Configuration) azcore.ClientOptions
 	}
 	next := p.ManagementTransport
 	if next == nil {
-		next = &http.Client{Transport: managementHTTPTransport()}
+		// Go's defaults with TLS 1.2 at least, as the Azure SDK's own default client has.
+		next = &http.Client{Transport: httpclient.Transport(httpclient.Options{})}
 	}
 	// The management plane's and the token endpoint's requests (azidentity takes these options
 	// too) are counted by the metrics transport.
 	o.Transport = countedTransporter{metrics.Transport(Type, transporterRoundTrip{next})}
 	return o
-}
-
-// managementHTTPTransport is the management plane's HTTP transport when the provider names none:
-// the library's defaults with TLS 1.2 at least, as the Azure SDK's own default client has.
-func managementHTTPTransport() *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
-	return t
 }
 
 // transporterRoundTrip lets the metrics transport wrap an SDK transporter (ManagementTransport
@@ -368,21 +361,13 @@ func (p *Provider) newClient(a account) (*azblob.Client, error) {
 	if err != nil {
 		return nil, objectstore.Invalidf("secret key %q is not a valid account key", KeyStorageKey)
 	}
-	timeout := p.RequestTimeout
-	if timeout == 0 {
-		timeout = 60 * time.Second
-	}
-	transport := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   256, // the deletion engine keeps several batches in flight to one host
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: timeout,
-	}
+	// The deletion engine keeps several batches in flight to one host, over as many HTTP/1.1
+	// connections (this transport never spoke HTTP/2).
+	transport := httpclient.RoundTripper(httpclient.Options{
+		Provider: Type, MaxIdleConnsPerHost: 256, ResponseHeaderTimeout: httpclient.Timeout(p.RequestTimeout), HTTP1: true,
+	})
 	return azblob.NewClientWithSharedKeyCredential(a.serviceURL(), cred, &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{
-		Transport: &http.Client{Transport: metrics.Transport(Type, transport)},
+		Transport: &http.Client{Transport: transport},
 		// The SDK retries transient failures a few times; longer throttling reaches the deletion
 		// engine, which slows down, and the controllers, which requeue.
 		Retry: policy.RetryOptions{MaxRetries: 3, RetryDelay: 200 * time.Millisecond, MaxRetryDelay: 5 * time.Second},

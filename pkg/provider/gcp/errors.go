@@ -26,15 +26,12 @@ var reasonClasses = map[string]error{
 	"userProjectMissing":    objectstore.ErrInvalidConfig,
 }
 
-// statusClasses classifies errors by HTTP status when no reason decides.
+// statusClasses are the classes GCS gives HTTP statuses besides those every store shares (see
+// objectstore.ClassOfStatus), for errors no reason decides: the JSON API answers a bad request
+// and refused credentials with these statuses.
 var statusClasses = map[int]error{
-	http.StatusBadRequest:         objectstore.ErrInvalidConfig,
-	http.StatusUnauthorized:       objectstore.ErrUnauthenticated,
-	http.StatusForbidden:          objectstore.ErrForbidden,
-	http.StatusNotFound:           objectstore.ErrNotFound,
-	http.StatusTooManyRequests:    objectstore.ErrThrottled,
-	http.StatusServiceUnavailable: objectstore.ErrThrottled,
-	http.StatusNotImplemented:     objectstore.ErrUnsupported,
+	http.StatusBadRequest:   objectstore.ErrInvalidConfig,
+	http.StatusUnauthorized: objectstore.ErrUnauthenticated,
 }
 
 // classify wraps err with the sentinel of its class; unknown errors are returned as they are.
@@ -64,7 +61,7 @@ func classOf(err error) error {
 				return class
 			}
 		}
-		return statusClasses[apiErr.Code]
+		return objectstore.ClassOfStatus(apiErr.Code, statusClasses)
 	}
 	return nil
 }

@@ -30,9 +30,9 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/httpclient"
 )
 
 // Type is the extension type this provider serves.
@@ -130,23 +130,11 @@ func (p *Provider) NewClient(ctx context.Context, creds provider.Credentials) (*
 // authorizedClient is an HTTP client that authenticates with the secret's credentials for scope,
 // and the project the credentials belong to.
 func (p *Provider) authorizedClient(creds provider.Credentials, scope string) (*http.Client, string, error) {
-	timeout := p.RequestTimeout
-	if timeout == 0 {
-		timeout = 60 * time.Second
-	}
+	timeout := httpclient.Timeout(p.RequestTimeout)
 	// Every request (storage, IAM and token exchanges) is counted by the metrics transport,
-	// which sits under refusedTokens so that it counts the token endpoint's own status.
-	transport := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   256, // the deletion engine keeps many requests in flight to one host
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: timeout,
-	}
-	base := metrics.Transport(Type, transport)
+	// which sits under refusedTokens so that it counts the token endpoint's own status. The
+	// deletion engine keeps many requests in flight to one host.
+	base := httpclient.RoundTripper(httpclient.Options{Provider: Type, MaxIdleConnsPerHost: 256, ResponseHeaderTimeout: timeout})
 	if err := credentialMode(creds.Data, creds.WorkloadIdentity); err != nil {
 		return nil, "", err
 	}

@@ -4,8 +4,6 @@ package openstack
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net/http"
 	"slices"
@@ -21,9 +19,9 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/validation"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/httpclient"
 )
 
 // Type is the extension type this provider serves.
@@ -144,8 +142,8 @@ func parseCredentials(data map[string][]byte, region string) (credentials, error
 		}
 		c.insecure = b
 	}
-	if len(c.caCert) > 0 && !x509.NewCertPool().AppendCertsFromPEM(c.caCert) {
-		return c, objectstore.Invalidf("secret key %q holds no PEM certificate that can be parsed", KeyCACert)
+	if err := httpclient.CheckCA(c.caCert, KeyCACert); err != nil {
+		return c, err
 	}
 	c.auth = gophercloud.AuthOptions{IdentityEndpoint: get(KeyAuthURL), AllowReauth: true}
 	appSecret := get(KeyApplicationCredentialSecret)
@@ -179,31 +177,18 @@ func parseCredentials(data map[string][]byte, region string) (credentials, error
 }
 
 func (p *Provider) httpClient(c credentials) (http.Client, error) {
-	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: c.insecure} //nolint:gosec // only when the operator asks for it
-	if len(c.caCert) > 0 {
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(c.caCert) { // parseCredentials checked it; kept for callers that did not
-			return http.Client{}, objectstore.Invalidf("secret key %q holds no PEM certificate", KeyCACert)
-		}
-		tlsConfig.RootCAs = pool
+	tlsConfig, err := httpclient.TLSConfig(c.caCert, KeyCACert, c.insecure)
+	if err != nil {
+		return http.Client{}, err
 	}
-	timeout := p.RequestTimeout
-	if timeout == 0 {
-		timeout = 60 * time.Second
-	}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.TLSClientConfig = tlsConfig
-	transport.MaxIdleConnsPerHost = 64
+	timeout := httpclient.Timeout(p.RequestTimeout)
 	// No timeout on the whole exchange: a bulk delete answers at once and then streams its result
 	// while Swift works through the names (minutes for thousands). The caller's context bounds
-	// it; the connection and the response headers have their own limits.
-	transport.ResponseHeaderTimeout = timeout
-	transport.TLSHandshakeTimeout = timeout
-	// Keystone's and Swift's requests alike are counted by the metrics transport.
-	return http.Client{Transport: metrics.Transport(Type, transport)}, nil
+	// it; the connection and the response headers have their own limits. Keystone's and Swift's
+	// requests alike are counted by the metrics transport.
+	return http.Client{Transport: httpclient.RoundTripper(httpclient.Options{
+		Provider: Type, TLS: tlsConfig, MaxIdleConnsPerHost: 64, ResponseHeaderTimeout: timeout, TLSHandshakeTimeout: timeout,
+	})}, nil
 }
 
 // NewStore implements provider.Provider. It validates the secret now; Keystone is asked on the

@@ -445,43 +445,35 @@ func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, erro
 	return data, classify(err)
 }
 
-// statusClasses maps HTTP statuses (of whole requests and of bulk-delete entries) to sentinels.
+// statusClasses are Swift's and Keystone's classes of HTTP statuses (of whole requests and of
+// bulk-delete entries) besides those every store shares (see objectstore.ClassOfStatus): their
+// errors carry nothing but the status.
 var statusClasses = map[int]error{
 	http.StatusUnauthorized:          objectstore.ErrUnauthenticated,
-	http.StatusForbidden:             objectstore.ErrForbidden,
-	http.StatusNotFound:              objectstore.ErrNotFound,
-	http.StatusTooManyRequests:       objectstore.ErrThrottled,
 	498:                              objectstore.ErrThrottled, // Swift's ratelimit middleware
-	http.StatusServiceUnavailable:    objectstore.ErrThrottled,
-	http.StatusNotImplemented:        objectstore.ErrUnsupported,
 	http.StatusRequestEntityTooLarge: objectstore.ErrInvalidConfig,
 }
 
 // classify wraps a gophercloud error with the sentinel of its status code.
 func classify(err error) error {
-	if err == nil {
-		return nil
-	}
-	var code gophercloud.ErrUnexpectedResponseCode
-	if errors.As(err, &code) {
-		if class, ok := statusClasses[code.Actual]; ok {
-			return fmt.Errorf("%w: %w", class, err)
+	return objectstore.Classify(err, func(err error) error {
+		var code gophercloud.ErrUnexpectedResponseCode
+		if errors.As(err, &code) {
+			return objectstore.ClassOfStatus(code.Actual, statusClasses)
 		}
-	}
-	return err
+		return nil
+	})
 }
 
 // classifyStatus classifies a status line such as "404 Not Found".
 func classifyStatus(status string) error {
-	err := errors.New(status)
-	code, convErr := strconv.Atoi(strings.SplitN(status, " ", 2)[0])
-	if convErr != nil {
-		return err
-	}
-	if class, ok := statusClasses[code]; ok {
-		return fmt.Errorf("%w: %w", class, err)
-	}
-	return err
+	return objectstore.Classify(errors.New(status), func(error) error {
+		code, err := strconv.Atoi(strings.SplitN(status, " ", 2)[0])
+		if err != nil {
+			return nil
+		}
+		return objectstore.ClassOfStatus(code, statusClasses)
+	})
 }
 
 // Probe implements objectstore.Store with Keystone's authentication (once per store) and one GET

@@ -28,7 +28,7 @@ import (
 // store reaches MinIO directly, to fill and inspect buckets.
 func store(t *testing.T) objectstore.Store {
 	t.Helper()
-	s, err := (&awsprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: secretData(minio.Endpoint), Region: region})
+	s, err := (&awsprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: secretData(minio.Endpoint), Region: region}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 
 func store(t *testing.T) objectstore.Store {
 	t.Helper()
-	s, err := (&azureprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: azurite.SecretData(), Region: region})
+	s, err := (&azureprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: azurite.SecretData(), Region: region}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
@@ -127,16 +128,17 @@ func Attach(k8s client.Client, p provider.Provider, region string) *Env {
 // example with a bucket's generated credentials).
 func (e *Env) StoreFor(t *testing.T, data map[string][]byte) objectstore.Store {
 	t.Helper()
-	s, err := e.provider.NewStore(context.Background(), provider.Credentials{Data: data, Region: e.Region})
+	s, err := e.provider.NewStore(context.Background(), provider.Credentials{Data: data, Region: e.Region}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-// BucketStoreFor builds the provider's store as the BackupBucket controller does: from the
-// operator's secret data and the bucket's providerConfig (which decides the issuer, if any).
-func (e *Env) BucketStoreFor(t *testing.T, data map[string][]byte, providerConfig string) objectstore.Store {
+// BucketStoreFor builds the provider's store and issuer as the BackupBucket controller does: from
+// the operator's secret data and the bucket's providerConfig, whose generatedCredentials name
+// the issuer (nil where it asks for none, or these credentials issue none).
+func (e *Env) BucketStoreFor(t *testing.T, data map[string][]byte, providerConfig string) (objectstore.Store, objectstore.CredentialIssuer) {
 	t.Helper()
 	var raw []byte
 	if providerConfig != "" {
@@ -146,11 +148,20 @@ func (e *Env) BucketStoreFor(t *testing.T, data map[string][]byte, providerConfi
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := e.provider.NewStore(context.Background(), provider.Credentials{Data: data, Region: e.Region, BucketConfig: cfg})
+	creds := provider.Credentials{Data: data, Region: e.Region}
+	s, err := e.provider.NewStore(context.Background(), creds, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	g := config.GeneratedCredentials(cfg)
+	if g == nil {
+		return s, nil
+	}
+	issuer, err := e.provider.NewIssuer(context.Background(), creds, cfg, g.Issuer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, issuer
 }
 
 // GeneratedSecret returns the generated secret of a bucket from its default namespace.

@@ -10,7 +10,6 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // Availability describes a provider's bucket for AvailabilityFlow.
@@ -40,7 +39,7 @@ func (e *Env) AvailabilityFlow(t *testing.T, a Availability) {
 	bb := e.CreateBucket(t, UniqueName("avail-"), a.Operator, a.Config)
 	e.WaitFor(t, bb, 2*time.Minute, "bucket reconciled", Succeeded)
 	e.WaitFor(t, bb, time.Minute, "bucket available", Available(gardencorev1beta1.ConditionTrue, "Available", ""))
-	store := e.BucketStoreFor(t, a.Operator, a.Config)
+	store, issuer := e.BucketStoreFor(t, a.Operator, a.Config)
 
 	if a.Delete != nil {
 		a.Delete(t, bb.Name)
@@ -56,9 +55,8 @@ func (e *Env) AvailabilityFlow(t *testing.T, a Availability) {
 
 	if a.Generated {
 		generated := e.generated(t, bb.Name)
-		issuer, ok := store.(objectstore.CredentialIssuer)
-		if !ok {
-			t.Fatal("the operator's store issues no credentials")
+		if issuer == nil {
+			t.Fatal("the operator's credentials issue no credentials")
 		}
 		if a.NoRevocation != "" {
 			t.Logf("skipping the revocation step: %s", a.NoRevocation)

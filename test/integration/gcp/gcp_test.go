@@ -40,7 +40,7 @@ func sync1(f func() map[string][]byte) func() map[string][]byte {
 // store reaches the stand-in directly, to fill and inspect buckets.
 func store(t *testing.T) objectstore.Store {
 	t.Helper()
-	s, err := (&gcpprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: secret(), Region: region})
+	s, err := (&gcpprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: secret(), Region: region}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 // store reaches the demo project's Swift account directly, to fill and inspect containers.
 func store(t *testing.T) objectstore.Store {
 	t.Helper()
-	s, err := (&osprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: cloud.SecretData("demo"), Region: region})
+	s, err := (&osprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: cloud.SecretData("demo"), Region: region}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

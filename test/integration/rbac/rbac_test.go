@@ -23,8 +23,11 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/charts"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
@@ -37,18 +40,25 @@ import (
 // chart's RBAC does not depend on the cloud.
 type memProvider struct{ store *memstore.Store }
 
-type issuingStore struct{ *memstore.Store }
+type issuing struct{}
 
-func (issuingStore) IssueCredential(_ context.Context, _ string, inUse []string) (objectstore.Credential, error) {
+func (issuing) IssueCredential(_ context.Context, _ string, inUse []string) (objectstore.Credential, error) {
 	return objectstore.Credential{ID: fmt.Sprintf("k%d", len(inUse)+1), Data: map[string][]byte{"key": []byte("generated")}}, nil
 }
-func (issuingStore) RevokeCredentials(context.Context, string, []string) error { return nil }
+func (issuing) RevokeCredentials(context.Context, string, []string) error { return nil }
 
-func (p memProvider) Type() string                           { return "aws" }
-func (p memProvider) DecodeBucketConfig([]byte) (any, error) { return nil, nil }
-func (p memProvider) ValidateBucketName(string) error        { return nil }
-func (p memProvider) NewStore(context.Context, provider.Credentials) (objectstore.Store, error) {
-	return issuingStore{p.store}, nil
+func (p memProvider) Type() string { return "aws" }
+
+// DecodeBucketConfig asks every bucket for generated credentials.
+func (p memProvider) DecodeBucketConfig([]byte) (config.Bucket, error) {
+	return &controllertest.Config{Generated: &credentials.Settings{Issuer: "mem"}}, nil
+}
+func (p memProvider) ValidateBucketName(string) error { return nil }
+func (p memProvider) NewStore(context.Context, provider.Credentials, config.Bucket) (objectstore.Store, error) {
+	return p.store, nil
+}
+func (p memProvider) NewIssuer(context.Context, provider.Credentials, config.Bucket, string) (objectstore.CredentialIssuer, error) {
+	return issuing{}, nil
 }
 func (p memProvider) EtcdBackupSecretData(_ *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
 	return data, nil
