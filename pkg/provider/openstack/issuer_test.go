@@ -3,6 +3,7 @@ package openstack_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 )
 
 func generatingConfig(g osapi.GeneratedCredentialsConfig) *osapi.BackupBucketConfig {
@@ -189,5 +191,43 @@ func TestApplicationCredentialNamesKeepBucketsApart(t *testing.T) {
 	}
 	if _, err := applicationcredentials.Get(ctx, idc, user, long.ID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
 		t.Fatalf("after revocation: %v; want 404", err)
+	}
+}
+
+// Roles Keystone will not put on an application credential (an unknown role: 404; a role the
+// user does not hold on the project: 400) are a configuration problem naming the field; no
+// credential is left behind and no container is touched.
+func TestGeneratedCredentialsWithRolesKeystoneRefuses(t *testing.T) {
+	ctx := context.Background()
+	for _, roles := range [][]string{{"no-such-role"}, {"admin"}} {
+		t.Run(roles[0], func(t *testing.T) {
+			_, iss := issuing(t, cloud.SecretData("demo"), generatingConfig(osapi.GeneratedCredentialsConfig{Roles: roles}))
+			bucket := newContainerName()
+			before := accountContainers(t)
+			_, err := iss.IssueCredential(ctx, bucket, nil)
+			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "spec.providerConfig.generatedCredentials.roles") || !strings.Contains(err.Error(), roles[0]) {
+				t.Fatalf("got %v; want ErrInvalidConfig naming spec.providerConfig.generatedCredentials.roles and %q", err, roles[0])
+			}
+			if strings.Contains(err.Error(), "demopass") {
+				t.Fatalf("the message reveals the password: %v", err)
+			}
+			idc, user := keystone(t)
+			pages, err := applicationcredentials.List(idc, user, nil).AllPages(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, err := applicationcredentials.ExtractApplicationCredentials(pages)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ac := range all {
+				if strings.HasPrefix(ac.Name, osprovider.AppCredName(bucket, time.Time{})[:len("gardener-backup-")+len(bucket)]) {
+					t.Fatalf("an application credential of the bucket was left: %s", ac.Name)
+				}
+			}
+			if after := accountContainers(t); !slices.Equal(before, after) {
+				t.Fatalf("the account's containers changed: before %v, after %v", before, after)
+			}
+		})
 	}
 }

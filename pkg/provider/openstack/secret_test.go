@@ -117,3 +117,57 @@ func assertNoValue(t *testing.T, err error, data map[string][]byte) {
 		}
 	}
 }
+
+func TestCredentialErrorsNameTheKey(t *testing.T) {
+	base := cloud.SecretData("demo")
+	cases := map[string]struct {
+		data    map[string][]byte
+		mention string
+	}{
+		"no authURL":          {with(base, "authURL", ""), "authURL"},
+		"no password":         {with(base, "password", ""), "password"},
+		"app secret alone":    {with(base, "applicationCredentialSecret", "s", "username", "", "password", ""), "applicationCredentialID"},
+		"app name needs user": {with(base, "applicationCredentialSecret", "s", "applicationCredentialName", "n", "username", ""), "username"},
+		"bad insecure":        {with(base, "insecure", "sometimes"), "insecure"},
+		"bad CA":              {with(base, "caCert", "not a certificate"), "caCert"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: c.data, Region: "RegionOne"}, nil)
+			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), c.mention) {
+				t.Fatalf("got %v; want ErrInvalidConfig naming %q", err, c.mention)
+			}
+			if strings.Contains(err.Error(), "demopass") {
+				t.Fatalf("the error reveals the password: %v", err)
+			}
+		})
+	}
+}
+
+func TestEtcdBackupSecretData(t *testing.T) {
+	entry := &extensionsv1alpha1.BackupEntry{Spec: extensionsv1alpha1.BackupEntrySpec{Region: "RegionOne"}}
+	in := with(cloud.SecretData("demo"), "bucketName", "b", "stray.json", "{}", "caCert", "", "region", "")
+	out, err := testProvider.EtcdBackupSecretData(entry, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"authURL", "bucketName", "domainName", "password", "region", "tenantName", "username"}
+	var got []string
+	for k := range out {
+		got = append(got, k)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("keys %v; want exactly %v", got, want)
+	}
+	for _, k := range want {
+		if _, ok := out[k]; !ok {
+			t.Fatalf("missing %q in %v", k, got)
+		}
+	}
+	if string(out["region"]) != "RegionOne" {
+		t.Fatalf("region %q", out["region"])
+	}
+	if _, err := testProvider.EtcdBackupSecretData(entry, with(in, "password", "")); !errors.Is(err, objectstore.ErrInvalidConfig) {
+		t.Fatalf("an entry secret without a password: %v; want ErrInvalidConfig", err)
+	}
+}
