@@ -2,25 +2,20 @@ package openstack_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	gopenstack "github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/objectstorage/v1/containers"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
-	"github.com/gophercloud/gophercloud/v2"
-	gopenstack "github.com/gophercloud/gophercloud/v2/openstack"
-	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/applicationcredentials"
-	"github.com/gophercloud/gophercloud/v2/openstack/objectstorage/v1/containers"
 
 	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
@@ -67,11 +62,11 @@ func wantConfigurationProblem(t *testing.T, err error) {
 func reconcileContainer(bucket, specRegion string) func(*testing.T, map[string][]byte) error {
 	return func(_ *testing.T, data map[string][]byte) error {
 		cfg := &osapi.BackupBucketConfig{}
-		store, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: specRegion, BucketConfig: cfg})
+		store, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: specRegion}, cfg)
 		if err != nil {
 			return err
 		}
-		return store.EnsureBucket(context.Background(), objectstore.Bucket{Name: bucket, Region: specRegion, Config: cfg})
+		return store.EnsureBucket(context.Background(), objectstore.Bucket{Name: bucket, Region: specRegion})
 	}
 }
 
@@ -79,7 +74,7 @@ func reconcileContainer(bucket, specRegion string) func(*testing.T, map[string][
 func probeContainer(bucket string) func(*testing.T, map[string][]byte) error {
 	return func(_ *testing.T, data map[string][]byte) error {
 		cfg := &osapi.BackupBucketConfig{}
-		store, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: "RegionOne", BucketConfig: cfg})
+		store, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: "RegionOne"}, cfg)
 		if err != nil {
 			return err
 		}
@@ -91,7 +86,7 @@ func probeContainer(bucket string) func(*testing.T, map[string][]byte) error {
 // the deletion engine on the entry's prefix in spec.bucketName.
 func deleteEntryIn(bucket, specRegion string) func(*testing.T, map[string][]byte) error {
 	return func(_ *testing.T, data map[string][]byte) error {
-		store, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: specRegion})
+		store, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: specRegion}, nil)
 		if err != nil {
 			return err
 		}
@@ -306,24 +301,6 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 	}
 }
 
-// An entry whose container does not exist: the store says so with the container's name, and the
-// deletion engine takes it as nothing left to delete; nothing is created.
-func TestEntryDeletionInAMissingContainer(t *testing.T) {
-	ctx := context.Background()
-	store, name := newStore(t, cloud.SecretData("demo")), newContainerName()
-	before := accountContainers(t)
-	err := store.ListObjects(ctx, name, "shoot--garden--x/", func([]objectstore.ObjectVersion) error { return nil })
-	if !errors.Is(err, objectstore.ErrBucketNotFound) || !strings.Contains(err.Error(), name) {
-		t.Fatalf("got %v; want ErrBucketNotFound naming %q", err, name)
-	}
-	if err := deleteEntryIn(name, "RegionOne")(t, cloud.SecretData("demo")); err != nil {
-		t.Fatalf("got %v; a missing container leaves nothing to delete", err)
-	}
-	if after := accountContainers(t); !slices.Equal(before, after) {
-		t.Fatalf("the account's containers changed: before %v, after %v", before, after)
-	}
-}
-
 // accountContainers lists the demo project's containers with their object counts and sizes (every
 // bad input above uses its account).
 func accountContainers(t *testing.T) []string {
@@ -352,124 +329,4 @@ func accountContainers(t *testing.T) []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-// The limit the names are checked against is the one the cluster advertises in /info.
-func TestContainerNameLimitIsTheClusters(t *testing.T) {
-	u, err := url.Parse(cloud.SwiftURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path, u.RawQuery = "/info", ""
-	resp, err := http.Get(u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var info struct {
-		Swift struct {
-			MaxContainerNameLength int `json:"max_container_name_length"`
-		} `json:"swift"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
-		t.Fatal(err)
-	}
-	if info.Swift.MaxContainerNameLength != osprovider.MaxContainerNameLength {
-		t.Fatalf("the cluster's max_container_name_length is %d; the names are checked against %d", info.Swift.MaxContainerNameLength, osprovider.MaxContainerNameLength)
-	}
-}
-
-// A Swift without object versioning drops X-Versions-Enabled without a word: versioning: true is
-// refused before any container request. The stand-in's Swift has versioning, so a stand-in
-// object-store endpoint (real Keystone in front) answers /info without it and records any other
-// request.
-func TestVersioningTheClusterCannotHonourIsRefused(t *testing.T) {
-	var mu sync.Mutex
-	var others []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && r.URL.Path == "/info" {
-			_, _ = w.Write([]byte(`{"swift":{"version":"2.30.1","max_container_name_length":256},"bulk_delete":{"max_deletes_per_request":10000}}`))
-			return
-		}
-		mu.Lock()
-		others = append(others, r.Method+" "+r.URL.Path)
-		mu.Unlock()
-		w.WriteHeader(http.StatusInternalServerError)
-	}))
-	defer srv.Close()
-	recorded := func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(others)
-	}
-	p := &osprovider.Provider{EndpointRewrite: func(endpoint string) string {
-		u, err := url.Parse(endpoint)
-		if err != nil {
-			t.Error(err)
-			return endpoint
-		}
-		return srv.URL + u.Path
-	}}
-	cfg, err := p.DecodeBucketConfig([]byte(osConfigHead + "versioning: true\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := p.NewStore(context.Background(), provider.Credentials{Data: cloud.SecretData("demo"), Region: "RegionOne", BucketConfig: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = store.EnsureBucket(context.Background(), objectstore.Bucket{Name: newContainerName(), Region: "RegionOne", Config: cfg})
-	if !errors.Is(err, objectstore.ErrUnsupported) || !strings.Contains(err.Error(), "spec.providerConfig.versioning") {
-		t.Fatalf("got %v; want ErrUnsupported naming spec.providerConfig.versioning", err)
-	}
-	if got := recorded(); len(got) > 0 {
-		t.Fatalf("requests besides /info were sent: %v", got)
-	}
-	// Without versioning asked for, the same cluster is used.
-	plain := &osapi.BackupBucketConfig{}
-	store, err = p.NewStore(context.Background(), provider.Credentials{Data: cloud.SecretData("demo"), Region: "RegionOne", BucketConfig: plain})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.EnsureBucket(context.Background(), objectstore.Bucket{Name: newContainerName(), Region: "RegionOne", Config: plain}); errors.Is(err, objectstore.ErrUnsupported) || len(recorded()) == 0 {
-		t.Fatalf("a container without versioning: %v after %v; want the container requested", err, recorded())
-	}
-}
-
-// Roles Keystone will not put on an application credential (an unknown role: 404; a role the
-// user does not hold on the project: 400) are a configuration problem naming the field; no
-// credential is left behind and no container is touched.
-func TestGeneratedCredentialsWithRolesKeystoneRefuses(t *testing.T) {
-	ctx := context.Background()
-	for _, roles := range [][]string{{"no-such-role"}, {"admin"}} {
-		t.Run(roles[0], func(t *testing.T) {
-			s := issuingStore(t, cloud.SecretData("demo"), generatingConfig(osapi.GeneratedCredentialsConfig{Roles: roles}))
-			bucket := newContainerName()
-			before := accountContainers(t)
-			_, err := s.(objectstore.CredentialIssuer).IssueCredential(ctx, bucket, nil)
-			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "spec.providerConfig.generatedCredentials.roles") || !strings.Contains(err.Error(), roles[0]) {
-				t.Fatalf("got %v; want ErrInvalidConfig naming spec.providerConfig.generatedCredentials.roles and %q", err, roles[0])
-			}
-			if strings.Contains(err.Error(), "demopass") {
-				t.Fatalf("the message reveals the password: %v", err)
-			}
-			idc, user := keystone(t)
-			pages, err := applicationcredentials.List(idc, user, nil).AllPages(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			all, err := applicationcredentials.ExtractApplicationCredentials(pages)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, ac := range all {
-				if strings.HasPrefix(ac.Name, osprovider.AppCredName(bucket, time.Time{})[:len("gardener-backup-")+len(bucket)]) {
-					t.Fatalf("an application credential of the bucket was left: %s", ac.Name)
-				}
-			}
-			if after := accountContainers(t); !slices.Equal(before, after) {
-				t.Fatalf("the account's containers changed: before %v, after %v", before, after)
-			}
-		})
-	}
 }

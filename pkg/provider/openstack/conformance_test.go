@@ -17,7 +17,7 @@ func TestConformanceOnSwift(t *testing.T) {
 		Region:         "RegionOne",
 		BadCredentials: newStore(t, with(cloud.SecretData("demo"), "password", "wrong")),
 		ManyObjects:    600,
-		Versioning:     versioningOf(newStore(t, cloud.SecretData("demo")), "RegionOne"),
+		Versioning:     versioningOf(t, cloud.SecretData("demo"), "RegionOne"),
 		SmallPages:     newStoreWith(t, &osprovider.Provider{ListPageSize: 2}, cloud.SecretData("demo")),
 		// No OtherRegion and no ForeignBucket: a Swift container lives in one project's account
 		// of the region's cluster, so its name can neither be taken by another tenant nor sit
@@ -31,14 +31,18 @@ func TestConformanceWithoutBulkDelete(t *testing.T) {
 		NewBucketName: newContainerName,
 		Region:        "NoBulk",
 		ManyObjects:   600,
-		Versioning:    versioningOf(newStore(t, with(cloud.SecretData("demo"), "region", "NoBulk")), "NoBulk"),
+		Versioning:    versioningOf(t, with(cloud.SecretData("demo"), "region", "NoBulk"), "NoBulk"),
 	})
 }
 
 // versioningOf switches a container's versioning through the product's own path: EnsureBucket
-// converges it to the providerConfig's declaration.
-func versioningOf(store objectstore.Store, region string) func(context.Context, string, bool) error {
+// of a store built with the providerConfig converges it to the config's declaration.
+func versioningOf(t *testing.T, data map[string][]byte, region string) func(context.Context, string, bool) error {
+	stores := map[bool]objectstore.Store{}
+	for _, on := range []bool{false, true} {
+		stores[on] = newConfiguredStore(t, testProvider, data, &osapi.BackupBucketConfig{Versioning: on})
+	}
 	return func(ctx context.Context, bucket string, on bool) error {
-		return store.EnsureBucket(ctx, objectstore.Bucket{Name: bucket, Region: region, Config: &osapi.BackupBucketConfig{Versioning: on}})
+		return stores[on].EnsureBucket(ctx, objectstore.Bucket{Name: bucket, Region: region})
 	}
 }

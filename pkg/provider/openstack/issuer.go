@@ -18,15 +18,14 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// keystoneIssuer is a store whose bucket-scoped credentials are Keystone application
-// credentials of the operator's user, one live per bucket (two during a rotation's grace
-// period). Each expires, carries access rules that allow only what etcd-backup-restore and the
-// entry controller do in the bucket's container, and cannot create further credentials.
+// keystoneIssuer issues bucket-scoped credentials that are Keystone application credentials of
+// the operator's user, one live per bucket (two during a rotation's grace period). Each expires,
+// carries access rules that allow only what etcd-backup-restore and the entry controller do in
+// the bucket's container, and cannot create further credentials.
 type keystoneIssuer struct {
-	*store
-	cfg *osapi.BackupBucketConfig
-	// unusable, when set, is why the bucket is refused: its shoots' etcd-backup would not work.
-	unusable error
+	// store is the operator's session, whose user owns the credentials.
+	store *store
+	cfg   *osapi.BackupBucketConfig
 }
 
 var _ objectstore.CredentialIssuer = (*keystoneIssuer)(nil)
@@ -68,37 +67,19 @@ func ContainerAccessRules(endpointPath, container string) []applicationcredentia
 // identity is the Keystone v3 client of the operator's session (at the secret's authURL, which
 // is also what the issued credentials authenticate against) and the session's user.
 func (s *keystoneIssuer) identity(ctx context.Context) (*gophercloud.ServiceClient, string, error) {
-	if _, err := s.swift(ctx); err != nil {
+	if _, err := s.store.swift(ctx); err != nil {
 		return nil, "", err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return &gophercloud.ServiceClient{ProviderClient: s.session, Endpoint: gophercloud.NormalizeURL(s.session.IdentityEndpoint)}, s.userID, nil
-}
-
-// EnsureBucket implements objectstore.Store: a bucket whose shoots' etcd-backup
-// etcd-backup-restore could not use is refused before anything is made.
-func (s *keystoneIssuer) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
-	if s.unusable != nil {
-		return s.unusable
-	}
-	return s.store.EnsureBucket(ctx, b)
-}
-
-// Probe implements objectstore.Store: a bucket whose shoots' etcd-backup etcd-backup-restore could
-// not use is not available, however well the extension itself reaches it.
-func (s *keystoneIssuer) Probe(ctx context.Context, bucket string) error {
-	if s.unusable != nil {
-		return s.unusable
-	}
-	return s.store.Probe(ctx, bucket)
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	return &gophercloud.ServiceClient{ProviderClient: s.store.session, Endpoint: gophercloud.NormalizeURL(s.store.session.IdentityEndpoint)}, s.store.userID, nil
 }
 
 // IssueCredential implements objectstore.CredentialIssuer. Credentials of the bucket not in use
 // are deleted first (one issued by a pass that failed before publishing it among them); a new
 // restricted credential is tried against the container before it is handed out.
 func (s *keystoneIssuer) IssueCredential(ctx context.Context, bucket string, inUse []string) (objectstore.Credential, error) {
-	if err := validateContainerName(bucket); err != nil {
+	if err := osapi.ValidateBucketName(bucket); err != nil {
 		return objectstore.Credential{}, err
 	}
 	if err := s.RevokeCredentials(ctx, bucket, inUse); err != nil {
@@ -120,7 +101,7 @@ func (s *keystoneIssuer) IssueCredential(ctx context.Context, bucket string, inU
 	}
 	restrict := s.cfg.GeneratedCredentials.RestrictToContainer()
 	if restrict {
-		u, err := url.Parse(s.client.Endpoint)
+		u, err := url.Parse(s.store.client.Endpoint)
 		if err != nil {
 			return objectstore.Credential{}, fmt.Errorf("object-store endpoint: %w", err)
 		}
@@ -156,18 +137,18 @@ func (s *keystoneIssuer) IssueCredential(ctx context.Context, bucket string, inU
 // but etcd-backup-restore requires them (bucketCheck made sure they are set).
 func (s *keystoneIssuer) credentialData(ac *applicationcredentials.ApplicationCredential) map[string][]byte {
 	data := map[string][]byte{
-		KeyAuthURL:                     []byte(s.creds.auth.IdentityEndpoint),
-		KeyRegion:                      []byte(s.creds.region),
-		KeyDomainName:                  []byte(s.creds.domainName),
-		KeyTenantName:                  []byte(s.creds.tenantName),
+		KeyAuthURL:                     []byte(s.store.creds.auth.IdentityEndpoint),
+		KeyRegion:                      []byte(s.store.creds.region),
+		KeyDomainName:                  []byte(s.store.creds.domainName),
+		KeyTenantName:                  []byte(s.store.creds.tenantName),
 		KeyApplicationCredentialID:     []byte(ac.ID),
 		KeyApplicationCredentialName:   []byte(ac.Name),
 		KeyApplicationCredentialSecret: []byte(ac.Secret),
 	}
-	if len(s.creds.caCert) > 0 {
-		data[KeyCACert] = s.creds.caCert
+	if len(s.store.creds.caCert) > 0 {
+		data[KeyCACert] = s.store.creds.caCert
 	}
-	if s.creds.insecure {
+	if s.store.creds.insecure {
 		data[KeyInsecure] = []byte("true")
 	}
 	return data
@@ -176,11 +157,11 @@ func (s *keystoneIssuer) credentialData(ac *applicationcredentials.ApplicationCr
 // probe authenticates with a new credential and reads the container: a cloud whose Swift does
 // not check access rules refuses such tokens altogether.
 func (s *keystoneIssuer) probe(ctx context.Context, cred objectstore.Credential, bucket string) error {
-	c, err := parseCredentials(cred.Data, s.creds.region)
+	c, err := parseCredentials(cred.Data, s.store.creds.region)
 	if err != nil {
 		return err
 	}
-	probe := &store{creds: c, httpClient: s.httpClient, pageSize: s.pageSize, rewrite: s.rewrite}
+	probe := &store{creds: c, httpClient: s.store.httpClient, pageSize: s.store.pageSize, rewrite: s.store.rewrite}
 	sc, err := probe.swift(ctx)
 	if err == nil {
 		_, err = containers.Get(ctx, sc, bucket, nil).Extract()
@@ -201,7 +182,7 @@ func (s *keystoneIssuer) probe(ctx context.Context, cred objectstore.Credential,
 // RevokeCredentials implements objectstore.CredentialIssuer: the bucket's application
 // credentials not kept are deleted.
 func (s *keystoneIssuer) RevokeCredentials(ctx context.Context, bucket string, keep []string) error {
-	if err := validateContainerName(bucket); err != nil {
+	if err := osapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	idc, user, err := s.identity(ctx)
@@ -246,7 +227,7 @@ func (s *keystoneIssuer) deleteAccessRules(ctx context.Context, idc *gophercloud
 	if err != nil {
 		return fmt.Errorf("listing access rules: %w", err)
 	}
-	u, err := url.Parse(s.client.Endpoint)
+	u, err := url.Parse(s.store.client.Endpoint)
 	if err != nil {
 		return fmt.Errorf("object-store endpoint: %w", err)
 	}

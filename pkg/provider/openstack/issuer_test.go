@@ -3,6 +3,7 @@ package openstack_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,38 +14,46 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/generated"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/rotation"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 )
 
 func generatingConfig(g osapi.GeneratedCredentialsConfig) *osapi.BackupBucketConfig {
 	return &osapi.BackupBucketConfig{GeneratedCredentials: &g}
 }
 
-// issuingStore is the bucket controller's view of Swift with generated credentials.
-func issuingStore(t *testing.T, data map[string][]byte, cfg *osapi.BackupBucketConfig) objectstore.Store {
+// issuing is the bucket controller's view of Swift with generated credentials: the store and the
+// issuer the config names, from the same credentials.
+func issuing(t *testing.T, data map[string][]byte, cfg *osapi.BackupBucketConfig) (objectstore.Store, objectstore.CredentialIssuer) {
 	t.Helper()
-	s, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: "RegionOne", BucketConfig: cfg})
+	creds := provider.Credentials{Data: data, Region: "RegionOne"}
+	s, err := testProvider.NewStore(context.Background(), creds, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := s.(objectstore.CredentialIssuer); !ok {
-		t.Fatal("a store configured with generatedCredentials issues no credentials")
+	iss, err := testProvider.NewIssuer(context.Background(), creds, cfg, cfg.GenerationSettings().Issuer)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return s
+	if iss == nil {
+		t.Fatal("a config with generatedCredentials gets no issuer")
+	}
+	return s, iss
 }
 
 func TestGeneratedApplicationCredentials(t *testing.T) {
+	store, iss := issuing(t, cloud.SecretData("demo"), generatingConfig(osapi.GeneratedCredentialsConfig{}))
 	conformance.RunIssuer(t, conformance.IssuerHarness{
 		Harness: conformance.Harness{
-			Store:         issuingStore(t, cloud.SecretData("demo"), generatingConfig(osapi.GeneratedCredentialsConfig{})),
+			Store:         store,
 			NewBucketName: newContainerName,
 			Region:        "RegionOne",
 		},
+		Issuer:   iss,
 		StoreFor: func(t *testing.T, data map[string][]byte) objectstore.Store { return newStore(t, data) },
 	})
 }
@@ -68,13 +77,13 @@ func keystone(t *testing.T) (*gophercloud.ServiceClient, string) {
 func TestIssuedCredentialIsRestrictedExpiringAndHoldsNoPassword(t *testing.T) {
 	ctx := context.Background()
 	period := 24 * time.Hour
-	cfg := generatingConfig(osapi.GeneratedCredentialsConfig{Credentials: generated.Credentials{Rotation: &rotation.Config{Period: &metav1.Duration{Duration: period}, GracePeriod: &metav1.Duration{Duration: time.Hour}}}, Roles: []string{"member"}})
-	s := issuingStore(t, cloud.SecretData("demo"), cfg)
+	cfg := generatingConfig(osapi.GeneratedCredentialsConfig{Generation: credentials.Generation{Rotation: &credentials.Rotation{Period: &metav1.Duration{Duration: period}, GracePeriod: &metav1.Duration{Duration: time.Hour}}}, Roles: []string{"member"}})
+	s, iss := issuing(t, cloud.SecretData("demo"), cfg)
 	bucket := newContainerName()
 	if err := s.EnsureBucket(ctx, objectstore.Bucket{Name: bucket, Region: "RegionOne"}); err != nil {
 		t.Fatal(err)
 	}
-	cred, err := s.(objectstore.CredentialIssuer).IssueCredential(ctx, bucket, nil)
+	cred, err := iss.IssueCredential(ctx, bucket, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +116,7 @@ func TestIssuedCredentialIsRestrictedExpiringAndHoldsNoPassword(t *testing.T) {
 		}
 	}
 	// Revoking everything leaves no access rule of the container behind in Keystone.
-	if err := s.(objectstore.CredentialIssuer).RevokeCredentials(ctx, bucket, nil); err != nil {
+	if err := iss.RevokeCredentials(ctx, bucket, nil); err != nil {
 		t.Fatal(err)
 	}
 	pages, err := applicationcredentials.ListAccessRules(idc, user).AllPages(ctx)
@@ -126,12 +135,12 @@ func TestRefusedCredentialIsNeverHandedOut(t *testing.T) {
 	// Region NoAccessRules reaches Swift through a proxy that cannot check access rules.
 	ctx := context.Background()
 	data := with(cloud.SecretData("demo"), "region", "NoAccessRules")
-	s := issuingStore(t, data, generatingConfig(osapi.GeneratedCredentialsConfig{}))
+	s, iss := issuing(t, data, generatingConfig(osapi.GeneratedCredentialsConfig{}))
 	bucket := newContainerName()
 	if err := s.EnsureBucket(ctx, objectstore.Bucket{Name: bucket, Region: "NoAccessRules"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.(objectstore.CredentialIssuer).IssueCredential(ctx, bucket, nil)
+	_, err := iss.IssueCredential(ctx, bucket, nil)
 	if !errors.Is(err, objectstore.ErrUnsupported) || errors.Is(err, objectstore.ErrUnauthenticated) || !strings.Contains(err.Error(), "accessRules: false") {
 		t.Fatalf("got %v; want ErrUnsupported (only) naming generatedCredentials.accessRules", err)
 	}
@@ -148,15 +157,15 @@ func TestRefusedCredentialIsNeverHandedOut(t *testing.T) {
 	}
 	// Without access rules, the same cloud takes the (project-wide) credential.
 	noRules := false
-	s = issuingStore(t, data, generatingConfig(osapi.GeneratedCredentialsConfig{AccessRules: &noRules}))
-	cred, err := s.(objectstore.CredentialIssuer).IssueCredential(ctx, bucket, nil)
+	_, iss = issuing(t, data, generatingConfig(osapi.GeneratedCredentialsConfig{AccessRules: &noRules}))
+	cred, err := iss.IssueCredential(ctx, bucket, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := newStore(t, cred.Data).PutObject(ctx, bucket, "shoot--a--b--1/x", []byte("x")); err != nil {
 		t.Fatalf("a project-wide credential: %v", err)
 	}
-	if err := s.(objectstore.CredentialIssuer).RevokeCredentials(ctx, bucket, nil); err != nil {
+	if err := iss.RevokeCredentials(ctx, bucket, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -164,9 +173,8 @@ func TestRefusedCredentialIsNeverHandedOut(t *testing.T) {
 func TestApplicationCredentialNamesKeepBucketsApart(t *testing.T) {
 	// Bucket "b" never claims "b-1"'s credentials, whose names start the same.
 	ctx := context.Background()
-	s := issuingStore(t, cloud.SecretData("demo"), generatingConfig(osapi.GeneratedCredentialsConfig{AccessRules: new(bool)}))
+	_, iss := issuing(t, cloud.SecretData("demo"), generatingConfig(osapi.GeneratedCredentialsConfig{AccessRules: new(bool)}))
 	b := newContainerName()
-	iss := s.(objectstore.CredentialIssuer)
 	long, err := iss.IssueCredential(ctx, b+"-1", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -183,5 +191,43 @@ func TestApplicationCredentialNamesKeepBucketsApart(t *testing.T) {
 	}
 	if _, err := applicationcredentials.Get(ctx, idc, user, long.ID).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
 		t.Fatalf("after revocation: %v; want 404", err)
+	}
+}
+
+// Roles Keystone will not put on an application credential (an unknown role: 404; a role the
+// user does not hold on the project: 400) are a configuration problem naming the field; no
+// credential is left behind and no container is touched.
+func TestGeneratedCredentialsWithRolesKeystoneRefuses(t *testing.T) {
+	ctx := context.Background()
+	for _, roles := range [][]string{{"no-such-role"}, {"admin"}} {
+		t.Run(roles[0], func(t *testing.T) {
+			_, iss := issuing(t, cloud.SecretData("demo"), generatingConfig(osapi.GeneratedCredentialsConfig{Roles: roles}))
+			bucket := newContainerName()
+			before := accountContainers(t)
+			_, err := iss.IssueCredential(ctx, bucket, nil)
+			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "spec.providerConfig.generatedCredentials.roles") || !strings.Contains(err.Error(), roles[0]) {
+				t.Fatalf("got %v; want ErrInvalidConfig naming spec.providerConfig.generatedCredentials.roles and %q", err, roles[0])
+			}
+			if strings.Contains(err.Error(), "demopass") {
+				t.Fatalf("the message reveals the password: %v", err)
+			}
+			idc, user := keystone(t)
+			pages, err := applicationcredentials.List(idc, user, nil).AllPages(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, err := applicationcredentials.ExtractApplicationCredentials(pages)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ac := range all {
+				if strings.HasPrefix(ac.Name, osprovider.AppCredName(bucket, time.Time{})[:len("gardener-backup-")+len(bucket)]) {
+					t.Fatalf("an application credential of the bucket was left: %s", ac.Name)
+				}
+			}
+			if after := accountContainers(t); !slices.Equal(before, after) {
+				t.Fatalf("the account's containers changed: before %v, after %v", before, after)
+			}
+		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
+	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
@@ -44,7 +46,17 @@ func newStore(t testing.TB, data map[string][]byte) objectstore.Store {
 
 func newStoreWith(t testing.TB, p *osprovider.Provider, data map[string][]byte) objectstore.Store {
 	t.Helper()
-	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "RegionOne"})
+	return newConfiguredStore(t, p, data, nil)
+}
+
+// newConfiguredStore is the bucket controller's store: built with the bucket's providerConfig.
+func newConfiguredStore(t testing.TB, p *osprovider.Provider, data map[string][]byte, cfg *osapi.BackupBucketConfig) objectstore.Store {
+	t.Helper()
+	var c config.Bucket
+	if cfg != nil {
+		c = cfg
+	}
+	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "RegionOne"}, c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,19 +3,13 @@ package openstack
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/gophercloud/gophercloud/v2"
-	gopenstack "github.com/gophercloud/gophercloud/v2/openstack"
-	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 	"github.com/gophercloud/gophercloud/v2/openstack/objectstorage/v1/containers"
 	"github.com/gophercloud/gophercloud/v2/openstack/objectstorage/v1/objects"
 	"github.com/gophercloud/gophercloud/v2/pagination"
@@ -45,6 +39,10 @@ type store struct {
 	httpClient http.Client
 	pageSize   int
 	rewrite    func(string) string
+	// cfg is the bucket's providerConfig (nil: the defaults), which EnsureBucket converges to.
+	cfg *osapi.BackupBucketConfig
+	// unusable, when set, is why the bucket is refused: its shoots' etcd-backup would not work.
+	unusable error
 
 	mu        sync.Mutex
 	client    *gophercloud.ServiceClient
@@ -57,94 +55,6 @@ type store struct {
 }
 
 var _ objectstore.Store = (*store)(nil)
-
-// swift returns the object-storage client, authenticating with Keystone once.
-func (s *store) swift(ctx context.Context) (*gophercloud.ServiceClient, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.client != nil {
-		return s.client, nil
-	}
-	pc, err := gopenstack.NewClient(s.creds.auth.IdentityEndpoint)
-	if err != nil {
-		return nil, objectstore.Invalidf("secret key %q: %w", KeyAuthURL, err)
-	}
-	pc.HTTPClient = s.httpClient
-	if err := gopenstack.Authenticate(ctx, pc, s.creds.auth); err != nil {
-		if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
-			// Keystone answers 404 for an application credential it does not know (a revoked one).
-			err = fmt.Errorf("%w: %w", objectstore.ErrUnauthenticated, err)
-		} else {
-			err = classify(err)
-		}
-		if errors.Is(err, objectstore.ErrUnauthenticated) {
-			return nil, fmt.Errorf("authenticating with Keystone: it refused the credentials of the secret keys %s: %w", s.creds.keys, err)
-		}
-		return nil, fmt.Errorf("authenticating with Keystone: %w", err)
-	}
-	if result, ok := pc.GetAuthResult().(tokens.CreateResult); ok {
-		if user, err := result.ExtractUser(); err == nil {
-			s.userID = user.ID
-		}
-	}
-	s.session = pc
-	client, err := gopenstack.NewObjectStorageV1(pc, gophercloud.EndpointOpts{Region: s.creds.region})
-	if err != nil {
-		var notFound *gophercloud.ErrEndpointNotFound
-		if errors.As(err, &notFound) {
-			return nil, objectstore.Invalidf("Keystone lists no object-store endpoint in region %q (%s)", s.creds.region, s.creds.regionSource)
-		}
-		return nil, err
-	}
-	if s.rewrite != nil {
-		client.Endpoint = s.rewrite(client.Endpoint)
-		client.ResourceBase = ""
-	}
-	s.bulkLimit = s.discoverBulkLimit(ctx, client)
-	s.client = client
-	return client, nil
-}
-
-// discoverBulkLimit reads the cluster's advertised bulk-delete limit from /info; 0 means the
-// bulk middleware is not there (or /info is disabled), so objects are deleted one by one.
-func (s *store) discoverBulkLimit(ctx context.Context, client *gophercloud.ServiceClient) int {
-	u, err := url.Parse(client.Endpoint)
-	if err != nil {
-		return 0
-	}
-	u.Path, u.RawQuery = "/info", ""
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return 0
-	}
-	resp, err := s.httpClient.Do(req)
-	if err != nil {
-		return 0
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0
-	}
-	var info struct {
-		BulkDelete *struct {
-			MaxDeletesPerRequest int `json:"max_deletes_per_request"`
-		} `json:"bulk_delete"`
-		Swift            *json.RawMessage `json:"swift"`
-		ObjectVersioning *json.RawMessage `json:"object_versioning"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&info); err != nil {
-		return 0
-	}
-	// Only an /info that is Swift's (it always has "swift") tells that versioning is missing.
-	s.noObjectVersioning = info.Swift != nil && info.ObjectVersioning == nil
-	if info.BulkDelete == nil {
-		return 0
-	}
-	if info.BulkDelete.MaxDeletesPerRequest <= 0 {
-		return defaultMaxDeletes
-	}
-	return info.BulkDelete.MaxDeletesPerRequest
-}
 
 // MaxDeleteBatch implements objectstore.Store: the cluster's advertised bulk-delete limit (read
 // from /info after authentication, which runs here if needed), capped at maxBulkBatch; without
@@ -161,64 +71,6 @@ func (s *store) MaxDeleteBatch() int {
 	return singleDeleteBatch
 }
 
-// EnsureBucket implements objectstore.Store: the container exists, private (no read or write
-// ACL), with versioning as declared.
-func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
-	if err := validateContainerName(b.Name); err != nil {
-		return err
-	}
-	cfg, ok := b.Config.(*osapi.BackupBucketConfig)
-	if !ok || cfg == nil {
-		cfg = &osapi.BackupBucketConfig{}
-	}
-	c, err := s.swift(ctx)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	noVersioning := s.noObjectVersioning
-	s.mu.Unlock()
-	if cfg.Versioning && noVersioning {
-		return fmt.Errorf("%w: spec.providerConfig.versioning: the Swift cluster offers no object versioning "+
-			"(its /info lists no object_versioning: the versioned_writes middleware with allow_object_versioning = true), "+
-			"so the container's versioning would be dropped without a word: set versioning: false or enable it in the cluster", objectstore.ErrUnsupported)
-	}
-	_, err = containers.Get(ctx, c, b.Name, nil).Extract()
-	switch {
-	case gophercloud.ResponseCodeIs(err, http.StatusNotFound):
-		if _, err := containers.Create(ctx, c, b.Name, containers.CreateOpts{VersionsEnabled: cfg.Versioning}).Extract(); err != nil {
-			return fmt.Errorf("creating container %q: %w", b.Name, classify(err))
-		}
-	case err != nil:
-		return fmt.Errorf("reading container %q: %w", b.Name, classify(err))
-	}
-	empty := ""
-	versioning := cfg.Versioning
-	if _, err := containers.Update(ctx, c, b.Name, containers.UpdateOpts{ContainerRead: &empty, ContainerWrite: &empty, VersionsEnabled: &versioning}).Extract(); err != nil {
-		return fmt.Errorf("converging container %q: %w", b.Name, classify(err))
-	}
-	return nil
-}
-
-// DeleteBucket implements objectstore.Store.
-func (s *store) DeleteBucket(ctx context.Context, name string) error {
-	if err := validateContainerName(name); err != nil {
-		return err
-	}
-	c, err := s.swift(ctx)
-	if err != nil {
-		return err
-	}
-	_, err = containers.Delete(ctx, c, name).Extract()
-	switch {
-	case err == nil, gophercloud.ResponseCodeIs(err, http.StatusNotFound):
-		return nil
-	case gophercloud.ResponseCodeIs(err, http.StatusConflict):
-		return fmt.Errorf("container %q: %w", name, objectstore.ErrBucketNotEmpty)
-	}
-	return classify(err)
-}
-
 // ListObjects implements objectstore.Store. Every version is listed whatever the container's
 // versioning says now: a container whose versioning was switched off still holds the versions
 // written while it was on. Swift's object versioning answers ?versions for any container (and a
@@ -226,7 +78,7 @@ func (s *store) DeleteBucket(ctx context.Context, name string) error {
 // entry's name and version (marker + version_marker), so that a page boundary between two
 // versions of one object skips none of them.
 func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
-	if err := validateContainerName(bucket); err != nil {
+	if err := osapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	c, err := s.swift(ctx)
@@ -317,7 +169,7 @@ const unversioned = "null"
 // (a delete by name then removes the object; with versioning on it would only write a delete
 // marker); single deletes by version otherwise. Every per-object outcome is classified.
 func (s *store) DeleteObjects(ctx context.Context, bucket string, objs []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
-	if err := validateContainerName(bucket); err != nil {
+	if err := osapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
 	if len(objs) == 0 {
@@ -398,15 +250,9 @@ func (s *store) deleteSingly(ctx context.Context, c *gophercloud.ServiceClient, 
 	})
 }
 
-// DeferDeletion implements objectstore.Store: Swift has no retention locks, so nothing is ever
-// left to defer.
-func (s *store) DeferDeletion(context.Context, string, string) (objectstore.Deferral, error) {
-	return objectstore.Deferral{}, fmt.Errorf("deferring deletions: %w", objectstore.ErrUnsupported)
-}
-
 // PutObject implements objectstore.Store.
 func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) error {
-	if err := validateContainerName(bucket); err != nil {
+	if err := osapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	c, err := s.swift(ctx)
@@ -422,7 +268,7 @@ func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) 
 
 // GetObject implements objectstore.Store.
 func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
-	if err := validateContainerName(bucket); err != nil {
+	if err := osapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
 	c, err := s.swift(ctx)
@@ -437,42 +283,15 @@ func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, erro
 	return data, classify(err)
 }
 
-// statusClasses are Swift's and Keystone's classes of HTTP statuses (of whole requests and of
-// bulk-delete entries) besides those every store shares (see objectstore.ClassOfStatus): their
-// errors carry nothing but the status.
-var statusClasses = map[int]error{
-	http.StatusUnauthorized:          objectstore.ErrUnauthenticated,
-	498:                              objectstore.ErrThrottled, // Swift's ratelimit middleware
-	http.StatusRequestEntityTooLarge: objectstore.ErrInvalidConfig,
-}
-
-// classify wraps a gophercloud error with the sentinel of its status code.
-func classify(err error) error {
-	return objectstore.Classify(err, func(err error) error {
-		var code gophercloud.ErrUnexpectedResponseCode
-		if errors.As(err, &code) {
-			return objectstore.ClassOfStatus(code.Actual, statusClasses)
-		}
-		return nil
-	})
-}
-
-// classifyStatus classifies a status line such as "404 Not Found".
-func classifyStatus(status string) error {
-	return objectstore.Classify(errors.New(status), func(error) error {
-		code, err := strconv.Atoi(strings.SplitN(status, " ", 2)[0])
-		if err != nil {
-			return nil
-		}
-		return objectstore.ClassOfStatus(code, statusClasses)
-	})
-}
-
 // Probe implements objectstore.Store with Keystone's authentication (once per store) and one GET
 // of the container with limit=1: the GET on the container that a generated application
-// credential's access rules allow (see ContainerAccessRules).
+// credential's access rules allow (see ContainerAccessRules). A bucket whose shoots' etcd-backup
+// etcd-backup-restore could not use is not available, however well the extension reaches it.
 func (s *store) Probe(ctx context.Context, bucket string) error {
-	if err := validateContainerName(bucket); err != nil {
+	if s.unusable != nil {
+		return s.unusable
+	}
+	if err := osapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
 	c, err := s.swift(ctx)

@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
-
-	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 func TestBulkDeleteFollowsTheAdvertisedLimit(t *testing.T) {
@@ -50,8 +48,8 @@ func TestBulkDeleteFollowsTheAdvertisedLimit(t *testing.T) {
 
 func TestVersionedContainerDeletesEveryVersion(t *testing.T) {
 	ctx := context.Background()
-	store, name := newStore(t, cloud.SecretData("demo")), newContainerName()
-	if err := store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: "RegionOne", Config: &osapi.BackupBucketConfig{Versioning: true}}); err != nil {
+	store, name := newConfiguredStore(t, testProvider, cloud.SecretData("demo"), &osapi.BackupBucketConfig{Versioning: true}), newContainerName()
+	if err := store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: "RegionOne"}); err != nil {
 		t.Fatal(err)
 	}
 	for round := range 3 {
@@ -90,64 +88,20 @@ func TestVersionedContainerDeletesEveryVersion(t *testing.T) {
 	}
 }
 
-func TestCredentialErrorsNameTheKey(t *testing.T) {
-	base := cloud.SecretData("demo")
-	cases := map[string]struct {
-		data    map[string][]byte
-		mention string
-	}{
-		"no authURL":          {with(base, "authURL", ""), "authURL"},
-		"no password":         {with(base, "password", ""), "password"},
-		"app secret alone":    {with(base, "applicationCredentialSecret", "s", "username", "", "password", ""), "applicationCredentialID"},
-		"app name needs user": {with(base, "applicationCredentialSecret", "s", "applicationCredentialName", "n", "username", ""), "username"},
-		"bad insecure":        {with(base, "insecure", "sometimes"), "insecure"},
-		"bad CA":              {with(base, "caCert", "not a certificate"), "caCert"},
+// An entry whose container does not exist: the store says so with the container's name, and the
+// deletion engine takes it as nothing left to delete; nothing is created.
+func TestEntryDeletionInAMissingContainer(t *testing.T) {
+	ctx := context.Background()
+	store, name := newStore(t, cloud.SecretData("demo")), newContainerName()
+	before := accountContainers(t)
+	err := store.ListObjects(ctx, name, "shoot--garden--x/", func([]objectstore.ObjectVersion) error { return nil })
+	if !errors.Is(err, objectstore.ErrBucketNotFound) || !strings.Contains(err.Error(), name) {
+		t.Fatalf("got %v; want ErrBucketNotFound naming %q", err, name)
 	}
-	for name, c := range cases {
-		t.Run(name, func(t *testing.T) {
-			_, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: c.data, Region: "RegionOne"})
-			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), c.mention) {
-				t.Fatalf("got %v; want ErrInvalidConfig naming %q", err, c.mention)
-			}
-			if strings.Contains(err.Error(), "demopass") {
-				t.Fatalf("the error reveals the password: %v", err)
-			}
-		})
+	if err := deleteEntryIn(name, "RegionOne")(t, cloud.SecretData("demo")); err != nil {
+		t.Fatalf("got %v; a missing container leaves nothing to delete", err)
 	}
-}
-
-func TestUnknownRegionIsAConfigurationError(t *testing.T) {
-	store := newStore(t, with(cloud.SecretData("demo"), "region", "Atlantis"))
-	err := store.EnsureBucket(context.Background(), objectstore.Bucket{Name: newContainerName(), Region: "Atlantis"})
-	if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "Atlantis") {
-		t.Fatalf("got %v; want ErrInvalidConfig naming the region", err)
-	}
-}
-
-func TestEtcdBackupSecretData(t *testing.T) {
-	entry := &extensionsv1alpha1.BackupEntry{Spec: extensionsv1alpha1.BackupEntrySpec{Region: "RegionOne"}}
-	in := with(cloud.SecretData("demo"), "bucketName", "b", "stray.json", "{}", "caCert", "", "region", "")
-	out, err := testProvider.EtcdBackupSecretData(entry, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"authURL", "bucketName", "domainName", "password", "region", "tenantName", "username"}
-	var got []string
-	for k := range out {
-		got = append(got, k)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("keys %v; want exactly %v", got, want)
-	}
-	for _, k := range want {
-		if _, ok := out[k]; !ok {
-			t.Fatalf("missing %q in %v", k, got)
-		}
-	}
-	if string(out["region"]) != "RegionOne" {
-		t.Fatalf("region %q", out["region"])
-	}
-	if _, err := testProvider.EtcdBackupSecretData(entry, with(in, "password", "")); !errors.Is(err, objectstore.ErrInvalidConfig) {
-		t.Fatalf("an entry secret without a password: %v; want ErrInvalidConfig", err)
+	if after := accountContainers(t); !slices.Equal(before, after) {
+		t.Fatalf("the account's containers changed: before %v, after %v", before, after)
 	}
 }

@@ -71,7 +71,7 @@ func run(n int, delays []time.Duration, parallelism int) error {
 	}
 	defer cloud.Stop()
 	creds := provider.Credentials{Data: cloud.SecretData("demo"), Region: "RegionOne"}
-	direct, err := (&osprovider.Provider{}).NewStore(ctx, creds)
+	direct, err := (&osprovider.Provider{}).NewStore(ctx, creds, nil)
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func run(n int, delays []time.Duration, parallelism int) error {
 			case "baseline":
 				outcome = baseline(ctx, cloud, rewrite, keys)
 			case "engine":
-				store, err := (&osprovider.Provider{EndpointRewrite: rewrite}).NewStore(ctx, creds)
+				store, err := (&osprovider.Provider{EndpointRewrite: rewrite}).NewStore(ctx, creds, nil)
 				if err != nil {
 					return err
 				}

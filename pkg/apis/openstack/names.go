@@ -18,17 +18,18 @@ const bucketNameSubject = "the BackupBucket's name, which its BackupEntries carr
 // checked.
 const MaxContainerNameLength = 256
 
-// validateContainerName checks Swift's container naming rules before any request, so that a
-// name Swift would refuse (412 or 400 without a code, or a gophercloud error without a class) is
+// ValidateBucketName checks Swift's container naming rules before any request, so that a name
+// Swift would refuse (412 or 400 without a code, or a gophercloud error without a class) is
 // reported with the rule it breaks.
-func validateContainerName(name string) error {
-	if rule := containerNameRule(name); rule != "" {
+func ValidateBucketName(name string) error {
+	if rule := ContainerNameRule(name); rule != "" {
 		return objectstore.Invalidf("container name %q (%s) breaks Swift's container naming rules: %s", name, bucketNameSubject, rule)
 	}
 	return nil
 }
 
-func containerNameRule(name string) string {
+// ContainerNameRule is the naming rule name breaks, or "" if it breaks none.
+func ContainerNameRule(name string) string {
 	switch {
 	case name == "":
 		return "it must not be empty"

@@ -95,12 +95,12 @@ func TestBucketRefusesCredentialsTheSidecarCannotUse(t *testing.T) {
 		{name: "pass-through may hand the operator's on", data: with(byID, "domainName", "Default", "tenantName", "p"), cfg: passThrough, missing: "applicationCredentialName"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s, err := (&osprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: c.data, Region: "RegionOne", BucketConfig: c.cfg})
+			s, err := (&osprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: c.data, Region: "RegionOne"}, c.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			// Keystone at 127.0.0.1:1 is unreachable: the refusal must come before any request.
-			err = s.EnsureBucket(context.Background(), objectstore.Bucket{Name: "b", Region: "RegionOne", Config: c.cfg})
+			err = s.EnsureBucket(context.Background(), objectstore.Bucket{Name: "b", Region: "RegionOne"})
 			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), `"`+c.missing+`"`) {
 				t.Fatalf("EnsureBucket: %v; want ErrInvalidConfig naming %q", err, c.missing)
 			}
@@ -115,5 +115,59 @@ func assertNoValue(t *testing.T, err error, data map[string][]byte) {
 		if len(v) > 2 && strings.Contains(err.Error(), string(v)) && k != "authURL" {
 			t.Fatalf("the error carries the value of %q: %v", k, err)
 		}
+	}
+}
+
+func TestCredentialErrorsNameTheKey(t *testing.T) {
+	base := cloud.SecretData("demo")
+	cases := map[string]struct {
+		data    map[string][]byte
+		mention string
+	}{
+		"no authURL":          {with(base, "authURL", ""), "authURL"},
+		"no password":         {with(base, "password", ""), "password"},
+		"app secret alone":    {with(base, "applicationCredentialSecret", "s", "username", "", "password", ""), "applicationCredentialID"},
+		"app name needs user": {with(base, "applicationCredentialSecret", "s", "applicationCredentialName", "n", "username", ""), "username"},
+		"bad insecure":        {with(base, "insecure", "sometimes"), "insecure"},
+		"bad CA":              {with(base, "caCert", "not a certificate"), "caCert"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: c.data, Region: "RegionOne"}, nil)
+			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), c.mention) {
+				t.Fatalf("got %v; want ErrInvalidConfig naming %q", err, c.mention)
+			}
+			if strings.Contains(err.Error(), "demopass") {
+				t.Fatalf("the error reveals the password: %v", err)
+			}
+		})
+	}
+}
+
+func TestEtcdBackupSecretData(t *testing.T) {
+	entry := &extensionsv1alpha1.BackupEntry{Spec: extensionsv1alpha1.BackupEntrySpec{Region: "RegionOne"}}
+	in := with(cloud.SecretData("demo"), "bucketName", "b", "stray.json", "{}", "caCert", "", "region", "")
+	out, err := testProvider.EtcdBackupSecretData(entry, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"authURL", "bucketName", "domainName", "password", "region", "tenantName", "username"}
+	var got []string
+	for k := range out {
+		got = append(got, k)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("keys %v; want exactly %v", got, want)
+	}
+	for _, k := range want {
+		if _, ok := out[k]; !ok {
+			t.Fatalf("missing %q in %v", k, got)
+		}
+	}
+	if string(out["region"]) != "RegionOne" {
+		t.Fatalf("region %q", out["region"])
+	}
+	if _, err := testProvider.EtcdBackupSecretData(entry, with(in, "password", "")); !errors.Is(err, objectstore.ErrInvalidConfig) {
+		t.Fatalf("an entry secret without a password: %v; want ErrInvalidConfig", err)
 	}
 }

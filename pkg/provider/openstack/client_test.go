@@ -2,8 +2,10 @@ package openstack_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,5 +62,13 @@ func TestApplicationCredentials(t *testing.T) {
 	})
 	if _, err := conformance.ListKeys(ctx, wrong, name, ""); !errorsIsUnauthenticated(err) {
 		t.Fatalf("a wrong application credential secret: %v; want ErrUnauthenticated", err)
+	}
+}
+
+func TestUnknownRegionIsAConfigurationError(t *testing.T) {
+	store := newStore(t, with(cloud.SecretData("demo"), "region", "Atlantis"))
+	err := store.EnsureBucket(context.Background(), objectstore.Bucket{Name: newContainerName(), Region: "Atlantis"})
+	if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "Atlantis") {
+		t.Fatalf("got %v; want ErrInvalidConfig naming the region", err)
 	}
 }

@@ -1,0 +1,14 @@
+package openstack
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// DeferDeletion implements objectstore.Store: Swift has no retention locks, so nothing is ever
+// left to defer.
+func (s *store) DeferDeletion(context.Context, string, string) (objectstore.Deferral, error) {
+	return objectstore.Deferral{}, fmt.Errorf("deferring deletions: %w", objectstore.ErrUnsupported)
+}
