@@ -19,11 +19,7 @@ func (API) Type() string { return Type }
 
 // DecodeBucketConfig implements config.API.
 func (API) DecodeBucketConfig(raw []byte) (config.Bucket, error) {
-	cfg, err := DecodeBackupBucketConfig(raw)
-	if err != nil {
-		return nil, err // never a typed nil in the interface
-	}
-	return cfg, nil
+	return config.Decoded(DecodeBackupBucketConfig(raw))
 }
 
 // ValidateBucketName implements config.API with Swift's container naming rules (names.go).
