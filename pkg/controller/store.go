@@ -48,12 +48,9 @@ func NewIssuer(ctx context.Context, reader client.Reader, p provider.Provider, r
 
 // readCredentials reads the credentials secret from the API server.
 func readCredentials(ctx context.Context, reader client.Reader, ref corev1.SecretReference, region string) (provider.Credentials, error) {
-	secret := &corev1.Secret{}
-	if err := reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return provider.Credentials{}, &MissingSecretError{Ref: ref}
-		}
-		return provider.Credentials{}, fmt.Errorf("reading credentials secret %s/%s: %w", ref.Namespace, ref.Name, err)
+	secret, err := readSecret(ctx, reader, ref)
+	if err != nil {
+		return provider.Credentials{}, err
 	}
 	return provider.Credentials{
 		Data:             secret.Data,
@@ -75,4 +72,24 @@ func BucketConfig(p provider.Provider, bb *extensionsv1alpha1.BackupBucket) (con
 		return nil, decode.Under(err, "spec")
 	}
 	return cfg, nil
+}
+
+// ReadSecretData reads the data of the credentials secret ref from the API server.
+func ReadSecretData(ctx context.Context, reader client.Reader, ref corev1.SecretReference) (map[string][]byte, error) {
+	secret, err := readSecret(ctx, reader, ref)
+	if err != nil {
+		return nil, err
+	}
+	return secret.Data, nil
+}
+
+func readSecret(ctx context.Context, reader client.Reader, ref corev1.SecretReference) (*corev1.Secret, error) {
+	secret := &corev1.Secret{}
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, &MissingSecretError{Ref: ref}
+		}
+		return nil, fmt.Errorf("reading credentials secret %s/%s: %w", ref.Namespace, ref.Name, err)
+	}
+	return secret, nil
 }

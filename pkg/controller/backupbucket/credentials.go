@@ -42,6 +42,11 @@ const (
 	annotationRevokePrevious   = "backup.extensions.gardener.cloud/revoke-previous-after"
 	annotationRotationHonoured = "backup.extensions.gardener.cloud/rotation-request"
 	AnnotationRetireAfter      = "backup.extensions.gardener.cloud/retire-after"
+	// AnnotationOperatorCopy says that the generated secret holds a copy of the operator's
+	// credentials: generation was switched off. gardenlet (v1.150) never clears the core
+	// BackupBucket's status.generatedSecretRef once set and keeps handing the secret it names to
+	// every entry, so the reference stays and what the secret holds changes instead.
+	AnnotationOperatorCopy = "backup.extensions.gardener.cloud/operator-credentials"
 )
 
 // Event reasons of generated credentials (the note names IDs, never values).
@@ -98,10 +103,22 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 	}
 	meta := backupbucket.GeneratedSecretObjectMeta(bb)
 	now := time.Now().UTC()
+	if exists && hasAnnotation(secret, AnnotationOperatorCopy) {
+		// Generation is switched on again after it was switched off: the secret holds the
+		// operator's credentials, which the entries use by now. What was generated before is
+		// revoked and a new credential issued.
+		if err := a.revokeRecorded(ctx, log, bb, cfg, secret); err != nil {
+			return err
+		}
+		for _, key := range recordKeys {
+			delete(secret.Annotations, key)
+		}
+	}
 	unrecorded := secret.Annotations[AnnotationCredential] != "" && !hasAnnotation(secret, AnnotationIssuer)
 	if exists && (secret.Annotations[AnnotationRetireAfter] != "" || unrecorded) {
-		// Generation was switched off and on again before the credential was revoked: keep it.
-		// A secret written before issuers were recorded records the configured one from now on.
+		// Generation was switched off and on again before the credential was revoked, by a
+		// version that still held the credential under the reference: keep it. A secret written
+		// before issuers were recorded records the configured one from now on.
 		patch := client.MergeFrom(secret.DeepCopy())
 		delete(secret.Annotations, AnnotationRetireAfter)
 		if unrecorded {
@@ -224,6 +241,7 @@ func (a *actuator) writeGenerated(ctx context.Context, secret *corev1.Secret, ex
 	delete(secret.Annotations, annotationPrevious)
 	delete(secret.Annotations, annotationPreviousIssuer)
 	delete(secret.Annotations, annotationRevokePrevious)
+	delete(secret.Annotations, AnnotationOperatorCopy)
 	if secret.Annotations == nil {
 		secret.Annotations = map[string]string{}
 	}

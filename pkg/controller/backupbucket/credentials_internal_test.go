@@ -580,7 +580,9 @@ func TestGeneratedCredentialsRetire(t *testing.T) {
 	f.mustReconcile() // a's cred-2 published, cred-1 in its grace period
 	f.events()
 
-	// Switched off: shoots move back at once, the credentials stay valid for the default grace.
+	// Switched off: the reference stays (gardenlet never lets go of it) and the secret it names
+	// holds the operator's credentials at once; the generated ones stay valid for the default
+	// grace.
 	f.configure(nil)
 	f.mustReconcile()
 	s := f.mustSecret()
@@ -588,7 +590,8 @@ func TestGeneratedCredentialsRetire(t *testing.T) {
 	if d := time.Until(parseTime(due)); d < credentials.DefaultGracePeriod-time.Minute || d > credentials.DefaultGracePeriod {
 		t.Fatalf("retire-after %q; want in the default grace period", due)
 	}
-	c := f.expectCondition(gardencorev1beta1.ConditionFalse, "Retiring", false)
+	expectOperatorCopy(t, s)
+	c := f.expectCondition(gardencorev1beta1.ConditionFalse, "Retiring", true)
 	if !strings.Contains(c.Message, due) {
 		t.Fatalf("condition message %q does not say when: %s", c.Message, due)
 	}
@@ -600,24 +603,52 @@ func TestGeneratedCredentialsRetire(t *testing.T) {
 		t.Fatalf("retire-after moved from %s to %s", due, got)
 	}
 
-	// Grace over: revoked by the issuer recorded (the config names none), the secret deleted.
+	// Grace over: revoked by the issuer recorded (the config names none); the secret keeps the
+	// operator's credentials under the reference, and records no generated credential any more.
 	f.setSecretAnnotation(AnnotationRetireAfter, past())
 	f.mustReconcile()
 	expectValid(t, f.mem)
 	if !slices.Equal(f.calls, []string{"a revoke []"}) {
 		t.Fatalf("issuer calls %q", f.calls)
 	}
-	if s := f.secret(); s != nil {
-		t.Fatalf("the generated secret is still there: %v", s.Annotations)
+	s = f.mustSecret()
+	expectOperatorCopy(t, s)
+	for _, key := range []string{AnnotationCredential, AnnotationIssuer, annotationPrevious, AnnotationRetireAfter} {
+		if _, ok := s.Annotations[key]; ok {
+			t.Fatalf("the retired secret still records %s: %v", key, s.Annotations)
+		}
 	}
-	f.expectCondition(gardencorev1beta1.ConditionFalse, "Retired", false)
+	f.expectCondition(gardencorev1beta1.ConditionFalse, "Retired", true)
 	f.expectEvents("Normal " + ReasonCredentialRevoked)
 
 	// Nothing left to do.
 	f.mustReconcile()
-	f.expectCondition(gardencorev1beta1.ConditionFalse, "Retired", false)
+	f.expectCondition(gardencorev1beta1.ConditionFalse, "Retired", true)
 	if len(f.calls) != 0 {
 		t.Fatalf("issuer calls %q", f.calls)
+	}
+
+	// The operator rotates their secret: the copy follows at the next reconcile.
+	operator := &corev1.Secret{}
+	if err := f.client.Get(f.ctx, client.ObjectKey{Namespace: controllertest.SecretRef.Namespace, Name: controllertest.SecretRef.Name}, operator); err != nil {
+		t.Fatal(err)
+	}
+	operator.Data = map[string][]byte{"key": []byte("rotated")}
+	if err := f.client.Update(f.ctx, operator); err != nil {
+		t.Fatal(err)
+	}
+	f.mustReconcile()
+	if got := string(f.mustSecret().Data["key"]); got != "rotated" {
+		t.Fatalf("the copy holds %q after the operator's secret changed; want the new value", got)
+	}
+}
+
+// expectOperatorCopy checks that the generated secret holds the operator's credentials.
+func expectOperatorCopy(t *testing.T, s *corev1.Secret) {
+	t.Helper()
+	operator := map[string][]byte{"key": []byte("operator")}
+	if s.Annotations[AnnotationOperatorCopy] == "" || len(s.Data) != len(operator) || string(s.Data["key"]) != string(operator["key"]) {
+		t.Fatalf("the generated secret holds %d keys, annotations %v; want a copy of the operator's credentials", len(s.Data), s.Annotations)
 	}
 }
 
@@ -627,18 +658,19 @@ func TestGeneratedCredentialsSwitchedOnAgainBeforeRetirement(t *testing.T) {
 	f.mustReconcile()
 	f.configure(nil)
 	f.mustReconcile()
-	f.expectCondition(gardencorev1beta1.ConditionFalse, "Retiring", false)
+	f.expectCondition(gardencorev1beta1.ConditionFalse, "Retiring", true)
 
+	// The secret holds the operator's credentials by now, and the entries follow it: what was
+	// generated is revoked and a new credential published under the same reference.
 	f.configure(settings("mem", nil))
 	f.mustReconcile()
-	s := f.expectPublished("cred-1", "mem")
-	if _, ok := s.Annotations[AnnotationRetireAfter]; ok {
-		t.Fatalf("retire-after is still recorded: %v", s.Annotations)
+	s := f.expectPublished("cred-2", "mem")
+	for _, key := range []string{AnnotationRetireAfter, AnnotationOperatorCopy, annotationPrevious} {
+		if _, ok := s.Annotations[key]; ok {
+			t.Fatalf("%s is still recorded: %v", key, s.Annotations)
+		}
 	}
-	expectValid(t, f.mem, "cred-1")
-	if len(f.calls) != 0 {
-		t.Fatalf("issuer calls %q; want the credential kept as it is", f.calls)
-	}
+	expectValid(t, f.mem, "cred-2")
 }
 
 func TestGeneratedSecretWithoutIssuerGetsTheConfiguredOne(t *testing.T) {

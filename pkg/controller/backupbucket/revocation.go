@@ -1,8 +1,10 @@
 package backupbucket
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -15,13 +17,22 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
+// recordKeys are the generated secret's annotations about generated credentials, dropped once
+// they are revoked.
+var recordKeys = []string{AnnotationCredential, AnnotationIssuer, annotationIssuedAt, annotationPrevious,
+	annotationPreviousIssuer, annotationRevokePrevious, annotationRotationHonoured, AnnotationRetireAfter}
+
 // retireCredentials handles a bucket whose providerConfig does not (or no longer) ask for
-// generated credentials. If some were published, status.generatedSecretRef is cleared at once, so
-// that gardenlet moves the entries back to the operator's credentials; the generated ones stay
-// valid for the default grace period, then they are revoked and their secret deleted.
+// generated credentials, or whose credentials issue none. If some were published, the generated
+// secret gets a copy of the operator's credentials at once and status.generatedSecretRef keeps
+// naming it: gardenlet hands that secret to the entries and never lets go of the reference, so
+// they move back to the operator's credentials as their entries are synced. The generated
+// credentials stay valid for the grace period, then they are revoked; the copy stays, and is
+// kept current with the operator's secret, until the bucket is deleted.
 func (a *actuator) retireCredentials(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg config.Bucket) error {
 	secret, exists, err := readGenerated(ctx, a.reader, bb)
 	if err != nil {
@@ -33,34 +44,54 @@ func (a *actuator) retireCredentials(ctx context.Context, log logr.Logger, bb *e
 		}
 		return a.patchStatus(ctx, bb, nil, gardencorev1beta1.ConditionFalse, "Retired", "Shoots use the operator's credentials: the generated secret is gone")
 	}
+	operator, err := controller.ReadSecretData(ctx, a.reader, bb.Spec.SecretRef)
+	if err != nil {
+		return err
+	}
 	now := time.Now().UTC()
 	ids := credentialIDs(secret)
+	ref := &corev1.SecretReference{Namespace: secret.Namespace, Name: secret.Name}
 	due := secret.Annotations[AnnotationRetireAfter]
-	if due == "" {
+	starting := ids != "" && due == ""
+	if starting {
 		due = now.Add(config.GeneratedCredentials(cfg).Grace()).Format(time.RFC3339)
-		patch := client.MergeFrom(secret.DeepCopy())
+	}
+	if starting || !hasAnnotation(secret, AnnotationOperatorCopy) || !maps.EqualFunc(secret.Data, operator, bytes.Equal) {
 		if secret.Annotations == nil {
 			secret.Annotations = map[string]string{}
 		}
-		secret.Annotations[AnnotationRetireAfter] = due
-		if err := a.client.Patch(ctx, secret, patch); err != nil {
-			return fmt.Errorf("recording the retirement on %s/%s: %w", secret.Namespace, secret.Name, err)
+		if starting {
+			secret.Annotations[AnnotationRetireAfter] = due
 		}
+		secret.Annotations[AnnotationOperatorCopy] = "true"
+		secret.Data = operator
+		if err := a.client.Update(ctx, secret); err != nil {
+			return fmt.Errorf("copying the operator's credentials into %s/%s: %w", secret.Namespace, secret.Name, err)
+		}
+	}
+	if starting {
 		log.Info("Generated credentials are no longer asked for; shoots move back to the operator's", "credentials", ids, "revokeAfter", due)
 		a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonRetiring, "Retire",
-			"Generated credentials are no longer asked for: shoots move back to the operator's credentials as their entries are reconciled; %q stays valid until %s, then it is revoked", ids, due)
+			"Generated credentials are no longer asked for: %s/%s now holds the operator's credentials, and shoots move to them as their entries are synced; %q stays valid until %s, then it is revoked", secret.Namespace, secret.Name, ids, due)
 	}
-	if now.Before(parseTime(due)) {
-		return a.patchStatus(ctx, bb, nil, gardencorev1beta1.ConditionFalse, "Retiring",
-			fmt.Sprintf("Shoots move back to the operator's credentials; generated credential %q is revoked after %s", ids, due))
+	if ids != "" && now.Before(parseTime(due)) {
+		return a.patchStatus(ctx, bb, ref, gardencorev1beta1.ConditionFalse, "Retiring",
+			fmt.Sprintf("Shoots move back to the operator's credentials, which secret %s/%s now holds; generated credential %q is revoked after %s", secret.Namespace, secret.Name, ids, due))
 	}
-	if err := a.revokeRecorded(ctx, log, bb, cfg, secret); err != nil {
-		return err
+	if ids != "" {
+		if err := a.revokeRecorded(ctx, log, bb, cfg, secret); err != nil {
+			return err
+		}
+		patch := client.MergeFrom(secret.DeepCopy())
+		for _, key := range recordKeys {
+			delete(secret.Annotations, key)
+		}
+		if err := a.client.Patch(ctx, secret, patch); err != nil {
+			return fmt.Errorf("recording the revocation on %s/%s: %w", secret.Namespace, secret.Name, err)
+		}
 	}
-	if err := a.client.Delete(ctx, secret); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting generated secret %s/%s: %w", secret.Namespace, secret.Name, err)
-	}
-	return a.patchStatus(ctx, bb, nil, gardencorev1beta1.ConditionFalse, "Retired", "Shoots use the operator's credentials; the generated ones are revoked")
+	return a.patchStatus(ctx, bb, ref, gardencorev1beta1.ConditionFalse, "Retired",
+		fmt.Sprintf("Shoots use the operator's credentials, which secret %s/%s holds; the generated ones are revoked", secret.Namespace, secret.Name))
 }
 
 // revokeRecorded revokes every credential the generated secret records, each with the issuer
@@ -68,6 +99,9 @@ func (a *actuator) retireCredentials(ctx context.Context, log logr.Logger, bb *e
 // builds no issuer for them) a warning names what to revoke by hand.
 func (a *actuator) revokeRecorded(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg config.Bucket, secret *corev1.Secret) error {
 	ids := credentialIDs(secret)
+	if ids == "" {
+		return nil // nothing recorded (a copy of the operator's credentials, revoked before)
+	}
 	g := config.GeneratedCredentials(cfg)
 	names := []string{issuedBy(secret, g)}
 	if secret.Annotations[annotationPrevious] != "" && previousIssuedBy(secret, g) != names[0] {

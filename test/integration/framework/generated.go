@@ -1,6 +1,8 @@
 package framework
 
 import (
+	"bytes"
+	"maps"
 	"testing"
 	"time"
 
@@ -87,8 +89,9 @@ func (e *Env) GeneratedCredentialsFlow(t *testing.T, g GeneratedCredentials) {
 		}
 	}
 
-	// Switching generation off: shoots go back to the operator's credentials at once, the
-	// generated one is revoked when its retirement is due.
+	// Switching generation off: the secret under the reference holds the operator's credentials
+	// at once (gardenlet keeps handing it to the entries), the generated one is revoked when its
+	// retirement is due.
 	off := e.CreateBucket(t, UniqueName("gen-off-"), g.Operator, g.Config)
 	e.WaitFor(t, off, 2*time.Minute, "bucket reconciled", Succeeded)
 	cred := e.generated(t, off.Name)
@@ -99,13 +102,16 @@ func (e *Env) GeneratedCredentialsFlow(t *testing.T, g GeneratedCredentials) {
 	}
 	e.Trigger(t, off) // waits for the next second: statuses before it are older than now
 	e.WaitFor(t, off, time.Minute, "bucket reconciled without generation", SucceededAfter(time.Now()))
-	if off.Status.GeneratedSecretRef != nil {
-		t.Fatalf("status.generatedSecretRef = %v after generation was switched off", off.Status.GeneratedSecretRef)
+	if ref := off.Status.GeneratedSecretRef; ref == nil || ref.Name != cred.Name || ref.Namespace != cred.Namespace {
+		t.Fatalf("status.generatedSecretRef = %v after generation was switched off; want it kept (gardenlet never clears it)", ref)
 	}
 	e.assertCondition(t, off, gardencorev1beta1.ConditionFalse, "Retiring")
 	retiring := e.generated(t, off.Name)
 	if retiring.Annotations[backupbucket.AnnotationRetireAfter] == "" {
 		t.Fatal("the generated secret records no retirement")
+	}
+	if !maps.EqualFunc(retiring.Data, g.Operator, bytes.Equal) {
+		t.Fatal("the secret under the reference does not hold the operator's credentials while retiring")
 	}
 	if err := e.StoreFor(t, cred.Data).PutObject(Ctx(t), off.Name, "shoot--gen--y/retiring", []byte("x")); err != nil {
 		t.Fatalf("the generated credential was revoked before its retirement was due: %v", err)
@@ -119,8 +125,12 @@ func (e *Env) GeneratedCredentialsFlow(t *testing.T, g GeneratedCredentials) {
 	e.Trigger(t, off)
 	e.WaitFor(t, off, time.Minute, "bucket reconciled after the retirement", SucceededAfter(time.Now()))
 	e.assertCondition(t, off, gardencorev1beta1.ConditionFalse, "Retired")
-	if _, err := e.GeneratedSecret(t, off.Name); !apierrors.IsNotFound(err) {
-		t.Fatalf("generated secret after its retirement: %v", err)
+	retired, err := e.GeneratedSecret(t, off.Name)
+	if err != nil {
+		t.Fatalf("the secret under the reference after the retirement: %v", err)
+	}
+	if !maps.EqualFunc(retired.Data, g.Operator, bytes.Equal) || retired.Annotations[backupbucket.AnnotationCredential] != "" {
+		t.Fatalf("after the retirement the secret under the reference records %v; want the operator's credentials and no generated one", retired.Annotations)
 	}
 	if err := e.StoreFor(t, cred.Data).PutObject(Ctx(t), off.Name, "shoot--gen--y/retired", []byte("x")); !conformance.Refused(err) {
 		t.Fatalf("a retired generated credential still writes: %v", err)
