@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,6 +99,24 @@ func requireStack(t *testing.T) {
 	if setupErr != nil {
 		t.Fatalf("the garden, seed, MinIO, the extension or gardenlet did not start: %v", setupErr)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("extension log (last 80 lines):\n%s", logTail(ext.LogPath, 80))
+		}
+	})
+}
+
+// logTail is the last n lines of a log file.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(filepath.Clean(path))
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // startStack starts MinIO and the proxy, the garden (gardener-apiserver), the seed (a plain
