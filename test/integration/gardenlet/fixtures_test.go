@@ -35,7 +35,7 @@ import (
 // (reflect.DeepEqual, gardener pkg/gardenlet/controller/backupbucket/reconciler.go:203): a core
 // providerConfig in any other key order differs forever, and gardenlet re-annotates the
 // extension BackupBucket after every reconcile and never marks the core one Succeeded
-// (TestUnsortedProviderConfig pins this).
+// (TestUnsortedProviderConfig pins this; the entry controller compares the same way).
 const (
 	bucketConfig    = `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","disabledSettings":["PublicAccessBlock","MultipartAbortLifecycle"],"kind":"BackupBucketConfig"}`
 	generatedConfig = `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","disabledSettings":["PublicAccessBlock","MultipartAbortLifecycle"],"generatedCredentials":{"issuer":"MinIO","rotation":{"gracePeriod":"%s"}},"kind":"BackupBucketConfig"}`
