@@ -14,10 +14,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -94,6 +97,46 @@ func TestBucketAndEntryLifecycle(t *testing.T) {
 				t.Errorf("etcd-backup does not carry the generated credential: %s", diff)
 			}
 			snapshotOnce(t, etcdBackup, bb.Name, entry.Name)
+		}},
+		{"b2: a rotation reaches the entry's etcd-backup through gardenlet", func(t *testing.T) {
+			// The extension publishes the new credential in a reconcile; its new lastOperation wakes
+			// gardenlet, which copies it to the garden, and the core bucket's new lastOperation wakes
+			// gardenlet's entry controller, which hands it to the entry.
+			previous := credentialID(t, bb.Name)
+			ext := &extensionsv1alpha1.BackupBucket{}
+			if err := seed.Get(ctx(), client.ObjectKey{Name: bb.Name}, ext); err != nil {
+				t.Fatal(err)
+			}
+			patch := client.MergeFrom(ext.DeepCopy())
+			metav1.SetMetaDataAnnotation(&ext.ObjectMeta, backupbucket.AnnotationRotateCredentials, "gardenlet-e2e")
+			metav1.SetMetaDataAnnotation(&ext.ObjectMeta, v1beta1constants.GardenerOperation, v1beta1constants.GardenerOperationReconcile)
+			if err := seed.Patch(ctx(), ext, patch); err != nil {
+				t.Fatal(err)
+			}
+			var rotated string
+			eventually(t, time.Minute, "the rotated credential in the garden copy, the entry secret and etcd-backup", func() (bool, string) {
+				rotated = credentialID(t, bb.Name)
+				if rotated == previous {
+					return false, "no new credential published yet"
+				}
+				got := map[string]bool{}
+				for what, data := range map[string]map[string][]byte{
+					"garden copy":  secretData(t, garden, gardenNamespace, "generated-bucket-"+bb.Name),
+					"entry secret": secretData(t, seed, gardenNamespace, "entry-"+entry.Name),
+					"etcd-backup":  secretData(t, seed, s.technicalID(), "etcd-backup"),
+				} {
+					got[what] = string(data["accessKeyID"]) == rotated
+				}
+				return got["garden copy"] && got["entry secret"] && got["etcd-backup"], fmt.Sprintf("holds the new credential: %v", got)
+			})
+			generated = secretData(t, garden, gardenNamespace, "generated-bucket-"+bb.Name)
+			waitBucket(t, bb.Name, time.Minute, "Succeeded after the rotation", bucketSucceeded)
+			waitEntry(t, s.entryKey(), time.Minute, "Succeeded after the rotation", entrySucceeded(""))
+			etcdBackup := secretData(t, seed, s.technicalID(), "etcd-backup")
+			if err := fw.StoreFor(t, etcdBackup).PutObject(ctx(), bb.Name, entry.Name+"/after-rotation", []byte("x")); err != nil {
+				t.Errorf("etcd-backup after the rotation does not work: %v", err)
+			}
+			t.Logf("credential %s rotated to %s and handed to the entry by gardenlet", previous, rotated)
 		}},
 		{"c: deleting the entry empties its prefix only; deleting the bucket removes it and revokes the credential", func(t *testing.T) {
 			store := fw.StoreFor(t, generated)
