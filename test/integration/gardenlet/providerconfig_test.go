@@ -37,7 +37,8 @@ func TestUnsortedProviderConfig(t *testing.T) {
 			return false, err.Error()
 		}
 		stamp := ext.Annotations[v1beta1constants.GardenerTimestamp]
-		if succeeded == "" && framework.Succeeded(ext) {
+		// Succeeded, whether or not gardenlet already asked again (it does within milliseconds).
+		if op := ext.Status.LastOperation; succeeded == "" && op != nil && op.State == gardencorev1beta1.LastOperationStateSucceeded {
 			succeeded = stamp
 		}
 		if succeeded != "" && stamp != succeeded {
