@@ -24,6 +24,8 @@ type Proxy struct {
 	delay         time.Duration
 	throttleEvery int64
 	foreignPrefix string
+	// down makes the proxy drop every connection unanswered, as an unreachable store does.
+	down atomic.Bool
 
 	deletes   atomic.Int64
 	Throttled atomic.Int64
@@ -68,6 +70,10 @@ func StartProxy(target string, opts ProxyOptions) (*Proxy, error) {
 	p.server = &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w := &statusWriter{ResponseWriter: rw, status: http.StatusOK}
 		defer p.count(r, w)
+		if p.down.Load() {
+			p.drop(w)
+			return
+		}
 		if p.delay > 0 {
 			time.Sleep(p.delay)
 		}
@@ -127,6 +133,22 @@ func (p *Proxy) Methods() map[string]int64 {
 		return true
 	})
 	return out
+}
+
+// SetDown makes the store unreachable through the proxy (every connection is closed without an
+// answer) or reachable again.
+func (p *Proxy) SetDown(down bool) { p.down.Store(down) }
+
+// drop closes the client's connection without an answer (a 502 if it cannot be taken over).
+func (p *Proxy) drop(w *statusWriter) {
+	if hj, ok := w.ResponseWriter.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			_ = conn.Close()
+			w.status = 0
+			return
+		}
+	}
+	w.WriteHeader(http.StatusBadGateway)
 }
 
 // answerForeign answers like AWS does for a bucket of another account: HEAD is 403 without a

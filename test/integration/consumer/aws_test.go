@@ -14,7 +14,7 @@ const awsConfigHead = `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alp
 // s3 is how etcd-druid runs the sidecar for an aws entry: AWS_APPLICATION_CREDENTIALS at the
 // mounted secret. MinIO needs no flag: the sidecar (v0.43.0) reads the endpoint from the
 // secret's "endpoint" key.
-var s3 = consumer{storageProvider: "S3", credentialsEnv: "AWS_APPLICATION_CREDENTIALS"}
+var s3 = stack.Consumer{StorageProvider: "S3", CredentialsEnv: "AWS_APPLICATION_CREDENTIALS"}
 
 // The keys etcd-backup-restore's S3 store reads (s3_snapstore.go, readAWSCredentialFromDir).
 var s3Keys = []string{"region", "accessKeyID", "secretAccessKey", "endpoint", "s3ForcePathStyle", "bucketName"}

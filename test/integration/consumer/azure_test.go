@@ -15,9 +15,9 @@ const azureConfigHead = `{"apiVersion":"azure.backup.extensions.gardener.cloud/v
 // resource's spec.backup.store.endpointOverride: the sidecar builds
 // https://<storageAccount>.<domain>/ from the secret, which cannot reach Azurite (plain HTTP, the
 // account in the path).
-func abs(azurite *stack.Azurite, account string) consumer {
-	return consumer{storageProvider: "ABS", credentialsEnv: "AZURE_APPLICATION_CREDENTIALS",
-		flags: []string{"--store-endpoint-override=http://" + azurite.Host + "/" + account}}
+func abs(azurite *stack.Azurite, account string) stack.Consumer {
+	return stack.Consumer{StorageProvider: "ABS", CredentialsEnv: "AZURE_APPLICATION_CREDENTIALS",
+		Flags: []string{"--store-endpoint-override=http://" + azurite.Host + "/" + account}}
 }
 
 // The keys etcd-backup-restore's ABS store reads (abs_snapstore.go, readABSCredentialFiles):

@@ -23,6 +23,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
 // mode is one credential mode of a provider: the operator's secret and the bucket's
@@ -59,7 +60,7 @@ func name(prefix string) string {
 // snapshot succeeds after the previous credential is revoked; a restore into a new data
 // directory then holds every key. The entry's inventory (inventory.Take) names the snapshots the
 // sidecar wrote last and counts what a plain listing lists. Deleting the entry removes the sidecar's snapshots.
-func run(t *testing.T, env *framework.Env, c consumer, m mode) {
+func run(t *testing.T, env *framework.Env, c stack.Consumer, m mode) {
 	began := time.Now()
 	step := func(what string) { t.Logf("%5.1fs %s", time.Since(began).Seconds(), what) }
 	bb := createBucket(t, env, m)
@@ -82,16 +83,16 @@ func run(t *testing.T, env *framework.Env, c consumer, m mode) {
 	step("bucket and entry reconciled")
 
 	mount := t.TempDir()
-	mountSecret(t, mount, etcdBackup.Data)
-	db := startEtcd(t, filepath.Join(t.TempDir(), "etcd"))
+	stack.MountSecret(t, mount, etcdBackup.Data)
+	db := stack.StartEtcd(t, filepath.Join(t.TempDir(), "etcd"))
 	want := map[string]string{"/registry/before-full": "1"}
-	db.put(t, "/registry/before-full", "1")
-	sidecar := c.snapshotter(t, db, mount, bb.Name, entry)
+	db.Put(t, "/registry/before-full", "1")
+	sidecar := c.Snapshotter(t, db, mount, bb.Name, entry)
 	// The test lists snapshots with the credential the entry has (after a rotation the new one).
 	store := env.StoreFor(t, entryData)
 	snaps := func() (full, delta int) { return countSnapshots(t, store, bb.Name, entry) }
 	waitSnapshots(t, sidecar, "a full snapshot", func() bool { f, _ := snaps(); return f >= 1 })
-	db.put(t, "/registry/delta", "2")
+	db.Put(t, "/registry/delta", "2")
 	want["/registry/delta"] = "2"
 	waitSnapshots(t, sidecar, "a delta snapshot", func() bool { _, d := snaps(); return d >= 1 })
 	step("full and delta snapshot taken")
@@ -100,36 +101,36 @@ func run(t *testing.T, env *framework.Env, c consumer, m mode) {
 		var rotated map[string][]byte
 		etcdBackup, rotated = rotate(t, env, bb, be, generated)
 		store = env.StoreFor(t, rotated)
-		mountSecret(t, mount, etcdBackup.Data)
+		stack.MountSecret(t, mount, etcdBackup.Data)
 		step("rotated credential mounted")
 		if m.revokedRefused {
 			waitRevoked(t, env, bb.Name, generated.Data)
 			step("previous credential revoked")
 		}
 		_, before := snaps()
-		db.put(t, "/registry/after-rotation", "3")
+		db.Put(t, "/registry/after-rotation", "3")
 		want["/registry/after-rotation"] = "3"
 		waitSnapshots(t, sidecar, "a delta snapshot after the rotation", func() bool { _, d := snaps(); return d > before })
-		if !strings.Contains(sidecar.tail(), "Updated the snapstore object with new credentials") {
-			t.Fatalf("the sidecar did not rebuild its store from the rotated secret:\n%s", sidecar.tail())
+		if !strings.Contains(sidecar.Tail(), "Updated the snapstore object with new credentials") {
+			t.Fatalf("the sidecar did not rebuild its store from the rotated secret:\n%s", sidecar.Tail())
 		}
 		step("delta snapshot after the rotation taken")
 	}
-	sidecar.stop()
-	db.stop()
+	sidecar.Stop()
+	db.Stop()
 	// Once the sidecar stopped, nothing changes under the inventory.
 	checkInventory(t, store, bb.Name, entry, sidecar)
 	step("inventory checked")
 	// The consumer's use comes first (its log says why it fails); then the exact key set.
 	assertKeys(t, etcdBackup, m.keys)
 
-	restored := startEtcd(t, c.restore(t, mount, bb.Name, entry))
+	restored := stack.StartEtcd(t, c.Restore(t, mount, bb.Name, entry))
 	for k, v := range want {
-		if got := restored.get(t, k); got != v {
+		if got := restored.Get(t, k); got != v {
 			t.Errorf("restored etcd: %s = %q; want %q", k, got, v)
 		}
 	}
-	restored.stop()
+	restored.Stop()
 	step("restored")
 
 	env.DeleteAndWaitGone(t, be, 2*time.Minute)
@@ -196,14 +197,14 @@ func countSnapshots(t *testing.T, store objectstore.Store, bucket, entry string)
 }
 
 // waitSnapshots polls until done holds; it fails at once when the sidecar exits.
-func waitSnapshots(t *testing.T, sidecar *process, what string, done func() bool) {
+func waitSnapshots(t *testing.T, sidecar *stack.Process, what string, done func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); !done(); time.Sleep(200 * time.Millisecond) {
-		if sidecar.exited() {
-			t.Fatalf("etcd-backup-restore exited before %s (%v):\n%s", what, sidecar.err, sidecar.tail())
+		if sidecar.Exited() {
+			t.Fatalf("etcd-backup-restore exited before %s (%v):\n%s", what, sidecar.Err(), sidecar.Tail())
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no %s within a minute:\n%s", what, sidecar.tail())
+			t.Fatalf("no %s within a minute:\n%s", what, sidecar.Tail())
 		}
 	}
 }

@@ -26,7 +26,7 @@ var gcsKeys = []string{"serviceaccount.json", "storageAPIEndpoint", "bucketName"
 // a token as GCS does: so the sidecar reaches the front through a TLS terminator here, given
 // with --store-endpoint-override (which etcd-druid sets from the Etcd resource's
 // spec.backup.store.endpointOverride), and trusts its certificate through SSL_CERT_FILE.
-func gcsConsumer(t *testing.T, gcs *stack.GCS) consumer {
+func gcsConsumer(t *testing.T, gcs *stack.GCS) stack.Consumer {
 	backend, err := url.Parse(gcs.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -37,8 +37,8 @@ func gcsConsumer(t *testing.T, gcs *stack.GCS) consumer {
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tls.Certificate().Raw}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return consumer{storageProvider: "GCS", credentialsEnv: "GOOGLE_APPLICATION_CREDENTIALS", file: "serviceaccount.json",
-		flags: []string{"--store-endpoint-override=" + tls.URL + "/storage/v1/"}, env: []string{"SSL_CERT_FILE=" + ca}}
+	return stack.Consumer{StorageProvider: "GCS", CredentialsEnv: "GOOGLE_APPLICATION_CREDENTIALS", File: "serviceaccount.json",
+		Flags: []string{"--store-endpoint-override=" + tls.URL + "/storage/v1/"}, Env: []string{"SSL_CERT_FILE=" + ca}}
 }
 
 // Workload identity is not run: the sidecar accepts an external account configuration only with

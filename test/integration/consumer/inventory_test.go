@@ -11,6 +11,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
 // saved is the sidecar's log line for each snapshot it uploaded (snapshotter.go:382 and :511 in
@@ -24,7 +25,7 @@ var snapshotName = regexp.MustCompile(`^(Full|Incr)-\d+-\d+-(\d+)(\.gz|\.Z|\.zli
 // checkInventory takes the entry's inventory with the entry's credential after the sidecar
 // stopped (so that nothing changes under it) and checks it against the sidecar's own word on the
 // snapshots it wrote and against a plain listing of the entry.
-func checkInventory(t *testing.T, store objectstore.Store, bucket, entry string, sidecar *process) {
+func checkInventory(t *testing.T, store objectstore.Store, bucket, entry string, sidecar *stack.Process) {
 	t.Helper()
 	ctx := framework.Ctx(t)
 	prefix := entry + "/"
@@ -35,7 +36,7 @@ func checkInventory(t *testing.T, store objectstore.Store, bucket, entry string,
 	}
 
 	// What the sidecar says it wrote last, of each kind.
-	log, err := os.ReadFile(sidecar.log)
+	log, err := os.ReadFile(sidecar.LogPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func checkInventory(t *testing.T, store objectstore.Store, bucket, entry string,
 		last[m[1]] = prefix + "etcd-main/v2/" + m[2]
 	}
 	if last["full"] == "" || last["delta"] == "" {
-		t.Fatalf("the sidecar's log names no full or no delta snapshot (%v):\n%s", last, sidecar.tail())
+		t.Fatalf("the sidecar's log names no full or no delta snapshot (%v):\n%s", last, sidecar.Tail())
 	}
 
 	// A plain listing: every version's size, current objects, and the bytes of each snapshot

@@ -23,7 +23,7 @@ const osConfigHead = `{"apiVersion":"openstack.backup.extensions.gardener.cloud/
 // swift is how etcd-druid runs the sidecar for an openstack entry: OPENSTACK_APPLICATION_CREDENTIALS
 // at the mounted secret. Nothing else: the sidecar reads Keystone's URL from the secret and takes
 // the object-store endpoint from the catalog.
-var swift = consumer{storageProvider: "Swift", credentialsEnv: "OPENSTACK_APPLICATION_CREDENTIALS"}
+var swift = stack.Consumer{StorageProvider: "Swift", CredentialsEnv: "OPENSTACK_APPLICATION_CREDENTIALS"}
 
 // The keys etcd-backup-restore's Swift store reads (swift_snapstore.go, readSwiftCredentialDir and
 // isSwiftConfigCorrect): password credentials or application credentials, never both.

@@ -1,4 +1,7 @@
-package consumer_test
+// The real etcd-backup-restore as etcd-druid runs it beside a real etcd, with its secret mounted as
+// kubelet mounts it: the consumer of the etcd-backup secret, for tests that prove that secret.
+
+package stack
 
 import (
 	"bytes"
@@ -13,15 +16,13 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
-// mountSecret writes data into dir as kubelet projects a secret volume (its AtomicWriter): the
+// MountSecret writes data into dir as kubelet projects a secret volume (its AtomicWriter): the
 // files live in a timestamped directory, "..data" links to it, and each key is a link
 // "<key> -> ..data/<key>". Called again, it swaps the whole set at once, as kubelet does when the
 // secret changes, so that a running sidecar sees new files with new modification times.
-func mountSecret(t *testing.T, dir string, data map[string][]byte) {
+func MountSecret(t testing.TB, dir string, data map[string][]byte) {
 	t.Helper()
 	ts := filepath.Join(dir, ".."+time.Now().Format("2006_01_02_15_04_05.000000000"))
 	if err := os.MkdirAll(ts, 0o755); err != nil {
@@ -62,15 +63,17 @@ func mountSecret(t *testing.T, dir string, data map[string][]byte) {
 	}
 }
 
-// process is a started binary whose output goes to a log file kept for failure messages.
-type process struct {
+// Process is a started binary whose output goes to a log file kept for failure messages.
+type Process struct {
 	cmd  *exec.Cmd
 	log  string
 	done chan struct{}
 	err  error
 }
 
-func start(t *testing.T, logName string, env []string, bin string, args ...string) *process {
+// StartProcess starts bin with exactly env, its output into logName in a test directory; the
+// process is stopped when the test ends.
+func StartProcess(t testing.TB, logName string, env []string, bin string, args ...string) *Process {
 	t.Helper()
 	logPath := filepath.Join(t.TempDir(), logName)
 	f, err := os.Create(logPath)
@@ -82,13 +85,14 @@ func start(t *testing.T, logName string, env []string, bin string, args ...strin
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &process{cmd: cmd, log: logPath, done: make(chan struct{})}
+	p := &Process{cmd: cmd, log: logPath, done: make(chan struct{})}
 	go func() { p.err = cmd.Wait(); f.Close(); close(p.done) }()
-	t.Cleanup(p.stop)
+	t.Cleanup(p.Stop)
 	return p
 }
 
-func (p *process) stop() {
+// Stop interrupts the process and waits for it (killing it after 10s).
+func (p *Process) Stop() {
 	select {
 	case <-p.done:
 		return
@@ -103,8 +107,11 @@ func (p *process) stop() {
 	}
 }
 
-// tail is the end of the process's log, for failure messages.
-func (p *process) tail() string {
+// LogPath is the file the process writes its output to.
+func (p *Process) LogPath() string { return p.log }
+
+// Tail is the end of the process's log, for failure messages.
+func (p *Process) Tail() string {
 	b, _ := os.ReadFile(p.log)
 	if len(b) > 4000 {
 		b = b[len(b)-4000:]
@@ -112,7 +119,18 @@ func (p *process) tail() string {
 	return string(b)
 }
 
-func (p *process) exited() bool {
+// Err is how the process ended (nil while it runs).
+func (p *Process) Err() error {
+	select {
+	case <-p.done:
+		return p.err
+	default:
+		return nil
+	}
+}
+
+// Exited reports whether the process ended.
+func (p *Process) Exited() bool {
 	select {
 	case <-p.done:
 		return true
@@ -121,54 +139,54 @@ func (p *process) exited() bool {
 	}
 }
 
-// etcd is a real etcd (the one envtest runs) on loopback ports, reached through its JSON gateway.
-type etcd struct {
-	*process
-	url string
+// Etcd is a real etcd (the one envtest runs) on loopback ports, reached through its JSON gateway.
+type Etcd struct {
+	*Process
+	URL string
 }
 
 var etcdBinary = sync.OnceValues(func() (string, error) {
-	dir, err := stack.Tool("envtest", "KUBEBUILDER_ASSETS")
+	dir, err := Tool("envtest", "KUBEBUILDER_ASSETS")
 	return filepath.Join(dir, "etcd"), err
 })
 
-// startEtcd starts etcd on dataDir (a new member, or a data directory etcd-backup-restore
+// StartEtcd starts etcd on dataDir (a new member, or a data directory etcd-backup-restore
 // restored: both name the member "default" with the peer URL restore gives it).
-func startEtcd(t *testing.T, dataDir string) *etcd {
+func StartEtcd(t testing.TB, dataDir string) *Etcd {
 	t.Helper()
 	bin, err := etcdBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ports, err := stack.FreePorts(2)
+	ports, err := FreePorts(2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	client, peer := ports[0], ports[1]
-	e := &etcd{url: fmt.Sprintf("http://127.0.0.1:%d", client)}
-	e.process = start(t, "etcd.log", os.Environ(), bin, "--name", "default", "--data-dir", dataDir,
-		"--listen-client-urls", e.url, "--advertise-client-urls", e.url,
+	e := &Etcd{URL: fmt.Sprintf("http://127.0.0.1:%d", client)}
+	e.Process = StartProcess(t, "etcd.log", os.Environ(), bin, "--name", "default", "--data-dir", dataDir,
+		"--listen-client-urls", e.URL, "--advertise-client-urls", e.URL,
 		"--listen-peer-urls", fmt.Sprintf("http://127.0.0.1:%d", peer),
 		"--initial-advertise-peer-urls", "http://localhost:2380", "--initial-cluster", "default=http://localhost:2380")
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if resp, err := http.Get(e.url + "/health"); err == nil {
+		if resp, err := http.Get(e.URL + "/health"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return e
 			}
 		}
-		if e.exited() || time.Now().After(deadline) {
-			t.Fatalf("etcd on %s did not become healthy:\n%s", dataDir, e.tail())
+		if e.Exited() || time.Now().After(deadline) {
+			t.Fatalf("etcd on %s did not become healthy:\n%s", dataDir, e.Tail())
 		}
 	}
 }
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
-func (e *etcd) call(t *testing.T, path string, req, resp any) {
+func (e *Etcd) call(t testing.TB, path string, req, resp any) {
 	t.Helper()
 	body, _ := json.Marshal(req)
-	r, err := http.Post(e.url+path, "application/json", bytes.NewReader(body))
+	r, err := http.Post(e.URL+path, "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,14 +199,15 @@ func (e *etcd) call(t *testing.T, path string, req, resp any) {
 	}
 }
 
-func (e *etcd) put(t *testing.T, key, value string) {
+// Put writes key.
+func (e *Etcd) Put(t testing.TB, key, value string) {
 	t.Helper()
 	var out map[string]any
 	e.call(t, "/v3/kv/put", map[string]string{"key": b64(key), "value": b64(value)}, &out)
 }
 
-// get returns the value of key, "" if it is absent.
-func (e *etcd) get(t *testing.T, key string) string {
+// Get returns the value of key, "" if it is absent.
+func (e *Etcd) Get(t testing.TB, key string) string {
 	t.Helper()
 	var out struct {
 		KVs []struct{ Value string } `json:"kvs"`
@@ -204,51 +223,52 @@ func (e *etcd) get(t *testing.T, key string) string {
 	return string(v)
 }
 
-var etcdbrctl = sync.OnceValues(func() (string, error) { return stack.Tool("etcdbr", "ETCDBR") })
+var etcdbrctl = sync.OnceValues(func() (string, error) { return Tool("etcdbr", "ETCDBR") })
 
-// consumer is how etcd-druid runs etcd-backup-restore for one provider: the storage provider
+// Consumer is how etcd-druid runs etcd-backup-restore for one provider: the storage provider
 // flag, the variable pointing at the mounted secret (GCS: at serviceaccount.json in it), and
 // what the stand-in needs beyond what the secret says (flags, or variables the process needs to
 // trust a stand-in's certificate).
-type consumer struct {
-	storageProvider string
-	credentialsEnv  string
-	file            string // "" for the directory itself
-	flags           []string
-	env             []string
+type Consumer struct {
+	StorageProvider string
+	CredentialsEnv  string
+	File            string // "" for the directory itself
+	Flags           []string
+	Env             []string
 }
 
-// environment is the sidecar's whole environment: what etcd-druid sets and nothing of the test
+// Environment is the sidecar's whole environment: what etcd-druid sets and nothing of the test
 // process (whose AWS_CA_BUNDLE, for one, a pod does not have).
-func (c consumer) environment(secretDir, bucket string) []string {
+func (c Consumer) Environment(secretDir, bucket string) []string {
 	cred := secretDir
-	if c.file != "" {
-		cred = filepath.Join(secretDir, c.file)
+	if c.File != "" {
+		cred = filepath.Join(secretDir, c.File)
 	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir(), "STORAGE_CONTAINER=" + bucket, c.credentialsEnv + "=" + cred}
-	return append(env, c.env...)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir(), "STORAGE_CONTAINER=" + bucket, c.CredentialsEnv + "=" + cred}
+	return append(env, c.Env...)
 }
 
-func (c consumer) storeFlags(entry string) []string {
-	return append([]string{"--storage-provider=" + c.storageProvider, "--store-prefix=" + entry + "/etcd-main"}, c.flags...)
+// StoreFlags are the sidecar's store flags for an entry's "<entry>/etcd-main" prefix.
+func (c Consumer) StoreFlags(entry string) []string {
+	return append([]string{"--storage-provider=" + c.StorageProvider, "--store-prefix=" + entry + "/etcd-main"}, c.Flags...)
 }
 
-// snapshotter starts `etcdbrctl snapshot` against etcd: a full snapshot at once, then a delta
+// Snapshotter starts `etcdbrctl snapshot` against etcd: a full snapshot at once, then a delta
 // snapshot every second that has events (no scheduled full snapshot or garbage collection
 // during a test: the schedule is yearly).
-func (c consumer) snapshotter(t *testing.T, e *etcd, secretDir, bucket, entry string) *process {
+func (c Consumer) Snapshotter(t testing.TB, e *Etcd, secretDir, bucket, entry string) *Process {
 	t.Helper()
 	bin, err := etcdbrctl()
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"snapshot", "--endpoints=" + e.url, "--delta-snapshot-period=1s", "--schedule=0 0 1 1 *",
-		"--garbage-collection-period=1h", "--snapstore-temp-directory=" + t.TempDir()}, c.storeFlags(entry)...)
-	return start(t, "etcdbrctl-snapshot.log", c.environment(secretDir, bucket), bin, args...)
+	args := append([]string{"snapshot", "--endpoints=" + e.URL, "--delta-snapshot-period=1s", "--schedule=0 0 1 1 *",
+		"--garbage-collection-period=1h", "--snapstore-temp-directory=" + t.TempDir()}, c.StoreFlags(entry)...)
+	return StartProcess(t, "etcdbrctl-snapshot.log", c.Environment(secretDir, bucket), bin, args...)
 }
 
-// restore runs `etcdbrctl restore` into a new data directory and returns it.
-func (c consumer) restore(t *testing.T, secretDir, bucket, entry string) string {
+// Restore runs `etcdbrctl restore` into a new data directory and returns it.
+func (c Consumer) Restore(t testing.TB, secretDir, bucket, entry string) string {
 	t.Helper()
 	bin, err := etcdbrctl()
 	if err != nil {
@@ -256,17 +276,17 @@ func (c consumer) restore(t *testing.T, secretDir, bucket, entry string) string 
 	}
 	dataDir := filepath.Join(t.TempDir(), "restored.etcd")
 	args := append([]string{"restore", "--data-dir=" + dataDir, "--restoration-temp-snapshots-dir=" + t.TempDir(),
-		"--snapstore-temp-directory=" + t.TempDir()}, c.storeFlags(entry)...)
-	p := start(t, "etcdbrctl-restore.log", c.environment(secretDir, bucket), bin, args...)
+		"--snapstore-temp-directory=" + t.TempDir()}, c.StoreFlags(entry)...)
+	p := StartProcess(t, "etcdbrctl-restore.log", c.Environment(secretDir, bucket), bin, args...)
 	select {
 	case <-p.done:
 	case <-time.After(2 * time.Minute):
-		t.Fatalf("etcdbrctl restore did not finish:\n%s", p.tail())
+		t.Fatalf("etcdbrctl restore did not finish:\n%s", p.Tail())
 	}
 	// etcdbrctl restore exits 0 on some failures (options it cannot build): the restored data is
 	// what counts, and the log says why when it is missing.
-	if p.err != nil || !strings.Contains(p.tail(), "Successfully restored the etcd data directory") {
-		t.Fatalf("etcdbrctl restore failed (%v):\n%s", p.err, p.tail())
+	if p.err != nil || !strings.Contains(p.Tail(), "Successfully restored the etcd data directory") {
+		t.Fatalf("etcdbrctl restore failed (%v):\n%s", p.err, p.Tail())
 	}
 	return dataDir
 }

@@ -1,0 +1,271 @@
+// Package gardenlet_test runs gardener's own controllers against the extension: gardener
+// v1.150.0's real gardener-apiserver (in-process, gardener's test/envtest) is the garden,
+// gardenlet's real BackupBucket and BackupEntry controllers run in this process, and the real aws
+// binary runs as a process against a second API server (the seed) and MinIO. Every scenario
+// asserts what gardenlet shows on the core resources in the garden, not only what the extension
+// did in the seed.
+//
+// Two API servers, not one: gardenlet's garden copy of a bucket's generated secret
+// (garden/generated-bucket-<name>) and the extension's own generated secret in the seed have the
+// same name; in one cluster they would be one object.
+package gardenlet_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gardener/gardener/pkg/api/indexer"
+	gardenletconfigv1alpha1 "github.com/gardener/gardener/pkg/apis/config/gardenlet/v1alpha1"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	"github.com/gardener/gardener/pkg/client/kubernetes"
+	bbcontroller "github.com/gardener/gardener/pkg/gardenlet/controller/backupbucket"
+	becontroller "github.com/gardener/gardener/pkg/gardenlet/controller/backupentry"
+	gardenerenvtest "github.com/gardener/gardener/test/envtest"
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
+	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+const (
+	region = "eu-central-1"
+	// seedA is the seed of every bucket and of the entries before a migration; seedB is the
+	// target of the migration. Both gardenlets run on the one seed API server (see migration_test.go).
+	seedA, seedB = "seed-a", "seed-b"
+	// gardenNamespace is gardenlet's garden namespace, in the garden and in the seed.
+	gardenNamespace = "garden"
+	// startTimeout: an in-process gardener-apiserver and its APIServices on 2 shared cores.
+	startTimeout = 3 * time.Minute
+)
+
+// The shared stack, started once by TestMain.
+var (
+	garden client.Client // the garden: core.gardener.cloud through gardener-apiserver
+	seed   client.Client // the seed: extension resources, secrets, the binary's world
+	minio  *stack.MinIO
+	// proxy is in front of MinIO: every credential the test hands out names it as the endpoint, so
+	// that the store can be made unreachable (scenario e).
+	proxy *stack.Proxy
+	fw    *framework.Env // store helpers over the seed
+	ext   *stack.Extension
+	// setupErr is why the stack did not start; every test fails with it.
+	setupErr error
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	if os.Getenv("TEST_LOG") != "" {
+		ctrllog.SetLogger(funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{}))
+	} else {
+		ctrllog.SetLogger(logr.Discard())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop, err := startStack(ctx)
+	defer stop()
+	if err != nil {
+		setupErr = err
+	}
+	return m.Run()
+}
+
+// requireStack fails the test when the shared stack did not start.
+func requireStack(t *testing.T) {
+	t.Helper()
+	if setupErr != nil {
+		t.Fatalf("the garden, seed, MinIO, the extension or gardenlet did not start: %v", setupErr)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("extension log (last 80 lines):\n%s", logTail(ext.LogPath, 80))
+		}
+	})
+}
+
+// logTail is the last n lines of a log file.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(filepath.Clean(path))
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// startStack starts MinIO and the proxy, the garden (gardener-apiserver), the seed (a plain
+// kube-apiserver with the extension CRDs), the aws binary against the seed, and gardenlet's
+// controllers (seed-a: bucket and entry; seed-b: entry) between them. stop undoes what started.
+func startStack(ctx context.Context) (stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	dir, err := os.MkdirTemp("", "geb-gardenlet-")
+	if err != nil {
+		return stop, err
+	}
+	stops = append(stops, func() { _ = os.RemoveAll(dir) })
+
+	binary, err := stack.BuildBinary(dir, "aws")
+	if err != nil {
+		return stop, err
+	}
+	if minio, err = stack.StartMinIO(ctx, stack.MinIOOptions{Region: region}); err != nil {
+		return stop, err
+	}
+	stops = append(stops, minio.Stop)
+	if proxy, err = stack.StartProxy(minio.Endpoint, stack.ProxyOptions{}); err != nil {
+		return stop, err
+	}
+	stops = append(stops, proxy.Close)
+
+	// The garden.
+	assets, err := stack.Tool("envtest", "KUBEBUILDER_ASSETS")
+	if err != nil {
+		return stop, err
+	}
+	gardenEnv := &gardenerenvtest.GardenerTestEnvironment{
+		Environment: &envtest.Environment{BinaryAssetsDirectory: assets, ControlPlaneStartTimeout: startTimeout, ControlPlaneStopTimeout: time.Minute},
+		GardenerAPIServer: &gardenerenvtest.GardenerAPIServer{
+			// As gardener's own backupbucket suite: no Seed, Project, ControllerRegistration or
+			// deletion confirmation is needed for the two controllers under test.
+			Args:         []string{"--disable-admission-plugins=DeletionConfirmation,ExtensionLabels,ExtensionValidator,ResourceReferenceManager", "--log-level=error"},
+			StartTimeout: startTimeout, StopTimeout: time.Minute,
+			Out: io.Discard, Err: io.Discard,
+		},
+	}
+	gardenCfg, err := gardenEnv.Start()
+	if err != nil {
+		return stop, fmt.Errorf("starting the garden (gardener-apiserver): %w", err)
+	}
+	stops = append(stops, func() { _ = gardenEnv.Stop() })
+	if garden, err = client.New(gardenCfg, client.Options{Scheme: kubernetes.GardenScheme}); err != nil {
+		return stop, err
+	}
+
+	// The seed.
+	seedEnv, seedCfg, err := stack.StartEnvtest()
+	if err != nil {
+		return stop, fmt.Errorf("starting the seed: %w", err)
+	}
+	stops = append(stops, func() { _ = seedEnv.Stop() })
+	seedScheme, err := app.Scheme()
+	if err != nil {
+		return stop, err
+	}
+	if seed, err = client.New(seedCfg, client.Options{Scheme: seedScheme}); err != nil {
+		return stop, err
+	}
+	fw = framework.Attach(seed, &awsprovider.Provider{}, region)
+	for _, c := range []client.Client{garden, seed} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gardenNamespace}}); err != nil {
+			return stop, err
+		}
+	}
+
+	// The extension, as the chart runs it.
+	if ext, err = stack.StartExtension(ctx, seedEnv, binary, dir, "--bucket-probe-interval", "5s", "--entry-inventory-interval", "10s"); err != nil {
+		return stop, err
+	}
+	stops = append(stops, func() {
+		ext.Stop()
+		if os.Getenv("TEST_LOG") != "" {
+			if b, err := os.ReadFile(filepath.Clean(ext.LogPath)); err == nil {
+				fmt.Fprintf(os.Stderr, "extension log:\n%s\n", b)
+			}
+		}
+	})
+
+	// gardenlet: its controllers in a manager on the seed, the garden as a second cluster.
+	bbcontroller.RequeueDurationWhenResourceDeletionStillPresent = time.Second
+	becontroller.RequeueDurationWhenResourceDeletionStillPresent = time.Second
+	mgr, err := manager.New(seedCfg, manager.Options{
+		Scheme:                 seedScheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		// Two entry controllers (seed-a, seed-b) of one name.
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return stop, err
+	}
+	gardenCluster, err := cluster.New(gardenCfg, func(o *cluster.Options) { o.Scheme = kubernetes.GardenScheme })
+	if err != nil {
+		return stop, err
+	}
+	if err := mgr.Add(gardenCluster); err != nil {
+		return stop, err
+	}
+	// The entry controller lists entries by bucket from the garden cache (gardenlet registers it).
+	if err := indexer.AddBackupEntryBucketName(ctx, gardenCluster.GetFieldIndexer()); err != nil {
+		return stop, err
+	}
+	limiter := func() workqueue.TypedRateLimiter[reconcile.Request] {
+		return workqueue.NewTypedWithMaxWaitRateLimiter(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request](), time.Second)
+	}
+	if err := (&bbcontroller.Reconciler{
+		Config:          gardenletconfigv1alpha1.BackupBucketControllerConfiguration{ConcurrentSyncs: ptr.To(5)},
+		SeedName:        seedA,
+		GardenNamespace: gardenNamespace,
+		RateLimiter:     limiter(),
+	}).AddToManager(mgr, gardenCluster, mgr); err != nil {
+		return stop, err
+	}
+	for _, seedName := range []string{seedA, seedB} {
+		if err := (&becontroller.Reconciler{
+			// No grace period before an entry's deletion (gardenlet's default is 24h).
+			Config:          gardenletconfigv1alpha1.BackupEntryControllerConfiguration{ConcurrentSyncs: ptr.To(5), DeletionGracePeriodHours: ptr.To(0)},
+			SeedName:        seedName,
+			GardenNamespace: gardenNamespace,
+			RateLimiter:     limiter(),
+		}).AddToManager(mgr, gardenCluster, mgr); err != nil {
+			return stop, err
+		}
+	}
+	mgrCtx, mgrCancel := context.WithCancel(ctx)
+	mgrDone := make(chan error, 1)
+	go func() { mgrDone <- mgr.Start(mgrCtx) }()
+	stops = append(stops, func() { mgrCancel(); <-mgrDone })
+	syncCtx, syncCancel := context.WithTimeout(ctx, startTimeout)
+	defer syncCancel()
+	if !gardenCluster.GetCache().WaitForCacheSync(syncCtx) {
+		return stop, fmt.Errorf("gardenlet's garden cache did not sync")
+	}
+	return stop, nil
+}
+
+// coreSucceeded reports whether gardenlet shows a core resource as done: lastOperation of type
+// typ (any type if "") Succeeded, no lastError, the current generation observed.
+func coreSucceeded(meta metav1.Object, op *gardencorev1beta1.LastOperation, lastErr *gardencorev1beta1.LastError, observed int64, typ gardencorev1beta1.LastOperationType) bool {
+	return op != nil && op.State == gardencorev1beta1.LastOperationStateSucceeded && (typ == "" || op.Type == typ) &&
+		lastErr == nil && observed == meta.GetGeneration()
+}
