@@ -3,7 +3,6 @@ package gardenlet_test
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -21,21 +20,18 @@ import (
 )
 
 // TestGeneratedCredentialsRetired is scenario f: generated credentials are switched off on the
-// core BackupBucket's providerConfig while an entry uses them. The extension clears its
-// status.generatedSecretRef at once and revokes the generated credential after the grace period
-// (docs/generated-credentials.md: "gardenlet moves the entries back to the operator's
-// credentials"). The truth required: after the retirement, the entry's etcd-backup still works.
+// core BackupBucket's providerConfig while an entry uses them; after the grace period the
+// extension revokes the generated credential. The truth required: after the retirement, the
+// entry's etcd-backup still works.
 //
 // gardenlet v1.150 never clears the core BackupBucket's status.generatedSecretRef: it only sets it
 // when the extension's is set (gardener pkg/gardenlet/controller/backupbucket/reconciler.go:392-437),
 // and its garden copy garden/generated-bucket-<name> lives until the bucket is deleted (:439-463);
 // the entry controller prefers that ref over spec.credentialsRef (backupentry/reconciler.go:664-669).
-// So the entries keep the generated credential the extension revokes: this test fails on that
-// product defect, and runs only with GARDENLET_RETIREMENT=1 until the extension handles it.
+// So the extension keeps its reference and puts the operator's credentials into the secret it
+// names: gardenlet copies them to the garden and on to the entries. (Before, the extension
+// cleared its reference, and entries kept a credential it then revoked; this test failed so.)
 func TestGeneratedCredentialsRetired(t *testing.T) {
-	if os.Getenv("GARDENLET_RETIREMENT") != "1" {
-		t.Skip("fails on a known defect (gardenlet keeps handing entries a retired generated credential the extension revokes); set GARDENLET_RETIREMENT=1 to run it")
-	}
 	requireStack(t)
 	bb := coreBucket(t, fmt.Sprintf(generatedConfig, "5s"))
 	bb = waitBucket(t, bb.Name, 2*time.Minute, "Succeeded with status.generatedSecretRef", func(bb *gardencorev1beta1.BackupBucket) bool {
@@ -83,8 +79,15 @@ func TestGeneratedCredentialsRetired(t *testing.T) {
 	if err := seed.Patch(ctx(), extBB, patch); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, seed, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: generatedKey.Namespace, Name: generatedKey.Name}}, time.Minute,
-		"the extension revokes the retired credential and deletes its generated secret")
+	eventually(t, time.Minute, "the extension revokes the retired credential; its secret keeps the operator's credentials", func() (bool, string) {
+		sec := &corev1.Secret{}
+		if err := seed.Get(ctx(), generatedKey, sec); err != nil {
+			return false, err.Error()
+		}
+		operator := bytes.Equal(sec.Data["accessKeyID"], operatorData()["accessKeyID"])
+		return sec.Annotations[backupbucket.AnnotationCredential] == "" && operator,
+			fmt.Sprintf("annotations %v, holds the operator's access key: %t", sec.Annotations, operator)
+	})
 	waitRefused(t, map[string][]byte{"accessKeyID": []byte(retired), "secretAccessKey": []byte("x"), "endpoint": []byte(proxy.URL)}, bb.Name,
 		"the retired credential is revoked in MinIO") // an unknown access key is refused whatever the secret key
 	waitBucket(t, bb.Name, time.Minute, "Succeeded after the retirement", bucketSucceeded)
@@ -116,8 +119,8 @@ func TestGeneratedCredentialsRetired(t *testing.T) {
 			gardenNamespace, s.entryName(), bytes.Equal(entrySecret["accessKeyID"], []byte(retired)),
 			core.Status.GeneratedSecretRef, gardenCopy, extensionRef(bb.Name))
 		if time.Now().After(deadline) {
-			t.Fatalf("DEFECT (gardenlet v1.150 never clears the core BackupBucket's status.generatedSecretRef nor its garden copy, "+
-				"so entries keep the generated credential the extension revoked on retirement): after the retirement the entry's etcd-backup no longer works: %s", observed)
+			t.Fatalf("after the retirement the entry's etcd-backup no longer works (gardenlet v1.150 keeps the core BackupBucket's "+
+				"status.generatedSecretRef and hands its garden copy to the entries): %s", observed)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
