@@ -150,6 +150,8 @@ func Codes(err error) []gardencorev1beta1.ErrorCode {
 		return []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorConfigurationProblem}
 	case errors.Is(err, objectstore.ErrObjectLocked):
 		return []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorInfraDependencies}
+	case errors.Is(err, objectstore.ErrUnreachable):
+		return []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorRetryableInfraDependencies}
 	}
 	return nil
 }

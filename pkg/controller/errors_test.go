@@ -33,6 +33,7 @@ func TestForReconcile(t *testing.T) {
 		{"throttled with a longer delay", &objectstore.RetryAfterError{After: time.Minute, Cause: errors.New("slow")}, gardencorev1beta1.ErrorInfraRateLimitsExceeded, time.Minute},
 		{"in progress", &controller.InProgressError{Bucket: "b", Prefix: "p/", Deleted: 5}, "", controller.ProgressRequeue},
 		{"locked", &controller.LockedObjectsError{Bucket: "b", Count: 2, RetainUntil: time.Now().Add(10 * time.Minute)}, gardencorev1beta1.ErrorInfraDependencies, 10 * time.Minute},
+		{"unreachable", wrap(objectstore.ErrUnreachable), gardencorev1beta1.ErrorRetryableInfraDependencies, 0},
 		{"unknown", errors.New("boom"), "", 0},
 	}
 	for _, c := range cases {

@@ -1,9 +1,13 @@
 package objectstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"syscall"
 	"time"
 )
 
@@ -33,6 +37,9 @@ var (
 	ErrQuotaExceeded = errors.New("quota exceeded")
 	// ErrObjectLocked: an object version is held by a retention lock or legal hold.
 	ErrObjectLocked = errors.New("object is locked")
+	// ErrUnreachable: the store could not be reached at all (connection refused, reset or
+	// dropped, a name that does not resolve); retried, as the store may come back.
+	ErrUnreachable = errors.New("object store unreachable")
 )
 
 // InvalidError is a configuration error whose message says what is wrong, naming the field path
@@ -70,8 +77,8 @@ func (e *RetryAfterError) Is(target error) bool { return target == ErrThrottled 
 func (e *RetryAfterError) Unwrap() error { return e.Cause }
 
 // Classify wraps err with the sentinel classOf finds for it, so that callers match with
-// errors.Is and still see (and log) the store's own error; an error classOf does not know, and
-// nil, are returned as they are.
+// errors.Is and still see (and log) the store's own error; a failure to reach the store that
+// classOf does not know is ErrUnreachable; any other error, and nil, are returned as they are.
 func Classify(err error, classOf func(error) error) error {
 	if err == nil {
 		return nil
@@ -79,7 +86,24 @@ func Classify(err error, classOf func(error) error) error {
 	if class := classOf(err); class != nil {
 		return fmt.Errorf("%w: %w", class, err)
 	}
+	if unreachable(err) {
+		return fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
 	return err
+}
+
+// unreachable says whether err is a failure to reach the store at all: a connection refused,
+// reset or closed before the response, or a name that does not resolve. A cancelled or expired
+// context is the caller's (a deletion's cut-off), and a TLS verification failure a configuration
+// problem, not that.
+func unreachable(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	return errors.As(err, &opErr) || errors.As(err, &dnsErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // statusClasses are the classes of the HTTP statuses every store means alike.

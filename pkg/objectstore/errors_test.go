@@ -1,7 +1,14 @@
 package objectstore_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/url"
+	"syscall"
 	"testing"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -38,5 +45,38 @@ func TestClassOfStatus(t *testing.T) {
 				t.Errorf("ClassOfStatus(%d) = %v, want %v", tc.code, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestClassifyUnreachable(t *testing.T) {
+	none := func(error) error { return nil }
+	refused := &url.Error{Op: "Get", URL: "http://store", Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}
+	cases := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"connection refused", refused, true},
+		{"connection closed before the response", &url.Error{Op: "Head", URL: "http://store", Err: io.EOF}, true},
+		{"cut short", fmt.Errorf("reading: %w", io.ErrUnexpectedEOF), true},
+		{"name does not resolve", &net.DNSError{Err: "no such host", Name: "store"}, true},
+		{"the caller's deadline", &url.Error{Op: "Get", URL: "http://store", Err: context.DeadlineExceeded}, false},
+		{"the caller cancelled", fmt.Errorf("list: %w", context.Canceled), false},
+		{"anything else", errors.New("boom"), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := objectstore.Classify(c.err, none)
+			if got := errors.Is(err, objectstore.ErrUnreachable); got != c.want {
+				t.Fatalf("Classify(%v) unreachable = %v; want %v", c.err, got, c.want)
+			}
+			if !errors.Is(err, c.err) {
+				t.Fatalf("Classify lost the store's error: %v", err)
+			}
+		})
+	}
+	// A class the store knows wins.
+	if err := objectstore.Classify(refused, func(error) error { return objectstore.ErrThrottled }); errors.Is(err, objectstore.ErrUnreachable) {
+		t.Fatalf("the store's class was overridden: %v", err)
 	}
 }

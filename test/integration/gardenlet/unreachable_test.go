@@ -13,10 +13,9 @@ import (
 )
 
 // TestStoreUnreachable is scenario e: the store becomes unreachable while gardenlet waits for a
-// bucket's reconcile; the core BackupBucket shows the extension's error (its codes as the
-// extension reported them) and recovers once the store is back. (The aws extension classifies an
-// unreachable store with no code: the core lastError then carries none either; a connection
-// failure is not one of objectstore's classified errors, pkg/controller/errors.go Codes.)
+// bucket's reconcile; the core BackupBucket shows the extension's error with its code
+// (ERR_RETRYABLE_INFRA_DEPENDENCIES: objectstore.ErrUnreachable) and recovers once the store is
+// back. (Before, a connection failure carried no code, and gardenlet's view none either.)
 func TestStoreUnreachable(t *testing.T) {
 	requireStack(t)
 	bb := coreBucket(t, bucketConfig)
@@ -46,6 +45,9 @@ func TestStoreUnreachable(t *testing.T) {
 	}
 	if ext.Status.LastError != nil && !slices.Equal(failed.Status.LastError.Codes, ext.Status.LastError.Codes) {
 		t.Errorf("core lastError codes %v; the extension reported %v", failed.Status.LastError.Codes, ext.Status.LastError.Codes)
+	}
+	if !slices.Contains(failed.Status.LastError.Codes, gardencorev1beta1.ErrorRetryableInfraDependencies) {
+		t.Errorf("core lastError codes %v; want %s for an unreachable store", failed.Status.LastError.Codes, gardencorev1beta1.ErrorRetryableInfraDependencies)
 	}
 	t.Logf("gardenlet shows: lastOperation %s/%s, lastError codes %v, description %q",
 		failed.Status.LastOperation.Type, failed.Status.LastOperation.State, failed.Status.LastError.Codes, failed.Status.LastError.Description)
