@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -41,11 +43,23 @@ func (a *holdingActuator) hold(ctx context.Context, be *extensionsv1alpha1.Backu
 	return nil
 }
 
+// release removes FinalizerName. A conflict (the library or gardenlet wrote the entry meanwhile,
+// as during a migration) is retried on the entry read anew, instead of failing the operation
+// that succeeded and showing an error until the next attempt.
 func (a *holdingActuator) release(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
-	if !controllerutil.ContainsFinalizer(be, FinalizerName) {
-		return nil
-	}
-	if err := controllerutils.RemoveFinalizers(ctx, a.client, be, FinalizerName); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		if !controllerutil.ContainsFinalizer(be, FinalizerName) {
+			return nil
+		}
+		err := controllerutils.RemoveFinalizers(ctx, a.client, be, FinalizerName)
+		if apierrors.IsConflict(err) {
+			if gerr := a.client.Get(ctx, client.ObjectKeyFromObject(be), be); gerr != nil {
+				return client.IgnoreNotFound(gerr)
+			}
+		}
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("removing finalizer %s: %w", FinalizerName, err)
 	}
 	return nil
