@@ -60,6 +60,7 @@ type config struct {
 	timeout                time.Duration
 	binary                 string
 	extFlags               string
+	work                   string
 }
 
 func main() {
@@ -73,6 +74,7 @@ func main() {
 	flag.DurationVar(&c.timeout, "timeout", 15*time.Minute, "give up waiting for a phase after this")
 	flag.StringVar(&c.binary, "binary", "", "the aws extension binary (default: built into .tmp/bench-scale)")
 	flag.StringVar(&c.extFlags, "extension-flags", "", "extra flags for the binary, space separated (e.g. \"--max-concurrent-reconciles 20\")")
+	flag.StringVar(&c.work, "work", ".tmp/bench-scale", "folder (below the repository root) for the binary and the extension's logs; emptied first")
 	flag.Parse()
 	if c.entries < 1 || c.workers < 1 || c.deleteEntries < 0 || c.deleteEntries > c.entries || c.objects < 1 {
 		fmt.Fprintln(os.Stderr, "need --entries >= 1, --workers >= 1, 0 <= --delete-entries <= --entries, --objects >= 1")
@@ -137,16 +139,16 @@ func run(c config) error {
 	if err != nil {
 		return err
 	}
-	b := &bench{c: c, work: filepath.Join(root, ".tmp", "bench-scale")}
+	b := &bench{c: c, work: filepath.Join(root, c.work)}
 	_ = os.RemoveAll(b.work)
 	if err := os.MkdirAll(b.work, 0o755); err != nil {
 		return err
 	}
 	progress("bench-scale: %d entries on one bucket; resync %v (inventory interval %s); deletion of %d entries × %d objects; machine: %d cores",
 		c.entries, c.resync, c.inventoryInterval, c.deleteEntries, c.objects, goruntime.NumCPU())
-	if c.binary == "" {
+	if b.c.binary == "" {
 		progress("building the aws binary")
-		if c.binary, err = stack.BuildBinary(b.work, "aws"); err != nil {
+		if b.c.binary, err = stack.BuildBinary(b.work, "aws"); err != nil {
 			return err
 		}
 	}
