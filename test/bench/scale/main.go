@@ -111,11 +111,16 @@ type bench struct {
 
 	mu   sync.Mutex
 	hits []hit
+	log  *os.File // the proxy's log: one line per request to MinIO
 }
 
-func (b *bench) record(r *http.Request, _ int) {
+func (b *bench) record(r *http.Request, status int) {
 	b.mu.Lock()
-	b.hits = append(b.hits, hit{at: time.Now(), write: r.Method != http.MethodGet && r.Method != http.MethodHead})
+	now := time.Now()
+	b.hits = append(b.hits, hit{at: now, write: r.Method != http.MethodGet && r.Method != http.MethodHead})
+	if b.log != nil {
+		fmt.Fprintf(b.log, "%s %d %-6s %s?%s\n", now.UTC().Format("15:04:05.000"), status, r.Method, r.URL.Path, r.URL.RawQuery)
+	}
 	b.mu.Unlock()
 }
 
@@ -174,6 +179,10 @@ func run(c config) error {
 	if err := b.k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "garden"}}); err != nil {
 		return err
 	}
+	if b.log, err = os.Create(filepath.Join(b.work, "proxy.log")); err != nil {
+		return err
+	}
+	defer b.log.Close()
 	if b.proxy, err = stack.StartProxy(b.minio.Endpoint, stack.ProxyOptions{OnRequest: b.record}); err != nil {
 		return err
 	}
