@@ -64,6 +64,10 @@ bench-openstack: ## 20,000 objects on real Swift: this engine vs one bulk reques
 bench-observe: tools ## Steady-state cost of the bucket probe and the entry inventory: the aws binary on envtest + MinIO, time scaled, requests counted by a proxy, vs both off.
 	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)"; go run ./test/bench/observe $(BENCH_FLAGS)
 
+.PHONY: bench-scale
+bench-scale: tools ## Many BackupEntries on one bucket (1,000 by default; BENCH_FLAGS=--entries=5000): the aws binary on envtest + MinIO, time to Succeeded, RSS, API and cloud calls per entry, a resync, a mass deletion.
+	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)"; go run ./test/bench/scale $(BENCH_FLAGS)
+
 IMAGE_REGISTRY ?= europe-docker.pkg.dev/gardener-extension-backup/releases
 IMAGE_TAG ?= 0.1.0
 

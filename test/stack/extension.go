@@ -120,3 +120,6 @@ func BuildBinary(dir, providerType string) (string, error) {
 	}
 	return out, nil
 }
+
+// Pid is the process id of the extension (for benchmarks that read its RSS and CPU from /proc).
+func (e *Extension) Pid() int { return e.cmd.Process.Pid }

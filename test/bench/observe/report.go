@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/bench/benchutil"
 )
 
 // tally is what one side's proxy counted in the window.
@@ -172,13 +174,13 @@ func report(w io.Writer, c config, sides []*side) error {
 	for _, s := range sides {
 		d := map[string]float64{}
 		for _, smp := range s.extAfter {
-			if smp.name == "gardener_backup_cloud_requests_total" {
-				d[smp.labels["operation"]+"/"+smp.labels["code"]] += smp.value
+			if smp.Name == "gardener_backup_cloud_requests_total" {
+				d[smp.Labels["operation"]+"/"+smp.Labels["code"]] += smp.Value
 			}
 		}
 		for _, smp := range s.extBefore {
-			if smp.name == "gardener_backup_cloud_requests_total" {
-				d[smp.labels["operation"]+"/"+smp.labels["code"]] -= smp.value
+			if smp.Name == "gardener_backup_cloud_requests_total" {
+				d[smp.Labels["operation"]+"/"+smp.Labels["code"]] -= smp.Value
 			}
 		}
 		for _, k := range slices.Sorted(maps.Keys(d)) {
@@ -188,8 +190,8 @@ func report(w io.Writer, c config, sides []*side) error {
 		}
 	}
 	_ = tw.Flush()
-	pages := delta(on.extBefore, on.extAfter, "gardener_backup_entry_inventory_pages_total", "")[""]
-	count := delta(on.extBefore, on.extAfter, "gardener_backup_entry_inventory_duration_seconds_count", "")[""]
+	pages := benchutil.Delta(on.extBefore, on.extAfter, "gardener_backup_entry_inventory_pages_total", "")[""]
+	count := benchutil.Delta(on.extBefore, on.extAfter, "gardener_backup_entry_inventory_duration_seconds_count", "")[""]
 	if count > 0 {
 		fmt.Fprintf(w, "extension: %.0f inventories, %.0f pages (%.2f per inventory, both sizes)\n", count, pages, pages/count)
 	}
@@ -239,13 +241,13 @@ func report(w io.Writer, c config, sides []*side) error {
 func restRequests(s *side) map[string]float64 {
 	out := map[string]float64{}
 	for _, smp := range s.extAfter {
-		if smp.name == "rest_client_requests_total" {
-			out[smp.labels["method"]+" "+smp.labels["code"]] += smp.value
+		if smp.Name == "rest_client_requests_total" {
+			out[smp.Labels["method"]+" "+smp.Labels["code"]] += smp.Value
 		}
 	}
 	for _, smp := range s.extBefore {
-		if smp.name == "rest_client_requests_total" {
-			out[smp.labels["method"]+" "+smp.labels["code"]] -= smp.value
+		if smp.Name == "rest_client_requests_total" {
+			out[smp.Labels["method"]+" "+smp.Labels["code"]] -= smp.Value
 		}
 	}
 	for k, v := range out {

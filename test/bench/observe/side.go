@@ -22,6 +22,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/bench/benchutil"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
@@ -60,8 +61,8 @@ type side struct {
 	mu        sync.Mutex
 	measuring bool
 	reqs      []request // requests in the window
-	extBefore metricSet
-	extAfter  metricSet
+	extBefore benchutil.MetricSet
+	extAfter  benchutil.MetricSet
 	methods0  map[string]int64 // the proxy's own per-method count at the window's start
 	methods1  map[string]int64
 	watchStop context.CancelFunc
@@ -321,7 +322,7 @@ func (s *side) waitEntries(ctx context.Context) error {
 // begin starts the window: counters, metrics and watches.
 func (s *side) begin(ctx context.Context) error {
 	var err error
-	if s.extBefore, err = scrape(ctx, s.ext.MetricsURL); err != nil {
+	if s.extBefore, err = benchutil.Scrape(ctx, s.ext.MetricsURL); err != nil {
 		return err
 	}
 	wctx, cancel := context.WithCancel(ctx)
@@ -368,7 +369,7 @@ func (s *side) finish(ctx context.Context) error {
 	s.watchStop()
 	s.watchWG.Wait()
 	var err error
-	s.extAfter, err = scrape(ctx, s.ext.MetricsURL)
+	s.extAfter, err = benchutil.Scrape(ctx, s.ext.MetricsURL)
 	return err
 }
 
