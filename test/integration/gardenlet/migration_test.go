@@ -82,8 +82,12 @@ func TestControlPlaneMigration(t *testing.T) {
 		be.Spec.BucketName = target.Name
 		be.Spec.SeedName = ptr.To(seedB)
 	})
+	// gardenlet may follow the restore with one more operation at once (see below), so the core
+	// entry is waited for as Succeeded on seed-b after the restore or after that reconcile: only
+	// seed-b's gardenlet sets status.seedName to seed-b, and only by restoring the migrated entry.
 	restored := waitEntry(t, s.entryKey(), 2*time.Minute, "Restore Succeeded on seed-b", func(be *gardencorev1beta1.BackupEntry) bool {
-		return entrySucceeded(gardencorev1beta1.LastOperationTypeRestore)(be) && !hasOperationAnnotation(be)
+		succeeded := entrySucceeded(gardencorev1beta1.LastOperationTypeRestore)(be) || entrySucceeded(gardencorev1beta1.LastOperationTypeReconcile)(be)
+		return succeeded && !hasOperationAnnotation(be) && ptr.Deref(be.Status.SeedName, "") == seedB
 	})
 	if got := ptr.Deref(restored.Status.SeedName, ""); got != seedB {
 		t.Errorf("core status.seedName %q after the restore; want %q", got, seedB)
