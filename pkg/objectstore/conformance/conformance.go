@@ -107,17 +107,47 @@ func newBucket(t *testing.T, h Harness) string {
 	if err := h.Store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.Region}); err != nil {
 		t.Fatalf("EnsureBucket(%q): %v", name, err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if _, err := objectstore.DeletePrefix(ctx, h.Store, name, objectstore.WholeBucket(), objectstore.DeleteOptions{}); err != nil {
-			t.Errorf("cleanup: emptying %q: %v", name, err)
+	t.Cleanup(func() { deleteBucket(t, h, name) })
+	return name
+}
+
+// deleteBucket empties and deletes a bucket the harness made.
+func deleteBucket(t *testing.T, h Harness, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := objectstore.DeletePrefix(ctx, h.Store, name, objectstore.WholeBucket(), objectstore.DeleteOptions{}); err != nil {
+		t.Errorf("cleanup: emptying %q: %v", name, err)
+		return
+	}
+	if err := h.Store.DeleteBucket(ctx, name); err != nil {
+		t.Errorf("cleanup: deleting %q: %v", name, err)
+	}
+}
+
+// deleteUntilDone runs DeletePrefix passes until one reports done (at most 10).
+func deleteUntilDone(t *testing.T, ctx context.Context, store objectstore.Store, bucket string, prefix objectstore.Prefix, opts objectstore.DeleteOptions) {
+	t.Helper()
+	for pass := 1; ; pass++ {
+		res, err := objectstore.DeletePrefix(ctx, store, bucket, prefix, opts)
+		if err != nil {
+			t.Fatalf("DeletePrefix pass %d: %v", pass, err)
+		}
+		if res.Done {
 			return
 		}
-		if err := h.Store.DeleteBucket(ctx, name); err != nil {
-			t.Errorf("cleanup: deleting %q: %v", name, err)
+		if pass == 10 {
+			t.Fatalf("DeletePrefix not done after %d passes: %+v", pass, res)
 		}
-	})
+	}
+}
+
+// newVersionedBucket is newBucket with versioning switched on.
+func newVersionedBucket(t *testing.T, h Harness) string {
+	t.Helper()
+	name := newBucket(t, h)
+	if err := h.Versioning(ctxFor(t), name, true); err != nil {
+		t.Fatalf("switching versioning on: %v", err)
+	}
 	return name
 }
 

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -180,10 +179,7 @@ func testDeleteMarkers(t *testing.T, h Harness) {
 		t.Skip("the store keeps no versions (the harness sets no Versioning)")
 	}
 	ctx := ctxFor(t)
-	name := newBucket(t, h)
-	if err := h.Versioning(ctx, name, true); err != nil {
-		t.Fatalf("switching versioning on: %v", err)
-	}
+	name := newVersionedBucket(t, h)
 	for _, k := range append(slices.Clone(deferKeys), deferNeighbours...) {
 		if err := h.Store.PutObject(ctx, name, k, []byte("data of "+k)); err != nil {
 			t.Fatal(err)
@@ -215,18 +211,7 @@ func testDeleteMarkers(t *testing.T, h Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for pass := 1; ; pass++ {
-		res, err := objectstore.DeletePrefix(ctx, h.Store, name, prefix, objectstore.DeleteOptions{})
-		if err != nil {
-			t.Fatalf("DeletePrefix pass %d: %v", pass, err)
-		}
-		if res.Done {
-			break
-		}
-		if pass == 10 {
-			t.Fatalf("DeletePrefix not done after %d passes: %+v", pass, res)
-		}
-	}
+	deleteUntilDone(t, ctx, h.Store, name, prefix, objectstore.DeleteOptions{})
 	if left := listAll(t, ctx, h.Store, name, deferEntry); len(left) != 0 {
 		t.Fatalf("after DeletePrefix %v are left under %q; want no version and no delete marker", left, deferEntry)
 	}
@@ -235,18 +220,5 @@ func testDeleteMarkers(t *testing.T, h Harness) {
 	}
 	if _, err := h.Store.GetObject(ctx, name, deferNeighbours[0]); !errors.Is(err, objectstore.ErrNotFound) {
 		t.Fatalf("the neighbour's delete marker is gone: GetObject = %v", err)
-	}
-}
-
-// deleteBucket empties and deletes a bucket the harness made.
-func deleteBucket(t *testing.T, h Harness, name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if _, err := objectstore.DeletePrefix(ctx, h.Store, name, objectstore.WholeBucket(), objectstore.DeleteOptions{}); err != nil {
-		t.Errorf("cleanup: emptying %q: %v", name, err)
-		return
-	}
-	if err := h.Store.DeleteBucket(ctx, name); err != nil {
-		t.Errorf("cleanup: deleting %q: %v", name, err)
 	}
 }

@@ -101,18 +101,7 @@ func testDeletionLeavesNothing(mode versioningMode) func(*testing.T, Harness) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for pass := 1; ; pass++ {
-			res, err := objectstore.DeletePrefix(ctx, store, name, prefix, objectstore.DeleteOptions{Parallelism: 2})
-			if err != nil {
-				t.Fatalf("DeletePrefix pass %d: %v", pass, err)
-			}
-			if res.Done {
-				break
-			}
-			if pass == 10 {
-				t.Fatalf("DeletePrefix not done after %d passes: %+v", pass, res)
-			}
-		}
+		deleteUntilDone(t, ctx, store, name, prefix, objectstore.DeleteOptions{Parallelism: 2})
 		for _, s := range []objectstore.Store{store, h.Store} {
 			if left := listAll(t, ctx, s, name, entry); len(left) > 0 {
 				t.Fatalf("DeletePrefix reported done, but %d versions are left under %q: %v", len(left), entry, left)
