@@ -55,6 +55,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 		generalOpts    = &extensionscmd.GeneralOptions{}
 		parallelism    = DefaultDeletionParallelism
 		kubeAPI        = KubeAPILimits{QPS: DefaultKubeAPIQPS, Burst: DefaultKubeAPIBurst}
+		pprofAddress   string
 		observe        = controller.ObserveOptions{ProbeInterval: DefaultProbeInterval, InventoryInterval: DefaultInventoryInterval, Thresholds: inventory.DefaultThresholds}
 		aggOpts        = extensionscmd.NewOptionAggregator(restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts)
 	)
@@ -84,12 +85,14 @@ func NewCommand(p provider.Provider) *cobra.Command {
 				Deletion:                  controller.DeletionOptions{Parallelism: parallelism},
 				Observe:                   observe,
 				KubeAPI:                   kubeAPI,
+				PprofBindAddress:          pprofAddress,
 			})
 		},
 	}
 	aggOpts.AddFlags(cmd.Flags())
 	cmd.Flags().Float32Var(&kubeAPI.QPS, "kube-api-qps", kubeAPI.QPS, "Requests per second to the seed's API server (client-side rate limit of each resource type's client).")
 	cmd.Flags().IntVar(&kubeAPI.Burst, "kube-api-burst", kubeAPI.Burst, "Requests to the seed's API server allowed in a burst above --kube-api-qps.")
+	cmd.Flags().StringVar(&pprofAddress, "pprof-bind-address", "", "Address to serve Go's /debug/pprof on, e.g. 127.0.0.1:6060 (empty: off). Profiles show the process's internals: bind it to localhost or port-forward.")
 	cmd.Flags().IntVar(&parallelism, "deletion-parallelism", parallelism, "The most delete requests in flight per deletion of an entry or a bucket.")
 	cmd.Flags().DurationVar(&observe.ProbeInterval, "bucket-probe-interval", observe.ProbeInterval, "How often each bucket is probed for the BucketAvailable condition (with up to 10% jitter; 0 turns probes off).")
 	cmd.Flags().DurationVar(&observe.InventoryInterval, "entry-inventory-interval", observe.InventoryInterval, "How often each entry's prefix is counted for its inventory and the BackupsFresh condition (with up to 10% jitter; 0 turns it off).")
@@ -121,6 +124,8 @@ type Config struct {
 	Observe                   controller.ObserveOptions
 	// KubeAPI limits the requests to the seed's API server (zero: client-go's defaults).
 	KubeAPI KubeAPILimits
+	// PprofBindAddress serves /debug/pprof when set (empty: off).
+	PprofBindAddress string
 }
 
 // KubeAPILimits are the client-side rate limits of the clients to the seed's API server.
@@ -151,6 +156,7 @@ func NewManager(cfg Config) (manager.Manager, error) {
 	}
 	opts := cfg.Manager.Options()
 	opts.Scheme = scheme
+	opts.PprofBindAddress = cfg.PprofBindAddress
 	opts.Client = client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}}
 	logf.SetLogger(cfg.Manager.Logger)
 	restConfig := rest.CopyConfig(cfg.REST.Config)
