@@ -214,8 +214,8 @@ func TestReconcileWritesTheProvidersKeysAndHoldsTheEntry(t *testing.T) {
 	if !maps.EqualFunc(secret.Data, want, func(a, b []byte) bool { return string(a) == string(b) }) {
 		t.Fatalf("etcd-backup secret data keys %v; want exactly the provider's %v", slices.Sorted(maps.Keys(secret.Data)), slices.Sorted(maps.Keys(want)))
 	}
-	if got := f.store.Calls(memstore.OpListObjects); got != 1 {
-		t.Fatalf("the bucket was checked with %d listings; want one", got)
+	if got, listed := f.store.Calls(memstore.OpProbe), f.store.Calls(memstore.OpListObjects); got != 1 || listed != 0 {
+		t.Fatalf("the bucket was checked with %d probes and %d listings; want one probe and no listing", got, listed)
 	}
 	if left := f.versions(testEntry + "/"); len(left) != len(entryKeys) {
 		t.Fatalf("a reconcile changed the entry's objects: %v", left)
@@ -231,12 +231,12 @@ func TestReconcileErrorCodes(t *testing.T) {
 		wantCode gardencorev1beta1.ErrorCode
 		wantErr  string
 	}{
-		{name: "unauthenticated", setup: func(f *entryFixture) { f.store.Fail(memstore.OpListObjects, wrap(objectstore.ErrUnauthenticated)) }, wantCode: gardencorev1beta1.ErrorInfraUnauthenticated},
-		{name: "forbidden", setup: func(f *entryFixture) { f.store.Fail(memstore.OpListObjects, wrap(objectstore.ErrForbidden)) }, wantCode: gardencorev1beta1.ErrorInfraUnauthorized},
-		{name: "throttled", setup: func(f *entryFixture) { f.store.Fail(memstore.OpListObjects, wrap(objectstore.ErrThrottled)) }, wantCode: gardencorev1beta1.ErrorInfraRateLimitsExceeded},
+		{name: "unauthenticated", setup: func(f *entryFixture) { f.store.Fail(memstore.OpProbe, wrap(objectstore.ErrUnauthenticated)) }, wantCode: gardencorev1beta1.ErrorInfraUnauthenticated},
+		{name: "forbidden", setup: func(f *entryFixture) { f.store.Fail(memstore.OpProbe, wrap(objectstore.ErrForbidden)) }, wantCode: gardencorev1beta1.ErrorInfraUnauthorized},
+		{name: "throttled", setup: func(f *entryFixture) { f.store.Fail(memstore.OpProbe, wrap(objectstore.ErrThrottled)) }, wantCode: gardencorev1beta1.ErrorInfraRateLimitsExceeded},
 		{name: "bucket missing", setup: func(f *entryFixture) { f.be.Spec.BucketName = "gone" }, wantCode: gardencorev1beta1.ErrorConfigurationProblem, wantErr: `spec.bucketName: bucket "gone" does not exist`},
 		{name: "invalid credentials", setup: func(f *entryFixture) { f.provider.newStoreErr = objectstore.Invalidf("accessKeyID: Required value") }, wantCode: gardencorev1beta1.ErrorConfigurationProblem, wantErr: "accessKeyID: Required value"},
-		{name: "unclassified", setup: func(f *entryFixture) { f.store.Fail(memstore.OpListObjects, errors.New("connection reset")) }, wantErr: "connection reset"},
+		{name: "unclassified", setup: func(f *entryFixture) { f.store.Fail(memstore.OpProbe, errors.New("connection reset")) }, wantErr: "connection reset"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -46,8 +46,8 @@ func NewDelegate(p provider.Provider, reader client.Reader, recorder events.Even
 }
 
 // GetETCDSecretData returns exactly the keys etcd-backup-restore reads, after checking with one
-// listing of the entry's prefix that these credentials reach the bucket: an entry is not
-// Succeeded while its sidecar could not find its bucket.
+// read of the bucket that these credentials reach it: an entry is not Succeeded while its
+// sidecar could not find its bucket.
 func (d *delegate) GetETCDSecretData(ctx context.Context, _ logr.Logger, be *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
 	if be.Spec.BucketName == "" {
 		// etcd-backup-restore would get no container: refused before the shoot gets the secret.
@@ -60,20 +60,22 @@ func (d *delegate) GetETCDSecretData(ctx context.Context, _ logr.Logger, be *ext
 	return out, controller.ForReconcile(d.checkBucket(ctx, be))
 }
 
-// checkBucket lists the first page under the entry's prefix with the entry's credentials.
+// checkBucket reads the bucket once with the entry's credentials (the store's Probe: one
+// request, the cheapest read that every credential the extension hands out may make). Thousands
+// of entries share one bucket, and gardenlet reconciles each on every change of its secret: one
+// request per entry is what that costs.
 func (d *delegate) checkBucket(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
-	prefix, err := objectstore.EntryPrefix(be.Name)
-	if err != nil {
+	// An entry whose name makes no prefix could never be deleted: refused before it is used.
+	if _, err := objectstore.EntryPrefix(be.Name); err != nil {
 		return err
 	}
 	store, err := controller.NewStore(ctx, d.reader, d.provider, be.Spec.SecretRef, be.Spec.Region, nil)
 	if err != nil {
 		return err
 	}
-	errOnePage := errors.New("one page is enough")
-	err = store.ListObjects(ctx, be.Spec.BucketName, prefix.String(), func([]objectstore.ObjectVersion) error { return errOnePage })
+	err = store.Probe(ctx, be.Spec.BucketName)
 	switch {
-	case err == nil, errors.Is(err, errOnePage):
+	case err == nil:
 		return nil
 	case errors.Is(err, objectstore.ErrBucketNotFound):
 		return objectstore.Invalidf("spec.bucketName: bucket %q does not exist (in region %q, with these credentials): %w", be.Spec.BucketName, be.Spec.Region, err)

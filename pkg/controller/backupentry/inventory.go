@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"strings"
 	"time"
 
@@ -111,6 +112,11 @@ func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		return reconcile.Result{}, nil // its first successful reconcile wakes us
 	}
 	now := c.Options.Now()
+	if ps.Inventory == nil {
+		if first := firstCount(be, c.Options.InventoryInterval, now); now.Before(first) {
+			return reconcile.Result{RequeueAfter: first.Sub(now)}, nil
+		}
+	}
 	thresholds := c.thresholdsOf(be)
 	verdict := c.judge(ctx, be, ps.Inventory, thresholds, now)
 	if ps.Inventory != nil {
@@ -249,6 +255,27 @@ func observeInventory(entry string, inv *inventory.Inventory, verdict inventory.
 			metrics.LatestSnapshot.WithLabelValues(entry, etcd.Name, kind).Set(float64(s.Time.Unix()))
 		}
 	}
+}
+
+// firstCount is when an entry that was never counted is counted first: at its own slot in the
+// interval (from a hash of its UID), the next after now. Entries created at once (a seed's first
+// start, a restore of many shoots) or found uncounted at once (the inventory switched on, a new
+// replica without status to go by) are so spread evenly over the interval, instead of arriving as
+// one burst of listings that the later counts' 0-10 % jitter would keep a burst for many cycles.
+// The slot does not move with restarts: the same entry waits for the same time of the interval.
+func firstCount(be *extensionsv1alpha1.BackupEntry, interval time.Duration, now time.Time) time.Time {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(be.UID))
+	_, _ = h.Write([]byte(be.Name)) // a client that sets no UID (tests) still spreads by name
+	slot := time.Duration(h.Sum64() % uint64(interval))
+	if interval >= time.Second {
+		slot = slot.Truncate(time.Second) // whole seconds, like the snapshot times it is compared with
+	}
+	first := now.Truncate(interval).Add(slot)
+	if first.Before(now) {
+		first = first.Add(interval)
+	}
+	return first
 }
 
 // nextLook is when to look again: the next inventory, or earlier when the verdict changes by the

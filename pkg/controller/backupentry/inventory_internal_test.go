@@ -121,17 +121,34 @@ func (f *inventoryFixture) reconcile(name string) (*gardencorev1beta1.Condition,
 	return v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsFresh), ps, res.RequeueAfter
 }
 
+// toFirstCount reconciles an entry that was never counted, checks that this lists and publishes
+// nothing but waits for the entry's slot in the interval, and moves the clock there.
+func (f *inventoryFixture) toFirstCount(name string) {
+	f.t.Helper()
+	listings := f.store.listings.Load()
+	cond, ps, requeue := f.reconcile(name)
+	if cond != nil || ps.Inventory != nil || f.store.listings.Load() != listings {
+		f.t.Fatalf("an entry never counted was counted before its slot: %+v, %+v", cond, ps.Inventory)
+	}
+	if requeue <= 0 || requeue > inventoryInterval {
+		f.t.Fatalf("first count in %s; want within the interval %s", requeue, inventoryInterval)
+	}
+	f.clock.Step(requeue)
+}
+
 func TestFreshEntryTurnsStaleWhenTheClockPassesTheThreshold(t *testing.T) {
 	f := newInventoryFixture(t, entryName, cluster("shoot--p--s", false))
 
 	// A new entry without snapshots: not judged yet.
+	f.toFirstCount(entryName)
 	cond, ps, _ := f.reconcile(entryName)
 	if cond == nil || cond.Status != gardencorev1beta1.ConditionUnknown || ps.Inventory == nil {
 		t.Fatalf("new entry: %+v, inventory %+v", cond, ps.Inventory)
 	}
 
 	// etcd-backup-restore takes a full and a delta snapshot; the next inventory is due.
-	full := f.snapshot("Full", f.clock.Now())
+	t0 := f.clock.Now()
+	full := f.snapshot("Full", t0)
 	f.clock.Step(10 * time.Minute)
 	delta := f.snapshot("Incr", f.clock.Now())
 	f.clock.Step(inventoryInterval)
@@ -142,7 +159,7 @@ func TestFreshEntryTurnsStaleWhenTheClockPassesTheThreshold(t *testing.T) {
 	if got := testutil.ToFloat64(metrics.BackupsFresh.WithLabelValues(entryName)); got != 1 {
 		t.Errorf("entry_backups_fresh = %v", got)
 	}
-	if got := testutil.ToFloat64(metrics.LatestSnapshot.WithLabelValues(entryName, "etcd-main", metrics.SnapshotDelta)); got != float64(created.Add(10*time.Minute).Unix()) {
+	if got := testutil.ToFloat64(metrics.LatestSnapshot.WithLabelValues(entryName, "etcd-main", metrics.SnapshotDelta)); got != float64(t0.Add(10*time.Minute).Unix()) {
 		t.Errorf("latest delta snapshot metric = %v", got)
 	}
 	// The delta is 30m old: it turns stale in 30m, before the next inventory is due.
@@ -204,6 +221,7 @@ func TestStaleSnapshotsOfAShootThatTakesNoneAreNotAFailure(t *testing.T) {
 			f := newInventoryFixture(t, entryName, objs...)
 			f.snapshot("Full", f.clock.Now())
 			f.clock.Step(26 * time.Hour)
+			f.toFirstCount(entryName)
 			cond, _, _ := f.reconcile(entryName)
 			if cond.Status != gardencorev1beta1.ConditionUnknown || cond.Reason != c.reason {
 				t.Fatalf("condition %+v, want Unknown/%s", cond, c.reason)
@@ -225,6 +243,7 @@ func TestSourceEntriesAreNotCounted(t *testing.T) {
 
 func TestAFailingInventoryKeepsWhatTheLastOneSays(t *testing.T) {
 	f := newInventoryFixture(t, entryName, cluster("shoot--p--s", false))
+	f.toFirstCount(entryName)
 	f.snapshot("Full", f.clock.Now())
 	if cond, _, _ := f.reconcile(entryName); cond.Status != gardencorev1beta1.ConditionTrue {
 		t.Fatalf("first inventory: %+v", cond)
@@ -251,5 +270,31 @@ func TestAFailingInventoryKeepsWhatTheLastOneSays(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(metrics.BackupsFresh.WithLabelValues(entryName)); got != 0 {
 		t.Errorf("entry_backups_fresh = %v, want 0: the newest snapshot known is over 1h old", got)
+	}
+}
+
+// TestFirstCountsAreSpreadOverTheInterval: entries created at one instant are first counted at
+// their own slots, evenly over the interval, and an entry's slot does not move when it is asked
+// again (a restart, another wake-up) before the slot comes.
+func TestFirstCountsAreSpreadOverTheInterval(t *testing.T) {
+	const entries, tenths = 1000, 10
+	now := created.Add(7 * time.Minute)
+	perTenth := make([]int, tenths)
+	for i := range entries {
+		be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("shoot--p--s%d--uid", i), UID: types.UID(fmt.Sprintf("uid-%d", i))}}
+		first := firstCount(be, inventoryInterval, now)
+		if first.Before(now) || !first.Before(now.Add(inventoryInterval)) {
+			t.Fatalf("%s: first count at %s, not within [%s, %s)", be.Name, first, now, now.Add(inventoryInterval))
+		}
+		if again := firstCount(be, inventoryInterval, now.Add(first.Sub(now)/2)); !again.Equal(first) {
+			t.Fatalf("%s: slot moved from %s to %s when asked again before it", be.Name, first, again)
+		}
+		perTenth[int(first.Sub(now)*tenths/inventoryInterval)]++
+	}
+	// Uniform: 100 per tenth expected; a burst would put most into one.
+	for i, n := range perTenth {
+		if n < entries/tenths/2 || n > entries/tenths*2 {
+			t.Fatalf("first counts per tenth of the interval %v: tenth %d has %d, not spread", perTenth, i, n)
+		}
 	}
 }
