@@ -74,6 +74,9 @@ func ReadProviderStatus(be *extensionsv1alpha1.BackupEntry) (ProviderStatus, err
 // the store.
 type counter struct {
 	corecontroller.Observer
+	// since is when this counter started: entries older than that and never counted are first
+	// counted at their slots after it (see firstCount).
+	since time.Time
 }
 
 // addCounter registers the inventory for p's entries when its interval is set.
@@ -82,7 +85,7 @@ func addCounter(mgr manager.Manager, p provider.Provider, recorder events.EventR
 		return nil
 	}
 	return corecontroller.AddObserver(mgr, "backupentry-inventory", &extensionsv1alpha1.BackupEntry{}, p, opts,
-		&counter{corecontroller.NewObserver(mgr, p, recorder, opts.Observe)})
+		&counter{Observer: corecontroller.NewObserver(mgr, p, recorder, opts.Observe), since: opts.Observe.Now()})
 }
 
 // forgetEntry drops the series of an entry that is gone, whichever way: none of them is true any
@@ -113,7 +116,11 @@ func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	}
 	now := c.Options.Now()
 	if ps.Inventory == nil {
-		if first := firstCount(be, c.Options.InventoryInterval, now); now.Before(first) {
+		anchor := be.CreationTimestamp.Time
+		if c.since.After(anchor) {
+			anchor = c.since
+		}
+		if first := firstCount(be, c.Options.InventoryInterval, anchor); now.Before(first) {
 			return reconcile.Result{RequeueAfter: first.Sub(now)}, nil
 		}
 	}
@@ -258,12 +265,13 @@ func observeInventory(entry string, inv *inventory.Inventory, verdict inventory.
 }
 
 // firstCount is when an entry that was never counted is counted first: at its own slot in the
-// interval (from a hash of its UID), the next after now. Entries created at once (a seed's first
-// start, a restore of many shoots) or found uncounted at once (the inventory switched on, a new
-// replica without status to go by) are so spread evenly over the interval, instead of arriving as
-// one burst of listings that the later counts' 0-10 % jitter would keep a burst for many cycles.
-// The slot does not move with restarts: the same entry waits for the same time of the interval.
-func firstCount(be *extensionsv1alpha1.BackupEntry, interval time.Duration, now time.Time) time.Time {
+// interval (from a hash of its UID), the first at or after anchor (its creation, or this
+// process's start if later). Entries created at once (a seed's first start, a restore of many
+// shoots) or found uncounted at once (the inventory switched on, a new leader) are so spread
+// evenly over one interval, instead of arriving as one burst of listings that the later counts'
+// 0-10 % jitter would keep a burst for many cycles. The time is fixed by the anchor, not by when
+// it is asked: a wake-up that comes late still finds it passed.
+func firstCount(be *extensionsv1alpha1.BackupEntry, interval time.Duration, anchor time.Time) time.Time {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(be.UID))
 	_, _ = h.Write([]byte(be.Name)) // a client that sets no UID (tests) still spreads by name
@@ -271,8 +279,8 @@ func firstCount(be *extensionsv1alpha1.BackupEntry, interval time.Duration, now 
 	if interval >= time.Second {
 		slot = slot.Truncate(time.Second) // whole seconds, like the snapshot times it is compared with
 	}
-	first := now.Truncate(interval).Add(slot)
-	if first.Before(now) {
+	first := anchor.Truncate(interval).Add(slot)
+	if first.Before(anchor) {
 		first = first.Add(interval)
 	}
 	return first
