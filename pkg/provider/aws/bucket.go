@@ -2,7 +2,6 @@ package aws
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -206,46 +205,6 @@ func (s *store) convergeImmutability(ctx context.Context, name string, cfg *awsa
 	if err != nil && !lockOn {
 		return fmt.Errorf("enabling Object Lock on the existing bucket %q (some S3-compatible stores allow it only at creation): %w", name, s.bucketError(name, err))
 	}
-	return s.bucketError(name, err)
-}
-
-func (s *store) convergeEncryption(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig) error {
-	rule := types.ServerSideEncryptionByDefault{SSEAlgorithm: types.ServerSideEncryptionAes256}
-	if cfg.Encryption != nil && cfg.Encryption.Type == awsapi.EncryptionSSEKMS {
-		rule = types.ServerSideEncryptionByDefault{SSEAlgorithm: types.ServerSideEncryptionAwsKms, KMSMasterKeyID: aws.String(cfg.Encryption.KMSKeyID)}
-	}
-	_, err := s.client.PutBucketEncryption(ctx, &s3.PutBucketEncryptionInput{Bucket: &name,
-		ServerSideEncryptionConfiguration: &types.ServerSideEncryptionConfiguration{Rules: []types.ServerSideEncryptionRule{{ApplyServerSideEncryptionByDefault: &rule}}}})
-	return s.bucketError(name, err)
-}
-
-func (s *store) convergePublicAccessBlock(ctx context.Context, name string, _ *awsapi.BackupBucketConfig) error {
-	on := aws.Bool(true)
-	_, err := s.client.PutPublicAccessBlock(ctx, &s3.PutPublicAccessBlockInput{Bucket: &name,
-		PublicAccessBlockConfiguration: &types.PublicAccessBlockConfiguration{BlockPublicAcls: on, BlockPublicPolicy: on, IgnorePublicAcls: on, RestrictPublicBuckets: on}})
-	return s.bucketError(name, err)
-}
-
-// TLSOnlyPolicy is the bucket policy that denies every request not made over TLS, on the bucket
-// and on every object in it.
-func TLSOnlyPolicy(bucket string) string {
-	policy := map[string]any{
-		"Version": "2012-10-17",
-		"Statement": []map[string]any{{
-			"Sid":       "DenyInsecureTransport",
-			"Effect":    "Deny",
-			"Principal": "*",
-			"Action":    "s3:*",
-			"Resource":  []string{"arn:aws:s3:::" + bucket, "arn:aws:s3:::" + bucket + "/*"},
-			"Condition": map[string]any{"Bool": map[string]string{"aws:SecureTransport": "false"}},
-		}},
-	}
-	out, _ := json.Marshal(policy)
-	return string(out)
-}
-
-func (s *store) convergeTLSPolicy(ctx context.Context, name string, _ *awsapi.BackupBucketConfig) error {
-	_, err := s.client.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: &name, Policy: aws.String(TLSOnlyPolicy(name))})
 	return s.bucketError(name, err)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +70,32 @@ func TestSettingsAreConvergedAndDriftIsCorrected(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertSettings("after drift and a reconcile")
+}
+
+// TestAnUnchangedBucketIsNotWritten: a second reconcile of a bucket whose settings are all as
+// declared reads them and writes nothing (a seed's bucket is reconciled on every rotation and
+// spec change; a write that changes nothing is a request, and an audit event, for nothing).
+func TestAnUnchangedBucketIsNotWritten(t *testing.T) {
+	proxy, err := stack.StartProxy(minio.Endpoint, stack.ProxyOptions{OnRequest: func(r *http.Request, status int) { t.Logf("%s %s %d", r.Method, r.URL.RawQuery, status) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	data := withData(minio.SecretData(), "endpoint", proxy.URL)
+	name := newBucketName()
+	if err := ensure(t, data, name, minioConfig()); err != nil {
+		t.Fatal(err)
+	}
+	before := proxy.Methods()
+	if err := ensure(t, data, name, minioConfig()); err != nil {
+		t.Fatal(err)
+	}
+	after := proxy.Methods()
+	for _, method := range []string{http.MethodPut, http.MethodPost, http.MethodDelete} {
+		if n := after[method] - before[method]; n != 0 {
+			t.Errorf("a reconcile of an unchanged bucket sent %d %s requests; want none", n, method)
+		}
+	}
 }
 
 func TestUnimplementedSettingIsReportedAndCanBeSwitchedOff(t *testing.T) {
