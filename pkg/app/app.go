@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -146,9 +147,9 @@ func Scheme() (*runtime.Scheme, error) {
 	return scheme, nil
 }
 
-// NewManager returns a manager whose client reads Secrets from the API server: a seed holds
+// NewManager returns a manager whose client reads Secrets from the API server (a seed holds
 // thousands of them and the controllers read a few per request, so caching them all would cost
-// memory and list permissions for nothing.
+// memory and list permissions for nothing) and whose cache keeps no managedFields.
 func NewManager(cfg Config) (manager.Manager, error) {
 	scheme, err := Scheme()
 	if err != nil {
@@ -158,6 +159,9 @@ func NewManager(cfg Config) (manager.Manager, error) {
 	opts.Scheme = scheme
 	opts.PprofBindAddress = cfg.PprofBindAddress
 	opts.Client = client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}}
+	// The cache holds every BackupEntry, BackupBucket, Cluster and Namespace of the seed; their
+	// managedFields are often the larger half of them and no controller here reads them.
+	opts.Cache.DefaultTransform = cache.TransformStripManagedFields()
 	logf.SetLogger(cfg.Manager.Logger)
 	restConfig := rest.CopyConfig(cfg.REST.Config)
 	if cfg.KubeAPI.QPS > 0 {
