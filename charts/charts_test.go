@@ -68,7 +68,7 @@ func TestChartRendersValidObjectsForEveryProvider(t *testing.T) {
 	}
 	for _, p := range []string{"aws", "azure", "gcp", "openstack"} {
 		t.Run(p, func(t *testing.T) {
-			objs, err := render(map[string]any{"provider": p, "controllers": map[string]any{"concurrentSyncs": 7, "deletionParallelism": 8, "extensionClasses": []string{"seed", "shoot"}}})
+			objs, err := render(map[string]any{"provider": p, "controllers": map[string]any{"concurrentSyncs": 7, "deletionParallelism": 8, "extensionClasses": []string{"seed", "shoot"}}, "kubeAPI": map[string]any{"qps": 50, "burst": 60}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +88,7 @@ func TestChartRendersValidObjectsForEveryProvider(t *testing.T) {
 					t.Errorf("image %s is not the %s binary's", img, p)
 				}
 				args := fmt.Sprint(c["args"])
-				for _, want := range []string{"--max-concurrent-reconciles=7", "--extension-classes=seed,shoot", "--leader-election-namespace=extension-backup"} {
+				for _, want := range []string{"--max-concurrent-reconciles=7", "--kube-api-qps=50", "--kube-api-burst=60", "--extension-classes=seed,shoot", "--leader-election-namespace=extension-backup"} {
 					if !strings.Contains(args, want) {
 						t.Errorf("args %s lack %s", args, want)
 					}
@@ -155,6 +155,7 @@ func TestValuesSchemaRefusesBadValues(t *testing.T) {
 		{"unknown extension class", map[string]any{"controllers": map[string]any{"concurrentSyncs": 5, "deletionParallelism": 8, "extensionClasses": []string{"cluster"}}}, "extensionClasses"},
 		{"zero deletion parallelism", map[string]any{"controllers": map[string]any{"concurrentSyncs": 5, "deletionParallelism": 0}}, "deletionParallelism"},
 		{"misspelt key", map[string]any{"replicas": 2}, "replicas"},
+		{"no API rate", map[string]any{"kubeAPI": map[string]any{"qps": 0, "burst": 10}}, "qps"},
 		{"log level", map[string]any{"logLevel": "verbose"}, "logLevel"},
 		{"admission failure policy", map[string]any{"admission": map[string]any{"failurePolicy": "Maybe"}}, "failurePolicy"},
 	}
