@@ -26,15 +26,20 @@ func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 		return err
 	}
 	c := s.container(b.Name)
-	_, err := c.Create(ctx, nil)
-	switch {
-	case err == nil, errorCode(err) == "ContainerAlreadyExists":
-	case errorCode(err) == "ContainerBeingDeleted":
-		return fmt.Errorf("container %q is still being deleted; creating it again later: %w", b.Name, err)
-	default:
-		return fmt.Errorf("creating container %q: %w", b.Name, s.classify(err))
-	}
+	// Read first: a reconcile of an existing container (every rotation and spec change of a
+	// seed's bucket) then sends no write at all.
 	props, err := c.GetProperties(ctx, nil)
+	if errorCode(err) == "ContainerNotFound" {
+		_, err = c.Create(ctx, nil)
+		switch {
+		case err == nil, errorCode(err) == "ContainerAlreadyExists":
+		case errorCode(err) == "ContainerBeingDeleted":
+			return fmt.Errorf("container %q is still being deleted; creating it again later: %w", b.Name, err)
+		default:
+			return fmt.Errorf("creating container %q: %w", b.Name, s.classify(err))
+		}
+		props, err = c.GetProperties(ctx, nil)
+	}
 	if err != nil {
 		return fmt.Errorf("reading container %q: %w", b.Name, s.classify(err))
 	}
