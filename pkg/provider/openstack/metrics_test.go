@@ -26,3 +26,23 @@ func TestProbeIsOneCountedRequest(t *testing.T) {
 		t.Fatalf("the probe made %v counted requests answered 404; want 1", n)
 	}
 }
+
+// TestAnUnchangedContainerIsNotWritten: a second reconcile of a container as declared is one
+// counted request (the HEAD that reads it), without the POST that would write it again.
+func TestAnUnchangedContainerIsNotWritten(t *testing.T) {
+	store := newStore(t, cloud.SecretData("demo"))
+	name := newContainerName()
+	ctx := metrics.WithOperation(context.Background(), "ensure_bucket")
+	if err := store.EnsureBucket(ctx, objectstore.Bucket{Name: name}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.DeleteBucket(context.Background(), name) })
+	counted := metrics.CloudRequests.WithLabelValues(osprovider.Type, "ensure_bucket", "204")
+	before := testutil.ToFloat64(counted)
+	if err := store.EnsureBucket(ctx, objectstore.Bucket{Name: name}); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.ToFloat64(counted) - before; n != 1 {
+		t.Fatalf("a reconcile of an unchanged container made %v requests answered 204; want 1 (the read)", n)
+	}
+}
