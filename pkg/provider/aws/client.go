@@ -1,21 +1,18 @@
 package aws
 
 import (
-	"crypto/tls"
 	"fmt"
 	"net/http"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/httpclient"
@@ -65,19 +62,17 @@ func (p *Provider) clientConfig(creds provider.Credentials) (aws.Config, clientO
 	if opts.pathStyle, err = boolKey(d, KeyS3ForcePathStyle); err != nil {
 		return aws.Config{}, opts, err
 	}
-	tlsConfig, err := tlsConfigFor(d)
+	transportOptions, err := transportOptionsFor(d)
 	if err != nil {
 		return aws.Config{}, opts, err
 	}
-	timeout := httpclient.Timeout(p.RequestTimeout)
-	// The SDK's transport defaults, with the secret's TLS; every request of the clients built on
-	// this configuration (S3, STS, IAM) is counted by the metrics transport.
-	sdkTransport := awshttp.NewBuildableClient().
-		WithTransportOptions(func(t *http.Transport) {
-			t.TLSClientConfig = tlsConfig
-			t.MaxIdleConnsPerHost = 64
-		}).GetTransport()
-	httpClient := &http.Client{Transport: metrics.Transport(Type, sdkTransport), Timeout: timeout}
+	// Every request of the clients built on this configuration (S3, STS, IAM) is counted by the
+	// metrics transport; the transport is shared with every other store of the same options.
+	transport, err := httpclient.RoundTripper(transportOptions)
+	if err != nil {
+		return aws.Config{}, opts, err
+	}
+	httpClient := &http.Client{Transport: transport, Timeout: httpclient.Timeout(p.RequestTimeout)}
 
 	cfg := aws.Config{
 		Region:     region,
@@ -118,17 +113,17 @@ func (p *Provider) clientConfig(creds provider.Credentials) (aws.Config, clientO
 	return cfg, opts, nil
 }
 
-// tlsConfigFor is the TLS configuration the secret asks for: TLS 1.2 at least, the secret's CA
+// transportOptionsFor is the transport the secret asks for: TLS 1.2 at least, the secret's CA
 // bundle trusted besides the system's, verification skipped only when the operator says so.
-func tlsConfigFor(d map[string][]byte) (*tls.Config, error) {
+func transportOptionsFor(d map[string][]byte) (httpclient.Options, error) {
 	insecure, err := boolKey(d, KeyInsecureSkipVerify)
 	if err != nil {
-		return nil, err
+		return httpclient.Options{}, err
 	}
 	if err := validateCABundle(d); err != nil {
-		return nil, err
+		return httpclient.Options{}, err
 	}
-	return httpclient.TLSConfig(d[KeyTrustedCACert], KeyTrustedCACert, insecure)
+	return httpclient.Options{Provider: Type, CA: string(d[KeyTrustedCACert]), CAKey: KeyTrustedCACert, InsecureSkipVerify: insecure, MaxIdleConnsPerHost: 64}, nil
 }
 
 type staticToken []byte

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"maps"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -14,8 +13,8 @@ import (
 	"github.com/minio/madmin-go/v3"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/httpclient"
 )
 
 // minioIssuer issues bucket-scoped credentials that are MinIO users, one per issuance,
@@ -37,14 +36,18 @@ func newMinIOIssuer(d map[string][]byte) (*minioIssuer, error) {
 	if len(d[KeyAccessKeyID]) == 0 || len(d[KeySecretAccessKey]) == 0 {
 		return nil, objectstore.Invalidf("providerConfig.generatedCredentials needs the secret's %q and %q (MinIO's admin API takes no workload identity)", KeyAccessKeyID, KeySecretAccessKey)
 	}
-	tlsConfig, err := tlsConfigFor(d)
+	transportOptions, err := transportOptionsFor(d)
+	if err != nil {
+		return nil, err
+	}
+	transport, err := httpclient.RoundTripper(transportOptions)
 	if err != nil {
 		return nil, err
 	}
 	admin, err := madmin.NewWithOptions(u.Host, &madmin.Options{
 		Creds:     credentials.NewStaticV4(string(d[KeyAccessKeyID]), string(d[KeySecretAccessKey]), ""),
 		Secure:    u.Scheme == "https",
-		Transport: metrics.Transport(Type, &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: tlsConfig}),
+		Transport: transport,
 	})
 	if err != nil {
 		return nil, objectstore.Invalidf("MinIO admin client: %w", err)

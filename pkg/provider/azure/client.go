@@ -46,7 +46,7 @@ func (p *Provider) managementOptions(c cloud.Configuration) azcore.ClientOptions
 	next := p.ManagementTransport
 	if next == nil {
 		// Go's defaults with TLS 1.2 at least, as the Azure SDK's own default client has.
-		next = &http.Client{Transport: httpclient.Transport(httpclient.Options{})}
+		next = &http.Client{Transport: httpclient.Default()}
 	}
 	// The management plane's and the token endpoint's requests (azidentity takes these options
 	// too) are counted by the metrics transport.
@@ -159,9 +159,12 @@ func (p *Provider) newClient(a account) (*azblob.Client, error) {
 	}
 	// The deletion engine keeps several batches in flight to one host, over as many HTTP/1.1
 	// connections (this transport never spoke HTTP/2).
-	transport := httpclient.RoundTripper(httpclient.Options{
+	transport, err := httpclient.RoundTripper(httpclient.Options{
 		Provider: Type, MaxIdleConnsPerHost: 256, ResponseHeaderTimeout: httpclient.Timeout(p.RequestTimeout), HTTP1: true,
 	})
+	if err != nil {
+		return nil, err
+	}
 	return azblob.NewClientWithSharedKeyCredential(a.serviceURL(), cred, &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{
 		Transport: &http.Client{Transport: transport},
 		// The SDK retries transient failures a few times; longer throttling reaches the deletion

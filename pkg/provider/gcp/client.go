@@ -44,14 +44,16 @@ func (p *Provider) authorizedClient(creds provider.Credentials, scope string) (*
 	// Every request (storage, IAM and token exchanges) is counted by the metrics transport,
 	// which sits under refusedTokens so that it counts the token endpoint's own status. The
 	// deletion engine keeps many requests in flight to one host.
-	base := httpclient.RoundTripper(httpclient.Options{Provider: Type, MaxIdleConnsPerHost: 256, ResponseHeaderTimeout: timeout})
+	base, err := httpclient.RoundTripper(httpclient.Options{Provider: Type, MaxIdleConnsPerHost: 256, ResponseHeaderTimeout: timeout})
+	if err != nil {
+		return nil, "", err
+	}
 	if err := credentialMode(creds.Data, creds.WorkloadIdentity); err != nil {
 		return nil, "", err
 	}
 	var (
 		authCreds *auth.Credentials
 		projectID string
-		err       error
 	)
 	if creds.WorkloadIdentity {
 		tokenClient := &http.Client{Transport: refusedTokens{base, fmt.Sprintf("secret keys %q and %q (workload identity)", KeyToken, KeyConfig)}, Timeout: timeout}

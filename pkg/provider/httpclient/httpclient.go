@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
@@ -53,12 +54,18 @@ func TLSConfig(caPEM []byte, caKey string, insecure bool) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// Options are what a provider's transport sets beyond Go's defaults.
+// Options are what a provider's transport sets beyond Go's defaults. Options is comparable:
+// equal options share one transport (see Shared).
 type Options struct {
-	// Provider labels the requests in the metrics (RoundTripper only).
+	// Provider labels the requests in the metrics (Shared only).
 	Provider string
-	// TLS is the client's TLS configuration (nil: TLS 1.2 at least, the system's roots).
-	TLS *tls.Config
+	// CA is a PEM bundle trusted besides the system's roots (empty: none), from the secret's key
+	// CAKey (named in errors, never its value).
+	CA    string
+	CAKey string
+	// InsecureSkipVerify skips the server's certificate verification: only when the operator
+	// asks for it.
+	InsecureSkipVerify bool
 	// MaxIdleConnsPerHost is how many idle connections to one host are kept (0: Go's 2); a
 	// store's deletion engine keeps many requests in flight to one host. The idle connections
 	// of all hosts are at least as many, and not fewer than Go's 100.
@@ -73,14 +80,16 @@ type Options struct {
 	HTTP1 bool
 }
 
-// Transport is Go's default transport (proxy from the environment, 30s dial and keep-alive, 90s
-// idle connections) with o's settings. Its requests are not counted: see RoundTripper.
-func Transport(o Options) *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.TLSClientConfig = o.TLS
-	if t.TLSClientConfig == nil {
-		t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+// Transport is a new transport: Go's default one (proxy from the environment, 30s dial and
+// keep-alive, 90s idle connections) with o's settings and TLS 1.2 at least. Its requests are not
+// counted: see Shared.
+func Transport(o Options) (*http.Transport, error) {
+	tlsConfig, err := TLSConfig([]byte(o.CA), o.CAKey, o.InsecureSkipVerify)
+	if err != nil {
+		return nil, err
 	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = tlsConfig
 	t.MaxIdleConnsPerHost = o.MaxIdleConnsPerHost
 	t.MaxIdleConns = max(t.MaxIdleConns, o.MaxIdleConnsPerHost)
 	t.ResponseHeaderTimeout = o.ResponseHeaderTimeout
@@ -90,11 +99,63 @@ func Transport(o Options) *http.Transport {
 	if o.HTTP1 {
 		t.ForceAttemptHTTP2 = false
 	}
+	return t, nil
+}
+
+// maxShared bounds the transports kept for sharing: one per distinct Options, which differ only
+// by provider and an operator's CA bundle, so a handful. Past it the oldest is let go (its idle
+// connections closed; requests in flight on it finish).
+const maxShared = 64
+
+var shared = struct {
+	sync.Mutex
+	transports map[Options]*http.Transport
+	order      []Options
+}{transports: map[Options]*http.Transport{}}
+
+// Shared is the one transport for o, built by Transport on first use. The controllers build a
+// store per request: with a transport each, every reconcile opened new connections (a TLS
+// handshake each, on a real cloud) and left them idle for 90 s, thousands at once on a seed with
+// thousands of entries. A transport holds no credentials (requests are signed or authorized
+// above it), so stores of different secrets share it safely. Its requests are not counted: see
+// RoundTripper.
+func Shared(o Options) (*http.Transport, error) {
+	shared.Lock()
+	defer shared.Unlock()
+	if t, ok := shared.transports[o]; ok {
+		return t, nil
+	}
+	t, err := Transport(o)
+	if err != nil {
+		return nil, err
+	}
+	if len(shared.order) == maxShared {
+		oldest := shared.order[0]
+		shared.transports[oldest].CloseIdleConnections()
+		delete(shared.transports, oldest)
+		shared.order = shared.order[1:]
+	}
+	shared.transports[o] = t
+	shared.order = append(shared.order, o)
+	return t, nil
+}
+
+// Default is the shared transport of Go's defaults with TLS 1.2 at least. It cannot fail: there
+// is no CA bundle to parse.
+func Default() *http.Transport {
+	t, err := Shared(Options{})
+	if err != nil {
+		panic(err) // unreachable: Options{} has no CA
+	}
 	return t
 }
 
-// RoundTripper is Transport(o) with every request counted by the metrics transport under
+// RoundTripper is Shared(o) with every request counted by the metrics transport under
 // o.Provider.
-func RoundTripper(o Options) http.RoundTripper {
-	return metrics.Transport(o.Provider, Transport(o))
+func RoundTripper(o Options) (http.RoundTripper, error) {
+	t, err := Shared(o)
+	if err != nil {
+		return nil, err
+	}
+	return metrics.Transport(o.Provider, t), nil
 }

@@ -4,9 +4,11 @@ import (
 	"crypto/tls"
 	"encoding/pem"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,10 +19,22 @@ import (
 // tlsServer is an HTTPS server (HTTP/2 offered) that answers with the protocol it was spoken to
 // in, and its certificate in PEM.
 func tlsServer(t *testing.T) (*httptest.Server, []byte) {
+	return tlsServerCounting(t, nil)
+}
+
+// tlsServerCounting is tlsServer counting the connections opened to it in conns (nil: none).
+func tlsServerCounting(t *testing.T, conns *atomic.Int32) (*httptest.Server, []byte) {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Proto", r.Proto)
 	}))
+	if conns != nil {
+		srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				conns.Add(1)
+			}
+		}
+	}
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
@@ -37,6 +51,15 @@ func get(t *testing.T, rt http.RoundTripper, url string) (string, error) {
 	return resp.Header.Get("X-Proto"), nil
 }
 
+func mustTransport(t *testing.T, o httpclient.Options) *http.Transport {
+	t.Helper()
+	tr, err := httpclient.Transport(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
 func TestTLSConfigTrustsTheCABundle(t *testing.T) {
 	srv, caPEM := tlsServer(t)
 	cfg, err := httpclient.TLSConfig(caPEM, "caCert", false)
@@ -46,7 +69,7 @@ func TestTLSConfigTrustsTheCABundle(t *testing.T) {
 	if cfg.MinVersion != tls.VersionTLS12 || cfg.InsecureSkipVerify {
 		t.Errorf("MinVersion %x, InsecureSkipVerify %v; want TLS 1.2 and verification", cfg.MinVersion, cfg.InsecureSkipVerify)
 	}
-	if _, err := get(t, httpclient.Transport(httpclient.Options{TLS: cfg}), srv.URL); err != nil {
+	if _, err := get(t, mustTransport(t, httpclient.Options{CA: string(caPEM), CAKey: "caCert"}), srv.URL); err != nil {
 		t.Errorf("with the server's CA trusted: %v", err)
 	}
 	// Without the bundle, the system's roots do not know the test server.
@@ -57,14 +80,10 @@ func TestTLSConfigTrustsTheCABundle(t *testing.T) {
 	if plain.RootCAs != nil || plain.MinVersion != tls.VersionTLS12 {
 		t.Errorf("no bundle: RootCAs %v, MinVersion %x; want the system's roots and TLS 1.2", plain.RootCAs, plain.MinVersion)
 	}
-	if _, err := get(t, httpclient.Transport(httpclient.Options{TLS: plain}), srv.URL); err == nil {
+	if _, err := get(t, mustTransport(t, httpclient.Options{}), srv.URL); err == nil {
 		t.Error("without the CA bundle the server's certificate was accepted")
 	}
-	insecure, err := httpclient.TLSConfig(nil, "caCert", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := get(t, httpclient.Transport(httpclient.Options{TLS: insecure}), srv.URL); err != nil {
+	if _, err := get(t, mustTransport(t, httpclient.Options{InsecureSkipVerify: true}), srv.URL); err != nil {
 		t.Errorf("insecure: %v", err)
 	}
 }
@@ -93,7 +112,7 @@ func TestTLSConfigRefusesABundleWithoutCertificates(t *testing.T) {
 
 func TestTransport(t *testing.T) {
 	def := http.DefaultTransport.(*http.Transport)
-	tr := httpclient.Transport(httpclient.Options{})
+	tr := mustTransport(t, httpclient.Options{})
 	if tr.TLSClientConfig == nil || tr.TLSClientConfig.MinVersion != tls.VersionTLS12 {
 		t.Errorf("TLS %+v, want TLS 1.2 at least", tr.TLSClientConfig)
 	}
@@ -101,11 +120,11 @@ func TestTransport(t *testing.T) {
 		tr.TLSHandshakeTimeout != def.TLSHandshakeTimeout || tr.IdleConnTimeout != def.IdleConnTimeout || tr.Proxy == nil || !tr.ForceAttemptHTTP2 {
 		t.Errorf("no options: not Go's defaults: %+v", tr)
 	}
-	tr = httpclient.Transport(httpclient.Options{MaxIdleConnsPerHost: 256, ResponseHeaderTimeout: time.Minute, TLSHandshakeTimeout: 2 * time.Minute})
+	tr = mustTransport(t, httpclient.Options{MaxIdleConnsPerHost: 256, ResponseHeaderTimeout: time.Minute, TLSHandshakeTimeout: 2 * time.Minute})
 	if tr.MaxIdleConns != 256 || tr.MaxIdleConnsPerHost != 256 || tr.ResponseHeaderTimeout != time.Minute || tr.TLSHandshakeTimeout != 2*time.Minute {
 		t.Errorf("options not applied: %+v", tr)
 	}
-	if tr := httpclient.Transport(httpclient.Options{MaxIdleConnsPerHost: 64}); tr.MaxIdleConns != def.MaxIdleConns {
+	if tr := mustTransport(t, httpclient.Options{MaxIdleConnsPerHost: 64}); tr.MaxIdleConns != def.MaxIdleConns {
 		t.Errorf("MaxIdleConns %d, want Go's %d", tr.MaxIdleConns, def.MaxIdleConns)
 	}
 	if def.MaxIdleConnsPerHost != 0 || def.ResponseHeaderTimeout != 0 {
@@ -115,16 +134,15 @@ func TestTransport(t *testing.T) {
 
 func TestTransportProtocols(t *testing.T) {
 	srv, caPEM := tlsServer(t)
-	cfg, err := httpclient.TLSConfig(caPEM, "caCert", false)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, tc := range []struct {
 		http1 bool
 		want  string
 	}{{false, "HTTP/2.0"}, {true, "HTTP/1.1"}} {
-		// A fresh configuration each time: a transport adds its protocols to the one it is given.
-		proto, err := get(t, httpclient.RoundTripper(httpclient.Options{Provider: "test", TLS: cfg.Clone(), HTTP1: tc.http1}), srv.URL)
+		rt, err := httpclient.RoundTripper(httpclient.Options{Provider: "test", CA: string(caPEM), CAKey: "caCert", HTTP1: tc.http1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		proto, err := get(t, rt, srv.URL)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,5 +158,53 @@ func TestTimeout(t *testing.T) {
 	}
 	if got := httpclient.Timeout(time.Second); got != time.Second {
 		t.Errorf("Timeout(1s) = %v", got)
+	}
+}
+
+// TestSharedTransports: stores built with equal options share one transport, and so its
+// connections; other options (another CA bundle, another provider) get their own; a bundle that
+// cannot be parsed is refused naming its key, never kept.
+func TestSharedTransports(t *testing.T) {
+	var conns atomic.Int32
+	srv, caPEM := tlsServerCounting(t, &conns)
+	o := httpclient.Options{Provider: "shared-test", CA: string(caPEM), CAKey: "caCert", MaxIdleConnsPerHost: 8}
+	a, err := httpclient.Shared(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := httpclient.Shared(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b {
+		t.Fatal("equal options got two transports")
+	}
+	other := o
+	other.CA = ""
+	if c, _ := httpclient.Shared(other); c == a {
+		t.Fatal("another CA bundle got the same transport")
+	}
+	other = o
+	other.Provider = "shared-test-2"
+	if c, _ := httpclient.Shared(other); c == a {
+		t.Fatal("another provider got the same transport")
+	}
+	// Two requests one after the other: the second reuses the first's connection.
+	for range 2 {
+		rt, err := httpclient.RoundTripper(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := get(t, rt, srv.URL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("two clients of equal options opened %d connections; want 1", n)
+	}
+	bad := o
+	bad.CA = "not a certificate: s3cr3t"
+	if _, err := httpclient.Shared(bad); err == nil || !strings.Contains(err.Error(), "caCert") || strings.Contains(err.Error(), "s3cr3t") {
+		t.Fatalf("an unparsable bundle: %v; want an error naming the key, not the value", err)
 	}
 }

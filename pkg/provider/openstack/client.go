@@ -20,18 +20,19 @@ import (
 // httpClient is the client of Keystone's and Swift's requests alike: the secret's CA bundle or
 // insecure, the request timeout, the metrics transport.
 func (p *Provider) httpClient(c credentials) (http.Client, error) {
-	tlsConfig, err := httpclient.TLSConfig(c.caCert, KeyCACert, c.insecure)
-	if err != nil {
-		return http.Client{}, err
-	}
 	timeout := httpclient.Timeout(p.RequestTimeout)
 	// No timeout on the whole exchange: a bulk delete answers at once and then streams its result
 	// while Swift works through the names (minutes for thousands). The caller's context bounds
 	// it; the connection and the response headers have their own limits. Keystone's and Swift's
 	// requests alike are counted by the metrics transport.
-	return http.Client{Transport: httpclient.RoundTripper(httpclient.Options{
-		Provider: Type, TLS: tlsConfig, MaxIdleConnsPerHost: 64, ResponseHeaderTimeout: timeout, TLSHandshakeTimeout: timeout,
-	})}, nil
+	transport, err := httpclient.RoundTripper(httpclient.Options{
+		Provider: Type, CA: string(c.caCert), CAKey: KeyCACert, InsecureSkipVerify: c.insecure,
+		MaxIdleConnsPerHost: 64, ResponseHeaderTimeout: timeout, TLSHandshakeTimeout: timeout,
+	})
+	if err != nil {
+		return http.Client{}, err
+	}
+	return http.Client{Transport: transport}, nil
 }
 
 // swift returns the object-storage client, authenticating with Keystone once.
