@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	"k8s.io/utils/clock"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -61,6 +65,7 @@ type orphanGuard struct {
 	reader   client.Reader
 	recorder events.EventRecorder
 	deleter  *delegate
+	clock    clock.PassiveClock // nil: the real one
 }
 
 func addOrphanGuard(mgr manager.Manager, p provider.Provider, d *delegate, opts corecontroller.AddOptions) error {
@@ -68,7 +73,7 @@ func addOrphanGuard(mgr manager.Manager, p provider.Provider, d *delegate, opts 
 		Named("backupentry-orphans-"+p.Type()).
 		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: opts.Controller.SkipNameValidation}).
 		For(&extensionsv1alpha1.BackupEntry{}, builder.WithPredicates(predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...), corecontroller.NotSucceeded())).
-		Complete(&orphanGuard{client: mgr.GetClient(), reader: mgr.GetAPIReader(), recorder: d.recorder, deleter: d})
+		Complete(&orphanGuard{client: mgr.GetClient(), reader: mgr.GetAPIReader(), recorder: d.recorder, deleter: d, clock: opts.Observe.Clock})
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -77,6 +82,9 @@ func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (rec
 	be := &extensionsv1alpha1.BackupEntry{}
 	if found, err := corecontroller.Get(ctx, g.client, req, be, nil); !found {
 		return reconcile.Result{}, err
+	}
+	if wait := settling(be, g.now()); wait > 0 {
+		return reconcile.Result{RequeueAfter: wait}, nil
 	}
 	exists, err := corecontroller.SecretExists(ctx, g.reader, be.Spec.SecretRef)
 	if err != nil || exists {
@@ -106,6 +114,34 @@ func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (rec
 		"Credentials secret %s/%s was gone: the objects under %q in bucket %q were deleted with the BackupBucket's credentials",
 		be.Spec.SecretRef.Namespace, be.Spec.SecretRef.Name, prefix.String(), be.Spec.BucketName)
 	return reconcile.Result{}, controllerutils.RemoveFinalizers(ctx, g.client, be, FinalizerName)
+}
+
+// settleTime is how long the guard leaves an entry that the library is working on (created, or
+// its last operation Processing, that recently) before it reads the entry's secret.
+const settleTime = 10 * time.Second
+
+// settling is how much longer the guard waits before it looks at be (0: look now). A new entry's
+// reconcile writes it four times within a second, and each write would have the guard read the
+// secret from the API server, about three reads per entry that nearly always find it: on a
+// seed creating thousands of entries at once, the largest share of the extension's requests.
+// The library's own retries of a missing secret write Processing again, each later than the one
+// before, so an entry stuck on one is looked at within seconds of its retries spreading out.
+func settling(be *extensionsv1alpha1.BackupEntry, now time.Time) time.Duration {
+	since := be.CreationTimestamp.Time
+	if last := be.Status.LastOperation; last != nil {
+		if last.State != gardencorev1beta1.LastOperationStateProcessing {
+			return 0
+		}
+		since = last.LastUpdateTime.Time
+	}
+	return max(since.Add(settleTime).Sub(now), 0)
+}
+
+func (g *orphanGuard) now() time.Time {
+	if g.clock == nil {
+		return time.Now()
+	}
+	return g.clock.Now()
 }
 
 // deleteWithBucketCredentials deletes the entry's prefix with the credentials of its

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -169,6 +170,75 @@ func TestOrphanGuardDeletion(t *testing.T) {
 			var orphan *OrphanError
 			if isOrphan := errors.As(err, &orphan); isOrphan != (c.wantReason == ReasonObjectsKept) {
 				t.Fatalf("Reconcile = %v; an OrphanError exactly when the objects are kept for good", err)
+			}
+		})
+	}
+}
+
+// secretReads counts the guard's reads of secrets from the API server.
+type secretReads struct {
+	client.Reader
+	n int
+}
+
+func (r *secretReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*corev1.Secret); ok {
+		r.n++
+	}
+	return r.Reader.Get(ctx, key, obj, opts...)
+}
+
+// TestOrphanGuardLeavesAnEntryInProgressAlone: while the library has just written an entry (new,
+// or Processing), the guard reads no secret and looks again when it has settled; then it reports
+// the missing secret. An entry in another state is looked at at once.
+func TestOrphanGuardLeavesAnEntryInProgressAlone(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name     string
+		created  time.Time
+		last     *gardencorev1beta1.LastOperation
+		wantWait time.Duration
+	}{
+		{"new", now.Add(-2 * time.Second), nil, settleTime - 2*time.Second},
+		{"processing", now.Add(-time.Hour), &gardencorev1beta1.LastOperation{State: gardencorev1beta1.LastOperationStateProcessing, LastUpdateTime: metav1.NewTime(now.Add(-time.Second))}, settleTime - time.Second},
+		{"processing long", now.Add(-time.Hour), &gardencorev1beta1.LastOperation{State: gardencorev1beta1.LastOperationStateProcessing, LastUpdateTime: metav1.NewTime(now.Add(-time.Minute))}, 0},
+		{"failed just now", now.Add(-time.Hour), &gardencorev1beta1.LastOperation{State: gardencorev1beta1.LastOperationStateError, LastUpdateTime: metav1.NewTime(now)}, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newEntryFixture(t, false)
+			f.orphan(false, []string{FinalizerName}, true, true)
+			be := f.current()
+			be.CreationTimestamp = metav1.NewTime(c.created)
+			be.Status.LastOperation = c.last
+			reads := &secretReads{Reader: f.client}
+			g := &orphanGuard{client: f.client, reader: reads, recorder: f.recorder, deleter: f.delegate(), clock: clocktesting.NewFakePassiveClock(now)}
+			if settling(be, now) != c.wantWait {
+				t.Fatalf("settling = %s; want %s", settling(be, now), c.wantWait)
+			}
+			if err := f.client.Update(ctx, be); err != nil {
+				t.Fatal(err)
+			}
+			be.Status.LastOperation = c.last
+			if err := f.client.Status().Update(ctx, be); err != nil {
+				t.Fatal(err)
+			}
+			if got := f.current(); !got.CreationTimestamp.Equal(&be.CreationTimestamp) {
+				t.Fatalf("the fake client kept creation time %s", got.CreationTimestamp)
+			}
+			res, err := g.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKey{Name: be.Name}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.wantWait > 0 {
+				if reads.n != 0 || res.RequeueAfter <= 0 || res.RequeueAfter > settleTime || f.current().Status.LastError != nil {
+					t.Fatalf("an entry in progress: %d secret reads, requeue %s, lastError %v; want none, a look within %s, none", reads.n, res.RequeueAfter, f.current().Status.LastError, settleTime)
+				}
+				return
+			}
+			if reads.n != 1 || f.current().Status.LastError == nil {
+				t.Fatalf("a settled entry: %d secret reads, lastError %v; want the secret read and the missing secret reported", reads.n, f.current().Status.LastError)
 			}
 		})
 	}
