@@ -193,18 +193,26 @@ func (b *bench) take(ctx context.Context) (snapshot, error) {
 	kids["benchmark (client, proxy)"] = os.Getpid()
 	b.repMu.Lock()
 	defer b.repMu.Unlock()
+	mine := map[int]bool{} // the extensions: read by pid below, as Children keeps one per name
+	for _, r := range b.reps {
+		mine[r.ext.Pid()] = true
+	}
 	for name, pid := range kids {
-		p, err := benchutil.ReadProc(pid)
-		if err != nil {
+		if mine[pid] {
 			continue
 		}
-		for _, r := range b.reps {
-			if !r.killed && pid == r.ext.Pid() {
-				name = r.name
-				b.notePeak(name, p.PeakRSSMiB)
-			}
+		if p, err := benchutil.ReadProc(pid); err == nil {
+			s.procs[name] = p
 		}
-		s.procs[name] = p
+	}
+	for _, r := range b.reps {
+		if r.killed {
+			continue
+		}
+		if p, err := benchutil.ReadProc(r.ext.Pid()); err == nil {
+			s.procs[r.name] = p
+			b.notePeak(r.name, p.PeakRSSMiB)
+		}
 	}
 	for _, r := range b.reps {
 		if !r.killed {

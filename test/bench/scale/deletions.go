@@ -53,13 +53,14 @@ type deletionCheck struct {
 	batches, sent, unique, twice int
 	wrong                        []string // keys not under a deleted entry's prefix (at most 5)
 	wrongN                       int
+	perEntry                     map[string]int // distinct keys sent, by deleted entry
 }
 
 // checkDeletions sorts the recorded keys: each must be under `<entry>/` of an entry in deleted.
 func (b *bench) checkDeletions(deleted map[string]bool) deletionCheck {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	c := deletionCheck{batches: b.deleteBatches, unique: len(b.deleted)}
+	c := deletionCheck{batches: b.deleteBatches, unique: len(b.deleted), perEntry: map[string]int{}}
 	for k, n := range b.deleted {
 		c.sent += n
 		if n > 1 {
@@ -67,6 +68,9 @@ func (b *bench) checkDeletions(deleted map[string]bool) deletionCheck {
 		}
 		key, _, _ := strings.Cut(k, "\x00")
 		entry, _, ok := strings.Cut(key, "/")
+		if ok && deleted[entry] {
+			c.perEntry[entry]++
+		}
 		if !ok || !deleted[entry] {
 			c.wrongN++
 			if len(c.wrong) < 5 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/bench/benchutil"
 )
 
 // directStore is MinIO without the proxy: what the benchmark writes and checks there is neither
@@ -33,6 +35,7 @@ func (b *bench) seed(ctx context.Context, what string, total int, key func(int) 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	t0 := time.Now()
+	cpu0 := seedCPU()
 	for range b.c.seedWorkers {
 		wg.Go(func() {
 			for {
@@ -59,7 +62,10 @@ func (b *bench) seed(ctx context.Context, what string, total int, key func(int) 
 		select {
 		case <-done:
 			n := written.Load()
-			progress("  %s: %d written in %.1f s (%.0f objects/s, %d writers)", what, n, time.Since(t0).Seconds(), float64(n)/time.Since(t0).Seconds(), b.c.seedWorkers)
+			dt := time.Since(t0).Seconds()
+			cpu := seedCPU()
+			progress("  %s: %d written in %.1f s (%.0f objects/s, %d writers); CPU meanwhile: minio %.0f%%, benchmark %.0f%% of one core",
+				what, n, dt, float64(n)/dt, b.c.seedWorkers, 100*(cpu[0]-cpu0[0])/dt, 100*(cpu[1]-cpu0[1])/dt)
 			return first
 		case <-time.After(10 * time.Second):
 			n := written.Load()
@@ -68,4 +74,18 @@ func (b *bench) seed(ctx context.Context, what string, total int, key func(int) 
 			progress("  %s: %d of %d written (%.0f objects/s, ETA %s)", what, n, total, rate, eta.Round(time.Second))
 		}
 	}
+}
+
+// seedCPU returns the CPU seconds of MinIO and of the benchmark so far (what bounds seeding).
+func seedCPU() [2]float64 {
+	var out [2]float64
+	if pid, ok := benchutil.Children(os.Getpid())["minio"]; ok {
+		if p, err := benchutil.ReadProc(pid); err == nil {
+			out[0] = p.CPUSeconds
+		}
+	}
+	if p, err := benchutil.ReadProc(os.Getpid()); err == nil {
+		out[1] = p.CPUSeconds
+	}
+	return out
 }
