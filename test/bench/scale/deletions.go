@@ -99,9 +99,12 @@ func anyKey(string) bool { return true }
 
 // neighbours are the keys outside every entry's prefix that phase 3 writes and must find again:
 // some unrelated ones, and some that share a deleted entry's name as a string prefix without
-// being below `<entry>/` (a deletion by string prefix without the slash would take them).
+// being below `<entry>/` (a deletion by string prefix without the slash would take them). Not
+// the entry's bare name itself: MinIO keeps an object as a directory of that name, and an object
+// "<entry>" makes it list nothing below "<entry>/" (seen here: the entry's 501 objects vanished
+// from every listing), which S3 does not do.
 func neighbours() []string {
-	keys := []string{entryName(0), entryName(0) + ".tar.gz"}
+	keys := []string{entryName(0) + ".tar.gz", entryName(0) + "-x"}
 	for i := range 3 {
 		keys = append(keys, fmt.Sprintf("%s-sibling/object-%d", entryName(0), i))
 		keys = append(keys, fmt.Sprintf("outside-any-entry/object-%d", i))
