@@ -52,12 +52,18 @@ type bench struct {
 	recordDeletes bool
 	deleted       map[string]int
 	deleteBatches int
+	// cutBatches counts batch deletions the proxy could not answer with MinIO's reply (a 502: the
+	// client went away, e.g. killed, while MinIO may still have done them).
+	cutBatches int
 }
 
 func (b *bench) record(r *http.Request, status int) {
 	b.mu.Lock()
 	now := time.Now()
 	b.hits = append(b.hits, hit{at: now, write: r.Method != http.MethodGet && r.Method != http.MethodHead})
+	if b.recordDeletes && status == http.StatusBadGateway && r.Method == http.MethodPost && r.URL.Query().Has("delete") {
+		b.cutBatches++
+	}
 	if b.log != nil {
 		fmt.Fprintf(b.log, "%s %d %-6s %s?%s\n", now.UTC().Format("15:04:05.000"), status, r.Method, r.URL.Path, r.URL.RawQuery)
 	}

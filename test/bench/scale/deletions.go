@@ -50,17 +50,17 @@ func (b *bench) recordDeletion(r *http.Request) {
 
 // deletionCheck is what phase 3 found about the batch deletions it recorded.
 type deletionCheck struct {
-	batches, sent, unique, twice int
-	wrong                        []string // keys not under a deleted entry's prefix (at most 5)
-	wrongN                       int
-	perEntry                     map[string]int // distinct keys sent, by deleted entry
+	batches, cut, sent, unique, twice int
+	wrong                             []string // keys not under a deleted entry's prefix (at most 5)
+	wrongN                            int
+	perEntry                          map[string]int // distinct keys sent, by deleted entry
 }
 
 // checkDeletions sorts the recorded keys: each must be under `<entry>/` of an entry in deleted.
 func (b *bench) checkDeletions(deleted map[string]bool) deletionCheck {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	c := deletionCheck{batches: b.deleteBatches, unique: len(b.deleted), perEntry: map[string]int{}}
+	c := deletionCheck{batches: b.deleteBatches, cut: b.cutBatches, unique: len(b.deleted), perEntry: map[string]int{}}
 	for k, n := range b.deleted {
 		c.sent += n
 		if n > 1 {

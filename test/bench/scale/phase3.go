@@ -275,8 +275,8 @@ func (b *bench) printChecks(ctx context.Context) (int, error) {
 		fmt.Printf(" (e.g. %s)", strings.Join(d.wrong, ", "))
 	}
 	written := c.deleteEntries * want
-	fmt.Printf("\nkeys sent for deletion: %d distinct of %d written under the deleted prefixes; %d sent more than once (%d sends in all)\n",
-		d.unique, written, d.twice, d.sent)
+	fmt.Printf("\nkeys sent for deletion: %d distinct of %d written under the deleted prefixes; %d sent more than once (%d sends in all); %d batches cut off unanswered (502: the sender was gone)\n",
+		d.unique, written, d.twice, d.sent, d.cut)
 	// Entries whose objects are gone without all their keys passing the proxy in a batch
 	// deletion: shown (a few), as that is not how the extension is expected to delete.
 	shown := 0
