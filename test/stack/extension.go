@@ -75,6 +75,13 @@ func (e *Extension) Stop() {
 	_ = e.cmd.Wait()
 }
 
+// Kill ends the process with SIGKILL, as a crash or an OOM kill does (no lease release, no
+// cleanup), and waits for it.
+func (e *Extension) Kill() {
+	_ = e.cmd.Process.Kill()
+	_ = e.cmd.Wait()
+}
+
 // Get returns the body of a GET of url, failing on any status but 200.
 func Get(ctx context.Context, url string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

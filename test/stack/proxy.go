@@ -30,6 +30,7 @@ type Proxy struct {
 	deletes   atomic.Int64
 	Throttled atomic.Int64
 	onRequest func(r *http.Request, status int)
+	before    func(r *http.Request)
 	// methods counts the requests answered, by HTTP method.
 	methods sync.Map // string -> *atomic.Int64
 	// ForeignWrites counts requests other than HEAD/GET/create for a foreign bucket that were
@@ -51,6 +52,10 @@ type ProxyOptions struct {
 	// the status code it answered with (from one goroutine per request: it must be safe for
 	// concurrent use). Benchmarks count and log what passes with it.
 	OnRequest func(r *http.Request, status int)
+	// BeforeRequest, if set, is called with every request before it is forwarded (from one
+	// goroutine per request). It may read r.Body if it puts an equivalent reader back, as the
+	// scale benchmark does to record the keys of batch deletions.
+	BeforeRequest func(r *http.Request)
 }
 
 // StartProxy starts a proxy to target.
@@ -63,7 +68,7 @@ func StartProxy(target string, opts ProxyOptions) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{URL: "http://" + l.Addr().String(), delay: opts.Delay, throttleEvery: int64(opts.ThrottleEvery), foreignPrefix: opts.ForeignPrefix, onRequest: opts.OnRequest, listener: l}
+	p := &Proxy{URL: "http://" + l.Addr().String(), delay: opts.Delay, throttleEvery: int64(opts.ThrottleEvery), foreignPrefix: opts.ForeignPrefix, onRequest: opts.OnRequest, before: opts.BeforeRequest, listener: l}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.Transport = &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 30 * time.Second}
 	rp.ErrorLog = log.New(io.Discard, "", 0) // clients that give up (deadlines, cancelled reconciles) are normal here
@@ -76,6 +81,9 @@ func StartProxy(target string, opts ProxyOptions) (*Proxy, error) {
 		}
 		if p.delay > 0 {
 			time.Sleep(p.delay)
+		}
+		if p.before != nil {
+			p.before(r)
 		}
 		bucket := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 2)[0]
 		if p.foreignPrefix != "" && strings.HasPrefix(bucket, p.foreignPrefix) {

@@ -24,6 +24,11 @@ func Scrape(ctx context.Context, url string) (MetricSet, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Parse(body), nil
+}
+
+// Parse parses a Prometheus text exposition (a scrape's body).
+func Parse(body string) MetricSet {
 	var out MetricSet
 	for _, line := range strings.Split(body, "\n") {
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -34,7 +39,7 @@ func Scrape(ctx context.Context, url string) (MetricSet, error) {
 			out = append(out, s)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // parseLine parses `name{k="v",...} value` or `name value` (no timestamps; label values
@@ -88,6 +93,25 @@ func Delta(before, after MetricSet, name, label string) map[string]float64 {
 		if d := v - b[k]; d != 0 {
 			out[k] = d
 		}
+	}
+	return out
+}
+
+// ByLabels sums the series of name by the values of labels, joined with a space (an empty value
+// is left out, so {resource="leases",subresource=""} and {resource="leases"} are one key).
+func (m MetricSet) ByLabels(name string, labels ...string) map[string]float64 {
+	out := map[string]float64{}
+	for _, s := range m {
+		if s.Name != name {
+			continue
+		}
+		var parts []string
+		for _, l := range labels {
+			if v := s.Labels[l]; v != "" {
+				parts = append(parts, v)
+			}
+		}
+		out[strings.Join(parts, " ")] += s.Value
 	}
 	return out
 }
