@@ -83,6 +83,9 @@ func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (rec
 	if found, err := corecontroller.Get(ctx, g.client, req, be, nil); !found {
 		return reconcile.Result{}, err
 	}
+	if be.DeletionTimestamp == nil && corecontroller.Succeeded(be) {
+		return reconcile.Result{}, nil // the library read the secret to succeed (a look after settling)
+	}
 	if wait := settling(be, g.now()); wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}

@@ -204,6 +204,7 @@ func TestOrphanGuardLeavesAnEntryInProgressAlone(t *testing.T) {
 		{"processing", now.Add(-time.Hour), &gardencorev1beta1.LastOperation{State: gardencorev1beta1.LastOperationStateProcessing, LastUpdateTime: metav1.NewTime(now.Add(-time.Second))}, settleTime - time.Second},
 		{"processing long", now.Add(-time.Hour), &gardencorev1beta1.LastOperation{State: gardencorev1beta1.LastOperationStateProcessing, LastUpdateTime: metav1.NewTime(now.Add(-time.Minute))}, 0},
 		{"failed just now", now.Add(-time.Hour), &gardencorev1beta1.LastOperation{State: gardencorev1beta1.LastOperationStateError, LastUpdateTime: metav1.NewTime(now)}, 0},
+		{"succeeded by the time the guard looks", now.Add(-time.Hour), &gardencorev1beta1.LastOperation{State: gardencorev1beta1.LastOperationStateSucceeded, LastUpdateTime: metav1.NewTime(now)}, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -230,6 +231,12 @@ func TestOrphanGuardLeavesAnEntryInProgressAlone(t *testing.T) {
 			res, err := g.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKey{Name: be.Name}})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if c.last != nil && c.last.State == gardencorev1beta1.LastOperationStateSucceeded {
+				if reads.n != 0 || res != (reconcile.Result{}) {
+					t.Fatalf("a succeeded entry: %d secret reads, %+v; want none: the library read it", reads.n, res)
+				}
+				return
 			}
 			if c.wantWait > 0 {
 				if reads.n != 0 || res.RequeueAfter <= 0 || res.RequeueAfter > settleTime || f.current().Status.LastError != nil {
