@@ -96,7 +96,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 	cmd.Flags().StringVar(&pprofAddress, "pprof-bind-address", "", "Address to serve Go's /debug/pprof on, e.g. 127.0.0.1:6060 (empty: off). Profiles show the process's internals: bind it to localhost or port-forward.")
 	cmd.Flags().IntVar(&parallelism, "deletion-parallelism", parallelism, "The most delete requests in flight per deletion of an entry or a bucket.")
 	cmd.Flags().DurationVar(&observe.ProbeInterval, "bucket-probe-interval", observe.ProbeInterval, "How often each bucket is probed for the BucketAvailable condition (with up to 10% jitter; 0 turns probes off).")
-	cmd.Flags().DurationVar(&observe.InventoryInterval, "entry-inventory-interval", observe.InventoryInterval, "How often each entry's prefix is counted for its inventory and the BackupsFresh condition (with up to 10% jitter; 0 turns it off).")
+	cmd.Flags().DurationVar(&observe.InventoryInterval, "entry-inventory-interval", observe.InventoryInterval, "How often each entry's prefix is counted for its inventory and the BackupsFresh condition (with up to 10% jitter, the first count at the entry's own slot within one interval; 0 turns it off).")
 	cmd.Flags().DurationVar(&observe.Thresholds.FullSnapshotMaxAge, "full-snapshot-max-age", observe.Thresholds.FullSnapshotMaxAge, "BackupsFresh turns False when an etcd's newest full snapshot is older (a bucket's providerConfig backupFreshness overrides it).")
 	cmd.Flags().DurationVar(&observe.Thresholds.DeltaSnapshotMaxAge, "delta-snapshot-max-age", observe.Thresholds.DeltaSnapshotMaxAge, "BackupsFresh turns False when an etcd's newest snapshot of either kind is older (a bucket's providerConfig backupFreshness overrides it).")
 	return cmd
