@@ -111,7 +111,12 @@ func (p *prober) probe(ctx context.Context, bb *extensionsv1alpha1.BackupBucket)
 	cfg, _ := corecontroller.BucketConfig(p.Provider, bb) // an invalid config is the actuator's to report
 	results := []probed{{label: metrics.CredentialsOperator, what: fmt.Sprintf("the operator's credentials (secret %s/%s)", bb.Spec.SecretRef.Namespace, bb.Spec.SecretRef.Name)}}
 	if ref := bb.Status.GeneratedSecretRef; ref != nil {
-		results = append(results, probed{label: metrics.CredentialsGenerated, what: fmt.Sprintf("the generated credentials (secret %s/%s)", ref.Namespace, ref.Name)})
+		what := fmt.Sprintf("the generated credentials (secret %s/%s)", ref.Namespace, ref.Name)
+		if gen := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionGeneratedCredentials); gen != nil && gen.Status == gardencorev1beta1.ConditionFalse {
+			// Retiring, retired or passed through: the secret shoots get holds the operator's.
+			what = fmt.Sprintf("the credentials published to shoots (secret %s/%s, a copy of the operator's: %s)", ref.Namespace, ref.Name, gen.Reason)
+		}
+		results = append(results, probed{label: metrics.CredentialsGenerated, what: what})
 	} else {
 		metrics.BucketAvailable.DeleteLabelValues(bb.Name, metrics.CredentialsGenerated)
 	}

@@ -201,6 +201,19 @@ func TestProbeFollowsTheBucketAndItsCredentials(t *testing.T) {
 	if ev := f.events(); len(ev) != 2 || !strings.Contains(ev[1], "Normal BucketAvailable") {
 		t.Errorf("events: %q", ev)
 	}
+
+	// Generated credentials retired: the published secret holds the operator's, and the probe
+	// says so instead of calling them generated.
+	bb = f.bucket()
+	bb.Status.Conditions = []gardencorev1beta1.Condition{{Type: ConditionGeneratedCredentials, Status: gardencorev1beta1.ConditionFalse, Reason: "Retired"}}
+	if err := f.client.Status().Update(ctx, bb); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(interval + interval/10)
+	cond, _ = f.probe()
+	if cond.Status != gardencorev1beta1.ConditionTrue || strings.Contains(cond.Message, "generated credentials") || !strings.Contains(cond.Message, "a copy of the operator's: Retired") {
+		t.Fatalf("after retirement: %+v", cond)
+	}
 }
 
 func TestProbeWaitsForTheFirstSuccessfulReconcile(t *testing.T) {
