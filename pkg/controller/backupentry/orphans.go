@@ -83,8 +83,15 @@ func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (rec
 	if found, err := corecontroller.Get(ctx, g.client, req, be, nil); !found {
 		return reconcile.Result{}, err
 	}
-	if be.DeletionTimestamp == nil && corecontroller.Succeeded(be) {
-		return reconcile.Result{}, nil // the library read the secret to succeed (a look after settling)
+	if be.DeletionTimestamp == nil {
+		switch {
+		case be.Status.LastOperation == nil:
+			// Not tried yet (on a busy seed it may wait long in the library's queue): the
+			// library's first attempt writes Processing, which wakes the guard.
+			return reconcile.Result{}, nil
+		case corecontroller.Succeeded(be):
+			return reconcile.Result{}, nil // the library read the secret to succeed
+		}
 	}
 	if wait := settling(be, g.now()); wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil
