@@ -7,7 +7,6 @@ import (
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
-	"k8s.io/utils/clock"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -65,7 +64,7 @@ type orphanGuard struct {
 	reader   client.Reader
 	recorder events.EventRecorder
 	deleter  *delegate
-	clock    clock.PassiveClock // nil: the real one
+	observe  corecontroller.ObserveOptions // its Clock (nil: the real one) times the settling
 }
 
 func addOrphanGuard(mgr manager.Manager, p provider.Provider, d *delegate, opts corecontroller.AddOptions) error {
@@ -73,7 +72,7 @@ func addOrphanGuard(mgr manager.Manager, p provider.Provider, d *delegate, opts 
 		Named("backupentry-orphans-"+p.Type()).
 		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: opts.Controller.SkipNameValidation}).
 		For(&extensionsv1alpha1.BackupEntry{}, builder.WithPredicates(predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...), corecontroller.NotSucceeded())).
-		Complete(&orphanGuard{client: mgr.GetClient(), reader: mgr.GetAPIReader(), recorder: d.recorder, deleter: d, clock: opts.Observe.Clock})
+		Complete(&orphanGuard{client: mgr.GetClient(), reader: mgr.GetAPIReader(), recorder: d.recorder, deleter: d, observe: opts.Observe})
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -93,7 +92,7 @@ func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (rec
 			return reconcile.Result{}, nil // the library read the secret to succeed
 		}
 	}
-	if wait := settling(be, g.now()); wait > 0 {
+	if wait := settling(be, g.observe.Now()); wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
 	exists, err := corecontroller.SecretExists(ctx, g.reader, be.Spec.SecretRef)
@@ -145,13 +144,6 @@ func settling(be *extensionsv1alpha1.BackupEntry, now time.Time) time.Duration {
 		since = last.LastUpdateTime.Time
 	}
 	return max(since.Add(settleTime).Sub(now), 0)
-}
-
-func (g *orphanGuard) now() time.Time {
-	if g.clock == nil {
-		return time.Now()
-	}
-	return g.clock.Now()
 }
 
 // deleteWithBucketCredentials deletes the entry's prefix with the credentials of its

@@ -220,7 +220,7 @@ func TestOrphanGuardLeavesAnEntryInProgressAlone(t *testing.T) {
 			be.CreationTimestamp = metav1.NewTime(c.created)
 			be.Status.LastOperation = c.last
 			reads := &secretReads{Reader: f.client}
-			g := &orphanGuard{client: f.client, reader: reads, recorder: f.recorder, deleter: f.delegate(), clock: clocktesting.NewFakePassiveClock(now)}
+			g := &orphanGuard{client: f.client, reader: reads, recorder: f.recorder, deleter: f.delegate(), observe: corecontroller.ObserveOptions{Clock: clocktesting.NewFakePassiveClock(now)}}
 			if settling(be, now) != c.wantWait {
 				t.Fatalf("settling = %s; want %s", settling(be, now), c.wantWait)
 			}

@@ -15,28 +15,12 @@ import (
 )
 
 func printAPI(before, after benchutil.MetricSet, n float64) {
-	d := benchutil.Delta(before, after, "rest_client_requests_total", "method")
-	total := 0.0
-	for _, v := range d {
-		total += v
-	}
-	fmt.Printf("kube-apiserver requests of the extension (rest_client_requests_total): %.0f, %.2f per entry;", total, total/n)
-	for _, k := range slices.Sorted(maps.Keys(d)) {
-		fmt.Printf(" %s %.2f", k, d[k]/n)
-	}
+	printPerEntry("kube-apiserver requests of the extension", "rest_client_requests_total", "method", before, after, n)
 	fmt.Println(" per entry")
 }
 
 func printCloud(before, after benchutil.MetricSet, hits []hit, n float64) {
-	d := benchutil.Delta(before, after, "gardener_backup_cloud_requests_total", "operation")
-	total := 0.0
-	for _, v := range d {
-		total += v
-	}
-	fmt.Printf("cloud calls (gardener_backup_cloud_requests_total): %.0f, %.2f per entry;", total, total/n)
-	for _, k := range slices.Sorted(maps.Keys(d)) {
-		fmt.Printf(" %s %.2f", k, d[k]/n)
-	}
+	printPerEntry("cloud calls", "gardener_backup_cloud_requests_total", "operation", before, after, n)
 	w := 0
 	for _, h := range hits {
 		if h.write {
@@ -44,6 +28,20 @@ func printCloud(before, after benchutil.MetricSet, hits []hit, n float64) {
 		}
 	}
 	fmt.Printf(" per entry\nthe proxy counted %d requests to MinIO (%.2f per entry), %d of them writes (%.2f per entry)\n", len(hits), float64(len(hits))/n, w, float64(w)/n)
+}
+
+// printPerEntry prints a counter's increase over the phase, in all and per entry, and per value of
+// label; the caller ends the line.
+func printPerEntry(what, metric, label string, before, after benchutil.MetricSet, n float64) {
+	d := benchutil.Delta(before, after, metric, label)
+	total := 0.0
+	for _, v := range d {
+		total += v
+	}
+	fmt.Printf("%s (%s): %.0f, %.2f per entry;", what, metric, total, total/n)
+	for _, k := range slices.Sorted(maps.Keys(d)) {
+		fmt.Printf(" %s %.2f", k, d[k]/n)
+	}
 }
 
 func printCPU(before, after snapshot, busiest map[string]float64) {
