@@ -57,6 +57,11 @@ type Harness struct {
 	// only be enabled when a bucket is created) and returns its name; the locked-objects case
 	// then uses it instead of a bucket of its own, and empties and deletes it at its end.
 	LockableBucket func(t *testing.T) string
+	// DeferralCovers, if set, checks with the store's own means (the rules read back, the marks
+	// on each version) that the store's deferral mechanism takes in every object version now under
+	// prefix, and returns an error saying what is not. The concurrent-deferrals case (see
+	// deferral_concurrency.go) runs only with it.
+	DeferralCovers func(ctx context.Context, bucket, prefix string) error
 }
 
 // Run runs the suite. Every case creates its own bucket and deletes it at the end.
@@ -87,6 +92,7 @@ func Run(t *testing.T, h Harness) {
 		{"DeferDeletion", testDeferDeletion},
 		{"LockedObjects", testLockedObjects},
 		{"DeleteMarkers", testDeleteMarkers},
+		{"ConcurrentDeferrals", testConcurrentDeferrals},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, h) })

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -39,6 +38,7 @@ func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 	if err := s.ensureExists(ctx, b.Name, region, cfg.Immutability != nil); err != nil {
 		return err
 	}
+	lockOn := false // whether the bucket has Object Lock on, as convergeImmutability found or left it
 	steps := []struct {
 		setting  awsapi.Setting // the switch that turns the step (or its part) off; empty: none
 		skip     bool           // the whole step is skipped when setting is disabled
@@ -46,12 +46,17 @@ func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 		apply    func(context.Context, string, *awsapi.BackupBucketConfig) error
 		notKnown []string // extra codes meaning "this store does not know the API" for this step
 	}{
-		{what: "immutability (versioning and Object Lock)", apply: s.convergeImmutability},
+		{what: "immutability (versioning and Object Lock)", apply: func(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig) (err error) {
+			lockOn, err = s.convergeImmutability(ctx, name, cfg)
+			return err
+		}},
 		{setting: awsapi.SettingDefaultEncryption, skip: true, what: "default encryption", apply: s.convergeEncryption},
 		{setting: awsapi.SettingPublicAccessBlock, skip: true, what: "public access block", apply: s.convergePublicAccessBlock},
 		{setting: awsapi.SettingTLSOnlyPolicy, skip: true, what: "TLS-only bucket policy", apply: s.convergeTLSPolicy},
-		// Always runs: it also drops deferred-deletion rules whose prefix is empty again.
-		{setting: awsapi.SettingMultipartAbortLifecycle, what: "the lifecycle rule aborting incomplete multipart uploads", apply: s.convergeLifecycle, notKnown: []string{"InvalidArgument"}},
+		// Always runs: it also keeps the deferred-deletion rules (see deferral.go).
+		{setting: awsapi.SettingMultipartAbortLifecycle, what: "the lifecycle rules (aborting incomplete multipart uploads, deferred deletion)", apply: func(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig) error {
+			return s.convergeLifecycle(ctx, name, cfg, lockOn)
+		}, notKnown: []string{"InvalidArgument"}},
 	}
 	for _, step := range steps {
 		if step.skip && cfg.Disabled(step.setting) {
@@ -151,9 +156,19 @@ func (s *store) checkRegionAfter(ctx context.Context, name, want string, head er
 // convergeImmutability keeps versioning and the Object Lock default retention as declared. A
 // compliance retention can never be removed, weakened to governance or shortened: such a change
 // is refused and nothing is touched.
-func (s *store) convergeImmutability(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig) error {
+//
+// It reports whether Object Lock is on afterwards (as read, or as it was just enabled).
+func (s *store) convergeImmutability(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig) (bool, error) {
 	current, err := s.client.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: &name})
 	lockOn := err == nil && current.ObjectLockConfiguration != nil && current.ObjectLockConfiguration.ObjectLockEnabled == types.ObjectLockEnabledEnabled
+	err = s.convergeRetention(ctx, name, cfg, current, err, lockOn)
+	return lockOn || (err == nil && cfg.Immutability != nil), err
+}
+
+// convergeRetention is convergeImmutability after the lock configuration was read (current,
+// readErr; lockOn: Object Lock is enabled).
+func (s *store) convergeRetention(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig, current *s3.GetObjectLockConfigurationOutput, readErr error, lockOn bool) error {
+	err := readErr
 	if err != nil && errorCode(err) != "ObjectLockConfigurationNotFoundError" && statusCode(err) != http.StatusNotFound {
 		if cfg.Immutability == nil && errors.Is(classify(err), objectstore.ErrUnsupported) {
 			return nil // a store without Object Lock cannot hold a lock we would have to keep
@@ -208,11 +223,16 @@ func (s *store) convergeImmutability(ctx context.Context, name string, cfg *awsa
 	return s.bucketError(name, err)
 }
 
-// convergeLifecycle keeps exactly this extension's rules: the multipart abort rule, and the
-// deferred-deletion rules of entries whose locked objects are still there (a rule whose prefix is
-// empty again is dropped).
-func (s *store) convergeLifecycle(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig) error {
-	return s.updateLifecycle(ctx, name, func(rules []types.LifecycleRule) ([]types.LifecycleRule, error) {
+// convergeLifecycle keeps exactly this extension's rules: the multipart abort rule and the two
+// bucket-wide deferral rules (see deferral.go), which touch only versions DeferDeletion tagged
+// and delete markers with nothing behind them. Rules of the old per-entry form (ID
+// gardener-backup-deferred-<prefix>, scoped by the entry's prefix alone) expired every version
+// under the prefix, also the backups of an entry that uses the prefix again: they are dropped
+// (see docs/aws.md for what that leaves). On a store that does not know lifecycle
+// configurations, a bucket without Object Lock (so nothing can be locked and nothing deferred)
+// and with the multipart rule switched off does without them.
+func (s *store) convergeLifecycle(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig, lockOn bool) error {
+	err := s.updateLifecycle(ctx, name, func(rules []types.LifecycleRule) ([]types.LifecycleRule, error) {
 		var want []types.LifecycleRule
 		if !cfg.Disabled(awsapi.SettingMultipartAbortLifecycle) {
 			want = append(want, types.LifecycleRule{
@@ -222,33 +242,18 @@ func (s *store) convergeLifecycle(ctx context.Context, name string, cfg *awsapi.
 				AbortIncompleteMultipartUpload: &types.AbortIncompleteMultipartUpload{DaysAfterInitiation: aws.Int32(abortMultipartDays)},
 			})
 		}
-		for _, r := range rules {
-			if !strings.HasPrefix(aws.ToString(r.ID), ruleDeferredPrefix) || r.Filter == nil {
-				continue
-			}
-			empty, err := s.prefixEmpty(ctx, name, aws.ToString(r.Filter.Prefix))
-			if err != nil {
-				return nil, err
-			}
-			if !empty {
-				want = append(want, r)
-			}
-		}
-		return want, nil
+		return withDeferralRules(want), nil
 	})
-}
-
-func (s *store) prefixEmpty(ctx context.Context, bucket, prefix string) (bool, error) {
-	out, err := s.client.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: &bucket, Prefix: &prefix, MaxKeys: aws.Int32(1)})
-	if err != nil {
-		return false, s.bucketError(bucket, err)
+	if err != nil && !lockOn && cfg.Disabled(awsapi.SettingMultipartAbortLifecycle) && (unimplemented(err) || errorCode(err) == "InvalidArgument") {
+		return nil
 	}
-	return len(out.Versions) == 0 && len(out.DeleteMarkers) == 0, nil
+	return err
 }
 
-// updateLifecycle reads the rules, lets change compute the new set and writes it, then re-reads
-// to make sure a concurrent writer (another entry deferring at the same moment) did not undo it;
-// only then is change run again.
+// updateLifecycle reads the rules, lets change compute the new set and writes it (only when it
+// differs), then re-reads to make sure a concurrent writer did not undo it; only then is change
+// run again. S3 has no conditional lifecycle write: the design keeps the writers agreeing (every
+// writer writes the same bucket-wide rules, no entry has a rule of its own; see deferral.go).
 func (s *store) updateLifecycle(ctx context.Context, bucket string, change func([]types.LifecycleRule) ([]types.LifecycleRule, error)) error {
 	var written []types.LifecycleRule
 	for attempt := range 3 {
@@ -256,7 +261,7 @@ func (s *store) updateLifecycle(ctx context.Context, bucket string, change func(
 		if err != nil {
 			return err
 		}
-		if attempt > 0 && sameRuleIDs(current, written) {
+		if attempt > 0 && sameRules(current, written) {
 			return nil // written and still there
 		}
 		want, err := change(current)
@@ -264,8 +269,8 @@ func (s *store) updateLifecycle(ctx context.Context, bucket string, change func(
 			return err
 		}
 		switch {
-		case len(want) == 0 && len(current) == 0:
-			return nil
+		case sameRules(current, want):
+			return nil // as wanted: a write would change nothing
 		case len(want) == 0:
 			_, err = s.client.DeleteBucketLifecycle(ctx, &s3.DeleteBucketLifecycleInput{Bucket: &bucket})
 		default:
@@ -291,16 +296,19 @@ func (s *store) lifecycleRules(ctx context.Context, bucket string) ([]types.Life
 	return out.Rules, nil
 }
 
-func sameRuleIDs(a, b []types.LifecycleRule) bool {
-	ids := func(rs []types.LifecycleRule) []string {
-		out := make([]string, len(rs))
-		for i, r := range rs {
-			out[i] = aws.ToString(r.ID)
-		}
-		slices.Sort(out)
-		return out
+// sameRules reports whether a and b hold the same rules by ID, each with the same meaning (see
+// ruleMismatch).
+func sameRules(a, b []types.LifecycleRule) bool {
+	if len(a) != len(b) {
+		return false
 	}
-	return slices.Equal(ids(a), ids(b))
+	for _, want := range b {
+		i := slices.IndexFunc(a, func(r types.LifecycleRule) bool { return aws.ToString(r.ID) == aws.ToString(want.ID) })
+		if i < 0 || ruleMismatch(&a[i], want) != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // DeleteBucket implements objectstore.Store.

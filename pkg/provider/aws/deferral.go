@@ -2,43 +2,293 @@ package aws
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// DeferDeletion implements objectstore.Store with a lifecycle rule that expires every version
-// under prefix one day after it may be deleted: S3 removes what Object Lock holds once the lock
-// ends, and nobody has to poll.
+// Deferred deletion on S3.
+//
+// A deferral touches only the object versions it marked: DeferDeletion tags every version under
+// the entry's prefix with DeferredDeletionTag=true (PutObjectTagging with the version's ID, which
+// Object Lock allows), and one bucket-wide lifecycle rule, scoped by that tag alone, expires the
+// tagged versions once their locks allow. A version written later under the same prefix (the
+// prefix in use again after a shoot migrated away and back) carries no tag and is outside every
+// rule of ours. A second bucket-wide rule removes expired object delete markers (those with no
+// version left behind them, hiding nothing), so that what the expiry leaves does not linger.
+//
+// Both rules belong to the bucket: EnsureBucket (the BackupBucket's reconcile, with the
+// operator's credentials) puts them in place and keeps them, and no entry ever writes a rule of
+// its own, so concurrent entries cannot drop each other's rules. DeferDeletion only reads the
+// rules back (and writes them itself only when they are missing and its credentials may: a
+// bucket not reconciled since this design). Generated credentials may tag object versions and read
+// the lifecycle (see bucketPolicy), so an entry completes its deferral with its own credentials,
+// also on a seed that has no BackupBucket of its bucket (the source- entry of a migration).
+const (
+	// DeferredDeletionRule is the lifecycle rule that deletes the tagged versions.
+	DeferredDeletionRule = "gardener-backup-deferred-deletion"
+	// DeferredDeletionTag is the object tag (value "true") DeferDeletion marks versions with.
+	DeferredDeletionTag = "gardener-backup-delete"
+	// ExpiredDeleteMarkersRule removes delete markers that no version is left behind.
+	ExpiredDeleteMarkersRule = "gardener-backup-expired-delete-markers"
+	// deferredDays is how long after a tagged version was written (current) or became noncurrent
+	// it expires; S3 deletes a locked version only once its lock allows.
+	deferredDays = 1
+	// tagParallelism is how many versions are tagged at once.
+	tagParallelism = 16
+)
+
+// deferralRules are the two bucket-wide rules, as EnsureBucket writes them.
+func deferralRules() []types.LifecycleRule {
+	return []types.LifecycleRule{
+		{
+			ID:                          aws.String(DeferredDeletionRule),
+			Status:                      types.ExpirationStatusEnabled,
+			Filter:                      &types.LifecycleRuleFilter{Tag: &types.Tag{Key: aws.String(DeferredDeletionTag), Value: aws.String("true")}},
+			Expiration:                  &types.LifecycleExpiration{Days: aws.Int32(deferredDays)},
+			NoncurrentVersionExpiration: &types.NoncurrentVersionExpiration{NoncurrentDays: aws.Int32(deferredDays)},
+		},
+		{
+			ID:         aws.String(ExpiredDeleteMarkersRule),
+			Status:     types.ExpirationStatusEnabled,
+			Filter:     &types.LifecycleRuleFilter{Prefix: aws.String("")},
+			Expiration: &types.LifecycleExpiration{ExpiredObjectDeleteMarker: aws.Bool(true)},
+		},
+	}
+}
+
+// ruleMismatch says how a rule read back differs from want (enabled, the same scope and nothing
+// wider, the same actions), or "" when it matches. Stores give a rule back in their own form (an
+// empty prefix as a missing one, a tag alone or inside And): only the meaning is compared.
+func ruleMismatch(got *types.LifecycleRule, want types.LifecycleRule) string {
+	switch {
+	case got == nil:
+		return "it is missing"
+	case got.Status != types.ExpirationStatusEnabled:
+		return "it is disabled"
+	}
+	gotPrefix, gotTags := ruleScope(*got)
+	wantPrefix, wantTags := ruleScope(want)
+	if gotPrefix != wantPrefix || !slices.Equal(gotTags, wantTags) || (got.Filter != nil && got.Filter.ObjectSizeGreaterThan != nil) {
+		return fmt.Sprintf("its scope is prefix %q, tags %v; want prefix %q, tags %v", gotPrefix, gotTags, wantPrefix, wantTags)
+	}
+	days := func(e *types.LifecycleExpiration) (int32, bool) {
+		if e == nil {
+			return 0, false
+		}
+		return aws.ToInt32(e.Days), aws.ToBool(e.ExpiredObjectDeleteMarker)
+	}
+	gd, gm := days(got.Expiration)
+	wd, wm := days(want.Expiration)
+	if gd != wd || gm != wm {
+		return "its expiration differs"
+	}
+	nc := func(n *types.NoncurrentVersionExpiration) int32 {
+		if n == nil {
+			return 0
+		}
+		return aws.ToInt32(n.NoncurrentDays)
+	}
+	if nc(got.NoncurrentVersionExpiration) != nc(want.NoncurrentVersionExpiration) {
+		return "its noncurrent version expiration differs"
+	}
+	abort := func(a *types.AbortIncompleteMultipartUpload) int32 {
+		if a == nil {
+			return 0
+		}
+		return aws.ToInt32(a.DaysAfterInitiation)
+	}
+	if abort(got.AbortIncompleteMultipartUpload) != abort(want.AbortIncompleteMultipartUpload) {
+		return "its abort of incomplete multipart uploads differs"
+	}
+	return ""
+}
+
+// ruleScope returns the key prefix and the sorted "key=value" tags a rule is scoped by.
+func ruleScope(r types.LifecycleRule) (string, []string) {
+	prefix := aws.ToString(r.Prefix) //nolint:staticcheck // the deprecated top-level prefix still scopes a rule
+	var tags []string
+	if f := r.Filter; f != nil {
+		if f.Prefix != nil {
+			prefix = *f.Prefix
+		}
+		if f.Tag != nil {
+			tags = append(tags, aws.ToString(f.Tag.Key)+"="+aws.ToString(f.Tag.Value))
+		}
+		if f.And != nil {
+			prefix += aws.ToString(f.And.Prefix)
+			for _, t := range f.And.Tags {
+				tags = append(tags, aws.ToString(t.Key)+"="+aws.ToString(t.Value))
+			}
+		}
+	}
+	slices.Sort(tags)
+	return prefix, tags
+}
+
+// rulesMismatch checks the deferral rules in rules; "" when both are in place as written.
+func rulesMismatch(rules []types.LifecycleRule) string {
+	for _, want := range deferralRules() {
+		var got *types.LifecycleRule
+		if i := slices.IndexFunc(rules, func(r types.LifecycleRule) bool { return aws.ToString(r.ID) == aws.ToString(want.ID) }); i >= 0 {
+			got = &rules[i]
+		}
+		if why := ruleMismatch(got, want); why != "" {
+			return fmt.Sprintf("lifecycle rule %s: %s", aws.ToString(want.ID), why)
+		}
+	}
+	return ""
+}
+
+// withDeferralRules returns rules with the deferral rules in place (others kept as they are).
+func withDeferralRules(rules []types.LifecycleRule) []types.LifecycleRule {
+	out := slices.DeleteFunc(slices.Clone(rules), func(r types.LifecycleRule) bool {
+		id := aws.ToString(r.ID)
+		return id == DeferredDeletionRule || id == ExpiredDeleteMarkersRule
+	})
+	return append(out, deferralRules()...)
+}
+
+// RuleMissingError reports a bucket whose deferral rules are not in place and that the
+// credentials in use may not put there. It matches objectstore.ErrForbidden.
+type RuleMissingError struct {
+	Bucket string
+	Why    string
+	Cause  error
+}
+
+func (e *RuleMissingError) Error() string {
+	return fmt.Sprintf("bucket %q: %s, and these credentials may not write the bucket's lifecycle (%v); the rule is put in place by the BackupBucket's reconcile with the operator's credentials: reconcile the BackupBucket %q on its seed (annotation gardener.cloud/operation=reconcile)",
+		e.Bucket, e.Why, e.Cause, e.Bucket)
+}
+
+// Is makes errors.Is(err, objectstore.ErrForbidden) true.
+func (e *RuleMissingError) Is(target error) bool { return target == objectstore.ErrForbidden }
+
+// Unwrap returns the store's answer to the write.
+func (e *RuleMissingError) Unwrap() error { return e.Cause }
+
+// DeferDeletion implements objectstore.Store: it checks that the bucket's deferral rules are in
+// place (writing them only where they are missing and these credentials may), tags every
+// version under prefix (delete markers cannot carry tags; the rule for expired delete markers
+// removes them once their versions are gone), then reads the rules back once more: only then is
+// the deferral reported. A version already tagged is skipped, so an interrupted deferral resumes.
 func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
 	if err := awsapi.ValidateBucketName(bucket); err != nil {
 		return objectstore.Deferral{}, err
 	}
-	id := ruleDeferredPrefix + prefix
-	if len(id) > 255 || prefix == "" {
-		sum := sha256.Sum256([]byte(prefix))
-		id = ruleDeferredPrefix + hex.EncodeToString(sum[:12])
+	if err := s.ensureDeferralRules(ctx, bucket); err != nil {
+		return objectstore.Deferral{}, err
 	}
-	rule := types.LifecycleRule{
-		ID:                          aws.String(id),
-		Status:                      types.ExpirationStatusEnabled,
-		Filter:                      &types.LifecycleRuleFilter{Prefix: aws.String(prefix)},
-		Expiration:                  &types.LifecycleExpiration{Days: aws.Int32(1)},
-		NoncurrentVersionExpiration: &types.NoncurrentVersionExpiration{NoncurrentDays: aws.Int32(1)},
+	if err := s.tagForDeferral(ctx, bucket, prefix); err != nil {
+		return objectstore.Deferral{}, err
 	}
-	// updateLifecycle reads the rules back after writing them: the rule is in place when it returns.
-	err := s.updateLifecycle(ctx, bucket, func(rules []types.LifecycleRule) ([]types.LifecycleRule, error) {
-		rules = slices.DeleteFunc(rules, func(r types.LifecycleRule) bool { return aws.ToString(r.ID) == id })
-		return append(rules, rule), nil
-	})
+	// Read back after tagging: a concurrent writer (an older version of this extension) may have
+	// dropped them meanwhile.
+	rules, err := s.lifecycleRules(ctx, bucket)
 	if err != nil {
 		return objectstore.Deferral{}, err
 	}
-	return objectstore.Deferral{Rule: "lifecycle rule " + id}, nil
+	if why := rulesMismatch(rules); why != "" {
+		return objectstore.Deferral{}, fmt.Errorf("%w: bucket %q: %s after tagging the versions under %q; retried", objectstore.ErrThrottled, bucket, why, prefix)
+	}
+	return objectstore.Deferral{Rule: fmt.Sprintf("lifecycle rule %s (scoped to the object tag %s=true, which the versions under %q carry)", DeferredDeletionRule, DeferredDeletionTag, prefix)}, nil
+}
+
+// ensureDeferralRules reads the bucket's lifecycle and, when the deferral rules are not in place
+// as written, adds them (keeping every other rule) and reads them back.
+func (s *store) ensureDeferralRules(ctx context.Context, bucket string) error {
+	rules, err := s.lifecycleRules(ctx, bucket)
+	if err != nil {
+		return fmt.Errorf("reading the lifecycle of bucket %q: %w", bucket, err)
+	}
+	why := rulesMismatch(rules)
+	if why == "" {
+		return nil
+	}
+	err = s.updateLifecycle(ctx, bucket, func(current []types.LifecycleRule) ([]types.LifecycleRule, error) {
+		return withDeferralRules(current), nil
+	})
+	if errors.Is(err, objectstore.ErrForbidden) {
+		return &RuleMissingError{Bucket: bucket, Why: why, Cause: err}
+	}
+	if err != nil {
+		return err
+	}
+	if rules, err = s.lifecycleRules(ctx, bucket); err != nil {
+		return err
+	}
+	if why := rulesMismatch(rules); why != "" {
+		return fmt.Errorf("%w: bucket %q acknowledged its deferral rules but reads back with %s; the store does not keep them", objectstore.ErrUnsupported, bucket, why)
+	}
+	return nil
+}
+
+// tagForDeferral tags every version under prefix (not delete markers, which carry no tags)
+// with DeferredDeletionTag, keeping the version's other tags.
+func (s *store) tagForDeferral(ctx context.Context, bucket, prefix string) error {
+	pages := s3.NewListObjectVersionsPaginator(s.client, &s3.ListObjectVersionsInput{Bucket: &bucket, Prefix: &prefix, MaxKeys: s.maxKeys()})
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return s.bucketError(bucket, err)
+		}
+		versions := make([]objectstore.ObjectVersion, 0, len(out.Versions))
+		for _, v := range out.Versions {
+			versions = append(versions, objectstore.ObjectVersion{Key: aws.ToString(v.Key), Version: aws.ToString(v.VersionId)})
+		}
+		failed := objectstore.ForEachObject(ctx, versions, tagParallelism, func(ctx context.Context, o objectstore.ObjectVersion) error {
+			return s.tagVersion(ctx, bucket, o)
+		})
+		if len(failed) > 0 {
+			return fmt.Errorf("tagging %d object versions for deferred deletion, first %q %s: %w", len(failed), failed[0].Object.Key, failed[0].Object.Version, failed[0].Err)
+		}
+	}
+	return nil
+}
+
+// tagVersion adds the deferral tag to one version; a version that is gone (or a delete marker,
+// which has no tags) needs none.
+func (s *store) tagVersion(ctx context.Context, bucket string, o objectstore.ObjectVersion) error {
+	var version *string
+	if o.Version != "" && o.Version != "null" {
+		version = aws.String(o.Version)
+	}
+	got, err := s.client.GetObjectTagging(ctx, &s3.GetObjectTaggingInput{Bucket: &bucket, Key: aws.String(o.Key), VersionId: version})
+	if err != nil {
+		if skippable(err) {
+			return nil
+		}
+		return s.bucketError(bucket, err)
+	}
+	tags := got.TagSet
+	for _, t := range tags {
+		if aws.ToString(t.Key) == DeferredDeletionTag && aws.ToString(t.Value) == "true" {
+			return nil
+		}
+	}
+	tags = append(slices.DeleteFunc(slices.Clone(tags), func(t types.Tag) bool { return aws.ToString(t.Key) == DeferredDeletionTag }),
+		types.Tag{Key: aws.String(DeferredDeletionTag), Value: aws.String("true")})
+	_, err = s.client.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: &bucket, Key: aws.String(o.Key), VersionId: version, Tagging: &types.Tagging{TagSet: tags}})
+	if err != nil && !skippable(err) {
+		return s.bucketError(bucket, err)
+	}
+	return nil
+}
+
+// skippable is an answer about a version that has nothing to tag: gone meanwhile (NoSuchKey,
+// NoSuchVersion) or a delete marker (MethodNotAllowed, 405).
+func skippable(err error) bool {
+	switch errorCode(err) {
+	case "NoSuchKey", "NoSuchVersion", "MethodNotAllowed":
+		return true
+	}
+	return statusCode(err) == 405
 }
