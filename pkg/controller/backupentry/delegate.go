@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -139,17 +140,28 @@ func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extens
 	return nil
 }
 
-// deferDeletion hands the locked objects under prefix to the store. Where the credentials in use
-// cannot (an Azure account key cannot read the lifecycle rule back; generated credentials scoped
-// to the sidecar's operations may not write rules), the BackupBucket's, the operator's for the
-// same bucket, are asked; the first answer is kept when they cannot either.
+// deferDeletion hands the locked objects under prefix to the store, with the entry's own
+// credentials first: every store's deferral needs no more than what the entry's credentials may
+// do where the store allows it (S3: tagging the versions and reading the bucket's rule, which
+// the BackupBucket's reconcile puts in place). Where they cannot (an Azure account key cannot
+// read the lifecycle rule back; a rule that is not in place yet), the BackupBucket's, the
+// operator's for the same bucket, are asked when the BackupBucket is on this seed. A source-
+// entry of a migration lives on the destination seed and its bucket's BackupBucket on the source
+// seed: then the entry's answer is returned with what is missing and what the operator can do,
+// and nothing is claimed.
 func (d *delegate) deferDeletion(ctx context.Context, log logr.Logger, store objectstore.Store, be *extensionsv1alpha1.BackupEntry, prefix string, used corev1.SecretReference) (objectstore.Deferral, error) {
 	deferral, err := store.DeferDeletion(ctx, be.Spec.BucketName, prefix)
 	if err == nil || !(errors.Is(err, objectstore.ErrUnsupported) || errors.Is(err, objectstore.ErrForbidden)) {
 		return deferral, err
 	}
 	bb := &extensionsv1alpha1.BackupBucket{}
-	if gerr := d.reader.Get(ctx, client.ObjectKey{Name: be.Spec.BucketName}, bb); gerr != nil || bb.Spec.SecretRef == used {
+	if gerr := d.reader.Get(ctx, client.ObjectKey{Name: be.Spec.BucketName}, bb); gerr != nil {
+		if apierrors.IsNotFound(gerr) {
+			return deferral, fmt.Errorf("the entry's credentials cannot complete the deferral, and the BackupBucket %q is not on this seed (a source- entry of a migration lives on the destination seed, its bucket's BackupBucket on the source seed), so its credentials cannot be asked; reconcile the BackupBucket on its seed so that the store's deferral rule is in place, or wait until the retention locks expire (the deletion is retried): %w", be.Spec.BucketName, err)
+		}
+		return deferral, fmt.Errorf("the entry's credentials cannot complete the deferral (%w), and reading the BackupBucket %q for its credentials failed: %v", err, be.Spec.BucketName, gerr)
+	}
+	if bb.Spec.SecretRef == used {
 		return deferral, err
 	}
 	cfg, _ := controller.BucketConfig(d.provider, bb) // invalid: the defaults, as for a bucket's deletion

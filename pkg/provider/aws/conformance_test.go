@@ -56,6 +56,7 @@ func TestConformanceOnMinIO(t *testing.T) {
 			}
 			return name
 		},
+		DeferralCovers: deferralCovers,
 		Lock: func(ctx context.Context, bucket, key string, until time.Time) error {
 			_, err := minio.S3Client().PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: &bucket, Key: &key,
 				Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeGovernance, RetainUntilDate: &until}})
