@@ -61,6 +61,7 @@ type bucket struct {
 	versioning versioning
 	objects    map[string][]version // newest last
 	locks      map[string]time.Time // by key: every version of the key is held
+	deferred   map[string]bool      // prefixes handed to DeferDeletion
 }
 
 var _ objectstore.Store = (*Store)(nil)
@@ -289,9 +290,24 @@ func (b *bucket) remove(key, id string) {
 func (s *Store) MaxDeleteBatch() int { return s.batch }
 
 // DeferDeletion implements objectstore.Store. Locks in memory expire by themselves, so there
-// is nothing to hand over; the bucket must exist.
-func (s *Store) DeferDeletion(ctx context.Context, bucketName, _ string) (objectstore.Deferral, error) {
-	return objectstore.Deferral{Rule: "memstore lock expiry"}, s.withBucket(ctx, bucketName, func(*bucket) error { return nil })
+// is nothing to hand over; the bucket must exist. The prefix is recorded (see Deferred).
+func (s *Store) DeferDeletion(ctx context.Context, bucketName, prefix string) (objectstore.Deferral, error) {
+	return objectstore.Deferral{Rule: "memstore lock expiry"}, s.withBucket(ctx, bucketName, func(b *bucket) error {
+		if b.deferred == nil {
+			b.deferred = map[string]bool{}
+		}
+		b.deferred[prefix] = true
+		return nil
+	})
+}
+
+// Deferred reports whether DeferDeletion was asked for prefix in bucket (and the bucket was not
+// deleted since).
+func (s *Store) Deferred(bucketName, prefix string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.buckets[bucketName]
+	return b != nil && b.deferred[prefix]
 }
 
 // PutObject implements objectstore.Store.

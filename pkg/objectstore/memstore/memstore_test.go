@@ -31,6 +31,12 @@ func TestConformance(t *testing.T) {
 			store.Unlock(bucket, key)
 			return nil
 		},
+		DeferralCovers: func(_ context.Context, bucket, prefix string) error {
+			if !store.Deferred(bucket, prefix) {
+				return fmt.Errorf("no deferral recorded for %q", prefix)
+			}
+			return nil
+		},
 	})
 }
 

@@ -15,17 +15,22 @@ func credentialTemplate(d map[string][]byte) map[string][]byte {
 }
 
 // bucketPolicy allows what etcd-backup-restore does (snapshots, multipart uploads, listing with
-// versions, deleting its garbage) and the entry controller's deletion, in bucket only.
+// versions, deleting its garbage) and the entry controller's deletion and deferral (tagging the
+// versions it defers, reading the bucket's lifecycle rules back), in bucket only.
 func bucketPolicy(bucket string) ([]byte, error) {
 	return json.Marshal(map[string]any{
 		"Version": "2012-10-17",
 		"Statement": []map[string]any{
 			{"Effect": "Allow", "Resource": []string{"arn:aws:s3:::" + bucket}, "Action": []string{
 				"s3:ListBucket", "s3:ListBucketVersions", "s3:ListBucketMultipartUploads", "s3:GetBucketLocation",
-				"s3:GetBucketVersioning", "s3:GetBucketObjectLockConfiguration"}},
+				"s3:GetBucketVersioning", "s3:GetBucketObjectLockConfiguration",
+				// Deferred deletion (deferral.go): reading the bucket's rules back.
+				"s3:GetLifecycleConfiguration"}},
 			{"Effect": "Allow", "Resource": []string{"arn:aws:s3:::" + bucket + "/*"}, "Action": []string{
 				"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion",
 				"s3:GetObjectTagging", "s3:PutObjectTagging", "s3:GetObjectRetention", "s3:GetObjectLegalHold",
+				// Deferred deletion (deferral.go): tagging each locked version it defers.
+				"s3:GetObjectVersionTagging", "s3:PutObjectVersionTagging",
 				"s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"}},
 		},
 	})
