@@ -88,8 +88,9 @@ func TestConformanceThroughTheManagementPlaneWithBlobVersioning(t *testing.T) {
 	arm := stack.StartARM(blobs.StandInEndpoint())
 	t.Cleanup(arm.Close)
 	small := &azureprovider.Provider{Cloud: arm.Cloud(), ManagementTransport: arm.Client(), ListPageSize: 3}
+	store := armStore(t, arm, arm.ServicePrincipal(), false)
 	conformance.Run(t, conformance.Harness{
-		Store:          armStore(t, arm, arm.ServicePrincipal(), false),
+		Store:          store,
 		SmallPages:     armStoreWith(t, small, arm.ServicePrincipal()),
 		NewBucketName:  newBucketName,
 		Region:         "westeurope",
@@ -106,5 +107,6 @@ func TestConformanceThroughTheManagementPlaneWithBlobVersioning(t *testing.T) {
 			blobs.SetVersioning(stack.StandInAccount, on)
 			return nil
 		},
+		DeferralCovers: deferralCovers(arm, blobs, store),
 	})
 }

@@ -57,7 +57,7 @@ func (s *store) DeferDeletion(_ context.Context, bucket, _ string) (objectstore.
 	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return objectstore.Deferral{}, err
 	}
-	return objectstore.Deferral{}, fmt.Errorf("%w: deferring deletions to the storage account's lifecycle rule %q needs its management policy read back, which an account key cannot do", objectstore.ErrUnsupported, DeferredDeletionRule)
+	return objectstore.Deferral{}, fmt.Errorf("%w: deferring deletions to the storage account's lifecycle rule %q needs its management policy read back, which an account key cannot do (the management plane needs a service principal or workload identity: the BackupBucket's credentials are used for it where the BackupBucket is on the entry's seed; otherwise the deletion is retried until the retention locks expire)", objectstore.ErrUnsupported, DeferredDeletionRule)
 }
 
 // markForDeferral gives every base blob, previous version and snapshot under prefix the tag the

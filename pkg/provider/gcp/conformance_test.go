@@ -29,7 +29,8 @@ func TestConformanceOnFakeGCS(t *testing.T) {
 			_, err := client.Bucket(bucket).Update(ctx, storage.BucketAttrsToUpdate{VersioningEnabled: on})
 			return err
 		},
-		SmallPages: smallPages(t, good),
+		SmallPages:     smallPages(t, good),
+		DeferralCovers: deferralCovers(client),
 	})
 }
 

@@ -138,6 +138,9 @@ func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objec
 		want = append(want, noncurrentRule(prefix, time.Date(tomorrow.Year(), tomorrow.Month(), tomorrow.Day(), 0, 0, 0, 0, time.UTC)))
 	}
 	inPlace, err := s.ensureRules(ctx, bucket, prefix, want)
+	if errors.Is(err, objectstore.ErrForbidden) {
+		return objectstore.Deferral{}, fmt.Errorf("bucket %q: the deferral marked the live generations under %q, but these credentials may not read or write the bucket's lifecycle rules (storage.buckets.get and storage.buckets.update, which generated credentials, roles/storage.objectAdmin on the bucket, do not have: a lifecycle write could delete every backup); the operator's credentials (the BackupBucket's) complete it: %w", bucket, prefix, err)
+	}
 	if err != nil {
 		return objectstore.Deferral{}, err
 	}
