@@ -241,10 +241,13 @@ func TestLockedBucketDeletionReportsAndWaits(t *testing.T) {
 		t.Fatalf("lastError %q does not report the 2 locked versions", desc)
 	}
 	lc, err := minio.S3Client().GetBucketLifecycleConfiguration(framework.Ctx(t), &s3.GetBucketLifecycleConfigurationInput{Bucket: &bb.Name})
-	if err != nil || !slices.ContainsFunc(lc.Rules, func(r types.LifecycleRule) bool {
-		return r.Filter != nil && aws.ToString(r.Filter.Prefix) == "" && r.Expiration != nil
-	}) {
+	if err != nil || !slices.ContainsFunc(lc.Rules, deferralRule) {
 		t.Fatalf("no lifecycle rule takes over the locked objects: %v", err)
+	}
+	for _, k := range []string{"shoot--x--y--1/a", "shoot--x--y--1/b"} {
+		if !taggedForDeletion(t, bb.Name, k) {
+			t.Fatalf("locked %q is not tagged %s=true", k, awsprovider.DeferredDeletionTag)
+		}
 	}
 	// No loop: the next attempt is scheduled for when the locks expire, not now.
 	env.AssertNotRetriedSoon(t, bb)
@@ -271,16 +274,48 @@ func TestLockedEntryObjectsAreDeferredAndReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var prefixes []string
-	for _, r := range lc.Rules {
-		if r.Filter != nil && r.Expiration != nil {
-			prefixes = append(prefixes, aws.ToString(r.Filter.Prefix))
-		}
+	if !slices.ContainsFunc(lc.Rules, deferralRule) {
+		t.Fatalf("no tag-scoped deferred-deletion rule in %+v", lc.Rules)
 	}
-	if !slices.Equal(prefixes, []string{shoot + "--1/"}) {
-		t.Fatalf("deferred-deletion rules cover %q; want exactly the entry's prefix", prefixes)
+	// Only what the deferral marked is in the rule's scope: the entry's versions, not the neighbour's.
+	for k, want := range map[string]bool{shoot + "--1/a": true, shoot + "--1/b": true, shoot + "--10/keep": false} {
+		if got := taggedForDeletion(t, bb.Name, k); got != want {
+			t.Fatalf("%q tagged for deletion: %v; want %v", k, got, want)
+		}
 	}
 	if !env.HasEvent(t, be.Name, backupentry.ReasonLockedObjectsDeferred, "2 object versions") {
 		t.Fatalf("no %s event reporting the 2 locked versions of %s", backupentry.ReasonLockedObjectsDeferred, be.Name)
 	}
+}
+
+// deferralRule is the bucket-wide rule that deletes what deferrals tagged.
+func deferralRule(r types.LifecycleRule) bool {
+	return aws.ToString(r.ID) == awsprovider.DeferredDeletionRule && r.Status == types.ExpirationStatusEnabled &&
+		r.Filter != nil && r.Filter.Tag != nil && aws.ToString(r.Filter.Tag.Key) == awsprovider.DeferredDeletionTag
+}
+
+// taggedForDeletion reports whether every version of key carries the deferral tag.
+func taggedForDeletion(t *testing.T, bucket, key string) bool {
+	t.Helper()
+	out, err := minio.S3Client().ListObjectVersions(framework.Ctx(t), &s3.ListObjectVersionsInput{Bucket: &bucket, Prefix: &key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, v := range out.Versions {
+		if aws.ToString(v.Key) != key {
+			continue
+		}
+		n++
+		tags, err := minio.S3Client().GetObjectTagging(framework.Ctx(t), &s3.GetObjectTaggingInput{Bucket: &bucket, Key: v.Key, VersionId: v.VersionId})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(tags.TagSet, func(tag types.Tag) bool {
+			return aws.ToString(tag.Key) == awsprovider.DeferredDeletionTag && aws.ToString(tag.Value) == "true"
+		}) {
+			return false
+		}
+	}
+	return n > 0
 }
