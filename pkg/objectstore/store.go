@@ -79,12 +79,22 @@ type Store interface {
 	// MaxDeleteBatch is the largest number of objects one DeleteObjects call accepts.
 	MaxDeleteBatch() int
 
-	// DeferDeletion asks the store itself to delete every object version under prefix (current
-	// and noncurrent versions, snapshots) once the retention locks that hold it expire, for
-	// example through a lifecycle rule, so that nobody has to poll. It returns only after it has
-	// read back that the mechanism is in place and matches (a rule present, enabled and scoped to
-	// what this extension marked, never wider): the caller reports the deferral as done on that
-	// word. Idempotent. Stores that cannot do it return ErrUnsupported.
+	// DeferDeletion asks the store itself to delete every object version now under prefix
+	// (current and noncurrent versions, snapshots) once the retention locks that hold it expire,
+	// for example through a lifecycle rule, so that nobody has to poll. It returns only after it
+	// has read back that the mechanism is in place and matches (a rule present, enabled and scoped
+	// to what this extension marked, never wider): the caller reports the deferral as done on that
+	// word. Idempotent.
+	//
+	// A deferral touches only what it marked: a version written under prefix afterwards (the
+	// prefix in use again, a shoot migrated away and back) is outside its scope, and nothing of the
+	// deferral outlives what it marked. Concurrent deferrals of other prefixes of the same bucket,
+	// and the bucket's EnsureBucket, never undo one that returned nil (a store serialises its
+	// configuration writes, guards them with a precondition, or has no per-prefix configuration).
+	// It needs no more than the entry's own credentials where the store allows it; where those
+	// cannot complete or verify it, it returns an error saying what is missing (ErrForbidden: a
+	// right the credentials lack; ErrUnsupported: never possible with them). Stores that cannot
+	// defer at all return ErrUnsupported.
 	DeferDeletion(ctx context.Context, bucket, prefix string) (Deferral, error)
 
 	// Probe reads the bucket once, as cheaply as the store allows (a listing of at most one
