@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -147,11 +148,17 @@ func rulesMismatch(rules []types.LifecycleRule) string {
 	return ""
 }
 
-// withDeferralRules returns rules with the deferral rules in place (others kept as they are).
+// oldDeferralRulePrefix starts the IDs of the per-entry rules of earlier versions
+// (gardener-backup-deferred-<prefix>, scoped to the prefix alone: they expired new backups under
+// a prefix in use again). DeferredDeletionRule starts with it too; no entry prefix is "deletion".
+const oldDeferralRulePrefix = "gardener-backup-deferred-"
+
+// withDeferralRules returns rules with the deferral rules in place and without the per-entry
+// rules of earlier versions; the others are kept as they are.
 func withDeferralRules(rules []types.LifecycleRule) []types.LifecycleRule {
 	out := slices.DeleteFunc(slices.Clone(rules), func(r types.LifecycleRule) bool {
 		id := aws.ToString(r.ID)
-		return id == DeferredDeletionRule || id == ExpiredDeleteMarkersRule
+		return strings.HasPrefix(id, oldDeferralRulePrefix) || id == ExpiredDeleteMarkersRule
 	})
 	return append(out, deferralRules()...)
 }
