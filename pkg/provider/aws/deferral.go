@@ -77,7 +77,7 @@ func ruleMismatch(got *types.LifecycleRule, want types.LifecycleRule) string {
 	}
 	gotPrefix, gotTags := ruleScope(*got)
 	wantPrefix, wantTags := ruleScope(want)
-	if gotPrefix != wantPrefix || !slices.Equal(gotTags, wantTags) || (got.Filter != nil && got.Filter.ObjectSizeGreaterThan != nil) {
+	if gotPrefix != wantPrefix || !slices.Equal(gotTags, wantTags) || sizeFiltered(got.Filter) != sizeFiltered(want.Filter) {
 		return fmt.Sprintf("its scope is prefix %q, tags %v; want prefix %q, tags %v", gotPrefix, gotTags, wantPrefix, wantTags)
 	}
 	days := func(e *types.LifecycleExpiration) (int32, bool) {
@@ -110,6 +110,18 @@ func ruleMismatch(got *types.LifecycleRule, want types.LifecycleRule) string {
 		return "its abort of incomplete multipart uploads differs"
 	}
 	return ""
+}
+
+// sizeFiltered reports whether a filter also scopes by object size (a store may give an unset
+// size back as 0).
+func sizeFiltered(f *types.LifecycleRuleFilter) bool {
+	if f == nil {
+		return false
+	}
+	if f.And != nil && (aws.ToInt64(f.And.ObjectSizeGreaterThan) > 0 || aws.ToInt64(f.And.ObjectSizeLessThan) > 0) {
+		return true
+	}
+	return aws.ToInt64(f.ObjectSizeGreaterThan) > 0 || aws.ToInt64(f.ObjectSizeLessThan) > 0
 }
 
 // ruleScope returns the key prefix and the sorted "key=value" tags a rule is scoped by.
