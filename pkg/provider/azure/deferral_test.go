@@ -138,8 +138,9 @@ func TestDeferDeletionWithAnAccountKeyIsUnsupported(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, data := range []map[string][]byte{azurite.SecretData(), with(azurite.SecretData(), "lifecycleDeferral", "true")} {
-		if _, err := newStore(t, data).DeferDeletion(ctx(t), bucket, "shoot--a--b--1/"); !errors.Is(err, objectstore.ErrUnsupported) {
-			t.Fatalf("DeferDeletion with an account key: %v; want ErrUnsupported", err)
+		if _, err := newStore(t, data).DeferDeletion(ctx(t), bucket, "shoot--a--b--1/"); !errors.Is(err, objectstore.ErrUnsupported) ||
+			!strings.Contains(err.Error(), "service principal or workload identity") {
+			t.Fatalf("DeferDeletion with an account key: %v; want ErrUnsupported saying which credentials can", err)
 		}
 	}
 	client, err := (&azureprovider.Provider{}).NewClient(providerCreds(azurite.SecretData()))
