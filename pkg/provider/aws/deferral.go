@@ -273,8 +273,7 @@ func (s *store) tagForDeferral(ctx context.Context, bucket, prefix string) error
 	return nil
 }
 
-// tagVersion adds the deferral tag to one version; a version that is gone (or a delete marker,
-// which has no tags) needs none.
+// tagVersion adds the deferral tag to one version; a version that is gone needs none.
 func (s *store) tagVersion(ctx context.Context, bucket string, o objectstore.ObjectVersion) error {
 	var version *string
 	if o.Version != "" && o.Version != "null" {
@@ -303,11 +302,13 @@ func (s *store) tagVersion(ctx context.Context, bucket string, o objectstore.Obj
 }
 
 // skippable is an answer about a version that has nothing to tag: gone meanwhile (NoSuchKey,
-// NoSuchVersion) or a delete marker (MethodNotAllowed, 405).
+// NoSuchVersion). Delete markers are never asked (only versions are listed for tagging); any
+// other refusal, an API the store does not know among them, fails the deferral: an untagged
+// version would be outside the rule while the deferral is reported.
 func skippable(err error) bool {
 	switch errorCode(err) {
-	case "NoSuchKey", "NoSuchVersion", "MethodNotAllowed":
+	case "NoSuchKey", "NoSuchVersion":
 		return true
 	}
-	return statusCode(err) == 405
+	return false
 }
