@@ -66,3 +66,7 @@ func (n namedIssuer) IssueCredential(ctx context.Context, bucket string, inUse [
 func (n namedIssuer) RevokeCredentials(ctx context.Context, bucket string, keep []string) error {
 	return n.issuer.RevokeCredentials(WithOperation(ctx, "revoke_credentials"), bucket, keep)
 }
+
+func (n namedIssuer) Location(ctx context.Context) (string, error) {
+	return n.issuer.Location(WithOperation(ctx, "credential_location"))
+}

@@ -59,6 +59,12 @@ func (iss *accountKeyIssuer) IssueCredential(ctx context.Context, bucket string,
 	return objectstore.Credential{ID: keyName, Data: a.secretData()}, nil
 }
 
+// Location implements objectstore.CredentialIssuer: the subscription the operator's
+// management-plane credentials reach, where each bucket's storage account (and its keys) lives.
+func (iss *accountKeyIssuer) Location(context.Context) (string, error) {
+	return "azure-subscription:" + iss.s.subscription, nil
+}
+
 // RevokeCredentials implements objectstore.CredentialIssuer: every key not kept is regenerated
 // (and its new value never handed out). An account that is gone has no keys left; one that is not
 // ours is an ownership error and its keys are not touched.
