@@ -2,7 +2,6 @@ package backupbucket
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
