@@ -40,6 +40,16 @@ type CredentialIssuer interface {
 	Location(ctx context.Context) (string, error)
 }
 
+// CredentialHolder is implemented by issuers whose credentials a copy of the operator's
+// credentials can hold too (Azure: an account key secret holds one of the two keys the issuer
+// rotates).
+type CredentialHolder interface {
+	// HeldIn returns the IDs of bucket's credentials that the secret data holds (none: it holds
+	// none of them). The controller never revokes or regenerates them while that data is
+	// published, and never issues a credential that would invalidate them.
+	HeldIn(ctx context.Context, bucket string, data map[string][]byte) ([]string, error)
+}
+
 // CredentialElsewhereError says that credentials were issued in another place than the one the
 // issuer reaches now (the operator's credentials moved to another account, project or user):
 // they cannot be revoked by it, and are not revoked. It is an invalid configuration: the

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
@@ -88,8 +89,10 @@ func TestSwitchedOnAgainDuringRetirement(t *testing.T) {
 		f.configure(settings("mem", nil))
 		f.mustReconcile()
 		s := f.expectPublished("cred-2", "mem")
-		if s.Annotations[annotationPrevious] != "cred-1" || s.Annotations[annotationRevokePrevious] != retireAfter {
-			t.Fatalf("cred-1 is not recorded as the previous credential until %s: %v", retireAfter, s.Annotations)
+		// Valid as long as the retirement promised, and a grace period for shoots on the copy.
+		due := parseTime(s.Annotations[annotationRevokePrevious])
+		if s.Annotations[annotationPrevious] != "cred-1" || due.Before(parseTime(retireAfter)) || time.Until(due) < credentials.DefaultGracePeriod-time.Minute {
+			t.Fatalf("cred-1 is not recorded as the previous credential until a grace period from now (and not before %s): %v", retireAfter, s.Annotations)
 		}
 		for _, key := range []string{AnnotationRetireAfter, AnnotationOperatorCopy} {
 			if _, ok := s.Annotations[key]; ok {
@@ -186,4 +189,93 @@ func TestCredentialsAreKeptCurrentWhileTheBucketDoesNotConverge(t *testing.T) {
 	}
 	f.expectPublished("cred-2", "mem")
 	expectValid(t, f.mem, "cred-1", "cred-2")
+}
+
+// setOperatorData replaces the operator's secret's data (a key of the bucket, as an Azure
+// account key secret holds one).
+func (f *genFixture) setOperatorData(data map[string][]byte) {
+	f.t.Helper()
+	s := &corev1.Secret{}
+	if err := f.client.Get(f.ctx, client.ObjectKey{Namespace: controllertest.SecretRef.Namespace, Name: controllertest.SecretRef.Name}, s); err != nil {
+		f.t.Fatal(err)
+	}
+	s.Data = data
+	if err := f.client.Update(f.ctx, s); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// The operator's copy holds one of the bucket's own credentials (Azure: an account key secret of
+// the bucket's account holds key1 or key2): it is never revoked while published, nor by the
+// retirement, nor when generation is switched on again.
+func TestTheOperatorsCopyHoldingACredentialOfTheBucket(t *testing.T) {
+	t.Run("the recorded one", func(t *testing.T) {
+		f := newGenFixture(t, true)
+		f.configure(settings("mem", nil))
+		f.mustReconcile()
+		f.setOperatorData(f.mustSecret().Data) // the operator's secret holds cred-1 too
+		f.configure(nil)
+		f.mustReconcile()
+		f.configure(settings("mem", nil))
+		f.mustReconcile()
+		s := f.expectPublished("cred-2", "mem")
+		if _, ok := s.Annotations[annotationPrevious]; ok {
+			t.Fatalf("the operator's key is recorded for revocation: %v", s.Annotations)
+		}
+		expectValid(t, f.mem, "cred-1", "cred-2")
+	})
+	t.Run("another one", func(t *testing.T) {
+		f := newGenFixture(t, true)
+		f.configure(settings("mem", nil))
+		f.mustReconcile()
+		other, err := f.mem.Issuer().IssueCredential(f.ctx, genBucket, []string{"cred-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.setOperatorData(other.Data) // the operator's secret holds the other key
+		f.configure(nil)
+		f.mustReconcile()
+		f.events()
+
+		// Two keys in use (cred-1 recorded, cred-2 the copy's): the new one waits for the
+		// retirement's revocation of cred-1.
+		f.configure(settings("mem", nil))
+		f.mustReconcile()
+		expectOperatorCopy2(t, f.mustSecret(), "cred-2")
+		f.expectCondition(gardencorev1beta1.ConditionFalse, reasonResuming, true)
+		expectValid(t, f.mem, "cred-1", "cred-2")
+		f.expectEvents("Warning " + ReasonRotationWaiting)
+
+		f.setSecretAnnotation(AnnotationRetireAfter, past())
+		f.mustReconcile()
+		s := f.expectPublished("cred-3", "mem")
+		if _, ok := s.Annotations[annotationPrevious]; ok {
+			t.Fatalf("the operator's key is recorded for revocation: %v", s.Annotations)
+		}
+		expectValid(t, f.mem, "cred-2", "cred-3")
+	})
+	t.Run("retired", func(t *testing.T) {
+		f := newGenFixture(t, true)
+		f.configure(settings("mem", nil))
+		f.mustReconcile()
+		f.setOperatorData(f.mustSecret().Data)
+		f.configure(nil)
+		f.mustReconcile()
+		f.setSecretAnnotation(AnnotationRetireAfter, past())
+		f.mustReconcile()
+		f.expectCondition(gardencorev1beta1.ConditionFalse, "Retired", true)
+		expectValid(t, f.mem, "cred-1") // the copy's key: not revoked, nor said to be
+		for _, e := range f.events() {
+			if strings.Contains(e, ReasonCredentialRevoked) {
+				t.Fatalf("event %q", e)
+			}
+		}
+	})
+}
+
+func expectOperatorCopy2(t *testing.T, s *corev1.Secret, id string) {
+	t.Helper()
+	if !hasAnnotation(s, AnnotationOperatorCopy) || string(s.Data[memstore.KeyCredential]) != id {
+		t.Fatalf("the generated secret holds %q, annotations %v; want the operator's copy holding %s", s.Data[memstore.KeyCredential], s.Annotations, id)
+	}
 }

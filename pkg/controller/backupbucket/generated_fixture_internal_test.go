@@ -65,6 +65,10 @@ func (i *recIssuer) RevokeCredentials(ctx context.Context, bucket string, keep [
 	return i.inner.RevokeCredentials(ctx, bucket, keep)
 }
 
+func (i *recIssuer) HeldIn(ctx context.Context, bucket string, data map[string][]byte) ([]string, error) {
+	return i.inner.(objectstore.CredentialHolder).HeldIn(ctx, bucket, data)
+}
+
 func (i *recIssuer) Location(ctx context.Context) (string, error) {
 	return i.inner.Location(ctx)
 }
@@ -83,6 +87,13 @@ func (p namedIssuers) NewIssuer(_ context.Context, _ provider.Credentials, _ con
 		return nil, objectstore.Invalidf("no issuer %q", name)
 	}
 	return i, nil
+}
+
+// NewStore is the operator's store whatever their secret holds: it may hold one of the bucket's
+// own credentials, as an Azure account key secret of the bucket's account does, and still manage
+// the bucket.
+func (p namedIssuers) NewStore(context.Context, provider.Credentials, config.Bucket) (objectstore.Store, error) {
+	return p.Provider.Store, nil
 }
 
 func (p namedIssuers) DecodeBucketConfig(raw []byte) (config.Bucket, error) {

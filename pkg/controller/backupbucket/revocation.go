@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -205,11 +206,26 @@ func (a *actuator) revokeRecorded(ctx context.Context, log logr.Logger, bb *exte
 				return err
 			}
 		}
-		if err := issuer.RevokeCredentials(ctx, bb.Name, nil); err != nil {
+		var keep []string // a credential of the bucket that the operator's copy holds is theirs
+		if hasAnnotation(secret, AnnotationOperatorCopy) {
+			if keep, err = heldIn(ctx, issuer, bb.Name, secret.Data); err != nil {
+				return err
+			}
+		}
+		revoked := slices.DeleteFunc(ids, func(id string) bool { return slices.Contains(keep, id) })
+		if len(keep) > 0 {
+			log.Info("Not revoking the credentials the operator's credentials hold", "credentials", strings.Join(keep, ","))
+			a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonRecordDropped, "Revoke",
+				"Generated credential %q is not revoked: the operator's credentials, which secret %s/%s holds, are that credential too; its record is dropped", strings.Join(keep, ","), secret.Namespace, secret.Name)
+		}
+		if len(revoked) == 0 {
+			continue
+		}
+		if err := issuer.RevokeCredentials(ctx, bb.Name, keep); err != nil {
 			return fmt.Errorf("revoking the generated credentials of bucket %q (issuer %q): %w", bb.Name, name, err)
 		}
-		log.Info("Revoked the generated credentials", "credentials", joined, "issuer", name)
-		a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonCredentialRevoked, "Revoke", "Revoked the generated credential %q", joined)
+		log.Info("Revoked the generated credentials", "credentials", strings.Join(revoked, ","), "issuer", name)
+		a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonCredentialRevoked, "Revoke", "Revoked the generated credential %q", strings.Join(revoked, ","))
 	}
 	return nil
 }

@@ -174,6 +174,20 @@ func (i issuer) RevokeCredentials(ctx context.Context, bucket string, keep []str
 	return nil
 }
 
+// HeldIn implements objectstore.CredentialHolder: the bucket's credential whose data data is.
+func (i issuer) HeldIn(ctx context.Context, bucket string, data map[string][]byte) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	i.s.mu.Lock()
+	defer i.s.mu.Unlock()
+	id := string(data[KeyCredential])
+	if c, ok := i.s.issued.byID[id]; ok && c.bucket == bucket {
+		return []string{id}, nil
+	}
+	return nil, nil
+}
+
 // Location implements objectstore.CredentialIssuer: the store itself, or where MoveIssuer moved
 // the issuer.
 func (i issuer) Location(ctx context.Context) (string, error) {
