@@ -103,11 +103,16 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 	}
 	meta := backupbucket.GeneratedSecretObjectMeta(bb)
 	now := time.Now().UTC()
+	var held []string // credentials of the bucket that the operator's copy holds: theirs
 	if exists && hasAnnotation(secret, AnnotationOperatorCopy) {
 		// Generation is switched on again after it was switched off: the secret holds the
 		// operator's credentials, which the entries move to.
 		if credentialIDs(secret) == "" {
-			// Retired: nothing generated is left; a new credential is issued.
+			// Retired: nothing generated is left; a new credential is issued, never one that
+			// invalidates what the copy holds.
+			if held, err = heldIn(ctx, issuer, bb.Name, secret.Data); err != nil {
+				return err
+			}
 			for _, key := range recordKeys {
 				delete(secret.Annotations, key)
 			}
@@ -169,6 +174,7 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 		if exists && current != "" && currentIssuer == g.Issuer {
 			inUse = append(inUse, current) // another issuer's credential is not this issuer's to keep
 		}
+		inUse = append(inUse, held...)
 		cred, err := issuer.IssueCredential(ctx, bb.Name, inUse)
 		if err != nil && reason == "initial" && errors.Is(err, objectstore.ErrUnsupported) {
 			return a.passThrough(ctx, log, bb, g, err)

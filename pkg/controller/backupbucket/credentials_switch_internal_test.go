@@ -270,6 +270,11 @@ func TestTheOperatorsCopyHoldingACredentialOfTheBucket(t *testing.T) {
 				t.Fatalf("event %q", e)
 			}
 		}
+		// Switched on after the retirement: the new credential does not invalidate the copy's.
+		f.configure(settings("mem", nil))
+		f.mustReconcile()
+		f.expectPublished("cred-2", "mem")
+		expectValid(t, f.mem, "cred-1", "cred-2")
 	})
 }
 
