@@ -115,3 +115,34 @@ func TestGeneratedSecretWithoutLocationGetsTheIssuersPlace(t *testing.T) {
 	f.setSecretAnnotation(annotationRevokePrevious, past())
 	expectCode(t, f.reconcile(), gardencorev1beta1.ErrorConfigurationProblem)
 }
+
+// The operator's credentials can no longer build the issuer at all (an Azure account key secret
+// replaced a service principal): the retired credential is not revoked, nor said to be, and stays
+// recorded until the operator records its revocation by hand.
+func TestRetirementWhenTheOperatorsCredentialsIssueNone(t *testing.T) {
+	f := newGenFixture(t, true)
+	f.configure(settings("mem", nil))
+	f.mustReconcile()
+	f.configure(nil)
+	f.mustReconcile()
+	f.setSecretAnnotation(AnnotationRetireAfter, past())
+	f.provider.issuers["mem"] = nil
+	f.events()
+
+	err := f.reconcile()
+	expectCode(t, err, gardencorev1beta1.ErrorConfigurationProblem)
+	if !strings.Contains(err.Error(), AnnotationRevokedByHand+"=cred-1") {
+		t.Fatalf("error %q does not say how to record a revocation by hand", err)
+	}
+	if s := f.mustSecret(); s.Annotations[AnnotationCredential] != "cred-1" {
+		t.Fatalf("the record is dropped: %v", s.Annotations)
+	}
+	f.expectCondition(gardencorev1beta1.ConditionUnknown, reasonNotRevoked, true)
+	f.expectEvents("Warning " + ReasonNotRevoked)
+	expectValid(t, f.mem, "cred-1")
+
+	f.setSecretAnnotation(AnnotationRevokedByHand, "cred-1")
+	f.mustReconcile()
+	f.expectCondition(gardencorev1beta1.ConditionFalse, "Retired", true)
+	f.expectEvents("Normal " + ReasonRecordDropped)
+}

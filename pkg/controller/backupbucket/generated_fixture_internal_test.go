@@ -83,8 +83,11 @@ type namedIssuers struct {
 
 func (p namedIssuers) NewIssuer(_ context.Context, _ provider.Credentials, _ config.Bucket, name string) (objectstore.CredentialIssuer, error) {
 	i, ok := p.issuers[name]
-	if !ok {
+	switch {
+	case !ok:
 		return nil, objectstore.Invalidf("no issuer %q", name)
+	case i == nil:
+		return nil, nil // these credentials issue none (an Azure account key secret)
 	}
 	return i, nil
 }
