@@ -43,6 +43,10 @@ func (i issuing) RevokeCredentials(ctx context.Context, _ string, _ []string) er
 	*i.ops = append(*i.ops, metrics.Operation(ctx))
 	return nil
 }
+func (i issuing) Location(ctx context.Context) (string, error) {
+	*i.ops = append(*i.ops, metrics.Operation(ctx))
+	return "test", nil
+}
 
 func TestTransportCountsEveryRequestByTheStoreOperation(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -66,3 +66,15 @@ func (n namedIssuer) IssueCredential(ctx context.Context, bucket string, inUse [
 func (n namedIssuer) RevokeCredentials(ctx context.Context, bucket string, keep []string) error {
 	return n.issuer.RevokeCredentials(WithOperation(ctx, "revoke_credentials"), bucket, keep)
 }
+
+// HeldIn forwards objectstore.CredentialHolder; an issuer that is none holds nothing.
+func (n namedIssuer) HeldIn(ctx context.Context, bucket string, data map[string][]byte) ([]string, error) {
+	if h, ok := n.issuer.(objectstore.CredentialHolder); ok {
+		return h.HeldIn(WithOperation(ctx, "credential_held_in"), bucket, data)
+	}
+	return nil, nil
+}
+
+func (n namedIssuer) Location(ctx context.Context) (string, error) {
+	return n.issuer.Location(WithOperation(ctx, "credential_location"))
+}

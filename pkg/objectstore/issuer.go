@@ -1,6 +1,9 @@
 package objectstore
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Credential is a credential scoped to one bucket that a store issued.
 type Credential struct {
@@ -22,7 +25,62 @@ type CredentialIssuer interface {
 	// before publishing it) is invalidated, or handed out again if nobody else can hold it.
 	IssueCredential(ctx context.Context, bucket string, inUse []string) (Credential, error)
 
-	// RevokeCredentials invalidates every credential of bucket not named in keep. A bucket that
-	// is gone has nothing left to revoke: that is success.
+	// RevokeCredentials invalidates every credential of bucket not named in keep, in the place
+	// Location names. A bucket that is gone, or a credential not found there, has nothing left to
+	// revoke: that is success. The caller makes sure first that the credentials were issued in
+	// that place (CheckLocation): "not found" elsewhere proves nothing.
 	RevokeCredentials(ctx context.Context, bucket string, keep []string) error
+
+	// Location names, without any secret, the place where the credentials this issuer issues
+	// live and where RevokeCredentials looks for them, as the operator's credentials reach it:
+	// the account, project, subscription, server or identity-service user (for example
+	// "aws-account:123456789012" or "gcp-project:my-project"). Two issuers with the same location
+	// see the same credentials. It is recorded with every credential issued, and compared before
+	// each revocation.
+	Location(ctx context.Context) (string, error)
+}
+
+// CredentialHolder is implemented by issuers whose credentials a copy of the operator's
+// credentials can hold too (Azure: an account key secret holds one of the two keys the issuer
+// rotates).
+type CredentialHolder interface {
+	// HeldIn returns the IDs of bucket's credentials that the secret data holds (none: it holds
+	// none of them). The controller never revokes or regenerates them while that data is
+	// published, and never issues a credential that would invalidate them.
+	HeldIn(ctx context.Context, bucket string, data map[string][]byte) ([]string, error)
+}
+
+// CredentialElsewhereError says that credentials were issued in another place than the one the
+// issuer reaches now (the operator's credentials moved to another account, project or user):
+// they cannot be revoked by it, and are not revoked. It is an invalid configuration: the
+// operator revokes them by hand.
+type CredentialElsewhereError struct {
+	// IDs names the credentials (IDs, never values).
+	IDs string
+	// Recorded is where they were issued, Current where the issuer reaches now.
+	Recorded, Current string
+}
+
+func (e *CredentialElsewhereError) Error() string {
+	return fmt.Sprintf("credentials %q were issued in %s, but the operator's credentials now reach %s: they cannot be revoked from here and stay valid until revoked by hand", e.IDs, e.Recorded, e.Current)
+}
+
+// Is makes the error an ErrInvalidConfig (ERR_CONFIGURATION_PROBLEM): the operator has to act.
+func (e *CredentialElsewhereError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// CheckLocation returns a *CredentialElsewhereError unless the credentials ids recorded as issued
+// in recorded are in the place issuer reaches now. An empty recorded location (a credential
+// issued before locations were recorded) is taken as the issuer's current one.
+func CheckLocation(ctx context.Context, issuer CredentialIssuer, ids, recorded string) error {
+	if recorded == "" {
+		return nil
+	}
+	current, err := issuer.Location(ctx)
+	if err != nil {
+		return fmt.Errorf("finding where the issuer's credentials live: %w", err)
+	}
+	if current != recorded {
+		return &CredentialElsewhereError{IDs: ids, Recorded: recorded, Current: current}
+	}
+	return nil
 }

@@ -52,10 +52,32 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 	if err != nil {
 		return err
 	}
-	if err := store.EnsureBucket(ctx, objectstore.Bucket{Name: bb.Name, Region: bb.Spec.Region}); err != nil {
-		return fmt.Errorf("bucket %q: %w", bb.Name, err)
+	ensureErr := store.EnsureBucket(ctx, objectstore.Bucket{Name: bb.Name, Region: bb.Spec.Region})
+	if ensureErr != nil {
+		ensureErr = fmt.Errorf("bucket %q: %w", bb.Name, ensureErr)
+		// Settings that do not converge must not stop the credentials' lifecycle while the
+		// bucket is there: an OpenStack application credential expires, and without its renewal
+		// every shoot's backups would stop. The error is still returned.
+		if err := store.Probe(ctx, bb.Name); err != nil {
+			return ensureErr
+		}
+		log.Info("Bucket settings do not converge; its generated credentials are kept current meanwhile", "bucket", bb.Name, "error", ensureErr.Error())
+	} else {
+		log.Info("Bucket is converged", "bucket", bb.Name, "region", bb.Spec.Region)
 	}
-	log.Info("Bucket is converged", "bucket", bb.Name, "region", bb.Spec.Region)
+	err = a.credentialLifecycle(ctx, log, bb, cfg)
+	switch {
+	case ensureErr == nil:
+		return err
+	case err != nil:
+		return fmt.Errorf("%w; and the generated credentials: %w", ensureErr, err)
+	}
+	return ensureErr
+}
+
+// credentialLifecycle publishes, rotates, retires and revokes the bucket's generated credentials
+// as its providerConfig asks.
+func (a *actuator) credentialLifecycle(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg config.Bucket) error {
 	if g := config.GeneratedCredentials(cfg); g != nil {
 		issuer, err := a.newIssuer(ctx, bb, cfg, g.Issuer)
 		if err != nil {

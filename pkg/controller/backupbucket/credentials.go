@@ -103,19 +103,28 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 	}
 	meta := backupbucket.GeneratedSecretObjectMeta(bb)
 	now := time.Now().UTC()
+	var held []string // credentials of the bucket that the operator's copy holds: theirs
 	if exists && hasAnnotation(secret, AnnotationOperatorCopy) {
 		// Generation is switched on again after it was switched off: the secret holds the
-		// operator's credentials, which the entries use by now. What was generated before is
-		// revoked and a new credential issued.
-		if err := a.revokeRecorded(ctx, log, bb, cfg, secret); err != nil {
+		// operator's credentials, which the entries move to.
+		if credentialIDs(secret) == "" {
+			// Retired: nothing generated is left; a new credential is issued, never one that
+			// invalidates what the copy holds.
+			if held, err = heldIn(ctx, issuer, bb.Name, secret.Data); err != nil {
+				return err
+			}
+			for _, key := range recordKeys {
+				delete(secret.Annotations, key)
+			}
+		} else if waiting, err := a.resume(ctx, log, bb, cfg, g, issuer, secret, now); err != nil || waiting {
 			return err
-		}
-		for _, key := range recordKeys {
-			delete(secret.Annotations, key)
 		}
 	}
 	unrecorded := secret.Annotations[AnnotationCredential] != "" && !hasAnnotation(secret, AnnotationIssuer)
-	if exists && (secret.Annotations[AnnotationRetireAfter] != "" || unrecorded) {
+	// A credential issued before locations were recorded is taken as issued where the configured
+	// issuer reaches now (documented in docs/generated-credentials.md).
+	adopt := secret.Annotations[AnnotationCredential] != "" && !hasAnnotation(secret, AnnotationIssuedIn) && issuedBy(secret, g) == g.Issuer
+	if exists && (secret.Annotations[AnnotationRetireAfter] != "" || unrecorded || adopt) {
 		// Generation was switched off and on again before the credential was revoked, by a
 		// version that still held the credential under the reference: keep it. A secret written
 		// before issuers were recorded records the configured one from now on.
@@ -123,6 +132,13 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 		delete(secret.Annotations, AnnotationRetireAfter)
 		if unrecorded {
 			secret.Annotations[AnnotationIssuer] = g.Issuer
+		}
+		if adopt {
+			location, err := issuer.Location(ctx)
+			if err != nil {
+				return fmt.Errorf("finding where issuer %q issues: %w", g.Issuer, err)
+			}
+			secret.Annotations[AnnotationIssuedIn] = location
 		}
 		if err := a.client.Patch(ctx, secret, patch); err != nil {
 			return fmt.Errorf("resuming generated secret %s/%s: %w", meta.Namespace, meta.Name, err)
@@ -158,6 +174,7 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 		if exists && current != "" && currentIssuer == g.Issuer {
 			inUse = append(inUse, current) // another issuer's credential is not this issuer's to keep
 		}
+		inUse = append(inUse, held...)
 		cred, err := issuer.IssueCredential(ctx, bb.Name, inUse)
 		if err != nil && reason == "initial" && errors.Is(err, objectstore.ErrUnsupported) {
 			return a.passThrough(ctx, log, bb, g, err)
@@ -165,18 +182,15 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 		if err != nil {
 			return fmt.Errorf("issuing a credential for bucket %q: %w", bb.Name, err)
 		}
-		annotations := map[string]string{
-			AnnotationCredential: cred.ID,
-			AnnotationIssuer:     g.Issuer,
-			annotationIssuedAt:   now.Format(time.RFC3339),
+		annotations, err := issuedAnnotations(ctx, issuer, g, cred, now)
+		if err != nil {
+			return err // not recorded: the next pass issues again, which invalidates it
 		}
 		if requested != "" {
 			annotations[annotationRotationHonoured] = requested
 		}
 		if exists && current != "" {
-			annotations[annotationPrevious] = current
-			annotations[annotationPreviousIssuer] = currentIssuer
-			annotations[annotationRevokePrevious] = now.Add(grace).Format(time.RFC3339)
+			recordPrevious(annotations, secret, currentIssuer, now.Add(grace))
 		}
 		if err := a.writeGenerated(ctx, secret, exists, cred.Data, annotations); err != nil {
 			// The new credential is not recorded: the next pass issues again, which invalidates it.
@@ -194,6 +208,32 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 	ref := &corev1.SecretReference{Namespace: meta.Namespace, Name: meta.Name}
 	return a.patchStatus(ctx, bb, ref, gardencorev1beta1.ConditionTrue, "Published",
 		fmt.Sprintf("Shoots use generated credential %q of secret %s/%s", secret.Annotations[AnnotationCredential], meta.Namespace, meta.Name))
+}
+
+// issuedAnnotations records the credential cred that issuer (the configured one) issued now:
+// its ID, its issuer, when, and where it lives.
+func issuedAnnotations(ctx context.Context, issuer objectstore.CredentialIssuer, g *credentials.Settings, cred objectstore.Credential, now time.Time) (map[string]string, error) {
+	location, err := issuer.Location(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("finding where issuer %q issued credential %q: %w", g.Issuer, cred.ID, err)
+	}
+	return map[string]string{
+		AnnotationCredential: cred.ID,
+		AnnotationIssuer:     g.Issuer,
+		annotationIssuedAt:   now.Format(time.RFC3339),
+		AnnotationIssuedIn:   location,
+	}, nil
+}
+
+// recordPrevious records the generated secret's current credential (of issuer) as the previous
+// one in annotations, to be revoked after revokeAfter.
+func recordPrevious(annotations map[string]string, secret *corev1.Secret, issuer string, revokeAfter time.Time) {
+	annotations[annotationPrevious] = secret.Annotations[AnnotationCredential]
+	annotations[annotationPreviousIssuer] = issuer
+	annotations[annotationRevokePrevious] = revokeAfter.UTC().Format(time.RFC3339)
+	if location := secret.Annotations[AnnotationIssuedIn]; location != "" {
+		annotations[annotationPreviousIssuedIn] = location
+	}
 }
 
 // passThrough leaves shoots on the operator's credentials when the store cannot issue generated
@@ -238,10 +278,11 @@ func (a *actuator) writeGenerated(ctx context.Context, secret *corev1.Secret, ex
 		}
 		return nil
 	}
-	delete(secret.Annotations, annotationPrevious)
-	delete(secret.Annotations, annotationPreviousIssuer)
-	delete(secret.Annotations, annotationRevokePrevious)
+	for _, key := range previousKeys {
+		delete(secret.Annotations, key)
+	}
 	delete(secret.Annotations, AnnotationOperatorCopy)
+	delete(secret.Annotations, AnnotationRetireAfter)
 	if secret.Annotations == nil {
 		secret.Annotations = map[string]string{}
 	}

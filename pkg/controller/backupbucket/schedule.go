@@ -98,7 +98,10 @@ func nextDue(annotations map[string]string, period time.Duration) (due time.Time
 	}
 	if v := annotations[AnnotationRetireAfter]; v != "" {
 		consider(parseTime(v))
-		return due, ok // a retiring credential is neither rotated nor waited for otherwise
+		if v := annotations[annotationRevokePrevious]; v != "" {
+			consider(parseTime(v)) // generation switched on again waits for it
+		}
+		return due, ok // a retiring credential is not rotated
 	}
 	if v := annotations[annotationRevokePrevious]; v != "" {
 		consider(parseTime(v))

@@ -19,7 +19,8 @@ func TestNextDue(t *testing.T) {
 		{name: "no period: rotation only on request", annotations: map[string]string{annotationIssuedAt: at(0)}},
 		{name: "rotation by period", annotations: map[string]string{annotationIssuedAt: at(0)}, period: 720 * time.Hour, want: issued.Add(720 * time.Hour), ok: true},
 		{name: "previous in grace: its revocation first, the rotation waits for it", annotations: map[string]string{annotationIssuedAt: at(0), annotationRevokePrevious: at(time.Hour)}, period: 30 * time.Minute, want: issued.Add(time.Hour), ok: true},
-		{name: "retiring: only the retirement", annotations: map[string]string{annotationIssuedAt: at(0), annotationRevokePrevious: at(time.Hour), AnnotationRetireAfter: at(2 * time.Hour)}, period: time.Minute, want: issued.Add(2 * time.Hour), ok: true},
+		{name: "retiring: the retirement, never the rotation", annotations: map[string]string{annotationIssuedAt: at(0), AnnotationRetireAfter: at(2 * time.Hour)}, period: time.Minute, want: issued.Add(2 * time.Hour), ok: true},
+		{name: "retiring with a previous credential: its revocation (a switch-on waits for it) or the retirement", annotations: map[string]string{annotationIssuedAt: at(0), annotationRevokePrevious: at(time.Hour), AnnotationRetireAfter: at(2 * time.Hour)}, period: time.Minute, want: issued.Add(time.Hour), ok: true},
 		{name: "unparsable revocation time: at once", annotations: map[string]string{annotationIssuedAt: at(0), annotationRevokePrevious: "soon"}, want: time.Time{}, ok: true},
 	}
 	for _, c := range cases {

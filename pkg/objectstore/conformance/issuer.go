@@ -39,6 +39,7 @@ func RunIssuer(t *testing.T, h IssuerHarness) {
 		{"RevocationEndsOnlyWhatItNames", testRevocationEndsOnlyWhatItNames},
 		{"UnrecordedCredentialIsInvalidated", testUnrecordedCredentialIsInvalidated},
 		{"RotationNeverInterruptsAWriter", testRotationNeverInterruptsAWriter},
+		{"LocationIsStable", testLocationIsStable},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, h) })
@@ -222,5 +223,23 @@ func testRotationNeverInterruptsAWriter(t *testing.T, h IssuerHarness) {
 	}
 	if err := h.StoreFor(t, first.Data).PutObject(context.Background(), bucket, "shoot--w--1/late", []byte("x")); !Refused(err) {
 		t.Fatalf("the revoked credential still writes: %v", err)
+	}
+}
+
+// testLocationIsStable: the issuer names where its credentials live, the same before and after
+// it issues and revokes (the controller records it with each credential and compares it before
+// every revocation: a location that wandered would block every revocation).
+func testLocationIsStable(t *testing.T, h IssuerHarness) {
+	ctx := ctxFor(t)
+	before, err := h.Issuer.Location(ctx)
+	if err != nil || before == "" {
+		t.Fatalf("Location: %q, %v; want where the credentials live", before, err)
+	}
+	bucket := newIssuerBucket(t, h)
+	cred := h.issue(t, bucket)
+	h.revoke(t, bucket, cred.ID)
+	after, err := h.Issuer.Location(ctx)
+	if err != nil || after != before {
+		t.Fatalf("Location after issuing and revoking: %q, %v; want %q", after, err, before)
 	}
 }

@@ -25,11 +25,18 @@ type issued struct {
 	next int
 	// unsupported, if set, is returned by IssueCredential (a store that cannot issue).
 	unsupported error
+	// location, if set, is what Location says instead of the store's own place: the issuer then
+	// stands for operator's credentials that reach another place, and revokes nothing of this
+	// store's.
+	location string
 }
 
 type credential struct {
 	bucket  string
 	revoked bool
+	// location is where it was issued: "" the store's own place, else the issuer's place
+	// (MoveIssuer) at the time. An issuer sees and revokes only the credentials of its place.
+	location string
 }
 
 // Issuer returns the store's issuer: credentials limited to one bucket, at most MaxCredentials
@@ -45,6 +52,16 @@ func (s *Store) RefuseIssuing(reason string) {
 	if reason != "" {
 		s.issued.unsupported = fmt.Errorf("%w: %s", objectstore.ErrUnsupported, reason)
 	}
+}
+
+// MoveIssuer makes the store's issuer reach another place (empty: the store's own again), as an
+// issuer built from operator's credentials of another account or project does: it says so in
+// Location, and its RevokeCredentials finds nothing of this store's, which is success, as with a
+// real identity service. What it issues meanwhile is of that place.
+func (s *Store) MoveIssuer(location string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.issued.location = location
 }
 
 // ForCredential returns a view of the store reached with an issued credential's data: its bucket
@@ -69,6 +86,17 @@ func (i *issued) valid(bucket string) []string {
 	}
 	slices.SortFunc(ids, func(a, b string) int { return cmpID(a) - cmpID(b) })
 	return ids
+}
+
+// validHere counts bucket's valid credentials of the issuer's current place.
+func (i *issued) validHere(bucket string) int {
+	n := 0
+	for _, c := range i.byID {
+		if c.bucket == bucket && !c.revoked && c.location == i.location {
+			n++
+		}
+	}
+	return n
 }
 
 func cmpID(id string) int { n, _ := strconv.Atoi(id[len("cred-"):]); return n }
@@ -125,16 +153,17 @@ func (i issuer) IssueCredential(ctx context.Context, bucket string, inUse []stri
 		return objectstore.Credential{}, err
 	}
 	i.s.issued.revokeExcept(bucket, inUse)
-	if n := len(i.s.issued.valid(bucket)); n >= MaxCredentials {
+	if n := i.s.issued.validHere(bucket); n >= MaxCredentials {
 		return objectstore.Credential{}, objectstore.Invalidf("bucket %q has %d credentials in use, the most there may be", bucket, n)
 	}
 	i.s.issued.next++
 	id := "cred-" + strconv.Itoa(i.s.issued.next)
-	i.s.issued.byID[id] = &credential{bucket: bucket}
+	i.s.issued.byID[id] = &credential{bucket: bucket, location: i.s.issued.location}
 	return objectstore.Credential{ID: id, Data: map[string][]byte{KeyCredential: []byte(id), KeyBucket: []byte(bucket)}}, nil
 }
 
-// RevokeCredentials implements objectstore.CredentialIssuer.
+// RevokeCredentials implements objectstore.CredentialIssuer. An issuer moved elsewhere
+// (MoveIssuer) finds only what it issued there: the others stay valid, and that is success.
 func (i issuer) RevokeCredentials(ctx context.Context, bucket string, keep []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -145,9 +174,37 @@ func (i issuer) RevokeCredentials(ctx context.Context, bucket string, keep []str
 	return nil
 }
 
+// HeldIn implements objectstore.CredentialHolder: the bucket's credential whose data data is.
+func (i issuer) HeldIn(ctx context.Context, bucket string, data map[string][]byte) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	i.s.mu.Lock()
+	defer i.s.mu.Unlock()
+	id := string(data[KeyCredential])
+	if c, ok := i.s.issued.byID[id]; ok && c.bucket == bucket {
+		return []string{id}, nil
+	}
+	return nil, nil
+}
+
+// Location implements objectstore.CredentialIssuer: the store itself, or where MoveIssuer moved
+// the issuer.
+func (i issuer) Location(ctx context.Context) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	i.s.mu.Lock()
+	defer i.s.mu.Unlock()
+	if i.s.issued.location != "" {
+		return i.s.issued.location, nil
+	}
+	return fmt.Sprintf("memstore:%p", i.s.state), nil
+}
+
 func (i *issued) revokeExcept(bucket string, keep []string) {
 	for id, c := range i.byID {
-		if c.bucket == bucket && !slices.Contains(keep, id) {
+		if c.bucket == bucket && c.location == i.location && !slices.Contains(keep, id) {
 			c.revoked = true
 		}
 	}

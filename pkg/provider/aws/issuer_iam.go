@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
@@ -19,6 +20,7 @@ import (
 // the previous one.
 type iamIssuer struct {
 	iam      *iam.Client
+	sts      *sts.Client // for Location: the account the operator's credentials are of
 	template map[string][]byte
 }
 
@@ -138,5 +140,10 @@ func (p *Provider) newIAMIssuer(creds map[string][]byte, cfg aws.Config) *iamIss
 			o.BaseEndpoint = aws.String(p.IAMEndpoint)
 		}
 	})
-	return &iamIssuer{iam: client, template: credentialTemplate(creds)}
+	stsClient := sts.NewFromConfig(cfg, func(o *sts.Options) {
+		if p.STSEndpoint != "" {
+			o.BaseEndpoint = aws.String(p.STSEndpoint)
+		}
+	})
+	return &iamIssuer{iam: client, sts: stsClient, template: credentialTemplate(creds)}
 }

@@ -23,6 +23,8 @@ type minioIssuer struct {
 	admin *madmin.AdminClient
 	// template is what a credential keeps of the operator's secret (credentialTemplate).
 	template map[string][]byte
+	// server is the MinIO server's host:port, where its users live.
+	server string
 }
 
 var _ objectstore.CredentialIssuer = (*minioIssuer)(nil)
@@ -52,7 +54,7 @@ func newMinIOIssuer(d map[string][]byte) (*minioIssuer, error) {
 	if err != nil {
 		return nil, objectstore.Invalidf("MinIO admin client: %w", err)
 	}
-	return &minioIssuer{admin: admin, template: credentialTemplate(d)}, nil
+	return &minioIssuer{admin: admin, template: credentialTemplate(d), server: u.Host}, nil
 }
 
 // userPrefix starts the access keys of a bucket's users: "geb" and 7 hex digits of the bucket

@@ -183,6 +183,8 @@ func newARMStore(sub string, cred azcore.TokenCredential, opts *arm.ClientOption
 		return nil, objectstore.Invalidf("%w", err)
 	}
 	return &armStore{
+		subscription: sub,
+
 		accounts:   factory.NewAccountsClient(),
 		containers: factory.NewBlobContainersClient(),
 		services:   factory.NewBlobServicesClient(),

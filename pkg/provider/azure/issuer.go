@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage"
@@ -57,6 +58,36 @@ func (iss *accountKeyIssuer) IssueCredential(ctx context.Context, bucket string,
 		return objectstore.Credential{}, err
 	}
 	return objectstore.Credential{ID: keyName, Data: a.secretData()}, nil
+}
+
+// Location implements objectstore.CredentialIssuer: the subscription the operator's
+// management-plane credentials reach, where each bucket's storage account (and its keys) lives.
+func (iss *accountKeyIssuer) Location(context.Context) (string, error) {
+	return "azure-subscription:" + iss.s.subscription, nil
+}
+
+var _ objectstore.CredentialHolder = (*accountKeyIssuer)(nil)
+
+// HeldIn implements objectstore.CredentialHolder: the keys of the bucket's account that an
+// account key secret's data (storageAccount, storageKey) holds.
+func (iss *accountKeyIssuer) HeldIn(ctx context.Context, bucket string, data map[string][]byte) ([]string, error) {
+	if string(data[KeyStorageAccount]) != AccountName(bucket) || len(data[KeyStorageKey]) == 0 {
+		return nil, nil
+	}
+	res, err := iss.s.accounts.ListKeys(ctx, ResourceGroupName(bucket), AccountName(bucket), nil)
+	if isNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing the keys of storage account %q: %w", AccountName(bucket), classify(err))
+	}
+	var held []string
+	for _, k := range res.Keys {
+		if k != nil && deref(k.Value) == string(data[KeyStorageKey]) {
+			held = append(held, strings.ToLower(deref(k.KeyName)))
+		}
+	}
+	return held, nil
 }
 
 // RevokeCredentials implements objectstore.CredentialIssuer: every key not kept is regenerated

@@ -286,6 +286,8 @@ type armStore struct {
 	config *azureapi.BackupBucketConfig
 	// newData builds the data-plane store from an account's name, key and endpoint.
 	newData func(account) (*store, error)
+	// subscription is the subscription the management-plane credentials reach.
+	subscription string
 
 	mu   sync.Mutex
 	data map[string]*store // by bucket, for this request only

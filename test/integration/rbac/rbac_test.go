@@ -46,6 +46,7 @@ func (issuing) IssueCredential(_ context.Context, _ string, inUse []string) (obj
 	return objectstore.Credential{ID: fmt.Sprintf("k%d", len(inUse)+1), Data: map[string][]byte{"key": []byte("generated")}}, nil
 }
 func (issuing) RevokeCredentials(context.Context, string, []string) error { return nil }
+func (issuing) Location(context.Context) (string, error)                  { return "test", nil }
 
 func (p memProvider) Type() string { return "aws" }
 
