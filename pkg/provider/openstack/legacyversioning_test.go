@@ -40,7 +40,8 @@ func putObject(t *testing.T, sc *gophercloud.ServiceClient, container, name, con
 }
 
 func getObject(sc *gophercloud.ServiceClient, container, name string) (string, error) {
-	b, err := objects.Download(context.Background(), sc, container, name, nil).ExtractContent()
+	res := objects.Download(context.Background(), sc, container, name, nil)
+	b, err := res.ExtractContent()
 	return string(b), err
 }
 
