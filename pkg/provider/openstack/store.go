@@ -76,7 +76,7 @@ func (s *store) MaxDeleteBatch() int {
 // written while it was on. Swift's object versioning answers ?versions for any container (and a
 // cluster without it ignores the parameter and lists the objects). Pages continue from the last
 // entry's name and version (marker + version_marker), so that a page boundary between two
-// versions of one object skips none of them.
+// versions of one object skips none of them; the listing ends at the first empty page.
 func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
 	if err := osapi.ValidateBucketName(bucket); err != nil {
 		return err
@@ -104,9 +104,8 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 		if err := fn(page); err != nil {
 			return err
 		}
-		if len(infos) < opts.Limit {
-			return nil
-		}
+		// A short page is not the end: Swift may answer one before the end (a sharded
+		// container's listing, a proxy's own limit). Only an empty page is.
 		last := infos[len(infos)-1]
 		opts.Marker, opts.VersionMarker = last.Name, last.VersionID
 	}
@@ -164,7 +163,8 @@ func listPage(ctx context.Context, c *gophercloud.ServiceClient, bucket string, 
 // unversioned is the version ID Swift lists for an object written without versioning.
 const unversioned = "null"
 
-// DeleteObjects implements objectstore.Store: one bulk delete when the cluster offers it, no
+// DeleteObjects implements objectstore.Store. A container with legacy versioning is refused (see
+// legacyVersioning); otherwise one bulk delete when the cluster offers it, no
 // object names a version other than the unversioned one and the container's versioning is off
 // (a delete by name then removes the object; with versioning on it would only write a delete
 // marker); single deletes by version otherwise. Every per-object outcome is classified.
@@ -182,19 +182,19 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, objs []objects
 	s.mu.Lock()
 	limit := s.bulkLimit
 	s.mu.Unlock()
-	byName := limit > 0
+	head, err := containers.Get(ctx, c, bucket, nil).Extract()
+	switch {
+	case gophercloud.ResponseCodeIs(err, http.StatusNotFound):
+		return nil, nil // the container is gone, and so is everything in it
+	case err != nil:
+		return nil, classify(err)
+	}
+	if err := legacyVersioning(bucket, head); err != nil {
+		return nil, err
+	}
+	byName := limit > 0 && !head.VersionsEnabled
 	for _, o := range objs {
 		byName = byName && (o.Version == "" || o.Version == unversioned)
-	}
-	if byName {
-		head, err := containers.Get(ctx, c, bucket, nil).Extract()
-		switch {
-		case gophercloud.ResponseCodeIs(err, http.StatusNotFound):
-			return nil, nil // the container is gone, and so is everything in it
-		case err != nil:
-			return nil, classify(err)
-		}
-		byName = !head.VersionsEnabled
 	}
 	if !byName {
 		return s.deleteSingly(ctx, c, bucket, objs), nil
@@ -211,6 +211,28 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, objs []objects
 		return nil, classify(err)
 	}
 	return bulkErrors(bucket, len(names), resp)
+}
+
+// legacyVersioning refuses deletions in a container with Swift's legacy versioning: there a
+// DELETE does not remove the object. With X-Versions-Location it restores the object's previous
+// version from the archive container (the object is back, and the pass would count it deleted);
+// with X-History-Location it copies the object into the archive container first (the backup lives
+// on there). The archive container is another container, which may hold anything, and the
+// extension never deletes outside the entry's prefix in its own container: the operator decides.
+func legacyVersioning(bucket string, head *containers.GetHeader) error {
+	for _, h := range []struct{ name, archive, effect string }{
+		{"X-Versions-Location", head.VersionsLocation, "restores the object's previous version from there instead of deleting it"},
+		{"X-History-Location", head.HistoryLocation, "copies the object there before deleting it"},
+	} {
+		if h.archive != "" {
+			return objectstore.Invalidf("container %q has Swift's legacy versioning (%s: %s): a DELETE %s, so no backup "+
+				"can be deleted for real; remove the header (swift post -H 'X-Remove-%s: x' %s) and delete the "+
+				"archived copies of this container's objects in %q yourself, or use object versioning "+
+				"(providerConfig versioning: true), whose versions the extension deletes",
+				bucket, h.name, h.archive, h.effect, strings.TrimPrefix(h.name, "X-"), bucket, h.archive)
+		}
+	}
+	return nil
 }
 
 // bulkErrors turns a bulk-delete response for sent names into per-object errors. Swift answers
