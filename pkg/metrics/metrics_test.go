@@ -47,6 +47,11 @@ func (i issuing) Location(ctx context.Context) (string, error) {
 	*i.ops = append(*i.ops, metrics.Operation(ctx))
 	return "test", nil
 }
+func (i issuing) HeldIn(ctx context.Context, _ string, _ map[string][]byte) ([]string, error) {
+	*i.ops = append(*i.ops, metrics.Operation(ctx))
+	return nil, nil
+}
+func (i issuing) CredentialReach(string) string { return "test" }
 
 func TestTransportCountsEveryRequestByTheStoreOperation(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -67,13 +67,13 @@ func (n namedIssuer) RevokeCredentials(ctx context.Context, bucket string, keep 
 	return n.issuer.RevokeCredentials(WithOperation(ctx, "revoke_credentials"), bucket, keep)
 }
 
-// HeldIn forwards objectstore.CredentialHolder; an issuer that is none holds nothing.
+// HeldIn forwards to the issuer.
 func (n namedIssuer) HeldIn(ctx context.Context, bucket string, data map[string][]byte) ([]string, error) {
-	if h, ok := n.issuer.(objectstore.CredentialHolder); ok {
-		return h.HeldIn(WithOperation(ctx, "credential_held_in"), bucket, data)
-	}
-	return nil, nil
+	return n.issuer.HeldIn(WithOperation(ctx, "credential_held_in"), bucket, data)
 }
+
+// CredentialReach forwards to the issuer (no request).
+func (n namedIssuer) CredentialReach(bucket string) string { return n.issuer.CredentialReach(bucket) }
 
 func (n namedIssuer) Location(ctx context.Context) (string, error) {
 	return n.issuer.Location(WithOperation(ctx, "credential_location"))

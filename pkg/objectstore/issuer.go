@@ -38,16 +38,18 @@ type CredentialIssuer interface {
 	// see the same credentials. It is recorded with every credential issued, and compared before
 	// each revocation.
 	Location(ctx context.Context) (string, error)
-}
 
-// CredentialHolder is implemented by issuers whose credentials a copy of the operator's
-// credentials can hold too (Azure: an account key secret holds one of the two keys the issuer
-// rotates).
-type CredentialHolder interface {
 	// HeldIn returns the IDs of bucket's credentials that the secret data holds (none: it holds
-	// none of them). The controller never revokes or regenerates them while that data is
-	// published, and never issues a credential that would invalidate them.
+	// none of them). It matters where a copy of the operator's credentials can hold one of the
+	// credentials the issuer rotates (Azure: an account key secret holds one of the account's two
+	// keys): the controller never revokes or regenerates them while that data is published, and
+	// never issues a credential that would invalidate them. Issuers whose credentials no operator
+	// secret can hold return none.
 	HeldIn(ctx context.Context, bucket string, data map[string][]byte) ([]string, error)
+
+	// CredentialReach says, for the GeneratedCredentials condition, what a credential this issuer
+	// issues for bucket can reach, claiming no more than the store enforces on every request.
+	CredentialReach(bucket string) string
 }
 
 // CredentialElsewhereError says that credentials were issued in another place than the one the

@@ -207,7 +207,7 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 
 	ref := &corev1.SecretReference{Namespace: meta.Namespace, Name: meta.Name}
 	return a.patchStatus(ctx, bb, ref, gardencorev1beta1.ConditionTrue, "Published",
-		fmt.Sprintf("Shoots use generated credential %q of secret %s/%s", secret.Annotations[AnnotationCredential], meta.Namespace, meta.Name))
+		fmt.Sprintf("Shoots use generated credential %q of secret %s/%s: %s", secret.Annotations[AnnotationCredential], meta.Namespace, meta.Name, issuer.CredentialReach(bb.Name)))
 }
 
 // issuedAnnotations records the credential cred that issuer (the configured one) issued now:

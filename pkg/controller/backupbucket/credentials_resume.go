@@ -28,7 +28,7 @@ const reasonResuming = "Resuming"
 // credential is issued and published, and the one recorded becomes the previous credential,
 // valid until the retirement's time (the grace it was promised) and at least a grace period
 // from now (for shoots on the copy), then revoked where it was issued. A credential of the
-// bucket that the copy holds (objectstore.CredentialHolder: an Azure account key) is kept valid
+// bucket that the copy holds (objectstore.CredentialIssuer.HeldIn: an Azure account key) is kept valid
 // and never revoked. Where two credentials are recorded (a rotation's previous one still in its grace), the
 // new one waits for the older one's revocation, as a rotation does: until then the copy of the
 // operator's credentials stays published. waiting is true then.
@@ -106,13 +106,9 @@ func (a *actuator) resume(ctx context.Context, log logr.Logger, bb *extensionsv1
 	return false, nil
 }
 
-// heldIn lists the bucket's credentials that data holds, for issuers that can tell.
+// heldIn lists the bucket's credentials that data holds.
 func heldIn(ctx context.Context, issuer objectstore.CredentialIssuer, bucket string, data map[string][]byte) ([]string, error) {
-	h, ok := issuer.(objectstore.CredentialHolder)
-	if !ok {
-		return nil, nil
-	}
-	held, err := h.HeldIn(ctx, bucket, data)
+	held, err := issuer.HeldIn(ctx, bucket, data)
 	if err != nil {
 		return nil, fmt.Errorf("finding which of bucket %q's credentials the operator's copy holds: %w", bucket, err)
 	}

@@ -66,8 +66,10 @@ func (i *recIssuer) RevokeCredentials(ctx context.Context, bucket string, keep [
 }
 
 func (i *recIssuer) HeldIn(ctx context.Context, bucket string, data map[string][]byte) ([]string, error) {
-	return i.inner.(objectstore.CredentialHolder).HeldIn(ctx, bucket, data)
+	return i.inner.HeldIn(ctx, bucket, data)
 }
+
+func (i *recIssuer) CredentialReach(bucket string) string { return i.inner.CredentialReach(bucket) }
 
 func (i *recIssuer) Location(ctx context.Context) (string, error) {
 	return i.inner.Location(ctx)

@@ -174,7 +174,7 @@ func (i issuer) RevokeCredentials(ctx context.Context, bucket string, keep []str
 	return nil
 }
 
-// HeldIn implements objectstore.CredentialHolder: the bucket's credential whose data data is.
+// HeldIn implements objectstore.CredentialIssuer: the bucket's credential whose data data is.
 func (i issuer) HeldIn(ctx context.Context, bucket string, data map[string][]byte) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -208,4 +208,10 @@ func (i *issued) revokeExcept(bucket string, keep []string) {
 			c.revoked = true
 		}
 	}
+}
+
+// CredentialReach implements objectstore.CredentialIssuer: the store refuses a credential every
+// request outside its bucket.
+func (i issuer) CredentialReach(bucket string) string {
+	return "an in-memory credential that reaches bucket " + strconv.Quote(bucket) + " only"
 }

@@ -1,6 +1,10 @@
 package aws
 
-import "encoding/json"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
 
 // credentialTemplate is what a generated credential keeps of the operator's secret: where and how
 // to reach the store, none of the operator's own credentials (keys, workload identity token).
@@ -34,4 +38,32 @@ func bucketPolicy(bucket string) ([]byte, error) {
 				"s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"}},
 		},
 	})
+}
+
+// credentialReach is what the bucket policy above grants: the bucket's objects and a few reads
+// of its settings, nothing of another bucket or of IAM.
+func credentialReach(kind, bucket string) string {
+	return fmt.Sprintf("%s whose policy allows reading, writing, tagging and deleting the objects of bucket %q and reading its settings; S3 checks it on every request, server-side copies included, so it reaches no other bucket and no other service", kind, bucket)
+}
+
+// HeldIn implements objectstore.CredentialIssuer: the operator's secret never holds a key of a
+// user this issuer created.
+func (s *iamIssuer) HeldIn(context.Context, string, map[string][]byte) ([]string, error) {
+	return nil, nil
+}
+
+// CredentialReach implements objectstore.CredentialIssuer.
+func (s *iamIssuer) CredentialReach(bucket string) string {
+	return credentialReach("an access key of IAM user "+IAMUserName(bucket), bucket)
+}
+
+// HeldIn implements objectstore.CredentialIssuer: the operator's secret never holds a key of a
+// user this issuer created.
+func (m *minioIssuer) HeldIn(context.Context, string, map[string][]byte) ([]string, error) {
+	return nil, nil
+}
+
+// CredentialReach implements objectstore.CredentialIssuer.
+func (m *minioIssuer) CredentialReach(bucket string) string {
+	return credentialReach("a MinIO user", bucket)
 }

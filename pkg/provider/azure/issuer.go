@@ -66,9 +66,9 @@ func (iss *accountKeyIssuer) Location(context.Context) (string, error) {
 	return "azure-subscription:" + iss.s.subscription, nil
 }
 
-var _ objectstore.CredentialHolder = (*accountKeyIssuer)(nil)
+var _ objectstore.CredentialIssuer = (*accountKeyIssuer)(nil)
 
-// HeldIn implements objectstore.CredentialHolder: the keys of the bucket's account that an
+// HeldIn implements objectstore.CredentialIssuer: the keys of the bucket's account that an
 // account key secret's data (storageAccount, storageKey) holds.
 func (iss *accountKeyIssuer) HeldIn(ctx context.Context, bucket string, data map[string][]byte) ([]string, error) {
 	if string(data[KeyStorageAccount]) != AccountName(bucket) || len(data[KeyStorageKey]) == 0 {
@@ -117,4 +117,10 @@ func (iss *accountKeyIssuer) RevokeCredentials(ctx context.Context, bucket strin
 		}
 	}
 	return nil
+}
+
+// CredentialReach implements objectstore.CredentialIssuer: an account key is the whole storage
+// account's, which this extension creates for the one bucket.
+func (iss *accountKeyIssuer) CredentialReach(bucket string) string {
+	return fmt.Sprintf("a key of storage account %q, which this extension created for bucket %q alone: it reaches everything in that account (its containers, and its queues, tables and files if anybody made any) and nothing outside it", AccountName(bucket), bucket)
 }

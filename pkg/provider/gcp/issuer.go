@@ -209,3 +209,14 @@ func (s *iamIssuer) RevokeCredentials(ctx context.Context, bucket string, keep [
 	}
 	return nil
 }
+
+// HeldIn implements objectstore.CredentialIssuer: the operator's secret never holds a key of a
+// service account this issuer created.
+func (s *iamIssuer) HeldIn(context.Context, string, map[string][]byte) ([]string, error) {
+	return nil, nil
+}
+
+// CredentialReach implements objectstore.CredentialIssuer.
+func (s *iamIssuer) CredentialReach(bucket string) string {
+	return fmt.Sprintf("a key of a service account of its own, bound with %s on bucket %q only; GCS checks it on every request, rewrites and composes included, so it reaches no other bucket", BucketRole, bucket)
+}

@@ -1,10 +1,12 @@
 package openstack
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // CredentialReach says what a credential this issuer issues for bucket reaches, for the
-// BackupBucket's GeneratedCredentials condition (the core reads it through
-// interface{ CredentialReach(bucket string) string } on the issuer). It claims no more than
+// BackupBucket's GeneratedCredentials condition (objectstore.CredentialIssuer). It claims no more than
 // Keystone and Swift enforce; TestGeneratedCredentialReach in escapes_test.go drives every claim
 // against the real Keystone and Swift.
 //
@@ -29,4 +31,10 @@ func (s *keystoneIssuer) CredentialReach(bucket string) string {
 		"in every container of %s's Swift account; it cannot write into, list or change another container, "+
 		"reach another project or another service, or create further credentials; "+
 		"to confine each bucket for real, give it a project of its own", bucket, project)
+}
+
+// HeldIn implements objectstore.CredentialIssuer: the operator's secret never holds an
+// application credential this issuer created.
+func (s *keystoneIssuer) HeldIn(context.Context, string, map[string][]byte) ([]string, error) {
+	return nil, nil
 }

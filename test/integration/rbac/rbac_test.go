@@ -45,8 +45,10 @@ type issuing struct{}
 func (issuing) IssueCredential(_ context.Context, _ string, inUse []string) (objectstore.Credential, error) {
 	return objectstore.Credential{ID: fmt.Sprintf("k%d", len(inUse)+1), Data: map[string][]byte{"key": []byte("generated")}}, nil
 }
-func (issuing) RevokeCredentials(context.Context, string, []string) error { return nil }
-func (issuing) Location(context.Context) (string, error)                  { return "test", nil }
+func (issuing) RevokeCredentials(context.Context, string, []string) error           { return nil }
+func (issuing) Location(context.Context) (string, error)                            { return "test", nil }
+func (issuing) HeldIn(context.Context, string, map[string][]byte) ([]string, error) { return nil, nil }
+func (issuing) CredentialReach(string) string                                       { return "test" }
 
 func (p memProvider) Type() string { return "aws" }
 
