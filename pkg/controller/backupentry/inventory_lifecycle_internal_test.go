@@ -216,3 +216,46 @@ func TestASwitchedOffInventoryRemovesWhatItPublished(t *testing.T) {
 		t.Error("the library's status was touched")
 	}
 }
+
+// TestAMoveBeforeItsReconcileDropsTheOldVerdict (finding 8): an entry moved while its reconcile
+// runs gets Unknown/Recounting at once, without a listing of a bucket that may not be ready, and
+// its new place is counted as soon as the reconcile succeeds, not at a first count's slot.
+func TestAMoveBeforeItsReconcileDropsTheOldVerdict(t *testing.T) {
+	ctx := context.Background()
+	f := newInventoryFixture(t, entryName, cluster("shoot--p--s", false))
+	f.counted()
+	if err := f.store.EnsureBucket(ctx, objectstore.Bucket{Name: "bucket-b"}); err != nil {
+		t.Fatal(err)
+	}
+	f.update(func(be *extensionsv1alpha1.BackupEntry) { be.Spec.BucketName = "bucket-b" })
+	setState := func(state gardencorev1beta1.LastOperationState) {
+		be := f.entry()
+		be.Status.LastOperation = &gardencorev1beta1.LastOperation{State: state}
+		if err := f.client.Status().Update(ctx, be); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setState(gardencorev1beta1.LastOperationStateProcessing)
+	f.clock.Step(time.Minute)
+	listings := f.store.listings.Load()
+	cond, ps, _ := f.reconcile(entryName)
+	if cond == nil || cond.Status != gardencorev1beta1.ConditionUnknown || cond.Reason != ReasonRecounting || !strings.Contains(cond.Message, `from bucket "bucket" to bucket "bucket-b"`) {
+		t.Fatalf("moved, reconcile running: %+v", cond)
+	}
+	if ps.Inventory != nil || f.store.listings.Load() != listings {
+		t.Errorf("inventory %+v, %d listings (had %d)", ps.Inventory, f.store.listings.Load(), listings)
+	}
+	if testutil.CollectAndCount(metrics.BackupsFresh) != 0 || testutil.CollectAndCount(metrics.EntryObjects) != 0 || latestSnapshotSeries() != 0 {
+		t.Error("the old bucket's metrics are still served")
+	}
+
+	setState(gardencorev1beta1.LastOperationStateSucceeded)
+	f.clock.Step(time.Minute)
+	cond, ps, _ = f.reconcile(entryName)
+	if f.store.listings.Load() != listings+1 || ps.Inventory == nil || ps.Inventory.Bucket != "bucket-b" || ps.Inventory.Since == nil {
+		t.Fatalf("not counted after the reconcile: %d listings (had %d), %+v", f.store.listings.Load(), listings, ps.Inventory)
+	}
+	if cond.Status != gardencorev1beta1.ConditionUnknown || cond.Reason != "NoSnapshotYet" {
+		t.Errorf("after the count: %+v", cond)
+	}
+}
