@@ -29,8 +29,10 @@ func NewObserver(mgr manager.Manager, p provider.Provider, recorder events.Event
 }
 
 // AddObserver registers r as the controller name-<type> for p's objects of obj's kind: two
-// workers, woken by creation, spec changes and a changed last operation, never by their own
-// status writes (SpecOrOperationChanged); r requeues itself for its interval.
+// workers, woken by creation (so at the start, once for every object), spec changes, deletion
+// and a changed last operation, never by their own status writes (SpecOrOperationChanged); r
+// requeues itself for its interval. An observer switched off (interval 0) is registered all the
+// same: its r then removes what it published on each object, and requeues nothing.
 func AddObserver(mgr manager.Manager, name string, obj client.Object, p provider.Provider, opts AddOptions, r reconcile.Reconciler) error {
 	return builder.ControllerManagedBy(mgr).
 		Named(name+"-"+p.Type()).

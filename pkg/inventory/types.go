@@ -12,6 +12,14 @@ import (
 // Inventory is what one listing of `<entry>/` found. It is published in the BackupEntry's
 // status.providerStatus under "inventory".
 type Inventory struct {
+	// Bucket and Region are where the listing was taken (the entry's spec.bucketName and
+	// spec.region then): an entry whose spec names another place is counted there anew, and
+	// nothing of this inventory is judged for it. Empty in inventories of earlier versions.
+	Bucket string `json:"bucket,omitempty"`
+	Region string `json:"region,omitempty"`
+	// Since is set when the entry moved to Bucket after its creation: when it was first counted
+	// there. The grace for a first full snapshot counts from it instead of the entry's creation.
+	Since *metav1.Time `json:"since,omitempty"`
 	// CountedAt is when the listing started.
 	CountedAt metav1.Time `json:"countedAt"`
 	// Objects is the number of current objects (what a plain read returns).

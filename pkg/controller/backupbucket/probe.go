@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -28,6 +29,10 @@ import (
 // ones, with those too. Absent until the bucket's first successful reconcile.
 const ConditionBucketAvailable gardencorev1beta1.ConditionType = "BucketAvailable"
 
+// ReasonDeleting is BucketAvailable's reason (Unknown) while the BackupBucket is being deleted: it
+// is no longer probed.
+const ReasonDeleting = "Deleting"
+
 // Event reasons of the probe, emitted when the condition changes.
 const (
 	ReasonBucketAvailable   = "BucketAvailable"
@@ -42,11 +47,10 @@ type prober struct {
 	started time.Time
 }
 
-// addProber registers the probe for p's buckets when its interval is set.
+// addProber registers the probe for p's buckets. With its interval 0 (switched off) it is
+// registered all the same: its one look at each bucket (at the start, and on spec or operation
+// changes) removes the condition an earlier run wrote, which nothing would refresh any more.
 func addProber(mgr manager.Manager, p provider.Provider, recorder events.EventRecorder, opts corecontroller.AddOptions) error {
-	if opts.Observe.ProbeInterval <= 0 {
-		return nil
-	}
 	return corecontroller.AddObserver(mgr, "backupbucket-probe", &extensionsv1alpha1.BackupBucket{}, p, opts,
 		&prober{Observer: corecontroller.NewObserver(mgr, p, recorder, opts.Observe), started: opts.Observe.Now()})
 }
@@ -64,9 +68,10 @@ func (p *prober) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 	if found, err := corecontroller.Get(ctx, p.Client, req, bb, forgetBucket); !found {
 		return reconcile.Result{}, err
 	}
-	if bb.DeletionTimestamp != nil {
-		metrics.ForgetBucket(bb.Name) // a bucket being deleted is not expected to be available
-		return reconcile.Result{}, nil
+	if p.Options.ProbeInterval <= 0 || bb.DeletionTimestamp != nil {
+		// Switched off, or a bucket being deleted (not expected to be available): no verdict.
+		metrics.ForgetBucket(bb.Name)
+		return reconcile.Result{}, p.withdraw(ctx, bb)
 	}
 	now := p.Options.Now()
 	old := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionBucketAvailable)
@@ -100,6 +105,29 @@ func (p *prober) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 		p.Recorder.Eventf(bb, nil, eventType, eventReason, "Probe", "%s", corecontroller.EventNote(message))
 	}
 	return reconcile.Result{RequeueAfter: corecontroller.Jitter(p.Options.ProbeInterval)}, nil
+}
+
+// withdraw removes BucketAvailable (probe switched off) or, on a bucket being deleted, turns it
+// into Unknown/Deleting; a bucket without the condition is left alone.
+func (p *prober) withdraw(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) error {
+	deleting := p.Options.ProbeInterval > 0
+	err := corecontroller.PatchStatus(ctx, p.Client, p.Reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
+		old := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionBucketAvailable)
+		switch {
+		case old == nil, deleting && old.Status == gardencorev1beta1.ConditionUnknown && old.Reason == ReasonDeleting:
+			return false
+		case deleting:
+			bb.Status.Conditions, _ = corecontroller.SetCondition(bb.Status.Conditions, ConditionBucketAvailable, gardencorev1beta1.ConditionUnknown, ReasonDeleting,
+				fmt.Sprintf("Bucket %q is being deleted: it is no longer probed.", bb.Name), p.Options.Now())
+		default:
+			bb.Status.Conditions = v1beta1helper.RemoveConditions(bb.Status.Conditions, ConditionBucketAvailable)
+		}
+		return true
+	})
+	if err = client.IgnoreNotFound(err); err != nil { // gone meanwhile: nothing left to withdraw
+		return fmt.Errorf("withdrawing the %s condition of BackupBucket %s: %w", ConditionBucketAvailable, bb.Name, err)
+	}
+	return nil
 }
 
 // probe reads the bucket once with each set of credentials shoots or the extension use.

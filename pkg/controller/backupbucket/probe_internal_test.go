@@ -253,3 +253,57 @@ func TestProbeAfterARestartDoesNotWaitForTheInterval(t *testing.T) {
 		t.Errorf("a new process waited for the interval: probed at %s (before: %s)", second.LastUpdateTime, first.LastUpdateTime)
 	}
 }
+
+// TestProbeWithdrawsItsVerdict (finding 9b): a bucket being deleted, or a probe switched off
+// (interval 0), keeps no BucketAvailable verdict and serves no bucket_available series; another
+// writer's conditions stay.
+func TestProbeWithdrawsItsVerdict(t *testing.T) {
+	cases := []struct {
+		name       string
+		withdraw   func(*probeFixture)
+		wantReason string // "": the condition is removed
+	}{
+		{name: "bucket being deleted", wantReason: ReasonDeleting, withdraw: func(f *probeFixture) {
+			bb := f.bucket()
+			bb.Finalizers = []string{"extensions.gardener.cloud/backup"}
+			if err := f.client.Update(context.Background(), bb); err != nil {
+				f.t.Fatal(err)
+			}
+			if err := f.client.Delete(context.Background(), bb); err != nil {
+				f.t.Fatal(err)
+			}
+		}},
+		{name: "probe switched off", withdraw: func(f *probeFixture) { f.prober.Options.ProbeInterval = 0 }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newProbeFixture(t, gardencorev1beta1.LastOperationStateSucceeded)
+			if cond, _ := f.probe(); cond == nil || cond.Status != gardencorev1beta1.ConditionTrue {
+				t.Fatalf("first probe: %+v", cond)
+			}
+			f.events()
+			tc.withdraw(f)
+			f.clock.Step(2 * interval)
+			cond, requeue := f.probe()
+			switch {
+			case tc.wantReason == "" && cond != nil:
+				t.Errorf("the condition stays: %+v", cond)
+			case tc.wantReason != "" && (cond == nil || cond.Status != gardencorev1beta1.ConditionUnknown || cond.Reason != tc.wantReason):
+				t.Errorf("condition %+v, want Unknown/%s", cond, tc.wantReason)
+			}
+			if requeue != 0 {
+				t.Errorf("requeued after %s: nothing is probed any more", requeue)
+			}
+			if n := testutil.CollectAndCount(metrics.BucketAvailable); n != 0 {
+				t.Errorf("%d bucket_available series still served", n)
+			}
+			// Idempotent: a second look writes nothing.
+			before := f.bucket().ResourceVersion
+			f.clock.Step(2 * interval)
+			f.probe()
+			if f.bucket().ResourceVersion != before {
+				t.Error("a second look wrote the status again")
+			}
+		})
+	}
+}

@@ -37,6 +37,15 @@ const ConditionBackupsFresh gardencorev1beta1.ConditionType = "BackupsFresh"
 // ReasonInventoryFailed is BackupsFresh's reason (Unknown) while the entry's listing fails.
 const ReasonInventoryFailed = "InventoryFailed"
 
+// ReasonRecounting is BackupsFresh's reason (Unknown) after the entry's bucket or region changed
+// while the new place is not counted yet (its listing failed): the last inventory, of the old
+// place, no longer applies.
+const ReasonRecounting = "Recounting"
+
+// ReasonDeleting is BackupsFresh's reason (Unknown) while the entry is being deleted: its backups
+// are no longer counted or judged.
+const ReasonDeleting = "Deleting"
+
 // Event reasons of the inventory, emitted when BackupsFresh changes.
 const (
 	ReasonBackupsFresh = "BackupsFresh"
@@ -79,11 +88,10 @@ type counter struct {
 	since time.Time
 }
 
-// addCounter registers the inventory for p's entries when its interval is set.
+// addCounter registers the inventory for p's entries. With its interval 0 (switched off) it is
+// registered all the same: its one look at each entry (at the start, and on spec or operation
+// changes) removes what an earlier run published there, which nothing would refresh any more.
 func addCounter(mgr manager.Manager, p provider.Provider, recorder events.EventRecorder, opts corecontroller.AddOptions) error {
-	if opts.Observe.InventoryInterval <= 0 {
-		return nil
-	}
 	return corecontroller.AddObserver(mgr, "backupentry-inventory", &extensionsv1alpha1.BackupEntry{}, p, opts,
 		&counter{Observer: corecontroller.NewObserver(mgr, p, recorder, opts.Observe), since: opts.Observe.Now()})
 }
@@ -101,9 +109,15 @@ func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	if found, err := corecontroller.Get(ctx, c.Client, req, be, forgetEntry); !found {
 		return reconcile.Result{}, err
 	}
-	if be.DeletionTimestamp != nil || strings.HasPrefix(be.Name, v1beta1constants.BackupSourcePrefix+"-") {
-		// A deletion has metrics of its own; a migration's source entry shares its prefix with
-		// the entry it is restored into, which is counted.
+	switch {
+	case c.Options.InventoryInterval <= 0:
+		return reconcile.Result{}, c.withdraw(ctx, be)
+	case be.DeletionTimestamp != nil:
+		// A deletion has metrics of its own.
+		return reconcile.Result{}, c.markDeleting(ctx, be)
+	case strings.HasPrefix(be.Name, v1beta1constants.BackupSourcePrefix+"-"):
+		// A migration's source entry shares its prefix with the entry it is restored into,
+		// which is counted.
 		metrics.ForgetEntry(be.Name)
 		return reconcile.Result{}, nil
 	}
@@ -111,11 +125,25 @@ func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	if err != nil {
 		ps = ProviderStatus{} // not ours to keep: the next inventory replaces it
 	}
+	// The entry's spec names another bucket or region than the last inventory was taken in (a
+	// migration changes spec.bucketName): that inventory and its verdict say nothing about where
+	// the backups go now. They are dropped, and the new place is counted at once.
+	var movedFrom *place
+	if ps.Inventory != nil && !placeOf(be).counts(ps.Inventory) {
+		from := placeOfInventory(ps.Inventory)
+		movedFrom, ps.Inventory = &from, nil
+		metrics.ForgetEntry(be.Name)
+	}
+	cond := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsFresh)
+	recounting := movedFrom != nil || (cond != nil && cond.Reason == ReasonRecounting)
 	if ps.Inventory == nil && !corecontroller.Succeeded(be) {
+		if movedFrom != nil {
+			return reconcile.Result{}, c.publishRecount(ctx, be, movedFrom, nil)
+		}
 		return reconcile.Result{}, nil // its first successful reconcile wakes us
 	}
 	now := c.Options.Now()
-	if ps.Inventory == nil {
+	if ps.Inventory == nil && !recounting {
 		anchor := be.CreationTimestamp.Time
 		if c.since.After(anchor) {
 			anchor = c.since
@@ -131,7 +159,7 @@ func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		confirm := verdict.Status != gardencorev1beta1.ConditionTrue && now.Sub(ps.Inventory.CountedAt.Time) >= minRecount
 		if now.Before(due) && !confirm {
 			// Nothing to list: only the verdict may have moved with the clock.
-			if err := c.publish(ctx, be, nil, verdict); err != nil {
+			if err := c.publish(ctx, be, nil, false, verdict); err != nil {
 				return reconcile.Result{}, err
 			}
 			observeInventory(be.Name, ps.Inventory, verdict)
@@ -140,6 +168,14 @@ func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	}
 
 	inv, err := c.take(ctx, be, now)
+	if err != nil && recounting {
+		// Nothing is known of the new place: the old one's inventory is not its verdict.
+		if perr := c.publishRecount(ctx, be, movedFrom, err); perr != nil {
+			return reconcile.Result{}, perr
+		}
+		log.FromContext(ctx).Info("Inventory of the entry's new bucket failed, retrying in a minute", "error", err.Error())
+		return reconcile.Result{RequeueAfter: minRecount}, nil
+	}
 	if err != nil {
 		// Freshness is unknown now; the metric keeps what the last inventory says at this time
 		// (its snapshots are at least that old), so an alert on stale backups does not clear
@@ -147,15 +183,21 @@ func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		lastKnown := c.judge(ctx, be, ps.Inventory, thresholds, now)
 		verdict = inventory.Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonInventoryFailed,
 			Message: fmt.Sprintf("Counting the objects under the entry's prefix failed: %v. The last inventory says: %s", err, lastKnown.Message)}
-		if perr := c.publish(ctx, be, nil, verdict); perr != nil {
+		if perr := c.publish(ctx, be, nil, false, verdict); perr != nil {
 			return reconcile.Result{}, perr
 		}
 		observeInventory(be.Name, nil, lastKnown)
 		log.FromContext(ctx).Info("Inventory failed, retrying in a minute", "error", err.Error())
 		return reconcile.Result{RequeueAfter: minRecount}, nil
 	}
+	switch {
+	case recounting:
+		inv.Since = &metav1.Time{Time: now}
+	case ps.Inventory != nil:
+		inv.Since = ps.Inventory.Since
+	}
 	verdict = c.judge(ctx, be, &inv, thresholds, now)
-	if err := c.publish(ctx, be, &inv, verdict); err != nil {
+	if err := c.publish(ctx, be, &inv, false, verdict); err != nil {
 		return reconcile.Result{}, err
 	}
 	observeInventory(be.Name, &inv, verdict)
@@ -165,7 +207,14 @@ func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 // judge is inventory.Judge, except that snapshots too old or missing are no failure where the
 // shoot takes none now (hibernated, or gone): the verdict is then Unknown with that reason.
 func (c *counter) judge(ctx context.Context, be *extensionsv1alpha1.BackupEntry, inv *inventory.Inventory, t inventory.Thresholds, now time.Time) inventory.Verdict {
-	verdict := inventory.Judge(inv, t, be.CreationTimestamp.Time, now)
+	anchor := be.CreationTimestamp.Time
+	if inv != nil && inv.Since != nil && inv.Since.After(anchor) {
+		anchor = inv.Since.Time // moved: the grace for a first full snapshot starts there
+	}
+	verdict := inventory.Judge(inv, t, anchor, now)
+	if !anchor.Equal(be.CreationTimestamp.Time) && (verdict.Reason == inventory.ReasonNoSnapshotYet || verdict.Reason == inventory.ReasonNoFullSnapshot) {
+		verdict.Message += fmt.Sprintf(" (the age counts from %s, when the entry was first counted in %s)", anchor.UTC().Format(time.RFC3339), placeOfInventory(inv))
+	}
 	if verdict.Status != gardencorev1beta1.ConditionFalse {
 		return verdict
 	}
@@ -196,14 +245,15 @@ func (c *counter) take(ctx context.Context, be *extensionsv1alpha1.BackupEntry, 
 	}
 	start := time.Now()
 	inv, err := inventory.Take(metrics.WithOperation(ctx, "inventory"), store, be.Spec.BucketName, prefix.String(), now)
+	inv.Bucket, inv.Region = be.Spec.BucketName, be.Spec.Region
 	metrics.InventoryDuration.WithLabelValues().Observe(time.Since(start).Seconds())
 	metrics.InventoryPages.Add(float64(inv.Pages))
 	return inv, err
 }
 
-// publish writes a new inventory (when inv is set) and the BackupsFresh condition, and emits an
-// event when the condition changes.
-func (c *counter) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntry, inv *inventory.Inventory, verdict inventory.Verdict) error {
+// publish writes a new inventory (when inv is set; drop removes the last one instead) and the
+// BackupsFresh condition, and emits an event when the condition changes.
+func (c *counter) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntry, inv *inventory.Inventory, drop bool, verdict inventory.Verdict) error {
 	var raw []byte
 	if inv != nil {
 		var err error
@@ -215,11 +265,15 @@ func (c *counter) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 	err := corecontroller.PatchStatus(ctx, c.Client, c.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
 		old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsFresh)
 		previous = old
-		if inv == nil && old != nil && old.Status == verdict.Status && old.Reason == verdict.Reason && old.Message == verdict.Message {
+		dropping := drop && be.Status.ProviderStatus != nil
+		if inv == nil && !dropping && old != nil && old.Status == verdict.Status && old.Reason == verdict.Reason && old.Message == verdict.Message {
 			return false
 		}
-		if inv != nil {
+		switch {
+		case inv != nil:
 			be.Status.ProviderStatus = &runtime.RawExtension{Raw: raw}
+		case dropping:
+			be.Status.ProviderStatus = nil // it holds nothing but the inventory
 		}
 		be.Status.Conditions, previous = corecontroller.SetCondition(be.Status.Conditions, ConditionBackupsFresh, verdict.Status, verdict.Reason, verdict.Message, c.Options.Now())
 		return true

@@ -1,0 +1,104 @@
+package backupentry
+
+import (
+	"context"
+	"fmt"
+
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
+)
+
+// place is where an entry's backups are, as its spec names them now: what an inventory counts.
+type place struct{ bucket, region string }
+
+func placeOf(be *extensionsv1alpha1.BackupEntry) place {
+	return place{bucket: be.Spec.BucketName, region: be.Spec.Region}
+}
+
+// counts reports whether inv is a count of p. An inventory of an earlier version, which does not
+// record its place, is taken for one of p; the next count records it.
+func (p place) counts(inv *inventory.Inventory) bool {
+	if inv.Bucket == "" && inv.Region == "" {
+		return true
+	}
+	return inv.Bucket == p.bucket && inv.Region == p.region
+}
+
+func (p place) String() string {
+	if p.region == "" {
+		return fmt.Sprintf("bucket %q", p.bucket)
+	}
+	return fmt.Sprintf("bucket %q in region %q", p.bucket, p.region)
+}
+
+// placeOfInventory is the place inv was counted in.
+func placeOfInventory(inv *inventory.Inventory) place {
+	return place{bucket: inv.Bucket, region: inv.Region}
+}
+
+// withdraw removes what the inventory published on an entry (BackupsFresh, the inventory in
+// status.providerStatus, which holds nothing else) and its metrics: the inventory is switched
+// off, and nothing would refresh them.
+func (c *counter) withdraw(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
+	metrics.ForgetEntry(be.Name)
+	err := corecontroller.PatchStatus(ctx, c.Client, c.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
+		changed := false
+		if v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsFresh) != nil {
+			be.Status.Conditions = v1beta1helper.RemoveConditions(be.Status.Conditions, ConditionBackupsFresh)
+			changed = true
+		}
+		if be.Status.ProviderStatus != nil {
+			be.Status.ProviderStatus = nil
+			changed = true
+		}
+		return changed
+	})
+	if err = client.IgnoreNotFound(err); err != nil {
+		return fmt.Errorf("removing the inventory of BackupEntry %s (switched off): %w", be.Name, err)
+	}
+	return nil
+}
+
+// markDeleting turns an entry's BackupsFresh, where it has one, into Unknown/Deleting and drops
+// its metrics: an entry being deleted is no longer counted, and its last verdict would claim what
+// nobody checks any more. Its last inventory stays, dated by countedAt.
+func (c *counter) markDeleting(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
+	metrics.ForgetEntry(be.Name)
+	err := corecontroller.PatchStatus(ctx, c.Client, c.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
+		old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsFresh)
+		if old == nil || (old.Status == gardencorev1beta1.ConditionUnknown && old.Reason == ReasonDeleting) {
+			return false
+		}
+		be.Status.Conditions, _ = corecontroller.SetCondition(be.Status.Conditions, ConditionBackupsFresh, gardencorev1beta1.ConditionUnknown, ReasonDeleting,
+			"The entry is being deleted: its backups are no longer counted or judged.", c.Options.Now())
+		return true
+	})
+	if err = client.IgnoreNotFound(err); err != nil { // gone meanwhile: nothing left to mark
+		return fmt.Errorf("setting BackupsFresh of BackupEntry %s being deleted: %w", be.Name, err)
+	}
+	return nil
+}
+
+// publishRecount says that the entry moved (from the place of its last inventory, when known)
+// and its new place is not counted yet: because its listing failed (err), or because the entry's
+// reconcile is not done. It drops the old place's inventory and metrics.
+func (c *counter) publishRecount(ctx context.Context, be *extensionsv1alpha1.BackupEntry, from *place, err error) error {
+	to := placeOf(be)
+	msg := fmt.Sprintf("The entry now uses %s", to)
+	if from != nil {
+		msg = fmt.Sprintf("The entry moved from %s to %s: the last inventory, of %s, no longer applies", from, to, from)
+	}
+	if err != nil {
+		msg += fmt.Sprintf("; counting %s failed: %v. Retrying in a minute.", to, err)
+	} else {
+		msg += fmt.Sprintf("; %s is counted when the entry's reconcile succeeds.", to)
+	}
+	metrics.ForgetEntry(be.Name)
+	return c.publish(ctx, be, nil, true, inventory.Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonRecounting, Message: msg})
+}
