@@ -21,7 +21,7 @@ import (
 // may not write lifecycle rules (their policy: pkg/provider/aws/issuer.go). Keys sorted at every
 // level (see bucketConfig).
 const lockedConfig = `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","disabledSettings":["PublicAccessBlock","MultipartAbortLifecycle"],` +
-	`"generatedCredentials":{"issuer":"MinIO","rotation":{"gracePeriod":"1h"}},` +
+	`"generatedCredentials":{"issuer":"MinIO","rotation":{"gracePeriod":"10s"}},` +
 	`"immutability":{"mode":"governance","retentionPeriod":"24h","retentionType":"bucket"},"kind":"BackupBucketConfig"}`
 
 // TestMigrationThereAndBack is a shoot's control plane migration from seed-a to seed-b and back,
