@@ -28,7 +28,7 @@ func (e *Etcd) PutRev(t testing.TB, key, value string) int64 {
 // snapshot has a suffix after the time); ok is false for any other name.
 func SnapshotEndRevision(key string) (rev int64, full, ok bool) {
 	parts := strings.Split(key[strings.LastIndex(key, "/")+1:], "-")
-	if len(parts) < 4 || (parts[0] != "Full" && parts[0] != "Incr") {
+	if len(parts) != 4 || (parts[0] != "Full" && parts[0] != "Incr") {
 		return 0, false, false
 	}
 	rev, err := strconv.ParseInt(parts[2], 10, 64)
