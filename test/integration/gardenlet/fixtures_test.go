@@ -88,9 +88,15 @@ func describe(op *gardencorev1beta1.LastOperation, lastErr *gardencorev1beta1.La
 	return s
 }
 
-// coreBucket creates a core BackupBucket on seed-a as gardener v1.150 does: the credentials
-// are a Secret in the garden named by spec.credentialsRef.
+// coreBucket creates a core BackupBucket on seed-a (coreBucketOn).
 func coreBucket(t *testing.T, providerConfig string) *gardencorev1beta1.BackupBucket {
+	t.Helper()
+	return coreBucketOn(t, seedA, providerConfig)
+}
+
+// coreBucketOn creates a core BackupBucket on seedName as gardener v1.150 does: the credentials
+// are a Secret in the garden named by spec.credentialsRef.
+func coreBucketOn(t *testing.T, seedName, providerConfig string) *gardencorev1beta1.BackupBucket {
 	t.Helper()
 	name := unique("gl-")
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: gardenNamespace, Name: "backup-" + name}, Data: operatorData()}
@@ -103,7 +109,7 @@ func coreBucket(t *testing.T, providerConfig string) *gardencorev1beta1.BackupBu
 			Provider:       gardencorev1beta1.BackupBucketProvider{Type: "aws", Region: region},
 			ProviderConfig: &runtime.RawExtension{Raw: []byte(providerConfig)},
 			CredentialsRef: &corev1.ObjectReference{APIVersion: "v1", Kind: "Secret", Namespace: gardenNamespace, Name: secret.Name},
-			SeedName:       ptr.To(seedA),
+			SeedName:       ptr.To(seedName),
 		},
 	}
 	if err := garden.Create(ctx(), bb); err != nil {
@@ -145,12 +151,30 @@ func waitEntry(t *testing.T, key client.ObjectKey, timeout time.Duration, what s
 	return be
 }
 
-// extensionState is the seed's extension resource of that name, for failure messages.
+// extensionState is the extension resource of that name on each seed, for failure messages; obj
+// is left with the first seed's that has one (seed-a's first).
 func extensionState(obj extensionsv1alpha1.Object, name string) string {
-	if err := seed.Get(ctx(), client.ObjectKey{Name: name}, obj); err != nil {
-		return "; extension resource: " + err.Error()
+	var state string
+	found := false
+	for _, seedName := range []string{seedA, seedB} {
+		w := seeds[seedName]
+		cur := obj.DeepCopyObject().(extensionsv1alpha1.Object)
+		if err := w.client.Get(ctx(), client.ObjectKey{Name: name}, cur); err != nil {
+			if !apierrors.IsNotFound(err) {
+				state += fmt.Sprintf("; %s extension resource: %v", seedName, err)
+			}
+			continue
+		}
+		if !found {
+			found = true
+			_ = w.client.Get(ctx(), client.ObjectKey{Name: name}, obj)
+		}
+		state += fmt.Sprintf("; %s extension resource: %s annotations %v", seedName, framework.Describe(cur), cur.GetAnnotations())
 	}
-	return "; extension resource: " + framework.Describe(obj) + fmt.Sprintf(" annotations %v", obj.GetAnnotations())
+	if state == "" {
+		return "; no extension resource on any seed"
+	}
+	return state
 }
 
 func bucketSucceeded(bb *gardencorev1beta1.BackupBucket) bool {
@@ -204,7 +228,15 @@ func newShoot(t *testing.T) shoot {
 	if err := garden.Create(ctx(), &gardencorev1beta1.ShootState{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace(), Name: s.name}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := seed.Create(ctx(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.technicalID()}}); err != nil {
+	s.placeOn(t, seed)
+	return s
+}
+
+// placeOn lays out the shoot's seed side on a seed's API server c, as gardenlet does when the
+// shoot is scheduled or migrated there: its namespace and its Cluster (kept where they are).
+func (s shoot) placeOn(t *testing.T, c client.Client) {
+	t.Helper()
+	if err := c.Create(ctx(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.technicalID()}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	shootJSON := fmt.Sprintf(`{"apiVersion":"core.gardener.cloud/v1beta1","kind":"Shoot","metadata":{"name":%q,"namespace":%q,"uid":%q},"spec":{"hibernation":{"enabled":false}},"status":{"isHibernated":false,"technicalID":%q}}`,
@@ -217,10 +249,9 @@ func newShoot(t *testing.T) shoot {
 			Shoot:        runtime.RawExtension{Raw: []byte(shootJSON)},
 		},
 	}
-	if err := seed.Create(ctx(), cluster); err != nil {
+	if err := c.Create(ctx(), cluster); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	return s
 }
 
 // ownerRef is the shoot's controller reference, as gardener puts it on the shoot's entries.

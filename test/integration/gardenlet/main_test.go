@@ -31,6 +31,7 @@ import (
 	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,8 +51,9 @@ import (
 
 const (
 	region = "eu-central-1"
-	// seedA is the seed of every bucket and of the entries before a migration; seedB is the
-	// target of the migration. Both gardenlets run on the one seed API server (see migration_test.go).
+	// seedA is the seed of every bucket but a migration's target bucket and of the entries before a
+	// migration; seedB is the target of the migrations. Each is its own API server with its own
+	// extension process and gardenlet (see seedWorld).
 	seedA, seedB = "seed-a", "seed-b"
 	// gardenNamespace is gardenlet's garden namespace, in the garden and in the seed.
 	gardenNamespace = "garden"
@@ -59,16 +61,28 @@ const (
 	startTimeout = 3 * time.Minute
 )
 
+// seedWorld is one seed as gardener has it: its own API server, the provider binary running
+// against it, and its gardenlet (BackupBucket and BackupEntry controllers for that seed name only).
+// A BackupBucket exists on its own seed only; a migration's "source-" entry on the target seed
+// names a bucket whose BackupBucket lives on the other seed, as on a real pair of seeds.
+type seedWorld struct {
+	name   string
+	client client.Client
+	ext    *stack.Extension
+	fw     *framework.Env // store helpers over this seed
+}
+
 // The shared stack, started once by TestMain.
 var (
 	garden client.Client // the garden: core.gardener.cloud through gardener-apiserver
-	seed   client.Client // the seed: extension resources, secrets, the binary's world
+	seeds  = map[string]*seedWorld{}
+	seed   client.Client // seed-a's API server: extension resources, secrets, the binary's world
 	minio  *stack.MinIO
 	// proxy is in front of MinIO: every credential the test hands out names it as the endpoint, so
 	// that the store can be made unreachable (scenario e).
 	proxy *stack.Proxy
-	fw    *framework.Env // store helpers over the seed
-	ext   *stack.Extension
+	fw    *framework.Env   // store helpers over seed-a
+	ext   *stack.Extension // seed-a's extension
 	// setupErr is why the stack did not start; every test fails with it.
 	setupErr error
 )
@@ -101,7 +115,11 @@ func requireStack(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("extension log (last 80 lines):\n%s", logTail(ext.LogPath, 80))
+			for _, name := range []string{seedA, seedB} {
+				if w := seeds[name]; w != nil {
+					t.Logf("%s extension log (last 80 lines):\n%s", name, logTail(w.ext.LogPath, 80))
+				}
+			}
 		}
 	})
 }
@@ -119,9 +137,8 @@ func logTail(path string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// startStack starts MinIO and the proxy, the garden (gardener-apiserver), the seed (a plain
-// kube-apiserver with the extension CRDs), the aws binary against the seed, and gardenlet's
-// controllers (seed-a: bucket and entry; seed-b: entry) between them. stop undoes what started.
+// startStack starts MinIO and the proxy, the garden (gardener-apiserver) and the two seeds
+// (startSeed). stop undoes what started.
 func startStack(ctx context.Context) (stop func(), err error) {
 	var stops []func()
 	stop = func() {
@@ -172,84 +189,107 @@ func startStack(ctx context.Context) (stop func(), err error) {
 		return stop, err
 	}
 
-	// The seed.
+	// The seeds, each with its own extension process and gardenlet.
+	bbcontroller.RequeueDurationWhenResourceDeletionStillPresent = time.Second
+	becontroller.RequeueDurationWhenResourceDeletionStillPresent = time.Second
+	for _, name := range []string{seedA, seedB} {
+		w, stopSeed, err := startSeed(ctx, name, gardenCfg, binary, filepath.Join(dir, name))
+		stops = append(stops, stopSeed)
+		if err != nil {
+			return stop, fmt.Errorf("%s: %w", name, err)
+		}
+		seeds[name] = w
+	}
+	seed, ext = seeds[seedA].client, seeds[seedA].ext
+	fw = seeds[seedA].fw
+	return stop, garden.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gardenNamespace}})
+}
+
+// startSeed starts one seed: a plain kube-apiserver with the extension CRDs, the provider binary
+// against it (as the chart runs it), and gardenlet's BackupBucket and BackupEntry controllers for
+// that seed in a manager on it with the garden as a second cluster, as gardenlet runs them.
+func startSeed(ctx context.Context, name string, gardenCfg *rest.Config, binary, dir string) (w *seedWorld, stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, stop, err
+	}
 	seedEnv, seedCfg, err := stack.StartEnvtest()
 	if err != nil {
-		return stop, fmt.Errorf("starting the seed: %w", err)
+		return nil, stop, fmt.Errorf("starting the seed: %w", err)
 	}
 	stops = append(stops, func() { _ = seedEnv.Stop() })
 	seedScheme, err := app.Scheme()
 	if err != nil {
-		return stop, err
+		return nil, stop, err
 	}
-	if seed, err = client.New(seedCfg, client.Options{Scheme: seedScheme}); err != nil {
-		return stop, err
+	w = &seedWorld{name: name}
+	if w.client, err = client.New(seedCfg, client.Options{Scheme: seedScheme}); err != nil {
+		return nil, stop, err
 	}
-	fw = framework.Attach(seed, &awsprovider.Provider{}, region)
-	for _, c := range []client.Client{garden, seed} {
-		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gardenNamespace}}); err != nil {
-			return stop, err
-		}
+	w.fw = framework.Attach(w.client, &awsprovider.Provider{}, region)
+	if err := w.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gardenNamespace}}); err != nil {
+		return nil, stop, err
 	}
 
 	// The extension, as the chart runs it.
-	if ext, err = stack.StartExtension(ctx, seedEnv, binary, dir, "--bucket-probe-interval", "5s", "--entry-inventory-interval", "10s"); err != nil {
-		return stop, err
+	if w.ext, err = stack.StartExtension(ctx, seedEnv, binary, dir, "--bucket-probe-interval", "5s", "--entry-inventory-interval", "10s"); err != nil {
+		return nil, stop, err
 	}
 	stops = append(stops, func() {
-		ext.Stop()
+		w.ext.Stop()
 		if os.Getenv("TEST_LOG") != "" {
-			if b, err := os.ReadFile(filepath.Clean(ext.LogPath)); err == nil {
-				fmt.Fprintf(os.Stderr, "extension log:\n%s\n", b)
+			if b, err := os.ReadFile(filepath.Clean(w.ext.LogPath)); err == nil {
+				fmt.Fprintf(os.Stderr, "extension log (%s):\n%s\n", name, b)
 			}
 		}
 	})
 
 	// gardenlet: its controllers in a manager on the seed, the garden as a second cluster.
-	bbcontroller.RequeueDurationWhenResourceDeletionStillPresent = time.Second
-	becontroller.RequeueDurationWhenResourceDeletionStillPresent = time.Second
 	mgr, err := manager.New(seedCfg, manager.Options{
 		Scheme:                 seedScheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		// Two entry controllers (seed-a, seed-b) of one name.
+		// The controllers of both seeds' gardenlets run in this process under the same names.
 		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
-		return stop, err
+		return nil, stop, err
 	}
 	gardenCluster, err := cluster.New(gardenCfg, func(o *cluster.Options) { o.Scheme = kubernetes.GardenScheme })
 	if err != nil {
-		return stop, err
+		return nil, stop, err
 	}
 	if err := mgr.Add(gardenCluster); err != nil {
-		return stop, err
+		return nil, stop, err
 	}
 	// The entry controller lists entries by bucket from the garden cache (gardenlet registers it).
 	if err := indexer.AddBackupEntryBucketName(ctx, gardenCluster.GetFieldIndexer()); err != nil {
-		return stop, err
+		return nil, stop, err
 	}
 	limiter := func() workqueue.TypedRateLimiter[reconcile.Request] {
 		return workqueue.NewTypedWithMaxWaitRateLimiter(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request](), time.Second)
 	}
 	if err := (&bbcontroller.Reconciler{
 		Config:          gardenletconfigv1alpha1.BackupBucketControllerConfiguration{ConcurrentSyncs: ptr.To(5)},
-		SeedName:        seedA,
+		SeedName:        name,
 		GardenNamespace: gardenNamespace,
 		RateLimiter:     limiter(),
 	}).AddToManager(mgr, gardenCluster, mgr); err != nil {
-		return stop, err
+		return nil, stop, err
 	}
-	for _, seedName := range []string{seedA, seedB} {
-		if err := (&becontroller.Reconciler{
-			// No grace period before an entry's deletion (gardenlet's default is 24h).
-			Config:          gardenletconfigv1alpha1.BackupEntryControllerConfiguration{ConcurrentSyncs: ptr.To(5), DeletionGracePeriodHours: ptr.To(0)},
-			SeedName:        seedName,
-			GardenNamespace: gardenNamespace,
-			RateLimiter:     limiter(),
-		}).AddToManager(mgr, gardenCluster, mgr); err != nil {
-			return stop, err
-		}
+	if err := (&becontroller.Reconciler{
+		// No grace period before an entry's deletion (gardenlet's default is 24h).
+		Config:          gardenletconfigv1alpha1.BackupEntryControllerConfiguration{ConcurrentSyncs: ptr.To(5), DeletionGracePeriodHours: ptr.To(0)},
+		SeedName:        name,
+		GardenNamespace: gardenNamespace,
+		RateLimiter:     limiter(),
+	}).AddToManager(mgr, gardenCluster, mgr); err != nil {
+		return nil, stop, err
 	}
 	mgrCtx, mgrCancel := context.WithCancel(ctx)
 	mgrDone := make(chan error, 1)
@@ -258,9 +298,9 @@ func startStack(ctx context.Context) (stop func(), err error) {
 	syncCtx, syncCancel := context.WithTimeout(ctx, startTimeout)
 	defer syncCancel()
 	if !gardenCluster.GetCache().WaitForCacheSync(syncCtx) {
-		return stop, fmt.Errorf("gardenlet's garden cache did not sync")
+		return nil, stop, fmt.Errorf("gardenlet's garden cache did not sync")
 	}
-	return stop, nil
+	return w, stop, nil
 }
 
 // coreSucceeded reports whether gardenlet shows a core resource as done: lastOperation of type

@@ -29,13 +29,15 @@ import (
 //     the "restore" operation on the target seed's bucket (backupentry.go:144-178); after etcd's
 //     copy it force-deletes the source entry (botanist/backupentry.go:95-102).
 //
-// Both gardenlets run on the one seed API server: the target's objects are created after the
-// source's are gone, as on a real pair of seeds. Both buckets belong to seed-a (one bucket
-// controller), which gardenlet's entry controller does not check (add.go:112-116).
+// The seeds are two API servers, each with its own extension process and gardenlet; the source
+// bucket's BackupBucket exists on seed-a only and the target's on seed-b only, so the source entry
+// on seed-b names a bucket its seed has no BackupBucket of. (TestMigrationThereAndBack adds
+// Object Lock, etcd-backup-restore and the way back.)
 func TestControlPlaneMigration(t *testing.T) {
 	requireStack(t)
+	seedBClient := seeds[seedB].client
 	source := coreBucket(t, bucketConfig)
-	target := coreBucket(t, bucketConfig)
+	target := coreBucketOn(t, seedB, bucketConfig)
 	waitBucket(t, source.Name, 2*time.Minute, "Succeeded", bucketSucceeded)
 	waitBucket(t, target.Name, 2*time.Minute, "Succeeded", bucketSucceeded)
 	store := fw.StoreFor(t, operatorData())
@@ -65,12 +67,13 @@ func TestControlPlaneMigration(t *testing.T) {
 	if err := seed.Delete(ctx(), secretKey(s.technicalID(), "etcd-backup")); err != nil {
 		t.Fatalf("the migration left no etcd-backup to remove (%v)", err)
 	}
+	s.placeOn(t, seedBClient) // gardenlet on seed-b: the shoot's namespace and Cluster
 
 	// Restore, step 1: the source entry on the original bucket, reconciled by seed-b's gardenlet.
 	src := coreEntry(t, s, v1beta1constants.BackupSourcePrefix+"-", source.Name, seedB,
 		map[string]string{v1beta1constants.GardenerOperation: v1beta1constants.GardenerOperationReconcile})
 	waitEntry(t, client.ObjectKeyFromObject(src), 2*time.Minute, "the source entry Succeeded on seed-b", entrySucceeded(""))
-	sourceSecret := secretData(t, seed, s.technicalID(), "source-etcd-backup")
+	sourceSecret := secretData(t, seedBClient, s.technicalID(), "source-etcd-backup")
 	if got := string(sourceSecret["bucketName"]); got != source.Name {
 		t.Errorf("source-etcd-backup names bucket %q; want the original %q", got, source.Name)
 	}
@@ -98,17 +101,17 @@ func TestControlPlaneMigration(t *testing.T) {
 	// succeeded and after gardenlet had shown Restore Succeeded (harmless: both hold the objects).
 	extBE := &extensionsv1alpha1.BackupEntry{}
 	eventually(t, time.Minute, "the extension BackupEntry restored on the target bucket", func() (bool, string) {
-		if err := seed.Get(ctx(), client.ObjectKey{Name: be.Name}, extBE); err != nil {
+		if err := seedBClient.Get(ctx(), client.ObjectKey{Name: be.Name}, extBE); err != nil {
 			return false, err.Error()
 		}
 		op := extBE.Status.LastOperation
 		return op != nil && op.State == gardencorev1beta1.LastOperationStateSucceeded && extBE.Spec.BucketName == target.Name && !hasOperationAnnotation(extBE),
 			fmt.Sprintf("%s, bucket %q, annotations %v", framework.Describe(extBE), extBE.Spec.BucketName, extBE.Annotations)
 	})
-	if log := logTail(ext.LogPath, 100000); !strings.Contains(log, "Successfully restored BackupEntry\t{\"controller\": \"backupentry\", \"namespace\": \"\", \"name\": \""+be.Name+"\"") {
+	if log := logTail(seeds[seedB].ext.LogPath, 100000); !strings.Contains(log, "Successfully restored BackupEntry\t{\"controller\": \"backupentry\", \"namespace\": \"\", \"name\": \""+be.Name+"\"") {
 		t.Errorf("the extension's log shows no restore of %s", be.Name)
 	}
-	etcdBackup := secretData(t, seed, s.technicalID(), "etcd-backup")
+	etcdBackup := secretData(t, seedBClient, s.technicalID(), "etcd-backup")
 	if got := string(etcdBackup["bucketName"]); got != target.Name {
 		t.Errorf("the restored etcd-backup names bucket %q; want the target %q", got, target.Name)
 	}
@@ -126,12 +129,12 @@ func TestControlPlaneMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, garden, src, 2*time.Minute, "gardenlet deletes the source entry")
-	waitGone(t, seed, secretKey(s.technicalID(), "source-etcd-backup"), 10*time.Second, "source-etcd-backup is gone")
+	waitGone(t, seedBClient, secretKey(s.technicalID(), "source-etcd-backup"), 10*time.Second, "source-etcd-backup is gone")
 	// Deleting "source-<entry>" deletes "<entry>/" in the ORIGINAL bucket (the copy is done), not
 	// the target's backups and not the neighbours.
 	framework.AssertOnly(t, store, source.Name, neighbours)
 	framework.AssertOnly(t, store, target.Name, []string{copied})
-	if data := secretData(t, seed, s.technicalID(), "etcd-backup"); string(data["bucketName"]) != target.Name {
+	if data := secretData(t, seedBClient, s.technicalID(), "etcd-backup"); string(data["bucketName"]) != target.Name {
 		t.Errorf("etcd-backup after the source entry's deletion names %q; want %q", data["bucketName"], target.Name)
 	}
 
