@@ -99,6 +99,9 @@ func (a *actuator) Delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 }
 
 func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
+	if err := a.refuseIfInUse(ctx, bb); err != nil {
+		return err
+	}
 	// An invalid providerConfig must not keep a bucket from being deleted: the defaults do.
 	cfg, _ := controller.BucketConfig(a.provider, bb)
 	store, err := controller.NewStore(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region, cfg)

@@ -290,8 +290,13 @@ func TestDeletion(t *testing.T) {
 	}{
 		{name: "objects deleted", setup: func(*entryFixture) {}, wantDone: true, wantEvent: ReasonPrefixDeleted},
 		{name: "source entry deletes the shoot's prefix", setup: func(f *entryFixture) {
+			// As in gardener's flow: the live entry has moved to the destination seed, and the
+			// source entry is created after the source's last snapshot.
+			if err := f.client.Delete(context.Background(), f.be.DeepCopy()); err != nil {
+				f.t.Fatal(err)
+			}
 			src := f.be.DeepCopy()
-			src.Name, src.ResourceVersion = "source-"+testEntry, ""
+			src.Name, src.ResourceVersion, src.CreationTimestamp = "source-"+testEntry, "", metav1.Now()
 			if err := f.client.Create(context.Background(), src); err != nil {
 				f.t.Fatal(err)
 			}

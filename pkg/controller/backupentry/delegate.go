@@ -90,6 +90,9 @@ func (d *delegate) Delete(ctx context.Context, log logr.Logger, be *extensionsv1
 }
 
 func (d *delegate) delete(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
+	if err := d.refuseIfLive(ctx, be, be.Spec.SecretRef); err != nil {
+		return err
+	}
 	return d.deletePrefix(ctx, log, be, be.Spec.SecretRef)
 }
 

@@ -109,8 +109,11 @@ func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (rec
 		// A pass that ran out of time resumes at once, as in the entry's own deletion: no report.
 		if !errors.As(err, new(*corecontroller.InProgressError)) {
 			reason := ReasonDeletionWithBucketSecret
-			if errors.As(err, new(*OrphanError)) {
+			switch {
+			case errors.As(err, new(*OrphanError)):
 				reason = ReasonObjectsKept
+			case errors.As(err, new(*LiveEntryError)):
+				reason = ReasonLiveBackupsKept
 			}
 			if rerr := corecontroller.ReportError(ctx, log, g.client, g.recorder, be, reason, err); rerr != nil {
 				log.Error(rerr, "Reporting the failed deletion failed")
@@ -160,6 +163,10 @@ func (g *orphanGuard) deleteWithBucketCredentials(ctx context.Context, log logr.
 			return err
 		}
 		orphan.Why = fmt.Sprintf("BackupBucket %q, whose credentials could stand in, is gone too", be.Spec.BucketName)
+		if _, source := liveEntryOf(be.Name); source {
+			// By design: a migration's source entry names the source seed's bucket.
+			orphan.Why = fmt.Sprintf("BackupBucket %q, whose credentials could stand in, is not on this seed: a control-plane migration's source entry names the source seed's bucket, whose BackupBucket lives on the source seed", be.Spec.BucketName)
+		}
 		return orphan
 	}
 	exists, err := corecontroller.SecretExists(ctx, g.reader, bb.Spec.SecretRef)
@@ -169,6 +176,9 @@ func (g *orphanGuard) deleteWithBucketCredentials(ctx context.Context, log logr.
 	if !exists {
 		orphan.Why = fmt.Sprintf("the BackupBucket's credentials secret %s/%s is gone too", bb.Spec.SecretRef.Namespace, bb.Spec.SecretRef.Name)
 		return orphan
+	}
+	if err := g.deleter.guardLiveEntry(ctx, be, bb.Spec.SecretRef); err != nil {
+		return err
 	}
 	log.Info("Deleting the prefix of an entry whose credentials are gone with its bucket's", "bucketSecret", bb.Spec.SecretRef.Namespace+"/"+bb.Spec.SecretRef.Name)
 	return g.deleter.deletePrefix(ctx, log, be, bb.Spec.SecretRef)

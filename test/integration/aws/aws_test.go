@@ -161,9 +161,11 @@ func TestSourceEntryDeletesTheShootPrefix(t *testing.T) {
 	bb := readyBucket(t)
 	shoot := framework.UniqueName("shoot--s--")
 	env.EnsureNamespace(t, shoot)
+	// Written before the source entry exists, as gardener's migration does it (the source seed's
+	// etcd is gone before the source entry is created).
+	neighbours := framework.FillEntry(t, store(t), bb.Name, shoot+"--2/", 50)
 	be := env.CreateEntry(t, "source-"+shoot+"--2", bb.Name, secretData(proxy.URL))
 	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
-	neighbours := framework.FillEntry(t, store(t), bb.Name, shoot+"--2/", 50)
 	env.DeleteAndWaitGone(t, be, time.Minute)
 	framework.AssertOnly(t, store(t), bb.Name, neighbours)
 }

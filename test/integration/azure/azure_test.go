@@ -101,9 +101,10 @@ func TestSourceEntryDeletesTheShootPrefix(t *testing.T) {
 	bb := readyBucket(t)
 	shoot := framework.UniqueName("shoot--s--")
 	env.EnsureNamespace(t, shoot)
+	// Written before the source entry exists, as in gardener's migration.
+	neighbours := framework.FillEntry(t, store(t), bb.Name, shoot+"--1/", 600)
 	be := env.CreateEntry(t, "source-"+shoot+"--1", bb.Name, azurite.SecretData())
 	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
-	neighbours := framework.FillEntry(t, store(t), bb.Name, shoot+"--1/", 600)
 	env.DeleteAndWaitGone(t, be, time.Minute)
 	framework.AssertOnly(t, store(t), bb.Name, neighbours)
 }

@@ -91,9 +91,10 @@ func TestEntryDeletionRemovesExactlyItsPrefix(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			shoot := strings.TrimSuffix(strings.TrimPrefix(name, "source-"), name[strings.LastIndex(name, "--"):])
 			env.EnsureNamespace(t, shoot)
+			// Written before the entry exists (a source entry's, as in gardener's migration).
+			neighbours := framework.FillEntry(t, store(t), bb.Name, strings.TrimPrefix(name, "source-")+"/", 4*maxDeletes+13)
 			be := env.CreateEntry(t, name, bb.Name, cloud.SecretData("demo"))
 			env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
-			neighbours := framework.FillEntry(t, store(t), bb.Name, strings.TrimPrefix(name, "source-")+"/", 4*maxDeletes+13)
 			env.DeleteAndWaitGone(t, be, 2*time.Minute)
 			framework.AssertOnly(t, store(t), bb.Name, neighbours)
 			// Clean the neighbours for the next case.

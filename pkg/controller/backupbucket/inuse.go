@@ -1,0 +1,90 @@
+package backupbucket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// ReasonBucketInUse is the event reason of a bucket deletion refused because BackupEntries on
+// the seed still name the bucket.
+const ReasonBucketInUse = "BucketInUse"
+
+const (
+	// inUseNamed is how many of the entries that still name a bucket its refusal names.
+	inUseNamed = 5
+	// entryListPage bounds one page of the listing of the seed's BackupEntries.
+	entryListPage = 500
+)
+
+// InUseError reports a bucket whose deletion was refused, before anything was deleted, because
+// BackupEntries on the seed still name it in spec.bucketName: emptying the bucket would delete
+// their backups. It matches objectstore.ErrInvalidConfig (ERR_CONFIGURATION_PROBLEM).
+type InUseError struct {
+	Bucket string
+	// Count is how many entries name the bucket, First a few of their names (sorted as listed).
+	Count int
+	First []string
+}
+
+func (e *InUseError) Error() string {
+	more := ""
+	if e.Count > len(e.First) {
+		more = fmt.Sprintf(" and %d more", e.Count-len(e.First))
+	}
+	return fmt.Sprintf("BackupBucket %q is not deleted: %d BackupEntries on this seed still name it in spec.bucketName (%s%s), and emptying the bucket would delete their backups; "+
+		"nothing is deleted and the deletion is retried until they are gone. Delete those BackupEntries first (gardener deletes a bucket only after its entries)",
+		e.Bucket, e.Count, strings.Join(e.First, ", "), more)
+}
+
+// Is makes errors.Is(err, objectstore.ErrInvalidConfig) true.
+func (e *InUseError) Is(target error) bool { return target == objectstore.ErrInvalidConfig }
+
+// entriesNaming returns a *InUseError when any BackupEntry on the seed names bucket in
+// spec.bucketName, whatever its type or class, and also while it is being deleted: its own
+// deletion still needs the bucket. It reads the API server (not a cache), in pages.
+func entriesNaming(ctx context.Context, reader client.Reader, bucket string) error {
+	inUse := &InUseError{Bucket: bucket}
+	list := &extensionsv1alpha1.BackupEntryList{}
+	opts := []client.ListOption{client.Limit(entryListPage)}
+	for {
+		if err := reader.List(ctx, list, opts...); err != nil {
+			return fmt.Errorf("listing the seed's BackupEntries that may still name bucket %q: %w", bucket, err)
+		}
+		for _, be := range list.Items {
+			if be.Spec.BucketName != bucket {
+				continue
+			}
+			inUse.Count++
+			if len(inUse.First) < inUseNamed {
+				inUse.First = append(inUse.First, be.Name)
+			}
+		}
+		if list.Continue == "" {
+			break
+		}
+		opts = []client.ListOption{client.Limit(entryListPage), client.Continue(list.Continue)}
+	}
+	if inUse.Count > 0 {
+		return inUse
+	}
+	return nil
+}
+
+// refuseIfInUse refuses the deletion of bb while BackupEntries name it (entriesNaming) and
+// reports a refusal with a warning event on the bucket.
+func (a *actuator) refuseIfInUse(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) error {
+	err := entriesNaming(ctx, a.reader, bb.Name)
+	if inUse := (*InUseError)(nil); errors.As(err, &inUse) {
+		a.recorder.Eventf(bb, nil, corev1.EventTypeWarning, ReasonBucketInUse, "Delete", "%v", inUse)
+	}
+	return err
+}
