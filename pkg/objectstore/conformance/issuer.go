@@ -35,7 +35,7 @@ func RunIssuer(t *testing.T, h IssuerHarness) {
 		name string
 		fn   func(*testing.T, IssuerHarness)
 	}{
-		{"CredentialReachesOnlyItsBucket", testCredentialReachesOnlyItsBucket},
+		{"CredentialRefusedDirectlyOutsideItsBucket", testCredentialRefusedDirectlyOutsideItsBucket},
 		{"RevocationEndsOnlyWhatItNames", testRevocationEndsOnlyWhatItNames},
 		{"UnrecordedCredentialIsInvalidated", testUnrecordedCredentialIsInvalidated},
 		{"RotationNeverInterruptsAWriter", testRotationNeverInterruptsAWriter},
@@ -79,7 +79,10 @@ func newIssuerBucket(t *testing.T, h IssuerHarness) string {
 	return name
 }
 
-func testCredentialReachesOnlyItsBucket(t *testing.T, h IssuerHarness) {
+// testCredentialRefusedDirectlyOutsideItsBucket checks the direct requests a credential makes outside
+// its bucket; what the store reaches on its own behalf (Swift's copy, symlink and large-object
+// sub-requests) is each issuer's CredentialReach to state and its provider's tests to drive.
+func testCredentialRefusedDirectlyOutsideItsBucket(t *testing.T, h IssuerHarness) {
 	ctx := ctxFor(t)
 	mine, other := newIssuerBucket(t, h), newIssuerBucket(t, h)
 	if err := h.Store.PutObject(ctx, other, "shoot--x--y--1/keep", []byte("other")); err != nil {
