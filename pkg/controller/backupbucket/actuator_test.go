@@ -53,13 +53,7 @@ func TestDeleteOfABucketThatCannotBeEmptied(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			mem := memstore.New(10)
-			if err := mem.EnsureBucket(ctx, objectstore.Bucket{Name: "bucket"}); err != nil {
-				t.Fatal(err)
-			}
-			if err := mem.PutObject(ctx, "bucket", "shoot--a--b--1/x", []byte("x")); err != nil {
-				t.Fatal(err)
-			}
+			mem := controllertest.Bucket(t, "bucket", "shoot--a--b--1/x")
 			c8t := controllertest.Client()
 			a := backupbucket.NewActuator(controllertest.Provider{Store: c.store(mem)}, c8t, c8t, events.NewFakeRecorder(10), controller.DeletionOptions{})
 			bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"}, Spec: extensionsv1alpha1.BackupBucketSpec{SecretRef: controllertest.SecretRef}}

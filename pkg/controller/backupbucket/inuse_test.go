@@ -22,7 +22,6 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 )
 
 // TestDeleteOfABucketThatEntriesStillName (finding 9e): a BackupBucket deleted while
@@ -62,14 +61,8 @@ func TestDeleteOfABucketThatEntriesStillName(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			mem := memstore.New(10)
-			if err := mem.EnsureBucket(ctx, objectstore.Bucket{Name: "bucket"}); err != nil {
-				t.Fatal(err)
-			}
 			keys := []string{"shoot--p--s--1/etcd-main/v2/Full-1", "shoot--p--t--1/etcd-main/v2/Full-1"}
-			if err := conformance.PutMany(ctx, mem, "bucket", keys); err != nil {
-				t.Fatal(err)
-			}
+			mem := controllertest.Bucket(t, "bucket", keys...)
 			c8t := controllertest.Client()
 			for _, be := range c.entries {
 				if err := c8t.Create(ctx, be); err != nil {

@@ -80,10 +80,7 @@ func newProbeFixture(t *testing.T, lastOperation gardencorev1beta1.LastOperation
 	operator := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: controllertest.SecretRef.Namespace, Name: controllertest.SecretRef.Name}, Data: map[string][]byte{"key": []byte("operator")}}
 	generatedSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "generated-bucket-probed"}, Data: map[string][]byte{"key": []byte("generated")}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(bb, operator, generatedSecret).WithStatusSubresource(bb).Build()
-	mem := memstore.New(10)
-	if err := mem.EnsureBucket(context.Background(), objectstore.Bucket{Name: "probed"}); err != nil {
-		t.Fatal(err)
-	}
+	mem := controllertest.Bucket(t, "probed")
 	f := &probeFixture{t: t, mem: mem, client: c, clock: clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)), recorder: events.NewFakeRecorder(20), revoked: map[string]bool{}}
 	f.prober = &prober{Observer: corecontroller.Observer{Provider: revocable{controllertest.Provider{Store: mem}, f.revoked}, Reader: c, Client: c, Recorder: f.recorder,
 		Options: corecontroller.ObserveOptions{ProbeInterval: interval, Clock: f.clock}}}

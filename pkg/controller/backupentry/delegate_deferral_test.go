@@ -17,7 +17,6 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 )
 
 // TestDeferralWithoutBackupBucketOnTheSeed: a source- entry of a migration lives on the
@@ -45,13 +44,7 @@ func TestDeferralWithoutBackupBucketOnTheSeed(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			mem := memstore.New(10)
-			if err := mem.EnsureBucket(ctx, objectstore.Bucket{Name: "bucket"}); err != nil {
-				t.Fatal(err)
-			}
-			if err := mem.PutObject(ctx, "bucket", "shoot--a--b--1/full", []byte("x")); err != nil {
-				t.Fatal(err)
-			}
+			mem := controllertest.Bucket(t, "bucket", "shoot--a--b--1/full")
 			mem.Lock("bucket", "shoot--a--b--1/full", time.Now().Add(time.Hour))
 			asked := 0
 			store := deferringStore{Store: mem, deferral: c.deferral, err: c.err, asked: &asked}

@@ -67,14 +67,8 @@ func TestDeletionWithLockedObjects(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			mem := memstore.New(10)
-			if err := mem.EnsureBucket(ctx, objectstore.Bucket{Name: "bucket"}); err != nil {
-				t.Fatal(err)
-			}
 			keys := []string{"shoot--a--b--1/full", "shoot--a--b--1/incr", "shoot--a--b--1/free", "shoot--a--b--10/neighbour"}
-			if err := conformance.PutMany(ctx, mem, "bucket", keys); err != nil {
-				t.Fatal(err)
-			}
+			mem := controllertest.Bucket(t, "bucket", keys...)
 			mem.Lock("bucket", keys[0], first)
 			mem.Lock("bucket", keys[1], last)
 			asked := 0
@@ -148,13 +142,7 @@ func (p twoCredentials) NewStore(_ context.Context, c provider.Credentials, _ co
 // the BackupBucket's, the operator's for the same bucket.
 func TestDeferralFallsBackToTheBucketsCredentials(t *testing.T) {
 	ctx := context.Background()
-	mem := memstore.New(10)
-	if err := mem.EnsureBucket(ctx, objectstore.Bucket{Name: "bucket"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := mem.PutObject(ctx, "bucket", "shoot--a--b--1/full", []byte("x")); err != nil {
-		t.Fatal(err)
-	}
+	mem := controllertest.Bucket(t, "bucket", "shoot--a--b--1/full")
 	mem.Lock("bucket", "shoot--a--b--1/full", time.Now().Add(time.Hour))
 	entryAsked, bucketAsked := 0, 0
 	entryStore := deferringStore{Store: mem, err: fmt.Errorf("an account key cannot read the rule: %w", objectstore.ErrUnsupported), asked: &entryAsked}

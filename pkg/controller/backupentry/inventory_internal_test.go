@@ -76,10 +76,7 @@ func newInventoryFixture(t *testing.T, name string, objs ...client.Object) *inve
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: controllertest.SecretRef.Namespace, Name: controllertest.SecretRef.Name}, Data: map[string][]byte{"key": []byte("k")}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(append(objs, be, secret)...).WithStatusSubresource(be).Build()
-	mem := memstore.New(10)
-	if err := mem.EnsureBucket(context.Background(), objectstore.Bucket{Name: "bucket"}); err != nil {
-		t.Fatal(err)
-	}
+	mem := controllertest.Bucket(t, "bucket")
 	store := &countingStore{Store: mem}
 	f := &inventoryFixture{t: t, store: store, client: c, clock: clocktesting.NewFakeClock(created), recorder: events.NewFakeRecorder(20)}
 	f.counter = &counter{Observer: corecontroller.Observer{Provider: controllertest.Provider{Store: store}, Reader: c, Client: c, Recorder: f.recorder,

@@ -5,6 +5,7 @@ package controllertest
 import (
 	"context"
 	"encoding/json"
+	"testing"
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -98,4 +99,21 @@ func Client() client.Client {
 	_ = extensionsv1alpha1.AddToScheme(scheme)
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: SecretRef.Namespace, Name: SecretRef.Name}, Data: map[string][]byte{"key": []byte("value")}}
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build()
+}
+
+// Bucket returns an in-memory store (delete batches of 10) with the bucket created and one object
+// per key in it: the start of most tests of the controllers. A failure ends the test.
+func Bucket(t testing.TB, bucket string, keys ...string) *memstore.Store {
+	t.Helper()
+	ctx := context.Background()
+	mem := memstore.New(10)
+	if err := mem.EnsureBucket(ctx, objectstore.Bucket{Name: bucket}); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range keys {
+		if err := mem.PutObject(ctx, bucket, key, []byte("data of "+key)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return mem
 }
