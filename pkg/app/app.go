@@ -25,6 +25,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -57,7 +58,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 		parallelism    = DefaultDeletionParallelism
 		kubeAPI        = KubeAPILimits{QPS: DefaultKubeAPIQPS, Burst: DefaultKubeAPIBurst}
 		pprofAddress   string
-		observe        = controller.ObserveOptions{ProbeInterval: DefaultProbeInterval, InventoryInterval: DefaultInventoryInterval, Thresholds: inventory.DefaultThresholds}
+		periodicOpts   = periodic.Options{ProbeInterval: DefaultProbeInterval, InventoryInterval: DefaultInventoryInterval, Thresholds: inventory.DefaultThresholds}
 		aggOpts        = extensionscmd.NewOptionAggregator(restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts)
 	)
 	cmd := &cobra.Command{
@@ -74,7 +75,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 			if parallelism < 1 {
 				return fmt.Errorf("--deletion-parallelism must be at least 1, got %d", parallelism)
 			}
-			if err := validateObserve(observe); err != nil {
+			if err := validatePeriodic(periodicOpts); err != nil {
 				return err
 			}
 			return Run(cmd.Context(), p, Config{
@@ -84,7 +85,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 				IgnoreOperationAnnotation: reconcilerOpts.Completed().IgnoreOperationAnnotation,
 				ExtensionClasses:          generalOpts.Completed().ExtensionClasses,
 				Deletion:                  controller.DeletionOptions{Parallelism: parallelism},
-				Observe:                   observe,
+				Periodic:                  periodicOpts,
 				KubeAPI:                   kubeAPI,
 				PprofBindAddress:          pprofAddress,
 			})
@@ -95,14 +96,14 @@ func NewCommand(p provider.Provider) *cobra.Command {
 	cmd.Flags().IntVar(&kubeAPI.Burst, "kube-api-burst", kubeAPI.Burst, "Requests to the seed's API server allowed in a burst above --kube-api-qps.")
 	cmd.Flags().StringVar(&pprofAddress, "pprof-bind-address", "", "Address to serve Go's /debug/pprof on, e.g. 127.0.0.1:6060 (empty: off). Profiles show the process's internals: bind it to localhost or port-forward.")
 	cmd.Flags().IntVar(&parallelism, "deletion-parallelism", parallelism, "The most delete requests in flight per deletion of an entry or a bucket.")
-	cmd.Flags().DurationVar(&observe.ProbeInterval, "bucket-probe-interval", observe.ProbeInterval, "How often each bucket is probed for the BucketAvailable condition (with up to 10% jitter; 0 turns probes off and removes the BucketAvailable conditions and metrics an earlier run published).")
-	cmd.Flags().DurationVar(&observe.InventoryInterval, "entry-inventory-interval", observe.InventoryInterval, "How often each entry's prefix is counted for its inventory and the BackupsFresh condition (with up to 10% jitter, the first count at the entry's own slot within one interval; 0 turns it off and removes the BackupsFresh conditions, inventories and metrics an earlier run published).")
-	cmd.Flags().DurationVar(&observe.Thresholds.FullSnapshotMaxAge, "full-snapshot-max-age", observe.Thresholds.FullSnapshotMaxAge, "BackupsFresh turns False when an etcd's newest full snapshot is older (a bucket's providerConfig backupFreshness overrides it).")
-	cmd.Flags().DurationVar(&observe.Thresholds.DeltaSnapshotMaxAge, "delta-snapshot-max-age", observe.Thresholds.DeltaSnapshotMaxAge, "BackupsFresh turns False when an etcd's newest snapshot of either kind is older (a bucket's providerConfig backupFreshness overrides it).")
+	cmd.Flags().DurationVar(&periodicOpts.ProbeInterval, "bucket-probe-interval", periodicOpts.ProbeInterval, "How often each bucket is probed for the BucketAvailable condition (with up to 10% jitter; 0 turns probes off and removes the BucketAvailable conditions and metrics an earlier run published).")
+	cmd.Flags().DurationVar(&periodicOpts.InventoryInterval, "entry-inventory-interval", periodicOpts.InventoryInterval, "How often each entry's prefix is counted for its inventory and the BackupsFresh condition (with up to 10% jitter, the first count at the entry's own slot within one interval; 0 turns it off and removes the BackupsFresh conditions, inventories and metrics an earlier run published).")
+	cmd.Flags().DurationVar(&periodicOpts.Thresholds.FullSnapshotMaxAge, "full-snapshot-max-age", periodicOpts.Thresholds.FullSnapshotMaxAge, "BackupsFresh turns False when an etcd's newest full snapshot is older (a bucket's providerConfig backupFreshness overrides it).")
+	cmd.Flags().DurationVar(&periodicOpts.Thresholds.DeltaSnapshotMaxAge, "delta-snapshot-max-age", periodicOpts.Thresholds.DeltaSnapshotMaxAge, "BackupsFresh turns False when an etcd's newest snapshot of either kind is older (a bucket's providerConfig backupFreshness overrides it).")
 	return cmd
 }
 
-func validateObserve(o controller.ObserveOptions) error {
+func validatePeriodic(o periodic.Options) error {
 	switch {
 	case o.ProbeInterval < 0:
 		return fmt.Errorf("--bucket-probe-interval must not be negative, got %s", o.ProbeInterval)
@@ -122,7 +123,7 @@ type Config struct {
 	IgnoreOperationAnnotation bool
 	ExtensionClasses          []extensionsv1alpha1.ExtensionClass
 	Deletion                  controller.DeletionOptions
-	Observe                   controller.ObserveOptions
+	Periodic                  periodic.Options
 	// KubeAPI limits the requests to the seed's API server (zero: client-go's defaults).
 	KubeAPI KubeAPILimits
 	// PprofBindAddress serves /debug/pprof when set (empty: off).
@@ -192,7 +193,7 @@ func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provide
 		IgnoreOperationAnnotation: cfg.IgnoreOperationAnnotation,
 		ExtensionClasses:          cfg.ExtensionClasses,
 		Deletion:                  cfg.Deletion,
-		Observe:                   cfg.Observe,
+		Periodic:                  cfg.Periodic,
 	}
 	if err := backupbucket.AddToManager(ctx, mgr, p, opts); err != nil {
 		return fmt.Errorf("adding the BackupBucket controller: %w", err)

@@ -5,10 +5,9 @@ import (
 	"time"
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
-	"k8s.io/utils/clock"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -18,28 +17,7 @@ type AddOptions struct {
 	IgnoreOperationAnnotation bool
 	ExtensionClasses          []extensionsv1alpha1.ExtensionClass
 	Deletion                  DeletionOptions
-	Observe                   ObserveOptions
-}
-
-// ObserveOptions configure the bucket probe and the entry inventory.
-type ObserveOptions struct {
-	// ProbeInterval is how often each bucket is probed (0: never).
-	ProbeInterval time.Duration
-	// InventoryInterval is how often each entry's prefix is counted (0: never).
-	InventoryInterval time.Duration
-	// Thresholds are the extension's default freshness thresholds (a bucket's providerConfig
-	// may override them).
-	Thresholds inventory.Thresholds
-	// Clock is the time source (nil: the real clock); tests move it instead of sleeping.
-	Clock clock.PassiveClock
-}
-
-// Now is the clock's time.
-func (o ObserveOptions) Now() time.Time {
-	if o.Clock == nil {
-		return time.Now()
-	}
-	return o.Clock.Now()
+	Periodic                  periodic.Options
 }
 
 // DeletionOptions are the deletion engine's settings shared by both controllers.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -40,7 +41,7 @@ func NewActuator(p provider.Provider, reader client.Reader, c client.Client, rec
 
 // Reconcile creates the bucket and converges its settings.
 func (a *actuator) Reconcile(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
-	return controller.Observe(controller.KindBackupBucket, controller.OperationReconcile, controller.ForReconcile(a.reconcile(ctx, log, bb)))
+	return metrics.CountOperation(metrics.KindBackupBucket, metrics.OperationReconcile, lasterror.For(a.reconcile(ctx, log, bb)))
 }
 
 func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
@@ -95,7 +96,7 @@ func (a *actuator) credentialLifecycle(ctx context.Context, log logr.Logger, bb 
 // retention locks are handed to a lifecycle rule and reported; the deletion is retried when the
 // earliest lock expires, never in a tight loop.
 func (a *actuator) Delete(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
-	return controller.Observe(controller.KindBackupBucket, controller.OperationDelete, controller.ForReconcile(a.delete(ctx, log, bb)))
+	return metrics.CountOperation(metrics.KindBackupBucket, metrics.OperationDelete, lasterror.For(a.delete(ctx, log, bb)))
 }
 
 func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
@@ -110,19 +111,19 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 	}
 	res, err := objectstore.DeletePrefix(ctx, store, bb.Name, objectstore.WholeBucket(), a.deletion.DeleteOptions(ctx))
 	log.Info("Emptying bucket", "bucket", bb.Name, "deleted", res.Deleted, "locked", res.Locked, "throttled", res.Throttled, "done", res.Done)
-	controller.ObserveDeletionPass(controller.KindBackupBucket, bb, res)
+	metrics.RecordDeletionPass(metrics.KindBackupBucket, bb, res)
 	if err != nil {
 		return fmt.Errorf("emptying bucket %q: %w", bb.Name, err)
 	}
 	if !res.Done {
-		return &controller.InProgressError{Bucket: bb.Name, Deleted: res.Deleted}
+		return &lasterror.InProgressError{Bucket: bb.Name, Deleted: res.Deleted}
 	}
 	if res.Locked > 0 {
 		_, err := store.DeferDeletion(ctx, bb.Name, "")
 		if err != nil && !errors.Is(err, objectstore.ErrUnsupported) {
 			return fmt.Errorf("deferring the deletion of locked objects in bucket %q: %w", bb.Name, err)
 		}
-		locked := &controller.LockedObjectsError{Bucket: bb.Name, Count: res.Locked, RetainUntil: res.EarliestRetainUntil, Deferred: err == nil}
+		locked := &lasterror.LockedObjectsError{Bucket: bb.Name, Count: res.Locked, RetainUntil: res.EarliestRetainUntil, Deferred: err == nil}
 		if err != nil {
 			locked.NotDeferred = err
 		}
@@ -135,7 +136,7 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 		return fmt.Errorf("deleting bucket %q: %w", bb.Name, err)
 	}
 	log.Info("Bucket is deleted", "bucket", bb.Name)
-	controller.ObserveDeletionDone(controller.KindBackupBucket, bb.Name)
+	metrics.DeletionDone(metrics.KindBackupBucket, bb.Name)
 	metrics.ForgetBucket(bb.Name)
 	return a.dropCredentials(ctx, log, bb, cfg)
 }
@@ -144,7 +145,7 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 // emptied it, from one listing page.
 func notEmptied(ctx context.Context, store objectstore.Store, bucket string, cause error) error {
 	const named = 5
-	e := &controller.NotEmptiedError{Bucket: bucket, Cause: cause}
+	e := &lasterror.NotEmptiedError{Bucket: bucket, Cause: cause}
 	errStop := errors.New("one page is enough")
 	err := store.ListObjects(ctx, bucket, "", func(page []objectstore.ObjectVersion) error {
 		e.Listed = len(page)

@@ -22,6 +22,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -251,14 +252,14 @@ func (a *actuator) passThrough(ctx context.Context, log logr.Logger, bb *extensi
 // patchStatus sets status.generatedSecretRef and the GeneratedCredentials condition, writing
 // only what changed and never another writer's conditions (BucketAvailable).
 func (a *actuator) patchStatus(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, ref *corev1.SecretReference, status gardencorev1beta1.ConditionStatus, reason, message string) error {
-	err := controller.PatchStatus(ctx, a.client, a.reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
+	err := extstatus.Patch(ctx, a.client, a.reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
 		old := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionGeneratedCredentials)
 		sameRef := (ref == nil && bb.Status.GeneratedSecretRef == nil) || (ref != nil && bb.Status.GeneratedSecretRef != nil && *ref == *bb.Status.GeneratedSecretRef)
 		if sameRef && old != nil && old.Status == status && old.Reason == reason && old.Message == message {
 			return false
 		}
 		bb.Status.GeneratedSecretRef = ref
-		bb.Status.Conditions, _ = controller.SetCondition(bb.Status.Conditions, ConditionGeneratedCredentials, status, reason, message, time.Now())
+		bb.Status.Conditions, _ = extstatus.SetCondition(bb.Status.Conditions, ConditionGeneratedCredentials, status, reason, message, time.Now())
 		return true
 	})
 	if err != nil {

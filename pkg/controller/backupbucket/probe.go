@@ -19,6 +19,8 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -41,7 +43,7 @@ const (
 
 // prober probes each bucket on an interval. It only reads the store.
 type prober struct {
-	corecontroller.Observer
+	periodic.Deps
 	// started is when this process started probing: a condition written before it has no
 	// bucket_available series behind it here, so that bucket is probed at once.
 	started time.Time
@@ -51,21 +53,21 @@ type prober struct {
 // registered all the same: its one look at each bucket (at the start, and on spec or operation
 // changes) removes the condition an earlier run wrote, which nothing would refresh any more.
 func addProber(mgr manager.Manager, p provider.Provider, recorder events.EventRecorder, opts corecontroller.AddOptions) error {
-	return corecontroller.AddObserver(mgr, "backupbucket-probe", &extensionsv1alpha1.BackupBucket{}, p, opts,
-		&prober{Observer: corecontroller.NewObserver(mgr, p, recorder, opts.Observe), started: opts.Observe.Now()})
+	return periodic.Add(mgr, "backupbucket-probe", &extensionsv1alpha1.BackupBucket{}, p, opts.ExtensionClasses, opts.Controller,
+		&prober{Deps: periodic.NewDeps(mgr, p, recorder, opts.Periodic), started: opts.Periodic.Now()})
 }
 
 // forgetBucket drops the series of a bucket that is gone, whichever way: none of them is true
 // any more.
 func forgetBucket(name string) {
 	metrics.ForgetBucket(name)
-	metrics.ForgetDeletion(corecontroller.KindBackupBucket, name)
+	metrics.ForgetDeletion(metrics.KindBackupBucket, name)
 }
 
 // Reconcile implements reconcile.Reconciler.
 func (p *prober) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	bb := &extensionsv1alpha1.BackupBucket{}
-	if found, err := corecontroller.Get(ctx, p.Client, req, bb, forgetBucket); !found {
+	if found, err := corecontroller.GetOrForget(ctx, p.Client, req, bb, forgetBucket); !found {
 		return reconcile.Result{}, err
 	}
 	if p.Options.ProbeInterval <= 0 || bb.DeletionTimestamp != nil {
@@ -75,7 +77,7 @@ func (p *prober) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 	}
 	now := p.Options.Now()
 	old := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionBucketAvailable)
-	if old == nil && !corecontroller.Succeeded(bb) {
+	if old == nil && !extstatus.Succeeded(bb) {
 		return reconcile.Result{}, nil // not created yet: the first successful reconcile wakes us
 	}
 	if old != nil {
@@ -90,8 +92,8 @@ func (p *prober) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 
 	status, reason, message := p.probe(ctx, bb)
 	var previous *gardencorev1beta1.Condition
-	err := corecontroller.PatchStatus(ctx, p.Client, p.Reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
-		bb.Status.Conditions, previous = corecontroller.SetCondition(bb.Status.Conditions, ConditionBucketAvailable, status, reason, message, now)
+	err := extstatus.Patch(ctx, p.Client, p.Reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
+		bb.Status.Conditions, previous = extstatus.SetCondition(bb.Status.Conditions, ConditionBucketAvailable, status, reason, message, now)
 		return true // LastUpdateTime records the probe: it is when the next one is due
 	})
 	if err != nil {
@@ -102,22 +104,22 @@ func (p *prober) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 		if status != gardencorev1beta1.ConditionTrue {
 			eventType, eventReason = corev1.EventTypeWarning, ReasonBucketUnavailable
 		}
-		p.Recorder.Eventf(bb, nil, eventType, eventReason, "Probe", "%s", corecontroller.EventNote(message))
+		p.Recorder.Eventf(bb, nil, eventType, eventReason, "Probe", "%s", extstatus.EventNote(message))
 	}
-	return reconcile.Result{RequeueAfter: corecontroller.Jitter(p.Options.ProbeInterval)}, nil
+	return reconcile.Result{RequeueAfter: periodic.Jitter(p.Options.ProbeInterval)}, nil
 }
 
 // withdraw removes BucketAvailable (probe switched off) or, on a bucket being deleted, turns it
 // into Unknown/Deleting; a bucket without the condition is left alone.
 func (p *prober) withdraw(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) error {
 	deleting := p.Options.ProbeInterval > 0
-	err := corecontroller.PatchStatus(ctx, p.Client, p.Reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
+	err := extstatus.Patch(ctx, p.Client, p.Reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
 		old := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionBucketAvailable)
 		switch {
 		case old == nil, deleting && old.Status == gardencorev1beta1.ConditionUnknown && old.Reason == ReasonDeleting:
 			return false
 		case deleting:
-			bb.Status.Conditions, _ = corecontroller.SetCondition(bb.Status.Conditions, ConditionBucketAvailable, gardencorev1beta1.ConditionUnknown, ReasonDeleting,
+			bb.Status.Conditions, _ = extstatus.SetCondition(bb.Status.Conditions, ConditionBucketAvailable, gardencorev1beta1.ConditionUnknown, ReasonDeleting,
 				fmt.Sprintf("Bucket %q is being deleted: it is no longer probed.", bb.Name), p.Options.Now())
 		default:
 			bb.Status.Conditions = v1beta1helper.RemoveConditions(bb.Status.Conditions, ConditionBucketAvailable)

@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
-	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
@@ -82,8 +82,8 @@ func newProbeFixture(t *testing.T, lastOperation gardencorev1beta1.LastOperation
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(bb, operator, generatedSecret).WithStatusSubresource(bb).Build()
 	mem := controllertest.Bucket(t, "probed")
 	f := &probeFixture{t: t, mem: mem, client: c, clock: clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)), recorder: events.NewFakeRecorder(20), revoked: map[string]bool{}}
-	f.prober = &prober{Observer: corecontroller.Observer{Provider: revocable{controllertest.Provider{Store: mem}, f.revoked}, Reader: c, Client: c, Recorder: f.recorder,
-		Options: corecontroller.ObserveOptions{ProbeInterval: interval, Clock: f.clock}}}
+	f.prober = &prober{Deps: periodic.Deps{Provider: revocable{controllertest.Provider{Store: mem}, f.revoked}, Reader: c, Client: c, Recorder: f.recorder,
+		Options: periodic.Options{ProbeInterval: interval, Clock: f.clock}}}
 	metrics.ForgetBucket("probed")
 	return f
 }

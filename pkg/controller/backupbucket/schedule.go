@@ -18,6 +18,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/predicates"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
@@ -42,7 +43,7 @@ func addScheduler(mgr manager.Manager, p provider.Provider, opts corecontroller.
 		Named("backupbucket-credentials-"+p.Type()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: opts.Controller.SkipNameValidation}).
 		// Not woken by status writes of the probe: only a reconcile changes what falls due.
-		For(&extensionsv1alpha1.BackupBucket{}, builder.WithPredicates(predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...), corecontroller.SpecOrOperationChanged())).
+		For(&extensionsv1alpha1.BackupBucket{}, builder.WithPredicates(predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...), predicates.SpecOrOperationChanged())).
 		Complete(&scheduler{provider: p, reader: mgr.GetAPIReader(), client: mgr.GetClient()})
 }
 

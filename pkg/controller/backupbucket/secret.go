@@ -15,6 +15,8 @@ import (
 	predicateutils "github.com/gardener/gardener/pkg/controllerutils/predicate"
 
 	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/predicates"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
@@ -34,19 +36,19 @@ func addSecretWatch(mgr manager.Manager, p provider.Provider, recorder events.Ev
 	return builder.ControllerManagedBy(mgr).
 		Named("backupbucket-secret-"+p.Type()).
 		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: opts.Controller.SkipNameValidation}).
-		For(&extensionsv1alpha1.BackupBucket{}, builder.WithPredicates(predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...), corecontroller.NotSucceeded())).
+		For(&extensionsv1alpha1.BackupBucket{}, builder.WithPredicates(predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...), predicates.NotSucceeded())).
 		Complete(&secretWatch{client: mgr.GetClient(), reader: mgr.GetAPIReader(), recorder: recorder})
 }
 
 // Reconcile implements reconcile.Reconciler.
 func (w *secretWatch) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	bb := &extensionsv1alpha1.BackupBucket{}
-	if found, err := corecontroller.Get(ctx, w.client, req, bb, nil); !found {
+	if found, err := corecontroller.GetOrForget(ctx, w.client, req, bb, nil); !found {
 		return reconcile.Result{}, err
 	}
 	exists, err := corecontroller.SecretExists(ctx, w.reader, bb.Spec.SecretRef)
 	if err != nil || exists {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{}, corecontroller.ReportError(ctx, logr.FromContextOrDiscard(ctx), w.client, w.recorder, bb, ReasonSecretMissing, &corecontroller.MissingSecretError{Ref: bb.Spec.SecretRef})
+	return reconcile.Result{}, extstatus.ReportError(ctx, logr.FromContextOrDiscard(ctx), w.client, w.recorder, bb, ReasonSecretMissing, &corecontroller.MissingSecretError{Ref: bb.Spec.SecretRef})
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -309,7 +310,7 @@ func TestDeletion(t *testing.T) {
 
 		{name: "listing unauthenticated", setup: func(f *entryFixture) { f.store.Fail(memstore.OpListObjects, wrap(objectstore.ErrUnauthenticated)) }, wantCode: gardencorev1beta1.ErrorInfraUnauthenticated, wantLeft: entryKeys},
 		{name: "listing forbidden", setup: func(f *entryFixture) { f.store.Fail(memstore.OpListObjects, wrap(objectstore.ErrForbidden)) }, wantCode: gardencorev1beta1.ErrorInfraUnauthorized, wantLeft: entryKeys},
-		{name: "listing throttled", setup: func(f *entryFixture) { f.store.Fail(memstore.OpListObjects, wrap(objectstore.ErrThrottled)) }, wantCode: gardencorev1beta1.ErrorInfraRateLimitsExceeded, wantRequeue: corecontroller.ThrottledRequeue, wantLeft: entryKeys},
+		{name: "listing throttled", setup: func(f *entryFixture) { f.store.Fail(memstore.OpListObjects, wrap(objectstore.ErrThrottled)) }, wantCode: gardencorev1beta1.ErrorInfraRateLimitsExceeded, wantRequeue: lasterror.ThrottledRequeue, wantLeft: entryKeys},
 		{name: "listing over quota", setup: func(f *entryFixture) { f.store.Fail(memstore.OpListObjects, wrap(objectstore.ErrQuotaExceeded)) }, wantCode: gardencorev1beta1.ErrorInfraQuotaExceeded, wantLeft: entryKeys},
 		{name: "listing unclassified", setup: func(f *entryFixture) { f.store.Fail(memstore.OpListObjects, errors.New("connection reset")) }, wantErr: "connection reset", wantLeft: entryKeys},
 		{name: "listing outside the prefix", setup: func(f *entryFixture) { f.provider.Store = misLister{f.store} }, wantCode: gardencorev1beta1.ErrorConfigurationProblem, wantErr: "outside the requested prefix", wantLeft: entryKeys},
@@ -333,7 +334,7 @@ func TestDeletion(t *testing.T) {
 		{name: "locked, deferral throttled", setup: func(f *entryFixture) {
 			lock(f)
 			f.store.Fail(memstore.OpDeferDeletion, wrap(objectstore.ErrThrottled))
-		}, wantCode: gardencorev1beta1.ErrorInfraRateLimitsExceeded, wantRequeue: corecontroller.ThrottledRequeue, wantLeft: entryKeys[:1]},
+		}, wantCode: gardencorev1beta1.ErrorInfraRateLimitsExceeded, wantRequeue: lasterror.ThrottledRequeue, wantLeft: entryKeys[:1]},
 		{name: "locked, rule not read back", setup: func(f *entryFixture) {
 			lock(f)
 			f.store.Fail(memstore.OpDeferDeletion, errors.New("rule read back differs"))
@@ -459,8 +460,8 @@ func TestDeletionResumesAcrossPasses(t *testing.T) {
 	defer cancel()
 	err := act.Delete(pass, logr.Discard(), f.be)
 	wait, requeued := isRequeue(err)
-	if !requeued || wait != corecontroller.ProgressRequeue || !errors.As(reconcilerutils.ReconcileErrCauseOrErr(err), new(*corecontroller.InProgressError)) {
-		t.Fatalf("first pass = %v; want an in-progress error requeued after %v", err, corecontroller.ProgressRequeue)
+	if !requeued || wait != lasterror.ProgressRequeue || !errors.As(reconcilerutils.ReconcileErrCauseOrErr(err), new(*lasterror.InProgressError)) {
+		t.Fatalf("first pass = %v; want an in-progress error requeued after %v", err, lasterror.ProgressRequeue)
 	}
 	if got := codes(err); len(got) != 0 {
 		t.Fatalf("first pass codes %v; a deletion in progress is no failure", got)

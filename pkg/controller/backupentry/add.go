@@ -21,7 +21,7 @@ func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, o
 	if err := addOrphanGuard(mgr, p, d, opts); err != nil {
 		return err
 	}
-	if err := addCounter(mgr, p, recorder, opts); err != nil {
+	if err := addInventoryTaker(mgr, p, recorder, opts); err != nil {
 		return err
 	}
 	return backupentry.Add(mgr, backupentry.AddArgs{

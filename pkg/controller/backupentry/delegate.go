@@ -19,6 +19,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -52,13 +53,13 @@ func NewDelegate(p provider.Provider, reader client.Reader, recorder events.Even
 func (d *delegate) GetETCDSecretData(ctx context.Context, _ logr.Logger, be *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
 	if be.Spec.BucketName == "" {
 		// etcd-backup-restore would get no container: refused before the shoot gets the secret.
-		return nil, controller.ForReconcile(errEmptyBucketName)
+		return nil, lasterror.For(errEmptyBucketName)
 	}
 	out, err := d.provider.EtcdBackupSecretData(be, data)
 	if err != nil {
-		return nil, controller.ForReconcile(err)
+		return nil, lasterror.For(err)
 	}
-	return out, controller.ForReconcile(d.checkBucket(ctx, be))
+	return out, lasterror.For(d.checkBucket(ctx, be))
 }
 
 // checkBucket reads the bucket once with the entry's credentials (the store's Probe: one
@@ -86,7 +87,7 @@ func (d *delegate) checkBucket(ctx context.Context, be *extensionsv1alpha1.Backu
 
 // Delete deletes every object version under `<entry name without "source-">/` and nothing else.
 func (d *delegate) Delete(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	return controller.ForReconcile(d.delete(ctx, log, be))
+	return lasterror.For(d.delete(ctx, log, be))
 }
 
 func (d *delegate) delete(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
@@ -113,23 +114,23 @@ func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extens
 	res, err := objectstore.DeletePrefix(ctx, store, be.Spec.BucketName, prefix, d.deletion.DeleteOptions(ctx))
 	log.Info("Deleting backup entry prefix", "bucket", be.Spec.BucketName, "prefix", prefix.String(),
 		"deleted", res.Deleted, "locked", res.Locked, "throttled", res.Throttled, "done", res.Done)
-	controller.ObserveDeletionPass(controller.KindBackupEntry, be, res)
+	metrics.RecordDeletionPass(metrics.KindBackupEntry, be, res)
 	if err != nil {
 		return fmt.Errorf("deleting prefix %q in bucket %q: %w", prefix.String(), be.Spec.BucketName, err)
 	}
 	if !res.Done {
-		return &controller.InProgressError{Bucket: be.Spec.BucketName, Prefix: prefix.String(), Deleted: res.Deleted}
+		return &lasterror.InProgressError{Bucket: be.Spec.BucketName, Prefix: prefix.String(), Deleted: res.Deleted}
 	}
 	if res.Locked > 0 {
 		deferral, err := d.deferDeletion(ctx, log, store, be, prefix.String(), secretRef)
 		if err != nil {
 			if errors.Is(err, objectstore.ErrUnsupported) {
-				return &controller.LockedObjectsError{Bucket: be.Spec.BucketName, Prefix: prefix.String(), Count: res.Locked, RetainUntil: res.EarliestRetainUntil, NotDeferred: err}
+				return &lasterror.LockedObjectsError{Bucket: be.Spec.BucketName, Prefix: prefix.String(), Count: res.Locked, RetainUntil: res.EarliestRetainUntil, NotDeferred: err}
 			}
 			return fmt.Errorf("deferring the deletion of %d locked objects under %q: %w", res.Locked, prefix.String(), err)
 		}
 		// The store read its rule back before answering: only now may the finalizer go.
-		controller.ObserveDeferred(controller.KindBackupEntry, res.Locked)
+		metrics.CountDeferred(metrics.KindBackupEntry, res.Locked)
 		d.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonLockedObjectsDeferred, "Delete",
 			"%d object versions under %q in bucket %q are held by retention locks %s; their deletion is deferred to the store's %s (verified in place), which deletes them when the locks expire",
 			res.Locked, prefix.String(), be.Spec.BucketName, lockSpan(res), deferral.Rule)
@@ -138,7 +139,7 @@ func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extens
 	}
 	d.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonPrefixDeleted, "Delete",
 		"Deleted the objects under %q in bucket %q (%d in the last pass)", prefix.String(), be.Spec.BucketName, res.Deleted)
-	controller.ObserveDeletionDone(controller.KindBackupEntry, be.Name)
+	metrics.DeletionDone(metrics.KindBackupEntry, be.Name)
 	metrics.ForgetEntry(be.Name)
 	return nil
 }

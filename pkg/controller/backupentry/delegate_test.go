@@ -79,17 +79,17 @@ func TestDeletionWithLockedObjects(t *testing.T) {
 			be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "shoot--a--b--1"},
 				Spec: extensionsv1alpha1.BackupEntrySpec{BucketName: "bucket", SecretRef: controllertest.SecretRef}}
 
-			deferredBefore := testutil.ToFloat64(metrics.DeferredObjects.WithLabelValues(controller.KindBackupEntry))
+			deferredBefore := testutil.ToFloat64(metrics.DeferredObjects.WithLabelValues(metrics.KindBackupEntry))
 			err := d.Delete(ctx, logr.Discard(), be)
-			deferred := testutil.ToFloat64(metrics.DeferredObjects.WithLabelValues(controller.KindBackupEntry)) - deferredBefore
+			deferred := testutil.ToFloat64(metrics.DeferredObjects.WithLabelValues(metrics.KindBackupEntry)) - deferredBefore
 			if c.wantDone && deferred != 2 || !c.wantDone && deferred != 0 {
 				t.Errorf("deferred_objects_total grew by %v (done=%v)", deferred, c.wantDone)
 			}
 			if c.wantDone {
-				if metrics.DeletionRemaining.DeleteLabelValues(controller.KindBackupEntry, be.Name) {
+				if metrics.DeletionRemaining.DeleteLabelValues(metrics.KindBackupEntry, be.Name) {
 					t.Error("deletion_remaining_objects is still reported for a finished deletion")
 				}
-			} else if left := testutil.ToFloat64(metrics.DeletionRemaining.WithLabelValues(controller.KindBackupEntry, be.Name)); left != 2 {
+			} else if left := testutil.ToFloat64(metrics.DeletionRemaining.WithLabelValues(metrics.KindBackupEntry, be.Name)); left != 2 {
 				t.Errorf("deletion_remaining_objects = %v; want the 2 locked versions", left)
 			}
 			metrics.DeletionRemaining.Reset()

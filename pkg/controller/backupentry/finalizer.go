@@ -14,7 +14,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener/gardener/pkg/controllerutils"
 
-	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 )
 
 // FinalizerName keeps a BackupEntry until the objects under its prefix are deleted. Gardener's
@@ -67,12 +67,12 @@ func (a *holdingActuator) release(ctx context.Context, be *extensionsv1alpha1.Ba
 
 // Reconcile implements backupentry.Actuator.
 func (a *holdingActuator) Reconcile(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	return observe(corecontroller.OperationReconcile, a.holdThen(ctx, log, be, a.Actuator.Reconcile))
+	return observe(metrics.OperationReconcile, a.holdThen(ctx, log, be, a.Actuator.Reconcile))
 }
 
 // Restore implements backupentry.Actuator.
 func (a *holdingActuator) Restore(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	return observe(corecontroller.OperationRestore, a.holdThen(ctx, log, be, a.Actuator.Restore))
+	return observe(metrics.OperationRestore, a.holdThen(ctx, log, be, a.Actuator.Restore))
 }
 
 // holdThen holds the entry, then runs the library's operation on it.
@@ -86,19 +86,19 @@ func (a *holdingActuator) holdThen(ctx context.Context, log logr.Logger, be *ext
 // Delete implements backupentry.Actuator.
 func (a *holdingActuator) Delete(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
 	if err := a.Actuator.Delete(ctx, log, be); err != nil {
-		return observe(corecontroller.OperationDelete, err)
+		return observe(metrics.OperationDelete, err)
 	}
-	return observe(corecontroller.OperationDelete, a.release(ctx, be))
+	return observe(metrics.OperationDelete, a.release(ctx, be))
 }
 
 // Migrate implements backupentry.Actuator.
 func (a *holdingActuator) Migrate(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
 	if err := a.Actuator.Migrate(ctx, log, be); err != nil {
-		return observe(corecontroller.OperationMigrate, err)
+		return observe(metrics.OperationMigrate, err)
 	}
-	return observe(corecontroller.OperationMigrate, a.release(ctx, be))
+	return observe(metrics.OperationMigrate, a.release(ctx, be))
 }
 
 func observe(operation string, err error) error {
-	return corecontroller.Observe(corecontroller.KindBackupEntry, operation, err)
+	return metrics.CountOperation(metrics.KindBackupEntry, operation, err)
 }

@@ -24,6 +24,8 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
 	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -79,34 +81,34 @@ func ReadProviderStatus(be *extensionsv1alpha1.BackupEntry) (ProviderStatus, err
 	return ps, err
 }
 
-// counter takes each entry's inventory on an interval and judges its freshness. It only reads
+// inventoryTaker takes each entry's inventory on an interval and judges its freshness. It only reads
 // the store.
-type counter struct {
-	corecontroller.Observer
-	// since is when this counter started: entries older than that and never counted are first
+type inventoryTaker struct {
+	periodic.Deps
+	// since is when this taker started: entries older than that and never counted are first
 	// counted at their slots after it (see firstCount).
 	since time.Time
 }
 
-// addCounter registers the inventory for p's entries. With its interval 0 (switched off) it is
+// addInventoryTaker registers the inventory for p's entries. With its interval 0 (switched off) it is
 // registered all the same: its one look at each entry (at the start, and on spec or operation
 // changes) removes what an earlier run published there, which nothing would refresh any more.
-func addCounter(mgr manager.Manager, p provider.Provider, recorder events.EventRecorder, opts corecontroller.AddOptions) error {
-	return corecontroller.AddObserver(mgr, "backupentry-inventory", &extensionsv1alpha1.BackupEntry{}, p, opts,
-		&counter{Observer: corecontroller.NewObserver(mgr, p, recorder, opts.Observe), since: opts.Observe.Now()})
+func addInventoryTaker(mgr manager.Manager, p provider.Provider, recorder events.EventRecorder, opts corecontroller.AddOptions) error {
+	return periodic.Add(mgr, "backupentry-inventory", &extensionsv1alpha1.BackupEntry{}, p, opts.ExtensionClasses, opts.Controller,
+		&inventoryTaker{Deps: periodic.NewDeps(mgr, p, recorder, opts.Periodic), since: opts.Periodic.Now()})
 }
 
 // forgetEntry drops the series of an entry that is gone, whichever way: none of them is true any
 // more.
 func forgetEntry(name string) {
 	metrics.ForgetEntry(name)
-	metrics.ForgetDeletion(corecontroller.KindBackupEntry, name)
+	metrics.ForgetDeletion(metrics.KindBackupEntry, name)
 }
 
 // Reconcile implements reconcile.Reconciler.
-func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+func (c *inventoryTaker) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	be := &extensionsv1alpha1.BackupEntry{}
-	if found, err := corecontroller.Get(ctx, c.Client, req, be, forgetEntry); !found {
+	if found, err := corecontroller.GetOrForget(ctx, c.Client, req, be, forgetEntry); !found {
 		return reconcile.Result{}, err
 	}
 	switch {
@@ -136,7 +138,7 @@ func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	}
 	cond := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsFresh)
 	recounting := movedFrom != nil || (cond != nil && cond.Reason == ReasonRecounting)
-	if ps.Inventory == nil && !corecontroller.Succeeded(be) {
+	if ps.Inventory == nil && !extstatus.Succeeded(be) {
 		if movedFrom != nil {
 			return reconcile.Result{}, c.publishRecount(ctx, be, movedFrom, nil)
 		}
@@ -201,12 +203,12 @@ func (c *counter) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		return reconcile.Result{}, err
 	}
 	observeInventory(be.Name, &inv, verdict)
-	return reconcile.Result{RequeueAfter: nextLook(now, now.Add(corecontroller.Jitter(c.Options.InventoryInterval)), verdict.Recheck)}, nil
+	return reconcile.Result{RequeueAfter: nextLook(now, now.Add(periodic.Jitter(c.Options.InventoryInterval)), verdict.Recheck)}, nil
 }
 
 // judge is inventory.Judge, except that snapshots too old or missing are no failure where the
 // shoot takes none now (hibernated, or gone): the verdict is then Unknown with that reason.
-func (c *counter) judge(ctx context.Context, be *extensionsv1alpha1.BackupEntry, inv *inventory.Inventory, t inventory.Thresholds, now time.Time) inventory.Verdict {
+func (c *inventoryTaker) judge(ctx context.Context, be *extensionsv1alpha1.BackupEntry, inv *inventory.Inventory, t inventory.Thresholds, now time.Time) inventory.Verdict {
 	anchor := be.CreationTimestamp.Time
 	if inv != nil && inv.Since != nil && inv.Since.After(anchor) {
 		anchor = inv.Since.Time // moved: the grace for a first full snapshot starts there
@@ -234,7 +236,7 @@ func (c *counter) judge(ctx context.Context, be *extensionsv1alpha1.BackupEntry,
 }
 
 // take lists the entry's prefix once with the entry's own credentials.
-func (c *counter) take(ctx context.Context, be *extensionsv1alpha1.BackupEntry, now time.Time) (inventory.Inventory, error) {
+func (c *inventoryTaker) take(ctx context.Context, be *extensionsv1alpha1.BackupEntry, now time.Time) (inventory.Inventory, error) {
 	prefix, err := objectstore.EntryPrefix(be.Name)
 	if err != nil {
 		return inventory.Inventory{}, err
@@ -253,7 +255,7 @@ func (c *counter) take(ctx context.Context, be *extensionsv1alpha1.BackupEntry, 
 
 // publish writes a new inventory (when inv is set; drop removes the last one instead) and the
 // BackupsFresh condition, and emits an event when the condition changes.
-func (c *counter) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntry, inv *inventory.Inventory, drop bool, verdict inventory.Verdict) error {
+func (c *inventoryTaker) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntry, inv *inventory.Inventory, drop bool, verdict inventory.Verdict) error {
 	var raw []byte
 	if inv != nil {
 		var err error
@@ -262,7 +264,7 @@ func (c *counter) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 		}
 	}
 	var previous *gardencorev1beta1.Condition
-	err := corecontroller.PatchStatus(ctx, c.Client, c.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
+	err := extstatus.Patch(ctx, c.Client, c.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
 		old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsFresh)
 		previous = old
 		dropping := drop && be.Status.ProviderStatus != nil
@@ -275,7 +277,7 @@ func (c *counter) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 		case dropping:
 			be.Status.ProviderStatus = nil // it holds nothing but the inventory
 		}
-		be.Status.Conditions, previous = corecontroller.SetCondition(be.Status.Conditions, ConditionBackupsFresh, verdict.Status, verdict.Reason, verdict.Message, c.Options.Now())
+		be.Status.Conditions, previous = extstatus.SetCondition(be.Status.Conditions, ConditionBackupsFresh, verdict.Status, verdict.Reason, verdict.Message, c.Options.Now())
 		return true
 	})
 	if err != nil {
@@ -286,7 +288,7 @@ func (c *counter) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 		if verdict.Status == gardencorev1beta1.ConditionFalse {
 			eventType, reason = corev1.EventTypeWarning, ReasonBackupsStale
 		}
-		c.Recorder.Eventf(be, nil, eventType, reason, "Inventory", "%s", corecontroller.EventNote(verdict.Message))
+		c.Recorder.Eventf(be, nil, eventType, reason, "Inventory", "%s", extstatus.EventNote(verdict.Message))
 	}
 	return nil
 }
@@ -352,7 +354,7 @@ func nextLook(now, due, recheck time.Time) time.Duration {
 
 // thresholdsOf is the extension's thresholds, overridden by the entry's providerConfig (its
 // bucket's, as gardenlet copies it) where that sets them.
-func (c *counter) thresholdsOf(be *extensionsv1alpha1.BackupEntry) inventory.Thresholds {
+func (c *inventoryTaker) thresholdsOf(be *extensionsv1alpha1.BackupEntry) inventory.Thresholds {
 	t := c.Options.Thresholds
 	if be.Spec.ProviderConfig == nil || len(be.Spec.ProviderConfig.Raw) == 0 {
 		return t

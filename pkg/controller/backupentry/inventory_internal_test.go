@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -52,12 +52,12 @@ const (
 )
 
 type inventoryFixture struct {
-	t        *testing.T
-	store    *countingStore
-	client   client.Client
-	clock    *clocktesting.FakeClock
-	recorder *events.FakeRecorder
-	counter  *counter
+	t              *testing.T
+	store          *countingStore
+	client         client.Client
+	clock          *clocktesting.FakeClock
+	recorder       *events.FakeRecorder
+	inventoryTaker *inventoryTaker
 }
 
 var created = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
@@ -79,8 +79,8 @@ func newInventoryFixture(t *testing.T, name string, objs ...client.Object) *inve
 	mem := controllertest.Bucket(t, "bucket")
 	store := &countingStore{Store: mem}
 	f := &inventoryFixture{t: t, store: store, client: c, clock: clocktesting.NewFakeClock(created), recorder: events.NewFakeRecorder(20)}
-	f.counter = &counter{Observer: corecontroller.Observer{Provider: controllertest.Provider{Store: store}, Reader: c, Client: c, Recorder: f.recorder,
-		Options: corecontroller.ObserveOptions{InventoryInterval: inventoryInterval, Thresholds: inventory.DefaultThresholds, Clock: f.clock}}}
+	f.inventoryTaker = &inventoryTaker{Deps: periodic.Deps{Provider: controllertest.Provider{Store: store}, Reader: c, Client: c, Recorder: f.recorder,
+		Options: periodic.Options{InventoryInterval: inventoryInterval, Thresholds: inventory.DefaultThresholds, Clock: f.clock}}}
 	metrics.ForgetEntry(name)
 	return f
 }
@@ -103,7 +103,7 @@ func (f *inventoryFixture) snapshot(kind string, t time.Time) string {
 
 func (f *inventoryFixture) reconcile(name string) (*gardencorev1beta1.Condition, ProviderStatus, time.Duration) {
 	f.t.Helper()
-	res, err := f.counter.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Name: name}})
+	res, err := f.inventoryTaker.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Name: name}})
 	if err != nil {
 		f.t.Fatalf("reconcile: %v", err)
 	}

@@ -199,7 +199,7 @@ func TestADeletedEntryNoLongerClaimsAVerdict(t *testing.T) {
 func TestASwitchedOffInventoryRemovesWhatItPublished(t *testing.T) {
 	f := newInventoryFixture(t, entryName, cluster("shoot--p--s", false))
 	f.counted()
-	f.counter.Options.InventoryInterval = 0
+	f.inventoryTaker.Options.InventoryInterval = 0
 	f.clock.Step(2 * time.Hour)
 	listings := f.store.listings.Load()
 	cond, ps, requeue := f.reconcile(entryName)

@@ -9,7 +9,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 )
@@ -45,9 +45,9 @@ func placeOfInventory(inv *inventory.Inventory) place {
 // withdraw removes what the inventory published on an entry (BackupsFresh, the inventory in
 // status.providerStatus, which holds nothing else) and its metrics: the inventory is switched
 // off, and nothing would refresh them.
-func (c *counter) withdraw(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
+func (c *inventoryTaker) withdraw(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
 	metrics.ForgetEntry(be.Name)
-	err := corecontroller.PatchStatus(ctx, c.Client, c.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
+	err := extstatus.Patch(ctx, c.Client, c.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
 		changed := false
 		if v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsFresh) != nil {
 			be.Status.Conditions = v1beta1helper.RemoveConditions(be.Status.Conditions, ConditionBackupsFresh)
@@ -68,14 +68,14 @@ func (c *counter) withdraw(ctx context.Context, be *extensionsv1alpha1.BackupEnt
 // markDeleting turns an entry's BackupsFresh, where it has one, into Unknown/Deleting and drops
 // its metrics: an entry being deleted is no longer counted, and its last verdict would claim what
 // nobody checks any more. Its last inventory stays, dated by countedAt.
-func (c *counter) markDeleting(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
+func (c *inventoryTaker) markDeleting(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
 	metrics.ForgetEntry(be.Name)
-	err := corecontroller.PatchStatus(ctx, c.Client, c.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
+	err := extstatus.Patch(ctx, c.Client, c.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
 		old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsFresh)
 		if old == nil || (old.Status == gardencorev1beta1.ConditionUnknown && old.Reason == ReasonDeleting) {
 			return false
 		}
-		be.Status.Conditions, _ = corecontroller.SetCondition(be.Status.Conditions, ConditionBackupsFresh, gardencorev1beta1.ConditionUnknown, ReasonDeleting,
+		be.Status.Conditions, _ = extstatus.SetCondition(be.Status.Conditions, ConditionBackupsFresh, gardencorev1beta1.ConditionUnknown, ReasonDeleting,
 			"The entry is being deleted: its backups are no longer counted or judged.", c.Options.Now())
 		return true
 	})
@@ -88,7 +88,7 @@ func (c *counter) markDeleting(ctx context.Context, be *extensionsv1alpha1.Backu
 // publishRecount says that the entry moved (from the place of its last inventory, when known)
 // and its new place is not counted yet: because its listing failed (err), or because the entry's
 // reconcile is not done. It drops the old place's inventory and metrics.
-func (c *counter) publishRecount(ctx context.Context, be *extensionsv1alpha1.BackupEntry, from *place, err error) error {
+func (c *inventoryTaker) publishRecount(ctx context.Context, be *extensionsv1alpha1.BackupEntry, from *place, err error) error {
 	to := placeOf(be)
 	msg := fmt.Sprintf("The entry now uses %s", to)
 	if from != nil {

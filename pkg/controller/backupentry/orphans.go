@@ -26,6 +26,10 @@ import (
 	reconcilerutils "github.com/gardener/gardener/pkg/controllerutils/reconciler"
 
 	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/predicates"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -64,22 +68,22 @@ type orphanGuard struct {
 	reader   client.Reader
 	recorder events.EventRecorder
 	deleter  *delegate
-	observe  corecontroller.ObserveOptions // its Clock (nil: the real one) times the settling
+	observe  periodic.Options // its Clock (nil: the real one) times the settling
 }
 
 func addOrphanGuard(mgr manager.Manager, p provider.Provider, d *delegate, opts corecontroller.AddOptions) error {
 	return builder.ControllerManagedBy(mgr).
 		Named("backupentry-orphans-"+p.Type()).
 		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: opts.Controller.SkipNameValidation}).
-		For(&extensionsv1alpha1.BackupEntry{}, builder.WithPredicates(predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...), corecontroller.NotSucceeded())).
-		Complete(&orphanGuard{client: mgr.GetClient(), reader: mgr.GetAPIReader(), recorder: d.recorder, deleter: d, observe: opts.Observe})
+		For(&extensionsv1alpha1.BackupEntry{}, builder.WithPredicates(predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...), predicates.NotSucceeded())).
+		Complete(&orphanGuard{client: mgr.GetClient(), reader: mgr.GetAPIReader(), recorder: d.recorder, deleter: d, observe: opts.Periodic})
 }
 
 // Reconcile implements reconcile.Reconciler.
 func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	log := logr.FromContextOrDiscard(ctx)
 	be := &extensionsv1alpha1.BackupEntry{}
-	if found, err := corecontroller.Get(ctx, g.client, req, be, nil); !found {
+	if found, err := corecontroller.GetOrForget(ctx, g.client, req, be, nil); !found {
 		return reconcile.Result{}, err
 	}
 	if be.DeletionTimestamp == nil {
@@ -88,7 +92,7 @@ func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (rec
 			// Not tried yet (on a busy seed it may wait long in the library's queue): the
 			// library's first attempt writes Processing, which wakes the guard.
 			return reconcile.Result{}, nil
-		case corecontroller.Succeeded(be):
+		case extstatus.Succeeded(be):
 			return reconcile.Result{}, nil // the library read the secret to succeed
 		}
 	}
@@ -100,14 +104,14 @@ func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (rec
 		return reconcile.Result{}, err
 	}
 	if be.DeletionTimestamp == nil {
-		return reconcile.Result{}, corecontroller.ReportError(ctx, log, g.client, g.recorder, be, ReasonSecretMissing, &corecontroller.MissingSecretError{Ref: be.Spec.SecretRef})
+		return reconcile.Result{}, extstatus.ReportError(ctx, log, g.client, g.recorder, be, ReasonSecretMissing, &corecontroller.MissingSecretError{Ref: be.Spec.SecretRef})
 	}
 	if !controllerutil.ContainsFinalizer(be, FinalizerName) || controllerutil.ContainsFinalizer(be, backupentry.FinalizerName) {
 		return reconcile.Result{}, nil // nothing of ours holds it, or the library still handles it
 	}
 	if err := g.deleteWithBucketCredentials(ctx, log, be); err != nil {
 		// A pass that ran out of time resumes at once, as in the entry's own deletion: no report.
-		if !errors.As(err, new(*corecontroller.InProgressError)) {
+		if !errors.As(err, new(*lasterror.InProgressError)) {
 			reason := ReasonDeletionWithBucketSecret
 			switch {
 			case errors.As(err, new(*OrphanError)):
@@ -115,11 +119,11 @@ func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (rec
 			case errors.As(err, new(*LiveEntryError)):
 				reason = ReasonLiveBackupsKept
 			}
-			if rerr := corecontroller.ReportError(ctx, log, g.client, g.recorder, be, reason, err); rerr != nil {
+			if rerr := extstatus.ReportError(ctx, log, g.client, g.recorder, be, reason, err); rerr != nil {
 				log.Error(rerr, "Reporting the failed deletion failed")
 			}
 		}
-		return reconcilerutils.ReconcileErr(corecontroller.ForReconcile(err))
+		return reconcilerutils.ReconcileErr(lasterror.For(err))
 	}
 	prefix, _ := objectstore.EntryPrefix(be.Name)
 	g.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonPrefixDeletedWithBucketSecret, "Delete",

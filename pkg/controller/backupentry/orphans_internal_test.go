@@ -18,7 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 )
@@ -136,7 +137,7 @@ func TestOrphanGuardDeletion(t *testing.T) {
 				defer cancel()
 			}
 			res, err := f.guard().Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKey{Name: f.be.Name}})
-			if c.wantRequeue != (res.RequeueAfter == corecontroller.ProgressRequeue) {
+			if c.wantRequeue != (res.RequeueAfter == lasterror.ProgressRequeue) {
 				t.Fatalf("Reconcile = %+v, %v; want requeued at once: %v", res, err, c.wantRequeue)
 			}
 			if c.wantCode == "" && err != nil || c.wantCode != "" && !slices.Equal(codes(err), []gardencorev1beta1.ErrorCode{c.wantCode}) {
@@ -220,7 +221,7 @@ func TestOrphanGuardLeavesAnEntryInProgressAlone(t *testing.T) {
 			be.CreationTimestamp = metav1.NewTime(c.created)
 			be.Status.LastOperation = c.last
 			reads := &secretReads{Reader: f.client}
-			g := &orphanGuard{client: f.client, reader: reads, recorder: f.recorder, deleter: f.delegate(), observe: corecontroller.ObserveOptions{Clock: clocktesting.NewFakePassiveClock(now)}}
+			g := &orphanGuard{client: f.client, reader: reads, recorder: f.recorder, deleter: f.delegate(), observe: periodic.Options{Clock: clocktesting.NewFakePassiveClock(now)}}
 			if settling(be, now) != c.wantWait {
 				t.Fatalf("settling = %s; want %s", settling(be, now), c.wantWait)
 			}

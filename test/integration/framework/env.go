@@ -21,6 +21,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -30,9 +31,9 @@ import (
 // ReconcileTimeout is short, so that long deletions must prove they resume across reconciles.
 const ReconcileTimeout = 8 * time.Second
 
-// Observe is how often the probe and the inventory run in tests: often, so that every flow runs
+// Periodic is how often the probe and the inventory run in tests: often, so that every flow runs
 // them beside its own work and the observability flow sees changes within seconds.
-var Observe = controller.ObserveOptions{ProbeInterval: 2 * time.Second, InventoryInterval: 10 * time.Second, Thresholds: inventory.DefaultThresholds}
+var Periodic = periodic.Options{ProbeInterval: 2 * time.Second, InventoryInterval: 10 * time.Second, Thresholds: inventory.DefaultThresholds}
 
 // Env is a real kube-apiserver and etcd with one provider's real controllers running in a
 // manager, driven as gardenlet drives them (the operation annotation).
@@ -84,7 +85,7 @@ func StartWith(p provider.Provider, region string, o Options) (*Env, error) {
 		Manager: &extensionscmd.ManagerConfig{MetricsBindAddress: "0", HealthBindAddress: "0", Logger: logger,
 			LeaderElection: o.LeaderElectionNamespace != "", LeaderElectionID: "backup-test-leader-election", LeaderElectionNamespace: o.LeaderElectionNamespace},
 		Deletion: controller.DeletionOptions{Parallelism: 4},
-		Observe:  Observe,
+		Periodic: Periodic,
 	}
 	mgr, err := app.NewManager(appCfg)
 	if err != nil {
@@ -95,7 +96,7 @@ func StartWith(p provider.Provider, region string, o Options) (*Env, error) {
 		// Names are checked per process; a test may run a second manager.
 		Controller: ctrlcontroller.Options{MaxConcurrentReconciles: 5, ReconciliationTimeout: ReconcileTimeout, SkipNameValidation: ptr.To(true)},
 		Deletion:   appCfg.Deletion,
-		Observe:    appCfg.Observe,
+		Periodic:   appCfg.Periodic,
 	}
 	if err := backupbucket.AddToManager(ctx, mgr, p, opts); err != nil {
 		stop()

@@ -1,28 +1,28 @@
-package controller
+// Package extstatus writes the status of extension objects: conditions merged with optimistic
+// locking beside other writers, errors reported the way gardener's library does, event notes the
+// API server accepts.
+package extstatus
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
 	"unicode/utf8"
 
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// PatchStatus applies mutate to obj's status and patches it with optimistic locking, so that
+// Patch applies mutate to obj's status and patches it with optimistic locking, so that
 // writers of different conditions (the actuator, the probe, the inventory) never drop each
 // other's: on a conflict a copy is read again from reader (the API server) and mutate applied
 // anew. obj itself is never replaced by what was read (gardener's library reports obj's
 // generation as observed: a newer spec read here must not pass for reconciled); on success mutate
 // is applied to it too. mutate returns false when nothing needs writing.
-func PatchStatus[T client.Object](ctx context.Context, c client.Client, reader client.Reader, obj T, mutate func(T) bool) error {
+func Patch[T client.Object](ctx context.Context, c client.Client, reader client.Reader, obj T, mutate func(T) bool) error {
 	work := obj.DeepCopyObject().(T)
 	first := true
 	changed := false
@@ -60,12 +60,6 @@ func SetCondition(conditions []gardencorev1beta1.Condition, t gardencorev1beta1.
 	return v1beta1helper.MergeConditions(conditions, cond), old
 }
 
-// Jitter spreads periodic work: d stretched by a random 0-10%, so that a seed's resources that
-// started together do not stay in step.
-func Jitter(d time.Duration) time.Duration {
-	return d + time.Duration(rand.Int64N(int64(d)/10+1))
-}
-
 // Succeeded reports whether obj's last operation succeeded.
 func Succeeded(obj extensionsv1alpha1.Object) bool {
 	last := obj.GetExtensionStatus().GetLastOperation()
@@ -87,16 +81,4 @@ func EventNote(msg string) string {
 		cut--
 	}
 	return msg[:cut] + more
-}
-
-// Get reads req's object into obj. A gone object is not an error: found is false, after forget
-// (if set) dropped what the process kept of it (its metrics).
-func Get(ctx context.Context, c client.Reader, req reconcile.Request, obj client.Object, forget func(name string)) (found bool, err error) {
-	if err := c.Get(ctx, req.NamespacedName, obj); err != nil {
-		if apierrors.IsNotFound(err) && forget != nil {
-			forget(req.Name)
-		}
-		return false, client.IgnoreNotFound(err)
-	}
-	return true, nil
 }

@@ -1,4 +1,5 @@
-package controller
+// Package predicates holds the event filters of the controllers beside the actuators.
+package predicates
 
 import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"

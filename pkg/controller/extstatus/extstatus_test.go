@@ -1,4 +1,4 @@
-package controller_test
+package extstatus_test
 
 import (
 	"context"
@@ -15,10 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 )
 
-func TestPatchStatusKeepsOtherWritersConditionsAndTheCallersSpec(t *testing.T) {
+func TestPatchKeepsOtherWritersConditionsAndTheCallersSpec(t *testing.T) {
 	ctx := context.Background()
 	scheme := runtime.NewScheme()
 	_ = extensionsv1alpha1.AddToScheme(scheme)
@@ -31,7 +31,7 @@ func TestPatchStatusKeepsOtherWritersConditionsAndTheCallersSpec(t *testing.T) {
 
 	// Another writer sets its condition and the spec changes after stale was read.
 	other := stale.DeepCopy()
-	other.Status.Conditions, _ = controller.SetCondition(nil, "Other", gardencorev1beta1.ConditionTrue, "Set", "", time.Now())
+	other.Status.Conditions, _ = extstatus.SetCondition(nil, "Other", gardencorev1beta1.ConditionTrue, "Set", "", time.Now())
 	if err := c.Status().Update(ctx, other); err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +43,8 @@ func TestPatchStatusKeepsOtherWritersConditionsAndTheCallersSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	err := controller.PatchStatus(ctx, c, c, stale, func(b *extensionsv1alpha1.BackupBucket) bool {
-		b.Status.Conditions, _ = controller.SetCondition(b.Status.Conditions, "Mine", gardencorev1beta1.ConditionFalse, "Set", "", time.Now())
+	err := extstatus.Patch(ctx, c, c, stale, func(b *extensionsv1alpha1.BackupBucket) bool {
+		b.Status.Conditions, _ = extstatus.SetCondition(b.Status.Conditions, "Mine", gardencorev1beta1.ConditionFalse, "Set", "", time.Now())
 		return true
 	})
 	if err != nil {
@@ -67,7 +67,7 @@ func TestPatchStatusKeepsOtherWritersConditionsAndTheCallersSpec(t *testing.T) {
 func TestEventNoteFitsTheAPIServersLimit(t *testing.T) {
 	long := strings.Repeat("ä", 600) // 1200 bytes, two per rune
 	for _, msg := range []string{"short", long, strings.Repeat("x", 1024), strings.Repeat("x", 1025)} {
-		got := controller.EventNote(msg)
+		got := extstatus.EventNote(msg)
 		if len(got) > 1024 || !utf8.ValidString(got) || (len(msg) <= 1024 && got != msg) || (len(msg) > 1024 && !strings.HasSuffix(got, "[...]")) {
 			t.Errorf("EventNote(%d bytes) = %d bytes, valid %v, %q...", len(msg), len(got), utf8.ValidString(got), got[max(0, len(got)-10):])
 		}

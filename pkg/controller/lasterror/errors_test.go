@@ -1,4 +1,4 @@
-package controller_test
+package lasterror_test
 
 import (
 	"errors"
@@ -11,11 +11,11 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	reconcilerutils "github.com/gardener/gardener/pkg/controllerutils/reconciler"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-func TestForReconcile(t *testing.T) {
+func TestFor(t *testing.T) {
 	wrap := func(sentinel error) error { return fmt.Errorf("bucket x: %w: sdk says no", sentinel) }
 	cases := []struct {
 		name        string
@@ -29,16 +29,16 @@ func TestForReconcile(t *testing.T) {
 		{"owned by other", wrap(objectstore.ErrOwnedByOther), gardencorev1beta1.ErrorConfigurationProblem, 0},
 		{"unsupported", wrap(objectstore.ErrUnsupported), gardencorev1beta1.ErrorConfigurationProblem, 0},
 		{"quota", wrap(objectstore.ErrQuotaExceeded), gardencorev1beta1.ErrorInfraQuotaExceeded, 0},
-		{"throttled", wrap(objectstore.ErrThrottled), gardencorev1beta1.ErrorInfraRateLimitsExceeded, controller.ThrottledRequeue},
+		{"throttled", wrap(objectstore.ErrThrottled), gardencorev1beta1.ErrorInfraRateLimitsExceeded, lasterror.ThrottledRequeue},
 		{"throttled with a longer delay", &objectstore.RetryAfterError{After: time.Minute, Cause: errors.New("slow")}, gardencorev1beta1.ErrorInfraRateLimitsExceeded, time.Minute},
-		{"in progress", &controller.InProgressError{Bucket: "b", Prefix: "p/", Deleted: 5}, "", controller.ProgressRequeue},
-		{"locked", &controller.LockedObjectsError{Bucket: "b", Count: 2, RetainUntil: time.Now().Add(10 * time.Minute)}, gardencorev1beta1.ErrorInfraDependencies, 10 * time.Minute},
+		{"in progress", &lasterror.InProgressError{Bucket: "b", Prefix: "p/", Deleted: 5}, "", lasterror.ProgressRequeue},
+		{"locked", &lasterror.LockedObjectsError{Bucket: "b", Count: 2, RetainUntil: time.Now().Add(10 * time.Minute)}, gardencorev1beta1.ErrorInfraDependencies, 10 * time.Minute},
 		{"unreachable", wrap(objectstore.ErrUnreachable), gardencorev1beta1.ErrorRetryableInfraDependencies, 0},
 		{"unknown", errors.New("boom"), "", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := controller.ForReconcile(c.err)
+			got := lasterror.For(c.err)
 			var requeue *reconcilerutils.RequeueAfterError
 			isRequeue := errors.As(got, &requeue)
 			if (c.wantRequeue != 0) != isRequeue {
@@ -67,7 +67,7 @@ func TestForReconcile(t *testing.T) {
 			}
 		})
 	}
-	if controller.ForReconcile(nil) != nil {
+	if lasterror.For(nil) != nil {
 		t.Fatal("nil must stay nil")
 	}
 }

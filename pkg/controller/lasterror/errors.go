@@ -1,7 +1,10 @@
 // Package controller holds what the provider-neutral BackupBucket and BackupEntry controllers
 // share: the one mapping from classified errors to gardener error codes and retry behaviour, and
 // the reading of credentials.
-package controller
+// Package lasterror turns the actuators' errors into what gardener records: the Gardener error
+// codes of status.lastError, the requeue of a deletion that resumes, and the label the reconcile
+// metrics count them by.
+package lasterror
 
 import (
 	"errors"
@@ -95,11 +98,11 @@ func (e *NotEmptiedError) Error() string {
 // Unwrap returns the store's refusal.
 func (e *NotEmptiedError) Unwrap() error { return e.Cause }
 
-// ForReconcile maps a classified error to what gardener's reconcilers act on: an error carrying
+// For maps a classified error to what gardener's reconcilers act on: an error carrying
 // gardener error codes (shown in status.lastError.codes) or a *RequeueAfterError, which they
 // requeue without exponential back-off. It must be the outermost error an actuator returns,
 // because the reconcilers recognise *RequeueAfterError by type assertion, not errors.As.
-func ForReconcile(err error) error {
+func For(err error) error {
 	if err == nil {
 		return nil
 	}

@@ -1,0 +1,28 @@
+package lasterror
+
+import (
+	"errors"
+
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	reconcilerutils "github.com/gardener/gardener/pkg/controllerutils/reconciler"
+)
+
+// Label is how the reconcile metrics label err: succeeded, in_progress for a deletion that
+// resumes, else the first Gardener error code of err (what status.lastError.codes shows) or
+// "error".
+func Label(err error) string {
+	if err == nil {
+		return "succeeded"
+	}
+	cause := reconcilerutils.ReconcileErrCauseOrErr(err) // the reconcilers' requeue wrapper has no Unwrap
+	if errors.As(cause, new(*InProgressError)) {
+		return "in_progress"
+	}
+	if codes := v1beta1helper.ExtractErrorCodes(cause); len(codes) > 0 {
+		return string(codes[0])
+	}
+	if codes := Codes(cause); len(codes) > 0 {
+		return string(codes[0])
+	}
+	return "error"
+}
