@@ -8,8 +8,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// GetOrForget reads req's object into obj. A gone object is not an error: found is false, after forget
-// (if set) dropped what the process kept of it (its metrics).
+// GetOrForget reads req's object into obj. A gone object is not an error: found is false, after
+// forget (if set) dropped what the process kept of it (its metrics).
 func GetOrForget(ctx context.Context, c client.Reader, req reconcile.Request, obj client.Object, forget func(name string)) (found bool, err error) {
 	if err := c.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) && forget != nil {

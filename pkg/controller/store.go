@@ -1,3 +1,8 @@
+// Package controller is what the BackupBucket and BackupEntry controllers share at their root:
+// stores and credential issuers built from a credentials secret read from the API server, a
+// BackupBucket's decoded providerConfig, and the options both controllers are added with. Its
+// subpackages hold the rest by concern: lasterror (errors to Gardener codes and requeues),
+// extstatus (status writes), periodic (the probe's and the inventory's scaffolding), predicates.
 package controller
 
 import (
