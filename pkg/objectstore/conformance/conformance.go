@@ -62,10 +62,14 @@ type Harness struct {
 	// prefix, and returns an error saying what is not. The concurrent-deferrals case (see
 	// deferral_concurrency.go) runs only with it.
 	DeferralCovers func(ctx context.Context, bucket, prefix string) error
+	// Unsupported lists the features (see features.go) whose hooks this harness leaves unset
+	// because the store lacks them; Run fails on an unset hook that is not listed.
+	Unsupported []Feature
 }
 
 // Run runs the suite. Every case creates its own bucket and deletes it at the end.
 func Run(t *testing.T, h Harness) {
+	checkFeatures(t, h)
 	if h.ManyObjects == 0 {
 		h.ManyObjects = 1200
 	}
@@ -352,9 +356,7 @@ func testDeleteBucketNonEmpty(t *testing.T, h Harness) {
 }
 
 func testBadCredentials(t *testing.T, h Harness) {
-	if h.BadCredentials == nil {
-		t.Skip("the harness has no store with bad credentials")
-	}
+	skipUnsupported(t, h, BadCredentials)
 	ctx := ctxFor(t)
 	name := newBucket(t, h)
 	if err := h.BadCredentials.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.Region}); !errors.Is(err, objectstore.ErrUnauthenticated) {
@@ -367,9 +369,7 @@ func testBadCredentials(t *testing.T, h Harness) {
 }
 
 func testForeignBucket(t *testing.T, h Harness) {
-	if h.ForeignBucket == nil {
-		t.Skip("the harness cannot make a bucket owned by someone else")
-	}
+	skipUnsupported(t, h, ForeignBuckets)
 	ctx := ctxFor(t)
 	name := h.ForeignBucket(t)
 	if err := h.Store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.Region}); !errors.Is(err, objectstore.ErrOwnedByOther) {
@@ -378,9 +378,7 @@ func testForeignBucket(t *testing.T, h Harness) {
 }
 
 func testOtherRegion(t *testing.T, h Harness) {
-	if h.OtherRegion == "" {
-		t.Skip("the store has no regions")
-	}
+	skipUnsupported(t, h, Regions)
 	ctx := ctxFor(t)
 	name := newBucket(t, h)
 	err := h.Store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: h.OtherRegion})

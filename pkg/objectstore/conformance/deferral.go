@@ -42,8 +42,12 @@ func testDeferDeletion(t *testing.T, h Harness) {
 	first, err := h.Store.DeferDeletion(ctx, name, deferEntry)
 	supported := err == nil
 	switch {
+	case errors.Is(err, objectstore.ErrUnsupported) && !h.unsupported(Deferral):
+		t.Fatalf("DeferDeletion = %v; the harness declares deferral supported", err)
 	case errors.Is(err, objectstore.ErrUnsupported):
 		t.Logf("the store cannot defer deletions: %v", err)
+	case err == nil && h.unsupported(Deferral):
+		t.Fatal("DeferDeletion answered nil; the harness declares deferral unsupported")
 	case err != nil:
 		t.Fatalf("DeferDeletion = %v; want nil or ErrUnsupported", err)
 	case first.Rule == "":
@@ -93,9 +97,7 @@ const lockSlack = time.Second
 // finds the same; handing them to DeferDeletion leaves them in place. The locks are lifted
 // (Unlock) or waited out before the bucket goes.
 func testLockedObjects(t *testing.T, h Harness) {
-	if h.Lock == nil {
-		t.Skip("the harness cannot lock objects (no Lock)")
-	}
+	skipUnsupported(t, h, Locks)
 	ctx := ctxFor(t)
 	var name string
 	if h.LockableBucket == nil {
@@ -175,9 +177,7 @@ func testLockedObjects(t *testing.T, h Harness) {
 // with nothing current; DeletePrefix removes every version and marker under the prefix, and a
 // neighbour's marker and versions stay as they were.
 func testDeleteMarkers(t *testing.T, h Harness) {
-	if h.Versioning == nil {
-		t.Skip("the store keeps no versions (the harness sets no Versioning)")
-	}
+	skipUnsupported(t, h, Versions)
 	ctx := ctxFor(t)
 	name := newVersionedBucket(t, h)
 	for _, k := range append(slices.Clone(deferKeys), deferNeighbours...) {

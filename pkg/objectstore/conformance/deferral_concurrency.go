@@ -23,9 +23,7 @@ const deferralRounds = 3
 // releases its entry on that word) must still be covered, as the harness's DeferralCovers reads
 // it back, and the neighbours outside every prefix must not be touched.
 func testConcurrentDeferrals(t *testing.T, h Harness) {
-	if h.DeferralCovers == nil {
-		t.Skip("the harness cannot read a deferral back (no DeferralCovers)")
-	}
+	skipUnsupported(t, h, Deferral)
 	ctx := ctxFor(t)
 	name := newBucket(t, h)
 	for round := range deferralRounds {
@@ -63,7 +61,7 @@ func testConcurrentDeferrals(t *testing.T, h Harness) {
 		for i, err := range errs[:concurrentDeferrals] {
 			switch {
 			case errors.Is(err, objectstore.ErrUnsupported):
-				t.Skipf("the store cannot defer deletions: %v", err)
+				t.Fatalf("round %d: DeferDeletion(%q) = %v; the harness declares deferral supported", round, prefixes[i], err)
 			case err != nil:
 				// A deferral that could not finish is no lost one: the entry is retried. It must
 				// say so, and the others are still checked.

@@ -106,9 +106,7 @@ func checkWritten(t *testing.T, h Harness, o objectstore.ObjectVersion, size int
 // deleted key lists nothing current: its delete marker (S3, Swift) and its previous version
 // (all stores) are noncurrent.
 func testListingMetadataVersioned(t *testing.T, h Harness) {
-	if h.Versioning == nil {
-		t.Skip("the store keeps no versions (the harness sets no Versioning)")
-	}
+	skipUnsupported(t, h, Versions)
 	ctx := ctxFor(t)
 	name := newVersionedBucket(t, h)
 	// Versioning may be the whole account's (Azure): the cases after this one expect it off.

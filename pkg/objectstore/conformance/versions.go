@@ -26,8 +26,8 @@ const (
 // has them, so that page boundaries fall in the middle of one key's versions.
 func testDeletionLeavesNothing(mode versioningMode) func(*testing.T, Harness) {
 	return func(t *testing.T, h Harness) {
-		if mode != versioningOff && h.Versioning == nil {
-			t.Skip("the store keeps no versions (the harness sets no Versioning)")
+		if mode != versioningOff {
+			skipUnsupported(t, h, Versions)
 		}
 		ctx := ctxFor(t)
 		name := newBucket(t, h)

@@ -19,6 +19,8 @@ func TestConformance(t *testing.T) {
 		Store:         store,
 		NewBucketName: func() string { return fmt.Sprintf("bucket-%d", n.Add(1)) },
 		Region:        "local",
+		// The in-memory store takes any credentials: it has no wrong ones.
+		Unsupported:   []conformance.Feature{conformance.BadCredentials},
 		OtherRegion:   "elsewhere",
 		ForeignBucket: func(*testing.T) string { store.SetForeign("taken"); return "taken" },
 		Versioning:    store.SetVersioning,

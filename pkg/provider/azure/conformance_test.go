@@ -26,14 +26,22 @@ func TestConformanceOnAzurite(t *testing.T) {
 		SmallPages:    newStoreWith(t, smallPages, good),
 		NewBucketName: newBucketName,
 		Region:        "westeurope",
-		// No BadCredentials: Azurite answers a wrong signature with 403 AuthorizationFailure, where
-		// Azure answers 403 AuthenticationFailed; the store classifies Azure's codes (table test),
-		// and TestWrongKeyIsRefused checks what Azurite gives. The blob stand-in answers as Azure.
-		ManyObjects: 1200,
-		// No OtherRegion and no ForeignBucket: a container lives in one account, which has one
-		// region, and its name is the account's alone.
-		// No Versioning: Azurite has no blob versioning (501); TestConformanceWithBlobVersioning
-		// runs the suite with it on the blob stand-in.
+		ManyObjects:   1200,
+		Unsupported: []conformance.Feature{
+			// Azurite answers a wrong signature with 403 AuthorizationFailure, where Azure answers
+			// 403 AuthenticationFailed; the store classifies Azure's codes (table test), and
+			// TestWrongKeyIsRefused checks what Azurite gives. The blob stand-in answers as Azure.
+			conformance.BadCredentials,
+			// A container lives in one account, which has one region, and its name is the
+			// account's alone.
+			conformance.Regions, conformance.ForeignBuckets,
+			// Azurite has no blob versioning (501) and no immutability policies;
+			// TestConformanceWithBlobVersioning runs the suite with versions on the blob stand-in.
+			conformance.Versions, conformance.Locks,
+			// An account key cannot read the management policy back: the deferral is checked
+			// through the management plane (TestConformanceThroughTheManagementPlaneWithBlobVersioning).
+			conformance.Deferral,
+		},
 	})
 }
 
@@ -53,6 +61,9 @@ func TestConformanceWithBlobVersioning(t *testing.T) {
 		BadCredentials: newStore(t, with(data, "storageKey", stack.StandInKeys[1])),
 		ManyObjects:    6000,
 		SimulatedClock: true, // the stand-in's clock starts at 2025-01-01 and ticks by request
+		// The data plane alone: no regions, no foreign accounts, no locks, no management policy
+		// to read a deferral back (see the management-plane runs).
+		Unsupported: []conformance.Feature{conformance.Regions, conformance.ForeignBuckets, conformance.Locks, conformance.Deferral},
 		Versioning: func(_ context.Context, _ string, on bool) error {
 			blobs.SetVersioning(stack.AzuriteAccount, on) // versioning is the account's, as on Azure
 			return nil
@@ -75,7 +86,10 @@ func TestConformanceThroughTheManagementPlane(t *testing.T) {
 			return name
 		},
 		ManyObjects: 1200,
-		// No Versioning: Azurite has none; see TestConformanceThroughTheManagementPlaneWithBlobVersioning.
+		// Azurite has no versioning and no immutability policies, and without versions the
+		// deferral is not read back version by version here: see
+		// TestConformanceThroughTheManagementPlaneWithBlobVersioning.
+		Unsupported: []conformance.Feature{conformance.Versions, conformance.Locks, conformance.Deferral},
 	})
 }
 
@@ -108,5 +122,7 @@ func TestConformanceThroughTheManagementPlaneWithBlobVersioning(t *testing.T) {
 			return nil
 		},
 		DeferralCovers: deferralCovers(arm, blobs, store),
+		// The stand-ins keep no immutability policies.
+		Unsupported: []conformance.Feature{conformance.Locks},
 	})
 }

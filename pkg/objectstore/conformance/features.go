@@ -1,0 +1,83 @@
+package conformance
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+)
+
+// Feature is a capability of a store that some cases need. A harness provides the hook of every
+// feature its store has, and lists in Unsupported every feature it lacks: the suite fails on a
+// missing hook that is not declared unsupported (a store must not pass by forgetting a hook)
+// and on a hook set for a feature declared unsupported.
+type Feature string
+
+const (
+	// BadCredentials: the store can be reached with wrong credentials (Harness.BadCredentials).
+	BadCredentials Feature = "BadCredentials"
+	// ForeignBuckets: a bucket owned by someone else can be made (Harness.ForeignBucket).
+	ForeignBuckets Feature = "ForeignBuckets"
+	// Regions: buckets live in regions, and another region is refused (Harness.OtherRegion).
+	Regions Feature = "Regions"
+	// Versions: the store keeps object versions (Harness.Versioning).
+	Versions Feature = "Versions"
+	// Locks: objects can be held by retention locks (Harness.Lock).
+	Locks Feature = "Locks"
+	// Deferral: the store deletes locked objects by itself once their locks end, and its
+	// mechanism can be read back (Harness.DeferralCovers). A store without it answers
+	// DeferDeletion with objectstore.ErrUnsupported, which the suite checks.
+	Deferral Feature = "Deferral"
+)
+
+// hooks says, for each feature, whether h provides its hook.
+func (h Harness) hooks() map[Feature]bool {
+	return map[Feature]bool{
+		BadCredentials: h.BadCredentials != nil,
+		ForeignBuckets: h.ForeignBucket != nil,
+		Regions:        h.OtherRegion != "",
+		Versions:       h.Versioning != nil,
+		Locks:          h.Lock != nil,
+		Deferral:       h.DeferralCovers != nil,
+	}
+}
+
+// checkFeatures fails the test when h's hooks and its Unsupported list disagree.
+func checkFeatures(t *testing.T, h Harness) {
+	t.Helper()
+	if err := h.featureMismatch(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// featureMismatch says where h's hooks and its Unsupported list disagree: an unknown feature, a
+// hook missing without the feature declared unsupported, or a hook set for a feature declared so.
+func (h Harness) featureMismatch() error {
+	hooks := h.hooks()
+	for _, f := range h.Unsupported {
+		if _, known := hooks[f]; !known {
+			return fmt.Errorf("harness declares unknown feature %q unsupported", f)
+		}
+	}
+	features := slices.Sorted(maps.Keys(hooks))
+	for _, f := range features {
+		switch set, declared := hooks[f], h.unsupported(f); {
+		case !set && !declared:
+			return fmt.Errorf("harness sets no hook for feature %s and does not declare it unsupported (Harness.Unsupported)", f)
+		case set && declared:
+			return fmt.Errorf("harness sets the hook of feature %s and declares it unsupported", f)
+		}
+	}
+	return nil
+}
+
+func (h Harness) unsupported(f Feature) bool { return slices.Contains(h.Unsupported, f) }
+
+// skipUnsupported skips a case that needs f, which the harness declared unsupported (checked
+// against its hooks by Run).
+func skipUnsupported(t *testing.T, h Harness, f Feature) {
+	t.Helper()
+	if h.unsupported(f) {
+		t.Skipf("the store does not support %s (declared in Harness.Unsupported)", f)
+	}
+}
