@@ -37,9 +37,12 @@ test: tools vet ## Everything: unit tests, conformance and integration on MinIO,
 	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/controller/... ./pkg/inventory/... ./pkg/metrics/...
 
 .PHONY: demo
-demo: tools build ## Run the aws extension (PROVIDER=gcp or azure: that one) against a local seed (envtest) and object store, and report.
-	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)" FAKE_GCS_SERVER="$$(hack/tools.sh fakegcs)" AZURITE_BLOB="$$(hack/tools.sh azurite)"; \
-	go run ./test/demo --provider $(PROVIDER) --binary $(BIN)/gardener-extension-backup-$(PROVIDER)
+demo: ## Run the aws extension (PROVIDER=gcp or azure: that one) against a local seed (envtest), its object store and the real etcd-backup-restore, and report. Builds only what that provider needs.
+	@hack/tools.sh demo $(PROVIDER) >/dev/null
+	@mkdir -p $(BIN)
+	@hack/progress.sh "building $(BIN)/gardener-extension-backup-$(PROVIDER)" go build -o $(BIN)/gardener-extension-backup-$(PROVIDER) ./cmd/gardener-extension-backup-$(PROVIDER)
+	@hack/progress.sh "building the demo ($(BIN)/demo)" go build -o $(BIN)/demo ./test/demo
+	@$(BIN)/demo --provider $(PROVIDER) --binary $(BIN)/gardener-extension-backup-$(PROVIDER)
 
 .PHONY: bench
 bench: bench-aws bench-gcp bench-azure bench-openstack ## Every provider's entry-deletion benchmark (see docs/performance.md).

@@ -7,7 +7,7 @@
 #   fake-gcs-server        (GCS stand-in)             -> $CACHE/fake-gcs-server-<version>/fake-gcs-server
 #   azurite                (Azure Blob stand-in, npm) -> $CACHE/azurite-<version>/node_modules/.bin/azurite-blob
 #   etcdbrctl              (etcd-backup-restore, the consumer of etcd-backup) -> $CACHE/etcd-backup-restore-<version>/etcdbrctl
-# Usage: hack/tools.sh [envtest|minio|fakegcs|azurite|etcdbr|all]   prints the folder/binary on the last line of each step.
+# Usage: hack/tools.sh [envtest|minio|fakegcs|azurite|etcdbr|all|demo <provider>]   prints the folder/binary on the last line of each step.
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.36.4}
@@ -21,27 +21,10 @@ ETCDBR_VERSION=${ETCDBR_VERSION:-v0.43.0}
 CACHE=${GEB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gardener-extension-backup}
 mkdir -p "$CACHE"
 
-say() { printf '[tools %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+# run_with_progress LABEL CMD... (hack/progress.sh): a heartbeat every 30 s while CMD runs.
+source "$(dirname "${BASH_SOURCE[0]}")/progress.sh"
 
-# run_with_progress LABEL CMD...: runs CMD, printing a heartbeat every 30 s so a user knows it lives.
-run_with_progress() {
-  local label=$1; shift
-  local start=$SECONDS log
-  log=$(mktemp)
-  "$@" >"$log" 2>&1 &
-  local pid=$!
-  while kill -0 "$pid" 2>/dev/null; do
-    sleep 5
-    if (( (SECONDS - start) % 30 < 5 )) && kill -0 "$pid" 2>/dev/null; then
-      say "  ... $label still running ($((SECONDS - start)) s elapsed)"
-    fi
-  done
-  if ! wait "$pid"; then
-    say "FAILED: $label; last output:"; tail -40 "$log" >&2; rm -f "$log"; return 1
-  fi
-  rm -f "$log"
-  say "  done: $label in $((SECONDS - start)) s"
-}
+say() { printf '[tools %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
 envtest() {
   local dir="$CACHE/envtest-${K8S_VERSION}-etcd-${ETCD_VERSION}"
@@ -160,5 +143,11 @@ case ${1:-all} in
   azurite) azurite ;;
   etcdbr) etcdbr ;;
   all) envtest; minio; fakegcs; azurite; etcdbr ;;
-  *) echo "usage: $0 [envtest|minio|fakegcs|azurite|etcdbr|all]" >&2; exit 2 ;;
+  demo) # what `make demo PROVIDER=<type>` runs: the seed, etcd-backup-restore and that provider's stand-in
+    envtest; etcdbr
+    case ${2:-aws} in
+      aws) minio ;; gcp) fakegcs ;; azure) azurite ;;
+      *) echo "the demo has no local object store for provider '${2:-}' (aws, azure, gcp)" >&2; exit 2 ;;
+    esac ;;
+  *) echo "usage: $0 [envtest|minio|fakegcs|azurite|etcdbr|all|demo <provider>]" >&2; exit 2 ;;
 esac

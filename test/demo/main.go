@@ -1,8 +1,9 @@
 // Command demo runs a real extension binary (aws by default, azure or gcp) as a process against a
 // local seed (a real kube-apiserver and etcd) and a local object store (MinIO, Azurite, or
 // fake-gcs-server behind the GCS stand-in), applies the manifests of example/<provider>, and prints an
-// account of what happened: the bucket and its settings, the shoot's etcd-backup secret, the
-// deletion of the shoot's prefix (its neighbour surviving), and the bucket's deletion.
+// account of what happened: the bucket and its settings, the shoot's etcd-backup secret, snapshots
+// of a real etcd taken by the real etcd-backup-restore with that secret and restored from the
+// bucket, the deletion of the shoot's prefix (its neighbour surviving), and the bucket's deletion.
 package main
 
 import (
@@ -42,7 +43,7 @@ func detail(format string, args ...any) { fmt.Printf("    %s\n", fmt.Sprintf(for
 func main() {
 	providerType := flag.String("provider", "aws", "the provider to run, one of "+strings.Join(all.Types(), ", ")+" that has a local stand-in here")
 	binary := flag.String("binary", "", "the extension binary to run (default bin/gardener-extension-backup-<provider>)")
-	objects := flag.Int("objects", 2000, "snapshots to write under the shoot's prefix")
+	writes := flag.Int("writes", 3, "keys written into the shoot's etcd, each waited for until a snapshot of etcd-backup-restore holds it")
 	flag.Parse()
 	if !slices.Contains(all.Types(), *providerType) {
 		fmt.Printf("unknown provider %q: the providers are %s\n", *providerType, strings.Join(all.Types(), ", "))
@@ -51,14 +52,23 @@ func main() {
 	if *binary == "" {
 		*binary = "bin/gardener-extension-backup-" + *providerType
 	}
-	if err := run(*providerType, *binary, *objects); err != nil {
+	if err := run(*providerType, *binary, *writes); err != nil {
 		fmt.Printf("\n\033[31mDEMO FAILED: %v\033[0m\n", err)
 		os.Exit(1)
 	}
 	fmt.Printf("\n\033[32mDEMO PASSED\033[0m\n")
 }
 
-func run(providerType, binary string, objects int) error {
+func run(providerType, binary string, writes int) (err error) {
+	defer func() { // a stack helper's Fatal (see runner) ends the demo with its message
+		if p := recover(); p != nil {
+			f, ok := p.(fatal)
+			if !ok {
+				panic(p)
+			}
+			err = errors.New(f.msg)
+		}
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	root, err := stack.RepoRoot()
@@ -167,22 +177,32 @@ func run(providerType, binary string, objects int) error {
 	detail("secret %s/etcd-backup written with keys %v (values not shown)", shootNS, keys)
 	detail("annotation backup.gardener.cloud/created-by=%s", etcdBackup.Annotations["backup.gardener.cloud/created-by"])
 
-	say("Writing %d snapshots under %s/ and one under a neighbour prefix %s0/", objects, be.Name, be.Name)
+	say("Running the shoot's etcd with the real etcd-backup-restore beside it, the etcd-backup secret mounted as etcd-druid mounts it")
+	r := &runner{dir: filepath.Join(work, "etcd")}
+	defer r.cleanup()
+	consumer := objStore.consumer(r)
 	store := objStore.direct
-	// Named as etcd-backup-restore names them: a full snapshot every minute up to now, the last
-	// object a delta snapshot after it.
-	var snapshots []string
-	now := time.Now().Unix()
-	for i := range objects - 1 {
-		snapshots = append(snapshots, fmt.Sprintf("%s/etcd-main/v2/Full-%08d-%08d-%d", be.Name, 0, i+1, now-int64(60*(objects-1-i))))
+	shoot, err := backUp(ctx, r, objStore, consumer, etcdBackup.Data, bb.Name, be.Name, writes)
+	if err != nil {
+		return err
 	}
-	snapshots = append(snapshots, fmt.Sprintf("%s/etcd-main/v2/Incr-%08d-%08d-%d", be.Name, objects, objects+5, now))
-	neighbour := be.Name + "0/etcd-main/v2/Full-00000000"
-	if err := conformance.PutMany(ctx, store, bb.Name, append(snapshots, neighbour)); err != nil {
+	detail("%d keys written, each covered by a snapshot; etcd-backup-restore took %d snapshots in bucket %s:", len(shoot.keys), len(shoot.snapshots), bb.Name)
+	for _, k := range shoot.snapshots {
+		detail("  %s", k)
+	}
+
+	say("Restoring the shoot's etcd from bucket %s with etcdbrctl restore", bb.Name)
+	if err := restore(r, consumer, etcdBackup.Data, bb.Name, be.Name, shoot); err != nil {
 		return err
 	}
 
-	if err := report(ctx, k8s, ext.MetricsURL, bb, be, len(snapshots)); err != nil {
+	neighbour := be.Name + "0/etcd-main/v2/Full-00000000-00000001-1"
+	if err := store.PutObject(ctx, bb.Name, neighbour, []byte("another shoot's snapshot")); err != nil {
+		return err
+	}
+	detail("a neighbour object %s written beside the shoot's prefix (its deletion must not touch it)", neighbour)
+
+	if err := report(ctx, k8s, ext.MetricsURL, bb, be, len(shoot.snapshots)); err != nil {
 		return err
 	}
 
@@ -201,7 +221,7 @@ func run(providerType, binary string, objects int) error {
 	if !slices.Equal(left, []string{neighbour}) {
 		return fmt.Errorf("after the entry's deletion the bucket holds %d objects, want only the neighbour", len(left))
 	}
-	detail("%d snapshots deleted in %s; the neighbour %s survived", objects, time.Since(start).Round(time.Millisecond), neighbour)
+	detail("%d snapshots deleted in %s; the neighbour %s survived", len(shoot.snapshots), time.Since(start).Round(time.Millisecond), neighbour)
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(etcdBackup), etcdBackup); !apierrors.IsNotFound(err) {
 		return fmt.Errorf("the etcd-backup secret survived the entry: %v", err)
 	}

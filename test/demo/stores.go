@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
@@ -27,7 +28,9 @@ type objectStore struct {
 	direct objectstore.Store
 	// bucket describes the bucket's settings, or fails if it does not exist.
 	bucket func(ctx context.Context, name string) (string, error)
-	stop   func()
+	// consumer is how etcd-druid would run etcd-backup-restore against this store.
+	consumer func(testing.TB) stack.Consumer
+	stop     func()
 }
 
 func startObjectStore(ctx context.Context, providerType, region string) (*objectStore, error) {
@@ -58,7 +61,8 @@ func startObjectStore(ctx context.Context, providerType, region string) (*object
 				}
 				return fmt.Sprintf("default encryption %s; TLS-only bucket policy set", enc.ServerSideEncryptionConfiguration.Rules[0].ApplyServerSideEncryptionByDefault.SSEAlgorithm), nil
 			},
-			stop: minio.Stop,
+			consumer: func(testing.TB) stack.Consumer { return stack.S3Consumer },
+			stop:     minio.Stop,
 		}, nil
 	case gcpprovider.Type:
 		gcs, err := stack.StartGCS(stack.GCSOptions{})
@@ -89,7 +93,8 @@ func startObjectStore(ctx context.Context, providerType, region string) (*object
 				_ = json.Unmarshal(raw, &lc)
 				return fmt.Sprintf("iamConfiguration %s; %d lifecycle rules; labels %s", iam, len(lc.Rule), labels), nil
 			},
-			stop: gcs.Stop,
+			consumer: func(t testing.TB) stack.Consumer { return stack.GCSConsumer(t, gcs) },
+			stop:     gcs.Stop,
 		}, nil
 	case azureprovider.Type:
 		azurite, err := stack.StartAzurite()
@@ -113,7 +118,8 @@ func startObjectStore(ctx context.Context, providerType, region string) (*object
 				}
 				return "private container", nil
 			},
-			stop: azurite.Stop,
+			consumer: func(testing.TB) stack.Consumer { return stack.ABSConsumer(azurite, stack.AzuriteAccount) },
+			stop:     azurite.Stop,
 		}, nil
 	}
 	return nil, fmt.Errorf("the demo has no local object store for provider %q (aws, azure, gcp)", providerType)
