@@ -1,0 +1,49 @@
+package stack
+
+import (
+	"encoding/pem"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// GCSConsumer is how etcd-druid runs etcd-backup-restore for a gcp entry against the GCS front:
+// GOOGLE_APPLICATION_CREDENTIALS at serviceaccount.json in the mounted secret. The sidecar sends
+// no credentials to an http:// endpoint while the front refuses requests without a token, as GCS
+// does: so the sidecar reaches the front through a TLS terminator, given with
+// --store-endpoint-override (etcd-druid sets it from the Etcd resource's
+// spec.backup.store.endpointOverride), and trusts its certificate through SSL_CERT_FILE. The
+// terminator lives until t ends.
+func GCSConsumer(t testing.TB, gcs *GCS) Consumer {
+	t.Helper()
+	backend, err := url.Parse(gcs.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tls := httptest.NewTLSServer(httputil.NewSingleHostReverseProxy(backend))
+	t.Cleanup(tls.Close)
+	ca := filepath.Join(t.TempDir(), "front.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tls.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return Consumer{StorageProvider: "GCS", CredentialsEnv: "GOOGLE_APPLICATION_CREDENTIALS", File: "serviceaccount.json",
+		Flags: []string{"--store-endpoint-override=" + tls.URL + "/storage/v1/"}, Env: []string{"SSL_CERT_FILE=" + ca}}
+}
+
+// ABSConsumer is how etcd-druid runs etcd-backup-restore for an azure entry on an Azurite account:
+// AZURE_APPLICATION_CREDENTIALS at the mounted secret, and --store-endpoint-override (etcd-druid
+// sets it from spec.backup.store.endpointOverride): the sidecar builds
+// https://<storageAccount>.<domain>/ from the secret, which cannot reach Azurite (plain HTTP, the
+// account in the path).
+func ABSConsumer(azurite *Azurite, account string) Consumer {
+	return Consumer{StorageProvider: "ABS", CredentialsEnv: "AZURE_APPLICATION_CREDENTIALS",
+		Flags: []string{"--store-endpoint-override=http://" + azurite.Host + "/" + account}}
+}
+
+// SwiftConsumer is how etcd-druid runs etcd-backup-restore for an openstack entry:
+// OPENSTACK_APPLICATION_CREDENTIALS at the mounted secret, nothing else (the sidecar reads
+// Keystone's URL from the secret and takes Swift's endpoint from the catalog).
+var SwiftConsumer = Consumer{StorageProvider: "Swift", CredentialsEnv: "OPENSTACK_APPLICATION_CREDENTIALS"}
