@@ -72,6 +72,8 @@ func thereAndBack(t *testing.T, p *providerWorld, sourceConfig string) {
 	h.run(t, "during", etcdBackup, h.restore(t, etcdBackup))
 	// Finding 4: the source entry on b meets the locked snapshots of "before".
 	forceDeleteSource(t, b, s, src)
+	left := currentKeys(t, a.fw.StoreFor(t, p.operator()), source.Name, h.entry+"/")
+	t.Logf("after the source entry's deletion, %d objects are left under %s/ in bucket %s (locked ones: their deletion deferred to the store): %v", len(left), h.entry, source.Name, left)
 
 	// And back: b -> a, onto the source bucket again.
 	src, sourceBackup, etcdBackup = migrate(t, s, b, a, target.Name, source.Name)
