@@ -198,12 +198,12 @@ func TestBucketAndEntryLifecycle(t *testing.T) {
 // it, against a real etcd until its first full snapshot is in the store under "<entry>/etcd-main/".
 func snapshotOnce(t *testing.T, etcdBackup map[string][]byte, bucket, entry string) {
 	t.Helper()
-	snapshotWith(t, fw, s3Sidecar, etcdBackup, bucket, entry)
+	snapshotWith(t, fw.StoreFor, s3Sidecar, etcdBackup, bucket, entry)
 }
 
-// snapshotWith is snapshotOnce for any provider: fw its store helpers, consumer how etcd-druid
+// snapshotWith is snapshotOnce for any provider: storeFor its stores, consumer how etcd-druid
 // runs etcd-backup-restore for it. It returns the snapshot's keys.
-func snapshotWith(t *testing.T, fw *framework.Env, consumer stack.Consumer, etcdBackup map[string][]byte, bucket, entry string) []string {
+func snapshotWith(t *testing.T, storeFor storeFunc, consumer stack.Consumer, etcdBackup map[string][]byte, bucket, entry string) []string {
 	t.Helper()
 	mount := t.TempDir()
 	stack.MountSecret(t, mount, etcdBackup)
@@ -212,7 +212,7 @@ func snapshotWith(t *testing.T, fw *framework.Env, consumer stack.Consumer, etcd
 	db.Put(t, "/registry/gardenlet-e2e", "1")
 	sidecar := consumer.Snapshotter(t, db, mount, bucket, entry)
 	defer sidecar.Stop()
-	store := fw.StoreFor(t, etcdBackup)
+	store := storeFor(t, etcdBackup)
 	var keys []string
 	eventually(t, time.Minute, "etcd-backup-restore's full snapshot with etcd-backup", func() (bool, string) {
 		if sidecar.Exited() {

@@ -16,14 +16,17 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
+
+// storeFunc builds a store from a secret's data (framework.Env.StoreFor, or a provider's
+// providerWorld.storeFor).
+type storeFunc func(t *testing.T, data map[string][]byte) objectstore.Store
 
 // etcdHistory is a shoot's etcd across migrations: what it holds, and every snapshot the real
 // etcd-backup-restore wrote for it, by the phase that wrote it.
 type etcdHistory struct {
-	fw        *framework.Env // the provider's store helpers
+	storeFor  storeFunc      // the provider's stores
 	consumer  stack.Consumer // how etcd-druid runs etcd-backup-restore for the provider
 	entry     string
 	want      map[string]string // every key etcd holds, with its value
@@ -37,7 +40,7 @@ type etcdHistory struct {
 func (h *etcdHistory) run(t *testing.T, phase string, etcdBackup map[string][]byte, dataDir string) {
 	t.Helper()
 	bucket := string(etcdBackup["bucketName"])
-	store := h.fw.StoreFor(t, etcdBackup)
+	store := h.storeFor(t, etcdBackup)
 	prefix := h.entry + "/etcd-main/"
 	db := startEtcdOn(t, dataDir)
 	defer db.Stop()
@@ -99,9 +102,9 @@ func startEtcdOn(t *testing.T, dataDir string) *stack.Etcd {
 
 // copyBackups stands in for etcd-druid's copy job of a migration: every current snapshot object
 // under "<entry>/etcd-main/" read with from (source-etcd-backup) and written with to (etcd-backup).
-func copyBackups(t *testing.T, fw *framework.Env, from, to map[string][]byte, entry string) {
+func copyBackups(t *testing.T, storeFor storeFunc, from, to map[string][]byte, entry string) {
 	t.Helper()
-	src, dst := fw.StoreFor(t, from), fw.StoreFor(t, to)
+	src, dst := storeFor(t, from), storeFor(t, to)
 	srcBucket, dstBucket := string(from["bucketName"]), string(to["bucketName"])
 	keys := currentKeys(t, src, srcBucket, entry+"/etcd-main/")
 	if len(keys) == 0 {

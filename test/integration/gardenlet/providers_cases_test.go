@@ -70,7 +70,7 @@ func entryLifecycle(t *testing.T, p *providerWorld) {
 			t.Errorf("gardenlet's seed copy of the operator's credentials differs in key %q", k)
 		}
 	}
-	store := a.fw.StoreFor(t, operator)
+	store := p.storeFor(t, operator)
 
 	s := newShootOn(t, a.client)
 	entry := coreEntry(t, s, "", bb.Name, a.name, nil)
@@ -79,8 +79,8 @@ func entryLifecycle(t *testing.T, p *providerWorld) {
 	if got := string(etcdBackup["bucketName"]); got != bb.Name {
 		t.Fatalf("etcd-backup names bucket %q; want %q", got, bb.Name)
 	}
-	keys := snapshotWith(t, a.fw, p.consumer, etcdBackup, bb.Name, entry.Name)
-	h := &etcdHistory{fw: a.fw, consumer: p.consumer, entry: entry.Name}
+	keys := snapshotWith(t, p.storeFor, p.consumer, etcdBackup, bb.Name, entry.Name)
+	h := &etcdHistory{storeFor: p.storeFor, consumer: p.consumer, entry: entry.Name}
 	db := startEtcdOn(t, h.restore(t, etcdBackup))
 	if got := db.Get(t, "/registry/gardenlet-e2e"); got != "1" {
 		t.Errorf("etcd restored by etcdbrctl from bucket %s holds /registry/gardenlet-e2e = %q; want \"1\"", bb.Name, got)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
@@ -36,6 +37,19 @@ type providerWorld struct {
 	// (noLifecycle says why).
 	liveNotExpired func(t *testing.T, bucket string, live []string)
 	noLifecycle    string
+	// storeData, when set, is what the test's own stores need beside a secret's data (an
+	// etcd-backup secret names no emulator: azure's emulatorEnabled).
+	storeData []string
+}
+
+// storeFor is a store of the provider from a secret's data (with storeData), for the test's own
+// reads and writes and the stand-in for etcd-druid's copy job.
+func (p *providerWorld) storeFor(t *testing.T, data map[string][]byte) objectstore.Store {
+	t.Helper()
+	if len(p.storeData) > 0 {
+		data = stack.With(data, p.storeData...)
+	}
+	return p.a.fw.StoreFor(t, data)
 }
 
 // worldSpec starts a provider's world for the test t (stopped when t ends).
@@ -117,6 +131,9 @@ func azureWorld(t *testing.T) *providerWorld {
 			"binary that gardenlet drives here sets from no flag or variable: its buckets use Azurite's account key",
 		consumer:    stack.ABSConsumer(azurite, stack.AzuriteAccount),
 		noLifecycle: "azure with an account key: the extension writes no lifecycle rule (that needs the management plane)",
+		// The test's stores reach Azurite from an etcd-backup secret as the extension's from the
+		// operator's: path-style, plain HTTP (the sidecar is told by --store-endpoint-override).
+		storeData: []string{"emulatorEnabled", "true"},
 	}
 	w.a, w.b = startProviderSeeds(t, w, &azureprovider.Provider{})
 	return w

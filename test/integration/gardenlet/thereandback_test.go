@@ -63,21 +63,21 @@ func thereAndBack(t *testing.T, p *providerWorld, sourceConfig string) {
 	if got := string(etcdBackup["bucketName"]); got != source.Name {
 		t.Fatalf("etcd-backup names bucket %q; want %q", got, source.Name)
 	}
-	h := &etcdHistory{fw: a.fw, consumer: p.consumer, entry: s.entryName(), want: map[string]string{}, snapshots: map[string]string{}}
+	h := &etcdHistory{storeFor: p.storeFor, consumer: p.consumer, entry: s.entryName(), want: map[string]string{}, snapshots: map[string]string{}}
 	h.run(t, "before", etcdBackup, "")
 
 	// There: a -> b.
 	src, sourceBackup, etcdBackup := migrate(t, s, a, b, source.Name, target.Name)
-	copyBackups(t, a.fw, sourceBackup, etcdBackup, h.entry)
+	copyBackups(t, p.storeFor, sourceBackup, etcdBackup, h.entry)
 	h.run(t, "during", etcdBackup, h.restore(t, etcdBackup))
 	// Finding 4: the source entry on b meets the locked snapshots of "before".
 	forceDeleteSource(t, b, s, src)
-	left := currentKeys(t, a.fw.StoreFor(t, p.operator()), source.Name, h.entry+"/")
+	left := currentKeys(t, p.storeFor(t, p.operator()), source.Name, h.entry+"/")
 	t.Logf("after the source entry's deletion, %d objects are left under %s/ in bucket %s (locked ones: their deletion deferred to the store): %v", len(left), h.entry, source.Name, left)
 
 	// And back: b -> a, onto the source bucket again.
 	src, sourceBackup, etcdBackup = migrate(t, s, b, a, target.Name, source.Name)
-	copyBackups(t, a.fw, sourceBackup, etcdBackup, h.entry)
+	copyBackups(t, p.storeFor, sourceBackup, etcdBackup, h.entry)
 	afterFrom := len(h.snapshots)
 	h.run(t, "after", etcdBackup, h.restore(t, etcdBackup))
 	forceDeleteSource(t, a, s, src)
@@ -86,7 +86,7 @@ func thereAndBack(t *testing.T, p *providerWorld, sourceConfig string) {
 	}
 
 	// Every snapshot is there, in the bucket the entry uses now.
-	current := currentKeys(t, a.fw.StoreFor(t, p.operator()), source.Name, h.entry+"/etcd-main/")
+	current := currentKeys(t, p.storeFor(t, p.operator()), source.Name, h.entry+"/etcd-main/")
 	var after []string
 	for key, phase := range h.snapshots {
 		if !contains(current, key) {
