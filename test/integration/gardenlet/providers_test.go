@@ -125,10 +125,12 @@ func azureWorld(t *testing.T) *providerWorld {
 		typ: "azure", region: "westeurope",
 		operator:     azurite.SecretData,
 		bucketConfig: `{"apiVersion":"azure.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig"}`,
-		noLock: "azure: a retention-locked container needs management-plane credentials (a service principal or workload " +
-			"identity; with an account key providerConfig.immutability is refused), and the management-plane stand-in " +
-			"(stack.ARM) is reachable only through azure.Provider's Cloud and ManagementTransport fields, which the azure " +
-			"binary that gardenlet drives here sets from no flag or variable: its buckets use Azurite's account key",
+		noLock: "azure: no stand-in here locks what etcd-backup-restore writes: Azurite does not enforce container " +
+			"immutability (the management-plane stand-in stack.ARM only records the policy; stack.BlobStandIn plays a lock " +
+			"but is not where etcd-backup-restore runs here), and a locked container needs management-plane credentials " +
+			"(with an account key providerConfig.immutability is refused), which reach stack.ARM only through " +
+			"azure.Provider's Cloud and ManagementTransport fields: the azure binary gardenlet drives sets them from no " +
+			"flag or variable, so its buckets here use Azurite's account key",
 		consumer:    stack.ABSConsumer(azurite, stack.AzuriteAccount),
 		noLifecycle: "azure with an account key: the extension writes no lifecycle rule (that needs the management plane)",
 		// The test's stores reach Azurite from an etcd-backup secret as the extension's from the
