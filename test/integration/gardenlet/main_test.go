@@ -3,7 +3,8 @@
 // gardenlet's real BackupBucket and BackupEntry controllers run in this process, and the real aws
 // binary runs as a process against a second API server (the seed) and MinIO. Every scenario
 // asserts what gardenlet shows on the core resources in the garden, not only what the extension
-// did in the seed.
+// did in the seed. TestProviders runs one set of cases for every provider (aws, gcp, azure,
+// openstack), each with its own binary, stand-in and two seeds (providers_test.go).
 //
 // Two API servers, not one: gardenlet's garden copy of a bucket's generated secret
 // (garden/generated-bucket-<name>) and the extension's own generated secret in the seed have the
@@ -86,7 +87,7 @@ var (
 	proxy *stack.Proxy
 	fw    *framework.Env   // store helpers over seed-a
 	ext   *stack.Extension // seed-a's extension
-	// gardenCfg reaches the garden; workDir holds the binaries and the seeds' files (providers.go
+	// gardenCfg reaches the garden; workDir holds the binaries and the seeds' files (providers_test.go
 	// starts the other providers' seeds there).
 	gardenCfg *rest.Config
 	workDir   string
