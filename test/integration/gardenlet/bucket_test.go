@@ -198,19 +198,28 @@ func TestBucketAndEntryLifecycle(t *testing.T) {
 // it, against a real etcd until its first full snapshot is in the store under "<entry>/etcd-main/".
 func snapshotOnce(t *testing.T, etcdBackup map[string][]byte, bucket, entry string) {
 	t.Helper()
+	snapshotWith(t, fw.StoreFor, s3Sidecar, etcdBackup, bucket, entry)
+}
+
+// snapshotWith is snapshotOnce for any provider: storeFor its stores, consumer how etcd-druid
+// runs etcd-backup-restore for it. It returns the snapshot's keys.
+func snapshotWith(t *testing.T, storeFor storeFunc, consumer stack.Consumer, etcdBackup map[string][]byte, bucket, entry string) []string {
+	t.Helper()
 	mount := t.TempDir()
 	stack.MountSecret(t, mount, etcdBackup)
 	db := stack.StartEtcd(t, filepath.Join(t.TempDir(), "etcd"))
 	defer db.Stop()
 	db.Put(t, "/registry/gardenlet-e2e", "1")
-	sidecar := s3Sidecar.Snapshotter(t, db, mount, bucket, entry)
+	sidecar := consumer.Snapshotter(t, db, mount, bucket, entry)
 	defer sidecar.Stop()
-	store := fw.StoreFor(t, etcdBackup)
+	store := storeFor(t, etcdBackup)
+	var keys []string
 	eventually(t, time.Minute, "etcd-backup-restore's full snapshot with etcd-backup", func() (bool, string) {
 		if sidecar.Exited() {
 			t.Fatalf("etcd-backup-restore exited (%v):\n%s", sidecar.Err(), sidecar.Tail())
 		}
-		keys, err := conformance.ListKeys(ctx(), store, bucket, entry+"/etcd-main/")
+		var err error
+		keys, err = conformance.ListKeys(ctx(), store, bucket, entry+"/etcd-main/")
 		if err != nil {
 			return false, err.Error()
 		}
@@ -221,6 +230,7 @@ func snapshotOnce(t *testing.T, etcdBackup map[string][]byte, bucket, entry stri
 		}
 		return false, fmt.Sprintf("keys %v; sidecar log:\n%s", keys, sidecar.Tail())
 	})
+	return keys
 }
 
 // waitRefused polls until MinIO refuses a store built from data: a write into bucket (a deleted

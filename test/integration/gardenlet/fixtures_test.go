@@ -94,19 +94,25 @@ func coreBucket(t *testing.T, providerConfig string) *gardencorev1beta1.BackupBu
 	return coreBucketOn(t, seedA, providerConfig)
 }
 
-// coreBucketOn creates a core BackupBucket on seedName as gardener v1.150 does: the credentials
-// are a Secret in the garden named by spec.credentialsRef.
+// coreBucketOn creates an aws core BackupBucket on seedName (coreBucketFor).
 func coreBucketOn(t *testing.T, seedName, providerConfig string) *gardencorev1beta1.BackupBucket {
 	t.Helper()
+	return coreBucketFor(t, "aws", region, operatorData(), seedName, providerConfig)
+}
+
+// coreBucketFor creates a core BackupBucket of provider typ in region on seedName as gardener
+// v1.150 does: the credentials (operator) are a Secret in the garden named by spec.credentialsRef.
+func coreBucketFor(t *testing.T, typ, region string, operator map[string][]byte, seedName, providerConfig string) *gardencorev1beta1.BackupBucket {
+	t.Helper()
 	name := unique("gl-")
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: gardenNamespace, Name: "backup-" + name}, Data: operatorData()}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: gardenNamespace, Name: "backup-" + name}, Data: operator}
 	if err := garden.Create(ctx(), secret); err != nil {
 		t.Fatal(err)
 	}
 	bb := &gardencorev1beta1.BackupBucket{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: gardencorev1beta1.BackupBucketSpec{
-			Provider:       gardencorev1beta1.BackupBucketProvider{Type: "aws", Region: region},
+			Provider:       gardencorev1beta1.BackupBucketProvider{Type: typ, Region: region},
 			ProviderConfig: &runtime.RawExtension{Raw: []byte(providerConfig)},
 			CredentialsRef: &corev1.ObjectReference{APIVersion: "v1", Kind: "Secret", Namespace: gardenNamespace, Name: secret.Name},
 			SeedName:       ptr.To(seedName),
@@ -152,11 +158,11 @@ func waitEntry(t *testing.T, key client.ObjectKey, timeout time.Duration, what s
 }
 
 // extensionState is the extension resource of that name on each seed, for failure messages; obj
-// is left with the first seed's that has one (seed-a's first).
+// is left with the first seed's that has one (by seed name: seed-a's before seed-b's).
 func extensionState(obj extensionsv1alpha1.Object, name string) string {
 	var state string
 	found := false
-	for _, seedName := range []string{seedA, seedB} {
+	for _, seedName := range slices.Sorted(maps.Keys(seeds)) {
 		w := seeds[seedName]
 		cur := obj.DeepCopyObject().(extensionsv1alpha1.Object)
 		if err := w.client.Get(ctx(), client.ObjectKey{Name: name}, cur); err != nil {
@@ -221,6 +227,12 @@ func (s shoot) entryKey() client.ObjectKey {
 // (gardener pkg/gardenlet/controller/backupentry/add.go:130-153).
 func newShoot(t *testing.T) shoot {
 	t.Helper()
+	return newShootOn(t, seed)
+}
+
+// newShootOn is newShoot with the shoot's seed side on c.
+func newShootOn(t *testing.T, c client.Client) shoot {
+	t.Helper()
 	s := shoot{project: unique("p"), name: "s", uid: unique("u")}
 	if err := garden.Create(ctx(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.namespace()}}); err != nil {
 		t.Fatal(err)
@@ -228,7 +240,7 @@ func newShoot(t *testing.T) shoot {
 	if err := garden.Create(ctx(), &gardencorev1beta1.ShootState{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace(), Name: s.name}}); err != nil {
 		t.Fatal(err)
 	}
-	s.placeOn(t, seed)
+	s.placeOn(t, c)
 	return s
 }
 

@@ -3,7 +3,8 @@
 // gardenlet's real BackupBucket and BackupEntry controllers run in this process, and the real aws
 // binary runs as a process against a second API server (the seed) and MinIO. Every scenario
 // asserts what gardenlet shows on the core resources in the garden, not only what the extension
-// did in the seed.
+// did in the seed. TestProviders runs one set of cases for every provider (aws, gcp, azure,
+// openstack), each with its own binary, stand-in and two seeds (providers_test.go).
 //
 // Two API servers, not one: gardenlet's garden copy of a bucket's generated secret
 // (garden/generated-bucket-<name>) and the extension's own generated secret in the seed have the
@@ -14,8 +15,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +47,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -83,6 +87,10 @@ var (
 	proxy *stack.Proxy
 	fw    *framework.Env   // store helpers over seed-a
 	ext   *stack.Extension // seed-a's extension
+	// gardenCfg reaches the garden; workDir holds the binaries and the seeds' files (providers_test.go
+	// starts the other providers' seeds there).
+	gardenCfg *rest.Config
+	workDir   string
 	// setupErr is why the stack did not start; every test fails with it.
 	setupErr error
 )
@@ -115,7 +123,7 @@ func requireStack(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			for _, name := range []string{seedA, seedB} {
+			for _, name := range slices.Sorted(maps.Keys(seeds)) {
 				if w := seeds[name]; w != nil {
 					t.Logf("%s extension log (last 80 lines):\n%s", name, logTail(w.ext.LogPath, 80))
 				}
@@ -150,6 +158,7 @@ func startStack(ctx context.Context) (stop func(), err error) {
 	if err != nil {
 		return stop, err
 	}
+	workDir = dir
 	stops = append(stops, func() { _ = os.RemoveAll(dir) })
 
 	binary, err := stack.BuildBinary(dir, "aws")
@@ -180,7 +189,7 @@ func startStack(ctx context.Context) (stop func(), err error) {
 			Out: io.Discard, Err: io.Discard,
 		},
 	}
-	gardenCfg, err := gardenEnv.Start()
+	gardenCfg, err = gardenEnv.Start()
 	if err != nil {
 		return stop, fmt.Errorf("starting the garden (gardener-apiserver): %w", err)
 	}
@@ -193,7 +202,7 @@ func startStack(ctx context.Context) (stop func(), err error) {
 	bbcontroller.RequeueDurationWhenResourceDeletionStillPresent = time.Second
 	becontroller.RequeueDurationWhenResourceDeletionStillPresent = time.Second
 	for _, name := range []string{seedA, seedB} {
-		w, stopSeed, err := startSeed(ctx, name, gardenCfg, binary, filepath.Join(dir, name))
+		w, stopSeed, err := startSeed(ctx, name, binary, filepath.Join(dir, name), &awsprovider.Provider{}, region)
 		stops = append(stops, stopSeed)
 		if err != nil {
 			return stop, fmt.Errorf("%s: %w", name, err)
@@ -207,8 +216,9 @@ func startStack(ctx context.Context) (stop func(), err error) {
 
 // startSeed starts one seed: a plain kube-apiserver with the extension CRDs, the provider binary
 // against it (as the chart runs it), and gardenlet's BackupBucket and BackupEntry controllers for
-// that seed in a manager on it with the garden as a second cluster, as gardenlet runs them.
-func startSeed(ctx context.Context, name string, gardenCfg *rest.Config, binary, dir string) (w *seedWorld, stop func(), err error) {
+// that seed in a manager on it with the garden as a second cluster, as gardenlet runs them. p and
+// region are the test's own view of the provider, for its store helpers (seedWorld.fw).
+func startSeed(ctx context.Context, name, binary, dir string, p provider.Provider, region string) (w *seedWorld, stop func(), err error) {
 	var stops []func()
 	stop = func() {
 		for i := len(stops) - 1; i >= 0; i-- {
@@ -231,7 +241,7 @@ func startSeed(ctx context.Context, name string, gardenCfg *rest.Config, binary,
 	if w.client, err = client.New(seedCfg, client.Options{Scheme: seedScheme}); err != nil {
 		return nil, stop, err
 	}
-	w.fw = framework.Attach(w.client, &awsprovider.Provider{}, region)
+	w.fw = framework.Attach(w.client, p, region)
 	if err := w.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gardenNamespace}}); err != nil {
 		return nil, stop, err
 	}

@@ -31,8 +31,8 @@ import (
 //
 // The seeds are two API servers, each with its own extension process and gardenlet; the source
 // bucket's BackupBucket exists on seed-a only and the target's on seed-b only, so the source entry
-// on seed-b names a bucket its seed has no BackupBucket of. (TestMigrationThereAndBack adds
-// Object Lock, etcd-backup-restore and the way back.)
+// on seed-b names a bucket its seed has no BackupBucket of. (TestProviders' migration there and
+// back adds Object Lock, etcd-backup-restore and the way back, for every provider.)
 func TestControlPlaneMigration(t *testing.T) {
 	requireStack(t)
 	seedBClient := seeds[seedB].client

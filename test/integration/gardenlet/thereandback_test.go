@@ -16,7 +16,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 )
 
-// lockedConfig is the source bucket of TestMigrationThereAndBack: Object Lock with a governance
+// lockedConfig is the aws source bucket of TestProviders' migration there and back: Object Lock with a governance
 // default retention of a day (MinIO's shortest) and MinIO-issued generated credentials, which
 // may not write lifecycle rules (their policy: pkg/provider/aws/issuer.go). Keys sorted at every
 // level (see bucketConfig).
@@ -24,61 +24,60 @@ const lockedConfig = `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alph
 	`"generatedCredentials":{"issuer":"MinIO","rotation":{"gracePeriod":"10s"}},` +
 	`"immutability":{"mode":"governance","retentionPeriod":"24h","retentionType":"bucket"},"kind":"BackupBucketConfig"}`
 
-// TestMigrationThereAndBack is a shoot's control plane migration from seed-a to seed-b and back,
-// between two seeds with two buckets, each BackupBucket only on its own seed, the way gardener
-// does it (see TestControlPlaneMigration for the steps and where gardener takes them), with the
-// real etcd-backup-restore writing the shoot's snapshots before, during and after:
+// thereAndBack is a shoot's control plane migration from the provider's seed a to seed b and
+// back, between two seeds with two buckets, each BackupBucket only on its own seed, the way
+// gardener does it (see TestControlPlaneMigration for the steps and where gardener takes them),
+// with the real etcd-backup-restore writing the shoot's snapshots before, during and after:
 //
-//   - the source bucket (seed-a) has Object Lock and generated credentials; the entry's snapshots
-//     written on seed-a are locked for a day;
-//   - on seed-b, the "source-" entry names the source bucket, whose BackupBucket seed-b does not
+//   - the source bucket (seed a) has sourceConfig: with locks where the store has them (aws:
+//     Object Lock and MinIO generated credentials; gcp: a retention policy of a day), so that the
+//     entry's snapshots written on seed a are locked for a day;
+//   - on seed b, the "source-" entry names the source bucket, whose BackupBucket seed b does not
 //     have; after the copy, its force-deletion meets the locked snapshots and must finish with
-//     their deletion deferred to the store (issue 25, finding 4: today the entry's generated
+//     their deletion deferred to the store (issue 25, finding 4: the entry's generated
 //     credentials cannot write the rule, and the fallback to the bucket's credentials finds no
-//     BackupBucket on seed-b);
-//   - back on seed-a, the entry's prefix in the source bucket is in use again: no lifecycle rule
-//     may expire the snapshots written now (issue 25, finding 1: today the deferral's rule covers
-//     the whole prefix and the bucket reconcile keeps it while the prefix is not empty).
+//     BackupBucket on seed b);
+//   - back on seed a, the entry's prefix in the source bucket is in use again: no lifecycle rule
+//     may expire the snapshots written now (issue 25, finding 1; p.liveNotExpired).
 //
 // At the end every snapshot written before, during and after is in the source bucket, and the
 // newest restores with every key etcd ever held. etcd-druid's copy job is stood in for by the
 // test: it copies the snapshot objects with the source-etcd-backup and etcd-backup secrets
 // gardenlet wrote on the target seed.
-func TestMigrationThereAndBack(t *testing.T) {
-	requireStack(t)
-	a, b := seeds[seedA], seeds[seedB]
-	source := coreBucketOn(t, seedA, lockedConfig)
-	target := coreBucketOn(t, seedB, bucketConfig)
-	waitBucket(t, source.Name, 3*time.Minute, "Succeeded with status.generatedSecretRef on seed-a", func(bb *gardencorev1beta1.BackupBucket) bool {
-		return bucketSucceeded(bb) && bb.Status.GeneratedSecretRef != nil
-	})
-	waitBucket(t, target.Name, 2*time.Minute, "Succeeded on seed-b", bucketSucceeded)
+func thereAndBack(t *testing.T, p *providerWorld, sourceConfig string) {
+	a, b := p.a, p.b
+	source := coreBucketFor(t, p.typ, p.region, p.operator(), a.name, sourceConfig)
+	target := coreBucketFor(t, p.typ, p.region, p.operator(), b.name, p.bucketConfig)
+	waitBucket(t, source.Name, 3*time.Minute, "Succeeded on "+a.name, bucketSucceeded)
+	waitBucket(t, target.Name, 2*time.Minute, "Succeeded on "+b.name, bucketSucceeded)
 	for bucket, other := range map[string]*seedWorld{source.Name: b, target.Name: a} {
 		if err := other.client.Get(ctx(), client.ObjectKey{Name: bucket}, &extensionsv1alpha1.BackupBucket{}); !apierrors.IsNotFound(err) {
 			t.Fatalf("the extension BackupBucket %s exists on %s too (%v): each bucket must live on its own seed only", bucket, other.name, err)
 		}
 	}
 
-	s := newShoot(t)
-	coreEntry(t, s, "", source.Name, seedA, nil)
-	waitEntry(t, s.entryKey(), 2*time.Minute, "Succeeded on seed-a", entrySucceeded(""))
+	s := newShootOn(t, a.client)
+	coreEntry(t, s, "", source.Name, a.name, nil)
+	waitEntry(t, s.entryKey(), 2*time.Minute, "Succeeded on "+a.name, entrySucceeded(""))
 	etcdBackup := secretData(t, a.client, s.technicalID(), "etcd-backup")
 	if got := string(etcdBackup["bucketName"]); got != source.Name {
 		t.Fatalf("etcd-backup names bucket %q; want %q", got, source.Name)
 	}
-	h := &etcdHistory{entry: s.entryName(), want: map[string]string{}, snapshots: map[string]string{}}
+	h := &etcdHistory{storeFor: p.storeFor, consumer: p.consumer, entry: s.entryName(), want: map[string]string{}, snapshots: map[string]string{}}
 	h.run(t, "before", etcdBackup, "")
 
-	// There: seed-a -> seed-b.
+	// There: a -> b.
 	src, sourceBackup, etcdBackup := migrate(t, s, a, b, source.Name, target.Name)
-	copyBackups(t, sourceBackup, etcdBackup, h.entry)
+	copyBackups(t, p.storeFor, sourceBackup, etcdBackup, h.entry)
 	h.run(t, "during", etcdBackup, h.restore(t, etcdBackup))
-	// Finding 4: the source entry on seed-b meets the locked snapshots of "before".
+	// Finding 4: the source entry on b meets the locked snapshots of "before".
 	forceDeleteSource(t, b, s, src)
+	left := currentKeys(t, p.storeFor(t, p.operator()), source.Name, h.entry+"/")
+	t.Logf("after the source entry's deletion, %d objects are left under %s/ in bucket %s (locked ones: their deletion deferred to the store): %v", len(left), h.entry, source.Name, left)
 
-	// And back: seed-b -> seed-a, onto the source bucket again.
+	// And back: b -> a, onto the source bucket again.
 	src, sourceBackup, etcdBackup = migrate(t, s, b, a, target.Name, source.Name)
-	copyBackups(t, sourceBackup, etcdBackup, h.entry)
+	copyBackups(t, p.storeFor, sourceBackup, etcdBackup, h.entry)
 	afterFrom := len(h.snapshots)
 	h.run(t, "after", etcdBackup, h.restore(t, etcdBackup))
 	forceDeleteSource(t, a, s, src)
@@ -87,8 +86,7 @@ func TestMigrationThereAndBack(t *testing.T) {
 	}
 
 	// Every snapshot is there, in the bucket the entry uses now.
-	root := fw.StoreFor(t, operatorData())
-	current := currentKeys(t, root, source.Name, h.entry+"/etcd-main/")
+	current := currentKeys(t, p.storeFor(t, p.operator()), source.Name, h.entry+"/etcd-main/")
 	var after []string
 	for key, phase := range h.snapshots {
 		if !contains(current, key) {
@@ -98,8 +96,6 @@ func TestMigrationThereAndBack(t *testing.T) {
 			after = append(after, key)
 		}
 	}
-	// Finding 1: nothing of ours expires what the live entry writes now.
-	assertNotExpired(t, source.Name, after)
 	// The newest restores, with every key.
 	db := startEtcdOn(t, h.restore(t, etcdBackup))
 	for k, v := range h.want {
@@ -108,7 +104,14 @@ func TestMigrationThereAndBack(t *testing.T) {
 		}
 	}
 	db.Stop()
-	t.Logf("snapshots kept across seed-a -> seed-b -> seed-a: %d (before, during and after); restored with %d keys", len(h.snapshots), len(h.want))
+	// Finding 1: nothing of ours expires what the live entry writes now (last: on gcp it runs the
+	// bucket's lifecycle, which deletes what it matches).
+	if p.liveNotExpired != nil {
+		p.liveNotExpired(t, source.Name, after)
+	} else {
+		t.Logf("no lifecycle check: %s", p.noLifecycle)
+	}
+	t.Logf("snapshots kept across %s -> %s -> %s: %d (before, during and after); restored with %d keys", a.name, b.name, a.name, len(h.snapshots), len(h.want))
 }
 
 // migrate moves the shoot's entry from one seed to the other as gardener does (see

@@ -1,0 +1,182 @@
+package gardenlet_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
+	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
+	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+// providerWorld is one provider in the suite: its stand-in, its two seeds (each its own API
+// server, the provider's real binary and gardenlet's controllers for that seed name), and what
+// the cases need to know of the provider. Every provider runs the same cases (TestProviders).
+type providerWorld struct {
+	typ, region string
+	// a and b are the provider's two seeds: a has every bucket but a migration's target.
+	a, b *seedWorld
+	// operator is the operator's credentials for the stand-in (the core BackupBuckets' secret).
+	operator func() map[string][]byte
+	// bucketConfig is a plain bucket's providerConfig (keys sorted, see fixtures_test.go).
+	bucketConfig string
+	// lockedConfig is a bucket whose objects the store locks for a day; "" when the stand-in or
+	// the provider cannot lock, and noLock says exactly why.
+	lockedConfig, noLock string
+	// consumer is how etcd-druid runs etcd-backup-restore for this provider against the stand-in.
+	consumer stack.Consumer
+	// liveNotExpired fails for every snapshot in live (written into bucket by the live entry) that
+	// the store's lifecycle will remove later; nil when the store has none the extension writes
+	// (noLifecycle says why).
+	liveNotExpired func(t *testing.T, bucket string, live []string)
+	noLifecycle    string
+	// storeData, when set, is what the test's own stores need beside a secret's data (an
+	// etcd-backup secret names no emulator: azure's emulatorEnabled).
+	storeData []string
+}
+
+// storeFor is a store of the provider from a secret's data (with storeData), for the test's own
+// reads and writes and the stand-in for etcd-druid's copy job.
+func (p *providerWorld) storeFor(t *testing.T, data map[string][]byte) objectstore.Store {
+	t.Helper()
+	if len(p.storeData) > 0 {
+		data = stack.With(data, p.storeData...)
+	}
+	return p.a.fw.StoreFor(t, data)
+}
+
+// worldSpec starts a provider's world for the test t (stopped when t ends).
+type worldSpec struct {
+	typ   string
+	start func(t *testing.T) *providerWorld
+}
+
+// worldSpecs are the providers, in the order they run: one at a time, each world started once
+// and stopped before the next starts (two cores).
+var worldSpecs = []worldSpec{
+	{"aws", awsWorld},
+	{"gcp", gcpWorld},
+	{"azure", azureWorld},
+	{"openstack", openstackWorld},
+}
+
+// awsWorld is the shared stack of TestMain: MinIO behind the proxy, seed-a and seed-b.
+func awsWorld(*testing.T) *providerWorld {
+	return &providerWorld{
+		typ: "aws", region: region, a: seeds[seedA], b: seeds[seedB],
+		operator: operatorData, bucketConfig: bucketConfig, lockedConfig: lockedConfig,
+		consumer: s3Sidecar, liveNotExpired: assertNotExpired,
+	}
+}
+
+// gcpWorld is fake-gcs-server behind the GCS front (stack.GCS), with a service account key of the
+// operator. The front plays a bucket's retention policy (objects younger than the period cannot
+// be deleted or overwritten) and runs the lifecycle rules the extension writes (RunLifecycle).
+func gcpWorld(t *testing.T) *providerWorld {
+	gcs, err := stack.StartGCS(stack.GCSOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gcs.Stop)
+	const region = "europe-west1"
+	operator := gcs.SecretData()
+	w := &providerWorld{
+		typ: "gcp", region: region,
+		operator:     func() map[string][]byte { return operator },
+		bucketConfig: `{"apiVersion":"gcp.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig"}`,
+		lockedConfig: `{"apiVersion":"gcp.backup.extensions.gardener.cloud/v1alpha1","immutability":{"retentionPeriod":"24h","retentionType":"bucket"},"kind":"BackupBucketConfig"}`,
+		consumer:     stack.GCSConsumer(t, gcs),
+		liveNotExpired: func(t *testing.T, bucket string, live []string) {
+			t.Helper()
+			// Everything GCS's lifecycle would do from now on: at a time past every retention.
+			deleted, err := gcs.RunLifecycle(bucket, time.Now().Add(400*24*time.Hour))
+			if err != nil {
+				t.Fatalf("running bucket %s's lifecycle rules: %v", bucket, err)
+			}
+			for _, d := range deleted {
+				name, _, _ := strings.Cut(d, "#")
+				if slices.Contains(live, name) {
+					t.Errorf("bucket %s's lifecycle rules delete the live entry's new snapshot %s (generation %s)", bucket, name, strings.TrimPrefix(d, name+"#"))
+				}
+			}
+			t.Logf("bucket %s's lifecycle rules, run past every retention, delete %d object generations: %v", bucket, len(deleted), deleted)
+		},
+	}
+	w.a, w.b = startProviderSeeds(t, w, &gcpprovider.Provider{IAMEndpoint: gcs.URL + "/"})
+	return w
+}
+
+// azureWorld is Azurite with its development account's key: the azure binary reaches Azurite
+// through the secret's domain (emulatorEnabled), and nothing else.
+func azureWorld(t *testing.T) *providerWorld {
+	azurite, err := stack.StartAzurite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(azurite.Stop)
+	w := &providerWorld{
+		typ: "azure", region: "westeurope",
+		operator:     azurite.SecretData,
+		bucketConfig: `{"apiVersion":"azure.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig"}`,
+		noLock: "azure: no stand-in here locks what etcd-backup-restore writes: Azurite does not enforce container " +
+			"immutability (the management-plane stand-in stack.ARM only records the policy; stack.BlobStandIn plays a lock " +
+			"but is not where etcd-backup-restore runs here), and a locked container needs management-plane credentials " +
+			"(with an account key providerConfig.immutability is refused), which reach stack.ARM only through " +
+			"azure.Provider's Cloud and ManagementTransport fields: the azure binary gardenlet drives sets them from no " +
+			"flag or variable, so its buckets here use Azurite's account key",
+		consumer:    stack.ABSConsumer(azurite, stack.AzuriteAccount),
+		noLifecycle: "azure with an account key: the extension writes no lifecycle rule (that needs the management plane)",
+		// The test's stores reach Azurite from an etcd-backup secret as the extension's from the
+		// operator's: path-style, plain HTTP (the sidecar is told by --store-endpoint-override).
+		storeData: []string{"emulatorEnabled", "true"},
+	}
+	w.a, w.b = startProviderSeeds(t, w, &azureprovider.Provider{})
+	return w
+}
+
+// openstackWorld is Keystone and Swift (hack/openstack.sh) with the demo user's password.
+func openstackWorld(t *testing.T) *providerWorld {
+	cloud, err := stack.StartOpenStack(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cloud.Stop)
+	w := &providerWorld{
+		typ: "openstack", region: "RegionOne",
+		operator:     func() map[string][]byte { return cloud.SecretData("demo") },
+		bucketConfig: `{"apiVersion":"openstack.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig"}`,
+		noLock:       "openstack: Swift offers no object lock or retention (providerConfig.immutability is refused)",
+		consumer:     stack.SwiftConsumer,
+		noLifecycle:  "openstack: Swift has no lifecycle rules; the extension never defers a deletion there",
+	}
+	w.a, w.b = startProviderSeeds(t, w, &osprovider.Provider{})
+	return w
+}
+
+// startProviderSeeds builds w's binary and starts its two seeds, "<type>-seed-a" and
+// "<type>-seed-b", stopped when t ends. p is the test's own view of the provider (store helpers).
+func startProviderSeeds(t *testing.T, w *providerWorld, p provider.Provider) (a, b *seedWorld) {
+	t.Helper()
+	binary, err := stack.BuildBinary(workDir, w.typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started []*seedWorld
+	for _, name := range []string{w.typ + "-seed-a", w.typ + "-seed-b"} {
+		sw, stop, err := startSeed(context.Background(), name, binary, filepath.Join(workDir, name), p, w.region)
+		t.Cleanup(func() { delete(seeds, name); stop() })
+		if err != nil {
+			t.Fatalf("starting %s: %v", name, err)
+		}
+		seeds[name] = sw
+		started = append(started, sw)
+	}
+	return started[0], started[1]
+}
