@@ -148,6 +148,9 @@ func (s *store) converge(ctx context.Context, name string, attrs *storage.Bucket
 	}
 	if attrs.PublicAccessPrevention != storage.PublicAccessPreventionEnforced {
 		upd.PublicAccessPrevention = storage.PublicAccessPreventionEnforced
+		// Both settings live in iamConfiguration: sent together, so that a store replacing the
+		// object as a whole (the stand-in does) keeps uniform access on.
+		upd.UniformBucketLevelAccess = &storage.UniformBucketLevelAccess{Enabled: true}
 		changed = true
 	}
 	want, err := s.desiredLifecycle(ctx, name, attrs.Lifecycle.Rules, cfg.HandBack)
