@@ -64,8 +64,9 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 	if g := cfg.GeneratedCredentials; g != nil {
 		errs = append(errs, g.Validate(path.Child("generatedCredentials"))...)
 	}
-	if len(cfg.Labels) > maxLabels-1 {
-		errs = append(errs, field.TooMany(path.Child("labels"), len(cfg.Labels), maxLabels-1))
+	// Two labels are the extension's: ManagedLabel, and AdoptedLabel on an adopted bucket.
+	if len(cfg.Labels) > maxLabels-2 {
+		errs = append(errs, field.TooMany(path.Child("labels"), len(cfg.Labels), maxLabels-2))
 	}
 	for k, v := range cfg.Labels {
 		p := path.Child("labels").Key(k)

@@ -58,7 +58,25 @@ func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 		return err
 	}
 	if cfg.GeneratedCredentials != nil {
-		return s.grantReader(ctx, b.Name)
+		if err := s.grantReader(ctx, b.Name); err != nil {
+			return err
+		}
+	}
+	if cfg.HandBack {
+		return s.verifyHandBack(ctx, b.Name)
+	}
+	return nil
+}
+
+// verifyHandBack reads the bucket back: its lifecycle must be exactly provider-gcp's, which its
+// reconcile then leaves as it is (see bucket_lifecycle.go).
+func (s *store) verifyHandBack(ctx context.Context, bucket string) error {
+	attrs, err := s.client.Bucket(bucket).Attrs(ctx)
+	if err != nil {
+		return classify(err)
+	}
+	if want := []storage.LifecycleRule{markedRule()}; !reflect.DeepEqual(attrs.Lifecycle.Rules, want) {
+		return fmt.Errorf("%w: providerConfig.handBack: bucket %q reads back with %s, not exactly provider-gcp's %s; retried", objectstore.ErrThrottled, bucket, describeRules(attrs.Lifecycle.Rules), describeRules(want))
 	}
 	return nil
 }

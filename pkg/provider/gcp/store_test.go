@@ -84,7 +84,9 @@ func TestObjectsUnderRetentionAreReportedAndDeferred(t *testing.T) {
 		t.Fatal("a second deferral re-marked objects that were marked already")
 	}
 	rules, _ := field(t, name, "lifecycle")["rule"].([]any)
-	if !slices.ContainsFunc(rules, func(r any) bool { return fmt.Sprint(r) == "map[action:map[type:Delete] condition:map[daysSinceCustomTime:1]]" }) {
+	if !slices.ContainsFunc(rules, func(r any) bool {
+		return fmt.Sprint(r) == "map[action:map[type:Delete] condition:map[daysSinceCustomTime:1]]"
+	}) {
 		t.Fatalf("lifecycle rules %v lack the bucket's deferred-deletion rule", rules)
 	}
 }
