@@ -31,11 +31,14 @@ type policyBinding struct {
 	Members []string `json:"members"`
 }
 
-// Roles that allow object operations, and the one that allows bucket operations.
+// Roles that allow object operations, the one that allows bucket operations, and those that allow
+// reading a bucket's metadata without its ACLs (storage.buckets.get: the legacy bucket roles; a
+// read with projection=full returns the ACLs too and needs storage.buckets.getIamPolicy).
 var (
 	objectRoles    = []string{"roles/storage.objectAdmin", "roles/storage.objectUser", "roles/storage.admin"}
 	objectGetRoles = append([]string{"roles/storage.objectViewer"}, objectRoles...)
 	bucketRoles    = []string{"roles/storage.admin"}
+	bucketGetRoles = []string{"roles/storage.legacyBucketReader", "roles/storage.legacyBucketWriter", "roles/storage.legacyBucketOwner", "roles/storage.admin"}
 )
 
 // ServiceAccountEmails lists the service accounts created through the IAM API.
@@ -100,6 +103,13 @@ func (g *GCS) authorize(identity string, r *http.Request) error {
 	}
 	bucket := unescape(parts[1])
 	roles, perm := bucketRoles, "storage.buckets."+strings.ToLower(r.Method)
+	if len(parts) == 2 && r.Method == http.MethodGet {
+		if r.URL.Query().Get("projection") == "full" {
+			perm = "storage.buckets.getIamPolicy"
+		} else {
+			roles = bucketGetRoles
+		}
+	}
 	if len(parts) >= 3 && parts[2] == "o" {
 		roles, perm = objectRoles, "storage.objects."+strings.ToLower(r.Method)
 		if r.Method == http.MethodGet {

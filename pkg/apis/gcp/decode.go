@@ -19,6 +19,10 @@ const ManagedLabel = "managed-by"
 // ManagedLabelValue is ManagedLabel's value.
 const ManagedLabelValue = "gardener-extension-backup"
 
+// AdoptedLabel marks a bucket this extension adopted from gardener-extension-provider-gcp (value
+// "provider-gcp"); providerConfig cannot set it.
+const AdoptedLabel = "gardener-backup-adopted-from"
+
 const (
 	day = 24 * time.Hour
 	// maxRetentionPeriod is GCS's limit for a retention policy (3,155,760,000 s, 100 years).
@@ -60,13 +64,14 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 	if g := cfg.GeneratedCredentials; g != nil {
 		errs = append(errs, g.Validate(path.Child("generatedCredentials"))...)
 	}
-	if len(cfg.Labels) > maxLabels-1 {
-		errs = append(errs, field.TooMany(path.Child("labels"), len(cfg.Labels), maxLabels-1))
+	// Two labels are the extension's: ManagedLabel, and AdoptedLabel on an adopted bucket.
+	if len(cfg.Labels) > maxLabels-2 {
+		errs = append(errs, field.TooMany(path.Child("labels"), len(cfg.Labels), maxLabels-2))
 	}
 	for k, v := range cfg.Labels {
 		p := path.Child("labels").Key(k)
 		switch {
-		case k == ManagedLabel:
+		case k == ManagedLabel, k == AdoptedLabel:
 			errs = append(errs, field.Forbidden(p, "is set by the extension"))
 		case !labelKey.MatchString(k):
 			errs = append(errs, field.Invalid(p, k, "a label key starts with a lowercase letter and has at most 63 lowercase letters, digits, '_' or '-'"))

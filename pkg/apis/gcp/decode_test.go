@@ -56,6 +56,13 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 		{name: "upper-case label key", raw: head + "labels:\n  Team: a\n", wantErr: "providerConfig.labels[Team]"},
 		{name: "label value with dot", raw: head + "labels:\n  team: a.b\n", wantErr: "providerConfig.labels[team]"},
 		{name: "managed label", raw: head + "labels:\n  managed-by: me\n", wantErr: "providerConfig.labels[managed-by]"},
+		{name: "adoption label", raw: head + "labels:\n  gardener-backup-adopted-from: me\n", wantErr: "providerConfig.labels[gardener-backup-adopted-from]"},
+		{name: "hand back", raw: head + "handBack: true\n", check: func(t *testing.T, c *gcp.BackupBucketConfig) {
+			if !c.HandBack {
+				t.Fatal("handBack not decoded")
+			}
+		}},
+		{name: "hand back not a boolean", raw: head + "handBack: yes please\n", wantErr: "handBack"},
 		{name: "not yaml", raw: "{{{", wantErr: "providerConfig"},
 		{name: "backup freshness", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 25h\n  deltaSnapshotMaxAge: 30m\n",
 			check: func(t *testing.T, c *gcp.BackupBucketConfig) {

@@ -39,6 +39,12 @@ type BackupBucketConfig struct {
 	// only on that bucket, as the bucket's generated secret, so that shoots get it instead of
 	// the operator's credentials.
 	GeneratedCredentials *GeneratedCredentialsConfig `json:"generatedCredentials,omitempty"`
+	// HandBack, when true, leaves the bucket in the state gardener-extension-provider-gcp
+	// expects before its controllers take the bucket back: the lifecycle is exactly its one rule
+	// (delete a day after the custom time), read back before the reconcile succeeds, with every
+	// generation a deferral of this extension left marked by a custom time. See docs/gcp.md,
+	// "Taking over from and handing back to provider-gcp".
+	HandBack bool `json:"handBack,omitempty"`
 	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
 	freshness.Field `json:",inline"`
 }

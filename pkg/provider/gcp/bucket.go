@@ -17,37 +17,6 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// abortUploadsRule removes the parts of multipart uploads abandoned for a week: the one lifecycle
-// rule every bucket has.
-var abortUploadsRule = storage.LifecycleRule{
-	Action:    storage.LifecycleAction{Type: storage.AbortIncompleteMPUAction},
-	Condition: storage.LifecycleCondition{AgeInDays: 7},
-}
-
-// desiredLifecycle is the abort-uploads rule plus the deferred-deletion rules of ours the bucket
-// has (see deferral.go), in the order the bucket has them. Ours are state, not drift: they delete
-// what deferred entries left under retention. A bucket made by an earlier version has a
-// bucket-wide custom-time rule (the shape of markedRule("")): it is kept, because the entries
-// deferred under it rely on it, and never added. Any other rule is drift and removed.
-func desiredLifecycle(have []storage.LifecycleRule) storage.Lifecycle {
-	var rules []storage.LifecycleRule
-	abort := false
-	for _, r := range have {
-		_, ours := deferralOf(r)
-		switch {
-		case !abort && reflect.DeepEqual(r, abortUploadsRule):
-			abort = true
-			rules = append(rules, r)
-		case ours:
-			rules = append(rules, r)
-		}
-	}
-	if !abort {
-		rules = append([]storage.LifecycleRule{abortUploadsRule}, rules...)
-	}
-	return storage.Lifecycle{Rules: rules}
-}
-
 // EnsureBucket implements objectstore.Store: it creates the bucket in the project of the
 // credentials and converges its settings on every call.
 func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
@@ -74,10 +43,58 @@ func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 	if err != nil {
 		return classify(err)
 	}
+	if attrs.Labels[gcpapi.ManagedLabel] != gcpapi.ManagedLabelValue {
+		if why := notIncumbents(attrs); why != "" {
+			return fmt.Errorf("%w: bucket %q in project %q is neither this extension's (no label %s=%s) nor the one gardener-extension-provider-gcp made for this BackupBucket (%s); it is left untouched: choose another BackupBucket name, or label the bucket %s=%s if it is to be managed by this extension",
+				objectstore.ErrOwnedByOther, b.Name, s.projectID, gcpapi.ManagedLabel, gcpapi.ManagedLabelValue, why, gcpapi.ManagedLabel, gcpapi.ManagedLabelValue)
+		}
+		// provider-gcp's bucket: adopted, and marked so (the label stays for good).
+		cfg = adopting(cfg)
+	}
 	if !strings.EqualFold(attrs.Location, b.Region) {
 		return objectstore.Invalidf("bucket %q exists in location %q, not in spec.region %q: a bucket's location cannot be changed; set spec.region to %q or use another BackupBucket name", b.Name, attrs.Location, b.Region, strings.ToLower(attrs.Location))
 	}
-	return s.converge(ctx, b.Name, attrs, cfg)
+	if err := s.converge(ctx, b.Name, attrs, cfg); err != nil {
+		return err
+	}
+	if cfg.GeneratedCredentials != nil {
+		if err := s.grantReader(ctx, b.Name); err != nil {
+			return err
+		}
+	}
+	if cfg.HandBack {
+		return s.verifyHandBack(ctx, b.Name)
+	}
+	return nil
+}
+
+// verifyHandBack reads the bucket back: its lifecycle must be exactly provider-gcp's, which its
+// reconcile then leaves as it is (see bucket_lifecycle.go).
+func (s *store) verifyHandBack(ctx context.Context, bucket string) error {
+	attrs, err := s.client.Bucket(bucket).Attrs(ctx)
+	if err != nil {
+		return classify(err)
+	}
+	if want := []storage.LifecycleRule{markedRule()}; !reflect.DeepEqual(attrs.Lifecycle.Rules, want) {
+		return fmt.Errorf("%w: providerConfig.handBack: bucket %q reads back with %s, not exactly provider-gcp's %s; retried", objectstore.ErrThrottled, bucket, describeRules(attrs.Lifecycle.Rules), describeRules(want))
+	}
+	return nil
+}
+
+// grantReader binds the bucket's generated service account, where an earlier version bound it
+// with BucketRole alone, with ReaderRole too: entries read the bucket's deferral rule back with it.
+// An account not bound on the bucket (none issued yet) is left to the issuer.
+func (s *store) grantReader(ctx context.Context, bucket string) error {
+	email := ServiceAccountID(bucket) + "@" + s.projectID + ".iam.gserviceaccount.com"
+	policy, err := s.client.Bucket(bucket).IAM().Policy(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the IAM policy of bucket %q to grant its generated service account %s: %w", bucket, ReaderRole, classify(err))
+	}
+	member := "serviceAccount:" + email
+	if !policy.HasRole(member, BucketRole) || policy.HasRole(member, ReaderRole) {
+		return nil
+	}
+	return setBucketBinding(ctx, s.client, bucket, email, true)
 }
 
 // inProject reports whether a bucket of that name exists in the credentials' project. Bucket
@@ -104,7 +121,7 @@ func (s *store) create(ctx context.Context, b objectstore.Bucket, cfg *gcpapi.Ba
 		Location:                 strings.ToUpper(b.Region),
 		UniformBucketLevelAccess: storage.UniformBucketLevelAccess{Enabled: true},
 		PublicAccessPrevention:   storage.PublicAccessPreventionEnforced,
-		Lifecycle:                desiredLifecycle(nil),
+		Lifecycle:                storage.Lifecycle{Rules: []storage.LifecycleRule{abortUploadsRule, markedRule()}},
 		Labels:                   desiredLabels(cfg),
 		SoftDeletePolicy:         &storage.SoftDeletePolicy{RetentionDuration: softDeleteDuration(cfg)},
 	}
@@ -149,9 +166,16 @@ func (s *store) converge(ctx context.Context, name string, attrs *storage.Bucket
 	}
 	if attrs.PublicAccessPrevention != storage.PublicAccessPreventionEnforced {
 		upd.PublicAccessPrevention = storage.PublicAccessPreventionEnforced
+		// Both settings live in iamConfiguration: sent together, so that a store replacing the
+		// object as a whole (the stand-in does) keeps uniform access on.
+		upd.UniformBucketLevelAccess = &storage.UniformBucketLevelAccess{Enabled: true}
 		changed = true
 	}
-	if want := desiredLifecycle(attrs.Lifecycle.Rules); !reflect.DeepEqual(attrs.Lifecycle.Rules, want.Rules) {
+	want, err := s.desiredLifecycle(ctx, name, attrs.Lifecycle.Rules, cfg.HandBack)
+	if err != nil {
+		return err
+	}
+	if !reflect.DeepEqual(attrs.Lifecycle.Rules, want.Rules) {
 		upd.Lifecycle = &want
 		changed = true
 	}

@@ -11,6 +11,7 @@ import (
 	"cloud.google.com/go/auth/httptransport"
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/option"
+	rawstorage "google.golang.org/api/storage/v1"
 
 	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -91,6 +92,23 @@ func newStorageClient(ctx context.Context, httpClient *http.Client, data map[str
 	// take over, so that one throttled object does not hold a whole reconcile.
 	client.SetRetry(storage.WithMaxAttempts(4))
 	return client, nil
+}
+
+// newRawService is the JSON API on an authorized HTTP client, at the secret's endpoint.
+func newRawService(ctx context.Context, httpClient *http.Client, data map[string][]byte) (*rawstorage.Service, error) {
+	endpoint, err := storageEndpoint(data[KeyStorageAPIEndpoint])
+	if err != nil {
+		return nil, err
+	}
+	opts := []option.ClientOption{option.WithHTTPClient(httpClient)}
+	if endpoint != "" {
+		opts = append(opts, option.WithEndpoint(endpoint))
+	}
+	svc, err := rawstorage.NewService(ctx, opts...)
+	if err != nil {
+		return nil, objectstore.Invalidf("building the storage JSON API client: %v", err)
+	}
+	return svc, nil
 }
 
 func serviceAccountCredentials(raw []byte, client *http.Client, scope string) (*auth.Credentials, string, error) {

@@ -2,16 +2,17 @@ package gcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
+	rawstorage "google.golang.org/api/storage/v1"
 
 	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -19,12 +20,28 @@ import (
 
 // Deferred deletion on GCS.
 //
-// Live generations under the deferred prefix are marked with a custom time; the noncurrent ones
-// cannot be (fake-gcs-server patches the live object whatever generation is named, and the
-// deletion must not rest on what no stand-in here can show), so a second rule takes the
-// generations under the prefix that were noncurrent before the day after the deferral. Each rule
-// names the prefix in matchesPrefix, so it reaches only the deferred entry: two rules per entry at
-// most (one without noncurrent generations), GCS allowing 100 per bucket.
+// A deferral touches only the generations it marked: DeferDeletion sets the custom time of every
+// generation under the entry's prefix (live ones, and noncurrent ones by their generation), and
+// one bucket-wide lifecycle rule, {Delete if daysSinceCustomTime 1} (markedRule), deletes a marked
+// generation a day after its mark, never before its retention allows. A generation written later
+// under the same prefix carries no custom time and is outside the rule. The rule is exactly the
+// one gardener-extension-provider-gcp v1.54.1 puts on its buckets and marks for
+// (pkg/controller/backupbucket/actuator.go L111-127, pkg/gcp/client/storage.go L131-136), so that
+// marks of either reach the same rule: in a bucket of ours, a custom time is the deletion mark.
+//
+// The rule belongs to the bucket: EnsureBucket (the BackupBucket's reconcile, with the operator's
+// credentials) puts it in place and keeps it, and an entry only marks and reads the rule back
+// (writing it only when it is missing and its credentials may: a bucket not reconciled since this
+// design). Generated credentials may mark (roles/storage.objectAdmin) and read the bucket's
+// metadata (roles/storage.legacyBucketReader, see issuer.go), so an entry completes its deferral
+// with its own credentials, also on a seed that has no BackupBucket of its bucket (the source-
+// entry of a migration).
+//
+// A store that does not mark a noncurrent generation by its generation (fake-gcs-server patches
+// the live one whatever generation is named) gets, for that prefix only, the rule of earlier
+// versions: {Delete if isLive false, noncurrentTimeBefore <tomorrow>, matchesPrefix <prefix>},
+// written by the entry where its credentials may, kept by the bucket's reconcile while it covers
+// a generation and dropped once it covers none.
 const (
 	// maxLifecycleRules is how many lifecycle rules GCS allows on one bucket.
 	maxLifecycleRules = 100
@@ -33,93 +50,58 @@ const (
 	maxRuleWrites = 8
 )
 
-// markedRule deletes the generations under prefix that DeferDeletion marked with a custom time, a
-// day after marking and never before their retention allows. An empty prefix is the whole bucket
-// (bucket deletion).
-func markedRule(prefix string) storage.LifecycleRule {
+// markedRule deletes the generations marked with a custom time, a day after marking and never
+// before their retention allows: the bucket-wide rule of every bucket of ours, and
+// provider-gcp's only rule.
+func markedRule() storage.LifecycleRule {
 	return storage.LifecycleRule{
 		Action:    storage.LifecycleAction{Type: storage.DeleteAction},
-		Condition: storage.LifecycleCondition{DaysSinceCustomTime: 1, MatchesPrefix: prefixCondition(prefix)},
+		Condition: storage.LifecycleCondition{DaysSinceCustomTime: 1},
 	}
 }
 
-// noncurrentRule deletes the generations under prefix that became noncurrent before the date
-// before (midnight UTC), once their retention allows.
-func noncurrentRule(prefix string, before time.Time) storage.LifecycleRule {
-	return storage.LifecycleRule{
-		Action: storage.LifecycleAction{Type: storage.DeleteAction},
-		Condition: storage.LifecycleCondition{Liveness: storage.Archived, NoncurrentTimeBefore: before,
-			MatchesPrefix: prefixCondition(prefix)},
-	}
+// ForbiddenReadError reports credentials that may not read the bucket's metadata
+// (storage.buckets.get), so that the deferral rule cannot be verified. It matches
+// objectstore.ErrForbidden.
+type ForbiddenReadError struct {
+	Bucket string
+	Cause  error
 }
 
-func prefixCondition(prefix string) []string {
-	if prefix == "" {
-		return nil
-	}
-	return []string{prefix}
+func (e *ForbiddenReadError) Error() string {
+	return fmt.Sprintf("bucket %q: these credentials may not read the bucket's lifecycle (storage.buckets.get), so the deferred-deletion rule cannot be verified (%v); generated credentials are granted %s on their bucket by the BackupBucket's reconcile: reconcile the BackupBucket %q on its seed (annotation gardener.cloud/operation=reconcile), or grant the entry's service account %s on the bucket",
+		e.Bucket, e.Cause, ReaderRole, e.Bucket, ReaderRole)
 }
 
-// deferralOf recognises a rule of ours exactly: one of the two shapes above and nothing else,
-// for one prefix ending in "/" (or the whole bucket). It returns the prefix the rule covers.
-func deferralOf(r storage.LifecycleRule) (string, bool) {
-	prefix := ""
-	switch len(r.Condition.MatchesPrefix) {
-	case 0:
-	case 1:
-		prefix = r.Condition.MatchesPrefix[0]
-		if !strings.HasSuffix(prefix, "/") || len(prefix) < 2 {
-			return "", false
-		}
-	default:
-		return "", false
-	}
-	if reflect.DeepEqual(r, markedRule(prefix)) {
-		return prefix, true
-	}
-	if !r.Condition.NoncurrentTimeBefore.IsZero() && reflect.DeepEqual(r, noncurrentRule(prefix, r.Condition.NoncurrentTimeBefore)) {
-		return prefix, true
-	}
-	return "", false
-}
+// Is makes errors.Is(err, objectstore.ErrForbidden) true.
+func (e *ForbiddenReadError) Is(target error) bool { return target == objectstore.ErrForbidden }
 
-// RuleLimitError reports a bucket whose lifecycle has no room for the rules of a deferral. It
-// matches objectstore.ErrUnsupported: the deletion cannot be deferred now, and the caller retries
-// it when the locks expire.
-type RuleLimitError struct {
-	Bucket, Prefix string
-	// InUse is how many rules the bucket has after dropping ours that have nothing left to delete;
-	// Needed how many more the deferral needs.
-	InUse, Needed int
-}
+// Unwrap returns the store's answer.
+func (e *ForbiddenReadError) Unwrap() error { return e.Cause }
 
-func (e *RuleLimitError) Error() string {
-	return fmt.Sprintf("bucket %q has %d of the %d lifecycle rules GCS allows; deferring the deletion under %q needs %d more, so it is retried when the retention locks expire",
-		e.Bucket, e.InUse, maxLifecycleRules, e.Prefix, e.Needed)
-}
-
-// Is makes errors.Is(err, objectstore.ErrUnsupported) true.
-func (e *RuleLimitError) Is(target error) bool { return target == objectstore.ErrUnsupported }
-
-// RuleNotKeptError reports a lifecycle update that the store acknowledged but did not keep: the
-// rule was missing when read back, and nobody else had changed the bucket meanwhile. It matches
-// objectstore.ErrUnsupported: such a store cannot defer deletions.
-type RuleNotKeptError struct {
+// RuleMissingError reports a bucket whose deferral rule is not in place and that the credentials
+// in use may not put there. It matches objectstore.ErrForbidden.
+type RuleMissingError struct {
 	Bucket string
 	Rule   string
+	Cause  error
 }
 
-func (e *RuleNotKeptError) Error() string {
-	return fmt.Sprintf("bucket %q acknowledged the lifecycle rule %s but did not keep it (read back without it); the store does not keep lifecycle rules", e.Bucket, e.Rule)
+func (e *RuleMissingError) Error() string {
+	return fmt.Sprintf("bucket %q lacks the %s, and these credentials may not write the bucket's lifecycle (%v); the rule is put in place by the BackupBucket's reconcile with the operator's credentials: reconcile the BackupBucket %q on its seed (annotation gardener.cloud/operation=reconcile)",
+		e.Bucket, e.Rule, e.Cause, e.Bucket)
 }
 
-// Is makes errors.Is(err, objectstore.ErrUnsupported) true.
-func (e *RuleNotKeptError) Is(target error) bool { return target == objectstore.ErrUnsupported }
+// Is makes errors.Is(err, objectstore.ErrForbidden) true.
+func (e *RuleMissingError) Is(target error) bool { return target == objectstore.ErrForbidden }
 
-// DeferDeletion implements objectstore.Store: it marks the live generations under prefix with a
-// custom time (where none is set yet, so an interrupted deferral resumes; custom time can only
-// move forward), then puts the rules of the prefix on the bucket and reads them back. Rules of
-// others are kept as they are. It returns the rules as the operator finds them in the console.
+// Unwrap returns the store's answer to the write.
+func (e *RuleMissingError) Unwrap() error { return e.Cause }
+
+// DeferDeletion implements objectstore.Store: it checks that the bucket-wide rule is in place
+// (writing it only where it is missing and these credentials may), marks every generation under
+// prefix that has no custom time yet (so an interrupted deferral resumes; a custom time can only
+// move forward), and reads the rule back once more: only then is the deferral reported.
 func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
 	if err := gcpapi.ValidateBucketName(bucket); err != nil {
 		return objectstore.Deferral{}, err
@@ -127,36 +109,73 @@ func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objec
 	if prefix != "" && (!strings.HasSuffix(prefix, "/") || len(prefix) < 2) {
 		return objectstore.Deferral{}, objectstore.Invalidf("deferral prefix %q must end with '/'", prefix)
 	}
-	noncurrent, err := s.markLive(ctx, bucket, prefix)
+	lc, err := s.ensureMarkedRule(ctx, bucket)
 	if err != nil {
 		return objectstore.Deferral{}, err
 	}
-	want := []storage.LifecycleRule{markedRule(prefix)}
-	if noncurrent {
+	unmarked, err := s.markAll(ctx, bucket, prefix, noncurrentCover(lc, prefix))
+	if err != nil {
+		return objectstore.Deferral{}, err
+	}
+	rule := fmt.Sprintf("lifecycle rule %s (every generation under %q carries a custom time)", describeRule(markedRule()), prefix)
+	if unmarked {
 		// Midnight UTC of tomorrow: every generation noncurrent now became so before it.
 		tomorrow := time.Now().UTC().AddDate(0, 0, 1)
-		want = append(want, noncurrentRule(prefix, time.Date(tomorrow.Year(), tomorrow.Month(), tomorrow.Day(), 0, 0, 0, 0, time.UTC)))
+		nc := noncurrentRule(prefix, time.Date(tomorrow.Year(), tomorrow.Month(), tomorrow.Day(), 0, 0, 0, 0, time.UTC))
+		inPlace, err := s.ensureRules(ctx, bucket, prefix, []storage.LifecycleRule{nc})
+		if errors.Is(err, objectstore.ErrForbidden) {
+			return objectstore.Deferral{}, fmt.Errorf("%w: bucket %q does not keep custom times of noncurrent generations, and these credentials may not write the lifecycle rule %s that would cover those under %q instead: %w",
+				objectstore.ErrUnsupported, bucket, describeRule(nc), prefix, err)
+		}
+		if err != nil {
+			return objectstore.Deferral{}, err
+		}
+		inPlace = slices.DeleteFunc(inPlace, func(r storage.LifecycleRule) bool { return r.Condition.NoncurrentTimeBefore.IsZero() })
+		rule = fmt.Sprintf("lifecycle rule %s (the generations under %q carry a custom time) and, for the noncurrent ones the store did not mark, %s", describeRule(markedRule()), prefix, describeRules(inPlace))
 	}
-	inPlace, err := s.ensureRules(ctx, bucket, prefix, want)
-	if errors.Is(err, objectstore.ErrForbidden) {
-		return objectstore.Deferral{}, fmt.Errorf("bucket %q: the deferral marked the live generations under %q, but these credentials may not read or write the bucket's lifecycle rules (storage.buckets.get and storage.buckets.update, which generated credentials, roles/storage.objectAdmin on the bucket, do not have: a lifecycle write could delete every backup); the operator's credentials (the BackupBucket's) complete it: %w", bucket, prefix, err)
-	}
+	// Read back after marking: a concurrent writer of the lifecycle may have dropped the rule.
+	have, err := s.readLifecycle(ctx, bucket)
 	if err != nil {
 		return objectstore.Deferral{}, err
 	}
-	return objectstore.Deferral{Rule: describeRules(inPlace)}, nil
+	if !hasMarkedRule(have) {
+		return objectstore.Deferral{}, fmt.Errorf("%w: bucket %q lost its %s while the generations under %q were marked; retried", objectstore.ErrThrottled, bucket, describeRule(markedRule()), prefix)
+	}
+	return objectstore.Deferral{Rule: rule}, nil
 }
 
-// markLive sets the custom time of every unmarked live generation under prefix and reports
-// whether the listing met noncurrent generations.
-func (s *store) markLive(ctx context.Context, bucket, prefix string) (bool, error) {
+// ensureMarkedRule reads the bucket's lifecycle and, when the bucket-wide rule is missing, adds
+// it (keeping every other rule) where these credentials may.
+func (s *store) ensureMarkedRule(ctx context.Context, bucket string) (*rawstorage.BucketLifecycle, error) {
+	have, err := s.readLifecycle(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	if hasMarkedRule(have) {
+		return have, nil
+	}
+	_, err = s.ensureRules(ctx, bucket, "", []storage.LifecycleRule{markedRule()})
+	if errors.Is(err, objectstore.ErrForbidden) {
+		return nil, &RuleMissingError{Bucket: bucket, Rule: describeRule(markedRule()), Cause: err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.readLifecycle(ctx, bucket)
+}
+
+// markAll sets the custom time of every unmarked generation under prefix (a noncurrent one that
+// became so before covered, which a noncurrent rule of the prefix deletes, needs none) and
+// reports whether a noncurrent one could not be marked by its generation (the store marked
+// another one instead).
+func (s *store) markAll(ctx context.Context, bucket, prefix string, covered time.Time) (bool, error) {
 	q := &storage.Query{Prefix: prefix, Versions: true}
 	if err := q.SetAttrSelection([]string{"Name", "Generation", "CustomTime", "Deleted"}); err != nil {
 		return false, err
 	}
 	now := time.Now().UTC()
-	noncurrent := false
-	var unmarked []objectstore.ObjectVersion
+	unmarkable := false
+	var live, noncurrent []objectstore.ObjectVersion
 	pager := iterator.NewPager(s.client.Bucket(bucket).Objects(ctx, q), s.listPageSize(), "")
 	for {
 		var attrs []*storage.ObjectAttrs
@@ -165,180 +184,146 @@ func (s *store) markLive(ctx context.Context, bucket, prefix string) (bool, erro
 			return false, classifyBucket(err)
 		}
 		for _, a := range attrs {
+			if !a.CustomTime.IsZero() {
+				continue
+			}
+			o := objectstore.ObjectVersion{Key: a.Name, Version: fmt.Sprint(a.Generation)}
 			switch {
-			case !a.Deleted.IsZero():
-				noncurrent = true
-			case a.CustomTime.IsZero():
-				unmarked = append(unmarked, objectstore.ObjectVersion{Key: a.Name, Version: fmt.Sprint(a.Generation)})
+			case a.Deleted.IsZero():
+				live = append(live, o)
+			case !a.Deleted.Before(covered):
+				noncurrent = append(noncurrent, o)
 			}
 		}
-		if err := s.mark(ctx, bucket, unmarked, now); err != nil {
+		if err := s.mark(ctx, bucket, live, now, nil); err != nil {
 			return false, err
 		}
-		unmarked = unmarked[:0]
+		if err := s.mark(ctx, bucket, noncurrent, now, &unmarkable); err != nil {
+			return false, err
+		}
+		live, noncurrent = live[:0], noncurrent[:0]
 		if next == "" {
-			return noncurrent, nil
+			return unmarkable, nil
 		}
 	}
 }
 
-// mark sets the custom time of the listed generations; one that is gone meanwhile needs none.
-func (s *store) mark(ctx context.Context, bucket string, objects []objectstore.ObjectVersion, at time.Time) error {
+// mark sets the custom time of the listed generations. A live one that is gone meanwhile needs
+// none. With unmarkable set (noncurrent generations), a patch that the store applied to another
+// generation than the one named, or answered as not found, sets *unmarkable instead of failing:
+// the caller covers those generations otherwise.
+func (s *store) mark(ctx context.Context, bucket string, objects []objectstore.ObjectVersion, at time.Time, unmarkable *bool) error {
+	var missed atomic.Bool
 	failed := objectstore.ForEachObject(ctx, objects, deferParallelism, func(ctx context.Context, o objectstore.ObjectVersion) error {
 		h, err := s.object(bucket, o)
 		if err != nil {
 			return err
 		}
-		_, err = h.Update(ctx, storage.ObjectAttrsToUpdate{CustomTime: at})
-		if err = classify(err); errors.Is(err, objectstore.ErrNotFound) {
+		got, err := h.Update(ctx, storage.ObjectAttrsToUpdate{CustomTime: at})
+		err = classify(err)
+		switch {
+		case errors.Is(err, objectstore.ErrNotFound):
+			if unmarkable != nil {
+				missed.Store(true)
+			}
 			return nil
+		case err != nil:
+			return err
+		case unmarkable != nil && (fmt.Sprint(got.Generation) != o.Version || got.CustomTime.IsZero()):
+			missed.Store(true)
 		}
-		return err
+		return nil
 	})
 	if len(failed) > 0 {
 		return fmt.Errorf("marking %d objects for deferred deletion, first %q: %w", len(failed), failed[0].Object.Key, failed[0].Err)
 	}
+	if unmarkable != nil && missed.Load() {
+		*unmarkable = true
+	}
 	return nil
 }
 
-// ensureRules puts want on the bucket's lifecycle, keeping every other rule as it is, and returns
-// the rules of ours for prefix once a read shows them covering want. A rule of ours for the same prefix with an earlier noncurrent
-// date is replaced (ours, and the new one is the later); when the lifecycle is full, rules of
-// ours whose prefix holds nothing any more are dropped first.
-func (s *store) ensureRules(ctx context.Context, bucket, prefix string, want []storage.LifecycleRule) ([]storage.LifecycleRule, error) {
-	h := s.client.Bucket(bucket)
-	var wrote int64 // the metageneration our last write produced
-	for range maxRuleWrites {
-		attrs, err := h.Attrs(ctx)
+// readLifecycle reads the bucket's lifecycle rules with storage.buckets.get alone (no ACLs, so
+// roles/storage.legacyBucketReader suffices).
+func (s *store) readLifecycle(ctx context.Context, bucket string) (*rawstorage.BucketLifecycle, error) {
+	b, err := s.raw.Buckets.Get(bucket).Projection("noAcl").Fields("lifecycle", "metageneration").Context(ctx).Do()
+	if err != nil {
+		err = classify(err)
+		if errors.Is(err, objectstore.ErrForbidden) {
+			return nil, &ForbiddenReadError{Bucket: bucket, Cause: err}
+		}
+		return nil, fmt.Errorf("reading the lifecycle of bucket %q: %w", bucket, err)
+	}
+	return b.Lifecycle, nil
+}
+
+// markedRuleJSON is markedRule as the JSON API has it, nothing else in it.
+const markedRuleJSON = `{"action":{"type":"Delete"},"condition":{"daysSinceCustomTime":1}}`
+
+// noncurrentCover is the latest noncurrentTimeBefore of the noncurrent rules of ours for prefix
+// in the lifecycle read (zero: none).
+func noncurrentCover(lc *rawstorage.BucketLifecycle, prefix string) time.Time {
+	var latest time.Time
+	if lc == nil {
+		return latest
+	}
+	for _, r := range lc.Rule {
+		if r == nil || r.Action == nil || r.Condition == nil || r.Condition.IsLive == nil || r.Condition.NoncurrentTimeBefore == "" {
+			continue
+		}
+		before, err := time.Parse(time.DateOnly, r.Condition.NoncurrentTimeBefore)
 		if err != nil {
-			return nil, classify(err)
-		}
-		rules, missing := planRules(attrs.Lifecycle.Rules, prefix, want)
-		if missing == 0 {
-			return slices.DeleteFunc(rules, func(r storage.LifecycleRule) bool { p, ours := deferralOf(r); return !ours || p != prefix }), nil
-		}
-		if wrote != 0 && attrs.MetaGeneration == wrote {
-			// Nobody changed the bucket after our write, and the rule is not there.
-			return nil, &RuleNotKeptError{Bucket: bucket, Rule: describeRules(want)}
-		}
-		if len(rules) > maxLifecycleRules {
-			if rules, err = s.dropSpent(ctx, bucket, prefix, rules); err != nil {
-				return nil, err
-			}
-			if len(rules) > maxLifecycleRules {
-				return nil, &RuleLimitError{Bucket: bucket, Prefix: prefix, InUse: len(rules) - missing, Needed: missing}
-			}
-		}
-		lc := storage.Lifecycle{Rules: rules}
-		updated, err := h.If(storage.BucketConditions{MetagenerationMatch: attrs.MetaGeneration}).Update(ctx, storage.BucketAttrsToUpdate{Lifecycle: &lc})
-		if statusOf(err) == http.StatusPreconditionFailed {
-			wrote = 0
-			continue // somebody else changed the bucket: read again
-		}
-		if err != nil {
-			return nil, fmt.Errorf("writing the deferred-deletion lifecycle rule of bucket %q: %w", bucket, classify(err))
-		}
-		wrote = updated.MetaGeneration
-	}
-	return nil, fmt.Errorf("%w: the lifecycle of bucket %q kept changing while the deferred-deletion rule was written", objectstore.ErrThrottled, bucket)
-}
-
-// planRules returns the lifecycle with want added and how many rules of want were missing. Rules
-// of others are kept untouched and in place; of ours, only a noncurrent rule of the same prefix
-// with an earlier date is replaced.
-func planRules(have []storage.LifecycleRule, prefix string, want []storage.LifecycleRule) ([]storage.LifecycleRule, int) {
-	out := slices.Clone(have)
-	missing := 0
-	for _, w := range want {
-		if slices.ContainsFunc(out, func(r storage.LifecycleRule) bool { return reflect.DeepEqual(r, w) }) {
 			continue
 		}
-		missing++
-		if w.Condition.NoncurrentTimeBefore.IsZero() {
-			out = append(out, w)
+		want := noncurrentRule(prefix, before)
+		b, err1 := json.Marshal(struct {
+			Action    *rawstorage.BucketLifecycleRuleAction    `json:"action"`
+			Condition *rawstorage.BucketLifecycleRuleCondition `json:"condition"`
+		}{r.Action, r.Condition})
+		w, err2 := json.Marshal(map[string]any{"action": map[string]string{"type": "Delete"}, "condition": noncurrentJSON(want)})
+		if err1 == nil && err2 == nil && canonicalJSON(b) == canonicalJSON(w) && before.After(latest) {
+			latest = before
+		}
+	}
+	return latest
+}
+
+// noncurrentJSON is the condition of a noncurrent rule as the JSON API has it.
+func noncurrentJSON(r storage.LifecycleRule) map[string]any {
+	c := map[string]any{"isLive": false, "noncurrentTimeBefore": r.Condition.NoncurrentTimeBefore.Format(time.DateOnly)}
+	if len(r.Condition.MatchesPrefix) > 0 {
+		c["matchesPrefix"] = r.Condition.MatchesPrefix
+	}
+	return c
+}
+
+// canonicalJSON re-encodes a JSON document with sorted keys ("" if it is not JSON).
+func canonicalJSON(b []byte) string {
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return ""
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
+}
+
+// hasMarkedRule reports whether the lifecycle read has markedRule, exactly: no other condition
+// narrows it.
+func hasMarkedRule(lc *rawstorage.BucketLifecycle) bool {
+	if lc == nil {
+		return false
+	}
+	for _, r := range lc.Rule {
+		if r == nil || r.Action == nil || r.Condition == nil {
 			continue
 		}
-		replaced := false
-		for i, r := range out {
-			if p, ours := deferralOf(r); ours && p == prefix && !r.Condition.NoncurrentTimeBefore.IsZero() {
-				if !r.Condition.NoncurrentTimeBefore.Before(w.Condition.NoncurrentTimeBefore) {
-					missing-- // ours already covers as much or more
-				} else {
-					out[i] = w
-				}
-				replaced = true
-				break
-			}
-		}
-		if !replaced {
-			out = append(out, w)
+		b, err := json.Marshal(struct {
+			Action    *rawstorage.BucketLifecycleRuleAction    `json:"action"`
+			Condition *rawstorage.BucketLifecycleRuleCondition `json:"condition"`
+		}{r.Action, r.Condition})
+		if err == nil && string(b) == markedRuleJSON {
+			return true
 		}
 	}
-	return out, missing
-}
-
-// dropSpent removes rules of ours, other than those of prefix, whose prefix holds no generation
-// any more: they have nothing left to delete.
-func (s *store) dropSpent(ctx context.Context, bucket, prefix string, rules []storage.LifecycleRule) ([]storage.LifecycleRule, error) {
-	empty := map[string]bool{}
-	out := rules[:0:0]
-	for _, r := range rules {
-		p, ours := deferralOf(r)
-		if !ours || p == prefix || p == "" {
-			out = append(out, r)
-			continue
-		}
-		if _, known := empty[p]; !known {
-			e, err := s.prefixEmpty(ctx, bucket, p)
-			if err != nil {
-				return nil, err
-			}
-			empty[p] = e
-		}
-		if !empty[p] {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
-// prefixEmpty reports whether no generation (live or noncurrent) lies under prefix.
-func (s *store) prefixEmpty(ctx context.Context, bucket, prefix string) (bool, error) {
-	q := &storage.Query{Prefix: prefix, Versions: true}
-	if err := q.SetAttrSelection([]string{"Name"}); err != nil {
-		return false, err
-	}
-	var attrs []*storage.ObjectAttrs
-	if _, err := iterator.NewPager(s.client.Bucket(bucket).Objects(ctx, q), 1, "").NextPage(&attrs); err != nil {
-		return false, classifyBucket(err)
-	}
-	return len(attrs) == 0, nil
-}
-
-// describeRules names rules as the console shows them.
-func describeRules(rules []storage.LifecycleRule) string {
-	parts := make([]string, len(rules))
-	for i, r := range rules {
-		c := r.Condition
-		var conds []string
-		if c.DaysSinceCustomTime > 0 {
-			conds = append(conds, fmt.Sprintf("daysSinceCustomTime %d", c.DaysSinceCustomTime))
-		}
-		if c.Liveness == storage.Archived {
-			conds = append(conds, "isLive false")
-		}
-		if !c.NoncurrentTimeBefore.IsZero() {
-			conds = append(conds, "noncurrentTimeBefore "+c.NoncurrentTimeBefore.Format(time.DateOnly))
-		}
-		scope := "the whole bucket"
-		if len(c.MatchesPrefix) > 0 {
-			scope = "matchesPrefix " + strings.Join(c.MatchesPrefix, ",")
-		}
-		parts[i] = fmt.Sprintf("%q", r.Action.Type+" if "+strings.Join(append(conds, scope), ", "))
-	}
-	word := "lifecycle rule "
-	if len(rules) > 1 {
-		word = "lifecycle rules "
-	}
-	return word + strings.Join(parts, " and ")
+	return false
 }

@@ -11,9 +11,9 @@ import (
 )
 
 // deferralCovers reads back, with the raw client, that every generation under prefix is taken in
-// by a delete rule of the bucket: a live generation carries a custom time and a rule deletes by
-// daysSinceCustomTime, a noncurrent one is older than a rule's noncurrentTimeBefore; either rule
-// scoped to a prefix the key starts with (or the whole bucket).
+// by a delete rule of the bucket: the generation (live or noncurrent) carries a custom time and a
+// rule deletes by daysSinceCustomTime, or a noncurrent one is older than a rule's
+// noncurrentTimeBefore; either rule scoped to a prefix the key starts with (or the whole bucket).
 func deferralCovers(client *storage.Client) func(ctx context.Context, bucket, prefix string) error {
 	return func(ctx context.Context, bucket, prefix string) error {
 		attrs, err := client.Bucket(bucket).Attrs(ctx)
@@ -39,10 +39,10 @@ func deferralCovers(client *storage.Client) func(ctx context.Context, bucket, pr
 				if !matches(r, o.Name) {
 					return false
 				}
-				if o.Deleted.IsZero() {
-					return r.Condition.DaysSinceCustomTime > 0 && !o.CustomTime.IsZero()
+				if r.Condition.DaysSinceCustomTime > 0 && !o.CustomTime.IsZero() {
+					return true
 				}
-				return r.Condition.Liveness == storage.Archived && o.Deleted.Before(r.Condition.NoncurrentTimeBefore)
+				return !o.Deleted.IsZero() && r.Condition.Liveness == storage.Archived && o.Deleted.Before(r.Condition.NoncurrentTimeBefore)
 			})
 			if !covered {
 				return fmt.Errorf("generation %d of %q (custom time %v, noncurrent since %v) is taken in by no delete rule of %v", o.Generation, o.Name, o.CustomTime, o.Deleted, attrs.Lifecycle.Rules)

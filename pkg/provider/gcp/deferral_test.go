@@ -77,8 +77,7 @@ func generations(t *testing.T, c *storage.Client, bucket, prefix string) []strin
 }
 
 // lockedEntries makes a versioned bucket with a 24h retention policy in which entryA has a
-// noncurrent and two live generations and entryB two objects, one of which somebody else gave
-// a custom time two days ago.
+// noncurrent and two live generations and entryB two objects.
 func lockedEntries(t *testing.T) (objectstore.Store, *storage.Client, string) {
 	t.Helper()
 	ctx := ctxFor(t)
@@ -95,9 +94,6 @@ func lockedEntries(t *testing.T) (objectstore.Store, *storage.Client, string) {
 		if err := s.PutObject(ctx, name, k, []byte("data of "+k)); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if _, err := c.Bucket(name).Object(entryB+"etcd-main/v2/Full-1").Update(ctx, storage.ObjectAttrsToUpdate{CustomTime: time.Now().Add(-48 * time.Hour)}); err != nil {
-		t.Fatal(err)
 	}
 	if err := ensure(t, s, name, immutable(24*time.Hour, false)); err != nil {
 		t.Fatal(err)
@@ -123,6 +119,10 @@ func deferA(t *testing.T, s objectstore.Store, bucket string) (objectstore.Defer
 	return s.DeferDeletion(ctx, bucket, prefix.String())
 }
 
+// TestDeferralCoversExactlyTheDeferredEntry: the live generations are marked and the bucket-wide
+// rule deletes them; the noncurrent one, which fake-gcs-server does not mark by its generation
+// (it patches the live one whatever generation is named), is covered by a noncurrent rule of the
+// prefix that the operator's credentials write. Rules of others are kept by the deferral.
 func TestDeferralCoversExactlyTheDeferredEntry(t *testing.T) {
 	s, c, name := lockedEntries(t)
 	foreign := []string{
@@ -131,9 +131,6 @@ func TestDeferralCoversExactlyTheDeferredEntry(t *testing.T) {
 		`{"action":{"type":"SetStorageClass","storageClass":"COLDLINE"},"condition":{"age":365}}`,
 	}
 	setRules(name, append(slices.Clone(rules(t, name)), foreign...)...)
-	for i := range foreign {
-		foreign[i] = canonical(foreign[i])
-	}
 	before := rules(t, name)
 	entryBBefore := generations(t, c, name, entryB)
 
@@ -147,16 +144,12 @@ func TestDeferralCoversExactlyTheDeferredEntry(t *testing.T) {
 	}
 	tomorrow := time.Now().UTC().AddDate(0, 0, 1).Format(time.DateOnly)
 	want := []string{
-		`{"action":{"type":"Delete"},"condition":{"daysSinceCustomTime":1,"matchesPrefix":["shoot--a--b--1/"]}}`,
-		`{"action":{"type":"Delete"},"condition":{"isLive":false,"matchesPrefix":["shoot--a--b--1/"],"noncurrentTimeBefore":"` + tomorrow + `"}}`,
-	}
-	for i := range want {
-		want[i] = canonical(want[i])
+		canonical(`{"action":{"type":"Delete"},"condition":{"isLive":false,"matchesPrefix":["shoot--a--b--1/"],"noncurrentTimeBefore":"` + tomorrow + `"}}`),
 	}
 	if added := after[len(before):]; !slices.Equal(added, want) {
-		t.Fatalf("added rules %v; want exactly the entry's two\n%v", added, want)
+		t.Fatalf("added rules %v; want exactly the entry's noncurrent rule\n%v", added, want)
 	}
-	if !strings.Contains(d.Rule, "matchesPrefix "+entryA) || !strings.Contains(d.Rule, "isLive false") {
+	if !strings.Contains(d.Rule, "daysSinceCustomTime 1") || !strings.Contains(d.Rule, "matchesPrefix "+entryA) || !strings.Contains(d.Rule, "isLive false") {
 		t.Fatalf("Deferral.Rule %q does not name the rules", d.Rule)
 	}
 
@@ -169,15 +162,66 @@ func TestDeferralCoversExactlyTheDeferredEntry(t *testing.T) {
 		t.Fatalf("the rules left generations of the deferred entry: %v (deleted %v)", left, deleted)
 	}
 	if got := generations(t, c, name, entryB); !slices.Equal(got, entryBBefore) {
-		t.Fatalf("the other entry changed: %v; want %v (its object with somebody else's custom time included)", got, entryBBefore)
+		t.Fatalf("the other entry changed: %v; want %v", got, entryBBefore)
 	}
 
-	// A reconcile of the bucket keeps the rules of the deferral (and removes the foreign ones).
+	// A reconcile of the bucket removes the foreign rules and drops the noncurrent rule, which
+	// covers nothing any more.
 	if err := ensure(t, s, name, immutable(24*time.Hour, false)); err != nil {
 		t.Fatal(err)
 	}
-	if got := rules(t, name); !slices.Equal(got[1:], want) {
-		t.Fatalf("after a reconcile the rules are %v; want the abort rule and the deferral's %v", got, want)
+	if got := rules(t, name); !slices.Equal(got, ownRules) {
+		t.Fatalf("after a reconcile the rules are %v; want %v", got, ownRules)
+	}
+}
+
+// ownRules are the lifecycle rules of a bucket of ours with no noncurrent rule.
+var ownRules = []string{
+	canonical(`{"action":{"type":"AbortIncompleteMultipartUpload"},"condition":{"age":7}}`),
+	canonical(`{"action":{"type":"Delete"},"condition":{"daysSinceCustomTime":1}}`),
+}
+
+// TestNoncurrentRuleIsKeptWhileItCoversSomething: the bucket's reconcile keeps a noncurrent rule of
+// a deferral while a generation it alone covers is left.
+func TestNoncurrentRuleIsKeptWhileItCoversSomething(t *testing.T) {
+	s, _, name := lockedEntries(t)
+	if _, err := deferA(t, s, name); err != nil {
+		t.Fatal(err)
+	}
+	with := rules(t, name)
+	if len(with) != 3 {
+		t.Fatalf("rules %v; want ours and the entry's noncurrent rule", with)
+	}
+	if err := ensure(t, s, name, immutable(24*time.Hour, false)); err != nil {
+		t.Fatal(err)
+	}
+	if got := rules(t, name); !slices.Equal(got, with) {
+		t.Fatalf("after a reconcile %v; want %v kept", got, with)
+	}
+}
+
+// TestOldPerPrefixRulesAreDropped: the per-prefix rules of earlier versions give way on the
+// bucket's reconcile: the custom-time one (the bucket-wide rule covers what it covers) at once,
+// the noncurrent one once nothing it alone covers is left.
+func TestOldPerPrefixRulesAreDropped(t *testing.T) {
+	s := newStore(t, gcs.SecretData())
+	name := newBucketName()
+	if err := ensure(t, s, name, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutObject(ctxFor(t), name, entryA+"live", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	setRules(name,
+		`{"action":{"type":"AbortIncompleteMultipartUpload"},"condition":{"age":7}}`,
+		`{"action":{"type":"Delete"},"condition":{"daysSinceCustomTime":1,"matchesPrefix":["`+entryA+`"]}}`,
+		`{"action":{"type":"Delete"},"condition":{"isLive":false,"matchesPrefix":["`+entryB+`"],"noncurrentTimeBefore":"2026-01-01"}}`,
+	)
+	if err := ensure(t, s, name, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := rules(t, name); !slices.Equal(got, ownRules) {
+		t.Fatalf("after a reconcile %v; want %v", got, ownRules)
 	}
 }
 
@@ -217,6 +261,8 @@ func TestDeferralReadsItsRuleBack(t *testing.T) {
 	}
 }
 
+// TestConcurrentDeferralsKeepEachOthersRules: on a bucket whose rule is missing (not reconciled
+// since this design), concurrent deferrals with the operator's credentials put it there once.
 func TestConcurrentDeferralsKeepEachOthersRules(t *testing.T) {
 	ctx := ctxFor(t)
 	s := newStore(t, gcs.SecretData())
@@ -224,6 +270,7 @@ func TestConcurrentDeferralsKeepEachOthersRules(t *testing.T) {
 	if err := ensure(t, s, name, nil); err != nil {
 		t.Fatal(err)
 	}
+	setRules(name, ownRules[0])
 	var wg sync.WaitGroup
 	errs := make([]error, 6)
 	for i := range errs {
@@ -233,56 +280,42 @@ func TestConcurrentDeferralsKeepEachOthersRules(t *testing.T) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
-	got := strings.Join(rules(t, name), "\n")
-	for i := range errs {
-		if !strings.Contains(got, fmt.Sprintf(`"matchesPrefix":["shoot--a--b--%d/"]`, i)) {
-			t.Fatalf("the rule of entry %d is missing:\n%s", i, got)
-		}
+	if got := rules(t, name); !slices.Equal(got, ownRules) {
+		t.Fatalf("rules %v; want %v", got, ownRules)
 	}
 }
 
 func TestDeferralBeyondTheRuleLimit(t *testing.T) {
 	ctx := ctxFor(t)
 	s, _, name := lockedEntries(t)
-	// The abort rule and somebody else's 97: room for two more.
+	// Ours (2) and somebody else's 98: no room for entry A's noncurrent rule.
 	filler := rules(t, name)
-	for i := range 97 {
+	for i := range 98 {
 		filler = append(filler, canonical(fmt.Sprintf(`{"action":{"type":"Delete"},"condition":{"age":%d,"matchesPrefix":["other-%d/"]}}`, 1000+i, i)))
 	}
 	setRules(name, filler...)
-	// Entry B has no noncurrent generation: one rule, the 99th.
-	if _, err := s.DeferDeletion(ctx, name, entryB); err != nil {
-		t.Fatal(err)
-	}
-	withB := rules(t, name)
-	if len(withB) != 99 {
-		t.Fatalf("%d rules after deferring entry B; want 99", len(withB))
-	}
-	// Entry A has a noncurrent generation and needs two: no room while entry B holds objects.
 	_, err := deferA(t, s, name)
 	var limit *gcpprovider.RuleLimitError
-	if !errors.As(err, &limit) || !errors.Is(err, objectstore.ErrUnsupported) || limit.Needed != 2 || limit.InUse != 99 {
-		t.Fatalf("DeferDeletion without room: %v; want a RuleLimitError (ErrUnsupported) for 2 rules with 99 in use", err)
+	if !errors.As(err, &limit) || !errors.Is(err, objectstore.ErrUnsupported) || limit.Needed != 1 || limit.InUse != 100 {
+		t.Fatalf("DeferDeletion without room: %v; want a RuleLimitError (ErrUnsupported) for 1 rule with 100 in use", err)
 	}
-	if got := rules(t, name); !slices.Equal(got, withB) {
+	if got := rules(t, name); !slices.Equal(got, filler) {
 		t.Fatal("a refused deferral changed the lifecycle")
 	}
 
-	// Once nothing is left under entry B, its rule is spent and gives way; nobody else's does.
-	gcs.SetBucketField(name, "retentionPolicy", nil, false)
-	prefixB, _ := objectstore.EntryPrefix(strings.TrimSuffix(entryB, "/"))
-	if res, err := objectstore.DeletePrefix(ctx, s, name, prefixB, objectstore.DeleteOptions{}); err != nil || !res.Done {
-		t.Fatalf("DeletePrefix(B) = %+v, %v", res, err)
-	}
+	// A spent noncurrent rule of ours (its prefix holds nothing) gives way; nobody else's does.
+	spent := canonical(`{"action":{"type":"Delete"},"condition":{"isLive":false,"matchesPrefix":["shoot--gone--x--1/"],"noncurrentTimeBefore":"2026-01-01"}}`)
+	filler = append(filler[:len(filler)-1], spent)
+	setRules(name, filler...)
 	if _, err := s.DeferDeletion(ctx, name, entryA); err != nil {
-		t.Fatalf("DeferDeletion after entry B's rule was spent: %v", err)
+		t.Fatalf("DeferDeletion with a spent rule to drop: %v", err)
 	}
 	got := rules(t, name)
-	if len(got) != 100 || !slices.Equal(got[:len(filler)], filler) {
-		t.Fatalf("%d rules; want the 98 that were there before, unchanged, and entry A's two", len(got))
+	if len(got) != 100 || !slices.Equal(got[:len(filler)-1], filler[:len(filler)-1]) {
+		t.Fatalf("%d rules; want the 99 that were there before, unchanged, and entry A's", len(got))
 	}
-	if all := strings.Join(got, "\n"); strings.Contains(all, entryB) || strings.Count(all, `"matchesPrefix":["`+entryA+`"]`) != 2 {
-		t.Fatalf("rules %v; want entry B's spent rule replaced by entry A's two", got[len(filler):])
+	if all := strings.Join(got, "\n"); strings.Contains(all, "shoot--gone") || strings.Count(all, `"matchesPrefix":["`+entryA+`"]`) != 1 {
+		t.Fatalf("rules %v; want the spent rule replaced by entry A's", got[len(filler)-1:])
 	}
 }
 

@@ -20,8 +20,10 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
-// iamIssuer issues bucket-scoped credentials that are keys of one service account per bucket, bound with roles/storage.objectAdmin on that bucket only: what etcd-backup-restore and
-// the entry controller do there, and nothing in the project or in another bucket. The account
+// iamIssuer issues bucket-scoped credentials that are keys of one service account per bucket, bound
+// with roles/storage.objectAdmin and roles/storage.legacyBucketReader on that bucket only: what
+// etcd-backup-restore and the entry controller do there (the latter reads the bucket's deferral
+// rule back), and nothing in the project or in another bucket. The account
 // holds the published key and, during the grace period, the previous one.
 type iamIssuer struct {
 	client    *storage.Client // with the cloud-platform scope, for the buckets' IAM policies
@@ -54,8 +56,16 @@ func (p *Provider) newIAMIssuer(ctx context.Context, creds provider.Credentials)
 	return &iamIssuer{client: client, projectID: projectID, iam: svc, endpoint: creds.Data[KeyStorageAPIEndpoint]}, nil
 }
 
-// BucketRole is the role a bucket's service account has on its bucket.
+// BucketRole is the role a bucket's service account has on its bucket's objects.
 const BucketRole = "roles/storage.objectAdmin"
+
+// ReaderRole is the role a bucket's service account has besides BucketRole: storage.buckets.get
+// and storage.objects.list on its bucket, so that an entry reads back the bucket's deferral rule
+// (see deferral.go). It grants no write of the bucket and no read of its IAM policy.
+const ReaderRole = "roles/storage.legacyBucketReader"
+
+// bucketRoles are the roles a bucket's service account is bound with on its bucket.
+var bucketRoles = []string{BucketRole, ReaderRole}
 
 // ServiceAccountID is the account ID of bucket's service account: GCP allows 6 to 30
 // characters, fewer than a bucket name has, so it is derived from a hash of the name.
@@ -96,22 +106,35 @@ func (s *iamIssuer) ensureAccount(ctx context.Context, bucket string) (string, e
 	return sa.Email, nil
 }
 
-// setBinding binds (or, with bind false, unbinds) the account on the bucket; the policy's etag
-// guards against a concurrent change, which fails the pass to be retried.
+// setBinding binds (or, with bind false, unbinds) the account on the bucket with bucketRoles; the
+// policy's etag guards against a concurrent change, which fails the pass to be retried.
 func (s *iamIssuer) setBinding(ctx context.Context, bucket, email string, bind bool) error {
-	handle := s.client.Bucket(bucket).IAM()
+	return setBucketBinding(ctx, s.client, bucket, email, bind)
+}
+
+// setBucketBinding binds (or unbinds) email on bucket with bucketRoles, writing the policy only
+// when a binding differs.
+func setBucketBinding(ctx context.Context, client *storage.Client, bucket, email string, bind bool) error {
+	handle := client.Bucket(bucket).IAM()
 	policy, err := handle.Policy(ctx)
 	if err != nil {
 		return fmt.Errorf("reading the IAM policy of bucket %q: %w", bucket, classify(err))
 	}
 	member := "serviceAccount:" + email
-	if policy.HasRole(member, gcsiam.RoleName(BucketRole)) == bind {
-		return nil
+	changed := false
+	for _, role := range bucketRoles {
+		if policy.HasRole(member, gcsiam.RoleName(role)) == bind {
+			continue
+		}
+		changed = true
+		if bind {
+			policy.Add(member, gcsiam.RoleName(role))
+		} else {
+			policy.Remove(member, gcsiam.RoleName(role))
+		}
 	}
-	if bind {
-		policy.Add(member, gcsiam.RoleName(BucketRole))
-	} else {
-		policy.Remove(member, gcsiam.RoleName(BucketRole))
+	if !changed {
+		return nil
 	}
 	if err := handle.SetPolicy(ctx, policy); err != nil {
 		return fmt.Errorf("setting the IAM policy of bucket %q: %w", bucket, classify(err))
@@ -218,5 +241,5 @@ func (s *iamIssuer) HeldIn(context.Context, string, map[string][]byte) ([]string
 
 // CredentialReach implements objectstore.CredentialIssuer.
 func (s *iamIssuer) CredentialReach(bucket string) string {
-	return fmt.Sprintf("a key of a service account of its own, bound with %s on bucket %q only; GCS checks it on every request, rewrites and composes included, so it reaches no other bucket", BucketRole, bucket)
+	return fmt.Sprintf("a key of a service account of its own, bound with %s and %s on bucket %q only; GCS checks it on every request, rewrites and composes included, so it reaches no other bucket", BucketRole, ReaderRole, bucket)
 }

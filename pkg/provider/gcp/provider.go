@@ -40,11 +40,19 @@ var _ provider.Provider = (*Provider)(nil)
 // the defaults).
 func (p *Provider) NewStore(ctx context.Context, creds provider.Credentials, cfg config.Bucket) (objectstore.Store, error) {
 	c, _ := cfg.(*gcpapi.BackupBucketConfig)
-	client, projectID, err := p.NewClient(ctx, creds)
+	httpClient, projectID, err := p.authorizedClient(creds, storageScope)
 	if err != nil {
 		return nil, err
 	}
-	return &store{client: client, projectID: projectID, pageSize: p.ListPageSize, cfg: c}, nil
+	client, err := newStorageClient(ctx, httpClient, creds.Data)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := newRawService(ctx, httpClient, creds.Data)
+	if err != nil {
+		return nil, err
+	}
+	return &store{client: client, raw: raw, projectID: projectID, pageSize: p.ListPageSize, cfg: c}, nil
 }
 
 // NewIssuer implements provider.Provider. GCP has one issuer, the per-bucket service account's

@@ -11,6 +11,7 @@ import (
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
+	rawstorage "google.golang.org/api/storage/v1"
 
 	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -31,7 +32,10 @@ const (
 
 // store is one GCS client for one request.
 type store struct {
-	client    *storage.Client
+	client *storage.Client
+	// raw is the JSON API on the same authorized client, for the bucket read that needs no more
+	// than storage.buckets.get (the SDK's reads ask for ACLs too).
+	raw       *rawstorage.Service
 	projectID string
 	// pageSize is the listing page size (0: maxListPageSize).
 	pageSize int
