@@ -11,11 +11,6 @@ import (
 
 const awsConfigHead = `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","disabledSettings":["PublicAccessBlock","MultipartAbortLifecycle"]`
 
-// s3 is how etcd-druid runs the sidecar for an aws entry: AWS_APPLICATION_CREDENTIALS at the
-// mounted secret. MinIO needs no flag: the sidecar (v0.43.0) reads the endpoint from the
-// secret's "endpoint" key.
-var s3 = stack.Consumer{StorageProvider: "S3", CredentialsEnv: "AWS_APPLICATION_CREDENTIALS"}
-
 // The keys etcd-backup-restore's S3 store reads (s3_snapstore.go, readAWSCredentialFromDir).
 var s3Keys = []string{"region", "accessKeyID", "secretAccessKey", "endpoint", "s3ForcePathStyle", "bucketName"}
 
@@ -45,7 +40,7 @@ func TestAWS(t *testing.T) {
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
-			run(t, env, s3, m)
+			run(t, env, stack.S3Consumer, m)
 		})
 	}
 }

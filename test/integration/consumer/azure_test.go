@@ -10,16 +10,6 @@ import (
 
 const azureConfigHead = `{"apiVersion":"azure.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig"`
 
-// abs is how etcd-druid runs the sidecar for an azure entry: AZURE_APPLICATION_CREDENTIALS at the
-// mounted secret, and here --store-endpoint-override, which etcd-druid sets from the Etcd
-// resource's spec.backup.store.endpointOverride: the sidecar builds
-// https://<storageAccount>.<domain>/ from the secret, which cannot reach Azurite (plain HTTP, the
-// account in the path).
-func abs(azurite *stack.Azurite, account string) stack.Consumer {
-	return stack.Consumer{StorageProvider: "ABS", CredentialsEnv: "AZURE_APPLICATION_CREDENTIALS",
-		Flags: []string{"--store-endpoint-override=http://" + azurite.Host + "/" + account}}
-}
-
 // The keys etcd-backup-restore's ABS store reads (abs_snapstore.go, readABSCredentialFiles):
 // storageAccount, storageKey and domain; bucketName is gardener's.
 var absKeys = []string{"storageAccount", "storageKey", "domain", "bucketName"}
@@ -53,7 +43,7 @@ func TestAzure(t *testing.T) {
 			config: azureConfigHead + `,"rotation":{"gracePeriod":"15s"}}`, generated: true, keys: absKeys}, stack.StandInAccount},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			run(t, env, abs(azurite, c.account), c.mode)
+			run(t, env, stack.ABSConsumer(azurite, c.account), c.mode)
 		})
 	}
 }

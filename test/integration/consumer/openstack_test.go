@@ -20,11 +20,6 @@ import (
 
 const osConfigHead = `{"apiVersion":"openstack.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig"`
 
-// swift is how etcd-druid runs the sidecar for an openstack entry: OPENSTACK_APPLICATION_CREDENTIALS
-// at the mounted secret. Nothing else: the sidecar reads Keystone's URL from the secret and takes
-// the object-store endpoint from the catalog.
-var swift = stack.Consumer{StorageProvider: "Swift", CredentialsEnv: "OPENSTACK_APPLICATION_CREDENTIALS"}
-
 // The keys etcd-backup-restore's Swift store reads (swift_snapstore.go, readSwiftCredentialDir and
 // isSwiftConfigCorrect): password credentials or application credentials, never both.
 var (
@@ -65,7 +60,7 @@ func TestOpenStack(t *testing.T) {
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
-			run(t, env, swift, m)
+			run(t, env, stack.SwiftConsumer, m)
 		})
 	}
 

@@ -26,9 +26,6 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
-// s3Sidecar is how etcd-druid runs etcd-backup-restore for an aws entry (see the consumer test).
-var s3Sidecar = stack.Consumer{StorageProvider: "S3", CredentialsEnv: "AWS_APPLICATION_CREDENTIALS"}
-
 // TestBucketAndEntryLifecycle is scenarios a-c: a core BackupBucket with generated credentials
 // and a core BackupEntry, driven by gardenlet's controllers through the binary to MinIO; the
 // etcd-backup secret proven by the real etcd-backup-restore; then gardenlet's deletion flows.
@@ -198,7 +195,7 @@ func TestBucketAndEntryLifecycle(t *testing.T) {
 // it, against a real etcd until its first full snapshot is in the store under "<entry>/etcd-main/".
 func snapshotOnce(t *testing.T, etcdBackup map[string][]byte, bucket, entry string) {
 	t.Helper()
-	snapshotWith(t, fw.StoreFor, s3Sidecar, etcdBackup, bucket, entry)
+	snapshotWith(t, fw.StoreFor, stack.S3Consumer, etcdBackup, bucket, entry)
 }
 
 // snapshotWith is snapshotOnce for any provider: storeFor its stores, consumer how etcd-druid

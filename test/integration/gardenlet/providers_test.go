@@ -72,7 +72,7 @@ func awsWorld(*testing.T) *providerWorld {
 	return &providerWorld{
 		typ: "aws", region: region, a: seeds[seedA], b: seeds[seedB],
 		operator: operatorData, bucketConfig: bucketConfig, lockedConfig: lockedConfig,
-		consumer: s3Sidecar, liveNotExpired: assertNotExpired,
+		consumer: stack.S3Consumer, liveNotExpired: assertNotExpired,
 	}
 }
 
