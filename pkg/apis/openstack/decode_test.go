@@ -48,6 +48,14 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 		{name: "backup freshness, zero", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 0s\n", wantErr: `providerConfig.backupFreshness.fullSnapshotMaxAge: Invalid value: "0s": must be positive`},
 		{name: "backup freshness, delta longer than full", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 1h\n  deltaSnapshotMaxAge: 2h\n", wantErr: `providerConfig.backupFreshness.deltaSnapshotMaxAge: Invalid value: "2h0m0s": must not be longer than fullSnapshotMaxAge (1h0m0s)`},
 		{name: "backup freshness, object as a string", raw: head + "backupFreshness: 25h\n", wantErr: `providerConfig.backupFreshness: Invalid value: "25h": a JSON string was given; it must be an object`},
+		{name: "handBack", raw: head + "handBack: true\n", check: func(t *testing.T, c *openstack.BackupBucketConfig) {
+			if !c.HandBack {
+				t.Fatal("handBack: true decoded as false")
+			}
+		}},
+		{name: "handBack with versioning", raw: head + "handBack: true\nversioning: true\n", wantErr: "providerConfig.versioning: Invalid value: true: must be false with handBack"},
+		{name: "handBack with generated credentials", raw: head + "handBack: true\ngeneratedCredentials: {}\n", wantErr: "providerConfig.generatedCredentials: Forbidden: must be removed"},
+		{name: "handBack as a string", raw: head + "handBack: \"yes\"\n", wantErr: "providerConfig.handBack"},
 		{name: "backup freshness, unknown field", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 25h\n  maxAge: 1h\n", wantErr: `unknown field "backupFreshness.maxAge"`},
 	}
 	for _, c := range cases {

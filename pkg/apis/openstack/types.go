@@ -37,6 +37,12 @@ type BackupBucketConfig struct {
 	GeneratedCredentials *GeneratedCredentialsConfig `json:"generatedCredentials,omitempty"`
 	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
 	freshness.Field `json:",inline"`
+	// HandBack leaves the container in the state gardener-extension-provider-openstack v1.57.0
+	// handles, before the operator switches the bucket back to it: versioning off and no
+	// noncurrent version left (it deletes current objects only), read back before the reconcile
+	// succeeds. It requires versioning: false and no generatedCredentials (docs/openstack.md,
+	// "Taking over from and handing back to provider-openstack").
+	HandBack bool `json:"handBack,omitempty"`
 }
 
 var _ freshness.Policy = (*BackupBucketConfig)(nil)
@@ -130,5 +136,16 @@ func validate(cfg *BackupBucketConfig, path *field.Path) field.ErrorList {
 		}
 	}
 	errs = append(errs, cfg.BackupFreshness.Validate(path.Child("backupFreshness"))...)
+	if cfg.HandBack {
+		if cfg.Versioning {
+			errs = append(errs, field.Invalid(path.Child("versioning"), true,
+				"must be false with handBack: provider-openstack lists and deletes current objects only, so versions would never be deleted"))
+		}
+		if cfg.GeneratedCredentials != nil {
+			errs = append(errs, field.Forbidden(path.Child("generatedCredentials"),
+				"must be removed, and the retirement's grace period over, before handBack: provider-openstack neither rotates nor revokes "+
+					"application credentials, so the published one would expire and the shoots' backups stop"))
+		}
+	}
 	return errs
 }

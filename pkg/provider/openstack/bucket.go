@@ -14,7 +14,9 @@ import (
 )
 
 // EnsureBucket implements objectstore.Store: the container exists, private (no read or write
-// ACL), with versioning as declared.
+// ACL), with versioning as declared, marked as this bucket's (takeover.go: a container in
+// provider-openstack's form is adopted, any other is ErrOwnedByOther and untouched). With
+// handBack, the state provider-openstack handles is read back before it returns nil.
 func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 	if s.unusable != nil {
 		// Refused before anything is made: no shoot comes to depend on backups never taken.
@@ -39,36 +41,59 @@ func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 			"(its /info lists no object_versioning: the versioned_writes middleware with allow_object_versioning = true), "+
 			"so the container's versioning would be dropped without a word: set versioning: false or enable it in the cluster", objectstore.ErrUnsupported)
 	}
-	current, err := containers.Get(ctx, c, b.Name, nil).Extract()
+	current, md, err := readContainer(ctx, c, b.Name)
 	switch {
 	case gophercloud.ResponseCodeIs(err, http.StatusNotFound):
-		if _, err := containers.Create(ctx, c, b.Name, containers.CreateOpts{VersionsEnabled: cfg.Versioning}).Extract(); err != nil {
+		// Made private (Swift gives a new container no ACL), with its versioning and marker.
+		opts := containers.CreateOpts{VersionsEnabled: cfg.Versioning, Metadata: map[string]string{MetaBucket: b.Name}}
+		if _, err := containers.Create(ctx, c, b.Name, opts).Extract(); err != nil {
 			return fmt.Errorf("creating container %q: %w", b.Name, classify(err))
 		}
-		current = nil
+		return s.handedBack(ctx, c, b.Name)
 	case err != nil:
 		return fmt.Errorf("reading container %q: %w", b.Name, classify(err))
 	}
-	if current != nil && noACL(current.Read) && noACL(current.Write) && current.VersionsEnabled == cfg.Versioning {
-		// As declared: a reconcile of an unchanged container (every rotation and spec change of
-		// a seed's bucket) sends no write.
-		return nil
+	owner, err := ownershipOf(b.Name, md)
+	if owner == foreign {
+		return err
 	}
-	empty := ""
-	versioning := cfg.Versioning
-	if _, err := containers.Update(ctx, c, b.Name, containers.UpdateOpts{ContainerRead: &empty, ContainerWrite: &empty, VersionsEnabled: &versioning}).Extract(); err != nil {
-		return fmt.Errorf("converging container %q: %w", b.Name, classify(err))
+	// A reconcile of an unchanged container of ours (every rotation and spec change of a seed's
+	// bucket) sends no write.
+	if owner == incumbents || !noACL(current.Read) || !noACL(current.Write) || current.VersionsEnabled != cfg.Versioning {
+		// Adoption writes the marker with the convergence: a container of provider-openstack's
+		// form becomes ours without being re-created, renamed or emptied (Swift's container POST
+		// keeps every object, and the metadata it does not name).
+		empty := ""
+		versioning := cfg.Versioning
+		opts := containers.UpdateOpts{ContainerRead: &empty, ContainerWrite: &empty, VersionsEnabled: &versioning}
+		if owner == incumbents {
+			opts.Metadata = map[string]string{MetaBucket: b.Name, MetaAdoptedFrom: AdoptedFromProviderOpenStack}
+		}
+		if _, err := containers.Update(ctx, c, b.Name, opts).Extract(); err != nil {
+			return fmt.Errorf("converging container %q: %w", b.Name, classify(err))
+		}
 	}
-	return nil
+	return s.handedBack(ctx, c, b.Name)
 }
 
-// DeleteBucket implements objectstore.Store.
+// DeleteBucket implements objectstore.Store. A container that is neither ours nor in
+// provider-openstack's form is ErrOwnedByOther and stays.
 func (s *store) DeleteBucket(ctx context.Context, name string) error {
 	if err := osapi.ValidateBucketName(name); err != nil {
 		return err
 	}
 	c, err := s.swift(ctx)
 	if err != nil {
+		return err
+	}
+	_, md, err := readContainer(ctx, c, name)
+	switch {
+	case gophercloud.ResponseCodeIs(err, http.StatusNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading container %q: %w", name, classify(err))
+	}
+	if owner, err := ownershipOf(name, md); owner == foreign {
 		return err
 	}
 	_, err = containers.Delete(ctx, c, name).Extract()

@@ -163,8 +163,9 @@ func listPage(ctx context.Context, c *gophercloud.ServiceClient, bucket string, 
 // unversioned is the version ID Swift lists for an object written without versioning.
 const unversioned = "null"
 
-// DeleteObjects implements objectstore.Store. A container with legacy versioning is refused (see
-// legacyVersioning); otherwise one bulk delete when the cluster offers it, no
+// DeleteObjects implements objectstore.Store. A container that is neither ours nor in
+// provider-openstack's form is refused (ErrOwnedByOther, takeover.go), one with legacy versioning
+// too (see legacyVersioning); otherwise one bulk delete when the cluster offers it, no
 // object names a version other than the unversioned one and the container's versioning is off
 // (a delete by name then removes the object; with versioning on it would only write a delete
 // marker); single deletes by version otherwise. Every per-object outcome is classified.
@@ -182,12 +183,15 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, objs []objects
 	s.mu.Lock()
 	limit := s.bulkLimit
 	s.mu.Unlock()
-	head, err := containers.Get(ctx, c, bucket, nil).Extract()
+	head, md, err := readContainer(ctx, c, bucket)
 	switch {
 	case gophercloud.ResponseCodeIs(err, http.StatusNotFound):
 		return nil, nil // the container is gone, and so is everything in it
 	case err != nil:
 		return nil, classify(err)
+	}
+	if owner, err := ownershipOf(bucket, md); owner == foreign {
+		return nil, err
 	}
 	if err := legacyVersioning(bucket, head); err != nil {
 		return nil, err
