@@ -83,7 +83,9 @@ var errStop = errors.New("stop listing")
 
 // EnsureBucket implements objectstore.Store: resource group, storage account (StorageV2, HTTPS
 // only, TLS 1.2, no public blob access, the declared redundancy), private container, its
-// immutability policy and the deferred-deletion lifecycle rule, each converged.
+// immutability policy and the deferred-deletion lifecycle rule, each converged; the rule is read
+// back and the verification recorded in the container's metadata for entries that hold only the
+// account key (see deferral_record.go).
 func (s *armStore) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 	if err := azureapi.ValidateBucketName(b.Name); err != nil {
 		return err
@@ -112,7 +114,7 @@ func (s *armStore) EnsureBucket(ctx context.Context, b objectstore.Bucket) error
 	if err := s.ensureSoftDelete(ctx, rg, name, cfg); err != nil {
 		return err
 	}
-	return s.ensureDeferredDeletionRule(ctx, rg, name)
+	return s.ensureRuleAndRecord(ctx, b.Name, rg, name)
 }
 
 func (s *armStore) ensureGroup(ctx context.Context, rg, bucket, region string) error {
