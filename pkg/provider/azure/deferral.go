@@ -3,7 +3,6 @@ package azure
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
@@ -76,25 +75,9 @@ func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objec
 		return objectstore.Deferral{}, err
 	}
 	return objectstore.Deferral{
-		Rule:       fmt.Sprintf("lifecycle rule %s on storage account %s", DeferredDeletionRule, s.accountName()),
+		Rule:       fmt.Sprintf("lifecycle rule %s on storage account %s", DeferredDeletionRule, s.account),
 		VerifiedBy: "the BackupBucket's reconcile at " + rec.verified.UTC().Format(time.RFC3339) + " (recorded in the container's metadata; an account key cannot read the rule)",
 	}, nil
-}
-
-// accountName is the storage account the store reaches (the first label of its blob endpoint).
-func (s *store) accountName() string {
-	u := s.client.URL()
-	if i := strings.Index(u, "://"); i >= 0 {
-		u = u[i+3:]
-	}
-	host, path, _ := strings.Cut(u, "/")
-	if name, _, ok := strings.Cut(host, "."); ok {
-		return name
-	}
-	if name, _, _ := strings.Cut(path, "/"); name != "" {
-		return name // a path-style endpoint, as the stand-ins and Azurite have
-	}
-	return host
 }
 
 // markForDeferral gives every base blob, previous version and snapshot under prefix the tag the
