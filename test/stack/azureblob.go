@@ -72,7 +72,7 @@ type blobContainer struct {
 	locked bool
 	// metadata is the container's, by name as the client sent it.
 	metadata map[string]string
-	blobs  map[string]*blobEntry
+	blobs    map[string]*blobEntry
 }
 
 // blobEntry is everything stored under one blob name.
