@@ -42,6 +42,13 @@ type BackupBucketConfig struct {
 	// SoftDelete, when set, converges the account's soft delete of blobs and containers (unset:
 	// the account's setting is left alone).
 	SoftDelete *SoftDeleteConfig `json:"softDelete,omitempty"`
+	// HandBack prepares the bucket for gardener-extension-provider-azure to take it back (service
+	// principal or workload identity secrets only): the account's management policy is written in
+	// that extension's form (its one rule "delete-backupentry", which also deletes what this
+	// extension deferred) and read back, and the deferral record is removed. Only an account
+	// adopted from provider-azure can be handed back. See docs/azure.md, "Taking over from and
+	// handing back to provider-azure".
+	HandBack bool `json:"handBack,omitempty"`
 	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
 	freshness.Field `json:",inline"`
 }

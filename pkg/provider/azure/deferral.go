@@ -22,10 +22,11 @@ func (s *armStore) DeferDeletion(ctx context.Context, bucket, prefix string) (ob
 	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return objectstore.Deferral{}, err
 	}
-	rg, name := ResourceGroupName(bucket), AccountName(bucket)
-	if _, err := s.ownAccount(ctx, bucket); err != nil {
+	acct, err := s.ownAccount(ctx, bucket)
+	if err != nil {
 		return objectstore.Deferral{}, err
 	}
+	rg, name := ResourceGroupName(bucket), deref(acct.Name)
 	if err := s.ensureDeferredDeletionRule(ctx, rg, name); err != nil {
 		return objectstore.Deferral{}, err
 	}
@@ -81,7 +82,8 @@ func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objec
 }
 
 // markForDeferral gives every base blob, previous version and snapshot under prefix the tag the
-// rule deletes by, keeping their other tags (those already tagged are skipped, so an interrupted
+// rule deletes by, and gardener-extension-provider-azure's marker (IncumbentTag), which its rule
+// deletes base blobs by after a hand-back, keeping their other tags (those already tagged are skipped, so an interrupted
 // pass resumes).
 func (s *store) markForDeferral(ctx context.Context, bucket, prefix string) error {
 	opts := &container.ListBlobsFlatOptions{Include: container.ListBlobsInclude{Tags: true, Versions: true, Snapshots: true}, MaxResults: to.Ptr(s.pageSize)}
@@ -106,10 +108,12 @@ func (s *store) markForDeferral(ctx context.Context, bucket, prefix string) erro
 					have[deref(t.Key)] = deref(t.Value)
 				}
 			}
-			if have[DeferredDeletionTag] == "true" {
+			if have[DeferredDeletionTag] == "true" && have[IncumbentTag] == "true" {
 				continue
 			}
 			have[DeferredDeletionTag] = "true"
+			// provider-azure's marker too: after a hand-back its own rule deletes the base blobs.
+			have[IncumbentTag] = "true"
 			o := listed(it)
 			tags[versionKey{o.Key, o.Version}] = have
 			todo = append(todo, o)

@@ -159,6 +159,9 @@ func accountKeyOnly(cfg *azureapi.BackupBucketConfig) error {
 	if cfg.Immutability != nil {
 		set = append(set, "spec.providerConfig.immutability (a container immutability policy)")
 	}
+	if cfg.HandBack {
+		set = append(set, "spec.providerConfig.handBack (the account's management policy)")
+	}
 	if cfg.SoftDelete != nil {
 		set = append(set, "spec.providerConfig.softDelete (the account's soft delete)")
 	}
