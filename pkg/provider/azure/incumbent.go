@@ -216,3 +216,28 @@ func (s *armStore) handBack(ctx context.Context, bucket, rg string, acct armstor
 	}
 	return d.removeRecord(ctx, bucket)
 }
+
+// incumbentsKey names the key the incumbent publishes in its generated secret: the most recently
+// created, by name where the times are equal or missing (SortKeysByAge, used at
+// pkg/controller/backupbucket/actuator.go:152; backupbucket.go:86-106 at v1.62.1).
+func (s *armStore) incumbentsKey(ctx context.Context, bucket, account string) (string, error) {
+	res, err := s.accounts.ListKeys(ctx, ResourceGroupName(bucket), account, nil)
+	if err != nil {
+		return "", fmt.Errorf("listing the keys of storage account %q: %w", account, classify(err))
+	}
+	keys := slices.Clone(res.Keys)
+	slices.SortStableFunc(keys, func(a, b *armstorage.AccountKey) int { return strings.Compare(deref(a.KeyName), deref(b.KeyName)) })
+	slices.SortStableFunc(keys, func(a, b *armstorage.AccountKey) int {
+		switch {
+		case a.CreationTime == nil:
+			return 1
+		case b.CreationTime == nil:
+			return -1
+		}
+		return b.CreationTime.Compare(*a.CreationTime)
+	})
+	if len(keys) == 0 {
+		return "", fmt.Errorf("storage account %q has no keys", account)
+	}
+	return strings.ToLower(deref(keys[0].KeyName)), nil
+}

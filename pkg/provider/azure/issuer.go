@@ -38,11 +38,20 @@ func (iss *accountKeyIssuer) IssueCredential(ctx context.Context, bucket string,
 		return objectstore.Credential{}, err
 	}
 	if len(inUse) == 0 {
-		a, err := s.accountAccess(ctx, bucket, acct, accountKeys[0], nil)
+		first := accountKeys[0]
+		if adopted(acct) {
+			// The key the incumbent published, which the sidecars hold: never regenerated here.
+			k, err := s.incumbentsKey(ctx, bucket, deref(acct.Name))
+			if err != nil {
+				return objectstore.Credential{}, err
+			}
+			first = k
+		}
+		a, err := s.accountAccess(ctx, bucket, acct, first, nil)
 		if err != nil {
 			return objectstore.Credential{}, err
 		}
-		return objectstore.Credential{ID: accountKeys[0], Data: a.secretData()}, nil
+		return objectstore.Credential{ID: first, Data: a.secretData()}, nil
 	}
 	i := slices.IndexFunc(accountKeys, func(k string) bool { return !slices.Contains(inUse, k) })
 	if i < 0 {
