@@ -50,6 +50,12 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 		{name: "period not whole days", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 36h\n", wantErr: "providerConfig.immutability.retentionPeriod"},
 		{name: "unknown retention type", raw: head + "immutability:\n  retentionType: object\n  retentionPeriod: 24h\n", wantErr: "providerConfig.immutability.retentionType"},
 		{name: "unknown field", raw: head + "storageAccount:\n  tier: hot\n", wantErr: `unknown field "storageAccount.tier"`},
+		{name: "hand back", raw: head + "handBack: true\n", check: func(t *testing.T, c *azure.BackupBucketConfig, _ string) {
+			if !c.HandBack {
+				t.Fatalf("handBack not decoded: %+v", c)
+			}
+		}},
+		{name: "hand back not a boolean", raw: head + "handBack: later\n", wantErr: "handBack"},
 		{name: "soft delete", raw: head + "softDelete:\n  blobRetentionDays: 7\n  containerRetentionDays: 0\n"},
 		{name: "soft delete too long", raw: head + "softDelete:\n  blobRetentionDays: 400\n", wantErr: "providerConfig.softDelete.blobRetentionDays"},
 		{name: "backup freshness", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 25h\n  deltaSnapshotMaxAge: 30m\n",
