@@ -168,6 +168,9 @@ func accountKeyOnly(cfg *azureapi.BackupBucketConfig) error {
 	if cfg.StorageAccount != nil && cfg.StorageAccount.SKUName != "" {
 		set = append(set, "spec.providerConfig.storageAccount.skuName (the account's redundancy)")
 	}
+	if cfg.RotationConfig != nil {
+		set = append(set, "spec.providerConfig.rotationConfig (the generated secret's key rotation: no secret is generated)")
+	}
 	if cfg.Rotation != nil {
 		set = append(set, "spec.providerConfig.rotation (the generated secret's key rotation: no secret is generated)")
 	}
