@@ -115,6 +115,18 @@ type Deferral struct {
 	// Rule names the mechanism as the operator finds it in the store's console, for example
 	// "lifecycle rule gardener-backup-deferred-deletion".
 	Rule string
+	// VerifiedBy says who read the rule back and when, where that was not this call (for
+	// example "the BackupBucket's reconcile at 2026-11-25T14:00:00Z", recorded in the store
+	// where the caller's credentials can read it). Empty: this call read the rule back itself.
+	VerifiedBy string
+}
+
+// Verification says how the deferral's rule was verified, for an event or a log.
+func (d Deferral) Verification() string {
+	if d.VerifiedBy == "" {
+		return "verified in place"
+	}
+	return "verified by " + d.VerifiedBy + ", not by this deletion"
 }
 
 // LockedError reports an object version that a retention lock or legal hold keeps from being

@@ -342,6 +342,9 @@ func (a *ARM) dropAccount(r *http.Request, name string) {
 
 func (a *ARM) serveAccount(w http.ResponseWriter, r *http.Request, group, name string, body []byte) {
 	acct := a.accounts[name]
+	if acct != nil && r.Method != http.MethodPut && !strings.EqualFold(acct["group"].(string), group) {
+		acct = nil // Azure finds an account only in its own resource group
+	}
 	switch r.Method {
 	case http.MethodGet:
 		if acct == nil {
@@ -374,8 +377,15 @@ func (a *ARM) serveAccount(w http.ResponseWriter, r *http.Request, group, name s
 		if s, ok := up["sku"]; ok {
 			acct["sku"] = s
 		}
+		if t, ok := up["tags"]; ok {
+			acct["tags"] = t
+		}
 		writeJSON(w, 200, acct)
 	case http.MethodDelete:
+		if acct == nil {
+			w.WriteHeader(204) // nothing of that name in this group
+			return
+		}
 		for k, p := range a.policies {
 			if strings.HasPrefix(k, name+"/") && p["properties"].(map[string]any)["state"] == "Locked" {
 				armError(w, 409, "ContainerImmutabilityPolicyLocked", "the account holds a container with a locked immutability policy")

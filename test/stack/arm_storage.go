@@ -261,3 +261,12 @@ func (a *ARM) Container(account, container string) map[string]any {
 	defer a.mu.Unlock()
 	return clone(a.containers[strings.ToLower(account+"/"+container)])
 }
+
+// PutLifecycle stores an account's management policy directly, as another writer (the incumbent
+// extension) puts it.
+func (a *ARM) PutLifecycle(account string, policy map[string]any) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	policy["name"] = "DefaultManagementPolicy"
+	a.lifecycle[strings.ToLower(account)] = policy
+}

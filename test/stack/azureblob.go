@@ -70,7 +70,9 @@ type blobAccount struct {
 type blobContainer struct {
 	public string
 	locked bool
-	blobs  map[string]*blobEntry
+	// metadata is the container's, by name as the client sent it.
+	metadata map[string]string
+	blobs    map[string]*blobEntry
 }
 
 // blobEntry is everything stored under one blob name.
@@ -310,6 +312,19 @@ func (b *BlobStandIn) serveContainer(w http.ResponseWriter, r *http.Request, acc
 			return
 		}
 		b.listBlobs(w, r, c, name)
+	case r.Method == http.MethodPut && q.Get("comp") == "metadata":
+		if c == nil {
+			blobError(w, 404, "ContainerNotFound", "The specified container does not exist.")
+			return
+		}
+		c.metadata = map[string]string{}
+		for k, v := range r.Header {
+			if name, ok := strings.CutPrefix(strings.ToLower(k), "x-ms-meta-"); ok && len(v) > 0 {
+				c.metadata[name] = v[0]
+			}
+		}
+		w.Header().Set("ETag", `"0x1"`)
+		w.WriteHeader(200)
 	case r.Method == http.MethodPut && q.Get("comp") == "acl":
 		if c == nil {
 			blobError(w, 404, "ContainerNotFound", "The specified container does not exist.")
@@ -332,6 +347,9 @@ func (b *BlobStandIn) serveContainer(w http.ResponseWriter, r *http.Request, acc
 		}
 		if c.public != "" {
 			w.Header().Set("x-ms-blob-public-access", c.public)
+		}
+		for k, v := range c.metadata {
+			w.Header().Set("x-ms-meta-"+k, v)
 		}
 		w.Header().Set("Last-Modified", b.clock.Format(http.TimeFormat))
 		w.Header().Set("ETag", `"0x1"`)

@@ -2,6 +2,8 @@
 package azure
 
 import (
+	"time"
+
 	"slices"
 	"strings"
 
@@ -42,11 +44,32 @@ type BackupBucketConfig struct {
 	// SoftDelete, when set, converges the account's soft delete of blobs and containers (unset:
 	// the account's setting is left alone).
 	SoftDelete *SoftDeleteConfig `json:"softDelete,omitempty"`
+	// RotationConfig is gardener-extension-provider-azure's key rotation (v1.62.1
+	// pkg/apis/azure/v1alpha1/types_backup.go:31-57), accepted so that a BackupBucket taken over
+	// keeps its providerConfig: it is read as rotation with period rotationPeriodDays days and a
+	// grace of one day less (the incumbent keeps the previous key until the next rotation; a
+	// grace must be shorter than the period). expirationPeriodDays is accepted and not applied:
+	// the key expiration policy the incumbent set on the account stays as it is. Not together
+	// with rotation.
+	RotationConfig *IncumbentRotationConfig `json:"rotationConfig,omitempty"`
+	// HandBack prepares the bucket for gardener-extension-provider-azure to take it back (service
+	// principal or workload identity secrets only): the account's management policy is written in
+	// that extension's form (its one rule "delete-backupentry", which also deletes what this
+	// extension deferred) and read back, and the deferral record is removed. Only an account
+	// adopted from provider-azure can be handed back. See docs/azure.md, "Taking over from and
+	// handing back to provider-azure".
+	HandBack bool `json:"handBack,omitempty"`
 	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
 	freshness.Field `json:",inline"`
 }
 
 var _ freshness.Policy = (*BackupBucketConfig)(nil)
+
+// IncumbentRotationConfig is gardener-extension-provider-azure's rotationConfig.
+type IncumbentRotationConfig struct {
+	RotationPeriodDays   int32  `json:"rotationPeriodDays"`
+	ExpirationPeriodDays *int32 `json:"expirationPeriodDays,omitempty"`
+}
 
 // SoftDeleteConfig keeps deleted blobs and containers recoverable for a number of days (0: off).
 type SoftDeleteConfig struct {
@@ -114,6 +137,13 @@ func (c *BackupBucketConfig) GenerationSettings() *credentials.Settings {
 	var r *credentials.Rotation
 	if c != nil {
 		r = c.Rotation
+		if rc := c.RotationConfig; r == nil && rc != nil && rc.RotationPeriodDays >= 2 {
+			day := 24 * time.Hour
+			r = &credentials.Rotation{
+				Period:      &metav1.Duration{Duration: time.Duration(rc.RotationPeriodDays) * day},
+				GracePeriod: &metav1.Duration{Duration: time.Duration(rc.RotationPeriodDays-1) * day},
+			}
+		}
 	}
 	return &credentials.Settings{Issuer: IssuerAccountKey, Generation: credentials.Generation{Rotation: r}}
 }
@@ -187,6 +217,18 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 		}
 	}
 	errs = append(errs, cfg.Rotation.Validate(path.Child("rotation"))...)
+	if rc := cfg.RotationConfig; rc != nil {
+		p := path.Child("rotationConfig")
+		switch {
+		case cfg.Rotation != nil:
+			errs = append(errs, field.Forbidden(p, "gardener-extension-provider-azure's rotationConfig is read as rotation; set only one of them"))
+		case rc.RotationPeriodDays < 2:
+			errs = append(errs, field.Invalid(p.Child("rotationPeriodDays"), rc.RotationPeriodDays, "must be at least 2 days"))
+		}
+		if e := rc.ExpirationPeriodDays; e != nil && *e <= rc.RotationPeriodDays {
+			errs = append(errs, field.Invalid(p.Child("expirationPeriodDays"), *e, "must be greater than the rotation period"))
+		}
+	}
 	errs = append(errs, cfg.BackupFreshness.Validate(path.Child("backupFreshness"))...)
 	return errs
 }

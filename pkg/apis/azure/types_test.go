@@ -50,6 +50,22 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 		{name: "period not whole days", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 36h\n", wantErr: "providerConfig.immutability.retentionPeriod"},
 		{name: "unknown retention type", raw: head + "immutability:\n  retentionType: object\n  retentionPeriod: 24h\n", wantErr: "providerConfig.immutability.retentionType"},
 		{name: "unknown field", raw: head + "storageAccount:\n  tier: hot\n", wantErr: `unknown field "storageAccount.tier"`},
+		{name: "provider-azure's rotationConfig is read as rotation", raw: head + "rotationConfig:\n  rotationPeriodDays: 7\n  expirationPeriodDays: 14\n",
+			check: func(t *testing.T, c *azure.BackupBucketConfig, _ string) {
+				r := c.GenerationSettings().Rotation
+				if r.RotationPeriod() != 7*24*time.Hour || r.Grace() != 6*24*time.Hour {
+					t.Fatalf("rotationConfig read as period %v, grace %v; want 168h and 144h", r.RotationPeriod(), r.Grace())
+				}
+			}},
+		{name: "rotationConfig under 2 days", raw: head + "rotationConfig:\n  rotationPeriodDays: 1\n", wantErr: "providerConfig.rotationConfig.rotationPeriodDays"},
+		{name: "rotationConfig expiring before its period", raw: head + "rotationConfig:\n  rotationPeriodDays: 7\n  expirationPeriodDays: 7\n", wantErr: "providerConfig.rotationConfig.expirationPeriodDays"},
+		{name: "rotationConfig and rotation", raw: head + "rotation:\n  period: 720h\nrotationConfig:\n  rotationPeriodDays: 7\n", wantErr: "providerConfig.rotationConfig"},
+		{name: "hand back", raw: head + "handBack: true\n", check: func(t *testing.T, c *azure.BackupBucketConfig, _ string) {
+			if !c.HandBack {
+				t.Fatalf("handBack not decoded: %+v", c)
+			}
+		}},
+		{name: "hand back not a boolean", raw: head + "handBack: later\n", wantErr: "handBack"},
 		{name: "soft delete", raw: head + "softDelete:\n  blobRetentionDays: 7\n  containerRetentionDays: 0\n"},
 		{name: "soft delete too long", raw: head + "softDelete:\n  blobRetentionDays: 400\n", wantErr: "providerConfig.softDelete.blobRetentionDays"},
 		{name: "backup freshness", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 25h\n  deltaSnapshotMaxAge: 30m\n",

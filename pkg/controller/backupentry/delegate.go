@@ -132,10 +132,10 @@ func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extens
 		// The store read its rule back before answering: only now may the finalizer go.
 		metrics.CountDeferred(metrics.KindBackupEntry, res.Locked)
 		d.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonLockedObjectsDeferred, "Delete",
-			"%d object versions under %q in bucket %q are held by retention locks %s; their deletion is deferred to the store's %s (verified in place), which deletes them when the locks expire",
-			res.Locked, prefix.String(), be.Spec.BucketName, lockSpan(res), deferral.Rule)
+			"%d object versions under %q in bucket %q are held by retention locks %s; their deletion is deferred to the store's %s (%s), which deletes them when the locks expire",
+			res.Locked, prefix.String(), be.Spec.BucketName, lockSpan(res), deferral.Rule, deferral.Verification())
 		log.Info("Locked objects are deferred to the store", "count", res.Locked, "earliestRetainUntil", res.EarliestRetainUntil,
-			"latestRetainUntil", res.LatestRetainUntil, "rule", deferral.Rule)
+			"latestRetainUntil", res.LatestRetainUntil, "rule", deferral.Rule, "verification", deferral.Verification())
 	}
 	d.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonPrefixDeleted, "Delete",
 		"Deleted the objects under %q in bucket %q (%d in the last pass)", prefix.String(), be.Spec.BucketName, res.Deleted)

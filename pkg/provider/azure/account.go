@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -55,21 +54,25 @@ func notOurs(rg, name, bucket string) error {
 		objectstore.ErrOwnedByOther, name, rg, TagBucket, bucket, TagManagedBy, managedBy)
 }
 
-// ownAccount reads bucket's storage account and returns it only if this extension created it for
-// the bucket. It is called before every act on the account (keys, data plane, rule, deletion):
-// an account of that name that is not ours is ErrOwnedByOther, a missing one ErrBucketNotFound.
+// ownAccount reads bucket's storage account and returns it (its Name set) only if it is this
+// extension's for the bucket: created by it, or adopted from the incumbent (incumbent.go). It is
+// called before every act on the account (keys, data plane, rule, deletion): an account that is
+// not ours is ErrOwnedByOther (the incumbent's before its adoption too), a missing one
+// ErrBucketNotFound.
 func (s *armStore) ownAccount(ctx context.Context, bucket string) (armstorage.Account, error) {
-	rg, name := ResourceGroupName(bucket), AccountName(bucket)
-	got, err := s.accounts.GetProperties(ctx, rg, name, nil)
+	rg := ResourceGroupName(bucket)
+	acct, state, err := s.findAccount(ctx, bucket)
 	switch {
-	case isNotFound(err):
-		return armstorage.Account{}, fmt.Errorf("storage account %q of container %q: %w", name, bucket, objectstore.ErrBucketNotFound)
 	case err != nil:
-		return armstorage.Account{}, fmt.Errorf("reading storage account %q: %w", name, classify(err))
-	case !ours(got.Tags, bucket):
-		return armstorage.Account{}, notOurs(rg, name, bucket)
+		return armstorage.Account{}, err
+	case state == accountMissing:
+		return armstorage.Account{}, fmt.Errorf("storage account %q of container %q: %w", AccountName(bucket), bucket, objectstore.ErrBucketNotFound)
+	case state == accountIncumbents:
+		return armstorage.Account{}, notAdopted(rg, deref(acct.Name), bucket)
+	case state == accountForeign:
+		return armstorage.Account{}, notOurs(rg, deref(acct.Name), bucket)
 	}
-	return got.Account, nil
+	return acct, nil
 }
 
 // sameLocation compares Azure locations, which come back lowercase without spaces
@@ -111,21 +114,30 @@ func accountDrift(a armstorage.Account, sku string) *armstorage.AccountUpdatePar
 	return up
 }
 
-func (s *armStore) ensureAccount(ctx context.Context, rg, name, bucket, region, sku string) error {
-	a, err := s.ownAccount(ctx, bucket)
+// ensureAccount converges bucket's account (adopting the incumbent's, see incumbent.go, or
+// creating ours where there is none) and returns it.
+func (s *armStore) ensureAccount(ctx context.Context, rg, name, bucket, region, sku string) (armstorage.Account, error) {
+	a, state, err := s.findAccount(ctx, bucket)
+	if err == nil && state == accountIncumbents {
+		a, err = s.adopt(ctx, rg, a, bucket)
+		state = accountOurs
+	}
 	switch {
-	case err == nil:
+	case err != nil:
+		return a, err
+	case state == accountForeign:
+		return a, notOurs(rg, deref(a.Name), bucket)
+	case state == accountOurs:
+		name = deref(a.Name)
 		if a.Location != nil && !sameLocation(*a.Location, region) {
-			return objectstore.Invalidf("storage account %q of bucket %q is in %q, but spec.region is %q: an account cannot move; set spec.region to the account's location", name, bucket, *a.Location, region)
+			return a, objectstore.Invalidf("storage account %q of bucket %q is in %q, but spec.region is %q: an account cannot move; set spec.region to the account's location", name, bucket, *a.Location, region)
 		}
 		if up := accountDrift(a, sku); up != nil {
 			if _, err := s.accounts.Update(ctx, rg, name, *up, nil); err != nil {
-				return fmt.Errorf("converging storage account %q: %w", name, classify(err))
+				return a, fmt.Errorf("converging storage account %q: %w", name, classify(err))
 			}
 		}
-		return nil
-	case !errors.Is(err, objectstore.ErrBucketNotFound):
-		return err
+		return a, nil
 	}
 	poller, err := s.accounts.BeginCreate(ctx, rg, name, armstorage.AccountCreateParameters{
 		Kind:     to.Ptr(armstorage.KindStorageV2),
@@ -144,9 +156,9 @@ func (s *armStore) ensureAccount(ctx context.Context, rg, name, bucket, region, 
 		_, err = poller.PollUntilDone(ctx, &runtime.PollUntilDoneOptions{Frequency: 2 * time.Second})
 	}
 	if err != nil {
-		return fmt.Errorf("creating storage account %q: %w", name, classify(err))
+		return armstorage.Account{}, fmt.Errorf("creating storage account %q: %w", name, classify(err))
 	}
-	return nil
+	return s.ownAccount(ctx, bucket)
 }
 
 // dataPlane returns the blob store of bucket's account, reached with key1 (fetched once per
@@ -176,7 +188,7 @@ func (s *armStore) dataPlane(ctx context.Context, bucket string) (*store, error)
 // accountAccess returns how to reach bucket's account (which the caller checked is ours) with
 // one of its keys: the key's value from keys if given (a regeneration's answer), else listed.
 func (s *armStore) accountAccess(ctx context.Context, bucket string, acct armstorage.Account, keyName string, keys []*armstorage.AccountKey) (account, error) {
-	rg, name := ResourceGroupName(bucket), AccountName(bucket)
+	rg, name := ResourceGroupName(bucket), deref(acct.Name)
 	if keys == nil {
 		res, err := s.accounts.ListKeys(ctx, rg, name, nil)
 		if err != nil {

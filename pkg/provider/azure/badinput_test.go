@@ -217,6 +217,8 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		// providerConfig settings an account key cannot honour: refused before any request.
 		{name: "account key: immutability", data: good, run: e.reconcile(false, false, fresh(), "westeurope", azureConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n"),
 			want: invalid, names: []string{"spec.providerConfig.immutability", `"storageKey"`}},
+		{name: "account key: handBack", data: good, run: e.reconcile(false, false, fresh(), "westeurope", azureConfigHead+"handBack: true\n"),
+			want: invalid, names: []string{"spec.providerConfig.handBack", `"storageKey"`}},
 		{name: "account key: softDelete", data: good, run: e.reconcile(false, false, fresh(), "westeurope", azureConfigHead+"softDelete:\n  blobRetentionDays: 7\n  containerRetentionDays: 7\n"),
 			want: invalid, names: []string{"spec.providerConfig.softDelete", `"storageKey"`}},
 		{name: "account key: skuName", data: good, run: e.reconcile(false, false, fresh(), "westeurope", azureConfigHead+"storageAccount:\n  skuName: Standard_LRS\n"),

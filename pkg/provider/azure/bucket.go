@@ -83,7 +83,9 @@ var errStop = errors.New("stop listing")
 
 // EnsureBucket implements objectstore.Store: resource group, storage account (StorageV2, HTTPS
 // only, TLS 1.2, no public blob access, the declared redundancy), private container, its
-// immutability policy and the deferred-deletion lifecycle rule, each converged.
+// immutability policy and the deferred-deletion lifecycle rule, each converged; the rule is read
+// back and the verification recorded in the container's metadata for entries that hold only the
+// account key (see deferral_record.go).
 func (s *armStore) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 	if err := azureapi.ValidateBucketName(b.Name); err != nil {
 		return err
@@ -100,9 +102,11 @@ func (s *armStore) EnsureBucket(ctx context.Context, b objectstore.Bucket) error
 	if err := s.ensureGroup(ctx, rg, b.Name, region); err != nil {
 		return err
 	}
-	if err := s.ensureAccount(ctx, rg, name, b.Name, region, cfg.SKU()); err != nil {
+	acct, err := s.ensureAccount(ctx, rg, name, b.Name, region, cfg.SKU())
+	if err != nil {
 		return err
 	}
+	name = deref(acct.Name)
 	if err := s.ensureContainer(ctx, rg, name, b.Name); err != nil {
 		return err
 	}
@@ -112,7 +116,16 @@ func (s *armStore) EnsureBucket(ctx context.Context, b objectstore.Bucket) error
 	if err := s.ensureSoftDelete(ctx, rg, name, cfg); err != nil {
 		return err
 	}
-	return s.ensureDeferredDeletionRule(ctx, rg, name)
+	if cfg != nil && cfg.HandBack {
+		return s.handBack(ctx, b.Name, rg, acct)
+	}
+	if adopted(acct) {
+		// The incumbent's deferrals: its rule stays (or is put back) while the account is ours.
+		if err := s.keepIncumbentRule(ctx, rg, name); err != nil {
+			return err
+		}
+	}
+	return s.ensureRuleAndRecord(ctx, b.Name, rg, name)
 }
 
 func (s *armStore) ensureGroup(ctx context.Context, rg, bucket, region string) error {
@@ -160,11 +173,11 @@ func (s *armStore) DeleteBucket(ctx context.Context, bucket string) error {
 	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
-	rg, name := ResourceGroupName(bucket), AccountName(bucket)
-	_, err := s.ownAccount(ctx, bucket)
+	rg := ResourceGroupName(bucket)
+	acct, err := s.ownAccount(ctx, bucket)
 	switch {
 	case err == nil:
-		if err := s.deleteAccount(ctx, rg, name, bucket); err != nil {
+		if err := s.deleteAccount(ctx, rg, deref(acct.Name), bucket); err != nil {
 			return err
 		}
 	case !errors.Is(err, objectstore.ErrBucketNotFound):

@@ -3,6 +3,7 @@ package azure
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage"
@@ -21,10 +22,11 @@ func (s *armStore) DeferDeletion(ctx context.Context, bucket, prefix string) (ob
 	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return objectstore.Deferral{}, err
 	}
-	rg, name := ResourceGroupName(bucket), AccountName(bucket)
-	if _, err := s.ownAccount(ctx, bucket); err != nil {
+	acct, err := s.ownAccount(ctx, bucket)
+	if err != nil {
 		return objectstore.Deferral{}, err
 	}
+	rg, name := ResourceGroupName(bucket), deref(acct.Name)
 	if err := s.ensureDeferredDeletionRule(ctx, rg, name); err != nil {
 		return objectstore.Deferral{}, err
 	}
@@ -51,17 +53,37 @@ func (s *armStore) DeferDeletion(ctx context.Context, bucket, prefix string) (ob
 }
 
 // DeferDeletion implements objectstore.Store for an account reached with its key: the lifecycle
-// rule lives in the account's management policy, which an account key cannot read, so a
-// deferral can never be verified and is not claimed (the caller retries until the locks end).
-func (s *store) DeferDeletion(_ context.Context, bucket, _ string) (objectstore.Deferral, error) {
+// rule lives in the account's management policy, which an account key cannot read, so the
+// verification is the bucket's reconcile's, which records it in the container's metadata (see
+// deferral_record.go). The deferral is accepted only when that record names the rule that deletes
+// what is tagged here (the tag alone as filter; base blobs, versions and snapshots): then every
+// version and snapshot under prefix is tagged and the Deferral says who verified the rule, and
+// when. Without such a record nothing is tagged and nothing claimed (ErrUnsupported; the caller
+// retries until the locks end).
+func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
 	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return objectstore.Deferral{}, err
 	}
-	return objectstore.Deferral{}, fmt.Errorf("%w: deferring deletions to the storage account's lifecycle rule %q needs its management policy read back, which an account key cannot do (the management plane needs a service principal or workload identity: the BackupBucket's credentials are used for it where the BackupBucket is on the entry's seed; otherwise the deletion is retried until the retention locks expire)", objectstore.ErrUnsupported, DeferredDeletionRule)
+	rec, err := s.readRecord(ctx, bucket)
+	if err != nil {
+		return objectstore.Deferral{}, err
+	}
+	if why := rec.covers(); why != "" {
+		return objectstore.Deferral{}, fmt.Errorf("%w: deferring deletions to the storage account's lifecycle rule %q needs the rule read back, which an account key cannot do (the management plane needs a service principal or workload identity), and %s; the BackupBucket's reconcile records it in container %q once it has read the rule back (reconcile the BackupBucket on its seed), or the BackupBucket's credentials are used where it is on the entry's seed; otherwise the deletion is retried until the retention locks expire",
+			objectstore.ErrUnsupported, DeferredDeletionRule, why, bucket)
+	}
+	if err := s.markForDeferral(ctx, bucket, prefix); err != nil {
+		return objectstore.Deferral{}, err
+	}
+	return objectstore.Deferral{
+		Rule:       fmt.Sprintf("lifecycle rule %s on storage account %s", DeferredDeletionRule, s.account),
+		VerifiedBy: "the BackupBucket's reconcile at " + rec.verified.UTC().Format(time.RFC3339) + " (recorded in the container's metadata; an account key cannot read the rule)",
+	}, nil
 }
 
 // markForDeferral gives every base blob, previous version and snapshot under prefix the tag the
-// rule deletes by, keeping their other tags (those already tagged are skipped, so an interrupted
+// rule deletes by, and gardener-extension-provider-azure's marker (IncumbentTag), which its rule
+// deletes base blobs by after a hand-back, keeping their other tags (those already tagged are skipped, so an interrupted
 // pass resumes).
 func (s *store) markForDeferral(ctx context.Context, bucket, prefix string) error {
 	opts := &container.ListBlobsFlatOptions{Include: container.ListBlobsInclude{Tags: true, Versions: true, Snapshots: true}, MaxResults: to.Ptr(s.pageSize)}
@@ -86,10 +108,12 @@ func (s *store) markForDeferral(ctx context.Context, bucket, prefix string) erro
 					have[deref(t.Key)] = deref(t.Value)
 				}
 			}
-			if have[DeferredDeletionTag] == "true" {
+			if have[DeferredDeletionTag] == "true" && have[IncumbentTag] == "true" {
 				continue
 			}
 			have[DeferredDeletionTag] = "true"
+			// provider-azure's marker too: after a hand-back its own rule deletes the base blobs.
+			have[IncumbentTag] = "true"
 			o := listed(it)
 			tags[versionKey{o.Key, o.Version}] = have
 			todo = append(todo, o)

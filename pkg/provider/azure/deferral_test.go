@@ -91,7 +91,7 @@ func TestDeferDeletionVerifiesTheRuleAndMarksEveryVersionAndSnapshot(t *testing.
 	if marked != 5 {
 		t.Errorf("%d versions and snapshots under the entry carry tags; want 5", marked)
 	}
-	if y := blobs.Tags(stack.StandInAccount, name, "shoot--a--b--1/y")["current"]; !maps.Equal(y, map[string]string{"owner": "etcd", azureprovider.DeferredDeletionTag: "true"}) {
+	if y := blobs.Tags(stack.StandInAccount, name, "shoot--a--b--1/y")["current"]; !maps.Equal(y, map[string]string{"owner": "etcd", azureprovider.DeferredDeletionTag: "true", azureprovider.IncumbentTag: "true"}) {
 		t.Errorf("tags of y %v; want its own tag kept beside the mark", y)
 	}
 	for which, tags := range blobs.Tags(stack.StandInAccount, name, "shoot--a--b--10/z") {

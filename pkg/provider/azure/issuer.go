@@ -38,20 +38,29 @@ func (iss *accountKeyIssuer) IssueCredential(ctx context.Context, bucket string,
 		return objectstore.Credential{}, err
 	}
 	if len(inUse) == 0 {
-		a, err := s.accountAccess(ctx, bucket, acct, accountKeys[0], nil)
+		first := accountKeys[0]
+		if adopted(acct) {
+			// The key the incumbent published, which the sidecars hold: never regenerated here.
+			k, err := s.incumbentsKey(ctx, bucket, deref(acct.Name))
+			if err != nil {
+				return objectstore.Credential{}, err
+			}
+			first = k
+		}
+		a, err := s.accountAccess(ctx, bucket, acct, first, nil)
 		if err != nil {
 			return objectstore.Credential{}, err
 		}
-		return objectstore.Credential{ID: accountKeys[0], Data: a.secretData()}, nil
+		return objectstore.Credential{ID: first, Data: a.secretData()}, nil
 	}
 	i := slices.IndexFunc(accountKeys, func(k string) bool { return !slices.Contains(inUse, k) })
 	if i < 0 {
 		return objectstore.Credential{}, objectstore.Invalidf("both account keys are in use (the previous one is still within its grace period): a rotation has to wait until it is revoked")
 	}
 	keyName := accountKeys[i]
-	res, err := s.accounts.RegenerateKey(ctx, ResourceGroupName(bucket), AccountName(bucket), armstorage.AccountRegenerateKeyParameters{KeyName: to.Ptr(keyName)}, nil)
+	res, err := s.accounts.RegenerateKey(ctx, ResourceGroupName(bucket), deref(acct.Name), armstorage.AccountRegenerateKeyParameters{KeyName: to.Ptr(keyName)}, nil)
 	if err != nil {
-		return objectstore.Credential{}, fmt.Errorf("regenerating %s of storage account %q: %w", keyName, AccountName(bucket), classify(err))
+		return objectstore.Credential{}, fmt.Errorf("regenerating %s of storage account %q: %w", keyName, deref(acct.Name), classify(err))
 	}
 	a, err := s.accountAccess(ctx, bucket, acct, keyName, res.Keys)
 	if err != nil {
@@ -71,15 +80,20 @@ var _ objectstore.CredentialIssuer = (*accountKeyIssuer)(nil)
 // HeldIn implements objectstore.CredentialIssuer: the keys of the bucket's account that an
 // account key secret's data (storageAccount, storageKey) holds.
 func (iss *accountKeyIssuer) HeldIn(ctx context.Context, bucket string, data map[string][]byte) ([]string, error) {
-	if string(data[KeyStorageAccount]) != AccountName(bucket) || len(data[KeyStorageKey]) == 0 {
+	acct, state, err := iss.s.findAccount(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	name := deref(acct.Name)
+	if state != accountOurs || string(data[KeyStorageAccount]) != name || len(data[KeyStorageKey]) == 0 {
 		return nil, nil
 	}
-	res, err := iss.s.accounts.ListKeys(ctx, ResourceGroupName(bucket), AccountName(bucket), nil)
+	res, err := iss.s.accounts.ListKeys(ctx, ResourceGroupName(bucket), name, nil)
 	if isNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("listing the keys of storage account %q: %w", AccountName(bucket), classify(err))
+		return nil, fmt.Errorf("listing the keys of storage account %q: %w", name, classify(err))
 	}
 	var held []string
 	for _, k := range res.Keys {
@@ -98,7 +112,8 @@ func (iss *accountKeyIssuer) RevokeCredentials(ctx context.Context, bucket strin
 	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
-	if _, err := s.ownAccount(ctx, bucket); err != nil {
+	acct, err := s.ownAccount(ctx, bucket)
+	if err != nil {
 		if errors.Is(err, objectstore.ErrBucketNotFound) {
 			return nil
 		}
@@ -108,12 +123,12 @@ func (iss *accountKeyIssuer) RevokeCredentials(ctx context.Context, bucket strin
 		if slices.Contains(keep, k) {
 			continue
 		}
-		_, err := s.accounts.RegenerateKey(ctx, ResourceGroupName(bucket), AccountName(bucket), armstorage.AccountRegenerateKeyParameters{KeyName: to.Ptr(k)}, nil)
+		_, err := s.accounts.RegenerateKey(ctx, ResourceGroupName(bucket), deref(acct.Name), armstorage.AccountRegenerateKeyParameters{KeyName: to.Ptr(k)}, nil)
 		switch {
 		case isNotFound(err):
 			return nil // the account is gone, and its keys with it
 		case err != nil:
-			return fmt.Errorf("revoking %s of storage account %q: %w", k, AccountName(bucket), classify(err))
+			return fmt.Errorf("revoking %s of storage account %q: %w", k, deref(acct.Name), classify(err))
 		}
 	}
 	return nil
@@ -122,5 +137,5 @@ func (iss *accountKeyIssuer) RevokeCredentials(ctx context.Context, bucket strin
 // CredentialReach implements objectstore.CredentialIssuer: an account key is the whole storage
 // account's, which this extension creates for the one bucket.
 func (iss *accountKeyIssuer) CredentialReach(bucket string) string {
-	return fmt.Sprintf("a key of storage account %q, which this extension created for bucket %q alone: it reaches everything in that account (its containers, and its queues, tables and files if anybody made any) and nothing outside it", AccountName(bucket), bucket)
+	return fmt.Sprintf("a key of storage account %q (or %q, when adopted from gardener-extension-provider-azure), which exists for bucket %q alone: it reaches everything in that account (its containers, and its queues, tables and files if anybody made any) and nothing outside it", AccountName(bucket), IncumbentAccountName(bucket), bucket)
 }

@@ -66,7 +66,7 @@ func (p *Provider) NewStore(_ context.Context, creds provider.Credentials, cfg c
 	if err != nil {
 		return nil, err
 	}
-	return &store{client: client, pageSize: p.pageSize(), config: c, secretKeys: fmt.Sprintf("%q and %q", KeyStorageAccount, KeyStorageKey)}, nil
+	return &store{client: client, account: a.name, pageSize: p.pageSize(), config: c, secretKeys: fmt.Sprintf("%q and %q", KeyStorageAccount, KeyStorageKey)}, nil
 }
 
 // NewIssuer implements provider.Provider. Azure's one issuer publishes the keys of the storage
@@ -116,7 +116,7 @@ func (p *Provider) newARMStore(creds provider.Credentials, c *azureapi.BackupBuc
 		if err != nil {
 			return nil, err
 		}
-		return &store{client: client, pageSize: p.pageSize(), config: c}, nil
+		return &store{client: client, account: a.name, pageSize: p.pageSize(), config: c}, nil
 	})
 }
 

@@ -159,11 +159,17 @@ func accountKeyOnly(cfg *azureapi.BackupBucketConfig) error {
 	if cfg.Immutability != nil {
 		set = append(set, "spec.providerConfig.immutability (a container immutability policy)")
 	}
+	if cfg.HandBack {
+		set = append(set, "spec.providerConfig.handBack (the account's management policy)")
+	}
 	if cfg.SoftDelete != nil {
 		set = append(set, "spec.providerConfig.softDelete (the account's soft delete)")
 	}
 	if cfg.StorageAccount != nil && cfg.StorageAccount.SKUName != "" {
 		set = append(set, "spec.providerConfig.storageAccount.skuName (the account's redundancy)")
+	}
+	if cfg.RotationConfig != nil {
+		set = append(set, "spec.providerConfig.rotationConfig (the generated secret's key rotation: no secret is generated)")
 	}
 	if cfg.Rotation != nil {
 		set = append(set, "spec.providerConfig.rotation (the generated secret's key rotation: no secret is generated)")

@@ -42,6 +42,8 @@ const (
 // store is one storage account's blob client for one request.
 type store struct {
 	client *azblob.Client
+	// account is the storage account's name.
+	account string
 	// pageSize is the most entries one listing page asks for.
 	pageSize int32
 	// config is the bucket's providerConfig (nil: the defaults).
