@@ -23,7 +23,7 @@ import (
 )
 
 // S3Gaps is a proxy in front of MinIO that takes the three calls of gardener-extension-provider-aws
-// v1.73.0's bucket creation that MinIO refuses (pkg/aws/client/client.go:366-465), so that the
+// v1.73.0's bucket creation that MinIO refuses (pkg/aws/client/client.go:366-493), so that the
 // incumbent's code runs unchanged against MinIO:
 //
 //   - PutPublicAccessBlock (MinIO does not route it): recorded and answered 200; GET answers what
