@@ -323,6 +323,21 @@ func TestTakeOverFromProviderAWSAndHandBack(t *testing.T) {
 		t.Fatalf("rules after the hand-back %v; want the incumbent's %v (the abort rule without an ID)", rules, want)
 	}
 	ext.Stop()
+	// The operator's step of docs/migrating.md: this extension's own entry finalizer, which the
+	// incumbent does not know, goes (without it, the incumbent's deletion of an entry this
+	// extension reconciled succeeds but the entry is never gone). The library's finalizer stays.
+	var entries extensionsv1alpha1.BackupEntryList
+	if err := k8s.List(ctx, &entries); err != nil {
+		t.Fatal(err)
+	}
+	for i := range entries.Items {
+		be := &entries.Items[i]
+		patch := client.MergeFrom(be.DeepCopy())
+		be.Finalizers = slices.DeleteFunc(be.Finalizers, func(f string) bool { return f == "backup.extensions.gardener.cloud/objects" })
+		if err := k8s.Patch(ctx, be, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
 	setConfig(incumbentConfig)
 	inc = s.startIncumbent(incumbent)
 	defer inc.Stop()
