@@ -33,6 +33,12 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 		{name: "provider-aws apiVersion is accepted", raw: `{"apiVersion":"aws.provider.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h","mode":"governance"}}`},
 		{name: "kms", raw: head + "encryption:\n  type: SSE-KMS\n  kmsKeyID: alias/backup\n"},
 		{name: "disabled settings", raw: head + "disabledSettings: [DefaultEncryption, PublicAccessBlock]\n"},
+		{name: "handBack", raw: head + "handBack: true\n", check: func(t *testing.T, c *aws.BackupBucketConfig) {
+			if !c.HandBack {
+				t.Fatalf("handBack not set: %+v", c)
+			}
+		}},
+		{name: "handBack of the wrong type", raw: head + "handBack: soon\n", wantErr: "providerConfig.handBack"},
 		{name: "unknown field", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  mode: governance\n  extra: 1\n", wantErr: `unknown field "immutability.extra"`},
 		{name: "generated IAM credentials rotated", raw: head + "generatedCredentials:\n  issuer: IAM\n  rotation:\n    period: 720h\n    gracePeriod: 24h\n",
 			check: func(t *testing.T, c *aws.BackupBucketConfig) {

@@ -37,6 +37,12 @@ type BackupBucketConfig struct {
 	GeneratedCredentials *GeneratedCredentialsConfig `json:"generatedCredentials,omitempty"`
 	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
 	freshness.Field `json:",inline"`
+	// HandBack leaves the bucket in the state gardener-extension-provider-aws expects before it
+	// takes the bucket back: its lifecycle rules in its form (GC-forTaggedObjects,
+	// GC-delete-markers-objects, the abort rule), every version deferred by this extension also
+	// marked with its tag gc-marked-for-deletion=true, read back before the reconcile succeeds.
+	// Entries deferred meanwhile are marked for the incumbent's rule. See docs/aws.md.
+	HandBack bool `json:"handBack,omitempty"`
 }
 
 var _ freshness.Policy = (*BackupBucketConfig)(nil)

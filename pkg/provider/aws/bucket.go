@@ -231,9 +231,18 @@ func (s *store) convergeRetention(ctx context.Context, name string, cfg *awsapi.
 // (see docs/aws.md for what that leaves). On a store that does not know lifecycle
 // configurations, a bucket without Object Lock (so nothing can be locked and nothing deferred)
 // and with the multipart rule switched off does without them.
+//
+// A bucket taken over from provider-aws keeps AdoptedRule (see incumbent.go); with handBack the
+// lifecycle is left in the incumbent's form instead.
 func (s *store) convergeLifecycle(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig, lockOn bool) error {
+	if cfg.HandBack {
+		return s.handBackLifecycle(ctx, name, cfg)
+	}
 	err := s.updateLifecycle(ctx, name, func(rules []types.LifecycleRule) ([]types.LifecycleRule, error) {
 		var want []types.LifecycleRule
+		if adopted(rules) {
+			want = append(want, adoptionRule())
+		}
 		if !cfg.Disabled(awsapi.SettingMultipartAbortLifecycle) {
 			want = append(want, types.LifecycleRule{
 				ID:                             aws.String(ruleAbortMultipart),
@@ -297,13 +306,19 @@ func (s *store) lifecycleRules(ctx context.Context, bucket string) ([]types.Life
 }
 
 // sameRules reports whether a and b hold the same rules by ID, each with the same meaning (see
-// ruleMismatch).
+// ruleMismatch). A rule of b without an ID (the incumbent's abort rule, to which the store gives
+// an ID of its own) matches a rule of a with any ID and the same meaning.
 func sameRules(a, b []types.LifecycleRule) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for _, want := range b {
-		i := slices.IndexFunc(a, func(r types.LifecycleRule) bool { return aws.ToString(r.ID) == aws.ToString(want.ID) })
+		i := slices.IndexFunc(a, func(r types.LifecycleRule) bool {
+			if aws.ToString(want.ID) == "" {
+				return ruleMismatch(&r, want) == ""
+			}
+			return aws.ToString(r.ID) == aws.ToString(want.ID)
+		})
 		if i < 0 || ruleMismatch(&a[i], want) != "" {
 			return false
 		}

@@ -148,7 +148,12 @@ func ruleScope(r types.LifecycleRule) (string, []string) {
 
 // rulesMismatch checks the deferral rules in rules; "" when both are in place as written.
 func rulesMismatch(rules []types.LifecycleRule) string {
-	for _, want := range deferralRules() {
+	return rulesMismatchWith(rules, deferralRules())
+}
+
+// rulesMismatchWith checks that every rule of wanted is in rules as written; "" when they are.
+func rulesMismatchWith(rules, wanted []types.LifecycleRule) string {
+	for _, want := range wanted {
 		var got *types.LifecycleRule
 		if i := slices.IndexFunc(rules, func(r types.LifecycleRule) bool { return aws.ToString(r.ID) == aws.ToString(want.ID) }); i >= 0 {
 			got = &rules[i]
@@ -215,10 +220,14 @@ func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objec
 	if err != nil {
 		return objectstore.Deferral{}, err
 	}
-	if why := rulesMismatch(rules); why != "" {
+	if why := rulesMismatchWith(rules, s.requiredDeferralRules()); why != "" {
 		return objectstore.Deferral{}, fmt.Errorf("%w: bucket %q: %s after tagging the versions under %q; retried", objectstore.ErrThrottled, bucket, why, prefix)
 	}
-	return objectstore.Deferral{Rule: fmt.Sprintf("lifecycle rule %s (scoped to the object tag %s=true, which the versions under %q carry)", DeferredDeletionRule, DeferredDeletionTag, prefix)}, nil
+	rule, tag := DeferredDeletionRule, DeferredDeletionTag
+	if s.cfg.HandBack {
+		rule, tag = IncumbentDeferralRule, IncumbentDeferralTag
+	}
+	return objectstore.Deferral{Rule: fmt.Sprintf("lifecycle rule %s (scoped to the object tag %s=true, which the versions under %q carry)", rule, tag, prefix)}, nil
 }
 
 // ensureDeferralRules reads the bucket's lifecycle and, when the deferral rules are not in place
@@ -228,11 +237,14 @@ func (s *store) ensureDeferralRules(ctx context.Context, bucket string) error {
 	if err != nil {
 		return fmt.Errorf("reading the lifecycle of bucket %q: %w", bucket, err)
 	}
-	why := rulesMismatch(rules)
+	why := rulesMismatchWith(rules, s.requiredDeferralRules())
 	if why == "" {
 		return nil
 	}
 	err = s.updateLifecycle(ctx, bucket, func(current []types.LifecycleRule) ([]types.LifecycleRule, error) {
+		if s.cfg.HandBack {
+			return incumbentLifecycle(s.cfg), nil
+		}
 		return withDeferralRules(current), nil
 	})
 	if errors.Is(err, objectstore.ErrForbidden) {
@@ -244,7 +256,7 @@ func (s *store) ensureDeferralRules(ctx context.Context, bucket string) error {
 	if rules, err = s.lifecycleRules(ctx, bucket); err != nil {
 		return err
 	}
-	if why := rulesMismatch(rules); why != "" {
+	if why := rulesMismatchWith(rules, s.requiredDeferralRules()); why != "" {
 		return fmt.Errorf("%w: bucket %q acknowledged its deferral rules but reads back with %s; the store does not keep them", objectstore.ErrUnsupported, bucket, why)
 	}
 	return nil
@@ -264,7 +276,7 @@ func (s *store) tagForDeferral(ctx context.Context, bucket, prefix string) error
 			versions = append(versions, objectstore.ObjectVersion{Key: aws.ToString(v.Key), Version: aws.ToString(v.VersionId)})
 		}
 		failed := objectstore.ForEachObject(ctx, versions, tagParallelism, func(ctx context.Context, o objectstore.ObjectVersion) error {
-			return s.tagVersion(ctx, bucket, o)
+			return s.tagVersionIf(ctx, bucket, o, nil)
 		})
 		if len(failed) > 0 {
 			return fmt.Errorf("tagging %d object versions for deferred deletion, first %q %s: %w", len(failed), failed[0].Object.Key, failed[0].Object.Version, failed[0].Err)
@@ -273,8 +285,13 @@ func (s *store) tagForDeferral(ctx context.Context, bucket, prefix string) error
 	return nil
 }
 
-// tagVersion adds the deferral tag to one version; a version that is gone needs none.
-func (s *store) tagVersion(ctx context.Context, bucket string, o objectstore.ObjectVersion) error {
+// deferralTags are the tags a deferred version carries: ours, and the incumbent's (so that its
+// rule deletes the version after a hand-back to provider-aws, see incumbent.go).
+var deferralTags = []string{DeferredDeletionTag, IncumbentDeferralTag}
+
+// tagVersionIf adds the deferral tags to one version whose tags satisfy cond (nil: any); a version
+// that is gone needs none.
+func (s *store) tagVersionIf(ctx context.Context, bucket string, o objectstore.ObjectVersion, cond func([]types.Tag) bool) error {
 	var version *string
 	if o.Version != "" && o.Version != "null" {
 		version = aws.String(o.Version)
@@ -287,13 +304,16 @@ func (s *store) tagVersion(ctx context.Context, bucket string, o objectstore.Obj
 		return s.bucketError(bucket, err)
 	}
 	tags := got.TagSet
-	for _, t := range tags {
-		if aws.ToString(t.Key) == DeferredDeletionTag && aws.ToString(t.Value) == "true" {
-			return nil
-		}
+	if cond != nil && !cond(tags) {
+		return nil
 	}
-	tags = append(slices.DeleteFunc(slices.Clone(tags), func(t types.Tag) bool { return aws.ToString(t.Key) == DeferredDeletionTag }),
-		types.Tag{Key: aws.String(DeferredDeletionTag), Value: aws.String("true")})
+	if !slices.ContainsFunc(deferralTags, func(k string) bool { return !hasTag(tags, k) }) {
+		return nil // marked already
+	}
+	tags = slices.DeleteFunc(slices.Clone(tags), func(t types.Tag) bool { return slices.Contains(deferralTags, aws.ToString(t.Key)) })
+	for _, k := range deferralTags {
+		tags = append(tags, types.Tag{Key: aws.String(k), Value: aws.String("true")})
+	}
 	_, err = s.client.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: &bucket, Key: aws.String(o.Key), VersionId: version, Tagging: &types.Tagging{TagSet: tags}})
 	if err != nil && !skippable(err) {
 		return s.bucketError(bucket, err)
