@@ -66,6 +66,9 @@ type GeneratedCredentialsConfig struct {
 }
 
 // GenerationSettings implements credentials.Policy: the issuer is the one the config names.
+// HandsBack implements config.Bucket.
+func (c *BackupBucketConfig) HandsBack() bool { return c != nil && c.HandBack }
+
 func (c *BackupBucketConfig) GenerationSettings() *credentials.Settings {
 	if c == nil || c.GeneratedCredentials == nil {
 		return nil

@@ -133,6 +133,9 @@ const IssuerAccountKey = "AccountKey"
 
 // GenerationSettings implements credentials.Policy: always the account key, with the keys'
 // rotation (see IssuerAccountKey).
+// HandsBack implements config.Bucket.
+func (c *BackupBucketConfig) HandsBack() bool { return c != nil && c.HandBack }
+
 func (c *BackupBucketConfig) GenerationSettings() *credentials.Settings {
 	var r *credentials.Rotation
 	if c != nil {

@@ -16,6 +16,11 @@ import (
 type Bucket interface {
 	credentials.Policy
 	freshness.Policy
+	// HandsBack is true while the bucket is being handed back to the provider extension this
+	// project took it over from (providerConfig handBack): the store is left in that
+	// extension's form, and this project's finalizer leaves the bucket's BackupEntries, which
+	// that extension will delete without it.
+	HandsBack() bool
 }
 
 // API is the SDK-free half of a provider: what the webhook checks and the core decodes before any
@@ -42,6 +47,11 @@ func GeneratedCredentials(cfg Bucket) *credentials.Settings {
 		return nil
 	}
 	return cfg.GenerationSettings()
+}
+
+// HandsBack is cfg's HandsBack, false for the defaults (nil).
+func HandsBack(cfg Bucket) bool {
+	return !isNil(cfg) && cfg.HandsBack()
 }
 
 // isNil is true for a nil interface and for a typed nil pointer in one (a provider's defaults).

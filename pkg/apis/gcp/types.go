@@ -62,6 +62,9 @@ type GeneratedCredentialsConfig struct {
 const IssuerServiceAccountKey = "ServiceAccountKey"
 
 // GenerationSettings implements credentials.Policy.
+// HandsBack implements config.Bucket.
+func (c *BackupBucketConfig) HandsBack() bool { return c != nil && c.HandBack }
+
 func (c *BackupBucketConfig) GenerationSettings() *credentials.Settings {
 	if c == nil || c.GeneratedCredentials == nil {
 		return nil

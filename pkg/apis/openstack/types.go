@@ -71,6 +71,9 @@ type GeneratedCredentialsConfig struct {
 const IssuerApplicationCredential = "ApplicationCredential"
 
 // GenerationSettings implements credentials.Policy, with the default rotation period.
+// HandsBack implements config.Bucket.
+func (c *BackupBucketConfig) HandsBack() bool { return c != nil && c.HandBack }
+
 func (c *BackupBucketConfig) GenerationSettings() *credentials.Settings {
 	if c == nil || c.GeneratedCredentials == nil {
 		return nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -65,6 +66,15 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 		log.Info("Bucket settings do not converge; its generated credentials are kept current meanwhile", "bucket", bb.Name, "error", ensureErr.Error())
 	} else {
 		log.Info("Bucket is converged", "bucket", bb.Name, "region", bb.Spec.Region)
+		if config.HandsBack(cfg) {
+			// The store is in the incumbent's form now; its entries must not wait for this
+			// project's finalizer, which nothing would remove after the switch.
+			released, err := backupentry.ReleaseEntriesOf(ctx, a.client, a.reader, bb.Name)
+			if err != nil {
+				return fmt.Errorf("bucket %q is handed back, but releasing its BackupEntries from finalizer %s failed: %w", bb.Name, backupentry.FinalizerName, err)
+			}
+			log.Info("Bucket is handed back: its BackupEntries no longer carry this extension's finalizer", "bucket", bb.Name, "released", released)
+		}
 	}
 	err = a.credentialLifecycle(ctx, log, bb, cfg)
 	switch {

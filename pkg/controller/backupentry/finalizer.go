@@ -14,13 +14,18 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener/gardener/pkg/controllerutils"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
+	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // FinalizerName keeps a BackupEntry until the objects under its prefix are deleted. Gardener's
 // library removes its own finalizer without deleting anything when the entry's credentials
 // secret is gone; this one stays until the prefix is deleted with other credentials (see
-// orphans.go) or an operator removes it on purpose.
+// orphans.go), the entry's bucket is handed back to the provider extension this project took it
+// over from (providerConfig handBack: that extension deletes the entry without this finalizer, so
+// it must not wait for it; see ReleaseEntriesOf), or an operator removes it on purpose.
 const FinalizerName = "backup.extensions.gardener.cloud/objects"
 
 // holdingActuator is gardener's generic actuator with this extension's finalizer: set on every
@@ -28,12 +33,16 @@ const FinalizerName = "backup.extensions.gardener.cloud/objects"
 // migrated away (its objects then belong to the destination seed).
 type holdingActuator struct {
 	backupentry.Actuator
-	client client.Client
+	client   client.Client
+	provider provider.Provider
 }
 
 var _ backupentry.Actuator = (*holdingActuator)(nil)
 
 func (a *holdingActuator) hold(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
+	if a.handedBack(ctx, be) {
+		return a.release(ctx, be)
+	}
 	if controllerutil.ContainsFinalizer(be, FinalizerName) {
 		return nil
 	}
@@ -41,6 +50,50 @@ func (a *holdingActuator) hold(ctx context.Context, be *extensionsv1alpha1.Backu
 		return fmt.Errorf("adding finalizer %s: %w", FinalizerName, err)
 	}
 	return nil
+}
+
+// handedBack reports whether the entry's BackupBucket, on this seed, is being handed back
+// (providerConfig handBack). A bucket that is not on this seed, cannot be read or whose
+// providerConfig does not decode (its own reconcile reports that) is not.
+func (a *holdingActuator) handedBack(ctx context.Context, be *extensionsv1alpha1.BackupEntry) bool {
+	if a.provider == nil || be.Spec.BucketName == "" {
+		return false
+	}
+	bb := &extensionsv1alpha1.BackupBucket{}
+	if err := a.client.Get(ctx, client.ObjectKey{Name: be.Spec.BucketName}, bb); err != nil {
+		return false
+	}
+	cfg, err := corecontroller.BucketConfig(a.provider, bb)
+	return err == nil && config.HandsBack(cfg)
+}
+
+// ReleaseEntriesOf removes FinalizerName from every BackupEntry on the seed that names bucket in
+// spec.bucketName: the bucket is handed back, and the provider extension that takes it back
+// deletes its entries without this finalizer. It reads the API server in pages and returns how
+// many entries it released.
+func ReleaseEntriesOf(ctx context.Context, c client.Client, reader client.Reader, bucket string) (int, error) {
+	released := 0
+	list := &extensionsv1alpha1.BackupEntryList{}
+	opts := []client.ListOption{client.Limit(500)}
+	for {
+		if err := reader.List(ctx, list, opts...); err != nil {
+			return released, fmt.Errorf("listing the seed's BackupEntries of bucket %q: %w", bucket, err)
+		}
+		for i := range list.Items {
+			be := &list.Items[i]
+			if be.Spec.BucketName != bucket || !controllerutil.ContainsFinalizer(be, FinalizerName) {
+				continue
+			}
+			if err := (&holdingActuator{client: c}).release(ctx, be); err != nil {
+				return released, fmt.Errorf("BackupEntry %s: %w", be.Name, err)
+			}
+			released++
+		}
+		if list.Continue == "" {
+			return released, nil
+		}
+		opts = []client.ListOption{client.Limit(500), client.Continue(list.Continue)}
+	}
 }
 
 // release removes FinalizerName. A conflict (the library or gardenlet wrote the entry meanwhile,

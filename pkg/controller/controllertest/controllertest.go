@@ -39,8 +39,12 @@ func (Provider) Type() string { return "mem" }
 // Config is the "mem" providerConfig: generated credentials only.
 type Config struct {
 	Generated *credentials.Settings `json:"generatedCredentials,omitempty"`
+	HandBack  bool                  `json:"handBack,omitempty"`
 	freshness.Field
 }
+
+// HandsBack implements config.Bucket.
+func (c *Config) HandsBack() bool { return c != nil && c.HandBack }
 
 // GenerationSettings implements credentials.Policy.
 func (c *Config) GenerationSettings() *credentials.Settings {

@@ -28,6 +28,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -323,19 +324,16 @@ func TestTakeOverFromProviderAWSAndHandBack(t *testing.T) {
 		t.Fatalf("rules after the hand-back %v; want the incumbent's %v (the abort rule without an ID)", rules, want)
 	}
 	ext.Stop()
-	// The operator's step of docs/migrating.md: this extension's own entry finalizer, which the
-	// incumbent does not know, goes (without it, the incumbent's deletion of an entry this
-	// extension reconciled succeeds but the entry is never gone). The library's finalizer stays.
+	// The succeeded hand-back reconcile let go of the bucket's entries: this extension's own
+	// finalizer, which the incumbent does not know (with it, the incumbent's deletion of an entry
+	// this extension reconciled would succeed and the entry never go), is on none of them.
 	var entries extensionsv1alpha1.BackupEntryList
 	if err := k8s.List(ctx, &entries); err != nil {
 		t.Fatal(err)
 	}
-	for i := range entries.Items {
-		be := &entries.Items[i]
-		patch := client.MergeFrom(be.DeepCopy())
-		be.Finalizers = slices.DeleteFunc(be.Finalizers, func(f string) bool { return f == "backup.extensions.gardener.cloud/objects" })
-		if err := k8s.Patch(ctx, be, patch); err != nil {
-			t.Fatal(err)
+	for _, be := range entries.Items {
+		if be.Spec.BucketName == bb.Name && slices.Contains(be.Finalizers, backupentry.FinalizerName) {
+			t.Fatalf("BackupEntry %s still carries %s after the hand-back reconcile: %v", be.Name, backupentry.FinalizerName, be.Finalizers)
 		}
 	}
 	setConfig(incumbentConfig)

@@ -1,0 +1,55 @@
+package backupbucket_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+)
+
+// TestHandedBackBucketLetsGoOfItsEntries: a bucket reconciled with handBack releases every
+// BackupEntry that names it from this extension's finalizer (the provider extension taking the
+// bucket back deletes them without it, and nothing of this extension would remove it after the
+// switch); entries of other buckets stay held, and without handBack nothing is released.
+func TestHandedBackBucketLetsGoOfItsEntries(t *testing.T) {
+	for _, handBack := range []bool{true, false} {
+		t.Run(map[bool]string{true: "handBack", false: "no handBack"}[handBack], func(t *testing.T) {
+			ctx := context.Background()
+			k8s := controllertest.Client()
+			entries := map[string]string{"shoot--p--s--1": "bucket", "shoot--p--t--1": "bucket", "shoot--p--u--1": "other"}
+			for name, bucket := range entries {
+				be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: []string{backupentry.FinalizerName}},
+					Spec: extensionsv1alpha1.BackupEntrySpec{BucketName: bucket}}
+				if err := k8s.Create(ctx, be); err != nil {
+					t.Fatal(err)
+				}
+			}
+			bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"}, Spec: extensionsv1alpha1.BackupBucketSpec{
+				SecretRef: controllertest.SecretRef, DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: controllertest.RawConfig(controllertest.Config{HandBack: handBack})}}}
+			a := backupbucket.NewActuator(controllertest.Provider{Store: controllertest.Bucket(t, "bucket")}, k8s, k8s, events.NewFakeRecorder(10), controller.DeletionOptions{})
+			if err := a.Reconcile(ctx, logr.Discard(), bb); err != nil {
+				t.Fatalf("Reconcile: %v", err)
+			}
+			for name, bucket := range entries {
+				be := &extensionsv1alpha1.BackupEntry{}
+				if err := k8s.Get(ctx, client.ObjectKey{Name: name}, be); err != nil {
+					t.Fatal(err)
+				}
+				wantHeld := !handBack || bucket != "bucket"
+				if held := slices.Contains(be.Finalizers, backupentry.FinalizerName); held != wantHeld {
+					t.Errorf("entry %s of bucket %s: finalizers %v; want held: %t", name, bucket, be.Finalizers, wantHeld)
+				}
+			}
+		})
+	}
+}
