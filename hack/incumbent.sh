@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${GEB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gardener-extension-backup}
 
+source hack/progress.sh
 say() { printf '[incumbent %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
 case "${1:-aws}" in
@@ -21,21 +22,7 @@ out="$CACHE/incumbent-aws-$version/$hash/incumbent-aws"
 if [[ ! -x $out ]]; then
   say "building gardener-extension-provider-aws $version's backup controllers ($dir); the first build downloads its modules and takes minutes on 2 cores"
   mkdir -p "$(dirname "$out")"
-  start=$SECONDS
-  log=$(mktemp)
-  go build -C "$dir" -o "$out.tmp" . >"$log" 2>&1 &
-  pid=$!
-  while kill -0 "$pid" 2>/dev/null; do
-    sleep 5
-    if (( (SECONDS - start) % 30 < 5 )) && kill -0 "$pid" 2>/dev/null; then
-      say "  ... still building ($((SECONDS - start)) s elapsed)"
-    fi
-  done
-  if ! wait "$pid"; then
-    say "FAILED: building $dir; last output:"; tail -40 "$log" >&2; rm -f "$log"; exit 1
-  fi
-  rm -f "$log"
+  run_with_progress "building $dir" go build -C "$dir" -o "$out.tmp" .
   mv "$out.tmp" "$out"
-  say "built in $((SECONDS - start)) s"
 fi
 echo "$out"
