@@ -23,7 +23,7 @@ const deferralRounds = 3
 // releases its entry on that word) must still be covered, as the harness's DeferralCovers reads
 // it back, and the neighbours outside every prefix must not be touched.
 func testConcurrentDeferrals(t *testing.T, h Harness) {
-	skipUnsupported(t, h, Deferral)
+	skipUnsupported(t, h, DeferralReadBack)
 	ctx := ctxFor(t)
 	name := newBucket(t, h)
 	for round := range deferralRounds {

@@ -24,23 +24,29 @@ const (
 	Versions Feature = "Versions"
 	// Locks: objects can be held by retention locks (Harness.Lock).
 	Locks Feature = "Locks"
-	// Deferral: the store deletes locked objects by itself once their locks end, and its
-	// mechanism can be read back (Harness.DeferralCovers). A store without it answers
-	// DeferDeletion with objectstore.ErrUnsupported, which the suite checks.
+	// Deferral: the store deletes locked objects by itself once their locks end (no hook: the
+	// suite checks that DeferDeletion answers nil where it is supported and
+	// objectstore.ErrUnsupported where it is declared unsupported).
 	Deferral Feature = "Deferral"
+	// DeferralReadBack: the harness can read a deferral back with the store's own means
+	// (Harness.DeferralCovers); it needs Deferral.
+	DeferralReadBack Feature = "DeferralReadBack"
 )
 
 // hooks says, for each feature, whether h provides its hook.
 func (h Harness) hooks() map[Feature]bool {
 	return map[Feature]bool{
-		BadCredentials: h.BadCredentials != nil,
-		ForeignBuckets: h.ForeignBucket != nil,
-		Regions:        h.OtherRegion != "",
-		Versions:       h.Versioning != nil,
-		Locks:          h.Lock != nil,
-		Deferral:       h.DeferralCovers != nil,
+		BadCredentials:   h.BadCredentials != nil,
+		ForeignBuckets:   h.ForeignBucket != nil,
+		Regions:          h.OtherRegion != "",
+		Versions:         h.Versioning != nil,
+		Locks:            h.Lock != nil,
+		DeferralReadBack: h.DeferralCovers != nil,
 	}
 }
+
+// declaredOnly are the features without a hook: only Unsupported says whether a store has them.
+var declaredOnly = []Feature{Deferral}
 
 // checkFeatures fails the test when h's hooks and its Unsupported list disagree.
 func checkFeatures(t *testing.T, h Harness) {
@@ -55,9 +61,12 @@ func checkFeatures(t *testing.T, h Harness) {
 func (h Harness) featureMismatch() error {
 	hooks := h.hooks()
 	for _, f := range h.Unsupported {
-		if _, known := hooks[f]; !known {
+		if _, known := hooks[f]; !known && !slices.Contains(declaredOnly, f) {
 			return fmt.Errorf("harness declares unknown feature %q unsupported", f)
 		}
+	}
+	if h.unsupported(Deferral) && !h.unsupported(DeferralReadBack) {
+		return fmt.Errorf("harness declares %s unsupported but not %s, which needs it", Deferral, DeferralReadBack)
 	}
 	features := slices.Sorted(maps.Keys(hooks))
 	for _, f := range features {

@@ -34,7 +34,10 @@ func TestAMissingHookMustBeDeclaredUnsupported(t *testing.T) {
 		{"a hook missing, declared", without(func(h *Harness) { h.Lock = nil; h.Unsupported = []Feature{Locks} }), ""},
 		{"a hook missing, not declared", without(func(h *Harness) { h.Versioning = nil }), "sets no hook for feature Versions"},
 		{"region missing, not declared", without(func(h *Harness) { h.OtherRegion = "" }), "sets no hook for feature Regions"},
-		{"a hook set and declared unsupported", without(func(h *Harness) { h.Unsupported = []Feature{Deferral} }), "sets the hook of feature Deferral and declares it unsupported"},
+		{"a hook set and declared unsupported", without(func(h *Harness) { h.Unsupported = []Feature{DeferralReadBack} }), "sets the hook of feature DeferralReadBack and declares it unsupported"},
+		{"deferral declared unsupported, read-back not", without(func(h *Harness) { h.Unsupported = []Feature{Deferral} }), "declares Deferral unsupported but not DeferralReadBack"},
+		{"deferral and read-back declared unsupported", without(func(h *Harness) { h.DeferralCovers = nil; h.Unsupported = []Feature{Deferral, DeferralReadBack} }), ""},
+		{"deferral supported, read-back not", without(func(h *Harness) { h.DeferralCovers = nil; h.Unsupported = []Feature{DeferralReadBack} }), ""},
 		{"an unknown feature", without(func(h *Harness) { h.Unsupported = []Feature{"Teleport"} }), `unknown feature "Teleport"`},
 	}
 	for _, c := range cases {

@@ -38,9 +38,10 @@ func TestConformanceOnAzurite(t *testing.T) {
 			// Azurite has no blob versioning (501) and no immutability policies;
 			// TestConformanceWithBlobVersioning runs the suite with versions on the blob stand-in.
 			conformance.Versions, conformance.Locks,
-			// An account key cannot read the management policy back: the deferral is checked
-			// through the management plane (TestConformanceThroughTheManagementPlaneWithBlobVersioning).
-			conformance.Deferral,
+			// An account key defers only on the bucket reconcile's record, which no management
+			// plane writes here: the deferral is checked through the management plane
+			// (TestConformanceThroughTheManagementPlaneWithBlobVersioning).
+			conformance.Deferral, conformance.DeferralReadBack,
 		},
 	})
 }
@@ -63,7 +64,7 @@ func TestConformanceWithBlobVersioning(t *testing.T) {
 		SimulatedClock: true, // the stand-in's clock starts at 2025-01-01 and ticks by request
 		// The data plane alone: no regions, no foreign accounts, no locks, no management policy
 		// to read a deferral back (see the management-plane runs).
-		Unsupported: []conformance.Feature{conformance.Regions, conformance.ForeignBuckets, conformance.Locks, conformance.Deferral},
+		Unsupported: []conformance.Feature{conformance.Regions, conformance.ForeignBuckets, conformance.Locks, conformance.Deferral, conformance.DeferralReadBack},
 		Versioning: func(_ context.Context, _ string, on bool) error {
 			blobs.SetVersioning(stack.AzuriteAccount, on) // versioning is the account's, as on Azure
 			return nil
@@ -86,10 +87,10 @@ func TestConformanceThroughTheManagementPlane(t *testing.T) {
 			return name
 		},
 		ManyObjects: 1200,
-		// Azurite has no versioning and no immutability policies, and without versions the
-		// deferral is not read back version by version here: see
+		// Azurite has no versioning and no immutability policies; the deferral is read back
+		// version by version on the blob stand-in: see
 		// TestConformanceThroughTheManagementPlaneWithBlobVersioning.
-		Unsupported: []conformance.Feature{conformance.Versions, conformance.Locks, conformance.Deferral},
+		Unsupported: []conformance.Feature{conformance.Versions, conformance.Locks, conformance.DeferralReadBack},
 	})
 }
 

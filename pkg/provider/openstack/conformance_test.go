@@ -35,7 +35,7 @@ func TestConformanceOnSwift(t *testing.T) {
 			conformance.Regions,
 			// Swift has no retention locks and no lifecycle rules (DeferDeletion answers
 			// ErrUnsupported).
-			conformance.Locks, conformance.Deferral,
+			conformance.Locks, conformance.Deferral, conformance.DeferralReadBack,
 		},
 	})
 }
@@ -48,7 +48,7 @@ func TestConformanceWithoutBulkDelete(t *testing.T) {
 		ManyObjects:   600,
 		Versioning:    versioningOf(t, with(cloud.SecretData("demo"), "region", "NoBulk"), "NoBulk"),
 		// The same store as above without the bulk-delete middleware: only the deletion differs.
-		Unsupported: []conformance.Feature{conformance.BadCredentials, conformance.Regions, conformance.ForeignBuckets, conformance.Locks, conformance.Deferral},
+		Unsupported: []conformance.Feature{conformance.BadCredentials, conformance.Regions, conformance.ForeignBuckets, conformance.Locks, conformance.Deferral, conformance.DeferralReadBack},
 	})
 }
 
