@@ -217,7 +217,9 @@ func rotate(t *testing.T, env *framework.Env, bb *extensionsv1alpha1.BackupBucke
 	t.Helper()
 	env.Trigger(t, bb, backupbucket.AnnotationRotateCredentials, "r1")
 	var second *corev1.Secret
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+	// Two minutes, as for the other reconciles here: issuing an OpenStack application credential
+	// takes Keystone several seconds, many more on 2 busy cores.
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
 		s, err := env.GeneratedSecret(t, bb.Name)
 		if err == nil && s.Annotations[backupbucket.AnnotationCredential] != first.Annotations[backupbucket.AnnotationCredential] {
 			second = s
