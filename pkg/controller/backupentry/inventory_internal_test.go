@@ -145,11 +145,13 @@ func TestFreshEntryTurnsStaleWhenTheClockPassesTheThreshold(t *testing.T) {
 	}
 
 	// etcd-backup-restore takes a full and a delta snapshot; the next inventory is due.
+	// The next count comes 35m after the first: past its due time whatever the first count's
+	// jitter (at most a tenth of the interval) made it.
 	t0 := f.clock.Now()
 	full := f.snapshot("Full", t0)
-	f.clock.Step(10 * time.Minute)
+	f.clock.Step(time.Minute)
 	delta := f.snapshot("Incr", f.clock.Now())
-	f.clock.Step(inventoryInterval)
+	f.clock.Step(34 * time.Minute)
 	cond, ps, requeue := f.reconcile(entryName)
 	if cond.Status != gardencorev1beta1.ConditionTrue || ps.Inventory.Objects != 2 || ps.Inventory.Etcds[0].LatestFull.Key != full || ps.Inventory.Etcds[0].LatestDelta.Key != delta {
 		t.Fatalf("with fresh snapshots: %+v, inventory %+v", cond, ps.Inventory)
@@ -157,11 +159,12 @@ func TestFreshEntryTurnsStaleWhenTheClockPassesTheThreshold(t *testing.T) {
 	if got := testutil.ToFloat64(metrics.BackupsFresh.WithLabelValues(entryName)); got != 1 {
 		t.Errorf("entry_backups_fresh = %v", got)
 	}
-	if got := testutil.ToFloat64(metrics.LatestSnapshot.WithLabelValues(entryName, "etcd-main", metrics.SnapshotDelta)); got != float64(t0.Add(10*time.Minute).Unix()) {
+	if got := testutil.ToFloat64(metrics.LatestSnapshot.WithLabelValues(entryName, "etcd-main", metrics.SnapshotDelta)); got != float64(t0.Add(time.Minute).Unix()) {
 		t.Errorf("latest delta snapshot metric = %v", got)
 	}
-	// The delta is 30m old: it turns stale in 30m, before the next inventory is due.
-	if requeue != 30*time.Minute+time.Second {
+	// The delta is 34m old: it turns stale in 26m, before the next inventory is due (in 30m plus
+	// up to 3m of jitter), so that is when the entry is looked at next.
+	if requeue != 26*time.Minute+time.Second {
 		t.Errorf("requeue after %s, want when the delta passes 1h", requeue)
 	}
 	listings := f.store.listings.Load()
