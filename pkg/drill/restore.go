@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/url"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -32,9 +34,19 @@ const (
 )
 
 // restoreFull restores the full snapshot at dbPath into dataDir with etcdutl's snapshot restore,
-// as etcd-backup-restore does (restorer.go:198-210), hash check on.
-func restoreFull(lg *zap.Logger, key, dbPath, dataDir string) error {
-	err := snapshot.NewV3(lg).Restore(snapshot.RestoreConfig{
+// as etcd-backup-restore does (restorer.go:198-210), hash check on. etcd's backend panics (through
+// zap's Panic) on a database it cannot open; that panic happens in this goroutine and is a
+// finding. (A database damaged deeper, which bbolt reads in etcd's own goroutines, can still
+// crash the process: see docs/restore-drills.md.)
+func restoreFull(lg *zap.Logger, key, dbPath, dataDir string) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = newError(ReasonRestoreFailed, key, fmt.Errorf("%v", p), "etcd's snapshot restore could not open the verified database")
+		}
+	}()
+	old := debug.SetPanicOnFault(true) // a fault reading the mapped database panics, recovered above
+	defer debug.SetPanicOnFault(old)
+	err = snapshot.NewV3(lg).Restore(snapshot.RestoreConfig{
 		SnapshotPath:        dbPath,
 		Name:                memberName,
 		OutputDataDir:       dataDir,
