@@ -210,6 +210,11 @@ func TestDrillFindings(t *testing.T) {
 		{"a byte flipped in a delta's hash", plain, func(o map[string][]byte, n []string) { o[n[2]] = flip(o[n[2]], len(o[n[2]])-1) }, Options{}, ReasonHashMismatch},
 		{"a truncated full snapshot", plain, func(o map[string][]byte, n []string) { o[n[0]] = o[n[0]][:len(o[n[0]])-1000] }, Options{}, ReasonUndecodable},
 		{"a truncated compressed delta", gz, func(o map[string][]byte, n []string) { o[n[3]] = o[n[3]][:len(o[n[3]])/2] }, Options{}, ReasonUndecodable},
+		{"a byte flipped in a compressed delta's checksum", gz, func(o map[string][]byte, n []string) { o[n[2]] = flip(o[n[2]], len(o[n[2]])-8) }, Options{}, ReasonHashMismatch},
+		{"a compressed delta named uncompressed", gz, func(o map[string][]byte, n []string) {
+			o[strings.TrimSuffix(n[2], ".gz")] = o[n[2]]
+			delete(o, n[2])
+		}, Options{}, ReasonUndecodable},
 		{"a missing middle delta", plain, func(o map[string][]byte, n []string) { delete(o, n[2]) }, Options{}, ReasonChainBroken},
 		{"an overlapping delta from a second writer", plain, func(o map[string][]byte, n []string) {
 			s, _ := ParseKey("", "e/v2/"+n[2])

@@ -19,6 +19,9 @@ import (
 // hashSize is the size of the SHA-256 digest appended to every snapshot.
 const hashSize = sha256.Size
 
+// gzipMagic starts every gzip stream (RFC 1952).
+var gzipMagic = []byte{0x1f, 0x8b}
+
 // lzwLiteralWidth is etcd-backup-restore's LZW literal width (pkg/compressor/types.go:33).
 const lzwLiteralWidth = 8
 
@@ -78,7 +81,8 @@ type tailHasher struct {
 	w    io.Writer
 	h    hash.Hash
 	tail []byte
-	n    int64 // bytes written
+	n    int64  // bytes written
+	head []byte // the first bytes written, to tell a misnamed compression
 	f    *fetcher
 }
 
@@ -91,6 +95,9 @@ func (t *tailHasher) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	t.n += int64(len(p))
+	if len(t.head) < len(gzipMagic) {
+		t.head = append(t.head, p[:min(len(p), len(gzipMagic)-len(t.head))]...)
+	}
 	if len(p) >= hashSize {
 		t.h.Write(t.tail)
 		t.h.Write(p[:len(p)-hashSize])
@@ -140,6 +147,9 @@ func (f *fetcher) fetch(ctx context.Context, s Snapshot, path string) (int64, er
 		return 0, newError(ReasonUndecodable, s.Key, nil, "delta snapshot is missing its hash (%d bytes)", th.n)
 	}
 	if sum := th.h.Sum(nil); !bytes.Equal(sum, th.tail) {
+		if s.Compression == suffixNone && bytes.HasPrefix(th.head, gzipMagic) {
+			return 0, newError(ReasonUndecodable, s.Key, nil, "the content is gzip-compressed, the name says uncompressed")
+		}
 		return 0, newError(ReasonHashMismatch, s.Key, nil, "SHA-256 of the content is %x, the snapshot says %x", sum, th.tail)
 	}
 	if s.Kind == KindDelta {
@@ -193,6 +203,9 @@ func (f *fetcher) classify(s Snapshot, err error) error {
 		return fmt.Errorf("reading %s: %w", s.Key, se.err)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return newError(ReasonUndecodable, s.Key, err, "%s stream ends early (empty or truncated)", compressionName(s.Compression))
+	case errors.Is(err, gzip.ErrChecksum), errors.Is(err, zlib.ErrChecksum):
+		// The compression's own checksum of the content: a changed byte, found before the SHA-256.
+		return newError(ReasonHashMismatch, s.Key, err, "the %s checksum of the content does not match", compressionName(s.Compression))
 	case errors.As(err, new(*os.PathError)):
 		return err // the scratch disk, not the backup
 	default:
