@@ -147,7 +147,7 @@ func TestDrillRestoresChain(t *testing.T) {
 
 // etcd-backup-restore names a full snapshot by the revision it read just before taking it; the
 // database may be ahead of that, and the first delta then repeats revisions the full snapshot
-// holds (snapshotter.go:337-341, restorer.go:489-517). The drill skips those events, as the
+// holds (snapshotter.go:337-348, restorer.go:497-529). The drill skips those events, as the
 // restorer does.
 func TestDrillFullSnapshotAheadOfItsName(t *testing.T) {
 	src := newSourceEtcd(t)

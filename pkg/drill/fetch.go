@@ -22,7 +22,7 @@ const hashSize = sha256.Size
 // gzipMagic starts every gzip stream (RFC 1952).
 var gzipMagic = []byte{0x1f, 0x8b}
 
-// lzwLiteralWidth is etcd-backup-restore's LZW literal width (pkg/compressor/types.go:33).
+// lzwLiteralWidth is etcd-backup-restore's LZW literal width (pkg/compressor/types.go:32).
 const lzwLiteralWidth = 8
 
 // fetcher downloads one drill's objects, streaming, within the drill's budget.
@@ -115,7 +115,7 @@ func (t *tailHasher) Write(p []byte) (int, error) {
 // appended to its content as etcd-backup-restore does: for a full snapshot, the hash etcd's
 // snapshot API appends to the database, present when the length is 512·n+32
 // (pkg/etcdutil/etcdutil.go:340-408, etcdutl's hasChecksum); for a delta, the hash the
-// snapshotter appends to its JSON events (snapshotter.go:472-477, checked in restorer.go:654-680).
+// snapshotter appends to its JSON events (snapshotter.go:472-477, checked in restorer.go:618-659).
 // A delta's file is cut to its JSON; a full snapshot's keeps the hash, which etcd's restore
 // checks once more. It returns the payload's length (without the hash).
 //

@@ -40,7 +40,7 @@ func (m memSource) OpenObject(ctx context.Context, bucket, key string) (io.ReadC
 // sourceEtcd is an etcd whose snapshots a test writes as etcd-backup-restore v0.43.0 writes them:
 // the full snapshot is etcd's snapshot API stream (the database with etcd's SHA-256 appended,
 // etcdutil.go:282-336), a delta is the JSON array of the watch events of its revisions with the
-// SHA-256 of that JSON appended (snapshotter.go:458-477, 596-612), each compressed as the suffix
+// SHA-256 of that JSON appended (snapshotter.go:438-477, 595-624), each compressed as the suffix
 // says. The real etcd-backup-restore writes them in test/integration/drill.
 type sourceEtcd struct {
 	t      testing.TB

@@ -14,7 +14,7 @@ const (
 )
 
 // Compression suffixes etcd-backup-restore v0.43.0 writes and decompresses
-// (pkg/compressor/types.go:24-28, IsSnapshotCompressed in pkg/compressor/compressor.go:124).
+// (pkg/compressor/types.go:22-28, IsSnapshotCompressed in pkg/compressor/compressor.go:124).
 const (
 	suffixNone = ""
 	suffixGzip = ".gz"
@@ -32,12 +32,12 @@ type Snapshot struct {
 	Kind string
 	// StartRevision and LastRevision as named. A full snapshot is named from 0; its last revision
 	// is the one etcd reported just before the snapshot, which the snapshot may exceed
-	// (etcd-backup-restore's snapshotter.go:337-341).
+	// (etcd-backup-restore's snapshotter.go:337-348).
 	StartRevision, LastRevision int64
 	// CreatedOn is the Unix time in the name.
 	CreatedOn time.Time
 	// Compression is the suffix, with its dot ("" uncompressed). Any suffix is kept, as
-	// etcd-backup-restore's ParseSnapshot keeps it (pkg/snapstore/snapshot.go:116-121): one it
+	// etcd-backup-restore's ParseSnapshot keeps it (pkg/snapstore/snapshot.go:116-125): one it
 	// cannot decompress is in its chain and fails its restore, so the drill reports it.
 	Compression string
 	// Final marks a full snapshot taken before etcd was stopped.

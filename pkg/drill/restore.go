@@ -34,7 +34,7 @@ const (
 )
 
 // restoreFull restores the full snapshot at dbPath into dataDir with etcdutl's snapshot restore,
-// as etcd-backup-restore does (restorer.go:198-210), hash check on. etcd's backend panics (through
+// as etcd-backup-restore does (restorer.go:194-206), hash check on. etcd's backend panics (through
 // zap's Panic) on a database it cannot open; that panic happens in this goroutine and is a
 // finding. (A database damaged deeper, which bbolt reads in etcd's own goroutines, can still
 // crash the process: see docs/restore-drills.md.)
@@ -67,7 +67,7 @@ type embedded struct {
 }
 
 // startEmbedded starts etcd on dataDir as etcd-backup-restore's StartEmbeddedEtcd does
-// (pkg/miscellaneous/miscellaneous.go:242-297: loopback URLs on free ports, no fsync, auth off),
+// (pkg/miscellaneous/miscellaneous.go:242-298: loopback URLs on free ports, no fsync, auth off),
 // and reaches it through v3client (direct calls, no socket).
 func startEmbedded(ctx context.Context, lg *zap.Logger, key, dataDir string) (*embedded, error) {
 	cfg := embed.NewConfig()
@@ -136,9 +136,9 @@ type event struct {
 
 // applyDelta streams the JSON events of the delta at path (already verified) into etcd, one
 // transaction per source revision, as etcd-backup-restore's applyEventsToEtcd does
-// (restorer.go:539-566), skipping events the restored data already holds (the full snapshot may
-// run ahead of its name, restorer.go:489-517), and checks that etcd then stands at the delta's
-// last revision (verifySnapshotRevision, restorer.go:568-578). Only one revision's operations are
+// (restorer.go:552-581), skipping events the restored data already holds (the full snapshot may
+// run ahead of its name, restorer.go:480-531), and checks that etcd then stands at the delta's
+// last revision (verifySnapshotRevision, restorer.go:583-594). Only one revision's operations are
 // held in memory at a time.
 func (m *embedded) applyDelta(ctx context.Context, d Snapshot, path string) error {
 	f, err := os.Open(path)
