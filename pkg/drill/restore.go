@@ -69,7 +69,12 @@ type embedded struct {
 // startEmbedded starts etcd on dataDir as etcd-backup-restore's StartEmbeddedEtcd does
 // (pkg/miscellaneous/miscellaneous.go:242-298: loopback URLs on free ports, no fsync, auth off),
 // and reaches it through v3client (direct calls, no socket).
-func startEmbedded(ctx context.Context, lg *zap.Logger, key, dataDir string) (*embedded, error) {
+func startEmbedded(ctx context.Context, lg *zap.Logger, key, dataDir string) (m *embedded, err error) {
+	defer func() { // etcd panics through zap on a data directory it cannot open
+		if p := recover(); p != nil {
+			m, err = nil, newError(ReasonRestoreFailed, key, fmt.Errorf("%v", p), "etcd could not start on the restored data directory")
+		}
+	}()
 	cfg := embed.NewConfig()
 	cfg.Dir = dataDir
 	loop := url.URL{Scheme: "http", Host: "localhost:0"}
