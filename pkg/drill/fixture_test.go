@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,6 +48,8 @@ type sourceEtcd struct {
 	etcd   *embed.Etcd
 	client *clientv3.Client
 	unix   int64
+
+	stopOnce sync.Once
 }
 
 func newSourceEtcd(t testing.TB) *sourceEtcd {
@@ -58,6 +61,8 @@ func newSourceEtcd(t testing.TB) *sourceEtcd {
 	cfg.AdvertisePeerUrls, cfg.AdvertiseClientUrls = []url.URL{loop}, []url.URL{loop}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	cfg.UnsafeNoFsync = true
+	cfg.SnapshotCount = 100 // little raft log in memory: the benchmark measures the drill
+	cfg.SnapshotCatchUpEntries, cfg.ExperimentalSnapshotCatchUpEntries = 100, 100
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
@@ -74,8 +79,17 @@ func newSourceEtcd(t testing.TB) *sourceEtcd {
 		t.Fatal(err)
 	}
 	s := &sourceEtcd{t: t, etcd: e, client: client, unix: 1_700_000_000}
-	t.Cleanup(func() { _ = s.client.Close(); e.Close() })
+	t.Cleanup(s.stop)
 	return s
+}
+
+// stop stops the etcd; a second call does nothing.
+func (s *sourceEtcd) stop() {
+	s.stopOnce.Do(func() {
+		_ = s.client.Close()
+		s.etcd.Close()
+		s.client, s.etcd = nil, nil // what the server held becomes garbage
+	})
 }
 
 func (s *sourceEtcd) put(key, value string) int64 {

@@ -31,6 +31,7 @@ const (
 	maxTxnOps       = 10 * 1024
 	quotaBytes      = 8 * 1024 * 1024 * 1024
 	etcdStartLimit  = time.Minute
+	raftLogEntries  = 100
 )
 
 // restoreFull restores the full snapshot at dbPath into dataDir with etcdutl's snapshot restore,
@@ -87,6 +88,12 @@ func startEmbedded(ctx context.Context, lg *zap.Logger, key, dataDir string) (m 
 	cfg.MaxRequestBytes = maxRequestBytes
 	cfg.MaxTxnOps = maxTxnOps
 	cfg.UnsafeNoFsync = true
+	// etcd keeps the raft log's recent entries (each a whole transaction) in memory until a
+	// snapshot plus a catch-up tail for followers (10,000 and 5,000 by default); a single member
+	// replaying deltas needs no tail: memory stays bounded by raftLogEntries transactions
+	// however many deltas are applied.
+	cfg.SnapshotCount = raftLogEntries
+	cfg.SnapshotCatchUpEntries, cfg.ExperimentalSnapshotCatchUpEntries = raftLogEntries, raftLogEntries
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg)
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
