@@ -1,0 +1,185 @@
+package drill
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"golang.org/x/time/rate"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// Source is the read-only part of an object store a drill needs. A drill never writes, tags or
+// deletes: it is handed nothing that could.
+type Source interface {
+	// ListObjects is objectstore.Store.ListObjects: fn gets successive pages of every object
+	// version whose key starts with prefix, until the listing ends or fn returns an error.
+	ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error
+	// OpenObject streams the current version of one object; the caller closes it. A missing
+	// object is an error wrapping objectstore.ErrNotFound; other errors wrap objectstore's
+	// sentinels as ListObjects' do. Errors while reading the stream are the store's too.
+	OpenObject(ctx context.Context, bucket, key string) (io.ReadCloser, error)
+}
+
+// Options is a drill's budget and environment.
+type Options struct {
+	// ScratchDir is where the drill downloads and restores (a size-limited emptyDir in the
+	// chart); each etcd's drill uses a new directory in it and removes it when done, success or
+	// not. "" is os.TempDir().
+	ScratchDir string
+	// MaxBytes caps the bytes one etcd's drill reads from the store (0: no cap). A chain whose
+	// listed size is larger is not downloaded at all: ReasonTooLarge.
+	MaxBytes int64
+	// MaxScratchBytes caps the decompressed bytes one etcd's drill writes to ScratchDir at once
+	// (the full snapshot plus one delta; 0: no cap): ReasonTooLarge when reached.
+	MaxScratchBytes int64
+	// ReadRate caps the read rate in bytes per second (0: none).
+	ReadRate int64
+	// Logger receives etcd's own log (etcdutl's restore, the embedded etcd); nil discards it.
+	Logger *zap.Logger
+	// Inspect, if set, is called with a client of the restored etcd before it is stopped, for
+	// tests and demos that read back what was restored. Its error fails the drill as is.
+	Inspect func(ctx context.Context, etcd string, kv clientv3.KV) error
+}
+
+// Result is one etcd's drill.
+type Result struct {
+	// Etcd is the directory under the prefix, e.g. "etcd-main".
+	Etcd string
+	// Full is the key of the full snapshot restored from ("" when there is none).
+	Full string
+	// Deltas is how many deltas the chain holds.
+	Deltas int
+	// Revision is the revision the restored etcd stood at: the newest delta's last revision
+	// (with no deltas, the full snapshot's own, which may exceed its name's).
+	Revision int64
+	// Keys is the number of keys the restored etcd held at Revision.
+	Keys int64
+	// Size is the chain's size as listed; BytesRead what the drill read of it.
+	Size, BytesRead int64
+	// Started is when the drill began; Duration how long it took.
+	Started  time.Time
+	Duration time.Duration
+	// Err is nil when the chain restored. An *Error (see ReasonOf) is a finding about the
+	// backup; any other error is the store's or the drill's machinery's, and proves nothing
+	// about the backup (retry later).
+	Err error
+}
+
+// Drill proves, for every etcd under prefix (the entry's "<entry>/"), that its newest backup
+// restores: it lists prefix once, checks each etcd's chain by names (Chain), and for a chain
+// without findings downloads the full snapshot and its deltas one after the other into a scratch
+// directory, verifies and decompresses them as etcd-backup-restore v0.43.0 does, restores the
+// full snapshot into an etcd data directory with etcd's own restore (etcdutl), applies every
+// delta through an embedded etcd, and checks that it ends exactly at the newest delta's last
+// revision. Nothing is written to the store.
+//
+// The returned error is the listing's (the store's); each etcd's outcome is in its Result.
+func Drill(ctx context.Context, src Source, bucket, prefix string, opts Options) ([]Result, error) {
+	col := NewCollector(prefix)
+	if err := src.ListObjects(ctx, bucket, prefix, func(page []objectstore.ObjectVersion) error {
+		col.Add(page)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("listing %s: %w", prefix, err)
+	}
+	chains := col.Chains()
+	results := make([]Result, 0, len(chains))
+	for _, ch := range chains {
+		results = append(results, DrillChain(ctx, src, bucket, ch, opts))
+	}
+	return results, nil
+}
+
+// DrillChain drills one chain (from Collector.Chains or CheckChains); see Drill.
+func DrillChain(ctx context.Context, src Source, bucket string, ch Chain, opts Options) Result {
+	r := Result{Etcd: ch.Etcd, Deltas: len(ch.Deltas), Size: ch.Size(), Started: time.Now()}
+	if ch.Full != nil {
+		r.Full = ch.Full.Key
+	}
+	f := &fetcher{src: src, bucket: bucket, maxRead: opts.MaxBytes, maxScratch: opts.MaxScratchBytes}
+	if opts.ReadRate > 0 {
+		f.limiter = rate.NewLimiter(rate.Limit(opts.ReadRate), int(min(opts.ReadRate, 256*1024)))
+	}
+	r.Revision, r.Keys, r.Err = drillChain(ctx, f, ch, opts)
+	r.BytesRead = f.read
+	r.Duration = time.Since(r.Started)
+	return r
+}
+
+func drillChain(ctx context.Context, f *fetcher, ch Chain, opts Options) (rev, keys int64, err error) {
+	if ch.Err != nil {
+		return 0, 0, ch.Err
+	}
+	if opts.MaxBytes > 0 && ch.Size() > opts.MaxBytes {
+		return 0, 0, newError(ReasonTooLarge, "", nil, "the chain of %s is %d bytes (a full snapshot and %d deltas), the budget %d", ch.Etcd, ch.Size(), len(ch.Deltas), opts.MaxBytes)
+	}
+	dir, err := os.MkdirTemp(opts.ScratchDir, "drill-")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.RemoveAll(dir)
+	lg := opts.Logger
+	if lg == nil {
+		lg = zap.NewNop()
+	}
+
+	full := *ch.Full
+	dbPath := filepath.Join(dir, "full.db")
+	if _, err := f.fetch(ctx, full, dbPath); err != nil {
+		return 0, 0, err
+	}
+	fullWritten := f.written
+	dataDir := filepath.Join(dir, "data")
+	if err := restoreFull(lg, full.Key, dbPath, dataDir); err != nil {
+		return 0, 0, err
+	}
+	if err := os.Remove(dbPath); err != nil { // etcd copied it into dataDir
+		return 0, 0, err
+	}
+	m, err := startEmbedded(ctx, lg, full.Key, dataDir)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer m.close()
+	if rev, err = m.revision(ctx); err != nil {
+		return 0, 0, m.etcdError(ctx, full, err)
+	}
+	if rev < full.LastRevision {
+		return 0, 0, newError(ReasonChainBroken, full.Key, nil, "the restored database stands at revision %d, before the %d its name says", rev, full.LastRevision)
+	}
+	for i, d := range ch.Deltas {
+		path := filepath.Join(dir, fmt.Sprintf("delta-%d.json", i))
+		if _, err := f.fetch(ctx, d, path); err != nil {
+			return 0, 0, err
+		}
+		if err := m.applyDelta(ctx, d, path); err != nil {
+			return 0, 0, err
+		}
+		if err := os.Remove(path); err != nil {
+			return 0, 0, err
+		}
+		f.written = fullWritten // scratch holds the data directory and one delta at a time
+	}
+	if rev, err = m.revision(ctx); err != nil {
+		return 0, 0, m.etcdError(ctx, full, err)
+	}
+	if want := ch.LastRevision(); len(ch.Deltas) > 0 && rev != want {
+		return 0, 0, newError(ReasonChainBroken, "", nil, "the restore ends at revision %d, the newest delta at %d", rev, want)
+	}
+	if keys, err = m.keys(ctx); err != nil {
+		return 0, 0, m.etcdError(ctx, full, err)
+	}
+	if opts.Inspect != nil {
+		if err := opts.Inspect(ctx, ch.Etcd, m.client.KV); err != nil {
+			return 0, 0, err
+		}
+	}
+	return rev, keys, nil
+}

@@ -1,0 +1,228 @@
+package drill
+
+import (
+	"bytes"
+	"compress/gzip"
+	"compress/lzw"
+	"compress/zlib"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+
+	"golang.org/x/time/rate"
+)
+
+// hashSize is the size of the SHA-256 digest appended to every snapshot.
+const hashSize = sha256.Size
+
+// gzipMagic starts every gzip stream (RFC 1952).
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// lzwLiteralWidth is etcd-backup-restore's LZW literal width (pkg/compressor/types.go:32).
+const lzwLiteralWidth = 8
+
+// fetcher downloads one drill's objects, streaming, within the drill's budget.
+type fetcher struct {
+	src     Source
+	bucket  string
+	limiter *rate.Limiter // nil: no read rate limit
+	// read counts the bytes read from the store; maxRead caps them (0: no cap).
+	read, maxRead int64
+	// written counts the decompressed bytes written to scratch; maxScratch caps them (0: no cap).
+	written, maxScratch int64
+}
+
+// srcError marks an error of the store's stream, which says nothing about the backup.
+type srcError struct{ err error }
+
+func (e srcError) Error() string { return e.err.Error() }
+func (e srcError) Unwrap() error { return e.err }
+
+// overBudget is returned by the counting reader and writer when a cap is reached.
+type overBudget struct{ what string }
+
+func (e overBudget) Error() string { return e.what }
+
+// storeReader reads the object's stream for the fetcher: at the read rate, counting against the
+// budget, marking the store's own errors.
+type storeReader struct {
+	ctx context.Context
+	f   *fetcher
+	r   io.Reader
+}
+
+func (s *storeReader) Read(p []byte) (int, error) {
+	if s.f.limiter != nil && len(p) > s.f.limiter.Burst() {
+		p = p[:s.f.limiter.Burst()]
+	}
+	n, err := s.r.Read(p)
+	s.f.read += int64(n)
+	if s.f.maxRead > 0 && s.f.read > s.f.maxRead {
+		return n, overBudget{fmt.Sprintf("more than %d bytes read from the store", s.f.maxRead)}
+	}
+	if s.f.limiter != nil && n > 0 {
+		if werr := s.f.limiter.WaitN(s.ctx, n); werr != nil {
+			return n, srcError{werr}
+		}
+	}
+	if err != nil && err != io.EOF {
+		err = srcError{err}
+	}
+	return n, err
+}
+
+// tailHasher writes everything to w and hashes all but the last hashSize bytes seen, which it
+// holds back: at the end, sum is the hash of the payload and tail is the hash appended to it.
+type tailHasher struct {
+	w    io.Writer
+	h    hash.Hash
+	tail []byte
+	n    int64  // bytes written
+	head []byte // the first bytes written, to tell a misnamed compression
+	f    *fetcher
+}
+
+func (t *tailHasher) Write(p []byte) (int, error) {
+	t.f.written += int64(len(p))
+	if t.f.maxScratch > 0 && t.f.written > t.f.maxScratch {
+		return 0, overBudget{fmt.Sprintf("more than %d bytes of scratch space", t.f.maxScratch)}
+	}
+	if _, err := t.w.Write(p); err != nil {
+		return 0, err
+	}
+	t.n += int64(len(p))
+	if len(t.head) < len(gzipMagic) {
+		t.head = append(t.head, p[:min(len(p), len(gzipMagic)-len(t.head))]...)
+	}
+	if len(p) >= hashSize {
+		t.h.Write(t.tail)
+		t.h.Write(p[:len(p)-hashSize])
+		t.tail = append(t.tail[:0], p[len(p)-hashSize:]...)
+		return len(p), nil
+	}
+	buf := append(append(make([]byte, 0, 2*hashSize), t.tail...), p...)
+	cut := max(len(buf)-hashSize, 0)
+	t.h.Write(buf[:cut])
+	t.tail = append(t.tail[:0], buf[cut:]...)
+	return len(p), nil
+}
+
+// fetch downloads s into path, decompressed as its suffix says, and verifies the SHA-256
+// appended to its content as etcd-backup-restore does: for a full snapshot, the hash etcd's
+// snapshot API appends to the database, present when the length is 512·n+32
+// (pkg/etcdutil/etcdutil.go:340-408, etcdutl's hasChecksum); for a delta, the hash the
+// snapshotter appends to its JSON events (snapshotter.go:472-477, checked in restorer.go:618-659).
+// A delta's file is cut to its JSON; a full snapshot's keeps the hash, which etcd's restore
+// checks once more. It returns the payload's length (without the hash).
+//
+// Errors: an *Error (HashMismatch, Undecodable, TooLarge) about the object, or the store's own
+// error (wrapped with %w) or ctx's.
+func (f *fetcher) fetch(ctx context.Context, s Snapshot, path string) (int64, error) {
+	rc, err := f.src.OpenObject(ctx, f.bucket, s.Key)
+	if err != nil {
+		return 0, fmt.Errorf("opening %s: %w", s.Key, err)
+	}
+	defer rc.Close()
+	out, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	defer out.Close()
+
+	th := &tailHasher{w: out, h: sha256.New(), f: f}
+	if err := decompressInto(th, &storeReader{ctx: ctx, f: f, r: rc}, s.Compression); err != nil {
+		return 0, f.classify(s, err)
+	}
+	payload := th.n - hashSize
+	switch {
+	case th.n == 0:
+		return 0, newError(ReasonUndecodable, s.Key, nil, "empty snapshot")
+	case s.Kind == KindFull && th.n%512 != hashSize:
+		return 0, newError(ReasonUndecodable, s.Key, nil, "no SHA-256 appended to the database (%d bytes is not 512·n+32): truncated or not a snapshot", th.n)
+	case s.Kind == KindDelta && th.n <= hashSize:
+		return 0, newError(ReasonUndecodable, s.Key, nil, "delta snapshot is missing its hash (%d bytes)", th.n)
+	}
+	if sum := th.h.Sum(nil); !bytes.Equal(sum, th.tail) {
+		if s.Compression == suffixNone && bytes.HasPrefix(th.head, gzipMagic) {
+			return 0, newError(ReasonUndecodable, s.Key, nil, "the content is gzip-compressed, the name says uncompressed")
+		}
+		return 0, newError(ReasonHashMismatch, s.Key, nil, "SHA-256 of the content is %x, the snapshot says %x", sum, th.tail)
+	}
+	if s.Kind == KindDelta {
+		if err := out.Truncate(payload); err != nil {
+			return 0, err
+		}
+	}
+	return payload, out.Close()
+}
+
+// decompressInto copies r into w through the decompressor that suffix names
+// (IsSnapshotCompressed and DecompressSnapshot, pkg/compressor/compressor.go:62-144).
+func decompressInto(w io.Writer, r io.Reader, suffix string) error {
+	var dr io.Reader
+	switch suffix {
+	case suffixNone:
+		dr = r
+	case suffixGzip:
+		gz, err := gzip.NewReader(r)
+		if err != nil {
+			return err
+		}
+		defer gz.Close()
+		dr = gz
+	case suffixZlib:
+		zr, err := zlib.NewReader(r)
+		if err != nil {
+			return err
+		}
+		defer zr.Close()
+		dr = zr
+	case suffixLZW:
+		lr := lzw.NewReader(r, lzw.LSB, lzwLiteralWidth)
+		defer lr.Close()
+		dr = lr
+	default:
+		return fmt.Errorf("unsupported compression suffix %q", suffix)
+	}
+	_, err := io.Copy(w, dr)
+	return err
+}
+
+// classify turns a failed copy into a finding or passes the store's error on.
+func (f *fetcher) classify(s Snapshot, err error) error {
+	var se srcError
+	var ob overBudget
+	switch {
+	case errors.As(err, &ob):
+		return newError(ReasonTooLarge, s.Key, nil, "%s", ob.what)
+	case errors.As(err, &se):
+		return fmt.Errorf("reading %s: %w", s.Key, se.err)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return newError(ReasonUndecodable, s.Key, err, "%s stream ends early (empty or truncated)", compressionName(s.Compression))
+	case errors.Is(err, gzip.ErrChecksum), errors.Is(err, zlib.ErrChecksum):
+		// The compression's own checksum of the content: a changed byte, found before the SHA-256.
+		return newError(ReasonHashMismatch, s.Key, err, "the %s checksum of the content does not match", compressionName(s.Compression))
+	case errors.As(err, new(*os.PathError)):
+		return err // the scratch disk, not the backup
+	default:
+		return newError(ReasonUndecodable, s.Key, err, "not readable as %s", compressionName(s.Compression))
+	}
+}
+
+func compressionName(suffix string) string {
+	switch suffix {
+	case suffixGzip:
+		return "gzip"
+	case suffixZlib:
+		return "zlib"
+	case suffixLZW:
+		return "LZW"
+	case suffixNone:
+		return "uncompressed"
+	}
+	return "compression " + suffix
+}
