@@ -27,14 +27,14 @@ vet: ## Run go vet and check formatting.
 
 .PHONY: unit
 unit: ## Unit tests of the core (no external components).
-	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/apis/... ./pkg/controller/... ./pkg/inventory/... ./pkg/metrics/...
+	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/apis/... ./pkg/controller/... ./pkg/inventory/... ./pkg/metrics/... ./pkg/drill/...
 
 .PHONY: test
 test: tools vet ## Everything: unit tests, conformance and integration on MinIO, fake-gcs-server, Azurite and Swift+Keystone.
 	@hack/openstack.sh install
 	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)" FAKE_GCS_SERVER="$$(hack/tools.sh fakegcs)" AZURITE_BLOB="$$(hack/tools.sh azurite)" ETCDBR="$$(hack/tools.sh etcdbr)" INCUMBENT_AWS="$$(hack/incumbent.sh aws)"; \
 	go test $(GO_TEST_FLAGS) -timeout 30m ./...
-	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/controller/... ./pkg/inventory/... ./pkg/metrics/...
+	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/controller/... ./pkg/inventory/... ./pkg/metrics/... ./pkg/drill/...
 
 .PHONY: demo
 demo: ## Run the aws extension (PROVIDER=gcp or azure: that one) against a local seed (envtest), its object store and the real etcd-backup-restore, and report. Builds only what that provider needs.
