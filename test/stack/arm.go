@@ -46,6 +46,8 @@ type ARM struct {
 	blobService  map[string]map[string]any // account: blob service properties
 	etags        int
 	failures     map[string]int // "METHOD pathSuffix" -> status to answer
+	// enforce, when set, is told which containers a policy protects (EnforceImmutability).
+	enforce func(container string, locked bool)
 	// rewriteLifecycle, when set, changes a management policy before it is stored.
 	rewriteLifecycle func(map[string]any)
 	assertion        string
