@@ -74,6 +74,9 @@ func thereAndBack(t *testing.T, p *providerWorld, sourceConfig string) {
 	forceDeleteSource(t, b, s, src)
 	left := currentKeys(t, p.storeFor(t, p.operator()), source.Name, h.entry+"/")
 	t.Logf("after the source entry's deletion, %d objects are left under %s/ in bucket %s (locked ones: their deletion deferred to the store): %v", len(left), h.entry, source.Name, left)
+	if p.sourceLeftDeferred != nil && sourceConfig == p.lockedConfig {
+		p.sourceLeftDeferred(t, source.Name, left)
+	}
 
 	// And back: b -> a, onto the source bucket again.
 	src, sourceBackup, etcdBackup = migrate(t, s, b, a, target.Name, source.Name)
