@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 )
@@ -97,14 +96,6 @@ func (a *ARM) mirror(r *http.Request, container string, create bool) error {
 		}
 	}
 	return err
-}
-
-// Cloud is the cloud configuration that points the SDK at the stand-in.
-func (a *ARM) Cloud() *cloud.Configuration {
-	return &cloud.Configuration{
-		ActiveDirectoryAuthorityHost: a.URL + "/",
-		Services:                     map[cloud.ServiceName]cloud.ServiceConfiguration{cloud.ResourceManager: {Endpoint: a.URL, Audience: "https://management.stand-in"}},
-	}
 }
 
 func clone(m map[string]any) map[string]any {
