@@ -1,6 +1,7 @@
 package azure_test
 
 import (
+	"context"
 	"encoding/pem"
 	"errors"
 	"os"
@@ -11,7 +12,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
 	"github.com/spf13/cobra"
 
+	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
@@ -155,5 +158,28 @@ func TestCloudFlagsReachTheManagementPlane(t *testing.T) {
 			}
 			t.Logf("without the CA file: %v", err)
 		})
+	}
+}
+
+// TestCloudConfigFileRefusesADeclaredCloud: with the binary's cloud set, a bucket that names a
+// cloud in its providerConfig is refused (the name would silently not be applied), naming the
+// field and the flag; an account key bucket is not concerned (its domain decides).
+func TestCloudConfigFileRefusesADeclaredCloud(t *testing.T) {
+	cloudFile := writeFile(t, "cloud.yaml", "activeDirectoryAuthorityHost: https://login.local/\nresourceManager: {endpoint: 'https://m.local', audience: x}\n")
+	p := &azureprovider.Provider{}
+	if err := (&azureprovider.CloudOptions{CloudConfigFile: cloudFile}).Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &azureapi.BackupBucketConfig{CloudConfiguration: &azureapi.CloudConfiguration{Name: azureapi.CloudAzureChina}}
+	sp := map[string][]byte{"tenantID": []byte("t"), "clientID": []byte("c"), "clientSecret": []byte("s"), "subscriptionID": []byte("sub")}
+	_, err := p.NewStore(context.Background(), provider.Credentials{Data: sp, Region: "chinanorth"}, cfg)
+	if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "spec.providerConfig.cloudConfiguration.name") || !strings.Contains(err.Error(), "--azure-cloud-config") {
+		t.Fatalf("NewStore with a declared cloud and the binary's cloud: %v; want ErrInvalidConfig naming the field and the flag", err)
+	}
+	if _, err := p.NewStore(context.Background(), provider.Credentials{Data: sp, Region: "westeurope"}, &azureapi.BackupBucketConfig{}); err != nil {
+		t.Fatalf("NewStore without a declared cloud: %v", err)
+	}
+	if _, err := p.NewStore(context.Background(), provider.Credentials{Data: azurite.SecretData(), Region: "westeurope"}, &azureapi.BackupBucketConfig{CloudConfiguration: &azureapi.CloudConfiguration{Name: azureapi.CloudAzurePublic}}); err != nil {
+		t.Fatalf("NewStore of an account key secret with a declared cloud: %v", err)
 	}
 }
