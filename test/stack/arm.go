@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 )
@@ -46,6 +45,8 @@ type ARM struct {
 	blobService  map[string]map[string]any // account: blob service properties
 	etags        int
 	failures     map[string]int // "METHOD pathSuffix" -> status to answer
+	// enforce, when set, is told which containers a policy protects (EnforceImmutability).
+	enforce func(container string, locked bool)
 	// rewriteLifecycle, when set, changes a management policy before it is stored.
 	rewriteLifecycle func(map[string]any)
 	assertion        string
@@ -95,14 +96,6 @@ func (a *ARM) mirror(r *http.Request, container string, create bool) error {
 		}
 	}
 	return err
-}
-
-// Cloud is the cloud configuration that points the SDK at the stand-in.
-func (a *ARM) Cloud() *cloud.Configuration {
-	return &cloud.Configuration{
-		ActiveDirectoryAuthorityHost: a.URL + "/",
-		Services:                     map[cloud.ServiceName]cloud.ServiceConfiguration{cloud.ResourceManager: {Endpoint: a.URL, Audience: "https://management.stand-in"}},
-	}
 }
 
 func clone(m map[string]any) map[string]any {

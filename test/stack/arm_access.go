@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
 )
 
 // What tests read and change of the ARM stand-in behind the extension's back.
@@ -117,4 +119,12 @@ func (a *ARM) RevokeTokens() {
 	a.tokens = map[string]bool{}
 	a.ClientSecret = "rotated-away"
 	a.assertion = ""
+}
+
+// Cloud is the cloud configuration that points the SDK at the stand-in.
+func (a *ARM) Cloud() *cloud.Configuration {
+	return &cloud.Configuration{
+		ActiveDirectoryAuthorityHost: a.URL + "/",
+		Services:                     map[cloud.ServiceName]cloud.ServiceConfiguration{cloud.ResourceManager: {Endpoint: a.URL, Audience: "https://management.stand-in"}},
+	}
 }

@@ -121,6 +121,7 @@ func (a *ARM) serveImmutability(w http.ResponseWriter, r *http.Request, account,
 		}
 		p = map[string]any{"name": "default", "etag": etag, "properties": map[string]any{"immutabilityPeriodSinceCreationInDays": d, "state": "Unlocked"}}
 		a.policies[key] = p
+		a.enforced(container, d > 0)
 		writeJSON(w, 200, p)
 	case r.Method == http.MethodDelete && action == "":
 		if p == nil || state() == "Locked" {
@@ -128,6 +129,7 @@ func (a *ARM) serveImmutability(w http.ResponseWriter, r *http.Request, account,
 			return
 		}
 		delete(a.policies, key)
+		a.enforced(container, false)
 		writeJSON(w, 200, p)
 	case r.Method == http.MethodPost && action == "lock":
 		if p == nil {
@@ -152,6 +154,23 @@ func (a *ARM) serveImmutability(w http.ResponseWriter, r *http.Request, account,
 		writeJSON(w, 200, p)
 	default:
 		armError(w, 405, "MethodNotAllowed", r.Method)
+	}
+}
+
+// EnforceImmutability makes the container immutability policies hold on the data plane: lock is
+// called with a container's name and whether a policy with a retention period protects it now,
+// whenever a policy is set or deleted. An unlocked policy protects as a locked one does (Azure:
+// the lock only stops it from being shortened or removed). Azurite enforces no policy; the blob
+// stand-in's LockContainer does (all of this stand-in's accounts are one data-plane account).
+func (a *ARM) EnforceImmutability(lock func(container string, locked bool)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.enforce = lock
+}
+
+func (a *ARM) enforced(container string, locked bool) {
+	if a.enforce != nil {
+		a.enforce(container, locked)
 	}
 }
 

@@ -24,7 +24,8 @@ import (
 //   - Shared Key authorization, checked on every request and every Blob Batch sub-request
 //     (string-to-sign as documented; a wrong signature is 403 AuthenticationFailed);
 //   - containers: create, properties, set ACL, delete;
-//   - Put Blob (block blobs, single request), Get Blob, Snapshot Blob, Delete Blob with
+//   - Put Blob (block blobs, single request), Put Block and Put Block List (of staged blocks
+//     only: what etcd-backup-restore's chunked uploads send), Get Blob, Snapshot Blob, Delete Blob with
 //     x-ms-delete-snapshots, versionid or snapshot, Set and Get Blob Tags with versionid or
 //     snapshot;
 //   - List Blobs with include=snapshots,versions,tags, prefix, maxresults (at most 5000, as
@@ -36,14 +37,19 @@ import (
 //     keeps the blob it replaces as a previous version, and deleting the current blob keeps it
 //     as a previous version; with it off, writes and deletes replace and remove the current blob
 //     and previous versions stay;
-//   - a container immutability stand-in (LockContainer): every delete in the container answers
-//     409 BlobImmutableDueToPolicy, as Azure does within a time-based retention period.
+//   - a container immutability stand-in (LockContainer, or the ARM stand-in's immutability
+//     policies through ARM.EnforceImmutability): every delete in the container, and every
+//     overwrite of an existing blob, answers 409 BlobImmutableDueToPolicy, as Azure does within
+//     a container's time-based retention period (index tags can still be set, as on Azure).
 //
 // Known differences from Azure: version IDs and snapshot times come from a counter, not the
 // clock; deleting the current version by its version ID is refused with 403
 // OperationNotAllowedOnRootBlob (what Azure answers, as recorded by the Azure SDK for Java's
 // tests); soft delete, leases, conditional headers, metadata, blob index queries, lifecycle
-// management (a management-plane feature, see ARM) and page/append blobs are not played.
+// management (a management-plane feature, see ARM) and page/append blobs are not played; a lock
+// refuses every delete and overwrite whatever the blob's age (every blob a test writes is younger
+// than the retention it declares); Put Block List commits staged blocks only (its Committed list,
+// of blocks of the current blob, is refused).
 type BlobStandIn struct {
 	*httptest.Server
 
@@ -73,6 +79,8 @@ type blobContainer struct {
 	// metadata is the container's, by name as the client sent it.
 	metadata map[string]string
 	blobs    map[string]*blobEntry
+	// staged are the uncommitted blocks (Put Block) by blob name and block ID.
+	staged map[string]map[string][]byte
 }
 
 // blobEntry is everything stored under one blob name.
@@ -293,6 +301,10 @@ func (b *BlobStandIn) serveLocked(w http.ResponseWriter, r *http.Request, acct *
 		b.snapshot(w, c, name)
 	case r.Method == http.MethodPut && q.Get("comp") == "":
 		b.putBlob(w, r, acct, c, name)
+	case r.Method == http.MethodPut && q.Get("comp") == "block":
+		b.putBlock(w, r, c, name)
+	case r.Method == http.MethodPut && q.Get("comp") == "blocklist":
+		b.putBlockList(w, r, acct, c, name)
 	case (r.Method == http.MethodGet || r.Method == http.MethodHead) && q.Get("comp") == "":
 		b.getBlob(w, r, c, name)
 	case r.Method == http.MethodDelete:

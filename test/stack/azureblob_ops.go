@@ -51,7 +51,18 @@ func (b *BlobStandIn) putBlob(w http.ResponseWriter, r *http.Request, acct *blob
 		blobError(w, 400, "InvalidInput", err.Error())
 		return
 	}
+	b.write(w, acct, c, name, data)
+}
+
+// write stores data as the current version of name (Put Blob, Put Block List), keeping the one it
+// replaces as a previous version where versioning says so. In a locked container an existing
+// blob cannot be replaced (Azure's container-level WORM: no overwrite, no delete).
+func (b *BlobStandIn) write(w http.ResponseWriter, acct *blobAccount, c *blobContainer, name string, data []byte) {
 	e := c.blobs[name]
+	if e != nil && e.current != nil && c.locked {
+		blobError(w, 409, "BlobImmutableDueToPolicy", "This operation is not permitted as the blob is immutable due to a policy.")
+		return
+	}
 	if e == nil {
 		e = &blobEntry{}
 		c.blobs[name] = e

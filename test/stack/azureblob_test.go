@@ -2,9 +2,16 @@ package stack_test
 
 import (
 	"context"
+	"io"
+	"strings"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	azarm "github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
@@ -120,5 +127,103 @@ func TestBlobStandInPlaysVersioningAndBatch(t *testing.T) {
 	}
 	if got := list(t, c, 2); len(got) != 3 || got[0].version == *v1 {
 		t.Fatalf("after the batch: %+v; want v1 of a gone, b's current version kept", got)
+	}
+}
+
+// TestBlobStandInPlaysStagedUploadsAndTheARMsLock: blocks staged and committed as the SDK's
+// chunked uploads send them (etcd-backup-restore's way); an immutability policy set through the
+// ARM stand-in refuses deletes and overwrites on the data plane, and its removal lifts that.
+func TestBlobStandInPlaysStagedUploadsAndTheARMsLock(t *testing.T) {
+	ctx := context.Background()
+	b := stack.StartBlobStandIn()
+	defer b.Close()
+	client := blobClient(t, b, stack.AzuriteKey)
+	if _, err := client.CreateContainer(ctx, "c", nil); err != nil {
+		t.Fatal(err)
+	}
+	c := client.ServiceClient().NewContainerClient("c")
+	bb := c.NewBlockBlobClient("snap")
+	ids := []string{"YWFh", "YmJi", "Y2Nj"}
+	for i, part := range []string{"one ", "two ", "three"} {
+		if _, err := bb.StageBlock(ctx, ids[i], streaming.NopCloser(strings.NewReader(part)), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := bb.CommitBlockList(ctx, []string{ids[0], "ZGRk"}, nil); !bloberror.HasCode(err, bloberror.InvalidBlockList) {
+		t.Fatalf("committing a block never staged: %v; want InvalidBlockList", err)
+	}
+	if _, err := bb.CommitBlockList(ctx, ids, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.NewBlobClient("snap").DownloadStream(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	if string(data) != "one two three" {
+		t.Fatalf("committed blob %q; want the staged blocks in the listed order", data)
+	}
+
+	// The ARM stand-in's policy, told to the blob stand-in (its accounts' data plane).
+	arm := stack.StartARM(b.StandInEndpoint())
+	defer arm.Close()
+	locked := map[string]bool{}
+	arm.EnforceImmutability(func(container string, on bool) {
+		locked[container] = on
+		b.LockContainer(stack.AzuriteAccount, container, on)
+	})
+	setPolicy(t, arm, "c", true)
+	if !locked["c"] {
+		t.Fatal("setting an immutability policy did not lock the container")
+	}
+	if _, err := c.NewBlobClient("snap").Delete(ctx, nil); !bloberror.HasCode(err, bloberror.BlobImmutableDueToPolicy) {
+		t.Fatalf("deleting under the policy: %v; want BlobImmutableDueToPolicy", err)
+	}
+	if _, err := bb.UploadBuffer(ctx, []byte("over"), nil); !bloberror.HasCode(err, bloberror.BlobImmutableDueToPolicy) {
+		t.Fatalf("overwriting under the policy: %v; want BlobImmutableDueToPolicy", err)
+	}
+	if _, err := c.NewBlockBlobClient("new").UploadBuffer(ctx, []byte("new"), nil); err != nil {
+		t.Fatalf("writing a new blob under the policy: %v", err)
+	}
+	if _, err := c.NewBlobClient("snap").SetTags(ctx, map[string]string{"k": "v"}, nil); err != nil {
+		t.Fatalf("tagging under the policy: %v", err)
+	}
+	setPolicy(t, arm, "c", false)
+	if _, err := c.NewBlobClient("snap").Delete(ctx, nil); err != nil {
+		t.Fatalf("deleting after the policy's removal: %v", err)
+	}
+}
+
+// setPolicy sets (a day) or deletes the immutability policy of container c through the ARM
+// stand-in's REST API, with a service principal token, as armstorage does.
+func setPolicy(t *testing.T, arm *stack.ARM, c string, on bool) {
+	t.Helper()
+	arm.PutGroup("g", "westeurope", nil)
+	arm.PutAccount("g", "acct", "westeurope", nil)
+	if arm.Container("acct", c) == nil {
+		arm.PutContainer("acct", c)
+	}
+	cred, err := azidentity.NewClientSecretCredential(arm.TenantID, arm.ClientID, arm.ClientSecret, &azidentity.ClientSecretCredentialOptions{
+		ClientOptions: azcore.ClientOptions{Cloud: *arm.Cloud(), Transport: arm.Client()}, DisableInstanceDiscovery: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	containers, err := armstorage.NewBlobContainersClient(arm.SubscriptionID, cred, &azarm.ClientOptions{ClientOptions: azcore.ClientOptions{Cloud: *arm.Cloud(), Transport: arm.Client()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if on {
+		_, err = containers.CreateOrUpdateImmutabilityPolicy(ctx, "g", "acct", c, &armstorage.BlobContainersClientCreateOrUpdateImmutabilityPolicyOptions{
+			Parameters: &armstorage.ImmutabilityPolicy{Properties: &armstorage.ImmutabilityPolicyProperty{ImmutabilityPeriodSinceCreationInDays: to.Ptr[int32](1)}}})
+	} else {
+		var got armstorage.BlobContainersClientGetImmutabilityPolicyResponse
+		if got, err = containers.GetImmutabilityPolicy(ctx, "g", "acct", c, nil); err == nil {
+			_, err = containers.DeleteImmutabilityPolicy(ctx, "g", "acct", c, *got.Etag, nil)
+		}
+	}
+	if err != nil {
+		t.Fatalf("immutability policy on %s (set %v) through the ARM stand-in: %v", c, on, err)
 	}
 }

@@ -2,6 +2,7 @@ package azure
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -120,7 +121,8 @@ func (p *Provider) managementCredential(creds provider.Credentials, opts azcore.
 	return string(d[KeySubscriptionID]), refusedAs{cred, fmt.Sprintf("service principal (secret keys %q, %q and %q)", KeyTenantID, KeyClientID, KeyClientSecret)}, nil
 }
 
-// refusedAs names the secret's keys when Microsoft Entra ID refuses a token (never their values).
+// refusedAs names the secret's keys when Microsoft Entra ID refuses a token (never their values),
+// and says when it was not reached at all (no answer: nothing was refused).
 type refusedAs struct {
 	azcore.TokenCredential
 	what string
@@ -128,10 +130,15 @@ type refusedAs struct {
 
 func (r refusedAs) GetToken(ctx context.Context, opts policy.TokenRequestOptions) (azcore.AccessToken, error) {
 	tok, err := r.TokenCredential.GetToken(ctx, opts)
-	if err != nil {
-		return tok, fmt.Errorf("Microsoft Entra ID refused the %s: %w", r.what, err)
+	var af *azidentity.AuthenticationFailedError
+	switch {
+	case err == nil:
+		return tok, nil
+	case errors.As(err, &af) && af.RawResponse == nil:
+		return tok, fmt.Errorf("no token for the %s: Microsoft Entra ID was not reached or did not answer (network, proxy or TLS; a private CA of a non-public cloud is trusted with --%s): %w",
+			r.what, FlagManagementCAFile, err)
 	}
-	return tok, nil
+	return tok, fmt.Errorf("Microsoft Entra ID refused the %s: %w", r.what, err)
 }
 
 // serviceURL is the account's blob endpoint: https://<account>.<domain>/, or for an emulator

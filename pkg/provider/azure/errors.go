@@ -57,8 +57,13 @@ func classify(err error) error { return objectstore.Classify(err, classOf) }
 
 func classOf(err error) error {
 	// Microsoft Entra ID refused the service principal's secret or the workload identity's token.
+	// Without a response it was not reached (its TLS certificate not trusted, the network): that
+	// is no refusal, and stays unclassified.
 	var af *azidentity.AuthenticationFailedError
 	if errors.As(err, &af) {
+		if af.RawResponse == nil {
+			return nil
+		}
 		return objectstore.ErrUnauthenticated
 	}
 	var re *azcore.ResponseError

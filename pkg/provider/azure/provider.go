@@ -34,8 +34,9 @@ type Provider struct {
 	azureapi.API
 	// RequestTimeout bounds one HTTP request (default 60s).
 	RequestTimeout time.Duration
-	// Cloud, when set, replaces the cloud chosen by providerConfig or region (tests point it at
-	// a stand-in of Microsoft Entra ID and Azure Resource Manager).
+	// Cloud, when set, replaces the cloud chosen by the region for the management plane, and a
+	// providerConfig that names a cloud is refused (--azure-cloud-config; tests point it at a
+	// stand-in of Microsoft Entra ID and Azure Resource Manager).
 	Cloud *cloud.Configuration
 	// ManagementTransport, when set, carries the management plane's and the token endpoint's
 	// requests (tests: a client that trusts the stand-in's certificate).
@@ -101,6 +102,11 @@ func (p *Provider) reach(creds provider.Credentials, c *azureapi.BackupBucketCon
 			return nil, nil, err
 		}
 		return nil, &a, nil
+	}
+	if p.Cloud != nil && c != nil && c.CloudConfiguration != nil {
+		// Declared, it would silently not be applied: the binary's cloud replaces it.
+		return nil, nil, objectstore.Invalidf("spec.providerConfig.cloudConfiguration.name is %q, but this extension reaches the management plane of the cloud given by --%s (or a test's stand-in): remove cloudConfiguration from the providerConfig",
+			c.CloudConfiguration.Name, FlagCloudConfig)
 	}
 	arm, err := p.newARMStore(creds, c, sub, cred, opts)
 	return arm, nil, err

@@ -217,8 +217,9 @@ func startStack(ctx context.Context) (stop func(), err error) {
 // startSeed starts one seed: a plain kube-apiserver with the extension CRDs, the provider binary
 // against it (as the chart runs it), and gardenlet's BackupBucket and BackupEntry controllers for
 // that seed in a manager on it with the garden as a second cluster, as gardenlet runs them. p and
-// region are the test's own view of the provider, for its store helpers (seedWorld.fw).
-func startSeed(ctx context.Context, name, binary, dir string, p provider.Provider, region string) (w *seedWorld, stop func(), err error) {
+// region are the test's own view of the provider, for its store helpers (seedWorld.fw); flags are
+// the binary's provider flags.
+func startSeed(ctx context.Context, name, binary, dir string, p provider.Provider, region string, flags ...string) (w *seedWorld, stop func(), err error) {
 	var stops []func()
 	stop = func() {
 		for i := len(stops) - 1; i >= 0; i-- {
@@ -247,7 +248,7 @@ func startSeed(ctx context.Context, name, binary, dir string, p provider.Provide
 	}
 
 	// The extension, as the chart runs it.
-	if w.ext, err = stack.StartExtension(ctx, seedEnv, binary, dir, "--bucket-probe-interval", "5s", "--entry-inventory-interval", "10s"); err != nil {
+	if w.ext, err = stack.StartExtension(ctx, seedEnv, binary, dir, append([]string{"--bucket-probe-interval", "5s", "--entry-inventory-interval", "10s"}, flags...)...); err != nil {
 		return nil, stop, err
 	}
 	stops = append(stops, func() {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
-	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -37,6 +36,9 @@ type providerWorld struct {
 	// (noLifecycle says why).
 	liveNotExpired func(t *testing.T, bucket string, live []string)
 	noLifecycle    string
+	// sourceLeftDeferred, when set, checks what the source entry's deletion on the other seed
+	// left under its prefix in the locked source bucket (left: the current keys).
+	sourceLeftDeferred func(t *testing.T, bucket string, left []string)
 	// storeData, when set, is what the test's own stores need beside a secret's data (an
 	// etcd-backup secret names no emulator: azure's emulatorEnabled).
 	storeData []string
@@ -113,34 +115,6 @@ func gcpWorld(t *testing.T) *providerWorld {
 	return w
 }
 
-// azureWorld is Azurite with its development account's key: the azure binary reaches Azurite
-// through the secret's domain (emulatorEnabled), and nothing else.
-func azureWorld(t *testing.T) *providerWorld {
-	azurite, err := stack.StartAzurite()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(azurite.Stop)
-	w := &providerWorld{
-		typ: "azure", region: "westeurope",
-		operator:     azurite.SecretData,
-		bucketConfig: `{"apiVersion":"azure.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig"}`,
-		noLock: "azure: no stand-in here locks what etcd-backup-restore writes: Azurite does not enforce container " +
-			"immutability (the management-plane stand-in stack.ARM only records the policy; stack.BlobStandIn plays a lock " +
-			"but is not where etcd-backup-restore runs here), and a locked container needs management-plane credentials " +
-			"(with an account key providerConfig.immutability is refused), which reach stack.ARM only through " +
-			"azure.Provider's Cloud and ManagementTransport fields: the azure binary gardenlet drives sets them from no " +
-			"flag or variable, so its buckets here use Azurite's account key",
-		consumer:    stack.ABSConsumer(azurite, stack.AzuriteAccount),
-		noLifecycle: "azure with an account key: the extension writes no lifecycle rule (that needs the management plane)",
-		// The test's stores reach Azurite from an etcd-backup secret as the extension's from the
-		// operator's: path-style, plain HTTP (the sidecar is told by --store-endpoint-override).
-		storeData: []string{"emulatorEnabled", "true"},
-	}
-	w.a, w.b = startProviderSeeds(t, w, &azureprovider.Provider{})
-	return w
-}
-
 // openstackWorld is Keystone and Swift (hack/openstack.sh) with the demo user's password.
 func openstackWorld(t *testing.T) *providerWorld {
 	cloud, err := stack.StartOpenStack(0)
@@ -161,8 +135,9 @@ func openstackWorld(t *testing.T) *providerWorld {
 }
 
 // startProviderSeeds builds w's binary and starts its two seeds, "<type>-seed-a" and
-// "<type>-seed-b", stopped when t ends. p is the test's own view of the provider (store helpers).
-func startProviderSeeds(t *testing.T, w *providerWorld, p provider.Provider) (a, b *seedWorld) {
+// "<type>-seed-b", stopped when t ends. p is the test's own view of the provider (store helpers);
+// flags are the binary's provider flags (azure: its cloud and CA files).
+func startProviderSeeds(t *testing.T, w *providerWorld, p provider.Provider, flags ...string) (a, b *seedWorld) {
 	t.Helper()
 	binary, err := stack.BuildBinary(workDir, w.typ)
 	if err != nil {
@@ -170,7 +145,7 @@ func startProviderSeeds(t *testing.T, w *providerWorld, p provider.Provider) (a,
 	}
 	var started []*seedWorld
 	for _, name := range []string{w.typ + "-seed-a", w.typ + "-seed-b"} {
-		sw, stop, err := startSeed(context.Background(), name, binary, filepath.Join(workDir, name), p, w.region)
+		sw, stop, err := startSeed(context.Background(), name, binary, filepath.Join(workDir, name), p, w.region, flags...)
 		t.Cleanup(func() { delete(seeds, name); stop() })
 		if err != nil {
 			t.Fatalf("starting %s: %v", name, err)

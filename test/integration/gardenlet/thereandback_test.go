@@ -30,13 +30,14 @@ const lockedConfig = `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alph
 // with the real etcd-backup-restore writing the shoot's snapshots before, during and after:
 //
 //   - the source bucket (seed a) has sourceConfig: with locks where the store has them (aws:
-//     Object Lock and MinIO generated credentials; gcp: a retention policy of a day), so that the
-//     entry's snapshots written on seed a are locked for a day;
+//     Object Lock and MinIO generated credentials; gcp: a retention policy of a day; azure: a
+//     container immutability policy of a day), so that the entry's snapshots written on seed a
+//     are locked for a day;
 //   - on seed b, the "source-" entry names the source bucket, whose BackupBucket seed b does not
 //     have; after the copy, its force-deletion meets the locked snapshots and must finish with
 //     their deletion deferred to the store (issue 25, finding 4: the entry's generated
 //     credentials cannot write the rule, and the fallback to the bucket's credentials finds no
-//     BackupBucket on seed b);
+//     BackupBucket on seed b; p.sourceLeftDeferred, where set, checks what it left);
 //   - back on seed a, the entry's prefix in the source bucket is in use again: no lifecycle rule
 //     may expire the snapshots written now (issue 25, finding 1; p.liveNotExpired).
 //
@@ -74,6 +75,9 @@ func thereAndBack(t *testing.T, p *providerWorld, sourceConfig string) {
 	forceDeleteSource(t, b, s, src)
 	left := currentKeys(t, p.storeFor(t, p.operator()), source.Name, h.entry+"/")
 	t.Logf("after the source entry's deletion, %d objects are left under %s/ in bucket %s (locked ones: their deletion deferred to the store): %v", len(left), h.entry, source.Name, left)
+	if p.sourceLeftDeferred != nil && sourceConfig == p.lockedConfig {
+		p.sourceLeftDeferred(t, source.Name, left)
+	}
 
 	// And back: b -> a, onto the source bucket again.
 	src, sourceBackup, etcdBackup = migrate(t, s, b, a, target.Name, source.Name)
