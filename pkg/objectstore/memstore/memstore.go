@@ -1,4 +1,4 @@
-// Package memstore is an in-memory objectstore.Store for unit tests of the core and for the
+// Package memstore is an in-memory object store (both planes and a Writer) for unit tests of the core and for the
 // conformance suite's own self-test. It keeps object versions as S3 does (versioning never
 // enabled, enabled, or suspended after it was on; a plain delete of a versioned object writes a
 // delete marker); hooks let tests lock objects, throttle requests and mark bucket names as
@@ -6,9 +6,11 @@
 package memstore
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,7 +66,11 @@ type bucket struct {
 	deferred   map[string]bool      // prefixes handed to DeferDeletion
 }
 
-var _ objectstore.Store = (*Store)(nil)
+var (
+	_ objectstore.DataPlane  = (*Store)(nil)
+	_ objectstore.Management = (*Store)(nil)
+	_ objectstore.Writer     = (*Store)(nil)
+)
 
 // New returns an empty store whose DeleteObjects accepts batchSize objects.
 func New(batchSize int) *Store {
@@ -326,8 +332,8 @@ func (s *Store) PutObject(ctx context.Context, bucketName, key string, data []by
 	})
 }
 
-// GetObject implements objectstore.Store: the newest version, unless it is a delete marker.
-func (s *Store) GetObject(ctx context.Context, bucketName, key string) ([]byte, error) {
+// OpenObject implements objectstore.DataPlane: the newest version, unless it is a delete marker.
+func (s *Store) OpenObject(ctx context.Context, bucketName, key string) (io.ReadCloser, error) {
 	var data []byte
 	err := s.withBucket(ctx, bucketName, func(b *bucket) error {
 		versions := b.objects[key]
@@ -337,7 +343,10 @@ func (s *Store) GetObject(ctx context.Context, bucketName, key string) ([]byte, 
 		data = append([]byte(nil), versions[len(versions)-1].data...)
 		return nil
 	})
-	return data, err
+	if err != nil {
+		return nil, err
+	}
+	return io.NopCloser(bytes.NewReader(data)), nil
 }
 
 // withBucket runs fn on the named bucket under the store's lock.
