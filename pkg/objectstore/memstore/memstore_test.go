@@ -50,7 +50,9 @@ func TestIssuerConformance(t *testing.T) {
 			NewBucketName: func() string { return fmt.Sprintf("bucket-%d", n.Add(1)) },
 			Region:        "local",
 		},
-		Issuer:   store.Issuer(),
-		StoreFor: func(_ *testing.T, data map[string][]byte) conformance.Stores { return conformance.StoresOf(store.ForCredential(data)) },
+		Issuer: store.Issuer(),
+		StoreFor: func(_ *testing.T, data map[string][]byte) conformance.Stores {
+			return conformance.StoresOf(store.ForCredential(data))
+		},
 	})
 }
