@@ -20,7 +20,7 @@ func TestProbeIsOneCountedRequest(t *testing.T) {
 	store := newStore(t, azurite.SecretData())
 	counted := metrics.CloudRequests.WithLabelValues(azureprovider.Type, "probe", "404")
 	before := testutil.ToFloat64(counted)
-	err := store.Probe(metrics.WithOperation(context.Background(), "probe"), newBucketName())
+	err := store.Probe(objectstore.WithOperation(context.Background(), "probe"), newBucketName())
 	if !errors.Is(err, objectstore.ErrBucketNotFound) {
 		t.Fatalf("Probe of a missing bucket: %v; want ErrBucketNotFound", err)
 	}
