@@ -6,10 +6,13 @@ import (
 )
 
 // WithConfig is the management plane of d (a data plane of this package) with the bucket config
-// cfg and the same clients, so that a test converges one bucket to several configs with one
-// set of credentials, as the bucket controller's successive reconciles do with management
-// planes built by NewManagement.
+// cfg (nil: the defaults) and the same clients, so that a test converges one bucket to several
+// configs with one set of credentials, as the bucket controller's successive reconciles do with
+// management planes built by NewManagement.
 func WithConfig(d objectstore.DataPlane, cfg *gcpapi.BackupBucketConfig) objectstore.Management {
+	if cfg == nil {
+		cfg = &gcpapi.BackupBucketConfig{}
+	}
 	return &management{store: d.(*store), cfg: cfg}
 }
 
