@@ -22,10 +22,12 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
-// Store is what Provider serves: both planes of one store (usually a *memstore.Store).
+// Store is what Provider serves: both planes of one store and its Writer (usually a
+// *memstore.Store).
 type Store interface {
 	objectstore.DataPlane
 	objectstore.Management
+	objectstore.Writer
 }
 
 // Provider serves type "mem" with Store, whatever the credentials; a secret holding an issued
@@ -96,6 +98,11 @@ func (p Provider) serve(creds provider.Credentials) Store {
 		return mem.ForCredential(creds.Data)
 	}
 	return p.Store
+}
+
+// NewWriter is the Writer of the tests (conformance.TestCloud).
+func (p Provider) NewWriter(_ context.Context, creds provider.Credentials) (objectstore.Writer, error) {
+	return p.serve(creds), nil
 }
 
 // NewIssuer implements provider.Cloud: Issuer, whatever the name.
