@@ -117,7 +117,7 @@ func (s *Store) SetVersioning(ctx context.Context, bucketName string, on bool) e
 	})
 }
 
-// EnsureBucket implements objectstore.Store.
+// EnsureBucket implements objectstore.Management.
 func (s *Store) EnsureBucket(ctx context.Context, spec objectstore.Bucket) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -141,7 +141,7 @@ func (s *Store) EnsureBucket(ctx context.Context, spec objectstore.Bucket) error
 	return nil
 }
 
-// DeleteBucket implements objectstore.Store.
+// DeleteBucket implements objectstore.Management.
 func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -174,7 +174,7 @@ func (e entry) compare(o entry) int {
 	return cmp.Or(strings.Compare(e.key, o.key), cmp.Compare(o.seq, e.seq))
 }
 
-// ListObjects implements objectstore.Store.
+// ListObjects implements objectstore.DataPlane.
 func (s *Store) ListObjects(ctx context.Context, bucketName, prefix string, fn func([]objectstore.ObjectVersion) error) error {
 	var after *entry
 	for {
@@ -235,7 +235,7 @@ func (s *Store) page(bucketName, prefix string, after *entry) ([]objectstore.Obj
 	return page, last, more, nil
 }
 
-// DeleteObjects implements objectstore.Store: a named version is removed; an object without a
+// DeleteObjects implements objectstore.DataPlane: a named version is removed; an object without a
 // version is removed where versioning was never on, and gets a delete marker where it is.
 func (s *Store) DeleteObjects(ctx context.Context, bucketName string, objects []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
 	if err := ctx.Err(); err != nil {
@@ -292,10 +292,10 @@ func (b *bucket) remove(key, id string) {
 	b.objects[key] = versions
 }
 
-// MaxDeleteBatch implements objectstore.Store.
+// MaxDeleteBatch implements objectstore.DataPlane.
 func (s *Store) MaxDeleteBatch() int { return s.batch }
 
-// DeferDeletion implements objectstore.Store. Locks in memory expire by themselves, so there
+// DeferDeletion implements objectstore.Management. Locks in memory expire by themselves, so there
 // is nothing to hand over; the bucket must exist. The prefix is recorded (see Deferred).
 func (s *Store) DeferDeletion(ctx context.Context, bucketName, prefix string) (objectstore.Deferral, error) {
 	return objectstore.Deferral{Rule: "memstore lock expiry"}, s.withBucket(ctx, bucketName, func(b *bucket) error {
@@ -316,7 +316,7 @@ func (s *Store) Deferred(bucketName, prefix string) bool {
 	return b != nil && b.deferred[prefix]
 }
 
-// PutObject implements objectstore.Store.
+// PutObject implements objectstore.Writer.
 func (s *Store) PutObject(ctx context.Context, bucketName, key string, data []byte) error {
 	return s.withBucket(ctx, bucketName, func(b *bucket) error {
 		v := version{data: append([]byte(nil), data...), modified: time.Now()}
@@ -372,7 +372,7 @@ func (s *state) bucket(name string) (*bucket, error) {
 	return b, nil
 }
 
-// Probe implements objectstore.Store.
+// Probe implements objectstore.DataPlane.
 func (s *Store) Probe(ctx context.Context, bucketName string) error {
 	return s.withBucket(ctx, bucketName, func(*bucket) error { return nil })
 }

@@ -119,7 +119,7 @@ func TestDeletesNameTheListedGeneration(t *testing.T) {
 	}
 	got, err := objectstore.ReadObject(ctx, s, name, key)
 	if err != nil || string(got) != "new" {
-		t.Fatalf("GetObject = %q, %v; the delete of the listed generation must leave the newer one", got, err)
+		t.Fatalf("reading it = %q, %v; the delete of the listed generation must leave the newer one", got, err)
 	}
 }
 
