@@ -9,6 +9,40 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
+// Stores is one store reached with one set of credentials: its data plane, its management plane
+// (built with the providerConfig the suite's buckets are made with) and the Writer the suite
+// writes its fixtures with. Run fails on a nil one where the case needs it.
+type Stores struct {
+	objectstore.DataPlane
+	objectstore.Management
+	objectstore.Writer
+}
+
+// Full is what most stores are: one value with both planes and a Writer.
+type Full interface {
+	objectstore.DataPlane
+	objectstore.Management
+	objectstore.Writer
+}
+
+// StoresOf is the Stores of one value that has both planes and a Writer.
+func StoresOf(s Full) Stores { return Stores{DataPlane: s, Management: s, Writer: s} }
+
+// missing names the nil planes of s.
+func (s Stores) missing(needManagement bool) []string {
+	var out []string
+	if s.DataPlane == nil {
+		out = append(out, "DataPlane")
+	}
+	if needManagement && s.Management == nil {
+		out = append(out, "Management")
+	}
+	if s.Writer == nil {
+		out = append(out, "Writer")
+	}
+	return out
+}
+
 // TestCloud is a provider's Cloud with the Writer its tests write fixtures with (no controller
 // writes objects, so the Writer is not part of provider.Cloud).
 type TestCloud[C config.Bucket] interface {
