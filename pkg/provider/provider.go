@@ -65,7 +65,8 @@ type Provider interface {
 	ValidateBucketName(name string) error
 	// Decode decodes a providerConfig with Cloud.Decode. On an error it returns the provider's
 	// defaults beside it, for callers that must go on without a valid config (a deletion, a
-	// deferral, the scheduler).
+	// deferral, the scheduler). A Cloud whose defaults do not decode is a programming error
+	// (provider/all's test decodes every registered provider's).
 	Decode(raw []byte) (Config, error)
 	// NewDataPlane is Cloud.NewDataPlane.
 	NewDataPlane(ctx context.Context, creds Credentials) (objectstore.DataPlane, error)
@@ -96,25 +97,16 @@ func (c Config) NewIssuer(ctx context.Context, creds Credentials, issuer string)
 // Register erases the config type of a Cloud: the one adapter between a provider and the core.
 func Register[C config.Bucket](c Cloud[C]) Provider { return registered[C]{c} }
 
-type registered[C config.Bucket] struct{ cloud Cloud[C] }
-
-func (r registered[C]) Type() string                         { return r.cloud.Type() }
-func (r registered[C]) ValidateBucketName(name string) error { return r.cloud.ValidateBucketName(name) }
-
-func (r registered[C]) NewDataPlane(ctx context.Context, creds Credentials) (objectstore.DataPlane, error) {
-	return r.cloud.NewDataPlane(ctx, creds)
-}
-
-func (r registered[C]) EtcdBackupSecretData(entry *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
-	return r.cloud.EtcdBackupSecretData(entry, data)
-}
+// registered is a Cloud whose Decode binds the typed config into a Config; every other method is
+// the Cloud's own.
+type registered[C config.Bucket] struct{ Cloud[C] }
 
 func (r registered[C]) Decode(raw []byte) (Config, error) {
-	cfg, err := r.cloud.Decode(raw)
+	cfg, err := r.Cloud.Decode(raw)
 	if err != nil {
-		defaults, derr := r.cloud.Decode(nil)
+		defaults, derr := r.Cloud.Decode(nil)
 		if derr != nil {
-			panic("provider " + r.cloud.Type() + ": decoding the defaults failed: " + derr.Error())
+			panic("provider " + r.Type() + ": decoding the defaults failed: " + derr.Error())
 		}
 		return r.bind(defaults), err
 	}
@@ -125,10 +117,10 @@ func (r registered[C]) bind(cfg C) Config {
 	return Config{
 		Bucket: cfg,
 		management: func(ctx context.Context, creds Credentials) (objectstore.Management, error) {
-			return r.cloud.NewManagement(ctx, creds, cfg)
+			return r.Cloud.NewManagement(ctx, creds, cfg)
 		},
 		issuer: func(ctx context.Context, creds Credentials, name string) (objectstore.CredentialIssuer, error) {
-			return r.cloud.NewIssuer(ctx, creds, cfg, name)
+			return r.Cloud.NewIssuer(ctx, creds, cfg, name)
 		},
 	}
 }
