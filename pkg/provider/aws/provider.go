@@ -1,10 +1,11 @@
 // Package aws is the AWS/S3 provider: AWS S3 and S3-compatible stores (MinIO, Ceph, ...) through
 // aws-sdk-go-v2, behind the core's objectstore.DataPlane and Management. Its rooms: provider.go the
-// Provider (a provider.Cloud): NewDataPlane, NewManagement and NewIssuer (the dispatch by issuer name); secret.go the secret's keys, their checks and the
-// etcd-backup secret; client.go the SDK clients (auth, endpoint, TLS, metrics); bucket.go
-// EnsureBucket and DeleteBucket; store.go the object operations and Probe; deferral.go
-// DeferDeletion; errors.go error classification; issuer.go, issuer_iam.go and issuer_minio.go the
-// credential issuers. The SDK-free half (config, bucket names) is pkg/apis/aws.
+// Provider (a provider.Cloud): NewDataPlane, NewManagement and NewIssuer (the dispatch by issuer
+// name); secret.go the secret's keys, their checks and the etcd-backup secret; client.go the SDK
+// clients (auth, endpoint, TLS, metrics); bucket.go EnsureBucket and DeleteBucket; store.go the
+// object operations and Probe; deferral.go DeferDeletion; errors.go error classification;
+// issuer.go, issuer_iam.go and issuer_minio.go the credential issuers. The SDK-free half (config,
+// bucket names) is pkg/apis/aws.
 package aws
 
 import (

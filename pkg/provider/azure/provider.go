@@ -1,12 +1,13 @@
 // Package azure is the Azure Blob Storage provider: storage accounts' blob containers through
 // azblob, behind the core's objectstore.DataPlane and Management.
 //
-// Rooms: provider.go the Provider (a provider.Cloud): NewDataPlane, NewManagement and NewIssuer; secret.go the secrets' keys, their
-// parsing and etcd-backup's data; client.go the SDK clients (auth, clouds, transports);
-// account.go the storage account the extension manages (ownership, hardening, its keys' reach);
-// bucket.go EnsureBucket and DeleteBucket, with bucket_retention.go (immutability, soft delete)
-// and bucket_lifecycle.go (the deferred-deletion rule); store.go the object operations;
-// deferral.go DeferDeletion; errors.go error classification; issuer.go the account key issuer.
+// Rooms: provider.go the Provider (a provider.Cloud): NewDataPlane, NewManagement and NewIssuer;
+// secret.go the secrets' keys, their parsing and etcd-backup's data; client.go the SDK clients
+// (auth, clouds, transports); account.go the storage account the extension manages (ownership,
+// hardening, its keys' reach); bucket.go EnsureBucket and DeleteBucket, with bucket_retention.go
+// (immutability, soft delete) and bucket_lifecycle.go (the deferred-deletion rule); store.go the
+// object operations; deferral.go DeferDeletion; errors.go error classification; issuer.go the
+// account key issuer.
 package azure
 
 import (

@@ -1,10 +1,10 @@
 // Package gcp is the Google Cloud Storage provider: GCS (or an emulator at a configured endpoint)
-// through cloud.google.com/go/storage, behind the core's objectstore.DataPlane and Management. Its rooms:
-// provider.go (Provider, a provider.Cloud: NewDataPlane, NewManagement, NewIssuer), secret.go (secret keys, parsing credentials secrets, the
-// etcd-backup secret), client.go (SDK clients from credentials), bucket.go (EnsureBucket,
-// DeleteBucket), store.go (object operations), deferral.go (DeferDeletion), errors.go (error
-// classification), issuer.go (per-bucket service-account keys). The SDK-free half (providerConfig
-// decoding, bucket names) is pkg/apis/gcp.
+// through cloud.google.com/go/storage, behind the core's objectstore.DataPlane and Management. Its
+// rooms: provider.go (Provider, a provider.Cloud: NewDataPlane, NewManagement, NewIssuer),
+// secret.go (secret keys, parsing credentials secrets, the etcd-backup secret), client.go (SDK
+// clients from credentials), bucket.go (EnsureBucket, DeleteBucket), store.go (object operations),
+// deferral.go (DeferDeletion), errors.go (error classification), issuer.go (per-bucket
+// service-account keys). The SDK-free half (providerConfig decoding, bucket names) is pkg/apis/gcp.
 package gcp
 
 import (

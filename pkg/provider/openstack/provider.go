@@ -1,11 +1,12 @@
 // Package openstack is the OpenStack Swift provider: Keystone v3 and object storage v1 through
 // gophercloud, behind the core's objectstore.DataPlane and Management.
 //
-// Rooms: provider.go the Provider (a provider.Cloud): NewDataPlane, NewManagement and NewIssuer; secret.go the secret's keys, their
-// parsing and the etcd-backup secret; client.go the HTTP client and the Keystone session; bucket.go
-// EnsureBucket and DeleteBucket; store.go the object operations; deferral.go DeferDeletion;
-// errors.go error classification; issuer.go the Keystone application credential issuer. The
-// SDK-free API (providerConfig, container names) is pkg/apis/openstack.
+// Rooms: provider.go the Provider (a provider.Cloud): NewDataPlane, NewManagement and NewIssuer;
+// secret.go the secret's keys, their parsing and the etcd-backup secret; client.go the HTTP client
+// and the Keystone session; bucket.go EnsureBucket and DeleteBucket; store.go the object
+// operations; deferral.go DeferDeletion; errors.go error classification; issuer.go the Keystone
+// application credential issuer. The SDK-free API (providerConfig, container names) is
+// pkg/apis/openstack.
 package openstack
 
 import (
