@@ -8,11 +8,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 )
 
 func main() {
-	if err := app.NewCommand(&aws.Provider{}).ExecuteContext(signals.SetupSignalHandler()); err != nil {
+	if err := app.NewCommand(provider.Register(&aws.Provider{})).ExecuteContext(signals.SetupSignalHandler()); err != nil {
 		os.Exit(1)
 	}
 }

@@ -10,13 +10,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 )
 
 func main() {
 	p := &azure.Provider{}
 	var opts azure.CloudOptions
-	cmd := app.NewCommand(p)
+	cmd := app.NewCommand(provider.Register(p))
 	opts.Bind(cmd)
 	cmd.PreRunE = func(*cobra.Command, []string) error { return opts.Apply(p) }
 	if err := cmd.ExecuteContext(signals.SetupSignalHandler()); err != nil {

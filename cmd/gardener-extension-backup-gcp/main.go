@@ -8,11 +8,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 )
 
 func main() {
-	if err := app.NewCommand(&gcp.Provider{}).ExecuteContext(signals.SetupSignalHandler()); err != nil {
+	if err := app.NewCommand(provider.Register(&gcp.Provider{})).ExecuteContext(signals.SetupSignalHandler()); err != nil {
 		os.Exit(1)
 	}
 }

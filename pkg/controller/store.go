@@ -1,6 +1,6 @@
 // Package controller is what the BackupBucket and BackupEntry controllers share at their root:
-// stores and credential issuers built from a credentials secret read from the API server, a
-// BackupBucket's decoded providerConfig, and the options both controllers are added with. Its
+// data planes, management planes and credential issuers built from a credentials secret read
+// from the API server, a BackupBucket's (or BackupEntry's) decoded providerConfig, and the options both controllers are added with. Its
 // subpackages hold the rest by concern: lasterror (errors to Gardener codes and requeues),
 // extstatus (status writes), periodic (the probe's and the inventory's scaffolding), predicates.
 package controller
@@ -13,38 +13,52 @@ import (
 	securityv1alpha1constants "github.com/gardener/gardener/pkg/apis/security/v1alpha1/constants"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
-// NewStore reads the credentials secret directly from the API server (secrets are never cached:
-// a seed holds thousands) and builds the provider's store for this one request with the bucket's
-// providerConfig (nil: the defaults).
-func NewStore(ctx context.Context, reader client.Reader, p provider.Provider, ref corev1.SecretReference, region string, cfg config.Bucket) (objectstore.Store, error) {
+// NewDataPlane reads the credentials secret directly from the API server (secrets are never
+// cached: a seed holds thousands) and builds the provider's data plane for this one request.
+// Its calls are named for the metrics where they are made (objectstore.WithOperation).
+func NewDataPlane(ctx context.Context, reader client.Reader, p provider.Provider, ref corev1.SecretReference, region string) (objectstore.DataPlane, error) {
 	creds, err := readCredentials(ctx, reader, ref, region)
 	if err != nil {
 		return nil, err
 	}
-	store, err := p.NewStore(ctx, creds, cfg)
+	data, err := p.NewDataPlane(ctx, creds)
 	if err != nil {
 		return nil, fmt.Errorf("credentials secret %s/%s: %w", ref.Namespace, ref.Name, err)
 	}
-	return metrics.Store(store), nil
+	return data, nil
 }
 
-// NewIssuer reads the credentials secret as NewStore does and builds the provider's issuer named
-// issuer, or nil where these credentials issue none.
-func NewIssuer(ctx context.Context, reader client.Reader, p provider.Provider, ref corev1.SecretReference, region string, cfg config.Bucket, issuer string) (objectstore.CredentialIssuer, error) {
+// NewManagement reads the credentials secret as NewDataPlane does and builds the provider's
+// management plane for a bucket whose providerConfig is cfg.
+func NewManagement(ctx context.Context, reader client.Reader, ref corev1.SecretReference, region string, cfg provider.Config) (objectstore.Management, error) {
 	creds, err := readCredentials(ctx, reader, ref, region)
 	if err != nil {
 		return nil, err
 	}
-	iss, err := p.NewIssuer(ctx, creds, cfg, issuer)
+	m, err := cfg.NewManagement(ctx, creds)
+	if err != nil {
+		return nil, fmt.Errorf("credentials secret %s/%s: %w", ref.Namespace, ref.Name, err)
+	}
+	return m, nil
+}
+
+// NewIssuer reads the credentials secret as NewDataPlane does and builds the provider's issuer
+// named issuer with cfg, or nil where these credentials issue none.
+func NewIssuer(ctx context.Context, reader client.Reader, ref corev1.SecretReference, region string, cfg provider.Config, issuer string) (objectstore.CredentialIssuer, error) {
+	creds, err := readCredentials(ctx, reader, ref, region)
+	if err != nil {
+		return nil, err
+	}
+	iss, err := cfg.NewIssuer(ctx, creds, issuer)
 	if err != nil {
 		return nil, fmt.Errorf("credentials secret %s/%s, issuer %q: %w", ref.Namespace, ref.Name, issuer, err)
 	}
@@ -65,16 +79,27 @@ func readCredentials(ctx context.Context, reader client.Reader, ref corev1.Secre
 }
 
 // BucketConfig decodes a BackupBucket's providerConfig with the provider's strict decoding; its
-// errors name the field under "spec". Callers that must go on with an invalid config (deletion,
-// deferral, the scheduler) use the defaults (nil) instead.
-func BucketConfig(p provider.Provider, bb *extensionsv1alpha1.BackupBucket) (config.Bucket, error) {
-	var raw []byte
-	if bb.Spec.ProviderConfig != nil {
-		raw = bb.Spec.ProviderConfig.Raw
+// errors name the field under "spec". On an error it returns the provider's defaults beside it,
+// for callers that must go on with an invalid config (deletion, deferral, the scheduler).
+func BucketConfig(p provider.Provider, bb *extensionsv1alpha1.BackupBucket) (provider.Config, error) {
+	return decodeUnderSpec(p, bb.Spec.ProviderConfig)
+}
+
+// EntryConfig decodes a BackupEntry's providerConfig (gardenlet's copy of its bucket's) as
+// BucketConfig does: what an entry's management plane (its deferral) and its inventory's
+// freshness are built with.
+func EntryConfig(p provider.Provider, be *extensionsv1alpha1.BackupEntry) (provider.Config, error) {
+	return decodeUnderSpec(p, be.Spec.ProviderConfig)
+}
+
+func decodeUnderSpec(p provider.Provider, raw *runtime.RawExtension) (provider.Config, error) {
+	var data []byte
+	if raw != nil {
+		data = raw.Raw
 	}
-	cfg, err := p.DecodeBucketConfig(raw)
+	cfg, err := p.Decode(data)
 	if err != nil {
-		return nil, decode.Under(err, "spec")
+		return cfg, decode.Under(err, "spec")
 	}
 	return cfg, nil
 }

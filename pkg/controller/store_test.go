@@ -2,10 +2,17 @@ package controller_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	"k8s.io/apimachinery/pkg/runtime"
+
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 func TestDeleteOptionsLeaveTimeToReport(t *testing.T) {
@@ -37,5 +44,24 @@ func TestDeleteOptionsLeaveTimeToReport(t *testing.T) {
 	opts := controller.DeletionOptions{}.DeleteOptions(context.Background())
 	if opts.Deadline.IsZero() || !opts.Deadline.Before(opts.Cutoff) {
 		t.Fatalf("without a deadline: deadline %v, cutoff %v; want both set, deadline first", opts.Deadline, opts.Cutoff)
+	}
+}
+
+// TestAnInvalidConfigComesWithTheDefaults: callers that must go on with an invalid providerConfig
+// (deletion, deferral, the scheduler) get the provider's defaults beside the error, never a nil
+// config.
+func TestAnInvalidConfigComesWithTheDefaults(t *testing.T) {
+	p := provider.Register(controllertest.Provider{})
+	bb := &extensionsv1alpha1.BackupBucket{Spec: extensionsv1alpha1.BackupBucketSpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: &runtime.RawExtension{Raw: []byte("{not json")}}}}
+	cfg, err := controller.BucketConfig(p, bb)
+	if !errors.Is(err, objectstore.ErrInvalidConfig) {
+		t.Fatalf("BucketConfig of an invalid config: %v; want ErrInvalidConfig", err)
+	}
+	if cfg.Bucket == nil || cfg.GenerationSettings() != nil || cfg.HandsBack() {
+		t.Fatalf("an invalid config came with %+v; want the defaults", cfg.Bucket)
+	}
+	be := &extensionsv1alpha1.BackupEntry{Spec: extensionsv1alpha1.BackupEntrySpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: controllertest.RawConfig(controllertest.Config{HandBack: true})}}}
+	if cfg, err := controller.EntryConfig(p, be); err != nil || !cfg.HandsBack() {
+		t.Fatalf("EntryConfig = %+v, %v; want the entry's own providerConfig", cfg.Bucket, err)
 	}
 }

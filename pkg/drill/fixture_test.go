@@ -31,11 +31,7 @@ func (m memSource) ListObjects(ctx context.Context, bucket, prefix string, fn fu
 }
 
 func (m memSource) OpenObject(ctx context.Context, bucket, key string) (io.ReadCloser, error) {
-	data, err := m.s.GetObject(ctx, bucket, key)
-	if err != nil {
-		return nil, err
-	}
-	return io.NopCloser(bytes.NewReader(data)), nil
+	return m.s.OpenObject(ctx, bucket, key)
 }
 
 // sourceEtcd is an etcd whose snapshots a test writes as etcd-backup-restore v0.43.0 writes them:

@@ -16,7 +16,7 @@ import (
 // with the listing: each page is counted and dropped; only the newest snapshots per etcd are
 // kept. A failed listing returns its error (wrapped, so that errors.Is sees the store's
 // sentinels) and no inventory: a partial count must not pass for the entry's content.
-func Take(ctx context.Context, store objectstore.Store, bucket, prefix string, now time.Time) (Inventory, error) {
+func Take(ctx context.Context, store objectstore.DataPlane, bucket, prefix string, now time.Time) (Inventory, error) {
 	inv := Inventory{CountedAt: metav1.NewTime(now)}
 	etcds := map[string]*newest{}
 	err := store.ListObjects(ctx, bucket, prefix, func(page []objectstore.ObjectVersion) error {

@@ -27,7 +27,7 @@ func newStore(t *testing.T) *memstore.Store {
 	return s
 }
 
-func put(t *testing.T, s objectstore.Store, key string, size int) {
+func put(t *testing.T, s objectstore.Writer, key string, size int) {
 	t.Helper()
 	if err := s.PutObject(context.Background(), bucket, key, make([]byte, size)); err != nil {
 		t.Fatal(err)
@@ -136,13 +136,13 @@ func TestTakePages(t *testing.T) {
 
 // failingStore fails its listing after some pages.
 type failingStore struct {
-	objectstore.Store
+	objectstore.DataPlane
 	after int
 }
 
 func (f failingStore) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
 	pages := 0
-	return f.Store.ListObjects(ctx, bucket, prefix, func(page []objectstore.ObjectVersion) error {
+	return f.DataPlane.ListObjects(ctx, bucket, prefix, func(page []objectstore.ObjectVersion) error {
 		if pages == f.after {
 			return fmt.Errorf("listing page %d: %w", pages+1, objectstore.ErrThrottled)
 		}
@@ -157,7 +157,7 @@ func TestTakeListingError(t *testing.T) {
 		put(t, s, fmt.Sprintf("e/etcd-main/v2/Full-00000000-%08d-%d", i, 1700000000+i), 1)
 	}
 	for _, tt := range []struct {
-		store objectstore.Store
+		store objectstore.DataPlane
 		want  error
 	}{
 		{failingStore{s.WithPageSize(3), 2}, objectstore.ErrThrottled},

@@ -64,7 +64,7 @@ const (
 // checks every per-object result, retries what the store throttled (slowing down instead of
 // failing), counts what retention locks hold, and stops at opts.Deadline with Done false.
 // A failure of any other kind stops the pass and is returned, wrapping the sentinel of its cause.
-func DeletePrefix(ctx context.Context, store Store, bucket string, prefix Prefix, opts DeleteOptions) (DeleteResult, error) {
+func DeletePrefix(ctx context.Context, store DataPlane, bucket string, prefix Prefix, opts DeleteOptions) (DeleteResult, error) {
 	if err := prefix.Validate(); err != nil {
 		return DeleteResult{}, err
 	}
@@ -138,7 +138,7 @@ func DeletePrefix(ctx context.Context, store Store, bucket string, prefix Prefix
 var errBudgetSpent = errors.New("time budget spent")
 
 type deletion struct {
-	store   Store
+	store   DataPlane
 	bucket  string
 	opts    DeleteOptions
 	limiter *adaptiveLimiter
@@ -172,7 +172,7 @@ func (d *deletion) produce(ctx context.Context, prefix Prefix, batchSize int, ou
 		pending = make([]ObjectVersion, 0, batchSize)
 		return nil
 	}
-	err := d.store.ListObjects(ctx, d.bucket, prefix.String(), func(page []ObjectVersion) error {
+	err := d.store.ListObjects(namedUnlessNamed(ctx, OpListObjects), d.bucket, prefix.String(), func(page []ObjectVersion) error {
 		for _, obj := range page {
 			if !prefix.Contains(obj.Key) {
 				return fmt.Errorf("%w: %q is not under %q", ErrOutsidePrefix, obj.Key, prefix.String())
@@ -221,7 +221,7 @@ func (d *deletion) deleteBatch(ctx context.Context, batch []ObjectVersion) {
 		if err := d.limiter.acquire(ctx); err != nil {
 			return
 		}
-		objErrs, err := d.store.DeleteObjects(ctx, d.bucket, batch)
+		objErrs, err := d.store.DeleteObjects(WithOperation(ctx, OpDeleteObjects), d.bucket, batch)
 		d.limiter.release(err == nil && !anyThrottled(objErrs))
 
 		if err != nil {

@@ -243,13 +243,13 @@ func (s hangingStore) DeleteObjects(ctx context.Context, _ string, _ []objectsto
 func TestCutoffAbandonsRequestsInFlightAndLeavesTimeToReport(t *testing.T) {
 	cases := []struct {
 		name    string
-		store   func(*memstore.Store) objectstore.Store
+		store   func(*memstore.Store) objectstore.DataPlane
 		objects int
 	}{
-		{"per-object errors, listing waiting", func(s *memstore.Store) objectstore.Store { return slowStore{s} }, 100},
-		{"per-object errors, listing exhausted", func(s *memstore.Store) objectstore.Store { return slowStore{s} }, 5},
-		{"whole-request error, listing waiting", func(s *memstore.Store) objectstore.Store { return hangingStore{s} }, 100},
-		{"whole-request error, listing exhausted", func(s *memstore.Store) objectstore.Store { return hangingStore{s} }, 5},
+		{"per-object errors, listing waiting", func(s *memstore.Store) objectstore.DataPlane { return slowStore{s} }, 100},
+		{"per-object errors, listing exhausted", func(s *memstore.Store) objectstore.DataPlane { return slowStore{s} }, 5},
+		{"whole-request error, listing waiting", func(s *memstore.Store) objectstore.DataPlane { return hangingStore{s} }, 100},
+		{"whole-request error, listing exhausted", func(s *memstore.Store) objectstore.DataPlane { return hangingStore{s} }, 5},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -15,7 +15,7 @@ type Credential struct {
 }
 
 // CredentialIssuer issues credentials scoped to one bucket; a provider builds one by name
-// (provider.Provider.NewIssuer). The BackupBucket controller publishes them as the bucket's
+// (provider.Cloud.NewIssuer). The BackupBucket controller publishes them as the bucket's
 // generated secret and rotates them with an overlap: a new credential is published before the
 // previous one is revoked, and always by the issuer that issued it.
 type CredentialIssuer interface {

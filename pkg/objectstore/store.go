@@ -1,15 +1,16 @@
 // Package objectstore is the provider-neutral seam between the backup controllers and a cloud's
-// object storage. A provider implements Store once; the controllers, the deletion engine and the
-// conformance suite are written against it and never see a cloud SDK.
+// object storage. A provider implements DataPlane and Management once; the controllers, the
+// deletion engine and the conformance suite are written against them and never see a cloud SDK.
 package objectstore
 
 import (
 	"context"
+	"io"
 	"time"
 )
 
 // Bucket is the declared state of one backup bucket. Its settings (encryption, immutability, ...)
-// are the providerConfig the store was built with (provider.Provider.NewStore).
+// are the providerConfig the management plane was built with (provider.Cloud.NewManagement).
 type Bucket struct {
 	// Name of the bucket (or container) in the cloud.
 	Name string
@@ -44,24 +45,28 @@ type ObjectError struct {
 	Err error
 }
 
-// Store is one cloud object store, reached with one set of credentials. A Store is built per
-// request and not shared between goroutines of different requests, but its methods must be safe
-// for concurrent use by the deletion engine (it calls DeleteObjects from several goroutines).
+// The controllers reach a cloud's object storage through two interfaces, one per plane, so that
+// each caller holds no more than it needs:
 //
-// Every method is idempotent: creating what exists and deleting what is gone are successes.
-// Errors are classified by wrapping this package's sentinel errors (ErrUnauthenticated,
-// ErrThrottled, ...) with %w, so callers use errors.Is and never read message text.
-type Store interface {
-	// EnsureBucket creates the bucket if it does not exist and converges every setting it manages
-	// (encryption, access hardening, lifecycle, immutability) to the declared state, correcting
-	// drift. A bucket of that name owned by somebody else returns ErrOwnedByOther and is left
-	// untouched; a bucket of ours in another region returns ErrInvalidConfig.
-	EnsureBucket(ctx context.Context, bucket Bucket) error
+//   - DataPlane reads and deletes objects (the deletion engine, the inventory, the probe, the
+//     BackupEntry's deletion, restore drills). It needs no providerConfig: a BackupEntry's
+//     credentials and a bucket name are enough.
+//   - Management converges and deletes buckets and defers locked objects' deletion (the
+//     BackupBucket actuator, a BackupEntry's deferral). It is built with the bucket's decoded
+//     providerConfig, which EnsureBucket converges to.
+//
+// Writer (writing objects) is not part of either: the controllers never write objects; the
+// conformance suite, the demo and the benchmarks get one from a provider's test harness.
+//
+// Both planes are built per request and not shared between goroutines of different requests, but
+// their methods must be safe for concurrent use (the deletion engine calls DeleteObjects from
+// several goroutines). Every method is idempotent: creating what exists and deleting what is gone
+// are successes. Errors are classified by wrapping this package's sentinel errors
+// (ErrUnauthenticated, ErrThrottled, ...) with %w, so callers use errors.Is and never read
+// message text.
 
-	// DeleteBucket deletes an empty bucket. A bucket that is already gone is success; a bucket
-	// that still holds objects returns ErrBucketNotEmpty.
-	DeleteBucket(ctx context.Context, name string) error
-
+// DataPlane reads, lists and deletes the objects of existing buckets with one set of credentials.
+type DataPlane interface {
 	// ListObjects calls fn with successive pages of every object version whose key starts with
 	// prefix (byte-wise; "a/" never matches "ab/x"), including delete markers, until the listing
 	// ends or fn returns an error, which ListObjects then returns. Pages are at most a few
@@ -78,6 +83,33 @@ type Store interface {
 
 	// MaxDeleteBatch is the largest number of objects one DeleteObjects call accepts.
 	MaxDeleteBatch() int
+
+	// Probe reads the bucket once, as cheaply as the store allows (a listing of at most one
+	// object), with a permission every credential the controllers hand out has. It never writes.
+	// A missing bucket returns ErrBucketNotFound; refused credentials ErrUnauthenticated or
+	// ErrForbidden.
+	Probe(ctx context.Context, bucket string) error
+
+	// OpenObject opens the current version of one object for reading; the caller reads it as a
+	// stream (a snapshot may be larger than memory) and must close it. A missing object (or one
+	// whose current version is a delete marker) returns ErrNotFound, a missing bucket
+	// ErrBucketNotFound or ErrNotFound; errors while reading the stream are classified as the
+	// other methods' are.
+	OpenObject(ctx context.Context, bucket, key string) (io.ReadCloser, error)
+}
+
+// Management creates, converges and deletes buckets, and hands locked objects' deletion to the
+// store. It is built with the bucket's decoded providerConfig (see provider.Cloud).
+type Management interface {
+	// EnsureBucket creates the bucket if it does not exist and converges every setting it manages
+	// (encryption, access hardening, lifecycle, immutability) to the declared state, correcting
+	// drift. A bucket of that name owned by somebody else returns ErrOwnedByOther and is left
+	// untouched; a bucket of ours in another region returns ErrInvalidConfig.
+	EnsureBucket(ctx context.Context, bucket Bucket) error
+
+	// DeleteBucket deletes an empty bucket. A bucket that is already gone is success; a bucket
+	// that still holds objects returns ErrBucketNotEmpty.
+	DeleteBucket(ctx context.Context, name string) error
 
 	// DeferDeletion asks the store itself to delete every object version now under prefix
 	// (current and noncurrent versions, snapshots) once the retention locks that hold it expire,
@@ -96,18 +128,28 @@ type Store interface {
 	// right the credentials lack; ErrUnsupported: never possible with them). Stores that cannot
 	// defer at all return ErrUnsupported.
 	DeferDeletion(ctx context.Context, bucket, prefix string) (Deferral, error)
+}
 
-	// Probe reads the bucket once, as cheaply as the store allows (a listing of at most one
-	// object), with a permission every credential the controllers hand out has. It never writes.
-	// A missing bucket returns ErrBucketNotFound; refused credentials ErrUnauthenticated or
-	// ErrForbidden.
-	Probe(ctx context.Context, bucket string) error
-
-	// PutObject writes one object (used by the conformance suite and the demo).
+// Writer writes objects. No controller does: it is what the conformance suite, the demo and the
+// benchmarks need of a provider's test harness besides the two planes.
+type Writer interface {
+	// PutObject writes one object, replacing its current version (a new version where the bucket
+	// keeps versions). A missing bucket returns ErrBucketNotFound or ErrNotFound.
 	PutObject(ctx context.Context, bucket, key string, data []byte) error
+}
 
-	// GetObject reads one object; a missing object returns ErrNotFound.
-	GetObject(ctx context.Context, bucket, key string) ([]byte, error)
+// ReadObject reads the whole current version of one object through OpenObject: for small
+// objects (tests, markers), never for snapshots.
+func ReadObject(ctx context.Context, d DataPlane, bucket, key string) ([]byte, error) {
+	r, err := d.OpenObject(ctx, bucket, key)
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(r)
+	if cerr := r.Close(); err == nil {
+		err = cerr
+	}
+	return data, err
 }
 
 // Deferral describes how a store deletes deferred objects by itself.

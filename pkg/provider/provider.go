@@ -1,4 +1,6 @@
-// Package provider defines what one cloud plugs into the provider-neutral backup controllers.
+// Package provider defines what one cloud plugs into the provider-neutral backup controllers: a
+// Cloud, written with the cloud's own providerConfig type, and Register, which turns it into the
+// Provider the core is written against.
 package provider
 
 import (
@@ -10,33 +12,117 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// Provider is one cloud's implementation. It holds no per-request state: the controllers call it
-// from several workers at once.
-type Provider interface {
-	// API is the provider's SDK-free half (type, providerConfig decoding, bucket names); the
-	// admission webhook uses it alone.
-	config.API
+// Cloud is one cloud's implementation, written with its own decoded BackupBucket providerConfig
+// type C (a pointer to the provider's config struct). It holds no per-request state: the
+// controllers call it from several workers at once. Every constructor is called per request
+// and must not cache clients across requests; missing or malformed secret keys return
+// objectstore.ErrInvalidConfig naming the key, never its value.
+type Cloud[C config.Bucket] interface {
+	// Type is the extension type (spec.type) the cloud serves, for example "aws".
+	Type() string
 
-	// NewStore builds a store from the data of a credentials secret and the bucket's decoded
-	// providerConfig (nil: the defaults; entries pass the copy gardenlet gives them). It is called
-	// for every request and must not cache clients across requests. Missing or malformed keys
-	// return objectstore.ErrInvalidConfig naming the key, never its value.
-	NewStore(ctx context.Context, creds Credentials, cfg config.Bucket) (objectstore.Store, error)
+	// ValidateBucketName checks the store's naming rules for a bucket without any call. Errors
+	// wrap objectstore.ErrInvalidConfig and name the rule broken.
+	ValidateBucketName(name string) error
 
-	// NewIssuer builds the issuer named issuer (a name config.Bucket's GeneratedCredentials
-	// returned, or one a generated secret recorded) from the same credentials, to issue, rotate
-	// or revoke the bucket's generated credentials. cfg may ask for no generated credentials: the
-	// issuer is then used only to revoke. It returns a nil issuer without an error where these
-	// credentials issue none (shoots use the operator's credentials, for example an Azure account
-	// key secret), and objectstore.ErrInvalidConfig for a name the provider does not know. The
-	// empty name stands for generated secrets recorded before issuers were named: the provider's
-	// issuer for these credentials.
-	NewIssuer(ctx context.Context, creds Credentials, cfg config.Bucket, issuer string) (objectstore.CredentialIssuer, error)
+	// Decode strictly decodes and validates a providerConfig. Empty input is the provider's
+	// defaults and never fails; a returned config is never nil (no typed nil stands for the
+	// defaults). Errors wrap objectstore.ErrInvalidConfig and name the offending field path
+	// under "providerConfig".
+	Decode(raw []byte) (C, error)
+
+	// NewDataPlane builds the data plane of a credentials secret: listing, deletion, probing,
+	// reading. It needs no providerConfig (a BackupEntry's secret and a bucket name are enough).
+	NewDataPlane(ctx context.Context, creds Credentials) (objectstore.DataPlane, error)
+
+	// NewManagement builds the management plane of a credentials secret for a bucket whose
+	// providerConfig is cfg, which EnsureBucket converges to.
+	NewManagement(ctx context.Context, creds Credentials, cfg C) (objectstore.Management, error)
+
+	// NewIssuer builds the issuer named issuer (a name cfg's GenerationSettings returned, or one
+	// a generated secret recorded) from the same credentials, to issue, rotate or revoke the
+	// bucket's generated credentials. cfg may ask for no generated credentials: the issuer is
+	// then used only to revoke. It returns a nil issuer without an error where these credentials
+	// issue none (shoots use the operator's credentials, for example an Azure account key
+	// secret), and objectstore.ErrInvalidConfig for a name the provider does not know. The empty
+	// name stands for generated secrets recorded before issuers were named: the provider's issuer
+	// for these credentials.
+	NewIssuer(ctx context.Context, creds Credentials, cfg C, issuer string) (objectstore.CredentialIssuer, error)
 
 	// EtcdBackupSecretData returns the data of the shoot's etcd-backup secret: exactly the keys
 	// etcd-backup-restore reads, from the entry secret's data (which gardener's generic actuator
 	// has already given the bucketName key).
 	EtcdBackupSecretData(entry *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error)
+}
+
+// Provider is a Cloud with its config type erased (Register): what the controllers are written
+// against. A decoded providerConfig is a Config, which builds the management plane and issuers
+// with the typed config it holds, so that no provider asserts a type.
+type Provider interface {
+	// Type is Cloud.Type.
+	Type() string
+	// ValidateBucketName is Cloud.ValidateBucketName.
+	ValidateBucketName(name string) error
+	// Decode decodes a providerConfig with Cloud.Decode. On an error it returns the provider's
+	// defaults beside it, for callers that must go on without a valid config (a deletion, a
+	// deferral, the scheduler). A Cloud whose defaults do not decode is a programming error
+	// (provider/all's test decodes every registered provider's).
+	Decode(raw []byte) (Config, error)
+	// NewDataPlane is Cloud.NewDataPlane.
+	NewDataPlane(ctx context.Context, creds Credentials) (objectstore.DataPlane, error)
+	// EtcdBackupSecretData is Cloud.EtcdBackupSecretData.
+	EtcdBackupSecretData(entry *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error)
+}
+
+// Config is a BackupBucket's providerConfig as its provider decoded it: the settings the core
+// reads (config.Bucket: generated credentials, freshness, hand-back) and the constructors that
+// need the typed config. Only Provider.Decode makes one.
+type Config struct {
+	config.Bucket
+	management func(context.Context, Credentials) (objectstore.Management, error)
+	issuer     func(context.Context, Credentials, string) (objectstore.CredentialIssuer, error)
+}
+
+// NewManagement builds the management plane of creds for a bucket with this config
+// (Cloud.NewManagement).
+func (c Config) NewManagement(ctx context.Context, creds Credentials) (objectstore.Management, error) {
+	return c.management(ctx, creds)
+}
+
+// NewIssuer builds the issuer named issuer from creds with this config (Cloud.NewIssuer).
+func (c Config) NewIssuer(ctx context.Context, creds Credentials, issuer string) (objectstore.CredentialIssuer, error) {
+	return c.issuer(ctx, creds, issuer)
+}
+
+// Register erases the config type of a Cloud: the one adapter between a provider and the core.
+func Register[C config.Bucket](c Cloud[C]) Provider { return registered[C]{c} }
+
+// registered is a Cloud whose Decode binds the typed config into a Config; every other method is
+// the Cloud's own.
+type registered[C config.Bucket] struct{ Cloud[C] }
+
+func (r registered[C]) Decode(raw []byte) (Config, error) {
+	cfg, err := r.Cloud.Decode(raw)
+	if err != nil {
+		defaults, derr := r.Cloud.Decode(nil)
+		if derr != nil {
+			panic("provider " + r.Type() + ": decoding the defaults failed: " + derr.Error())
+		}
+		return r.bind(defaults), err
+	}
+	return r.bind(cfg), nil
+}
+
+func (r registered[C]) bind(cfg C) Config {
+	return Config{
+		Bucket: cfg,
+		management: func(ctx context.Context, creds Credentials) (objectstore.Management, error) {
+			return r.Cloud.NewManagement(ctx, creds, cfg)
+		},
+		issuer: func(ctx context.Context, creds Credentials, name string) (objectstore.CredentialIssuer, error) {
+			return r.Cloud.NewIssuer(ctx, creds, cfg, name)
+		},
+	}
 }
 
 // Credentials is a credentials secret as the provider sees it.

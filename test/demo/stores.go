@@ -8,7 +8,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
+	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
+	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
@@ -25,7 +29,7 @@ type objectStore struct {
 	// providerConfig, if set, replaces the example's (a stand-in may lack a setting).
 	providerConfig []byte
 	// direct reaches it with the same credentials, to write snapshots and list what is left.
-	direct objectstore.Store
+	direct conformance.Stores
 	// bucket describes the bucket's settings, or fails if it does not exist.
 	bucket func(ctx context.Context, name string) (string, error)
 	// consumer is how etcd-druid would run etcd-backup-restore against this store.
@@ -42,7 +46,7 @@ func startObjectStore(ctx context.Context, providerType, region string) (*object
 		}
 		data := minio.SecretData()
 		delete(data, "region")
-		direct, err := (&awsprovider.Provider{}).NewStore(ctx, provider.Credentials{Data: data, Region: region}, nil)
+		direct, err := conformance.NewStores(ctx, &awsprovider.Provider{}, provider.Credentials{Data: data, Region: region}, &awsapi.BackupBucketConfig{})
 		if err != nil {
 			minio.Stop()
 			return nil, err
@@ -70,7 +74,7 @@ func startObjectStore(ctx context.Context, providerType, region string) (*object
 			return nil, err
 		}
 		data := gcs.SecretData()
-		direct, err := (&gcpprovider.Provider{}).NewStore(ctx, provider.Credentials{Data: data, Region: region}, nil)
+		direct, err := conformance.NewStores(ctx, &gcpprovider.Provider{}, provider.Credentials{Data: data, Region: region}, &gcpapi.BackupBucketConfig{})
 		if err != nil {
 			gcs.Stop()
 			return nil, err
@@ -102,7 +106,7 @@ func startObjectStore(ctx context.Context, providerType, region string) (*object
 			return nil, err
 		}
 		data := azurite.SecretData()
-		direct, err := (&azureprovider.Provider{}).NewStore(ctx, provider.Credentials{Data: data, Region: region}, nil)
+		direct, err := conformance.NewStores(ctx, &azureprovider.Provider{}, provider.Credentials{Data: data, Region: region}, &azureapi.BackupBucketConfig{})
 		if err != nil {
 			azurite.Stop()
 			return nil, err

@@ -4,15 +4,14 @@
 package config
 
 import (
-	"reflect"
-
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
 )
 
 // Bucket is a provider's decoded, validated BackupBucket providerConfig: a pointer to the
-// provider's own type, which only that provider's stores and issuers read. The core reads it only
-// through these methods. A nil Bucket stands for the provider's defaults.
+// provider's own type, which only that provider's management plane and issuers read. The core
+// reads it only through these methods, on a config its provider decoded (provider.Config), never
+// a nil one: empty input decodes to the defaults.
 type Bucket interface {
 	credentials.Policy
 	freshness.Policy
@@ -30,7 +29,8 @@ type API interface {
 	Type() string
 
 	// DecodeBucketConfig strictly decodes and validates a BackupBucket's providerConfig (nil or
-	// empty: the defaults) before any cloud call. Errors wrap objectstore.ErrInvalidConfig and
+	// empty: the defaults) before any cloud call: the admission webhook's check. (The controllers
+	// decode through provider.Provider.Decode, typed.) Errors wrap objectstore.ErrInvalidConfig and
 	// name the offending field path (for example "providerConfig.immutability.retentionPeriod").
 	DecodeBucketConfig(raw []byte) (Bucket, error)
 
@@ -38,29 +38,6 @@ type API interface {
 	// without any call, so that the admission webhook and the controllers refuse a name the store
 	// would refuse. Errors wrap objectstore.ErrInvalidConfig and name the rule broken.
 	ValidateBucketName(name string) error
-}
-
-// GeneratedCredentials returns cfg's generated-credential settings, or nil where cfg (nil: the
-// defaults) asks for none.
-func GeneratedCredentials(cfg Bucket) *credentials.Settings {
-	if isNil(cfg) {
-		return nil
-	}
-	return cfg.GenerationSettings()
-}
-
-// HandsBack is cfg's HandsBack, false for the defaults (nil).
-func HandsBack(cfg Bucket) bool {
-	return !isNil(cfg) && cfg.HandsBack()
-}
-
-// isNil is true for a nil interface and for a typed nil pointer in one (a provider's defaults).
-func isNil(cfg Bucket) bool {
-	if cfg == nil {
-		return true
-	}
-	v := reflect.ValueOf(cfg)
-	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // Decoded returns what a provider's typed decoding returned as a Bucket: on an error, a nil

@@ -1,5 +1,6 @@
 // Package backupbucket is the provider-neutral BackupBucket controller: one bucket per seed,
-// created and converged through the provider's objectstore.Store.
+// created and converged through the provider's management plane (objectstore.Management),
+// emptied through its data plane.
 package backupbucket
 
 import (
@@ -14,7 +15,6 @@ import (
 	"github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
@@ -50,23 +50,23 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 	if err != nil {
 		return err
 	}
-	store, err := controller.NewStore(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region, cfg)
+	mgmt, err := controller.NewManagement(ctx, a.reader, bb.Spec.SecretRef, bb.Spec.Region, cfg)
 	if err != nil {
 		return err
 	}
-	ensureErr := store.EnsureBucket(ctx, objectstore.Bucket{Name: bb.Name, Region: bb.Spec.Region})
+	ensureErr := mgmt.EnsureBucket(objectstore.WithOperation(ctx, objectstore.OpEnsureBucket), objectstore.Bucket{Name: bb.Name, Region: bb.Spec.Region})
 	if ensureErr != nil {
 		ensureErr = fmt.Errorf("bucket %q: %w", bb.Name, ensureErr)
 		// Settings that do not converge must not stop the credentials' lifecycle while the
 		// bucket is there: an OpenStack application credential expires, and without its renewal
 		// every shoot's backups would stop. The error is still returned.
-		if err := store.Probe(ctx, bb.Name); err != nil {
+		if err := a.probe(ctx, bb); err != nil {
 			return ensureErr
 		}
 		log.Info("Bucket settings do not converge; its generated credentials are kept current meanwhile", "bucket", bb.Name, "error", ensureErr.Error())
 	} else {
 		log.Info("Bucket is converged", "bucket", bb.Name, "region", bb.Spec.Region)
-		if config.HandsBack(cfg) {
+		if cfg.HandsBack() {
 			// The store is in the incumbent's form now; its entries must not wait for this
 			// project's finalizer, which nothing would remove after the switch.
 			released, err := backupentry.ReleaseEntriesOf(ctx, a.client, a.reader, bb.Name)
@@ -88,8 +88,17 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 
 // credentialLifecycle publishes, rotates, retires and revokes the bucket's generated credentials
 // as its providerConfig asks.
-func (a *actuator) credentialLifecycle(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg config.Bucket) error {
-	if g := config.GeneratedCredentials(cfg); g != nil {
+// probe reads the bucket once with the operator's credentials.
+func (a *actuator) probe(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) error {
+	data, err := controller.NewDataPlane(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region)
+	if err != nil {
+		return err
+	}
+	return data.Probe(objectstore.WithOperation(ctx, objectstore.OpProbe), bb.Name)
+}
+
+func (a *actuator) credentialLifecycle(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config) error {
+	if g := cfg.GenerationSettings(); g != nil {
 		issuer, err := a.newIssuer(ctx, bb, cfg, g.Issuer)
 		if err != nil {
 			return err
@@ -115,11 +124,15 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 	}
 	// An invalid providerConfig must not keep a bucket from being deleted: the defaults do.
 	cfg, _ := controller.BucketConfig(a.provider, bb)
-	store, err := controller.NewStore(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region, cfg)
+	data, err := controller.NewDataPlane(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region)
 	if err != nil {
 		return err
 	}
-	res, err := objectstore.DeletePrefix(ctx, store, bb.Name, objectstore.WholeBucket(), a.deletion.DeleteOptions(ctx))
+	mgmt, err := controller.NewManagement(ctx, a.reader, bb.Spec.SecretRef, bb.Spec.Region, cfg)
+	if err != nil {
+		return err
+	}
+	res, err := objectstore.DeletePrefix(ctx, data, bb.Name, objectstore.WholeBucket(), a.deletion.DeleteOptions(ctx))
 	log.Info("Emptying bucket", "bucket", bb.Name, "deleted", res.Deleted, "locked", res.Locked, "throttled", res.Throttled, "done", res.Done)
 	metrics.RecordDeletionPass(metrics.KindBackupBucket, bb, res)
 	if err != nil {
@@ -129,7 +142,7 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 		return &lasterror.InProgressError{Bucket: bb.Name, Deleted: res.Deleted}
 	}
 	if res.Locked > 0 {
-		_, err := store.DeferDeletion(ctx, bb.Name, "")
+		_, err := mgmt.DeferDeletion(objectstore.WithOperation(ctx, objectstore.OpDeferDeletion), bb.Name, "")
 		if err != nil && !errors.Is(err, objectstore.ErrUnsupported) {
 			return fmt.Errorf("deferring the deletion of locked objects in bucket %q: %w", bb.Name, err)
 		}
@@ -139,9 +152,9 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 		}
 		return locked
 	}
-	if err := store.DeleteBucket(ctx, bb.Name); err != nil {
+	if err := mgmt.DeleteBucket(objectstore.WithOperation(ctx, objectstore.OpDeleteBucket), bb.Name); err != nil {
 		if errors.Is(err, objectstore.ErrBucketNotEmpty) {
-			return notEmptied(ctx, store, bb.Name, err)
+			return notEmptied(ctx, data, bb.Name, err)
 		}
 		return fmt.Errorf("deleting bucket %q: %w", bb.Name, err)
 	}
@@ -153,11 +166,11 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 
 // notEmptied names what is left in a bucket the store refuses to delete after a complete pass
 // emptied it, from one listing page.
-func notEmptied(ctx context.Context, store objectstore.Store, bucket string, cause error) error {
+func notEmptied(ctx context.Context, store objectstore.DataPlane, bucket string, cause error) error {
 	const named = 5
 	e := &lasterror.NotEmptiedError{Bucket: bucket, Cause: cause}
 	errStop := errors.New("one page is enough")
-	err := store.ListObjects(ctx, bucket, "", func(page []objectstore.ObjectVersion) error {
+	err := store.ListObjects(objectstore.WithOperation(ctx, objectstore.OpListObjects), bucket, "", func(page []objectstore.ObjectVersion) error {
 		e.Listed = len(page)
 		for _, o := range page[:min(named, len(page))] {
 			e.First = append(e.First, o.Key)

@@ -19,6 +19,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // refusingStore refuses to delete its bucket as not empty, as Swift did for a container whose
@@ -40,13 +41,13 @@ func (s refusingStore) DeleteBucket(ctx context.Context, name string) error {
 func TestDeleteOfABucketThatCannotBeEmptied(t *testing.T) {
 	cases := []struct {
 		name     string
-		store    func(*memstore.Store) objectstore.Store
+		store    func(*memstore.Store) controllertest.Store
 		wantErr  bool
 		mentions string
 	}{
-		{"emptied and deleted", func(s *memstore.Store) objectstore.Store { return s }, false, ""},
-		{"store holds what it does not list", func(s *memstore.Store) objectstore.Store { return refusingStore{Store: s} }, true, "holds what it does not list"},
-		{"written into while deleted", func(s *memstore.Store) objectstore.Store {
+		{"emptied and deleted", func(s *memstore.Store) controllertest.Store { return s }, false, ""},
+		{"store holds what it does not list", func(s *memstore.Store) controllertest.Store { return refusingStore{Store: s} }, true, "holds what it does not list"},
+		{"written into while deleted", func(s *memstore.Store) controllertest.Store {
 			return refusingStore{Store: s, write: "shoot--x--y--1/late"}
 		}, true, `"shoot--x--y--1/late"`},
 	}
@@ -55,7 +56,7 @@ func TestDeleteOfABucketThatCannotBeEmptied(t *testing.T) {
 			ctx := context.Background()
 			mem := controllertest.Bucket(t, "bucket", "shoot--a--b--1/x")
 			c8t := controllertest.Client()
-			a := backupbucket.NewActuator(controllertest.Provider{Store: c.store(mem)}, c8t, c8t, events.NewFakeRecorder(10), controller.DeletionOptions{})
+			a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: c.store(mem)}), c8t, c8t, events.NewFakeRecorder(10), controller.DeletionOptions{})
 			bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"}, Spec: extensionsv1alpha1.BackupBucketSpec{SecretRef: controllertest.SecretRef}}
 			err := a.Delete(ctx, logr.Discard(), bb)
 			if !c.wantErr {

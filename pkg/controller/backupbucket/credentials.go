@@ -19,11 +19,11 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // AnnotationRotateCredentials on a BackupBucket requests a rotation of its generated credential:
@@ -88,15 +88,15 @@ func previousIssuedBy(secret *corev1.Secret, g *credentials.Settings) string {
 
 // newIssuer builds the provider's issuer named name with the operator's credentials (nil: these
 // credentials issue none).
-func (a *actuator) newIssuer(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, cfg config.Bucket, name string) (objectstore.CredentialIssuer, error) {
-	return controller.NewIssuer(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region, cfg, name)
+func (a *actuator) newIssuer(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, name string) (objectstore.CredentialIssuer, error) {
+	return controller.NewIssuer(ctx, a.reader, bb.Spec.SecretRef, bb.Spec.Region, cfg, name)
 }
 
 // publishCredential keeps the bucket's generated secret and status.generatedSecretRef current:
 // it issues the first credential, rotates it by period, on request or when the configured issuer
 // changes (the new one is published before the previous is revoked, after its grace period, by
 // the issuer that issued it) and revokes what has outlived its grace.
-func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg config.Bucket, g *credentials.Settings, issuer objectstore.CredentialIssuer) error {
+func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, g *credentials.Settings, issuer objectstore.CredentialIssuer) error {
 	period, grace := g.RotationPeriod(), g.Grace()
 	secret, exists, err := readGenerated(ctx, a.reader, bb)
 	if err != nil {

@@ -13,9 +13,9 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // reasonResuming is the GeneratedCredentials condition's reason while generation, switched on
@@ -32,7 +32,7 @@ const reasonResuming = "Resuming"
 // and never revoked. Where two credentials are recorded (a rotation's previous one still in its grace), the
 // new one waits for the older one's revocation, as a rotation does: until then the copy of the
 // operator's credentials stays published. waiting is true then.
-func (a *actuator) resume(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg config.Bucket, g *credentials.Settings, issuer objectstore.CredentialIssuer, secret *corev1.Secret, now time.Time) (waiting bool, err error) {
+func (a *actuator) resume(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, g *credentials.Settings, issuer objectstore.CredentialIssuer, secret *corev1.Secret, now time.Time) (waiting bool, err error) {
 	ref := &corev1.SecretReference{Namespace: secret.Namespace, Name: secret.Name}
 	previous, err := a.revokeDue(ctx, log, bb, cfg, g, issuer, secret, now)
 	if err != nil {

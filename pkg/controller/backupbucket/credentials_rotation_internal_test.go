@@ -15,12 +15,13 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 func TestGeneratedCredentialIsIssuedOnceAndPublished(t *testing.T) {
 	f := newGenFixture(t, true)
 	// The plain test provider: the store's issuer for every name.
-	f.actuator = NewActuator(controllertest.Provider{Store: f.mem, Issuer: f.mem.Issuer()}, f.client, f.client, f.recorder, corecontroller.DeletionOptions{})
+	f.actuator = NewActuator(provider.Register(controllertest.Provider{Store: f.mem, Issuer: f.mem.Issuer()}), f.client, f.client, f.recorder, corecontroller.DeletionOptions{})
 	f.configure(&credentials.Settings{Issuer: "mem"})
 
 	f.mustReconcile()

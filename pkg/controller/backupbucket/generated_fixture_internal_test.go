@@ -24,7 +24,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
@@ -83,7 +82,7 @@ type namedIssuers struct {
 	issuers map[string]*recIssuer
 }
 
-func (p namedIssuers) NewIssuer(_ context.Context, _ provider.Credentials, _ config.Bucket, name string) (objectstore.CredentialIssuer, error) {
+func (p namedIssuers) NewIssuer(_ context.Context, _ provider.Credentials, _ *controllertest.Config, name string) (objectstore.CredentialIssuer, error) {
 	i, ok := p.issuers[name]
 	switch {
 	case !ok:
@@ -94,19 +93,23 @@ func (p namedIssuers) NewIssuer(_ context.Context, _ provider.Credentials, _ con
 	return i, nil
 }
 
-// NewStore is the operator's store whatever their secret holds: it may hold one of the bucket's
-// own credentials, as an Azure account key secret of the bucket's account does, and still manage
-// the bucket.
-func (p namedIssuers) NewStore(context.Context, provider.Credentials, config.Bucket) (objectstore.Store, error) {
+// NewDataPlane and NewManagement serve the operator's store whatever their secret holds: it may
+// hold one of the bucket's own credentials, as an Azure account key secret of the bucket's
+// account does, and still manage the bucket.
+func (p namedIssuers) NewDataPlane(context.Context, provider.Credentials) (objectstore.DataPlane, error) {
 	return p.Provider.Store, nil
 }
 
-func (p namedIssuers) DecodeBucketConfig(raw []byte) (config.Bucket, error) {
-	cfg, err := p.Provider.DecodeBucketConfig(raw)
-	if err != nil || cfg == nil {
-		return cfg, err
+func (p namedIssuers) NewManagement(context.Context, provider.Credentials, *controllertest.Config) (objectstore.Management, error) {
+	return p.Provider.Store, nil
+}
+
+func (p namedIssuers) Decode(raw []byte) (*controllertest.Config, error) {
+	cfg, err := p.Provider.Decode(raw)
+	if err != nil {
+		return nil, err
 	}
-	if g := cfg.(*controllertest.Config).Generated; g != nil {
+	if g := cfg.Generated; g != nil {
 		if err := decode.Invalid(g.Validate(field.NewPath("providerConfig", "generatedCredentials"))); err != nil {
 			return nil, err
 		}
@@ -154,7 +157,7 @@ func newGenFixture(t *testing.T, withSecret bool) *genFixture {
 	}
 	f.provider = namedIssuers{Provider: controllertest.Provider{Store: f.mem}, issuers: map[string]*recIssuer{}}
 	f.addIssuer("mem", f.mem)
-	f.actuator = NewActuator(f.provider, f.client, f.client, f.recorder, corecontroller.DeletionOptions{})
+	f.actuator = NewActuator(provider.Register(f.provider), f.client, f.client, f.recorder, corecontroller.DeletionOptions{})
 	return f
 }
 
@@ -202,7 +205,7 @@ func (f *genFixture) annotateBucket(key, value string) {
 // restart replaces the actuator by a fresh one on the same API state and stores, as a
 // controller restart does.
 func (f *genFixture) restart() {
-	f.actuator = NewActuator(f.provider, f.client, f.client, f.recorder, corecontroller.DeletionOptions{})
+	f.actuator = NewActuator(provider.Register(f.provider), f.client, f.client, f.recorder, corecontroller.DeletionOptions{})
 }
 
 // reconcile runs the actuator on the bucket as stored, as gardener's reconciler does.

@@ -15,6 +15,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // TestHandedBackBucketLetsGoOfItsEntries: a bucket reconciled with handBack releases every
@@ -36,7 +37,7 @@ func TestHandedBackBucketLetsGoOfItsEntries(t *testing.T) {
 			}
 			bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"}, Spec: extensionsv1alpha1.BackupBucketSpec{
 				SecretRef: controllertest.SecretRef, DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: controllertest.RawConfig(controllertest.Config{HandBack: handBack})}}}
-			a := backupbucket.NewActuator(controllertest.Provider{Store: controllertest.Bucket(t, "bucket")}, k8s, k8s, events.NewFakeRecorder(10), controller.DeletionOptions{})
+			a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: controllertest.Bucket(t, "bucket")}), k8s, k8s, events.NewFakeRecorder(10), controller.DeletionOptions{})
 			if err := a.Reconcile(ctx, logr.Discard(), bb); err != nil {
 				t.Fatalf("Reconcile: %v", err)
 			}

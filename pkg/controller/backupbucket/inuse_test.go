@@ -22,6 +22,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // TestDeleteOfABucketThatEntriesStillName (finding 9e): a BackupBucket deleted while
@@ -75,7 +76,7 @@ func TestDeleteOfABucketThatEntriesStillName(t *testing.T) {
 				}
 			}
 			recorder := events.NewFakeRecorder(10)
-			a := backupbucket.NewActuator(controllertest.Provider{Store: mem}, c8t, c8t, recorder, controller.DeletionOptions{})
+			a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: mem}), c8t, c8t, recorder, controller.DeletionOptions{})
 			bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"}, Spec: extensionsv1alpha1.BackupBucketSpec{SecretRef: controllertest.SecretRef}}
 			err := a.Delete(ctx, logr.Discard(), bb)
 			left, lerr := conformance.ListKeys(ctx, mem, "bucket", "")

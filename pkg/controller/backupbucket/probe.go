@@ -17,7 +17,6 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
@@ -138,7 +137,6 @@ func (p *prober) probe(ctx context.Context, bb *extensionsv1alpha1.BackupBucket)
 		label, what string
 		err         error
 	}
-	cfg, _ := corecontroller.BucketConfig(p.Provider, bb) // an invalid config is the actuator's to report
 	results := []probed{{label: metrics.CredentialsOperator, what: fmt.Sprintf("the operator's credentials (secret %s/%s)", bb.Spec.SecretRef.Namespace, bb.Spec.SecretRef.Name)}}
 	if ref := bb.Status.GeneratedSecretRef; ref != nil {
 		what := fmt.Sprintf("the generated credentials (secret %s/%s)", ref.Namespace, ref.Name)
@@ -151,12 +149,12 @@ func (p *prober) probe(ctx context.Context, bb *extensionsv1alpha1.BackupBucket)
 		metrics.BucketAvailable.DeleteLabelValues(bb.Name, metrics.CredentialsGenerated)
 	}
 	for i := range results {
-		ref, refCfg := bb.Spec.SecretRef, cfg
+		ref := bb.Spec.SecretRef
 		if results[i].label == metrics.CredentialsGenerated {
-			ref, refCfg = *bb.Status.GeneratedSecretRef, nil
+			ref = *bb.Status.GeneratedSecretRef
 		}
 		start := time.Now()
-		results[i].err = p.probeWith(ctx, ref, bb.Spec.Region, refCfg, bb.Name)
+		results[i].err = p.probeWith(ctx, ref, bb.Spec.Region, bb.Name)
 		metrics.ProbeDuration.WithLabelValues(results[i].label).Observe(time.Since(start).Seconds())
 		available := 0.0
 		if results[i].err == nil {
@@ -185,12 +183,14 @@ func (p *prober) probe(ctx context.Context, bb *extensionsv1alpha1.BackupBucket)
 	return status, reason, fmt.Sprintf("Bucket %q did not answer a listing %s.", bb.Name, strings.Join(failed, "; "))
 }
 
-func (p *prober) probeWith(ctx context.Context, ref corev1.SecretReference, region string, cfg config.Bucket, bucket string) error {
-	store, err := corecontroller.NewStore(ctx, p.Reader, p.Provider, ref, region, cfg)
+// probeWith reads the bucket once with the data plane of the credentials in ref (the same for
+// every set of credentials: a probe needs no providerConfig).
+func (p *prober) probeWith(ctx context.Context, ref corev1.SecretReference, region, bucket string) error {
+	data, err := corecontroller.NewDataPlane(ctx, p.Reader, p.Provider, ref, region)
 	if err != nil {
 		return err
 	}
-	return store.Probe(ctx, bucket)
+	return data.Probe(objectstore.WithOperation(ctx, objectstore.OpProbe), bucket)
 }
 
 // probeVerdict is the condition's status and reason for a failed probe.

@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
@@ -38,14 +37,14 @@ type revocable struct {
 	revoked map[string]bool
 }
 
-func (p revocable) NewStore(_ context.Context, creds provider.Credentials, _ config.Bucket) (objectstore.Store, error) {
+func (p revocable) NewDataPlane(_ context.Context, creds provider.Credentials) (objectstore.DataPlane, error) {
 	if p.revoked[string(creds.Data["key"])] {
 		return refused{p.Store}, nil
 	}
 	return p.Store, nil
 }
 
-type refused struct{ objectstore.Store }
+type refused struct{ objectstore.DataPlane }
 
 func (refused) Probe(context.Context, string) error {
 	return fmt.Errorf("the key is revoked: %w", objectstore.ErrUnauthenticated)
@@ -82,7 +81,7 @@ func newProbeFixture(t *testing.T, lastOperation gardencorev1beta1.LastOperation
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(bb, operator, generatedSecret).WithStatusSubresource(bb).Build()
 	mem := controllertest.Bucket(t, "probed")
 	f := &probeFixture{t: t, mem: mem, client: c, clock: clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)), recorder: events.NewFakeRecorder(20), revoked: map[string]bool{}}
-	f.prober = &prober{Deps: periodic.Deps{Provider: revocable{controllertest.Provider{Store: mem}, f.revoked}, Reader: c, Client: c, Recorder: f.recorder,
+	f.prober = &prober{Deps: periodic.Deps{Provider: provider.Register(revocable{controllertest.Provider{Store: mem}, f.revoked}), Reader: c, Client: c, Recorder: f.recorder,
 		Options: periodic.Options{ProbeInterval: interval, Clock: f.clock}}}
 	metrics.ForgetBucket("probed")
 	return f

@@ -19,10 +19,10 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	securityv1alpha1constants "github.com/gardener/gardener/pkg/apis/security/v1alpha1/constants"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // recordKeys are the generated secret's annotations about generated credentials, dropped once
@@ -41,7 +41,7 @@ var previousKeys = []string{annotationPrevious, annotationPreviousIssuer, annota
 // they move back to the operator's credentials as their entries are synced. The generated
 // credentials stay valid for the grace period, then they are revoked; the copy stays, and is
 // kept current with the operator's secret, until the bucket is deleted.
-func (a *actuator) retireCredentials(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg config.Bucket) error {
+func (a *actuator) retireCredentials(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config) error {
 	secret, exists, err := readGenerated(ctx, a.reader, bb)
 	if err != nil {
 		return err
@@ -66,7 +66,7 @@ func (a *actuator) retireCredentials(ctx context.Context, log logr.Logger, bb *e
 	due := secret.Annotations[AnnotationRetireAfter]
 	starting := ids != "" && due == ""
 	if starting {
-		due = now.Add(config.GeneratedCredentials(cfg).Grace()).Format(time.RFC3339)
+		due = now.Add(cfg.GenerationSettings().Grace()).Format(time.RFC3339)
 	}
 	if starting || !hasAnnotation(secret, AnnotationOperatorCopy) || !maps.EqualFunc(secret.Data, operator, bytes.Equal) {
 		if secret.Annotations == nil {
@@ -171,8 +171,8 @@ func (a *actuator) refuseRetirement(ctx context.Context, log logr.Logger, bb *ex
 // credential that those cannot revoke (no issuer for them, or one that reaches another place) is
 // reported and fails the pass: nothing is said to be revoked that was not, and the record stays
 // until the operator records it as revoked by hand.
-func (a *actuator) revokeRecorded(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg config.Bucket, secret *corev1.Secret) error {
-	g := config.GeneratedCredentials(cfg)
+func (a *actuator) revokeRecorded(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, secret *corev1.Secret) error {
+	g := cfg.GenerationSettings()
 	byIssuer := map[string][]recordedCredential{}
 	var names []string
 	for _, c := range recorded(secret, g) {
@@ -233,7 +233,7 @@ func (a *actuator) revokeRecorded(ctx context.Context, log logr.Logger, bb *exte
 // revokeDue revokes the previous credential recorded on the generated secret once its grace
 // period is over, where it was issued, then drops it from the record. It returns the previous
 // credential still in use.
-func (a *actuator) revokeDue(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg config.Bucket, g *credentials.Settings, issuer objectstore.CredentialIssuer, secret *corev1.Secret, now time.Time) (string, error) {
+func (a *actuator) revokeDue(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, g *credentials.Settings, issuer objectstore.CredentialIssuer, secret *corev1.Secret, now time.Time) (string, error) {
 	current, previous := secret.Annotations[AnnotationCredential], secret.Annotations[annotationPrevious]
 	if previous == "" || now.Before(parseTime(secret.Annotations[annotationRevokePrevious])) {
 		return previous, nil
@@ -288,7 +288,7 @@ func (a *actuator) dropPrevious(ctx context.Context, secret *corev1.Secret) erro
 // dropCredentials revokes every generated credential of a deleted bucket, with each issuer that
 // issued one (the configured issuer too: a pass may have issued one it never recorded), and
 // deletes the generated secret.
-func (a *actuator) dropCredentials(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg config.Bucket) error {
+func (a *actuator) dropCredentials(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config) error {
 	secret, published, err := readGenerated(ctx, a.reader, bb)
 	if err != nil {
 		return err
@@ -298,7 +298,7 @@ func (a *actuator) dropCredentials(ctx context.Context, log logr.Logger, bb *ext
 			return err
 		}
 	}
-	if g := config.GeneratedCredentials(cfg); g != nil && (!published || g.Issuer != issuedBy(secret, g)) {
+	if g := cfg.GenerationSettings(); g != nil && (!published || g.Issuer != issuedBy(secret, g)) {
 		issuer, err := a.newIssuer(ctx, bb, cfg, g.Issuer)
 		if err != nil {
 			return err

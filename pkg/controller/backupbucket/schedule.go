@@ -16,7 +16,6 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	predicateutils "github.com/gardener/gardener/pkg/controllerutils/predicate"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/predicates"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -61,7 +60,7 @@ func (s *scheduler) Reconcile(ctx context.Context, req reconcile.Request) (recon
 		return reconcile.Result{}, err // nothing generated: nothing falls due
 	}
 	cfg, _ := corecontroller.BucketConfig(s.provider, bb) // an invalid config: only the recorded times count
-	period := config.GeneratedCredentials(cfg).RotationPeriod()
+	period := cfg.GenerationSettings().RotationPeriod()
 	now := time.Now()
 	due, ok := nextDue(secret.Annotations, period)
 	if !ok {

@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
@@ -56,7 +55,14 @@ type etcdProvider struct {
 	newStoreErr error
 }
 
-func (p etcdProvider) NewStore(context.Context, provider.Credentials, config.Bucket) (objectstore.Store, error) {
+func (p etcdProvider) NewDataPlane(context.Context, provider.Credentials) (objectstore.DataPlane, error) {
+	if p.newStoreErr != nil {
+		return nil, p.newStoreErr
+	}
+	return p.Store, nil
+}
+
+func (p etcdProvider) NewManagement(context.Context, provider.Credentials, *controllertest.Config) (objectstore.Management, error) {
 	if p.newStoreErr != nil {
 		return nil, p.newStoreErr
 	}
@@ -124,7 +130,7 @@ func newEntryFixture(t *testing.T, versioned bool) *entryFixture {
 }
 
 func (f *entryFixture) delegate() *delegate {
-	return &delegate{provider: f.provider, reader: f.client, recorder: f.recorder, deletion: corecontroller.DeletionOptions{Parallelism: f.parallelism}}
+	return &delegate{provider: provider.Register(f.provider), reader: f.client, recorder: f.recorder, deletion: corecontroller.DeletionOptions{Parallelism: f.parallelism}}
 }
 
 // actuator is the entry controller's actuator as AddToManager builds it.
@@ -267,7 +273,7 @@ func TestReconcileErrorCodes(t *testing.T) {
 }
 
 // misLister lists one key outside the prefix it is asked for, as a broken store would.
-type misLister struct{ objectstore.Store }
+type misLister struct{ controllertest.Store }
 
 func (s misLister) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
 	return fn([]objectstore.ObjectVersion{{Key: "other/" + prefix + "z"}})

@@ -71,11 +71,11 @@ func (d *delegate) checkBucket(ctx context.Context, be *extensionsv1alpha1.Backu
 	if _, err := objectstore.EntryPrefix(be.Name); err != nil {
 		return err
 	}
-	store, err := controller.NewStore(ctx, d.reader, d.provider, be.Spec.SecretRef, be.Spec.Region, nil)
+	data, err := controller.NewDataPlane(ctx, d.reader, d.provider, be.Spec.SecretRef, be.Spec.Region)
 	if err != nil {
 		return err
 	}
-	err = store.Probe(ctx, be.Spec.BucketName)
+	err = data.Probe(objectstore.WithOperation(ctx, objectstore.OpProbe), be.Spec.BucketName)
 	switch {
 	case err == nil:
 		return nil
@@ -107,11 +107,11 @@ func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extens
 	if be.Spec.BucketName == "" {
 		return errEmptyBucketName
 	}
-	store, err := controller.NewStore(ctx, d.reader, d.provider, secretRef, be.Spec.Region, nil)
+	data, err := controller.NewDataPlane(ctx, d.reader, d.provider, secretRef, be.Spec.Region)
 	if err != nil {
 		return err
 	}
-	res, err := objectstore.DeletePrefix(ctx, store, be.Spec.BucketName, prefix, d.deletion.DeleteOptions(ctx))
+	res, err := objectstore.DeletePrefix(ctx, data, be.Spec.BucketName, prefix, d.deletion.DeleteOptions(ctx))
 	log.Info("Deleting backup entry prefix", "bucket", be.Spec.BucketName, "prefix", prefix.String(),
 		"deleted", res.Deleted, "locked", res.Locked, "throttled", res.Throttled, "done", res.Done)
 	metrics.RecordDeletionPass(metrics.KindBackupEntry, be, res)
@@ -122,7 +122,7 @@ func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extens
 		return &lasterror.InProgressError{Bucket: be.Spec.BucketName, Prefix: prefix.String(), Deleted: res.Deleted}
 	}
 	if res.Locked > 0 {
-		deferral, err := d.deferDeletion(ctx, log, store, be, prefix.String(), secretRef)
+		deferral, err := d.deferDeletion(ctx, log, be, prefix.String(), secretRef)
 		if err != nil {
 			if errors.Is(err, objectstore.ErrUnsupported) {
 				return &lasterror.LockedObjectsError{Bucket: be.Spec.BucketName, Prefix: prefix.String(), Count: res.Locked, RetainUntil: res.EarliestRetainUntil, NotDeferred: err}
@@ -145,7 +145,8 @@ func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extens
 }
 
 // deferDeletion hands the locked objects under prefix to the store, with the entry's own
-// credentials first: every store's deferral needs no more than what the entry's credentials may
+// credentials first (the management plane built with the entry's copy of its bucket's
+// providerConfig; an invalid one: the defaults, as for a bucket's deletion): every store's deferral needs no more than what the entry's credentials may
 // do where the store allows it (S3: tagging the versions and reading the bucket's rule, which
 // the BackupBucket's reconcile puts in place). Where they cannot (an Azure account key cannot
 // read the lifecycle rule back; a rule that is not in place yet), the BackupBucket's, the
@@ -153,8 +154,14 @@ func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extens
 // entry of a migration lives on the destination seed and its bucket's BackupBucket on the source
 // seed: then the entry's answer is returned with what is missing and what the operator can do,
 // and nothing is claimed.
-func (d *delegate) deferDeletion(ctx context.Context, log logr.Logger, store objectstore.Store, be *extensionsv1alpha1.BackupEntry, prefix string, used corev1.SecretReference) (objectstore.Deferral, error) {
-	deferral, err := store.DeferDeletion(ctx, be.Spec.BucketName, prefix)
+func (d *delegate) deferDeletion(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, prefix string, used corev1.SecretReference) (objectstore.Deferral, error) {
+	ctx = objectstore.WithOperation(ctx, objectstore.OpDeferDeletion)
+	entryCfg, _ := controller.EntryConfig(d.provider, be)
+	mgmt, err := controller.NewManagement(ctx, d.reader, used, be.Spec.Region, entryCfg)
+	if err != nil {
+		return objectstore.Deferral{}, err
+	}
+	deferral, err := mgmt.DeferDeletion(ctx, be.Spec.BucketName, prefix)
 	if err == nil || !(errors.Is(err, objectstore.ErrUnsupported) || errors.Is(err, objectstore.ErrForbidden)) {
 		return deferral, err
 	}
@@ -169,12 +176,12 @@ func (d *delegate) deferDeletion(ctx context.Context, log logr.Logger, store obj
 		return deferral, err
 	}
 	cfg, _ := controller.BucketConfig(d.provider, bb) // invalid: the defaults, as for a bucket's deletion
-	bucketStore, serr := controller.NewStore(ctx, d.reader, d.provider, bb.Spec.SecretRef, be.Spec.Region, cfg)
+	bucketMgmt, serr := controller.NewManagement(ctx, d.reader, bb.Spec.SecretRef, be.Spec.Region, cfg)
 	if serr != nil {
 		return deferral, err
 	}
 	log.Info("Deferring with the BackupBucket's credentials", "reason", err.Error())
-	bucketDeferral, berr := bucketStore.DeferDeletion(ctx, be.Spec.BucketName, prefix)
+	bucketDeferral, berr := bucketMgmt.DeferDeletion(ctx, be.Spec.BucketName, prefix)
 	if berr == nil || !errors.Is(berr, objectstore.ErrUnsupported) {
 		return bucketDeferral, berr
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // TestDeferralWithoutBackupBucketOnTheSeed: a source- entry of a migration lives on the
@@ -50,7 +51,7 @@ func TestDeferralWithoutBackupBucketOnTheSeed(t *testing.T) {
 			store := deferringStore{Store: mem, deferral: c.deferral, err: c.err, asked: &asked}
 			recorder := events.NewFakeRecorder(10)
 			// The seed's client holds the entry's secret and no BackupBucket.
-			d := backupentry.NewDelegate(controllertest.Provider{Store: store}, controllertest.Client(), recorder, controller.DeletionOptions{})
+			d := backupentry.NewDelegate(provider.Register(controllertest.Provider{Store: store}), controllertest.Client(), recorder, controller.DeletionOptions{})
 			be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "source-shoot--a--b--1"},
 				Spec: extensionsv1alpha1.BackupEntrySpec{BucketName: "bucket", SecretRef: controllertest.SecretRef}}
 			err := d.Delete(ctx, logr.Discard(), be)

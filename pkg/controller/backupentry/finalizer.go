@@ -14,7 +14,6 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener/gardener/pkg/controllerutils"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -64,7 +63,7 @@ func (a *holdingActuator) handedBack(ctx context.Context, be *extensionsv1alpha1
 		return false
 	}
 	cfg, err := corecontroller.BucketConfig(a.provider, bb)
-	return err == nil && config.HandsBack(cfg)
+	return err == nil && cfg.HandsBack()
 }
 
 // ReleaseEntriesOf removes FinalizerName from every BackupEntry on the seed that names bucket in

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // TestHoldLetsGoOfEntriesWhoseBucketIsHandedBack: while the entry's BackupBucket hands the
@@ -44,7 +45,7 @@ func TestHoldLetsGoOfEntriesWhoseBucketIsHandedBack(t *testing.T) {
 			if err := k8s.Create(ctx, be); err != nil {
 				t.Fatal(err)
 			}
-			a := &holdingActuator{client: k8s, provider: controllertest.Provider{}}
+			a := &holdingActuator{client: k8s, provider: provider.Register(controllertest.Provider{})}
 			if err := a.hold(ctx, be); err != nil {
 				t.Fatalf("hold: %v", err)
 			}

@@ -22,7 +22,6 @@ import (
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
 	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
@@ -241,12 +240,12 @@ func (c *inventoryTaker) take(ctx context.Context, be *extensionsv1alpha1.Backup
 	if err != nil {
 		return inventory.Inventory{}, err
 	}
-	store, err := corecontroller.NewStore(ctx, c.Reader, c.Provider, be.Spec.SecretRef, be.Spec.Region, nil)
+	data, err := corecontroller.NewDataPlane(ctx, c.Reader, c.Provider, be.Spec.SecretRef, be.Spec.Region)
 	if err != nil {
 		return inventory.Inventory{}, err
 	}
 	start := time.Now()
-	inv, err := inventory.Take(metrics.WithOperation(ctx, "inventory"), store, be.Spec.BucketName, prefix.String(), now)
+	inv, err := inventory.Take(objectstore.WithOperation(ctx, "inventory"), data, be.Spec.BucketName, prefix.String(), now)
 	inv.Bucket, inv.Region = be.Spec.BucketName, be.Spec.Region
 	metrics.InventoryDuration.WithLabelValues().Observe(time.Since(start).Seconds())
 	metrics.InventoryPages.Add(float64(inv.Pages))
@@ -359,11 +358,11 @@ func (c *inventoryTaker) thresholdsOf(be *extensionsv1alpha1.BackupEntry) invent
 	if be.Spec.ProviderConfig == nil || len(be.Spec.ProviderConfig.Raw) == 0 {
 		return t
 	}
-	cfg, err := c.Provider.DecodeBucketConfig(be.Spec.ProviderConfig.Raw)
+	cfg, err := corecontroller.EntryConfig(c.Provider, be)
 	if err != nil {
 		return t // the bucket's controller reports an invalid config; the defaults judge meanwhile
 	}
-	if s := freshness.Of(cfg); s != nil {
+	if s := cfg.FreshnessSettings(); s != nil {
 		if s.FullSnapshotMaxAge != nil {
 			t.FullSnapshotMaxAge = s.FullSnapshotMaxAge.Duration
 		}

@@ -29,6 +29,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // countingStore counts listings: each one is an inventory's cost.
@@ -79,7 +80,7 @@ func newInventoryFixture(t *testing.T, name string, objs ...client.Object) *inve
 	mem := controllertest.Bucket(t, "bucket")
 	store := &countingStore{Store: mem}
 	f := &inventoryFixture{t: t, store: store, client: c, clock: clocktesting.NewFakeClock(created), recorder: events.NewFakeRecorder(20)}
-	f.inventoryTaker = &inventoryTaker{Deps: periodic.Deps{Provider: controllertest.Provider{Store: store}, Reader: c, Client: c, Recorder: f.recorder,
+	f.inventoryTaker = &inventoryTaker{Deps: periodic.Deps{Provider: provider.Register(controllertest.Provider{Store: store}), Reader: c, Client: c, Recorder: f.recorder,
 		Options: periodic.Options{InventoryInterval: inventoryInterval, Thresholds: inventory.DefaultThresholds, Clock: f.clock}}}
 	metrics.ForgetEntry(name)
 	return f

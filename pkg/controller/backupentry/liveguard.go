@@ -97,13 +97,13 @@ func (d *delegate) guardLiveEntry(ctx context.Context, be *extensionsv1alpha1.Ba
 	if be.CreationTimestamp.IsZero() {
 		return nil // no creation time (never from an API server): nothing to compare with
 	}
-	store, err := corecontroller.NewStore(ctx, d.reader, d.provider, secretRef, be.Spec.Region, nil)
+	data, err := corecontroller.NewDataPlane(ctx, d.reader, d.provider, secretRef, be.Spec.Region)
 	if err != nil {
 		return err
 	}
 	since := be.CreationTimestamp.Add(liveWriteSkew)
 	errFound := errors.New("written after the entry was created")
-	err = store.ListObjects(ctx, be.Spec.BucketName, prefix.String(), func(page []objectstore.ObjectVersion) error {
+	err = data.ListObjects(objectstore.WithOperation(ctx, objectstore.OpListObjects), be.Spec.BucketName, prefix.String(), func(page []objectstore.ObjectVersion) error {
 		for _, o := range page {
 			if !o.Noncurrent && o.Modified.After(since) {
 				refused.Key, refused.Written = o.Key, o.Modified

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -23,17 +22,25 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
+// Store is what Provider serves: both planes of one store and its Writer (usually a
+// *memstore.Store).
+type Store interface {
+	objectstore.DataPlane
+	objectstore.Management
+	objectstore.Writer
+}
+
 // Provider serves type "mem" with Store, whatever the credentials; a secret holding an issued
 // credential of a *memstore.Store reaches that store's view for the credential. Its issuer, if
-// set, is the one every issuer name builds.
+// set, is the one every issuer name builds. The controllers take it through provider.Register.
 type Provider struct {
-	Store  objectstore.Store
+	Store  Store
 	Issuer objectstore.CredentialIssuer
 }
 
-var _ provider.Provider = Provider{}
+var _ provider.Cloud[*Config] = Provider{}
 
-// Type implements provider.Provider.
+// Type implements provider.Cloud.
 func (Provider) Type() string { return "mem" }
 
 // Config is the "mem" providerConfig: generated credentials only.
@@ -54,12 +61,12 @@ func (c *Config) GenerationSettings() *credentials.Settings {
 	return c.Generated
 }
 
-// DecodeBucketConfig implements provider.Provider: JSON of Config (empty: nil, the defaults).
-func (Provider) DecodeBucketConfig(raw []byte) (config.Bucket, error) {
-	if len(raw) == 0 {
-		return nil, nil
-	}
+// Decode implements provider.Cloud: JSON of Config (empty: the defaults, an empty Config).
+func (Provider) Decode(raw []byte) (*Config, error) {
 	cfg := &Config{}
+	if len(raw) == 0 {
+		return cfg, nil
+	}
 	if err := json.Unmarshal(raw, cfg); err != nil {
 		return nil, objectstore.Invalidf("providerConfig: %v", err)
 	}
@@ -72,23 +79,38 @@ func RawConfig(cfg Config) *runtime.RawExtension {
 	return &runtime.RawExtension{Raw: raw}
 }
 
-// ValidateBucketName implements provider.Provider: every name is valid.
+// ValidateBucketName implements provider.Cloud: every name is valid.
 func (Provider) ValidateBucketName(string) error { return nil }
 
-// NewStore implements provider.Provider.
-func (p Provider) NewStore(_ context.Context, creds provider.Credentials, _ config.Bucket) (objectstore.Store, error) {
-	if mem, ok := p.Store.(*memstore.Store); ok && len(creds.Data[memstore.KeyCredential]) > 0 {
-		return mem.ForCredential(creds.Data), nil
-	}
-	return p.Store, nil
+// NewDataPlane implements provider.Cloud.
+func (p Provider) NewDataPlane(_ context.Context, creds provider.Credentials) (objectstore.DataPlane, error) {
+	return p.serve(creds), nil
 }
 
-// NewIssuer implements provider.Provider: Issuer, whatever the name.
-func (p Provider) NewIssuer(context.Context, provider.Credentials, config.Bucket, string) (objectstore.CredentialIssuer, error) {
+// NewManagement implements provider.Cloud.
+func (p Provider) NewManagement(_ context.Context, creds provider.Credentials, _ *Config) (objectstore.Management, error) {
+	return p.serve(creds), nil
+}
+
+// serve is Store, or the view of an issued credential of a *memstore.Store.
+func (p Provider) serve(creds provider.Credentials) Store {
+	if mem, ok := p.Store.(*memstore.Store); ok && len(creds.Data[memstore.KeyCredential]) > 0 {
+		return mem.ForCredential(creds.Data)
+	}
+	return p.Store
+}
+
+// NewWriter is the Writer of the tests (conformance.TestCloud).
+func (p Provider) NewWriter(_ context.Context, creds provider.Credentials) (objectstore.Writer, error) {
+	return p.serve(creds), nil
+}
+
+// NewIssuer implements provider.Cloud: Issuer, whatever the name.
+func (p Provider) NewIssuer(context.Context, provider.Credentials, *Config, string) (objectstore.CredentialIssuer, error) {
 	return p.Issuer, nil
 }
 
-// EtcdBackupSecretData implements provider.Provider: the data as it is.
+// EtcdBackupSecretData implements provider.Cloud: the data as it is.
 func (Provider) EtcdBackupSecretData(_ *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
 	return data, nil
 }

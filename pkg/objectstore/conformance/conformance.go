@@ -1,4 +1,5 @@
-// Package conformance is the one test suite every objectstore.Store must pass: the in-memory store
+// Package conformance is the one test suite every store (objectstore.DataPlane and Management,
+// with a Writer for its fixtures) must pass: the in-memory store
 // in unit tests and every provider against its real stand-in (MinIO, Azurite, fake-gcs-server,
 // Swift). It checks the contract written on the interface, the error classification the
 // controllers rely on, and, above all, that a prefix deletion never touches a neighbour.
@@ -18,16 +19,18 @@ import (
 
 // Harness describes the store under test.
 type Harness struct {
-	// Store uses valid credentials, and the providerConfig its buckets are made with.
-	Store objectstore.Store
+	// Store uses valid credentials, and the providerConfig its buckets are made with. All three
+	// of its planes are required.
+	Store Stores
 	// NewBucketName returns a fresh bucket name that does not exist yet.
 	NewBucketName func() string
 	// Region is the region buckets are created in.
 	Region string
 	// OtherRegion, if set, is a region the store refuses for a bucket that exists in Region.
 	OtherRegion string
-	// BadCredentials, if set, is the same store reached with wrong credentials.
-	BadCredentials objectstore.Store
+	// BadCredentials, if set, is the same store reached with wrong credentials (its data plane
+	// and its management plane; its Writer may be nil).
+	BadCredentials Stores
 	// ForeignBucket, if set, returns the name of an existing bucket owned by someone else.
 	ForeignBucket func(t *testing.T) string
 	// ManyObjects is how many objects the paging cases write (default 1200: more than one page
@@ -40,7 +43,7 @@ type Harness struct {
 	// SmallPages, if set, is Store reached with a listing page size of at most 3 entries (the
 	// provider's ListPageSize), so that listings cross page boundaries in the middle of one key's
 	// versions. Without it the deletion property uses Store.
-	SmallPages objectstore.Store
+	SmallPages objectstore.DataPlane
 	// SimulatedClock says that the store writes times of a simulated clock (a stand-in's), not
 	// of the wall clock: listed write times are then checked to be set and in write order, not
 	// to lie around the test's clock.
@@ -69,6 +72,12 @@ type Harness struct {
 
 // Run runs the suite. Every case creates its own bucket and deletes it at the end.
 func Run(t *testing.T, h Harness) {
+	if missing := h.Store.missing(true); len(missing) > 0 {
+		t.Fatalf("Harness.Store lacks %v", missing)
+	}
+	if h.BadCredentials.DataPlane != nil && h.BadCredentials.Management == nil {
+		t.Fatal("Harness.BadCredentials has a data plane but no management plane")
+	}
 	checkFeatures(t, h)
 	if h.ManyObjects == 0 {
 		h.ManyObjects = 1200
@@ -135,7 +144,7 @@ func deleteBucket(t *testing.T, h Harness, name string) {
 }
 
 // deleteUntilDone runs DeletePrefix passes until one reports done (at most 10).
-func deleteUntilDone(t *testing.T, ctx context.Context, store objectstore.Store, bucket string, prefix objectstore.Prefix, opts objectstore.DeleteOptions) {
+func deleteUntilDone(t *testing.T, ctx context.Context, store objectstore.DataPlane, bucket string, prefix objectstore.Prefix, opts objectstore.DeleteOptions) {
 	t.Helper()
 	for pass := 1; ; pass++ {
 		res, err := objectstore.DeletePrefix(ctx, store, bucket, prefix, opts)
@@ -162,7 +171,7 @@ func newVersionedBucket(t *testing.T, h Harness) string {
 }
 
 // PutMany writes keys concurrently; exported for provider tests that need data.
-func PutMany(ctx context.Context, store objectstore.Store, bucket string, keys []string) error {
+func PutMany(ctx context.Context, store objectstore.Writer, bucket string, keys []string) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(keys))
 	sem := make(chan struct{}, 16)
@@ -181,7 +190,7 @@ func PutMany(ctx context.Context, store objectstore.Store, bucket string, keys [
 }
 
 // ListKeys returns every key (not version) under prefix, sorted and de-duplicated.
-func ListKeys(ctx context.Context, store objectstore.Store, bucket, prefix string) ([]string, error) {
+func ListKeys(ctx context.Context, store objectstore.DataPlane, bucket, prefix string) ([]string, error) {
 	var keys []string
 	err := store.ListObjects(ctx, bucket, prefix, func(page []objectstore.ObjectVersion) error {
 		for _, o := range page {
@@ -217,12 +226,12 @@ func testObjectsRoundTrip(t *testing.T, h Harness) {
 	if err := h.Store.PutObject(ctx, name, "a/b", []byte("hello")); err != nil {
 		t.Fatal(err)
 	}
-	got, err := h.Store.GetObject(ctx, name, "a/b")
+	got, err := objectstore.ReadObject(ctx, h.Store, name, "a/b")
 	if err != nil || string(got) != "hello" {
-		t.Fatalf("GetObject = %q, %v; want hello", got, err)
+		t.Fatalf("OpenObject and read = %q, %v; want hello", got, err)
 	}
-	if _, err := h.Store.GetObject(ctx, name, "a/missing"); !errors.Is(err, objectstore.ErrNotFound) {
-		t.Fatalf("GetObject of a missing object: %v; want ErrNotFound", err)
+	if _, err := h.Store.OpenObject(ctx, name, "a/missing"); !errors.Is(err, objectstore.ErrNotFound) {
+		t.Fatalf("OpenObject of a missing object: %v; want ErrNotFound", err)
 	}
 }
 

@@ -67,8 +67,8 @@ func testDeferDeletion(t *testing.T, h Harness) {
 		t.Fatalf("DeferDeletion changed the bucket's versions:\nbefore %v\nafter  %v", before, after)
 	}
 	for _, k := range append(slices.Clone(deferKeys), deferNeighbours...) {
-		if data, err := h.Store.GetObject(ctx, name, k); err != nil || string(data) != "data of "+k {
-			t.Fatalf("GetObject(%q) after DeferDeletion = %q, %v", k, data, err)
+		if data, err := objectstore.ReadObject(ctx, h.Store, name, k); err != nil || string(data) != "data of "+k {
+			t.Fatalf("reading %q after DeferDeletion = %q, %v", k, data, err)
 		}
 	}
 
@@ -163,7 +163,7 @@ func testLockedObjects(t *testing.T, h Harness) {
 		t.Fatalf("DeferDeletion of the locked objects = %v; want nil or ErrUnsupported", err)
 	}
 	for _, k := range deferKeys[:2] {
-		if data, err := h.Store.GetObject(ctx, name, k); err != nil || string(data) != "data of "+k {
+		if data, err := objectstore.ReadObject(ctx, h.Store, name, k); err != nil || string(data) != "data of "+k {
 			t.Fatalf("locked object %q after the deletion and its deferral = %q, %v; want it intact", k, data, err)
 		}
 	}
@@ -190,8 +190,8 @@ func testDeleteMarkers(t *testing.T, h Harness) {
 		t.Fatalf("DeleteObjects of current objects = %v, %v", objErrs, err)
 	}
 	for _, k := range deleted {
-		if _, err := h.Store.GetObject(ctx, name, k); !errors.Is(err, objectstore.ErrNotFound) {
-			t.Fatalf("GetObject(%q) after its deletion: %v; want ErrNotFound", k, err)
+		if _, err := objectstore.ReadObject(ctx, h.Store, name, k); !errors.Is(err, objectstore.ErrNotFound) {
+			t.Fatalf("reading %q after its deletion: %v; want ErrNotFound", k, err)
 		}
 		versions := slices.DeleteFunc(listAll(t, ctx, h.Store, name, k), func(o objectstore.ObjectVersion) bool { return o.Key != k })
 		if len(versions) == 0 {
@@ -218,7 +218,7 @@ func testDeleteMarkers(t *testing.T, h Harness) {
 	if after := outsideOf(listAll(t, ctx, h.Store, name, ""), deferEntry); !sameNames(after, outside) {
 		t.Fatalf("outside %q before %v, after %v", deferEntry, outside, after)
 	}
-	if _, err := h.Store.GetObject(ctx, name, deferNeighbours[0]); !errors.Is(err, objectstore.ErrNotFound) {
-		t.Fatalf("the neighbour's delete marker is gone: GetObject = %v", err)
+	if _, err := objectstore.ReadObject(ctx, h.Store, name, deferNeighbours[0]); !errors.Is(err, objectstore.ErrNotFound) {
+		t.Fatalf("the neighbour's delete marker is gone: reading it: %v", err)
 	}
 }

@@ -36,7 +36,7 @@ const (
 // hooks says, for each feature, whether h provides its hook.
 func (h Harness) hooks() map[Feature]bool {
 	return map[Feature]bool{
-		BadCredentials:   h.BadCredentials != nil,
+		BadCredentials:   h.BadCredentials.DataPlane != nil,
 		ForeignBuckets:   h.ForeignBucket != nil,
 		Regions:          h.OtherRegion != "",
 		Versions:         h.Versioning != nil,

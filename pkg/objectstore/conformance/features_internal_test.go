@@ -12,8 +12,8 @@ import (
 func TestAMissingHookMustBeDeclaredUnsupported(t *testing.T) {
 	store := memstore.New(10)
 	full := Harness{
-		Store:          store,
-		BadCredentials: store,
+		Store:          StoresOf(store),
+		BadCredentials: StoresOf(store),
 		ForeignBucket:  func(*testing.T) string { return "taken" },
 		OtherRegion:    "elsewhere",
 		Versioning:     store.SetVersioning,

@@ -19,8 +19,9 @@ type IssuerHarness struct {
 	// Issuer is the provider's issuer built from the same credentials.
 	Issuer objectstore.CredentialIssuer
 	// StoreFor builds a store from the data of an issued credential, as the entry controller
-	// and etcd-backup-restore do with the generated secret.
-	StoreFor func(t *testing.T, data map[string][]byte) objectstore.Store
+	// and etcd-backup-restore do with the generated secret: its data plane and a Writer (its
+	// management plane is not used).
+	StoreFor func(t *testing.T, data map[string][]byte) Stores
 }
 
 // RunIssuer runs the credential issuer suite: an issued credential does what etcd-backup-restore
@@ -97,7 +98,7 @@ func testCredentialRefusedDirectlyOutsideItsBucket(t *testing.T, h IssuerHarness
 	if err := scoped.PutObject(ctx, mine, "shoot--a--b--1/etcd-main/v2/Full-1", []byte("snapshot")); err != nil {
 		t.Fatalf("put in its bucket: %v", err)
 	}
-	if got, err := scoped.GetObject(ctx, mine, "shoot--a--b--1/etcd-main/v2/Full-1"); err != nil || string(got) != "snapshot" {
+	if got, err := objectstore.ReadObject(ctx, scoped, mine, "shoot--a--b--1/etcd-main/v2/Full-1"); err != nil || string(got) != "snapshot" {
 		t.Fatalf("get in its bucket: %q, %v", got, err)
 	}
 	prefix, _ := objectstore.EntryPrefix("shoot--a--b--1")
@@ -113,7 +114,7 @@ func testCredentialRefusedDirectlyOutsideItsBucket(t *testing.T, h IssuerHarness
 		fn func() error
 	}{
 		{"put", func() error { return scoped.PutObject(ctx, other, "shoot--a--b--1/x", []byte("x")) }},
-		{"get", func() error { _, err := scoped.GetObject(ctx, other, "shoot--x--y--1/keep"); return err }},
+		{"get", func() error { _, err := objectstore.ReadObject(ctx, scoped, other, "shoot--x--y--1/keep"); return err }},
 		{"list", func() error {
 			return scoped.ListObjects(ctx, other, "", func([]objectstore.ObjectVersion) error { return nil })
 		}},

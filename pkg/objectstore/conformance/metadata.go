@@ -35,7 +35,7 @@ func testProbe(t *testing.T, h Harness) {
 	if err := h.Store.Probe(ctx, h.NewBucketName()); !errors.Is(err, objectstore.ErrBucketNotFound) {
 		t.Fatalf("Probe of a missing bucket: %v; want ErrBucketNotFound", err)
 	}
-	if h.BadCredentials != nil {
+	if h.BadCredentials.DataPlane != nil {
 		err := h.BadCredentials.Probe(ctx, name)
 		if !errors.Is(err, objectstore.ErrUnauthenticated) && !errors.Is(err, objectstore.ErrForbidden) {
 			t.Fatalf("Probe with bad credentials: %v; want ErrUnauthenticated or ErrForbidden", err)

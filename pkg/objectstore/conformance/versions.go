@@ -31,7 +31,7 @@ func testDeletionLeavesNothing(mode versioningMode) func(*testing.T, Harness) {
 		}
 		ctx := ctxFor(t)
 		name := newBucket(t, h)
-		store := h.Store
+		var store objectstore.DataPlane = h.Store
 		if h.SmallPages != nil {
 			store = h.SmallPages
 		}
@@ -102,7 +102,7 @@ func testDeletionLeavesNothing(mode versioningMode) func(*testing.T, Harness) {
 			t.Fatal(err)
 		}
 		deleteUntilDone(t, ctx, store, name, prefix, objectstore.DeleteOptions{Parallelism: 2})
-		for _, s := range []objectstore.Store{store, h.Store} {
+		for _, s := range []objectstore.DataPlane{store, h.Store} {
 			if left := listAll(t, ctx, s, name, entry); len(left) > 0 {
 				t.Fatalf("DeletePrefix reported done, but %d versions are left under %q: %v", len(left), entry, left)
 			}
@@ -114,7 +114,7 @@ func testDeletionLeavesNothing(mode versioningMode) func(*testing.T, Harness) {
 }
 
 // listAll returns every version under prefix, sorted by key and version.
-func listAll(t *testing.T, ctx context.Context, store objectstore.Store, bucket, prefix string) []objectstore.ObjectVersion {
+func listAll(t *testing.T, ctx context.Context, store objectstore.DataPlane, bucket, prefix string) []objectstore.ObjectVersion {
 	t.Helper()
 	var all []objectstore.ObjectVersion
 	err := store.ListObjects(ctx, bucket, prefix, func(page []objectstore.ObjectVersion) error {

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"io"
 	"sync"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -19,14 +20,14 @@ const (
 	OpDeferDeletion Op = "DeferDeletion"
 	OpProbe         Op = "Probe"
 	OpPutObject     Op = "PutObject"
-	OpGetObject     Op = "GetObject"
+	OpOpenObject    Op = "OpenObject"
 )
 
-// Faults wraps a store (usually a *Store) and fails the operations it is told to, so that unit
+// Faults wraps a *Store and fails the operations it is told to, so that unit
 // tests reach every error path of the code above the store with the store's own sentinels. It
 // is safe for concurrent use; what it is not told to fail goes to the wrapped store.
 type Faults struct {
-	objectstore.Store
+	*Store
 
 	mu        sync.Mutex
 	fail      map[Op]error
@@ -35,10 +36,14 @@ type Faults struct {
 	calls     map[Op]int
 }
 
-var _ objectstore.Store = (*Faults)(nil)
+var (
+	_ objectstore.DataPlane  = (*Faults)(nil)
+	_ objectstore.Management = (*Faults)(nil)
+	_ objectstore.Writer     = (*Faults)(nil)
+)
 
 // WithFaults wraps s.
-func WithFaults(s objectstore.Store) *Faults {
+func WithFaults(s *Store) *Faults {
 	return &Faults{Store: s, fail: map[Op]error{}, hangAfter: map[Op]int{}, calls: map[Op]int{}}
 }
 
@@ -98,7 +103,7 @@ func (f *Faults) enter(ctx context.Context, op Op) error {
 	return nil
 }
 
-// EnsureBucket implements objectstore.Store.
+// EnsureBucket implements objectstore.Management.
 func (f *Faults) EnsureBucket(ctx context.Context, bucket objectstore.Bucket) error {
 	if err := f.enter(ctx, OpEnsureBucket); err != nil {
 		return err
@@ -106,7 +111,7 @@ func (f *Faults) EnsureBucket(ctx context.Context, bucket objectstore.Bucket) er
 	return f.Store.EnsureBucket(ctx, bucket)
 }
 
-// DeleteBucket implements objectstore.Store.
+// DeleteBucket implements objectstore.Management.
 func (f *Faults) DeleteBucket(ctx context.Context, name string) error {
 	if err := f.enter(ctx, OpDeleteBucket); err != nil {
 		return err
@@ -114,7 +119,7 @@ func (f *Faults) DeleteBucket(ctx context.Context, name string) error {
 	return f.Store.DeleteBucket(ctx, name)
 }
 
-// ListObjects implements objectstore.Store.
+// ListObjects implements objectstore.DataPlane.
 func (f *Faults) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
 	if err := f.enter(ctx, OpListObjects); err != nil {
 		return err
@@ -122,7 +127,7 @@ func (f *Faults) ListObjects(ctx context.Context, bucket, prefix string, fn func
 	return f.Store.ListObjects(ctx, bucket, prefix, fn)
 }
 
-// DeleteObjects implements objectstore.Store.
+// DeleteObjects implements objectstore.DataPlane.
 func (f *Faults) DeleteObjects(ctx context.Context, bucket string, objects []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
 	if err := f.enter(ctx, OpDeleteObjects); err != nil {
 		return nil, err
@@ -140,7 +145,7 @@ func (f *Faults) DeleteObjects(ctx context.Context, bucket string, objects []obj
 	return f.Store.DeleteObjects(ctx, bucket, objects)
 }
 
-// DeferDeletion implements objectstore.Store.
+// DeferDeletion implements objectstore.Management.
 func (f *Faults) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
 	if err := f.enter(ctx, OpDeferDeletion); err != nil {
 		return objectstore.Deferral{}, err
@@ -148,7 +153,7 @@ func (f *Faults) DeferDeletion(ctx context.Context, bucket, prefix string) (obje
 	return f.Store.DeferDeletion(ctx, bucket, prefix)
 }
 
-// Probe implements objectstore.Store.
+// Probe implements objectstore.DataPlane.
 func (f *Faults) Probe(ctx context.Context, bucket string) error {
 	if err := f.enter(ctx, OpProbe); err != nil {
 		return err
@@ -156,7 +161,7 @@ func (f *Faults) Probe(ctx context.Context, bucket string) error {
 	return f.Store.Probe(ctx, bucket)
 }
 
-// PutObject implements objectstore.Store.
+// PutObject implements objectstore.Writer.
 func (f *Faults) PutObject(ctx context.Context, bucket, key string, data []byte) error {
 	if err := f.enter(ctx, OpPutObject); err != nil {
 		return err
@@ -164,10 +169,10 @@ func (f *Faults) PutObject(ctx context.Context, bucket, key string, data []byte)
 	return f.Store.PutObject(ctx, bucket, key, data)
 }
 
-// GetObject implements objectstore.Store.
-func (f *Faults) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
-	if err := f.enter(ctx, OpGetObject); err != nil {
+// OpenObject implements objectstore.DataPlane.
+func (f *Faults) OpenObject(ctx context.Context, bucket, key string) (io.ReadCloser, error) {
+	if err := f.enter(ctx, OpOpenObject); err != nil {
 		return nil, err
 	}
-	return f.Store.GetObject(ctx, bucket, key)
+	return f.Store.OpenObject(ctx, bucket, key)
 }

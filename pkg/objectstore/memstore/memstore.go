@@ -1,4 +1,4 @@
-// Package memstore is an in-memory objectstore.Store for unit tests of the core and for the
+// Package memstore is an in-memory object store (both planes and a Writer) for unit tests of the core and for the
 // conformance suite's own self-test. It keeps object versions as S3 does (versioning never
 // enabled, enabled, or suspended after it was on; a plain delete of a versioned object writes a
 // delete marker); hooks let tests lock objects, throttle requests and mark bucket names as
@@ -6,9 +6,11 @@
 package memstore
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,7 +66,11 @@ type bucket struct {
 	deferred   map[string]bool      // prefixes handed to DeferDeletion
 }
 
-var _ objectstore.Store = (*Store)(nil)
+var (
+	_ objectstore.DataPlane  = (*Store)(nil)
+	_ objectstore.Management = (*Store)(nil)
+	_ objectstore.Writer     = (*Store)(nil)
+)
 
 // New returns an empty store whose DeleteObjects accepts batchSize objects.
 func New(batchSize int) *Store {
@@ -111,7 +117,7 @@ func (s *Store) SetVersioning(ctx context.Context, bucketName string, on bool) e
 	})
 }
 
-// EnsureBucket implements objectstore.Store.
+// EnsureBucket implements objectstore.Management.
 func (s *Store) EnsureBucket(ctx context.Context, spec objectstore.Bucket) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -135,7 +141,7 @@ func (s *Store) EnsureBucket(ctx context.Context, spec objectstore.Bucket) error
 	return nil
 }
 
-// DeleteBucket implements objectstore.Store.
+// DeleteBucket implements objectstore.Management.
 func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -168,7 +174,7 @@ func (e entry) compare(o entry) int {
 	return cmp.Or(strings.Compare(e.key, o.key), cmp.Compare(o.seq, e.seq))
 }
 
-// ListObjects implements objectstore.Store.
+// ListObjects implements objectstore.DataPlane.
 func (s *Store) ListObjects(ctx context.Context, bucketName, prefix string, fn func([]objectstore.ObjectVersion) error) error {
 	var after *entry
 	for {
@@ -229,7 +235,7 @@ func (s *Store) page(bucketName, prefix string, after *entry) ([]objectstore.Obj
 	return page, last, more, nil
 }
 
-// DeleteObjects implements objectstore.Store: a named version is removed; an object without a
+// DeleteObjects implements objectstore.DataPlane: a named version is removed; an object without a
 // version is removed where versioning was never on, and gets a delete marker where it is.
 func (s *Store) DeleteObjects(ctx context.Context, bucketName string, objects []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
 	if err := ctx.Err(); err != nil {
@@ -286,10 +292,10 @@ func (b *bucket) remove(key, id string) {
 	b.objects[key] = versions
 }
 
-// MaxDeleteBatch implements objectstore.Store.
+// MaxDeleteBatch implements objectstore.DataPlane.
 func (s *Store) MaxDeleteBatch() int { return s.batch }
 
-// DeferDeletion implements objectstore.Store. Locks in memory expire by themselves, so there
+// DeferDeletion implements objectstore.Management. Locks in memory expire by themselves, so there
 // is nothing to hand over; the bucket must exist. The prefix is recorded (see Deferred).
 func (s *Store) DeferDeletion(ctx context.Context, bucketName, prefix string) (objectstore.Deferral, error) {
 	return objectstore.Deferral{Rule: "memstore lock expiry"}, s.withBucket(ctx, bucketName, func(b *bucket) error {
@@ -310,7 +316,7 @@ func (s *Store) Deferred(bucketName, prefix string) bool {
 	return b != nil && b.deferred[prefix]
 }
 
-// PutObject implements objectstore.Store.
+// PutObject implements objectstore.Writer.
 func (s *Store) PutObject(ctx context.Context, bucketName, key string, data []byte) error {
 	return s.withBucket(ctx, bucketName, func(b *bucket) error {
 		v := version{data: append([]byte(nil), data...), modified: time.Now()}
@@ -326,8 +332,8 @@ func (s *Store) PutObject(ctx context.Context, bucketName, key string, data []by
 	})
 }
 
-// GetObject implements objectstore.Store: the newest version, unless it is a delete marker.
-func (s *Store) GetObject(ctx context.Context, bucketName, key string) ([]byte, error) {
+// OpenObject implements objectstore.DataPlane: the newest version, unless it is a delete marker.
+func (s *Store) OpenObject(ctx context.Context, bucketName, key string) (io.ReadCloser, error) {
 	var data []byte
 	err := s.withBucket(ctx, bucketName, func(b *bucket) error {
 		versions := b.objects[key]
@@ -337,7 +343,10 @@ func (s *Store) GetObject(ctx context.Context, bucketName, key string) ([]byte, 
 		data = append([]byte(nil), versions[len(versions)-1].data...)
 		return nil
 	})
-	return data, err
+	if err != nil {
+		return nil, err
+	}
+	return io.NopCloser(bytes.NewReader(data)), nil
 }
 
 // withBucket runs fn on the named bucket under the store's lock.
@@ -363,7 +372,7 @@ func (s *state) bucket(name string) (*bucket, error) {
 	return b, nil
 }
 
-// Probe implements objectstore.Store.
+// Probe implements objectstore.DataPlane.
 func (s *Store) Probe(ctx context.Context, bucketName string) error {
 	return s.withBucket(ctx, bucketName, func(*bucket) error { return nil })
 }

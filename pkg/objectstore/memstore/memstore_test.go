@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 )
@@ -16,7 +15,7 @@ func TestConformance(t *testing.T) {
 	store := memstore.New(50)
 	var n atomic.Int64
 	conformance.Run(t, conformance.Harness{
-		Store:         store,
+		Store:         conformance.StoresOf(store),
 		NewBucketName: func() string { return fmt.Sprintf("bucket-%d", n.Add(1)) },
 		Region:        "local",
 		// The in-memory store takes any credentials: it has no wrong ones.
@@ -47,11 +46,13 @@ func TestIssuerConformance(t *testing.T) {
 	var n atomic.Int64
 	conformance.RunIssuer(t, conformance.IssuerHarness{
 		Harness: conformance.Harness{
-			Store:         store,
+			Store:         conformance.StoresOf(store),
 			NewBucketName: func() string { return fmt.Sprintf("bucket-%d", n.Add(1)) },
 			Region:        "local",
 		},
-		Issuer:   store.Issuer(),
-		StoreFor: func(_ *testing.T, data map[string][]byte) objectstore.Store { return store.ForCredential(data) },
+		Issuer: store.Issuer(),
+		StoreFor: func(_ *testing.T, data map[string][]byte) conformance.Stores {
+			return conformance.StoresOf(store.ForCredential(data))
+		},
 	})
 }

@@ -15,9 +15,13 @@ import (
 // TestEveryListedTypeHasItsProvider: the list and the provider packages cannot drift apart; a
 // provider serves the very API the list (and so the webhook) validates with.
 func TestEveryListedTypeHasItsProvider(t *testing.T) {
-	providers := map[string]provider.Provider{}
-	for _, p := range []provider.Provider{&aws.Provider{}, &azure.Provider{}, &gcp.Provider{}, &openstack.Provider{}} {
-		providers[p.Type()] = p
+	providers := map[string]any{}
+	for _, p := range []any{&aws.Provider{}, &azure.Provider{}, &gcp.Provider{}, &openstack.Provider{}} {
+		providers[p.(interface{ Type() string }).Type()] = p
+	}
+	registered := map[string]provider.Provider{}
+	for _, p := range []provider.Provider{provider.Register(&aws.Provider{}), provider.Register(&azure.Provider{}), provider.Register(&gcp.Provider{}), provider.Register(&openstack.Provider{})} {
+		registered[p.Type()] = p
 	}
 	apis := all.APIs()
 	if len(apis) != len(providers) {
@@ -32,6 +36,9 @@ func TestEveryListedTypeHasItsProvider(t *testing.T) {
 		embedded := reflect.ValueOf(p).Elem().FieldByName(reflect.TypeOf(api).Name())
 		if !embedded.IsValid() || embedded.Type() != reflect.TypeOf(api) {
 			t.Errorf("provider %q does not serve the listed API %T", typ, api)
+		}
+		if _, err := registered[typ].Decode(nil); err != nil {
+			t.Errorf("provider %q: decoding the defaults: %v", typ, err)
 		}
 	}
 }

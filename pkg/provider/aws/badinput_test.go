@@ -16,6 +16,7 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
+	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -59,11 +60,11 @@ func wantConfigurationProblem(t *testing.T, err error) {
 // EnsureBucket with the bucket's name and spec.region.
 func reconcileBucket(bucket, specRegion string) func(*testing.T, map[string][]byte) error {
 	return func(_ *testing.T, data map[string][]byte) error {
-		store, err := (&awsprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: data, Region: specRegion}, nil)
+		mgmt, err := (&awsprovider.Provider{}).NewManagement(context.Background(), provider.Credentials{Data: data, Region: specRegion}, &awsapi.BackupBucketConfig{})
 		if err != nil {
 			return err
 		}
-		return store.EnsureBucket(context.Background(), objectstore.Bucket{Name: bucket, Region: specRegion})
+		return mgmt.EnsureBucket(context.Background(), objectstore.Bucket{Name: bucket, Region: specRegion})
 	}
 }
 
@@ -71,7 +72,7 @@ func reconcileBucket(bucket, specRegion string) func(*testing.T, map[string][]by
 // the deletion engine on the entry's prefix in spec.bucketName.
 func deleteEntry(bucket, specRegion string) func(*testing.T, map[string][]byte) error {
 	return func(_ *testing.T, data map[string][]byte) error {
-		store, err := (&awsprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: data, Region: specRegion}, nil)
+		store, err := (&awsprovider.Provider{}).NewDataPlane(context.Background(), provider.Credentials{Data: data, Region: specRegion})
 		if err != nil {
 			return err
 		}

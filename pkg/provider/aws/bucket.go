@@ -24,9 +24,9 @@ const (
 	abortMultipartDays = 7
 )
 
-// EnsureBucket implements objectstore.Store: create the bucket if needed, then converge every
+// EnsureBucket implements objectstore.Management: create the bucket if needed, then converge every
 // setting of the store's config on every call, so that drift is corrected.
-func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
+func (s *management) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 	if err := awsapi.ValidateBucketName(b.Name); err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func unimplemented(err error) bool {
 // and in that region. A HEAD answer has no body and so no error code: it is never passed on as it
 // is, but read for the region S3 names (X-Amz-Bucket-Region), or asked again with a call that
 // answers with a body.
-func (s *store) ensureExists(ctx context.Context, name, region string, objectLock bool) error {
+func (s *management) ensureExists(ctx context.Context, name, region string, objectLock bool) error {
 	_, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &name})
 	switch {
 	case err == nil:
@@ -122,14 +122,14 @@ func (s *store) ensureExists(ctx context.Context, name, region string, objectLoc
 	return nil
 }
 
-func (s *store) checkRegion(ctx context.Context, name, want string) error {
+func (s *management) checkRegion(ctx context.Context, name, want string) error {
 	return s.checkRegionAfter(ctx, name, want, nil)
 }
 
 // checkRegionAfter compares the bucket's region with want. head is the HEAD answer without a code
 // that made it look (nil after a successful HEAD): when GetBucketLocation fails too, its error,
 // which has a code, is returned with the HEAD's status for context.
-func (s *store) checkRegionAfter(ctx context.Context, name, want string, head error) error {
+func (s *management) checkRegionAfter(ctx context.Context, name, want string, head error) error {
 	out, err := s.client.GetBucketLocation(ctx, &s3.GetBucketLocationInput{Bucket: &name})
 	if err != nil {
 		err = s.bucketError(name, err)
@@ -158,7 +158,7 @@ func (s *store) checkRegionAfter(ctx context.Context, name, want string, head er
 // is refused and nothing is touched.
 //
 // It reports whether Object Lock is on afterwards (as read, or as it was just enabled).
-func (s *store) convergeImmutability(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig) (bool, error) {
+func (s *management) convergeImmutability(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig) (bool, error) {
 	current, err := s.client.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: &name})
 	lockOn := err == nil && current.ObjectLockConfiguration != nil && current.ObjectLockConfiguration.ObjectLockEnabled == types.ObjectLockEnabledEnabled
 	err = s.convergeRetention(ctx, name, cfg, current, err, lockOn)
@@ -167,7 +167,7 @@ func (s *store) convergeImmutability(ctx context.Context, name string, cfg *awsa
 
 // convergeRetention is convergeImmutability after the lock configuration was read (current,
 // readErr; lockOn: Object Lock is enabled).
-func (s *store) convergeRetention(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig, current *s3.GetObjectLockConfigurationOutput, readErr error, lockOn bool) error {
+func (s *management) convergeRetention(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig, current *s3.GetObjectLockConfigurationOutput, readErr error, lockOn bool) error {
 	err := readErr
 	if err != nil && errorCode(err) != "ObjectLockConfigurationNotFoundError" && statusCode(err) != http.StatusNotFound {
 		if cfg.Immutability == nil && errors.Is(classify(err), objectstore.ErrUnsupported) {
@@ -234,7 +234,7 @@ func (s *store) convergeRetention(ctx context.Context, name string, cfg *awsapi.
 //
 // A bucket taken over from provider-aws keeps AdoptedRule (see incumbent.go); with handBack the
 // lifecycle is left in the incumbent's form instead.
-func (s *store) convergeLifecycle(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig, lockOn bool) error {
+func (s *management) convergeLifecycle(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig, lockOn bool) error {
 	if cfg.HandBack {
 		return s.handBackLifecycle(ctx, name, cfg)
 	}
@@ -263,7 +263,7 @@ func (s *store) convergeLifecycle(ctx context.Context, name string, cfg *awsapi.
 // differs), then re-reads to make sure a concurrent writer did not undo it; only then is change
 // run again. S3 has no conditional lifecycle write: the design keeps the writers agreeing (every
 // writer writes the same bucket-wide rules, no entry has a rule of its own; see deferral.go).
-func (s *store) updateLifecycle(ctx context.Context, bucket string, change func([]types.LifecycleRule) ([]types.LifecycleRule, error)) error {
+func (s *management) updateLifecycle(ctx context.Context, bucket string, change func([]types.LifecycleRule) ([]types.LifecycleRule, error)) error {
 	var written []types.LifecycleRule
 	for attempt := range 3 {
 		current, err := s.lifecycleRules(ctx, bucket)
@@ -294,7 +294,7 @@ func (s *store) updateLifecycle(ctx context.Context, bucket string, change func(
 	return fmt.Errorf("bucket %q: the lifecycle rules kept changing under concurrent writers; retried next reconcile", bucket)
 }
 
-func (s *store) lifecycleRules(ctx context.Context, bucket string) ([]types.LifecycleRule, error) {
+func (s *management) lifecycleRules(ctx context.Context, bucket string) ([]types.LifecycleRule, error) {
 	out, err := s.client.GetBucketLifecycleConfiguration(ctx, &s3.GetBucketLifecycleConfigurationInput{Bucket: &bucket})
 	if err != nil {
 		if errorCode(err) == "NoSuchLifecycleConfiguration" {
@@ -326,8 +326,8 @@ func sameRules(a, b []types.LifecycleRule) bool {
 	return true
 }
 
-// DeleteBucket implements objectstore.Store.
-func (s *store) DeleteBucket(ctx context.Context, name string) error {
+// DeleteBucket implements objectstore.Management.
+func (s *management) DeleteBucket(ctx context.Context, name string) error {
 	if err := awsapi.ValidateBucketName(name); err != nil {
 		return err
 	}

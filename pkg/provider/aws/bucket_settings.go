@@ -20,7 +20,7 @@ import (
 // the policy, a CloudTrail management event). A read that fails (not set yet, or credentials
 // allowed to write but not to read it) falls through to the write, whose answer is the one that
 // counts.
-func (s *store) convergeEncryption(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig) error {
+func (s *management) convergeEncryption(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig) error {
 	rule := types.ServerSideEncryptionByDefault{SSEAlgorithm: types.ServerSideEncryptionAes256}
 	if cfg.Encryption != nil && cfg.Encryption.Type == awsapi.EncryptionSSEKMS {
 		rule = types.ServerSideEncryptionByDefault{SSEAlgorithm: types.ServerSideEncryptionAwsKms, KMSMasterKeyID: aws.String(cfg.Encryption.KMSKeyID)}
@@ -42,7 +42,7 @@ func sameEncryption(current *types.ServerSideEncryptionConfiguration, want types
 	return got.SSEAlgorithm == want.SSEAlgorithm && aws.ToString(got.KMSMasterKeyID) == aws.ToString(want.KMSMasterKeyID)
 }
 
-func (s *store) convergePublicAccessBlock(ctx context.Context, name string, _ *awsapi.BackupBucketConfig) error {
+func (s *management) convergePublicAccessBlock(ctx context.Context, name string, _ *awsapi.BackupBucketConfig) error {
 	if current, err := s.client.GetPublicAccessBlock(ctx, &s3.GetPublicAccessBlockInput{Bucket: &name}); err == nil && current.PublicAccessBlockConfiguration != nil {
 		if c := current.PublicAccessBlockConfiguration; aws.ToBool(c.BlockPublicAcls) && aws.ToBool(c.BlockPublicPolicy) && aws.ToBool(c.IgnorePublicAcls) && aws.ToBool(c.RestrictPublicBuckets) {
 			return nil
@@ -72,7 +72,7 @@ func TLSOnlyPolicy(bucket string) string {
 	return string(out)
 }
 
-func (s *store) convergeTLSPolicy(ctx context.Context, name string, _ *awsapi.BackupBucketConfig) error {
+func (s *management) convergeTLSPolicy(ctx context.Context, name string, _ *awsapi.BackupBucketConfig) error {
 	if current, err := s.client.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: &name}); err == nil && samePolicy(aws.ToString(current.Policy), TLSOnlyPolicy(name)) {
 		return nil
 	}

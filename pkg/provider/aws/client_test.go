@@ -54,7 +54,7 @@ func TestWorkloadIdentityAssumesTheRoleWithTheToken(t *testing.T) {
 		"endpoint":         []byte(minio.Endpoint),
 		"s3ForcePathStyle": []byte("true"),
 	}
-	store, err := p.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: true, Region: "eu-central-1"}, minioConfig())
+	store, err := p.NewManagement(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: true, Region: "eu-central-1"}, minioConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestWorkloadIdentityAssumesTheRoleWithTheToken(t *testing.T) {
 	}
 
 	delete(data, "token")
-	if _, err := p.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: true, Region: "eu-central-1"}, nil); err == nil {
+	if _, err := p.NewDataPlane(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: true, Region: "eu-central-1"}); err == nil {
 		t.Fatal("a workload identity secret without a token was accepted")
 	}
 }
@@ -83,7 +83,7 @@ func TestProbeIsOneCountedRequest(t *testing.T) {
 	store := newStore(t, minio.SecretData())
 	counted := metrics.CloudRequests.WithLabelValues(awsprovider.Type, "probe", "404")
 	before := testutil.ToFloat64(counted)
-	err := store.Probe(metrics.WithOperation(context.Background(), "probe"), newBucketName())
+	err := store.Probe(objectstore.WithOperation(context.Background(), "probe"), newBucketName())
 	if !errors.Is(err, objectstore.ErrBucketNotFound) {
 		t.Fatalf("Probe of a missing bucket: %v; want ErrBucketNotFound", err)
 	}

@@ -199,12 +199,12 @@ func (e *RuleMissingError) Is(target error) bool { return target == objectstore.
 // Unwrap returns the store's answer to the write.
 func (e *RuleMissingError) Unwrap() error { return e.Cause }
 
-// DeferDeletion implements objectstore.Store: it checks that the bucket's deferral rules are in
+// DeferDeletion implements objectstore.Management: it checks that the bucket's deferral rules are in
 // place (writing them only where they are missing and these credentials may), tags every
 // version under prefix (delete markers cannot carry tags; the rule for expired delete markers
 // removes them once their versions are gone), then reads the rules back once more: only then is
 // the deferral reported. A version already tagged is skipped, so an interrupted deferral resumes.
-func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
+func (s *management) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
 	if err := awsapi.ValidateBucketName(bucket); err != nil {
 		return objectstore.Deferral{}, err
 	}
@@ -232,7 +232,7 @@ func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objec
 
 // ensureDeferralRules reads the bucket's lifecycle and, when the deferral rules are not in place
 // as written, adds them (keeping every other rule) and reads them back.
-func (s *store) ensureDeferralRules(ctx context.Context, bucket string) error {
+func (s *management) ensureDeferralRules(ctx context.Context, bucket string) error {
 	rules, err := s.lifecycleRules(ctx, bucket)
 	if err != nil {
 		return fmt.Errorf("reading the lifecycle of bucket %q: %w", bucket, err)
@@ -264,7 +264,7 @@ func (s *store) ensureDeferralRules(ctx context.Context, bucket string) error {
 
 // tagForDeferral tags every version under prefix (not delete markers, which carry no tags)
 // with DeferredDeletionTag, keeping the version's other tags.
-func (s *store) tagForDeferral(ctx context.Context, bucket, prefix string) error {
+func (s *management) tagForDeferral(ctx context.Context, bucket, prefix string) error {
 	pages := s3.NewListObjectVersionsPaginator(s.client, &s3.ListObjectVersionsInput{Bucket: &bucket, Prefix: &prefix, MaxKeys: s.maxKeys()})
 	for pages.HasMorePages() {
 		out, err := pages.NextPage(ctx)
@@ -291,7 +291,7 @@ var deferralTags = []string{DeferredDeletionTag, IncumbentDeferralTag}
 
 // tagVersionIf adds the deferral tags to one version whose tags satisfy cond (nil: any); a version
 // that is gone needs none.
-func (s *store) tagVersionIf(ctx context.Context, bucket string, o objectstore.ObjectVersion, cond func([]types.Tag) bool) error {
+func (s *management) tagVersionIf(ctx context.Context, bucket string, o objectstore.ObjectVersion, cond func([]types.Tag) bool) error {
 	var version *string
 	if o.Version != "" && o.Version != "null" {
 		version = aws.String(o.Version)

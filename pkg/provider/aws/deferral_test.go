@@ -114,7 +114,7 @@ func deferralCovers(ctx context.Context, bucket, prefix string) error {
 // lockedEntry makes an Object Lock bucket (governance, a day) holding three versions under the
 // entry's prefix and one beside it, deletes the prefix (all three are locked) and returns the
 // bucket's name and the prefix.
-func lockedEntry(t *testing.T, store objectstore.Store) (string, objectstore.Prefix) {
+func lockedEntry(t *testing.T, store conformance.Stores) (string, objectstore.Prefix) {
 	t.Helper()
 	ctx := context.Background()
 	name := newBucketName()

@@ -102,7 +102,7 @@ func adopted(rules []types.LifecycleRule) bool {
 
 // requiredDeferralRules are the rules a deferral of this store relies on: ours, or with handBack
 // the incumbent's (every deferred version carries both tags).
-func (s *store) requiredDeferralRules() []types.LifecycleRule {
+func (s *management) requiredDeferralRules() []types.LifecycleRule {
 	if s.cfg.HandBack {
 		return incumbentDeferralRules()
 	}
@@ -112,7 +112,7 @@ func (s *store) requiredDeferralRules() []types.LifecycleRule {
 // handBackLifecycle leaves the bucket's lifecycle in the incumbent's form. Before our rule goes,
 // every version it covers (tagged by a version of this extension that set only its own tag) is
 // also given the incumbent's tag; the lifecycle is then written and read back (updateLifecycle).
-func (s *store) handBackLifecycle(ctx context.Context, bucket string, cfg *awsapi.BackupBucketConfig) error {
+func (s *management) handBackLifecycle(ctx context.Context, bucket string, cfg *awsapi.BackupBucketConfig) error {
 	rules, err := s.lifecycleRules(ctx, bucket)
 	if err != nil {
 		return err
@@ -129,7 +129,7 @@ func (s *store) handBackLifecycle(ctx context.Context, bucket string, cfg *awsap
 
 // markOursForIncumbent adds IncumbentDeferralTag to every version of the bucket that carries
 // DeferredDeletionTag; other versions are not touched.
-func (s *store) markOursForIncumbent(ctx context.Context, bucket string) error {
+func (s *management) markOursForIncumbent(ctx context.Context, bucket string) error {
 	pages := s3.NewListObjectVersionsPaginator(s.client, &s3.ListObjectVersionsInput{Bucket: &bucket, MaxKeys: s.maxKeys()})
 	for pages.HasMorePages() {
 		out, err := pages.NextPage(ctx)

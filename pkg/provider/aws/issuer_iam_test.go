@@ -108,7 +108,7 @@ func TestRetiringStoreRevokesThroughTheIssuerTheSecretPointsAt(t *testing.T) {
 	delete(aws, "endpoint")
 	off := &awsapi.BackupBucketConfig{}
 	plain := newStoreWith(t, p, aws, off)
-	if _, issues := plain.(objectstore.CredentialIssuer); issues {
+	if _, issues := plain.Management.(objectstore.CredentialIssuer); issues {
 		t.Fatal("a store whose config asks for no generated credentials issues them")
 	}
 	if err := newIssuer(t, p, aws, off, "").RevokeCredentials(ctx, bucket, nil); err != nil {

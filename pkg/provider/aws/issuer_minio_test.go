@@ -42,7 +42,7 @@ func TestGeneratedMinIOCredentials(t *testing.T) {
 	conformance.RunIssuer(t, conformance.IssuerHarness{
 		Harness:  conformance.Harness{Store: newStoreWith(t, &awsprovider.Provider{}, minio.SecretData(), cfg), NewBucketName: newBucketName, Region: "eu-central-1"},
 		Issuer:   newIssuer(t, &awsprovider.Provider{}, minio.SecretData(), cfg, cfg.GenerationSettings().Issuer),
-		StoreFor: func(t *testing.T, data map[string][]byte) objectstore.Store { return newStore(t, data) },
+		StoreFor: func(t *testing.T, data map[string][]byte) conformance.Stores { return newStore(t, data) },
 	})
 }
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -34,19 +34,19 @@ func TestMain(m *testing.M) {
 
 var newBucketName = stack.NewBucketName
 
-func newStore(t testing.TB, data map[string][]byte) objectstore.Store {
+func newStore(t testing.TB, data map[string][]byte) conformance.Stores {
 	t.Helper()
 	return newStoreWith(t, &awsprovider.Provider{}, data, nil)
 }
 
-// newStoreWith builds a store of p with the bucket config cfg (nil: the defaults).
-func newStoreWith(t testing.TB, p *awsprovider.Provider, data map[string][]byte, cfg *awsapi.BackupBucketConfig) objectstore.Store {
+// newStoreWith builds the planes and the Writer of p, the management plane with the bucket
+// config cfg (nil: the defaults).
+func newStoreWith(t testing.TB, p *awsprovider.Provider, data map[string][]byte, cfg *awsapi.BackupBucketConfig) conformance.Stores {
 	t.Helper()
-	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "eu-central-1"}, cfg)
-	if err != nil {
-		t.Fatal(err)
+	if cfg == nil {
+		cfg = &awsapi.BackupBucketConfig{}
 	}
-	return s
+	return conformance.StoresFor(t, p, provider.Credentials{Data: data, Region: "eu-central-1"}, cfg)
 }
 
 var withData = stack.With

@@ -1,10 +1,11 @@
 // Package aws is the AWS/S3 provider: AWS S3 and S3-compatible stores (MinIO, Ceph, ...) through
-// aws-sdk-go-v2, behind the core's objectstore.Store. Its rooms: provider.go the Provider, NewStore
-// and NewIssuer (the dispatch by issuer name); secret.go the secret's keys, their checks and the
-// etcd-backup secret; client.go the SDK clients (auth, endpoint, TLS, metrics); bucket.go
-// EnsureBucket and DeleteBucket; store.go the object operations and Probe; deferral.go
-// DeferDeletion; errors.go error classification; issuer.go, issuer_iam.go and issuer_minio.go the
-// credential issuers. The SDK-free half (config, bucket names) is pkg/apis/aws.
+// aws-sdk-go-v2, behind the core's objectstore.DataPlane and Management. Its rooms: provider.go the
+// Provider (a provider.Cloud): NewDataPlane, NewManagement and NewIssuer (the dispatch by issuer
+// name); secret.go the secret's keys, their checks and the etcd-backup secret; client.go the SDK
+// clients (auth, endpoint, TLS, metrics); bucket.go EnsureBucket and DeleteBucket; store.go the
+// object operations and Probe; deferral.go DeferDeletion; errors.go error classification;
+// issuer.go, issuer_iam.go and issuer_minio.go the credential issuers. The SDK-free half (config,
+// bucket names) is pkg/apis/aws.
 package aws
 
 import (
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -40,20 +40,40 @@ type Provider struct {
 	ListPageSize int
 }
 
-var _ provider.Provider = (*Provider)(nil)
+var _ provider.Cloud[*awsapi.BackupBucketConfig] = (*Provider)(nil)
 
-// NewStore implements provider.Provider. The store keeps the bucket's config for EnsureBucket;
-// a nil config (or another provider's) means the defaults.
-func (p *Provider) NewStore(_ context.Context, creds provider.Credentials, cfg config.Bucket) (objectstore.Store, error) {
+// Decode implements provider.Cloud with awsapi.DecodeBackupBucketConfig.
+func (p *Provider) Decode(raw []byte) (*awsapi.BackupBucketConfig, error) {
+	return awsapi.DecodeBackupBucketConfig(raw)
+}
+
+// NewDataPlane implements provider.Cloud.
+func (p *Provider) NewDataPlane(_ context.Context, creds provider.Credentials) (objectstore.DataPlane, error) {
+	return p.newStore(creds)
+}
+
+// NewWriter builds the Writer of creds, for the conformance suite, the demo and the benchmarks
+// (the controllers never write objects).
+func (p *Provider) NewWriter(_ context.Context, creds provider.Credentials) (objectstore.Writer, error) {
+	return p.newStore(creds)
+}
+
+// NewManagement implements provider.Cloud: the data plane's client with the bucket's config,
+// which EnsureBucket converges to.
+func (p *Provider) NewManagement(_ context.Context, creds provider.Credentials, cfg *awsapi.BackupBucketConfig) (objectstore.Management, error) {
+	s, err := p.newStore(creds)
+	if err != nil {
+		return nil, err
+	}
+	return &management{store: s, cfg: cfg}, nil
+}
+
+func (p *Provider) newStore(creds provider.Credentials) (*store, error) {
 	client, err := p.NewS3Client(creds)
 	if err != nil {
 		return nil, err
 	}
-	c, _ := cfg.(*awsapi.BackupBucketConfig)
-	if c == nil {
-		c = &awsapi.BackupBucketConfig{}
-	}
-	s := &store{client: client, cfg: c, regionOverride: string(creds.Data[KeyRegion]), pageSize: int32(p.ListPageSize),
+	s := &store{client: client, regionOverride: string(creds.Data[KeyRegion]), pageSize: int32(p.ListPageSize),
 		credentialKeys: fmt.Sprintf("%q and %q", KeyAccessKeyID, KeySecretAccessKey)}
 	if creds.WorkloadIdentity {
 		s.credentialKeys = fmt.Sprintf("%q and %q (workload identity)", KeyConfig, KeyToken)
@@ -61,11 +81,11 @@ func (p *Provider) NewStore(_ context.Context, creds provider.Credentials, cfg c
 	return s, nil
 }
 
-// NewIssuer implements provider.Provider: IAM users on AWS, MinIO users through MinIO's admin
+// NewIssuer implements provider.Cloud: IAM users on AWS, MinIO users through MinIO's admin
 // API. Both need nothing of the bucket's config. The empty name (a generated secret recorded
 // before issuers were named) is the issuer these credentials point at: MinIO for a secret with
 // an endpoint (an S3-compatible store), IAM without (AWS).
-func (p *Provider) NewIssuer(_ context.Context, creds provider.Credentials, _ config.Bucket, issuer string) (objectstore.CredentialIssuer, error) {
+func (p *Provider) NewIssuer(_ context.Context, creds provider.Credentials, _ *awsapi.BackupBucketConfig, issuer string) (objectstore.CredentialIssuer, error) {
 	if issuer == "" {
 		issuer = awsapi.IssuerIAM
 		if len(creds.Data[KeyEndpoint]) > 0 {

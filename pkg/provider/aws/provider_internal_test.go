@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -18,14 +17,14 @@ import (
 func TestNewIssuerDispatchesByName(t *testing.T) {
 	awsSecret := map[string][]byte{KeyAccessKeyID: []byte("id"), KeySecretAccessKey: []byte("secret"), KeyRegion: []byte("eu-central-1")}
 	s3Compatible := map[string][]byte{KeyAccessKeyID: []byte("id"), KeySecretAccessKey: []byte("secret"), KeyRegion: []byte("eu-central-1"), KeyEndpoint: []byte("https://minio.example.com:9000")}
-	asksFor := func(issuer string) config.Bucket {
+	asksFor := func(issuer string) *awsapi.BackupBucketConfig {
 		return &awsapi.BackupBucketConfig{GeneratedCredentials: &awsapi.GeneratedCredentialsConfig{Issuer: issuer}}
 	}
 	iam, minio := fmt.Sprintf("%T", &iamIssuer{}), fmt.Sprintf("%T", &minioIssuer{})
 	cases := []struct {
 		name   string
 		data   map[string][]byte
-		cfg    config.Bucket
+		cfg    *awsapi.BackupBucketConfig
 		issuer string
 		want   string // the issuer's type; empty: ErrInvalidConfig
 	}{
@@ -57,14 +56,20 @@ func TestNewIssuerDispatchesByName(t *testing.T) {
 	}
 }
 
-// A store is never an issuer: the controller asks NewIssuer for one by name.
+// Neither plane is an issuer: the controller asks NewIssuer for one by name.
 func TestStoreIsNoIssuer(t *testing.T) {
-	s, err := (&Provider{}).NewStore(context.Background(), provider.Credentials{Data: map[string][]byte{KeyAccessKeyID: []byte("id"), KeySecretAccessKey: []byte("secret")}, Region: "eu-central-1"},
-		&awsapi.BackupBucketConfig{GeneratedCredentials: &awsapi.GeneratedCredentialsConfig{Issuer: awsapi.IssuerIAM}})
+	creds := provider.Credentials{Data: map[string][]byte{KeyAccessKeyID: []byte("id"), KeySecretAccessKey: []byte("secret")}, Region: "eu-central-1"}
+	data, err := (&Provider{}).NewDataPlane(context.Background(), creds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := s.(objectstore.CredentialIssuer); ok {
-		t.Fatal("the store implements objectstore.CredentialIssuer")
+	mgmt, err := (&Provider{}).NewManagement(context.Background(), creds, &awsapi.BackupBucketConfig{GeneratedCredentials: &awsapi.GeneratedCredentialsConfig{Issuer: awsapi.IssuerIAM}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, plane := range []any{data, mgmt} {
+		if _, ok := plane.(objectstore.CredentialIssuer); ok {
+			t.Fatalf("%T implements objectstore.CredentialIssuer", plane)
+		}
 	}
 }

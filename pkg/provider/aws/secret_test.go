@@ -12,6 +12,7 @@ import (
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
+	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 )
@@ -77,9 +78,12 @@ func TestMissingCredentialKeysAreRefused(t *testing.T) {
 		"no region":   withoutRegion(withData(minio.SecretData())),
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := p.NewStore(context.Background(), providerCreds(data), nil)
+			_, err := p.NewDataPlane(context.Background(), providerCreds(data))
 			if !errors.Is(err, objectstore.ErrInvalidConfig) {
 				t.Fatalf("got %v; want ErrInvalidConfig", err)
+			}
+			if _, merr := p.NewManagement(context.Background(), providerCreds(data), &awsapi.BackupBucketConfig{}); !errors.Is(merr, objectstore.ErrInvalidConfig) {
+				t.Fatalf("management plane: got %v; want ErrInvalidConfig", merr)
 			}
 			for _, v := range data {
 				if len(v) > 3 && strings.Contains(err.Error(), string(v)) {

@@ -20,11 +20,9 @@ import (
 // maxDeleteBatch is S3's limit of keys per DeleteObjects request.
 const maxDeleteBatch = 1000
 
-// store is one S3 client for one request.
+// store is one S3 client for one request: the data plane (and the Writer of the tests).
 type store struct {
 	client *s3.Client
-	// cfg is the bucket's providerConfig, which EnsureBucket converges to (never nil).
-	cfg *awsapi.BackupBucketConfig
 	// regionOverride is the secret's "region" key: for S3-compatible stores whose region is not
 	// the seed's, it wins over the bucket's spec.region.
 	regionOverride string
@@ -57,12 +55,23 @@ func (c lockConfig) retainUntil(modified time.Time) time.Time {
 	return modified.AddDate(int(c.years), 0, int(c.days))
 }
 
-var _ objectstore.Store = (*store)(nil)
+// management is the management plane: the data plane's client and a bucket's providerConfig.
+type management struct {
+	*store
+	// cfg is the bucket's providerConfig, which EnsureBucket converges to (never nil).
+	cfg *awsapi.BackupBucketConfig
+}
 
-// MaxDeleteBatch implements objectstore.Store.
+var (
+	_ objectstore.DataPlane  = (*store)(nil)
+	_ objectstore.Writer     = (*store)(nil)
+	_ objectstore.Management = (*management)(nil)
+)
+
+// MaxDeleteBatch implements objectstore.DataPlane.
 func (s *store) MaxDeleteBatch() int { return maxDeleteBatch }
 
-// PutObject implements objectstore.Store.
+// PutObject implements objectstore.Writer.
 func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) error {
 	if err := awsapi.ValidateBucketName(bucket); err != nil {
 		return err
@@ -71,8 +80,8 @@ func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) 
 	return s.bucketError(bucket, err)
 }
 
-// GetObject implements objectstore.Store.
-func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
+// OpenObject implements objectstore.DataPlane.
+func (s *store) OpenObject(ctx context.Context, bucket, key string) (io.ReadCloser, error) {
 	if err := awsapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
@@ -80,8 +89,7 @@ func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, erro
 	if err != nil {
 		return nil, s.bucketError(bucket, err)
 	}
-	defer out.Body.Close()
-	return io.ReadAll(out.Body)
+	return out.Body, nil
 }
 
 // versioned reports whether versioning was ever enabled on the bucket: only then can it hold
@@ -94,7 +102,7 @@ func (s *store) versioned(ctx context.Context, bucket string) (bool, error) {
 	return out.Status != "", nil
 }
 
-// ListObjects implements objectstore.Store. Versioned buckets (Enabled or Suspended) are listed
+// ListObjects implements objectstore.DataPlane. Versioned buckets (Enabled or Suspended) are listed
 // with ListObjectVersions, so that every version and delete marker is found; others with the
 // cheaper ListObjectsV2.
 func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
@@ -182,7 +190,7 @@ func (s *store) maxKeys() *int32 {
 	return &s.pageSize
 }
 
-// DeleteObjects implements objectstore.Store with one quiet DeleteObjects request: S3 then
+// DeleteObjects implements objectstore.DataPlane with one quiet DeleteObjects request: S3 then
 // answers with the failed keys only, and every one of them is classified.
 func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
 	if len(objects) == 0 {
@@ -274,7 +282,7 @@ func (s *store) objectLock(ctx context.Context, bucket string) (lockConfig, erro
 	return lock, nil
 }
 
-// Probe implements objectstore.Store with one ListObjectsV2 of at most one key (s3:ListBucket,
+// Probe implements objectstore.DataPlane with one ListObjectsV2 of at most one key (s3:ListBucket,
 // which every policy the extension hands out grants): one request, where a listing asks for the
 // bucket's versioning first.
 func (s *store) Probe(ctx context.Context, bucket string) error {

@@ -142,7 +142,7 @@ func TestListingRetentionFromTheDefaultRetention(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	list := func(store objectstore.Store) map[string]objectstore.ObjectVersion {
+	list := func(store conformance.Stores) map[string]objectstore.ObjectVersion {
 		t.Helper()
 		got := map[string]objectstore.ObjectVersion{}
 		err := store.ListObjects(context.Background(), "bucket", "", func(page []objectstore.ObjectVersion) error {

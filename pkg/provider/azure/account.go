@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage"
 
+	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -161,28 +162,32 @@ func (s *armStore) ensureAccount(ctx context.Context, rg, name, bucket, region, 
 	return s.ownAccount(ctx, bucket)
 }
 
-// dataPlane returns the blob store of bucket's account, reached with key1 (fetched once per
-// request, and only from an account that is ours).
-func (s *armStore) dataPlane(ctx context.Context, bucket string) (*store, error) {
+// reachAccount returns the blob endpoint of bucket's account, reached with key1 (fetched once
+// per request, and only from an account that is ours): the data plane's reach.
+func (s *armStore) reachAccount(ctx context.Context, bucket string) (blobAccount, error) {
+	if err := azureapi.ValidateBucketName(bucket); err != nil {
+		return blobAccount{}, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if d, ok := s.data[bucket]; ok {
-		return d, nil
+	if a, ok := s.reachedAccounts[bucket]; ok {
+		return a, nil
 	}
 	acct, err := s.ownAccount(ctx, bucket)
 	if err != nil {
-		return nil, err
+		return blobAccount{}, err
 	}
 	a, err := s.accountAccess(ctx, bucket, acct, accountKeys[0], nil)
 	if err != nil {
-		return nil, err
+		return blobAccount{}, err
 	}
-	d, err := s.newData(a)
+	client, err := s.newBlobs(a)
 	if err != nil {
-		return nil, err
+		return blobAccount{}, err
 	}
-	s.data[bucket] = d
-	return d, nil
+	reached := blobAccount{client: client, name: a.name}
+	s.reachedAccounts[bucket] = reached
+	return reached, nil
 }
 
 // accountAccess returns how to reach bucket's account (which the caller checked is ours) with

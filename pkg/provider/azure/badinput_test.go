@@ -14,8 +14,10 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
+	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -73,11 +75,11 @@ func (e badInputEnv) provider(arm bool) *azureprovider.Provider {
 func (e badInputEnv) reconcile(arm, wi bool, bucket, region, config string) func(*testing.T, map[string][]byte) error {
 	return func(_ *testing.T, data map[string][]byte) error {
 		p := e.provider(arm)
-		cfg, err := p.DecodeBucketConfig([]byte(config))
+		cfg, err := p.Decode([]byte(config))
 		if err != nil {
 			return err
 		}
-		s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: wi, Region: region}, cfg)
+		s, err := p.NewManagement(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: wi, Region: region}, cfg)
 		if err != nil {
 			return err
 		}
@@ -90,11 +92,11 @@ func (e badInputEnv) reconcile(arm, wi bool, bucket, region, config string) func
 func (e badInputEnv) storeOnly(bucketConfig string) func(*testing.T, map[string][]byte) error {
 	return func(_ *testing.T, data map[string][]byte) error {
 		p := e.provider(false)
-		cfg, err := p.DecodeBucketConfig([]byte(bucketConfig))
+		cfg, err := p.Decode([]byte(bucketConfig))
 		if err != nil {
 			return err
 		}
-		if _, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope"}, cfg); err != nil {
+		if _, err := p.NewManagement(context.Background(), provider.Credentials{Data: data, Region: "westeurope"}, cfg); err != nil {
 			return err
 		}
 		return errors.New("the store was built: its first request would go to Azure")
@@ -105,7 +107,7 @@ func (e badInputEnv) storeOnly(bucketConfig string) func(*testing.T, map[string]
 // the deletion engine on the entry's prefix in spec.bucketName.
 func (e badInputEnv) deleteEntry(arm bool, bucket string) func(*testing.T, map[string][]byte) error {
 	return func(_ *testing.T, data map[string][]byte) error {
-		s, err := e.provider(arm).NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope"}, nil)
+		s, err := e.provider(arm).NewDataPlane(context.Background(), provider.Credentials{Data: data, Region: "westeurope"})
 		if err != nil {
 			return err
 		}
@@ -121,7 +123,7 @@ func (e badInputEnv) deleteEntry(arm bool, bucket string) func(*testing.T, map[s
 // deleteBucket does what the BackupBucket actuator does on deletion.
 func (e badInputEnv) deleteBucket(arm, wi bool, bucket string) func(*testing.T, map[string][]byte) error {
 	return func(_ *testing.T, data map[string][]byte) error {
-		s, err := e.provider(arm).NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: wi, Region: "westeurope"}, nil)
+		s, err := e.provider(arm).NewManagement(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: wi, Region: "westeurope"}, &azureapi.BackupBucketConfig{})
 		if err != nil {
 			return err
 		}
@@ -130,9 +132,9 @@ func (e badInputEnv) deleteBucket(arm, wi bool, bucket string) func(*testing.T, 
 }
 
 // onStore runs one store call with a valid secret.
-func (e badInputEnv) onStore(arm bool, call func(objectstore.Store) error) func(*testing.T, map[string][]byte) error {
+func (e badInputEnv) onStore(arm bool, call func(conformance.Stores) error) func(*testing.T, map[string][]byte) error {
 	return func(_ *testing.T, data map[string][]byte) error {
-		s, err := e.provider(arm).NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope"}, nil)
+		s, err := conformance.NewStores(context.Background(), e.provider(arm), provider.Credentials{Data: data, Region: "westeurope"}, &azureapi.BackupBucketConfig{})
 		if err != nil {
 			return err
 		}
@@ -327,14 +329,17 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		if plane {
 			data = sp
 		}
-		for name, call := range map[string]func(objectstore.Store) error{
-			"PutObject": func(s objectstore.Store) error { return s.PutObject(context.Background(), badName, "k", []byte("v")) },
-			"GetObject": func(s objectstore.Store) error { _, err := s.GetObject(context.Background(), badName, "k"); return err },
-			"DeleteObjects": func(s objectstore.Store) error {
+		for name, call := range map[string]func(conformance.Stores) error{
+			"PutObject": func(s conformance.Stores) error { return s.PutObject(context.Background(), badName, "k", []byte("v")) },
+			"OpenObject": func(s conformance.Stores) error {
+				_, err := s.OpenObject(context.Background(), badName, "k")
+				return err
+			},
+			"DeleteObjects": func(s conformance.Stores) error {
 				_, err := s.DeleteObjects(context.Background(), badName, []objectstore.ObjectVersion{{Key: "k"}})
 				return err
 			},
-			"DeferDeletion": func(s objectstore.Store) error {
+			"DeferDeletion": func(s conformance.Stores) error {
 				_, err := s.DeferDeletion(context.Background(), badName, "shoot--garden--x/")
 				return err
 			},
@@ -393,7 +398,7 @@ func TestEntryDeletionInAMissingContainer(t *testing.T) {
 			}
 			name := newBucketName()
 			before, writes := containerNames(t), arm.Writes()
-			err := e.onStore(plane, func(s objectstore.Store) error {
+			err := e.onStore(plane, func(s conformance.Stores) error {
 				return s.ListObjects(context.Background(), name, "shoot--garden--x/", func([]objectstore.ObjectVersion) error { return nil })
 			})(t, data)
 			if !errors.Is(err, objectstore.ErrBucketNotFound) || !strings.Contains(err.Error(), name) {

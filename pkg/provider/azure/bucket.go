@@ -16,16 +16,19 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// EnsureBucket implements objectstore.Store: the container exists and is private (public access
+// EnsureBucket implements objectstore.Management: the container exists and is private (public access
 // is removed on every reconcile). The account's region is the account's: a container has none.
-func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
+func (s *keyManagement) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 	if err := azureapi.ValidateBucketName(b.Name); err != nil {
 		return err
 	}
 	if err := accountKeyOnly(s.config); err != nil {
 		return err
 	}
-	c := s.container(b.Name)
+	c, err := s.container(ctx, b.Name)
+	if err != nil {
+		return err
+	}
 	// Read first: a reconcile of an existing container (every rotation and spec change of a
 	// seed's bucket) then sends no write at all.
 	props, err := c.GetProperties(ctx, nil)
@@ -53,9 +56,9 @@ func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 	return nil
 }
 
-// DeleteBucket implements objectstore.Store. Azure deletes a container with everything in it,
+// DeleteBucket implements objectstore.Management. Azure deletes a container with everything in it,
 // so emptiness is checked first: the engine, not the service, decides what may go.
-func (s *store) DeleteBucket(ctx context.Context, name string) error {
+func (s *keyManagement) DeleteBucket(ctx context.Context, name string) error {
 	if err := azureapi.ValidateBucketName(name); err != nil {
 		return err
 	}
@@ -72,7 +75,11 @@ func (s *store) DeleteBucket(ctx context.Context, name string) error {
 	case !empty:
 		return fmt.Errorf("container %q: %w", name, objectstore.ErrBucketNotEmpty)
 	}
-	_, err = s.container(name).Delete(ctx, nil)
+	c, err := s.container(ctx, name)
+	if err != nil {
+		return err
+	}
+	_, err = c.Delete(ctx, nil)
 	if err == nil || errorCode(err) == "ContainerNotFound" || errorCode(err) == "ContainerBeingDeleted" {
 		return nil
 	}
@@ -81,7 +88,7 @@ func (s *store) DeleteBucket(ctx context.Context, name string) error {
 
 var errStop = errors.New("stop listing")
 
-// EnsureBucket implements objectstore.Store: resource group, storage account (StorageV2, HTTPS
+// EnsureBucket implements objectstore.Management: resource group, storage account (StorageV2, HTTPS
 // only, TLS 1.2, no public blob access, the declared redundancy), private container, its
 // immutability policy and the deferred-deletion lifecycle rule, each converged; the rule is read
 // back and the verification recorded in the container's metadata for entries that hold only the
@@ -163,7 +170,7 @@ func (s *armStore) ensureContainer(ctx context.Context, rg, account, name string
 	return nil
 }
 
-// DeleteBucket implements objectstore.Store: an empty bucket's storage account and then its
+// DeleteBucket implements objectstore.Management: an empty bucket's storage account and then its
 // resource group, each only if this extension created it for the bucket, the account only when
 // it holds no container but the bucket's and the group only when nothing else is left in it.
 // An account that is not ours is an ownership error and is not touched. An account of ours that
@@ -267,7 +274,7 @@ func (s *armStore) deleteGroup(ctx context.Context, rg, bucket string) error {
 // isEmpty reports whether the bucket's container holds no blob version or snapshot at all.
 func (s *armStore) isEmpty(ctx context.Context, bucket string) (bool, error) {
 	errStop := errors.New("stop")
-	err := s.ListObjects(ctx, bucket, "", func(page []objectstore.ObjectVersion) error {
+	err := s.blobs.ListObjects(ctx, bucket, "", func(page []objectstore.ObjectVersion) error {
 		if len(page) > 0 {
 			return errStop
 		}

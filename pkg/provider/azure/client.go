@@ -180,7 +180,7 @@ func (p *Provider) newClient(a account) (*azblob.Client, error) {
 	}})
 }
 
-func newARMStore(sub string, cred azcore.TokenCredential, opts *arm.ClientOptions, region string, cfg *azureapi.BackupBucketConfig, newData func(account) (*store, error)) (*armStore, error) {
+func newARMStore(sub string, cred azcore.TokenCredential, opts *arm.ClientOptions, region string, cfg *azureapi.BackupBucketConfig, newBlobs func(account) (*azblob.Client, error), pageSize int32) (*armStore, error) {
 	factory, err := armstorage.NewClientFactory(sub, cred, opts)
 	if err != nil {
 		return nil, objectstore.Invalidf("%w", err)
@@ -189,7 +189,7 @@ func newARMStore(sub string, cred azcore.TokenCredential, opts *arm.ClientOption
 	if err != nil {
 		return nil, objectstore.Invalidf("%w", err)
 	}
-	return &armStore{
+	s := &armStore{
 		subscription: sub,
 
 		accounts:   factory.NewAccountsClient(),
@@ -200,7 +200,10 @@ func newARMStore(sub string, cred azcore.TokenCredential, opts *arm.ClientOption
 		resources:  resources.NewClient(),
 		region:     region,
 		config:     cfg,
-		newData:    newData,
-		data:       map[string]*store{},
-	}, nil
+		newBlobs:   newBlobs,
+
+		reachedAccounts: map[string]blobAccount{},
+	}
+	s.blobs = &store{reach: s.reachAccount, pageSize: pageSize}
+	return s, nil
 }

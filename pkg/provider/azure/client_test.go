@@ -20,7 +20,7 @@ func TestProbeIsOneCountedRequest(t *testing.T) {
 	store := newStore(t, azurite.SecretData())
 	counted := metrics.CloudRequests.WithLabelValues(azureprovider.Type, "probe", "404")
 	before := testutil.ToFloat64(counted)
-	err := store.Probe(metrics.WithOperation(context.Background(), "probe"), newBucketName())
+	err := store.Probe(objectstore.WithOperation(context.Background(), "probe"), newBucketName())
 	if !errors.Is(err, objectstore.ErrBucketNotFound) {
 		t.Fatalf("Probe of a missing bucket: %v; want ErrBucketNotFound", err)
 	}
@@ -54,7 +54,7 @@ func TestManagementCredentials(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := &azureprovider.Provider{Cloud: arm.Cloud(), ManagementTransport: arm.Client()}
-			_, err := p.NewStore(context.Background(), provider.Credentials{Data: c.data, WorkloadIdentity: c.wi, Region: "westeurope"}, nil)
+			_, err := p.NewDataPlane(context.Background(), provider.Credentials{Data: c.data, WorkloadIdentity: c.wi, Region: "westeurope"})
 			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v; want ErrInvalidConfig naming %s", err, c.want)
 			}

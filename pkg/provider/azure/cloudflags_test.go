@@ -172,14 +172,14 @@ func TestCloudConfigFileRefusesADeclaredCloud(t *testing.T) {
 	}
 	cfg := &azureapi.BackupBucketConfig{CloudConfiguration: &azureapi.CloudConfiguration{Name: azureapi.CloudAzureChina}}
 	sp := map[string][]byte{"tenantID": []byte("t"), "clientID": []byte("c"), "clientSecret": []byte("s"), "subscriptionID": []byte("sub")}
-	_, err := p.NewStore(context.Background(), provider.Credentials{Data: sp, Region: "chinanorth"}, cfg)
+	_, err := p.NewManagement(context.Background(), provider.Credentials{Data: sp, Region: "chinanorth"}, cfg)
 	if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "spec.providerConfig.cloudConfiguration.name") || !strings.Contains(err.Error(), "--azure-cloud-config") {
-		t.Fatalf("NewStore with a declared cloud and the binary's cloud: %v; want ErrInvalidConfig naming the field and the flag", err)
+		t.Fatalf("NewManagement with a declared cloud and the binary's cloud: %v; want ErrInvalidConfig naming the field and the flag", err)
 	}
-	if _, err := p.NewStore(context.Background(), provider.Credentials{Data: sp, Region: "westeurope"}, &azureapi.BackupBucketConfig{}); err != nil {
-		t.Fatalf("NewStore without a declared cloud: %v", err)
+	if _, err := p.NewManagement(context.Background(), provider.Credentials{Data: sp, Region: "westeurope"}, &azureapi.BackupBucketConfig{}); err != nil {
+		t.Fatalf("NewManagement without a declared cloud: %v", err)
 	}
-	if _, err := p.NewStore(context.Background(), provider.Credentials{Data: azurite.SecretData(), Region: "westeurope"}, &azureapi.BackupBucketConfig{CloudConfiguration: &azureapi.CloudConfiguration{Name: azureapi.CloudAzurePublic}}); err != nil {
-		t.Fatalf("NewStore of an account key secret with a declared cloud: %v", err)
+	if _, err := p.NewManagement(context.Background(), provider.Credentials{Data: azurite.SecretData(), Region: "westeurope"}, &azureapi.BackupBucketConfig{CloudConfiguration: &azureapi.CloudConfiguration{Name: azureapi.CloudAzurePublic}}); err != nil {
+		t.Fatalf("NewManagement of an account key secret with a declared cloud: %v", err)
 	}
 }

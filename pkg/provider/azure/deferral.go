@@ -13,7 +13,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// DeferDeletion implements objectstore.Store on an account of ours: the rule is converged, then
+// DeferDeletion implements objectstore.Management on an account of ours: the rule is converged, then
 // read back and checked (present, enabled, scoped by the tag alone, deleting base blobs,
 // versions and snapshots), and only then is every base blob, previous version and snapshot under
 // prefix tagged for it. A rule that does not read back as needed is ErrUnsupported, and nothing
@@ -42,17 +42,13 @@ func (s *armStore) DeferDeletion(ctx context.Context, bucket, prefix string) (ob
 		return objectstore.Deferral{}, fmt.Errorf("%w: lifecycle rule %q on storage account %q does not read back as written: %s; the locked blobs are not handed to it",
 			objectstore.ErrUnsupported, DeferredDeletionRule, name, why)
 	}
-	d, err := s.dataPlane(ctx, bucket)
-	if err != nil {
-		return objectstore.Deferral{}, err
-	}
-	if err := d.markForDeferral(ctx, bucket, prefix); err != nil {
+	if err := s.blobs.markForDeferral(ctx, bucket, prefix); err != nil {
 		return objectstore.Deferral{}, err
 	}
 	return objectstore.Deferral{Rule: fmt.Sprintf("lifecycle rule %s on storage account %s", DeferredDeletionRule, name)}, nil
 }
 
-// DeferDeletion implements objectstore.Store for an account reached with its key: the lifecycle
+// DeferDeletion implements objectstore.Management for an account reached with its key: the lifecycle
 // rule lives in the account's management policy, which an account key cannot read, so the
 // verification is the bucket's reconcile's, which records it in the container's metadata (see
 // deferral_record.go). The deferral is accepted only when that record names the rule that deletes
@@ -60,7 +56,7 @@ func (s *armStore) DeferDeletion(ctx context.Context, bucket, prefix string) (ob
 // version and snapshot under prefix is tagged and the Deferral says who verified the rule, and
 // when. Without such a record nothing is tagged and nothing claimed (ErrUnsupported; the caller
 // retries until the locks end).
-func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
+func (s *keyManagement) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
 	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return objectstore.Deferral{}, err
 	}
@@ -75,8 +71,12 @@ func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objec
 	if err := s.markForDeferral(ctx, bucket, prefix); err != nil {
 		return objectstore.Deferral{}, err
 	}
+	a, err := s.reach(ctx, bucket)
+	if err != nil {
+		return objectstore.Deferral{}, err
+	}
 	return objectstore.Deferral{
-		Rule:       fmt.Sprintf("lifecycle rule %s on storage account %s", DeferredDeletionRule, s.account),
+		Rule:       fmt.Sprintf("lifecycle rule %s on storage account %s", DeferredDeletionRule, a.name),
 		VerifiedBy: "the BackupBucket's reconcile at " + rec.verified.UTC().Format(time.RFC3339) + " (recorded in the container's metadata; an account key cannot read the rule)",
 	}, nil
 }
@@ -90,7 +90,10 @@ func (s *store) markForDeferral(ctx context.Context, bucket, prefix string) erro
 	if prefix != "" {
 		opts.Prefix = &prefix
 	}
-	c := s.container(bucket)
+	c, err := s.container(ctx, bucket)
+	if err != nil {
+		return err
+	}
 	pager := c.NewListBlobsFlatPager(opts)
 	for pager.More() {
 		resp, err := pager.NextPage(ctx)
@@ -119,7 +122,7 @@ func (s *store) markForDeferral(ctx context.Context, bucket, prefix string) erro
 			todo = append(todo, o)
 		}
 		failed := objectstore.ForEachObject(ctx, todo, 16, func(ctx context.Context, o objectstore.ObjectVersion) error {
-			b, err := s.blobAt(bucket, o)
+			b, err := s.blobAt(ctx, bucket, o)
 			if err != nil {
 				return err
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -13,7 +12,7 @@ import (
 // deferralCovers reads back, from the management-plane and blob stand-ins, that the account's
 // deferred-deletion rule is in place and enabled, and that every base blob, version and snapshot
 // under prefix carries the tag it deletes by.
-func deferralCovers(arm *stack.ARM, blobs *stack.BlobStandIn, store objectstore.Store) func(ctx context.Context, bucket, prefix string) error {
+func deferralCovers(arm *stack.ARM, blobs *stack.BlobStandIn, store conformance.Stores) func(ctx context.Context, bucket, prefix string) error {
 	return func(ctx context.Context, bucket, prefix string) error {
 		account := azureprovider.AccountName(bucket)
 		policy, _ := arm.Lifecycle(account)["properties"].(map[string]any)["policy"].(map[string]any)

@@ -64,7 +64,11 @@ func (r deferralRecord) covers() string {
 
 // readRecord reads the deferral record of bucket's container.
 func (s *store) readRecord(ctx context.Context, bucket string) (deferralRecord, error) {
-	props, err := s.container(bucket).GetProperties(ctx, nil)
+	c, err := s.container(ctx, bucket)
+	if err != nil {
+		return deferralRecord{}, err
+	}
+	props, err := c.GetProperties(ctx, nil)
 	if err != nil {
 		return deferralRecord{}, fmt.Errorf("reading the metadata of container %q: %w", bucket, s.classify(err))
 	}
@@ -105,7 +109,10 @@ func (s *store) removeRecord(ctx context.Context, bucket string) error {
 
 // updateRecord replaces the record's keys of bucket's container metadata with record (nil: none).
 func (s *store) updateRecord(ctx context.Context, bucket string, record map[string]string) error {
-	c := s.container(bucket)
+	c, err := s.container(ctx, bucket)
+	if err != nil {
+		return err
+	}
 	props, err := c.GetProperties(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("reading the metadata of container %q: %w", bucket, s.classify(err))
@@ -145,10 +152,7 @@ func isRecordKey(k string) bool {
 // rule cannot be written, read or does not read back as needed, the record is removed (nothing may
 // vouch for a rule that is not verified) and the error says why.
 func (s *armStore) ensureRuleAndRecord(ctx context.Context, bucket, rg, account string) error {
-	d, err := s.dataPlane(ctx, bucket)
-	if err != nil {
-		return err
-	}
+	d := s.blobs
 	verr := s.verifyRule(ctx, rg, account)
 	if verr != nil {
 		if rerr := d.removeRecord(ctx, bucket); rerr != nil {

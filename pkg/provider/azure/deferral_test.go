@@ -9,6 +9,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
@@ -17,7 +18,7 @@ import (
 // stand-in with versioning on: the entry "shoot--a--b--1/" holds a blob with two previous
 // versions and a snapshot, a blob written once with a tag of its own, and a neighbour entry; the
 // container is locked (immutability) so that nothing can be deleted.
-func versionedBucket(t *testing.T) (*stack.ARM, *stack.BlobStandIn, objectstore.Store, string) {
+func versionedBucket(t *testing.T) (*stack.ARM, *stack.BlobStandIn, conformance.Stores, string) {
 	t.Helper()
 	blobs := stack.StartBlobStandIn()
 	t.Cleanup(blobs.Close)

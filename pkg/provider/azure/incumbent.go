@@ -210,11 +210,7 @@ func (s *armStore) handBack(ctx context.Context, bucket, rg string, acct armstor
 	if len(rules) != 1 || deref(rules[0].Name) != IncumbentRule || incumbentRuleMismatch(rules[0]) != "" {
 		return fmt.Errorf("%w: the management policy of storage account %q does not read back in gardener-extension-provider-azure's form (its one rule %q)", objectstore.ErrUnsupported, name, IncumbentRule)
 	}
-	d, err := s.dataPlane(ctx, bucket)
-	if err != nil {
-		return err
-	}
-	return d.removeRecord(ctx, bucket)
+	return s.blobs.removeRecord(ctx, bucket)
 }
 
 // incumbentsKey names the key the incumbent publishes in its generated secret: the most recently

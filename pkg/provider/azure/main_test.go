@@ -11,6 +11,7 @@ import (
 
 	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -35,18 +36,16 @@ var (
 	with          = stack.With
 )
 
-func newStore(t testing.TB, data map[string][]byte) objectstore.Store {
+func newStore(t testing.TB, data map[string][]byte) conformance.Stores {
 	t.Helper()
 	return newStoreWith(t, &azureprovider.Provider{}, data)
 }
 
-func newStoreWith(t testing.TB, p *azureprovider.Provider, data map[string][]byte) objectstore.Store {
+// newStoreWith builds the planes and the Writer of p, the management plane with the default
+// bucket config.
+func newStoreWith(t testing.TB, p *azureprovider.Provider, data map[string][]byte) conformance.Stores {
 	t.Helper()
-	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return conformance.StoresFor(t, p, provider.Credentials{Data: data, Region: "westeurope"}, &azureapi.BackupBucketConfig{})
 }
 
 func providerCreds(data map[string][]byte) provider.Credentials {
@@ -60,36 +59,32 @@ func startARM(t testing.TB) *stack.ARM {
 }
 
 // armStore builds a management-plane store against the ARM stand-in.
-func armStore(t testing.TB, arm *stack.ARM, data map[string][]byte, workloadIdentity bool) objectstore.Store {
+func armStore(t testing.TB, arm *stack.ARM, data map[string][]byte, workloadIdentity bool) conformance.Stores {
 	t.Helper()
 	return armStoreFor(t, arm, data, workloadIdentity, nil)
 }
 
-// armStoreFor builds a management-plane store for buckets with the providerConfig cfg.
-func armStoreFor(t testing.TB, arm *stack.ARM, data map[string][]byte, workloadIdentity bool, cfg *azureapi.BackupBucketConfig) objectstore.Store {
+// armStoreFor builds a management-plane store for buckets with the providerConfig cfg (nil: the
+// defaults).
+func armStoreFor(t testing.TB, arm *stack.ARM, data map[string][]byte, workloadIdentity bool, cfg *azureapi.BackupBucketConfig) conformance.Stores {
 	t.Helper()
-	p := &azureprovider.Provider{Cloud: arm.Cloud(), ManagementTransport: arm.Client()}
-	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: workloadIdentity, Region: "westeurope"}, cfg)
-	if err != nil {
-		t.Fatal(err)
+	if cfg == nil {
+		cfg = &azureapi.BackupBucketConfig{}
 	}
-	return s
+	p := &azureprovider.Provider{Cloud: arm.Cloud(), ManagementTransport: arm.Client()}
+	return conformance.StoresFor(t, p, provider.Credentials{Data: data, WorkloadIdentity: workloadIdentity, Region: "westeurope"}, cfg)
 }
 
-func armStoreWith(t testing.TB, p *azureprovider.Provider, data map[string][]byte) objectstore.Store {
+func armStoreWith(t testing.TB, p *azureprovider.Provider, data map[string][]byte) conformance.Stores {
 	t.Helper()
-	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "westeurope"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return conformance.StoresFor(t, p, provider.Credentials{Data: data, Region: "westeurope"}, &azureapi.BackupBucketConfig{})
 }
 
 // armIssuer builds the account key issuer against the ARM stand-in.
 func armIssuer(t testing.TB, arm *stack.ARM, data map[string][]byte) objectstore.CredentialIssuer {
 	t.Helper()
 	p := &azureprovider.Provider{Cloud: arm.Cloud(), ManagementTransport: arm.Client()}
-	iss, err := p.NewIssuer(context.Background(), provider.Credentials{Data: data, Region: "westeurope"}, nil, azureapi.IssuerAccountKey)
+	iss, err := p.NewIssuer(context.Background(), provider.Credentials{Data: data, Region: "westeurope"}, &azureapi.BackupBucketConfig{}, azureapi.IssuerAccountKey)
 	if err != nil || iss == nil {
 		t.Fatalf("NewIssuer: %v, %v", iss, err)
 	}

@@ -1,12 +1,13 @@
 // Package azure is the Azure Blob Storage provider: storage accounts' blob containers through
-// azblob, behind the core's objectstore.Store.
+// azblob, behind the core's objectstore.DataPlane and Management.
 //
-// Rooms: provider.go the Provider, NewStore and NewIssuer; secret.go the secrets' keys, their
-// parsing and etcd-backup's data; client.go the SDK clients (auth, clouds, transports);
-// account.go the storage account the extension manages (ownership, hardening, its keys' reach);
-// bucket.go EnsureBucket and DeleteBucket, with bucket_retention.go (immutability, soft delete)
-// and bucket_lifecycle.go (the deferred-deletion rule); store.go the object operations;
-// deferral.go DeferDeletion; errors.go error classification; issuer.go the account key issuer.
+// Rooms: provider.go the Provider (a provider.Cloud): NewDataPlane, NewManagement and NewIssuer;
+// secret.go the secrets' keys, their parsing and etcd-backup's data; client.go the SDK clients
+// (auth, clouds, transports); account.go the storage account the extension manages (ownership,
+// hardening, its keys' reach); bucket.go EnsureBucket and DeleteBucket, with bucket_retention.go
+// (immutability, soft delete) and bucket_lifecycle.go (the deferred-deletion rule); store.go the
+// object operations; deferral.go DeferDeletion; errors.go error classification; issuer.go the
+// account key issuer.
 package azure
 
 import (
@@ -20,7 +21,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
 	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -46,42 +46,86 @@ type Provider struct {
 	ListPageSize int
 }
 
-var _ provider.Provider = (*Provider)(nil)
+var _ provider.Cloud[*azureapi.BackupBucketConfig] = (*Provider)(nil)
 
-// NewStore implements provider.Provider. What the secret holds decides the store: a service
-// principal or a workload identity reaches the management plane (resource group, account,
-// container, generated account keys); an account name and key reach one account's containers.
-func (p *Provider) NewStore(_ context.Context, creds provider.Credentials, cfg config.Bucket) (objectstore.Store, error) {
-	c, _ := cfg.(*azureapi.BackupBucketConfig)
-	arm, a, err := p.reach(creds, c)
+// Decode implements provider.Cloud with azureapi.DecodeBackupBucketConfig.
+func (p *Provider) Decode(raw []byte) (*azureapi.BackupBucketConfig, error) {
+	return azureapi.DecodeBackupBucketConfig(raw)
+}
+
+// NewDataPlane implements provider.Cloud: the blobs of the secret's account (an account key
+// secret), or of each bucket's own account, reached with its key through the management plane
+// (a service principal or a workload identity). Without a providerConfig the cloud is the
+// region's (or Provider.Cloud).
+func (p *Provider) NewDataPlane(_ context.Context, creds provider.Credentials) (objectstore.DataPlane, error) {
+	return p.newDataPlane(creds)
+}
+
+// NewWriter builds the Writer of creds, for the conformance suite, the demo and the benchmarks
+// (the controllers never write objects).
+func (p *Provider) NewWriter(_ context.Context, creds provider.Credentials) (objectstore.Writer, error) {
+	return p.newDataPlane(creds)
+}
+
+func (p *Provider) newDataPlane(creds provider.Credentials) (*store, error) {
+	defaults := &azureapi.BackupBucketConfig{}
+	arm, a, err := p.reach(creds, defaults)
+	switch {
+	case err != nil:
+		return nil, err
+	case arm != nil:
+		return arm.blobs, nil
+	}
+	return p.keyStore(*a)
+}
+
+// NewManagement implements provider.Cloud. What the secret holds decides the management plane: a
+// service principal or a workload identity reaches the Azure Resource Manager (resource group,
+// account, container, generated account keys); an account name and key reach one account's
+// containers.
+func (p *Provider) NewManagement(_ context.Context, creds provider.Credentials, cfg *azureapi.BackupBucketConfig) (objectstore.Management, error) {
+	arm, a, err := p.reach(creds, cfg)
 	switch {
 	case err != nil:
 		return nil, err
 	case arm != nil:
 		return arm, nil
 	}
-	if err := cloudDomainMatches(c, *a); err != nil {
+	if err := cloudDomainMatches(cfg, *a); err != nil {
 		return nil, err
 	}
-	client, err := p.newClient(*a)
+	s, err := p.keyStore(*a)
 	if err != nil {
 		return nil, err
 	}
-	return &store{client: client, account: a.name, pageSize: p.pageSize(), config: c, secretKeys: fmt.Sprintf("%q and %q", KeyStorageAccount, KeyStorageKey)}, nil
+	return &keyManagement{store: s, config: cfg}, nil
 }
 
-// NewIssuer implements provider.Provider. Azure's one issuer publishes the keys of the storage
+// keyStore is the data plane of an account key secret: its one account.
+func (p *Provider) keyStore(a account) (*store, error) {
+	client, err := p.newClient(a)
+	if err != nil {
+		return nil, err
+	}
+	reached := blobAccount{client: client, name: a.name}
+	return &store{
+		reach:      func(context.Context, string) (blobAccount, error) { return reached, nil },
+		pageSize:   p.pageSize(),
+		secretKeys: fmt.Sprintf("%q and %q", KeyStorageAccount, KeyStorageKey),
+	}, nil
+}
+
+// NewIssuer implements provider.Cloud. Azure's one issuer publishes the keys of the storage
 // account the extension manages, reached with management-plane credentials; an account key
 // secret issues none (shoots use its key as it is). The empty name, of secrets generated before
 // issuers were named, is that issuer: it was the only one.
-func (p *Provider) NewIssuer(_ context.Context, creds provider.Credentials, cfg config.Bucket, issuer string) (objectstore.CredentialIssuer, error) {
+func (p *Provider) NewIssuer(_ context.Context, creds provider.Credentials, cfg *azureapi.BackupBucketConfig, issuer string) (objectstore.CredentialIssuer, error) {
 	switch issuer {
 	case azureapi.IssuerAccountKey, "":
 	default:
 		return nil, objectstore.Invalidf("credential issuer %q is unknown: Azure's only issuer is %q", issuer, azureapi.IssuerAccountKey)
 	}
-	c, _ := cfg.(*azureapi.BackupBucketConfig)
-	arm, _, err := p.reach(creds, c)
+	arm, _, err := p.reach(creds, cfg)
 	if err != nil || arm == nil {
 		return nil, err // an account key secret issues none; a malformed one is refused as its store is
 	}
@@ -117,13 +161,7 @@ func (p *Provider) newARMStore(creds provider.Credentials, c *azureapi.BackupBuc
 	if creds.Region == "" {
 		return nil, objectstore.Invalidf("spec.region is empty: a storage account needs a location")
 	}
-	return newARMStore(sub, cred, &arm.ClientOptions{ClientOptions: opts}, creds.Region, c, func(a account) (*store, error) {
-		client, err := p.newClient(a)
-		if err != nil {
-			return nil, err
-		}
-		return &store{client: client, account: a.name, pageSize: p.pageSize(), config: c}, nil
-	})
+	return newARMStore(sub, cred, &arm.ClientOptions{ClientOptions: opts}, creds.Region, c, p.newClient, p.pageSize())
 }
 
 // pageSize is the listing page size: ListPageSize, or Azure's maximum.

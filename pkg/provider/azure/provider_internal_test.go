@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -32,7 +31,7 @@ func TestNewIssuerDispatch(t *testing.T) {
 		data   map[string][]byte
 		wi     bool
 		region string
-		cfg    config.Bucket
+		cfg    *azureapi.BackupBucketConfig
 		want   want
 	}{
 		{"account key issuer from a service principal", azureapi.IssuerAccountKey, servicePrincipal, false, "westeurope", nil, accountKeyIssuerWanted},

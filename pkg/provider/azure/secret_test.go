@@ -30,7 +30,7 @@ func TestSecretErrorsNameTheKeyAndHideTheValue(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := (&azureprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: c.data}, nil)
+			_, err := (&azureprovider.Provider{}).NewDataPlane(context.Background(), provider.Credentials{Data: c.data})
 			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v; want ErrInvalidConfig mentioning %s", err, c.want)
 			}

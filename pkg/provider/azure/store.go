@@ -39,30 +39,54 @@ const (
 	currentPrefix = "current:"
 )
 
-// store is one storage account's blob client for one request.
+// store is the blob data plane of one request (and the Writer of the tests).
 type store struct {
-	client *azblob.Client
-	// account is the storage account's name.
-	account string
+	// reach returns the storage account that holds bucket's container: the secret's one account
+	// for an account-key secret; for a service principal or a workload identity the bucket's own
+	// account, reached with its key (armStore.reachAccount: fetched once per request, and only
+	// from an account that is ours).
+	reach func(ctx context.Context, bucket string) (blobAccount, error)
 	// pageSize is the most entries one listing page asks for.
 	pageSize int32
-	// config is the bucket's providerConfig (nil: the defaults).
-	config *azureapi.BackupBucketConfig
 	// secretKeys, for a store built from an account-key secret, names the secret's keys that
 	// a refused request is about (empty for a data plane reached with a key from listKeys).
 	secretKeys string
 }
 
-var _ objectstore.Store = (*store)(nil)
-
-// MaxDeleteBatch implements objectstore.Store.
-func (s *store) MaxDeleteBatch() int { return maxDeleteBatch }
-
-func (s *store) container(name string) *container.Client {
-	return s.client.ServiceClient().NewContainerClient(name)
+// blobAccount is one storage account's blob endpoint.
+type blobAccount struct {
+	client *azblob.Client
+	// name is the storage account's name.
+	name string
 }
 
-// ListObjects implements objectstore.Store: every blob with its snapshots and versions, the
+// keyManagement is the management plane of an account-key secret: containers in its one account.
+type keyManagement struct {
+	*store
+	// config is the bucket's providerConfig (never nil).
+	config *azureapi.BackupBucketConfig
+}
+
+var (
+	_ objectstore.DataPlane  = (*store)(nil)
+	_ objectstore.Writer     = (*store)(nil)
+	_ objectstore.Management = (*keyManagement)(nil)
+	_ objectstore.Management = (*armStore)(nil)
+)
+
+// MaxDeleteBatch implements objectstore.DataPlane.
+func (s *store) MaxDeleteBatch() int { return maxDeleteBatch }
+
+// container is the client of bucket's container in the account that holds it.
+func (s *store) container(ctx context.Context, bucket string) (*container.Client, error) {
+	a, err := s.reach(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	return a.client.ServiceClient().NewContainerClient(bucket), nil
+}
+
+// ListObjects implements objectstore.DataPlane: every blob with its snapshots and versions, the
 // previous versions of deleted blobs included.
 func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
 	if err := azureapi.ValidateBucketName(bucket); err != nil {
@@ -76,7 +100,11 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 	if prefix != "" {
 		opts.Prefix = &prefix
 	}
-	pager := s.container(bucket).NewListBlobsFlatPager(opts)
+	c, err := s.container(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	pager := c.NewListBlobsFlatPager(opts)
 	for pager.More() {
 		resp, err := pager.NextPage(ctx)
 		if err != nil {
@@ -121,8 +149,12 @@ func listed(it *container.BlobItem) objectstore.ObjectVersion {
 }
 
 // blobAt is the client of one listed entry: a snapshot, a previous version, or the blob.
-func (s *store) blobAt(bucket string, o objectstore.ObjectVersion) (*blob.Client, error) {
-	b := s.container(bucket).NewBlobClient(o.Key)
+func (s *store) blobAt(ctx context.Context, bucket string, o objectstore.ObjectVersion) (*blob.Client, error) {
+	c, err := s.container(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	b := c.NewBlobClient(o.Key)
 	switch {
 	case strings.HasPrefix(o.Version, snapshotPrefix):
 		return b.WithSnapshot(strings.TrimPrefix(o.Version, snapshotPrefix))
@@ -132,7 +164,7 @@ func (s *store) blobAt(bucket string, o objectstore.ObjectVersion) (*blob.Client
 	return b, nil
 }
 
-// DeleteObjects implements objectstore.Store with Blob Batch requests of up to 256 deletes: a
+// DeleteObjects implements objectstore.DataPlane with Blob Batch requests of up to 256 deletes: a
 // snapshot or previous version by its ID, a base blob with its snapshots. A current version
 // (versioning on) is deleted as the base blob, which Azure keeps as a previous version under the
 // same ID, and then, in a second batch, that version by its ID: so nothing the listing showed is
@@ -189,7 +221,10 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []obje
 // batchDelete deletes objects in one Blob Batch request and returns the classified error of
 // every sub-request that failed, by index (404 counts as deleted).
 func (s *store) batchDelete(ctx context.Context, bucket string, objects []objectstore.ObjectVersion, opts func(objectstore.ObjectVersion) *container.BatchDeleteOptions) (map[int]error, error) {
-	c := s.container(bucket)
+	c, err := s.container(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
 	bb, err := c.NewBatchBuilder()
 	if err != nil {
 		return nil, err
@@ -227,29 +262,36 @@ func (s *store) batchDelete(ctx context.Context, bucket string, objects []object
 	return failed, nil
 }
 
-// PutObject implements objectstore.Store.
+// PutObject implements objectstore.Writer.
 func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) error {
 	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
-	_, err := s.container(bucket).NewBlockBlobClient(key).UploadBuffer(ctx, data, nil)
+	c, err := s.container(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	_, err = c.NewBlockBlobClient(key).UploadBuffer(ctx, data, nil)
 	if err != nil {
 		return fmt.Errorf("writing %q to container %q: %w", key, bucket, s.classify(err))
 	}
 	return nil
 }
 
-// GetObject implements objectstore.Store.
-func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
+// OpenObject implements objectstore.DataPlane.
+func (s *store) OpenObject(ctx context.Context, bucket, key string) (io.ReadCloser, error) {
 	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
-	resp, err := s.container(bucket).NewBlobClient(key).DownloadStream(ctx, nil)
+	c, err := s.container(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.NewBlobClient(key).DownloadStream(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("reading %q from container %q: %w", key, bucket, s.classify(err))
 	}
-	defer resp.Body.Close()
-	return io.ReadAll(resp.Body)
+	return resp.Body, nil
 }
 
 func deref[T any](p *T) T {
@@ -260,13 +302,17 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-// Probe implements objectstore.Store with one List Blobs of at most one blob (names only): a
+// Probe implements objectstore.DataPlane with one List Blobs of at most one blob (names only): a
 // read every key and SAS with list permission may make.
 func (s *store) Probe(ctx context.Context, bucket string) error {
 	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
-	pager := s.container(bucket).NewListBlobsFlatPager(&container.ListBlobsFlatOptions{MaxResults: to.Ptr[int32](1)})
+	c, err := s.container(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	pager := c.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{MaxResults: to.Ptr[int32](1)})
 	if _, err := pager.NextPage(ctx); err != nil {
 		return fmt.Errorf("probing container %q: %w", bucket, s.classify(brief(err)))
 	}
@@ -284,81 +330,16 @@ type armStore struct {
 	groups     *armresources.ResourceGroupsClient
 	resources  *armresources.Client
 	region     string
-	// config is the bucket's providerConfig (nil: the defaults).
+	// config is the bucket's providerConfig (never nil; the defaults where only the data plane
+	// is used).
 	config *azureapi.BackupBucketConfig
-	// newData builds the data-plane store from an account's name, key and endpoint.
-	newData func(account) (*store, error)
+	// newBlobs builds the blob client of an account from its name, key and endpoint.
+	newBlobs func(account) (*azblob.Client, error)
 	// subscription is the subscription the management-plane credentials reach.
 	subscription string
+	// blobs is the data plane, which reaches each bucket's account through reachAccount.
+	blobs *store
 
-	mu   sync.Mutex
-	data map[string]*store // by bucket, for this request only
-}
-
-var _ objectstore.Store = (*armStore)(nil)
-
-// The blob operations of an armStore go to the account's data plane.
-
-// MaxDeleteBatch implements objectstore.Store.
-func (s *armStore) MaxDeleteBatch() int { return maxDeleteBatch }
-
-// ListObjects implements objectstore.Store.
-func (s *armStore) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
-	if err := azureapi.ValidateBucketName(bucket); err != nil {
-		return err
-	}
-	d, err := s.dataPlane(ctx, bucket)
-	if err != nil {
-		return err
-	}
-	return d.ListObjects(ctx, bucket, prefix, fn)
-}
-
-// DeleteObjects implements objectstore.Store.
-func (s *armStore) DeleteObjects(ctx context.Context, bucket string, objs []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
-	if err := azureapi.ValidateBucketName(bucket); err != nil {
-		return nil, err
-	}
-	d, err := s.dataPlane(ctx, bucket)
-	if err != nil {
-		return nil, err
-	}
-	return d.DeleteObjects(ctx, bucket, objs)
-}
-
-// PutObject implements objectstore.Store.
-func (s *armStore) PutObject(ctx context.Context, bucket, key string, data []byte) error {
-	if err := azureapi.ValidateBucketName(bucket); err != nil {
-		return err
-	}
-	d, err := s.dataPlane(ctx, bucket)
-	if err != nil {
-		return err
-	}
-	return d.PutObject(ctx, bucket, key, data)
-}
-
-// GetObject implements objectstore.Store.
-func (s *armStore) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
-	if err := azureapi.ValidateBucketName(bucket); err != nil {
-		return nil, err
-	}
-	d, err := s.dataPlane(ctx, bucket)
-	if err != nil {
-		return nil, err
-	}
-	return d.GetObject(ctx, bucket, key)
-}
-
-// Probe implements objectstore.Store on the account's data plane, reached with the account's key
-// as the listing is.
-func (s *armStore) Probe(ctx context.Context, bucket string) error {
-	if err := azureapi.ValidateBucketName(bucket); err != nil {
-		return err
-	}
-	d, err := s.dataPlane(ctx, bucket)
-	if err != nil {
-		return err
-	}
-	return d.Probe(ctx, bucket)
+	mu              sync.Mutex
+	reachedAccounts map[string]blobAccount // by bucket, for this request only
 }

@@ -224,7 +224,7 @@ func equalJSON(a, b any) bool {
 	return string(ja) == string(jb)
 }
 
-func listKeys(t *testing.T, s objectstore.Store, bucket string) ([]string, error) {
+func listKeys(t *testing.T, s conformance.Stores, bucket string) ([]string, error) {
 	t.Helper()
 	return conformance.ListKeys(ctx(t), s, bucket, "")
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
@@ -55,8 +56,8 @@ func wantConfigurationProblem(t *testing.T, err error) {
 	}
 }
 
-func storeFor(data map[string][]byte, wi bool, specRegion string) (objectstore.Store, error) {
-	return testProvider.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: wi, Region: specRegion}, nil)
+func storeFor(data map[string][]byte, wi bool, specRegion string) (conformance.Stores, error) {
+	return storesWith(data, wi, specRegion, nil)
 }
 
 // reconcileBucket does what the BackupBucket actuator does: a store from the secret, then
@@ -347,11 +348,11 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 // reconcileBucketWith is reconcileBucket with a providerConfig.
 func reconcileBucketWith(bucket, raw string) func(*testing.T, map[string][]byte, bool) error {
 	return func(t *testing.T, data map[string][]byte, wi bool) error {
-		cfg, err := testProvider.DecodeBucketConfig([]byte(raw))
+		cfg, err := testProvider.Decode([]byte(raw))
 		if err != nil {
 			t.Fatal(err)
 		}
-		store, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: wi, Region: region}, cfg)
+		store, err := storesWith(data, wi, region, cfg)
 		if err != nil {
 			return err
 		}
@@ -395,7 +396,7 @@ func TestBadBucketNamesSendNothing(t *testing.T) {
 	ops := map[string]func() error{
 		"EnsureBucket": func() error { return store.EnsureBucket(ctx, objectstore.Bucket{Name: bad, Region: region}) },
 		"PutObject":    func() error { return store.PutObject(ctx, bad, "k", []byte("v")) },
-		"GetObject":    func() error { _, err := store.GetObject(ctx, bad, "k"); return err },
+		"OpenObject":   func() error { _, err := store.OpenObject(ctx, bad, "k"); return err },
 		"ListObjects": func() error {
 			return store.ListObjects(ctx, bad, "", func([]objectstore.ObjectVersion) error { return nil })
 		},

@@ -17,16 +17,13 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// EnsureBucket implements objectstore.Store: it creates the bucket in the project of the
+// EnsureBucket implements objectstore.Management: it creates the bucket in the project of the
 // credentials and converges its settings on every call.
-func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
+func (s *management) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 	if err := gcpapi.ValidateBucketName(b.Name); err != nil {
 		return err
 	}
 	cfg := s.cfg
-	if cfg == nil {
-		cfg = &gcpapi.BackupBucketConfig{}
-	}
 	if err := validateLocation(b.Region); err != nil {
 		return err
 	}
@@ -70,7 +67,7 @@ func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 
 // verifyHandBack reads the bucket back: its lifecycle must be exactly provider-gcp's, which its
 // reconcile then leaves as it is (see bucket_lifecycle.go).
-func (s *store) verifyHandBack(ctx context.Context, bucket string) error {
+func (s *management) verifyHandBack(ctx context.Context, bucket string) error {
 	attrs, err := s.client.Bucket(bucket).Attrs(ctx)
 	if err != nil {
 		return classify(err)
@@ -84,7 +81,7 @@ func (s *store) verifyHandBack(ctx context.Context, bucket string) error {
 // grantReader binds the bucket's generated service account, where an earlier version bound it
 // with BucketRole alone, with ReaderRole too: entries read the bucket's deferral rule back with it.
 // An account not bound on the bucket (none issued yet) is left to the issuer.
-func (s *store) grantReader(ctx context.Context, bucket string) error {
+func (s *management) grantReader(ctx context.Context, bucket string) error {
 	email := ServiceAccountID(bucket) + "@" + s.projectID + ".iam.gserviceaccount.com"
 	policy, err := s.client.Bucket(bucket).IAM().Policy(ctx)
 	if err != nil {
@@ -99,7 +96,7 @@ func (s *store) grantReader(ctx context.Context, bucket string) error {
 
 // inProject reports whether a bucket of that name exists in the credentials' project. Bucket
 // names are global: the listing, not the name, tells ours from another project's.
-func (s *store) inProject(ctx context.Context, name string) (bool, error) {
+func (s *management) inProject(ctx context.Context, name string) (bool, error) {
 	it := s.client.Buckets(ctx, s.projectID)
 	it.Prefix = name
 	for {
@@ -116,7 +113,7 @@ func (s *store) inProject(ctx context.Context, name string) (bool, error) {
 	}
 }
 
-func (s *store) create(ctx context.Context, b objectstore.Bucket, cfg *gcpapi.BackupBucketConfig) error {
+func (s *management) create(ctx context.Context, b objectstore.Bucket, cfg *gcpapi.BackupBucketConfig) error {
 	attrs := &storage.BucketAttrs{
 		Location:                 strings.ToUpper(b.Region),
 		UniformBucketLevelAccess: storage.UniformBucketLevelAccess{Enabled: true},
@@ -157,7 +154,7 @@ func softDeleteDuration(cfg *gcpapi.BackupBucketConfig) time.Duration {
 
 // converge updates every managed setting that differs from the declaration, in one request
 // guarded by the bucket's metageneration, and locks the retention policy when asked.
-func (s *store) converge(ctx context.Context, name string, attrs *storage.BucketAttrs, cfg *gcpapi.BackupBucketConfig) error {
+func (s *management) converge(ctx context.Context, name string, attrs *storage.BucketAttrs, cfg *gcpapi.BackupBucketConfig) error {
 	var upd storage.BucketAttrsToUpdate
 	changed := false
 	if !attrs.UniformBucketLevelAccess.Enabled {
@@ -278,8 +275,8 @@ func validateLocation(region string) error {
 	return nil
 }
 
-// DeleteBucket implements objectstore.Store.
-func (s *store) DeleteBucket(ctx context.Context, name string) error {
+// DeleteBucket implements objectstore.Management.
+func (s *management) DeleteBucket(ctx context.Context, name string) error {
 	if err := gcpapi.ValidateBucketName(name); err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ var abortUploadsRule = storage.LifecycleRule{
 // (pkg/controller/backupbucket/actuator.go L191-204: any other lifecycle it replaces by that one
 // rule). A noncurrent rule still needed would be dropped by it, so the generations it covers are
 // marked first; where the store does not mark them, the hand-back is refused.
-func (s *store) desiredLifecycle(ctx context.Context, bucket string, have []storage.LifecycleRule, handBack bool) (storage.Lifecycle, error) {
+func (s *management) desiredLifecycle(ctx context.Context, bucket string, have []storage.LifecycleRule, handBack bool) (storage.Lifecycle, error) {
 	var kept []storage.LifecycleRule
 	for _, r := range have {
 		if r.Condition.NoncurrentTimeBefore.IsZero() {
@@ -69,7 +69,7 @@ func (s *store) desiredLifecycle(ctx context.Context, bucket string, have []stor
 
 // uncoveredNoncurrent lists the noncurrent generations under prefix that became noncurrent before
 // before and carry no custom time: what a noncurrent rule covers and markedRule does not.
-func (s *store) uncoveredNoncurrent(ctx context.Context, bucket, prefix string, before time.Time) ([]objectstore.ObjectVersion, error) {
+func (s *management) uncoveredNoncurrent(ctx context.Context, bucket, prefix string, before time.Time) ([]objectstore.ObjectVersion, error) {
 	q := &storage.Query{Prefix: prefix, Versions: true}
 	if err := q.SetAttrSelection([]string{"Name", "Generation", "CustomTime", "Deleted"}); err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 )
 
@@ -20,9 +21,9 @@ func immutable(period time.Duration, locked bool) *gcpapi.BackupBucketConfig {
 }
 
 // ensure is EnsureBucket of s's bucket with the providerConfig cfg (nil: the defaults).
-func ensure(t *testing.T, s objectstore.Store, name string, cfg *gcpapi.BackupBucketConfig) error {
+func ensure(t *testing.T, s conformance.Stores, name string, cfg *gcpapi.BackupBucketConfig) error {
 	t.Helper()
-	return gcpprovider.WithConfig(s, cfg).EnsureBucket(ctxFor(t), objectstore.Bucket{Name: name, Region: region})
+	return gcpprovider.WithConfig(s.DataPlane, cfg).EnsureBucket(ctxFor(t), objectstore.Bucket{Name: name, Region: region})
 }
 
 // patches counts the bucket updates the front has seen for a bucket.

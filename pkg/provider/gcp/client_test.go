@@ -9,7 +9,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 )
 
@@ -19,7 +19,7 @@ func TestProbeIsOneCountedRequest(t *testing.T) {
 	store := newStore(t, gcs.SecretData())
 	counted := metrics.CloudRequests.WithLabelValues(gcpprovider.Type, "probe", "404")
 	before := testutil.ToFloat64(counted)
-	err := store.Probe(metrics.WithOperation(context.Background(), "probe"), newBucketName())
+	err := store.Probe(objectstore.WithOperation(context.Background(), "probe"), newBucketName())
 	if !errors.Is(err, objectstore.ErrBucketNotFound) {
 		t.Fatalf("Probe of a missing bucket: %v; want ErrBucketNotFound", err)
 	}
@@ -30,12 +30,12 @@ func TestProbeIsOneCountedRequest(t *testing.T) {
 
 func TestWorkloadIdentity(t *testing.T) {
 	config := gcs.WorkloadIdentityConfig("wi-token-1")
-	newWI := func(token string) (objectstore.Store, error) {
+	newWI := func(token string) (conformance.Stores, error) {
 		data := map[string][]byte{"config": config, "storageAPIEndpoint": []byte(gcs.Endpoint)}
 		if token != "" {
 			data["token"] = []byte(token)
 		}
-		return testProvider.NewStore(context.Background(), provider.Credentials{Data: data, WorkloadIdentity: true, Region: region}, nil)
+		return storesWith(data, true, region, nil)
 	}
 	s, err := newWI("wi-token-1")
 	if err != nil {

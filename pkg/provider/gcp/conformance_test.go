@@ -6,7 +6,7 @@ import (
 
 	"cloud.google.com/go/storage"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
@@ -38,14 +38,10 @@ func TestConformanceOnFakeGCS(t *testing.T) {
 }
 
 // smallPages is the store with listing pages of 3 objects.
-func smallPages(t *testing.T, data map[string][]byte) objectstore.Store {
+func smallPages(t *testing.T, data map[string][]byte) conformance.Stores {
 	t.Helper()
 	p := &gcpprovider.Provider{IAMEndpoint: testProvider.IAMEndpoint, ListPageSize: 3}
-	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: region}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return conformance.StoresFor(t, p, provider.Credentials{Data: data, Region: region}, &gcpapi.BackupBucketConfig{})
 }
 
 // otherKey is a well-formed service-account key file whose key the token endpoint refuses.

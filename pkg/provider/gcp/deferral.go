@@ -98,11 +98,11 @@ func (e *RuleMissingError) Is(target error) bool { return target == objectstore.
 // Unwrap returns the store's answer to the write.
 func (e *RuleMissingError) Unwrap() error { return e.Cause }
 
-// DeferDeletion implements objectstore.Store: it checks that the bucket-wide rule is in place
+// DeferDeletion implements objectstore.Management: it checks that the bucket-wide rule is in place
 // (writing it only where it is missing and these credentials may), marks every generation under
 // prefix that has no custom time yet (so an interrupted deferral resumes; a custom time can only
 // move forward), and reads the rule back once more: only then is the deferral reported.
-func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
+func (s *management) DeferDeletion(ctx context.Context, bucket, prefix string) (objectstore.Deferral, error) {
 	if err := gcpapi.ValidateBucketName(bucket); err != nil {
 		return objectstore.Deferral{}, err
 	}
@@ -146,7 +146,7 @@ func (s *store) DeferDeletion(ctx context.Context, bucket, prefix string) (objec
 
 // ensureMarkedRule reads the bucket's lifecycle and, when the bucket-wide rule is missing, adds
 // it (keeping every other rule) where these credentials may.
-func (s *store) ensureMarkedRule(ctx context.Context, bucket string) (*rawstorage.BucketLifecycle, error) {
+func (s *management) ensureMarkedRule(ctx context.Context, bucket string) (*rawstorage.BucketLifecycle, error) {
 	have, err := s.readLifecycle(ctx, bucket)
 	if err != nil {
 		return nil, err
@@ -168,7 +168,7 @@ func (s *store) ensureMarkedRule(ctx context.Context, bucket string) (*rawstorag
 // became so before covered, which a noncurrent rule of the prefix deletes, needs none) and
 // reports whether a noncurrent one could not be marked by its generation (the store marked
 // another one instead).
-func (s *store) markAll(ctx context.Context, bucket, prefix string, covered time.Time) (bool, error) {
+func (s *management) markAll(ctx context.Context, bucket, prefix string, covered time.Time) (bool, error) {
 	q := &storage.Query{Prefix: prefix, Versions: true}
 	if err := q.SetAttrSelection([]string{"Name", "Generation", "CustomTime", "Deleted"}); err != nil {
 		return false, err
@@ -212,7 +212,7 @@ func (s *store) markAll(ctx context.Context, bucket, prefix string, covered time
 // none. With unmarkable set (noncurrent generations), a patch that the store applied to another
 // generation than the one named, or answered as not found, sets *unmarkable instead of failing:
 // the caller covers those generations otherwise.
-func (s *store) mark(ctx context.Context, bucket string, objects []objectstore.ObjectVersion, at time.Time, unmarkable *bool) error {
+func (s *management) mark(ctx context.Context, bucket string, objects []objectstore.ObjectVersion, at time.Time, unmarkable *bool) error {
 	var missed atomic.Bool
 	failed := objectstore.ForEachObject(ctx, objects, deferParallelism, func(ctx context.Context, o objectstore.ObjectVersion) error {
 		h, err := s.object(bucket, o)
@@ -245,7 +245,7 @@ func (s *store) mark(ctx context.Context, bucket string, objects []objectstore.O
 
 // readLifecycle reads the bucket's lifecycle rules with storage.buckets.get alone (no ACLs, so
 // roles/storage.legacyBucketReader suffices).
-func (s *store) readLifecycle(ctx context.Context, bucket string) (*rawstorage.BucketLifecycle, error) {
+func (s *management) readLifecycle(ctx context.Context, bucket string) (*rawstorage.BucketLifecycle, error) {
 	b, err := s.raw.Buckets.Get(bucket).Projection("noAcl").Fields("lifecycle", "metageneration").Context(ctx).Do()
 	if err != nil {
 		err = classify(err)

@@ -11,13 +11,14 @@ import (
 	gcsiam "cloud.google.com/go/iam"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 )
 
 // generatedEntry makes a bucket with a retention policy of a day and generated credentials,
 // reconciled with the operator's credentials, and returns the operator's store, the store of the
 // bucket's generated credentials (all a source- entry on the destination seed has) and the bucket.
-func generatedEntry(t *testing.T) (objectstore.Store, objectstore.Store, string) {
+func generatedEntry(t *testing.T) (conformance.Stores, conformance.Stores, string) {
 	t.Helper()
 	ctx := ctxFor(t)
 	s, iss := issuingStore(t)

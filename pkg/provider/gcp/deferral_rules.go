@@ -104,7 +104,7 @@ func (e *RuleNotKeptError) Is(target error) bool { return target == objectstore.
 // the rules of ours for prefix once a read shows them covering want. A rule of ours for the same prefix with an earlier noncurrent
 // date is replaced (ours, and the new one is the later); when the lifecycle is full, rules of
 // ours whose prefix holds nothing any more are dropped first.
-func (s *store) ensureRules(ctx context.Context, bucket, prefix string, want []storage.LifecycleRule) ([]storage.LifecycleRule, error) {
+func (s *management) ensureRules(ctx context.Context, bucket, prefix string, want []storage.LifecycleRule) ([]storage.LifecycleRule, error) {
 	h := s.client.Bucket(bucket)
 	var wrote int64 // the metageneration our last write produced
 	for range maxRuleWrites {
@@ -178,7 +178,7 @@ func planRules(have []storage.LifecycleRule, prefix string, want []storage.Lifec
 
 // dropSpent removes rules of ours, other than those of prefix, whose prefix holds no generation
 // any more: they have nothing left to delete.
-func (s *store) dropSpent(ctx context.Context, bucket, prefix string, rules []storage.LifecycleRule) ([]storage.LifecycleRule, error) {
+func (s *management) dropSpent(ctx context.Context, bucket, prefix string, rules []storage.LifecycleRule) ([]storage.LifecycleRule, error) {
 	empty := map[string]bool{}
 	out := rules[:0:0]
 	for _, r := range rules {
@@ -202,7 +202,7 @@ func (s *store) dropSpent(ctx context.Context, bucket, prefix string, rules []st
 }
 
 // prefixEmpty reports whether no generation (live or noncurrent) lies under prefix.
-func (s *store) prefixEmpty(ctx context.Context, bucket, prefix string) (bool, error) {
+func (s *management) prefixEmpty(ctx context.Context, bucket, prefix string) (bool, error) {
 	q := &storage.Query{Prefix: prefix, Versions: true}
 	if err := q.SetAttrSelection([]string{"Name"}); err != nil {
 		return false, err

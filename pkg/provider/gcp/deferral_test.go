@@ -14,6 +14,7 @@ import (
 	"google.golang.org/api/iterator"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 )
 
@@ -78,7 +79,7 @@ func generations(t *testing.T, c *storage.Client, bucket, prefix string) []strin
 
 // lockedEntries makes a versioned bucket with a 24h retention policy in which entryA has a
 // noncurrent and two live generations and entryB two objects.
-func lockedEntries(t *testing.T) (objectstore.Store, *storage.Client, string) {
+func lockedEntries(t *testing.T) (conformance.Stores, *storage.Client, string) {
 	t.Helper()
 	ctx := ctxFor(t)
 	data := gcs.SecretData()
@@ -108,7 +109,7 @@ func lockedEntries(t *testing.T) (objectstore.Store, *storage.Client, string) {
 }
 
 // deferA deletes entryA, which retention holds entirely, and defers it.
-func deferA(t *testing.T, s objectstore.Store, bucket string) (objectstore.Deferral, error) {
+func deferA(t *testing.T, s conformance.Stores, bucket string) (objectstore.Deferral, error) {
 	t.Helper()
 	ctx := ctxFor(t)
 	prefix, _ := objectstore.EntryPrefix(strings.TrimSuffix(entryA, "/"))

@@ -5,13 +5,15 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// WithConfig is s (a store of this package) with the bucket config cfg and the same clients, so
-// that a test converges one bucket to several configs with one store's credentials, as the
-// bucket controller's successive reconciles do with stores built by NewStore.
-func WithConfig(s objectstore.Store, cfg *gcpapi.BackupBucketConfig) objectstore.Store {
-	c := *s.(*store)
-	c.cfg = cfg
-	return &c
+// WithConfig is the management plane of d (a data plane of this package) with the bucket config
+// cfg (nil: the defaults) and the same clients, so that a test converges one bucket to several
+// configs with one set of credentials, as the bucket controller's successive reconciles do with
+// management planes built by NewManagement.
+func WithConfig(d objectstore.DataPlane, cfg *gcpapi.BackupBucketConfig) objectstore.Management {
+	if cfg == nil {
+		cfg = &gcpapi.BackupBucketConfig{}
+	}
+	return &management{store: d.(*store), cfg: cfg}
 }
 
 // IsServiceAccountKeyIssuer says whether iss is the issuer of per-bucket service-account keys.

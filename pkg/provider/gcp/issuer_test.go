@@ -34,13 +34,10 @@ func issuer(t *testing.T, data map[string][]byte) objectstore.CredentialIssuer {
 
 // issuingStore is the bucket controller's store for a config with generated credentials, and its
 // issuer, from one secret.
-func issuingStore(t *testing.T) (objectstore.Store, objectstore.CredentialIssuer) {
+func issuingStore(t *testing.T) (conformance.Stores, objectstore.CredentialIssuer) {
 	t.Helper()
 	data := gcs.SecretData()
-	s, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: region}, generatingConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := conformance.StoresFor(t, testProvider, provider.Credentials{Data: data, Region: region}, generatingConfig())
 	return s, issuer(t, data)
 }
 
@@ -49,7 +46,7 @@ func TestGeneratedServiceAccountKeys(t *testing.T) {
 	conformance.RunIssuer(t, conformance.IssuerHarness{
 		Harness:  conformance.Harness{Store: s, NewBucketName: newBucketName, Region: region},
 		Issuer:   iss,
-		StoreFor: func(t *testing.T, data map[string][]byte) objectstore.Store { return newStore(t, data) },
+		StoreFor: func(t *testing.T, data map[string][]byte) conformance.Stores { return newStore(t, data) },
 	})
 }
 

@@ -6,7 +6,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -37,11 +38,18 @@ var (
 	testProvider  = &gcpprovider.Provider{}
 )
 
-func newStore(t testing.TB, data map[string][]byte) objectstore.Store {
-	t.Helper()
-	s, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: region}, nil)
-	if err != nil {
-		t.Fatal(err)
+// storesWith builds the planes and the Writer of testProvider for a secret, the management
+// plane with cfg (nil: the defaults).
+func storesWith(data map[string][]byte, wi bool, specRegion string, cfg *gcpapi.BackupBucketConfig) (conformance.Stores, error) {
+	if cfg == nil {
+		cfg = &gcpapi.BackupBucketConfig{}
 	}
-	return s
+	return conformance.NewStores(context.Background(), testProvider, provider.Credentials{Data: data, WorkloadIdentity: wi, Region: specRegion}, cfg)
+}
+
+// newStore builds the planes and the Writer of testProvider, the management plane with the
+// default bucket config.
+func newStore(t testing.TB, data map[string][]byte) conformance.Stores {
+	t.Helper()
+	return conformance.StoresFor(t, testProvider, provider.Credentials{Data: data, Region: region}, &gcpapi.BackupBucketConfig{})
 }

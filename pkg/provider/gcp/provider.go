@@ -1,17 +1,16 @@
 // Package gcp is the Google Cloud Storage provider: GCS (or an emulator at a configured endpoint)
-// through cloud.google.com/go/storage, behind the core's objectstore.Store. Its rooms: provider.go
-// (Provider, NewStore, NewIssuer), secret.go (secret keys, parsing credentials secrets, the
-// etcd-backup secret), client.go (SDK clients from credentials), bucket.go (EnsureBucket,
-// DeleteBucket), store.go (object operations), deferral.go (DeferDeletion), errors.go (error
-// classification), issuer.go (per-bucket service-account keys). The SDK-free half (providerConfig
-// decoding, bucket names) is pkg/apis/gcp.
+// through cloud.google.com/go/storage, behind the core's objectstore.DataPlane and Management. Its
+// rooms: provider.go (Provider, a provider.Cloud: NewDataPlane, NewManagement, NewIssuer),
+// secret.go (secret keys, parsing credentials secrets, the etcd-backup secret), client.go (SDK
+// clients from credentials), bucket.go (EnsureBucket, DeleteBucket), store.go (object operations),
+// deferral.go (DeferDeletion), errors.go (error classification), issuer.go (per-bucket
+// service-account keys). The SDK-free half (providerConfig decoding, bucket names) is pkg/apis/gcp.
 package gcp
 
 import (
 	"context"
 	"time"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -34,12 +33,35 @@ type Provider struct {
 	ListPageSize int
 }
 
-var _ provider.Provider = (*Provider)(nil)
+var _ provider.Cloud[*gcpapi.BackupBucketConfig] = (*Provider)(nil)
 
-// NewStore implements provider.Provider. cfg is what EnsureBucket converges the bucket to (nil:
-// the defaults).
-func (p *Provider) NewStore(ctx context.Context, creds provider.Credentials, cfg config.Bucket) (objectstore.Store, error) {
-	c, _ := cfg.(*gcpapi.BackupBucketConfig)
+// Decode implements provider.Cloud with gcpapi.DecodeBackupBucketConfig.
+func (p *Provider) Decode(raw []byte) (*gcpapi.BackupBucketConfig, error) {
+	return gcpapi.DecodeBackupBucketConfig(raw)
+}
+
+// NewDataPlane implements provider.Cloud.
+func (p *Provider) NewDataPlane(ctx context.Context, creds provider.Credentials) (objectstore.DataPlane, error) {
+	return p.newStore(ctx, creds)
+}
+
+// NewWriter builds the Writer of creds, for the conformance suite, the demo and the benchmarks
+// (the controllers never write objects).
+func (p *Provider) NewWriter(ctx context.Context, creds provider.Credentials) (objectstore.Writer, error) {
+	return p.newStore(ctx, creds)
+}
+
+// NewManagement implements provider.Cloud: the data plane's clients with the bucket's config,
+// which EnsureBucket converges to.
+func (p *Provider) NewManagement(ctx context.Context, creds provider.Credentials, cfg *gcpapi.BackupBucketConfig) (objectstore.Management, error) {
+	s, err := p.newStore(ctx, creds)
+	if err != nil {
+		return nil, err
+	}
+	return &management{store: s, cfg: cfg}, nil
+}
+
+func (p *Provider) newStore(ctx context.Context, creds provider.Credentials) (*store, error) {
 	httpClient, projectID, err := p.authorizedClient(creds, storageScope)
 	if err != nil {
 		return nil, err
@@ -52,13 +74,13 @@ func (p *Provider) NewStore(ctx context.Context, creds provider.Credentials, cfg
 	if err != nil {
 		return nil, err
 	}
-	return &store{client: client, raw: raw, projectID: projectID, pageSize: p.ListPageSize, cfg: c}, nil
+	return &store{client: client, raw: raw, projectID: projectID, pageSize: p.ListPageSize}, nil
 }
 
-// NewIssuer implements provider.Provider. GCP has one issuer, the per-bucket service account's
+// NewIssuer implements provider.Cloud. GCP has one issuer, the per-bucket service account's
 // keys; the empty name (secrets generated before issuers were named) is that one too. Any
 // credentials can issue: the IAM API decides whether they may.
-func (p *Provider) NewIssuer(ctx context.Context, creds provider.Credentials, _ config.Bucket, issuer string) (objectstore.CredentialIssuer, error) {
+func (p *Provider) NewIssuer(ctx context.Context, creds provider.Credentials, _ *gcpapi.BackupBucketConfig, issuer string) (objectstore.CredentialIssuer, error) {
 	switch issuer {
 	case gcpapi.IssuerServiceAccountKey, "":
 		return p.newIAMIssuer(ctx, creds)

@@ -47,11 +47,18 @@ func TestNewIssuerDispatch(t *testing.T) {
 			}
 		})
 	}
-	s, err := testProvider.NewStore(context.Background(), static, generatingConfig())
+	s, err := testProvider.NewManagement(context.Background(), static, generatingConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := s.(objectstore.CredentialIssuer); ok {
-		t.Fatal("a store with generatedCredentials is a CredentialIssuer; issuers come from NewIssuer only")
+		t.Fatal("a management plane with generatedCredentials is a CredentialIssuer; issuers come from NewIssuer only")
+	}
+	d, err := testProvider.NewDataPlane(context.Background(), static)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d.(objectstore.CredentialIssuer); ok {
+		t.Fatal("a data plane is a CredentialIssuer; issuers come from NewIssuer only")
 	}
 }

@@ -36,7 +36,7 @@ func TestCredentialErrorsNameTheKeyAndHideTheValue(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: c.data, Region: region}, nil)
+			_, err := testProvider.NewDataPlane(context.Background(), provider.Credentials{Data: c.data, Region: region})
 			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v; want ErrInvalidConfig mentioning %s", err, c.want)
 			}

@@ -39,7 +39,12 @@ type store struct {
 	projectID string
 	// pageSize is the listing page size (0: maxListPageSize).
 	pageSize int
-	// cfg is the bucket's providerConfig, which EnsureBucket converges to (nil: the defaults).
+}
+
+// management is the management plane: the data plane's clients and a bucket's providerConfig.
+type management struct {
+	*store
+	// cfg is the bucket's providerConfig, which EnsureBucket converges to (never nil).
 	cfg *gcpapi.BackupBucketConfig
 }
 
@@ -51,12 +56,16 @@ func (s *store) listPageSize() int {
 	return s.pageSize
 }
 
-var _ objectstore.Store = (*store)(nil)
+var (
+	_ objectstore.DataPlane  = (*store)(nil)
+	_ objectstore.Writer     = (*store)(nil)
+	_ objectstore.Management = (*management)(nil)
+)
 
-// MaxDeleteBatch implements objectstore.Store.
+// MaxDeleteBatch implements objectstore.DataPlane.
 func (s *store) MaxDeleteBatch() int { return maxDeleteBatch }
 
-// PutObject implements objectstore.Store.
+// PutObject implements objectstore.Writer.
 func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) error {
 	if err := gcpapi.ValidateBucketName(bucket); err != nil {
 		return err
@@ -70,8 +79,8 @@ func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) 
 	return classifyBucket(w.Close())
 }
 
-// GetObject implements objectstore.Store.
-func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
+// OpenObject implements objectstore.DataPlane.
+func (s *store) OpenObject(ctx context.Context, bucket, key string) (io.ReadCloser, error) {
 	if err := gcpapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
@@ -79,11 +88,10 @@ func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, erro
 	if err != nil {
 		return nil, classify(err)
 	}
-	defer r.Close()
-	return io.ReadAll(r)
+	return r, nil
 }
 
-// ListObjects implements objectstore.Store. Every generation is listed (noncurrent ones too, on a
+// ListObjects implements objectstore.DataPlane. Every generation is listed (noncurrent ones too, on a
 // bucket that ever had versioning), each with its generation, so that deletions name exactly the
 // generation they saw and are safe to retry.
 func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
@@ -163,7 +171,7 @@ func (s *store) object(bucket string, o objectstore.ObjectVersion) (*storage.Obj
 	return h.Generation(gen), nil
 }
 
-// DeleteObjects implements objectstore.Store: one delete per object, deleteParallelism at once,
+// DeleteObjects implements objectstore.DataPlane: one delete per object, deleteParallelism at once,
 // every outcome classified; an object a retention policy or hold protects is reported as locked.
 func (s *store) DeleteObjects(ctx context.Context, bucket string, objects []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
 	if err := gcpapi.ValidateBucketName(bucket); err != nil {
@@ -206,7 +214,7 @@ func (s *store) lockedOrForbidden(ctx context.Context, h *storage.ObjectHandle, 
 	return classify(deleteErr)
 }
 
-// Probe implements objectstore.Store with objects.list of at most one object (live objects
+// Probe implements objectstore.DataPlane with objects.list of at most one object (live objects
 // only, name only): storage.objects.list is a permission every credential the extension hands
 // out has, unlike storage.buckets.get, which a generated service account lacks.
 func (s *store) Probe(ctx context.Context, bucket string) error {

@@ -117,9 +117,9 @@ func TestDeletesNameTheListedGeneration(t *testing.T) {
 	if err != nil || len(failed) != 0 {
 		t.Fatalf("DeleteObjects = %v, %v", failed, err)
 	}
-	got, err := s.GetObject(ctx, name, key)
+	got, err := objectstore.ReadObject(ctx, s, name, key)
 	if err != nil || string(got) != "new" {
-		t.Fatalf("GetObject = %q, %v; the delete of the listed generation must leave the newer one", got, err)
+		t.Fatalf("reading it = %q, %v; the delete of the listed generation must leave the newer one", got, err)
 	}
 }
 

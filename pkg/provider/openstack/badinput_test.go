@@ -62,7 +62,7 @@ func wantConfigurationProblem(t *testing.T, err error) {
 func reconcileContainer(bucket, specRegion string) func(*testing.T, map[string][]byte) error {
 	return func(_ *testing.T, data map[string][]byte) error {
 		cfg := &osapi.BackupBucketConfig{}
-		store, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: specRegion}, cfg)
+		store, err := testProvider.NewManagement(context.Background(), provider.Credentials{Data: data, Region: specRegion}, cfg)
 		if err != nil {
 			return err
 		}
@@ -70,23 +70,11 @@ func reconcileContainer(bucket, specRegion string) func(*testing.T, map[string][
 	}
 }
 
-// probeContainer does what the BackupBucket probe does with the operator's secret.
-func probeContainer(bucket string) func(*testing.T, map[string][]byte) error {
-	return func(_ *testing.T, data map[string][]byte) error {
-		cfg := &osapi.BackupBucketConfig{}
-		store, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: "RegionOne"}, cfg)
-		if err != nil {
-			return err
-		}
-		return store.Probe(context.Background(), bucket)
-	}
-}
-
 // deleteEntryIn does what the BackupEntry delegate does on deletion: a store from the secret, then
 // the deletion engine on the entry's prefix in spec.bucketName.
 func deleteEntryIn(bucket, specRegion string) func(*testing.T, map[string][]byte) error {
 	return func(_ *testing.T, data map[string][]byte) error {
-		store, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: data, Region: specRegion}, nil)
+		store, err := testProvider.NewDataPlane(context.Background(), provider.Credentials{Data: data, Region: specRegion})
 		if err != nil {
 			return err
 		}
@@ -195,7 +183,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 			want: objectstore.ErrInvalidConfig, names: []string{`"applicationCredentialSecret"`}},
 		{name: "secret: application credential without its name (etcd-backup-restore needs it)", data: drop(appCred, "applicationCredentialName"), run: reconcileContainer(fresh(), "RegionOne"),
 			want: objectstore.ErrInvalidConfig, names: []string{`"applicationCredentialName"`}},
-		{name: "secret: application credential without its name, probed (Keystone accepts it, etcd-backup-restore does not)", data: drop(appCred, "applicationCredentialName"), run: probeContainer(fresh()),
+		{name: "secret: application credential without its name, on a container that exists (Keystone accepts it, etcd-backup-restore does not)", data: drop(appCred, "applicationCredentialName"), run: reconcileContainer(existing, "RegionOne"),
 			want: objectstore.ErrInvalidConfig, names: []string{`"applicationCredentialName"`}},
 		{name: "secret: password keys mixed with an application credential secret alone", data: set(good, "applicationCredentialSecret", "mixed-app-secret"), run: reconcileContainer(fresh(), "RegionOne"),
 			want: objectstore.ErrInvalidConfig, names: []string{`"applicationCredentialID"`}},

@@ -13,11 +13,11 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// EnsureBucket implements objectstore.Store: the container exists, private (no read or write
+// EnsureBucket implements objectstore.Management: the container exists, private (no read or write
 // ACL), with versioning as declared, marked as this bucket's (takeover.go: a container in
 // provider-openstack's form is adopted, any other is ErrOwnedByOther and untouched). With
 // handBack, the state provider-openstack handles is read back before it returns nil.
-func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
+func (s *management) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 	if s.unusable != nil {
 		// Refused before anything is made: no shoot comes to depend on backups never taken.
 		return s.unusable
@@ -26,9 +26,6 @@ func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 		return err
 	}
 	cfg := s.cfg
-	if cfg == nil {
-		cfg = &osapi.BackupBucketConfig{}
-	}
 	c, err := s.swift(ctx)
 	if err != nil {
 		return err
@@ -76,9 +73,9 @@ func (s *store) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 	return s.handedBack(ctx, c, b.Name)
 }
 
-// DeleteBucket implements objectstore.Store. A container that is neither ours nor in
+// DeleteBucket implements objectstore.Management. A container that is neither ours nor in
 // provider-openstack's form is ErrOwnedByOther and stays.
-func (s *store) DeleteBucket(ctx context.Context, name string) error {
+func (s *management) DeleteBucket(ctx context.Context, name string) error {
 	if err := osapi.ValidateBucketName(name); err != nil {
 		return err
 	}

@@ -74,11 +74,11 @@ func TestVersioningTheClusterCannotHonourIsRefused(t *testing.T) {
 		}
 		return srv.URL + u.Path
 	}}
-	cfg, err := p.DecodeBucketConfig([]byte(osConfigHead + "versioning: true\n"))
+	cfg, err := p.Decode([]byte(osConfigHead + "versioning: true\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := p.NewStore(context.Background(), provider.Credentials{Data: cloud.SecretData("demo"), Region: "RegionOne"}, cfg)
+	store, err := p.NewManagement(context.Background(), provider.Credentials{Data: cloud.SecretData("demo"), Region: "RegionOne"}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestVersioningTheClusterCannotHonourIsRefused(t *testing.T) {
 	}
 	// Without versioning asked for, the same cluster is used.
 	plain := &osapi.BackupBucketConfig{}
-	store, err = p.NewStore(context.Background(), provider.Credentials{Data: cloud.SecretData("demo"), Region: "RegionOne"}, plain)
+	store, err = p.NewManagement(context.Background(), provider.Credentials{Data: cloud.SecretData("demo"), Region: "RegionOne"}, plain)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func TestConformanceWithoutBulkDelete(t *testing.T) {
 // versioningOf switches a container's versioning through the product's own path: EnsureBucket
 // of a store built with the providerConfig converges it to the config's declaration.
 func versioningOf(t *testing.T, data map[string][]byte, region string) func(context.Context, string, bool) error {
-	stores := map[bool]objectstore.Store{}
+	stores := map[bool]conformance.Stores{}
 	for _, on := range []bool{false, true} {
 		stores[on] = newConfiguredStore(t, testProvider, data, &osapi.BackupBucketConfig{Versioning: on})
 	}

@@ -7,8 +7,8 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// DeferDeletion implements objectstore.Store: Swift has no retention locks, so nothing is ever
+// DeferDeletion implements objectstore.Management: Swift has no retention locks, so nothing is ever
 // left to defer.
-func (s *store) DeferDeletion(context.Context, string, string) (objectstore.Deferral, error) {
+func (s *management) DeferDeletion(context.Context, string, string) (objectstore.Deferral, error) {
 	return objectstore.Deferral{}, fmt.Errorf("deferring deletions: %w", objectstore.ErrUnsupported)
 }

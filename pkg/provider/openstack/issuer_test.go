@@ -28,13 +28,10 @@ func generatingConfig(g osapi.GeneratedCredentialsConfig) *osapi.BackupBucketCon
 
 // issuing is the bucket controller's view of Swift with generated credentials: the store and the
 // issuer the config names, from the same credentials.
-func issuing(t *testing.T, data map[string][]byte, cfg *osapi.BackupBucketConfig) (objectstore.Store, objectstore.CredentialIssuer) {
+func issuing(t *testing.T, data map[string][]byte, cfg *osapi.BackupBucketConfig) (conformance.Stores, objectstore.CredentialIssuer) {
 	t.Helper()
 	creds := provider.Credentials{Data: data, Region: "RegionOne"}
-	s, err := testProvider.NewStore(context.Background(), creds, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := conformance.StoresFor(t, testProvider, creds, cfg)
 	iss, err := testProvider.NewIssuer(context.Background(), creds, cfg, cfg.GenerationSettings().Issuer)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +51,7 @@ func TestGeneratedApplicationCredentials(t *testing.T) {
 			Region:        "RegionOne",
 		},
 		Issuer:   iss,
-		StoreFor: func(t *testing.T, data map[string][]byte) objectstore.Store { return newStore(t, data) },
+		StoreFor: func(t *testing.T, data map[string][]byte) conformance.Stores { return newStore(t, data) },
 	})
 }
 

@@ -1,15 +1,14 @@
 package openstack_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"testing"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -39,28 +38,22 @@ var newContainerName = stack.NewBucketName
 // testProvider lists in small pages, so that the suite crosses page boundaries cheaply.
 var testProvider = &osprovider.Provider{ListPageSize: 250}
 
-func newStore(t testing.TB, data map[string][]byte) objectstore.Store {
+func newStore(t testing.TB, data map[string][]byte) conformance.Stores {
 	t.Helper()
 	return newStoreWith(t, testProvider, data)
 }
 
-func newStoreWith(t testing.TB, p *osprovider.Provider, data map[string][]byte) objectstore.Store {
+// newStoreWith is newConfiguredStore with the default bucket config.
+func newStoreWith(t testing.TB, p *osprovider.Provider, data map[string][]byte) conformance.Stores {
 	t.Helper()
-	return newConfiguredStore(t, p, data, nil)
+	return newConfiguredStore(t, p, data, &osapi.BackupBucketConfig{})
 }
 
-// newConfiguredStore is the bucket controller's store: built with the bucket's providerConfig.
-func newConfiguredStore(t testing.TB, p *osprovider.Provider, data map[string][]byte, cfg *osapi.BackupBucketConfig) objectstore.Store {
+// newConfiguredStore is the bucket controller's view: the data plane, the management plane
+// built with the bucket's providerConfig, and the tests' Writer.
+func newConfiguredStore(t testing.TB, p *osprovider.Provider, data map[string][]byte, cfg *osapi.BackupBucketConfig) conformance.Stores {
 	t.Helper()
-	var c config.Bucket
-	if cfg != nil {
-		c = cfg
-	}
-	s, err := p.NewStore(context.Background(), provider.Credentials{Data: data, Region: "RegionOne"}, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return conformance.StoresFor(t, p, provider.Credentials{Data: data, Region: "RegionOne"}, cfg)
 }
 
 var with = stack.With

@@ -18,7 +18,7 @@ func TestProbeIsOneCountedRequest(t *testing.T) {
 	store := newStore(t, cloud.SecretData("demo"))
 	counted := metrics.CloudRequests.WithLabelValues(osprovider.Type, "probe", "404")
 	before := testutil.ToFloat64(counted)
-	err := store.Probe(metrics.WithOperation(context.Background(), "probe"), newContainerName())
+	err := store.Probe(objectstore.WithOperation(context.Background(), "probe"), newContainerName())
 	if !errors.Is(err, objectstore.ErrBucketNotFound) {
 		t.Fatalf("Probe of a missing bucket: %v; want ErrBucketNotFound", err)
 	}
@@ -32,7 +32,7 @@ func TestProbeIsOneCountedRequest(t *testing.T) {
 func TestAnUnchangedContainerIsNotWritten(t *testing.T) {
 	store := newStore(t, cloud.SecretData("demo"))
 	name := newContainerName()
-	ctx := metrics.WithOperation(context.Background(), "ensure_bucket")
+	ctx := objectstore.WithOperation(context.Background(), "ensure_bucket")
 	if err := store.EnsureBucket(ctx, objectstore.Bucket{Name: name}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,18 +1,18 @@
 // Package openstack is the OpenStack Swift provider: Keystone v3 and object storage v1 through
-// gophercloud, behind the core's objectstore.Store.
+// gophercloud, behind the core's objectstore.DataPlane and Management.
 //
-// Rooms: provider.go the Provider, NewStore and NewIssuer; secret.go the secret's keys, their
-// parsing and the etcd-backup secret; client.go the HTTP client and the Keystone session; bucket.go
-// EnsureBucket and DeleteBucket; store.go the object operations; deferral.go DeferDeletion;
-// errors.go error classification; issuer.go the Keystone application credential issuer. The
-// SDK-free API (providerConfig, container names) is pkg/apis/openstack.
+// Rooms: provider.go the Provider (a provider.Cloud): NewDataPlane, NewManagement and NewIssuer;
+// secret.go the secret's keys, their parsing and the etcd-backup secret; client.go the HTTP client
+// and the Keystone session; bucket.go EnsureBucket and DeleteBucket; store.go the object
+// operations; deferral.go DeferDeletion; errors.go error classification; issuer.go the Keystone
+// application credential issuer. The SDK-free API (providerConfig, container names) is
+// pkg/apis/openstack.
 package openstack
 
 import (
 	"context"
 	"time"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -35,27 +35,39 @@ type Provider struct {
 	EndpointRewrite func(string) string
 }
 
-var _ provider.Provider = (*Provider)(nil)
+var _ provider.Cloud[*osapi.BackupBucketConfig] = (*Provider)(nil)
 
-// NewStore implements provider.Provider. It validates the secret now; Keystone is asked on the
-// store's first call, so that an authentication failure is a classified store error. With a
-// config (the bucket controller's), the store refuses to make or probe a bucket whose shoots'
-// etcd-backup etcd-backup-restore could not use.
-func (p *Provider) NewStore(_ context.Context, creds provider.Credentials, cfg config.Bucket) (objectstore.Store, error) {
+// Decode implements provider.Cloud with osapi.DecodeBackupBucketConfig.
+func (p *Provider) Decode(raw []byte) (*osapi.BackupBucketConfig, error) {
+	return osapi.DecodeBackupBucketConfig(raw)
+}
+
+// NewDataPlane implements provider.Cloud. It validates the secret now; Keystone is asked on the
+// first call, so that an authentication failure is a classified store error.
+func (p *Provider) NewDataPlane(_ context.Context, creds provider.Credentials) (objectstore.DataPlane, error) {
+	return p.newStore(creds)
+}
+
+// NewWriter builds the Writer of creds, for the conformance suite, the demo and the benchmarks
+// (the controllers never write objects).
+func (p *Provider) NewWriter(_ context.Context, creds provider.Credentials) (objectstore.Writer, error) {
+	return p.newStore(creds)
+}
+
+// NewManagement implements provider.Cloud. The management plane refuses to make a bucket whose
+// shoots' etcd-backup-restore could not use the secret (bucketCheck).
+func (p *Provider) NewManagement(_ context.Context, creds provider.Credentials, cfg *osapi.BackupBucketConfig) (objectstore.Management, error) {
 	s, err := p.newStore(creds)
 	if err != nil {
 		return nil, err
 	}
-	if c, _ := cfg.(*osapi.BackupBucketConfig); c != nil {
-		s.cfg, s.unusable = c, bucketCheck(creds.Data, c)
-	}
-	return s, nil
+	return &management{store: s, cfg: cfg, unusable: bucketCheck(creds.Data, cfg)}, nil
 }
 
-// NewIssuer implements provider.Provider: Keystone application credentials are OpenStack's one
+// NewIssuer implements provider.Cloud: Keystone application credentials are OpenStack's one
 // issuer, and every credentials secret can issue them; the empty name (a generated secret
 // recorded before issuers were named) is that issuer too.
-func (p *Provider) NewIssuer(_ context.Context, creds provider.Credentials, cfg config.Bucket, issuer string) (objectstore.CredentialIssuer, error) {
+func (p *Provider) NewIssuer(_ context.Context, creds provider.Credentials, cfg *osapi.BackupBucketConfig, issuer string) (objectstore.CredentialIssuer, error) {
 	switch issuer {
 	case osapi.IssuerApplicationCredential, "":
 	default:
@@ -65,7 +77,7 @@ func (p *Provider) NewIssuer(_ context.Context, creds provider.Credentials, cfg 
 	if err != nil {
 		return nil, err
 	}
-	c, _ := cfg.(*osapi.BackupBucketConfig)
+	c := cfg
 	if c == nil || c.GeneratedCredentials == nil {
 		// Only revocation is left to do, and it needs nothing of the config.
 		c = &osapi.BackupBucketConfig{GeneratedCredentials: &osapi.GeneratedCredentialsConfig{}}
@@ -73,7 +85,7 @@ func (p *Provider) NewIssuer(_ context.Context, creds provider.Credentials, cfg 
 	return &keystoneIssuer{store: s, cfg: c}, nil
 }
 
-// newStore builds a store without a config from a validated secret.
+// newStore builds the data plane from a validated secret.
 func (p *Provider) newStore(creds provider.Credentials) (*store, error) {
 	c, err := parseCredentials(creds.Data, creds.Region)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	apicredentials "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -23,7 +22,7 @@ func TestNewIssuerDispatchesByName(t *testing.T) {
 	generating := &osapi.BackupBucketConfig{GeneratedCredentials: &osapi.GeneratedCredentialsConfig{Roles: []string{"member"}}}
 	for _, c := range []struct {
 		name    string
-		cfg     config.Bucket
+		cfg     *osapi.BackupBucketConfig
 		issuer  string
 		want    *osapi.BackupBucketConfig // the issuer's config; nil: none asked for, revocation only
 		wantErr error
@@ -71,13 +70,20 @@ func TestStoreIsNoIssuer(t *testing.T) {
 		KeyUsername: []byte("u"), KeyPassword: []byte("pw"),
 	}}
 	cfg := &osapi.BackupBucketConfig{GeneratedCredentials: &osapi.GeneratedCredentialsConfig{Generation: apicredentials.Generation{AllowPassThrough: true}}}
-	for _, c := range []config.Bucket{nil, cfg} {
-		s, err := (&Provider{}).NewStore(context.Background(), creds, c)
+	data, err := (&Provider{}).NewDataPlane(context.Background(), creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := data.(objectstore.CredentialIssuer); ok {
+		t.Fatal("the data plane is a credential issuer")
+	}
+	for _, c := range []*osapi.BackupBucketConfig{{}, cfg} {
+		s, err := (&Provider{}).NewManagement(context.Background(), creds, c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, ok := s.(objectstore.CredentialIssuer); ok {
-			t.Fatalf("the store (config %v) is a credential issuer", c)
+			t.Fatalf("the management plane (config %v) is a credential issuer", c)
 		}
 	}
 }

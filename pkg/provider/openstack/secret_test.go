@@ -95,7 +95,7 @@ func TestBucketRefusesCredentialsTheSidecarCannotUse(t *testing.T) {
 		{name: "pass-through may hand the operator's on", data: with(byID, "domainName", "Default", "tenantName", "p"), cfg: passThrough, missing: "applicationCredentialName"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s, err := (&osprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: c.data, Region: "RegionOne"}, c.cfg)
+			s, err := (&osprovider.Provider{}).NewManagement(context.Background(), provider.Credentials{Data: c.data, Region: "RegionOne"}, c.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +133,7 @@ func TestCredentialErrorsNameTheKey(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := testProvider.NewStore(context.Background(), provider.Credentials{Data: c.data, Region: "RegionOne"}, nil)
+			_, err := testProvider.NewDataPlane(context.Background(), provider.Credentials{Data: c.data, Region: "RegionOne"})
 			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), c.mention) {
 				t.Fatalf("got %v; want ErrInvalidConfig naming %q", err, c.mention)
 			}

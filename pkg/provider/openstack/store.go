@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -39,10 +40,6 @@ type store struct {
 	httpClient http.Client
 	pageSize   int
 	rewrite    func(string) string
-	// cfg is the bucket's providerConfig (nil: the defaults), which EnsureBucket converges to.
-	cfg *osapi.BackupBucketConfig
-	// unusable, when set, is why the bucket is refused: its shoots' etcd-backup would not work.
-	unusable error
 
 	mu        sync.Mutex
 	client    *gophercloud.ServiceClient
@@ -54,9 +51,22 @@ type store struct {
 	noObjectVersioning bool
 }
 
-var _ objectstore.Store = (*store)(nil)
+// management is the management plane: the data plane's session and a bucket's providerConfig.
+type management struct {
+	*store
+	// cfg is the bucket's providerConfig (never nil), which EnsureBucket converges to.
+	cfg *osapi.BackupBucketConfig
+	// unusable, when set, is why the bucket is refused: its shoots' etcd-backup would not work.
+	unusable error
+}
 
-// MaxDeleteBatch implements objectstore.Store: the cluster's advertised bulk-delete limit (read
+var (
+	_ objectstore.DataPlane  = (*store)(nil)
+	_ objectstore.Writer     = (*store)(nil)
+	_ objectstore.Management = (*management)(nil)
+)
+
+// MaxDeleteBatch implements objectstore.DataPlane: the cluster's advertised bulk-delete limit (read
 // from /info after authentication, which runs here if needed), capped at maxBulkBatch; without
 // bulk delete, a batch of single deletes.
 func (s *store) MaxDeleteBatch() int {
@@ -71,7 +81,7 @@ func (s *store) MaxDeleteBatch() int {
 	return singleDeleteBatch
 }
 
-// ListObjects implements objectstore.Store. Every version is listed whatever the container's
+// ListObjects implements objectstore.DataPlane. Every version is listed whatever the container's
 // versioning says now: a container whose versioning was switched off still holds the versions
 // written while it was on. Swift's object versioning answers ?versions for any container (and a
 // cluster without it ignores the parameter and lists the objects). Pages continue from the last
@@ -163,7 +173,7 @@ func listPage(ctx context.Context, c *gophercloud.ServiceClient, bucket string, 
 // unversioned is the version ID Swift lists for an object written without versioning.
 const unversioned = "null"
 
-// DeleteObjects implements objectstore.Store. A container that is neither ours nor in
+// DeleteObjects implements objectstore.DataPlane. A container that is neither ours nor in
 // provider-openstack's form is refused (ErrOwnedByOther, takeover.go), one with legacy versioning
 // too (see legacyVersioning); otherwise one bulk delete when the cluster offers it, no
 // object names a version other than the unversioned one and the container's versioning is off
@@ -276,7 +286,7 @@ func (s *store) deleteSingly(ctx context.Context, c *gophercloud.ServiceClient, 
 	})
 }
 
-// PutObject implements objectstore.Store.
+// PutObject implements objectstore.Writer.
 func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) error {
 	if err := osapi.ValidateBucketName(bucket); err != nil {
 		return err
@@ -292,8 +302,8 @@ func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) 
 	return classify(err)
 }
 
-// GetObject implements objectstore.Store.
-func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, error) {
+// OpenObject implements objectstore.DataPlane.
+func (s *store) OpenObject(ctx context.Context, bucket, key string) (io.ReadCloser, error) {
 	if err := osapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
@@ -302,21 +312,20 @@ func (s *store) GetObject(ctx context.Context, bucket, key string) ([]byte, erro
 		return nil, err
 	}
 	res := objects.Download(ctx, c, bucket, key, nil)
-	data, err := res.ExtractContent()
-	if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+	if gophercloud.ResponseCodeIs(res.Err, http.StatusNotFound) {
 		return nil, fmt.Errorf("object %q: %w", key, objectstore.ErrNotFound)
 	}
-	return data, classify(err)
+	if res.Err != nil {
+		return nil, classify(res.Err)
+	}
+	return res.Body, nil
 }
 
-// Probe implements objectstore.Store with Keystone's authentication (once per store) and one GET
-// of the container with limit=1: the GET on the container that a generated application
-// credential's access rules allow (see ContainerAccessRules). A bucket whose shoots' etcd-backup
-// etcd-backup-restore could not use is not available, however well the extension reaches it.
+// Probe implements objectstore.DataPlane with Keystone's authentication (once per store) and one
+// GET of the container with limit=1: the GET on the container that a generated application
+// credential's access rules allow (see ContainerAccessRules). It reads only: whether the bucket's
+// shoots could use the operator's secret is the management plane's check (EnsureBucket).
 func (s *store) Probe(ctx context.Context, bucket string) error {
-	if s.unusable != nil {
-		return s.unusable
-	}
 	if err := osapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}

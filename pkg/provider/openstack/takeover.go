@@ -104,8 +104,8 @@ var errVersionFound = errors.New("versioned object found")
 // with versioning off, only makes it noncurrent, and Swift refuses to delete the container while
 // a version is left ("Delete all versions before deleting container"). Tested on Swift 2.30.
 // The whole container's versions listing is read (handBack is a one-off before a switch).
-func (s *store) handedBack(ctx context.Context, c *gophercloud.ServiceClient, bucket string) error {
-	if s.cfg == nil || !s.cfg.HandBack {
+func (s *management) handedBack(ctx context.Context, c *gophercloud.ServiceClient, bucket string) error {
+	if !s.cfg.HandBack {
 		return nil
 	}
 	head, _, err := readContainer(ctx, c, bucket)

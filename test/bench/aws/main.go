@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -167,8 +168,8 @@ func creds(m *stack.MinIO, endpoint string) provider.Credentials {
 	return provider.Credentials{Data: data}
 }
 
-func newStore(m *stack.MinIO, endpoint string) (objectstore.Store, error) {
-	return (&awsprovider.Provider{}).NewStore(context.Background(), creds(m, endpoint), nil)
+func newStore(m *stack.MinIO, endpoint string) (conformance.Stores, error) {
+	return conformance.NewStores(context.Background(), &awsprovider.Provider{}, creds(m, endpoint), &awsapi.BackupBucketConfig{})
 }
 
 // s3Client is the very client the engine's store uses (same transport, retries, checksums).
@@ -178,7 +179,7 @@ func s3Client(m *stack.MinIO, endpoint string) (*s3.Client, error) {
 
 // putMany writes keys with 48 writers; the first error stops the feeding (workers keep draining,
 // so that nothing blocks) and is returned.
-func putMany(ctx context.Context, store objectstore.Store, keys []string) error {
+func putMany(ctx context.Context, store objectstore.Writer, keys []string) error {
 	const workers = 48
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -26,7 +26,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
+	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/bench/benchutil"
@@ -74,7 +76,7 @@ func run(sizes []int, delays []time.Duration, parallelism, sample int) error {
 	// Azurite serves one request at a time: a listing page queued behind batches in flight can
 	// wait longer than the product's 60 s request timeout, which is Azurite's limit, not Azure's.
 	p := &azureprovider.Provider{RequestTimeout: 10 * time.Minute}
-	direct, err := p.NewStore(ctx, provider.Credentials{Data: secret}, nil)
+	direct, err := conformance.NewStores(ctx, p, provider.Credentials{Data: secret}, &azureapi.BackupBucketConfig{})
 	if err != nil {
 		return err
 	}
@@ -100,7 +102,7 @@ func run(sizes []int, delays []time.Duration, parallelism, sample int) error {
 			return rawLimit(ctx, c, prefix.String(), parallelism)
 		}},
 		{Name: "engine", Run: func(ctx context.Context, host string, objects int) error {
-			store, err := p.NewStore(ctx, at(host), nil)
+			store, err := p.NewDataPlane(ctx, at(host))
 			if err != nil {
 				return err
 			}

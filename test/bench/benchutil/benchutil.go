@@ -15,7 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 )
 
@@ -107,7 +106,7 @@ type Strategy struct {
 
 // RunOne writes keys into bucket with direct (untimed), times s deleting them through endpoint,
 // checks that exactly neighbour is left, prints one line and returns the result.
-func RunOne(ctx context.Context, direct objectstore.Store, bucket string, keys []string, neighbour string, s Strategy, endpoint string, delay time.Duration) (Result, error) {
+func RunOne(ctx context.Context, direct conformance.Stores, bucket string, keys []string, neighbour string, s Strategy, endpoint string, delay time.Duration) (Result, error) {
 	size := len(keys)
 	if s.Sample > 0 && s.Sample < len(keys) {
 		keys = keys[:s.Sample]

@@ -3,6 +3,7 @@ package benchutil
 import (
 	"context"
 	"fmt"
+	"io"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -21,9 +22,9 @@ type SyntheticStore struct {
 	Deleted atomic.Int64
 }
 
-var _ objectstore.Store = (*SyntheticStore)(nil)
+var _ objectstore.DataPlane = (*SyntheticStore)(nil)
 
-// ListObjects implements objectstore.Store.
+// ListObjects implements objectstore.DataPlane.
 func (s *SyntheticStore) ListObjects(_ context.Context, _, prefix string, fn func([]objectstore.ObjectVersion) error) error {
 	if prefix != s.Prefix {
 		return nil
@@ -40,33 +41,20 @@ func (s *SyntheticStore) ListObjects(_ context.Context, _, prefix string, fn fun
 	return nil
 }
 
-// DeleteObjects implements objectstore.Store.
+// DeleteObjects implements objectstore.DataPlane.
 func (s *SyntheticStore) DeleteObjects(_ context.Context, _ string, objects []objectstore.ObjectVersion) ([]objectstore.ObjectError, error) {
 	s.Deleted.Add(int64(len(objects)))
 	return nil, nil
 }
 
-// MaxDeleteBatch implements objectstore.Store.
+// MaxDeleteBatch implements objectstore.DataPlane.
 func (s *SyntheticStore) MaxDeleteBatch() int { return s.Batch }
 
-// EnsureBucket implements objectstore.Store.
-func (s *SyntheticStore) EnsureBucket(context.Context, objectstore.Bucket) error { return nil }
+// Probe implements objectstore.DataPlane.
+func (s *SyntheticStore) Probe(context.Context, string) error { return nil }
 
-// DeleteBucket implements objectstore.Store.
-func (s *SyntheticStore) DeleteBucket(context.Context, string) error { return nil }
-
-// DeferDeletion implements objectstore.Store.
-func (s *SyntheticStore) DeferDeletion(context.Context, string, string) (objectstore.Deferral, error) {
-	return objectstore.Deferral{}, objectstore.ErrUnsupported
-}
-
-// PutObject implements objectstore.Store.
-func (s *SyntheticStore) PutObject(context.Context, string, string, []byte) error {
-	return objectstore.ErrUnsupported
-}
-
-// GetObject implements objectstore.Store.
-func (s *SyntheticStore) GetObject(context.Context, string, string) ([]byte, error) {
+// OpenObject implements objectstore.DataPlane: it holds no content.
+func (s *SyntheticStore) OpenObject(context.Context, string, string) (io.ReadCloser, error) {
 	return nil, objectstore.ErrNotFound
 }
 
@@ -144,6 +132,3 @@ func MemoryAtScale(batch, parallelism int, sizes []int) error {
 	}
 	return nil
 }
-
-// Probe implements objectstore.Store.
-func (s *SyntheticStore) Probe(context.Context, string) error { return nil }

@@ -31,7 +31,9 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
 
+	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/bench/benchutil"
@@ -106,7 +108,7 @@ func run(sizes []int, delays []time.Duration, parallelism int) error {
 	}
 	defer stop()
 	secret := gcs.Secret
-	direct, err := (&gcpprovider.Provider{}).NewStore(ctx, provider.Credentials{Data: secret}, nil)
+	direct, err := conformance.NewStores(ctx, &gcpprovider.Provider{}, provider.Credentials{Data: secret}, &gcpapi.BackupBucketConfig{})
 	if err != nil {
 		return err
 	}
@@ -133,7 +135,7 @@ func run(sizes []int, delays []time.Duration, parallelism int) error {
 			return rawLimit(ctx, c, prefix.String(), inFlight)
 		}},
 		{Name: "engine", Run: func(ctx context.Context, endpoint string, objects int) error {
-			store, err := (&gcpprovider.Provider{}).NewStore(ctx, at(endpoint), nil)
+			store, err := (&gcpprovider.Provider{}).NewDataPlane(ctx, at(endpoint))
 			if err != nil {
 				return err
 			}

@@ -114,10 +114,10 @@ func snapshotKeys(entryName string, n int, now time.Time) []string {
 // writeSnapshots writes every side's entries' objects directly to MinIO (not through the
 // proxies).
 func writeSnapshots(ctx context.Context, c config, minio *stack.MinIO, sides []*side) error {
-	store, err := (&awsprovider.Provider{}).NewStore(ctx, provider.Credentials{Region: minio.Region, Data: map[string][]byte{
+	store, err := (&awsprovider.Provider{}).NewWriter(ctx, provider.Credentials{Region: minio.Region, Data: map[string][]byte{
 		"accessKeyID": []byte(minio.AccessKey), "secretAccessKey": []byte(minio.SecretKey),
 		"endpoint": []byte(minio.Endpoint), "s3ForcePathStyle": []byte("true"),
-	}}, nil)
+	}})
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,7 @@ import (
 	gopenstack "github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/objectstorage/v1/objects"
 
+	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -71,7 +72,7 @@ func run(n int, delays []time.Duration, parallelism int) error {
 	}
 	defer cloud.Stop()
 	creds := provider.Credentials{Data: cloud.SecretData("demo"), Region: "RegionOne"}
-	direct, err := (&osprovider.Provider{}).NewStore(ctx, creds, nil)
+	direct, err := conformance.NewStores(ctx, &osprovider.Provider{}, creds, &osapi.BackupBucketConfig{})
 	if err != nil {
 		return err
 	}
@@ -115,7 +116,7 @@ func run(n int, delays []time.Duration, parallelism int) error {
 			case "baseline":
 				outcome = baseline(ctx, cloud, rewrite, keys)
 			case "engine":
-				store, err := (&osprovider.Provider{EndpointRewrite: rewrite}).NewStore(ctx, creds, nil)
+				store, err := (&osprovider.Provider{EndpointRewrite: rewrite}).NewDataPlane(ctx, creds)
 				if err != nil {
 					return err
 				}

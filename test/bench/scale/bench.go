@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/bench/benchutil"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
@@ -35,8 +35,8 @@ type bench struct {
 	apiserver *apiServer  // envtest's kube-apiserver as its admin sees it (/metrics, /debug/pprof)
 	minio     *stack.MinIO
 	proxy     *stack.Proxy
-	direct    objectstore.Store // MinIO without the proxy: seeding and checks, not counted
-	repMu     sync.Mutex        // guards reps' killed and last (the CPU sampler takes snapshots too)
+	direct    conformance.Stores // MinIO without the proxy: seeding and checks, not counted
+	repMu     sync.Mutex         // guards reps' killed and last (the CPU sampler takes snapshots too)
 	reps      []*replica
 	started   int // extension processes started so far (names their folders)
 	// n is how many entries exist: --entries, plus the kept ones phase 3 adds if there are too few.

@@ -7,7 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/bench/benchutil"
@@ -15,11 +16,11 @@ import (
 
 // directStore is MinIO without the proxy: what the benchmark writes and checks there is neither
 // counted nor logged as the extension's.
-func (b *bench) directStore(ctx context.Context) (objectstore.Store, error) {
-	return (&awsprovider.Provider{}).NewStore(ctx, provider.Credentials{Region: b.minio.Region, Data: map[string][]byte{
+func (b *bench) directStore(ctx context.Context) (conformance.Stores, error) {
+	return conformance.NewStores(ctx, &awsprovider.Provider{}, provider.Credentials{Region: b.minio.Region, Data: map[string][]byte{
 		"accessKeyID": []byte(b.minio.AccessKey), "secretAccessKey": []byte(b.minio.SecretKey),
 		"endpoint": []byte(b.minio.Endpoint), "s3ForcePathStyle": []byte("true"),
-	}}, nil)
+	}}, &awsapi.BackupBucketConfig{})
 }
 
 // seedBody is every seeded object's content: the benchmark measures object counts, not bytes.

@@ -1,7 +1,6 @@
 package aws_test
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -16,8 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
@@ -26,13 +25,9 @@ import (
 )
 
 // store reaches MinIO directly, to fill and inspect buckets.
-func store(t *testing.T) objectstore.Store {
+func store(t *testing.T) conformance.Stores {
 	t.Helper()
-	s, err := (&awsprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: secretData(minio.Endpoint), Region: region}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return conformance.StoresFor(t, &awsprovider.Provider{}, provider.Credentials{Data: secretData(minio.Endpoint), Region: region}, &awsapi.BackupBucketConfig{})
 }
 
 func bucketExists(t *testing.T, name string) bool {

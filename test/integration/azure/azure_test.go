@@ -1,7 +1,6 @@
 package azure_test
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
+	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -18,13 +18,9 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
-func store(t *testing.T) objectstore.Store {
+func store(t *testing.T) conformance.Stores {
 	t.Helper()
-	s, err := (&azureprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: azurite.SecretData(), Region: region}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return conformance.StoresFor(t, &azureprovider.Provider{}, provider.Credentials{Data: azurite.SecretData(), Region: region}, &azureapi.BackupBucketConfig{})
 }
 
 func containerExists(t *testing.T, name string) bool {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
@@ -26,7 +27,7 @@ func TestSourceEntryWithOnlyAnAccountKeyDefersLockedObjects(t *testing.T) {
 	otherSeed := stack.StartARM(blobs.StandInEndpoint())
 	defer otherSeed.Close()
 	p := &azureprovider.Provider{Cloud: otherSeed.Cloud(), ManagementTransport: otherSeed.Client()}
-	bucketStore, err := p.NewStore(context.Background(), provider.Credentials{Data: otherSeed.ServicePrincipal(), Region: region}, nil)
+	bucketStore, err := p.NewManagement(context.Background(), provider.Credentials{Data: otherSeed.ServicePrincipal(), Region: region}, &azureapi.BackupBucketConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

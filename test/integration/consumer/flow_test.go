@@ -179,7 +179,7 @@ func assertKeys(t *testing.T, etcdBackup *corev1.Secret, keys []string) {
 }
 
 // countSnapshots counts the sidecar's full and delta snapshots under "<entry>/etcd-main/".
-func countSnapshots(t *testing.T, store objectstore.Store, bucket, entry string) (full, delta int) {
+func countSnapshots(t *testing.T, store objectstore.DataPlane, bucket, entry string) (full, delta int) {
 	t.Helper()
 	keys, err := conformance.ListKeys(framework.Ctx(t), store, bucket, entry+"/etcd-main/")
 	if err != nil {

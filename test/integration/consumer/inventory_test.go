@@ -25,7 +25,7 @@ var snapshotName = regexp.MustCompile(`^(Full|Incr)-\d+-\d+-(\d+)(\.gz|\.Z|\.zli
 // checkInventory takes the entry's inventory with the entry's credential after the sidecar
 // stopped (so that nothing changes under it) and checks it against the sidecar's own word on the
 // snapshots it wrote and against a plain listing of the entry.
-func checkInventory(t *testing.T, store objectstore.Store, bucket, entry string, sidecar *stack.Process) {
+func checkInventory(t *testing.T, store objectstore.DataPlane, bucket, entry string, sidecar *stack.Process) {
 	t.Helper()
 	ctx := framework.Ctx(t)
 	prefix := entry + "/"
@@ -61,7 +61,7 @@ func checkInventory(t *testing.T, store objectstore.Store, bucket, entry string,
 			}
 			objects++
 			if snapshotName.MatchString(o.Key[strings.LastIndex(o.Key, "/")+1:]) {
-				data, err := store.GetObject(ctx, bucket, o.Key)
+				data, err := objectstore.ReadObject(ctx, store, bucket, o.Key)
 				if err != nil {
 					return err
 				}

@@ -30,21 +30,6 @@ import (
 
 const bucket = "drill-backups"
 
-// source reads a store through the drill's Source with the store's ListObjects and GetObject.
-type source struct{ s objectstore.Store }
-
-func (s source) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
-	return s.s.ListObjects(ctx, bucket, prefix, fn)
-}
-
-func (s source) OpenObject(ctx context.Context, bucket, key string) (io.ReadCloser, error) {
-	data, err := s.s.GetObject(ctx, bucket, key)
-	if err != nil {
-		return nil, err
-	}
-	return io.NopCloser(bytes.NewReader(data)), nil
-}
-
 // mapSource is a copy of the snapshots, to damage without touching the bucket.
 type mapSource map[string][]byte
 
@@ -79,7 +64,7 @@ func TestDrillRealSnapshots(t *testing.T) {
 	}
 	data := minio.SecretData()
 	delete(data, "region")
-	store, err := (&awsprovider.Provider{}).NewStore(ctx, provider.Credentials{Data: data, Region: minio.Region}, nil)
+	store, err := (&awsprovider.Provider{}).NewDataPlane(ctx, provider.Credentials{Data: data, Region: minio.Region})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +86,7 @@ func TestDrillRealSnapshots(t *testing.T) {
 			before := listAll(t, ctx, store)
 
 			var restored map[string]string
-			results, err := drill.Drill(ctx, source{store}, bucket, entry+"/", drill.Options{
+			results, err := drill.Drill(ctx, store, bucket, entry+"/", drill.Options{
 				ScratchDir: t.TempDir(),
 				Inspect: func(ctx context.Context, _ string, kv clientv3.KV) error {
 					restored, err = readKVs(ctx, kv)
@@ -136,14 +121,14 @@ func TestDrillRealSnapshots(t *testing.T) {
 }
 
 // damaged drills copies of the entry's snapshots, each damaged one way, and checks each reason.
-func damaged(t *testing.T, ctx context.Context, store objectstore.Store, entry, suffix string) {
+func damaged(t *testing.T, ctx context.Context, store objectstore.DataPlane, entry, suffix string) {
 	orig := mapSource{}
 	var names []string // the chain: full first, then deltas in order
 	col := drill.NewCollector(entry + "/")
 	if err := store.ListObjects(ctx, bucket, entry+"/", func(page []objectstore.ObjectVersion) error {
 		col.Add(page)
 		for _, o := range page {
-			data, err := store.GetObject(ctx, bucket, o.Key)
+			data, err := objectstore.ReadObject(ctx, store, bucket, o.Key)
 			if err != nil {
 				return err
 			}
@@ -214,7 +199,7 @@ func flip(data []byte, at int) []byte {
 // backUp runs etcd with the real etcd-backup-restore beside it, writes keys before its first full
 // snapshot and in rounds after it (new keys, overwrites, deletes), waits until a snapshot covers
 // each round, stops the sidecar and returns what etcd holds and its revision.
-func backUp(t *testing.T, ctx context.Context, store objectstore.Store, secret map[string][]byte, entry string, flags []string) (map[string]string, int64) {
+func backUp(t *testing.T, ctx context.Context, store objectstore.DataPlane, secret map[string][]byte, entry string, flags []string) (map[string]string, int64) {
 	t.Helper()
 	db := stack.StartEtcd(t, filepath.Join(t.TempDir(), "etcd"))
 	defer db.Stop()
@@ -248,7 +233,7 @@ func backUp(t *testing.T, ctx context.Context, store objectstore.Store, secret m
 	return kvs, rev
 }
 
-func waitCovered(t *testing.T, ctx context.Context, store objectstore.Store, sidecar *stack.Process, prefix string, rev int64) {
+func waitCovered(t *testing.T, ctx context.Context, store objectstore.DataPlane, sidecar *stack.Process, prefix string, rev int64) {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
 		if sidecar.Exited() {
@@ -274,7 +259,7 @@ func waitCovered(t *testing.T, ctx context.Context, store objectstore.Store, sid
 	}
 }
 
-func listAll(t *testing.T, ctx context.Context, store objectstore.Store) []objectstore.ObjectVersion {
+func listAll(t *testing.T, ctx context.Context, store objectstore.DataPlane) []objectstore.ObjectVersion {
 	t.Helper()
 	var all []objectstore.ObjectVersion
 	if err := store.ListObjects(ctx, bucket, "", func(p []objectstore.ObjectVersion) error {

@@ -24,6 +24,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
@@ -42,7 +43,9 @@ type Env struct {
 	Type     string
 	Region   string
 	provider provider.Provider
-	stop     func()
+	// newWriter builds the provider's Writer, for the tests' fixtures (no controller writes).
+	newWriter func(context.Context, provider.Credentials) (objectstore.Writer, error)
+	stop      func()
 }
 
 // Options change how the controllers run.
@@ -54,14 +57,15 @@ type Options struct {
 	LeaderElectionNamespace string
 }
 
-// Start starts envtest and the controllers of p; objects are created in region. Set TEST_LOG
-// to see the controllers' log.
-func Start(p provider.Provider, region string) (*Env, error) {
-	return StartWith(p, region, Options{})
+// Start starts envtest and the controllers of c (registered as the binaries register it);
+// objects are created in region. Set TEST_LOG to see the controllers' log.
+func Start[C config.Bucket](c conformance.TestCloud[C], region string) (*Env, error) {
+	return StartWith(c, region, Options{})
 }
 
 // StartWith is Start with options.
-func StartWith(p provider.Provider, region string, o Options) (*Env, error) {
+func StartWith[C config.Bucket](c conformance.TestCloud[C], region string, o Options) (*Env, error) {
+	p := provider.Register(c)
 	ctx, cancel := context.WithCancel(context.Background())
 	testEnv, cfg, err := stack.StartEnvtest()
 	if err != nil {
@@ -116,49 +120,56 @@ func StartWith(p provider.Provider, region string, o Options) (*Env, error) {
 		stop()
 		return nil, err
 	}
-	return &Env{K8s: k8s, Type: p.Type(), Region: region, provider: p, stop: stop}, nil
+	return &Env{K8s: k8s, Type: p.Type(), Region: region, provider: p, newWriter: c.NewWriter, stop: stop}, nil
 }
 
 // Attach returns an Env over k8s for controllers that run elsewhere (the binary as a process):
 // the helpers create, trigger and wait as they do for the in-process controllers.
-func Attach(k8s client.Client, p provider.Provider, region string) *Env {
-	return &Env{K8s: k8s, Type: p.Type(), Region: region, provider: p, stop: func() {}}
+func Attach[C config.Bucket](k8s client.Client, c conformance.TestCloud[C], region string) *Env {
+	p := provider.Register(c)
+	return &Env{K8s: k8s, Type: p.Type(), Region: region, provider: p, newWriter: c.NewWriter, stop: func() {}}
 }
 
-// StoreFor builds the provider's store from secret data, as an entry's deletion does (for
-// example with a bucket's generated credentials).
-func (e *Env) StoreFor(t *testing.T, data map[string][]byte) objectstore.Store {
+// StoreFor builds the provider's planes (the management plane with the default providerConfig)
+// and Writer from secret data, as an entry's deletion does (for example with a bucket's
+// generated credentials).
+func (e *Env) StoreFor(t *testing.T, data map[string][]byte) conformance.Stores {
 	t.Helper()
-	s, err := e.provider.NewStore(context.Background(), provider.Credentials{Data: data, Region: e.Region}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := e.BucketStoreFor(t, data, "")
 	return s
 }
 
-// BucketStoreFor builds the provider's store and issuer as the BackupBucket controller does: from
-// the operator's secret data and the bucket's providerConfig, whose generatedCredentials name
-// the issuer (nil where it asks for none, or these credentials issue none).
-func (e *Env) BucketStoreFor(t *testing.T, data map[string][]byte, providerConfig string) (objectstore.Store, objectstore.CredentialIssuer) {
+// BucketStoreFor builds the provider's planes, Writer and issuer as the BackupBucket controller
+// does: from the operator's secret data and the bucket's providerConfig, whose
+// generatedCredentials name the issuer (nil where it asks for none, or these credentials issue
+// none).
+func (e *Env) BucketStoreFor(t *testing.T, data map[string][]byte, providerConfig string) (conformance.Stores, objectstore.CredentialIssuer) {
 	t.Helper()
+	ctx := context.Background()
 	var raw []byte
 	if providerConfig != "" {
 		raw = []byte(providerConfig)
 	}
-	cfg, err := e.provider.DecodeBucketConfig(raw)
+	cfg, err := e.provider.Decode(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	creds := provider.Credentials{Data: data, Region: e.Region}
-	s, err := e.provider.NewStore(context.Background(), creds, cfg)
-	if err != nil {
+	var s conformance.Stores
+	if s.DataPlane, err = e.provider.NewDataPlane(ctx, creds); err != nil {
 		t.Fatal(err)
 	}
-	g := config.GeneratedCredentials(cfg)
+	if s.Management, err = cfg.NewManagement(ctx, creds); err != nil {
+		t.Fatal(err)
+	}
+	if s.Writer, err = e.newWriter(ctx, creds); err != nil {
+		t.Fatal(err)
+	}
+	g := cfg.GenerationSettings()
 	if g == nil {
 		return s, nil
 	}
-	issuer, err := e.provider.NewIssuer(context.Background(), creds, cfg, g.Issuer)
+	issuer, err := cfg.NewIssuer(ctx, creds, g.Issuer)
 	if err != nil {
 		t.Fatal(err)
 	}

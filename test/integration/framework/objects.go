@@ -13,7 +13,7 @@ import (
 // FillEntry writes n snapshot objects under prefix ("<entry>/") and three neighbours whose names
 // extend the entry's name ("<entry>0/...", "<entry>x/..."), and returns the neighbours: a
 // deletion of the entry must leave exactly them.
-func FillEntry(t *testing.T, store objectstore.Store, bucket, prefix string, n int) []string {
+func FillEntry(t *testing.T, store objectstore.Writer, bucket, prefix string, n int) []string {
 	t.Helper()
 	keys := make([]string, 0, n+3)
 	for i := range n {
@@ -28,7 +28,7 @@ func FillEntry(t *testing.T, store objectstore.Store, bucket, prefix string, n i
 }
 
 // AssertOnly fails unless the bucket holds exactly the keys want.
-func AssertOnly(t *testing.T, store objectstore.Store, bucket string, want []string) {
+func AssertOnly(t *testing.T, store objectstore.DataPlane, bucket string, want []string) {
 	t.Helper()
 	left, err := conformance.ListKeys(Ctx(t), store, bucket, "")
 	if err != nil {

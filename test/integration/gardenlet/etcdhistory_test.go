@@ -16,12 +16,13 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
 // storeFunc builds a store from a secret's data (framework.Env.StoreFor, or a provider's
 // providerWorld.storeFor).
-type storeFunc func(t *testing.T, data map[string][]byte) objectstore.Store
+type storeFunc func(t *testing.T, data map[string][]byte) conformance.Stores
 
 // etcdHistory is a shoot's etcd across migrations: what it holds, and every snapshot the real
 // etcd-backup-restore wrote for it, by the phase that wrote it.
@@ -111,7 +112,7 @@ func copyBackups(t *testing.T, storeFor storeFunc, from, to map[string][]byte, e
 		t.Fatalf("nothing to copy under %s/etcd-main/ in bucket %s", entry, srcBucket)
 	}
 	for _, k := range keys {
-		data, err := src.GetObject(ctx(), srcBucket, k)
+		data, err := objectstore.ReadObject(ctx(), src, srcBucket, k)
 		if err != nil {
 			t.Fatalf("copy: reading %s from bucket %s with source-etcd-backup: %v", k, srcBucket, err)
 		}
@@ -119,7 +120,7 @@ func copyBackups(t *testing.T, storeFor storeFunc, from, to map[string][]byte, e
 			// A store with a retention policy on the whole bucket (GCS) refuses to overwrite an
 			// object it still holds: the copy back finds the snapshots written there before the
 			// first migration. The same content there is a copied snapshot.
-			if have, gerr := dst.GetObject(ctx(), dstBucket, k); gerr == nil && bytes.Equal(have, data) {
+			if have, gerr := objectstore.ReadObject(ctx(), dst, dstBucket, k); gerr == nil && bytes.Equal(have, data) {
 				t.Logf("copy: %s is in bucket %s already with the same content (overwriting it: %v)", k, dstBucket, err)
 				continue
 			}
@@ -131,7 +132,7 @@ func copyBackups(t *testing.T, storeFor storeFunc, from, to map[string][]byte, e
 
 // currentKeys is every key under prefix whose current version is an object (what a plain read
 // returns), sorted.
-func currentKeys(t *testing.T, store objectstore.Store, bucket, prefix string) []string {
+func currentKeys(t *testing.T, store objectstore.DataPlane, bucket, prefix string) []string {
 	t.Helper()
 	var keys []string
 	err := store.ListObjects(ctx(), bucket, prefix, func(page []objectstore.ObjectVersion) error {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -46,7 +46,7 @@ type providerWorld struct {
 
 // storeFor is a store of the provider from a secret's data (with storeData), for the test's own
 // reads and writes and the stand-in for etcd-druid's copy job.
-func (p *providerWorld) storeFor(t *testing.T, data map[string][]byte) objectstore.Store {
+func (p *providerWorld) storeFor(t *testing.T, data map[string][]byte) conformance.Stores {
 	t.Helper()
 	if len(p.storeData) > 0 {
 		data = stack.With(data, p.storeData...)
@@ -137,7 +137,7 @@ func openstackWorld(t *testing.T) *providerWorld {
 // startProviderSeeds builds w's binary and starts its two seeds, "<type>-seed-a" and
 // "<type>-seed-b", stopped when t ends. p is the test's own view of the provider (store helpers);
 // flags are the binary's provider flags (azure: its cloud and CA files).
-func startProviderSeeds(t *testing.T, w *providerWorld, p provider.Provider, flags ...string) (a, b *seedWorld) {
+func startProviderSeeds[C config.Bucket](t *testing.T, w *providerWorld, p conformance.TestCloud[C], flags ...string) (a, b *seedWorld) {
 	t.Helper()
 	binary, err := stack.BuildBinary(workDir, w.typ)
 	if err != nil {

@@ -13,8 +13,8 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
+	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
@@ -38,13 +38,9 @@ func sync1(f func() map[string][]byte) func() map[string][]byte {
 }
 
 // store reaches the stand-in directly, to fill and inspect buckets.
-func store(t *testing.T) objectstore.Store {
+func store(t *testing.T) conformance.Stores {
 	t.Helper()
-	s, err := (&gcpprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: secret(), Region: region}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return conformance.StoresFor(t, &gcpprovider.Provider{}, provider.Credentials{Data: secret(), Region: region}, &gcpapi.BackupBucketConfig{})
 }
 
 func rawClient(t *testing.T) *storage.Client {

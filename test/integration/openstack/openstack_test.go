@@ -1,7 +1,6 @@
 package openstack_test
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
+	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -19,13 +19,9 @@ import (
 )
 
 // store reaches the demo project's Swift account directly, to fill and inspect containers.
-func store(t *testing.T) objectstore.Store {
+func store(t *testing.T) conformance.Stores {
 	t.Helper()
-	s, err := (&osprovider.Provider{}).NewStore(context.Background(), provider.Credentials{Data: cloud.SecretData("demo"), Region: region}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return conformance.StoresFor(t, &osprovider.Provider{}, provider.Credentials{Data: cloud.SecretData("demo"), Region: region}, &osapi.BackupBucketConfig{})
 }
 
 func containerExists(t *testing.T, name string) bool {

@@ -23,7 +23,6 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/charts"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
@@ -52,15 +51,21 @@ func (issuing) CredentialReach(string) string                                   
 
 func (p memProvider) Type() string { return "aws" }
 
-// DecodeBucketConfig asks every bucket for generated credentials.
-func (p memProvider) DecodeBucketConfig([]byte) (config.Bucket, error) {
+// Decode asks every bucket for generated credentials.
+func (p memProvider) Decode([]byte) (*controllertest.Config, error) {
 	return &controllertest.Config{Generated: &credentials.Settings{Issuer: "mem"}}, nil
 }
 func (p memProvider) ValidateBucketName(string) error { return nil }
-func (p memProvider) NewStore(context.Context, provider.Credentials, config.Bucket) (objectstore.Store, error) {
+func (p memProvider) NewDataPlane(context.Context, provider.Credentials) (objectstore.DataPlane, error) {
 	return p.store, nil
 }
-func (p memProvider) NewIssuer(context.Context, provider.Credentials, config.Bucket, string) (objectstore.CredentialIssuer, error) {
+func (p memProvider) NewManagement(context.Context, provider.Credentials, *controllertest.Config) (objectstore.Management, error) {
+	return p.store, nil
+}
+func (p memProvider) NewWriter(context.Context, provider.Credentials) (objectstore.Writer, error) {
+	return p.store, nil
+}
+func (p memProvider) NewIssuer(context.Context, provider.Credentials, *controllertest.Config, string) (objectstore.CredentialIssuer, error) {
 	return issuing{}, nil
 }
 func (p memProvider) EtcdBackupSecretData(_ *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {

@@ -1,0 +1,80 @@
+package conformance
+
+import (
+	"context"
+	"testing"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+// Stores is one store reached with one set of credentials: its data plane, its management plane
+// (built with the providerConfig the suite's buckets are made with) and the Writer the suite
+// writes its fixtures with. Run fails on a nil one where the case needs it.
+type Stores struct {
+	objectstore.DataPlane
+	objectstore.Management
+	objectstore.Writer
+}
+
+// Full is what most stores are: one value with both planes and a Writer.
+type Full interface {
+	objectstore.DataPlane
+	objectstore.Management
+	objectstore.Writer
+}
+
+// StoresOf is the Stores of one value that has both planes and a Writer.
+func StoresOf(s Full) Stores { return Stores{DataPlane: s, Management: s, Writer: s} }
+
+// missing names the nil planes of s.
+func (s Stores) missing(needManagement bool) []string {
+	var out []string
+	if s.DataPlane == nil {
+		out = append(out, "DataPlane")
+	}
+	if needManagement && s.Management == nil {
+		out = append(out, "Management")
+	}
+	if s.Writer == nil {
+		out = append(out, "Writer")
+	}
+	return out
+}
+
+// TestCloud is a provider's Cloud with the Writer its tests write fixtures with (no controller
+// writes objects, so the Writer is not part of provider.Cloud).
+type TestCloud[C config.Bucket] interface {
+	provider.Cloud[C]
+	// NewWriter builds the Writer of creds.
+	NewWriter(ctx context.Context, creds provider.Credentials) (objectstore.Writer, error)
+}
+
+// StoresFor builds the Stores of creds: c's data plane, its management plane with cfg and its
+// Writer. A failure ends the test.
+func StoresFor[C config.Bucket](t testing.TB, c TestCloud[C], creds provider.Credentials, cfg C) Stores {
+	t.Helper()
+	s, err := NewStores(context.Background(), c, creds, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// NewStores is StoresFor for callers without a test (the demo, the benchmarks).
+func NewStores[C config.Bucket](ctx context.Context, c TestCloud[C], creds provider.Credentials, cfg C) (Stores, error) {
+	data, err := c.NewDataPlane(ctx, creds)
+	if err != nil {
+		return Stores{}, err
+	}
+	mgmt, err := c.NewManagement(ctx, creds, cfg)
+	if err != nil {
+		return Stores{}, err
+	}
+	w, err := c.NewWriter(ctx, creds)
+	if err != nil {
+		return Stores{}, err
+	}
+	return Stores{DataPlane: data, Management: mgmt, Writer: w}, nil
+}
