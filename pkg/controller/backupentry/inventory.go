@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -26,6 +25,7 @@ import (
 	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -63,6 +63,8 @@ type ProviderStatus struct {
 	metav1.TypeMeta `json:",inline"`
 	// Inventory is the last count of the entry's prefix.
 	Inventory *inventory.Inventory `json:"inventory,omitempty"`
+	// Drill is the last restore drill of the entry's backups (pkg/controller/restoredrill).
+	Drill *drill.Status `json:"drill,omitempty"`
 }
 
 // ProviderStatusAPIVersion and ProviderStatusKind identify ProviderStatus.
@@ -150,7 +152,7 @@ func (c *inventoryTaker) Reconcile(ctx context.Context, req reconcile.Request) (
 		if c.since.After(anchor) {
 			anchor = c.since
 		}
-		if first := firstCount(be, c.Options.InventoryInterval, anchor); now.Before(first) {
+		if first := FirstCount(be, c.Options.InventoryInterval, anchor); now.Before(first) {
 			return reconcile.Result{RequeueAfter: first.Sub(now)}, nil
 		}
 	}
@@ -220,7 +222,7 @@ func (c *inventoryTaker) judge(ctx context.Context, be *extensionsv1alpha1.Backu
 	if verdict.Status != gardencorev1beta1.ConditionFalse {
 		return verdict
 	}
-	reason, message, err := snapshotsNotExpected(ctx, c.Reader, be)
+	reason, message, err := SnapshotsNotExpected(ctx, c.Reader, be)
 	if err != nil {
 		// Whether the shoot takes snapshots now is unknown: the snapshots' age is known, and a
 		// red that may be excused beats a condition that stays green for as long as the
@@ -256,13 +258,6 @@ func (c *inventoryTaker) take(ctx context.Context, be *extensionsv1alpha1.Backup
 // publish writes a new inventory (when inv is set; drop removes the last one instead) and the
 // BackupsFresh condition, and emits an event when the condition changes.
 func (c *inventoryTaker) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntry, inv *inventory.Inventory, drop bool, verdict inventory.Verdict) error {
-	var raw []byte
-	if inv != nil {
-		var err error
-		if raw, err = json.Marshal(ProviderStatus{TypeMeta: metav1.TypeMeta{APIVersion: ProviderStatusAPIVersion, Kind: ProviderStatusKind}, Inventory: inv}); err != nil {
-			return err
-		}
-	}
 	var previous *gardencorev1beta1.Condition
 	err := extstatus.Patch(ctx, c.Client, c.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
 		old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsFresh)
@@ -273,9 +268,9 @@ func (c *inventoryTaker) publish(ctx context.Context, be *extensionsv1alpha1.Bac
 		}
 		switch {
 		case inv != nil:
-			be.Status.ProviderStatus = &runtime.RawExtension{Raw: raw}
+			MergeProviderStatus(be, func(ps *ProviderStatus) { ps.Inventory = inv })
 		case dropping:
-			be.Status.ProviderStatus = nil // it holds nothing but the inventory
+			MergeProviderStatus(be, func(ps *ProviderStatus) { ps.Inventory = nil }) // the drill's part stays
 		}
 		be.Status.Conditions, previous = extstatus.SetCondition(be.Status.Conditions, ConditionBackupsFresh, verdict.Status, verdict.Reason, verdict.Message, c.Options.Now())
 		return true
@@ -320,14 +315,14 @@ func observeInventory(entry string, inv *inventory.Inventory, verdict inventory.
 	}
 }
 
-// firstCount is when an entry that was never counted is counted first: at its own slot in the
+// FirstCount is when an entry that was never counted is counted first: at its own slot in the
 // interval (from a hash of its UID), the first at or after anchor (its creation, or this
 // process's start if later). Entries created at once (a seed's first start, a restore of many
 // shoots) or found uncounted at once (the inventory switched on, a new leader) are so spread
 // evenly over one interval, instead of arriving as one burst of listings that the later counts'
 // 0-10 % jitter would keep a burst for many cycles. The time is fixed by the anchor, not by when
 // it is asked: a wake-up that comes late still finds it passed.
-func firstCount(be *extensionsv1alpha1.BackupEntry, interval time.Duration, anchor time.Time) time.Time {
+func FirstCount(be *extensionsv1alpha1.BackupEntry, interval time.Duration, anchor time.Time) time.Time {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(be.UID))
 	_, _ = h.Write([]byte(be.Name)) // a client that sets no UID (tests) still spreads by name
