@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -250,12 +251,19 @@ func readPS(t *testing.T, be *extensionsv1alpha1.BackupEntry) backupentry.Provid
 }
 
 // inventoryStatus is be with an inventory added to its providerStatus, as the inventory's
-// controller writes it.
+// controller writes it (written here as JSON, not with MergeProviderStatus, which is under test).
 func inventoryStatus(t *testing.T, be *extensionsv1alpha1.BackupEntry) *extensionsv1alpha1.BackupEntry {
 	t.Helper()
 	be = be.DeepCopy()
-	backupentry.MergeProviderStatus(be, func(ps *backupentry.ProviderStatus) {
-		ps.Inventory = &inventory.Inventory{Objects: 4, Bucket: bucket}
-	})
+	m := map[string]any{}
+	if err := json.Unmarshal(be.Status.ProviderStatus.Raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["inventory"] = inventory.Inventory{Objects: 4, Bucket: bucket}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	be.Status.ProviderStatus = &runtime.RawExtension{Raw: raw}
 	return be
 }

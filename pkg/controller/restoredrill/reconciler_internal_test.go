@@ -239,6 +239,9 @@ func TestSwitchedOffRemovesEverything(t *testing.T) {
 	if err := f.client.Status().Update(context.Background(), inv); err != nil {
 		t.Fatal(err)
 	}
+	if ps := readPS(t, inv); ps.Drill == nil || ps.Inventory == nil {
+		t.Fatalf("providerStatus %s", inv.Status.ProviderStatus.Raw)
+	}
 
 	f.r.Options.Interval = 0
 	o = f.reconcile()
