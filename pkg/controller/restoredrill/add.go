@@ -26,7 +26,9 @@ func AddToManager(mgr manager.Manager, p provider.Provider, classes []extensions
 		Options:   opts,
 		SourceFor: StoreSource(mgr.GetAPIReader(), p),
 		Restore:   restore,
-		Slots:     make(chan struct{}, max(opts.Concurrency, 1)),
+		// Until DataPlane.OpenObject lands: StoreSource reads whole objects into memory.
+		MaxObjectBytes: MaxInMemoryObject,
+		Slots:          make(chan struct{}, max(opts.Concurrency, 1)),
 	}
 	return builder.ControllerManagedBy(mgr).
 		Named("backupentry-restoredrill-"+p.Type()).

@@ -41,6 +41,9 @@ type Deps struct {
 	SourceFor SourceFor
 	// Restore restores a fetched chain (ChildRestorer in the binary).
 	Restore Restorer
+	// MaxObjectBytes is the largest object SourceFor's sources can read (0: no limit); a chain
+	// with a larger one is TooLarge, not read.
+	MaxObjectBytes int64
 	// Slots bounds the drills at once in the process: one buffered channel of capacity
 	// Options.Concurrency, shared by every reconciler of the process.
 	Slots chan struct{}
@@ -191,6 +194,10 @@ func (r *Reconciler) drillChain(ctx context.Context, src drill.Source, bucket st
 		res.Duration = time.Since(start)
 		metrics.DrillDuration.WithLabelValues(resultLabel(res.Err)).Observe(res.Duration.Seconds())
 	}()
+	if err := r.objectsFit(ch); err != nil {
+		res.Err = err
+		return res
+	}
 	dir, err := os.MkdirTemp(r.Options.ScratchDir, "drill-")
 	if err != nil {
 		res.Err = fmt.Errorf("scratch directory: %w", err)
@@ -207,6 +214,20 @@ func (r *Reconciler) drillChain(ctx context.Context, src drill.Source, bucket st
 	restored := r.Restore(ctx, ch, dir)
 	res.Revision, res.Keys, res.Err, res.BytesRead = restored.Revision, restored.Keys, restored.Err, read
 	return res
+}
+
+// objectsFit is TooLarge for a chain with an object larger than Deps.MaxObjectBytes (by its
+// listed size; 0: no limit).
+func (r *Reconciler) objectsFit(ch drill.Chain) error {
+	if r.MaxObjectBytes <= 0 || ch.Err != nil || ch.Full == nil {
+		return nil
+	}
+	for _, s := range append([]drill.Snapshot{*ch.Full}, ch.Deltas...) {
+		if s.Size > r.MaxObjectBytes {
+			return drill.NewFinding(drill.ReasonTooLarge, s.Key, fmt.Sprintf("the object is %d bytes, more than the %d this extension reads into memory at once (until streaming reads land)", s.Size, r.MaxObjectBytes))
+		}
+	}
+	return nil
 }
 
 func resultLabel(err error) string {

@@ -184,6 +184,13 @@ func TestOverTheBudgetIsUnknown(t *testing.T) {
 	if has(metrics.Restorable, "etcd-main") {
 		t.Error("entry_restorable set for a chain not drilled")
 	}
+
+	// An object larger than what the source reads into memory: the same, by the listed size.
+	f.r.Options.MaxBytes, f.r.MaxObjectBytes = 0, 100
+	f.clock.Step(interval + time.Minute)
+	if o = f.reconcile(); o.cond.Reason != string(drill.ReasonTooLarge) || !strings.Contains(o.cond.Message, "into memory") || f.faults.Calls(memstore.OpGetObject) != 0 {
+		t.Fatalf("object over the in-memory limit: %+v", o.cond)
+	}
 }
 
 // The store failing proves nothing: Unknown/DrillFailed, retried within minutes, and the metric

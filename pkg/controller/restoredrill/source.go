@@ -35,6 +35,11 @@ func StoreSource(reader client.Reader, p provider.Provider) SourceFor {
 	}
 }
 
+// MaxInMemoryObject is the largest object StoreSource reads (until DataPlane.OpenObject lands:
+// GetObject holds a whole object in the controller's memory). The reconciler reports a chain
+// with a larger object, by its listed size, as TooLarge instead of reading it.
+const MaxInMemoryObject = 256 << 20
+
 // getObjectSource gives a drill only the store's listing and reads (until DataPlane.OpenObject
 // lands).
 type getObjectSource struct{ s objectstore.Store }
