@@ -107,6 +107,7 @@ func (f *fixture) restored(_ context.Context, ch drill.Chain, dir string) drill.
 	if !strings.HasPrefix(dir, f.scratch) {
 		f.t.Errorf("restore in %s, outside the scratch directory %s", dir, f.scratch)
 	}
+	time.Sleep(time.Millisecond) // a restore takes time
 	return drill.Result{Etcd: ch.Etcd, Full: ch.Full.Key, Deltas: len(ch.Deltas), Revision: ch.LastRevision(), Keys: 42}
 }
 

@@ -184,9 +184,9 @@ func (r *Reconciler) drill(ctx context.Context, be *extensionsv1alpha1.BackupEnt
 
 // drillChain fetches one etcd's chain into a new scratch directory, restores it there with
 // Restore and removes the directory, whatever happened.
-func (r *Reconciler) drillChain(ctx context.Context, src drill.Source, bucket string, ch drill.Chain) drill.Result {
+func (r *Reconciler) drillChain(ctx context.Context, src drill.Source, bucket string, ch drill.Chain) (res drill.Result) {
 	start := time.Now()
-	res := drill.Result{Etcd: ch.Etcd, Deltas: len(ch.Deltas), Size: ch.Size(), Started: start}
+	res = drill.Result{Etcd: ch.Etcd, Deltas: len(ch.Deltas), Size: ch.Size(), Started: start}
 	if ch.Full != nil {
 		res.Full = ch.Full.Key
 	}

@@ -64,7 +64,7 @@ func TestDrillOnScheduleRestorable(t *testing.T) {
 	if o.drill == nil || len(o.drill.Etcds) != 2 || o.drill.Bucket != bucket || !o.drill.DrilledAt.Time.Equal(f.clock.Now()) {
 		t.Fatalf("drill status %+v", o.drill)
 	}
-	if e := o.drill.Etcds[1]; e.Name != "etcd-main" || e.Restorable != "True" || e.Revision != 40 || e.Deltas != 3 || e.FullSnapshot != main[0] || e.BytesRead != e.Size || e.Size == 0 {
+	if e := o.drill.Etcds[1]; e.Name != "etcd-main" || e.Restorable != "True" || e.Revision != 40 || e.Deltas != 3 || e.FullSnapshot != main[0] || e.BytesRead != e.Size || e.Size == 0 || e.Duration.Duration <= 0 {
 		t.Errorf("etcd-main's status %+v", e)
 	}
 	if o.requeue < interval || o.requeue > interval+interval/10+time.Second {
