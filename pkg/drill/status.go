@@ -1,6 +1,8 @@
 package drill
 
 import (
+	"errors"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -17,6 +19,8 @@ type Status struct {
 	Error string `json:"error,omitempty"`
 	// Etcds is each etcd's outcome, by name.
 	Etcds []EtcdStatus `json:"etcds,omitempty"`
+	// ChainsCheckedAt is the ChainCheck whose findings this status reports (nil: none).
+	ChainsCheckedAt *metav1.Time `json:"chainsCheckedAt,omitempty"`
 }
 
 // EtcdStatus is one etcd's drill.
@@ -40,4 +44,37 @@ type EtcdStatus struct {
 	BytesRead int64 `json:"bytesRead"`
 	// Duration is how long this etcd's drill took.
 	Duration metav1.Duration `json:"duration"`
+	// ByNames marks a finding of the cheap check on an inventory's listing (ChainCheck), made
+	// without a download, that replaced the last drill's outcome for this etcd.
+	ByNames bool `json:"byNames,omitempty"`
+}
+
+// ChainCheck is what the cheap check on an inventory's listing (CheckChains, nothing downloaded)
+// found, in status.providerStatus.chains: the inventory publishes it when its findings change,
+// and the drill's controller reports them at once.
+type ChainCheck struct {
+	// CheckedAt is the inventory whose listing found these findings first.
+	CheckedAt metav1.Time `json:"checkedAt"`
+	// Findings are the chains broken by names, one per etcd.
+	Findings []ChainFinding `json:"findings,omitempty"`
+}
+
+// ChainFinding is one etcd's chain broken by names.
+type ChainFinding struct {
+	Etcd   string `json:"etcd"`
+	Reason Reason `json:"reason"`
+	Key    string `json:"key,omitempty"`
+	Detail string `json:"detail"`
+}
+
+// FindingsOf are the findings of chains (their Err), one per etcd with one.
+func FindingsOf(chains []Chain) []ChainFinding {
+	var out []ChainFinding
+	for _, ch := range chains {
+		var de *Error
+		if errors.As(ch.Err, &de) {
+			out = append(out, ChainFinding{Etcd: ch.Etcd, Reason: de.Reason, Key: de.Key, Detail: de.Detail})
+		}
+	}
+	return out
 }

@@ -65,6 +65,8 @@ type ProviderStatus struct {
 	Inventory *inventory.Inventory `json:"inventory,omitempty"`
 	// Drill is the last restore drill of the entry's backups (pkg/controller/restoredrill).
 	Drill *drill.Status `json:"drill,omitempty"`
+	// Chains is what the inventory's cheap check of the chains by names found (nil: nothing).
+	Chains *drill.ChainCheck `json:"chains,omitempty"`
 }
 
 // ProviderStatusAPIVersion and ProviderStatusKind identify ProviderStatus.
@@ -171,7 +173,7 @@ func (c *inventoryTaker) Reconcile(ctx context.Context, req reconcile.Request) (
 		}
 	}
 
-	inv, err := c.take(ctx, be, now)
+	inv, findings, err := c.take(ctx, be, now)
 	if err != nil && recounting {
 		// Nothing is known of the new place: the old one's inventory is not its verdict.
 		if perr := c.publishRecount(ctx, be, movedFrom, err); perr != nil {
@@ -202,6 +204,9 @@ func (c *inventoryTaker) Reconcile(ctx context.Context, req reconcile.Request) (
 	}
 	verdict = c.judge(ctx, be, &inv, thresholds, now)
 	if err := c.publish(ctx, be, &inv, false, verdict); err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := c.publishChains(ctx, be, findings, now); err != nil {
 		return reconcile.Result{}, err
 	}
 	observeInventory(be.Name, &inv, verdict)
@@ -238,21 +243,24 @@ func (c *inventoryTaker) judge(ctx context.Context, be *extensionsv1alpha1.Backu
 }
 
 // take lists the entry's prefix once with the entry's own credentials.
-func (c *inventoryTaker) take(ctx context.Context, be *extensionsv1alpha1.BackupEntry, now time.Time) (inventory.Inventory, error) {
+// It checks the snapshot chains by their names on the same listing (drill.CheckChains): findings
+// are returned, nothing is downloaded.
+func (c *inventoryTaker) take(ctx context.Context, be *extensionsv1alpha1.BackupEntry, now time.Time) (inventory.Inventory, []drill.ChainFinding, error) {
 	prefix, err := objectstore.EntryPrefix(be.Name)
 	if err != nil {
-		return inventory.Inventory{}, err
+		return inventory.Inventory{}, nil, err
 	}
 	store, err := corecontroller.NewStore(ctx, c.Reader, c.Provider, be.Spec.SecretRef, be.Spec.Region, nil)
 	if err != nil {
-		return inventory.Inventory{}, err
+		return inventory.Inventory{}, nil, err
 	}
 	start := time.Now()
-	inv, err := inventory.Take(metrics.WithOperation(ctx, "inventory"), store, be.Spec.BucketName, prefix.String(), now)
+	chains := drill.NewCollector(prefix.String())
+	inv, err := inventory.Take(metrics.WithOperation(ctx, "inventory"), teeListing{store, chains}, be.Spec.BucketName, prefix.String(), now)
 	inv.Bucket, inv.Region = be.Spec.BucketName, be.Spec.Region
 	metrics.InventoryDuration.WithLabelValues().Observe(time.Since(start).Seconds())
 	metrics.InventoryPages.Add(float64(inv.Pages))
-	return inv, err
+	return inv, drill.FindingsOf(chains.Chains()), err
 }
 
 // publish writes a new inventory (when inv is set; drop removes the last one instead) and the
@@ -270,7 +278,7 @@ func (c *inventoryTaker) publish(ctx context.Context, be *extensionsv1alpha1.Bac
 		case inv != nil:
 			MergeProviderStatus(be, func(ps *ProviderStatus) { ps.Inventory = inv })
 		case dropping:
-			MergeProviderStatus(be, func(ps *ProviderStatus) { ps.Inventory = nil }) // the drill's part stays
+			MergeProviderStatus(be, func(ps *ProviderStatus) { ps.Inventory, ps.Chains = nil, nil }) // the drill's part stays
 		}
 		be.Status.Conditions, previous = extstatus.SetCondition(be.Status.Conditions, ConditionBackupsFresh, verdict.Status, verdict.Reason, verdict.Message, c.Options.Now())
 		return true

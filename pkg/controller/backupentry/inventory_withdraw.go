@@ -53,8 +53,8 @@ func (c *inventoryTaker) withdraw(ctx context.Context, be *extensionsv1alpha1.Ba
 			be.Status.Conditions = v1beta1helper.RemoveConditions(be.Status.Conditions, ConditionBackupsFresh)
 			changed = true
 		}
-		if ps, err := ReadProviderStatus(be); be.Status.ProviderStatus != nil && (err != nil || ps.Inventory != nil) {
-			MergeProviderStatus(be, func(ps *ProviderStatus) { ps.Inventory = nil }) // the drill's part stays
+		if ps, err := ReadProviderStatus(be); be.Status.ProviderStatus != nil && (err != nil || ps.Inventory != nil || ps.Chains != nil) {
+			MergeProviderStatus(be, func(ps *ProviderStatus) { ps.Inventory, ps.Chains = nil, nil }) // the drill's part stays
 			changed = true
 		}
 		return changed

@@ -18,7 +18,7 @@ func MergeProviderStatus(be *extensionsv1alpha1.BackupEntry, set func(*ProviderS
 		ps = ProviderStatus{}
 	}
 	set(&ps)
-	if ps.Inventory == nil && ps.Drill == nil {
+	if ps.Inventory == nil && ps.Drill == nil && ps.Chains == nil {
 		be.Status.ProviderStatus = nil
 		return
 	}

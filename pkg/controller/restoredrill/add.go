@@ -6,6 +6,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/predicates"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -34,6 +35,6 @@ func AddToManager(mgr manager.Manager, p provider.Provider, classes []extensions
 		Named("backupentry-restoredrill-"+p.Type()).
 		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: max(opts.Concurrency, 1) + 1, SkipNameValidation: ctrlOpts.SkipNameValidation}).
 		For(&extensionsv1alpha1.BackupEntry{}, builder.WithPredicates(
-			predicateutils.HasType(p.Type()), predicateutils.HasClass(classes...), predicates.SpecOrOperationChanged())).
+			predicateutils.HasType(p.Type()), predicateutils.HasClass(classes...), predicate.Or(predicates.SpecOrOperationChanged(), chainsChanged()))).
 		Complete(NewReconciler(deps))
 }

@@ -16,6 +16,7 @@ import (
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -267,4 +268,23 @@ func inventoryStatus(t *testing.T, be *extensionsv1alpha1.BackupEntry) *extensio
 	}
 	be.Status.ProviderStatus = &runtime.RawExtension{Raw: raw}
 	return be
+}
+
+func objKey(name string) client.ObjectKey { return client.ObjectKey{Name: name} }
+
+func objVersions(keys ...string) []objectstore.ObjectVersion {
+	out := make([]objectstore.ObjectVersion, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, objectstore.ObjectVersion{Key: k})
+	}
+	return out
+}
+
+// testValue is entry_restorable of the fixture's entry and etcd (-1: absent).
+func testValue(t *testing.T, etcd string) float64 {
+	t.Helper()
+	if !has(metrics.Restorable, etcd) {
+		return -1
+	}
+	return testutil.ToFloat64(metrics.Restorable.WithLabelValues(entryName, etcd))
 }

@@ -86,8 +86,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	moved := last != nil && (last.Bucket != be.Spec.BucketName || last.Region != be.Spec.Region)
 	now := r.Options.Now()
 	switch {
-	case moved:
-		// The last drill was of another bucket: drill where the backups go now, at once.
+	case !moved && newChainFindings(last, ps.Chains):
+		// The inventory found a chain broken by names: reported at once, nothing downloaded.
+		return r.reportChains(ctx, be, last, ps.Chains, now)
+	case moved, healed(last, ps.Chains):
+		// The last drill was of another bucket, or a chain broken by names is sound by names
+		// again: drill now.
 	case last == nil:
 		if !extstatus.Succeeded(be) {
 			return reconcile.Result{}, nil // its first successful reconcile wakes us
@@ -108,6 +112,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	st, err := r.drill(ctx, be)
 	if err != nil {
 		return reconcile.Result{}, err // ctx ended: nothing proven, nothing published
+	}
+	if ps.Chains != nil { // what the inventory found by names, the drill has seen too
+		checked := ps.Chains.CheckedAt
+		st.ChainsCheckedAt = &checked
 	}
 	if err := r.excuse(ctx, be, st); err != nil {
 		log.FromContext(ctx).Info("Could not read the shoot's Cluster", "error", err.Error())
