@@ -172,7 +172,7 @@ func (r *Reconciler) drill(ctx context.Context, be *extensionsv1alpha1.BackupEnt
 		return st, ctx.Err()
 	}
 	col := drill.NewCollector(prefix.String())
-	if err := src.ListObjects(ctx, be.Spec.BucketName, prefix.String(), func(page []objectstore.ObjectVersion) error {
+	if err := src.ListObjects(metrics.WithOperation(ctx, "restore_drill"), be.Spec.BucketName, prefix.String(), func(page []objectstore.ObjectVersion) error {
 		col.Add(page)
 		return nil
 	}); err != nil {

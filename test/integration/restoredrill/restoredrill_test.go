@@ -157,6 +157,46 @@ func TestBinaryDrillsRealSnapshots(t *testing.T) {
 	if left, err := os.ReadDir(scratch); err != nil || len(left) != 0 {
 		t.Errorf("scratch directory not cleaned: %v %v", left, err)
 	}
+
+	// The cheap check: a middle delta gone (a lifecycle rule, a hand) is found by the next
+	// inventory's listing, by names, and reported at once, long before the next drill and
+	// without reading an object.
+	var deltas []string
+	for _, o := range before {
+		if s, ok := drill.ParseKey(entry+"/", o.Key); ok && s.Kind == drill.KindDelta {
+			deltas = append(deltas, o.Key)
+		}
+	}
+	if _, err := store.DeleteObjects(framework.Ctx(t), bb.Name, []objectstore.ObjectVersion{{Key: deltas[1]}}); err != nil {
+		t.Fatal(err)
+	}
+	ext2, err := stack.StartExtension(ctx, testEnv, binary, t.TempDir(), "--entry-inventory-interval", "2s",
+		"--restore-drill-interval", "1h", "--restore-drill-scratch-dir", scratch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ext2.Stop()
+	env.WaitFor(t, be, time.Minute, "BackupsRestorable False by names", restorable(gardencorev1beta1.ConditionFalse, string(drill.ReasonChainBroken)))
+	cond = v1beta1helper.GetCondition(be.Status.Conditions, restoredrill.ConditionBackupsRestorable)
+	if !strings.Contains(cond.Message, "found by names") || !strings.Contains(cond.Message, "gap") {
+		t.Errorf("message %q: want the gap found by names", cond.Message)
+	}
+	if body, err = stack.Get(framework.Ctx(t), ext2.MetricsURL); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(body, `operation="get_object"`) || strings.Contains(body, `operation="restore_drill"`) {
+		t.Errorf("the report by names read objects or listed for a drill:\n%s", grep(body, "gardener_backup_cloud_requests_total"))
+	}
+}
+
+func grep(body, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 func restorable(status gardencorev1beta1.ConditionStatus, reason string) func(extensionsv1alpha1.Object) bool {
