@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -74,7 +75,9 @@ func healed(last *drill.Status, cc *drill.ChainCheck) bool {
 func (r *Reconciler) reportChains(ctx context.Context, be *extensionsv1alpha1.BackupEntry, last *drill.Status, cc *drill.ChainCheck, now time.Time) (reconcile.Result, error) {
 	st := &drill.Status{Bucket: be.Spec.BucketName, Region: be.Spec.Region, DrilledAt: metav1.NewTime(now)}
 	if last != nil {
-		st.DrilledAt, st.Error, st.Etcds = last.DrilledAt, last.Error, slices.Clone(last.Etcds)
+		// The schedule stays the last drill's; a listing that failed then is superseded by the
+		// inventory's, which succeeded.
+		st.DrilledAt, st.Etcds = last.DrilledAt, slices.Clone(last.Etcds)
 	}
 	checked := cc.CheckedAt
 	st.ChainsCheckedAt = &checked
@@ -88,7 +91,7 @@ func (r *Reconciler) reportChains(ctx context.Context, be *extensionsv1alpha1.Ba
 		}
 	}
 	if err := r.excuse(ctx, be, st); err != nil {
-		return reconcile.Result{}, err
+		log.FromContext(ctx).Info("Could not read the shoot's Cluster", "error", err.Error())
 	}
 	if err := r.publish(ctx, be, st, verdictOf(st, last)); err != nil {
 		return reconcile.Result{}, err

@@ -3,6 +3,7 @@ package restoredrill
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -116,5 +117,23 @@ func TestChainsChangedPredicate(t *testing.T) {
 		if got := chainsChanged().Update(event.UpdateEvent{ObjectOld: with(c.old), ObjectNew: with(c.new)}); got != c.want {
 			t.Errorf("%s -> %s: %t, want %t", c.old, c.new, got, c.want)
 		}
+	}
+}
+
+// Findings by names after a drill whose listing failed: the inventory's listing succeeded since,
+// and its findings are the verdict (False), not the failed listing's Unknown.
+func TestChainFindingsAfterAFailedDrill(t *testing.T) {
+	f := newFixture(t)
+	f.chain("etcd-main")
+	f.faults.Fail(memstore.OpListObjects, errors.New("connection reset"))
+	f.toFirstDrill()
+	if o := f.reconcile(); o.cond.Reason != ReasonDrillFailed {
+		t.Fatalf("condition %+v", o.cond)
+	}
+	f.setChains(&drill.ChainCheck{CheckedAt: metav1.NewTime(f.clock.Now()), Findings: []drill.ChainFinding{
+		{Etcd: "etcd-main", Reason: drill.ReasonChainBroken, Detail: "gap"},
+	}})
+	if o := f.reconcile(); o.cond.Status != gardencorev1beta1.ConditionFalse || o.cond.Reason != string(drill.ReasonChainBroken) {
+		t.Fatalf("condition %+v", o.cond)
 	}
 }

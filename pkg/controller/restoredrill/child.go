@@ -133,6 +133,7 @@ func (c ChildRestorer) Restore(ctx context.Context, ch drill.Chain, dir string) 
 	cmd.Stdin = bytes.NewReader(job)
 	stdout, stderr := &capped{max: maxChildOutput}, &capped{max: maxChildOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	dieWithParent(cmd)
 	runErr := cmd.Run()
 	var res childResult
 	parsed := json.Unmarshal(lastLine(stdout.Bytes()), &res) == nil
