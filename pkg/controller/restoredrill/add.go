@@ -29,7 +29,9 @@ func AddToManager(mgr manager.Manager, p provider.Provider, classes []extensions
 		Restore:   restore,
 		// Until DataPlane.OpenObject lands: StoreSource reads whole objects into memory.
 		MaxObjectBytes: MaxInMemoryObject,
-		Slots:          make(chan struct{}, max(opts.Concurrency, 1)),
+		// Swift lists a large object's manifest as 0 bytes: its size is unknown before reading.
+		ZeroSizeUnknown: p.Type() == "openstack",
+		Slots:           make(chan struct{}, max(opts.Concurrency, 1)),
 	}
 	return builder.ControllerManagedBy(mgr).
 		Named("backupentry-restoredrill-"+p.Type()).

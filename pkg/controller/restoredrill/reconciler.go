@@ -44,6 +44,10 @@ type Deps struct {
 	// MaxObjectBytes is the largest object SourceFor's sources can read (0: no limit); a chain
 	// with a larger one is TooLarge, not read.
 	MaxObjectBytes int64
+	// ZeroSizeUnknown says that the store lists some objects as 0 bytes that are not (Swift's
+	// large objects: their manifests): with MaxObjectBytes set, a chain holding one is TooLarge
+	// (its size unknown), not read.
+	ZeroSizeUnknown bool
 	// Slots bounds the drills at once in the process: one buffered channel of capacity
 	// Options.Concurrency, shared by every reconciler of the process.
 	Slots chan struct{}
@@ -231,6 +235,9 @@ func (r *Reconciler) objectsFit(ch drill.Chain) error {
 		return nil
 	}
 	for _, s := range append([]drill.Snapshot{*ch.Full}, ch.Deltas...) {
+		if s.Size == 0 && r.ZeroSizeUnknown {
+			return drill.NewFinding(drill.ReasonTooLarge, s.Key, "the object lists as 0 bytes (a Swift large object's manifest?): its size is unknown, and this extension reads objects whole into memory (until streaming reads land)")
+		}
 		if s.Size > r.MaxObjectBytes {
 			return drill.NewFinding(drill.ReasonTooLarge, s.Key, fmt.Sprintf("the object is %d bytes, more than the %d this extension reads into memory at once (until streaming reads land)", s.Size, r.MaxObjectBytes))
 		}

@@ -191,6 +191,15 @@ func TestOverTheBudgetIsUnknown(t *testing.T) {
 	if o = f.reconcile(); o.cond.Reason != string(drill.ReasonTooLarge) || !strings.Contains(o.cond.Message, "into memory") || f.faults.Calls(memstore.OpGetObject) != 0 {
 		t.Fatalf("object over the in-memory limit: %+v", o.cond)
 	}
+
+	// A store that lists large objects as 0 bytes (Swift): a 0-byte object's size is unknown.
+	f.r.MaxObjectBytes, f.r.ZeroSizeUnknown = 1<<20, true
+	f.put("etcd-main", drill.KindDelta, 41, 50)
+	f.putRaw(entryName+"/etcd-main/v2/Incr-00000051-00000060-1", nil)
+	f.clock.Step(interval + time.Minute)
+	if o = f.reconcile(); o.cond.Reason != string(drill.ReasonTooLarge) || !strings.Contains(o.cond.Message, "lists as 0 bytes") || f.faults.Calls(memstore.OpGetObject) != 0 {
+		t.Fatalf("object listed as 0 bytes: %+v", o.cond)
+	}
 }
 
 // The store failing proves nothing: Unknown/DrillFailed, retried within minutes, and the metric
