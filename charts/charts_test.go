@@ -158,6 +158,10 @@ func TestValuesSchemaRefusesBadValues(t *testing.T) {
 		{"no API rate", map[string]any{"kubeAPI": map[string]any{"qps": 0, "burst": 10}}, "qps"},
 		{"log level", map[string]any{"logLevel": "verbose"}, "logLevel"},
 		{"admission failure policy", map[string]any{"admission": map[string]any{"failurePolicy": "Maybe"}}, "failurePolicy"},
+		{"restore drill interval", map[string]any{"restoreDrill": map[string]any{"interval": "daily"}}, "interval"},
+		{"restore drill concurrency", map[string]any{"restoreDrill": map[string]any{"concurrency": 0}}, "concurrency"},
+		{"restore drill scratch size", map[string]any{"restoreDrill": map[string]any{"scratchSizeLimit": "lots"}}, "scratchSizeLimit"},
+		{"restore drill misspelt key", map[string]any{"restoreDrill": map[string]any{"maxByte": 1}}, "maxByte"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -53,6 +53,7 @@ func knownMetrics() map[string]bool {
 		metrics.Reconciles, metrics.CloudRequests, metrics.CloudRequestDuration, metrics.DeletedObjects, metrics.DeferredObjects,
 		metrics.DeletionRemaining, metrics.DeletionStarted, metrics.BucketAvailable, metrics.ProbeDuration,
 		metrics.LatestSnapshot, metrics.EntryObjects, metrics.EntryBytes, metrics.BackupsFresh, metrics.InventoryDuration, metrics.InventoryPages,
+		metrics.Restorable, metrics.DrillTime, metrics.DrillRevision, metrics.DrillBytes, metrics.DrillDuration, metrics.DrillBytesTotal,
 	} {
 		c.Describe(ch)
 	}
@@ -249,7 +250,7 @@ func checkPrometheusRule(t *testing.T, rule *unstructured.Unstructured, known ma
 		}
 	}
 	slices.Sort(alerts)
-	if want := []string{"BackupBucketUnavailable", "BackupEntryDeletionStuck", "BackupsStale", "CloudThrottlingSustained"}; !slices.Equal(alerts, want) {
+	if want := []string{"BackupBucketUnavailable", "BackupEntryDeletionStuck", "BackupNotRestorable", "BackupsStale", "CloudThrottlingSustained"}; !slices.Equal(alerts, want) {
 		t.Errorf("alerts %v; want %v", alerts, want)
 	}
 }
@@ -312,7 +313,7 @@ func checkDashboard(t *testing.T, cm *unstructured.Unstructured, provider string
 		for _, want := range []string{
 			"Bucket availability", "Backups fresh", "Newest snapshot age per entry", "Cloud requests by code",
 			"Cloud request latency p95", "Reconciles by result", "Deletion progress: remaining objects",
-			"Deletion progress: deleted objects rate", "Inventory duration p95",
+			"Deletion progress: deleted objects rate", "Inventory duration p95", "Backups restorable",
 		} {
 			if !slices.Contains(titles, want) {
 				t.Errorf("dashboard lacks panel %q (has %v)", want, titles)

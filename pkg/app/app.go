@@ -26,6 +26,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -59,6 +60,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 		kubeAPI        = KubeAPILimits{QPS: DefaultKubeAPIQPS, Burst: DefaultKubeAPIBurst}
 		pprofAddress   string
 		periodicOpts   = periodic.Options{ProbeInterval: DefaultProbeInterval, InventoryInterval: DefaultInventoryInterval, Thresholds: inventory.DefaultThresholds}
+		drillOpts      = restoredrill.DefaultOptions()
 		aggOpts        = extensionscmd.NewOptionAggregator(restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts)
 	)
 	cmd := &cobra.Command{
@@ -78,6 +80,9 @@ func NewCommand(p provider.Provider) *cobra.Command {
 			if err := validatePeriodic(periodicOpts); err != nil {
 				return err
 			}
+			if err := drillOpts.Validate(); err != nil {
+				return err
+			}
 			return Run(cmd.Context(), p, Config{
 				REST:                      restOpts.Completed(),
 				Manager:                   mgrOpts.Completed(),
@@ -86,6 +91,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 				ExtensionClasses:          generalOpts.Completed().ExtensionClasses,
 				Deletion:                  controller.DeletionOptions{Parallelism: parallelism},
 				Periodic:                  periodicOpts,
+				RestoreDrill:              drillOpts,
 				KubeAPI:                   kubeAPI,
 				PprofBindAddress:          pprofAddress,
 			})
@@ -100,7 +106,18 @@ func NewCommand(p provider.Provider) *cobra.Command {
 	cmd.Flags().DurationVar(&periodicOpts.InventoryInterval, "entry-inventory-interval", periodicOpts.InventoryInterval, "How often each entry's prefix is counted for its inventory and the BackupsFresh condition (with up to 10% jitter, the first count at the entry's own slot within one interval; 0 turns it off and removes the BackupsFresh conditions, inventories and metrics an earlier run published).")
 	cmd.Flags().DurationVar(&periodicOpts.Thresholds.FullSnapshotMaxAge, "full-snapshot-max-age", periodicOpts.Thresholds.FullSnapshotMaxAge, "BackupsFresh turns False when an etcd's newest full snapshot is older (a bucket's providerConfig backupFreshness overrides it).")
 	cmd.Flags().DurationVar(&periodicOpts.Thresholds.DeltaSnapshotMaxAge, "delta-snapshot-max-age", periodicOpts.Thresholds.DeltaSnapshotMaxAge, "BackupsFresh turns False when an etcd's newest snapshot of either kind is older (a bucket's providerConfig backupFreshness overrides it).")
+	addDrillFlags(cmd, &drillOpts)
+	cmd.AddCommand(restoredrill.ChildCommand())
 	return cmd
+}
+
+func addDrillFlags(cmd *cobra.Command, o *restoredrill.Options) {
+	cmd.Flags().DurationVar(&o.Interval, "restore-drill-interval", o.Interval, "How often the newest backup of each entry's etcds is restored for the BackupsRestorable condition (at the entry's own slot within one interval, with up to 10% jitter; 0 turns drills off and removes the BackupsRestorable conditions, drill statuses and metrics an earlier run published).")
+	cmd.Flags().IntVar(&o.Concurrency, "restore-drill-concurrency", o.Concurrency, "The most restore drills at once in the process (each downloads a chain and restores it in a child process).")
+	cmd.Flags().Int64Var(&o.MaxBytes, "restore-drill-max-bytes", o.MaxBytes, "The most bytes one etcd's restore drill reads from the store (0: no cap); a larger chain is reported Unknown (TooLarge) with its size, never restorable.")
+	cmd.Flags().Int64Var(&o.MaxScratchBytes, "restore-drill-max-scratch-bytes", o.MaxScratchBytes, "The most decompressed bytes one restore drill writes to the scratch directory (0: no cap); keep it below the scratch volume's size.")
+	cmd.Flags().Int64Var(&o.ReadRate, "restore-drill-read-rate", o.ReadRate, "The most bytes per second a restore drill reads from the store (0: no limit).")
+	cmd.Flags().StringVar(&o.ScratchDir, "restore-drill-scratch-dir", o.ScratchDir, "Where restore drills download and restore, removed after each drill (empty: the system's temporary directory; the chart mounts a size-limited emptyDir).")
 }
 
 func validatePeriodic(o periodic.Options) error {
@@ -124,6 +141,8 @@ type Config struct {
 	ExtensionClasses          []extensionsv1alpha1.ExtensionClass
 	Deletion                  controller.DeletionOptions
 	Periodic                  periodic.Options
+	// RestoreDrill configures the restore drills (zero: off).
+	RestoreDrill restoredrill.Options
 	// KubeAPI limits the requests to the seed's API server (zero: client-go's defaults).
 	KubeAPI KubeAPILimits
 	// PprofBindAddress serves /debug/pprof when set (empty: off).
@@ -200,6 +219,13 @@ func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provide
 	}
 	if err := backupentry.AddToManager(ctx, mgr, p, opts); err != nil {
 		return fmt.Errorf("adding the BackupEntry controller: %w", err)
+	}
+	restorer, err := restoredrill.SelfRestorer()
+	if err != nil {
+		return err
+	}
+	if err := restoredrill.AddToManager(mgr, p, cfg.ExtensionClasses, opts.Controller, cfg.RestoreDrill, restorer.Restore); err != nil {
+		return fmt.Errorf("adding the restore drill controller: %w", err)
 	}
 	return nil
 }

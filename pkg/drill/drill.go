@@ -114,28 +114,53 @@ func DrillChain(ctx context.Context, src Source, bucket string, ch Chain, opts O
 }
 
 func drillChain(ctx context.Context, f *fetcher, ch Chain, opts Options) (rev, keys int64, err error) {
-	if ch.Err != nil {
-		return 0, 0, ch.Err
-	}
-	if opts.MaxBytes > 0 && ch.Size() > opts.MaxBytes {
-		return 0, 0, newError(ReasonTooLarge, "", nil, "the chain of %s is %d bytes (a full snapshot and %d deltas), the budget %d", ch.Etcd, ch.Size(), len(ch.Deltas), opts.MaxBytes)
+	if err := checkBudget(ch, opts); err != nil {
+		return 0, 0, err
 	}
 	dir, err := os.MkdirTemp(opts.ScratchDir, "drill-")
 	if err != nil {
 		return 0, 0, err
 	}
 	defer os.RemoveAll(dir)
+	dbPath := filepath.Join(dir, fullFile)
+	if _, err := f.fetch(ctx, *ch.Full, dbPath); err != nil {
+		return 0, 0, err
+	}
+	fullWritten := f.written
+	return restoreChain(ctx, ch, dir, opts, func(i int, d Snapshot) (string, error) {
+		f.written = fullWritten // scratch holds the data directory and one delta at a time
+		path := filepath.Join(dir, deltaFile(i))
+		_, err := f.fetch(ctx, d, path)
+		return path, err
+	})
+}
+
+// checkBudget is the chain's verdict by names, then by its listed size against the budget.
+func checkBudget(ch Chain, opts Options) error {
+	if ch.Err != nil {
+		return ch.Err
+	}
+	if opts.MaxBytes > 0 && ch.Size() > opts.MaxBytes {
+		return newError(ReasonTooLarge, "", nil, "the chain of %s is %d bytes (a full snapshot and %d deltas), the budget %d", ch.Etcd, ch.Size(), len(ch.Deltas), opts.MaxBytes)
+	}
+	return nil
+}
+
+// Names of the files a drill keeps in its scratch directory.
+const fullFile = "full.db"
+
+func deltaFile(i int) string { return fmt.Sprintf("delta-%d.json", i) }
+
+// restoreChain restores ch in dir, where the full snapshot is fetched and verified already
+// (fullFile): etcd's restore into dir/data, then every delta, which delta(i, d) returns the
+// verified file of, applied and removed in order.
+func restoreChain(ctx context.Context, ch Chain, dir string, opts Options, delta func(i int, d Snapshot) (string, error)) (rev, keys int64, err error) {
 	lg := opts.Logger
 	if lg == nil {
 		lg = zap.NewNop()
 	}
-
 	full := *ch.Full
-	dbPath := filepath.Join(dir, "full.db")
-	if _, err := f.fetch(ctx, full, dbPath); err != nil {
-		return 0, 0, err
-	}
-	fullWritten := f.written
+	dbPath := filepath.Join(dir, fullFile)
 	dataDir := filepath.Join(dir, "data")
 	if err := restoreFull(lg, full.Key, dbPath, dataDir); err != nil {
 		return 0, 0, err
@@ -155,8 +180,8 @@ func drillChain(ctx context.Context, f *fetcher, ch Chain, opts Options) (rev, k
 		return 0, 0, newError(ReasonChainBroken, full.Key, nil, "the restored database stands at revision %d, before the %d its name says", rev, full.LastRevision)
 	}
 	for i, d := range ch.Deltas {
-		path := filepath.Join(dir, fmt.Sprintf("delta-%d.json", i))
-		if _, err := f.fetch(ctx, d, path); err != nil {
+		path, err := delta(i, d)
+		if err != nil {
 			return 0, 0, err
 		}
 		if err := m.applyDelta(ctx, d, path); err != nil {
@@ -165,7 +190,6 @@ func drillChain(ctx context.Context, f *fetcher, ch Chain, opts Options) (rev, k
 		if err := os.Remove(path); err != nil {
 			return 0, 0, err
 		}
-		f.written = fullWritten // scratch holds the data directory and one delta at a time
 	}
 	if rev, err = m.revision(ctx); err != nil {
 		return 0, 0, m.etcdError(ctx, full, err)

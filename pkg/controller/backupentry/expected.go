@@ -29,12 +29,12 @@ type shootOfCluster struct {
 	} `json:"status"`
 }
 
-// snapshotsNotExpected says why the entry's shoot takes no snapshots now, from the seed's Cluster
+// SnapshotsNotExpected says why the entry's shoot takes no snapshots now, from the seed's Cluster
 // resource of the shoot (named as the entry without its "--<shoot UID>" suffix): it is gone (the
 // shoot was deleted; its entry waits out gardener's grace period) or the shoot is hibernated or
 // going to be (its etcd does not run). "" when snapshots are expected. An age past the thresholds
 // is then no sign of broken backups, and an alert on it would be false.
-func snapshotsNotExpected(ctx context.Context, reader client.Reader, be *extensionsv1alpha1.BackupEntry) (reason, message string, err error) {
+func SnapshotsNotExpected(ctx context.Context, reader client.Reader, be *extensionsv1alpha1.BackupEntry) (reason, message string, err error) {
 	i := strings.LastIndex(be.Name, "--")
 	if i <= 0 {
 		return "", "", nil // not a shoot's entry name: judged by its snapshots alone

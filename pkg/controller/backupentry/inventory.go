@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -25,6 +24,7 @@ import (
 	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -62,6 +62,10 @@ type ProviderStatus struct {
 	metav1.TypeMeta `json:",inline"`
 	// Inventory is the last count of the entry's prefix.
 	Inventory *inventory.Inventory `json:"inventory,omitempty"`
+	// Drill is the last restore drill of the entry's backups (pkg/controller/restoredrill).
+	Drill *drill.Status `json:"drill,omitempty"`
+	// Chains is what the inventory's cheap check of the chains by names found (nil: nothing).
+	Chains *drill.ChainCheck `json:"chains,omitempty"`
 }
 
 // ProviderStatusAPIVersion and ProviderStatusKind identify ProviderStatus.
@@ -149,7 +153,7 @@ func (c *inventoryTaker) Reconcile(ctx context.Context, req reconcile.Request) (
 		if c.since.After(anchor) {
 			anchor = c.since
 		}
-		if first := firstCount(be, c.Options.InventoryInterval, anchor); now.Before(first) {
+		if first := FirstCount(be, c.Options.InventoryInterval, anchor); now.Before(first) {
 			return reconcile.Result{RequeueAfter: first.Sub(now)}, nil
 		}
 	}
@@ -168,7 +172,7 @@ func (c *inventoryTaker) Reconcile(ctx context.Context, req reconcile.Request) (
 		}
 	}
 
-	inv, err := c.take(ctx, be, now)
+	inv, findings, err := c.take(ctx, be, now)
 	if err != nil && recounting {
 		// Nothing is known of the new place: the old one's inventory is not its verdict.
 		if perr := c.publishRecount(ctx, be, movedFrom, err); perr != nil {
@@ -201,6 +205,9 @@ func (c *inventoryTaker) Reconcile(ctx context.Context, req reconcile.Request) (
 	if err := c.publish(ctx, be, &inv, false, verdict); err != nil {
 		return reconcile.Result{}, err
 	}
+	if err := c.publishChains(ctx, be, findings, now); err != nil {
+		return reconcile.Result{}, err
+	}
 	observeInventory(be.Name, &inv, verdict)
 	return reconcile.Result{RequeueAfter: nextLook(now, now.Add(periodic.Jitter(c.Options.InventoryInterval)), verdict.Recheck)}, nil
 }
@@ -219,7 +226,7 @@ func (c *inventoryTaker) judge(ctx context.Context, be *extensionsv1alpha1.Backu
 	if verdict.Status != gardencorev1beta1.ConditionFalse {
 		return verdict
 	}
-	reason, message, err := snapshotsNotExpected(ctx, c.Reader, be)
+	reason, message, err := SnapshotsNotExpected(ctx, c.Reader, be)
 	if err != nil {
 		// Whether the shoot takes snapshots now is unknown: the snapshots' age is known, and a
 		// red that may be excused beats a condition that stays green for as long as the
@@ -235,33 +242,29 @@ func (c *inventoryTaker) judge(ctx context.Context, be *extensionsv1alpha1.Backu
 }
 
 // take lists the entry's prefix once with the entry's own credentials.
-func (c *inventoryTaker) take(ctx context.Context, be *extensionsv1alpha1.BackupEntry, now time.Time) (inventory.Inventory, error) {
+// It checks the snapshot chains by their names on the same listing (drill.CheckChains): findings
+// are returned, nothing is downloaded.
+func (c *inventoryTaker) take(ctx context.Context, be *extensionsv1alpha1.BackupEntry, now time.Time) (inventory.Inventory, []drill.ChainFinding, error) {
 	prefix, err := objectstore.EntryPrefix(be.Name)
 	if err != nil {
-		return inventory.Inventory{}, err
+		return inventory.Inventory{}, nil, err
 	}
 	data, err := corecontroller.NewDataPlane(ctx, c.Reader, c.Provider, be.Spec.SecretRef, be.Spec.Region)
 	if err != nil {
-		return inventory.Inventory{}, err
+		return inventory.Inventory{}, nil, err
 	}
 	start := time.Now()
-	inv, err := inventory.Take(objectstore.WithOperation(ctx, "inventory"), data, be.Spec.BucketName, prefix.String(), now)
+	chains := drill.NewCollector(prefix.String())
+	inv, err := inventory.Take(objectstore.WithOperation(ctx, "inventory"), teeListing{data, chains}, be.Spec.BucketName, prefix.String(), now)
 	inv.Bucket, inv.Region = be.Spec.BucketName, be.Spec.Region
 	metrics.InventoryDuration.WithLabelValues().Observe(time.Since(start).Seconds())
 	metrics.InventoryPages.Add(float64(inv.Pages))
-	return inv, err
+	return inv, drill.FindingsOf(chains.Chains()), err
 }
 
 // publish writes a new inventory (when inv is set; drop removes the last one instead) and the
 // BackupsFresh condition, and emits an event when the condition changes.
 func (c *inventoryTaker) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntry, inv *inventory.Inventory, drop bool, verdict inventory.Verdict) error {
-	var raw []byte
-	if inv != nil {
-		var err error
-		if raw, err = json.Marshal(ProviderStatus{TypeMeta: metav1.TypeMeta{APIVersion: ProviderStatusAPIVersion, Kind: ProviderStatusKind}, Inventory: inv}); err != nil {
-			return err
-		}
-	}
 	var previous *gardencorev1beta1.Condition
 	err := extstatus.Patch(ctx, c.Client, c.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
 		old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsFresh)
@@ -272,9 +275,9 @@ func (c *inventoryTaker) publish(ctx context.Context, be *extensionsv1alpha1.Bac
 		}
 		switch {
 		case inv != nil:
-			be.Status.ProviderStatus = &runtime.RawExtension{Raw: raw}
+			MergeProviderStatus(be, func(ps *ProviderStatus) { ps.Inventory = inv })
 		case dropping:
-			be.Status.ProviderStatus = nil // it holds nothing but the inventory
+			MergeProviderStatus(be, func(ps *ProviderStatus) { ps.Inventory, ps.Chains = nil, nil }) // the drill's part stays
 		}
 		be.Status.Conditions, previous = extstatus.SetCondition(be.Status.Conditions, ConditionBackupsFresh, verdict.Status, verdict.Reason, verdict.Message, c.Options.Now())
 		return true
@@ -319,14 +322,14 @@ func observeInventory(entry string, inv *inventory.Inventory, verdict inventory.
 	}
 }
 
-// firstCount is when an entry that was never counted is counted first: at its own slot in the
+// FirstCount is when an entry that was never counted is counted first: at its own slot in the
 // interval (from a hash of its UID), the first at or after anchor (its creation, or this
 // process's start if later). Entries created at once (a seed's first start, a restore of many
 // shoots) or found uncounted at once (the inventory switched on, a new leader) are so spread
 // evenly over one interval, instead of arriving as one burst of listings that the later counts'
 // 0-10 % jitter would keep a burst for many cycles. The time is fixed by the anchor, not by when
 // it is asked: a wake-up that comes late still finds it passed.
-func firstCount(be *extensionsv1alpha1.BackupEntry, interval time.Duration, anchor time.Time) time.Time {
+func FirstCount(be *extensionsv1alpha1.BackupEntry, interval time.Duration, anchor time.Time) time.Time {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(be.UID))
 	_, _ = h.Write([]byte(be.Name)) // a client that sets no UID (tests) still spreads by name

@@ -284,11 +284,11 @@ func TestFirstCountsAreSpreadOverTheInterval(t *testing.T) {
 	perTenth := make([]int, tenths)
 	for i := range entries {
 		be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("shoot--p--s%d--uid", i), UID: types.UID(fmt.Sprintf("uid-%d", i))}}
-		first := firstCount(be, inventoryInterval, now)
+		first := FirstCount(be, inventoryInterval, now)
 		if first.Before(now) || !first.Before(now.Add(inventoryInterval)) {
 			t.Fatalf("%s: first count at %s, not within [%s, %s)", be.Name, first, now, now.Add(inventoryInterval))
 		}
-		if again := firstCount(be, inventoryInterval, now.Add(first.Sub(now)/2)); !again.Equal(first) {
+		if again := FirstCount(be, inventoryInterval, now.Add(first.Sub(now)/2)); !again.Equal(first) {
 			t.Fatalf("%s: slot moved from %s to %s with a restart before it", be.Name, first, again)
 		}
 		perTenth[int(first.Sub(now)*tenths/inventoryInterval)]++

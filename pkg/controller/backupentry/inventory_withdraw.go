@@ -43,7 +43,7 @@ func placeOfInventory(inv *inventory.Inventory) place {
 }
 
 // withdraw removes what the inventory published on an entry (BackupsFresh, the inventory in
-// status.providerStatus, which holds nothing else) and its metrics: the inventory is switched
+// status.providerStatus, the drill's part kept) and its metrics: the inventory is switched
 // off, and nothing would refresh them.
 func (c *inventoryTaker) withdraw(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
 	metrics.ForgetEntry(be.Name)
@@ -53,8 +53,8 @@ func (c *inventoryTaker) withdraw(ctx context.Context, be *extensionsv1alpha1.Ba
 			be.Status.Conditions = v1beta1helper.RemoveConditions(be.Status.Conditions, ConditionBackupsFresh)
 			changed = true
 		}
-		if be.Status.ProviderStatus != nil {
-			be.Status.ProviderStatus = nil
+		if ps, err := ReadProviderStatus(be); be.Status.ProviderStatus != nil && (err != nil || ps.Inventory != nil || ps.Chains != nil) {
+			MergeProviderStatus(be, func(ps *ProviderStatus) { ps.Inventory, ps.Chains = nil, nil }) // the drill's part stays
 			changed = true
 		}
 		return changed

@@ -1,0 +1,224 @@
+package restoredrill
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
+)
+
+// ChildCommandName is the provider binary's hidden command that restores one fetched chain.
+const ChildCommandName = "restore-drill"
+
+// Restorer restores a chain that drill.FetchChain left in dir (verified and decompressed) and
+// returns the outcome as drill.RestoreFetched does: Result.Err is a *drill.Error for a finding
+// about the backup, any other error proves nothing about it. It must not write outside dir.
+type Restorer func(ctx context.Context, ch drill.Chain, dir string) drill.Result
+
+// childJob is what the parent hands the child on stdin.
+type childJob struct {
+	Dir    string           `json:"dir"`
+	Etcd   string           `json:"etcd"`
+	Full   drill.Snapshot   `json:"full"`
+	Deltas []drill.Snapshot `json:"deltas,omitempty"`
+}
+
+// childResult is what the child reports on stdout, one JSON line.
+type childResult struct {
+	Revision int64         `json:"revision,omitempty"`
+	Keys     int64         `json:"keys,omitempty"`
+	Duration time.Duration `json:"duration"`
+	// Reason, Key and Detail are a finding (drill.Error); Error any other failure.
+	Reason drill.Reason `json:"reason,omitempty"`
+	Key    string       `json:"key,omitempty"`
+	Detail string       `json:"detail,omitempty"`
+	Error  string       `json:"error,omitempty"`
+}
+
+// ChildCommand is the hidden command the parent runs (ChildRestorer): it reads a childJob on
+// stdin, restores it with drill.RestoreFetched and writes a childResult on stdout. It holds no
+// credentials and reaches no store.
+func ChildCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:    ChildCommandName,
+		Short:  "Restore one fetched snapshot chain for a restore drill (run by the extension itself)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return RunChild(cmd.Context(), os.Stdin, os.Stdout)
+		},
+	}
+}
+
+// RunChild is the child's work: one job from in, one result to out. Its error is only about
+// reading the job or writing the result; a failed restore is a result.
+func RunChild(ctx context.Context, in io.Reader, out io.Writer) error {
+	var job childJob
+	if err := json.NewDecoder(in).Decode(&job); err != nil {
+		return fmt.Errorf("reading the restore job: %w", err)
+	}
+	full := job.Full
+	ch := drill.Chain{Etcd: job.Etcd, Full: &full, Deltas: job.Deltas}
+	r := drill.RestoreFetched(ctx, ch, job.Dir, drill.Options{})
+	res := childResult{Revision: r.Revision, Keys: r.Keys, Duration: r.Duration}
+	var de *drill.Error
+	switch {
+	case errors.As(r.Err, &de):
+		res.Reason, res.Key, res.Detail = de.Reason, de.Key, de.Detail
+		if de.Err != nil {
+			res.Detail += ": " + de.Err.Error()
+		}
+	case r.Err != nil:
+		res.Error = r.Err.Error()
+	}
+	return json.NewEncoder(out).Encode(res)
+}
+
+// ChildRestorer runs each restore in a new process: Path with Args (the provider binary and
+// ChildCommandName), so that a snapshot etcd cannot handle crashes that process, not the
+// controller, and the restore's memory is returned when it exits.
+//
+// A child that crashes (a panic, a fatal error: etcd failing on the verified data) is
+// RestoreFailed. A child killed by a signal (SIGKILL: out of memory, most likely), one that
+// cannot be started, or one cut off by ctx proves nothing about the backup: its error is no
+// finding.
+type ChildRestorer struct {
+	Path string
+	Args []string
+	// Env is the child's environment (nil: the parent's).
+	Env []string
+}
+
+// SelfRestorer re-executes the running binary with ChildCommandName.
+func SelfRestorer() (ChildRestorer, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return ChildRestorer{}, fmt.Errorf("finding the extension's binary for restore drills: %w", err)
+	}
+	return ChildRestorer{Path: exe, Args: []string{ChildCommandName}}, nil
+}
+
+// maxChildOutput bounds what is kept of the child's stdout and stderr.
+const maxChildOutput = 64 << 10
+
+// Restore implements Restorer.
+func (c ChildRestorer) Restore(ctx context.Context, ch drill.Chain, dir string) drill.Result {
+	r := drill.Result{Etcd: ch.Etcd, Deltas: len(ch.Deltas), Size: ch.Size(), Started: time.Now()}
+	defer func() { r.Duration = time.Since(r.Started) }()
+	if ch.Full == nil {
+		r.Err = drill.NewFinding(drill.ReasonNoFullSnapshot, "", "no full snapshot of "+ch.Etcd+" to restore")
+		return r
+	}
+	r.Full = ch.Full.Key
+	job, err := json.Marshal(childJob{Dir: dir, Etcd: ch.Etcd, Full: *ch.Full, Deltas: ch.Deltas})
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	cmd := exec.CommandContext(ctx, c.Path, c.Args...)
+	cmd.Env = c.Env
+	cmd.Dir = dir
+	cmd.Stdin = bytes.NewReader(job)
+	stdout, stderr := &capped{max: maxChildOutput}, &capped{max: maxChildOutput}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	dieWithParent(cmd)
+	runErr := cmd.Run()
+	var res childResult
+	parsed := json.Unmarshal(lastLine(stdout.Bytes()), &res) == nil
+	var exit *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		r.Err = fmt.Errorf("restore process stopped: %w", ctx.Err())
+	case runErr == nil && parsed:
+		r.Revision, r.Keys = res.Revision, res.Keys
+		switch {
+		case res.Reason != "":
+			if r.Err = drill.NewFinding(res.Reason, res.Key, res.Detail); r.Err == nil {
+				r.Err = fmt.Errorf("restore process reported an unknown reason %q: %s", res.Reason, res.Detail)
+			}
+		case res.Error != "":
+			r.Err = fmt.Errorf("restore process: %s", res.Error)
+		}
+	case errors.As(runErr, &exit) && killed(exit):
+		r.Err = fmt.Errorf("restore process killed by %s (out of memory?); nothing proven about the backup", exit.ProcessState.Sys().(syscall.WaitStatus).Signal())
+	case errors.As(runErr, &exit):
+		r.Err = drill.NewFinding(drill.ReasonRestoreFailed, ch.Full.Key,
+			fmt.Sprintf("the restore process crashed on the verified snapshots (%s): %s", exit.ProcessState, crashLine(stderr.Bytes())))
+	case runErr != nil:
+		r.Err = fmt.Errorf("starting the restore process: %w", runErr)
+	default:
+		r.Err = fmt.Errorf("restore process exited without a result")
+	}
+	return r
+}
+
+// killed reports whether the child was ended by SIGKILL (the kernel's OOM killer, or an
+// operator): no verdict on the backup.
+func killed(exit *exec.ExitError) bool {
+	ws, ok := exit.ProcessState.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
+}
+
+// crashLine is the line of the child's stderr that says why it crashed (Go's "panic:" or "fatal
+// error:"), else its last line; cut to 300 bytes.
+func crashLine(stderr []byte) string {
+	var found, last string
+	sc := bufio.NewScanner(bytes.NewReader(stderr))
+	sc.Buffer(make([]byte, 0, 4096), maxChildOutput)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		last = line
+		if found == "" && (strings.HasPrefix(line, "panic:") || strings.HasPrefix(line, "fatal error:")) {
+			found = line
+		}
+	}
+	if found == "" {
+		found = last
+	}
+	if found == "" {
+		return "no output"
+	}
+	if len(found) > 300 {
+		found = found[:300] + " [...]"
+	}
+	return found
+}
+
+func lastLine(b []byte) []byte {
+	b = bytes.TrimSpace(b)
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		return b[i+1:]
+	}
+	return b
+}
+
+// capped keeps the first max bytes written to it (the result line comes first and alone on
+// stdout; the reason of a crash early on stderr).
+type capped struct {
+	max int
+	buf bytes.Buffer
+}
+
+func (t *capped) Write(p []byte) (int, error) {
+	if room := t.max - t.buf.Len(); room > 0 {
+		t.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (t *capped) Bytes() []byte { return t.buf.Bytes() }

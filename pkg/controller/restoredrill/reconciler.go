@@ -1,0 +1,295 @@
+package restoredrill
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// maxRetry is the longest wait before a drill that proved nothing (the store failed) is tried
+// again; never longer than the interval.
+const maxRetry = 10 * time.Minute
+
+// Deps is what the reconciler needs; it holds nothing of one request.
+type Deps struct {
+	Client client.Client
+	// Reader reads the Cluster of the entry's shoot from the API server.
+	Reader   client.Reader
+	Recorder events.EventRecorder
+	Options  Options
+	// SourceFor is the entry's read-only view of the store, with its own credentials.
+	SourceFor SourceFor
+	// Restore restores a fetched chain (ChildRestorer in the binary).
+	Restore Restorer
+	// Slots bounds the drills at once in the process: one buffered channel of capacity
+	// Options.Concurrency, shared by every reconciler of the process.
+	Slots chan struct{}
+}
+
+// Reconciler drills each BackupEntry on its schedule and publishes BackupsRestorable.
+type Reconciler struct {
+	Deps
+	// since is when this reconciler started: entries never drilled are first drilled at their
+	// slot after it (or after their creation, if later).
+	since time.Time
+}
+
+// NewReconciler returns a reconciler with deps, started now.
+func NewReconciler(deps Deps) *Reconciler {
+	return &Reconciler{Deps: deps, since: deps.Options.Now()}
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	be := &extensionsv1alpha1.BackupEntry{}
+	if found, err := corecontroller.GetOrForget(ctx, r.Client, req, be, metrics.ForgetDrills); !found {
+		return reconcile.Result{}, err
+	}
+	switch {
+	case r.Options.Interval <= 0:
+		return reconcile.Result{}, r.withdraw(ctx, be)
+	case be.DeletionTimestamp != nil:
+		return reconcile.Result{}, r.markDeleting(ctx, be)
+	case strings.HasPrefix(be.Name, v1beta1constants.BackupSourcePrefix+"-"):
+		// A migration's source entry shares its prefix with the entry restored into, drilled.
+		metrics.ForgetDrills(be.Name)
+		return reconcile.Result{}, nil
+	}
+	ps, err := backupentry.ReadProviderStatus(be)
+	if err != nil {
+		ps = backupentry.ProviderStatus{}
+	}
+	last := ps.Drill
+	moved := last != nil && (last.Bucket != be.Spec.BucketName || last.Region != be.Spec.Region)
+	now := r.Options.Now()
+	switch {
+	case !moved && newChainFindings(last, ps.Chains):
+		// The inventory found a chain broken by names: reported at once, nothing downloaded.
+		return r.reportChains(ctx, be, last, ps.Chains, now)
+	case moved, healed(last, ps.Chains):
+		// The last drill was of another bucket, or a chain broken by names is sound by names
+		// again: drill now.
+	case last == nil:
+		if !extstatus.Succeeded(be) {
+			return reconcile.Result{}, nil // its first successful reconcile wakes us
+		}
+		anchor := be.CreationTimestamp.Time
+		if r.since.After(anchor) {
+			anchor = r.since
+		}
+		if first := backupentry.FirstCount(be, r.Options.Interval, anchor); now.Before(first) {
+			return reconcile.Result{RequeueAfter: first.Sub(now)}, r.publishPending(ctx, be, first)
+		}
+	default:
+		if due := r.due(last); now.Before(due) {
+			return reconcile.Result{RequeueAfter: due.Sub(now)}, nil
+		}
+	}
+
+	st, err := r.drill(ctx, be)
+	if err != nil {
+		return reconcile.Result{}, err // ctx ended: nothing proven, nothing published
+	}
+	if ps.Chains != nil { // what the inventory found by names, the drill has seen too
+		checked := ps.Chains.CheckedAt
+		st.ChainsCheckedAt = &checked
+	}
+	if err := r.excuse(ctx, be, st); err != nil {
+		log.FromContext(ctx).Info("Could not read the shoot's Cluster", "error", err.Error())
+	}
+	v := verdictOf(st, last)
+	if err := r.publish(ctx, be, st, v); err != nil {
+		return reconcile.Result{}, err
+	}
+	observe(be.Name, st, last)
+	return reconcile.Result{RequeueAfter: periodic.Jitter(max(r.due(st).Sub(now), time.Second))}, nil
+}
+
+// due is when the entry is drilled next after st: an interval later, or sooner when st proved
+// nothing because the store or the drill's machinery failed.
+func (r *Reconciler) due(st *drill.Status) time.Time {
+	if failed(st) {
+		return st.DrilledAt.Add(min(maxRetry, r.Options.Interval))
+	}
+	return st.DrilledAt.Add(r.Options.Interval)
+}
+
+// failed reports whether a drill proved nothing for the store's or the machinery's sake.
+func failed(st *drill.Status) bool {
+	if st.Error != "" {
+		return true
+	}
+	for _, e := range st.Etcds {
+		if e.Reason == ReasonDrillFailed {
+			return true
+		}
+	}
+	return false
+}
+
+// drill drills every etcd under the entry's prefix within a slot of the process's concurrency.
+// Its error is ctx's only: everything else is in the status.
+func (r *Reconciler) drill(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (*drill.Status, error) {
+	select {
+	case r.Slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-r.Slots }()
+	st := &drill.Status{Bucket: be.Spec.BucketName, Region: be.Spec.Region}
+	defer func() { st.DrilledAt = metav1.NewTime(r.Options.Now()) }()
+	prefix, err := objectstore.EntryPrefix(be.Name)
+	if err != nil {
+		st.Error = err.Error()
+		return st, nil
+	}
+	src, err := r.SourceFor(ctx, be)
+	if err != nil {
+		st.Error = err.Error()
+		return st, ctx.Err()
+	}
+	col := drill.NewCollector(prefix.String())
+	if err := src.ListObjects(objectstore.WithOperation(ctx, "restore_drill"), be.Spec.BucketName, prefix.String(), func(page []objectstore.ObjectVersion) error {
+		col.Add(page)
+		return nil
+	}); err != nil {
+		st.Error = fmt.Sprintf("listing %s: %v", prefix, err)
+		return st, ctx.Err()
+	}
+	for _, ch := range col.Chains() {
+		res := r.drillChain(ctx, src, be.Spec.BucketName, ch)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		st.Etcds = append(st.Etcds, etcdStatus(res))
+		metrics.DrillBytesTotal.Add(float64(res.BytesRead))
+	}
+	return st, nil
+}
+
+// drillChain fetches one etcd's chain into a new scratch directory, restores it there with
+// Restore and removes the directory, whatever happened.
+func (r *Reconciler) drillChain(ctx context.Context, src drill.Source, bucket string, ch drill.Chain) (res drill.Result) {
+	start := time.Now()
+	res = drill.Result{Etcd: ch.Etcd, Deltas: len(ch.Deltas), Size: ch.Size(), Started: start}
+	if ch.Full != nil {
+		res.Full = ch.Full.Key
+	}
+	defer func() {
+		res.Duration = time.Since(start)
+		metrics.DrillDuration.WithLabelValues(resultLabel(res.Err)).Observe(res.Duration.Seconds())
+	}()
+	dir, err := os.MkdirTemp(r.Options.ScratchDir, "drill-")
+	if err != nil {
+		res.Err = fmt.Errorf("scratch directory: %w", err)
+		return res
+	}
+	defer os.RemoveAll(dir)
+	read, err := drill.FetchChain(ctx, src, bucket, ch, dir, drill.Options{
+		MaxBytes: r.Options.MaxBytes, MaxScratchBytes: r.Options.MaxScratchBytes, ReadRate: r.Options.ReadRate,
+	})
+	if err != nil {
+		res.Err, res.BytesRead = err, read
+		return res
+	}
+	restored := r.Restore(ctx, ch, dir)
+	res.Revision, res.Keys, res.Err, res.BytesRead = restored.Revision, restored.Keys, restored.Err, read
+	return res
+}
+
+func resultLabel(err error) string {
+	switch reason := drill.ReasonOf(err); {
+	case err == nil:
+		return metrics.DrillRestored
+	case reason == "" || reason == drill.ReasonTooLarge:
+		return metrics.DrillUnknown
+	}
+	return metrics.DrillNotRestorable
+}
+
+// excuse turns the findings the shoot's state explains into Unknown, as BackupsFresh judges a
+// hibernated or deleted shoot: NoFullSnapshot where the shoot takes no snapshots now. Damage (a
+// changed byte, a broken chain, a refused restore) is never excused: the backup is what it is.
+func (r *Reconciler) excuse(ctx context.Context, be *extensionsv1alpha1.BackupEntry, st *drill.Status) error {
+	var missing []int
+	for i, e := range st.Etcds {
+		if e.Reason == string(drill.ReasonNoFullSnapshot) {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	reason, message, err := backupentry.SnapshotsNotExpected(ctx, r.Reader, be)
+	if err != nil || reason == "" {
+		return err
+	}
+	for _, i := range missing {
+		e := &st.Etcds[i]
+		e.Restorable, e.Reason, e.Message = string(gardencorev1beta1.ConditionUnknown), reason, message+"; "+e.Message
+	}
+	return nil
+}
+
+// withdraw removes what drills published on the entry: drills are switched off.
+func (r *Reconciler) withdraw(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
+	metrics.ForgetDrills(be.Name)
+	err := extstatus.Patch(ctx, r.Client, r.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
+		changed := false
+		if v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsRestorable) != nil {
+			be.Status.Conditions = v1beta1helper.RemoveConditions(be.Status.Conditions, ConditionBackupsRestorable)
+			changed = true
+		}
+		if ps, err := backupentry.ReadProviderStatus(be); err == nil && ps.Drill != nil {
+			backupentry.MergeProviderStatus(be, func(ps *backupentry.ProviderStatus) { ps.Drill = nil })
+			changed = true
+		}
+		return changed
+	})
+	if err = client.IgnoreNotFound(err); err != nil {
+		return fmt.Errorf("removing the restore drill of BackupEntry %s (switched off): %w", be.Name, err)
+	}
+	return nil
+}
+
+// markDeleting turns BackupsRestorable of an entry being deleted into Unknown/Deleting: it is not
+// drilled any more. Its last drill stays in the status, dated.
+func (r *Reconciler) markDeleting(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
+	metrics.ForgetDrills(be.Name)
+	old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsRestorable)
+	if old == nil || (old.Status == gardencorev1beta1.ConditionUnknown && old.Reason == backupentry.ReasonDeleting) {
+		return nil
+	}
+	err := r.setCondition(ctx, be, verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: backupentry.ReasonDeleting,
+		Message: "The entry is being deleted: its backups are no longer drilled."}, nil)
+	if err = client.IgnoreNotFound(err); err != nil {
+		return fmt.Errorf("setting BackupsRestorable of BackupEntry %s being deleted: %w", be.Name, err)
+	}
+	return nil
+}
+
+// publishPending says when an entry never drilled is drilled first.
+func (r *Reconciler) publishPending(ctx context.Context, be *extensionsv1alpha1.BackupEntry, first time.Time) error {
+	return r.setCondition(ctx, be, verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonNotDrilledYet,
+		Message: fmt.Sprintf("Not drilled yet: the first restore drill is at %s (the entry's slot in the interval of %s).", first.UTC().Format(time.RFC3339), r.Options.Interval)}, nil)
+}

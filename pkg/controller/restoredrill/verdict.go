@@ -1,0 +1,200 @@
+package restoredrill
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
+)
+
+// ConditionBackupsRestorable on a BackupEntry says whether the newest backup of every etcd under
+// its prefix restored in the last restore drill.
+const ConditionBackupsRestorable gardencorev1beta1.ConditionType = "BackupsRestorable"
+
+// Reasons of BackupsRestorable besides the drill's findings (drill.Reason: HashMismatch,
+// ChainBroken, Undecodable, RestoreFailed, NoFullSnapshot, all False; TooLarge, Unknown) and
+// backupentry's ShootHibernated, ShootGone and Deleting (Unknown).
+const (
+	// ReasonRestored (True): every etcd restored.
+	ReasonRestored = "Restored"
+	// ReasonNotDrilledYet (Unknown): the entry's first drill is still to come.
+	ReasonNotDrilledYet = "NotDrilledYet"
+	// ReasonDrillFailed (Unknown): the store (throttled, unreachable, forbidden) or the drill's
+	// own machinery (scratch disk, the restore process killed) failed: nothing proven either
+	// way; retried within minutes.
+	ReasonDrillFailed = "DrillFailed"
+	// ReasonNoSnapshots (Unknown): nothing under the prefix to drill (BackupsFresh says whether
+	// that is a problem).
+	ReasonNoSnapshots = "NoSnapshots"
+)
+
+// Event reasons, emitted when BackupsRestorable changes.
+const (
+	EventRestorable           = "BackupsRestorable"
+	EventNotRestorable        = "BackupsNotRestorable"
+	EventRestorabilityUnknown = "BackupsRestorabilityUnknown"
+)
+
+// verdict is BackupsRestorable's content.
+type verdict struct {
+	Status          gardencorev1beta1.ConditionStatus
+	Reason, Message string
+}
+
+// etcdStatus is one etcd's drill as published.
+func etcdStatus(res drill.Result) drill.EtcdStatus {
+	e := drill.EtcdStatus{Name: res.Etcd, FullSnapshot: res.Full, Deltas: res.Deltas, Size: res.Size, BytesRead: res.BytesRead,
+		Duration: metav1.Duration{Duration: res.Duration.Round(time.Millisecond)}}
+	switch reason := drill.ReasonOf(res.Err); {
+	case res.Err == nil:
+		e.Restorable, e.Reason = string(gardencorev1beta1.ConditionTrue), ReasonRestored
+		e.Revision, e.Keys = res.Revision, res.Keys
+		e.Message = fmt.Sprintf("restored to revision %d (%d keys) from full snapshot %s and %d deltas, %d bytes read in %s",
+			res.Revision, res.Keys, res.Full, res.Deltas, res.BytesRead, e.Duration.Duration)
+	case reason == drill.ReasonTooLarge:
+		e.Restorable, e.Reason = string(gardencorev1beta1.ConditionUnknown), string(reason)
+		e.Message = fmt.Sprintf("not drilled, over the budget (chain of %d bytes): %v", res.Size, res.Err)
+	case reason != "":
+		e.Restorable, e.Reason, e.Message = string(gardencorev1beta1.ConditionFalse), string(reason), res.Err.Error()
+	default:
+		e.Restorable, e.Reason = string(gardencorev1beta1.ConditionUnknown), ReasonDrillFailed
+		e.Message = fmt.Sprintf("nothing proven, the drill failed: %v", res.Err)
+	}
+	return e
+}
+
+// verdictOf is BackupsRestorable for st: False when an etcd is not restorable, else Unknown when
+// one is unknown, else True. last is the drill before (nil: none), which a failed one cites.
+func verdictOf(st *drill.Status, last *drill.Status) verdict {
+	at := st.DrilledAt.UTC().Format(time.RFC3339)
+	if st.Error != "" {
+		v := verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonDrillFailed,
+			Message: fmt.Sprintf("The restore drill at %s proved nothing: %s.", at, st.Error)}
+		if last != nil && last.Error == "" && len(last.Etcds) > 0 {
+			v.Message += " The drill before, at " + last.DrilledAt.UTC().Format(time.RFC3339) + ", found: " + etcdLines(last.Etcds)
+		}
+		return v
+	}
+	if len(st.Etcds) == 0 {
+		return verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonNoSnapshots,
+			Message: fmt.Sprintf("The restore drill at %s found no snapshot under the entry's prefix: nothing to restore.", at)}
+	}
+	v := verdict{Status: gardencorev1beta1.ConditionTrue, Reason: ReasonRestored}
+	for _, want := range []gardencorev1beta1.ConditionStatus{gardencorev1beta1.ConditionUnknown, gardencorev1beta1.ConditionFalse} {
+		for _, e := range st.Etcds {
+			if e.Restorable == string(want) {
+				v.Status, v.Reason = want, e.Reason
+				break
+			}
+		}
+	}
+	v.Message = fmt.Sprintf("Restore drill at %s: %s", at, etcdLines(st.Etcds))
+	return v
+}
+
+func etcdLines(etcds []drill.EtcdStatus) string {
+	lines := make([]string, 0, len(etcds))
+	for _, e := range etcds {
+		lines = append(lines, e.Name+": "+e.Message)
+	}
+	return strings.Join(lines, "; ") + "."
+}
+
+// publish writes st beside the inventory in status.providerStatus and the condition.
+func (r *Reconciler) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntry, st *drill.Status, v verdict) error {
+	if err := r.setCondition(ctx, be, v, st); err != nil {
+		return fmt.Errorf("publishing the restore drill of BackupEntry %s: %w", be.Name, err)
+	}
+	return nil
+}
+
+// setCondition sets BackupsRestorable to v (and the drill's status when st is set), and emits an
+// event when the verdict (status or reason) changes.
+func (r *Reconciler) setCondition(ctx context.Context, be *extensionsv1alpha1.BackupEntry, v verdict, st *drill.Status) error {
+	var previous *gardencorev1beta1.Condition
+	err := extstatus.Patch(ctx, r.Client, r.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
+		old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsRestorable)
+		if st == nil && old != nil && old.Status == v.Status && old.Reason == v.Reason && old.Message == v.Message {
+			previous = old
+			return false
+		}
+		if st != nil {
+			backupentry.MergeProviderStatus(be, func(ps *backupentry.ProviderStatus) { ps.Drill = st })
+		}
+		be.Status.Conditions, previous = extstatus.SetCondition(be.Status.Conditions, ConditionBackupsRestorable, v.Status, v.Reason, v.Message, r.Options.Now())
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if previous == nil || previous.Status != v.Status || previous.Reason != v.Reason {
+		eventType, reason := corev1.EventTypeNormal, EventRestorabilityUnknown
+		switch v.Status {
+		case gardencorev1beta1.ConditionTrue:
+			reason = EventRestorable
+		case gardencorev1beta1.ConditionFalse:
+			eventType, reason = corev1.EventTypeWarning, EventNotRestorable
+		}
+		r.Recorder.Eventf(be, nil, eventType, reason, "RestoreDrill", "%s", extstatus.EventNote(v.Message))
+	}
+	return nil
+}
+
+// observe sets the drill metrics of the entry from st; last is the drill before (nil: none). A
+// drill that proved nothing for an etcd leaves its series as the last drill set them, so an alert
+// on a backup found not restorable does not clear because the store fails now.
+func observe(entry string, st *drill.Status, last *drill.Status) {
+	if st.Error != "" {
+		return
+	}
+	now := map[string]bool{}
+	for _, e := range st.Etcds {
+		now[e.Name] = true
+	}
+	if last != nil {
+		for _, e := range last.Etcds {
+			if !now[e.Name] { // gone from the listing
+				forgetEtcd(entry, e.Name)
+			}
+		}
+	}
+	for _, e := range st.Etcds {
+		metrics.DrillBytes.WithLabelValues(entry, e.Name).Set(float64(e.BytesRead))
+		switch e.Restorable {
+		case string(gardencorev1beta1.ConditionTrue):
+			metrics.Restorable.WithLabelValues(entry, e.Name).Set(1)
+			metrics.DrillRevision.WithLabelValues(entry, e.Name).Set(float64(e.Revision))
+			metrics.DrillTime.WithLabelValues(entry, e.Name).Set(float64(st.DrilledAt.Unix()))
+		case string(gardencorev1beta1.ConditionFalse):
+			metrics.Restorable.WithLabelValues(entry, e.Name).Set(0)
+			metrics.DrillRevision.DeleteLabelValues(entry, e.Name)
+			metrics.DrillTime.WithLabelValues(entry, e.Name).Set(float64(st.DrilledAt.Unix()))
+		default:
+			if e.Reason == ReasonDrillFailed {
+				continue
+			}
+			metrics.Restorable.DeleteLabelValues(entry, e.Name)
+			metrics.DrillRevision.DeleteLabelValues(entry, e.Name)
+			metrics.DrillTime.DeleteLabelValues(entry, e.Name)
+		}
+	}
+}
+
+func forgetEtcd(entry, etcd string) {
+	labels := prometheus.Labels{"entry": entry, "etcd": etcd}
+	for _, g := range []*prometheus.GaugeVec{metrics.Restorable, metrics.DrillTime, metrics.DrillRevision, metrics.DrillBytes} {
+		g.Delete(labels)
+	}
+}

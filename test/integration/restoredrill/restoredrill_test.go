@@ -1,0 +1,281 @@
+// Package restoredrill_test runs the real aws binary as a process (as the chart runs it) against
+// a real kube-apiserver (envtest) and MinIO, with snapshots the real etcd-backup-restore took of a
+// real etcd under a BackupEntry's prefix: the binary's restore drill (its own restore-drill child
+// process) turns BackupsRestorable True at the revision etcd held; a damaged delta turns it False
+// with HashMismatch; nothing is written to the bucket; the scratch directory is left empty.
+package restoredrill_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+const (
+	region      = "eu-central-1"
+	minioConfig = `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","disabledSettings":["PublicAccessBlock","MultipartAbortLifecycle"]}`
+)
+
+func TestBinaryDrillsRealSnapshots(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	binary, err := stack.BuildBinary(dir, "aws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	minio, err := stack.StartMinIO(ctx, stack.MinIOOptions{Region: region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer minio.Stop()
+	testEnv, cfg, err := stack.StartEnvtest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = testEnv.Stop() }()
+	scratch := t.TempDir()
+	ext, err := stack.StartExtension(ctx, testEnv, binary, dir, "--entry-inventory-interval", "0s",
+		"--restore-drill-interval", "3s", "--restore-drill-scratch-dir", scratch, "--restore-drill-read-rate", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ext.Stop()
+	t.Cleanup(func() {
+		if t.Failed() {
+			if log, err := os.ReadFile(filepath.Clean(ext.LogPath)); err == nil {
+				t.Logf("extension log:\n%s", log)
+			}
+		}
+	})
+	scheme, err := app.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k8s, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := framework.Attach(k8s, &awsprovider.Provider{}, region)
+	data := minio.SecretData()
+	delete(data, "region")
+
+	bb := env.CreateBucket(t, framework.UniqueName("drill-"), data, minioConfig)
+	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
+	entry := framework.UniqueName("shoot--drill--") + "--1"
+	env.EnsureNamespace(t, strings.TrimSuffix(entry, "--1"))
+	be := env.CreateEntry(t, entry, bb.Name, data)
+	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+
+	// The real etcd-backup-restore backs up a real etcd into the entry's prefix: a full
+	// snapshot, then deltas of three rounds of writes.
+	store := env.StoreFor(t, data)
+	secret := maps.Clone(minio.SecretData())
+	secret["bucketName"] = []byte(bb.Name)
+	keys, rev := backUp(t, ctx, store, secret, bb.Name, entry)
+	before := listAll(t, ctx, store, bb.Name)
+
+	// Drills ran while the snapshots were taken; the one after the last covers them all.
+	env.WaitFor(t, be, 2*time.Minute, "BackupsRestorable True at the last revision", func(obj extensionsv1alpha1.Object) bool {
+		ps, err := backupentry.ReadProviderStatus(obj.(*extensionsv1alpha1.BackupEntry))
+		return restorable(gardencorev1beta1.ConditionTrue, restoredrill.ReasonRestored)(obj) && err == nil && ps.Drill != nil &&
+			len(ps.Drill.Etcds) == 1 && ps.Drill.Etcds[0].Revision == rev
+	})
+	ps, err := backupentry.ReadProviderStatus(be)
+	if err != nil || ps.Drill == nil || len(ps.Drill.Etcds) != 1 {
+		t.Fatalf("providerStatus.drill %+v (%v)", ps.Drill, err)
+	}
+	e := ps.Drill.Etcds[0]
+	if e.Name != "etcd-main" || e.Revision != rev || e.Keys != int64(keys) || e.Deltas < 3 || e.BytesRead != e.Size || e.Duration.Duration <= 0 {
+		t.Errorf("drill of etcd-main %+v; want revision %d, %d keys, 3 or more deltas, every listed byte read", e, rev, keys)
+	}
+	cond := v1beta1helper.GetCondition(be.Status.Conditions, restoredrill.ConditionBackupsRestorable)
+	if !strings.Contains(cond.Message, fmt.Sprintf("restored to revision %d", rev)) || !strings.Contains(cond.Message, e.FullSnapshot) {
+		t.Errorf("message %q does not say the revision %d and the full snapshot %s", cond.Message, rev, e.FullSnapshot)
+	}
+	t.Logf("drilled: %s", cond.Message)
+	if !env.EventuallyHasEvent(t, entry, restoredrill.EventRestorable, "restored to revision", 30*time.Second) {
+		t.Error("no BackupsRestorable event")
+	}
+	if after := listAll(t, ctx, store, bb.Name); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("the drill changed the bucket:\nbefore %v\nafter  %v", before, after)
+	}
+
+	// A byte flipped in a delta (as a storage fault would): the next drill says so.
+	var delta string
+	for _, o := range before {
+		if s, ok := drill.ParseKey(entry+"/", o.Key); ok && s.Kind == drill.KindDelta {
+			delta = o.Key
+		}
+	}
+	content, err := objectstore.ReadObject(framework.Ctx(t), store, bb.Name, delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	content[len(content)/2] ^= 0x01
+	if err := store.PutObject(framework.Ctx(t), bb.Name, delta, content); err != nil {
+		t.Fatal(err)
+	}
+	before = listAll(t, ctx, store, bb.Name)
+	env.WaitFor(t, be, time.Minute, "BackupsRestorable False", restorable(gardencorev1beta1.ConditionFalse, string(drill.ReasonHashMismatch)))
+	cond = v1beta1helper.GetCondition(be.Status.Conditions, restoredrill.ConditionBackupsRestorable)
+	if !strings.Contains(cond.Message, delta) {
+		t.Errorf("message %q does not name the damaged delta %s", cond.Message, delta)
+	}
+	if !env.EventuallyHasEvent(t, entry, restoredrill.EventNotRestorable, "HashMismatch", 30*time.Second) {
+		t.Error("no BackupsNotRestorable event")
+	}
+	body, err := stack.Get(framework.Ctx(t), ext.MetricsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf(`gardener_backup_entry_restorable{entry=%q,etcd="etcd-main"} 0`, entry); !strings.Contains(body, want) {
+		t.Errorf("metrics lack %s", want)
+	}
+	if after := listAll(t, ctx, store, bb.Name); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("the drill changed the bucket:\nbefore %v\nafter  %v", before, after)
+	}
+	ext.Stop() // no drill running while the scratch directory is looked at
+	if left, err := os.ReadDir(scratch); err != nil || len(left) != 0 {
+		t.Errorf("scratch directory not cleaned: %v %v", left, err)
+	}
+
+	// The cheap check: a middle delta gone (a lifecycle rule, a hand) is found by the next
+	// inventory's listing, by names, and reported at once, long before the next drill and
+	// without reading an object.
+	var deltas []string
+	for _, o := range before {
+		if s, ok := drill.ParseKey(entry+"/", o.Key); ok && s.Kind == drill.KindDelta {
+			deltas = append(deltas, o.Key)
+		}
+	}
+	if _, err := store.DeleteObjects(framework.Ctx(t), bb.Name, []objectstore.ObjectVersion{{Key: deltas[1]}}); err != nil {
+		t.Fatal(err)
+	}
+	ext2, err := stack.StartExtension(ctx, testEnv, binary, t.TempDir(), "--entry-inventory-interval", "2s",
+		"--restore-drill-interval", "1h", "--restore-drill-scratch-dir", scratch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ext2.Stop()
+	env.WaitFor(t, be, time.Minute, "BackupsRestorable False by names", restorable(gardencorev1beta1.ConditionFalse, string(drill.ReasonChainBroken)))
+	cond = v1beta1helper.GetCondition(be.Status.Conditions, restoredrill.ConditionBackupsRestorable)
+	if !strings.Contains(cond.Message, "found by names") || !strings.Contains(cond.Message, "gap") {
+		t.Errorf("message %q: want the gap found by names", cond.Message)
+	}
+	if body, err = stack.Get(framework.Ctx(t), ext2.MetricsURL); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(body, `operation="get_object"`) || strings.Contains(body, `operation="restore_drill"`) {
+		t.Errorf("the report by names read objects or listed for a drill:\n%s", grep(body, "gardener_backup_cloud_requests_total"))
+	}
+}
+
+func grep(body, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func restorable(status gardencorev1beta1.ConditionStatus, reason string) func(extensionsv1alpha1.Object) bool {
+	return func(obj extensionsv1alpha1.Object) bool {
+		c := v1beta1helper.GetCondition(obj.(*extensionsv1alpha1.BackupEntry).Status.Conditions, restoredrill.ConditionBackupsRestorable)
+		return c != nil && c.Status == status && c.Reason == reason
+	}
+}
+
+// backUp writes keys into a real etcd while the real etcd-backup-restore snapshots it into the
+// entry's prefix (uncompressed: a delta's byte flipped is then found by its SHA-256), and returns
+// how many keys etcd holds and its revision when every write is in a snapshot.
+func backUp(t *testing.T, ctx context.Context, store objectstore.DataPlane, secret map[string][]byte, bucket, entry string) (int, int64) {
+	t.Helper()
+	db := stack.StartEtcd(t, filepath.Join(t.TempDir(), "etcd"))
+	defer db.Stop()
+	keys := map[string]bool{}
+	put := func(key, value string) int64 {
+		keys[key] = true
+		return db.PutRev(t, key, value)
+	}
+	for i := range 20 {
+		put(fmt.Sprintf("/registry/pods/ns/p%02d", i), strings.Repeat("x", 100*i))
+	}
+	mount := t.TempDir()
+	stack.MountSecret(t, mount, secret)
+	consumer := stack.S3Consumer
+	consumer.Flags = append(consumer.Flags, "--compress-snapshots=false")
+	sidecar := consumer.Snapshotter(t, db, mount, bucket, entry)
+	defer sidecar.Stop()
+	var rev int64
+	for round := range 4 {
+		if round > 0 {
+			for i := range 3 {
+				put(fmt.Sprintf("/registry/pods/ns/p%02d", round*3+i), fmt.Sprintf("changed in round %d", round))
+				put(fmt.Sprintf("/registry/leases/r%d-%d", round, i), "new")
+			}
+		}
+		rev = put(fmt.Sprintf("/registry/rounds/%d", round), "done")
+		waitCovered(t, ctx, store, sidecar, bucket, entry+"/etcd-main/", rev)
+	}
+	sidecar.Stop()
+	return len(keys), rev
+}
+
+func waitCovered(t *testing.T, ctx context.Context, store objectstore.DataPlane, sidecar *stack.Process, bucket, prefix string, rev int64) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		if sidecar.Exited() {
+			t.Fatalf("etcd-backup-restore exited (%v):\n%s", sidecar.Err(), sidecar.Tail())
+		}
+		covered := false
+		if err := store.ListObjects(ctx, bucket, prefix, func(page []objectstore.ObjectVersion) error {
+			for _, o := range page {
+				if end, _, ok := stack.SnapshotEndRevision(o.Key); ok && end >= rev {
+					covered = true
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if covered {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no snapshot under %s covers revision %d after a minute:\n%s", prefix, rev, sidecar.Tail())
+		}
+	}
+}
+
+func listAll(t *testing.T, ctx context.Context, store objectstore.DataPlane, bucket string) []objectstore.ObjectVersion {
+	t.Helper()
+	var all []objectstore.ObjectVersion
+	if err := store.ListObjects(ctx, bucket, "", func(p []objectstore.ObjectVersion) error {
+		all = append(all, p...)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
