@@ -1,16 +1,17 @@
 package drill
 
 import (
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/snapshotname"
 )
 
 // Snapshot kinds as etcd-backup-restore names them (pkg/types/snapstore.go: SnapshotKindFull,
 // SnapshotKindDelta).
 const (
-	KindFull  = "Full"
-	KindDelta = "Incr"
+	KindFull  = snapshotname.KindFull
+	KindDelta = snapshotname.KindDelta
 )
 
 // Compression suffixes etcd-backup-restore v0.43.0 writes and decompresses
@@ -46,83 +47,23 @@ type Snapshot struct {
 	Size int64
 }
 
-// ParseKey parses key (with prefix, the entry's "<entry>/", cut off first) the way
-// etcd-backup-restore's ParseSnapshot (pkg/snapstore/snapshot.go:34) reads it, with the layout
-// directory a whole path component (as pkg/inventory's parseName) and chunks (one path component
-// more: segments of Swift's and GCS's composite uploads) not being snapshots (IsChunk).
-//
-//	v2: <etcd>/v2/<snapshot>
-//	v1: <etcd>/v1/<Backup-<unix>>/<snapshot>
-//	<snapshot>: <Full|Incr>-<startRev>-<lastRev>-<unix>[.<compression>][.final]
+// ParseKey parses key (with prefix, the entry's "<entry>/", cut off first) with
+// snapshotname.Parse, the parser the inventory uses too. Any compression suffix is kept: one
+// etcd-backup-restore cannot decompress is in its chain and fails its restore, so the drill
+// reports it (knownCompression).
 func ParseKey(prefix, key string) (Snapshot, bool) {
 	if !strings.HasPrefix(key, prefix) {
 		return Snapshot{}, false
 	}
-	rel := key[len(prefix):]
-	etcd, layout, rest, ok := cutLayout(rel, "v1")
+	n, ok := snapshotname.Parse(key[len(prefix):])
 	if !ok {
-		if etcd, layout, rest, ok = cutLayout(rel, "v2"); !ok {
-			return Snapshot{}, false
-		}
-	}
-	parts := strings.Split(rest, "/")
-	var snap string
-	switch {
-	case layout == "v2" && len(parts) == 1:
-		snap = parts[0]
-	case layout == "v1" && len(parts) == 2 && parts[0] != "":
-		snap = parts[1]
-	default:
 		return Snapshot{}, false
 	}
-	tokens := strings.Split(snap, "-")
-	if len(tokens) != 4 || (tokens[0] != KindFull && tokens[0] != KindDelta) {
-		return Snapshot{}, false
-	}
-	start, err := strconv.ParseInt(tokens[1], 10, 64)
-	if err != nil {
-		return Snapshot{}, false
-	}
-	last, err := strconv.ParseInt(tokens[2], 10, 64)
-	if err != nil || start > last {
-		return Snapshot{}, false
-	}
-	s := Snapshot{Key: key, Etcd: etcd, Kind: tokens[0], StartRevision: start, LastRevision: last}
-	fields := strings.Split(tokens[3], ".")
-	if n := len(fields); n > 1 && fields[n-1] == "final" {
-		s.Final = true
-		fields = fields[:n-1]
-	}
-	switch len(fields) {
-	case 1:
-	case 2:
-		s.Compression = "." + fields[1]
-	default:
-		return Snapshot{}, false
-	}
-	unix, err := strconv.ParseInt(fields[0], 10, 64)
-	if err != nil {
-		return Snapshot{}, false
-	}
-	s.CreatedOn = time.Unix(unix, 0).UTC()
-	return s, true
-}
-
-// cutLayout splits rel at the last "/<layout>/": the etcd's name before it (not empty) and the
-// rest after it.
-func cutLayout(rel, layout string) (etcd, found, rest string, ok bool) {
-	i := strings.LastIndex(rel, "/"+layout+"/")
-	if i <= 0 {
-		return "", "", "", false
-	}
-	return rel[:i], layout, rel[i+len(layout)+2:], true
+	return Snapshot{Key: key, Etcd: n.Etcd, Kind: n.Kind, StartRevision: n.StartRevision, LastRevision: n.LastRevision,
+		CreatedOn: n.CreatedOn, Compression: n.Compression, Final: n.Final}, true
 }
 
 // knownCompression reports whether etcd-backup-restore v0.43.0 can decompress suffix.
 func knownCompression(suffix string) bool {
-	switch suffix {
-	case suffixNone, suffixGzip, suffixLZW, suffixZlib:
-		return true
-	}
-	return false
+	return snapshotname.Name{Compression: suffix}.Restorable()
 }
