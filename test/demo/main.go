@@ -3,7 +3,8 @@
 // fake-gcs-server behind the GCS stand-in), applies the manifests of example/<provider>, and prints an
 // account of what happened: the bucket and its settings, the shoot's etcd-backup secret, snapshots
 // of a real etcd taken by the real etcd-backup-restore with that secret and restored from the
-// bucket, the deletion of the shoot's prefix (its neighbour surviving), and the bucket's deletion.
+// bucket, the extension's own restore drill of them (BackupsRestorable), the deletion of the
+// shoot's prefix (its neighbour surviving), and the bucket's deletion.
 package main
 
 import (
@@ -121,8 +122,12 @@ func run(providerType, binary string, writes int) (err error) {
 	}
 
 	say("Starting the extension binary %s as a process", binary)
+	drilling, err := drillFlags(filepath.Join(work, "drill"))
+	if err != nil {
+		return err
+	}
 	ext, err := stack.StartExtension(ctx, env, binary, work,
-		"--bucket-probe-interval", "2s", "--entry-inventory-interval", "2s")
+		append([]string{"--bucket-probe-interval", "2s", "--entry-inventory-interval", "2s"}, drilling...)...)
 	if err != nil {
 		return err
 	}
@@ -193,6 +198,10 @@ func run(providerType, binary string, writes int) (err error) {
 
 	say("Restoring the shoot's etcd from bucket %s with etcdbrctl restore", bb.Name)
 	if err := restore(r, consumer, etcdBackup.Data, bb.Name, be.Name, shoot); err != nil {
+		return err
+	}
+
+	if err := showDrill(ctx, k8s, be, shoot.snapshots); err != nil {
 		return err
 	}
 

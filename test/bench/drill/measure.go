@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/bench/benchutil"
+)
+
+// job is what the orchestrator hands the measuring process on stdin.
+type job struct {
+	Secret  map[string][]byte `json:"secret"`
+	Region  string            `json:"region"`
+	Bucket  string            `json:"bucket"`
+	Prefix  string            `json:"prefix"`
+	Scratch string            `json:"scratch"`
+}
+
+// measurement is what the measuring process reports on stdout.
+type measurement struct {
+	RawBytes   int64         `json:"rawBytes"`
+	RawTime    time.Duration `json:"rawTime"`
+	RawPeakKiB int64         `json:"rawPeakKiB"`
+	// RawFullTime is the raw read's time for the full snapshot alone; FullFetchTime
+	// FetchChain's for a chain of the full snapshot alone (measured after the drill).
+	RawFullTime, FullFetchTime time.Duration
+	FullBytes                  int64
+	// FetchTime is the controller's side of the drill (drill.FetchChain: download, verify,
+	// decompress to scratch), RestoreTime the child's (restore-drill), DrillTime both.
+	FetchTime, RestoreTime, DrillTime time.Duration
+	BytesRead                         int64 `json:"bytesRead"`
+	Revision, Keys                    int64
+	Deltas                            int
+	// FetchPeakKiB is this process's peak RSS during the fetch (VmHWM, reset before it);
+	// ChildPeakKiB the restore child's (its rusage).
+	FetchPeakKiB, ChildPeakKiB int64
+	// ChildPeakAnonKiB and ChildPeakFileKiB are the child's largest RssAnon (heap, stacks) and
+	// RssFile (the restored database's pages mapped by bbolt: page cache), sampled every 20 ms.
+	ChildPeakAnonKiB, ChildPeakFileKiB int64
+	Err                                string `json:"err,omitempty"`
+}
+
+// measure runs in its own process, so that its peak RSS is the drill's and not the generator's:
+// it reads every object of the chain through the aws DataPlane's OpenObject to io.Discard (the
+// raw rate), then drills the chain as the restoredrill controller does: FetchChain here, the
+// restore in a child process (this binary's restore-drill command, RunChild).
+func measure(ctx context.Context, in io.Reader, out io.Writer) error {
+	var j job
+	if err := json.NewDecoder(in).Decode(&j); err != nil {
+		return err
+	}
+	var m measurement
+	report := func(err error) error {
+		if err != nil {
+			m.Err = err.Error()
+		}
+		return json.NewEncoder(out).Encode(m)
+	}
+	store, err := (&awsprovider.Provider{}).NewDataPlane(ctx, provider.Credentials{Data: j.Secret, Region: j.Region})
+	if err != nil {
+		return report(err)
+	}
+	col := drill.NewCollector(j.Prefix)
+	if err := store.ListObjects(ctx, j.Bucket, j.Prefix, func(page []objectstore.ObjectVersion) error {
+		col.Add(page)
+		return nil
+	}); err != nil {
+		return report(err)
+	}
+	chains := col.Chains()
+	if len(chains) != 1 || chains[0].Full == nil {
+		return report(fmt.Errorf("want one chain under %s, found %d", j.Prefix, len(chains)))
+	}
+	ch := chains[0]
+
+	// Raw: the same objects, the same data plane, the same order, one at a time.
+	resetPeak()
+	start := time.Now()
+	for i, s := range append([]drill.Snapshot{*ch.Full}, ch.Deltas...) {
+		rc, err := store.OpenObject(ctx, j.Bucket, s.Key)
+		if err != nil {
+			return report(err)
+		}
+		n, err := io.Copy(io.Discard, rc)
+		rc.Close()
+		if err != nil {
+			return report(err)
+		}
+		m.RawBytes += n
+		if i == 0 {
+			m.RawFullTime, m.FullBytes = time.Since(start), n
+		}
+	}
+	m.RawTime = time.Since(start)
+	m.RawPeakKiB = procStatus("VmHWM:")
+
+	dir, err := os.MkdirTemp(j.Scratch, "drill-")
+	if err != nil {
+		return report(err)
+	}
+	defer os.RemoveAll(dir)
+	child, err := restoredrill.SelfRestorer()
+	if err != nil {
+		return report(err)
+	}
+	resetPeak()
+	start = time.Now()
+	m.BytesRead, err = drill.FetchChain(ctx, store, j.Bucket, ch, dir, drill.Options{})
+	m.FetchTime = time.Since(start)
+	m.FetchPeakKiB = procStatus("VmHWM:")
+	if err != nil {
+		return report(fmt.Errorf("fetch: %w", err))
+	}
+	stop := sampleChild(&m)
+	r := child.Restore(ctx, ch, dir)
+	stop()
+	m.DrillTime = time.Since(start)
+	m.RestoreTime = m.DrillTime - m.FetchTime
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err == nil {
+		m.ChildPeakKiB = ru.Maxrss
+	}
+	m.Revision, m.Keys, m.Deltas = r.Revision, r.Keys, len(ch.Deltas)
+	if r.Err != nil {
+		return report(r.Err)
+	}
+	return report(fetchFull(ctx, store, j, ch, &m))
+}
+
+// fetchFull times FetchChain for the full snapshot alone, to tell the bulk rate from the
+// per-object cost of the deltas.
+func fetchFull(ctx context.Context, store objectstore.DataPlane, j job, ch drill.Chain, m *measurement) error {
+	dir, err := os.MkdirTemp(j.Scratch, "full-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	start := time.Now()
+	if _, err := drill.FetchChain(ctx, store, j.Bucket, drill.Chain{Etcd: ch.Etcd, Full: ch.Full}, dir, drill.Options{}); err != nil {
+		return fmt.Errorf("fetching the full snapshot alone: %w", err)
+	}
+	m.FullFetchTime = time.Since(start)
+	return nil
+}
+
+// sampleChild samples the resident memory of this process's children (the restore child) until
+// stop is called.
+func sampleChild(m *measurement) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			for _, pid := range benchutil.Children(os.Getpid()) {
+				status := fmt.Sprintf("/proc/%d/status", pid)
+				m.ChildPeakAnonKiB = max(m.ChildPeakAnonKiB, statusField(status, "RssAnon:"))
+				m.ChildPeakFileKiB = max(m.ChildPeakFileKiB, statusField(status, "RssFile:"))
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// resetPeak resets this process's VmHWM to its current RSS.
+func resetPeak() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// procStatus is a field of /proc/self/status in KiB.
+func procStatus(field string) int64 { return statusField("/proc/self/status", field) }
+
+// statusField is a field of a /proc/<pid>/status file in KiB (0 if it cannot be read).
+func statusField(path, field string) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), field); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
