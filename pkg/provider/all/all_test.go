@@ -9,6 +9,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/local"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 )
 
@@ -16,11 +17,11 @@ import (
 // provider serves the very API the list (and so the webhook) validates with.
 func TestEveryListedTypeHasItsProvider(t *testing.T) {
 	providers := map[string]any{}
-	for _, p := range []any{&aws.Provider{}, &azure.Provider{}, &gcp.Provider{}, &openstack.Provider{}} {
+	for _, p := range []any{&aws.Provider{}, &azure.Provider{}, &gcp.Provider{}, &local.Provider{}, &openstack.Provider{}} {
 		providers[p.(interface{ Type() string }).Type()] = p
 	}
 	registered := map[string]provider.Provider{}
-	for _, p := range []provider.Provider{provider.Register(&aws.Provider{}), provider.Register(&azure.Provider{}), provider.Register(&gcp.Provider{}), provider.Register(&openstack.Provider{})} {
+	for _, p := range []provider.Provider{provider.Register(&aws.Provider{}), provider.Register(&azure.Provider{}), provider.Register(&gcp.Provider{}), provider.Register(&local.Provider{}), provider.Register(&openstack.Provider{})} {
 		registered[p.Type()] = p
 	}
 	apis := all.APIs()
