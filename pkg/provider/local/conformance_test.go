@@ -52,3 +52,5 @@ func TestConformanceOnADirectory(t *testing.T) {
 		},
 	})
 }
+
+func credsOf(data map[string][]byte) provider.Credentials { return provider.Credentials{Data: data} }

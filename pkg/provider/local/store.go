@@ -219,14 +219,14 @@ func (s *store) PutObject(_ context.Context, bucket, key string, data []byte) er
 	defer func() { _ = r.Close() }()
 	var last error
 	for range 3 { // a concurrent deletion may remove an emptied parent between the two steps
+		if _, err := parentsAreDirs(r, key); err != nil {
+			return err // checked before the directories are made: MkdirAll would follow a link inside the bucket
+		}
 		if dir := path.Dir(key); dir != "." {
 			if err := r.MkdirAll(dir, 0o755); err != nil {
 				last = err
 				continue
 			}
-		}
-		if _, err := parentsAreDirs(r, key); err != nil {
-			return err
 		}
 		if last = writeFile(r, key, data); last == nil || !errors.Is(last, fs.ErrNotExist) {
 			break
