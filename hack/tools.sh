@@ -146,8 +146,8 @@ case ${1:-all} in
   demo) # what `make demo PROVIDER=<type>` runs: the seed, etcd-backup-restore and that provider's stand-in
     envtest; etcdbr
     case ${2:-aws} in
-      aws) minio ;; gcp) fakegcs ;; azure) azurite ;;
-      *) echo "the demo has no local object store for provider '${2:-}' (aws, azure, gcp)" >&2; exit 2 ;;
+      aws) minio ;; gcp) fakegcs ;; azure) azurite ;; local) ;;
+      *) echo "the demo has no local object store for provider '${2:-}' (aws, azure, gcp, local)" >&2; exit 2 ;;
     esac ;;
   *) echo "usage: $0 [envtest|minio|fakegcs|azurite|etcdbr|all|demo <provider>]" >&2; exit 2 ;;
 esac

@@ -122,7 +122,7 @@ func run(providerType, binary string, writes int) (err error) {
 
 	say("Starting the extension binary %s as a process", binary)
 	ext, err := stack.StartExtension(ctx, env, binary, work,
-		"--bucket-probe-interval", "2s", "--entry-inventory-interval", "2s")
+		append([]string{"--bucket-probe-interval", "2s", "--entry-inventory-interval", "2s"}, objStore.flags...)...)
 	if err != nil {
 		return err
 	}
