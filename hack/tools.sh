@@ -147,7 +147,8 @@ case ${1:-all} in
     envtest; etcdbr
     case ${2:-aws} in
       aws) minio ;; gcp) fakegcs ;; azure) azurite ;; local) ;;
-      *) echo "the demo has no local object store for provider '${2:-}' (aws, azure, gcp, local)" >&2; exit 2 ;;
+      openstack) "$(dirname "${BASH_SOURCE[0]}")/openstack.sh" install ;;
+      *) echo "the demo has no local object store for provider '${2:-}' (aws, azure, gcp, local, openstack)" >&2; exit 2 ;;
     esac ;;
   *) echo "usage: $0 [envtest|minio|fakegcs|azurite|etcdbr|all|demo <provider>]" >&2; exit 2 ;;
 esac

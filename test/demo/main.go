@@ -202,7 +202,7 @@ func run(providerType, binary string, writes int) (err error) {
 	}
 	detail("a neighbour object %s written beside the shoot's prefix (its deletion must not touch it)", neighbour)
 
-	if err := report(ctx, k8s, ext.MetricsURL, bb, be, len(shoot.snapshots)); err != nil {
+	if err := report(ctx, k8s, ext.MetricsURL, bb, be, shoot.objects); err != nil {
 		return err
 	}
 

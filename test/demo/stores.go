@@ -14,6 +14,7 @@ import (
 	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	localapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/local"
+	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -21,6 +22,7 @@ import (
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 	localprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/local"
+	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
@@ -133,8 +135,10 @@ func startObjectStore(ctx context.Context, providerType, region string) (*object
 		}, nil
 	case localprovider.Type:
 		return startLocal(ctx, region)
+	case osprovider.Type:
+		return startOpenStack(ctx, region)
 	}
-	return nil, fmt.Errorf("the demo has no local object store for provider %q (aws, azure, gcp, local; openstack's Swift and Keystone are a Debian install that make test does, not the demo)", providerType)
+	return nil, fmt.Errorf("the demo has no local object store for provider %q", providerType)
 }
 
 // startLocal is a temporary root directory: the extension's --local-root, and the hostPath that
@@ -164,5 +168,34 @@ func startLocal(ctx context.Context, region string) (*objectStore, error) {
 		consumer: func(testing.TB) stack.Consumer { return stack.LocalConsumer },
 		flags:    []string{"--" + localprovider.FlagRoot, root},
 		stop:     func() { _ = os.RemoveAll(root) },
+	}, nil
+}
+
+// startOpenStack is a real Keystone and Swift (Debian's packages, hack/openstack.sh) on loopback,
+// reached as the project demo's member user.
+func startOpenStack(ctx context.Context, region string) (*objectStore, error) {
+	cloud, err := stack.StartOpenStack(10000)
+	if err != nil {
+		return nil, err
+	}
+	data := cloud.SecretData("demo")
+	direct, err := conformance.NewStores(ctx, &osprovider.Provider{}, provider.Credentials{Data: data, Region: region}, &osapi.BackupBucketConfig{})
+	if err != nil {
+		cloud.Stop()
+		return nil, err
+	}
+	return &objectStore{
+		what:       "real OpenStack Swift and Keystone v3 (Debian's packages) on loopback",
+		where:      "Keystone " + cloud.AuthURL + ", project demo",
+		secretData: data,
+		direct:     direct,
+		bucket: func(ctx context.Context, name string) (string, error) {
+			if err := direct.Probe(ctx, name); err != nil {
+				return "", err
+			}
+			return "Swift container", nil
+		},
+		consumer: func(testing.TB) stack.Consumer { return stack.SwiftConsumer },
+		stop:     cloud.Stop,
 	}, nil
 }

@@ -22,7 +22,7 @@ type piece struct {
 // pieces are what one registration in all.APIs does not give a provider by itself: its binary,
 // its example resources (the chart's examples test and the demo read them), its docs page (linked
 // from the README), the consumer test with the real etcd-backup-restore, the conformance suite on
-// its store, and the controllers end to end on its store (the test stand-in).
+// its store, the controllers end to end on its store (the test stand-in), and the demo's store.
 var pieces = []piece{
 	{"the binary's main", "cmd/gardener-extension-backup-%s/main.go", "provider.Register("},
 	{"the example BackupBucket", "example/%s/backupbucket.yaml", "type: %s"},
@@ -35,6 +35,8 @@ var pieces = []piece{
 	{"the consumer test (real etcd-backup-restore)", "test/integration/consumer/%s_test.go", "run(t, env"},
 	{"the conformance test", "pkg/provider/%s/conformance_test.go", "conformance.Run("},
 	{"the controllers end to end on the store (test stand-in)", "test/integration/%s/main_test.go", "framework.Start"},
+	{"the demo's object store (make demo PROVIDER=<type>)", "test/demo/stores.go", `pkg/provider/%s"`},
+	{"the demo's tools (hack/tools.sh demo <type>)", "hack/tools.sh", "%s)"},
 }
 
 // TestEveryRegisteredProviderHasItsPieces fails when a provider listed in all.APIs lacks one of the
