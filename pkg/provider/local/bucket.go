@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -65,8 +67,9 @@ func (m *management) create(_ context.Context, name, dir string) error {
 	if err := os.Chmod(tmp, bucketMode); err != nil {
 		return classify(err)
 	}
-	if err := os.Rename(tmp, dir); err != nil && !errors.Is(err, fs.ErrExist) && !errors.Is(err, errNotEmpty) {
-		return classify(err)
+	// RENAME_NOREPLACE: a plain rename would replace an empty directory someone else made meanwhile.
+	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dir, unix.RENAME_NOREPLACE); err != nil && !errors.Is(err, fs.ErrExist) {
+		return classify(&os.LinkError{Op: "rename", Old: tmp, New: dir, Err: err})
 	}
 	return nil
 }

@@ -27,6 +27,3 @@ func classOf(err error) error {
 	}
 	return nil
 }
-
-// errNotEmpty is the errno of removing or renaming onto a directory that is not empty.
-var errNotEmpty = syscall.ENOTEMPTY
