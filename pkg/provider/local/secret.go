@@ -1,8 +1,6 @@
 package local
 
 import (
-	"maps"
-
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -43,6 +41,5 @@ func (p *Provider) EtcdBackupSecretData(_ *extensionsv1alpha1.BackupEntry, data 
 	if !ok || len(bucket) == 0 {
 		return nil, objectstore.Invalidf("%s: missing in the entry's secret", KeyBucketName)
 	}
-	out := map[string][]byte{KeyBucketName: bucket, KeyHostPath: []byte(p.hostPath())}
-	return maps.Clone(out), nil
+	return map[string][]byte{KeyBucketName: bucket, KeyHostPath: []byte(p.hostPath())}, nil
 }
