@@ -37,7 +37,7 @@ test: tools vet ## Everything: unit tests, conformance and integration on MinIO,
 	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/controller/... ./pkg/inventory/... ./pkg/metrics/... ./pkg/drill/...
 
 .PHONY: demo
-demo: ## Run the aws extension (PROVIDER=gcp or azure: that one) against a local seed (envtest), its object store and the real etcd-backup-restore, and report. Builds only what that provider needs.
+demo: ## Run the aws extension (PROVIDER=gcp, azure, local or openstack: that one) against a local seed (envtest), its object store and the real etcd-backup-restore, and report. Builds only what that provider needs.
 	@hack/tools.sh demo $(PROVIDER) >/dev/null
 	@mkdir -p $(BIN)
 	@hack/progress.sh "building $(BIN)/gardener-extension-backup-$(PROVIDER)" go build -o $(BIN)/gardener-extension-backup-$(PROVIDER) ./cmd/gardener-extension-backup-$(PROVIDER)

@@ -66,7 +66,7 @@ func TestChartRendersValidObjectsForEveryProvider(t *testing.T) {
 	if err := k8s.Create(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{"aws", "azure", "gcp", "openstack"} {
+	for _, p := range charts.Providers {
 		t.Run(p, func(t *testing.T) {
 			objs, err := render(map[string]any{"provider": p, "controllers": map[string]any{"concurrentSyncs": 7, "deletionParallelism": 8, "extensionClasses": []string{"seed", "shoot"}}, "kubeAPI": map[string]any{"qps": 50, "burst": 60}})
 			if err != nil {

@@ -146,8 +146,9 @@ case ${1:-all} in
   demo) # what `make demo PROVIDER=<type>` runs: the seed, etcd-backup-restore and that provider's stand-in
     envtest; etcdbr
     case ${2:-aws} in
-      aws) minio ;; gcp) fakegcs ;; azure) azurite ;;
-      *) echo "the demo has no local object store for provider '${2:-}' (aws, azure, gcp)" >&2; exit 2 ;;
+      aws) minio ;; gcp) fakegcs ;; azure) azurite ;; local) ;;
+      openstack) "$(dirname "${BASH_SOURCE[0]}")/openstack.sh" install ;;
+      *) echo "the demo has no local object store for provider '${2:-}' (aws, azure, gcp, local, openstack)" >&2; exit 2 ;;
     esac ;;
   *) echo "usage: $0 [envtest|minio|fakegcs|azurite|etcdbr|all|demo <provider>]" >&2; exit 2 ;;
 esac

@@ -55,6 +55,9 @@ func (r *runner) cleanup() {
 type shootEtcd struct {
 	keys      map[string]string
 	snapshots []string
+	// objects is every object under the entry's prefix: the snapshots, and the segments some
+	// stores' snapshots are uploaded in (Swift: a manifest and its chunks).
+	objects int
 }
 
 // backUp runs a real etcd with etcd-backup-restore beside it, the etcd-backup secret mounted as
@@ -102,6 +105,7 @@ func backUp(ctx context.Context, r *runner, s *objectStore, consumer stack.Consu
 	if err != nil {
 		return nil, err
 	}
+	shoot.objects = len(keys)
 	for _, k := range keys {
 		if _, _, ok := stack.SnapshotEndRevision(k); ok {
 			shoot.snapshots = append(shoot.snapshots, k)

@@ -127,7 +127,7 @@ func run(providerType, binary string, writes int) (err error) {
 		return err
 	}
 	ext, err := stack.StartExtension(ctx, env, binary, work,
-		append([]string{"--bucket-probe-interval", "2s", "--entry-inventory-interval", "2s"}, drilling...)...)
+		append(append([]string{"--bucket-probe-interval", "2s", "--entry-inventory-interval", "2s"}, drilling...), objStore.flags...)...)
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func run(providerType, binary string, writes int) (err error) {
 	}
 	detail("a neighbour object %s written beside the shoot's prefix (its deletion must not touch it)", neighbour)
 
-	if err := report(ctx, k8s, ext.MetricsURL, bb, be, len(shoot.snapshots)); err != nil {
+	if err := report(ctx, k8s, ext.MetricsURL, bb, be, shoot.objects); err != nil {
 		return err
 	}
 

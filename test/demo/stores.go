@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -11,12 +13,16 @@ import (
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
+	localapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/local"
+	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
+	localprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/local"
+	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
@@ -34,7 +40,9 @@ type objectStore struct {
 	bucket func(ctx context.Context, name string) (string, error)
 	// consumer is how etcd-druid would run etcd-backup-restore against this store.
 	consumer func(testing.TB) stack.Consumer
-	stop     func()
+	// flags are the extension binary's own flags for this store, beside the demo's.
+	flags []string
+	stop  func()
 }
 
 func startObjectStore(ctx context.Context, providerType, region string) (*objectStore, error) {
@@ -125,6 +133,69 @@ func startObjectStore(ctx context.Context, providerType, region string) (*object
 			consumer: func(testing.TB) stack.Consumer { return stack.ABSConsumer(azurite, stack.AzuriteAccount) },
 			stop:     azurite.Stop,
 		}, nil
+	case localprovider.Type:
+		return startLocal(ctx, region)
+	case osprovider.Type:
+		return startOpenStack(ctx, region)
 	}
-	return nil, fmt.Errorf("the demo has no local object store for provider %q (aws, azure, gcp)", providerType)
+	return nil, fmt.Errorf("the demo has no local object store for provider %q", providerType)
+}
+
+// startLocal is a temporary root directory: the extension's --local-root, and the hostPath that
+// etcd-druid would mount for etcd-backup-restore.
+func startLocal(ctx context.Context, region string) (*objectStore, error) {
+	root, err := os.MkdirTemp("", "demo-local-buckets-")
+	if err != nil {
+		return nil, err
+	}
+	p := &localprovider.Provider{Root: root}
+	direct, err := conformance.NewStores(ctx, p, provider.Credentials{Data: map[string][]byte{}, Region: region}, &localapi.BackupBucketConfig{})
+	if err != nil {
+		_ = os.RemoveAll(root)
+		return nil, err
+	}
+	return &objectStore{
+		what:       "a directory on this machine (etcd-backup-restore's Local storage provider)",
+		where:      "root " + root,
+		secretData: map[string][]byte{},
+		direct:     direct,
+		bucket: func(ctx context.Context, name string) (string, error) {
+			if err := direct.Probe(ctx, name); err != nil {
+				return "", err
+			}
+			return "directory " + filepath.Join(root, name) + " with the marker " + localprovider.MarkerFile, nil
+		},
+		consumer: func(testing.TB) stack.Consumer { return stack.LocalConsumer },
+		flags:    []string{"--" + localprovider.FlagRoot, root},
+		stop:     func() { _ = os.RemoveAll(root) },
+	}, nil
+}
+
+// startOpenStack is a real Keystone and Swift (Debian's packages, hack/openstack.sh) on loopback,
+// reached as the project demo's member user.
+func startOpenStack(ctx context.Context, region string) (*objectStore, error) {
+	cloud, err := stack.StartOpenStack(10000)
+	if err != nil {
+		return nil, err
+	}
+	data := cloud.SecretData("demo")
+	direct, err := conformance.NewStores(ctx, &osprovider.Provider{}, provider.Credentials{Data: data, Region: region}, &osapi.BackupBucketConfig{})
+	if err != nil {
+		cloud.Stop()
+		return nil, err
+	}
+	return &objectStore{
+		what:       "real OpenStack Swift and Keystone v3 (Debian's packages) on loopback",
+		where:      "Keystone " + cloud.AuthURL + ", project demo",
+		secretData: data,
+		direct:     direct,
+		bucket: func(ctx context.Context, name string) (string, error) {
+			if err := direct.Probe(ctx, name); err != nil {
+				return "", err
+			}
+			return "Swift container", nil
+		},
+		consumer: func(testing.TB) stack.Consumer { return stack.SwiftConsumer },
+		stop:     cloud.Stop,
+	}, nil
 }

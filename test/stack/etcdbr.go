@@ -235,6 +235,10 @@ type Consumer struct {
 	File            string // "" for the directory itself
 	Flags           []string
 	Env             []string
+	// HomeKey, if set, is the mounted secret's key whose value is the sidecar's HOME: etcd-druid
+	// mounts "<hostPath>/<bucket>" at "$HOME/<bucket>" for the Local storage provider, which
+	// stores under "$HOME/<STORAGE_CONTAINER>/<prefix>"; HOME = hostPath is that mount's view.
+	HomeKey string
 }
 
 // Environment is the sidecar's whole environment: what etcd-druid sets and nothing of the test
@@ -244,7 +248,16 @@ func (c Consumer) Environment(secretDir, bucket string) []string {
 	if c.File != "" {
 		cred = filepath.Join(secretDir, c.File)
 	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir(), "STORAGE_CONTAINER=" + bucket, c.CredentialsEnv + "=" + cred}
+	home := os.TempDir()
+	if c.HomeKey != "" {
+		if v, err := os.ReadFile(filepath.Join(secretDir, c.HomeKey)); err == nil {
+			home = string(v)
+		}
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "STORAGE_CONTAINER=" + bucket}
+	if c.CredentialsEnv != "" {
+		env = append(env, c.CredentialsEnv+"="+cred)
+	}
 	return append(env, c.Env...)
 }
 

@@ -11,13 +11,14 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/local"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
 )
 
 // APIs returns every provider's API by extension type.
 func APIs() map[string]config.API {
 	out := map[string]config.API{}
-	for _, api := range []config.API{aws.API{}, azure.API{}, gcp.API{}, openstack.API{}} {
+	for _, api := range []config.API{aws.API{}, azure.API{}, gcp.API{}, local.API{}, openstack.API{}} {
 		out[api.Type()] = api
 	}
 	return out
@@ -25,7 +26,7 @@ func APIs() map[string]config.API {
 
 // Types returns the extension types, sorted.
 func Types() []string {
-	types := make([]string, 0, 4)
+	types := make([]string, 0, len(APIs()))
 	for t := range APIs() {
 		types = append(types, t)
 	}

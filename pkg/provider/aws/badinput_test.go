@@ -116,12 +116,13 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 	etcd["bucketName"] = []byte("geb-bad-input")
 	fresh := newBucketName // a name that is valid and not taken
 
+	// The rows every provider shares (apiVersion, kind, strict decoding, backupFreshness, bucket
+	// names no store takes) are pkg/provider/all's TestSharedBadInput, run on every registered API.
 	cases := []badInput{
 		// providerConfig: strict decoding, every error with its field path.
 		providerConfigCase("unknown field", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  mode: governance\n  extra: 1\n", "providerConfig", "immutability.extra"),
 		providerConfigCase("unknown top-level field", providerConfigHead+"versioning: true\n", "providerConfig", "versioning"),
 		providerConfigCase("wrong apiVersion", "apiVersion: aws.provider.extensions.gardener.cloud/v1beta1\nkind: BackupBucketConfig\n", "providerConfig.apiVersion"),
-		providerConfigCase("wrong kind", "apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupEntryConfig\n", "providerConfig.kind"),
 		providerConfigCase("object given as a boolean", providerConfigHead+"immutability: yes\n", "providerConfig.immutability", "must be an object"),
 		providerConfigCase("list given as a string", providerConfigHead+"disabledSettings: DefaultEncryption\n", "providerConfig.disabledSettings", "must be a list"),
 		providerConfigCase("boolean given as a string, in an inlined field", providerConfigHead+"generatedCredentials:\n  issuer: MinIO\n  allowPassThrough: maybe\n", "providerConfig.generatedCredentials.allowPassThrough", "must be true or false"),
@@ -137,12 +138,6 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		providerConfigCase("unknown issuer", providerConfigHead+"generatedCredentials:\n  issuer: STS\n", "providerConfig.generatedCredentials.issuer"),
 		providerConfigCase("unparseable rotation period", providerConfigHead+"generatedCredentials:\n  issuer: MinIO\n  rotation:\n    period: monthly\n", "providerConfig.generatedCredentials.rotation.period"),
 		providerConfigCase("unparseable grace period", providerConfigHead+"generatedCredentials:\n  issuer: MinIO\n  rotation:\n    gracePeriod: a week\n", "providerConfig.generatedCredentials.rotation.gracePeriod"),
-		providerConfigCase("backupFreshness: unparseable duration", providerConfigHead+"backupFreshness:\n  fullSnapshotMaxAge: a day\n", "providerConfig.backupFreshness.fullSnapshotMaxAge", "must be a duration"),
-		providerConfigCase("backupFreshness: duration given as a number", providerConfigHead+"backupFreshness:\n  fullSnapshotMaxAge: 5\n", "providerConfig.backupFreshness.fullSnapshotMaxAge", "must be a duration string"),
-		providerConfigCase("backupFreshness: negative age", providerConfigHead+"backupFreshness:\n  deltaSnapshotMaxAge: -1h\n", "providerConfig.backupFreshness.deltaSnapshotMaxAge", "must be positive"),
-		providerConfigCase("backupFreshness: delta age longer than the full age", providerConfigHead+"backupFreshness:\n  fullSnapshotMaxAge: 1h\n  deltaSnapshotMaxAge: 2h\n", "providerConfig.backupFreshness.deltaSnapshotMaxAge", "must not be longer than fullSnapshotMaxAge"),
-		providerConfigCase("backupFreshness: object given as a string", providerConfigHead+"backupFreshness: 25h\n", "providerConfig.backupFreshness", "must be an object"),
-		providerConfigCase("backupFreshness: unknown field", providerConfigHead+"backupFreshness:\n  maxAge: 1h\n", "providerConfig", "backupFreshness.maxAge"),
 
 		// Secrets: on bucket reconcile.
 		{name: "secret: no accessKeyID", data: without(good, "accessKeyID"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"accessKeyID"`}},

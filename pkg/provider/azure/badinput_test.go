@@ -187,13 +187,14 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 	}
 	wiBody := fmt.Sprintf("clientID: %s\ntenantID: %s\nsubscriptionID: %s\n", arm.ClientID, arm.TenantID, arm.SubscriptionID)
 
+	// The rows every provider shares (apiVersion, kind, strict decoding, backupFreshness, bucket
+	// names no store takes) are pkg/provider/all's TestSharedBadInput, run on every registered API.
 	cases := []badInput{
 		// providerConfig: strict decoding, every error with its field path.
 		azureConfigCase("unknown field", azureConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  extra: 1\n", "providerConfig", "immutability.extra"),
 		azureConfigCase("unknown top-level field", azureConfigHead+"versioning: true\n", "providerConfig", "versioning"),
 		azureConfigCase("wrong apiVersion", "apiVersion: azure.provider.extensions.gardener.cloud/v1beta1\nkind: BackupBucketConfig\n", "providerConfig.apiVersion"),
 		azureConfigCase("another provider's apiVersion", "apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n", "providerConfig.apiVersion"),
-		azureConfigCase("wrong kind", "apiVersion: azure.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupEntryConfig\n", "providerConfig.kind"),
 		azureConfigCase("object given as a boolean", azureConfigHead+"immutability: yes\n", "providerConfig.immutability", "must be an object"),
 		azureConfigCase("string given as a number", azureConfigHead+"storageAccount:\n  skuName: 3\n", "providerConfig.storageAccount.skuName", "must be a string"),
 		azureConfigCase("boolean given as a string", azureConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  locked: maybe\n", "providerConfig.immutability.locked", "must be true or false"),
@@ -209,12 +210,6 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		azureConfigCase("negative soft delete days", azureConfigHead+"softDelete:\n  blobRetentionDays: -1\n  containerRetentionDays: 7\n", "providerConfig.softDelete.blobRetentionDays"),
 		azureConfigCase("soft delete beyond 365 days", azureConfigHead+"softDelete:\n  blobRetentionDays: 7\n  containerRetentionDays: 400\n", "providerConfig.softDelete.containerRetentionDays"),
 		azureConfigCase("unparseable rotation period", azureConfigHead+"rotation:\n  period: monthly\n", "providerConfig.rotation.period"),
-		azureConfigCase("backupFreshness: unparseable duration", azureConfigHead+"backupFreshness:\n  fullSnapshotMaxAge: a day\n", "providerConfig.backupFreshness.fullSnapshotMaxAge", "must be a duration"),
-		azureConfigCase("backupFreshness: duration given as a number", azureConfigHead+"backupFreshness:\n  fullSnapshotMaxAge: 5\n", "providerConfig.backupFreshness.fullSnapshotMaxAge", "must be a duration string"),
-		azureConfigCase("backupFreshness: negative age", azureConfigHead+"backupFreshness:\n  deltaSnapshotMaxAge: -1h\n", "providerConfig.backupFreshness.deltaSnapshotMaxAge", "must be positive"),
-		azureConfigCase("backupFreshness: delta age longer than the full age", azureConfigHead+"backupFreshness:\n  fullSnapshotMaxAge: 1h\n  deltaSnapshotMaxAge: 2h\n", "providerConfig.backupFreshness.deltaSnapshotMaxAge", "must not be longer than fullSnapshotMaxAge"),
-		azureConfigCase("backupFreshness: object given as a string", azureConfigHead+"backupFreshness: 25h\n", "providerConfig.backupFreshness", "must be an object"),
-		azureConfigCase("backupFreshness: unknown field", azureConfigHead+"backupFreshness:\n  maxAge: 1h\n", "providerConfig", "backupFreshness.maxAge"),
 
 		// providerConfig settings an account key cannot honour: refused before any request.
 		{name: "account key: immutability", data: good, run: e.reconcile(false, false, fresh(), "westeurope", azureConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n"),

@@ -174,12 +174,13 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 	fresh := newBucketName // a name that is valid and not taken
 	const sa = `"serviceaccount.json"`
 
+	// The rows every provider shares (apiVersion, kind, strict decoding, backupFreshness, bucket
+	// names no store takes) are pkg/provider/all's TestSharedBadInput, run on every registered API.
 	cases := []badInput{
 		// providerConfig: strict decoding, every error with its field path.
 		providerConfigCase("unknown field", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  mode: compliance\n", "providerConfig", "immutability.mode"),
 		providerConfigCase("unknown top-level field", providerConfigHead+"versioning: true\n", "providerConfig", "versioning"),
 		providerConfigCase("wrong apiVersion", "apiVersion: gcp.provider.extensions.gardener.cloud/v1beta1\nkind: BackupBucketConfig\n", "providerConfig.apiVersion"),
-		providerConfigCase("wrong kind", "apiVersion: gcp.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupEntryConfig\n", "providerConfig.kind"),
 		providerConfigCase("object given as a boolean", providerConfigHead+"immutability: yes\n", "providerConfig.immutability"),
 		providerConfigCase("map given as a list", providerConfigHead+"labels: [team]\n", "providerConfig.labels"),
 		providerConfigCase("boolean given as a string", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  locked: maybe\n", "providerConfig.immutability.locked"),
@@ -201,12 +202,6 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		providerConfigCase("more labels than GCS allows besides the extension's", providerConfigHead+manyLabels(64), "providerConfig.labels"),
 		providerConfigCase("unparseable rotation period", providerConfigHead+"generatedCredentials:\n  rotation:\n    period: monthly\n", "providerConfig.generatedCredentials.rotation.period"),
 		providerConfigCase("grace period not shorter than the rotation period", providerConfigHead+"generatedCredentials:\n  rotation:\n    period: 24h\n    gracePeriod: 25h\n", "providerConfig.generatedCredentials.rotation.gracePeriod"),
-		providerConfigCase("backupFreshness: unparseable duration", providerConfigHead+"backupFreshness:\n  fullSnapshotMaxAge: a day\n", "providerConfig.backupFreshness.fullSnapshotMaxAge", "must be a duration"),
-		providerConfigCase("backupFreshness: duration given as a number", providerConfigHead+"backupFreshness:\n  fullSnapshotMaxAge: 5\n", "providerConfig.backupFreshness.fullSnapshotMaxAge", "must be a duration string"),
-		providerConfigCase("backupFreshness: negative age", providerConfigHead+"backupFreshness:\n  deltaSnapshotMaxAge: -1h\n", "providerConfig.backupFreshness.deltaSnapshotMaxAge", "must be positive"),
-		providerConfigCase("backupFreshness: delta age longer than the full age", providerConfigHead+"backupFreshness:\n  fullSnapshotMaxAge: 1h\n  deltaSnapshotMaxAge: 2h\n", "providerConfig.backupFreshness.deltaSnapshotMaxAge", "must not be longer than fullSnapshotMaxAge"),
-		providerConfigCase("backupFreshness: object given as a string", providerConfigHead+"backupFreshness: 25h\n", "providerConfig.backupFreshness", "must be an object"),
-		providerConfigCase("backupFreshness: unknown field", providerConfigHead+"backupFreshness:\n  maxAge: 1h\n", "providerConfig", "backupFreshness.maxAge"),
 
 		// Secrets: on bucket reconcile.
 		{name: "secret: no serviceaccount.json", data: without(good, "serviceaccount.json"), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{sa}},

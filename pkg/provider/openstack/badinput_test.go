@@ -142,12 +142,12 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 	authHost := strings.TrimPrefix(cloud.AuthURL, "http://")
 	fresh := newContainerName
 
+	// The rows every provider shares (apiVersion, kind, strict decoding, backupFreshness, bucket
+	// names no store takes) are pkg/provider/all's TestSharedBadInput, run on every registered API.
 	cases := []badInput{
 		// providerConfig: strict decoding, every error with its field path.
 		osConfigCase("unknown field", osConfigHead+"versionning: true\n", "providerConfig", "versionning"),
 		osConfigCase("unknown nested field", osConfigHead+"generatedCredentials:\n  accesRules: false\n", "providerConfig", "generatedCredentials.accesRules"),
-		osConfigCase("wrong apiVersion", "apiVersion: openstack.backup.extensions.gardener.cloud/v1beta1\nkind: BackupBucketConfig\n", "providerConfig.apiVersion"),
-		osConfigCase("wrong kind", "apiVersion: openstack.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupEntryConfig\n", "providerConfig.kind"),
 		osConfigCase("not YAML", "versioning: [true\n", "providerConfig"),
 		osConfigCase("boolean given as a string", osConfigHead+"versioning: \"yes\"\n", "providerConfig.versioning", "true or false"),
 		osConfigCase("object given as a list", osConfigHead+"generatedCredentials: []\n", "providerConfig.generatedCredentials", "object"),
@@ -163,12 +163,6 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		osConfigCase("role with surrounding spaces", osConfigHead+"generatedCredentials:\n  roles: [\" member\"]\n", "providerConfig.generatedCredentials.roles[0]"),
 		osConfigCase("duplicate role", osConfigHead+"generatedCredentials:\n  roles: [member, member]\n", "providerConfig.generatedCredentials.roles[1]"),
 		osConfigCase("immutability, which Swift cannot honour", osConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n", "providerConfig.immutability", "Swift"),
-		osConfigCase("backupFreshness: unparseable duration", osConfigHead+"backupFreshness:\n  fullSnapshotMaxAge: a day\n", "providerConfig.backupFreshness.fullSnapshotMaxAge", "must be a duration"),
-		osConfigCase("backupFreshness: duration given as a number", osConfigHead+"backupFreshness:\n  fullSnapshotMaxAge: 5\n", "providerConfig.backupFreshness.fullSnapshotMaxAge", "must be a duration string"),
-		osConfigCase("backupFreshness: negative age", osConfigHead+"backupFreshness:\n  deltaSnapshotMaxAge: -1h\n", "providerConfig.backupFreshness.deltaSnapshotMaxAge", "must be positive"),
-		osConfigCase("backupFreshness: delta age longer than the full age", osConfigHead+"backupFreshness:\n  fullSnapshotMaxAge: 1h\n  deltaSnapshotMaxAge: 2h\n", "providerConfig.backupFreshness.deltaSnapshotMaxAge", "must not be longer than fullSnapshotMaxAge"),
-		osConfigCase("backupFreshness: object given as a string", osConfigHead+"backupFreshness: 25h\n", "providerConfig.backupFreshness", "must be an object"),
-		osConfigCase("backupFreshness: unknown field", osConfigHead+"backupFreshness:\n  maxAge: 1h\n", "providerConfig", "backupFreshness.maxAge"),
 
 		// Secrets: missing or empty keys, on bucket reconcile.
 		{name: "secret: no authURL", data: drop(good, "authURL"), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"authURL"`}},

@@ -1,0 +1,26 @@
+package local
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
+)
+
+// DecodeBackupBucketConfig strictly decodes and validates a BackupBucket providerConfig; empty
+// input is the defaults.
+func DecodeBackupBucketConfig(raw []byte) (*BackupBucketConfig, error) {
+	return decode.ProviderConfig(raw, KindBackupBucketConfig, validate, APIVersion)
+}
+
+func validate(cfg *BackupBucketConfig, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if cfg.Immutability != nil {
+		errs = append(errs, field.Forbidden(path.Child("immutability"),
+			"a local directory offers no retention lock: immutable backups cannot be provided on this provider"))
+	}
+	if cfg.GeneratedCredentials != nil {
+		errs = append(errs, field.Forbidden(path.Child("generatedCredentials"),
+			"a local directory has no credentials to issue: shoots reach it through its host path"))
+	}
+	return append(errs, cfg.BackupFreshness.Validate(path.Child("backupFreshness"))...)
+}

@@ -1,0 +1,32 @@
+package local
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestCreateNeverReplacesADirectoryMadeMeanwhile: between EnsureBucket's check and its rename,
+// someone else may make an empty directory of the bucket's name; the rename must not replace it
+// (a plain rename(2) would).
+func TestCreateNeverReplacesADirectoryMadeMeanwhile(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "b1")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	m := &management{store: &store{root: root, pageSize: 10}}
+	if err := m.create(context.Background(), "b1", dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, MarkerFile)); !os.IsNotExist(err) {
+		t.Fatalf("the directory made meanwhile was replaced by ours: %v", err)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("the directory made meanwhile changed: %v", err)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 1 {
+		t.Fatalf("the root holds %d entries; want the one directory (no temporary left)", len(entries))
+	}
+}
