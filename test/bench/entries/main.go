@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -148,7 +149,38 @@ func run(o options) error {
 		}
 		fmt.Printf("| %d x %d | %s | %.1f | %.0f | %s |\n", o.entries, o.objects, r.name, r.secs, float64(total)/r.secs, share)
 	}
+	// Repeated strategies (interleaved with --strategies raw,engine,raw,engine,...): the median of
+	// each, and its share of the best raw median, so that a load spike in one pass does not decide.
+	byName := map[string][]float64{}
+	var names []string
+	for _, r := range results {
+		if byName[r.name] == nil {
+			names = append(names, r.name)
+		}
+		byName[r.name] = append(byName[r.name], r.secs)
+	}
+	medians := map[string]float64{}
+	var rawMedian float64
+	for _, n := range names {
+		medians[n] = median(byName[n])
+		if strings.HasPrefix(n, "raw") && (rawMedian == 0 || medians[n] < rawMedian) {
+			rawMedian = medians[n]
+		}
+	}
+	fmt.Printf("\n| strategy | passes | median seconds | median objects/s | share of the best raw median |\n|---|---|---|---|---|\n")
+	for _, n := range names {
+		fmt.Printf("| %s | %d | %.1f | %.0f | %.0f %% |\n", n, len(byName[n]), medians[n], float64(total)/medians[n], 100*rawMedian/medians[n])
+	}
 	return nil
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // engine deletes the entries o.syncs at a time, each with the delegate's options, pass after
