@@ -63,6 +63,10 @@ bench-azure: tools ## 10,000 blobs on Azurite: engine vs one Delete per blob (sa
 bench-openstack: ## 20,000 objects on real Swift: this engine vs one bulk request, at 0 and 50 ms.
 	@go run ./test/bench/openstack $(BENCH_FLAGS)
 
+.PHONY: bench-entries
+bench-entries: tools ## Many small BackupEntries deleted at once on MinIO (100 x 1,001 objects): the engine as the delegate runs it vs the raw limit of the same shape, in one run.
+	@export GEB_MINIO="$$(hack/tools.sh minio)"; go run ./test/bench/entries $(BENCH_FLAGS)
+
 .PHONY: bench-observe
 bench-observe: tools ## Steady-state cost of the bucket probe and the entry inventory: the aws binary on envtest + MinIO, time scaled, requests counted by a proxy, vs both off.
 	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)"; go run ./test/bench/observe $(BENCH_FLAGS)

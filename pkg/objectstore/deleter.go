@@ -26,6 +26,10 @@ type DeleteOptions struct {
 	Cutoff time.Time
 	// MaxThrottleWait caps one back-off pause after throttling (default 10s).
 	MaxThrottleWait time.Duration
+	// Budget, when set, bounds the requests in flight of every deletion that shares it on top
+	// of Parallelism (see SharedBudget): many small prefixes deleted at once then keep the
+	// store's requests in flight at the budget's level.
+	Budget *Budget
 }
 
 // DeleteResult is what one DeletePrefix pass did.
@@ -57,6 +61,9 @@ const (
 	defaultMaxThrottleWait = 10 * time.Second
 	// maxReportedErrors bounds how many per-object failures an error message names.
 	maxReportedErrors = 5
+	// minSplitBatch is the smallest batch the listing's last objects are split into, so that a
+	// short prefix is deleted with its parallelism, without requests of a few keys each.
+	minSplitBatch = 50
 )
 
 // DeletePrefix deletes every object version under prefix in bucket: it streams the listing,
@@ -154,22 +161,21 @@ type deletion struct {
 	settled int
 }
 
-// produce streams the listing into batches, refusing any key outside the prefix.
+// produce streams the listing into batches, refusing any key outside the prefix. It holds up to
+// two batches: a full batch is sent only once the listing has produced a second one, so that the
+// last objects of the listing (all of them for a short prefix: one page) are split across the
+// engine's parallelism instead of going out as one large batch and a small one.
 func (d *deletion) produce(ctx context.Context, prefix Prefix, batchSize int, out chan<- []ObjectVersion) error {
-	pending := make([]ObjectVersion, 0, batchSize)
-	send := func() error {
-		if len(pending) == 0 {
-			return nil
-		}
+	pending := make([]ObjectVersion, 0, 2*batchSize)
+	send := func(batch []ObjectVersion) error {
 		if d.budgetSpent() {
 			return errBudgetSpent
 		}
 		select {
-		case out <- pending:
+		case out <- batch:
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
-		pending = make([]ObjectVersion, 0, batchSize)
 		return nil
 	}
 	err := d.store.ListObjects(namedUnlessNamed(ctx, OpListObjects), d.bucket, prefix.String(), func(page []ObjectVersion) error {
@@ -179,16 +185,21 @@ func (d *deletion) produce(ctx context.Context, prefix Prefix, batchSize int, ou
 			}
 			pending = append(pending, obj)
 			d.listed++
-			if len(pending) == batchSize {
-				if err := send(); err != nil {
+			if len(pending) == 2*batchSize {
+				if err := send(pending[:batchSize:batchSize]); err != nil {
 					return err
 				}
+				pending = append(make([]ObjectVersion, 0, 2*batchSize), pending[batchSize:]...)
 			}
 		}
 		return nil
 	})
 	if err == nil {
-		err = send()
+		for _, batch := range splitBatches(pending, batchSize, d.opts.Parallelism) {
+			if err = send(batch); err != nil {
+				break
+			}
+		}
 	}
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !errors.Is(err, errBudgetSpent) {
@@ -208,6 +219,23 @@ func (d *deletion) produce(ctx context.Context, prefix Prefix, batchSize int, ou
 	return err
 }
 
+// splitBatches splits the listing's last objects into as many near-equal batches as the
+// parallelism allows, none larger than batchSize and none smaller than minSplitBatch (unless
+// there are fewer objects than that).
+func splitBatches(objs []ObjectVersion, batchSize, parallelism int) [][]ObjectVersion {
+	if len(objs) == 0 {
+		return nil
+	}
+	n := min(parallelism, len(objs)/minSplitBatch)
+	n = max(n, (len(objs)+batchSize-1)/batchSize, 1)
+	batches := make([][]ObjectVersion, 0, n)
+	for i := range n {
+		lo, hi := i*len(objs)/n, (i+1)*len(objs)/n
+		batches = append(batches, objs[lo:hi:hi])
+	}
+	return batches
+}
+
 func (d *deletion) budgetSpent() bool {
 	return !d.opts.Deadline.IsZero() && time.Now().After(d.opts.Deadline)
 }
@@ -221,7 +249,12 @@ func (d *deletion) deleteBatch(ctx context.Context, batch []ObjectVersion) {
 		if err := d.limiter.acquire(ctx); err != nil {
 			return
 		}
+		if err := d.opts.Budget.acquire(ctx); err != nil {
+			d.limiter.cancel()
+			return
+		}
 		objErrs, err := d.store.DeleteObjects(WithOperation(ctx, OpDeleteObjects), d.bucket, batch)
+		d.opts.Budget.release()
 		d.limiter.release(err == nil && !anyThrottled(objErrs))
 
 		if err != nil {

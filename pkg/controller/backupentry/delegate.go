@@ -111,7 +111,11 @@ func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extens
 	if err != nil {
 		return err
 	}
-	res, err := objectstore.DeletePrefix(ctx, data, be.Spec.BucketName, prefix, d.deletion.DeleteOptions(ctx))
+	opts := d.deletion.DeleteOptions(ctx)
+	// The entries deleted at once against one bucket share its budget: together they keep as
+	// many requests in flight as one entry's parallelism, however many reconciles run.
+	opts.Budget = objectstore.SharedBudget(BudgetKey(d.provider.Type(), be.Spec.Region, be.Spec.BucketName), opts.Parallelism)
+	res, err := objectstore.DeletePrefix(ctx, data, be.Spec.BucketName, prefix, opts)
 	log.Info("Deleting backup entry prefix", "bucket", be.Spec.BucketName, "prefix", prefix.String(),
 		"deleted", res.Deleted, "locked", res.Locked, "throttled", res.Throttled, "done", res.Done)
 	metrics.RecordDeletionPass(metrics.KindBackupEntry, be, res)
@@ -197,4 +201,9 @@ func lockSpan(res objectstore.DeleteResult) string {
 		return "until " + res.LatestRetainUntil.UTC().Format(time.RFC3339)
 	}
 	return "until " + res.EarliestRetainUntil.UTC().Format(time.RFC3339) + " (the first) to " + res.LatestRetainUntil.UTC().Format(time.RFC3339) + " (the last)"
+}
+
+// BudgetKey names the process-wide deletion budget of a bucket (objectstore.SharedBudget).
+func BudgetKey(providerType, region, bucket string) string {
+	return providerType + "/" + region + "/" + bucket
 }

@@ -92,50 +92,22 @@ func (s *store) OpenObject(ctx context.Context, bucket, key string) (io.ReadClos
 	return out.Body, nil
 }
 
-// versioned reports whether versioning was ever enabled on the bucket: only then can it hold
-// noncurrent versions and delete markers, which a plain listing does not show.
-func (s *store) versioned(ctx context.Context, bucket string) (bool, error) {
-	out, err := s.client.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: &bucket})
-	if err != nil {
-		return false, s.bucketError(bucket, err)
-	}
-	return out.Status != "", nil
-}
-
-// ListObjects implements objectstore.DataPlane. Versioned buckets (Enabled or Suspended) are listed
-// with ListObjectVersions, so that every version and delete marker is found; others with the
-// cheaper ListObjectsV2.
+// ListObjects implements objectstore.DataPlane with ListObjectVersions alone, one request per
+// page: it lists every version and delete marker of a versioned bucket (Enabled or Suspended)
+// and the objects of one that never was (each as the version "null", which DeleteObjects
+// accepts), so no GetBucketVersioning is needed to choose the request, and a bucket whose
+// versioning changed between two listings can never be listed as empty by the wrong request.
+// Every policy the extension documents or hands out grants s3:ListBucketVersions.
 func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
 	if err := awsapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
-	versioned, err := s.versioned(ctx, bucket)
-	if err != nil {
-		return err
-	}
-	if !versioned {
-		pages := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: &prefix, MaxKeys: s.maxKeys()})
-		for pages.HasMorePages() {
-			out, err := pages.NextPage(ctx)
-			if err != nil {
-				return s.bucketError(bucket, err)
-			}
-			page := make([]objectstore.ObjectVersion, 0, len(out.Contents))
-			for _, o := range out.Contents {
-				// Object Lock needs versioning: an unversioned bucket has no retention.
-				page = append(page, objectstore.ObjectVersion{Key: aws.ToString(o.Key), Size: aws.ToInt64(o.Size), Modified: aws.ToTime(o.LastModified)})
-			}
-			if len(page) > 0 {
-				if err := fn(page); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
 	// The listing does not carry an object's retention; the bucket's default retention, applied
-	// to the write time, is what can be told without a request per object.
-	lock := s.listingLock(ctx, bucket)
+	// to the write time, is what can be told without a request per object. It is read only once
+	// a page holds a version written with versioning on (an ID other than "null"): Object Lock
+	// needs versioning, and its default retention applies to versions written since, so an
+	// unversioned bucket's listing costs no lookup.
+	var lock *lockConfig
 	pages := s3.NewListObjectVersionsPaginator(s.client, &s3.ListObjectVersionsInput{Bucket: &bucket, Prefix: &prefix, MaxKeys: s.maxKeys()})
 	for pages.HasMorePages() {
 		out, err := pages.NextPage(ctx)
@@ -145,11 +117,18 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 		page := make([]objectstore.ObjectVersion, 0, len(out.Versions)+len(out.DeleteMarkers))
 		for _, v := range out.Versions {
 			modified := aws.ToTime(v.LastModified)
-			page = append(page, objectstore.ObjectVersion{
+			o := objectstore.ObjectVersion{
 				Key: aws.ToString(v.Key), Version: aws.ToString(v.VersionId),
 				Size: aws.ToInt64(v.Size), Modified: modified, Noncurrent: !aws.ToBool(v.IsLatest),
-				RetainUntil: lock.retainUntil(modified),
-			})
+			}
+			if o.Version != "" && o.Version != nullVersion {
+				if lock == nil {
+					l := s.listingLock(ctx, bucket)
+					lock = &l
+				}
+				o.RetainUntil = lock.retainUntil(modified)
+			}
+			page = append(page, o)
 		}
 		for _, m := range out.DeleteMarkers {
 			// A delete marker is never what a read returns, even the latest one; it has no
@@ -167,6 +146,9 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 	}
 	return nil
 }
+
+// nullVersion is S3's version ID of an object written while the bucket's versioning was off.
+const nullVersion = "null"
 
 // listingLock is the bucket's Object Lock configuration for a listing. A failed lookup (for
 // example credentials without s3:GetBucketObjectLockConfiguration) must not fail the listing:
