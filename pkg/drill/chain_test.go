@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/snapshotname"
 )
 
 func obj(key string) objectstore.ObjectVersion {
@@ -100,14 +101,14 @@ func TestParseKey(t *testing.T) {
 		ok   bool
 		want Snapshot
 	}{
-		{"e/etcd-main/v2/Full-00000000-00000010-100.gz", true, Snapshot{Etcd: "etcd-main", Kind: KindFull, LastRevision: 10, Compression: ".gz"}},
-		{"e/etcd-main/v2/Incr-00000011-00000020-110", true, Snapshot{Etcd: "etcd-main", Kind: KindDelta, StartRevision: 11, LastRevision: 20}},
-		{"e/etcd-main/v2/Full-00000000-00000010-100.zlib.final", true, Snapshot{Etcd: "etcd-main", Kind: KindFull, LastRevision: 10, Compression: ".zlib", Final: true}},
-		{"e/etcd-main/v2/Full-00000000-00000010-100.final", true, Snapshot{Etcd: "etcd-main", Kind: KindFull, LastRevision: 10, Final: true}},
+		{"e/etcd-main/v2/Full-00000000-00000010-100.gz", true, Snapshot{Name: snapshotname.Name{Etcd: "etcd-main", Kind: KindFull, LastRevision: 10, Compression: ".gz"}}},
+		{"e/etcd-main/v2/Incr-00000011-00000020-110", true, Snapshot{Name: snapshotname.Name{Etcd: "etcd-main", Kind: KindDelta, StartRevision: 11, LastRevision: 20}}},
+		{"e/etcd-main/v2/Full-00000000-00000010-100.zlib.final", true, Snapshot{Name: snapshotname.Name{Etcd: "etcd-main", Kind: KindFull, LastRevision: 10, Compression: ".zlib", Final: true}}},
+		{"e/etcd-main/v2/Full-00000000-00000010-100.final", true, Snapshot{Name: snapshotname.Name{Etcd: "etcd-main", Kind: KindFull, LastRevision: 10, Final: true}}},
 		{"e/etcd-main/v2/Incr-00000021-00000020-110", false, Snapshot{}},
 		{"e/etcd-main/v2/Snap-00000000-00000020-110", false, Snapshot{}},
 		{"e/etcd-main/v2/Full-00000000-00000010-100.gz.x.final", false, Snapshot{}},
-		{"e/etcd-v1/v2/Full-00000000-00000010-100", true, Snapshot{Etcd: "etcd-v1", Kind: KindFull, LastRevision: 10}},
+		{"e/etcd-v1/v2/Full-00000000-00000010-100", true, Snapshot{Name: snapshotname.Name{Etcd: "etcd-v1", Kind: KindFull, LastRevision: 10}}},
 		{"x/etcd-main/v2/Full-00000000-00000010-100", false, Snapshot{}},
 	}
 	for _, tt := range tests {

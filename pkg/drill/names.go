@@ -2,7 +2,6 @@ package drill
 
 import (
 	"strings"
-	"time"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/snapshotname"
 )
@@ -23,26 +22,14 @@ const (
 	suffixZlib = ".zlib"
 )
 
-// Snapshot is one snapshot object as its key names it.
+// Snapshot is one snapshot object: its name taken apart (snapshotname.Name; a full snapshot is
+// named from revision 0, and its last revision is the one etcd reported just before the
+// snapshot, which the snapshot may exceed: etcd-backup-restore's snapshotter.go:337-348), its
+// whole key and its listed size.
 type Snapshot struct {
+	snapshotname.Name
 	// Key is the object's whole key.
 	Key string
-	// Etcd is the directory below the drilled prefix, e.g. "etcd-main".
-	Etcd string
-	// Kind is KindFull or KindDelta.
-	Kind string
-	// StartRevision and LastRevision as named. A full snapshot is named from 0; its last revision
-	// is the one etcd reported just before the snapshot, which the snapshot may exceed
-	// (etcd-backup-restore's snapshotter.go:337-348).
-	StartRevision, LastRevision int64
-	// CreatedOn is the Unix time in the name.
-	CreatedOn time.Time
-	// Compression is the suffix, with its dot ("" uncompressed). Any suffix is kept, as
-	// etcd-backup-restore's ParseSnapshot keeps it (pkg/snapstore/snapshot.go:116-125): one it
-	// cannot decompress is in its chain and fails its restore, so the drill reports it.
-	Compression string
-	// Final marks a full snapshot taken before etcd was stopped.
-	Final bool
 	// Size is the object's size from the listing.
 	Size int64
 }
@@ -59,8 +46,7 @@ func ParseKey(prefix, key string) (Snapshot, bool) {
 	if !ok {
 		return Snapshot{}, false
 	}
-	return Snapshot{Key: key, Etcd: n.Etcd, Kind: n.Kind, StartRevision: n.StartRevision, LastRevision: n.LastRevision,
-		CreatedOn: n.CreatedOn, Compression: n.Compression, Final: n.Final}, true
+	return Snapshot{Name: n, Key: key}, true
 }
 
 // knownCompression reports whether etcd-backup-restore v0.43.0 can decompress suffix.

@@ -14,6 +14,7 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/snapshotname"
 )
 
 // childEnv makes the test binary, re-executed, act as the restore process: run (RunChild),
@@ -57,7 +58,7 @@ func fetched(t *testing.T) (drill.Chain, string) {
 	if err := os.WriteFile(filepath.Join(dir, "full.db"), append(db, sum[:]...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	full := drill.Snapshot{Key: entryName + "/etcd-main/v2/Full-00000000-00000010-1", Etcd: "etcd-main", Kind: drill.KindFull, LastRevision: 10}
+	full := drill.Snapshot{Key: entryName + "/etcd-main/v2/Full-00000000-00000010-1", Name: snapshotname.Name{Etcd: "etcd-main", Kind: drill.KindFull, LastRevision: 10}}
 	return drill.Chain{Etcd: "etcd-main", Full: &full}, dir
 }
 
