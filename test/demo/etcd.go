@@ -63,7 +63,7 @@ type shootEtcd struct {
 // backUp runs a real etcd with etcd-backup-restore beside it, the etcd-backup secret mounted as
 // etcd-druid mounts it, writes keys one by one and waits until a snapshot in the bucket covers
 // each write: a full snapshot first, delta snapshots after it.
-func backUp(ctx context.Context, r *runner, s *objectStore, consumer stack.Consumer, etcdBackup map[string][]byte, bucket, entry string, writes int) (*shootEtcd, error) {
+func backUp(ctx context.Context, r *runner, store conformance.Stores, consumer stack.Consumer, etcdBackup map[string][]byte, bucket, entry string, writes int) (*shootEtcd, error) {
 	db := stack.StartEtcd(r, filepath.Join(r.TempDir(), "etcd"))
 	defer db.Stop()
 	mount := r.TempDir()
@@ -86,7 +86,7 @@ func backUp(ctx context.Context, r *runner, s *objectStore, consumer stack.Consu
 			if time.Now().After(deadline) {
 				return nil, fmt.Errorf("no snapshot under %s covers revision %d after a minute; etcd-backup-restore's log:\n%s", prefix, rev, sidecar.Tail())
 			}
-			keys, err := conformance.ListKeys(ctx, s.direct, bucket, prefix)
+			keys, err := conformance.ListKeys(ctx, store, bucket, prefix)
 			if err != nil {
 				return nil, err
 			}
@@ -101,7 +101,7 @@ func backUp(ctx context.Context, r *runner, s *objectStore, consumer stack.Consu
 		}
 	}
 	sidecar.Stop()
-	keys, err := conformance.ListKeys(ctx, s.direct, bucket, prefix)
+	keys, err := conformance.ListKeys(ctx, store, bucket, prefix)
 	if err != nil {
 		return nil, err
 	}
