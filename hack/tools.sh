@@ -140,6 +140,9 @@ etcdbr() {
 # openstack installs Debian's Keystone and Swift packages, if missing.
 openstack() { "$(dirname "${BASH_SOURCE[0]}")/openstack.sh" install; }
 
+# The components, each a function above: a stand-in's tools (test/standin) name them.
+COMPONENTS="envtest minio fakegcs azurite etcdbr openstack"
+
 case ${1:-all} in
   envtest) envtest ;;
   minio) minio ;;
@@ -152,10 +155,8 @@ case ${1:-all} in
     # the provider's stand-in names (test/standin: `demo --provider <type> --tools` prints them)
     envtest; etcdbr
     for c in "${@:2}"; do
-      case $c in
-        minio|fakegcs|azurite|openstack) "$c" ;;
-        *) echo "unknown component '$c'" >&2; exit 2 ;;
-      esac
+      if [[ " $COMPONENTS " != *" $c "* ]]; then echo "unknown component '$c' (one of: $COMPONENTS)" >&2; exit 2; fi
+      "$c"
     done ;;
   *) echo "usage: $0 [envtest|minio|fakegcs|azurite|etcdbr|openstack|all|demo <component>...]" >&2; exit 2 ;;
 esac
