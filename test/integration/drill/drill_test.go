@@ -25,6 +25,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
@@ -74,7 +75,7 @@ func TestDrillRealSnapshots(t *testing.T) {
 func drillChain(t *testing.T, ctx context.Context, s standIn, c compression, damage, manifests bool) {
 	entry := "shoot--drill--" + c.name
 	want, wantRev := backUp(t, ctx, s, entry, c.flags)
-	before := listAll(t, ctx, s.store)
+	before := framework.ListAll(t, ctx, s.store, bucket)
 
 	var restored map[string]string
 	results, err := drill.Drill(ctx, s.store, bucket, entry+"/", drill.Options{
@@ -104,7 +105,7 @@ func drillChain(t *testing.T, ctx context.Context, s standIn, c compression, dam
 	if manifests && (r.Size != 0 || r.BytesRead == 0) {
 		t.Errorf("result %+v: want the snapshots listed as manifests of 0 bytes, and read whole", r)
 	}
-	if after := listAll(t, ctx, s.store); fmt.Sprint(after) != fmt.Sprint(before) {
+	if after := framework.ListAll(t, ctx, s.store, bucket); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("the drill changed the bucket:\nbefore %v\nafter  %v", before, after)
 	}
 	t.Logf("%s: restored %s and %d deltas to revision %d, %d keys, %d bytes read in %s", c.name, r.Full, r.Deltas, r.Revision, r.Keys, r.BytesRead, r.Duration)
@@ -216,7 +217,7 @@ func backUp(t *testing.T, ctx context.Context, s standIn, entry string, flags []
 			deleteKey(t, db, fmt.Sprintf("/registry/pods/ns/p%02d", 19-round))
 		}
 		rev = db.PutRev(t, fmt.Sprintf("/registry/rounds/%d", round), "done")
-		waitCovered(t, ctx, s.store, sidecar, prefix, rev)
+		framework.WaitCovered(t, ctx, s.store, sidecar, bucket, prefix, rev)
 	}
 	sidecar.Stop()
 	kvs, got := rangeAll(t, db)
@@ -224,44 +225,6 @@ func backUp(t *testing.T, ctx context.Context, s standIn, entry string, flags []
 		t.Fatalf("etcd stands at %d after the last write at %d", got, rev)
 	}
 	return kvs, rev
-}
-
-func waitCovered(t *testing.T, ctx context.Context, store objectstore.DataPlane, sidecar *stack.Process, prefix string, rev int64) {
-	t.Helper()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		if sidecar.Exited() {
-			t.Fatalf("etcd-backup-restore exited (%v):\n%s", sidecar.Err(), sidecar.Tail())
-		}
-		covered := false
-		if err := store.ListObjects(ctx, bucket, prefix, func(page []objectstore.ObjectVersion) error {
-			for _, o := range page {
-				if end, _, ok := stack.SnapshotEndRevision(o.Key); ok && end >= rev {
-					covered = true
-				}
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if covered {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no snapshot under %s covers revision %d after a minute:\n%s", prefix, rev, sidecar.Tail())
-		}
-	}
-}
-
-func listAll(t *testing.T, ctx context.Context, store objectstore.DataPlane) []objectstore.ObjectVersion {
-	t.Helper()
-	var all []objectstore.ObjectVersion
-	if err := store.ListObjects(ctx, bucket, "", func(p []objectstore.ObjectVersion) error {
-		all = append(all, p...)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return all
 }
 
 func readKVs(ctx context.Context, kv clientv3.KV) (map[string]string, error) {
