@@ -28,16 +28,12 @@ const minioConfig = `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha
 func TestEveryMetricFromTheRunningBinary(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	binary, err := stack.BuildBinary(dir, "aws")
-	if err != nil {
-		t.Fatal(err)
-	}
 	minio, err := stack.StartMinIO(ctx, stack.MinIOOptions{Region: region})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer minio.Stop()
-	bin := framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, binary, dir, "--bucket-probe-interval", "1s", "--entry-inventory-interval", "2s")
+	bin := framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, dir, "--bucket-probe-interval", "1s", "--entry-inventory-interval", "2s")
 	env, ext := bin.Env, bin.Ext
 	data := minio.SecretData()
 	delete(data, "region")

@@ -10,11 +10,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
-	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -241,27 +239,11 @@ func readKVs(ctx context.Context, kv clientv3.KV) (map[string]string, error) {
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
-// etcdCall posts req to etcd's JSON gateway.
-func etcdCall(t *testing.T, db *stack.Etcd, path string, req, resp any) {
-	t.Helper()
-	body, _ := json.Marshal(req)
-	r, err := http.Post(db.URL+path, "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Body.Close()
-	if r.StatusCode != http.StatusOK {
-		t.Fatalf("etcd %s: %s", path, r.Status)
-	}
-	if err := json.NewDecoder(r.Body).Decode(resp); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func deleteKey(t *testing.T, db *stack.Etcd, key string) {
 	t.Helper()
 	var out map[string]any
-	etcdCall(t, db, "/v3/kv/deleterange", map[string]string{"key": b64(key)}, &out)
+	db.Call(t, "/v3/kv/deleterange", map[string]string{"key": b64(key)}, &out)
 }
 
 // rangeAll is every key and value etcd holds, and its revision.
@@ -273,7 +255,7 @@ func rangeAll(t *testing.T, db *stack.Etcd) (map[string]string, int64) {
 		} `json:"header"`
 		KVs []struct{ Key, Value string } `json:"kvs"`
 	}
-	etcdCall(t, db, "/v3/kv/range", map[string]string{"key": b64("\x00"), "range_end": b64("\x00")}, &out)
+	db.Call(t, "/v3/kv/range", map[string]string{"key": b64("\x00"), "range_end": b64("\x00")}, &out)
 	kvs := map[string]string{}
 	for _, kv := range out.KVs {
 		k, _ := base64.StdEncoding.DecodeString(kv.Key)

@@ -19,16 +19,22 @@ import (
 // Env attached to it.
 type Binary struct {
 	*Env
-	// Ext is the process; TestEnv the API server it runs against (for a second process).
+	// Path is the binary built; Ext the process; TestEnv the API server it runs against (for a
+	// second process).
+	Path    string
 	Ext     *stack.Extension
 	TestEnv *envtest.Environment
 }
 
-// StartBinary starts envtest and binary on it with flags (dir its working directory), and
-// attaches an Env of c in region. The binary's log is shown when t fails; everything stops when
-// t ends.
-func StartBinary[C config.Bucket](t *testing.T, ctx context.Context, c conformance.TestCloud[C], region, binary, dir string, flags ...string) *Binary {
+// StartBinary builds c's binary into dir, starts envtest and the binary on it with flags (dir its
+// working directory), and attaches an Env of c in region. The binary's log is shown when t fails;
+// everything stops when t ends.
+func StartBinary[C config.Bucket](t *testing.T, ctx context.Context, c conformance.TestCloud[C], region, dir string, flags ...string) *Binary {
 	t.Helper()
+	binary, err := stack.BuildBinary(dir, c.Type())
+	if err != nil {
+		t.Fatal(err)
+	}
 	testEnv, cfg, err := stack.StartEnvtest()
 	if err != nil {
 		t.Fatal(err)
@@ -54,5 +60,5 @@ func StartBinary[C config.Bucket](t *testing.T, ctx context.Context, c conforman
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Binary{Env: Attach(k8s, c, region), Ext: ext, TestEnv: testEnv}
+	return &Binary{Env: Attach(k8s, c, region), Path: binary, Ext: ext, TestEnv: testEnv}
 }

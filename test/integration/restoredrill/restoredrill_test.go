@@ -36,17 +36,13 @@ const (
 func TestBinaryDrillsRealSnapshots(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	binary, err := stack.BuildBinary(dir, "aws")
-	if err != nil {
-		t.Fatal(err)
-	}
 	minio, err := stack.StartMinIO(ctx, stack.MinIOOptions{Region: region})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer minio.Stop()
 	scratch := t.TempDir()
-	bin := framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, binary, dir, "--entry-inventory-interval", "0s",
+	bin := framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, dir, "--entry-inventory-interval", "0s",
 		"--restore-drill-interval", "3s", "--restore-drill-scratch-dir", scratch, "--restore-drill-read-rate", "0")
 	env, ext := bin.Env, bin.Ext
 	data := minio.SecretData()
@@ -140,7 +136,7 @@ func TestBinaryDrillsRealSnapshots(t *testing.T) {
 	if _, err := store.DeleteObjects(framework.Ctx(t), bb.Name, []objectstore.ObjectVersion{{Key: deltas[1]}}); err != nil {
 		t.Fatal(err)
 	}
-	ext2, err := stack.StartExtension(ctx, bin.TestEnv, binary, t.TempDir(), "--entry-inventory-interval", "2s",
+	ext2, err := stack.StartExtension(ctx, bin.TestEnv, bin.Path, t.TempDir(), "--entry-inventory-interval", "2s",
 		"--restore-drill-interval", "1h", "--restore-drill-scratch-dir", scratch)
 	if err != nil {
 		t.Fatal(err)
