@@ -239,7 +239,6 @@ func readKVs(ctx context.Context, kv clientv3.KV) (map[string]string, error) {
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
-
 func deleteKey(t *testing.T, db *stack.Etcd, key string) {
 	t.Helper()
 	var out map[string]any
