@@ -13,7 +13,7 @@ import (
 // as the project demo's member user with a password. Handle is the *stack.OpenStack.
 func init() {
 	register(StandIn{
-		Type: osprovider.Type, Region: "RegionOne", Tools: []string{"openstack"},
+		Type: osprovider.Type, Region: "RegionOne", Tools: []string{"openstack"}, ManifestUploads: true,
 		// etcd-backup-restore's Swift store (swift_snapstore.go, readSwiftCredentialDir) with
 		// password credentials.
 		EtcdBackupKeys: []string{"authURL", "domainName", "tenantName", "region", "username", "password", "bucketName"},

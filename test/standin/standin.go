@@ -30,6 +30,9 @@ type StandIn struct {
 	// EtcdBackupKeys are exactly the keys the shoot's etcd-backup holds with World.Operator: the
 	// keys etcd-backup-restore (or etcd-druid) reads for the store.
 	EtcdBackupKeys []string
+	// ManifestUploads: the sidecar uploads every snapshot as a large object (etcd-backup-restore's
+	// Swift store: segments and a manifest), which the listing shows with 0 bytes.
+	ManifestUploads bool
 	// Start starts the store for region; t takes the cleanups of what lives as long as the
 	// caller (the demo's runner, or a test). World.Stop stops the store.
 	Start func(ctx context.Context, t testing.TB, region string) (*World, error)

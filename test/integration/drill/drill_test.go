@@ -1,6 +1,7 @@
 // Package drill_test drills snapshots the real etcd-backup-restore (the version hack/tools.sh
-// pins) wrote of a real etcd into every provider's stand-in (MinIO, fake-gcs-server behind the
-// GCS front, Azurite, Swift and Keystone) with the provider's etcd-backup secret, read through the
+// pins) wrote of a real etcd into every provider's stand-in (test/standin: MinIO, fake-gcs-server
+// behind the GCS front, Azurite, Swift and Keystone, a directory) with the provider's etcd-backup
+// secret, read through the
 // provider's DataPlane: the drill restores them to exactly the keys and revision the etcd held;
 // the same snapshots, damaged one way each, give each their reason; nothing is written to the
 // store.
@@ -25,6 +26,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
 )
 
 const bucket = "drill-backups"
@@ -51,18 +53,24 @@ func (m mapSource) OpenObject(_ context.Context, _, key string) (io.ReadCloser, 
 }
 
 func TestDrillRealSnapshots(t *testing.T) {
-	for _, p := range providers {
-		t.Run(p.name, func(t *testing.T) {
+	for _, si := range standin.All() {
+		t.Run(si.Type, func(t *testing.T) {
 			began := time.Now()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
-			s := p.start(t, ctx)
-			for _, c := range p.compressions {
+			w, err := si.Start(ctx, t, si.Region)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(w.Stop)
+			s := made(t, ctx, si, w)
+			compressions, damage := chains(si)
+			for _, c := range compressions {
 				t.Run(c.name, func(t *testing.T) {
-					drillChain(t, ctx, s, c, p.damage, p.manifests)
+					drillChain(t, ctx, s, c, damage, si.ManifestUploads)
 				})
 			}
-			t.Logf("%s: %s", p.name, time.Since(began).Round(time.Second))
+			t.Logf("%s (%s): %s", si.Type, w.What, time.Since(began).Round(time.Second))
 		})
 	}
 }
