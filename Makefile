@@ -37,7 +37,7 @@ test: tools vet ## Everything: unit tests, conformance and integration on MinIO,
 	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/controller/... ./pkg/inventory/... ./pkg/metrics/... ./pkg/drill/...
 
 .PHONY: demo
-demo: ## Run the aws extension (PROVIDER=<any of $(PROVIDERS)>: that one) against a local seed (envtest), its stand-in (test/standin) and the real etcd-backup-restore, and report. Builds only what that provider needs.
+demo: ## Run the aws extension (PROVIDER=<any type of pkg/provider/all>: that one) against a local seed (envtest), its stand-in (test/standin) and the real etcd-backup-restore, and report. Builds only what that provider needs.
 	@mkdir -p $(BIN)
 	@hack/progress.sh "building the demo ($(BIN)/demo)" go build -o $(BIN)/demo ./test/demo
 	@tools=$$($(BIN)/demo --provider $(PROVIDER) --tools) && hack/tools.sh demo $$tools >/dev/null

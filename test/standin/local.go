@@ -11,6 +11,11 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
+// Local is how etcd-druid runs etcd-backup-restore for a local entry: no credentials; the
+// secret's hostPath names the directory whose "<bucket>" etcd-druid mounts at "$HOME/<bucket>",
+// where the Local storage provider stores.
+var Local = stack.Consumer{StorageProvider: "Local", HomeKey: "hostPath"}
+
 // local: a temporary root directory, the extension's --local-root and the hostPath etcd-druid
 // mounts for etcd-backup-restore. Gardener's local setup gives an empty secret. Handle is the root.
 func init() {
@@ -33,7 +38,7 @@ func init() {
 				Cloud:    c,
 				Operator: operator,
 				Flags:    []string{"--" + localprovider.FlagRoot, root},
-				Consumer: stack.LocalConsumer,
+				Consumer: Local,
 				Describe: func(ctx context.Context, name string) (string, error) {
 					if _, err := probe(ctx, name); err != nil {
 						return "", err

@@ -18,6 +18,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	localprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/local"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
 )
 
 // TestRestoreDrillOfRealSnapshots: the real etcd-backup-restore (Local storage provider) backs up
@@ -36,7 +37,7 @@ func TestRestoreDrillOfRealSnapshots(t *testing.T) {
 	stack.MountSecret(t, mount, map[string][]byte{"bucketName": []byte(bucket), "hostPath": []byte(dir)})
 	db := stack.StartEtcd(t, filepath.Join(t.TempDir(), "etcd"))
 	want := map[string]string{}
-	sidecar := stack.LocalConsumer.Snapshotter(t, db, mount, bucket, entry)
+	sidecar := standin.Local.Snapshotter(t, db, mount, bucket, entry)
 	for i := range 3 {
 		k, v := fmt.Sprintf("/registry/k%d", i), fmt.Sprint(i)
 		db.Put(t, k, v)
