@@ -37,11 +37,11 @@ test: tools vet ## Everything: unit tests, conformance and integration on MinIO,
 	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/controller/... ./pkg/inventory/... ./pkg/metrics/... ./pkg/drill/...
 
 .PHONY: demo
-demo: ## Run the aws extension (PROVIDER=gcp, azure, local or openstack: that one) against a local seed (envtest), its object store and the real etcd-backup-restore, and report. Builds only what that provider needs.
-	@hack/tools.sh demo $(PROVIDER) >/dev/null
+demo: ## Run the aws extension (PROVIDER=<any type of pkg/provider/all>: that one) against a local seed (envtest), its stand-in (test/standin) and the real etcd-backup-restore, and report. Builds only what that provider needs.
 	@mkdir -p $(BIN)
-	@hack/progress.sh "building $(BIN)/gardener-extension-backup-$(PROVIDER)" go build -o $(BIN)/gardener-extension-backup-$(PROVIDER) ./cmd/gardener-extension-backup-$(PROVIDER)
 	@hack/progress.sh "building the demo ($(BIN)/demo)" go build -o $(BIN)/demo ./test/demo
+	@tools=$$($(BIN)/demo --provider $(PROVIDER) --tools) && hack/tools.sh demo $$tools >/dev/null
+	@hack/progress.sh "building $(BIN)/gardener-extension-backup-$(PROVIDER)" go build -o $(BIN)/gardener-extension-backup-$(PROVIDER) ./cmd/gardener-extension-backup-$(PROVIDER)
 	@$(BIN)/demo --provider $(PROVIDER) --binary $(BIN)/gardener-extension-backup-$(PROVIDER)
 
 .PHONY: bench

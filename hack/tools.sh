@@ -7,7 +7,8 @@
 #   fake-gcs-server        (GCS stand-in)             -> $CACHE/fake-gcs-server-<version>/fake-gcs-server
 #   azurite                (Azure Blob stand-in, npm) -> $CACHE/azurite-<version>/node_modules/.bin/azurite-blob
 #   etcdbrctl              (etcd-backup-restore, the consumer of etcd-backup) -> $CACHE/etcd-backup-restore-<version>/etcdbrctl
-# Usage: hack/tools.sh [envtest|minio|fakegcs|azurite|etcdbr|all|demo <provider>]   prints the folder/binary on the last line of each step.
+#   Keystone + Swift       (OpenStack stand-in, Debian's packages: hack/openstack.sh install)
+# Usage: hack/tools.sh [envtest|minio|fakegcs|azurite|etcdbr|openstack|all|demo <component>...]   prints the folder/binary on the last line of each step.
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.36.4}
@@ -136,6 +137,12 @@ etcdbr() {
   echo "$dir/etcdbrctl"
 }
 
+# openstack installs Debian's Keystone and Swift packages, if missing.
+openstack() { "$(dirname "${BASH_SOURCE[0]}")/openstack.sh" install; }
+
+# The components, each a function above: a stand-in's tools (test/standin) name them.
+COMPONENTS="envtest minio fakegcs azurite etcdbr openstack"
+
 case ${1:-all} in
   envtest) envtest ;;
   minio) minio ;;
@@ -143,12 +150,13 @@ case ${1:-all} in
   azurite) azurite ;;
   etcdbr) etcdbr ;;
   all) envtest; minio; fakegcs; azurite; etcdbr ;;
-  demo) # what `make demo PROVIDER=<type>` runs: the seed, etcd-backup-restore and that provider's stand-in
+  openstack) openstack ;;
+  demo) # what `make demo PROVIDER=<type>` runs: the seed, etcd-backup-restore, and the components
+    # the provider's stand-in names (test/standin: `demo --provider <type> --tools` prints them)
     envtest; etcdbr
-    case ${2:-aws} in
-      aws) minio ;; gcp) fakegcs ;; azure) azurite ;; local) ;;
-      openstack) "$(dirname "${BASH_SOURCE[0]}")/openstack.sh" install ;;
-      *) echo "the demo has no local object store for provider '${2:-}' (aws, azure, gcp, local, openstack)" >&2; exit 2 ;;
-    esac ;;
-  *) echo "usage: $0 [envtest|minio|fakegcs|azurite|etcdbr|all|demo <provider>]" >&2; exit 2 ;;
+    for c in "${@:2}"; do
+      if [[ " $COMPONENTS " != *" $c "* ]]; then echo "unknown component '$c' (one of: $COMPONENTS)" >&2; exit 2; fi
+      "$c"
+    done ;;
+  *) echo "usage: $0 [envtest|minio|fakegcs|azurite|etcdbr|openstack|all|demo <component>...]" >&2; exit 2 ;;
 esac

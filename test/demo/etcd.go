@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
@@ -63,7 +64,7 @@ type shootEtcd struct {
 // backUp runs a real etcd with etcd-backup-restore beside it, the etcd-backup secret mounted as
 // etcd-druid mounts it, writes keys one by one and waits until a snapshot in the bucket covers
 // each write: a full snapshot first, delta snapshots after it.
-func backUp(ctx context.Context, r *runner, s *objectStore, consumer stack.Consumer, etcdBackup map[string][]byte, bucket, entry string, writes int) (*shootEtcd, error) {
+func backUp(ctx context.Context, r *runner, store conformance.Stores, consumer stack.Consumer, etcdBackup map[string][]byte, bucket, entry string, writes int) (*shootEtcd, error) {
 	db := stack.StartEtcd(r, filepath.Join(r.TempDir(), "etcd"))
 	defer db.Stop()
 	mount := r.TempDir()
@@ -78,30 +79,11 @@ func backUp(ctx context.Context, r *runner, s *objectStore, consumer stack.Consu
 		key, value := fmt.Sprintf("/registry/demo/key-%d", i), fmt.Sprintf("value %d written at %s", i, time.Now().UTC().Format(time.RFC3339))
 		rev := db.PutRev(r, key, value)
 		shoot.keys[key] = value
-		deadline := time.Now().Add(time.Minute)
-		for covered := false; !covered; {
-			if sidecar.Exited() {
-				return nil, fmt.Errorf("etcd-backup-restore exited (%v):\n%s", sidecar.Err(), sidecar.Tail())
-			}
-			if time.Now().After(deadline) {
-				return nil, fmt.Errorf("no snapshot under %s covers revision %d after a minute; etcd-backup-restore's log:\n%s", prefix, rev, sidecar.Tail())
-			}
-			keys, err := conformance.ListKeys(ctx, s.direct, bucket, prefix)
-			if err != nil {
-				return nil, err
-			}
-			for _, k := range keys {
-				if end, _, ok := stack.SnapshotEndRevision(k); ok && end >= rev {
-					covered = true
-				}
-			}
-			if !covered {
-				time.Sleep(200 * time.Millisecond)
-			}
-		}
+		// A failure ends the demo (runner.Fatal) with the sidecar's log.
+		framework.WaitCovered(r, ctx, store, sidecar, bucket, prefix, rev)
 	}
 	sidecar.Stop()
-	keys, err := conformance.ListKeys(ctx, s.direct, bucket, prefix)
+	keys, err := conformance.ListKeys(ctx, store, bucket, prefix)
 	if err != nil {
 		return nil, err
 	}

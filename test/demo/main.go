@@ -1,6 +1,7 @@
-// Command demo runs a real extension binary (aws by default, azure or gcp) as a process against a
-// local seed (a real kube-apiserver and etcd) and a local object store (MinIO, Azurite, or
-// fake-gcs-server behind the GCS stand-in), applies the manifests of example/<provider>, and prints an
+// Command demo runs a real extension binary (aws by default, or any provider of pkg/provider/all)
+// as a process against a local seed (a real kube-apiserver and etcd) and the provider's stand-in
+// of test/standin (MinIO, Azurite, fake-gcs-server behind the GCS front, Swift and Keystone, a
+// directory), applies the manifests of example/<provider>, and prints an
 // account of what happened: the bucket and its settings, the shoot's etcd-backup secret, snapshots
 // of a real etcd taken by the real etcd-backup-restore with that secret and restored from the
 // bucket, the extension's own restore drill of them (BackupsRestorable), the deletion of the
@@ -28,8 +29,10 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/all"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
 )
 
 var step = 0
@@ -45,22 +48,29 @@ func main() {
 	providerType := flag.String("provider", "aws", "the provider to run, one of "+strings.Join(all.Types(), ", ")+" that has a local stand-in here")
 	binary := flag.String("binary", "", "the extension binary to run (default bin/gardener-extension-backup-<provider>)")
 	writes := flag.Int("writes", 3, "keys written into the shoot's etcd, each waited for until a snapshot of etcd-backup-restore holds it")
+	tools := flag.Bool("tools", false, "print the hack/tools.sh components the provider's stand-in needs (beside envtest and etcd-backup-restore) and exit")
 	flag.Parse()
-	if !slices.Contains(all.Types(), *providerType) {
-		fmt.Printf("unknown provider %q: the providers are %s\n", *providerType, strings.Join(all.Types(), ", "))
+	standIn, ok := standin.For(*providerType)
+	if !slices.Contains(all.Types(), *providerType) || !ok {
+		fmt.Fprintf(os.Stderr, "unknown provider %q: the providers are %s\n", *providerType, strings.Join(all.Types(), ", "))
 		os.Exit(2)
+	}
+	if *tools {
+		fmt.Println(strings.Join(standIn.Tools, " "))
+		return
 	}
 	if *binary == "" {
 		*binary = "bin/gardener-extension-backup-" + *providerType
 	}
-	if err := run(*providerType, *binary, *writes); err != nil {
+	if err := run(standIn, *binary, *writes); err != nil {
 		fmt.Printf("\n\033[31mDEMO FAILED: %v\033[0m\n", err)
 		os.Exit(1)
 	}
 	fmt.Printf("\n\033[32mDEMO PASSED\033[0m\n")
 }
 
-func run(providerType, binary string, writes int) (err error) {
+func run(standIn standin.StandIn, binary string, writes int) (err error) {
+	providerType := standIn.Type
 	defer func() { // a stack helper's Fatal (see runner) ends the demo with its message
 		if p := recover(); p != nil {
 			f, ok := p.(fatal)
@@ -101,13 +111,20 @@ func run(providerType, binary string, writes int) (err error) {
 		}
 	}
 
-	objStore, err := startObjectStore(ctx, providerType, bb.Spec.Region)
+	// The stack's helpers stop what they start when the runner's cleanups run (the demo's end).
+	r := &runner{dir: filepath.Join(work, "etcd")}
+	defer r.cleanup()
+	world, err := standIn.Start(ctx, r, bb.Spec.Region)
 	if err != nil {
 		return err
 	}
-	say("Started a local object store: %s", objStore.what)
-	defer objStore.stop()
-	detail("%s", objStore.where)
+	say("Started a local object store: %s", world.What)
+	defer world.Stop()
+	detail("%s", world.Where)
+	store, err := world.Cloud.Stores(ctx, provider.Credentials{Data: world.Operator, Region: bb.Spec.Region})
+	if err != nil {
+		return err
+	}
 
 	scheme, err := app.Scheme()
 	if err != nil {
@@ -127,7 +144,7 @@ func run(providerType, binary string, writes int) (err error) {
 		return err
 	}
 	ext, err := stack.StartExtension(ctx, env, binary, work,
-		append(append([]string{"--bucket-probe-interval", "2s", "--entry-inventory-interval", "2s"}, drilling...), objStore.flags...)...)
+		append(append([]string{"--bucket-probe-interval", "2s", "--entry-inventory-interval", "2s"}, drilling...), world.Flags...)...)
 	if err != nil {
 		return err
 	}
@@ -135,10 +152,10 @@ func run(providerType, binary string, writes int) (err error) {
 	detail("ready: %s/readyz, metrics on %s, log in %s", ext.HealthURL, ext.MetricsURL, rel(root, ext.LogPath))
 
 	say("Applying example/%s: the bucket's secret and BackupBucket (credentials pointed at the local store)", providerType)
-	bucketSecret.StringData, bucketSecret.Data = nil, objStore.secretData
-	entrySecret.StringData, entrySecret.Data = nil, objStore.secretData
-	if objStore.providerConfig != nil {
-		bb.Spec.ProviderConfig.Raw = objStore.providerConfig
+	bucketSecret.StringData, bucketSecret.Data = nil, world.Operator
+	entrySecret.StringData, entrySecret.Data = nil, world.Operator
+	if world.ProviderConfig != "" {
+		bb.Spec.ProviderConfig.Raw = []byte(world.ProviderConfig)
 	}
 	if err := k8s.Create(ctx, bucketSecret); err != nil {
 		return err
@@ -150,7 +167,7 @@ func run(providerType, binary string, writes int) (err error) {
 		return err
 	}
 	detail("BackupBucket %s: %s", bb.Name, bb.Status.LastOperation.Description)
-	settings, err := objStore.bucket(ctx, bb.Name)
+	settings, err := world.Describe(ctx, bb.Name)
 	if err != nil {
 		return fmt.Errorf("bucket %s: %w", bb.Name, err)
 	}
@@ -183,11 +200,8 @@ func run(providerType, binary string, writes int) (err error) {
 	detail("annotation backup.gardener.cloud/created-by=%s", etcdBackup.Annotations["backup.gardener.cloud/created-by"])
 
 	say("Running the shoot's etcd with the real etcd-backup-restore beside it, the etcd-backup secret mounted as etcd-druid mounts it")
-	r := &runner{dir: filepath.Join(work, "etcd")}
-	defer r.cleanup()
-	consumer := objStore.consumer(r)
-	store := objStore.direct
-	shoot, err := backUp(ctx, r, objStore, consumer, etcdBackup.Data, bb.Name, be.Name, writes)
+	consumer := world.Consumer
+	shoot, err := backUp(ctx, r, store, consumer, etcdBackup.Data, bb.Name, be.Name, writes)
 	if err != nil {
 		return err
 	}
@@ -243,7 +257,7 @@ func run(providerType, binary string, writes int) (err error) {
 	if err := waitGone(ctx, k8s, bb); err != nil {
 		return err
 	}
-	if _, err := objStore.bucket(ctx, bb.Name); err == nil {
+	if _, err := world.Describe(ctx, bb.Name); err == nil {
 		return fmt.Errorf("bucket %s survived its BackupBucket", bb.Name)
 	}
 	detail("bucket %s is gone from the object store", bb.Name)

@@ -51,8 +51,3 @@ var SwiftConsumer = Consumer{StorageProvider: "Swift", CredentialsEnv: "OPENSTAC
 // S3Consumer is how etcd-druid runs etcd-backup-restore for an aws entry: AWS_APPLICATION_CREDENTIALS
 // at the mounted secret, nothing else (the secret's endpoint and region reach MinIO).
 var S3Consumer = Consumer{StorageProvider: "S3", CredentialsEnv: "AWS_APPLICATION_CREDENTIALS"}
-
-// LocalConsumer is how etcd-druid runs etcd-backup-restore for a local entry: no credentials;
-// the secret's hostPath names the directory whose "<bucket>" etcd-druid mounts at
-// "$HOME/<bucket>", where the Local storage provider stores.
-var LocalConsumer = Consumer{StorageProvider: "Local", HomeKey: "hostPath"}

@@ -15,7 +15,7 @@ func (e *Etcd) PutRev(t testing.TB, key, value string) int64 {
 			Revision string `json:"revision"`
 		} `json:"header"`
 	}
-	e.call(t, "/v3/kv/put", map[string]string{"key": b64(key), "value": b64(value)}, &out)
+	e.Call(t, "/v3/kv/put", map[string]string{"key": b64(key), "value": b64(value)}, &out)
 	rev, err := strconv.ParseInt(out.Header.Revision, 10, 64)
 	if err != nil {
 		t.Fatalf("etcd put %s: revision %q: %v", key, out.Header.Revision, err)

@@ -183,7 +183,8 @@ func StartEtcd(t testing.TB, dataDir string) *Etcd {
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
-func (e *Etcd) call(t testing.TB, path string, req, resp any) {
+// Call posts req to etcd's JSON gateway at path (/v3/kv/...) and decodes its answer into resp.
+func (e *Etcd) Call(t testing.TB, path string, req, resp any) {
 	t.Helper()
 	body, _ := json.Marshal(req)
 	r, err := http.Post(e.URL+path, "application/json", bytes.NewReader(body))
@@ -203,7 +204,7 @@ func (e *Etcd) call(t testing.TB, path string, req, resp any) {
 func (e *Etcd) Put(t testing.TB, key, value string) {
 	t.Helper()
 	var out map[string]any
-	e.call(t, "/v3/kv/put", map[string]string{"key": b64(key), "value": b64(value)}, &out)
+	e.Call(t, "/v3/kv/put", map[string]string{"key": b64(key), "value": b64(value)}, &out)
 }
 
 // Get returns the value of key, "" if it is absent.
@@ -212,7 +213,7 @@ func (e *Etcd) Get(t testing.TB, key string) string {
 	var out struct {
 		KVs []struct{ Value string } `json:"kvs"`
 	}
-	e.call(t, "/v3/kv/range", map[string]string{"key": b64(key)}, &out)
+	e.Call(t, "/v3/kv/range", map[string]string{"key": b64(key)}, &out)
 	if len(out.KVs) == 0 {
 		return ""
 	}

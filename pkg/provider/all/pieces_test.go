@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/all"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
 )
 
 // repo is the repository's root, from this package's directory.
@@ -21,8 +22,9 @@ type piece struct {
 
 // pieces are what one registration in all.APIs does not give a provider by itself: its binary,
 // its example resources (the chart's examples test and the demo read them), its docs page (linked
-// from the README), the consumer test with the real etcd-backup-restore, the conformance suite on
-// its store, the controllers end to end on its store (the test stand-in), and the demo's store.
+// from the README), the conformance suite on its store, the controllers end to end on its store,
+// and its test stand-in (test/standin), from which the demo, its tools and the consumer test with
+// the real etcd-backup-restore come (TestEveryRegisteredProviderHasAStandIn checks it).
 var pieces = []piece{
 	{"the binary's main", "cmd/gardener-extension-backup-%s/main.go", "provider.Register("},
 	{"the example BackupBucket", "example/%s/backupbucket.yaml", "type: %s"},
@@ -32,11 +34,9 @@ var pieces = []piece{
 	{"the generated registration (make examples)", "example/%s/controller-registration.yaml", ""},
 	{"the docs page", "docs/%s.md", ""},
 	{"the README's link to the docs page", "README.md", "docs/%s.md"},
-	{"the consumer test (real etcd-backup-restore)", "test/integration/consumer/%s_test.go", "run(t, env"},
 	{"the conformance test", "pkg/provider/%s/conformance_test.go", "conformance.Run("},
-	{"the controllers end to end on the store (test stand-in)", "test/integration/%s/main_test.go", "framework.Start"},
-	{"the demo's object store (make demo PROVIDER=<type>)", "test/demo/stores.go", `pkg/provider/%s"`},
-	{"the demo's tools (hack/tools.sh demo <type>)", "hack/tools.sh", "%s)"},
+	{"the controllers end to end on the store", "test/integration/%s/main_test.go", "framework.Start"},
+	{"the test stand-in (the demo, its tools, the consumer test)", "test/standin/%s.go", "register(StandIn{"},
 }
 
 // TestEveryRegisteredProviderHasItsPieces fails when a provider listed in all.APIs lacks one of the
@@ -53,6 +53,37 @@ func TestEveryRegisteredProviderHasItsPieces(t *testing.T) {
 			if want := strings.ReplaceAll(p.contains, "%s", typ); want != "" && !strings.Contains(string(data), want) {
 				t.Errorf("provider %q: %s (%s) does not contain %q", typ, p.what, path, want)
 			}
+		}
+	}
+}
+
+// TestEveryRegisteredProviderHasAStandIn fails when a provider listed in all.APIs has no stand-in
+// in test/standin, or one that cannot run the demo and the consumer test (no start, no region, no
+// etcd-backup keys, a tool hack/tools.sh does not build), and when a stand-in stands in for no
+// listed provider.
+func TestEveryRegisteredProviderHasAStandIn(t *testing.T) {
+	tools, err := os.ReadFile(filepath.Join(repo, "hack", "tools.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range all.Types() {
+		s, ok := standin.For(typ)
+		if !ok {
+			t.Errorf("provider %q has no stand-in in test/standin", typ)
+			continue
+		}
+		if s.Start == nil || s.Region == "" || len(s.EtcdBackupKeys) == 0 {
+			t.Errorf("provider %q: the stand-in lacks its start, region or etcd-backup keys: %+v", typ, s)
+		}
+		for _, tool := range s.Tools {
+			if !strings.Contains(string(tools), "\n"+tool+"() {") {
+				t.Errorf("provider %q: hack/tools.sh has no component %q", typ, tool)
+			}
+		}
+	}
+	for _, s := range standin.All() {
+		if _, ok := all.APIs()[s.Type]; !ok {
+			t.Errorf("stand-in %q stands in for no provider of all.APIs", s.Type)
 		}
 	}
 }

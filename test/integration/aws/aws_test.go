@@ -167,28 +167,11 @@ func TestSourceEntryDeletesTheShootPrefix(t *testing.T) {
 
 func TestEntryDeletionWithBadKeysDeletesNothing(t *testing.T) {
 	bb := readyBucket(t)
-	shoot := framework.UniqueName("shoot--k--")
-	env.EnsureNamespace(t, shoot)
-	be := env.CreateEntry(t, shoot+"--1", bb.Name, secretData(proxy.URL))
-	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
-	neighbours := framework.FillEntry(t, store(t), bb.Name, shoot+"--1/", 20)
 	// The keys are rotated to wrong ones before the deletion.
-	env.SetEntrySecretKey(t, be, "secretAccessKey", "wrong-secret")
-	env.DeleteFailingWith(t, be, gardencorev1beta1.ErrorInfraUnauthenticated)
-	left, _ := conformance.ListKeys(framework.Ctx(t), store(t), bb.Name, "")
-	if len(left) != 20+len(neighbours) {
-		t.Fatalf("%d objects left; a failing deletion must delete nothing", len(left))
-	}
+	be, neighbours := env.BadSecretDeletesNothing(t, store(t), bb.Name, secretData(proxy.URL), "secretAccessKey", "wrong-secret", gardencorev1beta1.ErrorInfraUnauthenticated)
 	// Fixing the keys lets the deletion finish.
 	env.SetEntrySecretKey(t, be, "secretAccessKey", minio.SecretKey)
-	env.Trigger(t, be)
-	deadline := time.Now().Add(time.Minute)
-	for env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(be), be) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("entry not deleted after the keys were fixed: %s", framework.Describe(be))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	env.DeleteAndWaitGone(t, be, time.Minute)
 	framework.AssertOnly(t, store(t), bb.Name, neighbours)
 }
 

@@ -6,21 +6,15 @@ package binary_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
@@ -31,104 +25,16 @@ const region = "eu-central-1"
 
 const minioConfig = `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","disabledSettings":["PublicAccessBlock","MultipartAbortLifecycle"]}`
 
-// sample is one series of a scrape: its labels and value.
-type sample struct {
-	labels map[string]string
-	value  float64
-}
-
-type scrape map[string][]sample
-
-// get returns the samples of family name whose labels include want.
-func (s scrape) get(name string, want map[string]string) []sample {
-	var out []sample
-	for _, smp := range s[name] {
-		match := true
-		for k, v := range want {
-			match = match && smp.labels[k] == v
-		}
-		if match {
-			out = append(out, smp)
-		}
-	}
-	return out
-}
-
-func scrapeMetrics(t *testing.T, url string) scrape {
-	t.Helper()
-	body, err := stack.Get(framework.Ctx(t), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := scrape{}
-	for name, f := range families {
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			out[name] = append(out[name], sample{labels: labels, value: value(f.GetType(), m)})
-		}
-	}
-	return out
-}
-
-// value is a sample's value; a histogram's is its count.
-func value(t dto.MetricType, m *dto.Metric) float64 {
-	switch t {
-	case dto.MetricType_COUNTER:
-		return m.GetCounter().GetValue()
-	case dto.MetricType_GAUGE:
-		return m.GetGauge().GetValue()
-	case dto.MetricType_HISTOGRAM:
-		return float64(m.GetHistogram().GetSampleCount())
-	}
-	return m.GetUntyped().GetValue()
-}
-
 func TestEveryMetricFromTheRunningBinary(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	binary, err := stack.BuildBinary(dir, "aws")
-	if err != nil {
-		t.Fatal(err)
-	}
 	minio, err := stack.StartMinIO(ctx, stack.MinIOOptions{Region: region})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer minio.Stop()
-	testEnv, cfg, err := stack.StartEnvtest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = testEnv.Stop() }()
-	ext, err := stack.StartExtension(ctx, testEnv, binary, dir, "--bucket-probe-interval", "1s", "--entry-inventory-interval", "2s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ext.Stop()
-	t.Cleanup(func() {
-		if t.Failed() {
-			if log, err := os.ReadFile(filepath.Clean(ext.LogPath)); err == nil {
-				t.Logf("extension log:\n%s", log)
-			}
-		}
-	})
-	scheme, err := app.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	k8s, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := framework.Attach(k8s, &awsprovider.Provider{}, region)
+	bin := framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, dir, "--bucket-probe-interval", "1s", "--entry-inventory-interval", "2s")
+	env, ext := bin.Env, bin.Ext
 	data := minio.SecretData()
 	delete(data, "region")
 
@@ -155,7 +61,7 @@ func TestEveryMetricFromTheRunningBinary(t *testing.T) {
 		return err == nil && ps.Inventory != nil && ps.Inventory.Objects == 2
 	})
 
-	m := scrapeMetrics(t, ext.MetricsURL)
+	m := framework.ScrapeMetrics(t, ext.MetricsURL)
 	checks := []struct {
 		name   string
 		labels map[string]string
@@ -179,8 +85,8 @@ func TestEveryMetricFromTheRunningBinary(t *testing.T) {
 		{"gardener_backup_entry_inventory_pages_total", nil, atLeast(1), ">= 1"},
 	}
 	for _, c := range checks {
-		got := m.get(c.name, c.labels)
-		if len(got) != 1 || !c.ok(got[0].value) {
+		got := m.Get(c.name, c.labels)
+		if len(got) != 1 || !c.ok(got[0].Value) {
 			t.Errorf("%s%v = %v, want one series with %s", c.name, c.labels, got, c.want)
 		}
 	}
@@ -189,43 +95,43 @@ func TestEveryMetricFromTheRunningBinary(t *testing.T) {
 	// deleted; once repaired, the deletion's objects are counted and its series go.
 	env.SetEntrySecretKey(t, be, "secretAccessKey", "wrong")
 	env.DeleteFailingWith(t, be, gardencorev1beta1.ErrorInfraUnauthenticated)
-	m = scrapeMetrics(t, ext.MetricsURL)
-	if got := m.get("gardener_backup_deletion_started_timestamp_seconds", map[string]string{"kind": "BackupEntry", "name": entry}); len(got) != 1 || got[0].value != float64(be.DeletionTimestamp.Unix()) {
+	m = framework.ScrapeMetrics(t, ext.MetricsURL)
+	if got := m.Get("gardener_backup_deletion_started_timestamp_seconds", map[string]string{"kind": "BackupEntry", "name": entry}); len(got) != 1 || got[0].Value != float64(be.DeletionTimestamp.Unix()) {
 		t.Errorf("deletion_started_timestamp_seconds of the failing deletion = %v, want %d", got, be.DeletionTimestamp.Unix())
 	}
-	if got := m.get("gardener_backup_deletion_remaining_objects", map[string]string{"kind": "BackupEntry", "name": entry}); len(got) != 1 {
+	if got := m.Get("gardener_backup_deletion_remaining_objects", map[string]string{"kind": "BackupEntry", "name": entry}); len(got) != 1 {
 		t.Errorf("deletion_remaining_objects of the failing deletion = %v", got)
 	}
-	if got := m.get("gardener_backup_reconciles_total", map[string]string{"kind": "BackupEntry", "operation": "delete", "result": string(gardencorev1beta1.ErrorInfraUnauthenticated)}); len(got) != 1 || got[0].value < 1 {
+	if got := m.Get("gardener_backup_reconciles_total", map[string]string{"kind": "BackupEntry", "operation": "delete", "result": string(gardencorev1beta1.ErrorInfraUnauthenticated)}); len(got) != 1 || got[0].Value < 1 {
 		t.Errorf("reconciles_total of the failing deletion = %v", got)
 	}
 	env.SetEntrySecretKey(t, be, "secretAccessKey", string(data["secretAccessKey"]))
 	env.Trigger(t, be)
-	waitGone(t, k8s, be)
-	m = scrapeMetrics(t, ext.MetricsURL)
-	if got := m.get("gardener_backup_deleted_objects_total", map[string]string{"kind": "BackupEntry"}); len(got) != 1 || got[0].value < 2 {
+	waitGone(t, env.K8s, be)
+	m = framework.ScrapeMetrics(t, ext.MetricsURL)
+	if got := m.Get("gardener_backup_deleted_objects_total", map[string]string{"kind": "BackupEntry"}); len(got) != 1 || got[0].Value < 2 {
 		t.Errorf("deleted_objects_total{BackupEntry} = %v, want >= 2", got)
 	}
 	for _, name := range []string{"gardener_backup_deletion_started_timestamp_seconds", "gardener_backup_deletion_remaining_objects"} {
-		if got := m.get(name, map[string]string{"name": entry}); len(got) != 0 {
+		if got := m.Get(name, map[string]string{"name": entry}); len(got) != 0 {
 			t.Errorf("%s of a finished deletion = %v, want no series", name, got)
 		}
 	}
 	for _, name := range []string{"gardener_backup_entry_objects", "gardener_backup_entry_bytes", "gardener_backup_entry_backups_fresh", "gardener_backup_entry_latest_snapshot_timestamp_seconds"} {
-		if got := m.get(name, map[string]string{"entry": entry}); len(got) != 0 {
+		if got := m.Get(name, map[string]string{"entry": entry}); len(got) != 0 {
 			t.Errorf("%s of a deleted entry = %v, want no series", name, got)
 		}
 	}
 
-	if err := k8s.Delete(framework.Ctx(t), bb); err != nil {
+	if err := env.K8s.Delete(framework.Ctx(t), bb); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, k8s, bb)
-	m = scrapeMetrics(t, ext.MetricsURL)
-	if got := m.get("gardener_backup_reconciles_total", map[string]string{"kind": "BackupBucket", "operation": "delete", "result": "succeeded"}); len(got) != 1 {
+	waitGone(t, env.K8s, bb)
+	m = framework.ScrapeMetrics(t, ext.MetricsURL)
+	if got := m.Get("gardener_backup_reconciles_total", map[string]string{"kind": "BackupBucket", "operation": "delete", "result": "succeeded"}); len(got) != 1 {
 		t.Errorf("reconciles_total of the bucket's deletion = %v", got)
 	}
-	if got := m.get("gardener_backup_bucket_available", map[string]string{"bucket": bb.Name}); len(got) != 0 {
+	if got := m.Get("gardener_backup_bucket_available", map[string]string{"bucket": bb.Name}); len(got) != 0 {
 		t.Errorf("bucket_available of a deleted bucket = %v, want no series", got)
 	}
 }

@@ -16,29 +16,26 @@ import (
 	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
 )
 
 const osConfigHead = `{"apiVersion":"openstack.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig"`
 
 // The keys etcd-backup-restore's Swift store reads (swift_snapstore.go, readSwiftCredentialDir and
-// isSwiftConfigCorrect): password credentials or application credentials, never both.
-var (
-	swiftPasswordKeys = []string{"authURL", "domainName", "tenantName", "region", "username", "password", "bucketName"}
-	swiftAppCredKeys  = []string{"authURL", "domainName", "tenantName", "region", "applicationCredentialID", "applicationCredentialName", "applicationCredentialSecret", "bucketName"}
-)
+// isSwiftConfigCorrect) with application credentials (never beside a password: the stand-in's
+// EtcdBackupKeys are the password's).
+var swiftAppCredKeys = []string{"authURL", "domainName", "tenantName", "region", "applicationCredentialID", "applicationCredentialName", "applicationCredentialSecret", "bucketName"}
 
-func TestOpenStack(t *testing.T) {
-	t.Parallel()
-	cloud, err := stack.StartOpenStack(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cloud.Stop)
-	env, err := framework.Start(&osprovider.Provider{}, "RegionOne")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(env.Stop)
+// openstack beyond the operator's password: an application credential (with a stray username),
+// generated application credentials, and an application credential without what the sidecar
+// needs, refused.
+func init() {
+	extras[osprovider.Type] = extra{cases: func(t *testing.T, _ standin.StandIn, w *standin.World, env *framework.Env) {
+		openStackExtras(t, w.Handle.(*stack.OpenStack), w.Consumer, env)
+	}}
+}
+
+func openStackExtras(t *testing.T, cloud *stack.OpenStack, c stack.Consumer, env *framework.Env) {
 	ac := applicationCredential(t, cloud)
 	// An operator's application credential with everything etcd-backup-restore reads, and a
 	// stray username (which the extension would use to authenticate by name): etcd-backup must
@@ -47,7 +44,6 @@ func TestOpenStack(t *testing.T) {
 		"applicationCredentialID", ac.ID, "applicationCredentialName", ac.Name, "applicationCredentialSecret", ac.Secret)
 
 	for _, m := range []mode{
-		{name: "operator password", operator: cloud.SecretData("demo"), keys: swiftPasswordKeys},
 		{name: "operator application credential with a stray username", operator: operatorAppCred, keys: swiftAppCredKeys},
 		{
 			name:     "generated application credentials",
@@ -60,7 +56,7 @@ func TestOpenStack(t *testing.T) {
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
-			run(t, env, stack.SwiftConsumer, m)
+			run(t, env, c, m)
 		})
 	}
 

@@ -1,6 +1,7 @@
 // Package drill_test drills snapshots the real etcd-backup-restore (the version hack/tools.sh
-// pins) wrote of a real etcd into every provider's stand-in (MinIO, fake-gcs-server behind the
-// GCS front, Azurite, Swift and Keystone) with the provider's etcd-backup secret, read through the
+// pins) wrote of a real etcd into every provider's stand-in (test/standin: MinIO, fake-gcs-server
+// behind the GCS front, Azurite, Swift and Keystone, a directory) with the provider's etcd-backup
+// secret, read through the
 // provider's DataPlane: the drill restores them to exactly the keys and revision the etcd held;
 // the same snapshots, damaged one way each, give each their reason; nothing is written to the
 // store.
@@ -10,11 +11,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
-	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,7 +24,9 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
 )
 
 const bucket = "drill-backups"
@@ -52,18 +53,24 @@ func (m mapSource) OpenObject(_ context.Context, _, key string) (io.ReadCloser, 
 }
 
 func TestDrillRealSnapshots(t *testing.T) {
-	for _, p := range providers {
-		t.Run(p.name, func(t *testing.T) {
+	for _, si := range standin.All() {
+		t.Run(si.Type, func(t *testing.T) {
 			began := time.Now()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
-			s := p.start(t, ctx)
-			for _, c := range p.compressions {
+			w, err := si.Start(ctx, t, si.Region)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(w.Stop)
+			s := made(t, ctx, si, w)
+			compressions, damage := chains(si)
+			for _, c := range compressions {
 				t.Run(c.name, func(t *testing.T) {
-					drillChain(t, ctx, s, c, p.damage, p.manifests)
+					drillChain(t, ctx, s, c, damage, si.ManifestUploads)
 				})
 			}
-			t.Logf("%s: %s", p.name, time.Since(began).Round(time.Second))
+			t.Logf("%s (%s): %s", si.Type, w.What, time.Since(began).Round(time.Second))
 		})
 	}
 }
@@ -74,7 +81,7 @@ func TestDrillRealSnapshots(t *testing.T) {
 func drillChain(t *testing.T, ctx context.Context, s standIn, c compression, damage, manifests bool) {
 	entry := "shoot--drill--" + c.name
 	want, wantRev := backUp(t, ctx, s, entry, c.flags)
-	before := listAll(t, ctx, s.store)
+	before := framework.ListAll(t, ctx, s.store, bucket)
 
 	var restored map[string]string
 	results, err := drill.Drill(ctx, s.store, bucket, entry+"/", drill.Options{
@@ -104,7 +111,7 @@ func drillChain(t *testing.T, ctx context.Context, s standIn, c compression, dam
 	if manifests && (r.Size != 0 || r.BytesRead == 0) {
 		t.Errorf("result %+v: want the snapshots listed as manifests of 0 bytes, and read whole", r)
 	}
-	if after := listAll(t, ctx, s.store); fmt.Sprint(after) != fmt.Sprint(before) {
+	if after := framework.ListAll(t, ctx, s.store, bucket); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("the drill changed the bucket:\nbefore %v\nafter  %v", before, after)
 	}
 	t.Logf("%s: restored %s and %d deltas to revision %d, %d keys, %d bytes read in %s", c.name, r.Full, r.Deltas, r.Revision, r.Keys, r.BytesRead, r.Duration)
@@ -216,7 +223,7 @@ func backUp(t *testing.T, ctx context.Context, s standIn, entry string, flags []
 			deleteKey(t, db, fmt.Sprintf("/registry/pods/ns/p%02d", 19-round))
 		}
 		rev = db.PutRev(t, fmt.Sprintf("/registry/rounds/%d", round), "done")
-		waitCovered(t, ctx, s.store, sidecar, prefix, rev)
+		framework.WaitCovered(t, ctx, s.store, sidecar, bucket, prefix, rev)
 	}
 	sidecar.Stop()
 	kvs, got := rangeAll(t, db)
@@ -224,44 +231,6 @@ func backUp(t *testing.T, ctx context.Context, s standIn, entry string, flags []
 		t.Fatalf("etcd stands at %d after the last write at %d", got, rev)
 	}
 	return kvs, rev
-}
-
-func waitCovered(t *testing.T, ctx context.Context, store objectstore.DataPlane, sidecar *stack.Process, prefix string, rev int64) {
-	t.Helper()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		if sidecar.Exited() {
-			t.Fatalf("etcd-backup-restore exited (%v):\n%s", sidecar.Err(), sidecar.Tail())
-		}
-		covered := false
-		if err := store.ListObjects(ctx, bucket, prefix, func(page []objectstore.ObjectVersion) error {
-			for _, o := range page {
-				if end, _, ok := stack.SnapshotEndRevision(o.Key); ok && end >= rev {
-					covered = true
-				}
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if covered {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no snapshot under %s covers revision %d after a minute:\n%s", prefix, rev, sidecar.Tail())
-		}
-	}
-}
-
-func listAll(t *testing.T, ctx context.Context, store objectstore.DataPlane) []objectstore.ObjectVersion {
-	t.Helper()
-	var all []objectstore.ObjectVersion
-	if err := store.ListObjects(ctx, bucket, "", func(p []objectstore.ObjectVersion) error {
-		all = append(all, p...)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return all
 }
 
 func readKVs(ctx context.Context, kv clientv3.KV) (map[string]string, error) {
@@ -278,27 +247,10 @@ func readKVs(ctx context.Context, kv clientv3.KV) (map[string]string, error) {
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
-// etcdCall posts req to etcd's JSON gateway.
-func etcdCall(t *testing.T, db *stack.Etcd, path string, req, resp any) {
-	t.Helper()
-	body, _ := json.Marshal(req)
-	r, err := http.Post(db.URL+path, "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Body.Close()
-	if r.StatusCode != http.StatusOK {
-		t.Fatalf("etcd %s: %s", path, r.Status)
-	}
-	if err := json.NewDecoder(r.Body).Decode(resp); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func deleteKey(t *testing.T, db *stack.Etcd, key string) {
 	t.Helper()
 	var out map[string]any
-	etcdCall(t, db, "/v3/kv/deleterange", map[string]string{"key": b64(key)}, &out)
+	db.Call(t, "/v3/kv/deleterange", map[string]string{"key": b64(key)}, &out)
 }
 
 // rangeAll is every key and value etcd holds, and its revision.
@@ -310,7 +262,7 @@ func rangeAll(t *testing.T, db *stack.Etcd) (map[string]string, int64) {
 		} `json:"header"`
 		KVs []struct{ Key, Value string } `json:"kvs"`
 	}
-	etcdCall(t, db, "/v3/kv/range", map[string]string{"key": b64("\x00"), "range_end": b64("\x00")}, &out)
+	db.Call(t, "/v3/kv/range", map[string]string{"key": b64("\x00"), "range_end": b64("\x00")}, &out)
 	kvs := map[string]string{}
 	for _, kv := range out.KVs {
 		k, _ := base64.StdEncoding.DecodeString(kv.Key)

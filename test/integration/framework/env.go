@@ -65,7 +65,12 @@ func Start[C config.Bucket](c conformance.TestCloud[C], region string) (*Env, er
 
 // StartWith is Start with options.
 func StartWith[C config.Bucket](c conformance.TestCloud[C], region string, o Options) (*Env, error) {
-	p := provider.Register(c)
+	return StartCloud(Registered(c), region, o)
+}
+
+// StartCloud is StartWith for a Cloud registered beforehand (a stand-in's, test/standin).
+func StartCloud(c Cloud, region string, o Options) (*Env, error) {
+	p := c.Provider
 	ctx, cancel := context.WithCancel(context.Background())
 	testEnv, cfg, err := stack.StartEnvtest()
 	if err != nil {
@@ -126,8 +131,12 @@ func StartWith[C config.Bucket](c conformance.TestCloud[C], region string, o Opt
 // Attach returns an Env over k8s for controllers that run elsewhere (the binary as a process):
 // the helpers create, trigger and wait as they do for the in-process controllers.
 func Attach[C config.Bucket](k8s client.Client, c conformance.TestCloud[C], region string) *Env {
-	p := provider.Register(c)
-	return &Env{K8s: k8s, Type: p.Type(), Region: region, provider: p, newWriter: c.NewWriter, stop: func() {}}
+	return AttachCloud(k8s, Registered(c), region)
+}
+
+// AttachCloud is Attach for a Cloud registered beforehand.
+func AttachCloud(k8s client.Client, c Cloud, region string) *Env {
+	return &Env{K8s: k8s, Type: c.Type(), Region: region, provider: c.Provider, newWriter: c.NewWriter, stop: func() {}}
 }
 
 // StoreFor builds the provider's planes (the management plane with the default providerConfig)

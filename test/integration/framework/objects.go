@@ -5,6 +5,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
@@ -42,4 +46,24 @@ func AssertOnly(t *testing.T, store objectstore.DataPlane, bucket string, want [
 		}
 		t.Fatalf("bucket holds %v; want exactly %v", left, want)
 	}
+}
+
+// BadSecretDeletesNothing is the flow of an entry whose credentials turn bad before its deletion:
+// an entry of bucket with the secret data, filled with 20 objects beside their neighbours, gets
+// the secret's key set to bad; its deletion fails with code, and nothing in the bucket is
+// deleted. It returns the entry and the neighbours, for the caller to fix the secret or forget
+// the entry.
+func (e *Env) BadSecretDeletesNothing(t *testing.T, store conformance.Stores, bucket string, data map[string][]byte, key, bad string, code gardencorev1beta1.ErrorCode) (*extensionsv1alpha1.BackupEntry, []string) {
+	t.Helper()
+	shoot := UniqueName("shoot--k--")
+	e.EnsureNamespace(t, shoot)
+	be := e.CreateEntry(t, shoot+"--1", bucket, data)
+	e.WaitFor(t, be, time.Minute, "entry reconciled", Succeeded)
+	neighbours := FillEntry(t, store, bucket, shoot+"--1/", 20)
+	e.SetEntrySecretKey(t, be, key, bad)
+	e.DeleteFailingWith(t, be, code)
+	if left, err := conformance.ListKeys(Ctx(t), store, bucket, ""); err != nil || len(left) != 20+len(neighbours) {
+		t.Fatalf("%d objects left (%v); a failing deletion must delete nothing", len(left), err)
+	}
+	return be, neighbours
 }

@@ -120,17 +120,7 @@ func TestEntryDeletionWithoutBulkDelete(t *testing.T) {
 
 func TestEntryDeletionWithBadCredentialsDeletesNothing(t *testing.T) {
 	bb := readyBucket(t)
-	shoot := framework.UniqueName("shoot--k--")
-	env.EnsureNamespace(t, shoot)
-	be := env.CreateEntry(t, shoot+"--1", bb.Name, cloud.SecretData("demo"))
-	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
-	neighbours := framework.FillEntry(t, store(t), bb.Name, shoot+"--1/", 20)
-	env.SetEntrySecretKey(t, be, "password", "wrong-password")
-	env.DeleteFailingWith(t, be, gardencorev1beta1.ErrorInfraUnauthenticated)
-	left, _ := conformance.ListKeys(framework.Ctx(t), store(t), bb.Name, "")
-	if len(left) != 20+len(neighbours) {
-		t.Fatalf("%d objects left; a failing deletion must delete nothing", len(left))
-	}
+	be, _ := env.BadSecretDeletesNothing(t, store(t), bb.Name, cloud.SecretData("demo"), "password", "wrong-password", gardencorev1beta1.ErrorInfraUnauthenticated)
 	env.Forget(t, be)
 }
 

@@ -18,9 +18,7 @@ import (
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
@@ -38,43 +36,15 @@ const (
 func TestBinaryDrillsRealSnapshots(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	binary, err := stack.BuildBinary(dir, "aws")
-	if err != nil {
-		t.Fatal(err)
-	}
 	minio, err := stack.StartMinIO(ctx, stack.MinIOOptions{Region: region})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer minio.Stop()
-	testEnv, cfg, err := stack.StartEnvtest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = testEnv.Stop() }()
 	scratch := t.TempDir()
-	ext, err := stack.StartExtension(ctx, testEnv, binary, dir, "--entry-inventory-interval", "0s",
+	bin := framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, dir, "--entry-inventory-interval", "0s",
 		"--restore-drill-interval", "3s", "--restore-drill-scratch-dir", scratch, "--restore-drill-read-rate", "0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ext.Stop()
-	t.Cleanup(func() {
-		if t.Failed() {
-			if log, err := os.ReadFile(filepath.Clean(ext.LogPath)); err == nil {
-				t.Logf("extension log:\n%s", log)
-			}
-		}
-	})
-	scheme, err := app.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	k8s, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := framework.Attach(k8s, &awsprovider.Provider{}, region)
+	env, ext := bin.Env, bin.Ext
 	data := minio.SecretData()
 	delete(data, "region")
 
@@ -91,7 +61,7 @@ func TestBinaryDrillsRealSnapshots(t *testing.T) {
 	secret := maps.Clone(minio.SecretData())
 	secret["bucketName"] = []byte(bb.Name)
 	keys, rev := backUp(t, ctx, store, secret, bb.Name, entry)
-	before := listAll(t, ctx, store, bb.Name)
+	before := framework.ListAll(t, ctx, store, bb.Name)
 
 	// Drills ran while the snapshots were taken; the one after the last covers them all.
 	env.WaitFor(t, be, 2*time.Minute, "BackupsRestorable True at the last revision", func(obj extensionsv1alpha1.Object) bool {
@@ -115,7 +85,7 @@ func TestBinaryDrillsRealSnapshots(t *testing.T) {
 	if !env.EventuallyHasEvent(t, entry, restoredrill.EventRestorable, "restored to revision", 30*time.Second) {
 		t.Error("no BackupsRestorable event")
 	}
-	if after := listAll(t, ctx, store, bb.Name); fmt.Sprint(after) != fmt.Sprint(before) {
+	if after := framework.ListAll(t, ctx, store, bb.Name); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("the drill changed the bucket:\nbefore %v\nafter  %v", before, after)
 	}
 
@@ -134,7 +104,7 @@ func TestBinaryDrillsRealSnapshots(t *testing.T) {
 	if err := store.PutObject(framework.Ctx(t), bb.Name, delta, content); err != nil {
 		t.Fatal(err)
 	}
-	before = listAll(t, ctx, store, bb.Name)
+	before = framework.ListAll(t, ctx, store, bb.Name)
 	env.WaitFor(t, be, time.Minute, "BackupsRestorable False", restorable(gardencorev1beta1.ConditionFalse, string(drill.ReasonHashMismatch)))
 	cond = v1beta1helper.GetCondition(be.Status.Conditions, restoredrill.ConditionBackupsRestorable)
 	if !strings.Contains(cond.Message, delta) {
@@ -143,14 +113,10 @@ func TestBinaryDrillsRealSnapshots(t *testing.T) {
 	if !env.EventuallyHasEvent(t, entry, restoredrill.EventNotRestorable, "HashMismatch", 30*time.Second) {
 		t.Error("no BackupsNotRestorable event")
 	}
-	body, err := stack.Get(framework.Ctx(t), ext.MetricsURL)
-	if err != nil {
-		t.Fatal(err)
+	if got := framework.ScrapeMetrics(t, ext.MetricsURL).Get("gardener_backup_entry_restorable", map[string]string{"entry": entry, "etcd": "etcd-main"}); len(got) != 1 || got[0].Value != 0 {
+		t.Errorf("gardener_backup_entry_restorable of %s/etcd-main: %v; want one series at 0", entry, got)
 	}
-	if want := fmt.Sprintf(`gardener_backup_entry_restorable{entry=%q,etcd="etcd-main"} 0`, entry); !strings.Contains(body, want) {
-		t.Errorf("metrics lack %s", want)
-	}
-	if after := listAll(t, ctx, store, bb.Name); fmt.Sprint(after) != fmt.Sprint(before) {
+	if after := framework.ListAll(t, ctx, store, bb.Name); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("the drill changed the bucket:\nbefore %v\nafter  %v", before, after)
 	}
 	ext.Stop() // no drill running while the scratch directory is looked at
@@ -170,7 +136,7 @@ func TestBinaryDrillsRealSnapshots(t *testing.T) {
 	if _, err := store.DeleteObjects(framework.Ctx(t), bb.Name, []objectstore.ObjectVersion{{Key: deltas[1]}}); err != nil {
 		t.Fatal(err)
 	}
-	ext2, err := stack.StartExtension(ctx, testEnv, binary, t.TempDir(), "--entry-inventory-interval", "2s",
+	ext2, err := stack.StartExtension(ctx, bin.TestEnv, bin.Path, t.TempDir(), "--entry-inventory-interval", "2s",
 		"--restore-drill-interval", "1h", "--restore-drill-scratch-dir", scratch)
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +147,8 @@ func TestBinaryDrillsRealSnapshots(t *testing.T) {
 	if !strings.Contains(cond.Message, "found by names") || !strings.Contains(cond.Message, "gap") {
 		t.Errorf("message %q: want the gap found by names", cond.Message)
 	}
-	if body, err = stack.Get(framework.Ctx(t), ext2.MetricsURL); err != nil {
+	body, err := stack.Get(framework.Ctx(t), ext2.MetricsURL)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(body, `operation="get_object"`) || strings.Contains(body, `operation="restore_drill"`) {
@@ -236,46 +203,8 @@ func backUp(t *testing.T, ctx context.Context, store objectstore.DataPlane, secr
 			}
 		}
 		rev = put(fmt.Sprintf("/registry/rounds/%d", round), "done")
-		waitCovered(t, ctx, store, sidecar, bucket, entry+"/etcd-main/", rev)
+		framework.WaitCovered(t, ctx, store, sidecar, bucket, entry+"/etcd-main/", rev)
 	}
 	sidecar.Stop()
 	return len(keys), rev
-}
-
-func waitCovered(t *testing.T, ctx context.Context, store objectstore.DataPlane, sidecar *stack.Process, bucket, prefix string, rev int64) {
-	t.Helper()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		if sidecar.Exited() {
-			t.Fatalf("etcd-backup-restore exited (%v):\n%s", sidecar.Err(), sidecar.Tail())
-		}
-		covered := false
-		if err := store.ListObjects(ctx, bucket, prefix, func(page []objectstore.ObjectVersion) error {
-			for _, o := range page {
-				if end, _, ok := stack.SnapshotEndRevision(o.Key); ok && end >= rev {
-					covered = true
-				}
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if covered {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no snapshot under %s covers revision %d after a minute:\n%s", prefix, rev, sidecar.Tail())
-		}
-	}
-}
-
-func listAll(t *testing.T, ctx context.Context, store objectstore.DataPlane, bucket string) []objectstore.ObjectVersion {
-	t.Helper()
-	var all []objectstore.ObjectVersion
-	if err := store.ListObjects(ctx, bucket, "", func(p []objectstore.ObjectVersion) error {
-		all = append(all, p...)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return all
 }

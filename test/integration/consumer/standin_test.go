@@ -1,0 +1,52 @@
+package consumer_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
+)
+
+// extra is a provider's own consumer cases beyond the operator's credentials (generated
+// credentials, refused secrets), run on the same started stand-in and controllers; the files named
+// for a provider register theirs in init. A provider needs none.
+type extra struct {
+	// serial: the stand-in's cases, the operator's among them, run one after another.
+	serial bool
+	cases  func(t *testing.T, s standin.StandIn, w *standin.World, env *framework.Env)
+}
+
+var extras = map[string]extra{}
+
+// TestConsumer runs the consumer contract on every registered stand-in (test/standin): with the
+// operator's credentials of the stand-in, etcd-backup holds exactly the keys the stand-in names,
+// and the real etcd-backup-restore backs up and restores with it; then the provider's extras.
+// Select a provider with -run 'TestConsumer/<type>'.
+func TestConsumer(t *testing.T) {
+	for _, s := range standin.All() {
+		t.Run(s.Type, func(t *testing.T) {
+			t.Parallel()
+			w, err := s.Start(context.Background(), t, s.Region)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(w.Stop)
+			env, err := framework.StartCloud(w.Cloud, s.Region, framework.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(env.Stop)
+			x := extras[s.Type]
+			t.Run("operator credentials", func(t *testing.T) {
+				if !x.serial {
+					t.Parallel()
+				}
+				run(t, env, w.Consumer, mode{name: "operator credentials", operator: w.Operator, config: w.ProviderConfig, keys: s.EtcdBackupKeys})
+			})
+			if x.cases != nil {
+				x.cases(t, s, w, env)
+			}
+		})
+	}
+}

@@ -1,0 +1,51 @@
+package framework
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+// WaitCovered waits (a minute at most) until a snapshot under prefix in bucket covers revision
+// rev, failing t when the sidecar exits first or none does in time (with the sidecar's log).
+func WaitCovered(t testing.TB, ctx context.Context, store objectstore.DataPlane, sidecar *stack.Process, bucket, prefix string, rev int64) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		if sidecar.Exited() {
+			t.Fatalf("etcd-backup-restore exited (%v):\n%s", sidecar.Err(), sidecar.Tail())
+		}
+		covered := false
+		if err := store.ListObjects(ctx, bucket, prefix, func(page []objectstore.ObjectVersion) error {
+			for _, o := range page {
+				if end, _, ok := stack.SnapshotEndRevision(o.Key); ok && end >= rev {
+					covered = true
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if covered {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no snapshot under %s covers revision %d after a minute; etcd-backup-restore's log:\n%s", prefix, rev, sidecar.Tail())
+		}
+	}
+}
+
+// ListAll lists every object version in bucket.
+func ListAll(t testing.TB, ctx context.Context, store objectstore.DataPlane, bucket string) []objectstore.ObjectVersion {
+	t.Helper()
+	var all []objectstore.ObjectVersion
+	if err := store.ListObjects(ctx, bucket, "", func(p []objectstore.ObjectVersion) error {
+		all = append(all, p...)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return all
+}

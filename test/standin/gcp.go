@@ -1,0 +1,58 @@
+package standin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+// gcp: fake-gcs-server behind the GCS front (OAuth, bucket settings, the IAM API for generated
+// keys). Handle is the *stack.GCS.
+func init() {
+	register(StandIn{
+		Type: gcpprovider.Type, Region: "europe-west1", Tools: []string{"fakegcs"},
+		// etcd-backup-restore's GCS store (gcs_snapstore.go: GOOGLE_APPLICATION_CREDENTIALS is
+		// <dir>/serviceaccount.json, storageAPIEndpoint beside it); bucketName is gardener's.
+		EtcdBackupKeys: []string{"serviceaccount.json", "storageAPIEndpoint", "bucketName"},
+		Start: func(ctx context.Context, t testing.TB, region string) (*World, error) {
+			gcs, err := stack.StartGCS(stack.GCSOptions{})
+			if err != nil {
+				return nil, err
+			}
+			cloud := framework.Registered(&gcpprovider.Provider{IAMEndpoint: gcs.URL + "/"})
+			operator := gcs.SecretData()
+			return &World{
+				What:     "fake-gcs-server behind the GCS stand-in front (OAuth, bucket settings)",
+				Where:    fmt.Sprintf("GCS endpoint %s, project %s", gcs.Endpoint, gcs.ProjectID),
+				Cloud:    cloud,
+				Operator: operator,
+				Consumer: stack.GCSConsumer(t, gcs),
+				Describe: func(ctx context.Context, name string) (string, error) {
+					data, err := cloud.NewDataPlane(ctx, credentials(operator, region))
+					if err != nil {
+						return "", err
+					}
+					if err := data.ListObjects(ctx, name, "", func([]objectstore.ObjectVersion) error { return nil }); err != nil {
+						return "", err
+					}
+					iam, _ := gcs.BucketField(name, "iamConfiguration")
+					labels, _ := gcs.BucketField(name, "labels")
+					var lc struct {
+						Rule []json.RawMessage `json:"rule"`
+					}
+					raw, _ := gcs.BucketField(name, "lifecycle")
+					_ = json.Unmarshal(raw, &lc)
+					return fmt.Sprintf("iamConfiguration %s; %d lifecycle rules; labels %s", iam, len(lc.Rule), labels), nil
+				},
+				Handle: gcs,
+				Stop:   gcs.Stop,
+			}, nil
+		},
+	})
+}

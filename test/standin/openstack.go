@@ -1,0 +1,39 @@
+package standin
+
+import (
+	"context"
+	"testing"
+
+	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+// openstack: a real Keystone and Swift (Debian's packages, hack/openstack.sh) on loopback, reached
+// as the project demo's member user with a password. Handle is the *stack.OpenStack.
+func init() {
+	register(StandIn{
+		Type: osprovider.Type, Region: "RegionOne", Tools: []string{"openstack"}, ManifestUploads: true,
+		// etcd-backup-restore's Swift store (swift_snapstore.go, readSwiftCredentialDir) with
+		// password credentials.
+		EtcdBackupKeys: []string{"authURL", "domainName", "tenantName", "region", "username", "password", "bucketName"},
+		Start: func(ctx context.Context, _ testing.TB, region string) (*World, error) {
+			cloud, err := stack.StartOpenStack(0)
+			if err != nil {
+				return nil, err
+			}
+			c := framework.Registered(&osprovider.Provider{})
+			operator := cloud.SecretData("demo")
+			return &World{
+				What:     "real OpenStack Swift and Keystone v3 (Debian's packages) on loopback",
+				Where:    "Keystone " + cloud.AuthURL + ", project demo",
+				Cloud:    c,
+				Operator: operator,
+				Consumer: stack.SwiftConsumer,
+				Describe: probed(c, operator, region, "Swift container"),
+				Handle:   cloud,
+				Stop:     cloud.Stop,
+			}, nil
+		},
+	})
+}
