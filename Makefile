@@ -39,9 +39,11 @@ test: tools vet ## Everything: unit tests, conformance and integration on MinIO,
 .PHONY: demo
 demo: ## Run the aws extension (PROVIDER=<any type of pkg/provider/all>: that one) against a local seed (envtest), its stand-in (test/standin) and the real etcd-backup-restore, and report. Builds only what that provider needs.
 	@mkdir -p $(BIN)
-	@hack/progress.sh "building the demo ($(BIN)/demo)" go build -o $(BIN)/demo ./test/demo
-	@tools=$$($(BIN)/demo --provider $(PROVIDER) --tools) && hack/tools.sh demo $$tools >/dev/null
-	@hack/progress.sh "building $(BIN)/gardener-extension-backup-$(PROVIDER)" go build -o $(BIN)/gardener-extension-backup-$(PROVIDER) ./cmd/gardener-extension-backup-$(PROVIDER)
+	@# The tools and both binaries build at once: on a first run their builds overlap.
+	@hack/tools.sh demo $(PROVIDER) >/dev/null & tools=$$!; \
+	  hack/progress.sh "building $(BIN)/demo and $(BIN)/gardener-extension-backup-$(PROVIDER)" \
+	    go build -o $(BIN)/ ./test/demo ./cmd/gardener-extension-backup-$(PROVIDER); built=$$?; \
+	  wait $$tools && test $$built = 0
 	@$(BIN)/demo --provider $(PROVIDER) --binary $(BIN)/gardener-extension-backup-$(PROVIDER)
 
 .PHONY: bench

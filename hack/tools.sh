@@ -8,7 +8,7 @@
 #   azurite                (Azure Blob stand-in, npm) -> $CACHE/azurite-<version>/node_modules/.bin/azurite-blob
 #   etcdbrctl              (etcd-backup-restore, the consumer of etcd-backup) -> $CACHE/etcd-backup-restore-<version>/etcdbrctl
 #   Keystone + Swift       (OpenStack stand-in, Debian's packages: hack/openstack.sh install)
-# Usage: hack/tools.sh [envtest|minio|fakegcs|azurite|etcdbr|openstack|all|demo <component>...]   prints the folder/binary on the last line of each step.
+# Usage: hack/tools.sh [envtest|minio|fakegcs|azurite|etcdbr|openstack|all|demo <type>|demo-components <type>]   prints the folder/binary on the last line of each step.
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.36.4}
@@ -47,7 +47,7 @@ import (
 func main() { etcdmain.Main(os.Args) }
 GO
     (cd "$work/etcd" && go mod init local/etcd >/dev/null 2>&1 && go mod edit -require "go.etcd.io/etcd/server/v3@$ETCD_VERSION")
-    run_with_progress "etcd build" bash -c "cd '$work/etcd' && go mod tidy && CGO_ENABLED=0 go build -o '$dir/etcd.tmp' . && mv '$dir/etcd.tmp' '$dir/etcd'"
+    run_with_progress "etcd build" bash -c "cd '$work/etcd' && go mod tidy && CGO_ENABLED=0 go build -ldflags '-s -w' -o '$dir/etcd.tmp' . && mv '$dir/etcd.tmp' '$dir/etcd'"
   fi
   if [[ ! -x $dir/kube-apiserver ]]; then
     say "building kube-apiserver $K8S_VERSION from the module proxy (step 2/2, about 6-10 min and 150 MB the first time)"
@@ -70,7 +70,7 @@ package tools
 import _ "k8s.io/kubernetes/cmd/kube-apiserver"
 GO
     )
-    local ld="-X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
+    local ld="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
     run_with_progress "kube-apiserver module download" bash -c "cd '$work/kas' && go mod tidy -e >/dev/null 2>&1; go mod download k8s.io/kubernetes && go get k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION"
     run_with_progress "kube-apiserver build" bash -c "cd '$work/kas' && CGO_ENABLED=0 go build -ldflags '$ld' -o '$dir/kube-apiserver.tmp' k8s.io/kubernetes/cmd/kube-apiserver && mv '$dir/kube-apiserver.tmp' '$dir/kube-apiserver'"
   fi
@@ -83,7 +83,7 @@ minio() {
   if [[ -x $dir/minio ]]; then echo "$dir/minio"; return; fi
   mkdir -p "$dir"
   say "building MinIO $MINIO_VERSION from the module proxy (about 6-10 min and 1.5 GB of memory the first time)"
-  run_with_progress "minio build" env GOBIN="$dir/bin.tmp" CGO_ENABLED=0 go install "github.com/minio/minio@$MINIO_VERSION"
+  run_with_progress "minio build" env GOBIN="$dir/bin.tmp" CGO_ENABLED=0 go install -ldflags '-s -w' "github.com/minio/minio@$MINIO_VERSION"
   mv "$dir/bin.tmp/minio" "$dir/minio" && rm -rf "$dir/bin.tmp"
   echo "$dir/minio"
 }
@@ -93,7 +93,7 @@ fakegcs() {
   if [[ -x $dir/fake-gcs-server ]]; then echo "$dir/fake-gcs-server"; return; fi
   mkdir -p "$dir"
   say "building fake-gcs-server $FAKE_GCS_VERSION from the module proxy (about 1 min the first time)"
-  run_with_progress "fake-gcs-server build" env GOBIN="$dir/bin.tmp" CGO_ENABLED=0 go install "github.com/fsouza/fake-gcs-server@$FAKE_GCS_VERSION"
+  run_with_progress "fake-gcs-server build" env GOBIN="$dir/bin.tmp" CGO_ENABLED=0 go install -ldflags '-s -w' "github.com/fsouza/fake-gcs-server@$FAKE_GCS_VERSION"
   mv "$dir/bin.tmp/fake-gcs-server" "$dir/fake-gcs-server" && rm -rf "$dir/bin.tmp"
   echo "$dir/fake-gcs-server"
 }
@@ -132,7 +132,7 @@ etcdbr() {
   src=$(cd "$work" && GONOSUMDB=$mod GOFLAGS=-mod=mod go mod download -json "$mod@$ETCDBR_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
   if [[ -z $src ]]; then say "FAILED: downloading $mod@$ETCDBR_VERSION"; rm -rf "$work"; return 1; fi
   cp -r "$src" "$work/src" && chmod -R u+w "$work/src"
-  run_with_progress "etcd-backup-restore build" bash -c "cd '$work/src' && CGO_ENABLED=0 go build -ldflags '-X $mod/pkg/version.Version=$ETCDBR_VERSION' -o '$dir/etcdbrctl.tmp' . && mv '$dir/etcdbrctl.tmp' '$dir/etcdbrctl'"
+  run_with_progress "etcd-backup-restore build" bash -c "cd '$work/src' && CGO_ENABLED=0 go build -ldflags '-s -w -X $mod/pkg/version.Version=$ETCDBR_VERSION' -o '$dir/etcdbrctl.tmp' . && mv '$dir/etcdbrctl.tmp' '$dir/etcdbrctl'"
   rm -rf "$work"
   echo "$dir/etcdbrctl"
 }
@@ -143,20 +143,42 @@ openstack() { "$(dirname "${BASH_SOURCE[0]}")/openstack.sh" install; }
 # The components, each a function above: a stand-in's tools (test/standin) name them.
 COMPONENTS="envtest minio fakegcs azurite etcdbr openstack"
 
+# together COMPONENT...: builds the components at once (their builds and module downloads overlap,
+# which on 2 cores takes minutes off a first run; each prints its own progress lines) and fails if
+# any failed. Each is a different tool, so no two builds of one tool collide.
+together() {
+  local pids=() c rc=0
+  for c in "$@"; do
+    if [[ " $COMPONENTS " != *" $c "* ]]; then echo "unknown component '$c' (one of: $COMPONENTS)" >&2; return 2; fi
+  done
+  for c in "$@"; do "$c" & pids+=($!); done
+  for c in "${pids[@]}"; do wait "$c" || rc=1; done
+  return $rc
+}
+
+# demo_components TYPE: the components that provider's stand-in names (the `Tools: []string{...}`
+# of test/standin/<type>.go), read from its source so that they build while the demo compiles;
+# pkg/provider/all's pieces test checks that this reading equals the registration.
+demo_components() {
+  local file
+  file="$(dirname "${BASH_SOURCE[0]}")/../test/standin/$1.go"
+  if [[ ! -f $file ]]; then echo "provider '$1' has no stand-in (test/standin/$1.go)" >&2; return 2; fi
+  sed -n 's/.*Tools: *\[\]string{\([^}]*\)}.*/\1/p' "$file" | tr -d '",'
+}
+
 case ${1:-all} in
   envtest) envtest ;;
   minio) minio ;;
   fakegcs) fakegcs ;;
   azurite) azurite ;;
   etcdbr) etcdbr ;;
-  all) envtest; minio; fakegcs; azurite; etcdbr ;;
+  all) together envtest minio fakegcs azurite etcdbr ;;
   openstack) openstack ;;
+  demo-components) demo_components "${2:-aws}" ;;
   demo) # what `make demo PROVIDER=<type>` runs: the seed, etcd-backup-restore, and the components
-    # the provider's stand-in names (test/standin: `demo --provider <type> --tools` prints them)
-    envtest; etcdbr
-    for c in "${@:2}"; do
-      if [[ " $COMPONENTS " != *" $c "* ]]; then echo "unknown component '$c' (one of: $COMPONENTS)" >&2; exit 2; fi
-      "$c"
-    done ;;
-  *) echo "usage: $0 [envtest|minio|fakegcs|azurite|etcdbr|openstack|all|demo <component>...]" >&2; exit 2 ;;
+    # the provider's stand-in names, all at once
+    comps=$(demo_components "${2:-aws}")
+    # shellcheck disable=SC2086 # one word per component
+    together envtest etcdbr $comps ;;
+  *) echo "usage: $0 [envtest|minio|fakegcs|azurite|etcdbr|openstack|all|demo <type>|demo-components <type>]" >&2; exit 2 ;;
 esac

@@ -48,16 +48,11 @@ func main() {
 	providerType := flag.String("provider", "aws", "the provider to run, one of "+strings.Join(all.Types(), ", ")+" that has a local stand-in here")
 	binary := flag.String("binary", "", "the extension binary to run (default bin/gardener-extension-backup-<provider>)")
 	writes := flag.Int("writes", 3, "keys written into the shoot's etcd, each waited for until a snapshot of etcd-backup-restore holds it")
-	tools := flag.Bool("tools", false, "print the hack/tools.sh components the provider's stand-in needs (beside envtest and etcd-backup-restore) and exit")
 	flag.Parse()
 	standIn, ok := standin.For(*providerType)
 	if !slices.Contains(all.Types(), *providerType) || !ok {
 		fmt.Fprintf(os.Stderr, "unknown provider %q: the providers are %s\n", *providerType, strings.Join(all.Types(), ", "))
 		os.Exit(2)
-	}
-	if *tools {
-		fmt.Println(strings.Join(standIn.Tools, " "))
-		return
 	}
 	if *binary == "" {
 		*binary = "bin/gardener-extension-backup-" + *providerType

@@ -2,7 +2,9 @@ package all_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,6 +81,14 @@ func TestEveryRegisteredProviderHasAStandIn(t *testing.T) {
 			if !strings.Contains(string(tools), "\n"+tool+"() {") {
 				t.Errorf("provider %q: hack/tools.sh has no component %q", typ, tool)
 			}
+		}
+		// make demo builds the tools while the demo compiles, so hack/tools.sh reads them from
+		// the stand-in's source: that reading must be the registration's.
+		out, err := exec.Command("bash", filepath.Join(repo, "hack", "tools.sh"), "demo-components", typ).Output()
+		if err != nil {
+			t.Errorf("provider %q: hack/tools.sh demo-components: %v", typ, err)
+		} else if read := strings.Fields(string(out)); !slices.Equal(read, s.Tools) && len(read)+len(s.Tools) > 0 {
+			t.Errorf("provider %q: hack/tools.sh reads the stand-in's tools as %q, the registration has %q", typ, read, s.Tools)
 		}
 	}
 	for _, s := range standin.All() {
