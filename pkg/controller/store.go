@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -62,7 +61,7 @@ func NewIssuer(ctx context.Context, reader client.Reader, ref corev1.SecretRefer
 	if err != nil {
 		return nil, fmt.Errorf("credentials secret %s/%s, issuer %q: %w", ref.Namespace, ref.Name, issuer, err)
 	}
-	return metrics.Issuer(iss), nil
+	return iss, nil
 }
 
 // readCredentials reads the credentials secret from the API server.
