@@ -57,11 +57,11 @@ func TestAnInvalidConfigComesWithTheDefaults(t *testing.T) {
 	if !errors.Is(err, objectstore.ErrInvalidConfig) {
 		t.Fatalf("BucketConfig of an invalid config: %v; want ErrInvalidConfig", err)
 	}
-	if cfg.Bucket == nil || cfg.GenerationSettings() != nil || cfg.HandsBack() {
-		t.Fatalf("an invalid config came with %+v; want the defaults", cfg.Bucket)
+	if cfg.ProviderConfig == nil || cfg.GenerationSettings() != nil || cfg.HandsBack() {
+		t.Fatalf("an invalid config came with %+v; want the defaults", cfg.ProviderConfig)
 	}
 	be := &extensionsv1alpha1.BackupEntry{Spec: extensionsv1alpha1.BackupEntrySpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: controllertest.RawConfig(controllertest.Config{HandBack: true})}}}
 	if cfg, err := controller.EntryConfig(p, be); err != nil || !cfg.HandsBack() {
-		t.Fatalf("EntryConfig = %+v, %v; want the entry's own providerConfig", cfg.Bucket, err)
+		t.Fatalf("EntryConfig = %+v, %v; want the entry's own providerConfig", cfg.ProviderConfig, err)
 	}
 }

@@ -59,12 +59,12 @@ type Options struct {
 
 // Start starts envtest and the controllers of c (registered as the binaries register it);
 // objects are created in region. Set TEST_LOG to see the controllers' log.
-func Start[C config.Bucket](c conformance.TestCloud[C], region string) (*Env, error) {
+func Start[C config.ProviderConfig](c conformance.TestCloud[C], region string) (*Env, error) {
 	return StartWith(c, region, Options{})
 }
 
 // StartWith is Start with options.
-func StartWith[C config.Bucket](c conformance.TestCloud[C], region string, o Options) (*Env, error) {
+func StartWith[C config.ProviderConfig](c conformance.TestCloud[C], region string, o Options) (*Env, error) {
 	p := provider.Register(c)
 	ctx, cancel := context.WithCancel(context.Background())
 	testEnv, cfg, err := stack.StartEnvtest()
@@ -125,7 +125,7 @@ func StartWith[C config.Bucket](c conformance.TestCloud[C], region string, o Opt
 
 // Attach returns an Env over k8s for controllers that run elsewhere (the binary as a process):
 // the helpers create, trigger and wait as they do for the in-process controllers.
-func Attach[C config.Bucket](k8s client.Client, c conformance.TestCloud[C], region string) *Env {
+func Attach[C config.ProviderConfig](k8s client.Client, c conformance.TestCloud[C], region string) *Env {
 	p := provider.Register(c)
 	return &Env{K8s: k8s, Type: p.Type(), Region: region, provider: p, newWriter: c.NewWriter, stop: func() {}}
 }
