@@ -20,7 +20,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -89,7 +89,7 @@ func previousIssuedBy(secret *corev1.Secret, g *credentials.Settings) string {
 // newIssuer builds the provider's issuer named name with the operator's credentials (nil: these
 // credentials issue none).
 func (a *actuator) newIssuer(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, name string) (objectstore.CredentialIssuer, error) {
-	return controller.NewIssuer(ctx, a.reader, bb.Spec.SecretRef, bb.Spec.Region, cfg, name)
+	return connect.NewIssuer(ctx, a.reader, bb.Spec.SecretRef, bb.Spec.Region, cfg, name)
 }
 
 // publishCredential keeps the bucket's generated secret and status.generatedSecretRef current:

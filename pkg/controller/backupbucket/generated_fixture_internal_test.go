@@ -26,8 +26,8 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
-	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -171,7 +171,7 @@ func newGenFixture(t *testing.T, withSecret bool) *genFixture {
 	}
 	f.provider = namedIssuers{Provider: controllertest.Provider{Store: f.mem}, issuers: map[string]*recIssuer{}}
 	f.addIssuer("mem", f.mem)
-	f.actuator = NewActuator(provider.Register(f.provider), f.client, f.client, f.recorder, corecontroller.DeletionOptions{})
+	f.actuator = NewActuator(provider.Register(f.provider), f.client, f.client, f.recorder, options.DeletionOptions{})
 	t.Cleanup(func() {
 		for _, m := range f.misnamed {
 			t.Error(m)
@@ -224,7 +224,7 @@ func (f *genFixture) annotateBucket(key, value string) {
 // restart replaces the actuator by a fresh one on the same API state and stores, as a
 // controller restart does.
 func (f *genFixture) restart() {
-	f.actuator = NewActuator(provider.Register(f.provider), f.client, f.client, f.recorder, corecontroller.DeletionOptions{})
+	f.actuator = NewActuator(provider.Register(f.provider), f.client, f.client, f.recorder, options.DeletionOptions{})
 }
 
 // reconcile runs the actuator on the bucket as stored, as gardener's reconciler does.

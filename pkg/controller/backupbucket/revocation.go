@@ -20,7 +20,7 @@ import (
 	securityv1alpha1constants "github.com/gardener/gardener/pkg/apis/security/v1alpha1/constants"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -128,7 +128,7 @@ func (a *actuator) operatorSecret(ctx context.Context, bb *extensionsv1alpha1.Ba
 	s := &corev1.Secret{}
 	err := a.reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, s)
 	if apierrors.IsNotFound(err) {
-		return nil, &controller.MissingSecretError{Ref: ref}
+		return nil, &secrets.MissingError{Ref: ref}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading secret %s/%s: %w", ref.Namespace, ref.Name, err)

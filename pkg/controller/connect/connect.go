@@ -1,9 +1,8 @@
-// Package controller is what the BackupBucket and BackupEntry controllers share at their root:
-// data planes, management planes and credential issuers built from a credentials secret read
-// from the API server, a BackupBucket's (or BackupEntry's) decoded providerConfig, and the options both controllers are added with. Its
-// subpackages hold the rest by concern: lasterror (errors to Gardener codes and requeues),
-// extstatus (status writes), periodic (the probe's and the inventory's scaffolding), predicates.
-package controller
+// Package connect builds what a BackupBucket or BackupEntry reconcile reaches its provider with:
+// the data plane, management plane or credential issuer of its credentials secret (read from the
+// API server for each request), and the decoded providerConfig (provider.Config) they are built
+// with.
+package connect
 
 import (
 	"context"
@@ -12,11 +11,11 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	securityv1alpha1constants "github.com/gardener/gardener/pkg/apis/security/v1alpha1/constants"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -66,7 +65,7 @@ func NewIssuer(ctx context.Context, reader client.Reader, ref corev1.SecretRefer
 
 // readCredentials reads the credentials secret from the API server.
 func readCredentials(ctx context.Context, reader client.Reader, ref corev1.SecretReference, region string) (provider.Credentials, error) {
-	secret, err := readSecret(ctx, reader, ref)
+	secret, err := secrets.Read(ctx, reader, ref)
 	if err != nil {
 		return provider.Credentials{}, err
 	}
@@ -101,24 +100,4 @@ func decodeUnderSpec(p provider.Provider, raw *runtime.RawExtension) (provider.C
 		return cfg, decode.Under(err, "spec")
 	}
 	return cfg, nil
-}
-
-// ReadSecretData reads the data of the credentials secret ref from the API server.
-func ReadSecretData(ctx context.Context, reader client.Reader, ref corev1.SecretReference) (map[string][]byte, error) {
-	secret, err := readSecret(ctx, reader, ref)
-	if err != nil {
-		return nil, err
-	}
-	return secret.Data, nil
-}
-
-func readSecret(ctx context.Context, reader client.Reader, ref corev1.SecretReference) (*corev1.Secret, error) {
-	secret := &corev1.Secret{}
-	if err := reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, &MissingSecretError{Ref: ref}
-		}
-		return nil, fmt.Errorf("reading credentials secret %s/%s: %w", ref.Namespace, ref.Name, err)
-	}
-	return secret, nil
 }
