@@ -24,43 +24,36 @@ import (
 // cached: a seed holds thousands) and builds the provider's data plane for this one request.
 // Its calls are named for the metrics where they are made (objectstore.WithOperation).
 func NewDataPlane(ctx context.Context, reader client.Reader, p provider.Provider, ref corev1.SecretReference, region string) (objectstore.DataPlane, error) {
-	creds, err := readCredentials(ctx, reader, ref, region)
-	if err != nil {
-		return nil, err
-	}
-	data, err := p.NewDataPlane(ctx, creds)
-	if err != nil {
-		return nil, fmt.Errorf("credentials secret %s/%s: %w", ref.Namespace, ref.Name, err)
-	}
-	return data, nil
+	return build(ctx, reader, ref, region, "", p.NewDataPlane)
 }
 
 // NewManagement reads the credentials secret as NewDataPlane does and builds the provider's
 // management plane for a bucket whose providerConfig is cfg.
 func NewManagement(ctx context.Context, reader client.Reader, ref corev1.SecretReference, region string, cfg provider.Config) (objectstore.Management, error) {
-	creds, err := readCredentials(ctx, reader, ref, region)
-	if err != nil {
-		return nil, err
-	}
-	m, err := cfg.NewManagement(ctx, creds)
-	if err != nil {
-		return nil, fmt.Errorf("credentials secret %s/%s: %w", ref.Namespace, ref.Name, err)
-	}
-	return m, nil
+	return build(ctx, reader, ref, region, "", cfg.NewManagement)
 }
 
 // NewIssuer reads the credentials secret as NewDataPlane does and builds the provider's issuer
 // named issuer with cfg, or nil where these credentials issue none.
 func NewIssuer(ctx context.Context, reader client.Reader, ref corev1.SecretReference, region string, cfg provider.Config, issuer string) (objectstore.CredentialIssuer, error) {
+	return build(ctx, reader, ref, region, fmt.Sprintf(", issuer %q", issuer), func(ctx context.Context, creds provider.Credentials) (objectstore.CredentialIssuer, error) {
+		return cfg.NewIssuer(ctx, creds, issuer)
+	})
+}
+
+// build reads the credentials secret ref and builds a plane or issuer of it with newT, whose
+// errors it names with the secret (and what, if set).
+func build[T any](ctx context.Context, reader client.Reader, ref corev1.SecretReference, region, what string, newT func(context.Context, provider.Credentials) (T, error)) (T, error) {
+	var none T
 	creds, err := readCredentials(ctx, reader, ref, region)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
-	iss, err := cfg.NewIssuer(ctx, creds, issuer)
+	t, err := newT(ctx, creds)
 	if err != nil {
-		return nil, fmt.Errorf("credentials secret %s/%s, issuer %q: %w", ref.Namespace, ref.Name, issuer, err)
+		return none, fmt.Errorf("credentials secret %s/%s%s: %w", ref.Namespace, ref.Name, what, err)
 	}
-	return iss, nil
+	return t, nil
 }
 
 // readCredentials reads the credentials secret from the API server.
