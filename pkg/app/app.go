@@ -22,9 +22,9 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
@@ -89,7 +89,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 				Controller:                ctrlOpts.Completed(),
 				IgnoreOperationAnnotation: reconcilerOpts.Completed().IgnoreOperationAnnotation,
 				ExtensionClasses:          generalOpts.Completed().ExtensionClasses,
-				Deletion:                  controller.DeletionOptions{Parallelism: parallelism},
+				Deletion:                  options.DeletionOptions{Parallelism: parallelism},
 				Periodic:                  periodicOpts,
 				RestoreDrill:              drillOpts,
 				KubeAPI:                   kubeAPI,
@@ -139,7 +139,7 @@ type Config struct {
 	Controller                *extensionscmd.ControllerConfig
 	IgnoreOperationAnnotation bool
 	ExtensionClasses          []extensionsv1alpha1.ExtensionClass
-	Deletion                  controller.DeletionOptions
+	Deletion                  options.DeletionOptions
 	Periodic                  periodic.Options
 	// RestoreDrill configures the restore drills (zero: off).
 	RestoreDrill restoredrill.Options
@@ -207,7 +207,7 @@ func NewManager(cfg Config) (manager.Manager, error) {
 
 // AddControllers adds both controllers for p to mgr.
 func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provider, cfg Config) error {
-	opts := controller.AddOptions{
+	opts := options.AddOptions{
 		Controller:                cfg.Controller.Options(),
 		IgnoreOperationAnnotation: cfg.IgnoreOperationAnnotation,
 		ExtensionClasses:          cfg.ExtensionClasses,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -30,27 +29,6 @@ func (s requestingStore) ListObjects(ctx context.Context, bucket, prefix string,
 	resp.Body.Close()
 	return s.Store.ListObjects(ctx, bucket, prefix, fn)
 }
-
-// issuing records the operation each of its calls was named with.
-type issuing struct{ ops *[]string }
-
-func (i issuing) IssueCredential(ctx context.Context, _ string, _ []string) (objectstore.Credential, error) {
-	*i.ops = append(*i.ops, objectstore.Operation(ctx))
-	return objectstore.Credential{}, nil
-}
-func (i issuing) RevokeCredentials(ctx context.Context, _ string, _ []string) error {
-	*i.ops = append(*i.ops, objectstore.Operation(ctx))
-	return nil
-}
-func (i issuing) Location(ctx context.Context) (string, error) {
-	*i.ops = append(*i.ops, objectstore.Operation(ctx))
-	return "test", nil
-}
-func (i issuing) HeldIn(ctx context.Context, _ string, _ map[string][]byte) ([]string, error) {
-	*i.ops = append(*i.ops, objectstore.Operation(ctx))
-	return nil, nil
-}
-func (i issuing) CredentialReach(string) string { return "test" }
 
 func TestTransportCountsEveryRequestByTheStoreOperation(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -102,23 +80,5 @@ func TestTransportCountsEveryRequestByTheStoreOperation(t *testing.T) {
 	}
 	if got := testutil.CollectAndCount(metrics.CloudRequestDuration); got < 2 {
 		t.Errorf("%d latency series, want one per operation", got)
-	}
-}
-
-func TestIssuerNamesItsCalls(t *testing.T) {
-	if metrics.Issuer(nil) != nil {
-		t.Error("no issuer became one")
-	}
-	var ops []string
-	iss := metrics.Issuer(issuing{&ops})
-	ctx := context.Background()
-	if _, err := iss.IssueCredential(ctx, "b", nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := iss.RevokeCredentials(ctx, "b", nil); err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"issue_credential", "revoke_credentials"}; !slices.Equal(ops, want) {
-		t.Errorf("operations %q, want %q", ops, want)
 	}
 }

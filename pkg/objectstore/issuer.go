@@ -77,7 +77,7 @@ func CheckLocation(ctx context.Context, issuer CredentialIssuer, ids, recorded s
 	if recorded == "" {
 		return nil
 	}
-	current, err := issuer.Location(ctx)
+	current, err := issuer.Location(WithOperation(ctx, OpCredentialLocation))
 	if err != nil {
 		return fmt.Errorf("finding where the issuer's credentials live: %w", err)
 	}

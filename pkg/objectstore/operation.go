@@ -13,6 +13,12 @@ const (
 	OpDeferDeletion = "defer_deletion"
 	OpProbe         = "probe"
 	OpOpenObject    = "get_object"
+	// The credential issuer's calls (objectstore.CredentialIssuer), named where the BackupBucket
+	// controller makes them.
+	OpIssueCredential    = "issue_credential"
+	OpRevokeCredentials  = "revoke_credentials"
+	OpCredentialHeldIn   = "credential_held_in"
+	OpCredentialLocation = "credential_location"
 	// OpOther labels cloud requests made outside a named operation (token requests of an SDK's
 	// own context, for example).
 	OpOther = "other"

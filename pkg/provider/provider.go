@@ -17,7 +17,7 @@ import (
 // controllers call it from several workers at once. Every constructor is called per request
 // and must not cache clients across requests; missing or malformed secret keys return
 // objectstore.ErrInvalidConfig naming the key, never its value.
-type Cloud[C config.Bucket] interface {
+type Cloud[C config.ProviderConfig] interface {
 	// Type is the extension type (spec.type) the cloud serves, for example "aws".
 	Type() string
 
@@ -75,10 +75,10 @@ type Provider interface {
 }
 
 // Config is a BackupBucket's providerConfig as its provider decoded it: the settings the core
-// reads (config.Bucket: generated credentials, freshness, hand-back) and the constructors that
+// reads (config.ProviderConfig: generated credentials, freshness, hand-back) and the constructors that
 // need the typed config. Only Provider.Decode makes one.
 type Config struct {
-	config.Bucket
+	config.ProviderConfig
 	management func(context.Context, Credentials) (objectstore.Management, error)
 	issuer     func(context.Context, Credentials, string) (objectstore.CredentialIssuer, error)
 }
@@ -95,11 +95,11 @@ func (c Config) NewIssuer(ctx context.Context, creds Credentials, issuer string)
 }
 
 // Register erases the config type of a Cloud: the one adapter between a provider and the core.
-func Register[C config.Bucket](c Cloud[C]) Provider { return registered[C]{c} }
+func Register[C config.ProviderConfig](c Cloud[C]) Provider { return registered[C]{c} }
 
 // registered is a Cloud whose Decode binds the typed config into a Config; every other method is
 // the Cloud's own.
-type registered[C config.Bucket] struct{ Cloud[C] }
+type registered[C config.ProviderConfig] struct{ Cloud[C] }
 
 func (r registered[C]) Decode(raw []byte) (Config, error) {
 	cfg, err := r.Cloud.Decode(raw)
@@ -115,7 +115,7 @@ func (r registered[C]) Decode(raw []byte) (Config, error) {
 
 func (r registered[C]) bind(cfg C) Config {
 	return Config{
-		Bucket: cfg,
+		ProviderConfig: cfg,
 		management: func(ctx context.Context, creds Credentials) (objectstore.Management, error) {
 			return r.Cloud.NewManagement(ctx, creds, cfg)
 		},

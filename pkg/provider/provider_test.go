@@ -62,7 +62,7 @@ func TestRegisterHandsTheTypedConfigOn(t *testing.T) {
 
 	cfg, err := p.Decode([]byte("iam"))
 	if err != nil || cfg.GenerationSettings().Issuer != "iam" {
-		t.Fatalf("Decode = %v, %v", cfg.Bucket, err)
+		t.Fatalf("Decode = %v, %v", cfg.ProviderConfig, err)
 	}
 	if _, err := cfg.NewManagement(ctx, provider.Credentials{}); err != nil || got == nil || got.Issuer != "iam" {
 		t.Fatalf("NewManagement got config %+v (%v); want the decoded one", got, err)
@@ -76,8 +76,8 @@ func TestRegisterHandsTheTypedConfigOn(t *testing.T) {
 	if !errors.Is(err, objectstore.ErrInvalidConfig) {
 		t.Fatalf("Decode of an invalid config: %v; want ErrInvalidConfig", err)
 	}
-	if defaults.Bucket == nil || defaults.GenerationSettings() != nil || defaults.HandsBack() {
-		t.Fatalf("an invalid config came with %+v; want the defaults", defaults.Bucket)
+	if defaults.ProviderConfig == nil || defaults.GenerationSettings() != nil || defaults.HandsBack() {
+		t.Fatalf("an invalid config came with %+v; want the defaults", defaults.ProviderConfig)
 	}
 	got = nil
 	if _, err := defaults.NewManagement(ctx, provider.Credentials{}); err != nil || got == nil || got.Issuer != "" {

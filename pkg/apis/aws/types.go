@@ -66,7 +66,7 @@ type GeneratedCredentialsConfig struct {
 }
 
 // GenerationSettings implements credentials.Policy: the issuer is the one the config names.
-// HandsBack implements config.Bucket.
+// HandsBack implements config.ProviderConfig.
 func (c *BackupBucketConfig) HandsBack() bool { return c != nil && c.HandBack }
 
 func (c *BackupBucketConfig) GenerationSettings() *credentials.Settings {

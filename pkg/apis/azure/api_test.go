@@ -10,7 +10,7 @@ import (
 )
 
 func TestAPI(t *testing.T) {
-	api := azure.API{}
+	api := azure.API
 	if api.Type() != "azure" {
 		t.Fatalf("Type %q", api.Type())
 	}
@@ -41,7 +41,7 @@ func TestValidateBucketName(t *testing.T) {
 		{"my--bucket", "two consecutive dashes"},
 	}
 	for _, c := range cases {
-		err := (azure.API{}).ValidateBucketName(c.name)
+		err := azure.API.ValidateBucketName(c.name)
 		switch {
 		case c.rule == "" && err != nil:
 			t.Errorf("%q: %v; want valid", c.name, err)

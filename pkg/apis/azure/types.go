@@ -133,7 +133,7 @@ const IssuerAccountKey = "AccountKey"
 
 // GenerationSettings implements credentials.Policy: always the account key, with the keys'
 // rotation (see IssuerAccountKey).
-// HandsBack implements config.Bucket.
+// HandsBack implements config.ProviderConfig.
 func (c *BackupBucketConfig) HandsBack() bool { return c != nil && c.HandBack }
 
 func (c *BackupBucketConfig) GenerationSettings() *credentials.Settings {

@@ -1,6 +1,6 @@
 // Package config is what the provider-neutral core and the admission webhook know of every
-// provider's API, without any cloud SDK: a decoded BackupBucket providerConfig (Bucket) and the
-// checks that need no call (API).
+// provider's API, without any cloud SDK: a decoded BackupBucket providerConfig (ProviderConfig)
+// and the checks that need no call (API, which NewAPI makes of a provider's typed functions).
 package config
 
 import (
@@ -8,11 +8,11 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
 )
 
-// Bucket is a provider's decoded, validated BackupBucket providerConfig: a pointer to the
+// ProviderConfig is a provider's decoded, validated BackupBucket providerConfig: a pointer to the
 // provider's own type, which only that provider's management plane and issuers read. The core
 // reads it only through these methods, on a config its provider decoded (provider.Config), never
 // a nil one: empty input decodes to the defaults.
-type Bucket interface {
+type ProviderConfig interface {
 	credentials.Policy
 	freshness.Policy
 	// HandsBack is true while the bucket is being handed back to the provider extension this
@@ -32,7 +32,7 @@ type API interface {
 	// empty: the defaults) before any cloud call: the admission webhook's check. (The controllers
 	// decode through provider.Provider.Decode, typed.) Errors wrap objectstore.ErrInvalidConfig and
 	// name the offending field path (for example "providerConfig.immutability.retentionPeriod").
-	DecodeBucketConfig(raw []byte) (Bucket, error)
+	DecodeBucketConfig(raw []byte) (ProviderConfig, error)
 
 	// ValidateBucketName checks the store's naming rules for a bucket (the BackupBucket's name)
 	// without any call, so that the admission webhook and the controllers refuse a name the store
@@ -40,11 +40,29 @@ type API interface {
 	ValidateBucketName(name string) error
 }
 
-// Decoded returns what a provider's typed decoding returned as a Bucket: on an error, a nil
-// Bucket, never a typed nil pointer in it (which would not compare equal to nil).
-func Decoded[T Bucket](cfg T, err error) (Bucket, error) {
+// NewAPI is a provider's API of its extension type, its strict typed decoding of a
+// providerConfig and its bucket naming rules: the one implementation of API. Its type parameter
+// is the compile-time check that the provider's config type C is a ProviderConfig.
+func NewAPI[C ProviderConfig](typ string, decode func(raw []byte) (C, error), validateBucketName func(name string) error) API {
+	return api[C]{typ: typ, decode: decode, validateBucketName: validateBucketName}
+}
+
+type api[C ProviderConfig] struct {
+	typ                string
+	decode             func([]byte) (C, error)
+	validateBucketName func(string) error
+}
+
+func (a api[C]) Type() string { return a.typ }
+
+// DecodeBucketConfig returns a nil ProviderConfig on an error, never a typed nil pointer in it
+// (which would not compare equal to nil).
+func (a api[C]) DecodeBucketConfig(raw []byte) (ProviderConfig, error) {
+	cfg, err := a.decode(raw)
 	if err != nil {
 		return nil, err
 	}
 	return cfg, nil
 }
+
+func (a api[C]) ValidateBucketName(name string) error { return a.validateBucketName(name) }

@@ -62,7 +62,7 @@ type GeneratedCredentialsConfig struct {
 const IssuerServiceAccountKey = "ServiceAccountKey"
 
 // GenerationSettings implements credentials.Policy.
-// HandsBack implements config.Bucket.
+// HandsBack implements config.ProviderConfig.
 func (c *BackupBucketConfig) HandsBack() bool { return c != nil && c.HandBack }
 
 func (c *BackupBucketConfig) GenerationSettings() *credentials.Settings {

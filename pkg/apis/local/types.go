@@ -34,5 +34,5 @@ type BackupBucketConfig struct {
 // GenerationSettings implements credentials.Policy: a directory has no credentials to issue.
 func (c *BackupBucketConfig) GenerationSettings() *credentials.Settings { return nil }
 
-// HandsBack implements config.Bucket: there is nothing to hand back to.
+// HandsBack implements config.ProviderConfig: there is nothing to hand back to.
 func (c *BackupBucketConfig) HandsBack() bool { return false }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
@@ -13,7 +12,7 @@ import (
 // TestAPI: the SDK-free half decodes to the typed config (the defaults for none) and never a
 // typed nil with an error, and checks Swift's container names.
 func TestAPI(t *testing.T) {
-	var api config.API = openstack.API{}
+	api := openstack.API
 	if api.Type() != "openstack" {
 		t.Fatalf("type %q", api.Type())
 	}

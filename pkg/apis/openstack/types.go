@@ -71,7 +71,7 @@ type GeneratedCredentialsConfig struct {
 const IssuerApplicationCredential = "ApplicationCredential"
 
 // GenerationSettings implements credentials.Policy, with the default rotation period.
-// HandsBack implements config.Bucket.
+// HandsBack implements config.ProviderConfig.
 func (c *BackupBucketConfig) HandsBack() bool { return c != nil && c.HandBack }
 
 func (c *BackupBucketConfig) GenerationSettings() *credentials.Settings {

@@ -15,9 +15,10 @@ import (
 	"github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -29,14 +30,14 @@ type actuator struct {
 	reader   client.Reader
 	client   client.Client
 	recorder events.EventRecorder
-	deletion controller.DeletionOptions
+	deletion options.DeletionOptions
 }
 
 var _ backupbucket.Actuator = (*actuator)(nil)
 
 // NewActuator returns the BackupBucket actuator for p. reader must read secrets from the API
 // server (the manager's API reader), not from a cache; c writes the generated secret and status.
-func NewActuator(p provider.Provider, reader client.Reader, c client.Client, recorder events.EventRecorder, deletion controller.DeletionOptions) backupbucket.Actuator {
+func NewActuator(p provider.Provider, reader client.Reader, c client.Client, recorder events.EventRecorder, deletion options.DeletionOptions) backupbucket.Actuator {
 	return &actuator{provider: p, reader: reader, client: c, recorder: recorder, deletion: deletion}
 }
 
@@ -46,11 +47,11 @@ func (a *actuator) Reconcile(ctx context.Context, log logr.Logger, bb *extension
 }
 
 func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
-	cfg, err := controller.BucketConfig(a.provider, bb)
+	cfg, err := connect.BucketConfig(a.provider, bb)
 	if err != nil {
 		return err
 	}
-	mgmt, err := controller.NewManagement(ctx, a.reader, bb.Spec.SecretRef, bb.Spec.Region, cfg)
+	mgmt, err := connect.NewManagement(ctx, a.reader, bb.Spec.SecretRef, bb.Spec.Region, cfg)
 	if err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 // as its providerConfig asks.
 // probe reads the bucket once with the operator's credentials.
 func (a *actuator) probe(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) error {
-	data, err := controller.NewDataPlane(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region)
+	data, err := connect.NewDataPlane(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region)
 	if err != nil {
 		return err
 	}
@@ -123,12 +124,12 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 		return err
 	}
 	// An invalid providerConfig must not keep a bucket from being deleted: the defaults do.
-	cfg, _ := controller.BucketConfig(a.provider, bb)
-	data, err := controller.NewDataPlane(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region)
+	cfg, _ := connect.BucketConfig(a.provider, bb)
+	data, err := connect.NewDataPlane(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region)
 	if err != nil {
 		return err
 	}
-	mgmt, err := controller.NewManagement(ctx, a.reader, bb.Spec.SecretRef, bb.Spec.Region, cfg)
+	mgmt, err := connect.NewManagement(ctx, a.reader, bb.Spec.SecretRef, bb.Spec.Region, cfg)
 	if err != nil {
 		return err
 	}

@@ -14,9 +14,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -56,7 +56,7 @@ func TestDeleteOfABucketThatCannotBeEmptied(t *testing.T) {
 			ctx := context.Background()
 			mem := controllertest.Bucket(t, "bucket", "shoot--a--b--1/x")
 			c8t := controllertest.Client()
-			a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: c.store(mem)}), c8t, c8t, events.NewFakeRecorder(10), controller.DeletionOptions{})
+			a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: c.store(mem)}), c8t, c8t, events.NewFakeRecorder(10), options.DeletionOptions{})
 			bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"}, Spec: extensionsv1alpha1.BackupBucketSpec{SecretRef: controllertest.SecretRef}}
 			err := a.Delete(ctx, logr.Discard(), bb)
 			if !c.wantErr {

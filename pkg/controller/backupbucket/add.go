@@ -6,7 +6,7 @@ import (
 	"github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
@@ -14,7 +14,7 @@ import (
 // which owns finalizers, status and the operation annotation, and the scheduler that requests
 // reconciles when generated credentials fall due, and the probe behind the BucketAvailable
 // condition.
-func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, opts corecontroller.AddOptions) error {
+func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, opts options.AddOptions) error {
 	recorder := mgr.GetEventRecorder("backupbucket-" + p.Type())
 	if err := addScheduler(mgr, p, opts); err != nil {
 		return err

@@ -20,7 +20,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -89,7 +89,7 @@ func previousIssuedBy(secret *corev1.Secret, g *credentials.Settings) string {
 // newIssuer builds the provider's issuer named name with the operator's credentials (nil: these
 // credentials issue none).
 func (a *actuator) newIssuer(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, name string) (objectstore.CredentialIssuer, error) {
-	return controller.NewIssuer(ctx, a.reader, bb.Spec.SecretRef, bb.Spec.Region, cfg, name)
+	return connect.NewIssuer(ctx, a.reader, bb.Spec.SecretRef, bb.Spec.Region, cfg, name)
 }
 
 // publishCredential keeps the bucket's generated secret and status.generatedSecretRef current:
@@ -135,7 +135,7 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 			secret.Annotations[AnnotationIssuer] = g.Issuer
 		}
 		if adopt {
-			location, err := issuer.Location(ctx)
+			location, err := issuer.Location(objectstore.WithOperation(ctx, objectstore.OpCredentialLocation))
 			if err != nil {
 				return fmt.Errorf("finding where issuer %q issues: %w", g.Issuer, err)
 			}
@@ -176,7 +176,7 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 			inUse = append(inUse, current) // another issuer's credential is not this issuer's to keep
 		}
 		inUse = append(inUse, held...)
-		cred, err := issuer.IssueCredential(ctx, bb.Name, inUse)
+		cred, err := issuer.IssueCredential(objectstore.WithOperation(ctx, objectstore.OpIssueCredential), bb.Name, inUse)
 		if err != nil && reason == "initial" && errors.Is(err, objectstore.ErrUnsupported) {
 			return a.passThrough(ctx, log, bb, g, err)
 		}
@@ -214,7 +214,7 @@ func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *e
 // issuedAnnotations records the credential cred that issuer (the configured one) issued now:
 // its ID, its issuer, when, and where it lives.
 func issuedAnnotations(ctx context.Context, issuer objectstore.CredentialIssuer, g *credentials.Settings, cred objectstore.Credential, now time.Time) (map[string]string, error) {
-	location, err := issuer.Location(ctx)
+	location, err := issuer.Location(objectstore.WithOperation(ctx, objectstore.OpCredentialLocation))
 	if err != nil {
 		return nil, fmt.Errorf("finding where issuer %q issued credential %q: %w", g.Issuer, cred.ID, err)
 	}

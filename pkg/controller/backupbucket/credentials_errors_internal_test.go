@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
-	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -24,8 +24,8 @@ func TestGeneratedCredentialErrorCodes(t *testing.T) {
 		f.configure(settings("mem", nil))
 		err := f.reconcile()
 		expectCode(t, err, gardencorev1beta1.ErrorConfigurationProblem)
-		if !errors.As(err, new(*corecontroller.MissingSecretError)) {
-			t.Fatalf("error %v; want a MissingSecretError", err)
+		if !errors.As(err, new(*secrets.MissingError)) {
+			t.Fatalf("error %v; want a secrets.MissingError", err)
 		}
 	})
 	t.Run("invalid providerConfig", func(t *testing.T) {

@@ -67,7 +67,7 @@ func (a *actuator) resume(ctx context.Context, log logr.Logger, bb *extensionsv1
 		if err := a.checkLocation(ctx, log, bb, secret, issuer, current, secret.Annotations[AnnotationIssuedIn]); err != nil {
 			return false, err
 		}
-		if err := issuer.RevokeCredentials(ctx, bb.Name, held); err != nil {
+		if err := issuer.RevokeCredentials(objectstore.WithOperation(ctx, objectstore.OpRevokeCredentials), bb.Name, held); err != nil {
 			return false, fmt.Errorf("revoking the generated credential %q of bucket %q: %w", current, bb.Name, err)
 		}
 		log.Info("Revoked the retired generated credential", "credential", current)
@@ -75,7 +75,7 @@ func (a *actuator) resume(ctx context.Context, log logr.Logger, bb *extensionsv1
 		current, inUse = "", nil
 	}
 	inUse = append(inUse, held...)
-	cred, err := issuer.IssueCredential(ctx, bb.Name, inUse)
+	cred, err := issuer.IssueCredential(objectstore.WithOperation(ctx, objectstore.OpIssueCredential), bb.Name, inUse)
 	if err != nil {
 		return false, fmt.Errorf("issuing a credential for bucket %q: %w", bb.Name, err)
 	}
@@ -108,7 +108,7 @@ func (a *actuator) resume(ctx context.Context, log logr.Logger, bb *extensionsv1
 
 // heldIn lists the bucket's credentials that data holds.
 func heldIn(ctx context.Context, issuer objectstore.CredentialIssuer, bucket string, data map[string][]byte) ([]string, error) {
-	held, err := issuer.HeldIn(ctx, bucket, data)
+	held, err := issuer.HeldIn(objectstore.WithOperation(ctx, objectstore.OpCredentialHeldIn), bucket, data)
 	if err != nil {
 		return nil, fmt.Errorf("finding which of bucket %q's credentials the operator's copy holds: %w", bucket, err)
 	}

@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
-	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -21,7 +21,7 @@ import (
 func TestGeneratedCredentialIsIssuedOnceAndPublished(t *testing.T) {
 	f := newGenFixture(t, true)
 	// The plain test provider: the store's issuer for every name.
-	f.actuator = NewActuator(provider.Register(controllertest.Provider{Store: f.mem, Issuer: f.mem.Issuer()}), f.client, f.client, f.recorder, corecontroller.DeletionOptions{})
+	f.actuator = NewActuator(provider.Register(controllertest.Provider{Store: f.mem, Issuer: f.mem.Issuer()}), f.client, f.client, f.recorder, options.DeletionOptions{})
 	f.configure(&credentials.Settings{Issuer: "mem"})
 
 	f.mustReconcile()

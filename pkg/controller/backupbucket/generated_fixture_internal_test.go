@@ -26,8 +26,8 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
-	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -40,15 +40,25 @@ import (
 const genBucket = "bucket"
 
 // recIssuer is an issuer by name over a memstore's issuer: it logs its calls ("a issue [..]",
-// "a revoke [..]") and fails them with issueErr or revokeErr when set.
+// "a revoke [..]") and fails them with issueErr or revokeErr when set. A call whose context is
+// not named for its operation (objectstore.WithOperation, which labels the cloud requests it
+// makes) is logged in misnamed, which fails the test that made it.
 type recIssuer struct {
 	name                string
 	inner               objectstore.CredentialIssuer
-	calls               *[]string
+	calls, misnamed     *[]string
 	issueErr, revokeErr error
 }
 
+// named logs in misnamed a call of ctx that is not named operation.
+func (i *recIssuer) named(ctx context.Context, operation string) {
+	if got := objectstore.Operation(ctx); got != operation {
+		*i.misnamed = append(*i.misnamed, fmt.Sprintf("issuer %s: a call of %s named %q", i.name, operation, got))
+	}
+}
+
 func (i *recIssuer) IssueCredential(ctx context.Context, bucket string, inUse []string) (objectstore.Credential, error) {
+	i.named(ctx, objectstore.OpIssueCredential)
 	*i.calls = append(*i.calls, fmt.Sprintf("%s issue %v", i.name, inUse))
 	if i.issueErr != nil {
 		return objectstore.Credential{}, i.issueErr
@@ -57,6 +67,7 @@ func (i *recIssuer) IssueCredential(ctx context.Context, bucket string, inUse []
 }
 
 func (i *recIssuer) RevokeCredentials(ctx context.Context, bucket string, keep []string) error {
+	i.named(ctx, objectstore.OpRevokeCredentials)
 	*i.calls = append(*i.calls, fmt.Sprintf("%s revoke %v", i.name, keep))
 	if i.revokeErr != nil {
 		return i.revokeErr
@@ -65,12 +76,14 @@ func (i *recIssuer) RevokeCredentials(ctx context.Context, bucket string, keep [
 }
 
 func (i *recIssuer) HeldIn(ctx context.Context, bucket string, data map[string][]byte) ([]string, error) {
+	i.named(ctx, objectstore.OpCredentialHeldIn)
 	return i.inner.HeldIn(ctx, bucket, data)
 }
 
 func (i *recIssuer) CredentialReach(bucket string) string { return i.inner.CredentialReach(bucket) }
 
 func (i *recIssuer) Location(ctx context.Context) (string, error) {
+	i.named(ctx, objectstore.OpCredentialLocation)
 	return i.inner.Location(ctx)
 }
 
@@ -133,6 +146,7 @@ type genFixture struct {
 	recorder *events.FakeRecorder
 	provider namedIssuers
 	calls    []string
+	misnamed []string // issuer calls not named for their operation (recIssuer)
 	actuator gardenerbackupbucket.Actuator
 }
 
@@ -157,7 +171,12 @@ func newGenFixture(t *testing.T, withSecret bool) *genFixture {
 	}
 	f.provider = namedIssuers{Provider: controllertest.Provider{Store: f.mem}, issuers: map[string]*recIssuer{}}
 	f.addIssuer("mem", f.mem)
-	f.actuator = NewActuator(provider.Register(f.provider), f.client, f.client, f.recorder, corecontroller.DeletionOptions{})
+	f.actuator = NewActuator(provider.Register(f.provider), f.client, f.client, f.recorder, options.DeletionOptions{})
+	t.Cleanup(func() {
+		for _, m := range f.misnamed {
+			t.Error(m)
+		}
+	})
 	return f
 }
 
@@ -166,7 +185,7 @@ func (f *genFixture) addIssuer(name string, store *memstore.Store) *recIssuer {
 	if err := store.EnsureBucket(f.ctx, objectstore.Bucket{Name: genBucket}); err != nil {
 		f.t.Fatal(err)
 	}
-	i := &recIssuer{name: name, inner: store.Issuer(), calls: &f.calls}
+	i := &recIssuer{name: name, inner: store.Issuer(), calls: &f.calls, misnamed: &f.misnamed}
 	f.provider.issuers[name] = i
 	return i
 }
@@ -205,7 +224,7 @@ func (f *genFixture) annotateBucket(key, value string) {
 // restart replaces the actuator by a fresh one on the same API state and stores, as a
 // controller restart does.
 func (f *genFixture) restart() {
-	f.actuator = NewActuator(provider.Register(f.provider), f.client, f.client, f.recorder, corecontroller.DeletionOptions{})
+	f.actuator = NewActuator(provider.Register(f.provider), f.client, f.client, f.recorder, options.DeletionOptions{})
 }
 
 // reconcile runs the actuator on the bucket as stored, as gardener's reconciler does.

@@ -11,10 +11,10 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
@@ -37,7 +37,7 @@ func TestHandedBackBucketLetsGoOfItsEntries(t *testing.T) {
 			}
 			bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"}, Spec: extensionsv1alpha1.BackupBucketSpec{
 				SecretRef: controllertest.SecretRef, DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: controllertest.RawConfig(controllertest.Config{HandBack: handBack})}}}
-			a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: controllertest.Bucket(t, "bucket")}), k8s, k8s, events.NewFakeRecorder(10), controller.DeletionOptions{})
+			a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: controllertest.Bucket(t, "bucket")}), k8s, k8s, events.NewFakeRecorder(10), options.DeletionOptions{})
 			if err := a.Reconcile(ctx, logr.Discard(), bb); err != nil {
 				t.Fatalf("Reconcile: %v", err)
 			}

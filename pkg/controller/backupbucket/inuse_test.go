@@ -17,9 +17,9 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -76,7 +76,7 @@ func TestDeleteOfABucketThatEntriesStillName(t *testing.T) {
 				}
 			}
 			recorder := events.NewFakeRecorder(10)
-			a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: mem}), c8t, c8t, recorder, controller.DeletionOptions{})
+			a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: mem}), c8t, c8t, recorder, options.DeletionOptions{})
 			bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"}, Spec: extensionsv1alpha1.BackupBucketSpec{SecretRef: controllertest.SecretRef}}
 			err := a.Delete(ctx, logr.Discard(), bb)
 			left, lerr := conformance.ListKeys(ctx, mem, "bucket", "")

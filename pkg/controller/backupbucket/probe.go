@@ -17,9 +17,12 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
-	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/reconciled"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -51,7 +54,7 @@ type prober struct {
 // addProber registers the probe for p's buckets. With its interval 0 (switched off) it is
 // registered all the same: its one look at each bucket (at the start, and on spec or operation
 // changes) removes the condition an earlier run wrote, which nothing would refresh any more.
-func addProber(mgr manager.Manager, p provider.Provider, recorder events.EventRecorder, opts corecontroller.AddOptions) error {
+func addProber(mgr manager.Manager, p provider.Provider, recorder events.EventRecorder, opts options.AddOptions) error {
 	return periodic.Add(mgr, "backupbucket-probe", &extensionsv1alpha1.BackupBucket{}, p, opts.ExtensionClasses, opts.Controller,
 		&prober{Deps: periodic.NewDeps(mgr, p, recorder, opts.Periodic), started: opts.Periodic.Now()})
 }
@@ -66,7 +69,7 @@ func forgetBucket(name string) {
 // Reconcile implements reconcile.Reconciler.
 func (p *prober) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	bb := &extensionsv1alpha1.BackupBucket{}
-	if found, err := corecontroller.GetOrForget(ctx, p.Client, req, bb, forgetBucket); !found {
+	if found, err := reconciled.GetOrForget(ctx, p.Client, req, bb, forgetBucket); !found {
 		return reconcile.Result{}, err
 	}
 	if p.Options.ProbeInterval <= 0 || bb.DeletionTimestamp != nil {
@@ -186,7 +189,7 @@ func (p *prober) probe(ctx context.Context, bb *extensionsv1alpha1.BackupBucket)
 // probeWith reads the bucket once with the data plane of the credentials in ref (the same for
 // every set of credentials: a probe needs no providerConfig).
 func (p *prober) probeWith(ctx context.Context, ref corev1.SecretReference, region, bucket string) error {
-	data, err := corecontroller.NewDataPlane(ctx, p.Reader, p.Provider, ref, region)
+	data, err := connect.NewDataPlane(ctx, p.Reader, p.Provider, ref, region)
 	if err != nil {
 		return err
 	}
@@ -198,7 +201,7 @@ func probeVerdict(err error) (gardencorev1beta1.ConditionStatus, string) {
 	switch {
 	case errors.Is(err, objectstore.ErrThrottled):
 		return gardencorev1beta1.ConditionUnknown, "Throttled"
-	case errors.As(err, new(*corecontroller.MissingSecretError)):
+	case errors.As(err, new(*secrets.MissingError)):
 		return gardencorev1beta1.ConditionFalse, "SecretMissing"
 	case errors.Is(err, objectstore.ErrBucketNotFound):
 		return gardencorev1beta1.ConditionFalse, "BucketNotFound"

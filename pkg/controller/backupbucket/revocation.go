@@ -20,7 +20,7 @@ import (
 	securityv1alpha1constants "github.com/gardener/gardener/pkg/apis/security/v1alpha1/constants"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -128,7 +128,7 @@ func (a *actuator) operatorSecret(ctx context.Context, bb *extensionsv1alpha1.Ba
 	s := &corev1.Secret{}
 	err := a.reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, s)
 	if apierrors.IsNotFound(err) {
-		return nil, &controller.MissingSecretError{Ref: ref}
+		return nil, &secrets.MissingError{Ref: ref}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading secret %s/%s: %w", ref.Namespace, ref.Name, err)
@@ -221,7 +221,7 @@ func (a *actuator) revokeRecorded(ctx context.Context, log logr.Logger, bb *exte
 		if len(revoked) == 0 {
 			continue
 		}
-		if err := issuer.RevokeCredentials(ctx, bb.Name, keep); err != nil {
+		if err := issuer.RevokeCredentials(objectstore.WithOperation(ctx, objectstore.OpRevokeCredentials), bb.Name, keep); err != nil {
 			return fmt.Errorf("revoking the generated credentials of bucket %q (issuer %q): %w", bb.Name, name, err)
 		}
 		log.Info("Revoked the generated credentials", "credentials", strings.Join(revoked, ","), "issuer", name)
@@ -265,7 +265,7 @@ func (a *actuator) revokeDue(ctx context.Context, log logr.Logger, bb *extension
 	if err := a.checkLocation(ctx, log, bb, secret, issuer, previous, secret.Annotations[annotationPreviousIssuedIn]); err != nil {
 		return "", err
 	}
-	if err := issuer.RevokeCredentials(ctx, bb.Name, keep); err != nil {
+	if err := issuer.RevokeCredentials(objectstore.WithOperation(ctx, objectstore.OpRevokeCredentials), bb.Name, keep); err != nil {
 		return "", fmt.Errorf("revoking the previous credential %q of bucket %q: %w", previous, bb.Name, err)
 	}
 	log.Info("Revoked the previous generated credential", "credential", previous)
@@ -304,7 +304,7 @@ func (a *actuator) dropCredentials(ctx context.Context, log logr.Logger, bb *ext
 			return err
 		}
 		if issuer != nil {
-			if err := issuer.RevokeCredentials(ctx, bb.Name, nil); err != nil {
+			if err := issuer.RevokeCredentials(objectstore.WithOperation(ctx, objectstore.OpRevokeCredentials), bb.Name, nil); err != nil {
 				return fmt.Errorf("revoking the generated credentials of bucket %q: %w", bb.Name, err)
 			}
 		}

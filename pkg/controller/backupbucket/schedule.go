@@ -16,7 +16,8 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	predicateutils "github.com/gardener/gardener/pkg/controllerutils/predicate"
 
-	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/predicates"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -37,7 +38,7 @@ type scheduler struct {
 }
 
 // addScheduler registers the scheduler for p's buckets (one worker: it only reads and annotates).
-func addScheduler(mgr manager.Manager, p provider.Provider, opts corecontroller.AddOptions) error {
+func addScheduler(mgr manager.Manager, p provider.Provider, opts options.AddOptions) error {
 	return builder.ControllerManagedBy(mgr).
 		Named("backupbucket-credentials-"+p.Type()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: opts.Controller.SkipNameValidation}).
@@ -59,7 +60,7 @@ func (s *scheduler) Reconcile(ctx context.Context, req reconcile.Request) (recon
 	if err != nil || !exists {
 		return reconcile.Result{}, err // nothing generated: nothing falls due
 	}
-	cfg, _ := corecontroller.BucketConfig(s.provider, bb) // an invalid config: only the recorded times count
+	cfg, _ := connect.BucketConfig(s.provider, bb) // an invalid config: only the recorded times count
 	period := cfg.GenerationSettings().RotationPeriod()
 	now := time.Now()
 	due, ok := nextDue(secret.Annotations, period)

@@ -14,9 +14,11 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	predicateutils "github.com/gardener/gardener/pkg/controllerutils/predicate"
 
-	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/predicates"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/reconciled"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
@@ -32,7 +34,7 @@ type secretWatch struct {
 	recorder events.EventRecorder
 }
 
-func addSecretWatch(mgr manager.Manager, p provider.Provider, recorder events.EventRecorder, opts corecontroller.AddOptions) error {
+func addSecretWatch(mgr manager.Manager, p provider.Provider, recorder events.EventRecorder, opts options.AddOptions) error {
 	return builder.ControllerManagedBy(mgr).
 		Named("backupbucket-secret-"+p.Type()).
 		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: opts.Controller.SkipNameValidation}).
@@ -43,12 +45,12 @@ func addSecretWatch(mgr manager.Manager, p provider.Provider, recorder events.Ev
 // Reconcile implements reconcile.Reconciler.
 func (w *secretWatch) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	bb := &extensionsv1alpha1.BackupBucket{}
-	if found, err := corecontroller.GetOrForget(ctx, w.client, req, bb, nil); !found {
+	if found, err := reconciled.GetOrForget(ctx, w.client, req, bb, nil); !found {
 		return reconcile.Result{}, err
 	}
-	exists, err := corecontroller.SecretExists(ctx, w.reader, bb.Spec.SecretRef)
+	exists, err := secrets.Exists(ctx, w.reader, bb.Spec.SecretRef)
 	if err != nil || exists {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{}, extstatus.ReportError(ctx, logr.FromContextOrDiscard(ctx), w.client, w.recorder, bb, ReasonSecretMissing, &corecontroller.MissingSecretError{Ref: bb.Spec.SecretRef})
+	return reconcile.Result{}, extstatus.ReportError(ctx, logr.FromContextOrDiscard(ctx), w.client, w.recorder, bb, ReasonSecretMissing, &secrets.MissingError{Ref: bb.Spec.SecretRef})
 }

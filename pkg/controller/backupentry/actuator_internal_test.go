@@ -27,9 +27,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -130,7 +130,7 @@ func newEntryFixture(t *testing.T, versioned bool) *entryFixture {
 }
 
 func (f *entryFixture) delegate() *delegate {
-	return &delegate{provider: provider.Register(f.provider), reader: f.client, recorder: f.recorder, deletion: corecontroller.DeletionOptions{Parallelism: f.parallelism}}
+	return &delegate{provider: provider.Register(f.provider), reader: f.client, recorder: f.recorder, deletion: options.DeletionOptions{Parallelism: f.parallelism}}
 }
 
 // actuator is the entry controller's actuator as AddToManager builds it.

@@ -7,7 +7,7 @@ import (
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
@@ -15,7 +15,7 @@ import (
 // actuator holding the entry (FinalizerName) until its objects are deleted, and the orphan guard
 // for entries whose credentials secret is gone, and the inventory behind the BackupsFresh
 // condition.
-func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, opts corecontroller.AddOptions) error {
+func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, opts options.AddOptions) error {
 	recorder := mgr.GetEventRecorder("backupentry-" + p.Type())
 	d := &delegate{provider: p, reader: mgr.GetAPIReader(), recorder: recorder, deletion: opts.Deletion}
 	if err := addOrphanGuard(mgr, p, d, opts); err != nil {

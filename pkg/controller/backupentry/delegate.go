@@ -18,8 +18,9 @@ import (
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -37,13 +38,13 @@ type delegate struct {
 	provider provider.Provider
 	reader   client.Reader
 	recorder events.EventRecorder
-	deletion controller.DeletionOptions
+	deletion options.DeletionOptions
 }
 
 var _ genericactuator.BackupEntryDelegate = (*delegate)(nil)
 
 // NewDelegate returns the delegate for p. reader must read secrets from the API server.
-func NewDelegate(p provider.Provider, reader client.Reader, recorder events.EventRecorder, deletion controller.DeletionOptions) genericactuator.BackupEntryDelegate {
+func NewDelegate(p provider.Provider, reader client.Reader, recorder events.EventRecorder, deletion options.DeletionOptions) genericactuator.BackupEntryDelegate {
 	return &delegate{provider: p, reader: reader, recorder: recorder, deletion: deletion}
 }
 
@@ -71,7 +72,7 @@ func (d *delegate) checkBucket(ctx context.Context, be *extensionsv1alpha1.Backu
 	if _, err := objectstore.EntryPrefix(be.Name); err != nil {
 		return err
 	}
-	data, err := controller.NewDataPlane(ctx, d.reader, d.provider, be.Spec.SecretRef, be.Spec.Region)
+	data, err := connect.NewDataPlane(ctx, d.reader, d.provider, be.Spec.SecretRef, be.Spec.Region)
 	if err != nil {
 		return err
 	}
@@ -107,7 +108,7 @@ func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extens
 	if be.Spec.BucketName == "" {
 		return errEmptyBucketName
 	}
-	data, err := controller.NewDataPlane(ctx, d.reader, d.provider, secretRef, be.Spec.Region)
+	data, err := connect.NewDataPlane(ctx, d.reader, d.provider, secretRef, be.Spec.Region)
 	if err != nil {
 		return err
 	}
@@ -160,8 +161,8 @@ func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extens
 // and nothing is claimed.
 func (d *delegate) deferDeletion(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, prefix string, used corev1.SecretReference) (objectstore.Deferral, error) {
 	ctx = objectstore.WithOperation(ctx, objectstore.OpDeferDeletion)
-	entryCfg, _ := controller.EntryConfig(d.provider, be)
-	mgmt, err := controller.NewManagement(ctx, d.reader, used, be.Spec.Region, entryCfg)
+	entryCfg, _ := connect.EntryConfig(d.provider, be)
+	mgmt, err := connect.NewManagement(ctx, d.reader, used, be.Spec.Region, entryCfg)
 	if err != nil {
 		return objectstore.Deferral{}, err
 	}
@@ -179,8 +180,8 @@ func (d *delegate) deferDeletion(ctx context.Context, log logr.Logger, be *exten
 	if bb.Spec.SecretRef == used {
 		return deferral, err
 	}
-	cfg, _ := controller.BucketConfig(d.provider, bb) // invalid: the defaults, as for a bucket's deletion
-	bucketMgmt, serr := controller.NewManagement(ctx, d.reader, bb.Spec.SecretRef, be.Spec.Region, cfg)
+	cfg, _ := connect.BucketConfig(d.provider, bb) // invalid: the defaults, as for a bucket's deletion
+	bucketMgmt, serr := connect.NewManagement(ctx, d.reader, bb.Spec.SecretRef, be.Spec.Region, cfg)
 	if serr != nil {
 		return deferral, err
 	}

@@ -13,9 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -51,7 +51,7 @@ func TestDeferralWithoutBackupBucketOnTheSeed(t *testing.T) {
 			store := deferringStore{Store: mem, deferral: c.deferral, err: c.err, asked: &asked}
 			recorder := events.NewFakeRecorder(10)
 			// The seed's client holds the entry's secret and no BackupBucket.
-			d := backupentry.NewDelegate(provider.Register(controllertest.Provider{Store: store}), controllertest.Client(), recorder, controller.DeletionOptions{})
+			d := backupentry.NewDelegate(provider.Register(controllertest.Provider{Store: store}), controllertest.Client(), recorder, options.DeletionOptions{})
 			be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "source-shoot--a--b--1"},
 				Spec: extensionsv1alpha1.BackupEntrySpec{BucketName: "bucket", SecretRef: controllertest.SecretRef}}
 			err := d.Delete(ctx, logr.Discard(), be)

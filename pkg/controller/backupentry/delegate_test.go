@@ -19,9 +19,9 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
@@ -74,7 +74,7 @@ func TestDeletionWithLockedObjects(t *testing.T) {
 			store := deferringStore{Store: mem, deferral: c.deferral, err: c.err, asked: &asked}
 			recorder := events.NewFakeRecorder(10)
 			c8t := controllertest.Client()
-			d := backupentry.NewDelegate(provider.Register(controllertest.Provider{Store: store}), c8t, recorder, controller.DeletionOptions{})
+			d := backupentry.NewDelegate(provider.Register(controllertest.Provider{Store: store}), c8t, recorder, options.DeletionOptions{})
 			be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "shoot--a--b--1"},
 				Spec: extensionsv1alpha1.BackupEntrySpec{BucketName: "bucket", SecretRef: controllertest.SecretRef}}
 
@@ -165,7 +165,7 @@ func TestDeferralFallsBackToTheBucketsCredentials(t *testing.T) {
 		}
 	}
 	recorder := events.NewFakeRecorder(10)
-	d := backupentry.NewDelegate(provider.Register(twoCredentials{Provider: controllertest.Provider{Store: entryStore}, bucket: bucketStore}), c8t, recorder, controller.DeletionOptions{})
+	d := backupentry.NewDelegate(provider.Register(twoCredentials{Provider: controllertest.Provider{Store: entryStore}, bucket: bucketStore}), c8t, recorder, options.DeletionOptions{})
 	be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "shoot--a--b--1"},
 		Spec: extensionsv1alpha1.BackupEntrySpec{BucketName: "bucket", SecretRef: controllertest.SecretRef}}
 	if err := d.Delete(ctx, logr.Discard(), be); err != nil {
@@ -181,7 +181,7 @@ func TestDeferralFallsBackToTheBucketsCredentials(t *testing.T) {
 
 func TestEntryWithoutBucketNameIsRefusedWithACode(t *testing.T) {
 	c8t := controllertest.Client()
-	d := backupentry.NewDelegate(provider.Register(controllertest.Provider{Store: memstore.New(10)}), c8t, events.NewFakeRecorder(10), controller.DeletionOptions{})
+	d := backupentry.NewDelegate(provider.Register(controllertest.Provider{Store: memstore.New(10)}), c8t, events.NewFakeRecorder(10), options.DeletionOptions{})
 	be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "shoot--a--b--1"}, Spec: extensionsv1alpha1.BackupEntrySpec{SecretRef: controllertest.SecretRef}}
 	for name, err := range map[string]error{
 		"etcd-backup": func() error {
@@ -200,7 +200,7 @@ func TestEntryWithoutBucketNameIsRefusedWithACode(t *testing.T) {
 func TestEntryOfAMissingBucketIsRefusedWithACode(t *testing.T) {
 	c8t := controllertest.Client()
 	mem := memstore.New(10)
-	d := backupentry.NewDelegate(provider.Register(controllertest.Provider{Store: mem}), c8t, events.NewFakeRecorder(10), controller.DeletionOptions{})
+	d := backupentry.NewDelegate(provider.Register(controllertest.Provider{Store: mem}), c8t, events.NewFakeRecorder(10), options.DeletionOptions{})
 	be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "shoot--a--b--1"}, Spec: extensionsv1alpha1.BackupEntrySpec{BucketName: "nope", SecretRef: controllertest.SecretRef}}
 	_, err := d.GetETCDSecretData(context.Background(), logr.Discard(), be, map[string][]byte{"bucketName": []byte("nope")})
 	if codes := v1beta1helper.ExtractErrorCodes(err); len(codes) != 1 || codes[0] != gardencorev1beta1.ErrorConfigurationProblem || !strings.Contains(err.Error(), `spec.bucketName: bucket "nope" does not exist`) {

@@ -14,7 +14,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener/gardener/pkg/controllerutils"
 
-	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -62,7 +62,7 @@ func (a *holdingActuator) handedBack(ctx context.Context, be *extensionsv1alpha1
 	if err := a.client.Get(ctx, client.ObjectKey{Name: be.Spec.BucketName}, bb); err != nil {
 		return false
 	}
-	cfg, err := corecontroller.BucketConfig(a.provider, bb)
+	cfg, err := connect.BucketConfig(a.provider, bb)
 	return err == nil && cfg.HandsBack()
 }
 

@@ -21,9 +21,11 @@ import (
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
-	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/reconciled"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
@@ -96,7 +98,7 @@ type inventoryTaker struct {
 // addInventoryTaker registers the inventory for p's entries. With its interval 0 (switched off) it is
 // registered all the same: its one look at each entry (at the start, and on spec or operation
 // changes) removes what an earlier run published there, which nothing would refresh any more.
-func addInventoryTaker(mgr manager.Manager, p provider.Provider, recorder events.EventRecorder, opts corecontroller.AddOptions) error {
+func addInventoryTaker(mgr manager.Manager, p provider.Provider, recorder events.EventRecorder, opts options.AddOptions) error {
 	return periodic.Add(mgr, "backupentry-inventory", &extensionsv1alpha1.BackupEntry{}, p, opts.ExtensionClasses, opts.Controller,
 		&inventoryTaker{Deps: periodic.NewDeps(mgr, p, recorder, opts.Periodic), since: opts.Periodic.Now()})
 }
@@ -111,7 +113,7 @@ func forgetEntry(name string) {
 // Reconcile implements reconcile.Reconciler.
 func (c *inventoryTaker) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	be := &extensionsv1alpha1.BackupEntry{}
-	if found, err := corecontroller.GetOrForget(ctx, c.Client, req, be, forgetEntry); !found {
+	if found, err := reconciled.GetOrForget(ctx, c.Client, req, be, forgetEntry); !found {
 		return reconcile.Result{}, err
 	}
 	switch {
@@ -249,7 +251,7 @@ func (c *inventoryTaker) take(ctx context.Context, be *extensionsv1alpha1.Backup
 	if err != nil {
 		return inventory.Inventory{}, nil, err
 	}
-	data, err := corecontroller.NewDataPlane(ctx, c.Reader, c.Provider, be.Spec.SecretRef, be.Spec.Region)
+	data, err := connect.NewDataPlane(ctx, c.Reader, c.Provider, be.Spec.SecretRef, be.Spec.Region)
 	if err != nil {
 		return inventory.Inventory{}, nil, err
 	}
@@ -361,7 +363,7 @@ func (c *inventoryTaker) thresholdsOf(be *extensionsv1alpha1.BackupEntry) invent
 	if be.Spec.ProviderConfig == nil || len(be.Spec.ProviderConfig.Raw) == 0 {
 		return t
 	}
-	cfg, err := corecontroller.EntryConfig(c.Provider, be)
+	cfg, err := connect.EntryConfig(c.Provider, be)
 	if err != nil {
 		return t // the bucket's controller reports an invalid config; the defaults judge meanwhile
 	}

@@ -15,7 +15,7 @@ import (
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
-	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -97,7 +97,7 @@ func (d *delegate) guardLiveEntry(ctx context.Context, be *extensionsv1alpha1.Ba
 	if be.CreationTimestamp.IsZero() {
 		return nil // no creation time (never from an API server): nothing to compare with
 	}
-	data, err := corecontroller.NewDataPlane(ctx, d.reader, d.provider, secretRef, be.Spec.Region)
+	data, err := connect.NewDataPlane(ctx, d.reader, d.provider, secretRef, be.Spec.Region)
 	if err != nil {
 		return err
 	}

@@ -25,11 +25,13 @@ import (
 	predicateutils "github.com/gardener/gardener/pkg/controllerutils/predicate"
 	reconcilerutils "github.com/gardener/gardener/pkg/controllerutils/reconciler"
 
-	corecontroller "github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/predicates"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/reconciled"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -71,7 +73,7 @@ type orphanGuard struct {
 	observe  periodic.Options // its Clock (nil: the real one) times the settling
 }
 
-func addOrphanGuard(mgr manager.Manager, p provider.Provider, d *delegate, opts corecontroller.AddOptions) error {
+func addOrphanGuard(mgr manager.Manager, p provider.Provider, d *delegate, opts options.AddOptions) error {
 	return builder.ControllerManagedBy(mgr).
 		Named("backupentry-orphans-"+p.Type()).
 		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: opts.Controller.SkipNameValidation}).
@@ -83,7 +85,7 @@ func addOrphanGuard(mgr manager.Manager, p provider.Provider, d *delegate, opts 
 func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	log := logr.FromContextOrDiscard(ctx)
 	be := &extensionsv1alpha1.BackupEntry{}
-	if found, err := corecontroller.GetOrForget(ctx, g.client, req, be, nil); !found {
+	if found, err := reconciled.GetOrForget(ctx, g.client, req, be, nil); !found {
 		return reconcile.Result{}, err
 	}
 	if be.DeletionTimestamp == nil {
@@ -99,12 +101,12 @@ func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (rec
 	if wait := settling(be, g.observe.Now()); wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
-	exists, err := corecontroller.SecretExists(ctx, g.reader, be.Spec.SecretRef)
+	exists, err := secrets.Exists(ctx, g.reader, be.Spec.SecretRef)
 	if err != nil || exists {
 		return reconcile.Result{}, err
 	}
 	if be.DeletionTimestamp == nil {
-		return reconcile.Result{}, extstatus.ReportError(ctx, log, g.client, g.recorder, be, ReasonSecretMissing, &corecontroller.MissingSecretError{Ref: be.Spec.SecretRef})
+		return reconcile.Result{}, extstatus.ReportError(ctx, log, g.client, g.recorder, be, ReasonSecretMissing, &secrets.MissingError{Ref: be.Spec.SecretRef})
 	}
 	if !controllerutil.ContainsFinalizer(be, FinalizerName) || controllerutil.ContainsFinalizer(be, backupentry.FinalizerName) {
 		return reconcile.Result{}, nil // nothing of ours holds it, or the library still handles it
@@ -173,7 +175,7 @@ func (g *orphanGuard) deleteWithBucketCredentials(ctx context.Context, log logr.
 		}
 		return orphan
 	}
-	exists, err := corecontroller.SecretExists(ctx, g.reader, bb.Spec.SecretRef)
+	exists, err := secrets.Exists(ctx, g.reader, bb.Spec.SecretRef)
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ type Config struct {
 	freshness.Field
 }
 
-// HandsBack implements config.Bucket.
+// HandsBack implements config.ProviderConfig.
 func (c *Config) HandsBack() bool { return c != nil && c.HandBack }
 
 // GenerationSettings implements credentials.Policy.

@@ -45,7 +45,7 @@ func (s Stores) missing(needManagement bool) []string {
 
 // TestCloud is a provider's Cloud with the Writer its tests write fixtures with (no controller
 // writes objects, so the Writer is not part of provider.Cloud).
-type TestCloud[C config.Bucket] interface {
+type TestCloud[C config.ProviderConfig] interface {
 	provider.Cloud[C]
 	// NewWriter builds the Writer of creds.
 	NewWriter(ctx context.Context, creds provider.Credentials) (objectstore.Writer, error)
@@ -53,7 +53,7 @@ type TestCloud[C config.Bucket] interface {
 
 // StoresFor builds the Stores of creds: c's data plane, its management plane with cfg and its
 // Writer. A failure ends the test.
-func StoresFor[C config.Bucket](t testing.TB, c TestCloud[C], creds provider.Credentials, cfg C) Stores {
+func StoresFor[C config.ProviderConfig](t testing.TB, c TestCloud[C], creds provider.Credentials, cfg C) Stores {
 	t.Helper()
 	s, err := NewStores(context.Background(), c, creds, cfg)
 	if err != nil {
@@ -63,7 +63,7 @@ func StoresFor[C config.Bucket](t testing.TB, c TestCloud[C], creds provider.Cre
 }
 
 // NewStores is StoresFor for callers without a test (the demo, the benchmarks).
-func NewStores[C config.Bucket](ctx context.Context, c TestCloud[C], creds provider.Credentials, cfg C) (Stores, error) {
+func NewStores[C config.ProviderConfig](ctx context.Context, c TestCloud[C], creds provider.Credentials, cfg C) (Stores, error) {
 	data, err := c.NewDataPlane(ctx, creds)
 	if err != nil {
 		return Stores{}, err

@@ -18,7 +18,7 @@ import (
 // APIs returns every provider's API by extension type.
 func APIs() map[string]config.API {
 	out := map[string]config.API{}
-	for _, api := range []config.API{aws.API{}, azure.API{}, gcp.API{}, local.API{}, openstack.API{}} {
+	for _, api := range []config.API{aws.API, azure.API, gcp.API, local.API, openstack.API} {
 		out[api.Type()] = api
 	}
 	return out

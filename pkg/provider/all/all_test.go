@@ -1,10 +1,12 @@
 package all_test
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -33,15 +35,17 @@ func TestEveryListedTypeHasItsProvider(t *testing.T) {
 			t.Errorf("type %q is listed but has no provider: %v", typ, err)
 			continue
 		}
-		if !embedsAPI(f, module+"/pkg/apis/"+typ) {
-			t.Errorf("provider %q: %s declares no type Provider embedding the listed API (%s.API)", typ, file, module+"/pkg/apis/"+typ)
+		if missing := servesAPI(f, module+"/pkg/apis/"+typ); len(missing) > 0 {
+			t.Errorf("provider %q: %s: type Provider does not serve the listed API (%s): %v", typ, file, module+"/pkg/apis/"+typ, missing)
 		}
 	}
 }
 
-// embedsAPI says whether f declares `type Provider struct{ <alias>.API ... }` where alias is the
-// import of apiPath.
-func embedsAPI(f *ast.File, apiPath string) bool {
+// servesAPI lists what f lacks of a type Provider whose provider.Cloud methods are the listed
+// API's functions: Type returning <alias>.Type, ValidateBucketName calling
+// <alias>.ValidateBucketName and Decode calling <alias>.DecodeBackupBucketConfig, where alias is
+// the import of apiPath (config.NewAPI builds the listed API of the same three).
+func servesAPI(f *ast.File, apiPath string) []string {
 	alias := ""
 	for _, imp := range f.Imports {
 		if p, _ := strconv.Unquote(imp.Path.Value); p == apiPath {
@@ -52,28 +56,42 @@ func embedsAPI(f *ast.File, apiPath string) bool {
 		}
 	}
 	if alias == "" {
-		return false
+		return []string{"no import of " + apiPath}
 	}
-	found := false
-	ast.Inspect(f, func(n ast.Node) bool {
-		ts, ok := n.(*ast.TypeSpec)
-		if !ok || ts.Name.Name != "Provider" {
-			return true
+	want := map[string]string{"Type": "Type", "ValidateBucketName": "ValidateBucketName", "Decode": "DecodeBackupBucketConfig"}
+	for _, decl := range f.Decls {
+		fn, ok := decl.(*ast.FuncDecl)
+		if !ok || fn.Recv == nil || len(fn.Recv.List) != 1 || fn.Body == nil || receiverName(fn.Recv.List[0].Type) != "Provider" {
+			continue
 		}
-		st, ok := ts.Type.(*ast.StructType)
+		uses, ok := want[fn.Name.Name]
 		if !ok {
-			return false
+			continue
 		}
-		for _, field := range st.Fields.List {
-			sel, ok := field.Type.(*ast.SelectorExpr)
-			if !ok || len(field.Names) != 0 {
-				continue
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if x, isIdent := sel.X.(*ast.Ident); isIdent && x.Name == alias && sel.Sel.Name == uses {
+					delete(want, fn.Name.Name)
+				}
 			}
-			if x, isIdent := sel.X.(*ast.Ident); isIdent && x.Name == alias && sel.Sel.Name == "API" {
-				found = true
-			}
-		}
-		return false
-	})
-	return found
+			return true
+		})
+	}
+	var missing []string
+	for method, uses := range want {
+		missing = append(missing, fmt.Sprintf("Provider.%s using %s.%s", method, alias, uses))
+	}
+	slices.Sort(missing)
+	return missing
+}
+
+// receiverName is the type name of a method's receiver (Provider or *Provider).
+func receiverName(recv ast.Expr) string {
+	if star, ok := recv.(*ast.StarExpr); ok {
+		recv = star.X
+	}
+	if id, ok := recv.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
 }

@@ -41,7 +41,7 @@ const providerConfigHead = "apiVersion: aws.backup.extensions.gardener.cloud/v1a
 func providerConfigCase(name, raw string, names ...string) badInput {
 	return badInput{name: "providerConfig: " + name, want: objectstore.ErrInvalidConfig, names: names,
 		run: func(t *testing.T, _ map[string][]byte) error {
-			_, err := (&awsprovider.Provider{}).DecodeBucketConfig([]byte(raw))
+			_, err := awsapi.API.DecodeBucketConfig([]byte(raw))
 			wantConfigurationProblem(t, err)
 			return err
 		}}

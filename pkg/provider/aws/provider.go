@@ -24,9 +24,6 @@ const Type = awsapi.Type
 // Provider builds S3 stores and their credential issuers. Its fields are fixed at start-up;
 // nothing per request is kept.
 type Provider struct {
-	// API is the SDK-free half: Type, DecodeBucketConfig, ValidateBucketName.
-	awsapi.API
-
 	// STSEndpoint overrides the STS endpoint used for workload identity (tests point it at a
 	// stand-in; empty: AWS's regional endpoint).
 	STSEndpoint string
@@ -42,8 +39,10 @@ type Provider struct {
 
 var _ provider.Cloud[*awsapi.BackupBucketConfig] = (*Provider)(nil)
 
-// Decode implements provider.Cloud with awsapi.DecodeBackupBucketConfig.
-func (p *Provider) Decode(raw []byte) (*awsapi.BackupBucketConfig, error) {
+// Type, ValidateBucketName and Decode implement provider.Cloud with the SDK-free half, awsapi.
+func (*Provider) Type() string                         { return awsapi.Type }
+func (*Provider) ValidateBucketName(name string) error { return awsapi.ValidateBucketName(name) }
+func (*Provider) Decode(raw []byte) (*awsapi.BackupBucketConfig, error) {
 	return awsapi.DecodeBackupBucketConfig(raw)
 }
 

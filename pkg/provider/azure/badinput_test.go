@@ -42,7 +42,7 @@ const azureConfigHead = "apiVersion: azure.backup.extensions.gardener.cloud/v1al
 func azureConfigCase(name, raw string, names ...string) badInput {
 	return badInput{name: "providerConfig: " + name, want: []error{objectstore.ErrInvalidConfig}, names: names,
 		run: func(t *testing.T, _ map[string][]byte) error {
-			_, err := (&azureprovider.Provider{}).DecodeBucketConfig([]byte(raw))
+			_, err := azureapi.API.DecodeBucketConfig([]byte(raw))
 			wantConfigurationProblem(t, err)
 			return err
 		}}

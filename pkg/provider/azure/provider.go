@@ -30,8 +30,6 @@ const Type = azureapi.Type
 
 // Provider builds Azure Blob stores. Its fields are fixed at start-up; nothing per request is kept.
 type Provider struct {
-	// API is the SDK-free half: Type, DecodeBucketConfig, ValidateBucketName.
-	azureapi.API
 	// RequestTimeout bounds one HTTP request (default 60s).
 	RequestTimeout time.Duration
 	// Cloud, when set, replaces the cloud chosen by the region for the management plane, and a
@@ -48,8 +46,10 @@ type Provider struct {
 
 var _ provider.Cloud[*azureapi.BackupBucketConfig] = (*Provider)(nil)
 
-// Decode implements provider.Cloud with azureapi.DecodeBackupBucketConfig.
-func (p *Provider) Decode(raw []byte) (*azureapi.BackupBucketConfig, error) {
+// Type, ValidateBucketName and Decode implement provider.Cloud with the SDK-free half, azureapi.
+func (*Provider) Type() string                         { return azureapi.Type }
+func (*Provider) ValidateBucketName(name string) error { return azureapi.ValidateBucketName(name) }
+func (*Provider) Decode(raw []byte) (*azureapi.BackupBucketConfig, error) {
 	return azureapi.DecodeBackupBucketConfig(raw)
 }
 

@@ -16,6 +16,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
@@ -41,7 +42,7 @@ const providerConfigHead = "apiVersion: gcp.backup.extensions.gardener.cloud/v1a
 func providerConfigCase(name, raw string, names ...string) badInput {
 	return badInput{name: "providerConfig: " + name, want: objectstore.ErrInvalidConfig, names: names,
 		run: func(t *testing.T, _ map[string][]byte, _ bool) error {
-			_, err := testProvider.DecodeBucketConfig([]byte(raw))
+			_, err := gcpapi.API.DecodeBucketConfig([]byte(raw))
 			wantConfigurationProblem(t, err)
 			return err
 		}}

@@ -20,9 +20,8 @@ import (
 const Type = gcpapi.Type
 
 // Provider builds GCS stores and issuers. Its fields are fixed at start-up; nothing per request
-// is kept. Its SDK-free methods (Type, DecodeBucketConfig, ValidateBucketName) are gcpapi.API's.
+// is kept.
 type Provider struct {
-	gcpapi.API
 	// RequestTimeout bounds one HTTP request (default 60s).
 	RequestTimeout time.Duration
 	// IAMEndpoint overrides the IAM API endpoint used for generated credentials (tests point it
@@ -35,8 +34,10 @@ type Provider struct {
 
 var _ provider.Cloud[*gcpapi.BackupBucketConfig] = (*Provider)(nil)
 
-// Decode implements provider.Cloud with gcpapi.DecodeBackupBucketConfig.
-func (p *Provider) Decode(raw []byte) (*gcpapi.BackupBucketConfig, error) {
+// Type, ValidateBucketName and Decode implement provider.Cloud with the SDK-free half, gcpapi.
+func (*Provider) Type() string                         { return gcpapi.Type }
+func (*Provider) ValidateBucketName(name string) error { return gcpapi.ValidateBucketName(name) }
+func (*Provider) Decode(raw []byte) (*gcpapi.BackupBucketConfig, error) {
 	return gcpapi.DecodeBackupBucketConfig(raw)
 }
 

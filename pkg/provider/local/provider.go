@@ -26,10 +26,8 @@ import (
 const Type = localapi.Type
 
 // Provider builds the planes of bucket directories under Root. Its fields are fixed at
-// start-up (flags.go); nothing per request is kept. The embedded API is its SDK-free half.
+// start-up (flags.go); nothing per request is kept.
 type Provider struct {
-	localapi.API
-
 	// Root is the absolute directory, as this process sees it, in which every bucket is a
 	// directory (--local-root).
 	Root string
@@ -45,8 +43,10 @@ var _ provider.Cloud[*localapi.BackupBucketConfig] = (*Provider)(nil)
 // defaultPageSize is the default listing page size.
 const defaultPageSize = 1000
 
-// Decode implements provider.Cloud with localapi.DecodeBackupBucketConfig.
-func (p *Provider) Decode(raw []byte) (*localapi.BackupBucketConfig, error) {
+// Type, ValidateBucketName and Decode implement provider.Cloud with the SDK-free half, localapi.
+func (*Provider) Type() string                         { return localapi.Type }
+func (*Provider) ValidateBucketName(name string) error { return localapi.ValidateBucketName(name) }
+func (*Provider) Decode(raw []byte) (*localapi.BackupBucketConfig, error) {
 	return localapi.DecodeBackupBucketConfig(raw)
 }
 

@@ -42,7 +42,7 @@ const osConfigHead = "apiVersion: openstack.backup.extensions.gardener.cloud/v1a
 func osConfigCase(name, raw string, names ...string) badInput {
 	return badInput{name: "providerConfig: " + name, want: objectstore.ErrInvalidConfig, names: names,
 		run: func(t *testing.T, _ map[string][]byte) error {
-			_, err := testProvider.DecodeBucketConfig([]byte(raw))
+			_, err := osapi.API.DecodeBucketConfig([]byte(raw))
 			wantConfigurationProblem(t, err)
 			return err
 		}}

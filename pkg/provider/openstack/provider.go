@@ -22,10 +22,8 @@ import (
 const Type = osapi.Type
 
 // Provider builds Swift stores and Keystone issuers. Its fields are fixed at start-up; nothing
-// per request is kept. The embedded API is its SDK-free half (type, providerConfig, names).
+// per request is kept.
 type Provider struct {
-	osapi.API
-
 	// RequestTimeout bounds the wait for a response's headers (default 60s).
 	RequestTimeout time.Duration
 	// ListPageSize is the listing page size (default 10000, Swift's usual maximum).
@@ -37,8 +35,10 @@ type Provider struct {
 
 var _ provider.Cloud[*osapi.BackupBucketConfig] = (*Provider)(nil)
 
-// Decode implements provider.Cloud with osapi.DecodeBackupBucketConfig.
-func (p *Provider) Decode(raw []byte) (*osapi.BackupBucketConfig, error) {
+// Type, ValidateBucketName and Decode implement provider.Cloud with the SDK-free half, osapi.
+func (*Provider) Type() string                         { return osapi.Type }
+func (*Provider) ValidateBucketName(name string) error { return osapi.ValidateBucketName(name) }
+func (*Provider) Decode(raw []byte) (*osapi.BackupBucketConfig, error) {
 	return osapi.DecodeBackupBucketConfig(raw)
 }
 

@@ -18,9 +18,9 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -59,12 +59,12 @@ type Options struct {
 
 // Start starts envtest and the controllers of c (registered as the binaries register it);
 // objects are created in region. Set TEST_LOG to see the controllers' log.
-func Start[C config.Bucket](c conformance.TestCloud[C], region string) (*Env, error) {
+func Start[C config.ProviderConfig](c conformance.TestCloud[C], region string) (*Env, error) {
 	return StartWith(c, region, Options{})
 }
 
 // StartWith is Start with options.
-func StartWith[C config.Bucket](c conformance.TestCloud[C], region string, o Options) (*Env, error) {
+func StartWith[C config.ProviderConfig](c conformance.TestCloud[C], region string, o Options) (*Env, error) {
 	return StartCloud(Registered(c), region, o)
 }
 
@@ -93,7 +93,7 @@ func StartCloud(c Cloud, region string, o Options) (*Env, error) {
 		REST: &extensionscmd.RESTConfig{Config: mgrCfg},
 		Manager: &extensionscmd.ManagerConfig{MetricsBindAddress: "0", HealthBindAddress: "0", Logger: logger,
 			LeaderElection: o.LeaderElectionNamespace != "", LeaderElectionID: "backup-test-leader-election", LeaderElectionNamespace: o.LeaderElectionNamespace},
-		Deletion: controller.DeletionOptions{Parallelism: 4},
+		Deletion: options.DeletionOptions{Parallelism: 4},
 		Periodic: Periodic,
 	}
 	mgr, err := app.NewManager(appCfg)
@@ -101,7 +101,7 @@ func StartCloud(c Cloud, region string, o Options) (*Env, error) {
 		stop()
 		return nil, err
 	}
-	opts := controller.AddOptions{
+	opts := options.AddOptions{
 		// Names are checked per process; a test may run a second manager.
 		Controller: ctrlcontroller.Options{MaxConcurrentReconciles: 5, ReconciliationTimeout: ReconcileTimeout, SkipNameValidation: ptr.To(true)},
 		Deletion:   appCfg.Deletion,
@@ -130,7 +130,7 @@ func StartCloud(c Cloud, region string, o Options) (*Env, error) {
 
 // Attach returns an Env over k8s for controllers that run elsewhere (the binary as a process):
 // the helpers create, trigger and wait as they do for the in-process controllers.
-func Attach[C config.Bucket](k8s client.Client, c conformance.TestCloud[C], region string) *Env {
+func Attach[C config.ProviderConfig](k8s client.Client, c conformance.TestCloud[C], region string) *Env {
 	return AttachCloud(k8s, Registered(c), region)
 }
 

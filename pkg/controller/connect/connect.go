@@ -1,9 +1,8 @@
-// Package controller is what the BackupBucket and BackupEntry controllers share at their root:
-// data planes, management planes and credential issuers built from a credentials secret read
-// from the API server, a BackupBucket's (or BackupEntry's) decoded providerConfig, and the options both controllers are added with. Its
-// subpackages hold the rest by concern: lasterror (errors to Gardener codes and requeues),
-// extstatus (status writes), periodic (the probe's and the inventory's scaffolding), predicates.
-package controller
+// Package connect builds what a BackupBucket or BackupEntry reconcile reaches its provider with:
+// the data plane, management plane or credential issuer of its credentials secret (read from the
+// API server for each request), and the decoded providerConfig (provider.Config) they are built
+// with.
+package connect
 
 import (
 	"context"
@@ -12,12 +11,11 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	securityv1alpha1constants "github.com/gardener/gardener/pkg/apis/security/v1alpha1/constants"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -26,48 +24,41 @@ import (
 // cached: a seed holds thousands) and builds the provider's data plane for this one request.
 // Its calls are named for the metrics where they are made (objectstore.WithOperation).
 func NewDataPlane(ctx context.Context, reader client.Reader, p provider.Provider, ref corev1.SecretReference, region string) (objectstore.DataPlane, error) {
-	creds, err := readCredentials(ctx, reader, ref, region)
-	if err != nil {
-		return nil, err
-	}
-	data, err := p.NewDataPlane(ctx, creds)
-	if err != nil {
-		return nil, fmt.Errorf("credentials secret %s/%s: %w", ref.Namespace, ref.Name, err)
-	}
-	return data, nil
+	return build(ctx, reader, ref, region, "", p.NewDataPlane)
 }
 
 // NewManagement reads the credentials secret as NewDataPlane does and builds the provider's
 // management plane for a bucket whose providerConfig is cfg.
 func NewManagement(ctx context.Context, reader client.Reader, ref corev1.SecretReference, region string, cfg provider.Config) (objectstore.Management, error) {
-	creds, err := readCredentials(ctx, reader, ref, region)
-	if err != nil {
-		return nil, err
-	}
-	m, err := cfg.NewManagement(ctx, creds)
-	if err != nil {
-		return nil, fmt.Errorf("credentials secret %s/%s: %w", ref.Namespace, ref.Name, err)
-	}
-	return m, nil
+	return build(ctx, reader, ref, region, "", cfg.NewManagement)
 }
 
 // NewIssuer reads the credentials secret as NewDataPlane does and builds the provider's issuer
 // named issuer with cfg, or nil where these credentials issue none.
 func NewIssuer(ctx context.Context, reader client.Reader, ref corev1.SecretReference, region string, cfg provider.Config, issuer string) (objectstore.CredentialIssuer, error) {
+	return build(ctx, reader, ref, region, fmt.Sprintf(", issuer %q", issuer), func(ctx context.Context, creds provider.Credentials) (objectstore.CredentialIssuer, error) {
+		return cfg.NewIssuer(ctx, creds, issuer)
+	})
+}
+
+// build reads the credentials secret ref and builds a plane or issuer of it with newT, whose
+// errors it names with the secret (and what, if set).
+func build[T any](ctx context.Context, reader client.Reader, ref corev1.SecretReference, region, what string, newT func(context.Context, provider.Credentials) (T, error)) (T, error) {
+	var none T
 	creds, err := readCredentials(ctx, reader, ref, region)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
-	iss, err := cfg.NewIssuer(ctx, creds, issuer)
+	t, err := newT(ctx, creds)
 	if err != nil {
-		return nil, fmt.Errorf("credentials secret %s/%s, issuer %q: %w", ref.Namespace, ref.Name, issuer, err)
+		return none, fmt.Errorf("credentials secret %s/%s%s: %w", ref.Namespace, ref.Name, what, err)
 	}
-	return metrics.Issuer(iss), nil
+	return t, nil
 }
 
 // readCredentials reads the credentials secret from the API server.
 func readCredentials(ctx context.Context, reader client.Reader, ref corev1.SecretReference, region string) (provider.Credentials, error) {
-	secret, err := readSecret(ctx, reader, ref)
+	secret, err := secrets.Read(ctx, reader, ref)
 	if err != nil {
 		return provider.Credentials{}, err
 	}
@@ -102,24 +93,4 @@ func decodeUnderSpec(p provider.Provider, raw *runtime.RawExtension) (provider.C
 		return cfg, decode.Under(err, "spec")
 	}
 	return cfg, nil
-}
-
-// ReadSecretData reads the data of the credentials secret ref from the API server.
-func ReadSecretData(ctx context.Context, reader client.Reader, ref corev1.SecretReference) (map[string][]byte, error) {
-	secret, err := readSecret(ctx, reader, ref)
-	if err != nil {
-		return nil, err
-	}
-	return secret.Data, nil
-}
-
-func readSecret(ctx context.Context, reader client.Reader, ref corev1.SecretReference) (*corev1.Secret, error) {
-	secret := &corev1.Secret{}
-	if err := reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, &MissingSecretError{Ref: ref}
-		}
-		return nil, fmt.Errorf("reading credentials secret %s/%s: %w", ref.Namespace, ref.Name, err)
-	}
-	return secret, nil
 }

@@ -1,4 +1,6 @@
-package controller
+// Package options holds the settings both controllers are added with (AddOptions) and the
+// deletion engine's settings they share (DeletionOptions).
+package options
 
 import (
 	"context"

@@ -1,4 +1,5 @@
-package controller
+// Package reconciled reads the object a reconcile request names.
+package reconciled
 
 import (
 	"context"
