@@ -53,7 +53,7 @@ func main() {
 	sample := flag.Int("baseline-sample", 5000, "blobs the sequential baseline deletes (its rate does not depend on the size; 100,000 at 50 ms would take 90 minutes); 0: all")
 	delaysFlag := flag.String("delays", "0ms,50ms", "added delay per request, comma-separated")
 	parallelism := flag.Int("parallelism", 8, "batches in flight for the engine and the raw limit")
-	order := flag.String("strategies", "raw,engine,baseline", "strategies in order (raw, engine, baseline), comma-separated; repeat them for medians")
+	order := flag.String("strategies", "raw,engine,baseline", "strategies in order (raw, raw-include, engine, baseline), comma-separated; repeat them for medians")
 	standin := flag.String("standin", "azurite", "the blob store: azurite, or go (the project's Go Blob stand-in)")
 	flag.Parse()
 	delays, err := stack.ParseDelays(*delaysFlag)
@@ -118,7 +118,16 @@ func run(sizes []int, delays []time.Duration, parallelism, sample int, order []s
 			if err != nil {
 				return err
 			}
-			return rawLimit(ctx, c, prefix.String(), parallelism)
+			return rawLimit(ctx, c, prefix.String(), parallelism, nil)
+		}},
+		// raw-include is raw listing as the engine does (snapshots, versions and immutability
+		// policies): whether asking for them costs the store anything.
+		"raw-include": {Name: "raw-include", Run: func(ctx context.Context, host string, _ int) error {
+			c, err := p.NewClient(at(host))
+			if err != nil {
+				return err
+			}
+			return rawLimit(ctx, c, prefix.String(), parallelism, &container.ListBlobsInclude{Snapshots: true, Versions: true, ImmutabilityPolicy: true})
 		}},
 		"engine": {Name: "engine", Run: func(ctx context.Context, host string, objects int) error {
 			store, err := p.NewDataPlane(ctx, at(host))
@@ -237,7 +246,7 @@ func baseline(ctx context.Context, c *azblob.Client, prefix string) error {
 }
 
 // rawLimit streams the listing into unchecked concurrent Blob Batch requests of 256 deletes.
-func rawLimit(ctx context.Context, c *azblob.Client, prefix string, workers int) error {
+func rawLimit(ctx context.Context, c *azblob.Client, prefix string, workers int, include *container.ListBlobsInclude) error {
 	cc := c.ServiceClient().NewContainerClient(bucket)
 	batches := make(chan []string, workers)
 	var wg sync.WaitGroup
@@ -257,7 +266,11 @@ func rawLimit(ctx context.Context, c *azblob.Client, prefix string, workers int)
 	}
 	var err error
 	pending := make([]string, 0, batchSize)
-	pager := cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: &prefix, MaxResults: to.Ptr(int32(5000))})
+	opts := &container.ListBlobsFlatOptions{Prefix: &prefix, MaxResults: to.Ptr(int32(5000))}
+	if include != nil {
+		opts.Include = *include
+	}
+	pager := cc.NewListBlobsFlatPager(opts)
 	for pager.More() {
 		page, perr := pager.NextPage(ctx)
 		if perr != nil {
