@@ -19,21 +19,27 @@ type wire struct {
 	batches   int
 	batchSize []int64
 	other     int
+	// failed counts the answers other than 2xx by kind and status (a 502 is the proxy's: the
+	// store closed the connection; the SDK retries those, and 5xx answers of the store).
+	failed    map[string]int
 	busy      map[string]time.Duration
 	started   time.Time
 	firstList time.Duration // from the pass's start to the first listing answered
 }
 
 func newWire() *wire {
-	return &wire{include: map[string]int{}, busy: map[string]time.Duration{}, started: time.Now()}
+	return &wire{failed: map[string]int{}, include: map[string]int{}, busy: map[string]time.Duration{}, started: time.Now()}
 }
 
 // observe is the proxy's OnRequest: r was answered now, having started at `since`.
-func (w *wire) observe(r *http.Request, since time.Time) {
+func (w *wire) observe(r *http.Request, status int, since time.Time) {
 	q := r.URL.Query()
 	took := time.Since(since)
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if status < 200 || status > 299 {
+		w.failed[fmt.Sprintf("%s %d", q.Get("comp"), status)]++
+	}
 	switch q.Get("comp") {
 	case "list":
 		w.lists++
@@ -73,8 +79,9 @@ func (w *wire) String() string {
 	if len(sizes) > 0 {
 		spread = fmt.Sprintf("%d..%d B, %.0f KiB in all", sizes[0], sizes[len(sizes)-1], float64(total)/1024)
 	}
-	return fmt.Sprintf("list %d [include %s] (%.1f s answering, first after %.2f s), batch %d (%s; %.1f s answering), other %d",
-		w.lists, strings.Join(inc, ", "), w.busy["list"].Seconds(), w.firstList.Seconds(), w.batches, spread, w.busy["batch"].Seconds(), w.other)
+	failed := fmt.Sprint(w.failed)
+	return fmt.Sprintf("list %d [include %s] (%.1f s answering, first after %.2f s), batch %d (%s; %.1f s answering), other %d, not 2xx %s",
+		w.lists, strings.Join(inc, ", "), w.busy["list"].Seconds(), w.firstList.Seconds(), w.batches, spread, w.busy["batch"].Seconds(), w.other, failed)
 }
 
 // timedProxy wraps the proxy's OnRequest with the request's start time (BeforeRequest stamps it).
@@ -90,7 +97,7 @@ func (t *timedProxy) before(r *http.Request) {
 	t.mu.Unlock()
 }
 
-func (t *timedProxy) after(r *http.Request, _ int) {
+func (t *timedProxy) after(r *http.Request, status int) {
 	t.mu.Lock()
 	since, ok := t.started[r]
 	delete(t.started, r)
@@ -100,7 +107,7 @@ func (t *timedProxy) after(r *http.Request, _ int) {
 		since = time.Now()
 	}
 	if w != nil {
-		w.observe(r, since)
+		w.observe(r, status, since)
 	}
 }
 
