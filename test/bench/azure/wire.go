@@ -27,6 +27,7 @@ type wire struct {
 	// failed counts the answers other than 2xx by kind and status (a 502 is the proxy's: the
 	// store closed the connection; the SDK retries those, and 5xx answers of the store).
 	failed    map[string]int
+	errors    []string // the first few reasons the proxy answered 502
 	busy      map[string]time.Duration
 	started   time.Time
 	firstList time.Duration // from the pass's start to the first listing answered
@@ -85,6 +86,9 @@ func (w *wire) String() string {
 		spread = fmt.Sprintf("%d..%d B, %.0f KiB in all", sizes[0], sizes[len(sizes)-1], float64(total)/1024)
 	}
 	failed := fmt.Sprint(w.failed)
+	if len(w.errors) > 0 {
+		failed += " (" + strings.Join(w.errors, "; ") + ")"
+	}
 	return fmt.Sprintf("list %d [include %s] (%.1f s answering, first after %.2f s), batch %d (%s; %.1f s answering), other %d, not 2xx %s",
 		w.lists, strings.Join(inc, ", "), w.busy["list"].Seconds(), w.firstList.Seconds(), w.batches, spread, w.busy["batch"].Seconds(), w.other, failed)
 }
@@ -113,6 +117,22 @@ func (t *timedProxy) after(r *http.Request, status int) {
 	}
 	if w != nil {
 		w.observe(r, status, since)
+	}
+}
+
+// failure records why the proxy could not forward r (its answer is a 502), with how long after
+// the request's start.
+func (t *timedProxy) failure(r *http.Request, err error) {
+	t.mu.Lock()
+	since := t.started[r]
+	w := t.current
+	t.mu.Unlock()
+	if w != nil {
+		w.mu.Lock()
+		if len(w.errors) < 5 {
+			w.errors = append(w.errors, fmt.Sprintf("%s after %.1f s: %v", r.URL.Query().Get("comp"), time.Since(since).Seconds(), err))
+		}
+		w.mu.Unlock()
 	}
 }
 
@@ -156,6 +176,10 @@ func startBenchProxy(target string, delay time.Duration, t *timedProxy) (*benchP
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.Transport = &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 2 * time.Second}
 	rp.ErrorLog = log.New(io.Discard, "", 0)
+	rp.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+		t.failure(r, err)
+		w.WriteHeader(http.StatusBadGateway)
+	}
 	p := &benchProxy{URL: "http://" + l.Addr().String()}
 	p.server = &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w := &statusWriter{ResponseWriter: rw, status: http.StatusOK}
