@@ -9,14 +9,20 @@
 //     Blob Batch requests of 256 deletes as the engine may have in flight (results ignored).
 //
 // All three list the prefix as part of the measured time and are checked afterwards: the prefix
-// must be empty and its neighbour intact.
+// must be empty and its neighbour intact. --strategies repeats them in any order (raw,engine,
+// raw,engine,...: the table then adds each one's median and spread); every pass prints what it
+// sent through the proxy (listing pages and their include=, Blob Batch requests and their sizes,
+// the time the store took to answer each kind). --standin go runs the project's Go Blob stand-in
+// (test/stack.BlobStandIn, which plays Blob Batch) instead of Azurite.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +53,8 @@ func main() {
 	sample := flag.Int("baseline-sample", 5000, "blobs the sequential baseline deletes (its rate does not depend on the size; 100,000 at 50 ms would take 90 minutes); 0: all")
 	delaysFlag := flag.String("delays", "0ms,50ms", "added delay per request, comma-separated")
 	parallelism := flag.Int("parallelism", 8, "batches in flight for the engine and the raw limit")
+	order := flag.String("strategies", "raw,engine,baseline", "strategies in order (raw, raw-include, engine, baseline), comma-separated; repeat them for medians")
+	standin := flag.String("standin", "azurite", "the blob store: azurite, or go (the project's Go Blob stand-in)")
 	flag.Parse()
 	delays, err := stack.ParseDelays(*delaysFlag)
 	if err != nil {
@@ -58,21 +66,32 @@ func main() {
 		fmt.Fprintln(os.Stderr, "--objects:", err)
 		os.Exit(2)
 	}
-	if err := run(sizes, delays, *parallelism, *sample); err != nil {
+	if err := run(sizes, delays, *parallelism, *sample, strings.Split(*order, ","), *standin); err != nil {
 		fmt.Fprintln(os.Stderr, "bench failed:", err)
 		os.Exit(1)
 	}
 }
 
-func run(sizes []int, delays []time.Duration, parallelism, sample int) error {
+func run(sizes []int, delays []time.Duration, parallelism, sample int, order []string, standin string) error {
 	ctx := context.Background()
-	fmt.Printf("bench: deleting %v blobs under %s/ on Azurite, parallelism %d, delays %v\n", sizes, entry, parallelism, delays)
-	azurite, err := stack.StartAzurite()
-	if err != nil {
-		return err
+	fmt.Printf("bench: deleting %v blobs under %s/ on %s, parallelism %d, delays %v, strategies %v\n", sizes, entry, standin, parallelism, delays, order)
+	var secret map[string][]byte
+	var target string
+	switch standin {
+	case "azurite":
+		azurite, err := stack.StartAzurite()
+		if err != nil {
+			return err
+		}
+		defer azurite.Stop()
+		secret, target = azurite.SecretData(), "http://"+azurite.Host
+	case "go":
+		blobs := stack.StartBlobStandIn()
+		defer blobs.Close()
+		secret, target = blobs.SecretData(), blobs.URL
+	default:
+		return fmt.Errorf("--standin %q: want azurite or go", standin)
 	}
-	defer azurite.Stop()
-	secret := azurite.SecretData()
 	// Azurite serves one request at a time: a listing page queued behind batches in flight can
 	// wait longer than the product's 60 s request timeout, which is Azurite's limit, not Azure's.
 	p := &azureprovider.Provider{RequestTimeout: 10 * time.Minute}
@@ -93,15 +112,24 @@ func run(sizes []int, delays []time.Duration, parallelism, sample int) error {
 	at := func(host string) provider.Credentials {
 		return provider.Credentials{Data: stack.With(secret, "domain", host)}
 	}
-	strategies := []benchutil.Strategy{
-		{Name: "raw", Run: func(ctx context.Context, host string, _ int) error {
+	strategies := map[string]benchutil.Strategy{
+		"raw": {Name: "raw", Run: func(ctx context.Context, host string, _ int) error {
 			c, err := p.NewClient(at(host))
 			if err != nil {
 				return err
 			}
-			return rawLimit(ctx, c, prefix.String(), parallelism)
+			return rawLimit(ctx, c, prefix.String(), parallelism, nil)
 		}},
-		{Name: "engine", Run: func(ctx context.Context, host string, objects int) error {
+		// raw-include is raw listing as the engine does (snapshots, versions and immutability
+		// policies): whether asking for them costs the store anything.
+		"raw-include": {Name: "raw-include", Run: func(ctx context.Context, host string, _ int) error {
+			c, err := p.NewClient(at(host))
+			if err != nil {
+				return err
+			}
+			return rawLimit(ctx, c, prefix.String(), parallelism, &container.ListBlobsInclude{Snapshots: true, Versions: true, ImmutabilityPolicy: true})
+		}},
+		"engine": {Name: "engine", Run: func(ctx context.Context, host string, objects int) error {
 			store, err := p.NewDataPlane(ctx, at(host))
 			if err != nil {
 				return err
@@ -112,7 +140,7 @@ func run(sizes []int, delays []time.Duration, parallelism, sample int) error {
 			}
 			return err
 		}},
-		{Name: "baseline", Sample: sample, Run: func(ctx context.Context, host string, _ int) error {
+		"baseline": {Name: "baseline", Sample: sample, Run: func(ctx context.Context, host string, _ int) error {
 			c, err := p.NewClient(at(host))
 			if err != nil {
 				return err
@@ -120,9 +148,15 @@ func run(sizes []int, delays []time.Duration, parallelism, sample int) error {
 			return baseline(ctx, c, prefix.String())
 		}},
 	}
+	for _, name := range order {
+		if _, ok := strategies[name]; !ok {
+			return fmt.Errorf("unknown strategy %q", name)
+		}
+	}
 	var results []benchutil.Result
 	for _, delay := range delays {
-		proxy, err := stack.StartProxy("http://"+azurite.Host, stack.ProxyOptions{Delay: delay})
+		timing := &timedProxy{started: map[*http.Request]time.Time{}}
+		proxy, err := startBenchProxy(target, delay, timing)
 		if err != nil {
 			return err
 		}
@@ -132,18 +166,65 @@ func run(sizes []int, delays []time.Duration, parallelism, sample int) error {
 			for i := range keys {
 				keys[i] = fmt.Sprintf("%setcd-main/v2/Full-%08d", prefix.String(), i)
 			}
-			for _, s := range strategies {
-				r, err := benchutil.RunOne(ctx, direct, bucket, keys, neighbour, s, host, delay)
+			for _, name := range order {
+				s := strategies[name]
+				counted := timing.pass()
+				r, err := benchutil.RunOne(ctx, direct, bucket, keys, neighbour, withCount(s, timing), host, delay)
 				if err != nil {
 					return err
 				}
+				fmt.Printf("    on the wire: %s\n", counted)
 				results = append(results, r)
 			}
 		}
 		proxy.Close()
 	}
 	benchutil.PrintTable(os.Stdout, results)
+	printMedians(results)
 	return nil
+}
+
+// withCount restarts the pass's counter when s starts deleting, so that the untimed writes
+// before it (which go to the store directly anyway) and nothing else are left out.
+func withCount(s benchutil.Strategy, t *timedProxy) benchutil.Strategy {
+	run := s.Run
+	s.Run = func(ctx context.Context, host string, objects int) error {
+		t.mu.Lock()
+		if t.current != nil {
+			t.current.started = time.Now()
+		}
+		t.mu.Unlock()
+		return run(ctx, host, objects)
+	}
+	return s
+}
+
+// printMedians prints, for every size, delay and strategy run more than once, the median rate,
+// the spread of the passes, and the median's share of raw's median in the same run.
+func printMedians(results []benchutil.Result) {
+	type key struct {
+		size     int
+		delay    time.Duration
+		strategy string
+	}
+	rates := map[key][]float64{}
+	var keys []key
+	for _, r := range results {
+		k := key{r.Size, r.Delay, r.Strategy}
+		if rates[k] == nil {
+			keys = append(keys, k)
+		}
+		rates[k] = append(rates[k], float64(r.Objects)/r.Seconds)
+	}
+	fmt.Printf("\n| blobs | added delay | strategy | passes | median blobs/s | spread (blobs/s) | median's share of raw's median |\n|---|---|---|---|---|---|---|\n")
+	for _, k := range keys {
+		xs := rates[k]
+		share := "-"
+		if raw := rates[key{k.size, k.delay, "raw"}]; raw != nil {
+			share = fmt.Sprintf("%.0f %%", 100*median(xs)/median(raw))
+		}
+		fmt.Printf("| %d | %s | %s | %d | %.0f | %.0f-%.0f | %s |\n", k.size, k.delay, k.strategy, len(xs), median(xs), slices.Min(xs), slices.Max(xs), share)
+	}
 }
 
 // baseline is today's Azure extension: page by page, one Delete per blob, sequentially.
@@ -165,7 +246,7 @@ func baseline(ctx context.Context, c *azblob.Client, prefix string) error {
 }
 
 // rawLimit streams the listing into unchecked concurrent Blob Batch requests of 256 deletes.
-func rawLimit(ctx context.Context, c *azblob.Client, prefix string, workers int) error {
+func rawLimit(ctx context.Context, c *azblob.Client, prefix string, workers int, include *container.ListBlobsInclude) error {
 	cc := c.ServiceClient().NewContainerClient(bucket)
 	batches := make(chan []string, workers)
 	var wg sync.WaitGroup
@@ -185,7 +266,11 @@ func rawLimit(ctx context.Context, c *azblob.Client, prefix string, workers int)
 	}
 	var err error
 	pending := make([]string, 0, batchSize)
-	pager := cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: &prefix, MaxResults: to.Ptr(int32(5000))})
+	opts := &container.ListBlobsFlatOptions{Prefix: &prefix, MaxResults: to.Ptr(int32(5000))}
+	if include != nil {
+		opts.Include = *include
+	}
+	pager := cc.NewListBlobsFlatPager(opts)
 	for pager.More() {
 		page, perr := pager.NextPage(ctx)
 		if perr != nil {
