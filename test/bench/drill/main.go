@@ -2,8 +2,8 @@
 // size, a full snapshot of about that many MiB and --deltas deltas, written as
 // etcd-backup-restore v0.43.0 writes them, then, in one measuring process, the raw download rate
 // of the same objects through the same data plane (the aws DataPlane's OpenObject, read to
-// io.Discard) and the drill as the restoredrill controller runs it (drill.FetchChain in the
-// process, the restore in a child process), with the peak RSS of both sides. See
+// io.Discard) and the drill as the restoredrill controller runs it (drill.FetchAndRestore in the
+// process, the restore in a child process, overlapping), with the peak RSS of both sides. See
 // docs/performance.md.
 package main
 
@@ -39,7 +39,7 @@ func main() {
 			}
 			return
 		case restoredrill.ChildCommandName: // the restore child, as the extension's binary runs it
-			if err := restoredrill.RunChild(context.Background(), os.Stdin, os.Stdout); err != nil {
+			if err := restoredrill.RunChildProcess(context.Background()); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(1)
 			}
@@ -87,7 +87,7 @@ func run(sizeList string, deltas int) error {
 	}
 	fmt.Printf("bench-drill: MinIO %s; full snapshots of %v MiB, %d deltas each; %d cores\n\n",
 		minio.Endpoint, sizes, deltas, numCPU())
-	fmt.Println("| full snapshot | deltas | chain read | raw (OpenObject to /dev/null) | fetch (controller side) | drill (fetch + restore) | drill / raw | fetch / raw | full alone: raw, fetch, fetch / raw | peak RSS raw read | peak RSS fetch | peak RSS restore child (anon, file) | restored |")
+	fmt.Println("| full snapshot | deltas | chain read | raw (OpenObject to /dev/null) | fetch alone (controller side) | drill (fetch and restore overlapping) | drill / raw | fetch / raw | full alone: raw, fetch, fetch / raw | peak RSS raw read | peak RSS fetch | peak RSS restore child (anon, file) | restored |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, mib := range sizes {
 		prefix := fmt.Sprintf("shoot--bench--%d--1/etcd-main/v2/", mib)
