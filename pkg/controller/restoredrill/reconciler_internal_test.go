@@ -100,9 +100,9 @@ func TestDrillOnScheduleRestorable(t *testing.T) {
 // changes back and forth are events.
 func TestFindingsAreNotRestorable(t *testing.T) {
 	cases := []struct {
-		name    string
-		damage  func(f *fixture, keys []string)
-		reason  drill.Reason
+		name   string
+		damage func(f *fixture, keys []string)
+		reason drill.Reason
 		// restore: whether the restore started. It starts once the full snapshot is verified,
 		// while the deltas download (a damaged delta is never sent to it, and the download's
 		// finding is the verdict), and not at all for a chain broken by names.

@@ -42,9 +42,9 @@ type measurement struct {
 	// a child, overlapping); FetchTime its download side alone (the deltas drained, not
 	// restored), measured after it.
 	FetchTime, DrillTime time.Duration
-	BytesRead                         int64 `json:"bytesRead"`
-	Revision, Keys                    int64
-	Deltas                            int
+	BytesRead            int64 `json:"bytesRead"`
+	Revision, Keys       int64
+	Deltas               int
 	// FetchPeakKiB is this process's peak RSS during the drill (VmHWM, reset before it);
 	// ChildPeakKiB the restore child's (its rusage).
 	FetchPeakKiB, ChildPeakKiB int64
