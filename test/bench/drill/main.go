@@ -38,6 +38,12 @@ func main() {
 				os.Exit(1)
 			}
 			return
+		case seedCommand: // the measuring process of the seed-scale mode
+			if err := measureSeed(context.Background(), os.Stdin, os.Stdout); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			return
 		case restoredrill.ChildCommandName: // the restore child, as the extension's binary runs it
 			if err := restoredrill.RunChildProcess(context.Background()); err != nil {
 				fmt.Fprintln(os.Stderr, err)
@@ -48,14 +54,32 @@ func main() {
 	}
 	sizes := flag.String("sizes", "128,1024", "full snapshot sizes in MiB, comma-separated: RSS must not grow with the size")
 	deltas := flag.Int("deltas", 10000, "deltas after each full snapshot (two revisions each)")
+	latency := flag.Duration("latency", 0, "put the measurement behind a proxy that waits this long before forwarding each request")
+	streamRate := flag.Int64("stream-rate", 0, "put the measurement behind a proxy that sends each response body at most this many MiB/s (0: no limit)")
+	cgroup := flag.String("cgroup", "", "a cgroup v1 memory cgroup directory (made by the caller, with memory.limit_in_bytes set) to run the measuring process and its restore child in, as the extension's container would; its peak usage, failcnt and OOM kills are reported")
+	entries := flag.Int("entries", 0, "seed-scale mode: drill this many entries, each a chain of --entry-mib and --entry-deltas, one after the other, behind a counting proxy")
+	entryMiB := flag.Int("entry-mib", 4, "seed-scale mode: each entry's full snapshot, MiB of values")
+	entryDeltas := flag.Int("entry-deltas", 50, "seed-scale mode: each entry's deltas")
 	flag.Parse()
-	if err := run(*sizes, *deltas); err != nil {
+	net := network{latency: *latency, streamRate: *streamRate << 20, cgroup: *cgroup}
+	if *entries > 0 {
+		net.seed = [3]int{*entries, *entryMiB, *entryDeltas}
+	}
+	if err := run(*sizes, *deltas, net); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-drill:", err)
 		os.Exit(1)
 	}
 }
 
-func run(sizeList string, deltas int) error {
+// network says whether the measuring process reaches MinIO through the proxy, and as what.
+type network struct {
+	latency    time.Duration
+	streamRate int64
+	seed       [3]int // entries, MiB, deltas of the seed-scale mode
+	cgroup     string // a memory cgroup to measure in
+}
+
+func run(sizeList string, deltas int, net network) error {
 	var sizes []int
 	for _, s := range strings.Split(sizeList, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -81,6 +105,18 @@ func run(sizeList string, deltas int) error {
 	}
 	secret := minio.SecretData()
 	delete(secret, "region")
+	var p *proxy
+	if net.latency > 0 || net.streamRate > 0 || net.seed[0] > 0 {
+		if p, err = startProxy(minio.Endpoint, net.latency, net.streamRate); err != nil {
+			return err
+		}
+		defer p.stop()
+		secret["endpoint"] = []byte(p.url)
+		fmt.Printf("bench-drill: the measuring process reads through a proxy: %s latency per request, %d MiB/s per stream (0: unlimited)\n", net.latency, net.streamRate>>20)
+	}
+	if net.seed[0] > 0 {
+		return runSeed(ctx, minio.S3Client(), p, secret, minio.Region, bucket, work, net.seed[0], net.seed[1], net.seed[2])
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -107,12 +143,20 @@ func run(sizeList string, deltas int) error {
 		}
 		var out, errOut bytes.Buffer
 		cmd := exec.Command(self, measureCommand)
+		if net.cgroup != "" { // join the cgroup before the measuring process starts: its children inherit it
+			cmd = exec.Command("/bin/sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$1" "$2"`, net.cgroup, self, measureCommand)
+		}
 		cmd.Env = os.Environ()
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &out, &errOut
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("measuring: %w\n%s", err, errOut.String())
 		}
 		var m measurement
+		if net.cgroup != "" {
+			fmt.Fprintf(os.Stderr, "cgroup %s: limit %s, max usage %s, failcnt %s, oom_control %q\n", net.cgroup,
+				cgroupFile(net.cgroup, "memory.limit_in_bytes"), cgroupFile(net.cgroup, "memory.max_usage_in_bytes"),
+				cgroupFile(net.cgroup, "memory.failcnt"), cgroupFile(net.cgroup, "memory.oom_control"))
+		}
 		if err := json.Unmarshal(out.Bytes(), &m); err != nil {
 			return fmt.Errorf("measuring: %w: %s\n%s", err, out.String(), errOut.String())
 		}
@@ -138,3 +182,12 @@ func rate(n int64, d time.Duration) float64 { return mibOf(n) / d.Seconds() }
 func mibOf(n int64) float64 { return float64(n) / (1 << 20) }
 
 func numCPU() int { return runtime.NumCPU() }
+
+// cgroupFile is a file of a cgroup, trimmed ("?" if it cannot be read).
+func cgroupFile(dir, name string) string {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(b))
+}
