@@ -71,6 +71,11 @@ type Result struct {
 	// Started is when the drill began; Duration how long it took.
 	Started  time.Time
 	Duration time.Duration
+	// FullRestored is how long the restore took until etcd stood on the restored full snapshot
+	// (etcd's restore and the embedded etcd's start); DeltaWait how long it then waited for
+	// deltas to arrive. Set by RestoreStream, for telling whether the download or the restore
+	// bounds a drill.
+	FullRestored, DeltaWait time.Duration
 	// Err is nil when the chain restored. An *Error (see ReasonOf) is a finding about the
 	// backup; any other error is the store's or the drill's machinery's, and proves nothing
 	// about the backup (retry later).
@@ -140,7 +145,8 @@ func deltaFile(i int) string { return fmt.Sprintf("delta-%d.json", i) }
 // restoreChain restores ch in dir, where the full snapshot is fetched and verified already
 // (fullFile): etcd's restore into dir/data, then every delta, which delta(i, d) returns the
 // verified JSON of (read to its end before the next is asked for), applied in order.
-func restoreChain(ctx context.Context, ch Chain, dir string, opts Options, delta func(i int, d Snapshot) (io.Reader, error)) (rev, keys int64, err error) {
+// fullDone, if set, is called once etcd stands on the restored full snapshot.
+func restoreChain(ctx context.Context, ch Chain, dir string, opts Options, delta func(i int, d Snapshot) (io.Reader, error), fullDone func()) (rev, keys int64, err error) {
 	lg := opts.Logger
 	if lg == nil {
 		lg = zap.NewNop()
@@ -164,6 +170,9 @@ func restoreChain(ctx context.Context, ch Chain, dir string, opts Options, delta
 	}
 	if rev < full.LastRevision {
 		return 0, 0, newError(ReasonChainBroken, full.Key, nil, "the restored database stands at revision %d, before the %d its name says", rev, full.LastRevision)
+	}
+	if fullDone != nil {
+		fullDone()
 	}
 	for i, d := range ch.Deltas {
 		in, err := delta(i, d)

@@ -81,6 +81,7 @@ func FetchAndRestore(ctx context.Context, src Source, bucket string, ch Chain, d
 	case sendErr == nil, errors.As(sendErr, &we) && res.Err != nil:
 		// Every delta sent (or the restore stopped reading, and says why).
 		r.Revision, r.Keys, r.Err = res.Revision, res.Keys, res.Err
+		r.FullRestored, r.DeltaWait = res.FullRestored, res.DeltaWait
 		if r.Err == nil && len(ch.Deltas) > 0 && r.Revision != ch.LastRevision() {
 			r.Err = newError(ReasonChainBroken, "", nil, "the restore ends at revision %d, the newest delta at %d", r.Revision, ch.LastRevision())
 		}
@@ -107,11 +108,13 @@ func RestoreStream(ctx context.Context, ch Chain, dir string, deltas io.Reader, 
 	in := bufio.NewReaderSize(deltas, deltaBuffer)
 	r.Revision, r.Keys, r.Err = restoreChain(ctx, ch, dir, opts, func(i int, _ Snapshot) (io.Reader, error) {
 		var hdr [8]byte
+		waiting := time.Now()
 		if _, err := io.ReadFull(in, hdr[:]); err != nil {
 			return nil, fmt.Errorf("delta %d of %s did not arrive: %w", i, ch.Etcd, err)
 		}
+		r.DeltaWait += time.Since(waiting)
 		return &frame{r: &io.LimitedReader{R: in, N: int64(binary.BigEndian.Uint64(hdr[:]))}}, nil
-	})
+	}, func() { r.FullRestored = time.Since(r.Started) })
 	r.Duration = time.Since(r.Started)
 	return r
 }

@@ -41,6 +41,9 @@ type childResult struct {
 	Revision int64         `json:"revision,omitempty"`
 	Keys     int64         `json:"keys,omitempty"`
 	Duration time.Duration `json:"duration"`
+	// FullRestored and DeltaWait are drill.Result's.
+	FullRestored time.Duration `json:"fullRestored,omitempty"`
+	DeltaWait    time.Duration `json:"deltaWait,omitempty"`
 	// Reason, Key and Detail are a finding (drill.Error); Error any other failure.
 	Reason drill.Reason `json:"reason,omitempty"`
 	Key    string       `json:"key,omitempty"`
@@ -87,7 +90,7 @@ func RunChild(ctx context.Context, in, deltas io.Reader, out io.Writer) error {
 	full := job.Full
 	ch := drill.Chain{Etcd: job.Etcd, Full: &full, Deltas: job.Deltas}
 	r := drill.RestoreStream(ctx, ch, job.Dir, deltas, drill.Options{})
-	res := childResult{Revision: r.Revision, Keys: r.Keys, Duration: r.Duration}
+	res := childResult{Revision: r.Revision, Keys: r.Keys, Duration: r.Duration, FullRestored: r.FullRestored, DeltaWait: r.DeltaWait}
 	var de *drill.Error
 	switch {
 	case errors.As(r.Err, &de):
@@ -159,7 +162,7 @@ func (c ChildRestorer) Restore(ctx context.Context, ch drill.Chain, dir string, 
 	case ctx.Err() != nil:
 		r.Err = fmt.Errorf("restore process stopped: %w", ctx.Err())
 	case runErr == nil && parsed:
-		r.Revision, r.Keys = res.Revision, res.Keys
+		r.Revision, r.Keys, r.FullRestored, r.DeltaWait = res.Revision, res.Keys, res.FullRestored, res.DeltaWait
 		switch {
 		case res.Reason != "":
 			if r.Err = drill.NewFinding(res.Reason, res.Key, res.Detail); r.Err == nil {

@@ -166,6 +166,8 @@ func run(sizeList string, deltas int, net network) error {
 		if m.Revision != c.revision || m.BytesRead != c.bytes || m.RawBytes != c.bytes {
 			return fmt.Errorf("the drill restored revision %d reading %d bytes (raw %d); the chain ends at %d with %d bytes", m.Revision, m.BytesRead, m.RawBytes, c.revision, c.bytes)
 		}
+		fmt.Fprintf(os.Stderr, "%d MiB: the restore child stood on the full snapshot %s after it started, then waited %s for deltas; drill %s, raw %s (full snapshot alone %s)\n",
+			mib, m.ChildFullRestored.Round(time.Millisecond), m.ChildDeltaWait.Round(time.Millisecond), m.DrillTime.Round(time.Millisecond), m.RawTime.Round(time.Millisecond), m.RawFullTime.Round(time.Millisecond))
 		raw := rate(m.RawBytes, m.RawTime)
 		fetch, drilled := rate(m.BytesRead, m.FetchTime), rate(m.BytesRead, m.DrillTime)
 		rawFull, fetchFull := rate(m.FullBytes, m.RawFullTime), rate(m.FullBytes, m.FullFetchTime)

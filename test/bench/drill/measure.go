@@ -42,9 +42,13 @@ type measurement struct {
 	// a child, overlapping); FetchTime its download side alone (the deltas drained, not
 	// restored), measured after it.
 	FetchTime, DrillTime time.Duration
-	BytesRead            int64 `json:"bytesRead"`
-	Revision, Keys       int64
-	Deltas               int
+	// ChildFullRestored is when the child stood on the restored full snapshot (from its start,
+	// which is when the full snapshot was downloaded); ChildDeltaWait how long it then waited for
+	// deltas.
+	ChildFullRestored, ChildDeltaWait time.Duration
+	BytesRead                         int64 `json:"bytesRead"`
+	Revision, Keys                    int64
+	Deltas                            int
 	// FetchPeakKiB is this process's peak RSS during the drill (VmHWM, reset before it);
 	// ChildPeakKiB the restore child's (its rusage).
 	FetchPeakKiB, ChildPeakKiB int64
@@ -130,6 +134,7 @@ func measure(ctx context.Context, in io.Reader, out io.Writer) error {
 		m.ChildPeakKiB = ru.Maxrss
 	}
 	m.BytesRead, m.Revision, m.Keys, m.Deltas = r.BytesRead, r.Revision, r.Keys, len(ch.Deltas)
+	m.ChildFullRestored, m.ChildDeltaWait = r.FullRestored, r.DeltaWait
 	if r.Err != nil {
 		return report(r.Err)
 	}
