@@ -10,19 +10,29 @@ import (
 	"sync"
 )
 
-// deltaMemory is the most of one delta a fetch holds in memory; a larger delta spills to a file
-// in the scratch directory. With DefaultFetchers, the deltas in flight hold at most a few MiB.
-const deltaMemory = 1 << 20
+const (
+	// deltaMemory is the most of one delta a fetch holds in memory; a larger delta spills to a
+	// file in the scratch directory.
+	deltaMemory = 1 << 20
+	// aheadBytes bounds the deltas downloaded but not yet sent to the restore (in memory or
+	// spilled): a new download starts only while they hold less. So the download runs ahead
+	// while etcd restores the full snapshot, and the queue holds at most aheadBytes plus the
+	// downloads in flight, however long the chain.
+	aheadBytes = 32 << 20
+)
 
-// deltaQueue downloads a chain's deltas, up to n at once, and hands them to send in order. A
-// delta is fetched only when fewer than n fetched deltas wait to be sent, so memory and scratch
-// held by the queue are bounded by n deltas, however long the chain.
+// deltaQueue downloads a chain's deltas, up to n at once, and hands them to send in order.
 type deltaQueue struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	results []chan fetchedDelta
-	window  chan struct{}
+	slots   chan struct{} // downloads in flight
 	deltas  []Snapshot
+
+	mu   sync.Mutex
+	cond *sync.Cond
+	held int64 // bytes downloaded, not yet sent
+	done bool  // stopped
 }
 
 // fetchedDelta is one delta's download: the verified content, or why there is none.
@@ -36,7 +46,8 @@ type fetchedDelta struct {
 // to n fetches at once.
 func startDeltas(ctx context.Context, f *fetcher, deltas []Snapshot, dir string, n, spillAbove int) *deltaQueue {
 	ctx, cancel := context.WithCancel(ctx)
-	q := &deltaQueue{cancel: cancel, results: make([]chan fetchedDelta, len(deltas)), window: make(chan struct{}, n), deltas: deltas}
+	q := &deltaQueue{cancel: cancel, results: make([]chan fetchedDelta, len(deltas)), slots: make(chan struct{}, n), deltas: deltas}
+	q.cond = sync.NewCond(&q.mu)
 	for i := range q.results {
 		q.results[i] = make(chan fetchedDelta, 1)
 	}
@@ -44,9 +55,7 @@ func startDeltas(ctx context.Context, f *fetcher, deltas []Snapshot, dir string,
 	go func() {
 		defer q.wg.Done()
 		for i, d := range deltas {
-			select {
-			case q.window <- struct{}{}: // released by send once delta i is sent
-			case <-ctx.Done():
+			if !q.room(ctx) {
 				for _, ch := range q.results[i:] {
 					ch <- fetchedDelta{err: ctx.Err()}
 				}
@@ -60,11 +69,41 @@ func startDeltas(ctx context.Context, f *fetcher, deltas []Snapshot, dir string,
 				if err != nil {
 					buf.discard()
 				}
+				q.hold(payload)
+				<-q.slots
 				q.results[i] <- fetchedDelta{buf: buf, payload: payload, err: err}
 			}()
 		}
 	}()
 	return q
+}
+
+// room waits until a download may start: a slot free and less than aheadBytes held. It takes
+// the slot; false when ctx ended.
+func (q *deltaQueue) room(ctx context.Context) bool {
+	select {
+	case q.slots <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.held >= aheadBytes && !q.done {
+		q.cond.Wait()
+	}
+	if q.done || ctx.Err() != nil {
+		<-q.slots
+		return false
+	}
+	return true
+}
+
+// hold adds n bytes to what the queue holds (negative: released).
+func (q *deltaQueue) hold(n int64) {
+	q.mu.Lock()
+	q.held += n
+	q.mu.Unlock()
+	q.cond.Broadcast()
 }
 
 // writeError is a failed write to the restore's stream: the restore stopped reading (its result
@@ -86,7 +125,7 @@ func (q *deltaQueue) send(w io.Writer) error {
 		}
 		err := d.buf.writeFrame(w, d.payload)
 		d.buf.discard()
-		<-q.window
+		q.hold(-d.payload)
 		if err != nil {
 			return writeError{fmt.Errorf("delta %s: %w", q.deltas[i].Key, err)}
 		}
@@ -97,6 +136,10 @@ func (q *deltaQueue) send(w io.Writer) error {
 // stop ends every download still running and waits for them; what they held is released.
 func (q *deltaQueue) stop() {
 	q.cancel()
+	q.mu.Lock()
+	q.done = true
+	q.mu.Unlock()
+	q.cond.Broadcast()
 	q.wg.Wait()
 	for _, ch := range q.results {
 		select {
