@@ -160,6 +160,9 @@ func restoreChain(ctx context.Context, ch Chain, dir string, opts Options, delta
 	if err := os.Remove(dbPath); err != nil { // etcd copied it into dataDir
 		return 0, 0, err
 	}
+	if err := dropCache(filepath.Join(dataDir, "member", "snap", "db")); err != nil {
+		return 0, 0, err
+	}
 	m, err := startEmbedded(ctx, lg, full.Key, dataDir)
 	if err != nil {
 		return 0, 0, err

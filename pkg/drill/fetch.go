@@ -147,7 +147,7 @@ func (f *fetcher) fetch(ctx context.Context, s Snapshot, path string, bufSize in
 		return 0, err
 	}
 	defer out.Close()
-	payload, err := f.copyVerified(ctx, s, out, bufSize)
+	payload, err := f.copyVerified(ctx, s, newDropBehind(out), bufSize)
 	if err != nil {
 		return 0, err
 	}
