@@ -9,7 +9,9 @@ import (
 	"maps"
 	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -184,5 +186,62 @@ func TestNewFinding(t *testing.T) {
 	}
 	if err := NewFinding("Other", "", "x"); err != nil {
 		t.Errorf("%v", err)
+	}
+}
+
+// countingSource counts the deltas being read at once; a delta's OpenObject waits (up to 200 ms)
+// for a third to open, so that a drill not bounded to two at a time would show three.
+type countingSource struct {
+	memSource
+	mu        sync.Mutex
+	open, max int
+	third     chan struct{}
+}
+
+func (c *countingSource) OpenObject(ctx context.Context, bucket, key string) (io.ReadCloser, error) {
+	if !strings.Contains(key, "Incr-") {
+		return c.memSource.OpenObject(ctx, bucket, key)
+	}
+	c.mu.Lock()
+	c.open++
+	if c.open > c.max {
+		c.max = c.open
+	}
+	if c.open == 3 {
+		close(c.third)
+	}
+	c.mu.Unlock()
+	select {
+	case <-c.third:
+	case <-time.After(200 * time.Millisecond):
+	}
+	rc, err := c.memSource.OpenObject(ctx, bucket, key)
+	if err != nil {
+		return nil, err
+	}
+	return &closer{ReadCloser: rc, done: func() { c.mu.Lock(); c.open--; c.mu.Unlock() }}, nil
+}
+
+type closer struct {
+	io.ReadCloser
+	done func()
+}
+
+func (c *closer) Close() error { c.done(); return c.ReadCloser.Close() }
+
+// Deltas download at most Options.Fetchers at once.
+func TestFetchAndRestoreBoundsDownloads(t *testing.T) {
+	f := newChain(t, "")
+	s := store(t, f.objects)
+	ch := CheckChains(entry, listing(t, s))[0]
+	src := &countingSource{memSource: memSource{s}, third: make(chan struct{})}
+	r := FetchAndRestore(context.Background(), src, bucket, ch, t.TempDir(), Options{Fetchers: 2}, func(ctx context.Context, ch Chain, dir string, deltas *os.File) Result {
+		return RestoreStream(ctx, ch, dir, deltas, Options{})
+	})
+	if r.Err != nil || r.Revision != f.lastRev {
+		t.Fatalf("result %+v", r)
+	}
+	if src.max != 2 {
+		t.Errorf("%d deltas downloaded at once, want 2", src.max)
 	}
 }
