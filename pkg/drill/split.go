@@ -54,6 +54,10 @@ func FetchAndRestore(ctx context.Context, src Source, bucket string, ch Chain, d
 		r.Err = err
 		return r
 	}
+	if ch.Full == nil {
+		r.Err = newError(ReasonNoFullSnapshot, "", nil, "no full snapshot of %s to restore", ch.Etcd)
+		return r
+	}
 	f := newFetcher(src, bucket, opts)
 	defer func() { r.BytesRead = f.read.Load() }()
 	q := startDeltas(ctx, f, ch.Deltas, dir, opts.fetchers(), cmp.Or(opts.spillAbove, deltaMemory))
