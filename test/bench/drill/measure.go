@@ -34,6 +34,9 @@ type measurement struct {
 	RawBytes   int64         `json:"rawBytes"`
 	RawTime    time.Duration `json:"rawTime"`
 	RawPeakKiB int64         `json:"rawPeakKiB"`
+	// RawParTime is the raw read of the same objects at the drill's parallelism: the full
+	// snapshot and the deltas beside it, drill.DefaultFetchers at once.
+	RawParTime time.Duration
 	// RawFullTime is the raw read's time for the full snapshot alone; FullFetchTime the
 	// download side's for a chain of the full snapshot alone (measured after the drill).
 	RawFullTime, FullFetchTime time.Duration
@@ -111,6 +114,10 @@ func measure(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 	m.RawTime = time.Since(start)
 	m.RawPeakKiB = procStatus("VmHWM:")
+	// Raw at the drill's parallelism: the full snapshot and, beside it, the deltas 4 at a time.
+	if m.RawParTime, err = rawParallel(ctx, store, j.Bucket, ch, drill.DefaultFetchers); err != nil {
+		return report(err)
+	}
 
 	child, err := restoredrill.SelfRestorer()
 	if err != nil {
@@ -144,6 +151,46 @@ func measure(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 	m.FullFetchTime, err = fetchOnly(ctx, store, j, drill.Chain{Etcd: ch.Etcd, Full: ch.Full})
 	return report(err)
+}
+
+// rawParallel reads ch's objects to io.Discard as the drill downloads them: the full snapshot
+// and, beside it, the deltas n at a time.
+func rawParallel(ctx context.Context, store objectstore.DataPlane, bucket string, ch drill.Chain, n int) (time.Duration, error) {
+	start := time.Now()
+	read := func(key string) error {
+		rc, err := store.OpenObject(ctx, bucket, key)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		_, err = io.Copy(io.Discard, rc)
+		return err
+	}
+	errs := make(chan error, n+1)
+	keys := make(chan string)
+	go func() { errs <- read(ch.Full.Key) }()
+	for range n {
+		go func() {
+			var first error
+			for k := range keys {
+				if err := read(k); err != nil && first == nil {
+					first = err
+				}
+			}
+			errs <- first
+		}()
+	}
+	for _, d := range ch.Deltas {
+		keys <- d.Key
+	}
+	close(keys)
+	var first error
+	for range n + 1 {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return time.Since(start), first
 }
 
 // fetchOnly times drill.FetchAndRestore of ch with a restore that only drains the deltas: the
