@@ -10,7 +10,6 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
-	"golang.org/x/time/rate"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
@@ -36,11 +35,17 @@ type Options struct {
 	// MaxBytes caps the bytes one etcd's drill reads from the store (0: no cap). A chain whose
 	// listed size is larger is not downloaded at all: ReasonTooLarge.
 	MaxBytes int64
-	// MaxScratchBytes caps the decompressed bytes one etcd's drill writes to ScratchDir at once
-	// (the full snapshot plus one delta; 0: no cap): ReasonTooLarge when reached.
+	// MaxScratchBytes caps the decompressed bytes one etcd's drill writes to ScratchDir or holds
+	// for its restore (the full snapshot and every delta; 0: no cap): ReasonTooLarge when reached.
 	MaxScratchBytes int64
-	// ReadRate caps the read rate in bytes per second (0: none).
+	// ReadRate caps the drill's read rate in bytes per second, all its downloads together (0:
+	// none).
 	ReadRate int64
+	// Fetchers is how many deltas the drill downloads at once, ahead of the restore that applies
+	// them in order (0: DefaultFetchers). MaxBytes and ReadRate hold for all of them together.
+	Fetchers int
+	// spillAbove is the most of one delta held in memory (0: deltaMemory); tests set it low.
+	spillAbove int
 	// Logger receives etcd's own log (etcdutl's restore, the embedded etcd); nil discards it.
 	Logger *zap.Logger
 	// Inspect, if set, is called with a client of the restored etcd before it is stopped, for
@@ -66,6 +71,11 @@ type Result struct {
 	// Started is when the drill began; Duration how long it took.
 	Started  time.Time
 	Duration time.Duration
+	// FullRestored is how long the restore took until etcd stood on the restored full snapshot
+	// (etcd's restore and the embedded etcd's start); DeltaWait how long it then waited for
+	// deltas to arrive. Set by RestoreStream, for telling whether the download or the restore
+	// bounds a drill.
+	FullRestored, DeltaWait time.Duration
 	// Err is nil when the chain restored. An *Error (see ReasonOf) is a finding about the
 	// backup; any other error is the store's or the drill's machinery's, and proves nothing
 	// about the backup (retry later).
@@ -97,41 +107,21 @@ func Drill(ctx context.Context, src Source, bucket, prefix string, opts Options)
 	return results, nil
 }
 
-// DrillChain drills one chain (from Collector.Chains or CheckChains); see Drill.
+// DrillChain drills one chain (from Collector.Chains or CheckChains) in a new directory in
+// opts.ScratchDir, removed when it ends: FetchAndRestore with the restore in this process
+// (RestoreStream); see Drill.
 func DrillChain(ctx context.Context, src Source, bucket string, ch Chain, opts Options) Result {
-	r := Result{Etcd: ch.Etcd, Deltas: len(ch.Deltas), Size: ch.Size(), Started: time.Now()}
-	if ch.Full != nil {
-		r.Full = ch.Full.Key
-	}
-	f := &fetcher{src: src, bucket: bucket, maxRead: opts.MaxBytes, maxScratch: opts.MaxScratchBytes}
-	if opts.ReadRate > 0 {
-		f.limiter = rate.NewLimiter(rate.Limit(opts.ReadRate), int(min(opts.ReadRate, 256*1024)))
-	}
-	r.Revision, r.Keys, r.Err = drillChain(ctx, f, ch, opts)
-	r.BytesRead = f.read
-	r.Duration = time.Since(r.Started)
-	return r
-}
-
-func drillChain(ctx context.Context, f *fetcher, ch Chain, opts Options) (rev, keys int64, err error) {
-	if err := checkBudget(ch, opts); err != nil {
-		return 0, 0, err
-	}
 	dir, err := os.MkdirTemp(opts.ScratchDir, "drill-")
 	if err != nil {
-		return 0, 0, err
+		r := Result{Etcd: ch.Etcd, Deltas: len(ch.Deltas), Size: ch.Size(), Started: time.Now(), Err: err}
+		if ch.Full != nil {
+			r.Full = ch.Full.Key
+		}
+		return r
 	}
 	defer os.RemoveAll(dir)
-	dbPath := filepath.Join(dir, fullFile)
-	if _, err := f.fetch(ctx, *ch.Full, dbPath); err != nil {
-		return 0, 0, err
-	}
-	fullWritten := f.written
-	return restoreChain(ctx, ch, dir, opts, func(i int, d Snapshot) (string, error) {
-		f.written = fullWritten // scratch holds the data directory and one delta at a time
-		path := filepath.Join(dir, deltaFile(i))
-		_, err := f.fetch(ctx, d, path)
-		return path, err
+	return FetchAndRestore(ctx, src, bucket, ch, dir, opts, func(ctx context.Context, ch Chain, dir string, deltas *os.File) Result {
+		return RestoreStream(ctx, ch, dir, deltas, opts)
 	})
 }
 
@@ -146,15 +136,17 @@ func checkBudget(ch Chain, opts Options) error {
 	return nil
 }
 
-// Names of the files a drill keeps in its scratch directory.
+// Names of the files a drill keeps in its scratch directory: the full snapshot until etcd's
+// restore has copied it, a delta larger than deltaMemory until it is sent to the restore.
 const fullFile = "full.db"
 
 func deltaFile(i int) string { return fmt.Sprintf("delta-%d.json", i) }
 
 // restoreChain restores ch in dir, where the full snapshot is fetched and verified already
 // (fullFile): etcd's restore into dir/data, then every delta, which delta(i, d) returns the
-// verified file of, applied and removed in order.
-func restoreChain(ctx context.Context, ch Chain, dir string, opts Options, delta func(i int, d Snapshot) (string, error)) (rev, keys int64, err error) {
+// verified JSON of (read to its end before the next is asked for), applied in order.
+// fullDone, if set, is called once etcd stands on the restored full snapshot.
+func restoreChain(ctx context.Context, ch Chain, dir string, opts Options, delta func(i int, d Snapshot) (io.Reader, error), fullDone func()) (rev, keys int64, err error) {
 	lg := opts.Logger
 	if lg == nil {
 		lg = zap.NewNop()
@@ -168,6 +160,9 @@ func restoreChain(ctx context.Context, ch Chain, dir string, opts Options, delta
 	if err := os.Remove(dbPath); err != nil { // etcd copied it into dataDir
 		return 0, 0, err
 	}
+	if err := dropCache(filepath.Join(dataDir, "member", "snap", "db")); err != nil {
+		return 0, 0, err
+	}
 	m, err := startEmbedded(ctx, lg, full.Key, dataDir)
 	if err != nil {
 		return 0, 0, err
@@ -179,15 +174,15 @@ func restoreChain(ctx context.Context, ch Chain, dir string, opts Options, delta
 	if rev < full.LastRevision {
 		return 0, 0, newError(ReasonChainBroken, full.Key, nil, "the restored database stands at revision %d, before the %d its name says", rev, full.LastRevision)
 	}
+	if fullDone != nil {
+		fullDone()
+	}
 	for i, d := range ch.Deltas {
-		path, err := delta(i, d)
+		in, err := delta(i, d)
 		if err != nil {
 			return 0, 0, err
 		}
-		if err := m.applyDelta(ctx, d, path); err != nil {
-			return 0, 0, err
-		}
-		if err := os.Remove(path); err != nil {
+		if err := m.applyDelta(ctx, d, in); err != nil {
 			return 0, 0, err
 		}
 	}

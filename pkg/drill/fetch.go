@@ -1,6 +1,7 @@
 package drill
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"compress/lzw"
@@ -12,6 +13,7 @@ import (
 	"hash"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"golang.org/x/time/rate"
 )
@@ -25,15 +27,36 @@ var gzipMagic = []byte{0x1f, 0x8b}
 // lzwLiteralWidth is etcd-backup-restore's LZW literal width (pkg/compressor/types.go:32).
 const lzwLiteralWidth = 8
 
-// fetcher downloads one drill's objects, streaming, within the drill's budget.
+// Copy buffers: the full snapshot is copied in large reads (fewer system calls per GiB); each
+// delta fetcher has a small one.
+const (
+	fullBuffer  = 1 << 20
+	deltaBuffer = 64 << 10
+)
+
+// fetcher downloads one drill's objects, streaming, within the drill's budget. Its methods may
+// run concurrently (several deltas at once): the counters are shared, so the caps and the read
+// rate (one limiter) hold for the drill in total.
 type fetcher struct {
 	src     Source
 	bucket  string
 	limiter *rate.Limiter // nil: no read rate limit
 	// read counts the bytes read from the store; maxRead caps them (0: no cap).
-	read, maxRead int64
-	// written counts the decompressed bytes written to scratch; maxScratch caps them (0: no cap).
-	written, maxScratch int64
+	read    atomic.Int64
+	maxRead int64
+	// written counts the decompressed bytes written to scratch (or held for the restore);
+	// maxScratch caps them (0: no cap).
+	written    atomic.Int64
+	maxScratch int64
+}
+
+// newFetcher is a fetcher of bucket in src within opts' budget.
+func newFetcher(src Source, bucket string, opts Options) *fetcher {
+	f := &fetcher{src: src, bucket: bucket, maxRead: opts.MaxBytes, maxScratch: opts.MaxScratchBytes}
+	if opts.ReadRate > 0 {
+		f.limiter = rate.NewLimiter(rate.Limit(opts.ReadRate), int(min(opts.ReadRate, 256*1024)))
+	}
+	return f
 }
 
 // srcError marks an error of the store's stream, which says nothing about the backup.
@@ -59,9 +82,14 @@ func (s *storeReader) Read(p []byte) (int, error) {
 	if s.f.limiter != nil && len(p) > s.f.limiter.Burst() {
 		p = p[:s.f.limiter.Burst()]
 	}
+	if s.f.maxRead > 0 { // read no more than one byte past the cap (per concurrent fetch)
+		room := max(s.f.maxRead-s.f.read.Load()+1, 1)
+		if int64(len(p)) > room {
+			p = p[:room]
+		}
+	}
 	n, err := s.r.Read(p)
-	s.f.read += int64(n)
-	if s.f.maxRead > 0 && s.f.read > s.f.maxRead {
+	if read := s.f.read.Add(int64(n)); s.f.maxRead > 0 && read > s.f.maxRead {
 		return n, overBudget{fmt.Sprintf("more than %d bytes read from the store", s.f.maxRead)}
 	}
 	if s.f.limiter != nil && n > 0 {
@@ -87,8 +115,7 @@ type tailHasher struct {
 }
 
 func (t *tailHasher) Write(p []byte) (int, error) {
-	t.f.written += int64(len(p))
-	if t.f.maxScratch > 0 && t.f.written > t.f.maxScratch {
+	if written := t.f.written.Add(int64(len(p))); t.f.maxScratch > 0 && written > t.f.maxScratch {
 		return 0, overBudget{fmt.Sprintf("more than %d bytes of scratch space", t.f.maxScratch)}
 	}
 	if _, err := t.w.Write(p); err != nil {
@@ -111,30 +138,46 @@ func (t *tailHasher) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// fetch downloads s into path, decompressed as its suffix says, and verifies the SHA-256
-// appended to its content as etcd-backup-restore does: for a full snapshot, the hash etcd's
-// snapshot API appends to the database, present when the length is 512·n+32
-// (pkg/etcdutil/etcdutil.go:340-408, etcdutl's hasChecksum); for a delta, the hash the
-// snapshotter appends to its JSON events (snapshotter.go:472-477, checked in restorer.go:618-659).
-// A delta's file is cut to its JSON; a full snapshot's keeps the hash, which etcd's restore
-// checks once more. It returns the payload's length (without the hash).
-//
-// Errors: an *Error (HashMismatch, Undecodable, TooLarge) about the object, or the store's own
-// error (wrapped with %w) or ctx's.
-func (f *fetcher) fetch(ctx context.Context, s Snapshot, path string) (int64, error) {
-	rc, err := f.src.OpenObject(ctx, f.bucket, s.Key)
-	if err != nil {
-		return 0, fmt.Errorf("opening %s: %w", s.Key, err)
-	}
-	defer rc.Close()
+// fetch downloads s into the file path (new), verified and decompressed as copyVerified does,
+// copying with a buffer of bufSize. A delta's file is cut to its JSON; a full snapshot's keeps
+// the hash, which etcd's restore checks once more. It returns the payload's length.
+func (f *fetcher) fetch(ctx context.Context, s Snapshot, path string, bufSize int) (int64, error) {
 	out, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return 0, err
 	}
 	defer out.Close()
+	payload, err := f.copyVerified(ctx, s, newDropBehind(out), bufSize)
+	if err != nil {
+		return 0, err
+	}
+	if s.Kind == KindDelta {
+		if err := out.Truncate(payload); err != nil {
+			return 0, err
+		}
+	}
+	return payload, out.Close()
+}
+
+// copyVerified downloads s into out, decompressed as its suffix says, and verifies the SHA-256
+// appended to its content as etcd-backup-restore does: for a full snapshot, the hash etcd's
+// snapshot API appends to the database, present when the length is 512·n+32
+// (pkg/etcdutil/etcdutil.go:340-408, etcdutl's hasChecksum); for a delta, the hash the
+// snapshotter appends to its JSON events (snapshotter.go:472-477, checked in restorer.go:618-659).
+// Everything is written to out, the hash included. It returns the payload's length (without the
+// hash); out holds nothing that may be used unless the error is nil.
+//
+// Errors: an *Error (HashMismatch, Undecodable, TooLarge) about the object, or the store's own
+// error (wrapped with %w) or ctx's.
+func (f *fetcher) copyVerified(ctx context.Context, s Snapshot, out io.Writer, bufSize int) (int64, error) {
+	rc, err := f.src.OpenObject(ctx, f.bucket, s.Key)
+	if err != nil {
+		return 0, fmt.Errorf("opening %s: %w", s.Key, err)
+	}
+	defer rc.Close()
 
 	th := &tailHasher{w: out, h: sha256.New(), f: f}
-	if err := decompressInto(th, &storeReader{ctx: ctx, f: f, r: rc}, s.Compression); err != nil {
+	if err := decompressInto(th, &storeReader{ctx: ctx, f: f, r: rc}, s.Compression, bufSize); err != nil {
 		return 0, f.classify(s, err)
 	}
 	payload := th.n - hashSize
@@ -152,18 +195,17 @@ func (f *fetcher) fetch(ctx context.Context, s Snapshot, path string) (int64, er
 		}
 		return 0, newError(ReasonHashMismatch, s.Key, nil, "SHA-256 of the content is %x, the snapshot says %x", sum, th.tail)
 	}
-	if s.Kind == KindDelta {
-		if err := out.Truncate(payload); err != nil {
-			return 0, err
-		}
-	}
-	return payload, out.Close()
+	return payload, nil
 }
 
 // decompressInto copies r into w through the decompressor that suffix names
-// (IsSnapshotCompressed and DecompressSnapshot, pkg/compressor/compressor.go:62-144).
-func decompressInto(w io.Writer, r io.Reader, suffix string) error {
+// (IsSnapshotCompressed and DecompressSnapshot, pkg/compressor/compressor.go:62-144),
+// with a buffer of bufSize (compressed streams are read through a bufio.Reader of that size).
+func decompressInto(w io.Writer, r io.Reader, suffix string, bufSize int) error {
 	var dr io.Reader
+	if suffix != suffixNone {
+		r = bufio.NewReaderSize(r, bufSize)
+	}
 	switch suffix {
 	case suffixNone:
 		dr = r
@@ -188,7 +230,7 @@ func decompressInto(w io.Writer, r io.Reader, suffix string) error {
 	default:
 		return fmt.Errorf("unsupported compression suffix %q", suffix)
 	}
-	_, err := io.Copy(w, dr)
+	_, err := io.CopyBuffer(w, dr, make([]byte, bufSize))
 	return err
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"runtime/debug"
 	"time"
 
@@ -146,24 +145,24 @@ type event struct {
 	EtcdEvent *mvccpb.Event `json:"etcdEvent"`
 }
 
-// applyDelta streams the JSON events of the delta at path (already verified) into etcd, one
+// applyDelta streams the JSON events of the delta read from in (already verified) into etcd, one
 // transaction per source revision, as etcd-backup-restore's applyEventsToEtcd does
 // (restorer.go:552-581), skipping events the restored data already holds (the full snapshot may
 // run ahead of its name, restorer.go:480-531), and checks that etcd then stands at the delta's
 // last revision (verifySnapshotRevision, restorer.go:583-594). Only one revision's operations are
 // held in memory at a time.
-func (m *embedded) applyDelta(ctx context.Context, d Snapshot, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
+//
+// A stream of deltas that ends inside this one (errStreamCut) is no finding: the sender stopped.
+func (m *embedded) applyDelta(ctx context.Context, d Snapshot, in io.Reader) error {
 	have, err := m.revision(ctx)
 	if err != nil {
 		return m.etcdError(ctx, d, err)
 	}
-	dec := json.NewDecoder(f)
+	dec := json.NewDecoder(in)
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		if c := cutOf(err); c != nil {
+			return c
+		}
 		return newError(ReasonUndecodable, d.Key, err, "delta snapshot is not a JSON array of events")
 	}
 	var (
@@ -184,6 +183,9 @@ func (m *embedded) applyDelta(ctx context.Context, d Snapshot, path string) erro
 	for dec.More() {
 		var ev event
 		if err := dec.Decode(&ev); err != nil {
+			if c := cutOf(err); c != nil {
+				return c
+			}
 			return newError(ReasonUndecodable, d.Key, err, "delta snapshot holds an event that is not etcd's watch event")
 		}
 		if ev.EtcdEvent == nil || ev.EtcdEvent.Kv == nil {
@@ -213,9 +215,15 @@ func (m *embedded) applyDelta(ctx context.Context, d Snapshot, path string) erro
 		}
 	}
 	if tok, err := dec.Token(); err != nil || tok != json.Delim(']') {
+		if c := cutOf(err); c != nil {
+			return c
+		}
 		return newError(ReasonUndecodable, d.Key, err, "delta snapshot's JSON array does not end")
 	}
 	if _, err := dec.Token(); err != io.EOF {
+		if c := cutOf(err); c != nil {
+			return c
+		}
 		return newError(ReasonUndecodable, d.Key, err, "data after the delta snapshot's JSON array")
 	}
 	if err := flush(); err != nil {
@@ -238,4 +246,13 @@ func (m *embedded) etcdError(ctx context.Context, d Snapshot, err error) error {
 		return errors.Join(ctx.Err(), err)
 	}
 	return newError(ReasonRestoreFailed, d.Key, err, "etcd refused the delta's events")
+}
+
+// cutOf is err when the stream of deltas was cut (the decoder returns the reader's error as is),
+// nil otherwise.
+func cutOf(err error) error {
+	if errors.Is(err, errStreamCut) {
+		return err
+	}
+	return nil
 }

@@ -22,10 +22,11 @@ import (
 // ChildCommandName is the provider binary's hidden command that restores one fetched chain.
 const ChildCommandName = "restore-drill"
 
-// Restorer restores a chain that drill.FetchChain left in dir (verified and decompressed) and
-// returns the outcome as drill.RestoreFetched does: Result.Err is a *drill.Error for a finding
-// about the backup, any other error proves nothing about it. It must not write outside dir.
-type Restorer func(ctx context.Context, ch drill.Chain, dir string) drill.Result
+// Restorer restores a chain whose full snapshot drill.FetchAndRestore left in dir (verified)
+// and whose deltas it sends on deltas, as drill.RestoreStream does (drill.StreamRestorer):
+// Result.Err is a *drill.Error for a finding about the backup, any other error proves nothing
+// about it. It must not write outside dir.
+type Restorer = drill.StreamRestorer
 
 // childJob is what the parent hands the child on stdin.
 type childJob struct {
@@ -40,6 +41,9 @@ type childResult struct {
 	Revision int64         `json:"revision,omitempty"`
 	Keys     int64         `json:"keys,omitempty"`
 	Duration time.Duration `json:"duration"`
+	// FullRestored and DeltaWait are drill.Result's.
+	FullRestored time.Duration `json:"fullRestored,omitempty"`
+	DeltaWait    time.Duration `json:"deltaWait,omitempty"`
 	// Reason, Key and Detail are a finding (drill.Error); Error any other failure.
 	Reason drill.Reason `json:"reason,omitempty"`
 	Key    string       `json:"key,omitempty"`
@@ -47,9 +51,12 @@ type childResult struct {
 	Error  string       `json:"error,omitempty"`
 }
 
+// childDeltasFD is the child's file descriptor of the stream of deltas (ExtraFiles[0]).
+const childDeltasFD = 3
+
 // ChildCommand is the hidden command the parent runs (ChildRestorer): it reads a childJob on
-// stdin, restores it with drill.RestoreFetched and writes a childResult on stdout. It holds no
-// credentials and reaches no store.
+// stdin and the verified deltas on file descriptor 3, restores them with drill.RestoreStream
+// and writes a childResult on stdout. It holds no credentials and reaches no store.
 func ChildCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:    ChildCommandName,
@@ -57,22 +64,33 @@ func ChildCommand() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return RunChild(cmd.Context(), os.Stdin, os.Stdout)
+			return RunChildProcess(cmd.Context())
 		},
 	}
 }
 
-// RunChild is the child's work: one job from in, one result to out. Its error is only about
-// reading the job or writing the result; a failed restore is a result.
-func RunChild(ctx context.Context, in io.Reader, out io.Writer) error {
+// RunChildProcess is RunChild on the process's stdin, file descriptor 3 and stdout, as
+// ChildRestorer starts it.
+func RunChildProcess(ctx context.Context) error {
+	deltas := os.NewFile(childDeltasFD, "deltas")
+	if deltas == nil {
+		return fmt.Errorf("no stream of deltas on file descriptor %d", childDeltasFD)
+	}
+	defer deltas.Close()
+	return RunChild(ctx, os.Stdin, deltas, os.Stdout)
+}
+
+// RunChild is the child's work: one job from in, its deltas from deltas, one result to out. Its
+// error is only about reading the job or writing the result; a failed restore is a result.
+func RunChild(ctx context.Context, in, deltas io.Reader, out io.Writer) error {
 	var job childJob
 	if err := json.NewDecoder(in).Decode(&job); err != nil {
 		return fmt.Errorf("reading the restore job: %w", err)
 	}
 	full := job.Full
 	ch := drill.Chain{Etcd: job.Etcd, Full: &full, Deltas: job.Deltas}
-	r := drill.RestoreFetched(ctx, ch, job.Dir, drill.Options{})
-	res := childResult{Revision: r.Revision, Keys: r.Keys, Duration: r.Duration}
+	r := drill.RestoreStream(ctx, ch, job.Dir, deltas, drill.Options{})
+	res := childResult{Revision: r.Revision, Keys: r.Keys, Duration: r.Duration, FullRestored: r.FullRestored, DeltaWait: r.DeltaWait}
 	var de *drill.Error
 	switch {
 	case errors.As(r.Err, &de):
@@ -113,8 +131,9 @@ func SelfRestorer() (ChildRestorer, error) {
 // maxChildOutput bounds what is kept of the child's stdout and stderr.
 const maxChildOutput = 64 << 10
 
-// Restore implements Restorer.
-func (c ChildRestorer) Restore(ctx context.Context, ch drill.Chain, dir string) drill.Result {
+// Restore implements Restorer: the child gets the job on stdin and deltas as its file
+// descriptor 3.
+func (c ChildRestorer) Restore(ctx context.Context, ch drill.Chain, dir string, deltas *os.File) drill.Result {
 	r := drill.Result{Etcd: ch.Etcd, Deltas: len(ch.Deltas), Size: ch.Size(), Started: time.Now()}
 	defer func() { r.Duration = time.Since(r.Started) }()
 	if ch.Full == nil {
@@ -131,6 +150,7 @@ func (c ChildRestorer) Restore(ctx context.Context, ch drill.Chain, dir string) 
 	cmd.Env = c.Env
 	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(job)
+	cmd.ExtraFiles = []*os.File{deltas}
 	stdout, stderr := &capped{max: maxChildOutput}, &capped{max: maxChildOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	dieWithParent(cmd)
@@ -142,7 +162,7 @@ func (c ChildRestorer) Restore(ctx context.Context, ch drill.Chain, dir string) 
 	case ctx.Err() != nil:
 		r.Err = fmt.Errorf("restore process stopped: %w", ctx.Err())
 	case runErr == nil && parsed:
-		r.Revision, r.Keys = res.Revision, res.Keys
+		r.Revision, r.Keys, r.FullRestored, r.DeltaWait = res.Revision, res.Keys, res.FullRestored, res.DeltaWait
 		switch {
 		case res.Reason != "":
 			if r.Err = drill.NewFinding(res.Reason, res.Key, res.Detail); r.Err == nil {

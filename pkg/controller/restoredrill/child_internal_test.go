@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 	case "":
 		os.Exit(m.Run())
 	case "run":
-		if err := RunChild(context.Background(), os.Stdin, os.Stdout); err != nil {
+		if err := RunChildProcess(context.Background()); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -48,8 +48,8 @@ func child(mode string) ChildRestorer {
 	return ChildRestorer{Path: os.Args[0], Args: []string{"-test.run=^$"}, Env: append(os.Environ(), childEnv+"="+mode)}
 }
 
-// fetched writes a chain's files as FetchChain leaves them: a full snapshot that is 512 bytes of
-// zeros with its hash (no database etcd can open) and no deltas.
+// fetched writes a chain's files as FetchAndRestore leaves them: a full snapshot that is 512
+// bytes of zeros with its hash (no database etcd can open) and no deltas.
 func fetched(t *testing.T) (drill.Chain, string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -60,6 +60,18 @@ func fetched(t *testing.T) (drill.Chain, string) {
 	}
 	full := drill.Snapshot{Key: entryName + "/etcd-main/v2/Full-00000000-00000010-1", Name: snapshotname.Name{Etcd: "etcd-main", Kind: drill.KindFull, LastRevision: 10}}
 	return drill.Chain{Etcd: "etcd-main", Full: &full}, dir
+}
+
+// noDeltas is a stream of deltas that ends at once.
+func noDeltas(t *testing.T) *os.File {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	t.Cleanup(func() { r.Close() })
+	return r
 }
 
 func TestChildRestorer(t *testing.T) {
@@ -78,7 +90,7 @@ func TestChildRestorer(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
 			ch, dir := fetched(t)
-			r := child(c.mode).Restore(context.Background(), ch, dir)
+			r := child(c.mode).Restore(context.Background(), ch, dir, noDeltas(t))
 			if r.Err == nil || drill.ReasonOf(r.Err) != c.reason || !strings.Contains(r.Err.Error(), c.message) {
 				t.Fatalf("error %v (reason %q), want reason %q with %q", r.Err, drill.ReasonOf(r.Err), c.reason, c.message)
 			}
@@ -94,7 +106,7 @@ func TestChildRestorerCanceled(t *testing.T) {
 	ch, dir := fetched(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(200 * time.Millisecond); cancel() }()
-	r := child("hang").Restore(ctx, ch, dir)
+	r := child("hang").Restore(ctx, ch, dir, noDeltas(t))
 	if r.Err == nil || drill.ReasonOf(r.Err) != "" || !strings.Contains(r.Err.Error(), "canceled") {
 		t.Fatalf("error %v", r.Err)
 	}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,9 +86,9 @@ func newFixture(t *testing.T, objs ...client.Object) *fixture {
 		Client: c, Reader: c, Recorder: f.recorder,
 		Options:   Options{Interval: interval, Concurrency: 1, ScratchDir: f.scratch, Clock: f.clock},
 		SourceFor: StoreSource(c, provider.Register(controllertest.Provider{Store: f.faults})),
-		Restore: func(ctx context.Context, ch drill.Chain, dir string) drill.Result {
+		Restore: func(ctx context.Context, ch drill.Chain, dir string, deltas *os.File) drill.Result {
 			f.restores.Add(1)
-			return f.restore(ctx, ch, dir)
+			return f.restore(ctx, ch, dir, deltas)
 		},
 		Slots: make(chan struct{}, 1),
 	})
@@ -95,15 +97,20 @@ func newFixture(t *testing.T, objs ...client.Object) *fixture {
 	return f
 }
 
-// restored is a restore that succeeds, once it has seen every fetched file where it belongs.
-func (f *fixture) restored(_ context.Context, ch drill.Chain, dir string) drill.Result {
-	files := []string{"full.db"}
-	for i := range ch.Deltas {
-		files = append(files, fmt.Sprintf("delta-%d.json", i))
+// restored is a restore that succeeds, once it has seen the full snapshot where it belongs and
+// every delta on the stream; a stream that ends early (the download failed) fails it with no
+// finding, as drill.RestoreStream does.
+func (f *fixture) restored(_ context.Context, ch drill.Chain, dir string, deltas *os.File) drill.Result {
+	if _, err := os.Stat(filepath.Join(dir, "full.db")); err != nil {
+		f.t.Errorf("restore of %s: %v", ch.Etcd, err)
 	}
-	for _, name := range files {
-		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
-			f.t.Errorf("restore of %s: %v", ch.Etcd, err)
+	for i := range ch.Deltas {
+		var hdr [8]byte
+		if _, err := io.ReadFull(deltas, hdr[:]); err != nil {
+			return drill.Result{Etcd: ch.Etcd, Err: fmt.Errorf("delta %d did not arrive: %w", i, err)}
+		}
+		if _, err := io.CopyN(io.Discard, deltas, int64(binary.BigEndian.Uint64(hdr[:]))); err != nil {
+			return drill.Result{Etcd: ch.Etcd, Err: fmt.Errorf("delta %d did not arrive: %w", i, err)}
 		}
 	}
 	if !strings.HasPrefix(dir, f.scratch) {

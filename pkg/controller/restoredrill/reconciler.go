@@ -187,34 +187,27 @@ func (r *Reconciler) drill(ctx context.Context, be *extensionsv1alpha1.BackupEnt
 	return st, nil
 }
 
-// drillChain fetches one etcd's chain into a new scratch directory, restores it there with
-// Restore and removes the directory, whatever happened.
+// drillChain drills one etcd's chain in a new scratch directory: drill.FetchAndRestore, the
+// download here and the restore by Restore (overlapping), and removes the directory, whatever
+// happened.
 func (r *Reconciler) drillChain(ctx context.Context, src drill.Source, bucket string, ch drill.Chain) (res drill.Result) {
 	start := time.Now()
-	res = drill.Result{Etcd: ch.Etcd, Deltas: len(ch.Deltas), Size: ch.Size(), Started: start}
-	if ch.Full != nil {
-		res.Full = ch.Full.Key
-	}
 	defer func() {
 		res.Duration = time.Since(start)
 		metrics.DrillDuration.WithLabelValues(resultLabel(res.Err)).Observe(res.Duration.Seconds())
 	}()
 	dir, err := os.MkdirTemp(r.Options.ScratchDir, "drill-")
 	if err != nil {
-		res.Err = fmt.Errorf("scratch directory: %w", err)
+		res = drill.Result{Etcd: ch.Etcd, Deltas: len(ch.Deltas), Size: ch.Size(), Started: start, Err: fmt.Errorf("scratch directory: %w", err)}
+		if ch.Full != nil {
+			res.Full = ch.Full.Key
+		}
 		return res
 	}
 	defer os.RemoveAll(dir)
-	read, err := drill.FetchChain(ctx, src, bucket, ch, dir, drill.Options{
+	return drill.FetchAndRestore(ctx, src, bucket, ch, dir, drill.Options{
 		MaxBytes: r.Options.MaxBytes, MaxScratchBytes: r.Options.MaxScratchBytes, ReadRate: r.Options.ReadRate,
-	})
-	if err != nil {
-		res.Err, res.BytesRead = err, read
-		return res
-	}
-	restored := r.Restore(ctx, ch, dir)
-	res.Revision, res.Keys, res.Err, res.BytesRead = restored.Revision, restored.Keys, restored.Err, read
-	return res
+	}, r.Restore)
 }
 
 func resultLabel(err error) string {

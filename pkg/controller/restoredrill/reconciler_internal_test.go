@@ -3,6 +3,7 @@ package restoredrill
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -99,29 +100,32 @@ func TestDrillOnScheduleRestorable(t *testing.T) {
 // changes back and forth are events.
 func TestFindingsAreNotRestorable(t *testing.T) {
 	cases := []struct {
-		name    string
-		damage  func(f *fixture, keys []string)
-		reason  drill.Reason
-		restore bool // whether the chain reached the restore
+		name   string
+		damage func(f *fixture, keys []string)
+		reason drill.Reason
+		// restore: whether the restore started. It starts once the full snapshot is verified,
+		// while the deltas download (a damaged delta is never sent to it, and the download's
+		// finding is the verdict), and not at all for a chain broken by names.
+		restore bool
 	}{
 		{"a byte flipped in a delta", func(f *fixture, keys []string) {
 			data := withHash([]byte("[]"))
 			data[0] ^= 0xff
 			f.putRaw(keys[2], data)
-		}, drill.ReasonHashMismatch, false},
+		}, drill.ReasonHashMismatch, true},
 		{"a missing middle delta", func(f *fixture, keys []string) {
 			if _, err := f.mem.DeleteObjects(context.Background(), bucket, []objectstore.ObjectVersion{{Key: keys[2]}}); err != nil {
 				f.t.Fatal(err)
 			}
 		}, drill.ReasonChainBroken, false},
-		{"an empty delta", func(f *fixture, keys []string) { f.putRaw(keys[3], nil) }, drill.ReasonUndecodable, false},
+		{"an empty delta", func(f *fixture, keys []string) { f.putRaw(keys[3], nil) }, drill.ReasonUndecodable, true},
 		{"deltas without a full snapshot", func(f *fixture, keys []string) {
 			if _, err := f.mem.DeleteObjects(context.Background(), bucket, []objectstore.ObjectVersion{{Key: keys[0]}}); err != nil {
 				f.t.Fatal(err)
 			}
 		}, drill.ReasonNoFullSnapshot, false},
 		{"etcd refuses the restore", func(f *fixture, _ []string) {
-			f.restore = func(_ context.Context, ch drill.Chain, _ string) drill.Result {
+			f.restore = func(_ context.Context, ch drill.Chain, _ string, _ *os.File) drill.Result {
 				return drill.Result{Etcd: ch.Etcd, Err: drill.NewFinding(drill.ReasonRestoreFailed, ch.Full.Key, "etcd refused it")}
 			}
 		}, drill.ReasonRestoreFailed, true},
@@ -330,13 +334,13 @@ func TestConcurrencyBound(t *testing.T) {
 	f := newFixture(t, extra...)
 	f.r.Slots = make(chan struct{}, concurrency)
 	var inFlight, most atomic.Int32
-	f.restore = func(ctx context.Context, ch drill.Chain, dir string) drill.Result {
+	f.restore = func(ctx context.Context, ch drill.Chain, dir string, deltas *os.File) drill.Result {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 		}
 		time.Sleep(50 * time.Millisecond) // overlap, if the bound lets it
-		return f.restored(ctx, ch, dir)
+		return f.restored(ctx, ch, dir, deltas)
 	}
 	names := []string{entryName}
 	for _, o := range extra {

@@ -34,17 +34,25 @@ type measurement struct {
 	RawBytes   int64         `json:"rawBytes"`
 	RawTime    time.Duration `json:"rawTime"`
 	RawPeakKiB int64         `json:"rawPeakKiB"`
-	// RawFullTime is the raw read's time for the full snapshot alone; FullFetchTime
-	// FetchChain's for a chain of the full snapshot alone (measured after the drill).
+	// RawParTime is the raw read of the same objects at the drill's parallelism: the full
+	// snapshot and the deltas beside it, drill.DefaultFetchers at once.
+	RawParTime time.Duration
+	// RawFullTime is the raw read's time for the full snapshot alone; FullFetchTime the
+	// download side's for a chain of the full snapshot alone (measured after the drill).
 	RawFullTime, FullFetchTime time.Duration
 	FullBytes                  int64
-	// FetchTime is the controller's side of the drill (drill.FetchChain: download, verify,
-	// decompress to scratch), RestoreTime the child's (restore-drill), DrillTime both.
-	FetchTime, RestoreTime, DrillTime time.Duration
+	// DrillTime is the drill as the controller runs it (drill.FetchAndRestore, the restore in
+	// a child, overlapping); FetchTime its download side alone (the deltas drained, not
+	// restored), measured after it.
+	FetchTime, DrillTime time.Duration
+	// ChildFullRestored is when the child stood on the restored full snapshot (from its start,
+	// which is when the full snapshot was downloaded); ChildDeltaWait how long it then waited for
+	// deltas.
+	ChildFullRestored, ChildDeltaWait time.Duration
 	BytesRead                         int64 `json:"bytesRead"`
 	Revision, Keys                    int64
 	Deltas                            int
-	// FetchPeakKiB is this process's peak RSS during the fetch (VmHWM, reset before it);
+	// FetchPeakKiB is this process's peak RSS during the drill (VmHWM, reset before it);
 	// ChildPeakKiB the restore child's (its rusage).
 	FetchPeakKiB, ChildPeakKiB int64
 	// ChildPeakAnonKiB and ChildPeakFileKiB are the child's largest RssAnon (heap, stacks) and
@@ -55,8 +63,8 @@ type measurement struct {
 
 // measure runs in its own process, so that its peak RSS is the drill's and not the generator's:
 // it reads every object of the chain through the aws DataPlane's OpenObject to io.Discard (the
-// raw rate), then drills the chain as the restoredrill controller does: FetchChain here, the
-// restore in a child process (this binary's restore-drill command, RunChild).
+// raw rate), then drills the chain as the restoredrill controller does: drill.FetchAndRestore
+// here, the restore in a child process (this binary's restore-drill command, RunChild).
 func measure(ctx context.Context, in io.Reader, out io.Writer) error {
 	var j job
 	if err := json.NewDecoder(in).Decode(&j); err != nil {
@@ -106,54 +114,104 @@ func measure(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 	m.RawTime = time.Since(start)
 	m.RawPeakKiB = procStatus("VmHWM:")
+	// Raw at the drill's parallelism: the full snapshot and, beside it, the deltas 4 at a time.
+	if m.RawParTime, err = rawParallel(ctx, store, j.Bucket, ch, drill.DefaultFetchers); err != nil {
+		return report(err)
+	}
 
+	child, err := restoredrill.SelfRestorer()
+	if err != nil {
+		return report(err)
+	}
+	// The drill as the controller runs it: the download here, the restore in a child, overlapping.
 	dir, err := os.MkdirTemp(j.Scratch, "drill-")
 	if err != nil {
 		return report(err)
 	}
 	defer os.RemoveAll(dir)
-	child, err := restoredrill.SelfRestorer()
-	if err != nil {
-		return report(err)
-	}
 	resetPeak()
-	start = time.Now()
-	m.BytesRead, err = drill.FetchChain(ctx, store, j.Bucket, ch, dir, drill.Options{})
-	m.FetchTime = time.Since(start)
-	m.FetchPeakKiB = procStatus("VmHWM:")
-	if err != nil {
-		return report(fmt.Errorf("fetch: %w", err))
-	}
 	stop := sampleChild(&m)
-	r := child.Restore(ctx, ch, dir)
-	stop()
+	start = time.Now()
+	r := drill.FetchAndRestore(ctx, store, j.Bucket, ch, dir, drill.Options{}, child.Restore)
 	m.DrillTime = time.Since(start)
-	m.RestoreTime = m.DrillTime - m.FetchTime
+	stop()
+	m.FetchPeakKiB = procStatus("VmHWM:")
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err == nil {
 		m.ChildPeakKiB = ru.Maxrss
 	}
-	m.Revision, m.Keys, m.Deltas = r.Revision, r.Keys, len(ch.Deltas)
+	m.BytesRead, m.Revision, m.Keys, m.Deltas = r.BytesRead, r.Revision, r.Keys, len(ch.Deltas)
+	m.ChildFullRestored, m.ChildDeltaWait = r.FullRestored, r.DeltaWait
 	if r.Err != nil {
 		return report(r.Err)
 	}
-	return report(fetchFull(ctx, store, j, ch, &m))
+	// The controller's side alone: the same download, the deltas drained instead of restored.
+	if m.FetchTime, err = fetchOnly(ctx, store, j, ch); err != nil {
+		return report(err)
+	}
+	m.FullFetchTime, err = fetchOnly(ctx, store, j, drill.Chain{Etcd: ch.Etcd, Full: ch.Full})
+	return report(err)
 }
 
-// fetchFull times FetchChain for the full snapshot alone, to tell the bulk rate from the
-// per-object cost of the deltas.
-func fetchFull(ctx context.Context, store objectstore.DataPlane, j job, ch drill.Chain, m *measurement) error {
-	dir, err := os.MkdirTemp(j.Scratch, "full-")
-	if err != nil {
+// rawParallel reads ch's objects to io.Discard as the drill downloads them: the full snapshot
+// and, beside it, the deltas n at a time.
+func rawParallel(ctx context.Context, store objectstore.DataPlane, bucket string, ch drill.Chain, n int) (time.Duration, error) {
+	start := time.Now()
+	read := func(key string) error {
+		rc, err := store.OpenObject(ctx, bucket, key)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		_, err = io.Copy(io.Discard, rc)
 		return err
+	}
+	errs := make(chan error, n+1)
+	keys := make(chan string)
+	go func() { errs <- read(ch.Full.Key) }()
+	for range n {
+		go func() {
+			var first error
+			for k := range keys {
+				if err := read(k); err != nil && first == nil {
+					first = err
+				}
+			}
+			errs <- first
+		}()
+	}
+	for _, d := range ch.Deltas {
+		keys <- d.Key
+	}
+	close(keys)
+	var first error
+	for range n + 1 {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return time.Since(start), first
+}
+
+// fetchOnly times drill.FetchAndRestore of ch with a restore that only drains the deltas: the
+// controller's side of the drill (download, verification, decompression) alone.
+func fetchOnly(ctx context.Context, store objectstore.DataPlane, j job, ch drill.Chain) (time.Duration, error) {
+	dir, err := os.MkdirTemp(j.Scratch, "fetch-")
+	if err != nil {
+		return 0, err
 	}
 	defer os.RemoveAll(dir)
 	start := time.Now()
-	if _, err := drill.FetchChain(ctx, store, j.Bucket, drill.Chain{Etcd: ch.Etcd, Full: ch.Full}, dir, drill.Options{}); err != nil {
-		return fmt.Errorf("fetching the full snapshot alone: %w", err)
+	r := drill.FetchAndRestore(ctx, store, j.Bucket, ch, dir, drill.Options{}, func(_ context.Context, ch drill.Chain, _ string, deltas *os.File) drill.Result {
+		if _, err := io.Copy(io.Discard, deltas); err != nil {
+			return drill.Result{Err: err}
+		}
+		return drill.Result{Revision: ch.LastRevision()}
+	})
+	if r.Err != nil {
+		return 0, fmt.Errorf("fetching %s alone: %w", ch.Etcd, r.Err)
 	}
-	m.FullFetchTime = time.Since(start)
-	return nil
+	return time.Since(start), nil
 }
 
 // sampleChild samples the resident memory of this process's children (the restore child) until
