@@ -66,7 +66,7 @@ bench-openstack: ## 20,000 objects on real Swift: this engine vs one bulk reques
 	@go run ./test/bench/openstack $(BENCH_FLAGS)
 
 .PHONY: bench-entries
-bench-entries: tools ## Many small BackupEntries deleted at once on MinIO (100 x 1,001 objects): the engine as the delegate runs it vs the raw limit of the same shape, in one run.
+bench-entries: tools ## Many small BackupEntries deleted at once on MinIO (100 x 1,000 objects): the engine as the delegate runs it vs the raw limit of the same shape, in one run.
 	@export GEB_MINIO="$$(hack/tools.sh minio)"; go run ./test/bench/entries $(BENCH_FLAGS)
 
 .PHONY: bench-observe
