@@ -56,6 +56,9 @@ type ProxyOptions struct {
 	// goroutine per request). It may read r.Body if it puts an equivalent reader back, as the
 	// scale benchmark does to record the keys of batch deletions.
 	BeforeRequest func(r *http.Request)
+	// OnError, if set, is called with every request the proxy could not forward and why (it
+	// answers them 502), from one goroutine per request.
+	OnError func(r *http.Request, err error)
 }
 
 // StartProxy starts a proxy to target.
@@ -72,6 +75,12 @@ func StartProxy(target string, opts ProxyOptions) (*Proxy, error) {
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.Transport = &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 30 * time.Second}
 	rp.ErrorLog = log.New(io.Discard, "", 0) // clients that give up (deadlines, cancelled reconciles) are normal here
+	if opts.OnError != nil {
+		rp.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+			opts.OnError(r, err)
+			w.WriteHeader(http.StatusBadGateway)
+		}
+	}
 	p.server = &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w := &statusWriter{ResponseWriter: rw, status: http.StatusOK}
 		defer p.count(r, w)

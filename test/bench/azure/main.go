@@ -156,7 +156,7 @@ func run(sizes []int, delays []time.Duration, parallelism, sample int, order []s
 	var results []benchutil.Result
 	for _, delay := range delays {
 		timing := &timedProxy{started: map[*http.Request]time.Time{}}
-		proxy, err := startBenchProxy(target, delay, timing)
+		proxy, err := stack.StartProxy(target, stack.ProxyOptions{Delay: delay, BeforeRequest: timing.before, OnRequest: timing.after, OnError: timing.failure})
 		if err != nil {
 			return err
 		}

@@ -2,12 +2,7 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"log"
-	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -150,58 +145,4 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// benchProxy is the bench's own reverse proxy in front of the store, which says why it could
-// not forward a request. On Azurite 3.37 a few Blob Batch requests per 10,000-blob pass (2-9, in
-// every strategy) fail with "connection reset by peer" from Azurite while it works through the
-// batches in flight; the proxy answers them 502 and the SDK retries them. Keeping idle
-// connections shorter than Azurite's 5 s keep-alive (2 s here, stack.Proxy keeps them 30 s) did
-// not change that count.
-type benchProxy struct {
-	URL    string
-	server *http.Server
-}
-
-func startBenchProxy(target string, delay time.Duration, t *timedProxy) (*benchProxy, error) {
-	u, err := url.Parse(target)
-	if err != nil {
-		return nil, err
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.Transport = &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 2 * time.Second}
-	rp.ErrorLog = log.New(io.Discard, "", 0)
-	rp.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
-		t.failure(r, err)
-		w.WriteHeader(http.StatusBadGateway)
-	}
-	p := &benchProxy{URL: "http://" + l.Addr().String()}
-	p.server = &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		w := &statusWriter{ResponseWriter: rw, status: http.StatusOK}
-		if delay > 0 {
-			time.Sleep(delay)
-		}
-		t.before(r)
-		rp.ServeHTTP(w, r)
-		t.after(r, w.status)
-	})}
-	go func() { _ = p.server.Serve(l) }()
-	return p, nil
-}
-
-func (p *benchProxy) Close() { _ = p.server.Close() }
-
-// statusWriter remembers the status code the proxy answered with.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	w.status = code
-	w.ResponseWriter.WriteHeader(code)
 }
