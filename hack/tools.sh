@@ -143,6 +143,13 @@ openstack() { "$(dirname "${BASH_SOURCE[0]}")/openstack.sh" install; }
 # The components, each a function above: a stand-in's tools (test/standin) name them.
 COMPONENTS="envtest minio fakegcs azurite etcdbr openstack"
 
+# locked COMPONENT: builds one component under its own lock, so that a second caller (two test
+# packages starting envtest, two make runs) waits for the first build and then finds it cached,
+# instead of building the same tool beside it.
+locked() {
+  ( flock 9; "$1" ) 9>"$CACHE/.lock-$1"
+}
+
 # together COMPONENT...: builds the components at once (their builds and module downloads overlap,
 # which on 2 cores takes minutes off a first run; each prints its own progress lines) and fails if
 # any failed. Each is a different tool, so no two builds of one tool collide.
@@ -151,7 +158,7 @@ together() {
   for c in "$@"; do
     if [[ " $COMPONENTS " != *" $c "* ]]; then echo "unknown component '$c' (one of: $COMPONENTS)" >&2; return 2; fi
   done
-  for c in "$@"; do "$c" & pids+=($!); done
+  for c in "$@"; do locked "$c" & pids+=($!); done
   for c in "${pids[@]}"; do wait "$c" || rc=1; done
   return $rc
 }
@@ -167,13 +174,13 @@ demo_components() {
 }
 
 case ${1:-all} in
-  envtest) envtest ;;
-  minio) minio ;;
-  fakegcs) fakegcs ;;
-  azurite) azurite ;;
-  etcdbr) etcdbr ;;
+  envtest) locked envtest ;;
+  minio) locked minio ;;
+  fakegcs) locked fakegcs ;;
+  azurite) locked azurite ;;
+  etcdbr) locked etcdbr ;;
   all) together envtest minio fakegcs azurite etcdbr ;;
-  openstack) openstack ;;
+  openstack) locked openstack ;;
   demo-components) demo_components "${2:-aws}" ;;
   demo) # what `make demo PROVIDER=<type>` runs: the seed, etcd-backup-restore, and the components
     # the provider's stand-in names, all at once
