@@ -25,6 +25,16 @@ vet: ## Run go vet and check formatting.
 	@test -z "$$(gofmt -l ./cmd ./pkg ./test ./charts ./hack)" || { echo "gofmt needed:"; gofmt -l ./cmd ./pkg ./test ./charts ./hack; exit 1; }
 	go vet ./...
 
+.PHONY: check
+check: vet ## Lint as every Gardener repository does: go vet, gofmt, the SPDX headers and golangci-lint (.golangci.yaml; hack/golangci.sh installs it once, cached).
+	@hack/license-headers.sh check
+	@lint="$$(hack/golangci.sh)"; echo "golangci-lint run ./... (minutes on 2 cores)"; "$$lint" run ./...
+
+.PHONY: format
+format: ## Format the tree: gofmt -s and the SPDX header on every source file.
+	@gofmt -s -w ./cmd ./pkg ./test ./charts ./hack
+	@hack/license-headers.sh add
+
 .PHONY: unit
 unit: ## Unit tests of the core (no external components).
 	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/apis/... ./pkg/controller/... ./pkg/inventory/... ./pkg/metrics/... ./pkg/drill/...
