@@ -38,23 +38,17 @@ func EntryPrefix(entryName string) (Prefix, error) {
 // hold in every store here, "." and ".." excluded below (a store or a tool may resolve them).
 var segmentRe = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
-// NestedPrefix returns the prefix `<path>/<name>/` (just `<name>/` for an empty path) of
-// backups that are not under an entry's own name: the garden's etcd writes under
-// `[<path>/]virtual-garden-etcd-main/`. name must be a valid entry-like name; path is one or more
+// NestedPrefix returns the prefix `<p>/` of backups that are not under an entry's own name: p
+// is the store prefix an etcd's own directory is below, such as the garden's
+// `[<path>/]virtual-garden-etcd-main` (its etcd writes `<p>/etcd-main/v2/...`). p is one or more
 // segments joined by "/", none empty (no leading, trailing or doubled slash), none "." or "..",
 // each of letters, digits, ".", "_" and "-". Anything else is refused: it must never widen the
 // scope or make it ambiguous.
-func NestedPrefix(path, name string) (Prefix, error) {
-	if name == "" || len(name) > 253 || !entryNameRe.MatchString(name) {
-		return Prefix{}, fmt.Errorf("%w: %q is not a valid last segment of a prefix", ErrInvalidConfig, name)
+func NestedPrefix(p string) (Prefix, error) {
+	if len(p) > 1024 || !validPath(p) {
+		return Prefix{}, fmt.Errorf("%w: %q does not give a valid prefix (empty, \".\" or \"..\" segments, a leading or trailing slash, or characters other than letters, digits, \".\", \"_\" and \"-\")", ErrInvalidConfig, p)
 	}
-	if path == "" {
-		return Prefix{value: name + "/"}, nil
-	}
-	if !validPath(path) {
-		return Prefix{}, fmt.Errorf("%w: path %q does not give a valid prefix (empty, \".\" or \"..\" segments, or characters other than letters, digits, \".\", \"_\" and \"-\")", ErrInvalidConfig, path)
-	}
-	return Prefix{value: path + "/" + name + "/"}, nil
+	return Prefix{value: p + "/"}, nil
 }
 
 // validPath reports whether every "/"-separated segment of path is a valid segment.
