@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -43,14 +44,13 @@ func gardenEntry(t *testing.T, bucket string) *extensionsv1alpha1.BackupEntry {
 }
 
 // gardenWith is a Garden with etcd-main's backup in bucketName (nil: gardener-operator's default
-// garden-<uid>), being deleted if asked.
+// garden-<uid>) and gardener-operator's finalizer, being deleted if asked.
 func gardenWith(bucketName *string, deleting bool) *operatorv1alpha1.Garden {
-	g := &operatorv1alpha1.Garden{ObjectMeta: metav1.ObjectMeta{Name: "garden", UID: gardenUIDValue}}
+	g := &operatorv1alpha1.Garden{ObjectMeta: metav1.ObjectMeta{Name: "garden", UID: gardenUIDValue, Finalizers: []string{operatorv1alpha1.FinalizerName}}}
 	g.Spec.VirtualCluster.ETCD = &operatorv1alpha1.ETCD{Main: &operatorv1alpha1.ETCDMain{Backup: &operatorv1alpha1.Backup{Provider: "mem", BucketName: bucketName}}}
 	if deleting {
 		now := metav1.Now()
 		g.DeletionTimestamp = &now
-		g.Finalizers = []string{operatorv1alpha1.FinalizerName}
 	}
 	return g
 }
@@ -288,5 +288,61 @@ func TestGardenEntryInventory(t *testing.T) {
 	if inv == nil || inv.Prefix != prefix || len(inv.Etcds) != 1 || inv.Etcds[0].Name != "etcd-main" ||
 		inv.Etcds[0].LatestFull == nil || inv.Etcds[0].LatestFull.Key != full || inv.Etcds[0].LatestDelta == nil || inv.Etcds[0].LatestDelta.Key != delta {
 		t.Fatalf("inventory %+v; want %s's etcd-main with %s and %s", inv, prefix, full, delta)
+	}
+}
+
+// TestOrphanGuardLocatesTheGardensSnapshots: the garden's entry whose credentials secret is gone
+// is deleted by the orphan guard where its snapshots are, with the BackupBucket's credentials,
+// and only once its Garden is being deleted; before, nothing is deleted and the entry is kept.
+func TestOrphanGuardLocatesTheGardensSnapshots(t *testing.T) {
+	f := newEntryFixture(t, false)
+	ctx := context.Background()
+	f.orphan(false, []string{FinalizerName}, true, true) // the BackupBucket and its secret
+	gardenKeys, others := gardenBucketKeys(operatorv1alpha1.VirtualGardenETCDMain + "/")
+	for _, k := range append(slices.Clone(gardenKeys), others...) {
+		if err := f.mem.PutObject(ctx, testBucket, k, []byte("snapshot")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	garden := gardenWith(new(testBucket), false)
+	createGarden(t, f.client, garden)
+	be := gardenEntry(t, testBucket)
+	be.Spec.SecretRef.Namespace, be.Spec.SecretRef.Name = "garden", "entry-credentials-gone"
+	be.Finalizers = []string{FinalizerName}
+	if err := f.client.Create(ctx, be); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.client.Delete(ctx, be); err != nil {
+		t.Fatal(err)
+	}
+	before := f.versions("")
+	reconcileGuard := func() error {
+		_, err := f.guard().Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKey{Name: be.Name}})
+		return err
+	}
+
+	err := reconcileGuard()
+	if !errors.As(err, new(*GardenKeptError)) || !slices.Equal(codes(err), []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorConfigurationProblem}) {
+		t.Fatalf("Reconcile = %v (codes %v); want the garden's backups kept with ERR_CONFIGURATION_PROBLEM", err, codes(err))
+	}
+	if left := f.versions(""); !slices.Equal(left, before) {
+		t.Fatalf("the guard deleted while the Garden lives: left %v", left)
+	}
+	if ev := f.events(); len(ev) == 0 || !strings.Contains(ev[len(ev)-1], ReasonBackupsKept) {
+		t.Fatalf("events %v; want %s", ev, ReasonBackupsKept)
+	}
+
+	if err := f.client.Delete(ctx, garden); err != nil {
+		t.Fatal(err)
+	}
+	if err := reconcileGuard(); err != nil {
+		t.Fatalf("Reconcile with the Garden being deleted: %v", err)
+	}
+	want := slices.DeleteFunc(slices.Clone(before), func(v string) bool { return strings.HasPrefix(v, operatorv1alpha1.VirtualGardenETCDMain+"/") })
+	if left := f.versions(""); !slices.Equal(left, want) || len(want) != len(before)-len(gardenKeys) {
+		t.Fatalf("left %v; want exactly the garden's snapshots %v gone", left, gardenKeys)
+	}
+	if ev := f.events(); len(ev) == 0 || !strings.Contains(ev[len(ev)-1], operatorv1alpha1.VirtualGardenETCDMain+"/") {
+		t.Fatalf("events %v; want the deletion naming the garden's prefix", ev)
 	}
 }
