@@ -11,6 +11,7 @@ import (
 
 	extensionscmd "github.com/gardener/gardener/extensions/pkg/controller/cmd"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	operatorv1alpha1 "github.com/gardener/gardener/pkg/apis/operator/v1alpha1"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -162,6 +163,10 @@ func Scheme() (*runtime.Scheme, error) {
 		return nil, err
 	}
 	if err := extensionsv1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	// A garden's BackupEntry is located through its Garden (backupentry.LocateEntry).
+	if err := operatorv1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
 	return scheme, nil

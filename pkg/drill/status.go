@@ -15,6 +15,8 @@ type Status struct {
 	// Bucket and Region are where it drilled (the entry's spec then).
 	Bucket string `json:"bucket,omitempty"`
 	Region string `json:"region,omitempty"`
+	// Prefix is the key prefix it listed (the entry's, backupentry.Locate).
+	Prefix string `json:"prefix,omitempty"`
 	// Error is why the drill as a whole failed (the listing), with nothing proven; empty otherwise.
 	Error string `json:"error,omitempty"`
 	// Etcds is each etcd's outcome, by name.

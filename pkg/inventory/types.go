@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Inventory is what one listing of `<entry>/` found. It is published in the BackupEntry's
+// Inventory is what one listing of an entry's prefix (Prefix) found. It is published in the BackupEntry's
 // status.providerStatus under "inventory".
 type Inventory struct {
 	// Bucket and Region are where the listing was taken (the entry's spec.bucketName and
@@ -17,6 +17,10 @@ type Inventory struct {
 	// nothing of this inventory is judged for it. Empty in inventories of earlier versions.
 	Bucket string `json:"bucket,omitempty"`
 	Region string `json:"region,omitempty"`
+	// Prefix is the key prefix listed: `<entry>/` for a shoot's entry, the garden's
+	// `[<path>/]virtual-garden-etcd-main/` for a garden's (backupentry.Locate). Empty in
+	// inventories of earlier versions.
+	Prefix string `json:"prefix,omitempty"`
 	// Since is set when the entry moved to Bucket after its creation: when it was first counted
 	// there. The grace for a first full snapshot counts from it instead of the entry's creation.
 	Since *metav1.Time `json:"since,omitempty"`

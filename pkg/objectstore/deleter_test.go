@@ -44,6 +44,42 @@ func TestEntryPrefix(t *testing.T) {
 	}
 }
 
+func TestNestedPrefix(t *testing.T) {
+	cases := []struct {
+		in, want string
+		wantErr  bool
+	}{
+		{in: "virtual-garden-etcd-main", want: "virtual-garden-etcd-main/"},
+		{in: "landscape/virtual-garden-etcd-main", want: "landscape/virtual-garden-etcd-main/"},
+		{in: "a/b_c/D.e/virtual-garden-etcd-main", want: "a/b_c/D.e/virtual-garden-etcd-main/"},
+		{in: "", wantErr: true},
+		{in: "/virtual-garden-etcd-main", wantErr: true}, // gardener-operator's prefix for a bucketName "b/"
+		{in: "a/", wantErr: true},
+		{in: "a//b", wantErr: true},
+		{in: "../x", wantErr: true},
+		{in: "a/./b", wantErr: true},
+		{in: "a b/x", wantErr: true},
+	}
+	for _, c := range cases {
+		t.Run(c.in, func(t *testing.T) {
+			p, err := objectstore.NestedPrefix(c.in)
+			if c.wantErr {
+				if !errors.Is(err, objectstore.ErrInvalidConfig) {
+					t.Fatalf("NestedPrefix(%q) = %q, %v; want ErrInvalidConfig", c.in, p.String(), err)
+				}
+				return
+			}
+			if err != nil || p.String() != c.want || p.Validate() != nil {
+				t.Fatalf("NestedPrefix(%q) = %q, %v; want %q", c.in, p.String(), err, c.want)
+			}
+			// The trailing slash: a neighbour whose name extends the last segment is outside.
+			if p.Contains(c.in+"-2/etcd-main/v2/Full-x") || !p.Contains(c.want+"etcd-main/v2/Full-x") {
+				t.Fatalf("%q contains the wrong keys", p.String())
+			}
+		})
+	}
+}
+
 func TestDeletePrefixRefusesInvalidScope(t *testing.T) {
 	store := memstore.New(10)
 	ctx := context.Background()

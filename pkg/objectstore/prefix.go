@@ -8,7 +8,8 @@ import (
 
 // Prefix is a validated deletion scope. Its zero value is invalid and every engine entry point
 // refuses it, so that no code path can delete "everything" by accident: an entry's scope comes
-// only from EntryPrefix, and the whole bucket only from WholeBucket, which bucket deletion alone
+// only from EntryPrefix (a shoot's) or NestedPrefix (the garden's, see
+// backupentry.Locate), and the whole bucket only from WholeBucket, which bucket deletion alone
 // uses.
 type Prefix struct {
 	value string
@@ -33,6 +34,33 @@ func EntryPrefix(entryName string) (Prefix, error) {
 	return Prefix{value: name + "/"}, nil
 }
 
+// segmentRe is one segment of a nested prefix's path: the characters a key segment may safely
+// hold in every store here, "." and ".." excluded below (a store or a tool may resolve them).
+var segmentRe = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+// NestedPrefix returns the prefix `<p>/` of backups that are not under an entry's own name: p
+// is the store prefix an etcd's own directory is below, such as the garden's
+// `[<path>/]virtual-garden-etcd-main` (its etcd writes `<p>/etcd-main/v2/...`). p is one or more
+// segments joined by "/", none empty (no leading, trailing or doubled slash), none "." or "..",
+// each of letters, digits, ".", "_" and "-". Anything else is refused: it must never widen the
+// scope or make it ambiguous.
+func NestedPrefix(p string) (Prefix, error) {
+	if len(p) > 1024 || !validPath(p) {
+		return Prefix{}, fmt.Errorf("%w: %q does not give a valid prefix (empty, \".\" or \"..\" segments, a leading or trailing slash, or characters other than letters, digits, \".\", \"_\" and \"-\")", ErrInvalidConfig, p)
+	}
+	return Prefix{value: p + "/"}, nil
+}
+
+// validPath reports whether every "/"-separated segment of path is a valid segment.
+func validPath(path string) bool {
+	for seg := range strings.SplitSeq(path, "/") {
+		if seg == "." || seg == ".." || !segmentRe.MatchString(seg) {
+			return false
+		}
+	}
+	return true
+}
+
 // WholeBucket is the scope of a bucket's deletion: every object in it.
 func WholeBucket() Prefix { return Prefix{whole: true} }
 
@@ -42,12 +70,13 @@ func (p Prefix) String() string { return p.value }
 // IsWholeBucket reports whether p is the whole bucket.
 func (p Prefix) IsWholeBucket() bool { return p.whole }
 
-// Validate refuses the zero Prefix and anything not made by EntryPrefix or WholeBucket.
+// Validate refuses the zero Prefix and anything not made by EntryPrefix, NestedPrefix or
+// WholeBucket.
 func (p Prefix) Validate() error {
 	switch {
 	case p.whole && p.value == "":
 		return nil
-	case !p.whole && p.value != "" && strings.HasSuffix(p.value, "/") && !strings.Contains(strings.TrimSuffix(p.value, "/"), "/"):
+	case !p.whole && strings.HasSuffix(p.value, "/") && validPath(strings.TrimSuffix(p.value, "/")):
 		return nil
 	default:
 		return fmt.Errorf("%w: refusing to delete with an empty or malformed prefix %q", ErrInvalidConfig, p.value)

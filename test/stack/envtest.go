@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
-// GardenerCRDs returns the paths of gardener's BackupBucket and BackupEntry CRDs, shipped inside
-// the gardener module this project is built with.
+// GardenerCRDs returns the paths of gardener's BackupBucket, BackupEntry, Cluster and Garden CRDs,
+// shipped inside the gardener module this project is built with.
 func GardenerCRDs() ([]string, error) {
 	root, err := RepoRoot()
 	if err != nil {
@@ -23,12 +23,15 @@ func GardenerCRDs() ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("locating the gardener module: %w", err)
 	}
-	dir := filepath.Join(strings.TrimSpace(string(out)), "pkg", "component", "extensions", "crds", "assets")
+	module := strings.TrimSpace(string(out))
+	dir := filepath.Join(module, "pkg", "component", "extensions", "crds", "assets")
 	return []string{
 		filepath.Join(dir, "crd-extensions.gardener.cloud_backupbuckets.yaml"),
 		filepath.Join(dir, "crd-extensions.gardener.cloud_backupentries.yaml"),
 		// gardenlet writes a Cluster per shoot; the entry's freshness reads its hibernation.
 		filepath.Join(dir, "crd-extensions.gardener.cloud_clusters.yaml"),
+		// gardener-operator's Garden: a garden's entry is located through it.
+		filepath.Join(module, "example", "operator", "10-crd-operator.gardener.cloud_gardens.yaml"),
 	}, nil
 }
 

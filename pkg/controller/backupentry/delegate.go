@@ -30,6 +30,9 @@ import (
 const (
 	ReasonLockedObjectsDeferred = "LockedObjectsDeferred"
 	ReasonPrefixDeleted         = "PrefixDeleted"
+	// ReasonBackupsKept: the deletion deleted nothing, because where the snapshots live cannot
+	// be told, or a garden's entry's Garden still lives (LocationError, GardenKeptError).
+	ReasonBackupsKept = "BackupsKept"
 )
 
 var errEmptyBucketName = objectstore.Invalidf("spec.bucketName: Required value: the BackupBucket's name")
@@ -69,7 +72,7 @@ func (d *delegate) GetETCDSecretData(ctx context.Context, _ logr.Logger, be *ext
 // request per entry is what that costs.
 func (d *delegate) checkBucket(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
 	// An entry whose name makes no prefix could never be deleted: refused before it is used.
-	if _, err := objectstore.EntryPrefix(be.Name); err != nil {
+	if err := checkName(be); err != nil {
 		return err
 	}
 	data, err := connect.NewDataPlane(ctx, d.reader, d.provider, be.Spec.SecretRef, be.Spec.Region)
@@ -86,25 +89,53 @@ func (d *delegate) checkBucket(ctx context.Context, be *extensionsv1alpha1.Backu
 	return fmt.Errorf("checking that the entry's credentials reach bucket %q: %w", be.Spec.BucketName, err)
 }
 
-// Delete deletes every object version under `<entry name without "source-">/` and nothing else.
+// checkName refuses an entry whose name gives no place for its snapshots: a shoot's entry whose
+// name makes no prefix, a garden's entry not named as gardener-operator names it. The garden's
+// bucket and path are not checked here: a failed reconcile would keep the garden's etcd from
+// being deployed, and the inventory reports where its snapshots are not found.
+func checkName(be *extensionsv1alpha1.BackupEntry) error {
+	if IsGardenEntry(be) {
+		_, err := gardenUID(be)
+		return err
+	}
+	_, err := objectstore.EntryPrefix(be.Name)
+	return err
+}
+
+// Delete deletes every object version where the entry's snapshots live (Locate: a shoot's
+// `<entry name without "source-">/`, a garden's `[<path>/]virtual-garden-etcd-main/`) and
+// nothing else; a garden's entry whose Garden lives deletes nothing and is kept.
 func (d *delegate) Delete(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
 	return lasterror.For(d.delete(ctx, log, be))
 }
 
 func (d *delegate) delete(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	if err := d.refuseIfLive(ctx, be, be.Spec.SecretRef); err != nil {
-		return err
-	}
-	return d.deletePrefix(ctx, log, be, be.Spec.SecretRef)
-}
-
-// deletePrefix deletes the entry's prefix with the credentials in secretRef (the entry's own, or
-// its bucket's when the entry's are gone: see orphans.go).
-func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, secretRef corev1.SecretReference) error {
-	prefix, err := objectstore.EntryPrefix(be.Name)
+	loc, err := d.locateForDeletion(ctx, be)
 	if err != nil {
 		return err
 	}
+	if err := d.refuseIfLive(ctx, be, loc.Prefix, be.Spec.SecretRef); err != nil {
+		return err
+	}
+	return d.deletePrefix(ctx, log, be, loc.Prefix, be.Spec.SecretRef)
+}
+
+// locateForDeletion is LocateEntry for a deletion: a place that cannot be told, or one the entry
+// must keep (Location.Keep), is an error that deletes nothing, with a warning event.
+func (d *delegate) locateForDeletion(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (Location, error) {
+	loc, err := LocateEntry(ctx, d.reader, be)
+	if err == nil && loc.Keep != nil {
+		err = loc.Keep
+	}
+	if errors.Is(err, objectstore.ErrInvalidConfig) {
+		d.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonBackupsKept, "Delete", "%v", err)
+	}
+	return loc, err
+}
+
+// deletePrefix deletes prefix, the entry's (Locate), with the credentials in secretRef (the
+// entry's own, or its bucket's when the entry's are gone: see orphans.go).
+func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, prefix objectstore.Prefix, secretRef corev1.SecretReference) error {
 	if be.Spec.BucketName == "" {
 		return errEmptyBucketName
 	}

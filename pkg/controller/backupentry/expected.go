@@ -15,6 +15,9 @@ import (
 const (
 	ReasonShootGone       = "ShootGone"
 	ReasonShootHibernated = "ShootHibernated"
+	// ReasonGardenGone: a garden's entry whose Garden is gone or being deleted (its virtual
+	// garden's etcd, deleted first, takes no snapshots).
+	ReasonGardenGone = "GardenGone"
 )
 
 // shootOfCluster is what the freshness verdict needs of the Shoot inside a Cluster resource.
@@ -34,7 +37,14 @@ type shootOfCluster struct {
 // shoot was deleted; its entry waits out gardener's grace period) or the shoot is hibernated or
 // going to be (its etcd does not run). "" when snapshots are expected. An age past the thresholds
 // is then no sign of broken backups, and an alert on it would be false.
+//
+// A self-hosted shoot's `kube-system--<uid>` entry reads the Cluster `kube-system`, as gardenlet
+// names it there (the control plane namespace). A garden's entry (IsGardenEntry) reads its Garden
+// instead: a Garden gone or being deleted takes no snapshots; a garden does not hibernate.
 func SnapshotsNotExpected(ctx context.Context, reader client.Reader, be *extensionsv1alpha1.BackupEntry) (reason, message string, err error) {
+	if IsGardenEntry(be) {
+		return gardenSnapshotsNotExpected(ctx, reader, be)
+	}
 	i := strings.LastIndex(be.Name, "--")
 	if i <= 0 {
 		return "", "", nil // not a shoot's entry name: judged by its snapshots alone
@@ -54,6 +64,24 @@ func SnapshotsNotExpected(ctx context.Context, reader client.Reader, be *extensi
 	}
 	if h := shoot.Spec.Hibernation; (h != nil && h.Enabled != nil && *h.Enabled) || shoot.Status.IsHibernated {
 		return ReasonShootHibernated, "The shoot is hibernated (or hibernating or waking up): its etcd takes no snapshots", nil
+	}
+	return "", "", nil
+}
+
+// gardenSnapshotsNotExpected is SnapshotsNotExpected for a garden's entry.
+func gardenSnapshotsNotExpected(ctx context.Context, reader client.Reader, be *extensionsv1alpha1.BackupEntry) (reason, message string, err error) {
+	uid, err := gardenUID(be)
+	if err != nil {
+		return "", "", nil // judged by its snapshots alone; its location error is reported as such
+	}
+	garden, err := gardenOf(ctx, reader, uid)
+	switch {
+	case err != nil:
+		return "", "", err
+	case garden == nil:
+		return ReasonGardenGone, fmt.Sprintf("The cluster has no Garden with UID %s: the garden is gone, so no snapshots are expected", uid), nil
+	case garden.DeletionTimestamp != nil:
+		return ReasonGardenGone, fmt.Sprintf("Garden %q is being deleted, its virtual garden's etcd first: no snapshots are expected", garden.Name), nil
 	}
 	return "", "", nil
 }

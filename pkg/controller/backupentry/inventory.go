@@ -132,11 +132,15 @@ func (c *inventoryTaker) Reconcile(ctx context.Context, req reconcile.Request) (
 	if err != nil {
 		ps = ProviderStatus{} // not ours to keep: the next inventory replaces it
 	}
-	// The entry's spec names another bucket or region than the last inventory was taken in (a
-	// migration changes spec.bucketName): that inventory and its verdict say nothing about where
-	// the backups go now. They are dropped, and the new place is counted at once.
+	// Where the entry's snapshots live (a garden's are not under its name); when that cannot be
+	// told, the listing is not taken and the reason is the verdict's (InventoryFailed).
+	loc, locErr := LocateEntry(ctx, c.Reader, be)
+	// The entry's spec names another bucket or region (or its snapshots another prefix) than the
+	// last inventory was taken in (a migration changes spec.bucketName): that inventory and its
+	// verdict say nothing about where the backups go now. They are dropped, and the new place is
+	// counted at once.
 	var movedFrom *place
-	if ps.Inventory != nil && !placeOf(be).counts(ps.Inventory) {
+	if ps.Inventory != nil && locErr == nil && !placeOf(be, loc).counts(ps.Inventory) {
 		from := placeOfInventory(ps.Inventory)
 		movedFrom, ps.Inventory = &from, nil
 		metrics.ForgetEntry(be.Name)
@@ -145,7 +149,7 @@ func (c *inventoryTaker) Reconcile(ctx context.Context, req reconcile.Request) (
 	recounting := movedFrom != nil || (cond != nil && cond.Reason == ReasonRecounting)
 	if ps.Inventory == nil && !extstatus.Succeeded(be) {
 		if movedFrom != nil {
-			return reconcile.Result{}, c.publishRecount(ctx, be, movedFrom, nil)
+			return reconcile.Result{}, c.publishRecount(ctx, be, movedFrom, placeOf(be, loc), nil)
 		}
 		return reconcile.Result{}, nil // its first successful reconcile wakes us
 	}
@@ -174,10 +178,13 @@ func (c *inventoryTaker) Reconcile(ctx context.Context, req reconcile.Request) (
 		}
 	}
 
-	inv, findings, err := c.take(ctx, be, now)
+	inv, findings, err := inventory.Inventory{}, []drill.ChainFinding(nil), locErr
+	if err == nil {
+		inv, findings, err = c.take(ctx, be, loc.Prefix, now)
+	}
 	if err != nil && recounting {
 		// Nothing is known of the new place: the old one's inventory is not its verdict.
-		if perr := c.publishRecount(ctx, be, movedFrom, err); perr != nil {
+		if perr := c.publishRecount(ctx, be, movedFrom, placeOf(be, loc), err); perr != nil {
 			return reconcile.Result{}, perr
 		}
 		log.FromContext(ctx).Info("Inventory of the entry's new bucket failed, retrying in a minute", "error", err.Error())
@@ -233,8 +240,8 @@ func (c *inventoryTaker) judge(ctx context.Context, be *extensionsv1alpha1.Backu
 		// Whether the shoot takes snapshots now is unknown: the snapshots' age is known, and a
 		// red that may be excused beats a condition that stays green for as long as the
 		// Cluster cannot be read.
-		verdict.Message += fmt.Sprintf(" (whether the shoot is hibernated or gone is unknown: %v)", err)
-		log.FromContext(ctx).Info("Could not read the shoot's Cluster", "error", err.Error())
+		verdict.Message += fmt.Sprintf(" (whether the shoot is hibernated or gone, or the garden gone, is unknown: %v)", err)
+		log.FromContext(ctx).Info("Could not read the shoot's Cluster or the Garden", "error", err.Error())
 		return verdict
 	}
 	if reason == "" {
@@ -243,14 +250,10 @@ func (c *inventoryTaker) judge(ctx context.Context, be *extensionsv1alpha1.Backu
 	return inventory.Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: reason, Message: message + "; " + verdict.Message, Recheck: verdict.Recheck}
 }
 
-// take lists the entry's prefix once with the entry's own credentials.
+// take lists prefix, the entry's (Locate), once with the entry's own credentials.
 // It checks the snapshot chains by their names on the same listing (drill.CheckChains): findings
 // are returned, nothing is downloaded.
-func (c *inventoryTaker) take(ctx context.Context, be *extensionsv1alpha1.BackupEntry, now time.Time) (inventory.Inventory, []drill.ChainFinding, error) {
-	prefix, err := objectstore.EntryPrefix(be.Name)
-	if err != nil {
-		return inventory.Inventory{}, nil, err
-	}
+func (c *inventoryTaker) take(ctx context.Context, be *extensionsv1alpha1.BackupEntry, prefix objectstore.Prefix, now time.Time) (inventory.Inventory, []drill.ChainFinding, error) {
 	data, err := connect.NewDataPlane(ctx, c.Reader, c.Provider, be.Spec.SecretRef, be.Spec.Region)
 	if err != nil {
 		return inventory.Inventory{}, nil, err
@@ -258,7 +261,7 @@ func (c *inventoryTaker) take(ctx context.Context, be *extensionsv1alpha1.Backup
 	start := time.Now()
 	chains := drill.NewCollector(prefix.String())
 	inv, err := inventory.Take(objectstore.WithOperation(ctx, "inventory"), teeListing{data, chains}, be.Spec.BucketName, prefix.String(), now)
-	inv.Bucket, inv.Region = be.Spec.BucketName, be.Spec.Region
+	inv.Bucket, inv.Region, inv.Prefix = be.Spec.BucketName, be.Spec.Region, prefix.String()
 	metrics.InventoryDuration.WithLabelValues().Observe(time.Since(start).Seconds())
 	metrics.InventoryPages.Add(float64(inv.Pages))
 	return inv, drill.FindingsOf(chains.Chains()), err

@@ -15,21 +15,26 @@ import (
 )
 
 // place is where an entry's backups are, as its spec names them now: what an inventory counts.
-type place struct{ bucket, region string }
+type place struct{ bucket, region, prefix string }
 
-func placeOf(be *extensionsv1alpha1.BackupEntry) place {
-	return place{bucket: be.Spec.BucketName, region: be.Spec.Region}
+// placeOf is where the entry's snapshots are now: its spec's bucket and region, loc's prefix.
+func placeOf(be *extensionsv1alpha1.BackupEntry, loc Location) place {
+	return place{bucket: be.Spec.BucketName, region: be.Spec.Region, prefix: loc.Prefix.String()}
 }
 
 // counts reports whether inv is a count of p. An inventory of an earlier version, which does not
-// record its place, is taken for one of p; the next count records it.
+// record its place (or its prefix), is taken for one of p (for a garden's entry, whose earlier
+// inventories counted `<entry>/`, a verdict other than True is listed anew within minRecount);
+// the next count records it.
 func (p place) counts(inv *inventory.Inventory) bool {
 	if inv.Bucket == "" && inv.Region == "" {
 		return true
 	}
-	return inv.Bucket == p.bucket && inv.Region == p.region
+	return inv.Bucket == p.bucket && inv.Region == p.region && (inv.Prefix == "" || inv.Prefix == p.prefix)
 }
 
+// String names the bucket and region (the prefix an inventory counted is in the status beside
+// it: inventory.Inventory.Prefix).
 func (p place) String() string {
 	if p.region == "" {
 		return fmt.Sprintf("bucket %q", p.bucket)
@@ -39,7 +44,7 @@ func (p place) String() string {
 
 // placeOfInventory is the place inv was counted in.
 func placeOfInventory(inv *inventory.Inventory) place {
-	return place{bucket: inv.Bucket, region: inv.Region}
+	return place{bucket: inv.Bucket, region: inv.Region, prefix: inv.Prefix}
 }
 
 // withdraw removes what the inventory published on an entry (BackupsFresh, the inventory in
@@ -88,8 +93,7 @@ func (c *inventoryTaker) markDeleting(ctx context.Context, be *extensionsv1alpha
 // publishRecount says that the entry moved (from the place of its last inventory, when known)
 // and its new place is not counted yet: because its listing failed (err), or because the entry's
 // reconcile is not done. It drops the old place's inventory and metrics.
-func (c *inventoryTaker) publishRecount(ctx context.Context, be *extensionsv1alpha1.BackupEntry, from *place, err error) error {
-	to := placeOf(be)
+func (c *inventoryTaker) publishRecount(ctx context.Context, be *extensionsv1alpha1.BackupEntry, from *place, to place, err error) error {
 	msg := fmt.Sprintf("The entry now uses %s", to)
 	if from != nil {
 		msg = fmt.Sprintf("The entry moved from %s to %s: the last inventory, of %s, no longer applies", from, to, from)

@@ -70,18 +70,14 @@ func liveEntryOf(name string) (string, bool) {
 // (not being deleted itself) and names the same bucket, or when an object under the prefix (a
 // current version: not a delete marker, an older version or a snapshot) was written after the
 // source entry was created, which in gardener's flow only a live etcd-backup-restore on another
-// seed does. secretRef holds the credentials the deletion uses, which list the prefix. It deletes
+// seed does. prefix is the entry's (Locate); secretRef holds the credentials the deletion uses, which list the prefix. It deletes
 // nothing and answers nil for every other entry. It costs a source- entry one read of the live
 // entry and one more listing of the prefix per deletion attempt (stopped at the first newer
 // object); no other entry pays anything.
-func (d *delegate) guardLiveEntry(ctx context.Context, be *extensionsv1alpha1.BackupEntry, secretRef corev1.SecretReference) error {
+func (d *delegate) guardLiveEntry(ctx context.Context, be *extensionsv1alpha1.BackupEntry, prefix objectstore.Prefix, secretRef corev1.SecretReference) error {
 	live, ok := liveEntryOf(be.Name)
 	if !ok || be.Spec.BucketName == "" {
 		return nil // not a source- entry; or no bucket, which the deletion itself refuses
-	}
-	prefix, err := objectstore.EntryPrefix(be.Name)
-	if err != nil {
-		return err
 	}
 	refused := &LiveEntryError{Entry: be.Name, Live: live, Bucket: be.Spec.BucketName, Prefix: prefix.String(), Created: be.CreationTimestamp.Time}
 	other := &extensionsv1alpha1.BackupEntry{}
@@ -124,8 +120,8 @@ func (d *delegate) guardLiveEntry(ctx context.Context, be *extensionsv1alpha1.Ba
 }
 
 // refuseIfLive runs guardLiveEntry and reports a refusal with a warning event on the entry.
-func (d *delegate) refuseIfLive(ctx context.Context, be *extensionsv1alpha1.BackupEntry, secretRef corev1.SecretReference) error {
-	err := d.guardLiveEntry(ctx, be, secretRef)
+func (d *delegate) refuseIfLive(ctx context.Context, be *extensionsv1alpha1.BackupEntry, prefix objectstore.Prefix, secretRef corev1.SecretReference) error {
+	err := d.guardLiveEntry(ctx, be, prefix, secretRef)
 	if refused := (*LiveEntryError)(nil); errors.As(err, &refused) {
 		d.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonLiveBackupsKept, "Delete", "%v", refused)
 	}

@@ -131,6 +131,10 @@ func TestSourceEntryGuardIgnoresMarkersAndOldVersions(t *testing.T) {
 	ctx := context.Background()
 	f := newEntryFixture(t, true)
 	f.sourceEntry(testBucket, time.Now().Add(-time.Hour), nil)
+	entryPrefix, err := objectstore.EntryPrefix(testEntry)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Every current version under the prefix gets a delete marker (written now).
 	var current []objectstore.ObjectVersion
 	for _, k := range entryKeys {
@@ -139,13 +143,13 @@ func TestSourceEntryGuardIgnoresMarkersAndOldVersions(t *testing.T) {
 	if _, err := f.mem.DeleteObjects(ctx, testBucket, current); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.delegate().guardLiveEntry(ctx, f.current(), f.be.Spec.SecretRef); err != nil {
+	if err := f.delegate().guardLiveEntry(ctx, f.current(), entryPrefix, f.be.Spec.SecretRef); err != nil {
 		t.Fatalf("guard = %v; want markers and noncurrent versions not taken for a live writer", err)
 	}
 	if err := f.mem.PutObject(ctx, testBucket, testEntry+"/etcd-main/v2/Incr-9", []byte("live")); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.delegate().guardLiveEntry(ctx, f.current(), f.be.Spec.SecretRef); !errors.As(err, new(*LiveEntryError)) {
+	if err := f.delegate().guardLiveEntry(ctx, f.current(), entryPrefix, f.be.Spec.SecretRef); !errors.As(err, new(*LiveEntryError)) {
 		t.Fatalf("guard = %v; want a refusal for a current version written after the entry was created", err)
 	}
 }

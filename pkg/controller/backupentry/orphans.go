@@ -111,7 +111,8 @@ func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (rec
 	if !controllerutil.ContainsFinalizer(be, FinalizerName) || controllerutil.ContainsFinalizer(be, backupentry.FinalizerName) {
 		return reconcile.Result{}, nil // nothing of ours holds it, or the library still handles it
 	}
-	if err := g.deleteWithBucketCredentials(ctx, log, be); err != nil {
+	prefix, err := g.deleteWithBucketCredentials(ctx, log, be)
+	if err != nil {
 		// A pass that ran out of time resumes at once, as in the entry's own deletion: no report.
 		if !errors.As(err, new(*lasterror.InProgressError)) {
 			reason := ReasonDeletionWithBucketSecret
@@ -120,6 +121,8 @@ func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (rec
 				reason = ReasonObjectsKept
 			case errors.As(err, new(*LiveEntryError)):
 				reason = ReasonLiveBackupsKept
+			case errors.As(err, new(*LocationError)), errors.As(err, new(*GardenKeptError)):
+				reason = ReasonBackupsKept
 			}
 			if rerr := extstatus.ReportError(ctx, log, g.client, g.recorder, be, reason, err); rerr != nil {
 				log.Error(rerr, "Reporting the failed deletion failed")
@@ -127,7 +130,6 @@ func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (rec
 		}
 		return reconcilerutils.ReconcileErr(lasterror.For(err))
 	}
-	prefix, _ := objectstore.EntryPrefix(be.Name)
 	g.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonPrefixDeletedWithBucketSecret, "Delete",
 		"Credentials secret %s/%s was gone: the objects under %q in bucket %q were deleted with the BackupBucket's credentials",
 		be.Spec.SecretRef.Namespace, be.Spec.SecretRef.Name, prefix.String(), be.Spec.BucketName)
@@ -155,37 +157,38 @@ func settling(be *extensionsv1alpha1.BackupEntry, now time.Time) time.Duration {
 	return max(since.Add(settleTime).Sub(now), 0)
 }
 
-// deleteWithBucketCredentials deletes the entry's prefix with the credentials of its
-// BackupBucket, the operator's for the same bucket.
-func (g *orphanGuard) deleteWithBucketCredentials(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	prefix, err := objectstore.EntryPrefix(be.Name)
+// deleteWithBucketCredentials deletes the entry's prefix (Locate) with the credentials of its
+// BackupBucket, the operator's for the same bucket, and returns the prefix.
+func (g *orphanGuard) deleteWithBucketCredentials(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) (objectstore.Prefix, error) {
+	loc, err := g.deleter.locateForDeletion(ctx, be)
 	if err != nil {
-		return err
+		return loc.Prefix, err
 	}
+	prefix := loc.Prefix
 	orphan := &OrphanError{Entry: be.Name, Bucket: be.Spec.BucketName, Prefix: prefix.String(), Secret: be.Spec.SecretRef}
 	bb := &extensionsv1alpha1.BackupBucket{}
 	if err := g.client.Get(ctx, client.ObjectKey{Name: be.Spec.BucketName}, bb); err != nil {
 		if !apierrors.IsNotFound(err) {
-			return err
+			return prefix, err
 		}
 		orphan.Why = fmt.Sprintf("BackupBucket %q, whose credentials could stand in, is gone too", be.Spec.BucketName)
 		if _, source := liveEntryOf(be.Name); source {
 			// By design: a migration's source entry names the source seed's bucket.
 			orphan.Why = fmt.Sprintf("BackupBucket %q, whose credentials could stand in, is not on this seed: a control-plane migration's source entry names the source seed's bucket, whose BackupBucket lives on the source seed", be.Spec.BucketName)
 		}
-		return orphan
+		return prefix, orphan
 	}
 	exists, err := secrets.Exists(ctx, g.reader, bb.Spec.SecretRef)
 	if err != nil {
-		return err
+		return prefix, err
 	}
 	if !exists {
 		orphan.Why = fmt.Sprintf("the BackupBucket's credentials secret %s/%s is gone too", bb.Spec.SecretRef.Namespace, bb.Spec.SecretRef.Name)
-		return orphan
+		return prefix, orphan
 	}
-	if err := g.deleter.guardLiveEntry(ctx, be, bb.Spec.SecretRef); err != nil {
-		return err
+	if err := g.deleter.guardLiveEntry(ctx, be, prefix, bb.Spec.SecretRef); err != nil {
+		return prefix, err
 	}
 	log.Info("Deleting the prefix of an entry whose credentials are gone with its bucket's", "bucketSecret", bb.Spec.SecretRef.Namespace+"/"+bb.Spec.SecretRef.Name)
-	return g.deleter.deletePrefix(ctx, log, be, bb.Spec.SecretRef)
+	return prefix, g.deleter.deletePrefix(ctx, log, be, prefix, bb.Spec.SecretRef)
 }

@@ -147,7 +147,8 @@ func failed(st *drill.Status) bool {
 	return false
 }
 
-// drill drills every etcd under the entry's prefix within a slot of the process's concurrency.
+// drill drills every etcd under the entry's prefix (backupentry.LocateEntry: a garden's is not
+// under its name) within a slot of the process's concurrency.
 // Its error is ctx's only: everything else is in the status.
 func (r *Reconciler) drill(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (*drill.Status, error) {
 	select {
@@ -158,11 +159,13 @@ func (r *Reconciler) drill(ctx context.Context, be *extensionsv1alpha1.BackupEnt
 	defer func() { <-r.Slots }()
 	st := &drill.Status{Bucket: be.Spec.BucketName, Region: be.Spec.Region}
 	defer func() { st.DrilledAt = metav1.NewTime(r.Options.Now()) }()
-	prefix, err := objectstore.EntryPrefix(be.Name)
+	loc, err := backupentry.LocateEntry(ctx, r.Reader, be)
 	if err != nil {
 		st.Error = err.Error()
-		return st, nil
+		return st, ctx.Err()
 	}
+	prefix := loc.Prefix
+	st.Prefix = prefix.String()
 	src, err := r.SourceFor(ctx, be)
 	if err != nil {
 		st.Error = err.Error()
