@@ -198,8 +198,9 @@ func parseCustomerKey(d map[string][]byte) (*customerKey, error) {
 	case string(alg) != sseAlgorithm:
 		return nil, objectstore.Invalidf("secret key %q must be %q, the only algorithm S3 offers for customer-provided keys (without spaces or a newline)", KeySSECustomerAlgorithm, sseAlgorithm)
 	}
+	// Decoding skips newlines, which the header cannot carry: the key must be the encoding itself.
 	raw, err := base64.StdEncoding.DecodeString(string(key))
-	if err != nil || len(raw) != 32 {
+	if err != nil || len(raw) != 32 || base64.StdEncoding.EncodeToString(raw) != string(key) {
 		return nil, objectstore.Invalidf("secret key %q must be the base64 of a 256-bit key (44 characters, without spaces or a newline), as S3 takes it", KeySSECustomerKey)
 	}
 	sum := md5.Sum(raw) //nolint:gosec // S3 wants the MD5 of an SSE-C key, as an integrity check of the header
