@@ -7,8 +7,9 @@
 #   fake-gcs-server        (GCS stand-in)             -> $CACHE/fake-gcs-server-<version>/fake-gcs-server
 #   azurite                (Azure Blob stand-in, npm) -> $CACHE/azurite-<version>/node_modules/.bin/azurite-blob
 #   etcdbrctl              (etcd-backup-restore, the consumer of etcd-backup) -> $CACHE/etcd-backup-restore-<version>/etcdbrctl
+#                          (etcdbr: the pinned version; etcdbr-previous: the one before, which the consumer test runs too)
 #   Keystone + Swift       (OpenStack stand-in, Debian's packages: hack/openstack.sh install)
-# Usage: hack/tools.sh [envtest|minio|fakegcs|azurite|etcdbr|openstack|all|demo <type>|demo-components <type>]   prints the folder/binary on the last line of each step.
+# Usage: hack/tools.sh [envtest|minio|fakegcs|azurite|etcdbr|etcdbr-previous|openstack|all|demo <type>|demo-components <type>]   prints the folder/binary on the last line of each step.
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.36.4}
@@ -16,9 +17,11 @@ ETCD_VERSION=${ETCD_VERSION:-v3.6.8}
 MINIO_VERSION=${MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}
 FAKE_GCS_VERSION=${FAKE_GCS_VERSION:-v1.56.1}
 AZURITE_VERSION=${AZURITE_VERSION:-3.37.0}
-# The etcd-backup-restore the consumer-contract tests run (test/integration/consumer): raising it
-# is this one line.
-ETCDBR_VERSION=${ETCDBR_VERSION:-v0.43.0}
+# The etcd-backup-restore the consumer-contract tests (test/integration/consumer) and the demo
+# run: the newest the module proxy serves; raising it is this one line. The consumer tests run the
+# previous one too (ETCDBR_PREVIOUS), for landscapes that have not moved yet.
+ETCDBR_VERSION=${ETCDBR_VERSION:-v0.44.1}
+ETCDBR_PREVIOUS_VERSION=${ETCDBR_PREVIOUS_VERSION:-v0.43.0}
 CACHE=${GEB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gardener-extension-backup}
 mkdir -p "$CACHE"
 
@@ -121,27 +124,29 @@ azurite() {
 # its newest dependencies are not in the checksum database yet, the go.sum it ships holds their
 # hashes. The module itself is not in the checksum database either (404), so only its own
 # download skips that lookup (GONOSUMDB for that one module path).
-etcdbr() {
-  local dir="$CACHE/etcd-backup-restore-${ETCDBR_VERSION}"
+etcdbr_version() {
+  local version=$1 dir="$CACHE/etcd-backup-restore-$1"
   if [[ -x $dir/etcdbrctl ]]; then echo "$dir/etcdbrctl"; return; fi
   mkdir -p "$dir"
-  say "building etcd-backup-restore $ETCDBR_VERSION from the module proxy (about 2-4 min the first time)"
+  say "building etcd-backup-restore $version from the module proxy (about 2-4 min the first time)"
   local work mod src
   work=$(mktemp -d)
   mod=github.com/gardener/etcd-backup-restore
-  src=$(cd "$work" && GONOSUMDB=$mod GOFLAGS=-mod=mod go mod download -json "$mod@$ETCDBR_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
-  if [[ -z $src ]]; then say "FAILED: downloading $mod@$ETCDBR_VERSION"; rm -rf "$work"; return 1; fi
+  src=$(cd "$work" && GONOSUMDB=$mod GOFLAGS=-mod=mod go mod download -json "$mod@$version" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  if [[ -z $src ]]; then say "FAILED: downloading $mod@$version"; rm -rf "$work"; return 1; fi
   cp -r "$src" "$work/src" && chmod -R u+w "$work/src"
-  run_with_progress "etcd-backup-restore build" bash -c "cd '$work/src' && CGO_ENABLED=0 go build -ldflags '-s -w -X $mod/pkg/version.Version=$ETCDBR_VERSION' -o '$dir/etcdbrctl.tmp' . && mv '$dir/etcdbrctl.tmp' '$dir/etcdbrctl'"
+  run_with_progress "etcd-backup-restore $version build" bash -c "cd '$work/src' && CGO_ENABLED=0 go build -ldflags '-s -w -X $mod/pkg/version.Version=$version' -o '$dir/etcdbrctl.tmp' . && mv '$dir/etcdbrctl.tmp' '$dir/etcdbrctl'"
   rm -rf "$work"
   echo "$dir/etcdbrctl"
 }
+etcdbr() { etcdbr_version "$ETCDBR_VERSION"; }
+etcdbr_previous() { etcdbr_version "$ETCDBR_PREVIOUS_VERSION"; }
 
 # openstack installs Debian's Keystone and Swift packages, if missing.
 openstack() { "$(dirname "${BASH_SOURCE[0]}")/openstack.sh" install; }
 
 # The components, each a function above: a stand-in's tools (test/standin) name them.
-COMPONENTS="envtest minio fakegcs azurite etcdbr openstack"
+COMPONENTS="envtest minio fakegcs azurite etcdbr etcdbr_previous openstack"
 
 # locked COMPONENT: builds one component under its own lock, so that a second caller (two test
 # packages starting envtest, two make runs) waits for the first build and then finds it cached,
@@ -179,7 +184,8 @@ case ${1:-all} in
   fakegcs) locked fakegcs ;;
   azurite) locked azurite ;;
   etcdbr) locked etcdbr ;;
-  all) together envtest minio fakegcs azurite etcdbr ;;
+  etcdbr-previous) locked etcdbr_previous ;;
+  all) together envtest minio fakegcs azurite etcdbr etcdbr_previous ;;
   openstack) locked openstack ;;
   demo-components) demo_components "${2:-aws}" ;;
   demo) # what `make demo PROVIDER=<type>` runs: the seed, etcd-backup-restore, and the components
@@ -187,5 +193,5 @@ case ${1:-all} in
     comps=$(demo_components "${2:-aws}")
     # shellcheck disable=SC2086 # one word per component
     together envtest etcdbr $comps ;;
-  *) echo "usage: $0 [envtest|minio|fakegcs|azurite|etcdbr|openstack|all|demo <type>|demo-components <type>]" >&2; exit 2 ;;
+  *) echo "usage: $0 [envtest|minio|fakegcs|azurite|etcdbr|etcdbr-previous|openstack|all|demo <type>|demo-components <type>]" >&2; exit 2 ;;
 esac

@@ -289,3 +289,28 @@ func TestDrillStoreErrorsAreNoFindings(t *testing.T) {
 		t.Errorf("scratch directory not cleaned: %v", left)
 	}
 }
+
+// A customer key the store refuses is a finding, KeyRefused: the backup cannot be restored with
+// the entry's secret (etcd-backup-restore's), though its bytes were never read, so it is not
+// called damaged or undecodable.
+func TestDrillKeyRefusedIsAFinding(t *testing.T) {
+	f := newChain(t, ".gz")
+	s := store(t, f.objects)
+	scratch := t.TempDir()
+	refused := fmt.Errorf("%w: the store refused the secret's key", objectstore.ErrKeyRefused)
+	results, err := Drill(context.Background(), faultySource{memSource{s}, refused}, bucket, entry, Options{ScratchDir: scratch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := results[0]
+	if ReasonOf(r.Err) != ReasonKeyRefused || !errors.Is(r.Err, ErrKeyRefused) || !errors.Is(r.Err, objectstore.ErrKeyRefused) {
+		t.Fatalf("a refused customer key gave %v (reason %q); want %s wrapping the store's error", r.Err, ReasonOf(r.Err), ReasonKeyRefused)
+	}
+	var de *Error
+	if !errors.As(r.Err, &de) || de.Key == "" {
+		t.Errorf("the finding names no object: %+v", de)
+	}
+	if left, _ := os.ReadDir(scratch); len(left) != 0 {
+		t.Errorf("scratch directory not cleaned: %v", left)
+	}
+}

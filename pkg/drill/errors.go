@@ -23,6 +23,11 @@ const (
 	ReasonRestoreFailed Reason = "RestoreFailed"
 	// ReasonNoFullSnapshot: deltas without a full snapshot to apply them to.
 	ReasonNoFullSnapshot Reason = "NoFullSnapshot"
+	// ReasonKeyRefused: the store refused the customer-provided encryption key (S3's SSE-C) the
+	// entry's secret gives for a snapshot: the wrong key, none for a snapshot written with one, or
+	// one for a snapshot written without. etcd-backup-restore, given the same secret, cannot
+	// restore it either; the snapshot itself may be intact.
+	ReasonKeyRefused Reason = "KeyRefused"
 	// ReasonTooLarge: the chain does not fit the drill's budget (bytes to read or scratch space);
 	// nothing is proven either way, so callers report it as Unknown, never as restorable.
 	ReasonTooLarge Reason = "TooLarge"
@@ -36,6 +41,7 @@ var (
 	ErrRestoreFailed  = errors.New("restore failed")
 	ErrNoFullSnapshot = errors.New("no full snapshot")
 	ErrTooLarge       = errors.New("chain exceeds the drill budget")
+	ErrKeyRefused     = errors.New("customer-provided key refused")
 )
 
 var sentinels = map[Reason]error{
@@ -45,12 +51,15 @@ var sentinels = map[Reason]error{
 	ReasonRestoreFailed:  ErrRestoreFailed,
 	ReasonNoFullSnapshot: ErrNoFullSnapshot,
 	ReasonTooLarge:       ErrTooLarge,
+	ReasonKeyRefused:     ErrKeyRefused,
 }
 
 // Error is a drill's finding about the backup itself: the store answered, and what it holds is
 // not restorable (or, for ReasonTooLarge, not drillable within the budget). Errors of the store
 // (throttled, unreachable, forbidden, an object gone since the listing) are never wrapped in an
-// Error: they say nothing about the backup, and a caller retries the drill later.
+// Error: they say nothing about the backup, and a caller retries the drill later. A refused
+// customer key (objectstore.ErrKeyRefused) is the exception, ReasonKeyRefused: it says that the
+// backup cannot be restored with the entry's secret, which is what etcd-backup-restore gets.
 type Error struct {
 	Reason Reason
 	// Key is the object the finding is about; empty when it is about the chain as a whole.

@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/time/rate"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // hashSize is the size of the SHA-256 digest appended to every snapshot.
@@ -167,10 +169,13 @@ func (f *fetcher) fetch(ctx context.Context, s Snapshot, path string, bufSize in
 // Everything is written to out, the hash included. It returns the payload's length (without the
 // hash); out holds nothing that may be used unless the error is nil.
 //
-// Errors: an *Error (HashMismatch, Undecodable, TooLarge) about the object, or the store's own
+// Errors: an *Error (HashMismatch, Undecodable, TooLarge, KeyRefused) about the object, or the store's own
 // error (wrapped with %w) or ctx's.
 func (f *fetcher) copyVerified(ctx context.Context, s Snapshot, out io.Writer, bufSize int) (int64, error) {
 	rc, err := f.src.OpenObject(ctx, f.bucket, s.Key)
+	if errors.Is(err, objectstore.ErrKeyRefused) {
+		return 0, newError(ReasonKeyRefused, s.Key, err, "the store refused the customer-provided encryption key of the entry's secret, which etcd-backup-restore restores with")
+	}
 	if err != nil {
 		return 0, fmt.Errorf("opening %s: %w", s.Key, err)
 	}

@@ -37,6 +37,11 @@ var (
 	ErrQuotaExceeded = errors.New("quota exceeded")
 	// ErrObjectLocked: an object version is held by a retention lock or legal hold.
 	ErrObjectLocked = errors.New("object is locked")
+	// ErrKeyRefused: the store refused the customer-provided encryption key (S3's SSE-C) of a
+	// request for an object's content: the wrong key, none for an object written with one, or
+	// one for an object written without. Whoever reads with the same secret (etcd-backup-restore
+	// restoring) is refused alike; retrying without a change will not help.
+	ErrKeyRefused = errors.New("the store refused the customer-provided encryption key")
 	// ErrUnreachable: the store could not be reached at all (connection refused, reset or
 	// dropped, a name that does not resolve); retried, as the store may come back.
 	ErrUnreachable = errors.New("object store unreachable")

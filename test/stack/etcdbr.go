@@ -226,6 +226,10 @@ func (e *Etcd) Get(t testing.TB, key string) string {
 
 var etcdbrctl = sync.OnceValues(func() (string, error) { return Tool("etcdbr", "ETCDBR") })
 
+// PreviousEtcdbrctl is the etcd-backup-restore before the pinned one (hack/tools.sh
+// etcdbr-previous, ETCDBR_PREVIOUS), which shoots of landscapes that have not moved yet run.
+var PreviousEtcdbrctl = sync.OnceValues(func() (string, error) { return Tool("etcdbr-previous", "ETCDBR_PREVIOUS") })
+
 // Consumer is how etcd-druid runs etcd-backup-restore for one provider: the storage provider
 // flag, the variable pointing at the mounted secret (GCS: at serviceaccount.json in it), and
 // what the stand-in needs beyond what the secret says (flags, or variables the process needs to
@@ -236,6 +240,8 @@ type Consumer struct {
 	File            string // "" for the directory itself
 	Flags           []string
 	Env             []string
+	// Binary is the etcdbrctl to run; "" is the pinned version's (hack/tools.sh etcdbr, ETCDBR).
+	Binary string
 	// HomeKey, if set, is the mounted secret's key whose value is the sidecar's HOME: etcd-druid
 	// mounts "<hostPath>/<bucket>" at "$HOME/<bucket>" for the Local storage provider, which
 	// stores under "$HOME/<STORAGE_CONTAINER>/<prefix>"; HOME = hostPath is that mount's view.
@@ -262,6 +268,14 @@ func (c Consumer) Environment(secretDir, bucket string) []string {
 	return append(env, c.Env...)
 }
 
+// binary is the etcdbrctl c runs.
+func (c Consumer) binary() (string, error) {
+	if c.Binary != "" {
+		return c.Binary, nil
+	}
+	return etcdbrctl()
+}
+
 // StoreFlags are the sidecar's store flags for an entry's "<entry>/etcd-main" prefix.
 func (c Consumer) StoreFlags(entry string) []string {
 	return append([]string{"--storage-provider=" + c.StorageProvider, "--store-prefix=" + entry + "/etcd-main"}, c.Flags...)
@@ -272,7 +286,7 @@ func (c Consumer) StoreFlags(entry string) []string {
 // during a test: the schedule is yearly).
 func (c Consumer) Snapshotter(t testing.TB, e *Etcd, secretDir, bucket, entry string) *Process {
 	t.Helper()
-	bin, err := etcdbrctl()
+	bin, err := c.binary()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +298,7 @@ func (c Consumer) Snapshotter(t testing.TB, e *Etcd, secretDir, bucket, entry st
 // Restore runs `etcdbrctl restore` into a new data directory and returns it.
 func (c Consumer) Restore(t testing.TB, secretDir, bucket, entry string) string {
 	t.Helper()
-	bin, err := etcdbrctl()
+	bin, err := c.binary()
 	if err != nil {
 		t.Fatal(err)
 	}

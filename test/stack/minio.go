@@ -3,12 +3,15 @@ package stack
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,6 +27,9 @@ type MinIOOptions struct {
 	// WithoutKMS starts it without a KMS key, so that it refuses default encryption with
 	// NotImplemented, as some S3-compatible stores do.
 	WithoutKMS bool
+	// TLS serves https with a new self-signed certificate (MinIO's --certs-dir), which SecretData
+	// gives as trustedCaCert. MinIO refuses customer-provided keys (SSE-C) over plain http.
+	TLS bool
 }
 
 // MinIO is a running MinIO server with its root credentials.
@@ -32,8 +38,11 @@ type MinIO struct {
 	AccessKey string
 	SecretKey string
 	Region    string
-	cmd       *exec.Cmd
-	dir       string
+	// CA is the server's certificate (PEM) with TLS, nil without.
+	CA   []byte
+	cmd  *exec.Cmd
+	dir  string
+	http *http.Client
 }
 
 // StartMinIO starts MinIO on a free loopback port with its data in a new temporary folder.
@@ -60,13 +69,20 @@ func StartMinIO(ctx context.Context, opts MinIOOptions) (*MinIO, error) {
 		SecretKey: "minio-root-secret-" + randomString(8),
 		Region:    opts.Region,
 		dir:       dir,
+		http:      http.DefaultClient,
 	}
 	log, err := os.Create(filepath.Join(dir, "minio.log"))
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "server", filepath.Join(dir, "data"),
-		"--address", fmt.Sprintf("127.0.0.1:%d", port), "--console-address", fmt.Sprintf("127.0.0.1:%d", console), "--quiet")
+	args := []string{"server", filepath.Join(dir, "data"),
+		"--address", fmt.Sprintf("127.0.0.1:%d", port), "--console-address", fmt.Sprintf("127.0.0.1:%d", console), "--quiet"}
+	if opts.TLS {
+		if args, err = m.serveTLS(args); err != nil {
+			return nil, err
+		}
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(),
 		"MINIO_ROOT_USER="+m.AccessKey, "MINIO_ROOT_PASSWORD="+m.SecretKey,
 		"MINIO_REGION="+opts.Region, "MINIO_SITE_REGION="+opts.Region,
@@ -84,7 +100,7 @@ func StartMinIO(ctx context.Context, opts MinIOOptions) (*MinIO, error) {
 	m.cmd = cmd
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		resp, err := http.Get(m.Endpoint + "/minio/health/ready")
+		resp, err := m.http.Get(m.Endpoint + "/minio/health/ready")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -98,6 +114,30 @@ func StartMinIO(ctx context.Context, opts MinIOOptions) (*MinIO, error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// serveTLS writes a new certificate where MinIO's --certs-dir looks for it (public.crt,
+// private.key), makes the endpoint https and this process's clients trust the certificate.
+func (m *MinIO) serveTLS(args []string) ([]string, error) {
+	cert, key, err := SelfSignedCert()
+	if err != nil {
+		return nil, err
+	}
+	certs := filepath.Join(m.dir, "certs")
+	if err := os.MkdirAll(certs, 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(certs, "public.crt"), cert, 0o600); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(certs, "private.key"), key, 0o600); err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(cert)
+	m.CA, m.Endpoint = cert, "https"+strings.TrimPrefix(m.Endpoint, "http")
+	m.http = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	return append(args, "--certs-dir", certs), nil
 }
 
 // Stop ends the server and removes its data.
@@ -125,18 +165,24 @@ func (m *MinIO) S3Client() *s3.Client {
 		UsePathStyle:               true,
 		Credentials:                credentials.NewStaticCredentialsProvider(m.AccessKey, m.SecretKey, ""),
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
+		HTTPClient:                 m.http,
 	})
 }
 
-// SecretData is the data of an aws-type credentials secret for this server.
+// SecretData is the data of an aws-type credentials secret for this server (with TLS, its
+// certificate as trustedCaCert).
 func (m *MinIO) SecretData() map[string][]byte {
-	return map[string][]byte{
+	d := map[string][]byte{
 		"accessKeyID":      []byte(m.AccessKey),
 		"secretAccessKey":  []byte(m.SecretKey),
 		"region":           []byte(m.Region),
 		"endpoint":         []byte(m.Endpoint),
 		"s3ForcePathStyle": []byte("true"),
 	}
+	if m.CA != nil {
+		d["trustedCaCert"] = m.CA
+	}
+	return d
 }
 
 func randomString(n int) string {

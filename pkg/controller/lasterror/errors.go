@@ -149,7 +149,8 @@ func Codes(err error) []gardencorev1beta1.ErrorCode {
 	case errors.Is(err, objectstore.ErrInvalidConfig),
 		errors.Is(err, objectstore.ErrOwnedByOther),
 		errors.Is(err, objectstore.ErrUnsupported),
-		errors.Is(err, objectstore.ErrOutsidePrefix):
+		errors.Is(err, objectstore.ErrOutsidePrefix),
+		errors.Is(err, objectstore.ErrKeyRefused):
 		return []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorConfigurationProblem}
 	case errors.Is(err, objectstore.ErrObjectLocked):
 		return []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorInfraDependencies}

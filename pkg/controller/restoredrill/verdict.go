@@ -24,7 +24,7 @@ import (
 const ConditionBackupsRestorable gardencorev1beta1.ConditionType = "BackupsRestorable"
 
 // Reasons of BackupsRestorable besides the drill's findings (drill.Reason: HashMismatch,
-// ChainBroken, Undecodable, RestoreFailed, NoFullSnapshot, all False; TooLarge, Unknown) and
+// ChainBroken, Undecodable, RestoreFailed, NoFullSnapshot, KeyRefused, all False; TooLarge, Unknown) and
 // backupentry's ShootHibernated, ShootGone and Deleting (Unknown).
 const (
 	// ReasonRestored (True): every etcd restored.

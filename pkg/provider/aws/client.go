@@ -62,6 +62,14 @@ func (p *Provider) clientConfig(creds provider.Credentials) (aws.Config, clientO
 	if opts.pathStyle, err = boolKey(d, KeyS3ForcePathStyle); err != nil {
 		return aws.Config{}, opts, err
 	}
+	// Checked here too, so that a bucket whose secret would break the sidecar (or this
+	// extension's own reads) is refused before any shoot gets it.
+	if _, err := parseCustomerKey(d); err != nil {
+		return aws.Config{}, opts, err
+	}
+	if err := validateChecksumModes(d); err != nil {
+		return aws.Config{}, opts, err
+	}
 	transportOptions, err := transportOptionsFor(d)
 	if err != nil {
 		return aws.Config{}, opts, err

@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 	"github.com/minio/madmin-go/v3"
 
@@ -178,6 +180,40 @@ func (s *store) bucketError(bucket string, err error) error {
 		return fmt.Errorf("bucket %q: the store refused the credentials of the secret keys %s: %w", bucket, s.credentialKeys, err)
 	}
 	return err
+}
+
+// readError classifies an error of a request for one object's content (GetObject). S3 answers
+// customer-key parameters that do not fit the object with codes it gives other causes too, so
+// the answer is read with what the request sent: 400 when the object was written with a customer
+// key and the request sent none, or sent one for an object written without (SSE-S3 or none), or a
+// key whose MD5 does not match; 403 when the key is not the object's (MinIO answers
+// crypto.ErrSecretKeyMismatch with AccessDenied, cmd/api-errors.go:2245; S3 with 403 too). A 403
+// is told from a missing permission by asking for the object's metadata without the key: an
+// object written with a customer key refuses that with 400. Such refusals are
+// objectstore.ErrKeyRefused (etcd-backup-restore, sending the same key, is refused alike).
+func (s *store) readError(ctx context.Context, bucket, key string, err error) error {
+	if s.regionMismatch(bucket, err) != nil {
+		return s.bucketError(bucket, err)
+	}
+	var keyRefused bool
+	switch statusCode(err) {
+	case http.StatusBadRequest:
+		keyRefused = s.sse != nil || errorCode(err) == "InvalidRequest"
+	case http.StatusForbidden:
+		if s.sse != nil {
+			_, headErr := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &bucket, Key: &key})
+			keyRefused = statusCode(headErr) == http.StatusBadRequest
+		}
+	}
+	if !keyRefused {
+		return s.bucketError(bucket, err)
+	}
+	if s.sse == nil {
+		return fmt.Errorf("%w: %q was written with a customer-provided key (SSE-C) and the secret has no %q and %q: %w",
+			objectstore.ErrKeyRefused, key, KeySSECustomerKey, KeySSECustomerAlgorithm, err)
+	}
+	return fmt.Errorf("%w: the store refused the secret's %q for %q (a key other than the one it was written with, or it was written without one): %w",
+		objectstore.ErrKeyRefused, KeySSECustomerKey, key, err)
 }
 
 func iamError(what string, err error) error {

@@ -7,10 +7,11 @@ import (
 )
 
 // credentialTemplate is what a generated credential keeps of the operator's secret: where and how
-// to reach the store, none of the operator's own credentials (keys, workload identity token).
+// to reach and use the store (storeKeys), none of the operator's own credentials (keys, workload
+// identity token).
 func credentialTemplate(d map[string][]byte) map[string][]byte {
 	out := map[string][]byte{}
-	for _, k := range []string{KeyRegion, KeyEndpoint, KeyS3ForcePathStyle, KeyTrustedCACert, KeyInsecureSkipVerify} {
+	for _, k := range storeKeys {
 		if v, ok := d[k]; ok {
 			out[k] = v
 		}

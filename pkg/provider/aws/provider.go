@@ -72,8 +72,12 @@ func (p *Provider) newStore(creds provider.Credentials) (*store, error) {
 	if err != nil {
 		return nil, err
 	}
+	sse, err := parseCustomerKey(creds.Data)
+	if err != nil {
+		return nil, err
+	}
 	s := &store{client: client, regionOverride: string(creds.Data[KeyRegion]), pageSize: int32(p.ListPageSize),
-		credentialKeys: fmt.Sprintf("%q and %q", KeyAccessKeyID, KeySecretAccessKey)}
+		credentialKeys: fmt.Sprintf("%q and %q", KeyAccessKeyID, KeySecretAccessKey), sse: sse}
 	if creds.WorkloadIdentity {
 		s.credentialKeys = fmt.Sprintf("%q and %q (workload identity)", KeyConfig, KeyToken)
 	}

@@ -1,6 +1,8 @@
 package aws
 
 import (
+	"crypto/md5" //nolint:gosec // S3's SSE-C headers carry an MD5 of the key
+	"encoding/base64"
 	"fmt"
 	"strconv"
 	"strings"
@@ -28,6 +30,13 @@ const (
 	KeyToken              = "token"
 	KeyConfig             = "config"
 	KeyBucketName         = "bucketName"
+	// SSE-C (a customer-provided encryption key) and the SDK's checksum modes, which
+	// etcd-backup-restore reads from the same directory (readAWSCredentialFromDir, s3_snapstore.go:333-364 of v0.43.0 and
+	// v0.44.1, which do not differ there).
+	KeySSECustomerKey             = "sseCustomerKey"
+	KeySSECustomerAlgorithm       = "sseCustomerAlgorithm"
+	KeyRequestChecksumCalculation = "requestChecksumCalculation"
+	KeyResponseChecksumValidation = "responseChecksumValidation"
 )
 
 // validateRegion refuses a region the S3 SDK (the extension's and etcd-backup-restore's) refuses
@@ -93,7 +102,15 @@ func validateEndpoint(d map[string][]byte) error {
 
 // etcdBackupKeys are the keys of the entry secret that etcd-backup-restore reads and that are
 // passed through unchanged.
-var etcdBackupKeys = []string{KeyAccessKeyID, KeySecretAccessKey, KeyEndpoint, KeyS3ForcePathStyle, KeyTrustedCACert, KeyInsecureSkipVerify, KeyBucketName}
+var etcdBackupKeys = []string{KeyAccessKeyID, KeySecretAccessKey, KeyBucketName, KeyEndpoint, KeyS3ForcePathStyle, KeyTrustedCACert,
+	KeyInsecureSkipVerify, KeySSECustomerKey, KeySSECustomerAlgorithm, KeyRequestChecksumCalculation, KeyResponseChecksumValidation}
+
+// storeKeys are the keys that say how to reach and use the store rather than who is calling it:
+// a generated credential keeps them (credentialTemplate), and etcd-backup passes them on. The
+// customer key is among them: without it shoots would write unencrypted snapshots, and could
+// not read the encrypted ones.
+var storeKeys = []string{KeyRegion, KeyEndpoint, KeyS3ForcePathStyle, KeyTrustedCACert, KeyInsecureSkipVerify,
+	KeySSECustomerKey, KeySSECustomerAlgorithm, KeyRequestChecksumCalculation, KeyResponseChecksumValidation}
 
 // EtcdBackupSecretData implements provider.Provider: the S3 keys etcd-backup-restore reads, and
 // nothing else (any stray key, a *.json one above all, would confuse it).
@@ -128,6 +145,12 @@ func (p *Provider) EtcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, data
 	if err := validateCABundle(out); err != nil {
 		return nil, err
 	}
+	if _, err := parseCustomerKey(out); err != nil {
+		return nil, err
+	}
+	if err := validateChecksumModes(out); err != nil {
+		return nil, err
+	}
 	if cfg, ok := data[KeyConfig]; ok {
 		wi, err := awsapi.DecodeWorkloadIdentityConfig(cfg)
 		if err != nil {
@@ -140,4 +163,62 @@ func (p *Provider) EtcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, data
 		return nil, objectstore.Invalidf("the entry secret has neither %q and %q nor a workload identity config", KeyAccessKeyID, KeySecretAccessKey)
 	}
 	return out, nil
+}
+
+// customerKey is an SSE-C key as the S3 API takes it in every request on an object written with
+// it: the algorithm, the key in base64 and the base64 MD5 of the (decoded) key.
+type customerKey struct {
+	algorithm, key, keyMD5 string
+}
+
+// headers are the three SSE-C request fields; all nil without a key (k is nil).
+func (k *customerKey) headers() (algorithm, key, keyMD5 *string) {
+	if k == nil {
+		return nil, nil, nil
+	}
+	return &k.algorithm, &k.key, &k.keyMD5
+}
+
+// sseAlgorithm is the only SSE-C algorithm S3 (and MinIO, internal/crypto/sse-c.go:73) accepts.
+const sseAlgorithm = "AES256"
+
+// parseCustomerKey reads the secret's SSE-C keys; nil without them. etcd-backup-restore refuses
+// to start with only one of the two (getSSECreds, s3_snapstore.go:830-847) and sends both
+// verbatim as the request headers, so the key must already be what the header holds: the
+// base64 of a 256-bit key. An algorithm other than AES256 would have every upload refused. The
+// key's value is never shown.
+func parseCustomerKey(d map[string][]byte) (*customerKey, error) {
+	key, hasKey := d[KeySSECustomerKey]
+	alg, hasAlg := d[KeySSECustomerAlgorithm]
+	switch {
+	case !hasKey && !hasAlg:
+		return nil, nil
+	case !hasKey || !hasAlg:
+		return nil, objectstore.Invalidf("secret keys %q and %q: set both or neither (etcd-backup-restore refuses to start with one alone)", KeySSECustomerKey, KeySSECustomerAlgorithm)
+	case string(alg) != sseAlgorithm:
+		return nil, objectstore.Invalidf("secret key %q must be %q, the only algorithm S3 offers for customer-provided keys (without spaces or a newline)", KeySSECustomerAlgorithm, sseAlgorithm)
+	}
+	// Decoding skips newlines, which the header cannot carry: the key must be the encoding itself.
+	raw, err := base64.StdEncoding.DecodeString(string(key))
+	if err != nil || len(raw) != 32 || base64.StdEncoding.EncodeToString(raw) != string(key) {
+		return nil, objectstore.Invalidf("secret key %q must be the base64 of a 256-bit key (44 characters, without spaces or a newline), as S3 takes it", KeySSECustomerKey)
+	}
+	sum := md5.Sum(raw) //nolint:gosec // S3 wants the MD5 of an SSE-C key, as an integrity check of the header
+	return &customerKey{algorithm: string(alg), key: string(key), keyMD5: base64.StdEncoding.EncodeToString(sum[:])}, nil
+}
+
+// validateChecksumModes refuses a checksum mode etcd-backup-restore does not know: it reads each
+// case-insensitively as when_supported or when_required and refuses to build its store
+// otherwise (requestChecksumCalculation, responseChecksumValidation, s3_snapstore.go:251-271).
+func validateChecksumModes(d map[string][]byte) error {
+	for _, k := range []string{KeyRequestChecksumCalculation, KeyResponseChecksumValidation} {
+		v, ok := d[k]
+		if !ok {
+			continue
+		}
+		if m := strings.ToLower(string(v)); m != "when_supported" && m != "when_required" {
+			return objectstore.Invalidf("secret key %q must be when_supported or when_required (without spaces or a newline), as etcd-backup-restore reads it", k)
+		}
+	}
+	return nil
 }

@@ -30,6 +30,9 @@ type store struct {
 	pageSize int32
 	// credentialKeys names the secret keys the credentials came from, for errors that refuse them.
 	credentialKeys string
+	// sse is the secret's customer-provided encryption key (SSE-C), nil without one: every
+	// request that writes or reads an object's content sends it, as etcd-backup-restore does.
+	sse *customerKey
 
 	// locks caches, per bucket, the bucket's Object Lock configuration (lockConfig), for
 	// classifying errors and for the retention of listed versions.
@@ -76,7 +79,9 @@ func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) 
 	if err := awsapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
-	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data)))})
+	in := &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data)))}
+	in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = s.sse.headers()
+	_, err := s.client.PutObject(ctx, in)
 	return s.bucketError(bucket, err)
 }
 
@@ -85,9 +90,11 @@ func (s *store) OpenObject(ctx context.Context, bucket, key string) (io.ReadClos
 	if err := awsapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
-	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: &key})
+	in := &s3.GetObjectInput{Bucket: &bucket, Key: &key}
+	in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = s.sse.headers()
+	out, err := s.client.GetObject(ctx, in)
 	if err != nil {
-		return nil, s.bucketError(bucket, err)
+		return nil, s.readError(ctx, bucket, key, err)
 	}
 	return out.Body, nil
 }

@@ -1,6 +1,7 @@
 package consumer_test
 
 import (
+	"context"
 	"testing"
 
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
@@ -23,6 +24,17 @@ func init() {
 			run(t, env, w.Consumer, mode{name: "generated MinIO user", operator: minio.SecretData(),
 				config:    awsConfigHead + `,"generatedCredentials":{"issuer":"MinIO","rotation":{"gracePeriod":"15s"}}}`,
 				generated: true, revokedRefused: true, keys: s.EtcdBackupKeys})
+		})
+		// A customer-provided key and the checksum modes on MinIO over TLS, with both versions.
+		t.Run("customer key and checksum modes over TLS", func(t *testing.T) {
+			t.Parallel()
+			tlsMinIO, err := stack.StartMinIO(context.Background(), stack.MinIOOptions{Region: s.Region, TLS: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(tlsMinIO.Stop)
+			t.Run("pinned etcd-backup-restore", func(t *testing.T) { runCustomerKey(t, env, w.Consumer, tlsMinIO) })
+			t.Run("previous etcd-backup-restore", func(t *testing.T) { runCustomerKey(t, env, previous(t, w.Consumer), tlsMinIO) })
 		})
 	}}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
 )
 
@@ -21,7 +22,8 @@ var extras = map[string]extra{}
 
 // TestConsumer runs the consumer contract on every registered stand-in (test/standin): with the
 // operator's credentials of the stand-in, etcd-backup holds exactly the keys the stand-in names,
-// and the real etcd-backup-restore backs up and restores with it; then the provider's extras.
+// and the real etcd-backup-restore (the pinned version and the one before) backs up and restores
+// with it; then the provider's extras.
 // Select a provider with -run 'TestConsumer/<type>'.
 func TestConsumer(t *testing.T) {
 	for _, s := range standin.All() {
@@ -44,9 +46,28 @@ func TestConsumer(t *testing.T) {
 				}
 				run(t, env, w.Consumer, mode{name: "operator credentials", operator: w.Operator, config: w.ProviderConfig, keys: s.EtcdBackupKeys})
 			})
+			// The same with the etcd-backup-restore before the pinned one, which landscapes that
+			// have not moved yet run.
+			t.Run("operator credentials, previous etcd-backup-restore", func(t *testing.T) {
+				if !x.serial {
+					t.Parallel()
+				}
+				run(t, env, previous(t, w.Consumer), mode{name: "operator credentials", operator: w.Operator, config: w.ProviderConfig, keys: s.EtcdBackupKeys})
+			})
 			if x.cases != nil {
 				x.cases(t, s, w, env)
 			}
 		})
 	}
+}
+
+// previous is c running the etcd-backup-restore before the pinned one.
+func previous(t *testing.T, c stack.Consumer) stack.Consumer {
+	t.Helper()
+	bin, err := stack.PreviousEtcdbrctl()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Binary = bin
+	return c
 }
