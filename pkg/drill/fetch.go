@@ -170,7 +170,7 @@ func (f *fetcher) fetch(ctx context.Context, s Snapshot, path string, bufSize in
 // Errors: an *Error (HashMismatch, Undecodable, TooLarge) about the object, or the store's own
 // error (wrapped with %w) or ctx's.
 func (f *fetcher) copyVerified(ctx context.Context, s Snapshot, out io.Writer, bufSize int) (int64, error) {
-	rc, err := f.src.OpenObject(ctx, f.bucket, s.Key)
+	rc, err := f.src.OpenObject(ctx, f.bucket, s.Key, s.Version)
 	if err != nil {
 		return 0, fmt.Errorf("opening %s: %w", s.Key, err)
 	}

@@ -81,11 +81,15 @@ func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) 
 }
 
 // OpenObject implements objectstore.DataPlane.
-func (s *store) OpenObject(ctx context.Context, bucket, key string) (io.ReadCloser, error) {
+func (s *store) OpenObject(ctx context.Context, bucket, key, version string) (io.ReadCloser, error) {
 	if err := awsapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
-	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: &key})
+	in := &s3.GetObjectInput{Bucket: &bucket, Key: &key}
+	if version != "" {
+		in.VersionId = &version
+	}
+	out, err := s.client.GetObject(ctx, in)
 	if err != nil {
 		return nil, s.bucketError(bucket, err)
 	}
@@ -135,7 +139,7 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 			// retention of its own.
 			page = append(page, objectstore.ObjectVersion{
 				Key: aws.ToString(m.Key), Version: aws.ToString(m.VersionId),
-				Modified: aws.ToTime(m.LastModified), Noncurrent: true,
+				Modified: aws.ToTime(m.LastModified), Noncurrent: true, DeleteMarker: true,
 			})
 		}
 		if len(page) > 0 {

@@ -44,7 +44,12 @@ func (m mapSource) ListObjects(_ context.Context, _, prefix string, fn func([]ob
 	return fn(page)
 }
 
-func (m mapSource) OpenObject(_ context.Context, _, key string) (io.ReadCloser, error) {
+// SnapshotRule: a copy has no versions, no marks.
+func (m mapSource) SnapshotRule(context.Context, string) (objectstore.SnapshotRule, error) {
+	return objectstore.SnapshotRule{Source: "a copy in memory"}, nil
+}
+
+func (m mapSource) OpenObject(_ context.Context, _, key, _ string) (io.ReadCloser, error) {
 	data, ok := m[key]
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", key, objectstore.ErrNotFound)
@@ -124,7 +129,7 @@ func drillChain(t *testing.T, ctx context.Context, s standIn, c compression, dam
 func damaged(t *testing.T, ctx context.Context, store objectstore.DataPlane, entry, suffix string) {
 	orig := mapSource{}
 	var names []string // the chain: full first, then deltas in order
-	col := drill.NewCollector(entry + "/")
+	col := drill.NewCollector(entry+"/", objectstore.SnapshotRule{})
 	if err := store.ListObjects(ctx, bucket, entry+"/", func(page []objectstore.ObjectVersion) error {
 		col.Add(page)
 		for _, o := range page {
@@ -138,7 +143,11 @@ func damaged(t *testing.T, ctx context.Context, store objectstore.DataPlane, ent
 	}); err != nil {
 		t.Fatal(err)
 	}
-	ch := col.Chains()[0]
+	chains, err := col.Chains(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := chains[0]
 	names = append(names, ch.Full.Key)
 	for _, d := range ch.Deltas {
 		names = append(names, d.Key)
