@@ -219,7 +219,7 @@ func backUp(t *testing.T, ctx context.Context, s standIn, entry string, flags []
 	stack.MountSecret(t, mount, s.secret)
 	consumer := s.consumer
 	consumer.Flags = append(slices.Clone(consumer.Flags), flags...)
-	sidecar := consumer.Snapshotter(t, db, mount, bucket, entry)
+	sidecar := consumer.Snapshotter(t, db, mount, s.bucket, entry)
 	defer sidecar.Stop()
 	prefix := entry + "/etcd-main/"
 	var rev int64
@@ -232,7 +232,7 @@ func backUp(t *testing.T, ctx context.Context, s standIn, entry string, flags []
 			deleteKey(t, db, fmt.Sprintf("/registry/pods/ns/p%02d", 19-round))
 		}
 		rev = db.PutRev(t, fmt.Sprintf("/registry/rounds/%d", round), "done")
-		framework.WaitCovered(t, ctx, s.store, sidecar, bucket, prefix, rev)
+		framework.WaitCovered(t, ctx, s.store, sidecar, s.bucket, prefix, rev)
 	}
 	sidecar.Stop()
 	kvs, got := rangeAll(t, db)
