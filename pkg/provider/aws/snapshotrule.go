@@ -14,13 +14,13 @@ import (
 )
 
 // SnapshotRule implements objectstore.DataPlane with etcd-backup-restore v0.44.1's S3 snapstore
-// (the same in v0.43.0). List (pkg/snapstore/s3_snapstore.go:606-742) first asks
-// GetBucketVersioning (616-621): only with the status Enabled does it list versions, keep the
-// oldest version of each key (by LastModified, 650-672), collect the keys that have a delete
-// marker (675-681), and leave out such a key when that oldest version is tagged
+// (the same in v0.43.0). List (pkg/snapstore/s3_snapstore.go:590-742) first asks
+// GetBucketVersioning (597-604): only with the status Enabled (606) does it list versions, keep
+// the oldest version of each key (by LastModified, 653-673), collect the keys that have a delete
+// marker (677-682), and leave out such a key when that oldest version is tagged
 // x-etcd-snapshot-exclude=true (686-692, IsSnapshotMarkedToBeIgnored 877-894); Fetch then reads
 // that version by its ID (394-397). Any other status (never enabled, Suspended) lists the
-// current objects with ListObjectsV2 (714-738), no tag looked at, read by name. One
+// current objects with ListObjectsV2 (711-739), no tag looked at, read by name. One
 // GetBucketVersioning per rule, and one GetObjectTagging per key that has a delete marker.
 func (s *store) SnapshotRule(ctx context.Context, bucket string) (objectstore.SnapshotRule, error) {
 	if err := awsapi.ValidateBucketName(bucket); err != nil {
@@ -31,7 +31,7 @@ func (s *store) SnapshotRule(ctx context.Context, bucket string) (objectstore.Sn
 		return objectstore.SnapshotRule{}, fmt.Errorf("reading the versioning of bucket %q: %w", bucket, s.bucketError(bucket, err))
 	}
 	if out.Status != types.BucketVersioningStatusEnabled {
-		return objectstore.SnapshotRule{Source: "etcd-backup-restore s3_snapstore.go:714-738 (versioning not Enabled)"}, nil
+		return objectstore.SnapshotRule{Source: "etcd-backup-restore s3_snapstore.go:711-739 (versioning not Enabled)"}, nil
 	}
 	return objectstore.SnapshotRule{
 		Versions:           objectstore.OldestVersion,
@@ -40,7 +40,7 @@ func (s *store) SnapshotRule(ctx context.Context, bucket string) (objectstore.Sn
 		MarkOf: func(ctx context.Context, o objectstore.ObjectVersion) (bool, error) {
 			return s.excludeMarked(ctx, bucket, o)
 		},
-		Source: "etcd-backup-restore s3_snapstore.go:606-703 (versioning Enabled)",
+		Source: "etcd-backup-restore s3_snapstore.go:590-710, 388-412 (versioning Enabled)",
 	}, nil
 }
 

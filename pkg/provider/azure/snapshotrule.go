@@ -11,7 +11,7 @@ import (
 )
 
 // snapshotRule is etcd-backup-restore v0.44.1's ABS snapstore (the same in v0.43.0): List
-// (pkg/snapstore/abs_snapstore.go:268-320) lists with Versions (277-284), so every version of a
+// (pkg/snapstore/abs_snapstore.go:269-321) lists with Versions (277-284), so every version of a
 // blob (current and previous, a deleted blob's too) is a snapshot of its own, not its blob
 // snapshots; it leaves out an item whose blob index tags hold x-etcd-snapshot-exclude=true
 // (298-307); Fetch (255-266) downloads the blob by name: its current version, whichever version
@@ -20,7 +20,7 @@ import (
 var snapshotRule = objectstore.SnapshotRule{
 	Versions:  objectstore.EveryVersion,
 	Exclusion: objectstore.ExcludeMarked,
-	Source:    "etcd-backup-restore abs_snapstore.go:255-320",
+	Source:    "etcd-backup-restore abs_snapstore.go:255-321",
 }
 
 // SnapshotRule implements objectstore.DataPlane.

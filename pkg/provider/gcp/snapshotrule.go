@@ -10,14 +10,14 @@ import (
 )
 
 // snapshotRule is etcd-backup-restore v0.44.1's GCS snapstore (the same in v0.43.0): List
-// (pkg/snapstore/gcs_snapstore.go:303-342) lists the live objects (a Query without Versions: no
+// (pkg/snapstore/gcs_snapstore.go:303-346) lists the live objects (a Query without Versions: no
 // noncurrent generation) and leaves out those whose metadata has x-etcd-snapshot-exclude=true
 // (324); Fetch (175-179) reads the live object by name. The listing carries the metadata
 // (listAttrs), so the rule costs no request.
 var snapshotRule = objectstore.SnapshotRule{
 	Versions:  objectstore.CurrentVersions,
 	Exclusion: objectstore.ExcludeMarked,
-	Source:    "etcd-backup-restore gcs_snapstore.go:303-342",
+	Source:    "etcd-backup-restore gcs_snapstore.go:303-346",
 }
 
 // SnapshotRule implements objectstore.DataPlane.
