@@ -47,8 +47,13 @@ func (d dirSource) ListObjects(_ context.Context, _, prefix string, fn func([]ob
 	return fn(page)
 }
 
-func (d dirSource) OpenObject(_ context.Context, _, key string) (io.ReadCloser, error) {
+func (d dirSource) OpenObject(_ context.Context, _, key, _ string) (io.ReadCloser, error) {
 	return os.Open(filepath.Join(d.root, key))
+}
+
+// SnapshotRule: files, as the local snapstore lists them.
+func (d dirSource) SnapshotRule(context.Context, string) (objectstore.SnapshotRule, error) {
+	return objectstore.SnapshotRule{}, nil
 }
 
 func (d dirSource) put(t testing.TB, name string, data []byte) {
@@ -134,7 +139,7 @@ func BenchmarkDrill(b *testing.B) {
 	start := time.Now()
 	if err := src.ListObjects(ctx, bucket, entry, func(page []objectstore.ObjectVersion) error {
 		for _, o := range page {
-			rc, err := src.OpenObject(ctx, bucket, o.Key)
+			rc, err := src.OpenObject(ctx, bucket, o.Key, "")
 			if err != nil {
 				return err
 			}

@@ -3,8 +3,6 @@ package drill
 import (
 	"cmp"
 	"slices"
-
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // Chain is what etcd-backup-restore v0.43.0 restores for one etcd: its newest full snapshot and
@@ -45,59 +43,6 @@ func (c Chain) Size() int64 {
 		n += d.Size
 	}
 	return n
-}
-
-// Collector gathers the snapshots of a listing page by page (as objectstore's ListObjects hands
-// them over) and builds each etcd's chain from their names alone, without reading an object.
-// It keeps one small record per snapshot, never object content. Not safe for concurrent use.
-type Collector struct {
-	prefix string
-	byEtcd map[string][]Snapshot
-}
-
-// NewCollector collects snapshots under prefix (the entry's "<entry>/").
-func NewCollector(prefix string) *Collector {
-	return &Collector{prefix: prefix, byEtcd: map[string][]Snapshot{}}
-}
-
-// Add takes one page of a listing. Noncurrent versions and delete markers (which a plain read
-// does not return, so etcd-backup-restore never sees them) and keys that are not snapshots are
-// skipped.
-func (c *Collector) Add(page []objectstore.ObjectVersion) {
-	for _, o := range page {
-		if o.Noncurrent {
-			continue
-		}
-		s, ok := ParseKey(c.prefix, o.Key)
-		if !ok {
-			continue
-		}
-		s.Size = o.Size
-		c.byEtcd[s.Etcd] = append(c.byEtcd[s.Etcd], s)
-	}
-}
-
-// Chains returns every etcd's chain, ordered by etcd name, each checked by names.
-func (c *Collector) Chains() []Chain {
-	etcds := make([]string, 0, len(c.byEtcd))
-	for e := range c.byEtcd {
-		etcds = append(etcds, e)
-	}
-	slices.Sort(etcds)
-	chains := make([]Chain, 0, len(etcds))
-	for _, e := range etcds {
-		chains = append(chains, buildChain(e, c.byEtcd[e]))
-	}
-	return chains
-}
-
-// CheckChains is the cheap check for an inventory: every etcd's chain under prefix from the
-// names of objects alone (gaps, overlaps, a delta before its full, no full snapshot, a
-// compression etcd-backup-restore cannot read). Nothing is downloaded.
-func CheckChains(prefix string, objects []objectstore.ObjectVersion) []Chain {
-	c := NewCollector(prefix)
-	c.Add(objects)
-	return c.Chains()
 }
 
 // buildChain selects and checks one etcd's chain from its snapshots (any order).
@@ -146,6 +91,9 @@ func kindOrder(kind string) int {
 func checkChain(ch Chain, older []Snapshot) error {
 	full := *ch.Full
 	for _, s := range append([]Snapshot{full}, ch.Deltas...) {
+		if s.NoCurrentVersion {
+			return newError(ReasonChainBroken, s.Key, nil, "etcd-backup-restore lists this snapshot (a previous version of a deleted blob) and reads it by name, which finds no current version: its restore fails here")
+		}
 		if !knownCompression(s.Compression) {
 			return newError(ReasonUndecodable, s.Key, nil, "compression suffix %q is none etcd-backup-restore can decompress (.gz, .Z, .zlib or none)", s.Compression)
 		}
@@ -154,6 +102,8 @@ func checkChain(ch Chain, older []Snapshot) error {
 	for _, d := range ch.Deltas {
 		want := prev.LastRevision + 1
 		switch {
+		case d.Key == prev.Key:
+			return newError(ReasonChainBroken, d.Key, nil, "listed twice: etcd-backup-restore lists every version of a blob as a snapshot and would apply this delta twice")
 		case d.StartRevision > want:
 			return newError(ReasonChainBroken, d.Key, nil, "gap: revisions %d to %d are in no snapshot after %s", want, d.StartRevision-1, prev.Key)
 		case d.StartRevision < want && prev.Kind == KindFull:

@@ -53,7 +53,7 @@ func TestCheckChains(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			chains := CheckChains(prefix, tt.objects)
+			chains := checkChains(t, prefix, tt.objects)
 			if len(chains) != 1 {
 				t.Fatalf("chains: %d, want 1", len(chains))
 			}
@@ -81,7 +81,7 @@ func TestCheckChains(t *testing.T) {
 }
 
 func TestCheckChainsSeveralEtcds(t *testing.T) {
-	chains := CheckChains("e/", []objectstore.ObjectVersion{
+	chains := checkChains(t, "e/", []objectstore.ObjectVersion{
 		obj("e/etcd-main/v2/Full-00000000-00000010-100"),
 		obj("e/etcd-events/v2/Incr-00000011-00000020-110"),
 		obj("e/etcd-events/v2/Full-00000000-00000010-100"),

@@ -20,10 +20,14 @@ type Source interface {
 	// ListObjects is objectstore.Store.ListObjects: fn gets successive pages of every object
 	// version whose key starts with prefix, until the listing ends or fn returns an error.
 	ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error
-	// OpenObject streams the current version of one object; the caller closes it. A missing
-	// object is an error wrapping objectstore.ErrNotFound; other errors wrap objectstore's
-	// sentinels as ListObjects' do. Errors while reading the stream are the store's too.
-	OpenObject(ctx context.Context, bucket, key string) (io.ReadCloser, error)
+	// OpenObject streams one version of one object ("": the current one); the caller closes
+	// it. A missing object is an error wrapping objectstore.ErrNotFound; other errors wrap
+	// objectstore's sentinels as ListObjects' do. Errors while reading the stream are the
+	// store's too.
+	OpenObject(ctx context.Context, bucket, key, version string) (io.ReadCloser, error)
+	// SnapshotRule is objectstore.DataPlane.SnapshotRule: how etcd-backup-restore lists and
+	// reads the snapshots of bucket on this store, by which the drill selects its chains.
+	SnapshotRule(ctx context.Context, bucket string) (objectstore.SnapshotRule, error)
 }
 
 // Options is a drill's budget and environment.
@@ -83,23 +87,21 @@ type Result struct {
 }
 
 // Drill proves, for every etcd under prefix (the entry's "<entry>/"), that its newest backup
-// restores: it lists prefix once, checks each etcd's chain by names (Chain), and for a chain
+// restores: it lists prefix once, selects each etcd's chain as etcd-backup-restore would on this
+// store (Collect) and checks it by names (Chain), and for a chain
 // without findings downloads the full snapshot and its deltas one after the other into a scratch
 // directory, verifies and decompresses them as etcd-backup-restore v0.43.0 does, restores the
 // full snapshot into an etcd data directory with etcd's own restore (etcdutl), applies every
 // delta through an embedded etcd, and checks that it ends exactly at the newest delta's last
 // revision. Nothing is written to the store.
 //
-// The returned error is the listing's (the store's); each etcd's outcome is in its Result.
+// The returned error is the store's (the rule's, the listing's, an exclude mark's); each etcd's
+// outcome is in its Result.
 func Drill(ctx context.Context, src Source, bucket, prefix string, opts Options) ([]Result, error) {
-	col := NewCollector(prefix)
-	if err := src.ListObjects(ctx, bucket, prefix, func(page []objectstore.ObjectVersion) error {
-		col.Add(page)
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("listing %s: %w", prefix, err)
+	chains, err := Collect(ctx, src, bucket, prefix)
+	if err != nil {
+		return nil, err
 	}
-	chains := col.Chains()
 	results := make([]Result, 0, len(chains))
 	for _, ch := range chains {
 		results = append(results, DrillChain(ctx, src, bucket, ch, opts))

@@ -269,7 +269,7 @@ type faultySource struct {
 	err error
 }
 
-func (f faultySource) OpenObject(ctx context.Context, bucket, key string) (io.ReadCloser, error) {
+func (f faultySource) OpenObject(ctx context.Context, bucket, key, _ string) (io.ReadCloser, error) {
 	return nil, fmt.Errorf("get %s: %w", key, f.err)
 }
 

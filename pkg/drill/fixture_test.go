@@ -30,8 +30,23 @@ func (m memSource) ListObjects(ctx context.Context, bucket, prefix string, fn fu
 	return m.s.ListObjects(ctx, bucket, prefix, fn)
 }
 
-func (m memSource) OpenObject(ctx context.Context, bucket, key string) (io.ReadCloser, error) {
-	return m.s.OpenObject(ctx, bucket, key)
+func (m memSource) OpenObject(ctx context.Context, bucket, key, version string) (io.ReadCloser, error) {
+	return m.s.OpenObject(ctx, bucket, key, version)
+}
+
+func (m memSource) SnapshotRule(ctx context.Context, bucket string) (objectstore.SnapshotRule, error) {
+	return m.s.SnapshotRule(ctx, bucket)
+}
+
+// checkChains is CheckChains with the rule of a store without versions (the memstore's unless a
+// test switches versioning on).
+func checkChains(t testing.TB, prefix string, objects []objectstore.ObjectVersion) []Chain {
+	t.Helper()
+	chains, err := CheckChains(context.Background(), prefix, objectstore.SnapshotRule{}, objects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return chains
 }
 
 // sourceEtcd is an etcd whose snapshots a test writes as etcd-backup-restore v0.43.0 writes them:

@@ -32,6 +32,12 @@ type Snapshot struct {
 	Key string
 	// Size is the object's size from the listing.
 	Size int64
+	// Version is the version a read must ask for ("": the current one): the listed version where
+	// the store's SnapshotRule says etcd-backup-restore fetches it by its ID.
+	Version string
+	// NoCurrentVersion: etcd-backup-restore lists this version but reads the key by name, and
+	// the key has no current version (a deleted blob's previous version on Azure).
+	NoCurrentVersion bool
 }
 
 // ParseKey parses key (with prefix, the entry's "<entry>/", cut off first) with

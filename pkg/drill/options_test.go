@@ -63,7 +63,7 @@ func TestDrillCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	scratch := t.TempDir()
 	opts := Options{ScratchDir: scratch}
-	chains := CheckChains(entry, listing(t, s))
+	chains := checkChains(t, entry, listing(t, s))
 	cancel()
 	r := DrillChain(ctx, memSource{s}, bucket, chains[0], opts)
 	if r.Err == nil || ReasonOf(r.Err) != "" || !errors.Is(r.Err, context.Canceled) {

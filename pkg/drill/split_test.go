@@ -21,7 +21,7 @@ import (
 func TestFetchAndRestore(t *testing.T) {
 	f := newChain(t, ".gz")
 	s := store(t, f.objects)
-	chains := CheckChains(entry, listing(t, s))
+	chains := checkChains(t, entry, listing(t, s))
 	if len(chains) != 1 || chains[0].Err != nil {
 		t.Fatalf("chains %+v", chains)
 	}
@@ -62,7 +62,7 @@ func files(t *testing.T, dir string) []string {
 func TestFetchAndRestoreSendsVerifiedDeltasInOrder(t *testing.T) {
 	f := newChain(t, ".zlib")
 	s := store(t, f.objects)
-	ch := CheckChains(entry, listing(t, s))[0]
+	ch := checkChains(t, entry, listing(t, s))[0]
 	r := FetchAndRestore(context.Background(), memSource{s}, bucket, ch, t.TempDir(), Options{Fetchers: 3, spillAbove: 100},
 		func(_ context.Context, ch Chain, dir string, deltas *os.File) Result {
 			if _, err := os.Stat(dir + "/" + fullFile); err != nil {
@@ -110,7 +110,7 @@ func TestFetchAndRestoreFirstFailureWins(t *testing.T) {
 	damaged := maps.Clone(f.objects)
 	damaged[f.names[3]] = flip(damaged[f.names[3]], 40) // the last delta
 	s := store(t, damaged)
-	ch := CheckChains(entry, listing(t, s))[0]
+	ch := checkChains(t, entry, listing(t, s))[0]
 	lastKey := dir + f.names[3]
 	tests := []struct {
 		name    string
@@ -149,7 +149,7 @@ func TestFetchAndRestoreFirstFailureWins(t *testing.T) {
 func TestFetchAndRestoreChecksTheRestoresRevision(t *testing.T) {
 	f := newChain(t, "")
 	s := store(t, f.objects)
-	ch := CheckChains(entry, listing(t, s))[0]
+	ch := checkChains(t, entry, listing(t, s))[0]
 	r := FetchAndRestore(context.Background(), memSource{s}, bucket, ch, t.TempDir(), Options{}, func(_ context.Context, ch Chain, _ string, deltas *os.File) Result {
 		_, _ = io.Copy(io.Discard, deltas)
 		return Result{Revision: ch.LastRevision() - 1}
@@ -163,7 +163,7 @@ func TestFetchAndRestoreChecksTheRestoresRevision(t *testing.T) {
 func TestRestoreStreamCutIsNoFinding(t *testing.T) {
 	f := newChain(t, "")
 	s := store(t, f.objects)
-	ch := CheckChains(entry, listing(t, s))[0]
+	ch := checkChains(t, entry, listing(t, s))[0]
 	dir := t.TempDir()
 	fetcher := newFetcher(memSource{s}, bucket, Options{})
 	if _, err := fetcher.fetch(context.Background(), *ch.Full, dir+"/"+fullFile, fullBuffer); err != nil {
@@ -198,9 +198,9 @@ type countingSource struct {
 	third     chan struct{}
 }
 
-func (c *countingSource) OpenObject(ctx context.Context, bucket, key string) (io.ReadCloser, error) {
+func (c *countingSource) OpenObject(ctx context.Context, bucket, key, version string) (io.ReadCloser, error) {
 	if !strings.Contains(key, "Incr-") {
-		return c.memSource.OpenObject(ctx, bucket, key)
+		return c.memSource.OpenObject(ctx, bucket, key, version)
 	}
 	c.mu.Lock()
 	c.open++
@@ -215,7 +215,7 @@ func (c *countingSource) OpenObject(ctx context.Context, bucket, key string) (io
 	case <-c.third:
 	case <-time.After(200 * time.Millisecond):
 	}
-	rc, err := c.memSource.OpenObject(ctx, bucket, key)
+	rc, err := c.memSource.OpenObject(ctx, bucket, key, version)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +233,7 @@ func (c *closer) Close() error { c.done(); return c.ReadCloser.Close() }
 func TestFetchAndRestoreBoundsDownloads(t *testing.T) {
 	f := newChain(t, "")
 	s := store(t, f.objects)
-	ch := CheckChains(entry, listing(t, s))[0]
+	ch := checkChains(t, entry, listing(t, s))[0]
 	src := &countingSource{memSource: memSource{s}, third: make(chan struct{})}
 	r := FetchAndRestore(context.Background(), src, bucket, ch, t.TempDir(), Options{Fetchers: 2}, func(ctx context.Context, ch Chain, dir string, deltas *os.File) Result {
 		return RestoreStream(ctx, ch, dir, deltas, Options{})

@@ -35,6 +35,15 @@ type ObjectVersion struct {
 	// bucket's default retention, applied to Modified) tells; zero when it does not or there is
 	// none. A legal hold is not reported here.
 	RetainUntil time.Time
+	// DeleteMarker is true for a versioned store's delete marker (Noncurrent too).
+	DeleteMarker bool
+	// BlobSnapshot is true for an Azure blob snapshot: a read-only copy of a blob, not one of
+	// its versions (Noncurrent too). No snapstore lists it.
+	BlobSnapshot bool
+	// ExcludeMark is true when this version carries etcd-backup-restore's exclude mark
+	// (ExcludeMarkKey "true") and the store's listing tells it (GCS metadata, Azure blob index
+	// tags); a store whose listing does not tell reads it with SnapshotRule.MarkOf.
+	ExcludeMark bool
 }
 
 // ObjectError is the outcome of one object of a batch deletion that failed.
@@ -90,12 +99,18 @@ type DataPlane interface {
 	// ErrForbidden.
 	Probe(ctx context.Context, bucket string) error
 
-	// OpenObject opens the current version of one object for reading; the caller reads it as a
+	// OpenObject opens one object for reading: version "" is its current version, any other
+	// a version as ListObjects reported it (ObjectVersion.Version). The caller reads it as a
 	// stream (a snapshot may be larger than memory) and must close it. A missing object (or one
-	// whose current version is a delete marker) returns ErrNotFound, a missing bucket
-	// ErrBucketNotFound or ErrNotFound; errors while reading the stream are classified as the
-	// other methods' are.
-	OpenObject(ctx context.Context, bucket, key string) (io.ReadCloser, error)
+	// whose current version is a delete marker, or a version that is gone) returns ErrNotFound,
+	// a missing bucket ErrBucketNotFound or ErrNotFound; errors while reading the stream are
+	// classified as the other methods' are.
+	OpenObject(ctx context.Context, bucket, key, version string) (io.ReadCloser, error)
+
+	// SnapshotRule is how etcd-backup-restore's snapstore of this store lists the snapshots of
+	// bucket and which version of each it reads (see SnapshotRule). It may ask the store (S3:
+	// whether the bucket's versioning is Enabled, as etcd-backup-restore does before it lists).
+	SnapshotRule(ctx context.Context, bucket string) (SnapshotRule, error)
 }
 
 // Management creates, converges and deletes buckets, and hands locked objects' deletion to the
@@ -141,7 +156,7 @@ type Writer interface {
 // ReadObject reads the whole current version of one object through OpenObject: for small
 // objects (tests, markers), never for snapshots.
 func ReadObject(ctx context.Context, d DataPlane, bucket, key string) ([]byte, error) {
-	r, err := d.OpenObject(ctx, bucket, key)
+	r, err := d.OpenObject(ctx, bucket, key, "")
 	if err != nil {
 		return nil, err
 	}

@@ -295,8 +295,20 @@ func (c Consumer) Snapshotter(t testing.TB, e *Etcd, secretDir, bucket, entry st
 	return StartProcess(t, "etcdbrctl-snapshot.log", c.Environment(secretDir, bucket), bin, args...)
 }
 
-// Restore runs `etcdbrctl restore` into a new data directory and returns it.
+// Restore runs `etcdbrctl restore` into a new data directory and returns it; a failed restore
+// fails the test.
 func (c Consumer) Restore(t testing.TB, secretDir, bucket, entry string) string {
+	t.Helper()
+	dataDir, log, err := c.TryRestore(t, secretDir, bucket, entry)
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, log)
+	}
+	return dataDir
+}
+
+// TryRestore runs `etcdbrctl restore` into a new data directory and returns it, the tail of its
+// log, and an error when it did not restore.
+func (c Consumer) TryRestore(t testing.TB, secretDir, bucket, entry string) (string, string, error) {
 	t.Helper()
 	bin, err := c.binary()
 	if err != nil {
@@ -314,7 +326,7 @@ func (c Consumer) Restore(t testing.TB, secretDir, bucket, entry string) string 
 	// etcdbrctl restore exits 0 on some failures (options it cannot build): the restored data is
 	// what counts, and the log says why when it is missing.
 	if p.err != nil || !strings.Contains(p.Tail(), "Successfully restored the etcd data directory") {
-		t.Fatalf("etcdbrctl restore failed (%v):\n%s", p.err, p.Tail())
+		return "", p.Tail(), fmt.Errorf("etcdbrctl restore failed (%v)", p.err)
 	}
-	return dataDir
+	return dataDir, p.Tail(), nil
 }

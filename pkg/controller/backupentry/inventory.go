@@ -178,9 +178,9 @@ func (c *inventoryTaker) Reconcile(ctx context.Context, req reconcile.Request) (
 		}
 	}
 
-	inv, findings, err := inventory.Inventory{}, []drill.ChainFinding(nil), locErr
+	inv, findings, chainsErr, err := inventory.Inventory{}, []drill.ChainFinding(nil), error(nil), locErr
 	if err == nil {
-		inv, findings, err = c.take(ctx, be, loc.Prefix, now)
+		inv, findings, chainsErr, err = c.take(ctx, be, loc.Prefix, now)
 	}
 	if err != nil && recounting {
 		// Nothing is known of the new place: the old one's inventory is not its verdict.
@@ -214,7 +214,10 @@ func (c *inventoryTaker) Reconcile(ctx context.Context, req reconcile.Request) (
 	if err := c.publish(ctx, be, &inv, false, verdict); err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := c.publishChains(ctx, be, findings, now); err != nil {
+	if chainsErr != nil {
+		// The chains are unknown this time: the last findings stay as they are.
+		log.FromContext(ctx).Info("Checking the snapshot chains failed; the last findings stay", "error", chainsErr.Error())
+	} else if err := c.publishChains(ctx, be, findings, now); err != nil {
 		return reconcile.Result{}, err
 	}
 	observeInventory(be.Name, &inv, verdict)
@@ -251,20 +254,28 @@ func (c *inventoryTaker) judge(ctx context.Context, be *extensionsv1alpha1.Backu
 }
 
 // take lists prefix, the entry's (Locate), once with the entry's own credentials.
-// It checks the snapshot chains by their names on the same listing (drill.CheckChains): findings
-// are returned, nothing is downloaded.
-func (c *inventoryTaker) take(ctx context.Context, be *extensionsv1alpha1.BackupEntry, prefix objectstore.Prefix, now time.Time) (inventory.Inventory, []drill.ChainFinding, error) {
+// It checks the snapshot chains by their names on the same listing, selected as the drill does
+// (drill.Collector with the store's SnapshotRule): findings are returned, nothing is downloaded.
+// chainsErr is the chain check's own failure (the rule or an exclude mark could not be read):
+// the findings are then unknown, and the inventory stands.
+func (c *inventoryTaker) take(ctx context.Context, be *extensionsv1alpha1.BackupEntry, prefix objectstore.Prefix, now time.Time) (inv inventory.Inventory, findings []drill.ChainFinding, chainsErr, err error) {
 	data, err := connect.NewDataPlane(ctx, c.Reader, c.Provider, be.Spec.SecretRef, be.Spec.Region)
 	if err != nil {
-		return inventory.Inventory{}, nil, err
+		return inventory.Inventory{}, nil, nil, err
 	}
+	ctx = objectstore.WithOperation(ctx, "inventory")
 	start := time.Now()
-	chains := drill.NewCollector(prefix.String())
-	inv, err := inventory.Take(objectstore.WithOperation(ctx, "inventory"), teeListing{data, chains}, be.Spec.BucketName, prefix.String(), now)
+	rule, chainsErr := data.SnapshotRule(ctx, be.Spec.BucketName)
+	chains := drill.NewCollector(prefix.String(), rule)
+	inv, err = inventory.Take(ctx, teeListing{data, chains}, be.Spec.BucketName, prefix.String(), now)
 	inv.Bucket, inv.Region, inv.Prefix = be.Spec.BucketName, be.Spec.Region, prefix.String()
 	metrics.InventoryDuration.WithLabelValues().Observe(time.Since(start).Seconds())
 	metrics.InventoryPages.Add(float64(inv.Pages))
-	return inv, drill.FindingsOf(chains.Chains()), err
+	if err != nil || chainsErr != nil {
+		return inv, nil, chainsErr, err
+	}
+	checked, chainsErr := chains.Chains(ctx)
+	return inv, drill.FindingsOf(checked), chainsErr, nil
 }
 
 // publish writes a new inventory (when inv is set; drop removes the last one instead) and the

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // The inventory publishes its part of providerStatus and withdraws it without touching the
@@ -85,5 +86,32 @@ func TestInventoryChecksChainsByNames(t *testing.T) {
 	f.clock.Step(inventoryInterval + time.Minute)
 	if _, ps, _ = f.reconcile(entryName); ps.Chains != nil {
 		t.Fatalf("chains %+v after the gap is filled", ps.Chains)
+	}
+}
+
+// The inventory's check selects the chain as etcd-backup-restore lists the store (its
+// SnapshotRule): on a versioned S3-like store a second writer's delta "removed" by a delete
+// marker is still what a restore applies, so it stays a finding.
+func TestInventoryChecksTheChainARestoreUses(t *testing.T) {
+	f := newInventoryFixture(t, entryName, cluster("shoot--p--s", false))
+	ctx := context.Background()
+	if err := f.store.SetVersioning(ctx, "bucket", true); err != nil {
+		t.Fatal(err)
+	}
+	unix := f.clock.Now().Unix()
+	prefix := entryName + "/etcd-main/v2/"
+	second := prefix + fmt.Sprintf("Incr-00000015-00000025-%d", unix+2)
+	for _, key := range []string{prefix + fmt.Sprintf("Full-00000000-00000010-%d", unix), prefix + fmt.Sprintf("Incr-00000011-00000020-%d", unix+1), second} {
+		if err := f.store.PutObject(ctx, "bucket", key, []byte("snapshot")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if errs, err := f.store.DeleteObjects(ctx, "bucket", []objectstore.ObjectVersion{{Key: second}}); err != nil || len(errs) > 0 {
+		t.Fatalf("plain delete: %v %v", errs, err)
+	}
+	f.toFirstCount(entryName)
+	_, ps, _ := f.reconcile(entryName)
+	if ps.Chains == nil || len(ps.Chains.Findings) != 1 || ps.Chains.Findings[0].Reason != drill.ReasonChainBroken || ps.Chains.Findings[0].Key != second {
+		t.Fatalf("chains %+v, want ChainBroken naming %s", ps.Chains, second)
 	}
 }

@@ -171,15 +171,12 @@ func (r *Reconciler) drill(ctx context.Context, be *extensionsv1alpha1.BackupEnt
 		st.Error = err.Error()
 		return st, ctx.Err()
 	}
-	col := drill.NewCollector(prefix.String())
-	if err := src.ListObjects(objectstore.WithOperation(ctx, "restore_drill"), be.Spec.BucketName, prefix.String(), func(page []objectstore.ObjectVersion) error {
-		col.Add(page)
-		return nil
-	}); err != nil {
-		st.Error = fmt.Sprintf("listing %s: %v", prefix, err)
+	chains, err := drill.Collect(objectstore.WithOperation(ctx, "restore_drill"), src, be.Spec.BucketName, prefix.String())
+	if err != nil {
+		st.Error = err.Error()
 		return st, ctx.Err()
 	}
-	for _, ch := range col.Chains() {
+	for _, ch := range chains {
 		res := r.drillChain(ctx, src, be.Spec.BucketName, ch)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -65,6 +65,11 @@ type Harness struct {
 	// prefix, and returns an error saying what is not. The concurrent-deferrals case (see
 	// deferral_concurrency.go) runs only with it.
 	DeferralCovers func(ctx context.Context, bucket, prefix string) error
+	// MarkExcluded, if set, puts etcd-backup-restore's exclude mark (objectstore.ExcludeMarkKey
+	// "true") on the current version of key, as an operator excludes a snapshot with the store's
+	// own means (S3 object tag, GCS metadata, Azure blob index tag); the exclude-mark case (see
+	// snapshotrule.go) runs only with it.
+	MarkExcluded func(ctx context.Context, bucket, key string) error
 	// Unsupported lists the features (see features.go) whose hooks this harness leaves unset
 	// because the store lacks them; Run fails on an unset hook that is not listed.
 	Unsupported []Feature
@@ -106,6 +111,9 @@ func Run(t *testing.T, h Harness) {
 		{"LockedObjects", testLockedObjects},
 		{"DeleteMarkers", testDeleteMarkers},
 		{"ConcurrentDeferrals", testConcurrentDeferrals},
+		{"SnapshotRule", testSnapshotRule},
+		{"OpenObjectReadsListedVersions", testOpenListedVersions},
+		{"ExcludeMark", testExcludeMark},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, h) })
@@ -230,7 +238,7 @@ func testObjectsRoundTrip(t *testing.T, h Harness) {
 	if err != nil || string(got) != "hello" {
 		t.Fatalf("OpenObject and read = %q, %v; want hello", got, err)
 	}
-	if _, err := h.Store.OpenObject(ctx, name, "a/missing"); !errors.Is(err, objectstore.ErrNotFound) {
+	if _, err := h.Store.OpenObject(ctx, name, "a/missing", ""); !errors.Is(err, objectstore.ErrNotFound) {
 		t.Fatalf("OpenObject of a missing object: %v; want ErrNotFound", err)
 	}
 }

@@ -24,6 +24,9 @@ const (
 	Versions Feature = "Versions"
 	// Locks: objects can be held by retention locks (Harness.Lock).
 	Locks Feature = "Locks"
+	// ExcludeMark: etcd-backup-restore honours an exclude mark on this store, which the harness
+	// can set (Harness.MarkExcluded).
+	ExcludeMark Feature = "ExcludeMark"
 	// Deferral: the store deletes locked objects by itself once their locks end (no hook: the
 	// suite checks that DeferDeletion answers nil where it is supported and
 	// objectstore.ErrUnsupported where it is declared unsupported).
@@ -42,6 +45,7 @@ func (h Harness) hooks() map[Feature]bool {
 		Versions:         h.Versioning != nil,
 		Locks:            h.Lock != nil,
 		DeferralReadBack: h.DeferralCovers != nil,
+		ExcludeMark:      h.MarkExcluded != nil,
 	}
 }
 

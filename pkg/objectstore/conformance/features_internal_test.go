@@ -19,6 +19,7 @@ func TestAMissingHookMustBeDeclaredUnsupported(t *testing.T) {
 		Versioning:     store.SetVersioning,
 		Lock:           func(context.Context, string, string, time.Time) error { return nil },
 		DeferralCovers: func(context.Context, string, string) error { return nil },
+		MarkExcluded:   store.MarkExcluded,
 	}
 	without := func(change func(*Harness)) Harness {
 		h := full

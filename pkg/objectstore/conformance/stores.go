@@ -78,3 +78,14 @@ func NewStores[C config.ProviderConfig](ctx context.Context, c TestCloud[C], cre
 	}
 	return Stores{DataPlane: data, Management: mgmt, Writer: w}, nil
 }
+
+// ExcludeMarker is a provider's test Writer that can put etcd-backup-restore's exclude mark on
+// an object with the store's own means (Harness.MarkExcluded).
+type ExcludeMarker interface {
+	MarkExcluded(ctx context.Context, bucket, key string) error
+}
+
+// MarkerOf is s's Writer's MarkExcluded; it panics when the Writer has none (a harness bug).
+func MarkerOf(s Stores) func(ctx context.Context, bucket, key string) error {
+	return s.Writer.(ExcludeMarker).MarkExcluded
+}

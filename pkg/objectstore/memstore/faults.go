@@ -170,9 +170,9 @@ func (f *Faults) PutObject(ctx context.Context, bucket, key string, data []byte)
 }
 
 // OpenObject implements objectstore.DataPlane.
-func (f *Faults) OpenObject(ctx context.Context, bucket, key string) (io.ReadCloser, error) {
+func (f *Faults) OpenObject(ctx context.Context, bucket, key, version string) (io.ReadCloser, error) {
 	if err := f.enter(ctx, OpOpenObject); err != nil {
 		return nil, err
 	}
-	return f.Store.OpenObject(ctx, bucket, key)
+	return f.Store.OpenObject(ctx, bucket, key, version)
 }

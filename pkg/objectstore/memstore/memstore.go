@@ -56,6 +56,7 @@ type version struct {
 	data         []byte
 	deleteMarker bool
 	modified     time.Time
+	excludeMark  bool // tagged x-etcd-snapshot-exclude=true (MarkExcluded)
 }
 
 type bucket struct {
@@ -213,6 +214,7 @@ func (s *Store) page(bucketName, prefix string, after *entry) ([]objectstore.Obj
 			e := entry{key: k, seq: v.seq, id: v.id, v: objectstore.ObjectVersion{
 				Key: k, Version: v.id, Size: int64(len(v.data)), Modified: v.modified,
 				Noncurrent: v.deleteMarker || i < len(versions)-1, RetainUntil: b.locks[k],
+				DeleteMarker: v.deleteMarker,
 			}}
 			if after == nil || e.compare(*after) > 0 {
 				all = append(all, e)
@@ -332,21 +334,80 @@ func (s *Store) PutObject(ctx context.Context, bucketName, key string, data []by
 	})
 }
 
-// OpenObject implements objectstore.DataPlane: the newest version, unless it is a delete marker.
-func (s *Store) OpenObject(ctx context.Context, bucketName, key string) (io.ReadCloser, error) {
+// OpenObject implements objectstore.DataPlane: the newest version unless it is a delete marker,
+// or the version named.
+func (s *Store) OpenObject(ctx context.Context, bucketName, key, versionID string) (io.ReadCloser, error) {
 	var data []byte
 	err := s.withBucket(ctx, bucketName, func(b *bucket) error {
-		versions := b.objects[key]
-		if len(versions) == 0 || versions[len(versions)-1].deleteMarker {
-			return fmt.Errorf("object %q: %w", key, objectstore.ErrNotFound)
+		v, ok := b.find(key, versionID)
+		if !ok || v.deleteMarker {
+			return fmt.Errorf("object %q version %q: %w", key, versionID, objectstore.ErrNotFound)
 		}
-		data = append([]byte(nil), versions[len(versions)-1].data...)
+		data = append([]byte(nil), v.data...)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return io.NopCloser(bytes.NewReader(data)), nil
+}
+
+// find returns the version id of key ("": the newest); the caller holds s.mu.
+func (b *bucket) find(key, id string) (*version, bool) {
+	versions := b.objects[key]
+	if id == "" {
+		if len(versions) == 0 {
+			return nil, false
+		}
+		return &versions[len(versions)-1], true
+	}
+	for i := range versions {
+		if versions[i].id == id {
+			return &versions[i], true
+		}
+	}
+	return nil, false
+}
+
+// SnapshotRule implements objectstore.DataPlane with S3's rule, which the store plays (see
+// pkg/provider/aws's): with versioning enabled every key's oldest version, read by its ID, left
+// out when the key has a delete marker and that version is marked; otherwise the current
+// versions, unmarked.
+func (s *Store) SnapshotRule(ctx context.Context, bucketName string) (objectstore.SnapshotRule, error) {
+	var on bool
+	if err := s.withBucket(ctx, bucketName, func(b *bucket) error { on = b.versioning == enabled; return nil }); err != nil {
+		return objectstore.SnapshotRule{}, err
+	}
+	if !on {
+		return objectstore.SnapshotRule{Source: "memstore as S3 without versioning"}, nil
+	}
+	return objectstore.SnapshotRule{
+		Versions: objectstore.OldestVersion, Exclusion: objectstore.ExcludeMarkedIfDeleted, ReadsListedVersion: true,
+		MarkOf: func(ctx context.Context, o objectstore.ObjectVersion) (bool, error) {
+			var marked bool
+			err := s.withBucket(ctx, bucketName, func(b *bucket) error {
+				if v, ok := b.find(o.Key, o.Version); ok {
+					marked = v.excludeMark
+				}
+				return nil
+			})
+			return marked, err
+		},
+		Source: "memstore as S3 with versioning enabled",
+	}, nil
+}
+
+// MarkExcluded tags the newest version of key with etcd-backup-restore's exclude mark, as
+// PutObjectTagging without a version ID does on S3.
+func (s *Store) MarkExcluded(ctx context.Context, bucketName, key string) error {
+	return s.withBucket(ctx, bucketName, func(b *bucket) error {
+		v, ok := b.find(key, "")
+		if !ok || v.deleteMarker {
+			return fmt.Errorf("object %q: %w", key, objectstore.ErrNotFound)
+		}
+		v.excludeMark = true
+		return nil
+	})
 }
 
 // withBucket runs fn on the named bucket under the store's lock.

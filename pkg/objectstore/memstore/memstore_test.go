@@ -23,6 +23,7 @@ func TestConformance(t *testing.T) {
 		OtherRegion:   "elsewhere",
 		ForeignBucket: func(*testing.T) string { store.SetForeign("taken"); return "taken" },
 		Versioning:    store.SetVersioning,
+		MarkExcluded:  store.MarkExcluded,
 		SmallPages:    store.WithPageSize(2),
 		Lock: func(_ context.Context, bucket, key string, until time.Time) error {
 			store.Lock(bucket, key, until)

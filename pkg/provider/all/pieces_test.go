@@ -37,6 +37,7 @@ var pieces = []piece{
 	{"the docs page", "docs/%s.md", ""},
 	{"the README's link to the docs page", "README.md", "docs/%s.md"},
 	{"the conformance test", "pkg/provider/%s/conformance_test.go", "conformance.Run("},
+	{"the store's snapshot rule, as etcd-backup-restore lists it (restore drills)", "pkg/provider/%s/snapshotrule.go", "etcd-backup-restore"},
 	{"the controllers end to end on the store", "test/integration/%s/main_test.go", "framework.Start"},
 	{"the test stand-in (the demo, its tools, the consumer test)", "test/standin/%s.go", "register(StandIn{"},
 }

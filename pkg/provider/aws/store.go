@@ -86,12 +86,15 @@ func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) 
 }
 
 // OpenObject implements objectstore.DataPlane.
-func (s *store) OpenObject(ctx context.Context, bucket, key string) (io.ReadCloser, error) {
+func (s *store) OpenObject(ctx context.Context, bucket, key, version string) (io.ReadCloser, error) {
 	if err := awsapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
 	in := &s3.GetObjectInput{Bucket: &bucket, Key: &key}
 	in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = s.sse.headers()
+	if version != "" {
+		in.VersionId = &version
+	}
 	out, err := s.client.GetObject(ctx, in)
 	if err != nil {
 		return nil, s.readError(ctx, bucket, key, err)
@@ -142,7 +145,7 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 			// retention of its own.
 			page = append(page, objectstore.ObjectVersion{
 				Key: aws.ToString(m.Key), Version: aws.ToString(m.VersionId),
-				Modified: aws.ToTime(m.LastModified), Noncurrent: true,
+				Modified: aws.ToTime(m.LastModified), Noncurrent: true, DeleteMarker: true,
 			})
 		}
 		if len(page) > 0 {

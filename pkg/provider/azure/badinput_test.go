@@ -327,7 +327,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		for name, call := range map[string]func(conformance.Stores) error{
 			"PutObject": func(s conformance.Stores) error { return s.PutObject(context.Background(), badName, "k", []byte("v")) },
 			"OpenObject": func(s conformance.Stores) error {
-				_, err := s.OpenObject(context.Background(), badName, "k")
+				_, err := s.OpenObject(context.Background(), badName, "k", "")
 				return err
 			},
 			"DeleteObjects": func(s conformance.Stores) error {

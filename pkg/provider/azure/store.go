@@ -94,7 +94,8 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 	}
 	opts := &container.ListBlobsFlatOptions{
 		// ImmutabilityPolicy: a version-level immutability policy's expiry comes with the entry.
-		Include:    container.ListBlobsInclude{Snapshots: true, Versions: true, ImmutabilityPolicy: true},
+		// Tags: etcd-backup-restore's exclude mark (see snapshotRule).
+		Include:    container.ListBlobsInclude{Snapshots: true, Versions: true, ImmutabilityPolicy: true, Tags: true},
 		MaxResults: to.Ptr(s.pageSize),
 	}
 	if prefix != "" {
@@ -127,11 +128,12 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 // tells of it. A snapshot and a previous version are noncurrent; a blob without a version ID
 // (versioning off) is the current blob.
 func listed(it *container.BlobItem) objectstore.ObjectVersion {
-	o := objectstore.ObjectVersion{Key: deref(it.Name)}
+	o := objectstore.ObjectVersion{Key: deref(it.Name), ExcludeMark: excludeMarked(it)}
 	switch {
 	case deref(it.Snapshot) != "":
 		o.Version = snapshotPrefix + *it.Snapshot
 		o.Noncurrent = true
+		o.BlobSnapshot = true
 	case deref(it.VersionID) != "" && deref(it.IsCurrentVersion):
 		o.Version = currentPrefix + *it.VersionID
 	case deref(it.VersionID) != "":
@@ -279,15 +281,15 @@ func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) 
 }
 
 // OpenObject implements objectstore.DataPlane.
-func (s *store) OpenObject(ctx context.Context, bucket, key string) (io.ReadCloser, error) {
+func (s *store) OpenObject(ctx context.Context, bucket, key, version string) (io.ReadCloser, error) {
 	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
-	c, err := s.container(ctx, bucket)
+	b, err := s.blobAt(ctx, bucket, objectstore.ObjectVersion{Key: key, Version: version})
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.NewBlobClient(key).DownloadStream(ctx, nil)
+	resp, err := b.DownloadStream(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("reading %q from container %q: %w", key, bucket, s.classify(err))
 	}

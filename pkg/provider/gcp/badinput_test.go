@@ -392,7 +392,7 @@ func TestBadBucketNamesSendNothing(t *testing.T) {
 	ops := map[string]func() error{
 		"EnsureBucket": func() error { return store.EnsureBucket(ctx, objectstore.Bucket{Name: bad, Region: region}) },
 		"PutObject":    func() error { return store.PutObject(ctx, bad, "k", []byte("v")) },
-		"OpenObject":   func() error { _, err := store.OpenObject(ctx, bad, "k"); return err },
+		"OpenObject":   func() error { _, err := store.OpenObject(ctx, bad, "k", ""); return err },
 		"ListObjects": func() error {
 			return store.ListObjects(ctx, bad, "", func([]objectstore.ObjectVersion) error { return nil })
 		},

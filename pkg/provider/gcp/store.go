@@ -80,11 +80,15 @@ func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) 
 }
 
 // OpenObject implements objectstore.DataPlane.
-func (s *store) OpenObject(ctx context.Context, bucket, key string) (io.ReadCloser, error) {
+func (s *store) OpenObject(ctx context.Context, bucket, key, version string) (io.ReadCloser, error) {
 	if err := gcpapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
-	r, err := s.client.Bucket(bucket).Object(key).NewReader(ctx)
+	h, err := s.object(bucket, objectstore.ObjectVersion{Key: key, Version: version})
+	if err != nil {
+		return nil, err
+	}
+	r, err := h.NewReader(ctx)
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -129,7 +133,8 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 }
 
 // listAttrs are the fields a listing asks GCS for.
-var listAttrs = []string{"Name", "Generation", "Size", "Created", "Updated", "Deleted", "RetentionExpirationTime", "Retention"}
+// Metadata carries etcd-backup-restore's exclude mark (see snapshotRule).
+var listAttrs = []string{"Name", "Generation", "Size", "Created", "Updated", "Deleted", "RetentionExpirationTime", "Retention", "Metadata"}
 
 // listed is the object version of one listed generation. A generation with a deletion time is
 // noncurrent (GCS has no delete markers: deleting the live object makes it noncurrent). The
@@ -151,6 +156,7 @@ func listed(a *storage.ObjectAttrs) objectstore.ObjectVersion {
 		Modified:    modified,
 		Noncurrent:  !a.Deleted.IsZero(),
 		RetainUntil: until,
+		ExcludeMark: a.Metadata[objectstore.ExcludeMarkKey] == "true",
 	}
 }
 

@@ -174,10 +174,13 @@ func (s *store) Probe(_ context.Context, bucket string) error {
 }
 
 // OpenObject implements objectstore.DataPlane: a regular file, read as a stream. A symbolic link
-// is refused, never followed.
-func (s *store) OpenObject(_ context.Context, bucket, key string) (io.ReadCloser, error) {
+// is refused, never followed. Files have no versions: any version but "" is not found.
+func (s *store) OpenObject(_ context.Context, bucket, key, version string) (io.ReadCloser, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
+	}
+	if version != "" {
+		return nil, fmt.Errorf("%w: %q version %q: the local provider keeps no versions", objectstore.ErrNotFound, key, version)
 	}
 	r, err := s.openBucket(bucket)
 	if err != nil {

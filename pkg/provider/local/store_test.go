@@ -71,14 +71,14 @@ func TestSymbolicLinksAreNeverFollowed(t *testing.T) {
 		if err != nil || len(objErrs) != 1 || !errors.Is(objErrs[0].Err, objectstore.ErrForbidden) {
 			t.Errorf("DeleteObjects(%s) = %v, %v; want one ErrForbidden", key, objErrs, err)
 		}
-		if _, err := s.OpenObject(ctx, name, key); !errors.Is(err, objectstore.ErrForbidden) {
+		if _, err := s.OpenObject(ctx, name, key, ""); !errors.Is(err, objectstore.ErrForbidden) {
 			t.Errorf("OpenObject(%s) = %v; want ErrForbidden", key, err)
 		}
 		if err := s.PutObject(ctx, name, key, []byte("x")); !errors.Is(err, objectstore.ErrForbidden) {
 			t.Errorf("PutObject(%s) = %v; want ErrForbidden", key, err)
 		}
 	}
-	if _, err := s.OpenObject(ctx, name, "shoot--a--1/file"); !errors.Is(err, objectstore.ErrForbidden) {
+	if _, err := s.OpenObject(ctx, name, "shoot--a--1/file", ""); !errors.Is(err, objectstore.ErrForbidden) {
 		t.Errorf("OpenObject of a link = %v; want ErrForbidden", err)
 	}
 	mustRead(t, filepath.Join(outside, "precious"), "outside")

@@ -131,11 +131,12 @@ const deleteMarkerType = "application/x-deleted;swift_versions_deleted=1"
 func listed(o objects.Object) objectstore.ObjectVersion {
 	deleteMarker := strings.HasPrefix(o.ContentType, deleteMarkerType)
 	return objectstore.ObjectVersion{
-		Key:        o.Name,
-		Version:    o.VersionID,
-		Size:       o.Bytes,
-		Modified:   o.LastModified,
-		Noncurrent: o.VersionID != "" && (!o.IsLatest || deleteMarker),
+		Key:          o.Name,
+		Version:      o.VersionID,
+		Size:         o.Bytes,
+		Modified:     o.LastModified,
+		Noncurrent:   o.VersionID != "" && (!o.IsLatest || deleteMarker),
+		DeleteMarker: o.VersionID != "" && deleteMarker,
 	}
 }
 
@@ -303,7 +304,7 @@ func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) 
 }
 
 // OpenObject implements objectstore.DataPlane.
-func (s *store) OpenObject(ctx context.Context, bucket, key string) (io.ReadCloser, error) {
+func (s *store) OpenObject(ctx context.Context, bucket, key, version string) (io.ReadCloser, error) {
 	if err := osapi.ValidateBucketName(bucket); err != nil {
 		return nil, err
 	}
@@ -311,7 +312,11 @@ func (s *store) OpenObject(ctx context.Context, bucket, key string) (io.ReadClos
 	if err != nil {
 		return nil, err
 	}
-	res := objects.Download(ctx, c, bucket, key, nil)
+	var opts objects.DownloadOptsBuilder
+	if version != "" {
+		opts = objects.DownloadOpts{ObjectVersionID: version}
+	}
+	res := objects.Download(ctx, c, bucket, key, opts)
 	if gophercloud.ResponseCodeIs(res.Err, http.StatusNotFound) {
 		return nil, fmt.Errorf("object %q: %w", key, objectstore.ErrNotFound)
 	}

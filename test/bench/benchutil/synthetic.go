@@ -54,8 +54,13 @@ func (s *SyntheticStore) MaxDeleteBatch() int { return s.Batch }
 func (s *SyntheticStore) Probe(context.Context, string) error { return nil }
 
 // OpenObject implements objectstore.DataPlane: it holds no content.
-func (s *SyntheticStore) OpenObject(context.Context, string, string) (io.ReadCloser, error) {
+func (s *SyntheticStore) OpenObject(context.Context, string, string, string) (io.ReadCloser, error) {
 	return nil, objectstore.ErrNotFound
+}
+
+// SnapshotRule implements objectstore.DataPlane: an unversioned store's.
+func (s *SyntheticStore) SnapshotRule(context.Context, string) (objectstore.SnapshotRule, error) {
+	return objectstore.SnapshotRule{Source: "synthetic"}, nil
 }
 
 // MeasureExact runs fn and returns the peak of the live heap above its level before, measured

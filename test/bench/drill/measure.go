@@ -81,14 +81,10 @@ func measure(ctx context.Context, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return report(err)
 	}
-	col := drill.NewCollector(j.Prefix)
-	if err := store.ListObjects(ctx, j.Bucket, j.Prefix, func(page []objectstore.ObjectVersion) error {
-		col.Add(page)
-		return nil
-	}); err != nil {
+	chains, err := drill.Collect(ctx, store, j.Bucket, j.Prefix)
+	if err != nil {
 		return report(err)
 	}
-	chains := col.Chains()
 	if len(chains) != 1 || chains[0].Full == nil {
 		return report(fmt.Errorf("want one chain under %s, found %d", j.Prefix, len(chains)))
 	}
@@ -98,7 +94,7 @@ func measure(ctx context.Context, in io.Reader, out io.Writer) error {
 	resetPeak()
 	start := time.Now()
 	for i, s := range append([]drill.Snapshot{*ch.Full}, ch.Deltas...) {
-		rc, err := store.OpenObject(ctx, j.Bucket, s.Key)
+		rc, err := store.OpenObject(ctx, j.Bucket, s.Key, s.Version)
 		if err != nil {
 			return report(err)
 		}
@@ -158,7 +154,7 @@ func measure(ctx context.Context, in io.Reader, out io.Writer) error {
 func rawParallel(ctx context.Context, store objectstore.DataPlane, bucket string, ch drill.Chain, n int) (time.Duration, error) {
 	start := time.Now()
 	read := func(key string) error {
-		rc, err := store.OpenObject(ctx, bucket, key)
+		rc, err := store.OpenObject(ctx, bucket, key, "")
 		if err != nil {
 			return err
 		}

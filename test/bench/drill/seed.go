@@ -17,7 +17,6 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 )
@@ -76,15 +75,12 @@ func measureSeed(ctx context.Context, in io.Reader, out io.Writer) error {
 	resetPeak()
 	start := time.Now()
 	for _, prefix := range j.Prefixes {
-		col := drill.NewCollector(prefix)
-		if err := store.ListObjects(ctx, j.Bucket, prefix, func(page []objectstore.ObjectVersion) error {
-			col.Add(page)
-			return nil
-		}); err != nil {
+		chains, err := drill.Collect(ctx, store, j.Bucket, prefix)
+		if err != nil {
 			return report(err)
 		}
 		m.Entries++
-		for _, ch := range col.Chains() {
+		for _, ch := range chains {
 			dir, err := os.MkdirTemp(j.Scratch, "drill-")
 			if err != nil {
 				return report(err)

@@ -44,7 +44,12 @@ func (m mapSource) ListObjects(_ context.Context, _, prefix string, fn func([]ob
 	return fn(page)
 }
 
-func (m mapSource) OpenObject(_ context.Context, _, key string) (io.ReadCloser, error) {
+// SnapshotRule: a copy has no versions, no marks.
+func (m mapSource) SnapshotRule(context.Context, string) (objectstore.SnapshotRule, error) {
+	return objectstore.SnapshotRule{Source: "a copy in memory"}, nil
+}
+
+func (m mapSource) OpenObject(_ context.Context, _, key, _ string) (io.ReadCloser, error) {
 	data, ok := m[key]
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", key, objectstore.ErrNotFound)
@@ -124,7 +129,7 @@ func drillChain(t *testing.T, ctx context.Context, s standIn, c compression, dam
 func damaged(t *testing.T, ctx context.Context, store objectstore.DataPlane, entry, suffix string) {
 	orig := mapSource{}
 	var names []string // the chain: full first, then deltas in order
-	col := drill.NewCollector(entry + "/")
+	col := drill.NewCollector(entry+"/", objectstore.SnapshotRule{})
 	if err := store.ListObjects(ctx, bucket, entry+"/", func(page []objectstore.ObjectVersion) error {
 		col.Add(page)
 		for _, o := range page {
@@ -138,7 +143,11 @@ func damaged(t *testing.T, ctx context.Context, store objectstore.DataPlane, ent
 	}); err != nil {
 		t.Fatal(err)
 	}
-	ch := col.Chains()[0]
+	chains, err := col.Chains(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := chains[0]
 	names = append(names, ch.Full.Key)
 	for _, d := range ch.Deltas {
 		names = append(names, d.Key)
@@ -210,7 +219,7 @@ func backUp(t *testing.T, ctx context.Context, s standIn, entry string, flags []
 	stack.MountSecret(t, mount, s.secret)
 	consumer := s.consumer
 	consumer.Flags = append(slices.Clone(consumer.Flags), flags...)
-	sidecar := consumer.Snapshotter(t, db, mount, bucket, entry)
+	sidecar := consumer.Snapshotter(t, db, mount, s.bucket, entry)
 	defer sidecar.Stop()
 	prefix := entry + "/etcd-main/"
 	var rev int64
@@ -223,7 +232,7 @@ func backUp(t *testing.T, ctx context.Context, s standIn, entry string, flags []
 			deleteKey(t, db, fmt.Sprintf("/registry/pods/ns/p%02d", 19-round))
 		}
 		rev = db.PutRev(t, fmt.Sprintf("/registry/rounds/%d", round), "done")
-		framework.WaitCovered(t, ctx, s.store, sidecar, bucket, prefix, rev)
+		framework.WaitCovered(t, ctx, s.store, sidecar, s.bucket, prefix, rev)
 	}
 	sidecar.Stop()
 	kvs, got := rangeAll(t, db)

@@ -17,6 +17,7 @@ import (
 // (as etcd-druid mounts it), how etcd-druid runs the sidecar for that provider, and the
 // provider's own DataPlane (NewDataPlane with the same credentials), which the drill reads through.
 type standIn struct {
+	bucket   string
 	secret   map[string][]byte
 	consumer stack.Consumer
 	store    objectstore.DataPlane
@@ -54,6 +55,13 @@ func chains(s standin.StandIn) ([]compression, bool) {
 // secret the provider writes for an entry of it (EtcdBackupSecretData, as the controller does).
 func made(t *testing.T, ctx context.Context, s standin.StandIn, w *standin.World) standIn {
 	t.Helper()
+	return madeIn(t, ctx, s, w, bucket, true)
+}
+
+// madeIn is made for the bucket name; ensure false: the bucket exists already, made by the test
+// (an S3 bucket with Object Lock), and the management plane is not asked.
+func madeIn(t *testing.T, ctx context.Context, s standin.StandIn, w *standin.World, bucket string, ensure bool) standIn {
+	t.Helper()
 	creds := provider.Credentials{Data: w.Operator, Region: s.Region}
 	var raw []byte
 	if w.ProviderConfig != "" {
@@ -67,8 +75,10 @@ func made(t *testing.T, ctx context.Context, s standin.StandIn, w *standin.World
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := mgmt.EnsureBucket(ctx, objectstore.Bucket{Name: bucket, Region: s.Region}); err != nil {
-		t.Fatal(err)
+	if ensure {
+		if err := mgmt.EnsureBucket(ctx, objectstore.Bucket{Name: bucket, Region: s.Region}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	store, err := w.Cloud.NewDataPlane(ctx, creds)
 	if err != nil {
@@ -79,5 +89,5 @@ func made(t *testing.T, ctx context.Context, s standin.StandIn, w *standin.World
 	if err != nil {
 		t.Fatal(err)
 	}
-	return standIn{secret: secret, consumer: w.Consumer, store: store}
+	return standIn{bucket: bucket, secret: secret, consumer: w.Consumer, store: store}
 }
