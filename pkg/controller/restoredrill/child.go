@@ -115,8 +115,8 @@ func RunChild(ctx context.Context, in, deltas io.Reader, out io.Writer) error {
 // The child parses databases whose bytes a shoot controls, so it gets only what the restore
 // needs: an empty environment (none of the controller's variables: no KUBECONFIG, no cloud
 // credentials a deployment may set), the scratch directory as its working directory, and file
-// descriptors 0 (the job), 1 and 2 (pipes the parent reads) and 3 (the deltas); Go opens every
-// other descriptor close-on-exec. It sets no_new_privs before it reads anything (confineChild),
+// descriptors 0 (the job), 1 and 2 (pipes the parent reads) and 3 (the deltas); every other
+// descriptor of the controller is close-on-exec (closeInheritedOnExec). It sets no_new_privs before it reads anything (confineChild),
 // so no set-user-ID program can raise its privileges. It keeps the controller's uid and
 // filesystem view: the pod's mounted service-account token stays readable by path (a separate
 // uid or mount namespace needs privileges a pod does not have; docs/restore-drills.md).
@@ -170,6 +170,10 @@ func (c ChildRestorer) Restore(ctx context.Context, ch drill.Chain, dir string, 
 	stdout, stderr := &capped{max: maxChildOutput}, &capped{max: maxChildOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	dieWithParent(cmd)
+	if err := closeInheritedOnExec(); err != nil {
+		r.Err = err
+		return r
+	}
 	runErr := cmd.Run()
 	var res childResult
 	parsed := json.Unmarshal(lastLine(stdout.Bytes()), &res) == nil

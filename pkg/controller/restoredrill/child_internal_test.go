@@ -183,15 +183,21 @@ func TestReconcileWithCrashingRestoreProcess(t *testing.T) {
 
 // TestChildGetsOnlyWhatTheRestoreNeeds: the restore process parses bytes a shoot controls, so it
 // gets none of the controller's environment (a variable set in this process, as a deployment
-// sets credentials, does not reach it: issue 36), no file descriptor but the job, its two output
-// pipes and the deltas, the scratch directory as its working directory, and no_new_privs.
+// sets credentials, does not reach it: issue 36), no file descriptor of the controller's but the
+// job, its two output pipes and the deltas (not one the controller inherited without
+// close-on-exec), the scratch directory as its working directory, and no_new_privs.
 func TestChildGetsOnlyWhatTheRestoreNeeds(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "controller-secret")
-	extra, err := os.Open(os.Args[0]) // a descriptor the controller holds open (without close-on-exec it would be inherited)
+	// A descriptor the controller inherited from whatever started it: not close-on-exec.
+	canary := filepath.Join(t.TempDir(), "inherited")
+	if err := os.WriteFile(canary, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := syscall.Open(canary, syscall.O_RDONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer extra.Close()
+	defer syscall.Close(fd)
 	ch, dir := fetched(t)
 	r := child("report").Restore(context.Background(), ch, dir, noDeltas(t))
 	msg, ok := strings.CutPrefix(fmt.Sprint(r.Err), "restore process: ")
@@ -202,12 +208,14 @@ func TestChildGetsOnlyWhatTheRestoreNeeds(t *testing.T) {
 	if len(got.Env) != 0 {
 		t.Errorf("the child's environment is %q; want it empty", got.Env)
 	}
-	var fds []string
-	for _, fd := range got.FDs {
-		fds = append(fds, strings.Fields(fd)[0])
+	// Besides 0-3 the child holds only what its own runtime opened (its poller, cgroup files).
+	for _, want := range []string{"0 pipe:", "1 pipe:", "2 pipe:", "3 pipe:"} {
+		if !slices.ContainsFunc(got.FDs, func(fd string) bool { return strings.HasPrefix(fd, want) }) {
+			t.Errorf("the child's file descriptors %q lack %s...", got.FDs, want)
+		}
 	}
-	if !slices.Equal(fds, []string{"0", "1", "2", "3"}) {
-		t.Errorf("the child's open file descriptors are %q; want only 0-3 (job, result, errors, deltas)", got.FDs)
+	if slices.ContainsFunc(got.FDs, func(fd string) bool { return strings.HasSuffix(fd, " "+canary) }) {
+		t.Errorf("the child inherited the controller's descriptor of %s: %q", canary, got.FDs)
 	}
 	if got.Dir != dir {
 		t.Errorf("the child's working directory is %q; want the scratch directory %q", got.Dir, dir)
