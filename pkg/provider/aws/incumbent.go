@@ -110,7 +110,7 @@ func (s *management) requiredDeferralRules() []types.LifecycleRule {
 // handBackLifecycle leaves the bucket's lifecycle in the incumbent's form; updateLifecycle writes
 // it and reads it back. It touches no object: every version this extension defers carries the
 // incumbent's tag from the deferral on (deferralTags), so the incumbent's rule already covers
-// it, and the hand-back costs three lifecycle requests whatever the bucket holds.
+// it, and the hand-back costs at most three lifecycle requests whatever the bucket holds.
 func (s *management) handBackLifecycle(ctx context.Context, bucket string, cfg *awsapi.BackupBucketConfig) error {
 	return s.updateLifecycle(ctx, bucket, func([]types.LifecycleRule) ([]types.LifecycleRule, error) {
 		return incumbentLifecycle(cfg), nil
