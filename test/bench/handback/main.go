@@ -77,7 +77,7 @@ func run(versions, entries int) error {
 		return err
 	}
 	defer proxy.Close()
-	direct, err := stores(minio, minio.Endpoint, &awsapi.BackupBucketConfig{})
+	direct, err := stores(minio, minio.Endpoint, minioConfig(false))
 	if err != nil {
 		return err
 	}
@@ -109,8 +109,7 @@ func run(versions, entries int) error {
 	}
 	fmt.Printf("  deferring %s/ (%d versions, both tags) ... %s\n", deferred, (versions+entries-1)/entries, time.Since(start).Round(time.Second))
 
-	handBack := &awsapi.BackupBucketConfig{HandBack: true}
-	through, err := stores(minio, proxy.URL, handBack)
+	through, err := stores(minio, proxy.URL, minioConfig(true))
 	if err != nil {
 		return err
 	}
@@ -257,6 +256,12 @@ func operation(r *http.Request) string {
 		}
 	}
 	return r.Method + " other"
+}
+
+// minioConfig leaves out the two settings MinIO does not implement (as the tests' minioConfig).
+func minioConfig(handBack bool) *awsapi.BackupBucketConfig {
+	return &awsapi.BackupBucketConfig{HandBack: handBack,
+		DisabledSettings: []awsapi.Setting{awsapi.SettingPublicAccessBlock, awsapi.SettingMultipartAbortLifecycle}}
 }
 
 func creds(m *stack.MinIO, endpoint string) provider.Credentials {
