@@ -87,6 +87,10 @@ bench-observe: tools ## Steady-state cost of the bucket probe and the entry inve
 bench-scale: tools ## Many BackupEntries on one bucket (1,000 by default; BENCH_FLAGS=--entries=5000): the aws binary on envtest + MinIO, time to Succeeded, RSS, API and cloud calls per entry, a resync, a mass deletion.
 	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)"; go run ./test/bench/scale $(BENCH_FLAGS)
 
+.PHONY: bench-handback
+bench-handback: tools ## The aws hand-back on 100,000 object versions on MinIO: the old full-bucket tag scan beside today's (none), in one run.
+	@export GEB_MINIO="$$(hack/tools.sh minio)"; go run ./test/bench/handback $(BENCH_FLAGS)
+
 .PHONY: bench-drill
 bench-drill: tools ## Restore drill of a 1 GiB full snapshot and 10,000 deltas in MinIO (and a 128 MiB one): raw download vs drill in one run, peak RSS of the fetch and of the restore child (BENCH_FLAGS=--sizes=64,256 --deltas=1000 for less).
 	@export GEB_MINIO="$$(hack/tools.sh minio)"; go run ./test/bench/drill $(BENCH_FLAGS)

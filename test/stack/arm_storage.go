@@ -289,3 +289,17 @@ func (a *ARM) PutLifecycle(account string, policy map[string]any) {
 	policy["name"] = "DefaultManagementPolicy"
 	a.lifecycle[strings.ToLower(account)] = policy
 }
+
+// PutImmutabilityPolicy stores a container's time-based immutability policy directly, as another
+// writer (the incumbent extension, an operator) left it.
+func (a *ARM) PutImmutabilityPolicy(account, container string, days int, locked bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	state := "Unlocked"
+	if locked {
+		state = "Locked"
+	}
+	a.etags++
+	a.policies[strings.ToLower(account+"/"+container)] = map[string]any{"name": "default", "etag": `"` + strconv.Itoa(a.etags) + `"`,
+		"properties": map[string]any{"immutabilityPeriodSinceCreationInDays": float64(days), "state": state}}
+}

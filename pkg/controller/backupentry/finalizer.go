@@ -32,14 +32,27 @@ const FinalizerName = "backup.extensions.gardener.cloud/objects"
 // migrated away (its objects then belong to the destination seed).
 type holdingActuator struct {
 	backupentry.Actuator
-	client   client.Client
+	client client.Client
+	// reader reads the entry's BackupBucket from the API server, not the cache: a cache that has
+	// not seen a hand-back yet must not give the entry the finalizer the hand-back removed.
+	reader   client.Reader
 	provider provider.Provider
 }
 
 var _ backupentry.Actuator = (*holdingActuator)(nil)
 
+// hold gives the entry FinalizerName unless its bucket is handed back (then it removes it).
+//
+// Adding cannot race with a hand-back: the bucket is read from the API server before the add
+// and again after it. A hand-back set after the second read starts its release
+// (ReleaseEntriesOf, which lists the entries from the API server) after the add, so it finds the
+// finalizer and removes it; one set before it is seen here and the finalizer is removed again.
 func (a *holdingActuator) hold(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
-	if a.handedBack(ctx, be) {
+	handedBack, err := a.handedBack(ctx, be)
+	if err != nil {
+		return err
+	}
+	if handedBack {
 		return a.release(ctx, be)
 	}
 	if controllerutil.ContainsFinalizer(be, FinalizerName) {
@@ -48,22 +61,29 @@ func (a *holdingActuator) hold(ctx context.Context, be *extensionsv1alpha1.Backu
 	if err := controllerutils.AddFinalizers(ctx, a.client, be, FinalizerName); err != nil {
 		return fmt.Errorf("adding finalizer %s: %w", FinalizerName, err)
 	}
-	return nil
+	if handedBack, err = a.handedBack(ctx, be); err != nil || !handedBack {
+		return err
+	}
+	return a.release(ctx, be)
 }
 
 // handedBack reports whether the entry's BackupBucket, on this seed, is being handed back
-// (providerConfig handBack). A bucket that is not on this seed, cannot be read or whose
-// providerConfig does not decode (its own reconcile reports that) is not.
-func (a *holdingActuator) handedBack(ctx context.Context, be *extensionsv1alpha1.BackupEntry) bool {
+// (providerConfig handBack), read from the API server. A bucket that is not on this seed or whose
+// providerConfig does not decode (its own reconcile reports that) is not; a bucket that cannot be
+// read is an error, so that the entry is held or released only on what was read.
+func (a *holdingActuator) handedBack(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (bool, error) {
 	if a.provider == nil || be.Spec.BucketName == "" {
-		return false
+		return false, nil
 	}
 	bb := &extensionsv1alpha1.BackupBucket{}
-	if err := a.client.Get(ctx, client.ObjectKey{Name: be.Spec.BucketName}, bb); err != nil {
-		return false
+	if err := a.reader.Get(ctx, client.ObjectKey{Name: be.Spec.BucketName}, bb); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("reading BackupBucket %q to learn whether it is handed back: %w", be.Spec.BucketName, err)
 	}
 	cfg, err := connect.BucketConfig(a.provider, bb)
-	return err == nil && cfg.HandsBack()
+	return err == nil && cfg.HandsBack(), nil
 }
 
 // ReleaseEntriesOf removes FinalizerName from every BackupEntry on the seed that names bucket in

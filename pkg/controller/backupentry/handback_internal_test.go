@@ -45,7 +45,7 @@ func TestHoldLetsGoOfEntriesWhoseBucketIsHandedBack(t *testing.T) {
 			if err := k8s.Create(ctx, be); err != nil {
 				t.Fatal(err)
 			}
-			a := &holdingActuator{client: k8s, provider: provider.Register(controllertest.Provider{})}
+			a := &holdingActuator{client: k8s, reader: k8s, provider: provider.Register(controllertest.Provider{})}
 			if err := a.hold(ctx, be); err != nil {
 				t.Fatalf("hold: %v", err)
 			}
@@ -55,6 +55,80 @@ func TestHoldLetsGoOfEntriesWhoseBucketIsHandedBack(t *testing.T) {
 			}
 			if held := slices.Contains(got.Finalizers, FinalizerName); held != c.wantHeld {
 				t.Fatalf("finalizers %v; want held by %s: %t", got.Finalizers, FinalizerName, c.wantHeld)
+			}
+		})
+	}
+}
+
+// staleBucket answers Get of the BackupBucket with the copy it was given (a cache that has not
+// seen the hand-back yet) the first stale times, and from the API server after that.
+type staleBucket struct {
+	client.Client
+	bucket *extensionsv1alpha1.BackupBucket
+	stale  int
+}
+
+func (s *staleBucket) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if bb, ok := obj.(*extensionsv1alpha1.BackupBucket); ok && s.stale > 0 {
+		s.stale--
+		s.bucket.DeepCopyInto(bb)
+		return nil
+	}
+	return s.Client.Get(ctx, key, obj, opts...)
+}
+
+// TestHoldIsNotFooledByAStaleBucket: the hand-back has released the entry (its bucket has
+// handBack on the API server), but the entry is reconciled by a client whose cache still shows
+// the bucket without it, or the hand-back is set between the entry's read of the bucket and its
+// write of the finalizer. Either way the entry ends without the finalizer (issue 36: the cached
+// read gave it back, and nothing would ever remove it again).
+func TestHoldIsNotFooledByAStaleBucket(t *testing.T) {
+	cases := []struct {
+		name string
+		// cachedClient: the actuator's client (its cache) is stale throughout; racingReader: its
+		// first read of the bucket, cached or not, sees the old one (the hand-back lands right
+		// after it).
+		cachedClient, racingReader bool
+	}{
+		{name: "stale cache", cachedClient: true},
+		{name: "hand-back between the read and the write", racingReader: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			k8s := controllertest.Client()
+			bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"},
+				Spec: extensionsv1alpha1.BackupBucketSpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: controllertest.RawConfig(controllertest.Config{})}}}
+			if err := k8s.Create(ctx, bb); err != nil {
+				t.Fatal(err)
+			}
+			before := bb.DeepCopy()
+			bb.Spec.ProviderConfig = controllertest.RawConfig(controllertest.Config{HandBack: true})
+			if err := k8s.Update(ctx, bb); err != nil {
+				t.Fatal(err)
+			}
+			be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "shoot--p--s--1"}, Spec: extensionsv1alpha1.BackupEntrySpec{BucketName: "bucket"}}
+			if err := k8s.Create(ctx, be); err != nil {
+				t.Fatal(err)
+			}
+			var cached, reader client.Client = k8s, k8s
+			if c.cachedClient {
+				cached = &staleBucket{Client: k8s, bucket: before, stale: 1 << 30}
+			}
+			if c.racingReader {
+				cached = &staleBucket{Client: k8s, bucket: before, stale: 1}
+				reader = &staleBucket{Client: k8s, bucket: before, stale: 1}
+			}
+			a := &holdingActuator{client: cached, reader: reader, provider: provider.Register(controllertest.Provider{})}
+			if err := a.hold(ctx, be); err != nil {
+				t.Fatalf("hold: %v", err)
+			}
+			got := &extensionsv1alpha1.BackupEntry{}
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(be), got); err != nil {
+				t.Fatal(err)
+			}
+			if slices.Contains(got.Finalizers, FinalizerName) {
+				t.Fatalf("finalizers %v: the entry of a handed-back bucket is held by %s", got.Finalizers, FinalizerName)
 			}
 		})
 	}

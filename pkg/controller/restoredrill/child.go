@@ -56,7 +56,8 @@ const childDeltasFD = 3
 
 // ChildCommand is the hidden command the parent runs (ChildRestorer): it reads a childJob on
 // stdin and the verified deltas on file descriptor 3, restores them with drill.RestoreStream
-// and writes a childResult on stdout. It holds no credentials and reaches no store.
+// and writes a childResult on stdout. It reaches no store and is given no credentials: an empty
+// environment and no file descriptor but those four (see ChildRestorer).
 func ChildCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:    ChildCommandName,
@@ -72,6 +73,9 @@ func ChildCommand() *cobra.Command {
 // RunChildProcess is RunChild on the process's stdin, file descriptor 3 and stdout, as
 // ChildRestorer starts it.
 func RunChildProcess(ctx context.Context) error {
+	if err := confineChild(); err != nil {
+		return err
+	}
 	deltas := os.NewFile(childDeltasFD, "deltas")
 	if deltas == nil {
 		return fmt.Errorf("no stream of deltas on file descriptor %d", childDeltasFD)
@@ -108,6 +112,15 @@ func RunChild(ctx context.Context, in, deltas io.Reader, out io.Writer) error {
 // ChildCommandName), so that a snapshot etcd cannot handle crashes that process, not the
 // controller, and the restore's memory is returned when it exits.
 //
+// The child parses databases whose bytes a shoot controls, so it gets only what the restore
+// needs: an empty environment (none of the controller's variables: no KUBECONFIG, no cloud
+// credentials a deployment may set), the scratch directory as its working directory, and file
+// descriptors 0 (the job), 1 and 2 (pipes the parent reads) and 3 (the deltas); every other
+// descriptor of the controller is close-on-exec (closeInheritedOnExec). It sets no_new_privs before it reads anything (confineChild),
+// so no set-user-ID program can raise its privileges. It keeps the controller's uid and
+// filesystem view: the pod's mounted service-account token stays readable by path (a separate
+// uid or mount namespace needs privileges a pod does not have; docs/restore-drills.md).
+//
 // A child that crashes (a panic, a fatal error: etcd failing on the verified data) is
 // RestoreFailed. A child killed by a signal (SIGKILL: out of memory, most likely), one that
 // cannot be started, or one cut off by ctx proves nothing about the backup: its error is no
@@ -115,7 +128,7 @@ func RunChild(ctx context.Context, in, deltas io.Reader, out io.Writer) error {
 type ChildRestorer struct {
 	Path string
 	Args []string
-	// Env is the child's environment (nil: the parent's).
+	// Env is the child's whole environment (nil: empty; never the parent's).
 	Env []string
 }
 
@@ -148,12 +161,19 @@ func (c ChildRestorer) Restore(ctx context.Context, ch drill.Chain, dir string, 
 	}
 	cmd := exec.CommandContext(ctx, c.Path, c.Args...)
 	cmd.Env = c.Env
+	if cmd.Env == nil {
+		cmd.Env = []string{} // nil would be the controller's own environment
+	}
 	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(job)
 	cmd.ExtraFiles = []*os.File{deltas}
 	stdout, stderr := &capped{max: maxChildOutput}, &capped{max: maxChildOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	dieWithParent(cmd)
+	if err := closeInheritedOnExec(); err != nil {
+		r.Err = err
+		return r
+	}
 	runErr := cmd.Run()
 	var res childResult
 	parsed := json.Unmarshal(lastLine(stdout.Bytes()), &res) == nil

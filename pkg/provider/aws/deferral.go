@@ -276,7 +276,7 @@ func (s *management) tagForDeferral(ctx context.Context, bucket, prefix string) 
 			versions = append(versions, objectstore.ObjectVersion{Key: aws.ToString(v.Key), Version: aws.ToString(v.VersionId)})
 		}
 		failed := objectstore.ForEachObject(ctx, versions, tagParallelism, func(ctx context.Context, o objectstore.ObjectVersion) error {
-			return s.tagVersionIf(ctx, bucket, o, nil)
+			return s.tagVersion(ctx, bucket, o)
 		})
 		if len(failed) > 0 {
 			return fmt.Errorf("tagging %d object versions for deferred deletion, first %q %s: %w", len(failed), failed[0].Object.Key, failed[0].Object.Version, failed[0].Err)
@@ -285,13 +285,13 @@ func (s *management) tagForDeferral(ctx context.Context, bucket, prefix string) 
 	return nil
 }
 
-// deferralTags are the tags a deferred version carries: ours, and the incumbent's (so that its
-// rule deletes the version after a hand-back to provider-aws, see incumbent.go).
+// deferralTags are the tags a deferred version carries: ours, and the incumbent's, so that its
+// rule deletes the version after a hand-back to provider-aws without the hand-back looking for
+// it (see incumbent.go). A version counts as deferred only with both.
 var deferralTags = []string{DeferredDeletionTag, IncumbentDeferralTag}
 
-// tagVersionIf adds the deferral tags to one version whose tags satisfy cond (nil: any); a version
-// that is gone needs none.
-func (s *management) tagVersionIf(ctx context.Context, bucket string, o objectstore.ObjectVersion, cond func([]types.Tag) bool) error {
+// tagVersion adds the deferral tags to one version; a version that is gone needs none.
+func (s *management) tagVersion(ctx context.Context, bucket string, o objectstore.ObjectVersion) error {
 	var version *string
 	if o.Version != "" && o.Version != "null" {
 		version = aws.String(o.Version)
@@ -304,9 +304,6 @@ func (s *management) tagVersionIf(ctx context.Context, bucket string, o objectst
 		return s.bucketError(bucket, err)
 	}
 	tags := got.TagSet
-	if cond != nil && !cond(tags) {
-		return nil
-	}
 	if !slices.ContainsFunc(deferralTags, func(k string) bool { return !hasTag(tags, k) }) {
 		return nil // marked already
 	}

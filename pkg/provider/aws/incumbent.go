@@ -2,15 +2,12 @@ package aws
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // Taking over from and handing back to gardener-extension-provider-aws (v1.73.0, "the
@@ -29,7 +26,8 @@ import (
 // bucket's reconcile keeps AdoptedRule, which covers the incumbent's tag in the same way, for as
 // long as the bucket is ours; its presence records the adoption. Both directions: every version
 // this extension defers carries the incumbent's tag too, so the incumbent's rule deletes it after
-// a hand-back. HandBack writes the incumbent's rules in its form instead of ours.
+// a hand-back, which therefore only writes the incumbent's rules in its form instead of ours (no
+// scan: what was deferred is already marked in the incumbent's form).
 const (
 	// IncumbentDeferralRule is the incumbent's lifecycle rule for the versions it tagged.
 	IncumbentDeferralRule = "GC-forTaggedObjects"
@@ -109,45 +107,14 @@ func (s *management) requiredDeferralRules() []types.LifecycleRule {
 	return deferralRules()
 }
 
-// handBackLifecycle leaves the bucket's lifecycle in the incumbent's form. Before our rule goes,
-// every version it covers (tagged by a version of this extension that set only its own tag) is
-// also given the incumbent's tag; the lifecycle is then written and read back (updateLifecycle).
+// handBackLifecycle leaves the bucket's lifecycle in the incumbent's form; updateLifecycle writes
+// it and reads it back. It touches no object: every version this extension defers carries the
+// incumbent's tag from the deferral on (deferralTags), so the incumbent's rule already covers
+// it, and the hand-back costs at most three lifecycle requests whatever the bucket holds.
 func (s *management) handBackLifecycle(ctx context.Context, bucket string, cfg *awsapi.BackupBucketConfig) error {
-	rules, err := s.lifecycleRules(ctx, bucket)
-	if err != nil {
-		return err
-	}
-	if slices.ContainsFunc(rules, func(r types.LifecycleRule) bool { return aws.ToString(r.ID) == DeferredDeletionRule }) {
-		if err := s.markOursForIncumbent(ctx, bucket); err != nil {
-			return fmt.Errorf("handing back: marking the versions this extension deferred with %s=true: %w", IncumbentDeferralTag, err)
-		}
-	}
 	return s.updateLifecycle(ctx, bucket, func([]types.LifecycleRule) ([]types.LifecycleRule, error) {
 		return incumbentLifecycle(cfg), nil
 	})
-}
-
-// markOursForIncumbent adds IncumbentDeferralTag to every version of the bucket that carries
-// DeferredDeletionTag; other versions are not touched.
-func (s *management) markOursForIncumbent(ctx context.Context, bucket string) error {
-	pages := s3.NewListObjectVersionsPaginator(s.client, &s3.ListObjectVersionsInput{Bucket: &bucket, MaxKeys: s.maxKeys()})
-	for pages.HasMorePages() {
-		out, err := pages.NextPage(ctx)
-		if err != nil {
-			return s.bucketError(bucket, err)
-		}
-		versions := make([]objectstore.ObjectVersion, 0, len(out.Versions))
-		for _, v := range out.Versions {
-			versions = append(versions, objectstore.ObjectVersion{Key: aws.ToString(v.Key), Version: aws.ToString(v.VersionId)})
-		}
-		failed := objectstore.ForEachObject(ctx, versions, tagParallelism, func(ctx context.Context, o objectstore.ObjectVersion) error {
-			return s.tagVersionIf(ctx, bucket, o, func(tags []types.Tag) bool { return hasTag(tags, DeferredDeletionTag) })
-		})
-		if len(failed) > 0 {
-			return fmt.Errorf("%d object versions, first %q %s: %w", len(failed), failed[0].Object.Key, failed[0].Object.Version, failed[0].Err)
-		}
-	}
-	return nil
 }
 
 func hasTag(tags []types.Tag, key string) bool {

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -15,6 +17,7 @@ import (
 
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
@@ -221,10 +224,10 @@ func TestTakeoverKeepsTheIncumbentsDeferralAndEveryVersion(t *testing.T) {
 }
 
 // TestHandBackLeavesTheIncumbentsForm: handBack writes the incumbent's rules in its form and no
-// rule of ours, after every version this extension deferred (also one marked by an earlier
-// version with our tag alone) got the incumbent's tag; the incumbent's next entry deletion, which
-// replaces the whole lifecycle, keeps every deferred version in scope. A deferral made while
-// handBack is set relies on the incumbent's rule and does not bring ours back.
+// rule of ours; every version this extension deferred is in their scope (its deferral marked it
+// with the incumbent's tag too), and the incumbent's next entry deletion, which replaces the whole
+// lifecycle, keeps every deferred version in scope. A deferral made while handBack is set relies
+// on the incumbent's rule and does not bring ours back.
 func TestHandBackLeavesTheIncumbentsForm(t *testing.T) {
 	ctx := context.Background()
 	raw, name := incumbentLandscape(t)
@@ -238,15 +241,6 @@ func TestHandBackLeavesTheIncumbentsForm(t *testing.T) {
 		t.Fatalf("%+v, %v", res, err)
 	}
 	if _, err := store.DeferDeletion(ctx, name, prefix.String()); err != nil {
-		t.Fatal(err)
-	}
-	// A version deferred by an earlier version of this extension: our tag alone.
-	old, err := raw.PutObject(ctx, &s3.PutObjectInput{Bucket: &name, Key: aws.String("shoot--p--older/v1/Full-0"), Body: strings.NewReader("x")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: &name, Key: aws.String("shoot--p--older/v1/Full-0"), VersionId: old.VersionId,
-		Tagging: &types.Tagging{TagSet: []types.Tag{{Key: aws.String(awsprovider.DeferredDeletionTag), Value: aws.String("true")}}}}); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := storedVersions(t, raw, name)
@@ -295,6 +289,75 @@ func TestHandBackLeavesTheIncumbentsForm(t *testing.T) {
 	for _, v := range after {
 		if !slices.Contains(v.CoveredBy, awsprovider.IncumbentDeferralRule) {
 			t.Errorf("after the incumbent's rewrite: %s %s (tags %v) is in scope of no rule", v.Key, v.Version, v.Tags)
+		}
+	}
+}
+
+// TestHandBackCostsNoObjectRequests: a hand-back costs what it writes, not the bucket: on a
+// bucket of ours with live snapshots and a deferred entry, it sends lifecycle requests only (no
+// listing, no per-version tag read or write), however many versions the bucket holds, and the
+// deferred versions are in scope of the incumbent's rule all the same (marked at the deferral).
+// Until issue 36, a hand-back read the tags of every version of the bucket at every attempt.
+func TestHandBackCostsNoObjectRequests(t *testing.T) {
+	ctx := context.Background()
+	raw, name := minio.S3Client(), newBucketName()
+	cfg := immutable(awsapi.ModeGovernance, 1)
+	if err := ensure(t, minio.SecretData(), name, cfg); err != nil {
+		t.Fatal(err)
+	}
+	store := newStoreWith(t, &awsprovider.Provider{}, minio.SecretData(), cfg)
+	var keys []string
+	for i := range 300 {
+		keys = append(keys, fmt.Sprintf("shoot--p--live/etcd-main/v2/Incr-%04d", i))
+	}
+	keys = append(keys, "shoot--p--gone/etcd-main/v2/Full-0", "shoot--p--gone/etcd-main/v2/Incr-1")
+	if err := conformance.PutMany(ctx, store, name, keys); err != nil {
+		t.Fatal(err)
+	}
+	gone, _ := objectstore.EntryPrefix("shoot--p--gone")
+	if res, err := objectstore.DeletePrefix(ctx, store, name, gone, objectstore.DeleteOptions{}); err != nil || !res.Done || res.Locked != 2 {
+		t.Fatalf("%+v, %v; want Done with 2 locked", res, err)
+	}
+	if _, err := store.DeferDeletion(ctx, name, gone.String()); err != nil {
+		t.Fatal(err)
+	}
+
+	var mu sync.Mutex
+	counts := map[string]int{}
+	proxy, err := stack.StartProxy(minio.Endpoint, stack.ProxyOptions{OnRequest: func(r *http.Request, _ int) {
+		mu.Lock()
+		counts[s3Operation(r)]++
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	back := immutable(awsapi.ModeGovernance, 1)
+	back.HandBack = true
+	for pass := range 2 {
+		mu.Lock()
+		clear(counts)
+		mu.Unlock()
+		if err := ensure(t, withData(minio.SecretData(), "endpoint", proxy.URL), name, back); err != nil {
+			t.Fatalf("hand-back pass %d: %v", pass, err)
+		}
+		mu.Lock()
+		for op, n := range counts {
+			if strings.Contains(op, "ObjectTagging") || strings.HasPrefix(op, "List") {
+				t.Errorf("hand-back pass %d sent %d %s; want none (requests: %v)", pass, n, op, counts)
+			}
+		}
+		mu.Unlock()
+	}
+	after, rules := storedVersions(t, raw, name)
+	if want := []string{awsprovider.IncumbentDeleteMarkersRule, awsprovider.IncumbentDeferralRule}; !slices.Equal(rules, want) {
+		t.Fatalf("rules %v; want exactly the incumbent's %v", rules, want)
+	}
+	for _, v := range after {
+		deferred := strings.HasPrefix(v.Key, gone.String())
+		if deferred != slices.Contains(v.CoveredBy, awsprovider.IncumbentDeferralRule) {
+			t.Errorf("%s %s (tags %v) in scope of %v", v.Key, v.Version, v.Tags, v.CoveredBy)
 		}
 	}
 }

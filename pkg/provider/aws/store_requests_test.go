@@ -29,6 +29,10 @@ func s3Operation(r *http.Request) string {
 		return "ListObjectsV2"
 	case q.Has("delete"):
 		return "DeleteObjects"
+	case q.Has("tagging"):
+		return r.Method + "ObjectTagging"
+	case q.Has("lifecycle"):
+		return r.Method + "BucketLifecycle"
 	}
 	return r.Method + " other"
 }

@@ -116,22 +116,29 @@ func accountDrift(a armstorage.Account, sku string) *armstorage.AccountUpdatePar
 }
 
 // ensureAccount converges bucket's account (adopting the incumbent's, see incumbent.go, or
-// creating ours where there is none) and returns it.
-func (s *armStore) ensureAccount(ctx context.Context, rg, name, bucket, region, sku string) (armstorage.Account, error) {
+// creating ours where there is none) and returns it. The incumbent's account is adopted only once
+// nothing that can refuse the bucket does: its location is spec.region and the declared
+// immutability fits the container's locked policy (an account tagged ours would be deleted with
+// the bucket, so a refused one must stay the incumbent's).
+func (s *armStore) ensureAccount(ctx context.Context, rg, name, bucket, region, sku string, cfg *azureapi.BackupBucketConfig) (armstorage.Account, error) {
 	a, state, err := s.findAccount(ctx, bucket)
-	if err == nil && state == accountIncumbents {
-		a, err = s.adopt(ctx, rg, a, bucket)
-		state = accountOurs
-	}
 	switch {
 	case err != nil:
 		return a, err
 	case state == accountForeign:
 		return a, notOurs(rg, deref(a.Name), bucket)
-	case state == accountOurs:
+	case state == accountOurs || state == accountIncumbents:
 		name = deref(a.Name)
 		if a.Location != nil && !sameLocation(*a.Location, region) {
 			return a, objectstore.Invalidf("storage account %q of bucket %q is in %q, but spec.region is %q: an account cannot move; set spec.region to the account's location", name, bucket, *a.Location, region)
+		}
+		if state == accountIncumbents {
+			if _, err := s.readImmutability(ctx, rg, name, bucket, cfg); err != nil {
+				return a, err
+			}
+			if a, err = s.adopt(ctx, rg, a, bucket); err != nil {
+				return a, err
+			}
 		}
 		if up := accountDrift(a, sku); up != nil {
 			if _, err := s.accounts.Update(ctx, rg, name, *up, nil); err != nil {

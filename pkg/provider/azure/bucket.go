@@ -109,7 +109,7 @@ func (s *armStore) EnsureBucket(ctx context.Context, b objectstore.Bucket) error
 	if err := s.ensureGroup(ctx, rg, b.Name, region); err != nil {
 		return err
 	}
-	acct, err := s.ensureAccount(ctx, rg, name, b.Name, region, cfg.SKU())
+	acct, err := s.ensureAccount(ctx, rg, name, b.Name, region, cfg.SKU(), cfg)
 	if err != nil {
 		return err
 	}

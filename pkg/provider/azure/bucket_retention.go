@@ -12,47 +12,70 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// ensureImmutability converges the container's time-based immutability policy. A locked policy
-// can only be extended: a declaration that would shorten, unlock or remove it is refused and
-// nothing is changed.
-func (s *armStore) ensureImmutability(ctx context.Context, rg, account, container string, cfg *azureapi.BackupBucketConfig) error {
-	var want *azureapi.ImmutableConfig
+// immutability is a container's time-based immutability policy as read, and the declared one.
+type immutability struct {
+	want   *azureapi.ImmutableConfig
+	days   int32
+	locked bool
+	etag   string
+}
+
+// readImmutability reads the container's immutability policy and refuses a declaration that
+// would shorten, unlock or remove a locked one. It changes nothing, so it may run before anything
+// is written (the adoption of the incumbent's account, see ensureAccount).
+func (s *armStore) readImmutability(ctx context.Context, rg, account, container string, cfg *azureapi.BackupBucketConfig) (immutability, error) {
+	var im immutability
 	if cfg != nil {
-		want = cfg.Immutability
+		im.want = cfg.Immutability
 	}
 	got, err := s.containers.GetImmutabilityPolicy(ctx, rg, account, container, nil)
 	if err != nil && !isNotFound(err) {
-		return fmt.Errorf("reading the immutability policy of container %q: %w", container, classify(err))
+		return im, fmt.Errorf("reading the immutability policy of container %q: %w", container, classify(err))
 	}
-	var days int32
-	locked := false
-	etag := ""
 	if err == nil && got.Properties != nil && got.Properties.ImmutabilityPeriodSinceCreationInDays != nil {
-		days = *got.Properties.ImmutabilityPeriodSinceCreationInDays
-		locked = got.Properties.State != nil && *got.Properties.State == armstorage.ImmutabilityPolicyStateLocked
-		etag = deref(got.Etag)
+		im.days = *got.Properties.ImmutabilityPeriodSinceCreationInDays
+		im.locked = got.Properties.State != nil && *got.Properties.State == armstorage.ImmutabilityPolicyStateLocked
+		im.etag = deref(got.Etag)
 	}
-	field := "providerConfig.immutability"
-	if want == nil {
-		switch {
-		case days == 0:
+	if !im.locked {
+		return im, nil
+	}
+	const field = "providerConfig.immutability"
+	switch {
+	case im.want == nil:
+		return im, objectstore.Invalidf("%s is not declared, but container %q has a locked immutability policy of %d days, which can never be removed: declare it", field, container, im.days)
+	case !im.want.Locked:
+		return im, objectstore.Invalidf("%s.locked is false, but the policy of container %q is locked and cannot be unlocked", field, container)
+	case im.wantDays() < im.days:
+		return im, objectstore.Invalidf("%s.retentionPeriod is %d days, but the locked policy of container %q keeps blobs %d days and can only be extended", field, im.wantDays(), container, im.days)
+	}
+	return im, nil
+}
+
+func (im immutability) wantDays() int32 {
+	return int32(im.want.RetentionPeriod.Duration / (24 * time.Hour))
+}
+
+// ensureImmutability converges the container's time-based immutability policy. A locked policy
+// can only be extended: a declaration that would shorten, unlock or remove it is refused and
+// nothing is changed (readImmutability).
+func (s *armStore) ensureImmutability(ctx context.Context, rg, account, container string, cfg *azureapi.BackupBucketConfig) error {
+	im, err := s.readImmutability(ctx, rg, account, container, cfg)
+	if err != nil {
+		return err
+	}
+	if im.want == nil {
+		if im.days == 0 {
 			return nil
-		case locked:
-			return objectstore.Invalidf("%s is not declared, but container %q has a locked immutability policy of %d days, which can never be removed: declare it", field, container, days)
 		}
-		if _, err := s.containers.DeleteImmutabilityPolicy(ctx, rg, account, container, etag, nil); err != nil {
+		if _, err := s.containers.DeleteImmutabilityPolicy(ctx, rg, account, container, im.etag, nil); err != nil {
 			return fmt.Errorf("removing the immutability policy of container %q: %w", container, classify(err))
 		}
 		return nil
 	}
-	wantDays := int32(want.RetentionPeriod.Duration / (24 * time.Hour))
-	if locked {
-		switch {
-		case !want.Locked:
-			return objectstore.Invalidf("%s.locked is false, but the policy of container %q is locked and cannot be unlocked", field, container)
-		case wantDays < days:
-			return objectstore.Invalidf("%s.retentionPeriod is %d days, but the locked policy of container %q keeps blobs %d days and can only be extended", field, wantDays, container, days)
-		case wantDays > days:
+	wantDays, etag := im.wantDays(), im.etag
+	if im.locked {
+		if wantDays > im.days {
 			_, err := s.containers.ExtendImmutabilityPolicy(ctx, rg, account, container, etag, &armstorage.BlobContainersClientExtendImmutabilityPolicyOptions{
 				Parameters: &armstorage.ImmutabilityPolicy{Properties: &armstorage.ImmutabilityPolicyProperty{ImmutabilityPeriodSinceCreationInDays: to.Ptr(wantDays)}},
 			})
@@ -62,7 +85,7 @@ func (s *armStore) ensureImmutability(ctx context.Context, rg, account, containe
 		}
 		return nil
 	}
-	if days != wantDays {
+	if im.days != wantDays {
 		opts := &armstorage.BlobContainersClientCreateOrUpdateImmutabilityPolicyOptions{
 			Parameters: &armstorage.ImmutabilityPolicy{Properties: &armstorage.ImmutabilityPolicyProperty{ImmutabilityPeriodSinceCreationInDays: to.Ptr(wantDays)}},
 		}
@@ -75,7 +98,7 @@ func (s *armStore) ensureImmutability(ctx context.Context, rg, account, containe
 		}
 		etag = deref(res.Etag)
 	}
-	if want.Locked {
+	if im.want.Locked {
 		if _, err := s.containers.LockImmutabilityPolicy(ctx, rg, account, container, etag, nil); err != nil {
 			return fmt.Errorf("locking the immutability policy of container %q: %w", container, classify(err))
 		}

@@ -218,6 +218,49 @@ func TestLookAlikesOfTheIncumbentsAccountStayForeign(t *testing.T) {
 	})
 }
 
+// TestRefusedTakeoverLeavesTheIncumbentsAccountAlone: a reconcile that refuses the bucket (the
+// incumbent's account is in another region than spec.region; the declared immutability would
+// shorten or remove the container's locked policy) refuses before it adopts: the account keeps
+// no tag of ours (it would be deleted with the bucket as ours), and nothing else is written to
+// it. Until issue 36 the account was tagged adopted before the region was compared.
+func TestRefusedTakeoverLeavesTheIncumbentsAccountAlone(t *testing.T) {
+	cases := []struct {
+		name   string
+		region string
+		policy int // days of a locked immutability policy on the container; 0: none
+		cfg    *azureapi.BackupBucketConfig
+		want   string
+	}{
+		{name: "another region", region: "northeurope", want: "spec.region"},
+		{name: "a locked policy not declared", region: "westeurope", policy: 3, cfg: &azureapi.BackupBucketConfig{}, want: "providerConfig.immutability"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			arm := startARM(t)
+			bucket := newBucketName()
+			acct := azureprovider.IncumbentAccountName(bucket)
+			arm.PutGroup(bucket, "westeurope", nil)
+			arm.PutAccount(bucket, acct, "westeurope", nil)
+			arm.PutContainer(acct, bucket)
+			arm.PutLifecycle(acct, incumbentPolicy())
+			if c.policy > 0 {
+				arm.PutImmutabilityPolicy(acct, bucket, c.policy, true)
+			}
+			writes := arm.Writes()
+			err := armStoreFor(t, arm, arm.ServicePrincipal(), false, c.cfg).EnsureBucket(ctx(t), objectstore.Bucket{Name: bucket, Region: c.region})
+			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("EnsureBucket: %v; want a configuration error naming %s", err, c.want)
+			}
+			if tags, _ := arm.Account(acct)["tags"].(map[string]any); len(tags) != 0 {
+				t.Fatalf("the refused incumbent's account was tagged %v", tags)
+			}
+			if n := arm.Writes() - writes; n != 0 {
+				t.Fatalf("%d writes to ARM by a refused reconcile; want none", n)
+			}
+		})
+	}
+}
+
 func equalJSON(a, b any) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
