@@ -143,12 +143,14 @@ func (a *actuator) holdersOnTheSeed(ctx context.Context, bb *extensionsv1alpha1.
 		}
 	}
 	err := eachEntryOf(ctx, a.reader, bb.Name, func(be *extensionsv1alpha1.BackupEntry) error {
-		entrySecret, err := a.secretIfAny(ctx, be.Spec.SecretRef.Namespace, be.Spec.SecretRef.Name)
-		if err != nil {
-			return err
-		}
-		if entrySecret != nil && !maps.EqualFunc(entrySecret.Data, operator, bytes.Equal) {
-			hold(entrySecret)
+		if ref := be.Spec.SecretRef; ref.Name != "" {
+			entrySecret, err := a.secretIfAny(ctx, ref.Namespace, ref.Name)
+			if err != nil {
+				return err
+			}
+			if entrySecret != nil && !maps.EqualFunc(entrySecret.Data, operator, bytes.Equal) {
+				hold(entrySecret)
+			}
 		}
 		namespace, _ := gardenerbackupentry.ExtractShootDetailsFromBackupEntryName(be.Name)
 		name := v1beta1constants.BackupSecretName
