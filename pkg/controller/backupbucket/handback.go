@@ -105,7 +105,7 @@ func (a *actuator) handBackCredentials(ctx context.Context, log logr.Logger, bb 
 			return nil
 		}
 		if issuer != nil {
-			return a.refuseHandBack(ctx, log, bb, &HandBackRefusedError{Bucket: bb.Name, IDs: ids, Generating: true})
+			return a.refuseHandBack(log, bb, &HandBackRefusedError{Bucket: bb.Name, IDs: ids, Generating: true})
 		}
 	}
 	holders, first, err := a.holdersOnTheSeed(ctx, bb, secret.Data)
@@ -113,14 +113,14 @@ func (a *actuator) handBackCredentials(ctx context.Context, log logr.Logger, bb 
 		return err
 	}
 	if holders > 0 {
-		return a.refuseHandBack(ctx, log, bb, &HandBackRefusedError{Bucket: bb.Name, IDs: ids, Copy: secret.Namespace + "/" + secret.Name, Holders: holders, First: first})
+		return a.refuseHandBack(log, bb, &HandBackRefusedError{Bucket: bb.Name, IDs: ids, Copy: secret.Namespace + "/" + secret.Name, Holders: holders, First: first})
 	}
 	log.Info("Bucket is handed back: no secret on this seed holds its generated credentials any more; revoking them now", "credentials", ids, "retireAfter", secret.Annotations[AnnotationRetireAfter])
 	return a.completeRetirement(ctx, log, bb, cfg, secret, "the generated ones were revoked by the hand-back once no secret on this seed held them")
 }
 
 // refuseHandBack reports a refused hand-back with a warning event and returns it.
-func (a *actuator) refuseHandBack(_ context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, refused *HandBackRefusedError) error {
+func (a *actuator) refuseHandBack(log logr.Logger, bb *extensionsv1alpha1.BackupBucket, refused *HandBackRefusedError) error {
 	log.Info("Hand-back refused: generated credentials are still valid", "credentials", refused.IDs, "generating", refused.Generating, "holders", refused.Holders)
 	a.recorder.Eventf(bb, nil, corev1.EventTypeWarning, ReasonHandBackRefused, "HandBack", "%v", refused)
 	return refused
