@@ -52,6 +52,18 @@ type CredentialIssuer interface {
 	CredentialReach(bucket string) string
 }
 
+// StoreKeysIssuer is a CredentialIssuer whose credentials are keys of the bucket's store itself
+// (Azure: the storage account's key1 and key2), not identities of their own beside it. They end
+// with the store, and the provider extension a store is handed back to publishes and rotates
+// those same keys as its own: a hand-back leaves them to it, revoking and refusing nothing.
+// Every other issuer's credentials are unknown to that extension and outlive the hand-back
+// unless revoked (pkg/controller/backupbucket/handback.go).
+type StoreKeysIssuer interface {
+	CredentialIssuer
+	// IssuesStoreKeys marks the issuer; it does nothing.
+	IssuesStoreKeys()
+}
+
 // CredentialElsewhereError says that credentials were issued in another place than the one the
 // issuer reaches now (the operator's credentials moved to another account, project or user):
 // they cannot be revoked by it, and are not revoked. It is an invalid configuration: the

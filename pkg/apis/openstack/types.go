@@ -146,8 +146,9 @@ func validate(cfg *BackupBucketConfig, path *field.Path) field.ErrorList {
 		}
 		if cfg.GeneratedCredentials != nil {
 			errs = append(errs, field.Forbidden(path.Child("generatedCredentials"),
-				"must be removed, and the retirement's grace period over, before handBack: provider-openstack neither rotates nor revokes "+
-					"application credentials, so the published one would expire and the shoots' backups stop"))
+				"must be removed before handBack, in an earlier change: provider-openstack neither knows, rotates nor revokes "+
+					"application credentials, so the published one would expire and the shoots' backups stop; the hand-back then "+
+					"revokes the retiring ones once no secret on the seed holds them, and is refused until then (docs/migrating.md)"))
 		}
 	}
 	return errs

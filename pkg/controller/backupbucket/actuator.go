@@ -67,24 +67,32 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 		log.Info("Bucket settings do not converge; its generated credentials are kept current meanwhile", "bucket", bb.Name, "error", ensureErr.Error())
 	} else {
 		log.Info("Bucket is converged", "bucket", bb.Name, "region", bb.Spec.Region)
-		if cfg.HandsBack() {
-			// The store is in the incumbent's form now; its entries must not wait for this
-			// project's finalizer, which nothing would remove after the switch.
-			released, err := backupentry.ReleaseEntriesOf(ctx, a.client, a.reader, bb.Name)
-			if err != nil {
-				return fmt.Errorf("bucket %q is handed back, but releasing its BackupEntries from finalizer %s failed: %w", bb.Name, backupentry.FinalizerName, err)
-			}
-			log.Info("Bucket is handed back: its BackupEntries no longer carry this extension's finalizer", "bucket", bb.Name, "released", released)
-		}
 	}
 	err = a.credentialLifecycle(ctx, log, bb, cfg)
 	switch {
+	case ensureErr == nil && err == nil && cfg.HandsBack():
+		return a.handBack(ctx, log, bb, cfg)
 	case ensureErr == nil:
 		return err
 	case err != nil:
 		return fmt.Errorf("%w; and the generated credentials: %w", ensureErr, err)
 	}
 	return ensureErr
+}
+
+// handBack completes a hand-back once the store is in the incumbent's form: no generated
+// credential may outlive it (handBackCredentials), and the bucket's entries must not wait for
+// this project's finalizer, which nothing would remove after the switch.
+func (a *actuator) handBack(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config) error {
+	if err := a.handBackCredentials(ctx, log, bb, cfg); err != nil {
+		return err
+	}
+	released, err := backupentry.ReleaseEntriesOf(ctx, a.client, a.reader, bb.Name)
+	if err != nil {
+		return fmt.Errorf("bucket %q is handed back, but releasing its BackupEntries from finalizer %s failed: %w", bb.Name, backupentry.FinalizerName, err)
+	}
+	log.Info("Bucket is handed back: its BackupEntries no longer carry this extension's finalizer", "bucket", bb.Name, "released", released)
+	return nil
 }
 
 // credentialLifecycle publishes, rotates, retires and revokes the bucket's generated credentials

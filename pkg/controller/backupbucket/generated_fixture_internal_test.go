@@ -93,7 +93,15 @@ func (i *recIssuer) Location(ctx context.Context) (string, error) {
 type namedIssuers struct {
 	controllertest.Provider
 	issuers map[string]*recIssuer
+	// storeKeys names the issuers whose credentials are keys of the store itself
+	// (objectstore.StoreKeysIssuer, as Azure's account keys).
+	storeKeys map[string]bool
 }
+
+// storeKeysIssuer is a recIssuer that says its credentials are keys of the store.
+type storeKeysIssuer struct{ *recIssuer }
+
+func (storeKeysIssuer) IssuesStoreKeys() {}
 
 func (p namedIssuers) NewIssuer(_ context.Context, _ provider.Credentials, _ *controllertest.Config, name string) (objectstore.CredentialIssuer, error) {
 	i, ok := p.issuers[name]
@@ -102,6 +110,8 @@ func (p namedIssuers) NewIssuer(_ context.Context, _ provider.Credentials, _ *co
 		return nil, objectstore.Invalidf("no issuer %q", name)
 	case i == nil:
 		return nil, nil // these credentials issue none (an Azure account key secret)
+	case p.storeKeys[name]:
+		return storeKeysIssuer{i}, nil
 	}
 	return i, nil
 }

@@ -53,30 +53,45 @@ func (e *InUseError) Is(target error) bool { return target == objectstore.ErrInv
 // deletion still needs the bucket. It reads the API server (not a cache), in pages.
 func entriesNaming(ctx context.Context, reader client.Reader, bucket string) error {
 	inUse := &InUseError{Bucket: bucket}
-	list := &extensionsv1alpha1.BackupEntryList{}
-	opts := []client.ListOption{client.Limit(entryListPage)}
-	for {
-		if err := reader.List(ctx, list, opts...); err != nil {
-			return fmt.Errorf("listing the seed's BackupEntries that may still name bucket %q: %w", bucket, err)
+	err := eachEntryOf(ctx, reader, bucket, func(be *extensionsv1alpha1.BackupEntry) error {
+		inUse.Count++
+		if len(inUse.First) < inUseNamed {
+			inUse.First = append(inUse.First, be.Name)
 		}
-		for _, be := range list.Items {
-			if be.Spec.BucketName != bucket {
-				continue
-			}
-			inUse.Count++
-			if len(inUse.First) < inUseNamed {
-				inUse.First = append(inUse.First, be.Name)
-			}
-		}
-		if list.Continue == "" {
-			break
-		}
-		opts = []client.ListOption{client.Limit(entryListPage), client.Continue(list.Continue)}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if inUse.Count > 0 {
 		return inUse
 	}
 	return nil
+}
+
+// eachEntryOf calls fn with every BackupEntry on the seed that names bucket in spec.bucketName,
+// whatever its type, class or deletion, as listed from the API server (not a cache) in pages. An
+// error of fn ends the listing and is returned.
+func eachEntryOf(ctx context.Context, reader client.Reader, bucket string, fn func(*extensionsv1alpha1.BackupEntry) error) error {
+	list := &extensionsv1alpha1.BackupEntryList{}
+	opts := []client.ListOption{client.Limit(entryListPage)}
+	for {
+		if err := reader.List(ctx, list, opts...); err != nil {
+			return fmt.Errorf("listing the seed's BackupEntries that may name bucket %q: %w", bucket, err)
+		}
+		for i := range list.Items {
+			if list.Items[i].Spec.BucketName != bucket {
+				continue
+			}
+			if err := fn(&list.Items[i]); err != nil {
+				return err
+			}
+		}
+		if list.Continue == "" {
+			return nil
+		}
+		opts = []client.ListOption{client.Limit(entryListPage), client.Continue(list.Continue)}
+	}
 }
 
 // refuseIfInUse refuses the deletion of bb while BackupEntries name it (entriesNaming) and

@@ -91,19 +91,28 @@ func (a *actuator) retireCredentials(ctx context.Context, log logr.Logger, bb *e
 			fmt.Sprintf("Shoots move back to the operator's credentials, which secret %s/%s now holds; generated credential %q is revoked after %s", secret.Namespace, secret.Name, ids, due))
 	}
 	if ids != "" {
-		if err := a.revokeRecorded(ctx, log, bb, cfg, secret); err != nil {
-			return err
-		}
-		patch := client.MergeFrom(secret.DeepCopy())
-		for _, key := range recordKeys {
-			delete(secret.Annotations, key)
-		}
-		if err := a.client.Patch(ctx, secret, patch); err != nil {
-			return fmt.Errorf("recording the revocation on %s/%s: %w", secret.Namespace, secret.Name, err)
-		}
+		return a.completeRetirement(ctx, log, bb, cfg, secret, "the generated ones are revoked")
 	}
 	return a.patchStatus(ctx, bb, ref, gardencorev1beta1.ConditionFalse, "Retired",
 		fmt.Sprintf("Shoots use the operator's credentials, which secret %s/%s holds; the generated ones are revoked", secret.Namespace, secret.Name))
+}
+
+// completeRetirement revokes the credentials the retiring generated secret records
+// (revokeRecorded), drops their record and says Retired, with how in the condition's message.
+func (a *actuator) completeRetirement(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, secret *corev1.Secret, how string) error {
+	if err := a.revokeRecorded(ctx, log, bb, cfg, secret); err != nil {
+		return err
+	}
+	patch := client.MergeFrom(secret.DeepCopy())
+	for _, key := range recordKeys {
+		delete(secret.Annotations, key)
+	}
+	if err := a.client.Patch(ctx, secret, patch); err != nil {
+		return fmt.Errorf("recording the revocation on %s/%s: %w", secret.Namespace, secret.Name, err)
+	}
+	ref := &corev1.SecretReference{Namespace: secret.Namespace, Name: secret.Name}
+	return a.patchStatus(ctx, bb, ref, gardencorev1beta1.ConditionFalse, "Retired",
+		fmt.Sprintf("Shoots use the operator's credentials, which secret %s/%s holds; %s", secret.Namespace, secret.Name, how))
 }
 
 // recordedCredential is one credential the generated secret records.

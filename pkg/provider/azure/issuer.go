@@ -22,7 +22,12 @@ var accountKeys = []string{"key1", "key2"}
 // the extension manages for the bucket, reached through the management plane.
 type accountKeyIssuer struct{ s *armStore }
 
-var _ objectstore.CredentialIssuer = (*accountKeyIssuer)(nil)
+var _ objectstore.StoreKeysIssuer = (*accountKeyIssuer)(nil)
+
+// IssuesStoreKeys implements objectstore.StoreKeysIssuer: an account key is the account's, and
+// provider-azure, given the account back, publishes and rotates the same keys
+// (docs/azure.md, "Handing back").
+func (*accountKeyIssuer) IssuesStoreKeys() {}
 
 // IssueCredential implements objectstore.CredentialIssuer. The first credential is key1 as the
 // account was created with it (nobody else has been given it); a rotation regenerates the key not

@@ -59,3 +59,15 @@ func TestBucketAvailabilityFollowsTheStore(t *testing.T) {
 		Generated: true,
 	})
 }
+
+// TestHandBackRevokesGeneratedMinIOUsers: a hand-back leaves no MinIO user of this extension
+// valid (issue 36): refused while the entry holds it, then the user is revoked (framework.HandBackFlow).
+func TestHandBackRevokesGeneratedMinIOUsers(t *testing.T) {
+	const head = `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","disabledSettings":["PublicAccessBlock","MultipartAbortLifecycle"]`
+	env.HandBackFlow(t, framework.GeneratedCredentials{
+		Operator: secretData(minio.Endpoint),
+		Config:   head + `,"generatedCredentials":{"issuer":"MinIO"}}`,
+		Off:      head + `}`,
+		HandBack: head + `,"handBack":true}`,
+	})
+}

@@ -25,6 +25,8 @@ type GeneratedCredentials struct {
 	// Config is a BackupBucket providerConfig that asks for generated credentials; Off one that
 	// does not.
 	Config, Off string
+	// HandBack is Off with handBack: true (HandBackFlow).
+	HandBack string
 }
 
 // credentialOf is the published credential's ID the generated secret records.

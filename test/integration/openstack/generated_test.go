@@ -23,6 +23,18 @@ func TestGeneratedApplicationCredentials(t *testing.T) {
 	})
 }
 
+// TestHandBackRevokesGeneratedApplicationCredentials: a hand-back leaves no application
+// credential of this extension valid in Keystone (issue 36): refused while the entry holds it,
+// then revoked, and Swift refuses it (framework.HandBackFlow).
+func TestHandBackRevokesGeneratedApplicationCredentials(t *testing.T) {
+	env.HandBackFlow(t, framework.GeneratedCredentials{
+		Operator: cloud.SecretData("demo"),
+		Config:   configHead + `,"generatedCredentials":{"rotation":{"period":"720h","gracePeriod":"1h"}}}`,
+		Off:      configHead + `}`,
+		HandBack: configHead + `,"handBack":true}`,
+	})
+}
+
 func TestCloudWithoutAccessRulesPassesThroughOnlyWhenAllowed(t *testing.T) {
 	// Region NoAccessRules reaches Swift through a proxy that cannot check access rules.
 	operator := stack.With(cloud.SecretData("demo"), "region", "NoAccessRules")
