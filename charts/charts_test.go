@@ -120,6 +120,56 @@ func TestChartAcceptsWhatGardenletInjects(t *testing.T) {
 	}
 }
 
+// TestSeedConfigFromTheSeedsAnnotation: the Seed's annotation backup.extensions.gardener.cloud/config,
+// as gardenlet injects it, becomes the ConfigMap the binary reads with --seed-config, and a change of
+// it changes the pods' checksum (they roll: the binary reads it once); without it, none of that.
+func TestSeedConfigFromTheSeedsAnnotation(t *testing.T) {
+	const seedConfig = "apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\nhandBack: true\n"
+	values := func(annotations map[string]any) map[string]any {
+		return map[string]any{"gardener": map[string]any{"seed": map[string]any{"name": "aws-eu1", "annotations": annotations}}}
+	}
+	deployment := func(objs []*unstructured.Unstructured) (args []any, checksum string, cm *unstructured.Unstructured) {
+		for _, o := range objs {
+			switch o.GetKind() {
+			case "Deployment":
+				containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+				args = containers[0].(map[string]any)["args"].([]any)
+				checksum, _, _ = unstructured.NestedString(o.Object, "spec", "template", "metadata", "annotations", "checksum/seed-config")
+			case "ConfigMap":
+				cm = o
+			}
+		}
+		return args, checksum, cm
+	}
+	objs, err := render(values(map[string]any{"backup.extensions.gardener.cloud/config": seedConfig}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, sum, cm := deployment(objs)
+	if !slices.Contains(args, any("--seed-config=/etc/gardener-extension-backup/seed-config/config.yaml")) || sum == "" || cm == nil {
+		t.Fatalf("args %v, checksum %q, ConfigMap %v", args, sum, cm)
+	}
+	if got, _, _ := unstructured.NestedString(cm.Object, "data", "config.yaml"); got != strings.TrimSpace(seedConfig) {
+		t.Fatalf("ConfigMap holds %q", got)
+	}
+	objs, err = render(values(map[string]any{"backup.extensions.gardener.cloud/config": seedConfig + "backupFreshness: {fullSnapshotMaxAge: 49h}\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, other, _ := deployment(objs); other == sum || other == "" {
+		t.Fatalf("the checksum %q did not change with the seed configuration", other)
+	}
+	for _, v := range []map[string]any{values(map[string]any{"other": "x"}), values(nil), {}} {
+		objs, err := render(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if args, sum, cm := deployment(objs); slices.ContainsFunc(args, func(a any) bool { return strings.HasPrefix(a.(string), "--seed-config") }) || sum != "" || cm != nil {
+			t.Fatalf("without the annotation: args %v, checksum %q, ConfigMap %v", args, sum, cm)
+		}
+	}
+}
+
 func TestAdmissionSection(t *testing.T) {
 	objs, err := render(map[string]any{"admission": map[string]any{"enabled": true, "controllers": false}})
 	if err != nil {

@@ -33,29 +33,44 @@ type Validator struct {
 
 var _ admission.Handler = Validator{}
 
-// backupOf returns the provider type, the providerConfig and its field path of a core
-// BackupBucket or Seed, and the bucket's name where the object names it (a BackupBucket's name
-// is its bucket's; a Seed's bucket is named after its UID, which is not known before it exists);
-// ok is false for a Seed without backup.
-func backupOf(kind string, raw []byte) (typ string, config []byte, path, bucket string, ok bool, err error) {
+// backup is what the webhook checks of a core BackupBucket or Seed.
+type backup struct {
+	typ    string
+	config []byte
+	// path is the providerConfig's field path.
+	path string
+	// seedConfig is a Seed's annotation decode.SeedConfigAnnotation: this extension's settings
+	// beside the providerConfig, merged into it by the controllers.
+	seedConfig []byte
+	// bucket is the bucket's name where the object names it (a BackupBucket's name is its
+	// bucket's; a Seed's bucket is named after its UID, which is not known before it exists).
+	bucket string
+}
+
+// backupOf returns the backup of a core BackupBucket or Seed; ok is false for a Seed without
+// backup.
+func backupOf(kind string, raw []byte) (b backup, ok bool, err error) {
 	switch kind {
 	case "BackupBucket":
 		bb := &gardencorev1beta1.BackupBucket{}
 		if err := json.Unmarshal(raw, bb); err != nil {
-			return "", nil, "", "", false, err
+			return backup{}, false, err
 		}
-		return bb.Spec.Provider.Type, rawOf(bb.Spec.ProviderConfig), "spec.providerConfig", bb.Name, true, nil
+		return backup{typ: bb.Spec.Provider.Type, config: rawOf(bb.Spec.ProviderConfig), path: "spec.providerConfig", bucket: bb.Name}, true, nil
 	case "Seed":
 		seed := &gardencorev1beta1.Seed{}
 		if err := json.Unmarshal(raw, seed); err != nil {
-			return "", nil, "", "", false, err
+			return backup{}, false, err
 		}
 		if seed.Spec.Backup == nil {
-			return "", nil, "", "", false, nil
+			return backup{}, false, nil
 		}
-		return seed.Spec.Backup.Provider, rawOf(seed.Spec.Backup.ProviderConfig), "spec.backup.providerConfig", "", true, nil
+		return backup{
+			typ: seed.Spec.Backup.Provider, config: rawOf(seed.Spec.Backup.ProviderConfig), path: "spec.backup.providerConfig",
+			seedConfig: []byte(seed.Annotations[decode.SeedConfigAnnotation]),
+		}, true, nil
 	}
-	return "", nil, "", "", false, nil
+	return backup{}, false, nil
 }
 
 func rawOf(ext *runtime.RawExtension) []byte {
@@ -70,27 +85,28 @@ func (v Validator) Handle(_ context.Context, req admission.Request) admission.Re
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed("")
 	}
-	typ, config, path, bucket, ok, err := backupOf(req.Kind.Kind, req.Object.Raw)
+	b, ok, err := backupOf(req.Kind.Kind, req.Object.Raw)
 	if err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
-	p, known := v.APIs[typ]
+	p, known := v.APIs[b.typ]
 	if !ok || !known {
 		return admission.Allowed("")
 	}
-	if bucket != "" && req.Operation == admissionv1.Create {
-		if err := p.ValidateBucketName(bucket); err != nil {
+	if b.bucket != "" && req.Operation == admissionv1.Create {
+		if err := p.ValidateBucketName(b.bucket); err != nil {
 			return admission.Denied("metadata.name: " + err.Error())
 		}
 	}
-	if _, err := p.DecodeBucketConfig(config); err != nil {
+	// As the controllers decode it: merged with the seed configuration (provider.WithSeedConfig).
+	if _, err := decode.WithSeedConfig(p.DecodeBucketConfig, b.config, b.seedConfig, b.typ, p.IncumbentFields()); err != nil {
 		// The provider's errors name the field from "providerConfig" on.
-		return admission.Denied(decode.Under(err, strings.TrimSuffix(path, ".providerConfig")).Error())
+		return admission.Denied(decode.Under(err, strings.TrimSuffix(b.path, ".providerConfig")).Error())
 	}
 	if req.Operation == admissionv1.Update {
-		oldType, oldConfig, _, _, oldOK, err := backupOf(req.Kind.Kind, req.OldObject.Raw)
-		if err == nil && oldOK && oldType == typ {
-			if msg := weakened(immutabilityOf(oldConfig), immutabilityOf(config), path+".immutability"); msg != "" {
+		old, oldOK, err := backupOf(req.Kind.Kind, req.OldObject.Raw)
+		if err == nil && oldOK && old.typ == b.typ {
+			if msg := weakened(immutabilityOf(old.config), immutabilityOf(b.config), b.path+".immutability"); msg != "" {
 				return admission.Denied(msg)
 			}
 		}

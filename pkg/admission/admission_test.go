@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/admission"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/all"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
@@ -221,6 +222,39 @@ func TestLockedImmutabilityIsNeverWeakened(t *testing.T) {
 				t.Fatalf("refused: %v", err)
 			case c.wantDenied != "" && (err == nil || !strings.Contains(err.Error(), c.wantDenied)):
 				t.Fatalf("got %v; want a refusal saying %q", err, c.wantDenied)
+			}
+		})
+	}
+}
+
+// TestSeedConfigAnnotationIsValidated: a Seed's seed configuration (the annotation
+// backup.extensions.gardener.cloud/config) is checked as the controllers read it, merged with the
+// providerConfig: its own problems named at the annotation, conflicts at the providerConfig.
+func TestSeedConfigAnnotationIsValidated(t *testing.T) {
+	const (
+		incumbent = `{"apiVersion":"aws.provider.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h","mode":"governance"}}`
+		ours      = "apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n"
+		at        = "metadata.annotations[backup.extensions.gardener.cloud/config]"
+	)
+	cases := []struct {
+		name, config, seedConfig string
+		wantDenied               string // "": allowed
+	}{
+		{"the incumbent's form and this extension's fields", incumbent, ours + "handBack: true\ngeneratedCredentials: {issuer: IAM}\n", ""},
+		{"an unknown field in the annotation", incumbent, ours + "handback: true\n", at + `: Invalid value: unknown field "handback"`},
+		{"the incumbent's field in the annotation", incumbent, ours + "immutability: {retentionType: bucket, retentionPeriod: 48h, mode: governance}\n", at + ".immutability: Forbidden"},
+		{"a field set to different values in both", `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","disabledSettings":["TLSOnlyPolicy"]}`, ours + "disabledSettings: [PublicAccessBlock]\n", "spec.backup.providerConfig.disabledSettings"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			seed := object("Seed", "aws", c.config)
+			seed.SetAnnotations(map[string]string{decode.SeedConfigAnnotation: c.seedConfig})
+			err := k8s.Create(context.Background(), seed)
+			switch {
+			case c.wantDenied == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.wantDenied != "" && (err == nil || !strings.Contains(err.Error(), c.wantDenied)):
+				t.Fatalf("got %v; want a refusal naming %s", err, c.wantDenied)
 			}
 		})
 	}

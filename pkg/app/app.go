@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"time"
 
 	extensionscmd "github.com/gardener/gardener/extensions/pkg/controller/cmd"
@@ -23,6 +24,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
@@ -30,6 +32,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/all"
 )
 
 // Defaults of the command's own flags.
@@ -60,6 +63,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 		parallelism    = DefaultDeletionParallelism
 		kubeAPI        = KubeAPILimits{QPS: DefaultKubeAPIQPS, Burst: DefaultKubeAPIBurst}
 		pprofAddress   string
+		seedConfigFile string
 		periodicOpts   = periodic.Options{ProbeInterval: DefaultProbeInterval, InventoryInterval: DefaultInventoryInterval, Thresholds: inventory.DefaultThresholds}
 		drillOpts      = restoredrill.DefaultOptions()
 		aggOpts        = extensionscmd.NewOptionAggregator(restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts)
@@ -82,6 +86,10 @@ func NewCommand(p provider.Provider) *cobra.Command {
 				return err
 			}
 			if err := drillOpts.Validate(); err != nil {
+				return err
+			}
+			p, err := withSeedConfig(p, seedConfigFile)
+			if err != nil {
 				return err
 			}
 			return Run(cmd.Context(), p, Config{
@@ -107,6 +115,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 	cmd.Flags().DurationVar(&periodicOpts.InventoryInterval, "entry-inventory-interval", periodicOpts.InventoryInterval, "How often each entry's prefix is counted for its inventory and the BackupsFresh condition (with up to 10% jitter, the first count at the entry's own slot within one interval; 0 turns it off and removes the BackupsFresh conditions, inventories and metrics an earlier run published).")
 	cmd.Flags().DurationVar(&periodicOpts.Thresholds.FullSnapshotMaxAge, "full-snapshot-max-age", periodicOpts.Thresholds.FullSnapshotMaxAge, "BackupsFresh turns False when an etcd's newest full snapshot is older (a bucket's providerConfig backupFreshness overrides it).")
 	cmd.Flags().DurationVar(&periodicOpts.Thresholds.DeltaSnapshotMaxAge, "delta-snapshot-max-age", periodicOpts.Thresholds.DeltaSnapshotMaxAge, "BackupsFresh turns False when an etcd's newest snapshot of either kind is older (a bucket's providerConfig backupFreshness overrides it).")
+	cmd.Flags().StringVar(&seedConfigFile, "seed-config", "", "A file holding this extension's seed configuration (the Seed's annotation "+decode.SeedConfigAnnotation+", which the chart renders into a ConfigMap): a BackupBucketConfig merged into every providerConfig (docs/migrating.md). Read once at start; one that does not decode stops the start.")
 	addDrillFlags(cmd, &drillOpts)
 	cmd.AddCommand(restoredrill.ChildCommand())
 	return cmd
@@ -119,6 +128,27 @@ func addDrillFlags(cmd *cobra.Command, o *restoredrill.Options) {
 	cmd.Flags().Int64Var(&o.MaxScratchBytes, "restore-drill-max-scratch-bytes", o.MaxScratchBytes, "The most decompressed bytes one restore drill writes to the scratch directory (0: no cap); keep it below the scratch volume's size.")
 	cmd.Flags().Int64Var(&o.ReadRate, "restore-drill-read-rate", o.ReadRate, "The most bytes per second a restore drill reads from the store (0: no limit).")
 	cmd.Flags().StringVar(&o.ScratchDir, "restore-drill-scratch-dir", o.ScratchDir, "Where restore drills download and restore, removed after each drill (empty: the system's temporary directory; the chart mounts a size-limited emptyDir).")
+}
+
+// withSeedConfig is p with the seed configuration in file merged into every providerConfig
+// (provider.WithSeedConfig); no file: p.
+func withSeedConfig(p provider.Provider, file string) (provider.Provider, error) {
+	if file == "" {
+		return p, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--seed-config: %w", err)
+	}
+	var incumbentFields []string
+	if api, ok := all.APIs()[p.Type()]; ok {
+		incumbentFields = api.IncumbentFields()
+	}
+	seeded, err := provider.WithSeedConfig(p, data, incumbentFields)
+	if err != nil {
+		return nil, fmt.Errorf("--seed-config %s: %w", file, err)
+	}
+	return seeded, nil
 }
 
 func validatePeriodic(o periodic.Options) error {

@@ -9,6 +9,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -63,8 +64,9 @@ type Provider interface {
 	Type() string
 	// ValidateBucketName is Cloud.ValidateBucketName.
 	ValidateBucketName(name string) error
-	// Decode decodes a providerConfig with Cloud.Decode. On an error it returns the provider's
-	// defaults beside it, for callers that must go on without a valid config (a deletion, a
+	// Decode decodes a providerConfig with Cloud.Decode (merged with the seed configuration:
+	// WithSeedConfig). On an error it returns the provider's defaults (the seed configuration's)
+	// beside it, for callers that must go on without a valid config (a deletion, a
 	// deferral, the scheduler). A Cloud whose defaults do not decode is a programming error
 	// (provider/all's test decodes every registered provider's).
 	Decode(raw []byte) (Config, error)
@@ -123,6 +125,43 @@ func (r registered[C]) bind(cfg C) Config {
 			return r.Cloud.NewIssuer(ctx, creds, cfg, name)
 		},
 	}
+}
+
+// WithSeedConfig returns p whose Decode reads every providerConfig (a BackupBucket's, and a
+// BackupEntry's copy of it) merged with seedConfig, this extension's seed configuration (the
+// Seed's annotation decode.SeedConfigAnnotation, which the chart hands the binary): the merge and
+// its precedence are decode.WithSeedConfig's. On an error, the config beside it is the seed
+// configuration's alone (the operator's settings for this seed, for example handBack, rather
+// than the bare defaults). incumbentFields are refused in seedConfig (config.API's
+// IncumbentFields). An empty seedConfig returns p as it is; one that does not decode on its
+// own is an error (wrapping objectstore.ErrInvalidConfig), so that the binary refuses to start
+// with it rather than reconcile without what the operator set.
+func WithSeedConfig(p Provider, seedConfig []byte, incumbentFields []string) (Provider, error) {
+	if decode.Empty(seedConfig) {
+		return p, nil
+	}
+	s := seeded{Provider: p, seedConfig: seedConfig, incumbentFields: incumbentFields}
+	if _, err := decode.WithSeedConfig(p.Decode, nil, seedConfig, s.Type(), incumbentFields); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// seeded is a Provider whose Decode merges the seed configuration in; it holds only the
+// configuration's bytes, read once at start, and the incumbent's fields it refuses.
+type seeded struct {
+	Provider
+	seedConfig      []byte
+	incumbentFields []string
+}
+
+func (s seeded) Decode(raw []byte) (Config, error) {
+	cfg, err := decode.WithSeedConfig(s.Provider.Decode, raw, s.seedConfig, s.Type(), s.incumbentFields)
+	if err != nil {
+		fallback, _ := s.Provider.Decode(s.seedConfig) // decoded without an error in WithSeedConfig
+		return fallback, err
+	}
+	return cfg, nil
 }
 
 // Credentials is a credentials secret as the provider sees it.

@@ -3,10 +3,12 @@ package provider_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
+	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -82,5 +84,56 @@ func TestRegisterHandsTheTypedConfigOn(t *testing.T) {
 	got = nil
 	if _, err := defaults.NewManagement(ctx, provider.Credentials{}); err != nil || got == nil || got.Issuer != "" {
 		t.Fatalf("NewManagement of the defaults got %+v (%v)", got, err)
+	}
+}
+
+// awsAPICloud is a Cloud of aws's real decoding, for the seed configuration's tests.
+type awsAPICloud struct{ recordingCloud }
+
+func (awsAPICloud) Type() string { return awsapi.Type }
+func (awsAPICloud) Decode(raw []byte) (*awsapi.BackupBucketConfig, error) {
+	return awsapi.DecodeBackupBucketConfig(raw)
+}
+func (awsAPICloud) NewManagement(context.Context, provider.Credentials, *awsapi.BackupBucketConfig) (objectstore.Management, error) {
+	return nil, nil
+}
+func (awsAPICloud) NewIssuer(context.Context, provider.Credentials, *awsapi.BackupBucketConfig, string) (objectstore.CredentialIssuer, error) {
+	return nil, nil
+}
+
+// TestWithSeedConfig: the seed configuration reaches the core through Decode, merged with every
+// providerConfig; a bad one stops the start; on a conflict, the config beside the error is the
+// seed configuration's (handBack stays visible to a deletion), not the bare defaults.
+func TestWithSeedConfig(t *testing.T) {
+	const (
+		incumbent = `{"apiVersion":"aws.provider.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h","mode":"governance"}}`
+		ours      = "apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n"
+	)
+	p := provider.Register[*awsapi.BackupBucketConfig](awsAPICloud{})
+	if same, err := provider.WithSeedConfig(p, nil, awsapi.IncumbentFields); err != nil || same != p {
+		t.Fatalf("an empty seed configuration: %v, %v; want p itself", same, err)
+	}
+	for _, bad := range []string{ours + "handback: true\n", ours + "immutability: {retentionType: bucket, retentionPeriod: 24h, mode: governance}\n", "{{"} {
+		if _, err := provider.WithSeedConfig(p, []byte(bad), awsapi.IncumbentFields); !errors.Is(err, objectstore.ErrInvalidConfig) {
+			t.Errorf("seed configuration %q: %v; want ErrInvalidConfig", bad, err)
+		}
+	}
+	seeded, err := provider.WithSeedConfig(p, []byte(ours+"handBack: true\ngeneratedCredentials: {issuer: MinIO}\n"), awsapi.IncumbentFields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := seeded.Decode([]byte(incumbent))
+	if err != nil || !cfg.HandsBack() || cfg.GenerationSettings().Issuer != awsapi.IssuerMinIO {
+		t.Fatalf("Decode = %+v, %v; want handBack and MinIO from the seed configuration", cfg.ProviderConfig, err)
+	}
+	if cfg.ProviderConfig.(*awsapi.BackupBucketConfig).Immutability == nil {
+		t.Fatalf("the providerConfig's immutability was lost: %+v", cfg.ProviderConfig)
+	}
+	cfg, err = seeded.Decode([]byte(`{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","generatedCredentials":{"issuer":"IAM"}}`))
+	if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "providerConfig.generatedCredentials") {
+		t.Fatalf("a conflict: %v", err)
+	}
+	if cfg.ProviderConfig == nil || !cfg.HandsBack() {
+		t.Fatalf("beside the error: %+v; want the seed configuration's", cfg.ProviderConfig)
 	}
 }

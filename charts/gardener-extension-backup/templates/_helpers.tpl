@@ -12,3 +12,10 @@ app.kubernetes.io/component: backup-controllers
 {{- $repo := .Values.image.repository | default (printf "%s/%s" .Values.image.registry (include "backup.name" .)) -}}
 {{ $repo }}:{{ .Values.image.tag }}
 {{- end -}}
+
+{{/* The Seed's annotation backup.extensions.gardener.cloud/config ("" without one). */}}
+{{- define "backup.seedConfig" -}}
+{{- $seed := (.Values.gardener | default dict).seed | default dict -}}
+{{- $annotations := $seed.annotations | default dict -}}
+{{- index $annotations "backup.extensions.gardener.cloud/config" | default "" | trim -}}
+{{- end -}}

@@ -7,4 +7,9 @@ const Type = "aws"
 
 // API is the SDK-free half of the AWS provider: what the admission webhook checks and the core
 // decodes before any S3 call (S3's naming rules: names.go).
-var API = config.NewAPI(Type, DecodeBackupBucketConfig, ValidateBucketName)
+var API = config.NewAPI(Type, DecodeBackupBucketConfig, ValidateBucketName, IncumbentFields...)
+
+// IncumbentFields are the fields of the incumbent's own BackupBucketConfig
+// (gardener-extension-provider-aws v1.73.0 pkg/apis/aws/v1alpha1/types_backupbucket.go:30-36): they
+// stay in the Seed's providerConfig and are refused in the seed configuration.
+var IncumbentFields = []string{"immutability"}

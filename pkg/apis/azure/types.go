@@ -204,7 +204,13 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 		errs = append(errs, immutability.Validate(path.Child("immutability"), im.RetentionType, im.RetentionPeriod.Duration, immutability.WholeDays)...)
 	}
 	if cc := cfg.CloudConfiguration; cc != nil {
-		if clouds := []string{CloudAzurePublic, CloudAzureChina, CloudAzureGovernment}; !slices.Contains(clouds, cc.Name) {
+		// provider-azure matches the names case-insensitively (v1.62.1
+		// pkg/azure/client/helper.go:124-129, storage.go:40-46), so a name it accepts is accepted
+		// here too, and written in its canonical form for the provider, which matches exactly.
+		clouds := []string{CloudAzurePublic, CloudAzureChina, CloudAzureGovernment}
+		if i := slices.IndexFunc(clouds, func(c string) bool { return strings.EqualFold(c, cc.Name) }); i >= 0 {
+			cc.Name = clouds[i]
+		} else {
 			errs = append(errs, field.NotSupported(path.Child("cloudConfiguration", "name"), cc.Name, clouds))
 		}
 	}

@@ -43,6 +43,13 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 			}},
 		{name: "provider-azure apiVersion", raw: `{"apiVersion":"azure.provider.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig"}`},
 		{name: "unknown cloud", raw: head + "cloudConfiguration:\n  name: AzureMoon\n", wantErr: "providerConfig.cloudConfiguration.name"},
+		{name: "every field of provider-azure's served API, its cloud name in any case as it accepts it", region: "westeurope",
+			raw: `{"apiVersion":"azure.provider.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","cloudConfiguration":{"name":"azuregovernment"},"immutability":{"retentionType":"bucket","retentionPeriod":"48h","locked":false},"rotationConfig":{"rotationPeriodDays":7,"expirationPeriodDays":14}}`,
+			check: func(t *testing.T, c *azure.BackupBucketConfig, region string) {
+				if c.CloudName(region) != azure.CloudAzureGovernment || c.CloudConfiguration.Name != azure.CloudAzureGovernment || c.Immutability == nil || c.GenerationSettings().Rotation.RotationPeriod() != 7*24*time.Hour {
+					t.Fatalf("got %+v, cloud %s", c, c.CloudName(region))
+				}
+			}},
 		{name: "premium sku", raw: head + "storageAccount:\n  skuName: Premium_LRS\n", wantErr: "providerConfig.storageAccount.skuName"},
 		{name: "period under an hour", raw: head + "rotation:\n  period: 30m\n", wantErr: "providerConfig.rotation.period"},
 		{name: "negative grace", raw: head + "rotation:\n  gracePeriod: -1h\n", wantErr: "providerConfig.rotation.gracePeriod"},

@@ -38,20 +38,30 @@ type API interface {
 	// without any call, so that the admission webhook and the controllers refuse a name the store
 	// would refuse. Errors wrap objectstore.ErrInvalidConfig and name the rule broken.
 	ValidateBucketName(name string) error
+
+	// IncumbentFields are the top-level fields of the BackupBucketConfig that the provider
+	// extension of the same type (gardener-extension-provider-<type>, the incumbent) serves
+	// itself: they belong in the Seed's providerConfig, where its admission checks them and its
+	// webhooks and controllers read them, never in the seed configuration (decode.WithSeedConfig).
+	IncumbentFields() []string
 }
 
 // NewAPI is a provider's API of its extension type, its strict typed decoding of a
-// providerConfig and its bucket naming rules: the one implementation of API. Its type parameter
-// is the compile-time check that the provider's config type C is a ProviderConfig.
-func NewAPI[C ProviderConfig](typ string, decode func(raw []byte) (C, error), validateBucketName func(name string) error) API {
-	return api[C]{typ: typ, decode: decode, validateBucketName: validateBucketName}
+// providerConfig, its bucket naming rules and the incumbent's fields: the one implementation of
+// API. Its type parameter is the compile-time check that the provider's config type C is a
+// ProviderConfig.
+func NewAPI[C ProviderConfig](typ string, decode func(raw []byte) (C, error), validateBucketName func(name string) error, incumbentFields ...string) API {
+	return api[C]{typ: typ, decode: decode, validateBucketName: validateBucketName, incumbentFields: incumbentFields}
 }
 
 type api[C ProviderConfig] struct {
 	typ                string
 	decode             func([]byte) (C, error)
 	validateBucketName func(string) error
+	incumbentFields    []string
 }
+
+func (a api[C]) IncumbentFields() []string { return a.incumbentFields }
 
 func (a api[C]) Type() string { return a.typ }
 

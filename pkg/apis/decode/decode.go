@@ -4,7 +4,6 @@
 package decode
 
 import (
-	"errors"
 	"slices"
 	"strings"
 
@@ -42,17 +41,13 @@ func (e *Error) Is(target error) bool { return target == objectstore.ErrInvalidC
 // as "providerConfig" is reported where it lives, for example "spec.providerConfig" of a
 // BackupBucket or "spec.backup.providerConfig" of a Seed. Other errors are returned as they are.
 func Under(err error, root string) error {
-	var de *Error
-	if !errors.As(err, &de) {
-		return err
-	}
-	errs := make(field.ErrorList, len(de.Errs))
-	for i, fe := range de.Errs {
-		c := *fe
-		c.Field = root + "." + c.Field
-		errs[i] = &c
-	}
-	return &Error{Errs: errs}
+	return mapErrors(err, func(fe field.Error) field.Error {
+		// A seed configuration's problems are named where it lives, the Seed's annotation.
+		if !strings.HasPrefix(fe.Field, "metadata.") {
+			fe.Field = root + "." + fe.Field
+		}
+		return fe
+	})
 }
 
 // Invalid returns a validation error list as an *Error (nil for none).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"regexp"
 	"time"
 
@@ -81,7 +82,27 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 		}
 	}
 	errs = append(errs, cfg.BackupFreshness.Validate(path.Child("backupFreshness"))...)
+	if cfg.Store != nil && cfg.Store.EndpointOverride != nil {
+		errs = append(errs, validateEndpointOverride(path.Child("store", "endpointOverride"), *cfg.Store.EndpointOverride)...)
+	}
 	return errs
+}
+
+// validateEndpointOverride accepts what provider-gcp's admission accepts (v1.53.4
+// pkg/apis/gcp/validation/backupbucket.go:46-57: a URL with the https scheme; its list of allowed
+// URLs is that admission's own configuration), and an absolute URL with a host only, without
+// credentials, query or fragment: etcd-backup-restore is pointed at it as it is.
+func validateEndpointOverride(path *field.Path, endpoint string) field.ErrorList {
+	u, err := url.Parse(endpoint)
+	switch {
+	case err != nil || !u.IsAbs() || u.Host == "":
+		return field.ErrorList{field.Invalid(path, endpoint, "must be an absolute https URL such as https://storage.me-central2.rep.googleapis.com")}
+	case u.Scheme != "https":
+		return field.ErrorList{field.Invalid(path, endpoint, "must use the https scheme (provider-gcp's admission refuses any other)")}
+	case u.User != nil || u.RawQuery != "" || u.Fragment != "":
+		return field.ErrorList{field.Invalid(path, endpoint, "must not carry credentials, a query or a fragment")}
+	}
+	return nil
 }
 
 // DecodeWorkloadIdentityConfig strictly decodes a workload identity secret's "config" key and

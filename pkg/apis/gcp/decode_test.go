@@ -37,6 +37,21 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 			}
 		}},
 		{name: "soft delete off", raw: head + "softDelete:\n  retentionDuration: 0s\n"},
+		{name: "provider-gcp's store.endpointOverride, every field of its served API", raw: `{"apiVersion":"gcp.provider.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h","locked":true},"store":{"endpointOverride":"https://storage.me-central2.rep.googleapis.com"}}`,
+			check: func(t *testing.T, c *gcp.BackupBucketConfig) {
+				if got := c.StoreEndpointOverride(); got != "https://storage.me-central2.rep.googleapis.com" {
+					t.Fatalf("StoreEndpointOverride = %q", got)
+				}
+			}},
+		{name: "no store: no endpoint override", raw: head, check: func(t *testing.T, c *gcp.BackupBucketConfig) {
+			if got := c.StoreEndpointOverride(); got != "" {
+				t.Fatalf("StoreEndpointOverride = %q", got)
+			}
+		}},
+		{name: "store.endpointOverride over http", raw: head + "store:\n  endpointOverride: http://storage.example\n", wantErr: "providerConfig.store.endpointOverride: Invalid value: \"http://storage.example\": must use the https scheme"},
+		{name: "store.endpointOverride not absolute", raw: head + "store:\n  endpointOverride: storage.example\n", wantErr: "providerConfig.store.endpointOverride: Invalid value: \"storage.example\": must be an absolute https URL"},
+		{name: "store.endpointOverride with credentials", raw: head + "store:\n  endpointOverride: https://u:p@storage.example\n", wantErr: "providerConfig.store.endpointOverride"},
+		{name: "store, unknown field", raw: head + "store:\n  endpoint: https://storage.example\n", wantErr: `unknown field "store.endpoint"`},
 		{name: "generated credentials", raw: head + "generatedCredentials:\n  rotation:\n    period: 720h\n  allowPassThrough: true\n", check: func(t *testing.T, c *gcp.BackupBucketConfig) {
 			if g := c.GenerationSettings(); g == nil || g.Rotation.RotationPeriod() != 720*time.Hour || g.Rotation.Grace() != 168*time.Hour || !g.AllowPassThrough {
 				t.Fatalf("generated credentials %+v", g)

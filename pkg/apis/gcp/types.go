@@ -47,6 +47,30 @@ type BackupBucketConfig struct {
 	HandBack bool `json:"handBack,omitempty"`
 	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
 	freshness.Field `json:",inline"`
+	// Store is gardener-extension-provider-gcp's store configuration (v1.53.4
+	// pkg/apis/gcp/v1alpha1/types_backupbucket.go:21-23,43-48), accepted so that a seed's
+	// providerConfig works unchanged: see StoreEndpointOverride.
+	Store *StoreConfig `json:"store,omitempty"`
+}
+
+// StoreConfig is provider-gcp's store configuration.
+type StoreConfig struct {
+	// EndpointOverride is the endpoint at which the bucket is reached, for example a regional
+	// endpoint (https://storage.me-central2.rep.googleapis.com): what etcd-backup-restore is
+	// pointed at through Etcd.spec.backup.store.endpointOverride. provider-gcp's seedprovider
+	// webhook copies it there (v1.53.4 pkg/webhook/seedprovider/ensurer.go:71-73); its own
+	// controllers never use it, and neither do this extension's (their endpoint is the secret's
+	// storageAPIEndpoint).
+	EndpointOverride *string `json:"endpointOverride,omitempty"`
+}
+
+// StoreEndpointOverride is store.endpointOverride, "" when unset: the endpoint a seed webhook
+// sets as Etcd.spec.backup.store.endpointOverride, as provider-gcp's does.
+func (c *BackupBucketConfig) StoreEndpointOverride() string {
+	if c == nil || c.Store == nil || c.Store.EndpointOverride == nil {
+		return ""
+	}
+	return *c.Store.EndpointOverride
 }
 
 var _ freshness.Policy = (*BackupBucketConfig)(nil)

@@ -1,0 +1,95 @@
+package decode_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// TestWithSeedConfig: the Seed's providerConfig (here in provider-aws's form, as its admission
+// requires) and the seed configuration (this extension's fields) are merged field by field; a
+// field set in both to different values, an incumbent's field in the seed configuration and a
+// problem of the merged document are refused with the place they come from.
+func TestWithSeedConfig(t *testing.T) {
+	const (
+		incumbent  = `{"apiVersion":"aws.provider.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h","mode":"governance"}}`
+		ours       = "apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n"
+		annotation = "metadata.annotations[backup.extensions.gardener.cloud/config]"
+	)
+	cases := []struct {
+		name           string
+		providerConfig string
+		seedConfig     string
+		wantErr        []string // substrings of the error; empty: valid
+		check          func(*testing.T, *aws.BackupBucketConfig)
+	}{
+		{name: "no seed configuration: the providerConfig as it is", providerConfig: incumbent, check: func(t *testing.T, c *aws.BackupBucketConfig) {
+			if c.Immutability == nil || c.HandBack {
+				t.Fatalf("got %+v", c)
+			}
+		}},
+		{name: "no providerConfig: the seed configuration", seedConfig: ours + "handBack: true\n", check: func(t *testing.T, c *aws.BackupBucketConfig) {
+			if !c.HandBack || c.Immutability != nil {
+				t.Fatalf("got %+v", c)
+			}
+		}},
+		{name: "both: the union", providerConfig: incumbent, seedConfig: ours + "handBack: true\ngeneratedCredentials:\n  issuer: IAM\ndisabledSettings: [TLSOnlyPolicy]\n",
+			check: func(t *testing.T, c *aws.BackupBucketConfig) {
+				if !c.HandBack || c.Immutability == nil || c.Immutability.Mode != aws.ModeGovernance || c.GenerationSettings().Issuer != aws.IssuerIAM || !c.Disabled(aws.SettingTLSOnlyPolicy) {
+					t.Fatalf("got %+v", c)
+				}
+			}},
+		{name: "a field set to the same value in both", providerConfig: ours + "disabledSettings: [TLSOnlyPolicy]\n", seedConfig: ours + "disabledSettings: [TLSOnlyPolicy]\nhandBack: true\n",
+			check: func(t *testing.T, c *aws.BackupBucketConfig) {
+				if !c.HandBack || !c.Disabled(aws.SettingTLSOnlyPolicy) {
+					t.Fatalf("got %+v", c)
+				}
+			}},
+		{name: "a field set to different values in both is refused, never overridden", providerConfig: ours + "disabledSettings: [TLSOnlyPolicy]\n", seedConfig: ours + "disabledSettings: [PublicAccessBlock]\n",
+			wantErr: []string{"providerConfig.disabledSettings", "also set by the seed configuration (annotation backup.extensions.gardener.cloud/config) to another value"}},
+		{name: "the incumbent's field in the seed configuration", providerConfig: incumbent, seedConfig: ours + "immutability:\n  retentionType: bucket\n  retentionPeriod: 48h\n  mode: governance\n",
+			wantErr: []string{annotation + ".immutability: Forbidden: is a field of gardener-extension-provider-aws's own API: set it in the Seed's spec.backup.providerConfig"}},
+		{name: "an unknown field in the seed configuration is named there", seedConfig: ours + "handback: true\n",
+			wantErr: []string{annotation + `: Invalid value: unknown field "handback"`}},
+		{name: "a wrong type in the seed configuration is named there", seedConfig: ours + "handBack: yes-please\n",
+			wantErr: []string{annotation + ".handBack: Invalid value"}},
+		{name: "an invalid providerConfig is named there", providerConfig: ours + "encryption:\n  type: ROT13\n", seedConfig: ours + "handBack: true\n",
+			wantErr: []string{"providerConfig.encryption.type"}},
+		{name: "a problem only the merged document has", providerConfig: ours + "encryption:\n  type: SSE-S3\n", seedConfig: ours + "disabledSettings: [DefaultEncryption]\n",
+			wantErr: []string{"providerConfig.encryption: Forbidden", "(the Seed's spec.backup.providerConfig merged with the seed configuration"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := decode.WithSeedConfig(aws.DecodeBackupBucketConfig, []byte(c.providerConfig), []byte(c.seedConfig), aws.Type, aws.IncumbentFields)
+			if len(c.wantErr) > 0 {
+				if !errors.Is(err, objectstore.ErrInvalidConfig) {
+					t.Fatalf("got %v; want ErrInvalidConfig", err)
+				}
+				for _, w := range c.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not say %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.check(t, cfg)
+		})
+	}
+}
+
+// TestUnderKeepsTheSeedConfigurationsPath: a seed configuration's problem stays named where it
+// lives when the error is put under an object's spec.
+func TestUnderKeepsTheSeedConfigurationsPath(t *testing.T) {
+	_, err := decode.WithSeedConfig(aws.DecodeBackupBucketConfig, nil, []byte("kind: BackupBucketConfig\napiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nhandBack: 1\n"), aws.Type, aws.IncumbentFields)
+	got := decode.Under(err, "spec").Error()
+	if !strings.HasPrefix(got, "metadata.annotations[backup.extensions.gardener.cloud/config].handBack:") {
+		t.Fatalf("got %q", got)
+	}
+}
