@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"time"
 
+	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	extensionscmd "github.com/gardener/gardener/extensions/pkg/controller/cmd"
+	webhookcmd "github.com/gardener/gardener/extensions/pkg/webhook/cmd"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -27,6 +29,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/etcdendpoint"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -61,7 +64,9 @@ func NewCommand(p provider.Provider) *cobra.Command {
 		pprofAddress   string
 		periodicOpts   = periodic.Options{ProbeInterval: DefaultProbeInterval, InventoryInterval: DefaultInventoryInterval, Thresholds: inventory.DefaultThresholds}
 		drillOpts      = restoredrill.DefaultOptions()
-		aggOpts        = extensionscmd.NewOptionAggregator(restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts)
+		webhookOpts    = &webhookcmd.ServerOptions{}
+		etcdWebhook    bool
+		aggOpts        = extensionscmd.NewOptionAggregator(restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts, webhookOpts)
 	)
 	cmd := &cobra.Command{
 		Use:          name,
@@ -94,6 +99,8 @@ func NewCommand(p provider.Provider) *cobra.Command {
 				RestoreDrill:              drillOpts,
 				KubeAPI:                   kubeAPI,
 				PprofBindAddress:          pprofAddress,
+				EtcdEndpointWebhook:       etcdWebhook,
+				WebhookServer:             *webhookOpts.Completed(),
 			})
 		},
 	}
@@ -106,6 +113,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 	cmd.Flags().DurationVar(&periodicOpts.InventoryInterval, "entry-inventory-interval", periodicOpts.InventoryInterval, "How often each entry's prefix is counted for its inventory and the BackupsFresh condition (with up to 10% jitter, the first count at the entry's own slot within one interval; 0 turns it off and removes the BackupsFresh conditions, inventories and metrics an earlier run published).")
 	cmd.Flags().DurationVar(&periodicOpts.Thresholds.FullSnapshotMaxAge, "full-snapshot-max-age", periodicOpts.Thresholds.FullSnapshotMaxAge, "BackupsFresh turns False when an etcd's newest full snapshot is older (a bucket's providerConfig backupFreshness overrides it).")
 	cmd.Flags().DurationVar(&periodicOpts.Thresholds.DeltaSnapshotMaxAge, "delta-snapshot-max-age", periodicOpts.Thresholds.DeltaSnapshotMaxAge, "BackupsFresh turns False when an etcd's newest snapshot of either kind is older (a bucket's providerConfig backupFreshness overrides it).")
+	cmd.Flags().BoolVar(&etcdWebhook, "etcd-endpoint-webhook", false, "Serve and register the seed's mutating webhook that sets etcd-druid's Etcd spec.backup.store.endpointOverride to the endpoint of the shoot's etcd-backup secret (needs etcd-druid's Etcd CRD; registered with the --webhook-config-* flags).")
 	addDrillFlags(cmd, &drillOpts)
 	cmd.AddCommand(restoredrill.ChildCommand())
 	return cmd
@@ -147,6 +155,10 @@ type Config struct {
 	KubeAPI KubeAPILimits
 	// PprofBindAddress serves /debug/pprof when set (empty: off).
 	PprofBindAddress string
+	// EtcdEndpointWebhook serves and registers the Etcd endpoint webhook (pkg/etcdendpoint).
+	EtcdEndpointWebhook bool
+	// WebhookServer says how the webhook is registered and its certificates kept.
+	WebhookServer webhookcmd.ServerConfig
 }
 
 // KubeAPILimits are the client-side rate limits of the clients to the seed's API server.
@@ -162,6 +174,10 @@ func Scheme() (*runtime.Scheme, error) {
 		return nil, err
 	}
 	if err := extensionsv1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	// etcd-druid's Etcd, for the endpoint webhook's rule; nothing watches or caches it.
+	if err := druidcorev1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
 	return scheme, nil
@@ -226,6 +242,11 @@ func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provide
 	}
 	if err := restoredrill.AddToManager(mgr, p, cfg.ExtensionClasses, opts.Controller, cfg.RestoreDrill, restorer.Restore); err != nil {
 		return fmt.Errorf("adding the restore drill controller: %w", err)
+	}
+	if cfg.EtcdEndpointWebhook {
+		if err := etcdendpoint.AddToManager(ctx, mgr, p, etcdendpoint.Options{Server: cfg.WebhookServer, ExtensionClasses: cfg.ExtensionClasses}); err != nil {
+			return fmt.Errorf("adding the Etcd endpoint webhook: %w", err)
+		}
 	}
 	return nil
 }

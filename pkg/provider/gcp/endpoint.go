@@ -1,0 +1,33 @@
+package gcp
+
+import (
+	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
+)
+
+// EtcdStoreEndpoint implements provider.Cloud: the bucket's providerConfig store.endpointOverride
+// where it sets one (provider-gcp's field, which provider-gcp's own seed webhook copies into the
+// Etcd: agreeing with it keeps the result the same whichever webhook runs last), else the
+// etcd-backup secret's storageAPIEndpoint. etcd-backup-restore gives either to the storage client
+// as its endpoint (v0.43.0 pkg/snapstore/gcs_snapstore.go:86-99, the flag taking precedence over
+// the key, and configureClientOptions at :114).
+func (*Provider) EtcdStoreEndpoint(cfg *gcpapi.BackupBucketConfig, etcdBackup map[string][]byte) (string, error) {
+	if ep := configuredEndpoint(cfg); ep != "" {
+		return ep, nil
+	}
+	return storageEndpointOf(etcdBackup)
+}
+
+// storageEndpointOf is the etcd-backup secret's storageAPIEndpoint as the sidecar reads it (the
+// raw value, validated).
+func storageEndpointOf(etcdBackup map[string][]byte) (string, error) {
+	raw := etcdBackup[KeyStorageAPIEndpoint]
+	if _, err := storageEndpoint(raw); err != nil {
+		return "", err
+	}
+	return string(raw), nil
+}
+
+// configuredEndpoint is the providerConfig's store.endpointOverride, "" when unset. It is the one
+// place that reads the field, which pkg/apis/gcp is to accept (provider-gcp's
+// BackupBucketConfig.Store.EndpointOverride); until then no config sets it.
+func configuredEndpoint(*gcpapi.BackupBucketConfig) string { return "" }
