@@ -8,8 +8,8 @@ import (
 // where it sets one (provider-gcp's field, which provider-gcp's own seed webhook copies into the
 // Etcd: agreeing with it keeps the result the same whichever webhook runs last), else the
 // etcd-backup secret's storageAPIEndpoint. etcd-backup-restore gives either to the storage client
-// as its endpoint (v0.43.0 pkg/snapstore/gcs_snapstore.go:86-99, the flag taking precedence over
-// the key, and configureClientOptions at :114).
+// as its endpoint (v0.43.0 pkg/snapstore/gcs_snapstore.go:87-98, the flag taking precedence over
+// the key, and configureClientOptions at :115).
 func (*Provider) EtcdStoreEndpoint(cfg *gcpapi.BackupBucketConfig, etcdBackup map[string][]byte) (string, error) {
 	if ep := configuredEndpoint(cfg); ep != "" {
 		return ep, nil
