@@ -173,13 +173,23 @@ func (b theirBehaviour) String() string {
 type standIn struct {
 	mu        sync.Mutex
 	behaviour theirBehaviour
-	calls     int
+	// calls counts the calls by the configuration that made them.
+	calls map[string]int
 }
 
-func (s *standIn) Handle(_ context.Context, req admission.Request) admission.Response {
+// as is the stand-in's handler for the configuration named config.
+func (s *standIn) as(config string) admission.Handler {
+	return admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
+		s.mu.Lock()
+		s.calls[config]++
+		s.mu.Unlock()
+		return s.handle(req)
+	})
+}
+
+func (s *standIn) handle(req admission.Request) admission.Response {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.calls++
 	e := &druidcorev1alpha1.Etcd{}
 	if err := json.Unmarshal(req.Object.Raw, e); err != nil || e.Spec.Backup.Store == nil {
 		return admission.Allowed("")
@@ -195,22 +205,21 @@ func (s *standIn) Handle(_ context.Context, req admission.Request) admission.Res
 	return admission.Allowed("")
 }
 
-func (s *standIn) set(b theirBehaviour) int {
+func (s *standIn) set(b theirBehaviour) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.behaviour = b
-	calls := s.calls
-	return calls
 }
 
-func (s *standIn) callCount() int {
+func (s *standIn) callCount(config string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.calls
+	return s.calls[config]
 }
 
-// startStandIn serves s and returns its client config.
-func startStandIn(t *testing.T, s *standIn) admissionregistrationv1.WebhookClientConfig {
+// startStandIn serves s for each configuration name at its own path and returns their client
+// configs.
+func startStandIn(t *testing.T, s *standIn, configs ...string) map[string]admissionregistrationv1.WebhookClientConfig {
 	t.Helper()
 	port, err := stack.FreePort()
 	if err != nil {
@@ -223,16 +232,28 @@ func startStandIn(t *testing.T, s *standIn) admissionregistrationv1.WebhookClien
 		t.Fatal(err)
 	}
 	srv := webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: dir})
-	srv.Register("/seedprovider", &webhook.Admission{Handler: s})
+	out := map[string]admissionregistrationv1.WebhookClientConfig{}
+	for _, c := range configs {
+		srv.Register("/"+c, &webhook.Admission{Handler: s.as(c)})
+		out[c] = admissionregistrationv1.WebhookClientConfig{URL: new("https://" + url + "/" + c), CABundle: ca}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go func() { _ = srv.Start(ctx) }()
 	waitFor(t, "the stand-in to serve", func() bool { return srv.StartedChecker()(&http.Request{}) == nil })
-	return admissionregistrationv1.WebhookClientConfig{URL: new("https://" + url + "/seedprovider"), CABundle: ca}
+	return out
 }
 
-func registerStandIn(t *testing.T, name string, cc admissionregistrationv1.WebhookClientConfig) {
+// registerStandIn registers the stand-in under name, waits until kube-apiserver calls it, and
+// on cleanup deletes it and waits until kube-apiserver no longer does.
+func registerStandIn(t *testing.T, s *standIn, name string, cc admissionregistrationv1.WebhookClientConfig) {
 	t.Helper()
+	ctx := context.Background()
+	called := func() bool {
+		before := s.callCount(name)
+		_ = k8s.Create(ctx, newEtcd("probe"), client.DryRunAll)
+		return s.callCount(name) > before
+	}
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Webhooks: []admissionregistrationv1.MutatingWebhook{{
@@ -248,10 +269,16 @@ func registerStandIn(t *testing.T, name string, cc admissionregistrationv1.Webho
 			// gardener's library sets none, so kube-apiserver's default, Never, applies.
 		}},
 	}
-	if err := k8s.Create(context.Background(), cfg); err != nil {
+	if err := k8s.Create(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = k8s.Delete(context.Background(), cfg) })
+	waitFor(t, name+" to be called", called)
+	t.Cleanup(func() {
+		if err := k8s.Delete(ctx, cfg); err != nil {
+			t.Error(err)
+		}
+		waitFor(t, name+" to be no longer called", func() bool { return !called() })
+	})
 }
 
 func newEtcd(name string) *druidcorev1alpha1.Etcd {
@@ -318,13 +345,14 @@ func TestOrderWithProviderGCPsWebhook(t *testing.T) {
 	stop := startOurs(t)
 	defer stop()
 
-	s := &standIn{}
-	cc := startStandIn(t, s)
+	s := &standIn{calls: map[string]int{}}
 	// "gardener-extension-a-..." sorts before "gardener-extension-backup-aws", provider-gcp's own
 	// name "gardener-extension-provider-gcp" after it.
-	for _, standInConfig := range []string{"gardener-extension-a-provider-gcp", "gardener-extension-provider-gcp"} {
+	configs := []string{"gardener-extension-a-provider-gcp", "gardener-extension-provider-gcp"}
+	cc := startStandIn(t, s, configs...)
+	for _, standInConfig := range configs {
 		t.Run("stand-in registered as "+standInConfig, func(t *testing.T) {
-			registerStandIn(t, standInConfig, cc)
+			registerStandIn(t, s, standInConfig, cc[standInConfig])
 			for _, secretEndpoint := range []string{ours, ""} {
 				setSecretEndpoint(t, secretEndpoint)
 				for _, b := range []theirBehaviour{leave, set, clear} {
@@ -334,13 +362,14 @@ func TestOrderWithProviderGCPsWebhook(t *testing.T) {
 					}
 					name := fmt.Sprintf("secret endpoint %q, the other webhook %s", secretEndpoint, b)
 					t.Run(name, func(t *testing.T) {
-						before := s.set(b)
+						s.set(b)
+						before := s.callCount(standInConfig)
 						e := newEtcd(fmt.Sprintf("etcd-%d", time.Now().UnixNano()))
 						if err := k8s.Create(ctx, e); err != nil {
 							t.Fatal(err)
 						}
 						defer func() { _ = k8s.Delete(ctx, e) }()
-						if s.callCount() == before {
+						if s.callCount(standInConfig) == before {
 							t.Fatal("the stand-in was not called: the test would prove nothing")
 						}
 						if got := endpointOf(e); got != want {
