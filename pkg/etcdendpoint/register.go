@@ -99,8 +99,9 @@ func AddToManager(ctx context.Context, mgr manager.Manager, p provider.Provider,
 		}
 		return mgr.Add(registration{configs: configs, caBundle: caBundle, mgr: mgr, owner: o.Server.OwnerNamespace})
 	}
-	// The CA bundle is injected by the certificate reconciler.
-	if err := mgr.Add(registration{configs: configs, mgr: mgr, owner: o.Server.OwnerNamespace}); err != nil {
+	// The CA bundle is injected by the certificate reconciler, which runs beside the registration:
+	// each gets its own copy, as reconciling reads the cluster's object into the one it is given.
+	if err := mgr.Add(registration{configs: *configs.DeepCopy(), mgr: mgr, owner: o.Server.OwnerNamespace}); err != nil {
 		return err
 	}
 	return certificates.AddCertificateManagementToManager(ctx, mgr, nil, clock.RealClock{}, configs, &extensionswebhook.Configs{}, &atomic.Value{}, nil, "", name, false, o.Server.Namespace, o.Server.Mode, o.Server.URL)
