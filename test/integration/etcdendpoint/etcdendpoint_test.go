@@ -134,13 +134,23 @@ func startOurs(t *testing.T) (stop func()) {
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	// Registered and served: a dry-run Etcd comes back with the endpoint.
+	var last error
+	defer func() {
+		if t.Failed() {
+			t.Logf("last answer: %v", last)
+		}
+	}()
 	waitFor(t, "the webhook to be registered and served", func() bool {
 		var cfg admissionregistrationv1.MutatingWebhookConfiguration
-		if k8s.Get(ctx, client.ObjectKey{Name: etcdendpoint.ConfigName("aws")}, &cfg) != nil {
+		if last = k8s.Get(ctx, client.ObjectKey{Name: etcdendpoint.ConfigName("aws")}, &cfg); last != nil {
 			return false
 		}
 		e := newEtcd("probe")
-		return k8s.Create(ctx, e, client.DryRunAll) == nil && e.Spec.Backup.Store.EndpointOverride != nil
+		if last = k8s.Create(ctx, e, client.DryRunAll); last != nil {
+			return false
+		}
+		last = fmt.Errorf("endpoint %s", endpointOf(e))
+		return e.Spec.Backup.Store.EndpointOverride != nil
 	})
 	return func() {
 		cancel()
@@ -286,6 +296,7 @@ func newEtcd(name string) *druidcorev1alpha1.Etcd {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec: druidcorev1alpha1.EtcdSpec{
 			Replicas: 1,
+			Labels:   map[string]string{"app": "etcd-statefulset"},
 			Backup: druidcorev1alpha1.BackupSpec{Store: &druidcorev1alpha1.StoreSpec{
 				Container: new(bucket),
 				Prefix:    "shoot--dev--endpoint--uid/etcd-main",
