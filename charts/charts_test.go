@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	extensionswebhook "github.com/gardener/gardener/extensions/pkg/webhook"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener/gardener/pkg/chartrenderer"
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +23,9 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/charts"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/admission"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/etcdendpoint"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/all"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
@@ -88,10 +92,21 @@ func TestChartRendersValidObjectsForEveryProvider(t *testing.T) {
 					t.Errorf("image %s is not the %s binary's", img, p)
 				}
 				args := fmt.Sprint(c["args"])
-				for _, want := range []string{"--max-concurrent-reconciles=7", "--kube-api-qps=50", "--kube-api-burst=60", "--extension-classes=seed,shoot", "--leader-election-namespace=extension-backup"} {
+				for _, want := range []string{"--max-concurrent-reconciles=7", "--kube-api-qps=50", "--kube-api-burst=60", "--extension-classes=seed,shoot", "--leader-election-namespace=extension-backup",
+					"--etcd-endpoint-webhook=true", "--webhook-config-mode=service", "--webhook-config-namespace=extension-backup", "--webhook-config-service-port=443", "--webhook-config-server-port=9443"} {
 					if !strings.Contains(args, want) {
 						t.Errorf("args %s lack %s", args, want)
 					}
+				}
+				// The binary knows every flag the chart passes (the local binary adds its own two).
+				var list []string
+				for _, a := range c["args"].([]any) {
+					if !strings.HasPrefix(a.(string), "--local-") {
+						list = append(list, a.(string))
+					}
+				}
+				if err := app.NewCommand(provider.Register(controllertest.Provider{})).ParseFlags(list); err != nil {
+					t.Errorf("the binary refuses the chart's args: %v", err)
 				}
 				sc := c["securityContext"].(map[string]any)
 				if sc["readOnlyRootFilesystem"] != true || sc["allowPrivilegeEscalation"] != false {
@@ -99,7 +114,8 @@ func TestChartRendersValidObjectsForEveryProvider(t *testing.T) {
 				}
 			}
 			slices.Sort(kinds)
-			want := []string{"ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount"}
+			// Two Services: the metrics endpoint and the Etcd endpoint webhook.
+			want := []string{"ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "Service", "ServiceAccount"}
 			if !slices.Equal(kinds, want) {
 				t.Fatalf("kinds %v; want %v", kinds, want)
 			}
@@ -194,6 +210,58 @@ func TestAdmissionSection(t *testing.T) {
 	}
 }
 
+// TestEtcdEndpointWebhookSection: the Service is the one the binary registers its webhook with
+// (gardener's service mode: the configuration's name in the release's namespace, port 443, to
+// the container's webhook port), the role may write only that configuration, and switching the
+// webhook off leaves none of it.
+func TestEtcdEndpointWebhookSection(t *testing.T) {
+	for _, enabled := range []bool{true, false} {
+		t.Run(fmt.Sprint("enabled=", enabled), func(t *testing.T) {
+			objs, err := render(map[string]any{"provider": "gcp", "etcdEndpointWebhook": map[string]any{"enabled": enabled, "serverPort": 10250}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			registered := extensionswebhook.BuildClientConfigFor("/"+etcdendpoint.Name, "extension-backup", etcdendpoint.ConfigName("gcp"), false, 443, extensionswebhook.ModeService, "", nil).Service
+			var service, containerPort, configRule bool
+			for _, o := range objs {
+				switch o.GetKind() {
+				case "Service":
+					if o.GetName() != registered.Name {
+						continue
+					}
+					service = true
+					ports, _, _ := unstructured.NestedSlice(o.Object, "spec", "ports")
+					p := ports[0].(map[string]any)
+					if o.GetNamespace() != registered.Namespace || fmt.Sprint(p["port"]) != fmt.Sprint(*registered.Port) || p["targetPort"] != "webhook" {
+						t.Errorf("webhook Service %s/%s port %v -> %v; the binary registers %s/%s port %d", o.GetNamespace(), o.GetName(), p["port"], p["targetPort"], registered.Namespace, registered.Name, *registered.Port)
+					}
+					if !strings.Contains(o.GetAnnotations()["networking.resources.gardener.cloud/from-world-to-ports"], "10250") {
+						t.Errorf("the seed's kube-apiserver is not let in: %v", o.GetAnnotations())
+					}
+				case "Deployment":
+					containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+					ports, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "ports")
+					for _, p := range ports {
+						if p := p.(map[string]any); p["name"] == "webhook" && fmt.Sprint(p["containerPort"]) == "10250" {
+							containerPort = true
+						}
+					}
+				case "ClusterRole":
+					rules, _, _ := unstructured.NestedSlice(o.Object, "rules")
+					for _, r := range rules {
+						if r := r.(map[string]any); fmt.Sprint(r["resources"]) == "[mutatingwebhookconfigurations]" && r["resourceNames"] != nil {
+							configRule = fmt.Sprint(r["resourceNames"]) == "["+registered.Name+"]"
+						}
+					}
+				}
+			}
+			if service != enabled || containerPort != enabled || configRule != enabled {
+				t.Fatalf("Service %v, container port %v, rule on the configuration %v; want all %v", service, containerPort, configRule, enabled)
+			}
+		})
+	}
+}
+
 func TestValuesSchemaRefusesBadValues(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -212,6 +280,7 @@ func TestValuesSchemaRefusesBadValues(t *testing.T) {
 		{"restore drill concurrency", map[string]any{"restoreDrill": map[string]any{"concurrency": 0}}, "concurrency"},
 		{"restore drill scratch size", map[string]any{"restoreDrill": map[string]any{"scratchSizeLimit": "lots"}}, "scratchSizeLimit"},
 		{"restore drill misspelt key", map[string]any{"restoreDrill": map[string]any{"maxByte": 1}}, "maxByte"},
+		{"webhook port", map[string]any{"etcdEndpointWebhook": map[string]any{"enabled": true, "serverPort": 443}}, "serverPort"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -10,7 +10,9 @@ import (
 	"os"
 	"time"
 
+	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	extensionscmd "github.com/gardener/gardener/extensions/pkg/controller/cmd"
+	webhookcmd "github.com/gardener/gardener/extensions/pkg/webhook/cmd"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	operatorv1alpha1 "github.com/gardener/gardener/pkg/apis/operator/v1alpha1"
 	"github.com/spf13/cobra"
@@ -30,6 +32,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/etcdendpoint"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/all"
@@ -66,7 +69,9 @@ func NewCommand(p provider.Provider) *cobra.Command {
 		seedConfigFile string
 		periodicOpts   = periodic.Options{ProbeInterval: DefaultProbeInterval, InventoryInterval: DefaultInventoryInterval, Thresholds: inventory.DefaultThresholds}
 		drillOpts      = restoredrill.DefaultOptions()
-		aggOpts        = extensionscmd.NewOptionAggregator(restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts)
+		webhookOpts    = &webhookcmd.ServerOptions{}
+		etcdWebhook    bool
+		aggOpts        = extensionscmd.NewOptionAggregator(restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts, webhookOpts)
 	)
 	cmd := &cobra.Command{
 		Use:          name,
@@ -103,6 +108,8 @@ func NewCommand(p provider.Provider) *cobra.Command {
 				RestoreDrill:              drillOpts,
 				KubeAPI:                   kubeAPI,
 				PprofBindAddress:          pprofAddress,
+				EtcdEndpointWebhook:       etcdWebhook,
+				WebhookServer:             *webhookOpts.Completed(),
 			})
 		},
 	}
@@ -116,6 +123,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 	cmd.Flags().DurationVar(&periodicOpts.Thresholds.FullSnapshotMaxAge, "full-snapshot-max-age", periodicOpts.Thresholds.FullSnapshotMaxAge, "BackupsFresh turns False when an etcd's newest full snapshot is older (a bucket's providerConfig backupFreshness overrides it).")
 	cmd.Flags().DurationVar(&periodicOpts.Thresholds.DeltaSnapshotMaxAge, "delta-snapshot-max-age", periodicOpts.Thresholds.DeltaSnapshotMaxAge, "BackupsFresh turns False when an etcd's newest snapshot of either kind is older (a bucket's providerConfig backupFreshness overrides it).")
 	cmd.Flags().StringVar(&seedConfigFile, "seed-config", "", "A file holding this extension's seed configuration (the Seed's annotation "+decode.SeedConfigAnnotation+", which the chart renders into a ConfigMap): a BackupBucketConfig merged into every providerConfig (docs/migrating.md). Read once at start; one that does not decode stops the start.")
+	cmd.Flags().BoolVar(&etcdWebhook, "etcd-endpoint-webhook", false, "Serve and register the seed's mutating webhook that sets etcd-druid's Etcd spec.backup.store.endpointOverride to the endpoint of the shoot's etcd-backup secret (needs etcd-druid's Etcd CRD; registered with the --webhook-config-* flags).")
 	addDrillFlags(cmd, &drillOpts)
 	cmd.AddCommand(restoredrill.ChildCommand())
 	return cmd
@@ -178,6 +186,10 @@ type Config struct {
 	KubeAPI KubeAPILimits
 	// PprofBindAddress serves /debug/pprof when set (empty: off).
 	PprofBindAddress string
+	// EtcdEndpointWebhook serves and registers the Etcd endpoint webhook (pkg/etcdendpoint).
+	EtcdEndpointWebhook bool
+	// WebhookServer says how the webhook is registered and its certificates kept.
+	WebhookServer webhookcmd.ServerConfig
 }
 
 // KubeAPILimits are the client-side rate limits of the clients to the seed's API server.
@@ -197,6 +209,10 @@ func Scheme() (*runtime.Scheme, error) {
 	}
 	// A garden's BackupEntry is located through its Garden (backupentry.LocateEntry).
 	if err := operatorv1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	// etcd-druid's Etcd, for the endpoint webhook's rule; nothing watches or caches it.
+	if err := druidcorev1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
 	return scheme, nil
@@ -261,6 +277,11 @@ func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provide
 	}
 	if err := restoredrill.AddToManager(mgr, p, cfg.ExtensionClasses, opts.Controller, cfg.RestoreDrill, restorer.Restore); err != nil {
 		return fmt.Errorf("adding the restore drill controller: %w", err)
+	}
+	if cfg.EtcdEndpointWebhook {
+		if err := etcdendpoint.AddToManager(ctx, mgr, p, etcdendpoint.Options{Server: cfg.WebhookServer, ExtensionClasses: cfg.ExtensionClasses}); err != nil {
+			return fmt.Errorf("adding the Etcd endpoint webhook: %w", err)
+		}
 	}
 	return nil
 }

@@ -54,6 +54,16 @@ type Cloud[C config.ProviderConfig] interface {
 	// etcd-backup-restore reads, from the entry secret's data (which gardener's generic actuator
 	// has already given the bucketName key).
 	EtcdBackupSecretData(entry *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error)
+
+	// EtcdStoreEndpoint returns the object-store endpoint etcd-druid is to pass to
+	// etcd-backup-restore as --store-endpoint-override (the Etcd's
+	// spec.backup.store.endpointOverride) for a bucket with config cfg, read from etcdBackup, the
+	// data of the shoot's etcd-backup secret as EtcdBackupSecretData wrote it. It says what the
+	// secret says (both of the sidecar's paths must reach the same store) and returns "" where
+	// the store's default endpoint is right or the flag cannot say it (an emulator's path-style
+	// URL, a store whose sidecar ignores the flag). Errors wrap objectstore.ErrInvalidConfig and
+	// name the secret key, never its value.
+	EtcdStoreEndpoint(cfg C, etcdBackup map[string][]byte) (string, error)
 }
 
 // Provider is a Cloud with its config type erased (Register): what the controllers are written
@@ -81,8 +91,15 @@ type Provider interface {
 // need the typed config. Only Provider.Decode makes one.
 type Config struct {
 	config.ProviderConfig
-	management func(context.Context, Credentials) (objectstore.Management, error)
-	issuer     func(context.Context, Credentials, string) (objectstore.CredentialIssuer, error)
+	management    func(context.Context, Credentials) (objectstore.Management, error)
+	issuer        func(context.Context, Credentials, string) (objectstore.CredentialIssuer, error)
+	storeEndpoint func(etcdBackup map[string][]byte) (string, error)
+}
+
+// EtcdStoreEndpoint is the endpoint etcd-druid is to pass to etcd-backup-restore for a bucket
+// with this config, from the data of an etcd-backup secret (Cloud.EtcdStoreEndpoint).
+func (c Config) EtcdStoreEndpoint(etcdBackup map[string][]byte) (string, error) {
+	return c.storeEndpoint(etcdBackup)
 }
 
 // NewManagement builds the management plane of creds for a bucket with this config
@@ -123,6 +140,9 @@ func (r registered[C]) bind(cfg C) Config {
 		},
 		issuer: func(ctx context.Context, creds Credentials, name string) (objectstore.CredentialIssuer, error) {
 			return r.Cloud.NewIssuer(ctx, creds, cfg, name)
+		},
+		storeEndpoint: func(etcdBackup map[string][]byte) (string, error) {
+			return r.Cloud.EtcdStoreEndpoint(cfg, etcdBackup)
 		},
 	}
 }

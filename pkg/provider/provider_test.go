@@ -54,9 +54,14 @@ func (c recordingCloud) NewIssuer(_ context.Context, _ provider.Credentials, cfg
 func (recordingCloud) EtcdBackupSecretData(*extensionsv1alpha1.BackupEntry, map[string][]byte) (map[string][]byte, error) {
 	return nil, nil
 }
+func (c recordingCloud) EtcdStoreEndpoint(cfg *testConfig, _ map[string][]byte) (string, error) {
+	*c.got = cfg
+	return "", nil
+}
 
-// TestRegisterHandsTheTypedConfigOn: what Decode returned reaches NewManagement and NewIssuer as
-// the provider's own type; an invalid config comes with the defaults, never a nil config.
+// TestRegisterHandsTheTypedConfigOn: what Decode returned reaches NewManagement, NewIssuer and
+// EtcdStoreEndpoint as the provider's own type; an invalid config comes with the defaults, never a
+// nil config.
 func TestRegisterHandsTheTypedConfigOn(t *testing.T) {
 	var got *testConfig
 	p := provider.Register(recordingCloud{&got})
@@ -72,6 +77,10 @@ func TestRegisterHandsTheTypedConfigOn(t *testing.T) {
 	got = nil
 	if _, err := cfg.NewIssuer(ctx, provider.Credentials{}, "iam"); err != nil || got == nil || got.Issuer != "iam" {
 		t.Fatalf("NewIssuer got config %+v (%v); want the decoded one", got, err)
+	}
+	got = nil
+	if _, err := cfg.EtcdStoreEndpoint(nil); err != nil || got == nil || got.Issuer != "iam" {
+		t.Fatalf("EtcdStoreEndpoint got config %+v (%v); want the decoded one", got, err)
 	}
 
 	defaults, err := p.Decode([]byte("bad"))
@@ -99,6 +108,9 @@ func (awsAPICloud) NewManagement(context.Context, provider.Credentials, *awsapi.
 }
 func (awsAPICloud) NewIssuer(context.Context, provider.Credentials, *awsapi.BackupBucketConfig, string) (objectstore.CredentialIssuer, error) {
 	return nil, nil
+}
+func (awsAPICloud) EtcdStoreEndpoint(*awsapi.BackupBucketConfig, map[string][]byte) (string, error) {
+	return "", nil
 }
 
 // TestWithSeedConfig: the seed configuration reaches the core through Decode, merged with every

@@ -115,6 +115,11 @@ func (Provider) EtcdBackupSecretData(_ *extensionsv1alpha1.BackupEntry, data map
 	return data, nil
 }
 
+// EtcdStoreEndpoint implements provider.Cloud: the data's "endpoint" as it is.
+func (Provider) EtcdStoreEndpoint(_ *Config, etcdBackup map[string][]byte) (string, error) {
+	return string(etcdBackup["endpoint"]), nil
+}
+
 // SecretRef is the credentials secret that Client holds.
 var SecretRef = corev1.SecretReference{Namespace: "garden", Name: "backup-credentials"}
 
