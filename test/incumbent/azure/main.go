@@ -1,12 +1,14 @@
-// Command incumbent-azure runs gardener-extension-provider-azure v1.53.4's own BackupBucket and
+// Command incumbent-azure runs gardener-extension-provider-azure v1.62.1's own BackupBucket and
 // BackupEntry controllers, unchanged, in a controller-runtime manager, as its extension does with
 // every other controller disabled (cmd/gardener-extension-provider-azure/app/app.go: the scheme of
-// :186-191, the controllers' AddToManagerWithOptions). It is a module of its own, so that the
-// incumbent's dependency versions (gardener v1.145.0, controller-runtime v0.23.3) never enter the
-// main go.mod. The storage endpoint is not an input of the incumbent's code
-// (pkg/gcp/client/storage.go:38-45 passes only credentials to storage.NewClient):
-// cloud.google.com/go/storage's NewClient reads STORAGE_EMULATOR_HOST from the environment, which
-// the test sets to its GCS front; the service-account key's token_uri is the front's.
+// :185-190, the controllers' AddToManagerWithOptions). It is a module of its own, so that the
+// incumbent's dependency versions never enter the main go.mod. provider-azure v1.62.1 requires
+// gardener v1.144.2, which the Go module proxy here does not serve (403): this module requires
+// gardener v1.145.0 (minimal version selection takes it), the extension library one minor
+// version newer than the incumbent's release was built with. Its clouds are fixed in its code
+// (AzurePublic, AzureChina, AzureGovernment: pkg/azure/client/helper.go:118-134,
+// pkg/azure/client/storage.go:34-51), so it reaches the stand-ins only through an HTTPS proxy
+// that serves those hosts (test/stack.Redirect).
 //
 // Usage: incumbent-azure --kubeconfig <file>; it runs until SIGTERM/SIGINT.
 package main

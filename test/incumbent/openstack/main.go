@@ -1,12 +1,11 @@
-// Command incumbent-openstack runs gardener-extension-provider-openstack v1.53.4's own BackupBucket and
-// BackupEntry controllers, unchanged, in a controller-runtime manager, as its extension does with
-// every other controller disabled (cmd/gardener-extension-provider-openstack/app/app.go: the scheme of
-// :186-191, the controllers' AddToManagerWithOptions). It is a module of its own, so that the
-// incumbent's dependency versions (gardener v1.145.0, controller-runtime v0.23.3) never enter the
-// main go.mod. The storage endpoint is not an input of the incumbent's code
-// (pkg/gcp/client/storage.go:38-45 passes only credentials to storage.NewClient):
-// cloud.google.com/go/storage's NewClient reads STORAGE_EMULATOR_HOST from the environment, which
-// the test sets to its GCS front; the service-account key's token_uri is the front's.
+// Command incumbent-openstack runs gardener-extension-provider-openstack v1.57.0's own BackupBucket
+// and BackupEntry controllers, unchanged, in a controller-runtime manager, as its extension does
+// with every other controller disabled (cmd/gardener-extension-provider-openstack/app/app.go: the
+// scheme of :168-176, the controllers' AddToManagerWithOptions). It is a module of its own, so
+// that the incumbent's dependency versions (gardener v1.145.0, controller-runtime v0.23.3) never
+// enter the main go.mod. Keystone's URL is the credentials secret's authURL and Swift's endpoint
+// comes from Keystone's catalog (pkg/openstack/client/swift.go:21-27, client.go:118), as in any
+// cloud: nothing is redirected.
 //
 // Usage: incumbent-openstack --kubeconfig <file>; it runs until SIGTERM/SIGINT.
 package main

@@ -29,7 +29,8 @@ const gcpRegion = "europe-west1"
 const gcpConfig = `{"apiVersion":"gcp.provider.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h"}}`
 
 // gcpIncumbentLifecycle is the one rule each reconcile of provider-gcp v1.53.4 sets
-// (pkg/controller/backupbucket/actuator.go:104-125, 143-157), as the JSON API carries it.
+// (pkg/controller/backupbucket/actuator.go:111-127 and 147-162, unless isUpdateRequired,
+// :190-204, finds the bucket's lifecycle reflect.DeepEqual to it), as the JSON API carries it.
 const gcpIncumbentLifecycle = `{"rule":[{"action":{"type":"Delete"},"condition":{"daysSinceCustomTime":1}}]}`
 
 // gcpWorld is fake-gcs-server behind the GCS front for gardener-extension-provider-gcp v1.53.4.
