@@ -46,6 +46,7 @@ func (w *osWorld) secretData() map[string][]byte      { return w.os.SecretData("
 func (w *osWorld) incumbentConfig() string            { return "" }
 func (w *osWorld) handBackConfig() string             { return osHandBack }
 func (w *osWorld) incumbentEnv() []string             { return nil }
+func (w *osWorld) extensionFlags() []string           { return nil }
 func (w *osWorld) defers() bool                       { return false }
 func (w *osWorld) consumer(*testing.T) stack.Consumer { return stack.SwiftConsumer }
 

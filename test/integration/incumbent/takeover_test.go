@@ -19,6 +19,7 @@ import (
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -40,6 +41,7 @@ var incumbents = []struct {
 	start    func(t *testing.T, dir string) world
 }{
 	{"aws", startAWS},
+	{"azure", startAzure},
 	{"gcp", startGCP},
 	{"openstack", startOpenStack},
 }
@@ -59,6 +61,8 @@ type world interface {
 	// incumbentEnv is the incumbent process's environment besides PATH and HOME: how its code,
 	// unchanged, reaches the stand-ins.
 	incumbentEnv() []string
+	// extensionFlags are this extension's binary's flags for the stand-ins (nil: none).
+	extensionFlags() []string
 	// consumer is how etcd-druid runs etcd-backup-restore for an entry.
 	consumer(t *testing.T) stack.Consumer
 	// defers is true where a deleted entry's objects stay under retention, marked for the
@@ -144,6 +148,24 @@ func (s *seed) startIncumbent(bin, provider string) *stack.Process {
 	}
 	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.dir}, s.w.incumbentEnv()...)
 	return stack.StartProcess(s.t, "incumbent-"+provider+".log", env, bin, "--kubeconfig", path)
+}
+
+// entryData is the secret data gardenlet gives a new entry of bb: the bucket's generated secret
+// where its status names one (provider-azure's generated-bucket-<name>), else the operator's.
+func (s *seed) entryData(bb *extensionsv1alpha1.BackupBucket) map[string][]byte {
+	s.t.Helper()
+	if err := s.k8s.Get(context.Background(), client.ObjectKeyFromObject(bb), bb); err != nil {
+		s.t.Fatal(err)
+	}
+	ref := bb.Status.GeneratedSecretRef
+	if ref == nil {
+		return s.data
+	}
+	var secret corev1.Secret
+	if err := s.k8s.Get(context.Background(), client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &secret); err != nil {
+		s.t.Fatal(err)
+	}
+	return secret.Data
 }
 
 // objects lists every object version under prefix ("" for the whole bucket) through this
@@ -286,7 +308,7 @@ func takeOverAndHandBack(t *testing.T, provider string, w world, dir string) {
 	newEntry := func(name string) *extensionsv1alpha1.BackupEntry {
 		t.Helper()
 		s.fw.EnsureNamespace(t, name[:strings.LastIndex(name, "--")])
-		be := s.fw.CreateEntry(t, name, s.bucket, s.data)
+		be := s.fw.CreateEntry(t, name, s.bucket, s.entryData(bb))
 		s.fw.WaitFor(t, be, 2*time.Minute, "entry "+name+" reconciled", framework.Succeeded)
 		return be
 	}
@@ -307,7 +329,7 @@ func takeOverAndHandBack(t *testing.T, provider string, w world, dir string) {
 
 	// 2. The switch: the incumbent's backup controllers off, ours on; the seed's providerConfig as it is.
 	inc.Stop()
-	ext, err := stack.StartExtension(ctx, testEnv, ours, dir)
+	ext, err := stack.StartExtension(ctx, testEnv, ours, dir, w.extensionFlags()...)
 	if err != nil {
 		t.Fatal(err)
 	}
