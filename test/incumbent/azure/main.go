@@ -10,7 +10,9 @@
 // pkg/azure/client/storage.go:34-51), so it reaches the stand-ins only through an HTTPS proxy
 // that serves those hosts (test/stack.Redirect).
 //
-// Usage: incumbent-azure --kubeconfig <file>; it runs until SIGTERM/SIGINT.
+// Usage: incumbent-azure --kubeconfig <file> [--feature-gates EnableImmutableBuckets=true]; it
+// runs until SIGTERM/SIGINT. The feature gates are set as its extension sets them from its
+// configuration file's featureGates (app.go:173).
 package main
 
 import (
@@ -24,6 +26,7 @@ import (
 	"github.com/gardener/gardener-extension-provider-azure/pkg/apis/azure/install"
 	"github.com/gardener/gardener-extension-provider-azure/pkg/controller/backupbucket"
 	"github.com/gardener/gardener-extension-provider-azure/pkg/controller/backupentry"
+	"github.com/gardener/gardener-extension-provider-azure/pkg/features"
 	extensionscontroller "github.com/gardener/gardener/extensions/pkg/controller"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -41,7 +44,13 @@ func main() {
 
 func run() error {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the seed (envtest)")
+	gates := flag.String("feature-gates", "", "provider-azure's feature gates (pkg/features), as key=value pairs")
 	flag.Parse()
+	if *gates != "" {
+		if err := features.ExtensionFeatureGate.Set(*gates); err != nil {
+			return err
+		}
+	}
 	log.SetLogger(zap.New(zap.UseDevMode(true)))
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {

@@ -68,6 +68,7 @@ func (w *awsWorld) secretData() map[string][]byte {
 func (w *awsWorld) incumbentConfig() string  { return awsConfig }
 func (w *awsWorld) handBackConfig() string   { return withHandBack(awsConfig) }
 func (w *awsWorld) extensionFlags() []string { return nil }
+func (w *awsWorld) incumbentArgs() []string  { return nil }
 func (w *awsWorld) defers() bool             { return true }
 
 func (w *awsWorld) consumer(*testing.T) stack.Consumer { return stack.S3Consumer }

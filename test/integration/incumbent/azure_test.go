@@ -1,13 +1,16 @@
 package incumbent_test
 
 import (
+	"context"
 	"encoding/pem"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
@@ -17,10 +20,14 @@ import (
 
 const azureRegion = "westeurope"
 
-// azureConfig is the seed's providerConfig in provider-azure's form. Without immutability: its
-// immutable buckets are behind its alpha feature gate EnableImmutableBuckets (off by default,
-// pkg/features/features.go:30), so its deletions delete.
-const azureConfig = `{"apiVersion":"azure.provider.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig"}`
+// azureConfig is the seed's providerConfig in provider-azure's form: a container immutability
+// policy of a day, so that every blob is locked and every deletion is deferred. Its immutable
+// buckets are behind its alpha feature gate EnableImmutableBuckets (off by default,
+// pkg/features/features.go:30), which the incumbent runs with (azureGates).
+const azureConfig = `{"apiVersion":"azure.provider.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h"}}`
+
+// azureGates are the incumbent's feature gates, as an operator of immutable buckets sets them.
+var azureGates = []string{"--feature-gates", "EnableImmutableBuckets=true"}
 
 // azureWorld is the ARM stand-in (Entra ID and Resource Manager) with the blob stand-in as the
 // data plane of every account it creates, for gardener-extension-provider-azure v1.62.1. Its
@@ -42,6 +49,9 @@ func startAzure(t *testing.T, dir string) world {
 	t.Cleanup(blobs.Close)
 	arm := stack.StartARM(blobs.StandInEndpoint())
 	t.Cleanup(arm.Close)
+	// A container immutability policy set through ARM locks the container on the blob stand-in:
+	// deletes and overwrites are refused with 409 BlobImmutableDueToPolicy, as within its period.
+	arm.EnforceImmutability(func(container string, locked bool) { blobs.LockContainer(stack.StandInAccount, container, locked) })
 	toARM, err := stack.ForwardTo(arm.URL, arm.Client().Transport)
 	if err != nil {
 		t.Fatal(err)
@@ -74,12 +84,63 @@ func (w *azureWorld) incumbentConfig() string       { return azureConfig }
 func (w *azureWorld) handBackConfig() string        { return withHandBack(azureConfig) }
 func (w *azureWorld) incumbentEnv() []string        { return w.redirect.Env() }
 func (w *azureWorld) extensionFlags() []string      { return w.flags }
-func (w *azureWorld) defers() bool                  { return false }
+func (w *azureWorld) incumbentArgs() []string       { return azureGates }
+func (w *azureWorld) defers() bool                  { return true }
 
 // consumer: etcd-backup-restore reaches https://<storageAccount>.<domain> from the secret
 // provider-azure generated (domain blob.core.windows.net) through the redirect, as on Azure.
 func (w *azureWorld) consumer(*testing.T) stack.Consumer {
 	return stack.Consumer{StorageProvider: "ABS", CredentialsEnv: "AZURE_APPLICATION_CREDENTIALS", Env: w.redirect.Env()}
+}
+
+// rules are the names of the rules of the account's management policy.
+func (w *azureWorld) rules(bucket string) []string {
+	var names []string
+	policy, _ := w.arm.Lifecycle(azureprovider.IncumbentAccountName(bucket))["properties"].(map[string]any)
+	inner, _ := policy["policy"].(map[string]any)
+	rules, _ := inner["rules"].([]any)
+	for _, r := range rules {
+		if r, ok := r.(map[string]any); ok {
+			names = append(names, fmt.Sprint(r["name"]))
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// tagged fails unless every blob under prefix (at least one), in every version and snapshot,
+// carries each of tags = "true".
+func (w *azureWorld) tagged(t *testing.T, bucket, prefix string, tags ...string) {
+	t.Helper()
+	cred, err := azblob.NewSharedKeyCredential(stack.StandInAccount, stack.StandInKeys[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := azblob.NewClientWithSharedKeyCredential(w.blobs.StandInEndpoint(), cred, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	pager := c.NewListBlobsFlatPager(bucket, &azblob.ListBlobsFlatOptions{Prefix: &prefix})
+	for pager.More() {
+		page, err := pager.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range page.Segment.BlobItems {
+			n++
+			for which, got := range w.blobs.Tags(stack.StandInAccount, bucket, *b.Name) {
+				for _, tag := range tags {
+					if got[tag] != "true" {
+						t.Errorf("locked blob %s (%s) carries tags %v; want %s=true", *b.Name, which, got, tag)
+					}
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Errorf("no blob under %q: the lock held none", prefix)
+	}
 }
 
 func (w *azureWorld) incumbentMadeBucket(t *testing.T, bucket, log string) {
@@ -98,12 +159,31 @@ func (w *azureWorld) incumbentMadeBucket(t *testing.T, bucket, log string) {
 	if w.arm.Container(azureprovider.IncumbentAccountName(bucket), bucket) == nil {
 		t.Fatalf("no container %s in provider-azure's account", bucket)
 	}
+	if rules := w.rules(bucket); !slices.Equal(rules, []string{azureprovider.IncumbentRule}) {
+		t.Fatalf("provider-azure's management policy has rules %v; want its %s", rules, azureprovider.IncumbentRule)
+	}
 }
 
-// Nothing is deferred (the flow checks that a deleted entry's prefix is empty).
-func (w *azureWorld) incumbentDeferred(*testing.T, string, string) {}
-func (w *azureWorld) weDeferred(*testing.T, string, string)        {}
-func (w *azureWorld) ended(*testing.T, string)                     {}
+// incumbentDeferred: the lock refused every delete, so the incumbent tagged the blobs.
+func (w *azureWorld) incumbentDeferred(t *testing.T, bucket, entry string) {
+	t.Helper()
+	w.tagged(t, bucket, entry+"/", azureprovider.IncumbentTag)
+}
+
+// weDeferred: this extension's deferral carries both markers.
+func (w *azureWorld) weDeferred(t *testing.T, bucket, entry string) {
+	t.Helper()
+	w.tagged(t, bucket, entry+"/", azureprovider.DeferredDeletionTag, azureprovider.IncumbentTag)
+}
+
+// ended: every blob left carries the incumbent's marker, and its rule is the policy's.
+func (w *azureWorld) ended(t *testing.T, bucket string) {
+	t.Helper()
+	w.tagged(t, bucket, "", azureprovider.IncumbentTag)
+	if rules := w.rules(bucket); !slices.Contains(rules, azureprovider.IncumbentRule) {
+		t.Errorf("after the incumbent's deletions the management policy has rules %v; want its %s", rules, azureprovider.IncumbentRule)
+	}
+}
 
 func (w *azureWorld) adopted(t *testing.T, bucket, _ string) {
 	t.Helper()
@@ -112,6 +192,14 @@ func (w *azureWorld) adopted(t *testing.T, bucket, _ string) {
 	if tags[azureprovider.TagAdoptedFrom] != azureprovider.AdoptedFromIncumbent {
 		t.Fatalf("provider-azure's account after the takeover carries tags %v; want %s=%s", tags, azureprovider.TagAdoptedFrom, azureprovider.AdoptedFromIncumbent)
 	}
+	if rules := w.rules(bucket); !slices.Contains(rules, azureprovider.IncumbentRule) || !slices.Contains(rules, azureprovider.DeferredDeletionRule) {
+		t.Fatalf("management policy after the takeover has rules %v; want the incumbent's %s kept beside %s", rules, azureprovider.IncumbentRule, azureprovider.DeferredDeletionRule)
+	}
 }
 
-func (w *azureWorld) handedBack(*testing.T, string) {}
+func (w *azureWorld) handedBack(t *testing.T, bucket string) {
+	t.Helper()
+	if rules := w.rules(bucket); !slices.Equal(rules, []string{azureprovider.IncumbentRule}) {
+		t.Fatalf("management policy after the hand-back has rules %v; want exactly the incumbent's %s", rules, azureprovider.IncumbentRule)
+	}
+}

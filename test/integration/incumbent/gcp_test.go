@@ -77,6 +77,7 @@ func (w *gcpWorld) incumbentConfig() string       { return gcpConfig }
 func (w *gcpWorld) handBackConfig() string        { return withHandBack(gcpConfig) }
 func (w *gcpWorld) incumbentEnv() []string        { return w.redirect.Env() }
 func (w *gcpWorld) extensionFlags() []string      { return nil }
+func (w *gcpWorld) incumbentArgs() []string       { return nil }
 func (w *gcpWorld) defers() bool                  { return true }
 
 func (w *gcpWorld) consumer(t *testing.T) stack.Consumer { return stack.GCSConsumer(t, w.gcs) }

@@ -47,6 +47,7 @@ func (w *osWorld) incumbentConfig() string            { return "" }
 func (w *osWorld) handBackConfig() string             { return osHandBack }
 func (w *osWorld) incumbentEnv() []string             { return nil }
 func (w *osWorld) extensionFlags() []string           { return nil }
+func (w *osWorld) incumbentArgs() []string            { return nil }
 func (w *osWorld) defers() bool                       { return false }
 func (w *osWorld) consumer(*testing.T) stack.Consumer { return stack.SwiftConsumer }
 

@@ -61,6 +61,8 @@ type world interface {
 	// incumbentEnv is the incumbent process's environment besides PATH and HOME: how its code,
 	// unchanged, reaches the stand-ins.
 	incumbentEnv() []string
+	// incumbentArgs are the incumbent's flags besides --kubeconfig (nil: none).
+	incumbentArgs() []string
 	// extensionFlags are this extension's binary's flags for the stand-ins (nil: none).
 	extensionFlags() []string
 	// consumer is how etcd-druid runs etcd-backup-restore for an entry.
@@ -147,7 +149,7 @@ func (s *seed) startIncumbent(bin, provider string) *stack.Process {
 		s.t.Fatal(err)
 	}
 	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.dir}, s.w.incumbentEnv()...)
-	return stack.StartProcess(s.t, "incumbent-"+provider+".log", env, bin, "--kubeconfig", path)
+	return stack.StartProcess(s.t, "incumbent-"+provider+".log", env, bin, append([]string{"--kubeconfig", path}, s.w.incumbentArgs()...)...)
 }
 
 // entryData is the secret data gardenlet gives a new entry of bb: the bucket's generated secret
