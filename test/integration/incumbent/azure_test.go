@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -108,9 +109,8 @@ func (w *azureWorld) rules(bucket string) []string {
 	return names
 }
 
-// tagged fails unless every blob under prefix (at least one), in every version and snapshot,
-// carries each of tags = "true".
-func (w *azureWorld) tagged(t *testing.T, bucket, prefix string, tags ...string) {
+// blobClient reaches the stand-in account that backs every account of the ARM stand-in.
+func (w *azureWorld) blobClient(t *testing.T) *azblob.Client {
 	t.Helper()
 	cred, err := azblob.NewSharedKeyCredential(stack.StandInAccount, stack.StandInKeys[0])
 	if err != nil {
@@ -120,8 +120,42 @@ func (w *azureWorld) tagged(t *testing.T, bucket, prefix string, tags ...string)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// list lists the container on the blob stand-in, every version and snapshot: this extension's
+// data plane with the operator's service principal refuses the incumbent's account until it
+// adopted it (docs/azure.md).
+func (w *azureWorld) list(t *testing.T, bucket, prefix string) []objectstore.ObjectVersion {
+	t.Helper()
+	var out []objectstore.ObjectVersion
+	pager := w.blobClient(t).NewListBlobsFlatPager(bucket, &azblob.ListBlobsFlatOptions{Prefix: &prefix,
+		Include: azblob.ListBlobsInclude{Versions: true, Snapshots: true}})
+	for pager.More() {
+		page, err := pager.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range page.Segment.BlobItems {
+			v := objectstore.ObjectVersion{Key: *b.Name}
+			switch {
+			case b.Snapshot != nil && *b.Snapshot != "":
+				v.Version, v.Noncurrent = "snapshot:"+*b.Snapshot, true
+			case b.VersionID != nil:
+				v.Version, v.Noncurrent = *b.VersionID, b.IsCurrentVersion == nil || !*b.IsCurrentVersion
+			}
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// tagged fails unless every blob under prefix (at least one), in every version and snapshot,
+// carries each of tags = "true".
+func (w *azureWorld) tagged(t *testing.T, bucket, prefix string, tags ...string) {
+	t.Helper()
 	n := 0
-	pager := c.NewListBlobsFlatPager(bucket, &azblob.ListBlobsFlatOptions{Prefix: &prefix})
+	pager := w.blobClient(t).NewListBlobsFlatPager(bucket, &azblob.ListBlobsFlatOptions{Prefix: &prefix})
 	for pager.More() {
 		page, err := pager.NextPage(context.Background())
 		if err != nil {

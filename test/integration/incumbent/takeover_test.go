@@ -170,19 +170,36 @@ func (s *seed) entryData(bb *extensionsv1alpha1.BackupBucket) map[string][]byte 
 	return secret.Data
 }
 
-// objects lists every object version under prefix ("" for the whole bucket) through this
-// extension's own data plane, as "key@version".
-func (s *seed) objects(prefix string) []string {
+// lister is a world that lists its store itself, where this extension's data plane with the
+// operator's secret cannot list the incumbent's bucket before the takeover.
+type lister interface {
+	list(t *testing.T, bucket, prefix string) []objectstore.ObjectVersion
+}
+
+// list is every object version under prefix ("" for the whole bucket): through this extension's
+// own data plane, or the world's lister.
+func (s *seed) list(prefix string) []objectstore.ObjectVersion {
 	s.t.Helper()
-	var ids []string
+	if l, ok := s.w.(lister); ok {
+		return l.list(s.t, s.bucket, prefix)
+	}
+	var all []objectstore.ObjectVersion
 	err := s.fw.StoreFor(s.t, s.data).ListObjects(context.Background(), s.bucket, prefix, func(page []objectstore.ObjectVersion) error {
-		for _, o := range page {
-			ids = append(ids, o.Key+"@"+o.Version)
-		}
+		all = append(all, page...)
 		return nil
 	})
 	if err != nil {
 		s.t.Fatal(err)
+	}
+	return all
+}
+
+// objects is list as sorted "key@version".
+func (s *seed) objects(prefix string) []string {
+	s.t.Helper()
+	var ids []string
+	for _, o := range s.list(prefix) {
+		ids = append(ids, o.Key+"@"+o.Version)
 	}
 	slices.Sort(ids)
 	return ids
@@ -192,16 +209,10 @@ func (s *seed) objects(prefix string) []string {
 func (s *seed) count(entry, kind string) int {
 	s.t.Helper()
 	n := 0
-	err := s.fw.StoreFor(s.t, s.data).ListObjects(context.Background(), s.bucket, entry+"/", func(page []objectstore.ObjectVersion) error {
-		for _, o := range page {
-			if !o.Noncurrent && strings.Contains(o.Key, kind) {
-				n++
-			}
+	for _, o := range s.list(entry + "/") {
+		if !o.Noncurrent && strings.Contains(o.Key, kind) {
+			n++
 		}
-		return nil
-	})
-	if err != nil {
-		s.t.Fatal(err)
 	}
 	return n
 }
