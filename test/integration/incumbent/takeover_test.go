@@ -342,6 +342,14 @@ func takeOverAndHandBack(t *testing.T, provider string, w world, dir string) {
 
 	// 2. The switch: the incumbent's backup controllers off, ours on; the seed's providerConfig as it is.
 	inc.Stop()
+	// This extension's binary inherits the test's environment: a world whose entries' credentials
+	// name the cloud's public hosts (azure's account-key secrets) gives it the same redirect.
+	if e, ok := w.(interface{ extensionEnv() []string }); ok {
+		for _, kv := range e.extensionEnv() {
+			k, v, _ := strings.Cut(kv, "=")
+			t.Setenv(k, v)
+		}
+	}
 	ext, err := stack.StartExtension(ctx, testEnv, ours, dir, w.extensionFlags()...)
 	if err != nil {
 		t.Fatal(err)
@@ -366,6 +374,9 @@ func takeOverAndHandBack(t *testing.T, provider string, w world, dir string) {
 	scB.db.Put(t, "/registry/after-takeover", "2")
 	s.waitSnapshots(scB, beB.Name, "Incr-", deltas+1)
 	step("taken over: adopted, converged, every object kept, etcd-backup kept, the sidecar writes on")
+	if g, ok := w.(interface{ gap() string }); ok {
+		t.Skipf("the rest of the flow needs what the stand-ins do not play yet: %s", g.gap())
+	}
 	s.fw.DeleteAndWaitGone(t, beC, 2*time.Minute)
 	s.gone(beC.Name)
 	w.weDeferred(t, bb.Name, beC.Name)
