@@ -144,10 +144,13 @@ func (a *ARM) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	path := strings.ToLower(r.URL.Path)
 	if m := discoveryPath.FindStringSubmatch(r.URL.Path); m != nil {
+		// The endpoints are on the host the client asked: the stand-in's own address, or Entra
+		// ID's public host where a client with a fixed cloud reaches it through Redirect.
+		base := "https://" + r.Host
 		writeJSON(w, 200, map[string]any{
-			"token_endpoint":         a.URL + "/" + m[1] + "/oauth2/v2.0/token",
-			"authorization_endpoint": a.URL + "/" + m[1] + "/oauth2/v2.0/authorize",
-			"issuer":                 a.URL + "/" + m[1] + "/v2.0",
+			"token_endpoint":         base + "/" + m[1] + "/oauth2/v2.0/token",
+			"authorization_endpoint": base + "/" + m[1] + "/oauth2/v2.0/authorize",
+			"issuer":                 base + "/" + m[1] + "/v2.0",
 		})
 		return
 	}

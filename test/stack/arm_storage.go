@@ -105,7 +105,11 @@ func (a *ARM) serveImmutability(w http.ResponseWriter, r *http.Request, account,
 	switch {
 	case r.Method == http.MethodGet && action == "":
 		if p == nil {
-			armError(w, 404, "ImmutabilityPolicyNotFound", "no immutability policy")
+			// Azure answers the GET of a container without a policy as if the policy "default"
+			// existed, without a state or period (pulumi-azure-native#1492 and #2154 observed it;
+			// provider-azure v1.62.1 relies on it: pkg/azure/client/blobcontainers.go:43-50 reads a
+			// missing state as no policy and fails on any error).
+			writeJSON(w, 200, map[string]any{"name": "default", "properties": map[string]any{}})
 			return
 		}
 		writeJSON(w, 200, p)

@@ -1,0 +1,68 @@
+// Command incumbent-openstack runs gardener-extension-provider-openstack v1.57.0's own BackupBucket
+// and BackupEntry controllers, unchanged, in a controller-runtime manager, as its extension does
+// with every other controller disabled (cmd/gardener-extension-provider-openstack/app/app.go: the
+// scheme of :168-176, the controllers' AddToManagerWithOptions). It is a module of its own, so
+// that the incumbent's dependency versions (gardener v1.145.0, controller-runtime v0.23.3) never
+// enter the main go.mod. Keystone's URL is the credentials secret's authURL and Swift's endpoint
+// comes from Keystone's catalog (pkg/openstack/client/swift.go:21-27, client.go:118), as in any
+// cloud: nothing is redirected.
+//
+// Usage: incumbent-openstack --kubeconfig <file>; it runs until SIGTERM/SIGINT.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/gardener/gardener-extension-provider-openstack/pkg/apis/openstack/install"
+	"github.com/gardener/gardener-extension-provider-openstack/pkg/controller/backupbucket"
+	"github.com/gardener/gardener-extension-provider-openstack/pkg/controller/backupentry"
+	extensionscontroller "github.com/gardener/gardener/extensions/pkg/controller"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "incumbent-openstack:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the seed (envtest)")
+	flag.Parse()
+	log.SetLogger(zap.New(zap.UseDevMode(true)))
+	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	if err != nil {
+		return err
+	}
+	mgr, err := manager.New(cfg, manager.Options{Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
+	if err != nil {
+		return err
+	}
+	if err := extensionscontroller.AddToScheme(mgr.GetScheme()); err != nil {
+		return err
+	}
+	if err := install.AddToScheme(mgr.GetScheme()); err != nil {
+		return err
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer cancel()
+	// As the extension's default (the operation annotation is honoured: gardenlet's and the
+	// test's gardener.cloud/operation=reconcile triggers a reconcile).
+	if err := backupbucket.AddToManagerWithOptions(ctx, mgr, backupbucket.AddOptions{}); err != nil {
+		return err
+	}
+	if err := backupentry.AddToManagerWithOptions(ctx, mgr, backupentry.AddOptions{}); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
