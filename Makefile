@@ -21,13 +21,13 @@ build: ## Build the four provider binaries and the admission webhook into bin/.
 	@for p in $(PROVIDERS) admission; do echo "building $(BIN)/gardener-extension-backup-$$p"; go build -o $(BIN)/gardener-extension-backup-$$p ./cmd/gardener-extension-backup-$$p || exit 1; done
 
 .PHONY: vet
-vet: ## Run go vet and check formatting.
+vet: ## Run go vet and check formatting and the SPDX headers.
+	@hack/license-headers.sh check
 	@test -z "$$(gofmt -l ./cmd ./pkg ./test ./charts ./hack)" || { echo "gofmt needed:"; gofmt -l ./cmd ./pkg ./test ./charts ./hack; exit 1; }
 	go vet ./...
 
 .PHONY: check
 check: vet ## Lint as every Gardener repository does: go vet, gofmt, the SPDX headers and golangci-lint (.golangci.yaml; hack/golangci.sh installs it once, cached).
-	@hack/license-headers.sh check
 	@lint="$$(hack/golangci.sh)"; echo "golangci-lint run ./... (minutes on 2 cores)"; "$$lint" run ./...
 
 .PHONY: format

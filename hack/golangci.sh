@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+#
+# SPDX-License-Identifier: Apache-2.0
 # Installs golangci-lint (the linter every Gardener repository runs) from the Go module proxy,
 # cached outside the checkout and keyed by version, and prints its path on the last line:
 #   $CACHE/golangci-lint-<version>/golangci-lint

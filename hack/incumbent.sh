@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+#
+# SPDX-License-Identifier: Apache-2.0
 # Builds what the incumbent-facing tests run of the incumbents' own code, each a Go module of its
 # own under test/incumbent/ (so that its dependency versions never enter the main go.mod), once,
 # cached by the module's content:

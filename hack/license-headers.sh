@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+#
+# SPDX-License-Identifier: Apache-2.0
 # The SPDX header every source file carries (as in every Gardener repository; REUSE.toml covers the
 # rest). Usage:
 #   hack/license-headers.sh check   lists the tracked .go and .sh files without it; exit 1 if any

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+#
+# SPDX-License-Identifier: Apache-2.0
 # Real OpenStack object storage for the tests: installs Debian's Keystone and Swift packages (once;
 # about 80 s) and starts a throw-away Keystone v3 (sqlite) and a Swift all-in-one on loopback.
 #   hack/openstack.sh install        install the packages if missing

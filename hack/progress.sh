@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+#
+# SPDX-License-Identifier: Apache-2.0
 # Runs a long command so that a user knows it lives: a heartbeat line every 30 s on stderr, its
 # output kept and shown only when it fails. Sourced by hack/tools.sh; run directly by the Makefile:
 #   hack/progress.sh LABEL CMD...

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+#
+# SPDX-License-Identifier: Apache-2.0
 # Installs the real components the tests and the demo run against, built from the Go module proxy
 # (nothing else is reachable here), cached outside the checkout and keyed by version so that a
 # second run costs seconds:

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Command gardener-extension-backup-admission validates, in the garden cluster, the backup
 // providerConfig of core BackupBuckets and Seeds for every provider, with the providers' SDK-free
 // APIs: no cloud SDK is linked into it.

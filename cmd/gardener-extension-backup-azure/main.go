@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Command gardener-extension-backup-azure runs the BackupBucket and BackupEntry controllers
 // for Azure Blob Storage. Beside the common flags it has the azure ones (azure.CloudOptions):
 // --azure-cloud-config and --azure-management-ca-file, read once at start-up.

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Command gardener-extension-backup-local runs the BackupBucket and BackupEntry controllers for
 // directories on the filesystem (Gardener's local setup; not for production). Beside the common
 // flags it has --local-root and --local-host-path (local.BindFlags).

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Command gen-examples writes example/<provider>/controller-registration.yaml and extension.yaml
 // from the chart (make examples); charts' tests fail when they are stale.
 package main

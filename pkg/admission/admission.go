@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package admission validates, in the garden cluster, the backup providerConfig of core
 // BackupBuckets and of Seeds (spec.backup) with the same decoding and validation the controllers
 // use, and refuses changes that would weaken a bucket's immutability.

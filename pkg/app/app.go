@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package app is the command every provider binary runs: gardener's standard extension flags, a
 // manager that does not cache secrets, and the provider-neutral BackupBucket and BackupEntry
 // controllers for one provider.

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package etcdendpoint is the seed's mutating webhook on etcd-druid's Etcd resources: for an Etcd
 // whose backups go to a BackupBucket of this extension, it sets spec.backup.store.endpointOverride
 // (which etcd-druid passes to etcd-backup-restore as --store-endpoint-override) to the endpoint

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package inventory counts what is stored under a BackupEntry's prefix and finds the newest full
 // and delta snapshots etcd-backup-restore wrote there, in one streamed listing; and it judges
 // from that whether the entry's backups are fresh.

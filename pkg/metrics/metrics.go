@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package metrics defines the extension's Prometheus metrics, registered on controller-runtime's
 // registry and so served on the manager's metrics endpoint. Labels are bounded: kinds,
 // operations, providers, HTTP status codes, and the names of buckets and entries (one series per

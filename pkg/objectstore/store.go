@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package objectstore is the provider-neutral seam between the backup controllers and a cloud's
 // object storage. A provider implements DataPlane and Management once; the controllers, the
 // deletion engine and the conformance suite are written against them and never see a cloud SDK.

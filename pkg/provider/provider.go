@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package provider defines what one cloud plugs into the provider-neutral backup controllers: a
 // Cloud, written with the cloud's own providerConfig type, and Register, which turns it into the
 // Provider the core is written against.

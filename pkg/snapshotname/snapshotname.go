@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package snapshotname reads etcd-backup-restore v0.43.0's snapshot object names. The inventory
 // (what is under an entry, how fresh) and the restore drill (which chain to restore) read names
 // with this one parser, so that they never disagree about what is a snapshot.

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Command demo runs a real extension binary (aws by default, or any provider of pkg/provider/all)
 // as a process against a local seed (a real kube-apiserver and etcd) and the provider's stand-in
 // of test/standin (MinIO, Azurite, fake-gcs-server behind the GCS front, Swift and Keystone, a

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // The real etcd-backup-restore as etcd-druid runs it beside a real etcd, with its secret mounted as
 // kubelet mounts it: the consumer of the etcd-backup secret, for tests that prove that secret.
 

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package stack starts the real components the tests, the demo and the benchmarks run against:
 // a kube-apiserver and etcd (envtest), MinIO, and a proxy that adds network delay or throttles.
 // Binaries come from hack/tools.sh, which builds them once and caches them by version.

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package standin is the one list of the providers' test stand-ins: for each provider type, the
 // store it runs against here (MinIO, fake-gcs-server behind the GCS front, Azurite, Swift and
 // Keystone, a directory), the tools hack/tools.sh builds for it, the operator's credentials and

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package config is what the provider-neutral core and the admission webhook know of every
 // provider's API, without any cloud SDK: a decoded BackupBucket providerConfig (ProviderConfig)
 // and the checks that need no call (API, which NewAPI makes of a provider's typed functions).

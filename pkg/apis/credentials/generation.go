@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package credentials is the providerConfig part of generated credentials that every provider
 // shares: who issues them (Settings.Issuer), when they are rotated (Rotation), and whether shoots
 // may keep the operator's credentials when the store cannot issue any (AllowPassThrough).

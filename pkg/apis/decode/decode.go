@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package decode is the strict providerConfig decoding every provider API shares: JSON or YAML,
 // unknown fields refused with their path, values of the wrong type and unparseable durations
 // named by their path, apiVersion and kind checked, errors matching objectstore.ErrInvalidConfig.

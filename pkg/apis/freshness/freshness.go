@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package freshness is the providerConfig part every provider shares that sets how old an etcd's
 // newest backups may be before the BackupsFresh condition of a BackupEntry turns False. It is set
 // on a BackupBucket and read on each of its entries too (gardenlet copies the bucket's

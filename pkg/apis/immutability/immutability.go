@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package immutability holds what the providers' immutability settings share: a retention type,
 // "bucket", and a retention period within the store's bounds. Each provider keeps its own config
 // type (its own settings beside these, such as a mode or a lock) and its own bounds.

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package local is the providerConfig API of the local backup provider: a bucket is a directory
 // on the filesystem, in the layout etcd-backup-restore's Local storage provider reads. It is for
 // Gardener's local setup and tests, not for production (docs/local.md).

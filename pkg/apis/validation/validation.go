@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package validation holds the checks every provider makes of its inputs the same way: URLs in
 // credentials secrets (named by their key, never shown) and the pieces of bucket naming rules the
 // stores share.

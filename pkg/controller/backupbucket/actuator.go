@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package backupbucket is the provider-neutral BackupBucket controller: one bucket per seed,
 // created and converged through the provider's management plane (objectstore.Management),
 // emptied through its data plane.

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package backupentry is the provider-neutral BackupEntry controller: gardener's generic actuator
 // writes the shoot's etcd-backup secret; this delegate supplies its data and deletes the entry's
 // prefix with the deletion engine.

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package connect builds what a BackupBucket or BackupEntry reconcile reaches its provider with:
 // the data plane, management plane or credential issuer of its credentials secret (read from the
 // API server for each request), and the decoded providerConfig (provider.Config) they are built

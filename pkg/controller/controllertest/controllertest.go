@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package controllertest holds what the unit tests of the provider-neutral controllers share: a
 // provider over an in-memory store and a fake API server holding the credentials secret.
 package controllertest

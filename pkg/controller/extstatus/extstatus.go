@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package extstatus writes the status of extension objects: conditions merged with optimistic
 // locking beside other writers, errors reported the way gardener's library does, event notes the
 // API server accepts.

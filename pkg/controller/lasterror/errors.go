@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package controller holds what the provider-neutral BackupBucket and BackupEntry controllers
 // share: the one mapping from classified errors to gardener error codes and retry behaviour, and
 // the reading of credentials.

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package options holds the settings both controllers are added with (AddOptions) and the
 // deletion engine's settings they share (DeletionOptions).
 package options

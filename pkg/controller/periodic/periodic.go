@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package periodic is what the controllers that only read the store on an interval (the bucket
 // probe, the entry inventory) share: their dependencies, options, registration and jitter.
 package periodic

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package restoredrill is the controller behind a BackupEntry's BackupsRestorable condition: on
 // an interval, each entry's own slot in it, it proves that the newest backup of every etcd under
 // the entry's prefix restores (pkg/drill), reading the store with the entry's own credentials

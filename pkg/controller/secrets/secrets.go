@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package secrets reads credentials secrets from the API server, uncached (a seed holds thousands):
 // whether one exists, its contents, and the error that names a missing one.
 package secrets

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package conformance is the one test suite every store (objectstore.DataPlane and Management,
 // with a Writer for its fixtures) must pass: the in-memory store
 // in unit tests and every provider against its real stand-in (MinIO, Azurite, fake-gcs-server,

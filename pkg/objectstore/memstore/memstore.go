@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package memstore is an in-memory object store (both planes and a Writer) for unit tests of the core and for the
 // conformance suite's own self-test. It keeps object versions as S3 does (versioning never
 // enabled, enabled, or suspended after it was on; a plain delete of a versioned object writes a

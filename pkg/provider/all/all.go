@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package all is the one list of the extension's providers, by their SDK-free APIs: the
 // admission webhook validates with them without linking any cloud SDK, and the Makefile
 // (hack/providers), the chart's examples and the demo take the list of types from here. A test

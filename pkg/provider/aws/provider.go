@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package aws is the AWS/S3 provider: AWS S3 and S3-compatible stores (MinIO, Ceph, ...) through
 // aws-sdk-go-v2, behind the core's objectstore.DataPlane and Management. Its rooms: provider.go the
 // Provider (a provider.Cloud): NewDataPlane, NewManagement and NewIssuer (the dispatch by issuer

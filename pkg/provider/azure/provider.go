@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package azure is the Azure Blob Storage provider: storage accounts' blob containers through
 // azblob, behind the core's objectstore.DataPlane and Management.
 //

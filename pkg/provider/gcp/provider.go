@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gcp is the Google Cloud Storage provider: GCS (or an emulator at a configured endpoint)
 // through cloud.google.com/go/storage, behind the core's objectstore.DataPlane and Management. Its
 // rooms: provider.go (Provider, a provider.Cloud: NewDataPlane, NewManagement, NewIssuer),

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package httpclient builds the HTTP transports of the providers' SDK clients: TLS 1.2 at least,
 // an operator's CA bundle trusted besides the system's, Go's transport defaults with the
 // provider's connection limits, every request counted by the metrics transport. Each provider

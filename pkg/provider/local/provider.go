@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package local is the local provider: a bucket is a directory under a root directory on the
 // extension's filesystem, an entry is its sub-directory "<entry>/", in the layout
 // etcd-backup-restore's Local storage provider writes (etcd-druid mounts

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package openstack is the OpenStack Swift provider: Keystone v3 and object storage v1 through
 // gophercloud, behind the core's objectstore.DataPlane and Management.
 //

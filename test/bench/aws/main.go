@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Command bench measures the deletion of one BackupEntry's prefix on MinIO, in one run, with
 // three strategies side by side, each at several added network delays:
 //

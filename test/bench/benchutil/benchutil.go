@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package benchutil measures and reports the entry-deletion benchmarks: wall time and how far the
 // deleting process's live heap grew, and a table with the share of the raw limit.
 package benchutil

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Command drill benchmarks a restore drill of a large chain in MinIO (make bench-drill): for each
 // size, a full snapshot of about that many MiB and --deltas deltas, written as
 // etcd-backup-restore v0.43.0 writes them, then, in one measuring process, the raw download rate

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Command entries measures the deletion of many small BackupEntries at once on MinIO, in one
 // run, side by side with the stand-in's raw limit for the same shape of work:
 //

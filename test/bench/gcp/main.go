@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Command bench measures the deletion of one BackupEntry's prefix on fake-gcs-server (behind the
 // GCS stand-in front), in one run, with three strategies side by side, for each prefix size and
 // added network delay:

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Command handback measures the aws hand-back (providerConfig handBack: true) on MinIO on a bucket
 // of many object versions, one entry's prefix of them deferred, the old way beside the new in one
 // run:

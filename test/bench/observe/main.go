@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Command observe measures the steady-state cost of the bucket probe and the entry inventory: the
 // real aws binary runs against a local seed (envtest) and MinIO, with every request to MinIO
 // counted by a reverse proxy (independently of the extension's own metrics), in one run side by

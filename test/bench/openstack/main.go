@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Command openstack measures the deletion of one BackupEntry's prefix on real Swift (Debian's
 // packages, bulk delete limited to Swift's default 10,000 per request), in one run, each at
 // several added network delays:

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Command scale measures the aws binary on a seed with many BackupEntries on one bucket: the real
 // binary runs as a process (or --replicas processes sharing one leader-election lease) against
 // envtest (kube-apiserver + etcd) and MinIO behind a counting proxy. Phases:

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Command incumbent-admission runs, unchanged, the code of the provider extensions that keeps
 // running in a landscape after their backup controllers were switched off, on given backup
 // configurations, and prints its verdicts:

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Command incumbent-azure runs gardener-extension-provider-azure v1.62.1's own BackupBucket and
 // BackupEntry controllers, unchanged, in a controller-runtime manager, as its extension does with
 // every other controller disabled (cmd/gardener-extension-provider-azure/app/app.go: the scheme of

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Command incumbent-gcp runs gardener-extension-provider-gcp v1.53.4's own BackupBucket and
 // BackupEntry controllers, unchanged, in a controller-runtime manager, as its extension does with
 // every other controller disabled (cmd/gardener-extension-provider-gcp/app/app.go: the scheme of

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package aws_test runs the real aws controllers in a manager against a real kube-apiserver and
 // etcd (envtest) and a real MinIO, driven the way gardenlet drives them.
 package aws_test

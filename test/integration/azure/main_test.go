@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package azure_test runs the real azure controllers in a manager against a real kube-apiserver
 // and etcd (envtest) and Azurite, driven the way gardenlet drives them.
 package azure_test

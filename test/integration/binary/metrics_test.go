@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package binary_test runs the real aws binary as a process (as the chart runs it) against a real
 // kube-apiserver and etcd (envtest) and MinIO, and scrapes every metric of the extension from
 // its metrics endpoint while a bucket and an entry go through their lives.

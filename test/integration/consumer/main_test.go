@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package consumer_test proves the etcd-backup secret against its consumer: for every provider
 // and credential mode, the real controllers write etcd-backup, and the real etcd-backup-restore
 // (the version hack/tools.sh pins), given the secret as etcd-druid mounts it, backs up a real

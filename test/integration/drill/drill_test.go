@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package drill_test drills snapshots the real etcd-backup-restore (the version hack/tools.sh
 // pins) wrote of a real etcd into every provider's stand-in (test/standin: MinIO, fake-gcs-server
 // behind the GCS front, Azurite, Swift and Keystone, a directory) with the provider's etcd-backup

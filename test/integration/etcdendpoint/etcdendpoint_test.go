@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package etcdendpoint_test runs the Etcd endpoint webhook (pkg/etcdendpoint) on a real
 // kube-apiserver (envtest) with etcd-druid's Etcd CRD, served with its self-signed certificate and
 // registered by the webhook's own registration, beside a second webhook that sets the same field

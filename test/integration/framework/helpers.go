@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package framework runs the real controllers of one provider in a manager against envtest and
 // gives the integration suites of every provider the same helpers, so that they cannot drift apart.
 package framework

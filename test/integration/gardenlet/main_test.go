@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gardenlet_test runs gardener's own controllers against the extension: gardener
 // v1.150.0's real gardener-apiserver (in-process, gardener's test/envtest) is the garden,
 // gardenlet's real BackupBucket and BackupEntry controllers run in this process, and the real aws

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gcp_test runs the real gcp controllers in a manager against a real kube-apiserver and
 // etcd (envtest) and fake-gcs-server behind the GCS stand-in front (stack.GCS), driven the way
 // gardenlet drives them.

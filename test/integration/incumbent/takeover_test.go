@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package incumbent_test switches a seed's backups from a provider extension's own BackupBucket
 // and BackupEntry controllers (the incumbent: its real code, built from test/incumbent/<provider>)
 // to this extension's binary and back, on one envtest API server and the provider's stand-ins,

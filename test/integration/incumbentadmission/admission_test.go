@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package incumbentadmission runs what keeps running of the provider extensions after their
 // backup controllers are switched off (provider-aws v1.73.0's and provider-gcp v1.53.4's garden
 // validators of Seeds and BackupBuckets, provider-gcp's seedprovider ensurer of Etcds; built from

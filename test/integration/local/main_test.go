@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package local_test runs the real local controllers in a manager against a real kube-apiserver
 // and etcd (envtest) and a real directory: no stand-in, the filesystem is the store.
 package local_test

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package openstack_test runs the real openstack controllers in a manager against a real
 // kube-apiserver and etcd (envtest) and real Keystone + Swift, driven as gardenlet drives them.
 package openstack_test

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package rbac_test proves the chart's RBAC sufficient and minimal: the real controllers run with
 // a client that impersonates the chart's service account, bound only by the chart's roles, on a
 // real kube-apiserver (envtest authorizes with RBAC), and go through a bucket's and an entry's

@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package restoredrill_test runs the real aws binary as a process (as the chart runs it) against
 // a real kube-apiserver (envtest) and MinIO, with snapshots the real etcd-backup-restore took of a
 // real etcd under a BackupEntry's prefix: the binary's restore drill (its own restore-drill child

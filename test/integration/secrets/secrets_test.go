@@ -1,3 +1,7 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
 // Package secrets_test runs the real controllers on envtest with an in-memory store and takes
 // credentials secrets away, as an operator (or a broken deletion flow) might: the extension must
 // say so on the objects' status and never let an entry's objects be forgotten silently.
