@@ -247,8 +247,13 @@ func (c *inventoryTaker) judge(ctx context.Context, be *extensionsv1alpha1.Backu
 		// Whether the shoot takes snapshots now is unknown: the snapshots' age is known, and a
 		// red that may be excused beats a condition that stays green for as long as the
 		// Cluster cannot be read.
-		verdict.Message += fmt.Sprintf(" (whether the shoot is hibernated or gone, or the garden gone, is unknown: %v)", err)
-		log.FromContext(ctx).Info("Could not read the shoot's Cluster or the Garden", "error", err.Error())
+		if IsGardenEntry(be) {
+			verdict.Message += fmt.Sprintf(" (whether the garden is gone is unknown: %v)", err)
+			log.FromContext(ctx).Info("Could not read the entry's Garden", "error", err.Error())
+		} else {
+			verdict.Message += fmt.Sprintf(" (whether the shoot is hibernated or gone is unknown: %v)", err)
+			log.FromContext(ctx).Info("Could not read the shoot's Cluster", "error", err.Error())
+		}
 		return verdict
 	}
 	if reason == "" {
