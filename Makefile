@@ -40,7 +40,7 @@ unit: ## Unit tests of the core (no external components).
 	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/apis/... ./pkg/controller/... ./pkg/inventory/... ./pkg/metrics/... ./pkg/drill/...
 
 .PHONY: test
-test: tools vet ## Everything: unit tests, conformance and integration on MinIO, fake-gcs-server, Azurite and Swift+Keystone.
+test: tools check ## Everything (after make check: vet, gofmt, SPDX headers, golangci-lint): unit tests, conformance and integration on MinIO, fake-gcs-server, Azurite and Swift+Keystone.
 	@hack/openstack.sh install
 	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)" FAKE_GCS_SERVER="$$(hack/tools.sh fakegcs)" AZURITE_BLOB="$$(hack/tools.sh azurite)" ETCDBR="$$(hack/tools.sh etcdbr)" ETCDBR_PREVIOUS="$$(hack/tools.sh etcdbr-previous)" INCUMBENT_AWS="$$(hack/incumbent.sh aws)" INCUMBENT_GCP="$$(hack/incumbent.sh gcp)" INCUMBENT_ADMISSION="$$(hack/incumbent.sh admission)"; \
 	go test $(GO_TEST_FLAGS) -timeout 30m ./...

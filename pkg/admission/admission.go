@@ -144,16 +144,16 @@ func immutabilityOf(raw []byte) immutability {
 
 // weakened explains why the change from old to new weakens a locked immutability ("" if it does
 // not): a locked policy can never be removed, unlocked or shortened.
-func weakened(old, new immutability, path string) string {
+func weakened(old, updated immutability, path string) string {
 	switch {
 	case !old.set || !old.locked:
 		return ""
-	case !new.set:
+	case !updated.set:
 		return fmt.Sprintf("%s: Forbidden: a locked immutability policy of %s can never be removed", path, old.period)
-	case !new.locked:
+	case !updated.locked:
 		return fmt.Sprintf("%s: Forbidden: a locked immutability policy can never be unlocked (locked: true, or mode: compliance)", path)
-	case new.period < old.period:
-		return fmt.Sprintf("%s.retentionPeriod: Forbidden: a locked immutability policy can only be extended, not shortened from %s to %s", path, old.period, new.period)
+	case updated.period < old.period:
+		return fmt.Sprintf("%s.retentionPeriod: Forbidden: a locked immutability policy can only be extended, not shortened from %s to %s", path, old.period, updated.period)
 	}
 	return ""
 }

@@ -19,7 +19,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -41,7 +40,7 @@ func coreCRD(plural, kind string) *apiextensionsv1.CustomResourceDefinition {
 			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: kind},
 			Scope: apiextensionsv1.ClusterScoped,
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1beta1", Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: new(true)}}}},
 		},
 	}
 }
@@ -61,7 +60,7 @@ func TestMain(m *testing.M) {
 			ObjectMeta: metav1.ObjectMeta{Name: "gardener-extension-backup-admission"},
 			Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 				Name:                    "backup.validation.extensions.gardener.cloud",
-				ClientConfig:            admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Name: "x", Namespace: "x", Path: ptr.To(admission.Path)}},
+				ClientConfig:            admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Name: "x", Namespace: "x", Path: new(admission.Path)}},
 				Rules:                   []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{"CREATE", "UPDATE"}, Rule: admissionregistrationv1.Rule{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"v1beta1"}, Resources: []string{"backupbuckets", "seeds"}}}},
 				FailurePolicy:           &fail,
 				SideEffects:             &none,

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
-	extensionscmd "github.com/gardener/gardener/extensions/pkg/controller/cmd"
-	webhookcmd "github.com/gardener/gardener/extensions/pkg/webhook/cmd"
+	extensionscmdcontroller "github.com/gardener/gardener/extensions/pkg/controller/cmd"
+	extensionscmdwebhook "github.com/gardener/gardener/extensions/pkg/webhook/cmd"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	operatorv1alpha1 "github.com/gardener/gardener/pkg/apis/operator/v1alpha1"
 	"github.com/spf13/cobra"
@@ -58,24 +58,24 @@ const (
 func NewCommand(p provider.Provider) *cobra.Command {
 	name := "gardener-extension-backup-" + p.Type()
 	var (
-		restOpts = &extensionscmd.RESTOptions{}
-		mgrOpts  = &extensionscmd.ManagerOptions{
+		restOpts = &extensionscmdcontroller.RESTOptions{}
+		mgrOpts  = &extensionscmdcontroller.ManagerOptions{
 			LeaderElection:          true,
-			LeaderElectionID:        extensionscmd.LeaderElectionNameID(name),
+			LeaderElectionID:        extensionscmdcontroller.LeaderElectionNameID(name),
 			LeaderElectionNamespace: "garden",
 		}
-		ctrlOpts       = &extensionscmd.ControllerOptions{MaxConcurrentReconciles: 5}
-		reconcilerOpts = &extensionscmd.ReconcilerOptions{}
-		generalOpts    = &extensionscmd.GeneralOptions{}
+		ctrlOpts       = &extensionscmdcontroller.ControllerOptions{MaxConcurrentReconciles: 5}
+		reconcilerOpts = &extensionscmdcontroller.ReconcilerOptions{}
+		generalOpts    = &extensionscmdcontroller.GeneralOptions{}
 		parallelism    = DefaultDeletionParallelism
 		kubeAPI        = KubeAPILimits{QPS: DefaultKubeAPIQPS, Burst: DefaultKubeAPIBurst}
 		pprofAddress   string
 		seedConfigFile string
 		periodicOpts   = periodic.Options{ProbeInterval: DefaultProbeInterval, InventoryInterval: DefaultInventoryInterval, Thresholds: inventory.DefaultThresholds}
 		drillOpts      = restoredrill.DefaultOptions()
-		webhookOpts    = &webhookcmd.ServerOptions{}
+		webhookOpts    = &extensionscmdwebhook.ServerOptions{}
 		etcdWebhook    bool
-		aggOpts        = extensionscmd.NewOptionAggregator(restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts, webhookOpts)
+		aggOpts        = extensionscmdcontroller.NewOptionAggregator(restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts, webhookOpts)
 	)
 	cmd := &cobra.Command{
 		Use:          name,
@@ -177,9 +177,9 @@ func validatePeriodic(o periodic.Options) error {
 
 // Config is a completed configuration.
 type Config struct {
-	REST                      *extensionscmd.RESTConfig
-	Manager                   *extensionscmd.ManagerConfig
-	Controller                *extensionscmd.ControllerConfig
+	REST                      *extensionscmdcontroller.RESTConfig
+	Manager                   *extensionscmdcontroller.ManagerConfig
+	Controller                *extensionscmdcontroller.ControllerConfig
 	IgnoreOperationAnnotation bool
 	ExtensionClasses          []extensionsv1alpha1.ExtensionClass
 	Deletion                  options.DeletionOptions
@@ -193,7 +193,7 @@ type Config struct {
 	// EtcdEndpointWebhook serves and registers the Etcd endpoint webhook (pkg/etcdendpoint).
 	EtcdEndpointWebhook bool
 	// WebhookServer says how the webhook is registered and its certificates kept.
-	WebhookServer webhookcmd.ServerConfig
+	WebhookServer extensionscmdwebhook.ServerConfig
 }
 
 // KubeAPILimits are the client-side rate limits of the clients to the seed's API server.

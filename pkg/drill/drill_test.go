@@ -107,7 +107,7 @@ func drill(t *testing.T, s *memstore.Store, opts Options) (Result, map[string]st
 		opts.ScratchDir = t.TempDir()
 	}
 	var restored map[string]string
-	opts.Inspect = func(_ context.Context, etcd string, kv clientv3.KV) error {
+	opts.Inspect = func(_ context.Context, _ string, kv clientv3.KV) error {
 		restored = readKVs(t, kv)
 		return nil
 	}
@@ -270,10 +270,11 @@ func TestDrillFindings(t *testing.T) {
 // backup and is no finding.
 type faultySource struct {
 	memSource
+
 	err error
 }
 
-func (f faultySource) OpenObject(ctx context.Context, bucket, key, _ string) (io.ReadCloser, error) {
+func (f faultySource) OpenObject(_ context.Context, bucket, key, _ string) (io.ReadCloser, error) {
 	return nil, fmt.Errorf("get %s: %w", key, f.err)
 }
 

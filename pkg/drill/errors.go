@@ -14,25 +14,25 @@ import (
 type Reason string
 
 const (
-	// ReasonHashMismatch: an object's content does not match the SHA-256 appended to it (a byte
+	// ReasonHashMismatch means an object's content does not match the SHA-256 appended to it (a byte
 	// changed after etcd or etcd-backup-restore computed the hash).
 	ReasonHashMismatch Reason = "HashMismatch"
-	// ReasonChainBroken: the full snapshot and its deltas do not form one unbroken revision range
+	// ReasonChainBroken means the full snapshot and its deltas do not form one unbroken revision range
 	// (a gap, an overlap from a second writer, a delta before its full), by names or by content.
 	ReasonChainBroken Reason = "ChainBroken"
-	// ReasonUndecodable: an object cannot be read as its name says (empty, truncated, not in the
+	// ReasonUndecodable means an object cannot be read as its name says (empty, truncated, not in the
 	// compression its suffix names, no hash where one belongs, not JSON events).
 	ReasonUndecodable Reason = "Undecodable"
-	// ReasonRestoreFailed: etcd's own restore or the embedded etcd refused the verified data.
+	// ReasonRestoreFailed means etcd's own restore or the embedded etcd refused the verified data.
 	ReasonRestoreFailed Reason = "RestoreFailed"
-	// ReasonNoFullSnapshot: deltas without a full snapshot to apply them to.
+	// ReasonNoFullSnapshot means deltas without a full snapshot to apply them to.
 	ReasonNoFullSnapshot Reason = "NoFullSnapshot"
-	// ReasonKeyRefused: the store refused the customer-provided encryption key (S3's SSE-C) the
+	// ReasonKeyRefused means the store refused the customer-provided encryption key (S3's SSE-C) the
 	// entry's secret gives for a snapshot: the wrong key, none for a snapshot written with one, or
 	// one for a snapshot written without. etcd-backup-restore, given the same secret, cannot
 	// restore it either; the snapshot itself may be intact.
 	ReasonKeyRefused Reason = "KeyRefused"
-	// ReasonTooLarge: the chain does not fit the drill's budget (bytes to read or scratch space);
+	// ReasonTooLarge means the chain does not fit the drill's budget (bytes to read or scratch space);
 	// nothing is proven either way, so callers report it as Unknown, never as restorable.
 	ReasonTooLarge Reason = "TooLarge"
 )

@@ -32,6 +32,7 @@ const (
 // whole key and its listed size.
 type Snapshot struct {
 	snapshotname.Name
+
 	// Key is the object's whole key.
 	Key string
 	// Size is the object's size from the listing.

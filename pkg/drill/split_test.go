@@ -133,7 +133,7 @@ func TestFetchAndRestoreFirstFailureWins(t *testing.T) {
 		}, ReasonRestoreFailed, dir + f.names[0]},
 		// The restore reads every delta it gets and then complains the stream ended: the
 		// download's finding says why.
-		{"the restore waits for the damaged delta", func(_ context.Context, ch Chain, _ string, deltas *os.File) Result {
+		{"the restore waits for the damaged delta", func(_ context.Context, _ Chain, _ string, deltas *os.File) Result {
 			_, err := io.Copy(io.Discard, deltas)
 			return Result{Err: errors.Join(errors.New("stream ended"), err)}
 		}, ReasonHashMismatch, lastKey},
@@ -197,6 +197,7 @@ func TestNewFinding(t *testing.T) {
 // for a third to open, so that a drill not bounded to two at a time would show three.
 type countingSource struct {
 	memSource
+
 	mu        sync.Mutex
 	open, max int
 	third     chan struct{}
@@ -228,6 +229,7 @@ func (c *countingSource) OpenObject(ctx context.Context, bucket, key, version st
 
 type closer struct {
 	io.ReadCloser
+
 	done func()
 }
 

@@ -13,7 +13,7 @@ import (
 	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	extensionswebhook "github.com/gardener/gardener/extensions/pkg/webhook"
 	"github.com/gardener/gardener/extensions/pkg/webhook/certificates"
-	webhookcmd "github.com/gardener/gardener/extensions/pkg/webhook/cmd"
+	extensionscmdwebhook "github.com/gardener/gardener/extensions/pkg/webhook/cmd"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -63,7 +63,7 @@ func NewWebhook(mgr manager.Manager, p provider.Provider, classes []extensionsv1
 // Options are where the webhook is registered and how its certificates are kept: gardener's
 // webhook flags (--webhook-config-mode, -url, -service-port, -namespace, -owner-namespace).
 type Options struct {
-	Server webhookcmd.ServerConfig
+	Server extensionscmdwebhook.ServerConfig
 	// ExtensionClasses are the controllers' classes.
 	ExtensionClasses []extensionsv1alpha1.ExtensionClass
 }

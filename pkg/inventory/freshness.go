@@ -129,9 +129,9 @@ func Judge(inv *Inventory, t Thresholds, created, now time.Time) Verdict {
 
 // ageAgainst is age(d), but says "over <max>" where rounding would make an age past max read as
 // max itself ("1h old (max 1h)" one second after the threshold).
-func ageAgainst(d, max time.Duration) string {
-	if d > max && age(d) == age(max) {
-		return "over " + age(max)
+func ageAgainst(d, limit time.Duration) string {
+	if d > limit && age(d) == age(limit) {
+		return "over " + age(limit)
 	}
 	return age(d)
 }

@@ -141,6 +141,7 @@ func TestTakePages(t *testing.T) {
 // failingStore fails its listing after some pages.
 type failingStore struct {
 	objectstore.DataPlane
+
 	after int
 }
 

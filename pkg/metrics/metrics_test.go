@@ -20,6 +20,7 @@ import (
 // requestingStore sends one request to url for every listing, as a provider's SDK would.
 type requestingStore struct {
 	*memstore.Store
+
 	client *http.Client
 	url    string
 }

@@ -19,6 +19,7 @@ import (
 // flight at once; each request takes a moment, so that concurrent ones overlap.
 type recordingStore struct {
 	*memstore.Store
+
 	mu       sync.Mutex
 	sizes    []int
 	inFlight int

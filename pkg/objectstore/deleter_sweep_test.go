@@ -84,8 +84,8 @@ func (s *faultyStore) DeleteObjects(ctx context.Context, bucket string, objs []o
 func TestDoneNeverWithAnythingLeft(t *testing.T) {
 	const maxThrottleWait = 40 * time.Millisecond
 	cases := []struct {
-		name string
-		faults
+		name   string
+		faults faults
 	}{
 		{"clean", faults{}},
 		{"latency", faults{latency: 3 * time.Millisecond}},
@@ -170,6 +170,7 @@ func TestThrottlingPauseHonoursTheLongestRetryAfter(t *testing.T) {
 // orderedThrottleStore throttles the objects of its first request, each with its own delay.
 type orderedThrottleStore struct {
 	*memstore.Store
+
 	waits      []time.Duration
 	calls      int
 	secondCall time.Time

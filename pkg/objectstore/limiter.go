@@ -20,8 +20,8 @@ type adaptiveLimiter struct {
 	successes int
 }
 
-func newAdaptiveLimiter(max int) *adaptiveLimiter {
-	l := &adaptiveLimiter{max: max, limit: max}
+func newAdaptiveLimiter(most int) *adaptiveLimiter {
+	l := &adaptiveLimiter{max: most, limit: most}
 	l.cond = sync.NewCond(&l.mu)
 	return l
 }

@@ -17,6 +17,7 @@ import (
 // namingStore records the operation each listing and deletion was named with.
 type namingStore struct {
 	*memstore.Store
+
 	mu  *sync.Mutex
 	ops *[]string
 }

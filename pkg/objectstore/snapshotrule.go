@@ -36,13 +36,13 @@ type SnapshotRule struct {
 type VersionChoice int
 
 const (
-	// CurrentVersions: the versions a plain read returns (Noncurrent false); a key whose newest
+	// CurrentVersions means the versions a plain read returns (Noncurrent false); a key whose newest
 	// version is a delete marker or a noncurrent generation is not listed.
 	CurrentVersions VersionChoice = iota
-	// OldestVersion: every key with at least one version (not a delete marker), once, as its
+	// OldestVersion means every key with at least one version (not a delete marker), once, as its
 	// oldest version (by Modified; at a tie the one listed first).
 	OldestVersion
-	// EveryVersion: every version of every key, each as a snapshot of its own (a key with two
+	// EveryVersion means every version of every key, each as a snapshot of its own (a key with two
 	// versions is listed twice), delete markers and blob snapshots not included.
 	EveryVersion
 )
@@ -51,11 +51,11 @@ const (
 type Exclusion int
 
 const (
-	// NoExclusion: the mark is not looked at.
+	// NoExclusion means the mark is not looked at.
 	NoExclusion Exclusion = iota
-	// ExcludeMarked: a listed version whose ObjectVersion.ExcludeMark is set is left out.
+	// ExcludeMarked means a listed version whose ObjectVersion.ExcludeMark is set is left out.
 	ExcludeMarked
-	// ExcludeMarkedIfDeleted: a key that has a delete marker (any, not only the newest) is left
+	// ExcludeMarkedIfDeleted means a key that has a delete marker (any, not only the newest) is left
 	// out when its listed version carries the mark (asked with MarkOf); a key without a delete
 	// marker is listed, marked or not.
 	ExcludeMarkedIfDeleted

@@ -95,6 +95,7 @@ type Provider interface {
 // need the typed config. Only Provider.Decode makes one.
 type Config struct {
 	config.ProviderConfig
+
 	management    func(context.Context, Credentials) (objectstore.Management, error)
 	issuer        func(context.Context, Credentials, string) (objectstore.CredentialIssuer, error)
 	storeEndpoint func(etcdBackup map[string][]byte) (string, error)
@@ -140,13 +141,13 @@ func (r registered[C]) bind(cfg C) Config {
 	return Config{
 		ProviderConfig: cfg,
 		management: func(ctx context.Context, creds Credentials) (objectstore.Management, error) {
-			return r.Cloud.NewManagement(ctx, creds, cfg)
+			return r.NewManagement(ctx, creds, cfg)
 		},
 		issuer: func(ctx context.Context, creds Credentials, name string) (objectstore.CredentialIssuer, error) {
-			return r.Cloud.NewIssuer(ctx, creds, cfg, name)
+			return r.NewIssuer(ctx, creds, cfg, name)
 		},
 		storeEndpoint: func(etcdBackup map[string][]byte) (string, error) {
-			return r.Cloud.EtcdStoreEndpoint(cfg, etcdBackup)
+			return r.EtcdStoreEndpoint(cfg, etcdBackup)
 		},
 	}
 }
@@ -175,6 +176,7 @@ func WithSeedConfig(p Provider, seedConfig []byte, incumbentFields []string) (Pr
 // configuration's bytes, read once at start, and the incumbent's fields it refuses.
 type seeded struct {
 	Provider
+
 	seedConfig      []byte
 	incumbentFields []string
 }

@@ -20,8 +20,9 @@ import (
 )
 
 type testConfig struct {
-	Issuer string
 	freshness.Field
+
+	Issuer string
 }
 
 func (c *testConfig) HandsBack() bool { return c.Issuer == "hand-back" }

@@ -57,7 +57,7 @@ func showDrill(ctx context.Context, k8s client.Client, be *extensionsv1alpha1.Ba
 			detail("BackupEntry %s: %s=%s (%s) %s", be.Name, cond.Type, cond.Status, cond.Reason, cond.Message)
 			for _, e := range ps.Drill.Etcds {
 				detail("  %s restored to revision %d (%d keys) from full snapshot %s and %d deltas; %d of %d bytes read in %s",
-					e.Name, e.Revision, e.Keys, e.FullSnapshot, e.Deltas, e.BytesRead, e.Size, e.Duration.Duration.Round(time.Millisecond))
+					e.Name, e.Revision, e.Keys, e.FullSnapshot, e.Deltas, e.BytesRead, e.Size, e.Duration.Round(time.Millisecond))
 			}
 			return nil
 		}

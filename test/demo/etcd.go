@@ -24,6 +24,7 @@ import (
 // interface.
 type runner struct {
 	testing.TB
+
 	dir      string
 	temps    int
 	cleanups []func()

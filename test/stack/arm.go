@@ -32,6 +32,7 @@ import (
 // check which key was regenerated and published instead.
 type ARM struct {
 	*httptest.Server
+
 	// TenantID, ClientID, ClientSecret and SubscriptionID are the service principal it accepts.
 	TenantID, ClientID, ClientSecret, SubscriptionID string
 
@@ -241,7 +242,7 @@ func (a *ARM) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (a *ARM) token(w http.ResponseWriter, r *http.Request, tenant string, body []byte) {
+func (a *ARM) token(w http.ResponseWriter, _ *http.Request, tenant string, body []byte) {
 	form, _ := parseForm(body)
 	ok := tenant == a.TenantID && form.Get("client_id") == a.ClientID
 	a.mu.Lock()
@@ -291,7 +292,7 @@ func (a *ARM) serveGroup(w http.ResponseWriter, r *http.Request, name string, bo
 			}
 		}
 		delete(a.groups, name)
-		w.WriteHeader(200)
+		w.WriteHeader(http.StatusOK)
 	default:
 		armError(w, 405, "MethodNotAllowed", r.Method)
 	}
@@ -383,7 +384,7 @@ func (a *ARM) serveAccount(w http.ResponseWriter, r *http.Request, group, name s
 		writeJSON(w, 200, acct)
 	case http.MethodDelete:
 		if acct == nil {
-			w.WriteHeader(204) // nothing of that name in this group
+			w.WriteHeader(http.StatusNoContent) // nothing of that name in this group
 			return
 		}
 		for k, p := range a.policies {
@@ -393,7 +394,7 @@ func (a *ARM) serveAccount(w http.ResponseWriter, r *http.Request, group, name s
 			}
 		}
 		a.dropAccount(r, name)
-		w.WriteHeader(200)
+		w.WriteHeader(http.StatusOK)
 	default:
 		armError(w, 405, "MethodNotAllowed", r.Method)
 	}

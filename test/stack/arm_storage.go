@@ -50,7 +50,7 @@ func (a *ARM) serveContainer(w http.ResponseWriter, r *http.Request, account, na
 		}
 		delete(a.containers, key)
 		delete(a.policies, key)
-		w.WriteHeader(200)
+		w.WriteHeader(http.StatusOK)
 	default:
 		armError(w, 405, "MethodNotAllowed", r.Method)
 	}

@@ -340,25 +340,25 @@ func (b *BlobStandIn) serveContainer(w http.ResponseWriter, r *http.Request, acc
 			}
 		}
 		w.Header().Set("ETag", `"0x1"`)
-		w.WriteHeader(200)
+		w.WriteHeader(http.StatusOK)
 	case r.Method == http.MethodPut && q.Get("comp") == "acl":
 		if c == nil {
 			blobError(w, 404, "ContainerNotFound", "The specified container does not exist.")
 			return
 		}
 		c.public = r.Header.Get("x-ms-blob-public-access")
-		w.WriteHeader(200)
+		w.WriteHeader(http.StatusOK)
 	case r.Method == http.MethodPut:
 		if c != nil {
 			blobError(w, 409, "ContainerAlreadyExists", "The specified container already exists.")
 			return
 		}
 		acct.containers[name] = &blobContainer{public: r.Header.Get("x-ms-blob-public-access"), blobs: map[string]*blobEntry{}}
-		w.WriteHeader(201)
+		w.WriteHeader(http.StatusCreated)
 	case r.Method == http.MethodGet || r.Method == http.MethodHead:
 		if c == nil {
 			w.Header().Set("x-ms-error-code", "ContainerNotFound")
-			w.WriteHeader(404)
+			w.WriteHeader(http.StatusNotFound)
 			return
 		}
 		if c.public != "" {
@@ -369,14 +369,14 @@ func (b *BlobStandIn) serveContainer(w http.ResponseWriter, r *http.Request, acc
 		}
 		w.Header().Set("Last-Modified", b.clock.Format(http.TimeFormat))
 		w.Header().Set("ETag", `"0x1"`)
-		w.WriteHeader(200)
+		w.WriteHeader(http.StatusOK)
 	case r.Method == http.MethodDelete:
 		if c == nil {
 			blobError(w, 404, "ContainerNotFound", "The specified container does not exist.")
 			return
 		}
 		delete(acct.containers, name)
-		w.WriteHeader(202)
+		w.WriteHeader(http.StatusAccepted)
 	default:
 		blobError(w, 400, "UnsupportedHttpVerb", r.Method)
 	}

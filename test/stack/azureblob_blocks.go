@@ -36,7 +36,7 @@ func (b *BlobStandIn) putBlock(w http.ResponseWriter, r *http.Request, c *blobCo
 	}
 	c.staged[name][id] = data
 	w.Header().Set("x-ms-request-server-encrypted", "true")
-	w.WriteHeader(201)
+	w.WriteHeader(http.StatusCreated)
 }
 
 // blockList is Put Block List's body: the blocks in order, each by where it is looked up.

@@ -39,14 +39,14 @@ func (b *BlobStandIn) listBlobs(w http.ResponseWriter, r *http.Request, c *blobC
 			include[strings.ToLower(strings.TrimSpace(part))] = true
 		}
 	}
-	max := 5000
+	maxResults := 5000
 	if v := q.Get("maxresults"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
 			blobError(w, 400, "OutOfRangeQueryParameterValue", "maxresults must be at least 1")
 			return
 		}
-		max = min(n, 5000)
+		maxResults = min(n, 5000)
 	}
 	from := ""
 	if m := q.Get("marker"); m != "" {
@@ -81,13 +81,13 @@ func (b *BlobStandIn) listBlobs(w http.ResponseWriter, r *http.Request, c *blobC
 	start := sort.Search(len(all), func(i int) bool { return all[i].key() >= from })
 	page := all[start:]
 	next := ""
-	if len(page) > max {
-		next = base64.RawURLEncoding.EncodeToString([]byte(page[max].key()))
-		page = page[:max]
+	if len(page) > maxResults {
+		next = base64.RawURLEncoding.EncodeToString([]byte(page[maxResults].key()))
+		page = page[:maxResults]
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, `<?xml version="1.0" encoding="utf-8"?><EnumerationResults ServiceEndpoint="%s/" ContainerName="%s">`, xmlEscape(b.URL), xmlEscape(container))
-	fmt.Fprintf(&sb, "<Prefix>%s</Prefix><Marker>%s</Marker><MaxResults>%d</MaxResults><Blobs>", xmlEscape(prefix), xmlEscape(q.Get("marker")), max)
+	fmt.Fprintf(&sb, "<Prefix>%s</Prefix><Marker>%s</Marker><MaxResults>%d</MaxResults><Blobs>", xmlEscape(prefix), xmlEscape(q.Get("marker")), maxResults)
 	for _, l := range page {
 		fmt.Fprintf(&sb, "<Blob><Name>%s</Name>", xmlEscape(l.name))
 		switch {
@@ -113,7 +113,7 @@ func (b *BlobStandIn) listBlobs(w http.ResponseWriter, r *http.Request, c *blobC
 	}
 	fmt.Fprintf(&sb, "</Blobs><NextMarker>%s</NextMarker></EnumerationResults>", next)
 	w.Header().Set("Content-Type", "application/xml")
-	w.WriteHeader(200)
+	w.WriteHeader(http.StatusOK)
 	_, _ = io.WriteString(w, sb.String())
 }
 
@@ -187,6 +187,6 @@ func (b *BlobStandIn) serveBatch(w http.ResponseWriter, r *http.Request, account
 	b.mu.Unlock()
 	_ = mw.Close()
 	w.Header().Set("Content-Type", "multipart/mixed; boundary="+boundary)
-	w.WriteHeader(202)
+	w.WriteHeader(http.StatusAccepted)
 	_, _ = w.Write(body.Bytes())
 }

@@ -81,7 +81,7 @@ func (b *BlobStandIn) write(w http.ResponseWriter, acct *blobAccount, c *blobCon
 	e.current = v
 	w.Header().Set("ETag", v.etag())
 	w.Header().Set("Last-Modified", now.Format(http.TimeFormat))
-	w.WriteHeader(201)
+	w.WriteHeader(http.StatusCreated)
 }
 
 // retire keeps the current version of e as a previous version when versioning is on (a blob
@@ -114,7 +114,7 @@ func (b *BlobStandIn) getBlob(w http.ResponseWriter, r *http.Request, c *blobCon
 	if v.id != "" && r.URL.Query().Get("snapshot") == "" {
 		w.Header().Set("x-ms-version-id", v.id)
 	}
-	w.WriteHeader(200)
+	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodGet {
 		_, _ = w.Write(v.data)
 	}
@@ -133,7 +133,7 @@ func (b *BlobStandIn) snapshot(w http.ResponseWriter, c *blobContainer, name str
 	}
 	e.snapshots = append(e.snapshots, &blobVersion{id: id, data: e.current.data, tags: tags, modified: now})
 	w.Header().Set("x-ms-snapshot", id)
-	w.WriteHeader(201)
+	w.WriteHeader(http.StatusCreated)
 }
 
 func (b *BlobStandIn) deleteBlob(w http.ResponseWriter, r *http.Request, acct *blobAccount, c *blobContainer, name string) {
@@ -163,7 +163,7 @@ func (b *BlobStandIn) deleteBlob(w http.ResponseWriter, r *http.Request, acct *b
 			}
 		case "only":
 			e.snapshots = nil
-			w.WriteHeader(202)
+			w.WriteHeader(http.StatusAccepted)
 			return
 		case "include":
 			e.snapshots = nil
@@ -177,7 +177,7 @@ func (b *BlobStandIn) deleteBlob(w http.ResponseWriter, r *http.Request, acct *b
 		delete(c.blobs, name)
 	}
 	w.Header().Set("x-ms-delete-type-permanent", "true")
-	w.WriteHeader(202)
+	w.WriteHeader(http.StatusAccepted)
 }
 
 func remove(vs []*blobVersion, v *blobVersion) []*blobVersion {
@@ -214,7 +214,7 @@ func (b *BlobStandIn) setTags(w http.ResponseWriter, r *http.Request, c *blobCon
 		tags[t.Key] = t.Value
 	}
 	v.tags = tags
-	w.WriteHeader(204)
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func (b *BlobStandIn) getTags(w http.ResponseWriter, r *http.Request, c *blobContainer, name string) {
@@ -224,7 +224,7 @@ func (b *BlobStandIn) getTags(w http.ResponseWriter, r *http.Request, c *blobCon
 		return
 	}
 	w.Header().Set("Content-Type", "application/xml")
-	w.WriteHeader(200)
+	w.WriteHeader(http.StatusOK)
 	_, _ = io.WriteString(w, `<?xml version="1.0" encoding="utf-8"?>`+tagsXML(v.tags))
 }
 

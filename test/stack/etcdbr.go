@@ -146,6 +146,7 @@ func (p *Process) Exited() bool {
 // Etcd is a real etcd (the one envtest runs) on loopback ports, reached through its JSON gateway.
 type Etcd struct {
 	*Process
+
 	URL string
 }
 

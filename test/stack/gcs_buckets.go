@@ -63,6 +63,7 @@ func (g *GCS) createBucket(w http.ResponseWriter, r *http.Request, body []byte) 
 // statusRecorder remembers the status of a proxied response.
 type statusRecorder struct {
 	http.ResponseWriter
+
 	status int
 }
 

@@ -51,7 +51,7 @@ func compareListed(a, b listedObject) int {
 // backendList asks fake-gcs-server for one page of a listing: query without paging, starting at
 // name startAt (inclusive), at most max objects. It returns the objects and fake-gcs-server's
 // next page token (a name; "" when the listing ended).
-func (g *GCS) backendList(bucket string, query url.Values, startAt string, max int) (int, []listedObject, string, error) {
+func (g *GCS) backendList(bucket string, query url.Values, startAt string, maxResults int) (int, []listedObject, string, error) {
 	q := url.Values{}
 	for _, k := range []string{"prefix", "versions", "startOffset", "endOffset", "matchGlob"} {
 		if v := query.Get(k); v != "" {
@@ -61,8 +61,8 @@ func (g *GCS) backendList(bucket string, query url.Values, startAt string, max i
 	if startAt != "" && startAt > q.Get("startOffset") {
 		q.Set("startOffset", startAt)
 	}
-	if max > 0 {
-		q.Set("maxResults", strconv.Itoa(max))
+	if maxResults > 0 {
+		q.Set("maxResults", strconv.Itoa(maxResults))
 	}
 	u := g.backend.JoinPath("storage", "v1", "b", bucket, "o")
 	u.RawQuery = q.Encode()
@@ -102,9 +102,9 @@ func (g *GCS) backendList(bucket string, query url.Values, startAt string, max i
 // it returns the same page forever.
 func (g *GCS) listObjects(w http.ResponseWriter, r *http.Request, bucket string) {
 	query := r.URL.Query()
-	max, err := strconv.Atoi(query.Get("maxResults"))
-	if err != nil || max <= 0 || max > 1000 {
-		max = 1000
+	maxResults, err := strconv.Atoi(query.Get("maxResults"))
+	if err != nil || maxResults <= 0 || maxResults > 1000 {
+		maxResults = 1000
 	}
 	var after *pagePosition
 	if t := query.Get("pageToken"); t != "" {
@@ -121,7 +121,7 @@ func (g *GCS) listObjects(w http.ResponseWriter, r *http.Request, bucket string)
 	}
 	var page []listedObject
 	more := false
-	for fetch := max + 1; ; fetch *= 2 {
+	for fetch := maxResults + 1; ; fetch *= 2 {
 		status, objects, next, err := g.backendList(bucket, query, startAt, fetch)
 		if err != nil {
 			jsonError(w, http.StatusBadGateway, "backendError", err.Error())
@@ -139,9 +139,9 @@ func (g *GCS) listObjects(w http.ResponseWriter, r *http.Request, bucket string)
 			}
 		}
 		slices.SortFunc(complete, compareListed)
-		if len(complete) > max || next == "" {
-			more = len(complete) > max
-			page = complete[:min(max, len(complete))]
+		if len(complete) > maxResults || next == "" {
+			more = len(complete) > maxResults
+			page = complete[:min(maxResults, len(complete))]
 			break
 		}
 	}

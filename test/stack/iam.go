@@ -25,6 +25,7 @@ import (
 // issues authenticate nowhere.
 type IAM struct {
 	*httptest.Server
+
 	mu       sync.Mutex
 	users    map[string]*iamUser
 	requests []url.Values

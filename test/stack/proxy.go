@@ -122,6 +122,7 @@ func StartProxy(target string, opts ProxyOptions) (*Proxy, error) {
 // statusWriter remembers the status code a handler answered with.
 type statusWriter struct {
 	http.ResponseWriter
+
 	status int
 }
 

@@ -283,6 +283,7 @@ func (g *S3Gaps) send(r *http.Request, body []byte) (*http.Response, error) {
 
 type cancelOnClose struct {
 	io.ReadCloser
+
 	cancel context.CancelFunc
 }
 

@@ -27,7 +27,7 @@ func init() {
 		// etcd-backup-restore's ABS store (abs_snapstore.go, readABSCredentialFiles);
 		// bucketName is gardener's.
 		EtcdBackupKeys: []string{"storageAccount", "storageKey", "domain", "bucketName"},
-		Start: func(ctx context.Context, _ testing.TB, region string) (*World, error) {
+		Start: func(_ context.Context, _ testing.TB, region string) (*World, error) {
 			azurite, err := stack.StartAzurite()
 			if err != nil {
 				return nil, err

@@ -24,7 +24,7 @@ func init() {
 		// etcd-backup-restore's GCS store (gcs_snapstore.go: GOOGLE_APPLICATION_CREDENTIALS is
 		// <dir>/serviceaccount.json, storageAPIEndpoint beside it); bucketName is gardener's.
 		EtcdBackupKeys: []string{"serviceaccount.json", "storageAPIEndpoint", "bucketName"},
-		Start: func(ctx context.Context, t testing.TB, region string) (*World, error) {
+		Start: func(_ context.Context, t testing.TB, region string) (*World, error) {
 			gcs, err := stack.StartGCS(stack.GCSOptions{})
 			if err != nil {
 				return nil, err

@@ -28,7 +28,7 @@ func init() {
 		// What etcd-druid reads for the Local storage provider (hostPath: the directory it
 		// mounts "<bucketName>" of; etcd-backup-restore itself reads no secret).
 		EtcdBackupKeys: []string{"bucketName", "hostPath"},
-		Start: func(ctx context.Context, _ testing.TB, region string) (*World, error) {
+		Start: func(_ context.Context, _ testing.TB, region string) (*World, error) {
 			root, err := os.MkdirTemp("", "local-buckets-")
 			if err != nil {
 				return nil, err

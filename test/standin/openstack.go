@@ -21,7 +21,7 @@ func init() {
 		// etcd-backup-restore's Swift store (swift_snapstore.go, readSwiftCredentialDir) with
 		// password credentials.
 		EtcdBackupKeys: []string{"authURL", "domainName", "tenantName", "region", "username", "password", "bucketName"},
-		Start: func(ctx context.Context, _ testing.TB, region string) (*World, error) {
+		Start: func(_ context.Context, _ testing.TB, region string) (*World, error) {
 			cloud, err := stack.StartOpenStack(0)
 			if err != nil {
 				return nil, err

@@ -38,7 +38,7 @@ func bucketNameRule(name string) string {
 		return fmt.Sprintf("it must be 3 to 63 characters long, not %d", len(name))
 	}
 	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' || r == '-') {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '.' && r != '-' {
 			return fmt.Sprintf("only lowercase letters, digits, dots and dashes are allowed, not %q", r)
 		}
 	}

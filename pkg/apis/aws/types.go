@@ -28,6 +28,9 @@ const (
 // BackupBucketConfig is a BackupBucket's providerConfig.
 type BackupBucketConfig struct {
 	metav1.TypeMeta `json:",inline"`
+	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
+	freshness.Field `json:",inline"`
+
 	// Immutability turns on S3 Object Lock with a default retention for every new object.
 	Immutability *ImmutableConfig `json:"immutability,omitempty"`
 	// Encryption selects the bucket's default encryption (default: SSE-S3).
@@ -39,8 +42,6 @@ type BackupBucketConfig struct {
 	// GeneratedCredentials, when set, publishes bucket-scoped credentials as the bucket's
 	// generated secret, so that shoots get those instead of the operator's.
 	GeneratedCredentials *GeneratedCredentialsConfig `json:"generatedCredentials,omitempty"`
-	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
-	freshness.Field `json:",inline"`
 	// HandBack leaves the bucket in the state gardener-extension-provider-aws expects before it
 	// takes the bucket back: its lifecycle rules in its form (GC-forTaggedObjects,
 	// GC-delete-markers-objects, the abort rule), every version deferred by this extension also
@@ -61,18 +62,19 @@ const (
 
 // GeneratedCredentialsConfig configures bucket-scoped credentials.
 type GeneratedCredentialsConfig struct {
+	// Rotation and AllowPassThrough (an S3-compatible store without IAM or MinIO's admin API).
+	credentials.Generation `json:",inline"`
+
 	// Issuer is what issues them: "IAM" (an IAM user per bucket with an inline policy limited
 	// to the bucket; two access keys at most, the published and the previous one) or "MinIO" (a
 	// user with a policy limited to the bucket, through the endpoint's admin API).
 	Issuer string `json:"issuer"`
-	// Rotation and AllowPassThrough (an S3-compatible store without IAM or MinIO's admin API).
-	credentials.Generation `json:",inline"`
 }
 
-// GenerationSettings implements credentials.Policy: the issuer is the one the config names.
 // HandsBack implements config.ProviderConfig.
 func (c *BackupBucketConfig) HandsBack() bool { return c != nil && c.HandBack }
 
+// GenerationSettings implements credentials.Policy: the issuer is the one the config names.
 func (c *BackupBucketConfig) GenerationSettings() *credentials.Settings {
 	if c == nil || c.GeneratedCredentials == nil {
 		return nil
@@ -131,6 +133,7 @@ var AllSettings = []Setting{SettingDefaultEncryption, SettingPublicAccessBlock, 
 // WorkloadIdentityConfig is the "config" key of a workload identity secret.
 type WorkloadIdentityConfig struct {
 	metav1.TypeMeta `json:",inline"`
+
 	// RoleARN is the IAM role assumed with the workload identity token.
 	RoleARN string `json:"roleARN"`
 }

@@ -33,7 +33,7 @@ func ContainerNameRule(name string) string {
 		return fmt.Sprintf("it must be 3 to 63 characters long, not %d", len(name))
 	}
 	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' {
 			return fmt.Sprintf("only lowercase letters, digits and dashes are allowed, not %q", r)
 		}
 	}

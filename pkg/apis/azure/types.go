@@ -35,6 +35,9 @@ const (
 // BackupBucketConfig is a BackupBucket's providerConfig.
 type BackupBucketConfig struct {
 	metav1.TypeMeta `json:",inline"`
+	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
+	freshness.Field `json:",inline"`
+
 	// Immutability sets a time-based immutability policy on the container (service principal or
 	// workload identity secrets only: it is a management-plane setting).
 	Immutability *ImmutableConfig `json:"immutability,omitempty"`
@@ -63,8 +66,6 @@ type BackupBucketConfig struct {
 	// adopted from provider-azure can be handed back. See docs/azure.md, "Taking over from and
 	// handing back to provider-azure".
 	HandBack bool `json:"handBack,omitempty"`
-	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
-	freshness.Field `json:",inline"`
 }
 
 var _ freshness.Policy = (*BackupBucketConfig)(nil)
@@ -135,11 +136,11 @@ func (c *BackupBucketConfig) SKU() string {
 // then use as it is.
 const IssuerAccountKey = "AccountKey"
 
-// GenerationSettings implements credentials.Policy: always the account key, with the keys'
-// rotation (see IssuerAccountKey).
 // HandsBack implements config.ProviderConfig.
 func (c *BackupBucketConfig) HandsBack() bool { return c != nil && c.HandBack }
 
+// GenerationSettings implements credentials.Policy: always the account key, with the keys'
+// rotation (see IssuerAccountKey).
 func (c *BackupBucketConfig) GenerationSettings() *credentials.Settings {
 	var r *credentials.Rotation
 	if c != nil {
@@ -159,9 +160,10 @@ func (c *BackupBucketConfig) GenerationSettings() *credentials.Settings {
 // (gardener-extension-provider-azure's kind of the same name).
 type WorkloadIdentityConfig struct {
 	metav1.TypeMeta `json:",inline"`
-	ClientID        string `json:"clientID"`
-	TenantID        string `json:"tenantID"`
-	SubscriptionID  string `json:"subscriptionID"`
+
+	ClientID       string `json:"clientID"`
+	TenantID       string `json:"tenantID"`
+	SubscriptionID string `json:"subscriptionID"`
 }
 
 // DecodeWorkloadIdentityConfig strictly decodes a workload identity secret's "config" key.

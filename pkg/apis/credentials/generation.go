@@ -35,11 +35,12 @@ func (g *Generation) Validate(path *field.Path) field.ErrorList {
 // provider's issuer named by the config (never guessed), and the generation settings with the
 // provider's defaults applied.
 type Settings struct {
+	Generation
+
 	// Issuer names the provider's issuer (provider.Provider.NewIssuer takes it), for example
 	// "IAM" or "MinIO" on AWS. The generated secret records it, so that a credential is always
 	// revoked by the issuer that issued it.
 	Issuer string
-	Generation
 }
 
 // Policy is implemented by a provider's decoded BackupBucket config.

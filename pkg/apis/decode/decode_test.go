@@ -28,7 +28,8 @@ type named struct {
 type config struct {
 	metav1.TypeMeta `json:",inline"`
 	inlined         `json:",inline"`
-	Nested          *struct {
+
+	Nested *struct {
 		Period metav1.Duration   `json:"period"`
 		Labels map[string]string `json:"labels,omitempty"`
 	} `json:"nested,omitempty"`

@@ -56,8 +56,9 @@ func TestValidate(t *testing.T) {
 
 // config inlines the field as every provider's BackupBucket config does.
 type config struct {
-	Other           string `json:"other"`
 	freshness.Field `json:",inline"`
+
+	Other string `json:"other"`
 }
 
 func TestOf(t *testing.T) {

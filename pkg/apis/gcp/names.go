@@ -32,7 +32,7 @@ func ValidateBucketName(name string) error {
 
 func bucketNameRule(name string) string {
 	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_') {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '.' && r != '-' && r != '_' {
 			return fmt.Sprintf("only lowercase letters, digits, dashes, underscores and dots are allowed, not %q", r)
 		}
 	}

@@ -31,6 +31,9 @@ const (
 // BackupBucketConfig is a BackupBucket's providerConfig.
 type BackupBucketConfig struct {
 	metav1.TypeMeta `json:",inline"`
+	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
+	freshness.Field `json:",inline"`
+
 	// Immutability sets a bucket retention policy: no object can be deleted or overwritten
 	// before it is RetentionPeriod old.
 	Immutability *ImmutableConfig `json:"immutability,omitempty"`
@@ -49,8 +52,6 @@ type BackupBucketConfig struct {
 	// generation a deferral of this extension left marked by a custom time. See docs/gcp.md,
 	// "Taking over from and handing back to provider-gcp".
 	HandBack bool `json:"handBack,omitempty"`
-	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
-	freshness.Field `json:",inline"`
 	// Store is gardener-extension-provider-gcp's store configuration (v1.53.4
 	// pkg/apis/gcp/v1alpha1/types_backupbucket.go:21-23,43-48), accepted so that a seed's
 	// providerConfig works unchanged: see StoreEndpointOverride.
@@ -89,10 +90,10 @@ type GeneratedCredentialsConfig struct {
 // only: GCP's one issuer.
 const IssuerServiceAccountKey = "ServiceAccountKey"
 
-// GenerationSettings implements credentials.Policy.
 // HandsBack implements config.ProviderConfig.
 func (c *BackupBucketConfig) HandsBack() bool { return c != nil && c.HandBack }
 
+// GenerationSettings implements credentials.Policy.
 func (c *BackupBucketConfig) GenerationSettings() *credentials.Settings {
 	if c == nil || c.GeneratedCredentials == nil {
 		return nil
@@ -124,6 +125,7 @@ type SoftDeleteConfig struct {
 // WorkloadIdentityConfig is the "config" key of a workload identity secret.
 type WorkloadIdentityConfig struct {
 	metav1.TypeMeta `json:",inline"`
+
 	// ProjectID is the GCP project the bucket lives in.
 	ProjectID string `json:"projectID"`
 	// CredentialsConfig is the external account credentials configuration

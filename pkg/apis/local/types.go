@@ -29,6 +29,7 @@ type BackupBucketConfig struct {
 	metav1.TypeMeta `json:",inline"`
 	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
 	freshness.Field `json:",inline"`
+
 	// Immutability is accepted by the decoder only to be refused with a clear message.
 	Immutability map[string]any `json:"immutability,omitempty"`
 	// GeneratedCredentials is accepted by the decoder only to be refused with a clear message.

@@ -31,6 +31,9 @@ const (
 // BackupBucketConfig is a BackupBucket's providerConfig.
 type BackupBucketConfig struct {
 	metav1.TypeMeta `json:",inline"`
+	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
+	freshness.Field `json:",inline"`
+
 	// Versioning keeps every version of an object in the container (Swift object versioning).
 	// Deleting an entry then deletes every version.
 	Versioning bool `json:"versioning,omitempty"`
@@ -39,8 +42,6 @@ type BackupBucketConfig struct {
 	// GeneratedCredentials, when set, publishes a Keystone application credential per bucket as
 	// the bucket's generated secret, so that shoots get it instead of the operator's credentials.
 	GeneratedCredentials *GeneratedCredentialsConfig `json:"generatedCredentials,omitempty"`
-	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
-	freshness.Field `json:",inline"`
 	// HandBack leaves the container in the state gardener-extension-provider-openstack v1.57.0
 	// handles, before the operator switches the bucket back to it: versioning off and no
 	// noncurrent version left (it deletes current objects only), read back before the reconcile
@@ -61,6 +62,7 @@ type GeneratedCredentialsConfig struct {
 	// it was issued, so that a missed rotation does not interrupt backups at once) and
 	// AllowPassThrough (a cloud that cannot check access rules).
 	credentials.Generation `json:",inline"`
+
 	// AccessRules restricts the credential to the bucket's container with Keystone access rules
 	// (default true). Swift must check them (keystonemiddleware's service_type = object-store);
 	// a credential the cloud refuses is revoked and reported, never published. false issues
@@ -74,10 +76,10 @@ type GeneratedCredentialsConfig struct {
 // one issuer.
 const IssuerApplicationCredential = "ApplicationCredential"
 
-// GenerationSettings implements credentials.Policy, with the default rotation period.
 // HandsBack implements config.ProviderConfig.
 func (c *BackupBucketConfig) HandsBack() bool { return c != nil && c.HandBack }
 
+// GenerationSettings implements credentials.Policy, with the default rotation period.
 func (c *BackupBucketConfig) GenerationSettings() *credentials.Settings {
 	if c == nil || c.GeneratedCredentials == nil {
 		return nil

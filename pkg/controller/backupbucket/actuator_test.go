@@ -30,6 +30,7 @@ import (
 // hidden versions the listing missed; write, if set, is what "someone else" writes first.
 type refusingStore struct {
 	*memstore.Store
+
 	write string
 }
 

@@ -171,7 +171,7 @@ func TestCredentialsAreKeptCurrentWhileTheBucketDoesNotConverge(t *testing.T) {
 	f.configure(settings("mem", grace(time.Hour)))
 	f.mustReconcile()
 	faults := memstore.WithFaults(f.mem)
-	f.provider.Provider.Store = faults
+	f.provider.Store = faults
 	f.restart()
 	faults.Fail(memstore.OpEnsureBucket, objectstore.Invalidf("the lifecycle configuration is refused"))
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	gardenerbackupbucket "github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
+	extensionsbackupbucketcontroller "github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
@@ -96,6 +96,7 @@ func (i *recIssuer) Location(ctx context.Context) (string, error) {
 // contract). Its config is validated like a real provider's, errors named under providerConfig.
 type namedIssuers struct {
 	controllertest.Provider
+
 	issuers map[string]*recIssuer
 	// storeKeys names the issuers whose credentials are keys of the store itself
 	// (objectstore.StoreKeysIssuer, as Azure's account keys).
@@ -124,11 +125,11 @@ func (p namedIssuers) NewIssuer(_ context.Context, _ provider.Credentials, _ *co
 // hold one of the bucket's own credentials, as an Azure account key secret of the bucket's
 // account does, and still manage the bucket.
 func (p namedIssuers) NewDataPlane(context.Context, provider.Credentials) (objectstore.DataPlane, error) {
-	return p.Provider.Store, nil
+	return p.Store, nil
 }
 
 func (p namedIssuers) NewManagement(context.Context, provider.Credentials, *controllertest.Config) (objectstore.Management, error) {
-	return p.Provider.Store, nil
+	return p.Store, nil
 }
 
 func (p namedIssuers) Decode(raw []byte) (*controllertest.Config, error) {
@@ -161,7 +162,7 @@ type genFixture struct {
 	provider namedIssuers
 	calls    []string
 	misnamed []string // issuer calls not named for their operation (recIssuer)
-	actuator gardenerbackupbucket.Actuator
+	actuator extensionsbackupbucketcontroller.Actuator
 }
 
 // newGenFixture holds a bucket "bucket" of type mem, its credentials secret and the store; the
@@ -255,7 +256,7 @@ func (f *genFixture) mustReconcile() {
 }
 
 func (f *genFixture) secretKey() client.ObjectKey {
-	meta := gardenerbackupbucket.GeneratedSecretObjectMeta(f.bucket())
+	meta := extensionsbackupbucketcontroller.GeneratedSecretObjectMeta(f.bucket())
 	return client.ObjectKey{Namespace: meta.Namespace, Name: meta.Name}
 }
 

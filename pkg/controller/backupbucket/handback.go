@@ -16,7 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	gardenerbackupentry "github.com/gardener/gardener/extensions/pkg/controller/backupentry"
+	extensionsbackupentrycontroller "github.com/gardener/gardener/extensions/pkg/controller/backupentry"
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
@@ -156,7 +156,7 @@ func (a *actuator) holdersOnTheSeed(ctx context.Context, bb *extensionsv1alpha1.
 				hold(entrySecret)
 			}
 		}
-		namespace, _ := gardenerbackupentry.ExtractShootDetailsFromBackupEntryName(be.Name)
+		namespace, _ := extensionsbackupentrycontroller.ExtractShootDetailsFromBackupEntryName(be.Name)
 		name := v1beta1constants.BackupSecretName
 		if strings.HasPrefix(be.Name, v1beta1constants.BackupSourcePrefix) {
 			name = v1beta1constants.BackupSourcePrefix + "-" + v1beta1constants.BackupSecretName

@@ -50,6 +50,7 @@ const (
 // prober probes each bucket on an interval. It only reads the store.
 type prober struct {
 	periodic.Deps
+
 	// started is when this process started probing: a condition written before it has no
 	// bucket_available series behind it here, so that bucket is probed at once.
 	started time.Time

@@ -38,6 +38,7 @@ import (
 // gets a store that refuses every read, as a cloud refuses a revoked key.
 type revocable struct {
 	controllertest.Provider
+
 	revoked map[string]bool
 }
 

@@ -57,6 +57,7 @@ var (
 // keys of the entry's secret, as a real provider picks what etcd-backup-restore reads.
 type etcdProvider struct {
 	controllertest.Provider
+
 	newStoreErr error
 }
 
@@ -81,6 +82,7 @@ func (etcdProvider) EtcdBackupSecretData(_ *extensionsv1alpha1.BackupEntry, data
 // clientManager is the one thing gardener's generic actuator takes from a manager: its client.
 type clientManager struct {
 	manager.Manager
+
 	c client.Client
 }
 
@@ -281,7 +283,7 @@ func TestReconcileErrorCodes(t *testing.T) {
 // misLister lists one key outside the prefix it is asked for, as a broken store would.
 type misLister struct{ controllertest.Store }
 
-func (s misLister) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
+func (s misLister) ListObjects(_ context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
 	return fn([]objectstore.ObjectVersion{{Key: "other/" + prefix + "z"}})
 }
 

@@ -22,6 +22,7 @@ import (
 // the snapshot chains by names costs no request of its own.
 type teeListing struct {
 	objectstore.DataPlane
+
 	chains *drill.Collector
 }
 

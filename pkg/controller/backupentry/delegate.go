@@ -202,7 +202,7 @@ func (d *delegate) deferDeletion(ctx context.Context, log logr.Logger, be *exten
 		return objectstore.Deferral{}, err
 	}
 	deferral, err := mgmt.DeferDeletion(ctx, be.Spec.BucketName, prefix)
-	if err == nil || !(errors.Is(err, objectstore.ErrUnsupported) || errors.Is(err, objectstore.ErrForbidden)) {
+	if err == nil || !errors.Is(err, objectstore.ErrUnsupported) && !errors.Is(err, objectstore.ErrForbidden) {
 		return deferral, err
 	}
 	bb := &extensionsv1alpha1.BackupBucket{}

@@ -36,6 +36,7 @@ import (
 // deferringStore answers DeferDeletion as told.
 type deferringStore struct {
 	*memstore.Store
+
 	deferral objectstore.Deferral
 	err      error
 	asked    *int
@@ -130,6 +131,7 @@ func TestDeletionWithLockedObjects(t *testing.T) {
 // BackupBucket's (secret data key "who").
 type twoCredentials struct {
 	controllertest.Provider
+
 	bucket controllertest.Store
 }
 

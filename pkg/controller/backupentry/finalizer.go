@@ -36,6 +36,7 @@ const FinalizerName = "backup.extensions.gardener.cloud/objects"
 // migrated away (its objects then belong to the destination seed).
 type holdingActuator struct {
 	backupentry.Actuator
+
 	client client.Client
 	// reader reads the entry's BackupBucket from the API server, not the cache: a cache that has
 	// not seen a hand-back yet must not give the entry the finalizer the hand-back removed.

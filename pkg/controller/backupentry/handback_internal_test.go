@@ -68,6 +68,7 @@ func TestHoldLetsGoOfEntriesWhoseBucketIsHandedBack(t *testing.T) {
 // seen the hand-back yet) the first stale times, and from the API server after that.
 type staleBucket struct {
 	client.Client
+
 	bucket *extensionsv1alpha1.BackupBucket
 	stale  int
 }
@@ -115,7 +116,7 @@ func TestHoldIsNotFooledByAStaleBucket(t *testing.T) {
 			if err := k8s.Create(ctx, be); err != nil {
 				t.Fatal(err)
 			}
-			var cached, reader client.Client = k8s, k8s
+			cached, reader := k8s, k8s
 			if c.cachedClient {
 				cached = &staleBucket{Client: k8s, bucket: before, stale: 1 << 30}
 			}

@@ -66,6 +66,7 @@ const minRecount = time.Minute
 // ProviderStatus is what the extension publishes in a BackupEntry's status.providerStatus.
 type ProviderStatus struct {
 	metav1.TypeMeta `json:",inline"`
+
 	// Inventory is the last count of the entry's prefix.
 	Inventory *inventory.Inventory `json:"inventory,omitempty"`
 	// Drill is the last restore drill of the entry's backups (pkg/controller/restoredrill).
@@ -94,6 +95,7 @@ func ReadProviderStatus(be *extensionsv1alpha1.BackupEntry) (ProviderStatus, err
 // the store.
 type inventoryTaker struct {
 	periodic.Deps
+
 	// since is when this taker started: entries older than that and never counted are first
 	// counted at their slots after it (see firstCount).
 	since time.Time

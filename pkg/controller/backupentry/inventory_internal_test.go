@@ -40,6 +40,7 @@ import (
 // countingStore counts listings: each one is an inventory's cost.
 type countingStore struct {
 	*memstore.Store
+
 	listings atomic.Int32
 	fail     atomic.Bool // every listing is refused, as with revoked credentials
 }

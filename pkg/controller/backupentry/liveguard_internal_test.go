@@ -56,7 +56,7 @@ func (f *entryFixture) sourceEntry(bucket string, created time.Time, live func(*
 // source's last snapshot older than the source entry) the prefix is deleted as before.
 func TestSourceEntryDeletionKeepsTheLiveEntrysBackups(t *testing.T) {
 	written := time.Now() // the fixture's objects are written now
-	sameBucket := func(be *extensionsv1alpha1.BackupEntry) bool { return true }
+	sameBucket := func(_ *extensionsv1alpha1.BackupEntry) bool { return true }
 	otherBucket := func(be *extensionsv1alpha1.BackupEntry) bool { be.Spec.BucketName = "target"; return true }
 	cases := []struct {
 		name    string

@@ -188,6 +188,7 @@ func TestOrphanGuardDeletion(t *testing.T) {
 // secretReads counts the guard's reads of secrets from the API server.
 type secretReads struct {
 	client.Reader
+
 	n int
 }
 

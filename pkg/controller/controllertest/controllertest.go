@@ -49,9 +49,10 @@ func (Provider) Type() string { return "mem" }
 
 // Config is the "mem" providerConfig: generated credentials only.
 type Config struct {
+	freshness.Field
+
 	Generated *credentials.Settings `json:"generatedCredentials,omitempty"`
 	HandBack  bool                  `json:"handBack,omitempty"`
-	freshness.Field
 }
 
 // HandsBack implements config.ProviderConfig.

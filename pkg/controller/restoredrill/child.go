@@ -211,7 +211,7 @@ func (c ChildRestorer) Restore(ctx context.Context, ch drill.Chain, dir string, 
 // killed reports whether the child was ended by SIGKILL (the kernel's OOM killer, or an
 // operator): no verdict on the backup.
 func killed(exit *exec.ExitError) bool {
-	ws, ok := exit.ProcessState.Sys().(syscall.WaitStatus)
+	ws, ok := exit.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }
 

@@ -53,6 +53,7 @@ type Deps struct {
 // Reconciler drills each BackupEntry on its schedule and publishes BackupsRestorable.
 type Reconciler struct {
 	Deps
+
 	// since is when this reconciler started: entries never drilled are first drilled at their
 	// slot after it (or after their creation, if later).
 	since time.Time

@@ -341,7 +341,10 @@ func TestConcurrencyBound(t *testing.T) {
 	f.restore = func(ctx context.Context, ch drill.Chain, dir string, deltas *os.File) drill.Result {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
-		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		for m := most.Load(); n > m; m = most.Load() {
+			if most.CompareAndSwap(m, n) {
+				break
+			}
 		}
 		time.Sleep(50 * time.Millisecond) // overlap, if the bound lets it
 		return f.restored(ctx, ch, dir, deltas)

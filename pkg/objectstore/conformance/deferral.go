@@ -14,7 +14,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// The keys of the cases below: an entry's prefix and what lies around it.
+// deferEntry is the entry the suite writes to; the keys of its cases lie in and around it.
 const deferEntry = "shoot--a--b--1/"
 
 var (
@@ -87,8 +87,8 @@ func testDeferDeletion(t *testing.T, h Harness) {
 	if left := listAll(t, ctx, h.Store, name, deferEntry); len(left) != 0 {
 		t.Fatalf("after DeletePrefix %v are left under %q", left, deferEntry)
 	}
-	if after := outsideOf(listAll(t, ctx, h.Store, name, ""), deferEntry); !sameNames(after, outsideOf(before, deferEntry)) {
-		t.Fatalf("outside %q before %v, after %v", deferEntry, outsideOf(before, deferEntry), after)
+	if after := outsideEntry(listAll(t, ctx, h.Store, name, "")); !sameNames(after, outsideEntry(before)) {
+		t.Fatalf("outside %q before %v, after %v", deferEntry, outsideEntry(before), after)
 	}
 }
 
@@ -136,7 +136,7 @@ func testLockedObjects(t *testing.T, h Harness) {
 			t.Fatalf("Lock(%q): %v", k, err)
 		}
 	}
-	outside := outsideOf(listAll(t, ctx, h.Store, name, ""), deferEntry)
+	outside := outsideEntry(listAll(t, ctx, h.Store, name, ""))
 	prefix, err := objectstore.EntryPrefix(strings.TrimSuffix(deferEntry, "/"))
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +171,7 @@ func testLockedObjects(t *testing.T, h Harness) {
 			t.Fatalf("locked object %q after the deletion and its deferral = %q, %v; want it intact", k, data, err)
 		}
 	}
-	if after := outsideOf(listAll(t, ctx, h.Store, name, ""), deferEntry); !sameNames(after, outside) {
+	if after := outsideEntry(listAll(t, ctx, h.Store, name, "")); !sameNames(after, outside) {
 		t.Fatalf("outside %q before %v, after %v", deferEntry, outside, after)
 	}
 }
@@ -210,7 +210,7 @@ func testDeleteMarkers(t *testing.T, h Harness) {
 			t.Fatalf("%q deleted on a versioned bucket: %+v; want its data kept as a noncurrent version", k, versions)
 		}
 	}
-	outside := outsideOf(listAll(t, ctx, h.Store, name, ""), deferEntry)
+	outside := outsideEntry(listAll(t, ctx, h.Store, name, ""))
 	prefix, err := objectstore.EntryPrefix(strings.TrimSuffix(deferEntry, "/"))
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +219,7 @@ func testDeleteMarkers(t *testing.T, h Harness) {
 	if left := listAll(t, ctx, h.Store, name, deferEntry); len(left) != 0 {
 		t.Fatalf("after DeletePrefix %v are left under %q; want no version and no delete marker", left, deferEntry)
 	}
-	if after := outsideOf(listAll(t, ctx, h.Store, name, ""), deferEntry); !sameNames(after, outside) {
+	if after := outsideEntry(listAll(t, ctx, h.Store, name, "")); !sameNames(after, outside) {
 		t.Fatalf("outside %q before %v, after %v", deferEntry, outside, after)
 	}
 	if _, err := objectstore.ReadObject(ctx, h.Store, name, deferNeighbours[0]); !errors.Is(err, objectstore.ErrNotFound) {

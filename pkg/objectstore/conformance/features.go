@@ -18,24 +18,24 @@ import (
 type Feature string
 
 const (
-	// BadCredentials: the store can be reached with wrong credentials (Harness.BadCredentials).
+	// BadCredentials means the store can be reached with wrong credentials (Harness.BadCredentials).
 	BadCredentials Feature = "BadCredentials"
-	// ForeignBuckets: a bucket owned by someone else can be made (Harness.ForeignBucket).
+	// ForeignBuckets means a bucket owned by someone else can be made (Harness.ForeignBucket).
 	ForeignBuckets Feature = "ForeignBuckets"
-	// Regions: buckets live in regions, and another region is refused (Harness.OtherRegion).
+	// Regions means buckets live in regions, and another region is refused (Harness.OtherRegion).
 	Regions Feature = "Regions"
-	// Versions: the store keeps object versions (Harness.Versioning).
+	// Versions means the store keeps object versions (Harness.Versioning).
 	Versions Feature = "Versions"
-	// Locks: objects can be held by retention locks (Harness.Lock).
+	// Locks means objects can be held by retention locks (Harness.Lock).
 	Locks Feature = "Locks"
-	// ExcludeMark: etcd-backup-restore honours an exclude mark on this store, which the harness
+	// ExcludeMark means etcd-backup-restore honours an exclude mark on this store, which the harness
 	// can set (Harness.MarkExcluded).
 	ExcludeMark Feature = "ExcludeMark"
-	// Deferral: the store deletes locked objects by itself once their locks end (no hook: the
+	// Deferral means the store deletes locked objects by itself once their locks end (no hook: the
 	// suite checks that DeferDeletion answers nil where it is supported and
 	// objectstore.ErrUnsupported where it is declared unsupported).
 	Deferral Feature = "Deferral"
-	// DeferralReadBack: the harness can read a deferral back with the store's own means
+	// DeferralReadBack means the harness can read a deferral back with the store's own means
 	// (Harness.DeferralCovers); it needs Deferral.
 	DeferralReadBack Feature = "DeferralReadBack"
 )

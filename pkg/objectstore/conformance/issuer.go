@@ -20,6 +20,7 @@ import (
 type IssuerHarness struct {
 	// Harness is the store with the operator's credentials.
 	Harness
+
 	// Issuer is the provider's issuer built from the same credentials.
 	Issuer objectstore.CredentialIssuer
 	// StoreFor builds a store from the data of an issued credential, as the entry controller

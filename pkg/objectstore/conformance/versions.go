@@ -44,7 +44,7 @@ func testDeletionLeavesNothing(mode versioningMode) func(*testing.T, Harness) {
 				t.Fatalf("switching versioning on: %v", err)
 			}
 		}
-		const entry = "shoot--a--b--1/"
+		const entry = deferEntry
 		keys := []string{
 			entry + "etcd-main/v2/Full-00000001-00000010-1700000000",
 			entry + "etcd-main/v2/Incr-00000011-00000020-1700000100",
@@ -99,7 +99,7 @@ func testDeletionLeavesNothing(mode versioningMode) func(*testing.T, Harness) {
 				t.Fatalf("after %d writes under %q with versioning on the listing shows %d versions: it does not list every version", written, entry, len(before))
 			}
 		}
-		outside := outsideOf(listAll(t, ctx, h.Store, name, ""), entry)
+		outside := outsideEntry(listAll(t, ctx, h.Store, name, ""))
 
 		prefix, err := objectstore.EntryPrefix("shoot--a--b--1")
 		if err != nil {
@@ -111,7 +111,7 @@ func testDeletionLeavesNothing(mode versioningMode) func(*testing.T, Harness) {
 				t.Fatalf("DeletePrefix reported done, but %d versions are left under %q: %v", len(left), entry, left)
 			}
 		}
-		if after := outsideOf(listAll(t, ctx, h.Store, name, ""), entry); !slices.Equal(after, outside) {
+		if after := outsideEntry(listAll(t, ctx, h.Store, name, "")); !slices.Equal(after, outside) {
 			t.Fatalf("the deletion changed what lies outside %q:\nbefore %v\nafter  %v", entry, outside, after)
 		}
 	}
@@ -134,6 +134,7 @@ func listAll(t *testing.T, ctx context.Context, store objectstore.DataPlane, buc
 	return all
 }
 
-func outsideOf(all []objectstore.ObjectVersion, prefix string) []objectstore.ObjectVersion {
-	return slices.DeleteFunc(all, func(o objectstore.ObjectVersion) bool { return strings.HasPrefix(o.Key, prefix) })
+// outsideEntry is what of all lies outside the entry the suite writes to (deferEntry).
+func outsideEntry(all []objectstore.ObjectVersion) []objectstore.ObjectVersion {
+	return slices.DeleteFunc(all, func(o objectstore.ObjectVersion) bool { return strings.HasPrefix(o.Key, deferEntry) })
 }

@@ -30,6 +30,7 @@ const PageSize = 100
 // Store is safe for concurrent use. Stores returned by WithPageSize share its contents.
 type Store struct {
 	*state
+
 	pageSize int
 	// credential is the issued credential this view presents ("": the operator's).
 	credential string

@@ -63,7 +63,7 @@ func TestStoreWithoutMinIOAdminAPICannotIssue(t *testing.T) {
 	// An S3-compatible store of another make: the admin path is read as an object of a bucket
 	// named "minio", which does not exist.
 	var requests atomic.Int64
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		requests.Add(1)
 		w.Header().Set("Content-Type", "application/xml")
 		w.WriteHeader(http.StatusNotFound)

@@ -43,9 +43,13 @@ type Provider struct {
 
 var _ provider.Cloud[*awsapi.BackupBucketConfig] = (*Provider)(nil)
 
-// Type, ValidateBucketName and Decode implement provider.Cloud with the SDK-free half, awsapi.
-func (*Provider) Type() string                         { return awsapi.Type }
+// Type implements provider.Cloud: awsapi.Type.
+func (*Provider) Type() string { return awsapi.Type }
+
+// ValidateBucketName implements provider.Cloud with awsapi's rules (no SDK).
 func (*Provider) ValidateBucketName(name string) error { return awsapi.ValidateBucketName(name) }
+
+// Decode implements provider.Cloud with awsapi's decoding (no SDK).
 func (*Provider) Decode(raw []byte) (*awsapi.BackupBucketConfig, error) {
 	return awsapi.DecodeBackupBucketConfig(raw)
 }

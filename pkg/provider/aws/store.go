@@ -65,6 +65,7 @@ func (c lockConfig) retainUntil(modified time.Time) time.Time {
 // management is the management plane: the data plane's client and a bucket's providerConfig.
 type management struct {
 	*store
+
 	// cfg is the bucket's providerConfig, which EnsureBucket converges to (never nil).
 	cfg *awsapi.BackupBucketConfig
 }

@@ -87,7 +87,7 @@ func TestAccountNotOursIsNeverReadEmptiedRekeyedOrDeleted(t *testing.T) {
 				if !strings.Contains(r.Path, "/storageaccounts/"+account) {
 					continue
 				}
-				if r.Method != "GET" {
+				if r.Method != http.MethodGet {
 					t.Errorf("a request acted on the account that is not ours: %s %s", r.Method, r.Path)
 				}
 			}

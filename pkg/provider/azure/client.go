@@ -129,6 +129,7 @@ func (p *Provider) managementCredential(creds provider.Credentials, opts azcore.
 // and says when it was not reached at all (no answer: nothing was refused).
 type refusedAs struct {
 	azcore.TokenCredential
+
 	what string
 }
 
@@ -142,7 +143,7 @@ func (r refusedAs) GetToken(ctx context.Context, opts policy.TokenRequestOptions
 		return tok, fmt.Errorf("no token for the %s: Microsoft Entra ID was not reached or did not answer (network, proxy or TLS; a private CA of a non-public cloud is trusted with --%s): %w",
 			r.what, FlagManagementCAFile, err)
 	}
-	return tok, fmt.Errorf("Microsoft Entra ID refused the %s: %w", r.what, err)
+	return tok, fmt.Errorf("the %s was refused by Microsoft Entra ID: %w", r.what, err)
 }
 
 // serviceURL is the account's blob endpoint: https://<account>.<domain>/, or for an emulator

@@ -89,7 +89,7 @@ func TestConformanceThroughTheManagementPlane(t *testing.T) {
 		Region:         "westeurope",
 		OtherRegion:    "northeurope",
 		BadCredentials: armStore(t, arm, with(arm.ServicePrincipal(), "clientSecret", "wrong-secret"), false),
-		ForeignBucket: func(t *testing.T) string {
+		ForeignBucket: func(_ *testing.T) string {
 			name := newBucketName()
 			arm.PutAccount("someone-elses-group", azureprovider.AccountName(name), "westeurope", nil)
 			return name
@@ -120,7 +120,7 @@ func TestConformanceThroughTheManagementPlaneWithBlobVersioning(t *testing.T) {
 		Region:         "westeurope",
 		OtherRegion:    "northeurope",
 		BadCredentials: armStore(t, arm, with(arm.ServicePrincipal(), "clientSecret", "wrong-secret"), false),
-		ForeignBucket: func(t *testing.T) string {
+		ForeignBucket: func(_ *testing.T) string {
 			name := newBucketName()
 			arm.PutAccount("someone-elses-group", azureprovider.AccountName(name), "westeurope", nil)
 			return name

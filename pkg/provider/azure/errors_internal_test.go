@@ -42,7 +42,7 @@ func TestClassify(t *testing.T) {
 		{"ARM: throttled", respErr(429, "TooManyRequests"), objectstore.ErrThrottled},
 		{"ARM: missing group", respErr(404, "ResourceGroupNotFound"), objectstore.ErrNotFound},
 		{"ARM: bad subscription", respErr(404, "SubscriptionNotFound"), objectstore.ErrInvalidConfig},
-		{"Entra ID refused the secret", fmt.Errorf("token: %w", &azidentity.AuthenticationFailedError{RawResponse: &http.Response{StatusCode: 401}}), objectstore.ErrUnauthenticated},
+		{"Entra ID refused the secret", fmt.Errorf("token: %w", &azidentity.AuthenticationFailedError{RawResponse: &http.Response{StatusCode: http.StatusUnauthorized}}), objectstore.ErrUnauthenticated},
 		// No answer from Entra ID (TLS not trusted, network): nothing was refused.
 		{"Entra ID not reached", fmt.Errorf("token: %w", &azidentity.AuthenticationFailedError{}), nil},
 		{"500 stays unclassified (the SDK retried it)", respErr(500, "InternalError"), nil},

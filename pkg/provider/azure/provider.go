@@ -50,9 +50,13 @@ type Provider struct {
 
 var _ provider.Cloud[*azureapi.BackupBucketConfig] = (*Provider)(nil)
 
-// Type, ValidateBucketName and Decode implement provider.Cloud with the SDK-free half, azureapi.
-func (*Provider) Type() string                         { return azureapi.Type }
+// Type implements provider.Cloud: azureapi.Type.
+func (*Provider) Type() string { return azureapi.Type }
+
+// ValidateBucketName implements provider.Cloud with azureapi's rules (no SDK).
 func (*Provider) ValidateBucketName(name string) error { return azureapi.ValidateBucketName(name) }
+
+// Decode implements provider.Cloud with azureapi's decoding (no SDK).
 func (*Provider) Decode(raw []byte) (*azureapi.BackupBucketConfig, error) {
 	return azureapi.DecodeBackupBucketConfig(raw)
 }

@@ -67,6 +67,7 @@ type blobAccount struct {
 // keyManagement is the management plane of an account-key secret: containers in its one account.
 type keyManagement struct {
 	*store
+
 	// config is the bucket's providerConfig (never nil).
 	config *azureapi.BackupBucketConfig
 }

@@ -269,7 +269,7 @@ func validateLocation(region string) error {
 		return objectstore.Invalidf("no region: set spec.region to the bucket's GCS location (for example europe-west1)")
 	}
 	for _, r := range region {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+		if (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '-' {
 			return objectstore.Invalidf("spec.region %q is not a GCS location: only letters, digits and dashes (for example europe-west1, eur4, eu), not %q", region, r)
 		}
 	}

@@ -34,7 +34,7 @@ func ensure(t *testing.T, s conformance.Stores, name string, cfg *gcpapi.BackupB
 func patches(name string) int {
 	n := 0
 	for _, r := range gcs.Requests("/storage/v1/b/" + name) {
-		if r.Method == "PATCH" && r.Path == "/storage/v1/b/"+name {
+		if r.Method == http.MethodPatch && r.Path == "/storage/v1/b/"+name {
 			n++
 		}
 	}

@@ -243,7 +243,7 @@ func TestDeferralIsIdempotent(t *testing.T) {
 		t.Fatalf("a second deferral changed the lifecycle: %v", got)
 	}
 	for _, r := range gcs.Requests("/storage/v1/b/" + name + "/o/")[objectPatches:] {
-		if r.Method == "PATCH" {
+		if r.Method == http.MethodPatch {
 			t.Fatalf("a second deferral marked %s again", r.Path)
 		}
 	}

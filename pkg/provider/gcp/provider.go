@@ -38,9 +38,13 @@ type Provider struct {
 
 var _ provider.Cloud[*gcpapi.BackupBucketConfig] = (*Provider)(nil)
 
-// Type, ValidateBucketName and Decode implement provider.Cloud with the SDK-free half, gcpapi.
-func (*Provider) Type() string                         { return gcpapi.Type }
+// Type implements provider.Cloud: gcpapi.Type.
+func (*Provider) Type() string { return gcpapi.Type }
+
+// ValidateBucketName implements provider.Cloud with gcpapi's rules (no SDK).
 func (*Provider) ValidateBucketName(name string) error { return gcpapi.ValidateBucketName(name) }
+
+// Decode implements provider.Cloud with gcpapi's decoding (no SDK).
 func (*Provider) Decode(raw []byte) (*gcpapi.BackupBucketConfig, error) {
 	return gcpapi.DecodeBackupBucketConfig(raw)
 }

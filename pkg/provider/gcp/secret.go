@@ -211,6 +211,7 @@ func (p *Provider) EtcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, data
 		// "token" key (kept up to date by gardener's token requestor).
 		sidecarConfig, err := json.Marshal(struct {
 			*gcpapi.ExternalAccount
+
 			CredentialSource map[string]any `json:"credential_source"`
 		}{ea, map[string]any{"file": dir + "/" + KeyToken, "format": map[string]string{"type": "text"}}})
 		if err != nil {

@@ -48,6 +48,7 @@ type store struct {
 // management is the management plane: the data plane's clients and a bucket's providerConfig.
 type management struct {
 	*store
+
 	// cfg is the bucket's providerConfig, which EnsureBucket converges to (never nil).
 	cfg *gcpapi.BackupBucketConfig
 }

@@ -52,7 +52,7 @@ func TestListingIsOneRequestPerPage(t *testing.T) {
 			counts := map[string]int{}
 			for _, r := range gcs.Requests("/b/" + name)[before:] {
 				op := r.Method + " " + r.Path
-				if r.Method == "GET" && r.Path == "/storage/v1/b/"+name+"/o" {
+				if r.Method == http.MethodGet && r.Path == "/storage/v1/b/"+name+"/o" {
 					op = "objects.list"
 				}
 				counts[op]++

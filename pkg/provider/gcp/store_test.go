@@ -74,7 +74,7 @@ func TestObjectsUnderRetentionAreReportedAndDeferred(t *testing.T) {
 	objectPatches := func() int {
 		n := 0
 		for _, r := range gcs.Requests("/storage/v1/b/" + name + "/o/") {
-			if r.Method == "PATCH" {
+			if r.Method == http.MethodPatch {
 				n++
 			}
 		}

@@ -112,7 +112,7 @@ func Transport(o Options) (*http.Transport, error) {
 const maxShared = 64
 
 var shared = struct {
-	sync.Mutex
+	mu         sync.Mutex
 	transports map[Options]*http.Transport
 	order      []Options
 }{transports: map[Options]*http.Transport{}}
@@ -124,8 +124,8 @@ var shared = struct {
 // above it), so stores of different secrets share it safely. Its requests are not counted: see
 // RoundTripper.
 func Shared(o Options) (*http.Transport, error) {
-	shared.Lock()
-	defer shared.Unlock()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
 	if t, ok := shared.transports[o]; ok {
 		return t, nil
 	}

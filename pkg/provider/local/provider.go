@@ -47,9 +47,13 @@ var _ provider.Cloud[*localapi.BackupBucketConfig] = (*Provider)(nil)
 // defaultPageSize is the default listing page size.
 const defaultPageSize = 1000
 
-// Type, ValidateBucketName and Decode implement provider.Cloud with the SDK-free half, localapi.
-func (*Provider) Type() string                         { return localapi.Type }
+// Type implements provider.Cloud: localapi.Type.
+func (*Provider) Type() string { return localapi.Type }
+
+// ValidateBucketName implements provider.Cloud with localapi's rules (no SDK).
 func (*Provider) ValidateBucketName(name string) error { return localapi.ValidateBucketName(name) }
+
+// Decode implements provider.Cloud with localapi's decoding (no SDK).
 func (*Provider) Decode(raw []byte) (*localapi.BackupBucketConfig, error) {
 	return localapi.DecodeBackupBucketConfig(raw)
 }

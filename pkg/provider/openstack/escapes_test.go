@@ -49,7 +49,7 @@ func (s swiftRaw) do(method, path string, headers map[string]string, body string
 
 func rawClient(t *testing.T, sc *gophercloud.ServiceClient) swiftRaw {
 	t.Helper()
-	return swiftRaw{t: t, token: sc.ProviderClient.Token(), endpoint: gophercloud.NormalizeURL(sc.Endpoint)}
+	return swiftRaw{t: t, token: sc.Token(), endpoint: gophercloud.NormalizeURL(sc.Endpoint)}
 }
 
 // issuedSwift is a Swift client authenticated with a credential the issuer issued.

@@ -35,9 +35,9 @@ func swiftAs(t *testing.T, project string) *gophercloud.ServiceClient {
 	return sc
 }
 
-func putObject(t *testing.T, sc *gophercloud.ServiceClient, container, name, content string, opts objects.CreateOpts) {
+func putObject(t *testing.T, sc *gophercloud.ServiceClient, container, name, content string) {
 	t.Helper()
-	opts.Content = strings.NewReader(content)
+	opts := objects.CreateOpts{Content: strings.NewReader(content)}
 	if _, err := objects.Create(context.Background(), sc, container, name, opts).Extract(); err != nil {
 		t.Fatalf("PUT %s/%s: %v", container, name, err)
 	}
@@ -76,8 +76,8 @@ func TestLegacyVersioningIsRefusedNotCountedDeleted(t *testing.T) {
 				t.Fatal(err)
 			}
 			const key = "shoot--l--1/etcd-main/v2/Full-1"
-			putObject(t, sc, name, key, "first", objects.CreateOpts{})
-			putObject(t, sc, name, key, "second", objects.CreateOpts{}) // "first" goes to the archive
+			putObject(t, sc, name, key, "first")
+			putObject(t, sc, name, key, "second") // "first" goes to the archive
 			archived, err := listNames(sc, archive)
 			if err != nil || len(archived) != 1 {
 				t.Fatalf("archive holds %v (%v); want the first version: the cluster's legacy versioning is off", archived, err)

@@ -39,9 +39,13 @@ type Provider struct {
 
 var _ provider.Cloud[*osapi.BackupBucketConfig] = (*Provider)(nil)
 
-// Type, ValidateBucketName and Decode implement provider.Cloud with the SDK-free half, osapi.
-func (*Provider) Type() string                         { return osapi.Type }
+// Type implements provider.Cloud: osapi.Type.
+func (*Provider) Type() string { return osapi.Type }
+
+// ValidateBucketName implements provider.Cloud with osapi's rules (no SDK).
 func (*Provider) ValidateBucketName(name string) error { return osapi.ValidateBucketName(name) }
+
+// Decode implements provider.Cloud with osapi's decoding (no SDK).
 func (*Provider) Decode(raw []byte) (*osapi.BackupBucketConfig, error) {
 	return osapi.DecodeBackupBucketConfig(raw)
 }

@@ -58,6 +58,7 @@ type store struct {
 // management is the management plane: the data plane's session and a bucket's providerConfig.
 type management struct {
 	*store
+
 	// cfg is the bucket's providerConfig (never nil), which EnsureBucket converges to.
 	cfg *osapi.BackupBucketConfig
 	// unusable, when set, is why the bucket is refused: its shoots' etcd-backup would not work.

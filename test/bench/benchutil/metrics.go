@@ -50,7 +50,7 @@ func Parse(body string) MetricSet {
 // without escaped quotes, as this extension's and controller-runtime's are).
 func parseLine(line string) (Sample, bool) {
 	s := Sample{Labels: map[string]string{}}
-	rest := line
+	var rest string
 	if i := strings.IndexByte(line, '{'); i >= 0 {
 		j := strings.LastIndexByte(line, '}')
 		if j < i {

@@ -80,6 +80,7 @@ func (p *proxy) stop() { _ = p.server.Close() }
 // countingWriter counts the body bytes written and paces them at limiter's rate.
 type countingWriter struct {
 	http.ResponseWriter
+
 	p       *proxy
 	limiter *xrate.Limiter
 	ctx     context.Context

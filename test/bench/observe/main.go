@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -49,7 +49,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "need --buckets, --entries >= 1, --small, --large >= 2, --factor >= 1, --window >= 10s")
 		os.Exit(2)
 	}
-	ctrllog.SetLogger(logr.Discard()) // envtest's own log; the extension logs to its file
+	logf.SetLogger(logr.Discard()) // envtest's own log; the extension logs to its file
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-observe failed:", err)
 		os.Exit(1)

@@ -36,7 +36,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -82,7 +82,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, msg)
 		os.Exit(2)
 	}
-	ctrllog.SetLogger(logr.Discard())
+	logf.SetLogger(logr.Discard())
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-scale failed:", err)
 		os.Exit(1)

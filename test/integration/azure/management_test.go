@@ -164,7 +164,7 @@ func TestBucketWhoseAccountIsNotOursFailsAndTouchesNothing(t *testing.T) {
 		return op != nil && op.Type == gardencorev1beta1.LastOperationTypeDelete && framework.FailedWith(gardencorev1beta1.ErrorConfigurationProblem)(o)
 	})
 	for _, r := range arm.Requests() {
-		if strings.Contains(r.Path, "/storageaccounts/"+account) && r.Method != "GET" {
+		if strings.Contains(r.Path, "/storageaccounts/"+account) && r.Method != http.MethodGet {
 			t.Errorf("a request acted on the account that is not ours: %s %s", r.Method, r.Path)
 		}
 	}

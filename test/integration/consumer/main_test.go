@@ -11,9 +11,9 @@ package consumer_test
 
 import (
 	"github.com/go-logr/logr"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // envtest logs through controller-runtime's root logger; the controllers' own log is the
 // framework's (TEST_LOG).
-func init() { ctrllog.SetLogger(logr.Discard()) }
+func init() { logf.SetLogger(logr.Discard()) }

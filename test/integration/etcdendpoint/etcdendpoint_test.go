@@ -23,7 +23,7 @@ import (
 	druidcrds "github.com/gardener/etcd-druid/api/core/v1alpha1/crds"
 	extensionswebhook "github.com/gardener/gardener/extensions/pkg/webhook"
 	"github.com/gardener/gardener/extensions/pkg/webhook/certificates"
-	webhookcmd "github.com/gardener/gardener/extensions/pkg/webhook/cmd"
+	extensionscmdwebhook "github.com/gardener/gardener/extensions/pkg/webhook/cmd"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"gomodules.xyz/jsonpatch/v2"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -132,7 +132,7 @@ func startOurs(t *testing.T) (stop func()) {
 	setSecretEndpoint(t, ours)
 	ctx, cancel := context.WithCancel(context.Background())
 	p := provider.Register(&aws.Provider{})
-	if err := etcdendpoint.AddToManager(ctx, mgr, p, etcdendpoint.Options{Server: webhookcmd.ServerConfig{Mode: extensionswebhook.ModeURL, URL: fmt.Sprintf("127.0.0.1:%d", port)}}); err != nil {
+	if err := etcdendpoint.AddToManager(ctx, mgr, p, etcdendpoint.Options{Server: extensionscmdwebhook.ServerConfig{Mode: extensionswebhook.ModeURL, URL: fmt.Sprintf("127.0.0.1:%d", port)}}); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -173,7 +173,7 @@ type theirBehaviour int
 const (
 	leave theirBehaviour = iota
 	set
-	clear
+	unset
 )
 
 func (b theirBehaviour) String() string {
@@ -193,7 +193,7 @@ type standIn struct {
 
 // as is the stand-in's handler for the configuration named config.
 func (s *standIn) as(config string) admission.Handler {
-	return admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
+	return admission.HandlerFunc(func(_ context.Context, req admission.Request) admission.Response {
 		s.mu.Lock()
 		s.calls[config]++
 		s.mu.Unlock()
@@ -211,7 +211,7 @@ func (s *standIn) handle(req admission.Request) admission.Response {
 	switch s.behaviour {
 	case set:
 		return admission.Patched("", jsonpatch.JsonPatchOperation{Operation: "add", Path: "/spec/backup/store/endpointOverride", Value: theirs})
-	case clear:
+	case unset:
 		if e.Spec.Backup.Store.EndpointOverride != nil {
 			return admission.Patched("", jsonpatch.JsonPatchOperation{Operation: "remove", Path: "/spec/backup/store/endpointOverride"})
 		}
@@ -370,10 +370,10 @@ func TestOrderWithProviderGCPsWebhook(t *testing.T) {
 			registerStandIn(t, s, standInConfig, cc[standInConfig])
 			for _, secretEndpoint := range []string{ours, ""} {
 				setSecretEndpoint(t, secretEndpoint)
-				for _, b := range []theirBehaviour{leave, set, clear} {
+				for _, b := range []theirBehaviour{leave, set, unset} {
 					want := secretEndpoint
 					if want == "" {
-						want = map[theirBehaviour]string{leave: "<none>", set: theirs, clear: "<none>"}[b]
+						want = map[theirBehaviour]string{leave: "<none>", set: theirs, unset: "<none>"}[b]
 					}
 					name := fmt.Sprintf("secret endpoint %q, the other webhook %s", secretEndpoint, b)
 					t.Run(name, func(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 // Env attached to it.
 type Binary struct {
 	*Env
+
 	// Path is the binary built; Ext the process; TestEnv the API server it runs against (for a
 	// second process).
 	Path    string

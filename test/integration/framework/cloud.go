@@ -18,6 +18,7 @@ import (
 // one list of stand-ins (test/standin) can hold every provider.
 type Cloud struct {
 	provider.Provider
+
 	NewWriter func(context.Context, provider.Credentials) (objectstore.Writer, error)
 }
 

@@ -11,12 +11,11 @@ import (
 	"testing"
 	"time"
 
-	extensionscmd "github.com/gardener/gardener/extensions/pkg/controller/cmd"
+	extensionscmdcontroller "github.com/gardener/gardener/extensions/pkg/controller/cmd"
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 
@@ -94,8 +93,8 @@ func StartCloud(c Cloud, region string, o Options) (*Env, error) {
 		logger = funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{})
 	}
 	appCfg := app.Config{
-		REST: &extensionscmd.RESTConfig{Config: mgrCfg},
-		Manager: &extensionscmd.ManagerConfig{MetricsBindAddress: "0", HealthBindAddress: "0", Logger: logger,
+		REST: &extensionscmdcontroller.RESTConfig{Config: mgrCfg},
+		Manager: &extensionscmdcontroller.ManagerConfig{MetricsBindAddress: "0", HealthBindAddress: "0", Logger: logger,
 			LeaderElection: o.LeaderElectionNamespace != "", LeaderElectionID: "backup-test-leader-election", LeaderElectionNamespace: o.LeaderElectionNamespace},
 		Deletion: options.DeletionOptions{Parallelism: 4},
 		Periodic: Periodic,
@@ -107,7 +106,7 @@ func StartCloud(c Cloud, region string, o Options) (*Env, error) {
 	}
 	opts := options.AddOptions{
 		// Names are checked per process; a test may run a second manager.
-		Controller: ctrlcontroller.Options{MaxConcurrentReconciles: 5, ReconciliationTimeout: ReconcileTimeout, SkipNameValidation: ptr.To(true)},
+		Controller: ctrlcontroller.Options{MaxConcurrentReconciles: 5, ReconciliationTimeout: ReconcileTimeout, SkipNameValidation: new(true)},
 		Deletion:   appCfg.Deletion,
 		Periodic:   appCfg.Periodic,
 	}

@@ -28,12 +28,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
+// Ctx is a context that ends after 3 minutes (the library's reconcile timeout) or with the test.
 func Ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	return c
 }
 
+// EnsureNamespace creates the namespace unless it exists.
 func (e *Env) EnsureNamespace(t *testing.T, name string) {
 	t.Helper()
 	err := e.K8s.Create(Ctx(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
@@ -42,6 +44,7 @@ func (e *Env) EnsureNamespace(t *testing.T, name string) {
 	}
 }
 
+// CreateSecret creates a secret with data (and its namespace) and returns its reference.
 func (e *Env) CreateSecret(t *testing.T, namespace, name string, data map[string][]byte) corev1.SecretReference {
 	t.Helper()
 	e.EnsureNamespace(t, namespace)
@@ -54,6 +57,8 @@ func (e *Env) CreateSecret(t *testing.T, namespace, name string, data map[string
 
 var operationReconcile = map[string]string{v1beta1constants.GardenerOperation: v1beta1constants.GardenerOperationReconcile}
 
+// CreateBucket creates a BackupBucket of the env's provider with the operator's secret data and
+// the providerConfig, and returns it.
 func (e *Env) CreateBucket(t *testing.T, name string, data map[string][]byte, providerConfig string) *extensionsv1alpha1.BackupBucket {
 	t.Helper()
 	bb := &extensionsv1alpha1.BackupBucket{
@@ -73,6 +78,8 @@ func (e *Env) CreateBucket(t *testing.T, name string, data map[string][]byte, pr
 	return bb
 }
 
+// CreateEntry creates a BackupEntry of the env's provider in bucket with the secret data, and
+// returns it.
 func (e *Env) CreateEntry(t *testing.T, name, bucket string, data map[string][]byte) *extensionsv1alpha1.BackupEntry {
 	t.Helper()
 	be := &extensionsv1alpha1.BackupEntry{
@@ -154,6 +161,7 @@ func (e *Env) WaitFor(t *testing.T, obj extensionsv1alpha1.Object, timeout time.
 	}
 }
 
+// Describe is an extension object's last operation and last error in one line, for failures.
 func Describe(obj extensionsv1alpha1.Object) string {
 	st := obj.GetExtensionStatus()
 	var b strings.Builder
@@ -166,6 +174,8 @@ func Describe(obj extensionsv1alpha1.Object) string {
 	return b.String()
 }
 
+// Succeeded reports whether the object's last operation succeeded for its current generation,
+// with no gardener operation annotation left.
 func Succeeded(obj extensionsv1alpha1.Object) bool {
 	op := obj.GetExtensionStatus().GetLastOperation()
 	return op != nil && op.State == gardencorev1beta1.LastOperationStateSucceeded && obj.GetExtensionStatus().GetObservedGeneration() == obj.GetGeneration() &&
@@ -181,6 +191,7 @@ func SucceededAfter(since time.Time) func(extensionsv1alpha1.Object) bool {
 	}
 }
 
+// FailedWith returns a condition that holds when the object's last error carries code.
 func FailedWith(code gardencorev1beta1.ErrorCode) func(extensionsv1alpha1.Object) bool {
 	return func(obj extensionsv1alpha1.Object) bool {
 		le := obj.GetExtensionStatus().GetLastError()

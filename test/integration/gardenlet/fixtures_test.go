@@ -119,7 +119,7 @@ func coreBucketFor(t *testing.T, typ, region string, operator map[string][]byte,
 			Provider:       gardencorev1beta1.BackupBucketProvider{Type: typ, Region: region},
 			ProviderConfig: &runtime.RawExtension{Raw: []byte(providerConfig)},
 			CredentialsRef: &corev1.ObjectReference{APIVersion: "v1", Kind: "Secret", Namespace: gardenNamespace, Name: secret.Name},
-			SeedName:       ptr.To(seedName),
+			SeedName:       new(seedName),
 		},
 	}
 	if err := garden.Create(ctx(), bb); err != nil {
@@ -273,7 +273,7 @@ func (s shoot) placeOn(t *testing.T, c client.Client) {
 // ownerRef is the shoot's controller reference, as gardener puts it on the shoot's entries.
 func (s shoot) ownerRef() metav1.OwnerReference {
 	return metav1.OwnerReference{APIVersion: "core.gardener.cloud/v1beta1", Kind: "Shoot", Name: s.name, UID: types.UID(s.uid),
-		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(false)}
+		Controller: new(true), BlockOwnerDeletion: new(false)}
 }
 
 // coreEntry creates the shoot's core BackupEntry (name prefix "" or "source-") on bucket for seedName.
@@ -282,7 +282,7 @@ func coreEntry(t *testing.T, s shoot, namePrefix, bucket, seedName string, annot
 	be := &gardencorev1beta1.BackupEntry{
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace(), Name: namePrefix + s.entryName(), Annotations: annotations,
 			OwnerReferences: []metav1.OwnerReference{s.ownerRef()}},
-		Spec: gardencorev1beta1.BackupEntrySpec{BucketName: bucket, SeedName: ptr.To(seedName)},
+		Spec: gardencorev1beta1.BackupEntrySpec{BucketName: bucket, SeedName: new(seedName)},
 	}
 	if err := garden.Create(ctx(), be); err != nil {
 		t.Fatalf("creating the core BackupEntry: %v", err)

@@ -40,12 +40,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -106,9 +105,9 @@ func TestMain(m *testing.M) {
 
 func runMain(m *testing.M) int {
 	if os.Getenv("TEST_LOG") != "" {
-		ctrllog.SetLogger(funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{}))
+		logf.SetLogger(funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{}))
 	} else {
-		ctrllog.SetLogger(logr.Discard())
+		logf.SetLogger(logr.Discard())
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -271,7 +270,7 @@ func startSeed[C config.ProviderConfig](ctx context.Context, name, binary, dir s
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// The controllers of both seeds' gardenlets run in this process under the same names.
-		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+		Controller: ctrlconfig.Controller{SkipNameValidation: new(true)},
 	})
 	if err != nil {
 		return nil, stop, err
@@ -291,7 +290,7 @@ func startSeed[C config.ProviderConfig](ctx context.Context, name, binary, dir s
 		return workqueue.NewTypedWithMaxWaitRateLimiter(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request](), time.Second)
 	}
 	if err := (&bbcontroller.Reconciler{
-		Config:          gardenletconfigv1alpha1.BackupBucketControllerConfiguration{ConcurrentSyncs: ptr.To(5)},
+		Config:          gardenletconfigv1alpha1.BackupBucketControllerConfiguration{ConcurrentSyncs: new(5)},
 		SeedName:        name,
 		GardenNamespace: gardenNamespace,
 		RateLimiter:     limiter(),
@@ -300,7 +299,7 @@ func startSeed[C config.ProviderConfig](ctx context.Context, name, binary, dir s
 	}
 	if err := (&becontroller.Reconciler{
 		// No grace period before an entry's deletion (gardenlet's default is 24h).
-		Config:          gardenletconfigv1alpha1.BackupEntryControllerConfiguration{ConcurrentSyncs: ptr.To(5), DeletionGracePeriodHours: ptr.To(0)},
+		Config:          gardenletconfigv1alpha1.BackupEntryControllerConfiguration{ConcurrentSyncs: new(5), DeletionGracePeriodHours: new(0)},
 		SeedName:        name,
 		GardenNamespace: gardenNamespace,
 		RateLimiter:     limiter(),
@@ -310,7 +309,7 @@ func startSeed[C config.ProviderConfig](ctx context.Context, name, binary, dir s
 	mgrCtx, mgrCancel := context.WithCancel(ctx)
 	mgrDone := make(chan error, 1)
 	go func() { mgrDone <- mgr.Start(mgrCtx) }()
-	stops = append(stops, func() { mgrCancel(); <-mgrDone })
+	stops = append(stops, func() { mgrCancel(); _ = <-mgrDone })
 	syncCtx, syncCancel := context.WithTimeout(ctx, startTimeout)
 	defer syncCancel()
 	if !gardenCluster.GetCache().WaitForCacheSync(syncCtx) {

@@ -59,7 +59,7 @@ func TestControlPlaneMigration(t *testing.T) {
 	}
 
 	// Migrate.
-	patchEntry(t, s.entryKey(), func(be *gardencorev1beta1.BackupEntry) { be.Spec.SeedName = ptr.To(seedB) })
+	patchEntry(t, s.entryKey(), func(be *gardencorev1beta1.BackupEntry) { be.Spec.SeedName = new(seedB) })
 	waitEntry(t, s.entryKey(), 2*time.Minute, "Migrate Succeeded with status.seedName cleared", func(be *gardencorev1beta1.BackupEntry) bool {
 		return entrySucceeded(gardencorev1beta1.LastOperationTypeMigrate)(be) && be.Status.SeedName == nil
 	})
@@ -87,7 +87,7 @@ func TestControlPlaneMigration(t *testing.T) {
 		metav1.SetMetaDataAnnotation(&be.ObjectMeta, v1beta1constants.GardenerOperation, v1beta1constants.GardenerOperationRestore)
 		metav1.SetMetaDataAnnotation(&be.ObjectMeta, v1beta1constants.GardenerTimestamp, time.Now().UTC().Format(time.RFC3339Nano))
 		be.Spec.BucketName = target.Name
-		be.Spec.SeedName = ptr.To(seedB)
+		be.Spec.SeedName = new(seedB)
 	})
 	// gardenlet may follow the restore with one more operation at once (see below), so the core
 	// entry is waited for as Succeeded on seed-b after the restore or after that reconcile: only

@@ -129,7 +129,7 @@ func thereAndBack(t *testing.T, p *providerWorld, sourceConfig string) {
 func migrate(t *testing.T, s shoot, from, to *seedWorld, fromBucket, toBucket string) (src *gardencorev1beta1.BackupEntry, sourceBackup, etcdBackup map[string][]byte) {
 	t.Helper()
 	what := from.name + " -> " + to.name
-	patchEntry(t, s.entryKey(), func(be *gardencorev1beta1.BackupEntry) { be.Spec.SeedName = ptr.To(to.name) })
+	patchEntry(t, s.entryKey(), func(be *gardencorev1beta1.BackupEntry) { be.Spec.SeedName = new(to.name) })
 	waitEntry(t, s.entryKey(), 2*time.Minute, what+": Migrate Succeeded with status.seedName cleared", func(be *gardencorev1beta1.BackupEntry) bool {
 		return entrySucceeded(gardencorev1beta1.LastOperationTypeMigrate)(be) && be.Status.SeedName == nil
 	})
@@ -152,7 +152,7 @@ func migrate(t *testing.T, s shoot, from, to *seedWorld, fromBucket, toBucket st
 		metav1.SetMetaDataAnnotation(&be.ObjectMeta, v1beta1constants.GardenerOperation, v1beta1constants.GardenerOperationRestore)
 		metav1.SetMetaDataAnnotation(&be.ObjectMeta, v1beta1constants.GardenerTimestamp, time.Now().UTC().Format(time.RFC3339Nano))
 		be.Spec.BucketName = toBucket
-		be.Spec.SeedName = ptr.To(to.name)
+		be.Spec.SeedName = new(to.name)
 	})
 	waitEntry(t, s.entryKey(), 2*time.Minute, what+": Restore Succeeded on "+to.name, func(be *gardencorev1beta1.BackupEntry) bool {
 		succeeded := entrySucceeded(gardencorev1beta1.LastOperationTypeRestore)(be) || entrySucceeded(gardencorev1beta1.LastOperationTypeReconcile)(be)

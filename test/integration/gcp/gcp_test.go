@@ -68,7 +68,7 @@ func readyBucket(t *testing.T, providerConfig string) *extensionsv1alpha1.Backup
 	return bb
 }
 
-func lifecycle(t *testing.T, bucket string) string {
+func lifecycle(_ *testing.T, bucket string) string {
 	raw, _ := gcs.BucketField(bucket, "lifecycle")
 	return string(raw)
 }

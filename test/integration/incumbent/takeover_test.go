@@ -27,7 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
@@ -36,7 +36,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
-func init() { ctrllog.SetLogger(logr.Discard()) }
+func init() { logf.SetLogger(logr.Discard()) }
 
 // incumbents are the provider extensions whose backup controllers are switched from and back to,
 // each at the version its module (test/incumbent/<provider>) requires.

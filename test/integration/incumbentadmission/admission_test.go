@@ -255,16 +255,16 @@ func decodes(api config.API, p placement, providerConfig, seedConfig []byte) err
 // incumbentChecks are the requests the incumbents' running code gets for a Seed going from old
 // to new (nil: created): the Seed's validation, the BackupBucket's (created by gardener from the
 // Seed, and updated with it) and, for gcp, the mutation of an Etcd of the seed.
-func incumbentChecks(name, typ string, old, new json.RawMessage, update bool) []check {
+func incumbentChecks(name, typ string, old, updated json.RawMessage, update bool) []check {
 	var cs []check
 	switch typ {
 	case "aws", "gcp":
-		allowed := endpointOverrides(new)
+		allowed := endpointOverrides(updated)
 		for _, obj := range []string{"Seed", "BackupBucket"} {
-			cs = append(cs, check{Name: name + " / " + obj, Provider: typ, Object: obj, Old: old, New: new, HasOld: update, AllowedEndpointOverrideURLs: allowed})
+			cs = append(cs, check{Name: name + " / " + obj, Provider: typ, Object: obj, Old: old, New: updated, HasOld: update, AllowedEndpointOverrideURLs: allowed})
 		}
 		if typ == "gcp" {
-			cs = append(cs, check{Name: name + " / Etcd", Provider: typ, Object: "Etcd", New: new})
+			cs = append(cs, check{Name: name + " / Etcd", Provider: typ, Object: "Etcd", New: updated})
 		}
 	}
 	return cs

@@ -187,28 +187,6 @@ func fresh(status gardencorev1beta1.ConditionStatus, reason string) func(extensi
 	}
 }
 
-// inventoryErrors is how many reconciles of the inventory controller failed so far in this process.
-func inventoryErrors(t *testing.T) float64 {
-	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_errors_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == "backupentry-inventory-aws" {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
-}
-
 func TestChartRBACWithoutGettingClustersFails(t *testing.T) {
 	withoutClusters := func(rules []any) []any {
 		var kept []any
