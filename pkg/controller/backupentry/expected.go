@@ -76,7 +76,7 @@ func SnapshotsNotExpected(ctx context.Context, reader client.Reader, be *extensi
 func gardenSnapshotsNotExpected(ctx context.Context, reader client.Reader, be *extensionsv1alpha1.BackupEntry) (reason, message string, err error) {
 	uid, err := gardenUID(be)
 	if err != nil {
-		return "", "", nil // judged by its snapshots alone; its location error is reported as such
+		return "", "", nil //nolint:nilerr // judged by its snapshots alone; its location error is reported as such
 	}
 	garden, err := gardenOf(ctx, reader, uid)
 	switch {

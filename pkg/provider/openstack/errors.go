@@ -41,7 +41,7 @@ func classifyStatus(status string) error {
 	return objectstore.Classify(errors.New(status), func(error) error {
 		code, err := strconv.Atoi(strings.SplitN(status, " ", 2)[0])
 		if err != nil {
-			return nil
+			return nil //nolint:nilerr // no status code: nothing to classify, the error stays as it is
 		}
 		return objectstore.ClassOfStatus(code, statusClasses)
 	})
