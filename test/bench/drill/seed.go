@@ -70,7 +70,7 @@ func measureSeed(ctx context.Context, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return report(err)
 	}
-	child, err := restoredrill.SelfRestorer()
+	child, err := drill.SelfRestorer()
 	if err != nil {
 		return report(err)
 	}
