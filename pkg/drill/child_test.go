@@ -353,3 +353,21 @@ func TestChildRefusesAnotherDirectory(t *testing.T) {
 		t.Errorf("the refused job touched the directory: %v", err)
 	}
 }
+
+// The embedded etcd failing to listen (here: no name resolution, as a confinement without
+// /etc/hosts gave) proves nothing about the backup; etcd refusing the data directory does.
+func TestStartFailureOfTheNetworkIsNoFinding(t *testing.T) {
+	_, listenErr := net.Listen("tcp", "localhost:-1")
+	cases := []struct {
+		err    error
+		reason Reason
+	}{
+		{fmt.Errorf("wrapped: %w", listenErr), ""},
+		{&os.PathError{Op: "open", Path: "data/member/snap/db", Err: syscall.EINVAL}, ReasonRestoreFailed},
+	}
+	for _, c := range cases {
+		if got := ReasonOf(startFailure("key", c.err)); got != c.reason {
+			t.Errorf("startFailure(%v): reason %q, want %q", c.err, got, c.reason)
+		}
+	}
+}
