@@ -32,7 +32,6 @@ const (
 	scratchRights = unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR |
 		unix.LANDLOCK_ACCESS_FS_REMOVE_DIR | unix.LANDLOCK_ACCESS_FS_REMOVE_FILE | unix.LANDLOCK_ACCESS_FS_MAKE_DIR |
 		unix.LANDLOCK_ACCESS_FS_MAKE_REG | unix.LANDLOCK_ACCESS_FS_REFER | unix.LANDLOCK_ACCESS_FS_TRUNCATE
-	readRights = unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR
 )
 
 // landlockRuleNetPort and landlockNetPortAttr are the kernel's LANDLOCK_RULE_NET_PORT and
@@ -57,8 +56,9 @@ var childReadOnly = []string{
 	"/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "/proc/self/cgroup", "/proc/self/mountinfo",
 }
 
-// childReadOnlyTrees are directories the child may read beneath: the cgroup filesystem, whose
-// files the runtime reads for GOMAXPROCS (which ones depends on cgroup v1 or v2).
+// childReadOnlyTrees are directories beneath which the child may read files (not list them): the
+// cgroup filesystem, whose files the runtime reads for GOMAXPROCS (which ones depends on cgroup
+// v1 or v2 and the pod's cgroup).
 var childReadOnlyTrees = []string{"/sys/fs/cgroup"}
 
 // landlockABI is the kernel's Landlock ABI version, or why it has none.
@@ -102,7 +102,7 @@ func restrictTo(dir string, abi int) error {
 	if interp, err := interpreter(selfExecutable); err != nil {
 		return err
 	} else if interp != "" {
-		if err := allowBeneath(ruleset, filepath.Dir(interp), unix.LANDLOCK_ACCESS_FS_EXECUTE|readRights, true); err != nil {
+		if err := allowBeneath(ruleset, filepath.Dir(interp), unix.LANDLOCK_ACCESS_FS_EXECUTE|unix.LANDLOCK_ACCESS_FS_READ_FILE, true); err != nil {
 			return err
 		}
 		if err := allowBeneath(ruleset, "/etc/ld.so.cache", unix.LANDLOCK_ACCESS_FS_READ_FILE, false); err != nil {
@@ -115,7 +115,7 @@ func restrictTo(dir string, abi int) error {
 		}
 	}
 	for _, path := range childReadOnlyTrees {
-		if err := allowBeneath(ruleset, path, readRights, false); err != nil {
+		if err := allowBeneath(ruleset, path, unix.LANDLOCK_ACCESS_FS_READ_FILE, false); err != nil {
 			return err
 		}
 	}
