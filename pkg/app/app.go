@@ -36,6 +36,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/etcdendpoint"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -129,7 +130,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 	cmd.Flags().StringVar(&seedConfigFile, "seed-config", "", "A file holding this extension's seed configuration (the Seed's annotation "+decode.SeedConfigAnnotation+", which the chart renders into a ConfigMap): a BackupBucketConfig merged into every providerConfig (docs/migrating.md). Read once at start; one that does not decode stops the start.")
 	cmd.Flags().BoolVar(&etcdWebhook, "etcd-endpoint-webhook", false, "Serve and register the seed's mutating webhook that sets etcd-druid's Etcd spec.backup.store.endpointOverride to the endpoint of the shoot's etcd-backup secret (needs etcd-druid's Etcd CRD; registered with the --webhook-config-* flags).")
 	addDrillFlags(cmd, &drillOpts)
-	cmd.AddCommand(restoredrill.ChildCommand())
+	cmd.AddCommand(drill.ChildCommand())
 	return cmd
 }
 
@@ -275,7 +276,7 @@ func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provide
 	if err := backupentry.AddToManager(ctx, mgr, p, opts); err != nil {
 		return fmt.Errorf("adding the BackupEntry controller: %w", err)
 	}
-	restorer, err := restoredrill.SelfRestorer()
+	restorer, err := drill.SelfRestorer()
 	if err != nil {
 		return err
 	}

@@ -57,8 +57,13 @@ type Options struct {
 	// Logger receives etcd's own log (etcdutl's restore, the embedded etcd); nil discards it.
 	Logger *zap.Logger
 	// Inspect, if set, is called with a client of the restored etcd before it is stopped, for
-	// tests and demos that read back what was restored. Its error fails the drill as is.
+	// tests and demos that read back what was restored. Its error fails the drill as is. Only a
+	// restore in this process calls it.
 	Inspect func(ctx context.Context, etcd string, kv clientv3.KV) error
+	// Restore restores each fetched chain: nil is RestoreStream in this process (with Logger
+	// and Inspect); the controller passes a ChildRestorer's Restore, which restores in a child
+	// process.
+	Restore StreamRestorer
 }
 
 // Result is one etcd's drill.
@@ -84,6 +89,9 @@ type Result struct {
 	// deltas to arrive. Set by RestoreStream, for telling whether the download or the restore
 	// bounds a drill.
 	FullRestored, DeltaWait time.Duration
+	// Unconfined, set by ChildRestorer, is why its restore process ran without Landlock (the
+	// kernel offers none), "" when it ran confined (see ChildRestorer).
+	Unconfined string
 	// Err is nil when the chain restored. An *Error (see ReasonOf) is a finding about the
 	// backup; any other error is the store's or the drill's machinery's, and proves nothing
 	// about the backup (retry later).
@@ -97,38 +105,59 @@ type Result struct {
 // directory, verifies and decompresses them as etcd-backup-restore v0.43.0 does, restores the
 // full snapshot into an etcd data directory with etcd's own restore (etcdutl), applies every
 // delta through an embedded etcd, and checks that it ends exactly at the newest delta's last
-// revision. Nothing is written to the store.
+// revision (opts.Restore: in this process, or in a child). Nothing is written to the store.
 //
-// The returned error is the store's (the rule's, the listing's, an exclude mark's); each etcd's
-// outcome is in its Result.
+// The returned error is the store's (the rule's, the listing's, an exclude mark's) or ctx's
+// when it ended (the results so far are returned with it); each etcd's outcome is in its Result.
 func Drill(ctx context.Context, src Source, bucket, prefix string, opts Options) ([]Result, error) {
-	chains, err := Collect(ctx, src, bucket, prefix)
+	chains, err := Collect(objectstore.WithOperation(ctx, listOperation), src, bucket, prefix)
 	if err != nil {
 		return nil, err
 	}
 	results := make([]Result, 0, len(chains))
 	for _, ch := range chains {
 		results = append(results, DrillChain(ctx, src, bucket, ch, opts))
+		if ctx.Err() != nil {
+			return results, ctx.Err()
+		}
 	}
 	return results, nil
 }
 
+// listOperation names the drill's listing in the cloud request metrics; its downloads are
+// get_object.
+const listOperation = "restore_drill"
+
 // DrillChain drills one chain (from Collector.Chains or CheckChains) in a new directory in
-// opts.ScratchDir, removed when it ends: FetchAndRestore with the restore in this process
-// (RestoreStream); see Drill.
-func DrillChain(ctx context.Context, src Source, bucket string, ch Chain, opts Options) Result {
+// opts.ScratchDir, removed when it ends, whatever happened: FetchAndRestore with opts.Restore;
+// see Drill. Duration spans all of it.
+func DrillChain(ctx context.Context, src Source, bucket string, ch Chain, opts Options) (r Result) {
+	start := time.Now()
+	defer func() { r.Duration = time.Since(start) }()
 	dir, err := os.MkdirTemp(opts.ScratchDir, "drill-")
 	if err != nil {
-		r := Result{Etcd: ch.Etcd, Deltas: len(ch.Deltas), Size: ch.Size(), Started: time.Now(), Err: err}
-		if ch.Full != nil {
-			r.Full = ch.Full.Key
-		}
+		r = newResult(ch)
+		r.Err = fmt.Errorf("scratch directory: %w", err)
 		return r
 	}
 	defer os.RemoveAll(dir)
-	return FetchAndRestore(ctx, src, bucket, ch, dir, opts, func(ctx context.Context, ch Chain, dir string, deltas *os.File) Result {
-		return RestoreStream(ctx, ch, dir, deltas, opts)
-	})
+	restore := opts.Restore
+	if restore == nil {
+		restore = func(ctx context.Context, ch Chain, dir string, deltas *os.File) Result {
+			return RestoreStream(ctx, ch, dir, deltas, opts)
+		}
+	}
+	return FetchAndRestore(ctx, src, bucket, ch, dir, opts, restore)
+}
+
+// newResult is the Result of drilling ch before anything happened: what the chain says, and
+// the start. Every drill's result starts here.
+func newResult(ch Chain) Result {
+	r := Result{Etcd: ch.Etcd, Deltas: len(ch.Deltas), Size: ch.Size(), Started: time.Now()}
+	if ch.Full != nil {
+		r.Full = ch.Full.Key
+	}
+	return r
 }
 
 // checkBudget is the chain's verdict by names, then by its listed size against the budget.

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"runtime/debug"
 	"time"
@@ -100,7 +101,7 @@ func startEmbedded(ctx context.Context, lg *zap.Logger, key, dataDir string) (m 
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg)
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
-		return nil, newError(ReasonRestoreFailed, key, err, "etcd did not start on the restored data directory")
+		return nil, startFailure(key, err)
 	}
 	select {
 	case <-e.Server.ReadyNotify():
@@ -118,6 +119,17 @@ func startEmbedded(ctx context.Context, lg *zap.Logger, key, dataDir string) (m 
 		e.Server.AuthStore().AuthDisable()
 	}
 	return &embedded{etcd: e, client: v3client.New(e.Server)}, nil
+}
+
+// startFailure classifies embed.StartEtcd's error: failing to listen on localhost (no name
+// resolution, no port: the machine or the child's confinement, before etcd opens the data
+// directory) proves nothing about the backup; anything else is etcd refusing the restored data
+// directory.
+func startFailure(key string, err error) error {
+	if oe := (*net.OpError)(nil); errors.As(err, &oe) {
+		return fmt.Errorf("the embedded etcd could not listen on localhost (nothing proven about the backup): %w", err)
+	}
+	return newError(ReasonRestoreFailed, key, err, "etcd did not start on the restored data directory")
 }
 
 func (m *embedded) close() {

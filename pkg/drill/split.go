@@ -49,10 +49,7 @@ const DefaultFetchers = 4
 // its own reason, and nothing is restorable unless every hash was checked and the restore
 // reported the chain's last revision. BytesRead is what was read from the store.
 func FetchAndRestore(ctx context.Context, src Source, bucket string, ch Chain, dir string, opts Options, restore StreamRestorer) (r Result) {
-	r = Result{Etcd: ch.Etcd, Deltas: len(ch.Deltas), Size: ch.Size(), Started: time.Now()}
-	if ch.Full != nil {
-		r.Full = ch.Full.Key
-	}
+	r = newResult(ch)
 	defer func() { r.Duration = time.Since(r.Started) }()
 	if err := checkBudget(ch, opts); err != nil {
 		r.Err = err
@@ -84,6 +81,7 @@ func FetchAndRestore(ctx context.Context, src Source, bucket string, ch Chain, d
 	sendErr := q.send(pw)
 	pw.Close()
 	res := <-restored
+	r.Unconfined = res.Unconfined // whatever the outcome
 	var we writeError
 	switch {
 	case sendErr == nil, errors.As(sendErr, &we) && res.Err != nil:
@@ -107,12 +105,11 @@ func FetchAndRestore(ctx context.Context, src Source, bucket string, ch Chain, d
 // removes. Etcd, Full, Deltas, Size, Revision, Keys, Started and Duration are set (BytesRead is
 // FetchAndRestore's).
 func RestoreStream(ctx context.Context, ch Chain, dir string, deltas io.Reader, opts Options) Result {
-	r := Result{Etcd: ch.Etcd, Deltas: len(ch.Deltas), Size: ch.Size(), Started: time.Now()}
+	r := newResult(ch)
 	if ch.Full == nil {
 		r.Err = newError(ReasonNoFullSnapshot, "", nil, "no full snapshot of %s to restore", ch.Etcd)
 		return r
 	}
-	r.Full = ch.Full.Key
 	in := bufio.NewReaderSize(deltas, deltaBuffer)
 	r.Revision, r.Keys, r.Err = restoreChain(ctx, ch, dir, opts, func(i int, _ Snapshot) (io.Reader, error) {
 		var hdr [8]byte

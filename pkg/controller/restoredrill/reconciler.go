@@ -7,7 +7,6 @@ package restoredrill
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -27,12 +26,15 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/reconciled"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // maxRetry is the longest wait before a drill that proved nothing (the store failed) is tried
 // again; never longer than the interval.
 const maxRetry = 10 * time.Minute
+
+// Restorer restores a chain whose full snapshot drill.FetchAndRestore left in dir (verified)
+// and whose deltas it sends on deltas: drill.StreamRestorer, whose contract it is.
+type Restorer = drill.StreamRestorer
 
 // Deps is what the reconciler needs; it holds nothing of one request.
 type Deps struct {
@@ -43,7 +45,7 @@ type Deps struct {
 	Options  Options
 	// SourceFor is the entry's read-only view of the store, with its own credentials.
 	SourceFor SourceFor
-	// Restore restores a fetched chain (ChildRestorer in the binary).
+	// Restore restores a fetched chain (drill.ChildRestorer's Restore in the binary).
 	Restore Restorer
 	// Slots bounds the drills at once in the process: one buffered channel of capacity
 	// Options.Concurrency, shared by every reconciler of the process.
@@ -153,8 +155,8 @@ func failed(st *drill.Status) bool {
 }
 
 // drill drills every etcd under the entry's prefix (backupentry.LocateEntry: a garden's is not
-// under its name) within a slot of the process's concurrency.
-// Its error is ctx's only: everything else is in the status.
+// under its name) within a slot of the process's concurrency: drill.Drill, the restores by
+// Restore. Its error is ctx's only: everything else is in the status.
 func (r *Reconciler) drill(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (*drill.Status, error) {
 	select {
 	case r.Slots <- struct{}{}:
@@ -169,50 +171,32 @@ func (r *Reconciler) drill(ctx context.Context, be *extensionsv1alpha1.BackupEnt
 		st.Error = err.Error()
 		return st, ctx.Err()
 	}
-	prefix := loc.Prefix
-	st.Prefix = prefix.String()
+	st.Prefix = loc.Prefix.String()
 	src, err := r.SourceFor(ctx, be)
 	if err != nil {
 		st.Error = err.Error()
 		return st, ctx.Err()
 	}
-	chains, err := drill.Collect(objectstore.WithOperation(ctx, "restore_drill"), src, be.Spec.BucketName, prefix.String())
+	results, err := drill.Drill(ctx, src, be.Spec.BucketName, st.Prefix, drill.Options{
+		ScratchDir: r.Options.ScratchDir, MaxBytes: r.Options.MaxBytes, MaxScratchBytes: r.Options.MaxScratchBytes,
+		ReadRate: r.Options.ReadRate, Restore: r.Restore,
+	})
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	if err != nil {
 		st.Error = err.Error()
-		return st, ctx.Err()
+		return st, nil
 	}
-	for _, ch := range chains {
-		res := r.drillChain(ctx, src, be.Spec.BucketName, ch)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	for _, res := range results {
+		if res.Unconfined != "" {
+			log.FromContext(ctx).Info("The restore drill's child process ran without Landlock confinement", "etcd", res.Etcd, "reason", res.Unconfined)
 		}
 		st.Etcds = append(st.Etcds, etcdStatus(res))
+		metrics.DrillDuration.WithLabelValues(resultLabel(res.Err)).Observe(res.Duration.Seconds())
 		metrics.DrillBytesTotal.Add(float64(res.BytesRead))
 	}
 	return st, nil
-}
-
-// drillChain drills one etcd's chain in a new scratch directory: drill.FetchAndRestore, the
-// download here and the restore by Restore (overlapping), and removes the directory, whatever
-// happened.
-func (r *Reconciler) drillChain(ctx context.Context, src drill.Source, bucket string, ch drill.Chain) (res drill.Result) {
-	start := time.Now()
-	defer func() {
-		res.Duration = time.Since(start)
-		metrics.DrillDuration.WithLabelValues(resultLabel(res.Err)).Observe(res.Duration.Seconds())
-	}()
-	dir, err := os.MkdirTemp(r.Options.ScratchDir, "drill-")
-	if err != nil {
-		res = drill.Result{Etcd: ch.Etcd, Deltas: len(ch.Deltas), Size: ch.Size(), Started: start, Err: fmt.Errorf("scratch directory: %w", err)}
-		if ch.Full != nil {
-			res.Full = ch.Full.Key
-		}
-		return res
-	}
-	defer os.RemoveAll(dir)
-	return drill.FetchAndRestore(ctx, src, bucket, ch, dir, drill.Options{
-		MaxBytes: r.Options.MaxBytes, MaxScratchBytes: r.Options.MaxScratchBytes, ReadRate: r.Options.ReadRate,
-	}, r.Restore)
 }
 
 func resultLabel(err error) string {

@@ -76,6 +76,9 @@ func etcdStatus(res drill.Result) drill.EtcdStatus {
 		e.Restorable, e.Reason = string(gardencorev1beta1.ConditionUnknown), ReasonDrillFailed
 		e.Message = fmt.Sprintf("nothing proven, the drill failed: %v", res.Err)
 	}
+	if res.Unconfined != "" {
+		e.Message += fmt.Sprintf(" (the restore process ran without Landlock confinement: %s)", res.Unconfined)
+	}
 	return e
 }
 

@@ -27,7 +27,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
@@ -48,8 +48,8 @@ func main() {
 				os.Exit(1)
 			}
 			return
-		case restoredrill.ChildCommandName: // the restore child, as the extension's binary runs it
-			if err := restoredrill.RunChildProcess(context.Background()); err != nil {
+		case drill.ChildCommandName: // the restore child, as the extension's binary runs it
+			if err := drill.RunChildProcess(context.Background()); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(1)
 			}

@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -119,7 +118,7 @@ func measure(ctx context.Context, in io.Reader, out io.Writer) error {
 		return report(err)
 	}
 
-	child, err := restoredrill.SelfRestorer()
+	child, err := drill.SelfRestorer()
 	if err != nil {
 		return report(err)
 	}

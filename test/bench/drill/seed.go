@@ -28,7 +28,7 @@ import (
 // The seed-scale mode (--entries): many entries, each with a small chain, drilled one after the
 // other as the controller drills them at --restore-drill-concurrency=1 with its default budget
 // (the read rate 50 MiB/s included), each chain listed, downloaded and restored in a child
-// through the same functions as the restoredrill controller (Collector, FetchAndRestore,
+// through the same functions as the restoredrill controller (Collect, DrillChain with
 // ChildRestorer). Requests are counted by the proxy, CPU is the measuring process's rusage with
 // its children's.
 
@@ -70,12 +70,12 @@ func measureSeed(ctx context.Context, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return report(err)
 	}
-	child, err := restoredrill.SelfRestorer()
+	child, err := drill.SelfRestorer()
 	if err != nil {
 		return report(err)
 	}
 	defaults := restoredrill.DefaultOptions()
-	opts := drill.Options{MaxBytes: defaults.MaxBytes, MaxScratchBytes: defaults.MaxScratchBytes, ReadRate: defaults.ReadRate}
+	opts := drill.Options{ScratchDir: j.Scratch, MaxBytes: defaults.MaxBytes, MaxScratchBytes: defaults.MaxScratchBytes, ReadRate: defaults.ReadRate, Restore: child.Restore}
 	resetPeak()
 	start := time.Now()
 	for _, prefix := range j.Prefixes {
@@ -85,12 +85,7 @@ func measureSeed(ctx context.Context, in io.Reader, out io.Writer) error {
 		}
 		m.Entries++
 		for _, ch := range chains {
-			dir, err := os.MkdirTemp(j.Scratch, "drill-")
-			if err != nil {
-				return report(err)
-			}
-			r := drill.FetchAndRestore(ctx, store, j.Bucket, ch, dir, opts, child.Restore)
-			_ = os.RemoveAll(dir)
+			r := drill.DrillChain(ctx, store, j.Bucket, ch, opts) // as the controller's drill.Drill
 			m.Chains++
 			m.Deltas += len(ch.Deltas)
 			m.BytesRead += r.BytesRead
