@@ -97,29 +97,6 @@ func TestRevocationWhereTheIssuerNoLongerReaches(t *testing.T) {
 	}
 }
 
-// A generated secret written before locations were recorded takes the configured issuer's
-// current place at its next reconcile, and is checked against it from then on.
-func TestGeneratedSecretWithoutLocationGetsTheIssuersPlace(t *testing.T) {
-	f := newGenFixture(t, true)
-	f.configure(settings("mem", nil))
-	f.mustReconcile()
-	want := f.mustSecret().Annotations[AnnotationIssuedIn]
-	f.setSecretAnnotation(AnnotationIssuedIn, "")
-	f.mustReconcile()
-	if got := f.mustSecret().Annotations[AnnotationIssuedIn]; got != want {
-		t.Fatalf("issued-in %q; want %q", got, want)
-	}
-	f.mem.MoveIssuer("memstore:elsewhere")
-	f.annotateBucket(AnnotationRotateCredentials, "1")
-	f.mustReconcile() // the new credential is issued (and recorded) elsewhere
-	s := f.mustSecret()
-	if s.Annotations[AnnotationIssuedIn] != "memstore:elsewhere" || s.Annotations[annotationPreviousIssuedIn] != want {
-		t.Fatalf("annotations %v", s.Annotations)
-	}
-	f.setSecretAnnotation(annotationRevokePrevious, past())
-	expectCode(t, f.reconcile(), gardencorev1beta1.ErrorConfigurationProblem)
-}
-
 // The operator's credentials can no longer build the issuer at all (an Azure account key secret
 // replaced a service principal): the retired credential is not revoked, nor said to be, and stays
 // recorded until the operator records its revocation by hand.
