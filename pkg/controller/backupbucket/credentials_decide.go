@@ -164,12 +164,27 @@ func (s refuseRetirementStep) String() string {
 
 func (s statusStep) String() string { return fmt.Sprintf("status %s/%s", s.status, s.reason) }
 
-// decide is the plan of one pass of the credential lifecycle.
+// decide is the plan of one pass of the credential lifecycle. A plan ends with its first step
+// that always fails the pass (a refusal or a credential out of reach).
 func decide(o observed) []step {
 	if o.settings == nil {
-		return decideRetirement(o)
+		return endAtFailure(decideRetirement(o))
 	}
-	return decideGeneration(o)
+	return endAtFailure(decideGeneration(o))
+}
+
+func endAtFailure(plan []step) []step {
+	i := slices.IndexFunc(plan, func(s step) bool {
+		switch s.(type) {
+		case unreachableStep, refuseRetirementStep:
+			return true
+		}
+		return false
+	})
+	if i < 0 {
+		return plan
+	}
+	return plan[:i+1]
 }
 
 // decideGeneration keeps generated credentials published: the first issuance, a rotation by
@@ -335,8 +350,8 @@ func decideRetirement(o observed) []step {
 // completeRetirement revokes the credentials the retiring generated secret records
 // (revokeRecorded), drops their record and says Retired, with how in the condition's message.
 func completeRetirement(secret *corev1.Secret, how string) []step {
-	return append(revokeRecorded(secret), dropStep{recordKeys}, statusStep{ref: true, status: gardencorev1beta1.ConditionFalse, reason: "Retired",
-		message: fmt.Sprintf("Shoots use the operator's credentials, which secret %s/%s holds; %s", secret.Namespace, secret.Name, how)})
+	return endAtFailure(append(revokeRecorded(secret), dropStep{recordKeys}, statusStep{ref: true, status: gardencorev1beta1.ConditionFalse, reason: "Retired",
+		message: fmt.Sprintf("Shoots use the operator's credentials, which secret %s/%s holds; %s", secret.Namespace, secret.Name, how)}))
 }
 
 // revokeRecorded revokes every credential the generated secret records, each with the issuer
