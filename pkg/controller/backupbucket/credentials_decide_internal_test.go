@@ -143,6 +143,8 @@ func TestDecideEveryTransition(t *testing.T) {
 			[]string{"event " + ReasonRotationWaiting, "status False/" + reasonResuming}},
 		{"resuming", "older one's grace over (rotating)", observed{settings: on, exists: true, secret: genSecret(nil, join(current("cred-2", "mem"), previous("cred-1", "mem", graceOver), []string{AnnotationRetireAfter, until(3 * time.Hour)})...)},
 			[]string{"revoke cred-1 by mem keep [current] drop 4", "issue (generation switched on again) inUse [cred-2] previous cred-2 of mem until " + until(3*time.Hour), published}},
+		{"resuming, previous of issuer a", "older one's grace over (a revokes all it issued)", observed{settings: onB, exists: true, secret: genSecret(nil, join(current("cred-2", "b"), previous("cred-1", "a", graceOver), []string{AnnotationRetireAfter, until(3 * time.Hour)})...)},
+			[]string{"revoke cred-1 by a keep [] drop 4", "issue (generation switched on again) inUse [cred-2] previous cred-2 of b until " + until(3*time.Hour), published}},
 		{"retiring, copy holds the recorded credential", "switch on", observed{settings: on, exists: true, held: []string{"cred-1"}, secret: genSecret(nil, join(current("cred-1", "mem"), []string{AnnotationRetireAfter, until(3 * time.Hour)})...)},
 			[]string{"issue (generation switched on again) inUse [cred-1 cred-1]", published}},
 		{"retiring, copy holds another credential of the bucket", "switch on (waits for the retirement)", observed{settings: on, exists: true, held: []string{"cred-2"}, secret: genSecret(nil, join(current("cred-1", "mem"), []string{AnnotationRetireAfter, until(3 * time.Hour)})...)},
