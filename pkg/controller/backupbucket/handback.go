@@ -76,7 +76,7 @@ func (e *HandBackRefusedError) Is(target error) bool { return target == objectst
 // handBackCredentials leaves no credential this extension generated for the bucket valid after
 // a hand-back: the provider extension that takes the bucket back knows nothing of them. It runs
 // after the credential lifecycle of the same pass, so a generated secret that records
-// credentials holds the operator's credentials (retireCredentials) unless generation is still
+// credentials holds the operator's credentials (decideRetirement) unless generation is still
 // asked for.
 //
 //   - Generation still asked for: refused (*HandBackRefusedError), unless the issuer's
