@@ -67,8 +67,9 @@ type revokeStep struct {
 	issuer string
 	creds  []recordedCredential
 	// keep: these stay valid; keepCurrent adds the credential the secret records as current
-	// when the step runs (one issued earlier in the same pass); keepHeld keeps what the
-	// operator's copy holds as this issuer says (retirement), and says so.
+	// when the step runs (one issued earlier in the same pass); keepHeld keeps, when the secret
+	// holds the operator's copy as the step runs (a retirement copies it in an earlier step of
+	// the same pass), what that copy holds as this issuer says, and says so.
 	keep        []string
 	keepCurrent bool
 	keepHeld    bool
@@ -378,7 +379,7 @@ func revokeRecorded(secret *corev1.Secret) []step {
 		byIssuer[c.issuer] = append(byIssuer[c.issuer], c)
 	}
 	for _, name := range names {
-		plan = append(plan, revokeStep{issuer: name, creds: byIssuer[name], keepHeld: hasAnnotation(secret, AnnotationOperatorCopy)})
+		plan = append(plan, revokeStep{issuer: name, creds: byIssuer[name], keepHeld: true})
 	}
 	return plan
 }

@@ -116,6 +116,8 @@ func TestDecideEveryTransition(t *testing.T) {
 			[]string{"copy retire-after " + grace1h, "event " + ReasonRetiring, "status False/Retiring"}},
 		{"rotating", "switch off", observed{exists: true, grace: time.Hour, operator: operatorSecret, secret: genSecret(credData("cred-2"), join(current("cred-2", "mem"), previous("cred-1", "mem", inGrace))...)},
 			[]string{"copy retire-after " + grace1h, "event " + ReasonRetiring, "status False/Retiring"}},
+		{"issued", "switch off without a grace period (retired in the same pass)", observed{exists: true, operator: operatorSecret, secret: genSecret(credData("cred-1"), current("cred-1", "mem")...)},
+			[]string{"copy retire-after " + until(0), "event " + ReasonRetiring, "revoke cred-1 by mem keep [held] drop 0", "drop 11", "status False/Retired"}},
 		{"issued", "switch off, operator secret a workload identity", observed{exists: true, grace: time.Hour, operator: workloadIdentity, secret: genSecret(credData("cred-1"), current("cred-1", "mem")...)},
 			[]string{"refuse retirement cred-1"}},
 		// retiring

@@ -186,7 +186,7 @@ func (e *execution) revoke(ctx context.Context, s revokeStep) error {
 	if s.keepCurrent {
 		keep = append(keep, secret.Annotations[AnnotationCredential])
 	}
-	if s.keepHeld {
+	if s.keepHeld && hasAnnotation(secret, AnnotationOperatorCopy) {
 		// A credential of the bucket that the operator's copy holds is theirs.
 		held, err := heldIn(ctx, issuer, bb.Name, secret.Data)
 		if err != nil {
