@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -170,4 +171,26 @@ func hasAnnotation(o metav1.Object, key string) bool {
 func parseTime(s string) time.Time {
 	t, _ := time.Parse(time.RFC3339, s) // unparsable: the zero time, that is "long ago"
 	return t
+}
+
+// recordedCredential is one credential the generated secret records.
+type recordedCredential struct{ id, issuer, location string }
+
+// recorded lists the credentials the generated secret records: the current one, then the
+// previous one.
+func recorded(secret *corev1.Secret) []recordedCredential {
+	ann := secret.Annotations
+	var out []recordedCredential
+	if id := ann[AnnotationCredential]; id != "" {
+		out = append(out, recordedCredential{id, ann[AnnotationIssuer], ann[AnnotationIssuedIn]})
+	}
+	if id := ann[annotationPrevious]; id != "" {
+		out = append(out, recordedCredential{id, ann[annotationPreviousIssuer], ann[annotationPreviousIssuedIn]})
+	}
+	return out
+}
+
+// credentialIDs names the credentials the generated secret records (IDs, never values).
+func credentialIDs(secret *corev1.Secret) string {
+	return strings.Trim(secret.Annotations[AnnotationCredential]+","+secret.Annotations[annotationPrevious], ",")
 }
