@@ -87,12 +87,9 @@ func (e *CredentialElsewhereError) Error() string {
 func (e *CredentialElsewhereError) Is(target error) bool { return target == ErrInvalidConfig }
 
 // CheckLocation returns a *CredentialElsewhereError unless the credentials ids recorded as issued
-// in recorded are in the place issuer reaches now. An empty recorded location (a credential
-// issued before locations were recorded) is taken as the issuer's current one.
+// in recorded are in the place issuer reaches now. An empty recorded location is no place: it
+// proves nothing, and is refused like another place.
 func CheckLocation(ctx context.Context, issuer CredentialIssuer, ids, recorded string) error {
-	if recorded == "" {
-		return nil
-	}
 	current, err := issuer.Location(WithOperation(ctx, OpCredentialLocation))
 	if err != nil {
 		return fmt.Errorf("finding where the issuer's credentials live: %w", err)

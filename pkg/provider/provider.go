@@ -49,9 +49,8 @@ type Cloud[C config.ProviderConfig] interface {
 	// bucket's generated credentials. cfg may ask for no generated credentials: the issuer is
 	// then used only to revoke. It returns a nil issuer without an error where these credentials
 	// issue none (shoots use the operator's credentials, for example an Azure account key
-	// secret), and objectstore.ErrInvalidConfig for a name the provider does not know. The empty
-	// name stands for generated secrets recorded before issuers were named: the provider's issuer
-	// for these credentials.
+	// secret), and objectstore.ErrInvalidConfig for a name the provider does not know, the empty
+	// name included: every generated secret records the name of its issuer.
 	NewIssuer(ctx context.Context, creds Credentials, cfg C, issuer string) (objectstore.CredentialIssuer, error)
 
 	// EtcdBackupSecretData returns the data of the shoot's etcd-backup secret: exactly the keys

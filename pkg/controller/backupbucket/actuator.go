@@ -99,8 +99,6 @@ func (a *actuator) handBack(ctx context.Context, log logr.Logger, bb *extensions
 	return nil
 }
 
-// credentialLifecycle publishes, rotates, retires and revokes the bucket's generated credentials
-// as its providerConfig asks.
 // probe reads the bucket once with the operator's credentials.
 func (a *actuator) probe(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) error {
 	data, err := connect.NewDataPlane(ctx, a.reader, a.provider, bb.Spec.SecretRef, bb.Spec.Region)
@@ -108,20 +106,6 @@ func (a *actuator) probe(ctx context.Context, bb *extensionsv1alpha1.BackupBucke
 		return err
 	}
 	return data.Probe(objectstore.WithOperation(ctx, objectstore.OpProbe), bb.Name)
-}
-
-func (a *actuator) credentialLifecycle(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config) error {
-	if g := cfg.GenerationSettings(); g != nil {
-		issuer, err := a.newIssuer(ctx, bb, cfg, g.Issuer)
-		if err != nil {
-			return err
-		}
-		if issuer != nil {
-			return a.publishCredential(ctx, log, bb, cfg, g, issuer)
-		}
-	}
-	// No generated credentials asked for, or none these credentials can issue.
-	return a.retireCredentials(ctx, log, bb, cfg)
 }
 
 // Delete empties the bucket with the deletion engine, then deletes it. Objects held by

@@ -6,7 +6,6 @@ package backupbucket
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -69,150 +68,10 @@ const (
 // Buckets that never had generated credentials have no such condition.
 const ConditionGeneratedCredentials gardencorev1beta1.ConditionType = "GeneratedCredentials"
 
-// issuedBy names the issuer of the generated secret's current credential: the one recorded, or
-// for a secret written before issuers were recorded the configured one (g may be nil), or the
-// empty name (the provider's issuer for its credentials).
-func issuedBy(secret *corev1.Secret, g *credentials.Settings) string {
-	if name, ok := secret.Annotations[AnnotationIssuer]; ok {
-		return name
-	}
-	if g != nil {
-		return g.Issuer
-	}
-	return ""
-}
-
-// previousIssuedBy names the issuer of the generated secret's previous credential.
-func previousIssuedBy(secret *corev1.Secret, g *credentials.Settings) string {
-	if name, ok := secret.Annotations[annotationPreviousIssuer]; ok {
-		return name
-	}
-	return issuedBy(secret, g)
-}
-
 // newIssuer builds the provider's issuer named name with the operator's credentials (nil: these
 // credentials issue none).
 func (a *actuator) newIssuer(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, name string) (objectstore.CredentialIssuer, error) {
 	return connect.NewIssuer(ctx, a.reader, bb.Spec.SecretRef, bb.Spec.Region, cfg, name)
-}
-
-// publishCredential keeps the bucket's generated secret and status.generatedSecretRef current:
-// it issues the first credential, rotates it by period, on request or when the configured issuer
-// changes (the new one is published before the previous is revoked, after its grace period, by
-// the issuer that issued it) and revokes what has outlived its grace.
-func (a *actuator) publishCredential(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, g *credentials.Settings, issuer objectstore.CredentialIssuer) error {
-	period, grace := g.RotationPeriod(), g.Grace()
-	secret, exists, err := readGenerated(ctx, a.reader, bb)
-	if err != nil {
-		return err
-	}
-	meta := backupbucket.GeneratedSecretObjectMeta(bb)
-	now := time.Now().UTC()
-	var held []string // credentials of the bucket that the operator's copy holds: theirs
-	if exists && hasAnnotation(secret, AnnotationOperatorCopy) {
-		// Generation is switched on again after it was switched off: the secret holds the
-		// operator's credentials, which the entries move to.
-		if credentialIDs(secret) == "" {
-			// Retired: nothing generated is left; a new credential is issued, never one that
-			// invalidates what the copy holds.
-			if held, err = heldIn(ctx, issuer, bb.Name, secret.Data); err != nil {
-				return err
-			}
-			for _, key := range recordKeys {
-				delete(secret.Annotations, key)
-			}
-		} else if waiting, err := a.resume(ctx, log, bb, cfg, g, issuer, secret, now); err != nil || waiting {
-			return err
-		}
-	}
-	unrecorded := secret.Annotations[AnnotationCredential] != "" && !hasAnnotation(secret, AnnotationIssuer)
-	// A credential issued before locations were recorded is taken as issued where the configured
-	// issuer reaches now (documented in docs/generated-credentials.md).
-	adopt := secret.Annotations[AnnotationCredential] != "" && !hasAnnotation(secret, AnnotationIssuedIn) && issuedBy(secret, g) == g.Issuer
-	if exists && (secret.Annotations[AnnotationRetireAfter] != "" || unrecorded || adopt) {
-		// Generation was switched off and on again before the credential was revoked, by a
-		// version that still held the credential under the reference: keep it. A secret written
-		// before issuers were recorded records the configured one from now on.
-		patch := client.MergeFrom(secret.DeepCopy())
-		delete(secret.Annotations, AnnotationRetireAfter)
-		if unrecorded {
-			secret.Annotations[AnnotationIssuer] = g.Issuer
-		}
-		if adopt {
-			location, err := issuer.Location(objectstore.WithOperation(ctx, objectstore.OpCredentialLocation))
-			if err != nil {
-				return fmt.Errorf("finding where issuer %q issues: %w", g.Issuer, err)
-			}
-			secret.Annotations[AnnotationIssuedIn] = location
-		}
-		if err := a.client.Patch(ctx, secret, patch); err != nil {
-			return fmt.Errorf("resuming generated secret %s/%s: %w", meta.Namespace, meta.Name, err)
-		}
-	}
-	current, currentIssuer := secret.Annotations[AnnotationCredential], issuedBy(secret, g)
-	previous, err := a.revokeDue(ctx, log, bb, cfg, g, issuer, secret, now)
-	if err != nil {
-		return err
-	}
-
-	requested := bb.Annotations[AnnotationRotateCredentials]
-	reason := ""
-	switch {
-	case !exists || current == "" || len(secret.Data) == 0:
-		reason = "initial"
-	case currentIssuer != g.Issuer:
-		reason = fmt.Sprintf("issuer %q replaces %q", g.Issuer, currentIssuer)
-	case requested != "" && requested != secret.Annotations[annotationRotationHonoured]:
-		reason = "requested"
-	case period > 0 && now.Sub(parseTime(secret.Annotations[annotationIssuedAt])) >= period:
-		reason = "period"
-	}
-	if reason != "" && reason != "initial" && previous != "" {
-		// Both credentials are in use: the next rotation waits for the previous one's revocation.
-		log.Info("Rotation waits until the previous credential is revoked", "reason", reason, "revokeAfter", secret.Annotations[annotationRevokePrevious])
-		a.recorder.Eventf(bb, nil, corev1.EventTypeWarning, ReasonRotationWaiting, "Rotate",
-			"A rotation (%s) waits: the previous credential %q stays valid until %s, then it is revoked and the rotation follows", reason, previous, secret.Annotations[annotationRevokePrevious])
-		reason = ""
-	}
-	if reason != "" {
-		inUse := []string{}
-		if exists && current != "" && currentIssuer == g.Issuer {
-			inUse = append(inUse, current) // another issuer's credential is not this issuer's to keep
-		}
-		inUse = append(inUse, held...)
-		cred, err := issuer.IssueCredential(objectstore.WithOperation(ctx, objectstore.OpIssueCredential), bb.Name, inUse)
-		if err != nil && reason == "initial" && errors.Is(err, objectstore.ErrUnsupported) {
-			return a.passThrough(ctx, log, bb, g, err)
-		}
-		if err != nil {
-			return fmt.Errorf("issuing a credential for bucket %q: %w", bb.Name, err)
-		}
-		annotations, err := issuedAnnotations(ctx, issuer, g, cred, now)
-		if err != nil {
-			return err // not recorded: the next pass issues again, which invalidates it
-		}
-		if requested != "" {
-			annotations[annotationRotationHonoured] = requested
-		}
-		if exists && current != "" {
-			recordPrevious(annotations, secret, currentIssuer, now.Add(grace))
-		}
-		if err := a.writeGenerated(ctx, secret, exists, cred.Data, annotations); err != nil {
-			// The new credential is not recorded: the next pass issues again, which invalidates it.
-			return err
-		}
-		log.Info("Published a generated credential", "reason", reason, "credential", cred.ID, "secret", meta.Namespace+"/"+meta.Name)
-		a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonCredentialPublished, "Publish",
-			"Published generated credential %q in %s/%s (%s)", cred.ID, meta.Namespace, meta.Name, reason)
-		// Without a grace period the previous credential is due at once (secret is as written).
-		if _, err := a.revokeDue(ctx, log, bb, cfg, g, issuer, secret, time.Now().UTC()); err != nil {
-			return err
-		}
-	}
-
-	ref := &corev1.SecretReference{Namespace: meta.Namespace, Name: meta.Name}
-	return a.patchStatus(ctx, bb, ref, gardencorev1beta1.ConditionTrue, "Published",
-		fmt.Sprintf("Shoots use generated credential %q of secret %s/%s: %s", secret.Annotations[AnnotationCredential], meta.Namespace, meta.Name, issuer.CredentialReach(bb.Name)))
 }
 
 // issuedAnnotations records the credential cred that issuer (the configured one) issued now:
@@ -228,17 +87,6 @@ func issuedAnnotations(ctx context.Context, issuer objectstore.CredentialIssuer,
 		annotationIssuedAt:   now.Format(time.RFC3339),
 		AnnotationIssuedIn:   location,
 	}, nil
-}
-
-// recordPrevious records the generated secret's current credential (of issuer) as the previous
-// one in annotations, to be revoked after revokeAfter.
-func recordPrevious(annotations map[string]string, secret *corev1.Secret, issuer string, revokeAfter time.Time) {
-	annotations[annotationPrevious] = secret.Annotations[AnnotationCredential]
-	annotations[annotationPreviousIssuer] = issuer
-	annotations[annotationRevokePrevious] = revokeAfter.UTC().Format(time.RFC3339)
-	if location := secret.Annotations[AnnotationIssuedIn]; location != "" {
-		annotations[annotationPreviousIssuedIn] = location
-	}
 }
 
 // passThrough leaves shoots on the operator's credentials when the store cannot issue generated
@@ -315,11 +163,6 @@ func readGenerated(ctx context.Context, reader client.Reader, bb *extensionsv1al
 	return secret, true, nil
 }
 
-// credentialIDs names the credentials the generated secret records (IDs, never values).
-func credentialIDs(secret *corev1.Secret) string {
-	return strings.Trim(secret.Annotations[AnnotationCredential]+","+secret.Annotations[annotationPrevious], ",")
-}
-
 func hasAnnotation(o metav1.Object, key string) bool {
 	_, ok := o.GetAnnotations()[key]
 	return ok
@@ -328,4 +171,26 @@ func hasAnnotation(o metav1.Object, key string) bool {
 func parseTime(s string) time.Time {
 	t, _ := time.Parse(time.RFC3339, s) // unparsable: the zero time, that is "long ago"
 	return t
+}
+
+// recordedCredential is one credential the generated secret records.
+type recordedCredential struct{ id, issuer, location string }
+
+// recorded lists the credentials the generated secret records: the current one, then the
+// previous one.
+func recorded(secret *corev1.Secret) []recordedCredential {
+	ann := secret.Annotations
+	var out []recordedCredential
+	if id := ann[AnnotationCredential]; id != "" {
+		out = append(out, recordedCredential{id, ann[AnnotationIssuer], ann[AnnotationIssuedIn]})
+	}
+	if id := ann[annotationPrevious]; id != "" {
+		out = append(out, recordedCredential{id, ann[annotationPreviousIssuer], ann[annotationPreviousIssuedIn]})
+	}
+	return out
+}
+
+// credentialIDs names the credentials the generated secret records (IDs, never values).
+func credentialIDs(secret *corev1.Secret) string {
+	return strings.Trim(secret.Annotations[AnnotationCredential]+","+secret.Annotations[annotationPrevious], ",")
 }

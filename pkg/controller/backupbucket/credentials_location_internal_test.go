@@ -97,29 +97,6 @@ func TestRevocationWhereTheIssuerNoLongerReaches(t *testing.T) {
 	}
 }
 
-// A generated secret written before locations were recorded takes the configured issuer's
-// current place at its next reconcile, and is checked against it from then on.
-func TestGeneratedSecretWithoutLocationGetsTheIssuersPlace(t *testing.T) {
-	f := newGenFixture(t, true)
-	f.configure(settings("mem", nil))
-	f.mustReconcile()
-	want := f.mustSecret().Annotations[AnnotationIssuedIn]
-	f.setSecretAnnotation(AnnotationIssuedIn, "")
-	f.mustReconcile()
-	if got := f.mustSecret().Annotations[AnnotationIssuedIn]; got != want {
-		t.Fatalf("issued-in %q; want %q", got, want)
-	}
-	f.mem.MoveIssuer("memstore:elsewhere")
-	f.annotateBucket(AnnotationRotateCredentials, "1")
-	f.mustReconcile() // the new credential is issued (and recorded) elsewhere
-	s := f.mustSecret()
-	if s.Annotations[AnnotationIssuedIn] != "memstore:elsewhere" || s.Annotations[annotationPreviousIssuedIn] != want {
-		t.Fatalf("annotations %v", s.Annotations)
-	}
-	f.setSecretAnnotation(annotationRevokePrevious, past())
-	expectCode(t, f.reconcile(), gardencorev1beta1.ErrorConfigurationProblem)
-}
-
 // The operator's credentials can no longer build the issuer at all (an Azure account key secret
 // replaced a service principal): the retired credential is not revoked, nor said to be, and stays
 // recorded until the operator records its revocation by hand.
@@ -149,4 +126,54 @@ func TestRetirementWhenTheOperatorsCredentialsIssueNone(t *testing.T) {
 	f.mustReconcile()
 	f.expectCondition(gardencorev1beta1.ConditionFalse, "Retired", true)
 	f.expectEvents("Normal " + ReasonRecordDropped)
+}
+
+// A record that does not say which issuer issued a credential, or where, was not written by this
+// extension (it has always written both): nothing is revoked by a guessed issuer or in a guessed
+// place, and it is reported as a credential out of reach until the operator records its
+// revocation by hand.
+func TestARecordWithoutIssuerOrPlaceIsNotGuessed(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		prepare func(f *genFixture)
+		id      string
+	}{
+		{"retiring, no issuer recorded", func(f *genFixture) {
+			f.configure(nil)
+			f.mustReconcile()
+			f.setSecretAnnotation(AnnotationIssuer, "")
+			f.setSecretAnnotation(AnnotationRetireAfter, past())
+		}, "cred-1"},
+		{"rotating, no place of the previous recorded", func(f *genFixture) {
+			f.annotateBucket(AnnotationRotateCredentials, "1")
+			f.mustReconcile()
+			f.setSecretAnnotation(annotationPreviousIssuedIn, "")
+			f.setSecretAnnotation(annotationRevokePrevious, past())
+		}, "cred-1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newGenFixture(t, true)
+			f.configure(settings("mem", grace(time.Hour)))
+			f.mustReconcile()
+			c.prepare(f)
+			valid := f.mem.Valid(genBucket)
+			f.events()
+
+			err := f.reconcile()
+			expectCode(t, err, gardencorev1beta1.ErrorConfigurationProblem)
+			expectValid(t, f.mem, valid...)
+			f.expectCondition(gardencorev1beta1.ConditionUnknown, reasonNotRevoked, true)
+			f.expectEvents("Warning " + ReasonNotRevoked)
+			if !strings.Contains(err.Error(), AnnotationRevokedByHand+"="+c.id) {
+				t.Fatalf("error %q does not say how to record a revocation by hand", err)
+			}
+
+			f.setSecretAnnotation(AnnotationRevokedByHand, c.id)
+			f.mustReconcile()
+			if strings.Contains(credentialIDs(f.mustSecret()), c.id) {
+				t.Fatalf("%s is still recorded: %v", c.id, f.mustSecret().Annotations)
+			}
+			expectValid(t, f.mem, valid...)
+		})
+	}
 }

@@ -13,7 +13,6 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
@@ -97,33 +96,6 @@ func expectOperatorCopy(t *testing.T, s *corev1.Secret) {
 	operator := map[string][]byte{"key": []byte("operator")}
 	if s.Annotations[AnnotationOperatorCopy] == "" || len(s.Data) != len(operator) || string(s.Data["key"]) != string(operator["key"]) {
 		t.Fatalf("the generated secret holds %d keys, annotations %v; want a copy of the operator's credentials", len(s.Data), s.Annotations)
-	}
-}
-
-func TestGeneratedSecretWithoutIssuerGetsTheConfiguredOne(t *testing.T) {
-	f := newGenFixture(t, true)
-	cred, err := f.mem.Issuer().IssueCredential(f.ctx, genBucket, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := f.secretKey()
-	old := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Annotations: map[string]string{
-			AnnotationCredential: cred.ID, annotationIssuedAt: time.Now().UTC().Format(time.RFC3339),
-		}},
-		Data: cred.Data,
-	}
-	if err := f.client.Create(f.ctx, old); err != nil {
-		t.Fatal(err)
-	}
-	f.configure(settings("mem", nil))
-	f.mustReconcile()
-	f.expectPublished(cred.ID, "mem")
-	expectValid(t, f.mem, cred.ID)
-	for _, call := range f.calls {
-		if strings.Contains(call, "issue") {
-			t.Fatalf("issuer calls %q; want the credential kept", f.calls)
-		}
 	}
 }
 

@@ -76,7 +76,7 @@ func (e *HandBackRefusedError) Is(target error) bool { return target == objectst
 // handBackCredentials leaves no credential this extension generated for the bucket valid after
 // a hand-back: the provider extension that takes the bucket back knows nothing of them. It runs
 // after the credential lifecycle of the same pass, so a generated secret that records
-// credentials holds the operator's credentials (retireCredentials) unless generation is still
+// credentials holds the operator's credentials (decideRetirement) unless generation is still
 // asked for.
 //
 //   - Generation still asked for: refused (*HandBackRefusedError), unless the issuer's
@@ -120,7 +120,7 @@ func (a *actuator) handBackCredentials(ctx context.Context, log logr.Logger, bb 
 		return a.refuseHandBack(log, bb, &HandBackRefusedError{Bucket: bb.Name, IDs: ids, Copy: secret.Namespace + "/" + secret.Name, Holders: holders, First: first})
 	}
 	log.Info("Bucket is handed back: no secret on this seed holds its generated credentials any more; revoking them now", "credentials", ids, "retireAfter", secret.Annotations[AnnotationRetireAfter])
-	return a.completeRetirement(ctx, log, bb, cfg, secret, "the generated ones were revoked by the hand-back once no secret on this seed held them")
+	return a.execution(log, bb, cfg, nil, nil, secret, exists).run(ctx, completeRetirement(secret, "the generated ones were revoked by the hand-back once no secret on this seed held them"))
 }
 
 // refuseHandBack reports a refused hand-back with a warning event and returns it.

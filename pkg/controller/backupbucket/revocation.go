@@ -5,14 +5,9 @@
 package backupbucket
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
-	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -23,7 +18,6 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	securityv1alpha1constants "github.com/gardener/gardener/pkg/apis/security/v1alpha1/constants"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -37,103 +31,6 @@ var recordKeys = []string{AnnotationCredential, AnnotationIssuer, annotationIssu
 
 // previousKeys are the annotations about the previous credential.
 var previousKeys = []string{annotationPrevious, annotationPreviousIssuer, annotationRevokePrevious, annotationPreviousIssuedIn}
-
-// retireCredentials handles a bucket whose providerConfig does not (or no longer) ask for
-// generated credentials, or whose credentials issue none. If some were published, the generated
-// secret gets a copy of the operator's credentials at once and status.generatedSecretRef keeps
-// naming it: gardenlet hands that secret to the entries and never lets go of the reference, so
-// they move back to the operator's credentials as their entries are synced. The generated
-// credentials stay valid for the grace period, then they are revoked; the copy stays, and is
-// kept current with the operator's secret, until the bucket is deleted.
-func (a *actuator) retireCredentials(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config) error {
-	secret, exists, err := readGenerated(ctx, a.reader, bb)
-	if err != nil {
-		return err
-	}
-	if !exists {
-		if bb.Status.GeneratedSecretRef == nil {
-			return nil // nothing was ever generated: the common case
-		}
-		return a.patchStatus(ctx, bb, nil, gardencorev1beta1.ConditionFalse, "Retired", "Shoots use the operator's credentials: the generated secret is gone")
-	}
-	operatorSecret, err := a.operatorSecret(ctx, bb)
-	if err != nil {
-		return err
-	}
-	operator := operatorSecret.Data
-	now := time.Now().UTC()
-	ids := credentialIDs(secret)
-	ref := &corev1.SecretReference{Namespace: secret.Namespace, Name: secret.Name}
-	if isWorkloadIdentity(operatorSecret) {
-		return a.refuseRetirement(ctx, log, bb, secret, ids)
-	}
-	due := secret.Annotations[AnnotationRetireAfter]
-	starting := ids != "" && due == ""
-	if starting {
-		due = now.Add(cfg.GenerationSettings().Grace()).Format(time.RFC3339)
-	}
-	if starting || !hasAnnotation(secret, AnnotationOperatorCopy) || !maps.EqualFunc(secret.Data, operator, bytes.Equal) {
-		if secret.Annotations == nil {
-			secret.Annotations = map[string]string{}
-		}
-		if starting {
-			secret.Annotations[AnnotationRetireAfter] = due
-		}
-		secret.Annotations[AnnotationOperatorCopy] = "true"
-		secret.Data = operator
-		if err := a.client.Update(ctx, secret); err != nil {
-			return fmt.Errorf("copying the operator's credentials into %s/%s: %w", secret.Namespace, secret.Name, err)
-		}
-	}
-	if starting {
-		log.Info("Generated credentials are no longer asked for; shoots move back to the operator's", "credentials", ids, "revokeAfter", due)
-		a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonRetiring, "Retire",
-			"Generated credentials are no longer asked for: %s/%s now holds the operator's credentials, and shoots move to them as their entries are synced; %q stays valid until %s, then it is revoked", secret.Namespace, secret.Name, ids, due)
-	}
-	if ids != "" && now.Before(parseTime(due)) {
-		return a.patchStatus(ctx, bb, ref, gardencorev1beta1.ConditionFalse, "Retiring",
-			fmt.Sprintf("Shoots move back to the operator's credentials, which secret %s/%s now holds; generated credential %q is revoked after %s", secret.Namespace, secret.Name, ids, due))
-	}
-	if ids != "" {
-		return a.completeRetirement(ctx, log, bb, cfg, secret, "the generated ones are revoked")
-	}
-	return a.patchStatus(ctx, bb, ref, gardencorev1beta1.ConditionFalse, "Retired",
-		fmt.Sprintf("Shoots use the operator's credentials, which secret %s/%s holds; the generated ones are revoked", secret.Namespace, secret.Name))
-}
-
-// completeRetirement revokes the credentials the retiring generated secret records
-// (revokeRecorded), drops their record and says Retired, with how in the condition's message.
-func (a *actuator) completeRetirement(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, secret *corev1.Secret, how string) error {
-	if err := a.revokeRecorded(ctx, log, bb, cfg, secret); err != nil {
-		return err
-	}
-	patch := client.MergeFrom(secret.DeepCopy())
-	for _, key := range recordKeys {
-		delete(secret.Annotations, key)
-	}
-	if err := a.client.Patch(ctx, secret, patch); err != nil {
-		return fmt.Errorf("recording the revocation on %s/%s: %w", secret.Namespace, secret.Name, err)
-	}
-	ref := &corev1.SecretReference{Namespace: secret.Namespace, Name: secret.Name}
-	return a.patchStatus(ctx, bb, ref, gardencorev1beta1.ConditionFalse, "Retired",
-		fmt.Sprintf("Shoots use the operator's credentials, which secret %s/%s holds; %s", secret.Namespace, secret.Name, how))
-}
-
-// recordedCredential is one credential the generated secret records.
-type recordedCredential struct{ id, issuer, location string }
-
-// recorded lists the credentials the generated secret records: the current one, then the
-// previous one.
-func recorded(secret *corev1.Secret, g *credentials.Settings) []recordedCredential {
-	var out []recordedCredential
-	if id := secret.Annotations[AnnotationCredential]; id != "" {
-		out = append(out, recordedCredential{id, issuedBy(secret, g), secret.Annotations[AnnotationIssuedIn]})
-	}
-	if id := secret.Annotations[annotationPrevious]; id != "" {
-		out = append(out, recordedCredential{id, previousIssuedBy(secret, g), secret.Annotations[annotationPreviousIssuedIn]})
-	}
-	return out
-}
 
 // operatorSecret reads the BackupBucket's credentials secret from the API server.
 func (a *actuator) operatorSecret(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) (*corev1.Secret, error) {
@@ -179,125 +76,6 @@ func (a *actuator) refuseRetirement(ctx context.Context, log logr.Logger, bb *ex
 	return err
 }
 
-// revokeRecorded revokes every credential the generated secret records, each with the issuer
-// that issued it, built from the operator's credentials, and only where it was issued. A
-// credential that those cannot revoke (no issuer for them, or one that reaches another place) is
-// reported and fails the pass: nothing is said to be revoked that was not, and the record stays
-// until the operator records it as revoked by hand.
-func (a *actuator) revokeRecorded(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, secret *corev1.Secret) error {
-	g := cfg.GenerationSettings()
-	byIssuer := map[string][]recordedCredential{}
-	var names []string
-	for _, c := range recorded(secret, g) {
-		if revokedByHand(secret, c.id) {
-			log.Info("The operator recorded a generated credential as revoked by hand", "credential", c.id)
-			a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonRecordDropped, "Revoke",
-				"Generated credential %q is recorded by the operator as revoked by hand: its record is dropped", c.id)
-			continue
-		}
-		if _, ok := byIssuer[c.issuer]; !ok {
-			names = append(names, c.issuer)
-		}
-		byIssuer[c.issuer] = append(byIssuer[c.issuer], c)
-	}
-	for _, name := range names {
-		creds := byIssuer[name]
-		var ids []string
-		for _, c := range creds {
-			ids = append(ids, c.id)
-		}
-		joined := strings.Join(ids, ",")
-		issuer, err := a.newIssuer(ctx, bb, cfg, name)
-		if err != nil {
-			return err
-		}
-		if issuer == nil {
-			return a.unreachable(ctx, log, bb, secret, joined, objectstore.Invalidf("the operator's current credentials cannot build issuer %q, which issued it", name))
-		}
-		for _, c := range creds {
-			if err := a.checkLocation(ctx, log, bb, secret, issuer, c.id, c.location); err != nil {
-				return err
-			}
-		}
-		var keep []string // a credential of the bucket that the operator's copy holds is theirs
-		if hasAnnotation(secret, AnnotationOperatorCopy) {
-			if keep, err = heldIn(ctx, issuer, bb.Name, secret.Data); err != nil {
-				return err
-			}
-		}
-		revoked := slices.DeleteFunc(ids, func(id string) bool { return slices.Contains(keep, id) })
-		if len(keep) > 0 {
-			log.Info("Not revoking the credentials the operator's credentials hold", "credentials", strings.Join(keep, ","))
-			a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonRecordDropped, "Revoke",
-				"Generated credential %q is not revoked: the operator's credentials, which secret %s/%s holds, are that credential too; its record is dropped", strings.Join(keep, ","), secret.Namespace, secret.Name)
-		}
-		if len(revoked) == 0 {
-			continue
-		}
-		if err := issuer.RevokeCredentials(objectstore.WithOperation(ctx, objectstore.OpRevokeCredentials), bb.Name, keep); err != nil {
-			return fmt.Errorf("revoking the generated credentials of bucket %q (issuer %q): %w", bb.Name, name, err)
-		}
-		log.Info("Revoked the generated credentials", "credentials", strings.Join(revoked, ","), "issuer", name)
-		a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonCredentialRevoked, "Revoke", "Revoked the generated credential %q", strings.Join(revoked, ","))
-	}
-	return nil
-}
-
-// revokeDue revokes the previous credential recorded on the generated secret once its grace
-// period is over, where it was issued, then drops it from the record. It returns the previous
-// credential still in use.
-func (a *actuator) revokeDue(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, g *credentials.Settings, issuer objectstore.CredentialIssuer, secret *corev1.Secret, now time.Time) (string, error) {
-	current, previous := secret.Annotations[AnnotationCredential], secret.Annotations[annotationPrevious]
-	if previous == "" || now.Before(parseTime(secret.Annotations[annotationRevokePrevious])) {
-		return previous, nil
-	}
-	if revokedByHand(secret, previous) {
-		log.Info("The operator recorded the previous generated credential as revoked by hand", "credential", previous)
-		a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonRecordDropped, "Revoke",
-			"The previous generated credential %q is recorded by the operator as revoked by hand: its record is dropped", previous)
-		return "", a.dropPrevious(ctx, secret)
-	}
-	keep := []string{current}
-	name := previousIssuedBy(secret, g)
-	if name != issuedBy(secret, g) {
-		// The previous credential came from another issuer than the current one: that one
-		// revokes all it issued.
-		keep = nil
-	}
-	if name != g.Issuer {
-		// Not the configured issuer (which the config changed since): the one that issued it.
-		previousIssuer, err := a.newIssuer(ctx, bb, cfg, name)
-		if err != nil {
-			return "", err
-		}
-		if previousIssuer == nil {
-			return "", a.unreachable(ctx, log, bb, secret, previous, objectstore.Invalidf("the operator's credentials cannot build issuer %q, which issued it", name))
-		}
-		issuer = previousIssuer
-	}
-	if err := a.checkLocation(ctx, log, bb, secret, issuer, previous, secret.Annotations[annotationPreviousIssuedIn]); err != nil {
-		return "", err
-	}
-	if err := issuer.RevokeCredentials(objectstore.WithOperation(ctx, objectstore.OpRevokeCredentials), bb.Name, keep); err != nil {
-		return "", fmt.Errorf("revoking the previous credential %q of bucket %q: %w", previous, bb.Name, err)
-	}
-	log.Info("Revoked the previous generated credential", "credential", previous)
-	a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonCredentialRevoked, "Revoke", "Revoked the previous generated credential %q", previous)
-	return "", a.dropPrevious(ctx, secret)
-}
-
-// dropPrevious drops the previous credential from the generated secret's record.
-func (a *actuator) dropPrevious(ctx context.Context, secret *corev1.Secret) error {
-	patch := client.MergeFrom(secret.DeepCopy())
-	for _, key := range previousKeys {
-		delete(secret.Annotations, key)
-	}
-	if err := a.client.Patch(ctx, secret, patch); err != nil {
-		return fmt.Errorf("recording the revocation on %s/%s: %w", secret.Namespace, secret.Name, err)
-	}
-	return nil
-}
-
 // dropCredentials revokes every generated credential of a deleted bucket, with each issuer that
 // issued one (the configured issuer too: a pass may have issued one it never recorded), and
 // deletes the generated secret.
@@ -307,11 +85,11 @@ func (a *actuator) dropCredentials(ctx context.Context, log logr.Logger, bb *ext
 		return err
 	}
 	if published {
-		if err := a.revokeRecorded(ctx, log, bb, cfg, secret); err != nil {
+		if err := a.execution(log, bb, cfg, nil, nil, secret, published).run(ctx, revokeRecorded(secret)); err != nil {
 			return err
 		}
 	}
-	if g := cfg.GenerationSettings(); g != nil && (!published || g.Issuer != issuedBy(secret, g)) {
+	if g := cfg.GenerationSettings(); g != nil && (!published || g.Issuer != secret.Annotations[AnnotationIssuer]) {
 		issuer, err := a.newIssuer(ctx, bb, cfg, g.Issuer)
 		if err != nil {
 			return err

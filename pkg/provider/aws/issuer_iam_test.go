@@ -95,10 +95,9 @@ func TestIAMIssuerKeepsOneUserPerBucketWithTwoKeysAtMost(t *testing.T) {
 	}
 }
 
-func TestRetiringStoreRevokesThroughTheIssuerTheSecretPointsAt(t *testing.T) {
-	// Generation switched off on a secret recorded before issuers were named: the issuer built
-	// to revoke (the empty name) is IAM for a secret without an endpoint (AWS) and MinIO for one
-	// with (an S3-compatible store).
+func TestRetiringRevokesThroughTheRecordedIssuer(t *testing.T) {
+	// Generation switched off: the issuer the generated secret recorded (IAM) is built to revoke
+	// from a config that asks for no generated credentials.
 	ctx := context.Background()
 	stand := stack.StartIAM()
 	defer stand.Close()
@@ -115,7 +114,7 @@ func TestRetiringStoreRevokesThroughTheIssuerTheSecretPointsAt(t *testing.T) {
 	if _, issues := plain.Management.(objectstore.CredentialIssuer); issues {
 		t.Fatal("a store whose config asks for no generated credentials issues them")
 	}
-	if err := newIssuer(t, p, aws, off, "").RevokeCredentials(ctx, bucket, nil); err != nil {
+	if err := newIssuer(t, p, aws, off, awsapi.IssuerIAM).RevokeCredentials(ctx, bucket, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, ok := stand.User(awsprovider.IAMUserName(bucket)); ok {

@@ -93,16 +93,9 @@ func (p *Provider) newStore(creds provider.Credentials) (*store, error) {
 }
 
 // NewIssuer implements provider.Cloud: IAM users on AWS, MinIO users through MinIO's admin
-// API. Both need nothing of the bucket's config. The empty name (a generated secret recorded
-// before issuers were named) is the issuer these credentials point at: MinIO for a secret with
-// an endpoint (an S3-compatible store), IAM without (AWS).
+// API. Both need nothing of the bucket's config. Any other name, the empty one included, is
+// refused: the config names its issuer (validated), and so does every generated secret.
 func (p *Provider) NewIssuer(_ context.Context, creds provider.Credentials, _ *awsapi.BackupBucketConfig, issuer string) (objectstore.CredentialIssuer, error) {
-	if issuer == "" {
-		issuer = awsapi.IssuerIAM
-		if len(creds.Data[KeyEndpoint]) > 0 {
-			issuer = awsapi.IssuerMinIO
-		}
-	}
 	if issuer != awsapi.IssuerIAM && issuer != awsapi.IssuerMinIO {
 		return nil, objectstore.Invalidf("unknown issuer %q of generated credentials: want %q or %q", issuer, awsapi.IssuerIAM, awsapi.IssuerMinIO)
 	}

@@ -39,8 +39,8 @@ func TestNewIssuerDispatchesByName(t *testing.T) {
 		{name: "recorded IAM, config asks for MinIO", data: s3Compatible, cfg: asksFor(awsapi.IssuerMinIO), issuer: awsapi.IssuerIAM, want: iam},
 		{name: "recorded MinIO, config asks for nothing", data: s3Compatible, cfg: &awsapi.BackupBucketConfig{}, issuer: awsapi.IssuerMinIO, want: minio},
 		{name: "recorded IAM, nil config", data: awsSecret, issuer: awsapi.IssuerIAM, want: iam},
-		{name: "legacy, AWS: IAM", data: awsSecret, cfg: &awsapi.BackupBucketConfig{}, issuer: "", want: iam},
-		{name: "legacy, endpoint: MinIO", data: s3Compatible, cfg: &awsapi.BackupBucketConfig{}, issuer: "", want: minio},
+		{name: "no name, AWS", data: awsSecret, cfg: &awsapi.BackupBucketConfig{}, issuer: ""},
+		{name: "no name, endpoint", data: s3Compatible, cfg: asksFor(awsapi.IssuerMinIO), issuer: ""},
 		{name: "unknown", data: s3Compatible, cfg: asksFor(awsapi.IssuerIAM), issuer: "Vault"},
 		{name: "wrong case", data: awsSecret, issuer: "iam"},
 	}

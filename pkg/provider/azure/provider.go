@@ -125,11 +125,11 @@ func (p *Provider) keyStore(a account) (*store, error) {
 
 // NewIssuer implements provider.Cloud. Azure's one issuer publishes the keys of the storage
 // account the extension manages, reached with management-plane credentials; an account key
-// secret issues none (shoots use its key as it is). The empty name, of secrets generated before
-// issuers were named, is that issuer: it was the only one.
+// secret issues none (shoots use its key as it is). Any other name, the empty one included, is
+// refused.
 func (p *Provider) NewIssuer(_ context.Context, creds provider.Credentials, cfg *azureapi.BackupBucketConfig, issuer string) (objectstore.CredentialIssuer, error) {
 	switch issuer {
-	case azureapi.IssuerAccountKey, "":
+	case azureapi.IssuerAccountKey:
 	default:
 		return nil, objectstore.Invalidf("credential issuer %q is unknown: Azure's only issuer is %q", issuer, azureapi.IssuerAccountKey)
 	}

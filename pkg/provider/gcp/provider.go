@@ -87,11 +87,10 @@ func (p *Provider) newStore(ctx context.Context, creds provider.Credentials) (*s
 }
 
 // NewIssuer implements provider.Cloud. GCP has one issuer, the per-bucket service account's
-// keys; the empty name (secrets generated before issuers were named) is that one too. Any
-// credentials can issue: the IAM API decides whether they may.
+// keys; any other name, the empty one included, is refused. Any credentials can issue: the IAM API decides whether they may.
 func (p *Provider) NewIssuer(ctx context.Context, creds provider.Credentials, _ *gcpapi.BackupBucketConfig, issuer string) (objectstore.CredentialIssuer, error) {
 	switch issuer {
-	case gcpapi.IssuerServiceAccountKey, "":
+	case gcpapi.IssuerServiceAccountKey:
 		return p.newIAMIssuer(ctx, creds)
 	default:
 		return nil, objectstore.Invalidf("unknown credential issuer %q: GCP has only %q", issuer, gcpapi.IssuerServiceAccountKey)

@@ -15,10 +15,9 @@ import (
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 )
 
-// NewIssuer dispatches by name: the config's issuer and the legacy empty name (secrets generated
-// before issuers were named) are the service-account key issuer, with or without a config asking
-// for generated credentials (revocation only) and for workload identity too; any other name is a
-// configuration error. A store is never an issuer.
+// NewIssuer dispatches by name: the config's issuer is the service-account key issuer, with or
+// without a config asking for generated credentials (revocation only) and for workload identity
+// too; any other name, the empty one included, is a configuration error. A store is never an issuer.
 func TestNewIssuerDispatch(t *testing.T) {
 	static := provider.Credentials{Data: gcs.SecretData(), Region: region}
 	wi := provider.Credentials{Data: map[string][]byte{"config": gcs.WorkloadIdentityConfig("wi-dispatch"), "token": []byte("wi-dispatch"), "storageAPIEndpoint": []byte(gcs.Endpoint)}, WorkloadIdentity: true, Region: region}
@@ -31,10 +30,10 @@ func TestNewIssuerDispatch(t *testing.T) {
 	}{
 		{"the config's issuer", static, generatingConfig(), gcpapi.IssuerServiceAccountKey, nil},
 		{"the config's issuer, revocation only", static, nil, gcpapi.IssuerServiceAccountKey, nil},
-		{"legacy empty name", static, nil, "", nil},
-		{"legacy empty name with a config", static, generatingConfig(), "", nil},
+		{"no name", static, nil, "", objectstore.ErrInvalidConfig},
+		{"no name with a config", static, generatingConfig(), "", objectstore.ErrInvalidConfig},
 		{"workload identity", wi, generatingConfig(), gcpapi.IssuerServiceAccountKey, nil},
-		{"workload identity, legacy empty name", wi, nil, "", nil},
+		{"workload identity, no name", wi, nil, "", objectstore.ErrInvalidConfig},
 		{"another provider's issuer", static, generatingConfig(), "IAM", objectstore.ErrInvalidConfig},
 		{"unknown issuer", static, nil, "serviceaccountkey", objectstore.ErrInvalidConfig},
 	} {

@@ -79,13 +79,10 @@ func (p *Provider) NewManagement(_ context.Context, creds provider.Credentials, 
 	return &management{store: s}, nil
 }
 
-// NewIssuer implements provider.Cloud: a directory has no credentials, so there is no issuer;
-// the empty name (no generated credentials ever recorded) is nil without an error.
+// NewIssuer implements provider.Cloud: a directory has no credentials, so there is no issuer of
+// any name (its providerConfig never asks for generated credentials, so nothing asks for one).
 func (p *Provider) NewIssuer(_ context.Context, _ provider.Credentials, _ *localapi.BackupBucketConfig, issuer string) (objectstore.CredentialIssuer, error) {
-	if issuer != "" {
-		return nil, objectstore.Invalidf("the local provider has no credential issuer %q (it has none)", issuer)
-	}
-	return nil, nil
+	return nil, objectstore.Invalidf("the local provider has no credential issuer %q (it issues no generated credentials)", issuer)
 }
 
 // newStore checks the provider's root and the secret and builds the data plane.

@@ -173,8 +173,8 @@ func TestKeysAndNamesThatWouldLeaveTheirPlaceAreRefused(t *testing.T) {
 func TestIssuerAndSecret(t *testing.T) {
 	ctx := context.Background()
 	p := &local.Provider{Root: "/var/buckets", HostPath: "/etc/gardener/local-backupbuckets"}
-	if is, err := p.NewIssuer(ctx, credsOf(nil), &localapi.BackupBucketConfig{}, ""); is != nil || err != nil {
-		t.Errorf("NewIssuer(\"\") = %v, %v; want none", is, err)
+	if is, err := p.NewIssuer(ctx, credsOf(nil), &localapi.BackupBucketConfig{}, ""); is != nil || !errors.Is(err, objectstore.ErrInvalidConfig) {
+		t.Errorf("NewIssuer(\"\") = %v, %v; want ErrInvalidConfig", is, err)
 	}
 	if _, err := p.NewIssuer(ctx, credsOf(nil), &localapi.BackupBucketConfig{}, "IAM"); !errors.Is(err, objectstore.ErrInvalidConfig) {
 		t.Errorf("NewIssuer(IAM) = %v; want ErrInvalidConfig", err)

@@ -73,11 +73,11 @@ func (p *Provider) NewManagement(_ context.Context, creds provider.Credentials, 
 }
 
 // NewIssuer implements provider.Cloud: Keystone application credentials are OpenStack's one
-// issuer, and every credentials secret can issue them; the empty name (a generated secret
-// recorded before issuers were named) is that issuer too.
+// issuer, and every credentials secret can issue them; any other name, the empty one included,
+// is refused.
 func (p *Provider) NewIssuer(_ context.Context, creds provider.Credentials, cfg *osapi.BackupBucketConfig, issuer string) (objectstore.CredentialIssuer, error) {
 	switch issuer {
-	case osapi.IssuerApplicationCredential, "":
+	case osapi.IssuerApplicationCredential:
 	default:
 		return nil, objectstore.Invalidf("OpenStack has no credential issuer %q (it has %q)", issuer, osapi.IssuerApplicationCredential)
 	}

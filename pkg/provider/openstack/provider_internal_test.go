@@ -15,9 +15,8 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
-// TestNewIssuerDispatchesByName: every issuer name gets its issuer, the empty name (a generated
-// secret recorded before names existed) the one issuer these credentials have, an unknown name a
-// configuration error. No call is made: Keystone is asked on first use.
+// TestNewIssuerDispatchesByName: every issuer name gets its issuer; an unknown name, the empty
+// one included, is a configuration error. No call is made: Keystone is asked on first use.
 func TestNewIssuerDispatchesByName(t *testing.T) {
 	creds := provider.Credentials{Region: "RegionOne", Data: map[string][]byte{
 		KeyAuthURL: []byte("https://keystone.example.com/v3"), KeyDomainName: []byte("Default"), KeyTenantName: []byte("p"),
@@ -34,8 +33,8 @@ func TestNewIssuerDispatchesByName(t *testing.T) {
 		{name: "configured", cfg: generating, issuer: generating.GenerationSettings().Issuer, want: generating},
 		{name: "by name, generation switched off (revocation)", cfg: &osapi.BackupBucketConfig{}, issuer: osapi.IssuerApplicationCredential},
 		{name: "by name, defaults", cfg: nil, issuer: osapi.IssuerApplicationCredential},
-		{name: "recorded before names existed", cfg: nil, issuer: ""},
-		{name: "recorded before names existed, generation on", cfg: generating, issuer: "", want: generating},
+		{name: "no name", cfg: nil, issuer: "", wantErr: objectstore.ErrInvalidConfig},
+		{name: "no name, generation on", cfg: generating, issuer: "", wantErr: objectstore.ErrInvalidConfig},
 		{name: "another provider's issuer", cfg: generating, issuer: "IAM", wantErr: objectstore.ErrInvalidConfig},
 		{name: "wrong case", cfg: generating, issuer: "applicationcredential", wantErr: objectstore.ErrInvalidConfig},
 	} {
@@ -62,7 +61,7 @@ func TestNewIssuerDispatchesByName(t *testing.T) {
 			}
 		})
 	}
-	if _, err := (&Provider{}).NewIssuer(context.Background(), provider.Credentials{Region: "RegionOne"}, nil, ""); !errors.Is(err, objectstore.ErrInvalidConfig) {
+	if _, err := (&Provider{}).NewIssuer(context.Background(), provider.Credentials{Region: "RegionOne"}, nil, osapi.IssuerApplicationCredential); !errors.Is(err, objectstore.ErrInvalidConfig) {
 		t.Fatalf("an issuer from an empty secret: %v; want ErrInvalidConfig", err)
 	}
 }
