@@ -39,6 +39,10 @@ type BackupBucketConfig struct {
 	// GeneratedCredentials, when set, publishes bucket-scoped credentials as the bucket's
 	// generated secret, so that shoots get those instead of the operator's.
 	GeneratedCredentials *GeneratedCredentialsConfig `json:"generatedCredentials,omitempty"`
+	// EntryCredentials, when set, gives every BackupEntry of the bucket a credential of its own
+	// that reaches only the entry's prefix (docs/entry-credentials.md). It belongs in the
+	// seed configuration (annotation backup.extensions.gardener.cloud/config).
+	EntryCredentials *EntryCredentialsConfig `json:"entryCredentials,omitempty"`
 	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
 	freshness.Field `json:",inline"`
 	// HandBack leaves the bucket in the state gardener-extension-provider-aws expects before it
@@ -67,6 +71,26 @@ type GeneratedCredentialsConfig struct {
 	Issuer string `json:"issuer"`
 	// Rotation and AllowPassThrough (an S3-compatible store without IAM or MinIO's admin API).
 	credentials.Generation `json:",inline"`
+}
+
+// EntryCredentialsConfig configures per-entry credentials.
+type EntryCredentialsConfig struct {
+	// Issuer is what issues them: "IAM" (an IAM user per entry with an inline policy limited to
+	// the entry's prefix) or "MinIO" (a service account per credential with such a policy,
+	// through the endpoint's admin API).
+	Issuer string `json:"issuer"`
+	// MigrationGracePeriod: how long the credential of an entry migrated away stays valid.
+	credentials.EntryGeneration `json:",inline"`
+}
+
+var _ credentials.EntryPolicy = (*BackupBucketConfig)(nil)
+
+// EntryCredentialSettings implements credentials.EntryPolicy.
+func (c *BackupBucketConfig) EntryCredentialSettings() *credentials.EntrySettings {
+	if c == nil || c.EntryCredentials == nil {
+		return nil
+	}
+	return &credentials.EntrySettings{Issuer: c.EntryCredentials.Issuer, EntryGeneration: c.EntryCredentials.EntryGeneration}
 }
 
 // GenerationSettings implements credentials.Policy: the issuer is the one the config names.
