@@ -125,7 +125,7 @@ func (m *minioEntryIssuer) IssueEntryCredential(ctx context.Context, bucket stri
 	if err := m.ensureParent(ctx, bucket); err != nil {
 		return objectstore.Credential{}, err
 	}
-	suffix, secret := make([]byte, 9), make([]byte, 24)
+	suffix, secret := make([]byte, 9), make([]byte, 20) // secret: 40 hex digits, MinIO's maximum
 	_, _ = rand.Read(suffix)
 	_, _ = rand.Read(secret)
 	accessKey, secretKey := "gbe"+hex.EncodeToString(suffix)[:17], hex.EncodeToString(secret)
