@@ -40,17 +40,28 @@ type Store interface {
 type Provider struct {
 	Store  Store
 	Issuer objectstore.CredentialIssuer
+	// EntryIssuer, if set, is the entry issuer every name builds (nil: none).
+	EntryIssuer objectstore.EntryCredentialIssuer
 }
 
-var _ provider.Cloud[*Config] = Provider{}
+var (
+	_ provider.Cloud[*Config]        = Provider{}
+	_ provider.EntryIssuing[*Config] = Provider{}
+)
+
+// NewEntryIssuer implements provider.EntryIssuing: EntryIssuer, whatever the name.
+func (p Provider) NewEntryIssuer(context.Context, provider.Credentials, *Config, string) (objectstore.EntryCredentialIssuer, error) {
+	return p.EntryIssuer, nil
+}
 
 // Type implements provider.Cloud.
 func (Provider) Type() string { return "mem" }
 
 // Config is the "mem" providerConfig: generated credentials only.
 type Config struct {
-	Generated *credentials.Settings `json:"generatedCredentials,omitempty"`
-	HandBack  bool                  `json:"handBack,omitempty"`
+	Generated *credentials.Settings      `json:"generatedCredentials,omitempty"`
+	Entry     *credentials.EntrySettings `json:"entryCredentials,omitempty"`
+	HandBack  bool                       `json:"handBack,omitempty"`
 	freshness.Field
 }
 
@@ -63,6 +74,14 @@ func (c *Config) GenerationSettings() *credentials.Settings {
 		return nil
 	}
 	return c.Generated
+}
+
+// EntryCredentialSettings implements credentials.EntryPolicy.
+func (c *Config) EntryCredentialSettings() *credentials.EntrySettings {
+	if c == nil {
+		return nil
+	}
+	return c.Entry
 }
 
 // Decode implements provider.Cloud: JSON of Config (empty: the defaults, an empty Config).
