@@ -49,7 +49,11 @@ func TestIAMEntryIssuerUserPolicyAndKeys(t *testing.T) {
 	if len(doc) > 2048 || !strings.Contains(doc, `"arn:aws:s3:::`+f.bucket+`/shoot--p--uid1/*"`) || strings.Contains(doc, `"arn:aws:s3:::`+f.bucket+`/*"`) {
 		t.Fatalf("policy (%d characters) %s; want the entry's prefix with its slash, never the whole bucket's objects", len(doc), doc)
 	}
-	var parsed struct{ Statement []struct{ Condition map[string]map[string][]string } }
+	var parsed struct {
+		Statement []struct {
+			Condition map[string]map[string][]string
+		}
+	}
 	if err := json.Unmarshal([]byte(doc), &parsed); err != nil || !slices.Equal(parsed.Statement[0].Condition["StringLike"]["s3:prefix"], []string{"shoot--p--uid1/", "shoot--p--uid1/*"}) {
 		t.Fatalf("listing condition %+v (%v); want s3:prefix under the entry's prefix only", parsed, err)
 	}

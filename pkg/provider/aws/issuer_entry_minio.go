@@ -205,7 +205,9 @@ func (m *minioEntryIssuer) RetireEntryCredentials(ctx context.Context, bucket st
 }
 
 // CredentialID implements objectstore.EntryCredentialIssuer.
-func (m *minioEntryIssuer) CredentialID(data map[string][]byte) string { return entryCredentialID(data) }
+func (m *minioEntryIssuer) CredentialID(data map[string][]byte) string {
+	return entryCredentialID(data)
+}
 
 // CredentialReach implements objectstore.EntryCredentialIssuer.
 func (m *minioEntryIssuer) CredentialReach(bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess) string {
