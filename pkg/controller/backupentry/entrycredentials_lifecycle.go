@@ -12,6 +12,7 @@ import (
 	"maps"
 	"time"
 
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/go-logr/logr"
@@ -166,6 +167,11 @@ func (a *holdingActuator) setEntryCondition(ctx context.Context, be *extensionsv
 		reader = a.client
 	}
 	return extstatus.Patch(ctx, a.client, reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
+		// Thousands of entries reconcile on every change of their secret: an unchanged condition
+		// is not written again.
+		if c := v1beta1helper.GetCondition(be.Status.Conditions, ConditionEntryCredentials); c != nil && c.Status == status && c.Reason == reason && c.Message == message {
+			return false
+		}
 		be.Status.Conditions, _ = extstatus.SetCondition(be.Status.Conditions, ConditionEntryCredentials, status, reason, message, time.Now())
 		return true
 	})
