@@ -318,6 +318,7 @@ func checkDashboard(t *testing.T, cm *unstructured.Unstructured, provider string
 			"Bucket availability", "Backups fresh", "Newest snapshot age per entry", "Cloud requests by code",
 			"Cloud request latency p95", "Reconciles by result", "Deletion progress: remaining objects",
 			"Deletion progress: deleted objects rate", "Inventory duration p95", "Backups restorable",
+			"Entries by credential isolation",
 		} {
 			if !slices.Contains(titles, want) {
 				t.Errorf("dashboard lacks panel %q (has %v)", want, titles)
