@@ -48,9 +48,13 @@ type EntryCredentialIssuer interface {
 	RetireEntryCredentials(ctx context.Context, bucket string, prefix Prefix, access EntryAccess, ids []string, after time.Time) error
 
 	// CredentialID returns the ID a credential of this issuer has in data (the published
-	// secret's data), or "" when data holds none of its form. It reads nothing: the ID only
-	// spares that credential when its record was lost.
+	// secret's data), or "" when data holds none of its form. It reads nothing.
 	CredentialID(data map[string][]byte) string
+
+	// Owns reports whether id is a credential of prefix of bucket with access that this issuer
+	// issued and that is still valid, in the place Location names: a published credential whose
+	// record was lost is taken back only when its issuer owns it.
+	Owns(ctx context.Context, bucket string, prefix Prefix, access EntryAccess, id string) (bool, error)
 
 	// Location is CredentialIssuer.Location: where the principals live.
 	Location(ctx context.Context) (string, error)

@@ -238,10 +238,18 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 		return nil, err
 	}
 	// A credential published by a pass whose record a restart lost: the data holds an ID that
-	// is not the bucket's credential's; it is the configured issuer's, where it reaches now.
+	// is not the bucket's credential's (it may be the bucket's previous one, after a rotation)
+	// and that the configured issuer owns for this entry.
 	if recorded == nil && currentData != nil {
 		if id := issuer.CredentialID(currentData); id != "" && id != issuer.CredentialID(bucketData) {
-			recorded = &entryRecord{ID: id, Issuer: settings.Issuer, IssuedIn: location, Access: access}
+			owned, err := issuer.Owns(ctx, be.Spec.BucketName, prefix, access, id)
+			if err != nil {
+				o.err = fmt.Errorf("finding whether the etcd-backup secret holds the entry's own credential: %w", err)
+				return nil, o.err
+			}
+			if owned {
+				recorded = &entryRecord{ID: id, Issuer: settings.Issuer, IssuedIn: location, Access: access}
+			}
 		}
 	}
 	if recorded != nil && recorded.Issuer == settings.Issuer && recorded.IssuedIn == location && recorded.Access == access && issuer.CredentialID(currentData) == recorded.ID {

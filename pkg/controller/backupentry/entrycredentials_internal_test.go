@@ -98,6 +98,13 @@ func (f *fakeEntryIssuer) RetireEntryCredentials(_ context.Context, _ string, _ 
 
 func (f *fakeEntryIssuer) CredentialID(data map[string][]byte) string { return string(data["key"]) }
 
+func (f *fakeEntryIssuer) Owns(_ context.Context, bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess, id string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.creds[id]
+	return ok && c.location == f.location && c.bucket == bucket && c.prefix == prefix.String() && c.access == access, nil
+}
+
 func (f *fakeEntryIssuer) Location(context.Context) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -276,6 +283,21 @@ func TestEntryCredentialStates(t *testing.T) {
 		if _, ok := f.issuer.valid(id); !ok {
 			t.Fatal("the published credential was revoked")
 		}
+	})
+	t.Run("switched on while etcd-backup holds the bucket's previous credential: not taken for the entry's", func(t *testing.T) {
+		f := newEntryCredFixture(t, testEntry, false)
+		f.mustReconcile()
+		s := f.etcdBackup()
+		s.Data["key"] = []byte("bucket-credential-before-its-rotation")
+		if err := f.client.Update(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		f.switchTo(true)
+		f.mustReconcile()
+		if _, ok := f.issuer.valid(f.published()); !ok || f.issuer.issuances != 1 {
+			t.Fatalf("published %q after %d issuances; want the entry's own, issued", f.published(), f.issuer.issuances)
+		}
+		f.wantCondition(gardencorev1beta1.ConditionTrue, ReasonOwnPrefix, f.published())
 	})
 	t.Run("switch off: the bucket's credential again, the entry's revoked", func(t *testing.T) {
 		f := newEntryCredFixture(t, testEntry, true)

@@ -204,6 +204,19 @@ func (s *iamEntryIssuer) RetireEntryCredentials(ctx context.Context, bucket stri
 	return nil
 }
 
+// Owns implements objectstore.EntryCredentialIssuer.
+func (s *iamEntryIssuer) Owns(ctx context.Context, bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess, id string) (bool, error) {
+	user := IAMEntryUserName(bucket, prefix, access)
+	if _, ours, err := s.entryUser(ctx, user, bucket, prefix, access); err != nil || !ours {
+		return false, err
+	}
+	keys, err := s.iam.ListAccessKeys(ctx, &iam.ListAccessKeysInput{UserName: aws.String(user)})
+	if err != nil {
+		return false, iamError("listing the access keys of IAM user "+user, err)
+	}
+	return slices.ContainsFunc(keys.AccessKeyMetadata, func(k iamtypes.AccessKeyMetadata) bool { return aws.ToString(k.AccessKeyId) == id }), nil
+}
+
 // CredentialID implements objectstore.EntryCredentialIssuer.
 func (s *iamEntryIssuer) CredentialID(data map[string][]byte) string { return entryCredentialID(data) }
 

@@ -74,6 +74,13 @@ func TestIAMEntryIssuerUserPolicyAndKeys(t *testing.T) {
 		t.Fatalf("the issued key listing the bucket: %v; want AccessDenied", err)
 	}
 
+	if ok, err := iss.Owns(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, first.ID); err != nil || !ok {
+		t.Fatalf("Owns of the issued key: %v, %v", ok, err)
+	}
+	if ok, err := iss.Owns(ctx, f.bucket, f.ours, objectstore.EntryReadOnly, first.ID); err != nil || ok {
+		t.Fatalf("Owns of the key for the other access: %v, %v", ok, err)
+	}
+
 	// A retiring key stays through an issuance; with two keys, IAM's limit, a third waits.
 	if err := iss.RetireEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{first.ID}, time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)

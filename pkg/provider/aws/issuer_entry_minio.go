@@ -204,6 +204,19 @@ func (m *minioEntryIssuer) RetireEntryCredentials(ctx context.Context, bucket st
 	return nil
 }
 
+// Owns implements objectstore.EntryCredentialIssuer.
+func (m *minioEntryIssuer) Owns(ctx context.Context, bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess, id string) (bool, error) {
+	accounts, err := m.accounts(ctx, bucket, prefix, access)
+	if err != nil {
+		return false, err
+	}
+	now := time.Now()
+	return slices.ContainsFunc(accounts, func(a madmin.ServiceAccountInfo) bool {
+		expired := a.Expiration != nil && a.Expiration.Unix() > 0 && !a.Expiration.After(now)
+		return a.AccessKey == id && !expired
+	}), nil
+}
+
 // CredentialID implements objectstore.EntryCredentialIssuer.
 func (m *minioEntryIssuer) CredentialID(data map[string][]byte) string {
 	return entryCredentialID(data)

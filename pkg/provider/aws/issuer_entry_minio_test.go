@@ -276,6 +276,18 @@ func TestMinIOEntryCredentialLifecycle(t *testing.T) {
 		t.Fatal("issuing the read-only credential revoked the entry's")
 	}
 
+	owns := func(access objectstore.EntryAccess, id string) bool {
+		t.Helper()
+		ok, err := iss.Owns(ctx, f.bucket, f.ours, access, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !owns(objectstore.EntryReadWrite, third.ID) || owns(objectstore.EntryReadWrite, first.ID) || owns(objectstore.EntryReadWrite, ro.ID) || owns(objectstore.EntryReadOnly, third.ID) {
+		t.Fatal("Owns: want only a valid credential of that prefix and access")
+	}
+
 	// Retiring: second stays valid until its time through the next issuances, then goes.
 	if err := iss.RetireEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{second.ID}, time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
