@@ -58,6 +58,7 @@ func knownMetrics() map[string]bool {
 		metrics.DeletionRemaining, metrics.DeletionStarted, metrics.BucketAvailable, metrics.ProbeDuration,
 		metrics.LatestSnapshot, metrics.EntryObjects, metrics.EntryBytes, metrics.BackupsFresh, metrics.InventoryDuration, metrics.InventoryPages,
 		metrics.Restorable, metrics.DrillTime, metrics.DrillRevision, metrics.DrillBytes, metrics.DrillDuration, metrics.DrillBytesTotal,
+		metrics.EntryIsolation,
 	} {
 		c.Describe(ch)
 	}
