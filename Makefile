@@ -79,6 +79,10 @@ bench-openstack: ## 20,000 objects on real Swift: this engine vs one bulk reques
 bench-entries: tools ## Many small BackupEntries deleted at once on MinIO (100 x 1,000 objects): the engine as the delegate runs it vs the raw limit of the same shape, in one run.
 	@export GEB_MINIO="$$(hack/tools.sh minio)"; go run ./test/bench/entries $(BENCH_FLAGS)
 
+.PHONY: bench-entrycredentials
+bench-entrycredentials: tools ## Issuing and revoking per-entry credentials on MinIO (200 entries, 5 at a time): time and requests per entry.
+	@export GEB_MINIO="$$(hack/tools.sh minio)"; go run ./test/bench/entrycredentials $(BENCH_FLAGS)
+
 .PHONY: bench-observe
 bench-observe: tools ## Steady-state cost of the bucket probe and the entry inventory: the aws binary on envtest + MinIO, time scaled, requests counted by a proxy, vs both off.
 	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)"; go run ./test/bench/observe $(BENCH_FLAGS)

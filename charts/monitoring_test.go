@@ -58,6 +58,7 @@ func knownMetrics() map[string]bool {
 		metrics.DeletionRemaining, metrics.DeletionStarted, metrics.BucketAvailable, metrics.ProbeDuration,
 		metrics.LatestSnapshot, metrics.EntryObjects, metrics.EntryBytes, metrics.BackupsFresh, metrics.InventoryDuration, metrics.InventoryPages,
 		metrics.Restorable, metrics.DrillTime, metrics.DrillRevision, metrics.DrillBytes, metrics.DrillDuration, metrics.DrillBytesTotal,
+		metrics.EntryIsolation,
 	} {
 		c.Describe(ch)
 	}
@@ -318,6 +319,7 @@ func checkDashboard(t *testing.T, cm *unstructured.Unstructured, provider string
 			"Bucket availability", "Backups fresh", "Newest snapshot age per entry", "Cloud requests by code",
 			"Cloud request latency p95", "Reconciles by result", "Deletion progress: remaining objects",
 			"Deletion progress: deleted objects rate", "Inventory duration p95", "Backups restorable",
+			"Entries by credential isolation",
 		} {
 			if !slices.Contains(titles, want) {
 				t.Errorf("dashboard lacks panel %q (has %v)", want, titles)

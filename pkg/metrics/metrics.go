@@ -101,6 +101,12 @@ var (
 		"1 when a BackupEntry's newest full and delta snapshots are within their thresholds, 0 when one is older (the BackupsFresh condition); absent while Unknown.",
 		"entry")
 
+	// EntryIsolation says what an entry's etcd-backup secret reaches: 1 for the entry's
+	// isolation, own_prefix (its own credential, entryCredentials) or bucket_wide (the bucket's).
+	EntryIsolation = newGauge("entry_credentials_isolation",
+		"1 for what a BackupEntry's etcd-backup secret reaches: own_prefix (the entry's own credential) or bucket_wide (the bucket's credential); sum by isolation to count entries.",
+		"entry", "isolation")
+
 	// InventoryDuration is how long one inventory of an entry took.
 	InventoryDuration = newHistogram("entry_inventory_duration_seconds",
 		"Duration of one inventory of a BackupEntry's prefix (a streamed listing).",
@@ -130,6 +136,7 @@ func init() {
 		Reconciles, CloudRequests, CloudRequestDuration, DeletedObjects, DeferredObjects,
 		DeletionRemaining, DeletionStarted, BucketAvailable, ProbeDuration,
 		LatestSnapshot, EntryObjects, EntryBytes, BackupsFresh, InventoryDuration, InventoryPages,
+		EntryIsolation,
 	)
 }
 
@@ -139,6 +146,23 @@ func ForgetEntry(name string) {
 	EntryObjects.DeleteLabelValues(name)
 	EntryBytes.DeleteLabelValues(name)
 	BackupsFresh.DeleteLabelValues(name)
+	EntryIsolation.DeletePartialMatch(prometheus.Labels{"entry": name})
+}
+
+// Isolation label values of EntryIsolation.
+const (
+	IsolationOwnPrefix  = "own_prefix"
+	IsolationBucketWide = "bucket_wide"
+)
+
+// SetEntryIsolation records what an entry's etcd-backup secret reaches.
+func SetEntryIsolation(entry string, ownPrefix bool) {
+	on, off := IsolationBucketWide, IsolationOwnPrefix
+	if ownPrefix {
+		on, off = off, on
+	}
+	EntryIsolation.WithLabelValues(entry, on).Set(1)
+	EntryIsolation.DeleteLabelValues(entry, off)
 }
 
 // ForgetDeletion removes the deletion series of a BackupBucket or BackupEntry (kind) that is

@@ -69,6 +69,18 @@ type Cloud[C config.ProviderConfig] interface {
 	EtcdStoreEndpoint(cfg C, etcdBackup map[string][]byte) (string, error)
 }
 
+// EntryIssuing is implemented by a Cloud that can issue per-entry credentials
+// (objectstore.EntryCredentialIssuer); Register binds it when present. A Cloud without it gives
+// every entry the bucket's credential, and the entry's EntryCredentials condition says so.
+type EntryIssuing[C config.ProviderConfig] interface {
+	// NewEntryIssuer builds the entry issuer named issuer (a name the config's
+	// EntryCredentialSettings returned, or one an etcd-backup secret recorded) from the
+	// operator's credentials, as NewIssuer does for the bucket's. It returns nil without an
+	// error where these credentials issue none, and objectstore.ErrInvalidConfig for a name the
+	// provider does not know.
+	NewEntryIssuer(ctx context.Context, creds Credentials, cfg C, issuer string) (objectstore.EntryCredentialIssuer, error)
+}
+
 // Provider is a Cloud with its config type erased (Register): what the controllers are written
 // against. A decoded providerConfig is a Config, which builds the management plane and issuers
 // with the typed config it holds, so that no provider asserts a type.
@@ -97,6 +109,7 @@ type Config struct {
 
 	management    func(context.Context, Credentials) (objectstore.Management, error)
 	issuer        func(context.Context, Credentials, string) (objectstore.CredentialIssuer, error)
+	entryIssuer   func(context.Context, Credentials, string) (objectstore.EntryCredentialIssuer, error)
 	storeEndpoint func(etcdBackup map[string][]byte) (string, error)
 }
 
@@ -115,6 +128,15 @@ func (c Config) NewManagement(ctx context.Context, creds Credentials) (objectsto
 // NewIssuer builds the issuer named issuer from creds with this config (Cloud.NewIssuer).
 func (c Config) NewIssuer(ctx context.Context, creds Credentials, issuer string) (objectstore.CredentialIssuer, error) {
 	return c.issuer(ctx, creds, issuer)
+}
+
+// NewEntryIssuer builds the entry issuer named issuer from creds with this config
+// (EntryIssuing.NewEntryIssuer); nil without an error when the provider issues none.
+func (c Config) NewEntryIssuer(ctx context.Context, creds Credentials, issuer string) (objectstore.EntryCredentialIssuer, error) {
+	if c.entryIssuer == nil {
+		return nil, nil
+	}
+	return c.entryIssuer(ctx, creds, issuer)
 }
 
 // Register erases the config type of a Cloud: the one adapter between a provider and the core.
@@ -137,7 +159,14 @@ func (r registered[C]) Decode(raw []byte) (Config, error) {
 }
 
 func (r registered[C]) bind(cfg C) Config {
+	var entryIssuer func(context.Context, Credentials, string) (objectstore.EntryCredentialIssuer, error)
+	if e, ok := r.Cloud.(EntryIssuing[C]); ok {
+		entryIssuer = func(ctx context.Context, creds Credentials, name string) (objectstore.EntryCredentialIssuer, error) {
+			return e.NewEntryIssuer(ctx, creds, cfg, name)
+		}
+	}
 	return Config{
+		entryIssuer:    entryIssuer,
 		ProviderConfig: cfg,
 		management: func(ctx context.Context, creds Credentials) (objectstore.Management, error) {
 			return r.NewManagement(ctx, creds, cfg)

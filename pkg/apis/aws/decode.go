@@ -44,6 +44,13 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 		}
 		errs = append(errs, g.Validate(p)...)
 	}
+	if e := cfg.EntryCredentials; e != nil {
+		p := path.Child("entryCredentials")
+		if e.Issuer != IssuerIAM && e.Issuer != IssuerMinIO {
+			errs = append(errs, field.NotSupported(p.Child("issuer"), e.Issuer, []string{IssuerIAM, IssuerMinIO}))
+		}
+		errs = append(errs, e.Validate(p)...)
+	}
 	if im := cfg.Immutability; im != nil {
 		p := path.Child("immutability")
 		errs = append(errs, immutability.Validate(p, im.RetentionType, im.RetentionPeriod.Duration, immutability.WholeDays)...)

@@ -105,6 +105,24 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 		{name: "unparseable rotation period", raw: head + "generatedCredentials:\n  issuer: IAM\n  rotation:\n    period: monthly\n", wantErr: "providerConfig.generatedCredentials.rotation.period"},
 		{name: "unparseable grace period", raw: head + "generatedCredentials:\n  issuer: IAM\n  rotation:\n    gracePeriod: 1w\n", wantErr: "providerConfig.generatedCredentials.rotation.gracePeriod"},
 		{name: "wrong type in an inlined field", raw: head + "generatedCredentials:\n  issuer: IAM\n  allowPassThrough: yes-please\n", wantErr: "providerConfig.generatedCredentials.allowPassThrough: Invalid value"},
+		{name: "entry credentials off by default", raw: head, check: func(t *testing.T, c *aws.BackupBucketConfig) {
+			if c.EntryCredentialSettings() != nil {
+				t.Fatalf("entry credentials on without being asked for: %+v", c.EntryCredentialSettings())
+			}
+		}},
+		{name: "entry credentials by MinIO, default migration grace", raw: head + "entryCredentials:\n  issuer: MinIO\n", check: func(t *testing.T, c *aws.BackupBucketConfig) {
+			if s := c.EntryCredentialSettings(); s == nil || s.Issuer != aws.IssuerMinIO || s.MigrationGrace() != 24*time.Hour {
+				t.Fatalf("settings %+v", s)
+			}
+		}},
+		{name: "entry credentials by IAM, migration grace 0s", raw: head + "entryCredentials:\n  issuer: IAM\n  migrationGracePeriod: 0s\n", check: func(t *testing.T, c *aws.BackupBucketConfig) {
+			if s := c.EntryCredentialSettings(); s == nil || s.Issuer != aws.IssuerIAM || s.MigrationGrace() != 0 {
+				t.Fatalf("settings %+v", s)
+			}
+		}},
+		{name: "entry credentials without an issuer", raw: head + "entryCredentials: {}\n", wantErr: "providerConfig.entryCredentials.issuer: Unsupported value"},
+		{name: "entry credentials, negative migration grace", raw: head + "entryCredentials:\n  issuer: MinIO\n  migrationGracePeriod: -1h\n", wantErr: "providerConfig.entryCredentials.migrationGracePeriod: Invalid value"},
+		{name: "entry credentials, unknown field", raw: head + "entryCredentials:\n  issuer: MinIO\n  rotation: {}\n", wantErr: `unknown field "entryCredentials.rotation"`},
 		{name: "object given as a list", raw: head + "encryption: [SSE-S3]\n", wantErr: "providerConfig.encryption: Invalid value"},
 	}
 	for _, c := range cases {

@@ -42,6 +42,10 @@ type BackupBucketConfig struct {
 	// GeneratedCredentials, when set, publishes bucket-scoped credentials as the bucket's
 	// generated secret, so that shoots get those instead of the operator's.
 	GeneratedCredentials *GeneratedCredentialsConfig `json:"generatedCredentials,omitempty"`
+	// EntryCredentials, when set, gives every BackupEntry of the bucket a credential of its own
+	// that reaches only the entry's prefix (docs/entry-credentials.md). It belongs in the
+	// seed configuration (annotation backup.extensions.gardener.cloud/config).
+	EntryCredentials *EntryCredentialsConfig `json:"entryCredentials,omitempty"`
 	// HandBack leaves the bucket in the state gardener-extension-provider-aws expects before it
 	// takes the bucket back: its lifecycle rules in its form (GC-forTaggedObjects,
 	// GC-delete-markers-objects, the abort rule), every version deferred by this extension also
@@ -69,6 +73,27 @@ type GeneratedCredentialsConfig struct {
 	// to the bucket; two access keys at most, the published and the previous one) or "MinIO" (a
 	// user with a policy limited to the bucket, through the endpoint's admin API).
 	Issuer string `json:"issuer"`
+}
+
+// EntryCredentialsConfig configures per-entry credentials.
+type EntryCredentialsConfig struct {
+	// MigrationGracePeriod: how long the credential of an entry migrated away stays valid.
+	credentials.EntryGeneration `json:",inline"`
+
+	// Issuer is what issues them: "IAM" (an IAM user per entry with an inline policy limited to
+	// the entry's prefix) or "MinIO" (a service account per credential with such a policy,
+	// through the endpoint's admin API).
+	Issuer string `json:"issuer"`
+}
+
+var _ credentials.EntryPolicy = (*BackupBucketConfig)(nil)
+
+// EntryCredentialSettings implements credentials.EntryPolicy.
+func (c *BackupBucketConfig) EntryCredentialSettings() *credentials.EntrySettings {
+	if c == nil || c.EntryCredentials == nil {
+		return nil
+	}
+	return &credentials.EntrySettings{Issuer: c.EntryCredentials.Issuer, EntryGeneration: c.EntryCredentials.EntryGeneration}
 }
 
 // HandsBack implements config.ProviderConfig.

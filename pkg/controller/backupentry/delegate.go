@@ -67,7 +67,12 @@ func (d *delegate) GetETCDSecretData(ctx context.Context, _ logr.Logger, be *ext
 	if err != nil {
 		return nil, lasterror.For(err)
 	}
-	return out, lasterror.For(d.checkBucket(ctx, be))
+	if err := d.checkBucket(ctx, be); err != nil {
+		return nil, lasterror.For(err)
+	}
+	// The bucket's credential or the entry's own (entryCredentials): entrycredentials.go.
+	out, err = d.entryCredentialData(ctx, be, data, out)
+	return out, lasterror.For(err)
 }
 
 // checkBucket reads the bucket once with the entry's credentials (the store's Probe: one

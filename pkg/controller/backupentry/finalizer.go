@@ -19,6 +19,7 @@ import (
 	"github.com/gardener/gardener/pkg/controllerutils"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -42,6 +43,9 @@ type holdingActuator struct {
 	// not seen a hand-back yet must not give the entry the finalizer the hand-back removed.
 	reader   client.Reader
 	provider provider.Provider
+	// entries, when set, gives entries their own credentials (entrycredentials*.go) with the
+	// delegate's reader and recorder.
+	entries *delegate
 }
 
 var _ backupentry.Actuator = (*holdingActuator)(nil)
@@ -144,12 +148,14 @@ func (a *holdingActuator) release(ctx context.Context, be *extensionsv1alpha1.Ba
 
 // Reconcile implements backupentry.Actuator.
 func (a *holdingActuator) Reconcile(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	return observe(metrics.OperationReconcile, a.holdThen(ctx, log, be, a.Actuator.Reconcile))
+	ctx, o := withEntryOutcome(ctx)
+	return observe(metrics.OperationReconcile, a.settleEntryCredential(ctx, log, be, o, a.holdThen(ctx, log, be, a.Actuator.Reconcile)))
 }
 
 // Restore implements backupentry.Actuator.
 func (a *holdingActuator) Restore(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	return observe(metrics.OperationRestore, a.holdThen(ctx, log, be, a.Actuator.Restore))
+	ctx, o := withEntryOutcome(ctx)
+	return observe(metrics.OperationRestore, a.settleEntryCredential(ctx, log, be, o, a.holdThen(ctx, log, be, a.Actuator.Restore)))
 }
 
 // holdThen holds the entry, then runs the library's operation on it.
@@ -162,8 +168,15 @@ func (a *holdingActuator) holdThen(ctx context.Context, log logr.Logger, be *ext
 
 // Delete implements backupentry.Actuator.
 func (a *holdingActuator) Delete(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
+	if err := a.keepEntryRecordForDeletion(ctx, be); err != nil {
+		return observe(metrics.OperationDelete, lasterror.For(err))
+	}
 	if err := a.Actuator.Delete(ctx, log, be); err != nil {
 		return observe(metrics.OperationDelete, err)
+	}
+	// The entry's own credentials go once its objects are gone (the deletion used the bucket's).
+	if err := a.revokeDeletedEntryCredentials(ctx, log, be); err != nil {
+		return observe(metrics.OperationDelete, lasterror.For(err))
 	}
 	return observe(metrics.OperationDelete, a.release(ctx, be))
 }
@@ -172,6 +185,9 @@ func (a *holdingActuator) Delete(ctx context.Context, log logr.Logger, be *exten
 func (a *holdingActuator) Migrate(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
 	if err := a.Actuator.Migrate(ctx, log, be); err != nil {
 		return observe(metrics.OperationMigrate, err)
+	}
+	if err := a.retireMigratedEntryCredential(ctx, be); err != nil {
+		return observe(metrics.OperationMigrate, lasterror.For(err))
 	}
 	return observe(metrics.OperationMigrate, a.release(ctx, be))
 }

@@ -45,6 +45,14 @@ func NewIssuer(ctx context.Context, reader client.Reader, ref corev1.SecretRefer
 	})
 }
 
+// NewEntryIssuer reads the credentials secret as NewDataPlane does and builds the provider's
+// entry issuer named issuer with cfg, or nil where the provider or these credentials issue none.
+func NewEntryIssuer(ctx context.Context, reader client.Reader, ref corev1.SecretReference, region string, cfg provider.Config, issuer string) (objectstore.EntryCredentialIssuer, error) {
+	return build(ctx, reader, ref, region, fmt.Sprintf(", entry issuer %q", issuer), func(ctx context.Context, creds provider.Credentials) (objectstore.EntryCredentialIssuer, error) {
+		return cfg.NewEntryIssuer(ctx, creds, issuer)
+	})
+}
+
 // build reads the credentials secret ref and builds a plane or issuer of it with newT, whose
 // errors it names with the secret (and what, if set).
 func build[T any](ctx context.Context, reader client.Reader, ref corev1.SecretReference, region, what string, newT func(context.Context, provider.Credentials) (T, error)) (T, error) {

@@ -40,9 +40,19 @@ type Store interface {
 type Provider struct {
 	Store  Store
 	Issuer objectstore.CredentialIssuer
+	// EntryIssuer, if set, is the entry issuer every name builds (nil: none).
+	EntryIssuer objectstore.EntryCredentialIssuer
 }
 
-var _ provider.Cloud[*Config] = Provider{}
+var (
+	_ provider.Cloud[*Config]        = Provider{}
+	_ provider.EntryIssuing[*Config] = Provider{}
+)
+
+// NewEntryIssuer implements provider.EntryIssuing: EntryIssuer, whatever the name.
+func (p Provider) NewEntryIssuer(context.Context, provider.Credentials, *Config, string) (objectstore.EntryCredentialIssuer, error) {
+	return p.EntryIssuer, nil
+}
 
 // Type implements provider.Cloud.
 func (Provider) Type() string { return "mem" }
@@ -51,8 +61,9 @@ func (Provider) Type() string { return "mem" }
 type Config struct {
 	freshness.Field
 
-	Generated *credentials.Settings `json:"generatedCredentials,omitempty"`
-	HandBack  bool                  `json:"handBack,omitempty"`
+	Generated *credentials.Settings      `json:"generatedCredentials,omitempty"`
+	Entry     *credentials.EntrySettings `json:"entryCredentials,omitempty"`
+	HandBack  bool                       `json:"handBack,omitempty"`
 }
 
 // HandsBack implements config.ProviderConfig.
@@ -64,6 +75,14 @@ func (c *Config) GenerationSettings() *credentials.Settings {
 		return nil
 	}
 	return c.Generated
+}
+
+// EntryCredentialSettings implements credentials.EntryPolicy.
+func (c *Config) EntryCredentialSettings() *credentials.EntrySettings {
+	if c == nil {
+		return nil
+	}
+	return c.Entry
 }
 
 // Decode implements provider.Cloud: JSON of Config (empty: the defaults, an empty Config).

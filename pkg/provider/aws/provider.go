@@ -41,7 +41,10 @@ type Provider struct {
 	ListPageSize int
 }
 
-var _ provider.Cloud[*awsapi.BackupBucketConfig] = (*Provider)(nil)
+var (
+	_ provider.Cloud[*awsapi.BackupBucketConfig]        = (*Provider)(nil)
+	_ provider.EntryIssuing[*awsapi.BackupBucketConfig] = (*Provider)(nil)
+)
 
 // Type implements provider.Cloud: awsapi.Type.
 func (*Provider) Type() string { return awsapi.Type }
@@ -112,4 +115,25 @@ func (p *Provider) NewIssuer(_ context.Context, creds provider.Credentials, _ *a
 		return nil, err // not a typed nil in the interface
 	}
 	return m, nil
+}
+
+// NewEntryIssuer implements provider.EntryIssuing: an IAM user per entry on AWS, a MinIO service
+// account per credential through MinIO's admin API (issuer_entry*.go). The empty name (an
+// etcd-backup secret recorded without one) is the issuer these credentials point at, as for
+// NewIssuer.
+func (p *Provider) NewEntryIssuer(ctx context.Context, creds provider.Credentials, cfg *awsapi.BackupBucketConfig, issuer string) (objectstore.EntryCredentialIssuer, error) {
+	if issuer != "" && issuer != awsapi.IssuerIAM && issuer != awsapi.IssuerMinIO {
+		return nil, objectstore.Invalidf("unknown issuer %q of entry credentials: want %q or %q", issuer, awsapi.IssuerIAM, awsapi.IssuerMinIO)
+	}
+	bucketIssuer, err := p.NewIssuer(ctx, creds, cfg, issuer)
+	if err != nil {
+		return nil, err
+	}
+	switch i := bucketIssuer.(type) {
+	case *iamIssuer:
+		return &iamEntryIssuer{iamIssuer: i, provider: p, region: creds.Region}, nil
+	case *minioIssuer:
+		return &minioEntryIssuer{minioIssuer: i, provider: p, region: creds.Region}, nil
+	}
+	return nil, fmt.Errorf("issuer %q: unexpected %T", issuer, bucketIssuer)
 }

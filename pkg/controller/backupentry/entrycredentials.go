@@ -1,0 +1,320 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package backupentry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+
+	gardenerbackupentry "github.com/gardener/gardener/extensions/pkg/controller/backupentry"
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	securityv1alpha1constants "github.com/gardener/gardener/pkg/apis/security/v1alpha1/constants"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+// Annotations of the etcd-backup (or source-etcd-backup) secret that record the entry's own
+// credential: its ID, the issuer that issued it, where it lives and its access; IDs and names,
+// never values. gardener's generic actuator resets the secret's annotations on every write, so
+// the holding actuator writes them again after it (a credential whose record a restart lost in
+// between is recognised by its ID in the data: entryRecordOf).
+const (
+	AnnotationEntryCredential = "backup.extensions.gardener.cloud/entry-credential"
+	AnnotationEntryIssuer     = "backup.extensions.gardener.cloud/entry-credential-issuer"
+	AnnotationEntryIssuedIn   = "backup.extensions.gardener.cloud/entry-credential-issued-in"
+	AnnotationEntryAccess     = "backup.extensions.gardener.cloud/entry-credential-access"
+	// AnnotationEntryUnrevoked records, as JSON, a credential of the entry that the secret no
+	// longer holds but that could not be revoked yet; every pass tries again.
+	AnnotationEntryUnrevoked = "backup.extensions.gardener.cloud/entry-credential-unrevoked"
+)
+
+// entryRecord is what an etcd-backup secret records of the entry's own credential.
+type entryRecord struct {
+	ID, Issuer, IssuedIn string
+	Access               objectstore.EntryAccess
+}
+
+func (r entryRecord) annotations() map[string]string {
+	return map[string]string{AnnotationEntryCredential: r.ID, AnnotationEntryIssuer: r.Issuer,
+		AnnotationEntryIssuedIn: r.IssuedIn, AnnotationEntryAccess: string(r.Access)}
+}
+
+func recordFrom(annotations map[string]string) *entryRecord {
+	if annotations[AnnotationEntryCredential] == "" {
+		return nil
+	}
+	return &entryRecord{ID: annotations[AnnotationEntryCredential], Issuer: annotations[AnnotationEntryIssuer],
+		IssuedIn: annotations[AnnotationEntryIssuedIn], Access: objectstore.EntryAccess(annotations[AnnotationEntryAccess])}
+}
+
+// entryOutcome is what one pass decided about the entry's credential: what the etcd-backup
+// secret holds and why, and what is to be done once it is written. The holding actuator hands
+// a fresh one to each pass through the context (withEntryOutcome); nothing of it outlives the
+// pass.
+type entryOutcome struct {
+	// decided is set once the delegate has decided (the generic actuator may return before).
+	decided bool
+	// published is the entry's own credential the secret now holds; nil: the bucket's.
+	published *entryRecord
+	// issued: published was issued by this pass.
+	issued bool
+	// reach says what the published credential reaches (the condition's message).
+	reach string
+	// revoke are credentials of the entry to revoke once the secret no longer holds them.
+	revoke []entryRecord
+	// err is why the entry's own credential could not be issued (the pass fails with it).
+	err error
+}
+
+// revokeAll asks for the revocation of every credential of the entry recorded's issuer issued
+// with its access (the entry goes back to the bucket's credential).
+func (o *entryOutcome) revokeAll(recorded *entryRecord) {
+	if recorded != nil {
+		r := *recorded
+		r.ID = "" // all of them
+		o.revoke = append(o.revoke, r)
+	}
+}
+
+type outcomeKey struct{}
+
+// withEntryOutcome gives a pass the outcome its delegate fills in.
+func withEntryOutcome(ctx context.Context) (context.Context, *entryOutcome) {
+	o := &entryOutcome{}
+	return context.WithValue(ctx, outcomeKey{}, o), o
+}
+
+func outcomeOf(ctx context.Context) *entryOutcome {
+	o, _ := ctx.Value(outcomeKey{}).(*entryOutcome)
+	return o
+}
+
+// accessOf is the access an entry's credential has: read-only for a source- entry (restoring a
+// migrated shoot from the source seed's backups), read-write otherwise.
+func accessOf(be *extensionsv1alpha1.BackupEntry) objectstore.EntryAccess {
+	if strings.HasPrefix(be.Name, v1beta1constants.BackupSourcePrefix+"-") {
+		return objectstore.EntryReadOnly
+	}
+	return objectstore.EntryReadWrite
+}
+
+// etcdBackupSecretKey is the secret gardener's generic actuator writes for the entry.
+func etcdBackupSecretKey(be *extensionsv1alpha1.BackupEntry) client.ObjectKey {
+	name := v1beta1constants.BackupSecretName
+	if strings.HasPrefix(be.Name, v1beta1constants.BackupSourcePrefix+"-") {
+		name = v1beta1constants.BackupSourcePrefix + "-" + name
+	}
+	namespace, _ := gardenerbackupentry.ExtractShootDetailsFromBackupEntryName(be.Name)
+	return client.ObjectKey{Namespace: namespace, Name: name}
+}
+
+// readEtcdBackupSecret reads the entry's etcd-backup secret (nil if there is none).
+func (d *delegate) readEtcdBackupSecret(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (*corev1.Secret, error) {
+	s := &corev1.Secret{}
+	if err := d.reader.Get(ctx, etcdBackupSecretKey(be), s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading the entry's etcd-backup secret: %w", err)
+	}
+	return s, nil
+}
+
+// entrySettings returns the entry's per-entry credential settings (nil: off) and its config.
+// An entry's providerConfig that does not decode is its bucket's problem (its reconcile reports
+// it): the seed configuration's settings apply meanwhile.
+func (d *delegate) entrySettings(be *extensionsv1alpha1.BackupEntry) (*credentials.EntrySettings, provider.Config) {
+	cfg, _ := connect.EntryConfig(d.provider, be)
+	if p, ok := cfg.ProviderConfig.(credentials.EntryPolicy); ok {
+		return p.EntryCredentialSettings(), cfg
+	}
+	return nil, cfg
+}
+
+// operatorSecret is the secret whose credentials issue and revoke the entry's: the
+// BackupBucket's (the operator's) when the bucket is on this seed, else the entry's own (a
+// source- entry of a migration, whose bucket lives on the source seed).
+func (d *delegate) operatorSecret(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (corev1.SecretReference, error) {
+	bb := &extensionsv1alpha1.BackupBucket{}
+	if err := d.reader.Get(ctx, client.ObjectKey{Name: be.Spec.BucketName}, bb); err != nil {
+		if apierrors.IsNotFound(err) {
+			return be.Spec.SecretRef, nil
+		}
+		return corev1.SecretReference{}, fmt.Errorf("reading BackupBucket %q for the operator's credentials: %w", be.Spec.BucketName, err)
+	}
+	return bb.Spec.SecretRef, nil
+}
+
+// entryIssuer builds the entry issuer named name from the operator's credentials (nil: the
+// provider issues none).
+func (d *delegate) entryIssuer(ctx context.Context, be *extensionsv1alpha1.BackupEntry, cfg provider.Config, name string) (objectstore.EntryCredentialIssuer, error) {
+	ref, err := d.operatorSecret(ctx, be)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewEntryIssuer(ctx, d.reader, ref, be.Spec.Region, cfg, name)
+}
+
+// bucketWide is the message of an entry that holds its bucket's credential.
+func bucketWide(be *extensionsv1alpha1.BackupEntry, why string) string {
+	return fmt.Sprintf("the etcd-backup secret holds the credential of bucket %q, which reaches every entry's objects in it: %s", be.Spec.BucketName, why)
+}
+
+// entryCredentialData decides what the entry's etcd-backup secret holds: the bucket's
+// credential (bucketData, as EtcdBackupSecretData made it from entryData) or the entry's own,
+// issued here (publishing it is the generic actuator's write). It fills the pass's outcome.
+func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alpha1.BackupEntry, entryData, bucketData map[string][]byte) (map[string][]byte, error) {
+	o := outcomeOf(ctx)
+	if o == nil {
+		o = &entryOutcome{}
+	}
+	o.decided = true
+	settings, cfg := d.entrySettings(be)
+	current, err := d.readEtcdBackupSecret(ctx, be)
+	if err != nil {
+		return nil, err
+	}
+	var recorded, unrevoked *entryRecord
+	var currentData map[string][]byte
+	if current != nil {
+		recorded, currentData = recordFrom(current.Annotations), current.Data
+		unrevoked = unrevokedFrom(current.Annotations)
+	}
+	if unrevoked != nil {
+		o.revoke = append(o.revoke, *unrevoked)
+	}
+	access := accessOf(be)
+	why := ""
+	switch {
+	case settings == nil:
+		why = "entryCredentials is not set in the seed configuration"
+	case IsGardenEntry(be):
+		why = "a garden's entry keeps its bucket's credential (its snapshots are not under an entry's prefix)"
+	}
+	if why == "" {
+		if wi, err := d.entrySecretIsWorkloadIdentity(ctx, be); err != nil {
+			return nil, err
+		} else if wi {
+			why = "the entry's secret is a workload identity, which gardener's actuator keeps the etcd-backup secret as; per-entry credentials are static keys"
+		}
+	}
+	if why != "" {
+		o.reach = bucketWide(be, why)
+		o.revokeAll(recorded)
+		return bucketData, nil
+	}
+	issuer, err := d.entryIssuer(ctx, be, cfg, settings.Issuer)
+	if err != nil {
+		o.err = err
+		return nil, err
+	}
+	if issuer == nil {
+		o.reach = bucketWide(be, fmt.Sprintf("provider %s cannot issue credentials that reach one prefix", d.provider.Type()))
+		o.revokeAll(recorded)
+		return bucketData, nil
+	}
+	location, err := issuer.Location(objectstore.WithOperation(ctx, objectstore.OpCredentialLocation))
+	if err != nil {
+		o.err = fmt.Errorf("finding where the entry's credentials live: %w", err)
+		return nil, o.err
+	}
+	prefix, err := objectstore.EntryPrefix(be.Name)
+	if err != nil {
+		o.err = err
+		return nil, err
+	}
+	// A credential published by a pass whose record a restart lost: the data holds an ID that
+	// is not the bucket's credential's (it may be the bucket's previous one, after a rotation)
+	// and that the configured issuer owns for this entry.
+	if recorded == nil && currentData != nil {
+		if id := issuer.CredentialID(currentData); id != "" && id != issuer.CredentialID(bucketData) {
+			owned, err := issuer.Owns(ctx, be.Spec.BucketName, prefix, access, id)
+			if err != nil {
+				o.err = fmt.Errorf("finding whether the etcd-backup secret holds the entry's own credential: %w", err)
+				return nil, o.err
+			}
+			if owned {
+				recorded = &entryRecord{ID: id, Issuer: settings.Issuer, IssuedIn: location, Access: access}
+			}
+		}
+	}
+	if recorded != nil && recorded.Issuer == settings.Issuer && recorded.IssuedIn == location && recorded.Access == access && issuer.CredentialID(currentData) == recorded.ID {
+		data, err := d.provider.EtcdBackupSecretData(be, merged(entryData, currentData))
+		if err != nil {
+			return nil, err
+		}
+		o.published, o.reach = recorded, issuer.CredentialReach(be.Spec.BucketName, prefix, access)
+		return data, nil
+	}
+	// The recorded credential stays valid through the issuance; it is revoked once the new one
+	// is published (by its own issuer where that is another one, or another place or access).
+	var inUse []string
+	if recorded != nil && recorded.Issuer == settings.Issuer && recorded.IssuedIn == location && recorded.Access == access {
+		inUse = []string{recorded.ID}
+	}
+	cred, err := issuer.IssueEntryCredential(objectstore.WithOperation(ctx, objectstore.OpIssueCredential), be.Spec.BucketName, prefix, access, inUse)
+	if err != nil {
+		o.revoke = nil // nothing is written: nothing changes hands
+		o.err = fmt.Errorf("issuing the entry's own credential (entryCredentials, issuer %s): %w", settings.Issuer, err)
+		if errors.Is(err, objectstore.ErrQuotaExceeded) {
+			o.err = fmt.Errorf("%w; the entry keeps the credential its etcd-backup secret holds until one can be issued", o.err)
+		}
+		return nil, o.err
+	}
+	data, err := d.provider.EtcdBackupSecretData(be, merged(entryData, cred.Data))
+	if err != nil {
+		return nil, err
+	}
+	if recorded != nil {
+		o.revoke = append(o.revoke, *recorded)
+	}
+	o.published, o.issued = &entryRecord{ID: cred.ID, Issuer: settings.Issuer, IssuedIn: location, Access: access}, true
+	o.reach = issuer.CredentialReach(be.Spec.BucketName, prefix, access)
+	return data, nil
+}
+
+// entrySecretIsWorkloadIdentity says whether the entry's credentials secret is a workload
+// identity.
+func (d *delegate) entrySecretIsWorkloadIdentity(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (bool, error) {
+	s, err := secrets.Read(ctx, d.reader, be.Spec.SecretRef)
+	if err != nil {
+		return false, err
+	}
+	return s.Labels[securityv1alpha1constants.LabelPurpose] == securityv1alpha1constants.LabelPurposeWorkloadIdentityTokenRequestor, nil
+}
+
+func unrevokedFrom(annotations map[string]string) *entryRecord {
+	raw := annotations[AnnotationEntryUnrevoked]
+	if raw == "" {
+		return nil
+	}
+	r := &entryRecord{}
+	if json.Unmarshal([]byte(raw), r) != nil || r.Issuer == "" {
+		return nil
+	}
+	return r
+}
+
+// merged is base with over's keys over it.
+func merged(base, over map[string][]byte) map[string][]byte {
+	out := maps.Clone(base)
+	if out == nil {
+		out = map[string][]byte{}
+	}
+	maps.Copy(out, over)
+	return out
+}

@@ -1,0 +1,278 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package backupentry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// ConditionEntryCredentials on a BackupEntry says what the credential in its etcd-backup secret
+// is and reaches: True/OwnPrefix (its own credential, reaching only its prefix), False/BucketWide
+// (the bucket's credential, and why), False/NotIssued (its own could not be issued; the secret
+// is unchanged).
+const ConditionEntryCredentials gardencorev1beta1.ConditionType = "EntryCredentials"
+
+// Reasons of ConditionEntryCredentials and the entry credential events.
+const (
+	ReasonOwnPrefix              = "OwnPrefix"
+	ReasonBucketWide             = "BucketWide"
+	ReasonNotIssued              = "NotIssued"
+	ReasonEntryCredentialIssued  = "EntryCredentialPublished"
+	ReasonEntryCredentialRevoked = "EntryCredentialRevoked"
+	ReasonEntryCredentialRetired = "EntryCredentialRetiring"
+)
+
+// settleEntryCredential finishes a reconcile or restore pass whose delegate decided the entry's
+// credential (o): once the etcd-backup secret is written (passErr nil), it records the entry's
+// own credential on it, revokes what the secret no longer holds, and reports the condition and
+// the isolation metric. It returns passErr, or the first error of its own.
+func (a *holdingActuator) settleEntryCredential(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *entryOutcome, passErr error) error {
+	if a.entries == nil || !o.decided {
+		return passErr
+	}
+	err := passErr
+	if err == nil {
+		err = lasterror.For(a.recordAndRevoke(ctx, log, be, o))
+	}
+	status, reason, message := gardencorev1beta1.ConditionFalse, ReasonBucketWide, o.reach
+	switch {
+	case o.err != nil:
+		reason, message = ReasonNotIssued, o.err.Error()
+	case o.published != nil:
+		status, reason = gardencorev1beta1.ConditionTrue, ReasonOwnPrefix
+		message = fmt.Sprintf("the etcd-backup secret holds credential %s of issuer %s (in %s): %s", o.published.ID, o.published.Issuer, o.published.IssuedIn, o.reach)
+	}
+	if passErr == nil || o.err != nil {
+		metrics.SetEntryIsolation(be.Name, o.published != nil && o.err == nil)
+		if cerr := a.setEntryCondition(ctx, be, status, reason, message); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// recordAndRevoke writes the record of the published credential onto the etcd-backup secret
+// (with any credential still to revoke), then revokes what it no longer holds.
+func (a *holdingActuator) recordAndRevoke(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *entryOutcome) error {
+	var unrevoked *entryRecord
+	var revokeErr error
+	for _, r := range o.revoke {
+		if err := a.revokeEntryCredentials(ctx, be, r, o.published); err != nil {
+			unrevoked, revokeErr = &r, err
+			break
+		}
+		log.Info("Revoked entry credentials", "issuer", r.Issuer, "credential", r.ID, "access", r.Access)
+		a.entries.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialRevoked, "Reconcile",
+			"Revoked the entry's credentials of issuer %s (%s) that its etcd-backup secret no longer holds", r.Issuer, orAll(r.ID))
+	}
+	annotations := map[string]string{}
+	if o.published != nil {
+		annotations = o.published.annotations()
+	}
+	if unrevoked != nil {
+		raw, _ := json.Marshal(unrevoked)
+		annotations[AnnotationEntryUnrevoked] = string(raw)
+	}
+	if len(annotations) > 0 {
+		if err := a.annotateEtcdBackupSecret(ctx, be, annotations); err != nil {
+			return err
+		}
+	}
+	if o.issued {
+		a.entries.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialIssued, "Reconcile",
+			"The etcd-backup secret holds the entry's own credential %s of issuer %s", o.published.ID, o.published.Issuer)
+	}
+	return revokeErr
+}
+
+func orAll(id string) string {
+	if id == "" {
+		return "all of them"
+	}
+	return id
+}
+
+// annotateEtcdBackupSecret merges annotations into the entry's etcd-backup secret.
+func (a *holdingActuator) annotateEtcdBackupSecret(ctx context.Context, be *extensionsv1alpha1.BackupEntry, annotations map[string]string) error {
+	s := &corev1.Secret{}
+	if err := a.client.Get(ctx, etcdBackupSecretKey(be), s); err != nil {
+		return fmt.Errorf("reading the etcd-backup secret to record the entry's credential: %w", err)
+	}
+	base := s.DeepCopy()
+	if s.Annotations == nil {
+		s.Annotations = map[string]string{}
+	}
+	maps.Copy(s.Annotations, annotations)
+	if err := a.client.Patch(ctx, s, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("recording the entry's credential on its etcd-backup secret: %w", err)
+	}
+	return nil
+}
+
+// revokeEntryCredentials revokes, with the issuer that issued them and only where they were
+// issued, the entry's credentials r names (r.ID, or all of r's access when r.ID is empty),
+// keeping published when it is the same issuer's.
+func (a *holdingActuator) revokeEntryCredentials(ctx context.Context, be *extensionsv1alpha1.BackupEntry, r entryRecord, published *entryRecord) error {
+	_, cfg := a.entries.entrySettings(be)
+	issuer, err := a.entries.entryIssuer(ctx, be, cfg, r.Issuer)
+	if err != nil {
+		return fmt.Errorf("building issuer %s to revoke the entry's credentials: %w", r.Issuer, err)
+	}
+	if issuer == nil {
+		return objectstore.Invalidf("the entry's credentials of issuer %s cannot be revoked: the operator's credentials build no such issuer now; revoke them by hand", r.Issuer)
+	}
+	if r.IssuedIn != "" {
+		current, err := issuer.Location(objectstore.WithOperation(ctx, objectstore.OpCredentialLocation))
+		if err != nil {
+			return fmt.Errorf("finding where the entry's credentials live: %w", err)
+		}
+		if current != r.IssuedIn {
+			return &objectstore.CredentialElsewhereError{IDs: orAll(r.ID), Recorded: r.IssuedIn, Current: current}
+		}
+	}
+	prefix, err := objectstore.EntryPrefix(be.Name)
+	if err != nil {
+		return err
+	}
+	var keep []string
+	if published != nil && published.Issuer == r.Issuer && published.IssuedIn == r.IssuedIn && published.Access == r.Access {
+		keep = []string{published.ID}
+	}
+	return issuer.RevokeEntryCredentials(objectstore.WithOperation(ctx, objectstore.OpRevokeCredentials), be.Spec.BucketName, prefix, r.Access, keep)
+}
+
+// setEntryCondition writes ConditionEntryCredentials.
+func (a *holdingActuator) setEntryCondition(ctx context.Context, be *extensionsv1alpha1.BackupEntry, status gardencorev1beta1.ConditionStatus, reason, message string) error {
+	reader := a.reader
+	if reader == nil {
+		reader = a.client
+	}
+	return extstatus.Patch(ctx, a.client, reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
+		// Thousands of entries reconcile on every change of their secret: an unchanged condition
+		// is not written again.
+		if c := v1beta1helper.GetCondition(be.Status.Conditions, ConditionEntryCredentials); c != nil && c.Status == status && c.Reason == reason && c.Message == message {
+			return false
+		}
+		be.Status.Conditions, _ = extstatus.SetCondition(be.Status.Conditions, ConditionEntryCredentials, status, reason, message, time.Now())
+		return true
+	})
+}
+
+// retireMigratedEntryCredential lets the entry's own credential, which it leaves behind on this
+// seed, stay valid for the migration grace period (the source's last snapshots), then end.
+func (a *holdingActuator) retireMigratedEntryCredential(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
+	if a.entries == nil {
+		return nil
+	}
+	current, err := a.entries.readEtcdBackupSecret(ctx, be)
+	if err != nil || current == nil {
+		return err
+	}
+	r := recordFrom(current.Annotations)
+	if r == nil {
+		return nil
+	}
+	settings, cfg := a.entries.entrySettings(be)
+	issuer, err := a.entries.entryIssuer(ctx, be, cfg, r.Issuer)
+	if err != nil || issuer == nil {
+		return errors.Join(fmt.Errorf("the entry's credential %s of issuer %s cannot be retired from here: it is revoked by the entry's first issuance on its new seed", r.ID, r.Issuer), err)
+	}
+	prefix, err := objectstore.EntryPrefix(be.Name)
+	if err != nil {
+		return err
+	}
+	until := time.Now().Add(settings.MigrationGrace())
+	if err := issuer.RetireEntryCredentials(ctx, be.Spec.BucketName, prefix, r.Access, []string{r.ID}, until); err != nil {
+		return fmt.Errorf("retiring the entry's credential %s: %w", r.ID, err)
+	}
+	a.entries.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialRetired, "Migrate",
+		"The entry's credential %s of issuer %s stays valid until %s (migrationGracePeriod), then ends", r.ID, r.Issuer, until.UTC().Format(time.RFC3339))
+	return nil
+}
+
+// AnnotationEntryCredentialIssuers, on a BackupEntry being deleted, keeps the issuers of its
+// own credentials (JSON of the records) across the deletion's passes: gardener's actuator
+// deletes the etcd-backup secret, which records them, in the first.
+const AnnotationEntryCredentialIssuers = "backup.extensions.gardener.cloud/entry-credential-issuers"
+
+// keepEntryRecordForDeletion copies the etcd-backup secret's record onto the entry before the
+// generic actuator deletes the secret.
+func (a *holdingActuator) keepEntryRecordForDeletion(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
+	if a.entries == nil || be.Annotations[AnnotationEntryCredentialIssuers] != "" {
+		return nil
+	}
+	current, err := a.entries.readEtcdBackupSecret(ctx, be)
+	if err != nil || current == nil {
+		return err
+	}
+	var records []entryRecord
+	if r := recordFrom(current.Annotations); r != nil {
+		records = append(records, *r)
+	}
+	if r := unrevokedFrom(current.Annotations); r != nil {
+		records = append(records, *r)
+	}
+	if len(records) == 0 {
+		return nil
+	}
+	raw, _ := json.Marshal(records)
+	base := be.DeepCopy()
+	if be.Annotations == nil {
+		be.Annotations = map[string]string{}
+	}
+	be.Annotations[AnnotationEntryCredentialIssuers] = string(raw)
+	if err := a.client.Patch(ctx, be, client.MergeFrom(base)); err != nil {
+		return fmt.Errorf("keeping the record of the entry's credentials for its deletion: %w", err)
+	}
+	return nil
+}
+
+// revokeDeletedEntryCredentials revokes every credential of a deleted entry, once its objects
+// are gone: with the recorded issuers, and with the configured one.
+func (a *holdingActuator) revokeDeletedEntryCredentials(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
+	if a.entries == nil || IsGardenEntry(be) {
+		return nil
+	}
+	var records []entryRecord
+	if raw := be.Annotations[AnnotationEntryCredentialIssuers]; raw != "" {
+		if err := json.Unmarshal([]byte(raw), &records); err != nil {
+			return fmt.Errorf("annotation %s: %w", AnnotationEntryCredentialIssuers, err)
+		}
+	}
+	if settings, _ := a.entries.entrySettings(be); settings != nil {
+		records = append(records, entryRecord{Issuer: settings.Issuer, Access: accessOf(be)})
+	}
+	done := map[string]bool{}
+	for _, r := range records {
+		r.ID = ""
+		if key := r.Issuer + "\x00" + string(r.Access); done[key] {
+			continue
+		} else {
+			done[key] = true
+		}
+		if err := a.revokeEntryCredentials(ctx, be, r, nil); err != nil {
+			return fmt.Errorf("revoking the deleted entry's credentials of issuer %s: %w", r.Issuer, err)
+		}
+		log.Info("Revoked the deleted entry's credentials", "issuer", r.Issuer, "access", r.Access)
+	}
+	return nil
+}

@@ -1,0 +1,65 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package objectstore
+
+import (
+	"context"
+	"time"
+)
+
+// EntryAccess is what an entry's credential may do under the entry's prefix.
+type EntryAccess string
+
+const (
+	// EntryReadWrite is what etcd-backup-restore does for a shoot: snapshots, garbage
+	// collection, restoration.
+	EntryReadWrite EntryAccess = "read-write"
+	// EntryReadOnly is what a `source-` entry of a control plane migration needs: restoring
+	// from the source seed's backups, never changing them.
+	EntryReadOnly EntryAccess = "read-only"
+)
+
+// EntryCredentialIssuer issues credentials that reach one entry's prefix of a bucket and nothing
+// else: the principal of one BackupEntry. A provider builds one by name
+// (provider.Config.NewEntryIssuer) from the operator's credentials. Every principal it creates
+// is marked with the bucket, the prefix and the access (a tag, a name or a description), so that
+// the issuer finds it again; an entry's principals of one access are independent of those of
+// the other (a `source-` entry and the entry it restores share the prefix).
+type EntryCredentialIssuer interface {
+	// IssueEntryCredential returns a new credential for prefix of bucket with access. It is
+	// usable when returned: the issuer has listed prefix and read the bucket's versioning with
+	// it (stores whose IAM is eventually consistent wait for that). The credentials named in
+	// inUse stay valid, and so do retiring ones (RetireEntryCredentials) before their time;
+	// every other credential of the entry with this access is revoked first, so that a
+	// credential issued by a pass that failed before publishing it does not outlive the next
+	// pass. At a limit of the store (the number of IAM users) it returns an error matching
+	// ErrQuotaExceeded.
+	IssueEntryCredential(ctx context.Context, bucket string, prefix Prefix, access EntryAccess, inUse []string) (Credential, error)
+
+	// RevokeEntryCredentials revokes every credential of prefix of bucket with access not named
+	// in keep, retiring ones included, in the place Location names. None found is success.
+	RevokeEntryCredentials(ctx context.Context, bucket string, prefix Prefix, access EntryAccess, keep []string) error
+
+	// RetireEntryCredentials lets the credentials ids of the entry stay valid until after, and
+	// no longer: the store ends them then by itself where it can (a MinIO service account's
+	// expiration), otherwise the entry's next issuance or revocation after that time does.
+	RetireEntryCredentials(ctx context.Context, bucket string, prefix Prefix, access EntryAccess, ids []string, after time.Time) error
+
+	// CredentialID returns the ID a credential of this issuer has in data (the published
+	// secret's data), or "" when data holds none of its form. It reads nothing.
+	CredentialID(data map[string][]byte) string
+
+	// Owns reports whether id is a credential of prefix of bucket with access that this issuer
+	// issued and that is still valid, in the place Location names: a published credential whose
+	// record was lost is taken back only when its issuer owns it.
+	Owns(ctx context.Context, bucket string, prefix Prefix, access EntryAccess, id string) (bool, error)
+
+	// Location is CredentialIssuer.Location: where the principals live.
+	Location(ctx context.Context) (string, error)
+
+	// CredentialReach says, for the EntryCredentials condition, what a credential of prefix of
+	// bucket with access can reach, claiming no more than the store enforces on every request.
+	CredentialReach(bucket string, prefix Prefix, access EntryAccess) string
+}

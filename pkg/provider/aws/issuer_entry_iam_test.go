@@ -1,0 +1,151 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package aws_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+// startEnforcedIAM starts the IAM stand-in with its keys and policies mirrored onto MinIO, so
+// that the issuer's proof and the tests' requests meet a real policy engine.
+func startEnforcedIAM(t *testing.T) *stack.IAM {
+	t.Helper()
+	stand := stack.StartIAM()
+	t.Cleanup(stand.Close)
+	if err := stand.EnforceOn(minio); err != nil {
+		t.Fatal(err)
+	}
+	return stand
+}
+
+func TestIAMEntryIssuerUserPolicyAndKeys(t *testing.T) {
+	ctx := context.Background()
+	f := newEntryFixture(t)
+	stand := startEnforcedIAM(t)
+	iss := newEntryIssuer(t, &awsprovider.Provider{IAMEndpoint: stand.URL}, minio.SecretData(), awsapi.IssuerIAM)
+	user := awsprovider.IAMEntryUserName(f.bucket, f.ours, objectstore.EntryReadWrite)
+
+	first, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policies, keys, _ := stand.User(user)
+	doc := policies["etcd-backup-entry"]
+	if len(doc) > 2048 || !strings.Contains(doc, `"arn:aws:s3:::`+f.bucket+`/shoot--p--uid1/*"`) || strings.Contains(doc, `"arn:aws:s3:::`+f.bucket+`/*"`) {
+		t.Fatalf("policy (%d characters) %s; want the entry's prefix with its slash, never the whole bucket's objects", len(doc), doc)
+	}
+	var parsed struct {
+		Statement []struct {
+			Condition map[string]map[string][]string
+		}
+	}
+	if err := json.Unmarshal([]byte(doc), &parsed); err != nil || !slices.Equal(parsed.Statement[0].Condition["StringLike"]["s3:prefix"], []string{"shoot--p--uid1/", "shoot--p--uid1/*"}) {
+		t.Fatalf("listing condition %+v (%v); want s3:prefix under the entry's prefix only", parsed, err)
+	}
+	if tags := stand.Tags(user); tags["gardener-backup-bucket"] != f.bucket || tags["gardener-backup-prefix"] != "shoot--p--uid1/" || tags["gardener-backup-access"] != "read-write" || tags["managed-by"] != "gardener-extension-backup" {
+		t.Fatalf("tags %v; want the bucket, prefix, access and the extension's mark", tags)
+	}
+	if !slices.Equal(keys, []string{first.ID}) {
+		t.Fatalf("keys %v; want %s", keys, first.ID)
+	}
+	c := s3Of(t, first.Data)
+	if _, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: &f.bucket, Key: &f.oursKey}); err != nil {
+		t.Fatalf("the issued key cannot read its prefix: %v", err)
+	}
+	if _, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: &f.bucket, Key: &f.siblingKey}); errorCode(err) != "AccessDenied" {
+		t.Fatalf("the issued key reading the sibling: %v; want AccessDenied", err)
+	}
+	if _, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &f.bucket}); errorCode(err) != "AccessDenied" {
+		t.Fatalf("the issued key listing the bucket: %v; want AccessDenied", err)
+	}
+
+	if ok, err := iss.Owns(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, first.ID); err != nil || !ok {
+		t.Fatalf("Owns of the issued key: %v, %v", ok, err)
+	}
+	if ok, err := iss.Owns(ctx, f.bucket, f.ours, objectstore.EntryReadOnly, first.ID); err != nil || ok {
+		t.Fatalf("Owns of the key for the other access: %v, %v", ok, err)
+	}
+
+	// A retiring key stays through an issuance; with two keys, IAM's limit, a third waits.
+	if err := iss.RetireEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{first.ID}, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	second, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, keys, _ = stand.User(user); !slices.Equal(keys, []string{first.ID, second.ID}) {
+		t.Fatalf("keys %v; want the retiring and the new", keys)
+	}
+	if _, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{second.ID}); !errors.Is(err, objectstore.ErrQuotaExceeded) || !strings.Contains(err.Error(), first.ID) {
+		t.Fatalf("a third key: %v; want ErrQuotaExceeded naming the retiring key", err)
+	}
+	// Revocation of all but the published: the retiring key and its tag go.
+	if err := iss.RevokeEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{second.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, keys, _ = stand.User(user); !slices.Equal(keys, []string{second.ID}) || stand.Tags(user)["retire-"+first.ID] != "" {
+		t.Fatalf("keys %v, tags %v; want only the published key, no retirement tag", keys, stand.Tags(user))
+	}
+	if _, err := s3Of(t, first.Data).GetObject(ctx, &s3.GetObjectInput{Bucket: &f.bucket, Key: &f.oursKey}); err == nil {
+		t.Fatal("the revoked key still reads")
+	}
+	// Everything: the user goes; a user of the read-only access is another user.
+	if err := iss.RevokeEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := stand.User(user); ok {
+		t.Fatal("the entry's IAM user survived the revocation of everything")
+	}
+	if awsprovider.IAMEntryUserName(f.bucket, f.ours, objectstore.EntryReadOnly) == user || awsprovider.IAMEntryUserName(f.bucket, f.sibling, objectstore.EntryReadWrite) == user {
+		t.Fatal("two entries or accesses share an IAM user")
+	}
+}
+
+func TestIAMEntryIssuerAtTheAccountsUserLimit(t *testing.T) {
+	ctx := context.Background()
+	f := newEntryFixture(t)
+	stand := startEnforcedIAM(t)
+	stand.MaxUsers = 1
+	iss := newEntryIssuer(t, &awsprovider.Provider{IAMEndpoint: stand.URL}, minio.SecretData(), awsapi.IssuerIAM)
+	if _, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := iss.IssueEntryCredential(ctx, f.bucket, f.sibling, objectstore.EntryReadWrite, nil)
+	if !errors.Is(err, objectstore.ErrQuotaExceeded) || !strings.Contains(err.Error(), "5,000") || !strings.Contains(err.Error(), "entryCredentials off") {
+		t.Fatalf("got %v; want ErrQuotaExceeded saying the limit and what to do", err)
+	}
+}
+
+func TestIAMEntryUserOfSomebodyElseIsNotTakenOver(t *testing.T) {
+	ctx := context.Background()
+	f := newEntryFixture(t)
+	stand := startEnforcedIAM(t)
+	user := awsprovider.IAMEntryUserName(f.bucket, f.ours, objectstore.EntryReadWrite)
+	stand.CreateUser(user)
+	iss := newEntryIssuer(t, &awsprovider.Provider{IAMEndpoint: stand.URL}, minio.SecretData(), awsapi.IssuerIAM)
+	if _, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil); !errors.Is(err, objectstore.ErrOwnedByOther) {
+		t.Fatalf("got %v; want ErrOwnedByOther", err)
+	}
+	if err := iss.RevokeEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := stand.User(user); !ok {
+		t.Fatal("somebody else's IAM user was deleted")
+	}
+}
