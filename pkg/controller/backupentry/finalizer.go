@@ -19,6 +19,7 @@ import (
 	"github.com/gardener/gardener/pkg/controllerutils"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -176,5 +177,5 @@ func (a *holdingActuator) Migrate(ctx context.Context, log logr.Logger, be *exte
 }
 
 func observe(operation string, err error) error {
-	return metrics.CountOperation(metrics.KindBackupEntry, operation, err)
+	return lasterror.CountOperation(metrics.KindBackupEntry, operation, err)
 }
