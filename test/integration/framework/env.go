@@ -63,12 +63,12 @@ type Options struct {
 
 // Start starts envtest and the controllers of c (registered as the binaries register it);
 // objects are created in region. Set TEST_LOG to see the controllers' log.
-func Start[C config.ProviderConfig](c conformance.TestCloud[C], region string) (*Env, error) {
+func Start[C config.ProviderConfig](c provider.TestCloud[C], region string) (*Env, error) {
 	return StartWith(c, region, Options{})
 }
 
 // StartWith is Start with options.
-func StartWith[C config.ProviderConfig](c conformance.TestCloud[C], region string, o Options) (*Env, error) {
+func StartWith[C config.ProviderConfig](c provider.TestCloud[C], region string, o Options) (*Env, error) {
 	return StartCloud(Registered(c), region, o)
 }
 
@@ -134,7 +134,7 @@ func StartCloud(c Cloud, region string, o Options) (*Env, error) {
 
 // Attach returns an Env over k8s for controllers that run elsewhere (the binary as a process):
 // the helpers create, trigger and wait as they do for the in-process controllers.
-func Attach[C config.ProviderConfig](k8s client.Client, c conformance.TestCloud[C], region string) *Env {
+func Attach[C config.ProviderConfig](k8s client.Client, c provider.TestCloud[C], region string) *Env {
 	return AttachCloud(k8s, Registered(c), region)
 }
 
