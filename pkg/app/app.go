@@ -33,6 +33,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
@@ -211,7 +212,7 @@ func Scheme() (*runtime.Scheme, error) {
 	if err := extensionsv1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
-	// A garden's BackupEntry is located through its Garden (backupentry.LocateEntry).
+	// A garden's BackupEntry is located through its Garden (entryinfo.LocateEntry).
 	if err := operatorv1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}

@@ -19,8 +19,8 @@ import (
 	"github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
@@ -91,9 +91,9 @@ func (a *actuator) handBack(ctx context.Context, log logr.Logger, bb *extensions
 	if err := a.handBackCredentials(ctx, log, bb, cfg); err != nil {
 		return err
 	}
-	released, err := backupentry.ReleaseEntriesOf(ctx, a.client, a.reader, bb.Name)
+	released, err := entryinfo.ReleaseEntriesOf(ctx, a.client, a.reader, bb.Name)
 	if err != nil {
-		return fmt.Errorf("bucket %q is handed back, but releasing its BackupEntries from finalizer %s failed: %w", bb.Name, backupentry.FinalizerName, err)
+		return fmt.Errorf("bucket %q is handed back, but releasing its BackupEntries from finalizer %s failed: %w", bb.Name, entryinfo.FinalizerName, err)
 	}
 	log.Info("Bucket is handed back: its BackupEntries no longer carry this extension's finalizer", "bucket", bb.Name, "released", released)
 	return nil

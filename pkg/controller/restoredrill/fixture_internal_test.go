@@ -35,8 +35,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
@@ -189,7 +189,7 @@ func (f *fixture) reconcile() outcome {
 	if err := f.client.Get(context.Background(), client.ObjectKey{Name: entryName}, be); err != nil {
 		f.t.Fatal(err)
 	}
-	ps, err := backupentry.ReadProviderStatus(be)
+	ps, err := entryinfo.ReadProviderStatus(be)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -257,9 +257,9 @@ func cluster(hibernated bool) *extensionsv1alpha1.Cluster {
 		CloudProfile: runtime.RawExtension{Raw: []byte(`{}`)}, Shoot: runtime.RawExtension{Raw: []byte(shoot)}}}
 }
 
-func readPS(t *testing.T, be *extensionsv1alpha1.BackupEntry) backupentry.ProviderStatus {
+func readPS(t *testing.T, be *extensionsv1alpha1.BackupEntry) entryinfo.ProviderStatus {
 	t.Helper()
-	ps, err := backupentry.ReadProviderStatus(be)
+	ps, err := entryinfo.ReadProviderStatus(be)
 	if err != nil {
 		t.Fatal(err)
 	}

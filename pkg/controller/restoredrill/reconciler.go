@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/reconciled"
@@ -79,9 +79,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		metrics.ForgetDrills(be.Name)
 		return reconcile.Result{}, nil
 	}
-	ps, err := backupentry.ReadProviderStatus(be)
+	ps, err := entryinfo.ReadProviderStatus(be)
 	if err != nil {
-		ps = backupentry.ProviderStatus{}
+		ps = entryinfo.ProviderStatus{}
 	}
 	last := ps.Drill
 	moved := last != nil && (last.Bucket != be.Spec.BucketName || last.Region != be.Spec.Region)
@@ -101,7 +101,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		if r.since.After(anchor) {
 			anchor = r.since
 		}
-		if first := backupentry.FirstCount(be, r.Options.Interval, anchor); now.Before(first) {
+		if first := periodic.FirstSlot(be, r.Options.Interval, anchor); now.Before(first) {
 			return reconcile.Result{RequeueAfter: first.Sub(now)}, r.publishPending(ctx, be, first)
 		}
 	default:
@@ -151,7 +151,7 @@ func failed(st *drill.Status) bool {
 	return false
 }
 
-// drill drills every etcd under the entry's prefix (backupentry.LocateEntry: a garden's is not
+// drill drills every etcd under the entry's prefix (entryinfo.LocateEntry: a garden's is not
 // under its name) within a slot of the process's concurrency.
 // Its error is ctx's only: everything else is in the status.
 func (r *Reconciler) drill(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (*drill.Status, error) {
@@ -163,7 +163,7 @@ func (r *Reconciler) drill(ctx context.Context, be *extensionsv1alpha1.BackupEnt
 	defer func() { <-r.Slots }()
 	st := &drill.Status{Bucket: be.Spec.BucketName, Region: be.Spec.Region}
 	defer func() { st.DrilledAt = metav1.NewTime(r.Options.Now()) }()
-	loc, err := backupentry.LocateEntry(ctx, r.Reader, be)
+	loc, err := entryinfo.LocateEntry(ctx, r.Reader, be)
 	if err != nil {
 		st.Error = err.Error()
 		return st, ctx.Err()
@@ -237,7 +237,7 @@ func (r *Reconciler) excuse(ctx context.Context, be *extensionsv1alpha1.BackupEn
 	if len(missing) == 0 {
 		return nil
 	}
-	reason, message, err := backupentry.SnapshotsNotExpected(ctx, r.Reader, be)
+	reason, message, err := entryinfo.SnapshotsNotExpected(ctx, r.Reader, be)
 	if err != nil || reason == "" {
 		return err
 	}
@@ -257,8 +257,8 @@ func (r *Reconciler) withdraw(ctx context.Context, be *extensionsv1alpha1.Backup
 			be.Status.Conditions = v1beta1helper.RemoveConditions(be.Status.Conditions, ConditionBackupsRestorable)
 			changed = true
 		}
-		if ps, err := backupentry.ReadProviderStatus(be); err == nil && ps.Drill != nil {
-			backupentry.MergeProviderStatus(be, func(ps *backupentry.ProviderStatus) { ps.Drill = nil })
+		if ps, err := entryinfo.ReadProviderStatus(be); err == nil && ps.Drill != nil {
+			entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.Drill = nil })
 			changed = true
 		}
 		return changed
@@ -274,10 +274,10 @@ func (r *Reconciler) withdraw(ctx context.Context, be *extensionsv1alpha1.Backup
 func (r *Reconciler) markDeleting(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
 	metrics.ForgetDrills(be.Name)
 	old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsRestorable)
-	if old == nil || (old.Status == gardencorev1beta1.ConditionUnknown && old.Reason == backupentry.ReasonDeleting) {
+	if old == nil || (old.Status == gardencorev1beta1.ConditionUnknown && old.Reason == entryinfo.ReasonDeleting) {
 		return nil
 	}
-	err := r.setCondition(ctx, be, verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: backupentry.ReasonDeleting,
+	err := r.setCondition(ctx, be, verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: entryinfo.ReasonDeleting,
 		Message: "The entry is being deleted: its backups are no longer drilled."}, nil)
 	if err = client.IgnoreNotFound(err); err != nil {
 		return fmt.Errorf("setting BackupsRestorable of BackupEntry %s being deleted: %w", be.Name, err)
