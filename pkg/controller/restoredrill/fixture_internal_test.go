@@ -37,6 +37,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
@@ -89,8 +90,8 @@ func newFixture(t *testing.T, objs ...client.Object) *fixture {
 	f := &fixture{t: t, client: c, clock: clocktesting.NewFakeClock(created), recorder: events.NewFakeRecorder(50), mem: mem, faults: memstore.WithFaults(mem), scratch: t.TempDir(), unix: created.Unix()}
 	f.restore = f.restored
 	f.r = NewReconciler(Deps{
-		Client: c, Reader: c, Recorder: f.recorder,
-		Options:   Options{Interval: interval, Concurrency: 1, ScratchDir: f.scratch, Clock: f.clock},
+		Deps:      periodic.Deps{Client: c, Reader: c, Recorder: f.recorder, Clock: f.clock},
+		Options:   Options{Interval: interval, Concurrency: 1, ScratchDir: f.scratch},
 		SourceFor: StoreSource(c, provider.Register(controllertest.Provider{Store: f.faults})),
 		Restore: func(ctx context.Context, ch drill.Chain, dir string, deltas *os.File) drill.Result {
 			f.restores.Add(1)

@@ -16,7 +16,6 @@ import (
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -36,11 +35,10 @@ const maxRetry = 10 * time.Minute
 
 // Deps is what the reconciler needs; it holds nothing of one request.
 type Deps struct {
-	Client client.Client
-	// Reader reads the Cluster of the entry's shoot from the API server.
-	Reader   client.Reader
-	Recorder events.EventRecorder
-	Options  Options
+	// Deps are the periodic controllers' (its Reader reads the Cluster of the entry's shoot from
+	// the API server; Started is when the drills started).
+	periodic.Deps
+	Options Options
 	// SourceFor is the entry's read-only view of the store, with its own credentials.
 	SourceFor SourceFor
 	// Restore restores a fetched chain (ChildRestorer in the binary).
@@ -50,17 +48,19 @@ type Deps struct {
 	Slots chan struct{}
 }
 
-// Reconciler drills each BackupEntry on its schedule and publishes BackupsRestorable.
+// Reconciler drills each BackupEntry on its schedule and publishes BackupsRestorable. Entries
+// never drilled are first drilled at their slot after Started (or after their creation, if
+// later).
 type Reconciler struct {
 	Deps
-	// since is when this reconciler started: entries never drilled are first drilled at their
-	// slot after it (or after their creation, if later).
-	since time.Time
 }
 
-// NewReconciler returns a reconciler with deps, started now.
+// NewReconciler returns a reconciler with deps, started now unless deps say when.
 func NewReconciler(deps Deps) *Reconciler {
-	return &Reconciler{Deps: deps, since: deps.Options.Now()}
+	if deps.Started.IsZero() {
+		deps.Started = deps.Now()
+	}
+	return &Reconciler{Deps: deps}
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -85,7 +85,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	last := ps.Drill
 	moved := last != nil && (last.Bucket != be.Spec.BucketName || last.Region != be.Spec.Region)
-	now := r.Options.Now()
+	now := r.Now()
 	switch {
 	case !moved && newChainFindings(last, ps.Chains):
 		// The inventory found a chain broken by names: reported at once, nothing downloaded.
@@ -98,8 +98,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, nil // its first successful reconcile wakes us
 		}
 		anchor := be.CreationTimestamp.Time
-		if r.since.After(anchor) {
-			anchor = r.since
+		if r.Started.After(anchor) {
+			anchor = r.Started
 		}
 		if first := periodic.FirstSlot(be, r.Options.Interval, anchor); now.Before(first) {
 			return reconcile.Result{RequeueAfter: first.Sub(now)}, r.publishPending(ctx, be, first)
@@ -162,7 +162,7 @@ func (r *Reconciler) drill(ctx context.Context, be *extensionsv1alpha1.BackupEnt
 	}
 	defer func() { <-r.Slots }()
 	st := &drill.Status{Bucket: be.Spec.BucketName, Region: be.Spec.Region}
-	defer func() { st.DrilledAt = metav1.NewTime(r.Options.Now()) }()
+	defer func() { st.DrilledAt = metav1.NewTime(r.Now()) }()
 	loc, err := entryinfo.LocateEntry(ctx, r.Reader, be)
 	if err != nil {
 		st.Error = err.Error()

@@ -137,7 +137,7 @@ func (r *Reconciler) setCondition(ctx context.Context, be *extensionsv1alpha1.Ba
 		if st != nil {
 			entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.Drill = st })
 		}
-		be.Status.Conditions, previous = extstatus.SetCondition(be.Status.Conditions, ConditionBackupsRestorable, v.Status, v.Reason, v.Message, r.Options.Now())
+		be.Status.Conditions, previous = extstatus.SetCondition(be.Status.Conditions, ConditionBackupsRestorable, v.Status, v.Reason, v.Message, r.Now())
 		return true
 	})
 	if err != nil {
