@@ -15,8 +15,9 @@ import (
 const module = "github.com/gardener-extension-backup/gardener-extension-backup/"
 
 // layer is a set of the module's packages: a pattern is a package path relative to the module,
-// or a subtree ("pkg/provider/..."). A package belongs to the layer of its longest matching
-// pattern, so that a named package stands apart from the subtree around it.
+// or a subtree ("pkg/provider/..."). A package belongs to the layer that names it, else to the
+// layer of the deepest subtree it is in, so that a named package stands apart from the subtree
+// around it.
 type layer struct {
 	name     string
 	patterns []string
@@ -29,7 +30,7 @@ type layer struct {
 // lower layers (and of its own if the layer allows it). Its production imports are checked;
 // tests may import what they need (stand-ins in test/, the conformance harness, fakes).
 var order = []layer{
-	{name: "binaries, tests and tools", patterns: []string{"cmd/...", "test/...", "hack/..."}, beside: true},
+	{name: "binaries, tests and tools", patterns: []string{"cmd/...", "test/...", "hack/...", "charts/..."}, beside: true},
 	{name: "the command", patterns: []string{"pkg/app"}},
 	{name: "the controllers and webhooks", patterns: []string{"pkg/controller/backupbucket", "pkg/controller/backupentry", "pkg/controller/restoredrill", "pkg/admission", "pkg/etcdendpoint"}},
 	{name: "what the controllers share", patterns: []string{"pkg/controller/..."}, beside: true},
@@ -48,10 +49,14 @@ func layerOf(layers []layer, pkg string) int {
 	best, bestLen := -1, -1
 	for i, l := range layers {
 		for _, p := range l.patterns {
-			tree, isTree := strings.CutSuffix(p, "/...")
-			matches := pkg == p || (isTree && (pkg == tree || strings.HasPrefix(pkg, tree+"/")))
-			if matches && len(p) > bestLen {
-				best, bestLen = i, len(p)
+			score := -1
+			if tree, isTree := strings.CutSuffix(p, "/..."); !isTree && pkg == p {
+				score = 1 << 16 // named
+			} else if isTree && (pkg == tree || strings.HasPrefix(pkg, tree+"/")) {
+				score = len(tree)
+			}
+			if score > bestLen {
+				best, bestLen = i, score
 			}
 		}
 	}
@@ -85,6 +90,8 @@ func TestViolation(t *testing.T) {
 		{pkg: "pkg/metrics", imp: "pkg/controller/lasterror", want: "points up"},
 		{pkg: "pkg/objectstore/conformance", imp: "pkg/provider", want: "points up"},
 		{pkg: "pkg/provider/aws", imp: "pkg/provider/httpclient"},
+		{pkg: "pkg/provider/aws", imp: "pkg/provider"},
+		{pkg: "pkg/provider", imp: "pkg/provider/all", want: "points up"},
 		{pkg: "pkg/provider/httpclient", imp: "pkg/provider/aws", want: "points up"},
 		{pkg: "pkg/provider/aws", imp: "pkg/provider/gcp", want: "siblings"},
 		{pkg: "pkg/apis/aws", imp: "pkg/apis/config"},

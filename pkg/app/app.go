@@ -70,11 +70,12 @@ func NewCommand(p provider.Provider) *cobra.Command {
 		webhookOpts    = &webhookcmd.ServerOptions{}
 		etcdWebhook    bool
 		// The periodic controllers' options (periodic.Options) are bound and completed
-		// (validated) with gardener's, by the aggregator's one loop over them.
+		// (validated) with gardener's, by the aggregator's one loop over them; first, so that a
+		// value out of range stops the start before anything is connected.
 		probeOpts     = backupbucket.DefaultProbeOptions()
 		inventoryOpts = backupentry.DefaultInventoryOptions()
 		drillOpts     = restoredrill.DefaultOptions()
-		aggOpts       = extensionscmd.NewOptionAggregator(restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts, webhookOpts, &probeOpts, &inventoryOpts, &drillOpts)
+		aggOpts       = extensionscmd.NewOptionAggregator(&probeOpts, &inventoryOpts, &drillOpts, restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts, webhookOpts)
 	)
 	cmd := &cobra.Command{
 		Use:          name,

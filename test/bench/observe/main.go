@@ -23,7 +23,8 @@ import (
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
