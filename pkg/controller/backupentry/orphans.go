@@ -75,7 +75,7 @@ type orphanGuard struct {
 	reader   client.Reader
 	recorder events.EventRecorder
 	deleter  *delegate
-	clock    clock.PassiveClock // times the settling
+	clock    clock.PassiveClock // times the settling (nil: the real clock)
 }
 
 func addOrphanGuard(mgr manager.Manager, p provider.Provider, d *delegate, opts options.AddOptions) error {
@@ -84,6 +84,14 @@ func addOrphanGuard(mgr manager.Manager, p provider.Provider, d *delegate, opts 
 		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: opts.Controller.SkipNameValidation}).
 		For(&extensionsv1alpha1.BackupEntry{}, builder.WithPredicates(predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...), predicates.NotSucceeded())).
 		Complete(&orphanGuard{client: mgr.GetClient(), reader: mgr.GetAPIReader(), recorder: d.recorder, deleter: d, clock: clock.RealClock{}})
+}
+
+// now is the guard's clock's time.
+func (g *orphanGuard) now() time.Time {
+	if g.clock == nil {
+		return time.Now()
+	}
+	return g.clock.Now()
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -103,7 +111,7 @@ func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (rec
 			return reconcile.Result{}, nil // the library read the secret to succeed
 		}
 	}
-	if wait := settling(be, g.clock.Now()); wait > 0 {
+	if wait := settling(be, g.now()); wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
 	exists, err := secrets.Exists(ctx, g.reader, be.Spec.SecretRef)
