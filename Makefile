@@ -38,6 +38,7 @@ format: ## Format the tree: gofmt -s and the SPDX header on every source file.
 .PHONY: unit
 unit: ## Unit tests of the core (no external components).
 	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/apis/... ./pkg/controller/... ./pkg/inventory/... ./pkg/metrics/... ./pkg/drill/...
+	go test $(GO_TEST_FLAGS) ./hack/layers/ ./pkg/app/
 
 .PHONY: test
 test: tools check ## Everything (after make check: vet, gofmt, SPDX headers, golangci-lint): unit tests, conformance and integration on MinIO, fake-gcs-server, Azurite and Swift+Keystone.

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"time"
 
 	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	extensionscmdcontroller "github.com/gardener/gardener/extensions/pkg/controller/cmd"
@@ -38,7 +37,6 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/etcdendpoint"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/all"
 )
@@ -46,8 +44,6 @@ import (
 // Defaults of the command's own flags.
 const (
 	DefaultDeletionParallelism = 8
-	DefaultProbeInterval       = 5 * time.Minute
-	DefaultInventoryInterval   = 30 * time.Minute
 	// DefaultKubeAPIQPS and DefaultKubeAPIBurst bound the requests to the seed's API server, as
 	// gardenlet's own client does (100/130). client-go's default, 5/s per resource type, made a
 	// seed with 1,000 new entries wait 20 minutes (make bench-scale).
@@ -72,11 +68,15 @@ func NewCommand(p provider.Provider) *cobra.Command {
 		kubeAPI        = KubeAPILimits{QPS: DefaultKubeAPIQPS, Burst: DefaultKubeAPIBurst}
 		pprofAddress   string
 		seedConfigFile string
-		periodicOpts   = periodic.Options{ProbeInterval: DefaultProbeInterval, InventoryInterval: DefaultInventoryInterval, Thresholds: inventory.DefaultThresholds}
-		drillOpts      = restoredrill.DefaultOptions()
 		webhookOpts    = &extensionscmdwebhook.ServerOptions{}
 		etcdWebhook    bool
-		aggOpts        = extensionscmdcontroller.NewOptionAggregator(restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts, webhookOpts)
+		// The periodic controllers' options (periodic.Options) are bound and completed
+		// (validated) with gardener's, by the aggregator's one loop over them; first, so that a
+		// value out of range stops the start before anything is connected.
+		probeOpts     = backupbucket.DefaultProbeOptions()
+		inventoryOpts = backupentry.DefaultInventoryOptions()
+		drillOpts     = restoredrill.DefaultOptions()
+		aggOpts       = extensionscmdcontroller.NewOptionAggregator(&probeOpts, &inventoryOpts, &drillOpts, restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts, webhookOpts)
 	)
 	cmd := &cobra.Command{
 		Use:          name,
@@ -92,12 +92,6 @@ func NewCommand(p provider.Provider) *cobra.Command {
 			if parallelism < 1 {
 				return fmt.Errorf("--deletion-parallelism must be at least 1, got %d", parallelism)
 			}
-			if err := validatePeriodic(periodicOpts); err != nil {
-				return err
-			}
-			if err := drillOpts.Validate(); err != nil {
-				return err
-			}
 			p, err := withSeedConfig(p, seedConfigFile)
 			if err != nil {
 				return err
@@ -109,7 +103,8 @@ func NewCommand(p provider.Provider) *cobra.Command {
 				IgnoreOperationAnnotation: reconcilerOpts.Completed().IgnoreOperationAnnotation,
 				ExtensionClasses:          generalOpts.Completed().ExtensionClasses,
 				Deletion:                  options.DeletionOptions{Parallelism: parallelism},
-				Periodic:                  periodicOpts,
+				Probe:                     probeOpts,
+				Inventory:                 inventoryOpts,
 				RestoreDrill:              drillOpts,
 				KubeAPI:                   kubeAPI,
 				PprofBindAddress:          pprofAddress,
@@ -123,24 +118,10 @@ func NewCommand(p provider.Provider) *cobra.Command {
 	cmd.Flags().IntVar(&kubeAPI.Burst, "kube-api-burst", kubeAPI.Burst, "Requests to the seed's API server allowed in a burst above --kube-api-qps.")
 	cmd.Flags().StringVar(&pprofAddress, "pprof-bind-address", "", "Address to serve Go's /debug/pprof on, e.g. 127.0.0.1:6060 (empty: off). Profiles show the process's internals: bind it to localhost or port-forward.")
 	cmd.Flags().IntVar(&parallelism, "deletion-parallelism", parallelism, "The most delete requests in flight against one bucket from this process: the entries deleted at once share it (and one deletion never exceeds it).")
-	cmd.Flags().DurationVar(&periodicOpts.ProbeInterval, "bucket-probe-interval", periodicOpts.ProbeInterval, "How often each bucket is probed for the BucketAvailable condition (with up to 10% jitter; 0 turns probes off and removes the BucketAvailable conditions and metrics an earlier run published).")
-	cmd.Flags().DurationVar(&periodicOpts.InventoryInterval, "entry-inventory-interval", periodicOpts.InventoryInterval, "How often each entry's prefix is counted for its inventory and the BackupsFresh condition (with up to 10% jitter, the first count at the entry's own slot within one interval; 0 turns it off and removes the BackupsFresh conditions, inventories and metrics an earlier run published).")
-	cmd.Flags().DurationVar(&periodicOpts.Thresholds.FullSnapshotMaxAge, "full-snapshot-max-age", periodicOpts.Thresholds.FullSnapshotMaxAge, "BackupsFresh turns False when an etcd's newest full snapshot is older (a bucket's providerConfig backupFreshness overrides it).")
-	cmd.Flags().DurationVar(&periodicOpts.Thresholds.DeltaSnapshotMaxAge, "delta-snapshot-max-age", periodicOpts.Thresholds.DeltaSnapshotMaxAge, "BackupsFresh turns False when an etcd's newest snapshot of either kind is older (a bucket's providerConfig backupFreshness overrides it).")
 	cmd.Flags().StringVar(&seedConfigFile, "seed-config", "", "A file holding this extension's seed configuration (the Seed's annotation "+decode.SeedConfigAnnotation+", which the chart renders into a ConfigMap): a BackupBucketConfig merged into every providerConfig (docs/migrating.md). Read once at start; one that does not decode stops the start.")
 	cmd.Flags().BoolVar(&etcdWebhook, "etcd-endpoint-webhook", false, "Serve and register the seed's mutating webhook that sets etcd-druid's Etcd spec.backup.store.endpointOverride to the endpoint of the shoot's etcd-backup secret (needs etcd-druid's Etcd CRD; registered with the --webhook-config-* flags).")
-	addDrillFlags(cmd, &drillOpts)
 	cmd.AddCommand(drill.ChildCommand())
 	return cmd
-}
-
-func addDrillFlags(cmd *cobra.Command, o *restoredrill.Options) {
-	cmd.Flags().DurationVar(&o.Interval, "restore-drill-interval", o.Interval, "How often the newest backup of each entry's etcds is restored for the BackupsRestorable condition (at the entry's own slot within one interval, with up to 10% jitter; 0 turns drills off and removes the BackupsRestorable conditions, drill statuses and metrics an earlier run published).")
-	cmd.Flags().IntVar(&o.Concurrency, "restore-drill-concurrency", o.Concurrency, "The most restore drills at once in the process (each downloads a chain and restores it in a child process).")
-	cmd.Flags().Int64Var(&o.MaxBytes, "restore-drill-max-bytes", o.MaxBytes, "The most bytes one etcd's restore drill reads from the store (0: no cap); a larger chain is reported Unknown (TooLarge) with its size, never restorable.")
-	cmd.Flags().Int64Var(&o.MaxScratchBytes, "restore-drill-max-scratch-bytes", o.MaxScratchBytes, "The most decompressed bytes one restore drill writes to the scratch directory (0: no cap); keep it below the scratch volume's size.")
-	cmd.Flags().Int64Var(&o.ReadRate, "restore-drill-read-rate", o.ReadRate, "The most bytes per second a restore drill reads from the store (0: no limit).")
-	cmd.Flags().StringVar(&o.ScratchDir, "restore-drill-scratch-dir", o.ScratchDir, "Where restore drills download and restore, removed after each drill (empty: the system's temporary directory; the chart mounts a size-limited emptyDir).")
 }
 
 // withSeedConfig is p with the seed configuration in file merged into every providerConfig
@@ -164,18 +145,6 @@ func withSeedConfig(p provider.Provider, file string) (provider.Provider, error)
 	return seeded, nil
 }
 
-func validatePeriodic(o periodic.Options) error {
-	switch {
-	case o.ProbeInterval < 0:
-		return fmt.Errorf("--bucket-probe-interval must not be negative, got %s", o.ProbeInterval)
-	case o.InventoryInterval < 0:
-		return fmt.Errorf("--entry-inventory-interval must not be negative, got %s", o.InventoryInterval)
-	case o.Thresholds.FullSnapshotMaxAge <= 0 || o.Thresholds.DeltaSnapshotMaxAge <= 0:
-		return fmt.Errorf("--full-snapshot-max-age and --delta-snapshot-max-age must be positive, got %s and %s", o.Thresholds.FullSnapshotMaxAge, o.Thresholds.DeltaSnapshotMaxAge)
-	}
-	return nil
-}
-
 // Config is a completed configuration.
 type Config struct {
 	REST                      *extensionscmdcontroller.RESTConfig
@@ -184,8 +153,9 @@ type Config struct {
 	IgnoreOperationAnnotation bool
 	ExtensionClasses          []extensionsv1alpha1.ExtensionClass
 	Deletion                  options.DeletionOptions
-	Periodic                  periodic.Options
-	// RestoreDrill configures the restore drills (zero: off).
+	// Probe, Inventory and RestoreDrill configure the periodic controllers (zero intervals: off).
+	Probe        backupbucket.ProbeOptions
+	Inventory    backupentry.InventoryOptions
 	RestoreDrill restoredrill.Options
 	// KubeAPI limits the requests to the seed's API server (zero: client-go's defaults).
 	KubeAPI KubeAPILimits
@@ -212,7 +182,7 @@ func Scheme() (*runtime.Scheme, error) {
 	if err := extensionsv1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
-	// A garden's BackupEntry is located through its Garden (backupentry.LocateEntry).
+	// A garden's BackupEntry is located through its Garden (entryinfo.LocateEntry).
 	if err := operatorv1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
@@ -261,14 +231,14 @@ func NewManager(cfg Config) (manager.Manager, error) {
 	return mgr, nil
 }
 
-// AddControllers adds both controllers for p to mgr.
+// AddControllers adds the BackupBucket and BackupEntry controllers for p to mgr, the periodic
+// ones (probe, inventory, restore drill) and, if configured, the Etcd endpoint webhook.
 func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provider, cfg Config) error {
 	opts := options.AddOptions{
 		Controller:                cfg.Controller.Options(),
 		IgnoreOperationAnnotation: cfg.IgnoreOperationAnnotation,
 		ExtensionClasses:          cfg.ExtensionClasses,
 		Deletion:                  cfg.Deletion,
-		Periodic:                  cfg.Periodic,
 	}
 	if err := backupbucket.AddToManager(ctx, mgr, p, opts); err != nil {
 		return fmt.Errorf("adding the BackupBucket controller: %w", err)
@@ -280,8 +250,15 @@ func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provide
 	if err != nil {
 		return err
 	}
-	if err := restoredrill.AddToManager(mgr, p, cfg.ExtensionClasses, opts.Controller, cfg.RestoreDrill, restorer.Restore); err != nil {
-		return fmt.Errorf("adding the restore drill controller: %w", err)
+	periodics := []periodic.Controller{
+		backupbucket.ProbeController(cfg.Probe),
+		backupentry.InventoryController(cfg.Inventory),
+		restoredrill.DrillController(cfg.RestoreDrill, restorer.Restore),
+	}
+	for _, c := range periodics {
+		if err := periodic.Add(mgr, p, opts, c); err != nil {
+			return fmt.Errorf("adding the %s controller: %w", c.Name, err)
+		}
 	}
 	if cfg.EtcdEndpointWebhook {
 		if err := etcdendpoint.AddToManager(ctx, mgr, p, etcdendpoint.Options{Server: cfg.WebhookServer, ExtensionClasses: cfg.ExtensionClasses}); err != nil {

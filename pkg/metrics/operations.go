@@ -9,7 +9,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -24,12 +23,10 @@ const (
 	OperationRestore   = "restore"
 )
 
-// CountOperation counts one actuator pass of kind and operation by its outcome and returns err as it
-// is: succeeded, in_progress for a deletion that resumes, else the first Gardener error code of
-// err (what status.lastError.codes shows) or "error".
-func CountOperation(kind, operation string, err error) error {
-	Reconciles.WithLabelValues(kind, operation, lasterror.Label(err)).Inc()
-	return err
+// CountOperation counts one actuator pass of kind and operation by its outcome, as
+// lasterror.Label names it (the label is the caller's: this package knows no error codes).
+func CountOperation(kind, operation, outcome string) {
+	Reconciles.WithLabelValues(kind, operation, outcome).Inc()
 }
 
 // RecordDeletionPass records one pass of the deletion engine over obj (a BackupBucket or a

@@ -15,7 +15,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
@@ -49,7 +49,7 @@ func showDrill(ctx context.Context, k8s client.Client, be *extensionsv1alpha1.Ba
 			return err
 		}
 		cond := v1beta1helper.GetCondition(be.Status.Conditions, restoredrill.ConditionBackupsRestorable)
-		ps, err := backupentry.ReadProviderStatus(be)
+		ps, err := entryinfo.ReadProviderStatus(be)
 		if err != nil {
 			return err
 		}

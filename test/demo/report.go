@@ -17,6 +17,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
@@ -26,13 +27,13 @@ import (
 func report(ctx context.Context, k8s client.Client, metricsURL string, bb *extensionsv1alpha1.BackupBucket, be *extensionsv1alpha1.BackupEntry, objects int) error {
 	say("Conditions and inventory (the probe and the inventory run every 2s here; 5m and 30m by default)")
 	deadline := time.Now().Add(time.Minute)
-	var ps backupentry.ProviderStatus
+	var ps entryinfo.ProviderStatus
 	for {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(be), be); err != nil {
 			return err
 		}
 		var err error
-		if ps, err = backupentry.ReadProviderStatus(be); err != nil {
+		if ps, err = entryinfo.ReadProviderStatus(be); err != nil {
 			return err
 		}
 		fresh := v1beta1helper.GetCondition(be.Status.Conditions, backupentry.ConditionBackupsFresh)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -81,7 +80,7 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 		{name: "soft delete too long", raw: head + "softDelete:\n  blobRetentionDays: 400\n", wantErr: "providerConfig.softDelete.blobRetentionDays"},
 		{name: "backup freshness", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 25h\n  deltaSnapshotMaxAge: 30m\n",
 			check: func(t *testing.T, c *azure.BackupBucketConfig, _ string) {
-				s := freshness.Of(c)
+				s := c.FreshnessSettings()
 				if s == nil || s.FullSnapshotMaxAge.Duration != 25*time.Hour || s.DeltaSnapshotMaxAge.Duration != 30*time.Minute {
 					t.Fatalf("backupFreshness %+v", s)
 				}
@@ -93,7 +92,7 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 				}
 			}},
 		{name: "no backup freshness", raw: head, check: func(t *testing.T, c *azure.BackupBucketConfig, _ string) {
-			if s := freshness.Of(c); s != nil {
+			if s := c.FreshnessSettings(); s != nil {
 				t.Fatalf("backupFreshness %+v from a config without it", s)
 			}
 		}},

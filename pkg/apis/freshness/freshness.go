@@ -9,8 +9,6 @@
 package freshness
 
 import (
-	"reflect"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -59,16 +57,4 @@ func (f Field) FreshnessSettings() *Settings { return f.BackupFreshness }
 type Policy interface {
 	// FreshnessSettings returns the config's backupFreshness, or nil if it sets none.
 	FreshnessSettings() *Settings
-}
-
-// Of returns cfg's settings, or nil for a config that sets none.
-func Of(cfg any) *Settings {
-	p, ok := cfg.(Policy)
-	if !ok {
-		return nil
-	}
-	if v := reflect.ValueOf(cfg); v.Kind() == reflect.Pointer && v.IsNil() {
-		return nil // a typed nil config: the defaults
-	}
-	return p.FreshnessSettings()
 }

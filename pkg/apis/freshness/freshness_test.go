@@ -61,21 +61,16 @@ type config struct {
 	Other string `json:"other"`
 }
 
-func TestOf(t *testing.T) {
+// A config that inlines Field is a Policy by its own type, with no assertion on an interface.
+var _ freshness.Policy = (*config)(nil)
+
+func TestFieldFreshnessSettings(t *testing.T) {
 	s := &freshness.Settings{FullSnapshotMaxAge: d(time.Hour)}
-	if got := freshness.Of(&config{Field: freshness.Field{BackupFreshness: s}}); got != s {
+	var p freshness.Policy = &config{Field: freshness.Field{BackupFreshness: s}}
+	if got := p.FreshnessSettings(); got != s {
 		t.Fatalf("got %v; want the config's settings", got)
 	}
-	if got := freshness.Of(&config{}); got != nil {
+	if got := (&config{}).FreshnessSettings(); got != nil {
 		t.Fatalf("got %v for a config without settings", got)
-	}
-	if got := freshness.Of((*config)(nil)); got != nil {
-		t.Fatalf("got %v for a typed nil config", got)
-	}
-	if got := freshness.Of(struct{}{}); got != nil {
-		t.Fatalf("got %v for a config that is no Policy", got)
-	}
-	if got := freshness.Of(nil); got != nil {
-		t.Fatalf("got %v for no config", got)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
@@ -85,7 +84,7 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 		{name: "not yaml", raw: "{{{", wantErr: "providerConfig"},
 		{name: "backup freshness", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 25h\n  deltaSnapshotMaxAge: 30m\n",
 			check: func(t *testing.T, c *gcp.BackupBucketConfig) {
-				s := freshness.Of(c)
+				s := c.FreshnessSettings()
 				if s == nil || s.FullSnapshotMaxAge.Duration != 25*time.Hour || s.DeltaSnapshotMaxAge.Duration != 30*time.Minute {
 					t.Fatalf("backupFreshness %+v", s)
 				}
@@ -97,7 +96,7 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 				}
 			}},
 		{name: "no backup freshness", raw: head, check: func(t *testing.T, c *gcp.BackupBucketConfig) {
-			if s := freshness.Of(c); s != nil {
+			if s := c.FreshnessSettings(); s != nil {
 				t.Fatalf("backupFreshness %+v from a config without it", s)
 			}
 		}},

@@ -19,8 +19,8 @@ import (
 	"github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
@@ -47,7 +47,7 @@ func NewActuator(p provider.Provider, reader client.Reader, c client.Client, rec
 
 // Reconcile creates the bucket and converges its settings.
 func (a *actuator) Reconcile(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
-	return metrics.CountOperation(metrics.KindBackupBucket, metrics.OperationReconcile, lasterror.For(a.reconcile(ctx, log, bb)))
+	return lasterror.CountOperation(metrics.KindBackupBucket, metrics.OperationReconcile, lasterror.For(a.reconcile(ctx, log, bb)))
 }
 
 func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
@@ -91,9 +91,9 @@ func (a *actuator) handBack(ctx context.Context, log logr.Logger, bb *extensions
 	if err := a.handBackCredentials(ctx, log, bb, cfg); err != nil {
 		return err
 	}
-	released, err := backupentry.ReleaseEntriesOf(ctx, a.client, a.reader, bb.Name)
+	released, err := entryinfo.ReleaseEntriesOf(ctx, a.client, a.reader, bb.Name)
 	if err != nil {
-		return fmt.Errorf("bucket %q is handed back, but releasing its BackupEntries from finalizer %s failed: %w", bb.Name, backupentry.FinalizerName, err)
+		return fmt.Errorf("bucket %q is handed back, but releasing its BackupEntries from finalizer %s failed: %w", bb.Name, entryinfo.FinalizerName, err)
 	}
 	log.Info("Bucket is handed back: its BackupEntries no longer carry this extension's finalizer", "bucket", bb.Name, "released", released)
 	return nil
@@ -112,7 +112,7 @@ func (a *actuator) probe(ctx context.Context, bb *extensionsv1alpha1.BackupBucke
 // retention locks are handed to a lifecycle rule and reported; the deletion is retried when the
 // earliest lock expires, never in a tight loop.
 func (a *actuator) Delete(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
-	return metrics.CountOperation(metrics.KindBackupBucket, metrics.OperationDelete, lasterror.For(a.delete(ctx, log, bb)))
+	return lasterror.CountOperation(metrics.KindBackupBucket, metrics.OperationDelete, lasterror.For(a.delete(ctx, log, bb)))
 }
 
 func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {

@@ -16,17 +16,14 @@ import (
 
 // AddToManager registers the BackupBucket controller for p's type with gardener's library,
 // which owns finalizers, status and the operation annotation, and the scheduler that requests
-// reconciles when generated credentials fall due, and the probe behind the BucketAvailable
-// condition.
+// reconciles when generated credentials fall due. The probe behind the BucketAvailable condition
+// is a periodic controller of its own (ProbeController).
 func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, opts options.AddOptions) error {
 	recorder := mgr.GetEventRecorder("backupbucket-" + p.Type())
 	if err := addScheduler(mgr, p, opts); err != nil {
 		return err
 	}
 	if err := addSecretWatch(mgr, p, recorder, opts); err != nil {
-		return err
-	}
-	if err := addProber(mgr, p, recorder, opts); err != nil {
 		return err
 	}
 	return backupbucket.Add(mgr, backupbucket.AddArgs{

@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 )
 
 // The hand-back and generated credentials (issue 36, finding 2): the provider extension that
@@ -42,7 +42,7 @@ func (f *genFixture) handBack(g *credentials.Settings) {
 func (f *genFixture) entry(name, bucket string, data map[string][]byte) {
 	f.t.Helper()
 	ref := corev1.SecretReference{Namespace: "garden", Name: "entry-" + name}
-	be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: []string{backupentry.FinalizerName}},
+	be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: []string{entryinfo.FinalizerName}},
 		Spec: extensionsv1alpha1.BackupEntrySpec{BucketName: bucket, SecretRef: ref}}
 	for _, o := range []client.Object{be, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name}, Data: data}} {
 		if err := f.client.Create(f.ctx, o); err != nil {
@@ -88,7 +88,7 @@ func (f *genFixture) held(name string) bool {
 	if err := f.client.Get(f.ctx, client.ObjectKey{Name: name}, be); err != nil {
 		f.t.Fatal(err)
 	}
-	return slices.Contains(be.Finalizers, backupentry.FinalizerName)
+	return slices.Contains(be.Finalizers, entryinfo.FinalizerName)
 }
 
 // expectRefused checks a refused hand-back: ERR_CONFIGURATION_PROBLEM, a message with each of

@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -33,7 +33,7 @@ func TestHandedBackBucketLetsGoOfItsEntries(t *testing.T) {
 			k8s := controllertest.Client()
 			entries := map[string]string{"shoot--p--s--1": "bucket", "shoot--p--t--1": "bucket", "shoot--p--u--1": "other"}
 			for name, bucket := range entries {
-				be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: []string{backupentry.FinalizerName}},
+				be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: []string{entryinfo.FinalizerName}},
 					Spec: extensionsv1alpha1.BackupEntrySpec{BucketName: bucket}}
 				if err := k8s.Create(ctx, be); err != nil {
 					t.Fatal(err)
@@ -51,7 +51,7 @@ func TestHandedBackBucketLetsGoOfItsEntries(t *testing.T) {
 					t.Fatal(err)
 				}
 				wantHeld := !handBack || bucket != "bucket"
-				if held := slices.Contains(be.Finalizers, backupentry.FinalizerName); held != wantHeld {
+				if held := slices.Contains(be.Finalizers, entryinfo.FinalizerName); held != wantHeld {
 					t.Errorf("entry %s of bucket %s: finalizers %v; want held: %t", name, bucket, be.Finalizers, wantHeld)
 				}
 			}

@@ -12,9 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
@@ -23,13 +21,11 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/reconciled"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // ConditionBucketAvailable on a BackupBucket says whether the bucket answered the last probe (a
@@ -51,17 +47,15 @@ const (
 type prober struct {
 	periodic.Deps
 
-	// started is when this process started probing: a condition written before it has no
-	// bucket_available series behind it here, so that bucket is probed at once.
-	started time.Time
+	opts ProbeOptions
 }
 
-// addProber registers the probe for p's buckets. With its interval 0 (switched off) it is
-// registered all the same: its one look at each bucket (at the start, and on spec or operation
-// changes) removes the condition an earlier run wrote, which nothing would refresh any more.
-func addProber(mgr manager.Manager, p provider.Provider, recorder events.EventRecorder, opts options.AddOptions) error {
-	return periodic.Add(mgr, "backupbucket-probe", &extensionsv1alpha1.BackupBucket{}, p, opts.ExtensionClasses, opts.Controller,
-		&prober{Deps: periodic.NewDeps(mgr, p, recorder, opts.Periodic), started: opts.Periodic.Now()})
+// ProbeController is the probe of p's buckets as a periodic controller. With its interval 0
+// (switched off) its one look at each bucket (at the start, and on spec or operation changes)
+// removes the condition an earlier run wrote, which nothing would refresh any more.
+func ProbeController(opts ProbeOptions) periodic.Controller {
+	return periodic.Controller{Name: "backupbucket-probe", Recorder: "backupbucket", For: &extensionsv1alpha1.BackupBucket{},
+		New: func(d periodic.Deps) reconcile.Reconciler { return &prober{Deps: d, opts: opts} }}
 }
 
 // forgetBucket drops the series of a bucket that is gone, whichever way: none of them is true
@@ -77,21 +71,21 @@ func (p *prober) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 	if found, err := reconciled.GetOrForget(ctx, p.Client, req, bb, forgetBucket); !found {
 		return reconcile.Result{}, err
 	}
-	if p.Options.ProbeInterval <= 0 || bb.DeletionTimestamp != nil {
+	if p.opts.Interval <= 0 || bb.DeletionTimestamp != nil {
 		// Switched off, or a bucket being deleted (not expected to be available): no verdict.
 		metrics.ForgetBucket(bb.Name)
 		return reconcile.Result{}, p.withdraw(ctx, bb)
 	}
-	now := p.Options.Now()
+	now := p.Now()
 	old := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionBucketAvailable)
 	if old == nil && !extstatus.Succeeded(bb) {
 		return reconcile.Result{}, nil // not created yet: the first successful reconcile wakes us
 	}
 	if old != nil {
-		next := old.LastUpdateTime.Add(p.Options.ProbeInterval)
+		next := old.LastUpdateTime.Add(p.opts.Interval)
 		op := bb.Status.LastOperation
 		reconciledSince := op != nil && op.State == gardencorev1beta1.LastOperationStateSucceeded && op.LastUpdateTime.After(old.LastUpdateTime.Time)
-		beforeStart := old.LastUpdateTime.Time.Before(p.started)
+		beforeStart := old.LastUpdateTime.Time.Before(p.Started) // no bucket_available series behind it here
 		if now.Before(next) && !reconciledSince && !beforeStart {
 			return reconcile.Result{RequeueAfter: next.Sub(now)}, nil
 		}
@@ -113,13 +107,13 @@ func (p *prober) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 		}
 		p.Recorder.Eventf(bb, nil, eventType, eventReason, "Probe", "%s", extstatus.EventNote(message))
 	}
-	return reconcile.Result{RequeueAfter: periodic.Jitter(p.Options.ProbeInterval)}, nil
+	return reconcile.Result{RequeueAfter: periodic.Jitter(p.opts.Interval)}, nil
 }
 
 // withdraw removes BucketAvailable (probe switched off) or, on a bucket being deleted, turns it
 // into Unknown/Deleting; a bucket without the condition is left alone.
 func (p *prober) withdraw(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) error {
-	deleting := p.Options.ProbeInterval > 0
+	deleting := p.opts.Interval > 0
 	err := extstatus.Patch(ctx, p.Client, p.Reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
 		old := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionBucketAvailable)
 		switch {
@@ -127,7 +121,7 @@ func (p *prober) withdraw(ctx context.Context, bb *extensionsv1alpha1.BackupBuck
 			return false
 		case deleting:
 			bb.Status.Conditions, _ = extstatus.SetCondition(bb.Status.Conditions, ConditionBucketAvailable, gardencorev1beta1.ConditionUnknown, ReasonDeleting,
-				fmt.Sprintf("Bucket %q is being deleted: it is no longer probed.", bb.Name), p.Options.Now())
+				fmt.Sprintf("Bucket %q is being deleted: it is no longer probed.", bb.Name), p.Now())
 		default:
 			bb.Status.Conditions = v1beta1helper.RemoveConditions(bb.Status.Conditions, ConditionBucketAvailable)
 		}

@@ -87,7 +87,7 @@ func newProbeFixture(t *testing.T, lastOperation gardencorev1beta1.LastOperation
 	mem := controllertest.Bucket(t, "probed")
 	f := &probeFixture{t: t, mem: mem, client: c, clock: clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)), recorder: events.NewFakeRecorder(20), revoked: map[string]bool{}}
 	f.prober = &prober{Deps: periodic.Deps{Provider: provider.Register(revocable{controllertest.Provider{Store: mem}, f.revoked}), Reader: c, Client: c, Recorder: f.recorder,
-		Options: periodic.Options{ProbeInterval: interval, Clock: f.clock}}}
+		Clock: f.clock}, opts: ProbeOptions{Interval: interval}}
 	metrics.ForgetBucket("probed")
 	return f
 }
@@ -248,7 +248,7 @@ func TestProbeAfterARestartDoesNotWaitForTheInterval(t *testing.T) {
 	first, _ := f.probe()
 	metrics.ForgetBucket("probed") // a new process serves no series yet
 	f.clock.Step(time.Minute)
-	f.prober.started = f.clock.Now()
+	f.prober.Started = f.clock.Now()
 	second, _ := f.probe()
 	if !second.LastUpdateTime.After(first.LastUpdateTime.Time) || available(metrics.CredentialsOperator) != 1 {
 		t.Errorf("a new process waited for the interval: probed at %s (before: %s)", second.LastUpdateTime, first.LastUpdateTime)
@@ -274,7 +274,7 @@ func TestProbeWithdrawsItsVerdict(t *testing.T) {
 				f.t.Fatal(err)
 			}
 		}},
-		{name: "probe switched off", withdraw: func(f *probeFixture) { f.prober.Options.ProbeInterval = 0 }},
+		{name: "probe switched off", withdraw: func(f *probeFixture) { f.prober.opts.Interval = 0 }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

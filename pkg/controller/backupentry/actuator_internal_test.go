@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -157,7 +158,7 @@ func (f *entryFixture) current() *extensionsv1alpha1.BackupEntry {
 }
 
 func (f *entryFixture) held() bool {
-	return controllerutil.ContainsFinalizer(f.current(), FinalizerName)
+	return controllerutil.ContainsFinalizer(f.current(), entryinfo.FinalizerName)
 }
 
 // versions lists every version (delete markers included) under prefix, as "key@version".
@@ -219,7 +220,7 @@ func TestReconcileWritesTheProvidersKeysAndHoldsTheEntry(t *testing.T) {
 		t.Fatalf("Reconcile = %v", err)
 	}
 	if !f.held() {
-		t.Fatalf("finalizer %s not set by a reconcile", FinalizerName)
+		t.Fatalf("finalizer %s not set by a reconcile", entryinfo.FinalizerName)
 	}
 	secret := &corev1.Secret{}
 	if err := f.client.Get(context.Background(), client.ObjectKey{Namespace: testNamespace, Name: "etcd-backup"}, secret); err != nil {

@@ -13,6 +13,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -38,7 +39,7 @@ func (t teeListing) ListObjects(ctx context.Context, bucket, prefix string, fn f
 // none while nothing changes. The restore drill's controller reports them (BackupsRestorable).
 func (c *inventoryTaker) publishChains(ctx context.Context, be *extensionsv1alpha1.BackupEntry, findings []drill.ChainFinding, now time.Time) error {
 	err := extstatus.Patch(ctx, c.Client, c.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
-		ps, err := ReadProviderStatus(be)
+		ps, err := entryinfo.ReadProviderStatus(be)
 		var had []drill.ChainFinding
 		if err == nil && ps.Chains != nil {
 			had = ps.Chains.Findings
@@ -46,7 +47,7 @@ func (c *inventoryTaker) publishChains(ctx context.Context, be *extensionsv1alph
 		if reflect.DeepEqual(had, findings) {
 			return false
 		}
-		MergeProviderStatus(be, func(ps *ProviderStatus) {
+		entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) {
 			ps.Chains = nil
 			if len(findings) > 0 {
 				ps.Chains = &drill.ChainCheck{CheckedAt: metav1.NewTime(now), Findings: findings}

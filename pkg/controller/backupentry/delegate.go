@@ -23,6 +23,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
@@ -103,8 +104,8 @@ func (d *delegate) checkBucket(ctx context.Context, be *extensionsv1alpha1.Backu
 // bucket and path are not checked here: a failed reconcile would keep the garden's etcd from
 // being deployed, and the inventory reports where its snapshots are not found.
 func checkName(be *extensionsv1alpha1.BackupEntry) error {
-	if IsGardenEntry(be) {
-		_, err := gardenUID(be)
+	if entryinfo.IsGardenEntry(be) {
+		_, err := entryinfo.GardenUID(be)
 		return err
 	}
 	_, err := objectstore.EntryPrefix(be.Name)
@@ -131,8 +132,8 @@ func (d *delegate) delete(ctx context.Context, log logr.Logger, be *extensionsv1
 
 // locateForDeletion is LocateEntry for a deletion: a place that cannot be told, or one the entry
 // must keep (Location.Keep), is an error that deletes nothing, with a warning event.
-func (d *delegate) locateForDeletion(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (Location, error) {
-	loc, err := LocateEntry(ctx, d.reader, be)
+func (d *delegate) locateForDeletion(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (entryinfo.Location, error) {
+	loc, err := entryinfo.LocateEntry(ctx, d.reader, be)
 	if err == nil && loc.Keep != nil {
 		err = loc.Keep
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -202,7 +203,7 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	switch {
 	case settings == nil:
 		why = "entryCredentials is not set in the seed configuration"
-	case IsGardenEntry(be):
+	case entryinfo.IsGardenEntry(be):
 		why = "a garden's entry keeps its bucket's credential (its snapshots are not under an entry's prefix)"
 	}
 	if why == "" {

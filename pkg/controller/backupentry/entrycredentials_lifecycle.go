@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -249,7 +250,7 @@ func (a *holdingActuator) keepEntryRecordForDeletion(ctx context.Context, be *ex
 // revokeDeletedEntryCredentials revokes every credential of a deleted entry, once its objects
 // are gone: with the recorded issuers, and with the configured one.
 func (a *holdingActuator) revokeDeletedEntryCredentials(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	if a.entries == nil || IsGardenEntry(be) {
+	if a.entries == nil || entryinfo.IsGardenEntry(be) {
 		return nil
 	}
 	var records []entryRecord

@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -19,18 +18,11 @@ import (
 	"github.com/gardener/gardener/pkg/controllerutils"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
-
-// FinalizerName keeps a BackupEntry until the objects under its prefix are deleted. Gardener's
-// library removes its own finalizer without deleting anything when the entry's credentials
-// secret is gone; this one stays until the prefix is deleted with other credentials (see
-// orphans.go), the entry's bucket is handed back to the provider extension this project took it
-// over from (providerConfig handBack: that extension deletes the entry without this finalizer, so
-// it must not wait for it; see ReleaseEntriesOf), or an operator removes it on purpose.
-const FinalizerName = "backup.extensions.gardener.cloud/objects"
 
 // holdingActuator is gardener's generic actuator with this extension's finalizer: set on every
 // reconcile and restore, removed only when the deletion of the prefix succeeded or the entry was
@@ -50,7 +42,7 @@ type holdingActuator struct {
 
 var _ backupentry.Actuator = (*holdingActuator)(nil)
 
-// hold gives the entry FinalizerName unless its bucket is handed back (then it removes it).
+// hold gives the entry entryinfo.FinalizerName unless its bucket is handed back (then it removes it).
 //
 // Adding cannot race with a hand-back: the bucket is read from the API server before the add
 // and again after it. A hand-back set after the second read starts its release
@@ -64,11 +56,11 @@ func (a *holdingActuator) hold(ctx context.Context, be *extensionsv1alpha1.Backu
 	if handedBack {
 		return a.release(ctx, be)
 	}
-	if controllerutil.ContainsFinalizer(be, FinalizerName) {
+	if controllerutil.ContainsFinalizer(be, entryinfo.FinalizerName) {
 		return nil
 	}
-	if err := controllerutils.AddFinalizers(ctx, a.client, be, FinalizerName); err != nil {
-		return fmt.Errorf("adding finalizer %s: %w", FinalizerName, err)
+	if err := controllerutils.AddFinalizers(ctx, a.client, be, entryinfo.FinalizerName); err != nil {
+		return fmt.Errorf("adding finalizer %s: %w", entryinfo.FinalizerName, err)
 	}
 	if handedBack, err = a.handedBack(ctx, be); err != nil || !handedBack {
 		return err
@@ -95,55 +87,9 @@ func (a *holdingActuator) handedBack(ctx context.Context, be *extensionsv1alpha1
 	return err == nil && cfg.HandsBack(), nil
 }
 
-// ReleaseEntriesOf removes FinalizerName from every BackupEntry on the seed that names bucket in
-// spec.bucketName: the bucket is handed back, and the provider extension that takes it back
-// deletes its entries without this finalizer. It reads the API server in pages and returns how
-// many entries it released.
-func ReleaseEntriesOf(ctx context.Context, c client.Client, reader client.Reader, bucket string) (int, error) {
-	released := 0
-	list := &extensionsv1alpha1.BackupEntryList{}
-	opts := []client.ListOption{client.Limit(500)}
-	for {
-		if err := reader.List(ctx, list, opts...); err != nil {
-			return released, fmt.Errorf("listing the seed's BackupEntries of bucket %q: %w", bucket, err)
-		}
-		for i := range list.Items {
-			be := &list.Items[i]
-			if be.Spec.BucketName != bucket || !controllerutil.ContainsFinalizer(be, FinalizerName) {
-				continue
-			}
-			if err := (&holdingActuator{client: c}).release(ctx, be); err != nil {
-				return released, fmt.Errorf("BackupEntry %s: %w", be.Name, err)
-			}
-			released++
-		}
-		if list.Continue == "" {
-			return released, nil
-		}
-		opts = []client.ListOption{client.Limit(500), client.Continue(list.Continue)}
-	}
-}
-
-// release removes FinalizerName. A conflict (the library or gardenlet wrote the entry meanwhile,
-// as during a migration) is retried on the entry read anew, instead of failing the operation
-// that succeeded and showing an error until the next attempt.
+// release removes entryinfo.FinalizerName (entryinfo.Release).
 func (a *holdingActuator) release(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
-	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		if !controllerutil.ContainsFinalizer(be, FinalizerName) {
-			return nil
-		}
-		err := controllerutils.RemoveFinalizers(ctx, a.client, be, FinalizerName)
-		if apierrors.IsConflict(err) {
-			if gerr := a.client.Get(ctx, client.ObjectKeyFromObject(be), be); gerr != nil {
-				return client.IgnoreNotFound(gerr)
-			}
-		}
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("removing finalizer %s: %w", FinalizerName, err)
-	}
-	return nil
+	return entryinfo.Release(ctx, a.client, be)
 }
 
 // Reconcile implements backupentry.Actuator.
@@ -193,5 +139,5 @@ func (a *holdingActuator) Migrate(ctx context.Context, log logr.Logger, be *exte
 }
 
 func observe(operation string, err error) error {
-	return metrics.CountOperation(metrics.KindBackupEntry, operation, err)
+	return lasterror.CountOperation(metrics.KindBackupEntry, operation, err)
 }

@@ -5,6 +5,8 @@
 package backupentry
 
 import (
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+
 	"context"
 	"testing"
 
@@ -26,7 +28,7 @@ func TestReleaseRetriesAConflict(t *testing.T) {
 	ctx := context.Background()
 	scheme := runtime.NewScheme()
 	_ = extensionsv1alpha1.AddToScheme(scheme)
-	be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "shoot--p--s--1", Finalizers: []string{FinalizerName, "other"}}}
+	be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "shoot--p--s--1", Finalizers: []string{entryinfo.FinalizerName, "other"}}}
 	conflicts := 1
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(be).WithInterceptorFuncs(interceptor.Funcs{
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
@@ -58,7 +60,7 @@ func TestReleaseRetriesAConflict(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(be), got); err != nil {
 		t.Fatal(err)
 	}
-	if controllerutil.ContainsFinalizer(got, FinalizerName) || !controllerutil.ContainsFinalizer(got, "other") {
+	if controllerutil.ContainsFinalizer(got, entryinfo.FinalizerName) || !controllerutil.ContainsFinalizer(got, "other") {
 		t.Fatalf("finalizers %v; want only ours removed", got.Finalizers)
 	}
 	if got.Annotations["written-by"] != "someone else" {

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
@@ -31,7 +32,7 @@ func TestHoldLetsGoOfEntriesWhoseBucketIsHandedBack(t *testing.T) {
 		{name: "bucket not handed back: held", bucket: &controllertest.Config{}, wantHeld: true},
 		{name: "bucket not on this seed: held", wantHeld: true},
 		{name: "bucket handed back: not held", bucket: &controllertest.Config{HandBack: true}},
-		{name: "bucket handed back, held before: let go", bucket: &controllertest.Config{HandBack: true}, finalizers: []string{FinalizerName}},
+		{name: "bucket handed back, held before: let go", bucket: &controllertest.Config{HandBack: true}, finalizers: []string{entryinfo.FinalizerName}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -57,8 +58,8 @@ func TestHoldLetsGoOfEntriesWhoseBucketIsHandedBack(t *testing.T) {
 			if err := k8s.Get(ctx, client.ObjectKeyFromObject(be), got); err != nil {
 				t.Fatal(err)
 			}
-			if held := slices.Contains(got.Finalizers, FinalizerName); held != c.wantHeld {
-				t.Fatalf("finalizers %v; want held by %s: %t", got.Finalizers, FinalizerName, c.wantHeld)
+			if held := slices.Contains(got.Finalizers, entryinfo.FinalizerName); held != c.wantHeld {
+				t.Fatalf("finalizers %v; want held by %s: %t", got.Finalizers, entryinfo.FinalizerName, c.wantHeld)
 			}
 		})
 	}
@@ -132,8 +133,8 @@ func TestHoldIsNotFooledByAStaleBucket(t *testing.T) {
 			if err := k8s.Get(ctx, client.ObjectKeyFromObject(be), got); err != nil {
 				t.Fatal(err)
 			}
-			if slices.Contains(got.Finalizers, FinalizerName) {
-				t.Fatalf("finalizers %v: the entry of a handed-back bucket is held by %s", got.Finalizers, FinalizerName)
+			if slices.Contains(got.Finalizers, entryinfo.FinalizerName) {
+				t.Fatalf("finalizers %v: the entry of a handed-back bucket is held by %s", got.Finalizers, entryinfo.FinalizerName)
 			}
 		})
 	}

@@ -6,18 +6,14 @@ package backupentry
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
@@ -26,15 +22,14 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/reconciled"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // ConditionBackupsFresh on a BackupEntry says whether the newest full and delta snapshots of each
@@ -49,10 +44,6 @@ const ReasonInventoryFailed = "InventoryFailed"
 // place, no longer applies.
 const ReasonRecounting = "Recounting"
 
-// ReasonDeleting is BackupsFresh's reason (Unknown) while the entry is being deleted: its backups
-// are no longer counted or judged.
-const ReasonDeleting = "Deleting"
-
 // Event reasons of the inventory, emitted when BackupsFresh changes.
 const (
 	ReasonBackupsFresh = "BackupsFresh"
@@ -63,50 +54,21 @@ const (
 // False is confirmed by a new listing, but not more often than this.
 const minRecount = time.Minute
 
-// ProviderStatus is what the extension publishes in a BackupEntry's status.providerStatus.
-type ProviderStatus struct {
-	metav1.TypeMeta `json:",inline"`
-
-	// Inventory is the last count of the entry's prefix.
-	Inventory *inventory.Inventory `json:"inventory,omitempty"`
-	// Drill is the last restore drill of the entry's backups (pkg/controller/restoredrill).
-	Drill *drill.Status `json:"drill,omitempty"`
-	// Chains is what the inventory's cheap check of the chains by names found (nil: nothing).
-	Chains *drill.ChainCheck `json:"chains,omitempty"`
-}
-
-// ProviderStatusAPIVersion and ProviderStatusKind identify ProviderStatus.
-const (
-	ProviderStatusAPIVersion = "backup.extensions.gardener.cloud/v1alpha1"
-	ProviderStatusKind       = "BackupEntryStatus"
-)
-
-// ReadProviderStatus decodes an entry's status.providerStatus (empty when there is none).
-func ReadProviderStatus(be *extensionsv1alpha1.BackupEntry) (ProviderStatus, error) {
-	var ps ProviderStatus
-	if be.Status.ProviderStatus == nil || len(be.Status.ProviderStatus.Raw) == 0 {
-		return ps, nil
-	}
-	err := json.Unmarshal(be.Status.ProviderStatus.Raw, &ps)
-	return ps, err
-}
-
 // inventoryTaker takes each entry's inventory on an interval and judges its freshness. It only reads
-// the store.
+// the store. Entries older than its start and never counted are first counted at their slots
+// after it (periodic.FirstSlot).
 type inventoryTaker struct {
 	periodic.Deps
 
-	// since is when this taker started: entries older than that and never counted are first
-	// counted at their slots after it (see firstCount).
-	since time.Time
+	opts InventoryOptions
 }
 
-// addInventoryTaker registers the inventory for p's entries. With its interval 0 (switched off) it is
-// registered all the same: its one look at each entry (at the start, and on spec or operation
+// InventoryController is the inventory of p's entries as a periodic controller. With its
+// interval 0 (switched off) its one look at each entry (at the start, and on spec or operation
 // changes) removes what an earlier run published there, which nothing would refresh any more.
-func addInventoryTaker(mgr manager.Manager, p provider.Provider, recorder events.EventRecorder, opts options.AddOptions) error {
-	return periodic.Add(mgr, "backupentry-inventory", &extensionsv1alpha1.BackupEntry{}, p, opts.ExtensionClasses, opts.Controller,
-		&inventoryTaker{Deps: periodic.NewDeps(mgr, p, recorder, opts.Periodic), since: opts.Periodic.Now()})
+func InventoryController(opts InventoryOptions) periodic.Controller {
+	return periodic.Controller{Name: "backupentry-inventory", Recorder: "backupentry", For: &extensionsv1alpha1.BackupEntry{},
+		New: func(d periodic.Deps) reconcile.Reconciler { return &inventoryTaker{Deps: d, opts: opts} }}
 }
 
 // forgetEntry drops the series of an entry that is gone, whichever way: none of them is true any
@@ -123,7 +85,7 @@ func (c *inventoryTaker) Reconcile(ctx context.Context, req reconcile.Request) (
 		return reconcile.Result{}, err
 	}
 	switch {
-	case c.Options.InventoryInterval <= 0:
+	case c.opts.Interval <= 0:
 		return reconcile.Result{}, c.withdraw(ctx, be)
 	case be.DeletionTimestamp != nil:
 		// A deletion has metrics of its own.
@@ -134,13 +96,13 @@ func (c *inventoryTaker) Reconcile(ctx context.Context, req reconcile.Request) (
 		metrics.ForgetEntry(be.Name)
 		return reconcile.Result{}, nil
 	}
-	ps, err := ReadProviderStatus(be)
+	ps, err := entryinfo.ReadProviderStatus(be)
 	if err != nil {
-		ps = ProviderStatus{} // not ours to keep: the next inventory replaces it
+		ps = entryinfo.ProviderStatus{} // not ours to keep: the next inventory replaces it
 	}
 	// Where the entry's snapshots live (a garden's are not under its name); when that cannot be
 	// told, the listing is not taken and the reason is the verdict's (InventoryFailed).
-	loc, locErr := LocateEntry(ctx, c.Reader, be)
+	loc, locErr := entryinfo.LocateEntry(ctx, c.Reader, be)
 	// The entry's spec names another bucket or region (or its snapshots another prefix) than the
 	// last inventory was taken in (a migration changes spec.bucketName): that inventory and its
 	// verdict say nothing about where the backups go now. They are dropped, and the new place is
@@ -159,20 +121,20 @@ func (c *inventoryTaker) Reconcile(ctx context.Context, req reconcile.Request) (
 		}
 		return reconcile.Result{}, nil // its first successful reconcile wakes us
 	}
-	now := c.Options.Now()
+	now := c.Now()
 	if ps.Inventory == nil && !recounting {
 		anchor := be.CreationTimestamp.Time
-		if c.since.After(anchor) {
-			anchor = c.since
+		if c.Started.After(anchor) {
+			anchor = c.Started
 		}
-		if first := FirstCount(be, c.Options.InventoryInterval, anchor); now.Before(first) {
+		if first := periodic.FirstSlot(be, c.opts.Interval, anchor); now.Before(first) {
 			return reconcile.Result{RequeueAfter: first.Sub(now)}, nil
 		}
 	}
 	thresholds := c.thresholdsOf(be)
 	verdict := c.judge(ctx, be, ps.Inventory, thresholds, now)
 	if ps.Inventory != nil {
-		due := ps.Inventory.CountedAt.Add(c.Options.InventoryInterval)
+		due := ps.Inventory.CountedAt.Add(c.opts.Interval)
 		confirm := verdict.Status != gardencorev1beta1.ConditionTrue && now.Sub(ps.Inventory.CountedAt.Time) >= minRecount
 		if now.Before(due) && !confirm {
 			// Nothing to list: only the verdict may have moved with the clock.
@@ -227,7 +189,7 @@ func (c *inventoryTaker) Reconcile(ctx context.Context, req reconcile.Request) (
 		return reconcile.Result{}, err
 	}
 	observeInventory(be.Name, &inv, verdict)
-	return reconcile.Result{RequeueAfter: nextLook(now, now.Add(periodic.Jitter(c.Options.InventoryInterval)), verdict.Recheck)}, nil
+	return reconcile.Result{RequeueAfter: nextLook(now, now.Add(periodic.Jitter(c.opts.Interval)), verdict.Recheck)}, nil
 }
 
 // judge is inventory.Judge, except that snapshots too old or missing are no failure where the
@@ -244,12 +206,12 @@ func (c *inventoryTaker) judge(ctx context.Context, be *extensionsv1alpha1.Backu
 	if verdict.Status != gardencorev1beta1.ConditionFalse {
 		return verdict
 	}
-	reason, message, err := SnapshotsNotExpected(ctx, c.Reader, be)
+	reason, message, err := entryinfo.SnapshotsNotExpected(ctx, c.Reader, be)
 	if err != nil {
 		// Whether the shoot takes snapshots now is unknown: the snapshots' age is known, and a
 		// red that may be excused beats a condition that stays green for as long as the
 		// Cluster cannot be read.
-		if IsGardenEntry(be) {
+		if entryinfo.IsGardenEntry(be) {
 			verdict.Message += fmt.Sprintf(" (whether the garden is gone is unknown: %v)", err)
 			log.FromContext(ctx).Info("Could not read the entry's Garden", "error", err.Error())
 		} else {
@@ -302,11 +264,11 @@ func (c *inventoryTaker) publish(ctx context.Context, be *extensionsv1alpha1.Bac
 		}
 		switch {
 		case inv != nil:
-			MergeProviderStatus(be, func(ps *ProviderStatus) { ps.Inventory = inv })
+			entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.Inventory = inv })
 		case dropping:
-			MergeProviderStatus(be, func(ps *ProviderStatus) { ps.Inventory, ps.Chains = nil, nil }) // the drill's part stays
+			entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.Inventory, ps.Chains = nil, nil }) // the drill's part stays
 		}
-		be.Status.Conditions, previous = extstatus.SetCondition(be.Status.Conditions, ConditionBackupsFresh, verdict.Status, verdict.Reason, verdict.Message, c.Options.Now())
+		be.Status.Conditions, previous = extstatus.SetCondition(be.Status.Conditions, ConditionBackupsFresh, verdict.Status, verdict.Reason, verdict.Message, c.Now())
 		return true
 	})
 	if err != nil {
@@ -349,28 +311,6 @@ func observeInventory(entry string, inv *inventory.Inventory, verdict inventory.
 	}
 }
 
-// FirstCount is when an entry that was never counted is counted first: at its own slot in the
-// interval (from a hash of its UID), the first at or after anchor (its creation, or this
-// process's start if later). Entries created at once (a seed's first start, a restore of many
-// shoots) or found uncounted at once (the inventory switched on, a new leader) are so spread
-// evenly over one interval, instead of arriving as one burst of listings that the later counts'
-// 0-10 % jitter would keep a burst for many cycles. The time is fixed by the anchor, not by when
-// it is asked: a wake-up that comes late still finds it passed.
-func FirstCount(be *extensionsv1alpha1.BackupEntry, interval time.Duration, anchor time.Time) time.Time {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(be.UID))
-	_, _ = h.Write([]byte(be.Name)) // a client that sets no UID (tests) still spreads by name
-	slot := time.Duration(h.Sum64() % uint64(interval))
-	if interval >= time.Second {
-		slot = slot.Truncate(time.Second) // whole seconds, like the snapshot times it is compared with
-	}
-	first := anchor.Truncate(interval).Add(slot)
-	if first.Before(anchor) {
-		first = first.Add(interval)
-	}
-	return first
-}
-
 // nextLook is when to look again: the next inventory, or earlier when the verdict changes by the
 // clock alone.
 func nextLook(now, due, recheck time.Time) time.Duration {
@@ -384,7 +324,7 @@ func nextLook(now, due, recheck time.Time) time.Duration {
 // thresholdsOf is the extension's thresholds, overridden by the entry's providerConfig (its
 // bucket's, as gardenlet copies it) where that sets them.
 func (c *inventoryTaker) thresholdsOf(be *extensionsv1alpha1.BackupEntry) inventory.Thresholds {
-	t := c.Options.Thresholds
+	t := c.opts.Thresholds
 	if be.Spec.ProviderConfig == nil || len(be.Spec.ProviderConfig.Raw) == 0 {
 		return t
 	}

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
@@ -88,7 +89,7 @@ func newInventoryFixture(t *testing.T, name string, objs ...client.Object) *inve
 	store := &countingStore{Store: mem}
 	f := &inventoryFixture{t: t, store: store, client: c, clock: clocktesting.NewFakeClock(created), recorder: events.NewFakeRecorder(20)}
 	f.inventoryTaker = &inventoryTaker{Deps: periodic.Deps{Provider: provider.Register(controllertest.Provider{Store: store}), Reader: c, Client: c, Recorder: f.recorder,
-		Options: periodic.Options{InventoryInterval: inventoryInterval, Thresholds: inventory.DefaultThresholds, Clock: f.clock}}}
+		Clock: f.clock}, opts: InventoryOptions{Interval: inventoryInterval, Thresholds: inventory.DefaultThresholds}}
 	metrics.ForgetEntry(name)
 	return f
 }
@@ -109,7 +110,7 @@ func (f *inventoryFixture) snapshot(kind string, t time.Time) string {
 	return key
 }
 
-func (f *inventoryFixture) reconcile(name string) (*gardencorev1beta1.Condition, ProviderStatus, time.Duration) {
+func (f *inventoryFixture) reconcile(name string) (*gardencorev1beta1.Condition, entryinfo.ProviderStatus, time.Duration) {
 	f.t.Helper()
 	res, err := f.inventoryTaker.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Name: name}})
 	if err != nil {
@@ -119,7 +120,7 @@ func (f *inventoryFixture) reconcile(name string) (*gardencorev1beta1.Condition,
 	if err := f.client.Get(context.Background(), client.ObjectKey{Name: name}, be); err != nil {
 		f.t.Fatal(err)
 	}
-	ps, err := ReadProviderStatus(be)
+	ps, err := entryinfo.ReadProviderStatus(be)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -218,8 +219,8 @@ func TestStaleSnapshotsOfAShootThatTakesNoneAreNotAFailure(t *testing.T) {
 		cluster client.Object
 		reason  string
 	}{
-		{"hibernated", cluster("shoot--p--s", true), ReasonShootHibernated},
-		{"shoot gone", nil, ReasonShootGone},
+		{"hibernated", cluster("shoot--p--s", true), entryinfo.ReasonShootHibernated},
+		{"shoot gone", nil, entryinfo.ReasonShootGone},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -279,31 +280,5 @@ func TestAFailingInventoryKeepsWhatTheLastOneSays(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(metrics.BackupsFresh.WithLabelValues(entryName)); got != 0 {
 		t.Errorf("entry_backups_fresh = %v, want 0: the newest snapshot known is over 1h old", got)
-	}
-}
-
-// TestFirstCountsAreSpreadOverTheInterval: entries created at one instant are first counted at
-// their own slots, evenly over the interval, and an entry's slot does not move with a later anchor
-// (a restart) before the slot comes.
-func TestFirstCountsAreSpreadOverTheInterval(t *testing.T) {
-	const entries, tenths = 1000, 10
-	now := created.Add(7 * time.Minute)
-	perTenth := make([]int, tenths)
-	for i := range entries {
-		be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("shoot--p--s%d--uid", i), UID: types.UID(fmt.Sprintf("uid-%d", i))}}
-		first := FirstCount(be, inventoryInterval, now)
-		if first.Before(now) || !first.Before(now.Add(inventoryInterval)) {
-			t.Fatalf("%s: first count at %s, not within [%s, %s)", be.Name, first, now, now.Add(inventoryInterval))
-		}
-		if again := FirstCount(be, inventoryInterval, now.Add(first.Sub(now)/2)); !again.Equal(first) {
-			t.Fatalf("%s: slot moved from %s to %s with a restart before it", be.Name, first, again)
-		}
-		perTenth[int(first.Sub(now)*tenths/inventoryInterval)]++
-	}
-	// Uniform: 100 per tenth expected; a burst would put most into one.
-	for i, n := range perTenth {
-		if n < entries/tenths/2 || n > entries/tenths*2 {
-			t.Fatalf("first counts per tenth of the interval %v: tenth %d has %d, not spread", perTenth, i, n)
-		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
@@ -179,8 +180,8 @@ func TestADeletedEntryNoLongerClaimsAVerdict(t *testing.T) {
 	}
 	listings := f.store.listings.Load()
 	cond, _, _ := f.reconcile(entryName)
-	if cond == nil || cond.Status != gardencorev1beta1.ConditionUnknown || cond.Reason != ReasonDeleting {
-		t.Fatalf("being deleted: %+v, want Unknown/%s", cond, ReasonDeleting)
+	if cond == nil || cond.Status != gardencorev1beta1.ConditionUnknown || cond.Reason != entryinfo.ReasonDeleting {
+		t.Fatalf("being deleted: %+v, want Unknown/%s", cond, entryinfo.ReasonDeleting)
 	}
 	if f.store.listings.Load() != listings {
 		t.Error("an entry being deleted was counted")
@@ -203,7 +204,7 @@ func TestADeletedEntryNoLongerClaimsAVerdict(t *testing.T) {
 func TestASwitchedOffInventoryRemovesWhatItPublished(t *testing.T) {
 	f := newInventoryFixture(t, entryName, cluster("shoot--p--s", false))
 	f.counted()
-	f.inventoryTaker.Options.InventoryInterval = 0
+	f.inventoryTaker.opts.Interval = 0
 	f.clock.Step(2 * time.Hour)
 	listings := f.store.listings.Load()
 	cond, ps, requeue := f.reconcile(entryName)

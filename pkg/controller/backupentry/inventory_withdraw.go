@@ -13,6 +13,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
@@ -22,7 +23,7 @@ import (
 type place struct{ bucket, region, prefix string }
 
 // placeOf is where the entry's snapshots are now: its spec's bucket and region, loc's prefix.
-func placeOf(be *extensionsv1alpha1.BackupEntry, loc Location) place {
+func placeOf(be *extensionsv1alpha1.BackupEntry, loc entryinfo.Location) place {
 	return place{bucket: be.Spec.BucketName, region: be.Spec.Region, prefix: loc.Prefix.String()}
 }
 
@@ -62,8 +63,8 @@ func (c *inventoryTaker) withdraw(ctx context.Context, be *extensionsv1alpha1.Ba
 			be.Status.Conditions = v1beta1helper.RemoveConditions(be.Status.Conditions, ConditionBackupsFresh)
 			changed = true
 		}
-		if ps, err := ReadProviderStatus(be); be.Status.ProviderStatus != nil && (err != nil || ps.Inventory != nil || ps.Chains != nil) {
-			MergeProviderStatus(be, func(ps *ProviderStatus) { ps.Inventory, ps.Chains = nil, nil }) // the drill's part stays
+		if ps, err := entryinfo.ReadProviderStatus(be); be.Status.ProviderStatus != nil && (err != nil || ps.Inventory != nil || ps.Chains != nil) {
+			entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.Inventory, ps.Chains = nil, nil }) // the drill's part stays
 			changed = true
 		}
 		return changed
@@ -81,11 +82,11 @@ func (c *inventoryTaker) markDeleting(ctx context.Context, be *extensionsv1alpha
 	metrics.ForgetEntry(be.Name)
 	err := extstatus.Patch(ctx, c.Client, c.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
 		old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsFresh)
-		if old == nil || (old.Status == gardencorev1beta1.ConditionUnknown && old.Reason == ReasonDeleting) {
+		if old == nil || (old.Status == gardencorev1beta1.ConditionUnknown && old.Reason == entryinfo.ReasonDeleting) {
 			return false
 		}
-		be.Status.Conditions, _ = extstatus.SetCondition(be.Status.Conditions, ConditionBackupsFresh, gardencorev1beta1.ConditionUnknown, ReasonDeleting,
-			"The entry is being deleted: its backups are no longer counted or judged.", c.Options.Now())
+		be.Status.Conditions, _ = extstatus.SetCondition(be.Status.Conditions, ConditionBackupsFresh, gardencorev1beta1.ConditionUnknown, entryinfo.ReasonDeleting,
+			"The entry is being deleted: its backups are no longer counted or judged.", c.Now())
 		return true
 	})
 	if err = client.IgnoreNotFound(err); err != nil { // gone meanwhile: nothing left to mark

@@ -20,6 +20,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -57,7 +58,7 @@ func (e *LiveEntryError) Error() string {
 	return fmt.Sprintf("spec.bucketName: deleting BackupEntry %q would delete the objects under %q in bucket %q, but %s; nothing is deleted and the deletion is retried. "+
 		"A control-plane migration's source entry must name the source seed's bucket, which the live entry has left; "+
 		"if the migration is over and these backups are the live entry's, end this entry without deleting objects by removing its finalizers %s and %s",
-		e.Entry, e.Prefix, e.Bucket, why, FinalizerName, backupentry.FinalizerName)
+		e.Entry, e.Prefix, e.Bucket, why, entryinfo.FinalizerName, backupentry.FinalizerName)
 }
 
 // Is makes errors.Is(err, objectstore.ErrInvalidConfig) true.

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -113,7 +114,7 @@ func TestSourceEntryDeletionKeepsTheLiveEntrysBackups(t *testing.T) {
 				if len(left) != len(entryKeys) || !f.held() {
 					t.Fatalf("left %v, held %v; want every object kept and the entry held for the next attempt", left, f.held())
 				}
-				if !strings.Contains(err.Error(), "removing its finalizers "+FinalizerName) {
+				if !strings.Contains(err.Error(), "removing its finalizers "+entryinfo.FinalizerName) {
 					t.Fatalf("Delete = %v; want it to say how to end the entry without deleting", err)
 				}
 				evs := f.events()
@@ -164,7 +165,7 @@ func TestOrphanGuardKeepsTheLiveEntrysBackups(t *testing.T) {
 	f := newEntryFixture(t, false)
 	// Created before the objects were written (the orphan guard lets a new entry settle first).
 	f.sourceEntry(testBucket, time.Now().Add(-time.Hour), func(*extensionsv1alpha1.BackupEntry) bool { return true })
-	f.orphan(true, []string{FinalizerName}, true, true)
+	f.orphan(true, []string{entryinfo.FinalizerName}, true, true)
 	_, err := f.reconcileGuard()
 	if !errors.As(err, new(*LiveEntryError)) || !slices.Equal(codes(err), []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorConfigurationProblem}) {
 		t.Fatalf("Reconcile = %v (codes %v); want a refusal with ERR_CONFIGURATION_PROBLEM", err, codes(err))
@@ -199,7 +200,7 @@ func TestOrphanGuardSaysWhereASourceEntrysBucketIs(t *testing.T) {
 			if c.entry != testEntry {
 				f.sourceEntry(testBucket, time.Now().Add(-time.Hour), nil)
 			}
-			f.orphan(true, []string{FinalizerName}, false, false)
+			f.orphan(true, []string{entryinfo.FinalizerName}, false, false)
 			res, err := f.guard().Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKey{Name: c.entry}})
 			if err == nil || !strings.Contains(err.Error(), c.want) || c.notWant != "" && strings.Contains(err.Error(), c.notWant) {
 				t.Fatalf("Reconcile = %+v, %v; want it to say %q (and not %q)", res, err, c.want, c.notWant)

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
@@ -87,20 +88,20 @@ func TestLocate(t *testing.T) {
 		wantPrefix string
 		wantOwner  string
 		wantKeep   bool
-		wantErr    string // a *LocationError's field path
+		wantErr    string // a *entryinfo.LocationError's field path
 	}{
 		{name: "shoot", be: &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: entryNameOf(t, "shoot--p--s", "uid1")}},
-			wantPrefix: "shoot--p--s--uid1/", wantOwner: OwnerShoot},
+			wantPrefix: "shoot--p--s--uid1/", wantOwner: entryinfo.OwnerShoot},
 		{name: "migration's source entry", be: &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: v1beta1constants.BackupSourcePrefix + "-" + entryNameOf(t, "shoot--p--s", "uid1")}},
-			wantPrefix: "shoot--p--s--uid1/", wantOwner: OwnerShoot},
+			wantPrefix: "shoot--p--s--uid1/", wantOwner: entryinfo.OwnerShoot},
 		{name: "self-hosted shoot", be: &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: entryNameOf(t, metav1.NamespaceSystem, "uid2")}},
-			wantPrefix: "kube-system--uid2/", wantOwner: OwnerShoot},
-		{name: "garden being deleted, default bucket", be: gardenEntry(t, defaultBucket), garden: gardenWith(nil, true), wantPrefix: vg, wantOwner: OwnerGarden},
-		{name: "garden live: kept", be: gardenEntry(t, defaultBucket), garden: gardenWith(nil, false), wantPrefix: vg, wantOwner: OwnerGarden, wantKeep: true},
-		{name: "garden being deleted, configured bucket", be: gardenEntry(t, "shared"), garden: gardenWith(new("shared"), true), wantPrefix: vg, wantOwner: OwnerGarden},
+			wantPrefix: "kube-system--uid2/", wantOwner: entryinfo.OwnerShoot},
+		{name: "garden being deleted, default bucket", be: gardenEntry(t, defaultBucket), garden: gardenWith(nil, true), wantPrefix: vg, wantOwner: entryinfo.OwnerGarden},
+		{name: "garden live: kept", be: gardenEntry(t, defaultBucket), garden: gardenWith(nil, false), wantPrefix: vg, wantOwner: entryinfo.OwnerGarden, wantKeep: true},
+		{name: "garden being deleted, configured bucket", be: gardenEntry(t, "shared"), garden: gardenWith(new("shared"), true), wantPrefix: vg, wantOwner: entryinfo.OwnerGarden},
 		{name: "garden being deleted, bucket with a path", be: gardenEntry(t, "shared"), garden: gardenWith(new("shared/landscape/prod/"), true),
-			wantPrefix: "landscape/prod/" + vg, wantOwner: OwnerGarden},
-		{name: "garden gone, default bucket", be: gardenEntry(t, defaultBucket), wantPrefix: vg, wantOwner: OwnerGarden},
+			wantPrefix: "landscape/prod/" + vg, wantOwner: entryinfo.OwnerGarden},
+		{name: "garden gone, default bucket", be: gardenEntry(t, defaultBucket), wantPrefix: vg, wantOwner: entryinfo.OwnerGarden},
 		{name: "garden gone, configured bucket: path unknown", be: gardenEntry(t, "shared"), wantErr: "spec.bucketName"},
 		{name: "garden's bucket is not the entry's", be: gardenEntry(t, "other"), garden: gardenWith(new("shared/landscape"), true), wantErr: "spec.bucketName"},
 		{name: "bucketName with an empty path", be: gardenEntry(t, "shared"), garden: gardenWith(new("shared/"), true), wantErr: "spec.virtualCluster.etcd.main.backup.bucketName"},
@@ -112,9 +113,9 @@ func TestLocate(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			loc, err := Locate(c.be, c.garden)
+			loc, err := entryinfo.Locate(c.be, c.garden)
 			if c.wantErr != "" {
-				var locErr *LocationError
+				var locErr *entryinfo.LocationError
 				if !errors.As(err, &locErr) || locErr.Field != c.wantErr || !errors.Is(err, objectstore.ErrInvalidConfig) {
 					t.Fatalf("Locate = %+v, %v; want a LocationError in %s", loc, err, c.wantErr)
 				}
@@ -123,7 +124,7 @@ func TestLocate(t *testing.T) {
 			if err != nil || loc.Prefix.String() != c.wantPrefix || loc.Owner != c.wantOwner || loc.Prefix.Validate() != nil {
 				t.Fatalf("Locate = %q (%s), %v; want %q (%s)", loc.Prefix.String(), loc.Owner, err, c.wantPrefix, c.wantOwner)
 			}
-			var kept *GardenKeptError
+			var kept *entryinfo.GardenKeptError
 			if errors.As(loc.Keep, &kept) != c.wantKeep || (c.wantKeep && kept.Prefix != c.wantPrefix) {
 				t.Fatalf("Keep = %v; want kept: %t", loc.Keep, c.wantKeep)
 			}
@@ -165,8 +166,8 @@ func TestGardenEntryDeletion(t *testing.T) {
 	}{
 		{name: "garden being deleted", bucketName: new(testBucket), deleting: true, prefix: operatorv1alpha1.VirtualGardenETCDMain + "/"},
 		{name: "garden being deleted, bucket with a path", bucketName: new(testBucket + "/landscape"), deleting: true, prefix: "landscape/" + operatorv1alpha1.VirtualGardenETCDMain + "/"},
-		{name: "garden live", bucketName: new(testBucket + "/landscape"), prefix: "landscape/" + operatorv1alpha1.VirtualGardenETCDMain + "/", wantErr: &GardenKeptError{}},
-		{name: "garden gone, configured bucket", noGarden: true, prefix: operatorv1alpha1.VirtualGardenETCDMain + "/", wantErr: &LocationError{}},
+		{name: "garden live", bucketName: new(testBucket + "/landscape"), prefix: "landscape/" + operatorv1alpha1.VirtualGardenETCDMain + "/", wantErr: &entryinfo.GardenKeptError{}},
+		{name: "garden gone, configured bucket", noGarden: true, prefix: operatorv1alpha1.VirtualGardenETCDMain + "/", wantErr: &entryinfo.LocationError{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -224,10 +225,10 @@ func TestGardenEntryDeletion(t *testing.T) {
 
 // kindOf is the location error in err: a *GardenKeptError or a *LocationError (nil: neither).
 func kindOf(err error) error {
-	if kept := (*GardenKeptError)(nil); errors.As(err, &kept) {
+	if kept := (*entryinfo.GardenKeptError)(nil); errors.As(err, &kept) {
 		return kept
 	}
-	if loc := (*LocationError)(nil); errors.As(err, &loc) {
+	if loc := (*entryinfo.LocationError)(nil); errors.As(err, &loc) {
 		return loc
 	}
 	return nil
@@ -243,15 +244,15 @@ func TestGardenSnapshotsNotExpected(t *testing.T) {
 		wantReason string
 	}{
 		{name: "live", garden: gardenWith(nil, false)},
-		{name: "being deleted", garden: gardenWith(nil, true), wantReason: ReasonGardenGone},
-		{name: "gone", wantReason: ReasonGardenGone},
+		{name: "being deleted", garden: gardenWith(nil, true), wantReason: entryinfo.ReasonGardenGone},
+		{name: "gone", wantReason: entryinfo.ReasonGardenGone},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newEntryFixture(t, false)
 			if c.garden != nil {
 				createGarden(t, f.client, c.garden)
 			}
-			reason, message, err := SnapshotsNotExpected(context.Background(), f.client, gardenEntry(t, "garden-"+gardenUIDValue))
+			reason, message, err := entryinfo.SnapshotsNotExpected(context.Background(), f.client, gardenEntry(t, "garden-"+gardenUIDValue))
 			if err != nil || reason != c.wantReason {
 				t.Fatalf("SnapshotsNotExpected = %q (%s), %v; want %q", reason, message, err, c.wantReason)
 			}
@@ -301,7 +302,7 @@ func TestGardenEntryInventory(t *testing.T) {
 func TestOrphanGuardLocatesTheGardensSnapshots(t *testing.T) {
 	f := newEntryFixture(t, false)
 	ctx := context.Background()
-	f.orphan(false, []string{FinalizerName}, true, true) // the BackupBucket and its secret
+	f.orphan(false, []string{entryinfo.FinalizerName}, true, true) // the BackupBucket and its secret
 	gardenKeys, others := gardenBucketKeys(operatorv1alpha1.VirtualGardenETCDMain + "/")
 	for _, k := range append(slices.Clone(gardenKeys), others...) {
 		if err := f.mem.PutObject(ctx, testBucket, k, []byte("snapshot")); err != nil {
@@ -312,7 +313,7 @@ func TestOrphanGuardLocatesTheGardensSnapshots(t *testing.T) {
 	createGarden(t, f.client, garden)
 	be := gardenEntry(t, testBucket)
 	be.Spec.SecretRef.Namespace, be.Spec.SecretRef.Name = "garden", "entry-credentials-gone"
-	be.Finalizers = []string{FinalizerName}
+	be.Finalizers = []string{entryinfo.FinalizerName}
 	if err := f.client.Create(ctx, be); err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +327,7 @@ func TestOrphanGuardLocatesTheGardensSnapshots(t *testing.T) {
 	}
 
 	err := reconcileGuard()
-	if !errors.As(err, new(*GardenKeptError)) || !slices.Equal(codes(err), []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorConfigurationProblem}) {
+	if !errors.As(err, new(*entryinfo.GardenKeptError)) || !slices.Equal(codes(err), []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorConfigurationProblem}) {
 		t.Fatalf("Reconcile = %v (codes %v); want the garden's backups kept with ERR_CONFIGURATION_PROBLEM", err, codes(err))
 	}
 	if left := f.versions(""); !slices.Equal(left, before) {

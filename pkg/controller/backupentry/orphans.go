@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
@@ -29,10 +30,10 @@ import (
 	predicateutils "github.com/gardener/gardener/pkg/controllerutils/predicate"
 	reconcilerutils "github.com/gardener/gardener/pkg/controllerutils/reconciler"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/predicates"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/reconciled"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
@@ -59,7 +60,7 @@ type OrphanError struct {
 func (e *OrphanError) Error() string {
 	return fmt.Sprintf("spec.secretRef: the objects under %q in bucket %q cannot be deleted: credentials secret %s/%s is gone and %s; "+
 		"they are kept, and so is this BackupEntry (finalizer %s): restore the secret, or remove the finalizer to leave the objects in the bucket for good",
-		e.Prefix, e.Bucket, e.Secret.Namespace, e.Secret.Name, e.Why, FinalizerName)
+		e.Prefix, e.Bucket, e.Secret.Namespace, e.Secret.Name, e.Why, entryinfo.FinalizerName)
 }
 
 // Is makes errors.Is(err, objectstore.ErrInvalidConfig) true.
@@ -74,7 +75,7 @@ type orphanGuard struct {
 	reader   client.Reader
 	recorder events.EventRecorder
 	deleter  *delegate
-	observe  periodic.Options // its Clock (nil: the real one) times the settling
+	clock    clock.PassiveClock // times the settling (nil: the real clock)
 }
 
 func addOrphanGuard(mgr manager.Manager, p provider.Provider, d *delegate, opts options.AddOptions) error {
@@ -82,7 +83,15 @@ func addOrphanGuard(mgr manager.Manager, p provider.Provider, d *delegate, opts 
 		Named("backupentry-orphans-"+p.Type()).
 		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: opts.Controller.SkipNameValidation}).
 		For(&extensionsv1alpha1.BackupEntry{}, builder.WithPredicates(predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...), predicates.NotSucceeded())).
-		Complete(&orphanGuard{client: mgr.GetClient(), reader: mgr.GetAPIReader(), recorder: d.recorder, deleter: d, observe: opts.Periodic})
+		Complete(&orphanGuard{client: mgr.GetClient(), reader: mgr.GetAPIReader(), recorder: d.recorder, deleter: d, clock: clock.RealClock{}})
+}
+
+// now is the guard's clock's time.
+func (g *orphanGuard) now() time.Time {
+	if g.clock == nil {
+		return time.Now()
+	}
+	return g.clock.Now()
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -102,7 +111,7 @@ func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (rec
 			return reconcile.Result{}, nil // the library read the secret to succeed
 		}
 	}
-	if wait := settling(be, g.observe.Now()); wait > 0 {
+	if wait := settling(be, g.now()); wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
 	exists, err := secrets.Exists(ctx, g.reader, be.Spec.SecretRef)
@@ -112,7 +121,7 @@ func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (rec
 	if be.DeletionTimestamp == nil {
 		return reconcile.Result{}, extstatus.ReportError(ctx, log, g.client, g.recorder, be, ReasonSecretMissing, &secrets.MissingError{Ref: be.Spec.SecretRef})
 	}
-	if !controllerutil.ContainsFinalizer(be, FinalizerName) || controllerutil.ContainsFinalizer(be, backupentry.FinalizerName) {
+	if !controllerutil.ContainsFinalizer(be, entryinfo.FinalizerName) || controllerutil.ContainsFinalizer(be, backupentry.FinalizerName) {
 		return reconcile.Result{}, nil // nothing of ours holds it, or the library still handles it
 	}
 	prefix, err := g.deleteWithBucketCredentials(ctx, log, be)
@@ -125,7 +134,7 @@ func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (rec
 				reason = ReasonObjectsKept
 			case errors.As(err, new(*LiveEntryError)):
 				reason = ReasonLiveBackupsKept
-			case errors.As(err, new(*LocationError)), errors.As(err, new(*GardenKeptError)):
+			case errors.As(err, new(*entryinfo.LocationError)), errors.As(err, new(*entryinfo.GardenKeptError)):
 				reason = ReasonBackupsKept
 			}
 			if rerr := extstatus.ReportError(ctx, log, g.client, g.recorder, be, reason, err); rerr != nil {
@@ -137,7 +146,7 @@ func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (rec
 	g.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonPrefixDeletedWithBucketSecret, "Delete",
 		"Credentials secret %s/%s was gone: the objects under %q in bucket %q were deleted with the BackupBucket's credentials",
 		be.Spec.SecretRef.Namespace, be.Spec.SecretRef.Name, prefix.String(), be.Spec.BucketName)
-	return reconcile.Result{}, controllerutils.RemoveFinalizers(ctx, g.client, be, FinalizerName)
+	return reconcile.Result{}, controllerutils.RemoveFinalizers(ctx, g.client, be, entryinfo.FinalizerName)
 }
 
 // settleTime is how long the guard leaves an entry that the library is working on (created, or

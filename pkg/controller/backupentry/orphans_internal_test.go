@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 )
@@ -74,7 +74,7 @@ func (f *entryFixture) reconcileGuard() (reconcile.Result, error) {
 // error on its status with its code, once (a second reconcile emits no second event).
 func TestOrphanGuardReportsAMissingSecret(t *testing.T) {
 	f := newEntryFixture(t, false)
-	f.orphan(false, []string{FinalizerName}, true, true)
+	f.orphan(false, []string{entryinfo.FinalizerName}, true, true)
 	// As the library leaves it: Processing written, then stopped at the missing secret.
 	f.be.Status.LastOperation = &gardencorev1beta1.LastOperation{State: gardencorev1beta1.LastOperationStateProcessing, LastUpdateTime: metav1.NewTime(time.Now().Add(-time.Minute))}
 	if err := f.client.Status().Update(context.Background(), f.be); err != nil {
@@ -114,16 +114,16 @@ func TestOrphanGuardDeletion(t *testing.T) {
 		wantRequeue      bool
 		wantErr          string
 	}{
-		{name: "deleted with the bucket's credentials", finalizers: []string{FinalizerName}, withBucket: true, withBucketSecret: true, wantDeleted: true, wantReason: ReasonPrefixDeletedWithBucketSecret},
-		{name: "library still holds it", finalizers: []string{FinalizerName, backupentry.FinalizerName}, withBucket: true, withBucketSecret: true},
-		{name: "bucket gone", finalizers: []string{FinalizerName}, wantReason: ReasonObjectsKept, wantCode: gardencorev1beta1.ErrorConfigurationProblem,
+		{name: "deleted with the bucket's credentials", finalizers: []string{entryinfo.FinalizerName}, withBucket: true, withBucketSecret: true, wantDeleted: true, wantReason: ReasonPrefixDeletedWithBucketSecret},
+		{name: "library still holds it", finalizers: []string{entryinfo.FinalizerName, backupentry.FinalizerName}, withBucket: true, withBucketSecret: true},
+		{name: "bucket gone", finalizers: []string{entryinfo.FinalizerName}, wantReason: ReasonObjectsKept, wantCode: gardencorev1beta1.ErrorConfigurationProblem,
 			wantErr: `BackupBucket "bucket", whose credentials could stand in, is gone too`},
-		{name: "bucket's secret gone", finalizers: []string{FinalizerName}, withBucket: true, wantReason: ReasonObjectsKept, wantCode: gardencorev1beta1.ErrorConfigurationProblem,
+		{name: "bucket's secret gone", finalizers: []string{entryinfo.FinalizerName}, withBucket: true, wantReason: ReasonObjectsKept, wantCode: gardencorev1beta1.ErrorConfigurationProblem,
 			wantErr: "the BackupBucket's credentials secret garden/bucket-credentials is gone too"},
-		{name: "bucket's credentials refused", finalizers: []string{FinalizerName}, withBucket: true, withBucketSecret: true,
+		{name: "bucket's credentials refused", finalizers: []string{entryinfo.FinalizerName}, withBucket: true, withBucketSecret: true,
 			setup:      func(f *entryFixture) { f.store.FailObjects(wrap(objectstore.ErrForbidden)) },
 			wantReason: ReasonDeletionWithBucketSecret, wantCode: gardencorev1beta1.ErrorInfraUnauthorized, wantErr: "could not be deleted"},
-		{name: "pass cut off: resumed, not reported", finalizers: []string{FinalizerName}, withBucket: true, withBucketSecret: true,
+		{name: "pass cut off: resumed, not reported", finalizers: []string{entryinfo.FinalizerName}, withBucket: true, withBucketSecret: true,
 			setup: func(f *entryFixture) { f.store.HangAfter(memstore.OpDeleteObjects, 0) }, wantRequeue: true},
 	}
 	for _, c := range cases {
@@ -221,12 +221,12 @@ func TestOrphanGuardLeavesAnEntryInProgressAlone(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newEntryFixture(t, false)
-			f.orphan(false, []string{FinalizerName}, true, true)
+			f.orphan(false, []string{entryinfo.FinalizerName}, true, true)
 			be := f.current()
 			be.CreationTimestamp = metav1.NewTime(c.created)
 			be.Status.LastOperation = c.last
 			reads := &secretReads{Reader: f.client}
-			g := &orphanGuard{client: f.client, reader: reads, recorder: f.recorder, deleter: f.delegate(), observe: periodic.Options{Clock: clocktesting.NewFakePassiveClock(now)}}
+			g := &orphanGuard{client: f.client, reader: reads, recorder: f.recorder, deleter: f.delegate(), clock: clocktesting.NewFakePassiveClock(now)}
 			if settling(be, now) != c.wantWait {
 				t.Fatalf("settling = %s; want %s", settling(be, now), c.wantWait)
 			}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
@@ -37,7 +38,7 @@ func TestInventoryKeepsTheDrillsPartOfProviderStatus(t *testing.T) {
 		t.Fatalf("after an inventory: inventory %v, drill %+v", ps.Inventory != nil, ps.Drill)
 	}
 
-	f.inventoryTaker.Options.InventoryInterval = 0
+	f.inventoryTaker.opts.Interval = 0
 	if _, ps, _ = f.reconcile(entryName); ps.Inventory != nil || ps.Drill == nil {
 		t.Fatalf("after switching the inventory off: inventory %v, drill %+v", ps.Inventory != nil, ps.Drill)
 	}
@@ -45,13 +46,13 @@ func TestInventoryKeepsTheDrillsPartOfProviderStatus(t *testing.T) {
 
 func TestMergeProviderStatus(t *testing.T) {
 	be := &extensionsv1alpha1.BackupEntry{}
-	MergeProviderStatus(be, func(ps *ProviderStatus) { ps.Drill = &drill.Status{Bucket: "b"} })
-	MergeProviderStatus(be, func(ps *ProviderStatus) { ps.Inventory = nil })
-	ps, err := ReadProviderStatus(be)
-	if err != nil || ps.Drill == nil || ps.Drill.Bucket != "b" || ps.Kind != ProviderStatusKind {
+	entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.Drill = &drill.Status{Bucket: "b"} })
+	entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.Inventory = nil })
+	ps, err := entryinfo.ReadProviderStatus(be)
+	if err != nil || ps.Drill == nil || ps.Drill.Bucket != "b" || ps.Kind != entryinfo.ProviderStatusKind {
 		t.Fatalf("%+v %v", ps, err)
 	}
-	MergeProviderStatus(be, func(ps *ProviderStatus) { ps.Drill = nil })
+	entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.Drill = nil })
 	if be.Status.ProviderStatus != nil {
 		t.Errorf("an empty providerStatus kept: %s", be.Status.ProviderStatus.Raw)
 	}

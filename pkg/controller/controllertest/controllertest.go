@@ -124,7 +124,7 @@ func (p Provider) serve(creds provider.Credentials) Store {
 	return p.Store
 }
 
-// NewWriter is the Writer of the tests (conformance.TestCloud).
+// NewWriter is the Writer of the tests (provider.TestCloud).
 func (p Provider) NewWriter(_ context.Context, creds provider.Credentials) (objectstore.Writer, error) {
 	return p.serve(creds), nil
 }

@@ -2,9 +2,6 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-// Package controller holds what the provider-neutral BackupBucket and BackupEntry controllers
-// share: the one mapping from classified errors to gardener error codes and retry behaviour, and
-// the reading of credentials.
 // Package lasterror turns the actuators' errors into what gardener records: the Gardener error
 // codes of status.lastError, the requeue of a deletion that resumes, and the label the reconcile
 // metrics count them by.

@@ -9,7 +9,16 @@ import (
 
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	reconcilerutils "github.com/gardener/gardener/pkg/controllerutils/reconciler"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 )
+
+// CountOperation counts one actuator pass of kind and operation in the reconcile metrics by
+// Label(err) and returns err as it is.
+func CountOperation(kind, operation string, err error) error {
+	metrics.CountOperation(kind, operation, Label(err))
+	return err
+}
 
 // Label is how the reconcile metrics label err: succeeded, in_progress for a deletion that
 // resumes, else the first Gardener error code of err (what status.lastError.codes shows) or

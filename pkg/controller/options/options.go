@@ -13,17 +13,15 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// AddOptions configure either controller.
+// AddOptions configure every controller (the periodic ones take their own options besides).
 type AddOptions struct {
 	Controller                ctrlcontroller.Options
 	IgnoreOperationAnnotation bool
 	ExtensionClasses          []extensionsv1alpha1.ExtensionClass
 	Deletion                  DeletionOptions
-	Periodic                  periodic.Options
 }
 
 // DeletionOptions are the deletion engine's settings shared by both controllers.

@@ -2,78 +2,131 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-// Package periodic is what the controllers that only read the store on an interval (the bucket
-// probe, the entry inventory) share: their dependencies, options, registration and jitter.
+// Package periodic is the one skeleton of the controllers that look at each object on an
+// interval and only read the store (the bucket probe, the entry inventory, the restore drill):
+// their registration (Controller, Add), the flags of each (Options, an extensionscmd.Option),
+// what their reconcilers share (Deps: clients, recorder, clock, start), and their scheduling
+// (FirstSlot for an object's first look, Jitter for the next ones).
 package periodic
 
 import (
+	"hash/fnv"
 	"math/rand/v2"
 	"time"
 
-	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	extensionscmd "github.com/gardener/gardener/extensions/pkg/controller/cmd"
 	predicateutils "github.com/gardener/gardener/pkg/controllerutils/predicate"
+	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/predicates"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
-// Deps is what the controllers that only read the store (the bucket probe, the entry
-// inventory) share. It holds nothing of one request.
+// Options are one periodic controller's flags, in the shape of gardener's extensionscmd options
+// (an extensionscmd.Option, so that the command's option aggregator binds and completes them with
+// its own).
+type Options interface {
+	// AddFlags binds the options to their flags, their current values the defaults.
+	AddFlags(fs *pflag.FlagSet)
+	// Validate reports the first value out of range, named by its flag.
+	Validate() error
+	// Complete is Validate, called once the flags are parsed.
+	Complete() error
+}
+
+var _ extensionscmd.Option = Options(nil)
+
+// Controller is one periodic controller, registered by Add. Its reconciler requeues itself for
+// its interval; switched off (interval 0) it is registered all the same and removes, on each
+// object, what it published there, which nothing would refresh any more.
+type Controller struct {
+	// Name is the controller's name without the provider type, e.g. "backupbucket-probe".
+	Name string
+	// Recorder is the name of its event recorder without the provider type, e.g. "backupbucket".
+	Recorder string
+	// For is the kind it looks at (a BackupBucket or a BackupEntry).
+	For client.Object
+	// Workers is the most reconciles at once (0: 2).
+	Workers int
+	// WakeAlso are changes that wake it besides creation, spec changes, deletion and a changed
+	// last operation (SpecOrOperationChanged).
+	WakeAlso []predicate.Predicate
+	// New builds its reconciler, once, from what the periodic controllers share.
+	New func(Deps) reconcile.Reconciler
+}
+
+// Deps is what the periodic controllers share. It holds nothing of one request.
 type Deps struct {
 	Provider provider.Provider
 	// Reader reads secrets from the API server (the manager's API reader), never from a cache.
 	Reader   client.Reader
 	Client   client.Client
 	Recorder events.EventRecorder
-	Options  Options
-}
-
-// NewDeps returns the Deps of p on mgr.
-func NewDeps(mgr manager.Manager, p provider.Provider, recorder events.EventRecorder, opts Options) Deps {
-	return Deps{Provider: p, Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), Recorder: recorder, Options: opts}
-}
-
-// Add registers r as the controller name-<type> for p's objects of obj's kind: two
-// workers, woken by creation (so at the start, once for every object), spec changes, deletion
-// and a changed last operation, never by their own status writes (SpecOrOperationChanged); r
-// requeues itself for its interval. A controller switched off (interval 0) is registered all the
-// same: its r then removes what it published on each object, and requeues nothing.
-func Add(mgr manager.Manager, name string, obj client.Object, p provider.Provider, classes []extensionsv1alpha1.ExtensionClass, ctrlOpts ctrlcontroller.Options, r reconcile.Reconciler) error {
-	return builder.ControllerManagedBy(mgr).
-		Named(name+"-"+p.Type()).
-		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: ctrlOpts.SkipNameValidation}).
-		For(obj, builder.WithPredicates(
-			predicateutils.HasType(p.Type()), predicateutils.HasClass(classes...), predicates.SpecOrOperationChanged())).
-		Complete(r)
-}
-
-// Options configure the bucket probe and the entry inventory.
-type Options struct {
-	// ProbeInterval is how often each bucket is probed (0: never).
-	ProbeInterval time.Duration
-	// InventoryInterval is how often each entry's prefix is counted (0: never).
-	InventoryInterval time.Duration
-	// Thresholds are the extension's default freshness thresholds (a bucket's providerConfig
-	// may override them).
-	Thresholds inventory.Thresholds
 	// Clock is the time source (nil: the real clock); tests move it instead of sleeping.
 	Clock clock.PassiveClock
+	// Started is when the controller started: an object published before has no metrics
+	// series behind it in this process, and one never looked at waits for its slot after it.
+	Started time.Time
 }
 
 // Now is the clock's time.
-func (o Options) Now() time.Time {
-	if o.Clock == nil {
+func (d Deps) Now() time.Time {
+	if d.Clock == nil {
 		return time.Now()
 	}
-	return o.Clock.Now()
+	return d.Clock.Now()
+}
+
+// Add registers c as the controller c.Name-<type> for p's objects of c.For's kind and of the
+// extension classes in opts: woken by creation (so at the start, once for every object), spec
+// changes, deletion, a changed last operation and c.WakeAlso, never by its own status writes
+// (SpecOrOperationChanged).
+func Add(mgr manager.Manager, p provider.Provider, opts options.AddOptions, c Controller) error {
+	deps := Deps{Provider: p, Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(c.Recorder + "-" + p.Type())}
+	deps.Started = deps.Now()
+	workers := c.Workers
+	if workers <= 0 {
+		workers = 2
+	}
+	return builder.ControllerManagedBy(mgr).
+		Named(c.Name+"-"+p.Type()).
+		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: workers, SkipNameValidation: opts.Controller.SkipNameValidation}).
+		For(c.For, builder.WithPredicates(
+			predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...),
+			predicate.Or(append([]predicate.Predicate{predicates.SpecOrOperationChanged()}, c.WakeAlso...)...))).
+		Complete(c.New(deps))
+}
+
+// FirstSlot is when an object never looked at is looked at first: at its own slot in the
+// interval (from a hash of its UID), the first at or after anchor (its creation, or this
+// process's start if later). Objects created at once (a seed's first start, a restore of many
+// shoots) or found unseen at once (the controller switched on, a new leader) are so spread
+// evenly over one interval, instead of arriving as one burst of listings that the later looks'
+// 0-10 % jitter would keep a burst for many cycles. The time is fixed by the anchor, not by when
+// it is asked: a wake-up that comes late still finds it passed.
+func FirstSlot(obj metav1.Object, interval time.Duration, anchor time.Time) time.Time {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(obj.GetUID()))
+	_, _ = h.Write([]byte(obj.GetName())) // a client that sets no UID (tests) still spreads by name
+	slot := time.Duration(h.Sum64() % uint64(interval))
+	if interval >= time.Second {
+		slot = slot.Truncate(time.Second) // whole seconds, like the snapshot times it is compared with
+	}
+	first := anchor.Truncate(interval).Add(slot)
+	if first.Before(anchor) {
+		first = first.Add(interval)
+	}
+	return first
 }
 
 // Jitter spreads periodic work: d stretched by a random 0-10%, so that a seed's resources that

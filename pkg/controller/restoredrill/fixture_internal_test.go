@@ -35,8 +35,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
@@ -89,8 +90,8 @@ func newFixture(t *testing.T, objs ...client.Object) *fixture {
 	f := &fixture{t: t, client: c, clock: clocktesting.NewFakeClock(created), recorder: events.NewFakeRecorder(50), mem: mem, faults: memstore.WithFaults(mem), scratch: t.TempDir(), unix: created.Unix()}
 	f.restore = f.restored
 	f.r = NewReconciler(Deps{
-		Client: c, Reader: c, Recorder: f.recorder,
-		Options:   Options{Interval: interval, Concurrency: 1, ScratchDir: f.scratch, Clock: f.clock},
+		Deps:      periodic.Deps{Client: c, Reader: c, Recorder: f.recorder, Clock: f.clock},
+		Options:   Options{Interval: interval, Concurrency: 1, ScratchDir: f.scratch},
 		SourceFor: StoreSource(c, provider.Register(controllertest.Provider{Store: f.faults})),
 		Restore: func(ctx context.Context, ch drill.Chain, dir string, deltas *os.File) drill.Result {
 			f.restores.Add(1)
@@ -189,7 +190,7 @@ func (f *fixture) reconcile() outcome {
 	if err := f.client.Get(context.Background(), client.ObjectKey{Name: entryName}, be); err != nil {
 		f.t.Fatal(err)
 	}
-	ps, err := backupentry.ReadProviderStatus(be)
+	ps, err := entryinfo.ReadProviderStatus(be)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -257,9 +258,9 @@ func cluster(hibernated bool) *extensionsv1alpha1.Cluster {
 		CloudProfile: runtime.RawExtension{Raw: []byte(`{}`)}, Shoot: runtime.RawExtension{Raw: []byte(shoot)}}}
 }
 
-func readPS(t *testing.T, be *extensionsv1alpha1.BackupEntry) backupentry.ProviderStatus {
+func readPS(t *testing.T, be *extensionsv1alpha1.BackupEntry) entryinfo.ProviderStatus {
 	t.Helper()
-	ps, err := backupentry.ReadProviderStatus(be)
+	ps, err := entryinfo.ReadProviderStatus(be)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,9 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/utils/clock"
+	"github.com/spf13/pflag"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 )
 
 // Defaults of the drill's flags.
@@ -46,17 +48,27 @@ type Options struct {
 	ReadRate int64
 	// ScratchDir is where drills download and restore ("": the system's temporary directory).
 	ScratchDir string
-	// Clock is the time source (nil: the real clock).
-	Clock clock.PassiveClock
 }
+
+var _ periodic.Options = (*Options)(nil)
 
 // DefaultOptions are the flags' defaults.
 func DefaultOptions() Options {
 	return Options{Interval: DefaultInterval, Concurrency: DefaultConcurrency, MaxBytes: DefaultMaxBytes, ReadRate: DefaultReadRate, ScratchDir: DefaultScratchDir}
 }
 
-// Validate reports the first option out of range, named by its flag.
-func (o Options) Validate() error {
+// AddFlags implements periodic.Options.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.DurationVar(&o.Interval, "restore-drill-interval", o.Interval, "How often the newest backup of each entry's etcds is restored for the BackupsRestorable condition (at the entry's own slot within one interval, with up to 10% jitter; 0 turns drills off and removes the BackupsRestorable conditions, drill statuses and metrics an earlier run published).")
+	fs.IntVar(&o.Concurrency, "restore-drill-concurrency", o.Concurrency, "The most restore drills at once in the process (each downloads a chain and restores it in a child process).")
+	fs.Int64Var(&o.MaxBytes, "restore-drill-max-bytes", o.MaxBytes, "The most bytes one etcd's restore drill reads from the store (0: no cap); a larger chain is reported Unknown (TooLarge) with its size, never restorable.")
+	fs.Int64Var(&o.MaxScratchBytes, "restore-drill-max-scratch-bytes", o.MaxScratchBytes, "The most decompressed bytes one restore drill writes to the scratch directory (0: no cap); keep it below the scratch volume's size.")
+	fs.Int64Var(&o.ReadRate, "restore-drill-read-rate", o.ReadRate, "The most bytes per second a restore drill reads from the store (0: no limit).")
+	fs.StringVar(&o.ScratchDir, "restore-drill-scratch-dir", o.ScratchDir, "Where restore drills download and restore, removed after each drill (empty: the system's temporary directory; the chart mounts a size-limited emptyDir).")
+}
+
+// Validate implements periodic.Options: the first option out of range, named by its flag.
+func (o *Options) Validate() error {
 	switch {
 	case o.Interval < 0:
 		return fmt.Errorf("--restore-drill-interval must not be negative, got %s", o.Interval)
@@ -72,10 +84,5 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// Now is the clock's time.
-func (o Options) Now() time.Time {
-	if o.Clock == nil {
-		return time.Now()
-	}
-	return o.Clock.Now()
-}
+// Complete implements periodic.Options.
+func (o *Options) Complete() error { return o.Validate() }

@@ -15,12 +15,11 @@ import (
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/reconciled"
@@ -38,11 +37,10 @@ type Restorer = drill.StreamRestorer
 
 // Deps is what the reconciler needs; it holds nothing of one request.
 type Deps struct {
-	Client client.Client
-	// Reader reads the Cluster of the entry's shoot from the API server.
-	Reader   client.Reader
-	Recorder events.EventRecorder
-	Options  Options
+	// Deps are the periodic controllers' (its Reader reads the Cluster of the entry's shoot from
+	// the API server; Started is when the drills started).
+	periodic.Deps
+	Options Options
 	// SourceFor is the entry's read-only view of the store, with its own credentials.
 	SourceFor SourceFor
 	// Restore restores a fetched chain (drill.ChildRestorer's Restore in the binary).
@@ -52,18 +50,19 @@ type Deps struct {
 	Slots chan struct{}
 }
 
-// Reconciler drills each BackupEntry on its schedule and publishes BackupsRestorable.
+// Reconciler drills each BackupEntry on its schedule and publishes BackupsRestorable. Entries
+// never drilled are first drilled at their slot after Started (or after their creation, if
+// later).
 type Reconciler struct {
 	Deps
-
-	// since is when this reconciler started: entries never drilled are first drilled at their
-	// slot after it (or after their creation, if later).
-	since time.Time
 }
 
-// NewReconciler returns a reconciler with deps, started now.
+// NewReconciler returns a reconciler with deps, started now unless deps say when.
 func NewReconciler(deps Deps) *Reconciler {
-	return &Reconciler{Deps: deps, since: deps.Options.Now()}
+	if deps.Started.IsZero() {
+		deps.Started = deps.Now()
+	}
+	return &Reconciler{Deps: deps}
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -82,13 +81,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		metrics.ForgetDrills(be.Name)
 		return reconcile.Result{}, nil
 	}
-	ps, err := backupentry.ReadProviderStatus(be)
+	ps, err := entryinfo.ReadProviderStatus(be)
 	if err != nil {
-		ps = backupentry.ProviderStatus{}
+		ps = entryinfo.ProviderStatus{}
 	}
 	last := ps.Drill
 	moved := last != nil && (last.Bucket != be.Spec.BucketName || last.Region != be.Spec.Region)
-	now := r.Options.Now()
+	now := r.Now()
 	switch {
 	case !moved && newChainFindings(last, ps.Chains):
 		// The inventory found a chain broken by names: reported at once, nothing downloaded.
@@ -101,10 +100,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, nil // its first successful reconcile wakes us
 		}
 		anchor := be.CreationTimestamp.Time
-		if r.since.After(anchor) {
-			anchor = r.since
+		if r.Started.After(anchor) {
+			anchor = r.Started
 		}
-		if first := backupentry.FirstCount(be, r.Options.Interval, anchor); now.Before(first) {
+		if first := periodic.FirstSlot(be, r.Options.Interval, anchor); now.Before(first) {
 			return reconcile.Result{RequeueAfter: first.Sub(now)}, r.publishPending(ctx, be, first)
 		}
 	default:
@@ -154,7 +153,7 @@ func failed(st *drill.Status) bool {
 	return false
 }
 
-// drill drills every etcd under the entry's prefix (backupentry.LocateEntry: a garden's is not
+// drill drills every etcd under the entry's prefix (entryinfo.LocateEntry: a garden's is not
 // under its name) within a slot of the process's concurrency: drill.Drill, the restores by
 // Restore. Its error is ctx's only: everything else is in the status.
 func (r *Reconciler) drill(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (*drill.Status, error) {
@@ -165,8 +164,8 @@ func (r *Reconciler) drill(ctx context.Context, be *extensionsv1alpha1.BackupEnt
 	}
 	defer func() { <-r.Slots }()
 	st := &drill.Status{Bucket: be.Spec.BucketName, Region: be.Spec.Region}
-	defer func() { st.DrilledAt = metav1.NewTime(r.Options.Now()) }()
-	loc, err := backupentry.LocateEntry(ctx, r.Reader, be)
+	defer func() { st.DrilledAt = metav1.NewTime(r.Now()) }()
+	loc, err := entryinfo.LocateEntry(ctx, r.Reader, be)
 	if err != nil {
 		st.Error = err.Error()
 		return st, ctx.Err()
@@ -222,7 +221,7 @@ func (r *Reconciler) excuse(ctx context.Context, be *extensionsv1alpha1.BackupEn
 	if len(missing) == 0 {
 		return nil
 	}
-	reason, message, err := backupentry.SnapshotsNotExpected(ctx, r.Reader, be)
+	reason, message, err := entryinfo.SnapshotsNotExpected(ctx, r.Reader, be)
 	if err != nil || reason == "" {
 		return err
 	}
@@ -242,8 +241,8 @@ func (r *Reconciler) withdraw(ctx context.Context, be *extensionsv1alpha1.Backup
 			be.Status.Conditions = v1beta1helper.RemoveConditions(be.Status.Conditions, ConditionBackupsRestorable)
 			changed = true
 		}
-		if ps, err := backupentry.ReadProviderStatus(be); err == nil && ps.Drill != nil {
-			backupentry.MergeProviderStatus(be, func(ps *backupentry.ProviderStatus) { ps.Drill = nil })
+		if ps, err := entryinfo.ReadProviderStatus(be); err == nil && ps.Drill != nil {
+			entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.Drill = nil })
 			changed = true
 		}
 		return changed
@@ -259,10 +258,10 @@ func (r *Reconciler) withdraw(ctx context.Context, be *extensionsv1alpha1.Backup
 func (r *Reconciler) markDeleting(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
 	metrics.ForgetDrills(be.Name)
 	old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsRestorable)
-	if old == nil || (old.Status == gardencorev1beta1.ConditionUnknown && old.Reason == backupentry.ReasonDeleting) {
+	if old == nil || (old.Status == gardencorev1beta1.ConditionUnknown && old.Reason == entryinfo.ReasonDeleting) {
 		return nil
 	}
-	err := r.setCondition(ctx, be, verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: backupentry.ReasonDeleting,
+	err := r.setCondition(ctx, be, verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: entryinfo.ReasonDeleting,
 		Message: "The entry is being deleted: its backups are no longer drilled."}, nil)
 	if err = client.IgnoreNotFound(err); err != nil {
 		return fmt.Errorf("setting BackupsRestorable of BackupEntry %s being deleted: %w", be.Name, err)

@@ -17,7 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
@@ -138,9 +138,9 @@ func (r *Reconciler) setCondition(ctx context.Context, be *extensionsv1alpha1.Ba
 			return false
 		}
 		if st != nil {
-			backupentry.MergeProviderStatus(be, func(ps *backupentry.ProviderStatus) { ps.Drill = st })
+			entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.Drill = st })
 		}
-		be.Status.Conditions, previous = extstatus.SetCondition(be.Status.Conditions, ConditionBackupsRestorable, v.Status, v.Reason, v.Message, r.Options.Now())
+		be.Status.Conditions, previous = extstatus.SetCondition(be.Status.Conditions, ConditionBackupsRestorable, v.Status, v.Reason, v.Message, r.Now())
 		return true
 	})
 	if err != nil {

@@ -8,9 +8,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // Stores is one store reached with one set of credentials: its data plane, its management plane
@@ -47,17 +45,18 @@ func (s Stores) missing(needManagement bool) []string {
 	return out
 }
 
-// TestCloud is a provider's Cloud with the Writer its tests write fixtures with (no controller
-// writes objects, so the Writer is not part of provider.Cloud).
-type TestCloud[C config.ProviderConfig] interface {
-	provider.Cloud[C]
-	// NewWriter builds the Writer of creds.
-	NewWriter(ctx context.Context, creds provider.Credentials) (objectstore.Writer, error)
+// Cloud builds a store's planes and Writer from credentials of type Creds and a decoded
+// providerConfig C: what the harness needs of a provider (provider.TestCloud is one). It is
+// declared here, on objectstore's types only, so that the harness sits below the providers.
+type Cloud[Creds, C any] interface {
+	NewDataPlane(ctx context.Context, creds Creds) (objectstore.DataPlane, error)
+	NewManagement(ctx context.Context, creds Creds, cfg C) (objectstore.Management, error)
+	NewWriter(ctx context.Context, creds Creds) (objectstore.Writer, error)
 }
 
 // StoresFor builds the Stores of creds: c's data plane, its management plane with cfg and its
 // Writer. A failure ends the test.
-func StoresFor[C config.ProviderConfig](t testing.TB, c TestCloud[C], creds provider.Credentials, cfg C) Stores {
+func StoresFor[Creds, C any](t testing.TB, c Cloud[Creds, C], creds Creds, cfg C) Stores {
 	t.Helper()
 	s, err := NewStores(context.Background(), c, creds, cfg)
 	if err != nil {
@@ -67,7 +66,7 @@ func StoresFor[C config.ProviderConfig](t testing.TB, c TestCloud[C], creds prov
 }
 
 // NewStores is StoresFor for callers without a test (the demo, the benchmarks).
-func NewStores[C config.ProviderConfig](ctx context.Context, c TestCloud[C], creds provider.Credentials, cfg C) (Stores, error) {
+func NewStores[Creds, C any](ctx context.Context, c Cloud[Creds, C], creds Creds, cfg C) (Stores, error) {
 	data, err := c.NewDataPlane(ctx, creds)
 	if err != nil {
 		return Stores{}, err

@@ -7,6 +7,7 @@ package azure_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 

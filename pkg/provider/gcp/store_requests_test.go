@@ -6,6 +6,7 @@ package gcp_test
 
 import (
 	"fmt"
+	"net/http"
 	"testing"
 
 	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"

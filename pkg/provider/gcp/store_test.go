@@ -7,6 +7,7 @@ package gcp_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"testing"
 	"time"

@@ -28,8 +28,8 @@ func TestIncumbentCannotDeleteVersions(t *testing.T) {
 	if _, err := containers.Create(ctx, sc, name, containers.CreateOpts{VersionsEnabled: true}).Extract(); err != nil {
 		t.Fatal(err)
 	}
-	putObject(t, sc, name, "shoot--v--1/etcd-main/v2/Full-1", "first", objects.CreateOpts{})
-	putObject(t, sc, name, "shoot--v--1/etcd-main/v2/Full-1", "second", objects.CreateOpts{})
+	putObject(t, sc, name, "shoot--v--1/etcd-main/v2/Full-1", "first")
+	putObject(t, sc, name, "shoot--v--1/etcd-main/v2/Full-1", "second")
 	if err := incumbentDeleteContainer(t, sc, name, 3); !gophercloud.ResponseCodeIs(err, 409) {
 		t.Fatalf("provider-openstack's container deletion: %v; want Swift's 409 after every round", err)
 	}
@@ -47,8 +47,8 @@ func TestHandBackLeavesWhatTheIncumbentCanDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range snapshotKeys {
-		putObject(t, sc, name, k, "old "+k, objects.CreateOpts{})
-		putObject(t, sc, name, k, "snapshot "+k, objects.CreateOpts{}) // the first write is a noncurrent version now
+		putObject(t, sc, name, k, "old "+k)
+		putObject(t, sc, name, k, "snapshot "+k) // the first write is a noncurrent version now
 	}
 
 	handBack := newConfiguredStore(t, testProvider, cloud.SecretData("demo"), &osapi.BackupBucketConfig{HandBack: true})

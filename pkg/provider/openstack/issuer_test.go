@@ -7,6 +7,7 @@ package openstack_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"

@@ -119,7 +119,7 @@ func TestTakeoverAdoptsTheIncumbentsContainer(t *testing.T) {
 	incumbentReconcile(t, sc, name)
 	incumbentReconcile(t, sc, name) // its periodic reconcile: Swift answers 202
 	for _, k := range append(snapshotKeys, "shoot--p--c/etcd-main/v2/Full-00000000-00000001-1700000000.gz") {
-		putObject(t, sc, name, k, "snapshot "+k, objects.CreateOpts{})
+		putObject(t, sc, name, k, "snapshot "+k)
 	}
 	// Its entry deletion leaves nothing pending: Swift has no lock, and it deletes at once.
 	incumbentDeleteEntry(t, sc, name, "shoot--p--c")
@@ -198,7 +198,7 @@ func TestLookAlikeContainersStayForeign(t *testing.T) {
 				t.Fatal(err)
 			}
 			const key = "shoot--x--y/etcd-main/v2/Full-00000000-00000001-1700000000.gz"
-			putObject(t, sc, name, key, "theirs", objects.CreateOpts{})
+			putObject(t, sc, name, key, "theirs")
 			before := readState(t, sc, name)
 
 			store := newConfiguredStore(t, testProvider, cloud.SecretData("demo"), &osapi.BackupBucketConfig{})

@@ -23,7 +23,8 @@ import (
 	"github.com/go-logr/logr"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
@@ -74,8 +75,8 @@ func run(c config) error {
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return err
 	}
-	probeEvery := time.Duration(float64(app.DefaultProbeInterval) / c.factor)
-	inventoryEvery := time.Duration(float64(app.DefaultInventoryInterval) / c.factor)
+	probeEvery := time.Duration(float64(backupbucket.DefaultProbeInterval) / c.factor)
+	inventoryEvery := time.Duration(float64(backupentry.DefaultInventoryInterval) / c.factor)
 	progress("bench-observe: %d buckets, %d entries (%d and %d objects) per side; factor %g: probe every %s, inventory every %s; window %s (stands for %s)",
 		c.buckets, c.entries, c.small, c.large, c.factor, probeEvery, inventoryEvery, c.window, time.Duration(float64(c.window)*c.factor))
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 )
@@ -45,8 +46,8 @@ func TestSourceEntryDeletionKeepsTheLiveEntrysBackups(t *testing.T) {
 	}
 	framework.AssertOnly(t, store(t), bb.Name, all)
 	cur := &extensionsv1alpha1.BackupEntry{}
-	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(src), cur); err != nil || !slices.Contains(cur.Finalizers, backupentry.FinalizerName) {
-		t.Fatalf("source entry %v, finalizers %v; want it kept by %s", err, cur.Finalizers, backupentry.FinalizerName)
+	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(src), cur); err != nil || !slices.Contains(cur.Finalizers, entryinfo.FinalizerName) {
+		t.Fatalf("source entry %v, finalizers %v; want it kept by %s", err, cur.Finalizers, entryinfo.FinalizerName)
 	}
 
 	env.Forget(t, src) // the documented way out: its finalizers removed

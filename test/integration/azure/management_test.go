@@ -5,6 +5,7 @@
 package azure_test
 
 import (
+	"net/http"
 	"slices"
 	"strings"
 	"testing"

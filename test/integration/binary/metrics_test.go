@@ -19,7 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -61,7 +61,7 @@ func TestEveryMetricFromTheRunningBinary(t *testing.T) {
 		}
 	}
 	env.WaitFor(t, be, time.Minute, "inventory of both snapshots", func(obj extensionsv1alpha1.Object) bool {
-		ps, err := backupentry.ReadProviderStatus(obj.(*extensionsv1alpha1.BackupEntry))
+		ps, err := entryinfo.ReadProviderStatus(obj.(*extensionsv1alpha1.BackupEntry))
 		return err == nil && ps.Inventory != nil && ps.Inventory.Objects == 2
 	})
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
@@ -34,7 +34,7 @@ type Binary struct {
 // StartBinary builds c's binary into dir, starts envtest and the binary on it with flags (dir its
 // working directory), and attaches an Env of c in region. The binary's log is shown when t fails;
 // everything stops when t ends.
-func StartBinary[C config.ProviderConfig](t *testing.T, ctx context.Context, c conformance.TestCloud[C], region, dir string, flags ...string) *Binary {
+func StartBinary[C config.ProviderConfig](t *testing.T, ctx context.Context, c provider.TestCloud[C], region, dir string, flags ...string) *Binary {
 	t.Helper()
 	binary, err := stack.BuildBinary(dir, c.Type())
 	if err != nil {

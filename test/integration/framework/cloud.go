@@ -23,7 +23,7 @@ type Cloud struct {
 }
 
 // Registered registers c as the binaries do.
-func Registered[C config.ProviderConfig](c conformance.TestCloud[C]) Cloud {
+func Registered[C config.ProviderConfig](c provider.TestCloud[C]) Cloud {
 	return Cloud{Provider: provider.Register(c), NewWriter: c.NewWriter}
 }
 

@@ -35,9 +35,12 @@ import (
 // ReconcileTimeout is short, so that long deletions must prove they resume across reconciles.
 const ReconcileTimeout = 8 * time.Second
 
-// Periodic is how often the probe and the inventory run in tests: often, so that every flow runs
-// them beside its own work and the observability flow sees changes within seconds.
-var Periodic = periodic.Options{ProbeInterval: 2 * time.Second, InventoryInterval: 10 * time.Second, Thresholds: inventory.DefaultThresholds}
+// Probe and Inventory are how often the probe and the inventory run in tests: often, so that
+// every flow runs them beside its own work and the observability flow sees changes within seconds.
+var (
+	Probe     = backupbucket.ProbeOptions{Interval: 2 * time.Second}
+	Inventory = backupentry.InventoryOptions{Interval: 10 * time.Second, Thresholds: inventory.DefaultThresholds}
+)
 
 // Env is a real kube-apiserver and etcd with one provider's real controllers running in a
 // manager, driven as gardenlet drives them (the operation annotation).
@@ -62,12 +65,12 @@ type Options struct {
 
 // Start starts envtest and the controllers of c (registered as the binaries register it);
 // objects are created in region. Set TEST_LOG to see the controllers' log.
-func Start[C config.ProviderConfig](c conformance.TestCloud[C], region string) (*Env, error) {
+func Start[C config.ProviderConfig](c provider.TestCloud[C], region string) (*Env, error) {
 	return StartWith(c, region, Options{})
 }
 
 // StartWith is Start with options.
-func StartWith[C config.ProviderConfig](c conformance.TestCloud[C], region string, o Options) (*Env, error) {
+func StartWith[C config.ProviderConfig](c provider.TestCloud[C], region string, o Options) (*Env, error) {
 	return StartCloud(Registered(c), region, o)
 }
 
@@ -96,8 +99,9 @@ func StartCloud(c Cloud, region string, o Options) (*Env, error) {
 		REST: &extensionscmdcontroller.RESTConfig{Config: mgrCfg},
 		Manager: &extensionscmdcontroller.ManagerConfig{MetricsBindAddress: "0", HealthBindAddress: "0", Logger: logger,
 			LeaderElection: o.LeaderElectionNamespace != "", LeaderElectionID: "backup-test-leader-election", LeaderElectionNamespace: o.LeaderElectionNamespace},
-		Deletion: options.DeletionOptions{Parallelism: 4},
-		Periodic: Periodic,
+		Deletion:  options.DeletionOptions{Parallelism: 4},
+		Probe:     Probe,
+		Inventory: Inventory,
 	}
 	mgr, err := app.NewManager(appCfg)
 	if err != nil {
@@ -108,7 +112,6 @@ func StartCloud(c Cloud, region string, o Options) (*Env, error) {
 		// Names are checked per process; a test may run a second manager.
 		Controller: ctrlcontroller.Options{MaxConcurrentReconciles: 5, ReconciliationTimeout: ReconcileTimeout, SkipNameValidation: new(true)},
 		Deletion:   appCfg.Deletion,
-		Periodic:   appCfg.Periodic,
 	}
 	if err := backupbucket.AddToManager(ctx, mgr, p, opts); err != nil {
 		stop()
@@ -117,6 +120,14 @@ func StartCloud(c Cloud, region string, o Options) (*Env, error) {
 	if err := backupentry.AddToManager(ctx, mgr, p, opts); err != nil {
 		stop()
 		return nil, err
+	}
+	// The periodic controllers as the binary adds them, but the restore drill (its child is the
+	// binary itself: test/integration/restoredrill runs it).
+	for _, c := range []periodic.Controller{backupbucket.ProbeController(appCfg.Probe), backupentry.InventoryController(appCfg.Inventory)} {
+		if err := periodic.Add(mgr, p, opts, c); err != nil {
+			stop()
+			return nil, err
+		}
 	}
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
@@ -133,7 +144,7 @@ func StartCloud(c Cloud, region string, o Options) (*Env, error) {
 
 // Attach returns an Env over k8s for controllers that run elsewhere (the binary as a process):
 // the helpers create, trigger and wait as they do for the in-process controllers.
-func Attach[C config.ProviderConfig](k8s client.Client, c conformance.TestCloud[C], region string) *Env {
+func Attach[C config.ProviderConfig](k8s client.Client, c provider.TestCloud[C], region string) *Env {
 	return AttachCloud(k8s, Registered(c), region)
 }
 

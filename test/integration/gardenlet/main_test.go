@@ -51,7 +51,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -223,7 +223,7 @@ func startStack(ctx context.Context) (stop func(), err error) {
 // that seed in a manager on it with the garden as a second cluster, as gardenlet runs them. p and
 // region are the test's own view of the provider, for its store helpers (seedWorld.fw); flags are
 // the binary's provider flags.
-func startSeed[C config.ProviderConfig](ctx context.Context, name, binary, dir string, p conformance.TestCloud[C], region string, flags ...string) (w *seedWorld, stop func(), err error) {
+func startSeed[C config.ProviderConfig](ctx context.Context, name, binary, dir string, p provider.TestCloud[C], region string, flags ...string) (w *seedWorld, stop func(), err error) {
 	var stops []func()
 	stop = func() {
 		for i := len(stops) - 1; i >= 0; i-- {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -141,7 +142,7 @@ func openstackWorld(t *testing.T) *providerWorld {
 // startProviderSeeds builds w's binary and starts its two seeds, "<type>-seed-a" and
 // "<type>-seed-b", stopped when t ends. p is the test's own view of the provider (store helpers);
 // flags are the binary's provider flags (azure: its cloud and CA files).
-func startProviderSeeds[C config.ProviderConfig](t *testing.T, w *providerWorld, p conformance.TestCloud[C], flags ...string) (a, b *seedWorld) {
+func startProviderSeeds[C config.ProviderConfig](t *testing.T, w *providerWorld, p provider.TestCloud[C], flags ...string) (a, b *seedWorld) {
 	t.Helper()
 	binary, err := stack.BuildBinary(workDir, w.typ)
 	if err != nil {

@@ -30,7 +30,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -412,8 +412,8 @@ func takeOverAndHandBack(t *testing.T, provider string, w world, dir string) {
 		t.Fatal(err)
 	}
 	for _, be := range entries.Items {
-		if be.Spec.BucketName == bb.Name && slices.Contains(be.Finalizers, backupentry.FinalizerName) {
-			t.Fatalf("BackupEntry %s still carries %s after the hand-back reconcile: %v", be.Name, backupentry.FinalizerName, be.Finalizers)
+		if be.Spec.BucketName == bb.Name && slices.Contains(be.Finalizers, entryinfo.FinalizerName) {
+			t.Fatalf("BackupEntry %s still carries %s after the hand-back reconcile: %v", be.Name, entryinfo.FinalizerName, be.Finalizers)
 		}
 	}
 	s.setConfig(bb, w.incumbentConfig())

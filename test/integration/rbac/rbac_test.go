@@ -24,13 +24,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/charts"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
@@ -153,7 +153,7 @@ func TestChartRBACIsSufficient(t *testing.T) {
 	}
 	// The inventory finds a stale snapshot and reads the shoot's Cluster: hibernated, so not stale.
 	staleSnapshot(t, env, store, be)
-	env.WaitFor(t, be, time.Minute, "entry judged under the chart's RBAC", fresh(gardencorev1beta1.ConditionUnknown, backupentry.ReasonShootHibernated))
+	env.WaitFor(t, be, time.Minute, "entry judged under the chart's RBAC", fresh(gardencorev1beta1.ConditionUnknown, entryinfo.ReasonShootHibernated))
 	neighbours := framework.FillEntry(t, store, bb.Name, shoot+"--1/", 50)
 	env.DeleteAndWaitGone(t, be, time.Minute)
 	framework.AssertOnly(t, store, bb.Name, neighbours)
@@ -220,7 +220,7 @@ func TestChartRBACWithoutGettingClustersFails(t *testing.T) {
 		c := v1beta1helper.GetCondition(obj.(*extensionsv1alpha1.BackupEntry).Status.Conditions, backupentry.ConditionBackupsFresh)
 		return c != nil && c.Status == gardencorev1beta1.ConditionFalse && strings.Contains(c.Message, "hibernated or gone is unknown") && strings.Contains(c.Message, "forbidden")
 	})
-	if fresh(gardencorev1beta1.ConditionUnknown, backupentry.ReasonShootHibernated)(be) {
+	if fresh(gardencorev1beta1.ConditionUnknown, entryinfo.ReasonShootHibernated)(be) {
 		t.Fatal("the entry was judged hibernated without reading its Cluster")
 	}
 	env.DeleteAndWaitGone(t, be, time.Minute)

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
@@ -108,15 +109,15 @@ func TestBinaryLocatesTheGardensSnapshots(t *testing.T) {
 
 	env.WaitFor(t, be, 2*time.Minute, "BackupsFresh True from the garden's prefix", func(obj extensionsv1alpha1.Object) bool {
 		c := v1beta1helper.GetCondition(obj.(*extensionsv1alpha1.BackupEntry).Status.Conditions, backupentry.ConditionBackupsFresh)
-		ps, err := backupentry.ReadProviderStatus(obj.(*extensionsv1alpha1.BackupEntry))
+		ps, err := entryinfo.ReadProviderStatus(obj.(*extensionsv1alpha1.BackupEntry))
 		return c != nil && c.Status == gardencorev1beta1.ConditionTrue && err == nil && ps.Inventory != nil && ps.Inventory.Prefix == gardenPrefix
 	})
 	env.WaitFor(t, be, 2*time.Minute, "BackupsRestorable True at the last revision", func(obj extensionsv1alpha1.Object) bool {
-		ps, err := backupentry.ReadProviderStatus(obj.(*extensionsv1alpha1.BackupEntry))
+		ps, err := entryinfo.ReadProviderStatus(obj.(*extensionsv1alpha1.BackupEntry))
 		return restorable(gardencorev1beta1.ConditionTrue, restoredrill.ReasonRestored)(obj) && err == nil && ps.Drill != nil &&
 			ps.Drill.Prefix == gardenPrefix && len(ps.Drill.Etcds) == 1 && ps.Drill.Etcds[0].Revision == rev
 	})
-	ps, _ := backupentry.ReadProviderStatus(be)
+	ps, _ := entryinfo.ReadProviderStatus(be)
 	if e := ps.Inventory.Etcds; len(e) != 1 || e[0].Name != "etcd-main" || e[0].LatestFull == nil || !strings.HasPrefix(e[0].LatestFull.Key, gardenPrefix+"etcd-main/v2/") {
 		t.Errorf("inventory's etcds %+v; want etcd-main under %s", e, gardenPrefix)
 	}

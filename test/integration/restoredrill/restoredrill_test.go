@@ -23,7 +23,7 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -69,11 +69,11 @@ func TestBinaryDrillsRealSnapshots(t *testing.T) {
 
 	// Drills ran while the snapshots were taken; the one after the last covers them all.
 	env.WaitFor(t, be, 2*time.Minute, "BackupsRestorable True at the last revision", func(obj extensionsv1alpha1.Object) bool {
-		ps, err := backupentry.ReadProviderStatus(obj.(*extensionsv1alpha1.BackupEntry))
+		ps, err := entryinfo.ReadProviderStatus(obj.(*extensionsv1alpha1.BackupEntry))
 		return restorable(gardencorev1beta1.ConditionTrue, restoredrill.ReasonRestored)(obj) && err == nil && ps.Drill != nil &&
 			len(ps.Drill.Etcds) == 1 && ps.Drill.Etcds[0].Revision == rev
 	})
-	ps, err := backupentry.ReadProviderStatus(be)
+	ps, err := entryinfo.ReadProviderStatus(be)
 	if err != nil || ps.Drill == nil || len(ps.Drill.Etcds) != 1 {
 		t.Fatalf("providerStatus.drill %+v (%v)", ps.Drill, err)
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
@@ -84,8 +85,8 @@ func newEntry(t *testing.T, bucket string) (*extensionsv1alpha1.BackupEntry, []s
 	t.Helper()
 	be := env.CreateEntry(t, framework.UniqueName("shoot--sec--e")+"--uid", bucket, creds)
 	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
-	if !slices.Contains(be.Finalizers, backupentry.FinalizerName) {
-		t.Fatalf("entry finalizers %v; want %s, which keeps it until its objects are deleted", be.Finalizers, backupentry.FinalizerName)
+	if !slices.Contains(be.Finalizers, entryinfo.FinalizerName) {
+		t.Fatalf("entry finalizers %v; want %s, which keeps it until its objects are deleted", be.Finalizers, entryinfo.FinalizerName)
 	}
 	// FillEntry writes the entry's objects and returns its neighbours' keys.
 	return be, framework.FillEntry(t, store, bucket, be.Name+"/", 5)
@@ -139,8 +140,8 @@ func TestEntryWhoseSecretAndBucketSecretAreGoneIsKept(t *testing.T) {
 	if err != nil || !slices.Equal(left, objects) {
 		t.Fatalf("objects under the entry: %v, %v; want all %d kept", left, err, len(objects))
 	}
-	if !slices.Equal(be.Finalizers, []string{backupentry.FinalizerName}) {
-		t.Fatalf("finalizers %v; want only %s, holding the entry", be.Finalizers, backupentry.FinalizerName)
+	if !slices.Equal(be.Finalizers, []string{entryinfo.FinalizerName}) {
+		t.Fatalf("finalizers %v; want only %s, holding the entry", be.Finalizers, entryinfo.FinalizerName)
 	}
 	// An operator who decides to leave the objects removes the finalizer.
 	env.Forget(t, be)

@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package backupentry
+package entryinfo
 
 import (
 	"context"
@@ -74,7 +74,7 @@ func SnapshotsNotExpected(ctx context.Context, reader client.Reader, be *extensi
 
 // gardenSnapshotsNotExpected is SnapshotsNotExpected for a garden's entry.
 func gardenSnapshotsNotExpected(ctx context.Context, reader client.Reader, be *extensionsv1alpha1.BackupEntry) (reason, message string, err error) {
-	uid, err := gardenUID(be)
+	uid, err := GardenUID(be)
 	if err != nil {
 		return "", "", nil //nolint:nilerr // judged by its snapshots alone; its location error is reported as such
 	}

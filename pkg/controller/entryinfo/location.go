@@ -2,7 +2,12 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package backupentry
+// Package entryinfo is what the BackupEntry controllers (the entry actuator, its inventory, the
+// restore drill) and the bucket's hand-back know of an entry alike: where its snapshots live
+// (Locate), whether they are expected now (SnapshotsNotExpected), what the extension publishes in
+// its status.providerStatus (ProviderStatus), and the finalizer that holds it until its objects
+// are deleted (FinalizerName). It sits below those controllers so that none imports another.
+package entryinfo
 
 import (
 	"context"
@@ -96,8 +101,8 @@ func IsGardenEntry(be *extensionsv1alpha1.BackupEntry) bool {
 	return be.Spec.Class != nil && *be.Spec.Class == extensionsv1alpha1.ExtensionClassGarden
 }
 
-// gardenUID returns the Garden UID a garden entry's name carries.
-func gardenUID(be *extensionsv1alpha1.BackupEntry) (types.UID, error) {
+// GardenUID returns the Garden UID a garden entry's name carries.
+func GardenUID(be *extensionsv1alpha1.BackupEntry) (types.UID, error) {
 	uid, ok := strings.CutPrefix(be.Name, gardenEntryPrefix)
 	if !ok || uid == "" || strings.Contains(uid, "--") {
 		return "", &LocationError{Entry: be.Name, Field: "metadata.name",
@@ -143,7 +148,7 @@ func Locate(be *extensionsv1alpha1.BackupEntry, garden *operatorv1alpha1.Garden)
 		prefix, err := objectstore.EntryPrefix(be.Name)
 		return Location{Prefix: prefix, Owner: OwnerShoot}, err
 	}
-	uid, err := gardenUID(be)
+	uid, err := GardenUID(be)
 	if err != nil {
 		return Location{}, err
 	}
@@ -194,7 +199,7 @@ func LocateEntry(ctx context.Context, reader client.Reader, be *extensionsv1alph
 	if !IsGardenEntry(be) {
 		return Locate(be, nil)
 	}
-	uid, err := gardenUID(be)
+	uid, err := GardenUID(be)
 	if err != nil {
 		return Location{}, err
 	}

@@ -1,0 +1,76 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package entryinfo
+
+import (
+	"context"
+	"fmt"
+
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	"github.com/gardener/gardener/pkg/controllerutils"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// FinalizerName keeps a BackupEntry until the objects under its prefix are deleted. Gardener's
+// library removes its own finalizer without deleting anything when the entry's credentials
+// secret is gone; this one stays until the prefix is deleted with other credentials (the entry
+// controller's orphan guard), the entry's bucket is handed back to the provider extension this project took it
+// over from (providerConfig handBack: that extension deletes the entry without this finalizer, so
+// it must not wait for it; see ReleaseEntriesOf), or an operator removes it on purpose.
+const FinalizerName = "backup.extensions.gardener.cloud/objects"
+
+// ReleaseEntriesOf removes FinalizerName from every BackupEntry on the seed that names bucket in
+// spec.bucketName: the bucket is handed back, and the provider extension that takes it back
+// deletes its entries without this finalizer. It reads the API server in pages and returns how
+// many entries it released.
+func ReleaseEntriesOf(ctx context.Context, c client.Client, reader client.Reader, bucket string) (int, error) {
+	released := 0
+	list := &extensionsv1alpha1.BackupEntryList{}
+	opts := []client.ListOption{client.Limit(500)}
+	for {
+		if err := reader.List(ctx, list, opts...); err != nil {
+			return released, fmt.Errorf("listing the seed's BackupEntries of bucket %q: %w", bucket, err)
+		}
+		for i := range list.Items {
+			be := &list.Items[i]
+			if be.Spec.BucketName != bucket || !controllerutil.ContainsFinalizer(be, FinalizerName) {
+				continue
+			}
+			if err := Release(ctx, c, be); err != nil {
+				return released, fmt.Errorf("BackupEntry %s: %w", be.Name, err)
+			}
+			released++
+		}
+		if list.Continue == "" {
+			return released, nil
+		}
+		opts = []client.ListOption{client.Limit(500), client.Continue(list.Continue)}
+	}
+}
+
+// Release removes FinalizerName from be. A conflict (the library or gardenlet wrote the entry meanwhile,
+// as during a migration) is retried on the entry read anew, instead of failing the operation
+// that succeeded and showing an error until the next attempt.
+func Release(ctx context.Context, c client.Client, be *extensionsv1alpha1.BackupEntry) error {
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		if !controllerutil.ContainsFinalizer(be, FinalizerName) {
+			return nil
+		}
+		err := controllerutils.RemoveFinalizers(ctx, c, be, FinalizerName)
+		if apierrors.IsConflict(err) {
+			if gerr := c.Get(ctx, client.ObjectKeyFromObject(be), be); gerr != nil {
+				return client.IgnoreNotFound(gerr)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("removing finalizer %s: %w", FinalizerName, err)
+	}
+	return nil
+}
