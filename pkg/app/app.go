@@ -54,7 +54,8 @@ const (
 	DefaultKubeAPIBurst = 130
 )
 
-// NewCommand returns the command of the provider binary for p.
+// NewCommand returns the command of the provider binary for p, with p's own flags
+// (provider.Provider.Flags) beside the common ones.
 func NewCommand(p provider.Provider) *cobra.Command {
 	name := "gardener-extension-backup-" + p.Type()
 	var (
@@ -77,6 +78,9 @@ func NewCommand(p provider.Provider) *cobra.Command {
 		etcdWebhook    bool
 		aggOpts        = extensionscmd.NewOptionAggregator(restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts, webhookOpts)
 	)
+	if f := p.Flags(); f != nil { // completed first: a wrong provider flag is named before the kubeconfig is read
+		aggOpts = append(extensionscmd.OptionAggregator{f}, aggOpts...)
+	}
 	cmd := &cobra.Command{
 		Use:          name,
 		Short:        "Gardener BackupBucket and BackupEntry controllers for " + p.Type(),
