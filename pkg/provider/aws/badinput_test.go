@@ -81,7 +81,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 	fresh := newBucketName // a name that is valid and not taken
 
 	// The rows every provider shares (apiVersion, kind, strict decoding, backupFreshness, bucket
-	// names no store takes) are pkg/provider/all's TestSharedBadInput, run on every registered API.
+	// names no store takes) are badinput.Shared, run on every registered API by pkg/provider/all.
 	cases := []badinput.Case{
 		// providerConfig: strict decoding, every error with its field path.
 		badinput.Config(awsapi.API, "unknown field", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  mode: governance\n  extra: 1\n", "providerConfig", "immutability.extra"),

@@ -152,7 +152,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 	const sa = `"serviceaccount.json"`
 
 	// The rows every provider shares (apiVersion, kind, strict decoding, backupFreshness, bucket
-	// names no store takes) are pkg/provider/all's TestSharedBadInput, run on every registered API.
+	// names no store takes) are badinput.Shared, run on every registered API by pkg/provider/all.
 	cases := []badinput.Case{
 		// providerConfig: strict decoding, every error with its field path.
 		badinput.Config(gcpapi.API, "unknown field", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  mode: compliance\n", "providerConfig", "immutability.mode"),
