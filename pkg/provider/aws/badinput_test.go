@@ -170,7 +170,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		{"the --x-s3 suffix", "backup--x-s3", "--x-s3"},
 		{"the --table-s3 suffix", "backup--table-s3", "--table-s3"},
 	} {
-		cases = append(cases, badinput.Case{Name: "bucket Name: " + n.name, Data: good, Run: reconcileBucket(n.bucket, "eu-central-1"),
+		cases = append(cases, badinput.Case{Name: "bucket name: " + n.name, Data: good, Run: reconcileBucket(n.bucket, "eu-central-1"),
 			Want: objectstore.ErrInvalidConfig, Names: []string{n.bucket, n.rule}})
 	}
 	for _, bucket := range []string{"Backup-Bucket", "10.1.2.3", "backup..bucket"} {

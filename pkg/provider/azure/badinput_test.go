@@ -166,7 +166,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		badinput.Config(azureapi.API, "unknown retention type", azureConfigHead+"immutability:\n  retentionType: object\n  retentionPeriod: 24h\n", "providerConfig.immutability.retentionType"),
 		badinput.Config(azureapi.API, "unknown skuName", azureConfigHead+"storageAccount:\n  skuName: Standard_XRS\n", "providerConfig.storageAccount.skuName", "Standard_ZRS"),
 		badinput.Config(azureapi.API, "premium skuName", azureConfigHead+"storageAccount:\n  skuName: Premium_LRS\n", "providerConfig.storageAccount.skuName"),
-		badinput.Config(azureapi.API, "unknown cloud", azureConfigHead+"cloudConfiguration:\n  Name: AzureStack\n", "providerConfig.cloudConfiguration.name"),
+		badinput.Config(azureapi.API, "unknown cloud", azureConfigHead+"cloudConfiguration:\n  name: AzureStack\n", "providerConfig.cloudConfiguration.name"),
 		badinput.Config(azureapi.API, "negative soft delete days", azureConfigHead+"softDelete:\n  blobRetentionDays: -1\n  containerRetentionDays: 7\n", "providerConfig.softDelete.blobRetentionDays"),
 		badinput.Config(azureapi.API, "soft delete beyond 365 days", azureConfigHead+"softDelete:\n  blobRetentionDays: 7\n  containerRetentionDays: 400\n", "providerConfig.softDelete.containerRetentionDays"),
 		badinput.Config(azureapi.API, "unparseable rotation period", azureConfigHead+"rotation:\n  period: monthly\n", "providerConfig.rotation.period"),
@@ -180,9 +180,9 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 			Want: objectstore.ErrInvalidConfig, Names: []string{"spec.providerConfig.softDelete", `"storageKey"`}},
 		{Name: "account key: skuName", Data: good, Run: e.reconcile(false, false, fresh(), "westeurope", azureConfigHead+"storageAccount:\n  skuName: Standard_LRS\n"),
 			Want: objectstore.ErrInvalidConfig, Names: []string{"spec.providerConfig.storageAccount.skuName"}},
-		{Name: "account key: cloudConfiguration of another cloud than the secret's domain", Data: badinput.Without(badinput.Without(good, "emulatorEnabled"), "domain"), Run: e.storeOnly(azureConfigHead + "cloudConfiguration:\n  Name: AzureChina\n"),
+		{Name: "account key: cloudConfiguration of another cloud than the secret's domain", Data: badinput.Without(badinput.Without(good, "emulatorEnabled"), "domain"), Run: e.storeOnly(azureConfigHead + "cloudConfiguration:\n  name: AzureChina\n"),
 			Want: objectstore.ErrInvalidConfig, Names: []string{"spec.providerConfig.cloudConfiguration.name", `"domain"`, "blob.core.chinacloudapi.cn"}},
-		{Name: "account key: cloudConfiguration with a domain of another cloud", Data: badinput.With(badinput.Without(good, "emulatorEnabled"), "domain", "blob.core.chinacloudapi.cn"), Run: e.storeOnly(azureConfigHead + "cloudConfiguration:\n  Name: AzureGovernment\n"),
+		{Name: "account key: cloudConfiguration with a domain of another cloud", Data: badinput.With(badinput.Without(good, "emulatorEnabled"), "domain", "blob.core.chinacloudapi.cn"), Run: e.storeOnly(azureConfigHead + "cloudConfiguration:\n  name: AzureGovernment\n"),
 			Want: objectstore.ErrInvalidConfig, Names: []string{"spec.providerConfig.cloudConfiguration.name", `"domain"`, "blob.core.usgovcloudapi.net"}},
 		{Name: "account key: rotation", Data: good, Run: e.reconcile(false, false, fresh(), "westeurope", azureConfigHead+"rotation:\n  period: 720h\n"),
 			Want: objectstore.ErrInvalidConfig, Names: []string{"spec.providerConfig.rotation"}},
@@ -268,7 +268,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		{"the root container", "$root", "lowercase"},
 	} {
 		cases = append(cases,
-			badinput.Case{Name: "container Name: " + n.name, Data: good, Run: e.reconcile(false, false, n.bucket, "westeurope", ""), Want: objectstore.ErrInvalidConfig, Names: []string{n.bucket, n.rule, "BackupBucket's name"}},
+			badinput.Case{Name: "container name: " + n.name, Data: good, Run: e.reconcile(false, false, n.bucket, "westeurope", ""), Want: objectstore.ErrInvalidConfig, Names: []string{n.bucket, n.rule, "BackupBucket's name"}},
 			badinput.Case{Name: "container name, management plane: " + n.name, Data: sp, Run: e.reconcile(true, false, n.bucket, "westeurope", ""), Want: objectstore.ErrInvalidConfig, Names: []string{n.bucket, n.rule, "BackupBucket's name"}})
 	}
 	for _, bucket := range []string{"Backup-Bucket", "backup--bucket", "backup-"} {

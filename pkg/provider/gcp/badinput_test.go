@@ -271,7 +271,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		{"a misspelling of google with zeros", "backup-g00gle", `"google"`},
 		{"a misspelling of google with a one", "backup-goog1e", `"google"`},
 	} {
-		cases = append(cases, badinput.Case{Name: "bucket Name: " + n.name, Data: good, Run: asKey(reconcileBucket(n.bucket, region)),
+		cases = append(cases, badinput.Case{Name: "bucket name: " + n.name, Data: good, Run: asKey(reconcileBucket(n.bucket, region)),
 			Want: objectstore.ErrInvalidConfig, Names: []string{fmt.Sprintf("%q", n.bucket), n.rule, "BackupBucket's name"}})
 	}
 	for _, bucket := range []string{"Backup-Bucket", "10.1.2.3", "backup..bucket", "goog-backup"} {

@@ -203,7 +203,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		{"invalid UTF-8", "backup-\xff", "UTF-8"},
 		{"a NUL character", "backup\x00bucket", "NUL"},
 	} {
-		cases = append(cases, badinput.Case{Name: "container Name: " + n.name, Data: good, Run: reconcileContainer(n.bucket, "RegionOne"),
+		cases = append(cases, badinput.Case{Name: "container name: " + n.name, Data: good, Run: reconcileContainer(n.bucket, "RegionOne"),
 			Want: objectstore.ErrInvalidConfig, Names: []string{n.rule, "BackupBucket's name"}})
 	}
 	for _, bucket := range []string{"backup/bucket", strings.Repeat("b", 300)} {
