@@ -7,17 +7,9 @@
 package main
 
 import (
-	"os"
-
-	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
-
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 )
 
-func main() {
-	if err := app.NewCommand(provider.Register(&gcp.Provider{})).ExecuteContext(signals.SetupSignalHandler()); err != nil {
-		os.Exit(1)
-	}
-}
+func main() { app.Main(provider.Register(&gcp.Provider{})) }

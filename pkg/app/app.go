@@ -51,7 +51,8 @@ const (
 	DefaultKubeAPIBurst = 130
 )
 
-// NewCommand returns the command of the provider binary for p.
+// NewCommand returns the command of the provider binary for p, with p's own flags
+// (provider.Provider.Flags) beside the common ones.
 func NewCommand(p provider.Provider) *cobra.Command {
 	name := "gardener-extension-backup-" + p.Type()
 	var (
@@ -78,6 +79,9 @@ func NewCommand(p provider.Provider) *cobra.Command {
 		drillOpts     = restoredrill.DefaultOptions()
 		aggOpts       = extensionscmdcontroller.NewOptionAggregator(&probeOpts, &inventoryOpts, &drillOpts, restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts, webhookOpts)
 	)
+	if f := p.Flags(); f != nil { // completed first: a wrong provider flag is named before the kubeconfig is read
+		aggOpts = append(extensionscmdcontroller.OptionAggregator{f}, aggOpts...)
+	}
 	cmd := &cobra.Command{
 		Use:          name,
 		Short:        "Gardener BackupBucket and BackupEntry controllers for " + p.Type(),

@@ -85,6 +85,29 @@ func (e *RetryAfterError) Is(target error) bool { return target == ErrThrottled 
 // Unwrap returns the cause.
 func (e *RetryAfterError) Unwrap() error { return e.Cause }
 
+// RuleMissingError reports a bucket whose deferral rule (the lifecycle rule that deletes what a
+// deferral marks, objectstore.Management's DeferDeletion) is not in place and that the
+// credentials in use may not put there: an entry's generated credentials may mark objects, not
+// write the bucket's lifecycle. The BackupBucket's reconcile, with the operator's credentials,
+// puts it there. It matches ErrForbidden.
+type RuleMissingError struct {
+	Bucket string
+	// Why says what is wrong with the rule, e.g. `lifecycle rule R: it is missing`.
+	Why   string
+	Cause error
+}
+
+func (e *RuleMissingError) Error() string {
+	return fmt.Sprintf("bucket %q: %s, and these credentials may not write the bucket's lifecycle (%v); the rule is put in place by the BackupBucket's reconcile with the operator's credentials: reconcile the BackupBucket %q on its seed (annotation gardener.cloud/operation=reconcile)",
+		e.Bucket, e.Why, e.Cause, e.Bucket)
+}
+
+// Is makes errors.Is(err, ErrForbidden) true.
+func (e *RuleMissingError) Is(target error) bool { return target == ErrForbidden }
+
+// Unwrap returns the store's answer to the write.
+func (e *RuleMissingError) Unwrap() error { return e.Cause }
+
 // Classify wraps err with the sentinel classOf finds for it, so that callers match with
 // errors.Is and still see (and log) the store's own error; a failure to reach the store that
 // classOf does not know is ErrUnreachable; any other error, and nil, are returned as they are.

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -82,5 +83,21 @@ func TestClassifyUnreachable(t *testing.T) {
 	// A class the store knows wins.
 	if err := objectstore.Classify(refused, func(error) error { return objectstore.ErrThrottled }); errors.Is(err, objectstore.ErrUnreachable) {
 		t.Fatalf("the store's class was overridden: %v", err)
+	}
+}
+
+// TestRuleMissingError: the one error of a deferral rule the entry's credentials may not write
+// (aws and gcp): forbidden, with the store's answer beneath, saying which bucket to reconcile.
+func TestRuleMissingError(t *testing.T) {
+	cause := fmt.Errorf("%w: AccessDenied", objectstore.ErrForbidden)
+	err := fmt.Errorf("deferring: %w", &objectstore.RuleMissingError{Bucket: "b1", Why: "lifecycle rule r: it is missing", Cause: cause})
+	var missing *objectstore.RuleMissingError
+	if !errors.As(err, &missing) || !errors.Is(err, objectstore.ErrForbidden) || !errors.Is(err, cause) || errors.Is(err, objectstore.ErrInvalidConfig) {
+		t.Fatalf("%v: want a RuleMissingError matching ErrForbidden and its cause only", err)
+	}
+	for _, want := range []string{`bucket "b1": lifecycle rule r: it is missing, and these credentials`, "AccessDenied", `reconcile the BackupBucket "b1"`, "gardener.cloud/operation=reconcile"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %q", err, want)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"context"
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	"github.com/spf13/pflag"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
@@ -67,6 +68,22 @@ type Cloud[C config.ProviderConfig] interface {
 	// URL, a store whose sidecar ignores the flag). Errors wrap objectstore.ErrInvalidConfig and
 	// name the secret key, never its value.
 	EtcdStoreEndpoint(cfg C, etcdBackup map[string][]byte) (string, error)
+
+	// Flags returns the cloud's own command-line flags, bound to this Cloud, or nil where it has
+	// none (flags.go in every provider). pkg/app calls it once, when it builds the command.
+	Flags() Flags
+}
+
+// Flags are a provider's own command-line flags beside the common ones (its binary's, say
+// azure's --azure-cloud-config). The method set is gardener's extensionscmd.Option, so that
+// pkg/app aggregates them with its own options: AddFlags before parsing, Complete after it.
+type Flags interface {
+	// AddFlags adds the flags to fs.
+	AddFlags(fs *pflag.FlagSet)
+	// Complete checks the parsed flags and sets them on the Cloud that returned them, before
+	// anything starts. An error stops the binary; it names the flag and, for a file, the file,
+	// never a value read from it.
+	Complete() error
 }
 
 // EntryIssuing is implemented by a Cloud that can issue per-entry credentials
@@ -99,6 +116,8 @@ type Provider interface {
 	NewDataPlane(ctx context.Context, creds Credentials) (objectstore.DataPlane, error)
 	// EtcdBackupSecretData is Cloud.EtcdBackupSecretData.
 	EtcdBackupSecretData(entry *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error)
+	// Flags is Cloud.Flags: nil where the provider has no flags of its own.
+	Flags() Flags
 }
 
 // Config is a BackupBucket's providerConfig as its provider decoded it: the settings the core

@@ -63,6 +63,7 @@ func (c recordingCloud) EtcdStoreEndpoint(cfg *testConfig, _ map[string][]byte) 
 	*c.got = cfg
 	return "", nil
 }
+func (recordingCloud) Flags() provider.Flags { return nil }
 
 // TestRegisterHandsTheTypedConfigOn: what Decode returned reaches NewManagement, NewIssuer and
 // EtcdStoreEndpoint as the provider's own type; an invalid config comes with the defaults, never a
@@ -117,6 +118,7 @@ func (awsAPICloud) NewIssuer(context.Context, provider.Credentials, *awsapi.Back
 func (awsAPICloud) EtcdStoreEndpoint(*awsapi.BackupBucketConfig, map[string][]byte) (string, error) {
 	return "", nil
 }
+func (awsAPICloud) Flags() provider.Flags { return nil }
 
 // TestWithSeedConfig: the seed configuration reaches the core through Decode, merged with every
 // providerConfig; a bad one stops the start; on a conflict, the config beside the error is the

@@ -144,6 +144,9 @@ func (Provider) EtcdStoreEndpoint(_ *Config, etcdBackup map[string][]byte) (stri
 	return string(etcdBackup["endpoint"]), nil
 }
 
+// Flags implements provider.Cloud: none.
+func (Provider) Flags() provider.Flags { return nil }
+
 // SecretRef is the credentials secret that Client holds.
 var SecretRef = corev1.SecretReference{Namespace: "garden", Name: "backup-credentials"}
 

@@ -17,48 +17,20 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/badinput"
 )
 
-// badInput is one wrong input: what the extension does with it (decode a providerConfig, build a
-// store and reconcile a bucket, delete an entry's prefix, write etcd-backup), the sentinel it must
-// answer with (which pkg/controller maps to a Gardener error code), and what the message must
-// name. Every case also checks that no secret value is in the message and that MinIO holds the
-// same buckets before and after.
-type badInput struct {
-	name  string
-	data  map[string][]byte // the secret involved, if any: none of its values may appear
-	run   func(t *testing.T, data map[string][]byte) error
-	want  error
-	names []string // substrings the message must contain: field path, secret key, rule, regions
-}
+// The wrong inputs of S3 and MinIO: the harness (test/badinput) checks that each is refused with
+// its sentinel, naming its cause, showing no secret value, and that MinIO holds the same buckets
+// before and after.
 
-const providerConfigHead = "apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n"
-
-func providerConfigCase(name, raw string, names ...string) badInput {
-	return badInput{name: "providerConfig: " + name, want: objectstore.ErrInvalidConfig, names: names,
-		run: func(t *testing.T, _ map[string][]byte) error {
-			_, err := awsapi.API.DecodeBucketConfig([]byte(raw))
-			wantConfigurationProblem(t, err)
-			return err
-		}}
-}
-
-// wantConfigurationProblem checks that pkg/controller reports err with Gardener's
-// ERR_CONFIGURATION_PROBLEM, the code a wrong providerConfig must carry.
-func wantConfigurationProblem(t *testing.T, err error) {
-	t.Helper()
-	if codes := lasterror.Codes(err); !slices.Equal(codes, []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorConfigurationProblem}) {
-		t.Errorf("Gardener error codes %v; want %s", codes, gardencorev1beta1.ErrorConfigurationProblem)
-	}
-}
+var providerConfigHead = badinput.Head(awsapi.Type)
 
 // reconcileBucket does what the BackupBucket actuator does: a store from the secret, then
 // EnsureBucket with the bucket's name and spec.region.
@@ -95,18 +67,6 @@ func writeEtcdBackup(_ *testing.T, data map[string][]byte) error {
 	return err
 }
 
-func withRaw(data map[string][]byte, key, value string) map[string][]byte {
-	out := maps.Clone(data)
-	out[key] = []byte(value)
-	return out
-}
-
-func without(data map[string][]byte, key string) map[string][]byte {
-	out := maps.Clone(data)
-	delete(out, key)
-	return out
-}
-
 func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 	ctx := context.Background()
 	raw := minio.S3Client()
@@ -121,72 +81,72 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 	fresh := newBucketName // a name that is valid and not taken
 
 	// The rows every provider shares (apiVersion, kind, strict decoding, backupFreshness, bucket
-	// names no store takes) are pkg/provider/all's TestSharedBadInput, run on every registered API.
-	cases := []badInput{
+	// names no store takes) are badinput.Shared, run on every registered API by pkg/provider/all.
+	cases := []badinput.Case{
 		// providerConfig: strict decoding, every error with its field path.
-		providerConfigCase("unknown field", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  mode: governance\n  extra: 1\n", "providerConfig", "immutability.extra"),
-		providerConfigCase("unknown top-level field", providerConfigHead+"versioning: true\n", "providerConfig", "versioning"),
-		providerConfigCase("wrong apiVersion", "apiVersion: aws.provider.extensions.gardener.cloud/v1beta1\nkind: BackupBucketConfig\n", "providerConfig.apiVersion"),
-		providerConfigCase("object given as a boolean", providerConfigHead+"immutability: yes\n", "providerConfig.immutability", "must be an object"),
-		providerConfigCase("list given as a string", providerConfigHead+"disabledSettings: DefaultEncryption\n", "providerConfig.disabledSettings", "must be a list"),
-		providerConfigCase("boolean given as a string, in an inlined field", providerConfigHead+"generatedCredentials:\n  issuer: MinIO\n  allowPassThrough: maybe\n", "providerConfig.generatedCredentials.allowPassThrough", "must be true or false"),
-		providerConfigCase("string given as a number", providerConfigHead+"encryption:\n  type: 3\n", "providerConfig.encryption.type", "must be a string"),
-		providerConfigCase("duration given as a number", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24\n  mode: governance\n", "providerConfig.immutability.retentionPeriod"),
-		providerConfigCase("unparseable duration", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: forever\n  mode: governance\n", "providerConfig.immutability.retentionPeriod"),
-		providerConfigCase("negative duration", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: -48h\n  mode: governance\n", "providerConfig.immutability.retentionPeriod"),
-		providerConfigCase("duration not whole days", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 30h\n  mode: governance\n", "providerConfig.immutability.retentionPeriod"),
-		providerConfigCase("unknown retention type", providerConfigHead+"immutability:\n  retentionType: object\n  retentionPeriod: 24h\n  mode: governance\n", "providerConfig.immutability.retentionType"),
-		providerConfigCase("unknown mode", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  mode: legal\n", "providerConfig.immutability.mode"),
-		providerConfigCase("unknown encryption type", providerConfigHead+"encryption:\n  type: SSE-C\n", "providerConfig.encryption.type"),
-		providerConfigCase("unknown disabled setting", providerConfigHead+"disabledSettings: [ObjectLock]\n", "providerConfig.disabledSettings[0]"),
-		providerConfigCase("unknown issuer", providerConfigHead+"generatedCredentials:\n  issuer: STS\n", "providerConfig.generatedCredentials.issuer"),
-		providerConfigCase("unparseable rotation period", providerConfigHead+"generatedCredentials:\n  issuer: MinIO\n  rotation:\n    period: monthly\n", "providerConfig.generatedCredentials.rotation.period"),
-		providerConfigCase("unparseable grace period", providerConfigHead+"generatedCredentials:\n  issuer: MinIO\n  rotation:\n    gracePeriod: a week\n", "providerConfig.generatedCredentials.rotation.gracePeriod"),
+		badinput.Config(awsapi.API, "unknown field", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  mode: governance\n  extra: 1\n", "providerConfig", "immutability.extra"),
+		badinput.Config(awsapi.API, "unknown top-level field", providerConfigHead+"versioning: true\n", "providerConfig", "versioning"),
+		badinput.Config(awsapi.API, "wrong apiVersion", "apiVersion: aws.provider.extensions.gardener.cloud/v1beta1\nkind: BackupBucketConfig\n", "providerConfig.apiVersion"),
+		badinput.Config(awsapi.API, "object given as a boolean", providerConfigHead+"immutability: yes\n", "providerConfig.immutability", "must be an object"),
+		badinput.Config(awsapi.API, "list given as a string", providerConfigHead+"disabledSettings: DefaultEncryption\n", "providerConfig.disabledSettings", "must be a list"),
+		badinput.Config(awsapi.API, "boolean given as a string, in an inlined field", providerConfigHead+"generatedCredentials:\n  issuer: MinIO\n  allowPassThrough: maybe\n", "providerConfig.generatedCredentials.allowPassThrough", "must be true or false"),
+		badinput.Config(awsapi.API, "string given as a number", providerConfigHead+"encryption:\n  type: 3\n", "providerConfig.encryption.type", "must be a string"),
+		badinput.Config(awsapi.API, "duration given as a number", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24\n  mode: governance\n", "providerConfig.immutability.retentionPeriod"),
+		badinput.Config(awsapi.API, "unparseable duration", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: forever\n  mode: governance\n", "providerConfig.immutability.retentionPeriod"),
+		badinput.Config(awsapi.API, "negative duration", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: -48h\n  mode: governance\n", "providerConfig.immutability.retentionPeriod"),
+		badinput.Config(awsapi.API, "duration not whole days", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 30h\n  mode: governance\n", "providerConfig.immutability.retentionPeriod"),
+		badinput.Config(awsapi.API, "unknown retention type", providerConfigHead+"immutability:\n  retentionType: object\n  retentionPeriod: 24h\n  mode: governance\n", "providerConfig.immutability.retentionType"),
+		badinput.Config(awsapi.API, "unknown mode", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  mode: legal\n", "providerConfig.immutability.mode"),
+		badinput.Config(awsapi.API, "unknown encryption type", providerConfigHead+"encryption:\n  type: SSE-C\n", "providerConfig.encryption.type"),
+		badinput.Config(awsapi.API, "unknown disabled setting", providerConfigHead+"disabledSettings: [ObjectLock]\n", "providerConfig.disabledSettings[0]"),
+		badinput.Config(awsapi.API, "unknown issuer", providerConfigHead+"generatedCredentials:\n  issuer: STS\n", "providerConfig.generatedCredentials.issuer"),
+		badinput.Config(awsapi.API, "unparseable rotation period", providerConfigHead+"generatedCredentials:\n  issuer: MinIO\n  rotation:\n    period: monthly\n", "providerConfig.generatedCredentials.rotation.period"),
+		badinput.Config(awsapi.API, "unparseable grace period", providerConfigHead+"generatedCredentials:\n  issuer: MinIO\n  rotation:\n    gracePeriod: a week\n", "providerConfig.generatedCredentials.rotation.gracePeriod"),
 
 		// Secrets: on bucket reconcile.
-		{name: "secret: no accessKeyID", data: without(good, "accessKeyID"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"accessKeyID"`}},
-		{name: "secret: empty secretAccessKey", data: withRaw(good, "secretAccessKey", ""), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"secretAccessKey"`}},
-		{name: "secret: unknown access key", data: withRaw(withRaw(good, "accessKeyID", "AKIAUNKNOWNKEY0000"), "secretAccessKey", "wrong-secret-value-1"), run: reconcileBucket(fresh(), "eu-central-1"),
-			want: objectstore.ErrUnauthenticated, names: []string{`"accessKeyID"`, `"secretAccessKey"`}},
-		{name: "secret: wrong secretAccessKey", data: withRaw(good, "secretAccessKey", "wrong-secret-value-2"), run: reconcileBucket(fresh(), "eu-central-1"),
-			want: objectstore.ErrUnauthenticated, names: []string{`"accessKeyID"`, `"secretAccessKey"`}},
-		{name: "secret: endpoint with an unclosed IPv6 bracket", data: withRaw(good, "endpoint", "http://[::1"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
-		{name: "secret: endpoint without a scheme", data: withRaw(good, "endpoint", "127.0.0.1:9000"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
-		{name: "secret: endpoint host:port without a scheme", data: withRaw(good, "endpoint", "minio.example.com:9000"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
-		{name: "secret: endpoint with an ftp scheme", data: withRaw(good, "endpoint", "ftp://x"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
-		{name: "secret: endpoint without a host", data: withRaw(good, "endpoint", "https://"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
-		{name: "secret: endpoint with credentials in it", data: withRaw(good, "endpoint", "http://user:endpoint-password@"+strings.TrimPrefix(minio.Endpoint, "http://")), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
-		{name: "secret: endpoint with a trailing newline", data: withRaw(good, "endpoint", minio.Endpoint+"\n"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
-		{name: "secret: s3ForcePathStyle not a boolean", data: withRaw(good, "s3ForcePathStyle", "yes-please"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"s3ForcePathStyle"`}},
-		{name: "secret: insecureSkipVerify not a boolean", data: withRaw(good, "insecureSkipVerify", "maybe"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"insecureSkipVerify"`}},
-		{name: "secret: trustedCaCert not PEM", data: withRaw(good, "trustedCaCert", "not-a-certificate-at-all"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"trustedCaCert"`}},
-		{name: "secret: trustedCaCert a PEM block that is no certificate", data: withRaw(good, "trustedCaCert", "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"trustedCaCert"`}},
-		{name: "secret: trustedCaCert empty", data: withRaw(good, "trustedCaCert", ""), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"trustedCaCert"`}},
-		{name: "secret: region with a trailing newline", data: withRaw(good, "region", "eu-central-1\n"), run: reconcileBucket(fresh(), "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`secret key "region"`, "control characters"}},
-		{name: "spec.region with an underscore", data: without(good, "region"), run: reconcileBucket(fresh(), "eu_central_1"), want: objectstore.ErrInvalidConfig, names: []string{"spec.region", "eu_central_1"}},
-		{name: "etcd-backup: region with a trailing newline", data: withRaw(etcd, "region", "eu-central-1\n"), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{`secret key "region"`}},
-		{name: "secret: no region and no spec.region", data: without(good, "region"), run: reconcileBucket(fresh(), ""), want: objectstore.ErrInvalidConfig, names: []string{`"region"`, "spec.region"}},
+		{Name: "secret: no accessKeyID", Data: badinput.Without(good, "accessKeyID"), Run: reconcileBucket(fresh(), "eu-central-1"), Want: objectstore.ErrInvalidConfig, Names: []string{`"accessKeyID"`}},
+		{Name: "secret: empty secretAccessKey", Data: badinput.With(good, "secretAccessKey", ""), Run: reconcileBucket(fresh(), "eu-central-1"), Want: objectstore.ErrInvalidConfig, Names: []string{`"secretAccessKey"`}},
+		{Name: "secret: unknown access key", Data: badinput.With(badinput.With(good, "accessKeyID", "AKIAUNKNOWNKEY0000"), "secretAccessKey", "wrong-secret-value-1"), Run: reconcileBucket(fresh(), "eu-central-1"),
+			Want: objectstore.ErrUnauthenticated, Names: []string{`"accessKeyID"`, `"secretAccessKey"`}},
+		{Name: "secret: wrong secretAccessKey", Data: badinput.With(good, "secretAccessKey", "wrong-secret-value-2"), Run: reconcileBucket(fresh(), "eu-central-1"),
+			Want: objectstore.ErrUnauthenticated, Names: []string{`"accessKeyID"`, `"secretAccessKey"`}},
+		{Name: "secret: endpoint with an unclosed IPv6 bracket", Data: badinput.With(good, "endpoint", "http://[::1"), Run: reconcileBucket(fresh(), "eu-central-1"), Want: objectstore.ErrInvalidConfig, Names: []string{`"endpoint"`}},
+		{Name: "secret: endpoint without a scheme", Data: badinput.With(good, "endpoint", "127.0.0.1:9000"), Run: reconcileBucket(fresh(), "eu-central-1"), Want: objectstore.ErrInvalidConfig, Names: []string{`"endpoint"`}},
+		{Name: "secret: endpoint host:port without a scheme", Data: badinput.With(good, "endpoint", "minio.example.com:9000"), Run: reconcileBucket(fresh(), "eu-central-1"), Want: objectstore.ErrInvalidConfig, Names: []string{`"endpoint"`}},
+		{Name: "secret: endpoint with an ftp scheme", Data: badinput.With(good, "endpoint", "ftp://x"), Run: reconcileBucket(fresh(), "eu-central-1"), Want: objectstore.ErrInvalidConfig, Names: []string{`"endpoint"`}},
+		{Name: "secret: endpoint without a host", Data: badinput.With(good, "endpoint", "https://"), Run: reconcileBucket(fresh(), "eu-central-1"), Want: objectstore.ErrInvalidConfig, Names: []string{`"endpoint"`}},
+		{Name: "secret: endpoint with credentials in it", Data: badinput.With(good, "endpoint", "http://user:endpoint-password@"+strings.TrimPrefix(minio.Endpoint, "http://")), Run: reconcileBucket(fresh(), "eu-central-1"), Want: objectstore.ErrInvalidConfig, Names: []string{`"endpoint"`}},
+		{Name: "secret: endpoint with a trailing newline", Data: badinput.With(good, "endpoint", minio.Endpoint+"\n"), Run: reconcileBucket(fresh(), "eu-central-1"), Want: objectstore.ErrInvalidConfig, Names: []string{`"endpoint"`}},
+		{Name: "secret: s3ForcePathStyle not a boolean", Data: badinput.With(good, "s3ForcePathStyle", "yes-please"), Run: reconcileBucket(fresh(), "eu-central-1"), Want: objectstore.ErrInvalidConfig, Names: []string{`"s3ForcePathStyle"`}},
+		{Name: "secret: insecureSkipVerify not a boolean", Data: badinput.With(good, "insecureSkipVerify", "maybe"), Run: reconcileBucket(fresh(), "eu-central-1"), Want: objectstore.ErrInvalidConfig, Names: []string{`"insecureSkipVerify"`}},
+		{Name: "secret: trustedCaCert not PEM", Data: badinput.With(good, "trustedCaCert", "not-a-certificate-at-all"), Run: reconcileBucket(fresh(), "eu-central-1"), Want: objectstore.ErrInvalidConfig, Names: []string{`"trustedCaCert"`}},
+		{Name: "secret: trustedCaCert a PEM block that is no certificate", Data: badinput.With(good, "trustedCaCert", "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n"), Run: reconcileBucket(fresh(), "eu-central-1"), Want: objectstore.ErrInvalidConfig, Names: []string{`"trustedCaCert"`}},
+		{Name: "secret: trustedCaCert empty", Data: badinput.With(good, "trustedCaCert", ""), Run: reconcileBucket(fresh(), "eu-central-1"), Want: objectstore.ErrInvalidConfig, Names: []string{`"trustedCaCert"`}},
+		{Name: "secret: region with a trailing newline", Data: badinput.With(good, "region", "eu-central-1\n"), Run: reconcileBucket(fresh(), "eu-central-1"), Want: objectstore.ErrInvalidConfig, Names: []string{`secret key "region"`, "control characters"}},
+		{Name: "spec.region with an underscore", Data: badinput.Without(good, "region"), Run: reconcileBucket(fresh(), "eu_central_1"), Want: objectstore.ErrInvalidConfig, Names: []string{"spec.region", "eu_central_1"}},
+		{Name: "etcd-backup: region with a trailing newline", Data: badinput.With(etcd, "region", "eu-central-1\n"), Run: writeEtcdBackup, Want: objectstore.ErrInvalidConfig, Names: []string{`secret key "region"`}},
+		{Name: "secret: no region and no spec.region", Data: badinput.Without(good, "region"), Run: reconcileBucket(fresh(), ""), Want: objectstore.ErrInvalidConfig, Names: []string{`"region"`, "spec.region"}},
 
 		// Secrets: on entry deletion.
-		{name: "entry deletion: malformed endpoint", data: withRaw(good, "endpoint", "http://[::1"), run: deleteEntry(existing, "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
-		{name: "entry deletion: endpoint without a scheme", data: withRaw(good, "endpoint", "127.0.0.1:9000"), run: deleteEntry(existing, "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
-		{name: "entry deletion: wrong secretAccessKey", data: withRaw(good, "secretAccessKey", "wrong-secret-value-3"), run: deleteEntry(existing, "eu-central-1"), want: objectstore.ErrUnauthenticated, names: []string{`"secretAccessKey"`, existing}},
+		{Name: "entry deletion: malformed endpoint", Data: badinput.With(good, "endpoint", "http://[::1"), Run: deleteEntry(existing, "eu-central-1"), Want: objectstore.ErrInvalidConfig, Names: []string{`"endpoint"`}},
+		{Name: "entry deletion: endpoint without a scheme", Data: badinput.With(good, "endpoint", "127.0.0.1:9000"), Run: deleteEntry(existing, "eu-central-1"), Want: objectstore.ErrInvalidConfig, Names: []string{`"endpoint"`}},
+		{Name: "entry deletion: wrong secretAccessKey", Data: badinput.With(good, "secretAccessKey", "wrong-secret-value-3"), Run: deleteEntry(existing, "eu-central-1"), Want: objectstore.ErrUnauthenticated, Names: []string{`"secretAccessKey"`, existing}},
 
 		// etcd-backup: what etcd-backup-restore v0.43.0 could not use is refused.
-		{name: "etcd-backup: malformed endpoint", data: withRaw(etcd, "endpoint", "http://[::1"), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
-		{name: "etcd-backup: endpoint without a scheme", data: withRaw(etcd, "endpoint", "127.0.0.1:9000"), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{`"endpoint"`}},
-		{name: "etcd-backup: s3ForcePathStyle not a boolean", data: withRaw(etcd, "s3ForcePathStyle", "yes-please"), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{`"s3ForcePathStyle"`}},
-		{name: "etcd-backup: s3ForcePathStyle with a newline", data: withRaw(etcd, "s3ForcePathStyle", "true\n"), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{`"s3ForcePathStyle"`}},
-		{name: "etcd-backup: insecureSkipVerify not a boolean", data: withRaw(etcd, "insecureSkipVerify", "maybe"), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{`"insecureSkipVerify"`}},
-		{name: "etcd-backup: trustedCaCert not PEM", data: withRaw(etcd, "trustedCaCert", "not-a-certificate-at-all"), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{`"trustedCaCert"`}},
-		{name: "etcd-backup: trustedCaCert empty", data: withRaw(etcd, "trustedCaCert", ""), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{`"trustedCaCert"`}},
+		{Name: "etcd-backup: malformed endpoint", Data: badinput.With(etcd, "endpoint", "http://[::1"), Run: writeEtcdBackup, Want: objectstore.ErrInvalidConfig, Names: []string{`"endpoint"`}},
+		{Name: "etcd-backup: endpoint without a scheme", Data: badinput.With(etcd, "endpoint", "127.0.0.1:9000"), Run: writeEtcdBackup, Want: objectstore.ErrInvalidConfig, Names: []string{`"endpoint"`}},
+		{Name: "etcd-backup: s3ForcePathStyle not a boolean", Data: badinput.With(etcd, "s3ForcePathStyle", "yes-please"), Run: writeEtcdBackup, Want: objectstore.ErrInvalidConfig, Names: []string{`"s3ForcePathStyle"`}},
+		{Name: "etcd-backup: s3ForcePathStyle with a newline", Data: badinput.With(etcd, "s3ForcePathStyle", "true\n"), Run: writeEtcdBackup, Want: objectstore.ErrInvalidConfig, Names: []string{`"s3ForcePathStyle"`}},
+		{Name: "etcd-backup: insecureSkipVerify not a boolean", Data: badinput.With(etcd, "insecureSkipVerify", "maybe"), Run: writeEtcdBackup, Want: objectstore.ErrInvalidConfig, Names: []string{`"insecureSkipVerify"`}},
+		{Name: "etcd-backup: trustedCaCert not PEM", Data: badinput.With(etcd, "trustedCaCert", "not-a-certificate-at-all"), Run: writeEtcdBackup, Want: objectstore.ErrInvalidConfig, Names: []string{`"trustedCaCert"`}},
+		{Name: "etcd-backup: trustedCaCert empty", Data: badinput.With(etcd, "trustedCaCert", ""), Run: writeEtcdBackup, Want: objectstore.ErrInvalidConfig, Names: []string{`"trustedCaCert"`}},
 
 		// Regions: MinIO runs in eu-central-1 and answers a request signed for another region
 		// with 400 and X-Amz-Bucket-Region, as S3 does (S3 also answers 301).
-		{name: "region: new bucket, spec.region differs from the store's", data: without(good, "region"), run: reconcileBucket(fresh(), "us-west-2"), want: objectstore.ErrInvalidConfig, names: []string{`"eu-central-1"`, `"us-west-2"`, "spec.region"}},
-		{name: "region: existing bucket, spec.region differs", data: without(good, "region"), run: reconcileBucket(existing, "us-west-2"), want: objectstore.ErrInvalidConfig, names: []string{existing, `"eu-central-1"`, `"us-west-2"`, "spec.region"}},
-		{name: "region: existing bucket, the secret's region differs", data: withRaw(good, "region", "ap-south-1"), run: reconcileBucket(existing, "eu-central-1"), want: objectstore.ErrInvalidConfig, names: []string{existing, `"eu-central-1"`, `"ap-south-1"`, `secret key "region"`}},
-		{name: "region: entry deletion in a bucket of another region", data: without(good, "region"), run: deleteEntry(existing, "us-west-2"), want: objectstore.ErrInvalidConfig, names: []string{existing, `"eu-central-1"`, `"us-west-2"`}},
+		{Name: "region: new bucket, spec.region differs from the store's", Data: badinput.Without(good, "region"), Run: reconcileBucket(fresh(), "us-west-2"), Want: objectstore.ErrInvalidConfig, Names: []string{`"eu-central-1"`, `"us-west-2"`, "spec.region"}},
+		{Name: "region: existing bucket, spec.region differs", Data: badinput.Without(good, "region"), Run: reconcileBucket(existing, "us-west-2"), Want: objectstore.ErrInvalidConfig, Names: []string{existing, `"eu-central-1"`, `"us-west-2"`, "spec.region"}},
+		{Name: "region: existing bucket, the secret's region differs", Data: badinput.With(good, "region", "ap-south-1"), Run: reconcileBucket(existing, "eu-central-1"), Want: objectstore.ErrInvalidConfig, Names: []string{existing, `"eu-central-1"`, `"ap-south-1"`, `secret key "region"`}},
+		{Name: "region: entry deletion in a bucket of another region", Data: badinput.Without(good, "region"), Run: deleteEntry(existing, "us-west-2"), Want: objectstore.ErrInvalidConfig, Names: []string{existing, `"eu-central-1"`, `"us-west-2"`}},
 	}
 
 	// Names: every S3 rule for general purpose buckets, checked before any request.
@@ -210,40 +170,17 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		{"the --x-s3 suffix", "backup--x-s3", "--x-s3"},
 		{"the --table-s3 suffix", "backup--table-s3", "--table-s3"},
 	} {
-		cases = append(cases, badInput{name: "bucket name: " + n.name, data: good, run: reconcileBucket(n.bucket, "eu-central-1"),
-			want: objectstore.ErrInvalidConfig, names: []string{n.bucket, n.rule}})
+		cases = append(cases, badinput.Case{Name: "bucket name: " + n.name, Data: good, Run: reconcileBucket(n.bucket, "eu-central-1"),
+			Want: objectstore.ErrInvalidConfig, Names: []string{n.bucket, n.rule}})
 	}
 	for _, bucket := range []string{"Backup-Bucket", "10.1.2.3", "backup..bucket"} {
-		cases = append(cases, badInput{name: "entry deletion: spec.bucketName " + bucket, data: good, run: deleteEntry(bucket, "eu-central-1"),
-			want: objectstore.ErrInvalidConfig, names: []string{bucket, "spec.bucketName"}})
+		cases = append(cases, badinput.Case{Name: "entry deletion: spec.bucketName " + bucket, Data: good, Run: deleteEntry(bucket, "eu-central-1"),
+			Want: objectstore.ErrInvalidConfig, Names: []string{bucket, "spec.bucketName"}})
 	}
 
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			before := bucketNames(t)
-			err := c.run(t, c.data)
-			if !errors.Is(err, c.want) {
-				t.Fatalf("got %v; want %v", err, c.want)
-			}
-			t.Log(err)
-			for _, n := range c.names {
-				if !strings.Contains(err.Error(), n) {
-					t.Errorf("the message does not name %q: %v", n, err)
-				}
-			}
-			for _, k := range []string{"accessKeyID", "secretAccessKey", "endpoint", "trustedCaCert"} {
-				if v := string(c.data[k]); len(v) > 3 && strings.Contains(err.Error(), v) {
-					t.Errorf("the message reveals the value of the secret key %q: %v", k, err)
-				}
-			}
-			if after := bucketNames(t); !slices.Equal(before, after) {
-				t.Errorf("MinIO's buckets changed: before %v, after %v", before, after)
-			}
-		})
-	}
-	if len(cases) < 30 {
-		t.Fatalf("only %d wrong inputs", len(cases))
-	}
+	badinput.Run(t, badinput.Harness{State: bucketNames, AtLeast: 30, Secrets: func(data map[string][]byte) []string {
+		return badinput.Values(data, "accessKeyID", "secretAccessKey", "endpoint", "trustedCaCert")
+	}}, cases)
 }
 
 // An entry whose bucket does not exist: the store says so with the bucket's name, and the deletion

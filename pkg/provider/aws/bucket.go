@@ -236,7 +236,7 @@ func (s *management) convergeRetention(ctx context.Context, name string, cfg *aw
 // configurations, a bucket without Object Lock (so nothing can be locked and nothing deferred)
 // and with the multipart rule switched off does without them.
 //
-// A bucket taken over from provider-aws keeps AdoptedRule (see incumbent.go); with handBack the
+// A bucket taken over from provider-aws keeps AdoptedRule (see takeover.go); with handBack the
 // lifecycle is left in the incumbent's form instead.
 func (s *management) convergeLifecycle(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig, lockOn bool) error {
 	if cfg.HandBack {

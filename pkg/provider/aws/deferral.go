@@ -184,25 +184,6 @@ func withDeferralRules(rules []types.LifecycleRule) []types.LifecycleRule {
 	return append(out, deferralRules()...)
 }
 
-// RuleMissingError reports a bucket whose deferral rules are not in place and that the
-// credentials in use may not put there. It matches objectstore.ErrForbidden.
-type RuleMissingError struct {
-	Bucket string
-	Why    string
-	Cause  error
-}
-
-func (e *RuleMissingError) Error() string {
-	return fmt.Sprintf("bucket %q: %s, and these credentials may not write the bucket's lifecycle (%v); the rule is put in place by the BackupBucket's reconcile with the operator's credentials: reconcile the BackupBucket %q on its seed (annotation gardener.cloud/operation=reconcile)",
-		e.Bucket, e.Why, e.Cause, e.Bucket)
-}
-
-// Is makes errors.Is(err, objectstore.ErrForbidden) true.
-func (e *RuleMissingError) Is(target error) bool { return target == objectstore.ErrForbidden }
-
-// Unwrap returns the store's answer to the write.
-func (e *RuleMissingError) Unwrap() error { return e.Cause }
-
 // DeferDeletion implements objectstore.Management: it checks that the bucket's deferral rules are in
 // place (writing them only where they are missing and these credentials may), tags every
 // version under prefix (delete markers cannot carry tags; the rule for expired delete markers
@@ -252,7 +233,7 @@ func (s *management) ensureDeferralRules(ctx context.Context, bucket string) err
 		return withDeferralRules(current), nil
 	})
 	if errors.Is(err, objectstore.ErrForbidden) {
-		return &RuleMissingError{Bucket: bucket, Why: why, Cause: err}
+		return &objectstore.RuleMissingError{Bucket: bucket, Why: why, Cause: err}
 	}
 	if err != nil {
 		return err
@@ -291,7 +272,7 @@ func (s *management) tagForDeferral(ctx context.Context, bucket, prefix string) 
 
 // deferralTags are the tags a deferred version carries: ours, and the incumbent's, so that its
 // rule deletes the version after a hand-back to provider-aws without the hand-back looking for
-// it (see incumbent.go). A version counts as deferred only with both.
+// it (see takeover.go). A version counts as deferred only with both.
 var deferralTags = []string{DeferredDeletionTag, IncumbentDeferralTag}
 
 // tagVersion adds the deferral tags to one version; a version that is gone needs none.

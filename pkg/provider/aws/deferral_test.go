@@ -291,7 +291,7 @@ func TestDeferralWithGeneratedCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = generated.DeferDeletion(ctx, name, prefix.String())
-	var missing *awsprovider.RuleMissingError
+	var missing *objectstore.RuleMissingError
 	if !errors.As(err, &missing) || !errors.Is(err, objectstore.ErrForbidden) || !strings.Contains(err.Error(), "reconcile the BackupBucket") {
 		t.Fatalf("DeferDeletion without the rules, with generated credentials = %v; want a RuleMissingError (ErrForbidden) saying to reconcile the BackupBucket", err)
 	}

@@ -20,6 +20,7 @@ import (
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/badinput"
 )
 
 func TestEtcdBackupSecretData(t *testing.T) {
@@ -78,7 +79,7 @@ func TestEtcdBackupSecretData(t *testing.T) {
 				if !errors.Is(err, objectstore.ErrInvalidConfig) {
 					t.Fatalf("got %v; want ErrInvalidConfig", err)
 				}
-				wantConfigurationProblem(t, err)
+				badinput.WantConfigurationProblem(t, err)
 				for _, n := range c.names {
 					if !strings.Contains(err.Error(), n) {
 						t.Errorf("the error does not name %q: %v", n, err)

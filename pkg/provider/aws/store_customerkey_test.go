@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/badinput"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
@@ -70,7 +71,7 @@ func TestCustomerKeyOnReadsAndWrites(t *testing.T) {
 				t.Fatalf("got %v; want %v", err, c.want)
 			}
 			if c.want == objectstore.ErrKeyRefused {
-				wantConfigurationProblem(t, err)
+				badinput.WantConfigurationProblem(t, err)
 				if !strings.Contains(err.Error(), "sseCustomerKey") {
 					t.Errorf("the error does not name the secret key: %v", err)
 				}

@@ -16,49 +16,33 @@ import (
 
 	"google.golang.org/api/iterator"
 
-	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/badinput"
 )
 
-// badInput is one wrong input: what the extension does with it (decode a providerConfig, build a
-// store and reconcile a bucket, delete an entry's prefix or a bucket, write etcd-backup), the
-// sentinel it must answer with (which pkg/controller maps to a Gardener error code), and what the
-// message must name. Every case also checks that no secret value is in the message and that the
-// store holds the same buckets, unchanged, before and after.
-type badInput struct {
-	name  string
-	data  map[string][]byte // the secret involved, if any: none of its values may appear
-	wi    bool              // the secret is a workload identity secret
-	run   func(t *testing.T, data map[string][]byte, wi bool) error
-	want  error
-	names []string // substrings the message must contain: field path, secret key, rule, locations
+// The wrong inputs of GCS: the harness (test/badinput) checks that each is refused with its
+// sentinel, naming its cause, showing no secret value, and that the store holds the same buckets,
+// unchanged, before and after.
+
+var providerConfigHead = badinput.Head(gcpapi.Type)
+
+// action is what the extension does with a secret's data, as a key secret or (wi) a workload
+// identity secret.
+type action func(t *testing.T, data map[string][]byte, wi bool) error
+
+// asKey runs a on a service-account key secret, asWI on a workload identity secret.
+func asKey(a action) func(*testing.T, map[string][]byte) error {
+	return func(t *testing.T, data map[string][]byte) error { return a(t, data, false) }
 }
 
-const providerConfigHead = "apiVersion: gcp.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n"
-
-func providerConfigCase(name, raw string, names ...string) badInput {
-	return badInput{name: "providerConfig: " + name, want: objectstore.ErrInvalidConfig, names: names,
-		run: func(t *testing.T, _ map[string][]byte, _ bool) error {
-			_, err := gcpapi.API.DecodeBucketConfig([]byte(raw))
-			wantConfigurationProblem(t, err)
-			return err
-		}}
-}
-
-// wantConfigurationProblem checks that pkg/controller reports err with Gardener's
-// ERR_CONFIGURATION_PROBLEM, the code a wrong providerConfig must carry.
-func wantConfigurationProblem(t *testing.T, err error) {
-	t.Helper()
-	if codes := lasterror.Codes(err); !slices.Equal(codes, []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorConfigurationProblem}) {
-		t.Errorf("Gardener error codes %v; want %s", codes, gardencorev1beta1.ErrorConfigurationProblem)
-	}
+func asWI(a action) func(*testing.T, map[string][]byte) error {
+	return func(t *testing.T, data map[string][]byte) error { return a(t, data, true) }
 }
 
 func storeFor(data map[string][]byte, wi bool, specRegion string) (conformance.Stores, error) {
@@ -112,18 +96,6 @@ func writeEtcdBackup(_ *testing.T, data map[string][]byte, _ bool) error {
 	return err
 }
 
-func withRaw(data map[string][]byte, key, value string) map[string][]byte {
-	out := maps.Clone(data)
-	out[key] = []byte(value)
-	return out
-}
-
-func without(data map[string][]byte, key string) map[string][]byte {
-	out := maps.Clone(data)
-	delete(out, key)
-	return out
-}
-
 // keyFile returns the secret's service-account key file with fields set (nil: removed).
 func keyFile(t testing.TB, data map[string][]byte, fields map[string]any) string {
 	t.Helper()
@@ -172,7 +144,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 	}
 	// Workload identity: a subject token the front's STS accepts, and one it does not know.
 	wi := map[string][]byte{"config": gcs.WorkloadIdentityConfig("bad-input-subject-token"), "token": []byte("bad-input-subject-token"), "storageAPIEndpoint": good["storageAPIEndpoint"]}
-	etcd := withRaw(good, "bucketName", "geb-bad-input")
+	etcd := badinput.With(good, "bucketName", "geb-bad-input")
 	etcdWI := map[string][]byte{"config": sidecarWorkloadIdentityConfig(gcs.ProjectID, nil), "bucketName": []byte("geb-bad-input")}
 	revoked := gcs.SecretData()
 	gcs.RevokeServiceAccountKey(revokedEmail(t, revoked))
@@ -180,101 +152,101 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 	const sa = `"serviceaccount.json"`
 
 	// The rows every provider shares (apiVersion, kind, strict decoding, backupFreshness, bucket
-	// names no store takes) are pkg/provider/all's TestSharedBadInput, run on every registered API.
-	cases := []badInput{
+	// names no store takes) are badinput.Shared, run on every registered API by pkg/provider/all.
+	cases := []badinput.Case{
 		// providerConfig: strict decoding, every error with its field path.
-		providerConfigCase("unknown field", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  mode: compliance\n", "providerConfig", "immutability.mode"),
-		providerConfigCase("unknown top-level field", providerConfigHead+"versioning: true\n", "providerConfig", "versioning"),
-		providerConfigCase("wrong apiVersion", "apiVersion: gcp.provider.extensions.gardener.cloud/v1beta1\nkind: BackupBucketConfig\n", "providerConfig.apiVersion"),
-		providerConfigCase("object given as a boolean", providerConfigHead+"immutability: yes\n", "providerConfig.immutability"),
-		providerConfigCase("map given as a list", providerConfigHead+"labels: [team]\n", "providerConfig.labels"),
-		providerConfigCase("boolean given as a string", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  locked: maybe\n", "providerConfig.immutability.locked"),
-		providerConfigCase("string given as a number", providerConfigHead+"immutability:\n  retentionType: 3\n  retentionPeriod: 24h\n", "providerConfig.immutability.retentionType"),
-		providerConfigCase("boolean given as a string, in an inlined field", providerConfigHead+"generatedCredentials:\n  allowPassThrough: maybe\n", "providerConfig.generatedCredentials.allowPassThrough"),
-		providerConfigCase("duration given as a number", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24\n", "providerConfig.immutability.retentionPeriod"),
-		providerConfigCase("unparseable duration", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: forever\n", "providerConfig.immutability.retentionPeriod"),
-		providerConfigCase("negative retention period", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: -48h\n", "providerConfig.immutability.retentionPeriod"),
-		providerConfigCase("retention period not whole seconds", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h0.5s\n", "providerConfig.immutability.retentionPeriod"),
-		providerConfigCase("retention period beyond GCS's 100 years", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 876600h1s\n", "providerConfig.immutability.retentionPeriod"),
-		providerConfigCase("negative soft delete", providerConfigHead+"softDelete:\n  retentionDuration: -168h\n", "providerConfig.softDelete.retentionDuration"),
-		providerConfigCase("soft delete not whole days", providerConfigHead+"softDelete:\n  retentionDuration: 180h\n", "providerConfig.softDelete.retentionDuration"),
-		providerConfigCase("soft delete shorter than GCS's 7 days", providerConfigHead+"softDelete:\n  retentionDuration: 72h\n", "providerConfig.softDelete.retentionDuration"),
-		providerConfigCase("soft delete longer than GCS's 90 days", providerConfigHead+"softDelete:\n  retentionDuration: 2184h\n", "providerConfig.softDelete.retentionDuration"),
-		providerConfigCase("unknown retention type", providerConfigHead+"immutability:\n  retentionType: object\n  retentionPeriod: 24h\n", "providerConfig.immutability.retentionType"),
-		providerConfigCase("upper-case label key", providerConfigHead+"labels:\n  Team: a\n", "providerConfig.labels[Team]"),
-		providerConfigCase("label value with a dot", providerConfigHead+"labels:\n  team: a.b\n", "providerConfig.labels[team]"),
-		providerConfigCase("the extension's own label", providerConfigHead+"labels:\n  managed-by: me\n", "providerConfig.labels[managed-by]"),
-		providerConfigCase("more labels than GCS allows besides the extension's", providerConfigHead+manyLabels(64), "providerConfig.labels"),
-		providerConfigCase("unparseable rotation period", providerConfigHead+"generatedCredentials:\n  rotation:\n    period: monthly\n", "providerConfig.generatedCredentials.rotation.period"),
-		providerConfigCase("grace period not shorter than the rotation period", providerConfigHead+"generatedCredentials:\n  rotation:\n    period: 24h\n    gracePeriod: 25h\n", "providerConfig.generatedCredentials.rotation.gracePeriod"),
+		badinput.Config(gcpapi.API, "unknown field", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  mode: compliance\n", "providerConfig", "immutability.mode"),
+		badinput.Config(gcpapi.API, "unknown top-level field", providerConfigHead+"versioning: true\n", "providerConfig", "versioning"),
+		badinput.Config(gcpapi.API, "wrong apiVersion", "apiVersion: gcp.provider.extensions.gardener.cloud/v1beta1\nkind: BackupBucketConfig\n", "providerConfig.apiVersion"),
+		badinput.Config(gcpapi.API, "object given as a boolean", providerConfigHead+"immutability: yes\n", "providerConfig.immutability"),
+		badinput.Config(gcpapi.API, "map given as a list", providerConfigHead+"labels: [team]\n", "providerConfig.labels"),
+		badinput.Config(gcpapi.API, "boolean given as a string", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  locked: maybe\n", "providerConfig.immutability.locked"),
+		badinput.Config(gcpapi.API, "string given as a number", providerConfigHead+"immutability:\n  retentionType: 3\n  retentionPeriod: 24h\n", "providerConfig.immutability.retentionType"),
+		badinput.Config(gcpapi.API, "boolean given as a string, in an inlined field", providerConfigHead+"generatedCredentials:\n  allowPassThrough: maybe\n", "providerConfig.generatedCredentials.allowPassThrough"),
+		badinput.Config(gcpapi.API, "duration given as a number", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24\n", "providerConfig.immutability.retentionPeriod"),
+		badinput.Config(gcpapi.API, "unparseable duration", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: forever\n", "providerConfig.immutability.retentionPeriod"),
+		badinput.Config(gcpapi.API, "negative retention period", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: -48h\n", "providerConfig.immutability.retentionPeriod"),
+		badinput.Config(gcpapi.API, "retention period not whole seconds", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h0.5s\n", "providerConfig.immutability.retentionPeriod"),
+		badinput.Config(gcpapi.API, "retention period beyond GCS's 100 years", providerConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 876600h1s\n", "providerConfig.immutability.retentionPeriod"),
+		badinput.Config(gcpapi.API, "negative soft delete", providerConfigHead+"softDelete:\n  retentionDuration: -168h\n", "providerConfig.softDelete.retentionDuration"),
+		badinput.Config(gcpapi.API, "soft delete not whole days", providerConfigHead+"softDelete:\n  retentionDuration: 180h\n", "providerConfig.softDelete.retentionDuration"),
+		badinput.Config(gcpapi.API, "soft delete shorter than GCS's 7 days", providerConfigHead+"softDelete:\n  retentionDuration: 72h\n", "providerConfig.softDelete.retentionDuration"),
+		badinput.Config(gcpapi.API, "soft delete longer than GCS's 90 days", providerConfigHead+"softDelete:\n  retentionDuration: 2184h\n", "providerConfig.softDelete.retentionDuration"),
+		badinput.Config(gcpapi.API, "unknown retention type", providerConfigHead+"immutability:\n  retentionType: object\n  retentionPeriod: 24h\n", "providerConfig.immutability.retentionType"),
+		badinput.Config(gcpapi.API, "upper-case label key", providerConfigHead+"labels:\n  Team: a\n", "providerConfig.labels[Team]"),
+		badinput.Config(gcpapi.API, "label value with a dot", providerConfigHead+"labels:\n  team: a.b\n", "providerConfig.labels[team]"),
+		badinput.Config(gcpapi.API, "the extension's own label", providerConfigHead+"labels:\n  managed-by: me\n", "providerConfig.labels[managed-by]"),
+		badinput.Config(gcpapi.API, "more labels than GCS allows besides the extension's", providerConfigHead+manyLabels(64), "providerConfig.labels"),
+		badinput.Config(gcpapi.API, "unparseable rotation period", providerConfigHead+"generatedCredentials:\n  rotation:\n    period: monthly\n", "providerConfig.generatedCredentials.rotation.period"),
+		badinput.Config(gcpapi.API, "grace period not shorter than the rotation period", providerConfigHead+"generatedCredentials:\n  rotation:\n    period: 24h\n    gracePeriod: 25h\n", "providerConfig.generatedCredentials.rotation.gracePeriod"),
 
 		// Secrets: on bucket reconcile.
-		{name: "secret: no serviceaccount.json", data: without(good, "serviceaccount.json"), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{sa}},
-		{name: "secret: empty serviceaccount.json", data: withRaw(good, "serviceaccount.json", ""), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{sa}},
-		{name: "secret: serviceaccount.json not JSON", data: withRaw(good, "serviceaccount.json", "private-key-not-json-at-all"), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{sa, "not a service-account key file"}},
-		{name: "secret: serviceaccount.json a JSON list", data: withRaw(good, "serviceaccount.json", `["a-json-list-of-things"]`), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{sa}},
-		{name: "secret: serviceaccount.json with a number for type", data: withRaw(good, "serviceaccount.json", keyFile(t, good, map[string]any{"type": 7})), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{sa, `"type"`}},
-		{name: "secret: serviceaccount.json an external account", data: withRaw(good, "serviceaccount.json", keyFile(t, good, map[string]any{"type": "external_account"})), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{sa, `"external_account"`}},
-		{name: "secret: serviceaccount.json a user's credentials", data: withRaw(good, "serviceaccount.json", keyFile(t, good, map[string]any{"type": "authorized_user"})), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{sa, `"authorized_user"`}},
-		{name: "secret: serviceaccount.json without project_id", data: withRaw(good, "serviceaccount.json", keyFile(t, good, map[string]any{"project_id": nil})), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{sa, "project_id"}},
-		{name: "secret: serviceaccount.json without client_email", data: withRaw(good, "serviceaccount.json", keyFile(t, good, map[string]any{"client_email": nil})), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{sa, "client_email"}},
-		{name: "secret: serviceaccount.json without private_key", data: withRaw(good, "serviceaccount.json", keyFile(t, good, map[string]any{"private_key": nil})), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{sa, "private_key"}},
-		{name: "secret: private_key not PEM", data: withRaw(good, "serviceaccount.json", keyFile(t, good, map[string]any{"private_key": "secret-material-not-pem"})), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{sa, "private_key", "PEM"}},
-		{name: "secret: private_key a PEM block without a key", data: withRaw(good, "serviceaccount.json", keyFile(t, good, map[string]any{"private_key": "-----BEGIN PRIVATE KEY-----\nc2VjcmV0LW1hdGVyaWFsLW5vdC1hLWtleQ==\n-----END PRIVATE KEY-----\n"})), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{sa, "private_key"}},
-		{name: "secret: a key the token endpoint refuses", data: revoked, run: reconcileBucket(fresh(), region), want: objectstore.ErrUnauthenticated, names: []string{sa, "refused"}},
-		{name: "secret: storageAPIEndpoint not absolute", data: withRaw(good, "storageAPIEndpoint", "storage.googleapis.com/storage/v1/"), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{`"storageAPIEndpoint"`}},
-		{name: "secret: storageAPIEndpoint with an unclosed IPv6 bracket", data: withRaw(good, "storageAPIEndpoint", "http://[::1"), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{`"storageAPIEndpoint"`}},
-		{name: "secret: storageAPIEndpoint with an ftp scheme", data: withRaw(good, "storageAPIEndpoint", "ftp://storage.googleapis.com/"), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{`"storageAPIEndpoint"`, "https"}},
-		{name: "secret: storageAPIEndpoint plain http off loopback", data: withRaw(good, "storageAPIEndpoint", "http://storage.googleapis.com/storage/v1/"), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{`"storageAPIEndpoint"`, "loopback"}},
-		{name: "secret: storageAPIEndpoint with credentials in it", data: withRaw(good, "storageAPIEndpoint", "https://user:endpoint-password@storage.googleapis.com/"), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{`"storageAPIEndpoint"`, "credentials"}},
-		{name: "secret: storageAPIEndpoint with a query", data: withRaw(good, "storageAPIEndpoint", "https://storage.googleapis.com/storage/v1/?key=api-key-value"), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{`"storageAPIEndpoint"`}},
-		{name: "secret: storageAPIEndpoint with another path", data: withRaw(good, "storageAPIEndpoint", "https://storage.googleapis.com/upload/storage/v1/"), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{`"storageAPIEndpoint"`, "path"}},
-		{name: "secret: storageAPIEndpoint with a trailing newline", data: withRaw(good, "storageAPIEndpoint", string(good["storageAPIEndpoint"])+"\n"), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{`"storageAPIEndpoint"`, "newline"}},
+		{Name: "secret: no serviceaccount.json", Data: badinput.Without(good, "serviceaccount.json"), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{sa}},
+		{Name: "secret: empty serviceaccount.json", Data: badinput.With(good, "serviceaccount.json", ""), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{sa}},
+		{Name: "secret: serviceaccount.json not JSON", Data: badinput.With(good, "serviceaccount.json", "private-key-not-json-at-all"), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{sa, "not a service-account key file"}},
+		{Name: "secret: serviceaccount.json a JSON list", Data: badinput.With(good, "serviceaccount.json", `["a-json-list-of-things"]`), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{sa}},
+		{Name: "secret: serviceaccount.json with a number for type", Data: badinput.With(good, "serviceaccount.json", keyFile(t, good, map[string]any{"type": 7})), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{sa, `"type"`}},
+		{Name: "secret: serviceaccount.json an external account", Data: badinput.With(good, "serviceaccount.json", keyFile(t, good, map[string]any{"type": "external_account"})), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{sa, `"external_account"`}},
+		{Name: "secret: serviceaccount.json a user's credentials", Data: badinput.With(good, "serviceaccount.json", keyFile(t, good, map[string]any{"type": "authorized_user"})), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{sa, `"authorized_user"`}},
+		{Name: "secret: serviceaccount.json without project_id", Data: badinput.With(good, "serviceaccount.json", keyFile(t, good, map[string]any{"project_id": nil})), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{sa, "project_id"}},
+		{Name: "secret: serviceaccount.json without client_email", Data: badinput.With(good, "serviceaccount.json", keyFile(t, good, map[string]any{"client_email": nil})), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{sa, "client_email"}},
+		{Name: "secret: serviceaccount.json without private_key", Data: badinput.With(good, "serviceaccount.json", keyFile(t, good, map[string]any{"private_key": nil})), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{sa, "private_key"}},
+		{Name: "secret: private_key not PEM", Data: badinput.With(good, "serviceaccount.json", keyFile(t, good, map[string]any{"private_key": "secret-material-not-pem"})), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{sa, "private_key", "PEM"}},
+		{Name: "secret: private_key a PEM block without a key", Data: badinput.With(good, "serviceaccount.json", keyFile(t, good, map[string]any{"private_key": "-----BEGIN PRIVATE KEY-----\nc2VjcmV0LW1hdGVyaWFsLW5vdC1hLWtleQ==\n-----END PRIVATE KEY-----\n"})), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{sa, "private_key"}},
+		{Name: "secret: a key the token endpoint refuses", Data: revoked, Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrUnauthenticated, Names: []string{sa, "refused"}},
+		{Name: "secret: storageAPIEndpoint not absolute", Data: badinput.With(good, "storageAPIEndpoint", "storage.googleapis.com/storage/v1/"), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{`"storageAPIEndpoint"`}},
+		{Name: "secret: storageAPIEndpoint with an unclosed IPv6 bracket", Data: badinput.With(good, "storageAPIEndpoint", "http://[::1"), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{`"storageAPIEndpoint"`}},
+		{Name: "secret: storageAPIEndpoint with an ftp scheme", Data: badinput.With(good, "storageAPIEndpoint", "ftp://storage.googleapis.com/"), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{`"storageAPIEndpoint"`, "https"}},
+		{Name: "secret: storageAPIEndpoint plain http off loopback", Data: badinput.With(good, "storageAPIEndpoint", "http://storage.googleapis.com/storage/v1/"), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{`"storageAPIEndpoint"`, "loopback"}},
+		{Name: "secret: storageAPIEndpoint with credentials in it", Data: badinput.With(good, "storageAPIEndpoint", "https://user:endpoint-password@storage.googleapis.com/"), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{`"storageAPIEndpoint"`, "credentials"}},
+		{Name: "secret: storageAPIEndpoint with a query", Data: badinput.With(good, "storageAPIEndpoint", "https://storage.googleapis.com/storage/v1/?key=api-key-value"), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{`"storageAPIEndpoint"`}},
+		{Name: "secret: storageAPIEndpoint with another path", Data: badinput.With(good, "storageAPIEndpoint", "https://storage.googleapis.com/upload/storage/v1/"), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{`"storageAPIEndpoint"`, "path"}},
+		{Name: "secret: storageAPIEndpoint with a trailing newline", Data: badinput.With(good, "storageAPIEndpoint", string(good["storageAPIEndpoint"])+"\n"), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{`"storageAPIEndpoint"`, "newline"}},
 
 		// Secrets: credential modes the provider cannot use.
-		{name: "secret: workload identity with a service-account key too", data: withRaw(wi, "serviceaccount.json", string(good["serviceaccount.json"])), wi: true, run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{sa, `"config"`, `"token"`}},
-		{name: "secret: service-account key with a workload identity config", data: withRaw(good, "config", string(wi["config"])), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{`"config"`, "not a workload identity secret"}},
-		{name: "secret: service-account key with a token", data: withRaw(good, "token", "stray-token-value"), run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{`"token"`, "not a workload identity secret"}},
+		{Name: "secret: workload identity with a service-account key too", Data: badinput.With(wi, "serviceaccount.json", string(good["serviceaccount.json"])), Run: asWI(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{sa, `"config"`, `"token"`}},
+		{Name: "secret: service-account key with a workload identity config", Data: badinput.With(good, "config", string(wi["config"])), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{`"config"`, "not a workload identity secret"}},
+		{Name: "secret: service-account key with a token", Data: badinput.With(good, "token", "stray-token-value"), Run: asKey(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{`"token"`, "not a workload identity secret"}},
 
 		// Workload identity configuration.
-		{name: "workload identity: no config", data: without(wi, "config"), wi: true, run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{`"config"`}},
-		{name: "workload identity: config not YAML", data: withRaw(wi, "config", "{{{"), wi: true, run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{"config"}},
-		{name: "workload identity: config of another kind", data: withRaw(wi, "config", "apiVersion: gcp.provider.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n"), wi: true, run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{"config.kind"}},
-		{name: "workload identity: no projectID", data: withRaw(wi, "config", string(sidecarWorkloadIdentityConfig("", nil))), wi: true, run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{"config.projectID"}},
-		{name: "workload identity: credentialsConfig a service account", data: withRaw(wi, "config", string(sidecarWorkloadIdentityConfig(gcs.ProjectID, map[string]string{"type": "service_account"}))), wi: true, run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{"config.credentialsConfig.type"}},
-		{name: "workload identity: credentialsConfig without token_url", data: withRaw(wi, "config", string(sidecarWorkloadIdentityConfig(gcs.ProjectID, map[string]string{"token_url": ""}))), wi: true, run: reconcileBucket(fresh(), region), want: objectstore.ErrInvalidConfig, names: []string{"config.credentialsConfig.token_url"}},
-		{name: "workload identity: no token yet", data: without(wi, "token"), wi: true, run: reconcileBucket(fresh(), region), want: objectstore.ErrUnauthenticated, names: []string{`"token"`}},
-		{name: "workload identity: a token the STS refuses", data: withRaw(wi, "token", "unknown-subject-token"), wi: true, run: reconcileBucket(fresh(), region), want: objectstore.ErrUnauthenticated, names: []string{`"token"`, "refused"}},
+		{Name: "workload identity: no config", Data: badinput.Without(wi, "config"), Run: asWI(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{`"config"`}},
+		{Name: "workload identity: config not YAML", Data: badinput.With(wi, "config", "{{{"), Run: asWI(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{"config"}},
+		{Name: "workload identity: config of another kind", Data: badinput.With(wi, "config", "apiVersion: gcp.provider.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n"), Run: asWI(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{"config.kind"}},
+		{Name: "workload identity: no projectID", Data: badinput.With(wi, "config", string(sidecarWorkloadIdentityConfig("", nil))), Run: asWI(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{"config.projectID"}},
+		{Name: "workload identity: credentialsConfig a service account", Data: badinput.With(wi, "config", string(sidecarWorkloadIdentityConfig(gcs.ProjectID, map[string]string{"type": "service_account"}))), Run: asWI(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{"config.credentialsConfig.type"}},
+		{Name: "workload identity: credentialsConfig without token_url", Data: badinput.With(wi, "config", string(sidecarWorkloadIdentityConfig(gcs.ProjectID, map[string]string{"token_url": ""}))), Run: asWI(reconcileBucket(fresh(), region)), Want: objectstore.ErrInvalidConfig, Names: []string{"config.credentialsConfig.token_url"}},
+		{Name: "workload identity: no token yet", Data: badinput.Without(wi, "token"), Run: asWI(reconcileBucket(fresh(), region)), Want: objectstore.ErrUnauthenticated, Names: []string{`"token"`}},
+		{Name: "workload identity: a token the STS refuses", Data: badinput.With(wi, "token", "unknown-subject-token"), Run: asWI(reconcileBucket(fresh(), region)), Want: objectstore.ErrUnauthenticated, Names: []string{`"token"`, "refused"}},
 
 		// Locations.
-		{name: "location: existing bucket in another location than spec.region", data: good, run: reconcileBucket(elsewhere, region), want: objectstore.ErrInvalidConfig, names: []string{elsewhere, `"US-EAST1"`, `"` + region + `"`, "spec.region"}},
-		{name: "location: spec.region with an underscore", data: good, run: reconcileBucket(fresh(), "europe_west1"), want: objectstore.ErrInvalidConfig, names: []string{"spec.region", "europe_west1"}},
-		{name: "location: spec.region with a trailing newline", data: good, run: reconcileBucket(fresh(), region+"\n"), want: objectstore.ErrInvalidConfig, names: []string{"spec.region"}},
-		{name: "location: no spec.region", data: good, run: reconcileBucket(fresh(), ""), want: objectstore.ErrInvalidConfig, names: []string{"spec.region"}},
-		{name: "ownership: a name another project holds", data: good, run: reconcileBucket("foreign-"+fresh(), region), want: objectstore.ErrOwnedByOther, names: []string{"foreign-", "another project"}},
+		{Name: "location: existing bucket in another location than spec.region", Data: good, Run: asKey(reconcileBucket(elsewhere, region)), Want: objectstore.ErrInvalidConfig, Names: []string{elsewhere, `"US-EAST1"`, `"` + region + `"`, "spec.region"}},
+		{Name: "location: spec.region with an underscore", Data: good, Run: asKey(reconcileBucket(fresh(), "europe_west1")), Want: objectstore.ErrInvalidConfig, Names: []string{"spec.region", "europe_west1"}},
+		{Name: "location: spec.region with a trailing newline", Data: good, Run: asKey(reconcileBucket(fresh(), region+"\n")), Want: objectstore.ErrInvalidConfig, Names: []string{"spec.region"}},
+		{Name: "location: no spec.region", Data: good, Run: asKey(reconcileBucket(fresh(), "")), Want: objectstore.ErrInvalidConfig, Names: []string{"spec.region"}},
+		{Name: "ownership: a name another project holds", Data: good, Run: asKey(reconcileBucket("foreign-"+fresh(), region)), Want: objectstore.ErrOwnedByOther, Names: []string{"foreign-", "another project"}},
 
 		// Entry and bucket deletion.
-		{name: "entry deletion: malformed storageAPIEndpoint", data: withRaw(good, "storageAPIEndpoint", "ftp://x"), run: deleteEntry(elsewhere), want: objectstore.ErrInvalidConfig, names: []string{`"storageAPIEndpoint"`}},
-		{name: "entry deletion: serviceaccount.json not JSON", data: withRaw(good, "serviceaccount.json", "private-key-not-json-at-all"), run: deleteEntry(elsewhere), want: objectstore.ErrInvalidConfig, names: []string{sa}},
-		{name: "entry deletion: a key the token endpoint refuses", data: revoked, run: deleteEntry(elsewhere), want: objectstore.ErrUnauthenticated, names: []string{sa, elsewhere}},
-		{name: "entry deletion: workload identity without a token", data: without(wi, "token"), wi: true, run: deleteEntry(elsewhere), want: objectstore.ErrUnauthenticated, names: []string{`"token"`}},
-		{name: "bucket deletion: a key the token endpoint refuses", data: revoked, run: deleteBucket(elsewhere), want: objectstore.ErrUnauthenticated, names: []string{sa}},
-		{name: "bucket deletion: serviceaccount.json without private_key", data: withRaw(good, "serviceaccount.json", keyFile(t, good, map[string]any{"private_key": nil})), run: deleteBucket(elsewhere), want: objectstore.ErrInvalidConfig, names: []string{sa, "private_key"}},
+		{Name: "entry deletion: malformed storageAPIEndpoint", Data: badinput.With(good, "storageAPIEndpoint", "ftp://x"), Run: asKey(deleteEntry(elsewhere)), Want: objectstore.ErrInvalidConfig, Names: []string{`"storageAPIEndpoint"`}},
+		{Name: "entry deletion: serviceaccount.json not JSON", Data: badinput.With(good, "serviceaccount.json", "private-key-not-json-at-all"), Run: asKey(deleteEntry(elsewhere)), Want: objectstore.ErrInvalidConfig, Names: []string{sa}},
+		{Name: "entry deletion: a key the token endpoint refuses", Data: revoked, Run: asKey(deleteEntry(elsewhere)), Want: objectstore.ErrUnauthenticated, Names: []string{sa, elsewhere}},
+		{Name: "entry deletion: workload identity without a token", Data: badinput.Without(wi, "token"), Run: asWI(deleteEntry(elsewhere)), Want: objectstore.ErrUnauthenticated, Names: []string{`"token"`}},
+		{Name: "bucket deletion: a key the token endpoint refuses", Data: revoked, Run: asKey(deleteBucket(elsewhere)), Want: objectstore.ErrUnauthenticated, Names: []string{sa}},
+		{Name: "bucket deletion: serviceaccount.json without private_key", Data: badinput.With(good, "serviceaccount.json", keyFile(t, good, map[string]any{"private_key": nil})), Run: asKey(deleteBucket(elsewhere)), Want: objectstore.ErrInvalidConfig, Names: []string{sa, "private_key"}},
 
 		// etcd-backup: what etcd-backup-restore v0.43.0 could not use is refused, naming the key.
-		{name: "etcd-backup: no serviceaccount.json", data: without(etcd, "serviceaccount.json"), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{sa}},
-		{name: "etcd-backup: serviceaccount.json an external account", data: withRaw(etcd, "serviceaccount.json", keyFile(t, etcd, map[string]any{"type": "external_account"})), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{sa}},
-		{name: "etcd-backup: project_id the sidecar refuses", data: withRaw(etcd, "serviceaccount.json", keyFile(t, etcd, map[string]any{"project_id": "My_Project"})), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{sa, "project_id", "My_Project"}},
-		{name: "etcd-backup: a key file field the sidecar refuses", data: withRaw(etcd, "serviceaccount.json", keyFile(t, etcd, map[string]any{"quota_project_id": "other-project"})), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{sa, `"quota_project_id"`}},
-		{name: "etcd-backup: storageAPIEndpoint with a trailing newline", data: withRaw(etcd, "storageAPIEndpoint", "https://storage.googleapis.com/storage/v1/\n"), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{`"storageAPIEndpoint"`}},
-		{name: "etcd-backup: storageAPIEndpoint with an ftp scheme", data: withRaw(etcd, "storageAPIEndpoint", "ftp://x"), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{`"storageAPIEndpoint"`}},
-		{name: "etcd-backup: both a key and a workload identity", data: withRaw(etcd, "config", string(etcdWI["config"])), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{sa, `"config"`}},
-		{name: "etcd-backup: bucketName breaking GCS's rules", data: withRaw(etcd, "bucketName", "Geb-Bad-Input"), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{`"bucketName"`, "Geb-Bad-Input", "lowercase"}},
-		{name: "etcd-backup: workload identity config not decodable", data: withRaw(etcdWI, "config", "{{{"), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{"config"}},
-		{name: "etcd-backup: workload identity token_url not Google's STS", data: withRaw(etcdWI, "config", string(gcs.WorkloadIdentityConfig("etcd-subject-token"))), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{`"config"`, "config.credentialsConfig.token_url", "https://sts.googleapis.com/v1/token"}},
-		{name: "etcd-backup: workload identity subject_token_type not a JWT", data: withRaw(etcdWI, "config", string(sidecarWorkloadIdentityConfig(gcs.ProjectID, map[string]string{"subject_token_type": "urn:ietf:params:oauth:token-type:saml2"}))), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{"config.credentialsConfig.subject_token_type"}},
-		{name: "etcd-backup: workload identity impersonation URL the sidecar refuses", data: withRaw(etcdWI, "config", string(sidecarWorkloadIdentityConfig(gcs.ProjectID, map[string]string{"service_account_impersonation_url": "https://example.com/impersonate"}))), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{"config.credentialsConfig.service_account_impersonation_url"}},
-		{name: "etcd-backup: workload identity projectID the sidecar refuses", data: withRaw(etcdWI, "config", string(sidecarWorkloadIdentityConfig("p1", nil))), run: writeEtcdBackup, want: objectstore.ErrInvalidConfig, names: []string{"config.projectID", `"p1"`}},
+		{Name: "etcd-backup: no serviceaccount.json", Data: badinput.Without(etcd, "serviceaccount.json"), Run: asKey(writeEtcdBackup), Want: objectstore.ErrInvalidConfig, Names: []string{sa}},
+		{Name: "etcd-backup: serviceaccount.json an external account", Data: badinput.With(etcd, "serviceaccount.json", keyFile(t, etcd, map[string]any{"type": "external_account"})), Run: asKey(writeEtcdBackup), Want: objectstore.ErrInvalidConfig, Names: []string{sa}},
+		{Name: "etcd-backup: project_id the sidecar refuses", Data: badinput.With(etcd, "serviceaccount.json", keyFile(t, etcd, map[string]any{"project_id": "My_Project"})), Run: asKey(writeEtcdBackup), Want: objectstore.ErrInvalidConfig, Names: []string{sa, "project_id", "My_Project"}},
+		{Name: "etcd-backup: a key file field the sidecar refuses", Data: badinput.With(etcd, "serviceaccount.json", keyFile(t, etcd, map[string]any{"quota_project_id": "other-project"})), Run: asKey(writeEtcdBackup), Want: objectstore.ErrInvalidConfig, Names: []string{sa, `"quota_project_id"`}},
+		{Name: "etcd-backup: storageAPIEndpoint with a trailing newline", Data: badinput.With(etcd, "storageAPIEndpoint", "https://storage.googleapis.com/storage/v1/\n"), Run: asKey(writeEtcdBackup), Want: objectstore.ErrInvalidConfig, Names: []string{`"storageAPIEndpoint"`}},
+		{Name: "etcd-backup: storageAPIEndpoint with an ftp scheme", Data: badinput.With(etcd, "storageAPIEndpoint", "ftp://x"), Run: asKey(writeEtcdBackup), Want: objectstore.ErrInvalidConfig, Names: []string{`"storageAPIEndpoint"`}},
+		{Name: "etcd-backup: both a key and a workload identity", Data: badinput.With(etcd, "config", string(etcdWI["config"])), Run: asKey(writeEtcdBackup), Want: objectstore.ErrInvalidConfig, Names: []string{sa, `"config"`}},
+		{Name: "etcd-backup: bucketName breaking GCS's rules", Data: badinput.With(etcd, "bucketName", "Geb-Bad-Input"), Run: asKey(writeEtcdBackup), Want: objectstore.ErrInvalidConfig, Names: []string{`"bucketName"`, "Geb-Bad-Input", "lowercase"}},
+		{Name: "etcd-backup: workload identity config not decodable", Data: badinput.With(etcdWI, "config", "{{{"), Run: asKey(writeEtcdBackup), Want: objectstore.ErrInvalidConfig, Names: []string{"config"}},
+		{Name: "etcd-backup: workload identity token_url not Google's STS", Data: badinput.With(etcdWI, "config", string(gcs.WorkloadIdentityConfig("etcd-subject-token"))), Run: asKey(writeEtcdBackup), Want: objectstore.ErrInvalidConfig, Names: []string{`"config"`, "config.credentialsConfig.token_url", "https://sts.googleapis.com/v1/token"}},
+		{Name: "etcd-backup: workload identity subject_token_type not a JWT", Data: badinput.With(etcdWI, "config", string(sidecarWorkloadIdentityConfig(gcs.ProjectID, map[string]string{"subject_token_type": "urn:ietf:params:oauth:token-type:saml2"}))), Run: asKey(writeEtcdBackup), Want: objectstore.ErrInvalidConfig, Names: []string{"config.credentialsConfig.subject_token_type"}},
+		{Name: "etcd-backup: workload identity impersonation URL the sidecar refuses", Data: badinput.With(etcdWI, "config", string(sidecarWorkloadIdentityConfig(gcs.ProjectID, map[string]string{"service_account_impersonation_url": "https://example.com/impersonate"}))), Run: asKey(writeEtcdBackup), Want: objectstore.ErrInvalidConfig, Names: []string{"config.credentialsConfig.service_account_impersonation_url"}},
+		{Name: "etcd-backup: workload identity projectID the sidecar refuses", Data: badinput.With(etcdWI, "config", string(sidecarWorkloadIdentityConfig("p1", nil))), Run: asKey(writeEtcdBackup), Want: objectstore.ErrInvalidConfig, Names: []string{"config.projectID", `"p1"`}},
 	}
 
 	// Names: every GCS bucket naming rule, checked before any request.
@@ -299,50 +271,28 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		{"a misspelling of google with zeros", "backup-g00gle", `"google"`},
 		{"a misspelling of google with a one", "backup-goog1e", `"google"`},
 	} {
-		cases = append(cases, badInput{name: "bucket name: " + n.name, data: good, run: reconcileBucket(n.bucket, region),
-			want: objectstore.ErrInvalidConfig, names: []string{fmt.Sprintf("%q", n.bucket), n.rule, "BackupBucket's name"}})
+		cases = append(cases, badinput.Case{Name: "bucket name: " + n.name, Data: good, Run: asKey(reconcileBucket(n.bucket, region)),
+			Want: objectstore.ErrInvalidConfig, Names: []string{fmt.Sprintf("%q", n.bucket), n.rule, "BackupBucket's name"}})
 	}
 	for _, bucket := range []string{"Backup-Bucket", "10.1.2.3", "backup..bucket", "goog-backup"} {
-		cases = append(cases, badInput{name: "entry deletion: spec.bucketName " + bucket, data: good, run: deleteEntry(bucket),
-			want: objectstore.ErrInvalidConfig, names: []string{bucket, "spec.bucketName"}})
-		cases = append(cases, badInput{name: "bucket deletion: " + bucket, data: good, run: deleteBucket(bucket),
-			want: objectstore.ErrInvalidConfig, names: []string{bucket, "BackupBucket's name"}})
+		cases = append(cases, badinput.Case{Name: "entry deletion: spec.bucketName " + bucket, Data: good, Run: asKey(deleteEntry(bucket)),
+			Want: objectstore.ErrInvalidConfig, Names: []string{bucket, "spec.bucketName"}})
+		cases = append(cases, badinput.Case{Name: "bucket deletion: " + bucket, Data: good, Run: asKey(deleteBucket(bucket)),
+			Want: objectstore.ErrInvalidConfig, Names: []string{bucket, "BackupBucket's name"}})
 	}
 
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			before := bucketState(t)
-			err := c.run(t, c.data, c.wi)
-			if !errors.Is(err, c.want) {
-				t.Fatalf("got %v; want %v", err, c.want)
+	// bucketName is no secret, and an endpoint that passed validation holds no credentials (none
+	// in it, no query): the SDK's request URLs show it, which says where the request went.
+	// secretParts checks the refused endpoints' passwords.
+	badinput.Run(t, badinput.Harness{State: bucketState, AtLeast: 30, Secrets: func(data map[string][]byte) []string {
+		var values []string
+		for k := range data {
+			if k != "bucketName" && k != "storageAPIEndpoint" {
+				values = append(values, badinput.Values(data, k)...)
 			}
-			t.Log(err)
-			for _, n := range c.names {
-				if !strings.Contains(err.Error(), n) {
-					t.Errorf("the message does not name %q: %v", n, err)
-				}
-			}
-			// bucketName is no secret, and an endpoint that passed validation holds no
-			// credentials (none in it, no query): the SDK's request URLs show it, which says
-			// where the request went. secretParts checks the refused endpoints' passwords.
-			for k, v := range c.data {
-				if k != "bucketName" && k != "storageAPIEndpoint" && len(v) > 3 && strings.Contains(err.Error(), string(v)) {
-					t.Errorf("the message reveals the value of the secret key %q: %v", k, err)
-				}
-			}
-			for _, s := range secretParts(c.data) {
-				if strings.Contains(err.Error(), s) {
-					t.Errorf("the message reveals a secret %q: %v", s, err)
-				}
-			}
-			if after := bucketState(t); !slices.Equal(before, after) {
-				t.Errorf("the store's buckets changed: before %v, after %v", before, after)
-			}
-		})
-	}
-	if len(cases) < 30 {
-		t.Fatalf("only %d wrong inputs", len(cases))
-	}
+		}
+		return append(values, secretParts(data)...)
+	}}, cases)
 }
 
 // reconcileBucketWith is reconcileBucket with a providerConfig.

@@ -98,7 +98,7 @@ func TestBucketSettingsAreCreatedAndConverged(t *testing.T) {
 	gcs.SetBucketField(name, "iamConfiguration", json.RawMessage(`{"uniformBucketLevelAccess":{"enabled":false},"publicAccessPrevention":"inherited"}`), false)
 	gcs.SetBucketField(name, "lifecycle", json.RawMessage(`{"rule":[{"action":{"type":"Delete"},"condition":{"age":1}}]}`), false)
 	// (The label managed-by stays: a bucket without it is somebody else's unless it is
-	// provider-gcp's, see adoption_test.go.)
+	// provider-gcp's, see takeover_test.go.)
 	gcs.SetBucketField(name, "labels", json.RawMessage(`{"other":"kept","`+gcpapi.ManagedLabel+`":"`+gcpapi.ManagedLabelValue+`"}`), false)
 	gcs.SetBucketField(name, "retentionPolicy", nil, false)
 	if err := ensure(t, s, name, cfg); err != nil {

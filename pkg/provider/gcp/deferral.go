@@ -83,25 +83,6 @@ func (e *ForbiddenReadError) Is(target error) bool { return target == objectstor
 // Unwrap returns the store's answer.
 func (e *ForbiddenReadError) Unwrap() error { return e.Cause }
 
-// RuleMissingError reports a bucket whose deferral rule is not in place and that the credentials
-// in use may not put there. It matches objectstore.ErrForbidden.
-type RuleMissingError struct {
-	Bucket string
-	Rule   string
-	Cause  error
-}
-
-func (e *RuleMissingError) Error() string {
-	return fmt.Sprintf("bucket %q lacks the %s, and these credentials may not write the bucket's lifecycle (%v); the rule is put in place by the BackupBucket's reconcile with the operator's credentials: reconcile the BackupBucket %q on its seed (annotation gardener.cloud/operation=reconcile)",
-		e.Bucket, e.Rule, e.Cause, e.Bucket)
-}
-
-// Is makes errors.Is(err, objectstore.ErrForbidden) true.
-func (e *RuleMissingError) Is(target error) bool { return target == objectstore.ErrForbidden }
-
-// Unwrap returns the store's answer to the write.
-func (e *RuleMissingError) Unwrap() error { return e.Cause }
-
 // DeferDeletion implements objectstore.Management: it checks that the bucket-wide rule is in place
 // (writing it only where it is missing and these credentials may), marks every generation under
 // prefix that has no custom time yet (so an interrupted deferral resumes; a custom time can only
@@ -160,7 +141,7 @@ func (s *management) ensureMarkedRule(ctx context.Context, bucket string) (*raws
 	}
 	_, err = s.ensureRules(ctx, bucket, "", []storage.LifecycleRule{markedRule()})
 	if errors.Is(err, objectstore.ErrForbidden) {
-		return nil, &RuleMissingError{Bucket: bucket, Rule: describeRule(markedRule()), Cause: err}
+		return nil, &objectstore.RuleMissingError{Bucket: bucket, Why: "it lacks the " + describeRule(markedRule()), Cause: err}
 	}
 	if err != nil {
 		return nil, err

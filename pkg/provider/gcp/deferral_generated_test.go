@@ -121,7 +121,7 @@ func TestGeneratedCredentialsDoNotWriteAMissingRule(t *testing.T) {
 	_, entry, bucket := generatedEntry(t)
 	setRules(bucket, `{"action":{"type":"AbortIncompleteMultipartUpload"},"condition":{"age":7}}`)
 	_, err := entry.DeferDeletion(context.Background(), bucket, entryA)
-	var missing *gcpprovider.RuleMissingError
+	var missing *objectstore.RuleMissingError
 	if !errors.As(err, &missing) || !errors.Is(err, objectstore.ErrForbidden) || !strings.Contains(err.Error(), "reconcile the BackupBucket") {
 		t.Fatalf("DeferDeletion on a bucket without its rule = %v; want a RuleMissingError (ErrForbidden)", err)
 	}

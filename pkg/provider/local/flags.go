@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // Flags of the local binary (cmd/gardener-extension-backup-local) beside the common ones.
@@ -18,25 +20,21 @@ const (
 	FlagHostPath = "local-host-path"
 )
 
-// BindFlags adds the local provider's flags to cmd and, before it runs, checks them and sets
-// them on p: --local-root (required, an existing absolute directory) and --local-host-path
-// (absolute; default --local-root).
-func BindFlags(cmd *cobra.Command, p *Provider) {
-	cmd.Flags().StringVar(&p.Root, FlagRoot, "", "Absolute directory, as this process sees it, in which each BackupBucket is a directory of its name "+
+// Flags implements provider.Cloud: --local-root (required, an existing absolute directory) and
+// --local-host-path (absolute; default --local-root), parsed into p's Root and HostPath.
+func (p *Provider) Flags() provider.Flags { return flags{p} }
+
+// flags are the local binary's flags, bound to the Provider's fields.
+type flags struct{ p *Provider }
+
+func (f flags) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.p.Root, FlagRoot, "", "Absolute directory, as this process sees it, in which each BackupBucket is a directory of its name "+
 		"(in Gardener's local setup the hostPath volume mounted at provider-local's --backupbucket-local-dir).")
-	cmd.Flags().StringVar(&p.HostPath, FlagHostPath, "", "The same directory as the nodes see it: the etcd-backup secret's hostPath, which etcd-druid mounts "+
+	fs.StringVar(&f.p.HostPath, FlagHostPath, "", "The same directory as the nodes see it: the etcd-backup secret's hostPath, which etcd-druid mounts "+
 		"for etcd-backup-restore's Local storage provider (in Gardener's local setup /etc/gardener/local-backupbuckets). Default: --"+FlagRoot+".")
-	previous := cmd.PreRunE
-	cmd.PreRunE = func(c *cobra.Command, args []string) error {
-		if err := p.checkFlags(); err != nil {
-			return err
-		}
-		if previous != nil {
-			return previous(c, args)
-		}
-		return nil
-	}
 }
+
+func (f flags) Complete() error { return f.p.checkFlags() }
 
 // checkFlags refuses a root that is not an existing absolute directory and a relative host path.
 func (p *Provider) checkFlags() error {

@@ -6,9 +6,7 @@ package openstack_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -18,48 +16,20 @@ import (
 	gopenstack "github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/objectstorage/v1/containers"
 
-	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/badinput"
 )
 
-// badInput is one wrong input: what the extension does with it (decode a providerConfig, build a
-// store and reconcile a bucket, delete an entry's prefix, write etcd-backup), the sentinel it must
-// answer with (which pkg/controller maps to a Gardener error code), and what the message must
-// name. Every case also checks that no secret value is in the message and that the project's
-// account holds the same containers before and after.
-type badInput struct {
-	name  string
-	data  map[string][]byte // the secret involved, if any: none of its secret values may appear
-	run   func(t *testing.T, data map[string][]byte) error
-	want  error
-	names []string // substrings the message must contain: field path, secret key, rule, region
-}
+// The wrong inputs of Swift and Keystone: the harness (test/badinput) checks that each is refused
+// with its sentinel, naming its cause, showing no secret value, and that the demo project's
+// containers are the same before and after.
 
-const osConfigHead = "apiVersion: openstack.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n"
-
-func osConfigCase(name, raw string, names ...string) badInput {
-	return badInput{name: "providerConfig: " + name, want: objectstore.ErrInvalidConfig, names: names,
-		run: func(t *testing.T, _ map[string][]byte) error {
-			_, err := osapi.API.DecodeBucketConfig([]byte(raw))
-			wantConfigurationProblem(t, err)
-			return err
-		}}
-}
-
-// wantConfigurationProblem checks that pkg/controller reports err with Gardener's
-// ERR_CONFIGURATION_PROBLEM, the code a wrong providerConfig must carry.
-func wantConfigurationProblem(t *testing.T, err error) {
-	t.Helper()
-	if codes := lasterror.Codes(err); !slices.Equal(codes, []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorConfigurationProblem}) {
-		t.Errorf("Gardener error codes %v; want %s", codes, gardencorev1beta1.ErrorConfigurationProblem)
-	}
-}
+var osConfigHead = badinput.Head(osapi.Type)
 
 // reconcileContainer does what the BackupBucket actuator does: a store from the secret and the
 // decoded config, then EnsureBucket with the bucket's name and spec.region.
@@ -97,24 +67,6 @@ func writeEtcdBackupSecret(_ *testing.T, data map[string][]byte) error {
 	return err
 }
 
-// set returns a copy of data with key set to value, empty values included (stack.With removes a
-// key given an empty value).
-func set(data map[string][]byte, kv ...string) map[string][]byte {
-	out := maps.Clone(data)
-	for i := 0; i+1 < len(kv); i += 2 {
-		out[kv[i]] = []byte(kv[i+1])
-	}
-	return out
-}
-
-func drop(data map[string][]byte, keys ...string) map[string][]byte {
-	out := maps.Clone(data)
-	for _, k := range keys {
-		delete(out, k)
-	}
-	return out
-}
-
 // secretValues are the values of data that must never be shown: the password, the application
 // credential's secret and a password in the authURL's user info.
 func secretValues(data map[string][]byte) []string {
@@ -140,105 +92,105 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 	if err := newStore(t, good).EnsureBucket(ctx, objectstore.Bucket{Name: existing, Region: "RegionOne"}); err != nil {
 		t.Fatal(err)
 	}
-	etcd := set(good, "bucketName", "geb-bad-input")
+	etcd := badinput.With(good, "bucketName", "geb-bad-input")
 	ac := newApplicationCredential(t)
-	appCred := set(drop(good, "username", "password"), "applicationCredentialID", ac.ID, "applicationCredentialName", ac.Name, "applicationCredentialSecret", ac.Secret)
+	appCred := badinput.With(badinput.Without(good, "username", "password"), "applicationCredentialID", ac.ID, "applicationCredentialName", ac.Name, "applicationCredentialSecret", ac.Secret)
 	authHost := strings.TrimPrefix(cloud.AuthURL, "http://")
 	fresh := newContainerName
 
 	// The rows every provider shares (apiVersion, kind, strict decoding, backupFreshness, bucket
-	// names no store takes) are pkg/provider/all's TestSharedBadInput, run on every registered API.
-	cases := []badInput{
+	// names no store takes) are badinput.Shared, run on every registered API by pkg/provider/all.
+	cases := []badinput.Case{
 		// providerConfig: strict decoding, every error with its field path.
-		osConfigCase("unknown field", osConfigHead+"versionning: true\n", "providerConfig", "versionning"),
-		osConfigCase("unknown nested field", osConfigHead+"generatedCredentials:\n  accesRules: false\n", "providerConfig", "generatedCredentials.accesRules"),
-		osConfigCase("not YAML", "versioning: [true\n", "providerConfig"),
-		osConfigCase("boolean given as a string", osConfigHead+"versioning: \"yes\"\n", "providerConfig.versioning", "true or false"),
-		osConfigCase("object given as a list", osConfigHead+"generatedCredentials: []\n", "providerConfig.generatedCredentials", "object"),
-		osConfigCase("list given as a string", osConfigHead+"generatedCredentials:\n  roles: member\n", "providerConfig.generatedCredentials.roles", "list"),
-		osConfigCase("boolean given as a word", osConfigHead+"generatedCredentials:\n  accessRules: maybe\n", "providerConfig.generatedCredentials.accessRules", "true or false"),
-		osConfigCase("boolean given as a number, in an inlined field", osConfigHead+"generatedCredentials:\n  allowPassThrough: 1\n", "providerConfig.generatedCredentials.allowPassThrough", "true or false"),
-		osConfigCase("unparseable rotation period", osConfigHead+"generatedCredentials:\n  rotation:\n    period: monthly\n", "providerConfig.generatedCredentials.rotation.period"),
-		osConfigCase("duration given as a number", osConfigHead+"generatedCredentials:\n  rotation:\n    gracePeriod: 24\n", "providerConfig.generatedCredentials.rotation.gracePeriod"),
-		osConfigCase("rotation period under an hour", osConfigHead+"generatedCredentials:\n  rotation:\n    period: 30m\n", "providerConfig.generatedCredentials.rotation.period", "1h"),
-		osConfigCase("negative grace period", osConfigHead+"generatedCredentials:\n  rotation:\n    gracePeriod: -1h\n", "providerConfig.generatedCredentials.rotation.gracePeriod", "negative"),
-		osConfigCase("grace period not shorter than the period", osConfigHead+"generatedCredentials:\n  rotation:\n    period: 24h\n    gracePeriod: 24h\n", "providerConfig.generatedCredentials.rotation.gracePeriod"),
-		osConfigCase("empty role", osConfigHead+"generatedCredentials:\n  roles: [member, \"\"]\n", "providerConfig.generatedCredentials.roles[1]"),
-		osConfigCase("role with surrounding spaces", osConfigHead+"generatedCredentials:\n  roles: [\" member\"]\n", "providerConfig.generatedCredentials.roles[0]"),
-		osConfigCase("duplicate role", osConfigHead+"generatedCredentials:\n  roles: [member, member]\n", "providerConfig.generatedCredentials.roles[1]"),
-		osConfigCase("immutability, which Swift cannot honour", osConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n", "providerConfig.immutability", "Swift"),
+		badinput.Config(osapi.API, "unknown field", osConfigHead+"versionning: true\n", "providerConfig", "versionning"),
+		badinput.Config(osapi.API, "unknown nested field", osConfigHead+"generatedCredentials:\n  accesRules: false\n", "providerConfig", "generatedCredentials.accesRules"),
+		badinput.Config(osapi.API, "not YAML", "versioning: [true\n", "providerConfig"),
+		badinput.Config(osapi.API, "boolean given as a string", osConfigHead+"versioning: \"yes\"\n", "providerConfig.versioning", "true or false"),
+		badinput.Config(osapi.API, "object given as a list", osConfigHead+"generatedCredentials: []\n", "providerConfig.generatedCredentials", "object"),
+		badinput.Config(osapi.API, "list given as a string", osConfigHead+"generatedCredentials:\n  roles: member\n", "providerConfig.generatedCredentials.roles", "list"),
+		badinput.Config(osapi.API, "boolean given as a word", osConfigHead+"generatedCredentials:\n  accessRules: maybe\n", "providerConfig.generatedCredentials.accessRules", "true or false"),
+		badinput.Config(osapi.API, "boolean given as a number, in an inlined field", osConfigHead+"generatedCredentials:\n  allowPassThrough: 1\n", "providerConfig.generatedCredentials.allowPassThrough", "true or false"),
+		badinput.Config(osapi.API, "unparseable rotation period", osConfigHead+"generatedCredentials:\n  rotation:\n    period: monthly\n", "providerConfig.generatedCredentials.rotation.period"),
+		badinput.Config(osapi.API, "duration given as a number", osConfigHead+"generatedCredentials:\n  rotation:\n    gracePeriod: 24\n", "providerConfig.generatedCredentials.rotation.gracePeriod"),
+		badinput.Config(osapi.API, "rotation period under an hour", osConfigHead+"generatedCredentials:\n  rotation:\n    period: 30m\n", "providerConfig.generatedCredentials.rotation.period", "1h"),
+		badinput.Config(osapi.API, "negative grace period", osConfigHead+"generatedCredentials:\n  rotation:\n    gracePeriod: -1h\n", "providerConfig.generatedCredentials.rotation.gracePeriod", "negative"),
+		badinput.Config(osapi.API, "grace period not shorter than the period", osConfigHead+"generatedCredentials:\n  rotation:\n    period: 24h\n    gracePeriod: 24h\n", "providerConfig.generatedCredentials.rotation.gracePeriod"),
+		badinput.Config(osapi.API, "empty role", osConfigHead+"generatedCredentials:\n  roles: [member, \"\"]\n", "providerConfig.generatedCredentials.roles[1]"),
+		badinput.Config(osapi.API, "role with surrounding spaces", osConfigHead+"generatedCredentials:\n  roles: [\" member\"]\n", "providerConfig.generatedCredentials.roles[0]"),
+		badinput.Config(osapi.API, "duplicate role", osConfigHead+"generatedCredentials:\n  roles: [member, member]\n", "providerConfig.generatedCredentials.roles[1]"),
+		badinput.Config(osapi.API, "immutability, which Swift cannot honour", osConfigHead+"immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n", "providerConfig.immutability", "Swift"),
 
 		// Secrets: missing or empty keys, on bucket reconcile.
-		{name: "secret: no authURL", data: drop(good, "authURL"), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"authURL"`}},
-		{name: "secret: empty authURL", data: set(good, "authURL", ""), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"authURL"`}},
-		{name: "secret: no domainName", data: drop(good, "domainName"), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"domainName"`}},
-		{name: "secret: empty tenantName", data: set(good, "tenantName", ""), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"tenantName"`}},
-		{name: "secret: no username", data: drop(good, "username"), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"username"`}},
-		{name: "secret: empty password", data: set(good, "password", ""), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"password"`}},
-		{name: "secret: application credential secret without ID or name", data: set(drop(good, "username", "password"), "applicationCredentialSecret", "lonely-app-secret"), run: reconcileContainer(fresh(), "RegionOne"),
-			want: objectstore.ErrInvalidConfig, names: []string{`"applicationCredentialID"`, `"applicationCredentialName"`}},
-		{name: "secret: application credential ID and name without the secret", data: drop(appCred, "applicationCredentialSecret"), run: reconcileContainer(fresh(), "RegionOne"),
-			want: objectstore.ErrInvalidConfig, names: []string{`"applicationCredentialSecret"`}},
-		{name: "secret: application credential without its name (etcd-backup-restore needs it)", data: drop(appCred, "applicationCredentialName"), run: reconcileContainer(fresh(), "RegionOne"),
-			want: objectstore.ErrInvalidConfig, names: []string{`"applicationCredentialName"`}},
-		{name: "secret: application credential without its name, on a container that exists (Keystone accepts it, etcd-backup-restore does not)", data: drop(appCred, "applicationCredentialName"), run: reconcileContainer(existing, "RegionOne"),
-			want: objectstore.ErrInvalidConfig, names: []string{`"applicationCredentialName"`}},
-		{name: "secret: password keys mixed with an application credential secret alone", data: set(good, "applicationCredentialSecret", "mixed-app-secret"), run: reconcileContainer(fresh(), "RegionOne"),
-			want: objectstore.ErrInvalidConfig, names: []string{`"applicationCredentialID"`}},
-		{name: "secret: password keys mixed with an application credential lacking its name", data: set(good, "applicationCredentialID", ac.ID, "applicationCredentialSecret", ac.Secret), run: reconcileContainer(fresh(), "RegionOne"),
-			want: objectstore.ErrInvalidConfig, names: []string{`"applicationCredentialName"`}},
+		{Name: "secret: no authURL", Data: badinput.Without(good, "authURL"), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"authURL"`}},
+		{Name: "secret: empty authURL", Data: badinput.With(good, "authURL", ""), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"authURL"`}},
+		{Name: "secret: no domainName", Data: badinput.Without(good, "domainName"), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"domainName"`}},
+		{Name: "secret: empty tenantName", Data: badinput.With(good, "tenantName", ""), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"tenantName"`}},
+		{Name: "secret: no username", Data: badinput.Without(good, "username"), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"username"`}},
+		{Name: "secret: empty password", Data: badinput.With(good, "password", ""), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"password"`}},
+		{Name: "secret: application credential secret without ID or name", Data: badinput.With(badinput.Without(good, "username", "password"), "applicationCredentialSecret", "lonely-app-secret"), Run: reconcileContainer(fresh(), "RegionOne"),
+			Want: objectstore.ErrInvalidConfig, Names: []string{`"applicationCredentialID"`, `"applicationCredentialName"`}},
+		{Name: "secret: application credential ID and name without the secret", Data: badinput.Without(appCred, "applicationCredentialSecret"), Run: reconcileContainer(fresh(), "RegionOne"),
+			Want: objectstore.ErrInvalidConfig, Names: []string{`"applicationCredentialSecret"`}},
+		{Name: "secret: application credential without its name (etcd-backup-restore needs it)", Data: badinput.Without(appCred, "applicationCredentialName"), Run: reconcileContainer(fresh(), "RegionOne"),
+			Want: objectstore.ErrInvalidConfig, Names: []string{`"applicationCredentialName"`}},
+		{Name: "secret: application credential without its name, on a container that exists (Keystone accepts it, etcd-backup-restore does not)", Data: badinput.Without(appCred, "applicationCredentialName"), Run: reconcileContainer(existing, "RegionOne"),
+			Want: objectstore.ErrInvalidConfig, Names: []string{`"applicationCredentialName"`}},
+		{Name: "secret: password keys mixed with an application credential secret alone", Data: badinput.With(good, "applicationCredentialSecret", "mixed-app-secret"), Run: reconcileContainer(fresh(), "RegionOne"),
+			Want: objectstore.ErrInvalidConfig, Names: []string{`"applicationCredentialID"`}},
+		{Name: "secret: password keys mixed with an application credential lacking its name", Data: badinput.With(good, "applicationCredentialID", ac.ID, "applicationCredentialSecret", ac.Secret), Run: reconcileContainer(fresh(), "RegionOne"),
+			Want: objectstore.ErrInvalidConfig, Names: []string{`"applicationCredentialName"`}},
 
 		// Secrets: malformed values, on bucket reconcile.
-		{name: "secret: authURL without a scheme", data: set(good, "authURL", authHost), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"authURL"`, "http"}},
-		{name: "secret: authURL host without a scheme", data: set(good, "authURL", "keystone.example.com/v3"), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"authURL"`}},
-		{name: "secret: authURL not a URL", data: set(good, "authURL", "http://[::1"), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"authURL"`}},
-		{name: "secret: authURL with an ftp scheme", data: set(good, "authURL", "ftp://"+authHost), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"authURL"`, "http"}},
-		{name: "secret: authURL without a host", data: set(good, "authURL", "https:///v3"), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"authURL"`, "host"}},
-		{name: "secret: authURL with user info", data: set(good, "authURL", "http://demo:url-password-1@"+authHost), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"authURL"`, "user"}},
-		{name: "secret: authURL with a trailing newline", data: set(good, "authURL", cloud.AuthURL+"\n"), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"authURL"`}},
-		{name: "secret: insecure not a boolean", data: set(good, "insecure", "maybe"), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"insecure"`}},
-		{name: "secret: insecure with a trailing newline", data: set(good, "insecure", "true\n"), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"insecure"`}},
-		{name: "secret: caCert not PEM", data: set(good, "caCert", "not-a-certificate-at-all"), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"caCert"`}},
-		{name: "secret: caCert a PEM block that is no certificate", data: set(good, "caCert", "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n"), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"caCert"`}},
-		{name: "secret: domainName with a trailing newline", data: set(good, "domainName", "Default\n"), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"domainName"`}},
-		{name: "secret: region with a trailing newline", data: set(good, "region", "RegionOne\n"), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`secret key "region"`}},
+		{Name: "secret: authURL without a scheme", Data: badinput.With(good, "authURL", authHost), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"authURL"`, "http"}},
+		{Name: "secret: authURL host without a scheme", Data: badinput.With(good, "authURL", "keystone.example.com/v3"), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"authURL"`}},
+		{Name: "secret: authURL not a URL", Data: badinput.With(good, "authURL", "http://[::1"), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"authURL"`}},
+		{Name: "secret: authURL with an ftp scheme", Data: badinput.With(good, "authURL", "ftp://"+authHost), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"authURL"`, "http"}},
+		{Name: "secret: authURL without a host", Data: badinput.With(good, "authURL", "https:///v3"), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"authURL"`, "host"}},
+		{Name: "secret: authURL with user info", Data: badinput.With(good, "authURL", "http://demo:url-password-1@"+authHost), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"authURL"`, "user"}},
+		{Name: "secret: authURL with a trailing newline", Data: badinput.With(good, "authURL", cloud.AuthURL+"\n"), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"authURL"`}},
+		{Name: "secret: insecure not a boolean", Data: badinput.With(good, "insecure", "maybe"), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"insecure"`}},
+		{Name: "secret: insecure with a trailing newline", Data: badinput.With(good, "insecure", "true\n"), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"insecure"`}},
+		{Name: "secret: caCert not PEM", Data: badinput.With(good, "caCert", "not-a-certificate-at-all"), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"caCert"`}},
+		{Name: "secret: caCert a PEM block that is no certificate", Data: badinput.With(good, "caCert", "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n"), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"caCert"`}},
+		{Name: "secret: domainName with a trailing newline", Data: badinput.With(good, "domainName", "Default\n"), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"domainName"`}},
+		{Name: "secret: region with a trailing newline", Data: badinput.With(good, "region", "RegionOne\n"), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`secret key "region"`}},
 
 		// Secrets: values Keystone or the catalog refuses.
-		{name: "secret: wrong password", data: set(good, "password", "wrong-password-1"), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrUnauthenticated, names: []string{`"username"`, `"password"`}},
-		{name: "secret: unknown user", data: set(good, "username", "nobody"), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrUnauthenticated, names: []string{`"username"`, `"password"`}},
-		{name: "secret: unknown domainName", data: set(good, "domainName", "Nowhere"), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrUnauthenticated, names: []string{`"domainName"`}},
-		{name: "secret: unknown tenantName", data: set(good, "tenantName", "no-such-project"), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrUnauthenticated, names: []string{`"tenantName"`}},
-		{name: "secret: unknown applicationCredentialID", data: set(appCred, "applicationCredentialID", "0123456789abcdef0123456789abcdef"), run: reconcileContainer(fresh(), "RegionOne"),
-			want: objectstore.ErrUnauthenticated, names: []string{`"applicationCredentialID"`, `"applicationCredentialSecret"`}},
-		{name: "secret: wrong applicationCredentialSecret", data: set(appCred, "applicationCredentialSecret", "wrong-app-secret-1"), run: reconcileContainer(fresh(), "RegionOne"),
-			want: objectstore.ErrUnauthenticated, names: []string{`"applicationCredentialID"`, `"applicationCredentialSecret"`}},
-		{name: "secret: region without an object-store endpoint", data: set(good, "region", "Atlantis"), run: reconcileContainer(fresh(), "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"Atlantis"`, `secret key "region"`}},
-		{name: "spec.region without an object-store endpoint", data: drop(good, "region"), run: reconcileContainer(fresh(), "Atlantis"), want: objectstore.ErrInvalidConfig, names: []string{`"Atlantis"`, "spec.region"}},
-		{name: "secret: no region and no spec.region", data: drop(good, "region"), run: reconcileContainer(fresh(), ""), want: objectstore.ErrInvalidConfig, names: []string{`"region"`, "spec.region"}},
+		{Name: "secret: wrong password", Data: badinput.With(good, "password", "wrong-password-1"), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrUnauthenticated, Names: []string{`"username"`, `"password"`}},
+		{Name: "secret: unknown user", Data: badinput.With(good, "username", "nobody"), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrUnauthenticated, Names: []string{`"username"`, `"password"`}},
+		{Name: "secret: unknown domainName", Data: badinput.With(good, "domainName", "Nowhere"), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrUnauthenticated, Names: []string{`"domainName"`}},
+		{Name: "secret: unknown tenantName", Data: badinput.With(good, "tenantName", "no-such-project"), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrUnauthenticated, Names: []string{`"tenantName"`}},
+		{Name: "secret: unknown applicationCredentialID", Data: badinput.With(appCred, "applicationCredentialID", "0123456789abcdef0123456789abcdef"), Run: reconcileContainer(fresh(), "RegionOne"),
+			Want: objectstore.ErrUnauthenticated, Names: []string{`"applicationCredentialID"`, `"applicationCredentialSecret"`}},
+		{Name: "secret: wrong applicationCredentialSecret", Data: badinput.With(appCred, "applicationCredentialSecret", "wrong-app-secret-1"), Run: reconcileContainer(fresh(), "RegionOne"),
+			Want: objectstore.ErrUnauthenticated, Names: []string{`"applicationCredentialID"`, `"applicationCredentialSecret"`}},
+		{Name: "secret: region without an object-store endpoint", Data: badinput.With(good, "region", "Atlantis"), Run: reconcileContainer(fresh(), "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"Atlantis"`, `secret key "region"`}},
+		{Name: "spec.region without an object-store endpoint", Data: badinput.Without(good, "region"), Run: reconcileContainer(fresh(), "Atlantis"), Want: objectstore.ErrInvalidConfig, Names: []string{`"Atlantis"`, "spec.region"}},
+		{Name: "secret: no region and no spec.region", Data: badinput.Without(good, "region"), Run: reconcileContainer(fresh(), ""), Want: objectstore.ErrInvalidConfig, Names: []string{`"region"`, "spec.region"}},
 
 		// Entry deletion with wrong secrets.
-		{name: "entry deletion: no password", data: drop(good, "password"), run: deleteEntryIn(existing, "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"password"`}},
-		{name: "entry deletion: authURL without a scheme", data: set(good, "authURL", authHost), run: deleteEntryIn(existing, "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"authURL"`}},
-		{name: "entry deletion: authURL with user info", data: set(good, "authURL", "http://demo:url-password-2@"+authHost), run: deleteEntryIn(existing, "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"authURL"`}},
-		{name: "entry deletion: insecure not a boolean", data: set(good, "insecure", "maybe"), run: deleteEntryIn(existing, "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"insecure"`}},
-		{name: "entry deletion: wrong password", data: set(good, "password", "wrong-password-2"), run: deleteEntryIn(existing, "RegionOne"), want: objectstore.ErrUnauthenticated, names: []string{`"username"`, `"password"`}},
-		{name: "entry deletion: wrong applicationCredentialSecret", data: set(appCred, "applicationCredentialSecret", "wrong-app-secret-2"), run: deleteEntryIn(existing, "RegionOne"),
-			want: objectstore.ErrUnauthenticated, names: []string{`"applicationCredentialSecret"`}},
-		{name: "entry deletion: region without an object-store endpoint", data: set(good, "region", "Atlantis"), run: deleteEntryIn(existing, "RegionOne"), want: objectstore.ErrInvalidConfig, names: []string{`"Atlantis"`}},
+		{Name: "entry deletion: no password", Data: badinput.Without(good, "password"), Run: deleteEntryIn(existing, "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"password"`}},
+		{Name: "entry deletion: authURL without a scheme", Data: badinput.With(good, "authURL", authHost), Run: deleteEntryIn(existing, "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"authURL"`}},
+		{Name: "entry deletion: authURL with user info", Data: badinput.With(good, "authURL", "http://demo:url-password-2@"+authHost), Run: deleteEntryIn(existing, "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"authURL"`}},
+		{Name: "entry deletion: insecure not a boolean", Data: badinput.With(good, "insecure", "maybe"), Run: deleteEntryIn(existing, "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"insecure"`}},
+		{Name: "entry deletion: wrong password", Data: badinput.With(good, "password", "wrong-password-2"), Run: deleteEntryIn(existing, "RegionOne"), Want: objectstore.ErrUnauthenticated, Names: []string{`"username"`, `"password"`}},
+		{Name: "entry deletion: wrong applicationCredentialSecret", Data: badinput.With(appCred, "applicationCredentialSecret", "wrong-app-secret-2"), Run: deleteEntryIn(existing, "RegionOne"),
+			Want: objectstore.ErrUnauthenticated, Names: []string{`"applicationCredentialSecret"`}},
+		{Name: "entry deletion: region without an object-store endpoint", Data: badinput.With(good, "region", "Atlantis"), Run: deleteEntryIn(existing, "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"Atlantis"`}},
 
 		// etcd-backup: what etcd-backup-restore v0.43.0 could not use is refused.
-		{name: "etcd-backup: authURL without a scheme", data: set(etcd, "authURL", authHost), run: writeEtcdBackupSecret, want: objectstore.ErrInvalidConfig, names: []string{`"authURL"`}},
-		{name: "etcd-backup: authURL with an ftp scheme", data: set(etcd, "authURL", "ftp://"+authHost), run: writeEtcdBackupSecret, want: objectstore.ErrInvalidConfig, names: []string{`"authURL"`}},
-		{name: "etcd-backup: authURL with user info", data: set(etcd, "authURL", "https://demo:url-password-3@"+authHost), run: writeEtcdBackupSecret, want: objectstore.ErrInvalidConfig, names: []string{`"authURL"`}},
-		{name: "etcd-backup: authURL with a trailing newline", data: set(etcd, "authURL", cloud.AuthURL+"\n"), run: writeEtcdBackupSecret, want: objectstore.ErrInvalidConfig, names: []string{`"authURL"`}},
-		{name: "etcd-backup: tenantName with a trailing newline", data: set(etcd, "tenantName", "demo\n"), run: writeEtcdBackupSecret, want: objectstore.ErrInvalidConfig, names: []string{`"tenantName"`}},
-		{name: "etcd-backup: username with a trailing newline", data: set(etcd, "username", "demo\n"), run: writeEtcdBackupSecret, want: objectstore.ErrInvalidConfig, names: []string{`"username"`}},
-		{name: "etcd-backup: region with a trailing newline", data: set(etcd, "region", "RegionOne\n"), run: writeEtcdBackupSecret, want: objectstore.ErrInvalidConfig, names: []string{`"region"`}},
-		{name: "etcd-backup: insecure not a boolean", data: set(etcd, "insecure", "maybe"), run: writeEtcdBackupSecret, want: objectstore.ErrInvalidConfig, names: []string{`"insecure"`}},
-		{name: "etcd-backup: caCert not PEM", data: set(etcd, "caCert", "not-a-certificate-at-all"), run: writeEtcdBackupSecret, want: objectstore.ErrInvalidConfig, names: []string{`"caCert"`}},
-		{name: "etcd-backup: bucketName with a slash", data: set(etcd, "bucketName", "geb/bad"), run: writeEtcdBackupSecret, want: objectstore.ErrInvalidConfig, names: []string{`"bucketName"`, "/"}},
-		{name: "etcd-backup: application credential without its ID", data: set(drop(appCred, "applicationCredentialID"), "bucketName", "geb-bad-input", "username", "demo"), run: writeEtcdBackupSecret,
-			want: objectstore.ErrInvalidConfig, names: []string{`"applicationCredentialID"`}},
+		{Name: "etcd-backup: authURL without a scheme", Data: badinput.With(etcd, "authURL", authHost), Run: writeEtcdBackupSecret, Want: objectstore.ErrInvalidConfig, Names: []string{`"authURL"`}},
+		{Name: "etcd-backup: authURL with an ftp scheme", Data: badinput.With(etcd, "authURL", "ftp://"+authHost), Run: writeEtcdBackupSecret, Want: objectstore.ErrInvalidConfig, Names: []string{`"authURL"`}},
+		{Name: "etcd-backup: authURL with user info", Data: badinput.With(etcd, "authURL", "https://demo:url-password-3@"+authHost), Run: writeEtcdBackupSecret, Want: objectstore.ErrInvalidConfig, Names: []string{`"authURL"`}},
+		{Name: "etcd-backup: authURL with a trailing newline", Data: badinput.With(etcd, "authURL", cloud.AuthURL+"\n"), Run: writeEtcdBackupSecret, Want: objectstore.ErrInvalidConfig, Names: []string{`"authURL"`}},
+		{Name: "etcd-backup: tenantName with a trailing newline", Data: badinput.With(etcd, "tenantName", "demo\n"), Run: writeEtcdBackupSecret, Want: objectstore.ErrInvalidConfig, Names: []string{`"tenantName"`}},
+		{Name: "etcd-backup: username with a trailing newline", Data: badinput.With(etcd, "username", "demo\n"), Run: writeEtcdBackupSecret, Want: objectstore.ErrInvalidConfig, Names: []string{`"username"`}},
+		{Name: "etcd-backup: region with a trailing newline", Data: badinput.With(etcd, "region", "RegionOne\n"), Run: writeEtcdBackupSecret, Want: objectstore.ErrInvalidConfig, Names: []string{`"region"`}},
+		{Name: "etcd-backup: insecure not a boolean", Data: badinput.With(etcd, "insecure", "maybe"), Run: writeEtcdBackupSecret, Want: objectstore.ErrInvalidConfig, Names: []string{`"insecure"`}},
+		{Name: "etcd-backup: caCert not PEM", Data: badinput.With(etcd, "caCert", "not-a-certificate-at-all"), Run: writeEtcdBackupSecret, Want: objectstore.ErrInvalidConfig, Names: []string{`"caCert"`}},
+		{Name: "etcd-backup: bucketName with a slash", Data: badinput.With(etcd, "bucketName", "geb/bad"), Run: writeEtcdBackupSecret, Want: objectstore.ErrInvalidConfig, Names: []string{`"bucketName"`, "/"}},
+		{Name: "etcd-backup: application credential without its ID", Data: badinput.With(badinput.Without(appCred, "applicationCredentialID"), "bucketName", "geb-bad-input", "username", "demo"), Run: writeEtcdBackupSecret,
+			Want: objectstore.ErrInvalidConfig, Names: []string{`"applicationCredentialID"`}},
 	}
 
 	// Names: Swift's container naming rules (swift/common/constraints.py and the proxy's
@@ -251,40 +203,17 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		{"invalid UTF-8", "backup-\xff", "UTF-8"},
 		{"a NUL character", "backup\x00bucket", "NUL"},
 	} {
-		cases = append(cases, badInput{name: "container name: " + n.name, data: good, run: reconcileContainer(n.bucket, "RegionOne"),
-			want: objectstore.ErrInvalidConfig, names: []string{n.rule, "BackupBucket's name"}})
+		cases = append(cases, badinput.Case{Name: "container name: " + n.name, Data: good, Run: reconcileContainer(n.bucket, "RegionOne"),
+			Want: objectstore.ErrInvalidConfig, Names: []string{n.rule, "BackupBucket's name"}})
 	}
 	for _, bucket := range []string{"backup/bucket", strings.Repeat("b", 300)} {
-		cases = append(cases, badInput{name: "entry deletion: spec.bucketName " + bucket[:min(len(bucket), 20)], data: good, run: deleteEntryIn(bucket, "RegionOne"),
-			want: objectstore.ErrInvalidConfig, names: []string{"spec.bucketName"}})
+		cases = append(cases, badinput.Case{Name: "entry deletion: spec.bucketName " + bucket[:min(len(bucket), 20)], Data: good, Run: deleteEntryIn(bucket, "RegionOne"),
+			Want: objectstore.ErrInvalidConfig, Names: []string{"spec.bucketName"}})
 	}
 
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			before := accountContainers(t)
-			err := c.run(t, c.data)
-			if !errors.Is(err, c.want) {
-				t.Fatalf("got %v; want %v", err, c.want)
-			}
-			t.Log(err)
-			for _, n := range c.names {
-				if !strings.Contains(err.Error(), n) {
-					t.Errorf("the message does not name %q: %v", n, err)
-				}
-			}
-			for _, v := range append(secretValues(c.data), string(good["password"]), ac.Secret) {
-				if strings.Contains(err.Error(), v) {
-					t.Errorf("the message reveals a secret value: %v", err)
-				}
-			}
-			if after := accountContainers(t); !slices.Equal(before, after) {
-				t.Errorf("the account's containers changed: before %v, after %v", before, after)
-			}
-		})
-	}
-	if len(cases) < 30 {
-		t.Fatalf("only %d wrong inputs", len(cases))
-	}
+	badinput.Run(t, badinput.Harness{State: accountContainers, AtLeast: 30, Secrets: func(data map[string][]byte) []string {
+		return append(secretValues(data), string(good["password"]), ac.Secret)
+	}}, cases)
 }
 
 // accountContainers lists the demo project's containers with their object counts and sizes (every

@@ -10,7 +10,7 @@
 //     lifecycle it listed every version of the bucket and read the tags of each
 //     (GetObjectTagging, 16 at a time), adding the incumbent's tag to the versions that carried
 //     only ours. Its scan is reproduced here (markOursForIncumbent at 60d9b50,
-//     pkg/provider/aws/incumbent.go:116-151), followed by today's hand-back reconcile, which is
+//     pkg/provider/aws/takeover.go:116-151), followed by today's hand-back reconcile, which is
 //     what the rest of that reconcile was;
 //   - no scan (now): today's hand-back reconcile (EnsureBucket with handBack): the deferral
 //     already marked every version it deferred in the incumbent's form, so the hand-back writes
@@ -217,7 +217,7 @@ func check(ctx context.Context, raw *s3.Client, versions, entries int) error {
 }
 
 // markOursForIncumbent is the scan the hand-back ran until issue 36 (60d9b50,
-// pkg/provider/aws/incumbent.go:116-151 with tagVersionIf of deferral.go): every version of the
+// pkg/provider/aws/takeover.go:116-151 with tagVersionIf of deferral.go): every version of the
 // bucket listed, its tags read, and the incumbent's tag added where only ours was.
 func markOursForIncumbent(ctx context.Context, c *s3.Client, bucket string) error {
 	has := func(tags []types.Tag, key string) bool {

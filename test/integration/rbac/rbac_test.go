@@ -78,6 +78,7 @@ func (p memProvider) EtcdBackupSecretData(_ *extensionsv1alpha1.BackupEntry, dat
 func (memProvider) EtcdStoreEndpoint(*controllertest.Config, map[string][]byte) (string, error) {
 	return "", nil
 }
+func (memProvider) Flags() provider.Flags { return nil }
 
 const namespace = "extension-backup"
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
-	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -101,12 +101,13 @@ func TestCloudFlagsAtStartUp(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := &azureprovider.Provider{}
-			var o azureprovider.CloudOptions
-			cmd := &cobra.Command{RunE: func(*cobra.Command, []string) error { return nil }, SilenceUsage: true, SilenceErrors: true}
-			o.Bind(cmd)
-			cmd.PreRunE = func(*cobra.Command, []string) error { return o.Apply(p) }
-			cmd.SetArgs(c.args)
-			err := cmd.Execute()
+			f := p.Flags()
+			fs := pflag.NewFlagSet("azure", pflag.ContinueOnError)
+			f.AddFlags(fs)
+			if err := fs.Parse(c.args); err != nil {
+				t.Fatal(err)
+			}
+			err := f.Complete()
 			switch {
 			case c.wantErr == "" && err != nil:
 				t.Fatal(err)

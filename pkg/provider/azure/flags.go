@@ -15,9 +15,10 @@ import (
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
-	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/httpclient"
 )
 
@@ -48,23 +49,33 @@ type CloudService struct {
 	Audience string `json:"audience"`
 }
 
-// CloudOptions are the azure binary's own flags. Bind adds them to the command; Apply, at
-// start-up, reads their files into a Provider. Unset flags leave the Provider as it is: the
-// cloud then comes from each bucket's providerConfig or region, and the management plane is
-// trusted by the system's roots.
+// CloudOptions are the azure binary's own flags: the files they name. Apply, at start-up, reads
+// them into a Provider. Unset flags leave the Provider as it is: the cloud then comes from each
+// bucket's providerConfig or region, and the management plane is trusted by the system's roots.
 type CloudOptions struct {
 	CloudConfigFile  string
 	ManagementCAFile string
 }
 
-// Bind adds the flags to cmd.
-func (o *CloudOptions) Bind(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.CloudConfigFile, FlagCloudConfig, "", "File (YAML or JSON) with the endpoints of an Azure cloud that providerConfig's cloudConfiguration cannot name "+
+// Flags implements provider.Cloud: --azure-cloud-config and --azure-management-ca-file, read
+// into p when the command completes its options.
+func (p *Provider) Flags() provider.Flags { return &cloudFlags{p: p} }
+
+// cloudFlags are the CloudOptions as flags, applied to the Provider that returned them.
+type cloudFlags struct {
+	CloudOptions
+	p *Provider
+}
+
+func (f *cloudFlags) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.CloudConfigFile, FlagCloudConfig, "", "File (YAML or JSON) with the endpoints of an Azure cloud that providerConfig's cloudConfiguration cannot name "+
 		"(Azure Stack Hub, a sovereign cloud): activeDirectoryAuthorityHost and resourceManager.endpoint and .audience. When set, every bucket's management plane "+
 		"(service principal or workload identity) uses this cloud, whatever its providerConfig or region says. Empty: Azure's public, China or Government cloud as providerConfig or the region says.")
-	cmd.Flags().StringVar(&o.ManagementCAFile, FlagManagementCAFile, "", "PEM file of CA certificates trusted, besides the system's roots, for the management plane's "+
+	fs.StringVar(&f.ManagementCAFile, FlagManagementCAFile, "", "PEM file of CA certificates trusted, besides the system's roots, for the management plane's "+
 		"and the token endpoint's TLS (Azure Resource Manager, Microsoft Entra ID or AD FS); not for the blob data plane. Empty: the system's roots only.")
 }
+
+func (f *cloudFlags) Complete() error { return f.Apply(f.p) }
 
 // Apply reads the flags' files into p (its Cloud and ManagementTransport). An unreadable or
 // invalid file is an ErrCloudFlags error that names the flag and the file.

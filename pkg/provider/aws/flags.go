@@ -1,0 +1,11 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package aws
+
+import "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+
+// Flags implements provider.Cloud: the aws binary has only the common flags; everything it needs
+// comes from the secret and the providerConfig.
+func (*Provider) Flags() provider.Flags { return nil }
