@@ -14,7 +14,7 @@ import (
 
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 // aws: MinIO with a KMS key. The operator's secret is the example's shape (no region key: the
@@ -25,7 +25,7 @@ func init() {
 		// etcd-backup-restore's S3 store (s3_snapstore.go, readAWSCredentialFromDir).
 		EtcdBackupKeys: []string{"region", "accessKeyID", "secretAccessKey", "endpoint", "s3ForcePathStyle", "bucketName"},
 		Start: func(ctx context.Context, _ testing.TB, region string) (*World, error) {
-			minio, err := stack.StartMinIO(ctx, stack.MinIOOptions{Region: region})
+			minio, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: region})
 			if err != nil {
 				return nil, err
 			}
@@ -38,7 +38,7 @@ func init() {
 				Operator: operator,
 				// MinIO implements neither the public access block nor multipart-abort lifecycle rules.
 				ProviderConfig: `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","disabledSettings":["PublicAccessBlock","MultipartAbortLifecycle"]}`,
-				Consumer:       stack.S3Consumer,
+				Consumer:       awsstack.S3Consumer,
 				Describe: func(ctx context.Context, name string) (string, error) {
 					enc, err := minio.S3Client().GetBucketEncryption(ctx, &s3.GetBucketEncryptionInput{Bucket: &name})
 					if err != nil {

@@ -10,14 +10,14 @@ import (
 
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 )
 
 // Azure is azure's started stand-in: Azurite's blob service, and the ARM stand-in in front of it
 // (storage accounts, keys and identities for generated credentials).
 type Azure struct {
-	Azurite *stack.Azurite
-	ARM     *stack.ARM
+	Azurite *azurestack.Azurite
+	ARM     *azurestack.ARM
 }
 
 // azure: Azurite in existing-account mode (the operator's account key); Handle is the *Azure.
@@ -28,19 +28,19 @@ func init() {
 		// bucketName is gardener's.
 		EtcdBackupKeys: []string{"storageAccount", "storageKey", "domain", "bucketName"},
 		Start: func(ctx context.Context, _ testing.TB, region string) (*World, error) {
-			azurite, err := stack.StartAzurite()
+			azurite, err := azurestack.StartAzurite()
 			if err != nil {
 				return nil, err
 			}
-			arm := stack.StartARM(azurite.StandInEndpoint())
+			arm := azurestack.StartARM(azurite.StandInEndpoint())
 			cloud := framework.Registered(&azureprovider.Provider{Cloud: arm.Cloud(), ManagementTransport: arm.Client()})
 			operator := azurite.SecretData()
 			return &World{
 				What:     "Azurite (Azure Blob emulator), existing-account mode",
-				Where:    "Azurite http://" + azurite.Host + "/" + stack.AzuriteAccount,
+				Where:    "Azurite http://" + azurite.Host + "/" + azurestack.AzuriteAccount,
 				Cloud:    cloud,
 				Operator: operator,
-				Consumer: stack.ABSConsumer(azurite, stack.AzuriteAccount),
+				Consumer: azurestack.ABSConsumer(azurite, azurestack.AzuriteAccount),
 				Describe: probed(cloud, operator, region, "private container"),
 				Handle:   &Azure{Azurite: azurite, ARM: arm},
 				Stop:     func() { arm.Close(); azurite.Stop() },

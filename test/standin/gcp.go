@@ -13,7 +13,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	gcpstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/gcp"
 )
 
 // gcp: fake-gcs-server behind the GCS front (OAuth, bucket settings, the IAM API for generated
@@ -25,7 +25,7 @@ func init() {
 		// <dir>/serviceaccount.json, storageAPIEndpoint beside it); bucketName is gardener's.
 		EtcdBackupKeys: []string{"serviceaccount.json", "storageAPIEndpoint", "bucketName"},
 		Start: func(ctx context.Context, t testing.TB, region string) (*World, error) {
-			gcs, err := stack.StartGCS(stack.GCSOptions{})
+			gcs, err := gcpstack.StartGCS(gcpstack.GCSOptions{})
 			if err != nil {
 				return nil, err
 			}
@@ -36,7 +36,7 @@ func init() {
 				Where:    fmt.Sprintf("GCS endpoint %s, project %s", gcs.Endpoint, gcs.ProjectID),
 				Cloud:    cloud,
 				Operator: operator,
-				Consumer: stack.GCSConsumer(t, gcs),
+				Consumer: gcpstack.GCSConsumer(t, gcs),
 				Describe: func(ctx context.Context, name string) (string, error) {
 					data, err := cloud.NewDataPlane(ctx, credentials(operator, region))
 					if err != nil {

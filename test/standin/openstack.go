@@ -10,7 +10,7 @@ import (
 
 	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	openstackstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/openstack"
 )
 
 // openstack: a real Keystone and Swift (Debian's packages, hack/openstack.sh) on loopback, reached
@@ -22,7 +22,7 @@ func init() {
 		// password credentials.
 		EtcdBackupKeys: []string{"authURL", "domainName", "tenantName", "region", "username", "password", "bucketName"},
 		Start: func(ctx context.Context, _ testing.TB, region string) (*World, error) {
-			cloud, err := stack.StartOpenStack(0)
+			cloud, err := openstackstack.StartOpenStack(0)
 			if err != nil {
 				return nil, err
 			}
@@ -33,7 +33,7 @@ func init() {
 				Where:    "Keystone " + cloud.AuthURL + ", project demo",
 				Cloud:    c,
 				Operator: operator,
-				Consumer: stack.SwiftConsumer,
+				Consumer: openstackstack.SwiftConsumer,
 				Describe: probed(c, operator, region, "Swift container"),
 				Handle:   cloud,
 				Stop:     cloud.Stop,

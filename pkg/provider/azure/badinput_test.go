@@ -24,7 +24,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 )
 
 // badInput is one wrong input: what the extension does with it (decode a providerConfig, build a
@@ -64,7 +64,7 @@ func wantConfigurationProblem(t *testing.T, err error) {
 // badInputEnv is where the cases run: Azurite (account keys) and the ARM stand-in (service
 // principal, workload identity) whose accounts' data plane is Azurite's stand-in account.
 type badInputEnv struct {
-	arm *stack.ARM
+	arm *azurestack.ARM
 }
 
 func (e badInputEnv) provider(arm bool) *azureprovider.Provider {
@@ -238,7 +238,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		{name: "secret: empty storageKey", data: set(good, "storageKey", ""), run: e.reconcile(false, false, fresh(), "westeurope", ""), want: invalid, names: []string{`"storageKey"`}},
 		{name: "secret: storageKey not base64", data: set(good, "storageKey", "not-base64-key-value!"), run: e.reconcile(false, false, fresh(), "westeurope", ""), want: invalid, names: []string{`"storageKey"`, "base64"}},
 		{name: "secret: storageAccount uppercase", data: set(good, "storageAccount", "DevStoreAccount1"), run: e.reconcile(false, false, fresh(), "westeurope", ""), want: invalid, names: []string{`"storageAccount"`, "3 to 24"}},
-		{name: "secret: storageAccount with a trailing newline", data: set(good, "storageAccount", stack.AzuriteAccount+"\n"), run: e.reconcile(false, false, fresh(), "westeurope", ""), want: invalid, names: []string{`"storageAccount"`}},
+		{name: "secret: storageAccount with a trailing newline", data: set(good, "storageAccount", azurestack.AzuriteAccount+"\n"), run: e.reconcile(false, false, fresh(), "westeurope", ""), want: invalid, names: []string{`"storageAccount"`}},
 		{name: "secret: wrong storageKey", data: set(good, "storageKey", wrongKey), run: e.reconcile(false, false, fresh(), "westeurope", ""), want: refused, names: []string{`"storageAccount"`, `"storageKey"`}},
 		{name: "secret: domain with a path", data: set(good, "domain", azurite.Host+"/x"), run: e.reconcile(false, false, fresh(), "westeurope", ""), want: invalid, names: []string{`"domain"`}},
 		{name: "secret: domain with a scheme", data: set(drop(good, "emulatorEnabled"), "domain", "https://blob.core.windows.net"), run: e.reconcile(false, false, fresh(), "westeurope", ""), want: invalid, names: []string{`"domain"`}},
@@ -254,7 +254,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		{name: "service principal: no clientID", data: drop(sp, "clientID"), run: e.reconcile(true, false, fresh(), "westeurope", ""), want: invalid, names: []string{`"clientID"`}},
 		{name: "service principal: client secret Entra ID refuses", data: set(sp, "clientSecret", "not-the-client-secret-value"), run: e.reconcile(true, false, fresh(), "westeurope", ""),
 			want: []error{objectstore.ErrUnauthenticated}, names: []string{`"clientSecret"`, `"tenantID"`, `"clientID"`}},
-		{name: "mix: service principal and account key", data: set(set(sp, "storageAccount", stack.AzuriteAccount), "storageKey", stack.AzuriteKey), run: e.reconcile(true, false, fresh(), "westeurope", ""),
+		{name: "mix: service principal and account key", data: set(set(sp, "storageAccount", azurestack.AzuriteAccount), "storageKey", azurestack.AzuriteKey), run: e.reconcile(true, false, fresh(), "westeurope", ""),
 			want: invalid, names: []string{`"clientSecret"`, `"storageKey"`}},
 		{name: "mix: part of a service principal with an account key", data: set(good, "tenantID", arm.TenantID), run: e.reconcile(false, false, fresh(), "westeurope", ""),
 			want: invalid, names: []string{`"tenantID"`, `"storageKey"`}},
@@ -270,7 +270,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 			want: []error{objectstore.ErrUnauthenticated}, names: []string{`"token"`}},
 		{name: "mix: workload identity with a client secret", data: set(wi, "clientSecret", "a-client-secret-value"), run: e.reconcile(true, true, fresh(), "westeurope", ""),
 			want: invalid, names: []string{`"clientSecret"`, `"token"`}},
-		{name: "mix: workload identity with an account key", data: set(wi, "storageKey", stack.AzuriteKey), run: e.reconcile(true, true, fresh(), "westeurope", ""),
+		{name: "mix: workload identity with an account key", data: set(wi, "storageKey", azurestack.AzuriteKey), run: e.reconcile(true, true, fresh(), "westeurope", ""),
 			want: invalid, names: []string{`"storageKey"`, `"token"`}},
 
 		// Regions.
@@ -292,7 +292,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		{name: "etcd-backup: no storageAccount", data: drop(etcd, "storageAccount"), run: writeAzureEtcdBackup, want: invalid, names: []string{`"storageAccount"`}},
 		{name: "etcd-backup: empty storageKey", data: set(etcd, "storageKey", ""), run: writeAzureEtcdBackup, want: invalid, names: []string{`"storageKey"`}},
 		{name: "etcd-backup: storageKey not base64", data: set(etcd, "storageKey", "not-base64-key-value!"), run: writeAzureEtcdBackup, want: invalid, names: []string{`"storageKey"`}},
-		{name: "etcd-backup: storageAccount with a trailing newline", data: set(etcd, "storageAccount", stack.AzuriteAccount+"\n"), run: writeAzureEtcdBackup, want: invalid, names: []string{`"storageAccount"`}},
+		{name: "etcd-backup: storageAccount with a trailing newline", data: set(etcd, "storageAccount", azurestack.AzuriteAccount+"\n"), run: writeAzureEtcdBackup, want: invalid, names: []string{`"storageAccount"`}},
 		{name: "etcd-backup: domain with a trailing newline", data: set(etcd, "domain", azurite.Host+"\n"), run: writeAzureEtcdBackup, want: invalid, names: []string{`"domain"`}},
 		{name: "etcd-backup: bucketName breaks the container naming rules", data: set(etcd, "bucketName", "Backup_Bucket"), run: writeAzureEtcdBackup, want: invalid, names: []string{`"bucketName"`, "lowercase"}},
 		{name: "etcd-backup: bucketName with a trailing newline", data: set(etcd, "bucketName", "geb-bad-input\n"), run: writeAzureEtcdBackup, want: invalid, names: []string{`"bucketName"`}},
@@ -365,7 +365,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 					t.Errorf("the message reveals the value of the secret key %q: %v", k, err)
 				}
 			}
-			for _, v := range append([]string{arm.ClientSecret, stack.AzuriteKey}, stack.StandInKeys[:]...) {
+			for _, v := range append([]string{arm.ClientSecret, azurestack.AzuriteKey}, azurestack.StandInKeys[:]...) {
 				if strings.Contains(err.Error(), v) {
 					t.Errorf("the message reveals a secret value: %v", err)
 				}
@@ -421,7 +421,7 @@ func TestEntryDeletionInAMissingContainer(t *testing.T) {
 func containerNames(t *testing.T) []string {
 	t.Helper()
 	var names []string
-	for acct, key := range map[string]string{stack.AzuriteAccount: stack.AzuriteKey, stack.StandInAccount: stack.StandInKeys[0]} {
+	for acct, key := range map[string]string{azurestack.AzuriteAccount: azurestack.AzuriteKey, azurestack.StandInAccount: azurestack.StandInKeys[0]} {
 		cred, err := azblob.NewSharedKeyCredential(acct, key)
 		if err != nil {
 			t.Fatal(err)

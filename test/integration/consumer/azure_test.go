@@ -9,7 +9,7 @@ import (
 
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
 )
 
@@ -22,7 +22,7 @@ const azureConfigHead = `{"apiVersion":"azure.backup.extensions.gardener.cloud/v
 func init() {
 	extras[azureprovider.Type] = extra{serial: true, cases: func(t *testing.T, s standin.StandIn, w *standin.World, env *framework.Env) {
 		az := w.Handle.(*standin.Azure)
-		c := stack.ABSConsumer(az.Azurite, stack.StandInAccount)
+		c := azurestack.ABSConsumer(az.Azurite, azurestack.StandInAccount)
 		for _, m := range []mode{
 			{name: "generated key (service principal)", operator: az.ARM.ServicePrincipal(),
 				config: azureConfigHead + `,"rotation":{"gracePeriod":"15s"}}`, generated: true, keys: s.EtcdBackupKeys},

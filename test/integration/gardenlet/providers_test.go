@@ -17,6 +17,9 @@ import (
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
+	gcpstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/gcp"
+	openstackstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/openstack"
 )
 
 // providerWorld is one provider in the suite: its stand-in, its two seeds (each its own API
@@ -78,7 +81,7 @@ func awsWorld(*testing.T) *providerWorld {
 	return &providerWorld{
 		typ: "aws", region: region, a: seeds[seedA], b: seeds[seedB],
 		operator: operatorData, bucketConfig: bucketConfig, lockedConfig: lockedConfig,
-		consumer: stack.S3Consumer, liveNotExpired: assertNotExpired,
+		consumer: awsstack.S3Consumer, liveNotExpired: assertNotExpired,
 	}
 }
 
@@ -86,7 +89,7 @@ func awsWorld(*testing.T) *providerWorld {
 // operator. The front plays a bucket's retention policy (objects younger than the period cannot
 // be deleted or overwritten) and runs the lifecycle rules the extension writes (RunLifecycle).
 func gcpWorld(t *testing.T) *providerWorld {
-	gcs, err := stack.StartGCS(stack.GCSOptions{})
+	gcs, err := gcpstack.StartGCS(gcpstack.GCSOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +101,7 @@ func gcpWorld(t *testing.T) *providerWorld {
 		operator:     func() map[string][]byte { return operator },
 		bucketConfig: `{"apiVersion":"gcp.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig"}`,
 		lockedConfig: `{"apiVersion":"gcp.backup.extensions.gardener.cloud/v1alpha1","immutability":{"retentionPeriod":"24h","retentionType":"bucket"},"kind":"BackupBucketConfig"}`,
-		consumer:     stack.GCSConsumer(t, gcs),
+		consumer:     gcpstack.GCSConsumer(t, gcs),
 		liveNotExpired: func(t *testing.T, bucket string, live []string) {
 			t.Helper()
 			// Everything GCS's lifecycle would do from now on: at a time past every retention.
@@ -121,7 +124,7 @@ func gcpWorld(t *testing.T) *providerWorld {
 
 // openstackWorld is Keystone and Swift (hack/openstack.sh) with the demo user's password.
 func openstackWorld(t *testing.T) *providerWorld {
-	cloud, err := stack.StartOpenStack(0)
+	cloud, err := openstackstack.StartOpenStack(0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +134,7 @@ func openstackWorld(t *testing.T) *providerWorld {
 		operator:     func() map[string][]byte { return cloud.SecretData("demo") },
 		bucketConfig: `{"apiVersion":"openstack.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig"}`,
 		noLock:       "openstack: Swift offers no object lock or retention (providerConfig.immutability is refused)",
-		consumer:     stack.SwiftConsumer,
+		consumer:     openstackstack.SwiftConsumer,
 		noLifecycle:  "openstack: Swift has no lifecycle rules; the extension never defers a deletion there",
 	}
 	w.a, w.b = startProviderSeeds(t, w, &osprovider.Provider{})

@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package stack
+package aws
 
 import (
 	"context"
@@ -22,6 +22,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
 // MinIOOptions configure a MinIO server.
@@ -51,7 +53,7 @@ type MinIO struct {
 
 // StartMinIO starts MinIO on a free loopback port with its data in a new temporary folder.
 func StartMinIO(ctx context.Context, opts MinIOOptions) (*MinIO, error) {
-	bin, err := Tool("minio", "GEB_MINIO")
+	bin, err := stack.Tool("minio", "GEB_MINIO")
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +64,7 @@ func StartMinIO(ctx context.Context, opts MinIOOptions) (*MinIO, error) {
 	if err != nil {
 		return nil, err
 	}
-	ports, err := FreePorts(2)
+	ports, err := stack.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +125,7 @@ func StartMinIO(ctx context.Context, opts MinIOOptions) (*MinIO, error) {
 // serveTLS writes a new certificate where MinIO's --certs-dir looks for it (public.crt,
 // private.key), makes the endpoint https and this process's clients trust the certificate.
 func (m *MinIO) serveTLS(args []string) ([]string, error) {
-	cert, key, err := SelfSignedCert()
+	cert, key, err := stack.SelfSignedCert()
 	if err != nil {
 		return nil, err
 	}

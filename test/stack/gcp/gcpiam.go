@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package stack
+package gcp
 
 import (
 	"encoding/base64"
@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
 // The IAM part of the GCS front: there is no emulator of GCP's IAM, so the front plays the
@@ -163,7 +165,7 @@ func (g *GCS) serveBucketPolicy(w http.ResponseWriter, r *http.Request, bucket s
 		jsonError(w, http.StatusMethodNotAllowed, "invalid", "method not allowed")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"kind": "storage#policy", "resourceId": "projects/_/buckets/" + bucket,
+	stack.WriteJSON(w, http.StatusOK, map[string]any{"kind": "storage#policy", "resourceId": "projects/_/buckets/" + bucket,
 		"version": 1, "etag": policyEtag(b.iam.etag), "bindings": b.iam.Bindings})
 }
 
@@ -227,7 +229,7 @@ func (g *GCS) serveIAM(w http.ResponseWriter, r *http.Request, body []byte) {
 			delete(g.keys, id)
 		}
 		delete(g.serviceAccounts, sa.email)
-		writeJSON(w, http.StatusOK, map[string]any{})
+		stack.WriteJSON(w, http.StatusOK, map[string]any{})
 	case len(parts) == 4 && parts[3] == "keys" && r.Method == http.MethodPost:
 		if len(sa.keys) >= 10 {
 			gcpIAMError(w, http.StatusBadRequest, "FAILED_PRECONDITION", "Precondition check failed: a service account has at most 10 keys.")
@@ -239,7 +241,7 @@ func (g *GCS) serveIAM(w http.ResponseWriter, r *http.Request, body []byte) {
 		file := g.newKey(sa.email, id)
 		g.mu.Lock()
 		sa.keys = append(sa.keys, id)
-		writeJSON(w, http.StatusOK, map[string]any{"name": keyName(g.ProjectID, sa.email, id), "privateKeyType": "TYPE_GOOGLE_CREDENTIALS_FILE",
+		stack.WriteJSON(w, http.StatusOK, map[string]any{"name": keyName(g.ProjectID, sa.email, id), "privateKeyType": "TYPE_GOOGLE_CREDENTIALS_FILE",
 			"privateKeyData": base64.StdEncoding.EncodeToString(file), "keyAlgorithm": "KEY_ALG_RSA_2048", "keyType": "USER_MANAGED",
 			"validAfterTime": time.Now().UTC().Format(time.RFC3339)})
 	case len(parts) == 4 && parts[3] == "keys" && r.Method == http.MethodGet:
@@ -251,7 +253,7 @@ func (g *GCS) serveIAM(w http.ResponseWriter, r *http.Request, body []byte) {
 		for _, id := range sa.keys {
 			keys = append(keys, map[string]string{"name": keyName(g.ProjectID, sa.email, id), "keyType": "USER_MANAGED"})
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"keys": keys})
+		stack.WriteJSON(w, http.StatusOK, map[string]any{"keys": keys})
 	case len(parts) == 5 && parts[3] == "keys" && r.Method == http.MethodDelete:
 		i := slices.Index(sa.keys, parts[4])
 		if i < 0 {
@@ -260,7 +262,7 @@ func (g *GCS) serveIAM(w http.ResponseWriter, r *http.Request, body []byte) {
 		}
 		sa.keys = slices.Delete(sa.keys, i, i+1)
 		delete(g.keys, parts[4])
-		writeJSON(w, http.StatusOK, map[string]any{})
+		stack.WriteJSON(w, http.StatusOK, map[string]any{})
 	default:
 		gcpIAMError(w, http.StatusMethodNotAllowed, "INVALID_ARGUMENT", "method not allowed")
 	}
@@ -271,12 +273,12 @@ func keyName(project, email, id string) string {
 }
 
 func (g *GCS) writeServiceAccount(w http.ResponseWriter, sa *serviceAccount) {
-	writeJSON(w, http.StatusOK, map[string]any{"name": "projects/" + g.ProjectID + "/serviceAccounts/" + sa.email, "projectId": g.ProjectID,
+	stack.WriteJSON(w, http.StatusOK, map[string]any{"name": "projects/" + g.ProjectID + "/serviceAccounts/" + sa.email, "projectId": g.ProjectID,
 		"email": sa.email, "displayName": sa.displayName, "description": sa.description, "uniqueId": fmt.Sprint(len(sa.email))})
 }
 
 func gcpIAMError(w http.ResponseWriter, code int, status, message string) {
-	writeJSON(w, code, map[string]any{"error": map[string]any{"code": code, "message": message, "status": status}})
+	stack.WriteJSON(w, code, map[string]any{"error": map[string]any{"code": code, "message": message, "status": status}})
 }
 
 // CreateServiceAccount creates a service account behind the extension's back (someone else's).

@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package stack
+package azure
 
 import (
 	"crypto/rand"
@@ -18,6 +18,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
 // ARM is a stand-in for Microsoft Entra ID's token endpoint and the parts of Azure Resource
@@ -129,19 +131,8 @@ var (
 	containersRe = regexp.MustCompile(`^/blobservices/default/containers/?$`)
 )
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	if m, ok := v.(map[string]any); ok {
-		if etag, ok := m["etag"].(string); ok {
-			w.Header().Set("ETag", etag)
-		}
-	}
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 func armError(w http.ResponseWriter, status int, code, message string) {
-	writeJSON(w, status, map[string]any{"error": map[string]any{"code": code, "message": message}})
+	stack.WriteJSON(w, status, map[string]any{"error": map[string]any{"code": code, "message": message}})
 }
 
 func (a *ARM) serve(w http.ResponseWriter, r *http.Request) {
@@ -151,7 +142,7 @@ func (a *ARM) serve(w http.ResponseWriter, r *http.Request) {
 		// The endpoints are on the host the client asked: the stand-in's own address, or Entra
 		// ID's public host where a client with a fixed cloud reaches it through Redirect.
 		base := "https://" + r.Host
-		writeJSON(w, 200, map[string]any{
+		stack.WriteJSON(w, 200, map[string]any{
 			"token_endpoint":         base + "/" + m[1] + "/oauth2/v2.0/token",
 			"authorization_endpoint": base + "/" + m[1] + "/oauth2/v2.0/authorize",
 			"issuer":                 base + "/" + m[1] + "/v2.0",
@@ -205,7 +196,7 @@ func (a *ARM) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case rest == "/listkeys" && r.Method == http.MethodPost:
-		writeJSON(w, 200, a.keyList(account))
+		stack.WriteJSON(w, 200, a.keyList(account))
 	case rest == "/regeneratekey" && r.Method == http.MethodPost:
 		var req struct {
 			KeyName string `json:"keyName"`
@@ -221,7 +212,7 @@ func (a *ARM) serve(w http.ResponseWriter, r *http.Request) {
 			armError(w, 400, "InvalidValuesForRequestParameters", "keyName must be key1 or key2")
 			return
 		}
-		writeJSON(w, 200, a.keyList(account))
+		stack.WriteJSON(w, 200, a.keyList(account))
 	case rest == "/managementpolicies/default":
 		a.serveLifecycle(w, r, account, body)
 	case rest == "/blobservices/default":
@@ -256,7 +247,7 @@ func (a *ARM) token(w http.ResponseWriter, r *http.Request, tenant string, body 
 		ok = false
 	}
 	if !ok {
-		writeJSON(w, 401, map[string]any{"error": "invalid_client", "error_description": "AADSTS7000215: Invalid client secret provided.", "error_codes": []int{7000215}})
+		stack.WriteJSON(w, 401, map[string]any{"error": "invalid_client", "error_description": "AADSTS7000215: Invalid client secret provided.", "error_codes": []int{7000215}})
 		return
 	}
 	buf := make([]byte, 16)
@@ -265,14 +256,14 @@ func (a *ARM) token(w http.ResponseWriter, r *http.Request, tenant string, body 
 	a.mu.Lock()
 	a.tokens[token] = true
 	a.mu.Unlock()
-	writeJSON(w, 200, map[string]any{"token_type": "Bearer", "expires_in": 3600, "ext_expires_in": 3600, "access_token": token})
+	stack.WriteJSON(w, 200, map[string]any{"token_type": "Bearer", "expires_in": 3600, "ext_expires_in": 3600, "access_token": token})
 }
 
 func (a *ARM) serveGroup(w http.ResponseWriter, r *http.Request, name string, body []byte) {
 	switch r.Method {
 	case http.MethodGet:
 		if g := a.groups[name]; g != nil {
-			writeJSON(w, 200, g)
+			stack.WriteJSON(w, 200, g)
 			return
 		}
 		armError(w, 404, "ResourceGroupNotFound", "resource group "+name+" not found")
@@ -283,7 +274,7 @@ func (a *ARM) serveGroup(w http.ResponseWriter, r *http.Request, name string, bo
 		g["name"] = name
 		g["properties"] = map[string]any{"provisioningState": "Succeeded"}
 		a.groups[name] = g
-		writeJSON(w, 200, g)
+		stack.WriteJSON(w, 200, g)
 	case http.MethodDelete:
 		for acct, res := range a.accounts {
 			if strings.EqualFold(res["group"].(string), name) {
@@ -308,7 +299,7 @@ func (a *ARM) serveGroupResources(w http.ResponseWriter, group string) {
 			value = append(value, map[string]any{"id": acct["id"], "name": acct["name"], "type": acct["type"]})
 		}
 	}
-	writeJSON(w, 200, map[string]any{"value": value})
+	stack.WriteJSON(w, 200, map[string]any{"value": value})
 }
 
 func (a *ARM) newAccount(group, name string, spec map[string]any) map[string]any {
@@ -351,7 +342,7 @@ func (a *ARM) serveAccount(w http.ResponseWriter, r *http.Request, group, name s
 			armError(w, 404, "ResourceNotFound", "storage account "+name+" not found")
 			return
 		}
-		writeJSON(w, 200, acct)
+		stack.WriteJSON(w, 200, acct)
 	case http.MethodPut:
 		if acct != nil && !strings.EqualFold(acct["group"].(string), group) {
 			armError(w, 409, "StorageAccountAlreadyTaken", "The storage account named "+name+" is already taken.")
@@ -361,7 +352,7 @@ func (a *ARM) serveAccount(w http.ResponseWriter, r *http.Request, group, name s
 		_ = json.Unmarshal(body, &spec)
 		a.accounts[name] = a.newAccount(group, name, spec)
 		a.keys[name] = &[2]int{0, 1}
-		writeJSON(w, 200, a.accounts[name])
+		stack.WriteJSON(w, 200, a.accounts[name])
 	case http.MethodPatch:
 		if acct == nil {
 			armError(w, 404, "ResourceNotFound", "storage account "+name+" not found")
@@ -380,7 +371,7 @@ func (a *ARM) serveAccount(w http.ResponseWriter, r *http.Request, group, name s
 		if t, ok := up["tags"]; ok {
 			acct["tags"] = t
 		}
-		writeJSON(w, 200, acct)
+		stack.WriteJSON(w, 200, acct)
 	case http.MethodDelete:
 		if acct == nil {
 			w.WriteHeader(204) // nothing of that name in this group

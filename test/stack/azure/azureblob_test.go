@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package stack_test
+package azure_test
 
 import (
 	"context"
@@ -20,19 +20,19 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 )
 
 // The blob stand-in is checked here with the real SDK against what Azure's documentation says,
 // so that the provider's tests rest on a stand-in that is itself tested.
 
-func blobClient(t *testing.T, b *stack.BlobStandIn, key string) *azblob.Client {
+func blobClient(t *testing.T, b *azurestack.BlobStandIn, key string) *azblob.Client {
 	t.Helper()
-	cred, err := azblob.NewSharedKeyCredential(stack.AzuriteAccount, key)
+	cred, err := azblob.NewSharedKeyCredential(azurestack.AzuriteAccount, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := azblob.NewClientWithSharedKeyCredential(b.URL+"/"+stack.AzuriteAccount+"/", cred, nil)
+	c, err := azblob.NewClientWithSharedKeyCredential(b.URL+"/"+azurestack.AzuriteAccount+"/", cred, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,14 +73,14 @@ func list(t *testing.T, c *container.Client, pageSize int32) []item {
 
 func TestBlobStandInPlaysVersioningAndBatch(t *testing.T) {
 	ctx := context.Background()
-	b := stack.StartBlobStandIn()
+	b := azurestack.StartBlobStandIn()
 	defer b.Close()
 
-	wrong := blobClient(t, b, stack.StandInKeys[0])
+	wrong := blobClient(t, b, azurestack.StandInKeys[0])
 	if _, err := wrong.CreateContainer(ctx, "c", nil); !bloberror.HasCode(err, bloberror.AuthenticationFailed) {
 		t.Fatalf("a wrong key: %v; want 403 AuthenticationFailed", err)
 	}
-	client := blobClient(t, b, stack.AzuriteKey)
+	client := blobClient(t, b, azurestack.AzuriteKey)
 	if _, err := client.CreateContainer(ctx, "c", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestBlobStandInPlaysVersioningAndBatch(t *testing.T) {
 	if v := put("a", "unversioned"); v != nil {
 		t.Fatalf("a write without versioning returned version %q", *v)
 	}
-	b.SetVersioning(stack.AzuriteAccount, true)
+	b.SetVersioning(azurestack.AzuriteAccount, true)
 	v1 := put("a", "one")
 	v2 := put("a", "two")
 	if v1 == nil || v2 == nil || *v1 >= *v2 {
@@ -139,9 +139,9 @@ func TestBlobStandInPlaysVersioningAndBatch(t *testing.T) {
 // ARM stand-in refuses deletes and overwrites on the data plane, and its removal lifts that.
 func TestBlobStandInPlaysStagedUploadsAndTheARMsLock(t *testing.T) {
 	ctx := context.Background()
-	b := stack.StartBlobStandIn()
+	b := azurestack.StartBlobStandIn()
 	defer b.Close()
-	client := blobClient(t, b, stack.AzuriteKey)
+	client := blobClient(t, b, azurestack.AzuriteKey)
 	if _, err := client.CreateContainer(ctx, "c", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -170,12 +170,12 @@ func TestBlobStandInPlaysStagedUploadsAndTheARMsLock(t *testing.T) {
 	}
 
 	// The ARM stand-in's policy, told to the blob stand-in (its accounts' data plane).
-	arm := stack.StartARM(b.StandInEndpoint())
+	arm := azurestack.StartARM(b.StandInEndpoint())
 	defer arm.Close()
 	locked := map[string]bool{}
 	arm.EnforceImmutability(func(container string, on bool) {
 		locked[container] = on
-		b.LockContainer(stack.AzuriteAccount, container, on)
+		b.LockContainer(azurestack.AzuriteAccount, container, on)
 	})
 	setPolicy(t, arm, "c", true)
 	if !locked["c"] {
@@ -201,7 +201,7 @@ func TestBlobStandInPlaysStagedUploadsAndTheARMsLock(t *testing.T) {
 
 // setPolicy sets (a day) or deletes the immutability policy of container c through the ARM
 // stand-in's REST API, with a service principal token, as armstorage does.
-func setPolicy(t *testing.T, arm *stack.ARM, c string, on bool) {
+func setPolicy(t *testing.T, arm *azurestack.ARM, c string, on bool) {
 	t.Helper()
 	arm.PutGroup("g", "westeurope", nil)
 	arm.PutAccount("g", "acct", "westeurope", nil)

@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package stack
+package azure
 
 import (
 	"fmt"
@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"strconv"
 	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
 // Azurite's well-known development account (published in Azurite's documentation).
@@ -38,15 +40,15 @@ type Azurite struct {
 // StartAzurite starts Azurite's blob service on a free loopback port with its state on tmpfs.
 // --skipApiVersionCheck: the azblob SDK sends a newer API version than Azurite knows.
 func StartAzurite() (*Azurite, error) {
-	bin, err := Tool("azurite", "AZURITE_BLOB")
+	bin, err := stack.Tool("azurite", "AZURITE_BLOB")
 	if err != nil {
 		return nil, err
 	}
-	port, err := FreePort()
+	port, err := stack.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(tmpfs(), "azurite-")
+	dir, err := os.MkdirTemp(stack.Tmpfs(), "azurite-")
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package stack
+package gcp
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
 // The front's bucket operations: creation, metadata patches with metagenerations, retention
@@ -49,33 +51,15 @@ func (g *GCS) createBucket(w http.ResponseWriter, r *http.Request, body []byte) 
 	if _, ok := state.fields["softDeletePolicy"]; !ok {
 		state.fields["softDeletePolicy"] = json.RawMessage(`{"retentionDurationSeconds":"604800"}`) // GCS's default
 	}
-	rec := &statusRecorder{ResponseWriter: w}
+	rec := &stack.StatusRecorder{ResponseWriter: w}
 	g.proxy.ServeHTTP(rec, r)
-	if rec.status/100 == 2 {
+	if rec.Status/100 == 2 {
 		g.mu.Lock()
 		if _, exists := g.buckets[name]; !exists {
 			g.buckets[name] = state
 		}
 		g.mu.Unlock()
 	}
-}
-
-// statusRecorder remembers the status of a proxied response.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	s.status = code
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusRecorder) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	return s.ResponseWriter.Write(b)
 }
 
 // checkMetageneration answers 412 when the request's precondition does not hold.

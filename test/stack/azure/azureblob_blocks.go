@@ -2,12 +2,14 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package stack
+package azure
 
 import (
 	"encoding/xml"
 	"io"
 	"net/http"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
 // The blob stand-in's staged uploads: Put Block and Put Block List, as the azblob SDK's
@@ -72,9 +74,9 @@ func (b *BlobStandIn) putBlockList(w http.ResponseWriter, r *http.Request, acct 
 	}
 	// Azure discards a blob's uncommitted blocks once a block list is committed; a refused
 	// commit keeps them.
-	rec := &statusRecorder{ResponseWriter: w} // gcs_buckets.go
+	rec := &stack.StatusRecorder{ResponseWriter: w}
 	b.write(rec, acct, c, name, data)
-	if rec.status == 201 {
+	if rec.Status == 201 {
 		delete(c.staged, name)
 	}
 }

@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package stack
+package openstack
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
 // OpenStack is a running Keystone v3 and Swift all-in-one from Debian's packages
@@ -26,13 +28,13 @@ type OpenStack struct {
 // StartOpenStack installs (once) and starts Keystone and Swift; maxDeletes is the bulk-delete
 // limit the cluster advertises (0: Swift's default of 10000).
 func StartOpenStack(maxDeletes int) (*OpenStack, error) {
-	root, err := RepoRoot()
+	root, err := stack.RepoRoot()
 	if err != nil {
 		return nil, err
 	}
 	// Swift syncs every object to disk; the throw-away cluster keeps its state in memory when
 	// it can (tmpfs with user xattrs, as Swift needs), which makes it several times faster.
-	dir, err := os.MkdirTemp(tmpfs(), "geb-openstack-")
+	dir, err := os.MkdirTemp(stack.Tmpfs(), "geb-openstack-")
 	if err != nil {
 		return nil, err
 	}

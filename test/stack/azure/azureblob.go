@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package stack
+package azure
 
 import (
 	"crypto/hmac"

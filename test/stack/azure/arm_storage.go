@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package stack
+package azure
 
 import (
 	"encoding/json"
@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
 // The ARM stand-in's storage sub-resources: account keys, containers, container immutability
@@ -25,7 +27,7 @@ func (a *ARM) serveContainer(w http.ResponseWriter, r *http.Request, account, na
 			armError(w, 404, "ContainerNotFound", "container "+name+" not found")
 			return
 		}
-		writeJSON(w, 200, c)
+		stack.WriteJSON(w, 200, c)
 	case http.MethodPut, http.MethodPatch:
 		var spec map[string]any
 		_ = json.Unmarshal(body, &spec)
@@ -42,7 +44,7 @@ func (a *ARM) serveContainer(w http.ResponseWriter, r *http.Request, account, na
 				c["properties"].(map[string]any)[k] = v
 			}
 		}
-		writeJSON(w, 200, c)
+		stack.WriteJSON(w, 200, c)
 	case http.MethodDelete:
 		if err := a.mirror(r, name, false); err != nil {
 			armError(w, 500, "InternalError", "mirroring the deletion into Azurite: "+err.Error())
@@ -70,7 +72,7 @@ func (a *ARM) listContainers(w http.ResponseWriter, account string) {
 		c := a.containers[account+"/"+n]
 		value = append(value, map[string]any{"id": a.accounts[account]["id"].(string) + "/blobServices/default/containers/" + n, "name": c["name"], "type": "Microsoft.Storage/storageAccounts/blobServices/containers", "properties": c["properties"]})
 	}
-	writeJSON(w, 200, map[string]any{"value": value})
+	stack.WriteJSON(w, 200, map[string]any{"value": value})
 }
 
 // serveImmutability plays Azure's container immutability policy: If-Match on every change of an
@@ -113,10 +115,10 @@ func (a *ARM) serveImmutability(w http.ResponseWriter, r *http.Request, account,
 			// existed, without a state or period (pulumi-azure-native#1492 and #2154 observed it;
 			// provider-azure v1.62.1 relies on it: pkg/azure/client/blobcontainers.go:43-50 reads a
 			// missing state as no policy and fails on any error).
-			writeJSON(w, 200, map[string]any{"name": "default", "properties": map[string]any{}})
+			stack.WriteJSON(w, 200, map[string]any{"name": "default", "properties": map[string]any{}})
 			return
 		}
-		writeJSON(w, 200, p)
+		stack.WriteJSON(w, 200, p)
 	case r.Method == http.MethodPut && action == "":
 		if state() == "Locked" {
 			armError(w, 409, "ContainerImmutabilityPolicyLocked", "a locked policy can only be extended")
@@ -130,7 +132,7 @@ func (a *ARM) serveImmutability(w http.ResponseWriter, r *http.Request, account,
 		p = map[string]any{"name": "default", "etag": etag, "properties": map[string]any{"immutabilityPeriodSinceCreationInDays": d, "state": "Unlocked"}}
 		a.policies[key] = p
 		a.enforced(container, d > 0)
-		writeJSON(w, 200, p)
+		stack.WriteJSON(w, 200, p)
 	case r.Method == http.MethodDelete && action == "":
 		if p == nil || state() == "Locked" {
 			armError(w, 409, "ContainerImmutabilityPolicyLocked", "no unlocked policy to delete")
@@ -138,7 +140,7 @@ func (a *ARM) serveImmutability(w http.ResponseWriter, r *http.Request, account,
 		}
 		delete(a.policies, key)
 		a.enforced(container, false)
-		writeJSON(w, 200, p)
+		stack.WriteJSON(w, 200, p)
 	case r.Method == http.MethodPost && action == "lock":
 		if p == nil {
 			armError(w, 404, "ImmutabilityPolicyNotFound", "no immutability policy")
@@ -146,7 +148,7 @@ func (a *ARM) serveImmutability(w http.ResponseWriter, r *http.Request, account,
 		}
 		p["properties"].(map[string]any)["state"] = "Locked"
 		p["etag"] = etag
-		writeJSON(w, 200, p)
+		stack.WriteJSON(w, 200, p)
 	case r.Method == http.MethodPost && action == "extend":
 		d, ok := days(body)
 		cur := 0.0
@@ -159,7 +161,7 @@ func (a *ARM) serveImmutability(w http.ResponseWriter, r *http.Request, account,
 		}
 		p["properties"].(map[string]any)["immutabilityPeriodSinceCreationInDays"] = d
 		p["etag"] = etag
-		writeJSON(w, 200, p)
+		stack.WriteJSON(w, 200, p)
 	default:
 		armError(w, 405, "MethodNotAllowed", r.Method)
 	}
@@ -196,13 +198,13 @@ func (a *ARM) serveBlobService(w http.ResponseWriter, r *http.Request, account s
 		if p == nil {
 			p = map[string]any{"name": "default", "properties": map[string]any{}}
 		}
-		writeJSON(w, 200, p)
+		stack.WriteJSON(w, 200, p)
 	case http.MethodPut:
 		var p map[string]any
 		_ = json.Unmarshal(body, &p)
 		p["name"] = "default"
 		a.blobService[account] = p
-		writeJSON(w, 200, p)
+		stack.WriteJSON(w, 200, p)
 	default:
 		armError(w, 405, "MethodNotAllowed", r.Method)
 	}
@@ -212,7 +214,7 @@ func (a *ARM) serveLifecycle(w http.ResponseWriter, r *http.Request, account str
 	switch r.Method {
 	case http.MethodGet:
 		if p := a.lifecycle[account]; p != nil {
-			writeJSON(w, 200, p)
+			stack.WriteJSON(w, 200, p)
 			return
 		}
 		armError(w, 404, "ManagementPolicyNotFound", "no management policy")
@@ -224,7 +226,7 @@ func (a *ARM) serveLifecycle(w http.ResponseWriter, r *http.Request, account str
 			a.rewriteLifecycle(p)
 		}
 		a.lifecycle[account] = p
-		writeJSON(w, 200, p)
+		stack.WriteJSON(w, 200, p)
 	default:
 		armError(w, 405, "MethodNotAllowed", r.Method)
 	}

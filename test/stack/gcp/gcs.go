@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package stack
+package gcp
 
 import (
 	"crypto/rand"
@@ -24,6 +24,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
 // GCS is fake-gcs-server (a real process, the data plane: buckets, objects, listings, deletes)
@@ -133,11 +135,11 @@ const maxLifecycleRules = 100
 
 // StartGCS starts fake-gcs-server (built once by hack/tools.sh) and the front.
 func StartGCS(opts GCSOptions) (*GCS, error) {
-	bin, err := Tool("fakegcs", "FAKE_GCS_SERVER")
+	bin, err := stack.Tool("fakegcs", "FAKE_GCS_SERVER")
 	if err != nil {
 		return nil, err
 	}
-	port, err := FreePort()
+	port, err := stack.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +148,7 @@ func StartGCS(opts GCSOptions) (*GCS, error) {
 		"-external-url", backendURL, "-public-host", fmt.Sprintf("127.0.0.1:%d", port), "-log-level", "error"}
 	var root string
 	if opts.Filesystem {
-		if root, err = os.MkdirTemp(tmpfs(), "fake-gcs-"); err != nil {
+		if root, err = os.MkdirTemp(stack.Tmpfs(), "fake-gcs-"); err != nil {
 			return nil, err
 		}
 		args[7] = "filesystem"
