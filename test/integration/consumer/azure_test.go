@@ -11,6 +11,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
+	azurestandin "github.com/gardener-extension-backup/gardener-extension-backup/test/standin/azure"
 )
 
 const azureConfigHead = `{"apiVersion":"azure.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig"`
@@ -21,7 +22,7 @@ const azureConfigHead = `{"apiVersion":"azure.backup.extensions.gardener.cloud/v
 // the sidecar's rebuilt store and its next snapshot only.
 func init() {
 	extras[azureprovider.Type] = extra{serial: true, cases: func(t *testing.T, s standin.StandIn, w *standin.World, env *framework.Env) {
-		az := w.Handle.(*standin.Azure)
+		az := w.Handle.(*azurestandin.Azure)
 		c := azurestack.ABSConsumer(az.Azurite, azurestack.StandInAccount)
 		for _, m := range []mode{
 			{name: "generated key (service principal)", operator: az.ARM.ServicePrincipal(),

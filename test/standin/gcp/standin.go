@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package standin
+package gcp
 
 import (
 	"context"
@@ -11,34 +11,36 @@ import (
 	"testing"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	gcpstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/gcp"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
 )
 
 // gcp: fake-gcs-server behind the GCS front (OAuth, bucket settings, the IAM API for generated
-// keys). Handle is the *stack.GCS.
+// keys). Handle is the *gcpstack.GCS.
 func init() {
-	register(StandIn{
+	standin.Register(standin.StandIn{
 		Type: gcpprovider.Type, Region: "europe-west1", Tools: []string{"fakegcs"},
 		// etcd-backup-restore's GCS store (gcs_snapstore.go: GOOGLE_APPLICATION_CREDENTIALS is
 		// <dir>/serviceaccount.json, storageAPIEndpoint beside it); bucketName is gardener's.
 		EtcdBackupKeys: []string{"serviceaccount.json", "storageAPIEndpoint", "bucketName"},
-		Start: func(ctx context.Context, t testing.TB, region string) (*World, error) {
+		Start: func(ctx context.Context, t testing.TB, region string) (*standin.World, error) {
 			gcs, err := gcpstack.StartGCS(gcpstack.GCSOptions{})
 			if err != nil {
 				return nil, err
 			}
 			cloud := framework.Registered(&gcpprovider.Provider{IAMEndpoint: gcs.URL + "/"})
 			operator := gcs.SecretData()
-			return &World{
+			return &standin.World{
 				What:     "fake-gcs-server behind the GCS stand-in front (OAuth, bucket settings)",
 				Where:    fmt.Sprintf("GCS endpoint %s, project %s", gcs.Endpoint, gcs.ProjectID),
 				Cloud:    cloud,
 				Operator: operator,
 				Consumer: gcpstack.GCSConsumer(t, gcs),
 				Describe: func(ctx context.Context, name string) (string, error) {
-					data, err := cloud.NewDataPlane(ctx, credentials(operator, region))
+					data, err := cloud.NewDataPlane(ctx, provider.Credentials{Data: operator, Region: region})
 					if err != nil {
 						return "", err
 					}

@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package standin
+package openstack
 
 import (
 	"context"
@@ -11,30 +11,31 @@ import (
 	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	openstackstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/openstack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
 )
 
 // openstack: a real Keystone and Swift (Debian's packages, hack/openstack.sh) on loopback, reached
-// as the project demo's member user with a password. Handle is the *stack.OpenStack.
+// as the project demo's member user with a password. Handle is the *openstackstack.OpenStack.
 func init() {
-	register(StandIn{
+	standin.Register(standin.StandIn{
 		Type: osprovider.Type, Region: "RegionOne", Tools: []string{"openstack"}, ManifestUploads: true,
 		// etcd-backup-restore's Swift store (swift_snapstore.go, readSwiftCredentialDir) with
 		// password credentials.
 		EtcdBackupKeys: []string{"authURL", "domainName", "tenantName", "region", "username", "password", "bucketName"},
-		Start: func(ctx context.Context, _ testing.TB, region string) (*World, error) {
+		Start: func(ctx context.Context, _ testing.TB, region string) (*standin.World, error) {
 			cloud, err := openstackstack.StartOpenStack(0)
 			if err != nil {
 				return nil, err
 			}
 			c := framework.Registered(&osprovider.Provider{})
 			operator := cloud.SecretData("demo")
-			return &World{
+			return &standin.World{
 				What:     "real OpenStack Swift and Keystone v3 (Debian's packages) on loopback",
 				Where:    "Keystone " + cloud.AuthURL + ", project demo",
 				Cloud:    c,
 				Operator: operator,
 				Consumer: openstackstack.SwiftConsumer,
-				Describe: probed(c, operator, region, "Swift container"),
+				Describe: standin.Probed(c, operator, region, "Swift container"),
 				Handle:   cloud,
 				Stop:     cloud.Stop,
 			}, nil

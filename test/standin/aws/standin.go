@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package standin
+package aws
 
 import (
 	"context"
@@ -15,23 +15,24 @@ import (
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
 )
 
 // aws: MinIO with a KMS key. The operator's secret is the example's shape (no region key: the
-// bucket's spec.region reaches the store); Handle is the *stack.MinIO.
+// bucket's spec.region reaches the store); Handle is the *awsstack.MinIO.
 func init() {
-	register(StandIn{
+	standin.Register(standin.StandIn{
 		Type: awsprovider.Type, Region: "eu-central-1", Tools: []string{"minio"},
 		// etcd-backup-restore's S3 store (s3_snapstore.go, readAWSCredentialFromDir).
 		EtcdBackupKeys: []string{"region", "accessKeyID", "secretAccessKey", "endpoint", "s3ForcePathStyle", "bucketName"},
-		Start: func(ctx context.Context, _ testing.TB, region string) (*World, error) {
+		Start: func(ctx context.Context, _ testing.TB, region string) (*standin.World, error) {
 			minio, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: region})
 			if err != nil {
 				return nil, err
 			}
 			operator := maps.Clone(minio.SecretData())
 			delete(operator, "region")
-			return &World{
+			return &standin.World{
 				What:     "MinIO (S3-compatible), with a KMS key for default encryption",
 				Where:    fmt.Sprintf("MinIO %s, region %s", minio.Endpoint, minio.Region),
 				Cloud:    framework.Registered(&awsprovider.Provider{}),

@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package standin
+package local
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	localprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/local"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
 )
 
 // Local is how etcd-druid runs etcd-backup-restore for a local entry: no credentials; the
@@ -23,20 +24,20 @@ var Local = stack.Consumer{StorageProvider: "Local", HomeKey: "hostPath"}
 // local: a temporary root directory, the extension's --local-root and the hostPath etcd-druid
 // mounts for etcd-backup-restore. Gardener's local setup gives an empty secret. Handle is the root.
 func init() {
-	register(StandIn{
+	standin.Register(standin.StandIn{
 		Type: localprovider.Type, Region: "local",
 		// What etcd-druid reads for the Local storage provider (hostPath: the directory it
 		// mounts "<bucketName>" of; etcd-backup-restore itself reads no secret).
 		EtcdBackupKeys: []string{"bucketName", "hostPath"},
-		Start: func(ctx context.Context, _ testing.TB, region string) (*World, error) {
+		Start: func(ctx context.Context, _ testing.TB, region string) (*standin.World, error) {
 			root, err := os.MkdirTemp("", "local-buckets-")
 			if err != nil {
 				return nil, err
 			}
 			c := framework.Registered(&localprovider.Provider{Root: root})
 			operator := map[string][]byte{}
-			probe := probed(c, operator, region, "")
-			return &World{
+			probe := standin.Probed(c, operator, region, "")
+			return &standin.World{
 				What:     "a directory on this machine (etcd-backup-restore's Local storage provider)",
 				Where:    "root " + root,
 				Cloud:    c,

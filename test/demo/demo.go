@@ -2,15 +2,18 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-// Command demo runs a real extension binary (aws by default, or any provider of pkg/provider/all)
-// as a process against a local seed (a real kube-apiserver and etcd) and the provider's stand-in
-// of test/standin (MinIO, Azurite, fake-gcs-server behind the GCS front, Swift and Keystone, a
-// directory), applies the manifests of example/<provider>, and prints an
+// Package demo is `make demo`: it runs a real extension binary as a process against a local seed
+// (a real kube-apiserver and etcd) and the provider's stand-in of test/standin (MinIO, Azurite,
+// fake-gcs-server behind the GCS front, Swift and Keystone, a directory), applies the manifests
+// of example/<provider>, and prints an
 // account of what happened: the bucket and its settings, the shoot's etcd-backup secret, snapshots
 // of a real etcd taken by the real etcd-backup-restore with that secret and restored from the
 // bucket, the extension's own restore drill of them (BackupsRestorable), the deletion of the
-// shoot's prefix (its neighbour surviving), and the bucket's deletion.
-package main
+// shoot's prefix (its neighbour surviving), and the bucket's deletion. The commands are
+// test/demo/demo-<type>, one per provider: each imports only its provider's stand-in
+// (test/standin/<type>), so that `make demo PROVIDER=<type>` compiles only that provider's SDK
+// and stand-in.
+package demo
 
 import (
 	"context"
@@ -34,7 +37,6 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/all"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
 )
@@ -48,19 +50,18 @@ func say(format string, args ...any) {
 
 func detail(format string, args ...any) { fmt.Printf("    %s\n", fmt.Sprintf(format, args...)) }
 
-func main() {
-	providerType := flag.String("provider", "aws", "the provider to run, one of "+strings.Join(all.Types(), ", ")+" that has a local stand-in here")
-	binary := flag.String("binary", "", "the extension binary to run (default bin/gardener-extension-backup-<provider>)")
-	writes := flag.Int("writes", 3, "keys written into the shoot's etcd, each waited for until a snapshot of etcd-backup-restore holds it")
-	flag.Parse()
-	standIn, ok := standin.For(*providerType)
-	if !slices.Contains(all.Types(), *providerType) || !ok {
-		fmt.Fprintf(os.Stderr, "unknown provider %q: the providers are %s\n", *providerType, strings.Join(all.Types(), ", "))
+// Main runs the demo of the one stand-in the command registers (test/demo/demo-<type> imports
+// test/standin/<type>) and exits with its verdict.
+func Main() {
+	standIns := standin.All()
+	if len(standIns) != 1 {
+		fmt.Fprintf(os.Stderr, "a demo command registers exactly one stand-in, this one has %d\n", len(standIns))
 		os.Exit(2)
 	}
-	if *binary == "" {
-		*binary = "bin/gardener-extension-backup-" + *providerType
-	}
+	standIn := standIns[0]
+	binary := flag.String("binary", "bin/gardener-extension-backup-"+standIn.Type, "the extension binary to run")
+	writes := flag.Int("writes", 3, "keys written into the shoot's etcd, each waited for until a snapshot of etcd-backup-restore holds it")
+	flag.Parse()
 	if err := run(standIn, *binary, *writes); err != nil {
 		fmt.Printf("\n\033[31mDEMO FAILED: %v\033[0m\n", err)
 		os.Exit(1)

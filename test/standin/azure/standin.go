@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package standin
+package azure
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
 )
 
 // Azure is azure's started stand-in: Azurite's blob service, and the ARM stand-in in front of it
@@ -22,12 +23,12 @@ type Azure struct {
 
 // azure: Azurite in existing-account mode (the operator's account key); Handle is the *Azure.
 func init() {
-	register(StandIn{
+	standin.Register(standin.StandIn{
 		Type: azureprovider.Type, Region: "westeurope", Tools: []string{"azurite"},
 		// etcd-backup-restore's ABS store (abs_snapstore.go, readABSCredentialFiles);
 		// bucketName is gardener's.
 		EtcdBackupKeys: []string{"storageAccount", "storageKey", "domain", "bucketName"},
-		Start: func(ctx context.Context, _ testing.TB, region string) (*World, error) {
+		Start: func(ctx context.Context, _ testing.TB, region string) (*standin.World, error) {
 			azurite, err := azurestack.StartAzurite()
 			if err != nil {
 				return nil, err
@@ -35,13 +36,13 @@ func init() {
 			arm := azurestack.StartARM(azurite.StandInEndpoint())
 			cloud := framework.Registered(&azureprovider.Provider{Cloud: arm.Cloud(), ManagementTransport: arm.Client()})
 			operator := azurite.SecretData()
-			return &World{
+			return &standin.World{
 				What:     "Azurite (Azure Blob emulator), existing-account mode",
 				Where:    "Azurite http://" + azurite.Host + "/" + azurestack.AzuriteAccount,
 				Cloud:    cloud,
 				Operator: operator,
 				Consumer: azurestack.ABSConsumer(azurite, azurestack.AzuriteAccount),
-				Describe: probed(cloud, operator, region, "private container"),
+				Describe: standin.Probed(cloud, operator, region, "private container"),
 				Handle:   &Azure{Azurite: azurite, ARM: arm},
 				Stop:     func() { arm.Close(); azurite.Stop() },
 			}, nil
