@@ -52,7 +52,7 @@ func TestConformanceOnAzurite(t *testing.T) {
 	})
 }
 
-// TestConformanceWithBlobVersioning runs the suite on test/stack.BlobStandIn, an httptest server
+// TestConformanceWithBlobVersioning runs the suite on test/stack/azure.BlobStandIn, an httptest server
 // that plays the documented Azure Blob API where Azurite has nothing: account-level blob
 // versioning (switched by the Versioning hook), listings with versions, deletes by version ID.
 // It is a stand-in, not Azure (see its doc comment for what differs).
@@ -104,7 +104,7 @@ func TestConformanceThroughTheManagementPlane(t *testing.T) {
 }
 
 // TestConformanceThroughTheManagementPlaneWithBlobVersioning runs the suite through the ARM
-// stand-in with the blob stand-in (test/stack.BlobStandIn) as the accounts' data plane, so that
+// stand-in with the blob stand-in (test/stack/azure.BlobStandIn) as the accounts' data plane, so that
 // bucket deletion and the emptiness check meet versions too.
 func TestConformanceThroughTheManagementPlaneWithBlobVersioning(t *testing.T) {
 	blobs := azurestack.StartBlobStandIn()

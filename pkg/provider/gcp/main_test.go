@@ -21,7 +21,7 @@ import (
 const region = "europe-west1"
 
 // gcs is fake-gcs-server behind the front that plays OAuth and the bucket settings (see
-// stack.GCS), shared by the tests of this package.
+// gcpstack.GCS), shared by the tests of this package.
 var gcs *gcpstack.GCS
 
 func TestMain(m *testing.M) {

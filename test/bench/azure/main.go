@@ -17,7 +17,7 @@
 // raw,engine,...: the table then adds each one's median and spread); every pass prints what it
 // sent through the proxy (listing pages and their include=, Blob Batch requests and their sizes,
 // the time the store took to answer each kind). --standin go runs the project's Go Blob stand-in
-// (test/stack.BlobStandIn, which plays Blob Batch) instead of Azurite.
+// (test/stack/azure.BlobStandIn, which plays Blob Batch) instead of Azurite.
 package main
 
 import (

@@ -15,7 +15,7 @@ import (
 )
 
 // TestEntryDeletionWithBlobVersioningLeavesNothing: on an account with blob versioning (the blob
-// stand-in, test/stack.BlobStandIn: Azurite has no versioning), every blob of the entry written
+// stand-in, test/stack/azure.BlobStandIn: Azurite has no versioning), every blob of the entry written
 // three times and some deleted before, the entry is reported deleted only when a listing of its
 // prefix with every version and snapshot is empty; the neighbours keep all their versions.
 func TestEntryDeletionWithBlobVersioningLeavesNothing(t *testing.T) {

@@ -27,7 +27,7 @@ const azureConfigHead = `{"apiVersion":"azure.backup.extensions.gardener.cloud/v
 // resource group, storage account, container, lifecycle rule, deferral record and generated
 // secret (an account key) as on Azure. The locked bucket's container immutability policy (a
 // day), set by the extension through the ARM stand-in, locks the container on the blob stand-in
-// (stack.ARM.EnforceImmutability): deletes and overwrites there are refused, as within Azure's
+// (azurestack.ARM.EnforceImmutability): deletes and overwrites there are refused, as within Azure's
 // retention period. etcd-backup-restore writes to the blob stand-in with the generated account
 // key, through --store-endpoint-override (etcd-druid's spec.backup.store.endpointOverride).
 func azureWorld(t *testing.T) *providerWorld {

@@ -85,7 +85,7 @@ func awsWorld(*testing.T) *providerWorld {
 	}
 }
 
-// gcpWorld is fake-gcs-server behind the GCS front (stack.GCS), with a service account key of the
+// gcpWorld is fake-gcs-server behind the GCS front (gcpstack.GCS), with a service account key of the
 // operator. The front plays a bucket's retention policy (objects younger than the period cannot
 // be deleted or overwritten) and runs the lifecycle rules the extension writes (RunLifecycle).
 func gcpWorld(t *testing.T) *providerWorld {

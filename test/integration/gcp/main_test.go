@@ -3,7 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package gcp_test runs the real gcp controllers in a manager against a real kube-apiserver and
-// etcd (envtest) and fake-gcs-server behind the GCS stand-in front (stack.GCS), driven the way
+// etcd (envtest) and fake-gcs-server behind the GCS stand-in front (gcpstack.GCS), driven the way
 // gardenlet drives them.
 package gcp_test
 

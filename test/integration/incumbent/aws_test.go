@@ -29,7 +29,7 @@ const awsRegion = "eu-central-1"
 // Object Lock for a day so that every snapshot is locked and every deletion is deferred.
 const awsConfig = `{"apiVersion":"aws.provider.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h","mode":"governance"}}`
 
-// awsWorld is MinIO behind the S3 proxy (stack.S3Gaps) for gardener-extension-provider-aws
+// awsWorld is MinIO behind the S3 proxy (awsstack.S3Gaps) for gardener-extension-provider-aws
 // v1.73.0. Its S3 endpoint is not an input of its code: aws-sdk-go-v2's LoadDefaultConfig
 // (pkg/aws/client/client.go:122 at v1.73.0) reads AWS_ENDPOINT_URL_S3, set to the proxy.
 type awsWorld struct {
