@@ -48,14 +48,14 @@ test: tools check ## Everything (after make check: vet, gofmt, SPDX headers, gol
 	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/controller/... ./pkg/inventory/... ./pkg/metrics/... ./pkg/drill/...
 
 .PHONY: demo
-demo: ## Run the aws extension (PROVIDER=<any type of pkg/provider/all>: that one) against a local seed (envtest), its stand-in (test/standin) and the real etcd-backup-restore, and report. Builds only what that provider needs.
+demo: ## Run the aws extension (PROVIDER=<any type of pkg/provider/all>: that one) against a local seed (envtest), its stand-in (test/standin/<type>) and the real etcd-backup-restore, and report. Builds only what that provider needs (test/demo/demo-<type>).
 	@mkdir -p $(BIN)
 	@# The tools and both binaries build at once: on a first run their builds overlap.
 	@hack/tools.sh demo $(PROVIDER) >/dev/null & tools=$$!; \
-	  hack/progress.sh "building $(BIN)/demo and $(BIN)/gardener-extension-backup-$(PROVIDER)" \
-	    go build -o $(BIN)/ ./test/demo ./cmd/gardener-extension-backup-$(PROVIDER); built=$$?; \
+	  hack/progress.sh "building $(BIN)/demo-$(PROVIDER) and $(BIN)/gardener-extension-backup-$(PROVIDER)" \
+	    go build -o $(BIN)/ ./test/demo/demo-$(PROVIDER) ./cmd/gardener-extension-backup-$(PROVIDER); built=$$?; \
 	  wait $$tools && test $$built = 0
-	@$(BIN)/demo --provider $(PROVIDER) --binary $(BIN)/gardener-extension-backup-$(PROVIDER)
+	@$(BIN)/demo-$(PROVIDER) --binary $(BIN)/gardener-extension-backup-$(PROVIDER)
 
 .PHONY: bench
 bench: bench-aws bench-gcp bench-azure bench-openstack ## Every provider's entry-deletion benchmark (see docs/performance.md).

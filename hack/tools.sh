@@ -172,12 +172,12 @@ together() {
 }
 
 # demo_components TYPE: the components that provider's stand-in names (the `Tools: []string{...}`
-# of test/standin/<type>.go), read from its source so that they build while the demo compiles;
+# of test/standin/<type>/standin.go), read from its source so that they build while the demo compiles;
 # pkg/provider/all's pieces test checks that this reading equals the registration.
 demo_components() {
   local file
-  file="$(dirname "${BASH_SOURCE[0]}")/../test/standin/$1.go"
-  if [[ ! -f $file ]]; then echo "provider '$1' has no stand-in (test/standin/$1.go)" >&2; return 2; fi
+  file="$(dirname "${BASH_SOURCE[0]}")/../test/standin/$1/standin.go"
+  if [[ ! -f $file ]]; then echo "provider '$1' has no stand-in (test/standin/$1/standin.go)" >&2; return 2; fi
   sed -n 's/.*Tools: *\[\]string{\([^}]*\)}.*/\1/p' "$file" | tr -d '",'
 }
 

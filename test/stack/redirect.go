@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -92,6 +93,25 @@ func StartRedirect(dir string, routes map[string]http.Handler) (*Redirect, error
 // Env is the environment a program needs to go through the proxy.
 func (r *Redirect) Env() []string {
 	return []string{"HTTPS_PROXY=" + r.URL, "https_proxy=" + r.URL, "SSL_CERT_FILE=" + r.CAFile, "NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost"}
+}
+
+// Client is a client that goes through r as a program with HTTPS_PROXY and SSL_CERT_FILE
+// does.
+func (r *Redirect) Client(t testing.TB) *http.Client {
+	t.Helper()
+	pem, err := os.ReadFile(r.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pem) {
+		t.Fatal("no CA in", r.CAFile)
+	}
+	proxy, _ := url.Parse(r.URL)
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = http.ProxyURL(proxy)
+	tr.TLSClientConfig.RootCAs = roots
+	return &http.Client{Transport: tr}
 }
 
 // Hosts returns every host a CONNECT asked for, in order; Refused those that had no route.

@@ -81,9 +81,9 @@ func FreePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
-// tmpfs returns /dev/shm where it exists (state of throw-away stand-ins kept in memory), else ""
+// Tmpfs returns /dev/shm where it exists (state of throw-away stand-ins kept in memory), else ""
 // (the default temporary directory).
-func tmpfs() string {
+func Tmpfs() string {
 	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
 		return "/dev/shm"
 	}

@@ -5,10 +5,12 @@
 // Package standin is the one list of the providers' test stand-ins: for each provider type, the
 // store it runs against here (MinIO, fake-gcs-server behind the GCS front, Azurite, Swift and
 // Keystone, a directory), the tools hack/tools.sh builds for it, the operator's credentials and
-// providerConfig that reach it, and how etcd-druid runs etcd-backup-restore against it. The demo
-// (test/demo) and the consumer contract (test/integration/consumer) take every provider from
-// here and know no provider by name; pkg/provider/all's pieces test fails while a provider of
-// all.Types has no stand-in. A provider adds one file here, registering its StandIn in init.
+// providerConfig that reach it, and how etcd-druid runs etcd-backup-restore against it. Each
+// provider's stand-in is its own package, test/standin/<type> (file standin.go), registering its
+// StandIn in init: the demo of test/demo/<type> imports one and so compiles only that provider's
+// SDK and stand-in; test/standin/all imports every one, for the consumer contract
+// (test/integration/consumer) and the drill tests, which know no provider by name.
+// pkg/provider/all's pieces test fails while a provider of all.Types has no stand-in.
 package standin
 
 import (
@@ -59,16 +61,19 @@ type World struct {
 	Consumer stack.Consumer
 	// Describe tells a bucket's settings, or fails if it does not exist.
 	Describe func(ctx context.Context, bucket string) (string, error)
-	// Handle is the started stand-in itself (*stack.MinIO, *stack.GCS, *Azure, *stack.OpenStack,
-	// the root directory), for a provider's own tests beyond the shared ones.
+	// Handle is the started stand-in itself (*awsstack.MinIO, *gcpstack.GCS, *azure.Azure,
+	// *openstackstack.OpenStack, the root directory), for a provider's own tests beyond the
+	// shared ones.
 	Handle any
 	Stop   func()
 }
 
 var standIns = map[string]StandIn{}
 
-// register adds s; a type registered twice is a programming error.
-func register(s StandIn) {
+// Register adds s: each provider's package here (test/standin/<type>) registers its stand-in in
+// init, so that a binary links exactly the stand-ins it imports (the demo of test/demo/<type> one,
+// test/standin/all every one). A type registered twice is a programming error.
+func Register(s StandIn) {
 	if _, ok := standIns[s.Type]; ok {
 		panic(fmt.Sprintf("stand-in %q registered twice", s.Type))
 	}
@@ -99,10 +104,10 @@ func For(typ string) (StandIn, bool) {
 	return s, ok
 }
 
-// probed describes a bucket by probing it with the operator's credentials.
-func probed(c framework.Cloud, operator map[string][]byte, region, what string) func(context.Context, string) (string, error) {
+// Probed describes a bucket by probing it with the operator's credentials.
+func Probed(c framework.Cloud, operator map[string][]byte, region, what string) func(context.Context, string) (string, error) {
 	return func(ctx context.Context, bucket string) (string, error) {
-		data, err := c.NewDataPlane(ctx, credentials(operator, region))
+		data, err := c.NewDataPlane(ctx, provider.Credentials{Data: operator, Region: region})
 		if err != nil {
 			return "", err
 		}
@@ -111,8 +116,4 @@ func probed(c framework.Cloud, operator map[string][]byte, region, what string) 
 		}
 		return what, nil
 	}
-}
-
-func credentials(data map[string][]byte, region string) provider.Credentials {
-	return provider.Credentials{Data: data, Region: region}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/all"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
+	_ "github.com/gardener-extension-backup/gardener-extension-backup/test/standin/all"
 )
 
 // repo is the repository's root, from this package's directory.
@@ -43,7 +44,9 @@ var pieces = []piece{
 	{"the conformance test", "pkg/provider/%s/conformance_test.go", "conformance.Run("},
 	{"the store's snapshot rule, as etcd-backup-restore lists it (restore drills)", "pkg/provider/%s/snapshotrule.go", "etcd-backup-restore"},
 	{"the controllers end to end on the store", "test/integration/%s/main_test.go", "framework.Start"},
-	{"the test stand-in (the demo, its tools, the consumer test)", "test/standin/%s.go", "register(StandIn{"},
+	{"the test stand-in (the demo, its tools, the consumer test)", "test/standin/%s/standin.go", "standin.Register(standin.StandIn{"},
+	{"the stand-in among every provider's (test/standin/all)", "test/standin/all/all.go", "/test/standin/%s\""},
+	{"the demo command, linking only its stand-in (make demo PROVIDER=<type>)", "test/demo/demo-%s/main.go", "/test/standin/%s\""},
 }
 
 // TestEveryRegisteredProviderHasItsPieces fails when a provider listed in all.APIs lacks one of the
@@ -65,9 +68,9 @@ func TestEveryRegisteredProviderHasItsPieces(t *testing.T) {
 }
 
 // TestEveryRegisteredProviderHasAStandIn fails when a provider listed in all.APIs has no stand-in
-// in test/standin, or one that cannot run the demo and the consumer test (no start, no region, no
-// etcd-backup keys, a tool hack/tools.sh does not build), and when a stand-in stands in for no
-// listed provider.
+// in test/standin (registered through test/standin/all), or one that cannot run the demo and the
+// consumer test (no start, no region, no etcd-backup keys, a tool hack/tools.sh does not build),
+// and when a stand-in stands in for no listed provider.
 func TestEveryRegisteredProviderHasAStandIn(t *testing.T) {
 	tools, err := os.ReadFile(filepath.Join(repo, "hack", "tools.sh"))
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 // ensure reconciles bucket name with cfg as the BackupBucket actuator does: a store built from
@@ -103,7 +104,7 @@ func TestAnUnchangedBucketIsNotWritten(t *testing.T) {
 }
 
 func TestUnimplementedSettingIsReportedAndCanBeSwitchedOff(t *testing.T) {
-	noKMS, err := stack.StartMinIO(context.Background(), stack.MinIOOptions{Region: "eu-central-1", WithoutKMS: true})
+	noKMS, err := awsstack.StartMinIO(context.Background(), awsstack.MinIOOptions{Region: "eu-central-1", WithoutKMS: true})
 	if err != nil {
 		t.Fatal(err)
 	}

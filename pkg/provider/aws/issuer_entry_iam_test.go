@@ -18,14 +18,14 @@ import (
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 // startEnforcedIAM starts the IAM stand-in with its keys and policies mirrored onto MinIO, so
 // that the issuer's proof and the tests' requests meet a real policy engine.
-func startEnforcedIAM(t *testing.T) *stack.IAM {
+func startEnforcedIAM(t *testing.T) *awsstack.IAM {
 	t.Helper()
-	stand := stack.StartIAM()
+	stand := awsstack.StartIAM()
 	t.Cleanup(stand.Close)
 	if err := stand.EnforceOn(minio); err != nil {
 		t.Fatal(err)

@@ -15,11 +15,12 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 func TestIAMIssuerKeepsOneUserPerBucketWithTwoKeysAtMost(t *testing.T) {
 	ctx := context.Background()
-	stand := stack.StartIAM()
+	stand := awsstack.StartIAM()
 	defer stand.Close()
 	cfg := &awsapi.BackupBucketConfig{GeneratedCredentials: &awsapi.GeneratedCredentialsConfig{Issuer: awsapi.IssuerIAM}}
 	// A workload identity's keys in the operator's secret must not reach the generated one.
@@ -99,7 +100,7 @@ func TestRetiringRevokesThroughTheRecordedIssuer(t *testing.T) {
 	// Generation switched off: the issuer the generated secret recorded (IAM) is built to revoke
 	// from a config that asks for no generated credentials.
 	ctx := context.Background()
-	stand := stack.StartIAM()
+	stand := awsstack.StartIAM()
 	defer stand.Close()
 	p := &awsprovider.Provider{IAMEndpoint: stand.URL}
 	const bucket = "8b6b9d0e-retired"
@@ -124,7 +125,7 @@ func TestRetiringRevokesThroughTheRecordedIssuer(t *testing.T) {
 
 func TestIAMUserOfSomebodyElseIsNotTakenOver(t *testing.T) {
 	ctx := context.Background()
-	stand := stack.StartIAM()
+	stand := awsstack.StartIAM()
 	defer stand.Close()
 	const bucket = "8b6b9d0e-foreign"
 	user := awsprovider.IAMUserName(bucket)

@@ -16,16 +16,17 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 // minio is the real S3 stand-in shared by the tests of this package (region eu-central-1, so
 // that bucket creation needs a LocationConstraint as on AWS).
-var minio *stack.MinIO
+var minio *awsstack.MinIO
 
 func TestMain(m *testing.M) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	var err error
-	minio, err = stack.StartMinIO(ctx, stack.MinIOOptions{Region: "eu-central-1"})
+	minio, err = awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: "eu-central-1"})
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting MinIO:", err)

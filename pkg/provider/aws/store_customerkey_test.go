@@ -15,7 +15,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/badinput"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 // TestCustomerKeyOnReadsAndWrites: with a customer-provided key (SSE-C) in the secret, the data
@@ -25,7 +25,7 @@ import (
 func TestCustomerKeyOnReadsAndWrites(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	tlsMinIO, err := stack.StartMinIO(ctx, stack.MinIOOptions{Region: "eu-central-1", TLS: true})
+	tlsMinIO, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: "eu-central-1", TLS: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ import (
 // which MinIO refuses for its s3:TlsVersion condition: logged), then
 // actuator_reconcile.go:59-74,122 (UpdateObjectLockConfiguration, client.go:550-570). Left out,
 // as MinIO does not implement them: the public access block (:408-418) and the abort rule
-// (:469-490); test/integration/incumbent runs all of them through test/stack.S3Gaps.
+// (:469-490); test/integration/incumbent runs all of them through test/stack/aws.S3Gaps.
 func incumbentBucket(t *testing.T, raw *s3.Client, name string) {
 	t.Helper()
 	ctx := context.Background()

@@ -22,7 +22,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/badinput"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 )
 
 // The wrong inputs of Azure Blob Storage: the harness (test/badinput) checks that each is refused
@@ -34,7 +34,7 @@ var azureConfigHead = badinput.Head(azureapi.Type)
 // badInputEnv is where the cases run: Azurite (account keys) and the ARM stand-in (service
 // principal, workload identity) whose accounts' data plane is Azurite's stand-in account.
 type badInputEnv struct {
-	arm *stack.ARM
+	arm *azurestack.ARM
 }
 
 func (e badInputEnv) provider(arm bool) *azureprovider.Provider {
@@ -194,7 +194,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		{Name: "secret: empty storageKey", Data: badinput.With(good, "storageKey", ""), Run: e.reconcile(false, false, fresh(), "westeurope", ""), Want: objectstore.ErrInvalidConfig, Names: []string{`"storageKey"`}},
 		{Name: "secret: storageKey not base64", Data: badinput.With(good, "storageKey", "not-base64-key-value!"), Run: e.reconcile(false, false, fresh(), "westeurope", ""), Want: objectstore.ErrInvalidConfig, Names: []string{`"storageKey"`, "base64"}},
 		{Name: "secret: storageAccount uppercase", Data: badinput.With(good, "storageAccount", "DevStoreAccount1"), Run: e.reconcile(false, false, fresh(), "westeurope", ""), Want: objectstore.ErrInvalidConfig, Names: []string{`"storageAccount"`, "3 to 24"}},
-		{Name: "secret: storageAccount with a trailing newline", Data: badinput.With(good, "storageAccount", stack.AzuriteAccount+"\n"), Run: e.reconcile(false, false, fresh(), "westeurope", ""), Want: objectstore.ErrInvalidConfig, Names: []string{`"storageAccount"`}},
+		{Name: "secret: storageAccount with a trailing newline", Data: badinput.With(good, "storageAccount", azurestack.AzuriteAccount+"\n"), Run: e.reconcile(false, false, fresh(), "westeurope", ""), Want: objectstore.ErrInvalidConfig, Names: []string{`"storageAccount"`}},
 		{Name: "secret: wrong storageKey", Data: badinput.With(good, "storageKey", wrongKey), Run: e.reconcile(false, false, fresh(), "westeurope", ""), Want: objectstore.ErrUnauthenticated, Or: azuriteRefusal, Names: []string{`"storageAccount"`, `"storageKey"`}},
 		{Name: "secret: domain with a path", Data: badinput.With(good, "domain", azurite.Host+"/x"), Run: e.reconcile(false, false, fresh(), "westeurope", ""), Want: objectstore.ErrInvalidConfig, Names: []string{`"domain"`}},
 		{Name: "secret: domain with a scheme", Data: badinput.With(badinput.Without(good, "emulatorEnabled"), "domain", "https://blob.core.windows.net"), Run: e.reconcile(false, false, fresh(), "westeurope", ""), Want: objectstore.ErrInvalidConfig, Names: []string{`"domain"`}},
@@ -210,7 +210,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		{Name: "service principal: no clientID", Data: badinput.Without(sp, "clientID"), Run: e.reconcile(true, false, fresh(), "westeurope", ""), Want: objectstore.ErrInvalidConfig, Names: []string{`"clientID"`}},
 		{Name: "service principal: client secret Entra ID refuses", Data: badinput.With(sp, "clientSecret", "not-the-client-secret-value"), Run: e.reconcile(true, false, fresh(), "westeurope", ""),
 			Want: objectstore.ErrUnauthenticated, Names: []string{`"clientSecret"`, `"tenantID"`, `"clientID"`}},
-		{Name: "mix: service principal and account key", Data: badinput.With(badinput.With(sp, "storageAccount", stack.AzuriteAccount), "storageKey", stack.AzuriteKey), Run: e.reconcile(true, false, fresh(), "westeurope", ""),
+		{Name: "mix: service principal and account key", Data: badinput.With(badinput.With(sp, "storageAccount", azurestack.AzuriteAccount), "storageKey", azurestack.AzuriteKey), Run: e.reconcile(true, false, fresh(), "westeurope", ""),
 			Want: objectstore.ErrInvalidConfig, Names: []string{`"clientSecret"`, `"storageKey"`}},
 		{Name: "mix: part of a service principal with an account key", Data: badinput.With(good, "tenantID", arm.TenantID), Run: e.reconcile(false, false, fresh(), "westeurope", ""),
 			Want: objectstore.ErrInvalidConfig, Names: []string{`"tenantID"`, `"storageKey"`}},
@@ -226,7 +226,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 			Want: objectstore.ErrUnauthenticated, Names: []string{`"token"`}},
 		{Name: "mix: workload identity with a client secret", Data: badinput.With(wi, "clientSecret", "a-client-secret-value"), Run: e.reconcile(true, true, fresh(), "westeurope", ""),
 			Want: objectstore.ErrInvalidConfig, Names: []string{`"clientSecret"`, `"token"`}},
-		{Name: "mix: workload identity with an account key", Data: badinput.With(wi, "storageKey", stack.AzuriteKey), Run: e.reconcile(true, true, fresh(), "westeurope", ""),
+		{Name: "mix: workload identity with an account key", Data: badinput.With(wi, "storageKey", azurestack.AzuriteKey), Run: e.reconcile(true, true, fresh(), "westeurope", ""),
 			Want: objectstore.ErrInvalidConfig, Names: []string{`"storageKey"`, `"token"`}},
 
 		// Regions.
@@ -248,7 +248,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		{Name: "etcd-backup: no storageAccount", Data: badinput.Without(etcd, "storageAccount"), Run: writeAzureEtcdBackup, Want: objectstore.ErrInvalidConfig, Names: []string{`"storageAccount"`}},
 		{Name: "etcd-backup: empty storageKey", Data: badinput.With(etcd, "storageKey", ""), Run: writeAzureEtcdBackup, Want: objectstore.ErrInvalidConfig, Names: []string{`"storageKey"`}},
 		{Name: "etcd-backup: storageKey not base64", Data: badinput.With(etcd, "storageKey", "not-base64-key-value!"), Run: writeAzureEtcdBackup, Want: objectstore.ErrInvalidConfig, Names: []string{`"storageKey"`}},
-		{Name: "etcd-backup: storageAccount with a trailing newline", Data: badinput.With(etcd, "storageAccount", stack.AzuriteAccount+"\n"), Run: writeAzureEtcdBackup, Want: objectstore.ErrInvalidConfig, Names: []string{`"storageAccount"`}},
+		{Name: "etcd-backup: storageAccount with a trailing newline", Data: badinput.With(etcd, "storageAccount", azurestack.AzuriteAccount+"\n"), Run: writeAzureEtcdBackup, Want: objectstore.ErrInvalidConfig, Names: []string{`"storageAccount"`}},
 		{Name: "etcd-backup: domain with a trailing newline", Data: badinput.With(etcd, "domain", azurite.Host+"\n"), Run: writeAzureEtcdBackup, Want: objectstore.ErrInvalidConfig, Names: []string{`"domain"`}},
 		{Name: "etcd-backup: bucketName breaks the container naming rules", Data: badinput.With(etcd, "bucketName", "Backup_Bucket"), Run: writeAzureEtcdBackup, Want: objectstore.ErrInvalidConfig, Names: []string{`"bucketName"`, "lowercase"}},
 		{Name: "etcd-backup: bucketName with a trailing newline", Data: badinput.With(etcd, "bucketName", "geb-bad-input\n"), Run: writeAzureEtcdBackup, Want: objectstore.ErrInvalidConfig, Names: []string{`"bucketName"`}},
@@ -309,7 +309,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 			return append(containerNames(t), fmt.Sprintf("ARM stand-in writes: %d", arm.Writes()))
 		},
 		Secrets: func(data map[string][]byte) []string {
-			values := append([]string{arm.ClientSecret, stack.AzuriteKey}, stack.StandInKeys[:]...)
+			values := append([]string{arm.ClientSecret, azurestack.AzuriteKey}, azurestack.StandInKeys[:]...)
 			for _, k := range secretValues {
 				if v := strings.TrimSpace(string(data[k])); len(v) > 3 {
 					values = append(values, v)
@@ -357,7 +357,7 @@ func TestEntryDeletionInAMissingContainer(t *testing.T) {
 func containerNames(t *testing.T) []string {
 	t.Helper()
 	var names []string
-	for acct, key := range map[string]string{stack.AzuriteAccount: stack.AzuriteKey, stack.StandInAccount: stack.StandInKeys[0]} {
+	for acct, key := range map[string]string{azurestack.AzuriteAccount: azurestack.AzuriteKey, azurestack.StandInAccount: azurestack.StandInKeys[0]} {
 		cred, err := azblob.NewSharedKeyCredential(acct, key)
 		if err != nil {
 			t.Fatal(err)

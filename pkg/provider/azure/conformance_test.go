@@ -10,7 +10,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 )
 
 // smallPages lists three entries a page, so that page boundaries fall between one blob's
@@ -52,12 +52,12 @@ func TestConformanceOnAzurite(t *testing.T) {
 	})
 }
 
-// TestConformanceWithBlobVersioning runs the suite on test/stack.BlobStandIn, an httptest server
+// TestConformanceWithBlobVersioning runs the suite on test/stack/azure.BlobStandIn, an httptest server
 // that plays the documented Azure Blob API where Azurite has nothing: account-level blob
 // versioning (switched by the Versioning hook), listings with versions, deletes by version ID.
 // It is a stand-in, not Azure (see its doc comment for what differs).
 func TestConformanceWithBlobVersioning(t *testing.T) {
-	blobs := stack.StartBlobStandIn()
+	blobs := azurestack.StartBlobStandIn()
 	t.Cleanup(blobs.Close)
 	data := blobs.SecretData()
 	store := newStore(t, data)
@@ -67,14 +67,14 @@ func TestConformanceWithBlobVersioning(t *testing.T) {
 		SmallPages:     newStoreWith(t, smallPages, data),
 		NewBucketName:  newBucketName,
 		Region:         "westeurope",
-		BadCredentials: newStore(t, with(data, "storageKey", stack.StandInKeys[1])),
+		BadCredentials: newStore(t, with(data, "storageKey", azurestack.StandInKeys[1])),
 		ManyObjects:    6000,
 		SimulatedClock: true, // the stand-in's clock starts at 2025-01-01 and ticks by request
 		// The data plane alone: no regions, no foreign accounts, no locks, no management policy
 		// to read a deferral back (see the management-plane runs).
 		Unsupported: []conformance.Feature{conformance.Regions, conformance.ForeignBuckets, conformance.Locks, conformance.Deferral, conformance.DeferralReadBack},
 		Versioning: func(_ context.Context, _ string, on bool) error {
-			blobs.SetVersioning(stack.AzuriteAccount, on) // versioning is the account's, as on Azure
+			blobs.SetVersioning(azurestack.AzuriteAccount, on) // versioning is the account's, as on Azure
 			return nil
 		},
 	})
@@ -104,12 +104,12 @@ func TestConformanceThroughTheManagementPlane(t *testing.T) {
 }
 
 // TestConformanceThroughTheManagementPlaneWithBlobVersioning runs the suite through the ARM
-// stand-in with the blob stand-in (test/stack.BlobStandIn) as the accounts' data plane, so that
+// stand-in with the blob stand-in (test/stack/azure.BlobStandIn) as the accounts' data plane, so that
 // bucket deletion and the emptiness check meet versions too.
 func TestConformanceThroughTheManagementPlaneWithBlobVersioning(t *testing.T) {
-	blobs := stack.StartBlobStandIn()
+	blobs := azurestack.StartBlobStandIn()
 	t.Cleanup(blobs.Close)
-	arm := stack.StartARM(blobs.StandInEndpoint())
+	arm := azurestack.StartARM(blobs.StandInEndpoint())
 	t.Cleanup(arm.Close)
 	small := &azureprovider.Provider{Cloud: arm.Cloud(), ManagementTransport: arm.Client(), ListPageSize: 3}
 	store := armStore(t, arm, arm.ServicePrincipal(), false)
@@ -128,7 +128,7 @@ func TestConformanceThroughTheManagementPlaneWithBlobVersioning(t *testing.T) {
 		ManyObjects:    6000,
 		SimulatedClock: true, // the stand-in's clock starts at 2025-01-01 and ticks by request
 		Versioning: func(_ context.Context, _ string, on bool) error {
-			blobs.SetVersioning(stack.StandInAccount, on)
+			blobs.SetVersioning(azurestack.StandInAccount, on)
 			return nil
 		},
 		DeferralCovers: deferralCovers(arm, blobs, store),

@@ -10,13 +10,13 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 )
 
 // deferralCovers reads back, from the management-plane and blob stand-ins, that the account's
 // deferred-deletion rule is in place and enabled, and that every base blob, version and snapshot
 // under prefix carries the tag it deletes by.
-func deferralCovers(arm *stack.ARM, blobs *stack.BlobStandIn, store conformance.Stores) func(ctx context.Context, bucket, prefix string) error {
+func deferralCovers(arm *azurestack.ARM, blobs *azurestack.BlobStandIn, store conformance.Stores) func(ctx context.Context, bucket, prefix string) error {
 	return func(ctx context.Context, bucket, prefix string) error {
 		account := azureprovider.AccountName(bucket)
 		policy, _ := arm.Lifecycle(account)["properties"].(map[string]any)["policy"].(map[string]any)
@@ -39,7 +39,7 @@ func deferralCovers(arm *stack.ARM, blobs *stack.BlobStandIn, store conformance.
 			return fmt.Errorf("no blobs under %q", prefix)
 		}
 		for _, k := range keys {
-			for which, tags := range blobs.Tags(stack.StandInAccount, bucket, k) {
+			for which, tags := range blobs.Tags(azurestack.StandInAccount, bucket, k) {
 				if tags[azureprovider.DeferredDeletionTag] != "true" {
 					return fmt.Errorf("%s %s has tags %v; want %s=true", k, which, tags, azureprovider.DeferredDeletionTag)
 				}

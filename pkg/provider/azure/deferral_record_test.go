@@ -15,18 +15,18 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 )
 
 // standInKey is an account-key secret for the account the ARM stand-in hands out on blobs, as a
 // migration's source- entry holds it (generated or the operator's).
-func standInKey(blobs *stack.BlobStandIn) map[string][]byte {
-	return map[string][]byte{"storageAccount": []byte(stack.StandInAccount), "storageKey": []byte(stack.StandInKeys[0]), "domain": []byte(blobs.Host()), "emulatorEnabled": []byte("true")}
+func standInKey(blobs *azurestack.BlobStandIn) map[string][]byte {
+	return map[string][]byte{"storageAccount": []byte(azurestack.StandInAccount), "storageKey": []byte(azurestack.StandInKeys[0]), "domain": []byte(blobs.Host()), "emulatorEnabled": []byte("true")}
 }
 
-func containerOn(t *testing.T, blobs *stack.BlobStandIn, name string) *container.Client {
+func containerOn(t *testing.T, blobs *azurestack.BlobStandIn, name string) *container.Client {
 	t.Helper()
-	cred, err := azblob.NewSharedKeyCredential(stack.StandInAccount, stack.StandInKeys[0])
+	cred, err := azblob.NewSharedKeyCredential(azurestack.StandInAccount, azurestack.StandInKeys[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,32 +70,32 @@ func TestAccountKeyDeferralRestsOnTheBucketsRecord(t *testing.T) {
 		name string
 		// change acts on the bucket after its first reconcile; it returns whether the
 		// following (second) reconcile is expected to fail.
-		change    func(t *testing.T, arm *stack.ARM, c *container.Client, bucket string) (reconcileFails bool)
+		change    func(t *testing.T, arm *azurestack.ARM, c *container.Client, bucket string) (reconcileFails bool)
 		reconcile bool // reconcile the bucket again after change
 		wantOK    bool
 		wantWhy   string
 	}{
 		{name: "recorded by the bucket's reconcile", wantOK: true,
-			change: func(*testing.T, *stack.ARM, *container.Client, string) bool { return false }},
+			change: func(*testing.T, *azurestack.ARM, *container.Client, string) bool { return false }},
 		{name: "no record: a bucket made before the record existed", wantWhy: "carries no record",
-			change: func(t *testing.T, _ *stack.ARM, c *container.Client, _ string) bool {
+			change: func(t *testing.T, _ *azurestack.ARM, c *container.Client, _ string) bool {
 				setMetadata(t, c, map[string]string{"owner": "ops"})
 				return false
 			}},
 		{name: "no record until the upgrade's reconcile writes it", reconcile: true, wantOK: true,
-			change: func(t *testing.T, _ *stack.ARM, c *container.Client, _ string) bool {
+			change: func(t *testing.T, _ *azurestack.ARM, c *container.Client, _ string) bool {
 				setMetadata(t, c, map[string]string{"owner": "ops"})
 				return false
 			}},
 		{name: "a record naming another filter", wantWhy: "filter",
-			change: func(t *testing.T, _ *stack.ARM, c *container.Client, _ string) bool {
+			change: func(t *testing.T, _ *azurestack.ARM, c *container.Client, _ string) bool {
 				m := metadata(t, c)
 				m["gardenerbackupdeferralfilter"] = "someone-else==true"
 				setMetadata(t, c, m)
 				return false
 			}},
 		{name: "the rule cannot be kept: the reconcile removes the record", reconcile: true, wantWhy: "carries no record",
-			change: func(_ *testing.T, arm *stack.ARM, _ *container.Client, bucket string) bool {
+			change: func(_ *testing.T, arm *azurestack.ARM, _ *container.Client, bucket string) bool {
 				// Something between the extension and the account drops the action on versions
 				// from every policy written (an Azure Policy, say).
 				arm.RewriteLifecycle(func(p map[string]any) {
@@ -130,7 +130,7 @@ func TestAccountKeyDeferralRestsOnTheBucketsRecord(t *testing.T) {
 			}
 			d, err := entry.DeferDeletion(ctx(t), bucket, prefix.String())
 			marked := 0
-			for _, tags := range blobs.Tags(stack.StandInAccount, bucket, "shoot--a--b--1/x") {
+			for _, tags := range blobs.Tags(azurestack.StandInAccount, bucket, "shoot--a--b--1/x") {
 				if tags[azureprovider.DeferredDeletionTag] == "true" {
 					marked++
 				}
@@ -147,7 +147,7 @@ func TestAccountKeyDeferralRestsOnTheBucketsRecord(t *testing.T) {
 			if err != nil {
 				t.Fatalf("DeferDeletion with the key: %v", err)
 			}
-			if !strings.Contains(d.VerifiedBy, "the BackupBucket's reconcile at 20") || !strings.Contains(d.Rule, azureprovider.DeferredDeletionRule) || !strings.Contains(d.Rule, stack.StandInAccount) {
+			if !strings.Contains(d.VerifiedBy, "the BackupBucket's reconcile at 20") || !strings.Contains(d.Rule, azureprovider.DeferredDeletionRule) || !strings.Contains(d.Rule, azurestack.StandInAccount) {
 				t.Fatalf("Deferral %+v; want the rule, the account and who verified it when", d)
 			}
 			if marked != 4 { // the current blob, two previous versions, a snapshot

@@ -15,26 +15,26 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 )
 
 // versionedBucket is a bucket made through the ARM stand-in whose data plane is the blob
 // stand-in with versioning on: the entry "shoot--a--b--1/" holds a blob with two previous
 // versions and a snapshot, a blob written once with a tag of its own, and a neighbour entry; the
 // container is locked (immutability) so that nothing can be deleted.
-func versionedBucket(t *testing.T) (*stack.ARM, *stack.BlobStandIn, conformance.Stores, string) {
+func versionedBucket(t *testing.T) (*azurestack.ARM, *azurestack.BlobStandIn, conformance.Stores, string) {
 	t.Helper()
-	blobs := stack.StartBlobStandIn()
+	blobs := azurestack.StartBlobStandIn()
 	t.Cleanup(blobs.Close)
-	arm := stack.StartARM(blobs.StandInEndpoint())
+	arm := azurestack.StartARM(blobs.StandInEndpoint())
 	t.Cleanup(arm.Close)
 	s := armStore(t, arm, arm.ServicePrincipal(), false)
 	name := newBucketName()
 	if err := s.EnsureBucket(ctx(t), objectstore.Bucket{Name: name, Region: "westeurope"}); err != nil {
 		t.Fatal(err)
 	}
-	blobs.SetVersioning(stack.StandInAccount, true)
-	cred, err := azblob.NewSharedKeyCredential(stack.StandInAccount, stack.StandInKeys[0])
+	blobs.SetVersioning(azurestack.StandInAccount, true)
+	cred, err := azblob.NewSharedKeyCredential(azurestack.StandInAccount, azurestack.StandInKeys[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func versionedBucket(t *testing.T) (*stack.ARM, *stack.BlobStandIn, conformance.
 	if _, err := c.NewBlobClient("shoot--a--b--1/y").SetTags(ctx(t), map[string]string{"owner": "etcd"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	blobs.LockContainer(stack.StandInAccount, name, true)
+	blobs.LockContainer(azurestack.StandInAccount, name, true)
 	return arm, blobs, s, name
 }
 
@@ -86,7 +86,7 @@ func TestDeferDeletionVerifiesTheRuleAndMarksEveryVersionAndSnapshot(t *testing.
 	}
 	marked := 0
 	for _, key := range []string{"shoot--a--b--1/x", "shoot--a--b--1/y"} {
-		for which, tags := range blobs.Tags(stack.StandInAccount, name, key) {
+		for which, tags := range blobs.Tags(azurestack.StandInAccount, name, key) {
 			if tags[azureprovider.DeferredDeletionTag] != "true" {
 				t.Errorf("%s %s has tags %v; want %s=true", key, which, tags, azureprovider.DeferredDeletionTag)
 			}
@@ -96,10 +96,10 @@ func TestDeferDeletionVerifiesTheRuleAndMarksEveryVersionAndSnapshot(t *testing.
 	if marked != 5 {
 		t.Errorf("%d versions and snapshots under the entry carry tags; want 5", marked)
 	}
-	if y := blobs.Tags(stack.StandInAccount, name, "shoot--a--b--1/y")["current"]; !maps.Equal(y, map[string]string{"owner": "etcd", azureprovider.DeferredDeletionTag: "true", azureprovider.IncumbentTag: "true"}) {
+	if y := blobs.Tags(azurestack.StandInAccount, name, "shoot--a--b--1/y")["current"]; !maps.Equal(y, map[string]string{"owner": "etcd", azureprovider.DeferredDeletionTag: "true", azureprovider.IncumbentTag: "true"}) {
 		t.Errorf("tags of y %v; want its own tag kept beside the mark", y)
 	}
-	for which, tags := range blobs.Tags(stack.StandInAccount, name, "shoot--a--b--10/z") {
+	for which, tags := range blobs.Tags(azurestack.StandInAccount, name, "shoot--a--b--10/z") {
 		if len(tags) != 0 {
 			t.Errorf("the neighbour's %s was marked: %v", which, tags)
 		}
@@ -123,7 +123,7 @@ func TestDeferDeletionIsNotReportedWhenTheRuleDoesNotReadBackAsWritten(t *testin
 	if !errors.Is(err, objectstore.ErrUnsupported) || !strings.Contains(err.Error(), azureprovider.DeferredDeletionRule) || !strings.Contains(err.Error(), "version") {
 		t.Fatalf("DeferDeletion with a rule that does not cover versions: %v; want ErrUnsupported naming the rule and what is missing", err)
 	}
-	for which, tags := range blobs.Tags(stack.StandInAccount, name, "shoot--a--b--1/x") {
+	for which, tags := range blobs.Tags(azurestack.StandInAccount, name, "shoot--a--b--1/x") {
 		if len(tags) != 0 {
 			t.Errorf("%s was marked although the deferral is not in place: %v", which, tags)
 		}

@@ -20,7 +20,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 )
 
 func writeFile(t *testing.T, name, content string) string {
@@ -125,9 +125,9 @@ func TestCloudFlagsAtStartUp(t *testing.T) {
 // server with its own certificate, playing Entra ID and Resource Manager) through the two files
 // alone; without the CA file the certificate is not trusted and nothing is reached.
 func TestCloudFlagsReachTheManagementPlane(t *testing.T) {
-	blobs := stack.StartBlobStandIn()
+	blobs := azurestack.StartBlobStandIn()
 	t.Cleanup(blobs.Close)
-	arm := stack.StartARM(blobs.StandInEndpoint())
+	arm := azurestack.StartARM(blobs.StandInEndpoint())
 	t.Cleanup(arm.Close)
 	cloudFile := writeFile(t, "cloud.yaml", "activeDirectoryAuthorityHost: "+arm.URL+"\nresourceManager:\n  endpoint: "+arm.URL+"\n  audience: https://management.stand-in\n")
 	caFile := writeFile(t, "ca.pem", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: arm.Certificate().Raw})))

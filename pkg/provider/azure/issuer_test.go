@@ -11,7 +11,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 )
 
 func TestCredentialIssuanceRegeneratesTheKeyNotInUse(t *testing.T) {
@@ -36,7 +36,7 @@ func TestCredentialIssuanceRegeneratesTheKeyNotInUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.ID != "key1" || string(first.Data["storageKey"]) != arm.Key(account, "key1") || string(first.Data["storageAccount"]) != stack.StandInAccount || len(regenerated()) != 0 {
+	if first.ID != "key1" || string(first.Data["storageKey"]) != arm.Key(account, "key1") || string(first.Data["storageAccount"]) != azurestack.StandInAccount || len(regenerated()) != 0 {
 		t.Fatalf("first credential %s (account %s); want key1 of the account as created, nothing regenerated (%v)", first.ID, first.Data["storageAccount"], regenerated())
 	}
 	second, err := issuer.IssueCredential(ctx(t), name, []string{"key1"})

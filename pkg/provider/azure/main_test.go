@@ -19,14 +19,15 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 )
 
 // azurite is the Azure Blob stand-in shared by the tests of this package.
-var azurite *stack.Azurite
+var azurite *azurestack.Azurite
 
 func TestMain(m *testing.M) {
 	var err error
-	if azurite, err = stack.StartAzurite(); err != nil {
+	if azurite, err = azurestack.StartAzurite(); err != nil {
 		fmt.Fprintln(os.Stderr, "starting Azurite:", err)
 		os.Exit(1)
 	}
@@ -56,21 +57,21 @@ func providerCreds(data map[string][]byte) provider.Credentials {
 	return provider.Credentials{Data: data, Region: "westeurope"}
 }
 
-func startARM(t testing.TB) *stack.ARM {
-	arm := stack.StartARM(azurite.StandInEndpoint())
+func startARM(t testing.TB) *azurestack.ARM {
+	arm := azurestack.StartARM(azurite.StandInEndpoint())
 	t.Cleanup(arm.Close)
 	return arm
 }
 
 // armStore builds a management-plane store against the ARM stand-in.
-func armStore(t testing.TB, arm *stack.ARM, data map[string][]byte, workloadIdentity bool) conformance.Stores {
+func armStore(t testing.TB, arm *azurestack.ARM, data map[string][]byte, workloadIdentity bool) conformance.Stores {
 	t.Helper()
 	return armStoreFor(t, arm, data, workloadIdentity, nil)
 }
 
 // armStoreFor builds a management-plane store for buckets with the providerConfig cfg (nil: the
 // defaults).
-func armStoreFor(t testing.TB, arm *stack.ARM, data map[string][]byte, workloadIdentity bool, cfg *azureapi.BackupBucketConfig) conformance.Stores {
+func armStoreFor(t testing.TB, arm *azurestack.ARM, data map[string][]byte, workloadIdentity bool, cfg *azureapi.BackupBucketConfig) conformance.Stores {
 	t.Helper()
 	if cfg == nil {
 		cfg = &azureapi.BackupBucketConfig{}
@@ -85,7 +86,7 @@ func armStoreWith(t testing.TB, p *azureprovider.Provider, data map[string][]byt
 }
 
 // armIssuer builds the account key issuer against the ARM stand-in.
-func armIssuer(t testing.TB, arm *stack.ARM, data map[string][]byte) objectstore.CredentialIssuer {
+func armIssuer(t testing.TB, arm *azurestack.ARM, data map[string][]byte) objectstore.CredentialIssuer {
 	t.Helper()
 	p := &azureprovider.Provider{Cloud: arm.Cloud(), ManagementTransport: arm.Client()}
 	iss, err := p.NewIssuer(context.Background(), provider.Credentials{Data: data, Region: "westeurope"}, &azureapi.BackupBucketConfig{}, azureapi.IssuerAccountKey)
@@ -98,7 +99,7 @@ func armIssuer(t testing.TB, arm *stack.ARM, data map[string][]byte) objectstore
 // standInBlobs reaches Azurite's stand-in account directly, behind the extension's back.
 func standInBlobs(t *testing.T) *azblob.Client {
 	t.Helper()
-	cred, err := azblob.NewSharedKeyCredential(stack.StandInAccount, stack.StandInKeys[0])
+	cred, err := azblob.NewSharedKeyCredential(azurestack.StandInAccount, azurestack.StandInKeys[0])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 )
 
 // incumbentPolicy is the management policy gardener-extension-provider-azure v1.62.1 writes
@@ -40,11 +40,11 @@ func incumbentPolicy() map[string]any {
 // container (actuator.go:108); its one-rule management policy (actuator.go:90); snapshots of a
 // live shoot and of a deleted entry whose locked blobs it tagged blob-marked-for-deletion=true,
 // replacing their tags (pkg/azure/client/storage.go:142-147). The container is locked.
-func incumbentBucket(t *testing.T) (arm *stack.ARM, blobs *stack.BlobStandIn, c *container.Client, bucket string) {
+func incumbentBucket(t *testing.T) (arm *azurestack.ARM, blobs *azurestack.BlobStandIn, c *container.Client, bucket string) {
 	t.Helper()
-	blobs = stack.StartBlobStandIn()
+	blobs = azurestack.StartBlobStandIn()
 	t.Cleanup(blobs.Close)
-	arm = stack.StartARM(blobs.StandInEndpoint())
+	arm = azurestack.StartARM(blobs.StandInEndpoint())
 	t.Cleanup(arm.Close)
 	bucket = newBucketName()
 	acct := azureprovider.IncumbentAccountName(bucket)
@@ -66,7 +66,7 @@ func incumbentBucket(t *testing.T) (arm *stack.ARM, blobs *stack.BlobStandIn, c 
 			t.Fatal(err)
 		}
 	}
-	blobs.LockContainer(stack.StandInAccount, bucket, true)
+	blobs.LockContainer(azurestack.StandInAccount, bucket, true)
 	return arm, blobs, c, bucket
 }
 
@@ -81,7 +81,7 @@ func ruleNames(policy map[string]any) []string {
 	return names
 }
 
-func regenerations(arm *stack.ARM) int {
+func regenerations(arm *azurestack.ARM) int {
 	n := 0
 	for _, r := range arm.Requests("POST") {
 		if strings.HasSuffix(strings.ToLower(r.Path), "/regeneratekey") {
@@ -126,7 +126,7 @@ func TestTakeoverAndHandBack(t *testing.T) {
 	}
 	// The stand-in's accounts all have the blob stand-in's account as their data plane, whose name
 	// the published secret carries (on Azure: the account's own name).
-	if string(cred.Data["storageAccount"]) != stack.StandInAccount || cred.ID != "key1" || string(cred.Data["storageKey"]) != string(incumbentSecret["storageKey"]) || regenerations(arm) != 0 {
+	if string(cred.Data["storageAccount"]) != azurestack.StandInAccount || cred.ID != "key1" || string(cred.Data["storageKey"]) != string(incumbentSecret["storageKey"]) || regenerations(arm) != 0 {
 		t.Fatalf("first generated credential names account %s (key the incumbent published: %v); want the incumbent's account and key, nothing regenerated",
 			cred.Data["storageAccount"], string(cred.Data["storageKey"]) == string(incumbentSecret["storageKey"]))
 	}
@@ -142,7 +142,7 @@ func TestTakeoverAndHandBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"shoot--a--b--1/etcd-main/v2/Full-1", "shoot--a--b--1/etcd-main/v2/Incr-2"} {
-		if got := blobs.Tags(stack.StandInAccount, bucket, k)["current"]; !maps.Equal(got, map[string]string{azureprovider.IncumbentTag: "true", azureprovider.DeferredDeletionTag: "true"}) {
+		if got := blobs.Tags(azurestack.StandInAccount, bucket, k)["current"]; !maps.Equal(got, map[string]string{azureprovider.IncumbentTag: "true", azureprovider.DeferredDeletionTag: "true"}) {
 			t.Errorf("tags of %s: %v; want both markers", k, got)
 		}
 	}

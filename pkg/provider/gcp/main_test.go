@@ -15,17 +15,18 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	gcpstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/gcp"
 )
 
 const region = "europe-west1"
 
 // gcs is fake-gcs-server behind the front that plays OAuth and the bucket settings (see
-// stack.GCS), shared by the tests of this package.
-var gcs *stack.GCS
+// gcpstack.GCS), shared by the tests of this package.
+var gcs *gcpstack.GCS
 
 func TestMain(m *testing.M) {
 	var err error
-	gcs, err = stack.StartGCS(stack.GCSOptions{ForeignPrefix: "foreign-", ThrottleEvery: 0})
+	gcs, err = gcpstack.StartGCS(gcpstack.GCSOptions{ForeignPrefix: "foreign-", ThrottleEvery: 0})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting fake-gcs-server:", err)
 		os.Exit(1)

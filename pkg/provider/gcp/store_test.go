@@ -17,7 +17,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	gcpstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/gcp"
 )
 
 func ctxFor(t *testing.T) context.Context {
@@ -129,7 +129,7 @@ func TestDeletesNameTheListedGeneration(t *testing.T) {
 }
 
 func TestThrottledDeletesComplete(t *testing.T) {
-	throttling, err := stack.StartGCS(stack.GCSOptions{ThrottleEvery: 5})
+	throttling, err := gcpstack.StartGCS(gcpstack.GCSOptions{ThrottleEvery: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	openstackstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/openstack"
 )
 
 // maxDeletes is the bulk-delete limit the test cluster advertises: small, so that the suite's
@@ -23,11 +24,11 @@ import (
 const maxDeletes = 80
 
 // cloud is real Keystone + Swift shared by the tests of this package.
-var cloud *stack.OpenStack
+var cloud *openstackstack.OpenStack
 
 func TestMain(m *testing.M) {
 	var err error
-	cloud, err = stack.StartOpenStack(maxDeletes)
+	cloud, err = openstackstack.StartOpenStack(maxDeletes)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting Keystone and Swift:", err)
 		os.Exit(1)

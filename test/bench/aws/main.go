@@ -34,6 +34,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 const (
@@ -72,7 +73,7 @@ type result struct {
 func run(objects int, delays []time.Duration, parallelism int) error {
 	ctx := context.Background()
 	fmt.Printf("bench: deleting %d objects under %s/ on MinIO, parallelism %d, delays %v\n", objects, entry, parallelism, delays)
-	minio, err := stack.StartMinIO(ctx, stack.MinIOOptions{WithoutKMS: true})
+	minio, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{WithoutKMS: true})
 	if err != nil {
 		return err
 	}
@@ -166,18 +167,18 @@ func run(objects int, delays []time.Duration, parallelism int) error {
 	return nil
 }
 
-func creds(m *stack.MinIO, endpoint string) provider.Credentials {
+func creds(m *awsstack.MinIO, endpoint string) provider.Credentials {
 	data := m.SecretData()
 	data["endpoint"] = []byte(endpoint)
 	return provider.Credentials{Data: data}
 }
 
-func newStore(m *stack.MinIO, endpoint string) (conformance.Stores, error) {
+func newStore(m *awsstack.MinIO, endpoint string) (conformance.Stores, error) {
 	return conformance.NewStores(context.Background(), &awsprovider.Provider{}, creds(m, endpoint), &awsapi.BackupBucketConfig{})
 }
 
 // s3Client is the very client the engine's store uses (same transport, retries, checksums).
-func s3Client(m *stack.MinIO, endpoint string) (*s3.Client, error) {
+func s3Client(m *awsstack.MinIO, endpoint string) (*s3.Client, error) {
 	return (&awsprovider.Provider{}).NewS3Client(creds(m, endpoint))
 }
 

@@ -17,7 +17,7 @@
 // raw,engine,...: the table then adds each one's median and spread); every pass prints what it
 // sent through the proxy (listing pages and their include=, Blob Batch requests and their sizes,
 // the time the store took to answer each kind). --standin go runs the project's Go Blob stand-in
-// (test/stack.BlobStandIn, which plays Blob Batch) instead of Azurite.
+// (test/stack/azure.BlobStandIn, which plays Blob Batch) instead of Azurite.
 package main
 
 import (
@@ -43,6 +43,7 @@ import (
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/bench/benchutil"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 )
 
 const (
@@ -83,14 +84,14 @@ func run(sizes []int, delays []time.Duration, parallelism, sample int, order []s
 	var target string
 	switch standin {
 	case "azurite":
-		azurite, err := stack.StartAzurite()
+		azurite, err := azurestack.StartAzurite()
 		if err != nil {
 			return err
 		}
 		defer azurite.Stop()
 		secret, target = azurite.SecretData(), "http://"+azurite.Host
 	case "go":
-		blobs := stack.StartBlobStandIn()
+		blobs := azurestack.StartBlobStandIn()
 		defer blobs.Close()
 		secret, target = blobs.SecretData(), blobs.URL
 	default:

@@ -28,7 +28,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 const measureCommand = "measure"
@@ -98,7 +98,7 @@ func run(sizeList string, deltas int, net network) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	minio, err := stack.StartMinIO(ctx, stack.MinIOOptions{Region: "eu-central-1"})
+	minio, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: "eu-central-1"})
 	if err != nil {
 		return err
 	}

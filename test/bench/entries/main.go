@@ -39,6 +39,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 const (
@@ -74,7 +75,7 @@ func entryName(i int) string { return fmt.Sprintf("shoot--bench--e%04d", i) }
 func run(o options) error {
 	ctx := context.Background()
 	fmt.Printf("bench-entries: %d entries x %d objects on MinIO, %d at a time, parallelism %d, delay %s\n", o.entries, o.objects, o.syncs, o.parallelism, o.delay)
-	minio, err := stack.StartMinIO(ctx, stack.MinIOOptions{WithoutKMS: true})
+	minio, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{WithoutKMS: true})
 	if err != nil {
 		return err
 	}
@@ -189,7 +190,7 @@ func median(xs []float64) float64 {
 
 // engine deletes the entries o.syncs at a time, each with the delegate's options, pass after
 // pass until Done, as the controller's requeues do.
-func engine(ctx context.Context, m *stack.MinIO, endpoint string, o options) error {
+func engine(ctx context.Context, m *awsstack.MinIO, endpoint string, o options) error {
 	store, err := newStore(m, endpoint)
 	if err != nil {
 		return err
@@ -219,7 +220,7 @@ func engine(ctx context.Context, m *stack.MinIO, endpoint string, o options) err
 // raw lists the prefixes o.syncs at a time and streams every page into o.parallelism unchecked
 // DeleteObjects in flight: a page per request, or (split) each page in o.parallelism requests,
 // the batches the engine sends for a short prefix.
-func raw(ctx context.Context, m *stack.MinIO, endpoint string, o options, split bool) error {
+func raw(ctx context.Context, m *awsstack.MinIO, endpoint string, o options, split bool) error {
 	c, err := (&awsprovider.Provider{}).NewS3Client(creds(m, endpoint))
 	if err != nil {
 		return err
@@ -287,12 +288,12 @@ func forEach(n, workers int, fn func(int) error) error {
 	return first
 }
 
-func creds(m *stack.MinIO, endpoint string) provider.Credentials {
+func creds(m *awsstack.MinIO, endpoint string) provider.Credentials {
 	data := m.SecretData()
 	data["endpoint"] = []byte(endpoint)
 	return provider.Credentials{Data: data}
 }
 
-func newStore(m *stack.MinIO, endpoint string) (conformance.Stores, error) {
+func newStore(m *awsstack.MinIO, endpoint string) (conformance.Stores, error) {
 	return conformance.NewStores(context.Background(), &awsprovider.Provider{}, creds(m, endpoint), &awsapi.BackupBucketConfig{})
 }

@@ -32,7 +32,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 func main() {
@@ -64,7 +64,7 @@ func (c *counter) take() (admin, s3 int64) { return c.admin.Swap(0), c.s3.Swap(0
 
 func run(n, workers int) error {
 	ctx := context.Background()
-	minio, err := stack.StartMinIO(ctx, stack.MinIOOptions{Region: "eu-central-1"})
+	minio, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: "eu-central-1"})
 	if err != nil {
 		return err
 	}

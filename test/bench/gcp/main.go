@@ -42,6 +42,7 @@ import (
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/bench/benchutil"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	gcpstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/gcp"
 )
 
 const (
@@ -190,7 +191,7 @@ type front struct {
 
 // serveFront runs the stand-in, prints a front as JSON and serves until stdin closes.
 func serveFront() error {
-	gcs, err := stack.StartGCS(stack.GCSOptions{Filesystem: true, Unrecorded: true})
+	gcs, err := gcpstack.StartGCS(gcpstack.GCSOptions{Filesystem: true, Unrecorded: true})
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 const (
@@ -67,7 +68,7 @@ func loadavg() string {
 func run(versions, entries int) error {
 	ctx := context.Background()
 	fmt.Printf("bench-handback: %d object versions over %d entries, one entry deferred; load average %s\n", versions, entries, loadavg())
-	minio, err := stack.StartMinIO(ctx, stack.MinIOOptions{})
+	minio, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{})
 	if err != nil {
 		return err
 	}
@@ -268,12 +269,12 @@ func minioConfig(handBack bool) *awsapi.BackupBucketConfig {
 		DisabledSettings: []awsapi.Setting{awsapi.SettingPublicAccessBlock, awsapi.SettingMultipartAbortLifecycle}}
 }
 
-func creds(m *stack.MinIO, endpoint string) provider.Credentials {
+func creds(m *awsstack.MinIO, endpoint string) provider.Credentials {
 	data := m.SecretData()
 	data["endpoint"] = []byte(endpoint)
 	return provider.Credentials{Data: data}
 }
 
-func stores(m *stack.MinIO, endpoint string, cfg *awsapi.BackupBucketConfig) (conformance.Stores, error) {
+func stores(m *awsstack.MinIO, endpoint string, cfg *awsapi.BackupBucketConfig) (conformance.Stores, error) {
 	return conformance.NewStores(context.Background(), &awsprovider.Provider{}, creds(m, endpoint), cfg)
 }

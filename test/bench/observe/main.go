@@ -26,6 +26,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 type config struct {
@@ -86,7 +87,7 @@ func run(c config) error {
 			return err
 		}
 	}
-	minio, err := stack.StartMinIO(ctx, stack.MinIOOptions{})
+	minio, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{})
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 // request is one request the proxy answered in the window, as the S3 (or MinIO admin) API
@@ -117,7 +117,7 @@ func snapshotKeys(entryName string, n int, now time.Time) []string {
 
 // writeSnapshots writes every side's entries' objects directly to MinIO (not through the
 // proxies).
-func writeSnapshots(ctx context.Context, c config, minio *stack.MinIO, sides []*side) error {
+func writeSnapshots(ctx context.Context, c config, minio *awsstack.MinIO, sides []*side) error {
 	store, err := (&awsprovider.Provider{}).NewWriter(ctx, provider.Credentials{Region: minio.Region, Data: map[string][]byte{
 		"accessKeyID": []byte(minio.AccessKey), "secretAccessKey": []byte(minio.SecretKey),
 		"endpoint": []byte(minio.Endpoint), "s3ForcePathStyle": []byte("true"),

@@ -28,6 +28,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/bench/benchutil"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 const (
@@ -74,7 +75,7 @@ type side struct {
 	modified  map[string]int // MODIFIED watch events in the window, by kind
 }
 
-func (s *side) start(ctx context.Context, c config, work string, minio *stack.MinIO) error {
+func (s *side) start(ctx context.Context, c config, work string, minio *awsstack.MinIO) error {
 	dir := filepath.Join(work, s.short)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -127,7 +128,7 @@ func (s *side) secret(ctx context.Context, name string, data map[string][]byte) 
 }
 
 // secretData reaches MinIO through this side's proxy.
-func (s *side) secretData(minio *stack.MinIO) map[string][]byte {
+func (s *side) secretData(minio *awsstack.MinIO) map[string][]byte {
 	return map[string][]byte{
 		"accessKeyID":      []byte(minio.AccessKey),
 		"secretAccessKey":  []byte(minio.SecretKey),
@@ -136,7 +137,7 @@ func (s *side) secretData(minio *stack.MinIO) map[string][]byte {
 	}
 }
 
-func (s *side) createBuckets(ctx context.Context, c config, minio *stack.MinIO) error {
+func (s *side) createBuckets(ctx context.Context, c config, minio *awsstack.MinIO) error {
 	for i := range c.buckets {
 		b := bucket{name: fmt.Sprintf("obs-%s-%d", s.short, i), generated: i%2 == 0}
 		ref, err := s.secret(ctx, "bucket-"+b.name, s.secretData(minio))
@@ -246,7 +247,7 @@ func plan(c config, buckets []bucket) []entry {
 	return out
 }
 
-func (s *side) createEntries(ctx context.Context, c config, minio *stack.MinIO) error {
+func (s *side) createEntries(ctx context.Context, c config, minio *awsstack.MinIO) error {
 	// As gardenlet does: an entry's secret holds its bucket's generated credentials if it has
 	// them, the operator's otherwise.
 	data := map[string]map[string][]byte{}

@@ -36,6 +36,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	openstackstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/openstack"
 )
 
 const (
@@ -70,7 +71,7 @@ type row struct {
 func run(n int, delays []time.Duration, parallelism int) error {
 	ctx := context.Background()
 	fmt.Printf("bench (openstack): deleting %d objects under %s/ on Swift, delays %v\n", n, entry, delays)
-	cloud, err := stack.StartOpenStack(0)
+	cloud, err := openstackstack.StartOpenStack(0)
 	if err != nil {
 		return err
 	}
@@ -156,7 +157,7 @@ func run(n int, delays []time.Duration, parallelism int) error {
 }
 
 // swiftClient authenticates as the demo user and returns the object-store client.
-func swiftClient(ctx context.Context, cloud *stack.OpenStack) (*gophercloud.ServiceClient, error) {
+func swiftClient(ctx context.Context, cloud *openstackstack.OpenStack) (*gophercloud.ServiceClient, error) {
 	pc, err := gopenstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{IdentityEndpoint: cloud.AuthURL,
 		Username: "demo", Password: "demopass", DomainName: "Default", TenantName: "demo"})
 	if err != nil {
@@ -166,7 +167,7 @@ func swiftClient(ctx context.Context, cloud *stack.OpenStack) (*gophercloud.Serv
 }
 
 // baseline is today's extension: one bulk delete of every name, whatever the cluster's limit.
-func baseline(ctx context.Context, cloud *stack.OpenStack, rewrite func(string) string, keys []string) string {
+func baseline(ctx context.Context, cloud *openstackstack.OpenStack, rewrite func(string) string, keys []string) string {
 	c, err := swiftClient(ctx, cloud)
 	if err != nil {
 		return "failed: " + err.Error()
@@ -198,7 +199,7 @@ func tarOf(names []string) ([]byte, error) {
 }
 
 // upload writes the archive's files into the container with Swift's extract-archive.
-func upload(ctx context.Context, cloud *stack.OpenStack, archive []byte, want int) error {
+func upload(ctx context.Context, cloud *openstackstack.OpenStack, archive []byte, want int) error {
 	c, err := swiftClient(ctx, cloud)
 	if err != nil {
 		return err

@@ -22,6 +22,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/bench/benchutil"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 // hit is one request the proxy answered.
@@ -37,7 +38,7 @@ type bench struct {
 	k8s       client.Client
 	own       ownRequests // the benchmark's own requests to kube-apiserver
 	apiserver *apiServer  // envtest's kube-apiserver as its admin sees it (/metrics, /debug/pprof)
-	minio     *stack.MinIO
+	minio     *awsstack.MinIO
 	proxy     *stack.Proxy
 	direct    conformance.Stores // MinIO without the proxy: seeding and checks, not counted
 	repMu     sync.Mutex         // guards reps' killed and last (the CPU sampler takes snapshots too)

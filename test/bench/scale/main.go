@@ -40,6 +40,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 const bucketConfig = `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","disabledSettings":["PublicAccessBlock","MultipartAbortLifecycle"]}`
@@ -132,7 +133,7 @@ func run(c config) error {
 			return err
 		}
 	}
-	if b.minio, err = stack.StartMinIO(ctx, stack.MinIOOptions{}); err != nil {
+	if b.minio, err = awsstack.StartMinIO(ctx, awsstack.MinIOOptions{}); err != nil {
 		return err
 	}
 	defer b.minio.Stop()

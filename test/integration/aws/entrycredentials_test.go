@@ -23,6 +23,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 // entryCredentialsConfig is minioConfig with entryCredentials by MinIO: what gardenlet copies
@@ -102,7 +103,7 @@ func runEntryCredential(t *testing.T, etcdbrctl string) {
 		t.Fatal(err)
 	}
 
-	c := stack.S3Consumer
+	c := awsstack.S3Consumer
 	c.Binary = etcdbrctl
 	mount := t.TempDir()
 	stack.MountSecret(t, mount, etcdBackup.Data)

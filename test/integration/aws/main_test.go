@@ -15,6 +15,7 @@ import (
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 const region = "eu-central-1"
@@ -28,7 +29,7 @@ const foreignPrefix = "foreign-"
 
 var (
 	env   *framework.Env
-	minio *stack.MinIO
+	minio *awsstack.MinIO
 	// proxy sits in front of MinIO and plays "owned by another account" for buckets named foreign-*.
 	proxy *stack.Proxy
 )
@@ -39,7 +40,7 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	var err error
-	if minio, err = stack.StartMinIO(context.Background(), stack.MinIOOptions{Region: region}); err != nil {
+	if minio, err = awsstack.StartMinIO(context.Background(), awsstack.MinIOOptions{Region: region}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -18,9 +18,9 @@ func TestBucketAvailabilityFollowsTheStore(t *testing.T) {
 }
 
 // Azurite cannot regenerate keys: the ARM stand-in's accounts share Azurite's stand-in account,
-// which accepts both of its key values whichever was "regenerated" (see stack.ARM), so a key
+// which accepts both of its key values whichever was "regenerated" (see test/stack/azure.ARM), so a key
 // revoked behind the extension's back still answers the probe.
-const noRevocation = "Azurite accepts a regenerated (revoked) account key (see stack.ARM)"
+const noRevocation = "Azurite accepts a regenerated (revoked) account key (see test/stack/azure.ARM)"
 
 // TestServicePrincipalBucketAvailabilityFollowsTheStore with a service principal (the ARM
 // stand-in): the extension's storage account (and with it the container) is deleted behind its

@@ -20,6 +20,7 @@ import (
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 )
 
 func store(t *testing.T) conformance.Stores {
@@ -56,7 +57,7 @@ func TestBucketErrorsCarryCodesAndTouchNothing(t *testing.T) {
 		{Name: "period not whole days", Data: azurite.SecretData(), ProviderConfig: config + `"immutability":{"retentionType":"bucket","retentionPeriod":"36h"}}`,
 			Code: gardencorev1beta1.ErrorConfigurationProblem, Mentions: "providerConfig.immutability.retentionPeriod"},
 		{Name: "no account key", Data: stack.With(azurite.SecretData(), "storageKey", ""), Code: gardencorev1beta1.ErrorConfigurationProblem, Mentions: "storageKey"},
-	}, []string{stack.AzuriteKey, wrongKey}, func(t *testing.T, bucket string) {
+	}, []string{azurestack.AzuriteKey, wrongKey}, func(t *testing.T, bucket string) {
 		if containerExists(t, bucket) {
 			t.Fatalf("container %q was created despite the error", bucket)
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 )
 
 // TestSourceEntryWithOnlyAnAccountKeyDefersLockedObjects is issue 25's finding 4 on Azure: a
@@ -26,9 +26,9 @@ import (
 // the deletion completes, on the strength of the rule the bucket's reconcile read back and
 // recorded in the container; the event says who verified the rule and when.
 func TestSourceEntryWithOnlyAnAccountKeyDefersLockedObjects(t *testing.T) {
-	blobs := stack.StartBlobStandIn()
+	blobs := azurestack.StartBlobStandIn()
 	defer blobs.Close()
-	otherSeed := stack.StartARM(blobs.StandInEndpoint())
+	otherSeed := azurestack.StartARM(blobs.StandInEndpoint())
 	defer otherSeed.Close()
 	p := &azureprovider.Provider{Cloud: otherSeed.Cloud(), ManagementTransport: otherSeed.Client()}
 	bucketStore, err := p.NewManagement(context.Background(), provider.Credentials{Data: otherSeed.ServicePrincipal(), Region: region}, &azureapi.BackupBucketConfig{})
@@ -39,13 +39,13 @@ func TestSourceEntryWithOnlyAnAccountKeyDefersLockedObjects(t *testing.T) {
 	if err := bucketStore.EnsureBucket(framework.Ctx(t), objectstore.Bucket{Name: bucket, Region: region}); err != nil {
 		t.Fatal(err)
 	}
-	key := map[string][]byte{"storageAccount": []byte(stack.StandInAccount), "storageKey": []byte(stack.StandInKeys[0]), "domain": []byte(blobs.Host()), "emulatorEnabled": []byte("true")}
+	key := map[string][]byte{"storageAccount": []byte(azurestack.StandInAccount), "storageKey": []byte(azurestack.StandInKeys[0]), "domain": []byte(blobs.Host()), "emulatorEnabled": []byte("true")}
 	s := env.StoreFor(t, key)
 	shoot := framework.UniqueName("shoot--m--")
 	env.EnsureNamespace(t, shoot)
 	// Written before the source entry exists, as in gardener's migration.
 	neighbours := framework.FillEntry(t, s, bucket, shoot+"--1/", 20)
-	blobs.LockContainer(stack.StandInAccount, bucket, true)
+	blobs.LockContainer(azurestack.StandInAccount, bucket, true)
 
 	be := env.CreateEntry(t, "source-"+shoot+"--1", bucket, key)
 	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
@@ -62,7 +62,7 @@ func TestSourceEntryWithOnlyAnAccountKeyDefersLockedObjects(t *testing.T) {
 		t.Fatalf("%d blobs left under the entry in a locked container; want all 20 kept", len(keys))
 	}
 	for _, k := range keys {
-		if tags := blobs.Tags(stack.StandInAccount, bucket, k)["current"]; tags[azureprovider.DeferredDeletionTag] != "true" {
+		if tags := blobs.Tags(azurestack.StandInAccount, bucket, k)["current"]; tags[azureprovider.DeferredDeletionTag] != "true" {
 			t.Errorf("locked blob %s left untagged (tags %v): the deletion was reported without its deferral", k, tags)
 		}
 	}

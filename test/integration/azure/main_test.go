@@ -13,16 +13,16 @@ import (
 
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 )
 
 const region = "westeurope"
 
 var (
 	env     *framework.Env
-	azurite *stack.Azurite
+	azurite *azurestack.Azurite
 	// arm stands in for Microsoft Entra ID and Azure Resource Manager (no emulator exists).
-	arm *stack.ARM
+	arm *azurestack.ARM
 )
 
 func TestMain(m *testing.M) {
@@ -31,12 +31,12 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	var err error
-	if azurite, err = stack.StartAzurite(); err != nil {
+	if azurite, err = azurestack.StartAzurite(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer azurite.Stop()
-	arm = stack.StartARM(azurite.StandInEndpoint())
+	arm = azurestack.StartARM(azurite.StandInEndpoint())
 	defer arm.Close()
 	if env, err = framework.Start(&azureprovider.Provider{Cloud: arm.Cloud(), ManagementTransport: arm.Client()}, region); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -11,15 +11,15 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 )
 
 // TestEntryDeletionWithBlobVersioningLeavesNothing: on an account with blob versioning (the blob
-// stand-in, test/stack.BlobStandIn: Azurite has no versioning), every blob of the entry written
+// stand-in, test/stack/azure.BlobStandIn: Azurite has no versioning), every blob of the entry written
 // three times and some deleted before, the entry is reported deleted only when a listing of its
 // prefix with every version and snapshot is empty; the neighbours keep all their versions.
 func TestEntryDeletionWithBlobVersioningLeavesNothing(t *testing.T) {
-	blobs := stack.StartBlobStandIn()
+	blobs := azurestack.StartBlobStandIn()
 	defer blobs.Close()
 	data := blobs.SecretData()
 	s := env.StoreFor(t, data)
@@ -27,7 +27,7 @@ func TestEntryDeletionWithBlobVersioningLeavesNothing(t *testing.T) {
 	if err := s.EnsureBucket(framework.Ctx(t), objectstore.Bucket{Name: bucket, Region: region}); err != nil {
 		t.Fatal(err)
 	}
-	blobs.SetVersioning(stack.AzuriteAccount, true)
+	blobs.SetVersioning(azurestack.AzuriteAccount, true)
 	shoot := framework.UniqueName("shoot--v--")
 	env.EnsureNamespace(t, shoot)
 	be := env.CreateEntry(t, shoot+"--1", bucket, data)

@@ -22,7 +22,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 const region = "eu-central-1"
@@ -32,7 +32,7 @@ const minioConfig = `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha
 func TestEveryMetricFromTheRunningBinary(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	minio, err := stack.StartMinIO(ctx, stack.MinIOOptions{Region: region})
+	minio, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: region})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 // customerKeyKeys are the keys etcd-backup holds for an operator secret with a CA, a
@@ -50,7 +51,7 @@ func newCustomerKey(t *testing.T) string {
 //  4. Those snapshots, rewritten with the key as a sidecar that sends the key right would write
 //     them, are listed by the inventory and restored by the drill with the entry's secret; a
 //     wrong key and no key are each the drill's KeyRefused, never a damaged snapshot.
-func runCustomerKey(t *testing.T, env *framework.Env, c stack.Consumer, minio *stack.MinIO) {
+func runCustomerKey(t *testing.T, env *framework.Env, c stack.Consumer, minio *awsstack.MinIO) {
 	began := time.Now()
 	step := func(what string) { t.Logf("%5.1fs %s", time.Since(began).Seconds(), what) }
 	operator := minio.SecretData()

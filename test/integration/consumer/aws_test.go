@@ -10,7 +10,7 @@ import (
 
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
 )
 
@@ -22,7 +22,7 @@ const awsConfigHead = `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alp
 // aws.Config), so no stand-in can answer it here.
 func init() {
 	extras[awsprovider.Type] = extra{cases: func(t *testing.T, s standin.StandIn, w *standin.World, env *framework.Env) {
-		minio := w.Handle.(*stack.MinIO)
+		minio := w.Handle.(*awsstack.MinIO)
 		t.Run("generated MinIO user", func(t *testing.T) {
 			t.Parallel()
 			run(t, env, w.Consumer, mode{name: "generated MinIO user", operator: minio.SecretData(),
@@ -32,7 +32,7 @@ func init() {
 		// A customer-provided key and the checksum modes on MinIO over TLS, with both versions.
 		t.Run("customer key and checksum modes over TLS", func(t *testing.T) {
 			t.Parallel()
-			tlsMinIO, err := stack.StartMinIO(context.Background(), stack.MinIOOptions{Region: s.Region, TLS: true})
+			tlsMinIO, err := awsstack.StartMinIO(context.Background(), awsstack.MinIOOptions{Region: s.Region, TLS: true})
 			if err != nil {
 				t.Fatal(err)
 			}

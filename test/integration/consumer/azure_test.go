@@ -9,8 +9,9 @@ import (
 
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
+	azurestandin "github.com/gardener-extension-backup/gardener-extension-backup/test/standin/azure"
 )
 
 const azureConfigHead = `{"apiVersion":"azure.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig"`
@@ -21,8 +22,8 @@ const azureConfigHead = `{"apiVersion":"azure.backup.extensions.gardener.cloud/v
 // the sidecar's rebuilt store and its next snapshot only.
 func init() {
 	extras[azureprovider.Type] = extra{serial: true, cases: func(t *testing.T, s standin.StandIn, w *standin.World, env *framework.Env) {
-		az := w.Handle.(*standin.Azure)
-		c := stack.ABSConsumer(az.Azurite, stack.StandInAccount)
+		az := w.Handle.(*azurestandin.Azure)
+		c := azurestack.ABSConsumer(az.Azurite, azurestack.StandInAccount)
 		for _, m := range []mode{
 			{name: "generated key (service principal)", operator: az.ARM.ServicePrincipal(),
 				config: azureConfigHead + `,"rotation":{"gracePeriod":"15s"}}`, generated: true, keys: s.EtcdBackupKeys},

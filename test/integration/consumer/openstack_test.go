@@ -20,6 +20,7 @@ import (
 	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	openstackstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
 )
 
@@ -35,11 +36,11 @@ var swiftAppCredKeys = []string{"authURL", "domainName", "tenantName", "region",
 // needs, refused.
 func init() {
 	extras[osprovider.Type] = extra{cases: func(t *testing.T, _ standin.StandIn, w *standin.World, env *framework.Env) {
-		openStackExtras(t, w.Handle.(*stack.OpenStack), w.Consumer, env)
+		openStackExtras(t, w.Handle.(*openstackstack.OpenStack), w.Consumer, env)
 	}}
 }
 
-func openStackExtras(t *testing.T, cloud *stack.OpenStack, c stack.Consumer, env *framework.Env) {
+func openStackExtras(t *testing.T, cloud *openstackstack.OpenStack, c stack.Consumer, env *framework.Env) {
 	ac := applicationCredential(t, cloud)
 	// An operator's application credential with everything etcd-backup-restore reads, and a
 	// stray username (which the extension would use to authenticate by name): etcd-backup must
@@ -84,7 +85,7 @@ func openStackExtras(t *testing.T, cloud *stack.OpenStack, c stack.Consumer, env
 }
 
 // applicationCredential creates an application credential of the demo user in Keystone.
-func applicationCredential(t *testing.T, cloud *stack.OpenStack) *applicationcredentials.ApplicationCredential {
+func applicationCredential(t *testing.T, cloud *openstackstack.OpenStack) *applicationcredentials.ApplicationCredential {
 	t.Helper()
 	ctx := context.Background()
 	pc, err := gopenstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{IdentityEndpoint: cloud.AuthURL,

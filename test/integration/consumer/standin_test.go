@@ -11,6 +11,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
+	_ "github.com/gardener-extension-backup/gardener-extension-backup/test/standin/all"
 )
 
 // extra is a provider's own consumer cases beyond the operator's credentials (generated

@@ -31,6 +31,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
+	_ "github.com/gardener-extension-backup/gardener-extension-backup/test/standin/all"
 )
 
 const bucket = "drill-backups"

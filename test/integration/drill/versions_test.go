@@ -22,6 +22,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/standin"
 )
 
@@ -51,7 +52,7 @@ func TestDrillJudgesTheChainARestoreUses(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
-	minio := w.Handle.(*stack.MinIO)
+	minio := w.Handle.(*awsstack.MinIO)
 	client := minio.S3Client()
 	if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(lockedBucket), ObjectLockEnabledForBucket: aws.Bool(true),
 		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(minio.Region)}}); err != nil {

@@ -28,6 +28,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 // TestBucketAndEntryLifecycle is scenarios a-c: a core BackupBucket with generated credentials
@@ -199,7 +200,7 @@ func TestBucketAndEntryLifecycle(t *testing.T) {
 // it, against a real etcd until its first full snapshot is in the store under "<entry>/etcd-main/".
 func snapshotOnce(t *testing.T, etcdBackup map[string][]byte, bucket, entry string) {
 	t.Helper()
-	snapshotWith(t, fw.StoreFor, stack.S3Consumer, etcdBackup, bucket, entry)
+	snapshotWith(t, fw.StoreFor, awsstack.S3Consumer, etcdBackup, bucket, entry)
 }
 
 // snapshotWith is snapshotOnce for any provider: storeFor its stores, consumer how etcd-druid

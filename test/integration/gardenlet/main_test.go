@@ -55,6 +55,7 @@ import (
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 const (
@@ -85,7 +86,7 @@ var (
 	garden client.Client // the garden: core.gardener.cloud through gardener-apiserver
 	seeds  = map[string]*seedWorld{}
 	seed   client.Client // seed-a's API server: extension resources, secrets, the binary's world
-	minio  *stack.MinIO
+	minio  *awsstack.MinIO
 	// proxy is in front of MinIO: every credential the test hands out names it as the endpoint, so
 	// that the store can be made unreachable (scenario e).
 	proxy *stack.Proxy
@@ -169,7 +170,7 @@ func startStack(ctx context.Context) (stop func(), err error) {
 	if err != nil {
 		return stop, err
 	}
-	if minio, err = stack.StartMinIO(ctx, stack.MinIOOptions{Region: region}); err != nil {
+	if minio, err = awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: region}); err != nil {
 		return stop, err
 	}
 	stops = append(stops, minio.Stop)

@@ -13,6 +13,7 @@ import (
 
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 )
 
 // azureConfigHead is the start of every azure providerConfig here (keys sorted, see bucketConfig).
@@ -26,16 +27,16 @@ const azureConfigHead = `{"apiVersion":"azure.backup.extensions.gardener.cloud/v
 // resource group, storage account, container, lifecycle rule, deferral record and generated
 // secret (an account key) as on Azure. The locked bucket's container immutability policy (a
 // day), set by the extension through the ARM stand-in, locks the container on the blob stand-in
-// (stack.ARM.EnforceImmutability): deletes and overwrites there are refused, as within Azure's
+// (azurestack.ARM.EnforceImmutability): deletes and overwrites there are refused, as within Azure's
 // retention period. etcd-backup-restore writes to the blob stand-in with the generated account
 // key, through --store-endpoint-override (etcd-druid's spec.backup.store.endpointOverride).
 func azureWorld(t *testing.T) *providerWorld {
-	blobs := stack.StartBlobStandIn()
+	blobs := azurestack.StartBlobStandIn()
 	t.Cleanup(blobs.Close)
-	arm := stack.StartARM(blobs.StandInEndpoint())
+	arm := azurestack.StartARM(blobs.StandInEndpoint())
 	t.Cleanup(arm.Close)
 	arm.EnforceImmutability(func(container string, locked bool) {
-		blobs.LockContainer(stack.StandInAccount, container, locked)
+		blobs.LockContainer(azurestack.StandInAccount, container, locked)
 	})
 	dir := t.TempDir()
 	cloudFile, caFile := filepath.Join(dir, "azure-cloud.yaml"), filepath.Join(dir, "azure-management-ca.pem")
@@ -53,7 +54,7 @@ func azureWorld(t *testing.T) *providerWorld {
 		bucketConfig: azureConfigHead + `"kind":"BackupBucketConfig"}`,
 		lockedConfig: azureConfigHead + `"immutability":{"retentionPeriod":"24h","retentionType":"bucket"},"kind":"BackupBucketConfig"}`,
 		consumer: stack.Consumer{StorageProvider: "ABS", CredentialsEnv: "AZURE_APPLICATION_CREDENTIALS",
-			Flags: []string{"--store-endpoint-override=" + blobs.URL + "/" + stack.StandInAccount}},
+			Flags: []string{"--store-endpoint-override=" + blobs.URL + "/" + azurestack.StandInAccount}},
 		liveNotExpired:     azureLiveNotExpired(arm, blobs),
 		sourceLeftDeferred: azureLeftDeferred(blobs),
 		storeData:          []string{"emulatorEnabled", "true"},
@@ -68,14 +69,14 @@ func azureWorld(t *testing.T) *providerWorld {
 // every one carries the deferral tag (its deletion handed to the account's lifecycle rule, on the
 // strength of the bucket's record, issue 25 finding 4); at least one is left, or the lock was not
 // met.
-func azureLeftDeferred(blobs *stack.BlobStandIn) func(t *testing.T, bucket string, left []string) {
+func azureLeftDeferred(blobs *azurestack.BlobStandIn) func(t *testing.T, bucket string, left []string) {
 	return func(t *testing.T, bucket string, left []string) {
 		t.Helper()
 		if len(left) == 0 {
 			t.Fatalf("nothing left in the locked container %s after the source entry's deletion: its lock was not met", bucket)
 		}
 		for _, k := range left {
-			for which, tags := range blobs.Tags(stack.StandInAccount, bucket, k) {
+			for which, tags := range blobs.Tags(azurestack.StandInAccount, bucket, k) {
 				if tags[azureprovider.DeferredDeletionTag] != "true" {
 					t.Errorf("locked blob %s (%s) in container %s left without the deferral tag (tags %v): its deletion was reported without being deferred", k, which, bucket, tags)
 				}
@@ -88,7 +89,7 @@ func azureLeftDeferred(blobs *stack.BlobStandIn) func(t *testing.T, bucket strin
 // back) that an enabled rule of the storage account's lifecycle policy would delete: its prefix
 // filter (none: every blob) covers it and its blob index filter matches the tags of one of the
 // blob's versions or snapshots.
-func azureLiveNotExpired(arm *stack.ARM, blobs *stack.BlobStandIn) func(t *testing.T, bucket string, live []string) {
+func azureLiveNotExpired(arm *azurestack.ARM, blobs *azurestack.BlobStandIn) func(t *testing.T, bucket string, live []string) {
 	return func(t *testing.T, bucket string, live []string) {
 		t.Helper()
 		account := azureprovider.AccountName(bucket)
@@ -108,7 +109,7 @@ func azureLiveNotExpired(arm *stack.ARM, blobs *stack.BlobStandIn) func(t *testi
 				if !prefixCovers(filters["prefixMatch"], bucket, key) {
 					continue
 				}
-				for which, tags := range blobs.Tags(stack.StandInAccount, bucket, key) {
+				for which, tags := range blobs.Tags(azurestack.StandInAccount, bucket, key) {
 					if tagsMatch(filters["blobIndexMatch"], tags) {
 						t.Errorf("lifecycle rule %v of storage account %s deletes the live entry's new snapshot %s (%s, tags %v)", rule["name"], account, key, which, tags)
 					}

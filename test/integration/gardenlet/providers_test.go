@@ -18,6 +18,9 @@ import (
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
+	gcpstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/gcp"
+	openstackstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/openstack"
 )
 
 // providerWorld is one provider in the suite: its stand-in, its two seeds (each its own API
@@ -79,15 +82,15 @@ func awsWorld(*testing.T) *providerWorld {
 	return &providerWorld{
 		typ: "aws", region: region, a: seeds[seedA], b: seeds[seedB],
 		operator: operatorData, bucketConfig: bucketConfig, lockedConfig: lockedConfig,
-		consumer: stack.S3Consumer, liveNotExpired: assertNotExpired,
+		consumer: awsstack.S3Consumer, liveNotExpired: assertNotExpired,
 	}
 }
 
-// gcpWorld is fake-gcs-server behind the GCS front (stack.GCS), with a service account key of the
+// gcpWorld is fake-gcs-server behind the GCS front (gcpstack.GCS), with a service account key of the
 // operator. The front plays a bucket's retention policy (objects younger than the period cannot
 // be deleted or overwritten) and runs the lifecycle rules the extension writes (RunLifecycle).
 func gcpWorld(t *testing.T) *providerWorld {
-	gcs, err := stack.StartGCS(stack.GCSOptions{})
+	gcs, err := gcpstack.StartGCS(gcpstack.GCSOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +102,7 @@ func gcpWorld(t *testing.T) *providerWorld {
 		operator:     func() map[string][]byte { return operator },
 		bucketConfig: `{"apiVersion":"gcp.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig"}`,
 		lockedConfig: `{"apiVersion":"gcp.backup.extensions.gardener.cloud/v1alpha1","immutability":{"retentionPeriod":"24h","retentionType":"bucket"},"kind":"BackupBucketConfig"}`,
-		consumer:     stack.GCSConsumer(t, gcs),
+		consumer:     gcpstack.GCSConsumer(t, gcs),
 		liveNotExpired: func(t *testing.T, bucket string, live []string) {
 			t.Helper()
 			// Everything GCS's lifecycle would do from now on: at a time past every retention.
@@ -122,7 +125,7 @@ func gcpWorld(t *testing.T) *providerWorld {
 
 // openstackWorld is Keystone and Swift (hack/openstack.sh) with the demo user's password.
 func openstackWorld(t *testing.T) *providerWorld {
-	cloud, err := stack.StartOpenStack(0)
+	cloud, err := openstackstack.StartOpenStack(0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +135,7 @@ func openstackWorld(t *testing.T) *providerWorld {
 		operator:     func() map[string][]byte { return cloud.SecretData("demo") },
 		bucketConfig: `{"apiVersion":"openstack.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig"}`,
 		noLock:       "openstack: Swift offers no object lock or retention (providerConfig.immutability is refused)",
-		consumer:     stack.SwiftConsumer,
+		consumer:     openstackstack.SwiftConsumer,
 		noLifecycle:  "openstack: Swift has no lifecycle rules; the extension never defers a deletion there",
 	}
 	w.a, w.b = startProviderSeeds(t, w, &osprovider.Provider{})

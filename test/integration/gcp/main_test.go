@@ -3,7 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package gcp_test runs the real gcp controllers in a manager against a real kube-apiserver and
-// etcd (envtest) and fake-gcs-server behind the GCS stand-in front (stack.GCS), driven the way
+// etcd (envtest) and fake-gcs-server behind the GCS stand-in front (gcpstack.GCS), driven the way
 // gardenlet drives them.
 package gcp_test
 
@@ -14,7 +14,7 @@ import (
 
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	gcpstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/gcp"
 )
 
 const (
@@ -25,7 +25,7 @@ const (
 
 var (
 	env *framework.Env
-	gcs *stack.GCS
+	gcs *gcpstack.GCS
 )
 
 func TestMain(m *testing.M) {
@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	var err error
-	if gcs, err = stack.StartGCS(stack.GCSOptions{ForeignPrefix: foreignPrefix}); err != nil {
+	if gcs, err = gcpstack.StartGCS(gcpstack.GCSOptions{ForeignPrefix: foreignPrefix}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -20,6 +20,7 @@ import (
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 const awsRegion = "eu-central-1"
@@ -28,13 +29,13 @@ const awsRegion = "eu-central-1"
 // Object Lock for a day so that every snapshot is locked and every deletion is deferred.
 const awsConfig = `{"apiVersion":"aws.provider.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h","mode":"governance"}}`
 
-// awsWorld is MinIO behind the S3 proxy (stack.S3Gaps) for gardener-extension-provider-aws
+// awsWorld is MinIO behind the S3 proxy (awsstack.S3Gaps) for gardener-extension-provider-aws
 // v1.73.0. Its S3 endpoint is not an input of its code: aws-sdk-go-v2's LoadDefaultConfig
 // (pkg/aws/client/client.go:122 at v1.73.0) reads AWS_ENDPOINT_URL_S3, set to the proxy.
 type awsWorld struct {
 	dir   string
-	minio *stack.MinIO
-	gaps  *stack.S3Gaps
+	minio *awsstack.MinIO
+	gaps  *awsstack.S3Gaps
 	s3    *s3.Client // through the proxy: what both extensions see
 	// before are the versions listed when the incumbent had deferred entry a.
 	before map[string]map[string]string
@@ -42,12 +43,12 @@ type awsWorld struct {
 
 func startAWS(t *testing.T, dir string) world {
 	t.Helper()
-	minio, err := stack.StartMinIO(context.Background(), stack.MinIOOptions{Region: awsRegion})
+	minio, err := awsstack.StartMinIO(context.Background(), awsstack.MinIOOptions{Region: awsRegion})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(minio.Stop)
-	gaps, err := stack.StartS3Gaps(minio)
+	gaps, err := awsstack.StartS3Gaps(minio)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func (w *awsWorld) extensionFlags() []string { return nil }
 func (w *awsWorld) incumbentArgs() []string  { return nil }
 func (w *awsWorld) defers() bool             { return true }
 
-func (w *awsWorld) consumer(*testing.T) stack.Consumer { return stack.S3Consumer }
+func (w *awsWorld) consumer(*testing.T) stack.Consumer { return awsstack.S3Consumer }
 
 func (w *awsWorld) incumbentEnv() []string {
 	return []string{"AWS_ENDPOINT_URL_S3=" + w.gaps.URL, "AWS_EC2_METADATA_DISABLED=true",

@@ -21,6 +21,7 @@ import (
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 )
 
 const azureRegion = "westeurope"
@@ -42,26 +43,26 @@ var azureGates = []string{"--feature-gates", "EnableImmutableBuckets=true"}
 // <account>.blob.core.windows.net the blob stand-in (BlobStandIn.HostStyle). This extension
 // reaches the ARM stand-in through its flags, as for a non-public cloud.
 type azureWorld struct {
-	arm      *stack.ARM
-	blobs    *stack.BlobStandIn
+	arm      *azurestack.ARM
+	blobs    *azurestack.BlobStandIn
 	redirect *stack.Redirect
 	flags    []string
 }
 
 func startAzure(t *testing.T, dir string) world {
 	t.Helper()
-	blobs := stack.StartBlobStandIn()
+	blobs := azurestack.StartBlobStandIn()
 	t.Cleanup(blobs.Close)
-	arm := stack.StartARM(blobs.StandInEndpoint())
+	arm := azurestack.StartARM(blobs.StandInEndpoint())
 	t.Cleanup(arm.Close)
 	// A container immutability policy set through ARM locks the container on the blob stand-in:
 	// deletes and overwrites are refused with 409 BlobImmutableDueToPolicy, as within its period.
-	arm.EnforceImmutability(func(container string, locked bool) { blobs.LockContainer(stack.StandInAccount, container, locked) })
+	arm.EnforceImmutability(func(container string, locked bool) { blobs.LockContainer(azurestack.StandInAccount, container, locked) })
 	// The ARM stand-in's handler itself, so that it sees the host the incumbent asked for (its
 	// OpenID discovery answers on it: MSAL checks the issuer against the authority).
 	toARM := arm.Config.Handler
 	redirect, err := stack.StartRedirect(dir, map[string]http.Handler{
-		"login.microsoftonline.com": toARM, "management.azure.com": toARM, "." + stack.AzureBlobDomain: blobs.HostStyle(),
+		"login.microsoftonline.com": toARM, "management.azure.com": toARM, "." + azurestack.AzureBlobDomain: blobs.HostStyle(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +127,7 @@ func (w *azureWorld) rules(bucket string) []string {
 // blobClient reaches the stand-in account that backs every account of the ARM stand-in.
 func (w *azureWorld) blobClient(t *testing.T) *azblob.Client {
 	t.Helper()
-	cred, err := azblob.NewSharedKeyCredential(stack.StandInAccount, stack.StandInKeys[0])
+	cred, err := azblob.NewSharedKeyCredential(azurestack.StandInAccount, azurestack.StandInKeys[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func (w *azureWorld) tagged(t *testing.T, bucket, prefix string, tags ...string)
 		}
 		for _, b := range page.Segment.BlobItems {
 			n++
-			for which, got := range w.blobs.Tags(stack.StandInAccount, bucket, *b.Name) {
+			for which, got := range w.blobs.Tags(azurestack.StandInAccount, bucket, *b.Name) {
 				for _, tag := range tags {
 					if got[tag] != "true" {
 						t.Errorf("locked blob %s (%s) carries tags %v; want %s=true", *b.Name, which, got, tag)

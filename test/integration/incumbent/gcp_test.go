@@ -24,6 +24,7 @@ import (
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	gcpstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/gcp"
 )
 
 const gcpRegion = "europe-west1"
@@ -44,7 +45,7 @@ const gcpIncumbentLifecycle = `{"rule":[{"action":{"type":"Delete"},"condition":
 // incumbent reaches https://storage.googleapis.com through stack.Redirect, which serves that host
 // with the front; the service-account key's token_uri is the front's own token endpoint.
 type gcpWorld struct {
-	gcs      *stack.GCS
+	gcs      *gcpstack.GCS
 	redirect *stack.Redirect
 	data     map[string][]byte
 	// patchesAtHandBack is how many bucket updates the front had seen at the hand-back.
@@ -53,7 +54,7 @@ type gcpWorld struct {
 
 func startGCP(t *testing.T, dir string) world {
 	t.Helper()
-	gcs, err := stack.StartGCS(stack.GCSOptions{})
+	gcs, err := gcpstack.StartGCS(gcpstack.GCSOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func (w *gcpWorld) extensionFlags() []string      { return nil }
 func (w *gcpWorld) incumbentArgs() []string       { return nil }
 func (w *gcpWorld) defers() bool                  { return true }
 
-func (w *gcpWorld) consumer(t *testing.T) stack.Consumer { return stack.GCSConsumer(t, w.gcs) }
+func (w *gcpWorld) consumer(t *testing.T) stack.Consumer { return gcpstack.GCSConsumer(t, w.gcs) }
 
 func (w *gcpWorld) lifecycle(bucket string) string {
 	raw, _ := w.gcs.BucketField(bucket, "lifecycle")

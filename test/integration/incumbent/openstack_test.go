@@ -16,6 +16,7 @@ import (
 	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	openstackstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/openstack"
 )
 
 const osRegion = "RegionOne"
@@ -29,12 +30,12 @@ const osHandBack = `{"apiVersion":"openstack.provider.extensions.gardener.cloud/
 // endpoint comes from the catalog (pkg/openstack/client/swift.go:27). Swift has no object lock:
 // every deletion removes the objects.
 type osWorld struct {
-	os *stack.OpenStack
+	os *openstackstack.OpenStack
 }
 
 func startOpenStack(t *testing.T, _ string) world {
 	t.Helper()
-	o, err := stack.StartOpenStack(0)
+	o, err := openstackstack.StartOpenStack(0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func (w *osWorld) incumbentEnv() []string             { return nil }
 func (w *osWorld) extensionFlags() []string           { return nil }
 func (w *osWorld) incumbentArgs() []string            { return nil }
 func (w *osWorld) defers() bool                       { return false }
-func (w *osWorld) consumer(*testing.T) stack.Consumer { return stack.SwiftConsumer }
+func (w *osWorld) consumer(*testing.T) stack.Consumer { return openstackstack.SwiftConsumer }
 
 // Nothing is deferred (the flow checks that a deleted entry's prefix is empty); the incumbent
 // has no lifecycle.

@@ -13,7 +13,7 @@ import (
 
 	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	openstackstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/openstack"
 )
 
 const (
@@ -25,7 +25,7 @@ const (
 
 var (
 	env   *framework.Env
-	cloud *stack.OpenStack
+	cloud *openstackstack.OpenStack
 )
 
 func TestMain(m *testing.M) {
@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	var err error
-	if cloud, err = stack.StartOpenStack(maxDeletes); err != nil {
+	if cloud, err = openstackstack.StartOpenStack(maxDeletes); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

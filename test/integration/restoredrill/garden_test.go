@@ -31,7 +31,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 // TestBinaryLocatesTheGardensSnapshots: the garden's BackupEntry as gardener-operator creates it
@@ -44,7 +44,7 @@ import (
 // deletes exactly the garden's snapshots and nothing else in the bucket.
 func TestBinaryLocatesTheGardensSnapshots(t *testing.T) {
 	ctx := context.Background()
-	minio, err := stack.StartMinIO(ctx, stack.MinIOOptions{Region: region})
+	minio, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: region})
 	if err != nil {
 		t.Fatal(err)
 	}

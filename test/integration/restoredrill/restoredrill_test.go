@@ -30,6 +30,7 @@ import (
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 const (
@@ -40,7 +41,7 @@ const (
 func TestBinaryDrillsRealSnapshots(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	minio, err := stack.StartMinIO(ctx, stack.MinIOOptions{Region: region})
+	minio, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: region})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +195,7 @@ func backUp(t *testing.T, ctx context.Context, store objectstore.DataPlane, secr
 	}
 	mount := t.TempDir()
 	stack.MountSecret(t, mount, secret)
-	consumer := stack.S3Consumer
+	consumer := awsstack.S3Consumer
 	consumer.Flags = append(consumer.Flags, "--compress-snapshots=false")
 	sidecar := consumer.Snapshotter(t, db, mount, bucket, entry)
 	defer sidecar.Stop()

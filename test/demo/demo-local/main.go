@@ -1,0 +1,14 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+// Command demo-local is `make demo PROVIDER=local` (see package test/demo): it links only local's
+// stand-in and SDK.
+package main
+
+import (
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/demo"
+	_ "github.com/gardener-extension-backup/gardener-extension-backup/test/standin/local"
+)
+
+func main() { demo.Main() }

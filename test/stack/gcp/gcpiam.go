@@ -1,0 +1,290 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package gcp
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+)
+
+// The IAM part of the GCS front: there is no emulator of GCP's IAM, so the front plays the
+// subset of the IAM REST API (iam.googleapis.com/v1) the extension calls -- service accounts and
+// their keys -- and storage's bucket IAM policies, and enforces them on storage requests.
+
+// serviceAccount is a service account created through the IAM API.
+type serviceAccount struct {
+	email, displayName, description string
+	keys                            []string // user-managed key IDs
+}
+
+// bucketPolicy is a bucket's IAM policy.
+type bucketPolicy struct {
+	Bindings []policyBinding `json:"bindings"`
+	etag     int
+}
+
+type policyBinding struct {
+	Role    string   `json:"role"`
+	Members []string `json:"members"`
+}
+
+// Roles that allow object operations, the one that allows bucket operations, and those that allow
+// reading a bucket's metadata without its ACLs (storage.buckets.get: the legacy bucket roles; a
+// read with projection=full returns the ACLs too and needs storage.buckets.getIamPolicy).
+var (
+	objectRoles    = []string{"roles/storage.objectAdmin", "roles/storage.objectUser", "roles/storage.admin"}
+	objectGetRoles = append([]string{"roles/storage.objectViewer"}, objectRoles...)
+	bucketRoles    = []string{"roles/storage.admin"}
+	bucketGetRoles = []string{"roles/storage.legacyBucketReader", "roles/storage.legacyBucketWriter", "roles/storage.legacyBucketOwner", "roles/storage.admin"}
+)
+
+// ServiceAccountEmails lists the service accounts created through the IAM API.
+func (g *GCS) ServiceAccountEmails() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []string
+	for e := range g.serviceAccounts {
+		out = append(out, e)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ServiceAccountKeyIDs lists the user-managed keys of a service account created through the
+// IAM API (nil if there is no such account).
+func (g *GCS) ServiceAccountKeyIDs(email string) []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if sa := g.serviceAccounts[email]; sa != nil {
+		return slices.Clone(sa.keys)
+	}
+	return nil
+}
+
+// BucketMembers returns the members bound to role on bucket.
+func (g *GCS) BucketMembers(bucket, role string) []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if b := g.buckets[bucket]; b != nil && b.iam != nil {
+		for _, bind := range b.iam.Bindings {
+			if bind.Role == role {
+				return slices.Clone(bind.Members)
+			}
+		}
+	}
+	return nil
+}
+
+// authorize lets the project's own identities do anything and a service account created through
+// the IAM API only what its bucket bindings allow: object requests in buckets that bind it with
+// an object role, bucket requests in buckets that bind it as admin, nothing project-wide.
+func (g *GCS) authorize(identity string, r *http.Request) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.serviceAccounts[identity] == nil {
+		return nil
+	}
+	path := r.URL.EscapedPath()
+	for _, p := range []string{"/upload", "/download"} {
+		path = strings.TrimPrefix(path, p)
+	}
+	// The XML API's object read, GET /<bucket>/<object> (the storage client's default reader,
+	// which etcd-backup-restore's restore uses), is an object GET like the JSON API's.
+	if bucket, object, ok := strings.Cut(strings.TrimPrefix(path, "/"), "/"); ok && object != "" && r.Method == http.MethodGet &&
+		!strings.HasPrefix(path, "/storage/") && !strings.HasPrefix(path, "/iam/") && !strings.HasPrefix(path, "/v1/") {
+		path = "/storage/v1/b/" + bucket + "/o/" + object
+	}
+	parts := strings.Split(strings.TrimPrefix(path, "/storage/v1/"), "/")
+	if !strings.HasPrefix(path, "/storage/v1/b/") || len(parts) < 2 {
+		return fmt.Errorf("%s does not have permission for %s %s in project %s", identity, r.Method, r.URL.Path, g.ProjectID)
+	}
+	bucket := unescape(parts[1])
+	roles, perm := bucketRoles, "storage.buckets."+strings.ToLower(r.Method)
+	if len(parts) == 2 && r.Method == http.MethodGet {
+		if r.URL.Query().Get("projection") == "full" {
+			perm = "storage.buckets.getIamPolicy"
+		} else {
+			roles = bucketGetRoles
+		}
+	}
+	if len(parts) >= 3 && parts[2] == "o" {
+		roles, perm = objectRoles, "storage.objects."+strings.ToLower(r.Method)
+		if r.Method == http.MethodGet {
+			roles = objectGetRoles
+		}
+	}
+	if b := g.buckets[bucket]; b != nil && b.iam != nil {
+		member := "serviceAccount:" + identity
+		for _, bind := range b.iam.Bindings {
+			if slices.Contains(roles, bind.Role) && slices.Contains(bind.Members, member) {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("%s does not have %s access to the Google Cloud Storage bucket %s", identity, perm, bucket)
+}
+
+// serveBucketPolicy is GET and PUT of /storage/v1/b/{bucket}/iam, with etag preconditions.
+func (g *GCS) serveBucketPolicy(w http.ResponseWriter, r *http.Request, bucket string, body []byte) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	b := g.buckets[bucket]
+	if b == nil {
+		jsonError(w, http.StatusNotFound, "notFound", "The specified bucket does not exist.")
+		return
+	}
+	if b.iam == nil {
+		b.iam = &bucketPolicy{Bindings: []policyBinding{{Role: "roles/storage.legacyBucketOwner", Members: []string{"projectOwner:" + g.ProjectID}}}, etag: 1}
+	}
+	switch r.Method {
+	case http.MethodGet:
+	case http.MethodPut:
+		var in struct {
+			Bindings []policyBinding `json:"bindings"`
+			Etag     string          `json:"etag"`
+		}
+		if err := json.Unmarshal(body, &in); err != nil {
+			jsonError(w, http.StatusBadRequest, "invalid", "bad policy")
+			return
+		}
+		if in.Etag != "" && in.Etag != policyEtag(b.iam.etag) {
+			jsonError(w, http.StatusPreconditionFailed, "conditionNotMet", "The etag of the policy does not match")
+			return
+		}
+		b.iam = &bucketPolicy{Bindings: in.Bindings, etag: b.iam.etag + 1}
+	default:
+		jsonError(w, http.StatusMethodNotAllowed, "invalid", "method not allowed")
+		return
+	}
+	stack.WriteJSON(w, http.StatusOK, map[string]any{"kind": "storage#policy", "resourceId": "projects/_/buckets/" + bucket,
+		"version": 1, "etag": policyEtag(b.iam.etag), "bindings": b.iam.Bindings})
+}
+
+func policyEtag(n int) string { return base64.StdEncoding.EncodeToString([]byte(fmt.Sprint(n))) }
+
+// serveIAM plays the IAM API's service accounts and keys:
+//
+//	POST   /v1/projects/{p}/serviceAccounts
+//	GET    /v1/projects/{p}/serviceAccounts/{email}
+//	DELETE /v1/projects/{p}/serviceAccounts/{email}
+//	POST   /v1/projects/{p}/serviceAccounts/{email}/keys
+//	GET    /v1/projects/{p}/serviceAccounts/{email}/keys
+//	DELETE /v1/projects/{p}/serviceAccounts/{email}/keys/{id}
+//
+// Errors have the API's shape (code, message, status); only the project's own identities get
+// here (authorize refuses created service accounts anything outside their buckets).
+func (g *GCS) serveIAM(w http.ResponseWriter, r *http.Request, body []byte) {
+	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/v1/projects/"), "/")
+	if len(parts) < 2 || parts[1] != "serviceAccounts" || (parts[0] != g.ProjectID && parts[0] != "-") {
+		gcpIAMError(w, http.StatusNotFound, "NOT_FOUND", "unknown resource "+r.URL.Path)
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case len(parts) == 2 && r.Method == http.MethodPost:
+		var in struct {
+			AccountID      string `json:"accountId"`
+			ServiceAccount struct {
+				DisplayName string `json:"displayName"`
+				Description string `json:"description"`
+			} `json:"serviceAccount"`
+		}
+		if err := json.Unmarshal(body, &in); err != nil || len(in.AccountID) < 6 || len(in.AccountID) > 30 {
+			gcpIAMError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "accountId must be 6 to 30 characters")
+			return
+		}
+		email := in.AccountID + "@" + g.ProjectID + ".iam.gserviceaccount.com"
+		if g.serviceAccounts[email] != nil {
+			gcpIAMError(w, http.StatusConflict, "ALREADY_EXISTS", "Service account "+in.AccountID+" already exists within project projects/"+g.ProjectID+".")
+			return
+		}
+		sa := &serviceAccount{email: email, displayName: in.ServiceAccount.DisplayName, description: in.ServiceAccount.Description}
+		g.serviceAccounts[email] = sa
+		g.writeServiceAccount(w, sa)
+		return
+	case len(parts) < 3:
+		gcpIAMError(w, http.StatusMethodNotAllowed, "INVALID_ARGUMENT", "method not allowed")
+		return
+	}
+	sa := g.serviceAccounts[parts[2]]
+	if sa == nil {
+		gcpIAMError(w, http.StatusNotFound, "NOT_FOUND", "Service account projects/"+parts[0]+"/serviceAccounts/"+parts[2]+" does not exist.")
+		return
+	}
+	switch {
+	case len(parts) == 3 && r.Method == http.MethodGet:
+		g.writeServiceAccount(w, sa)
+	case len(parts) == 3 && r.Method == http.MethodDelete:
+		for _, id := range sa.keys {
+			delete(g.keys, id)
+		}
+		delete(g.serviceAccounts, sa.email)
+		stack.WriteJSON(w, http.StatusOK, map[string]any{})
+	case len(parts) == 4 && parts[3] == "keys" && r.Method == http.MethodPost:
+		if len(sa.keys) >= 10 {
+			gcpIAMError(w, http.StatusBadRequest, "FAILED_PRECONDITION", "Precondition check failed: a service account has at most 10 keys.")
+			return
+		}
+		g.issued++
+		id := fmt.Sprintf("%040x", time.Now().UnixNano()+int64(g.issued))
+		g.mu.Unlock() // newKey takes the lock
+		file := g.newKey(sa.email, id)
+		g.mu.Lock()
+		sa.keys = append(sa.keys, id)
+		stack.WriteJSON(w, http.StatusOK, map[string]any{"name": keyName(g.ProjectID, sa.email, id), "privateKeyType": "TYPE_GOOGLE_CREDENTIALS_FILE",
+			"privateKeyData": base64.StdEncoding.EncodeToString(file), "keyAlgorithm": "KEY_ALG_RSA_2048", "keyType": "USER_MANAGED",
+			"validAfterTime": time.Now().UTC().Format(time.RFC3339)})
+	case len(parts) == 4 && parts[3] == "keys" && r.Method == http.MethodGet:
+		// Like GCP, the listing includes a system-managed key unless asked for user-managed ones.
+		keys := []map[string]string{}
+		if !slices.Contains(r.URL.Query()["keyTypes"], "USER_MANAGED") {
+			keys = append(keys, map[string]string{"name": keyName(g.ProjectID, sa.email, "system-managed"), "keyType": "SYSTEM_MANAGED"})
+		}
+		for _, id := range sa.keys {
+			keys = append(keys, map[string]string{"name": keyName(g.ProjectID, sa.email, id), "keyType": "USER_MANAGED"})
+		}
+		stack.WriteJSON(w, http.StatusOK, map[string]any{"keys": keys})
+	case len(parts) == 5 && parts[3] == "keys" && r.Method == http.MethodDelete:
+		i := slices.Index(sa.keys, parts[4])
+		if i < 0 {
+			gcpIAMError(w, http.StatusNotFound, "NOT_FOUND", "Service account key "+parts[4]+" does not exist.")
+			return
+		}
+		sa.keys = slices.Delete(sa.keys, i, i+1)
+		delete(g.keys, parts[4])
+		stack.WriteJSON(w, http.StatusOK, map[string]any{})
+	default:
+		gcpIAMError(w, http.StatusMethodNotAllowed, "INVALID_ARGUMENT", "method not allowed")
+	}
+}
+
+func keyName(project, email, id string) string {
+	return "projects/" + project + "/serviceAccounts/" + email + "/keys/" + id
+}
+
+func (g *GCS) writeServiceAccount(w http.ResponseWriter, sa *serviceAccount) {
+	stack.WriteJSON(w, http.StatusOK, map[string]any{"name": "projects/" + g.ProjectID + "/serviceAccounts/" + sa.email, "projectId": g.ProjectID,
+		"email": sa.email, "displayName": sa.displayName, "description": sa.description, "uniqueId": fmt.Sprint(len(sa.email))})
+}
+
+func gcpIAMError(w http.ResponseWriter, code int, status, message string) {
+	stack.WriteJSON(w, code, map[string]any{"error": map[string]any{"code": code, "message": message, "status": status}})
+}
+
+// CreateServiceAccount creates a service account behind the extension's back (someone else's).
+func (g *GCS) CreateServiceAccount(accountID, description string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	email := accountID + "@" + g.ProjectID + ".iam.gserviceaccount.com"
+	g.serviceAccounts[email] = &serviceAccount{email: email, description: description}
+}
