@@ -274,7 +274,7 @@ type faultySource struct {
 	err error
 }
 
-func (f faultySource) OpenObject(_ context.Context, bucket, key, _ string) (io.ReadCloser, error) {
+func (f faultySource) OpenObject(_ context.Context, _, key, _ string) (io.ReadCloser, error) {
 	return nil, fmt.Errorf("get %s: %w", key, f.err)
 }
 

@@ -146,23 +146,23 @@ func (t *tailHasher) Write(p []byte) (int, error) {
 
 // fetch downloads s into the file path (new), verified and decompressed as copyVerified does,
 // copying with a buffer of bufSize. A delta's file is cut to its JSON; a full snapshot's keeps
-// the hash, which etcd's restore checks once more. It returns the payload's length.
-func (f *fetcher) fetch(ctx context.Context, s Snapshot, path string, bufSize int) (int64, error) {
+// the hash, which etcd's restore checks once more.
+func (f *fetcher) fetch(ctx context.Context, s Snapshot, path string, bufSize int) error {
 	out, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer out.Close()
 	payload, err := f.copyVerified(ctx, s, newDropBehind(out), bufSize)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	if s.Kind == KindDelta {
 		if err := out.Truncate(payload); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	return payload, out.Close()
+	return out.Close()
 }
 
 // copyVerified downloads s into out, decompressed as its suffix says, and verifies the SHA-256

@@ -107,22 +107,18 @@ func (s *sourceEtcd) stop() {
 	})
 }
 
-func (s *sourceEtcd) put(key, value string) int64 {
+func (s *sourceEtcd) put(key, value string) {
 	s.t.Helper()
-	resp, err := s.client.Put(context.Background(), key, value)
-	if err != nil {
+	if _, err := s.client.Put(context.Background(), key, value); err != nil {
 		s.t.Fatal(err)
 	}
-	return resp.Header.Revision
 }
 
-func (s *sourceEtcd) del(key string) int64 {
+func (s *sourceEtcd) del(key string) {
 	s.t.Helper()
-	resp, err := s.client.Delete(context.Background(), key)
-	if err != nil {
+	if _, err := s.client.Delete(context.Background(), key); err != nil {
 		s.t.Fatal(err)
 	}
-	return resp.Header.Revision
 }
 
 func (s *sourceEtcd) rev() int64 {

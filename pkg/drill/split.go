@@ -63,7 +63,7 @@ func FetchAndRestore(ctx context.Context, src Source, bucket string, ch Chain, d
 	defer func() { r.BytesRead = f.read.Load() }()
 	q := startDeltas(ctx, f, ch.Deltas, dir, opts.fetchers(), cmp.Or(opts.spillAbove, deltaMemory))
 	defer q.stop() // before the caller removes dir: no fetch writes there after we return
-	if _, err := f.fetch(ctx, *ch.Full, filepath.Join(dir, fullFile), fullBuffer); err != nil {
+	if err := f.fetch(ctx, *ch.Full, filepath.Join(dir, fullFile), fullBuffer); err != nil {
 		r.Err = err
 		return r
 	}

@@ -170,7 +170,7 @@ func TestRestoreStreamCutIsNoFinding(t *testing.T) {
 	ch := checkChains(t, entry, listing(t, s))[0]
 	dir := t.TempDir()
 	fetcher := newFetcher(memSource{s}, bucket, Options{})
-	if _, err := fetcher.fetch(context.Background(), *ch.Full, dir+"/"+fullFile, fullBuffer); err != nil {
+	if err := fetcher.fetch(context.Background(), *ch.Full, dir+"/"+fullFile, fullBuffer); err != nil {
 		t.Fatal(err)
 	}
 	var stream bytes.Buffer

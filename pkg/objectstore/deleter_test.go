@@ -186,7 +186,7 @@ func TestDeletePrefixStopsAtDeadlineAndResumes(t *testing.T) {
 // misListingStore lists a key outside the requested prefix, as a broken store might.
 type misListingStore struct{ *memstore.Store }
 
-func (s misListingStore) ListObjects(_ context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
+func (s misListingStore) ListObjects(_ context.Context, _, prefix string, fn func([]objectstore.ObjectVersion) error) error {
 	return fn([]objectstore.ObjectVersion{{Key: prefix + "ok"}, {Key: "neighbour--10/keep"}})
 }
 

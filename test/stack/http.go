@@ -25,9 +25,11 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 // StatusRecorder remembers the status of a proxied response.
 type StatusRecorder struct {
 	http.ResponseWriter
+
 	Status int
 }
 
+// WriteHeader records the status and writes it.
 func (s *StatusRecorder) WriteHeader(code int) {
 	s.Status = code
 	s.ResponseWriter.WriteHeader(code)

@@ -33,11 +33,12 @@ func (g *EntryGeneration) Validate(path *field.Path) field.ErrorList {
 // EntrySettings are the settings of per-entry credentials: each BackupEntry's etcd-backup
 // secret holds a credential of its own that reaches only the entry's prefix.
 type EntrySettings struct {
+	EntryGeneration
+
 	// Issuer names the provider's entry issuer (provider.Config.NewEntryIssuer takes it). The
 	// entry's etcd-backup secret records it, so that a credential is always revoked by the
 	// issuer that issued it.
 	Issuer string
-	EntryGeneration
 }
 
 // MigrationGrace is how long an entry's credential stays valid after the entry migrated away.

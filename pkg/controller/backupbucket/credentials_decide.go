@@ -153,7 +153,7 @@ func decideResumption(o observed) []step {
 	if previous := ann[annotationPrevious]; previous != "" {
 		due := ann[annotationRevokePrevious]
 		if now.Before(parseTime(due)) {
-			return append(plan, resuming(secret, fmt.Sprintf("Generation is switched on again: a new credential is published once the previous credential %q is revoked after %s; until then shoots keep the operator's credentials, which secret %s/%s holds", previous, due, secret.Namespace, secret.Name))...)
+			return append(plan, resuming(fmt.Sprintf("Generation is switched on again: a new credential is published once the previous credential %q is revoked after %s; until then shoots keep the operator's credentials, which secret %s/%s holds", previous, due, secret.Namespace, secret.Name))...)
 		}
 		plan = append(plan, revokePrevious(secret, currentIssuer == ann[annotationPreviousIssuer])...)
 	}
@@ -166,7 +166,7 @@ func decideResumption(o observed) []step {
 		// key): a new one would invalidate it or the recorded one. The recorded one is revoked
 		// at the retirement's time, as promised, never the copy's; then the new one is issued.
 		if due := ann[AnnotationRetireAfter]; now.Before(parseTime(due)) {
-			return append(plan, resuming(secret, fmt.Sprintf("Generation is switched on again: the operator's credentials that secret %s/%s holds are credential %q of the bucket, which stays valid; a new credential is published once generated credential %q is revoked after %s", secret.Namespace, secret.Name, strings.Join(o.held, ","), current, due))...)
+			return append(plan, resuming(fmt.Sprintf("Generation is switched on again: the operator's credentials that secret %s/%s holds are credential %q of the bucket, which stays valid; a new credential is published once generated credential %q is revoked after %s", secret.Namespace, secret.Name, strings.Join(o.held, ","), current, due))...)
 		}
 		cred := recordedCredential{current, currentIssuer, ann[AnnotationIssuedIn]}
 		if bad := malformed(cred); bad != nil {
@@ -323,7 +323,7 @@ func malformed(c recordedCredential) step {
 
 // resuming waits, with the copy of the operator's credentials published, for a credential's
 // revocation before generation resumes.
-func resuming(secret *corev1.Secret, msg string) []step {
+func resuming(msg string) []step {
 	return []step{
 		eventStep{corev1.EventTypeWarning, ReasonRotationWaiting, "Rotate", msg},
 		statusStep{ref: true, status: gardencorev1beta1.ConditionFalse, reason: reasonResuming, message: msg},

@@ -51,7 +51,8 @@ func current(id, issuer string) []string {
 		annotationIssuedAt, decideNow.Add(-time.Hour).Format(time.RFC3339)}
 }
 
-func previous(id, issuer, revokeAfter string) []string {
+func previous(issuer, revokeAfter string) []string {
+	const id = "cred-1"
 	return []string{annotationPrevious, id, annotationPreviousIssuer, issuer, annotationPreviousIssuedIn, "place-" + issuer, annotationRevokePrevious, revokeAfter}
 }
 
@@ -97,24 +98,24 @@ func TestDecideEveryTransition(t *testing.T) {
 		{"issued", "issuer change without a grace period", observed{settings: settings("b", grace(0)), exists: true, secret: genSecret(credData("cred-1"), current("cred-1", "a")...)},
 			[]string{`issue (issuer "b" replaces "a") inUse [] previous cred-1 of a until ` + until(0), "revoke cred-1 by a keep [] drop 4", published}},
 		// rotating
-		{"rotating", "request during the grace (waits)", observed{settings: on, exists: true, requested: "2", secret: genSecret(credData("cred-2"), join(current("cred-2", "mem"), previous("cred-1", "mem", inGrace))...)},
+		{"rotating", "request during the grace (waits)", observed{settings: on, exists: true, requested: "2", secret: genSecret(credData("cred-2"), join(current("cred-2", "mem"), previous("mem", inGrace))...)},
 			[]string{"event " + ReasonRotationWaiting, published}},
-		{"rotating", "period during the grace (waits)", observed{settings: on, exists: true, secret: genSecret(credData("cred-2"), join(current("cred-2", "mem"), previous("cred-1", "mem", inGrace), []string{annotationIssuedAt, until(-25 * time.Hour)})...)},
+		{"rotating", "period during the grace (waits)", observed{settings: on, exists: true, secret: genSecret(credData("cred-2"), join(current("cred-2", "mem"), previous("mem", inGrace), []string{annotationIssuedAt, until(-25 * time.Hour)})...)},
 			[]string{"event " + ReasonRotationWaiting, published}},
-		{"rotating", "grace over", observed{settings: on, exists: true, secret: genSecret(credData("cred-2"), join(current("cred-2", "mem"), previous("cred-1", "mem", graceOver))...)},
+		{"rotating", "grace over", observed{settings: on, exists: true, secret: genSecret(credData("cred-2"), join(current("cred-2", "mem"), previous("mem", graceOver))...)},
 			[]string{"revoke cred-1 by mem keep [current] drop 4", published}},
-		{"rotating", "grace over, a request waiting (the rotation follows)", observed{settings: on, exists: true, requested: "2", secret: genSecret(credData("cred-2"), join(current("cred-2", "mem"), previous("cred-1", "mem", graceOver))...)},
+		{"rotating", "grace over, a request waiting (the rotation follows)", observed{settings: on, exists: true, requested: "2", secret: genSecret(credData("cred-2"), join(current("cred-2", "mem"), previous("mem", graceOver))...)},
 			[]string{"revoke cred-1 by mem keep [current] drop 4", "issue (requested) inUse [cred-2] previous cred-2 of mem until " + grace1h, published}},
-		{"rotating, previous of issuer a", "grace over (a revokes all it issued)", observed{settings: onB, exists: true, secret: genSecret(credData("cred-2"), join(current("cred-2", "b"), previous("cred-1", "a", graceOver))...)},
+		{"rotating, previous of issuer a", "grace over (a revokes all it issued)", observed{settings: onB, exists: true, secret: genSecret(credData("cred-2"), join(current("cred-2", "b"), previous("a", graceOver))...)},
 			[]string{"revoke cred-1 by a keep [] drop 4", published}},
-		{"issuer changed (previous out of reach)", "revoked-by-hand annotation", observed{settings: on, exists: true, secret: genSecret(credData("cred-2"), join(current("cred-2", "mem"), previous("cred-1", "mem", graceOver), []string{AnnotationRevokedByHand, "cred-1"})...)},
+		{"issuer changed (previous out of reach)", "revoked-by-hand annotation", observed{settings: on, exists: true, secret: genSecret(credData("cred-2"), join(current("cred-2", "mem"), previous("mem", graceOver), []string{AnnotationRevokedByHand, "cred-1"})...)},
 			[]string{"event " + ReasonRecordDropped, "drop 4", published}},
-		{"rotating, previous recorded without its place", "grace over (reported, never guessed)", observed{settings: on, exists: true, secret: genSecret(credData("cred-2"), join(current("cred-2", "mem"), previous("cred-1", "mem", graceOver), []string{annotationPreviousIssuedIn, ""})...)},
+		{"rotating, previous recorded without its place", "grace over (reported, never guessed)", observed{settings: on, exists: true, secret: genSecret(credData("cred-2"), join(current("cred-2", "mem"), previous("mem", graceOver), []string{annotationPreviousIssuedIn, ""})...)},
 			[]string{"unreachable cred-1"}},
 		// switch off
 		{"issued", "switch off", observed{exists: true, grace: time.Hour, operator: operatorSecret, secret: genSecret(credData("cred-1"), current("cred-1", "mem")...)},
 			[]string{"copy retire-after " + grace1h, "event " + ReasonRetiring, "status False/Retiring"}},
-		{"rotating", "switch off", observed{exists: true, grace: time.Hour, operator: operatorSecret, secret: genSecret(credData("cred-2"), join(current("cred-2", "mem"), previous("cred-1", "mem", inGrace))...)},
+		{"rotating", "switch off", observed{exists: true, grace: time.Hour, operator: operatorSecret, secret: genSecret(credData("cred-2"), join(current("cred-2", "mem"), previous("mem", inGrace))...)},
 			[]string{"copy retire-after " + grace1h, "event " + ReasonRetiring, "status False/Retiring"}},
 		{"issued", "switch off without a grace period (retired in the same pass)", observed{exists: true, operator: operatorSecret, secret: genSecret(credData("cred-1"), current("cred-1", "mem")...)},
 			[]string{"copy retire-after " + until(0), "event " + ReasonRetiring, "revoke cred-1 by mem keep [held] drop 0", "drop 11", "status False/Retired"}},
@@ -127,7 +128,7 @@ func TestDecideEveryTransition(t *testing.T) {
 			[]string{"copy", "status False/Retiring"}},
 		{"retiring", "grace over", observed{exists: true, operator: operatorSecret, secret: genSecret(nil, join(current("cred-1", "mem"), []string{AnnotationRetireAfter, graceOver})...)},
 			[]string{"revoke cred-1 by mem keep [held] drop 0", "drop 11", "status False/Retired"}},
-		{"retiring, two issuers recorded", "grace over (each revokes what it issued)", observed{exists: true, operator: operatorSecret, secret: genSecret(nil, join(current("cred-2", "b"), previous("cred-1", "a", inGrace), []string{AnnotationRetireAfter, graceOver})...)},
+		{"retiring, two issuers recorded", "grace over (each revokes what it issued)", observed{exists: true, operator: operatorSecret, secret: genSecret(nil, join(current("cred-2", "b"), previous("a", inGrace), []string{AnnotationRetireAfter, graceOver})...)},
 			[]string{"revoke cred-2 by b keep [held] drop 0", "revoke cred-1 by a keep [held] drop 0", "drop 11", "status False/Retired"}},
 		{"retiring, issuer changed", "revoked-by-hand annotation", observed{exists: true, operator: operatorSecret, secret: genSecret(nil, join(current("cred-1", "mem"), []string{AnnotationRetireAfter, graceOver, AnnotationRevokedByHand, "cred-1"})...)},
 			[]string{"event " + ReasonRecordDropped, "drop 11", "status False/Retired"}},
@@ -141,11 +142,11 @@ func TestDecideEveryTransition(t *testing.T) {
 			[]string{"issue (generation switched on again) inUse [cred-1] previous cred-1 of mem until " + grace1h, published}},
 		{"retiring (one recorded, retirement over)", "switch on without a grace period", observed{settings: noGrace, exists: true, secret: genSecret(nil, join(current("cred-1", "mem"), []string{AnnotationRetireAfter, graceOver})...)},
 			[]string{"issue (generation switched on again) inUse [cred-1] previous cred-1 of mem until " + until(0), "revoke cred-1 by mem keep [current] drop 4", published}},
-		{"retiring (two recorded)", "switch on (resuming)", observed{settings: on, exists: true, secret: genSecret(nil, join(current("cred-2", "mem"), previous("cred-1", "mem", inGrace), []string{AnnotationRetireAfter, until(3 * time.Hour)})...)},
+		{"retiring (two recorded)", "switch on (resuming)", observed{settings: on, exists: true, secret: genSecret(nil, join(current("cred-2", "mem"), previous("mem", inGrace), []string{AnnotationRetireAfter, until(3 * time.Hour)})...)},
 			[]string{"event " + ReasonRotationWaiting, "status False/" + reasonResuming}},
-		{"resuming", "older one's grace over (rotating)", observed{settings: on, exists: true, secret: genSecret(nil, join(current("cred-2", "mem"), previous("cred-1", "mem", graceOver), []string{AnnotationRetireAfter, until(3 * time.Hour)})...)},
+		{"resuming", "older one's grace over (rotating)", observed{settings: on, exists: true, secret: genSecret(nil, join(current("cred-2", "mem"), previous("mem", graceOver), []string{AnnotationRetireAfter, until(3 * time.Hour)})...)},
 			[]string{"revoke cred-1 by mem keep [current] drop 4", "issue (generation switched on again) inUse [cred-2] previous cred-2 of mem until " + until(3*time.Hour), published}},
-		{"resuming, previous of issuer a", "older one's grace over (a revokes all it issued)", observed{settings: onB, exists: true, secret: genSecret(nil, join(current("cred-2", "b"), previous("cred-1", "a", graceOver), []string{AnnotationRetireAfter, until(3 * time.Hour)})...)},
+		{"resuming, previous of issuer a", "older one's grace over (a revokes all it issued)", observed{settings: onB, exists: true, secret: genSecret(nil, join(current("cred-2", "b"), previous("a", graceOver), []string{AnnotationRetireAfter, until(3 * time.Hour)})...)},
 			[]string{"revoke cred-1 by a keep [] drop 4", "issue (generation switched on again) inUse [cred-2] previous cred-2 of b until " + until(3*time.Hour), published}},
 		{"retiring, copy holds the recorded credential", "switch on", observed{settings: on, exists: true, held: []string{"cred-1"}, secret: genSecret(nil, join(current("cred-1", "mem"), []string{AnnotationRetireAfter, until(3 * time.Hour)})...)},
 			[]string{"issue (generation switched on again) inUse [cred-1 cred-1]", published}},

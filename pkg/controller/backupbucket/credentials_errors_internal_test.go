@@ -95,7 +95,7 @@ func TestGeneratedCredentialErrorCodes(t *testing.T) {
 			f := newGenFixture(t, true)
 			f.configure(settings("mem", grace(time.Hour)))
 			f.mustReconcile()
-			f.annotateBucket(AnnotationRotateCredentials, "1")
+			f.requestRotation("1")
 			f.mustReconcile()
 			f.setSecretAnnotation(annotationRevokePrevious, past())
 			f.provider.issuers["mem"].revokeErr = wrap(c.sentinel)

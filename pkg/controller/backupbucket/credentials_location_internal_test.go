@@ -29,7 +29,7 @@ func TestRevocationWhereTheIssuerNoLongerReaches(t *testing.T) {
 		revoke func(f *genFixture) error
 	}{
 		{"previous credential after its grace", func(f *genFixture) {
-			f.annotateBucket(AnnotationRotateCredentials, "1")
+			f.requestRotation("1")
 			f.mustReconcile()
 			f.setSecretAnnotation(annotationRevokePrevious, past())
 		}, "cred-1", (*genFixture).reconcile},
@@ -145,7 +145,7 @@ func TestARecordWithoutIssuerOrPlaceIsNotGuessed(t *testing.T) {
 			f.setSecretAnnotation(AnnotationRetireAfter, past())
 		}, "cred-1"},
 		{"rotating, no place of the previous recorded", func(f *genFixture) {
-			f.annotateBucket(AnnotationRotateCredentials, "1")
+			f.requestRotation("1")
 			f.mustReconcile()
 			f.setSecretAnnotation(annotationPreviousIssuedIn, "")
 			f.setSecretAnnotation(annotationRevokePrevious, past())

@@ -23,7 +23,7 @@ func TestGeneratedCredentialsRetire(t *testing.T) {
 	f, _ := issuersAB(t)
 	f.configure(settings("a", grace(time.Hour)))
 	f.mustReconcile()
-	f.annotateBucket(AnnotationRotateCredentials, "1")
+	f.requestRotation("1")
 	f.mustReconcile() // a's cred-2 published, cred-1 in its grace period
 	f.events()
 
@@ -104,7 +104,7 @@ func TestBucketDeletionRevokesGeneratedCredentials(t *testing.T) {
 		f, b := issuersAB(t)
 		f.configure(settings("a", grace(time.Hour)))
 		f.mustReconcile()
-		f.annotateBucket(AnnotationRotateCredentials, "1")
+		f.requestRotation("1")
 		f.mustReconcile() // a: cred-2 published, cred-1 previous
 		// Switched to b, whose pass issued a credential but failed before recording it.
 		f.configure(settings("b", grace(time.Hour)))

@@ -61,7 +61,7 @@ func TestGeneratedCredentialRotation(t *testing.T) {
 		// rotate triggers the rotation (by request or by age).
 		rotate func(f *genFixture, token string)
 	}{
-		{"on request", grace(time.Hour), func(f *genFixture, token string) { f.annotateBucket(AnnotationRotateCredentials, token) }},
+		{"on request", grace(time.Hour), func(f *genFixture, token string) { f.requestRotation(token) }},
 		{"by period", &credentials.Rotation{Period: &metav1.Duration{Duration: 24 * time.Hour}, GracePeriod: &metav1.Duration{Duration: time.Hour}},
 			func(f *genFixture, _ string) {
 				f.setSecretAnnotation(annotationIssuedAt, time.Now().Add(-25*time.Hour).UTC().Format(time.RFC3339))
@@ -120,7 +120,7 @@ func TestGeneratedCredentialRotationWithoutGraceRevokesAtOnce(t *testing.T) {
 	f := newGenFixture(t, true)
 	f.configure(settings("mem", grace(0)))
 	f.mustReconcile()
-	f.annotateBucket(AnnotationRotateCredentials, "now")
+	f.requestRotation("now")
 	f.mustReconcile()
 	s := f.expectPublished("cred-2", "mem")
 	expectValid(t, f.mem, "cred-2")
@@ -197,7 +197,7 @@ func TestGeneratedCredentialPreviousOfTheFormerIssuerIsRevokedByIt(t *testing.T)
 	f, b := issuersAB(t)
 	f.configure(settings("a", grace(time.Hour)))
 	f.mustReconcile()
-	f.annotateBucket(AnnotationRotateCredentials, "1")
+	f.requestRotation("1")
 	f.mustReconcile()
 	f.expectPublished("cred-2", "a")
 	expectValid(t, f.mem, "cred-1", "cred-2")
@@ -258,7 +258,7 @@ func TestGeneratedCredentialPassThrough(t *testing.T) {
 		f.configure(&credentials.Settings{Issuer: "mem", Generation: credentials.Generation{AllowPassThrough: true}})
 		f.mustReconcile()
 		f.mem.RefuseIssuing("no identity service")
-		f.annotateBucket(AnnotationRotateCredentials, "1")
+		f.requestRotation("1")
 		expectCode(t, f.reconcile(), gardencorev1beta1.ErrorConfigurationProblem)
 		f.expectPublished("cred-1", "mem")
 		expectValid(t, f.mem, "cred-1")

@@ -81,7 +81,7 @@ func TestCredentialLifecycleWithARestartAtEveryStep(t *testing.T) {
 	on := func(f *genFixture) { f.configure(settings("mem", rotation)) }
 	off := func(f *genFixture) { f.configure(nil) }
 	request := func(token string) func(f *genFixture) {
-		return func(f *genFixture) { f.annotateBucket(AnnotationRotateCredentials, token) }
+		return func(f *genFixture) { f.requestRotation(token) }
 	}
 	graceOver := func(f *genFixture) { f.setSecretAnnotation(annotationRevokePrevious, past()) }
 	periodOver := func(f *genFixture) {

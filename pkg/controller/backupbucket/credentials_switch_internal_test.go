@@ -116,7 +116,7 @@ func TestSwitchedOnAgainDuringRetirement(t *testing.T) {
 		f := newGenFixture(t, true)
 		f.configure(settings("mem", grace(time.Hour)))
 		f.mustReconcile()
-		f.annotateBucket(AnnotationRotateCredentials, "1")
+		f.requestRotation("1")
 		f.mustReconcile() // cred-2 published, cred-1 previous
 		f.configure(nil)
 		f.mustReconcile()
@@ -175,7 +175,7 @@ func TestCredentialsAreKeptCurrentWhileTheBucketDoesNotConverge(t *testing.T) {
 	f.restart()
 	faults.Fail(memstore.OpEnsureBucket, objectstore.Invalidf("the lifecycle configuration is refused"))
 
-	f.annotateBucket(AnnotationRotateCredentials, "1")
+	f.requestRotation("1")
 	err := f.reconcile()
 	expectCode(t, err, gardencorev1beta1.ErrorConfigurationProblem)
 	if !strings.Contains(err.Error(), "the lifecycle configuration is refused") {
@@ -186,7 +186,7 @@ func TestCredentialsAreKeptCurrentWhileTheBucketDoesNotConverge(t *testing.T) {
 
 	// Without the bucket (it cannot be read) nothing is issued.
 	faults.Fail(memstore.OpProbe, objectstore.ErrBucketNotFound)
-	f.annotateBucket(AnnotationRotateCredentials, "2")
+	f.requestRotation("2")
 	f.setSecretAnnotation(annotationRevokePrevious, past())
 	if err := f.reconcile(); !errors.Is(err, objectstore.ErrInvalidConfig) {
 		t.Fatalf("error %v; want EnsureBucket's", err)

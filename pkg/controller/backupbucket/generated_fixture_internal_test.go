@@ -196,13 +196,12 @@ func newGenFixture(t *testing.T, withSecret bool) *genFixture {
 }
 
 // addIssuer adds the issuer name over store's (which gets the bucket, so that it may issue).
-func (f *genFixture) addIssuer(name string, store *memstore.Store) *recIssuer {
+func (f *genFixture) addIssuer(name string, store *memstore.Store) {
 	if err := store.EnsureBucket(f.ctx, objectstore.Bucket{Name: genBucket}); err != nil {
 		f.t.Fatal(err)
 	}
 	i := &recIssuer{name: name, inner: store.Issuer(), calls: &f.calls, misnamed: &f.misnamed}
 	f.provider.issuers[name] = i
-	return i
 }
 
 func (f *genFixture) bucket() *extensionsv1alpha1.BackupBucket {
@@ -227,10 +226,11 @@ func (f *genFixture) configure(g *credentials.Settings) {
 	}
 }
 
-func (f *genFixture) annotateBucket(key, value string) {
+// requestRotation sets the bucket's rotation request annotation to token.
+func (f *genFixture) requestRotation(token string) {
 	f.t.Helper()
 	bb := f.bucket()
-	metav1.SetMetaDataAnnotation(&bb.ObjectMeta, key, value)
+	metav1.SetMetaDataAnnotation(&bb.ObjectMeta, AnnotationRotateCredentials, token)
 	if err := f.client.Update(f.ctx, bb); err != nil {
 		f.t.Fatal(err)
 	}

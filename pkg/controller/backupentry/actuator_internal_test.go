@@ -284,7 +284,7 @@ func TestReconcileErrorCodes(t *testing.T) {
 // misLister lists one key outside the prefix it is asked for, as a broken store would.
 type misLister struct{ controllertest.Store }
 
-func (s misLister) ListObjects(_ context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
+func (s misLister) ListObjects(_ context.Context, _, prefix string, fn func([]objectstore.ObjectVersion) error) error {
 	return fn([]objectstore.ObjectVersion{{Key: "other/" + prefix + "z"}})
 }
 

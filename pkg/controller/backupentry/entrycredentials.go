@@ -12,7 +12,7 @@ import (
 	"maps"
 	"strings"
 
-	gardenerbackupentry "github.com/gardener/gardener/extensions/pkg/controller/backupentry"
+	extensionsbackupentrycontroller "github.com/gardener/gardener/extensions/pkg/controller/backupentry"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	securityv1alpha1constants "github.com/gardener/gardener/pkg/apis/security/v1alpha1/constants"
@@ -119,7 +119,7 @@ func etcdBackupSecretKey(be *extensionsv1alpha1.BackupEntry) client.ObjectKey {
 	if strings.HasPrefix(be.Name, v1beta1constants.BackupSourcePrefix+"-") {
 		name = v1beta1constants.BackupSourcePrefix + "-" + name
 	}
-	namespace, _ := gardenerbackupentry.ExtractShootDetailsFromBackupEntryName(be.Name)
+	namespace, _ := extensionsbackupentrycontroller.ExtractShootDetailsFromBackupEntryName(be.Name)
 	return client.ObjectKey{Namespace: namespace, Name: name}
 }
 

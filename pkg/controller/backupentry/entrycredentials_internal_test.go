@@ -139,6 +139,7 @@ func (entryCredProvider) EtcdBackupSecretData(_ *extensionsv1alpha1.BackupEntry,
 // entryCredFixture is the entry fixture with an entry issuer and entryCredentials set as asked.
 type entryCredFixture struct {
 	*entryFixture
+
 	issuer *fakeEntryIssuer
 }
 

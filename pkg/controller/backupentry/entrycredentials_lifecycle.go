@@ -210,7 +210,7 @@ func (a *holdingActuator) retireMigratedEntryCredential(ctx context.Context, be 
 	return nil
 }
 
-// AnnotationEntryCredentialIssuers, on a BackupEntry being deleted, keeps the issuers of its
+// AnnotationEntryCredentialIssuers is kept on a BackupEntry being deleted: it holds the issuers of its
 // own credentials (JSON of the records) across the deletion's passes: gardener's actuator
 // deletes the etcd-backup secret, which records them, in the first.
 const AnnotationEntryCredentialIssuers = "backup.extensions.gardener.cloud/entry-credential-issuers"
@@ -265,11 +265,11 @@ func (a *holdingActuator) revokeDeletedEntryCredentials(ctx context.Context, log
 	done := map[string]bool{}
 	for _, r := range records {
 		r.ID = ""
-		if key := r.Issuer + "\x00" + string(r.Access); done[key] {
+		key := r.Issuer + "\x00" + string(r.Access)
+		if done[key] {
 			continue
-		} else {
-			done[key] = true
 		}
+		done[key] = true
 		if err := a.revokeEntryCredentials(ctx, be, r, nil); err != nil {
 			return fmt.Errorf("revoking the deleted entry's credentials of issuer %s: %w", r.Issuer, err)
 		}

@@ -94,7 +94,9 @@ func newInventoryFixture(t *testing.T, name string, objs ...client.Object) *inve
 	return f
 }
 
-func cluster(name string, hibernated bool) *extensionsv1alpha1.Cluster {
+// cluster is the Cluster of the entries of these tests (shoot--p--s).
+func cluster(hibernated bool) *extensionsv1alpha1.Cluster {
+	const name = "shoot--p--s"
 	shoot := fmt.Sprintf(`{"spec":{"hibernation":{"enabled":%t}},"status":{"isHibernated":%t}}`, hibernated, hibernated)
 	return &extensionsv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: extensionsv1alpha1.ClusterSpec{
 		CloudProfile: runtime.RawExtension{Raw: []byte(`{}`)}, Shoot: runtime.RawExtension{Raw: []byte(shoot)}}}
@@ -129,7 +131,8 @@ func (f *inventoryFixture) reconcile(name string) (*gardencorev1beta1.Condition,
 
 // toFirstCount reconciles an entry that was never counted, checks that this lists and publishes
 // nothing but waits for the entry's slot in the interval, and moves the clock there.
-func (f *inventoryFixture) toFirstCount(name string) {
+func (f *inventoryFixture) toFirstCount() {
+	name := entryName
 	f.t.Helper()
 	listings := f.store.listings.Load()
 	cond, ps, requeue := f.reconcile(name)
@@ -144,10 +147,10 @@ func (f *inventoryFixture) toFirstCount(name string) {
 }
 
 func TestFreshEntryTurnsStaleWhenTheClockPassesTheThreshold(t *testing.T) {
-	f := newInventoryFixture(t, entryName, cluster("shoot--p--s", false))
+	f := newInventoryFixture(t, entryName, cluster(false))
 
 	// A new entry without snapshots: not judged yet.
-	f.toFirstCount(entryName)
+	f.toFirstCount()
 	cond, ps, _ := f.reconcile(entryName)
 	if cond == nil || cond.Status != gardencorev1beta1.ConditionUnknown || ps.Inventory == nil {
 		t.Fatalf("new entry: %+v, inventory %+v", cond, ps.Inventory)
@@ -219,7 +222,7 @@ func TestStaleSnapshotsOfAShootThatTakesNoneAreNotAFailure(t *testing.T) {
 		cluster client.Object
 		reason  string
 	}{
-		{"hibernated", cluster("shoot--p--s", true), entryinfo.ReasonShootHibernated},
+		{"hibernated", cluster(true), entryinfo.ReasonShootHibernated},
 		{"shoot gone", nil, entryinfo.ReasonShootGone},
 	}
 	for _, c := range cases {
@@ -252,8 +255,8 @@ func TestSourceEntriesAreNotCounted(t *testing.T) {
 }
 
 func TestAFailingInventoryKeepsWhatTheLastOneSays(t *testing.T) {
-	f := newInventoryFixture(t, entryName, cluster("shoot--p--s", false))
-	f.toFirstCount(entryName)
+	f := newInventoryFixture(t, entryName, cluster(false))
+	f.toFirstCount()
 	f.snapshot("Full", f.clock.Now())
 	if cond, _, _ := f.reconcile(entryName); cond.Status != gardencorev1beta1.ConditionTrue {
 		t.Fatalf("first inventory: %+v", cond)

@@ -24,7 +24,7 @@ import (
 // counted brings the fixture's entry to a fresh verdict from one snapshot in "bucket".
 func (f *inventoryFixture) counted() {
 	f.t.Helper()
-	f.toFirstCount(entryName)
+	f.toFirstCount()
 	f.snapshot("Full", f.clock.Now())
 	if cond, ps, _ := f.reconcile(entryName); cond == nil || cond.Status != gardencorev1beta1.ConditionTrue || ps.Inventory == nil {
 		f.t.Fatalf("first inventory: %+v, %+v", cond, ps.Inventory)
@@ -92,7 +92,7 @@ func TestAChangedBucketDropsTheOldVerdictAtOnce(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			f := newInventoryFixture(t, entryName, cluster("shoot--p--s", false))
+			f := newInventoryFixture(t, entryName, cluster(false))
 			f.counted()
 			// A day later the entry, fresh in "bucket", is older than a full snapshot may be: a
 			// new bucket without snapshots must not be judged by the entry's age.
@@ -172,7 +172,7 @@ func TestAChangedBucketDropsTheOldVerdictAtOnce(t *testing.T) {
 // TestADeletedEntryNoLongerClaimsAVerdict (finding 9b): an entry being deleted keeps no
 // BackupsFresh verdict and serves no inventory metrics.
 func TestADeletedEntryNoLongerClaimsAVerdict(t *testing.T) {
-	f := newInventoryFixture(t, entryName, cluster("shoot--p--s", false))
+	f := newInventoryFixture(t, entryName, cluster(false))
 	f.counted()
 	f.update(func(be *extensionsv1alpha1.BackupEntry) { be.Finalizers = []string{"extensions.gardener.cloud/backup"} })
 	if err := f.client.Delete(context.Background(), f.entry()); err != nil {
@@ -202,7 +202,7 @@ func TestADeletedEntryNoLongerClaimsAVerdict(t *testing.T) {
 // controller's one look at each entry removes the condition, the inventory and the metrics an
 // earlier run left.
 func TestASwitchedOffInventoryRemovesWhatItPublished(t *testing.T) {
-	f := newInventoryFixture(t, entryName, cluster("shoot--p--s", false))
+	f := newInventoryFixture(t, entryName, cluster(false))
 	f.counted()
 	f.inventoryTaker.opts.Interval = 0
 	f.clock.Step(2 * time.Hour)
@@ -227,7 +227,7 @@ func TestASwitchedOffInventoryRemovesWhatItPublished(t *testing.T) {
 // its new place is counted as soon as the reconcile succeeds, not at a first count's slot.
 func TestAMoveBeforeItsReconcileDropsTheOldVerdict(t *testing.T) {
 	ctx := context.Background()
-	f := newInventoryFixture(t, entryName, cluster("shoot--p--s", false))
+	f := newInventoryFixture(t, entryName, cluster(false))
 	f.counted()
 	if err := f.store.EnsureBucket(ctx, objectstore.Bucket{Name: "bucket-b"}); err != nil {
 		t.Fatal(err)

@@ -22,7 +22,7 @@ import (
 // The inventory publishes its part of providerStatus and withdraws it without touching the
 // restore drill's, which another controller writes.
 func TestInventoryKeepsTheDrillsPartOfProviderStatus(t *testing.T) {
-	f := newInventoryFixture(t, entryName, cluster("shoot--p--s", false))
+	f := newInventoryFixture(t, entryName, cluster(false))
 	f.snapshot("Full", f.clock.Now())
 	be := &extensionsv1alpha1.BackupEntry{}
 	if err := f.client.Get(context.Background(), client.ObjectKey{Name: entryName}, be); err != nil {
@@ -32,7 +32,7 @@ func TestInventoryKeepsTheDrillsPartOfProviderStatus(t *testing.T) {
 	if err := f.client.Status().Update(context.Background(), be); err != nil {
 		t.Fatal(err)
 	}
-	f.toFirstCount(entryName)
+	f.toFirstCount()
 	_, ps, _ := f.reconcile(entryName)
 	if ps.Inventory == nil || ps.Drill == nil || len(ps.Drill.Etcds) != 1 || ps.Drill.Etcds[0].Restorable != "True" {
 		t.Fatalf("after an inventory: inventory %v, drill %+v", ps.Inventory != nil, ps.Drill)
@@ -61,7 +61,7 @@ func TestMergeProviderStatus(t *testing.T) {
 // Each inventory checks the chains by names on its own listing and publishes what it finds in
 // providerStatus.chains, and removes it when the chain is sound again.
 func TestInventoryChecksChainsByNames(t *testing.T) {
-	f := newInventoryFixture(t, entryName, cluster("shoot--p--s", false))
+	f := newInventoryFixture(t, entryName, cluster(false))
 	put := func(name string) {
 		if err := f.store.PutObject(context.Background(), "bucket", entryName+"/etcd-main/v2/"+name, []byte("snapshot")); err != nil {
 			t.Fatal(err)
@@ -71,7 +71,7 @@ func TestInventoryChecksChainsByNames(t *testing.T) {
 	put(fmt.Sprintf("Full-00000000-00000010-%d", unix))
 	put(fmt.Sprintf("Incr-00000011-00000020-%d", unix+1))
 	put(fmt.Sprintf("Incr-00000031-00000040-%d", unix+2)) // 21-30 missing
-	f.toFirstCount(entryName)
+	f.toFirstCount()
 	listings := f.store.listings.Load()
 	_, ps, _ := f.reconcile(entryName)
 	if f.store.listings.Load() != listings+1 {
@@ -98,7 +98,7 @@ func TestInventoryChecksChainsByNames(t *testing.T) {
 // SnapshotRule): on a versioned S3-like store a second writer's delta "removed" by a delete
 // marker is still what a restore applies, so it stays a finding.
 func TestInventoryChecksTheChainARestoreUses(t *testing.T) {
-	f := newInventoryFixture(t, entryName, cluster("shoot--p--s", false))
+	f := newInventoryFixture(t, entryName, cluster(false))
 	ctx := context.Background()
 	if err := f.store.SetVersioning(ctx, "bucket", true); err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func TestInventoryChecksTheChainARestoreUses(t *testing.T) {
 	if errs, err := f.store.DeleteObjects(ctx, "bucket", []objectstore.ObjectVersion{{Key: second}}); err != nil || len(errs) > 0 {
 		t.Fatalf("plain delete: %v %v", errs, err)
 	}
-	f.toFirstCount(entryName)
+	f.toFirstCount()
 	_, ps, _ := f.reconcile(entryName)
 	if ps.Chains == nil || len(ps.Chains.Findings) != 1 || ps.Chains.Findings[0].Reason != drill.ReasonChainBroken || ps.Chains.Findings[0].Key != second {
 		t.Fatalf("chains %+v, want ChainBroken naming %s", ps.Chains, second)

@@ -23,6 +23,7 @@ const ReasonDeleting = "Deleting"
 // ProviderStatus is what the extension publishes in a BackupEntry's status.providerStatus.
 type ProviderStatus struct {
 	metav1.TypeMeta `json:",inline"`
+
 	// Inventory is the last count of the entry's prefix.
 	Inventory *inventory.Inventory `json:"inventory,omitempty"`
 	// Drill is the last restore drill of the entry's backups (pkg/controller/restoredrill).

@@ -4,7 +4,7 @@
 
 // Package periodic is the one skeleton of the controllers that look at each object on an
 // interval and only read the store (the bucket probe, the entry inventory, the restore drill):
-// their registration (Controller, Add), the flags of each (Options, an extensionscmd.Option),
+// their registration (Controller, Add), the flags of each (Options, an extensionscmdcontroller.Option),
 // what their reconcilers share (Deps: clients, recorder, clock, start), and their scheduling
 // (FirstSlot for an object's first look, Jitter for the next ones).
 package periodic
@@ -14,7 +14,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	extensionscmd "github.com/gardener/gardener/extensions/pkg/controller/cmd"
+	extensionscmdcontroller "github.com/gardener/gardener/extensions/pkg/controller/cmd"
 	predicateutils "github.com/gardener/gardener/pkg/controllerutils/predicate"
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,8 +32,8 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
-// Options are one periodic controller's flags, in the shape of gardener's extensionscmd options
-// (an extensionscmd.Option, so that the command's option aggregator binds and completes them with
+// Options are one periodic controller's flags, in the shape of gardener's extensionscmdcontroller options
+// (an extensionscmdcontroller.Option, so that the command's option aggregator binds and completes them with
 // its own).
 type Options interface {
 	// AddFlags binds the options to their flags, their current values the defaults.
@@ -44,7 +44,7 @@ type Options interface {
 	Complete() error
 }
 
-var _ extensionscmd.Option = Options(nil)
+var _ extensionscmdcontroller.Option = Options(nil)
 
 // Controller is one periodic controller, registered by Add. Its reconciler requeues itself for
 // its interval; switched off (interval 0) it is registered all the same and removes, on each

@@ -40,6 +40,7 @@ type Deps struct {
 	// Deps are the periodic controllers' (its Reader reads the Cluster of the entry's shoot from
 	// the API server; Started is when the drills started).
 	periodic.Deps
+
 	Options Options
 	// SourceFor is the entry's read-only view of the store, with its own credentials.
 	SourceFor SourceFor

@@ -30,6 +30,7 @@ import (
 // revocation after that time.
 type iamEntryIssuer struct {
 	*iamIssuer
+
 	provider *Provider
 	region   string
 }

@@ -27,6 +27,7 @@ import (
 // access; a retiring one carries MinIO's expiration, and MinIO refuses it after that by itself.
 type minioEntryIssuer struct {
 	*minioIssuer
+
 	provider *Provider
 	region   string
 }

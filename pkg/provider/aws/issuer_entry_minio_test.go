@@ -57,10 +57,10 @@ func errorCode(err error) string {
 // entryFixture is a versioned bucket with objects of three entries: ours (uid1), a sibling whose
 // name starts with ours (uid10) and another.
 type entryFixture struct {
-	bucket                  string
-	ours, sibling, other    objectstore.Prefix
-	root                    *s3.Client
-	oursKey, siblingKey, ok string
+	bucket               string
+	ours, sibling, other objectstore.Prefix
+	root                 *s3.Client
+	oursKey, siblingKey  string
 }
 
 func newEntryFixture(t *testing.T) entryFixture {

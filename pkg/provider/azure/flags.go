@@ -64,6 +64,7 @@ func (p *Provider) Flags() provider.Flags { return &cloudFlags{p: p} }
 // cloudFlags are the CloudOptions as flags, applied to the Provider that returned them.
 type cloudFlags struct {
 	CloudOptions
+
 	p *Provider
 }
 

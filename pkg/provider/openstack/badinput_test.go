@@ -46,7 +46,8 @@ func reconcileContainer(bucket, specRegion string) func(*testing.T, map[string][
 
 // deleteEntryIn does what the BackupEntry delegate does on deletion: a store from the secret, then
 // the deletion engine on the entry's prefix in spec.bucketName.
-func deleteEntryIn(bucket, specRegion string) func(*testing.T, map[string][]byte) error {
+func deleteEntryIn(bucket string) func(*testing.T, map[string][]byte) error {
+	const specRegion = "RegionOne" // the stand-in Keystone's region
 	return func(_ *testing.T, data map[string][]byte) error {
 		store, err := testProvider.NewDataPlane(context.Background(), provider.Credentials{Data: data, Region: specRegion})
 		if err != nil {
@@ -169,14 +170,14 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 		{Name: "secret: no region and no spec.region", Data: badinput.Without(good, "region"), Run: reconcileContainer(fresh(), ""), Want: objectstore.ErrInvalidConfig, Names: []string{`"region"`, "spec.region"}},
 
 		// Entry deletion with wrong secrets.
-		{Name: "entry deletion: no password", Data: badinput.Without(good, "password"), Run: deleteEntryIn(existing, "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"password"`}},
-		{Name: "entry deletion: authURL without a scheme", Data: badinput.With(good, "authURL", authHost), Run: deleteEntryIn(existing, "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"authURL"`}},
-		{Name: "entry deletion: authURL with user info", Data: badinput.With(good, "authURL", "http://demo:url-password-2@"+authHost), Run: deleteEntryIn(existing, "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"authURL"`}},
-		{Name: "entry deletion: insecure not a boolean", Data: badinput.With(good, "insecure", "maybe"), Run: deleteEntryIn(existing, "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"insecure"`}},
-		{Name: "entry deletion: wrong password", Data: badinput.With(good, "password", "wrong-password-2"), Run: deleteEntryIn(existing, "RegionOne"), Want: objectstore.ErrUnauthenticated, Names: []string{`"username"`, `"password"`}},
-		{Name: "entry deletion: wrong applicationCredentialSecret", Data: badinput.With(appCred, "applicationCredentialSecret", "wrong-app-secret-2"), Run: deleteEntryIn(existing, "RegionOne"),
+		{Name: "entry deletion: no password", Data: badinput.Without(good, "password"), Run: deleteEntryIn(existing), Want: objectstore.ErrInvalidConfig, Names: []string{`"password"`}},
+		{Name: "entry deletion: authURL without a scheme", Data: badinput.With(good, "authURL", authHost), Run: deleteEntryIn(existing), Want: objectstore.ErrInvalidConfig, Names: []string{`"authURL"`}},
+		{Name: "entry deletion: authURL with user info", Data: badinput.With(good, "authURL", "http://demo:url-password-2@"+authHost), Run: deleteEntryIn(existing), Want: objectstore.ErrInvalidConfig, Names: []string{`"authURL"`}},
+		{Name: "entry deletion: insecure not a boolean", Data: badinput.With(good, "insecure", "maybe"), Run: deleteEntryIn(existing), Want: objectstore.ErrInvalidConfig, Names: []string{`"insecure"`}},
+		{Name: "entry deletion: wrong password", Data: badinput.With(good, "password", "wrong-password-2"), Run: deleteEntryIn(existing), Want: objectstore.ErrUnauthenticated, Names: []string{`"username"`, `"password"`}},
+		{Name: "entry deletion: wrong applicationCredentialSecret", Data: badinput.With(appCred, "applicationCredentialSecret", "wrong-app-secret-2"), Run: deleteEntryIn(existing),
 			Want: objectstore.ErrUnauthenticated, Names: []string{`"applicationCredentialSecret"`}},
-		{Name: "entry deletion: region without an object-store endpoint", Data: badinput.With(good, "region", "Atlantis"), Run: deleteEntryIn(existing, "RegionOne"), Want: objectstore.ErrInvalidConfig, Names: []string{`"Atlantis"`}},
+		{Name: "entry deletion: region without an object-store endpoint", Data: badinput.With(good, "region", "Atlantis"), Run: deleteEntryIn(existing), Want: objectstore.ErrInvalidConfig, Names: []string{`"Atlantis"`}},
 
 		// etcd-backup: what etcd-backup-restore v0.43.0 could not use is refused.
 		{Name: "etcd-backup: authURL without a scheme", Data: badinput.With(etcd, "authURL", authHost), Run: writeEtcdBackupSecret, Want: objectstore.ErrInvalidConfig, Names: []string{`"authURL"`}},
@@ -207,7 +208,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 			Want: objectstore.ErrInvalidConfig, Names: []string{n.rule, "BackupBucket's name"}})
 	}
 	for _, bucket := range []string{"backup/bucket", strings.Repeat("b", 300)} {
-		cases = append(cases, badinput.Case{Name: "entry deletion: spec.bucketName " + bucket[:min(len(bucket), 20)], Data: good, Run: deleteEntryIn(bucket, "RegionOne"),
+		cases = append(cases, badinput.Case{Name: "entry deletion: spec.bucketName " + bucket[:min(len(bucket), 20)], Data: good, Run: deleteEntryIn(bucket),
 			Want: objectstore.ErrInvalidConfig, Names: []string{"spec.bucketName"}})
 	}
 

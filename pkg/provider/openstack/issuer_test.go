@@ -113,7 +113,7 @@ func TestIssuedCredentialIsRestrictedExpiringAndHoldsNoPassword(t *testing.T) {
 		t.Fatal("the credential has no access rules")
 	}
 	for _, r := range ac.AccessRules {
-		if r.Service != "object-store" || !strings.Contains(r.Path, "/"+bucket) || (r.Method != http.MethodGet && r.Method != "HEAD" && r.Method != "PUT" && r.Method != "DELETE") {
+		if r.Service != "object-store" || !strings.Contains(r.Path, "/"+bucket) || (r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodPut && r.Method != http.MethodDelete) {
 			t.Errorf("access rule %+v reaches beyond reading and writing container %s", r, bucket)
 		}
 	}

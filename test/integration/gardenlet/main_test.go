@@ -310,7 +310,12 @@ func startSeed[C config.ProviderConfig](ctx context.Context, name, binary, dir s
 	mgrCtx, mgrCancel := context.WithCancel(ctx)
 	mgrDone := make(chan error, 1)
 	go func() { mgrDone <- mgr.Start(mgrCtx) }()
-	stops = append(stops, func() { mgrCancel(); _ = <-mgrDone })
+	stops = append(stops, func() {
+		mgrCancel()
+		if err := <-mgrDone; err != nil {
+			fmt.Fprintln(os.Stderr, "gardenlet's manager stopped with:", err)
+		}
+	})
 	syncCtx, syncCancel := context.WithTimeout(ctx, startTimeout)
 	defer syncCancel()
 	if !gardenCluster.GetCache().WaitForCacheSync(syncCtx) {
