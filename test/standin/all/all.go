@@ -7,9 +7,9 @@
 // its import here; pkg/provider/all's pieces test fails while one of all.Types is missing.
 package all
 
-// Each import registers its provider's stand-in (standin.Register in its init): the point of
-// this package is to have them all.
 import (
+	// Each import registers its provider's stand-in (standin.Register in its init): the point
+	// of this package is to have them all.
 	_ "github.com/gardener-extension-backup/gardener-extension-backup/test/standin/aws"
 	_ "github.com/gardener-extension-backup/gardener-extension-backup/test/standin/azure"
 	_ "github.com/gardener-extension-backup/gardener-extension-backup/test/standin/gcp"
