@@ -109,7 +109,7 @@ func runEntryCredential(t *testing.T, etcdbrctl string) {
 	stack.MountSecret(t, mount, etcdBackup.Data)
 	db := stack.StartEtcd(t, filepath.Join(t.TempDir(), "etcd"))
 	db.Put(t, "/registry/first", "1")
-	snaps := func() (int, int) { return countSnapshots(t, operatorStore, bb.Name, entry) }
+	snaps := func() (int, int) { return framework.CountSnapshots(t, operatorStore, bb.Name, entry) }
 	sidecar := c.Snapshotter(t, db, mount, bb.Name, entry)
 	waitFor(t, sidecar, "a full snapshot", func() bool { f, _ := snaps(); return f >= 1 })
 	db.Put(t, "/registry/delta", "2")
@@ -167,23 +167,6 @@ func waitFor(t *testing.T, p *stack.Process, what string, done func() bool) {
 			t.Fatalf("no %s within 90s:\n%s", what, p.Tail())
 		}
 	}
-}
-
-func countSnapshots(t *testing.T, store conformance.Stores, bucket, entry string) (full, delta int) {
-	t.Helper()
-	keys, err := conformance.ListKeys(framework.Ctx(t), store, bucket, entry+"/etcd-main/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range keys {
-		switch base := k[strings.LastIndex(k, "/")+1:]; {
-		case strings.HasPrefix(base, "Full-"):
-			full++
-		case strings.HasPrefix(base, "Incr-"):
-			delta++
-		}
-	}
-	return full, delta
 }
 
 func fullSnapshots(t *testing.T, store conformance.Stores, bucket, entry string) []string {

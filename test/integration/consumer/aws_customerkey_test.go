@@ -87,7 +87,7 @@ func runCustomerKey(t *testing.T, env *framework.Env, c stack.Consumer, minio *a
 		}
 	}
 	sidecar.Stop()
-	if f, d := countSnapshots(t, withKey, bb.Name, entry); f+d != 0 {
+	if f, d := framework.CountSnapshots(t, withKey, bb.Name, entry); f+d != 0 {
 		t.Fatalf("%d full and %d delta snapshots written although MinIO refused the sidecar's key", f, d)
 	}
 	step("the sidecar's SSE-C uploads refused by MinIO (the MD5 it sends), nothing written")
@@ -98,9 +98,9 @@ func runCustomerKey(t *testing.T, env *framework.Env, c stack.Consumer, minio *a
 	stack.MountSecret(t, mount, plain)
 	sidecar = c.Snapshotter(t, db, mount, bb.Name, entry)
 	withoutKey := env.StoreFor(t, without(operator, "sseCustomerKey", "sseCustomerAlgorithm"))
-	waitSnapshots(t, sidecar, "a full snapshot", func() bool { f, _ := countSnapshots(t, withoutKey, bb.Name, entry); return f >= 1 })
+	waitSnapshots(t, sidecar, "a full snapshot", func() bool { f, _ := framework.CountSnapshots(t, withoutKey, bb.Name, entry); return f >= 1 })
 	db.Put(t, "/registry/delta", "2")
-	waitSnapshots(t, sidecar, "a delta snapshot", func() bool { _, d := countSnapshots(t, withoutKey, bb.Name, entry); return d >= 1 })
+	waitSnapshots(t, sidecar, "a delta snapshot", func() bool { _, d := framework.CountSnapshots(t, withoutKey, bb.Name, entry); return d >= 1 })
 	sidecar.Stop()
 	db.Stop()
 	want := map[string]string{"/registry/before-full": "1", "/registry/delta": "2"}
@@ -153,7 +153,7 @@ func runCustomerKey(t *testing.T, env *framework.Env, c stack.Consumer, minio *a
 	step("the drill restored with the key; with another key and with none: KeyRefused")
 
 	env.DeleteAndWaitGone(t, be, 2*time.Minute)
-	if f, d := countSnapshots(t, withKey, bb.Name, entry); f+d != 0 {
+	if f, d := framework.CountSnapshots(t, withKey, bb.Name, entry); f+d != 0 {
 		t.Errorf("%d full and %d delta snapshots left after the entry's deletion", f, d)
 	}
 	env.DeleteAndWaitGone(t, bb, 2*time.Minute)

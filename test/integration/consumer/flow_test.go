@@ -24,7 +24,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -94,7 +93,7 @@ func run(t *testing.T, env *framework.Env, c stack.Consumer, m mode) {
 	sidecar := c.Snapshotter(t, db, mount, bb.Name, entry)
 	// The test lists snapshots with the credential the entry has (after a rotation the new one).
 	store := env.StoreFor(t, entryData)
-	snaps := func() (full, delta int) { return countSnapshots(t, store, bb.Name, entry) }
+	snaps := func() (full, delta int) { return framework.CountSnapshots(t, store, bb.Name, entry) }
 	waitSnapshots(t, sidecar, "a full snapshot", func() bool { f, _ := snaps(); return f >= 1 })
 	db.Put(t, "/registry/delta", "2")
 	want["/registry/delta"] = "2"
@@ -180,24 +179,6 @@ func assertKeys(t *testing.T, etcdBackup *corev1.Secret, keys []string) {
 	if want := slices.Sorted(slices.Values(keys)); !slices.Equal(got, want) {
 		t.Errorf("etcd-backup holds keys %v; want exactly %v", got, want)
 	}
-}
-
-// countSnapshots counts the sidecar's full and delta snapshots under "<entry>/etcd-main/".
-func countSnapshots(t *testing.T, store objectstore.DataPlane, bucket, entry string) (full, delta int) {
-	t.Helper()
-	keys, err := conformance.ListKeys(framework.Ctx(t), store, bucket, entry+"/etcd-main/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range keys {
-		switch base := k[strings.LastIndex(k, "/")+1:]; {
-		case strings.HasPrefix(base, "Full-"):
-			full++
-		case strings.HasPrefix(base, "Incr-"):
-			delta++
-		}
-	}
-	return full, delta
 }
 
 // waitSnapshots polls until done holds; it fails at once when the sidecar exits.

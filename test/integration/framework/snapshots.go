@@ -6,10 +6,12 @@ package framework
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
@@ -52,4 +54,22 @@ func ListAll(t testing.TB, ctx context.Context, store objectstore.DataPlane, buc
 		t.Fatal(err)
 	}
 	return all
+}
+
+// CountSnapshots counts the full and delta snapshots of the entry's etcd-main in bucket.
+func CountSnapshots(t *testing.T, store objectstore.DataPlane, bucket, entry string) (full, delta int) {
+	t.Helper()
+	keys, err := conformance.ListKeys(Ctx(t), store, bucket, entry+"/etcd-main/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		switch base := k[strings.LastIndex(k, "/")+1:]; {
+		case strings.HasPrefix(base, "Full-"):
+			full++
+		case strings.HasPrefix(base, "Incr-"):
+			delta++
+		}
+	}
+	return full, delta
 }
