@@ -121,7 +121,18 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 		}},
 		{name: "entry credentials without an issuer", raw: head + "entryCredentials: {}\n", wantErr: "providerConfig.entryCredentials.issuer: Unsupported value"},
 		{name: "entry credentials, negative migration grace", raw: head + "entryCredentials:\n  issuer: MinIO\n  migrationGracePeriod: -1h\n", wantErr: "providerConfig.entryCredentials.migrationGracePeriod: Invalid value"},
-		{name: "entry credentials, unknown field", raw: head + "entryCredentials:\n  issuer: MinIO\n  rotation: {}\n", wantErr: `unknown field "entryCredentials.rotation"`},
+		{name: "entry credentials, unknown field", raw: head + "entryCredentials:\n  issuer: MinIO\n  rotate: {}\n", wantErr: `unknown field "entryCredentials.rotate"`},
+		{name: "entry credentials rotated monthly with a day's grace, bucket credential at quota", raw: head + "entryCredentials:\n  issuer: IAM\n  rotation:\n    period: 720h\n    gracePeriod: 24h\n  allowBucketCredentialAtQuota: true\n", check: func(t *testing.T, c *aws.BackupBucketConfig) {
+			if s := c.EntryCredentialSettings(); s == nil || s.RotationPeriod() != 720*time.Hour || s.RotationGrace() != 24*time.Hour || !s.AllowBucketCredentialAtQuota {
+				t.Fatalf("settings %+v", s)
+			}
+		}},
+		{name: "entry credentials not rotated by default", raw: head + "entryCredentials:\n  issuer: IAM\n", check: func(t *testing.T, c *aws.BackupBucketConfig) {
+			if s := c.EntryCredentialSettings(); s == nil || s.RotationPeriod() != 0 || s.AllowBucketCredentialAtQuota {
+				t.Fatalf("settings %+v", s)
+			}
+		}},
+		{name: "entry credentials, grace not shorter than the rotation period", raw: head + "entryCredentials:\n  issuer: MinIO\n  rotation:\n    period: 24h\n    gracePeriod: 24h\n", wantErr: "providerConfig.entryCredentials.rotation.gracePeriod: Invalid value"},
 		{name: "object given as a list", raw: head + "encryption: [SSE-S3]\n", wantErr: "providerConfig.encryption: Invalid value"},
 	}
 	for _, c := range cases {

@@ -20,14 +20,26 @@ type EntryGeneration struct {
 	// MigrationGracePeriod keeps the credential of an entry migrated away valid this long
 	// (default 24h; 0s: revoked at once).
 	MigrationGracePeriod *metav1.Duration `json:"migrationGracePeriod,omitempty"`
+	// Rotation replaces an entry's credential when it is Period old (unset: only on request,
+	// the BackupEntry's annotation) and keeps the previous one valid for GracePeriod.
+	Rotation *Rotation `json:"rotation,omitempty"`
+	// AllowBucketCredentialAtQuota publishes the bucket's credential in an entry's etcd-backup
+	// when the store cannot hold another principal (its quota), said by the entry's condition,
+	// an event and the isolation metric, and issues the entry's own once headroom returns.
+	// Without it (the default), such an entry fails with ERR_INFRA_QUOTA_EXCEEDED.
+	AllowBucketCredentialAtQuota bool `json:"allowBucketCredentialAtQuota,omitempty"`
 }
 
 // Validate checks the fields under path.
 func (g *EntryGeneration) Validate(path *field.Path) field.ErrorList {
-	if g == nil || g.MigrationGracePeriod == nil || g.MigrationGracePeriod.Duration >= 0 {
+	if g == nil {
 		return nil
 	}
-	return field.ErrorList{field.Invalid(path.Child("migrationGracePeriod"), g.MigrationGracePeriod.Duration.String(), "must not be negative")}
+	errs := g.Rotation.Validate(path.Child("rotation"))
+	if g.MigrationGracePeriod != nil && g.MigrationGracePeriod.Duration < 0 {
+		errs = append(errs, field.Invalid(path.Child("migrationGracePeriod"), g.MigrationGracePeriod.Duration.String(), "must not be negative"))
+	}
+	return errs
 }
 
 // EntrySettings are the settings of per-entry credentials: each BackupEntry's etcd-backup
@@ -47,6 +59,23 @@ func (s *EntrySettings) MigrationGrace() time.Duration {
 		return DefaultMigrationGracePeriod
 	}
 	return s.MigrationGracePeriod.Duration
+}
+
+// RotationPeriod is the configured rotation period of entry credentials (0: only on request).
+// Nil-safe.
+func (s *EntrySettings) RotationPeriod() time.Duration {
+	if s == nil {
+		return 0
+	}
+	return s.Rotation.RotationPeriod()
+}
+
+// RotationGrace is how long an entry's rotated-out credential stays valid. Nil-safe.
+func (s *EntrySettings) RotationGrace() time.Duration {
+	if s == nil {
+		return DefaultGracePeriod
+	}
+	return s.Rotation.Grace()
 }
 
 // EntryPolicy is implemented by the configs of providers that can issue per-entry credentials.
