@@ -158,6 +158,10 @@ func (c Config) NewEntryIssuer(ctx context.Context, creds Credentials, issuer st
 	return c.entryIssuer(ctx, creds, issuer)
 }
 
+// IssuesEntryCredentials reports whether the provider can issue per-entry credentials at all
+// (it implements EntryIssuing); a config of one that cannot never asks for them.
+func (c Config) IssuesEntryCredentials() bool { return c.entryIssuer != nil }
+
 // Register erases the config type of a Cloud: the one adapter between a provider and the core.
 func Register[C config.ProviderConfig](c Cloud[C]) Provider { return registered[C]{c} }
 

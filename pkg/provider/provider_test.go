@@ -156,3 +156,32 @@ func TestWithSeedConfig(t *testing.T) {
 		t.Fatalf("beside the error: %+v; want the seed configuration's", cfg.ProviderConfig)
 	}
 }
+
+// entryIssuingCloud is a recordingCloud that implements provider.EntryIssuing.
+type entryIssuingCloud struct{ recordingCloud }
+
+func (entryIssuingCloud) NewEntryIssuer(context.Context, provider.Credentials, *testConfig, string) (objectstore.EntryCredentialIssuer, error) {
+	return nil, nil
+}
+
+// TestIssuesEntryCredentials: a Config says whether its provider can issue per-entry credentials,
+// so that an entry of one that cannot says why it holds the bucket's (not "switched off").
+func TestIssuesEntryCredentials(t *testing.T) {
+	var got *testConfig
+	for _, c := range []struct {
+		name  string
+		cloud provider.Provider
+		want  bool
+	}{
+		{"without EntryIssuing", provider.Register[*testConfig](recordingCloud{&got}), false},
+		{"with EntryIssuing", provider.Register[*testConfig](entryIssuingCloud{recordingCloud{&got}}), true},
+	} {
+		cfg, err := c.cloud.Decode(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.IssuesEntryCredentials() != c.want {
+			t.Errorf("%s: IssuesEntryCredentials() = %v; want %v", c.name, !c.want, c.want)
+		}
+	}
+}

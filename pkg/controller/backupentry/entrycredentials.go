@@ -175,6 +175,13 @@ func bucketWide(be *extensionsv1alpha1.BackupEntry, why string) string {
 	return fmt.Sprintf("the etcd-backup secret holds the credential of bucket %q, which reaches every entry's objects in it: %s", be.Spec.BucketName, why)
 }
 
+// providerCannotIssue is why an entry of a provider without an entry issuer holds its bucket's
+// credential; the page it names gives each provider's reason (its store's access control, or
+// what etcd-backup-restore accepts).
+func providerCannotIssue(providerType string) string {
+	return fmt.Sprintf("provider %s cannot issue credentials that reach one prefix (docs/entry-credentials.md, section %q)", providerType, providerType)
+}
+
 // entryCredentialData decides what the entry's etcd-backup secret holds: the bucket's
 // credential (bucketData, as EtcdBackupSecretData made it from entryData) or the entry's own,
 // issued here (publishing it is the generic actuator's write). It fills the pass's outcome.
@@ -201,6 +208,8 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	access := accessOf(be)
 	why := ""
 	switch {
+	case settings == nil && !cfg.IssuesEntryCredentials():
+		why = providerCannotIssue(d.provider.Type())
 	case settings == nil:
 		why = "entryCredentials is not set in the seed configuration"
 	case entryinfo.IsGardenEntry(be):
@@ -224,7 +233,7 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 		return nil, err
 	}
 	if issuer == nil {
-		o.reach = bucketWide(be, fmt.Sprintf("provider %s cannot issue credentials that reach one prefix", d.provider.Type()))
+		o.reach = bucketWide(be, providerCannotIssue(d.provider.Type()))
 		o.revokeAll(recorded)
 		return bucketData, nil
 	}

@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -82,6 +84,11 @@ func TestEntryWritesEtcdBackupSecret(t *testing.T) {
 	}
 	if s.Annotations[genericactuator.AnnotationKeyCreatedByBackupEntry] != be.Name {
 		t.Fatalf("created-by annotation %q", s.Annotations[genericactuator.AnnotationKeyCreatedByBackupEntry])
+	}
+	// Swift cannot confine a credential to a prefix: the entry says it holds the bucket's, and why.
+	c := v1beta1helper.GetCondition(be.Status.Conditions, backupentry.ConditionEntryCredentials)
+	if c == nil || c.Status != gardencorev1beta1.ConditionFalse || c.Reason != backupentry.ReasonBucketWide || !strings.Contains(c.Message, `provider openstack cannot issue credentials that reach one prefix (docs/entry-credentials.md, section "openstack")`) {
+		t.Fatalf("EntryCredentials condition %+v; want False/BucketWide saying openstack cannot issue them", c)
 	}
 }
 
