@@ -132,6 +132,8 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 				t.Fatalf("settings %+v", s)
 			}
 		}},
+		{name: "entry credentials, a weekly rotation without a grace (the default 168h is not shorter)", raw: head + "entryCredentials:\n  issuer: MinIO\n  rotation:\n    period: 168h\n", wantErr: "providerConfig.entryCredentials.rotation.gracePeriod: Required value: the default 168h0m0s is not shorter than the period 168h0m0s"},
+		{name: "generated credentials, a daily rotation without a grace", raw: head + "generatedCredentials:\n  issuer: IAM\n  rotation:\n    period: 24h\n", wantErr: "providerConfig.generatedCredentials.rotation.gracePeriod: Required value"},
 		{name: "entry credentials, grace not shorter than the rotation period", raw: head + "entryCredentials:\n  issuer: MinIO\n  rotation:\n    period: 24h\n    gracePeriod: 24h\n", wantErr: "providerConfig.entryCredentials.rotation.gracePeriod: Invalid value"},
 		{name: "object given as a list", raw: head + "encryption: [SSE-S3]\n", wantErr: "providerConfig.encryption: Invalid value"},
 	}

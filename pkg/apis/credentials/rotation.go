@@ -5,6 +5,7 @@
 package credentials
 
 import (
+	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,8 +55,12 @@ func (c *Rotation) Validate(path *field.Path) field.ErrorList {
 	if c.GracePeriod != nil && c.GracePeriod.Duration < 0 {
 		errs = append(errs, field.Invalid(path.Child("gracePeriod"), c.GracePeriod.Duration.String(), "must not be negative"))
 	}
-	if c.Period != nil && c.GracePeriod != nil && c.GracePeriod.Duration >= c.Period.Duration {
+	switch {
+	case c.Period == nil:
+	case c.GracePeriod != nil && c.GracePeriod.Duration >= c.Period.Duration:
 		errs = append(errs, field.Invalid(path.Child("gracePeriod"), c.GracePeriod.Duration.String(), "must be shorter than the period: the previous credential must be revoked before the next rotation"))
+	case c.GracePeriod == nil && DefaultGracePeriod >= c.Period.Duration:
+		errs = append(errs, field.Required(path.Child("gracePeriod"), fmt.Sprintf("the default %s is not shorter than the period %s: set a shorter one (the previous credential must be revoked before the next rotation)", DefaultGracePeriod, c.Period.Duration)))
 	}
 	return errs
 }
