@@ -86,7 +86,9 @@ func (f *entryCredFixture) wantRotated(previous string, grace time.Duration, bef
 	case grace > 0 && (!valid || c.retireAt.Before(before.Add(grace)) || c.retireAt.After(time.Now().Add(grace))):
 		f.t.Fatalf("previous %s valid %v, retires at %v; want valid until about now + %s", previous, valid, c.retireAt, grace)
 	}
-	if evs := f.events(); !slices.ContainsFunc(evs, func(e string) bool { return strings.Contains(e, ReasonEntryCredentialRotated) && strings.Contains(e, id) }) {
+	if evs := f.events(); !slices.ContainsFunc(evs, func(e string) bool {
+		return strings.Contains(e, ReasonEntryCredentialRotated) && strings.Contains(e, id)
+	}) {
 		f.t.Fatalf("events %v; want %s naming %s", evs, ReasonEntryCredentialRotated, id)
 	}
 	return id
@@ -277,4 +279,3 @@ func TestRotationSchedulerAsksForAReconcileWhenDue(t *testing.T) {
 		}
 	})
 }
-
