@@ -29,8 +29,8 @@ func rotatingEntryConfig(grace string) string {
 // TestEntryCredentialRotationOnMinIO: the BackupEntry annotation rotate-credentials alone (the
 // rotation scheduler asks for the reconcile) puts a new MinIO service account into etcd-backup;
 // the previous one keeps working, its expiration set to the rotation grace (MinIO ends it by
-// itself then); the annotation is removed. A second request with gracePeriod 0s ends the
-// previous one at once, and the first, still retiring, early.
+// itself then); the annotation is removed. A second request within that grace ends the first
+// early; with gracePeriod 0s a rotation ends the previous one at once.
 func TestEntryCredentialRotationOnMinIO(t *testing.T) {
 	operator := secretData(minio.Endpoint)
 	bb := env.CreateBucket(t, framework.UniqueName("entryrot-"), operator, minioConfig)
@@ -82,10 +82,6 @@ func TestEntryCredentialRotationOnMinIO(t *testing.T) {
 		return now
 	}
 
-	second := rotate(first)
-	if err := works(first); err != nil {
-		t.Fatalf("the rotated-out credential stopped working within its grace: %v", err)
-	}
 	u, err := url.Parse(minio.Endpoint)
 	if err != nil {
 		t.Fatal(err)
@@ -94,16 +90,35 @@ func TestEntryCredentialRotationOnMinIO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := admin.InfoServiceAccount(framework.Ctx(t), string(first["accessKeyID"]))
-	if err != nil {
-		t.Fatal(err)
+	retiring := func(name string, data map[string][]byte) {
+		t.Helper()
+		if err := works(data); err != nil {
+			t.Fatalf("%s credential stopped working within its grace: %v", name, err)
+		}
+		info, err := admin.InfoServiceAccount(framework.Ctx(t), string(data["accessKeyID"]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if exp := info.Expiration; exp == nil || exp.Before(time.Now().Add(2*time.Hour-2*time.Minute)) || exp.After(time.Now().Add(2*time.Hour)) {
+			t.Fatalf("%s service account expires at %v; want about now + 2h (rotation.gracePeriod)", name, exp)
+		}
 	}
-	if exp := info.Expiration; exp == nil || exp.Before(time.Now().Add(2*time.Hour-2*time.Minute)) || exp.After(time.Now().Add(2*time.Hour)) {
-		t.Fatalf("the rotated-out service account expires at %v; want about now + 2h (rotation.gracePeriod)", exp)
+	refused := func(name string, data map[string][]byte) {
+		t.Helper()
+		if err := works(data); !conformance.Refused(err) {
+			t.Fatalf("%s credential: %v; want refused", name, err)
+		}
 	}
 
-	// gracePeriod 0s: the next rotation ends the previous one at once, and the first (still
-	// retiring) early: the entry never holds more than two credentials.
+	second := rotate(first)
+	retiring("the rotated-out", first)
+	// A rotation within the previous one's grace: that one ends early, so that the entry never
+	// holds more than two credentials (IAM's limit of keys per user).
+	third := rotate(second)
+	retiring("the rotated-out", second)
+	refused("the first (retiring when the second rotation came)", first)
+
+	// gracePeriod 0s: the next rotation ends the previous one at once.
 	current := &extensionsv1alpha1.BackupEntry{}
 	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(be), current); err != nil {
 		t.Fatal(err)
@@ -113,13 +128,10 @@ func TestEntryCredentialRotationOnMinIO(t *testing.T) {
 	if err := env.K8s.Patch(framework.Ctx(t), current, patch); err != nil {
 		t.Fatal(err)
 	}
-	third := rotate(second)
-	for name, data := range map[string]map[string][]byte{"the previous (gracePeriod 0s)": second, "the first (retiring)": first} {
-		if err := works(data); !conformance.Refused(err) {
-			t.Fatalf("%s credential after the second rotation: %v; want refused", name, err)
-		}
-	}
-	if err := works(third); err != nil {
+	fourth := rotate(third)
+	refused("the previous (gracePeriod 0s)", third)
+	refused("the second (retiring)", second)
+	if err := works(fourth); err != nil {
 		t.Fatalf("the published credential: %v", err)
 	}
 	env.DeleteAndWaitGone(t, be, 2*time.Minute)
