@@ -6,6 +6,7 @@ package aws_test
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 )
 
@@ -135,5 +138,58 @@ func TestEntryCredentialRotationOnMinIO(t *testing.T) {
 		t.Fatalf("the published credential: %v", err)
 	}
 	env.DeleteAndWaitGone(t, be, 2*time.Minute)
+	env.DeleteAndWaitGone(t, bb, 2*time.Minute)
+}
+
+// TestEntryCredentialRotationOnTheIAMStandIn: the same with issuer IAM on the IAM stand-in
+// (its keys enforced by MinIO): a rotation leaves the entry's user the published key and the
+// rotated-out one, tagged retire-<key>=<end of the grace>; a second rotation within that grace
+// deletes the first key and its tag, so that IAM's two keys per user never stop a rotation.
+func TestEntryCredentialRotationOnTheIAMStandIn(t *testing.T) {
+	operator := secretData(minio.Endpoint)
+	bb := env.CreateBucket(t, framework.UniqueName("entryrotiam-"), operator, minioConfig)
+	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
+	shoot := framework.UniqueName("shoot--i--")
+	entry := shoot + "--1"
+	env.EnsureNamespace(t, shoot)
+	config := strings.Replace(rotatingEntryConfig("2h"), `"issuer":"MinIO"`, `"issuer":"IAM"`, 1)
+	be := createEntryWithConfig(t, entry, bb.Name, operator, config)
+	env.WaitFor(t, be, 2*time.Minute, "entry reconciled", framework.Succeeded)
+	prefix, err := objectstore.EntryPrefix(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := awsprovider.IAMEntryUserName(bb.Name, prefix, objectstore.EntryReadWrite)
+	published := func() string {
+		_, s := env.SecretKeys(t, shoot, "etcd-backup")
+		return string(s.Data["accessKeyID"])
+	}
+	rotate := func(previous string) string {
+		t.Helper()
+		env.Trigger(t, be, backupentry.AnnotationRotateCredentials, framework.UniqueName("r-"))
+		env.WaitFor(t, be, 2*time.Minute, "rotated", func(o extensionsv1alpha1.Object) bool {
+			_, pending := o.GetAnnotations()[backupentry.AnnotationRotateCredentials]
+			return !pending && published() != previous && framework.Succeeded(o)
+		})
+		return published()
+	}
+	first := published()
+	second := rotate(first)
+	third := rotate(second)
+	_, keys, _ := iam.User(user)
+	tags := iam.Tags(user)
+	slices.Sort(keys)
+	want := []string{second, third}
+	slices.Sort(want)
+	if !slices.Equal(keys, want) || tags["retire-"+second] == "" || tags["retire-"+first] != "" {
+		t.Fatalf("IAM user %s: keys %v, tags %v; want the published %s and the retiring %s (tagged), the first's key and tag gone", user, keys, tags, third, second)
+	}
+	if at, err := time.Parse(time.RFC3339, tags["retire-"+second]); err != nil || at.Before(time.Now().Add(2*time.Hour-2*time.Minute)) || at.After(time.Now().Add(2*time.Hour)) {
+		t.Fatalf("retire-%s = %q; want about now + 2h (rotation.gracePeriod)", second, tags["retire-"+second])
+	}
+	env.DeleteAndWaitGone(t, be, 2*time.Minute)
+	if _, _, ok := iam.User(user); ok {
+		t.Fatalf("IAM user %s survived the entry's deletion", user)
+	}
 	env.DeleteAndWaitGone(t, bb, 2*time.Minute)
 }
