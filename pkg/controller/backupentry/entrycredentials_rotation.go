@@ -53,6 +53,7 @@ type entryRotation struct {
 // pendingRetirement is a rotated-out credential and until when it stays valid.
 type pendingRetirement struct {
 	entryRecord
+
 	Until time.Time
 }
 
@@ -134,8 +135,8 @@ func (a *holdingActuator) settleRotation(ctx context.Context, log logr.Logger, b
 	if r.Until.After(time.Now()) {
 		until = "until " + r.Until.UTC().Format(time.RFC3339) + " (rotation.gracePeriod), then it ends"
 	}
-	log.Info("Rotated the entry's credential", "previous", r.ID, "published", o.published.ID, "until", r.Until)
-	if o.rotation != nil {
+	log.Info("Retired the entry's rotated-out credential", "previous", r.ID, "until", r.Until)
+	if o.rotation != nil && o.published != nil {
 		a.entries.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialRotated, "Reconcile",
 			"Rotated the entry's credential (%s): etcd-backup holds %s of issuer %s; the previous one %s stays valid %s",
 			o.rotation.reason, o.published.ID, o.published.Issuer, r.ID, until)
