@@ -190,6 +190,22 @@ func entryCredentialRotationStates(t *testing.T) {
 			t.Fatalf("published %q after %d issuances; previous valid %v until %v; record %v; want %s kept and the previous one retiring", f.published(), f.issuer.issuances, ok, c.retireAt, f.etcdBackup().Annotations, second)
 		}
 	})
+	t.Run("switch off while a rotated-out credential's retirement is pending: both revoked", func(t *testing.T) {
+		f := newEntryCredFixture(t, testEntry, true)
+		f.configure(rotating(time.Hour))
+		f.mustReconcile()
+		f.requestRotation("now")
+		f.issuer.retireErr = errors.New("the store is away")
+		if err := f.reconcile(); err == nil {
+			t.Fatal("Reconcile succeeded; want the failed retirement")
+		}
+		f.issuer.retireErr = nil
+		f.switchTo(false)
+		f.mustReconcile()
+		if f.published() != "value" || f.issuer.count() != 0 || f.etcdBackup().Annotations[AnnotationEntryRetiring] != "" {
+			t.Fatalf("published %q, %d valid, record %v; want the bucket's, none of the entry's, nothing pending", f.published(), f.issuer.count(), f.etcdBackup().Annotations)
+		}
+	})
 	t.Run("rotation while a previous one is still retiring (IAM's two keys): that one ends early, the rotation goes on", func(t *testing.T) {
 		f := newEntryCredFixture(t, testEntry, true)
 		f.issuer.limit = 2
