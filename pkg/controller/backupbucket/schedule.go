@@ -16,13 +16,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
-	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	predicateutils "github.com/gardener/gardener/pkg/controllerutils/predicate"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/predicates"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/reconciled"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
@@ -78,15 +78,8 @@ func (s *scheduler) Reconcile(ctx context.Context, req reconcile.Request) (recon
 		// The library already retries a failing bucket with back-off: do not add to it.
 		return reconcile.Result{RequeueAfter: 5 * time.Minute}, nil
 	}
-	if bb.Annotations[v1beta1constants.GardenerOperation] == "" {
-		patch := client.MergeFrom(bb.DeepCopy())
-		if bb.Annotations == nil {
-			bb.Annotations = map[string]string{}
-		}
-		bb.Annotations[v1beta1constants.GardenerOperation] = v1beta1constants.GardenerOperationReconcile
-		if err := s.client.Patch(ctx, bb, patch); err != nil {
-			return reconcile.Result{}, fmt.Errorf("requesting a reconcile of BackupBucket %s for its generated credentials: %w", bb.Name, err)
-		}
+	if err := reconciled.RequestReconcile(ctx, s.client, bb); err != nil {
+		return reconcile.Result{}, fmt.Errorf("requesting a reconcile of BackupBucket %s for its generated credentials: %w", bb.Name, err)
 	}
 	// Look again once the reconcile has had its chance (a failing one keeps the time due).
 	return reconcile.Result{RequeueAfter: time.Minute}, nil

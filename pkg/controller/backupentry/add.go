@@ -17,12 +17,16 @@ import (
 
 // AddToManager registers the BackupEntry controller for p's type with gardener's library, its
 // actuator holding the entry (FinalizerName) until its objects are deleted, and the orphan guard
-// for entries whose credentials secret is gone. The inventory behind the BackupsFresh condition is
+// for entries whose credentials secret is gone, and
+// the scheduler of entry credential rotations. The inventory behind the BackupsFresh condition is
 // a periodic controller of its own (InventoryController).
 func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, opts options.AddOptions) error {
 	recorder := mgr.GetEventRecorder("backupentry-" + p.Type())
 	d := &delegate{provider: p, reader: mgr.GetAPIReader(), recorder: recorder, deletion: opts.Deletion}
 	if err := addOrphanGuard(mgr, p, d, opts); err != nil {
+		return err
+	}
+	if err := addRotationScheduler(mgr, p, d, opts); err != nil {
 		return err
 	}
 	return backupentry.Add(mgr, backupentry.AddArgs{

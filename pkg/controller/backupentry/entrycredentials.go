@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 
 	extensionsbackupentrycontroller "github.com/gardener/gardener/extensions/pkg/controller/backupentry"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
@@ -47,11 +48,17 @@ const (
 type entryRecord struct {
 	ID, Issuer, IssuedIn string
 	Access               objectstore.EntryAccess
+	// IssuedAt is when it was issued (RFC 3339; "": not known, see issuedAt).
+	IssuedAt string `json:",omitempty"`
 }
 
 func (r entryRecord) annotations() map[string]string {
-	return map[string]string{AnnotationEntryCredential: r.ID, AnnotationEntryIssuer: r.Issuer,
+	a := map[string]string{AnnotationEntryCredential: r.ID, AnnotationEntryIssuer: r.Issuer,
 		AnnotationEntryIssuedIn: r.IssuedIn, AnnotationEntryAccess: string(r.Access)}
+	if r.IssuedAt != "" {
+		a[AnnotationEntryIssuedAt] = r.IssuedAt
+	}
+	return a
 }
 
 func recordFrom(annotations map[string]string) *entryRecord {
@@ -59,7 +66,8 @@ func recordFrom(annotations map[string]string) *entryRecord {
 		return nil
 	}
 	return &entryRecord{ID: annotations[AnnotationEntryCredential], Issuer: annotations[AnnotationEntryIssuer],
-		IssuedIn: annotations[AnnotationEntryIssuedIn], Access: objectstore.EntryAccess(annotations[AnnotationEntryAccess])}
+		IssuedIn: annotations[AnnotationEntryIssuedIn], Access: objectstore.EntryAccess(annotations[AnnotationEntryAccess]),
+		IssuedAt: annotations[AnnotationEntryIssuedAt]}
 }
 
 // entryOutcome is what one pass decided about the entry's credential: what the etcd-backup
@@ -79,6 +87,12 @@ type entryOutcome struct {
 	revoke []entryRecord
 	// err is why the entry's own credential could not be issued (the pass fails with it).
 	err error
+	// rotation is set when published replaced the previous credential by a rotation.
+	rotation *entryRotation
+	// retire is the rotated-out credential to retire once the secret no longer holds it.
+	retire *pendingRetirement
+	// schedule says when published was issued and is rotated next (rotationSchedule).
+	schedule string
 }
 
 // revokeAll asks for the revocation of every credential of the entry recorded's issuer issued
@@ -201,6 +215,7 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	if current != nil {
 		recorded, currentData = recordFrom(current.Annotations), current.Data
 		unrevoked = unrevokedFrom(current.Annotations)
+		o.retire = retiringFrom(current.Annotations)
 	}
 	if unrevoked != nil {
 		o.revoke = append(o.revoke, *unrevoked)
@@ -262,13 +277,27 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 			}
 		}
 	}
+	now := time.Now()
 	if recorded != nil && recorded.Issuer == settings.Issuer && recorded.IssuedIn == location && recorded.Access == access && issuer.CredentialID(currentData) == recorded.ID {
-		data, err := d.provider.EtcdBackupSecretData(be, merged(entryData, currentData))
-		if err != nil {
-			return nil, err
+		if o.rotation = rotationDue(be, settings, recorded, now); o.rotation == nil {
+			data, err := d.provider.EtcdBackupSecretData(be, merged(entryData, currentData))
+			if err != nil {
+				return nil, err
+			}
+			r := *recorded
+			r.IssuedAt = issuedAt(recorded, now).UTC().Format(time.RFC3339)
+			o.published, o.reach = &r, issuer.CredentialReach(be.Spec.BucketName, prefix, access)
+			o.schedule = rotationSchedule(settings, o.published)
+			return data, nil
 		}
-		o.published, o.reach = recorded, issuer.CredentialReach(be.Spec.BucketName, prefix, access)
-		return data, nil
+		// A rotation: every other credential of the entry goes first, a previous rotation's
+		// still retiring included, so that the entry never holds more than the published one
+		// and the one it replaces (IAM allows a user two keys).
+		if err := issuer.RevokeEntryCredentials(objectstore.WithOperation(ctx, objectstore.OpRevokeCredentials), be.Spec.BucketName, prefix, access, []string{recorded.ID}); err != nil {
+			o.err = fmt.Errorf("revoking the entry's credentials other than the published %s before its rotation: %w", recorded.ID, err)
+			return nil, o.err
+		}
+		o.retire = nil // revoked just now, if it was another one; the recorded one is retired below
 	}
 	// The recorded credential stays valid through the issuance; it is revoked once the new one
 	// is published (by its own issuer where that is another one, or another place or access).
@@ -278,7 +307,7 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	}
 	cred, err := issuer.IssueEntryCredential(objectstore.WithOperation(ctx, objectstore.OpIssueCredential), be.Spec.BucketName, prefix, access, inUse)
 	if err != nil {
-		o.revoke = nil // nothing is written: nothing changes hands
+		o.revoke, o.retire = nil, nil // nothing is written: nothing changes hands
 		o.err = fmt.Errorf("issuing the entry's own credential (entryCredentials, issuer %s): %w", settings.Issuer, err)
 		if errors.Is(err, objectstore.ErrQuotaExceeded) {
 			o.err = fmt.Errorf("%w; the entry keeps the credential its etcd-backup secret holds until one can be issued", o.err)
@@ -289,11 +318,15 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	if err != nil {
 		return nil, err
 	}
-	if recorded != nil {
+	switch {
+	case o.rotation != nil:
+		o.retire = &pendingRetirement{entryRecord: *recorded, Until: now.Add(settings.RotationGrace())}
+	case recorded != nil:
 		o.revoke = append(o.revoke, *recorded)
 	}
-	o.published, o.issued = &entryRecord{ID: cred.ID, Issuer: settings.Issuer, IssuedIn: location, Access: access}, true
+	o.published, o.issued = &entryRecord{ID: cred.ID, Issuer: settings.Issuer, IssuedIn: location, Access: access, IssuedAt: now.UTC().Format(time.RFC3339)}, true
 	o.reach = issuer.CredentialReach(be.Spec.BucketName, prefix, access)
+	o.schedule = rotationSchedule(settings, o.published)
 	return data, nil
 }
 

@@ -41,6 +41,10 @@ type fakeEntryIssuer struct {
 	creds     map[string]fakeEntryCred
 	issueErr  error
 	issuances int
+	// limit, if set, is how many credentials an entry may have (IAM: two keys per user).
+	limit int
+	// retireErr, if set, fails RetireEntryCredentials.
+	retireErr error
 }
 
 type fakeEntryCred struct {
@@ -66,6 +70,9 @@ func (f *fakeEntryIssuer) IssueEntryCredential(_ context.Context, bucket string,
 	if f.issueErr != nil {
 		return objectstore.Credential{}, f.issueErr
 	}
+	if f.limit > 0 && f.countOf(bucket, prefix, access) >= f.limit {
+		return objectstore.Credential{}, fmt.Errorf("%w: the entry has %d credentials", objectstore.ErrQuotaExceeded, f.limit)
+	}
 	f.next++
 	f.issuances++
 	id := fmt.Sprintf("entry-cred-%d", f.next)
@@ -87,6 +94,9 @@ func (f *fakeEntryIssuer) RevokeEntryCredentials(_ context.Context, bucket strin
 func (f *fakeEntryIssuer) RetireEntryCredentials(_ context.Context, _ string, _ objectstore.Prefix, _ objectstore.EntryAccess, ids []string, after time.Time) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.retireErr != nil {
+		return f.retireErr
+	}
 	for _, id := range ids {
 		if c, ok := f.creds[id]; ok && c.location == f.location {
 			c.retireAt = after
@@ -163,10 +173,16 @@ func newEntryCredFixture(t *testing.T, name string, on bool) *entryCredFixture {
 
 // switchTo sets entryCredentials in the entry's providerConfig (gardenlet's copy of its bucket's).
 func (f *entryCredFixture) switchTo(on bool) {
-	cfg := controllertest.Config{}
+	var settings *credentials.EntrySettings
 	if on {
-		cfg.Entry = &credentials.EntrySettings{Issuer: "fake"}
+		settings = &credentials.EntrySettings{Issuer: "fake"}
 	}
+	f.configure(settings)
+}
+
+// configure sets the entry's providerConfig to entryCredentials settings (nil: off).
+func (f *entryCredFixture) configure(settings *credentials.EntrySettings) {
+	cfg := controllertest.Config{Entry: settings}
 	f.be = f.current()
 	f.be.Spec.ProviderConfig = controllertest.RawConfig(cfg)
 	if err := f.client.Update(context.Background(), f.be); err != nil {
@@ -423,6 +439,7 @@ func TestEntryCredentialStates(t *testing.T) {
 			t.Fatalf("the next reconcile forgot the unrevoked credential: %v", err)
 		}
 	})
+	entryCredentialRotationStates(t)
 }
 
 // TestEntryCredentialsLeaveEntriesWithoutTheSwitchAlone: off, nothing is read or written beyond

@@ -60,7 +60,7 @@ func (a *holdingActuator) settleEntryCredential(ctx context.Context, log logr.Lo
 		reason, message = ReasonNotIssued, o.err.Error()
 	case o.published != nil:
 		status, reason = gardencorev1beta1.ConditionTrue, ReasonOwnPrefix
-		message = fmt.Sprintf("the etcd-backup secret holds credential %s of issuer %s (in %s): %s", o.published.ID, o.published.Issuer, o.published.IssuedIn, o.reach)
+		message = fmt.Sprintf("the etcd-backup secret holds credential %s of issuer %s (in %s): %s%s", o.published.ID, o.published.Issuer, o.published.IssuedIn, o.reach, o.schedule)
 	}
 	if passErr == nil || o.err != nil {
 		metrics.SetEntryIsolation(be.Name, o.published != nil && o.err == nil)
@@ -93,6 +93,9 @@ func (a *holdingActuator) recordAndRevoke(ctx context.Context, log logr.Logger, 
 		raw, _ := json.Marshal(unrevoked)
 		annotations[AnnotationEntryUnrevoked] = string(raw)
 	}
+	if o.retire != nil {
+		maps.Copy(annotations, retiringAnnotation(o.retire))
+	}
 	if len(annotations) > 0 {
 		if err := a.annotateEtcdBackupSecret(ctx, be, annotations); err != nil {
 			return err
@@ -102,7 +105,7 @@ func (a *holdingActuator) recordAndRevoke(ctx context.Context, log logr.Logger, 
 		a.entries.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialIssued, "Reconcile",
 			"The etcd-backup secret holds the entry's own credential %s of issuer %s", o.published.ID, o.published.Issuer)
 	}
-	return revokeErr
+	return errors.Join(revokeErr, a.settleRotation(ctx, log, be, o))
 }
 
 func orAll(id string) string {
@@ -133,24 +136,7 @@ func (a *holdingActuator) annotateEtcdBackupSecret(ctx context.Context, be *exte
 // issued, the entry's credentials r names (r.ID, or all of r's access when r.ID is empty),
 // keeping published when it is the same issuer's.
 func (a *holdingActuator) revokeEntryCredentials(ctx context.Context, be *extensionsv1alpha1.BackupEntry, r entryRecord, published *entryRecord) error {
-	_, cfg := a.entries.entrySettings(be)
-	issuer, err := a.entries.entryIssuer(ctx, be, cfg, r.Issuer)
-	if err != nil {
-		return fmt.Errorf("building issuer %s to revoke the entry's credentials: %w", r.Issuer, err)
-	}
-	if issuer == nil {
-		return objectstore.Invalidf("the entry's credentials of issuer %s cannot be revoked: the operator's credentials build no such issuer now; revoke them by hand", r.Issuer)
-	}
-	if r.IssuedIn != "" {
-		current, err := issuer.Location(objectstore.WithOperation(ctx, objectstore.OpCredentialLocation))
-		if err != nil {
-			return fmt.Errorf("finding where the entry's credentials live: %w", err)
-		}
-		if current != r.IssuedIn {
-			return &objectstore.CredentialElsewhereError{IDs: orAll(r.ID), Recorded: r.IssuedIn, Current: current}
-		}
-	}
-	prefix, err := objectstore.EntryPrefix(be.Name)
+	issuer, prefix, err := a.issuerWhereIssued(ctx, be, r)
 	if err != nil {
 		return err
 	}
@@ -159,6 +145,30 @@ func (a *holdingActuator) revokeEntryCredentials(ctx context.Context, be *extens
 		keep = []string{published.ID}
 	}
 	return issuer.RevokeEntryCredentials(objectstore.WithOperation(ctx, objectstore.OpRevokeCredentials), be.Spec.BucketName, prefix, r.Access, keep)
+}
+
+// issuerWhereIssued builds the issuer that issued r (its record) and the entry's prefix; an
+// issuer that reaches another place than the one r was issued in is a CredentialElsewhereError.
+func (a *holdingActuator) issuerWhereIssued(ctx context.Context, be *extensionsv1alpha1.BackupEntry, r entryRecord) (objectstore.EntryCredentialIssuer, objectstore.Prefix, error) {
+	_, cfg := a.entries.entrySettings(be)
+	issuer, err := a.entries.entryIssuer(ctx, be, cfg, r.Issuer)
+	if err != nil {
+		return nil, objectstore.Prefix{}, fmt.Errorf("building issuer %s for the entry's credentials: %w", r.Issuer, err)
+	}
+	if issuer == nil {
+		return nil, objectstore.Prefix{}, objectstore.Invalidf("the entry's credentials of issuer %s cannot be revoked or retired: the operator's credentials build no such issuer now; revoke them by hand", r.Issuer)
+	}
+	if r.IssuedIn != "" {
+		current, err := issuer.Location(objectstore.WithOperation(ctx, objectstore.OpCredentialLocation))
+		if err != nil {
+			return nil, objectstore.Prefix{}, fmt.Errorf("finding where the entry's credentials live: %w", err)
+		}
+		if current != r.IssuedIn {
+			return nil, objectstore.Prefix{}, &objectstore.CredentialElsewhereError{IDs: orAll(r.ID), Recorded: r.IssuedIn, Current: current}
+		}
+	}
+	prefix, err := objectstore.EntryPrefix(be.Name)
+	return issuer, prefix, err
 }
 
 // setEntryCondition writes ConditionEntryCredentials.

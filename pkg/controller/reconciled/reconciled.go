@@ -2,12 +2,14 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-// Package reconciled reads the object a reconcile request names.
+// Package reconciled reads the object a reconcile request names, and asks gardener's library
+// controllers for a reconcile of one.
 package reconciled
 
 import (
 	"context"
 
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -23,4 +25,21 @@ func GetOrForget(ctx context.Context, c client.Reader, req reconcile.Request, ob
 		return false, client.IgnoreNotFound(err)
 	}
 	return true, nil
+}
+
+// RequestReconcile sets gardener's operation annotation gardener.cloud/operation=reconcile on
+// obj unless it has one, as gardenlet does: the library's controllers, whose default predicates
+// pass an update only with that annotation, then reconcile obj once and remove it.
+func RequestReconcile(ctx context.Context, c client.Client, obj client.Object) error {
+	if obj.GetAnnotations()[v1beta1constants.GardenerOperation] != "" {
+		return nil
+	}
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[v1beta1constants.GardenerOperation] = v1beta1constants.GardenerOperationReconcile
+	obj.SetAnnotations(annotations)
+	return c.Patch(ctx, obj, patch)
 }

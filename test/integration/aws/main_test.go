@@ -32,6 +32,9 @@ var (
 	minio *awsstack.MinIO
 	// proxy sits in front of MinIO and plays "owned by another account" for buckets named foreign-*.
 	proxy *stack.Proxy
+	// iam is the IAM (and STS GetCallerIdentity) stand-in the provider's IAM issuers reach, its
+	// keys enforced by MinIO.
+	iam *awsstack.IAM
 )
 
 func TestMain(m *testing.M) {
@@ -50,7 +53,13 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer proxy.Close()
-	if env, err = framework.Start(&awsprovider.Provider{}, region); err != nil {
+	iam = awsstack.StartIAM()
+	defer iam.Close()
+	if err = iam.EnforceOn(minio); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if env, err = framework.Start(&awsprovider.Provider{IAMEndpoint: iam.URL, STSEndpoint: iam.URL}, region); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

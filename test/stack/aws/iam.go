@@ -188,6 +188,12 @@ func (s *IAM) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	action, name := form.Get("Action"), form.Get("UserName")
+	if action == "GetCallerIdentity" {
+		// STS (the provider's STSEndpoint pointed here): the issuers' Location, the stand-in's one account.
+		w.Header().Set("Content-Type", "text/xml")
+		fmt.Fprint(w, `<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetCallerIdentityResult><Arn>arn:aws:iam::000000000000:user/operator</Arn><UserId>AIDASTANDIN</UserId><Account>000000000000</Account></GetCallerIdentityResult><ResponseMetadata><RequestId>stand-in</RequestId></ResponseMetadata></GetCallerIdentityResponse>`)
+		return
+	}
 	u := s.users[name]
 	if u == nil && action != "CreateUser" {
 		s.fail(w, 404, "NoSuchEntity", "The user with name "+name+" cannot be found.")

@@ -1,0 +1,194 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package backupentry
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
+)
+
+// AnnotationRotateCredentials on a BackupEntry requests a rotation of its own credential
+// (entryCredentials), as the same annotation does for a BackupBucket's generated one. The
+// entry's actuator removes it once the new credential is published and recorded, and the
+// previous one's retirement is on record.
+const AnnotationRotateCredentials = backupbucket.AnnotationRotateCredentials
+
+// Record annotations of a rotation on the etcd-backup secret. AnnotationEntryIssuedAt is when the
+// published credential was issued (RFC 3339); AnnotationEntryRetiring, as JSON, a rotated-out
+// credential whose retirement is not confirmed by its issuer yet (every pass tries again).
+const (
+	AnnotationEntryIssuedAt = "backup.extensions.gardener.cloud/entry-credential-issued-at"
+	AnnotationEntryRetiring = "backup.extensions.gardener.cloud/entry-credential-retiring"
+)
+
+// ReasonEntryCredentialRotated is the event of a rotation of the entry's credential.
+const ReasonEntryCredentialRotated = "EntryCredentialRotated"
+
+// Reasons of a rotation (entryRotation.reason).
+const (
+	rotationByPeriod  = "period"
+	rotationRequested = "requested"
+)
+
+// entryRotation is a rotation a pass decided: the credential rotated out (retired once the new
+// one is published and recorded) and why.
+type entryRotation struct {
+	reason string
+	// request is the value of AnnotationRotateCredentials this rotation honours ("": none).
+	request string
+}
+
+// pendingRetirement is a rotated-out credential and until when it stays valid.
+type pendingRetirement struct {
+	entryRecord
+
+	Until time.Time
+}
+
+func retiringFrom(annotations map[string]string) *pendingRetirement {
+	raw := annotations[AnnotationEntryRetiring]
+	if raw == "" {
+		return nil
+	}
+	r := &pendingRetirement{}
+	if json.Unmarshal([]byte(raw), r) != nil || r.Issuer == "" || r.ID == "" {
+		return nil
+	}
+	return r
+}
+
+// issuedAt is when recorded was issued. A record without the time (written by a build before
+// rotation, or recognised after a lost record) counts from now: its age is unknown, and rotating
+// every such entry at once would issue thousands of credentials in one burst.
+func issuedAt(recorded *entryRecord, now time.Time) time.Time {
+	if t, err := time.Parse(time.RFC3339, recorded.IssuedAt); err == nil {
+		return t
+	}
+	return now
+}
+
+// rotationDue says why the recorded (published) credential is to be rotated now, or nil.
+func rotationDue(be *extensionsv1alpha1.BackupEntry, settings *credentials.EntrySettings, recorded *entryRecord, now time.Time) *entryRotation {
+	request := be.Annotations[AnnotationRotateCredentials]
+	switch {
+	case request != "":
+		return &entryRotation{reason: rotationRequested, request: request}
+	case settings.RotationPeriod() > 0 && !now.Before(issuedAt(recorded, now).Add(settings.RotationPeriod())):
+		return &entryRotation{reason: rotationByPeriod}
+	}
+	return nil
+}
+
+// rotationSchedule says, for the condition, when the published credential was issued and when
+// it is rotated next.
+func rotationSchedule(settings *credentials.EntrySettings, published *entryRecord) string {
+	issued, err := time.Parse(time.RFC3339, published.IssuedAt)
+	if err != nil {
+		return ""
+	}
+	next := fmt.Sprintf("rotated on request only (annotation %s; entryCredentials.rotation.period is not set)", AnnotationRotateCredentials)
+	if p := settings.RotationPeriod(); p > 0 {
+		next = "next rotation due " + issued.Add(p).UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("; issued %s, %s", issued.UTC().Format(time.RFC3339), next)
+}
+
+// retiringAnnotation records r on the etcd-backup secret until its retirement is confirmed.
+func retiringAnnotation(r *pendingRetirement) map[string]string {
+	raw, _ := json.Marshal(r)
+	return map[string]string{AnnotationEntryRetiring: string(raw)}
+}
+
+// settleRotation finishes a pass that published a rotated credential (o.rotation) or found a
+// rotated-out one not yet retired (o.retire): both already on the etcd-backup secret's record.
+// It removes the honoured request, retires the previous credential for the grace period (0s:
+// revokes it at once), drops it from the record and says so.
+func (a *holdingActuator) settleRotation(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *entryOutcome) error {
+	if o.rotation != nil && o.rotation.request != "" {
+		if err := a.removeRotationRequest(ctx, be, o.rotation.request); err != nil {
+			return err
+		}
+	}
+	r := o.retire
+	if r == nil {
+		return nil
+	}
+	if err := a.retireEntryCredential(ctx, be, r, o.published); err != nil {
+		return fmt.Errorf("retiring the entry's rotated-out credential %s (kept on record, retried): %w", r.ID, err)
+	}
+	if err := a.dropAnnotation(ctx, be, AnnotationEntryRetiring); err != nil {
+		return err
+	}
+	until := "now (gracePeriod 0s): revoked"
+	if r.Until.After(time.Now()) {
+		until = "until " + r.Until.UTC().Format(time.RFC3339) + " (rotation.gracePeriod), then it ends"
+	}
+	log.Info("Retired the entry's rotated-out credential", "previous", r.ID, "until", r.Until)
+	if o.rotation != nil && o.published != nil {
+		a.entries.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialRotated, "Reconcile",
+			"Rotated the entry's credential (%s): etcd-backup holds %s of issuer %s; the previous one %s stays valid %s",
+			o.rotation.reason, o.published.ID, o.published.Issuer, r.ID, until)
+	}
+	return nil
+}
+
+// retireEntryCredential lets r stay valid until r.Until, with the issuer that issued it and
+// only where it was issued; a time not ahead revokes every credential of r's access but the
+// published one at once.
+func (a *holdingActuator) retireEntryCredential(ctx context.Context, be *extensionsv1alpha1.BackupEntry, r *pendingRetirement, published *entryRecord) error {
+	if !r.Until.After(time.Now()) {
+		return a.revokeEntryCredentials(ctx, be, r.entryRecord, published)
+	}
+	issuer, prefix, err := a.issuerWhereIssued(ctx, be, r.entryRecord)
+	if err != nil {
+		return err
+	}
+	return issuer.RetireEntryCredentials(ctx, be.Spec.BucketName, prefix, r.Access, []string{r.ID}, r.Until)
+}
+
+// removeRotationRequest removes AnnotationRotateCredentials from the entry if it still asks for
+// what was honoured (a new value set meanwhile is another request, kept for the next pass).
+func (a *holdingActuator) removeRotationRequest(ctx context.Context, be *extensionsv1alpha1.BackupEntry, honoured string) error {
+	current := &extensionsv1alpha1.BackupEntry{}
+	if err := a.client.Get(ctx, client.ObjectKeyFromObject(be), current); err != nil {
+		return fmt.Errorf("reading the entry to remove its rotation request: %w", err)
+	}
+	if current.Annotations[AnnotationRotateCredentials] != honoured {
+		return nil
+	}
+	base := current.DeepCopy()
+	delete(current.Annotations, AnnotationRotateCredentials)
+	if err := a.client.Patch(ctx, current, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("removing the honoured rotation request %s from the entry: %w", AnnotationRotateCredentials, err)
+	}
+	return nil
+}
+
+// dropAnnotation removes key from the entry's etcd-backup secret.
+func (a *holdingActuator) dropAnnotation(ctx context.Context, be *extensionsv1alpha1.BackupEntry, key string) error {
+	s := &corev1.Secret{}
+	if err := a.client.Get(ctx, etcdBackupSecretKey(be), s); err != nil {
+		return fmt.Errorf("reading the etcd-backup secret to update the entry's record: %w", err)
+	}
+	if _, ok := s.Annotations[key]; !ok {
+		return nil
+	}
+	base := s.DeepCopy()
+	delete(s.Annotations, key)
+	if err := a.client.Patch(ctx, s, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("updating the entry's record on its etcd-backup secret: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,297 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package backupentry
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+// countOf counts the valid credentials of one entry's access; the caller holds f.mu.
+func (f *fakeEntryIssuer) countOf(bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess) int {
+	n := 0
+	for _, c := range f.creds {
+		if c.location == f.location && c.bucket == bucket && c.prefix == prefix.String() && c.access == access {
+			n++
+		}
+	}
+	return n
+}
+
+// rotating is entryCredentials with a rotation period of a day and grace.
+func rotating(grace time.Duration) *credentials.EntrySettings {
+	return &credentials.EntrySettings{Issuer: "fake", EntryGeneration: credentials.EntryGeneration{Rotation: &credentials.Rotation{
+		Period: &metav1.Duration{Duration: 24 * time.Hour}, GracePeriod: &metav1.Duration{Duration: grace}}}}
+}
+
+// age sets the recorded issue time of the published credential (a record without one: "").
+func (f *entryCredFixture) age(issued string) {
+	f.t.Helper()
+	s := f.etcdBackup()
+	if issued == "" {
+		delete(s.Annotations, AnnotationEntryIssuedAt)
+	} else {
+		s.Annotations[AnnotationEntryIssuedAt] = issued
+	}
+	if err := f.client.Update(context.Background(), s); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// requestRotation sets AnnotationRotateCredentials on the entry.
+func (f *entryCredFixture) requestRotation(token string) {
+	f.t.Helper()
+	be := f.current()
+	if be.Annotations == nil {
+		be.Annotations = map[string]string{}
+	}
+	be.Annotations[AnnotationRotateCredentials] = token
+	if err := f.client.Update(context.Background(), be); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// wantRotated checks that the secret publishes a new credential, recorded as issued now, and
+// that previous stays valid until about now + grace (0: revoked).
+func (f *entryCredFixture) wantRotated(previous string, grace time.Duration, before time.Time) string {
+	f.t.Helper()
+	id := f.published()
+	a := f.etcdBackup().Annotations
+	if id == previous || a[AnnotationEntryCredential] != id || a[AnnotationEntryRetiring] != "" {
+		f.t.Fatalf("published %q, record %v; want a new credential than %s, recorded, no retirement pending", id, a, previous)
+	}
+	if at, err := time.Parse(time.RFC3339, a[AnnotationEntryIssuedAt]); err != nil || at.Before(before.Truncate(time.Second)) {
+		f.t.Fatalf("issued-at %q; want the rotation's time", a[AnnotationEntryIssuedAt])
+	}
+	c, valid := f.issuer.valid(previous)
+	switch {
+	case grace == 0 && valid:
+		f.t.Fatalf("gracePeriod 0s: the previous credential %s is still valid", previous)
+	case grace > 0 && (!valid || c.retireAt.Before(before.Add(grace)) || c.retireAt.After(time.Now().Add(grace))):
+		f.t.Fatalf("previous %s valid %v, retires at %v; want valid until about now + %s", previous, valid, c.retireAt, grace)
+	}
+	if evs := f.events(); !slices.ContainsFunc(evs, func(e string) bool {
+		return strings.Contains(e, ReasonEntryCredentialRotated) && strings.Contains(e, id)
+	}) {
+		f.t.Fatalf("events %v; want %s naming %s", evs, ReasonEntryCredentialRotated, id)
+	}
+	return id
+}
+
+// entryCredentialRotationStates are TestEntryCredentialStates' rotation rows.
+func entryCredentialRotationStates(t *testing.T) {
+	ctx := context.Background()
+	prefix, _ := objectstore.EntryPrefix(testEntry)
+	t.Run("rotation period reached: a new credential published, the previous one retiring for the grace", func(t *testing.T) {
+		f := newEntryCredFixture(t, testEntry, true)
+		f.configure(rotating(time.Hour))
+		f.mustReconcile()
+		first := f.published()
+		issued := f.etcdBackup().Annotations[AnnotationEntryIssuedAt]
+		f.wantCondition(gardencorev1beta1.ConditionTrue, ReasonOwnPrefix, "issued "+issued+", next rotation due ")
+		f.mustReconcile() // not yet due
+		if f.published() != first || f.issuer.issuances != 1 {
+			t.Fatalf("before its period: published %q after %d issuances; want %s kept", f.published(), f.issuer.issuances, first)
+		}
+		f.age(time.Now().Add(-25 * time.Hour).UTC().Format(time.RFC3339))
+		before := time.Now()
+		f.mustReconcile()
+		second := f.wantRotated(first, time.Hour, before)
+		f.wantCondition(gardencorev1beta1.ConditionTrue, ReasonOwnPrefix, second)
+		f.mustReconcile()
+		if f.published() != second || f.issuer.issuances != 2 || f.issuer.count() != 2 {
+			t.Fatalf("after the rotation: published %q, %d issuances, %d valid; want %s kept, it and the retiring one", f.published(), f.issuer.issuances, f.issuer.count(), second)
+		}
+	})
+	t.Run("rotation on request: honoured once, the annotation removed by the actuator", func(t *testing.T) {
+		f := newEntryCredFixture(t, testEntry, true)
+		f.mustReconcile() // no period: on request only
+		first := f.published()
+		f.wantCondition(gardencorev1beta1.ConditionTrue, ReasonOwnPrefix, "rotated on request only")
+		f.requestRotation("2026-11-28")
+		before := time.Now()
+		f.mustReconcile()
+		f.wantRotated(first, credentials.DefaultGracePeriod, before)
+		if v, ok := f.current().Annotations[AnnotationRotateCredentials]; ok {
+			t.Fatalf("the honoured request %q is still on the entry", v)
+		}
+		f.mustReconcile()
+		if f.issuer.issuances != 2 {
+			t.Fatalf("%d issuances; want the request honoured once", f.issuer.issuances)
+		}
+	})
+	t.Run("record without an issue time (previous build): counted from now, not rotated at once", func(t *testing.T) {
+		f := newEntryCredFixture(t, testEntry, true)
+		f.configure(rotating(time.Hour))
+		f.mustReconcile()
+		first := f.published()
+		f.age("")
+		before := time.Now()
+		f.mustReconcile()
+		at, err := time.Parse(time.RFC3339, f.etcdBackup().Annotations[AnnotationEntryIssuedAt])
+		if f.published() != first || f.issuer.issuances != 1 || err != nil || at.Before(before.Truncate(time.Second)) {
+			t.Fatalf("published %q after %d issuances, issued-at %v (%v); want %s kept, recorded as issued now", f.published(), f.issuer.issuances, at, err, first)
+		}
+	})
+	t.Run("restart mid-rotation, between issue and publish: the unpublished one revoked, one published, one retiring", func(t *testing.T) {
+		f := newEntryCredFixture(t, testEntry, true)
+		f.configure(rotating(time.Hour))
+		f.mustReconcile()
+		first := f.published()
+		f.age(time.Now().Add(-25 * time.Hour).UTC().Format(time.RFC3339))
+		lost, err := f.issuer.IssueEntryCredential(ctx, testBucket, prefix, objectstore.EntryReadWrite, []string{first}) // the pass that never published
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := time.Now()
+		f.mustReconcile()
+		f.wantRotated(first, time.Hour, before)
+		if _, ok := f.issuer.valid(lost.ID); ok || f.issuer.count() != 2 {
+			t.Fatalf("%s (never published) valid %v, %d valid; want it revoked, one published and one retiring", lost.ID, ok, f.issuer.count())
+		}
+	})
+	t.Run("restart mid-rotation, between publish and retire: the retirement on record, done by the next pass", func(t *testing.T) {
+		f := newEntryCredFixture(t, testEntry, true)
+		f.configure(rotating(time.Hour))
+		f.mustReconcile()
+		first := f.published()
+		f.requestRotation("now")
+		f.issuer.retireErr = errors.New("the store is away")
+		if err := f.reconcile(); err == nil || !strings.Contains(err.Error(), first) {
+			t.Fatalf("Reconcile = %v; want the failed retirement of %s", err, first)
+		}
+		second := f.published()
+		if c, ok := f.issuer.valid(first); second == first || !ok || !c.retireAt.IsZero() || !strings.Contains(f.etcdBackup().Annotations[AnnotationEntryRetiring], first) {
+			t.Fatalf("published %q, previous valid %v retiring at %v, record %v; want the new one published and the previous one's retirement on record", second, ok, c.retireAt, f.etcdBackup().Annotations)
+		}
+		if _, ok := f.current().Annotations[AnnotationRotateCredentials]; ok {
+			t.Fatal("the request survived its publication: the next pass would rotate again")
+		}
+		f.issuer.retireErr = nil
+		before := time.Now()
+		f.mustReconcile()
+		if c, ok := f.issuer.valid(first); f.published() != second || f.issuer.issuances != 2 || !ok || c.retireAt.Before(before.Add(time.Hour-time.Minute)) || f.etcdBackup().Annotations[AnnotationEntryRetiring] != "" {
+			t.Fatalf("published %q after %d issuances; previous valid %v until %v; record %v; want %s kept and the previous one retiring", f.published(), f.issuer.issuances, ok, c.retireAt, f.etcdBackup().Annotations, second)
+		}
+	})
+	t.Run("switch off while a rotated-out credential's retirement is pending: both revoked", func(t *testing.T) {
+		f := newEntryCredFixture(t, testEntry, true)
+		f.configure(rotating(time.Hour))
+		f.mustReconcile()
+		f.requestRotation("now")
+		f.issuer.retireErr = errors.New("the store is away")
+		if err := f.reconcile(); err == nil {
+			t.Fatal("Reconcile succeeded; want the failed retirement")
+		}
+		f.issuer.retireErr = nil
+		f.switchTo(false)
+		f.mustReconcile()
+		if f.published() != "value" || f.issuer.count() != 0 || f.etcdBackup().Annotations[AnnotationEntryRetiring] != "" {
+			t.Fatalf("published %q, %d valid, record %v; want the bucket's, none of the entry's, nothing pending", f.published(), f.issuer.count(), f.etcdBackup().Annotations)
+		}
+	})
+	t.Run("rotation while a previous one is still retiring (IAM's two keys): that one ends early, the rotation goes on", func(t *testing.T) {
+		f := newEntryCredFixture(t, testEntry, true)
+		f.issuer.limit = 2
+		f.mustReconcile()
+		first := f.published()
+		f.requestRotation("one")
+		f.mustReconcile()
+		second := f.published()
+		f.requestRotation("two")
+		before := time.Now()
+		if err := f.reconcile(); err != nil {
+			t.Fatalf("a second rotation within the first one's grace: %v", err)
+		}
+		f.wantRotated(second, credentials.DefaultGracePeriod, before)
+		if _, ok := f.issuer.valid(first); ok || f.issuer.count() != 2 {
+			t.Fatalf("first valid %v, %d valid; want it revoked early, one published and one retiring", ok, f.issuer.count())
+		}
+	})
+	t.Run("rotation with gracePeriod 0s: the previous one revoked at once", func(t *testing.T) {
+		f := newEntryCredFixture(t, testEntry, true)
+		f.configure(rotating(0))
+		f.mustReconcile()
+		first := f.published()
+		f.requestRotation("now")
+		before := time.Now()
+		f.mustReconcile()
+		f.wantRotated(first, 0, before)
+		if f.issuer.count() != 1 {
+			t.Fatalf("%d valid; want the published one only", f.issuer.count())
+		}
+	})
+}
+
+// TestRotationSchedulerAsksForAReconcileWhenDue: the scheduler sets gardener's operation
+// annotation on an entry whose credential is due (period or request), and otherwise looks
+// again when it will be, never later than maxRotationWait.
+func TestRotationSchedulerAsksForAReconcileWhenDue(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name        string
+		issued      time.Duration // ago
+		request     bool
+		failing     bool
+		wantAsk     bool
+		wantRequeue time.Duration
+	}{
+		{name: "fresh credential: look again within the hour", issued: time.Minute, wantRequeue: maxRotationWait},
+		{name: "due in ten minutes: look again then", issued: 24*time.Hour - 10*time.Minute, wantRequeue: 10 * time.Minute},
+		{name: "period reached: ask", issued: 25 * time.Hour, wantAsk: true, wantRequeue: time.Minute},
+		{name: "requested: ask", issued: time.Minute, request: true, wantAsk: true, wantRequeue: time.Minute},
+		{name: "due on a failing entry: the library's retry rotates, no ask", issued: 25 * time.Hour, failing: true, wantRequeue: 5 * time.Minute},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newEntryCredFixture(t, testEntry, true)
+			f.configure(rotating(time.Hour))
+			f.mustReconcile()
+			f.age(time.Now().Add(-c.issued).UTC().Format(time.RFC3339))
+			if c.request {
+				f.requestRotation("now")
+			}
+			be := f.current()
+			state := gardencorev1beta1.LastOperationStateSucceeded
+			if c.failing {
+				state = gardencorev1beta1.LastOperationStateError
+			}
+			be.Status.LastOperation = &gardencorev1beta1.LastOperation{State: state}
+			if err := f.client.Status().Update(ctx, be); err != nil {
+				t.Fatal(err)
+			}
+			s := &rotationScheduler{entries: &delegate{provider: provider.Register(entryCredProvider{f.provider}), reader: f.client, recorder: f.recorder}, client: f.client}
+			res, err := s.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(be)})
+			asked := f.current().Annotations[v1beta1constants.GardenerOperation] == v1beta1constants.GardenerOperationReconcile
+			if err != nil || asked != c.wantAsk || res.RequeueAfter > c.wantRequeue || res.RequeueAfter < c.wantRequeue-time.Minute {
+				t.Fatalf("Reconcile = %+v, %v; asked %v; want asked %v, requeue about %s", res, err, asked, c.wantAsk, c.wantRequeue)
+			}
+		})
+	}
+	t.Run("off: nothing asked, no look again", func(t *testing.T) {
+		f := newEntryCredFixture(t, testEntry, false)
+		f.mustReconcile()
+		f.requestRotation("now")
+		s := &rotationScheduler{entries: &delegate{provider: provider.Register(entryCredProvider{f.provider}), reader: f.client, recorder: f.recorder}, client: f.client}
+		res, err := s.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(f.be)})
+		if err != nil || res.RequeueAfter != 0 || f.current().Annotations[v1beta1constants.GardenerOperation] != "" {
+			t.Fatalf("Reconcile = %+v, %v, operation %q; want nothing", res, err, f.current().Annotations[v1beta1constants.GardenerOperation])
+		}
+	})
+}

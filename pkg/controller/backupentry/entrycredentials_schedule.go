@@ -1,0 +1,122 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package backupentry
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	predicateutils "github.com/gardener/gardener/pkg/controllerutils/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/predicates"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/reconciled"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+// maxRotationWait bounds how long the rotation scheduler sleeps before looking at an entry again
+// (the etcd-backup secret it reads is not watched).
+const maxRotationWait = time.Hour
+
+// rotationScheduler requests a reconcile of a BackupEntry (the operation annotation, as
+// gardenlet sets it) when its own credential is due for rotation: by period, or on request
+// (AnnotationRotateCredentials). gardener's library reconciles an entry only on that annotation,
+// a generation change or a failed last operation (its default predicates), and its reconciler
+// never requeues a succeeded one: without the scheduler a credential would outlive its period,
+// and a request would wait for the next unrelated reconcile.
+type rotationScheduler struct {
+	entries *delegate
+	client  client.Client
+}
+
+// addRotationScheduler registers the scheduler for p's entries (one worker: it reads and
+// annotates).
+func addRotationScheduler(mgr manager.Manager, p provider.Provider, d *delegate, opts options.AddOptions) error {
+	return builder.ControllerManagedBy(mgr).
+		Named("backupentry-credentials-"+p.Type()).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: opts.Controller.SkipNameValidation}).
+		For(&extensionsv1alpha1.BackupEntry{}, builder.WithPredicates(predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...),
+			predicate.Or(predicates.SpecOrOperationChanged(), rotationRequestChanged()))).
+		Complete(&rotationScheduler{entries: d, client: mgr.GetClient()})
+}
+
+// rotationRequestChanged passes updates that set or change AnnotationRotateCredentials.
+func rotationRequestChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			v := e.ObjectNew.GetAnnotations()[AnnotationRotateCredentials]
+			return v != "" && v != e.ObjectOld.GetAnnotations()[AnnotationRotateCredentials]
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (s *rotationScheduler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	be := &extensionsv1alpha1.BackupEntry{}
+	if found, err := reconciled.GetOrForget(ctx, s.client, req, be, nil); !found {
+		return reconcile.Result{}, err
+	}
+	if be.DeletionTimestamp != nil || entryinfo.IsGardenEntry(be) {
+		return reconcile.Result{}, nil
+	}
+	settings, _ := s.entries.entrySettings(be)
+	if settings == nil {
+		return reconcile.Result{}, nil // off: no credential of its own to rotate
+	}
+	now := time.Now()
+	due, ok := s.due(ctx, be, now)
+	if !ok {
+		return reconcile.Result{}, nil
+	}
+	if wait := due.Sub(now); wait > 0 {
+		return reconcile.Result{RequeueAfter: min(wait, maxRotationWait)}, nil
+	}
+	if !extstatus.Succeeded(be) {
+		// The library retries a failing entry with back-off, and that pass rotates: do not add to it.
+		return reconcile.Result{RequeueAfter: 5 * time.Minute}, nil
+	}
+	if err := reconciled.RequestReconcile(ctx, s.client, be); err != nil {
+		return reconcile.Result{}, fmt.Errorf("requesting a reconcile of BackupEntry %s to rotate its credential: %w", be.Name, err)
+	}
+	// Look again once the reconcile has had its chance (a failing one keeps the time due).
+	return reconcile.Result{RequeueAfter: time.Minute}, nil
+}
+
+// due is when the entry's credential is to be rotated: now on request, else its recorded issue
+// time plus the period. ok is false when nothing is ever due (no period, nothing issued yet, or
+// no issue time recorded yet: the entry's next reconcile records one and wakes the scheduler).
+func (s *rotationScheduler) due(ctx context.Context, be *extensionsv1alpha1.BackupEntry, now time.Time) (time.Time, bool) {
+	if be.Annotations[AnnotationRotateCredentials] != "" {
+		return now, true
+	}
+	settings, _ := s.entries.entrySettings(be)
+	period := settings.RotationPeriod()
+	if period <= 0 {
+		return time.Time{}, false
+	}
+	secret, err := s.entries.readEtcdBackupSecret(ctx, be)
+	if err != nil || secret == nil {
+		return time.Time{}, false // unreadable: the entry's own reconcile reports it
+	}
+	r := recordFrom(secret.Annotations)
+	if r == nil || r.IssuedAt == "" {
+		return time.Time{}, false
+	}
+	return issuedAt(r, now).Add(period), true
+}
