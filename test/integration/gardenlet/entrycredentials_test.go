@@ -46,7 +46,7 @@ const (
 // MinIO enforcing every credential:
 //
 //   - on seed a the entry's etcd-backup holds its own credential (not the bucket's), which
-//     reaches its prefix and is refused another shoot's and a sibling's ("<entry>0/");
+//     reaches its prefix and is refused another shoot's and the siblings' ("<entry>0/", "<entry>x/");
 //   - a -> b: the source- entry's source-etcd-backup on b holds a read-only credential that reads
 //     the source prefix and may neither write nor delete there; the entry's etcd-backup on b holds
 //     its own credential on the target bucket; seed a's credential is retiring (seed a's grace of
@@ -80,15 +80,21 @@ func TestControlPlaneMigrationWithEntryCredentials(t *testing.T) {
 	coreEntry(t, s, "", source.Name, a.name, nil)
 	waitEntry(t, s.entryKey(), 2*time.Minute, "Succeeded on "+a.name, entrySucceeded(""))
 	entry := s.entryName()
-	// Another shoot's entry and a sibling whose name extends this one's, in the same bucket.
-	neighbour, sibling := unique("shoot--n--")+"--u", entry+"0"
-	framework.FillEntry(t, operator, source.Name, neighbour+"/", 1)
-	framework.FillEntry(t, operator, source.Name, sibling+"/", 1)
-	backups := framework.FillEntry(t, operator, source.Name, entry+"/", 2) // the entry's backups on seed a
+	// The entry's backups on seed a, beside siblings whose names extend the entry's ("<entry>0/",
+	// "<entry>x/") and another shoot's entry, in the same bucket.
+	framework.FillEntry(t, operator, source.Name, entry+"/", 2)
+	neighbour := unique("shoot--n--") + "--u"
+	if err := operator.PutObject(ctx(), source.Name, neighbour+"/etcd-main/v2/Full-00000000-00000001-0", []byte("not ours")); err != nil {
+		t.Fatal(err)
+	}
+	backups, err := conformance.ListKeys(ctx(), operator, source.Name, entry+"/")
+	if err != nil || len(backups) != 2 {
+		t.Fatalf("the entry's backups: %v, %v", backups, err)
+	}
 
 	onA := publishedEntryCredential(t, p, a, s, "etcd-backup", objectstore.EntryReadWrite)
 	readsAndWrites(t, onA.store, source.Name, entry)
-	for _, other := range []string{neighbour, sibling} {
+	for _, other := range []string{neighbour, entry + "0", entry + "x"} {
 		refusedAt(t, onA.store, source.Name, other, "seed a's credential of "+entry)
 	}
 	principals(t, entry, map[string]string{onA.id: "read-write on " + source.Name})
