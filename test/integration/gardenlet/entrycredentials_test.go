@@ -5,6 +5,7 @@
 package gardenlet_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/minio/madmin-go/v3"
 	corev1 "k8s.io/api/core/v1"
@@ -98,7 +100,7 @@ func TestControlPlaneMigrationWithEntryCredentials(t *testing.T) {
 		refusedAt(t, onA.store, source.Name, other, "seed a's credential of "+entry)
 	}
 	principals(t, entry, map[string]string{onA.id: "read-write on " + source.Name})
-	step(a.name + ": the entry's own credential in etcd-backup; its prefix reached, the neighbour's and the sibling's refused")
+	step(a.name + ": the entry's own credential in etcd-backup; its prefix reached, the neighbour's and the siblings' refused")
 
 	// There: a -> b.
 	src, _, _ := migrate(t, s, a, b, source.Name, target.Name)
@@ -126,7 +128,8 @@ func TestControlPlaneMigrationWithEntryCredentials(t *testing.T) {
 	step(a.name + " -> " + b.name + ": read-only source-etcd-backup, the target's own credential, seed a's retiring and still valid")
 
 	// etcd's copy into the target (etcd-druid's job), then the shoot flow force-deletes the source entry.
-	if err := onB.store.PutObject(ctx(), target.Name, entry+"/etcd-main/v2/Full-00000001-00000010-1", []byte("copy")); err != nil {
+	copied := entry + "/etcd-main/v2/Full-00000001-00000010-1"
+	if err := onB.store.PutObject(ctx(), target.Name, copied, []byte("copy")); err != nil {
 		t.Fatal(err)
 	}
 	forceDeleteSource(t, b, s, src)
@@ -142,6 +145,12 @@ func TestControlPlaneMigrationWithEntryCredentials(t *testing.T) {
 		t.Errorf("seed b's credential after the migration with a grace of 0s: %v", err)
 	}
 	backCred := publishedEntryCredential(t, p, a, s, "source-etcd-backup", objectstore.EntryReadOnly)
+	if _, err := objectstore.ReadObject(ctx(), backCred.store, target.Name, copied); err != nil {
+		t.Errorf("the source entry's read-only credential on %s reading %s in %s: %v", a.name, copied, target.Name, err)
+	}
+	if err := backCred.store.PutObject(ctx(), target.Name, entry+"/etcd-main/written-by-source", []byte("x")); !conformance.Refused(err) {
+		t.Errorf("the source entry's read-only credential on %s writing in %s: %v; want refused", a.name, target.Name, err)
+	}
 	readsAndWrites(t, onA.store, source.Name, entry) // still retiring, spared by seed a's new issuance
 	onA2 := publishedEntryCredential(t, p, a, s, "etcd-backup", objectstore.EntryReadWrite)
 	if onA2.id == onA.id {
@@ -215,7 +224,7 @@ func publishedEntryCredential(t *testing.T, p *providerWorld, w *seedWorld, s sh
 	}
 	name := s.entryName()
 	if access == objectstore.EntryReadOnly {
-		name = "source-" + name
+		name = v1beta1constants.BackupSourcePrefix + "-" + name
 	}
 	ext := &extensionsv1alpha1.BackupEntry{}
 	if err := w.client.Get(ctx(), client.ObjectKey{Name: name}, ext); err != nil {
@@ -265,10 +274,15 @@ func refusedAt(t *testing.T, store conformance.Stores, bucket, prefix, who strin
 
 // listRefused is nil when store's listing of prefix/ in bucket is refused.
 func listRefused(store conformance.Stores, bucket, prefix string) error {
-	if _, err := conformance.ListKeys(ctx(), store, bucket, prefix+"/"); !conformance.Refused(err) {
-		return &unexpected{what: "listing " + prefix + "/ in " + bucket, err: err}
+	_, err := conformance.ListKeys(ctx(), store, bucket, prefix+"/")
+	switch {
+	case conformance.Refused(err):
+		return nil
+	case err == nil:
+		return fmt.Errorf("listing %s/ in %s succeeded; want refused", prefix, bucket)
+	default:
+		return fmt.Errorf("listing %s/ in %s: %w; want refused", prefix, bucket, err)
 	}
-	return nil
 }
 
 // deleteRefused asserts that store (who) may not delete key of bucket.
@@ -280,18 +294,6 @@ func deleteRefused(t *testing.T, store conformance.Stores, bucket, key, who stri
 	} else if err != nil && !conformance.Refused(err) {
 		t.Errorf("%s deleting %s in %s: %v; want refused", who, key, bucket, err)
 	}
-}
-
-type unexpected struct {
-	what string
-	err  error
-}
-
-func (u *unexpected) Error() string {
-	if u.err == nil {
-		return u.what + " succeeded; want refused"
-	}
-	return u.what + ": " + u.err.Error() + "; want refused"
 }
 
 // principals asserts that the MinIO service accounts naming entry's prefix (in their
