@@ -7,8 +7,9 @@
 // stand-in test/stack/aws.IAM, its keys and policies enforced on MinIO: a user per entry). N
 // entries of one bucket each get a credential (IssueEntryCredential: the revocation of
 // unrecorded ones, the principal, the proof by listing and GetBucketVersioning), by --workers at
-// a time (the chart's concurrentSyncs), then each gets a new one with the first in use, then each
-// is revoked (RevokeEntryCredentials). A counting proxy in front of MinIO counts the issuer's
+// a time (the chart's concurrentSyncs), then each gets a new one with the first in use, then the
+// new one is retired for an hour (RetireEntryCredentials: a migration away), then every one of
+// the entry's is revoked (RevokeEntryCredentials). A counting proxy in front of MinIO counts the issuer's
 // requests to it by kind (admin API, S3: the proof); the IAM stand-in records every IAM request
 // by action (its own mirroring onto MinIO goes around the proxy and is not counted). Run with
 // `make bench-entrycredentials` (BENCH_FLAGS=--issuers=MinIO for one).
@@ -178,6 +179,12 @@ func run(issuer string, n, workers int) error {
 		cred, err := iss.IssueEntryCredential(ctx, bucket, p, objectstore.EntryReadWrite, []string{id.(string)})
 		ids.Store(p.String(), cred.ID)
 		return err
+	}); err != nil {
+		return err
+	}
+	if err := phase("retire (migrated away)", func(p objectstore.Prefix) error {
+		id, _ := ids.Load(p.String())
+		return iss.RetireEntryCredentials(ctx, bucket, p, objectstore.EntryReadWrite, []string{id.(string)}, time.Now().Add(time.Hour))
 	}); err != nil {
 		return err
 	}
