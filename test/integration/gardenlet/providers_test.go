@@ -151,15 +151,18 @@ func startProviderSeeds[C config.ProviderConfig](t *testing.T, w *providerWorld,
 	if err != nil {
 		t.Fatal(err)
 	}
-	var started []*seedWorld
-	for _, name := range []string{w.typ + "-seed-a", w.typ + "-seed-b"} {
-		sw, stop, err := startSeed(context.Background(), name, binary, filepath.Join(workDir, name), p, w.region, flags...)
-		t.Cleanup(func() { delete(seeds, name); stop() })
-		if err != nil {
-			t.Fatalf("starting %s: %v", name, err)
-		}
-		seeds[name] = sw
-		started = append(started, sw)
+	return startTestSeed(t, w.typ+"-seed-a", binary, p, w.region, flags...), startTestSeed(t, w.typ+"-seed-b", binary, p, w.region, flags...)
+}
+
+// startTestSeed starts the seed name with binary (startSeed) for the test t: registered in seeds
+// while t runs, stopped when it ends.
+func startTestSeed[C config.ProviderConfig](t *testing.T, name, binary string, p provider.TestCloud[C], region string, flags ...string) *seedWorld {
+	t.Helper()
+	sw, stop, err := startSeed(context.Background(), name, binary, filepath.Join(workDir, name), p, region, flags...)
+	t.Cleanup(func() { delete(seeds, name); stop() })
+	if err != nil {
+		t.Fatalf("starting %s: %v", name, err)
 	}
-	return started[0], started[1]
+	seeds[name] = sw
+	return sw
 }

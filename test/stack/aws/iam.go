@@ -21,7 +21,6 @@ import (
 	"sync"
 
 	"github.com/minio/madmin-go/v3"
-	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
 // IAM is a stand-in for the parts of AWS IAM the extension calls for generated credentials
@@ -64,11 +63,7 @@ func StartIAM() *IAM {
 // enforced by MinIO's policy engine, which evaluates the same S3 policy language; it is not AWS,
 // whose evaluation can differ in details.
 func (s *IAM) EnforceOn(m *MinIO) error {
-	u, err := url.Parse(m.Endpoint)
-	if err != nil {
-		return err
-	}
-	admin, err := madmin.NewWithOptions(u.Host, &madmin.Options{Creds: credentials.NewStaticV4(m.AccessKey, m.SecretKey, ""), Secure: u.Scheme == "https", Transport: m.http.Transport})
+	admin, err := m.Admin()
 	if err != nil {
 		return err
 	}

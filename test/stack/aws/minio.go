@@ -11,10 +11,13 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -22,6 +25,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/minio/madmin-go/v3"
+	miniocredentials "github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
@@ -173,6 +178,37 @@ func (m *MinIO) S3Client() *s3.Client {
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		HTTPClient:                 m.http,
 	})
+}
+
+// Admin returns a MinIO admin client with the root credentials, reaching the server directly.
+func (m *MinIO) Admin() (*madmin.AdminClient, error) {
+	u, err := url.Parse(m.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	return madmin.NewWithOptions(u.Host, &madmin.Options{Creds: miniocredentials.NewStaticV4(m.AccessKey, m.SecretKey, ""), Secure: u.Scheme == "https", Transport: m.http.Transport})
+}
+
+// ServiceAccounts lists every service account of every MinIO user (not the root's): what a test
+// inspects to see which principals exist, whoever created them.
+func (m *MinIO) ServiceAccounts(ctx context.Context) ([]madmin.ServiceAccountInfo, error) {
+	admin, err := m.Admin()
+	if err != nil {
+		return nil, err
+	}
+	users, err := admin.ListUsers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []madmin.ServiceAccountInfo
+	for _, user := range slices.Sorted(maps.Keys(users)) {
+		resp, err := admin.ListServiceAccounts(ctx, user)
+		if err != nil {
+			return nil, fmt.Errorf("listing the service accounts of MinIO user %s: %w", user, err)
+		}
+		out = append(out, resp.Accounts...)
+	}
+	return out, nil
 }
 
 // SecretData is the data of an aws-type credentials secret for this server (with TLS, its
