@@ -115,6 +115,11 @@ func (f *fakeEntryIssuer) CredentialReach(bucket string, prefix objectstore.Pref
 	return fmt.Sprintf("%s of %q in %q only", access, prefix.String(), bucket)
 }
 
+// Headroom is unbounded: the fixture's quota is issueErr.
+func (f *fakeEntryIssuer) Headroom(context.Context) (objectstore.Headroom, error) {
+	return objectstore.Headroom{Unbounded: true}, nil
+}
+
 func (f *fakeEntryIssuer) valid(id string) (fakeEntryCred, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -26,8 +26,9 @@ import (
 
 // IAM is a stand-in for the parts of AWS IAM the extension calls for generated credentials
 // (users and their tags, inline user policies, access keys, with IAM's limits of two keys per
-// user and 2,048 characters of inline policy, an optional limit of users, and its
-// refusal to delete a user that still has keys or policies). No emulator of IAM runs here, so
+// user and 2,048 characters of inline policy, the account's quota of users (SetUsersQuota), which
+// CreateUser's LimitExceeded and GetAccountSummary's Users/UsersQuota both read, and its refusal
+// to delete a user that still has keys or policies). No emulator of IAM runs here, so
 // this plays the Query API over HTTP and records every action; it is not AWS, and the keys it
 // issues authenticate nowhere.
 type IAM struct {
@@ -36,9 +37,8 @@ type IAM struct {
 	mu       sync.Mutex
 	users    map[string]*iamUser
 	requests []url.Values
-	// MaxUsers, when set, is the account's limit of users (AWS: 5,000): CreateUser beyond it
-	// answers LimitExceeded.
-	MaxUsers int
+	// usersQuota is the account's limit of users (AWS: 5,000, DefaultUsersQuota).
+	usersQuota int
 	// enforcer, when set, is a MinIO server that mirrors every key with its user's inline
 	// policies (EnforceOn).
 	enforcer *madmin.AdminClient
@@ -53,9 +53,22 @@ type iamUser struct {
 
 // StartIAM starts the stand-in.
 func StartIAM() *IAM {
-	s := &IAM{users: map[string]*iamUser{}}
+	s := &IAM{users: map[string]*iamUser{}, usersQuota: DefaultUsersQuota}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
+}
+
+// DefaultUsersQuota is AWS's quota of IAM users per account
+// (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html).
+const DefaultUsersQuota = 5000
+
+// SetUsersQuota sets the account's quota of users: CreateUser with as many users as that answers
+// LimitExceeded, and GetAccountSummary reports it as UsersQuota. Raising it is headroom
+// returning.
+func (s *IAM) SetUsersQuota(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.usersQuota = n
 }
 
 // EnforceOn makes the stand-in's keys real on m: every access key it issues becomes a MinIO
@@ -188,6 +201,12 @@ func (s *IAM) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	action, name := form.Get("Action"), form.Get("UserName")
+	if action == "GetAccountSummary" {
+		// AWS answers a map of every entity count and quota of the account; the extension reads
+		// Users and UsersQuota.
+		s.reply(w, action, fmt.Sprintf("<SummaryMap><entry><key>Users</key><value>%d</value></entry><entry><key>UsersQuota</key><value>%d</value></entry><entry><key>AccessKeysPerUserQuota</key><value>2</value></entry></SummaryMap>", len(s.users), s.usersQuota))
+		return
+	}
 	u := s.users[name]
 	if u == nil && action != "CreateUser" {
 		s.fail(w, 404, "NoSuchEntity", "The user with name "+name+" cannot be found.")
@@ -200,8 +219,8 @@ func (s *IAM) serve(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, 409, "EntityAlreadyExists", "User with name "+name+" already exists.")
 			return
 		}
-		if s.MaxUsers > 0 && len(s.users) >= s.MaxUsers {
-			s.fail(w, 409, "LimitExceeded", fmt.Sprintf("Cannot exceed quota for UsersPerAccount: %d", s.MaxUsers))
+		if len(s.users) >= s.usersQuota {
+			s.fail(w, 409, "LimitExceeded", fmt.Sprintf("Cannot exceed quota for UsersPerAccount: %d", s.usersQuota))
 			return
 		}
 		tags := map[string]string{}
