@@ -104,7 +104,7 @@ var (
 	// EntryIsolation says what an entry's etcd-backup secret reaches: 1 for the entry's
 	// isolation, own_prefix (its own credential, entryCredentials) or bucket_wide (the bucket's).
 	EntryIsolation = newGauge("entry_credentials_isolation",
-		"1 for what a BackupEntry's etcd-backup secret reaches: own_prefix (the entry's own credential) or bucket_wide (the bucket's credential); sum by isolation to count entries.",
+		"1 for what a BackupEntry's etcd-backup secret reaches: own_prefix (the entry's own credential), bucket_wide (the bucket's credential) or bucket_wide_at_quota (the bucket's, published by allowBucketCredentialAtQuota because the store's quota refused the entry's own); sum by isolation to count entries.",
 		"entry", "isolation")
 
 	// InventoryDuration is how long one inventory of an entry took.
@@ -153,16 +153,30 @@ func ForgetEntry(name string) {
 const (
 	IsolationOwnPrefix  = "own_prefix"
 	IsolationBucketWide = "bucket_wide"
+	// IsolationBucketWideAtQuota is bucket_wide published by allowBucketCredentialAtQuota: the
+	// store's quota refused the entry's own credential.
+	IsolationBucketWideAtQuota = "bucket_wide_at_quota"
 )
 
-// SetEntryIsolation records what an entry's etcd-backup secret reaches.
+// SetEntryIsolation records what an entry's etcd-backup secret reaches: own_prefix or
+// bucket_wide.
 func SetEntryIsolation(entry string, ownPrefix bool) {
-	on, off := IsolationBucketWide, IsolationOwnPrefix
+	isolation := IsolationBucketWide
 	if ownPrefix {
-		on, off = off, on
+		isolation = IsolationOwnPrefix
 	}
-	EntryIsolation.WithLabelValues(entry, on).Set(1)
-	EntryIsolation.DeleteLabelValues(entry, off)
+	SetEntryIsolationTo(entry, isolation)
+}
+
+// SetEntryIsolationTo records isolation (one of the Isolation values) for entry, and removes
+// its other values: one series per entry, so that sum by (isolation) counts entries.
+func SetEntryIsolationTo(entry, isolation string) {
+	EntryIsolation.WithLabelValues(entry, isolation).Set(1)
+	for _, other := range []string{IsolationOwnPrefix, IsolationBucketWide, IsolationBucketWideAtQuota} {
+		if other != isolation {
+			EntryIsolation.DeleteLabelValues(entry, other)
+		}
+	}
 }
 
 // ForgetDeletion removes the deletion series of a BackupBucket or BackupEntry (kind) that is

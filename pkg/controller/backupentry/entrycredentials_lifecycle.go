@@ -29,13 +29,16 @@ import (
 // ConditionEntryCredentials on a BackupEntry says what the credential in its etcd-backup secret
 // is and reaches: True/OwnPrefix (its own credential, reaching only its prefix), False/BucketWide
 // (the bucket's credential, and why), False/NotIssued (its own could not be issued; the secret
-// is unchanged).
+// is unchanged), False/BucketWideAtQuota (its own could not be issued at the store's quota, and
+// allowBucketCredentialAtQuota published the bucket's until there is room again).
 const ConditionEntryCredentials gardencorev1beta1.ConditionType = "EntryCredentials"
 
 // Reasons of ConditionEntryCredentials and the entry credential events.
 const (
 	ReasonOwnPrefix              = "OwnPrefix"
 	ReasonBucketWide             = "BucketWide"
+	ReasonBucketWideAtQuota      = "BucketWideAtQuota"
+	ReasonEntryCredentialAtQuota = "EntryCredentialFallback"
 	ReasonNotIssued              = "NotIssued"
 	ReasonEntryCredentialIssued  = "EntryCredentialPublished"
 	ReasonEntryCredentialRevoked = "EntryCredentialRevoked"
@@ -61,9 +64,21 @@ func (a *holdingActuator) settleEntryCredential(ctx context.Context, log logr.Lo
 	case o.published != nil:
 		status, reason = gardencorev1beta1.ConditionTrue, ReasonOwnPrefix
 		message = fmt.Sprintf("the etcd-backup secret holds credential %s of issuer %s (in %s): %s", o.published.ID, o.published.Issuer, o.published.IssuedIn, o.reach)
+	case o.atQuota:
+		reason = ReasonBucketWideAtQuota
 	}
 	if passErr == nil || o.err != nil {
-		metrics.SetEntryIsolation(be.Name, o.published != nil && o.err == nil)
+		isolation := metrics.IsolationBucketWide
+		switch {
+		case o.published != nil && o.err == nil:
+			isolation = metrics.IsolationOwnPrefix
+		case o.atQuota && passErr == nil:
+			isolation = metrics.IsolationBucketWideAtQuota
+			if c := v1beta1helper.GetCondition(be.Status.Conditions, ConditionEntryCredentials); c == nil || c.Reason != ReasonBucketWideAtQuota {
+				a.entries.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonEntryCredentialAtQuota, "Reconcile", "%s", extstatus.EventNote(message))
+			}
+		}
+		metrics.SetEntryIsolationTo(be.Name, isolation)
 		if cerr := a.setEntryCondition(ctx, be, status, reason, message); cerr != nil && err == nil {
 			err = cerr
 		}
