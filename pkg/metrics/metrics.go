@@ -107,6 +107,19 @@ var (
 		"1 for what a BackupEntry's etcd-backup secret reaches: own_prefix (the entry's own credential), bucket_wide (the bucket's credential) or bucket_wide_at_quota (the bucket's, published by allowBucketCredentialAtQuota because the store's quota refused the entry's own); sum by isolation to count entries.",
 		"entry", "isolation")
 
+	// EntryCredentialsHeadroom is how many more principals a bucket's entry issuer can create
+	// before the store's quota refuses them; EntryCredentialsLimit is that quota. The figures are
+	// the store's place's (IAM: the account's users, shared by every bucket whose operator's
+	// credentials are in that account, and by everything else there), so buckets of one account
+	// show the same. Absent where the store documents no limit (MinIO) or the figure cannot be
+	// read (the EntryCredentialsHeadroom condition says which).
+	EntryCredentialsHeadroom = newGauge("entry_credentials_headroom",
+		"Principals a BackupBucket's entry issuer can still create before the store's quota (IAM: UsersQuota - Users of the account, shared by every bucket in that account); absent where the store documents no limit (MinIO) or the figure cannot be read.",
+		"bucket", "issuer")
+	EntryCredentialsLimit = newGauge("entry_credentials_limit",
+		"The store's quota of the principals a BackupBucket's entry issuer creates (IAM: UsersQuota of the account); absent where the store documents none.",
+		"bucket", "issuer")
+
 	// InventoryDuration is how long one inventory of an entry took.
 	InventoryDuration = newHistogram("entry_inventory_duration_seconds",
 		"Duration of one inventory of a BackupEntry's prefix (a streamed listing).",
@@ -136,7 +149,7 @@ func init() {
 		Reconciles, CloudRequests, CloudRequestDuration, DeletedObjects, DeferredObjects,
 		DeletionRemaining, DeletionStarted, BucketAvailable, ProbeDuration,
 		LatestSnapshot, EntryObjects, EntryBytes, BackupsFresh, InventoryDuration, InventoryPages,
-		EntryIsolation,
+		EntryIsolation, EntryCredentialsHeadroom, EntryCredentialsLimit,
 	)
 }
 
@@ -189,4 +202,12 @@ func ForgetDeletion(kind, name string) {
 // ForgetBucket removes every series of one BackupBucket (it is gone).
 func ForgetBucket(name string) {
 	BucketAvailable.DeletePartialMatch(prometheus.Labels{"bucket": name})
+	ForgetHeadroom(name)
+}
+
+// ForgetHeadroom removes a bucket's headroom series (entryCredentials off, the figure unread,
+// or the bucket gone).
+func ForgetHeadroom(bucket string) {
+	EntryCredentialsHeadroom.DeletePartialMatch(prometheus.Labels{"bucket": bucket})
+	EntryCredentialsLimit.DeletePartialMatch(prometheus.Labels{"bucket": bucket})
 }
