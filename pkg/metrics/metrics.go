@@ -116,6 +116,7 @@ var (
 	EntryCredentialsHeadroom = newGauge("entry_credentials_headroom",
 		"Principals a BackupBucket's entry issuer can still create before the store's quota (IAM: UsersQuota - Users of the account, shared by every bucket in that account); absent where the store documents no limit (MinIO) or the figure cannot be read.",
 		"bucket", "issuer")
+	// EntryCredentialsLimit is the quota EntryCredentialsHeadroom is measured against.
 	EntryCredentialsLimit = newGauge("entry_credentials_limit",
 		"The store's quota of the principals a BackupBucket's entry issuer creates (IAM: UsersQuota of the account); absent where the store documents none.",
 		"bucket", "issuer")

@@ -79,20 +79,22 @@ func (p *prober) publishHeadroom(ctx context.Context, bb *extensionsv1alpha1.Bac
 	if settings == nil {
 		return p.withdrawHeadroom(ctx, bb)
 	}
-	issuer, err := connect.NewEntryIssuer(ctx, p.Reader, bb.Spec.SecretRef, bb.Spec.Region, cfg, settings.Issuer)
-	if err == nil && issuer == nil {
+	// A figure that cannot be read is said by the condition (Unreadable), not returned: the
+	// probe's requeue reads it again on its interval.
+	issuer, readErr := connect.NewEntryIssuer(ctx, p.Reader, bb.Spec.SecretRef, bb.Spec.Region, cfg, settings.Issuer)
+	if readErr == nil && issuer == nil {
 		return p.withdrawHeadroom(ctx, bb) // the provider issues none: its entries say so themselves
 	}
 	var h objectstore.Headroom
-	if err == nil {
-		h, err = issuer.Headroom(objectstore.WithOperation(ctx, objectstore.OpCredentialHeadroom))
+	if readErr == nil {
+		h, readErr = issuer.Headroom(objectstore.WithOperation(ctx, objectstore.OpCredentialHeadroom))
 	}
 	status, reason, message := headroomVerdict(h, settings.Issuer)
 	metrics.ForgetHeadroom(bb.Name)
 	switch {
-	case err != nil:
+	case readErr != nil:
 		status, reason = gardencorev1beta1.ConditionUnknown, ReasonHeadroomUnreadable
-		message = fmt.Sprintf("Entry issuer %s: the headroom could not be read (the operator's credentials need to read it, e.g. iam:GetAccountSummary): %v", settings.Issuer, err)
+		message = fmt.Sprintf("Entry issuer %s: the headroom could not be read (the operator's credentials need to read it, e.g. iam:GetAccountSummary): %v", settings.Issuer, readErr)
 	case !h.Unbounded:
 		metrics.EntryCredentialsHeadroom.WithLabelValues(bb.Name, settings.Issuer).Set(float64(h.Left()))
 		metrics.EntryCredentialsLimit.WithLabelValues(bb.Name, settings.Issuer).Set(float64(h.Limit))
@@ -111,8 +113,8 @@ func (p *prober) publishHeadroom(ctx context.Context, bb *extensionsv1alpha1.Bac
 	if status == gardencorev1beta1.ConditionFalse && (previous == nil || previous.Reason != reason) {
 		p.Recorder.Eventf(bb, nil, corev1.EventTypeWarning, ReasonHeadroomChanged, "Headroom", "%s", extstatus.EventNote(message))
 	}
-	if err != nil || (!h.Unbounded && h.Left() == 0) {
-		return nil
+	if status == gardencorev1beta1.ConditionUnknown || (!h.Unbounded && h.Left() == 0) {
+		return nil // no room known: nobody is asked to try again
 	}
 	room := math.MaxInt
 	if !h.Unbounded {
