@@ -273,7 +273,7 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	cred, err := issuer.IssueEntryCredential(objectstore.WithOperation(ctx, objectstore.OpIssueCredential), be.Spec.BucketName, prefix, access, inUse)
 	if err != nil {
 		if errors.Is(err, objectstore.ErrQuotaExceeded) && settings.AllowBucketCredentialAtQuota {
-			return d.bucketCredentialAtQuota(be, o, recorded, bucketData, err), nil
+			return bucketCredentialAtQuota(be, o, recorded, bucketData, err), nil
 		}
 		o.revoke = nil // nothing is written: nothing changes hands
 		o.err = fmt.Errorf("issuing the entry's own credential (entryCredentials, issuer %s): %w", settings.Issuer, err)
@@ -300,7 +300,7 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 // any credential of the entry recorded is revoked as at a switch-off (nothing holds it any
 // more). The bucket's headroom look asks for the entry's reconcile once the store has room
 // again (RequestEntriesAtQuota), and that pass issues and publishes the entry's own.
-func (d *delegate) bucketCredentialAtQuota(be *extensionsv1alpha1.BackupEntry, o *entryOutcome, recorded *entryRecord, bucketData map[string][]byte, quotaErr error) map[string][]byte {
+func bucketCredentialAtQuota(be *extensionsv1alpha1.BackupEntry, o *entryOutcome, recorded *entryRecord, bucketData map[string][]byte, quotaErr error) map[string][]byte {
 	o.atQuota = true
 	o.reach = bucketWide(be, fmt.Sprintf("the entry's own credential could not be issued at the store's quota (%v); "+
 		"allowBucketCredentialAtQuota published the bucket's instead, and the entry's own is issued once there is room again "+

@@ -447,8 +447,8 @@ func TestEntryCredentialStates(t *testing.T) {
 		if got := f.isolations(); !slices.Equal(got, []string{metrics.IsolationBucketWideAtQuota}) {
 			t.Fatalf("metric: the entry's isolation series %v; want bucket_wide_at_quota alone", got)
 		}
-		if ev := f.events(); !slices.ContainsFunc(ev, func(e string) bool { return strings.HasPrefix(e, "Warning "+ReasonEntryCredentialAtQuota) }) {
-			t.Fatalf("events %v; want %s", ev, ReasonEntryCredentialAtQuota)
+		if ev := f.events(); !slices.ContainsFunc(ev, func(e string) bool { return strings.HasPrefix(e, "Warning "+ReasonEntryCredentialFallback) }) {
+			t.Fatalf("events %v; want %s", ev, ReasonEntryCredentialFallback)
 		}
 		f.mustReconcile() // still at the quota: said once, not an event per pass
 		if ev := f.events(); len(ev) != 0 {

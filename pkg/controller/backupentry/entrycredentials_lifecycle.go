@@ -35,14 +35,14 @@ const ConditionEntryCredentials gardencorev1beta1.ConditionType = "EntryCredenti
 
 // Reasons of ConditionEntryCredentials and the entry credential events.
 const (
-	ReasonOwnPrefix              = "OwnPrefix"
-	ReasonBucketWide             = "BucketWide"
-	ReasonBucketWideAtQuota      = "BucketWideAtQuota"
-	ReasonEntryCredentialAtQuota = "EntryCredentialFallback"
-	ReasonNotIssued              = "NotIssued"
-	ReasonEntryCredentialIssued  = "EntryCredentialPublished"
-	ReasonEntryCredentialRevoked = "EntryCredentialRevoked"
-	ReasonEntryCredentialRetired = "EntryCredentialRetiring"
+	ReasonOwnPrefix               = "OwnPrefix"
+	ReasonBucketWide              = "BucketWide"
+	ReasonBucketWideAtQuota       = "BucketWideAtQuota"
+	ReasonEntryCredentialFallback = "EntryCredentialFallback"
+	ReasonNotIssued               = "NotIssued"
+	ReasonEntryCredentialIssued   = "EntryCredentialPublished"
+	ReasonEntryCredentialRevoked  = "EntryCredentialRevoked"
+	ReasonEntryCredentialRetired  = "EntryCredentialRetiring"
 )
 
 // settleEntryCredential finishes a reconcile or restore pass whose delegate decided the entry's
@@ -72,10 +72,10 @@ func (a *holdingActuator) settleEntryCredential(ctx context.Context, log logr.Lo
 		switch {
 		case o.published != nil && o.err == nil:
 			isolation = metrics.IsolationOwnPrefix
-		case o.atQuota && passErr == nil:
+		case o.atQuota:
 			isolation = metrics.IsolationBucketWideAtQuota
 			if c := v1beta1helper.GetCondition(be.Status.Conditions, ConditionEntryCredentials); c == nil || c.Reason != ReasonBucketWideAtQuota {
-				a.entries.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonEntryCredentialAtQuota, "Reconcile", "%s", extstatus.EventNote(message))
+				a.entries.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonEntryCredentialFallback, "Reconcile", "%s", extstatus.EventNote(message))
 			}
 		}
 		metrics.SetEntryIsolationTo(be.Name, isolation)
