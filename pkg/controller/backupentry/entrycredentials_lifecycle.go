@@ -35,14 +35,19 @@ const ConditionEntryCredentials gardencorev1beta1.ConditionType = "EntryCredenti
 
 // Reasons of ConditionEntryCredentials and the entry credential events.
 const (
-	ReasonOwnPrefix               = "OwnPrefix"
-	ReasonBucketWide              = "BucketWide"
+	ReasonOwnPrefix              = "OwnPrefix"
+	ReasonBucketWide             = "BucketWide"
+	ReasonNotIssued              = "NotIssued"
+	ReasonEntryCredentialIssued  = "EntryCredentialPublished"
+	ReasonEntryCredentialRevoked = "EntryCredentialRevoked"
+	ReasonEntryCredentialRetired = "EntryCredentialRetiring"
+)
+
+// Reasons of the opt-in fallback at the store's quota (allowBucketCredentialAtQuota): the
+// condition's and the event's.
+const (
 	ReasonBucketWideAtQuota       = "BucketWideAtQuota"
 	ReasonEntryCredentialFallback = "EntryCredentialFallback"
-	ReasonNotIssued               = "NotIssued"
-	ReasonEntryCredentialIssued   = "EntryCredentialPublished"
-	ReasonEntryCredentialRevoked  = "EntryCredentialRevoked"
-	ReasonEntryCredentialRetired  = "EntryCredentialRetiring"
 )
 
 // settleEntryCredential finishes a reconcile or restore pass whose delegate decided the entry's
