@@ -18,8 +18,10 @@ import (
 // at most limit BackupEntries of bucket whose etcd-backup secret holds the bucket's credential
 // because the store's quota refused their own (EntryCredentials False/BucketWideAtQuota): the
 // bucket's headroom look calls it when the store has room again, so that such an entry is
-// upgraded to its own credential by itself. gardener's reconciler removes the annotation after
-// a successful pass; an entry that has it already counts as asked (its pass is still to come),
+// upgraded to its own credential by itself. gardener's controller admits an update with the
+// annotation and removes it when it picks the entry up (gardener v1.150.0
+// extensions/pkg/predicate/default.go:64, pkg/controllerutils/reconciler/operation_annotation_wrapper.go:47-51),
+// unless the controller runs with IgnoreOperationAnnotation; an entry that has it already counts as asked (its pass is still to come),
 // so that no more entries try than there is room for. It reads the API server in pages and
 // returns how many entries are asked.
 func RequestEntriesAtQuota(ctx context.Context, c client.Client, reader client.Reader, bucket string, limit int) (int, error) {
