@@ -32,6 +32,8 @@ var (
 	minio *awsstack.MinIO
 	// proxy sits in front of MinIO and plays "owned by another account" for buckets named foreign-*.
 	proxy *stack.Proxy
+	// iam is the IAM (and STS) stand-in, its keys enforced by MinIO: the IAM entry issuer's.
+	iam *awsstack.IAM
 )
 
 func TestMain(m *testing.M) {
@@ -50,7 +52,13 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer proxy.Close()
-	if env, err = framework.Start(&awsprovider.Provider{}, region); err != nil {
+	iam = awsstack.StartIAM()
+	defer iam.Close()
+	if err = iam.EnforceOn(minio); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if env, err = framework.Start(&awsprovider.Provider{IAMEndpoint: iam.URL, STSEndpoint: iam.URL}, region); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -201,6 +201,12 @@ func (s *IAM) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	action, name := form.Get("Action"), form.Get("UserName")
+	if action == "GetCallerIdentity" {
+		// STS's, served here too (point the provider's STSEndpoint at the stand-in): the IAM
+		// issuers' Location is the account of the operator's credentials.
+		s.reply(w, action, "<Arn>arn:aws:iam::000000000000:user/operator</Arn><UserId>AIDASTANDIN</UserId><Account>000000000000</Account>")
+		return
+	}
 	if action == "GetAccountSummary" {
 		// AWS answers a map of every entity count and quota of the account; the extension reads
 		// Users and UsersQuota.
