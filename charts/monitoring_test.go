@@ -58,7 +58,7 @@ func knownMetrics() map[string]bool {
 		metrics.DeletionRemaining, metrics.DeletionStarted, metrics.BucketAvailable, metrics.ProbeDuration,
 		metrics.LatestSnapshot, metrics.EntryObjects, metrics.EntryBytes, metrics.BackupsFresh, metrics.InventoryDuration, metrics.InventoryPages,
 		metrics.Restorable, metrics.DrillTime, metrics.DrillRevision, metrics.DrillBytes, metrics.DrillDuration, metrics.DrillBytesTotal,
-		metrics.EntryIsolation,
+		metrics.EntryIsolation, metrics.EntryCredentialsHeadroom, metrics.EntryCredentialsLimit,
 	} {
 		c.Describe(ch)
 	}
@@ -255,7 +255,7 @@ func checkPrometheusRule(t *testing.T, rule *unstructured.Unstructured, known ma
 		}
 	}
 	slices.Sort(alerts)
-	if want := []string{"BackupBucketUnavailable", "BackupEntryDeletionStuck", "BackupNotRestorable", "BackupsStale", "CloudThrottlingSustained"}; !slices.Equal(alerts, want) {
+	if want := []string{"BackupBucketUnavailable", "BackupEntryDeletionStuck", "BackupNotRestorable", "BackupsStale", "CloudThrottlingSustained", "EntryCredentialsHeadroomLow"}; !slices.Equal(alerts, want) {
 		t.Errorf("alerts %v; want %v", alerts, want)
 	}
 }

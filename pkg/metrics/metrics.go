@@ -104,8 +104,22 @@ var (
 	// EntryIsolation says what an entry's etcd-backup secret reaches: 1 for the entry's
 	// isolation, own_prefix (its own credential, entryCredentials) or bucket_wide (the bucket's).
 	EntryIsolation = newGauge("entry_credentials_isolation",
-		"1 for what a BackupEntry's etcd-backup secret reaches: own_prefix (the entry's own credential) or bucket_wide (the bucket's credential); sum by isolation to count entries.",
+		"1 for what a BackupEntry's etcd-backup secret reaches: own_prefix (the entry's own credential), bucket_wide (the bucket's credential) or bucket_wide_at_quota (the bucket's, published by allowBucketCredentialAtQuota because the store's quota refused the entry's own); sum by isolation to count entries.",
 		"entry", "isolation")
+
+	// EntryCredentialsHeadroom is how many more principals a bucket's entry issuer can create
+	// before the store's quota refuses them; EntryCredentialsLimit is that quota. The figures are
+	// the store's place's (IAM: the account's users, shared by every bucket whose operator's
+	// credentials are in that account, and by everything else there), so buckets of one account
+	// show the same. Absent where the store documents no limit (MinIO) or the figure cannot be
+	// read (the EntryCredentialsHeadroom condition says which).
+	EntryCredentialsHeadroom = newGauge("entry_credentials_headroom",
+		"Principals a BackupBucket's entry issuer can still create before the store's quota (IAM: UsersQuota - Users of the account, shared by every bucket in that account); absent where the store documents no limit (MinIO) or the figure cannot be read.",
+		"bucket", "issuer")
+	// EntryCredentialsLimit is the quota EntryCredentialsHeadroom is measured against.
+	EntryCredentialsLimit = newGauge("entry_credentials_limit",
+		"The store's quota of the principals a BackupBucket's entry issuer creates (IAM: UsersQuota of the account); absent where the store documents none.",
+		"bucket", "issuer")
 
 	// InventoryDuration is how long one inventory of an entry took.
 	InventoryDuration = newHistogram("entry_inventory_duration_seconds",
@@ -136,7 +150,7 @@ func init() {
 		Reconciles, CloudRequests, CloudRequestDuration, DeletedObjects, DeferredObjects,
 		DeletionRemaining, DeletionStarted, BucketAvailable, ProbeDuration,
 		LatestSnapshot, EntryObjects, EntryBytes, BackupsFresh, InventoryDuration, InventoryPages,
-		EntryIsolation,
+		EntryIsolation, EntryCredentialsHeadroom, EntryCredentialsLimit,
 	)
 }
 
@@ -153,16 +167,30 @@ func ForgetEntry(name string) {
 const (
 	IsolationOwnPrefix  = "own_prefix"
 	IsolationBucketWide = "bucket_wide"
+	// IsolationBucketWideAtQuota is bucket_wide published by allowBucketCredentialAtQuota: the
+	// store's quota refused the entry's own credential.
+	IsolationBucketWideAtQuota = "bucket_wide_at_quota"
 )
 
-// SetEntryIsolation records what an entry's etcd-backup secret reaches.
+// SetEntryIsolation records what an entry's etcd-backup secret reaches: own_prefix or
+// bucket_wide.
 func SetEntryIsolation(entry string, ownPrefix bool) {
-	on, off := IsolationBucketWide, IsolationOwnPrefix
+	isolation := IsolationBucketWide
 	if ownPrefix {
-		on, off = off, on
+		isolation = IsolationOwnPrefix
 	}
-	EntryIsolation.WithLabelValues(entry, on).Set(1)
-	EntryIsolation.DeleteLabelValues(entry, off)
+	SetEntryIsolationTo(entry, isolation)
+}
+
+// SetEntryIsolationTo records isolation (one of the Isolation values) for entry, and removes
+// its other values: one series per entry, so that sum by (isolation) counts entries.
+func SetEntryIsolationTo(entry, isolation string) {
+	EntryIsolation.WithLabelValues(entry, isolation).Set(1)
+	for _, other := range []string{IsolationOwnPrefix, IsolationBucketWide, IsolationBucketWideAtQuota} {
+		if other != isolation {
+			EntryIsolation.DeleteLabelValues(entry, other)
+		}
+	}
 }
 
 // ForgetDeletion removes the deletion series of a BackupBucket or BackupEntry (kind) that is
@@ -175,4 +203,12 @@ func ForgetDeletion(kind, name string) {
 // ForgetBucket removes every series of one BackupBucket (it is gone).
 func ForgetBucket(name string) {
 	BucketAvailable.DeletePartialMatch(prometheus.Labels{"bucket": name})
+	ForgetHeadroom(name)
+}
+
+// ForgetHeadroom removes a bucket's headroom series (entryCredentials off, the figure unread,
+// or the bucket gone).
+func ForgetHeadroom(bucket string) {
+	EntryCredentialsHeadroom.DeletePartialMatch(prometheus.Labels{"bucket": bucket})
+	EntryCredentialsLimit.DeletePartialMatch(prometheus.Labels{"bucket": bucket})
 }

@@ -62,4 +62,29 @@ type EntryCredentialIssuer interface {
 	// CredentialReach says, for the EntryCredentials condition, what a credential of prefix of
 	// bucket with access can reach, claiming no more than the store enforces on every request.
 	CredentialReach(bucket string, prefix Prefix, access EntryAccess) string
+
+	// Headroom reads how many more principals the store takes before IssueEntryCredential fails
+	// with ErrQuotaExceeded: the principals of its kind that count against the limit (Used,
+	// every one of the place Location names, not only this extension's) and the limit (Limit),
+	// or Unbounded when the store documents no such limit (then Used and Limit are 0). It reads
+	// only; a store that does not answer returns the error (never a guessed figure).
+	Headroom(ctx context.Context) (Headroom, error)
+}
+
+// Headroom is how close an entry issuer's place is to its limit of principals.
+type Headroom struct {
+	// Used and Limit count principals (IAM users of the account); Limit-Used are left.
+	Used, Limit int
+	// Unbounded: the store documents no limit of the principals an issuer creates.
+	Unbounded bool
+	// Principals names what is counted, for messages ("IAM users of the account").
+	Principals string
+}
+
+// Left is how many more principals the place takes (never negative; 0 when Unbounded).
+func (h Headroom) Left() int {
+	if h.Unbounded || h.Used >= h.Limit {
+		return 0
+	}
+	return h.Limit - h.Used
 }

@@ -23,6 +23,7 @@ const (
 	OpRevokeCredentials  = "revoke_credentials"
 	OpCredentialHeldIn   = "credential_held_in"
 	OpCredentialLocation = "credential_location"
+	OpCredentialHeadroom = "credential_headroom"
 	// OpOther labels cloud requests made outside a named operation (token requests of an SDK's
 	// own context, for example).
 	OpOther = "other"

@@ -12,6 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// AnnotationRotate on a BackupBucket requests a rotation of its generated credential, and on a
+// BackupEntry a rotation of the entry's own credential (entryCredentials): each new value (any
+// token, for example a date) is honoured once.
+const AnnotationRotate = "backup.extensions.gardener.cloud/rotate-credentials"
+
 // DefaultGracePeriod keeps a rotated-out credential valid for a week.
 const DefaultGracePeriod = 7 * 24 * time.Hour
 

@@ -29,9 +29,8 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
-// AnnotationRotateCredentials on a BackupBucket requests a rotation of its generated credential:
-// each new value (any token, for example a date) is honoured once.
-const AnnotationRotateCredentials = "backup.extensions.gardener.cloud/rotate-credentials"
+// AnnotationRotateCredentials on a BackupBucket requests a rotation of its generated credential.
+const AnnotationRotateCredentials = credentials.AnnotationRotate
 
 // What the generated secret records about the credentials it stands for (IDs, never values):
 // AnnotationCredential is the published credential's ID, AnnotationIssuer the issuer that issued

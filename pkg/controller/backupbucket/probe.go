@@ -74,7 +74,7 @@ func (p *prober) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 	if p.opts.Interval <= 0 || bb.DeletionTimestamp != nil {
 		// Switched off, or a bucket being deleted (not expected to be available): no verdict.
 		metrics.ForgetBucket(bb.Name)
-		return reconcile.Result{}, p.withdraw(ctx, bb)
+		return reconcile.Result{}, errors.Join(p.withdraw(ctx, bb), p.withdrawHeadroom(ctx, bb))
 	}
 	now := p.Now()
 	old := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionBucketAvailable)
@@ -106,6 +106,10 @@ func (p *prober) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 			eventType, eventReason = corev1.EventTypeWarning, ReasonBucketUnavailable
 		}
 		p.Recorder.Eventf(bb, nil, eventType, eventReason, "Probe", "%s", extstatus.EventNote(message))
+	}
+	// The headroom of entry credentials is read on the same interval (headroom.go).
+	if err := p.publishHeadroom(ctx, bb, now); err != nil {
+		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: periodic.Jitter(p.opts.Interval)}, nil
 }

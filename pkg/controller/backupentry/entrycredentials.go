@@ -93,6 +93,9 @@ type entryOutcome struct {
 	retire *pendingRetirement
 	// schedule says when published was issued and is rotated next (rotationSchedule).
 	schedule string
+	// atQuota: the store's quota refused the entry's own credential and
+	// allowBucketCredentialAtQuota published the bucket's instead (reach says why).
+	atQuota bool
 }
 
 // revokeAll asks for the revocation of every credential of the entry recorded's issuer issued
@@ -307,6 +310,9 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	}
 	cred, err := issuer.IssueEntryCredential(objectstore.WithOperation(ctx, objectstore.OpIssueCredential), be.Spec.BucketName, prefix, access, inUse)
 	if err != nil {
+		if errors.Is(err, objectstore.ErrQuotaExceeded) && settings.AllowBucketCredentialAtQuota {
+			return bucketCredentialAtQuota(be, o, recorded, bucketData, err), nil
+		}
 		o.revoke, o.retire = nil, nil // nothing is written: nothing changes hands
 		o.err = fmt.Errorf("issuing the entry's own credential (entryCredentials, issuer %s): %w", settings.Issuer, err)
 		if errors.Is(err, objectstore.ErrQuotaExceeded) {
@@ -328,6 +334,21 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	o.reach = issuer.CredentialReach(be.Spec.BucketName, prefix, access)
 	o.schedule = rotationSchedule(settings, o.published)
 	return data, nil
+}
+
+// bucketCredentialAtQuota is the opt-in fallback (allowBucketCredentialAtQuota) of an entry
+// whose own credential the store's quota refused (quotaErr): the bucket's credential is
+// published, said by the condition (BucketWideAtQuota), an event and the isolation metric, and
+// any credential of the entry recorded is revoked as at a switch-off (nothing holds it any
+// more). The bucket's headroom look asks for the entry's reconcile once the store has room
+// again (RequestEntriesAtQuota), and that pass issues and publishes the entry's own.
+func bucketCredentialAtQuota(be *extensionsv1alpha1.BackupEntry, o *entryOutcome, recorded *entryRecord, bucketData map[string][]byte, quotaErr error) map[string][]byte {
+	o.atQuota = true
+	o.reach = bucketWide(be, fmt.Sprintf("the entry's own credential could not be issued at the store's quota (%v); "+
+		"allowBucketCredentialAtQuota published the bucket's instead, and the entry's own is issued once there is room again "+
+		"(free principals, or give this seed's backups an account of their own)", quotaErr))
+	o.revokeAll(recorded)
+	return bucketData
 }
 
 // entrySecretIsWorkloadIdentity says whether the entry's credentials secret is a workload

@@ -20,7 +20,9 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -125,6 +127,11 @@ func (f *fakeEntryIssuer) CredentialReach(bucket string, prefix objectstore.Pref
 	return fmt.Sprintf("%s of %q in %q only", access, prefix.String(), bucket)
 }
 
+// Headroom is unbounded: the fixture's quota is issueErr.
+func (f *fakeEntryIssuer) Headroom(context.Context) (objectstore.Headroom, error) {
+	return objectstore.Headroom{Unbounded: true}, nil
+}
+
 func (f *fakeEntryIssuer) valid(id string) (fakeEntryCred, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -190,6 +197,17 @@ func (f *entryCredFixture) configure(settings *credentials.EntrySettings) {
 	}
 }
 
+// allowBucketCredentialAtQuota switches entryCredentials on with the opt-in fallback at the
+// store's quota.
+func (f *entryCredFixture) allowBucketCredentialAtQuota() {
+	cfg := controllertest.Config{Entry: &credentials.EntrySettings{Issuer: "fake", EntryGeneration: credentials.EntryGeneration{AllowBucketCredentialAtQuota: true}}}
+	f.be = f.current()
+	f.be.Spec.ProviderConfig = controllertest.RawConfig(cfg)
+	if err := f.client.Update(context.Background(), f.be); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
 // actuator is the holding actuator as AddToManager builds it, with a fresh delegate: every call
 // is a controller that just started, on the same API state.
 func (f *entryCredFixture) actuator() *holdingActuator {
@@ -235,6 +253,28 @@ func (f *entryCredFixture) wantCondition(status gardencorev1beta1.ConditionStatu
 
 func (f *entryCredFixture) isolation(kind string) float64 {
 	return testutil.ToFloat64(metrics.EntryIsolation.WithLabelValues(f.be.Name, kind))
+}
+
+// isolations are the isolation values of the entry's series set to 1 (one is expected).
+func (f *entryCredFixture) isolations() []string {
+	ch := make(chan prometheus.Metric, 100)
+	metrics.EntryIsolation.Collect(ch)
+	close(ch)
+	var out []string
+	for m := range ch {
+		var d dto.Metric
+		if err := m.Write(&d); err != nil {
+			f.t.Fatal(err)
+		}
+		labels := map[string]string{}
+		for _, l := range d.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["entry"] == f.be.Name && d.GetGauge().GetValue() == 1 {
+			out = append(out, labels["isolation"])
+		}
+	}
+	return out
 }
 
 // TestEntryCredentialStates walks the states of an entry's own credential, each transition
@@ -408,6 +448,55 @@ func TestEntryCredentialStates(t *testing.T) {
 			t.Fatalf("published %q; want the secret unchanged", f.published())
 		}
 		_ = id
+	})
+	t.Run("at a quota with allowBucketCredentialAtQuota: the bucket's credential, said so; upgraded when headroom returns", func(t *testing.T) {
+		f := newEntryCredFixture(t, testEntry, false)
+		f.allowBucketCredentialAtQuota()
+		f.issuer.issueErr = fmt.Errorf("creating IAM user: %w: the account has as many IAM users as AWS allows", objectstore.ErrQuotaExceeded)
+		f.events()
+		f.mustReconcile()
+		if f.published() != "value" {
+			t.Fatalf("published %q; want the bucket's credential", f.published())
+		}
+		f.wantCondition(gardencorev1beta1.ConditionFalse, ReasonBucketWideAtQuota, "allowBucketCredentialAtQuota published the bucket's")
+		f.wantCondition(gardencorev1beta1.ConditionFalse, ReasonBucketWideAtQuota, "as many IAM users")
+		if got := f.isolations(); !slices.Equal(got, []string{metrics.IsolationBucketWideAtQuota}) {
+			t.Fatalf("metric: the entry's isolation series %v; want bucket_wide_at_quota alone", got)
+		}
+		if ev := f.events(); !slices.ContainsFunc(ev, func(e string) bool { return strings.HasPrefix(e, "Warning "+ReasonEntryCredentialFallback) }) {
+			t.Fatalf("events %v; want %s", ev, ReasonEntryCredentialFallback)
+		}
+		f.mustReconcile() // still at the quota: said once, not an event per pass
+		if ev := f.events(); len(ev) != 0 {
+			t.Fatalf("a second pass at the quota emitted %v", ev)
+		}
+		// Headroom returns: the next pass issues and publishes the entry's own.
+		f.issuer.issueErr = nil
+		f.mustReconcile()
+		if _, ok := f.issuer.valid(f.published()); !ok {
+			t.Fatalf("published %q with headroom again; want the entry's own credential", f.published())
+		}
+		f.wantCondition(gardencorev1beta1.ConditionTrue, ReasonOwnPrefix, f.published())
+		if got := f.isolations(); !slices.Equal(got, []string{metrics.IsolationOwnPrefix}) {
+			t.Fatalf("metric: the entry's isolation series %v after the upgrade; want own_prefix alone", got)
+		}
+	})
+	t.Run("at a quota with allowBucketCredentialAtQuota, a lost own credential: revoked, the bucket's published", func(t *testing.T) {
+		f := newEntryCredFixture(t, testEntry, false)
+		f.allowBucketCredentialAtQuota()
+		f.mustReconcile()
+		id := f.published()
+		s := f.etcdBackup()
+		s.Data["key"] = []byte("edited by hand") // the record no longer matches: a new one is due
+		if err := f.client.Update(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		f.issuer.issueErr = fmt.Errorf("%w: the account is full", objectstore.ErrQuotaExceeded)
+		f.mustReconcile()
+		if _, ok := f.issuer.valid(id); ok || f.published() != "value" || f.etcdBackup().Annotations[AnnotationEntryCredential] != "" {
+			t.Fatalf("%s valid %v, published %q, record %q; want the bucket's published, the entry's revoked", id, ok, f.published(), f.etcdBackup().Annotations[AnnotationEntryCredential])
+		}
+		f.wantCondition(gardencorev1beta1.ConditionFalse, ReasonBucketWideAtQuota, "the account is full")
 	})
 	t.Run("provider without an entry issuer: bucket-wide, said so", func(t *testing.T) {
 		f := newEntryCredFixture(t, testEntry, true)

@@ -29,8 +29,9 @@ import (
 // ConditionEntryCredentials on a BackupEntry says what the credential in its etcd-backup secret
 // is and reaches: True/OwnPrefix (its own credential, reaching only its prefix), False/BucketWide
 // (the bucket's credential, and why), False/NotIssued (its own could not be issued; the secret
-// is unchanged).
-const ConditionEntryCredentials gardencorev1beta1.ConditionType = "EntryCredentials"
+// is unchanged), False/BucketWideAtQuota (its own could not be issued at the store's quota, and
+// allowBucketCredentialAtQuota published the bucket's until there is room again).
+const ConditionEntryCredentials = entryinfo.ConditionEntryCredentials
 
 // Reasons of ConditionEntryCredentials and the entry credential events.
 const (
@@ -40,6 +41,13 @@ const (
 	ReasonEntryCredentialIssued  = "EntryCredentialPublished"
 	ReasonEntryCredentialRevoked = "EntryCredentialRevoked"
 	ReasonEntryCredentialRetired = "EntryCredentialRetiring"
+)
+
+// Reasons of the opt-in fallback at the store's quota (allowBucketCredentialAtQuota): the
+// condition's and the event's.
+const (
+	ReasonBucketWideAtQuota       = entryinfo.ReasonBucketWideAtQuota
+	ReasonEntryCredentialFallback = "EntryCredentialFallback"
 )
 
 // settleEntryCredential finishes a reconcile or restore pass whose delegate decided the entry's
@@ -61,9 +69,21 @@ func (a *holdingActuator) settleEntryCredential(ctx context.Context, log logr.Lo
 	case o.published != nil:
 		status, reason = gardencorev1beta1.ConditionTrue, ReasonOwnPrefix
 		message = fmt.Sprintf("the etcd-backup secret holds credential %s of issuer %s (in %s): %s%s", o.published.ID, o.published.Issuer, o.published.IssuedIn, o.reach, o.schedule)
+	case o.atQuota:
+		reason = ReasonBucketWideAtQuota
 	}
 	if passErr == nil || o.err != nil {
-		metrics.SetEntryIsolation(be.Name, o.published != nil && o.err == nil)
+		isolation := metrics.IsolationBucketWide
+		switch {
+		case o.published != nil && o.err == nil:
+			isolation = metrics.IsolationOwnPrefix
+		case o.atQuota:
+			isolation = metrics.IsolationBucketWideAtQuota
+			if c := v1beta1helper.GetCondition(be.Status.Conditions, ConditionEntryCredentials); c == nil || c.Reason != ReasonBucketWideAtQuota {
+				a.entries.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonEntryCredentialFallback, "Reconcile", "%s", extstatus.EventNote(message))
+			}
+		}
+		metrics.SetEntryIsolationTo(be.Name, isolation)
 		if cerr := a.setEntryCondition(ctx, be, status, reason, message); cerr != nil && err == nil {
 			err = cerr
 		}

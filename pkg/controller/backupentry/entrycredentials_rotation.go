@@ -16,14 +16,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 )
 
 // AnnotationRotateCredentials on a BackupEntry requests a rotation of its own credential
 // (entryCredentials), as the same annotation does for a BackupBucket's generated one. The
 // entry's actuator removes it once the new credential is published and recorded, and the
 // previous one's retirement is on record.
-const AnnotationRotateCredentials = backupbucket.AnnotationRotateCredentials
+const AnnotationRotateCredentials = credentials.AnnotationRotate
 
 // Record annotations of a rotation on the etcd-backup secret. AnnotationEntryIssuedAt is when the
 // published credential was issued (RFC 3339); AnnotationEntryRetiring, as JSON, a rotated-out

@@ -225,3 +225,19 @@ func (s *iamEntryIssuer) CredentialID(data map[string][]byte) string { return en
 func (s *iamEntryIssuer) CredentialReach(bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess) string {
 	return entryCredentialReach("an access key of IAM user "+IAMEntryUserName(bucket, prefix, access), bucket, prefix, access)
 }
+
+// Headroom implements objectstore.EntryCredentialIssuer: GetAccountSummary's Users and
+// UsersQuota, every IAM user of the account (the operator's, other tools', every bucket's
+// entries), which is what CreateUser's LimitExceeded counts. It needs iam:GetAccountSummary.
+func (s *iamEntryIssuer) Headroom(ctx context.Context) (objectstore.Headroom, error) {
+	out, err := s.iam.GetAccountSummary(ctx, &iam.GetAccountSummaryInput{})
+	if err != nil {
+		return objectstore.Headroom{}, iamError("reading the account's summary (iam:GetAccountSummary)", err)
+	}
+	used, okUsed := out.SummaryMap[string(iamtypes.SummaryKeyTypeUsers)]
+	limit, okLimit := out.SummaryMap[string(iamtypes.SummaryKeyTypeUsersQuota)]
+	if !okUsed || !okLimit {
+		return objectstore.Headroom{}, fmt.Errorf("the account's summary has no %s or %s: %v", iamtypes.SummaryKeyTypeUsers, iamtypes.SummaryKeyTypeUsersQuota, out.SummaryMap)
+	}
+	return objectstore.Headroom{Used: int(used), Limit: int(limit), Principals: "IAM users of the account"}, nil
+}

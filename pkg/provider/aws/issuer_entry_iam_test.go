@@ -121,14 +121,38 @@ func TestIAMEntryIssuerAtTheAccountsUserLimit(t *testing.T) {
 	ctx := context.Background()
 	f := newEntryFixture(t)
 	stand := startEnforcedIAM(t)
-	stand.MaxUsers = 1
+	stand.SetUsersQuota(2)
+	stand.CreateUser("someone-elses-user") // every user of the account counts, not only ours
 	iss := newEntryIssuer(t, &awsprovider.Provider{IAMEndpoint: stand.URL}, minio.SecretData(), awsapi.IssuerIAM)
+	wantHeadroom := func(used, limit int) {
+		t.Helper()
+		h, err := iss.Headroom(ctx)
+		if err != nil || h.Used != used || h.Limit != limit || h.Unbounded || h.Left() != limit-used {
+			t.Fatalf("Headroom = %+v (left %d), %v; want %d of %d used", h, h.Left(), err, used, limit)
+		}
+	}
+	wantHeadroom(1, 2)
 	if _, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil); err != nil {
 		t.Fatal(err)
 	}
+	wantHeadroom(2, 2)
 	_, err := iss.IssueEntryCredential(ctx, f.bucket, f.sibling, objectstore.EntryReadWrite, nil)
 	if !errors.Is(err, objectstore.ErrQuotaExceeded) || !strings.Contains(err.Error(), "5,000") || !strings.Contains(err.Error(), "entryCredentials off") {
 		t.Fatalf("got %v; want ErrQuotaExceeded saying the limit and what to do", err)
+	}
+	// Headroom returns (the quota raised here; on AWS: users deleted): the next issuance works.
+	stand.SetUsersQuota(3)
+	wantHeadroom(2, 3)
+	if _, err := iss.IssueEntryCredential(ctx, f.bucket, f.sibling, objectstore.EntryReadWrite, nil); err != nil {
+		t.Fatalf("with headroom again: %v", err)
+	}
+	wantHeadroom(3, 3)
+}
+
+func TestMinIOEntryIssuerHeadroomIsUnbounded(t *testing.T) {
+	iss := newEntryIssuer(t, &awsprovider.Provider{}, minio.SecretData(), awsapi.IssuerMinIO)
+	if h, err := iss.Headroom(context.Background()); err != nil || !h.Unbounded || h.Limit != 0 {
+		t.Fatalf("Headroom = %+v, %v; want Unbounded without an invented limit", h, err)
 	}
 }
 

@@ -227,3 +227,9 @@ func (m *minioEntryIssuer) CredentialID(data map[string][]byte) string {
 func (m *minioEntryIssuer) CredentialReach(bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess) string {
 	return entryCredentialReach("a MinIO service account", bucket, prefix, access)
 }
+
+// Headroom implements objectstore.EntryCredentialIssuer: MinIO documents no limit of a user's
+// service accounts or of a deployment's users, so it is Unbounded (no figure is invented).
+func (m *minioEntryIssuer) Headroom(context.Context) (objectstore.Headroom, error) {
+	return objectstore.Headroom{Unbounded: true, Principals: "MinIO service accounts"}, nil
+}

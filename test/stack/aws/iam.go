@@ -25,8 +25,9 @@ import (
 
 // IAM is a stand-in for the parts of AWS IAM the extension calls for generated credentials
 // (users and their tags, inline user policies, access keys, with IAM's limits of two keys per
-// user and 2,048 characters of inline policy, an optional limit of users, and its
-// refusal to delete a user that still has keys or policies). No emulator of IAM runs here, so
+// user and 2,048 characters of inline policy, the account's quota of users (SetUsersQuota), which
+// CreateUser's LimitExceeded and GetAccountSummary's Users/UsersQuota both read, and its refusal
+// to delete a user that still has keys or policies). No emulator of IAM runs here, so
 // this plays the Query API over HTTP and records every action; it is not AWS, and the keys it
 // issues authenticate nowhere.
 type IAM struct {
@@ -35,9 +36,8 @@ type IAM struct {
 	mu       sync.Mutex
 	users    map[string]*iamUser
 	requests []url.Values
-	// MaxUsers, when set, is the account's limit of users (AWS: 5,000): CreateUser beyond it
-	// answers LimitExceeded.
-	MaxUsers int
+	// usersQuota is the account's limit of users (AWS: 5,000, DefaultUsersQuota).
+	usersQuota int
 	// enforcer, when set, is a MinIO server that mirrors every key with its user's inline
 	// policies (EnforceOn).
 	enforcer *madmin.AdminClient
@@ -52,9 +52,22 @@ type iamUser struct {
 
 // StartIAM starts the stand-in.
 func StartIAM() *IAM {
-	s := &IAM{users: map[string]*iamUser{}}
+	s := &IAM{users: map[string]*iamUser{}, usersQuota: DefaultUsersQuota}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
+}
+
+// DefaultUsersQuota is AWS's quota of IAM users per account
+// (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html).
+const DefaultUsersQuota = 5000
+
+// SetUsersQuota sets the account's quota of users: CreateUser with as many users as that answers
+// LimitExceeded, and GetAccountSummary reports it as UsersQuota. Raising it is headroom
+// returning.
+func (s *IAM) SetUsersQuota(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.usersQuota = n
 }
 
 // EnforceOn makes the stand-in's keys real on m: every access key it issues becomes a MinIO
@@ -184,9 +197,15 @@ func (s *IAM) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	action, name := form.Get("Action"), form.Get("UserName")
 	if action == "GetCallerIdentity" {
-		// STS (the provider's STSEndpoint pointed here): the issuers' Location, the stand-in's one account.
-		w.Header().Set("Content-Type", "text/xml")
-		fmt.Fprint(w, `<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetCallerIdentityResult><Arn>arn:aws:iam::000000000000:user/operator</Arn><UserId>AIDASTANDIN</UserId><Account>000000000000</Account></GetCallerIdentityResult><ResponseMetadata><RequestId>stand-in</RequestId></ResponseMetadata></GetCallerIdentityResponse>`)
+		// STS's, served here too (point the provider's STSEndpoint at the stand-in): the IAM
+		// issuers' Location is the account of the operator's credentials.
+		s.reply(w, action, "<Arn>arn:aws:iam::000000000000:user/operator</Arn><UserId>AIDASTANDIN</UserId><Account>000000000000</Account>")
+		return
+	}
+	if action == "GetAccountSummary" {
+		// AWS answers a map of every entity count and quota of the account; the extension reads
+		// Users and UsersQuota.
+		s.reply(w, action, fmt.Sprintf("<SummaryMap><entry><key>Users</key><value>%d</value></entry><entry><key>UsersQuota</key><value>%d</value></entry><entry><key>AccessKeysPerUserQuota</key><value>2</value></entry></SummaryMap>", len(s.users), s.usersQuota))
 		return
 	}
 	u := s.users[name]
@@ -201,8 +220,8 @@ func (s *IAM) serve(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, 409, "EntityAlreadyExists", "User with name "+name+" already exists.")
 			return
 		}
-		if s.MaxUsers > 0 && len(s.users) >= s.MaxUsers {
-			s.fail(w, 409, "LimitExceeded", fmt.Sprintf("Cannot exceed quota for UsersPerAccount: %d", s.MaxUsers))
+		if len(s.users) >= s.usersQuota {
+			s.fail(w, 409, "LimitExceeded", fmt.Sprintf("Cannot exceed quota for UsersPerAccount: %d", s.usersQuota))
 			return
 		}
 		tags := map[string]string{}
