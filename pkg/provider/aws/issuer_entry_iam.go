@@ -51,8 +51,15 @@ const (
 // IAMEntryUserName is the IAM user of prefix of bucket with access: 40 hex digits of their
 // SHA-256 (IAM user names are at most 64 characters); its tags name them in full.
 func IAMEntryUserName(bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess) string {
-	sum := sha256.Sum256([]byte(bucket + "\x00" + prefix.String() + "\x00" + string(access)))
-	return "gardener-backup-e-" + hex.EncodeToString(sum[:])[:40]
+	return iamEntryUserName(bucket, prefix.String(), access)
+}
+
+// iamEntryUserPrefix starts the name of every entry user (IAMEntryUserName).
+const iamEntryUserPrefix = "gardener-backup-e-"
+
+func iamEntryUserName(bucket, prefix string, access objectstore.EntryAccess) string {
+	sum := sha256.Sum256([]byte(bucket + "\x00" + prefix + "\x00" + string(access)))
+	return iamEntryUserPrefix + hex.EncodeToString(sum[:])[:40]
 }
 
 // entryUser reads the tags of an entry's user: ok is false when there is none or it is not
@@ -135,6 +142,11 @@ func (s *iamEntryIssuer) deleteEntryKeys(ctx context.Context, user, bucket strin
 	if err != nil || !ours {
 		return nil, err
 	}
+	return s.deleteKeys(ctx, user, tags, keep, spareRetiring)
+}
+
+// deleteKeys is deleteEntryKeys of a user known to be the entry's, with its tags.
+func (s *iamEntryIssuer) deleteKeys(ctx context.Context, user string, tags map[string]string, keep []string, spareRetiring bool) ([]string, error) {
 	keys, err := s.iam.ListAccessKeys(ctx, &iam.ListAccessKeysInput{UserName: aws.String(user)})
 	if err != nil {
 		return nil, iamError("listing the access keys of IAM user "+user, err)
@@ -171,6 +183,11 @@ func (s *iamEntryIssuer) RevokeEntryCredentials(ctx context.Context, bucket stri
 	if _, err := s.deleteEntryKeys(ctx, user, bucket, prefix, access, keep, false); err != nil || len(keep) > 0 {
 		return err
 	}
+	return s.deleteUser(ctx, user)
+}
+
+// deleteUser deletes an entry's user without keys: its inline policy first, as IAM requires.
+func (s *iamEntryIssuer) deleteUser(ctx context.Context, user string) error {
 	if _, err := s.iam.DeleteUserPolicy(ctx, &iam.DeleteUserPolicyInput{UserName: aws.String(user), PolicyName: aws.String(iamEntryPolicyName)}); err != nil && !errors.Is(iamError("", err), objectstore.ErrNotFound) {
 		return iamError("deleting the policy of IAM user "+user, err)
 	}
@@ -224,4 +241,62 @@ func (s *iamEntryIssuer) CredentialID(data map[string][]byte) string { return en
 // CredentialReach implements objectstore.EntryCredentialIssuer.
 func (s *iamEntryIssuer) CredentialReach(bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess) string {
 	return entryCredentialReach("an access key of IAM user "+IAMEntryUserName(bucket, prefix, access), bucket, prefix, access)
+}
+
+// SweepEntryCredentials implements objectstore.EntryCredentialIssuer: every IAM user whose name
+// starts as an entry user's (ListUsers, in pages) is read (ListUserTags) and swept only when its
+// tags say this extension made it for bucket and its name is the one IAMEntryUserName gives for
+// its tagged prefix and access; its keys go, then its policy and itself. The cost is ListUsers's
+// pages (1,000 users each) and one ListUserTags per entry user of the account, every bucket's.
+func (s *iamEntryIssuer) SweepEntryCredentials(ctx context.Context, bucket string, sweep objectstore.EntrySweep) (int, error) {
+	kept := 0
+	pages := iam.NewListUsersPaginator(s.iam, &iam.ListUsersInput{MaxItems: aws.Int32(1000)})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return kept, iamError("listing IAM users", err)
+		}
+		for _, u := range page.Users {
+			user := aws.ToString(u.UserName)
+			if !strings.HasPrefix(user, iamEntryUserPrefix) {
+				continue
+			}
+			stays, err := s.sweepUser(ctx, user, bucket, sweep)
+			if err != nil {
+				return kept, err
+			}
+			if stays {
+				kept++
+			}
+		}
+	}
+	return kept, nil
+}
+
+// sweepUser sweeps one entry user unless it is not bucket's or the sweep keeps it; stays is true
+// for a user of bucket that the sweep keeps.
+func (s *iamEntryIssuer) sweepUser(ctx context.Context, user, bucket string, sweep objectstore.EntrySweep) (stays bool, err error) {
+	out, err := s.iam.ListUserTags(ctx, &iam.ListUserTagsInput{UserName: aws.String(user)})
+	if err != nil {
+		if err = iamError("reading the tags of IAM user "+user, err); errors.Is(err, objectstore.ErrNotFound) {
+			return false, nil // gone meanwhile
+		}
+		return false, err
+	}
+	tags := map[string]string{}
+	for _, t := range out.Tags {
+		tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
+	prefix, access := tags[tagPrefix], objectstore.EntryAccess(tags[tagAccess])
+	if tags[managedByTag] != managedByValue || tags[tagBucket] != bucket || user != iamEntryUserName(bucket, prefix, access) {
+		return false, nil // another bucket's, or not this extension's: not touched
+	}
+	if sweep.Keeps(prefix, access) {
+		return true, nil
+	}
+	left, err := s.deleteKeys(ctx, user, tags, nil, sweep.KeepRetiring)
+	if err != nil || len(left) > 0 {
+		return len(left) > 0, err
+	}
+	return false, s.deleteUser(ctx, user)
 }

@@ -12,6 +12,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +23,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/minio/madmin-go/v3"
+	miniocredentials "github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
@@ -173,6 +176,16 @@ func (m *MinIO) S3Client() *s3.Client {
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		HTTPClient:                 m.http,
 	})
+}
+
+// Admin returns a MinIO admin client with the root credentials: for tests to list and change
+// users, service accounts and policies behind the extension's back.
+func (m *MinIO) Admin() (*madmin.AdminClient, error) {
+	u, err := url.Parse(m.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	return madmin.NewWithOptions(u.Host, &madmin.Options{Creds: miniocredentials.NewStaticV4(m.AccessKey, m.SecretKey, ""), Secure: u.Scheme == "https", Transport: m.http.Transport})
 }
 
 // SecretData is the data of an aws-type credentials secret for this server (with TLS, its
