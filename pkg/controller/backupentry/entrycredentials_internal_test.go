@@ -115,6 +115,22 @@ func (f *fakeEntryIssuer) CredentialReach(bucket string, prefix objectstore.Pref
 	return fmt.Sprintf("%s of %q in %q only", access, prefix.String(), bucket)
 }
 
+func (f *fakeEntryIssuer) SweepEntryCredentials(_ context.Context, bucket string, sweep objectstore.EntrySweep) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	kept := 0
+	for id, c := range f.creds {
+		switch {
+		case c.location != f.location || c.bucket != bucket:
+		case sweep.Keeps(c.prefix, c.access) || (sweep.KeepRetiring && c.retireAt.After(time.Now())):
+			kept++
+		default:
+			delete(f.creds, id)
+		}
+	}
+	return kept, nil
+}
+
 func (f *fakeEntryIssuer) valid(id string) (fakeEntryCred, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
