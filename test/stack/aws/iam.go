@@ -185,6 +185,14 @@ func (s *IAM) CreateUser(name string) {
 	s.users[name] = &iamUser{policies: map[string]string{}, tags: map[string]string{}}
 }
 
+// CreateUserWithTags creates a user with tags behind the extension's back, as many as a test
+// needs without the extension's requests.
+func (s *IAM) CreateUserWithTags(name string, tags map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.users[name] = &iamUser{policies: map[string]string{}, tags: maps.Clone(tags)}
+}
+
 // User returns a user's inline policies and access key IDs (ok false if there is no user).
 func (s *IAM) User(name string) (policies map[string]string, keys []string, ok bool) {
 	s.mu.Lock()
