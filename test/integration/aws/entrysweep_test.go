@@ -1,0 +1,119 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package aws_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minio/madmin-go/v3"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+
+	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
+)
+
+// entryPrincipals lists what MinIO holds for bucket's entries: the descriptions of the parent's
+// service accounts, and "parent user" / "parent policy" while they exist.
+func entryPrincipals(t *testing.T, admin *madmin.AdminClient, bucket string) []string {
+	t.Helper()
+	ctx := framework.Ctx(t)
+	parent := awsprovider.MinIOEntryParent(bucket)
+	var out []string
+	accounts, err := admin.ListServiceAccounts(ctx, parent)
+	if err != nil && madmin.ToErrorResponse(err).Code != "XMinioAdminNoSuchUser" {
+		t.Fatal(err)
+	}
+	for _, a := range accounts.Accounts {
+		out = append(out, a.Description)
+	}
+	if users, err := admin.ListUsers(ctx); err != nil {
+		t.Fatal(err)
+	} else if _, ok := users[parent]; ok {
+		out = append(out, "parent user")
+	}
+	if policies, err := admin.ListCannedPolicies(ctx); err != nil {
+		t.Fatal(err)
+	} else if _, ok := policies["gardener-backup-entries-"+bucket]; ok {
+		out = append(out, "parent policy")
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestEntryPrincipalsLeaveWithTheBucket: with entryCredentials by MinIO, the bucket records its
+// entry issuer; an entry deleted as gardener does revokes its own service account but leaves the
+// bucket's parent user and policy; a force-deleted entry's service account (issued here as the
+// entry controller issues it, for an entry that no longer exists) is left too. Deleting the
+// bucket removes all of it, and a neighbour bucket's principals stay.
+func TestEntryPrincipalsLeaveWithTheBucket(t *testing.T) {
+	ctx := context.Background()
+	operator := secretData(minio.Endpoint)
+	admin, err := minio.Admin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bb := env.CreateBucket(t, framework.UniqueName("sweep-"), operator, entryCredentialsConfig)
+	neighbour := env.CreateBucket(t, bb.Name+"x", operator, entryCredentialsConfig)
+	for _, b := range []*extensionsv1alpha1.BackupBucket{bb, neighbour} {
+		env.WaitFor(t, b, 2*time.Minute, "bucket reconciled", framework.Succeeded)
+	}
+	current := &extensionsv1alpha1.BackupBucket{}
+	if err := env.K8s.Get(ctx, client.ObjectKeyFromObject(bb), current); err != nil {
+		t.Fatal(err)
+	}
+	var record map[string]string
+	if err := json.Unmarshal([]byte(current.Annotations[backupbucket.AnnotationEntryIssuers]), &record); err != nil || record["MinIO"] == "" {
+		t.Fatalf("annotation %s = %q; want the MinIO entry issuer recorded with its place", backupbucket.AnnotationEntryIssuers, current.Annotations[backupbucket.AnnotationEntryIssuers])
+	}
+
+	entry := framework.UniqueName("shoot--s--") + "--1"
+	env.EnsureNamespace(t, strings.TrimSuffix(entry, "--1"))
+	be := createEntryWithConfig(t, entry, bb.Name, operator, entryCredentialsConfig)
+	env.WaitFor(t, be, 2*time.Minute, "entry reconciled", framework.Succeeded)
+
+	issuer, err := (&awsprovider.Provider{}).NewEntryIssuer(ctx, provider.Credentials{Data: operator, Region: region}, &awsapi.BackupBucketConfig{}, awsapi.IssuerMinIO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := objectstore.EntryPrefix("shoot--gone--1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := issuer.IssueEntryCredential(ctx, bb.Name, gone, objectstore.EntryReadWrite, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := issuer.IssueEntryCredential(ctx, neighbour.Name, gone, objectstore.EntryReadWrite, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	env.DeleteAndWaitGone(t, be, 2*time.Minute)
+	left := entryPrincipals(t, admin, bb.Name)
+	if want := []string{"gardener-extension-backup bucket=" + bb.Name + " prefix=shoot--gone--1/ access=read-write", "parent policy", "parent user"}; !slices.Equal(left, want) {
+		t.Fatalf("after the entry's deletion: %q; want only the force-deleted entry's and the parent: %q", left, want)
+	}
+
+	env.DeleteAndWaitGone(t, bb, 2*time.Minute)
+	if left := entryPrincipals(t, admin, bb.Name); len(left) != 0 {
+		t.Fatalf("after the bucket's deletion: %q left; want nothing", left)
+	}
+	if left := entryPrincipals(t, admin, neighbour.Name); len(left) != 3 {
+		t.Fatalf("neighbour bucket %s after the deletion of %s: %q; want its principal and parent untouched", neighbour.Name, bb.Name, left)
+	}
+	env.DeleteAndWaitGone(t, neighbour, 2*time.Minute)
+	if left := entryPrincipals(t, admin, neighbour.Name); len(left) != 0 {
+		t.Fatalf("after the neighbour's deletion: %q left; want nothing", left)
+	}
+}
