@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/minio/madmin-go/v3"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
@@ -116,4 +117,70 @@ func TestEntryPrincipalsLeaveWithTheBucket(t *testing.T) {
 	if left := entryPrincipals(t, admin, neighbour.Name); len(left) != 0 {
 		t.Fatalf("after the neighbour's deletion: %q left; want nothing", left)
 	}
+}
+
+// setConfig patches obj's providerConfig (a spec change: the next Succeeded is of it) and
+// requests a reconcile.
+func setConfig(t *testing.T, obj client.Object, spec *extensionsv1alpha1.DefaultSpec, providerConfig string) {
+	t.Helper()
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	spec.ProviderConfig = &runtime.RawExtension{Raw: []byte(providerConfig)}
+	if err := env.K8s.Patch(framework.Ctx(t), obj, patch); err != nil {
+		t.Fatal(err)
+	}
+	env.Trigger(t, obj)
+}
+
+// TestEntryPrincipalsSweptAfterASwitchOff: entryCredentials switched off on the bucket; its
+// reconcile sweeps a force-deleted entry's service account at once and keeps the live entry's
+// (and the parent); the entry, switched off too (gardenlet copies the bucket's providerConfig),
+// revokes its own; the bucket's next reconcile removes the parent and its policy and drops the
+// record.
+func TestEntryPrincipalsSweptAfterASwitchOff(t *testing.T) {
+	ctx := context.Background()
+	operator := secretData(minio.Endpoint)
+	admin, err := minio.Admin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bb := env.CreateBucket(t, framework.UniqueName("sweepoff-"), operator, entryCredentialsConfig)
+	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
+	entry := framework.UniqueName("shoot--f--") + "--1"
+	env.EnsureNamespace(t, strings.TrimSuffix(entry, "--1"))
+	be := createEntryWithConfig(t, entry, bb.Name, operator, entryCredentialsConfig)
+	env.WaitFor(t, be, 2*time.Minute, "entry reconciled", framework.Succeeded)
+	issuer, err := (&awsprovider.Provider{}).NewEntryIssuer(ctx, provider.Credentials{Data: operator, Region: region}, &awsapi.BackupBucketConfig{}, awsapi.IssuerMinIO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := objectstore.EntryPrefix("shoot--gone--1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := issuer.IssueEntryCredential(ctx, bb.Name, gone, objectstore.EntryReadWrite, nil); err != nil {
+		t.Fatal(err)
+	}
+	mark := "gardener-extension-backup bucket=" + bb.Name + " prefix="
+
+	setConfig(t, bb, &bb.Spec.DefaultSpec, minioConfig)
+	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled switched off", framework.Succeeded)
+	if left, want := entryPrincipals(t, admin, bb.Name), []string{mark + entry + "/ access=read-write", "parent policy", "parent user"}; !slices.Equal(left, want) {
+		t.Fatalf("after the bucket's switch-off: %q; want the live entry's and the parent only: %q", left, want)
+	}
+	if bb.Annotations[backupbucket.AnnotationEntryIssuers] == "" {
+		t.Fatal("the record was dropped while the live entry's principal is left")
+	}
+
+	setConfig(t, be, &be.Spec.DefaultSpec, minioConfig)
+	env.WaitFor(t, be, 2*time.Minute, "entry reconciled switched off", framework.Succeeded)
+	env.Trigger(t, bb)
+	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled again", framework.SucceededAfter(time.Now()))
+	if left := entryPrincipals(t, admin, bb.Name); len(left) != 0 {
+		t.Fatalf("after the entry's switch-off and the bucket's reconcile: %q left; want nothing", left)
+	}
+	if got := bb.Annotations[backupbucket.AnnotationEntryIssuers]; got != "" {
+		t.Fatalf("record %q kept with nothing left", got)
+	}
+	env.DeleteAndWaitGone(t, be, 2*time.Minute)
+	env.DeleteAndWaitGone(t, bb, 2*time.Minute)
 }
