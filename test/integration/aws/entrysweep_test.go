@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minio/madmin-go/v3"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,30 +26,13 @@ import (
 )
 
 // entryPrincipals lists what MinIO holds for bucket's entries: the descriptions of the parent's
-// service accounts, and "parent user" / "parent policy" while they exist.
-func entryPrincipals(t *testing.T, admin *madmin.AdminClient, bucket string) []string {
+// service accounts, and "user" / "policy" while the parent and its policy exist.
+func entryPrincipals(t *testing.T, bucket string) []string {
 	t.Helper()
-	ctx := framework.Ctx(t)
-	parent := awsprovider.MinIOEntryParent(bucket)
-	var out []string
-	accounts, err := admin.ListServiceAccounts(ctx, parent)
-	if err != nil && madmin.ToErrorResponse(err).Code != "XMinioAdminNoSuchUser" {
+	out, err := minio.Leftovers(framework.Ctx(t), awsprovider.MinIOEntryParent(bucket), "gardener-backup-entries-"+bucket)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range accounts.Accounts {
-		out = append(out, a.Description)
-	}
-	if users, err := admin.ListUsers(ctx); err != nil {
-		t.Fatal(err)
-	} else if _, ok := users[parent]; ok {
-		out = append(out, "parent user")
-	}
-	if policies, err := admin.ListCannedPolicies(ctx); err != nil {
-		t.Fatal(err)
-	} else if _, ok := policies["gardener-backup-entries-"+bucket]; ok {
-		out = append(out, "parent policy")
-	}
-	slices.Sort(out)
 	return out
 }
 
@@ -62,10 +44,6 @@ func entryPrincipals(t *testing.T, admin *madmin.AdminClient, bucket string) []s
 func TestEntryPrincipalsLeaveWithTheBucket(t *testing.T) {
 	ctx := context.Background()
 	operator := secretData(minio.Endpoint)
-	admin, err := minio.Admin()
-	if err != nil {
-		t.Fatal(err)
-	}
 	bb := env.CreateBucket(t, framework.UniqueName("sweep-"), operator, entryCredentialsConfig)
 	neighbour := env.CreateBucket(t, bb.Name+"x", operator, entryCredentialsConfig)
 	for _, b := range []*extensionsv1alpha1.BackupBucket{bb, neighbour} {
@@ -101,20 +79,20 @@ func TestEntryPrincipalsLeaveWithTheBucket(t *testing.T) {
 	}
 
 	env.DeleteAndWaitGone(t, be, 2*time.Minute)
-	left := entryPrincipals(t, admin, bb.Name)
-	if want := []string{"gardener-extension-backup bucket=" + bb.Name + " prefix=shoot--gone--1/ access=read-write", "parent policy", "parent user"}; !slices.Equal(left, want) {
+	left := entryPrincipals(t, bb.Name)
+	if want := []string{"gardener-extension-backup bucket=" + bb.Name + " prefix=shoot--gone--1/ access=read-write", "policy", "user"}; !slices.Equal(left, want) {
 		t.Fatalf("after the entry's deletion: %q; want only the force-deleted entry's and the parent: %q", left, want)
 	}
 
 	env.DeleteAndWaitGone(t, bb, 2*time.Minute)
-	if left := entryPrincipals(t, admin, bb.Name); len(left) != 0 {
+	if left := entryPrincipals(t, bb.Name); len(left) != 0 {
 		t.Fatalf("after the bucket's deletion: %q left; want nothing", left)
 	}
-	if left := entryPrincipals(t, admin, neighbour.Name); len(left) != 3 {
+	if left := entryPrincipals(t, neighbour.Name); len(left) != 3 {
 		t.Fatalf("neighbour bucket %s after the deletion of %s: %q; want its principal and parent untouched", neighbour.Name, bb.Name, left)
 	}
 	env.DeleteAndWaitGone(t, neighbour, 2*time.Minute)
-	if left := entryPrincipals(t, admin, neighbour.Name); len(left) != 0 {
+	if left := entryPrincipals(t, neighbour.Name); len(left) != 0 {
 		t.Fatalf("after the neighbour's deletion: %q left; want nothing", left)
 	}
 }
@@ -139,10 +117,6 @@ func setConfig(t *testing.T, obj client.Object, spec *extensionsv1alpha1.Default
 func TestEntryPrincipalsSweptAfterASwitchOff(t *testing.T) {
 	ctx := context.Background()
 	operator := secretData(minio.Endpoint)
-	admin, err := minio.Admin()
-	if err != nil {
-		t.Fatal(err)
-	}
 	bb := env.CreateBucket(t, framework.UniqueName("sweepoff-"), operator, entryCredentialsConfig)
 	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
 	entry := framework.UniqueName("shoot--f--") + "--1"
@@ -164,7 +138,7 @@ func TestEntryPrincipalsSweptAfterASwitchOff(t *testing.T) {
 
 	setConfig(t, bb, &bb.Spec.DefaultSpec, minioConfig)
 	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled switched off", framework.Succeeded)
-	if left, want := entryPrincipals(t, admin, bb.Name), []string{mark + entry + "/ access=read-write", "parent policy", "parent user"}; !slices.Equal(left, want) {
+	if left, want := entryPrincipals(t, bb.Name), []string{mark + entry + "/ access=read-write", "policy", "user"}; !slices.Equal(left, want) {
 		t.Fatalf("after the bucket's switch-off: %q; want the live entry's and the parent only: %q", left, want)
 	}
 	if bb.Annotations[backupbucket.AnnotationEntryIssuers] == "" {
@@ -175,7 +149,7 @@ func TestEntryPrincipalsSweptAfterASwitchOff(t *testing.T) {
 	env.WaitFor(t, be, 2*time.Minute, "entry reconciled switched off", framework.Succeeded)
 	env.Trigger(t, bb)
 	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled again", framework.SucceededAfter(time.Now()))
-	if left := entryPrincipals(t, admin, bb.Name); len(left) != 0 {
+	if left := entryPrincipals(t, bb.Name); len(left) != 0 {
 		t.Fatalf("after the entry's switch-off and the bucket's reconcile: %q left; want nothing", left)
 	}
 	if got := bb.Annotations[backupbucket.AnnotationEntryIssuers]; got != "" {
