@@ -56,7 +56,7 @@ func entryIssuersOf(bb *extensionsv1alpha1.BackupBucket) (map[string]string, err
 	record := map[string]string{}
 	if raw := bb.Annotations[AnnotationEntryIssuers]; raw != "" {
 		if err := json.Unmarshal([]byte(raw), &record); err != nil {
-			return nil, fmt.Errorf("annotation %s of BackupBucket %q: %w", AnnotationEntryIssuers, bb.Name, err)
+			return nil, fmt.Errorf("%w: annotation %s of BackupBucket %q is not this extension's record of entry issuers (JSON {issuer: place}): %v", objectstore.ErrInvalidConfig, AnnotationEntryIssuers, bb.Name, err)
 		}
 	}
 	return record, nil
@@ -111,22 +111,24 @@ func (a *actuator) reconcileEntryIssuers(ctx context.Context, log logr.Logger, b
 			}
 		}
 	}
+	var sweepErr error
 	for _, name := range slices.Sorted(maps.Keys(record)) {
 		if name == configured {
 			continue
 		}
 		done, err := a.sweepEntryIssuer(ctx, log, bb, cfg, name, record[name], sweepOrphans, "Reconcile")
 		if err != nil {
-			return err
+			sweepErr = err
+			break // what changed so far is still recorded
 		}
 		if done {
 			delete(record, name)
 		}
 	}
 	if maps.Equal(record, before) {
-		return nil
+		return sweepErr
 	}
-	return a.writeEntryIssuers(ctx, bb, record)
+	return errors.Join(sweepErr, a.writeEntryIssuers(ctx, bb, record))
 }
 
 // sweepDeletedBucket sweeps every principal of the deleted bucket's entries, with the configured

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -213,6 +214,30 @@ func TestEntryCredentialSweepsOfTheBucket(t *testing.T) {
 			t.Fatalf("events %q; want one EntryCredentialsNotSwept naming both places", got)
 		}
 		f.expectRecord("")
+	})
+	t.Run("issuer changed, the old one's sweep fails: the error returned, the new one recorded", func(t *testing.T) {
+		f := newSweepFixture(t)
+		f.switchTo("X")
+		f.mustReconcile()
+		f.switchTo("Y")
+		f.entry["X"].err = errors.New("connection reset")
+		if err := f.reconcile(); err == nil || !strings.Contains(err.Error(), "connection reset") {
+			t.Fatalf("Reconcile = %v; want the sweep's error", err)
+		}
+		f.expectRecord(`{"X":"place-of-X","Y":"place-of-Y"}`)
+	})
+	t.Run("a record that is not one: ERR_CONFIGURATION_PROBLEM naming the annotation", func(t *testing.T) {
+		f := newSweepFixture(t)
+		bb := f.bucket()
+		metav1.SetMetaDataAnnotation(&bb.ObjectMeta, AnnotationEntryIssuers, "MinIO")
+		if err := f.client.Update(f.ctx, bb); err != nil {
+			t.Fatal(err)
+		}
+		err := f.reconcile()
+		expectCode(t, err, gardencorev1beta1.ErrorConfigurationProblem)
+		if !strings.Contains(err.Error(), AnnotationEntryIssuers) {
+			t.Fatalf("error %v does not name the annotation", err)
+		}
 	})
 	t.Run("deleted: everything swept with the configured and the recorded issuers", func(t *testing.T) {
 		f := newSweepFixture(t)
