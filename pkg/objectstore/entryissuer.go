@@ -69,6 +69,16 @@ type EntryCredentialIssuer interface {
 	// or Unbounded when the store documents no such limit (then Used and Limit are 0). It reads
 	// only; a store that does not answer returns the error (never a guessed figure).
 	Headroom(ctx context.Context) (Headroom, error)
+
+	// SweepEntryCredentials removes, in the place Location names, the principals this issuer
+	// created for bucket whose entry sweep does not keep, each with its keys and policies (an
+	// IAM user's inline policy and keys before the user). It finds them by this project's marks
+	// naming bucket exactly (tags, description, name): never a principal without them, never
+	// another bucket's (`b1`'s survive the sweep of `b1x` and of `b`). When it keeps none, what
+	// the issuer holds for the bucket as a whole goes too (MinIO's parent user and its policy).
+	// It returns how many principals it kept; none found is success, and a sweep interrupted
+	// anywhere converges when run again.
+	SweepEntryCredentials(ctx context.Context, bucket string, sweep EntrySweep) (kept int, err error)
 }
 
 // Headroom is how close an entry issuer's place is to its limit of principals.
@@ -87,4 +97,31 @@ func (h Headroom) Left() int {
 		return 0
 	}
 	return h.Limit - h.Used
+}
+
+// EntrySweep says which of a bucket's entry principals SweepEntryCredentials keeps.
+type EntrySweep struct {
+	// Live are the prefixes of the entries that exist: their principals are kept, of either
+	// access.
+	Live []Prefix
+	// KeepReadOnly keeps every read-only principal: a `source-` entry's, issued by the seed its
+	// shoot migrated to, which this seed's controllers do not see.
+	KeepReadOnly bool
+	// KeepRetiring keeps a principal while it holds a credential retiring before its time (an
+	// entry migrated away, RetireEntryCredentials); its other credentials go.
+	KeepRetiring bool
+}
+
+// Keeps reports whether the sweep keeps a principal of prefix with access whose credentials are
+// not retiring.
+func (s EntrySweep) Keeps(prefix string, access EntryAccess) bool {
+	if s.KeepReadOnly && access == EntryReadOnly {
+		return true
+	}
+	for _, p := range s.Live {
+		if p.String() == prefix {
+			return true
+		}
+	}
+	return false
 }

@@ -73,6 +73,9 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 		log.Info("Bucket is converged", "bucket", bb.Name, "region", bb.Spec.Region)
 	}
 	err = a.credentialLifecycle(ctx, log, bb, cfg)
+	if ensureErr == nil && err == nil {
+		err = a.reconcileEntryIssuers(ctx, log, bb, cfg)
+	}
 	switch {
 	case ensureErr == nil && err == nil && cfg.HandsBack():
 		return a.handBack(ctx, log, bb, cfg)
@@ -137,6 +140,11 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 	}
 	if !res.Done {
 		return &lasterror.InProgressError{Bucket: bb.Name, Deleted: res.Deleted}
+	}
+	// Once per completed pass (not per pass of a long emptying): the entries are gone
+	// (refuseIfInUse), and so are the objects their principals reached.
+	if err := a.sweepDeletedBucket(ctx, log, bb, cfg); err != nil {
+		return err
 	}
 	if res.Locked > 0 {
 		_, err := mgmt.DeferDeletion(objectstore.WithOperation(ctx, objectstore.OpDeferDeletion), bb.Name, "")

@@ -132,6 +132,22 @@ func (f *fakeEntryIssuer) Headroom(context.Context) (objectstore.Headroom, error
 	return objectstore.Headroom{Unbounded: true}, nil
 }
 
+func (f *fakeEntryIssuer) SweepEntryCredentials(_ context.Context, bucket string, sweep objectstore.EntrySweep) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	kept := 0
+	for id, c := range f.creds {
+		switch {
+		case c.location != f.location || c.bucket != bucket:
+		case sweep.Keeps(c.prefix, c.access) || (sweep.KeepRetiring && c.retireAt.After(time.Now())):
+			kept++
+		default:
+			delete(f.creds, id)
+		}
+	}
+	return kept, nil
+}
+
 func (f *fakeEntryIssuer) valid(id string) (fakeEntryCred, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

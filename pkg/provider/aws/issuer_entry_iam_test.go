@@ -172,4 +172,10 @@ func TestIAMEntryUserOfSomebodyElseIsNotTakenOver(t *testing.T) {
 	if _, _, ok := stand.User(user); !ok {
 		t.Fatal("somebody else's IAM user was deleted")
 	}
+	if kept, err := iss.SweepEntryCredentials(ctx, f.bucket, objectstore.EntrySweep{}); err != nil || kept != 0 {
+		t.Fatalf("sweep: kept %d, %v; want nothing of ours, no error", kept, err)
+	}
+	if _, _, ok := stand.User(user); !ok {
+		t.Fatal("somebody else's IAM user was swept")
+	}
 }

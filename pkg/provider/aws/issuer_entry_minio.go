@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/minio/madmin-go/v3"
@@ -47,6 +48,9 @@ func entryParent(bucket string) string {
 	sum := sha256.Sum256([]byte(bucket))
 	return "gebe" + hex.EncodeToString(sum[:])[:16]
 }
+
+// MinIOEntryParent is entryParent, for tests that look for what a sweep leaves.
+func MinIOEntryParent(bucket string) string { return entryParent(bucket) }
 
 func entryParentPolicy(bucket string) string { return "gardener-backup-entries-" + bucket }
 
@@ -232,4 +236,75 @@ func (m *minioEntryIssuer) CredentialReach(bucket string, prefix objectstore.Pre
 // service accounts or of a deployment's users, so it is Unbounded (no figure is invented).
 func (m *minioEntryIssuer) Headroom(context.Context) (objectstore.Headroom, error) {
 	return objectstore.Headroom{Unbounded: true, Principals: "MinIO service accounts"}, nil
+}
+
+// SweepEntryCredentials implements objectstore.EntryCredentialIssuer: the service accounts of
+// the bucket's parent user whose description is of this bucket and not kept, then, with none
+// kept, the parent user (only while it carries the bucket's entries' policy) and that policy. A
+// service account of the parent without this project's description is kept, and so is the
+// parent with it. A description hashed for its length (entryDescription) is matched against
+// the live entries' and kept whenever the sweep keeps read-only principals (its access cannot
+// be read from it).
+func (m *minioEntryIssuer) SweepEntryCredentials(ctx context.Context, bucket string, sweep objectstore.EntrySweep) (int, error) {
+	parent := entryParent(bucket)
+	resp, err := m.admin.ListServiceAccounts(ctx, parent)
+	if err != nil && madmin.ToErrorResponse(err).Code != "XMinioAdminNoSuchUser" {
+		return 0, minioError("listing the MinIO service accounts of the bucket's entries", err)
+	}
+	now, kept := time.Now(), 0
+	for _, a := range resp.Accounts {
+		if m.sweepKeeps(bucket, a, sweep, now) {
+			kept++
+			continue
+		}
+		if err := m.admin.DeleteServiceAccount(ctx, a.AccessKey); err != nil && madmin.ToErrorResponse(err).Code != "XMinioAdminServiceAccountNotFound" {
+			return kept, minioError("deleting MinIO service account "+a.AccessKey, err)
+		}
+	}
+	if kept > 0 {
+		return kept, nil
+	}
+	info, err := m.admin.GetUserInfo(ctx, parent)
+	switch {
+	case err != nil && madmin.ToErrorResponse(err).Code != "XMinioAdminNoSuchUser":
+		return 0, minioError("reading MinIO user "+parent, err)
+	case err == nil && info.PolicyName != entryParentPolicy(bucket):
+		return 0, nil // not the parent this issuer made (its policy is another's): not ours to remove
+	case err == nil:
+		if err := m.admin.RemoveUser(ctx, parent); err != nil && madmin.ToErrorResponse(err).Code != "XMinioAdminNoSuchUser" {
+			return 0, minioError("deleting MinIO user "+parent, err)
+		}
+	}
+	// Removed after the parent: a sweep interrupted between the two removes the policy when run
+	// again, and a parent without its policy is never left.
+	if err := m.admin.RemoveCannedPolicy(ctx, entryParentPolicy(bucket)); err != nil && madmin.ToErrorResponse(err).Code != "XMinioAdminNoSuchPolicy" {
+		return 0, minioError("deleting MinIO policy "+entryParentPolicy(bucket), err)
+	}
+	return 0, nil
+}
+
+// sweepKeeps says whether a sweep of bucket keeps the service account a of the bucket's parent.
+func (m *minioEntryIssuer) sweepKeeps(bucket string, a madmin.ServiceAccountInfo, sweep objectstore.EntrySweep, now time.Time) bool {
+	if sweep.KeepRetiring && retiring(a, now) {
+		return true
+	}
+	for _, p := range sweep.Live {
+		for _, access := range []objectstore.EntryAccess{objectstore.EntryReadWrite, objectstore.EntryReadOnly} {
+			if a.Description == entryDescription(bucket, p, access) {
+				return true
+			}
+		}
+	}
+	mark := "gardener-extension-backup bucket=" + bucket + " prefix="
+	if rest, ours := strings.CutPrefix(a.Description, mark); ours {
+		i := strings.LastIndex(rest, " access=")
+		if i < 0 {
+			return true // not a description entryDescription writes
+		}
+		return sweep.Keeps(rest[:i], objectstore.EntryAccess(rest[i+len(" access="):]))
+	}
+	if strings.HasPrefix(a.Description, "gardener-extension-backup entry sha256=") {
+		return sweep.KeepReadOnly
+	}
+	return true // not this project's: kept, and the parent with it
 }

@@ -17,6 +17,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -24,7 +25,7 @@ import (
 )
 
 // IAM is a stand-in for the parts of AWS IAM the extension calls for generated credentials
-// (users and their tags, inline user policies, access keys, with IAM's limits of two keys per
+// (users, listed in pages, and their tags, inline user policies, access keys, with IAM's limits of two keys per
 // user and 2,048 characters of inline policy, the account's quota of users (SetUsersQuota), which
 // CreateUser's LimitExceeded and GetAccountSummary's Users/UsersQuota both read, and its refusal
 // to delete a user that still has keys or policies). No emulator of IAM runs here, so
@@ -42,6 +43,19 @@ type IAM struct {
 	// policies (EnforceOn).
 	enforcer *madmin.AdminClient
 	secrets  map[string]string
+	// denied are the actions answered AccessDenied (Deny).
+	denied map[string]bool
+}
+
+// Deny makes the stand-in answer actions with AccessDenied, as IAM answers a credential without
+// the rights; none allows every action again.
+func (s *IAM) Deny(actions ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.denied = map[string]bool{}
+	for _, a := range actions {
+		s.denied[a] = true
+	}
 }
 
 type iamUser struct {
@@ -121,6 +135,41 @@ func (s *IAM) enforce(name string) error {
 	return nil
 }
 
+// listUsers plays ListUsers in pages as IAM does: MaxItems users (default 100, at most 1,000)
+// in name order after Marker, the opaque marker here being the last name of the page before.
+func (s *IAM) listUsers(w http.ResponseWriter, form url.Values) {
+	names := slices.Sorted(maps.Keys(s.users))
+	if m := form.Get("Marker"); m != "" {
+		i, _ := slices.BinarySearch(names, m)
+		for i < len(names) && names[i] <= m {
+			i++
+		}
+		names = names[i:]
+	}
+	limit := 100
+	if n, err := strconv.Atoi(form.Get("MaxItems")); err == nil && n > 0 {
+		limit = min(n, 1000)
+	}
+	truncated := len(names) > limit
+	names = names[:min(limit, len(names))]
+	members := ""
+	for _, n := range names {
+		members += fmt.Sprintf("<member><Path>/</Path><UserName>%s</UserName><UserId>AIDASTANDIN</UserId><Arn>arn:aws:iam::000000000000:user/%s</Arn><CreateDate>2026-01-01T00:00:00Z</CreateDate></member>", esc(n), esc(n))
+	}
+	tail := "<IsTruncated>false</IsTruncated>"
+	if truncated {
+		tail = "<IsTruncated>true</IsTruncated><Marker>" + esc(names[len(names)-1]) + "</Marker>"
+	}
+	s.reply(w, "ListUsers", "<Users>"+members+"</Users>"+tail)
+}
+
+// Users returns the names of the users there are, sorted.
+func (s *IAM) Users() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.users))
+}
+
 // Tags returns a user's tags (nil if there is no user).
 func (s *IAM) Tags(name string) map[string]string {
 	s.mu.Lock()
@@ -147,6 +196,14 @@ func (s *IAM) CreateUser(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.users[name] = &iamUser{policies: map[string]string{}, tags: map[string]string{}}
+}
+
+// CreateUserWithTags creates a user with tags behind the extension's back, as many as a test
+// needs without the extension's requests.
+func (s *IAM) CreateUserWithTags(name string, tags map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.users[name] = &iamUser{policies: map[string]string{}, tags: maps.Clone(tags)}
 }
 
 // User returns a user's inline policies and access key IDs (ok false if there is no user).
@@ -196,6 +253,10 @@ func (s *IAM) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	action, name := form.Get("Action"), form.Get("UserName")
+	if s.denied[action] {
+		s.fail(w, 403, "AccessDenied", "User: arn:aws:iam::000000000000:user/operator is not authorized to perform: iam:"+action)
+		return
+	}
 	if action == "GetCallerIdentity" {
 		// STS's, served here too (point the provider's STSEndpoint at the stand-in): the IAM
 		// issuers' Location is the account of the operator's credentials.
@@ -209,7 +270,7 @@ func (s *IAM) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u := s.users[name]
-	if u == nil && action != "CreateUser" {
+	if u == nil && action != "CreateUser" && action != "ListUsers" {
 		s.fail(w, 404, "NoSuchEntity", "The user with name "+name+" cannot be found.")
 		return
 	}
@@ -230,6 +291,8 @@ func (s *IAM) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		s.users[name] = &iamUser{policies: map[string]string{}, tags: tags}
 		s.reply(w, action, fmt.Sprintf("<User><Path>/</Path><UserName>%s</UserName><UserId>AIDASTANDIN</UserId><Arn>arn:aws:iam::000000000000:user/%s</Arn><CreateDate>%s</CreateDate></User>", esc(name), esc(name), date))
+	case "ListUsers":
+		s.listUsers(w, form)
 	case "ListUserTags":
 		members := ""
 		for k, v := range u.tags {

@@ -211,6 +211,40 @@ func (m *MinIO) ServiceAccounts(ctx context.Context) ([]madmin.ServiceAccountInf
 	return out, nil
 }
 
+// Leftovers lists what MinIO holds of user and policy, for tests that look for what a sweep
+// leaves: the descriptions of user's service accounts, then "user" and "policy" while they
+// exist, sorted.
+func (m *MinIO) Leftovers(ctx context.Context, user, policy string) ([]string, error) {
+	admin, err := m.Admin()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	accounts, err := admin.ListServiceAccounts(ctx, user)
+	if err != nil && madmin.ToErrorResponse(err).Code != "XMinioAdminNoSuchUser" {
+		return nil, err
+	}
+	for _, a := range accounts.Accounts {
+		out = append(out, a.Description)
+	}
+	users, err := admin.ListUsers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := users[user]; ok {
+		out = append(out, "user")
+	}
+	policies, err := admin.ListCannedPolicies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := policies[policy]; ok {
+		out = append(out, "policy")
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 // SecretData is the data of an aws-type credentials secret for this server (with TLS, its
 // certificate as trustedCaCert).
 func (m *MinIO) SecretData() map[string][]byte {
