@@ -21,7 +21,7 @@ import (
 // reaches (the BackupEntry controller sets it; the BackupBucket's headroom look reads it).
 const ConditionEntryCredentials gardencorev1beta1.ConditionType = "EntryCredentials"
 
-// ReasonBucketWideAtQuota: the entry's own credential could not be issued at the store's quota,
+// ReasonBucketWideAtQuota says the entry's own credential could not be issued at the store's quota,
 // and allowBucketCredentialAtQuota published the bucket's until there is room again.
 const ReasonBucketWideAtQuota = "BucketWideAtQuota"
 
