@@ -265,9 +265,9 @@ func retiring(displayName string) map[string]time.Time {
 	return out
 }
 
-// markerID is the part of a key ID a retirement marker holds: 12 hex digits of GCP's 40 tell the
-// at most 10 keys of one account apart, and three markers fit into a display name.
-func markerID(id string) string { return id[:min(12, len(id))] }
+// markerID is the part of a key ID a retirement marker holds: the last 12 hex digits of GCP's 40
+// tell the at most 10 keys of one account apart, and three markers fit into a display name.
+func markerID(id string) string { return id[max(0, len(id)-12):] }
 
 // deleteEntryKeys deletes the account's user-managed keys not kept (and, with spareRetiring,
 // not retiring before their time), and drops the markers of the keys gone.
@@ -353,7 +353,7 @@ func (s *entryIssuer) RevokeEntryCredentials(ctx context.Context, bucket string,
 }
 
 // RetireEntryCredentials implements objectstore.EntryCredentialIssuer: the account's display name
-// records `r:<key ID's first 12 hex>@<unix time>`; a time not in the future deletes the keys at
+// records `r:<key ID's last 12 hex>@<unix time>`; a time not in the future deletes the keys at
 // once.
 func (s *entryIssuer) RetireEntryCredentials(ctx context.Context, bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess, ids []string, after time.Time) error {
 	if err := checkEntry(bucket, prefix, access); err != nil {
