@@ -269,6 +269,13 @@ func (g *GCS) serveIAM(w http.ResponseWriter, r *http.Request, body []byte) {
 		for _, id := range sa.keys {
 			delete(g.keys, id)
 		}
+		// A deleted account's tokens stop working (authorize would take them for the
+		// project's own identity otherwise).
+		for token, who := range g.accessTokens {
+			if who == sa.email {
+				delete(g.accessTokens, token)
+			}
+		}
 		delete(g.serviceAccounts, sa.email)
 		stack.WriteJSON(w, http.StatusOK, map[string]any{})
 	case len(parts) == 4 && parts[3] == "keys" && r.Method == http.MethodPost:
