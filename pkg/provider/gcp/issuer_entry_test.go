@@ -172,7 +172,7 @@ func TestEntryCredentialReachesOnlyItsManagedFolder(t *testing.T) {
 			return err
 		},
 		"compose from the sibling": func() error {
-			_, err := c.Bucket(bucket).Object(own.String()+"composed").ComposerFrom(c.Bucket(bucket).Object(sibling.String()+"etcd-main/v2/Full-1")).Run(ctx)
+			_, err := c.Bucket(bucket).Object(own.String() + "composed").ComposerFrom(c.Bucket(bucket).Object(sibling.String() + "etcd-main/v2/Full-1")).Run(ctx)
 			return err
 		},
 		"rewrite into the sibling": func() error {
