@@ -63,7 +63,7 @@ func (e *Env) CreateEntryWithConfig(t *testing.T, name, bucket string, data map[
 	return be
 }
 
-// EntryCredentialsFlow: an entry with entryCredentials gets a credential of its own in
+// EntryCredentialsFlow runs: an entry with entryCredentials gets a credential of its own in
 // etcd-backup; the real etcd-backup-restore (pinned and previous) snapshots, collects its garbage
 // and restores with it; it cannot restore another entry's snapshots; the entry's deletion
 // revokes it.
