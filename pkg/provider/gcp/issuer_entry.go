@@ -145,6 +145,9 @@ func (s *entryIssuer) IssueEntryCredential(ctx context.Context, bucket string, p
 	key, err := s.iam.Projects.ServiceAccounts.Keys.Create(sa.Name, &iam.CreateServiceAccountKeyRequest{
 		PrivateKeyType: "TYPE_GOOGLE_CREDENTIALS_FILE", KeyAlgorithm: "KEY_ALG_RSA_2048",
 	}).Context(ctx).Do()
+	if isLimitReached(err) {
+		return objectstore.Credential{}, fmt.Errorf("creating a key of %s: %w: the account has as many keys as GCP allows (10): %w", sa.Email, objectstore.ErrQuotaExceeded, err)
+	}
 	if err != nil {
 		return objectstore.Credential{}, iamError("creating a key of "+sa.Email, err)
 	}
@@ -182,15 +185,16 @@ func (s *entryIssuer) createEntryAccount(ctx context.Context, bucket string, pre
 		return sa, nil
 	case errors.As(err, &apiErr) && apiErr.Code == http.StatusConflict:
 		return nil, fmt.Errorf("%w: service account %s exists and is not described as this extension's account of entry %q of bucket %q: not taken over", objectstore.ErrOwnedByOther, id, prefix.String(), bucket)
-	case isServiceAccountLimit(err):
+	case isLimitReached(err):
 		return nil, fmt.Errorf("creating service account %s for entry %q: %w: project %s has as many service accounts as GCP allows it (100 by default): ask GCP for a higher quota, delete unused service accounts, give this seed's backups a project of their own, or switch entryCredentials off for a seed: %w", id, prefix.String(), objectstore.ErrQuotaExceeded, s.projectID, err)
 	}
 	return nil, iamError("creating service account "+id, err)
 }
 
-// isServiceAccountLimit reports a 429 whose RetryInfo asks to wait an hour or more: GCP's answer
-// at the project's limit of service accounts (a rate limit asks for seconds).
-func isServiceAccountLimit(err error) bool {
+// isLimitReached reports a 429 whose RetryInfo asks to wait an hour or more: GCP's answer at the
+// project's limit of service accounts and at an account's limit of keys ("Maximum number of keys
+// on account reached."), both with a RetryInfo of 86401 s; a rate limit asks for seconds.
+func isLimitReached(err error) bool {
 	var apiErr *googleapi.Error
 	if !errors.As(err, &apiErr) || apiErr.Code != http.StatusTooManyRequests {
 		return false

@@ -237,8 +237,8 @@ func TestEntryCredentialReachesOnlyItsManagedFolder(t *testing.T) {
 
 // TestEntryCredentialLifecycle: issuance revokes unpublished keys, keeps those in use and those
 // retiring before their time; revocation of everything removes the binding, the account and the
-// empty managed folder; an account of that ID described otherwise is never taken over; the
-// project's limit of service accounts is ErrQuotaExceeded.
+// empty managed folder; an account of that ID described otherwise is never taken over; an
+// account's limit of keys and the project's limit of service accounts are ErrQuotaExceeded.
 func TestEntryCredentialLifecycle(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t, gcs.SecretData())
@@ -290,6 +290,23 @@ func TestEntryCredentialLifecycle(t *testing.T) {
 	}
 	if err := iss.RevokeEntryCredentials(ctx, bucket, prefix, rw, nil); err != nil {
 		t.Fatalf("revoking again: %v", err)
+	}
+
+	// An account's limit of keys (10): every key in use, the 11th is refused as a quota.
+	many := entryPrefix(t, "shoot--l--many")
+	var inUse []string
+	for range 10 {
+		c, err := iss.IssueEntryCredential(ctx, bucket, many, rw, inUse)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inUse = append(inUse, c.ID)
+	}
+	if _, err := iss.IssueEntryCredential(ctx, bucket, many, rw, inUse); !errors.Is(err, objectstore.ErrQuotaExceeded) {
+		t.Fatalf("issuing an 11th key in use: %v; want ErrQuotaExceeded", err)
+	}
+	if err := iss.RevokeEntryCredentials(ctx, bucket, many, rw, nil); err != nil {
+		t.Fatal(err)
 	}
 
 	// Somebody else's account of that ID.

@@ -214,7 +214,7 @@ func (g *GCS) serveIAM(w http.ResponseWriter, r *http.Request, body []byte) {
 		}
 		email := in.AccountID + "@" + g.ProjectID + ".iam.gserviceaccount.com"
 		if g.serviceAccountLimit > 0 && len(g.serviceAccounts) >= g.serviceAccountLimit {
-			serviceAccountLimitError(w)
+			limitReachedError(w, "Maximum number of service accounts on project reached.")
 			return
 		}
 		if g.serviceAccounts[email] != nil {
@@ -280,7 +280,7 @@ func (g *GCS) serveIAM(w http.ResponseWriter, r *http.Request, body []byte) {
 		stack.WriteJSON(w, http.StatusOK, map[string]any{})
 	case len(parts) == 4 && parts[3] == "keys" && r.Method == http.MethodPost:
 		if len(sa.keys) >= 10 {
-			gcpIAMError(w, http.StatusBadRequest, "FAILED_PRECONDITION", "Precondition check failed: a service account has at most 10 keys.")
+			limitReachedError(w, "Maximum number of keys on account reached.")
 			return
 		}
 		g.issued++

@@ -326,11 +326,12 @@ func (g *GCS) SetServiceAccountLimit(n int) {
 	g.serviceAccountLimit = n
 }
 
-// serviceAccountLimitError is GCP's answer to CreateServiceAccount at the project's limit: 429
-// RESOURCE_EXHAUSTED with a RetryInfo of a day (as GCP answers, e.g. kubeflow/pipelines#1052).
-func serviceAccountLimitError(w http.ResponseWriter) {
+// limitReachedError is GCP's answer at a limit of the IAM API (the project's service accounts,
+// an account's keys): 429 RESOURCE_EXHAUSTED with a RetryInfo of a day, as GCP answers them
+// (quoted in kubeflow/pipelines#1052 and googlearchive/k8s-service-catalog#228).
+func limitReachedError(w http.ResponseWriter, message string) {
 	stack.WriteJSON(w, http.StatusTooManyRequests, map[string]any{"error": map[string]any{
-		"code": http.StatusTooManyRequests, "message": "Maximum number of service accounts on project reached.", "status": "RESOURCE_EXHAUSTED",
+		"code": http.StatusTooManyRequests, "message": message, "status": "RESOURCE_EXHAUSTED",
 		"details": []map[string]any{{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "86401s"}},
 	}})
 }
