@@ -21,7 +21,6 @@ import (
 
 	"google.golang.org/api/googleapi"
 	iam "google.golang.org/api/iam/v1"
-	rawstorage "google.golang.org/api/storage/v1"
 
 	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -189,72 +188,6 @@ func (s *entryIssuer) createEntryAccount(ctx context.Context, bucket string, pre
 		return nil, fmt.Errorf("creating service account %s for entry %q: %w: project %s has as many service accounts as GCP allows it (100 by default): ask GCP for a higher quota, delete unused service accounts, give this seed's backups a project of their own, or switch entryCredentials off for a seed: %w", id, prefix.String(), objectstore.ErrQuotaExceeded, s.projectID, err)
 	}
 	return nil, iamError("creating service account "+id, err)
-}
-
-// isLimitReached reports a 429 whose RetryInfo asks to wait an hour or more: GCP's answer at the
-// project's limit of service accounts and at an account's limit of keys ("Maximum number of keys
-// on account reached."), both with a RetryInfo of 86401 s; a rate limit asks for seconds.
-func isLimitReached(err error) bool {
-	var apiErr *googleapi.Error
-	if !errors.As(err, &apiErr) || apiErr.Code != http.StatusTooManyRequests {
-		return false
-	}
-	for _, d := range apiErr.Details {
-		m, ok := d.(map[string]any)
-		if !ok || m["@type"] != "type.googleapis.com/google.rpc.RetryInfo" {
-			continue
-		}
-		delay, _ := m["retryDelay"].(string)
-		if d, err := time.ParseDuration(delay); err == nil && d >= time.Hour {
-			return true
-		}
-	}
-	return false
-}
-
-// ensureManagedFolder creates the managed folder name in bucket unless it exists. GCS creates
-// managed folders only in buckets with uniform bucket-level access, which EnsureBucket sets.
-func (s *entryIssuer) ensureManagedFolder(ctx context.Context, bucket, name string) error {
-	_, err := s.raw.ManagedFolders.Insert(bucket, &rawstorage.ManagedFolder{Name: name}).Context(ctx).Do()
-	if err == nil || statusOf(err) == http.StatusConflict {
-		return nil
-	}
-	return fmt.Errorf("creating managed folder %q in bucket %q (GCS needs uniform bucket-level access for it): %w", name, bucket, classifyBucket(err))
-}
-
-// updateFolderBinding binds (or, with bind false, unbinds) email on the managed folder with
-// role, writing the policy only when it differs; its etag guards against a concurrent change,
-// which fails the pass to be retried. It returns whether the policy binds anybody afterwards.
-func (s *entryIssuer) updateFolderBinding(ctx context.Context, bucket, folder, role, email string, bind bool) (anyBound bool, err error) {
-	policy, err := s.raw.ManagedFolders.GetIamPolicy(bucket, folder).Context(ctx).Do()
-	if err != nil {
-		return false, fmt.Errorf("reading the IAM policy of managed folder %q of bucket %q: %w", folder, bucket, classify(err))
-	}
-	member := "serviceAccount:" + email
-	changed := false
-	i := slices.IndexFunc(policy.Bindings, func(b *rawstorage.PolicyBindings) bool { return b.Role == role && b.Condition == nil })
-	switch {
-	case bind && i < 0:
-		policy.Bindings = append(policy.Bindings, &rawstorage.PolicyBindings{Role: role, Members: []string{member}})
-		changed = true
-	case bind && !slices.Contains(policy.Bindings[i].Members, member):
-		policy.Bindings[i].Members = append(policy.Bindings[i].Members, member)
-		changed = true
-	case !bind && i >= 0 && slices.Contains(policy.Bindings[i].Members, member):
-		policy.Bindings[i].Members = slices.DeleteFunc(policy.Bindings[i].Members, func(m string) bool { return m == member })
-		if len(policy.Bindings[i].Members) == 0 {
-			policy.Bindings = slices.Delete(policy.Bindings, i, i+1)
-		}
-		changed = true
-	}
-	anyBound = slices.ContainsFunc(policy.Bindings, func(b *rawstorage.PolicyBindings) bool { return len(b.Members) > 0 })
-	if !changed {
-		return anyBound, nil
-	}
-	if _, err := s.raw.ManagedFolders.SetIamPolicy(bucket, folder, policy).Context(ctx).Do(); err != nil {
-		return false, fmt.Errorf("setting the IAM policy of managed folder %q of bucket %q: %w", folder, bucket, classify(err))
-	}
-	return anyBound, nil
 }
 
 // retiring parses the retirement markers of an account's display name: key ID prefix -> time.
