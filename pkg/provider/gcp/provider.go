@@ -8,8 +8,9 @@
 // secret.go (secret keys, parsing credentials secrets, the etcd-backup secret), client.go (SDK
 // clients from credentials), bucket.go (EnsureBucket, DeleteBucket), store.go (object operations),
 // deferral.go (DeferDeletion), errors.go (error classification), issuer.go (per-bucket
-// service-account keys), issuer_entry.go and issuer_entry_folder.go (per-entry service-account keys bound on
-// managed folders). The SDK-free half (providerConfig decoding, bucket names) is pkg/apis/gcp.
+// service-account keys), issuer_entry.go and issuer_entry_folder.go (per-entry service-account
+// keys bound on managed folders). The SDK-free half (providerConfig decoding, bucket names) is
+// pkg/apis/gcp.
 package gcp
 
 import (
