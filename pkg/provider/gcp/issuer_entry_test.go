@@ -16,6 +16,8 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/iterator"
+	"google.golang.org/api/option"
+	rawstorage "google.golang.org/api/storage/v1"
 
 	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -134,6 +136,10 @@ func TestEntryCredentialReachesOnlyItsManagedFolder(t *testing.T) {
 		t.Fatal("the entry's account is bound on the bucket")
 	}
 	c := clientOf(t, cred.Data)
+	raw, err := rawstorage.NewService(ctx, option.WithAuthCredentialsJSON(option.ServiceAccount, cred.Data["serviceaccount.json"]), option.WithEndpoint(gcs.Endpoint))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	// What etcd-backup-restore does under its prefix.
 	mine := own.String() + "etcd-main/v2/Incr-1"
@@ -187,7 +193,16 @@ func TestEntryCredentialReachesOnlyItsManagedFolder(t *testing.T) {
 			return err
 		},
 		"read the bucket's IAM policy": func() error { _, err := c.Bucket(bucket).IAM().Policy(ctx); return err },
-		"delete the bucket":            func() error { return c.Bucket(bucket).Delete(ctx) },
+		"widen its own managed folder's IAM policy": func() error {
+			p, err := raw.ManagedFolders.GetIamPolicy(bucket, own.String()).Context(ctx).Do()
+			if err != nil {
+				return err
+			}
+			p.Bindings = append(p.Bindings, &rawstorage.PolicyBindings{Role: "roles/storage.objectAdmin", Members: []string{"allUsers"}})
+			_, err = raw.ManagedFolders.SetIamPolicy(bucket, own.String(), p).Context(ctx).Do()
+			return err
+		},
+		"delete the bucket": func() error { return c.Bucket(bucket).Delete(ctx) },
 	}
 	for what, escape := range escapes {
 		if err := escape(); !forbidden(err) {
