@@ -23,6 +23,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
+	gcpstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/gcp"
 )
 
 // entryIssuer is the entry controller's issuer for a config with entryCredentials, built by
@@ -64,6 +65,18 @@ func clientOf(t *testing.T, data map[string][]byte) *storage.Client {
 func put(ctx context.Context, c *storage.Client, bucket, name string) error {
 	w := c.Bucket(bucket).Object(name).NewWriter(ctx)
 	if _, err := w.Write([]byte("data of " + name)); err != nil {
+		_ = w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+// putResumable writes 600 KiB in chunks of 256 KiB: a resumable upload, whose later requests name
+// no object (etcd-backup-restore's chunks of larger snapshots go this way).
+func putResumable(ctx context.Context, c *storage.Client, bucket, name string) error {
+	w := c.Bucket(bucket).Object(name).NewWriter(ctx)
+	w.ChunkSize = 256 << 10
+	if _, err := w.Write(make([]byte, 600<<10)); err != nil {
 		_ = w.Close()
 		return err
 	}
@@ -152,6 +165,15 @@ func TestEntryCredentialReachesOnlyItsManagedFolder(t *testing.T) {
 	if err := get(ctx, c, bucket, mine); err != nil {
 		t.Fatalf("get under its prefix: %v", err)
 	}
+	if err := putResumable(ctx, c, bucket, own.String()+"large"); err != nil {
+		t.Fatalf("resumable upload under its prefix: %v", err)
+	}
+	if !slices.ContainsFunc(gcs.Requests("/upload/storage/v1/b/"+bucket+"/o"), func(r gcpstack.GCSRequest) bool { return r.Query.Get("upload_id") != "" }) {
+		t.Fatal("the resumable upload sent no request naming its upload ID")
+	}
+	if err := c.Bucket(bucket).Object(own.String() + "large").Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
 	for _, prefix := range []string{own.String(), own.String() + "etcd-main"} { // the latter is etcd-backup-restore's listing
 		if names, err := list(ctx, c, bucket, prefix); err != nil || len(names) != 3 {
 			t.Fatalf("listing %q: %v, %v; want its three objects", prefix, names, err)
@@ -163,16 +185,17 @@ func TestEntryCredentialReachesOnlyItsManagedFolder(t *testing.T) {
 
 	// Every escape.
 	escapes := map[string]func() error{
-		"get the sibling's":         func() error { return get(ctx, c, bucket, sibling.String()+"etcd-main/v2/Full-1") },
-		"get another entry's":       func() error { return get(ctx, c, bucket, other.String()+"etcd-main/v2/Full-1") },
-		"get at the bucket's root":  func() error { return get(ctx, c, bucket, "top") },
-		"put into the sibling":      func() error { return put(ctx, c, bucket, sibling.String()+"x") },
-		"put at the bucket's root":  func() error { return put(ctx, c, bucket, "shoot--p--uid1x") },
-		"delete the sibling's":      func() error { return c.Bucket(bucket).Object(sibling.String() + "etcd-main/v2/Full-1").Delete(ctx) },
-		"delete another entry's":    func() error { return c.Bucket(bucket).Object(other.String() + "etcd-main/v2/Full-1").Delete(ctx) },
-		"list with an empty prefix": func() error { _, err := list(ctx, c, bucket, ""); return err },
-		"list the sibling's prefix": func() error { _, err := list(ctx, c, bucket, sibling.String()); return err },
-		"list without the slash":    func() error { _, err := list(ctx, c, bucket, "shoot--p--uid1"); return err },
+		"get the sibling's":                 func() error { return get(ctx, c, bucket, sibling.String()+"etcd-main/v2/Full-1") },
+		"get another entry's":               func() error { return get(ctx, c, bucket, other.String()+"etcd-main/v2/Full-1") },
+		"get at the bucket's root":          func() error { return get(ctx, c, bucket, "top") },
+		"put into the sibling":              func() error { return put(ctx, c, bucket, sibling.String()+"x") },
+		"put at the bucket's root":          func() error { return put(ctx, c, bucket, "shoot--p--uid1x") },
+		"resumable upload into the sibling": func() error { return putResumable(ctx, c, bucket, sibling.String()+"large") },
+		"delete the sibling's":              func() error { return c.Bucket(bucket).Object(sibling.String() + "etcd-main/v2/Full-1").Delete(ctx) },
+		"delete another entry's":            func() error { return c.Bucket(bucket).Object(other.String() + "etcd-main/v2/Full-1").Delete(ctx) },
+		"list with an empty prefix":         func() error { _, err := list(ctx, c, bucket, ""); return err },
+		"list the sibling's prefix":         func() error { _, err := list(ctx, c, bucket, sibling.String()); return err },
+		"list without the slash":            func() error { _, err := list(ctx, c, bucket, "shoot--p--uid1"); return err },
 		"rewrite from the sibling": func() error {
 			_, err := c.Bucket(bucket).Object(own.String() + "copied").CopierFrom(c.Bucket(bucket).Object(sibling.String() + "etcd-main/v2/Full-1")).Run(ctx)
 			return err

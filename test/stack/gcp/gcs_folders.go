@@ -132,7 +132,10 @@ func binds(p *bucketPolicy, member string, roles []string) bool {
 }
 
 // recordUpload remembers the object a resumable upload writes, from the answer to its first
-// request (the Location header's upload_id), so that its later requests are checked against it.
+// request (the Location header's upload_id), so that its later requests are checked against it;
+// and points that Location where the client reached the front (fake-gcs-server names itself
+// there, which would let the later requests bypass the front's authentication and
+// authorization).
 func (g *GCS) recordUpload(resp *http.Response) {
 	q := resp.Request.URL.Query()
 	if q.Get("uploadType") != "resumable" || q.Get("upload_id") != "" || resp.StatusCode != http.StatusOK {
@@ -142,10 +145,27 @@ func (g *GCS) recordUpload(resp *http.Response) {
 	if err != nil || loc.Query().Get("upload_id") == "" {
 		return
 	}
-	name := q.Get("name")
+	if origin, err := url.Parse(resp.Request.Header.Get(originHeader)); err == nil && origin.Host != "" {
+		loc.Scheme, loc.Host = origin.Scheme, origin.Host
+		resp.Header.Set("Location", loc.String())
+	}
 	g.mu.Lock()
-	g.uploads[loc.Query().Get("upload_id")] = name
+	g.uploads[loc.Query().Get("upload_id")] = q.Get("name")
 	g.mu.Unlock()
+}
+
+// originHeader carries, from serve to recordUpload, the scheme and host the client reached the
+// front at (through a proxy or a TLS terminator that forwards the Host header and sets
+// X-Forwarded-Proto), so that a resumable upload's Location sends its later requests there.
+const originHeader = "X-Gcs-Front-Origin"
+
+// origin is the scheme and host r's client reached the front at.
+func origin(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
 }
 
 // managedFolder is a managed folder's resource.

@@ -41,6 +41,7 @@ func (g *GCS) serve(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusUnauthorized, "authError", "Invalid Credentials")
 		return
 	}
+	r.Header.Set(originHeader, origin(r))
 	var body []byte
 	if !strings.HasPrefix(r.URL.Path, "/upload/") && r.Body != nil {
 		body, _ = io.ReadAll(r.Body)
