@@ -183,6 +183,10 @@ func (s *entryIssuer) createEntryAccount(ctx context.Context, bucket string, pre
 	case err == nil:
 		return sa, nil
 	case errors.As(err, &apiErr) && apiErr.Code == http.StatusConflict:
+		// Ours after all when a concurrent pass created it since the read; otherwise somebody else's.
+		if sa, rerr := s.entryAccount(ctx, bucket, prefix, access); rerr != nil || sa != nil {
+			return sa, rerr
+		}
 		return nil, fmt.Errorf("%w: service account %s exists and is not described as this extension's account of entry %q of bucket %q: not taken over", objectstore.ErrOwnedByOther, id, prefix.String(), bucket)
 	case isLimitReached(err):
 		return nil, fmt.Errorf("creating service account %s for entry %q: %w: project %s has as many service accounts as GCP allows it (100 by default): ask GCP for a higher quota, delete unused service accounts, give this seed's backups a project of their own, or switch entryCredentials off for a seed: %w", id, prefix.String(), objectstore.ErrQuotaExceeded, s.projectID, err)
@@ -190,7 +194,7 @@ func (s *entryIssuer) createEntryAccount(ctx context.Context, bucket string, pre
 	return nil, iamError("creating service account "+id, err)
 }
 
-// retiring parses the retirement markers of an account's display name: key ID prefix -> time.
+// retiring parses the retirement markers of an account's display name: markerID -> time.
 func retiring(displayName string) map[string]time.Time {
 	out := map[string]time.Time{}
 	for _, m := range strings.Split(displayName, retireMarker)[1:] {
