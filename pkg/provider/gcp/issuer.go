@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"path"
 	"slices"
 
@@ -36,6 +37,7 @@ type iamIssuer struct {
 	iam       *iam.Service
 	raw       *rawstorage.Service // the JSON API, for managed folders and their IAM policies (entry credentials)
 	endpoint  []byte              // the operator's storageAPIEndpoint, handed on with the key
+	http      *http.Client        // the authorized client, for APIs without a Go client here (Cloud Quotas)
 }
 
 var _ objectstore.CredentialIssuer = (*iamIssuer)(nil)
@@ -63,7 +65,7 @@ func (p *Provider) newIAMIssuer(ctx context.Context, creds provider.Credentials)
 	if err != nil {
 		return nil, err
 	}
-	return &iamIssuer{client: client, projectID: projectID, iam: svc, raw: raw, endpoint: creds.Data[KeyStorageAPIEndpoint]}, nil
+	return &iamIssuer{client: client, projectID: projectID, iam: svc, raw: raw, endpoint: creds.Data[KeyStorageAPIEndpoint], http: httpClient}, nil
 }
 
 // BucketRole is the role a bucket's service account has on its bucket's objects.

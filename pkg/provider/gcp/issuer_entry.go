@@ -138,7 +138,7 @@ func (s *entryIssuer) IssueEntryCredential(ctx context.Context, bucket string, p
 	if _, err := s.updateFolderBinding(ctx, bucket, prefix.String(), entryRole(access), sa.Email, true); err != nil {
 		return objectstore.Credential{}, err
 	}
-	if err := s.deleteEntryKeys(ctx, sa, inUse, true); err != nil {
+	if _, err := s.deleteEntryKeys(ctx, sa, inUse, true); err != nil {
 		return objectstore.Credential{}, err
 	}
 	key, err := s.iam.Projects.ServiceAccounts.Keys.Create(sa.Name, &iam.CreateServiceAccountKeyRequest{
@@ -211,31 +211,33 @@ func retiring(displayName string) map[string]time.Time {
 func markerID(id string) string { return id[max(0, len(id)-12):] }
 
 // deleteEntryKeys deletes the account's user-managed keys not kept (and, with spareRetiring,
-// not retiring before their time), and drops the markers of the keys gone.
-func (s *entryIssuer) deleteEntryKeys(ctx context.Context, sa *iam.ServiceAccount, keep []string, spareRetiring bool) error {
+// not retiring before their time), and drops the markers of the keys gone. It returns how many
+// keys are left (kept or spared).
+func (s *entryIssuer) deleteEntryKeys(ctx context.Context, sa *iam.ServiceAccount, keep []string, spareRetiring bool) (left int, err error) {
 	list, err := s.iam.Projects.ServiceAccounts.Keys.List(sa.Name).KeyTypes("USER_MANAGED").Context(ctx).Do()
 	if err != nil {
-		return iamError("listing the keys of "+sa.Email, err)
+		return 0, iamError("listing the keys of "+sa.Email, err)
 	}
 	now, marks := time.Now(), retiring(sa.DisplayName)
-	left := map[string]time.Time{}
+	leftMarks := map[string]time.Time{}
 	for _, k := range list.Keys {
 		id := path.Base(k.Name)
 		at, retires := marks[markerID(id)]
 		if k.KeyType != "USER_MANAGED" || slices.Contains(keep, id) || (spareRetiring && retires && at.After(now)) {
 			if retires {
-				left[markerID(id)] = at
+				leftMarks[markerID(id)] = at
 			}
+			left++
 			continue
 		}
 		if _, err := s.iam.Projects.ServiceAccounts.Keys.Delete(k.Name).Context(ctx).Do(); err != nil && !errors.Is(iamError("", err), objectstore.ErrNotFound) {
-			return iamError("deleting key "+id+" of "+sa.Email, err)
+			return left, iamError("deleting key "+id+" of "+sa.Email, err)
 		}
 	}
-	if len(left) != len(marks) {
-		return s.setRetirements(ctx, sa, left)
+	if len(leftMarks) != len(marks) {
+		return left, s.setRetirements(ctx, sa, leftMarks)
 	}
-	return nil
+	return left, nil
 }
 
 // setRetirements writes the retirement markers into the account's display name.
@@ -274,9 +276,17 @@ func (s *entryIssuer) RevokeEntryCredentials(ctx context.Context, bucket string,
 	if err != nil || sa == nil {
 		return err // none, or somebody else's: nothing of ours to revoke
 	}
-	if err := s.deleteEntryKeys(ctx, sa, keep, false); err != nil || len(keep) > 0 {
+	if _, err := s.deleteEntryKeys(ctx, sa, keep, false); err != nil || len(keep) > 0 {
 		return err
 	}
+	return s.deleteEntryAccount(ctx, bucket, prefix, access, sa)
+}
+
+// deleteEntryAccount removes an account whose keys are gone: its binding on the managed folder,
+// the folder once nobody is bound on it and GCS lets it go (it refuses a folder with objects),
+// then the account. In this order an interrupted removal leaves the account, by whose marks the
+// next revocation or sweep finds the rest.
+func (s *entryIssuer) deleteEntryAccount(ctx context.Context, bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess, sa *iam.ServiceAccount) error {
 	anyBound, err := s.updateFolderBinding(ctx, bucket, prefix.String(), entryRole(access), sa.Email, false)
 	switch {
 	case errors.Is(err, objectstore.ErrNotFound), errors.Is(err, objectstore.ErrBucketNotFound):

@@ -9,7 +9,8 @@
 // clients from credentials), bucket.go (EnsureBucket, DeleteBucket), store.go (object operations),
 // deferral.go (DeferDeletion), errors.go (error classification), issuer.go (per-bucket
 // service-account keys), issuer_entry.go and issuer_entry_folder.go (per-entry service-account
-// keys bound on managed folders). The SDK-free half (providerConfig decoding, bucket names) is
+// keys bound on managed folders), issuer_entry_headroom.go and issuer_entry_sweep.go (their
+// quota and their sweep). The SDK-free half (providerConfig decoding, bucket names) is
 // pkg/apis/gcp.
 package gcp
 
@@ -33,6 +34,9 @@ type Provider struct {
 	// IAMEndpoint overrides the IAM API endpoint used for generated credentials (tests point it
 	// at a stand-in; empty: iam.googleapis.com).
 	IAMEndpoint string
+	// QuotasEndpoint overrides the Cloud Quotas API endpoint the entry issuer's Headroom reads
+	// (tests point it at a stand-in; empty: cloudquotas.googleapis.com).
+	QuotasEndpoint string
 	// ListPageSize is the page size of object listings (0: the store's maximum, 1000; tests set
 	// a few so that listings cross page boundaries among the generations of one object).
 	ListPageSize int

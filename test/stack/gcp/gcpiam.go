@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -182,6 +183,7 @@ func policyEtag(n int) string { return base64.StdEncoding.EncodeToString([]byte(
 // serveIAM plays the IAM API's service accounts and keys:
 //
 //	POST   /v1/projects/{p}/serviceAccounts
+//	GET    /v1/projects/{p}/serviceAccounts (pageSize, pageToken: every account of the project)
 //	GET    /v1/projects/{p}/serviceAccounts/{email}
 //	PATCH  /v1/projects/{p}/serviceAccounts/{email} (displayName, description)
 //	DELETE /v1/projects/{p}/serviceAccounts/{email}
@@ -224,6 +226,9 @@ func (g *GCS) serveIAM(w http.ResponseWriter, r *http.Request, body []byte) {
 		sa := &serviceAccount{email: email, displayName: in.ServiceAccount.DisplayName, description: in.ServiceAccount.Description}
 		g.serviceAccounts[email] = sa
 		g.writeServiceAccount(w, sa)
+		return
+	case len(parts) == 2 && r.Method == http.MethodGet:
+		g.listServiceAccounts(w, r)
 		return
 	case len(parts) < 3:
 		gcpIAMError(w, http.StatusMethodNotAllowed, "INVALID_ARGUMENT", "method not allowed")
@@ -314,6 +319,62 @@ func (g *GCS) serveIAM(w http.ResponseWriter, r *http.Request, body []byte) {
 	default:
 		gcpIAMError(w, http.StatusMethodNotAllowed, "INVALID_ARGUMENT", "method not allowed")
 	}
+}
+
+// listServiceAccounts is projects.serviceAccounts.list: every account of the project, sorted by
+// email, pageSize a page (GCP: at most 100, the default 20), the next page's token the last
+// email of the page. The caller holds g.mu.
+func (g *GCS) listServiceAccounts(w http.ResponseWriter, r *http.Request) {
+	size, err := strconv.Atoi(r.URL.Query().Get("pageSize"))
+	if err != nil || size <= 0 {
+		size = 20
+	}
+	size = min(size, 100)
+	emails := slices.Sorted(mapKeys(g.serviceAccounts))
+	after := r.URL.Query().Get("pageToken")
+	start, _ := slices.BinarySearch(emails, after)
+	if after != "" && start < len(emails) && emails[start] == after {
+		start++
+	}
+	page := emails[start:min(start+size, len(emails))]
+	accounts := []map[string]any{}
+	for _, e := range page {
+		sa := g.serviceAccounts[e]
+		accounts = append(accounts, map[string]any{"name": "projects/" + g.ProjectID + "/serviceAccounts/" + sa.email, "projectId": g.ProjectID,
+			"email": sa.email, "displayName": sa.displayName, "description": sa.description})
+	}
+	out := map[string]any{"accounts": accounts}
+	if start+size < len(emails) {
+		out["nextPageToken"] = page[len(page)-1]
+	}
+	stack.WriteJSON(w, http.StatusOK, out)
+}
+
+// serveQuotaInfo plays the one read of the Cloud Quotas API the entry issuer makes (there is no
+// emulator of it):
+//
+//	GET /v1/projects/{p}/locations/global/services/iam.googleapis.com/quotaInfos/ServiceAccountsPerProject
+//
+// It answers the QuotaInfo of the project's service accounts with the cap SetServiceAccountLimit
+// set, the one CreateServiceAccount enforces, and -1 without a cap (the value third parties
+// report GCP's API to show for projects it calls unlimited). Any other quota is NOT_FOUND.
+func (g *GCS) serveQuotaInfo(w http.ResponseWriter, r *http.Request) {
+	want := "/v1/projects/" + g.ProjectID + "/locations/global/services/iam.googleapis.com/quotaInfos/ServiceAccountsPerProject"
+	if r.Method != http.MethodGet || r.URL.Path != want {
+		gcpIAMError(w, http.StatusNotFound, "NOT_FOUND", "unknown quota "+r.URL.Path)
+		return
+	}
+	g.mu.Lock()
+	limit := g.serviceAccountLimit
+	g.mu.Unlock()
+	if limit == 0 {
+		limit = -1
+	}
+	stack.WriteJSON(w, http.StatusOK, map[string]any{
+		"name":    strings.TrimPrefix(r.URL.Path, "/v1/"),
+		"quotaId": "ServiceAccountsPerProject", "service": "iam.googleapis.com", "containerType": "PROJECT", "isPrecise": true,
+		"dimensionsInfos": []map[string]any{{"dimensions": map[string]string{}, "details": map[string]any{"value": strconv.Itoa(limit)}, "applicableLocations": []string{"global"}}},
+	})
 }
 
 func keyName(project, email, id string) string {

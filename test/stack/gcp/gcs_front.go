@@ -75,6 +75,8 @@ func (g *GCS) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case isListing && r.URL.Query().Get("delimiter") == "":
 		g.listObjects(w, r, unescape(parts[1]))
+	case strings.HasPrefix(r.URL.Path, "/v1/projects/") && strings.Contains(r.URL.Path, "/quotaInfos/"):
+		g.serveQuotaInfo(w, r)
 	case strings.HasPrefix(r.URL.Path, "/v1/projects/"):
 		g.serveIAM(w, r, body)
 	case isStorage && len(parts) >= 3 && parts[0] == "b" && parts[2] == "managedFolders":
