@@ -88,6 +88,8 @@ type GCS struct {
 	uploads         map[string]string // resumable upload ID -> the object it writes (gcs_folders.go)
 	// serviceAccountLimit caps the project's service accounts (0: none).
 	serviceAccountLimit int
+	// refuseOnce is a request RefuseOnce makes the front refuse (method and path; zero: none).
+	refuseOnce [2]string
 }
 
 // saKey is a service-account key the token endpoint accepts.
@@ -280,6 +282,14 @@ func (g *GCS) RevokeServiceAccountKey(email string) {
 			delete(g.keys, id)
 		}
 	}
+}
+
+// RefuseOnce makes the front answer the next request of method to path with 403
+// PERMISSION_DENIED, as GCP answers a caller without the permission: a pass interrupted there.
+func (g *GCS) RefuseOnce(method, path string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.refuseOnce = [2]string{method, path}
 }
 
 // SecretData is a BackupBucket secret with a fresh service-account key and the endpoint.

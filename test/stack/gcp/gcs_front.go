@@ -51,6 +51,16 @@ func (g *GCS) serve(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusForbidden, "forbidden", err.Error())
 		return
 	}
+	g.mu.Lock()
+	refused := g.refuseOnce == [2]string{r.Method, r.URL.Path}
+	if refused {
+		g.refuseOnce = [2]string{}
+	}
+	g.mu.Unlock()
+	if refused {
+		gcpIAMError(w, http.StatusForbidden, "PERMISSION_DENIED", "refused once by the test ("+r.Method+" "+r.URL.Path+")")
+		return
+	}
 	if g.opts.Delay > 0 {
 		time.Sleep(g.opts.Delay)
 	}
