@@ -69,6 +69,13 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 	if g := cfg.GeneratedCredentials; g != nil {
 		errs = append(errs, g.Validate(path.Child("generatedCredentials"))...)
 	}
+	if e := cfg.EntryCredentials; e != nil {
+		p := path.Child("entryCredentials")
+		if e.Issuer != IssuerServiceAccountKey {
+			errs = append(errs, field.NotSupported(p.Child("issuer"), e.Issuer, []string{IssuerServiceAccountKey}))
+		}
+		errs = append(errs, e.Validate(p)...)
+	}
 	// Two labels are the extension's: ManagedLabel, and AdoptedLabel on an adopted bucket.
 	if len(cfg.Labels) > maxLabels-2 {
 		errs = append(errs, field.TooMany(path.Child("labels"), len(cfg.Labels), maxLabels-2))

@@ -60,6 +60,26 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 				t.Fatalf("generated credentials %+v", g)
 			}
 		}},
+		{name: "entry credentials off by default", raw: head, check: func(t *testing.T, c *gcp.BackupBucketConfig) {
+			if c.EntryCredentialSettings() != nil {
+				t.Fatalf("entry credentials on without being asked for: %+v", c.EntryCredentialSettings())
+			}
+		}},
+		{name: "entry credentials by service account keys, default migration grace", raw: head + "entryCredentials:\n  issuer: ServiceAccountKey\n", check: func(t *testing.T, c *gcp.BackupBucketConfig) {
+			if s := c.EntryCredentialSettings(); s == nil || s.Issuer != gcp.IssuerServiceAccountKey || s.MigrationGrace() != 24*time.Hour || s.RotationPeriod() != 0 || s.AllowBucketCredentialAtQuota {
+				t.Fatalf("entry credentials %+v", s)
+			}
+		}},
+		{name: "entry credentials rotated, migration grace 0s, bucket credential at quota", raw: head + "entryCredentials:\n  issuer: ServiceAccountKey\n  migrationGracePeriod: 0s\n  rotation:\n    period: 720h\n    gracePeriod: 24h\n  allowBucketCredentialAtQuota: true\n", check: func(t *testing.T, c *gcp.BackupBucketConfig) {
+			if s := c.EntryCredentialSettings(); s == nil || s.MigrationGrace() != 0 || s.RotationPeriod() != 720*time.Hour || s.RotationGrace() != 24*time.Hour || !s.AllowBucketCredentialAtQuota {
+				t.Fatalf("entry credentials %+v", s)
+			}
+		}},
+		{name: "entry credentials without an issuer", raw: head + "entryCredentials: {}\n", wantErr: "providerConfig.entryCredentials.issuer: Unsupported value"},
+		{name: "entry credentials by an unknown issuer", raw: head + "entryCredentials:\n  issuer: IAM\n", wantErr: "providerConfig.entryCredentials.issuer: Unsupported value: \"IAM\""},
+		{name: "entry credentials, negative migration grace", raw: head + "entryCredentials:\n  issuer: ServiceAccountKey\n  migrationGracePeriod: -1h\n", wantErr: "providerConfig.entryCredentials.migrationGracePeriod: Invalid value"},
+		{name: "entry credentials, grace not shorter than the rotation period", raw: head + "entryCredentials:\n  issuer: ServiceAccountKey\n  rotation:\n    period: 24h\n    gracePeriod: 24h\n", wantErr: "providerConfig.entryCredentials.rotation.gracePeriod: Invalid value"},
+		{name: "entry credentials, unknown field", raw: head + "entryCredentials:\n  issuer: ServiceAccountKey\n  managedFolder: x\n", wantErr: `unknown field "entryCredentials.managedFolder"`},
 		{name: "generated credentials grace not shorter than the period", raw: head + "generatedCredentials:\n  rotation:\n    period: 24h\n    gracePeriod: 25h\n", wantErr: "providerConfig.generatedCredentials.rotation.gracePeriod"},
 		{name: "labels", raw: head + "labels:\n  cost-center: platform_1\n  empty: \"\"\n"},
 		{name: "unknown field", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n  mode: compliance\n", wantErr: `unknown field "immutability.mode"`},

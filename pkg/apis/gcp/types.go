@@ -46,6 +46,10 @@ type BackupBucketConfig struct {
 	// only on that bucket, as the bucket's generated secret, so that shoots get it instead of
 	// the operator's credentials.
 	GeneratedCredentials *GeneratedCredentialsConfig `json:"generatedCredentials,omitempty"`
+	// EntryCredentials, when set, gives every BackupEntry of the bucket a service account of its
+	// own, bound only on the managed folder of the entry's prefix (docs/entry-credentials.md).
+	// It belongs in the seed configuration (annotation backup.extensions.gardener.cloud/config).
+	EntryCredentials *EntryCredentialsConfig `json:"entryCredentials,omitempty"`
 	// HandBack, when true, leaves the bucket in the state gardener-extension-provider-gcp
 	// expects before its controllers take the bucket back: the lifecycle is exactly its one rule
 	// (delete a day after the custom time), read back before the reconcile succeeds, with every
@@ -86,8 +90,29 @@ type GeneratedCredentialsConfig struct {
 	credentials.Generation `json:",inline"`
 }
 
+// EntryCredentialsConfig configures per-entry credentials.
+type EntryCredentialsConfig struct {
+	// MigrationGracePeriod, Rotation, AllowBucketCredentialAtQuota.
+	credentials.EntryGeneration `json:",inline"`
+
+	// Issuer is what issues them: "ServiceAccountKey" (a key of one service account per entry
+	// and access, bound on the managed folder of the entry's prefix), GCP's one.
+	Issuer string `json:"issuer"`
+}
+
+var _ credentials.EntryPolicy = (*BackupBucketConfig)(nil)
+
+// EntryCredentialSettings implements credentials.EntryPolicy.
+func (c *BackupBucketConfig) EntryCredentialSettings() *credentials.EntrySettings {
+	if c == nil || c.EntryCredentials == nil {
+		return nil
+	}
+	return &credentials.EntrySettings{Issuer: c.EntryCredentials.Issuer, EntryGeneration: c.EntryCredentials.EntryGeneration}
+}
+
 // IssuerServiceAccountKey issues a key of one service account per bucket, bound to the bucket
-// only: GCP's one issuer.
+// only (generated credentials), or per entry, bound on the entry's managed folder only (entry
+// credentials): GCP's one issuer.
 const IssuerServiceAccountKey = "ServiceAccountKey"
 
 // HandsBack implements config.ProviderConfig.

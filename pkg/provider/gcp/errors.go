@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"cloud.google.com/go/auth"
 	"cloud.google.com/go/storage"
@@ -130,4 +131,25 @@ func iamError(what string, err error) error {
 		return fmt.Errorf("%s: %w: %w", what, objectstore.ErrNotFound, err)
 	}
 	return fmt.Errorf("%s: %w", what, classify(err))
+}
+
+// isLimitReached reports a 429 whose RetryInfo asks to wait an hour or more: GCP's answer at the
+// project's limit of service accounts and at an account's limit of keys ("Maximum number of keys
+// on account reached."), both with a RetryInfo of 86401 s; a rate limit asks for seconds.
+func isLimitReached(err error) bool {
+	var apiErr *googleapi.Error
+	if !errors.As(err, &apiErr) || apiErr.Code != http.StatusTooManyRequests {
+		return false
+	}
+	for _, d := range apiErr.Details {
+		m, ok := d.(map[string]any)
+		if !ok || m["@type"] != "type.googleapis.com/google.rpc.RetryInfo" {
+			continue
+		}
+		delay, _ := m["retryDelay"].(string)
+		if d, err := time.ParseDuration(delay); err == nil && d >= time.Hour {
+			return true
+		}
+	}
+	return false
 }

@@ -80,3 +80,32 @@ func TestRefusedTokensTransport(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestIsLimitReached(t *testing.T) {
+	withRetry := func(code int, delay string) error {
+		e := &googleapi.Error{Code: code, Message: "m"}
+		if delay != "" {
+			e.Details = []any{map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}}
+		}
+		return fmt.Errorf("creating: %w", e)
+	}
+	cases := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"429 asking to wait a day (GCP's answer at a limit)", withRetry(429, "86401s"), true},
+		{"429 asking to wait an hour", withRetry(429, "3600s"), true},
+		{"429 asking to wait seconds (a rate limit)", withRetry(429, "10s"), false},
+		{"429 without RetryInfo", withRetry(429, ""), false},
+		{"403 asking to wait a day", withRetry(403, "86401s"), false},
+		{"not an API error", errors.New("connection reset"), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := isLimitReached(c.err); got != c.want {
+				t.Fatalf("isLimitReached = %v; want %v", got, c.want)
+			}
+		})
+	}
+}

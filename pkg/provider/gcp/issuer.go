@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"path"
 	"slices"
 
@@ -18,6 +19,7 @@ import (
 	"cloud.google.com/go/storage"
 	iam "google.golang.org/api/iam/v1"
 	"google.golang.org/api/option"
+	rawstorage "google.golang.org/api/storage/v1"
 
 	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -33,7 +35,9 @@ type iamIssuer struct {
 	client    *storage.Client // with the cloud-platform scope, for the buckets' IAM policies
 	projectID string
 	iam       *iam.Service
-	endpoint  []byte // the operator's storageAPIEndpoint, handed on with the key
+	raw       *rawstorage.Service // the JSON API, for managed folders and their IAM policies (entry credentials)
+	endpoint  []byte              // the operator's storageAPIEndpoint, handed on with the key
+	http      *http.Client        // the authorized client, for APIs without a Go client here (Cloud Quotas)
 }
 
 var _ objectstore.CredentialIssuer = (*iamIssuer)(nil)
@@ -57,7 +61,11 @@ func (p *Provider) newIAMIssuer(ctx context.Context, creds provider.Credentials)
 	if err != nil {
 		return nil, objectstore.Invalidf("building the IAM client: %v", err)
 	}
-	return &iamIssuer{client: client, projectID: projectID, iam: svc, endpoint: creds.Data[KeyStorageAPIEndpoint]}, nil
+	raw, err := newRawService(ctx, httpClient, creds.Data)
+	if err != nil {
+		return nil, err
+	}
+	return &iamIssuer{client: client, projectID: projectID, iam: svc, raw: raw, endpoint: creds.Data[KeyStorageAPIEndpoint], http: httpClient}, nil
 }
 
 // BucketRole is the role a bucket's service account has on its bucket's objects.

@@ -32,6 +32,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	testProvider.IAMEndpoint = gcs.URL + "/"
+	testProvider.QuotasEndpoint = gcs.URL + "/"
 	code := m.Run()
 	gcs.Stop()
 	os.Exit(code)

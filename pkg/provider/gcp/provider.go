@@ -8,7 +8,10 @@
 // secret.go (secret keys, parsing credentials secrets, the etcd-backup secret), client.go (SDK
 // clients from credentials), bucket.go (EnsureBucket, DeleteBucket), store.go (object operations),
 // deferral.go (DeferDeletion), errors.go (error classification), issuer.go (per-bucket
-// service-account keys). The SDK-free half (providerConfig decoding, bucket names) is pkg/apis/gcp.
+// service-account keys), issuer_entry.go and issuer_entry_folder.go (per-entry service-account
+// keys bound on managed folders), issuer_entry_headroom.go and issuer_entry_sweep.go (their
+// quota and their sweep). The SDK-free half (providerConfig decoding, bucket names) is
+// pkg/apis/gcp.
 package gcp
 
 import (
@@ -31,12 +34,18 @@ type Provider struct {
 	// IAMEndpoint overrides the IAM API endpoint used for generated credentials (tests point it
 	// at a stand-in; empty: iam.googleapis.com).
 	IAMEndpoint string
+	// QuotasEndpoint overrides the Cloud Quotas API endpoint the entry issuer's Headroom reads
+	// (tests point it at a stand-in; empty: cloudquotas.googleapis.com).
+	QuotasEndpoint string
 	// ListPageSize is the page size of object listings (0: the store's maximum, 1000; tests set
 	// a few so that listings cross page boundaries among the generations of one object).
 	ListPageSize int
 }
 
-var _ provider.Cloud[*gcpapi.BackupBucketConfig] = (*Provider)(nil)
+var (
+	_ provider.Cloud[*gcpapi.BackupBucketConfig]        = (*Provider)(nil)
+	_ provider.EntryIssuing[*gcpapi.BackupBucketConfig] = (*Provider)(nil)
+)
 
 // Type implements provider.Cloud: gcpapi.Type.
 func (*Provider) Type() string { return gcpapi.Type }
@@ -95,4 +104,18 @@ func (p *Provider) NewIssuer(ctx context.Context, creds provider.Credentials, _ 
 	default:
 		return nil, objectstore.Invalidf("unknown credential issuer %q: GCP has only %q", issuer, gcpapi.IssuerServiceAccountKey)
 	}
+}
+
+// NewEntryIssuer implements provider.EntryIssuing: a key of one service account per entry and
+// access, bound on the entry's managed folder (issuer_entry.go). The empty name (an etcd-backup
+// secret recorded without one) is GCP's one issuer.
+func (p *Provider) NewEntryIssuer(ctx context.Context, creds provider.Credentials, _ *gcpapi.BackupBucketConfig, issuer string) (objectstore.EntryCredentialIssuer, error) {
+	if issuer != "" && issuer != gcpapi.IssuerServiceAccountKey {
+		return nil, objectstore.Invalidf("unknown issuer %q of entry credentials: GCP has only %q", issuer, gcpapi.IssuerServiceAccountKey)
+	}
+	i, err := p.newIAMIssuer(ctx, creds)
+	if err != nil {
+		return nil, err
+	}
+	return &entryIssuer{iamIssuer: i, provider: p, region: creds.Region}, nil
 }

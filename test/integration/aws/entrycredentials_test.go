@@ -5,24 +5,9 @@
 package aws_test
 
 import (
-	"fmt"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
-	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
-	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
-	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
-	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
-	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
@@ -30,159 +15,14 @@ import (
 // into every entry of the bucket (merged with the seed configuration, where the switch lives).
 const entryCredentialsConfig = `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","disabledSettings":["PublicAccessBlock","MultipartAbortLifecycle"],"entryCredentials":{"issuer":"MinIO"}}`
 
-// createEntryWithConfig is env.CreateEntry with the entry's providerConfig (gardenlet's copy of
-// its bucket's).
-func createEntryWithConfig(t *testing.T, name, bucket string, data map[string][]byte, providerConfig string) *extensionsv1alpha1.BackupEntry {
-	t.Helper()
-	be := &extensionsv1alpha1.BackupEntry{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{v1beta1constants.GardenerOperation: v1beta1constants.GardenerOperationReconcile}},
-		Spec: extensionsv1alpha1.BackupEntrySpec{
-			DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: env.Type, ProviderConfig: &runtime.RawExtension{Raw: []byte(providerConfig)}},
-			Region:      env.Region,
-			BucketName:  bucket,
-			SecretRef:   env.CreateSecret(t, "garden", "entry-"+name, data),
-		},
-	}
-	env.EnsureCluster(t, name, false)
-	if err := env.K8s.Create(framework.Ctx(t), be); err != nil {
-		t.Fatal(err)
-	}
-	return be
-}
-
 // TestEntryCredentialWithTheRealEtcdBackupRestore: an entry with entryCredentials gets a MinIO
 // service account of its own in etcd-backup; the real etcd-backup-restore snapshots, collects
 // its garbage and restores with it; it cannot restore another entry's snapshots; the entry's
-// deletion revokes it.
+// deletion revokes it (framework.EntryCredentialsFlow).
 func TestEntryCredentialWithTheRealEtcdBackupRestore(t *testing.T) {
-	pinned, err := stack.Tool("etcdbr", "ETCDBR")
-	if err != nil {
-		t.Fatal(err)
-	}
-	previous, err := stack.PreviousEtcdbrctl()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Run("pinned etcd-backup-restore", func(t *testing.T) { runEntryCredential(t, pinned) })
-	t.Run("previous etcd-backup-restore", func(t *testing.T) { runEntryCredential(t, previous) })
-}
-
-func runEntryCredential(t *testing.T, etcdbrctl string) {
-	began := time.Now()
-	step := func(what string) { t.Logf("%5.1fs %s", time.Since(began).Seconds(), what) }
-	operator := secretData(minio.Endpoint)
-	bb := env.CreateBucket(t, framework.UniqueName("entrycred-"), operator, minioConfig)
-	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
-	shoot := framework.UniqueName("shoot--e--")
-	entry := shoot + "--1"
-	env.EnsureNamespace(t, shoot)
-	be := createEntryWithConfig(t, entry, bb.Name, operator, entryCredentialsConfig)
-	env.WaitFor(t, be, 2*time.Minute, "entry reconciled", framework.Succeeded)
-	_, etcdBackup := env.SecretKeys(t, shoot, "etcd-backup")
-	id := string(etcdBackup.Data["accessKeyID"])
-	if id == string(operator["accessKeyID"]) || etcdBackup.Annotations[backupentry.AnnotationEntryCredential] != id || etcdBackup.Annotations[backupentry.AnnotationEntryIssuer] != "MinIO" {
-		t.Fatalf("etcd-backup holds %q with annotations %v; want the entry's own credential, recorded", id, etcdBackup.Annotations)
-	}
-	current := &extensionsv1alpha1.BackupEntry{}
-	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(be), current); err != nil {
-		t.Fatal(err)
-	}
-	if c := v1beta1helper.GetCondition(current.Status.Conditions, backupentry.ConditionEntryCredentials); c == nil || c.Status != gardencorev1beta1.ConditionTrue || !strings.Contains(c.Message, id) {
-		t.Fatalf("condition %+v; want True naming %s", c, id)
-	}
-	entryStore := env.StoreFor(t, etcdBackup.Data)
-	if err := entryStore.Probe(framework.Ctx(t), bb.Name); !conformance.Refused(err) {
-		t.Fatalf("the entry's credential listing the whole bucket: %v; want refused", err)
-	}
-	step("entry reconciled: its own credential in etcd-backup, the bucket's listing refused to it")
-
-	// Another entry's snapshots in the same bucket, written with the operator's credentials.
-	other := framework.UniqueName("shoot--o--") + "--1"
-	operatorStore := env.StoreFor(t, operator)
-	if err := operatorStore.PutObject(framework.Ctx(t), bb.Name, other+"/etcd-main/v2/Full-00000000-00000001-1", []byte("not ours")); err != nil {
-		t.Fatal(err)
-	}
-
-	c := awsstack.S3Consumer
-	c.Binary = etcdbrctl
-	mount := t.TempDir()
-	stack.MountSecret(t, mount, etcdBackup.Data)
-	db := stack.StartEtcd(t, filepath.Join(t.TempDir(), "etcd"))
-	db.Put(t, "/registry/first", "1")
-	snaps := func() (int, int) { return framework.CountSnapshots(t, operatorStore, bb.Name, entry) }
-	sidecar := c.Snapshotter(t, db, mount, bb.Name, entry)
-	waitFor(t, sidecar, "a full snapshot", func() bool { f, _ := snaps(); return f >= 1 })
-	db.Put(t, "/registry/delta", "2")
-	waitFor(t, sidecar, "a delta snapshot", func() bool { _, d := snaps(); return d >= 1 })
-	sidecar.Stop()
-	step("full and delta snapshot taken with the entry's credential")
-
-	// Garbage collection: a second full snapshot at the start of a sidecar that keeps one.
-	firstFull := fullSnapshots(t, operatorStore, bb.Name, entry)
-	db.Put(t, "/registry/second", "3")
-	gc := stack.StartProcess(t, "etcdbrctl-gc.log", c.Environment(mount, bb.Name), etcdbrctl, append([]string{"snapshot", "--endpoints=" + db.URL,
-		"--delta-snapshot-period=1s", "--schedule=0 0 1 1 *", "--garbage-collection-period=2s", "--garbage-collection-policy=LimitBased",
-		"--max-backups=1", "--snapstore-temp-directory=" + t.TempDir()}, c.StoreFlags(entry)...)...)
-	waitFor(t, gc, "the older full snapshot collected", func() bool {
-		now := fullSnapshots(t, operatorStore, bb.Name, entry)
-		return len(now) >= 1 && !strings.Contains(strings.Join(now, ","), firstFull[0])
+	env.EntryCredentialsFlow(t, framework.EntryCredentials{
+		Operator: secretData(minio.Endpoint), BucketConfig: minioConfig, EntryConfig: entryCredentialsConfig, Issuer: "MinIO",
+		CredentialID: func(data map[string][]byte) string { return string(data["accessKeyID"]) },
+		Consumer:     awsstack.S3Consumer, Refused: "AccessDenied",
 	})
-	gc.Stop()
-	db.Stop()
-	if strings.Contains(gc.Tail(), "AccessDenied") {
-		t.Fatalf("the sidecar was refused something it does:\n%s", gc.Tail())
-	}
-	step("garbage collection deleted the older full snapshot with the entry's credential")
-
-	restored := stack.StartEtcd(t, c.Restore(t, mount, bb.Name, entry))
-	for k, v := range map[string]string{"/registry/first": "1", "/registry/delta": "2", "/registry/second": "3"} {
-		if got := restored.Get(t, k); got != v {
-			t.Errorf("restored etcd: %s = %q; want %q", k, got, v)
-		}
-	}
-	restored.Stop()
-	if _, log, err := c.TryRestore(t, mount, bb.Name, other); err == nil || !strings.Contains(log, "AccessDenied") {
-		t.Fatalf("restoring another entry's snapshots with this entry's credential: %v; want refused (AccessDenied):\n%s", err, log)
-	}
-	step("restored with the entry's credential; another entry's snapshots refused to it")
-
-	env.DeleteAndWaitGone(t, be, 2*time.Minute)
-	if err := env.StoreFor(t, etcdBackup.Data).PutObject(framework.Ctx(t), bb.Name, entry+"/probe", []byte("x")); !conformance.Refused(err) {
-		t.Fatalf("the deleted entry's credential still writes: %v", err)
-	}
-	if f, d := snaps(); f+d != 0 {
-		t.Errorf("%d full and %d delta snapshots left after the entry's deletion", f, d)
-	}
-	step("entry deleted: its objects gone, its credential revoked")
-	env.DeleteAndWaitGone(t, bb, 2*time.Minute) // with the other entry's object
-}
-
-func waitFor(t *testing.T, p *stack.Process, what string, done func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(90 * time.Second); !done(); time.Sleep(250 * time.Millisecond) {
-		if p.Exited() {
-			t.Fatalf("etcd-backup-restore exited before %s (%v):\n%s", what, p.Err(), p.Tail())
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within 90s:\n%s", what, p.Tail())
-		}
-	}
-}
-
-func fullSnapshots(t *testing.T, store conformance.Stores, bucket, entry string) []string {
-	t.Helper()
-	keys, err := conformance.ListKeys(framework.Ctx(t), store, bucket, entry+"/etcd-main/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, k := range keys {
-		if strings.Contains(k, "/Full-") {
-			out = append(out, k)
-		}
-	}
-	if len(out) == 0 {
-		t.Fatal(fmt.Errorf("no full snapshot under %s/etcd-main/", entry))
-	}
-	return out
 }

@@ -39,7 +39,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer gcs.Stop()
-	if env, err = framework.Start(&gcpprovider.Provider{IAMEndpoint: gcs.URL + "/"}, region); err != nil {
+	if env, err = framework.Start(&gcpprovider.Provider{IAMEndpoint: gcs.URL + "/", QuotasEndpoint: gcs.URL + "/"}, region); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

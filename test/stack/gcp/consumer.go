@@ -6,6 +6,7 @@ package gcp
 
 import (
 	"encoding/pem"
+	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -29,7 +30,12 @@ func GCSConsumer(t testing.TB, gcs *GCS) stack.Consumer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tls := httptest.NewTLSServer(httputil.NewSingleHostReverseProxy(backend))
+	proxy := httputil.NewSingleHostReverseProxy(backend)
+	// The front points resumable uploads back at the scheme and host its client used.
+	tls := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set("X-Forwarded-Proto", "https")
+		proxy.ServeHTTP(w, r)
+	}))
 	t.Cleanup(tls.Close)
 	ca := filepath.Join(t.TempDir(), "front.pem")
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tls.Certificate().Raw}), 0o600); err != nil {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -85,12 +86,17 @@ func (g *GCS) BucketMembers(bucket, role string) []string {
 }
 
 // authorize lets the project's own identities do anything and a service account created through
-// the IAM API only what its bucket bindings allow: object requests in buckets that bind it with
-// an object role, bucket requests in buckets that bind it as admin, nothing project-wide.
-func (g *GCS) authorize(identity string, r *http.Request) error {
+// the IAM API only what its bindings allow: object requests where the bucket's policy binds it
+// with an object role, or a managed folder's policy does and every object the request names
+// (a compose's and a rewrite's sources and destination, a listing's prefix) lies in that folder
+// (gcs_folders.go); bucket requests in buckets that bind it as admin; managed folder requests
+// with objectAdmin or admin on the bucket (the roles that hold storage.managedFolders.*);
+// nothing project-wide.
+func (g *GCS) authorize(identity string, r *http.Request, body []byte) error {
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.serviceAccounts[identity] == nil {
+	isCreated := g.serviceAccounts[identity] != nil
+	g.mu.Unlock()
+	if !isCreated {
 		return nil
 	}
 	path := r.URL.EscapedPath()
@@ -107,28 +113,31 @@ func (g *GCS) authorize(identity string, r *http.Request) error {
 	if !strings.HasPrefix(path, "/storage/v1/b/") || len(parts) < 2 {
 		return fmt.Errorf("%s does not have permission for %s %s in project %s", identity, r.Method, r.URL.Path, g.ProjectID)
 	}
-	bucket := unescape(parts[1])
-	roles, perm := bucketRoles, "storage.buckets."+strings.ToLower(r.Method)
-	if len(parts) == 2 && r.Method == http.MethodGet {
-		if r.URL.Query().Get("projection") == "full" {
-			perm = "storage.buckets.getIamPolicy"
-		} else {
-			roles = bucketGetRoles
-		}
-	}
-	if len(parts) >= 3 && parts[2] == "o" {
-		roles, perm = objectRoles, "storage.objects."+strings.ToLower(r.Method)
-		if r.Method == http.MethodGet {
-			roles = objectGetRoles
-		}
-	}
-	if b := g.buckets[bucket]; b != nil && b.iam != nil {
-		member := "serviceAccount:" + identity
-		for _, bind := range b.iam.Bindings {
-			if slices.Contains(roles, bind.Role) && slices.Contains(bind.Members, member) {
-				return nil
+	member := "serviceAccount:" + identity
+	if accesses, ok := g.objectAccesses(r, path, body); ok {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		for _, a := range accesses {
+			if !g.allowedObject(member, a) {
+				return fmt.Errorf("%s does not have %s access to the Google Cloud Storage object %s/%s (or it may not exist)", identity, a.permission(), a.bucket, a.name)
 			}
 		}
+		return nil
+	}
+	bucket := unescape(parts[1])
+	roles, perm := bucketRoles, "storage.buckets."+strings.ToLower(r.Method)
+	switch {
+	case len(parts) >= 3 && parts[2] == "managedFolders":
+		roles, perm = []string{"roles/storage.objectAdmin", "roles/storage.admin"}, "storage.managedFolders."+strings.ToLower(r.Method)
+	case len(parts) == 2 && r.Method == http.MethodGet && r.URL.Query().Get("projection") == "full":
+		perm = "storage.buckets.getIamPolicy"
+	case len(parts) == 2 && r.Method == http.MethodGet:
+		roles = bucketGetRoles
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if b := g.buckets[bucket]; b != nil && b.iam != nil && binds(b.iam, member, roles) {
+		return nil
 	}
 	return fmt.Errorf("%s does not have %s access to the Google Cloud Storage bucket %s", identity, perm, bucket)
 }
@@ -174,7 +183,9 @@ func policyEtag(n int) string { return base64.StdEncoding.EncodeToString([]byte(
 // serveIAM plays the IAM API's service accounts and keys:
 //
 //	POST   /v1/projects/{p}/serviceAccounts
+//	GET    /v1/projects/{p}/serviceAccounts (pageSize, pageToken: every account of the project)
 //	GET    /v1/projects/{p}/serviceAccounts/{email}
+//	PATCH  /v1/projects/{p}/serviceAccounts/{email} (displayName, description)
 //	DELETE /v1/projects/{p}/serviceAccounts/{email}
 //	POST   /v1/projects/{p}/serviceAccounts/{email}/keys
 //	GET    /v1/projects/{p}/serviceAccounts/{email}/keys
@@ -204,6 +215,10 @@ func (g *GCS) serveIAM(w http.ResponseWriter, r *http.Request, body []byte) {
 			return
 		}
 		email := in.AccountID + "@" + g.ProjectID + ".iam.gserviceaccount.com"
+		if g.serviceAccountLimit > 0 && len(g.serviceAccounts) >= g.serviceAccountLimit {
+			limitReachedError(w, "Maximum number of service accounts on project reached.")
+			return
+		}
 		if g.serviceAccounts[email] != nil {
 			gcpIAMError(w, http.StatusConflict, "ALREADY_EXISTS", "Service account "+in.AccountID+" already exists within project projects/"+g.ProjectID+".")
 			return
@@ -211,6 +226,9 @@ func (g *GCS) serveIAM(w http.ResponseWriter, r *http.Request, body []byte) {
 		sa := &serviceAccount{email: email, displayName: in.ServiceAccount.DisplayName, description: in.ServiceAccount.Description}
 		g.serviceAccounts[email] = sa
 		g.writeServiceAccount(w, sa)
+		return
+	case len(parts) == 2 && r.Method == http.MethodGet:
+		g.listServiceAccounts(w, r)
 		return
 	case len(parts) < 3:
 		gcpIAMError(w, http.StatusMethodNotAllowed, "INVALID_ARGUMENT", "method not allowed")
@@ -224,15 +242,50 @@ func (g *GCS) serveIAM(w http.ResponseWriter, r *http.Request, body []byte) {
 	switch {
 	case len(parts) == 3 && r.Method == http.MethodGet:
 		g.writeServiceAccount(w, sa)
+	case len(parts) == 3 && r.Method == http.MethodPatch:
+		var in struct {
+			ServiceAccount struct {
+				DisplayName string `json:"displayName"`
+				Description string `json:"description"`
+			} `json:"serviceAccount"`
+			UpdateMask string `json:"updateMask"`
+		}
+		if err := json.Unmarshal(body, &in); err != nil || in.UpdateMask == "" {
+			gcpIAMError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "updateMask is required")
+			return
+		}
+		for _, f := range strings.Split(in.UpdateMask, ",") {
+			switch f {
+			case "displayName":
+				if len(in.ServiceAccount.DisplayName) > 100 {
+					gcpIAMError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "displayName has more than 100 characters")
+					return
+				}
+				sa.displayName = in.ServiceAccount.DisplayName
+			case "description":
+				sa.description = in.ServiceAccount.Description
+			default:
+				gcpIAMError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "unknown field in updateMask: "+f)
+				return
+			}
+		}
+		g.writeServiceAccount(w, sa)
 	case len(parts) == 3 && r.Method == http.MethodDelete:
 		for _, id := range sa.keys {
 			delete(g.keys, id)
+		}
+		// A deleted account's tokens stop working (authorize would take them for the
+		// project's own identity otherwise).
+		for token, who := range g.accessTokens {
+			if who == sa.email {
+				delete(g.accessTokens, token)
+			}
 		}
 		delete(g.serviceAccounts, sa.email)
 		stack.WriteJSON(w, http.StatusOK, map[string]any{})
 	case len(parts) == 4 && parts[3] == "keys" && r.Method == http.MethodPost:
 		if len(sa.keys) >= 10 {
-			gcpIAMError(w, http.StatusBadRequest, "FAILED_PRECONDITION", "Precondition check failed: a service account has at most 10 keys.")
+			limitReachedError(w, "Maximum number of keys on account reached.")
 			return
 		}
 		g.issued++
@@ -266,6 +319,62 @@ func (g *GCS) serveIAM(w http.ResponseWriter, r *http.Request, body []byte) {
 	default:
 		gcpIAMError(w, http.StatusMethodNotAllowed, "INVALID_ARGUMENT", "method not allowed")
 	}
+}
+
+// listServiceAccounts is projects.serviceAccounts.list: every account of the project, sorted by
+// email, pageSize a page (GCP: at most 100, the default 20), the next page's token the last
+// email of the page. The caller holds g.mu.
+func (g *GCS) listServiceAccounts(w http.ResponseWriter, r *http.Request) {
+	size, err := strconv.Atoi(r.URL.Query().Get("pageSize"))
+	if err != nil || size <= 0 {
+		size = 20
+	}
+	size = min(size, 100)
+	emails := slices.Sorted(mapKeys(g.serviceAccounts))
+	after := r.URL.Query().Get("pageToken")
+	start, _ := slices.BinarySearch(emails, after)
+	if after != "" && start < len(emails) && emails[start] == after {
+		start++
+	}
+	page := emails[start:min(start+size, len(emails))]
+	accounts := []map[string]any{}
+	for _, e := range page {
+		sa := g.serviceAccounts[e]
+		accounts = append(accounts, map[string]any{"name": "projects/" + g.ProjectID + "/serviceAccounts/" + sa.email, "projectId": g.ProjectID,
+			"email": sa.email, "displayName": sa.displayName, "description": sa.description})
+	}
+	out := map[string]any{"accounts": accounts}
+	if start+size < len(emails) {
+		out["nextPageToken"] = page[len(page)-1]
+	}
+	stack.WriteJSON(w, http.StatusOK, out)
+}
+
+// serveQuotaInfo plays the one read of the Cloud Quotas API the entry issuer makes (there is no
+// emulator of it):
+//
+//	GET /v1/projects/{p}/locations/global/services/iam.googleapis.com/quotaInfos/ServiceAccountsPerProject
+//
+// It answers the QuotaInfo of the project's service accounts with the cap SetServiceAccountLimit
+// set, the one CreateServiceAccount enforces, and -1 without a cap (the value third parties
+// report GCP's API to show for projects it calls unlimited). Any other quota is NOT_FOUND.
+func (g *GCS) serveQuotaInfo(w http.ResponseWriter, r *http.Request) {
+	want := "/v1/projects/" + g.ProjectID + "/locations/global/services/iam.googleapis.com/quotaInfos/ServiceAccountsPerProject"
+	if r.Method != http.MethodGet || r.URL.Path != want {
+		gcpIAMError(w, http.StatusNotFound, "NOT_FOUND", "unknown quota "+r.URL.Path)
+		return
+	}
+	g.mu.Lock()
+	limit := g.serviceAccountLimit
+	g.mu.Unlock()
+	if limit == 0 {
+		limit = -1
+	}
+	stack.WriteJSON(w, http.StatusOK, map[string]any{
+		"name":    strings.TrimPrefix(r.URL.Path, "/v1/"),
+		"quotaId": "ServiceAccountsPerProject", "service": "iam.googleapis.com", "containerType": "PROJECT", "isPrecise": true,
+		"dimensionsInfos": []map[string]any{{"dimensions": map[string]string{}, "details": map[string]any{"value": strconv.Itoa(limit)}, "applicableLocations": []string{"global"}}},
+	})
 }
 
 func keyName(project, email, id string) string {

@@ -51,7 +51,10 @@ import (
 //   - IAM (gcpiam.go): service accounts and their keys (the IAM API's REST subset the extension
 //     uses), bucket IAM policies, and their enforcement: a service account created through the
 //     IAM API reaches only buckets whose policy binds it, while the keys ServiceAccountKey hands
-//     out and workload identity act as the project's owner.
+//     out and workload identity act as the project's owner;
+//   - managed folders (gcs_folders.go) and their IAM policies, enforced as GCS documents them: a
+//     role on folder `F/` reaches the objects whose names start with `F/`, listings only with
+//     such a prefix.
 //
 // Every request is recorded, so tests assert on what the client asked as well as on the state.
 type GCS struct {
@@ -82,6 +85,11 @@ type GCS struct {
 	subjectTokens   map[string]bool
 	accessTokens    map[string]string // token -> identity (email; "" for workload identity)
 	issued          int
+	uploads         map[string]string // resumable upload ID -> the object it writes (gcs_folders.go)
+	// serviceAccountLimit caps the project's service accounts (0: none).
+	serviceAccountLimit int
+	// refuseOnce is a request RefuseOnce makes the front refuse (method and path; zero: none).
+	refuseOnce [2]string
 }
 
 // saKey is a service-account key the token endpoint accepts.
@@ -122,6 +130,9 @@ type bucketState struct {
 	metageneration int64
 	locked         bool
 	iam            *bucketPolicy
+	// folders are the bucket's managed folders and their IAM policies (gcs_folders.go).
+	folders    map[string]*bucketPolicy
+	folderMeta map[string]managedFolder
 	// dropLifecycle is how many of the next lifecycle updates are answered as done but not kept
 	// (what fake-gcs-server does with every one): a test of read-back.
 	dropLifecycle int
@@ -170,6 +181,7 @@ func StartGCS(opts GCSOptions) (*GCS, error) {
 		serviceAccounts: map[string]*serviceAccount{},
 		subjectTokens:   map[string]bool{},
 		accessTokens:    map[string]string{},
+		uploads:         map[string]string{},
 	}
 	g.backend, _ = url.Parse(backendURL)
 	g.throttleEvery.Store(int64(opts.ThrottleEvery))
@@ -270,6 +282,14 @@ func (g *GCS) RevokeServiceAccountKey(email string) {
 			delete(g.keys, id)
 		}
 	}
+}
+
+// RefuseOnce makes the front answer the next request of method to path with 403
+// PERMISSION_DENIED, as GCP answers a caller without the permission: a pass interrupted there.
+func (g *GCS) RefuseOnce(method, path string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.refuseOnce = [2]string{method, path}
 }
 
 // SecretData is a BackupBucket secret with a fresh service-account key and the endpoint.

@@ -41,17 +41,28 @@ func (g *GCS) serve(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusUnauthorized, "authError", "Invalid Credentials")
 		return
 	}
-	if err := g.authorize(identity, r); err != nil {
-		jsonError(w, http.StatusForbidden, "forbidden", err.Error())
-		return
-	}
-	if g.opts.Delay > 0 {
-		time.Sleep(g.opts.Delay)
-	}
+	r.Header.Set(originHeader, origin(r))
 	var body []byte
 	if !strings.HasPrefix(r.URL.Path, "/upload/") && r.Body != nil {
 		body, _ = io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	if err := g.authorize(identity, r, body); err != nil {
+		jsonError(w, http.StatusForbidden, "forbidden", err.Error())
+		return
+	}
+	g.mu.Lock()
+	refused := g.refuseOnce == [2]string{r.Method, r.URL.Path}
+	if refused {
+		g.refuseOnce = [2]string{}
+	}
+	g.mu.Unlock()
+	if refused {
+		gcpIAMError(w, http.StatusForbidden, "PERMISSION_DENIED", "refused once by the test ("+r.Method+" "+r.URL.Path+")")
+		return
+	}
+	if g.opts.Delay > 0 {
+		time.Sleep(g.opts.Delay)
 	}
 	if !g.opts.Unrecorded {
 		g.mu.Lock()
@@ -74,8 +85,12 @@ func (g *GCS) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case isListing && r.URL.Query().Get("delimiter") == "":
 		g.listObjects(w, r, unescape(parts[1]))
+	case strings.HasPrefix(r.URL.Path, "/v1/projects/") && strings.Contains(r.URL.Path, "/quotaInfos/"):
+		g.serveQuotaInfo(w, r)
 	case strings.HasPrefix(r.URL.Path, "/v1/projects/"):
 		g.serveIAM(w, r, body)
+	case isStorage && len(parts) >= 3 && parts[0] == "b" && parts[2] == "managedFolders":
+		g.serveManagedFolders(w, r, unescape(parts[1]), parts[3:], body)
 	case isStorage && len(parts) == 3 && parts[0] == "b" && parts[2] == "iam":
 		g.serveBucketPolicy(w, r, unescape(parts[1]), body)
 	case isStorage && r.Method == http.MethodPost && len(parts) == 1 && parts[0] == "b":
@@ -228,6 +243,9 @@ func (g *GCS) objectCreated(bucket, object, generation string) (time.Time, bool)
 // rewriteResponse puts the kept settings into bucket resources and the retention expiry into
 // object resources that fake-gcs-server returns.
 func (g *GCS) rewriteResponse(resp *http.Response) error {
+	if strings.HasPrefix(resp.Request.URL.Path, "/upload/") {
+		g.recordUpload(resp)
+	}
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Request.URL.Path, "/storage/v1/b/") || resp.Request.URL.Query().Get("alt") == "media" {
 		return nil
 	}

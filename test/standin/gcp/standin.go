@@ -31,7 +31,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			cloud := framework.Registered(&gcpprovider.Provider{IAMEndpoint: gcs.URL + "/"})
+			cloud := framework.Registered(&gcpprovider.Provider{IAMEndpoint: gcs.URL + "/", QuotasEndpoint: gcs.URL + "/"})
 			operator := gcs.SecretData()
 			return &standin.World{
 				What:     "fake-gcs-server behind the GCS stand-in front (OAuth, bucket settings)",
