@@ -48,7 +48,7 @@ func TestEntryCredentialAtTheIAMQuota(t *testing.T) {
 	shoot := framework.UniqueName("shoot--q--")
 	entry := shoot + "--1"
 	env.EnsureNamespace(t, shoot)
-	be := createEntryWithConfig(t, entry, bb.Name, operator, atQuotaConfig)
+	be := env.CreateEntryWithConfig(t, entry, bb.Name, operator, atQuotaConfig)
 	env.WaitFor(t, be, 2*time.Minute, "entry reconciled at the quota", framework.Succeeded)
 	if c := v1beta1helper.GetCondition(be.Status.Conditions, backupentry.ConditionEntryCredentials); c == nil || c.Reason != backupentry.ReasonBucketWideAtQuota || !strings.Contains(c.Message, "LimitExceeded") {
 		t.Fatalf("condition %+v; want BucketWideAtQuota with IAM's refusal", c)

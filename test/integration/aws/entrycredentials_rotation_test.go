@@ -41,7 +41,7 @@ func TestEntryCredentialRotationOnMinIO(t *testing.T) {
 	shoot := framework.UniqueName("shoot--r--")
 	entry := shoot + "--1"
 	env.EnsureNamespace(t, shoot)
-	be := createEntryWithConfig(t, entry, bb.Name, operator, rotatingEntryConfig("2h"))
+	be := env.CreateEntryWithConfig(t, entry, bb.Name, operator, rotatingEntryConfig("2h"))
 	env.WaitFor(t, be, 2*time.Minute, "entry reconciled", framework.Succeeded)
 	published := func() map[string][]byte {
 		_, s := env.SecretKeys(t, shoot, "etcd-backup")
@@ -153,7 +153,7 @@ func TestEntryCredentialRotationOnTheIAMStandIn(t *testing.T) {
 	entry := shoot + "--1"
 	env.EnsureNamespace(t, shoot)
 	config := strings.Replace(rotatingEntryConfig("2h"), `"issuer":"MinIO"`, `"issuer":"IAM"`, 1)
-	be := createEntryWithConfig(t, entry, bb.Name, operator, config)
+	be := env.CreateEntryWithConfig(t, entry, bb.Name, operator, config)
 	env.WaitFor(t, be, 2*time.Minute, "entry reconciled", framework.Succeeded)
 	prefix, err := objectstore.EntryPrefix(entry)
 	if err != nil {

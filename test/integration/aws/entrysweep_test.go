@@ -60,7 +60,7 @@ func TestEntryPrincipalsLeaveWithTheBucket(t *testing.T) {
 
 	entry := framework.UniqueName("shoot--s--") + "--1"
 	env.EnsureNamespace(t, strings.TrimSuffix(entry, "--1"))
-	be := createEntryWithConfig(t, entry, bb.Name, operator, entryCredentialsConfig)
+	be := env.CreateEntryWithConfig(t, entry, bb.Name, operator, entryCredentialsConfig)
 	env.WaitFor(t, be, 2*time.Minute, "entry reconciled", framework.Succeeded)
 
 	issuer, err := (&awsprovider.Provider{}).NewEntryIssuer(ctx, provider.Credentials{Data: operator, Region: region}, &awsapi.BackupBucketConfig{}, awsapi.IssuerMinIO)
@@ -121,7 +121,7 @@ func TestEntryPrincipalsSweptAfterASwitchOff(t *testing.T) {
 	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
 	entry := framework.UniqueName("shoot--f--") + "--1"
 	env.EnsureNamespace(t, strings.TrimSuffix(entry, "--1"))
-	be := createEntryWithConfig(t, entry, bb.Name, operator, entryCredentialsConfig)
+	be := env.CreateEntryWithConfig(t, entry, bb.Name, operator, entryCredentialsConfig)
 	env.WaitFor(t, be, 2*time.Minute, "entry reconciled", framework.Succeeded)
 	issuer, err := (&awsprovider.Provider{}).NewEntryIssuer(ctx, provider.Credentials{Data: operator, Region: region}, &awsapi.BackupBucketConfig{}, awsapi.IssuerMinIO)
 	if err != nil {
