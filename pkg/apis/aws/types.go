@@ -43,9 +43,11 @@ type BackupBucketConfig struct {
 	// generated secret, so that shoots get those instead of the operator's.
 	GeneratedCredentials *GeneratedCredentialsConfig `json:"generatedCredentials,omitempty"`
 	// EntryCredentials, when set, gives every BackupEntry of the bucket a credential of its own
-	// that reaches only the entry's prefix (docs/entry-credentials.md). It belongs in the
-	// seed configuration (annotation backup.extensions.gardener.cloud/config).
-	EntryCredentials *EntryCredentialsConfig `json:"entryCredentials,omitempty"`
+	// that reaches only the entry's prefix (docs/entry-credentials.md), issued by "IAM" (an IAM
+	// user per entry with an inline policy limited to the prefix) or "MinIO" (a service account
+	// per credential with such a policy, through the admin API). It belongs in the seed
+	// configuration (annotation backup.extensions.gardener.cloud/config).
+	EntryCredentials *credentials.EntrySettings `json:"entryCredentials,omitempty"`
 	// HandBack leaves the bucket in the state gardener-extension-provider-aws expects before it
 	// takes the bucket back: its lifecycle rules in its form (GC-forTaggedObjects,
 	// GC-delete-markers-objects, the abort rule), every version deferred by this extension also
@@ -75,17 +77,6 @@ type GeneratedCredentialsConfig struct {
 	Issuer string `json:"issuer"`
 }
 
-// EntryCredentialsConfig configures per-entry credentials.
-type EntryCredentialsConfig struct {
-	// MigrationGracePeriod: how long the credential of an entry migrated away stays valid.
-	credentials.EntryGeneration `json:",inline"`
-
-	// Issuer is what issues them: "IAM" (an IAM user per entry with an inline policy limited to
-	// the entry's prefix) or "MinIO" (a service account per credential with such a policy,
-	// through the endpoint's admin API).
-	Issuer string `json:"issuer"`
-}
-
 var _ credentials.EntryPolicy = (*BackupBucketConfig)(nil)
 
 // EntryCredentialSettings implements credentials.EntryPolicy.
@@ -93,7 +84,7 @@ func (c *BackupBucketConfig) EntryCredentialSettings() *credentials.EntrySetting
 	if c == nil || c.EntryCredentials == nil {
 		return nil
 	}
-	return &credentials.EntrySettings{Issuer: c.EntryCredentials.Issuer, EntryGeneration: c.EntryCredentials.EntryGeneration}
+	return c.EntryCredentials
 }
 
 // HandsBack implements config.ProviderConfig.

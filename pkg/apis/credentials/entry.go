@@ -42,15 +42,16 @@ func (g *EntryGeneration) Validate(path *field.Path) field.ErrorList {
 	return errs
 }
 
-// EntrySettings are the settings of per-entry credentials: each BackupEntry's etcd-backup
-// secret holds a credential of its own that reaches only the entry's prefix.
+// EntrySettings are the settings of per-entry credentials, a provider's `entryCredentials:`:
+// each BackupEntry's etcd-backup secret holds a credential of its own that reaches only the
+// entry's prefix.
 type EntrySettings struct {
-	EntryGeneration
+	EntryGeneration `json:",inline"`
 
-	// Issuer names the provider's entry issuer (provider.Config.NewEntryIssuer takes it). The
-	// entry's etcd-backup secret records it, so that a credential is always revoked by the
-	// issuer that issued it.
-	Issuer string
+	// Issuer names the provider's entry issuer (provider.Config.NewEntryIssuer takes it; the
+	// provider validates it). The entry's etcd-backup secret records it, so that a credential is
+	// always revoked by the issuer that issued it.
+	Issuer string `json:"issuer"`
 }
 
 // MigrationGrace is how long an entry's credential stays valid after the entry migrated away.

@@ -47,9 +47,9 @@ type BackupBucketConfig struct {
 	// the operator's credentials.
 	GeneratedCredentials *GeneratedCredentialsConfig `json:"generatedCredentials,omitempty"`
 	// EntryCredentials, when set, gives every BackupEntry of the bucket a service account of its
-	// own, bound only on the managed folder of the entry's prefix (docs/entry-credentials.md).
-	// It belongs in the seed configuration (annotation backup.extensions.gardener.cloud/config).
-	EntryCredentials *EntryCredentialsConfig `json:"entryCredentials,omitempty"`
+	// own, bound only on the managed folder of the entry's prefix (docs/entry-credentials.md),
+	// issuer "ServiceAccountKey" (a key of that account). It belongs in the seed configuration (annotation backup.extensions.gardener.cloud/config).
+	EntryCredentials *credentials.EntrySettings `json:"entryCredentials,omitempty"`
 	// HandBack, when true, leaves the bucket in the state gardener-extension-provider-gcp
 	// expects before its controllers take the bucket back: the lifecycle is exactly its one rule
 	// (delete a day after the custom time), read back before the reconcile succeeds, with every
@@ -90,16 +90,6 @@ type GeneratedCredentialsConfig struct {
 	credentials.Generation `json:",inline"`
 }
 
-// EntryCredentialsConfig configures per-entry credentials.
-type EntryCredentialsConfig struct {
-	// MigrationGracePeriod, Rotation, AllowBucketCredentialAtQuota.
-	credentials.EntryGeneration `json:",inline"`
-
-	// Issuer is what issues them: "ServiceAccountKey" (a key of one service account per entry
-	// and access, bound on the managed folder of the entry's prefix), GCP's one.
-	Issuer string `json:"issuer"`
-}
-
 var _ credentials.EntryPolicy = (*BackupBucketConfig)(nil)
 
 // EntryCredentialSettings implements credentials.EntryPolicy.
@@ -107,7 +97,7 @@ func (c *BackupBucketConfig) EntryCredentialSettings() *credentials.EntrySetting
 	if c == nil || c.EntryCredentials == nil {
 		return nil
 	}
-	return &credentials.EntrySettings{Issuer: c.EntryCredentials.Issuer, EntryGeneration: c.EntryCredentials.EntryGeneration}
+	return c.EntryCredentials
 }
 
 // IssuerServiceAccountKey issues a key of one service account per bucket, bound to the bucket

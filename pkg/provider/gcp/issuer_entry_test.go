@@ -19,6 +19,7 @@ import (
 	"google.golang.org/api/option"
 	rawstorage "google.golang.org/api/storage/v1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -30,7 +31,7 @@ import (
 // the name the config gives, from the operator's secret data.
 func entryIssuer(t *testing.T) objectstore.EntryCredentialIssuer {
 	t.Helper()
-	cfg := &gcpapi.BackupBucketConfig{EntryCredentials: &gcpapi.EntryCredentialsConfig{Issuer: gcpapi.IssuerServiceAccountKey}}
+	cfg := &gcpapi.BackupBucketConfig{EntryCredentials: &credentials.EntrySettings{Issuer: gcpapi.IssuerServiceAccountKey}}
 	iss, err := testProvider.NewEntryIssuer(context.Background(), provider.Credentials{Data: gcs.SecretData(), Region: region}, cfg, cfg.EntryCredentialSettings().Issuer)
 	if err != nil || iss == nil {
 		t.Fatalf("NewEntryIssuer: %v, %v", iss, err)
