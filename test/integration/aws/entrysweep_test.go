@@ -36,6 +36,31 @@ func entryPrincipals(t *testing.T, bucket string) []string {
 	return out
 }
 
+// liveAndForceDeletedEntry creates a live entry of bucket with entryCredentials by MinIO and
+// waits for it, and leaves a service account of an entry that does not exist (shoot--gone--1),
+// issued as the entry controller issues it: what a force-deleted entry leaves behind. It returns
+// the live entry, the MinIO entry issuer and the gone entry's prefix.
+func liveAndForceDeletedEntry(t *testing.T, bucket string, operator map[string][]byte, shootPrefix string) (*extensionsv1alpha1.BackupEntry, objectstore.EntryCredentialIssuer, objectstore.Prefix) {
+	t.Helper()
+	ctx := framework.Ctx(t)
+	entry := framework.UniqueName(shootPrefix) + "--1"
+	env.EnsureNamespace(t, strings.TrimSuffix(entry, "--1"))
+	be := env.CreateEntryWithConfig(t, entry, bucket, operator, entryCredentialsConfig)
+	env.WaitFor(t, be, 2*time.Minute, "entry reconciled", framework.Succeeded)
+	issuer, err := (&awsprovider.Provider{}).NewEntryIssuer(ctx, provider.Credentials{Data: operator, Region: region}, &awsapi.BackupBucketConfig{}, awsapi.IssuerMinIO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := objectstore.EntryPrefix("shoot--gone--1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := issuer.IssueEntryCredential(ctx, bucket, gone, objectstore.EntryReadWrite, nil); err != nil {
+		t.Fatal(err)
+	}
+	return be, issuer, gone
+}
+
 // TestEntryPrincipalsLeaveWithTheBucket: with entryCredentials by MinIO, the bucket records its
 // entry issuer; an entry deleted as gardener does revokes its own service account but leaves the
 // bucket's parent user and policy; a force-deleted entry's service account (issued here as the
@@ -58,22 +83,7 @@ func TestEntryPrincipalsLeaveWithTheBucket(t *testing.T) {
 		t.Fatalf("annotation %s = %q; want the MinIO entry issuer recorded with its place", backupbucket.AnnotationEntryIssuers, current.Annotations[backupbucket.AnnotationEntryIssuers])
 	}
 
-	entry := framework.UniqueName("shoot--s--") + "--1"
-	env.EnsureNamespace(t, strings.TrimSuffix(entry, "--1"))
-	be := env.CreateEntryWithConfig(t, entry, bb.Name, operator, entryCredentialsConfig)
-	env.WaitFor(t, be, 2*time.Minute, "entry reconciled", framework.Succeeded)
-
-	issuer, err := (&awsprovider.Provider{}).NewEntryIssuer(ctx, provider.Credentials{Data: operator, Region: region}, &awsapi.BackupBucketConfig{}, awsapi.IssuerMinIO)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gone, err := objectstore.EntryPrefix("shoot--gone--1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := issuer.IssueEntryCredential(ctx, bb.Name, gone, objectstore.EntryReadWrite, nil); err != nil {
-		t.Fatal(err)
-	}
+	be, issuer, gone := liveAndForceDeletedEntry(t, bb.Name, operator, "shoot--s--")
 	if _, err := issuer.IssueEntryCredential(ctx, neighbour.Name, gone, objectstore.EntryReadWrite, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -115,30 +125,15 @@ func setConfig(t *testing.T, obj client.Object, spec *extensionsv1alpha1.Default
 // revokes its own; the bucket's next reconcile removes the parent and its policy and drops the
 // record.
 func TestEntryPrincipalsSweptAfterASwitchOff(t *testing.T) {
-	ctx := context.Background()
 	operator := secretData(minio.Endpoint)
 	bb := env.CreateBucket(t, framework.UniqueName("sweepoff-"), operator, entryCredentialsConfig)
 	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
-	entry := framework.UniqueName("shoot--f--") + "--1"
-	env.EnsureNamespace(t, strings.TrimSuffix(entry, "--1"))
-	be := env.CreateEntryWithConfig(t, entry, bb.Name, operator, entryCredentialsConfig)
-	env.WaitFor(t, be, 2*time.Minute, "entry reconciled", framework.Succeeded)
-	issuer, err := (&awsprovider.Provider{}).NewEntryIssuer(ctx, provider.Credentials{Data: operator, Region: region}, &awsapi.BackupBucketConfig{}, awsapi.IssuerMinIO)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gone, err := objectstore.EntryPrefix("shoot--gone--1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := issuer.IssueEntryCredential(ctx, bb.Name, gone, objectstore.EntryReadWrite, nil); err != nil {
-		t.Fatal(err)
-	}
+	be, _, _ := liveAndForceDeletedEntry(t, bb.Name, operator, "shoot--f--")
 	mark := "gardener-extension-backup bucket=" + bb.Name + " prefix="
 
 	setConfig(t, bb, &bb.Spec.DefaultSpec, minioConfig)
 	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled switched off", framework.Succeeded)
-	if left, want := entryPrincipals(t, bb.Name), []string{mark + entry + "/ access=read-write", "policy", "user"}; !slices.Equal(left, want) {
+	if left, want := entryPrincipals(t, bb.Name), []string{mark + be.Name + "/ access=read-write", "policy", "user"}; !slices.Equal(left, want) {
 		t.Fatalf("after the bucket's switch-off: %q; want the live entry's and the parent only: %q", left, want)
 	}
 	if bb.Annotations[backupbucket.AnnotationEntryIssuers] == "" {
