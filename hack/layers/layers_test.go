@@ -32,7 +32,7 @@ type layer struct {
 var order = []layer{
 	{name: "binaries, tests and tools", patterns: []string{"cmd/...", "test/...", "hack/...", "charts/..."}, beside: true},
 	{name: "the command", patterns: []string{"pkg/app"}},
-	{name: "the controllers and webhooks", patterns: []string{"pkg/controller/backupbucket", "pkg/controller/backupentry", "pkg/controller/restoredrill", "pkg/admission", "pkg/etcdendpoint"}},
+	{name: "the controllers and webhooks", patterns: []string{"pkg/controller/backupbucket", "pkg/controller/backupentry", "pkg/controller/entryinventory", "pkg/controller/restoredrill", "pkg/admission", "pkg/etcdendpoint"}},
 	{name: "what the controllers share", patterns: []string{"pkg/controller/..."}, beside: true},
 	{name: "the providers", patterns: []string{"pkg/provider/..."}},
 	{name: "the provider seam and its transports", patterns: []string{"pkg/provider", "pkg/provider/httpclient"}},
@@ -87,6 +87,7 @@ func TestViolation(t *testing.T) {
 	}{
 		{pkg: "pkg/controller/backupentry", imp: "pkg/controller/entryinfo"},
 		{pkg: "pkg/controller/restoredrill", imp: "pkg/controller/backupentry", want: "siblings"},
+		{pkg: "pkg/controller/entryinventory", imp: "pkg/controller/backupentry", want: "siblings"},
 		{pkg: "pkg/metrics", imp: "pkg/controller/lasterror", want: "points up"},
 		{pkg: "pkg/objectstore/conformance", imp: "pkg/provider", want: "points up"},
 		{pkg: "pkg/provider/aws", imp: "pkg/provider/httpclient"},

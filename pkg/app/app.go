@@ -32,6 +32,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
@@ -75,7 +76,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 		// (validated) with gardener's, by the aggregator's one loop over them; first, so that a
 		// value out of range stops the start before anything is connected.
 		probeOpts     = backupbucket.DefaultProbeOptions()
-		inventoryOpts = backupentry.DefaultInventoryOptions()
+		inventoryOpts = entryinventory.DefaultOptions()
 		drillOpts     = restoredrill.DefaultOptions()
 		aggOpts       = extensionscmdcontroller.NewOptionAggregator(&probeOpts, &inventoryOpts, &drillOpts, restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts, webhookOpts)
 	)
@@ -159,7 +160,7 @@ type Config struct {
 	Deletion                  options.DeletionOptions
 	// Probe, Inventory and RestoreDrill configure the periodic controllers (zero intervals: off).
 	Probe        backupbucket.ProbeOptions
-	Inventory    backupentry.InventoryOptions
+	Inventory    entryinventory.Options
 	RestoreDrill restoredrill.Options
 	// KubeAPI limits the requests to the seed's API server (zero: client-go's defaults).
 	KubeAPI KubeAPILimits
@@ -256,7 +257,7 @@ func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provide
 	}
 	periodics := []periodic.Controller{
 		backupbucket.ProbeController(cfg.Probe),
-		backupentry.InventoryController(cfg.Inventory),
+		entryinventory.InventoryController(cfg.Inventory),
 		restoredrill.DrillController(cfg.RestoreDrill, restorer.Restore),
 	}
 	for _, c := range periodics {

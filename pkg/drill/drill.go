@@ -6,6 +6,7 @@ package drill
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -46,6 +47,15 @@ type Options struct {
 	// MaxScratchBytes caps the decompressed bytes one etcd's drill writes to ScratchDir or holds
 	// for its restore (the full snapshot and every delta; 0: no cap): ReasonTooLarge when reached.
 	MaxScratchBytes int64
+	// MaxDeltas caps the deltas of one etcd's chain (0: no cap). A chain with more is not
+	// downloaded at all: ReasonTooLarge.
+	MaxDeltas int
+	// MaxKeys caps the object versions the drill's listing of the prefix takes in (0: no cap);
+	// past it the listing stops and the drill is ReasonCutOff, with nothing downloaded.
+	MaxKeys int
+	// Deadline is the most one Drill takes, the listing and every etcd's chain together (0:
+	// none). When it passes, the etcd being drilled and those not reached yet are ReasonCutOff.
+	Deadline time.Duration
 	// ReadRate caps the drill's read rate in bytes per second, all its downloads together (0:
 	// none).
 	ReadRate int64
@@ -110,18 +120,51 @@ type Result struct {
 // The returned error is the store's (the rule's, the listing's, an exclude mark's) or ctx's
 // when it ended (the results so far are returned with it); each etcd's outcome is in its Result.
 func Drill(ctx context.Context, src Source, bucket, prefix string, opts Options) ([]Result, error) {
-	chains, err := Collect(objectstore.WithOperation(ctx, listOperation), src, bucket, prefix)
+	parent := ctx
+	if opts.Deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, opts.Deadline, errDeadline)
+		defer cancel()
+	}
+	chains, err := collect(objectstore.WithOperation(ctx, listOperation), src, bucket, prefix, opts.MaxKeys)
 	if err != nil {
+		if parent.Err() != nil {
+			return nil, parent.Err()
+		}
+		if cut := cutOff(ctx, opts); cut != nil {
+			return nil, cut
+		}
 		return nil, err
 	}
 	results := make([]Result, 0, len(chains))
 	for _, ch := range chains {
-		results = append(results, DrillChain(ctx, src, bucket, ch, opts))
-		if ctx.Err() != nil {
-			return results, ctx.Err()
+		if cut := cutOff(ctx, opts); cut != nil {
+			r := newResult(ch) // not reached: nothing proven
+			r.Err = cut
+			results = append(results, r)
+			continue
 		}
+		r := DrillChain(ctx, src, bucket, ch, opts)
+		if parent.Err() != nil {
+			return append(results, r), parent.Err()
+		}
+		if cut := cutOff(ctx, opts); cut != nil && r.Err != nil && ReasonOf(r.Err) == "" {
+			r.Err = cut // stopped by the deadline, not failed: a finding made before it stands
+		}
+		results = append(results, r)
 	}
 	return results, nil
+}
+
+// errDeadline is the cause of a drill's context when its Options.Deadline passes.
+var errDeadline = errors.New("the drill's deadline passed")
+
+// cutOff is the ReasonCutOff error when ctx, a drill's, ended by its deadline; nil otherwise.
+func cutOff(ctx context.Context, opts Options) error {
+	if errors.Is(context.Cause(ctx), errDeadline) {
+		return newError(ReasonCutOff, "", nil, "the drill's deadline of %s passed", opts.Deadline)
+	}
+	return nil
 }
 
 // listOperation names the drill's listing in the cloud request metrics; its downloads are
@@ -164,6 +207,9 @@ func newResult(ch Chain) Result {
 func checkBudget(ch Chain, opts Options) error {
 	if ch.Err != nil {
 		return ch.Err
+	}
+	if opts.MaxDeltas > 0 && len(ch.Deltas) > opts.MaxDeltas {
+		return newError(ReasonTooLarge, "", nil, "the chain of %s has %d deltas, the cap %d", ch.Etcd, len(ch.Deltas), opts.MaxDeltas)
 	}
 	if opts.MaxBytes > 0 && ch.Size() > opts.MaxBytes {
 		return newError(ReasonTooLarge, "", nil, "the chain of %s is %d bytes (a full snapshot and %d deltas), the budget %d", ch.Etcd, ch.Size(), len(ch.Deltas), opts.MaxBytes)

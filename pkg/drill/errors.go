@@ -35,6 +35,10 @@ const (
 	// ReasonTooLarge means the chain does not fit the drill's budget (bytes to read or scratch space);
 	// nothing is proven either way, so callers report it as Unknown, never as restorable.
 	ReasonTooLarge Reason = "TooLarge"
+	// ReasonCutOff means the drill was stopped before it proved anything: its deadline passed, or
+	// the listing held more keys than its cap. Nothing is proven either way (callers report it as
+	// Unknown, never as restorable), and the store did not fail.
+	ReasonCutOff Reason = "CutOff"
 )
 
 // Sentinels, one per Reason, for errors.Is.
@@ -46,6 +50,7 @@ var (
 	ErrNoFullSnapshot = errors.New("no full snapshot")
 	ErrTooLarge       = errors.New("chain exceeds the drill budget")
 	ErrKeyRefused     = errors.New("customer-provided key refused")
+	ErrCutOff         = errors.New("drill cut off")
 )
 
 var sentinels = map[Reason]error{
@@ -56,10 +61,11 @@ var sentinels = map[Reason]error{
 	ReasonNoFullSnapshot: ErrNoFullSnapshot,
 	ReasonTooLarge:       ErrTooLarge,
 	ReasonKeyRefused:     ErrKeyRefused,
+	ReasonCutOff:         ErrCutOff,
 }
 
 // Error is a drill's finding about the backup itself: the store answered, and what it holds is
-// not restorable (or, for ReasonTooLarge, not drillable within the budget). Errors of the store
+// not restorable (or, for ReasonTooLarge and ReasonCutOff, not drillable within the budget). Errors of the store
 // (throttled, unreachable, forbidden, an object gone since the listing) are never wrapped in an
 // Error: they say nothing about the backup, and a caller retries the drill later. A refused
 // customer key (objectstore.ErrKeyRefused) is the exception, ReasonKeyRefused: it says that the

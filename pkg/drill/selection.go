@@ -145,15 +145,32 @@ func CheckChains(ctx context.Context, prefix string, rule objectstore.SnapshotRu
 // Collect lists prefix once through src and returns every etcd's chain as etcd-backup-restore
 // would select it from that store (src.SnapshotRule). Its error is the store's.
 func Collect(ctx context.Context, src Source, bucket, prefix string) ([]Chain, error) {
+	return collect(ctx, src, bucket, prefix, 0)
+}
+
+// collect is Collect with a cap on the object versions listed (0: none): past it the listing
+// stops, and the error is ReasonCutOff's.
+func collect(ctx context.Context, src Source, bucket, prefix string, maxKeys int) ([]Chain, error) {
 	rule, err := src.SnapshotRule(ctx, bucket)
 	if err != nil {
 		return nil, fmt.Errorf("reading how etcd-backup-restore lists bucket %s: %w", bucket, err)
 	}
 	col := NewCollector(prefix, rule)
-	if err := src.ListObjects(ctx, bucket, prefix, func(page []objectstore.ObjectVersion) error {
+	listed := 0
+	var capped error
+	err = src.ListObjects(ctx, bucket, prefix, func(page []objectstore.ObjectVersion) error {
+		if listed += len(page); maxKeys > 0 && listed > maxKeys {
+			// Held here too: a store's ListObjects need not hand fn's error back unwrapped.
+			capped = newError(ReasonCutOff, "", nil, "the listing of %s holds more than %d object versions, the cap", prefix, maxKeys)
+			return capped
+		}
 		col.Add(page)
 		return nil
-	}); err != nil {
+	})
+	switch {
+	case capped != nil:
+		return nil, capped
+	case err != nil:
 		return nil, fmt.Errorf("listing %s: %w", prefix, err)
 	}
 	return col.Chains(ctx)

@@ -23,6 +23,10 @@ type Status struct {
 	Prefix string `json:"prefix,omitempty"`
 	// Error is why the drill as a whole failed (the listing), with nothing proven; empty otherwise.
 	Error string `json:"error,omitempty"`
+	// CutOff is why the drill was cut off (its deadline, a cap on the keys listed), empty when it
+	// was not: what it had not proven by then is unknown, and the store did not fail. With no
+	// Etcds, nothing was drilled.
+	CutOff string `json:"cutOff,omitempty"`
 	// Etcds is each etcd's outcome, by name.
 	Etcds []EtcdStatus `json:"etcds,omitempty"`
 	// ChainsCheckedAt is the ChainCheck whose findings this status reports (nil: none).

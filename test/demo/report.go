@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
@@ -36,7 +36,7 @@ func report(ctx context.Context, k8s client.Client, metricsURL string, bb *exten
 		if ps, err = entryinfo.ReadProviderStatus(be); err != nil {
 			return err
 		}
-		fresh := v1beta1helper.GetCondition(be.Status.Conditions, backupentry.ConditionBackupsFresh)
+		fresh := v1beta1helper.GetCondition(be.Status.Conditions, entryinventory.ConditionBackupsFresh)
 		if ps.Inventory != nil && ps.Inventory.Objects == int64(objects) && fresh != nil && fresh.Status != gardencorev1beta1.ConditionUnknown {
 			break
 		}
@@ -54,7 +54,7 @@ func report(ctx context.Context, k8s client.Client, metricsURL string, bb *exten
 		t    gardencorev1beta1.ConditionType
 	}{
 		{"BackupBucket " + bb.Name, bb.Status.Conditions, backupbucket.ConditionBucketAvailable},
-		{"BackupEntry " + be.Name, be.Status.Conditions, backupentry.ConditionBackupsFresh},
+		{"BackupEntry " + be.Name, be.Status.Conditions, entryinventory.ConditionBackupsFresh},
 	} {
 		cond := v1beta1helper.GetCondition(c.list, c.t)
 		if cond == nil {

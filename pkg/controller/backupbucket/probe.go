@@ -12,7 +12,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
@@ -22,7 +21,6 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/reconciled"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -35,7 +33,7 @@ const ConditionBucketAvailable gardencorev1beta1.ConditionType = "BucketAvailabl
 
 // ReasonDeleting is BucketAvailable's reason (Unknown) while the BackupBucket is being deleted: it
 // is no longer probed.
-const ReasonDeleting = "Deleting"
+const ReasonDeleting = periodic.ReasonDeleting
 
 // Event reasons of the probe, emitted when the condition changes.
 const (
@@ -52,30 +50,32 @@ type prober struct {
 
 // ProbeController is the probe of p's buckets as a periodic controller. With its interval 0
 // (switched off) its one look at each bucket (at the start, and on spec or operation changes)
-// removes the condition an earlier run wrote, which nothing would refresh any more.
+// removes the conditions an earlier run wrote, which nothing would refresh any more.
 func ProbeController(opts ProbeOptions) periodic.Controller {
 	return periodic.Controller{Name: "backupbucket-probe", Recorder: "backupbucket", For: &extensionsv1alpha1.BackupBucket{},
 		New: func(d periodic.Deps) reconcile.Reconciler { return &prober{Deps: d, opts: opts} }}
 }
 
-// forgetBucket drops the series of a bucket that is gone, whichever way: none of them is true
-// any more.
-func forgetBucket(name string) {
-	metrics.ForgetBucket(name)
-	metrics.ForgetDeletion(metrics.KindBackupBucket, name)
+// probeLifecycle is what the probe publishes on a bucket: BucketAvailable and the headroom of
+// entry credentials (read on the same interval), and their series. A bucket being deleted is
+// not expected to be available: no verdict.
+var probeLifecycle = periodic.Lifecycle[*extensionsv1alpha1.BackupBucket]{
+	Conditions: []gardencorev1beta1.ConditionType{ConditionBucketAvailable, ConditionEntryCredentialsHeadroom},
+	Deleting:   "The bucket is being deleted: it is no longer probed.",
+	Forget:     metrics.ForgetBucket,
+	Gone: func(name string) {
+		metrics.ForgetBucket(name)
+		metrics.ForgetDeletion(metrics.KindBackupBucket, name)
+	},
 }
 
 // Reconcile implements reconcile.Reconciler.
 func (p *prober) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	bb := &extensionsv1alpha1.BackupBucket{}
-	if found, err := reconciled.GetOrForget(ctx, p.Client, req, bb, forgetBucket); !found {
-		return reconcile.Result{}, err
-	}
-	if p.opts.Interval <= 0 || bb.DeletionTimestamp != nil {
-		// Switched off, or a bucket being deleted (not expected to be available): no verdict.
-		metrics.ForgetBucket(bb.Name)
-		return reconcile.Result{}, errors.Join(p.withdraw(ctx, bb), p.withdrawHeadroom(ctx, bb))
-	}
+	return periodic.Reconcile(ctx, p.Deps, req, &extensionsv1alpha1.BackupBucket{}, p.opts.Interval, probeLifecycle, p.look)
+}
+
+// look probes a live bucket when its probe is due.
+func (p *prober) look(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) (reconcile.Result, error) {
 	now := p.Now()
 	old := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionBucketAvailable)
 	if old == nil && !extstatus.Succeeded(bb) {
@@ -112,29 +112,6 @@ func (p *prober) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: periodic.Jitter(p.opts.Interval)}, nil
-}
-
-// withdraw removes BucketAvailable (probe switched off) or, on a bucket being deleted, turns it
-// into Unknown/Deleting; a bucket without the condition is left alone.
-func (p *prober) withdraw(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) error {
-	deleting := p.opts.Interval > 0
-	err := extstatus.Patch(ctx, p.Client, p.Reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
-		old := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionBucketAvailable)
-		switch {
-		case old == nil, deleting && old.Status == gardencorev1beta1.ConditionUnknown && old.Reason == ReasonDeleting:
-			return false
-		case deleting:
-			bb.Status.Conditions, _ = extstatus.SetCondition(bb.Status.Conditions, ConditionBucketAvailable, gardencorev1beta1.ConditionUnknown, ReasonDeleting,
-				fmt.Sprintf("Bucket %q is being deleted: it is no longer probed.", bb.Name), p.Now())
-		default:
-			bb.Status.Conditions = v1beta1helper.RemoveConditions(bb.Status.Conditions, ConditionBucketAvailable)
-		}
-		return true
-	})
-	if err = client.IgnoreNotFound(err); err != nil { // gone meanwhile: nothing left to withdraw
-		return fmt.Errorf("withdrawing the %s condition of BackupBucket %s: %w", ConditionBucketAvailable, bb.Name, err)
-	}
-	return nil
 }
 
 // probe reads the bucket once with each set of credentials shoots or the extension use.

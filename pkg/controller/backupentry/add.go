@@ -19,7 +19,7 @@ import (
 // actuator holding the entry (FinalizerName) until its objects are deleted, and the orphan guard
 // for entries whose credentials secret is gone, and
 // the scheduler of entry credential rotations. The inventory behind the BackupsFresh condition is
-// a periodic controller of its own (InventoryController).
+// a periodic controller of its own (entryinventory.InventoryController).
 func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, opts options.AddOptions) error {
 	recorder := mgr.GetEventRecorder("backupentry-" + p.Type())
 	d := &delegate{provider: p, reader: mgr.GetAPIReader(), recorder: recorder, deletion: opts.Deletion}

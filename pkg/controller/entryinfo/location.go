@@ -101,6 +101,12 @@ func IsGardenEntry(be *extensionsv1alpha1.BackupEntry) bool {
 	return be.Spec.Class != nil && *be.Spec.Class == extensionsv1alpha1.ExtensionClassGarden
 }
 
+// IsSourceEntry reports whether be is a migration's source entry (source-<name>), which shares
+// its prefix with the entry restored into: the periodic controllers look at that one only.
+func IsSourceEntry(be *extensionsv1alpha1.BackupEntry) bool {
+	return strings.HasPrefix(be.Name, v1beta1constants.BackupSourcePrefix+"-")
+}
+
 // GardenUID returns the Garden UID a garden entry's name carries.
 func GardenUID(be *extensionsv1alpha1.BackupEntry) (types.UID, error) {
 	uid, ok := strings.CutPrefix(be.Name, gardenEntryPrefix)

@@ -81,7 +81,7 @@ func (r *Reconciler) reportChains(ctx context.Context, be *extensionsv1alpha1.Ba
 	if last != nil {
 		// The schedule stays the last drill's; a listing that failed then is superseded by the
 		// inventory's, which succeeded.
-		st.DrilledAt, st.Etcds = last.DrilledAt, slices.Clone(last.Etcds)
+		st.DrilledAt, st.Etcds, st.CutOff = last.DrilledAt, slices.Clone(last.Etcds), last.CutOff
 	}
 	checked := cc.CheckedAt
 	st.ChainsCheckedAt = &checked

@@ -29,6 +29,16 @@ const (
 	// DefaultReadRate is 50 MiB/s.
 	DefaultReadRate   = 50 << 20
 	DefaultScratchDir = ""
+	// DefaultDeadline is one hour: DefaultMaxBytes at DefaultReadRate is read in under three
+	// minutes, and the restore of such a chain took minutes in docs/performance.md.
+	DefaultDeadline = time.Hour
+	// DefaultMaxDeltas is 20,000: a chain of a day's full snapshot and a delta every 20 s (the
+	// shortest delta period etcd-druid sets) holds 4,320.
+	DefaultMaxDeltas = 20_000
+	// DefaultMaxKeys is 100,000 object versions under an entry's prefix: a few etcds' chains
+	// within DefaultMaxDeltas and the snapshots etcd-backup-restore keeps; what the listing
+	// holds in memory stays a few tens of MiB.
+	DefaultMaxKeys = 100_000
 )
 
 // Options configure the drills of one process.
@@ -46,6 +56,15 @@ type Options struct {
 	MaxScratchBytes int64
 	// ReadRate caps each drill's reads in bytes per second (0: none).
 	ReadRate int64
+	// Deadline is the most one entry's drill takes, from when it has the slot; past it the
+	// drill is cut off (Unknown, CutOff), and the entry is drilled next an interval later, after
+	// every entry due meanwhile.
+	Deadline time.Duration
+	// MaxDeltas caps the deltas of one etcd's chain; a chain with more is Unknown (TooLarge).
+	MaxDeltas int
+	// MaxKeys caps the object versions a drill lists under an entry's prefix; past it the drill
+	// is cut off (Unknown, CutOff).
+	MaxKeys int
 	// ScratchDir is where drills download and restore ("": the system's temporary directory).
 	ScratchDir string
 }
@@ -54,7 +73,8 @@ var _ periodic.Options = (*Options)(nil)
 
 // DefaultOptions are the flags' defaults.
 func DefaultOptions() Options {
-	return Options{Interval: DefaultInterval, Concurrency: DefaultConcurrency, MaxBytes: DefaultMaxBytes, ReadRate: DefaultReadRate, ScratchDir: DefaultScratchDir}
+	return Options{Interval: DefaultInterval, Concurrency: DefaultConcurrency, MaxBytes: DefaultMaxBytes, ReadRate: DefaultReadRate, ScratchDir: DefaultScratchDir,
+		Deadline: DefaultDeadline, MaxDeltas: DefaultMaxDeltas, MaxKeys: DefaultMaxKeys}
 }
 
 // AddFlags implements periodic.Options.
@@ -64,6 +84,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.MaxBytes, "restore-drill-max-bytes", o.MaxBytes, "The most bytes one etcd's restore drill reads from the store (0: no cap); a larger chain is reported Unknown (TooLarge) with its size, never restorable.")
 	fs.Int64Var(&o.MaxScratchBytes, "restore-drill-max-scratch-bytes", o.MaxScratchBytes, "The most decompressed bytes one restore drill writes to the scratch directory (0: no cap); keep it below the scratch volume's size.")
 	fs.Int64Var(&o.ReadRate, "restore-drill-read-rate", o.ReadRate, "The most bytes per second a restore drill reads from the store (0: no limit).")
+	fs.DurationVar(&o.Deadline, "restore-drill-deadline", o.Deadline, "The most one entry's restore drill takes once it runs; past it the drill is cut off (BackupsRestorable Unknown, CutOff) and the entry is drilled again an interval later, so that no entry holds a drill slot for longer.")
+	fs.IntVar(&o.MaxDeltas, "restore-drill-max-deltas", o.MaxDeltas, "The most deltas of one etcd's chain a restore drill downloads; a longer chain is reported Unknown (TooLarge), never restorable.")
+	fs.IntVar(&o.MaxKeys, "restore-drill-max-keys", o.MaxKeys, "The most object versions a restore drill lists under an entry's prefix; past it the drill is cut off (BackupsRestorable Unknown, CutOff).")
 	fs.StringVar(&o.ScratchDir, "restore-drill-scratch-dir", o.ScratchDir, "Where restore drills download and restore, removed after each drill (empty: the system's temporary directory; the chart mounts a size-limited emptyDir).")
 }
 
@@ -80,6 +103,12 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--restore-drill-max-scratch-bytes must not be negative, got %d", o.MaxScratchBytes)
 	case o.ReadRate < 0:
 		return fmt.Errorf("--restore-drill-read-rate must not be negative, got %d", o.ReadRate)
+	case o.Deadline <= 0:
+		return fmt.Errorf("--restore-drill-deadline must be positive (a drill without one can hold the drill slot for good), got %s", o.Deadline)
+	case o.MaxDeltas < 1:
+		return fmt.Errorf("--restore-drill-max-deltas must be at least 1, got %d", o.MaxDeltas)
+	case o.MaxKeys < 1:
+		return fmt.Errorf("--restore-drill-max-keys must be at least 1, got %d", o.MaxKeys)
 	}
 	return nil
 }

@@ -7,22 +7,17 @@ package restoredrill
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
-	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
-	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/reconciled"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 )
@@ -66,22 +61,32 @@ func NewReconciler(deps Deps) *Reconciler {
 	return &Reconciler{Deps: deps}
 }
 
+// drillLifecycle is what the drill publishes on an entry: BackupsRestorable, its part of
+// providerStatus (the inventory's stays) and its series. A migration's source entry shares its
+// prefix with the entry restored into, which is drilled.
+var drillLifecycle = periodic.Lifecycle[*extensionsv1alpha1.BackupEntry]{
+	Conditions:    []gardencorev1beta1.ConditionType{ConditionBackupsRestorable},
+	Deleting:      "The entry is being deleted: its backups are no longer drilled.",
+	DeletingEvent: EventRestorabilityUnknown,
+	Drop: func(be *extensionsv1alpha1.BackupEntry) bool {
+		if ps, err := entryinfo.ReadProviderStatus(be); err != nil || ps.Drill == nil {
+			return false
+		}
+		entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.Drill = nil })
+		return true
+	},
+	Forget: metrics.ForgetDrills,
+	Skip:   entryinfo.IsSourceEntry,
+}
+
 // Reconcile implements reconcile.Reconciler.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	be := &extensionsv1alpha1.BackupEntry{}
-	if found, err := reconciled.GetOrForget(ctx, r.Client, req, be, metrics.ForgetDrills); !found {
-		return reconcile.Result{}, err
-	}
-	switch {
-	case r.Options.Interval <= 0:
-		return reconcile.Result{}, r.withdraw(ctx, be)
-	case be.DeletionTimestamp != nil:
-		return reconcile.Result{}, r.markDeleting(ctx, be)
-	case strings.HasPrefix(be.Name, v1beta1constants.BackupSourcePrefix+"-"):
-		// A migration's source entry shares its prefix with the entry restored into, drilled.
-		metrics.ForgetDrills(be.Name)
-		return reconcile.Result{}, nil
-	}
+	return periodic.Reconcile(ctx, r.Deps.Deps, req, &extensionsv1alpha1.BackupEntry{}, r.Options.Interval, drillLifecycle, r.look)
+}
+
+// look drills a live entry when its drill is due, and reports what the inventory found by names
+// at once.
+func (r *Reconciler) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (reconcile.Result, error) {
 	ps, err := entryinfo.ReadProviderStatus(be)
 	if err != nil {
 		ps = entryinfo.ProviderStatus{}
@@ -93,9 +98,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	case !moved && newChainFindings(last, ps.Chains):
 		// The inventory found a chain broken by names: reported at once, nothing downloaded.
 		return r.reportChains(ctx, be, last, ps.Chains, now)
-	case moved, healed(last, ps.Chains):
+	case moved, healed(last, ps.Chains) && last.CutOff == "":
 		// The last drill was of another bucket, or a chain broken by names is sound by names
-		// again: drill now.
+		// again: drill now. Not after a drill that was cut off: that entry waits for its turn,
+		// an interval later, whatever its chains do meanwhile.
 	case last == nil:
 		if !extstatus.Succeeded(be) {
 			return reconcile.Result{}, nil // its first successful reconcile wakes us
@@ -180,15 +186,23 @@ func (r *Reconciler) drill(ctx context.Context, be *extensionsv1alpha1.BackupEnt
 	results, err := drill.Drill(ctx, src, be.Spec.BucketName, st.Prefix, drill.Options{
 		ScratchDir: r.Options.ScratchDir, MaxBytes: r.Options.MaxBytes, MaxScratchBytes: r.Options.MaxScratchBytes,
 		ReadRate: r.Options.ReadRate, Restore: r.Restore,
+		Deadline: r.Options.Deadline, MaxDeltas: r.Options.MaxDeltas, MaxKeys: r.Options.MaxKeys,
 	})
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	if err != nil {
+	switch {
+	case drill.ReasonOf(err) == drill.ReasonCutOff:
+		st.CutOff = err.Error()
+		return st, nil
+	case err != nil:
 		st.Error = err.Error()
 		return st, nil
 	}
 	for _, res := range results {
+		if drill.ReasonOf(res.Err) == drill.ReasonCutOff {
+			st.CutOff = res.Err.Error()
+		}
 		if res.Unconfined != "" {
 			log.FromContext(ctx).Info("The restore drill's child process ran without Landlock confinement", "etcd", res.Etcd, "reason", res.Unconfined)
 		}
@@ -203,7 +217,7 @@ func resultLabel(err error) string {
 	switch reason := drill.ReasonOf(err); {
 	case err == nil:
 		return metrics.DrillRestored
-	case reason == "" || reason == drill.ReasonTooLarge:
+	case reason == "" || reason == drill.ReasonTooLarge || reason == drill.ReasonCutOff:
 		return metrics.DrillUnknown
 	}
 	return metrics.DrillNotRestorable
@@ -229,43 +243,6 @@ func (r *Reconciler) excuse(ctx context.Context, be *extensionsv1alpha1.BackupEn
 	for _, i := range missing {
 		e := &st.Etcds[i]
 		e.Restorable, e.Reason, e.Message = string(gardencorev1beta1.ConditionUnknown), reason, message+"; "+e.Message
-	}
-	return nil
-}
-
-// withdraw removes what drills published on the entry: drills are switched off.
-func (r *Reconciler) withdraw(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
-	metrics.ForgetDrills(be.Name)
-	err := extstatus.Patch(ctx, r.Client, r.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
-		changed := false
-		if v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsRestorable) != nil {
-			be.Status.Conditions = v1beta1helper.RemoveConditions(be.Status.Conditions, ConditionBackupsRestorable)
-			changed = true
-		}
-		if ps, err := entryinfo.ReadProviderStatus(be); err == nil && ps.Drill != nil {
-			entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.Drill = nil })
-			changed = true
-		}
-		return changed
-	})
-	if err = client.IgnoreNotFound(err); err != nil {
-		return fmt.Errorf("removing the restore drill of BackupEntry %s (switched off): %w", be.Name, err)
-	}
-	return nil
-}
-
-// markDeleting turns BackupsRestorable of an entry being deleted into Unknown/Deleting: it is not
-// drilled any more. Its last drill stays in the status, dated.
-func (r *Reconciler) markDeleting(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
-	metrics.ForgetDrills(be.Name)
-	old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsRestorable)
-	if old == nil || (old.Status == gardencorev1beta1.ConditionUnknown && old.Reason == entryinfo.ReasonDeleting) {
-		return nil
-	}
-	err := r.setCondition(ctx, be, verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: entryinfo.ReasonDeleting,
-		Message: "The entry is being deleted: its backups are no longer drilled."}, nil)
-	if err = client.IgnoreNotFound(err); err != nil {
-		return fmt.Errorf("setting BackupsRestorable of BackupEntry %s being deleted: %w", be.Name, err)
 	}
 	return nil
 }

@@ -28,7 +28,8 @@ import (
 const ConditionBackupsRestorable gardencorev1beta1.ConditionType = "BackupsRestorable"
 
 // Reasons of BackupsRestorable besides the drill's findings (drill.Reason: HashMismatch,
-// ChainBroken, Undecodable, RestoreFailed, NoFullSnapshot, KeyRefused, all False; TooLarge, Unknown) and
+// ChainBroken, Undecodable, RestoreFailed, NoFullSnapshot, KeyRefused, all False; TooLarge and
+// CutOff, Unknown) and
 // backupentry's ShootHibernated, ShootGone and Deleting (Unknown).
 const (
 	// ReasonRestored (True): every etcd restored.
@@ -69,7 +70,10 @@ func etcdStatus(res drill.Result) drill.EtcdStatus {
 			res.Revision, res.Keys, res.Full, res.Deltas, res.BytesRead, e.Duration.Duration)
 	case reason == drill.ReasonTooLarge:
 		e.Restorable, e.Reason = string(gardencorev1beta1.ConditionUnknown), string(reason)
-		e.Message = fmt.Sprintf("not drilled, over the budget (chain of %d bytes): %v", res.Size, res.Err)
+		e.Message = fmt.Sprintf("not drilled, over the budget (chain of %d bytes, %d deltas): %v", res.Size, res.Deltas, res.Err)
+	case reason == drill.ReasonCutOff:
+		e.Restorable, e.Reason = string(gardencorev1beta1.ConditionUnknown), string(reason)
+		e.Message = fmt.Sprintf("nothing proven, the drill was cut off after %d bytes read: %v; drilled again an interval later", res.BytesRead, res.Err)
 	case reason != "":
 		e.Restorable, e.Reason, e.Message = string(gardencorev1beta1.ConditionFalse), string(reason), res.Err.Error()
 	default:
@@ -89,6 +93,14 @@ func verdictOf(st *drill.Status, last *drill.Status) verdict {
 	if st.Error != "" {
 		v := verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonDrillFailed,
 			Message: fmt.Sprintf("The restore drill at %s proved nothing: %s.", at, st.Error)}
+		if last != nil && last.Error == "" && len(last.Etcds) > 0 {
+			v.Message += " The drill before, at " + last.DrilledAt.UTC().Format(time.RFC3339) + ", found: " + etcdLines(last.Etcds)
+		}
+		return v
+	}
+	if len(st.Etcds) == 0 && st.CutOff != "" {
+		v := verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: string(drill.ReasonCutOff),
+			Message: fmt.Sprintf("The restore drill at %s was cut off before it drilled anything: %s; drilled again an interval later.", at, st.CutOff)}
 		if last != nil && last.Error == "" && len(last.Etcds) > 0 {
 			v.Message += " The drill before, at " + last.DrilledAt.UTC().Format(time.RFC3339) + ", found: " + etcdLines(last.Etcds)
 		}
@@ -163,7 +175,7 @@ func (r *Reconciler) setCondition(ctx context.Context, be *extensionsv1alpha1.Ba
 // drill that proved nothing for an etcd leaves its series as the last drill set them, so an alert
 // on a backup found not restorable does not clear because the store fails now.
 func observe(entry string, st *drill.Status, last *drill.Status) {
-	if st.Error != "" {
+	if st.Error != "" || (st.CutOff != "" && len(st.Etcds) == 0) {
 		return
 	}
 	now := map[string]bool{}
@@ -189,8 +201,8 @@ func observe(entry string, st *drill.Status, last *drill.Status) {
 			metrics.DrillRevision.DeleteLabelValues(entry, e.Name)
 			metrics.DrillTime.WithLabelValues(entry, e.Name).Set(float64(st.DrilledAt.Unix()))
 		default:
-			if e.Reason == ReasonDrillFailed {
-				continue
+			if e.Reason == ReasonDrillFailed || e.Reason == string(drill.ReasonCutOff) {
+				continue // nothing proven: an alert on the last finding does not clear by it
 			}
 			metrics.Restorable.DeleteLabelValues(entry, e.Name)
 			metrics.DrillRevision.DeleteLabelValues(entry, e.Name)

@@ -24,7 +24,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
@@ -77,7 +77,7 @@ func run(c config) error {
 		return err
 	}
 	probeEvery := time.Duration(float64(backupbucket.DefaultProbeInterval) / c.factor)
-	inventoryEvery := time.Duration(float64(backupentry.DefaultInventoryInterval) / c.factor)
+	inventoryEvery := time.Duration(float64(entryinventory.DefaultInterval) / c.factor)
 	progress("bench-observe: %d buckets, %d entries (%d and %d objects) per side; factor %g: probe every %s, inventory every %s; window %s (stands for %s)",
 		c.buckets, c.entries, c.small, c.large, c.factor, probeEvery, inventoryEvery, c.window, time.Duration(float64(c.window)*c.factor))
 

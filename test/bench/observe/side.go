@@ -25,7 +25,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/bench/benchutil"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
@@ -317,7 +317,7 @@ func (s *side) waitEntries(ctx context.Context) error {
 		if !succeeded(be) {
 			return false
 		}
-		return !s.observing || conditionTrue(be.Status.Conditions, backupentry.ConditionBackupsFresh)
+		return !s.observing || conditionTrue(be.Status.Conditions, entryinventory.ConditionBackupsFresh)
 	}); err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
@@ -39,7 +40,7 @@ const ReconcileTimeout = 8 * time.Second
 // every flow runs them beside its own work and the observability flow sees changes within seconds.
 var (
 	Probe     = backupbucket.ProbeOptions{Interval: 2 * time.Second}
-	Inventory = backupentry.InventoryOptions{Interval: 10 * time.Second, Thresholds: inventory.DefaultThresholds}
+	Inventory = entryinventory.Options{Interval: 10 * time.Second, Thresholds: inventory.DefaultThresholds}
 )
 
 // Env is a real kube-apiserver and etcd with one provider's real controllers running in a
@@ -123,7 +124,7 @@ func StartCloud(c Cloud, region string, o Options) (*Env, error) {
 	}
 	// The periodic controllers as the binary adds them, but the restore drill (its child is the
 	// binary itself: test/integration/restoredrill runs it).
-	for _, c := range []periodic.Controller{backupbucket.ProbeController(appCfg.Probe), backupentry.InventoryController(appCfg.Inventory)} {
+	for _, c := range []periodic.Controller{backupbucket.ProbeController(appCfg.Probe), entryinventory.InventoryController(appCfg.Inventory)} {
 		if err := periodic.Add(mgr, p, opts, c); err != nil {
 			stop()
 			return nil, err

@@ -28,9 +28,9 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/charts"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
@@ -183,7 +183,7 @@ func fresh(status gardencorev1beta1.ConditionStatus, reason string) func(extensi
 		if !ok {
 			return false
 		}
-		c := v1beta1helper.GetCondition(be.Status.Conditions, backupentry.ConditionBackupsFresh)
+		c := v1beta1helper.GetCondition(be.Status.Conditions, entryinventory.ConditionBackupsFresh)
 		return c != nil && c.Status == status && c.Reason == reason
 	}
 }
@@ -218,7 +218,7 @@ func TestChartRBACWithoutGettingClustersFails(t *testing.T) {
 	// The hibernated shoot's excuse needs its Cluster, which the controllers may not read: the
 	// stale verdict stands, saying that it could not be checked (never a condition left green).
 	env.WaitFor(t, be, time.Minute, "stale, hibernation unknown", func(obj extensionsv1alpha1.Object) bool {
-		c := v1beta1helper.GetCondition(obj.(*extensionsv1alpha1.BackupEntry).Status.Conditions, backupentry.ConditionBackupsFresh)
+		c := v1beta1helper.GetCondition(obj.(*extensionsv1alpha1.BackupEntry).Status.Conditions, entryinventory.ConditionBackupsFresh)
 		return c != nil && c.Status == gardencorev1beta1.ConditionFalse && strings.Contains(c.Message, "hibernated or gone is unknown") && strings.Contains(c.Message, "forbidden")
 	})
 	if fresh(gardencorev1beta1.ConditionUnknown, entryinfo.ReasonShootHibernated)(be) {

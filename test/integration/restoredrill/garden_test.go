@@ -28,6 +28,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
@@ -108,7 +109,7 @@ func TestBinaryLocatesTheGardensSnapshots(t *testing.T) {
 	keys, rev := backUp(t, ctx, store, secret, bucket, strings.TrimSuffix(gardenPrefix, "/"))
 
 	env.WaitFor(t, be, 2*time.Minute, "BackupsFresh True from the garden's prefix", func(obj extensionsv1alpha1.Object) bool {
-		c := v1beta1helper.GetCondition(obj.(*extensionsv1alpha1.BackupEntry).Status.Conditions, backupentry.ConditionBackupsFresh)
+		c := v1beta1helper.GetCondition(obj.(*extensionsv1alpha1.BackupEntry).Status.Conditions, entryinventory.ConditionBackupsFresh)
 		ps, err := entryinfo.ReadProviderStatus(obj.(*extensionsv1alpha1.BackupEntry))
 		return c != nil && c.Status == gardencorev1beta1.ConditionTrue && err == nil && ps.Inventory != nil && ps.Inventory.Prefix == gardenPrefix
 	})

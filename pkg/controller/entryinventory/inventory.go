@@ -2,12 +2,11 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package backupentry
+package entryinventory
 
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,14 +17,12 @@ import (
 
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
-	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/reconciled"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
@@ -60,42 +57,47 @@ const minRecount = time.Minute
 type inventoryTaker struct {
 	periodic.Deps
 
-	opts InventoryOptions
+	opts Options
 }
 
 // InventoryController is the inventory of p's entries as a periodic controller. With its
 // interval 0 (switched off) its one look at each entry (at the start, and on spec or operation
 // changes) removes what an earlier run published there, which nothing would refresh any more.
-func InventoryController(opts InventoryOptions) periodic.Controller {
+func InventoryController(opts Options) periodic.Controller {
 	return periodic.Controller{Name: "backupentry-inventory", Recorder: "backupentry", For: &extensionsv1alpha1.BackupEntry{},
 		New: func(d periodic.Deps) reconcile.Reconciler { return &inventoryTaker{Deps: d, opts: opts} }}
 }
 
-// forgetEntry drops the series of an entry that is gone, whichever way: none of them is true any
-// more.
-func forgetEntry(name string) {
-	metrics.ForgetEntry(name)
-	metrics.ForgetDeletion(metrics.KindBackupEntry, name)
+// inventoryLifecycle is what the inventory publishes on an entry: BackupsFresh, its part of
+// providerStatus (the inventory and the chains found by names; the drill's part stays) and its
+// series. An entry being deleted has deletion metrics of its own, forgotten when it is gone. A
+// migration's source entry shares its prefix with the entry it is restored into, which is
+// counted.
+var inventoryLifecycle = periodic.Lifecycle[*extensionsv1alpha1.BackupEntry]{
+	Conditions: []gardencorev1beta1.ConditionType{ConditionBackupsFresh},
+	Deleting:   "The entry is being deleted: its backups are no longer counted or judged.",
+	Drop: func(be *extensionsv1alpha1.BackupEntry) bool {
+		if ps, err := entryinfo.ReadProviderStatus(be); be.Status.ProviderStatus == nil || (err == nil && ps.Inventory == nil && ps.Chains == nil) {
+			return false
+		}
+		entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.Inventory, ps.Chains = nil, nil })
+		return true
+	},
+	Forget: metrics.ForgetEntry,
+	Gone: func(name string) {
+		metrics.ForgetEntry(name)
+		metrics.ForgetDeletion(metrics.KindBackupEntry, name)
+	},
+	Skip: entryinfo.IsSourceEntry,
 }
 
 // Reconcile implements reconcile.Reconciler.
 func (c *inventoryTaker) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	be := &extensionsv1alpha1.BackupEntry{}
-	if found, err := reconciled.GetOrForget(ctx, c.Client, req, be, forgetEntry); !found {
-		return reconcile.Result{}, err
-	}
-	switch {
-	case c.opts.Interval <= 0:
-		return reconcile.Result{}, c.withdraw(ctx, be)
-	case be.DeletionTimestamp != nil:
-		// A deletion has metrics of its own.
-		return reconcile.Result{}, c.markDeleting(ctx, be)
-	case strings.HasPrefix(be.Name, v1beta1constants.BackupSourcePrefix+"-"):
-		// A migration's source entry shares its prefix with the entry it is restored into,
-		// which is counted.
-		metrics.ForgetEntry(be.Name)
-		return reconcile.Result{}, nil
-	}
+	return periodic.Reconcile(ctx, c.Deps, req, &extensionsv1alpha1.BackupEntry{}, c.opts.Interval, inventoryLifecycle, c.look)
+}
+
+// look counts a live entry when its inventory is due, and judges it whenever it is woken.
+func (c *inventoryTaker) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (reconcile.Result, error) {
 	ps, err := entryinfo.ReadProviderStatus(be)
 	if err != nil {
 		ps = entryinfo.ProviderStatus{} // not ours to keep: the next inventory replaces it

@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package backupentry
+package entryinventory
 
 import (
 	"fmt"
@@ -14,12 +14,12 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 )
 
-// DefaultInventoryInterval is --entry-inventory-interval's default.
-const DefaultInventoryInterval = 30 * time.Minute
+// DefaultInterval is --entry-inventory-interval's default.
+const DefaultInterval = 30 * time.Minute
 
-// InventoryOptions configure the entry inventory and its BackupsFresh verdict (a
+// Options configure the entry inventory and its BackupsFresh verdict (a
 // periodic.Options).
-type InventoryOptions struct {
+type Options struct {
 	// Interval is how often each entry's prefix is counted (0: never; what an earlier run
 	// published is removed).
 	Interval time.Duration
@@ -28,22 +28,22 @@ type InventoryOptions struct {
 	Thresholds inventory.Thresholds
 }
 
-var _ periodic.Options = (*InventoryOptions)(nil)
+var _ periodic.Options = (*Options)(nil)
 
-// DefaultInventoryOptions are the flags' defaults.
-func DefaultInventoryOptions() InventoryOptions {
-	return InventoryOptions{Interval: DefaultInventoryInterval, Thresholds: inventory.DefaultThresholds}
+// DefaultOptions are the flags' defaults.
+func DefaultOptions() Options {
+	return Options{Interval: DefaultInterval, Thresholds: inventory.DefaultThresholds}
 }
 
 // AddFlags implements periodic.Options.
-func (o *InventoryOptions) AddFlags(fs *pflag.FlagSet) {
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Interval, "entry-inventory-interval", o.Interval, "How often each entry's prefix is counted for its inventory and the BackupsFresh condition (with up to 10% jitter, the first count at the entry's own slot within one interval; 0 turns it off and removes the BackupsFresh conditions, inventories and metrics an earlier run published).")
 	fs.DurationVar(&o.Thresholds.FullSnapshotMaxAge, "full-snapshot-max-age", o.Thresholds.FullSnapshotMaxAge, "BackupsFresh turns False when an etcd's newest full snapshot is older (a bucket's providerConfig backupFreshness overrides it).")
 	fs.DurationVar(&o.Thresholds.DeltaSnapshotMaxAge, "delta-snapshot-max-age", o.Thresholds.DeltaSnapshotMaxAge, "BackupsFresh turns False when an etcd's newest snapshot of either kind is older (a bucket's providerConfig backupFreshness overrides it).")
 }
 
 // Validate implements periodic.Options.
-func (o *InventoryOptions) Validate() error {
+func (o *Options) Validate() error {
 	switch {
 	case o.Interval < 0:
 		return fmt.Errorf("--entry-inventory-interval must not be negative, got %s", o.Interval)
@@ -54,4 +54,4 @@ func (o *InventoryOptions) Validate() error {
 }
 
 // Complete implements periodic.Options.
-func (o *InventoryOptions) Complete() error { return o.Validate() }
+func (o *Options) Complete() error { return o.Validate() }

@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package backupentry
+package entryinventory
 
 import (
 	"context"
@@ -89,7 +89,7 @@ func newInventoryFixture(t *testing.T, name string, objs ...client.Object) *inve
 	store := &countingStore{Store: mem}
 	f := &inventoryFixture{t: t, store: store, client: c, clock: clocktesting.NewFakeClock(created), recorder: events.NewFakeRecorder(20)}
 	f.inventoryTaker = &inventoryTaker{Deps: periodic.Deps{Provider: provider.Register(controllertest.Provider{Store: store}), Reader: c, Client: c, Recorder: f.recorder,
-		Clock: f.clock}, opts: InventoryOptions{Interval: inventoryInterval, Thresholds: inventory.DefaultThresholds}}
+		Clock: f.clock}, opts: Options{Interval: inventoryInterval, Thresholds: inventory.DefaultThresholds}}
 	metrics.ForgetEntry(name)
 	return f
 }

@@ -2,19 +2,16 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package backupentry
+package entryinventory
 
 import (
 	"context"
 	"fmt"
 
-	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 )
@@ -50,49 +47,6 @@ func (p place) String() string {
 // placeOfInventory is the place inv was counted in.
 func placeOfInventory(inv *inventory.Inventory) place {
 	return place{bucket: inv.Bucket, region: inv.Region, prefix: inv.Prefix}
-}
-
-// withdraw removes what the inventory published on an entry (BackupsFresh, the inventory in
-// status.providerStatus, the drill's part kept) and its metrics: the inventory is switched
-// off, and nothing would refresh them.
-func (c *inventoryTaker) withdraw(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
-	metrics.ForgetEntry(be.Name)
-	err := extstatus.Patch(ctx, c.Client, c.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
-		changed := false
-		if v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsFresh) != nil {
-			be.Status.Conditions = v1beta1helper.RemoveConditions(be.Status.Conditions, ConditionBackupsFresh)
-			changed = true
-		}
-		if ps, err := entryinfo.ReadProviderStatus(be); be.Status.ProviderStatus != nil && (err != nil || ps.Inventory != nil || ps.Chains != nil) {
-			entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.Inventory, ps.Chains = nil, nil }) // the drill's part stays
-			changed = true
-		}
-		return changed
-	})
-	if err = client.IgnoreNotFound(err); err != nil {
-		return fmt.Errorf("removing the inventory of BackupEntry %s (switched off): %w", be.Name, err)
-	}
-	return nil
-}
-
-// markDeleting turns an entry's BackupsFresh, where it has one, into Unknown/Deleting and drops
-// its metrics: an entry being deleted is no longer counted, and its last verdict would claim what
-// nobody checks any more. Its last inventory stays, dated by countedAt.
-func (c *inventoryTaker) markDeleting(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
-	metrics.ForgetEntry(be.Name)
-	err := extstatus.Patch(ctx, c.Client, c.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
-		old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsFresh)
-		if old == nil || (old.Status == gardencorev1beta1.ConditionUnknown && old.Reason == entryinfo.ReasonDeleting) {
-			return false
-		}
-		be.Status.Conditions, _ = extstatus.SetCondition(be.Status.Conditions, ConditionBackupsFresh, gardencorev1beta1.ConditionUnknown, entryinfo.ReasonDeleting,
-			"The entry is being deleted: its backups are no longer counted or judged.", c.Now())
-		return true
-	})
-	if err = client.IgnoreNotFound(err); err != nil { // gone meanwhile: nothing left to mark
-		return fmt.Errorf("setting BackupsFresh of BackupEntry %s being deleted: %w", be.Name, err)
-	}
-	return nil
 }
 
 // publishRecount says that the entry moved (from the place of its last inventory, when known)
