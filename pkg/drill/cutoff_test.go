@@ -20,10 +20,11 @@ import (
 const longChain = 100_000
 
 // longChainStore holds a full snapshot of etcd-main and longChain deltas after it, each a sound
-// object (an empty JSON array and its hash), listed in pages of 10,000.
+// object (an empty JSON array and its hash), listed in one page (the memstore sorts all it holds
+// for every page).
 func longChainStore(t *testing.T) *memstore.Store {
 	t.Helper()
-	s := memstore.New(10_000)
+	s := memstore.New(1 << 20)
 	ctx := context.Background()
 	if err := s.EnsureBucket(ctx, objectstore.Bucket{Name: bucket}); err != nil {
 		t.Fatal(err)

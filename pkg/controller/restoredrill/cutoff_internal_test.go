@@ -36,13 +36,13 @@ const longChain = 100_000
 // other is the entry that waits for the slot.
 const other = "shoot--p--other--uid"
 
-// withLongChain gives the fixture a store listed in pages of 10,000 (the fixture's pages of 10
-// would make a listing of 100,000 keys slow) with a full snapshot and longChain deltas of
+// withLongChain gives the fixture a store listed in one page (the memstore sorts all it holds for
+// every page: the fixture's pages of 10 would make a listing of 100,000 keys slow) with a full snapshot and longChain deltas of
 // etcd-main under the fixture's entry, and a short sound chain under other's.
 func (f *fixture) withLongChain() {
 	f.t.Helper()
 	ctx := context.Background()
-	f.mem = memstore.New(10_000)
+	f.mem = memstore.New(1 << 20)
 	if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: bucket}); err != nil {
 		f.t.Fatal(err)
 	}
