@@ -24,7 +24,7 @@ const longChain = 100_000
 // for every page).
 func longChainStore(t *testing.T) *memstore.Store {
 	t.Helper()
-	s := memstore.New(1 << 20)
+	s := memstore.New(1000).WithPageSize(1 << 20)
 	ctx := context.Background()
 	if err := s.EnsureBucket(ctx, objectstore.Bucket{Name: bucket}); err != nil {
 		t.Fatal(err)

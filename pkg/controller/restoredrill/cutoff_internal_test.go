@@ -42,7 +42,7 @@ const other = "shoot--p--other--uid"
 func (f *fixture) withLongChain() {
 	f.t.Helper()
 	ctx := context.Background()
-	f.mem = memstore.New(1 << 20)
+	f.mem = memstore.New(1000).WithPageSize(1 << 20)
 	if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: bucket}); err != nil {
 		f.t.Fatal(err)
 	}
