@@ -91,6 +91,7 @@ func newInventoryFixture(t *testing.T, name string, objs ...client.Object) *inve
 	f.inventoryTaker = &inventoryTaker{Deps: periodic.Deps{Provider: provider.Register(controllertest.Provider{Store: store}), Reader: c, Client: c, Recorder: f.recorder,
 		Clock: f.clock}, opts: Options{Interval: inventoryInterval, Thresholds: inventory.DefaultThresholds}}
 	metrics.ForgetEntry(name)
+	t.Cleanup(func() { metrics.ForgetEntry(name) }) // the tests count every entry's series
 	return f
 }
 
