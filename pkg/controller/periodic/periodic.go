@@ -5,8 +5,10 @@
 // Package periodic is the one skeleton of the controllers that look at each object on an
 // interval and only read the store (the bucket probe, the entry inventory, the restore drill):
 // their registration (Controller, Add), the flags of each (Options, an extensionscmdcontroller.Option),
-// what their reconcilers share (Deps: clients, recorder, clock, start), and their scheduling
-// (FirstSlot for an object's first look, Jitter for the next ones).
+// what their reconcilers share (Deps: clients, recorder, clock, start), the start of every
+// reconcile and what is taken back when an object is gone, being deleted or the controller
+// switched off (Reconcile, by each controller's Lifecycle), and their scheduling (FirstSlot for an
+// object's first look, Jitter for the next ones).
 package periodic
 
 import (

@@ -133,7 +133,7 @@ func TestALongChainCannotHoldTheDrillSlot(t *testing.T) {
 
 			// Past a failed drill's retry, and with its chain broken and healed by names: not
 			// drilled before its turn.
-			restores := f.restores.Load()
+			listings := f.faults.Calls(memstore.OpListObjects)
 			f.clock.Step(maxRetry + time.Minute)
 			f.look(entryName)
 			for _, findings := range [][]drill.ChainFinding{{{Etcd: "etcd-main", Reason: drill.ReasonChainBroken, Detail: "gap"}}, nil} {
@@ -149,8 +149,8 @@ func TestALongChainCannotHoldTheDrillSlot(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if o := f.look(entryName); f.restores.Load() != restores || o.drill.CutOff == "" {
-				t.Fatalf("drilled before its turn: %d restores (had %d), %+v", f.restores.Load(), restores, o.cond)
+			if o := f.look(entryName); f.faults.Calls(memstore.OpListObjects) != listings || o.drill.CutOff == "" {
+				t.Fatalf("drilled before its turn: %d listings (had %d), %+v", f.faults.Calls(memstore.OpListObjects), listings, o.cond)
 			}
 		})
 	}
