@@ -61,8 +61,10 @@ func ProbeController(opts ProbeOptions) periodic.Controller {
 // not expected to be available: no verdict.
 var probeLifecycle = periodic.Lifecycle[*extensionsv1alpha1.BackupBucket]{
 	Conditions: []gardencorev1beta1.ConditionType{ConditionBucketAvailable, ConditionEntryCredentialsHeadroom},
-	Deleting:   "The bucket is being deleted: it is no longer probed.",
-	Forget:     metrics.ForgetBucket,
+	Deleting: func(bb *extensionsv1alpha1.BackupBucket) string {
+		return fmt.Sprintf("Bucket %q is being deleted: it is no longer probed.", bb.Name)
+	},
+	Forget: metrics.ForgetBucket,
 	Gone: func(name string) {
 		metrics.ForgetBucket(name)
 		metrics.ForgetDeletion(metrics.KindBackupBucket, name)

@@ -75,7 +75,9 @@ func InventoryController(opts Options) periodic.Controller {
 // counted.
 var inventoryLifecycle = periodic.Lifecycle[*extensionsv1alpha1.BackupEntry]{
 	Conditions: []gardencorev1beta1.ConditionType{ConditionBackupsFresh},
-	Deleting:   "The entry is being deleted: its backups are no longer counted or judged.",
+	Deleting: func(*extensionsv1alpha1.BackupEntry) string {
+		return "The entry is being deleted: its backups are no longer counted or judged."
+	},
 	Drop: func(be *extensionsv1alpha1.BackupEntry) bool {
 		if ps, err := entryinfo.ReadProviderStatus(be); be.Status.ProviderStatus == nil || (err == nil && ps.Inventory == nil && ps.Chains == nil) {
 			return false

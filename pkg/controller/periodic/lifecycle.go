@@ -31,15 +31,16 @@ const ReasonDeleting = "Deleting"
 //   - the controller switched off (interval 0): Forget(name), every condition of Conditions
 //     removed and Drop applied, on every look (at the start, and on spec or operation changes);
 //   - an object being deleted: Forget(name), Conditions[0] (the verdict) turned Unknown/Deleting
-//     with the message Deleting where the object has it, the other Conditions removed; the
+//     with the message Deleting gives where the object has it, the other Conditions removed; the
 //     controller's other status stays, dated;
 //   - an object Skip names: Forget(name), nothing else.
 type Lifecycle[T extensionsv1alpha1.Object] struct {
 	// Conditions are the condition types the controller writes, its verdict first.
 	Conditions []gardencorev1beta1.ConditionType
-	// Deleting is the verdict's message while the object is being deleted; DeletingEvent, if
-	// set, the reason of a Normal event when the verdict turns so.
-	Deleting, DeletingEvent string
+	// Deleting is the verdict's message while obj is being deleted.
+	Deleting func(obj T) string
+	// DeletingEvent, if set, is the reason of a Normal event when the verdict turns so.
+	DeletingEvent string
 	// Drop removes the controller's part of the object's status besides its conditions and
 	// reports whether it changed anything (nil: it has none).
 	Drop func(obj T) bool
@@ -97,6 +98,7 @@ func (l Lifecycle[T]) withdraw(ctx context.Context, d Deps, obj T) error {
 // one, and removes the controller's other conditions: nobody checks what they claim any more.
 func (l Lifecycle[T]) markDeleting(ctx context.Context, d Deps, obj T) error {
 	l.Forget(obj.GetName())
+	message := l.Deleting(obj)
 	marked := false
 	err := extstatus.Patch(ctx, d.Client, d.Reader, obj, func(obj T) bool {
 		changed := l.remove(obj, l.Conditions[1:])
@@ -105,7 +107,7 @@ func (l Lifecycle[T]) markDeleting(ctx context.Context, d Deps, obj T) error {
 		if old == nil || (old.Status == gardencorev1beta1.ConditionUnknown && old.Reason == ReasonDeleting) {
 			return changed
 		}
-		conditions, _ := extstatus.SetCondition(st.GetConditions(), l.Conditions[0], gardencorev1beta1.ConditionUnknown, ReasonDeleting, l.Deleting, d.Now())
+		conditions, _ := extstatus.SetCondition(st.GetConditions(), l.Conditions[0], gardencorev1beta1.ConditionUnknown, ReasonDeleting, message, d.Now())
 		st.SetConditions(conditions)
 		marked = true
 		return true
@@ -114,7 +116,7 @@ func (l Lifecycle[T]) markDeleting(ctx context.Context, d Deps, obj T) error {
 		return fmt.Errorf("setting %s of %s %s being deleted: %w", l.Conditions[0], kindOf(obj), obj.GetName(), err)
 	}
 	if marked && l.DeletingEvent != "" {
-		d.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, l.DeletingEvent, string(l.Conditions[0]), "%s", extstatus.EventNote(l.Deleting))
+		d.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, l.DeletingEvent, string(l.Conditions[0]), "%s", extstatus.EventNote(message))
 	}
 	return nil
 }

@@ -65,8 +65,10 @@ func NewReconciler(deps Deps) *Reconciler {
 // providerStatus (the inventory's stays) and its series. A migration's source entry shares its
 // prefix with the entry restored into, which is drilled.
 var drillLifecycle = periodic.Lifecycle[*extensionsv1alpha1.BackupEntry]{
-	Conditions:    []gardencorev1beta1.ConditionType{ConditionBackupsRestorable},
-	Deleting:      "The entry is being deleted: its backups are no longer drilled.",
+	Conditions: []gardencorev1beta1.ConditionType{ConditionBackupsRestorable},
+	Deleting: func(*extensionsv1alpha1.BackupEntry) string {
+		return "The entry is being deleted: its backups are no longer drilled."
+	},
 	DeletingEvent: EventRestorabilityUnknown,
 	Drop: func(be *extensionsv1alpha1.BackupEntry) bool {
 		if ps, err := entryinfo.ReadProviderStatus(be); err != nil || ps.Drill == nil {
