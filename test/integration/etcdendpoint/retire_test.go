@@ -163,6 +163,10 @@ func TestEarlierRegistrationRetired(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the re-created registration to be retired", gone)
+	waitFor(t, "kube-apiserver to call it no more", func() bool {
+		_, last = deploy(ctx, "new")
+		return last == nil
+	})
 
 	// Killed during Etcd writes: creates, updates and finalizer removals go through, and no spec
 	// changes but what was written.
