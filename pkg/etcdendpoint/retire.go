@@ -49,11 +49,11 @@ const Interval = 15 * time.Second
 type Verdict int
 
 const (
-	// Absent: there is no configuration; nothing to do.
+	// Absent means there is no configuration: nothing to do.
 	Absent Verdict = iota
-	// Delete: the configuration holds no webhook but the earlier versions' one.
+	// Delete means the configuration holds no webhook but the earlier versions' one.
 	Delete
-	// Foreign: it holds a webhook this extension never registered; it is left as it is.
+	// Foreign means it holds a webhook this extension never registered: it is left as it is.
 	Foreign
 )
 
