@@ -48,7 +48,7 @@ func (c *etcdCounter) shootReconcile(t *testing.T, phase string, names ...string
 	for _, name := range names {
 		e, err := deploy(context.Background(), name)
 		if err != nil {
-			t.Fatalf("%s: gardenlet's write of Etcd %s: %v", phase, name, err)
+			t.Fatalf("%s: gardenlet's write of Etcd %s: %v (spec changes counted so far: %q)", phase, name, err, c.changes)
 		}
 		want, err := deploy(context.Background(), name) // written again: the spec gardenlet wants
 		if err != nil {
