@@ -58,7 +58,11 @@ func (c *etcdCounter) shootReconcile(t *testing.T, phase string, names ...string
 			c.changes = append(c.changes, fmt.Sprintf("%s: Etcd %s generation %d -> %d", phase, name, gen, e.Generation))
 		}
 		if !reflect.DeepEqual(e.Spec, want.Spec) || want.Spec.Backup.Store.EndpointOverride != nil {
-			c.changes = append(c.changes, fmt.Sprintf("%s: Etcd %s spec.backup.store %+v is not gardenlet's", phase, name, *e.Spec.Backup.Store))
+			override := "<none>"
+			if p := e.Spec.Backup.Store.EndpointOverride; p != nil {
+				override = *p
+			}
+			c.changes = append(c.changes, fmt.Sprintf("%s: Etcd %s spec is not gardenlet's (spec.backup.store.endpointOverride %s)", phase, name, override))
 		}
 		c.generation[name] = want.Generation
 	}
