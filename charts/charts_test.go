@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	extensionswebhook "github.com/gardener/gardener/extensions/pkg/webhook"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener/gardener/pkg/chartrenderer"
 	corev1 "k8s.io/api/core/v1"
@@ -96,8 +95,7 @@ func TestChartRendersValidObjectsForEveryProvider(t *testing.T) {
 					t.Errorf("image %s is not the %s binary's", img, p)
 				}
 				args := fmt.Sprint(c["args"])
-				for _, want := range []string{"--max-concurrent-reconciles=7", "--kube-api-qps=50", "--kube-api-burst=60", "--extension-classes=seed,shoot", "--leader-election-namespace=extension-backup",
-					"--etcd-endpoint-webhook=true", "--webhook-config-mode=service", "--webhook-config-namespace=extension-backup", "--webhook-config-service-port=443", "--webhook-config-server-port=9443"} {
+				for _, want := range []string{"--max-concurrent-reconciles=7", "--kube-api-qps=50", "--kube-api-burst=60", "--extension-classes=seed,shoot", "--leader-election-namespace=extension-backup"} {
 					if !strings.Contains(args, want) {
 						t.Errorf("args %s lack %s", args, want)
 					}
@@ -118,8 +116,8 @@ func TestChartRendersValidObjectsForEveryProvider(t *testing.T) {
 				}
 			}
 			slices.Sort(kinds)
-			// Two Services: the metrics endpoint and the Etcd endpoint webhook.
-			want := []string{"ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "Service", "ServiceAccount"}
+			// One Service: the metrics endpoint.
+			want := []string{"ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount"}
 			if !slices.Equal(kinds, want) {
 				t.Fatalf("kinds %v; want %v", kinds, want)
 			}
@@ -214,55 +212,37 @@ func TestAdmissionSection(t *testing.T) {
 	}
 }
 
-// TestEtcdEndpointWebhookSection: the Service is the one the binary registers its webhook with
-// (gardener's service mode: the configuration's name in the release's namespace, port 443, to
-// the container's webhook port), the role may write only that configuration, and switching the
-// webhook off leaves none of it.
-func TestEtcdEndpointWebhookSection(t *testing.T) {
-	for _, enabled := range []bool{true, false} {
-		t.Run(fmt.Sprint("enabled=", enabled), func(t *testing.T) {
-			objs, err := render(map[string]any{"provider": "gcp", "etcdEndpointWebhook": map[string]any{"enabled": enabled, "serverPort": 10250}})
-			if err != nil {
-				t.Fatal(err)
+// TestNoEtcdWebhook: nothing of the chart serves or registers a webhook on Etcds; the role may
+// only read and delete the configuration earlier versions registered (pkg/etcdendpoint).
+func TestNoEtcdWebhook(t *testing.T) {
+	objs, err := render(map[string]any{"provider": "gcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var configRules []string
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "Service":
+			if o.GetName() == etcdendpoint.ConfigName("gcp") {
+				t.Errorf("Service %s: earlier versions' webhook Service is rendered", o.GetName())
 			}
-			registered := extensionswebhook.BuildClientConfigFor("/"+etcdendpoint.Name, "extension-backup", etcdendpoint.ConfigName("gcp"), false, 443, extensionswebhook.ModeService, "", nil).Service
-			var service, containerPort, configRule bool
-			for _, o := range objs {
-				switch o.GetKind() {
-				case "Service":
-					if o.GetName() != registered.Name {
-						continue
-					}
-					service = true
-					ports, _, _ := unstructured.NestedSlice(o.Object, "spec", "ports")
-					p := ports[0].(map[string]any)
-					if o.GetNamespace() != registered.Namespace || fmt.Sprint(p["port"]) != fmt.Sprint(*registered.Port) || p["targetPort"] != "webhook" {
-						t.Errorf("webhook Service %s/%s port %v -> %v; the binary registers %s/%s port %d", o.GetNamespace(), o.GetName(), p["port"], p["targetPort"], registered.Namespace, registered.Name, *registered.Port)
-					}
-					if !strings.Contains(o.GetAnnotations()["networking.resources.gardener.cloud/from-world-to-ports"], "10250") {
-						t.Errorf("the seed's kube-apiserver is not let in: %v", o.GetAnnotations())
-					}
-				case "Deployment":
-					containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
-					ports, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "ports")
-					for _, p := range ports {
-						if p := p.(map[string]any); p["name"] == "webhook" && fmt.Sprint(p["containerPort"]) == "10250" {
-							containerPort = true
-						}
-					}
-				case "ClusterRole":
-					rules, _, _ := unstructured.NestedSlice(o.Object, "rules")
-					for _, r := range rules {
-						if r := r.(map[string]any); fmt.Sprint(r["resources"]) == "[mutatingwebhookconfigurations]" && r["resourceNames"] != nil {
-							configRule = fmt.Sprint(r["resourceNames"]) == "["+registered.Name+"]"
-						}
-					}
+		case "Deployment":
+			containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+			if args := fmt.Sprint(containers[0].(map[string]any)["args"]); strings.Contains(args, "webhook") {
+				t.Errorf("args %s configure a webhook", args)
+			}
+		case "ClusterRole":
+			rules, _, _ := unstructured.NestedSlice(o.Object, "rules")
+			for _, r := range rules {
+				if r := r.(map[string]any); strings.Contains(fmt.Sprint(r["resources"]), "webhookconfigurations") {
+					configRules = append(configRules, fmt.Sprint(r["resources"], r["resourceNames"], r["verbs"]))
 				}
 			}
-			if service != enabled || containerPort != enabled || configRule != enabled {
-				t.Fatalf("Service %v, container port %v, rule on the configuration %v; want all %v", service, containerPort, configRule, enabled)
-			}
-		})
+		}
+	}
+	want := fmt.Sprintf("[mutatingwebhookconfigurations] [%s] [get delete]", etcdendpoint.ConfigName("gcp"))
+	if len(configRules) != 1 || configRules[0] != want {
+		t.Fatalf("rules on webhook configurations %q; want only %q", configRules, want)
 	}
 }
 
@@ -284,7 +264,7 @@ func TestValuesSchemaRefusesBadValues(t *testing.T) {
 		{"restore drill concurrency", map[string]any{"restoreDrill": map[string]any{"concurrency": 0}}, "concurrency"},
 		{"restore drill scratch size", map[string]any{"restoreDrill": map[string]any{"scratchSizeLimit": "lots"}}, "scratchSizeLimit"},
 		{"restore drill misspelt key", map[string]any{"restoreDrill": map[string]any{"maxByte": 1}}, "maxByte"},
-		{"webhook port", map[string]any{"etcdEndpointWebhook": map[string]any{"enabled": true, "serverPort": 443}}, "serverPort"},
+		{"the retired Etcd webhook's values", map[string]any{"etcdEndpointWebhook": map[string]any{"enabled": false}}, "etcdEndpointWebhook"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -15,10 +15,9 @@ import (
 // The restore drill's values reach the controllers' flags, and its scratch directory is a
 // size-limited emptyDir (the root filesystem is read-only).
 func TestRestoreDrillValues(t *testing.T) {
-	// The webhook's certificate volume off: the drill's scratch is then the only volume.
 	objs, err := render(map[string]any{"restoreDrill": map[string]any{
 		"interval": "12h", "concurrency": 3, "maxBytes": 8589934592, "maxScratchBytes": 1073741824, "readRate": 0, "scratchSizeLimit": "2Gi",
-	}, "etcdEndpointWebhook": map[string]any{"enabled": false, "serverPort": 9443}})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,7 @@ import (
 	"net/http"
 	"os"
 
-	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	extensionscmdcontroller "github.com/gardener/gardener/extensions/pkg/controller/cmd"
-	extensionscmdwebhook "github.com/gardener/gardener/extensions/pkg/webhook/cmd"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	operatorv1alpha1 "github.com/gardener/gardener/pkg/apis/operator/v1alpha1"
 	"github.com/spf13/cobra"
@@ -70,15 +68,13 @@ func NewCommand(p provider.Provider) *cobra.Command {
 		kubeAPI        = KubeAPILimits{QPS: DefaultKubeAPIQPS, Burst: DefaultKubeAPIBurst}
 		pprofAddress   string
 		seedConfigFile string
-		webhookOpts    = &extensionscmdwebhook.ServerOptions{}
-		etcdWebhook    bool
 		// The periodic controllers' options (periodic.Options) are bound and completed
 		// (validated) with gardener's, by the aggregator's one loop over them; first, so that a
 		// value out of range stops the start before anything is connected.
 		probeOpts     = backupbucket.DefaultProbeOptions()
 		inventoryOpts = entryinventory.DefaultOptions()
 		drillOpts     = restoredrill.DefaultOptions()
-		aggOpts       = extensionscmdcontroller.NewOptionAggregator(&probeOpts, &inventoryOpts, &drillOpts, restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts, webhookOpts)
+		aggOpts       = extensionscmdcontroller.NewOptionAggregator(&probeOpts, &inventoryOpts, &drillOpts, restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts)
 	)
 	if f := p.Flags(); f != nil { // completed first: a wrong provider flag is named before the kubeconfig is read
 		aggOpts = append(extensionscmdcontroller.OptionAggregator{f}, aggOpts...)
@@ -113,8 +109,6 @@ func NewCommand(p provider.Provider) *cobra.Command {
 				RestoreDrill:              drillOpts,
 				KubeAPI:                   kubeAPI,
 				PprofBindAddress:          pprofAddress,
-				EtcdEndpointWebhook:       etcdWebhook,
-				WebhookServer:             *webhookOpts.Completed(),
 			})
 		},
 	}
@@ -124,7 +118,6 @@ func NewCommand(p provider.Provider) *cobra.Command {
 	cmd.Flags().StringVar(&pprofAddress, "pprof-bind-address", "", "Address to serve Go's /debug/pprof on, e.g. 127.0.0.1:6060 (empty: off). Profiles show the process's internals: bind it to localhost or port-forward.")
 	cmd.Flags().IntVar(&parallelism, "deletion-parallelism", parallelism, "The most delete requests in flight against one bucket from this process: the entries deleted at once share it (and one deletion never exceeds it).")
 	cmd.Flags().StringVar(&seedConfigFile, "seed-config", "", "A file holding this extension's seed configuration (the Seed's annotation "+decode.SeedConfigAnnotation+", which the chart renders into a ConfigMap): a BackupBucketConfig merged into every providerConfig (docs/migrating.md). Read once at start; one that does not decode stops the start.")
-	cmd.Flags().BoolVar(&etcdWebhook, "etcd-endpoint-webhook", false, "Serve and register the seed's mutating webhook that sets etcd-druid's Etcd spec.backup.store.endpointOverride to the endpoint of the shoot's etcd-backup secret (needs etcd-druid's Etcd CRD; registered with the --webhook-config-* flags).")
 	cmd.AddCommand(drill.ChildCommand())
 	return cmd
 }
@@ -166,10 +159,6 @@ type Config struct {
 	KubeAPI KubeAPILimits
 	// PprofBindAddress serves /debug/pprof when set (empty: off).
 	PprofBindAddress string
-	// EtcdEndpointWebhook serves and registers the Etcd endpoint webhook (pkg/etcdendpoint).
-	EtcdEndpointWebhook bool
-	// WebhookServer says how the webhook is registered and its certificates kept.
-	WebhookServer extensionscmdwebhook.ServerConfig
 }
 
 // KubeAPILimits are the client-side rate limits of the clients to the seed's API server.
@@ -189,10 +178,6 @@ func Scheme() (*runtime.Scheme, error) {
 	}
 	// A garden's BackupEntry is located through its Garden (entryinfo.LocateEntry).
 	if err := operatorv1alpha1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	// etcd-druid's Etcd, for the endpoint webhook's rule; nothing watches or caches it.
-	if err := druidcorev1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
 	return scheme, nil
@@ -237,7 +222,8 @@ func NewManager(cfg Config) (manager.Manager, error) {
 }
 
 // AddControllers adds the BackupBucket and BackupEntry controllers for p to mgr, the periodic
-// ones (probe, inventory, restore drill) and, if configured, the Etcd endpoint webhook.
+// ones (probe, inventory, restore drill) and the retirement of the Etcd endpoint webhook earlier
+// versions registered (pkg/etcdendpoint).
 func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provider, cfg Config) error {
 	opts := options.AddOptions{
 		Controller:                cfg.Controller.Options(),
@@ -265,10 +251,8 @@ func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provide
 			return fmt.Errorf("adding the %s controller: %w", c.Name, err)
 		}
 	}
-	if cfg.EtcdEndpointWebhook {
-		if err := etcdendpoint.AddToManager(ctx, mgr, p, etcdendpoint.Options{Server: cfg.WebhookServer, ExtensionClasses: cfg.ExtensionClasses}); err != nil {
-			return fmt.Errorf("adding the Etcd endpoint webhook: %w", err)
-		}
+	if err := etcdendpoint.AddToManager(mgr, p.Type()); err != nil {
+		return fmt.Errorf("adding the retirement of the Etcd endpoint webhook: %w", err)
 	}
 	return nil
 }
