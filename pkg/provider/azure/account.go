@@ -99,7 +99,8 @@ func accountDrift(a armstorage.Account, sku string) *armstorage.AccountUpdatePar
 	if p.EnableHTTPSTrafficOnly == nil || !*p.EnableHTTPSTrafficOnly {
 		want.EnableHTTPSTrafficOnly, drift = to.Ptr(true), true
 	}
-	if p.MinimumTLSVersion == nil || *p.MinimumTLSVersion != armstorage.MinimumTLSVersionTLS12 {
+	// TLS 1.2 at least: a stricter minimum (TLS1_3) somebody set is kept.
+	if p.MinimumTLSVersion == nil || (*p.MinimumTLSVersion != armstorage.MinimumTLSVersionTLS12 && *p.MinimumTLSVersion != armstorage.MinimumTLSVersion("TLS1_3")) {
 		want.MinimumTLSVersion, drift = to.Ptr(armstorage.MinimumTLSVersionTLS12), true
 	}
 	if p.AllowBlobPublicAccess == nil || *p.AllowBlobPublicAccess {

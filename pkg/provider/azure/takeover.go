@@ -190,31 +190,75 @@ func (s *armStore) putPolicy(ctx context.Context, rg, account string, rules []*a
 	return nil
 }
 
-// handBack leaves an adopted account's management policy as the incumbent writes it (its one
-// rule; pkg/controller/backupbucket/actuator.go:90 replaces the whole policy with it anyway),
-// reads it back, and removes the deferral record: after it, no key-only entry of this extension
-// relies on a rule that the incumbent drops. Blobs this extension deferred carry the incumbent's
-// marker too (markForDeferral), so the incumbent's rule deletes their base blobs.
+// handBack leaves an adopted account's management policy in the incumbent's form: its one rule
+// in place of this extension's, every rule of others kept (pkg/controller/backupbucket/actuator.go:90
+// of the incumbent replaces the whole policy with its rule when it next writes it; that is its
+// doing), reads it back, and removes the deferral record: after it, no key-only entry of this
+// extension relies on a rule that the incumbent drops. Blobs this extension deferred carry the
+// incumbent's marker too (markForDeferral), so the incumbent's rule deletes their base blobs.
 func (s *armStore) handBack(ctx context.Context, bucket, rg string, acct armstorage.Account) error {
 	name := deref(acct.Name)
 	if !adopted(acct) {
 		return objectstore.Invalidf("spec.providerConfig.handBack: storage account %q of bucket %q was created by this extension, not adopted from gardener-extension-provider-azure, which would look for account %q and create it empty; remove handBack, or move the backups first", name, bucket, IncumbentAccountName(bucket))
 	}
-	if err := s.putPolicy(ctx, rg, name, []*armstorage.ManagementPolicyRule{incumbentRule()}, IncumbentRule); err != nil {
+	rules, err := s.policyRules(ctx, rg, name)
+	if err != nil {
 		return err
 	}
-	got, err := s.policies.Get(ctx, rg, name, armstorage.ManagementPolicyNameDefault, nil)
-	if err != nil {
-		return fmt.Errorf("reading back the lifecycle management policy of storage account %q: %w", name, classify(err))
-	}
-	var rules []*armstorage.ManagementPolicyRule
-	if got.Properties != nil && got.Properties.Policy != nil {
-		rules = got.Properties.Policy.Rules
-	}
-	if len(rules) != 1 || deref(rules[0].Name) != IncumbentRule || incumbentRuleMismatch(rules[0]) != "" {
-		return fmt.Errorf("%w: the management policy of storage account %q does not read back in gardener-extension-provider-azure's form (its one rule %q)", objectstore.ErrUnsupported, name, IncumbentRule)
+	if want := handBackRules(rules); !handedBackRules(rules) {
+		if err := s.putPolicy(ctx, rg, name, want, IncumbentRule); err != nil {
+			return err
+		}
+		if rules, err = s.policyRules(ctx, rg, name); err != nil {
+			return fmt.Errorf("reading back the lifecycle management policy of storage account %q: %w", name, err)
+		}
+		if !handedBackRules(rules) {
+			return fmt.Errorf("%w: the management policy of storage account %q does not read back in gardener-extension-provider-azure's form (its rule %q, none of this extension's)", objectstore.ErrUnsupported, name, IncumbentRule)
+		}
 	}
 	return s.blobs.removeRecord(ctx, bucket)
+}
+
+// policyRules reads the rules of the account's management policy (none when it has none).
+func (s *armStore) policyRules(ctx context.Context, rg, account string) ([]*armstorage.ManagementPolicyRule, error) {
+	got, err := s.policies.Get(ctx, rg, account, armstorage.ManagementPolicyNameDefault, nil)
+	if isNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the lifecycle management policy of storage account %q: %w", account, classify(err))
+	}
+	if got.Properties == nil || got.Properties.Policy == nil {
+		return nil, nil
+	}
+	return got.Properties.Policy.Rules, nil
+}
+
+// handBackRules are rules with this extension's rule and the incumbent's removed, the
+// incumbent's appended as it writes it: the rules of others are kept.
+func handBackRules(rules []*armstorage.ManagementPolicyRule) []*armstorage.ManagementPolicyRule {
+	out := slices.DeleteFunc(slices.Clone(rules), func(r *armstorage.ManagementPolicyRule) bool {
+		return deref(r.Name) == DeferredDeletionRule || deref(r.Name) == IncumbentRule
+	})
+	return append(out, incumbentRule())
+}
+
+// handedBackRules reports whether rules hold the incumbent's rule as it writes it and none of
+// this extension's.
+func handedBackRules(rules []*armstorage.ManagementPolicyRule) bool {
+	incumbents := 0
+	for _, r := range rules {
+		switch deref(r.Name) {
+		case DeferredDeletionRule:
+			return false
+		case IncumbentRule:
+			if incumbentRuleMismatch(r) != "" {
+				return false
+			}
+			incumbents++
+		}
+	}
+	return incumbents == 1
 }
 
 // incumbentsKey names the key the incumbent publishes in its generated secret: the most recently
