@@ -17,8 +17,8 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// EnsureBucket implements objectstore.Management: the container exists, private (no read or write
-// ACL), with versioning as declared, marked as this bucket's (takeover.go: a container in
+// EnsureBucket implements objectstore.Management: the container exists, private (no public grant
+// in its read ACL; the grants to projects and users of others are kept), with versioning as declared, marked as this bucket's (takeover.go: a container in
 // provider-openstack's form is adopted, any other is ErrOwnedByOther and untouched). With
 // handBack, the state provider-openstack handles is read back before it returns nil.
 func (s *management) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
@@ -60,13 +60,16 @@ func (s *management) EnsureBucket(ctx context.Context, b objectstore.Bucket) err
 	}
 	// A reconcile of an unchanged container of ours (every rotation and spec change of a seed's
 	// bucket) sends no write.
-	if owner == incumbents || !noACL(current.Read) || !noACL(current.Write) || current.VersionsEnabled != cfg.Versioning {
+	read, public := withoutPublicGrants(current.Read)
+	if owner == incumbents || public || current.VersionsEnabled != cfg.Versioning {
 		// Adoption writes the marker with the convergence: a container of provider-openstack's
 		// form becomes ours without being re-created, renamed or emptied (Swift's container POST
 		// keeps every object, and the metadata it does not name).
-		empty := ""
 		versioning := cfg.Versioning
-		opts := containers.UpdateOpts{ContainerRead: &empty, ContainerWrite: &empty, VersionsEnabled: &versioning}
+		opts := containers.UpdateOpts{VersionsEnabled: &versioning}
+		if public {
+			opts.ContainerRead = &read
+		}
 		if owner == incumbents {
 			opts.Metadata = map[string]string{MetaBucket: b.Name, MetaAdoptedFrom: AdoptedFromProviderOpenStack}
 		}
@@ -107,8 +110,25 @@ func (s *management) DeleteBucket(ctx context.Context, name string) error {
 	return classify(err)
 }
 
-// noACL reports whether a container ACL as gophercloud splits it (an absent header is [""])
-// grants nothing.
-func noACL(acl []string) bool {
-	return strings.TrimSpace(strings.Join(acl, "")) == ""
+// withoutPublicGrants returns a container read ACL as gophercloud splits it (an absent header
+// is [""]) without its public grants (referrers, ".r:...", and ".rlistings": anybody may read or
+// list without credentials), and whether it had any. The grants to projects and users somebody
+// gave are kept: only access without credentials is this extension's to remove. A write ACL
+// holds no public grant (Swift refuses referrers there) and is never changed.
+func withoutPublicGrants(acl []string) (string, bool) {
+	var kept []string
+	public := false
+	for _, part := range acl {
+		for _, g := range strings.Split(part, ",") {
+			g = strings.TrimSpace(g)
+			switch {
+			case g == "":
+			case strings.HasPrefix(g, ".r:"), g == ".rlistings":
+				public = true
+			default:
+				kept = append(kept, g)
+			}
+		}
+	}
+	return strings.Join(kept, ","), public
 }

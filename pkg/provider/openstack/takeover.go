@@ -116,9 +116,9 @@ func (s *management) handedBack(ctx context.Context, c *gophercloud.ServiceClien
 	if err != nil {
 		return fmt.Errorf("reading container %q back: %w", bucket, classify(err))
 	}
-	if head.VersionsEnabled || !noACL(head.Read) || !noACL(head.Write) {
-		return fmt.Errorf("handBack: container %q reads back with versioning %t, read ACL %q, write ACL %q after it was converged; retrying",
-			bucket, head.VersionsEnabled, strings.Join(head.Read, ","), strings.Join(head.Write, ","))
+	if _, public := withoutPublicGrants(head.Read); head.VersionsEnabled || public {
+		return fmt.Errorf("handBack: container %q reads back with versioning %t, read ACL %q after it was converged; retrying",
+			bucket, head.VersionsEnabled, strings.Join(head.Read, ","))
 	}
 	var found objectstore.ObjectVersion
 	err = s.ListObjects(ctx, bucket, "", func(page []objectstore.ObjectVersion) error {
