@@ -49,20 +49,24 @@ func ownRule(r storage.LifecycleRule) bool {
 // dropped, so the generations it covers are marked first (only with apply; without, the marking
 // is returned as a change); where the store does not mark them, the hand-back is refused.
 func (s *management) desiredLifecycle(ctx context.Context, bucket string, have []storage.LifecycleRule, handBack, apply bool) (storage.Lifecycle, []objectstore.BucketChange, error) {
-	var want []storage.LifecycleRule
+	var ours, others []storage.LifecycleRule
 	var marks []objectstore.BucketChange
 	keep := func(r storage.LifecycleRule) {
-		if !slices.ContainsFunc(want, func(k storage.LifecycleRule) bool { return reflect.DeepEqual(k, r) }) {
-			want = append(want, r)
+		if !slices.ContainsFunc(ours, func(k storage.LifecycleRule) bool { return reflect.DeepEqual(k, r) }) {
+			ours = append(ours, r)
 		}
 	}
+	if !handBack {
+		keep(abortUploadsRule)
+	}
+	keep(markedRule())
 	for _, r := range have {
 		switch {
 		case !ownRule(r):
-			want = append(want, r)
-		case reflect.DeepEqual(r, markedRule()), reflect.DeepEqual(r, abortUploadsRule) && !handBack:
-			keep(r)
-		case !r.Condition.NoncurrentTimeBefore.IsZero():
+			others = append(others, r)
+		case r.Condition.NoncurrentTimeBefore.IsZero():
+			// abortUploadsRule and markedRule are in place; the old per-prefix rules are dropped.
+		default:
 			prefix, _ := deferralOf(r)
 			uncovered, err := s.uncoveredNoncurrent(ctx, bucket, prefix, r.Condition.NoncurrentTimeBefore)
 			if err != nil {
@@ -87,10 +91,8 @@ func (s *management) desiredLifecycle(ctx context.Context, bucket string, have [
 			}
 		}
 	}
-	if !handBack {
-		keep(abortUploadsRule)
-	}
-	keep(markedRule())
+	// Ours first, then the rules of others in their order: after one write, the order is stable.
+	want := append(ours, others...)
 	return storage.Lifecycle{Rules: want}, marks, nil
 }
 
