@@ -56,3 +56,59 @@ func TestForeignSettingsSurviveTakeoverAndHandBack(t *testing.T) {
 	}
 	check("after the hand-back", true)
 }
+
+// TestPlanBucketIsWhatEnsureBucketDoes: a missing container is one change and is not created;
+// after EnsureBucket nothing is planned; a public grant and versioning switched on by hand are
+// named, twice (the plan writes nothing), and EnsureBucket then leaves nothing to plan.
+func TestPlanBucketIsWhatEnsureBucketDoes(t *testing.T) {
+	ctx := context.Background()
+	sc, name := swiftAs(t, "demo"), newContainerName()
+	store := newConfiguredStore(t, testProvider, cloud.SecretData("demo"), &osapi.BackupBucketConfig{})
+	planner, ok := store.Management.(objectstore.BucketPlanner)
+	if !ok {
+		t.Fatalf("%T does not implement objectstore.BucketPlanner", store.Management)
+	}
+	b := objectstore.Bucket{Name: name, Region: "RegionOne"}
+	plan := func() []string {
+		t.Helper()
+		changes, err := planner.PlanBucket(ctx, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range changes {
+			out = append(out, string(c.Action)+" "+c.Setting)
+		}
+		return out
+	}
+	if got := plan(); len(got) != 1 || got[0] != "create container" {
+		t.Fatalf("plan of a missing container: %v", got)
+	}
+	if err := containers.Get(ctx, sc, name, nil).Err; err == nil {
+		t.Fatal("PlanBucket created the container")
+	}
+	if err := store.EnsureBucket(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if got := plan(); len(got) != 0 {
+		t.Fatalf("plan after EnsureBucket: %v; want nothing", got)
+	}
+	on, read := true, "demo:audit,.r:*"
+	if _, err := containers.Update(ctx, sc, name, containers.UpdateOpts{ContainerRead: &read, VersionsEnabled: &on}).Extract(); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if got, want := plan(), []string{"update read ACL", "update versioning"}; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+			t.Fatalf("plan with drift: %v; want %v", got, want)
+		}
+	}
+	if err := store.EnsureBucket(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if got := plan(); len(got) != 0 {
+		t.Fatalf("plan after EnsureBucket corrected the drift: %v; want nothing", got)
+	}
+	if got := readState(t, sc, name); got.read != "demo:audit" {
+		t.Fatalf("read ACL %q; want the grant to demo:audit kept", got.read)
+	}
+}
