@@ -5,6 +5,7 @@
 package azure_test
 
 import (
+	"strings"
 	"testing"
 
 	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
@@ -82,4 +83,69 @@ func TestForeignSettingsSurviveTakeoverAndHandBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after the hand-back", azureprovider.IncumbentRule, "operator-cool-reports")
+}
+
+// TestPlanBucketIsWhatEnsureBucketDoes: a missing bucket is planned without a write (its group
+// and account); after EnsureBucket nothing is planned; drift of this extension's settings (its
+// rule gone, the account's TLS minimum lowered) is named, without a write, and EnsureBucket then
+// leaves nothing to plan. The takeover of provider-azure's account is planned as its adoption.
+func TestPlanBucketIsWhatEnsureBucketDoes(t *testing.T) {
+	arm := startARM(t)
+	s := armStore(t, arm, arm.ServicePrincipal(), false)
+	planner, ok := s.Management.(objectstore.BucketPlanner)
+	if !ok {
+		t.Fatalf("%T does not implement objectstore.BucketPlanner", s.Management)
+	}
+	name := newBucketName()
+	b := objectstore.Bucket{Name: name, Region: "westeurope"}
+	plan := func() []string {
+		t.Helper()
+		writes := arm.Writes()
+		changes, err := planner.PlanBucket(ctx(t), b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := arm.Writes() - writes; n != 0 {
+			t.Fatalf("PlanBucket wrote %d times", n)
+		}
+		var out []string
+		for _, c := range changes {
+			out = append(out, string(c.Action)+" "+c.Setting)
+		}
+		return out
+	}
+	if got := plan(); len(got) != 2 || got[0] != "create resource group "+name || got[1] != "create storage account "+azureprovider.AccountName(name) {
+		t.Fatalf("plan of a missing bucket: %v", got)
+	}
+	if err := s.EnsureBucket(ctx(t), b); err != nil {
+		t.Fatal(err)
+	}
+	if got := plan(); len(got) != 0 {
+		t.Fatalf("plan after EnsureBucket: %v; want nothing", got)
+	}
+	acct := azureprovider.AccountName(name)
+	arm.PutLifecycle(acct, map[string]any{"properties": map[string]any{"policy": map[string]any{"rules": []any{operatorPolicyRule()}}}})
+	arm.SetAccount(acct, func(a map[string]any) { a["properties"].(map[string]any)["minimumTlsVersion"] = "TLS1_0" })
+	want := []string{"update storage account settings", "create lifecycle management policy rule " + azureprovider.DeferredDeletionRule}
+	for range 2 {
+		if got := plan(); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+			t.Fatalf("plan with drift: %v; want %v", got, want)
+		}
+	}
+	if err := s.EnsureBucket(ctx(t), b); err != nil {
+		t.Fatal(err)
+	}
+	if got := plan(); len(got) != 0 {
+		t.Fatalf("plan after EnsureBucket corrected the drift: %v; want nothing", got)
+	}
+	if names := ruleNames(arm.Lifecycle(acct)); len(names) != 2 || names[0] != "operator-cool-reports" {
+		t.Fatalf("rules %v; want the operator's kept beside ours", names)
+	}
+
+	arm2, _, _, bucket := incumbentBucket(t)
+	p2 := armStore(t, arm2, arm2.ServicePrincipal(), false).Management.(objectstore.BucketPlanner)
+	changes, err := p2.PlanBucket(ctx(t), objectstore.Bucket{Name: bucket, Region: "westeurope"})
+	if err != nil || len(changes) == 0 || !strings.HasPrefix(changes[0].Setting, "storage account tags") {
+		t.Fatalf("plan of the takeover: %v, %v; want the adoption first", changes, err)
+	}
 }
