@@ -111,7 +111,9 @@ func (s *management) planLifecycle(ctx context.Context, name string, cfg *awsapi
 	if err != nil {
 		return nil, err
 	}
-	desired := func(rules []types.LifecycleRule) ([]types.LifecycleRule, error) { return desiredLifecycle(rules, cfg), nil }
+	desired := func(rules []types.LifecycleRule) ([]types.LifecycleRule, error) { //nolint:unparam // updateLifecycle's change may fail; this one never does
+		return desiredLifecycle(rules, cfg), nil
+	}
 	want, _ := desired(current)
 	if sameRules(current, want) {
 		return nil, nil
@@ -140,8 +142,8 @@ func (s *management) planLifecycle(ctx context.Context, name string, cfg *awsapi
 // ownRule reports whether a lifecycle rule is this extension's, by its ID: every other rule is
 // somebody else's and is kept as it is.
 func ownRule(r types.LifecycleRule) bool {
-	switch id := aws.ToString(r.ID); {
-	case id == ruleAbortMultipart, id == ExpiredDeleteMarkersRule, id == AdoptedRule:
+	switch id := aws.ToString(r.ID); id {
+	case ruleAbortMultipart, ExpiredDeleteMarkersRule, AdoptedRule:
 		return true
 	default:
 		// DeferredDeletionRule and the per-entry rules of earlier versions.

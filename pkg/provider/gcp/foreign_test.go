@@ -79,7 +79,9 @@ func TestForeignSettingsSurviveTakeoverAndHandBack(t *testing.T) {
 		if attrs.Labels[operatorLabel] != "backup-audit" {
 			t.Errorf("%s: labels %v; want the operator's %s kept", stage, attrs.Labels, operatorLabel)
 		}
-		if withRule && !slices.ContainsFunc(attrs.Lifecycle.Rules, func(r storage.LifecycleRule) bool { return slices.Equal(r.Condition.MatchesPrefix, []string{"reports/"}) }) {
+		if withRule && !slices.ContainsFunc(attrs.Lifecycle.Rules, func(r storage.LifecycleRule) bool {
+			return slices.Equal(r.Condition.MatchesPrefix, []string{"reports/"})
+		}) {
 			t.Errorf("%s: lifecycle %v; want the operator's rule kept", stage, attrs.Lifecycle.Rules)
 		}
 		p, err := h.Policy(ctx)
