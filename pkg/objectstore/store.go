@@ -211,3 +211,48 @@ func (e *LockedError) Is(target error) bool { return target == ErrObjectLocked }
 
 // Unwrap returns the store's own error.
 func (e *LockedError) Unwrap() error { return e.Cause }
+
+// BucketPlanner is implemented by a Management that can tell, without writing, what its
+// EnsureBucket would change: the read-only half of a rehearsal of a takeover.
+type BucketPlanner interface {
+	// PlanBucket reads the bucket and returns exactly the changes EnsureBucket with the same
+	// providerConfig would make to it now (policy statements, lifecycle rules, versioning,
+	// encryption, access settings, tags, labels), in the order EnsureBucket makes them; none when
+	// the bucket is as declared. It never writes. A missing bucket is one change (Setting
+	// "bucket", Action ChangeCreate), which creates it with every setting as declared. Where
+	// EnsureBucket would refuse the bucket (ErrOwnedByOther, ErrInvalidConfig) PlanBucket returns
+	// the same error. What EnsureBucket writes is computed by the same code, so that the plan
+	// and the act cannot drift apart.
+	PlanBucket(ctx context.Context, bucket Bucket) ([]BucketChange, error)
+}
+
+// ChangeAction is what a BucketChange does to its setting.
+type ChangeAction string
+
+const (
+	// ChangeCreate adds a setting (or the bucket) that is not there.
+	ChangeCreate ChangeAction = "create"
+	// ChangeUpdate changes a setting that is there.
+	ChangeUpdate ChangeAction = "update"
+	// ChangeDelete removes a setting of this extension's that is no longer declared.
+	ChangeDelete ChangeAction = "delete"
+)
+
+// BucketChange is one change EnsureBucket makes to a bucket's settings. It never holds a secret.
+type BucketChange struct {
+	// Setting names the setting as the store's console shows it, with this extension's ID where
+	// it has one: "bucket policy statement DenyInsecureTransport", "lifecycle rule
+	// gardener-backup-deferred-deletion", "versioning", "label gardener-backup".
+	Setting string
+	Action  ChangeAction
+	// Detail says briefly what is there and what will be (empty where Setting says it all).
+	Detail string
+}
+
+func (c BucketChange) String() string {
+	s := string(c.Action) + " " + c.Setting
+	if c.Detail != "" {
+		s += ": " + c.Detail
+	}
+	return s
+}

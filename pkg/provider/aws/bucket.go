@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -20,7 +21,8 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// Lifecycle rule IDs this extension owns. Rules with other IDs are drift and are removed.
+// Lifecycle rule IDs this extension owns (see ownRule). Rules with other IDs are somebody else's
+// and are kept.
 const (
 	ruleAbortMultipart = "gardener-backup-abort-incomplete-multipart"
 	ruleDeferredPrefix = "gardener-backup-deferred-"
@@ -28,52 +30,31 @@ const (
 	abortMultipartDays = 7
 )
 
-// EnsureBucket implements objectstore.Management: create the bucket if needed, then converge every
-// setting of the store's config on every call, so that drift is corrected.
+// EnsureBucket implements objectstore.Management: create the bucket if needed, then converge this
+// extension's part of every setting of the store's config on every call (see converge), so that
+// drift of it is corrected and what others set is kept.
 func (s *management) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
+	name, region, err := s.bucketAndRegion(b)
+	if err != nil {
+		return err
+	}
+	if _, err := s.ensureExists(ctx, name, region, s.cfg.Immutability != nil, true); err != nil {
+		return err
+	}
+	_, err = s.converge(ctx, name, s.cfg, true)
+	return err
+}
+
+// bucketAndRegion validates the bucket's name and returns the region it must be in (the
+// secret's override, if any).
+func (s *management) bucketAndRegion(b objectstore.Bucket) (string, string, error) {
 	if err := awsapi.ValidateBucketName(b.Name); err != nil {
-		return err
+		return "", "", err
 	}
-	cfg := s.cfg
-	region := b.Region
 	if s.regionOverride != "" {
-		region = s.regionOverride
+		return b.Name, s.regionOverride, nil
 	}
-	if err := s.ensureExists(ctx, b.Name, region, cfg.Immutability != nil); err != nil {
-		return err
-	}
-	lockOn := false // whether the bucket has Object Lock on, as convergeImmutability found or left it
-	steps := []struct {
-		setting  awsapi.Setting // the switch that turns the step (or its part) off; empty: none
-		skip     bool           // the whole step is skipped when setting is disabled
-		what     string
-		apply    func(context.Context, string, *awsapi.BackupBucketConfig) error
-		notKnown []string // extra codes meaning "this store does not know the API" for this step
-	}{
-		{what: "immutability (versioning and Object Lock)", apply: func(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig) (err error) {
-			lockOn, err = s.convergeImmutability(ctx, name, cfg)
-			return err
-		}},
-		{setting: awsapi.SettingDefaultEncryption, skip: true, what: "default encryption", apply: s.convergeEncryption},
-		{setting: awsapi.SettingPublicAccessBlock, skip: true, what: "public access block", apply: s.convergePublicAccessBlock},
-		{setting: awsapi.SettingTLSOnlyPolicy, skip: true, what: "TLS-only bucket policy", apply: s.convergeTLSPolicy},
-		// Always runs: it also keeps the deferred-deletion rules (see deferral.go).
-		{setting: awsapi.SettingMultipartAbortLifecycle, what: "the lifecycle rules (aborting incomplete multipart uploads, deferred deletion)", apply: func(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig) error {
-			return s.convergeLifecycle(ctx, name, cfg, lockOn)
-		}, notKnown: []string{"InvalidArgument"}},
-	}
-	for _, step := range steps {
-		if step.skip && cfg.Disabled(step.setting) {
-			continue
-		}
-		if err := step.apply(ctx, b.Name, cfg); err != nil {
-			if step.setting != "" && !cfg.Disabled(step.setting) && (unimplemented(err) || slices.Contains(step.notKnown, errorCode(err))) {
-				return fmt.Errorf("%w: %s is not implemented by this S3-compatible store; list %q in providerConfig.disabledSettings to run without it: %w", objectstore.ErrUnsupported, step.what, step.setting, err)
-			}
-			return fmt.Errorf("converging %s: %w", step.what, err)
-		}
-	}
-	return nil
+	return b.Name, b.Region, nil
 }
 
 // unimplemented reports an answer of a store that does not know an API: NotImplemented, or the
@@ -87,28 +68,38 @@ func unimplemented(err error) bool {
 	return errors.Is(err, objectstore.ErrUnsupported)
 }
 
-// ensureExists creates the bucket in the store's region, or checks that the existing one is ours
-// and in that region. A HEAD answer has no body and so no error code: it is never passed on as it
-// is, but read for the region S3 names (X-Amz-Bucket-Region), or asked again with a call that
-// answers with a body.
-func (s *management) ensureExists(ctx context.Context, name, region string, objectLock bool) error {
-	_, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &name})
+// ensureExists creates the bucket in the store's region (only with create; without, it reports
+// the bucket missing), or checks that the existing one is ours and in that region. A HEAD answer
+// has no body and so no error code: it is never passed on as it is, but read for the region S3
+// names (X-Amz-Bucket-Region), or asked again with a call that answers with a body.
+func (s *management) ensureExists(ctx context.Context, name, region string, objectLock, create bool) (missing bool, err error) {
+	_, err = s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &name})
 	switch {
 	case err == nil:
-		return s.checkRegion(ctx, name, region)
+		return false, s.checkRegion(ctx, name, region)
 	case s.regionMismatch(name, err) != nil:
-		return s.regionMismatch(name, err)
+		return false, s.regionMismatch(name, err)
+	case !create && statusCode(err) == http.StatusNotFound:
+		return true, nil
+	case !create && statusCode(err) == http.StatusForbidden:
+		return false, fmt.Errorf("bucket %q cannot be read with these credentials (another account's bucket, or a permission missing; only creating it would tell which): %w", name, s.bucketError(name, err))
 	case statusCode(err) == http.StatusNotFound, statusCode(err) == http.StatusForbidden:
 		// Missing (404), or not readable by us (403: someone else's, or a permission we lack):
 		// the create call tells which, with an error code.
 	case statusCode(err) == 0 || classOf(err) != nil:
 		// No answer at all (the request failed before one), or one that says what it is.
-		return s.bucketError(name, err)
+		return false, s.bucketError(name, err)
 	default:
 		// 301 without a region, 400 or another status without a code: GetBucketLocation answers
 		// with a body (and where the bucket is, if it can be read).
-		return s.checkRegionAfter(ctx, name, region, err)
+		return false, s.checkRegionAfter(ctx, name, region, err)
 	}
+	return false, s.create(ctx, name, region, objectLock)
+}
+
+// create creates the bucket, or checks the region of the one of ours that a concurrent create
+// made.
+func (s *management) create(ctx context.Context, name, region string, objectLock bool) error {
 	in := &s3.CreateBucketInput{Bucket: &name, ObjectLockEnabledForBucket: aws.Bool(objectLock)}
 	if region != "us-east-1" {
 		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{LocationConstraint: types.BucketLocationConstraint(region)}
@@ -157,27 +148,27 @@ func (s *management) checkRegionAfter(ctx context.Context, name, want string, he
 	return nil
 }
 
-// convergeImmutability keeps versioning and the Object Lock default retention as declared. A
+// planImmutability keeps versioning and the Object Lock default retention as declared. A
 // compliance retention can never be removed, weakened to governance or shortened: such a change
-// is refused and nothing is touched.
-//
-// It reports whether Object Lock is on afterwards (as read, or as it was just enabled).
-func (s *management) convergeImmutability(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig) (bool, error) {
+// is refused and nothing is touched. It sets lockOn: whether Object Lock is on afterwards (as
+// read, or as the changes turn it on).
+func (s *management) planImmutability(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig, lockOn *bool) ([]pending, error) {
 	current, err := s.client.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: &name})
-	lockOn := err == nil && current.ObjectLockConfiguration != nil && current.ObjectLockConfiguration.ObjectLockEnabled == types.ObjectLockEnabledEnabled
-	err = s.convergeRetention(ctx, name, cfg, current, err, lockOn)
-	return lockOn || (err == nil && cfg.Immutability != nil), err
+	on := err == nil && current.ObjectLockConfiguration != nil && current.ObjectLockConfiguration.ObjectLockEnabled == types.ObjectLockEnabledEnabled
+	changes, err := s.planRetention(ctx, name, cfg, current, err, on)
+	*lockOn = on || (err == nil && cfg.Immutability != nil)
+	return changes, err
 }
 
-// convergeRetention is convergeImmutability after the lock configuration was read (current,
-// readErr; lockOn: Object Lock is enabled).
-func (s *management) convergeRetention(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig, current *s3.GetObjectLockConfigurationOutput, readErr error, lockOn bool) error {
+// planRetention is planImmutability after the lock configuration was read (current, readErr;
+// lockOn: Object Lock is enabled).
+func (s *management) planRetention(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig, current *s3.GetObjectLockConfigurationOutput, readErr error, lockOn bool) ([]pending, error) {
 	err := readErr
 	if err != nil && errorCode(err) != "ObjectLockConfigurationNotFoundError" && statusCode(err) != http.StatusNotFound {
 		if cfg.Immutability == nil && errors.Is(classify(err), objectstore.ErrUnsupported) {
-			return nil // a store without Object Lock cannot hold a lock we would have to keep
+			return nil, nil // a store without Object Lock cannot hold a lock we would have to keep
 		}
-		return s.bucketError(name, err)
+		return nil, s.bucketError(name, err)
 	}
 	var curMode types.ObjectLockRetentionMode
 	var curDays int32
@@ -186,19 +177,25 @@ func (s *management) convergeRetention(ctx context.Context, name string, cfg *aw
 		curMode = r.Mode
 		curDays = aws.ToInt32(r.Days) + 365*aws.ToInt32(r.Years)
 	}
+	const retention = "Object Lock default retention"
 
 	im := cfg.Immutability
 	if im == nil {
 		if curMode == types.ObjectLockRetentionModeCompliance {
-			return objectstore.Invalidf("bucket %q has a compliance retention of %d days, which can never be removed; declare it in providerConfig.immutability", name, curDays)
+			return nil, objectstore.Invalidf("bucket %q has a compliance retention of %d days, which can never be removed; declare it in providerConfig.immutability", name, curDays)
 		}
 		if curMode == "" {
-			return nil
+			return nil, nil
 		}
 		// A governance retention that is no longer declared is removed; the lock itself stays on.
-		_, err := s.client.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: &name,
-			ObjectLockConfiguration: &types.ObjectLockConfiguration{ObjectLockEnabled: types.ObjectLockEnabledEnabled}})
-		return s.bucketError(name, err)
+		return []pending{{
+			change: objectstore.BucketChange{Setting: retention, Action: objectstore.ChangeDelete, Detail: fmt.Sprintf("governance, %d days, no longer declared (Object Lock stays on)", curDays)},
+			apply: func(ctx context.Context) error {
+				_, err := s.client.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: &name,
+					ObjectLockConfiguration: &types.ObjectLockConfiguration{ObjectLockEnabled: types.ObjectLockEnabledEnabled}})
+				return s.bucketError(name, err)
+			},
+		}}, nil
 	}
 
 	wantMode := types.ObjectLockRetentionModeGovernance
@@ -207,60 +204,52 @@ func (s *management) convergeRetention(ctx context.Context, name string, cfg *aw
 	}
 	wantDays := int32(im.RetentionPeriod.Duration / (24 * time.Hour))
 	if curMode == types.ObjectLockRetentionModeCompliance && (wantMode != curMode || wantDays < curDays) {
-		return objectstore.Invalidf("bucket %q has a compliance retention of %d days, which can never be weakened or shortened (declared: %s, %d days)", name, curDays, im.Mode, wantDays)
+		return nil, objectstore.Invalidf("bucket %q has a compliance retention of %d days, which can never be weakened or shortened (declared: %s, %d days)", name, curDays, im.Mode, wantDays)
 	}
-	if _, err := s.client.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: &name,
-		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-		return s.bucketError(name, err)
+	var changes []pending
+	// A versioning read that fails (credentials allowed to write it but not to read it) falls
+	// through to the write, whose answer is the one that counts.
+	if v, err := s.client.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: &name}); err != nil || v.Status != types.BucketVersioningStatusEnabled {
+		was := "not readable"
+		if err == nil {
+			was = string(v.Status)
+			if was == "" {
+				was = "never enabled"
+			}
+		}
+		changes = append(changes, pending{
+			change: objectstore.BucketChange{Setting: "versioning", Action: objectstore.ChangeUpdate, Detail: was + " -> Enabled"},
+			apply: func(ctx context.Context) error {
+				_, err := s.client.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: &name,
+					VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}})
+				return s.bucketError(name, err)
+			},
+		})
 	}
 	if curMode == wantMode && curDays == wantDays {
-		return nil
+		return changes, nil
 	}
-	_, err = s.client.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: &name,
-		ObjectLockConfiguration: &types.ObjectLockConfiguration{
-			ObjectLockEnabled: types.ObjectLockEnabledEnabled,
-			Rule:              &types.ObjectLockRule{DefaultRetention: &types.DefaultRetention{Mode: wantMode, Days: aws.Int32(wantDays)}},
-		}})
-	if err != nil && !lockOn {
-		return fmt.Errorf("enabling Object Lock on the existing bucket %q (some S3-compatible stores allow it only at creation): %w", name, s.bucketError(name, err))
-	}
-	return s.bucketError(name, err)
-}
-
-// convergeLifecycle keeps exactly this extension's rules: the multipart abort rule and the two
-// bucket-wide deferral rules (see deferral.go), which touch only versions DeferDeletion tagged
-// and delete markers with nothing behind them. Rules of the old per-entry form (ID
-// gardener-backup-deferred-<prefix>, scoped by the entry's prefix alone) expired every version
-// under the prefix, also the backups of an entry that uses the prefix again: they are dropped
-// (see docs/aws.md for what that leaves). On a store that does not know lifecycle
-// configurations, a bucket without Object Lock (so nothing can be locked and nothing deferred)
-// and with the multipart rule switched off does without them.
-//
-// A bucket taken over from provider-aws keeps AdoptedRule (see takeover.go); with handBack the
-// lifecycle is left in the incumbent's form instead.
-func (s *management) convergeLifecycle(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig, lockOn bool) error {
-	if cfg.HandBack {
-		return s.handBackLifecycle(ctx, name, cfg)
-	}
-	err := s.updateLifecycle(ctx, name, func(rules []types.LifecycleRule) ([]types.LifecycleRule, error) {
-		var want []types.LifecycleRule
-		if adopted(rules) {
-			want = append(want, adoptionRule())
+	action, was := objectstore.ChangeUpdate, fmt.Sprintf("%s, %d days", strings.ToLower(string(curMode)), curDays)
+	if curMode == "" {
+		action, was = objectstore.ChangeCreate, "none"
+		if !lockOn {
+			was = "Object Lock off"
 		}
-		if !cfg.Disabled(awsapi.SettingMultipartAbortLifecycle) {
-			want = append(want, types.LifecycleRule{
-				ID:                             aws.String(ruleAbortMultipart),
-				Status:                         types.ExpirationStatusEnabled,
-				Filter:                         &types.LifecycleRuleFilter{Prefix: aws.String("")},
-				AbortIncompleteMultipartUpload: &types.AbortIncompleteMultipartUpload{DaysAfterInitiation: aws.Int32(abortMultipartDays)},
-			})
-		}
-		return withDeferralRules(want), nil
-	})
-	if err != nil && !lockOn && cfg.Disabled(awsapi.SettingMultipartAbortLifecycle) && (unimplemented(err) || errorCode(err) == "InvalidArgument") {
-		return nil
 	}
-	return err
+	return append(changes, pending{
+		change: objectstore.BucketChange{Setting: retention, Action: action, Detail: fmt.Sprintf("%s -> %s, %d days", was, strings.ToLower(string(wantMode)), wantDays)},
+		apply: func(ctx context.Context) error {
+			_, err := s.client.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: &name,
+				ObjectLockConfiguration: &types.ObjectLockConfiguration{
+					ObjectLockEnabled: types.ObjectLockEnabledEnabled,
+					Rule:              &types.ObjectLockRule{DefaultRetention: &types.DefaultRetention{Mode: wantMode, Days: aws.Int32(wantDays)}},
+				}})
+			if err != nil && !lockOn {
+				return fmt.Errorf("enabling Object Lock on the existing bucket %q (some S3-compatible stores allow it only at creation): %w", name, s.bucketError(name, err))
+			}
+			return s.bucketError(name, err)
+		},
+	}), nil
 }
 
 // updateLifecycle reads the rules, lets change compute the new set and writes it (only when it

@@ -228,7 +228,7 @@ func (s *management) ensureDeferralRules(ctx context.Context, bucket string) err
 	}
 	err = s.updateLifecycle(ctx, bucket, func(current []types.LifecycleRule) ([]types.LifecycleRule, error) {
 		if s.cfg.HandBack {
-			return incumbentLifecycle(s.cfg), nil
+			return desiredLifecycle(current, s.cfg), nil
 		}
 		return withDeferralRules(current), nil
 	})

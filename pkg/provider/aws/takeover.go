@@ -5,7 +5,6 @@
 package aws
 
 import (
-	"context"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -79,13 +78,18 @@ func incumbentDeferralRules() []types.LifecycleRule {
 func incumbentLifecycle(cfg *awsapi.BackupBucketConfig) []types.LifecycleRule {
 	rules := incumbentDeferralRules()
 	if !cfg.Disabled(awsapi.SettingMultipartAbortLifecycle) {
-		rules = append(rules, types.LifecycleRule{
-			Status:                         types.ExpirationStatusEnabled,
-			Filter:                         &types.LifecycleRuleFilter{Prefix: aws.String("")},
-			AbortIncompleteMultipartUpload: &types.AbortIncompleteMultipartUpload{DaysAfterInitiation: aws.Int32(abortMultipartDays)},
-		})
+		rules = append(rules, incumbentAbortRule())
 	}
 	return rules
+}
+
+// incumbentAbortRule is the incumbent's abort rule, written without an ID (client.go:469-490).
+func incumbentAbortRule() types.LifecycleRule {
+	return types.LifecycleRule{
+		Status:                         types.ExpirationStatusEnabled,
+		Filter:                         &types.LifecycleRuleFilter{Prefix: aws.String("")},
+		AbortIncompleteMultipartUpload: &types.AbortIncompleteMultipartUpload{DaysAfterInitiation: aws.Int32(abortMultipartDays)},
+	}
 }
 
 // adopted reports whether rules show the incumbent's deferral (its rule in its form) or the
@@ -109,16 +113,6 @@ func (s *management) requiredDeferralRules() []types.LifecycleRule {
 		return incumbentDeferralRules()
 	}
 	return deferralRules()
-}
-
-// handBackLifecycle leaves the bucket's lifecycle in the incumbent's form; updateLifecycle writes
-// it and reads it back. It touches no object: every version this extension defers carries the
-// incumbent's tag from the deferral on (deferralTags), so the incumbent's rule already covers
-// it, and the hand-back costs at most three lifecycle requests whatever the bucket holds.
-func (s *management) handBackLifecycle(ctx context.Context, bucket string, cfg *awsapi.BackupBucketConfig) error {
-	return s.updateLifecycle(ctx, bucket, func([]types.LifecycleRule) ([]types.LifecycleRule, error) {
-		return incumbentLifecycle(cfg), nil
-	})
 }
 
 func hasTag(tags []types.Tag, key string) bool {

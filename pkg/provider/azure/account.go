@@ -99,7 +99,8 @@ func accountDrift(a armstorage.Account, sku string) *armstorage.AccountUpdatePar
 	if p.EnableHTTPSTrafficOnly == nil || !*p.EnableHTTPSTrafficOnly {
 		want.EnableHTTPSTrafficOnly, drift = to.Ptr(true), true
 	}
-	if p.MinimumTLSVersion == nil || *p.MinimumTLSVersion != armstorage.MinimumTLSVersionTLS12 {
+	// TLS 1.2 at least: a stricter minimum (TLS1_3) somebody set is kept.
+	if p.MinimumTLSVersion == nil || (*p.MinimumTLSVersion != armstorage.MinimumTLSVersionTLS12 && *p.MinimumTLSVersion != armstorage.MinimumTLSVersion("TLS1_3")) {
 		want.MinimumTLSVersion, drift = to.Ptr(armstorage.MinimumTLSVersionTLS12), true
 	}
 	if p.AllowBlobPublicAccess == nil || *p.AllowBlobPublicAccess {
@@ -119,12 +120,37 @@ func accountDrift(a armstorage.Account, sku string) *armstorage.AccountUpdatePar
 	return up
 }
 
+// driftDetail names what accountDrift's update changes.
+func driftDetail(up *armstorage.AccountUpdateParameters) string {
+	var parts []string
+	if p := up.Properties; p != nil {
+		if p.EnableHTTPSTrafficOnly != nil {
+			parts = append(parts, "HTTPS only")
+		}
+		if p.MinimumTLSVersion != nil {
+			parts = append(parts, "minimum TLS "+string(*p.MinimumTLSVersion))
+		}
+		if p.AllowBlobPublicAccess != nil {
+			parts = append(parts, "public blob access off")
+		}
+		if p.AllowSharedKeyAccess != nil {
+			parts = append(parts, "shared key access on")
+		}
+	}
+	if up.SKU != nil && up.SKU.Name != nil {
+		parts = append(parts, "SKU "+string(*up.SKU.Name))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // ensureAccount converges bucket's account (adopting the incumbent's, see takeover.go, or
 // creating ours where there is none) and returns it. The incumbent's account is adopted only once
 // nothing that can refuse the bucket does: its location is spec.region and the declared
 // immutability fits the container's locked policy (an account tagged ours would be deleted with
 // the bucket, so a refused one must stay the incumbent's).
-func (s *armStore) ensureAccount(ctx context.Context, rg, name, bucket, region, sku string, cfg *azureapi.BackupBucketConfig) (armstorage.Account, error) {
+//
+// In a plan (log without apply), an account that is not there yet is returned without a Name.
+func (s *armStore) ensureAccount(ctx context.Context, rg, name, bucket, region, sku string, cfg *azureapi.BackupBucketConfig, log *changeLog) (armstorage.Account, error) {
 	a, state, err := s.findAccount(ctx, bucket)
 	switch {
 	case err != nil:
@@ -140,16 +166,32 @@ func (s *armStore) ensureAccount(ctx context.Context, rg, name, bucket, region, 
 			if _, err := s.readImmutability(ctx, rg, name, bucket, cfg); err != nil {
 				return a, err
 			}
-			if a, err = s.adopt(ctx, rg, a, bucket); err != nil {
+			err := log.add(objectstore.BucketChange{Setting: "storage account tags " + TagBucket + ", " + TagManagedBy + ", " + TagAdoptedFrom, Action: objectstore.ChangeCreate, Detail: "adopted from provider-azure"}, func() error {
+				a, err = s.adopt(ctx, rg, a, bucket)
+				return err
+			})
+			if err != nil {
 				return a, err
+			}
+			if !log.apply {
+				a.Tags = adoptionTags(bucket)
 			}
 		}
 		if up := accountDrift(a, sku); up != nil {
-			if _, err := s.accounts.Update(ctx, rg, name, *up, nil); err != nil {
-				return a, fmt.Errorf("converging storage account %q: %w", name, classify(err))
+			err := log.add(objectstore.BucketChange{Setting: "storage account settings", Action: objectstore.ChangeUpdate, Detail: driftDetail(up)}, func() error {
+				if _, err := s.accounts.Update(ctx, rg, name, *up, nil); err != nil {
+					return fmt.Errorf("converging storage account %q: %w", name, classify(err))
+				}
+				return nil
+			})
+			if err != nil {
+				return a, err
 			}
 		}
 		return a, nil
+	}
+	if !log.apply {
+		return armstorage.Account{}, log.add(objectstore.BucketChange{Setting: "storage account " + name, Action: objectstore.ChangeCreate, Detail: "with its container and every setting as declared"}, nil)
 	}
 	poller, err := s.accounts.BeginCreate(ctx, rg, name, armstorage.AccountCreateParameters{
 		Kind:     to.Ptr(armstorage.KindStorageV2),

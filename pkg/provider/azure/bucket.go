@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -23,6 +24,11 @@ import (
 // EnsureBucket implements objectstore.Management: the container exists and is private (public access
 // is removed on every reconcile). The account's region is the account's: a container has none.
 func (s *keyManagement) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
+	return s.reconcile(ctx, b, applying())
+}
+
+// reconcile is EnsureBucket (log.apply) or PlanBucket.
+func (s *keyManagement) reconcile(ctx context.Context, b objectstore.Bucket, log *changeLog) error {
 	if err := azureapi.ValidateBucketName(b.Name); err != nil {
 		return err
 	}
@@ -37,25 +43,33 @@ func (s *keyManagement) EnsureBucket(ctx context.Context, b objectstore.Bucket) 
 	// seed's bucket) then sends no write at all.
 	props, err := c.GetProperties(ctx, nil)
 	if errorCode(err) == "ContainerNotFound" {
-		_, err = c.Create(ctx, nil)
-		switch {
-		case err == nil, errorCode(err) == "ContainerAlreadyExists":
-		case errorCode(err) == "ContainerBeingDeleted":
-			return fmt.Errorf("container %q is still being deleted; creating it again later: %w", b.Name, err)
-		default:
+		return log.add(objectstore.BucketChange{Setting: "container", Action: objectstore.ChangeCreate, Detail: "private"}, func() error {
+			_, err := c.Create(ctx, nil)
+			switch {
+			case err == nil, errorCode(err) == "ContainerAlreadyExists":
+				return nil
+			case errorCode(err) == "ContainerBeingDeleted":
+				return fmt.Errorf("container %q is still being deleted; creating it again later: %w", b.Name, err)
+			}
 			return fmt.Errorf("creating container %q: %w", b.Name, s.classify(err))
-		}
-		props, err = c.GetProperties(ctx, nil)
+		})
 	}
 	if err != nil {
 		return fmt.Errorf("reading container %q: %w", b.Name, s.classify(err))
 	}
 	if props.BlobPublicAccess != nil && *props.BlobPublicAccess != "" {
 		// Setting the access policy without an access level makes the container private; the
-		// container has no stored access policies of ours to keep.
-		if _, err := c.SetAccessPolicy(ctx, nil); err != nil {
-			return fmt.Errorf("making container %q private: %w", b.Name, s.classify(err))
-		}
+		// stored access policies (of others: this extension has none) are kept.
+		return log.add(objectstore.BucketChange{Setting: "container public access", Action: objectstore.ChangeUpdate, Detail: string(*props.BlobPublicAccess) + " -> none"}, func() error {
+			policy, err := c.GetAccessPolicy(ctx, nil)
+			if err != nil {
+				return fmt.Errorf("reading the stored access policies of container %q: %w", b.Name, s.classify(err))
+			}
+			if _, err := c.SetAccessPolicy(ctx, &container.SetAccessPolicyOptions{ContainerACL: policy.SignedIdentifiers}); err != nil {
+				return fmt.Errorf("making container %q private: %w", b.Name, s.classify(err))
+			}
+			return nil
+		})
 	}
 	return nil
 }
@@ -98,6 +112,11 @@ var errStop = errors.New("stop listing")
 // back and the verification recorded in the container's metadata for entries that hold only the
 // account key (see deferral_record.go).
 func (s *armStore) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
+	return s.reconcile(ctx, b, applying())
+}
+
+// reconcile is EnsureBucket (log.apply) or PlanBucket.
+func (s *armStore) reconcile(ctx context.Context, b objectstore.Bucket, log *changeLog) error {
 	if err := azureapi.ValidateBucketName(b.Name); err != nil {
 		return err
 	}
@@ -110,36 +129,36 @@ func (s *armStore) EnsureBucket(ctx context.Context, b objectstore.Bucket) error
 	if region == "" {
 		return objectstore.Invalidf("spec.region is empty: the storage account of bucket %q needs a location", b.Name)
 	}
-	if err := s.ensureGroup(ctx, rg, b.Name, region); err != nil {
+	if err := s.ensureGroup(ctx, rg, b.Name, region, log); err != nil {
 		return err
 	}
-	acct, err := s.ensureAccount(ctx, rg, name, b.Name, region, cfg.SKU(), cfg)
-	if err != nil {
-		return err
+	acct, err := s.ensureAccount(ctx, rg, name, b.Name, region, cfg.SKU(), cfg, log)
+	if err != nil || acct.Name == nil {
+		return err // or a plan of an account that is not there yet
 	}
 	name = deref(acct.Name)
-	if err := s.ensureContainer(ctx, rg, name, b.Name); err != nil {
+	if err := s.ensureContainer(ctx, rg, name, b.Name, log); err != nil {
 		return err
 	}
-	if err := s.ensureImmutability(ctx, rg, name, b.Name, cfg); err != nil {
+	if err := s.ensureImmutability(ctx, rg, name, b.Name, cfg, log); err != nil {
 		return err
 	}
-	if err := s.ensureSoftDelete(ctx, rg, name, cfg); err != nil {
+	if err := s.ensureSoftDelete(ctx, rg, name, cfg, log); err != nil {
 		return err
 	}
 	if cfg != nil && cfg.HandBack {
-		return s.handBack(ctx, b.Name, rg, acct)
+		return s.handBack(ctx, b.Name, rg, acct, log)
 	}
 	if adopted(acct) {
 		// The incumbent's deferrals: its rule stays (or is put back) while the account is ours.
-		if err := s.keepIncumbentRule(ctx, rg, name); err != nil {
+		if err := s.keepIncumbentRule(ctx, rg, name, log); err != nil {
 			return err
 		}
 	}
-	return s.ensureRuleAndRecord(ctx, b.Name, rg, name)
+	return s.ensureRuleAndRecord(ctx, b.Name, rg, name, log)
 }
 
-func (s *armStore) ensureGroup(ctx context.Context, rg, bucket, region string) error {
+func (s *armStore) ensureGroup(ctx context.Context, rg, bucket, region string, log *changeLog) error {
 	_, err := s.groups.Get(ctx, rg, nil)
 	if err == nil {
 		return nil // an existing group is used as it is; it is deleted only if tagged ours
@@ -147,31 +166,38 @@ func (s *armStore) ensureGroup(ctx context.Context, rg, bucket, region string) e
 	if !isNotFound(err) {
 		return fmt.Errorf("reading resource group %q: %w", rg, classify(err))
 	}
-	if _, err := s.groups.CreateOrUpdate(ctx, rg, armresources.ResourceGroup{Location: to.Ptr(region), Tags: tagsFor(bucket)}, nil); err != nil {
-		return fmt.Errorf("creating resource group %q: %w", rg, classify(err))
-	}
-	return nil
+	return log.add(objectstore.BucketChange{Setting: "resource group " + rg, Action: objectstore.ChangeCreate, Detail: "in " + region}, func() error {
+		if _, err := s.groups.CreateOrUpdate(ctx, rg, armresources.ResourceGroup{Location: to.Ptr(region), Tags: tagsFor(bucket)}, nil); err != nil {
+			return fmt.Errorf("creating resource group %q: %w", rg, classify(err))
+		}
+		return nil
+	})
 }
 
-func (s *armStore) ensureContainer(ctx context.Context, rg, account, name string) error {
+func (s *armStore) ensureContainer(ctx context.Context, rg, account, name string, log *changeLog) error {
 	got, err := s.containers.Get(ctx, rg, account, name, nil)
 	switch {
 	case err == nil:
 		if p := got.ContainerProperties; p != nil && p.PublicAccess != nil && *p.PublicAccess != armstorage.PublicAccessNone {
-			_, err := s.containers.Update(ctx, rg, account, name, armstorage.BlobContainer{ContainerProperties: &armstorage.ContainerProperties{PublicAccess: to.Ptr(armstorage.PublicAccessNone)}}, nil)
-			if err != nil {
-				return fmt.Errorf("making container %q private: %w", name, classify(err))
-			}
+			return log.add(objectstore.BucketChange{Setting: "container public access", Action: objectstore.ChangeUpdate, Detail: string(*p.PublicAccess) + " -> None"}, func() error {
+				_, err := s.containers.Update(ctx, rg, account, name, armstorage.BlobContainer{ContainerProperties: &armstorage.ContainerProperties{PublicAccess: to.Ptr(armstorage.PublicAccessNone)}}, nil)
+				if err != nil {
+					return fmt.Errorf("making container %q private: %w", name, classify(err))
+				}
+				return nil
+			})
 		}
 		return nil
 	case !isNotFound(err):
 		return fmt.Errorf("reading container %q: %w", name, classify(err))
 	}
-	_, err = s.containers.Create(ctx, rg, account, name, armstorage.BlobContainer{ContainerProperties: &armstorage.ContainerProperties{PublicAccess: to.Ptr(armstorage.PublicAccessNone)}}, nil)
-	if err != nil {
-		return fmt.Errorf("creating container %q: %w", name, classify(err))
-	}
-	return nil
+	return log.add(objectstore.BucketChange{Setting: "container", Action: objectstore.ChangeCreate, Detail: "private"}, func() error {
+		_, err := s.containers.Create(ctx, rg, account, name, armstorage.BlobContainer{ContainerProperties: &armstorage.ContainerProperties{PublicAccess: to.Ptr(armstorage.PublicAccessNone)}}, nil)
+		if err != nil {
+			return fmt.Errorf("creating container %q: %w", name, classify(err))
+		}
+		return nil
+	})
 }
 
 // DeleteBucket implements objectstore.Management: an empty bucket's storage account and then its

@@ -12,6 +12,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // Lifecycle management: every blob version and snapshot of an entry that an immutability policy
@@ -95,22 +97,29 @@ func (s *armStore) readRule(ctx context.Context, rg, account string) ([]*armstor
 
 // ensureDeferredDeletionRule writes the rule when it is missing or differs; the rules of others
 // in the same management policy are kept.
-func (s *armStore) ensureDeferredDeletionRule(ctx context.Context, rg, account string) error {
+func (s *armStore) ensureDeferredDeletionRule(ctx context.Context, rg, account string, log *changeLog) error {
 	rules, i, err := s.readRule(ctx, rg, account)
 	if err != nil {
 		return err
 	}
 	want := deferredDeletionRule()
+	change := objectstore.BucketChange{Setting: "lifecycle management policy rule " + DeferredDeletionRule, Action: objectstore.ChangeCreate}
 	switch {
 	case i >= 0 && ruleMismatch(rules[i]) == "":
 		return nil
 	case i >= 0:
+		change.Action, change.Detail = objectstore.ChangeUpdate, ruleMismatch(rules[i])
 		rules = slices.Clone(rules)
 		rules[i] = want
 	default:
 		rules = append(slices.Clone(rules), want)
 	}
-	_, err = s.policies.CreateOrUpdate(ctx, rg, account, armstorage.ManagementPolicyNameDefault, armstorage.ManagementPolicy{
+	return log.add(change, func() error { return s.putRules(ctx, rg, account, rules) })
+}
+
+// putRules writes the account's management policy with rules.
+func (s *armStore) putRules(ctx context.Context, rg, account string, rules []*armstorage.ManagementPolicyRule) error {
+	_, err := s.policies.CreateOrUpdate(ctx, rg, account, armstorage.ManagementPolicyNameDefault, armstorage.ManagementPolicy{
 		Properties: &armstorage.ManagementPolicyProperties{Policy: &armstorage.ManagementPolicySchema{Rules: rules}},
 	}, nil)
 	if err != nil {

@@ -63,7 +63,7 @@ func (im immutability) wantDays() int32 {
 // ensureImmutability converges the container's time-based immutability policy. A locked policy
 // can only be extended: a declaration that would shorten, unlock or remove it is refused and
 // nothing is changed (readImmutability).
-func (s *armStore) ensureImmutability(ctx context.Context, rg, account, container string, cfg *azureapi.BackupBucketConfig) error {
+func (s *armStore) ensureImmutability(ctx context.Context, rg, account, container string, cfg *azureapi.BackupBucketConfig, log *changeLog) error {
 	im, err := s.readImmutability(ctx, rg, account, container, cfg)
 	if err != nil {
 		return err
@@ -72,46 +72,60 @@ func (s *armStore) ensureImmutability(ctx context.Context, rg, account, containe
 		if im.days == 0 {
 			return nil
 		}
-		if _, err := s.containers.DeleteImmutabilityPolicy(ctx, rg, account, container, im.etag, nil); err != nil {
-			return fmt.Errorf("removing the immutability policy of container %q: %w", container, classify(err))
-		}
-		return nil
+		return log.add(objectstore.BucketChange{Setting: "container immutability policy", Action: objectstore.ChangeDelete, Detail: fmt.Sprintf("%d days, unlocked, no longer declared", im.days)}, func() error {
+			if _, err := s.containers.DeleteImmutabilityPolicy(ctx, rg, account, container, im.etag, nil); err != nil {
+				return fmt.Errorf("removing the immutability policy of container %q: %w", container, classify(err))
+			}
+			return nil
+		})
 	}
 	wantDays, etag := im.wantDays(), im.etag
 	if im.locked {
 		if wantDays > im.days {
-			_, err := s.containers.ExtendImmutabilityPolicy(ctx, rg, account, container, etag, &armstorage.BlobContainersClientExtendImmutabilityPolicyOptions{
-				Parameters: &armstorage.ImmutabilityPolicy{Properties: &armstorage.ImmutabilityPolicyProperty{ImmutabilityPeriodSinceCreationInDays: to.Ptr(wantDays)}},
+			return log.add(objectstore.BucketChange{Setting: "container immutability policy", Action: objectstore.ChangeUpdate, Detail: fmt.Sprintf("locked, extended from %d to %d days", im.days, wantDays)}, func() error {
+				_, err := s.containers.ExtendImmutabilityPolicy(ctx, rg, account, container, etag, &armstorage.BlobContainersClientExtendImmutabilityPolicyOptions{
+					Parameters: &armstorage.ImmutabilityPolicy{Properties: &armstorage.ImmutabilityPolicyProperty{ImmutabilityPeriodSinceCreationInDays: to.Ptr(wantDays)}},
+				})
+				if err != nil {
+					return fmt.Errorf("extending the immutability policy of container %q: %w", container, classify(err))
+				}
+				return nil
 			})
-			if err != nil {
-				return fmt.Errorf("extending the immutability policy of container %q: %w", container, classify(err))
-			}
 		}
 		return nil
 	}
 	if im.days != wantDays {
-		opts := &armstorage.BlobContainersClientCreateOrUpdateImmutabilityPolicyOptions{
-			Parameters: &armstorage.ImmutabilityPolicy{Properties: &armstorage.ImmutabilityPolicyProperty{ImmutabilityPeriodSinceCreationInDays: to.Ptr(wantDays)}},
-		}
-		if etag != "" {
-			opts.IfMatch = to.Ptr(etag)
-		}
-		res, err := s.containers.CreateOrUpdateImmutabilityPolicy(ctx, rg, account, container, opts)
+		err := log.add(objectstore.BucketChange{Setting: "container immutability policy", Action: objectstore.ChangeUpdate, Detail: fmt.Sprintf("%d -> %d days", im.days, wantDays)}, func() error {
+			opts := &armstorage.BlobContainersClientCreateOrUpdateImmutabilityPolicyOptions{
+				Parameters: &armstorage.ImmutabilityPolicy{Properties: &armstorage.ImmutabilityPolicyProperty{ImmutabilityPeriodSinceCreationInDays: to.Ptr(wantDays)}},
+			}
+			if etag != "" {
+				opts.IfMatch = to.Ptr(etag)
+			}
+			res, err := s.containers.CreateOrUpdateImmutabilityPolicy(ctx, rg, account, container, opts)
+			if err != nil {
+				return fmt.Errorf("setting the immutability policy of container %q: %w", container, classify(err))
+			}
+			etag = deref(res.Etag)
+			return nil
+		})
 		if err != nil {
-			return fmt.Errorf("setting the immutability policy of container %q: %w", container, classify(err))
+			return err
 		}
-		etag = deref(res.Etag)
 	}
 	if im.want.Locked {
-		if _, err := s.containers.LockImmutabilityPolicy(ctx, rg, account, container, etag, nil); err != nil {
-			return fmt.Errorf("locking the immutability policy of container %q: %w", container, classify(err))
-		}
+		return log.add(objectstore.BucketChange{Setting: "container immutability policy lock", Action: objectstore.ChangeCreate, Detail: "locked for good"}, func() error {
+			if _, err := s.containers.LockImmutabilityPolicy(ctx, rg, account, container, etag, nil); err != nil {
+				return fmt.Errorf("locking the immutability policy of container %q: %w", container, classify(err))
+			}
+			return nil
+		})
 	}
 	return nil
 }
 
 // ensureSoftDelete converges the account's blob and container soft delete when declared.
-func (s *armStore) ensureSoftDelete(ctx context.Context, rg, account string, cfg *azureapi.BackupBucketConfig) error {
+func (s *armStore) ensureSoftDelete(ctx context.Context, rg, account string, cfg *azureapi.BackupBucketConfig, log *changeLog) error {
 	if cfg == nil || cfg.SoftDelete == nil {
 		return nil
 	}
@@ -139,12 +153,14 @@ func (s *armStore) ensureSoftDelete(ctx context.Context, rg, account string, cfg
 	if same(props.DeleteRetentionPolicy, sd.BlobRetentionDays) && same(props.ContainerDeleteRetentionPolicy, sd.ContainerRetentionDays) {
 		return nil
 	}
-	_, err = s.services.SetServiceProperties(ctx, rg, account, armstorage.BlobServiceProperties{BlobServiceProperties: &armstorage.BlobServicePropertiesProperties{
-		DeleteRetentionPolicy:          policy(sd.BlobRetentionDays),
-		ContainerDeleteRetentionPolicy: policy(sd.ContainerRetentionDays),
-	}}, nil)
-	if err != nil {
-		return fmt.Errorf("setting soft delete of account %q: %w", account, classify(err))
-	}
-	return nil
+	return log.add(objectstore.BucketChange{Setting: "soft delete", Action: objectstore.ChangeUpdate, Detail: fmt.Sprintf("-> blobs %d days, containers %d days", sd.BlobRetentionDays, sd.ContainerRetentionDays)}, func() error {
+		_, err := s.services.SetServiceProperties(ctx, rg, account, armstorage.BlobServiceProperties{BlobServiceProperties: &armstorage.BlobServicePropertiesProperties{
+			DeleteRetentionPolicy:          policy(sd.BlobRetentionDays),
+			ContainerDeleteRetentionPolicy: policy(sd.ContainerRetentionDays),
+		}}, nil)
+		if err != nil {
+			return fmt.Errorf("setting soft delete of account %q: %w", account, classify(err))
+		}
+		return nil
+	})
 }

@@ -31,7 +31,7 @@ func (s *armStore) DeferDeletion(ctx context.Context, bucket, prefix string) (ob
 		return objectstore.Deferral{}, err
 	}
 	rg, name := ResourceGroupName(bucket), deref(acct.Name)
-	if err := s.ensureDeferredDeletionRule(ctx, rg, name); err != nil {
+	if err := s.ensureDeferredDeletionRule(ctx, rg, name, applying()); err != nil {
 		return objectstore.Deferral{}, err
 	}
 	rules, i, err := s.readRule(ctx, rg, name)

@@ -155,7 +155,10 @@ func isRecordKey(k string) bool {
 // verification in the bucket's container for entries that hold only the account key. When the
 // rule cannot be written, read or does not read back as needed, the record is removed (nothing may
 // vouch for a rule that is not verified) and the error says why.
-func (s *armStore) ensureRuleAndRecord(ctx context.Context, bucket, rg, account string) error {
+func (s *armStore) ensureRuleAndRecord(ctx context.Context, bucket, rg, account string, log *changeLog) error {
+	if !log.apply {
+		return s.ensureDeferredDeletionRule(ctx, rg, account, log)
+	}
 	d := s.blobs
 	verr := s.verifyRule(ctx, rg, account)
 	if verr != nil {
@@ -169,7 +172,7 @@ func (s *armStore) ensureRuleAndRecord(ctx context.Context, bucket, rg, account 
 
 // verifyRule writes the deferred-deletion rule where it is missing or differs and reads it back.
 func (s *armStore) verifyRule(ctx context.Context, rg, account string) error {
-	if err := s.ensureDeferredDeletionRule(ctx, rg, account); err != nil {
+	if err := s.ensureDeferredDeletionRule(ctx, rg, account, applying()); err != nil {
 		return err
 	}
 	rules, i, err := s.readRule(ctx, rg, account)

@@ -89,14 +89,20 @@ func notAdopted(rg, name, bucket string) error {
 // adopt tags the incumbent's account as ours, adopted: its keys, containers and blobs are not
 // touched (no key is regenerated, nothing re-created or moved).
 func (s *armStore) adopt(ctx context.Context, rg string, acct armstorage.Account, bucket string) (armstorage.Account, error) {
-	tags := tagsFor(bucket)
-	tags[TagAdoptedFrom] = to.Ptr(AdoptedFromIncumbent)
+	tags := adoptionTags(bucket)
 	name := deref(acct.Name)
 	if _, err := s.accounts.Update(ctx, rg, name, armstorage.AccountUpdateParameters{Tags: tags}, nil); err != nil {
 		return acct, fmt.Errorf("adopting storage account %q of gardener-extension-provider-azure: %w", name, classify(err))
 	}
 	acct.Tags = tags
 	return acct, nil
+}
+
+// adoptionTags are the tags of an account adopted from the incumbent for bucket.
+func adoptionTags(bucket string) map[string]*string {
+	tags := tagsFor(bucket)
+	tags[TagAdoptedFrom] = to.Ptr(AdoptedFromIncumbent)
+	return tags
 }
 
 // adopted says whether an account of ours was adopted from the incumbent.
@@ -157,7 +163,7 @@ func incumbentRuleMismatch(r *armstorage.ManagementPolicyRule) string {
 // keepIncumbentRule puts the incumbent's rule beside ours in an adopted account's policy where
 // no rule of that name deletes what the incumbent marked, so that the blobs it deferred are still
 // deleted when their locks end; rules of others are kept.
-func (s *armStore) keepIncumbentRule(ctx context.Context, rg, account string) error {
+func (s *armStore) keepIncumbentRule(ctx context.Context, rg, account string, log *changeLog) error {
 	got, err := s.policies.Get(ctx, rg, account, armstorage.ManagementPolicyNameDefault, nil)
 	if err != nil && !isNotFound(err) {
 		return fmt.Errorf("reading the lifecycle management policy of storage account %q: %w", account, classify(err))
@@ -176,7 +182,9 @@ func (s *armStore) keepIncumbentRule(ctx context.Context, rg, account string) er
 	default:
 		rules = append(slices.Clone(rules), incumbentRule())
 	}
-	return s.putPolicy(ctx, rg, account, rules, IncumbentRule)
+	return log.add(objectstore.BucketChange{Setting: "lifecycle management policy rule " + IncumbentRule, Action: objectstore.ChangeUpdate, Detail: "kept while the adopted account is ours"}, func() error {
+		return s.putPolicy(ctx, rg, account, rules, IncumbentRule)
+	})
 }
 
 // putPolicy writes the account's management policy with rules, what names the change.
@@ -190,31 +198,81 @@ func (s *armStore) putPolicy(ctx context.Context, rg, account string, rules []*a
 	return nil
 }
 
-// handBack leaves an adopted account's management policy as the incumbent writes it (its one
-// rule; pkg/controller/backupbucket/actuator.go:90 replaces the whole policy with it anyway),
-// reads it back, and removes the deferral record: after it, no key-only entry of this extension
-// relies on a rule that the incumbent drops. Blobs this extension deferred carry the incumbent's
-// marker too (markForDeferral), so the incumbent's rule deletes their base blobs.
-func (s *armStore) handBack(ctx context.Context, bucket, rg string, acct armstorage.Account) error {
+// handBack leaves an adopted account's management policy in the incumbent's form: its one rule
+// in place of this extension's, every rule of others kept (pkg/controller/backupbucket/actuator.go:90
+// of the incumbent replaces the whole policy with its rule when it next writes it; that is its
+// doing), reads it back, and removes the deferral record: after it, no key-only entry of this
+// extension relies on a rule that the incumbent drops. Blobs this extension deferred carry the
+// incumbent's marker too (markForDeferral), so the incumbent's rule deletes their base blobs.
+func (s *armStore) handBack(ctx context.Context, bucket, rg string, acct armstorage.Account, log *changeLog) error {
 	name := deref(acct.Name)
 	if !adopted(acct) {
 		return objectstore.Invalidf("spec.providerConfig.handBack: storage account %q of bucket %q was created by this extension, not adopted from gardener-extension-provider-azure, which would look for account %q and create it empty; remove handBack, or move the backups first", name, bucket, IncumbentAccountName(bucket))
 	}
-	if err := s.putPolicy(ctx, rg, name, []*armstorage.ManagementPolicyRule{incumbentRule()}, IncumbentRule); err != nil {
+	rules, err := s.policyRules(ctx, rg, name)
+	if err != nil {
 		return err
 	}
-	got, err := s.policies.Get(ctx, rg, name, armstorage.ManagementPolicyNameDefault, nil)
-	if err != nil {
-		return fmt.Errorf("reading back the lifecycle management policy of storage account %q: %w", name, classify(err))
+	if want := handBackRules(rules); !handedBackRules(rules) {
+		err := log.add(objectstore.BucketChange{Setting: "lifecycle management policy rules " + DeferredDeletionRule + ", " + IncumbentRule, Action: objectstore.ChangeUpdate, Detail: "the incumbent's in place of ours; the rules of others kept"}, func() error {
+			return s.putPolicy(ctx, rg, name, want, IncumbentRule)
+		})
+		if err != nil || !log.apply {
+			return err
+		}
+		if rules, err = s.policyRules(ctx, rg, name); err != nil {
+			return fmt.Errorf("reading back the lifecycle management policy of storage account %q: %w", name, err)
+		}
+		if !handedBackRules(rules) {
+			return fmt.Errorf("%w: the management policy of storage account %q does not read back in gardener-extension-provider-azure's form (its rule %q, none of this extension's)", objectstore.ErrUnsupported, name, IncumbentRule)
+		}
 	}
-	var rules []*armstorage.ManagementPolicyRule
-	if got.Properties != nil && got.Properties.Policy != nil {
-		rules = got.Properties.Policy.Rules
-	}
-	if len(rules) != 1 || deref(rules[0].Name) != IncumbentRule || incumbentRuleMismatch(rules[0]) != "" {
-		return fmt.Errorf("%w: the management policy of storage account %q does not read back in gardener-extension-provider-azure's form (its one rule %q)", objectstore.ErrUnsupported, name, IncumbentRule)
+	if !log.apply {
+		return nil
 	}
 	return s.blobs.removeRecord(ctx, bucket)
+}
+
+// policyRules reads the rules of the account's management policy (none when it has none).
+func (s *armStore) policyRules(ctx context.Context, rg, account string) ([]*armstorage.ManagementPolicyRule, error) {
+	got, err := s.policies.Get(ctx, rg, account, armstorage.ManagementPolicyNameDefault, nil)
+	if isNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the lifecycle management policy of storage account %q: %w", account, classify(err))
+	}
+	if got.Properties == nil || got.Properties.Policy == nil {
+		return nil, nil
+	}
+	return got.Properties.Policy.Rules, nil
+}
+
+// handBackRules are rules with this extension's rule and the incumbent's removed, the
+// incumbent's appended as it writes it: the rules of others are kept.
+func handBackRules(rules []*armstorage.ManagementPolicyRule) []*armstorage.ManagementPolicyRule {
+	out := slices.DeleteFunc(slices.Clone(rules), func(r *armstorage.ManagementPolicyRule) bool {
+		return deref(r.Name) == DeferredDeletionRule || deref(r.Name) == IncumbentRule
+	})
+	return append(out, incumbentRule())
+}
+
+// handedBackRules reports whether rules hold the incumbent's rule as it writes it and none of
+// this extension's.
+func handedBackRules(rules []*armstorage.ManagementPolicyRule) bool {
+	incumbents := 0
+	for _, r := range rules {
+		switch deref(r.Name) {
+		case DeferredDeletionRule:
+			return false
+		case IncumbentRule:
+			if incumbentRuleMismatch(r) != "" {
+				return false
+			}
+			incumbents++
+		}
+	}
+	return incumbents == 1
 }
 
 // incumbentsKey names the key the incumbent publishes in its generated secret: the most recently

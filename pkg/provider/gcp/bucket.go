@@ -11,6 +11,7 @@ import (
 	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,80 +23,109 @@ import (
 )
 
 // EnsureBucket implements objectstore.Management: it creates the bucket in the project of the
-// credentials and converges its settings on every call.
+// credentials and converges this extension's part of its settings on every call (see converge).
 func (s *management) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
+	_, err := s.reconcile(ctx, b, true)
+	return err
+}
+
+// PlanBucket implements objectstore.BucketPlanner: EnsureBucket's reads and diffs without its
+// writes.
+func (s *management) PlanBucket(ctx context.Context, b objectstore.Bucket) ([]objectstore.BucketChange, error) {
+	return s.reconcile(ctx, b, false)
+}
+
+// reconcile is EnsureBucket (apply) or PlanBucket: observe, desire, diff and, with apply, write.
+func (s *management) reconcile(ctx context.Context, b objectstore.Bucket, apply bool) ([]objectstore.BucketChange, error) {
 	if err := gcpapi.ValidateBucketName(b.Name); err != nil {
-		return err
+		return nil, err
 	}
 	cfg := s.cfg
 	if err := validateLocation(b.Region); err != nil {
-		return err
+		return nil, err
 	}
 	owned, err := s.inProject(ctx, b.Name)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !owned {
+		if !apply {
+			return []objectstore.BucketChange{{Setting: "bucket", Action: objectstore.ChangeCreate, Detail: "in " + b.Region + ", with every setting as declared"}}, nil
+		}
 		if err := s.create(ctx, b, cfg); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	attrs, err := s.client.Bucket(b.Name).Attrs(ctx)
 	if err != nil {
-		return classify(err)
+		return nil, classify(err)
 	}
 	if attrs.Labels[gcpapi.ManagedLabel] != gcpapi.ManagedLabelValue {
 		if why := notIncumbents(attrs); why != "" {
-			return fmt.Errorf("%w: bucket %q in project %q is neither this extension's (no label %s=%s) nor the one gardener-extension-provider-gcp made for this BackupBucket (%s); it is left untouched: choose another BackupBucket name, or label the bucket %s=%s if it is to be managed by this extension",
+			return nil, fmt.Errorf("%w: bucket %q in project %q is neither this extension's (no label %s=%s) nor the one gardener-extension-provider-gcp made for this BackupBucket (%s); it is left untouched: choose another BackupBucket name, or label the bucket %s=%s if it is to be managed by this extension",
 				objectstore.ErrOwnedByOther, b.Name, s.projectID, gcpapi.ManagedLabel, gcpapi.ManagedLabelValue, why, gcpapi.ManagedLabel, gcpapi.ManagedLabelValue)
 		}
 		// provider-gcp's bucket: adopted, and marked so (the label stays for good).
 		cfg = adopting(cfg)
 	}
 	if !strings.EqualFold(attrs.Location, b.Region) {
-		return objectstore.Invalidf("bucket %q exists in location %q, not in spec.region %q: a bucket's location cannot be changed; set spec.region to %q or use another BackupBucket name", b.Name, attrs.Location, b.Region, strings.ToLower(attrs.Location))
+		return nil, objectstore.Invalidf("bucket %q exists in location %q, not in spec.region %q: a bucket's location cannot be changed; set spec.region to %q or use another BackupBucket name", b.Name, attrs.Location, b.Region, strings.ToLower(attrs.Location))
 	}
-	if err := s.converge(ctx, b.Name, attrs, cfg); err != nil {
-		return err
+	changes, err := s.converge(ctx, b.Name, attrs, cfg, apply)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.GeneratedCredentials != nil {
-		if err := s.grantReader(ctx, b.Name); err != nil {
-			return err
+		c, err := s.grantReader(ctx, b.Name, apply)
+		if err != nil {
+			return nil, err
 		}
+		changes = append(changes, c...)
 	}
-	if cfg.HandBack {
-		return s.verifyHandBack(ctx, b.Name)
+	if cfg.HandBack && apply {
+		return changes, s.verifyHandBack(ctx, b.Name)
 	}
-	return nil
+	return changes, nil
 }
 
-// verifyHandBack reads the bucket back: its lifecycle must be exactly provider-gcp's, which its
-// reconcile then leaves as it is (see bucket_lifecycle.go).
+// verifyHandBack reads the bucket back: of this extension's rules, only provider-gcp's
+// (markedRule) may be left, which its reconcile then leaves as it is (see bucket_lifecycle.go).
 func (s *management) verifyHandBack(ctx context.Context, bucket string) error {
 	attrs, err := s.client.Bucket(bucket).Attrs(ctx)
 	if err != nil {
 		return classify(err)
 	}
-	if want := []storage.LifecycleRule{markedRule()}; !reflect.DeepEqual(attrs.Lifecycle.Rules, want) {
-		return fmt.Errorf("%w: providerConfig.handBack: bucket %q reads back with %s, not exactly provider-gcp's %s; retried", objectstore.ErrThrottled, bucket, describeRules(attrs.Lifecycle.Rules), describeRules(want))
+	var ours []storage.LifecycleRule
+	for _, r := range attrs.Lifecycle.Rules {
+		if ownRule(r) {
+			ours = append(ours, r)
+		}
+	}
+	if want := []storage.LifecycleRule{markedRule()}; !reflect.DeepEqual(ours, want) {
+		return fmt.Errorf("%w: providerConfig.handBack: bucket %q reads back with %s of this extension's, not provider-gcp's %s alone; retried", objectstore.ErrThrottled, bucket, describeRules(ours), describeRules(want))
 	}
 	return nil
 }
 
 // grantReader binds the bucket's generated service account, where an earlier version bound it
-// with BucketRole alone, with ReaderRole too: entries read the bucket's deferral rule back with it.
-// An account not bound on the bucket (none issued yet) is left to the issuer.
-func (s *management) grantReader(ctx context.Context, bucket string) error {
+// with BucketRole alone, with ReaderRole too (only with apply; without, it returns the change):
+// entries read the bucket's deferral rule back with it. An account not bound on the bucket (none
+// issued yet) is left to the issuer.
+func (s *management) grantReader(ctx context.Context, bucket string, apply bool) ([]objectstore.BucketChange, error) {
 	email := ServiceAccountID(bucket) + "@" + s.projectID + ".iam.gserviceaccount.com"
 	policy, err := s.client.Bucket(bucket).IAM().Policy(ctx)
 	if err != nil {
-		return fmt.Errorf("reading the IAM policy of bucket %q to grant its generated service account %s: %w", bucket, ReaderRole, classify(err))
+		return nil, fmt.Errorf("reading the IAM policy of bucket %q to grant its generated service account %s: %w", bucket, ReaderRole, classify(err))
 	}
 	member := "serviceAccount:" + email
 	if !policy.HasRole(member, BucketRole) || policy.HasRole(member, ReaderRole) {
-		return nil
+		return nil, nil
 	}
-	return setBucketBinding(ctx, s.client, bucket, email, true)
+	change := []objectstore.BucketChange{{Setting: "IAM binding " + ReaderRole, Action: objectstore.ChangeCreate, Detail: "for " + member}}
+	if !apply {
+		return change, nil
+	}
+	return change, setBucketBinding(ctx, s.client, bucket, email, true)
 }
 
 // inProject reports whether a bucket of that name exists in the credentials' project. Bucket
@@ -156,29 +186,32 @@ func softDeleteDuration(cfg *gcpapi.BackupBucketConfig) time.Duration {
 	return cfg.SoftDelete.RetentionDuration.Duration
 }
 
-// converge updates every managed setting that differs from the declaration, in one request
-// guarded by the bucket's metageneration, and locks the retention policy when asked.
-func (s *management) converge(ctx context.Context, name string, attrs *storage.BucketAttrs, cfg *gcpapi.BackupBucketConfig) error {
+// converge diffs every managed setting with the declaration and, with apply, updates what
+// differs in one request guarded by the bucket's metageneration, and locks the retention policy
+// when asked. Labels and lifecycle rules of others are kept (only this extension's labels are
+// set; see desiredLifecycle). It returns the changes (made, with apply).
+func (s *management) converge(ctx context.Context, name string, attrs *storage.BucketAttrs, cfg *gcpapi.BackupBucketConfig, apply bool) ([]objectstore.BucketChange, error) {
 	var upd storage.BucketAttrsToUpdate
-	changed := false
+	var changes []objectstore.BucketChange
 	if !attrs.UniformBucketLevelAccess.Enabled {
 		upd.UniformBucketLevelAccess = &storage.UniformBucketLevelAccess{Enabled: true}
-		changed = true
+		changes = append(changes, objectstore.BucketChange{Setting: "uniform bucket-level access", Action: objectstore.ChangeUpdate, Detail: "off -> on"})
 	}
 	if attrs.PublicAccessPrevention != storage.PublicAccessPreventionEnforced {
 		upd.PublicAccessPrevention = storage.PublicAccessPreventionEnforced
 		// Both settings live in iamConfiguration: sent together, so that a store replacing the
 		// object as a whole (the stand-in does) keeps uniform access on.
 		upd.UniformBucketLevelAccess = &storage.UniformBucketLevelAccess{Enabled: true}
-		changed = true
+		changes = append(changes, objectstore.BucketChange{Setting: "public access prevention", Action: objectstore.ChangeUpdate, Detail: "-> enforced"})
 	}
-	want, err := s.desiredLifecycle(ctx, name, attrs.Lifecycle.Rules, cfg.HandBack)
+	want, marks, err := s.desiredLifecycle(ctx, name, attrs.Lifecycle.Rules, cfg.HandBack, apply)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	changes = append(changes, marks...)
 	if !reflect.DeepEqual(attrs.Lifecycle.Rules, want.Rules) {
 		upd.Lifecycle = &want
-		changed = true
+		changes = append(changes, lifecycleDiff(attrs.Lifecycle.Rules, want.Rules)...)
 	}
 	have := time.Duration(0)
 	if attrs.SoftDeletePolicy != nil {
@@ -186,41 +219,57 @@ func (s *management) converge(ctx context.Context, name string, attrs *storage.B
 	}
 	if want := softDeleteDuration(cfg); have != want {
 		upd.SoftDeletePolicy = &storage.SoftDeletePolicy{RetentionDuration: want}
-		changed = true
+		changes = append(changes, objectstore.BucketChange{Setting: "soft delete retention", Action: objectstore.ChangeUpdate, Detail: fmt.Sprintf("%s -> %s", have, want)})
 	}
-	for k, v := range desiredLabels(cfg) {
+	for _, k := range slices.Sorted(maps.Keys(desiredLabels(cfg))) {
+		v := desiredLabels(cfg)[k]
 		if cur, ok := attrs.Labels[k]; !ok || cur != v {
 			upd.SetLabel(k, v)
-			changed = true
+			action := objectstore.ChangeCreate
+			if ok {
+				action = objectstore.ChangeUpdate
+			}
+			changes = append(changes, objectstore.BucketChange{Setting: "label " + k, Action: action, Detail: "-> " + v})
 		}
 	}
 	policy, lock, err := retentionChange(name, attrs.RetentionPolicy, cfg.Immutability)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if policy != nil {
 		upd.RetentionPolicy = policy
-		changed = true
+		was := "none"
+		if attrs.RetentionPolicy != nil && attrs.RetentionPolicy.RetentionPeriod > 0 {
+			was = attrs.RetentionPolicy.RetentionPeriod.String()
+		}
+		changes = append(changes, objectstore.BucketChange{Setting: "retention policy", Action: objectstore.ChangeUpdate, Detail: was + " -> " + policy.RetentionPeriod.String()})
+	}
+	updates := len(changes) // in one update request (marks are made before: only by desiredLifecycle with apply)
+	if lock {
+		changes = append(changes, objectstore.BucketChange{Setting: "retention policy lock", Action: objectstore.ChangeCreate, Detail: "locked for good"})
+	}
+	if !apply {
+		return changes, nil
 	}
 	metageneration := attrs.MetaGeneration
-	if changed {
+	if updates > 0 {
 		// The precondition makes a concurrent change (for example somebody locking the policy
 		// meanwhile) fail this update instead of being overwritten; the next reconcile re-reads.
 		updated, err := s.client.Bucket(name).If(storage.BucketConditions{MetagenerationMatch: metageneration}).Update(ctx, upd)
 		if err != nil {
 			if statusOf(err) == http.StatusPreconditionFailed {
-				return fmt.Errorf("bucket %q changed while its settings were converged; retried on the next reconcile: %w", name, err)
+				return nil, fmt.Errorf("bucket %q changed while its settings were converged; retried on the next reconcile: %w", name, err)
 			}
-			return fmt.Errorf("converging the settings of bucket %q: %w", name, classify(err))
+			return nil, fmt.Errorf("converging the settings of bucket %q: %w", name, classify(err))
 		}
 		metageneration = updated.MetaGeneration
 	}
 	if lock {
 		if err := s.client.Bucket(name).If(storage.BucketConditions{MetagenerationMatch: metageneration}).LockRetentionPolicy(ctx); err != nil {
-			return fmt.Errorf("locking the retention policy of bucket %q: %w", name, classify(err))
+			return nil, fmt.Errorf("locking the retention policy of bucket %q: %w", name, classify(err))
 		}
 	}
-	return nil
+	return changes, nil
 }
 
 // retentionChange decides how the bucket's retention policy moves towards the declaration: the

@@ -24,51 +24,98 @@ var abortUploadsRule = storage.LifecycleRule{
 	Condition: storage.LifecycleCondition{AgeInDays: 7},
 }
 
-// desiredLifecycle is the lifecycle EnsureBucket converges the bucket to.
+// ownRule reports whether a lifecycle rule is this extension's. GCS rules have no IDs: ours are
+// known by their exact form (abortUploadsRule, markedRule, which provider-gcp writes too, and the
+// per-prefix rules of deferrals, see deferralOf). Every other rule is somebody else's and is kept
+// as it is.
+func ownRule(r storage.LifecycleRule) bool {
+	if reflect.DeepEqual(r, abortUploadsRule) || reflect.DeepEqual(r, markedRule()) {
+		return true
+	}
+	_, ours := deferralOf(r)
+	return ours
+}
+
+// desiredLifecycle is the lifecycle EnsureBucket converges the bucket to: every rule of others
+// where it is, and this extension's.
 //
-// Normally: the abort-uploads rule, markedRule (the bucket's deferral rule, see deferral.go), and
-// the per-prefix noncurrent rules of deferrals (see deferral_rules.go) that still cover a
-// generation nothing else covers. The per-prefix custom-time rules of earlier versions are
-// dropped (markedRule covers what they cover), so are spent noncurrent rules; any other rule is
-// drift and removed.
+// Normally these are the abort-uploads rule, markedRule (the bucket's deferral rule, see
+// deferral.go), and the per-prefix noncurrent rules of deferrals (see deferral_rules.go) that
+// still cover a generation nothing else covers. The per-prefix custom-time rules of earlier
+// versions are dropped (markedRule covers what they cover), so are spent noncurrent rules.
 //
-// With handBack: exactly provider-gcp v1.54.1's lifecycle, markedRule alone
-// (pkg/controller/backupbucket/actuator.go L191-204: any other lifecycle it replaces by that one
-// rule). A noncurrent rule still needed would be dropped by it, so the generations it covers are
-// marked first; where the store does not mark them, the hand-back is refused.
-func (s *management) desiredLifecycle(ctx context.Context, bucket string, have []storage.LifecycleRule, handBack bool) (storage.Lifecycle, error) {
-	var kept []storage.LifecycleRule
+// With handBack: provider-gcp v1.54.1's rule, markedRule, is the only one of ours
+// (pkg/controller/backupbucket/actuator.go L191-204). A noncurrent rule still needed would be
+// dropped, so the generations it covers are marked first (only with apply; without, the marking
+// is returned as a change); where the store does not mark them, the hand-back is refused.
+func (s *management) desiredLifecycle(ctx context.Context, bucket string, have []storage.LifecycleRule, handBack, apply bool) (storage.Lifecycle, []objectstore.BucketChange, error) {
+	var ours, others []storage.LifecycleRule
+	var marks []objectstore.BucketChange
+	keep := func(r storage.LifecycleRule) {
+		if !slices.ContainsFunc(ours, func(k storage.LifecycleRule) bool { return reflect.DeepEqual(k, r) }) {
+			ours = append(ours, r)
+		}
+	}
+	if !handBack {
+		keep(abortUploadsRule)
+	}
+	keep(markedRule())
 	for _, r := range have {
-		if r.Condition.NoncurrentTimeBefore.IsZero() {
-			continue
-		}
-		prefix, ours := deferralOf(r)
-		if !ours || slices.ContainsFunc(kept, func(k storage.LifecycleRule) bool { return reflect.DeepEqual(k, r) }) {
-			continue
-		}
-		uncovered, err := s.uncoveredNoncurrent(ctx, bucket, prefix, r.Condition.NoncurrentTimeBefore)
-		if err != nil {
-			return storage.Lifecycle{}, err
-		}
-		if len(uncovered) == 0 {
-			continue // spent: every generation it covers is gone or marked
-		}
-		if handBack {
-			unmarkable := false
-			if err := s.mark(ctx, bucket, uncovered, time.Now().UTC(), &unmarkable); err != nil {
-				return storage.Lifecycle{}, err
+		switch {
+		case !ownRule(r):
+			others = append(others, r)
+		case r.Condition.NoncurrentTimeBefore.IsZero():
+			// abortUploadsRule and markedRule are in place; the old per-prefix rules are dropped.
+		default:
+			prefix, _ := deferralOf(r)
+			uncovered, err := s.uncoveredNoncurrent(ctx, bucket, prefix, r.Condition.NoncurrentTimeBefore)
+			if err != nil {
+				return storage.Lifecycle{}, nil, err
 			}
-			if unmarkable {
-				return storage.Lifecycle{}, &HandBackBlockedError{Bucket: bucket, Rule: describeRule(r), Generations: len(uncovered)}
+			switch {
+			case len(uncovered) == 0:
+				// spent: every generation it covers is gone or marked
+			case !handBack:
+				keep(r)
+			case !apply:
+				marks = append(marks, objectstore.BucketChange{Setting: fmt.Sprintf("custom time of %d noncurrent generations under %q", len(uncovered), prefix), Action: objectstore.ChangeCreate,
+					Detail: "so that " + describeRule(markedRule()) + " deletes them once the rule " + describeRule(r) + " is gone"})
+			default:
+				unmarkable := false
+				if err := s.mark(ctx, bucket, uncovered, time.Now().UTC(), &unmarkable); err != nil {
+					return storage.Lifecycle{}, nil, err
+				}
+				if unmarkable {
+					return storage.Lifecycle{}, nil, &HandBackBlockedError{Bucket: bucket, Rule: describeRule(r), Generations: len(uncovered)}
+				}
 			}
-			continue
 		}
-		kept = append(kept, r)
 	}
-	if handBack {
-		return storage.Lifecycle{Rules: []storage.LifecycleRule{markedRule()}}, nil
+	// Ours first, then the rules of others in their order: after one write, the order is stable.
+	want := append(ours, others...)
+	return storage.Lifecycle{Rules: want}, marks, nil
+}
+
+// lifecycleDiff names the rules created and deleted between have and want.
+func lifecycleDiff(have, want []storage.LifecycleRule) []objectstore.BucketChange {
+	var out []objectstore.BucketChange
+	in := func(rules []storage.LifecycleRule, r storage.LifecycleRule) bool {
+		return slices.ContainsFunc(rules, func(x storage.LifecycleRule) bool { return reflect.DeepEqual(x, r) })
 	}
-	return storage.Lifecycle{Rules: append([]storage.LifecycleRule{abortUploadsRule, markedRule()}, kept...)}, nil
+	for _, r := range want {
+		if !in(have, r) {
+			out = append(out, objectstore.BucketChange{Setting: "lifecycle rule " + describeRule(r), Action: objectstore.ChangeCreate})
+		}
+	}
+	for _, r := range have {
+		if !in(want, r) {
+			out = append(out, objectstore.BucketChange{Setting: "lifecycle rule " + describeRule(r), Action: objectstore.ChangeDelete})
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, objectstore.BucketChange{Setting: "lifecycle rules", Action: objectstore.ChangeUpdate, Detail: "a rule read back twice is written once"})
+	}
+	return out
 }
 
 // uncoveredNoncurrent lists the noncurrent generations under prefix that became noncurrent before

@@ -64,15 +64,20 @@ func TestBucketSettingsAreCreatedAndConverged(t *testing.T) {
 	if err := ensure(t, s, name, cfg); err != nil {
 		t.Fatal(err)
 	}
-	check := func(when string) {
+	check := func(when string, others ...string) {
 		t.Helper()
 		iam := field(t, name, "iamConfiguration")
 		if ubla, _ := iam["uniformBucketLevelAccess"].(map[string]any); ubla["enabled"] != true || iam["publicAccessPrevention"] != "enforced" {
 			t.Fatalf("%s: iamConfiguration = %v; want uniform bucket-level access and enforced public access prevention", when, iam)
 		}
 		rules, _ := field(t, name, "lifecycle")["rule"].([]any)
-		if len(rules) != 2 || !strings.Contains(fmt.Sprint(rules[0]), "AbortIncompleteMultipartUpload") || fmt.Sprint(rules[1]) != "map[action:map[type:Delete] condition:map[daysSinceCustomTime:1]]" {
-			t.Fatalf("%s: lifecycle rules = %v; want exactly the abort-upload rule and the bucket's deferral rule", when, rules)
+		if len(rules) != 2+len(others) || !strings.Contains(fmt.Sprint(rules[0]), "AbortIncompleteMultipartUpload") || fmt.Sprint(rules[1]) != "map[action:map[type:Delete] condition:map[daysSinceCustomTime:1]]" {
+			t.Fatalf("%s: lifecycle rules = %v; want the abort-upload rule and the bucket's deferral rule, then the rules of others %v", when, rules, others)
+		}
+		for i, o := range others {
+			if fmt.Sprint(rules[2+i]) != o {
+				t.Fatalf("%s: lifecycle rules = %v; want the rule of others %s kept", when, rules, o)
+			}
 		}
 		if rp := field(t, name, "retentionPolicy"); fmt.Sprint(rp["retentionPeriod"]) != "86400" {
 			t.Fatalf("%s: retentionPolicy = %v; want 86400 s", when, rp)
@@ -94,7 +99,8 @@ func TestBucketSettingsAreCreatedAndConverged(t *testing.T) {
 		t.Fatalf("a converged bucket was updated again (%d updates); reconciles must be idempotent", after-before)
 	}
 
-	// Drift: somebody opens the bucket, replaces the lifecycle, drops a label and the retention.
+	// Drift: somebody opens the bucket, replaces the lifecycle with a rule of theirs, drops a label
+	// and the retention. Ours is corrected; their rule and label are kept.
 	gcs.SetBucketField(name, "iamConfiguration", json.RawMessage(`{"uniformBucketLevelAccess":{"enabled":false},"publicAccessPrevention":"inherited"}`), false)
 	gcs.SetBucketField(name, "lifecycle", json.RawMessage(`{"rule":[{"action":{"type":"Delete"},"condition":{"age":1}}]}`), false)
 	// (The label managed-by stays: a bucket without it is somebody else's unless it is
@@ -104,7 +110,7 @@ func TestBucketSettingsAreCreatedAndConverged(t *testing.T) {
 	if err := ensure(t, s, name, cfg); err != nil {
 		t.Fatal(err)
 	}
-	check("after drift correction")
+	check("after drift correction", "map[action:map[type:Delete] condition:map[age:1]]")
 	if l := field(t, name, "labels"); l["other"] != "kept" {
 		t.Fatalf("labels the extension does not declare are left alone, got %v", l)
 	}

@@ -34,27 +34,54 @@ type management struct {
 // bucket of ours is ever seen without its marker. An existing directory is ours only with the
 // marker; its mode is converged. Region is ignored: a directory has none.
 func (m *management) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
-	dir, err := m.bucketPath(b.Name)
-	if err != nil {
-		return err
-	}
-	if fi, err := os.Stat(m.root); err != nil || !fi.IsDir() {
-		return fmt.Errorf("%w: the root directory of the buckets (--%s) is missing or not a directory: is its volume mounted?", objectstore.ErrUnreachable, FlagRoot)
-	}
 	for range 2 {
-		r, err := m.openBucket(b.Name)
-		if err == nil {
-			_ = r.Close()
-			return classify(os.Chmod(dir, bucketMode))
-		}
-		if !errors.Is(err, objectstore.ErrBucketNotFound) {
+		changes, err := m.plan(b)
+		if err != nil || len(changes) == 0 {
 			return err
 		}
+		if changes[0].Setting != "bucket" {
+			dir, _ := m.bucketPath(b.Name)
+			return classify(os.Chmod(dir, bucketMode))
+		}
+		dir, _ := m.bucketPath(b.Name)
 		if err := m.create(ctx, b.Name, dir); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// PlanBucket implements objectstore.BucketPlanner: the bucket directory to create, or its mode to
+// converge.
+func (m *management) PlanBucket(_ context.Context, b objectstore.Bucket) ([]objectstore.BucketChange, error) {
+	return m.plan(b)
+}
+
+// plan reads the bucket directory and returns what EnsureBucket changes.
+func (m *management) plan(b objectstore.Bucket) ([]objectstore.BucketChange, error) {
+	dir, err := m.bucketPath(b.Name)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(m.root); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%w: the root directory of the buckets (--%s) is missing or not a directory: is its volume mounted?", objectstore.ErrUnreachable, FlagRoot)
+	}
+	r, err := m.openBucket(b.Name)
+	if errors.Is(err, objectstore.ErrBucketNotFound) {
+		return []objectstore.BucketChange{{Setting: "bucket", Action: objectstore.ChangeCreate, Detail: fmt.Sprintf("a directory with mode %v and the marker %s", bucketMode, MarkerFile)}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	_ = r.Close()
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil, classify(err)
+	}
+	if fi.Mode().Perm() != bucketMode {
+		return []objectstore.BucketChange{{Setting: "directory mode", Action: objectstore.ChangeUpdate, Detail: fmt.Sprintf("%v -> %v", fi.Mode().Perm(), bucketMode)}}, nil
+	}
+	return nil, nil
 }
 
 // create makes the bucket directory with its marker under a temporary name and renames it into

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // TestCreateNeverReplacesADirectoryMadeMeanwhile: between EnsureBucket's check and its rename,
@@ -32,5 +34,51 @@ func TestCreateNeverReplacesADirectoryMadeMeanwhile(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(root); len(entries) != 1 {
 		t.Fatalf("the root holds %d entries; want the one directory (no temporary left)", len(entries))
+	}
+}
+
+// TestPlanBucketIsWhatEnsureBucketDoes: a missing bucket is planned and not made; after
+// EnsureBucket nothing is planned; a mode changed by hand is named, and EnsureBucket then leaves
+// nothing to plan.
+func TestPlanBucketIsWhatEnsureBucketDoes(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	m := &management{store: &store{root: root, pageSize: 10}}
+	b := objectstore.Bucket{Name: "b1"}
+	plan := func() []string {
+		t.Helper()
+		changes, err := m.PlanBucket(ctx, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range changes {
+			out = append(out, string(c.Action)+" "+c.Setting)
+		}
+		return out
+	}
+	if got := plan(); len(got) != 1 || got[0] != "create bucket" {
+		t.Fatalf("plan of a missing bucket: %v", got)
+	}
+	if _, err := os.Stat(filepath.Join(root, "b1")); !os.IsNotExist(err) {
+		t.Fatalf("PlanBucket made the bucket: %v", err)
+	}
+	if err := m.EnsureBucket(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if got := plan(); len(got) != 0 {
+		t.Fatalf("plan after EnsureBucket: %v; want nothing", got)
+	}
+	if err := os.Chmod(filepath.Join(root, "b1"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got := plan(); len(got) != 1 || got[0] != "update directory mode" {
+		t.Fatalf("plan with drift: %v", got)
+	}
+	if err := m.EnsureBucket(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if got := plan(); len(got) != 0 {
+		t.Fatalf("plan after EnsureBucket corrected the drift: %v; want nothing", got)
 	}
 }

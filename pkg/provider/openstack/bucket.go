@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -17,64 +18,91 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// EnsureBucket implements objectstore.Management: the container exists, private (no read or write
-// ACL), with versioning as declared, marked as this bucket's (takeover.go: a container in
+// EnsureBucket implements objectstore.Management: the container exists, private (no public
+// grant in its read ACL; the grants to projects and users of others, and their metadata, are
+// kept), with versioning as declared, marked as this bucket's (takeover.go: a container in
 // provider-openstack's form is adopted, any other is ErrOwnedByOther and untouched). With
 // handBack, the state provider-openstack handles is read back before it returns nil.
 func (s *management) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
+	_, err := s.reconcile(ctx, b, true)
+	return err
+}
+
+// PlanBucket implements objectstore.BucketPlanner: EnsureBucket's reads and diff without its
+// writes (with handBack, the listing of the container's versions too).
+func (s *management) PlanBucket(ctx context.Context, b objectstore.Bucket) ([]objectstore.BucketChange, error) {
+	return s.reconcile(ctx, b, false)
+}
+
+// reconcile is EnsureBucket (apply) or PlanBucket: observe, desire, diff and, with apply, write.
+func (s *management) reconcile(ctx context.Context, b objectstore.Bucket, apply bool) ([]objectstore.BucketChange, error) {
 	if s.unusable != nil {
 		// Refused before anything is made: no shoot comes to depend on backups never taken.
-		return s.unusable
+		return nil, s.unusable
 	}
 	if err := osapi.ValidateBucketName(b.Name); err != nil {
-		return err
+		return nil, err
 	}
 	cfg := s.cfg
 	c, err := s.swift(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s.mu.Lock()
 	noVersioning := s.noObjectVersioning
 	s.mu.Unlock()
 	if cfg.Versioning && noVersioning {
-		return fmt.Errorf("%w: spec.providerConfig.versioning: the Swift cluster offers no object versioning "+
+		return nil, fmt.Errorf("%w: spec.providerConfig.versioning: the Swift cluster offers no object versioning "+
 			"(its /info lists no object_versioning: the versioned_writes middleware with allow_object_versioning = true), "+
 			"so the container's versioning would be dropped without a word: set versioning: false or enable it in the cluster", objectstore.ErrUnsupported)
 	}
 	current, md, err := readContainer(ctx, c, b.Name)
 	switch {
 	case gophercloud.ResponseCodeIs(err, http.StatusNotFound):
+		changes := []objectstore.BucketChange{{Setting: "container", Action: objectstore.ChangeCreate, Detail: fmt.Sprintf("private, versioning %t, marked %s", cfg.Versioning, MetaBucket)}}
+		if !apply {
+			return changes, nil
+		}
 		// Made private (Swift gives a new container no ACL), with its versioning and marker.
 		opts := containers.CreateOpts{VersionsEnabled: cfg.Versioning, Metadata: map[string]string{MetaBucket: b.Name}}
 		if _, err := containers.Create(ctx, c, b.Name, opts).Extract(); err != nil {
-			return fmt.Errorf("creating container %q: %w", b.Name, classify(err))
+			return nil, fmt.Errorf("creating container %q: %w", b.Name, classify(err))
 		}
-		return s.handedBack(ctx, c, b.Name)
+		return changes, s.handedBack(ctx, c, b.Name, true)
 	case err != nil:
-		return fmt.Errorf("reading container %q: %w", b.Name, classify(err))
+		return nil, fmt.Errorf("reading container %q: %w", b.Name, classify(err))
 	}
 	owner, err := ownershipOf(b.Name, md)
 	if owner == foreign {
-		return err
+		return nil, err
 	}
 	// A reconcile of an unchanged container of ours (every rotation and spec change of a seed's
-	// bucket) sends no write.
-	if owner == incumbents || !noACL(current.Read) || !noACL(current.Write) || current.VersionsEnabled != cfg.Versioning {
-		// Adoption writes the marker with the convergence: a container of provider-openstack's
-		// form becomes ours without being re-created, renamed or emptied (Swift's container POST
-		// keeps every object, and the metadata it does not name).
-		empty := ""
-		versioning := cfg.Versioning
-		opts := containers.UpdateOpts{ContainerRead: &empty, ContainerWrite: &empty, VersionsEnabled: &versioning}
-		if owner == incumbents {
-			opts.Metadata = map[string]string{MetaBucket: b.Name, MetaAdoptedFrom: AdoptedFromProviderOpenStack}
-		}
+	// bucket) sends no write. Adoption writes the marker with the convergence: a container of
+	// provider-openstack's form becomes ours without being re-created, renamed or emptied
+	// (Swift's container POST keeps every object, and the metadata it does not name).
+	var changes []objectstore.BucketChange
+	versioning := cfg.Versioning
+	opts := containers.UpdateOpts{VersionsEnabled: &versioning}
+	if read, public := withoutPublicGrants(current.Read); public {
+		opts.ContainerRead = &read
+		changes = append(changes, objectstore.BucketChange{Setting: "read ACL", Action: objectstore.ChangeUpdate, Detail: "public grants removed, the others kept: " + strconv.Quote(read)})
+	}
+	if current.VersionsEnabled != cfg.Versioning {
+		changes = append(changes, objectstore.BucketChange{Setting: "versioning", Action: objectstore.ChangeUpdate, Detail: fmt.Sprintf("%t -> %t", current.VersionsEnabled, cfg.Versioning)})
+	}
+	if owner == incumbents {
+		opts.Metadata = map[string]string{MetaBucket: b.Name, MetaAdoptedFrom: AdoptedFromProviderOpenStack}
+		changes = append(changes, objectstore.BucketChange{Setting: "metadata " + MetaBucket + ", " + MetaAdoptedFrom, Action: objectstore.ChangeCreate, Detail: "adopted from provider-openstack"})
+	}
+	if !apply {
+		return changes, s.handedBack(ctx, c, b.Name, false)
+	}
+	if len(changes) > 0 {
 		if _, err := containers.Update(ctx, c, b.Name, opts).Extract(); err != nil {
-			return fmt.Errorf("converging container %q: %w", b.Name, classify(err))
+			return nil, fmt.Errorf("converging container %q: %w", b.Name, classify(err))
 		}
 	}
-	return s.handedBack(ctx, c, b.Name)
+	return changes, s.handedBack(ctx, c, b.Name, true)
 }
 
 // DeleteBucket implements objectstore.Management. A container that is neither ours nor in
@@ -107,8 +135,25 @@ func (s *management) DeleteBucket(ctx context.Context, name string) error {
 	return classify(err)
 }
 
-// noACL reports whether a container ACL as gophercloud splits it (an absent header is [""])
-// grants nothing.
-func noACL(acl []string) bool {
-	return strings.TrimSpace(strings.Join(acl, "")) == ""
+// withoutPublicGrants returns a container read ACL as gophercloud splits it (an absent header
+// is [""]) without its public grants (referrers, ".r:...", and ".rlistings": anybody may read or
+// list without credentials), and whether it had any. The grants to projects and users somebody
+// gave are kept: only access without credentials is this extension's to remove. A write ACL
+// holds no public grant (Swift refuses referrers there) and is never changed.
+func withoutPublicGrants(acl []string) (string, bool) {
+	var kept []string
+	public := false
+	for _, part := range acl {
+		for _, g := range strings.Split(part, ",") {
+			g = strings.TrimSpace(g)
+			switch {
+			case g == "":
+			case strings.HasPrefix(g, ".r:"), g == ".rlistings":
+				public = true
+			default:
+				kept = append(kept, g)
+			}
+		}
+	}
+	return strings.Join(kept, ","), public
 }

@@ -1,0 +1,181 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package gcp_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	gcsiam "cloud.google.com/go/iam"
+	"cloud.google.com/go/storage"
+
+	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
+)
+
+// operatorRule is an operator's lifecycle rule under reports/.
+var operatorRule = storage.LifecycleRule{Action: storage.LifecycleAction{Type: storage.DeleteAction},
+	Condition: storage.LifecycleCondition{AgeInDays: 400, MatchesPrefix: []string{"reports/"}}}
+
+const (
+	operatorLabel  = "cost-center"
+	operatorMember = "group:audit@example.com"
+	operatorRole   = "roles/storage.objectViewer"
+)
+
+// plan is PlanBucket of the bucket with cfg, as "action setting".
+func plan(t *testing.T, name string, cfg *gcpapi.BackupBucketConfig) []string {
+	t.Helper()
+	m := gcpprovider.WithConfig(newStore(t, gcs.SecretData()).DataPlane, cfg)
+	planner, ok := m.(objectstore.BucketPlanner)
+	if !ok {
+		t.Fatalf("%T does not implement objectstore.BucketPlanner", m)
+	}
+	changes, err := planner.PlanBucket(ctxFor(t), objectstore.Bucket{Name: name, Region: region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, c := range changes {
+		out = append(out, string(c.Action)+" "+c.Setting)
+	}
+	return out
+}
+
+// TestForeignSettingsSurviveTakeoverAndHandBack: an operator's label and IAM binding on
+// provider-gcp's bucket, and an operator's lifecycle rule added once the bucket is this
+// extension's (provider-gcp's own reconcile keeps no rule but its one), are kept by the takeover,
+// by every reconcile and by the hand-back; after each, PlanBucket finds nothing to change.
+func TestForeignSettingsSurviveTakeoverAndHandBack(t *testing.T) {
+	ctx := ctxFor(t)
+	data := gcs.SecretData()
+	s, c := newStore(t, data), rawClient(t, data)
+	name := newBucketName()
+	incumbentBucket(t, c, name, 24*time.Hour)
+	upd := storage.BucketAttrsToUpdate{}
+	upd.SetLabel(operatorLabel, "backup-audit")
+	if _, err := c.Bucket(name).Update(ctx, upd); err != nil {
+		t.Fatal(err)
+	}
+	h := c.Bucket(name).IAM()
+	policy, err := h.Policy(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy.Add(operatorMember, gcsiam.RoleName(operatorRole))
+	if err := h.SetPolicy(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	check := func(stage string, withRule bool) {
+		t.Helper()
+		attrs, err := c.Bucket(name).Attrs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if attrs.Labels[operatorLabel] != "backup-audit" {
+			t.Errorf("%s: labels %v; want the operator's %s kept", stage, attrs.Labels, operatorLabel)
+		}
+		if withRule && !slices.ContainsFunc(attrs.Lifecycle.Rules, func(r storage.LifecycleRule) bool {
+			return slices.Equal(r.Condition.MatchesPrefix, []string{"reports/"})
+		}) {
+			t.Errorf("%s: lifecycle %v; want the operator's rule kept", stage, attrs.Lifecycle.Rules)
+		}
+		p, err := h.Policy(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.HasRole(operatorMember, gcsiam.RoleName(operatorRole)) {
+			t.Errorf("%s: the operator's IAM binding %s %s is gone", stage, operatorRole, operatorMember)
+		}
+	}
+	cfg := immutable(24*time.Hour, false)
+	if err := ensure(t, s, name, cfg); err != nil {
+		t.Fatalf("takeover: %v", err)
+	}
+	check("after the takeover", false)
+	if got := plan(t, name, cfg); len(got) != 0 {
+		t.Fatalf("plan after the takeover: %v; want nothing", got)
+	}
+	attrs, err := c.Bucket(name).Attrs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Bucket(name).Update(ctx, storage.BucketAttrsToUpdate{Lifecycle: &storage.Lifecycle{Rules: append(attrs.Lifecycle.Rules, operatorRule)}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := plan(t, name, cfg); len(got) != 0 {
+		t.Fatalf("plan with the operator's rule: %v; want nothing (it is not ours)", got)
+	}
+	if err := ensure(t, s, name, cfg); err != nil {
+		t.Fatal(err)
+	}
+	check("after a reconcile", true)
+	back := immutable(24*time.Hour, false)
+	back.HandBack = true
+	if got, want := plan(t, name, back), []string{`delete lifecycle rule "AbortIncompleteMultipartUpload if age 7 days, the whole bucket"`}; len(got) != 1 || got[0][:6] != "delete" {
+		t.Fatalf("plan of the hand-back: %v; want our abort rule deleted alone, like %v", got, want)
+	}
+	if err := ensure(t, s, name, back); err != nil {
+		t.Fatalf("hand-back: %v", err)
+	}
+	check("after the hand-back", true)
+	if got := plan(t, name, back); len(got) != 0 {
+		t.Fatalf("plan after the hand-back: %v; want nothing", got)
+	}
+}
+
+// TestPlanBucketIsWhatEnsureBucketDoes: a missing bucket is one change and is not created;
+// after EnsureBucket nothing is planned; drift of this extension's settings (its abort rule
+// gone, one of its labels changed) is named, twice (the plan writes nothing), and EnsureBucket
+// then leaves nothing to plan.
+func TestPlanBucketIsWhatEnsureBucketDoes(t *testing.T) {
+	ctx := ctxFor(t)
+	data := gcs.SecretData()
+	s, c := newStore(t, data), rawClient(t, data)
+	name := newBucketName()
+	cfg := &gcpapi.BackupBucketConfig{Labels: map[string]string{"team": "backup"}}
+	if got := plan(t, name, cfg); !slices.Equal(got, []string{"create bucket"}) {
+		t.Fatalf("plan of a missing bucket: %v", got)
+	}
+	if _, err := c.Bucket(name).Attrs(ctx); err == nil {
+		t.Fatal("PlanBucket created the bucket")
+	}
+	if err := ensure(t, s, name, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := plan(t, name, cfg); len(got) != 0 {
+		t.Fatalf("plan after EnsureBucket: %v; want nothing", got)
+	}
+	attrs, err := c.Bucket(name).Attrs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules []storage.LifecycleRule
+	for _, r := range attrs.Lifecycle.Rules {
+		if r.Action.Type != storage.AbortIncompleteMPUAction {
+			rules = append(rules, r)
+		}
+	}
+	upd := storage.BucketAttrsToUpdate{Lifecycle: &storage.Lifecycle{Rules: rules}}
+	upd.SetLabel("team", "someone-else")
+	if _, err := c.Bucket(name).Update(ctx, upd); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`create lifecycle rule "AbortIncompleteMultipartUpload if age 7, the whole bucket"`, "update label team"}
+	for range 2 {
+		got := plan(t, name, cfg)
+		if len(got) != 2 || got[0][:len("create lifecycle rule")] != "create lifecycle rule" || got[1] != want[1] {
+			t.Fatalf("plan with drift: %v; want like %v", got, want)
+		}
+	}
+	if err := ensure(t, s, name, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := plan(t, name, cfg); len(got) != 0 {
+		t.Fatalf("plan after EnsureBucket corrected the drift: %v; want nothing", got)
+	}
+}
