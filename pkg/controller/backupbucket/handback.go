@@ -68,7 +68,7 @@ func (a *actuator) observeHandBack(ctx context.Context, bb *extensionsv1alpha1.B
 	if o.entryIssuers, err = entryIssuersOf(bb); err != nil {
 		return o, err
 	}
-	if c := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionHandBack); c != nil && c.Reason == reasonHandBackSettling {
+	if c := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionHandBack); c != nil && c.Reason == ReasonHandBackSettling {
 		o.settlingSince = c.LastUpdateTime.Time // the message never changes while Settling: written once
 	}
 	if o.needsSecrets() {
@@ -126,7 +126,7 @@ func (e *handBackExecution) do(ctx context.Context, s handBackStep) error {
 		e.log.Info("Bucket is handed back: its BackupEntries no longer carry this extension's finalizer", "bucket", bb.Name, "released", released)
 		return nil
 	case handedBackStep:
-		return a.setHandBackCondition(ctx, bb, gardencorev1beta1.ConditionTrue, reasonHandedBack, s.message)
+		return a.setHandBackCondition(ctx, bb, gardencorev1beta1.ConditionTrue, ReasonHandedBack, s.message)
 	}
 	return fmt.Errorf("unknown step %T of the hand-back", s)
 }
@@ -167,12 +167,12 @@ func (e *handBackExecution) sweep(ctx context.Context, s sweepEntryPrincipalsSte
 	var refused *entrySweepRefusedError
 	switch {
 	case errors.As(err, &refused):
-		return e.wait(ctx, handBackWaitStep{status: gardencorev1beta1.ConditionProgressing, reason: reasonHandBackPrincipal,
+		return e.wait(ctx, handBackWaitStep{status: gardencorev1beta1.ConditionProgressing, reason: ReasonHandBackPrincipals,
 			message: fmt.Sprintf("The hand-back waits: %s. It is tried again on every look; once they are removed (by the sweep, or by hand), the hand-back finishes", refused.message)})
 	case err != nil:
 		return err
 	case !done:
-		return e.wait(ctx, handBackWaitStep{status: gardencorev1beta1.ConditionProgressing, reason: reasonHandBackPrincipal,
+		return e.wait(ctx, handBackWaitStep{status: gardencorev1beta1.ConditionProgressing, reason: ReasonHandBackPrincipals,
 			message: fmt.Sprintf("The hand-back waits: entry issuer %s keeps principals it made for the bucket's entries (in %s, marked with the bucket's name) that it cannot tell to be this extension's alone; tried again on every look", s.issuer, orAnywhere(s.location))})
 	}
 	record, err := entryIssuersOf(bb)

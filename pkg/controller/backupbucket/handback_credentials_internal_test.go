@@ -112,16 +112,16 @@ func (f *genFixture) expectWaiting(err error, status gardencorev1beta1.Condition
 	f.expectEvents(events...)
 }
 
-// settled ages a Settling HandBack condition past handBackSettle, as the time passing does.
+// settled ages a Settling HandBack condition past HandBackSettle, as the time passing does.
 func (f *genFixture) settled() {
 	f.t.Helper()
 	bb := f.bucket()
 	i := slices.IndexFunc(bb.Status.Conditions, func(c gardencorev1beta1.Condition) bool { return c.Type == ConditionHandBack })
-	if i < 0 || bb.Status.Conditions[i].Reason != reasonHandBackSettling {
+	if i < 0 || bb.Status.Conditions[i].Reason != ReasonHandBackSettling {
 		f.t.Fatalf("conditions %+v; want %s Settling", bb.Status.Conditions, ConditionHandBack)
 	}
 	c := &bb.Status.Conditions[i]
-	c.LastUpdateTime = metav1.NewTime(c.LastUpdateTime.Add(-handBackSettle))
+	c.LastUpdateTime = metav1.NewTime(c.LastUpdateTime.Add(-HandBackSettle))
 	if err := f.client.Status().Update(f.ctx, bb); err != nil {
 		f.t.Fatal(err)
 	}
@@ -130,8 +130,8 @@ func (f *genFixture) settled() {
 // expectHandedBack checks condition HandBack True/HandedBack.
 func (f *genFixture) expectHandedBack() {
 	f.t.Helper()
-	if c := v1beta1helper.GetCondition(f.bucket().Status.Conditions, ConditionHandBack); c == nil || c.Status != gardencorev1beta1.ConditionTrue || c.Reason != reasonHandedBack {
-		f.t.Fatalf("condition %s %+v; want True/%s", ConditionHandBack, c, reasonHandedBack)
+	if c := v1beta1helper.GetCondition(f.bucket().Status.Conditions, ConditionHandBack); c == nil || c.Status != gardencorev1beta1.ConditionTrue || c.Reason != ReasonHandedBack {
+		f.t.Fatalf("condition %s %+v; want True/%s", ConditionHandBack, c, ReasonHandedBack)
 	}
 }
 
@@ -175,13 +175,13 @@ func TestHandBackWhileGenerationIsOn(t *testing.T) {
 				}
 				return
 			}
-			f.expectWaiting(err, gardencorev1beta1.ConditionFalse, reasonHandBackSettings, []string{`"cred-1"`, "remove generatedCredentials"}, "Normal "+ReasonHandBackWaiting)
+			f.expectWaiting(err, gardencorev1beta1.ConditionFalse, ReasonHandBackSettings, []string{`"cred-1"`, "remove generatedCredentials"}, "Normal "+ReasonHandBackWaiting)
 			if !f.held("shoot--p--s--1") {
 				t.Error("a waiting hand-back released the entry")
 			}
 			f.expectPublished("cred-1", "mem")
 			// Looked at again, it still waits, without a new event.
-			f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionFalse, reasonHandBackSettings, nil)
+			f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionFalse, ReasonHandBackSettings, nil)
 		})
 	}
 }
@@ -247,7 +247,7 @@ func TestHandBackRevokesRetiringCredentialsOnceNoSecretHoldsThem(t *testing.T) {
 		if i == 0 {
 			events = []string{"Normal " + ReasonHandBackWaiting}
 		}
-		f.expectWaiting(err, gardencorev1beta1.ConditionProgressing, reasonHandBackSecrets, append(step.want, `"cred-1"`), events...)
+		f.expectWaiting(err, gardencorev1beta1.ConditionProgressing, ReasonHandBackSecrets, append(step.want, `"cred-1"`), events...)
 		if c := v1beta1helper.GetCondition(f.bucket().Status.Conditions, ConditionHandBack); strings.Contains(c.Message, "shoot--p--o") || strings.Contains(c.Message, "shoot--p--m/etcd-backup") {
 			t.Errorf("%s: the hand-back counts a secret that is not this bucket's entries': %v", step.what, c.Message)
 		}
@@ -262,9 +262,9 @@ func TestHandBackRevokesRetiringCredentialsOnceNoSecretHoldsThem(t *testing.T) {
 	}
 
 	f.setData("shoot--p--m", "source-etcd-backup", map[string][]byte{v1beta1constants.DataKeyBackupBucketName: []byte(genBucket), "key": operator["key"]})
-	f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionProgressing, reasonHandBackSettling, []string{`"cred-1"`}, "Normal "+ReasonHandBackWaiting)
+	f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionProgressing, ReasonHandBackSettling, []string{`"cred-1"`}, "Normal "+ReasonHandBackWaiting)
 	expectValid(t, f.mem, "cred-1") // the kubelet may not have updated the etcd pods' files yet
-	f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionProgressing, reasonHandBackSettling, nil)
+	f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionProgressing, ReasonHandBackSettling, nil)
 	f.settled()
 	if err := f.reconcile(); err != nil {
 		t.Fatalf("hand-back once no secret holds the generated credential: %v", err)
@@ -314,7 +314,7 @@ func TestHandBackInTheSameChangeAsTheSwitchOff(t *testing.T) {
 	f.events()
 
 	f.handBack(nil)
-	f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionProgressing, reasonHandBackSecrets, []string{"1 secrets", "garden/entry-shoot--p--s--1"},
+	f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionProgressing, ReasonHandBackSecrets, []string{"1 secrets", "garden/entry-shoot--p--s--1"},
 		"Normal "+ReasonRetiring, "Normal "+ReasonHandBackWaiting)
 	expectValid(t, f.mem, "cred-1")
 	s := f.mustSecret()
@@ -322,7 +322,7 @@ func TestHandBackInTheSameChangeAsTheSwitchOff(t *testing.T) {
 		t.Fatalf("the waiting hand-back did not start the retirement: %v", s.Annotations)
 	}
 	f.setData("garden", "entry-shoot--p--s--1", s.Data) // gardenlet syncs the copy
-	f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionProgressing, reasonHandBackSettling, nil, "Normal "+ReasonHandBackWaiting)
+	f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionProgressing, ReasonHandBackSettling, nil, "Normal "+ReasonHandBackWaiting)
 	f.settled()
 	f.mustReconcile()
 	expectValid(t, f.mem)

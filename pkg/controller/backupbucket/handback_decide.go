@@ -23,28 +23,28 @@ import (
 
 // ConditionHandBack on a BackupBucket says where its hand-back is: True/HandedBack once nothing
 // of this extension outlives the switch back; False while the operator must change the
-// configuration (reasonHandBackSettings); Progressing while it waits for what moves by itself
+// configuration (ReasonHandBackSettings); Progressing while it waits for what moves by itself
 // (secrets being synced, the kubelet's copy, a sweep tried again). Absent without handBack.
 const ConditionHandBack gardencorev1beta1.ConditionType = "HandBack"
 
 // Reasons of ConditionHandBack.
 const (
-	reasonHandBackSettings  = "WaitingForSettings"
-	reasonHandBackSecrets   = "WaitingForSecrets"
-	reasonHandBackSettling  = "Settling"
-	reasonHandBackPrincipal = "EntryPrincipalsLeft"
-	reasonHandedBack        = "HandedBack"
+	ReasonHandBackSettings   = "WaitingForSettings"
+	ReasonHandBackSecrets    = "WaitingForSecrets"
+	ReasonHandBackSettling   = "Settling"
+	ReasonHandBackPrincipals = "EntryPrincipalsLeft"
+	ReasonHandedBack         = "HandedBack"
 )
 
 // ReasonHandBackWaiting is the event reason of a hand-back that waits, emitted when the reason
 // of ConditionHandBack changes to a waiting one.
 const ReasonHandBackWaiting = "HandBackWaiting"
 
-// handBackSettle is how long the secrets must have held the operator's credentials before the
+// HandBackSettle is how long the secrets must have held the operator's credentials before the
 // hand-back revokes the generated credentials they held: the kubelet updates the files it
 // projects from etcd-backup into the etcd pods within its sync period (about a minute), and a
 // snapshot taken with the old files after the revocation fails.
-const handBackSettle = 2 * time.Minute
+const HandBackSettle = 2 * time.Minute
 
 // holdersNamed is how many of the secrets that still hold a credential to be revoked a waiting
 // hand-back names.
@@ -122,7 +122,7 @@ type revokeGeneratedStep struct{}
 // sweepEntryPrincipalsStep sweeps every principal that entry issuer issuer made for the
 // bucket's entries in location (the live entries' too: they hold the operator's credentials by
 // now), and drops the issuer from the record once nothing is left. One left ends the plan
-// waiting (reasonHandBackPrincipal), naming the issuer and the place.
+// waiting (ReasonHandBackPrincipals), naming the issuer and the place.
 type sweepEntryPrincipalsStep struct{ issuer, location string }
 
 // releaseEntriesStep removes this extension's finalizer from every BackupEntry of the bucket
@@ -152,13 +152,13 @@ func (handedBackStep) String() string             { return "status True/HandedBa
 //  2. A secret the bucket's shoots read still holds something else than the operator's
 //     credentials (a generated credential, an entry's own): wait (Progressing), naming them;
 //     entries whose own reconcile rewrites their etcd-backup secret are asked for one.
-//  3. Generated credentials to revoke: wait handBackSettle after the secrets moved (Settling,
+//  3. Generated credentials to revoke: wait HandBackSettle after the secrets moved (Settling,
 //     the kubelet's copy), then revoke them.
 //  4. Sweep every recorded entry issuer's principals of the bucket, all of them.
 //  5. Release the entries, HandedBack.
 func decideHandBack(o handBackObserved) []handBackStep {
 	if want := o.settingsWanted(); want != "" {
-		return []handBackStep{handBackWaitStep{status: gardencorev1beta1.ConditionFalse, reason: reasonHandBackSettings,
+		return []handBackStep{handBackWaitStep{status: gardencorev1beta1.ConditionFalse, reason: ReasonHandBackSettings,
 			message: "The hand-back waits: remove " + want + " from the configuration; the hand-back then finishes by itself once the shoots' secrets hold the operator's credentials"}}
 	}
 	var plan []handBackStep
@@ -167,14 +167,14 @@ func decideHandBack(o handBackObserved) []handBackStep {
 		if o.holders.count > len(o.holders.first) {
 			more = fmt.Sprintf(" and %d more", o.holders.count-len(o.holders.first))
 		}
-		return []handBackStep{handBackWaitStep{status: gardencorev1beta1.ConditionProgressing, reason: reasonHandBackSecrets, nudge: slices.Clone(o.holders.stale),
+		return []handBackStep{handBackWaitStep{status: gardencorev1beta1.ConditionProgressing, reason: ReasonHandBackSecrets, nudge: slices.Clone(o.holders.stale),
 			message: fmt.Sprintf("The hand-back waits for %d secrets on this seed that the bucket's shoots read to hold the operator's credentials (%s%s): %s; gardenlet syncs the entries' secrets while this BackupBucket succeeds, and each entry's reconcile rewrites its etcd-backup secret",
 				o.holders.count, strings.Join(o.holders.first, ", "), more, o.revoking())}}
 	}
 	if o.revokesGenerated() {
-		if o.settlingSince.IsZero() || o.now.Before(o.settlingSince.Add(handBackSettle)) {
-			return []handBackStep{handBackWaitStep{status: gardencorev1beta1.ConditionProgressing, reason: reasonHandBackSettling,
-				message: fmt.Sprintf("Every secret on this seed that the bucket's shoots read holds the operator's credentials; generated credential %q is revoked %s after this condition's lastUpdateTime, once the kubelet has updated the etcd pods' copies", o.generated, handBackSettle)}}
+		if o.settlingSince.IsZero() || o.now.Before(o.settlingSince.Add(HandBackSettle)) {
+			return []handBackStep{handBackWaitStep{status: gardencorev1beta1.ConditionProgressing, reason: ReasonHandBackSettling,
+				message: fmt.Sprintf("Every secret on this seed that the bucket's shoots read holds the operator's credentials; generated credential %q is revoked %s after this condition's lastUpdateTime, once the kubelet has updated the etcd pods' copies", o.generated, HandBackSettle)}}
 		}
 		plan = append(plan, revokeGeneratedStep{})
 	}

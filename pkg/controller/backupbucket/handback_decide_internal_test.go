@@ -57,7 +57,7 @@ func TestDecideHandBack(t *testing.T) {
 			o:    handBackObserved{generated: "cred-1", holders: moved, settlingSince: now.Add(-time.Minute), now: now},
 			want: []string{"wait Progressing/Settling"}},
 		{name: "settled: revoked, then handed back",
-			o:    handBackObserved{generated: "cred-1", holders: moved, settlingSince: now.Add(-handBackSettle), now: now},
+			o:    handBackObserved{generated: "cred-1", holders: moved, settlingSince: now.Add(-HandBackSettle), now: now},
 			want: []string{"revoke generated", "release entries", "status True/HandedBack"}},
 		{name: "a secret moved back while settling: waits for it again",
 			o:    handBackObserved{generated: "cred-1", holders: held, settlingSince: now.Add(-time.Hour), now: now},

@@ -90,7 +90,7 @@ func TestHandBackRevokesEveryEntryPrincipal(t *testing.T) {
 
 	// A hand-back alone: entryCredentials still on.
 	configure("X", true)
-	f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionFalse, reasonHandBackSettings, []string{"remove entryCredentials", "issuer X"}, "Normal "+ReasonHandBackWaiting)
+	f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionFalse, ReasonHandBackSettings, []string{"remove entryCredentials", "issuer X"}, "Normal "+ReasonHandBackWaiting)
 	if len(f.calls) != 0 || !f.held("shoot--p--s--1") {
 		t.Fatalf("a hand-back with entryCredentials on swept %q or released the entry (held: %t)", f.calls, f.held("shoot--p--s--1"))
 	}
@@ -98,7 +98,7 @@ func TestHandBackRevokesEveryEntryPrincipal(t *testing.T) {
 	// Switched off with it: the switch-off's sweep keeps the live entry's; the hand-back waits for
 	// the etcd-backup secret that holds the entry's own credential.
 	configure("", true)
-	f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionProgressing, reasonHandBackSecrets, []string{"1 secrets", "shoot--p--s/etcd-backup", "issuer X", "place-of-X"}, "Normal "+ReasonHandBackWaiting)
+	f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionProgressing, ReasonHandBackSecrets, []string{"1 secrets", "shoot--p--s/etcd-backup", "issuer X", "place-of-X"}, "Normal "+ReasonHandBackWaiting)
 	if want := []string{"X sweep bucket live=[shoot--p--s--1/] ro=true ret=true"}; !slices.Equal(f.calls, want) {
 		t.Fatalf("calls %q; want %q", f.calls, want)
 	}
@@ -112,7 +112,7 @@ func TestHandBackRevokesEveryEntryPrincipal(t *testing.T) {
 	// sweep first.
 	f.setData("shoot--p--s", "etcd-backup", map[string][]byte{v1beta1constants.DataKeyBackupBucketName: []byte(genBucket), "key": []byte("operator")})
 	x.err = objectstore.ErrForbidden
-	f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionProgressing, reasonHandBackPrincipal, []string{"entry issuer X", "store refused"},
+	f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionProgressing, ReasonHandBackPrincipals, []string{"entry issuer X", "store refused"},
 		"Warning "+ReasonEntryCredentialsNotSwept, "Warning "+ReasonEntryCredentialsNotSwept, "Normal "+ReasonHandBackWaiting)
 	if !f.held("shoot--p--s--1") {
 		t.Fatal("a hand-back whose sweep was refused released the entry")
