@@ -74,7 +74,6 @@ func TestHandBackWithEntryCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var others []string
 	for i, prefix := range []string{unique("shoot--gone--") + "--1", unique("shoot--away--") + "--1"} {
 		pre, err := objectstore.EntryPrefix(prefix)
 		if err != nil {
@@ -89,7 +88,6 @@ func TestHandBackWithEntryCredentials(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		others = append(others, cred.ID)
 	}
 	if got := bucketPrincipals(t, bb.Name); len(got) != 4 {
 		t.Fatalf("MinIO service accounts of the bucket before the hand-back: %v; want the two entries', the force-deleted one's and the retiring one's", got)
