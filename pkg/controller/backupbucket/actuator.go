@@ -20,7 +20,6 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
@@ -79,27 +78,18 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 	switch {
 	case ensureErr == nil && err == nil && cfg.HandsBack():
 		return a.handBack(ctx, log, bb, cfg)
+	case !cfg.HandsBack():
+		if werr := a.withdrawHandBack(ctx, bb); werr != nil {
+			err = errors.Join(err, werr)
+		}
+	}
+	switch {
 	case ensureErr == nil:
 		return err
 	case err != nil:
 		return fmt.Errorf("%w; and the generated credentials: %w", ensureErr, err)
 	}
 	return ensureErr
-}
-
-// handBack completes a hand-back once the store is in the incumbent's form: no generated
-// credential may outlive it (handBackCredentials), and the bucket's entries must not wait for
-// this project's finalizer, which nothing would remove after the switch.
-func (a *actuator) handBack(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config) error {
-	if err := a.handBackCredentials(ctx, log, bb, cfg); err != nil {
-		return err
-	}
-	released, err := entryinfo.ReleaseEntriesOf(ctx, a.client, a.reader, bb.Name)
-	if err != nil {
-		return fmt.Errorf("bucket %q is handed back, but releasing its BackupEntries from finalizer %s failed: %w", bb.Name, entryinfo.FinalizerName, err)
-	}
-	log.Info("Bucket is handed back: its BackupEntries no longer carry this extension's finalizer", "bucket", bb.Name, "released", released)
-	return nil
 }
 
 // probe reads the bucket once with the operator's credentials.

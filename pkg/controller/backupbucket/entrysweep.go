@@ -49,7 +49,17 @@ const (
 	// entries that no longer exist go; a live entry revokes its own when reconciled, a retiring
 	// one ends at its time, a read-only one belongs to a source- entry on another seed.
 	sweepOrphans
+	// sweepHandBack is a hand-back (decideHandBack), once every secret the bucket's shoots read
+	// holds the operator's credentials: every principal goes, live entries' too; a refusal is
+	// returned as *entrySweepRefusedError, for the hand-back waits on it.
+	sweepHandBack
 )
+
+// entrySweepRefusedError is a sweep in mode sweepHandBack that the store or the configuration
+// refused; its message names what is left and why (the event's).
+type entrySweepRefusedError struct{ message string }
+
+func (e *entrySweepRefusedError) Error() string { return e.message }
 
 // entryIssuersOf reads the record (never nil).
 func entryIssuersOf(bb *extensionsv1alpha1.BackupBucket) (map[string]string, error) {
@@ -171,6 +181,9 @@ func (a *actuator) sweepEntryIssuer(ctx context.Context, log logr.Logger, bb *ex
 		}
 		log.Info("Entry principals not swept", "issuer", name, "why", why)
 		a.recorder.Eventf(bb, nil, corev1.EventTypeWarning, ReasonEntryCredentialsNotSwept, action, "%s", msg)
+		if mode == sweepHandBack && !final {
+			return false, &entrySweepRefusedError{message: msg}
+		}
 		return final || mode == sweepDeleted, nil
 	}
 	issuer, err := connect.NewEntryIssuer(ctx, a.reader, bb.Spec.SecretRef, bb.Spec.Region, cfg, name)
@@ -192,12 +205,14 @@ func (a *actuator) sweepEntryIssuer(ctx context.Context, log logr.Logger, bb *ex
 		}
 	}
 	sweep := objectstore.EntrySweep{KeepReadOnly: mode == sweepOrphans, KeepRetiring: mode == sweepOrphans}
-	err = eachEntryOf(ctx, a.reader, bb.Name, func(be *extensionsv1alpha1.BackupEntry) error {
-		if p, err := objectstore.EntryPrefix(be.Name); err == nil {
-			sweep.Live = append(sweep.Live, p)
-		}
-		return nil
-	})
+	if mode != sweepHandBack {
+		err = eachEntryOf(ctx, a.reader, bb.Name, func(be *extensionsv1alpha1.BackupEntry) error {
+			if p, err := objectstore.EntryPrefix(be.Name); err == nil {
+				sweep.Live = append(sweep.Live, p)
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		return false, err
 	}

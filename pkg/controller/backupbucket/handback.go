@@ -7,9 +7,11 @@ package backupbucket
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -18,135 +20,233 @@ import (
 
 	extensionsbackupentrycontroller "github.com/gardener/gardener/extensions/pkg/controller/backupentry"
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/reconciled"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
-// ReasonHandBackRefused is the event reason of a hand-back refused because a credential this
-// extension generated for the bucket is still valid.
-const ReasonHandBackRefused = "HandBackRefused"
+// handBackRecheck is how long after a pass the scheduler asks for the next look at a hand-back
+// that waits (handBackDue).
+const handBackRecheck = time.Minute
 
-// holdersNamed is how many of the secrets that still hold a generated credential a refusal names.
-const holdersNamed = 5
-
-// HandBackRefusedError reports a hand-back (providerConfig handBack) refused because credentials
-// this extension generated for the bucket are still valid: the provider extension that takes
-// the bucket back knows nothing of them and would never revoke them. Nothing is handed back and
-// nothing is revoked. It matches objectstore.ErrInvalidConfig (ERR_CONFIGURATION_PROBLEM): the
-// operator acts.
-type HandBackRefusedError struct {
-	Bucket string
-	// IDs names the generated credentials still valid (IDs, never values).
-	IDs string
-	// Generating is true while the providerConfig still asks for generated credentials.
-	Generating bool
-	// Copy names the generated secret (namespace/name) that holds the operator's credentials
-	// while the generated ones retire.
-	Copy string
-	// Holders counts the secrets on this seed that shoots of the bucket read and that do not
-	// hold what Copy holds yet; First names a few (namespace/name).
-	Holders int
-	First   []string
-}
-
-func (e *HandBackRefusedError) Error() string {
-	if e.Generating {
-		return fmt.Sprintf("providerConfig.handBack: bucket %q still publishes generated credential %q (providerConfig.generatedCredentials), which the provider extension taking the bucket back neither knows nor revokes: nothing is handed back. "+
-			"Remove handBack and generatedCredentials, wait until this BackupBucket has succeeded with condition GeneratedCredentials=False/Retiring "+
-			"(gardenlet hands the entries the operator's credentials only while the bucket succeeds), then set handBack: "+
-			"it revokes the generated credentials once no secret on this seed holds them (docs/migrating.md)", e.Bucket, e.IDs)
-	}
-	more := ""
-	if e.Holders > len(e.First) {
-		more = fmt.Sprintf(" and %d more", e.Holders-len(e.First))
-	}
-	return fmt.Sprintf("providerConfig.handBack: generated credentials %q of bucket %q are still valid, and %d secrets on this seed that its shoots read do not hold the operator's credentials that %s holds yet (%s%s): "+
-		"revoking now would stop those backups, and the provider extension taking the bucket back would never revoke them, so nothing is handed back or revoked. "+
-		"gardenlet hands the entries the operator's credentials only while this BackupBucket succeeds: remove handBack, wait until those secrets hold them, "+
-		"then set handBack again: it revokes the generated credentials once no secret on this seed holds them (docs/migrating.md)",
-		e.IDs, e.Bucket, e.Holders, e.Copy, strings.Join(e.First, ", "), more)
-}
-
-// Is makes errors.Is(err, objectstore.ErrInvalidConfig) true.
-func (e *HandBackRefusedError) Is(target error) bool { return target == objectstore.ErrInvalidConfig }
-
-// handBackCredentials leaves no credential this extension generated for the bucket valid after
-// a hand-back: the provider extension that takes the bucket back knows nothing of them. It runs
-// after the credential lifecycle of the same pass, so a generated secret that records
-// credentials holds the operator's credentials (decideRetirement) unless generation is still
-// asked for.
-//
-//   - Generation still asked for: refused (*HandBackRefusedError), unless the issuer's
-//     credentials are the store's own keys (objectstore.StoreKeysIssuer, Azure's account keys),
-//     which that extension publishes and rotates as its own: they are kept.
-//   - Credentials retiring: revoked now, ahead of the retirement's time, once every secret on
-//     this seed that the bucket's shoots read holds the operator's credentials (holdersOnTheSeed);
-//     refused while one does not. The grace exists for what cannot be seen; a hand-back cannot
-//     wait for it and must not leave anything behind.
-//   - Nothing recorded (never generated, passed through, retired): nothing to do.
-func (a *actuator) handBackCredentials(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config) error {
-	secret, exists, err := readGenerated(ctx, a.reader, bb)
+// handBack runs one pass of the hand-back once the store is in the incumbent's form: it
+// observes, decides (decideHandBack) and carries the plan out. A hand-back that waits is no
+// error: condition HandBack says for what.
+func (a *actuator) handBack(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config) error {
+	o, err := a.observeHandBack(ctx, bb, cfg)
 	if err != nil {
 		return err
 	}
-	ids := ""
+	return (&handBackExecution{a: a, log: log, bb: bb, cfg: cfg}).run(ctx, decideHandBack(o))
+}
+
+// observeHandBack reads what a pass of the hand-back decides on.
+func (a *actuator) observeHandBack(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config) (handBackObserved, error) {
+	o := handBackObserved{now: time.Now().UTC(), entryCredentials: entryIssuerName(cfg)}
+	secret, exists, err := readGenerated(ctx, a.reader, bb)
+	if err != nil {
+		return o, err
+	}
 	if exists {
-		ids = credentialIDs(secret)
+		o.generated = credentialIDs(secret)
 	}
-	if ids == "" {
-		return nil
-	}
-	if g := cfg.GenerationSettings(); g != nil {
+	if g := cfg.GenerationSettings(); g != nil && o.generated != "" {
 		issuer, err := a.newIssuer(ctx, bb, cfg, g.Issuer)
+		if err != nil {
+			return o, err
+		}
+		_, o.storeKeys = issuer.(objectstore.StoreKeysIssuer)
+		o.generating = issuer != nil
+	}
+	if o.entryIssuers, err = entryIssuersOf(bb); err != nil {
+		return o, err
+	}
+	if c := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionHandBack); c != nil && c.Reason == ReasonHandBackSettling {
+		o.settlingSince = c.LastUpdateTime.Time // the message never changes while Settling: written once
+	}
+	if o.needsSecrets() {
+		operator, err := a.operatorSecret(ctx, bb)
+		if err != nil {
+			return o, err
+		}
+		if o.holders, err = a.holdersOnTheSeed(ctx, bb, operator.Data); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
+}
+
+// handBackExecution carries out one pass's hand-back plan.
+type handBackExecution struct {
+	a   *actuator
+	log logr.Logger
+	bb  *extensionsv1alpha1.BackupBucket
+	cfg provider.Config
+}
+
+// run carries out plan step by step, stopping at the first step that fails or waits.
+func (e *handBackExecution) run(ctx context.Context, plan []handBackStep) error {
+	for _, s := range plan {
+		if err := e.do(ctx, s); err != nil {
+			if errors.Is(err, errStop) {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *handBackExecution) do(ctx context.Context, s handBackStep) error {
+	a, bb := e.a, e.bb
+	switch s := s.(type) {
+	case handBackWaitStep:
+		return e.wait(ctx, s)
+	case revokeGeneratedStep:
+		secret, exists, err := readGenerated(ctx, a.reader, bb)
 		if err != nil {
 			return err
 		}
-		if _, storeKeys := issuer.(objectstore.StoreKeysIssuer); storeKeys {
-			log.Info("Bucket is handed back with its generated credentials: they are keys of the store, which the provider extension taking it back uses as its own", "credentials", ids)
-			return nil
+		e.log.Info("Bucket is handed back: no secret on this seed holds its generated credentials any more; revoking them now", "credentials", credentialIDs(secret), "retireAfter", secret.Annotations[AnnotationRetireAfter])
+		return a.execution(e.log, bb, e.cfg, nil, nil, secret, exists).run(ctx, completeRetirement(secret, "the generated ones were revoked by the hand-back once no secret on this seed held them"))
+	case sweepEntryPrincipalsStep:
+		return e.sweep(ctx, s)
+	case releaseEntriesStep:
+		released, err := entryinfo.ReleaseEntriesOf(ctx, a.client, a.reader, bb.Name)
+		if err != nil {
+			return fmt.Errorf("bucket %q is handed back, but releasing its BackupEntries from finalizer %s failed: %w", bb.Name, entryinfo.FinalizerName, err)
 		}
-		if issuer != nil {
-			return a.refuseHandBack(log, bb, &HandBackRefusedError{Bucket: bb.Name, IDs: ids, Generating: true})
+		e.log.Info("Bucket is handed back: its BackupEntries no longer carry this extension's finalizer", "bucket", bb.Name, "released", released)
+		return nil
+	case handedBackStep:
+		return a.setHandBackCondition(ctx, bb, gardencorev1beta1.ConditionTrue, ReasonHandedBack, s.message)
+	}
+	return fmt.Errorf("unknown step %T of the hand-back", s)
+}
+
+// wait carries out a handBackWaitStep: the entries named are asked for a reconcile, the
+// condition says what the hand-back waits for (with an event when that changes), and the plan
+// ends without an error.
+func (e *handBackExecution) wait(ctx context.Context, s handBackWaitStep) error {
+	a, bb := e.a, e.bb
+	for _, name := range s.nudge {
+		be := &extensionsv1alpha1.BackupEntry{}
+		if err := a.reader.Get(ctx, client.ObjectKey{Name: name}, be); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return fmt.Errorf("reading BackupEntry %s to ask for its reconcile: %w", name, err)
+		}
+		if err := reconciled.RequestReconcile(ctx, a.client, be); err != nil {
+			return fmt.Errorf("asking BackupEntry %s for a reconcile, which rewrites its etcd-backup secret for the hand-back: %w", name, err)
 		}
 	}
-	holders, first, err := a.holdersOnTheSeed(ctx, bb, secret.Data)
+	if old := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionHandBack); old == nil || old.Reason != s.reason {
+		a.recorder.Eventf(bb, nil, corev1.EventTypeNormal, ReasonHandBackWaiting, "HandBack", "%s", extstatus.EventNote(s.message))
+	}
+	e.log.Info("The hand-back waits", "reason", s.reason, "message", s.message, "nudged", len(s.nudge))
+	if err := a.setHandBackCondition(ctx, bb, s.status, s.reason, s.message); err != nil {
+		return err
+	}
+	return errStop
+}
+
+// sweep carries out a sweepEntryPrincipalsStep with the bucket's sweep (sweepEntryIssuer in
+// mode sweepHandBack): done drops the issuer from the record; principals left end the plan
+// waiting, naming them; a store that refuses is named by the sweep's own event as well.
+func (e *handBackExecution) sweep(ctx context.Context, s sweepEntryPrincipalsStep) error {
+	a, bb := e.a, e.bb
+	done, err := a.sweepEntryIssuer(ctx, e.log, bb, e.cfg, s.issuer, s.location, sweepHandBack, "HandBack")
+	var refused *entrySweepRefusedError
+	switch {
+	case errors.As(err, &refused):
+		return e.wait(ctx, handBackWaitStep{status: gardencorev1beta1.ConditionProgressing, reason: ReasonHandBackPrincipals,
+			message: fmt.Sprintf("The hand-back waits: %s. It is tried again on every look; once they are removed (by the sweep, or by hand), the hand-back finishes", refused.message)})
+	case err != nil:
+		return err
+	case !done:
+		return e.wait(ctx, handBackWaitStep{status: gardencorev1beta1.ConditionProgressing, reason: ReasonHandBackPrincipals,
+			message: fmt.Sprintf("The hand-back waits: entry issuer %s keeps principals it made for the bucket's entries (in %s, marked with the bucket's name) that it cannot tell to be this extension's alone; tried again on every look", s.issuer, orAnywhere(s.location))})
+	}
+	record, err := entryIssuersOf(bb)
 	if err != nil {
 		return err
 	}
-	if holders > 0 {
-		return a.refuseHandBack(log, bb, &HandBackRefusedError{Bucket: bb.Name, IDs: ids, Copy: secret.Namespace + "/" + secret.Name, Holders: holders, First: first})
-	}
-	log.Info("Bucket is handed back: no secret on this seed holds its generated credentials any more; revoking them now", "credentials", ids, "retireAfter", secret.Annotations[AnnotationRetireAfter])
-	return a.execution(log, bb, cfg, nil, nil, secret, exists).run(ctx, completeRetirement(secret, "the generated ones were revoked by the hand-back once no secret on this seed held them"))
+	delete(record, s.issuer)
+	return a.writeEntryIssuers(ctx, bb, record)
 }
 
-// refuseHandBack reports a refused hand-back with a warning event and returns it.
-func (a *actuator) refuseHandBack(log logr.Logger, bb *extensionsv1alpha1.BackupBucket, refused *HandBackRefusedError) error {
-	log.Info("Hand-back refused: generated credentials are still valid", "credentials", refused.IDs, "generating", refused.Generating, "holders", refused.Holders)
-	a.recorder.Eventf(bb, nil, corev1.EventTypeWarning, ReasonHandBackRefused, "HandBack", "%v", refused)
-	return refused
+// setHandBackCondition sets condition HandBack, writing only when its status, reason or message
+// changes (so a Settling condition's lastUpdateTime is when it turned Settling).
+func (a *actuator) setHandBackCondition(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, status gardencorev1beta1.ConditionStatus, reason, message string) error {
+	err := extstatus.Patch(ctx, a.client, a.reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
+		if old := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionHandBack); old != nil && old.Status == status && old.Reason == reason && old.Message == message {
+			return false
+		}
+		bb.Status.Conditions, _ = extstatus.SetCondition(bb.Status.Conditions, ConditionHandBack, status, reason, message, time.Now())
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("setting the %s condition: %w", ConditionHandBack, err)
+	}
+	return nil
+}
+
+// withdrawHandBack removes condition HandBack from a bucket whose configuration no longer asks
+// for a hand-back: nothing would refresh it.
+func (a *actuator) withdrawHandBack(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) error {
+	err := extstatus.Patch(ctx, a.client, a.reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
+		if v1beta1helper.GetCondition(bb.Status.Conditions, ConditionHandBack) == nil {
+			return false
+		}
+		bb.Status.Conditions = v1beta1helper.RemoveConditions(bb.Status.Conditions, ConditionHandBack)
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("removing the %s condition: %w", ConditionHandBack, err)
+	}
+	return nil
+}
+
+// handBackDue is when the scheduler asks for the next look at a hand-back that waits: a
+// recheck after the last operation, as long as condition HandBack says it waits and the
+// configuration still asks for it. ok is false when nothing waits.
+func handBackDue(bb *extensionsv1alpha1.BackupBucket, cfg provider.Config) (due time.Time, ok bool) {
+	c := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionHandBack)
+	op := bb.Status.LastOperation
+	if !cfg.HandsBack() || c == nil || c.Status == gardencorev1beta1.ConditionTrue || op == nil {
+		return time.Time{}, false
+	}
+	return op.LastUpdateTime.Add(handBackRecheck), true
 }
 
 // holdersOnTheSeed counts (and names a few of) the secrets on this seed that the bucket's shoots
-// read and that do not hold operator, the operator's credentials the generated secret holds: each
-// BackupEntry's secret (spec.secretRef, which gardenlet writes with the data of its copy of the
-// generated secret in the garden), and the etcd-backup secret (source-etcd-backup for a
-// source- entry) that the entry's reconcile derived from it in the shoot's namespace, which
-// etcd-backup-restore reads. A secret that is missing holds nothing; an etcd-backup secret
-// written by another entry is that entry's. What this seed cannot see (gardenlet's copy in the
+// read and that do not hold operator, the operator's credentials: each BackupEntry's secret
+// (spec.secretRef, which gardenlet writes with the data of the bucket's secret or of its
+// generated secret in the garden), and the etcd-backup secret (source-etcd-backup for a source-
+// entry) that the entry's reconcile derived from it in the shoot's namespace, which
+// etcd-backup-restore reads: one that holds an entry's own credential or a generated one does
+// not. A secret that is missing holds nothing; an etcd-backup secret written by another entry is
+// that entry's. An entry whose secret holds operator but whose etcd-backup secret does not is
+// stale: its own reconcile rewrites it. What this seed cannot see (gardenlet's copy in the
 // garden, a source- entry on another seed) is documented in docs/migrating.md.
-func (a *actuator) holdersOnTheSeed(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, operator map[string][]byte) (int, []string, error) {
-	count, first := 0, []string(nil)
+func (a *actuator) holdersOnTheSeed(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, operator map[string][]byte) (holders, error) {
+	var h holders
 	hold := func(s *corev1.Secret) {
-		count++
-		if len(first) < holdersNamed {
-			first = append(first, s.Namespace+"/"+s.Name)
+		h.count++
+		if len(h.first) < holdersNamed {
+			h.first = append(h.first, s.Namespace+"/"+s.Name)
 		}
 	}
 	err := eachEntryOf(ctx, a.reader, bb.Name, func(be *extensionsv1alpha1.BackupEntry) error {
+		entryMoved := true
 		if ref := be.Spec.SecretRef; ref.Name != "" {
 			entrySecret, err := a.secretIfAny(ctx, ref.Namespace, ref.Name)
 			if err != nil {
@@ -154,6 +254,7 @@ func (a *actuator) holdersOnTheSeed(ctx context.Context, bb *extensionsv1alpha1.
 			}
 			if entrySecret != nil && !maps.EqualFunc(entrySecret.Data, operator, bytes.Equal) {
 				hold(entrySecret)
+				entryMoved = false
 			}
 		}
 		namespace, _ := extensionsbackupentrycontroller.ExtractShootDetailsFromBackupEntryName(be.Name)
@@ -181,10 +282,13 @@ func (a *actuator) holdersOnTheSeed(ctx context.Context, bb *extensionsv1alpha1.
 		}
 		if !maps.EqualFunc(etcdSecret.Data, want, bytes.Equal) {
 			hold(etcdSecret)
+			if entryMoved {
+				h.stale = append(h.stale, be.Name)
+			}
 		}
 		return nil
 	})
-	return count, first, err
+	return h, err
 }
 
 // secretIfAny reads a secret from the API server; a missing one is nil.

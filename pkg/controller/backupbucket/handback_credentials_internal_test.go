@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
@@ -22,10 +23,10 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 )
 
-// The hand-back and generated credentials (issue 36, finding 2): the provider extension that
-// takes a bucket back knows nothing of the credentials this extension generated, so a hand-back
-// is refused while one is valid, and revokes retiring ones itself once no secret on the seed
-// that the bucket's shoots read holds anything but the operator's credentials.
+// The hand-back and generated credentials (issue 36, finding 2; issue 43): the provider extension
+// that takes a bucket back knows nothing of the credentials this extension generated, so a
+// hand-back waits while one is valid, and revokes retiring ones itself once no secret on the
+// seed that the bucket's shoots read holds anything but the operator's credentials.
 
 // handBack sets the bucket's providerConfig to g (nil: no generated credentials) with handBack.
 func (f *genFixture) handBack(g *credentials.Settings) {
@@ -91,24 +92,55 @@ func (f *genFixture) held(name string) bool {
 	return slices.Contains(be.Finalizers, entryinfo.FinalizerName)
 }
 
-// expectRefused checks a refused hand-back: ERR_CONFIGURATION_PROBLEM, a message with each of
-// want, and its warning event after the others given.
-func (f *genFixture) expectRefused(err error, want []string, events ...string) {
+// expectWaiting checks a hand-back that waits: the pass succeeds (gardenlet keeps syncing the
+// secrets it waits for), condition HandBack says status/reason with each of want, and the
+// events since the last look are events (HandBackWaiting among them when the reason changed).
+func (f *genFixture) expectWaiting(err error, status gardencorev1beta1.ConditionStatus, reason string, want []string, events ...string) {
 	f.t.Helper()
-	expectCode(f.t, err, gardencorev1beta1.ErrorConfigurationProblem)
+	if err != nil {
+		f.t.Fatalf("a hand-back that waits failed the pass: %v (codes %v)", err, codes(err))
+	}
+	c := v1beta1helper.GetCondition(f.bucket().Status.Conditions, ConditionHandBack)
+	if c == nil || c.Status != status || c.Reason != reason {
+		f.t.Fatalf("condition %s %+v; want %s/%s", ConditionHandBack, c, status, reason)
+	}
 	for _, w := range want {
-		if !strings.Contains(err.Error(), w) {
-			f.t.Errorf("refusal %q does not say %q", err, w)
+		if !strings.Contains(c.Message, w) {
+			f.t.Errorf("condition message %q does not say %q", c.Message, w)
 		}
 	}
-	f.expectEvents(append(events, "Warning "+ReasonHandBackRefused)...)
+	f.expectEvents(events...)
+}
+
+// settled ages a Settling HandBack condition past HandBackSettle, as the time passing does.
+func (f *genFixture) settled() {
+	f.t.Helper()
+	bb := f.bucket()
+	i := slices.IndexFunc(bb.Status.Conditions, func(c gardencorev1beta1.Condition) bool { return c.Type == ConditionHandBack })
+	if i < 0 || bb.Status.Conditions[i].Reason != ReasonHandBackSettling {
+		f.t.Fatalf("conditions %+v; want %s Settling", bb.Status.Conditions, ConditionHandBack)
+	}
+	c := &bb.Status.Conditions[i]
+	c.LastUpdateTime = metav1.NewTime(c.LastUpdateTime.Add(-HandBackSettle))
+	if err := f.client.Status().Update(f.ctx, bb); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// expectHandedBack checks condition HandBack True/HandedBack.
+func (f *genFixture) expectHandedBack() {
+	f.t.Helper()
+	if c := v1beta1helper.GetCondition(f.bucket().Status.Conditions, ConditionHandBack); c == nil || c.Status != gardencorev1beta1.ConditionTrue || c.Reason != ReasonHandedBack {
+		f.t.Fatalf("condition %s %+v; want True/%s", ConditionHandBack, c, ReasonHandedBack)
+	}
 }
 
 // TestHandBackWhileGenerationIsOn: with generatedCredentials still in the providerConfig, a
 // hand-back of a provider whose issuer makes identities of its own (aws IAM and MinIO users, GCP
-// service-account keys, Keystone application credentials) is refused, nothing revoked and no
-// entry released; one whose issuer hands out the store's own keys (Azure's account keys, which
-// provider-azure publishes and rotates itself) goes through with the key kept valid.
+// service-account keys, Keystone application credentials) waits (False/WaitingForSettings, the
+// pass succeeds: issue 43), nothing revoked and no entry released; one whose issuer hands out the
+// store's own keys (Azure's account keys, which provider-azure publishes and rotates itself) goes
+// through with the key kept valid.
 func TestHandBackWhileGenerationIsOn(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -137,27 +169,32 @@ func TestHandBackWhileGenerationIsOn(t *testing.T) {
 				if err != nil {
 					t.Fatalf("hand-back: %v", err)
 				}
+				f.expectHandedBack()
 				if f.held("shoot--p--s--1") {
 					t.Error("the entry still carries this extension's finalizer after the hand-back")
 				}
 				return
 			}
-			f.expectRefused(err, []string{`providerConfig.handBack`, `"cred-1"`, "providerConfig.generatedCredentials", "Remove handBack and generatedCredentials"})
+			f.expectWaiting(err, gardencorev1beta1.ConditionFalse, ReasonHandBackSettings, []string{`"cred-1"`, "remove generatedCredentials"}, "Normal "+ReasonHandBackWaiting)
 			if !f.held("shoot--p--s--1") {
-				t.Error("a refused hand-back released the entry")
+				t.Error("a waiting hand-back released the entry")
 			}
 			f.expectPublished("cred-1", "mem")
+			// Looked at again, it still waits, without a new event.
+			f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionFalse, ReasonHandBackSettings, nil)
 		})
 	}
 }
 
 // TestHandBackRevokesRetiringCredentialsOnceNoSecretHoldsThem: generation switched off, the
-// generated credential retires with its week of grace; a hand-back is refused (nothing revoked,
-// no entry released) while any secret on the seed that the bucket's shoots read -- an entry's
-// secret, an etcd-backup or source-etcd-backup secret written from it -- holds something else
-// than the operator's credentials, naming them; secrets of other buckets' entries, and an
-// etcd-backup secret another entry wrote, do not count. Once none does, the hand-back revokes
-// the credential at once (the store refuses it), drops its record and releases the entries.
+// generated credential retires with its week of grace; a hand-back waits (nothing revoked, no
+// entry released, the pass succeeds) while any secret on the seed that the bucket's shoots read
+// -- an entry's secret, an etcd-backup or source-etcd-backup secret written from it -- holds
+// something else than the operator's credentials, naming them; secrets of other buckets'
+// entries, and an etcd-backup secret another entry wrote, do not count; an entry whose secret
+// moved but whose etcd-backup did not is asked for a reconcile. Once none does, it settles
+// (the kubelet's copy), then revokes the credential (the store refuses it), drops its record and
+// releases the entries.
 func TestHandBackRevokesRetiringCredentialsOnceNoSecretHoldsThem(t *testing.T) {
 	f := newGenFixture(t, true)
 	f.configure(settings("mem", nil))
@@ -187,16 +224,17 @@ func TestHandBackRevokesRetiringCredentialsOnceNoSecretHoldsThem(t *testing.T) {
 
 	f.handBack(nil)
 	steps := []struct {
-		what string
-		move [][2]string // secrets gardenlet and the entries' reconciles have rewritten before
-		want []string
+		what   string
+		move   [][2]string // secrets gardenlet and the entries' reconciles have rewritten before
+		want   []string
+		nudged string // the entry asked for a reconcile
 	}{
-		{what: "nothing moved yet", want: []string{"4 secrets", "garden/entry-shoot--p--s--1", "shoot--p--s/etcd-backup", "garden/entry-source-shoot--p--m--1", "shoot--p--m/source-etcd-backup", "remove handBack"}},
+		{what: "nothing moved yet", want: []string{"4 secrets", "garden/entry-shoot--p--s--1", "shoot--p--s/etcd-backup", "garden/entry-source-shoot--p--m--1", "shoot--p--m/source-etcd-backup"}},
 		{what: "the entries' secrets moved", move: [][2]string{{"garden", "entry-shoot--p--s--1"}, {"garden", "entry-source-shoot--p--m--1"}},
-			want: []string{"2 secrets", "shoot--p--s/etcd-backup", "shoot--p--m/source-etcd-backup"}},
-		{what: "one etcd-backup left", move: [][2]string{{"shoot--p--s", "etcd-backup"}}, want: []string{"1 secrets", "shoot--p--m/source-etcd-backup"}},
+			want: []string{"2 secrets", "shoot--p--s/etcd-backup", "shoot--p--m/source-etcd-backup"}, nudged: "shoot--p--s--1"},
+		{what: "one etcd-backup left", move: [][2]string{{"shoot--p--s", "etcd-backup"}}, want: []string{"1 secrets", "shoot--p--m/source-etcd-backup"}, nudged: "source-shoot--p--m--1"},
 	}
-	for _, step := range steps {
+	for i, step := range steps {
 		for _, m := range step.move {
 			data := operator
 			if m[0] != "garden" {
@@ -205,18 +243,29 @@ func TestHandBackRevokesRetiringCredentialsOnceNoSecretHoldsThem(t *testing.T) {
 			f.setData(m[0], m[1], data)
 		}
 		err := f.reconcile()
-		f.expectRefused(err, append(step.want, `"cred-1"`))
-		if strings.Contains(err.Error(), "shoot--p--o") || strings.Contains(err.Error(), "shoot--p--m/etcd-backup") {
-			t.Errorf("%s: the refusal counts a secret that is not this bucket's entries': %v", step.what, err)
+		var events []string
+		if i == 0 {
+			events = []string{"Normal " + ReasonHandBackWaiting}
+		}
+		f.expectWaiting(err, gardencorev1beta1.ConditionProgressing, ReasonHandBackSecrets, append(step.want, `"cred-1"`), events...)
+		if c := v1beta1helper.GetCondition(f.bucket().Status.Conditions, ConditionHandBack); strings.Contains(c.Message, "shoot--p--o") || strings.Contains(c.Message, "shoot--p--m/etcd-backup") {
+			t.Errorf("%s: the hand-back counts a secret that is not this bucket's entries': %v", step.what, c.Message)
 		}
 		expectValid(t, f.mem, "cred-1")
 		if !f.held("shoot--p--s--1") {
-			t.Fatalf("%s: a refused hand-back released the entry", step.what)
+			t.Fatalf("%s: a waiting hand-back released the entry", step.what)
+		}
+		if step.nudged != "" && !f.nudged(step.nudged) {
+			t.Errorf("%s: entry %s, whose secret moved and whose etcd-backup did not, is not asked for a reconcile", step.what, step.nudged)
 		}
 		f.expectCondition(gardencorev1beta1.ConditionFalse, "Retiring", true)
 	}
 
 	f.setData("shoot--p--m", "source-etcd-backup", map[string][]byte{v1beta1constants.DataKeyBackupBucketName: []byte(genBucket), "key": operator["key"]})
+	f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionProgressing, ReasonHandBackSettling, []string{`"cred-1"`}, "Normal "+ReasonHandBackWaiting)
+	expectValid(t, f.mem, "cred-1") // the kubelet may not have updated the etcd pods' files yet
+	f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionProgressing, ReasonHandBackSettling, nil)
+	f.settled()
 	if err := f.reconcile(); err != nil {
 		t.Fatalf("hand-back once no secret holds the generated credential: %v", err)
 	}
@@ -228,6 +277,7 @@ func TestHandBackRevokesRetiringCredentialsOnceNoSecretHoldsThem(t *testing.T) {
 	if !strings.Contains(c.Message, "hand-back") {
 		t.Errorf("condition message %q does not say the hand-back revoked them", c.Message)
 	}
+	f.expectHandedBack()
 	if s := f.mustSecret(); credentialIDs(s) != "" || hasAnnotation(s, AnnotationRetireAfter) {
 		t.Errorf("the generated secret still records %v", s.Annotations)
 	}
@@ -244,12 +294,18 @@ func TestHandBackRevokesRetiringCredentialsOnceNoSecretHoldsThem(t *testing.T) {
 	if err := f.reconcile(); err != nil {
 		t.Fatalf("reconcile after the hand-back: %v", err)
 	}
+	f.expectHandedBack()
+	// handBack removed (a later take-over): the condition goes with it.
+	f.configure(nil)
+	f.mustReconcile()
+	if c := v1beta1helper.GetCondition(f.bucket().Status.Conditions, ConditionHandBack); c != nil {
+		t.Errorf("condition %s %+v stays without handBack", ConditionHandBack, c)
+	}
 }
 
-// TestHandBackInTheSameChangeAsTheSwitchOff: handBack set together with the removal of
-// generatedCredentials starts the retirement (the operator's copy is published) but is refused
-// while the entry still holds the generated credential: that pass fails, so gardenlet would not
-// move the entries, and the message says to remove handBack until they have moved.
+// TestHandBackInTheSameChangeAsTheSwitchOff (issue 43): handBack set together with the removal
+// of generatedCredentials starts the retirement (the operator's copy is published) and waits,
+// the pass succeeding, so that gardenlet moves the entries; it then finishes by itself.
 func TestHandBackInTheSameChangeAsTheSwitchOff(t *testing.T) {
 	f := newGenFixture(t, true)
 	f.configure(settings("mem", nil))
@@ -258,10 +314,30 @@ func TestHandBackInTheSameChangeAsTheSwitchOff(t *testing.T) {
 	f.events()
 
 	f.handBack(nil)
-	err := f.reconcile()
-	f.expectRefused(err, []string{"1 secrets", "garden/entry-shoot--p--s--1", "remove handBack, wait until those secrets hold them"}, "Normal "+ReasonRetiring)
+	f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionProgressing, ReasonHandBackSecrets, []string{"1 secrets", "garden/entry-shoot--p--s--1"},
+		"Normal "+ReasonRetiring, "Normal "+ReasonHandBackWaiting)
 	expectValid(t, f.mem, "cred-1")
-	if s := f.mustSecret(); !hasAnnotation(s, AnnotationOperatorCopy) || s.Annotations[AnnotationRetireAfter] == "" {
-		t.Fatalf("the refused hand-back did not start the retirement: %v", s.Annotations)
+	s := f.mustSecret()
+	if !hasAnnotation(s, AnnotationOperatorCopy) || s.Annotations[AnnotationRetireAfter] == "" {
+		t.Fatalf("the waiting hand-back did not start the retirement: %v", s.Annotations)
 	}
+	f.setData("garden", "entry-shoot--p--s--1", s.Data) // gardenlet syncs the copy
+	f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionProgressing, ReasonHandBackSettling, nil, "Normal "+ReasonHandBackWaiting)
+	f.settled()
+	f.mustReconcile()
+	expectValid(t, f.mem)
+	f.expectHandedBack()
+	if f.held("shoot--p--s--1") {
+		t.Error("the entry still carries this extension's finalizer after the hand-back")
+	}
+}
+
+// nudged says whether entry name carries gardener's operation annotation (reconcile).
+func (f *genFixture) nudged(name string) bool {
+	f.t.Helper()
+	be := &extensionsv1alpha1.BackupEntry{}
+	if err := f.client.Get(f.ctx, client.ObjectKey{Name: name}, be); err != nil {
+		f.t.Fatal(err)
+	}
+	return be.Annotations[v1beta1constants.GardenerOperation] == v1beta1constants.GardenerOperationReconcile
 }

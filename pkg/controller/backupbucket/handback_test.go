@@ -11,9 +11,13 @@ import (
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
@@ -30,7 +34,7 @@ func TestHandedBackBucketLetsGoOfItsEntries(t *testing.T) {
 	for _, handBack := range []bool{true, false} {
 		t.Run(map[bool]string{true: "handBack", false: "no handBack"}[handBack], func(t *testing.T) {
 			ctx := context.Background()
-			k8s := controllertest.Client()
+			k8s := clientWithStatus(t)
 			entries := map[string]string{"shoot--p--s--1": "bucket", "shoot--p--t--1": "bucket", "shoot--p--u--1": "other"}
 			for name, bucket := range entries {
 				be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: []string{entryinfo.FinalizerName}},
@@ -41,6 +45,9 @@ func TestHandedBackBucketLetsGoOfItsEntries(t *testing.T) {
 			}
 			bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"}, Spec: extensionsv1alpha1.BackupBucketSpec{
 				SecretRef: controllertest.SecretRef, DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: controllertest.RawConfig(controllertest.Config{HandBack: handBack})}}}
+			if err := k8s.Create(ctx, bb); err != nil {
+				t.Fatal(err)
+			}
 			a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: controllertest.Bucket(t, "bucket")}), k8s, k8s, events.NewFakeRecorder(10), options.DeletionOptions{})
 			if err := a.Reconcile(ctx, logr.Discard(), bb); err != nil {
 				t.Fatalf("Reconcile: %v", err)
@@ -57,4 +64,19 @@ func TestHandedBackBucketLetsGoOfItsEntries(t *testing.T) {
 			}
 		})
 	}
+}
+
+// clientWithStatus is controllertest.Client's fake API server with BackupBuckets' status
+// subresource, which the hand-back's condition is written to.
+func clientWithStatus(t *testing.T) client.Client {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := extensionsv1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: controllertest.SecretRef.Namespace, Name: controllertest.SecretRef.Name}, Data: map[string][]byte{"key": []byte("value")}}
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(secret).WithStatusSubresource(&extensionsv1alpha1.BackupBucket{}).Build()
 }

@@ -32,7 +32,8 @@ const maxScheduleWait = time.Hour
 
 // scheduler requests a reconcile of a BackupBucket (the operation annotation, as gardenlet sets
 // it) when one of its generated credentials is due: rotation by period, revocation of the
-// previous credential after its grace period, retirement. gardenlet reconciles a bucket only when
+// previous credential after its grace period, retirement; and while its hand-back waits
+// (handBackDue). gardenlet reconciles a bucket only when
 // its spec changes, so without it a credential could outlive its period (and an OpenStack one
 // expire) on a bucket nobody touches.
 type scheduler struct {
@@ -61,15 +62,19 @@ func (s *scheduler) Reconcile(ctx context.Context, req reconcile.Request) (recon
 		return reconcile.Result{}, nil
 	}
 	secret, exists, err := readGenerated(ctx, s.reader, bb)
-	if err != nil || !exists {
-		return reconcile.Result{}, err // nothing generated: nothing falls due
+	if err != nil {
+		return reconcile.Result{}, err
 	}
 	cfg, _ := connect.BucketConfig(s.provider, bb) // an invalid config: only the recorded times count
-	period := cfg.GenerationSettings().RotationPeriod()
 	now := time.Now()
-	due, ok := nextDue(secret.Annotations, period)
+	due, ok := handBackDue(bb, cfg)
+	if exists {
+		if d, generated := nextDue(secret.Annotations, cfg.GenerationSettings().RotationPeriod()); generated && (!ok || d.Before(due)) {
+			due, ok = d, true
+		}
+	}
 	if !ok {
-		return reconcile.Result{}, nil
+		return reconcile.Result{}, nil // nothing falls due
 	}
 	if wait := due.Sub(now); wait > 0 {
 		return reconcile.Result{RequeueAfter: min(wait, maxScheduleWait)}, nil

@@ -7,27 +7,33 @@ package framework
 import (
 	"bytes"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 )
 
 // HandBackFlow hands back a bucket whose generated credential a shoot holds, as an operator and
-// gardenlet do (docs/migrating.md, rolling back), with the provider's real issuer: generation is
+// gardenlet do (docs/migrating.md, handing back), with the provider's real issuer: generation is
 // switched off (Retiring, the credential still valid); the hand-back (handBack, the providerConfig
-// g.HandBack) is refused with ERR_CONFIGURATION_PROBLEM naming the entry's secret while the
-// entry holds the generated credential, which still writes; once gardenlet has given the entry
-// the operator's credentials and its reconcile has rewritten etcd-backup, the hand-back
-// succeeds at once (not after the retirement's week), the condition says Retired, and the
-// generated credential is refused by the store while the operator's still works.
+// g.HandBack) waits -- the bucket succeeds, condition HandBack Progressing/WaitingForSecrets
+// names the entry's secrets -- while the entry holds the generated credential, which still
+// writes; once gardenlet has given the entry the operator's credentials and its reconcile has
+// rewritten etcd-backup, it settles (the kubelet's copy: the condition's time is moved back here
+// instead of waiting), then finishes by itself, without a trigger (the scheduler's next look):
+// HandedBack, GeneratedCredentials Retired, and the generated credential is refused by the
+// store while the operator's still works.
 func (e *Env) HandBackFlow(t *testing.T, g GeneratedCredentials) {
 	t.Helper()
 	bb := e.CreateBucket(t, UniqueName("hb-"), g.Operator, g.Config)
@@ -44,12 +50,12 @@ func (e *Env) HandBackFlow(t *testing.T, g GeneratedCredentials) {
 	operatorCopy := e.generated(t, bb.Name)
 
 	e.setProviderConfig(t, bb, g.HandBack)
-	e.WaitFor(t, bb, time.Minute, "hand-back refused", FailedWith(gardencorev1beta1.ErrorConfigurationProblem))
-	if le := bb.Status.LastError; !strings.Contains(le.Description, "garden/entry-"+be.Name) || !strings.Contains(le.Description, shoot+"/etcd-backup") {
-		t.Fatalf("the refusal does not name the entry's secrets: %q", le.Description)
+	e.WaitFor(t, bb, time.Minute, "hand-back waiting for the entry's secrets, the bucket succeeding", HandBackIs(backupbucket.ReasonHandBackSecrets))
+	if c := v1beta1helper.GetCondition(bb.Status.Conditions, backupbucket.ConditionHandBack); !strings.Contains(c.Message, "garden/entry-"+be.Name) || !strings.Contains(c.Message, shoot+"/etcd-backup") {
+		t.Fatalf("the waiting hand-back does not name the entry's secrets: %q", c.Message)
 	}
 	if err := e.StoreFor(t, cred.Data).PutObject(Ctx(t), bb.Name, shoot+"--1/refused", []byte("x")); err != nil {
-		t.Fatalf("the generated credential was revoked by a refused hand-back: %v", err)
+		t.Fatalf("the generated credential was revoked by a waiting hand-back: %v", err)
 	}
 
 	// gardenlet gives the entry the operator's credentials (the copy the generated secret holds),
@@ -72,7 +78,12 @@ func (e *Env) HandBackFlow(t *testing.T, g GeneratedCredentials) {
 	}
 
 	e.Trigger(t, bb)
-	e.WaitFor(t, bb, time.Minute, "hand-back", SucceededAfter(time.Now()))
+	e.WaitFor(t, bb, time.Minute, "hand-back settling", HandBackIs(backupbucket.ReasonHandBackSettling))
+	if err := e.StoreFor(t, cred.Data).PutObject(Ctx(t), bb.Name, shoot+"--1/settling", []byte("x")); err != nil {
+		t.Fatalf("the generated credential was revoked before the kubelet's copy settled: %v", err)
+	}
+	e.AgeHandBack(t, bb)
+	e.WaitFor(t, bb, 3*time.Minute, "hand-back finished by itself", HandBackIs(backupbucket.ReasonHandedBack))
 	e.assertCondition(t, bb, gardencorev1beta1.ConditionFalse, "Retired")
 	retired, err := e.GeneratedSecret(t, bb.Name)
 	if err != nil {
@@ -89,6 +100,44 @@ func (e *Env) HandBackFlow(t *testing.T, g GeneratedCredentials) {
 	}
 	e.DeleteAndWaitGone(t, be, 2*time.Minute)
 	e.DeleteAndWaitGone(t, bb, 2*time.Minute)
+}
+
+// HandBackIs returns a condition that holds when the bucket's last operation succeeded and its
+// condition HandBack has reason.
+func HandBackIs(reason string) func(extensionsv1alpha1.Object) bool {
+	return func(obj extensionsv1alpha1.Object) bool {
+		bb, ok := obj.(*extensionsv1alpha1.BackupBucket)
+		if !ok || !Succeeded(obj) {
+			return false
+		}
+		c := v1beta1helper.GetCondition(bb.Status.Conditions, backupbucket.ConditionHandBack)
+		return c != nil && c.Reason == reason
+	}
+}
+
+// AgeHandBack moves the time a Settling HandBack condition of bb was written back by the
+// hand-back's settling time, as its passing does.
+func (e *Env) AgeHandBack(t *testing.T, bb *extensionsv1alpha1.BackupBucket) {
+	t.Helper()
+	AgeHandBackOn(t, e.K8s, bb)
+}
+
+// AgeHandBackOn is AgeHandBack on the API server c.
+func AgeHandBackOn(t *testing.T, c client.Client, bb *extensionsv1alpha1.BackupBucket) {
+	t.Helper()
+	if err := c.Get(Ctx(t), client.ObjectKeyFromObject(bb), bb); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFromWithOptions(bb.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	i := slices.IndexFunc(bb.Status.Conditions, func(c gardencorev1beta1.Condition) bool { return c.Type == backupbucket.ConditionHandBack })
+	if i < 0 || bb.Status.Conditions[i].Reason != backupbucket.ReasonHandBackSettling {
+		t.Fatalf("conditions %+v; want %s Settling", bb.Status.Conditions, backupbucket.ConditionHandBack)
+	}
+	at := bb.Status.Conditions[i].LastUpdateTime.Add(-backupbucket.HandBackSettle)
+	bb.Status.Conditions[i].LastUpdateTime = metav1.NewTime(at)
+	if err := c.Status().Patch(Ctx(t), bb, patch); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // setProviderConfig replaces the bucket's providerConfig and asks for its reconcile.

@@ -1,0 +1,140 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package backupbucket
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+// keepingIssuer is a sweepIssuer whose sweep keeps its kept principals only while the sweep
+// keeps anything (live entries, read-only or retiring principals): what it keeps are an entry's
+// principal whose own revocation failed, and a retiring one.
+type keepingIssuer struct{ *sweepIssuer }
+
+func (i keepingIssuer) SweepEntryCredentials(ctx context.Context, bucket string, s objectstore.EntrySweep) (int, error) {
+	kept, err := i.sweepIssuer.SweepEntryCredentials(ctx, bucket, s)
+	if err == nil && len(s.Live) == 0 && !s.KeepReadOnly && !s.KeepRetiring {
+		kept = 0
+	}
+	return kept, err
+}
+
+type keepingIssuing struct {
+	namedIssuers
+
+	entry map[string]keepingIssuer
+}
+
+func (p keepingIssuing) NewEntryIssuer(_ context.Context, _ provider.Credentials, _ *controllertest.Config, name string) (objectstore.EntryCredentialIssuer, error) {
+	i, ok := p.entry[name]
+	if !ok {
+		return nil, objectstore.Invalidf("no entry issuer %q", name)
+	}
+	return i, nil
+}
+
+// TestHandBackRevokesEveryEntryPrincipal (issue 44, finding 1): a hand-back alone, with
+// entryCredentials still on, waits and says so (before: handed back, every entry's principal
+// left valid, the record kept by nobody); with the switch-off in the same change it waits while
+// an etcd-backup secret holds an entry's own credential, naming it, then sweeps every principal
+// the issuer made for the bucket -- the live entries' (one whose own revocation failed), retiring
+// and read-only ones too -- before it releases the entries (before: the switch-off's sweep kept
+// the live entries', and the entries were released at once). A store that refuses the sweep
+// keeps the hand-back waiting, naming the issuer and the cause, until it does not.
+func TestHandBackRevokesEveryEntryPrincipal(t *testing.T) {
+	f := newGenFixture(t, true)
+	x := keepingIssuer{&sweepIssuer{name: "X", location: "place-of-X", kept: 1, calls: &f.calls}}
+	f.actuator = NewActuator(provider.Register(keepingIssuing{namedIssuers: f.provider, entry: map[string]keepingIssuer{"X": x}}), f.client, f.client, f.recorder, options.DeletionOptions{})
+	operator := map[string][]byte{"key": []byte("operator")}
+	own := map[string][]byte{v1beta1constants.DataKeyBackupBucketName: []byte(genBucket), "key": []byte("entry-own")}
+	f.entry("shoot--p--s--1", genBucket, operator)
+	f.etcdBackup("shoot--p--s", "etcd-backup", "shoot--p--s--1", own)
+	configure := func(entry string, handBack bool) {
+		t.Helper()
+		bb := f.bucket()
+		cfg := controllertest.Config{HandBack: handBack}
+		if entry != "" {
+			cfg.Entry = &credentials.EntrySettings{Issuer: entry}
+		}
+		bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
+		if err := f.client.Update(f.ctx, bb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record := func(want string) {
+		t.Helper()
+		if got := f.bucket().Annotations[AnnotationEntryIssuers]; got != want {
+			t.Fatalf("record %q; want %q", got, want)
+		}
+	}
+
+	configure("X", false)
+	f.mustReconcile()
+	record(`{"X":"place-of-X"}`)
+	f.events()
+
+	// A hand-back alone: entryCredentials still on.
+	configure("X", true)
+	f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionFalse, ReasonHandBackSettings, []string{"remove entryCredentials", "issuer X"}, "Normal "+ReasonHandBackWaiting)
+	if len(f.calls) != 0 || !f.held("shoot--p--s--1") {
+		t.Fatalf("a hand-back with entryCredentials on swept %q or released the entry (held: %t)", f.calls, f.held("shoot--p--s--1"))
+	}
+
+	// Switched off with it: the switch-off's sweep keeps the live entry's; the hand-back waits for
+	// the etcd-backup secret that holds the entry's own credential.
+	configure("", true)
+	f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionProgressing, ReasonHandBackSecrets, []string{"1 secrets", "shoot--p--s/etcd-backup", "issuer X", "place-of-X"}, "Normal "+ReasonHandBackWaiting)
+	if want := []string{"X sweep bucket live=[shoot--p--s--1/] ro=true ret=true"}; !slices.Equal(f.calls, want) {
+		t.Fatalf("calls %q; want %q", f.calls, want)
+	}
+	if !f.held("shoot--p--s--1") || !f.nudged("shoot--p--s--1") {
+		t.Fatalf("while waiting, the entry is released (held: %t) or not asked for the reconcile that rewrites its etcd-backup (asked: %t)", f.held("shoot--p--s--1"), f.nudged("shoot--p--s--1"))
+	}
+	record(`{"X":"place-of-X"}`)
+
+	// The entry's reconcile rewrote etcd-backup with the operator's credentials (its own
+	// revocation failed: the switch-off's sweep still keeps its principal); the store refuses the
+	// sweep first.
+	f.setData("shoot--p--s", "etcd-backup", map[string][]byte{v1beta1constants.DataKeyBackupBucketName: []byte(genBucket), "key": []byte("operator")})
+	x.err = objectstore.ErrForbidden
+	f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionProgressing, ReasonHandBackPrincipals, []string{"entry issuer X", "store refused"},
+		"Warning "+ReasonEntryCredentialsNotSwept, "Warning "+ReasonEntryCredentialsNotSwept, "Normal "+ReasonHandBackWaiting)
+	if !f.held("shoot--p--s--1") {
+		t.Fatal("a hand-back whose sweep was refused released the entry")
+	}
+	record(`{"X":"place-of-X"}`)
+
+	x.err = nil
+	f.mustReconcile()
+	if want := []string{"X sweep bucket live=[shoot--p--s--1/] ro=true ret=true", "X sweep bucket live=[] ro=false ret=false"}; !slices.Equal(f.calls, want) {
+		t.Fatalf("calls %q; want %q", f.calls, want)
+	}
+	f.expectHandedBack()
+	record("")
+	if f.held("shoot--p--s--1") {
+		t.Error("the entry still carries this extension's finalizer after the hand-back")
+	}
+	if c := v1beta1helper.GetCondition(f.bucket().Status.Conditions, ConditionHandBack); !strings.Contains(c.Message, "no credential this extension generated or issued") {
+		t.Errorf("condition %s says %q", ConditionHandBack, c.Message)
+	}
+	// Handed back: nothing left to sweep.
+	f.mustReconcile()
+	if len(f.calls) != 0 {
+		t.Errorf("a reconcile after the hand-back calls %q", f.calls)
+	}
+}
