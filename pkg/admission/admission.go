@@ -103,7 +103,7 @@ func (v Validator) Handle(_ context.Context, req admission.Request) admission.Re
 		}
 	}
 	// As the controllers decode it: merged with the seed configuration (provider.WithSeedConfig).
-	if _, err := decode.WithSeedConfig(p.DecodeBucketConfig, b.config, b.seedConfig, b.typ, p.IncumbentFields()); err != nil {
+	if _, err := decode.WithSeedConfig(p.DecodeBucketConfig, b.config, b.seedConfig, "metadata.annotations["+decode.SeedConfigAnnotation+"]", b.typ, p.IncumbentFields()); err != nil {
 		// The provider's errors name the field from "providerConfig" on.
 		return admission.Denied(decode.Under(err, strings.TrimSuffix(b.path, ".providerConfig")).Error())
 	}
