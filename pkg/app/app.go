@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 
 	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	extensionscmdcontroller "github.com/gardener/gardener/extensions/pkg/controller/cmd"
@@ -25,6 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -35,6 +35,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/seedconfig"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/etcdendpoint"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -68,7 +69,8 @@ func NewCommand(p provider.Provider) *cobra.Command {
 		parallelism    = DefaultDeletionParallelism
 		kubeAPI        = KubeAPILimits{QPS: DefaultKubeAPIQPS, Burst: DefaultKubeAPIBurst}
 		pprofAddress   string
-		seedConfigFile string
+		seedDefaults   string
+		seedDeclared   bool
 		webhookOpts    = &extensionscmdwebhook.ServerOptions{}
 		etcdWebhook    bool
 		// The periodic controllers' options (periodic.Options) are bound and completed
@@ -96,11 +98,11 @@ func NewCommand(p provider.Provider) *cobra.Command {
 			if parallelism < 1 {
 				return fmt.Errorf("--deletion-parallelism must be at least 1, got %d", parallelism)
 			}
-			p, err := withSeedConfig(p, seedConfigFile)
+			seeded, err := Seeded(p, []byte(seedDefaults))
 			if err != nil {
-				return err
+				return fmt.Errorf("--seed-config-defaults: %w", err)
 			}
-			return Run(cmd.Context(), p, Config{
+			return Run(cmd.Context(), seeded, Config{
 				REST:                      restOpts.Completed(),
 				Manager:                   mgrOpts.Completed(),
 				Controller:                ctrlOpts.Completed(),
@@ -114,6 +116,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 				PprofBindAddress:          pprofAddress,
 				EtcdEndpointWebhook:       etcdWebhook,
 				WebhookServer:             *webhookOpts.Completed(),
+				SeedExtensionDeclared:     seedDeclared,
 			})
 		},
 	}
@@ -122,31 +125,24 @@ func NewCommand(p provider.Provider) *cobra.Command {
 	cmd.Flags().IntVar(&kubeAPI.Burst, "kube-api-burst", kubeAPI.Burst, "Requests to the seed's API server allowed in a burst above --kube-api-qps.")
 	cmd.Flags().StringVar(&pprofAddress, "pprof-bind-address", "", "Address to serve Go's /debug/pprof on, e.g. 127.0.0.1:6060 (empty: off). Profiles show the process's internals: bind it to localhost or port-forward.")
 	cmd.Flags().IntVar(&parallelism, "deletion-parallelism", parallelism, "The most delete requests in flight against one bucket from this process: the entries deleted at once share it (and one deletion never exceeds it).")
-	cmd.Flags().StringVar(&seedConfigFile, "seed-config", "", "A file holding this extension's seed configuration (the Seed's annotation "+decode.SeedConfigAnnotation+", which the chart renders into a ConfigMap): a BackupBucketConfig merged into every providerConfig (docs/migrating.md). Read once at start; one that does not decode stops the start.")
+	cmd.Flags().StringVar(&seedDefaults, "seed-config-defaults", "", "The landscape's defaults of this extension's seed configuration (the ControllerDeployment's values seedConfigDefaults, which the chart passes): a BackupBucketConfig (JSON or YAML) under every seed's Extension "+decode.ExtensionType(p.Type())+" (docs/deploying.md). One that does not decode stops the start.")
+	cmd.Flags().BoolVar(&seedDeclared, "seed-extension-declared", false, "The Seed declares this extension's Extension "+decode.ExtensionType(p.Type())+" in spec.extensions (the chart reads it from gardenlet's values): BackupBuckets and BackupEntries wait until it is applied, never acting on the defaults meanwhile.")
 	cmd.Flags().BoolVar(&etcdWebhook, "etcd-endpoint-webhook", false, "Serve and register the seed's mutating webhook that sets etcd-druid's Etcd spec.backup.store.endpointOverride to the endpoint of the shoot's etcd-backup secret (needs etcd-druid's Etcd CRD; registered with the --webhook-config-* flags).")
 	cmd.AddCommand(drill.ChildCommand())
 	return cmd
 }
 
-// withSeedConfig is p with the seed configuration in file merged into every providerConfig
-// (provider.WithSeedConfig); no file: p.
-func withSeedConfig(p provider.Provider, file string) (provider.Provider, error) {
-	if file == "" {
-		return p, nil
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("--seed-config: %w", err)
+// Seeded is p reading this extension's seed configuration live (provider.Seeded), with defaults,
+// the landscape's (empty: none), under every seed's Extension.
+func Seeded(p provider.Provider, defaults []byte) (*provider.Seeded, error) {
+	if s, ok := p.(*provider.Seeded); ok {
+		return s, nil
 	}
 	var incumbentFields []string
 	if api, ok := all.APIs()[p.Type()]; ok {
 		incumbentFields = api.IncumbentFields()
 	}
-	seeded, err := provider.WithSeedConfig(p, data, incumbentFields)
-	if err != nil {
-		return nil, fmt.Errorf("--seed-config %s: %w", file, err)
-	}
-	return seeded, nil
+	return provider.WithSeedConfig(p, defaults, incumbentFields)
 }
 
 // Config is a completed configuration.
@@ -169,6 +165,9 @@ type Config struct {
 	EtcdEndpointWebhook bool
 	// WebhookServer says how the webhook is registered and its certificates kept.
 	WebhookServer extensionscmdwebhook.ServerConfig
+	// SeedExtensionDeclared is true when the Seed declares this extension's Extension
+	// (seedconfig.Options.Declared).
+	SeedExtensionDeclared bool
 }
 
 // KubeAPILimits are the client-side rate limits of the clients to the seed's API server.
@@ -235,9 +234,23 @@ func NewManager(cfg Config) (manager.Manager, error) {
 	return mgr, nil
 }
 
-// AddControllers adds the BackupBucket and BackupEntry controllers for p to mgr, the periodic
-// ones (probe, inventory, restore drill) and, if configured, the Etcd endpoint webhook.
+// AddControllers adds the controller of the seed's Extension (pkg/controller/seedconfig), which
+// applies the seed configuration to p (made a provider.Seeded without defaults where it is not
+// one), the BackupBucket and BackupEntry controllers for p to mgr, the periodic ones (probe,
+// inventory, restore drill) and, if configured, the Etcd endpoint webhook.
 func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provider, cfg Config) error {
+	seeded, err := Seeded(p, nil)
+	if err != nil {
+		return err
+	}
+	p = seeded
+	if err := seedconfig.AddToManager(ctx, mgr, seeded, seedconfig.Options{
+		Declared:      cfg.SeedExtensionDeclared,
+		BucketClasses: cfg.ExtensionClasses,
+		Controller:    controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: cfg.Controller.Options().SkipNameValidation},
+	}); err != nil {
+		return fmt.Errorf("adding the controller of the seed's Extension %s: %w", decode.ExtensionType(p.Type()), err)
+	}
 	opts := options.AddOptions{
 		Controller:                cfg.Controller.Options(),
 		IgnoreOperationAnnotation: cfg.IgnoreOperationAnnotation,
