@@ -29,9 +29,6 @@ import (
 func ExtensionType(typ string) string { return "backup-" + typ }
 
 // seedConfigPlace names the seed configuration in the problems of a merged document.
-// SeedConfigAnnotation is the old place of the seed configuration, removed below.
-const SeedConfigAnnotation = "backup.extensions.gardener.cloud/config"
-
 func seedConfigPlace(typ string) string {
 	return "the seed configuration (the Seed's spec.extensions[] entry of type " + ExtensionType(typ) + ")"
 }
