@@ -16,6 +16,8 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	sharedcomponent "github.com/gardener/gardener/pkg/component/shared"
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,10 +25,14 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	fakeclient "sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/charts"
 
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
@@ -413,3 +419,58 @@ func TestRestartWithARefusedChange(t *testing.T) {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// TestGitOpsThroughGardenersExtensionComponent: gardener's own code that turns a Seed's
+// spec.extensions into Extensions (gardener v1.150.0 pkg/component/shared NewExtension,
+// mergeExtensions, with the seed flow's Deploy, Wait, DeleteStaleResources and
+// WaitCleanupStaleResources), given this extension's generated ControllerRegistration, writes the
+// seed's Extension that this controller applies; removing the entry from the Seed removes the
+// Extension and the setting with it.
+func TestGitOpsThroughGardenersExtensionComponent(t *testing.T) {
+	s := start(t, "", true)
+	createBucket(t, "gitops-bucket")
+	ctx := context.Background()
+	gardenScheme := runtime.NewScheme()
+	if err := gardencorev1beta1.AddToScheme(gardenScheme); err != nil {
+		t.Fatal(err)
+	}
+	examples, err := charts.Examples(awsapi.Type)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var registration *gardencorev1beta1.ControllerRegistration
+	for _, doc := range strings.Split(string(examples["controller-registration.yaml"]), "\n---\n") {
+		r := &gardencorev1beta1.ControllerRegistration{}
+		if err := yaml.Unmarshal([]byte(doc), r); err == nil && r.Kind == "ControllerRegistration" {
+			registration = r
+		}
+	}
+	if registration == nil {
+		t.Fatal("example/aws/controller-registration.yaml holds no ControllerRegistration")
+	}
+	garden := fakeclient.NewClientBuilder().WithScheme(gardenScheme).WithObjects(registration).Build()
+	seedFlow := func(exts []gardencorev1beta1.Extension) {
+		t.Helper()
+		c, err := sharedcomponent.NewExtension(ctx, logr.Discard(), garden, k8s, seedconfig.Namespace, extensionsv1alpha1.ExtensionClassSeed, exts, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, step := range []func(context.Context) error{c.Deploy, c.Wait, c.DeleteStaleResources, c.WaitCleanupStaleResources} {
+			if err := step(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	seedFlow([]gardencorev1beta1.Extension{{Type: "backup-aws", ProviderConfig: &runtime.RawExtension{Raw: []byte(freshnessConfig("49h"))}}})
+	s.waitReconcile(t, "49h0m0s")
+
+	seedFlow(nil) // the entry removed from the Seed (in Git)
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: seedconfig.Namespace, Name: "backup-aws"}, &extensionsv1alpha1.Extension{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the Extension after the entry's removal: %v; want it gone", err)
+	}
+	s.waitReconcile(t, "")
+	if raw, err := s.seeded.InForce(); err != nil || raw != nil {
+		t.Fatalf("after the entry's removal: %q, %v; want the defaults (none)", raw, err)
+	}
+}
