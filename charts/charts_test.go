@@ -22,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -181,7 +180,7 @@ func TestSeedExtensionFromGardenletsValues(t *testing.T) {
 	}{
 		{"declared", seedWith(gardencorev1beta1.Extension{Type: "backup-aws", ProviderConfig: providerConfig("49h")}), true},
 		{"declared without providerConfig", seedWith(gardencorev1beta1.Extension{Type: "backup-aws"}), true},
-		{"disabled", seedWith(gardencorev1beta1.Extension{Type: "backup-aws", Disabled: ptr.To(true)}), false},
+		{"disabled", seedWith(gardencorev1beta1.Extension{Type: "backup-aws", Disabled: new(true)}), false},
 		{"another provider's", seedWith(gardencorev1beta1.Extension{Type: "backup-gcp"}), false},
 		{"none", seedWith(), false},
 		{"no seed", map[string]any{}, false},

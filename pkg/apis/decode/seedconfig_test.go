@@ -20,9 +20,9 @@ import (
 // problem of the merged document are refused with the place they come from.
 func TestWithSeedConfig(t *testing.T) {
 	const (
-		incumbent  = `{"apiVersion":"aws.provider.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h","mode":"governance"}}`
-		ours       = "apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n"
-		at         = "spec.extensions[1].providerConfig"
+		incumbent = `{"apiVersion":"aws.provider.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h","mode":"governance"}}`
+		ours      = "apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n"
+		at        = "spec.extensions[1].providerConfig"
 	)
 	cases := []struct {
 		name           string

@@ -16,7 +16,7 @@ import (
 	"fmt"
 	"slices"
 
-	extensionscontroller "github.com/gardener/gardener/extensions/pkg/controller/extension"
+	extensionsextensioncontroller "github.com/gardener/gardener/extensions/pkg/controller/extension"
 	extensionspredicate "github.com/gardener/gardener/extensions/pkg/predicate"
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	extensionsv1alpha1helper "github.com/gardener/gardener/pkg/api/extensions/v1alpha1/helper"
@@ -72,7 +72,7 @@ func AddToManager(ctx context.Context, mgr manager.Manager, p *provider.Seeded, 
 	case err != nil && !apierrors.IsNotFound(err):
 		return fmt.Errorf("reading the seed's Extension %s/%s: %w", Namespace, name, err)
 	}
-	return extensionscontroller.Add(mgr, extensionscontroller.AddArgs{
+	return extensionsextensioncontroller.Add(mgr, extensionsextensioncontroller.AddArgs{
 		Actuator:          &actuator{seeded: p, client: mgr.GetClient(), bucketClasses: opts.BucketClasses},
 		Name:              "seedconfig-" + p.Type(),
 		FinalizerSuffix:   "gardener-extension-backup-" + p.Type(),
@@ -103,7 +103,7 @@ type actuator struct {
 	bucketClasses []extensionsv1alpha1.ExtensionClass
 }
 
-var _ extensionscontroller.Actuator = (*actuator)(nil)
+var _ extensionsextensioncontroller.Actuator = (*actuator)(nil)
 
 // Reconcile applies the Extension's providerConfig. A refused one leaves the configuration in
 // force as it was and fails with its field paths and ERR_CONFIGURATION_PROBLEM, saying what stays

@@ -23,7 +23,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	fakeclient "sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -91,9 +90,8 @@ func TestMain(m *testing.M) {
 
 // reconciled is one BackupBucket reconcile's management plane: the config it was built with.
 type reconciled struct {
-	bucket string
-	cfg    *awsapi.BackupBucketConfig
-	at     time.Time
+	cfg *awsapi.BackupBucketConfig
+	at  time.Time
 }
 
 // awsOverMem is aws's real decoding (field paths, incumbent fields) over an in-memory store; it
@@ -148,7 +146,7 @@ func start(t *testing.T, defaults string, declared bool) *seed {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	ctrl := controller.Options{SkipNameValidation: ptr.To(true)}
+	ctrl := controller.Options{SkipNameValidation: new(true)}
 	if err := seedconfig.AddToManager(ctx, mgr, s.seeded, seedconfig.Options{Declared: declared, Controller: ctrl}); err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +238,7 @@ func writeExtension(t *testing.T, raw string) {
 	}
 	metav1.SetMetaDataAnnotation(&ex.ObjectMeta, v1beta1constants.GardenerOperation, v1beta1constants.GardenerOperationReconcile)
 	ex.Spec.Type = "backup-aws"
-	ex.Spec.Class = ptr.To(extensionsv1alpha1.ExtensionClassSeed)
+	ex.Spec.Class = new(extensionsv1alpha1.ExtensionClassSeed)
 	ex.Spec.ProviderConfig = nil
 	if raw != "" {
 		ex.Spec.ProviderConfig = &runtime.RawExtension{Raw: []byte(raw)}
@@ -384,7 +382,7 @@ func TestAnExistingExtensionIsAwaited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := seedconfig.AddToManager(context.Background(), mgr, seeded, seedconfig.Options{Controller: controller.Options{SkipNameValidation: ptr.To(true)}}); err != nil {
+	if err := seedconfig.AddToManager(context.Background(), mgr, seeded, seedconfig.Options{Controller: controller.Options{SkipNameValidation: new(true)}}); err != nil {
 		t.Fatal(err)
 	}
 	var pending *provider.SeedConfigPendingError
@@ -473,4 +471,23 @@ func TestGitOpsThroughGardenersExtensionComponent(t *testing.T) {
 	if raw, err := s.seeded.InForce(); err != nil || raw != nil {
 		t.Fatalf("after the entry's removal: %q, %v; want the defaults (none)", raw, err)
 	}
+}
+
+// TestDefaultsUnderTheExtension: the landscape's defaults (--seed-config-defaults) apply under the
+// seed's Extension: a top-level field the Extension sets replaces the default's, the others stay.
+func TestDefaultsUnderTheExtension(t *testing.T) {
+	s := start(t, ours+`,"disabledSettings":["TLSOnlyPolicy"]}`, false)
+	createBucket(t, "defaults-bucket")
+	if r := s.waitReconcile(t, ""); !r.cfg.Disabled(awsapi.SettingTLSOnlyPolicy) {
+		t.Fatalf("without an Extension: %+v; want the defaults", r.cfg)
+	}
+	writeExtension(t, freshnessConfig("49h"))
+	if r := s.waitReconcile(t, "49h0m0s"); !r.cfg.Disabled(awsapi.SettingTLSOnlyPolicy) {
+		t.Fatalf("the Extension's backupFreshness over the defaults: %+v; want the defaults' disabledSettings too", r.cfg)
+	}
+	writeExtension(t, ours+`,"backupFreshness":{"fullSnapshotMaxAge":"50h"},"disabledSettings":["PublicAccessBlock"]}`)
+	if r := s.waitReconcile(t, "50h0m0s"); r.cfg.Disabled(awsapi.SettingTLSOnlyPolicy) || !r.cfg.Disabled(awsapi.SettingPublicAccessBlock) {
+		t.Fatalf("the Extension's disabledSettings: %+v; want them to replace the defaults'", r.cfg)
+	}
+	removeExtension(t)
 }
