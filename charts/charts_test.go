@@ -12,11 +12,13 @@ import (
 	"strings"
 	"testing"
 
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener/gardener/pkg/chartrenderer"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -138,53 +140,66 @@ func TestChartAcceptsWhatGardenletInjects(t *testing.T) {
 	}
 }
 
-// TestSeedConfigFromTheSeedsAnnotation: the Seed's annotation backup.extensions.gardener.cloud/config,
-// as gardenlet injects it, becomes the ConfigMap the binary reads with --seed-config, and a change of
-// it changes the pods' checksum (they roll: the binary reads it once); without it, none of that.
-func TestSeedConfigFromTheSeedsAnnotation(t *testing.T) {
-	const seedConfig = "apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\nhandBack: true\n"
-	values := func(annotations map[string]any) map[string]any {
-		return map[string]any{"gardener": map[string]any{"seed": map[string]any{"name": "aws-eu1", "annotations": annotations}}}
+// TestSeedExtensionFromGardenletsValues: the chart passes --seed-extension-declared when the
+// Seed's spec (gardener.seed.spec, which gardenlet hands the chart: the SeedSpec itself, through
+// JSON) declares the Extension backup-<provider> and does not disable it, and the landscape's
+// seedConfigDefaults as --seed-config-defaults; the Extension's providerConfig never reaches the
+// pods (a change of it must not roll them), and no ConfigMap of settings is rendered.
+func TestSeedExtensionFromGardenletsValues(t *testing.T) {
+	const defaults = `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","disabledSettings":["TLSOnlyPolicy"],"kind":"BackupBucketConfig"}`
+	seedWith := func(exts ...gardencorev1beta1.Extension) map[string]any {
+		return map[string]any{"gardener": map[string]any{"seed": map[string]any{"name": "aws-eu1", "spec": gardencorev1beta1.SeedSpec{Extensions: exts}}}}
 	}
-	deployment := func(objs []*unstructured.Unstructured) (args []any, checksum string, cm *unstructured.Unstructured) {
-		for _, o := range objs {
-			switch o.GetKind() {
-			case "Deployment":
-				containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
-				args = containers[0].(map[string]any)["args"].([]any)
-				checksum, _, _ = unstructured.NestedString(o.Object, "spec", "template", "metadata", "annotations", "checksum/seed-config")
-			case "ConfigMap":
-				cm = o
-			}
-		}
-		return args, checksum, cm
+	providerConfig := func(v string) *runtime.RawExtension {
+		return &runtime.RawExtension{Raw: []byte(`{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","backupFreshness":{"fullSnapshotMaxAge":"` + v + `"}}`)}
 	}
-	objs, err := render(values(map[string]any{"backup.extensions.gardener.cloud/config": seedConfig}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	args, sum, cm := deployment(objs)
-	if !slices.Contains(args, any("--seed-config=/etc/gardener-extension-backup/seed-config/config.yaml")) || sum == "" || cm == nil {
-		t.Fatalf("args %v, checksum %q, ConfigMap %v", args, sum, cm)
-	}
-	if got, _, _ := unstructured.NestedString(cm.Object, "data", "config.yaml"); got != strings.TrimSpace(seedConfig) {
-		t.Fatalf("ConfigMap holds %q", got)
-	}
-	objs, err = render(values(map[string]any{"backup.extensions.gardener.cloud/config": seedConfig + "backupFreshness: {fullSnapshotMaxAge: 49h}\n"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, other, _ := deployment(objs); other == sum || other == "" {
-		t.Fatalf("the checksum %q did not change with the seed configuration", other)
-	}
-	for _, v := range []map[string]any{values(map[string]any{"other": "x"}), values(nil), {}} {
+	rendered := func(v map[string]any) (args []string, kinds []string) {
+		t.Helper()
 		objs, err := render(v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if args, sum, cm := deployment(objs); slices.ContainsFunc(args, func(a any) bool { return strings.HasPrefix(a.(string), "--seed-config") }) || sum != "" || cm != nil {
-			t.Fatalf("without the annotation: args %v, checksum %q, ConfigMap %v", args, sum, cm)
+		for _, o := range objs {
+			kinds = append(kinds, o.GetKind())
+			if o.GetKind() == "Deployment" {
+				containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+				for _, a := range containers[0].(map[string]any)["args"].([]any) {
+					args = append(args, a.(string))
+				}
+			}
 		}
+		return args, kinds
+	}
+	declared := "--seed-extension-declared=true"
+	for _, c := range []struct {
+		name   string
+		values map[string]any
+		want   bool
+	}{
+		{"declared", seedWith(gardencorev1beta1.Extension{Type: "backup-aws", ProviderConfig: providerConfig("49h")}), true},
+		{"declared without providerConfig", seedWith(gardencorev1beta1.Extension{Type: "backup-aws"}), true},
+		{"disabled", seedWith(gardencorev1beta1.Extension{Type: "backup-aws", Disabled: new(true)}), false},
+		{"another provider's", seedWith(gardencorev1beta1.Extension{Type: "backup-gcp"}), false},
+		{"none", seedWith(), false},
+		{"no seed", map[string]any{}, false},
+	} {
+		args, kinds := rendered(c.values)
+		if slices.Contains(args, declared) != c.want {
+			t.Errorf("%s: args %v; want %s: %v", c.name, args, declared, c.want)
+		}
+		if slices.Contains(kinds, "ConfigMap") || slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--seed-config-defaults") }) {
+			t.Errorf("%s: kinds %v, args %v; want no ConfigMap and no defaults", c.name, kinds, args)
+		}
+	}
+	a, _ := rendered(seedWith(gardencorev1beta1.Extension{Type: "backup-aws", ProviderConfig: providerConfig("49h")}))
+	b, _ := rendered(seedWith(gardencorev1beta1.Extension{Type: "backup-aws", ProviderConfig: providerConfig("50h")}))
+	if !slices.Equal(a, b) {
+		t.Errorf("a change of the Extension's providerConfig changed the pods' args: %v -> %v", a, b)
+	}
+	v := seedWith()
+	v["seedConfigDefaults"] = map[string]any{"apiVersion": "aws.backup.extensions.gardener.cloud/v1alpha1", "kind": "BackupBucketConfig", "disabledSettings": []any{"TLSOnlyPolicy"}}
+	if args, _ := rendered(v); !slices.Contains(args, "--seed-config-defaults="+defaults) {
+		t.Errorf("args %v; want --seed-config-defaults=%s", args, defaults)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/all"
 )
 
@@ -80,7 +81,13 @@ func Examples(provider string) (map[string][]byte, error) {
 		return nil, err
 	}
 	name := "backup-" + provider
-	resources := []gardencorev1beta1.ControllerResource{{Kind: "BackupBucket", Type: provider}, {Kind: "BackupEntry", Type: provider}}
+	resources := []gardencorev1beta1.ControllerResource{
+		{Kind: "BackupBucket", Type: provider},
+		{Kind: "BackupEntry", Type: provider},
+		// The seed's Extension that holds this extension's seed configuration (a Seed's
+		// spec.extensions entry of this type): for seeds only, never enabled by itself.
+		{Kind: "Extension", Type: decode.ExtensionType(provider), ClusterCompatibility: []gardencorev1beta1.ClusterType{gardencorev1beta1.ClusterTypeSeed}},
+	}
 	deployment := &gardencorev1.ControllerDeployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "core.gardener.cloud/v1", Kind: "ControllerDeployment"},
 		ObjectMeta: metav1.ObjectMeta{Name: name},

@@ -3,7 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package admission validates, in the garden cluster, the backup providerConfig of core
-// BackupBuckets and of Seeds (spec.backup) with the same decoding and validation the controllers
+// BackupBuckets and of Seeds (spec.backup), and this extension's seed configuration in a Seed's
+// spec.extensions (type backup-<provider>), with the same decoding and validation the controllers
 // use, and refuses changes that would weaken a bucket's immutability.
 package admission
 
@@ -19,6 +20,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/config"
@@ -43,9 +45,15 @@ type backup struct {
 	config []byte
 	// path is the providerConfig's field path.
 	path string
-	// seedConfig is a Seed's annotation decode.SeedConfigAnnotation: this extension's settings
-	// beside the providerConfig, merged into it by the controllers.
-	seedConfig []byte
+	// seedConfig is the providerConfig of a Seed's spec.extensions entry of type
+	// decode.ExtensionType(typ): this extension's settings beside the providerConfig, merged into
+	// it by the controllers; seedConfigAt is its field path.
+	seedConfig   []byte
+	seedConfigAt string
+	// seedConfigs are the providerConfigs of a Seed's other spec.extensions entries of this
+	// extension (type backup-<provider>, not of the seed's backup provider), by field path, with
+	// their provider type: each is checked on its own.
+	seedConfigs []seedConfig
 	// bucket is the bucket's name where the object names it (a BackupBucket's name is its
 	// bucket's; a Seed's bucket is named after its UID, which is not known before it exists).
 	bucket string
@@ -66,15 +74,31 @@ func backupOf(kind string, raw []byte) (b backup, ok bool, err error) {
 		if err := json.Unmarshal(raw, seed); err != nil {
 			return backup{}, false, err
 		}
-		if seed.Spec.Backup == nil {
-			return backup{}, false, nil
+		b := backup{path: "spec.backup.providerConfig"}
+		if seed.Spec.Backup != nil {
+			b.typ, b.config = seed.Spec.Backup.Provider, rawOf(seed.Spec.Backup.ProviderConfig)
 		}
-		return backup{
-			typ: seed.Spec.Backup.Provider, config: rawOf(seed.Spec.Backup.ProviderConfig), path: "spec.backup.providerConfig",
-			seedConfig: []byte(seed.Annotations[decode.SeedConfigAnnotation]),
-		}, true, nil
+		for i, ext := range seed.Spec.Extensions {
+			typ, ours := strings.CutPrefix(ext.Type, "backup-")
+			if !ours || ptr.Deref(ext.Disabled, false) {
+				continue
+			}
+			sc := seedConfig{typ: typ, raw: rawOf(ext.ProviderConfig), at: fmt.Sprintf("spec.extensions[%d].providerConfig", i)}
+			if typ == b.typ && b.seedConfigAt == "" {
+				b.seedConfig, b.seedConfigAt = sc.raw, sc.at
+				continue
+			}
+			b.seedConfigs = append(b.seedConfigs, sc)
+		}
+		return b, seed.Spec.Backup != nil || len(b.seedConfigs) > 0, nil
 	}
 	return backup{}, false, nil
+}
+
+// seedConfig is the providerConfig of a Seed's spec.extensions entry of this extension.
+type seedConfig struct {
+	typ, at string
+	raw     []byte
 }
 
 func rawOf(ext *runtime.RawExtension) []byte {
@@ -93,6 +117,15 @@ func (v Validator) Handle(_ context.Context, req admission.Request) admission.Re
 	if err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
+	// Each of this extension's entries in a Seed's spec.extensions as its controller applies it
+	// (provider.Seeded.Apply): on its own, its problems named at its field path.
+	for _, sc := range b.seedConfigs {
+		if p, known := v.APIs[sc.typ]; known {
+			if _, err := decode.WithSeedConfig(p.DecodeBucketConfig, nil, sc.raw, sc.at, sc.typ, p.IncumbentFields()); err != nil {
+				return admission.Denied(err.Error())
+			}
+		}
+	}
 	p, known := v.APIs[b.typ]
 	if !ok || !known {
 		return admission.Allowed("")
@@ -102,8 +135,10 @@ func (v Validator) Handle(_ context.Context, req admission.Request) admission.Re
 			return admission.Denied("metadata.name: " + err.Error())
 		}
 	}
-	// As the controllers decode it: merged with the seed configuration (provider.WithSeedConfig).
-	if _, err := decode.WithSeedConfig(p.DecodeBucketConfig, b.config, b.seedConfig, b.typ, p.IncumbentFields()); err != nil {
+	// As the controllers decode it: merged with the seed configuration (provider.Seeded); the
+	// landscape's defaults (the ControllerDeployment's values) are not known here, and the
+	// Extension's status reports a problem only they make.
+	if _, err := decode.WithSeedConfig(p.DecodeBucketConfig, b.config, b.seedConfig, b.seedConfigAt, b.typ, p.IncumbentFields()); err != nil {
 		// The provider's errors name the field from "providerConfig" on.
 		return admission.Denied(decode.Under(err, strings.TrimSuffix(b.path, ".providerConfig")).Error())
 	}

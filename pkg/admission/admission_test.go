@@ -23,7 +23,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/admission"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/all"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
@@ -230,28 +229,56 @@ func TestLockedImmutabilityIsNeverWeakened(t *testing.T) {
 	}
 }
 
-// TestSeedConfigAnnotationIsValidated: a Seed's seed configuration (the annotation
-// backup.extensions.gardener.cloud/config) is checked as the controllers read it, merged with the
-// providerConfig: its own problems named at the annotation, conflicts at the providerConfig.
-func TestSeedConfigAnnotationIsValidated(t *testing.T) {
+// TestSeedExtensionIsValidated: this extension's seed configuration, a Seed's spec.extensions
+// entry of type backup-<provider>, is checked as the controllers read it, merged with the
+// providerConfig: its own problems named at its field path, conflicts at the providerConfig; an
+// entry of another provider is checked on its own, a disabled one and other extensions' not at all.
+func TestSeedExtensionIsValidated(t *testing.T) {
 	const (
 		incumbent = `{"apiVersion":"aws.provider.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h","mode":"governance"}}`
-		ours      = "apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n"
-		at        = "metadata.annotations[backup.extensions.gardener.cloud/config]"
+		ours      = `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig"`
+		gcpOurs   = `{"apiVersion":"gcp.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig"`
+		at        = "spec.extensions[1].providerConfig"
 	)
+	type entry struct {
+		typ, config string
+		disabled    bool
+	}
 	cases := []struct {
-		name, config, seedConfig string
-		wantDenied               string // "": allowed
+		name, config string
+		extensions   []entry
+		wantDenied   string // "": allowed
 	}{
-		{"the incumbent's form and this extension's fields", incumbent, ours + "handBack: true\ngeneratedCredentials: {issuer: IAM}\n", ""},
-		{"an unknown field in the annotation", incumbent, ours + "handback: true\n", at + `: Invalid value: unknown field "handback"`},
-		{"the incumbent's field in the annotation", incumbent, ours + "immutability: {retentionType: bucket, retentionPeriod: 48h, mode: governance}\n", at + ".immutability: Forbidden"},
-		{"a field set to different values in both", `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","disabledSettings":["TLSOnlyPolicy"]}`, ours + "disabledSettings: [PublicAccessBlock]\n", "spec.backup.providerConfig.disabledSettings"},
+		{"the incumbent's form and this extension's fields", incumbent, []entry{{typ: "backup-aws", config: ours + `,"handBack":true,"generatedCredentials":{"issuer":"IAM"}}`}}, ""},
+		{"an unknown field in the entry", incumbent, []entry{{typ: "backup-aws", config: ours + `,"handback":true}`}}, at + `: Invalid value: unknown field "handback"`},
+		{"the incumbent's field in the entry", incumbent, []entry{{typ: "backup-aws", config: ours + `,"immutability":{"retentionType":"bucket","retentionPeriod":"48h","mode":"governance"}}`}}, at + ".immutability: Forbidden"},
+		{"a field set to different values in both", ours + `,"disabledSettings":["TLSOnlyPolicy"]}`, []entry{{typ: "backup-aws", config: ours + `,"disabledSettings":["PublicAccessBlock"]}`}}, "spec.backup.providerConfig.disabledSettings"},
+		{"another provider's entry, on its own", incumbent, []entry{{typ: "backup-gcp", config: gcpOurs + `,"handback":true}`}}, at + `: Invalid value: unknown field "handback"`},
+		{"a disabled entry", incumbent, []entry{{typ: "backup-aws", config: ours + `,"handback":true}`, disabled: true}}, ""},
+		{"another extension's entry", incumbent, []entry{{typ: "shoot-dns-service", config: `{"anything":1}`}}, ""},
+		{"no providerConfig", incumbent, []entry{{typ: "backup-aws"}}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			seed := object("Seed", "aws", c.config)
-			seed.SetAnnotations(map[string]string{decode.SeedConfigAnnotation: c.seedConfig})
+			exts := []any{map[string]any{"type": "some-other"}}
+			for _, e := range c.extensions {
+				ext := map[string]any{"type": e.typ}
+				if e.disabled {
+					ext["disabled"] = true
+				}
+				if e.config != "" {
+					pc := map[string]any{}
+					if err := json.Unmarshal([]byte(e.config), &pc); err != nil {
+						t.Fatal(err)
+					}
+					ext["providerConfig"] = pc
+				}
+				exts = append(exts, ext)
+			}
+			if err := unstructured.SetNestedSlice(seed.Object, exts, "spec", "extensions"); err != nil {
+				t.Fatal(err)
+			}
 			err := k8s.Create(context.Background(), seed)
 			switch {
 			case c.wantDenied == "" && err != nil:

@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 
 	extensionscmdcontroller "github.com/gardener/gardener/extensions/pkg/controller/cmd"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
@@ -23,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -34,6 +34,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/seedconfig"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/etcdendpoint"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -67,7 +68,8 @@ func NewCommand(p provider.Provider) *cobra.Command {
 		parallelism    = DefaultDeletionParallelism
 		kubeAPI        = KubeAPILimits{QPS: DefaultKubeAPIQPS, Burst: DefaultKubeAPIBurst}
 		pprofAddress   string
-		seedConfigFile string
+		seedDefaults   string
+		seedDeclared   bool
 		// The periodic controllers' options (periodic.Options) are bound and completed
 		// (validated) with gardener's, by the aggregator's one loop over them; first, so that a
 		// value out of range stops the start before anything is connected.
@@ -93,11 +95,11 @@ func NewCommand(p provider.Provider) *cobra.Command {
 			if parallelism < 1 {
 				return fmt.Errorf("--deletion-parallelism must be at least 1, got %d", parallelism)
 			}
-			p, err := withSeedConfig(p, seedConfigFile)
+			seeded, err := Seeded(p, []byte(seedDefaults))
 			if err != nil {
-				return err
+				return fmt.Errorf("--seed-config-defaults: %w", err)
 			}
-			return Run(cmd.Context(), p, Config{
+			return Run(cmd.Context(), seeded, Config{
 				REST:                      restOpts.Completed(),
 				Manager:                   mgrOpts.Completed(),
 				Controller:                ctrlOpts.Completed(),
@@ -109,6 +111,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 				RestoreDrill:              drillOpts,
 				KubeAPI:                   kubeAPI,
 				PprofBindAddress:          pprofAddress,
+				SeedExtensionDeclared:     seedDeclared,
 			})
 		},
 	}
@@ -117,30 +120,23 @@ func NewCommand(p provider.Provider) *cobra.Command {
 	cmd.Flags().IntVar(&kubeAPI.Burst, "kube-api-burst", kubeAPI.Burst, "Requests to the seed's API server allowed in a burst above --kube-api-qps.")
 	cmd.Flags().StringVar(&pprofAddress, "pprof-bind-address", "", "Address to serve Go's /debug/pprof on, e.g. 127.0.0.1:6060 (empty: off). Profiles show the process's internals: bind it to localhost or port-forward.")
 	cmd.Flags().IntVar(&parallelism, "deletion-parallelism", parallelism, "The most delete requests in flight against one bucket from this process: the entries deleted at once share it (and one deletion never exceeds it).")
-	cmd.Flags().StringVar(&seedConfigFile, "seed-config", "", "A file holding this extension's seed configuration (the Seed's annotation "+decode.SeedConfigAnnotation+", which the chart renders into a ConfigMap): a BackupBucketConfig merged into every providerConfig (docs/migrating.md). Read once at start; one that does not decode stops the start.")
+	cmd.Flags().StringVar(&seedDefaults, "seed-config-defaults", "", "The landscape's defaults of this extension's seed configuration (the ControllerDeployment's values seedConfigDefaults, which the chart passes): a BackupBucketConfig (JSON or YAML) under every seed's Extension "+decode.ExtensionType(p.Type())+" (docs/deploying.md). One that does not decode stops the start.")
+	cmd.Flags().BoolVar(&seedDeclared, "seed-extension-declared", false, "The Seed declares this extension's Extension "+decode.ExtensionType(p.Type())+" in spec.extensions (the chart reads it from gardenlet's values): BackupBuckets and BackupEntries wait until it is applied, never acting on the defaults meanwhile.")
 	cmd.AddCommand(drill.ChildCommand())
 	return cmd
 }
 
-// withSeedConfig is p with the seed configuration in file merged into every providerConfig
-// (provider.WithSeedConfig); no file: p.
-func withSeedConfig(p provider.Provider, file string) (provider.Provider, error) {
-	if file == "" {
-		return p, nil
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("--seed-config: %w", err)
+// Seeded is p reading this extension's seed configuration live (provider.Seeded), with defaults,
+// the landscape's (empty: none), under every seed's Extension.
+func Seeded(p provider.Provider, defaults []byte) (*provider.Seeded, error) {
+	if s, ok := p.(*provider.Seeded); ok {
+		return s, nil
 	}
 	var incumbentFields []string
 	if api, ok := all.APIs()[p.Type()]; ok {
 		incumbentFields = api.IncumbentFields()
 	}
-	seeded, err := provider.WithSeedConfig(p, data, incumbentFields)
-	if err != nil {
-		return nil, fmt.Errorf("--seed-config %s: %w", file, err)
-	}
-	return seeded, nil
+	return provider.WithSeedConfig(p, defaults, incumbentFields)
 }
 
 // Config is a completed configuration.
@@ -159,6 +155,9 @@ type Config struct {
 	KubeAPI KubeAPILimits
 	// PprofBindAddress serves /debug/pprof when set (empty: off).
 	PprofBindAddress string
+	// SeedExtensionDeclared is true when the Seed declares this extension's Extension
+	// (seedconfig.Options.Declared).
+	SeedExtensionDeclared bool
 }
 
 // KubeAPILimits are the client-side rate limits of the clients to the seed's API server.
@@ -221,10 +220,24 @@ func NewManager(cfg Config) (manager.Manager, error) {
 	return mgr, nil
 }
 
-// AddControllers adds the BackupBucket and BackupEntry controllers for p to mgr, the periodic
-// ones (probe, inventory, restore drill) and the retirement of the Etcd endpoint webhook earlier
-// versions registered (pkg/etcdendpoint).
+// AddControllers adds the controller of the seed's Extension (pkg/controller/seedconfig), which
+// applies the seed configuration to p (made a provider.Seeded without defaults where it is not
+// one), the BackupBucket and BackupEntry controllers for p to mgr, the periodic ones (probe,
+// inventory, restore drill) and the retirement of the Etcd endpoint webhook earlier versions
+// registered (pkg/etcdendpoint).
 func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provider, cfg Config) error {
+	seeded, err := Seeded(p, nil)
+	if err != nil {
+		return err
+	}
+	p = seeded
+	if err := seedconfig.AddToManager(ctx, mgr, seeded, seedconfig.Options{
+		Declared:      cfg.SeedExtensionDeclared,
+		BucketClasses: cfg.ExtensionClasses,
+		Controller:    controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: cfg.Controller.Options().SkipNameValidation},
+	}); err != nil {
+		return fmt.Errorf("adding the controller of the seed's Extension %s: %w", decode.ExtensionType(p.Type()), err)
+	}
 	opts := options.AddOptions{
 		Controller:                cfg.Controller.Options(),
 		IgnoreOperationAnnotation: cfg.IgnoreOperationAnnotation,

@@ -9,7 +9,11 @@ package provider
 
 import (
 	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
 
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/spf13/pflag"
 
@@ -106,8 +110,8 @@ type Provider interface {
 	Type() string
 	// ValidateBucketName is Cloud.ValidateBucketName.
 	ValidateBucketName(name string) error
-	// Decode decodes a providerConfig with Cloud.Decode (merged with the seed configuration:
-	// WithSeedConfig). On an error it returns the provider's defaults (the seed configuration's)
+	// Decode decodes a providerConfig with Cloud.Decode (merged with the seed configuration in
+	// force: Seeded). On an error it returns the provider's defaults (the seed configuration's)
 	// beside it, for callers that must go on without a valid config (a deletion, a
 	// deferral, the scheduler). A Cloud whose defaults do not decode is a programming error
 	// (provider/all's test decodes every registered provider's).
@@ -203,42 +207,140 @@ func (r registered[C]) bind(cfg C) Config {
 	}
 }
 
-// WithSeedConfig returns p whose Decode reads every providerConfig (a BackupBucket's, and a
-// BackupEntry's copy of it) merged with seedConfig, this extension's seed configuration (the
-// Seed's annotation decode.SeedConfigAnnotation, which the chart hands the binary): the merge and
-// its precedence are decode.WithSeedConfig's. On an error, the config beside it is the seed
-// configuration's alone (the operator's settings for this seed, for example handBack, rather
-// than the bare defaults). incumbentFields are refused in seedConfig (config.API's
-// IncumbentFields). An empty seedConfig returns p as it is; one that does not decode on its
-// own is an error (wrapping objectstore.ErrInvalidConfig), so that the binary refuses to start
-// with it rather than reconcile without what the operator set.
-func WithSeedConfig(p Provider, seedConfig []byte, incumbentFields []string) (Provider, error) {
-	if decode.Empty(seedConfig) {
-		return p, nil
-	}
-	s := seeded{Provider: p, seedConfig: seedConfig, incumbentFields: incumbentFields}
-	if _, err := decode.WithSeedConfig(p.Decode, nil, seedConfig, s.Type(), incumbentFields); err != nil {
+// Seeded is a Provider whose Decode reads every providerConfig (a BackupBucket's, and a
+// BackupEntry's copy of it) merged with the seed configuration in force: the merge and its
+// precedence are decode.WithSeedConfig's. The configuration in force changes at run time (Apply,
+// Await), and every Decode reads the newest: the BackupBucket and BackupEntry reconcilers use it
+// from their next reconcile on, without a restart. Safe for concurrent use.
+type Seeded struct {
+	Provider
+
+	incumbentFields []string
+	// defaults are the landscape's (the ControllerDeployment's values), under every seed's.
+	defaults []byte
+	state    atomic.Pointer[seedState]
+}
+
+// seedState is what the Seeded reads at each call: one pointer, replaced whole.
+type seedState struct {
+	// config is the seed configuration in force: the defaults overlaid with the seed's Extension
+	// (decode.Overlay), valid; empty: none.
+	config []byte
+	// pending, when set, stops every Decode and plane constructor: the seed declares an
+	// Extension whose configuration is not applied yet.
+	pending *SeedConfigPendingError
+}
+
+// WithSeedConfig returns p as a Seeded whose configuration in force is defaults, the landscape's
+// seed configuration (empty: none), until Apply or Await. incumbentFields are refused in every
+// seed configuration (config.API's IncumbentFields). defaults that do not decode on their own are
+// an error (wrapping objectstore.ErrInvalidConfig), so that the binary refuses to start with them
+// rather than reconcile without what the operator set.
+func WithSeedConfig(p Provider, defaults []byte, incumbentFields []string) (*Seeded, error) {
+	s := &Seeded{Provider: p, incumbentFields: incumbentFields, defaults: defaults}
+	if _, err := decode.WithSeedConfig(p.Decode, nil, defaults, "defaults", s.Type(), incumbentFields); err != nil {
 		return nil, err
 	}
+	s.state.Store(&seedState{config: defaults})
 	return s, nil
 }
 
-// seeded is a Provider whose Decode merges the seed configuration in; it holds only the
-// configuration's bytes, read once at start, and the incumbent's fields it refuses.
-type seeded struct {
-	Provider
-
-	seedConfig      []byte
-	incumbentFields []string
+// Apply makes the seed's configuration seedConfig (the providerConfig of its Extension, empty:
+// none) the one in force, over the defaults, and ends a wait (Await). A configuration that does not
+// decode is refused with its problems named from seedConfigAt on (the field path of the
+// providerConfig where it lives) and objectstore.ErrInvalidConfig; the configuration in force
+// stays as it was, so that a bad change never stops backups.
+func (s *Seeded) Apply(seedConfig []byte, seedConfigAt string) error {
+	if _, err := decode.WithSeedConfig(s.Provider.Decode, nil, seedConfig, seedConfigAt, s.Type(), s.incumbentFields); err != nil {
+		return err
+	}
+	inForce, err := decode.Overlay(s.defaults, seedConfig)
+	if err != nil {
+		return decode.Under(err, strings.TrimSuffix(seedConfigAt, ".providerConfig"))
+	}
+	if _, err := decode.WithSeedConfig(s.Provider.Decode, nil, inForce, seedConfigAt, s.Type(), s.incumbentFields); err != nil {
+		return fmt.Errorf("%w (%s over the landscape's defaults, the ControllerDeployment's values)", err, seedConfigAt)
+	}
+	s.state.Store(&seedState{config: inForce})
+	return nil
 }
 
-func (s seeded) Decode(raw []byte) (Config, error) {
-	cfg, err := decode.WithSeedConfig(s.Provider.Decode, raw, s.seedConfig, s.Type(), s.incumbentFields)
+// Await stops every Decode and plane constructor with a *SeedConfigPendingError saying reason
+// until the next Apply: the seed declares an Extension whose configuration is not applied yet,
+// and nothing may act on the defaults meanwhile (revoke, sweep, hand back).
+func (s *Seeded) Await(reason string) {
+	s.state.Store(&seedState{pending: &SeedConfigPendingError{Reason: reason}})
+}
+
+// InForce returns the seed configuration in force (empty: none), or the wait's error.
+func (s *Seeded) InForce() ([]byte, error) {
+	st := s.state.Load()
+	if st.pending != nil {
+		return nil, st.pending
+	}
+	return st.config, nil
+}
+
+// Decode is the provider's decoding of raw merged with the seed configuration in force. On an
+// error, the config beside it is the seed configuration's alone (the operator's settings for this
+// seed, for example handBack, rather than the bare defaults); while the seed configuration is
+// awaited, it is the defaults with every constructor failing with the wait's error.
+func (s *Seeded) Decode(raw []byte) (Config, error) {
+	st := s.state.Load()
+	if st.pending != nil {
+		cfg, _ := s.Provider.Decode(nil)
+		return cfg.failing(st.pending), st.pending
+	}
+	cfg, err := decode.WithSeedConfig(s.Provider.Decode, raw, st.config, "seed configuration", s.Type(), s.incumbentFields)
 	if err != nil {
-		fallback, _ := s.Provider.Decode(s.seedConfig) // decoded without an error in WithSeedConfig
+		fallback, _ := s.Provider.Decode(st.config) // decoded without an error in Apply
 		return fallback, err
 	}
 	return cfg, nil
+}
+
+// NewDataPlane is the provider's, except while the seed configuration is awaited.
+func (s *Seeded) NewDataPlane(ctx context.Context, creds Credentials) (objectstore.DataPlane, error) {
+	if st := s.state.Load(); st.pending != nil {
+		return nil, st.pending
+	}
+	return s.Provider.NewDataPlane(ctx, creds)
+}
+
+// EtcdBackupSecretData is the provider's, except while the seed configuration is awaited.
+func (s *Seeded) EtcdBackupSecretData(entry *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
+	if st := s.state.Load(); st.pending != nil {
+		return nil, st.pending
+	}
+	return s.Provider.EtcdBackupSecretData(entry, data)
+}
+
+// SeedConfigPendingError stops a reconcile while the seed declares this extension's Extension
+// and its configuration is not applied yet: nothing is done with the defaults meanwhile. Its
+// Gardener error code is ERR_RETRYABLE_CONFIGURATION_PROBLEM.
+type SeedConfigPendingError struct {
+	// Reason says what is awaited.
+	Reason string
+}
+
+func (e *SeedConfigPendingError) Error() string {
+	return "waiting for this seed's configuration: " + e.Reason + "; nothing is done with the defaults meanwhile"
+}
+
+// Codes is the error's Gardener error code (v1beta1helper.Coder), for status.lastError.codes.
+func (e *SeedConfigPendingError) Codes() []gardencorev1beta1.ErrorCode {
+	return []gardencorev1beta1.ErrorCode{gardencorev1beta1.ErrorRetryableConfigurationProblem}
+}
+
+// failing returns c with every constructor failing with err.
+func (c Config) failing(err error) Config {
+	c.management = func(context.Context, Credentials) (objectstore.Management, error) { return nil, err }
+	c.issuer = func(context.Context, Credentials, string) (objectstore.CredentialIssuer, error) { return nil, err }
+	if c.entryIssuer != nil {
+		c.entryIssuer = func(context.Context, Credentials, string) (objectstore.EntryCredentialIssuer, error) { return nil, err }
+	}
+	c.storeEndpoint = func(map[string][]byte) (string, error) { return "", err }
+	return c
 }
 
 // Credentials is a credentials secret as the provider sees it.

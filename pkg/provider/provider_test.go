@@ -8,8 +8,11 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
@@ -121,20 +124,20 @@ func (awsAPICloud) EtcdStoreEndpoint(*awsapi.BackupBucketConfig, map[string][]by
 func (awsAPICloud) Flags() provider.Flags { return nil }
 
 // TestWithSeedConfig: the seed configuration reaches the core through Decode, merged with every
-// providerConfig; a bad one stops the start; on a conflict, the config beside the error is the
+// providerConfig; bad defaults stop the start; on a conflict, the config beside the error is the
 // seed configuration's (handBack stays visible to a deletion), not the bare defaults.
 func TestWithSeedConfig(t *testing.T) {
-	const (
-		incumbent = `{"apiVersion":"aws.provider.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h","mode":"governance"}}`
-		ours      = "apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n"
-	)
 	p := provider.Register[*awsapi.BackupBucketConfig](awsAPICloud{})
-	if same, err := provider.WithSeedConfig(p, nil, awsapi.IncumbentFields); err != nil || same != p {
-		t.Fatalf("an empty seed configuration: %v, %v; want p itself", same, err)
+	none, err := provider.WithSeedConfig(p, nil, awsapi.IncumbentFields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := none.Decode([]byte(incumbent)); err != nil || cfg.HandsBack() || cfg.ProviderConfig.(*awsapi.BackupBucketConfig).Immutability == nil {
+		t.Fatalf("no seed configuration: %+v, %v; want the providerConfig as it is", cfg.ProviderConfig, err)
 	}
 	for _, bad := range []string{ours + "handback: true\n", ours + "immutability: {retentionType: bucket, retentionPeriod: 24h, mode: governance}\n", "{{"} {
 		if _, err := provider.WithSeedConfig(p, []byte(bad), awsapi.IncumbentFields); !errors.Is(err, objectstore.ErrInvalidConfig) {
-			t.Errorf("seed configuration %q: %v; want ErrInvalidConfig", bad, err)
+			t.Errorf("defaults %q: %v; want ErrInvalidConfig", bad, err)
 		}
 	}
 	seeded, err := provider.WithSeedConfig(p, []byte(ours+"handBack: true\ngeneratedCredentials: {issuer: MinIO}\n"), awsapi.IncumbentFields)
@@ -155,6 +158,138 @@ func TestWithSeedConfig(t *testing.T) {
 	if cfg.ProviderConfig == nil || !cfg.HandsBack() {
 		t.Fatalf("beside the error: %+v; want the seed configuration's", cfg.ProviderConfig)
 	}
+}
+
+const (
+	incumbent = `{"apiVersion":"aws.provider.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"24h","mode":"governance"}}`
+	ours      = "apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n"
+)
+
+// TestSeededAppliesLive: Apply changes what the next Decode reads, over the defaults (the seed's
+// fields replace the defaults' at the top level); a bad configuration is refused with its field
+// path and the one in force stays; Apply of nothing leaves the defaults.
+func TestSeededAppliesLive(t *testing.T) {
+	p := provider.Register[*awsapi.BackupBucketConfig](awsAPICloud{})
+	seeded, err := provider.WithSeedConfig(p, []byte(ours+"generatedCredentials: {issuer: IAM}\ndisabledSettings: [TLSOnlyPolicy]\n"), awsapi.IncumbentFields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded := func() *awsapi.BackupBucketConfig {
+		t.Helper()
+		cfg, err := seeded.Decode([]byte(incumbent))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg.ProviderConfig.(*awsapi.BackupBucketConfig)
+	}
+	if c := decoded(); c.HandBack || c.GenerationSettings().Issuer != awsapi.IssuerIAM {
+		t.Fatalf("the defaults: %+v", c)
+	}
+	if err := seeded.Apply([]byte(ours+"handBack: true\ngeneratedCredentials: {issuer: MinIO}\n"), "spec.providerConfig"); err != nil {
+		t.Fatal(err)
+	}
+	if c := decoded(); !c.HandBack || c.GenerationSettings().Issuer != awsapi.IssuerMinIO || !c.Disabled(awsapi.SettingTLSOnlyPolicy) {
+		t.Fatalf("after Apply: %+v; want the seed's handBack and issuer, the defaults' disabledSettings", c)
+	}
+	for _, c := range []struct{ bad, want string }{
+		{ours + "handback: true\n", `spec.providerConfig: Invalid value: unknown field "handback"`},
+		{ours + "immutability: {retentionType: bucket, retentionPeriod: 24h, mode: governance}\n", "spec.providerConfig.immutability: Forbidden"},
+		{"[1]", "spec.providerConfig"},
+	} {
+		err := seeded.Apply([]byte(c.bad), "spec.providerConfig")
+		if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Apply(%q) = %v; want ErrInvalidConfig saying %q", c.bad, err, c.want)
+		}
+		if c := decoded(); !c.HandBack || c.GenerationSettings().Issuer != awsapi.IssuerMinIO {
+			t.Fatalf("after a refused Apply: %+v; want the last valid configuration in force", c)
+		}
+	}
+	if err := seeded.Apply(nil, "spec.providerConfig"); err != nil {
+		t.Fatal(err)
+	}
+	if c := decoded(); c.HandBack || c.GenerationSettings().Issuer != awsapi.IssuerIAM {
+		t.Fatalf("after Apply(nil): %+v; want the defaults", c)
+	}
+}
+
+// TestSeededAwaits: while the seed configuration is awaited, Decode, the data plane, the
+// etcd-backup secret and every constructor of the config beside Decode's error fail with the
+// wait's error (retryable configuration problem), so nothing acts on the defaults; Apply ends it.
+func TestSeededAwaits(t *testing.T) {
+	var got *testConfig
+	seeded, err := provider.WithSeedConfig(provider.Register(entryIssuingCloud{recordingCloud{&got}}), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeded.Await("Extension garden/backup-test is not applied yet")
+	ctx := context.Background()
+	cfg, err := seeded.Decode([]byte("iam"))
+	var pending *provider.SeedConfigPendingError
+	if !errors.As(err, &pending) || !strings.Contains(err.Error(), "Extension garden/backup-test is not applied yet") {
+		t.Fatalf("Decode: %v; want a SeedConfigPendingError", err)
+	}
+	if codes := v1beta1helper.ExtractErrorCodes(err); len(codes) != 1 || codes[0] != gardencorev1beta1.ErrorRetryableConfigurationProblem {
+		t.Errorf("codes %v", codes)
+	}
+	calls := map[string]error{}
+	_, calls["NewManagement"] = cfg.NewManagement(ctx, provider.Credentials{})
+	_, calls["NewIssuer"] = cfg.NewIssuer(ctx, provider.Credentials{}, "iam")
+	_, calls["NewEntryIssuer"] = cfg.NewEntryIssuer(ctx, provider.Credentials{}, "iam")
+	_, calls["EtcdStoreEndpoint"] = cfg.EtcdStoreEndpoint(nil)
+	_, calls["NewDataPlane"] = seeded.NewDataPlane(ctx, provider.Credentials{})
+	_, calls["EtcdBackupSecretData"] = seeded.EtcdBackupSecretData(nil, nil)
+	for name, err := range calls {
+		if !errors.As(err, &pending) {
+			t.Errorf("%s: %v; want the wait's error", name, err)
+		}
+	}
+	if got != nil {
+		t.Errorf("the cloud was handed a config while awaited: %+v", got)
+	}
+	if _, err := seeded.InForce(); !errors.As(err, &pending) {
+		t.Errorf("InForce: %v", err)
+	}
+	if err := seeded.Apply(nil, "spec.providerConfig"); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := seeded.Decode([]byte("iam")); err != nil || cfg.GenerationSettings().Issuer != "iam" {
+		t.Fatalf("after Apply: %+v, %v", cfg.ProviderConfig, err)
+	}
+	if _, err := seeded.NewDataPlane(ctx, provider.Credentials{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSeededConcurrentApply: Decode from many goroutines while Apply replaces the configuration
+// sees one whole configuration or the other (run with -race).
+func TestSeededConcurrentApply(t *testing.T) {
+	seeded, err := provider.WithSeedConfig(provider.Register[*awsapi.BackupBucketConfig](awsAPICloud{}), nil, awsapi.IncumbentFields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := []byte(ours+"handBack: true\ngeneratedCredentials: {issuer: MinIO}\n"), []byte(ours+"generatedCredentials: {issuer: IAM}\n")
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 200 {
+				cfg, err := seeded.Decode(nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if i := cfg.GenerationSettings(); i != nil && cfg.HandsBack() != (i.Issuer == awsapi.IssuerMinIO) {
+					t.Errorf("a torn configuration: %+v", cfg.ProviderConfig)
+					return
+				}
+			}
+		})
+	}
+	for i := range 200 {
+		if err := seeded.Apply([][]byte{a, b}[i%2], "spec.providerConfig"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
 }
 
 // entryIssuingCloud is a recordingCloud that implements provider.EntryIssuing.

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
-// GardenerCRDs returns the paths of gardener's BackupBucket, BackupEntry, Cluster and Garden CRDs,
+// GardenerCRDs returns the paths of gardener's BackupBucket, BackupEntry, Extension, Cluster and Garden CRDs,
 // shipped inside the gardener module this project is built with.
 func GardenerCRDs() ([]string, error) {
 	root, err := RepoRoot()
@@ -32,6 +32,8 @@ func GardenerCRDs() ([]string, error) {
 	return []string{
 		filepath.Join(dir, "crd-extensions.gardener.cloud_backupbuckets.yaml"),
 		filepath.Join(dir, "crd-extensions.gardener.cloud_backupentries.yaml"),
+		// The seed's Extension backup-<provider> holds the seed configuration (pkg/controller/seedconfig).
+		filepath.Join(dir, "crd-extensions.gardener.cloud_extensions.yaml"),
 		// gardenlet writes a Cluster per shoot; the entry's freshness reads its hibernation.
 		filepath.Join(dir, "crd-extensions.gardener.cloud_clusters.yaml"),
 		// gardener-operator's Garden: a garden's entry is located through it.

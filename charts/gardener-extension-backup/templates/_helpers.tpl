@@ -13,9 +13,16 @@ app.kubernetes.io/component: backup-controllers
 {{ $repo }}:{{ .Values.image.tag }}
 {{- end -}}
 
-{{/* The Seed's annotation backup.extensions.gardener.cloud/config ("" without one). */}}
-{{- define "backup.seedConfig" -}}
+{{/* "true" when the Seed (gardener.seed.spec, gardenlet's values) declares this extension's
+Extension backup-<provider> in spec.extensions and does not disable it, else "false". */}}
+{{- define "backup.seedExtensionDeclared" -}}
 {{- $seed := (.Values.gardener | default dict).seed | default dict -}}
-{{- $annotations := $seed.annotations | default dict -}}
-{{- index $annotations "backup.extensions.gardener.cloud/config" | default "" | trim -}}
+{{- $spec := $seed.spec | default dict -}}
+{{- $declared := false -}}
+{{- range ($spec.extensions | default list) -}}
+{{- if and (eq .type (printf "backup-%s" $.Values.provider)) (not .disabled) -}}
+{{- $declared = true -}}
+{{- end -}}
+{{- end -}}
+{{- $declared -}}
 {{- end -}}

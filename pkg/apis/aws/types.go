@@ -46,7 +46,7 @@ type BackupBucketConfig struct {
 	// that reaches only the entry's prefix (docs/entry-credentials.md), issued by "IAM" (an IAM
 	// user per entry with an inline policy limited to the prefix) or "MinIO" (a service account
 	// per credential with such a policy, through the admin API). It belongs in the seed
-	// configuration (annotation backup.extensions.gardener.cloud/config).
+	// configuration (the Seed's spec.extensions entry of type backup-aws).
 	EntryCredentials *credentials.EntrySettings `json:"entryCredentials,omitempty"`
 	// HandBack leaves the bucket in the state gardener-extension-provider-aws expects before it
 	// takes the bucket back: its lifecycle rules in its form (GC-forTaggedObjects,

@@ -46,8 +46,8 @@ func (e *Error) Is(target error) bool { return target == objectstore.ErrInvalidC
 // BackupBucket or "spec.backup.providerConfig" of a Seed. Other errors are returned as they are.
 func Under(err error, root string) error {
 	return mapErrors(err, func(fe field.Error) field.Error {
-		// A seed configuration's problems are named where it lives, the Seed's annotation.
-		if !strings.HasPrefix(fe.Field, "metadata.") {
+		// A seed configuration's problems are already named where it lives (WithSeedConfig).
+		if strings.HasPrefix(fe.Field, "providerConfig") {
 			fe.Field = root + "." + fe.Field
 		}
 		return fe

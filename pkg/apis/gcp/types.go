@@ -48,7 +48,7 @@ type BackupBucketConfig struct {
 	GeneratedCredentials *GeneratedCredentialsConfig `json:"generatedCredentials,omitempty"`
 	// EntryCredentials, when set, gives every BackupEntry of the bucket a service account of its
 	// own, bound only on the managed folder of the entry's prefix (docs/entry-credentials.md),
-	// issuer "ServiceAccountKey" (a key of that account). It belongs in the seed configuration (annotation backup.extensions.gardener.cloud/config).
+	// issuer "ServiceAccountKey" (a key of that account). It belongs in the seed configuration (the Seed's spec.extensions entry of type backup-gcp).
 	EntryCredentials *credentials.EntrySettings `json:"entryCredentials,omitempty"`
 	// HandBack, when true, leaves the bucket in the state gardener-extension-provider-gcp
 	// expects before its controllers take the bucket back: the lifecycle is exactly its one rule

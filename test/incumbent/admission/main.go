@@ -28,7 +28,10 @@
 //
 //	{"name": "...", "provider": "aws"|"gcp", "object": "Seed"|"BackupBucket"|"Etcd",
 //	 "old": <providerConfig or absent: a create>, "new": <providerConfig or absent>,
-//	 "allowedEndpointOverrideURLs": [...]}
+//	 "allowedEndpointOverrideURLs": [...],
+//	 "extensions": [{"type": ..., "providerConfig": ...}], "oldExtensions": [...]}
+//
+// A Seed's extensions are its spec.extensions (this extension's seed configuration).
 //
 // For "Etcd", "new" is the providerConfig of the extensions BackupBucket the Etcd's
 // spec.backup.store.container names (absent: a BackupBucket without one).
@@ -73,6 +76,25 @@ type Check struct {
 	// providerConfig before).
 	HasOld                      bool     `json:"hasOld,omitempty"`
 	AllowedEndpointOverrideURLs []string `json:"allowedEndpointOverrideURLs,omitempty"`
+	// Extensions, OldExtensions are the Seed's spec.extensions (this extension's seed
+	// configuration lives there) in the new and the old Seed.
+	Extensions    []Extension `json:"extensions,omitempty"`
+	OldExtensions []Extension `json:"oldExtensions,omitempty"`
+}
+
+// Extension is an entry of a Seed's spec.extensions.
+type Extension struct {
+	Type           string          `json:"type"`
+	ProviderConfig json.RawMessage `json:"providerConfig,omitempty"`
+}
+
+// coreExtensions are exts as the internal API's.
+func coreExtensions(exts []Extension) []core.Extension {
+	var out []core.Extension
+	for _, e := range exts {
+		out = append(out, core.Extension{Type: e.Type, ProviderConfig: raw(e.ProviderConfig)})
+	}
+	return out
 }
 
 // Verdict is the incumbent's answer to one Check.
@@ -192,15 +214,15 @@ func objects(c Check) (newObj, oldObj client.Object, err error) {
 	isUpdate := c.HasOld || len(c.Old) > 0
 	switch c.Object {
 	case "Seed":
-		seed := func(pc json.RawMessage) *core.Seed {
+		seed := func(pc json.RawMessage, exts []Extension) *core.Seed {
 			return &core.Seed{
 				ObjectMeta: metav1.ObjectMeta{Name: "seed", Labels: map[string]string{"provider.extensions.gardener.cloud/" + c.Provider: "true"}},
-				Spec:       core.SeedSpec{Backup: &core.Backup{Provider: c.Provider, ProviderConfig: raw(pc), CredentialsRef: credentialsRef}},
+				Spec:       core.SeedSpec{Backup: &core.Backup{Provider: c.Provider, ProviderConfig: raw(pc), CredentialsRef: credentialsRef}, Extensions: coreExtensions(exts)},
 			}
 		}
-		newObj = seed(c.New)
+		newObj = seed(c.New, c.Extensions)
 		if isUpdate {
-			oldObj = seed(c.Old)
+			oldObj = seed(c.Old, c.OldExtensions)
 		}
 	case "BackupBucket":
 		bucket := func(pc json.RawMessage) *core.BackupBucket {

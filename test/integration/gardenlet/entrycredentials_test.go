@@ -6,8 +6,6 @@ package gardenlet_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,7 +17,10 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/minio/madmin-go/v3"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
@@ -30,8 +31,9 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
-// The seed configurations (the Seed annotation backup.extensions.gardener.cloud/config, which the
-// chart hands the binary as --seed-config: docs/migrating.md) of the two seeds of
+// The seed configurations (the providerConfig of the Seed's spec.extensions entry of type backup-aws,
+// which gardenlet writes into the seed as the Extension garden/backup-aws: docs/migrating.md) of
+// the two seeds of
 // TestControlPlaneMigrationWithEntryCredentials: per-entry credentials by MinIO on both; an entry
 // migrated away from seed a keeps its credential for an hour, one migrated away from seed b not
 // at all. The buckets' providerConfig is the plain bucketConfig.
@@ -66,8 +68,10 @@ func TestControlPlaneMigrationWithEntryCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := awsWorld(t)
-	p.a = startTestSeed(t, "ec-seed-a", binary, &awsprovider.Provider{}, region, "--seed-config", seedConfigFile(t, "ec-seed-a", entrySeedConfigA))
-	p.b = startTestSeed(t, "ec-seed-b", binary, &awsprovider.Provider{}, region, "--seed-config", seedConfigFile(t, "ec-seed-b", entrySeedConfigB))
+	p.a = startTestSeed(t, "ec-seed-a", binary, &awsprovider.Provider{}, region, "--seed-extension-declared")
+	p.b = startTestSeed(t, "ec-seed-b", binary, &awsprovider.Provider{}, region, "--seed-extension-declared")
+	seedExtension(t, p.a, entrySeedConfigA)
+	seedExtension(t, p.b, entrySeedConfigB)
 	a, b := p.a, p.b
 	began := time.Now()
 	step := func(what string) { t.Logf("%5.1fs %s", time.Since(began).Seconds(), what) }
@@ -190,14 +194,31 @@ func TestControlPlaneMigrationWithEntryCredentials(t *testing.T) {
 	}
 }
 
-// seedConfigFile writes a seed's configuration for its binary's --seed-config.
-func seedConfigFile(t *testing.T, seedName, content string) string {
+// seedExtension writes the seed's Extension garden/backup-aws with providerConfig content (YAML),
+// as gardenlet does for the Seed's spec.extensions entry of that type, and waits until the
+// extension applied it.
+func seedExtension(t *testing.T, w *seedWorld, content string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), seedName+"-config.yaml")
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+	raw, err := yaml.YAMLToJSON([]byte(content))
+	if err != nil {
 		t.Fatal(err)
 	}
-	return path
+	ex := &extensionsv1alpha1.Extension{
+		ObjectMeta: metav1.ObjectMeta{Namespace: gardenNamespace, Name: "backup-aws", Annotations: map[string]string{v1beta1constants.GardenerOperation: v1beta1constants.GardenerOperationReconcile}},
+		Spec: extensionsv1alpha1.ExtensionSpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{
+			Type: "backup-aws", Class: new(extensionsv1alpha1.ExtensionClassSeed), ProviderConfig: &runtime.RawExtension{Raw: raw},
+		}},
+	}
+	if err := w.client.Create(t.Context(), ex); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the seed's Extension is applied", func() (bool, string) {
+		if err := w.client.Get(t.Context(), client.ObjectKeyFromObject(ex), ex); err != nil {
+			return false, err.Error()
+		}
+		op := ex.Status.LastOperation
+		return op != nil && op.State == gardencorev1beta1.LastOperationStateSucceeded && ex.Status.ObservedGeneration == ex.Generation, fmt.Sprintf("last operation %+v", op)
+	})
 }
 
 // entryCredential is an entry's own credential as published in a secret, with a store using it.

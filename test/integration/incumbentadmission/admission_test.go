@@ -7,7 +7,7 @@
 // validators of Seeds and BackupBuckets, provider-gcp's seedprovider ensurer of Etcds; built from
 // test/incumbent/admission) on every example, every BackupBucketConfig documented in docs/*.md and
 // every step of docs/migrating.md, placed as docs/migrating.md says ("Where this extension's
-// settings live"), and fails on a refusal, by them or by this extension's own decoding.
+// settings live": this extension's own settings in the Seed's spec.extensions), and fails on a refusal, by them or by this extension's own decoding.
 package incumbentadmission_test
 
 import (
@@ -40,6 +40,25 @@ type check struct {
 	New                         json.RawMessage `json:"new,omitempty"`
 	HasOld                      bool            `json:"hasOld,omitempty"`
 	AllowedEndpointOverrideURLs []string        `json:"allowedEndpointOverrideURLs,omitempty"`
+	// Extensions, OldExtensions are the Seed's spec.extensions, where this extension's seed
+	// configuration lives.
+	Extensions    []extension `json:"extensions,omitempty"`
+	OldExtensions []extension `json:"oldExtensions,omitempty"`
+}
+
+// extension is an entry of a Seed's spec.extensions.
+type extension struct {
+	Type           string          `json:"type"`
+	ProviderConfig json.RawMessage `json:"providerConfig,omitempty"`
+}
+
+// seedExtensions is the Seed's spec.extensions holding seedConfig for provider typ (none for
+// none).
+func seedExtensions(typ string, seedConfig json.RawMessage) []extension {
+	if seedConfig == nil {
+		return nil
+	}
+	return []extension{{Type: decode.ExtensionType(typ), ProviderConfig: seedConfig}}
 }
 
 type verdict struct {
@@ -95,7 +114,7 @@ func runIncumbents(t *testing.T, checks []check) map[string]verdict {
 
 // A placement is a documented configuration as it reaches the seed: the Seed's
 // spec.backup.providerConfig (which gardenlet copies into the BackupBucket) and the seed
-// configuration (the Seed's annotation decode.SeedConfigAnnotation).
+// configuration (the Seed's spec.extensions entry of type backup-<provider>).
 type placement struct {
 	source         string
 	typ            string
@@ -248,20 +267,28 @@ func documented(t *testing.T, root string) []placement {
 // decodes reports this extension's verdict on a placement: the admission webhook's and the
 // controllers' merged decoding.
 func decodes(api config.API, p placement, providerConfig, seedConfig []byte) error {
-	_, err := decode.WithSeedConfig(api.DecodeBucketConfig, providerConfig, seedConfig, p.typ, api.IncumbentFields())
+	_, err := decode.WithSeedConfig(api.DecodeBucketConfig, providerConfig, seedConfig, seedConfigAt, p.typ, api.IncumbentFields())
 	return err
 }
 
+// seedConfigAt is where the seed configuration lives in the Seeds here.
+const seedConfigAt = "spec.extensions[0].providerConfig"
+
 // incumbentChecks are the requests the incumbents' running code gets for a Seed going from old
-// to new (nil: created): the Seed's validation, the BackupBucket's (created by gardener from the
-// Seed, and updated with it) and, for gcp, the mutation of an Etcd of the seed.
-func incumbentChecks(name, typ string, old, updated json.RawMessage, update bool) []check {
+// to new (nil: created), each with its seed configuration in spec.extensions (nil: none): the
+// Seed's validation, the BackupBucket's (created by gardener from the Seed, and updated with it)
+// and, for gcp, the mutation of an Etcd of the seed.
+func incumbentChecks(name, typ string, old, updated, oldSeedConfig, seedConfig json.RawMessage, update bool) []check {
 	var cs []check
 	switch typ {
 	case "aws", "gcp":
 		allowed := endpointOverrides(updated)
 		for _, obj := range []string{"Seed", "BackupBucket"} {
-			cs = append(cs, check{Name: name + " / " + obj, Provider: typ, Object: obj, Old: old, New: updated, HasOld: update, AllowedEndpointOverrideURLs: allowed})
+			c := check{Name: name + " / " + obj, Provider: typ, Object: obj, Old: old, New: updated, HasOld: update, AllowedEndpointOverrideURLs: allowed}
+			if obj == "Seed" {
+				c.Extensions, c.OldExtensions = seedExtensions(typ, seedConfig), seedExtensions(typ, oldSeedConfig)
+			}
+			cs = append(cs, c)
 		}
 		if typ == "gcp" {
 			cs = append(cs, check{Name: name + " / Etcd", Provider: typ, Object: "Etcd", New: updated})
@@ -319,14 +346,14 @@ func TestDocumentedConfigurationsPassTheIncumbents(t *testing.T) {
 				t.Errorf("%s (%s): the document itself does not decode: %v", p.source, p.typ, err)
 				continue
 			}
-			got, _ := decode.WithSeedConfig(api.DecodeBucketConfig, pc, sc, p.typ, api.IncumbentFields())
+			got, _ := decode.WithSeedConfig(api.DecodeBucketConfig, pc, sc, seedConfigAt, p.typ, api.IncumbentFields())
 			if !reflect.DeepEqual(withoutAPIVersion(t, got), withoutAPIVersion(t, want)) {
 				t.Errorf("%s (%s): placed, it decodes to %+v; the document says %+v", p.source, p.typ, got, want)
 			}
 		}
-		checks = append(checks, incumbentChecks(p.source, p.typ, nil, pc, false)...)
+		checks = append(checks, incumbentChecks(p.source, p.typ, nil, pc, nil, sc, false)...)
 		checks = append(checks, incumbentChecks(p.source+", an update", p.typ,
-			json.RawMessage(`{"apiVersion":"`+incumbentAPIVersion(p.typ)+`","kind":"BackupBucketConfig"}`), pc, true)...)
+			json.RawMessage(`{"apiVersion":"`+incumbentAPIVersion(p.typ)+`","kind":"BackupBucketConfig"}`), pc, nil, sc, true)...)
 	}
 	if len(checks) < 20 {
 		t.Fatalf("only %d checks of the incumbents from %d placements: the documents were not found", len(checks), len(placements))
@@ -412,11 +439,9 @@ func TestMigratingSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	type seed struct {
-		Metadata struct {
-			Annotations map[string]string `json:"annotations"`
-		} `json:"metadata"`
 		Spec struct {
-			Backup struct {
+			Extensions []extension `json:"extensions"`
+			Backup     struct {
 				Provider       string          `json:"provider"`
 				ProviderConfig json.RawMessage `json:"providerConfig"`
 			} `json:"backup"`
@@ -424,6 +449,7 @@ func TestMigratingSteps(t *testing.T) {
 	}
 	var checks []check
 	previous := map[string]json.RawMessage{}
+	previousSeedConfig := map[string]json.RawMessage{}
 	steps := map[string]int{}
 	for _, m := range fenced.FindAllSubmatch(data, -1) {
 		block := string(m[1])
@@ -444,9 +470,15 @@ func TestMigratingSteps(t *testing.T) {
 			continue
 		}
 		api := all.APIs()[typ]
-		seedConfig := []byte(s.Metadata.Annotations[decode.SeedConfigAnnotation])
+		var seedConfig json.RawMessage
+		for _, e := range s.Spec.Extensions {
+			if e.Type != decode.ExtensionType(typ) {
+				t.Errorf("docs/migrating.md, %s %s: spec.extensions entry of type %q; want %s", typ, step, e.Type, decode.ExtensionType(typ))
+			}
+			seedConfig = e.ProviderConfig
+		}
 		pc := s.Spec.Backup.ProviderConfig
-		cfg, err := decode.WithSeedConfig(api.DecodeBucketConfig, pc, seedConfig, typ, api.IncumbentFields())
+		cfg, err := decode.WithSeedConfig(api.DecodeBucketConfig, pc, seedConfig, seedConfigAt, typ, api.IncumbentFields())
 		if err != nil {
 			t.Errorf("docs/migrating.md, %s %s: this extension refuses the Seed: %v", typ, step, err)
 			continue
@@ -457,11 +489,11 @@ func TestMigratingSteps(t *testing.T) {
 		}
 		name := fmt.Sprintf("docs/migrating.md, %s %s", typ, step)
 		prev, update := previous[typ]
-		checks = append(checks, incumbentChecks(name+" (create)", typ, nil, pc, false)...)
+		checks = append(checks, incumbentChecks(name+" (create)", typ, nil, pc, nil, seedConfig, false)...)
 		if update {
-			checks = append(checks, incumbentChecks(name+" (update)", typ, prev, pc, true)...)
+			checks = append(checks, incumbentChecks(name+" (update)", typ, prev, pc, previousSeedConfig[typ], seedConfig, true)...)
 		}
-		previous[typ] = pc
+		previous[typ], previousSeedConfig[typ] = pc, seedConfig
 		steps[typ]++
 	}
 	for _, typ := range []string{"aws", "gcp"} {
