@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,8 +40,8 @@ const (
 	AnnotationEntryIssuer     = "backup.extensions.gardener.cloud/entry-credential-issuer"
 	AnnotationEntryIssuedIn   = "backup.extensions.gardener.cloud/entry-credential-issued-in"
 	AnnotationEntryAccess     = "backup.extensions.gardener.cloud/entry-credential-access"
-	// AnnotationEntryUnrevoked records, as JSON, a credential of the entry that the secret no
-	// longer holds but that could not be revoked yet; every pass tries again.
+	// AnnotationEntryUnrevoked records, as a JSON list, the credentials of the entry that the
+	// secret no longer holds but that could not be revoked yet; every pass tries each again.
 	AnnotationEntryUnrevoked = "backup.extensions.gardener.cloud/entry-credential-unrevoked"
 )
 
@@ -213,15 +214,12 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	if err != nil {
 		return nil, err
 	}
-	var recorded, unrevoked *entryRecord
+	var recorded *entryRecord
 	var currentData map[string][]byte
 	if current != nil {
 		recorded, currentData = recordFrom(current.Annotations), current.Data
-		unrevoked = unrevokedFrom(current.Annotations)
+		o.revoke = append(o.revoke, unrevokedFrom(current.Annotations)...)
 		o.retire = retiringFrom(current.Annotations)
-	}
-	if unrevoked != nil {
-		o.revoke = append(o.revoke, *unrevoked)
 	}
 	access := accessOf(be)
 	why := ""
@@ -361,16 +359,22 @@ func (d *delegate) entrySecretIsWorkloadIdentity(ctx context.Context, be *extens
 	return s.Labels[securityv1alpha1constants.LabelPurpose] == securityv1alpha1constants.LabelPurposeWorkloadIdentityTokenRequestor, nil
 }
 
-func unrevokedFrom(annotations map[string]string) *entryRecord {
+// unrevokedFrom reads AnnotationEntryUnrevoked: a list of records (one record alone, as an
+// earlier build wrote it, is read as a list of one).
+func unrevokedFrom(annotations map[string]string) []entryRecord {
 	raw := annotations[AnnotationEntryUnrevoked]
 	if raw == "" {
 		return nil
 	}
-	r := &entryRecord{}
-	if json.Unmarshal([]byte(raw), r) != nil || r.Issuer == "" {
-		return nil
+	var records []entryRecord
+	if json.Unmarshal([]byte(raw), &records) != nil {
+		one := entryRecord{}
+		if json.Unmarshal([]byte(raw), &one) != nil {
+			return nil
+		}
+		records = []entryRecord{one}
 	}
-	return r
+	return slices.DeleteFunc(records, func(r entryRecord) bool { return r.Issuer == "" })
 }
 
 // merged is base with over's keys over it.

@@ -94,12 +94,13 @@ func (a *holdingActuator) settleEntryCredential(ctx context.Context, log logr.Lo
 // recordAndRevoke writes the record of the published credential onto the etcd-backup secret
 // (with any credential still to revoke), then revokes what it no longer holds.
 func (a *holdingActuator) recordAndRevoke(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *entryOutcome) error {
-	var unrevoked *entryRecord
-	var revokeErr error
+	var unrevoked []entryRecord
+	var revokeErrs []error
 	for _, r := range o.revoke {
 		if err := a.revokeEntryCredentials(ctx, be, r, o.published); err != nil {
-			unrevoked, revokeErr = &r, err
-			break
+			// Every other one is still tried, and every failed one stays on record.
+			unrevoked, revokeErrs = append(unrevoked, r), append(revokeErrs, err)
+			continue
 		}
 		log.Info("Revoked entry credentials", "issuer", r.Issuer, "credential", r.ID, "access", r.Access)
 		a.entries.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialRevoked, "Reconcile",
@@ -109,7 +110,7 @@ func (a *holdingActuator) recordAndRevoke(ctx context.Context, log logr.Logger, 
 	if o.published != nil {
 		annotations = o.published.annotations()
 	}
-	if unrevoked != nil {
+	if len(unrevoked) > 0 {
 		raw, _ := json.Marshal(unrevoked)
 		annotations[AnnotationEntryUnrevoked] = string(raw)
 	}
@@ -125,7 +126,7 @@ func (a *holdingActuator) recordAndRevoke(ctx context.Context, log logr.Logger, 
 		a.entries.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialIssued, "Reconcile",
 			"The etcd-backup secret holds the entry's own credential %s of issuer %s", o.published.ID, o.published.Issuer)
 	}
-	return errors.Join(revokeErr, a.settleRotation(ctx, log, be, o))
+	return errors.Join(errors.Join(revokeErrs...), a.settleRotation(ctx, log, be, o))
 }
 
 func orAll(id string) string {
@@ -224,8 +225,19 @@ func (a *holdingActuator) retireMigratedEntryCredential(ctx context.Context, be 
 	}
 	settings, cfg := a.entries.entrySettings(be)
 	issuer, err := a.entries.entryIssuer(ctx, be, cfg, r.Issuer)
+	if err != nil && !errors.Is(err, objectstore.ErrInvalidConfig) {
+		return fmt.Errorf("building issuer %s to retire the entry's credential %s: %w", r.Issuer, r.ID, err) // retried
+	}
 	if err != nil || issuer == nil {
-		return errors.Join(fmt.Errorf("the entry's credential %s of issuer %s cannot be retired from here: it is revoked by the entry's first issuance on its new seed", r.ID, r.Issuer), err)
+		// The migration does not wait for what cannot be done from here: the entry's first
+		// issuance on its new seed revokes every credential of it that is not retiring.
+		why := "the operator's credentials build no such issuer now"
+		if err != nil {
+			why = err.Error()
+		}
+		a.entries.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonEntryCredentialRetired, "Migrate",
+			"The entry's credential %s of issuer %s cannot be retired from here (%s): the entry's first issuance on its new seed revokes it", r.ID, r.Issuer, why)
+		return nil
 	}
 	prefix, err := objectstore.EntryPrefix(be.Name)
 	if err != nil {
@@ -259,9 +271,7 @@ func (a *holdingActuator) keepEntryRecordForDeletion(ctx context.Context, be *ex
 	if r := recordFrom(current.Annotations); r != nil {
 		records = append(records, *r)
 	}
-	if r := unrevokedFrom(current.Annotations); r != nil {
-		records = append(records, *r)
-	}
+	records = append(records, unrevokedFrom(current.Annotations)...)
 	if len(records) == 0 {
 		return nil
 	}
