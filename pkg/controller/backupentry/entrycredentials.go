@@ -15,6 +15,7 @@ import (
 	"time"
 
 	extensionsbackupentrycontroller "github.com/gardener/gardener/extensions/pkg/controller/backupentry"
+	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	securityv1alpha1constants "github.com/gardener/gardener/pkg/apis/security/v1alpha1/constants"
@@ -40,6 +41,10 @@ const (
 	AnnotationEntryIssuer     = "backup.extensions.gardener.cloud/entry-credential-issuer"
 	AnnotationEntryIssuedIn   = "backup.extensions.gardener.cloud/entry-credential-issued-in"
 	AnnotationEntryAccess     = "backup.extensions.gardener.cloud/entry-credential-access"
+	// AnnotationEntryOf names the BackupEntry whose record this is: two entries share a shoot
+	// namespace (a shoot re-created under its name while gardenlet keeps the old entry through
+	// its deletion grace), and so its etcd-backup secret, which the last to reconcile writes.
+	AnnotationEntryOf = "backup.extensions.gardener.cloud/entry-credential-of"
 	// AnnotationEntryUnrevoked records, as a JSON list, the credentials of the entry that the
 	// secret no longer holds but that could not be revoked yet; every pass tries each again.
 	AnnotationEntryUnrevoked = "backup.extensions.gardener.cloud/entry-credential-unrevoked"
@@ -47,6 +52,9 @@ const (
 
 // entryRecord is what an etcd-backup secret records of the entry's own credential.
 type entryRecord struct {
+	// Entry is the BackupEntry the credential is of ("": a record written before it was kept,
+	// whose entry the secret's created-by names: recordOf).
+	Entry                string `json:",omitempty"`
 	ID, Issuer, IssuedIn string
 	Access               objectstore.EntryAccess
 	// IssuedAt is when it was issued (RFC 3339; "": not known, see issuedAt).
@@ -54,7 +62,7 @@ type entryRecord struct {
 }
 
 func (r entryRecord) annotations() map[string]string {
-	a := map[string]string{AnnotationEntryCredential: r.ID, AnnotationEntryIssuer: r.Issuer,
+	a := map[string]string{AnnotationEntryOf: r.Entry, AnnotationEntryCredential: r.ID, AnnotationEntryIssuer: r.Issuer,
 		AnnotationEntryIssuedIn: r.IssuedIn, AnnotationEntryAccess: string(r.Access)}
 	if r.IssuedAt != "" {
 		a[AnnotationEntryIssuedAt] = r.IssuedAt
@@ -62,11 +70,23 @@ func (r entryRecord) annotations() map[string]string {
 	return a
 }
 
-func recordFrom(annotations map[string]string) *entryRecord {
-	if annotations[AnnotationEntryCredential] == "" {
+// recordsOf says whether the records on an etcd-backup secret with annotations are be's: the
+// record names its entry, or (written before it did) the secret's last writer is be (gardener's
+// actuator writes created-by, and this entry's pass records right after its own write).
+func recordsOf(be *extensionsv1alpha1.BackupEntry, annotations map[string]string) bool {
+	if e := annotations[AnnotationEntryOf]; e != "" {
+		return e == be.Name
+	}
+	return annotations[genericactuator.AnnotationKeyCreatedByBackupEntry] == be.Name
+}
+
+// recordOf is be's record on an etcd-backup secret with annotations (nil: none, or another
+// entry's).
+func recordOf(be *extensionsv1alpha1.BackupEntry, annotations map[string]string) *entryRecord {
+	if annotations[AnnotationEntryCredential] == "" || !recordsOf(be, annotations) {
 		return nil
 	}
-	return &entryRecord{ID: annotations[AnnotationEntryCredential], Issuer: annotations[AnnotationEntryIssuer],
+	return &entryRecord{Entry: be.Name, ID: annotations[AnnotationEntryCredential], Issuer: annotations[AnnotationEntryIssuer],
 		IssuedIn: annotations[AnnotationEntryIssuedIn], Access: objectstore.EntryAccess(annotations[AnnotationEntryAccess]),
 		IssuedAt: annotations[AnnotationEntryIssuedAt]}
 }
@@ -217,9 +237,14 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	var recorded *entryRecord
 	var currentData map[string][]byte
 	if current != nil {
-		recorded, currentData = recordFrom(current.Annotations), current.Data
-		o.revoke = append(o.revoke, unrevokedFrom(current.Annotations)...)
-		o.retire = retiringFrom(current.Annotations)
+		currentData = current.Data
+		// Another entry's records (one of the same shoot namespace) are not this entry's to
+		// reuse, revoke or retire: that entry's next issuance revokes what it no longer holds.
+		if recordsOf(be, current.Annotations) {
+			recorded = recordOf(be, current.Annotations)
+			o.revoke = append(o.revoke, unrevokedFrom(current.Annotations)...)
+			o.retire = retiringFrom(current.Annotations)
+		}
 	}
 	access := accessOf(be)
 	why := ""
@@ -274,7 +299,7 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 				return nil, o.err
 			}
 			if owned {
-				recorded = &entryRecord{ID: id, Issuer: settings.Issuer, IssuedIn: location, Access: access}
+				recorded = &entryRecord{Entry: be.Name, ID: id, Issuer: settings.Issuer, IssuedIn: location, Access: access}
 			}
 		}
 	}
@@ -328,7 +353,7 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	case recorded != nil:
 		o.revoke = append(o.revoke, *recorded)
 	}
-	o.published, o.issued = &entryRecord{ID: cred.ID, Issuer: settings.Issuer, IssuedIn: location, Access: access, IssuedAt: now.UTC().Format(time.RFC3339)}, true
+	o.published, o.issued = &entryRecord{Entry: be.Name, ID: cred.ID, Issuer: settings.Issuer, IssuedIn: location, Access: access, IssuedAt: now.UTC().Format(time.RFC3339)}, true
 	o.reach = issuer.CredentialReach(be.Spec.BucketName, prefix, access)
 	o.schedule = rotationSchedule(settings, o.published)
 	return data, nil

@@ -11,7 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
@@ -63,5 +66,67 @@ func TestEveryUnrevokedCredentialIsTriedAndKeptOnRecord(t *testing.T) {
 	got := unrevokedFrom(f.etcdBackup().Annotations)
 	if len(got) != 1 || got[0].ID != "elsewhere-1" {
 		t.Fatalf("unrevoked on record %+v; want the failed one alone", got)
+	}
+}
+
+// Two entries of one shoot namespace (a shoot re-created under its name while gardenlet keeps
+// the old entry through its deletion grace) both write its etcd-backup secret: neither takes
+// the other's credential for its own, revokes it, or says OwnPrefix of it; deleting one leaves
+// the other's credential valid.
+func TestTwoEntriesOfOneNamespaceNeverShareACredential(t *testing.T) {
+	ctx := context.Background()
+	for _, order := range []string{"old first", "new first"} {
+		t.Run(order, func(t *testing.T) {
+			f := newEntryCredFixture(t, testEntry, true)
+			first := f.be.Name
+			second := testEntry + "0" // shoot--a--b--10: the same namespace, a sibling prefix
+			be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: second}, Spec: f.current().Spec}
+			if err := f.client.Create(ctx, be); err != nil {
+				t.Fatal(err)
+			}
+			if order == "new first" {
+				first, second = second, first
+			}
+			owner := func(id string) string {
+				c, ok := f.issuer.valid(id)
+				if !ok {
+					return "revoked"
+				}
+				return strings.TrimSuffix(c.prefix, "/")
+			}
+			reconcileAs := func(name string) string {
+				t.Helper()
+				f.be = &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: name}}
+				f.mustReconcile()
+				id := f.published()
+				if owner(id) != name {
+					t.Fatalf("%s published %s, a credential of %q; want one of its own prefix", name, id, owner(id))
+				}
+				f.wantCondition(gardencorev1beta1.ConditionTrue, ReasonOwnPrefix, id)
+				return id
+			}
+			a1 := reconcileAs(first)
+			b1 := reconcileAs(second)
+			if owner(a1) != first {
+				t.Fatalf("%s's credential %s: %s after %s's pass", first, a1, owner(a1), second)
+			}
+			a2 := reconcileAs(first) // writes the secret again: a credential of its own
+			if owner(b1) != second {
+				t.Fatalf("%s's credential %s: %s after %s's pass", second, b1, owner(b1), first)
+			}
+			// The entry that does not hold the secret is deleted: the one that does keeps its credential.
+			f.be = &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: second}}
+			f.be = f.current()
+			if err := f.actuator().Delete(ctx, logr.Discard(), f.be); err != nil {
+				t.Fatalf("Delete of %s = %v", second, err)
+			}
+			if owner(b1) != "revoked" {
+				t.Fatalf("the deleted %s's credential %s is still valid", second, b1)
+			}
+			f.be = &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: first}}
+			if owner(a2) != first || f.published() != a2 {
+				t.Fatalf("after %s's deletion: etcd-backup holds %s (%s); want %s's %s, valid", second, f.published(), owner(f.published()), first, a2)
+			}
+		})
 	}
 }

@@ -219,7 +219,7 @@ func (a *holdingActuator) retireMigratedEntryCredential(ctx context.Context, be 
 	if err != nil || current == nil {
 		return err
 	}
-	r := recordFrom(current.Annotations)
+	r := recordOf(be, current.Annotations)
 	if r == nil {
 		return nil
 	}
@@ -268,10 +268,12 @@ func (a *holdingActuator) keepEntryRecordForDeletion(ctx context.Context, be *ex
 		return err
 	}
 	var records []entryRecord
-	if r := recordFrom(current.Annotations); r != nil {
+	if r := recordOf(be, current.Annotations); r != nil {
 		records = append(records, *r)
 	}
-	records = append(records, unrevokedFrom(current.Annotations)...)
+	if recordsOf(be, current.Annotations) {
+		records = append(records, unrevokedFrom(current.Annotations)...)
+	}
 	if len(records) == 0 {
 		return nil
 	}

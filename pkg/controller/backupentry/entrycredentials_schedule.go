@@ -114,7 +114,7 @@ func (s *rotationScheduler) due(ctx context.Context, be *extensionsv1alpha1.Back
 	if err != nil || secret == nil {
 		return time.Time{}, false // unreadable: the entry's own reconcile reports it
 	}
-	r := recordFrom(secret.Annotations)
+	r := recordOf(be, secret.Annotations)
 	if r == nil || r.IssuedAt == "" {
 		return time.Time{}, false
 	}
