@@ -338,7 +338,10 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 		}
 		o.revoke, o.retire = nil, nil // nothing is written: nothing changes hands
 		o.err = fmt.Errorf("issuing the entry's own credential (entryCredentials, issuer %s): %w", settings.Issuer, err)
-		if errors.Is(err, objectstore.ErrQuotaExceeded) {
+		switch {
+		case errors.Is(err, objectstore.ErrQuotaExceeded) && current == nil:
+			o.err = fmt.Errorf("%w; the entry has no etcd-backup secret until one can be issued", o.err)
+		case errors.Is(err, objectstore.ErrQuotaExceeded):
 			o.err = fmt.Errorf("%w; the entry keeps the credential its etcd-backup secret holds until one can be issued", o.err)
 		}
 		return nil, o.err

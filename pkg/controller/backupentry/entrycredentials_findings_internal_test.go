@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -129,4 +130,15 @@ func TestTwoEntriesOfOneNamespaceNeverShareACredential(t *testing.T) {
 			}
 		})
 	}
+}
+
+// At the store's quota with no etcd-backup secret yet (a migration's destination), the
+// condition does not claim the entry keeps a credential.
+func TestQuotaWithoutASecretSaysSo(t *testing.T) {
+	f := newEntryCredFixture(t, testEntry, true)
+	f.issuer.issueErr = fmt.Errorf("%w: IAM user has two access keys in use", objectstore.ErrQuotaExceeded)
+	if err := f.reconcile(); !errors.Is(err, objectstore.ErrQuotaExceeded) && !strings.Contains(fmt.Sprint(err), "two access keys") {
+		t.Fatalf("Reconcile = %v; want the quota", err)
+	}
+	f.wantCondition(gardencorev1beta1.ConditionFalse, ReasonNotIssued, "no etcd-backup secret until one can be issued")
 }

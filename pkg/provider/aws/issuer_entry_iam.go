@@ -121,7 +121,15 @@ func (s *iamEntryIssuer) IssueEntryCredential(ctx context.Context, bucket string
 		return objectstore.Credential{}, err
 	}
 	if len(left) >= 2 {
-		return objectstore.Credential{}, fmt.Errorf("%w: IAM user %s has two access keys (%s), IAM's limit: a new one can be issued once the retiring one is revoked", objectstore.ErrQuotaExceeded, user, strings.Join(left, ", "))
+		// IAM's limit of two keys, both retiring (a migration within a rotation's grace, or
+		// there and back within the migration grace): the entry needs a credential more than
+		// the grace of the one retiring soonest, which ends now.
+		if left, err = s.endSoonestRetiring(ctx, user, bucket, prefix, access, left, inUse); err != nil {
+			return objectstore.Credential{}, err
+		}
+	}
+	if len(left) >= 2 {
+		return objectstore.Credential{}, fmt.Errorf("%w: IAM user %s has two access keys in use (%s), IAM's limit", objectstore.ErrQuotaExceeded, user, strings.Join(left, ", "))
 	}
 	key, err := s.iam.CreateAccessKey(ctx, &iam.CreateAccessKeyInput{UserName: aws.String(user)})
 	if err != nil {
@@ -135,6 +143,29 @@ func (s *iamEntryIssuer) IssueEntryCredential(ctx context.Context, bucket string
 		return objectstore.Credential{}, err
 	}
 	return objectstore.Credential{ID: id, Data: data}, nil
+}
+
+// endSoonestRetiring deletes, of the user's keys left, the one not in use that retires soonest,
+// and returns the IDs left.
+func (s *iamEntryIssuer) endSoonestRetiring(ctx context.Context, user, bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess, left, inUse []string) ([]string, error) {
+	tags, ours, err := s.entryUser(ctx, user, bucket, prefix, access)
+	if err != nil || !ours {
+		return left, err
+	}
+	soonest, soonestAt := "", time.Time{}
+	for _, id := range left {
+		at, err := time.Parse(time.RFC3339, tags[tagRetirePrefix+id])
+		if slices.Contains(inUse, id) || err != nil {
+			continue
+		}
+		if soonest == "" || at.Before(soonestAt) {
+			soonest, soonestAt = id, at
+		}
+	}
+	if soonest == "" {
+		return left, nil
+	}
+	return s.deleteKeys(ctx, user, tags, slices.DeleteFunc(slices.Clone(left), func(id string) bool { return id == soonest }), false)
 }
 
 // deleteEntryKeys deletes the user's keys not kept (and, with spareRetiring, not retiring before
