@@ -198,6 +198,24 @@ func (d *delegate) operatorSecret(ctx context.Context, be *extensionsv1alpha1.Ba
 	return bb.Spec.SecretRef, nil
 }
 
+// sourceOfAnotherSeed says whether issueErr is a refusal of a source- entry's issuance because
+// the credentials that issue it are its own secret's, not an operator's: its BackupBucket lives
+// on the source seed, and gardenlet filled the entry's secret with the bucket's generated
+// credential, which cannot create principals. Such an entry restores with that credential.
+func (d *delegate) sourceOfAnotherSeed(ctx context.Context, be *extensionsv1alpha1.BackupEntry, issueErr error) (bool, error) {
+	if accessOf(be) != objectstore.EntryReadOnly || !(errors.Is(issueErr, objectstore.ErrForbidden) || errors.Is(issueErr, objectstore.ErrUnauthenticated)) {
+		return false, nil
+	}
+	err := d.reader.Get(ctx, client.ObjectKey{Name: be.Spec.BucketName}, &extensionsv1alpha1.BackupBucket{})
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading BackupBucket %q for the operator's credentials: %w", be.Spec.BucketName, err)
+	}
+	return false, nil
+}
+
 // entryIssuer builds the entry issuer named name from the operator's credentials (nil: the
 // provider issues none).
 func (d *delegate) entryIssuer(ctx context.Context, be *extensionsv1alpha1.BackupEntry, cfg provider.Config, name string) (objectstore.EntryCredentialIssuer, error) {
@@ -332,6 +350,14 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 		inUse = []string{recorded.ID}
 	}
 	cred, err := issuer.IssueEntryCredential(objectstore.WithOperation(ctx, objectstore.OpIssueCredential), be.Spec.BucketName, prefix, access, inUse)
+	if err != nil && recorded == nil {
+		if elsewhere, lerr := d.sourceOfAnotherSeed(ctx, be, err); lerr != nil {
+			return nil, lerr
+		} else if elsewhere {
+			o.reach = bucketWide(be, fmt.Sprintf("this source- entry's bucket lives on the source seed, and the credentials this seed holds of it (the entry's secret, the bucket's generated credential) cannot issue one: %v", err))
+			return bucketData, nil
+		}
+	}
 	if err != nil {
 		if errors.Is(err, objectstore.ErrQuotaExceeded) && settings.AllowBucketCredentialAtQuota {
 			return bucketCredentialAtQuota(be, o, recorded, bucketData, err), nil

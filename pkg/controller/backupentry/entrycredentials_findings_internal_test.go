@@ -142,3 +142,23 @@ func TestQuotaWithoutASecretSaysSo(t *testing.T) {
 	}
 	f.wantCondition(gardencorev1beta1.ConditionFalse, ReasonNotIssued, "no etcd-backup secret until one can be issued")
 }
+
+// A source- entry on the seed a shoot migrated to, whose bucket has generated credentials: the
+// seed has no BackupBucket of the source's bucket, so the credentials at hand are the entry's
+// secret (the generated one), which cannot issue. source-etcd-backup still gets a credential
+// (the bucket's, read-write), and the condition says why.
+func TestSourceEntryWithGeneratedBucketCredentials(t *testing.T) {
+	f := newEntryCredFixture(t, "source-"+testEntry, true)
+	f.issuer.issueErr = fmt.Errorf("creating IAM user: %w: the generated credential may not create users", objectstore.ErrForbidden)
+	f.mustReconcile()
+	if s := f.etcdBackup(); s.Name != "source-etcd-backup" || string(s.Data["key"]) != "value" {
+		t.Fatalf("%s holds %q; want the bucket's credential", s.Name, s.Data["key"])
+	}
+	f.wantCondition(gardencorev1beta1.ConditionFalse, ReasonBucketWide, "cannot issue one")
+	// A shoot's own (read-write) entry refused the same way fails: its bucket is this seed's.
+	g := newEntryCredFixture(t, testEntry, true)
+	g.issuer.issueErr = f.issuer.issueErr
+	if err := g.reconcile(); !errors.Is(err, objectstore.ErrForbidden) {
+		t.Fatalf("Reconcile of a shoot's entry refused = %v; want the refusal", err)
+	}
+}
