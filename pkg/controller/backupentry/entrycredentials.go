@@ -114,6 +114,10 @@ type entryOutcome struct {
 	retire *pendingRetirement
 	// schedule says when published was issued and is rotated next (rotationSchedule).
 	schedule string
+	// issuer issued published (nil: none published); prefix is the entry's. The pass ends with
+	// it the entry's retired credentials whose time has come (EndRetiredEntryCredentials).
+	issuer objectstore.EntryCredentialIssuer
+	prefix objectstore.Prefix
 	// atQuota: the store's quota refused the entry's own credential and
 	// allowBucketCredentialAtQuota published the bucket's instead (reach says why).
 	atQuota bool
@@ -331,6 +335,7 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 			r := *recorded
 			r.IssuedAt = issuedAt(recorded, now).UTC().Format(time.RFC3339)
 			o.published, o.reach = &r, issuer.CredentialReach(be.Spec.BucketName, prefix, access)
+			o.issuer, o.prefix = issuer, prefix
 			o.schedule = rotationSchedule(settings, o.published)
 			return data, nil
 		}
@@ -382,6 +387,7 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	case recorded != nil:
 		o.revoke = append(o.revoke, *recorded)
 	}
+	o.issuer, o.prefix = issuer, prefix
 	o.published, o.issued = &entryRecord{Entry: be.Name, ID: cred.ID, Issuer: settings.Issuer, IssuedIn: location, Access: access, IssuedAt: now.UTC().Format(time.RFC3339)}, true
 	o.reach = issuer.CredentialReach(be.Spec.BucketName, prefix, access)
 	o.schedule = rotationSchedule(settings, o.published)

@@ -11,13 +11,18 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // Migrate does not wait for an issuer the operator's credentials build no more: the
@@ -160,5 +165,74 @@ func TestSourceEntryWithGeneratedBucketCredentials(t *testing.T) {
 	g.issuer.issueErr = f.issuer.issueErr
 	if err := g.reconcile(); !errors.Is(err, objectstore.ErrForbidden) {
 		t.Fatalf("Reconcile of a shoot's entry refused = %v; want the refusal", err)
+	}
+}
+
+// A retired credential ends at its time with no other event: the pass records when the next
+// retiree ends, the rotation scheduler asks for a pass then, and that pass ends it. Both ways a
+// credential retires: rotated out (rotation.gracePeriod), and left behind by a migration and
+// spared by the destination's first issuance (migrationGracePeriod).
+func TestRetiredCredentialEndsAtItsTime(t *testing.T) {
+	ctx := context.Background()
+	const grace = 2 * time.Second
+	for _, how := range []string{"rotated out", "migrated away"} {
+		t.Run(how, func(t *testing.T) {
+			f := newEntryCredFixture(t, testEntry, true)
+			settings := rotating(grace)
+			settings.MigrationGracePeriod = &metav1.Duration{Duration: grace}
+			f.configure(settings)
+			f.mustReconcile()
+			retired := f.published()
+			switch how {
+			case "rotated out":
+				f.requestRotation("now")
+				f.mustReconcile()
+			case "migrated away":
+				f.be = f.current()
+				if err := f.actuator().Migrate(ctx, logr.Discard(), f.be); err != nil {
+					t.Fatal(err)
+				}
+				// The destination: the shoot's new namespace has no etcd-backup secret yet.
+				if err := f.client.Delete(ctx, f.etcdBackup()); err != nil {
+					t.Fatal(err)
+				}
+				f.mustReconcile()
+			}
+			own := f.published()
+			c, ok := f.issuer.valid(retired)
+			if own == retired || !ok || c.retireAt.IsZero() {
+				t.Fatalf("published %s, %s valid %v retiring at %v; want a new one published, the old one retiring", own, retired, ok, c.retireAt)
+			}
+			until, err := time.Parse(time.RFC3339, f.etcdBackup().Annotations[AnnotationEntryRetiringUntil])
+			if err != nil || until.Before(c.retireAt.Truncate(time.Second)) || until.After(c.retireAt) {
+				t.Fatalf("%s %q (%v); want the retiree's end %v", AnnotationEntryRetiringUntil, f.etcdBackup().Annotations[AnnotationEntryRetiringUntil], err, c.retireAt)
+			}
+			// The scheduler: nothing is due before the end, a pass is asked for at it.
+			be := f.current()
+			be.Status.LastOperation = &gardencorev1beta1.LastOperation{State: gardencorev1beta1.LastOperationStateSucceeded}
+			if err := f.client.Status().Update(ctx, be); err != nil {
+				t.Fatal(err)
+			}
+			s := &rotationScheduler{entries: &delegate{provider: provider.Register(entryCredProvider{f.provider}), reader: f.client, recorder: f.recorder}, client: f.client}
+			for !time.Now().After(c.retireAt) {
+				time.Sleep(100 * time.Millisecond)
+			}
+			if _, err := s.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(be)}); err != nil {
+				t.Fatal(err)
+			}
+			if f.current().Annotations[v1beta1constants.GardenerOperation] != v1beta1constants.GardenerOperationReconcile {
+				t.Fatal("the scheduler did not ask for a pass at the retiree's end")
+			}
+			f.mustReconcile() // the pass asked for
+			if _, ok := f.issuer.valid(retired); ok {
+				t.Fatalf("%s is still valid after its time and the pass asked for then", retired)
+			}
+			if _, ok := f.issuer.valid(own); !ok || f.published() != own {
+				t.Fatalf("the published %s was touched", own)
+			}
+			if a := f.etcdBackup().Annotations[AnnotationEntryRetiringUntil]; a != "" {
+				t.Fatalf("%s = %q with nothing retiring", AnnotationEntryRetiringUntil, a)
+			}
+		})
 	}
 }

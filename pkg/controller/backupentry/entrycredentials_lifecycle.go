@@ -117,6 +117,10 @@ func (a *holdingActuator) recordAndRevoke(ctx context.Context, log logr.Logger, 
 	if o.retire != nil {
 		maps.Copy(annotations, retiringAnnotation(o.retire))
 	}
+	next, endErr := a.endRetired(ctx, log, be, o)
+	if !next.IsZero() {
+		annotations[AnnotationEntryRetiringUntil] = next.UTC().Format(time.RFC3339)
+	}
 	if len(annotations) > 0 {
 		if err := a.annotateEtcdBackupSecret(ctx, be, annotations); err != nil {
 			return err
@@ -126,7 +130,27 @@ func (a *holdingActuator) recordAndRevoke(ctx context.Context, log logr.Logger, 
 		a.entries.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialIssued, "Reconcile",
 			"The etcd-backup secret holds the entry's own credential %s of issuer %s", o.published.ID, o.published.Issuer)
 	}
-	return errors.Join(errors.Join(revokeErrs...), a.settleRotation(ctx, log, be, o))
+	return errors.Join(errors.Join(revokeErrs...), endErr, a.settleRotation(ctx, log, be, o))
+}
+
+// endRetired ends, with the issuer of the published credential, the entry's retired credentials
+// whose time has come, and returns when the next one ends (the rotated-out one this pass retires
+// included; zero: none), for the rotation scheduler to ask for a pass then.
+func (a *holdingActuator) endRetired(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *entryOutcome) (time.Time, error) {
+	if o.published == nil || o.issuer == nil {
+		return time.Time{}, nil
+	}
+	next, err := o.issuer.EndRetiredEntryCredentials(objectstore.WithOperation(ctx, objectstore.OpRevokeCredentials), be.Spec.BucketName, o.prefix, o.published.Access)
+	if err != nil {
+		err = fmt.Errorf("ending the entry's retired credentials whose time has come: %w", err)
+	}
+	if r := o.retire; r != nil && r.Until.After(time.Now()) && (next.IsZero() || r.Until.Before(next)) {
+		next = r.Until
+	}
+	if !next.IsZero() {
+		log.V(1).Info("Entry credentials retiring", "nextEnd", next)
+	}
+	return next, err
 }
 
 func orAll(id string) string {

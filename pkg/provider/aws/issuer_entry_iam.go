@@ -255,6 +255,44 @@ func (s *iamEntryIssuer) RetireEntryCredentials(ctx context.Context, bucket stri
 	return nil
 }
 
+// EndRetiredEntryCredentials implements objectstore.EntryCredentialIssuer: the keys whose
+// retire-<key ID> tag has come go, with the tag.
+func (s *iamEntryIssuer) EndRetiredEntryCredentials(ctx context.Context, bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess) (time.Time, error) {
+	user := IAMEntryUserName(bucket, prefix, access)
+	tags, ours, err := s.entryUser(ctx, user, bucket, prefix, access)
+	if err != nil || !ours {
+		return time.Time{}, err
+	}
+	keys, err := s.iam.ListAccessKeys(ctx, &iam.ListAccessKeysInput{UserName: aws.String(user)})
+	if err != nil {
+		return time.Time{}, iamError("listing the access keys of IAM user "+user, err)
+	}
+	now := time.Now()
+	var keep []string
+	var next time.Time
+	ended := false
+	for _, k := range keys.AccessKeyMetadata {
+		id := aws.ToString(k.AccessKeyId)
+		at, err := time.Parse(time.RFC3339, tags[tagRetirePrefix+id])
+		switch {
+		case err != nil: // not retiring
+			keep = append(keep, id)
+		case at.After(now):
+			keep = append(keep, id)
+			if next.IsZero() || at.Before(next) {
+				next = at
+			}
+		default:
+			ended = true
+		}
+	}
+	if !ended {
+		return next, nil
+	}
+	_, err = s.deleteKeys(ctx, user, tags, keep, false)
+	return next, err
+}
+
 // Owns implements objectstore.EntryCredentialIssuer.
 func (s *iamEntryIssuer) Owns(ctx context.Context, bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess, id string) (bool, error) {
 	user := IAMEntryUserName(bucket, prefix, access)

@@ -209,6 +209,31 @@ func (m *minioEntryIssuer) RetireEntryCredentials(ctx context.Context, bucket st
 	return nil
 }
 
+// EndRetiredEntryCredentials implements objectstore.EntryCredentialIssuer: MinIO refuses a
+// service account past its expiration by itself; the expired ones are deleted here too.
+func (m *minioEntryIssuer) EndRetiredEntryCredentials(ctx context.Context, bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess) (time.Time, error) {
+	accounts, err := m.accounts(ctx, bucket, prefix, access)
+	if err != nil {
+		return time.Time{}, err
+	}
+	now := time.Now()
+	var next time.Time
+	for _, a := range accounts {
+		switch {
+		case a.Expiration == nil || a.Expiration.IsZero() || a.Expiration.Unix() <= 0: // not retiring
+		case a.Expiration.After(now):
+			if next.IsZero() || a.Expiration.Before(next) {
+				next = *a.Expiration
+			}
+		default:
+			if err := m.admin.DeleteServiceAccount(ctx, a.AccessKey); err != nil && madmin.ToErrorResponse(err).Code != "XMinioAdminServiceAccountNotFound" {
+				return next, minioError("deleting MinIO service account "+a.AccessKey, err)
+			}
+		}
+	}
+	return next, nil
+}
+
 // Owns implements objectstore.EntryCredentialIssuer.
 func (m *minioEntryIssuer) Owns(ctx context.Context, bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess, id string) (bool, error) {
 	accounts, err := m.accounts(ctx, bucket, prefix, access)
