@@ -214,3 +214,39 @@ func TestIAMEntryIssuanceWithTwoKeysRetiring(t *testing.T) {
 		t.Fatalf("the destination's credential cannot read its prefix: %v", err)
 	}
 }
+
+// A retired key ends at its time: EndRetiredEntryCredentials reports when, spares it before, and
+// deletes it (with its tag) after; S3 then refuses it.
+func TestIAMEntryRetiredKeyEndsAtItsTime(t *testing.T) {
+	ctx := context.Background()
+	f := newEntryFixture(t)
+	stand := startEnforcedIAM(t)
+	iss := newEntryIssuer(t, &awsprovider.Provider{IAMEndpoint: stand.URL}, minio.SecretData(), awsapi.IssuerIAM)
+	user := awsprovider.IAMEntryUserName(f.bucket, f.ours, objectstore.EntryReadWrite)
+	retired, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	published, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{retired.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(5 * time.Second)
+	if err := iss.RetireEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{retired.ID}, at); err != nil {
+		t.Fatal(err)
+	}
+	next, err := iss.EndRetiredEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite)
+	if _, keys, _ := stand.User(user); err != nil || !next.Equal(at.Truncate(time.Second)) || !slices.Equal(keys, []string{retired.ID, published.ID}) {
+		t.Fatalf("before its time: next %v, %v, keys %v; want %v, both keys", next, err, keys, at)
+	}
+	for !time.Now().After(next) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	next, err = iss.EndRetiredEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite)
+	if _, keys, _ := stand.User(user); err != nil || !next.IsZero() || !slices.Equal(keys, []string{published.ID}) || stand.Tags(user)["retire-"+retired.ID] != "" {
+		t.Fatalf("after its time: next %v, %v, keys %v, tags %v; want none retiring, only %s, no tag", next, err, keys, stand.Tags(user), published.ID)
+	}
+	if _, err := s3Of(t, retired.Data).GetObject(ctx, &s3.GetObjectInput{Bucket: &f.bucket, Key: &f.oursKey}); err == nil {
+		t.Fatal("the ended key still reads")
+	}
+}

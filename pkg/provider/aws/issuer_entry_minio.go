@@ -35,10 +35,13 @@ type minioEntryIssuer struct {
 
 var _ objectstore.EntryCredentialIssuer = (*minioEntryIssuer)(nil)
 
-// MinIO's bounds of a service account's expiration (minio cmd/iam-store.go:87-88).
+// MinIO's bounds of a service account's expiration (minio cmd/iam-store.go:87-88), which MinIO
+// checks against its own clock when the request arrives (validateSvcExpirationInUTC):
+// minioExpiryMargin keeps a shortest grace inside them.
 const (
-	minioMinExpiry = 15 * time.Minute
-	minioMaxExpiry = 365 * 24 * time.Hour
+	minioMinExpiry    = 15 * time.Minute
+	minioMaxExpiry    = 365 * 24 * time.Hour
+	minioExpiryMargin = time.Minute
 )
 
 // entryParent is the MinIO user whose service accounts are the entries' credentials of bucket:
@@ -183,10 +186,10 @@ func (m *minioEntryIssuer) RetireEntryCredentials(ctx context.Context, bucket st
 	}
 	now := time.Now()
 	at := after
-	if lo := now.Add(minioMinExpiry); at.Before(lo) {
+	if lo := now.Add(minioMinExpiry + minioExpiryMargin); at.Before(lo) {
 		at = lo
 	}
-	if hi := now.Add(minioMaxExpiry); at.After(hi) {
+	if hi := now.Add(minioMaxExpiry - minioExpiryMargin); at.After(hi) {
 		at = hi
 	}
 	for _, a := range accounts {
