@@ -207,7 +207,8 @@ func (d *delegate) operatorSecret(ctx context.Context, be *extensionsv1alpha1.Ba
 // on the source seed, and gardenlet filled the entry's secret with the bucket's generated
 // credential, which cannot create principals. Such an entry restores with that credential.
 func (d *delegate) sourceOfAnotherSeed(ctx context.Context, be *extensionsv1alpha1.BackupEntry, issueErr error) (bool, error) {
-	if accessOf(be) != objectstore.EntryReadOnly || !(errors.Is(issueErr, objectstore.ErrForbidden) || errors.Is(issueErr, objectstore.ErrUnauthenticated)) {
+	refused := errors.Is(issueErr, objectstore.ErrForbidden) || errors.Is(issueErr, objectstore.ErrUnauthenticated)
+	if accessOf(be) != objectstore.EntryReadOnly || !refused {
 		return false, nil
 	}
 	err := d.reader.Get(ctx, client.ObjectKey{Name: be.Spec.BucketName}, &extensionsv1alpha1.BackupBucket{})
