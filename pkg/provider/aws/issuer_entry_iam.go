@@ -28,8 +28,8 @@ import (
 // access, whose inline policy reaches only the entry's prefix (entryPolicy). AWS's limits:
 // 5,000 users per account (not adjustable), 2 access keys per user, 2,048 characters of inline
 // policy per user. The user is tagged with the bucket, the prefix and the access; a retiring key
-// with the time it retires at (tag retire-<key ID>), revoked by the entry's next issuance or
-// revocation after that time.
+// with the time it retires at (tag retire-<key ID>), deleted at that time by
+// EndRetiredEntryCredentials (or an issuance or revocation after it).
 type iamEntryIssuer struct {
 	*iamIssuer
 
