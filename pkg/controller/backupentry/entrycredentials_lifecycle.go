@@ -117,13 +117,17 @@ func (a *holdingActuator) recordAndRevoke(ctx context.Context, log logr.Logger, 
 	if o.retire != nil {
 		maps.Copy(annotations, retiringAnnotation(o.retire))
 	}
-	next, endErr := a.endRetired(ctx, log, be, o)
-	if !next.IsZero() {
-		annotations[AnnotationEntryRetiringUntil] = next.UTC().Format(time.RFC3339)
-	}
 	if len(annotations) > 0 {
 		if err := a.annotateEtcdBackupSecret(ctx, be, annotations); err != nil {
 			return err
+		}
+	}
+	// After the record, which gardener's write of the secret just reset: the record is never
+	// missing longer than that write and this patch take.
+	next, endErr := a.endRetired(ctx, log, be, o)
+	if !next.IsZero() {
+		if err := a.annotateEtcdBackupSecret(ctx, be, map[string]string{AnnotationEntryRetiringUntil: next.UTC().Format(time.RFC3339)}); err != nil {
+			return errors.Join(endErr, err)
 		}
 	}
 	if o.issued {
