@@ -44,8 +44,15 @@ type EntryCredentialIssuer interface {
 
 	// RetireEntryCredentials lets the credentials ids of the entry stay valid until after, and
 	// no longer: the store ends them then by itself where it can (a MinIO service account's
-	// expiration), otherwise the entry's next issuance or revocation after that time does.
+	// expiration), otherwise EndRetiredEntryCredentials at that time does.
 	RetireEntryCredentials(ctx context.Context, bucket string, prefix Prefix, access EntryAccess, ids []string, after time.Time) error
+
+	// EndRetiredEntryCredentials revokes the credentials of prefix of bucket with access whose
+	// retirement time (RetireEntryCredentials) has come, in the place Location names, and
+	// returns when the next one still retiring ends (zero: none retires). Credentials not
+	// retiring are left alone. The entry's controller calls it on every pass and again at the
+	// time it returns, so that a retired credential ends at its time with no other event.
+	EndRetiredEntryCredentials(ctx context.Context, bucket string, prefix Prefix, access EntryAccess) (next time.Time, err error)
 
 	// CredentialID returns the ID a credential of this issuer has in data (the published
 	// secret's data), or "" when data holds none of its form. It reads nothing.

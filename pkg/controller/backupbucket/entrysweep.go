@@ -112,13 +112,20 @@ func (a *actuator) reconcileEntryIssuers(ctx context.Context, log logr.Logger, b
 	}
 	before := maps.Clone(record)
 	configured := entryIssuerName(cfg)
-	if _, known := record[configured]; configured != "" && !known {
-		// An issuer that cannot be built issues nothing: the entries report why.
+	if configured != "" {
+		// The place is read on every reconcile: the operator's credentials may reach another one
+		// now, where the entries issue from now on, and which a later sweep must look in. An
+		// issuer that cannot be built issues nothing: the entries report why.
 		issuer, err := connect.NewEntryIssuer(ctx, a.reader, bb.Spec.SecretRef, bb.Spec.Region, cfg, configured)
 		if err == nil && issuer != nil {
-			if record[configured], err = issuer.Location(ctx); err != nil {
+			now, err := issuer.Location(ctx)
+			if err != nil {
 				return fmt.Errorf("finding where entry issuer %s issues: %w", configured, err)
 			}
+			if was, known := record[configured]; known && was != now {
+				a.reportMoved(log, bb, configured, was, now)
+			}
+			record[configured] = now
 		}
 	}
 	var sweepErr error
@@ -225,6 +232,15 @@ func (a *actuator) sweepEntryIssuer(ctx context.Context, log logr.Logger, bb *ex
 	}
 	log.Info("Swept the entries' principals", "issuer", name, "live", len(sweep.Live), "kept", kept)
 	return kept == 0, nil
+}
+
+// reportMoved says that the principals issuer name made for bb's entries in place was are left
+// there: the operator's credentials reach now instead, which no sweep of the bucket can reach
+// was (each entry's record keeps its own credential and says so).
+func (a *actuator) reportMoved(log logr.Logger, bb *extensionsv1alpha1.BackupBucket, name, was, now string) {
+	log.Info("Entry principals not swept: the operator's credentials reach another place", "issuer", name, "was", was, "now", now)
+	a.recorder.Eventf(bb, nil, corev1.EventTypeWarning, ReasonEntryCredentialsNotSwept, "Reconcile",
+		"The principals that entry issuer %s made for the entries of bucket %q in %s are not swept and stay until removed by hand: the operator's credentials now reach %s, where the entries issue from now on", name, bb.Name, was, now)
 }
 
 // sweepRefused says whether err is a store's or a configuration's refusal that retrying does not

@@ -215,6 +215,29 @@ func TestEntryCredentialSweepsOfTheBucket(t *testing.T) {
 		}
 		f.expectRecord("")
 	})
+	t.Run("credentials moved while on: the new place recorded, the old one reported; a switch-off sweeps the new place", func(t *testing.T) {
+		f := newSweepFixture(t)
+		f.switchTo("X")
+		f.mustReconcile()
+		f.entry["X"].location = "elsewhere"
+		f.events()
+		f.mustReconcile()
+		f.expectRecord(`{"X":"elsewhere"}`)
+		if got := f.notSwept(); len(got) != 1 || !strings.Contains(got[0], "place-of-X") || !strings.Contains(got[0], "now reach elsewhere") {
+			t.Fatalf("events %q; want one EntryCredentialsNotSwept naming the old place and the new", got)
+		}
+		f.mustReconcile()
+		if got := f.notSwept(); len(got) != 0 {
+			t.Fatalf("events %q on an unchanged place; want none", got)
+		}
+		f.switchTo("")
+		f.mustReconcile()
+		f.expectCalls("X sweep bucket " + liveOfBucket + " " + orphans)
+		f.expectRecord("")
+		if got := f.notSwept(); len(got) != 0 {
+			t.Fatalf("the switch-off's sweep reported %q; want the principals where they live swept", got)
+		}
+	})
 	t.Run("issuer changed, the old one's sweep fails: the error returned, the new one recorded", func(t *testing.T) {
 		f := newSweepFixture(t)
 		f.switchTo("X")

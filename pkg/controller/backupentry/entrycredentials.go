@@ -10,10 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	extensionsbackupentrycontroller "github.com/gardener/gardener/extensions/pkg/controller/backupentry"
+	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	securityv1alpha1constants "github.com/gardener/gardener/pkg/apis/security/v1alpha1/constants"
@@ -39,13 +41,20 @@ const (
 	AnnotationEntryIssuer     = "backup.extensions.gardener.cloud/entry-credential-issuer"
 	AnnotationEntryIssuedIn   = "backup.extensions.gardener.cloud/entry-credential-issued-in"
 	AnnotationEntryAccess     = "backup.extensions.gardener.cloud/entry-credential-access"
-	// AnnotationEntryUnrevoked records, as JSON, a credential of the entry that the secret no
-	// longer holds but that could not be revoked yet; every pass tries again.
+	// AnnotationEntryOf names the BackupEntry whose record this is: two entries share a shoot
+	// namespace (a shoot re-created under its name while gardenlet keeps the old entry through
+	// its deletion grace), and so its etcd-backup secret, which the last to reconcile writes.
+	AnnotationEntryOf = "backup.extensions.gardener.cloud/entry-credential-of"
+	// AnnotationEntryUnrevoked records, as a JSON list, the credentials of the entry that the
+	// secret no longer holds but that could not be revoked yet; every pass tries each again.
 	AnnotationEntryUnrevoked = "backup.extensions.gardener.cloud/entry-credential-unrevoked"
 )
 
 // entryRecord is what an etcd-backup secret records of the entry's own credential.
 type entryRecord struct {
+	// Entry is the BackupEntry the credential is of ("": a record written before it was kept,
+	// whose entry the secret's created-by names: recordOf).
+	Entry                string `json:",omitempty"`
 	ID, Issuer, IssuedIn string
 	Access               objectstore.EntryAccess
 	// IssuedAt is when it was issued (RFC 3339; "": not known, see issuedAt).
@@ -53,7 +62,7 @@ type entryRecord struct {
 }
 
 func (r entryRecord) annotations() map[string]string {
-	a := map[string]string{AnnotationEntryCredential: r.ID, AnnotationEntryIssuer: r.Issuer,
+	a := map[string]string{AnnotationEntryOf: r.Entry, AnnotationEntryCredential: r.ID, AnnotationEntryIssuer: r.Issuer,
 		AnnotationEntryIssuedIn: r.IssuedIn, AnnotationEntryAccess: string(r.Access)}
 	if r.IssuedAt != "" {
 		a[AnnotationEntryIssuedAt] = r.IssuedAt
@@ -61,11 +70,23 @@ func (r entryRecord) annotations() map[string]string {
 	return a
 }
 
-func recordFrom(annotations map[string]string) *entryRecord {
-	if annotations[AnnotationEntryCredential] == "" {
+// recordsOf says whether the records on an etcd-backup secret with annotations are be's: the
+// record names its entry, or (written before it did) the secret's last writer is be (gardener's
+// actuator writes created-by, and this entry's pass records right after its own write).
+func recordsOf(be *extensionsv1alpha1.BackupEntry, annotations map[string]string) bool {
+	if e := annotations[AnnotationEntryOf]; e != "" {
+		return e == be.Name
+	}
+	return annotations[genericactuator.AnnotationKeyCreatedByBackupEntry] == be.Name
+}
+
+// recordOf is be's record on an etcd-backup secret with annotations (nil: none, or another
+// entry's).
+func recordOf(be *extensionsv1alpha1.BackupEntry, annotations map[string]string) *entryRecord {
+	if annotations[AnnotationEntryCredential] == "" || !recordsOf(be, annotations) {
 		return nil
 	}
-	return &entryRecord{ID: annotations[AnnotationEntryCredential], Issuer: annotations[AnnotationEntryIssuer],
+	return &entryRecord{Entry: be.Name, ID: annotations[AnnotationEntryCredential], Issuer: annotations[AnnotationEntryIssuer],
 		IssuedIn: annotations[AnnotationEntryIssuedIn], Access: objectstore.EntryAccess(annotations[AnnotationEntryAccess]),
 		IssuedAt: annotations[AnnotationEntryIssuedAt]}
 }
@@ -93,6 +114,10 @@ type entryOutcome struct {
 	retire *pendingRetirement
 	// schedule says when published was issued and is rotated next (rotationSchedule).
 	schedule string
+	// issuer issued published (nil: none published); prefix is the entry's. The pass ends with
+	// it the entry's retired credentials whose time has come (EndRetiredEntryCredentials).
+	issuer objectstore.EntryCredentialIssuer
+	prefix objectstore.Prefix
 	// atQuota: the store's quota refused the entry's own credential and
 	// allowBucketCredentialAtQuota published the bucket's instead (reach says why).
 	atQuota bool
@@ -177,6 +202,25 @@ func (d *delegate) operatorSecret(ctx context.Context, be *extensionsv1alpha1.Ba
 	return bb.Spec.SecretRef, nil
 }
 
+// sourceOfAnotherSeed says whether issueErr is a refusal of a source- entry's issuance because
+// the credentials that issue it are its own secret's, not an operator's: its BackupBucket lives
+// on the source seed, and gardenlet filled the entry's secret with the bucket's generated
+// credential, which cannot create principals. Such an entry restores with that credential.
+func (d *delegate) sourceOfAnotherSeed(ctx context.Context, be *extensionsv1alpha1.BackupEntry, issueErr error) (bool, error) {
+	refused := errors.Is(issueErr, objectstore.ErrForbidden) || errors.Is(issueErr, objectstore.ErrUnauthenticated)
+	if accessOf(be) != objectstore.EntryReadOnly || !refused {
+		return false, nil
+	}
+	err := d.reader.Get(ctx, client.ObjectKey{Name: be.Spec.BucketName}, &extensionsv1alpha1.BackupBucket{})
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading BackupBucket %q for the operator's credentials: %w", be.Spec.BucketName, err)
+	}
+	return false, nil
+}
+
 // entryIssuer builds the entry issuer named name from the operator's credentials (nil: the
 // provider issues none).
 func (d *delegate) entryIssuer(ctx context.Context, be *extensionsv1alpha1.BackupEntry, cfg provider.Config, name string) (objectstore.EntryCredentialIssuer, error) {
@@ -213,15 +257,17 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	if err != nil {
 		return nil, err
 	}
-	var recorded, unrevoked *entryRecord
+	var recorded *entryRecord
 	var currentData map[string][]byte
 	if current != nil {
-		recorded, currentData = recordFrom(current.Annotations), current.Data
-		unrevoked = unrevokedFrom(current.Annotations)
-		o.retire = retiringFrom(current.Annotations)
-	}
-	if unrevoked != nil {
-		o.revoke = append(o.revoke, *unrevoked)
+		currentData = current.Data
+		// Another entry's records (one of the same shoot namespace) are not this entry's to
+		// reuse, revoke or retire: that entry's next issuance revokes what it no longer holds.
+		if recordsOf(be, current.Annotations) {
+			recorded = recordOf(be, current.Annotations)
+			o.revoke = append(o.revoke, unrevokedFrom(current.Annotations)...)
+			o.retire = retiringFrom(current.Annotations)
+		}
 	}
 	access := accessOf(be)
 	why := ""
@@ -276,7 +322,7 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 				return nil, o.err
 			}
 			if owned {
-				recorded = &entryRecord{ID: id, Issuer: settings.Issuer, IssuedIn: location, Access: access}
+				recorded = &entryRecord{Entry: be.Name, ID: id, Issuer: settings.Issuer, IssuedIn: location, Access: access}
 			}
 		}
 	}
@@ -290,6 +336,7 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 			r := *recorded
 			r.IssuedAt = issuedAt(recorded, now).UTC().Format(time.RFC3339)
 			o.published, o.reach = &r, issuer.CredentialReach(be.Spec.BucketName, prefix, access)
+			o.issuer, o.prefix = issuer, prefix
 			o.schedule = rotationSchedule(settings, o.published)
 			return data, nil
 		}
@@ -309,13 +356,24 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 		inUse = []string{recorded.ID}
 	}
 	cred, err := issuer.IssueEntryCredential(objectstore.WithOperation(ctx, objectstore.OpIssueCredential), be.Spec.BucketName, prefix, access, inUse)
+	if err != nil && recorded == nil {
+		if elsewhere, lerr := d.sourceOfAnotherSeed(ctx, be, err); lerr != nil {
+			return nil, lerr
+		} else if elsewhere {
+			o.reach = bucketWide(be, fmt.Sprintf("this source- entry's bucket lives on the source seed, and the credentials this seed holds of it (the entry's secret, the bucket's generated credential) cannot issue one: %v", err))
+			return bucketData, nil
+		}
+	}
 	if err != nil {
 		if errors.Is(err, objectstore.ErrQuotaExceeded) && settings.AllowBucketCredentialAtQuota {
 			return bucketCredentialAtQuota(be, o, recorded, bucketData, err), nil
 		}
 		o.revoke, o.retire = nil, nil // nothing is written: nothing changes hands
 		o.err = fmt.Errorf("issuing the entry's own credential (entryCredentials, issuer %s): %w", settings.Issuer, err)
-		if errors.Is(err, objectstore.ErrQuotaExceeded) {
+		switch {
+		case errors.Is(err, objectstore.ErrQuotaExceeded) && current == nil:
+			o.err = fmt.Errorf("%w; the entry has no etcd-backup secret until one can be issued", o.err)
+		case errors.Is(err, objectstore.ErrQuotaExceeded):
 			o.err = fmt.Errorf("%w; the entry keeps the credential its etcd-backup secret holds until one can be issued", o.err)
 		}
 		return nil, o.err
@@ -330,7 +388,8 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	case recorded != nil:
 		o.revoke = append(o.revoke, *recorded)
 	}
-	o.published, o.issued = &entryRecord{ID: cred.ID, Issuer: settings.Issuer, IssuedIn: location, Access: access, IssuedAt: now.UTC().Format(time.RFC3339)}, true
+	o.issuer, o.prefix = issuer, prefix
+	o.published, o.issued = &entryRecord{Entry: be.Name, ID: cred.ID, Issuer: settings.Issuer, IssuedIn: location, Access: access, IssuedAt: now.UTC().Format(time.RFC3339)}, true
 	o.reach = issuer.CredentialReach(be.Spec.BucketName, prefix, access)
 	o.schedule = rotationSchedule(settings, o.published)
 	return data, nil
@@ -361,16 +420,22 @@ func (d *delegate) entrySecretIsWorkloadIdentity(ctx context.Context, be *extens
 	return s.Labels[securityv1alpha1constants.LabelPurpose] == securityv1alpha1constants.LabelPurposeWorkloadIdentityTokenRequestor, nil
 }
 
-func unrevokedFrom(annotations map[string]string) *entryRecord {
+// unrevokedFrom reads AnnotationEntryUnrevoked: a list of records (one record alone, as an
+// earlier build wrote it, is read as a list of one).
+func unrevokedFrom(annotations map[string]string) []entryRecord {
 	raw := annotations[AnnotationEntryUnrevoked]
 	if raw == "" {
 		return nil
 	}
-	r := &entryRecord{}
-	if json.Unmarshal([]byte(raw), r) != nil || r.Issuer == "" {
-		return nil
+	var records []entryRecord
+	if json.Unmarshal([]byte(raw), &records) != nil {
+		one := entryRecord{}
+		if json.Unmarshal([]byte(raw), &one) != nil {
+			return nil
+		}
+		records = []entryRecord{one}
 	}
-	return r
+	return slices.DeleteFunc(records, func(r entryRecord) bool { return r.Issuer == "" })
 }
 
 // merged is base with over's keys over it.

@@ -108,6 +108,25 @@ func (f *fakeEntryIssuer) RetireEntryCredentials(_ context.Context, _ string, _ 
 	return nil
 }
 
+func (f *fakeEntryIssuer) EndRetiredEntryCredentials(_ context.Context, bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess) (time.Time, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := time.Now()
+	var next time.Time
+	for id, c := range f.creds {
+		switch {
+		case c.location != f.location || c.bucket != bucket || c.prefix != prefix.String() || c.access != access || c.retireAt.IsZero():
+		case c.retireAt.After(now):
+			if next.IsZero() || c.retireAt.Before(next) {
+				next = c.retireAt
+			}
+		default:
+			delete(f.creds, id)
+		}
+	}
+	return next, nil
+}
+
 func (f *fakeEntryIssuer) CredentialID(data map[string][]byte) string { return string(data["key"]) }
 
 func (f *fakeEntryIssuer) Owns(_ context.Context, bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess, id string) (bool, error) {

@@ -94,12 +94,13 @@ func (a *holdingActuator) settleEntryCredential(ctx context.Context, log logr.Lo
 // recordAndRevoke writes the record of the published credential onto the etcd-backup secret
 // (with any credential still to revoke), then revokes what it no longer holds.
 func (a *holdingActuator) recordAndRevoke(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *entryOutcome) error {
-	var unrevoked *entryRecord
-	var revokeErr error
+	var unrevoked []entryRecord
+	var revokeErrs []error
 	for _, r := range o.revoke {
 		if err := a.revokeEntryCredentials(ctx, be, r, o.published); err != nil {
-			unrevoked, revokeErr = &r, err
-			break
+			// Every other one is still tried, and every failed one stays on record.
+			unrevoked, revokeErrs = append(unrevoked, r), append(revokeErrs, err)
+			continue
 		}
 		log.Info("Revoked entry credentials", "issuer", r.Issuer, "credential", r.ID, "access", r.Access)
 		a.entries.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialRevoked, "Reconcile",
@@ -109,7 +110,7 @@ func (a *holdingActuator) recordAndRevoke(ctx context.Context, log logr.Logger, 
 	if o.published != nil {
 		annotations = o.published.annotations()
 	}
-	if unrevoked != nil {
+	if len(unrevoked) > 0 {
 		raw, _ := json.Marshal(unrevoked)
 		annotations[AnnotationEntryUnrevoked] = string(raw)
 	}
@@ -121,11 +122,39 @@ func (a *holdingActuator) recordAndRevoke(ctx context.Context, log logr.Logger, 
 			return err
 		}
 	}
+	// After the record, which gardener's write of the secret just reset: the record is never
+	// missing longer than that write and this patch take.
+	next, endErr := a.endRetired(ctx, log, be, o)
+	if !next.IsZero() {
+		if err := a.annotateEtcdBackupSecret(ctx, be, map[string]string{AnnotationEntryRetiringUntil: next.UTC().Format(time.RFC3339)}); err != nil {
+			return errors.Join(endErr, err)
+		}
+	}
 	if o.issued {
 		a.entries.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialIssued, "Reconcile",
 			"The etcd-backup secret holds the entry's own credential %s of issuer %s", o.published.ID, o.published.Issuer)
 	}
-	return errors.Join(revokeErr, a.settleRotation(ctx, log, be, o))
+	return errors.Join(errors.Join(revokeErrs...), endErr, a.settleRotation(ctx, log, be, o))
+}
+
+// endRetired ends, with the issuer of the published credential, the entry's retired credentials
+// whose time has come, and returns when the next one ends (the rotated-out one this pass retires
+// included; zero: none), for the rotation scheduler to ask for a pass then.
+func (a *holdingActuator) endRetired(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *entryOutcome) (time.Time, error) {
+	if o.published == nil || o.issuer == nil {
+		return time.Time{}, nil
+	}
+	next, err := o.issuer.EndRetiredEntryCredentials(objectstore.WithOperation(ctx, objectstore.OpRevokeCredentials), be.Spec.BucketName, o.prefix, o.published.Access)
+	if err != nil {
+		err = fmt.Errorf("ending the entry's retired credentials whose time has come: %w", err)
+	}
+	if r := o.retire; r != nil && r.Until.After(time.Now()) && (next.IsZero() || r.Until.Before(next)) {
+		next = r.Until
+	}
+	if !next.IsZero() {
+		log.V(1).Info("Entry credentials retiring", "nextEnd", next)
+	}
+	return next, err
 }
 
 func orAll(id string) string {
@@ -218,14 +247,25 @@ func (a *holdingActuator) retireMigratedEntryCredential(ctx context.Context, be 
 	if err != nil || current == nil {
 		return err
 	}
-	r := recordFrom(current.Annotations)
+	r := recordOf(be, current.Annotations)
 	if r == nil {
 		return nil
 	}
 	settings, cfg := a.entries.entrySettings(be)
 	issuer, err := a.entries.entryIssuer(ctx, be, cfg, r.Issuer)
+	if err != nil && !errors.Is(err, objectstore.ErrInvalidConfig) {
+		return fmt.Errorf("building issuer %s to retire the entry's credential %s: %w", r.Issuer, r.ID, err) // retried
+	}
 	if err != nil || issuer == nil {
-		return errors.Join(fmt.Errorf("the entry's credential %s of issuer %s cannot be retired from here: it is revoked by the entry's first issuance on its new seed", r.ID, r.Issuer), err)
+		// The migration does not wait for what cannot be done from here: the entry's first
+		// issuance on its new seed revokes every credential of it that is not retiring.
+		why := "the operator's credentials build no such issuer now"
+		if err != nil {
+			why = err.Error()
+		}
+		a.entries.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonEntryCredentialRetired, "Migrate",
+			"The entry's credential %s of issuer %s cannot be retired from here (%s): the entry's first issuance on its new seed revokes it", r.ID, r.Issuer, why)
+		return nil
 	}
 	prefix, err := objectstore.EntryPrefix(be.Name)
 	if err != nil {
@@ -256,11 +296,11 @@ func (a *holdingActuator) keepEntryRecordForDeletion(ctx context.Context, be *ex
 		return err
 	}
 	var records []entryRecord
-	if r := recordFrom(current.Annotations); r != nil {
+	if r := recordOf(be, current.Annotations); r != nil {
 		records = append(records, *r)
 	}
-	if r := unrevokedFrom(current.Annotations); r != nil {
-		records = append(records, *r)
+	if recordsOf(be, current.Annotations) {
+		records = append(records, unrevokedFrom(current.Annotations)...)
 	}
 	if len(records) == 0 {
 		return nil

@@ -27,9 +27,12 @@ const AnnotationRotateCredentials = credentials.AnnotationRotate
 // Record annotations of a rotation on the etcd-backup secret. AnnotationEntryIssuedAt is when the
 // published credential was issued (RFC 3339); AnnotationEntryRetiring, as JSON, a rotated-out
 // credential whose retirement is not confirmed by its issuer yet (every pass tries again).
+// AnnotationEntryRetiringUntil is when the next of the entry's retired credentials ends (RFC
+// 3339): the rotation scheduler asks for a pass then, which ends it.
 const (
-	AnnotationEntryIssuedAt = "backup.extensions.gardener.cloud/entry-credential-issued-at"
-	AnnotationEntryRetiring = "backup.extensions.gardener.cloud/entry-credential-retiring"
+	AnnotationEntryIssuedAt      = "backup.extensions.gardener.cloud/entry-credential-issued-at"
+	AnnotationEntryRetiring      = "backup.extensions.gardener.cloud/entry-credential-retiring"
+	AnnotationEntryRetiringUntil = "backup.extensions.gardener.cloud/entry-credential-retiring-until"
 )
 
 // ReasonEntryCredentialRotated is the event of a rotation of the entry's credential.

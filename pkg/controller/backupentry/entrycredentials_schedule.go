@@ -33,7 +33,8 @@ const maxRotationWait = time.Hour
 
 // rotationScheduler requests a reconcile of a BackupEntry (the operation annotation, as
 // gardenlet sets it) when its own credential is due for rotation: by period, or on request
-// (AnnotationRotateCredentials). gardener's library reconciles an entry only on that annotation,
+// (AnnotationRotateCredentials); and when a retired credential of it is to end
+// (AnnotationEntryRetiringUntil), which the pass ends. gardener's library reconciles an entry only on that annotation,
 // a generation change or a failed last operation (its default predicates), and its reconciler
 // never requeues a succeeded one: without the scheduler a credential would outlive its period,
 // and a request would wait for the next unrelated reconcile.
@@ -98,25 +99,30 @@ func (s *rotationScheduler) Reconcile(ctx context.Context, req reconcile.Request
 	return reconcile.Result{RequeueAfter: time.Minute}, nil
 }
 
-// due is when the entry's credential is to be rotated: now on request, else its recorded issue
-// time plus the period. ok is false when nothing is ever due (no period, nothing issued yet, or
-// no issue time recorded yet: the entry's next reconcile records one and wakes the scheduler).
+// due is when the entry is to be reconciled: now on a rotation request, else the earlier of its
+// credential's recorded issue time plus the period and the end of its next retired credential
+// (the pass ends it: a retired credential ends at its time on every store). ok is false when
+// nothing is ever due (no period and nothing retiring, nothing issued yet, or no issue time
+// recorded yet: the entry's next reconcile records one and wakes the scheduler).
 func (s *rotationScheduler) due(ctx context.Context, be *extensionsv1alpha1.BackupEntry, now time.Time) (time.Time, bool) {
 	if be.Annotations[AnnotationRotateCredentials] != "" {
 		return now, true
-	}
-	settings, _ := s.entries.entrySettings(be)
-	period := settings.RotationPeriod()
-	if period <= 0 {
-		return time.Time{}, false
 	}
 	secret, err := s.entries.readEtcdBackupSecret(ctx, be)
 	if err != nil || secret == nil {
 		return time.Time{}, false // unreadable: the entry's own reconcile reports it
 	}
-	r := recordFrom(secret.Annotations)
-	if r == nil || r.IssuedAt == "" {
+	r := recordOf(be, secret.Annotations)
+	if r == nil {
 		return time.Time{}, false
 	}
-	return issuedAt(r, now).Add(period), true
+	var due time.Time
+	settings, _ := s.entries.entrySettings(be)
+	if period := settings.RotationPeriod(); period > 0 && r.IssuedAt != "" {
+		due = issuedAt(r, now).Add(period)
+	}
+	if end, err := time.Parse(time.RFC3339, secret.Annotations[AnnotationEntryRetiringUntil]); err == nil && (due.IsZero() || end.Before(due)) {
+		due = end
+	}
+	return due, !due.IsZero()
 }

@@ -29,10 +29,12 @@ func entryPolicy(bucket string, prefix objectstore.Prefix, access objectstore.En
 		return nil, fmt.Errorf("%w: an entry's policy needs an entry's prefix, not %q", objectstore.ErrInvalidConfig, prefix.String())
 	}
 	p := prefix.String()
-	objectActions := []string{"s3:GetObject", "s3:GetObjectVersion", "s3:GetObjectTagging"}
+	// Each action is one AWS authorizes a call of etcd-backup-restore with (docs/entry-credentials.md
+	// lists them): GetObjectTagging of a version needs s3:GetObjectVersionTagging too, and without it
+	// etcd-backup-restore takes a snapshot the operator excluded for one to restore.
+	objectActions := []string{"s3:GetObject", "s3:GetObjectVersion", "s3:GetObjectTagging", "s3:GetObjectVersionTagging"}
 	if access != objectstore.EntryReadOnly {
-		objectActions = append(objectActions, "s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion",
-			"s3:AbortMultipartUpload", "s3:ListMultipartUploadParts")
+		objectActions = append(objectActions, "s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion", "s3:AbortMultipartUpload")
 	}
 	return json.Marshal(map[string]any{
 		"Version": "2012-10-17",

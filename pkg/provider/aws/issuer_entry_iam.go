@@ -28,8 +28,8 @@ import (
 // access, whose inline policy reaches only the entry's prefix (entryPolicy). AWS's limits:
 // 5,000 users per account (not adjustable), 2 access keys per user, 2,048 characters of inline
 // policy per user. The user is tagged with the bucket, the prefix and the access; a retiring key
-// with the time it retires at (tag retire-<key ID>), revoked by the entry's next issuance or
-// revocation after that time.
+// with the time it retires at (tag retire-<key ID>), deleted at that time by
+// EndRetiredEntryCredentials (or an issuance or revocation after it).
 type iamEntryIssuer struct {
 	*iamIssuer
 
@@ -121,7 +121,15 @@ func (s *iamEntryIssuer) IssueEntryCredential(ctx context.Context, bucket string
 		return objectstore.Credential{}, err
 	}
 	if len(left) >= 2 {
-		return objectstore.Credential{}, fmt.Errorf("%w: IAM user %s has two access keys (%s), IAM's limit: a new one can be issued once the retiring one is revoked", objectstore.ErrQuotaExceeded, user, strings.Join(left, ", "))
+		// IAM's limit of two keys, both retiring (a migration within a rotation's grace, or
+		// there and back within the migration grace): the entry needs a credential more than
+		// the grace of the one retiring soonest, which ends now.
+		if left, err = s.endSoonestRetiring(ctx, user, bucket, prefix, access, left, inUse); err != nil {
+			return objectstore.Credential{}, err
+		}
+	}
+	if len(left) >= 2 {
+		return objectstore.Credential{}, fmt.Errorf("%w: IAM user %s has two access keys in use (%s), IAM's limit", objectstore.ErrQuotaExceeded, user, strings.Join(left, ", "))
 	}
 	key, err := s.iam.CreateAccessKey(ctx, &iam.CreateAccessKeyInput{UserName: aws.String(user)})
 	if err != nil {
@@ -135,6 +143,29 @@ func (s *iamEntryIssuer) IssueEntryCredential(ctx context.Context, bucket string
 		return objectstore.Credential{}, err
 	}
 	return objectstore.Credential{ID: id, Data: data}, nil
+}
+
+// endSoonestRetiring deletes, of the user's keys left, the one not in use that retires soonest,
+// and returns the IDs left.
+func (s *iamEntryIssuer) endSoonestRetiring(ctx context.Context, user, bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess, left, inUse []string) ([]string, error) {
+	tags, ours, err := s.entryUser(ctx, user, bucket, prefix, access)
+	if err != nil || !ours {
+		return left, err
+	}
+	soonest, soonestAt := "", time.Time{}
+	for _, id := range left {
+		at, err := time.Parse(time.RFC3339, tags[tagRetirePrefix+id])
+		if slices.Contains(inUse, id) || err != nil {
+			continue
+		}
+		if soonest == "" || at.Before(soonestAt) {
+			soonest, soonestAt = id, at
+		}
+	}
+	if soonest == "" {
+		return left, nil
+	}
+	return s.deleteKeys(ctx, user, tags, slices.DeleteFunc(slices.Clone(left), func(id string) bool { return id == soonest }), false)
 }
 
 // deleteEntryKeys deletes the user's keys not kept (and, with spareRetiring, not retiring before
@@ -222,6 +253,44 @@ func (s *iamEntryIssuer) RetireEntryCredentials(ctx context.Context, bucket stri
 		return iamError("tagging IAM user "+user+" with the retirement of its keys", err)
 	}
 	return nil
+}
+
+// EndRetiredEntryCredentials implements objectstore.EntryCredentialIssuer: the keys whose
+// retire-<key ID> tag has come go, with the tag.
+func (s *iamEntryIssuer) EndRetiredEntryCredentials(ctx context.Context, bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess) (time.Time, error) {
+	user := IAMEntryUserName(bucket, prefix, access)
+	tags, ours, err := s.entryUser(ctx, user, bucket, prefix, access)
+	if err != nil || !ours {
+		return time.Time{}, err
+	}
+	keys, err := s.iam.ListAccessKeys(ctx, &iam.ListAccessKeysInput{UserName: aws.String(user)})
+	if err != nil {
+		return time.Time{}, iamError("listing the access keys of IAM user "+user, err)
+	}
+	now := time.Now()
+	var keep []string
+	var next time.Time
+	ended := false
+	for _, k := range keys.AccessKeyMetadata {
+		id := aws.ToString(k.AccessKeyId)
+		at, err := time.Parse(time.RFC3339, tags[tagRetirePrefix+id])
+		switch {
+		case err != nil: // not retiring
+			keep = append(keep, id)
+		case at.After(now):
+			keep = append(keep, id)
+			if next.IsZero() || at.Before(next) {
+				next = at
+			}
+		default:
+			ended = true
+		}
+	}
+	if !ended {
+		return next, nil
+	}
+	_, err = s.deleteKeys(ctx, user, tags, keep, false)
+	return next, err
 }
 
 // Owns implements objectstore.EntryCredentialIssuer.

@@ -92,8 +92,8 @@ func TestIAMEntryIssuerUserPolicyAndKeys(t *testing.T) {
 	if _, keys, _ = stand.User(user); !slices.Equal(keys, []string{first.ID, second.ID}) {
 		t.Fatalf("keys %v; want the retiring and the new", keys)
 	}
-	if _, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{second.ID}); !errors.Is(err, objectstore.ErrQuotaExceeded) || !strings.Contains(err.Error(), first.ID) {
-		t.Fatalf("a third key: %v; want ErrQuotaExceeded naming the retiring key", err)
+	if _, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{first.ID, second.ID}); !errors.Is(err, objectstore.ErrQuotaExceeded) || !strings.Contains(err.Error(), first.ID) {
+		t.Fatalf("a third key beside two in use: %v; want ErrQuotaExceeded naming them", err)
 	}
 	// Revocation of all but the published: the retiring key and its tag go.
 	if err := iss.RevokeEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{second.ID}); err != nil {
@@ -177,5 +177,76 @@ func TestIAMEntryUserOfSomebodyElseIsNotTakenOver(t *testing.T) {
 	}
 	if _, _, ok := stand.User(user); !ok {
 		t.Fatal("somebody else's IAM user was swept")
+	}
+}
+
+// Both keys of an entry's user retiring (a migration within a rotation's grace, or there and
+// back within the migration grace), none in use: the destination's first issuance ends the one
+// retiring soonest and gets a credential, instead of waiting up to a grace for IAM's limit.
+func TestIAMEntryIssuanceWithTwoKeysRetiring(t *testing.T) {
+	ctx := context.Background()
+	f := newEntryFixture(t)
+	stand := startEnforcedIAM(t)
+	iss := newEntryIssuer(t, &awsprovider.Provider{IAMEndpoint: stand.URL}, minio.SecretData(), awsapi.IssuerIAM)
+	user := awsprovider.IAMEntryUserName(f.bucket, f.ours, objectstore.EntryReadWrite)
+	rotatedOut, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := iss.RetireEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{rotatedOut.ID}, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	migrated, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := iss.RetireEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{migrated.ID}, time.Now().Add(24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	destination, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil)
+	if err != nil {
+		t.Fatalf("the destination's first issuance with two keys retiring: %v; want a credential", err)
+	}
+	if _, keys, _ := stand.User(user); !slices.Equal(keys, []string{migrated.ID, destination.ID}) || stand.Tags(user)["retire-"+rotatedOut.ID] != "" {
+		t.Fatalf("keys %v, tags %v; want the one retiring later and the new one, the sooner one ended with its tag", keys, stand.Tags(user))
+	}
+	if _, err := s3Of(t, destination.Data).GetObject(ctx, &s3.GetObjectInput{Bucket: &f.bucket, Key: &f.oursKey}); err != nil {
+		t.Fatalf("the destination's credential cannot read its prefix: %v", err)
+	}
+}
+
+// A retired key ends at its time: EndRetiredEntryCredentials reports when, spares it before, and
+// deletes it (with its tag) after; S3 then refuses it.
+func TestIAMEntryRetiredKeyEndsAtItsTime(t *testing.T) {
+	ctx := context.Background()
+	f := newEntryFixture(t)
+	stand := startEnforcedIAM(t)
+	iss := newEntryIssuer(t, &awsprovider.Provider{IAMEndpoint: stand.URL}, minio.SecretData(), awsapi.IssuerIAM)
+	user := awsprovider.IAMEntryUserName(f.bucket, f.ours, objectstore.EntryReadWrite)
+	retired, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	published, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{retired.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(5 * time.Second)
+	if err := iss.RetireEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{retired.ID}, at); err != nil {
+		t.Fatal(err)
+	}
+	next, err := iss.EndRetiredEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite)
+	if _, keys, _ := stand.User(user); err != nil || !next.Equal(at.Truncate(time.Second)) || !slices.Equal(keys, []string{retired.ID, published.ID}) {
+		t.Fatalf("before its time: next %v, %v, keys %v; want %v, both keys", next, err, keys, at)
+	}
+	for !time.Now().After(next) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	next, err = iss.EndRetiredEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite)
+	if _, keys, _ := stand.User(user); err != nil || !next.IsZero() || !slices.Equal(keys, []string{published.ID}) || stand.Tags(user)["retire-"+retired.ID] != "" {
+		t.Fatalf("after its time: next %v, %v, keys %v, tags %v; want none retiring, only %s, no tag", next, err, keys, stand.Tags(user), published.ID)
+	}
+	if _, err := s3Of(t, retired.Data).GetObject(ctx, &s3.GetObjectInput{Bucket: &f.bucket, Key: &f.oursKey}); err == nil {
+		t.Fatal("the ended key still reads")
 	}
 }

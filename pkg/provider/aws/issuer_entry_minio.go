@@ -35,10 +35,13 @@ type minioEntryIssuer struct {
 
 var _ objectstore.EntryCredentialIssuer = (*minioEntryIssuer)(nil)
 
-// MinIO's bounds of a service account's expiration (minio cmd/iam-store.go:87-88).
+// MinIO's bounds of a service account's expiration (minio cmd/iam-store.go:87-88), which MinIO
+// checks against its own clock when the request arrives (validateSvcExpirationInUTC):
+// minioExpiryMargin keeps a shortest grace inside them.
 const (
-	minioMinExpiry = 15 * time.Minute
-	minioMaxExpiry = 365 * 24 * time.Hour
+	minioMinExpiry    = 15 * time.Minute
+	minioMaxExpiry    = 365 * 24 * time.Hour
+	minioExpiryMargin = time.Minute
 )
 
 // entryParent is the MinIO user whose service accounts are the entries' credentials of bucket:
@@ -183,10 +186,10 @@ func (m *minioEntryIssuer) RetireEntryCredentials(ctx context.Context, bucket st
 	}
 	now := time.Now()
 	at := after
-	if lo := now.Add(minioMinExpiry); at.Before(lo) {
+	if lo := now.Add(minioMinExpiry + minioExpiryMargin); at.Before(lo) {
 		at = lo
 	}
-	if hi := now.Add(minioMaxExpiry); at.After(hi) {
+	if hi := now.Add(minioMaxExpiry - minioExpiryMargin); at.After(hi) {
 		at = hi
 	}
 	for _, a := range accounts {
@@ -207,6 +210,31 @@ func (m *minioEntryIssuer) RetireEntryCredentials(ctx context.Context, bucket st
 		}
 	}
 	return nil
+}
+
+// EndRetiredEntryCredentials implements objectstore.EntryCredentialIssuer: MinIO refuses a
+// service account past its expiration by itself; the expired ones are deleted here too.
+func (m *minioEntryIssuer) EndRetiredEntryCredentials(ctx context.Context, bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess) (time.Time, error) {
+	accounts, err := m.accounts(ctx, bucket, prefix, access)
+	if err != nil {
+		return time.Time{}, err
+	}
+	now := time.Now()
+	var next time.Time
+	for _, a := range accounts {
+		switch {
+		case a.Expiration == nil || a.Expiration.IsZero() || a.Expiration.Unix() <= 0: // not retiring
+		case a.Expiration.After(now):
+			if next.IsZero() || a.Expiration.Before(next) {
+				next = *a.Expiration
+			}
+		default:
+			if err := m.admin.DeleteServiceAccount(ctx, a.AccessKey); err != nil && madmin.ToErrorResponse(err).Code != "XMinioAdminServiceAccountNotFound" {
+				return next, minioError("deleting MinIO service account "+a.AccessKey, err)
+			}
+		}
+	}
+	return next, nil
 }
 
 // Owns implements objectstore.EntryCredentialIssuer.

@@ -317,3 +317,34 @@ func TestMinIOEntryCredentialLifecycle(t *testing.T) {
 		t.Fatalf("revoking again: %v", err)
 	}
 }
+
+// On MinIO a retired service account ends by itself at its expiration (MinIO bounds it to at
+// least 15 minutes from its clock's now; a shorter grace lasts 16): the retirement with a grace
+// of seconds is taken, EndRetiredEntryCredentials reports that end, and leaves the account
+// until then.
+func TestMinIOEntryRetiredCredentialEndsAtItsTime(t *testing.T) {
+	ctx := context.Background()
+	f := newEntryFixture(t)
+	iss := newEntryIssuer(t, &awsprovider.Provider{}, minio.SecretData(), awsapi.IssuerMinIO)
+	retired, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	if err := iss.RetireEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{retired.ID}, before.Add(2*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	published, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := iss.EndRetiredEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite)
+	if err != nil || next.Before(before.Add(15*time.Minute).Truncate(time.Second)) || next.After(time.Now().Add(17*time.Minute)) {
+		t.Fatalf("next %v, %v; want MinIO's expiration, about 16 minutes from the retirement", next, err)
+	}
+	for _, id := range []string{retired.ID, published.ID} {
+		if ok, err := iss.Owns(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, id); err != nil || !ok {
+			t.Fatalf("Owns(%s) = %v, %v after EndRetiredEntryCredentials before the end; want it kept", id, ok, err)
+		}
+	}
+}

@@ -329,6 +329,50 @@ func (s *entryIssuer) RetireEntryCredentials(ctx context.Context, bucket string,
 	return s.setRetirements(ctx, sa, marks)
 }
 
+// EndRetiredEntryCredentials implements objectstore.EntryCredentialIssuer: the keys whose
+// display-name marker has come go, with the marker.
+func (s *entryIssuer) EndRetiredEntryCredentials(ctx context.Context, bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess) (time.Time, error) {
+	if err := checkEntry(bucket, prefix, access); err != nil {
+		return time.Time{}, err
+	}
+	sa, err := s.entryAccount(ctx, bucket, prefix, access)
+	if err != nil || sa == nil {
+		return time.Time{}, err
+	}
+	marks := retiring(sa.DisplayName)
+	if len(marks) == 0 {
+		return time.Time{}, nil
+	}
+	list, err := s.iam.Projects.ServiceAccounts.Keys.List(sa.Name).KeyTypes("USER_MANAGED").Context(ctx).Do()
+	if err != nil {
+		return time.Time{}, iamError("listing the keys of "+sa.Email, err)
+	}
+	now := time.Now()
+	var keep []string
+	var next time.Time
+	ended := false
+	for _, k := range list.Keys {
+		id := path.Base(k.Name)
+		at, retires := marks[markerID(id)]
+		switch {
+		case !retires:
+			keep = append(keep, id)
+		case at.After(now):
+			keep = append(keep, id)
+			if next.IsZero() || at.Before(next) {
+				next = at
+			}
+		default:
+			ended = true
+		}
+	}
+	if !ended && len(list.Keys) > 0 {
+		return next, nil
+	}
+	_, err = s.deleteEntryKeys(ctx, sa, keep, false)
+	return next, err
+}
+
 // Owns implements objectstore.EntryCredentialIssuer.
 func (s *entryIssuer) Owns(ctx context.Context, bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess, id string) (bool, error) {
 	if err := checkEntry(bucket, prefix, access); err != nil {

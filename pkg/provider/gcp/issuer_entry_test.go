@@ -368,6 +368,47 @@ func TestEntryCredentialLifecycle(t *testing.T) {
 }
 
 // TestEntryIssuerNames: the one issuer by name or none, any other refused.
+// A retired key ends at its time: EndRetiredEntryCredentials reports when, spares it before,
+// and deletes it (with its marker) after, leaving the others.
+func TestEntryCredentialRetiredEndsAtItsTime(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, gcs.SecretData())
+	bucket := newBucketName()
+	if err := s.EnsureBucket(ctx, objectstore.Bucket{Name: bucket, Region: region}); err != nil {
+		t.Fatal(err)
+	}
+	iss := entryIssuer(t)
+	prefix := entryPrefix(t, "shoot--r--uid1")
+	rw := objectstore.EntryReadWrite
+	email := entryEmail(bucket, prefix, rw)
+	retired, err := iss.IssueEntryCredential(ctx, bucket, prefix, rw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	published, err := iss.IssueEntryCredential(ctx, bucket, prefix, rw, []string{retired.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(5 * time.Second)
+	if err := iss.RetireEntryCredentials(ctx, bucket, prefix, rw, []string{retired.ID}, at); err != nil {
+		t.Fatal(err)
+	}
+	next, err := iss.EndRetiredEntryCredentials(ctx, bucket, prefix, rw)
+	if err != nil || !next.Equal(time.Unix(at.Unix(), 0)) || !slices.Equal(gcs.ServiceAccountKeyIDs(email), []string{retired.ID, published.ID}) {
+		t.Fatalf("before its time: next %v, %v, keys %v; want %v, both keys", next, err, gcs.ServiceAccountKeyIDs(email), at)
+	}
+	for !time.Now().After(next) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	next, err = iss.EndRetiredEntryCredentials(ctx, bucket, prefix, rw)
+	if err != nil || !next.IsZero() || !slices.Equal(gcs.ServiceAccountKeyIDs(email), []string{published.ID}) {
+		t.Fatalf("after its time: next %v, %v, keys %v; want none retiring, only %s", next, err, gcs.ServiceAccountKeyIDs(email), published.ID)
+	}
+	if err := get(ctx, clientOf(t, retired.Data), bucket, prefix.String()+"x"); err == nil {
+		t.Fatal("the ended key still reads")
+	}
+}
+
 func TestEntryIssuerNames(t *testing.T) {
 	for _, name := range []string{"", gcpapi.IssuerServiceAccountKey} {
 		if _, err := testProvider.NewEntryIssuer(context.Background(), provider.Credentials{Data: gcs.SecretData(), Region: region}, nil, name); err != nil {

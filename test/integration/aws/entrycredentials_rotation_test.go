@@ -193,3 +193,50 @@ func TestEntryCredentialRotationOnTheIAMStandIn(t *testing.T) {
 	}
 	env.DeleteAndWaitGone(t, bb, 2*time.Minute)
 }
+
+// TestRetiredEntryCredentialEndsAtItsTimeOnTheIAMStandIn: with a rotation grace of seconds, the
+// rotated-out IAM key is deleted at its time with no other event: the pass records when it
+// ends, and the rotation scheduler asks for the pass that ends it.
+func TestRetiredEntryCredentialEndsAtItsTimeOnTheIAMStandIn(t *testing.T) {
+	operator := secretData(minio.Endpoint)
+	bb := env.CreateBucket(t, framework.UniqueName("entryendiam-"), operator, minioConfig)
+	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
+	shoot := framework.UniqueName("shoot--e--")
+	entry := shoot + "--1"
+	env.EnsureNamespace(t, shoot)
+	config := strings.Replace(rotatingEntryConfig("5s"), `"issuer":"MinIO"`, `"issuer":"IAM"`, 1)
+	be := env.CreateEntryWithConfig(t, entry, bb.Name, operator, config)
+	env.WaitFor(t, be, 2*time.Minute, "entry reconciled", framework.Succeeded)
+	prefix, err := objectstore.EntryPrefix(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := awsprovider.IAMEntryUserName(bb.Name, prefix, objectstore.EntryReadWrite)
+	published := func() string {
+		_, s := env.SecretKeys(t, shoot, "etcd-backup")
+		return string(s.Data["accessKeyID"])
+	}
+	first := published()
+	env.Trigger(t, be, backupentry.AnnotationRotateCredentials, framework.UniqueName("r-"))
+	env.WaitFor(t, be, 2*time.Minute, "rotated", func(o extensionsv1alpha1.Object) bool {
+		_, pending := o.GetAnnotations()[backupentry.AnnotationRotateCredentials]
+		return !pending && published() != first && framework.Succeeded(o)
+	})
+	second := published()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		_, keys, _ := iam.User(user)
+		if slices.Equal(keys, []string{second}) && iam.Tags(user)["retire-"+first] == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("IAM user %s: keys %v, tags %v two minutes after a rotation with a grace of 5s; want only the published %s", user, keys, iam.Tags(user), second)
+		}
+		time.Sleep(time.Second)
+	}
+	if published() != second {
+		t.Fatalf("etcd-backup holds %s; want the published %s untouched", published(), second)
+	}
+	env.DeleteAndWaitGone(t, be, 2*time.Minute)
+	env.DeleteAndWaitGone(t, bb, 2*time.Minute)
+}
