@@ -6,7 +6,8 @@
 // configuration (kind Extension, type backup-<provider>, class seed, in the seed's garden
 // namespace; gardenlet makes it of the Seed's spec.extensions entry of that type). It validates the
 // Extension's providerConfig, applies it to the binary's provider.Seeded, reports the result in
-// the Extension's status (which gardenlet shows in the Seed's ExtensionsReady condition) and asks
+// the Extension's status (gardenlet's Seed reconcile waits for it and shows its error in the
+// Seed's status.lastOperation) and asks
 // the seed's BackupBuckets to reconcile with it.
 package seedconfig
 
