@@ -185,7 +185,7 @@ func (s *iamEntryIssuer) deleteKeys(ctx context.Context, user string, tags map[s
 		return nil, iamError("listing the access keys of IAM user "+user, err)
 	}
 	now := time.Now()
-	var left []string
+	var left, gone []string
 	for _, k := range keys.AccessKeyMetadata {
 		id := aws.ToString(k.AccessKeyId)
 		retireAt, retires := tags[tagRetirePrefix+id]
@@ -194,16 +194,28 @@ func (s *iamEntryIssuer) deleteKeys(ctx context.Context, user string, tags map[s
 			left = append(left, id)
 			continue
 		}
-		if _, err := s.iam.DeleteAccessKey(ctx, &iam.DeleteAccessKeyInput{UserName: aws.String(user), AccessKeyId: k.AccessKeyId}); err != nil && !errors.Is(iamError("", err), objectstore.ErrNotFound) {
-			return nil, iamError("deleting an access key of IAM user "+user, err)
+		gone = append(gone, id)
+	}
+	if err := s.endKeys(ctx, user, tags, gone); err != nil {
+		return nil, err
+	}
+	return left, nil
+}
+
+// endKeys deletes the keys ids of user (one already gone counts as deleted) and their
+// retire-<key ID> tags among tags.
+func (s *iamEntryIssuer) endKeys(ctx context.Context, user string, tags map[string]string, ids []string) error {
+	for _, id := range ids {
+		if _, err := s.iam.DeleteAccessKey(ctx, &iam.DeleteAccessKeyInput{UserName: aws.String(user), AccessKeyId: aws.String(id)}); err != nil && !errors.Is(iamError("", err), objectstore.ErrNotFound) {
+			return iamError("deleting an access key of IAM user "+user, err)
 		}
-		if retires {
+		if _, retires := tags[tagRetirePrefix+id]; retires {
 			if _, err := s.iam.UntagUser(ctx, &iam.UntagUserInput{UserName: aws.String(user), TagKeys: []string{tagRetirePrefix + id}}); err != nil {
-				return nil, iamError("untagging IAM user "+user, err)
+				return iamError("untagging IAM user "+user, err)
 			}
 		}
 	}
-	return left, nil
+	return nil
 }
 
 // RevokeEntryCredentials implements objectstore.EntryCredentialIssuer: with nothing kept, the
@@ -256,7 +268,9 @@ func (s *iamEntryIssuer) RetireEntryCredentials(ctx context.Context, bucket stri
 }
 
 // EndRetiredEntryCredentials implements objectstore.EntryCredentialIssuer: the keys whose
-// retire-<key ID> tag has come go, with the tag.
+// retire-<key ID> tag has come go, with the tag. Only those: IAM's listing is eventually
+// consistent, so a key created just before (the one just published) may be missing from it, and
+// no key is ever deleted for being absent.
 func (s *iamEntryIssuer) EndRetiredEntryCredentials(ctx context.Context, bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess) (time.Time, error) {
 	user := IAMEntryUserName(bucket, prefix, access)
 	tags, ours, err := s.entryUser(ctx, user, bucket, prefix, access)
@@ -268,29 +282,22 @@ func (s *iamEntryIssuer) EndRetiredEntryCredentials(ctx context.Context, bucket 
 		return time.Time{}, iamError("listing the access keys of IAM user "+user, err)
 	}
 	now := time.Now()
-	var keep []string
+	var due []string
 	var next time.Time
-	ended := false
 	for _, k := range keys.AccessKeyMetadata {
 		id := aws.ToString(k.AccessKeyId)
 		at, err := time.Parse(time.RFC3339, tags[tagRetirePrefix+id])
 		switch {
 		case err != nil: // not retiring
-			keep = append(keep, id)
 		case at.After(now):
-			keep = append(keep, id)
 			if next.IsZero() || at.Before(next) {
 				next = at
 			}
 		default:
-			ended = true
+			due = append(due, id)
 		}
 	}
-	if !ended {
-		return next, nil
-	}
-	_, err = s.deleteKeys(ctx, user, tags, keep, false)
-	return next, err
+	return next, s.endKeys(ctx, user, tags, due)
 }
 
 // Owns implements objectstore.EntryCredentialIssuer.

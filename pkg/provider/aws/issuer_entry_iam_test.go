@@ -250,3 +250,36 @@ func TestIAMEntryRetiredKeyEndsAtItsTime(t *testing.T) {
 		t.Fatal("the ended key still reads")
 	}
 }
+
+// A pass ends only the keys due in its one listing: the key published just before, which IAM's
+// eventually consistent listing does not show yet, stays.
+func TestIAMEntryEndRetiredSparesTheKeyTheListingLagsOn(t *testing.T) {
+	ctx := context.Background()
+	f := newEntryFixture(t)
+	stand := startEnforcedIAM(t)
+	iss := newEntryIssuer(t, &awsprovider.Provider{IAMEndpoint: stand.URL}, minio.SecretData(), awsapi.IssuerIAM)
+	user := awsprovider.IAMEntryUserName(f.bucket, f.ours, objectstore.EntryReadWrite)
+	retired, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(time.Second)
+	if err := iss.RetireEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{retired.ID}, at); err != nil {
+		t.Fatal(err)
+	}
+	published, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{retired.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !time.Now().After(at.Truncate(time.Second)) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	stand.LagKeyListingOnce(user)
+	next, err := iss.EndRetiredEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite)
+	if _, keys, _ := stand.User(user); err != nil || !next.IsZero() || !slices.Equal(keys, []string{published.ID}) || stand.Tags(user)["retire-"+retired.ID] != "" {
+		t.Fatalf("next %v, %v, keys %v, tags %v; want only the published %s left, the retired one ended with its tag", next, err, keys, stand.Tags(user), published.ID)
+	}
+	if _, err := s3Of(t, published.Data).GetObject(ctx, &s3.GetObjectInput{Bucket: &f.bucket, Key: &f.oursKey}); err != nil {
+		t.Fatalf("the published credential cannot read its prefix: %v", err)
+	}
+}

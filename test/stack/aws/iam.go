@@ -45,6 +45,19 @@ type IAM struct {
 	secrets  map[string]string
 	// denied are the actions answered AccessDenied (Deny).
 	denied map[string]bool
+	// lagging are the users whose next ListAccessKeys omits their newest key (LagKeyListingOnce).
+	lagging map[string]bool
+}
+
+// LagKeyListingOnce makes the next ListAccessKeys of user omit its newest key, as IAM's eventually
+// consistent listing can right after CreateAccessKey.
+func (s *IAM) LagKeyListingOnce(user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lagging == nil {
+		s.lagging = map[string]bool{}
+	}
+	s.lagging[user] = true
 }
 
 // Deny makes the stand-in answer actions with AccessDenied, as IAM answers a credential without
@@ -346,8 +359,12 @@ func (s *IAM) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		s.reply(w, action, fmt.Sprintf("<AccessKey><UserName>%s</UserName><AccessKeyId>%s</AccessKeyId><Status>Active</Status><SecretAccessKey>%s</SecretAccessKey><CreateDate>%s</CreateDate></AccessKey>", esc(name), key, hex.EncodeToString(secret), date))
 	case "ListAccessKeys":
-		members := ""
-		for _, k := range u.keys {
+		members, listed := "", u.keys
+		if s.lagging[name] && len(listed) > 0 {
+			listed = listed[:len(listed)-1]
+			delete(s.lagging, name)
+		}
+		for _, k := range listed {
 			members += fmt.Sprintf("<member><UserName>%s</UserName><AccessKeyId>%s</AccessKeyId><Status>Active</Status><CreateDate>%s</CreateDate></member>", esc(name), k, date)
 		}
 		s.reply(w, action, "<AccessKeyMetadata>"+members+"</AccessKeyMetadata><IsTruncated>false</IsTruncated>")
