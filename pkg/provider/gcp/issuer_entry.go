@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"path"
 	"slices"
@@ -329,8 +330,15 @@ func (s *entryIssuer) RetireEntryCredentials(ctx context.Context, bucket string,
 	return s.setRetirements(ctx, sa, marks)
 }
 
+// listingLag bounds how long IAM's eventually consistent key listing may miss a key (changes
+// usually show within a minute, at worst within about seven): a marker that has come whose key is
+// not listed is kept that long, then taken for gone.
+const listingLag = 10 * time.Minute
+
 // EndRetiredEntryCredentials implements objectstore.EntryCredentialIssuer: the keys whose
-// display-name marker has come go, with the marker.
+// display-name marker has come go, with the marker. Only those found due in one listing: the
+// listing may miss a key created just before (the one just published), and no key is deleted
+// for being absent from it.
 func (s *entryIssuer) EndRetiredEntryCredentials(ctx context.Context, bucket string, prefix objectstore.Prefix, access objectstore.EntryAccess) (time.Time, error) {
 	if err := checkEntry(bucket, prefix, access); err != nil {
 		return time.Time{}, err
@@ -339,38 +347,54 @@ func (s *entryIssuer) EndRetiredEntryCredentials(ctx context.Context, bucket str
 	if err != nil || sa == nil {
 		return time.Time{}, err
 	}
-	marks := retiring(sa.DisplayName)
-	if len(marks) == 0 {
-		return time.Time{}, nil
+	now, marks := time.Now(), retiring(sa.DisplayName)
+	if first := earliest(marks); first.IsZero() || first.After(now) {
+		return first, nil // none due
 	}
 	list, err := s.iam.Projects.ServiceAccounts.Keys.List(sa.Name).KeyTypes("USER_MANAGED").Context(ctx).Do()
 	if err != nil {
-		return time.Time{}, iamError("listing the keys of "+sa.Email, err)
+		return earliest(marks), iamError("listing the keys of "+sa.Email, err)
 	}
-	now := time.Now()
-	var keep []string
-	var next time.Time
-	ended := false
+	left := maps.Clone(marks)
 	for _, k := range list.Keys {
 		id := path.Base(k.Name)
-		at, retires := marks[markerID(id)]
+		at, marked := marks[markerID(id)]
+		if !marked || k.KeyType != "USER_MANAGED" || at.After(now) {
+			continue
+		}
+		if _, err := s.iam.Projects.ServiceAccounts.Keys.Delete(k.Name).Context(ctx).Do(); err != nil && !errors.Is(iamError("", err), objectstore.ErrNotFound) {
+			return earliest(marks), iamError("deleting key "+id+" of "+sa.Email, err)
+		}
+		delete(left, markerID(id))
+	}
+	wake := map[string]time.Time{}
+	for id, at := range left {
 		switch {
-		case !retires:
-			keep = append(keep, id)
 		case at.After(now):
-			keep = append(keep, id)
-			if next.IsZero() || at.Before(next) {
-				next = at
-			}
-		default:
-			ended = true
+			wake[id] = at
+		case now.Before(at.Add(listingLag)): // due, not listed: maybe not yet
+			wake[id] = at.Add(listingLag)
+		default: // due, not listed for longer than the listing lags: gone
+			delete(left, id)
 		}
 	}
-	if !ended && len(list.Keys) > 0 {
-		return next, nil
+	if len(left) != len(marks) {
+		if err := s.setRetirements(ctx, sa, left); err != nil {
+			return earliest(marks), err
+		}
 	}
-	_, err = s.deleteEntryKeys(ctx, sa, keep, false)
-	return next, err
+	return earliest(wake), nil
+}
+
+// earliest is the earliest of times (zero: none).
+func earliest(times map[string]time.Time) time.Time {
+	var first time.Time
+	for _, at := range times {
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+	}
+	return first
 }
 
 // Owns implements objectstore.EntryCredentialIssuer.

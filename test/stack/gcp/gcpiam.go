@@ -25,6 +25,18 @@ import (
 type serviceAccount struct {
 	email, displayName, description string
 	keys                            []string // user-managed key IDs
+	// lagKeys is how many of its newest keys the next key listing omits (LagKeyListingOnce).
+	lagKeys int
+}
+
+// LagKeyListingOnce makes the next key listing of the service account email omit its n newest
+// keys, as IAM's eventually consistent listing can right after they are created.
+func (g *GCS) LagKeyListingOnce(email string, n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if sa := g.serviceAccounts[email]; sa != nil {
+		sa.lagKeys = n
+	}
 }
 
 // bucketPolicy is a bucket's IAM policy.
@@ -303,9 +315,10 @@ func (g *GCS) serveIAM(w http.ResponseWriter, r *http.Request, body []byte) {
 		if !slices.Contains(r.URL.Query()["keyTypes"], "USER_MANAGED") {
 			keys = append(keys, map[string]string{"name": keyName(g.ProjectID, sa.email, "system-managed"), "keyType": "SYSTEM_MANAGED"})
 		}
-		for _, id := range sa.keys {
+		for _, id := range sa.keys[:max(0, len(sa.keys)-sa.lagKeys)] {
 			keys = append(keys, map[string]string{"name": keyName(g.ProjectID, sa.email, id), "keyType": "USER_MANAGED"})
 		}
+		sa.lagKeys = 0
 		stack.WriteJSON(w, http.StatusOK, map[string]any{"keys": keys})
 	case len(parts) == 5 && parts[3] == "keys" && r.Method == http.MethodDelete:
 		i := slices.Index(sa.keys, parts[4])
