@@ -69,9 +69,10 @@ func (a *holdingActuator) hold(ctx context.Context, be *extensionsv1alpha1.Backu
 }
 
 // handedBack reports whether the entry's BackupBucket, on this seed, is being handed back
-// (providerConfig handBack), read from the API server. A bucket that is not on this seed or whose
-// providerConfig does not decode (its own reconcile reports that) is not; a bucket that cannot be
-// read is an error, so that the entry is held or released only on what was read.
+// (providerConfig handBack), read from the API server. A bucket that is not on this seed is not;
+// a bucket that cannot be read or whose providerConfig does not decode (the provider awaiting the
+// seed's configuration included, *provider.SeedConfigPendingError) is an error, so that the entry
+// is held or released only on what was read and understood.
 func (a *holdingActuator) handedBack(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (bool, error) {
 	if a.provider == nil || be.Spec.BucketName == "" {
 		return false, nil
@@ -84,7 +85,10 @@ func (a *holdingActuator) handedBack(ctx context.Context, be *extensionsv1alpha1
 		return false, fmt.Errorf("reading BackupBucket %q to learn whether it is handed back: %w", be.Spec.BucketName, err)
 	}
 	cfg, err := connect.BucketConfig(a.provider, bb)
-	return err == nil && cfg.HandsBack(), nil
+	if err != nil {
+		return false, fmt.Errorf("decoding BackupBucket %q to learn whether it is handed back: %w", be.Spec.BucketName, err)
+	}
+	return cfg.HandsBack(), nil
 }
 
 // release removes entryinfo.FinalizerName (entryinfo.Release).

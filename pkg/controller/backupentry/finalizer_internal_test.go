@@ -5,9 +5,9 @@
 package backupentry
 
 import (
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
-
 	"context"
+	"errors"
+	"slices"
 	"testing"
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
@@ -19,6 +19,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // TestReleaseRetriesAConflict: another writer (gardener's library, gardenlet) changes the entry
@@ -65,5 +69,58 @@ func TestReleaseRetriesAConflict(t *testing.T) {
 	}
 	if got.Annotations["written-by"] != "someone else" {
 		t.Fatalf("the other writer's change was lost: %v", got.Annotations)
+	}
+}
+
+// TestHoldChangesNothingOnABucketItCannotDecode: while the provider awaits the seed's
+// configuration (or the bucket's providerConfig does not decode), whether the bucket is handed
+// back is unknown: hold fails with that cause and neither adds nor removes the finalizer
+// (reading it as "not handed back" held the entries of a handed-back bucket again).
+func TestHoldChangesNothingOnABucketItCannotDecode(t *testing.T) {
+	handedBack := controllertest.RawConfig(controllertest.Config{HandBack: true})
+	cases := []struct {
+		name       string
+		config     *runtime.RawExtension
+		pending    bool
+		finalizers []string
+	}{
+		{name: "seed configuration pending, not held", config: handedBack, pending: true},
+		{name: "seed configuration pending, held", config: handedBack, pending: true, finalizers: []string{entryinfo.FinalizerName}},
+		{name: "providerConfig not decodable, not held", config: &runtime.RawExtension{Raw: []byte(`{"handBack":"yes"}`)}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			k8s := controllertest.Client()
+			bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"},
+				Spec: extensionsv1alpha1.BackupBucketSpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: c.config}}}
+			be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "shoot--p--s--1", Finalizers: c.finalizers},
+				Spec: extensionsv1alpha1.BackupEntrySpec{BucketName: "bucket"}}
+			for _, o := range []client.Object{bb, be} {
+				if err := k8s.Create(ctx, o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			seeded, err := provider.WithSeedConfig(provider.Register(controllertest.Provider{}), nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.pending {
+				seeded.Await("the seed's Extension")
+			}
+			a := &holdingActuator{client: k8s, reader: k8s, provider: seeded}
+			err = a.hold(ctx, be)
+			var pending *provider.SeedConfigPendingError
+			if err == nil || errors.As(err, &pending) != c.pending {
+				t.Fatalf("hold: %v; want the decoding's error (pending: %t)", err, c.pending)
+			}
+			got := &extensionsv1alpha1.BackupEntry{}
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(be), got); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Finalizers, c.finalizers) {
+				t.Fatalf("finalizers %v; want them unchanged, %v", got.Finalizers, c.finalizers)
+			}
+		})
 	}
 }
