@@ -284,6 +284,37 @@ func TestRotationSchedulerAsksForAReconcileWhenDue(t *testing.T) {
 			}
 		})
 	}
+	// While the provider awaits the seed's configuration the entry's settings are unknown: the
+	// scheduler looks again soon (nothing else wakes it when the configuration comes) and asks
+	// once it is applied.
+	t.Run("seed configuration pending: look again, ask once applied", func(t *testing.T) {
+		f := newEntryCredFixture(t, testEntry, true)
+		f.configure(rotating(time.Hour))
+		f.mustReconcile()
+		f.age(time.Now().Add(-25 * time.Hour).UTC().Format(time.RFC3339))
+		be := f.current()
+		be.Status.LastOperation = &gardencorev1beta1.LastOperation{State: gardencorev1beta1.LastOperationStateSucceeded}
+		if err := f.client.Status().Update(ctx, be); err != nil {
+			t.Fatal(err)
+		}
+		seeded, err := provider.WithSeedConfig(provider.Register(entryCredProvider{f.provider}), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seeded.Await("the seed's Extension")
+		s := &rotationScheduler{entries: &delegate{provider: seeded, reader: f.client, recorder: f.recorder}, client: f.client}
+		res, err := s.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(be)})
+		if asked := f.current().Annotations[v1beta1constants.GardenerOperation] != ""; err != nil || asked || res.RequeueAfter != seedConfigPendingRetry {
+			t.Fatalf("pending: Reconcile = %+v, %v, asked %v; want nothing asked, a look again after %s", res, err, asked, seedConfigPendingRetry)
+		}
+		if err := seeded.Apply(nil, "seed.spec.extensions[0].providerConfig"); err != nil {
+			t.Fatal(err)
+		}
+		res, err = s.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(be)})
+		if asked := f.current().Annotations[v1beta1constants.GardenerOperation] == v1beta1constants.GardenerOperationReconcile; err != nil || !asked {
+			t.Fatalf("applied: Reconcile = %+v, %v, asked %v; want the due rotation asked", res, err, asked)
+		}
+	})
 	t.Run("off: nothing asked, no look again", func(t *testing.T) {
 		f := newEntryCredFixture(t, testEntry, false)
 		f.mustReconcile()

@@ -6,6 +6,7 @@ package backupentry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
@@ -30,6 +32,11 @@ import (
 // maxRotationWait bounds how long the rotation scheduler sleeps before looking at an entry again
 // (the etcd-backup secret it reads is not watched).
 const maxRotationWait = time.Hour
+
+// seedConfigPendingRetry is how soon the rotation scheduler looks again at an entry while the
+// provider awaits the seed's configuration (*provider.SeedConfigPendingError): nothing wakes it
+// when the configuration is applied.
+const seedConfigPendingRetry = time.Minute
 
 // rotationScheduler requests a reconcile of a BackupEntry (the operation annotation, as
 // gardenlet sets it) when its own credential is due for rotation: by period, or on request
@@ -75,6 +82,11 @@ func (s *rotationScheduler) Reconcile(ctx context.Context, req reconcile.Request
 	}
 	if be.DeletionTimestamp != nil || entryinfo.IsGardenEntry(be) {
 		return reconcile.Result{}, nil
+	}
+	// Awaiting the seed's configuration, the entry's settings are unknown, not off.
+	var pending *provider.SeedConfigPendingError
+	if _, err := connect.EntryConfig(s.entries.provider, be); errors.As(err, &pending) {
+		return reconcile.Result{RequeueAfter: seedConfigPendingRetry}, nil
 	}
 	settings, _ := s.entries.entrySettings(be)
 	if settings == nil {
