@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
@@ -24,6 +25,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // ConditionBucketAvailable on a BackupBucket says whether the bucket answered the last probe (a
@@ -40,6 +42,9 @@ const (
 	ReasonBucketAvailable   = "BucketAvailable"
 	ReasonBucketUnavailable = "BucketUnavailable"
 )
+
+// seedConfigRetry is how soon a bucket is looked at again while the seed configuration is awaited.
+const seedConfigRetry = 10 * time.Second
 
 // prober probes each bucket on an interval. It only reads the store.
 type prober struct {
@@ -91,6 +96,14 @@ func (p *prober) look(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) 
 		if now.Before(next) && !reconciledSince && !beforeStart {
 			return reconcile.Result{RequeueAfter: next.Sub(now)}, nil
 		}
+	}
+
+	// While the seed configuration in force is awaited every plane constructor fails with the
+	// wait's error: that says nothing of the bucket. Nothing is written, emitted or measured, and
+	// the bucket is looked at again soon.
+	if _, err := connect.BucketConfig(p.Provider, bb); errors.As(err, new(*provider.SeedConfigPendingError)) {
+		log.FromContext(ctx).Info("Not probing the bucket while the seed configuration is awaited", "reason", err.Error())
+		return reconcile.Result{RequeueAfter: seedConfigRetry}, nil
 	}
 
 	status, reason, message := p.probe(ctx, bb)

@@ -308,3 +308,36 @@ func TestProbeWithdrawsItsVerdict(t *testing.T) {
 		})
 	}
 }
+
+// While the seed configuration is awaited, the probe has no verdict: the plane constructors fail
+// with the wait's error, which says nothing of the bucket. Nothing is written, emitted or
+// measured, and the bucket is looked at again soon.
+func TestProbeWritesNothingWhileTheSeedConfigurationIsAwaited(t *testing.T) {
+	f := newProbeFixture(t, gardencorev1beta1.LastOperationStateSucceeded)
+	seeded, err := provider.WithSeedConfig(f.prober.Provider, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.prober.Provider = seeded
+	cond, _ := f.probe()
+	if cond == nil || cond.Status != gardencorev1beta1.ConditionTrue {
+		t.Fatalf("first probe: %+v", cond)
+	}
+	f.events()
+
+	seeded.Await("the seed's Extension is not applied yet")
+	f.clock.Step(2 * interval)
+	again, requeue := f.probe()
+	if again.Status != gardencorev1beta1.ConditionTrue || again.Reason != cond.Reason || !again.LastUpdateTime.Equal(&cond.LastUpdateTime) {
+		t.Errorf("the wait changed the verdict: %+v", again)
+	}
+	if ev := f.events(); len(ev) != 0 {
+		t.Errorf("events while waiting: %q", ev)
+	}
+	if got := available(metrics.CredentialsOperator); got != 1 {
+		t.Errorf("bucket_available{operator} = %v while waiting; want the last probe's 1", got)
+	}
+	if requeue <= 0 || requeue > time.Minute {
+		t.Errorf("looked at again in %s; want soon", requeue)
+	}
+}

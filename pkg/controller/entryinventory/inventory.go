@@ -6,6 +6,7 @@ package entryinventory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // ConditionBackupsFresh on a BackupEntry says whether the newest full and delta snapshots of each
@@ -40,6 +42,13 @@ const ReasonInventoryFailed = "InventoryFailed"
 // while the new place is not counted yet (its listing failed): the last inventory, of the old
 // place, no longer applies.
 const ReasonRecounting = "Recounting"
+
+// ReasonSeedConfigPending is BackupsFresh's reason (Unknown) while the seed configuration in force
+// is awaited (*provider.SeedConfigPendingError): the thresholds are not known yet.
+const ReasonSeedConfigPending = "SeedConfigPending"
+
+// seedConfigRetry is how soon an entry is looked at again while the seed configuration is awaited.
+const seedConfigRetry = 10 * time.Second
 
 // Event reasons of the inventory, emitted when BackupsFresh changes.
 const (
@@ -135,7 +144,17 @@ func (c *inventoryTaker) look(ctx context.Context, be *extensionsv1alpha1.Backup
 			return reconcile.Result{RequeueAfter: first.Sub(now)}, nil
 		}
 	}
-	thresholds := c.thresholdsOf(be)
+	thresholds, err := c.thresholdsOf(be)
+	if err != nil {
+		// The seed configuration in force is awaited: the thresholds are not known, so there is
+		// no verdict. BackupsFresh says so; the metrics keep what the last verdict said.
+		verdict := inventory.Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonSeedConfigPending,
+			Message: fmt.Sprintf("The backups are not judged: %v.", err)}
+		if perr := c.publish(ctx, be, nil, false, verdict); perr != nil {
+			return reconcile.Result{}, perr
+		}
+		return reconcile.Result{RequeueAfter: seedConfigRetry}, nil
+	}
 	verdict := c.judge(ctx, be, ps.Inventory, thresholds, now)
 	if ps.Inventory != nil {
 		due := ps.Inventory.CountedAt.Add(c.opts.Interval)
@@ -325,16 +344,21 @@ func nextLook(now, due, recheck time.Time) time.Duration {
 	return max(next.Sub(now), time.Second)
 }
 
-// thresholdsOf is the extension's thresholds, overridden by the entry's providerConfig (its
-// bucket's, as gardenlet copies it) where that sets them.
-func (c *inventoryTaker) thresholdsOf(be *extensionsv1alpha1.BackupEntry) inventory.Thresholds {
+// thresholdsOf is the extension's thresholds (the flags), overridden by the backupFreshness of the
+// entry's providerConfig merged with the seed configuration in force (connect.EntryConfig, as
+// every controller decodes it; gardenlet copies nothing into an entry whose bucket has no
+// providerConfig, and the seed's settings still apply). An invalid entry config is the bucket's
+// controller's to report: the seed configuration's settings judge meanwhile. While the seed
+// configuration is awaited, the error is the *provider.SeedConfigPendingError: nothing is to be
+// judged with the defaults.
+func (c *inventoryTaker) thresholdsOf(be *extensionsv1alpha1.BackupEntry) (inventory.Thresholds, error) {
 	t := c.opts.Thresholds
-	if be.Spec.ProviderConfig == nil || len(be.Spec.ProviderConfig.Raw) == 0 {
-		return t
-	}
 	cfg, err := connect.EntryConfig(c.Provider, be)
-	if err != nil {
-		return t // the bucket's controller reports an invalid config; the defaults judge meanwhile
+	if pending := (*provider.SeedConfigPendingError)(nil); errors.As(err, &pending) {
+		return t, err
+	}
+	if cfg.ProviderConfig == nil {
+		return t, nil
 	}
 	if s := cfg.FreshnessSettings(); s != nil {
 		if s.FullSnapshotMaxAge != nil {
@@ -344,5 +368,5 @@ func (c *inventoryTaker) thresholdsOf(be *extensionsv1alpha1.BackupEntry) invent
 			t.DeltaSnapshotMaxAge = s.DeltaSnapshotMaxAge.Duration
 		}
 	}
-	return t
+	return t, nil
 }

@@ -197,17 +197,22 @@ func desiredLifecycle(current []types.LifecycleRule, cfg *awsapi.BackupBucketCon
 }
 
 // rulesDiff names the rules that differ between current and want: created, updated (same ID,
-// another meaning) or deleted. A rule without an ID in want matches one of current by meaning.
+// another meaning) or deleted: every rule of current that want does not keep is named deleted. A
+// rule without an ID in want matches one of current by meaning (the same actions and no other,
+// ruleMismatch), each of current at most once.
 func rulesDiff(current, want []types.LifecycleRule) []objectstore.BucketChange {
 	var out []objectstore.BucketChange
 	matched := make([]bool, len(current))
 	for _, w := range want {
-		i := slices.IndexFunc(current, func(r types.LifecycleRule) bool {
-			if aws.ToString(w.ID) == "" {
-				return ruleMismatch(&r, w) == ""
+		i := -1
+		for j, r := range current {
+			// A rule without an ID matches one of current by meaning that no other rule of want
+			// took: each rule EnsureBucket drops is named.
+			if aws.ToString(w.ID) == "" && !matched[j] && ruleMismatch(&r, w) == "" || aws.ToString(w.ID) != "" && aws.ToString(r.ID) == aws.ToString(w.ID) {
+				i = j
+				break
 			}
-			return aws.ToString(r.ID) == aws.ToString(w.ID)
-		})
+		}
 		switch {
 		case i < 0:
 			out = append(out, objectstore.BucketChange{Setting: ruleName(w), Action: objectstore.ChangeCreate})

@@ -70,7 +70,7 @@ func deferralRules() []types.LifecycleRule {
 }
 
 // ruleMismatch says how a rule read back differs from want (enabled, the same scope and nothing
-// wider, the same actions), or "" when it matches. Stores give a rule back in their own form (an
+// wider, the same actions and no other: no transition, no expiration date), or "" when it matches. Stores give a rule back in their own form (an
 // empty prefix as a missing one, a tag alone or inside And): only the meaning is compared.
 func ruleMismatch(got *types.LifecycleRule, want types.LifecycleRule) string {
 	switch {
@@ -113,7 +113,49 @@ func ruleMismatch(got *types.LifecycleRule, want types.LifecycleRule) string {
 	if abort(got.AbortIncompleteMultipartUpload) != abort(want.AbortIncompleteMultipartUpload) {
 		return "its abort of incomplete multipart uploads differs"
 	}
+	// Actions the rules of this extension and of provider-aws never have: a rule with one is
+	// somebody else's, whatever else it shares with ours.
+	if expirationDate(got.Expiration) != expirationDate(want.Expiration) {
+		return "its expiration date differs"
+	}
+	newer := func(n *types.NoncurrentVersionExpiration) int32 {
+		if n == nil {
+			return 0
+		}
+		return aws.ToInt32(n.NewerNoncurrentVersions)
+	}
+	if newer(got.NoncurrentVersionExpiration) != newer(want.NoncurrentVersionExpiration) {
+		return "its number of newer noncurrent versions kept differs"
+	}
+	if transitions(*got) != transitions(want) {
+		return "its transitions differ"
+	}
 	return ""
+}
+
+// expirationDate is the date an expiration action names, "" for none.
+func expirationDate(e *types.LifecycleExpiration) string {
+	if e == nil || e.Date == nil {
+		return ""
+	}
+	return e.Date.UTC().Format("2006-01-02")
+}
+
+// transitions says what storage class transitions a rule makes, "" for none.
+func transitions(r types.LifecycleRule) string {
+	var out []string
+	for _, t := range r.Transitions {
+		date := ""
+		if t.Date != nil {
+			date = t.Date.UTC().Format("2006-01-02")
+		}
+		out = append(out, fmt.Sprintf("current to %s after %d days or on %q", t.StorageClass, aws.ToInt32(t.Days), date))
+	}
+	for _, t := range r.NoncurrentVersionTransitions {
+		out = append(out, fmt.Sprintf("noncurrent to %s after %d days keeping %d", t.StorageClass, aws.ToInt32(t.NoncurrentDays), aws.ToInt32(t.NewerNoncurrentVersions)))
+	}
+	slices.Sort(out)
+	return strings.Join(out, "; ")
 }
 
 // sizeFiltered reports whether a filter also scopes by object size (a store may give an unset
