@@ -8,7 +8,7 @@
 // Extension's providerConfig, applies it to the binary's provider.Seeded, reports the result in
 // the Extension's status (gardenlet's Seed reconcile waits for it and shows its error in the
 // Seed's status.lastOperation) and asks
-// the seed's BackupBuckets to reconcile with it.
+// the seed's BackupBuckets and BackupEntries to reconcile with it.
 package seedconfig
 
 import (
@@ -172,34 +172,59 @@ func inForce(s *provider.Seeded) string {
 	return string(raw)
 }
 
-// changed asks the BackupBuckets of the provider's type that the BackupBucket controller serves
-// to reconcile (gardener's operation annotation) when the configuration in force is no longer
-// before (an inForce value).
+// changed asks the BackupBuckets and BackupEntries of the provider's type and of the classes
+// the controllers serve to reconcile (gardener's operation annotation) when the configuration in
+// force is no longer before (an inForce value): gardener requeues neither after a success, and
+// both read the configuration (an entry: its credentials, freshness and deletion settings).
 func (a *actuator) changed(ctx context.Context, log logr.Logger, before string) error {
 	if inForce(a.seeded) == before {
 		return nil
-	}
-	buckets := &extensionsv1alpha1.BackupBucketList{}
-	if err := a.client.List(ctx, buckets); err != nil {
-		return fmt.Errorf("listing the BackupBuckets to reconcile with the new configuration: %w", err)
 	}
 	classes := a.bucketClasses
 	if len(classes) == 0 || slices.Equal(classes, []extensionsv1alpha1.ExtensionClass{""}) {
 		classes = []extensionsv1alpha1.ExtensionClass{extensionsv1alpha1.ExtensionClassShoot}
 	}
-	var errs []error
+	ours := func(spec extensionsv1alpha1.DefaultSpec, deleting *metav1.Time) bool {
+		return spec.Type == a.seeded.Type() && deleting == nil && slices.Contains(classes, extensionsv1alpha1helper.GetExtensionClassOrDefault(spec.Class))
+	}
+	type object struct {
+		kind string
+		client.Object
+	}
+	var objects []object
+	buckets := &extensionsv1alpha1.BackupBucketList{}
+	if err := a.client.List(ctx, buckets); err != nil {
+		return fmt.Errorf("listing the BackupBuckets to reconcile with the new configuration: %w", err)
+	}
 	for i := range buckets.Items {
-		bb := &buckets.Items[i]
-		if bb.Spec.Type != a.seeded.Type() || bb.DeletionTimestamp != nil || !slices.Contains(classes, extensionsv1alpha1helper.GetExtensionClassOrDefault(bb.Spec.Class)) {
+		if bb := &buckets.Items[i]; ours(bb.Spec.DefaultSpec, bb.DeletionTimestamp) {
+			objects = append(objects, object{"BackupBucket", bb})
+		}
+	}
+	entries := &extensionsv1alpha1.BackupEntryList{}
+	if err := a.client.List(ctx, entries); err != nil {
+		return fmt.Errorf("listing the BackupEntries to reconcile with the new configuration: %w", err)
+	}
+	for i := range entries.Items {
+		if be := &entries.Items[i]; ours(be.Spec.DefaultSpec, be.DeletionTimestamp) {
+			objects = append(objects, object{"BackupEntry", be})
+		}
+	}
+	var errs []error
+	for _, o := range objects {
+		kind := o.kind
+		patch := client.MergeFrom(o.DeepCopyObject().(client.Object))
+		annotations := o.GetAnnotations()
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[v1beta1constants.GardenerOperation] = v1beta1constants.GardenerOperationReconcile
+		o.SetAnnotations(annotations)
+		if err := a.client.Patch(ctx, o.Object, patch); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("asking %s %s to reconcile with the new configuration: %w", kind, o.GetName(), err))
 			continue
 		}
-		patch := client.MergeFrom(bb.DeepCopy())
-		metav1.SetMetaDataAnnotation(&bb.ObjectMeta, v1beta1constants.GardenerOperation, v1beta1constants.GardenerOperationReconcile)
-		if err := a.client.Patch(ctx, bb, patch); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("asking BackupBucket %s to reconcile with the new configuration: %w", bb.Name, err))
-			continue
-		}
-		log.Info("BackupBucket asked to reconcile with the new seed configuration", "backupbucket", bb.Name)
+		log.Info("Asked to reconcile with the new seed configuration", "kind", kind, "name", o.GetName())
 	}
 	return errors.Join(errs...)
 }

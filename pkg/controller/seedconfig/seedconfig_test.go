@@ -316,6 +316,21 @@ func TestExtensionChangesApplyLive(t *testing.T) {
 	s := start(t, "", false)
 	createBucket(t, "live-bucket")
 	s.waitReconcile(t, "") // no Extension, not declared: the defaults
+	// No BackupEntry controller runs here: the entry keeps the operation annotation it is asked
+	// to reconcile with.
+	be := &extensionsv1alpha1.BackupEntry{
+		ObjectMeta: metav1.ObjectMeta{Name: "shoot--p--live--uid"},
+		Spec: extensionsv1alpha1.BackupEntrySpec{
+			DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: awsapi.Type},
+			BucketName:  "live-bucket",
+			Region:      "eu-central-1",
+			SecretRef:   corev1.SecretReference{Namespace: seedconfig.Namespace, Name: "backup-credentials"},
+		},
+	}
+	if err := k8s.Create(context.Background(), be); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), be) })
 
 	for i, age := range []string{"49h0m0s", "50h0m0s", "51h0m0s", "52h0m0s", "53h0m0s"} {
 		changed := time.Now()
@@ -325,6 +340,16 @@ func TestExtensionChangesApplyLive(t *testing.T) {
 		ex := extensionOperation(t, gardencorev1beta1.LastOperationStateSucceeded)
 		if ex.Status.ProviderStatus == nil || !strings.Contains(string(ex.Status.ProviderStatus.Raw), age[:3]) {
 			t.Fatalf("status.providerStatus %v; want the applied configuration", ex.Status.ProviderStatus)
+		}
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(be), be); err != nil {
+			t.Fatal(err)
+		}
+		if be.Annotations[v1beta1constants.GardenerOperation] != v1beta1constants.GardenerOperationReconcile {
+			t.Fatalf("BackupEntry annotations %v after change %d; want it asked to reconcile with the new configuration", be.Annotations, i+1)
+		}
+		delete(be.Annotations, v1beta1constants.GardenerOperation)
+		if err := k8s.Update(context.Background(), be); err != nil {
+			t.Fatal(err)
 		}
 	}
 
