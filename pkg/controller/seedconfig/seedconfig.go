@@ -189,7 +189,7 @@ func (a *actuator) changed(ctx context.Context, log logr.Logger, before string) 
 	}
 	type object struct {
 		kind string
-		client.Object
+		obj  client.Object
 	}
 	var objects []object
 	buckets := &extensionsv1alpha1.BackupBucketList{}
@@ -211,8 +211,8 @@ func (a *actuator) changed(ctx context.Context, log logr.Logger, before string) 
 		}
 	}
 	var errs []error
-	for _, o := range objects {
-		kind := o.kind
+	for _, each := range objects {
+		kind, o := each.kind, each.obj
 		patch := client.MergeFrom(o.DeepCopyObject().(client.Object))
 		annotations := o.GetAnnotations()
 		if annotations == nil {
@@ -220,7 +220,7 @@ func (a *actuator) changed(ctx context.Context, log logr.Logger, before string) 
 		}
 		annotations[v1beta1constants.GardenerOperation] = v1beta1constants.GardenerOperationReconcile
 		o.SetAnnotations(annotations)
-		if err := a.client.Patch(ctx, o.Object, patch); err != nil && !apierrors.IsNotFound(err) {
+		if err := a.client.Patch(ctx, o, patch); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("asking %s %s to reconcile with the new configuration: %w", kind, o.GetName(), err))
 			continue
 		}
