@@ -17,6 +17,7 @@ import (
 
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 )
 
@@ -142,18 +143,7 @@ func TestPlanBucketIsWhatEnsureBucketDoes(t *testing.T) {
 		t.Fatalf("%T does not implement objectstore.BucketPlanner", store.Management)
 	}
 	b := objectstore.Bucket{Name: name, Region: "eu-central-1"}
-	plan := func() []string {
-		t.Helper()
-		changes, err := planner.PlanBucket(ctx, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, c := range changes {
-			out = append(out, string(c.Action)+" "+c.Setting)
-		}
-		return out
-	}
+	plan := func() []string { return conformance.Plan(ctx, t, planner, b) }
 	if got := plan(); !slices.Equal(got, []string{"create bucket"}) {
 		t.Fatalf("plan of a missing bucket: %v", got)
 	}

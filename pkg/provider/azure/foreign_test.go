@@ -10,6 +10,7 @@ import (
 
 	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
 )
 
@@ -101,16 +102,9 @@ func TestPlanBucketIsWhatEnsureBucketDoes(t *testing.T) {
 	plan := func() []string {
 		t.Helper()
 		writes := arm.Writes()
-		changes, err := planner.PlanBucket(ctx(t), b)
-		if err != nil {
-			t.Fatal(err)
-		}
+		out := conformance.Plan(ctx(t), t, planner, b)
 		if n := arm.Writes() - writes; n != 0 {
 			t.Fatalf("PlanBucket wrote %d times", n)
-		}
-		var out []string
-		for _, c := range changes {
-			out = append(out, string(c.Action)+" "+c.Setting)
 		}
 		return out
 	}

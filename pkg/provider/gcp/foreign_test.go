@@ -14,6 +14,7 @@ import (
 
 	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
 )
 
@@ -35,15 +36,7 @@ func plan(t *testing.T, name string, cfg *gcpapi.BackupBucketConfig) []string {
 	if !ok {
 		t.Fatalf("%T does not implement objectstore.BucketPlanner", m)
 	}
-	changes, err := planner.PlanBucket(ctxFor(t), objectstore.Bucket{Name: name, Region: region})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, c := range changes {
-		out = append(out, string(c.Action)+" "+c.Setting)
-	}
-	return out
+	return conformance.Plan(ctxFor(t), t, planner, objectstore.Bucket{Name: name, Region: region})
 }
 
 // TestForeignSettingsSurviveTakeoverAndHandBack: an operator's label and IAM binding on

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 )
 
 // TestCreateNeverReplacesADirectoryMadeMeanwhile: between EnsureBucket's check and its rename,
@@ -45,18 +46,7 @@ func TestPlanBucketIsWhatEnsureBucketDoes(t *testing.T) {
 	root := t.TempDir()
 	m := &management{store: &store{root: root, pageSize: 10}}
 	b := objectstore.Bucket{Name: "b1"}
-	plan := func() []string {
-		t.Helper()
-		changes, err := m.PlanBucket(ctx, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, c := range changes {
-			out = append(out, string(c.Action)+" "+c.Setting)
-		}
-		return out
-	}
+	plan := func() []string { return conformance.Plan(ctx, t, m, b) }
 	if got := plan(); len(got) != 1 || got[0] != "create bucket" {
 		t.Fatalf("plan of a missing bucket: %v", got)
 	}

@@ -12,6 +12,7 @@ import (
 
 	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 )
 
 // TestForeignSettingsSurviveTakeoverAndHandBack: an operator's grants on provider-openstack's
@@ -69,18 +70,7 @@ func TestPlanBucketIsWhatEnsureBucketDoes(t *testing.T) {
 		t.Fatalf("%T does not implement objectstore.BucketPlanner", store.Management)
 	}
 	b := objectstore.Bucket{Name: name, Region: "RegionOne"}
-	plan := func() []string {
-		t.Helper()
-		changes, err := planner.PlanBucket(ctx, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, c := range changes {
-			out = append(out, string(c.Action)+" "+c.Setting)
-		}
-		return out
-	}
+	plan := func() []string { return conformance.Plan(ctx, t, planner, b) }
 	if got := plan(); len(got) != 1 || got[0] != "create container" {
 		t.Fatalf("plan of a missing container: %v", got)
 	}
