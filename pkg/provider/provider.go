@@ -63,16 +63,6 @@ type Cloud[C config.ProviderConfig] interface {
 	// has already given the bucketName key).
 	EtcdBackupSecretData(entry *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error)
 
-	// EtcdStoreEndpoint returns the object-store endpoint etcd-druid is to pass to
-	// etcd-backup-restore as --store-endpoint-override (the Etcd's
-	// spec.backup.store.endpointOverride) for a bucket with config cfg, read from etcdBackup, the
-	// data of the shoot's etcd-backup secret as EtcdBackupSecretData wrote it. It says what the
-	// secret says (both of the sidecar's paths must reach the same store) and returns "" where
-	// the store's default endpoint is right or the flag cannot say it (an emulator's path-style
-	// URL, a store whose sidecar ignores the flag). Errors wrap objectstore.ErrInvalidConfig and
-	// name the secret key, never its value.
-	EtcdStoreEndpoint(cfg C, etcdBackup map[string][]byte) (string, error)
-
 	// Flags returns the cloud's own command-line flags, bound to this Cloud, or nil where it has
 	// none (flags.go in every provider). pkg/app calls it once, when it builds the command.
 	Flags() Flags
@@ -130,16 +120,9 @@ type Provider interface {
 type Config struct {
 	config.ProviderConfig
 
-	management    func(context.Context, Credentials) (objectstore.Management, error)
-	issuer        func(context.Context, Credentials, string) (objectstore.CredentialIssuer, error)
-	entryIssuer   func(context.Context, Credentials, string) (objectstore.EntryCredentialIssuer, error)
-	storeEndpoint func(etcdBackup map[string][]byte) (string, error)
-}
-
-// EtcdStoreEndpoint is the endpoint etcd-druid is to pass to etcd-backup-restore for a bucket
-// with this config, from the data of an etcd-backup secret (Cloud.EtcdStoreEndpoint).
-func (c Config) EtcdStoreEndpoint(etcdBackup map[string][]byte) (string, error) {
-	return c.storeEndpoint(etcdBackup)
+	management  func(context.Context, Credentials) (objectstore.Management, error)
+	issuer      func(context.Context, Credentials, string) (objectstore.CredentialIssuer, error)
+	entryIssuer func(context.Context, Credentials, string) (objectstore.EntryCredentialIssuer, error)
 }
 
 // NewManagement builds the management plane of creds for a bucket with this config
@@ -200,9 +183,6 @@ func (r registered[C]) bind(cfg C) Config {
 		},
 		issuer: func(ctx context.Context, creds Credentials, name string) (objectstore.CredentialIssuer, error) {
 			return r.NewIssuer(ctx, creds, cfg, name)
-		},
-		storeEndpoint: func(etcdBackup map[string][]byte) (string, error) {
-			return r.EtcdStoreEndpoint(cfg, etcdBackup)
 		},
 	}
 }
@@ -339,7 +319,6 @@ func (c Config) failing(err error) Config {
 	if c.entryIssuer != nil {
 		c.entryIssuer = func(context.Context, Credentials, string) (objectstore.EntryCredentialIssuer, error) { return nil, err }
 	}
-	c.storeEndpoint = func(map[string][]byte) (string, error) { return "", err }
 	return c
 }
 

@@ -62,14 +62,9 @@ func (c recordingCloud) NewIssuer(_ context.Context, _ provider.Credentials, cfg
 func (recordingCloud) EtcdBackupSecretData(*extensionsv1alpha1.BackupEntry, map[string][]byte) (map[string][]byte, error) {
 	return nil, nil
 }
-func (c recordingCloud) EtcdStoreEndpoint(cfg *testConfig, _ map[string][]byte) (string, error) {
-	*c.got = cfg
-	return "", nil
-}
 func (recordingCloud) Flags() provider.Flags { return nil }
 
-// TestRegisterHandsTheTypedConfigOn: what Decode returned reaches NewManagement, NewIssuer and
-// EtcdStoreEndpoint as the provider's own type; an invalid config comes with the defaults, never a
+// TestRegisterHandsTheTypedConfigOn: what Decode returned reaches NewManagement and NewIssuer as the provider's own type; an invalid config comes with the defaults, never a
 // nil config.
 func TestRegisterHandsTheTypedConfigOn(t *testing.T) {
 	var got *testConfig
@@ -86,10 +81,6 @@ func TestRegisterHandsTheTypedConfigOn(t *testing.T) {
 	got = nil
 	if _, err := cfg.NewIssuer(ctx, provider.Credentials{}, "iam"); err != nil || got == nil || got.Issuer != "iam" {
 		t.Fatalf("NewIssuer got config %+v (%v); want the decoded one", got, err)
-	}
-	got = nil
-	if _, err := cfg.EtcdStoreEndpoint(nil); err != nil || got == nil || got.Issuer != "iam" {
-		t.Fatalf("EtcdStoreEndpoint got config %+v (%v); want the decoded one", got, err)
 	}
 
 	defaults, err := p.Decode([]byte("bad"))
@@ -117,9 +108,6 @@ func (awsAPICloud) NewManagement(context.Context, provider.Credentials, *awsapi.
 }
 func (awsAPICloud) NewIssuer(context.Context, provider.Credentials, *awsapi.BackupBucketConfig, string) (objectstore.CredentialIssuer, error) {
 	return nil, nil
-}
-func (awsAPICloud) EtcdStoreEndpoint(*awsapi.BackupBucketConfig, map[string][]byte) (string, error) {
-	return "", nil
 }
 func (awsAPICloud) Flags() provider.Flags { return nil }
 
@@ -235,7 +223,6 @@ func TestSeededAwaits(t *testing.T) {
 	_, calls["NewManagement"] = cfg.NewManagement(ctx, provider.Credentials{})
 	_, calls["NewIssuer"] = cfg.NewIssuer(ctx, provider.Credentials{}, "iam")
 	_, calls["NewEntryIssuer"] = cfg.NewEntryIssuer(ctx, provider.Credentials{}, "iam")
-	_, calls["EtcdStoreEndpoint"] = cfg.EtcdStoreEndpoint(nil)
 	_, calls["NewDataPlane"] = seeded.NewDataPlane(ctx, provider.Credentials{})
 	_, calls["EtcdBackupSecretData"] = seeded.EtcdBackupSecretData(nil, nil)
 	for name, err := range calls {

@@ -139,11 +139,6 @@ func (Provider) EtcdBackupSecretData(_ *extensionsv1alpha1.BackupEntry, data map
 	return data, nil
 }
 
-// EtcdStoreEndpoint implements provider.Cloud: the data's "endpoint" as it is.
-func (Provider) EtcdStoreEndpoint(_ *Config, etcdBackup map[string][]byte) (string, error) {
-	return string(etcdBackup["endpoint"]), nil
-}
-
 // Flags implements provider.Cloud: none.
 func (Provider) Flags() provider.Flags { return nil }
 

@@ -120,9 +120,6 @@ func (awsOverMem) NewIssuer(context.Context, provider.Credentials, *awsapi.Backu
 func (awsOverMem) EtcdBackupSecretData(_ *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
 	return data, nil
 }
-func (awsOverMem) EtcdStoreEndpoint(*awsapi.BackupBucketConfig, map[string][]byte) (string, error) {
-	return "", nil
-}
 func (awsOverMem) Flags() provider.Flags { return nil }
 
 // seed is one binary: the Extension and BackupBucket controllers over one Seeded.

@@ -75,9 +75,6 @@ func (p memProvider) NewIssuer(context.Context, provider.Credentials, *controlle
 func (p memProvider) EtcdBackupSecretData(_ *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
 	return data, nil
 }
-func (memProvider) EtcdStoreEndpoint(*controllertest.Config, map[string][]byte) (string, error) {
-	return "", nil
-}
 func (memProvider) Flags() provider.Flags { return nil }
 
 const namespace = "extension-backup"
