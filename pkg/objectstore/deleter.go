@@ -50,9 +50,10 @@ type DeleteResult struct {
 	// Unsettled counts the object versions this pass listed and neither deleted, found gone nor
 	// counted in Locked: a lower bound of what is left while the listing is unfinished.
 	Unsettled int
-	// Done is true only when the listing was exhausted and every object version it listed was
-	// confirmed deleted, already gone, or counted in Locked: nothing deletable is left under the
-	// prefix. It is derived from those counts at the end of the pass, never set on a path.
+	// Done is true only when a listing was exhausted and every object version it listed was
+	// confirmed deleted, already gone, or counted in Locked, and that listing came after the
+	// last deletion (a pass that deleted nothing): nothing deletable is left under the prefix.
+	// It is derived from those counts at the end of a pass, never set on a path.
 	Done bool
 }
 
@@ -68,6 +69,10 @@ const (
 	// minSplitBatch is the smallest batch the listing's last objects are split into, so that a
 	// short prefix is deleted with its parallelism, without requests of a few keys each.
 	minSplitBatch = 50
+	// maxVerifyingPasses bounds the passes after the first in one DeletePrefix call: a listing
+	// that keeps showing objects already deleted ends the call with Done false instead of
+	// spinning against the store.
+	maxVerifyingPasses = 3
 )
 
 // DeletePrefix deletes every object version under prefix in bucket: it streams the listing,
@@ -75,7 +80,35 @@ const (
 // checks every per-object result, retries what the store throttled (slowing down instead of
 // failing), counts what retention locks hold, and stops at opts.Deadline with Done false.
 // A failure of any other kind stops the pass and is returned, wrapping the sentinel of its cause.
+// A pass that deleted anything is followed by another, so that Done rests on a listing that
+// found nothing left to delete (a store whose listing lags, such as Swift's under load, shows a
+// late object then): at most maxVerifyingPasses in one call, after which Done is false and the
+// caller's next call goes on.
 func DeletePrefix(ctx context.Context, store DataPlane, bucket string, prefix Prefix, opts DeleteOptions) (DeleteResult, error) {
+	var total DeleteResult
+	for pass := 0; ; pass++ {
+		res, err := deletePass(ctx, store, bucket, prefix, opts)
+		total = total.then(res)
+		if err != nil || !res.Done || res.Deleted == 0 {
+			return total, err
+		}
+		if pass == maxVerifyingPasses {
+			total.Done = false
+			return total, nil
+		}
+	}
+}
+
+// then is r followed by the pass next: the counts of work done add up, while what is left
+// (Locked, its lock span, Unsettled, Done) is the later pass's, which listed again.
+func (r DeleteResult) then(next DeleteResult) DeleteResult {
+	next.Deleted += r.Deleted
+	next.Throttled += r.Throttled
+	return next
+}
+
+// deletePass is one listing of prefix and the deletion of what it listed (DeletePrefix).
+func deletePass(ctx context.Context, store DataPlane, bucket string, prefix Prefix, opts DeleteOptions) (DeleteResult, error) {
 	if err := prefix.Validate(); err != nil {
 		return DeleteResult{}, err
 	}

@@ -190,3 +190,46 @@ func (s *orderedThrottleStore) DeleteObjects(ctx context.Context, bucket string,
 	}
 	return s.Store.DeleteObjects(ctx, bucket, objs)
 }
+
+// laggingStore lists the keys in late only from its second listing on: a store whose listing
+// shows a new object late (Swift's container listing under load).
+type laggingStore struct {
+	*memstore.Store
+	late     map[string]bool
+	listings int
+}
+
+func (s *laggingStore) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
+	s.listings++
+	first := s.listings == 1
+	return s.Store.ListObjects(ctx, bucket, prefix, func(page []objectstore.ObjectVersion) error {
+		var shown []objectstore.ObjectVersion
+		for _, o := range page {
+			if !first || !s.late[o.Key] {
+				shown = append(shown, o)
+			}
+		}
+		return fn(shown)
+	})
+}
+
+// TestDeletePrefixDoneRestsOnAnEmptyListing: an object the first listing did not show is deleted
+// before the deletion says Done, because Done rests on a listing after the last deletion.
+func TestDeletePrefixDoneRestsOnAnEmptyListing(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New(10)
+	fill(t, mem, "e--1/", 3)
+	store := &laggingStore{Store: mem, late: map[string]bool{"e--1/obj-00000": true}}
+	prefix, _ := objectstore.EntryPrefix("e--1")
+	res, err := objectstore.DeletePrefix(ctx, store, "b", prefix, objectstore.DeleteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := 0
+	if err := mem.ListObjects(ctx, "b", "e--1/", func(page []objectstore.ObjectVersion) error { left += len(page); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Done || left != 0 || res.Deleted != 3 {
+		t.Fatalf("Done %v with %d objects left, %d deleted; want Done with none left and 3 deleted", res.Done, left, res.Deleted)
+	}
+}

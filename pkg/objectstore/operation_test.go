@@ -40,15 +40,15 @@ func (s namingStore) DeleteObjects(ctx context.Context, bucket string, objects [
 
 // TestDeletePrefixNamesItsCalls: the cloud request metrics label a deletion's requests by the
 // engine's names; a listing under a caller's own name keeps that name, deletions are always
-// named delete_objects.
+// named delete_objects. The second listing is the one that finds nothing left (DeletePrefix's Done).
 func TestDeletePrefixNamesItsCalls(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		ctx  context.Context
 		want []string
 	}{
-		{"unnamed", context.Background(), []string{"list=list_objects", "delete=delete_objects"}},
-		{"named by the caller", objectstore.WithOperation(context.Background(), "inventory"), []string{"list=inventory", "delete=delete_objects"}},
+		{"unnamed", context.Background(), []string{"list=list_objects", "delete=delete_objects", "list=list_objects"}},
+		{"named by the caller", objectstore.WithOperation(context.Background(), "inventory"), []string{"list=inventory", "delete=delete_objects", "list=inventory"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			mem := memstore.New(10)
