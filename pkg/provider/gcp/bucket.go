@@ -72,6 +72,10 @@ func (s *management) reconcile(ctx context.Context, b objectstore.Bucket, apply 
 		return nil, objectstore.Invalidf("bucket %q exists in location %q, not in spec.region %q: a bucket's location cannot be changed; set spec.region to %q or use another BackupBucket name", b.Name, attrs.Location, b.Region, strings.ToLower(attrs.Location))
 	}
 	changes, err := s.converge(ctx, b.Name, attrs, cfg, apply)
+	var wait *objectstore.HandBackWaitError
+	if errors.As(err, &wait) {
+		err = nil // said after the rest converged, instead of the read-back
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -81,6 +85,9 @@ func (s *management) reconcile(ctx context.Context, b objectstore.Bucket, apply 
 			return nil, err
 		}
 		changes = append(changes, c...)
+	}
+	if wait != nil {
+		return changes, wait
 	}
 	if cfg.HandBack && apply {
 		return changes, s.verifyHandBack(ctx, b.Name)
@@ -190,7 +197,7 @@ func softDeleteDuration(cfg *gcpapi.BackupBucketConfig) time.Duration {
 // differs in one request guarded by the bucket's metageneration, and locks the retention policy
 // when asked. Labels and lifecycle rules of others are kept (only this extension's labels are
 // set; see desiredLifecycle). It returns the changes (made, with apply).
-func (s *management) converge(ctx context.Context, name string, attrs *storage.BucketAttrs, cfg *gcpapi.BackupBucketConfig, apply bool) ([]objectstore.BucketChange, error) {
+func (s *management) converge(ctx context.Context, name string, attrs *storage.BucketAttrs, cfg *gcpapi.BackupBucketConfig, apply bool) (_ []objectstore.BucketChange, retErr error) {
 	var upd storage.BucketAttrsToUpdate
 	var changes []objectstore.BucketChange
 	if !attrs.UniformBucketLevelAccess.Enabled {
@@ -204,7 +211,7 @@ func (s *management) converge(ctx context.Context, name string, attrs *storage.B
 		upd.UniformBucketLevelAccess = &storage.UniformBucketLevelAccess{Enabled: true}
 		changes = append(changes, objectstore.BucketChange{Setting: "public access prevention", Action: objectstore.ChangeUpdate, Detail: "-> enforced"})
 	}
-	want, marks, err := s.desiredLifecycle(ctx, name, attrs.Lifecycle.Rules, cfg.HandBack, apply)
+	want, marks, wait, err := s.desiredLifecycle(ctx, name, attrs.Lifecycle.Rules, cfg.HandBack, apply)
 	if err != nil {
 		return nil, err
 	}
@@ -254,6 +261,12 @@ func (s *management) converge(ctx context.Context, name string, attrs *storage.B
 	if !apply {
 		return changes, nil
 	}
+	// A hand-back that waits (wait) converges every setting all the same and says so last.
+	defer func() {
+		if retErr == nil {
+			retErr = wait
+		}
+	}()
 	metageneration := attrs.MetaGeneration
 	if updates > 0 {
 		// The precondition makes a concurrent change (for example somebody locking the policy
