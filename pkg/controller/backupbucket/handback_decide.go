@@ -12,6 +12,8 @@ import (
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // The hand-back (providerConfig handBack) as a pure decision: decideHandBack takes what one pass
@@ -23,13 +25,15 @@ import (
 
 // ConditionHandBack on a BackupBucket says where its hand-back is: True/HandedBack once nothing
 // of this extension outlives the switch back; False while the operator must change the
-// configuration (ReasonHandBackSettings); Progressing while it waits for what moves by itself
-// (secrets being synced, the kubelet's copy, a sweep tried again). Absent without handBack.
+// configuration (ReasonHandBackSettings) or the store (ReasonHandBackStore, by hand); Progressing
+// while it waits for what moves by itself (the store's own rules, secrets being synced, the
+// kubelet's copy, a sweep tried again). Absent without handBack.
 const ConditionHandBack gardencorev1beta1.ConditionType = "HandBack"
 
 // Reasons of ConditionHandBack.
 const (
 	ReasonHandBackSettings   = "WaitingForSettings"
+	ReasonHandBackStore      = "WaitingForStore"
 	ReasonHandBackSecrets    = "WaitingForSecrets"
 	ReasonHandBackSettling   = "Settling"
 	ReasonHandBackPrincipals = "EntryPrincipalsLeft"
@@ -67,6 +71,9 @@ type handBackObserved struct {
 	// holders are the secrets on the seed that the bucket's shoots read and that do not hold
 	// the operator's credentials; read only when needsSecrets.
 	holders holders
+	// store is EnsureBucket's answer that the store cannot be handed back yet (nil: it can):
+	// what is left in the bucket that the provider extension taking it back would not handle.
+	store *objectstore.HandBackWaitError
 	// settlingSince is when condition HandBack turned Settling (zero: it is not Settling).
 	settlingSince time.Time
 	now           time.Time
@@ -149,17 +156,28 @@ func (handedBackStep) String() string             { return "status True/HandedBa
 //  1. generatedCredentials or entryCredentials still asked for: wait (False), naming them: the
 //     credentials they give out would stay valid for good, and revoking them while they are
 //     asked for would only make the next pass issue new ones.
-//  2. A secret the bucket's shoots read still holds something else than the operator's
+//  2. The store cannot be handed back yet (EnsureBucket's objectstore.HandBackWaitError): wait,
+//     False when only the operator removes the cause, Progressing when it goes by itself;
+//     nothing is revoked meanwhile, so unsetting handBack still keeps everything working.
+//  3. A secret the bucket's shoots read still holds something else than the operator's
 //     credentials (a generated credential, an entry's own): wait (Progressing), naming them;
 //     entries whose own reconcile rewrites their etcd-backup secret are asked for one.
-//  3. Generated credentials to revoke: wait HandBackSettle after the secrets moved (Settling,
+//  4. Generated credentials to revoke: wait HandBackSettle after the secrets moved (Settling,
 //     the kubelet's copy), then revoke them.
-//  4. Sweep every recorded entry issuer's principals of the bucket, all of them.
-//  5. Release the entries, HandedBack.
+//  5. Sweep every recorded entry issuer's principals of the bucket, all of them.
+//  6. Release the entries, HandedBack.
 func decideHandBack(o handBackObserved) []handBackStep {
 	if want := o.settingsWanted(); want != "" {
 		return []handBackStep{handBackWaitStep{status: gardencorev1beta1.ConditionFalse, reason: ReasonHandBackSettings,
 			message: "The hand-back waits: remove " + want + " from the configuration; the hand-back then finishes by itself once the shoots' secrets hold the operator's credentials"}}
+	}
+	if o.store != nil {
+		status := gardencorev1beta1.ConditionProgressing
+		if o.store.ByOperator {
+			status = gardencorev1beta1.ConditionFalse
+		}
+		return []handBackStep{handBackWaitStep{status: status, reason: ReasonHandBackStore,
+			message: "The hand-back waits for the store: " + o.store.Why + ". Nothing is revoked meanwhile; it is looked at again every minute"}}
 	}
 	var plan []handBackStep
 	if o.needsSecrets() && o.holders.count > 0 {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // Every state of the hand-back as a row of the pure decision: what one pass observes, and the
@@ -44,6 +46,15 @@ func TestDecideHandBack(t *testing.T) {
 		{name: "both still on: one wait naming both",
 			o:    handBackObserved{generated: "cred-1", generating: true, entryCredentials: "IAM"},
 			want: []string{"wait False/WaitingForSettings"}, say: []string{"generatedCredentials", "entryCredentials (issuer IAM"}},
+		{name: "issue 43: the store cannot be handed back yet, by itself: waits (Progressing), nothing revoked, the pass succeeds",
+			o:    handBackObserved{generated: "cred-1", entryIssuers: minio, holders: moved, settlingSince: now.Add(-time.Hour), now: now, store: &objectstore.HandBackWaitError{Why: "3 noncurrent generations are deleted only by rule R"}},
+			want: []string{"wait Progressing/WaitingForStore"}, say: []string{"waits for the store", "3 noncurrent generations", "Nothing is revoked"}},
+		{name: "issue 43: the store cannot be handed back yet, by the operator: waits (False)",
+			o:    handBackObserved{store: &objectstore.HandBackWaitError{Why: "delete the noncurrent versions", ByOperator: true}},
+			want: []string{"wait False/WaitingForStore"}, say: []string{"delete the noncurrent versions"}},
+		{name: "settings still asked for and the store waits: the settings first",
+			o:    handBackObserved{generated: "cred-1", generating: true, store: &objectstore.HandBackWaitError{Why: "x"}},
+			want: []string{"wait False/WaitingForSettings"}},
 		{name: "issue 43: generation off, secrets still hold the generated credential: waits (Progressing), naming them",
 			o:    handBackObserved{generated: "cred-1", holders: held, now: now},
 			want: []string{"wait Progressing/WaitingForSecrets nudge shoot--p--a"}, say: []string{"7 secrets", "garden/entry-a", "and 2 more", `generated credential "cred-1" is revoked`}},
