@@ -13,6 +13,7 @@ import (
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -28,7 +29,9 @@ import (
 // configuration (ReasonHandBackSettings) or the store (ReasonHandBackStore, by hand); Progressing
 // while it waits for what moves by itself (the store's own rules, secrets being synced, the
 // kubelet's copy, a sweep tried again). Absent without handBack.
-const ConditionHandBack gardencorev1beta1.ConditionType = "HandBack"
+// Entries read it (entryinfo.HandedBack): they are released from entryinfo.FinalizerName only
+// once it is True.
+const ConditionHandBack = entryinfo.ConditionHandBack
 
 // Reasons of ConditionHandBack.
 const (
@@ -165,7 +168,10 @@ func (handedBackStep) String() string             { return "status True/HandedBa
 //  4. Generated credentials to revoke: wait HandBackSettle after the secrets moved (Settling,
 //     the kubelet's copy), then revoke them.
 //  5. Sweep every recorded entry issuer's principals of the bucket, all of them.
-//  6. Release the entries, HandedBack.
+//  6. HandedBack, then release the entries: an entry lets go of entryinfo.FinalizerName by
+//     itself only once the condition is True (entryinfo.HandedBack), so an entry that adds it
+//     while this pass runs either sees True after its add, or is added before the release's
+//     listing and is found there.
 func decideHandBack(o handBackObserved) []handBackStep {
 	if want := o.settingsWanted(); want != "" {
 		return []handBackStep{handBackWaitStep{status: gardencorev1beta1.ConditionFalse, reason: ReasonHandBackSettings,
@@ -203,7 +209,7 @@ func decideHandBack(o handBackObserved) []handBackStep {
 	if o.generated != "" && o.storeKeys {
 		what = fmt.Sprintf("its generated credentials %q are keys of the store, which the provider extension taking it back uses as its own; nothing else this extension issued is left valid", o.generated)
 	}
-	return append(plan, releaseEntriesStep{}, handedBackStep{message: "The bucket is handed back: " + what + ", and its BackupEntries no longer carry this extension's finalizer"})
+	return append(plan, handedBackStep{message: "The bucket is handed back: " + what + ", and its BackupEntries are released from this extension's finalizer"}, releaseEntriesStep{})
 }
 
 // revoking says what the hand-back revokes once the secrets have moved.
