@@ -90,6 +90,7 @@ func clientWithStatus(t *testing.T) client.Client {
 // answers a hand-back the store cannot complete yet (an *objectstore.HandBackWaitError).
 type waitingStore struct {
 	*memstore.Store
+
 	wait error
 }
 
