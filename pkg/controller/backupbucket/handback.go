@@ -120,6 +120,9 @@ func (e *handBackExecution) do(ctx context.Context, s handBackStep) error {
 		return a.execution(e.log, bb, e.cfg, nil, nil, secret, exists).run(ctx, completeRetirement(secret, "the generated ones were revoked by the hand-back once no secret on this seed held them"))
 	case sweepEntryPrincipalsStep:
 		return e.sweep(ctx, s)
+	case releasingStep:
+		return a.setHandBackCondition(ctx, bb, gardencorev1beta1.ConditionProgressing, ReasonHandBackReleasing,
+			"Nothing this extension generated or issued for the bucket or its entries is left valid; its finalizer is being removed from the bucket's BackupEntries")
 	case releaseEntriesStep:
 		released, err := entryinfo.ReleaseEntriesOf(ctx, a.client, a.reader, bb.Name)
 		if err != nil {

@@ -40,6 +40,7 @@ const (
 	ReasonHandBackSecrets    = "WaitingForSecrets"
 	ReasonHandBackSettling   = "Settling"
 	ReasonHandBackPrincipals = "EntryPrincipalsLeft"
+	ReasonHandBackReleasing  = entryinfo.ReasonHandBackReleasing
 	ReasonHandedBack         = "HandedBack"
 )
 
@@ -135,6 +136,10 @@ type revokeGeneratedStep struct{}
 // waiting (ReasonHandBackPrincipals), naming the issuer and the place.
 type sweepEntryPrincipalsStep struct{ issuer, location string }
 
+// releasingStep sets condition HandBack Progressing/ReleasingEntries (entryinfo.HandedBack),
+// before releaseEntriesStep lists the entries.
+type releasingStep struct{}
+
 // releaseEntriesStep removes this extension's finalizer from every BackupEntry of the bucket
 // (entryinfo.ReleaseEntriesOf).
 type releaseEntriesStep struct{}
@@ -151,6 +156,7 @@ func (s handBackWaitStep) String() string {
 }
 func (revokeGeneratedStep) String() string        { return "revoke generated" }
 func (s sweepEntryPrincipalsStep) String() string { return "sweep " + s.issuer + "@" + s.location }
+func (releasingStep) String() string              { return "status Progressing/ReleasingEntries" }
 func (releaseEntriesStep) String() string         { return "release entries" }
 func (handedBackStep) String() string             { return "status True/HandedBack" }
 
@@ -168,10 +174,10 @@ func (handedBackStep) String() string             { return "status True/HandedBa
 //  4. Generated credentials to revoke: wait HandBackSettle after the secrets moved (Settling,
 //     the kubelet's copy), then revoke them.
 //  5. Sweep every recorded entry issuer's principals of the bucket, all of them.
-//  6. HandedBack, then release the entries: an entry lets go of entryinfo.FinalizerName by
-//     itself only once the condition is True (entryinfo.HandedBack), so an entry that adds it
-//     while this pass runs either sees True after its add, or is added before the release's
-//     listing and is found there.
+//  6. Progressing/ReleasingEntries, release the entries, then HandedBack: an entry lets go of
+//     entryinfo.FinalizerName by itself only once the condition says ReleasingEntries or True
+//     (entryinfo.HandedBack), so an entry that adds it while this pass runs either sees that
+//     after its add, or is added before the release's listing and is found there.
 func decideHandBack(o handBackObserved) []handBackStep {
 	if want := o.settingsWanted(); want != "" {
 		return []handBackStep{handBackWaitStep{status: gardencorev1beta1.ConditionFalse, reason: ReasonHandBackSettings,
@@ -209,7 +215,7 @@ func decideHandBack(o handBackObserved) []handBackStep {
 	if o.generated != "" && o.storeKeys {
 		what = fmt.Sprintf("its generated credentials %q are keys of the store, which the provider extension taking it back uses as its own; nothing else this extension issued is left valid", o.generated)
 	}
-	return append(plan, handedBackStep{message: "The bucket is handed back: " + what + ", and its BackupEntries are released from this extension's finalizer"}, releaseEntriesStep{})
+	return append(plan, releasingStep{}, releaseEntriesStep{}, handedBackStep{message: "The bucket is handed back: " + what + ", and its BackupEntries no longer carry this extension's finalizer"})
 }
 
 // revoking says what the hand-back revokes once the secrets have moved.

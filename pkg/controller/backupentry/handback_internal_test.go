@@ -43,6 +43,8 @@ func TestHoldLetsGoOfEntriesWhoseBucketIsHandedBack(t *testing.T) {
 		{name: "hand-back waiting, held before: still held", bucket: &controllertest.Config{HandBack: true}, conditions: waiting, finalizers: []string{entryinfo.FinalizerName}, wantHeld: true},
 		{name: "hand-back not looked at yet: held", bucket: &controllertest.Config{HandBack: true}, wantHeld: true},
 		{name: "handBack unset after a hand-back (condition left): held", bucket: &controllertest.Config{}, conditions: complete, wantHeld: true},
+		{name: "the bucket releasing its entries: let go", bucket: &controllertest.Config{HandBack: true}, finalizers: []string{entryinfo.FinalizerName},
+			conditions: []gardencorev1beta1.Condition{{Type: entryinfo.ConditionHandBack, Status: gardencorev1beta1.ConditionProgressing, Reason: entryinfo.ReasonHandBackReleasing}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -31,14 +31,20 @@ const FinalizerName = "backup.extensions.gardener.cloud/objects"
 // (written by the BackupBucket controller; True once it is complete).
 const ConditionHandBack gardencorev1beta1.ConditionType = "HandBack"
 
-// HandedBack says whether bb's hand-back is complete (condition ConditionHandBack True). Until
-// then this extension is in charge of the bucket's entries, and an entry deleted meanwhile needs
-// FinalizerName as much as before: the hand-back may wait for days (a store's retention), and
-// without it an entry whose secret went first would be removed with its objects and its own
-// credential left behind.
+// ReasonHandBackReleasing is the reason of ConditionHandBack while the bucket, with nothing of
+// this extension left valid, releases its entries (ReleaseEntriesOf); True follows once they are.
+const ReasonHandBackReleasing = "ReleasingEntries"
+
+// HandedBack says whether bb's hand-back is complete, or releasing its entries (condition
+// ConditionHandBack True, or ReasonHandBackReleasing): written before ReleaseEntriesOf lists the
+// entries, so an entry that adds FinalizerName meanwhile either sees it after its add or is
+// found by the listing. Until then this extension is in charge of the bucket's entries, and an
+// entry deleted meanwhile needs FinalizerName as much as before: the hand-back may wait for days
+// (a store's retention), and without it an entry whose secret went first would be removed with
+// its objects and its own credential left behind.
 func HandedBack(bb *extensionsv1alpha1.BackupBucket) bool {
 	c := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionHandBack)
-	return c != nil && c.Status == gardencorev1beta1.ConditionTrue
+	return c != nil && (c.Status == gardencorev1beta1.ConditionTrue || c.Reason == ReasonHandBackReleasing)
 }
 
 // ReleaseEntriesOf removes FinalizerName from every BackupEntry on the seed that names bucket in
