@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,13 +113,19 @@ func TestEntryDeletedWhileTheHandBackWaits(t *testing.T) {
 	gone, kept := newShoot(t), newShoot(t)
 	core := coreEntry(t, gone, "", bb.Name, seedA, nil)
 	coreEntry(t, kept, "", bb.Name, seedA, nil)
-	var keptKeys []string
-	for i, s := range []shoot{gone, kept} {
+	for _, s := range []shoot{gone, kept} {
 		waitEntry(t, s.entryKey(), 2*time.Minute, "Succeeded", entrySucceeded(""))
-		keys := framework.FillEntry(t, operator, bb.Name, s.entryName()+"/", 3)
-		if i == 1 {
-			keptKeys = keys
-		}
+		framework.FillEntry(t, operator, bb.Name, s.entryName()+"/", 3)
+	}
+	all, err := conformance.ListKeys(ctx(), operator, bb.Name, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the deletion of gone must leave: everything but its prefix (its look-alike
+	// neighbours included).
+	keptKeys := slices.DeleteFunc(slices.Clone(all), func(k string) bool { return strings.HasPrefix(k, gone.entryName()+"/") })
+	if len(keptKeys) == len(all) {
+		t.Fatalf("no object under %s/ before its deletion: %v", gone.entryName(), all)
 	}
 	if got := bucketPrincipals(t, bb.Name); len(got) != 2 {
 		t.Fatalf("MinIO service accounts of the bucket: %v; want the two entries'", got)
