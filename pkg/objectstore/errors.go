@@ -69,6 +69,28 @@ func (e *InvalidError) Unwrap() error { return e.err }
 // Is makes errors.Is(err, ErrInvalidConfig) true.
 func (e *InvalidError) Is(target error) bool { return target == ErrInvalidConfig }
 
+// HandBackWaitError reports a hand-back (providerConfig handBack) that the store cannot complete
+// yet: the bucket holds something the provider extension taking it back would never delete or
+// find (generations only this extension's rule deletes, object versions its deletion cannot
+// remove, an account it would not look for). EnsureBucket returns it once every other setting is
+// converged. It is no configuration error and matches no sentinel: the BackupBucket's reconcile
+// succeeds meanwhile (gardenlet syncs the secrets a hand-back waits for only while it does),
+// condition HandBack says what it waits for, and every look tries again, so the hand-back
+// finishes by itself once the cause is gone. Every provider reports such a wait with this type.
+type HandBackWaitError struct {
+	// Bucket is the bucket's name.
+	Bucket string
+	// Why says what is left and what removes it, as the operator reads it.
+	Why string
+	// ByOperator says that only the operator removes the cause (a change of the configuration or
+	// of the store by hand); otherwise it goes by itself (a retention that ends, a rule that runs).
+	ByOperator bool
+}
+
+func (e *HandBackWaitError) Error() string {
+	return fmt.Sprintf("providerConfig.handBack: bucket %q cannot be handed back yet: %s", e.Bucket, e.Why)
+}
+
 // RetryAfterError carries the delay a throttling store asked for. It matches ErrThrottled.
 type RetryAfterError struct {
 	After time.Duration

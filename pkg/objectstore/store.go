@@ -236,6 +236,9 @@ const (
 	ChangeUpdate ChangeAction = "update"
 	// ChangeDelete removes a setting of this extension's that is no longer declared.
 	ChangeDelete ChangeAction = "delete"
+	// ChangeKeep writes nothing: the setting is there, stricter than the declaration (a longer
+	// retention someone set), and is kept as it is; Detail says what is kept and what was declared.
+	ChangeKeep ChangeAction = "keep"
 )
 
 // BucketChange is one change EnsureBucket makes to a bucket's settings. It never holds a secret.

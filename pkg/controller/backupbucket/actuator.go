@@ -59,7 +59,13 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 		return err
 	}
 	ensureErr := mgmt.EnsureBucket(objectstore.WithOperation(ctx, objectstore.OpEnsureBucket), objectstore.Bucket{Name: bb.Name, Region: bb.Spec.Region})
-	if ensureErr != nil {
+	// A hand-back the store cannot complete yet is a wait of the hand-back, not a failure:
+	// condition HandBack says what it waits for (decideHandBack).
+	var storeWait *objectstore.HandBackWaitError
+	if cfg.HandsBack() && errors.As(ensureErr, &storeWait) {
+		log.Info("Bucket is converged, but the store cannot be handed back yet", "bucket", bb.Name, "why", storeWait.Why)
+		ensureErr = nil
+	} else if ensureErr != nil {
 		ensureErr = fmt.Errorf("bucket %q: %w", bb.Name, ensureErr)
 		// Settings that do not converge must not stop the credentials' lifecycle while the
 		// bucket is there: an OpenStack application credential expires, and without its renewal
@@ -77,7 +83,7 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 	}
 	switch {
 	case ensureErr == nil && err == nil && cfg.HandsBack():
-		return a.handBack(ctx, log, bb, cfg)
+		return a.handBack(ctx, log, bb, cfg, storeWait)
 	case !cfg.HandsBack():
 		if werr := a.withdrawHandBack(ctx, bb); werr != nil {
 			err = errors.Join(err, werr)

@@ -38,12 +38,14 @@ const handBackRecheck = time.Minute
 
 // handBack runs one pass of the hand-back once the store is in the incumbent's form: it
 // observes, decides (decideHandBack) and carries the plan out. A hand-back that waits is no
-// error: condition HandBack says for what.
-func (a *actuator) handBack(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config) error {
+// error: condition HandBack says for what. storeWait is EnsureBucket's answer that the store
+// cannot be handed back yet (nil: it can).
+func (a *actuator) handBack(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, storeWait *objectstore.HandBackWaitError) error {
 	o, err := a.observeHandBack(ctx, bb, cfg)
 	if err != nil {
 		return err
 	}
+	o.store = storeWait
 	return (&handBackExecution{a: a, log: log, bb: bb, cfg: cfg}).run(ctx, decideHandBack(o))
 }
 
@@ -118,6 +120,9 @@ func (e *handBackExecution) do(ctx context.Context, s handBackStep) error {
 		return a.execution(e.log, bb, e.cfg, nil, nil, secret, exists).run(ctx, completeRetirement(secret, "the generated ones were revoked by the hand-back once no secret on this seed held them"))
 	case sweepEntryPrincipalsStep:
 		return e.sweep(ctx, s)
+	case releasingStep:
+		return a.setHandBackCondition(ctx, bb, gardencorev1beta1.ConditionProgressing, ReasonHandBackReleasing,
+			"Nothing this extension generated or issued for the bucket or its entries is left valid; its finalizer is being removed from the bucket's BackupEntries")
 	case releaseEntriesStep:
 		released, err := entryinfo.ReleaseEntriesOf(ctx, a.client, a.reader, bb.Name)
 		if err != nil {

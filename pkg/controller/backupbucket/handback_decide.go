@@ -12,6 +12,9 @@ import (
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // The hand-back (providerConfig handBack) as a pure decision: decideHandBack takes what one pass
@@ -23,16 +26,21 @@ import (
 
 // ConditionHandBack on a BackupBucket says where its hand-back is: True/HandedBack once nothing
 // of this extension outlives the switch back; False while the operator must change the
-// configuration (ReasonHandBackSettings); Progressing while it waits for what moves by itself
-// (secrets being synced, the kubelet's copy, a sweep tried again). Absent without handBack.
-const ConditionHandBack gardencorev1beta1.ConditionType = "HandBack"
+// configuration (ReasonHandBackSettings) or the store (ReasonHandBackStore, by hand); Progressing
+// while it waits for what moves by itself (the store's own rules, secrets being synced, the
+// kubelet's copy, a sweep tried again). Absent without handBack.
+// Entries read it (entryinfo.HandedBack): they are released from entryinfo.FinalizerName only
+// once it is True.
+const ConditionHandBack = entryinfo.ConditionHandBack
 
 // Reasons of ConditionHandBack.
 const (
 	ReasonHandBackSettings   = "WaitingForSettings"
+	ReasonHandBackStore      = "WaitingForStore"
 	ReasonHandBackSecrets    = "WaitingForSecrets"
 	ReasonHandBackSettling   = "Settling"
 	ReasonHandBackPrincipals = "EntryPrincipalsLeft"
+	ReasonHandBackReleasing  = entryinfo.ReasonHandBackReleasing
 	ReasonHandedBack         = "HandedBack"
 )
 
@@ -67,6 +75,9 @@ type handBackObserved struct {
 	// holders are the secrets on the seed that the bucket's shoots read and that do not hold
 	// the operator's credentials; read only when needsSecrets.
 	holders holders
+	// store is EnsureBucket's answer that the store cannot be handed back yet (nil: it can):
+	// what is left in the bucket that the provider extension taking it back would not handle.
+	store *objectstore.HandBackWaitError
 	// settlingSince is when condition HandBack turned Settling (zero: it is not Settling).
 	settlingSince time.Time
 	now           time.Time
@@ -125,6 +136,10 @@ type revokeGeneratedStep struct{}
 // waiting (ReasonHandBackPrincipals), naming the issuer and the place.
 type sweepEntryPrincipalsStep struct{ issuer, location string }
 
+// releasingStep sets condition HandBack Progressing/ReleasingEntries (entryinfo.HandedBack),
+// before releaseEntriesStep lists the entries.
+type releasingStep struct{}
+
 // releaseEntriesStep removes this extension's finalizer from every BackupEntry of the bucket
 // (entryinfo.ReleaseEntriesOf).
 type releaseEntriesStep struct{}
@@ -141,6 +156,7 @@ func (s handBackWaitStep) String() string {
 }
 func (revokeGeneratedStep) String() string        { return "revoke generated" }
 func (s sweepEntryPrincipalsStep) String() string { return "sweep " + s.issuer + "@" + s.location }
+func (releasingStep) String() string              { return "status Progressing/ReleasingEntries" }
 func (releaseEntriesStep) String() string         { return "release entries" }
 func (handedBackStep) String() string             { return "status True/HandedBack" }
 
@@ -149,17 +165,31 @@ func (handedBackStep) String() string             { return "status True/HandedBa
 //  1. generatedCredentials or entryCredentials still asked for: wait (False), naming them: the
 //     credentials they give out would stay valid for good, and revoking them while they are
 //     asked for would only make the next pass issue new ones.
-//  2. A secret the bucket's shoots read still holds something else than the operator's
+//  2. The store cannot be handed back yet (EnsureBucket's objectstore.HandBackWaitError): wait,
+//     False when only the operator removes the cause, Progressing when it goes by itself;
+//     nothing is revoked meanwhile, so unsetting handBack still keeps everything working.
+//  3. A secret the bucket's shoots read still holds something else than the operator's
 //     credentials (a generated credential, an entry's own): wait (Progressing), naming them;
 //     entries whose own reconcile rewrites their etcd-backup secret are asked for one.
-//  3. Generated credentials to revoke: wait HandBackSettle after the secrets moved (Settling,
+//  4. Generated credentials to revoke: wait HandBackSettle after the secrets moved (Settling,
 //     the kubelet's copy), then revoke them.
-//  4. Sweep every recorded entry issuer's principals of the bucket, all of them.
-//  5. Release the entries, HandedBack.
+//  5. Sweep every recorded entry issuer's principals of the bucket, all of them.
+//  6. Progressing/ReleasingEntries, release the entries, then HandedBack: an entry lets go of
+//     entryinfo.FinalizerName by itself only once the condition says ReleasingEntries or True
+//     (entryinfo.HandedBack), so an entry that adds it while this pass runs either sees that
+//     after its add, or is added before the release's listing and is found there.
 func decideHandBack(o handBackObserved) []handBackStep {
 	if want := o.settingsWanted(); want != "" {
 		return []handBackStep{handBackWaitStep{status: gardencorev1beta1.ConditionFalse, reason: ReasonHandBackSettings,
 			message: "The hand-back waits: remove " + want + " from the configuration; the hand-back then finishes by itself once the shoots' secrets hold the operator's credentials"}}
+	}
+	if o.store != nil {
+		status := gardencorev1beta1.ConditionProgressing
+		if o.store.ByOperator {
+			status = gardencorev1beta1.ConditionFalse
+		}
+		return []handBackStep{handBackWaitStep{status: status, reason: ReasonHandBackStore,
+			message: "The hand-back waits for the store: " + o.store.Why + ". Nothing is revoked meanwhile; it is looked at again every minute"}}
 	}
 	var plan []handBackStep
 	if o.needsSecrets() && o.holders.count > 0 {
@@ -185,7 +215,7 @@ func decideHandBack(o handBackObserved) []handBackStep {
 	if o.generated != "" && o.storeKeys {
 		what = fmt.Sprintf("its generated credentials %q are keys of the store, which the provider extension taking it back uses as its own; nothing else this extension issued is left valid", o.generated)
 	}
-	return append(plan, releaseEntriesStep{}, handedBackStep{message: "The bucket is handed back: " + what + ", and its BackupEntries no longer carry this extension's finalizer"})
+	return append(plan, releasingStep{}, releaseEntriesStep{}, handedBackStep{message: "The bucket is handed back: " + what + ", and its BackupEntries no longer carry this extension's finalizer"})
 }
 
 // revoking says what the hand-back revokes once the secrets have moved.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // Every state of the hand-back as a row of the pure decision: what one pass observes, and the
@@ -31,19 +33,28 @@ func TestDecideHandBack(t *testing.T) {
 		say []string
 	}{
 		{name: "nothing generated, no entry credentials: handed back at once",
-			o: handBackObserved{}, want: []string{"release entries", "status True/HandedBack"}},
+			o: handBackObserved{}, want: []string{"status Progressing/ReleasingEntries", "release entries", "status True/HandedBack"}},
 		{name: "issue 43: generation still on: waits (False), the pass succeeds",
 			o:    handBackObserved{generated: "cred-1", generating: true},
 			want: []string{"wait False/WaitingForSettings"}, say: []string{"remove generatedCredentials", `"cred-1"`}},
 		{name: "generation still on with the store's own keys (azure): kept, handed back",
 			o:    handBackObserved{generated: "key1", generating: true, storeKeys: true},
-			want: []string{"release entries", "status True/HandedBack"}},
+			want: []string{"status Progressing/ReleasingEntries", "release entries", "status True/HandedBack"}},
 		{name: "issue 44: entry credentials still on (a hand-back alone): waits, naming them",
 			o:    handBackObserved{entryCredentials: "MinIO", entryIssuers: minio, holders: held},
 			want: []string{"wait False/WaitingForSettings"}, say: []string{"remove entryCredentials", "issuer MinIO"}},
 		{name: "both still on: one wait naming both",
 			o:    handBackObserved{generated: "cred-1", generating: true, entryCredentials: "IAM"},
 			want: []string{"wait False/WaitingForSettings"}, say: []string{"generatedCredentials", "entryCredentials (issuer IAM"}},
+		{name: "issue 43: the store cannot be handed back yet, by itself: waits (Progressing), nothing revoked, the pass succeeds",
+			o:    handBackObserved{generated: "cred-1", entryIssuers: minio, holders: moved, settlingSince: now.Add(-time.Hour), now: now, store: &objectstore.HandBackWaitError{Why: "3 noncurrent generations are deleted only by rule R"}},
+			want: []string{"wait Progressing/WaitingForStore"}, say: []string{"waits for the store", "3 noncurrent generations", "Nothing is revoked"}},
+		{name: "issue 43: the store cannot be handed back yet, by the operator: waits (False)",
+			o:    handBackObserved{store: &objectstore.HandBackWaitError{Why: "delete the noncurrent versions", ByOperator: true}},
+			want: []string{"wait False/WaitingForStore"}, say: []string{"delete the noncurrent versions"}},
+		{name: "settings still asked for and the store waits: the settings first",
+			o:    handBackObserved{generated: "cred-1", generating: true, store: &objectstore.HandBackWaitError{Why: "x"}},
+			want: []string{"wait False/WaitingForSettings"}},
 		{name: "issue 43: generation off, secrets still hold the generated credential: waits (Progressing), naming them",
 			o:    handBackObserved{generated: "cred-1", holders: held, now: now},
 			want: []string{"wait Progressing/WaitingForSecrets nudge shoot--p--a"}, say: []string{"7 secrets", "garden/entry-a", "and 2 more", `generated credential "cred-1" is revoked`}},
@@ -58,19 +69,19 @@ func TestDecideHandBack(t *testing.T) {
 			want: []string{"wait Progressing/Settling"}},
 		{name: "settled: revoked, then handed back",
 			o:    handBackObserved{generated: "cred-1", holders: moved, settlingSince: now.Add(-HandBackSettle), now: now},
-			want: []string{"revoke generated", "release entries", "status True/HandedBack"}},
+			want: []string{"revoke generated", "status Progressing/ReleasingEntries", "release entries", "status True/HandedBack"}},
 		{name: "a secret moved back while settling: waits for it again",
 			o:    handBackObserved{generated: "cred-1", holders: held, settlingSince: now.Add(-time.Hour), now: now},
 			want: []string{"wait Progressing/WaitingForSecrets nudge shoot--p--a"}},
 		{name: "issue 44: secrets moved, entry principals recorded: every issuer swept (no settling: no shoot holds them), then handed back",
 			o:    handBackObserved{entryIssuers: two, holders: moved, now: now},
-			want: []string{"sweep IAM@arn:aws:iam::1:root", "sweep MinIO@http://minio", "release entries", "status True/HandedBack"}},
+			want: []string{"sweep IAM@arn:aws:iam::1:root", "sweep MinIO@http://minio", "status Progressing/ReleasingEntries", "release entries", "status True/HandedBack"}},
 		{name: "generated and entry principals: settle, revoke, sweep",
 			o:    handBackObserved{generated: "cred-1", entryIssuers: minio, holders: moved, settlingSince: now.Add(-time.Hour), now: now},
-			want: []string{"revoke generated", "sweep MinIO@http://minio", "release entries", "status True/HandedBack"}},
+			want: []string{"revoke generated", "sweep MinIO@http://minio", "status Progressing/ReleasingEntries", "release entries", "status True/HandedBack"}},
 		{name: "the store's keys and a recorded entry issuer: the keys kept, the principals swept",
 			o:    handBackObserved{generated: "key1", storeKeys: true, entryIssuers: minio, holders: moved, now: now},
-			want: []string{"sweep MinIO@http://minio", "release entries", "status True/HandedBack"}},
+			want: []string{"sweep MinIO@http://minio", "status Progressing/ReleasingEntries", "release entries", "status True/HandedBack"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -7,8 +7,11 @@ package backupbucket_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +26,8 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
@@ -79,4 +84,77 @@ func clientWithStatus(t *testing.T) client.Client {
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: controllertest.SecretRef.Namespace, Name: controllertest.SecretRef.Name}, Data: map[string][]byte{"key": []byte("value")}}
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(secret).WithStatusSubresource(&extensionsv1alpha1.BackupBucket{}).Build()
+}
+
+// waitingStore is a memstore whose EnsureBucket converges and then answers wait, as a provider
+// answers a hand-back the store cannot complete yet (an *objectstore.HandBackWaitError).
+type waitingStore struct {
+	*memstore.Store
+
+	wait error
+}
+
+func (s *waitingStore) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
+	if err := s.Store.EnsureBucket(ctx, b); err != nil {
+		return err
+	}
+	return s.wait
+}
+
+// TestHandBackWaitsForTheStore (issue 43): a hand-back the store cannot complete yet (gcp's
+// noncurrent generations, openstack's versions, azure's account) does not fail the BackupBucket,
+// which would stop gardenlet syncing the secrets the hand-back waits for: the reconcile succeeds,
+// condition HandBack says WaitingForStore (False when only the operator removes the cause,
+// Progressing when it goes by itself) with the store's words, the entries stay held; once the
+// cause is gone, the next reconcile hands back by itself.
+func TestHandBackWaitsForTheStore(t *testing.T) {
+	for _, byOperator := range []bool{false, true} {
+		t.Run(map[bool]string{false: "by itself", true: "by the operator"}[byOperator], func(t *testing.T) {
+			ctx := context.Background()
+			k8s := clientWithStatus(t)
+			be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "shoot--p--s--1", Finalizers: []string{entryinfo.FinalizerName}},
+				Spec: extensionsv1alpha1.BackupEntrySpec{BucketName: "bucket"}}
+			bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"}, Spec: extensionsv1alpha1.BackupBucketSpec{
+				SecretRef: controllertest.SecretRef, DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: controllertest.RawConfig(controllertest.Config{HandBack: true})}}}
+			for _, o := range []client.Object{be, bb} {
+				if err := k8s.Create(ctx, o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			store := &waitingStore{Store: controllertest.Bucket(t, "bucket"), wait: &objectstore.HandBackWaitError{Bucket: "bucket", Why: "2 noncurrent generations are left", ByOperator: byOperator}}
+			a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: store}), k8s, k8s, events.NewFakeRecorder(10), options.DeletionOptions{})
+			reconcile := func() *gardencorev1beta1.Condition {
+				t.Helper()
+				if err := k8s.Get(ctx, client.ObjectKeyFromObject(bb), bb); err != nil {
+					t.Fatal(err)
+				}
+				if err := a.Reconcile(ctx, logr.Discard(), bb); err != nil {
+					t.Fatalf("Reconcile: %v; want success while the hand-back waits", err)
+				}
+				if err := k8s.Get(ctx, client.ObjectKeyFromObject(bb), bb); err != nil {
+					t.Fatal(err)
+				}
+				c := v1beta1helper.GetCondition(bb.Status.Conditions, backupbucket.ConditionHandBack)
+				if c == nil {
+					t.Fatal("no HandBack condition")
+				}
+				return c
+			}
+			c := reconcile()
+			wantStatus := map[bool]gardencorev1beta1.ConditionStatus{false: gardencorev1beta1.ConditionProgressing, true: gardencorev1beta1.ConditionFalse}[byOperator]
+			if c.Status != wantStatus || c.Reason != backupbucket.ReasonHandBackStore || !strings.Contains(c.Message, "2 noncurrent generations are left") {
+				t.Fatalf("condition %s/%s %q; want %s/%s with the store's words", c.Status, c.Reason, c.Message, wantStatus, backupbucket.ReasonHandBackStore)
+			}
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(be), be); err != nil || !slices.Contains(be.Finalizers, entryinfo.FinalizerName) {
+				t.Fatalf("entry released while the store waits: %v, %v", be.Finalizers, err)
+			}
+			store.wait = nil // the cause is gone
+			if c := reconcile(); c.Status != gardencorev1beta1.ConditionTrue || c.Reason != backupbucket.ReasonHandedBack {
+				t.Fatalf("condition %s/%s %q after the cause went; want True/HandedBack", c.Status, c.Reason, c.Message)
+			}
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(be), be); err != nil || slices.Contains(be.Finalizers, entryinfo.FinalizerName) {
+				t.Fatalf("entry still held after the hand-back: %v, %v", be.Finalizers, err)
+			}
+		})
+	}
 }

@@ -42,12 +42,15 @@ type holdingActuator struct {
 
 var _ backupentry.Actuator = (*holdingActuator)(nil)
 
-// hold gives the entry entryinfo.FinalizerName unless its bucket is handed back (then it removes it).
+// hold gives the entry entryinfo.FinalizerName unless its bucket is handed back (then it removes
+// it): handBack is set and the hand-back is complete (entryinfo.HandedBack). While a hand-back
+// waits, this extension is still in charge of the entry, and holds it.
 //
 // Adding cannot race with a hand-back: the bucket is read from the API server before the add
-// and again after it. A hand-back set after the second read starts its release
-// (ReleaseEntriesOf, which lists the entries from the API server) after the add, so it finds the
-// finalizer and removes it; one set before it is seen here and the finalizer is removed again.
+// and again after it. A hand-back completed after the second read starts its release
+// (ReleaseEntriesOf, which lists the entries from the API server, after the condition is True)
+// after the add, so it finds the finalizer and removes it; one completed before it is seen here
+// and the finalizer is removed again.
 func (a *holdingActuator) hold(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
 	handedBack, err := a.handedBack(ctx, be)
 	if err != nil {
@@ -68,8 +71,9 @@ func (a *holdingActuator) hold(ctx context.Context, be *extensionsv1alpha1.Backu
 	return a.release(ctx, be)
 }
 
-// handedBack reports whether the entry's BackupBucket, on this seed, is being handed back
-// (providerConfig handBack), read from the API server. A bucket that is not on this seed is not;
+// handedBack reports whether the entry's BackupBucket, on this seed, is handed back
+// (providerConfig handBack, and the hand-back complete: entryinfo.HandedBack), read from the API
+// server. A bucket that is not on this seed is not;
 // a bucket that cannot be read or whose providerConfig does not decode (the provider awaiting the
 // seed's configuration included, *provider.SeedConfigPendingError) is an error, so that the entry
 // is held or released only on what was read and understood.
@@ -88,7 +92,7 @@ func (a *holdingActuator) handedBack(ctx context.Context, be *extensionsv1alpha1
 	if err != nil {
 		return false, fmt.Errorf("decoding BackupBucket %q to learn whether it is handed back: %w", be.Spec.BucketName, err)
 	}
-	return cfg.HandsBack(), nil
+	return cfg.HandsBack() && entryinfo.HandedBack(bb), nil
 }
 
 // release removes entryinfo.FinalizerName (entryinfo.Release).

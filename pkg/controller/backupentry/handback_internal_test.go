@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,21 +19,32 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
-// TestHoldLetsGoOfEntriesWhoseBucketIsHandedBack: while the entry's BackupBucket hands the
-// bucket back (providerConfig handBack), the entry is not held by this extension's finalizer
-// (the provider extension taking the bucket back deletes entries without it), and one held
-// before is let go; otherwise it is held.
+// TestHoldLetsGoOfEntriesWhoseBucketIsHandedBack: once the entry's BackupBucket has handed the
+// bucket back (providerConfig handBack, condition HandBack True), the entry is not held by this
+// extension's finalizer (the provider extension taking the bucket back deletes entries without
+// it), and one held before is let go; otherwise it is held, also while the hand-back waits
+// (issue 43: this extension is still in charge then, and an entry deleted meanwhile whose secret
+// went first would lose its deletion and its credential's revocation).
 func TestHoldLetsGoOfEntriesWhoseBucketIsHandedBack(t *testing.T) {
+	complete := []gardencorev1beta1.Condition{{Type: entryinfo.ConditionHandBack, Status: gardencorev1beta1.ConditionTrue}}
+	waiting := []gardencorev1beta1.Condition{{Type: entryinfo.ConditionHandBack, Status: gardencorev1beta1.ConditionProgressing}}
 	cases := []struct {
 		name       string
 		bucket     *controllertest.Config // nil: no BackupBucket on this seed
+		conditions []gardencorev1beta1.Condition
 		finalizers []string
 		wantHeld   bool
 	}{
 		{name: "bucket not handed back: held", bucket: &controllertest.Config{}, wantHeld: true},
 		{name: "bucket not on this seed: held", wantHeld: true},
-		{name: "bucket handed back: not held", bucket: &controllertest.Config{HandBack: true}},
-		{name: "bucket handed back, held before: let go", bucket: &controllertest.Config{HandBack: true}, finalizers: []string{entryinfo.FinalizerName}},
+		{name: "bucket handed back: not held", bucket: &controllertest.Config{HandBack: true}, conditions: complete},
+		{name: "bucket handed back, held before: let go", bucket: &controllertest.Config{HandBack: true}, conditions: complete, finalizers: []string{entryinfo.FinalizerName}},
+		{name: "hand-back waiting: held", bucket: &controllertest.Config{HandBack: true}, conditions: waiting, wantHeld: true},
+		{name: "hand-back waiting, held before: still held", bucket: &controllertest.Config{HandBack: true}, conditions: waiting, finalizers: []string{entryinfo.FinalizerName}, wantHeld: true},
+		{name: "hand-back not looked at yet: held", bucket: &controllertest.Config{HandBack: true}, wantHeld: true},
+		{name: "handBack unset after a hand-back (condition left): held", bucket: &controllertest.Config{}, conditions: complete, wantHeld: true},
+		{name: "the bucket releasing its entries: let go", bucket: &controllertest.Config{HandBack: true}, finalizers: []string{entryinfo.FinalizerName},
+			conditions: []gardencorev1beta1.Condition{{Type: entryinfo.ConditionHandBack, Status: gardencorev1beta1.ConditionProgressing, Reason: entryinfo.ReasonHandBackReleasing}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -40,7 +52,8 @@ func TestHoldLetsGoOfEntriesWhoseBucketIsHandedBack(t *testing.T) {
 			k8s := controllertest.Client()
 			if c.bucket != nil {
 				bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"},
-					Spec: extensionsv1alpha1.BackupBucketSpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: controllertest.RawConfig(*c.bucket)}}}
+					Spec:   extensionsv1alpha1.BackupBucketSpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: controllertest.RawConfig(*c.bucket)}},
+					Status: extensionsv1alpha1.BackupBucketStatus{DefaultStatus: extensionsv1alpha1.DefaultStatus{Conditions: c.conditions}}}
 				if err := k8s.Create(ctx, bb); err != nil {
 					t.Fatal(err)
 				}
@@ -110,6 +123,7 @@ func TestHoldIsNotFooledByAStaleBucket(t *testing.T) {
 			}
 			before := bb.DeepCopy()
 			bb.Spec.ProviderConfig = controllertest.RawConfig(controllertest.Config{HandBack: true})
+			bb.Status.Conditions = []gardencorev1beta1.Condition{{Type: entryinfo.ConditionHandBack, Status: gardencorev1beta1.ConditionTrue}}
 			if err := k8s.Update(ctx, bb); err != nil {
 				t.Fatal(err)
 			}

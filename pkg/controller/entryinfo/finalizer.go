@@ -8,6 +8,8 @@ import (
 	"context"
 	"fmt"
 
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener/gardener/pkg/controllerutils"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,10 +21,31 @@ import (
 // FinalizerName keeps a BackupEntry until the objects under its prefix are deleted. Gardener's
 // library removes its own finalizer without deleting anything when the entry's credentials
 // secret is gone; this one stays until the prefix is deleted with other credentials (the entry
-// controller's orphan guard), the entry's bucket is handed back to the provider extension this project took it
-// over from (providerConfig handBack: that extension deletes the entry without this finalizer, so
-// it must not wait for it; see ReleaseEntriesOf), or an operator removes it on purpose.
+// controller's orphan guard), the entry's bucket is handed back to the provider extension this
+// project took it over from (providerConfig handBack, once the hand-back is complete, HandedBack:
+// that extension deletes the entry without this finalizer, so it must not wait for it; see
+// ReleaseEntriesOf), or an operator removes it on purpose.
 const FinalizerName = "backup.extensions.gardener.cloud/objects"
+
+// ConditionHandBack is the BackupBucket condition that says where the bucket's hand-back is
+// (written by the BackupBucket controller; True once it is complete).
+const ConditionHandBack gardencorev1beta1.ConditionType = "HandBack"
+
+// ReasonHandBackReleasing is the reason of ConditionHandBack while the bucket, with nothing of
+// this extension left valid, releases its entries (ReleaseEntriesOf); True follows once they are.
+const ReasonHandBackReleasing = "ReleasingEntries"
+
+// HandedBack says whether bb's hand-back is complete, or releasing its entries (condition
+// ConditionHandBack True, or ReasonHandBackReleasing): written before ReleaseEntriesOf lists the
+// entries, so an entry that adds FinalizerName meanwhile either sees it after its add or is
+// found by the listing. Until then this extension is in charge of the bucket's entries, and an
+// entry deleted meanwhile needs FinalizerName as much as before: the hand-back may wait for days
+// (a store's retention), and without it an entry whose secret went first would be removed with
+// its objects and its own credential left behind.
+func HandedBack(bb *extensionsv1alpha1.BackupBucket) bool {
+	c := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionHandBack)
+	return c != nil && (c.Status == gardencorev1beta1.ConditionTrue || c.Reason == ReasonHandBackReleasing)
+}
 
 // ReleaseEntriesOf removes FinalizerName from every BackupEntry on the seed that names bucket in
 // spec.bucketName: the bucket is handed back, and the provider extension that takes it back

@@ -148,9 +148,11 @@ func (s *management) checkRegionAfter(ctx context.Context, name, want string, he
 	return nil
 }
 
-// planImmutability keeps versioning and the Object Lock default retention as declared. A
-// compliance retention can never be removed, weakened to governance or shortened: such a change
-// is refused and nothing is touched. It sets lockOn: whether Object Lock is on afterwards (as
+// planImmutability keeps versioning and the Object Lock default retention as declared, keeping
+// the stricter setting: a retention longer than declared, or one not declared, is kept (and
+// named in the plan with objectstore.ChangeKeep), never shortened or removed, whoever set it. A
+// compliance retention can never be weakened to governance either: such a declaration is refused
+// and nothing is touched. It sets lockOn: whether Object Lock is on afterwards (as
 // read, or as the changes turn it on).
 func (s *management) planImmutability(ctx context.Context, name string, cfg *awsapi.BackupBucketConfig, lockOn *bool) ([]pending, error) {
 	current, err := s.client.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: &name})
@@ -187,15 +189,8 @@ func (s *management) planRetention(ctx context.Context, name string, cfg *awsapi
 		if curMode == "" {
 			return nil, nil
 		}
-		// A governance retention that is no longer declared is removed; the lock itself stays on.
-		return []pending{{
-			change: objectstore.BucketChange{Setting: retention, Action: objectstore.ChangeDelete, Detail: fmt.Sprintf("governance, %d days, no longer declared (Object Lock stays on)", curDays)},
-			apply: func(ctx context.Context) error {
-				_, err := s.client.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: &name,
-					ObjectLockConfiguration: &types.ObjectLockConfiguration{ObjectLockEnabled: types.ObjectLockEnabledEnabled}})
-				return s.bucketError(name, err)
-			},
-		}}, nil
+		// A governance retention is stricter than none: kept, whoever set it.
+		return []pending{keptRetention(fmt.Sprintf("governance, %d days, kept (none declared): a retention is never removed; remove it on the bucket if it is to go", curDays))}, nil
 	}
 
 	wantMode := types.ObjectLockRetentionModeGovernance
@@ -205,6 +200,11 @@ func (s *management) planRetention(ctx context.Context, name string, cfg *awsapi
 	wantDays := int32(im.RetentionPeriod.Duration / (24 * time.Hour))
 	if curMode == types.ObjectLockRetentionModeCompliance && (wantMode != curMode || wantDays < curDays) {
 		return nil, objectstore.Invalidf("bucket %q has a compliance retention of %d days, which can never be weakened or shortened (declared: %s, %d days)", name, curDays, im.Mode, wantDays)
+	}
+	declaredDays := wantDays
+	if curMode != "" && curDays > wantDays {
+		// The stricter setting is kept: a longer retention someone set is never shortened.
+		wantDays = curDays
 	}
 	var changes []pending
 	// A versioning read that fails (credentials allowed to write it but not to read it) falls
@@ -227,6 +227,9 @@ func (s *management) planRetention(ctx context.Context, name string, cfg *awsapi
 		})
 	}
 	if curMode == wantMode && curDays == wantDays {
+		if wantDays > declaredDays {
+			changes = append(changes, keptRetention(fmt.Sprintf("%s, %d days, kept (declared: %d days): a longer retention is never shortened", strings.ToLower(string(curMode)), curDays, declaredDays)))
+		}
 		return changes, nil
 	}
 	action, was := objectstore.ChangeUpdate, fmt.Sprintf("%s, %d days", strings.ToLower(string(curMode)), curDays)
@@ -237,7 +240,7 @@ func (s *management) planRetention(ctx context.Context, name string, cfg *awsapi
 		}
 	}
 	return append(changes, pending{
-		change: objectstore.BucketChange{Setting: retention, Action: action, Detail: fmt.Sprintf("%s -> %s, %d days", was, strings.ToLower(string(wantMode)), wantDays)},
+		change: objectstore.BucketChange{Setting: retention, Action: action, Detail: fmt.Sprintf("%s -> %s, %d days%s", was, strings.ToLower(string(wantMode)), wantDays, longerKept(wantDays, declaredDays))},
 		apply: func(ctx context.Context) error {
 			_, err := s.client.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: &name,
 				ObjectLockConfiguration: &types.ObjectLockConfiguration{
@@ -250,6 +253,20 @@ func (s *management) planRetention(ctx context.Context, name string, cfg *awsapi
 			return s.bucketError(name, err)
 		},
 	}), nil
+}
+
+// keptRetention is the plan's note of a default retention kept as it is, stricter than declared.
+func keptRetention(detail string) pending {
+	return pending{change: objectstore.BucketChange{Setting: "Object Lock default retention", Action: objectstore.ChangeKeep, Detail: detail},
+		apply: func(context.Context) error { return nil }}
+}
+
+// longerKept notes, in a change's detail, a period longer than declared that was kept.
+func longerKept(days, declared int32) string {
+	if days > declared {
+		return fmt.Sprintf(" (declared: %d days; the longer existing period is kept)", declared)
+	}
+	return ""
 }
 
 // updateLifecycle reads the rules, lets change compute the new set and writes it (only when it

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
@@ -151,5 +153,64 @@ func TestComplianceRetentionIsNeverWeakened(t *testing.T) {
 	}
 	if err := ensure(t, minio.SecretData(), name, immutable(awsapi.ModeCompliance, 3)); err != nil {
 		t.Fatalf("extending a compliance retention must work: %v", err)
+	}
+}
+
+// TestALongerRetentionIsKept: a governance default retention longer than declared (set by
+// someone else, or by an earlier declaration) is kept, never shortened, and one that is no
+// longer declared is not removed; the plan names each as kept. A shorter one, or none, becomes
+// the declared one.
+func TestALongerRetentionIsKept(t *testing.T) {
+	ctx := context.Background()
+	raw, name := minio.S3Client(), newBucketName()
+	b := objectstore.Bucket{Name: name, Region: "eu-central-1"}
+	if err := ensure(t, minio.SecretData(), name, immutable(awsapi.ModeGovernance, 1)); err != nil {
+		t.Fatal(err)
+	}
+	retention := func() (types.ObjectLockRetentionMode, int32) {
+		t.Helper()
+		lock, err := raw.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: &name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := lock.ObjectLockConfiguration.Rule; r != nil && r.DefaultRetention != nil {
+			return r.DefaultRetention.Mode, aws.ToInt32(r.DefaultRetention.Days)
+		}
+		return "", 0
+	}
+	// Someone sets a longer retention.
+	if _, err := raw.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: &name, ObjectLockConfiguration: &types.ObjectLockConfiguration{
+		ObjectLockEnabled: types.ObjectLockEnabledEnabled,
+		Rule:              &types.ObjectLockRule{DefaultRetention: &types.DefaultRetention{Mode: types.ObjectLockRetentionModeGovernance, Days: aws.Int32(5)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		cfg  *awsapi.BackupBucketConfig
+	}{{"declared shorter", immutable(awsapi.ModeGovernance, 1)}, {"not declared", minioConfig()}} {
+		store := newStoreWith(t, &awsprovider.Provider{}, minio.SecretData(), c.cfg)
+		if got := conformance.Plan(ctx, t, store.Management.(objectstore.BucketPlanner), b); !slices.Equal(got, []string{"keep Object Lock default retention"}) {
+			t.Errorf("%s: plan %v; want the retention named as kept", c.name, got)
+		}
+		if err := store.EnsureBucket(ctx, b); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if mode, days := retention(); mode != types.ObjectLockRetentionModeGovernance || days != 5 {
+			t.Fatalf("%s: retention %s, %d days; want the longer governance, 5 days, kept", c.name, mode, days)
+		}
+	}
+	// Declared longer: ours.
+	if err := ensure(t, minio.SecretData(), name, immutable(awsapi.ModeGovernance, 7)); err != nil {
+		t.Fatal(err)
+	}
+	if mode, days := retention(); mode != types.ObjectLockRetentionModeGovernance || days != 7 {
+		t.Fatalf("declared longer: retention %s, %d days; want governance, 7 days", mode, days)
+	}
+	// Compliance declared, shorter than the governance there: compliance, with the longer period.
+	if err := ensure(t, minio.SecretData(), name, immutable(awsapi.ModeCompliance, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if mode, days := retention(); mode != types.ObjectLockRetentionModeCompliance || days != 7 {
+		t.Fatalf("compliance declared shorter: retention %s, %d days; want compliance, 7 days", mode, days)
 	}
 }

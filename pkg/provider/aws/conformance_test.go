@@ -49,16 +49,18 @@ func TestConformanceOnMinIO(t *testing.T) {
 		SmallPages:  newStoreWith(t, &awsprovider.Provider{ListPageSize: 2}, data, minioConfig()),
 		// MinIO enables Object Lock only when a bucket is created (409 InvalidBucketState on an
 		// existing one): the locked-objects case gets a bucket made with a governance default
-		// retention, which is then dropped again (the lock stays on), so that only what Lock
-		// holds is locked.
+		// retention, which is then dropped again by hand (the lock stays on; the extension keeps
+		// a retention it finds), so that only what Lock holds is locked.
 		LockableBucket: func(t *testing.T) string {
 			ctx := context.Background()
 			name := newBucketName()
-			for _, cfg := range []*awsapi.BackupBucketConfig{immutable(awsapi.ModeGovernance, 1), minioConfig()} {
-				store := newStoreWith(t, &awsprovider.Provider{}, data, cfg)
-				if err := store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: "eu-central-1"}); err != nil {
-					t.Fatalf("EnsureBucket(%q) with Object Lock: %v", name, err)
-				}
+			store := newStoreWith(t, &awsprovider.Provider{}, data, immutable(awsapi.ModeGovernance, 1))
+			if err := store.EnsureBucket(ctx, objectstore.Bucket{Name: name, Region: "eu-central-1"}); err != nil {
+				t.Fatalf("EnsureBucket(%q) with Object Lock: %v", name, err)
+			}
+			if _, err := minio.S3Client().PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: &name,
+				ObjectLockConfiguration: &types.ObjectLockConfiguration{ObjectLockEnabled: types.ObjectLockEnabledEnabled}}); err != nil {
+				t.Fatalf("dropping the default retention of %q: %v", name, err)
 			}
 			return name
 		},

@@ -60,9 +60,11 @@ func (im immutability) wantDays() int32 {
 	return int32(im.want.RetentionPeriod.Duration / (24 * time.Hour))
 }
 
-// ensureImmutability converges the container's time-based immutability policy. A locked policy
-// can only be extended: a declaration that would shorten, unlock or remove it is refused and
-// nothing is changed (readImmutability).
+// ensureImmutability converges the container's time-based immutability policy, keeping the
+// stricter setting: an unlocked policy longer than declared, or not declared, is kept as it is
+// (objectstore.ChangeKeep), never shortened or removed, whoever set it; a lock declared over a
+// longer period locks that period. A locked policy can only be extended: a declaration that
+// would shorten, unlock or remove it is refused and nothing is changed (readImmutability).
 func (s *armStore) ensureImmutability(ctx context.Context, rg, account, container string, cfg *azureapi.BackupBucketConfig, log *changeLog) error {
 	im, err := s.readImmutability(ctx, rg, account, container, cfg)
 	if err != nil {
@@ -72,12 +74,9 @@ func (s *armStore) ensureImmutability(ctx context.Context, rg, account, containe
 		if im.days == 0 {
 			return nil
 		}
-		return log.add(objectstore.BucketChange{Setting: "container immutability policy", Action: objectstore.ChangeDelete, Detail: fmt.Sprintf("%d days, unlocked, no longer declared", im.days)}, func() error {
-			if _, err := s.containers.DeleteImmutabilityPolicy(ctx, rg, account, container, im.etag, nil); err != nil {
-				return fmt.Errorf("removing the immutability policy of container %q: %w", container, classify(err))
-			}
-			return nil
-		})
+		// Stricter than none: kept, whoever set it.
+		return log.add(objectstore.BucketChange{Setting: "container immutability policy", Action: objectstore.ChangeKeep,
+			Detail: fmt.Sprintf("%d days, unlocked, kept (none declared): a retention is never removed; remove it on the container if it is to go", im.days)}, noWrite)
 	}
 	wantDays, etag := im.wantDays(), im.etag
 	if im.locked {
@@ -94,7 +93,13 @@ func (s *armStore) ensureImmutability(ctx context.Context, rg, account, containe
 		}
 		return nil
 	}
-	if im.days != wantDays {
+	if im.days > wantDays {
+		if err := log.add(objectstore.BucketChange{Setting: "container immutability policy", Action: objectstore.ChangeKeep,
+			Detail: fmt.Sprintf("%d days, kept (declared: %d days): a longer retention is never shortened", im.days, wantDays)}, noWrite); err != nil {
+			return err
+		}
+	}
+	if im.days < wantDays {
 		err := log.add(objectstore.BucketChange{Setting: "container immutability policy", Action: objectstore.ChangeUpdate, Detail: fmt.Sprintf("%d -> %d days", im.days, wantDays)}, func() error {
 			opts := &armstorage.BlobContainersClientCreateOrUpdateImmutabilityPolicyOptions{
 				Parameters: &armstorage.ImmutabilityPolicy{Properties: &armstorage.ImmutabilityPolicyProperty{ImmutabilityPeriodSinceCreationInDays: to.Ptr(wantDays)}},
@@ -164,3 +169,6 @@ func (s *armStore) ensureSoftDelete(ctx context.Context, rg, account string, cfg
 		return nil
 	})
 }
+
+// noWrite is the write of a change that writes nothing (objectstore.ChangeKeep).
+func noWrite() error { return nil }

@@ -6,6 +6,7 @@ package azure_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -43,15 +44,27 @@ func TestImmutabilityPolicyConverges(t *testing.T) {
 		wantState string
 	}{
 		{"set", &azureapi.ImmutableConfig{RetentionType: "bucket", RetentionPeriod: days(2)}, false, 2, "Unlocked"},
-		{"unlocked follows the declaration", &azureapi.ImmutableConfig{RetentionType: "bucket", RetentionPeriod: days(1)}, false, 1, "Unlocked"},
-		{"removed while unlocked", nil, false, 0, ""},
-		{"set and locked", &azureapi.ImmutableConfig{RetentionType: "bucket", RetentionPeriod: days(3), Locked: true}, false, 3, "Locked"},
+		{"unlocked, declared shorter: the longer is kept", &azureapi.ImmutableConfig{RetentionType: "bucket", RetentionPeriod: days(1)}, false, 2, "Unlocked"},
+		{"unlocked, not declared: kept", nil, false, 2, "Unlocked"},
+		{"unlocked follows a longer declaration", &azureapi.ImmutableConfig{RetentionType: "bucket", RetentionPeriod: days(3)}, false, 3, "Unlocked"},
+		{"locked over the longer period", &azureapi.ImmutableConfig{RetentionType: "bucket", RetentionPeriod: days(1), Locked: true}, false, 3, "Locked"},
 		{"locked is never shortened", &azureapi.ImmutableConfig{RetentionType: "bucket", RetentionPeriod: days(2), Locked: true}, true, 3, "Locked"},
 		{"locked is never unlocked", &azureapi.ImmutableConfig{RetentionType: "bucket", RetentionPeriod: days(3)}, true, 3, "Locked"},
 		{"locked is never removed", nil, true, 3, "Locked"},
 		{"locked is extended", &azureapi.ImmutableConfig{RetentionType: "bucket", RetentionPeriod: days(5), Locked: true}, false, 5, "Locked"},
 	}
+	// The steps whose plan names the policy as kept (and writes nothing for it).
+	kept := map[string]bool{"unlocked, declared shorter: the longer is kept": true, "unlocked, not declared: kept": true}
 	for _, step := range steps {
+		if kept[step.name] {
+			planner := armStoreFor(t, arm, arm.ServicePrincipal(), false, &azureapi.BackupBucketConfig{Immutability: step.declared}).Management.(objectstore.BucketPlanner)
+			changes, err := planner.PlanBucket(ctx(t), objectstore.Bucket{Name: name, Region: "westeurope"})
+			if err != nil || !slices.ContainsFunc(changes, func(c objectstore.BucketChange) bool {
+				return c.Action == objectstore.ChangeKeep && c.Setting == "container immutability policy"
+			}) {
+				t.Fatalf("%s: plan %+v, %v; want the immutability policy named as kept", step.name, changes, err)
+			}
+		}
 		writes := arm.Writes()
 		err := ensure(step.declared)
 		if (err != nil) != step.wantErr || (err != nil && !errors.Is(err, objectstore.ErrInvalidConfig)) {

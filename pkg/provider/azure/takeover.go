@@ -207,7 +207,7 @@ func (s *armStore) putPolicy(ctx context.Context, rg, account string, rules []*a
 func (s *armStore) handBack(ctx context.Context, bucket, rg string, acct armstorage.Account, log *changeLog) error {
 	name := deref(acct.Name)
 	if !adopted(acct) {
-		return objectstore.Invalidf("spec.providerConfig.handBack: storage account %q of bucket %q was created by this extension, not adopted from gardener-extension-provider-azure, which would look for account %q and create it empty; remove handBack, or move the backups first", name, bucket, IncumbentAccountName(bucket))
+		return &objectstore.HandBackWaitError{Bucket: bucket, ByOperator: true, Why: fmt.Sprintf("storage account %q was created by this extension, not adopted from gardener-extension-provider-azure, which would look for account %q and create it empty; remove handBack, or move the backups first", name, IncumbentAccountName(bucket))}
 	}
 	rules, err := s.policyRules(ctx, rg, name)
 	if err != nil {

@@ -216,8 +216,9 @@ func TestLookAlikesOfTheIncumbentsAccountStayForeign(t *testing.T) {
 		arm := startARM(t)
 		bucket := newBucketName()
 		err := armStoreFor(t, arm, arm.ServicePrincipal(), false, &azureapi.BackupBucketConfig{HandBack: true}).EnsureBucket(ctx(t), objectstore.Bucket{Name: bucket, Region: "westeurope"})
-		if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "spec.providerConfig.handBack") {
-			t.Fatalf("handBack on an account this extension created: %v; want a configuration error naming the field", err)
+		var wait *objectstore.HandBackWaitError
+		if !errors.As(err, &wait) || !wait.ByOperator || errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "providerConfig.handBack") {
+			t.Fatalf("handBack on an account this extension created: %v; want a HandBackWaitError (by the operator, no configuration error) naming the field", err)
 		}
 	})
 }

@@ -72,6 +72,10 @@ func (s *management) reconcile(ctx context.Context, b objectstore.Bucket, apply 
 		return nil, objectstore.Invalidf("bucket %q exists in location %q, not in spec.region %q: a bucket's location cannot be changed; set spec.region to %q or use another BackupBucket name", b.Name, attrs.Location, b.Region, strings.ToLower(attrs.Location))
 	}
 	changes, err := s.converge(ctx, b.Name, attrs, cfg, apply)
+	var wait *objectstore.HandBackWaitError
+	if errors.As(err, &wait) {
+		err = nil // said after the rest converged, instead of the read-back
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -81,6 +85,9 @@ func (s *management) reconcile(ctx context.Context, b objectstore.Bucket, apply 
 			return nil, err
 		}
 		changes = append(changes, c...)
+	}
+	if wait != nil {
+		return changes, wait
 	}
 	if cfg.HandBack && apply {
 		return changes, s.verifyHandBack(ctx, b.Name)
@@ -190,7 +197,7 @@ func softDeleteDuration(cfg *gcpapi.BackupBucketConfig) time.Duration {
 // differs in one request guarded by the bucket's metageneration, and locks the retention policy
 // when asked. Labels and lifecycle rules of others are kept (only this extension's labels are
 // set; see desiredLifecycle). It returns the changes (made, with apply).
-func (s *management) converge(ctx context.Context, name string, attrs *storage.BucketAttrs, cfg *gcpapi.BackupBucketConfig, apply bool) ([]objectstore.BucketChange, error) {
+func (s *management) converge(ctx context.Context, name string, attrs *storage.BucketAttrs, cfg *gcpapi.BackupBucketConfig, apply bool) (_ []objectstore.BucketChange, retErr error) {
 	var upd storage.BucketAttrsToUpdate
 	var changes []objectstore.BucketChange
 	if !attrs.UniformBucketLevelAccess.Enabled {
@@ -204,7 +211,7 @@ func (s *management) converge(ctx context.Context, name string, attrs *storage.B
 		upd.UniformBucketLevelAccess = &storage.UniformBucketLevelAccess{Enabled: true}
 		changes = append(changes, objectstore.BucketChange{Setting: "public access prevention", Action: objectstore.ChangeUpdate, Detail: "-> enforced"})
 	}
-	want, marks, err := s.desiredLifecycle(ctx, name, attrs.Lifecycle.Rules, cfg.HandBack, apply)
+	want, marks, wait, err := s.desiredLifecycle(ctx, name, attrs.Lifecycle.Rules, cfg.HandBack, apply)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +239,7 @@ func (s *management) converge(ctx context.Context, name string, attrs *storage.B
 			changes = append(changes, objectstore.BucketChange{Setting: "label " + k, Action: action, Detail: "-> " + v})
 		}
 	}
-	policy, lock, err := retentionChange(name, attrs.RetentionPolicy, cfg.Immutability)
+	policy, lock, kept, err := retentionChange(name, attrs.RetentionPolicy, cfg.Immutability)
 	if err != nil {
 		return nil, err
 	}
@@ -245,12 +252,21 @@ func (s *management) converge(ctx context.Context, name string, attrs *storage.B
 		changes = append(changes, objectstore.BucketChange{Setting: "retention policy", Action: objectstore.ChangeUpdate, Detail: was + " -> " + policy.RetentionPeriod.String()})
 	}
 	updates := len(changes) // in one update request (marks are made before: only by desiredLifecycle with apply)
+	if kept != "" {
+		changes = append(changes, objectstore.BucketChange{Setting: "retention policy", Action: objectstore.ChangeKeep, Detail: kept})
+	}
 	if lock {
 		changes = append(changes, objectstore.BucketChange{Setting: "retention policy lock", Action: objectstore.ChangeCreate, Detail: "locked for good"})
 	}
 	if !apply {
 		return changes, nil
 	}
+	// A hand-back that waits (wait) converges every setting all the same and says so last.
+	defer func() {
+		if retErr == nil {
+			retErr = wait
+		}
+	}()
 	metageneration := attrs.MetaGeneration
 	if updates > 0 {
 		// The precondition makes a concurrent change (for example somebody locking the policy
@@ -272,11 +288,14 @@ func (s *management) converge(ctx context.Context, name string, attrs *storage.B
 	return changes, nil
 }
 
-// retentionChange decides how the bucket's retention policy moves towards the declaration: the
-// policy to write (nil: none; a zero period: remove) and whether to lock it afterwards. A locked
-// policy is never removed or shortened; a declaration that asks for that is a configuration
-// error, reported without touching the bucket.
-func retentionChange(bucket string, have *storage.RetentionPolicy, want *gcpapi.ImmutableConfig) (*storage.RetentionPolicy, bool, error) {
+// retentionChange decides how the bucket's retention policy moves towards the declaration,
+// keeping the stricter setting: the policy to write (nil: none), whether to lock it afterwards,
+// and kept, which says why a policy longer than declared (or not declared) is kept as it is
+// ("" none kept). A retention is never shortened or removed, whoever set it; a locked one can
+// never be unlocked or shortened anyway, and a declaration that asks for that is a configuration
+// error, reported without touching the bucket. A lock declared over a longer unlocked period
+// locks that longer period.
+func retentionChange(bucket string, have *storage.RetentionPolicy, want *gcpapi.ImmutableConfig) (policy *storage.RetentionPolicy, lock bool, kept string, err error) {
 	var havePeriod time.Duration
 	locked := false
 	if have != nil {
@@ -285,34 +304,33 @@ func retentionChange(bucket string, have *storage.RetentionPolicy, want *gcpapi.
 	if want == nil {
 		switch {
 		case locked:
-			return nil, false, objectstore.Invalidf("bucket %q has a locked retention policy of %s, which can never be removed; declare providerConfig.immutability with locked: true and a retentionPeriod of at least %s", bucket, havePeriod, havePeriod)
+			return nil, false, "", objectstore.Invalidf("bucket %q has a locked retention policy of %s, which can never be removed; declare providerConfig.immutability with locked: true and a retentionPeriod of at least %s", bucket, havePeriod, havePeriod)
 		case havePeriod > 0:
-			return &storage.RetentionPolicy{}, false, nil
+			return nil, false, fmt.Sprintf("%s, unlocked, kept (none declared): a retention is never removed; remove it on the bucket if it is to go", havePeriod), nil
 		}
-		return nil, false, nil
+		return nil, false, "", nil
 	}
 	wantPeriod := want.RetentionPeriod.Duration
 	if locked {
 		switch {
 		case !want.Locked:
-			return nil, false, objectstore.Invalidf("bucket %q has a locked retention policy, which can never be unlocked; set providerConfig.immutability.locked to true", bucket)
+			return nil, false, "", objectstore.Invalidf("bucket %q has a locked retention policy, which can never be unlocked; set providerConfig.immutability.locked to true", bucket)
 		case wantPeriod < havePeriod:
-			return nil, false, objectstore.Invalidf("bucket %q has a locked retention policy of %s, which can never be shortened; providerConfig.immutability.retentionPeriod %s must be at least that", bucket, havePeriod, wantPeriod)
+			return nil, false, "", objectstore.Invalidf("bucket %q has a locked retention policy of %s, which can never be shortened; providerConfig.immutability.retentionPeriod %s must be at least that", bucket, havePeriod, wantPeriod)
 		case wantPeriod > havePeriod:
-			return &storage.RetentionPolicy{RetentionPeriod: wantPeriod}, false, nil
+			return &storage.RetentionPolicy{RetentionPeriod: wantPeriod}, false, "", nil
 		}
-		return nil, false, nil
+		return nil, false, "", nil
 	}
-	var policy *storage.RetentionPolicy
-	if wantPeriod != havePeriod {
+	switch {
+	case havePeriod > wantPeriod:
+		kept = fmt.Sprintf("%s, kept (declared: %s): a longer retention is never shortened", havePeriod, wantPeriod)
+	case havePeriod < wantPeriod:
 		policy = &storage.RetentionPolicy{RetentionPeriod: wantPeriod}
 	}
-	return policy, want.Locked, nil
+	return policy, want.Locked, kept, nil
 }
 
-// validateLocation checks spec.region before any request: GCS locations (regions such as
-// europe-west1, dual-regions such as eur4, multi-regions such as eu) are letters, digits and
-// dashes; anything else GCS would refuse when creating the bucket.
 func validateLocation(region string) error {
 	if region == "" {
 		return objectstore.Invalidf("no region: set spec.region to the bucket's GCS location (for example europe-west1)")

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"cloud.google.com/go/storage"
@@ -47,10 +48,13 @@ func ownRule(r storage.LifecycleRule) bool {
 // With handBack: provider-gcp v1.54.1's rule, markedRule, is the only one of ours
 // (pkg/controller/backupbucket/actuator.go L191-204). A noncurrent rule still needed would be
 // dropped, so the generations it covers are marked first (only with apply; without, the marking
-// is returned as a change); where the store does not mark them, the hand-back is refused.
-func (s *management) desiredLifecycle(ctx context.Context, bucket string, have []storage.LifecycleRule, handBack, apply bool) (storage.Lifecycle, []objectstore.BucketChange, error) {
+// is returned as a change); where the store does not mark them, the rule is kept and wait says
+// why the hand-back cannot complete yet (an *objectstore.HandBackWaitError; nil none).
+func (s *management) desiredLifecycle(ctx context.Context, bucket string, have []storage.LifecycleRule, handBack, apply bool) (_ storage.Lifecycle, _ []objectstore.BucketChange, wait error, _ error) {
 	var ours, others []storage.LifecycleRule
 	var marks []objectstore.BucketChange
+	var blocked []string
+	blockedGenerations := 0
 	keep := func(r storage.LifecycleRule) {
 		if !slices.ContainsFunc(ours, func(k storage.LifecycleRule) bool { return reflect.DeepEqual(k, r) }) {
 			ours = append(ours, r)
@@ -70,7 +74,7 @@ func (s *management) desiredLifecycle(ctx context.Context, bucket string, have [
 			prefix, _ := deferralOf(r)
 			uncovered, err := s.uncoveredNoncurrent(ctx, bucket, prefix, r.Condition.NoncurrentTimeBefore)
 			if err != nil {
-				return storage.Lifecycle{}, nil, err
+				return storage.Lifecycle{}, nil, nil, err
 			}
 			switch {
 			case len(uncovered) == 0:
@@ -83,17 +87,24 @@ func (s *management) desiredLifecycle(ctx context.Context, bucket string, have [
 			default:
 				unmarkable := false
 				if err := s.mark(ctx, bucket, uncovered, time.Now().UTC(), &unmarkable); err != nil {
-					return storage.Lifecycle{}, nil, err
+					return storage.Lifecycle{}, nil, nil, err
 				}
 				if unmarkable {
-					return storage.Lifecycle{}, nil, &HandBackBlockedError{Bucket: bucket, Rule: describeRule(r), Generations: len(uncovered)}
+					keep(r) // nothing is lost while the hand-back waits
+					blocked = append(blocked, describeRule(r))
+					blockedGenerations += len(uncovered)
 				}
 			}
 		}
 	}
+	if len(blocked) > 0 {
+		wait = &objectstore.HandBackWaitError{Bucket: bucket, Why: fmt.Sprintf("%d noncurrent generations are deleted only by its lifecycle rules %s, and the store does not keep custom times on noncurrent generations; "+
+			"provider-gcp replaces the lifecycle with its one rule, so they would never be deleted: the rules stay, and the hand-back finishes by itself once their retention has ended and the rules deleted them (or unset handBack to keep this extension in charge)",
+			blockedGenerations, strings.Join(blocked, ", "))}
+	}
 	// Ours first, then the rules of others in their order: after one write, the order is stable.
 	want := append(ours, others...)
-	return storage.Lifecycle{Rules: want}, marks, nil
+	return storage.Lifecycle{Rules: want}, marks, wait, nil
 }
 
 // lifecycleDiff names the rules created and deleted between have and want.
@@ -140,21 +151,3 @@ func (s *management) uncoveredNoncurrent(ctx context.Context, bucket, prefix str
 		}
 	}
 }
-
-// HandBackBlockedError reports a hand-back that would leave generations no rule deletes:
-// provider-gcp keeps only markedRule, and these noncurrent generations carry no custom time
-// because the store does not mark noncurrent generations by generation. It matches
-// objectstore.ErrInvalidConfig: handBack cannot be honoured now.
-type HandBackBlockedError struct {
-	Bucket      string
-	Rule        string
-	Generations int
-}
-
-func (e *HandBackBlockedError) Error() string {
-	return fmt.Sprintf("providerConfig.handBack: bucket %q has %d noncurrent generations that only its lifecycle rule %s deletes, and the store does not keep custom times on noncurrent generations; provider-gcp replaces the lifecycle with its one rule, so they would never be deleted: keep this extension in charge (unset handBack) until their retention has ended and the rule deleted them, then hand back",
-		e.Bucket, e.Generations, e.Rule)
-}
-
-// Is makes errors.Is(err, objectstore.ErrInvalidConfig) true.
-func (e *HandBackBlockedError) Is(target error) bool { return target == objectstore.ErrInvalidConfig }

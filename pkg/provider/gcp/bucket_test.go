@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -177,22 +178,44 @@ func TestRetentionPolicyLockIsNeverWeakened(t *testing.T) {
 	}
 }
 
-func TestUnlockedRetentionFollowsTheDeclaration(t *testing.T) {
+// TestUnlockedRetentionKeepsTheLonger: an unlocked retention policy longer than declared, or not
+// declared, is kept (never shortened or removed, whoever set it) and the plan names it as kept;
+// a longer declaration extends it, and a lock declared over a longer period locks that period.
+func TestUnlockedRetentionKeepsTheLonger(t *testing.T) {
 	s := newStore(t, gcs.SecretData())
 	name := newBucketName()
 	if err := ensure(t, s, name, immutable(48*time.Hour, false)); err != nil {
 		t.Fatal(err)
 	}
-	if err := ensure(t, s, name, immutable(24*time.Hour, false)); err != nil {
+	period := func() string { return fmt.Sprint(field(t, name, "retentionPolicy")["retentionPeriod"]) }
+	for _, c := range []struct {
+		name string
+		cfg  *gcpapi.BackupBucketConfig
+	}{{"declared shorter", immutable(24*time.Hour, false)}, {"not declared", nil}} {
+		if got := plan(t, name, c.cfg); !slices.Equal(got, []string{"keep retention policy"}) {
+			t.Errorf("%s: plan %v; want the retention policy named as kept", c.name, got)
+		}
+		before := patches(name)
+		if err := ensure(t, s, name, c.cfg); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := period(); got != "172800" {
+			t.Fatalf("%s: retention period %s s; want 172800 s, the longer one, kept", c.name, got)
+		}
+		if patches(name) != before {
+			t.Fatalf("%s: the bucket was updated; a kept retention writes nothing", c.name)
+		}
+	}
+	if err := ensure(t, s, name, immutable(72*time.Hour, false)); err != nil {
 		t.Fatal(err)
 	}
-	if rp := field(t, name, "retentionPolicy"); fmt.Sprint(rp["retentionPeriod"]) != "86400" {
-		t.Fatalf("retentionPolicy = %v; want 86400 s", rp)
+	if got := period(); got != "259200" {
+		t.Fatalf("declared longer: retention period %s s; want 259200 s", got)
 	}
-	if err := ensure(t, s, name, nil); err != nil {
+	if err := ensure(t, s, name, immutable(24*time.Hour, true)); err != nil {
 		t.Fatal(err)
 	}
-	if rp := field(t, name, "retentionPolicy"); rp != nil {
-		t.Fatalf("retentionPolicy = %v; want it removed", rp)
+	if _, locked := gcs.BucketField(name, "retentionPolicy"); !locked || period() != "259200" {
+		t.Fatalf("a lock declared over a longer period: period %s s, locked %t; want 259200 s, locked", period(), locked)
 	}
 }

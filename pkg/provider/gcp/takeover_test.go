@@ -194,10 +194,10 @@ func TestTakeoverAndHandBack(t *testing.T) {
 	}
 }
 
-// TestHandBackRefusedWhileANoncurrentRuleIsNeeded: a noncurrent rule that still covers
-// generations the store did not mark would be dropped by provider-gcp; the hand-back is refused
-// as a configuration problem and the lifecycle stays.
-func TestHandBackRefusedWhileANoncurrentRuleIsNeeded(t *testing.T) {
+// TestHandBackWaitsWhileANoncurrentRuleIsNeeded: a noncurrent rule that still covers
+// generations the store did not mark would be dropped by provider-gcp; the hand-back waits
+// (objectstore.HandBackWaitError, by itself: no configuration error) and the lifecycle stays.
+func TestHandBackWaitsWhileANoncurrentRuleIsNeeded(t *testing.T) {
 	s, _, name := lockedEntries(t)
 	if _, err := deferA(t, s, name); err != nil {
 		t.Fatal(err)
@@ -206,12 +206,22 @@ func TestHandBackRefusedWhileANoncurrentRuleIsNeeded(t *testing.T) {
 	back := immutable(24*time.Hour, false)
 	back.HandBack = true
 	err := ensure(t, s, name, back)
-	var blocked *gcpprovider.HandBackBlockedError
-	if !errors.As(err, &blocked) || !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "unset handBack") {
-		t.Fatalf("EnsureBucket with handBack = %v; want a HandBackBlockedError (ErrInvalidConfig) saying what to do", err)
+	var wait *objectstore.HandBackWaitError
+	if !errors.As(err, &wait) || wait.ByOperator || errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "finishes by itself") {
+		t.Fatalf("EnsureBucket with handBack = %v; want a HandBackWaitError (by itself, no configuration error) saying what it waits for", err)
 	}
-	if got := rules(t, name); !slices.Equal(got, before) {
-		t.Fatalf("a refused hand-back changed the lifecycle: %v", got)
+	// The rest converges to the hand-back's form, but the noncurrent rule the generations need stays.
+	got, kept := rules(t, name), 0
+	for _, r := range before {
+		if strings.Contains(r, "noncurrentTimeBefore") {
+			if !slices.Contains(got, r) {
+				t.Fatalf("a waiting hand-back dropped the rule %s: %v", r, got)
+			}
+			kept++
+		}
+	}
+	if kept == 0 {
+		t.Fatalf("no noncurrent rule before the hand-back: %v", before)
 	}
 }
 

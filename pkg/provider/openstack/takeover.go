@@ -136,15 +136,15 @@ func (s *management) handedBack(ctx context.Context, c *gophercloud.ServiceClien
 	})
 	switch {
 	case errors.Is(err, errVersionFound) && found.Noncurrent:
-		return objectstore.Invalidf("handBack: container %q still holds noncurrent object versions (the first is %q, version %s): "+
+		return &objectstore.HandBackWaitError{Bucket: bucket, ByOperator: true, Why: fmt.Sprintf("container %q still holds noncurrent object versions (the first is %q, version %s): "+
 			"provider-openstack deletes current objects by name only, so they would never be deleted, and its deletion of the container "+
 			"would retry without end on Swift's 409; versioning is now off: delete them (swift list --versions %s; "+
-			"swift delete %s <object> --version-id <id>) and the next reconcile hands back", bucket, found.Key, found.Version, bucket, bucket)
+			"swift delete %s <object> --version-id <id>) and the next look hands back", bucket, found.Key, found.Version, bucket, bucket)}
 	case errors.Is(err, errVersionFound):
-		return objectstore.Invalidf("handBack: object %q in container %q was written while versioning was on (version %s): "+
+		return &objectstore.HandBackWaitError{Bucket: bucket, ByOperator: true, Why: fmt.Sprintf("object %q in container %q was written while versioning was on (version %s): "+
 			"provider-openstack's DELETE by name would only make it noncurrent, never delete it; versioning is now off: "+
 			"rewrite it unversioned (a PUT of the object with X-Copy-From: %s/<object> writes an unversioned copy), delete the "+
-			"noncurrent versions, and the next reconcile hands back", found.Key, bucket, found.Version, bucket)
+			"noncurrent versions, and the next look hands back", found.Key, bucket, found.Version, bucket)}
 	case err != nil:
 		return fmt.Errorf("handBack: listing container %q's versions: %w", bucket, err)
 	}

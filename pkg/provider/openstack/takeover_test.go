@@ -258,8 +258,9 @@ func TestHandBackLeavesWhatTheIncumbentCanDelete(t *testing.T) {
 
 	handBack := newConfiguredStore(t, testProvider, cloud.SecretData("demo"), &osapi.BackupBucketConfig{HandBack: true})
 	err := handBack.EnsureBucket(ctx, bucket)
-	if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "versioning was on") {
-		t.Fatalf("handBack with versioned objects: %v; want ErrInvalidConfig naming one", err)
+	var wait *objectstore.HandBackWaitError
+	if !errors.As(err, &wait) || !wait.ByOperator || errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "versioning was on") {
+		t.Fatalf("handBack with versioned objects: %v; want a HandBackWaitError (by the operator, no configuration error) naming one", err)
 	}
 	if got := readState(t, sc, name); got.versioning {
 		t.Fatalf("handBack left versioning on: %+v", got)
@@ -272,8 +273,8 @@ func TestHandBackLeavesWhatTheIncumbentCanDelete(t *testing.T) {
 		}
 	}
 	err = handBack.EnsureBucket(ctx, bucket)
-	if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "noncurrent object versions") {
-		t.Fatalf("handBack with noncurrent versions left: %v; want ErrInvalidConfig naming them", err)
+	if !errors.As(err, &wait) || errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "noncurrent object versions") {
+		t.Fatalf("handBack with noncurrent versions left: %v; want a HandBackWaitError naming them", err)
 	}
 	// ... and deletes the noncurrent versions (here through the store).
 	var old []objectstore.ObjectVersion

@@ -44,8 +44,7 @@ const (
 //     (before: ERR_CONFIGURATION_PROBLEM would have stopped gardenlet's sync; and without
 //     generated credentials it went through, every principal left valid), the extension's
 //     condition HandBack says False/WaitingForSettings naming entryCredentials, nothing is
-//     revoked. (Entries reconciled while handBack is set drop this extension's finalizer
-//     already: backupentry's own rule, not the bucket's hand-back.)
+//     revoked, and the entries keep this extension's finalizer (TestEntryDeletedWhileTheHandBackWaits).
 //   - entryCredentials removed, handBack kept: with no other action, gardenlet hands the entries
 //     the new providerConfig, their reconciles publish the operator's credentials and revoke their
 //     own, and the hand-back sweeps the rest and finishes: HandedBack. No MinIO service account,

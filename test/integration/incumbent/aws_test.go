@@ -6,6 +6,7 @@ package incumbent_test
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -127,6 +128,7 @@ func (w *awsWorld) weDeferred(t *testing.T, bucket, entry string) {
 func (w *awsWorld) handedBack(t *testing.T, bucket string) {
 	t.Helper()
 	_, _, rules := w.versions(t, bucket)
+	rules = slices.DeleteFunc(rules, func(id string) bool { return id == awsOperatorRuleID }) // foreign: checked as such
 	if want := []string{"", awsprovider.IncumbentDeleteMarkersRule, awsprovider.IncumbentDeferralRule}; !slices.Equal(rules, want) {
 		t.Fatalf("rules after the hand-back %v; want the incumbent's %v (the abort rule without an ID)", rules, want)
 	}
@@ -183,4 +185,78 @@ func (w *awsWorld) versions(t *testing.T, bucket string) (map[string]map[string]
 		}
 	}
 	return tags, covered, ids
+}
+
+// awsOperatorRuleID is an operator's lifecycle rule under reports/ (an expiry: MinIO has no
+// storage class to transition to without a tier).
+const awsOperatorRuleID = "operator-reports-expiry"
+
+// addForeign adds an operator's statement (OperatorAuditRead: an audit role may read reports/)
+// to the policy provider-aws wrote (its s3:TlsVersion statement), and an operator's rule under
+// reports/ to its lifecycle.
+func (w *awsWorld) addForeign(t *testing.T, bucket string) {
+	t.Helper()
+	ctx := context.Background()
+	out, err := w.s3.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: &bucket})
+	if err != nil {
+		t.Fatalf("provider-aws's bucket has no policy: %v", err)
+	}
+	doc := map[string]any{}
+	if err := json.Unmarshal([]byte(aws.ToString(out.Policy)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	statements, _ := doc["Statement"].([]any)
+	doc["Statement"] = append(statements, map[string]any{"Sid": "OperatorAuditRead", "Effect": "Allow",
+		"Principal": map[string]any{"AWS": []string{"arn:aws:iam::111122223333:role/audit"}},
+		"Action":    []string{"s3:GetObject"}, "Resource": []string{"arn:aws:s3:::" + bucket + "/reports/*"}})
+	policy, _ := json.Marshal(doc)
+	if _, err := w.s3.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: &bucket, Policy: aws.String(string(policy))}); err != nil {
+		t.Fatal(err)
+	}
+	var rules []types.LifecycleRule
+	if lc, err := w.s3.GetBucketLifecycleConfiguration(ctx, &s3.GetBucketLifecycleConfigurationInput{Bucket: &bucket}); err == nil {
+		rules = lc.Rules
+	}
+	rules = append(rules, types.LifecycleRule{ID: aws.String(awsOperatorRuleID), Status: types.ExpirationStatusEnabled,
+		Filter: &types.LifecycleRuleFilter{Prefix: aws.String("reports/")}, Expiration: &types.LifecycleExpiration{Days: aws.Int32(400)}})
+	if _, err := w.s3.PutBucketLifecycleConfiguration(ctx, &s3.PutBucketLifecycleConfigurationInput{Bucket: &bucket,
+		LifecycleConfiguration: &types.BucketLifecycleConfiguration{Rules: rules}}); err != nil {
+		t.Fatal(err)
+	}
+	got := w.foreign(t, bucket)
+	if !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "s3:TlsVersion") }) ||
+		!slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "OperatorAuditRead") }) ||
+		!slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, awsOperatorRuleID) }) {
+		t.Fatalf("the bucket's foreign settings %v; want provider-aws's s3:TlsVersion statement, OperatorAuditRead and %s", got, awsOperatorRuleID)
+	}
+}
+
+// foreign is every policy statement but this extension's (Sid awsprovider.TLSOnlySid), and the
+// operator's rule, each as JSON (keys sorted), sorted.
+func (w *awsWorld) foreign(t *testing.T, bucket string) []string {
+	t.Helper()
+	ctx := context.Background()
+	var out []string
+	if p, err := w.s3.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: &bucket}); err == nil {
+		var doc struct{ Statement []map[string]any }
+		if err := json.Unmarshal([]byte(aws.ToString(p.Policy)), &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range doc.Statement {
+			if st["Sid"] != awsprovider.TLSOnlySid {
+				b, _ := json.Marshal(st)
+				out = append(out, "statement "+string(b))
+			}
+		}
+	}
+	if lc, err := w.s3.GetBucketLifecycleConfiguration(ctx, &s3.GetBucketLifecycleConfigurationInput{Bucket: &bucket}); err == nil {
+		for _, r := range lc.Rules {
+			if aws.ToString(r.ID) == awsOperatorRuleID {
+				b, _ := json.Marshal(r)
+				out = append(out, "rule "+string(b))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

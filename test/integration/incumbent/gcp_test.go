@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	gcsiam "cloud.google.com/go/iam"
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -201,4 +202,64 @@ func (w *gcpWorld) ended(t *testing.T, bucket string) {
 	if o, err := it.Next(); !errors.Is(err, iterator.Done) {
 		t.Errorf("the lifecycle past the retention left %v (%v)", o, err)
 	}
+}
+
+// An operator's label and IAM binding on provider-gcp's bucket. An operator's lifecycle rule is
+// not among them here: provider-gcp v1.53.4's own reconcile replaces the whole lifecycle with its
+// one rule (isUpdateRequired, pkg/controller/backupbucket/actuator.go:190-204), so a rule cannot
+// outlive the incumbent's reconcile whatever this extension does; that this extension keeps one
+// through the takeover and the hand-back is pkg/provider/gcp's
+// TestForeignSettingsSurviveTakeoverAndHandBack.
+const (
+	gcpOperatorLabel  = "cost-center"
+	gcpOperatorMember = "group:audit@example.com"
+	gcpOperatorRole   = "roles/storage.objectViewer"
+)
+
+func (w *gcpWorld) client(t *testing.T) *storage.Client {
+	t.Helper()
+	c, _, err := (&gcpprovider.Provider{}).NewClient(context.Background(), provider.Credentials{Data: w.data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (w *gcpWorld) addForeign(t *testing.T, bucket string) {
+	t.Helper()
+	ctx, c := context.Background(), w.client(t)
+	upd := storage.BucketAttrsToUpdate{}
+	upd.SetLabel(gcpOperatorLabel, "backup-audit")
+	if _, err := c.Bucket(bucket).Update(ctx, upd); err != nil {
+		t.Fatal(err)
+	}
+	h := c.Bucket(bucket).IAM()
+	policy, err := h.Policy(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy.Add(gcpOperatorMember, gcsiam.RoleName(gcpOperatorRole))
+	if err := h.SetPolicy(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.foreign(t, bucket); len(got) != 2 {
+		t.Fatalf("the bucket's foreign settings %v; want the operator's label and binding", got)
+	}
+}
+
+// foreign is the operator's label and IAM binding where they are found.
+func (w *gcpWorld) foreign(t *testing.T, bucket string) []string {
+	t.Helper()
+	var out []string
+	if v, ok := w.labels(bucket)[gcpOperatorLabel]; ok {
+		out = append(out, "label "+gcpOperatorLabel+"="+v)
+	}
+	p, err := w.client(t).Bucket(bucket).IAM().Policy(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.HasRole(gcpOperatorMember, gcsiam.RoleName(gcpOperatorRole)) {
+		out = append(out, "binding "+gcpOperatorRole+" "+gcpOperatorMember)
+	}
+	return out
 }

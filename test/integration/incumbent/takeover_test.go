@@ -91,6 +91,15 @@ type world interface {
 	ended(t *testing.T, bucket string)
 }
 
+// foreigner is a world that puts an operator's settings on the incumbent's bucket (addForeign)
+// and reads back what of the bucket is neither this extension's nor the incumbent's rules
+// (foreign, as sorted strings; on aws provider-aws's own s3:TlsVersion statement too): it must
+// read the same after the takeover, after the hand-back and after the incumbent's reconcile.
+type foreigner interface {
+	addForeign(t *testing.T, bucket string)
+	foreign(t *testing.T, bucket string) []string
+}
+
 func TestTakeOverFromTheIncumbentAndHandBack(t *testing.T) {
 	for _, inc := range incumbents {
 		t.Run(inc.provider, func(t *testing.T) {
@@ -355,6 +364,22 @@ func takeOverAndHandBack(t *testing.T, provider string, w world, dir string) {
 	before := s.objects("")
 	step("entry a deleted by the incumbent")
 
+	// An operator's settings on the incumbent's bucket, once the incumbent's deletions are done
+	// (provider-aws's deferral replaces the whole lifecycle with its rules, its doing): unchanged
+	// by the takeover, the hand-back and the incumbent's reconcile after it.
+	checkForeign := func(string) {}
+	if f, ok := w.(foreigner); ok {
+		f.addForeign(t, bb.Name)
+		foreign := f.foreign(t, bb.Name)
+		checkForeign = func(stage string) {
+			t.Helper()
+			if got := f.foreign(t, bb.Name); !slices.Equal(got, foreign) {
+				t.Errorf("the operator's settings %s:\n%v\nwant them unchanged:\n%v", stage, got, foreign)
+			}
+		}
+		step("an operator's settings added to the incumbent's bucket")
+	}
+
 	// 2. The switch: the incumbent's backup controllers off, ours on; the seed's providerConfig as it is.
 	inc.Stop()
 	// This extension's binary inherits the test's environment: a world whose entries' credentials
@@ -373,6 +398,7 @@ func takeOverAndHandBack(t *testing.T, provider string, w world, dir string) {
 	s.fw.Trigger(t, bb)
 	s.fw.WaitFor(t, bb, 2*time.Minute, "our reconcile of the incumbent's bucket", framework.SucceededAfter(since))
 	w.adopted(t, bb.Name, beA.Name)
+	checkForeign("after the takeover")
 	if after := s.objects(""); !isSubset(before, after) {
 		t.Errorf("objects gone at the takeover: %v", missing(before, after))
 	}
@@ -403,6 +429,7 @@ func takeOverAndHandBack(t *testing.T, provider string, w world, dir string) {
 	s.fw.Trigger(t, bb)
 	s.fw.WaitFor(t, bb, 2*time.Minute, "the hand-back reconcile", framework.SucceededAfter(since))
 	w.handedBack(t, bb.Name)
+	checkForeign("after the hand-back")
 	ext.Stop()
 	// The succeeded hand-back reconcile let go of the bucket's entries: this extension's own
 	// finalizer, which the incumbent does not know (with it, the incumbent's deletion of an entry
@@ -423,6 +450,7 @@ func takeOverAndHandBack(t *testing.T, provider string, w world, dir string) {
 	since = time.Now()
 	s.fw.Trigger(t, bb)
 	s.fw.WaitFor(t, bb, 2*time.Minute, "the incumbent's reconcile after the hand-back", framework.SucceededAfter(since))
+	checkForeign("after the incumbent's reconcile after the hand-back")
 	step("handed back")
 	beD := newEntry("shoot--p--d--1")
 	scD := s.snapshot(beD.Name)
