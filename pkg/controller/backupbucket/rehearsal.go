@@ -7,6 +7,7 @@ package backupbucket
 import (
 	"context"
 
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -41,3 +42,7 @@ func credentialAction(s step) objectstore.ChangeAction {
 	}
 	return objectstore.ChangeUpdate
 }
+
+// ProbeVerdict is BucketAvailable's status and reason for a probe that failed with err, for a
+// caller that probes without publishing (the rehearsal).
+func ProbeVerdict(err error) (gardencorev1beta1.ConditionStatus, string) { return probeVerdict(err) }
