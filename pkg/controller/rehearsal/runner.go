@@ -21,7 +21,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
@@ -196,12 +195,20 @@ func (r *Rehearser) writeConfigMap(ctx context.Context, p Published) error {
 	if err != nil {
 		return err
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: r.Options.Namespace, Name: r.Options.Name}}
-	_, err = controllerutil.CreateOrUpdate(ctx, r.Client, cm, func() error {
-		cm.Data = map[string]string{ConfigMapKey: string(data)}
-		return nil
-	})
-	return err
+	// Read from the API server: the RBAC of a rehearsal allows ConfigMaps in its namespace only,
+	// which a cache's cluster-wide watch would not get.
+	cm := &corev1.ConfigMap{}
+	err = r.Reader.Get(ctx, client.ObjectKey{Namespace: r.Options.Namespace, Name: r.Options.Name}, cm)
+	switch {
+	case apierrors.IsNotFound(err):
+		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: r.Options.Namespace, Name: r.Options.Name},
+			Data: map[string]string{ConfigMapKey: string(data)}}
+		return r.Client.Create(ctx, cm)
+	case err != nil:
+		return err
+	}
+	cm.Data = map[string]string{ConfigMapKey: string(data)}
+	return r.Client.Update(ctx, cm)
 }
 
 // fitted is p as JSON, with as many reports of adoptable BackupEntries left out as needed to
