@@ -17,6 +17,7 @@ import (
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -78,7 +79,8 @@ type Step struct {
 //
 //	first failed step        | error class                              | verdict
 //	none                     | -                                        | Adoptable
-//	Refusal                  | ErrInvalidConfig or ErrOwnedByOther      | NotAdoptable
+//	Refusal                  | ErrInvalidConfig or ErrOwnedByOther,     | NotAdoptable
+//	                         | not a secret missing                     |
 //	Refusal                  | any other                                | CannotTell
 //	not Refusal              | any                                      | CannotTell
 func Decide(steps []Step) (Verdict, string) {
@@ -86,12 +88,22 @@ func Decide(steps []Step) (Verdict, string) {
 		if s.Err == nil {
 			continue
 		}
-		if s.Refusal && (errors.Is(s.Err, objectstore.ErrInvalidConfig) || errors.Is(s.Err, objectstore.ErrOwnedByOther)) {
+		if s.Refusal && refusal(s.Err) {
 			return NotAdoptable, fmt.Sprintf("%s: %v", s.What, s.Err)
 		}
 		return CannotTell, fmt.Sprintf("cannot tell: %s: %v", s.What, s.Err)
 	}
 	return Adoptable, ""
+}
+
+// refusal: err is the object's own (its config, its name, a bucket of another owner), not a
+// secret this process could not find: the secret may be there for the incumbent (RBAC, a copy
+// gardenlet has not made yet), so a missing one never makes an object NotAdoptable.
+func refusal(err error) bool {
+	if errors.As(err, new(*secrets.MissingError)) {
+		return false
+	}
+	return errors.Is(err, objectstore.ErrInvalidConfig) || errors.Is(err, objectstore.ErrOwnedByOther)
 }
 
 // CountChanges counts r's changes by action.
