@@ -226,7 +226,7 @@ func TestSummary(t *testing.T) {
 func seed(t *testing.T, funcs interceptor.Funcs) client.Client {
 	t.Helper()
 	ext := &extensionsv1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "backup-mem"},
-		Spec: extensionsv1alpha1.ExtensionSpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "backup-mem"}},
+		Spec:   extensionsv1alpha1.ExtensionSpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "backup-mem"}},
 		Status: extensionsv1alpha1.ExtensionStatus{DefaultStatus: extensionsv1alpha1.DefaultStatus{Conditions: []gardencorev1beta1.Condition{{Type: "Other", Status: gardencorev1beta1.ConditionTrue}}}}}
 	a, b := entry("shoot--p--a--1"), entry("shoot--p--b--1")
 	b.Spec.SecretRef = corev1.SecretReference{Namespace: "garden", Name: "missing"}
