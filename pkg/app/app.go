@@ -8,9 +8,11 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	extensionscmdcontroller "github.com/gardener/gardener/extensions/pkg/controller/cmd"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
@@ -72,6 +74,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 		seedDefaults   string
 		seedDeclared   bool
 		rehearse       bool
+		rehearsalEvery = rehearsal.DefaultInterval
 		// The periodic controllers' options (periodic.Options) are bound and completed
 		// (validated) with gardener's, by the aggregator's one loop over them; first, so that a
 		// value out of range stops the start before anything is connected.
@@ -115,6 +118,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 				PprofBindAddress:          pprofAddress,
 				SeedExtensionDeclared:     seedDeclared,
 				Rehearse:                  rehearse,
+				RehearsalInterval:         rehearsalEvery,
 			})
 		},
 	}
@@ -126,6 +130,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 	cmd.Flags().StringVar(&seedDefaults, "seed-config-defaults", "", "The landscape's defaults of this extension's seed configuration (the ControllerDeployment's values seedConfigDefaults, which the chart passes): a BackupBucketConfig (JSON or YAML) under every seed's Extension "+decode.ExtensionType(p.Type())+" (docs/deploying.md). One that does not decode stops the start.")
 	cmd.Flags().BoolVar(&seedDeclared, "seed-extension-declared", false, "The Seed declares this extension's Extension "+decode.ExtensionType(p.Type())+" in spec.extensions (the chart reads it from gardenlet's values): BackupBuckets and BackupEntries wait until it is applied, never acting on the defaults meanwhile.")
 	cmd.Flags().BoolVar(&rehearse, "rehearse", false, "Rehearse the takeover beside the incumbent provider extension: read the BackupBuckets and BackupEntries of this type and their secrets, write none of them, and report for each whether it can be taken over and what the first reconcile would change (ConfigMap <leader-election-namespace>/"+name+"-rehearsal, the condition Rehearsal on the seed's Extension "+decode.ExtensionType(p.Type())+", metrics gardener_backup_rehearsal_*). No other controller runs.")
+	cmd.Flags().DurationVar(&rehearsalEvery, "rehearsal-interval", rehearsalEvery, "With --rehearse: how often the seed is rehearsed again (each pass reads every BackupBucket and BackupEntry of this type, probes, plans and counts each entry's snapshots).")
 	cmd.AddCommand(drill.ChildCommand())
 	return cmd
 }
@@ -165,6 +170,8 @@ type Config struct {
 	// Rehearse runs the rehearsal (pkg/controller/rehearsal) and the seed's Extension's
 	// controller only, which then asks no object to reconcile.
 	Rehearse bool
+	// RehearsalInterval is how often the rehearsal runs (zero: rehearsal.DefaultInterval).
+	RehearsalInterval time.Duration
 }
 
 // KubeAPILimits are the client-side rate limits of the clients to the seed's API server.
@@ -291,7 +298,7 @@ func NewRehearser(mgr manager.Manager, p provider.Provider, cfg Config) *rehears
 		Client:   mgr.GetClient(),
 		Log:      mgr.GetLogger().WithName("rehearsal"),
 		Options: rehearsal.Options{
-			Interval:  rehearsal.DefaultInterval,
+			Interval:  cmp.Or(cfg.RehearsalInterval, rehearsal.DefaultInterval),
 			Namespace: cfg.Manager.LeaderElectionNamespace,
 			Name:      "gardener-extension-backup-" + p.Type() + "-rehearsal",
 			Classes:   cfg.ExtensionClasses,
