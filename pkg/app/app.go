@@ -97,6 +97,9 @@ func NewCommand(p provider.Provider) *cobra.Command {
 			if kubeAPI.QPS <= 0 || kubeAPI.Burst < 1 {
 				return fmt.Errorf("--kube-api-qps and --kube-api-burst must be positive, got %v and %d", kubeAPI.QPS, kubeAPI.Burst)
 			}
+			if rehearsalEvery <= 0 {
+				return fmt.Errorf("--rehearsal-interval must be positive, got %s", rehearsalEvery)
+			}
 			if parallelism < 1 {
 				return fmt.Errorf("--deletion-parallelism must be at least 1, got %d", parallelism)
 			}
