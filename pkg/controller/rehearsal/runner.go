@@ -107,6 +107,7 @@ func (r *Rehearser) Once(ctx context.Context) error {
 	}
 	status, reason, msg := Summary(reports)
 	metrics.RecordRehearsal(gauges(reports), float64(now.Unix()))
+	r.Log.Info("Rehearsed the seed", "objects", len(reports), "duration", time.Since(now).Round(time.Millisecond).String(), "status", status, "summary", msg)
 	err = r.writeConfigMap(ctx, Published{RehearsedAt: metav1.NewTime(now), Summary: msg, Reports: reports})
 	if err != nil {
 		msg += fmt.Sprintf(" The details could not be written to ConfigMap %s/%s: %v.", r.Options.Namespace, r.Options.Name, err)
