@@ -15,7 +15,7 @@ import (
 
 	gardencorevalidation "github.com/gardener/gardener/pkg/api/core/validation"
 	"github.com/gardener/gardener/pkg/apis/core"
-	coreinstall "github.com/gardener/gardener/pkg/apis/core/install"
+	gardencoreinstall "github.com/gardener/gardener/pkg/apis/core/install"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	corefake "github.com/gardener/gardener/pkg/client/core/clientset/versioned/fake"
 	"github.com/gardener/gardener/plugin/pkg/controllerregistration/resources"
@@ -71,7 +71,7 @@ func incumbentRegistration(t *testing.T, provider string) *gardencorev1beta1.Con
 func internal(t *testing.T, r *gardencorev1beta1.ControllerRegistration) *core.ControllerRegistration {
 	t.Helper()
 	scheme := runtime.NewScheme()
-	coreinstall.Install(scheme)
+	gardencoreinstall.Install(scheme)
 	out := &core.ControllerRegistration{}
 	if err := scheme.Convert(r, out, nil); err != nil {
 		t.Fatal(err)

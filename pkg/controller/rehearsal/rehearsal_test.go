@@ -69,6 +69,7 @@ func TestDecide(t *testing.T) {
 // planning is an in-memory store whose PlanBucket returns changes or err.
 type planning struct {
 	*memstore.Store
+
 	changes []objectstore.BucketChange
 	err     error
 }
@@ -246,13 +247,13 @@ func theirs(t *testing.T, c client.Client) []client.Object {
 		if err := c.List(ctx, list); err != nil {
 			t.Fatal(err)
 		}
-		items, _ := runtimeExtractList(list)
-		out = append(out, items...)
+		out = append(out, items(list)...)
 	}
 	return out
 }
 
-func runtimeExtractList(list client.ObjectList) ([]client.Object, error) {
+// items are list's objects.
+func items(list client.ObjectList) []client.Object {
 	var out []client.Object
 	switch l := list.(type) {
 	case *extensionsv1alpha1.BackupBucketList:
@@ -268,7 +269,7 @@ func runtimeExtractList(list client.ObjectList) ([]client.Object, error) {
 			out = append(out, &l.Items[i])
 		}
 	}
-	return out, nil
+	return out
 }
 
 func rehearser(c client.Client, store controllertest.Store) *rehearsal.Rehearser {

@@ -25,12 +25,14 @@ import (
 type Verdict string
 
 const (
-	// Adoptable: the first reconcile would succeed as far as reading tells, with Changes.
+	// Adoptable is the verdict where the first reconcile would succeed as far as reading
+	// tells, with Changes.
 	Adoptable Verdict = "Adoptable"
-	// NotAdoptable: the first reconcile would refuse the object (Reason says why).
+	// NotAdoptable is the verdict where the first reconcile would refuse the object (Reason
+	// says why).
 	NotAdoptable Verdict = "NotAdoptable"
-	// CannotTell: something the verdict depends on could not be read (Reason says what); never
-	// taken for adoptable.
+	// CannotTell is the verdict where something it depends on could not be read (Reason says
+	// what); never taken for adoptable.
 	CannotTell Verdict = "CannotTell"
 )
 
