@@ -97,7 +97,7 @@ func rehearseAndSwitch(t *testing.T, provider string, w world, dir string) {
 	// The seed declares this extension's Extension (gardenlet writes it from spec.extensions):
 	// the rehearsal's summary goes there.
 	ex := &extensionsv1alpha1.Extension{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "backup-" + provider},
-		Spec: extensionsv1alpha1.ExtensionSpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "backup-" + provider, Class: ptr(extensionsv1alpha1.ExtensionClassSeed)}}}
+		Spec: extensionsv1alpha1.ExtensionSpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "backup-" + provider, Class: seedClass()}}}
 	if err := k8s.Create(ctx, ex); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,10 @@ func rehearseAndSwitch(t *testing.T, provider string, w world, dir string) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
+func seedClass() *extensionsv1alpha1.ExtensionClass {
+	c := extensionsv1alpha1.ExtensionClassSeed
+	return &c
+}
 
 // waitForRehearsal waits for a rehearsal that planned with the seed's configuration applied (a
 // first pass may find it awaited) and has put its summary on the seed's Extension; it returns
