@@ -80,16 +80,27 @@ var _ manager.LeaderElectionRunnable = (*Rehearser)(nil)
 // NeedLeaderElection is true: one replica rehearses.
 func (r *Rehearser) NeedLeaderElection() bool { return true }
 
-// Start rehearses at once and then every interval until ctx ends.
+// awaitedRetry is how soon a pass follows one made while the seed configuration was awaited
+// (its objects then CannotTell): the seed's Extension is usually applied within seconds.
+const awaitedRetry = 10 * time.Second
+
+// Start rehearses at once and then every interval until ctx ends; while the seed configuration
+// is awaited (provider.Seeded), every awaitedRetry.
 func (r *Rehearser) Start(ctx context.Context) error {
 	for {
 		if err := r.Once(ctx); err != nil {
 			r.Log.Error(err, "Rehearsal")
 		}
+		next := r.Options.Interval
+		if s, ok := r.Provider.(interface{ InForce() ([]byte, error) }); ok {
+			if _, err := s.InForce(); err != nil {
+				next = min(next, awaitedRetry)
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(r.Options.Interval):
+		case <-time.After(next):
 		}
 	}
 }
