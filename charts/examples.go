@@ -121,12 +121,61 @@ func Examples(provider string) (map[string][]byte, error) {
 		return nil, err
 	}
 	out["controller-registration.yaml"] = append([]byte(header), reg...)
+	rehearsalDeployment, rehearsalRegistration, err := RehearsalRegistration(provider, archive)
+	if err != nil {
+		return nil, err
+	}
+	rehearsal, err := manifests(rehearsalDeployment, rehearsalRegistration)
+	if err != nil {
+		return nil, err
+	}
+	out["rehearsal-registration.yaml"] = append([]byte(header+rehearsalHeader), rehearsal...)
 	ext, err := manifests(extension)
 	if err != nil {
 		return nil, err
 	}
 	out["extension.yaml"] = append([]byte(header), ext...)
 	return out, nil
+}
+
+// rehearsalHeader says how the rehearsal registration is used, in the generated file.
+const rehearsalHeader = `# The rehearsal of the takeover (values rehearse: true), beside the incumbent provider extension,
+# which stays primary for BackupBucket and BackupEntry. It registers only the seed's Extension
+# backup-<provider>, so gardenlet installs it only in the seeds whose Seed declares that
+# Extension in spec.extensions: declare it in the seeds to rehearse. Delete this registration
+# before the switch applies controller-registration.yaml (both register that Extension as
+# primary; gardener admits one).
+`
+
+// RehearsalRegistration is the ControllerDeployment (the chart archive with rehearse: true) and
+// the ControllerRegistration of provider's rehearsal: the seed's Extension backup-<provider>
+// (class seed) only. Gardener installs a registration where a kind/type it lists is needed; the
+// BackupBucket and BackupEntry of the type are needed in every seed whose backup uses it, so
+// listing them (even with primary: false) would install the rehearsal in all those seeds, and a
+// seedSelector, which would narrow it, is refused with any primary resource. The Extension is
+// needed only where the Seed declares it: that is the per-seed switch of the rehearsal.
+func RehearsalRegistration(provider string, archive []byte) (*gardencorev1.ControllerDeployment, *gardencorev1beta1.ControllerRegistration, error) {
+	values, err := json.Marshal(map[string]any{"provider": provider, "rehearse": true})
+	if err != nil {
+		return nil, nil, err
+	}
+	name := "backup-" + provider + "-rehearsal"
+	deployment := &gardencorev1.ControllerDeployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "core.gardener.cloud/v1", Kind: "ControllerDeployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Helm:       &gardencorev1.HelmControllerDeployment{RawChart: archive, Values: &apiextensionsv1.JSON{Raw: values}},
+	}
+	registration := &gardencorev1beta1.ControllerRegistration{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "core.gardener.cloud/v1beta1", Kind: "ControllerRegistration"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: gardencorev1beta1.ControllerRegistrationSpec{
+			Resources: []gardencorev1beta1.ControllerResource{
+				{Kind: "Extension", Type: decode.ExtensionType(provider), ClusterCompatibility: []gardencorev1beta1.ClusterType{gardencorev1beta1.ClusterTypeSeed}},
+			},
+			Deployment: &gardencorev1beta1.ControllerRegistrationDeployment{DeploymentRefs: []gardencorev1beta1.DeploymentRef{{Name: name}}},
+		},
+	}
+	return deployment, registration, nil
 }
 
 func manifests(objs ...any) ([]byte, error) {

@@ -8,9 +8,11 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	extensionscmdcontroller "github.com/gardener/gardener/extensions/pkg/controller/cmd"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
@@ -33,6 +35,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/rehearsal"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/seedconfig"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
@@ -70,6 +73,8 @@ func NewCommand(p provider.Provider) *cobra.Command {
 		pprofAddress   string
 		seedDefaults   string
 		seedDeclared   bool
+		rehearse       bool
+		rehearsalEvery = rehearsal.DefaultInterval
 		// The periodic controllers' options (periodic.Options) are bound and completed
 		// (validated) with gardener's, by the aggregator's one loop over them; first, so that a
 		// value out of range stops the start before anything is connected.
@@ -92,6 +97,9 @@ func NewCommand(p provider.Provider) *cobra.Command {
 			if kubeAPI.QPS <= 0 || kubeAPI.Burst < 1 {
 				return fmt.Errorf("--kube-api-qps and --kube-api-burst must be positive, got %v and %d", kubeAPI.QPS, kubeAPI.Burst)
 			}
+			if rehearsalEvery <= 0 {
+				return fmt.Errorf("--rehearsal-interval must be positive, got %s", rehearsalEvery)
+			}
 			if parallelism < 1 {
 				return fmt.Errorf("--deletion-parallelism must be at least 1, got %d", parallelism)
 			}
@@ -112,6 +120,8 @@ func NewCommand(p provider.Provider) *cobra.Command {
 				KubeAPI:                   kubeAPI,
 				PprofBindAddress:          pprofAddress,
 				SeedExtensionDeclared:     seedDeclared,
+				Rehearse:                  rehearse,
+				RehearsalInterval:         rehearsalEvery,
 			})
 		},
 	}
@@ -122,6 +132,8 @@ func NewCommand(p provider.Provider) *cobra.Command {
 	cmd.Flags().IntVar(&parallelism, "deletion-parallelism", parallelism, "The most delete requests in flight against one bucket from this process: the entries deleted at once share it (and one deletion never exceeds it).")
 	cmd.Flags().StringVar(&seedDefaults, "seed-config-defaults", "", "The landscape's defaults of this extension's seed configuration (the ControllerDeployment's values seedConfigDefaults, which the chart passes): a BackupBucketConfig (JSON or YAML) under every seed's Extension "+decode.ExtensionType(p.Type())+" (docs/deploying.md). One that does not decode stops the start.")
 	cmd.Flags().BoolVar(&seedDeclared, "seed-extension-declared", false, "The Seed declares this extension's Extension "+decode.ExtensionType(p.Type())+" in spec.extensions (the chart reads it from gardenlet's values): BackupBuckets and BackupEntries wait until it is applied, never acting on the defaults meanwhile.")
+	cmd.Flags().BoolVar(&rehearse, "rehearse", false, "Rehearse the takeover beside the incumbent provider extension: read the BackupBuckets and BackupEntries of this type and their secrets, write none of them, and report for each whether it can be taken over and what the first reconcile would change (ConfigMap <leader-election-namespace>/"+name+"-rehearsal, the condition Rehearsal on the seed's Extension "+decode.ExtensionType(p.Type())+", metrics gardener_backup_rehearsal_*). No other controller runs.")
+	cmd.Flags().DurationVar(&rehearsalEvery, "rehearsal-interval", rehearsalEvery, "With --rehearse: how often the seed is rehearsed again (each pass reads every BackupBucket and BackupEntry of this type, probes, plans and counts each entry's snapshots).")
 	cmd.AddCommand(drill.ChildCommand())
 	return cmd
 }
@@ -158,6 +170,11 @@ type Config struct {
 	// SeedExtensionDeclared is true when the Seed declares this extension's Extension
 	// (seedconfig.Options.Declared).
 	SeedExtensionDeclared bool
+	// Rehearse runs the rehearsal (pkg/controller/rehearsal) and the seed's Extension's
+	// controller only, which then asks no object to reconcile.
+	Rehearse bool
+	// RehearsalInterval is how often the rehearsal runs (zero: rehearsal.DefaultInterval).
+	RehearsalInterval time.Duration
 }
 
 // KubeAPILimits are the client-side rate limits of the clients to the seed's API server.
@@ -235,8 +252,12 @@ func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provide
 		Declared:      cfg.SeedExtensionDeclared,
 		BucketClasses: cfg.ExtensionClasses,
 		Controller:    controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: cfg.Controller.Options().SkipNameValidation},
+		Rehearsal:     cfg.Rehearse,
 	}); err != nil {
 		return fmt.Errorf("adding the controller of the seed's Extension %s: %w", decode.ExtensionType(p.Type()), err)
+	}
+	if cfg.Rehearse {
+		return mgr.Add(NewRehearser(mgr, p, cfg))
 	}
 	opts := options.AddOptions{
 		Controller:                cfg.Controller.Options(),
@@ -268,6 +289,25 @@ func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provide
 		return fmt.Errorf("adding the retirement of the Etcd endpoint webhook: %w", err)
 	}
 	return nil
+}
+
+// NewRehearser is the rehearsal of p's objects in mgr's cluster: its ConfigMap is
+// gardener-extension-backup-<provider>-rehearsal (the chart's name of a rehearsal's release) in
+// the leader election's namespace (the chart's release namespace).
+func NewRehearser(mgr manager.Manager, p provider.Provider, cfg Config) *rehearsal.Rehearser {
+	return &rehearsal.Rehearser{
+		Provider: p,
+		Reader:   mgr.GetAPIReader(),
+		Client:   mgr.GetClient(),
+		Log:      mgr.GetLogger().WithName("rehearsal"),
+		Options: rehearsal.Options{
+			Interval:  cmp.Or(cfg.RehearsalInterval, rehearsal.DefaultInterval),
+			Namespace: cfg.Manager.LeaderElectionNamespace,
+			Name:      "gardener-extension-backup-" + p.Type() + "-rehearsal",
+			Classes:   cfg.ExtensionClasses,
+			Inventory: cfg.Inventory,
+		},
+	}
 }
 
 // Run runs the controllers until ctx ends.

@@ -1,5 +1,5 @@
 {{- define "backup.name" -}}
-gardener-extension-backup-{{ .Values.provider }}
+gardener-extension-backup-{{ .Values.provider }}{{ if .Values.rehearse }}-rehearsal{{ end }}
 {{- end -}}
 
 {{- define "backup.labels" -}}
@@ -9,7 +9,7 @@ app.kubernetes.io/component: backup-controllers
 {{- end -}}
 
 {{- define "backup.image" -}}
-{{- $repo := .Values.image.repository | default (printf "%s/%s" .Values.image.registry (include "backup.name" .)) -}}
+{{- $repo := .Values.image.repository | default (printf "%s/gardener-extension-backup-%s" .Values.image.registry .Values.provider) -}}
 {{ $repo }}:{{ .Values.image.tag }}
 {{- end -}}
 

@@ -243,6 +243,24 @@ func providerCannotIssue(providerType string) string {
 	return fmt.Sprintf("provider %s cannot issue credentials that reach one prefix (docs/entry-credentials.md, section %q)", providerType, providerType)
 }
 
+// bucketWideBecause says why the entry keeps its bucket's credential before any issuer is asked
+// ("": the entry gets its own, as settings say).
+func (d *delegate) bucketWideBecause(ctx context.Context, be *extensionsv1alpha1.BackupEntry, settings *credentials.EntrySettings, cfg provider.Config) (string, error) {
+	switch {
+	case settings == nil && !cfg.IssuesEntryCredentials():
+		return providerCannotIssue(d.provider.Type()), nil
+	case settings == nil:
+		return "entryCredentials is not set in the seed configuration", nil
+	case entryinfo.IsGardenEntry(be):
+		return "a garden's entry keeps its bucket's credential (its snapshots are not under an entry's prefix)", nil
+	}
+	wi, err := d.entrySecretIsWorkloadIdentity(ctx, be)
+	if err != nil || !wi {
+		return "", err
+	}
+	return "the entry's secret is a workload identity, which gardener's actuator keeps the etcd-backup secret as; per-entry credentials are static keys", nil
+}
+
 // entryCredentialData decides what the entry's etcd-backup secret holds: the bucket's
 // credential (bucketData, as EtcdBackupSecretData made it from entryData) or the entry's own,
 // issued here (publishing it is the generic actuator's write). It fills the pass's outcome.
@@ -270,21 +288,9 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 		}
 	}
 	access := accessOf(be)
-	why := ""
-	switch {
-	case settings == nil && !cfg.IssuesEntryCredentials():
-		why = providerCannotIssue(d.provider.Type())
-	case settings == nil:
-		why = "entryCredentials is not set in the seed configuration"
-	case entryinfo.IsGardenEntry(be):
-		why = "a garden's entry keeps its bucket's credential (its snapshots are not under an entry's prefix)"
-	}
-	if why == "" {
-		if wi, err := d.entrySecretIsWorkloadIdentity(ctx, be); err != nil {
-			return nil, err
-		} else if wi {
-			why = "the entry's secret is a workload identity, which gardener's actuator keeps the etcd-backup secret as; per-entry credentials are static keys"
-		}
+	why, err := d.bucketWideBecause(ctx, be, settings, cfg)
+	if err != nil {
+		return nil, err
 	}
 	if why != "" {
 		o.reach = bucketWide(be, why)

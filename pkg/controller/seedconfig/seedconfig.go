@@ -57,6 +57,10 @@ type Options struct {
 	BucketClasses []extensionsv1alpha1.ExtensionClass
 	// Controller are the controller's options.
 	Controller controller.Options
+	// Rehearsal is true in a rehearsal (pkg/controller/rehearsal): the BackupBuckets and
+	// BackupEntries are the incumbent's, so a change asks none of them to reconcile (the
+	// operation annotation is a write the incumbent's controllers would act on).
+	Rehearsal bool
 }
 
 // AddToManager adds the controller of the seed's Extension decode.ExtensionType(p.Type()) to mgr.
@@ -74,7 +78,7 @@ func AddToManager(ctx context.Context, mgr manager.Manager, p *provider.Seeded, 
 		return fmt.Errorf("reading the seed's Extension %s/%s: %w", Namespace, name, err)
 	}
 	return extensionsextensioncontroller.Add(mgr, extensionsextensioncontroller.AddArgs{
-		Actuator:          &actuator{seeded: p, client: mgr.GetClient(), bucketClasses: opts.BucketClasses},
+		Actuator:          &actuator{seeded: p, client: mgr.GetClient(), bucketClasses: opts.BucketClasses, rehearsal: opts.Rehearsal},
 		Name:              "seedconfig-" + p.Type(),
 		FinalizerSuffix:   "gardener-extension-backup-" + p.Type(),
 		ControllerOptions: opts.Controller,
@@ -102,6 +106,7 @@ type actuator struct {
 	seeded        *provider.Seeded
 	client        client.Client
 	bucketClasses []extensionsv1alpha1.ExtensionClass
+	rehearsal     bool
 }
 
 var _ extensionsextensioncontroller.Actuator = (*actuator)(nil)
@@ -178,6 +183,10 @@ func inForce(s *provider.Seeded) string {
 // both read the configuration (an entry: its credentials, freshness and deletion settings).
 func (a *actuator) changed(ctx context.Context, log logr.Logger, before string) error {
 	if inForce(a.seeded) == before {
+		return nil
+	}
+	if a.rehearsal {
+		log.Info("Seed configuration changed; a rehearsal asks no BackupBucket or BackupEntry to reconcile (they are the incumbent's), its next pass plans with it")
 		return nil
 	}
 	classes := a.bucketClasses

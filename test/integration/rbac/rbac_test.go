@@ -82,12 +82,17 @@ const namespace = "extension-backup"
 // chartIdentity applies the chart's service account and roles (edit may change the rules first)
 // and returns a config that impersonates the service account.
 func chartIdentity(edit func(rules []any) []any) func(*rest.Config) (*rest.Config, error) {
+	return chartIdentityOf(map[string]any{"provider": "aws"}, edit)
+}
+
+// chartIdentityOf is chartIdentity of the chart rendered with values.
+func chartIdentityOf(values map[string]any, edit func(rules []any) []any) func(*rest.Config) (*rest.Config, error) {
 	return func(admin *rest.Config) (*rest.Config, error) {
 		c, err := client.New(admin, client.Options{})
 		if err != nil {
 			return nil, err
 		}
-		objs, err := charts.Render(namespace, map[string]any{"provider": "aws"})
+		objs, err := charts.Render(namespace, values)
 		if err != nil {
 			return nil, err
 		}
