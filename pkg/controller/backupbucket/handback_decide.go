@@ -6,7 +6,6 @@ package backupbucket
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -61,9 +60,10 @@ type handBackObserved struct {
 	generating bool
 	// entryCredentials is the entry issuer the configuration names ("" off).
 	entryCredentials string
-	// entryIssuers is the bucket's record of entry issuers (issuer → where it issued),
-	// AnnotationEntryIssuers, as this pass left it.
-	entryIssuers map[string]string
+	// entryIssuers is the bucket's record of entry issuers and the places each issued in
+	// (AnnotationEntryIssuers), as this pass left it: with the places the entries' own records
+	// name (reconcileEntryIssuers), less those the operator removed by hand.
+	entryIssuers entryIssuers
 	// holders are the secrets on the seed that the bucket's shoots read and that do not hold
 	// the operator's credentials; read only when needsSecrets.
 	holders holders
@@ -121,9 +121,14 @@ type revokeGeneratedStep struct{}
 
 // sweepEntryPrincipalsStep sweeps every principal that entry issuer issuer made for the
 // bucket's entries in location (the live entries' too: they hold the operator's credentials by
-// now), and drops the issuer from the record once nothing is left. One left ends the plan
-// waiting (ReasonHandBackPrincipals), naming the issuer and the place.
+// now), and drops the place from the record once nothing is left there. What is left there, or
+// cannot be swept there (a refusal; credentials that build no such issuer or reach another place
+// now), is kept for principalsLeftStep.
 type sweepEntryPrincipalsStep struct{ issuer, location string }
+
+// principalsLeftStep ends the plan waiting (ReasonHandBackPrincipals) when the sweeps before it
+// left any principal, naming each issuer and place and why.
+type principalsLeftStep struct{}
 
 // releaseEntriesStep removes this extension's finalizer from every BackupEntry of the bucket
 // (entryinfo.ReleaseEntriesOf).
@@ -141,6 +146,7 @@ func (s handBackWaitStep) String() string {
 }
 func (revokeGeneratedStep) String() string        { return "revoke generated" }
 func (s sweepEntryPrincipalsStep) String() string { return "sweep " + s.issuer + "@" + s.location }
+func (principalsLeftStep) String() string        { return "wait if principals left" }
 func (releaseEntriesStep) String() string         { return "release entries" }
 func (handedBackStep) String() string             { return "status True/HandedBack" }
 
@@ -154,7 +160,8 @@ func (handedBackStep) String() string             { return "status True/HandedBa
 //     entries whose own reconcile rewrites their etcd-backup secret are asked for one.
 //  3. Generated credentials to revoke: wait HandBackSettle after the secrets moved (Settling,
 //     the kubelet's copy), then revoke them.
-//  4. Sweep every recorded entry issuer's principals of the bucket, all of them.
+//  4. Sweep every recorded entry issuer's principals of the bucket in every recorded place, all of
+//     them; wait (Progressing) while any is left, naming it.
 //  5. Release the entries, HandedBack.
 func decideHandBack(o handBackObserved) []handBackStep {
 	if want := o.settingsWanted(); want != "" {
@@ -178,8 +185,11 @@ func decideHandBack(o handBackObserved) []handBackStep {
 		}
 		plan = append(plan, revokeGeneratedStep{})
 	}
-	for _, name := range slices.Sorted(maps.Keys(o.entryIssuers)) {
-		plan = append(plan, sweepEntryPrincipalsStep{issuer: name, location: o.entryIssuers[name]})
+	for _, p := range o.entryIssuers.places() {
+		plan = append(plan, sweepEntryPrincipalsStep{issuer: p.Issuer, location: p.Place})
+	}
+	if len(o.entryIssuers) > 0 {
+		plan = append(plan, principalsLeftStep{})
 	}
 	what := "no credential this extension generated or issued for the bucket or its entries is left valid"
 	if o.generated != "" && o.storeKeys {
@@ -194,8 +204,8 @@ func (o handBackObserved) revoking() string {
 	if o.revokesGenerated() {
 		what = append(what, fmt.Sprintf("then generated credential %q is revoked", o.generated))
 	}
-	for _, name := range slices.Sorted(maps.Keys(o.entryIssuers)) {
-		what = append(what, fmt.Sprintf("then the entry principals that issuer %s made for the bucket (in %s) are swept", name, orAnywhere(o.entryIssuers[name])))
+	for _, p := range o.entryIssuers.places() {
+		what = append(what, fmt.Sprintf("then the entry principals that issuer %s made for the bucket (in %s) are swept", p.Issuer, orAnywhere(p.Place)))
 	}
 	return strings.Join(what, "; ")
 }

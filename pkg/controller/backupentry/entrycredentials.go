@@ -14,8 +14,6 @@ import (
 	"strings"
 	"time"
 
-	extensionsbackupentrycontroller "github.com/gardener/gardener/extensions/pkg/controller/backupentry"
-	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	securityv1alpha1constants "github.com/gardener/gardener/pkg/apis/security/v1alpha1/constants"
@@ -37,17 +35,12 @@ import (
 // the holding actuator writes them again after it (a credential whose record a restart lost in
 // between is recognised by its ID in the data: entryRecordOf).
 const (
-	AnnotationEntryCredential = "backup.extensions.gardener.cloud/entry-credential"
-	AnnotationEntryIssuer     = "backup.extensions.gardener.cloud/entry-credential-issuer"
-	AnnotationEntryIssuedIn   = "backup.extensions.gardener.cloud/entry-credential-issued-in"
-	AnnotationEntryAccess     = "backup.extensions.gardener.cloud/entry-credential-access"
-	// AnnotationEntryOf names the BackupEntry whose record this is: two entries share a shoot
-	// namespace (a shoot re-created under its name while gardenlet keeps the old entry through
-	// its deletion grace), and so its etcd-backup secret, which the last to reconcile writes.
-	AnnotationEntryOf = "backup.extensions.gardener.cloud/entry-credential-of"
-	// AnnotationEntryUnrevoked records, as a JSON list, the credentials of the entry that the
-	// secret no longer holds but that could not be revoked yet; every pass tries each again.
-	AnnotationEntryUnrevoked = "backup.extensions.gardener.cloud/entry-credential-unrevoked"
+	AnnotationEntryCredential = entryinfo.AnnotationEntryCredential
+	AnnotationEntryIssuer     = entryinfo.AnnotationEntryIssuer
+	AnnotationEntryIssuedIn   = entryinfo.AnnotationEntryIssuedIn
+	AnnotationEntryAccess     = entryinfo.AnnotationEntryAccess
+	AnnotationEntryOf         = entryinfo.AnnotationEntryOf
+	AnnotationEntryUnrevoked  = entryinfo.AnnotationEntryUnrevoked
 )
 
 // entryRecord is what an etcd-backup secret records of the entry's own credential.
@@ -74,10 +67,7 @@ func (r entryRecord) annotations() map[string]string {
 // record names its entry, or (written before it did) the secret's last writer is be (gardener's
 // actuator writes created-by, and this entry's pass records right after its own write).
 func recordsOf(be *extensionsv1alpha1.BackupEntry, annotations map[string]string) bool {
-	if e := annotations[AnnotationEntryOf]; e != "" {
-		return e == be.Name
-	}
-	return annotations[genericactuator.AnnotationKeyCreatedByBackupEntry] == be.Name
+	return entryinfo.RecordsOf(be.Name, annotations)
 }
 
 // recordOf is be's record on an etcd-backup secret with annotations (nil: none, or another
@@ -157,12 +147,7 @@ func accessOf(be *extensionsv1alpha1.BackupEntry) objectstore.EntryAccess {
 
 // etcdBackupSecretKey is the secret gardener's generic actuator writes for the entry.
 func etcdBackupSecretKey(be *extensionsv1alpha1.BackupEntry) client.ObjectKey {
-	name := v1beta1constants.BackupSecretName
-	if strings.HasPrefix(be.Name, v1beta1constants.BackupSourcePrefix+"-") {
-		name = v1beta1constants.BackupSourcePrefix + "-" + name
-	}
-	namespace, _ := extensionsbackupentrycontroller.ExtractShootDetailsFromBackupEntryName(be.Name)
-	return client.ObjectKey{Namespace: namespace, Name: name}
+	return entryinfo.EtcdBackupSecretKey(be)
 }
 
 // readEtcdBackupSecret reads the entry's etcd-backup secret (nil if there is none).

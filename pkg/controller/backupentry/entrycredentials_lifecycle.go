@@ -283,7 +283,7 @@ func (a *holdingActuator) retireMigratedEntryCredential(ctx context.Context, be 
 // AnnotationEntryCredentialIssuers is kept on a BackupEntry being deleted: it holds the issuers of its
 // own credentials (JSON of the records) across the deletion's passes: gardener's actuator
 // deletes the etcd-backup secret, which records them, in the first.
-const AnnotationEntryCredentialIssuers = "backup.extensions.gardener.cloud/entry-credential-issuers"
+const AnnotationEntryCredentialIssuers = entryinfo.AnnotationEntryCredentialIssuers
 
 // keepEntryRecordForDeletion copies the etcd-backup secret's record onto the entry before the
 // generic actuator deletes the secret.
