@@ -146,7 +146,7 @@ func (s handBackWaitStep) String() string {
 }
 func (revokeGeneratedStep) String() string        { return "revoke generated" }
 func (s sweepEntryPrincipalsStep) String() string { return "sweep " + s.issuer + "@" + s.location }
-func (principalsLeftStep) String() string        { return "wait if principals left" }
+func (principalsLeftStep) String() string         { return "wait if principals left" }
 func (releaseEntriesStep) String() string         { return "release entries" }
 func (handedBackStep) String() string             { return "status True/HandedBack" }
 
