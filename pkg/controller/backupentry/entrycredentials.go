@@ -162,15 +162,20 @@ func (d *delegate) readEtcdBackupSecret(ctx context.Context, be *extensionsv1alp
 	return s, nil
 }
 
-// entrySettings returns the entry's per-entry credential settings (nil: off) and its config.
-// An entry's providerConfig that does not decode is its bucket's problem (its reconcile reports
-// it): the seed configuration's settings apply meanwhile.
-func (d *delegate) entrySettings(be *extensionsv1alpha1.BackupEntry) (*credentials.EntrySettings, provider.Config) {
-	cfg, _ := connect.EntryConfig(d.provider, be)
-	if p, ok := cfg.ProviderConfig.(credentials.EntryPolicy); ok {
-		return p.EntryCredentialSettings(), cfg
+// entrySettings returns the entry's per-entry credential settings (nil: off) and its config. A
+// configuration that cannot be read -- the seed's awaited (*provider.SeedConfigPendingError), or
+// the entry's providerConfig (gardenlet's copy of its bucket's) not decoding -- is an error,
+// never "off": off would publish the bucket's credential and revoke the entry's own, and a
+// deletion would skip the configured issuer's revocation.
+func (d *delegate) entrySettings(be *extensionsv1alpha1.BackupEntry) (*credentials.EntrySettings, provider.Config, error) {
+	cfg, err := connect.EntryConfig(d.provider, be)
+	if err != nil {
+		return nil, cfg, fmt.Errorf("reading the entry's credential settings (entryCredentials): %w", err)
 	}
-	return nil, cfg
+	if p, ok := cfg.ProviderConfig.(credentials.EntryPolicy); ok {
+		return p.EntryCredentialSettings(), cfg, nil
+	}
+	return nil, cfg, nil
 }
 
 // operatorSecret is the secret whose credentials issue and revoke the entry's: the
@@ -237,7 +242,12 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 		o = &entryOutcome{}
 	}
 	o.decided = true
-	settings, cfg := d.entrySettings(be)
+	settings, cfg, err := d.entrySettings(be)
+	if err != nil {
+		// The secret is not written: the entry keeps what it holds until the settings read.
+		o.err = err
+		return nil, err
+	}
 	current, err := d.readEtcdBackupSecret(ctx, be)
 	if err != nil {
 		return nil, err

@@ -24,6 +24,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // ConditionEntryCredentials on a BackupEntry says what the credential in its etcd-backup secret
@@ -199,7 +200,10 @@ func (a *holdingActuator) revokeEntryCredentials(ctx context.Context, be *extens
 // issuerWhereIssued builds the issuer that issued r (its record) and the entry's prefix; an
 // issuer that reaches another place than the one r was issued in is a CredentialElsewhereError.
 func (a *holdingActuator) issuerWhereIssued(ctx context.Context, be *extensionsv1alpha1.BackupEntry, r entryRecord) (objectstore.EntryCredentialIssuer, objectstore.Prefix, error) {
-	_, cfg := a.entries.entrySettings(be)
+	_, cfg, err := a.entries.entrySettings(be)
+	if err != nil {
+		return nil, objectstore.Prefix{}, err
+	}
 	issuer, err := a.entries.entryIssuer(ctx, be, cfg, r.Issuer)
 	if err != nil {
 		return nil, objectstore.Prefix{}, fmt.Errorf("building issuer %s for the entry's credentials: %w", r.Issuer, err)
@@ -251,7 +255,14 @@ func (a *holdingActuator) retireMigratedEntryCredential(ctx context.Context, be 
 	if r == nil {
 		return nil
 	}
-	settings, cfg := a.entries.entrySettings(be)
+	settings, cfg, err := a.entries.entrySettings(be)
+	var pending *provider.SeedConfigPendingError
+	if errors.As(err, &pending) {
+		return err // retried: the configuration comes, and with it the migration grace
+	}
+	// An entry's providerConfig that does not decode: the configuration in force builds the
+	// issuer (connect.EntryConfig's fallback), and the migration grace is its default; the
+	// migration does not wait for the bucket's configuration problem, which its reconcile reports.
 	issuer, err := a.entries.entryIssuer(ctx, be, cfg, r.Issuer)
 	if err != nil && !errors.Is(err, objectstore.ErrInvalidConfig) {
 		return fmt.Errorf("building issuer %s to retire the entry's credential %s: %w", r.Issuer, r.ID, err) // retried
@@ -329,7 +340,13 @@ func (a *holdingActuator) revokeDeletedEntryCredentials(ctx context.Context, log
 			return fmt.Errorf("annotation %s: %w", AnnotationEntryCredentialIssuers, err)
 		}
 	}
-	if settings, _ := a.entries.entrySettings(be); settings != nil {
+	settings, _, err := a.entries.entrySettings(be)
+	if err != nil {
+		// Not knowing the configured issuer is not knowing whether it holds a credential of the
+		// entry: the deletion waits for the settings rather than release the entry with one left.
+		return fmt.Errorf("the deleted entry's credentials of the configured issuer: %w", err)
+	}
+	if settings != nil {
 		records = append(records, entryRecord{Issuer: settings.Issuer, Access: accessOf(be)})
 	}
 	done := map[string]bool{}
