@@ -5,6 +5,7 @@
 package backupentry
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -264,6 +265,13 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 			o.retire = retiringFrom(current.Annotations)
 		}
 	}
+	// A pass that published the bucket's credential and whose record a restart lost after
+	// gardener's write: what its intent still revokes.
+	if recorded == nil && current != nil && recordsOf(be, current.Annotations) {
+		intentTakenUp(be, o, func(published *entryRecord) bool {
+			return published == nil && maps.EqualFunc(currentData, bucketData, bytes.Equal)
+		})
+	}
 	access := accessOf(be)
 	why := ""
 	switch {
@@ -306,10 +314,18 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 		o.err = err
 		return nil, err
 	}
-	// A credential published by a pass whose record a restart lost: the data holds an ID that
-	// is not the bucket's credential's (it may be the bucket's previous one, after a rotation)
-	// and that the configured issuer owns for this entry.
-	if recorded == nil && currentData != nil {
+	// A pass that published the entry's own credential and whose record a restart lost after
+	// gardener's write: its intent says so, and what is still to retire or revoke.
+	takenUp := false
+	if recorded == nil && current != nil && recordsOf(be, current.Annotations) {
+		recorded, takenUp = intentTakenUp(be, o, func(published *entryRecord) bool {
+			return published != nil && published.ID == issuer.CredentialID(currentData)
+		})
+	}
+	// A credential published by a pass whose record a restart lost, with no intent (an earlier
+	// build's): the data holds an ID that is not the bucket's credential's (it may be the
+	// bucket's previous one, after a rotation) and that the configured issuer owns for this entry.
+	if recorded == nil && !takenUp && currentData != nil {
 		if id := issuer.CredentialID(currentData); id != "" && id != issuer.CredentialID(bucketData) {
 			owned, err := issuer.Owns(ctx, be.Spec.BucketName, prefix, access, id)
 			if err != nil {
@@ -323,7 +339,13 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	}
 	now := time.Now()
 	if recorded != nil && recorded.Issuer == settings.Issuer && recorded.IssuedIn == location && recorded.Access == access && issuer.CredentialID(currentData) == recorded.ID {
-		if o.rotation = rotationDue(be, settings, recorded, now); o.rotation == nil {
+		// A rotation the pass a restart cut short honoured (intentTakenUp) is done: its request
+		// is removed and its retirement finished by this pass (settleRotation).
+		honoured := o.rotation
+		if honoured == nil {
+			o.rotation = rotationDue(be, settings, recorded, now)
+		}
+		if honoured != nil || o.rotation == nil {
 			data, err := d.provider.EtcdBackupSecretData(be, merged(entryData, currentData))
 			if err != nil {
 				return nil, err

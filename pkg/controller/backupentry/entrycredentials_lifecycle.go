@@ -123,6 +123,10 @@ func (a *holdingActuator) recordAndRevoke(ctx context.Context, log logr.Logger, 
 			return err
 		}
 	}
+	// The secret's record says it now (unrevoked and retiring ones too).
+	if err := a.entries.clearIntent(ctx, be); err != nil {
+		return err
+	}
 	// After the record, which gardener's write of the secret just reset: the record is never
 	// missing longer than that write and this patch take.
 	next, endErr := a.endRetired(ctx, log, be, o)

@@ -87,7 +87,7 @@ func TestEntryCredentialSettingsThatCannotBeRead(t *testing.T) {
 			t.Fatal(err)
 		}
 		seeded.Await("the seed's Extension")
-		d := &delegate{provider: seeded, reader: f.client, recorder: f.recorder}
+		d := &delegate{provider: seeded, reader: f.client, writer: f.client, recorder: f.recorder}
 		var pending *provider.SeedConfigPendingError
 		if settings, _, err := d.entrySettings(f.current()); settings != nil || !errors.As(err, &pending) {
 			t.Fatalf("entrySettings = %v, %v; want the pending error", settings, err)
