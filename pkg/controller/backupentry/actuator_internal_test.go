@@ -144,7 +144,8 @@ func (f *entryFixture) delegate() *delegate {
 
 // actuator is the entry controller's actuator as AddToManager builds it.
 func (f *entryFixture) actuator() *holdingActuator {
-	return &holdingActuator{Actuator: genericactuator.NewActuator(clientManager{c: f.client}, f.delegate()), client: f.client}
+	d := f.delegate()
+	return &holdingActuator{Actuator: genericactuator.NewActuator(clientManager{c: f.client}, d), client: f.client, reader: f.client, provider: d.provider, entries: d}
 }
 
 // current reads the entry back from the API server.

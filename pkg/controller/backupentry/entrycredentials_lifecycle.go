@@ -56,7 +56,7 @@ const (
 // own credential on it, revokes what the secret no longer holds, and reports the condition and
 // the isolation metric. It returns passErr, or the first error of its own.
 func (a *holdingActuator) settleEntryCredential(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *entryOutcome, passErr error) error {
-	if a.entries == nil || !o.decided {
+	if !o.decided { // the generic actuator returned before it asked the delegate
 		return passErr
 	}
 	err := passErr
@@ -248,9 +248,6 @@ func (a *holdingActuator) setEntryCondition(ctx context.Context, be *extensionsv
 // retireMigratedEntryCredential lets the entry's own credential, which it leaves behind on this
 // seed, stay valid for the migration grace period (the source's last snapshots), then end.
 func (a *holdingActuator) retireMigratedEntryCredential(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
-	if a.entries == nil {
-		return nil
-	}
 	current, err := a.entries.readEtcdBackupSecret(ctx, be)
 	if err != nil || current == nil {
 		return err
@@ -303,7 +300,7 @@ const AnnotationEntryCredentialIssuers = entryinfo.AnnotationEntryCredentialIssu
 // keepEntryRecordForDeletion copies the etcd-backup secret's record onto the entry before the
 // generic actuator deletes the secret.
 func (a *holdingActuator) keepEntryRecordForDeletion(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
-	if a.entries == nil || be.Annotations[AnnotationEntryCredentialIssuers] != "" {
+	if be.Annotations[AnnotationEntryCredentialIssuers] != "" {
 		return nil
 	}
 	current, err := a.entries.readEtcdBackupSecret(ctx, be)
@@ -335,7 +332,7 @@ func (a *holdingActuator) keepEntryRecordForDeletion(ctx context.Context, be *ex
 // revokeDeletedEntryCredentials revokes every credential of a deleted entry, once its objects
 // are gone: with the recorded issuers, and with the configured one.
 func (a *holdingActuator) revokeDeletedEntryCredentials(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	if a.entries == nil || entryinfo.IsGardenEntry(be) {
+	if entryinfo.IsGardenEntry(be) {
 		return nil
 	}
 	var records []entryRecord
