@@ -91,3 +91,21 @@ func TestRestartBetweenTheWriteAndTheRecord(t *testing.T) {
 		}
 	})
 }
+
+// TestMigrateAfterARestartBetweenTheWriteAndTheRecord: a Migrate right after a restart that lost
+// the record retires the credential the secret holds for the migration grace, by the intent.
+// Before, nothing named it: it was not retired, and the first issuance on the new seed revoked
+// it at once.
+func TestMigrateAfterARestartBetweenTheWriteAndTheRecord(t *testing.T) {
+	f := newEntryCredFixture(t, testEntry, true)
+	f.crashAfterWrite()
+	id := f.published()
+	before := time.Now()
+	if err := f.actuator().Migrate(context.Background(), logr.Discard(), f.current()); err != nil {
+		t.Fatalf("Migrate = %v", err)
+	}
+	c, ok := f.issuer.valid(id)
+	if !ok || c.retireAt.Before(before.Add(credentials.DefaultMigrationGracePeriod)) {
+		t.Fatalf("after Migrate: %s valid %v, retiring at %v; want valid until about now + %s", id, ok, c.retireAt, credentials.DefaultMigrationGracePeriod)
+	}
+}

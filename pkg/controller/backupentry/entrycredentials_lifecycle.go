@@ -252,7 +252,12 @@ func (a *holdingActuator) retireMigratedEntryCredential(ctx context.Context, be 
 	if err != nil || current == nil {
 		return err
 	}
-	r := recordOf(be, current.Annotations)
+	r, fromIntent := recordOf(be, current.Annotations), false
+	if in := intentOf(be); r == nil && in != nil && in.Published != nil && recordsOf(be, current.Annotations) {
+		// A restart lost the record after gardener's write: the intent names what the secret
+		// holds, once its issuer confirms the ID (below).
+		r, fromIntent = in.Published, true
+	}
 	if r == nil {
 		return nil
 	}
@@ -278,6 +283,9 @@ func (a *holdingActuator) retireMigratedEntryCredential(ctx context.Context, be 
 		a.entries.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonEntryCredentialRetired, "Migrate",
 			"The entry's credential %s of issuer %s cannot be retired from here (%s): the entry's first issuance on its new seed revokes it", r.ID, r.Issuer, why)
 		return nil
+	}
+	if fromIntent && issuer.CredentialID(current.Data) != r.ID {
+		return nil // the write the intent announced did not happen: the secret holds no credential of its
 	}
 	prefix, err := objectstore.EntryPrefix(be.Name)
 	if err != nil {
