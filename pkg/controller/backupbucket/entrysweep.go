@@ -242,7 +242,7 @@ func (a *actuator) reconcileEntryIssuers(ctx context.Context, log logr.Logger, b
 		}
 	}
 	for _, p := range removed.places() {
-		if !(p.Issuer == configured && p.Place == current) && record.has(p.Issuer, p.Place) {
+		if (p.Issuer != configured || p.Place != current) && record.has(p.Issuer, p.Place) {
 			log.Info("Entry principals removed by hand, by the operator's word", "issuer", p.Issuer, "place", p.Place)
 			record.remove(p.Issuer, p.Place)
 		}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -85,6 +86,7 @@ func (s *rotationScheduler) Reconcile(ctx context.Context, req reconcile.Request
 	// entry's settings are unknown, not off: looked at again (its own reconcile reports why).
 	settings, _, err := s.entries.entrySettings(be)
 	if err != nil {
+		logf.FromContext(ctx).V(1).Info("Entry credential settings unknown; looking again", "entry", be.Name, "error", err.Error())
 		return reconcile.Result{RequeueAfter: seedConfigPendingRetry}, nil
 	}
 	if settings == nil {
