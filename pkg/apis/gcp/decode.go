@@ -28,6 +28,11 @@ const ManagedLabelValue = "gardener-extension-backup"
 // "provider-gcp"); providerConfig cannot set it.
 const AdoptedLabel = "gardener-backup-adopted-from"
 
+// AbortRuleLabel records on a bucket whether the lifecycle rule that aborts abandoned uploads
+// is this extension's ("added") or not ("none": an identical rule there is somebody else's);
+// providerConfig cannot set it.
+const AbortRuleLabel = "gardener-backup-abort-rule"
+
 const (
 	day = 24 * time.Hour
 	// maxRetentionPeriod is GCS's limit for a retention policy (3,155,760,000 s, 100 years).
@@ -76,14 +81,15 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 		}
 		errs = append(errs, e.Validate(p)...)
 	}
-	// Two labels are the extension's: ManagedLabel, and AdoptedLabel on an adopted bucket.
-	if len(cfg.Labels) > maxLabels-2 {
-		errs = append(errs, field.TooMany(path.Child("labels"), len(cfg.Labels), maxLabels-2))
+	// Three labels are the extension's: ManagedLabel, AbortRuleLabel, and AdoptedLabel on an
+	// adopted bucket.
+	if len(cfg.Labels) > maxLabels-3 {
+		errs = append(errs, field.TooMany(path.Child("labels"), len(cfg.Labels), maxLabels-3))
 	}
 	for k, v := range cfg.Labels {
 		p := path.Child("labels").Key(k)
 		switch {
-		case k == ManagedLabel, k == AdoptedLabel:
+		case k == ManagedLabel, k == AdoptedLabel, k == AbortRuleLabel:
 			errs = append(errs, field.Forbidden(p, "is set by the extension"))
 		case !labelKey.MatchString(k):
 			errs = append(errs, field.Invalid(p, k, "a label key starts with a lowercase letter and has at most 63 lowercase letters, digits, '_' or '-'"))

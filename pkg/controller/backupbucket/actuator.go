@@ -78,9 +78,9 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 		log.Info("Bucket is converged", "bucket", bb.Name, "region", bb.Spec.Region)
 	}
 	err = a.credentialLifecycle(ctx, log, bb, cfg)
-	if ensureErr == nil && err == nil {
-		err = a.reconcileEntryIssuers(ctx, log, bb, cfg)
-	}
+	// The entry issuer is recorded whether or not the settings converge (the entries issue as
+	// long as the bucket is there); its sweeps run on a converged bucket only.
+	err = errors.Join(err, a.reconcileEntryIssuers(ctx, log, bb, cfg, ensureErr == nil && err == nil))
 	switch {
 	case ensureErr == nil && err == nil && cfg.HandsBack():
 		return a.handBack(ctx, log, bb, cfg, storeWait)

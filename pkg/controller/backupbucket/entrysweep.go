@@ -20,6 +20,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -28,10 +29,22 @@ import (
 // own principals, but MinIO's parent user of the bucket, and the principals of entries whose
 // deletion was forced (finalizer removed by hand), only a sweep of the whole bucket finds.
 
-// AnnotationEntryIssuers records on a BackupBucket the entry issuers entryCredentials named for
-// it, each with the place it issues in (JSON object issuer → Location): after a switch-off the
-// config names none, and the sweep still knows whom to ask, and where.
+// AnnotationEntryIssuers records on a BackupBucket every entry issuer that issued for its
+// entries, each with every place it issued in (JSON object issuer → list of Locations; an earlier
+// build wrote one place as a string): the configured issuer's place on every reconcile, and,
+// when the bucket switches off or hands back, every place its entries' own records name
+// (entryinfo.PlacesRecordedBy). A place stays on record until a sweep there keeps nothing of the
+// bucket or the operator says its principals were removed by hand
+// (AnnotationEntryPrincipalsRemoved): after a switch-off the config names none, and the sweep
+// and the hand-back still know whom to ask, and where.
 const AnnotationEntryIssuers = "backup.extensions.gardener.cloud/entry-issuers"
+
+// AnnotationEntryPrincipalsRemoved is the operator's word on a BackupBucket that the entry
+// principals of the issuers and places it names (JSON object issuer → list of places, the form
+// of AnnotationEntryIssuers) were removed by hand: places no sweep can reach (the operator's
+// credentials reach another one now, or build no such issuer) are dropped from the record, and a
+// hand-back waits for them no longer. The operator owns it; the extension only reads it.
+const AnnotationEntryPrincipalsRemoved = "backup.extensions.gardener.cloud/entry-principals-removed"
 
 // ReasonEntryCredentialsNotSwept is the warning event of a sweep the store refused (no rights,
 // no admin API) or that could not run where the principals were issued: what it names is left
@@ -61,33 +74,118 @@ type entrySweepRefusedError struct{ message string }
 
 func (e *entrySweepRefusedError) Error() string { return e.message }
 
-// entryIssuersOf reads the record (never nil).
-func entryIssuersOf(bb *extensionsv1alpha1.BackupBucket) (map[string]string, error) {
-	record := map[string]string{}
-	if raw := bb.Annotations[AnnotationEntryIssuers]; raw != "" {
-		if err := json.Unmarshal([]byte(raw), &record); err != nil {
-			return nil, fmt.Errorf("%w: annotation %s of BackupBucket %q is not this extension's record of entry issuers (JSON {issuer: place}): %v", objectstore.ErrInvalidConfig, AnnotationEntryIssuers, bb.Name, err)
+// entryIssuers is a record of entry issuers and the places each issued in.
+type entryIssuers map[string][]string
+
+// add puts place on record for issuer; it says whether the record changed.
+func (r entryIssuers) add(issuer, place string) bool {
+	if slices.Contains(r[issuer], place) {
+		return false
+	}
+	r[issuer] = append(r[issuer], place)
+	slices.Sort(r[issuer])
+	return true
+}
+
+// has says whether place is on record for issuer.
+func (r entryIssuers) has(issuer, place string) bool { return slices.Contains(r[issuer], place) }
+
+// remove drops place of issuer from the record (an issuer without places: dropped).
+func (r entryIssuers) remove(issuer, place string) {
+	r[issuer] = slices.DeleteFunc(r[issuer], func(p string) bool { return p == place })
+	if len(r[issuer]) == 0 {
+		delete(r, issuer)
+	}
+}
+
+// places lists the record's issuers and places, sorted.
+func (r entryIssuers) places() []entryinfo.IssuerPlace {
+	var out []entryinfo.IssuerPlace
+	for _, issuer := range slices.Sorted(maps.Keys(r)) {
+		for _, place := range r[issuer] {
+			out = append(out, entryinfo.IssuerPlace{Issuer: issuer, Place: place})
 		}
+	}
+	return out
+}
+
+// encode is the record as annotation AnnotationEntryIssuers holds it ("": none).
+func (r entryIssuers) encode() string {
+	if len(r) == 0 {
+		return ""
+	}
+	raw, _ := json.Marshal(r)
+	return string(raw)
+}
+
+// decodeEntryIssuers reads annotation key of bb in the form of AnnotationEntryIssuers (never nil).
+func decodeEntryIssuers(bb *extensionsv1alpha1.BackupBucket, key string) (entryIssuers, error) {
+	raw := bb.Annotations[key]
+	if raw == "" {
+		return entryIssuers{}, nil
+	}
+	record := entryIssuers{}
+	if err := json.Unmarshal([]byte(raw), &record); err == nil {
+		for issuer, places := range record {
+			slices.Sort(places)
+			record[issuer] = slices.Compact(places)
+		}
+		return record, nil
+	}
+	old := map[string]string{} // an earlier build's: one place per issuer
+	if err := json.Unmarshal([]byte(raw), &old); err != nil {
+		return nil, fmt.Errorf("%w: annotation %s of BackupBucket %q is not a record of entry issuers (JSON {issuer: [place, ...]}): %v", objectstore.ErrInvalidConfig, key, bb.Name, err)
+	}
+	for issuer, place := range old {
+		record.add(issuer, place)
 	}
 	return record, nil
 }
 
+// entryIssuersOf reads the record (never nil).
+func entryIssuersOf(bb *extensionsv1alpha1.BackupBucket) (entryIssuers, error) {
+	return decodeEntryIssuers(bb, AnnotationEntryIssuers)
+}
+
 // writeEntryIssuers stores the record on bb (an empty one: the annotation removed).
-func (a *actuator) writeEntryIssuers(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, record map[string]string) error {
+func (a *actuator) writeEntryIssuers(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, record entryIssuers) error {
 	base := bb.DeepCopy()
-	if len(record) == 0 {
+	if raw := record.encode(); raw == "" {
 		delete(bb.Annotations, AnnotationEntryIssuers)
 	} else {
-		raw, _ := json.Marshal(record)
 		if bb.Annotations == nil {
 			bb.Annotations = map[string]string{}
 		}
-		bb.Annotations[AnnotationEntryIssuers] = string(raw)
+		bb.Annotations[AnnotationEntryIssuers] = raw
 	}
 	if err := a.client.Patch(ctx, bb, client.MergeFrom(base)); err != nil {
 		return fmt.Errorf("recording the entry issuers of BackupBucket %q: %w", bb.Name, err)
 	}
 	return nil
+}
+
+// placesOfEntries adds to record every issuer and place that the own records of bb's entries on
+// the seed name (entryinfo.PlacesRecordedBy): principals an entry could not revoke where they
+// were issued, and those of an issuer the bucket never recorded. It says whether the record
+// changed.
+func (a *actuator) placesOfEntries(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, record entryIssuers) (bool, error) {
+	changed := false
+	err := eachEntryOf(ctx, a.reader, bb.Name, func(be *extensionsv1alpha1.BackupEntry) error {
+		key := entryinfo.EtcdBackupSecretKey(be)
+		secret, err := a.secretIfAny(ctx, key.Namespace, key.Name)
+		if err != nil {
+			return err
+		}
+		var annotations map[string]string
+		if secret != nil {
+			annotations = secret.Annotations
+		}
+		for _, p := range entryinfo.PlacesRecordedBy(be.Name, be.Annotations, annotations) {
+			changed = record.add(p.Issuer, p.Place) || changed
+		}
+		return nil
+	})
+	return changed, err
 }
 
 // entryIssuerName is the entry issuer cfg names ("" when entryCredentials is off).
@@ -100,50 +198,73 @@ func entryIssuerName(cfg provider.Config) string {
 	return ""
 }
 
-// reconcileEntryIssuers records the configured entry issuer, and sweeps with every recorded one
-// that is not configured (switched off, or another issuer now) the principals of entries that no
-// longer exist, dropping it from the record once nothing of the bucket is left with it. There is
+// reconcileEntryIssuers records the configured entry issuer with the place it issues in now, on
+// every reconcile (the entries issue whenever the bucket is there, its settings converged or
+// not). When sweep is set (the bucket converged), it sweeps, with every recorded issuer and place
+// other than the configured issuer's current one, the principals of entries that no longer
+// exist, and drops the place from the record once nothing of the bucket is left there. A place
+// no sweep can reach stays on record (reported by a warning event on each look) until the
+// operator names it in AnnotationEntryPrincipalsRemoved. While the bucket switches off or hands
+// back, the places its entries' own records name are recorded too (placesOfEntries). There is
 // no periodic sweep while an issuer is configured: its entries revoke their own, and an IAM
 // sweep reads every entry user of the account (SweepEntryCredentials).
-func (a *actuator) reconcileEntryIssuers(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config) error {
+func (a *actuator) reconcileEntryIssuers(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, sweep bool) error {
 	record, err := entryIssuersOf(bb)
 	if err != nil {
 		return err
 	}
-	before := maps.Clone(record)
-	configured := entryIssuerName(cfg)
+	removed, err := decodeEntryIssuers(bb, AnnotationEntryPrincipalsRemoved)
+	if err != nil {
+		return err
+	}
+	configured, current := entryIssuerName(cfg), ""
 	if configured != "" {
 		// The place is read on every reconcile: the operator's credentials may reach another one
-		// now, where the entries issue from now on, and which a later sweep must look in. An
-		// issuer that cannot be built issues nothing: the entries report why.
+		// now, where the entries issue from now on; the old one stays on record. An issuer that
+		// cannot be built issues nothing: the entries report why.
 		issuer, err := connect.NewEntryIssuer(ctx, a.reader, bb.Spec.SecretRef, bb.Spec.Region, cfg, configured)
 		if err == nil && issuer != nil {
-			now, err := issuer.Location(ctx)
-			if err != nil {
+			if current, err = issuer.Location(ctx); err != nil {
 				return fmt.Errorf("finding where entry issuer %s issues: %w", configured, err)
 			}
-			if was, known := record[configured]; known && was != now {
-				a.reportMoved(log, bb, configured, was, now)
+			if record.add(configured, current) {
+				for _, was := range record[configured] {
+					if was != current {
+						a.reportMoved(log, bb, configured, was, current)
+					}
+				}
 			}
-			record[configured] = now
+		}
+	}
+	if configured == "" && len(record) > 0 || cfg.HandsBack() {
+		if _, err := a.placesOfEntries(ctx, bb, record); err != nil {
+			return err
+		}
+	}
+	for _, p := range removed.places() {
+		if (p.Issuer != configured || p.Place != current) && record.has(p.Issuer, p.Place) {
+			log.Info("Entry principals removed by hand, by the operator's word", "issuer", p.Issuer, "place", p.Place)
+			record.remove(p.Issuer, p.Place)
 		}
 	}
 	var sweepErr error
-	for _, name := range slices.Sorted(maps.Keys(record)) {
-		if name == configured {
+	for _, p := range record.places() {
+		if !sweep || p.Issuer == configured {
+			// The configured issuer's other places: reported when it moved (reportMoved); no sweep
+			// with it reaches them.
 			continue
 		}
-		done, err := a.sweepEntryIssuer(ctx, log, bb, cfg, name, record[name], sweepOrphans, "Reconcile")
+		done, err := a.sweepEntryIssuer(ctx, log, bb, cfg, p.Issuer, p.Place, sweepOrphans, "Reconcile")
 		if err != nil {
 			sweepErr = err
 			break // what changed so far is still recorded
 		}
 		if done {
-			delete(record, name)
+			record.remove(p.Issuer, p.Place)
 		}
 	}
-	if maps.Equal(record, before) {
-		return sweepErr
+	if record.encode() == bb.Annotations[AnnotationEntryIssuers] {
+		return sweepErr // unchanged (an earlier build's form is written anew)
 	}
 	return errors.Join(sweepErr, a.writeEntryIssuers(ctx, bb, record))
 }
@@ -155,15 +276,13 @@ func (a *actuator) sweepDeletedBucket(ctx context.Context, log logr.Logger, bb *
 	record, err := entryIssuersOf(bb)
 	if err != nil {
 		log.Info("The record of entry issuers is unreadable: only the configured one sweeps", "error", err.Error())
-		record = map[string]string{}
+		record = entryIssuers{}
 	}
-	if name := entryIssuerName(cfg); name != "" {
-		if _, known := record[name]; !known {
-			record[name] = "" // where the operator's credentials reach now
-		}
+	if name := entryIssuerName(cfg); name != "" && len(record[name]) == 0 {
+		record.add(name, "") // where the operator's credentials reach now
 	}
-	for _, name := range slices.Sorted(maps.Keys(record)) {
-		if _, err := a.sweepEntryIssuer(ctx, log, bb, cfg, name, record[name], sweepDeleted, "Delete"); err != nil {
+	for _, p := range record.places() {
+		if _, err := a.sweepEntryIssuer(ctx, log, bb, cfg, p.Issuer, p.Place, sweepDeleted, "Delete"); err != nil {
 			return err
 		}
 	}
@@ -173,34 +292,42 @@ func (a *actuator) sweepDeletedBucket(ctx context.Context, log logr.Logger, bb *
 // sweepEntryIssuer sweeps bucket bb's entry principals of issuer name issued in location ("":
 // wherever the operator's credentials reach now) in mode, keeping those of the BackupEntries on
 // the seed that name the bucket (eachEntryOf, as refuseIfInUse finds them). done is true when
-// nothing of the bucket is left with the issuer, or nothing can ever be swept by it: a store
-// that refuses the sweep (no rights, no admin API, credentials that cannot issue), and
-// credentials that now reach another place, are reported by a warning event naming what is left,
-// not by an error, so that neither a deletion nor a reconcile waits on them forever (a refusal
-// is tried again at the next reconcile, not at a deletion); every other error is returned and
-// retried.
+// nothing of the bucket is left with the issuer there. What cannot be swept -- a store that
+// refuses (no rights, no admin API), credentials that build no such issuer or now reach another
+// place -- is reported by a warning event naming what is left and, by mode: a reconcile's sweep
+// is not done (the place stays on record, looked at again), a hand-back's returns
+// *entrySweepRefusedError (it waits, saying so), a deletion's is done (the bucket and every
+// object the principals could reach are gone; the event is what is left of them). Every other
+// error is returned and retried.
 func (a *actuator) sweepEntryIssuer(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, name, location string, mode entrySweepMode, action string) (done bool, err error) {
-	// notSwept reports what is left; final says that retrying cannot change it.
-	notSwept := func(why string, cause error, final bool) (bool, error) {
-		msg := fmt.Sprintf("The principals that entry issuer %s made for the entries of bucket %q (marked with the bucket's name) are not swept and stay until removed by hand: %s", name, bb.Name, why)
+	notSwept := func(why string, cause error) (bool, error) {
+		msg := fmt.Sprintf("The principals that entry issuer %s made for the entries of bucket %q (in %s, marked with the bucket's name) are not swept: %s", name, bb.Name, orAnywhere(location), why)
 		if cause != nil {
 			msg += ": " + cause.Error()
 		}
-		log.Info("Entry principals not swept", "issuer", name, "why", why)
-		a.recorder.Eventf(bb, nil, corev1.EventTypeWarning, ReasonEntryCredentialsNotSwept, action, "%s", msg)
-		if mode == sweepHandBack && !final {
-			return false, &entrySweepRefusedError{message: msg}
+		if mode != sweepDeleted {
+			msg += fmt.Sprintf(". Tried again on every look; once they are removed by hand, name them in annotation %s of the BackupBucket (%s)", AnnotationEntryPrincipalsRemoved, removedByHand(name, location))
+		} else {
+			msg += "; they stay until removed by hand"
 		}
-		return final || mode == sweepDeleted, nil
+		log.Info("Entry principals not swept", "issuer", name, "place", location, "why", why)
+		a.recorder.Eventf(bb, nil, corev1.EventTypeWarning, ReasonEntryCredentialsNotSwept, action, "%s", msg)
+		switch mode {
+		case sweepHandBack:
+			return false, &entrySweepRefusedError{message: msg}
+		case sweepDeleted:
+			return true, nil
+		}
+		return false, nil
 	}
 	issuer, err := connect.NewEntryIssuer(ctx, a.reader, bb.Spec.SecretRef, bb.Spec.Region, cfg, name)
 	switch {
 	case sweepRefused(err):
-		return notSwept("the operator's credentials cannot build the issuer", err, false)
+		return notSwept("the operator's credentials cannot build the issuer", err)
 	case err != nil:
 		return false, err
 	case issuer == nil:
-		return notSwept("the operator's credentials issue none", nil, true)
+		return notSwept("the operator's credentials build no such issuer now", nil)
 	}
 	if location != "" {
 		now, err := issuer.Location(ctx)
@@ -208,7 +335,7 @@ func (a *actuator) sweepEntryIssuer(ctx context.Context, log logr.Logger, bb *ex
 			return false, fmt.Errorf("finding where entry issuer %s issues: %w", name, err)
 		}
 		if now != location {
-			return notSwept(fmt.Sprintf("they were issued in %s and the operator's credentials now reach %s", location, now), nil, true)
+			return notSwept("the operator's credentials now reach "+now, nil)
 		}
 	}
 	sweep := objectstore.EntrySweep{KeepReadOnly: mode == sweepOrphans, KeepRetiring: mode == sweepOrphans}
@@ -226,7 +353,7 @@ func (a *actuator) sweepEntryIssuer(ctx context.Context, log logr.Logger, bb *ex
 	kept, err := issuer.SweepEntryCredentials(ctx, bb.Name, sweep)
 	switch {
 	case sweepRefused(err):
-		return notSwept("the store refused the sweep", err, false)
+		return notSwept("the store refused the sweep", err)
 	case err != nil:
 		return false, fmt.Errorf("sweeping the entry principals of bucket %q with issuer %s: %w", bb.Name, name, err)
 	}
@@ -234,13 +361,20 @@ func (a *actuator) sweepEntryIssuer(ctx context.Context, log logr.Logger, bb *ex
 	return kept == 0, nil
 }
 
+// removedByHand is what annotation AnnotationEntryPrincipalsRemoved says of issuer's place.
+func removedByHand(issuer, place string) string {
+	raw, _ := json.Marshal(entryIssuers{issuer: {place}})
+	return string(raw)
+}
+
 // reportMoved says that the principals issuer name made for bb's entries in place was are left
 // there: the operator's credentials reach now instead, which no sweep of the bucket can reach
-// was (each entry's record keeps its own credential and says so).
+// was. The old place stays on record, so that a switch-off and a hand-back name it, until the
+// operator names it in AnnotationEntryPrincipalsRemoved.
 func (a *actuator) reportMoved(log logr.Logger, bb *extensionsv1alpha1.BackupBucket, name, was, now string) {
 	log.Info("Entry principals not swept: the operator's credentials reach another place", "issuer", name, "was", was, "now", now)
 	a.recorder.Eventf(bb, nil, corev1.EventTypeWarning, ReasonEntryCredentialsNotSwept, "Reconcile",
-		"The principals that entry issuer %s made for the entries of bucket %q in %s are not swept and stay until removed by hand: the operator's credentials now reach %s, where the entries issue from now on", name, bb.Name, was, now)
+		"The principals that entry issuer %s made for the entries of bucket %q in %s are not swept: the operator's credentials now reach %s, where the entries issue from now on. They stay until removed by hand; then name them in annotation %s of the BackupBucket (%s)", name, bb.Name, was, now, AnnotationEntryPrincipalsRemoved, removedByHand(name, was))
 }
 
 // sweepRefused says whether err is a store's or a configuration's refusal that retrying does not

@@ -21,6 +21,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
@@ -117,6 +118,16 @@ func (f *sweepFixture) expectRecord(want string) {
 	}
 }
 
+// removedByHand sets the operator's AnnotationEntryPrincipalsRemoved on the bucket.
+func (f *sweepFixture) removedByHand(value string) {
+	f.t.Helper()
+	bb := f.bucket()
+	metav1.SetMetaDataAnnotation(&bb.ObjectMeta, AnnotationEntryPrincipalsRemoved, value)
+	if err := f.client.Update(f.ctx, bb); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
 // notSwept returns the EntryCredentialsNotSwept warnings since the last call.
 func (f *sweepFixture) notSwept() []string {
 	var out []string
@@ -159,7 +170,7 @@ func TestEntryCredentialSweepsOfTheBucket(t *testing.T) {
 		f.switchTo("X")
 		f.mustReconcile()
 		f.expectCalls()
-		f.expectRecord(`{"X":"place-of-X"}`)
+		f.expectRecord(`{"X":["place-of-X"]}`)
 	})
 	t.Run("switched off: the orphans swept, live entries' kept; the record goes once none is left", func(t *testing.T) {
 		f := newSweepFixture(t)
@@ -169,7 +180,7 @@ func TestEntryCredentialSweepsOfTheBucket(t *testing.T) {
 		f.entry["X"].kept = 2 // the live entries' principals, revoked when they reconcile
 		f.mustReconcile()
 		f.expectCalls("X sweep bucket " + liveOfBucket + " " + orphans)
-		f.expectRecord(`{"X":"place-of-X"}`)
+		f.expectRecord(`{"X":["place-of-X"]}`)
 		f.entry["X"].kept = 0
 		f.mustReconcile()
 		f.expectCalls("X sweep bucket " + liveOfBucket + " " + orphans)
@@ -184,7 +195,7 @@ func TestEntryCredentialSweepsOfTheBucket(t *testing.T) {
 		f.switchTo("Y")
 		f.mustReconcile()
 		f.expectCalls("X sweep bucket " + liveOfBucket + " " + orphans)
-		f.expectRecord(`{"Y":"place-of-Y"}`)
+		f.expectRecord(`{"Y":["place-of-Y"]}`)
 	})
 	t.Run("switched off, the store refuses: reported, reconcile succeeds, tried again", func(t *testing.T) {
 		f := newSweepFixture(t)
@@ -197,32 +208,41 @@ func TestEntryCredentialSweepsOfTheBucket(t *testing.T) {
 		if got := f.notSwept(); len(got) != 1 || !strings.Contains(got[0], "listing IAM users") {
 			t.Fatalf("events %q; want one EntryCredentialsNotSwept with the cause", got)
 		}
-		f.expectRecord(`{"X":"place-of-X"}`)
+		f.expectRecord(`{"X":["place-of-X"]}`)
 		f.mustReconcile()
 		f.expectCalls("X sweep bucket " + liveOfBucket + " " + orphans)
 	})
-	t.Run("switched off, credentials now reach another place: reported once, not swept there", func(t *testing.T) {
+	t.Run("switched off, credentials now reach another place: reported on each look, kept on record until the operator says they were removed by hand", func(t *testing.T) {
 		f := newSweepFixture(t)
 		f.switchTo("X")
 		f.mustReconcile()
 		f.switchTo("")
 		f.entry["X"].location = "elsewhere"
 		f.events()
-		f.mustReconcile()
-		f.expectCalls()
-		if got := f.notSwept(); len(got) != 1 || !strings.Contains(got[0], "place-of-X") || !strings.Contains(got[0], "elsewhere") {
-			t.Fatalf("events %q; want one EntryCredentialsNotSwept naming both places", got)
+		for range 2 {
+			f.mustReconcile()
+			f.expectCalls()
+			if got := f.notSwept(); len(got) != 1 || !strings.Contains(got[0], "place-of-X") || !strings.Contains(got[0], "elsewhere") || !strings.Contains(got[0], AnnotationEntryPrincipalsRemoved) {
+				t.Fatalf("events %q; want one EntryCredentialsNotSwept naming both places and how to say they were removed", got)
+			}
+			// Before: dropped from the record, and a later hand-back said nothing was left.
+			f.expectRecord(`{"X":["place-of-X"]}`)
 		}
+		f.removedByHand(`{"X":["place-of-X"]}`)
+		f.mustReconcile()
 		f.expectRecord("")
+		if got := f.notSwept(); len(got) != 0 {
+			t.Fatalf("events %q after the operator's word; want none", got)
+		}
 	})
-	t.Run("credentials moved while on: the new place recorded, the old one reported; a switch-off sweeps the new place", func(t *testing.T) {
+	t.Run("credentials moved while on: the new place recorded beside the old, the move reported; a switch-off sweeps the new place and keeps the old on record", func(t *testing.T) {
 		f := newSweepFixture(t)
 		f.switchTo("X")
 		f.mustReconcile()
 		f.entry["X"].location = "elsewhere"
 		f.events()
 		f.mustReconcile()
-		f.expectRecord(`{"X":"elsewhere"}`)
+		f.expectRecord(`{"X":["elsewhere","place-of-X"]}`)
 		if got := f.notSwept(); len(got) != 1 || !strings.Contains(got[0], "place-of-X") || !strings.Contains(got[0], "now reach elsewhere") {
 			t.Fatalf("events %q; want one EntryCredentialsNotSwept naming the old place and the new", got)
 		}
@@ -233,10 +253,37 @@ func TestEntryCredentialSweepsOfTheBucket(t *testing.T) {
 		f.switchTo("")
 		f.mustReconcile()
 		f.expectCalls("X sweep bucket " + liveOfBucket + " " + orphans)
-		f.expectRecord("")
-		if got := f.notSwept(); len(got) != 0 {
-			t.Fatalf("the switch-off's sweep reported %q; want the principals where they live swept", got)
+		f.expectRecord(`{"X":["place-of-X"]}`)
+		if got := f.notSwept(); len(got) != 1 || !strings.Contains(got[0], "in place-of-X") {
+			t.Fatalf("the switch-off reported %q; want the old place named as not swept", got)
 		}
+	})
+	t.Run("settings that never converge: the configured issuer is still recorded", func(t *testing.T) {
+		f := newSweepFixture(t)
+		f.switchTo("X")
+		faults := memstore.WithFaults(f.mem)
+		f.provider.Store = faults
+		f.restart()
+		faults.Fail(memstore.OpEnsureBucket, errors.New("policy refused"))
+		if err := f.reconcile(); err == nil {
+			t.Fatal("Reconcile succeeded; want EnsureBucket's error")
+		}
+		// Before: recorded only once the bucket converged, so a bucket whose settings never did
+		// left its entries' principals to no sweep and no hand-back.
+		f.expectRecord(`{"X":["place-of-X"]}`)
+		f.expectCalls()
+	})
+	t.Run("an earlier build's record (one place per issuer) is read", func(t *testing.T) {
+		f := newSweepFixture(t)
+		bb := f.bucket()
+		metav1.SetMetaDataAnnotation(&bb.ObjectMeta, AnnotationEntryIssuers, `{"X":"place-of-X"}`)
+		if err := f.client.Update(f.ctx, bb); err != nil {
+			t.Fatal(err)
+		}
+		f.entry["X"].kept = 1
+		f.mustReconcile()
+		f.expectCalls("X sweep bucket " + liveOfBucket + " " + orphans)
+		f.expectRecord(`{"X":["place-of-X"]}`)
 	})
 	t.Run("issuer changed, the old one's sweep fails: the error returned, the new one recorded", func(t *testing.T) {
 		f := newSweepFixture(t)
@@ -247,7 +294,7 @@ func TestEntryCredentialSweepsOfTheBucket(t *testing.T) {
 		if err := f.reconcile(); err == nil || !strings.Contains(err.Error(), "connection reset") {
 			t.Fatalf("Reconcile = %v; want the sweep's error", err)
 		}
-		f.expectRecord(`{"X":"place-of-X","Y":"place-of-Y"}`)
+		f.expectRecord(`{"X":["place-of-X"],"Y":["place-of-Y"]}`)
 	})
 	t.Run("a record that is not one: ERR_CONFIGURATION_PROBLEM naming the annotation", func(t *testing.T) {
 		f := newSweepFixture(t)
@@ -269,7 +316,7 @@ func TestEntryCredentialSweepsOfTheBucket(t *testing.T) {
 		f.switchTo("Y")
 		f.entry["X"].kept = 1 // a live entry's: the record of X stays
 		f.mustReconcile()
-		f.expectRecord(`{"X":"place-of-X","Y":"place-of-Y"}`)
+		f.expectRecord(`{"X":["place-of-X"],"Y":["place-of-Y"]}`)
 		if err := f.deleteEntriesAndBucket(); err != nil {
 			t.Fatal(err)
 		}

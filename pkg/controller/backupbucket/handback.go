@@ -18,7 +18,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	extensionsbackupentrycontroller "github.com/gardener/gardener/extensions/pkg/controller/backupentry"
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -91,6 +90,8 @@ type handBackExecution struct {
 	log logr.Logger
 	bb  *extensionsv1alpha1.BackupBucket
 	cfg provider.Config
+	// left says what the pass's sweeps left (sweepEntryPrincipalsStep).
+	left []string
 }
 
 // run carries out plan step by step, stopping at the first step that fails or waits.
@@ -120,6 +121,8 @@ func (e *handBackExecution) do(ctx context.Context, s handBackStep) error {
 		return a.execution(e.log, bb, e.cfg, nil, nil, secret, exists).run(ctx, completeRetirement(secret, "the generated ones were revoked by the hand-back once no secret on this seed held them"))
 	case sweepEntryPrincipalsStep:
 		return e.sweep(ctx, s)
+	case principalsLeftStep:
+		return e.principalsLeft(ctx)
 	case releasingStep:
 		return a.setHandBackCondition(ctx, bb, gardencorev1beta1.ConditionProgressing, ReasonHandBackReleasing,
 			"Nothing this extension generated or issued for the bucket or its entries is left valid; its finalizer is being removed from the bucket's BackupEntries")
@@ -164,28 +167,37 @@ func (e *handBackExecution) wait(ctx context.Context, s handBackWaitStep) error 
 }
 
 // sweep carries out a sweepEntryPrincipalsStep with the bucket's sweep (sweepEntryIssuer in
-// mode sweepHandBack): done drops the issuer from the record; principals left end the plan
-// waiting, naming them; a store that refuses is named by the sweep's own event as well.
+// mode sweepHandBack): done drops the place from the record; what is left, or cannot be swept
+// (named by the sweep's own event as well), is kept in e.left for principalsLeftStep.
 func (e *handBackExecution) sweep(ctx context.Context, s sweepEntryPrincipalsStep) error {
 	a, bb := e.a, e.bb
 	done, err := a.sweepEntryIssuer(ctx, e.log, bb, e.cfg, s.issuer, s.location, sweepHandBack, "HandBack")
 	var refused *entrySweepRefusedError
 	switch {
 	case errors.As(err, &refused):
-		return e.wait(ctx, handBackWaitStep{status: gardencorev1beta1.ConditionProgressing, reason: ReasonHandBackPrincipals,
-			message: fmt.Sprintf("The hand-back waits: %s. It is tried again on every look; once they are removed (by the sweep, or by hand), the hand-back finishes", refused.message)})
+		e.left = append(e.left, refused.message)
+		return nil
 	case err != nil:
 		return err
 	case !done:
-		return e.wait(ctx, handBackWaitStep{status: gardencorev1beta1.ConditionProgressing, reason: ReasonHandBackPrincipals,
-			message: fmt.Sprintf("The hand-back waits: entry issuer %s keeps principals it made for the bucket's entries (in %s, marked with the bucket's name) that it cannot tell to be this extension's alone; tried again on every look", s.issuer, orAnywhere(s.location))})
+		e.left = append(e.left, fmt.Sprintf("entry issuer %s keeps principals it made for the bucket's entries (in %s, marked with the bucket's name) that it cannot tell to be this extension's alone", s.issuer, orAnywhere(s.location)))
+		return nil
 	}
 	record, err := entryIssuersOf(bb)
 	if err != nil {
 		return err
 	}
-	delete(record, s.issuer)
+	record.remove(s.issuer, s.location)
 	return a.writeEntryIssuers(ctx, bb, record)
+}
+
+// principalsLeft carries out a principalsLeftStep: the hand-back waits while a sweep left any.
+func (e *handBackExecution) principalsLeft(ctx context.Context) error {
+	if len(e.left) == 0 {
+		return nil
+	}
+	return e.wait(ctx, handBackWaitStep{status: gardencorev1beta1.ConditionProgressing, reason: ReasonHandBackPrincipals,
+		message: fmt.Sprintf("The hand-back waits: %s. Tried again on every look; once none is left (swept, or removed by hand and named in annotation %s), the hand-back finishes", strings.Join(e.left, "; "), AnnotationEntryPrincipalsRemoved)})
 }
 
 // setHandBackCondition sets condition HandBack, writing only when its status, reason or message
@@ -262,12 +274,8 @@ func (a *actuator) holdersOnTheSeed(ctx context.Context, bb *extensionsv1alpha1.
 				entryMoved = false
 			}
 		}
-		namespace, _ := extensionsbackupentrycontroller.ExtractShootDetailsFromBackupEntryName(be.Name)
-		name := v1beta1constants.BackupSecretName
-		if strings.HasPrefix(be.Name, v1beta1constants.BackupSourcePrefix) {
-			name = v1beta1constants.BackupSourcePrefix + "-" + v1beta1constants.BackupSecretName
-		}
-		etcdSecret, err := a.secretIfAny(ctx, namespace, name)
+		key := entryinfo.EtcdBackupSecretKey(be)
+		etcdSecret, err := a.secretIfAny(ctx, key.Namespace, key.Name)
 		if err != nil || etcdSecret == nil {
 			return err
 		}

@@ -6,7 +6,6 @@ package backupbucket
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -69,9 +68,10 @@ type handBackObserved struct {
 	generating bool
 	// entryCredentials is the entry issuer the configuration names ("" off).
 	entryCredentials string
-	// entryIssuers is the bucket's record of entry issuers (issuer → where it issued),
-	// AnnotationEntryIssuers, as this pass left it.
-	entryIssuers map[string]string
+	// entryIssuers is the bucket's record of entry issuers and the places each issued in
+	// (AnnotationEntryIssuers), as this pass left it: with the places the entries' own records
+	// name (reconcileEntryIssuers), less those the operator removed by hand.
+	entryIssuers entryIssuers
 	// holders are the secrets on the seed that the bucket's shoots read and that do not hold
 	// the operator's credentials; read only when needsSecrets.
 	holders holders
@@ -132,9 +132,14 @@ type revokeGeneratedStep struct{}
 
 // sweepEntryPrincipalsStep sweeps every principal that entry issuer issuer made for the
 // bucket's entries in location (the live entries' too: they hold the operator's credentials by
-// now), and drops the issuer from the record once nothing is left. One left ends the plan
-// waiting (ReasonHandBackPrincipals), naming the issuer and the place.
+// now), and drops the place from the record once nothing is left there. What is left there, or
+// cannot be swept there (a refusal; credentials that build no such issuer or reach another place
+// now), is kept for principalsLeftStep.
 type sweepEntryPrincipalsStep struct{ issuer, location string }
+
+// principalsLeftStep ends the plan waiting (ReasonHandBackPrincipals) when the sweeps before it
+// left any principal, naming each issuer and place and why.
+type principalsLeftStep struct{}
 
 // releasingStep sets condition HandBack Progressing/ReleasingEntries (entryinfo.HandedBack),
 // before releaseEntriesStep lists the entries.
@@ -156,6 +161,7 @@ func (s handBackWaitStep) String() string {
 }
 func (revokeGeneratedStep) String() string        { return "revoke generated" }
 func (s sweepEntryPrincipalsStep) String() string { return "sweep " + s.issuer + "@" + s.location }
+func (principalsLeftStep) String() string         { return "wait if principals left" }
 func (releasingStep) String() string              { return "status Progressing/ReleasingEntries" }
 func (releaseEntriesStep) String() string         { return "release entries" }
 func (handedBackStep) String() string             { return "status True/HandedBack" }
@@ -173,7 +179,8 @@ func (handedBackStep) String() string             { return "status True/HandedBa
 //     entries whose own reconcile rewrites their etcd-backup secret are asked for one.
 //  4. Generated credentials to revoke: wait HandBackSettle after the secrets moved (Settling,
 //     the kubelet's copy), then revoke them.
-//  5. Sweep every recorded entry issuer's principals of the bucket, all of them.
+//  5. Sweep every recorded entry issuer's principals of the bucket in every recorded place, all of
+//     them; wait (Progressing) while any is left, naming it.
 //  6. Progressing/ReleasingEntries, release the entries, then HandedBack: an entry lets go of
 //     entryinfo.FinalizerName by itself only once the condition says ReleasingEntries or True
 //     (entryinfo.HandedBack), so an entry that adds it while this pass runs either sees that
@@ -208,8 +215,11 @@ func decideHandBack(o handBackObserved) []handBackStep {
 		}
 		plan = append(plan, revokeGeneratedStep{})
 	}
-	for _, name := range slices.Sorted(maps.Keys(o.entryIssuers)) {
-		plan = append(plan, sweepEntryPrincipalsStep{issuer: name, location: o.entryIssuers[name]})
+	for _, p := range o.entryIssuers.places() {
+		plan = append(plan, sweepEntryPrincipalsStep{issuer: p.Issuer, location: p.Place})
+	}
+	if len(o.entryIssuers) > 0 {
+		plan = append(plan, principalsLeftStep{})
 	}
 	what := "no credential this extension generated or issued for the bucket or its entries is left valid"
 	if o.generated != "" && o.storeKeys {
@@ -224,8 +234,8 @@ func (o handBackObserved) revoking() string {
 	if o.revokesGenerated() {
 		what = append(what, fmt.Sprintf("then generated credential %q is revoked", o.generated))
 	}
-	for _, name := range slices.Sorted(maps.Keys(o.entryIssuers)) {
-		what = append(what, fmt.Sprintf("then the entry principals that issuer %s made for the bucket (in %s) are swept", name, orAnywhere(o.entryIssuers[name])))
+	for _, p := range o.entryIssuers.places() {
+		what = append(what, fmt.Sprintf("then the entry principals that issuer %s made for the bucket (in %s) are swept", p.Issuer, orAnywhere(p.Place)))
 	}
 	return strings.Join(what, "; ")
 }

@@ -23,8 +23,9 @@ func TestDecideHandBack(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	moved := holders{}
 	held := holders{count: 7, first: []string{"garden/entry-a", "shoot--p--a/etcd-backup", "x/1", "x/2", "x/3"}, stale: []string{"shoot--p--a"}}
-	minio := map[string]string{"MinIO": "http://minio"}
-	two := map[string]string{"MinIO": "http://minio", "IAM": "arn:aws:iam::1:root"}
+	minio := entryIssuers{"MinIO": {"http://minio"}}
+	two := entryIssuers{"MinIO": {"http://minio"}, "IAM": {"arn:aws:iam::1:root"}}
+	moves := entryIssuers{"MinIO": {"http://minio", "http://minio-new"}}
 	cases := []struct {
 		name string
 		o    handBackObserved
@@ -75,13 +76,16 @@ func TestDecideHandBack(t *testing.T) {
 			want: []string{"wait Progressing/WaitingForSecrets nudge shoot--p--a"}},
 		{name: "issue 44: secrets moved, entry principals recorded: every issuer swept (no settling: no shoot holds them), then handed back",
 			o:    handBackObserved{entryIssuers: two, holders: moved, now: now},
-			want: []string{"sweep IAM@arn:aws:iam::1:root", "sweep MinIO@http://minio", "status Progressing/ReleasingEntries", "release entries", "status True/HandedBack"}},
+			want: []string{"sweep IAM@arn:aws:iam::1:root", "sweep MinIO@http://minio", "wait if principals left", "status Progressing/ReleasingEntries", "release entries", "status True/HandedBack"}},
+		{name: "issue 44: an issuer that issued in two places (the operator's credentials moved): both swept, each one's leftovers waited for",
+			o:    handBackObserved{entryIssuers: moves, holders: moved, now: now},
+			want: []string{"sweep MinIO@http://minio", "sweep MinIO@http://minio-new", "wait if principals left", "status Progressing/ReleasingEntries", "release entries", "status True/HandedBack"}},
 		{name: "generated and entry principals: settle, revoke, sweep",
 			o:    handBackObserved{generated: "cred-1", entryIssuers: minio, holders: moved, settlingSince: now.Add(-time.Hour), now: now},
-			want: []string{"revoke generated", "sweep MinIO@http://minio", "status Progressing/ReleasingEntries", "release entries", "status True/HandedBack"}},
+			want: []string{"revoke generated", "sweep MinIO@http://minio", "wait if principals left", "status Progressing/ReleasingEntries", "release entries", "status True/HandedBack"}},
 		{name: "the store's keys and a recorded entry issuer: the keys kept, the principals swept",
 			o:    handBackObserved{generated: "key1", storeKeys: true, entryIssuers: minio, holders: moved, now: now},
-			want: []string{"sweep MinIO@http://minio", "status Progressing/ReleasingEntries", "release entries", "status True/HandedBack"}},
+			want: []string{"sweep MinIO@http://minio", "wait if principals left", "status Progressing/ReleasingEntries", "release entries", "status True/HandedBack"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -13,9 +13,12 @@ import (
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -42,8 +45,11 @@ type keepingIssuing struct {
 
 func (p keepingIssuing) NewEntryIssuer(_ context.Context, _ provider.Credentials, _ *controllertest.Config, name string) (objectstore.EntryCredentialIssuer, error) {
 	i, ok := p.entry[name]
-	if !ok {
+	switch {
+	case !ok:
 		return nil, objectstore.Invalidf("no entry issuer %q", name)
+	case i.sweepIssuer == nil: // the operator's credentials build none of this name now
+		return nil, nil
 	}
 	return i, nil
 }
@@ -85,7 +91,7 @@ func TestHandBackRevokesEveryEntryPrincipal(t *testing.T) {
 
 	configure("X", false)
 	f.mustReconcile()
-	record(`{"X":"place-of-X"}`)
+	record(`{"X":["place-of-X"]}`)
 	f.events()
 
 	// A hand-back alone: entryCredentials still on.
@@ -105,7 +111,7 @@ func TestHandBackRevokesEveryEntryPrincipal(t *testing.T) {
 	if !f.held("shoot--p--s--1") || !f.nudged("shoot--p--s--1") {
 		t.Fatalf("while waiting, the entry is released (held: %t) or not asked for the reconcile that rewrites its etcd-backup (asked: %t)", f.held("shoot--p--s--1"), f.nudged("shoot--p--s--1"))
 	}
-	record(`{"X":"place-of-X"}`)
+	record(`{"X":["place-of-X"]}`)
 
 	// The entry's reconcile rewrote etcd-backup with the operator's credentials (its own
 	// revocation failed: the switch-off's sweep still keeps its principal); the store refuses the
@@ -117,7 +123,7 @@ func TestHandBackRevokesEveryEntryPrincipal(t *testing.T) {
 	if !f.held("shoot--p--s--1") {
 		t.Fatal("a hand-back whose sweep was refused released the entry")
 	}
-	record(`{"X":"place-of-X"}`)
+	record(`{"X":["place-of-X"]}`)
 
 	x.err = nil
 	f.mustReconcile()
@@ -137,4 +143,108 @@ func TestHandBackRevokesEveryEntryPrincipal(t *testing.T) {
 	if len(f.calls) != 0 {
 		t.Errorf("a reconcile after the hand-back calls %q", f.calls)
 	}
+}
+
+// TestHandBackWaitsForPrincipalsNoSweepReaches (issue 44, finding 1, the review's open part): a
+// hand-back says HandedBack only once every place that an entry issuer issued the bucket's
+// entries a principal in -- the bucket's record, and its entries' own records -- was swept or the
+// operator said its principals were removed by hand. Before, a sweep that could never run counted
+// as done (dropped from the record by the switch-off's sweep in the same pass), the old place of
+// credentials that moved was forgotten, and a place only an entry's record named was never looked
+// at: each case below said True/HandedBack while principals may have stayed valid.
+func TestHandBackWaitsForPrincipalsNoSweepReaches(t *testing.T) {
+	operator := map[string][]byte{"key": []byte("operator")}
+	setup := func(t *testing.T) (*genFixture, keepingIssuing, func(entry string, handBack bool)) {
+		f := newGenFixture(t, true)
+		issuing := keepingIssuing{namedIssuers: f.provider, entry: map[string]keepingIssuer{
+			"X": {&sweepIssuer{name: "X", location: "place-of-X", kept: 1, calls: &f.calls}}}}
+		f.actuator = NewActuator(provider.Register(issuing), f.client, f.client, f.recorder, options.DeletionOptions{})
+		f.entry("shoot--p--s--1", genBucket, operator)
+		f.etcdBackup("shoot--p--s", "etcd-backup", "shoot--p--s--1", operator) // the secrets moved already
+		configure := func(entry string, handBack bool) {
+			t.Helper()
+			bb := f.bucket()
+			cfg := controllertest.Config{HandBack: handBack}
+			if entry != "" {
+				cfg.Entry = &credentials.EntrySettings{Issuer: entry}
+			}
+			bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
+			if err := f.client.Update(f.ctx, bb); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return f, issuing, configure
+	}
+	removedByHand := func(f *genFixture, value string) {
+		f.t.Helper()
+		bb := f.bucket()
+		if bb.Annotations == nil {
+			bb.Annotations = map[string]string{}
+		}
+		bb.Annotations[AnnotationEntryPrincipalsRemoved] = value
+		if err := f.client.Update(f.ctx, bb); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+
+	t.Run("the operator's credentials moved: the old place is waited for until the operator says it is cleared", func(t *testing.T) {
+		f, issuing, configure := setup(t)
+		configure("X", false)
+		f.mustReconcile()
+		issuing.entry["X"].location = "elsewhere"
+		f.mustReconcile()
+		configure("", true)
+		f.events()
+		f.calls = nil
+		f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionProgressing, ReasonHandBackPrincipals,
+			[]string{"entry issuer X", "in place-of-X", "now reach elsewhere", AnnotationEntryPrincipalsRemoved, `{"X":["place-of-X"]}`},
+			"Warning "+ReasonEntryCredentialsNotSwept, "Warning "+ReasonEntryCredentialsNotSwept, "Normal "+ReasonHandBackWaiting)
+		// Where the credentials reach now, everything is swept; the old place is left.
+		if want := []string{"X sweep bucket live=[shoot--p--s--1/] ro=true ret=true", "X sweep bucket live=[] ro=false ret=false"}; !slices.Equal(f.calls, want) {
+			t.Fatalf("calls %q; want %q", f.calls, want)
+		}
+		if !f.held("shoot--p--s--1") {
+			t.Fatal("the entry is released while principals are left")
+		}
+		removedByHand(f, `{"X":["place-of-X"]}`)
+		f.mustReconcile()
+		f.expectHandedBack()
+		if got := f.bucket().Annotations[AnnotationEntryIssuers]; got != "" {
+			t.Fatalf("record %q after the hand-back; want none", got)
+		}
+	})
+	t.Run("the issuer can no longer be built: waited for, named", func(t *testing.T) {
+		f, issuing, configure := setup(t)
+		configure("X", false)
+		f.mustReconcile()
+		issuing.entry["X"] = keepingIssuer{}
+		configure("", true)
+		f.events()
+		f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionProgressing, ReasonHandBackPrincipals,
+			[]string{"entry issuer X", "in place-of-X", "build no such issuer"},
+			"Warning "+ReasonEntryCredentialsNotSwept, "Warning "+ReasonEntryCredentialsNotSwept, "Normal "+ReasonHandBackWaiting)
+		f.expectWaiting(f.reconcile(), gardencorev1beta1.ConditionProgressing, ReasonHandBackPrincipals, []string{"entry issuer X"},
+			"Warning "+ReasonEntryCredentialsNotSwept, "Warning "+ReasonEntryCredentialsNotSwept)
+		if got := f.bucket().Annotations[AnnotationEntryIssuers]; got != `{"X":["place-of-X"]}` {
+			t.Fatalf("record %q; want the place kept", got)
+		}
+	})
+	t.Run("a place only an entry's own record names (the bucket never recorded its issuer): swept", func(t *testing.T) {
+		f, _, configure := setup(t)
+		s := &corev1.Secret{}
+		if err := f.client.Get(f.ctx, client.ObjectKey{Namespace: "shoot--p--s", Name: "etcd-backup"}, s); err != nil {
+			t.Fatal(err)
+		}
+		s.Annotations[entryinfo.AnnotationEntryOf] = "shoot--p--s--1"
+		s.Annotations[entryinfo.AnnotationEntryUnrevoked] = `[{"Entry":"shoot--p--s--1","ID":"k1","Issuer":"X","IssuedIn":"place-of-X","Access":"ReadWrite"}]`
+		if err := f.client.Update(f.ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		configure("", true)
+		f.mustReconcile()
+		if want := []string{"X sweep bucket live=[shoot--p--s--1/] ro=true ret=true", "X sweep bucket live=[] ro=false ret=false"}; !slices.Equal(f.calls, want) {
+			t.Fatalf("calls %q; want the place the entry's record names swept (before: none)", f.calls)
+		}
+		f.expectHandedBack()
+	})
 }

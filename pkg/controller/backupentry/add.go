@@ -22,7 +22,7 @@ import (
 // a periodic controller of its own (entryinventory.InventoryController).
 func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, opts options.AddOptions) error {
 	recorder := mgr.GetEventRecorder("backupentry-" + p.Type())
-	d := &delegate{provider: p, reader: mgr.GetAPIReader(), recorder: recorder, deletion: opts.Deletion}
+	d := &delegate{provider: p, reader: mgr.GetAPIReader(), writer: mgr.GetClient(), recorder: recorder, deletion: opts.Deletion}
 	if err := addOrphanGuard(mgr, p, d, opts); err != nil {
 		return err
 	}

@@ -45,6 +45,9 @@ var errEmptyBucketName = objectstore.Invalidf("spec.bucketName: Required value: 
 type delegate struct {
 	provider provider.Provider
 	reader   client.Reader
+	// writer records on the BackupEntry what a pass hands over before gardener's actuator
+	// writes the etcd-backup secret (writeIntent).
+	writer   client.Client
 	recorder events.EventRecorder
 	deletion options.DeletionOptions
 }
@@ -71,8 +74,15 @@ func (d *delegate) GetETCDSecretData(ctx context.Context, _ logr.Logger, be *ext
 	if err := d.checkBucket(ctx, be); err != nil {
 		return nil, lasterror.For(err)
 	}
-	// The bucket's credential or the entry's own (entryCredentials): entrycredentials.go.
+	// The bucket's credential or the entry's own (entryCredentials): entryCredentialData; what
+	// changes hands is recorded before gardener's actuator writes it (writeIntent).
 	out, err = d.entryCredentialData(ctx, be, data, out)
+	if o := outcomeOf(ctx); err == nil && o != nil {
+		if err = d.writeIntent(ctx, be, o); err != nil {
+			o.revoke, o.retire, o.err = nil, nil, err // nothing is written: nothing changes hands
+			return nil, lasterror.For(err)
+		}
+	}
 	return out, lasterror.For(err)
 }
 

@@ -5,6 +5,7 @@
 package backupentry
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,8 +15,6 @@ import (
 	"strings"
 	"time"
 
-	extensionsbackupentrycontroller "github.com/gardener/gardener/extensions/pkg/controller/backupentry"
-	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	securityv1alpha1constants "github.com/gardener/gardener/pkg/apis/security/v1alpha1/constants"
@@ -37,17 +36,12 @@ import (
 // the holding actuator writes them again after it (a credential whose record a restart lost in
 // between is recognised by its ID in the data: entryRecordOf).
 const (
-	AnnotationEntryCredential = "backup.extensions.gardener.cloud/entry-credential"
-	AnnotationEntryIssuer     = "backup.extensions.gardener.cloud/entry-credential-issuer"
-	AnnotationEntryIssuedIn   = "backup.extensions.gardener.cloud/entry-credential-issued-in"
-	AnnotationEntryAccess     = "backup.extensions.gardener.cloud/entry-credential-access"
-	// AnnotationEntryOf names the BackupEntry whose record this is: two entries share a shoot
-	// namespace (a shoot re-created under its name while gardenlet keeps the old entry through
-	// its deletion grace), and so its etcd-backup secret, which the last to reconcile writes.
-	AnnotationEntryOf = "backup.extensions.gardener.cloud/entry-credential-of"
-	// AnnotationEntryUnrevoked records, as a JSON list, the credentials of the entry that the
-	// secret no longer holds but that could not be revoked yet; every pass tries each again.
-	AnnotationEntryUnrevoked = "backup.extensions.gardener.cloud/entry-credential-unrevoked"
+	AnnotationEntryCredential = entryinfo.AnnotationEntryCredential
+	AnnotationEntryIssuer     = entryinfo.AnnotationEntryIssuer
+	AnnotationEntryIssuedIn   = entryinfo.AnnotationEntryIssuedIn
+	AnnotationEntryAccess     = entryinfo.AnnotationEntryAccess
+	AnnotationEntryOf         = entryinfo.AnnotationEntryOf
+	AnnotationEntryUnrevoked  = entryinfo.AnnotationEntryUnrevoked
 )
 
 // entryRecord is what an etcd-backup secret records of the entry's own credential.
@@ -74,10 +68,7 @@ func (r entryRecord) annotations() map[string]string {
 // record names its entry, or (written before it did) the secret's last writer is be (gardener's
 // actuator writes created-by, and this entry's pass records right after its own write).
 func recordsOf(be *extensionsv1alpha1.BackupEntry, annotations map[string]string) bool {
-	if e := annotations[AnnotationEntryOf]; e != "" {
-		return e == be.Name
-	}
-	return annotations[genericactuator.AnnotationKeyCreatedByBackupEntry] == be.Name
+	return entryinfo.RecordsOf(be.Name, annotations)
 }
 
 // recordOf is be's record on an etcd-backup secret with annotations (nil: none, or another
@@ -157,12 +148,7 @@ func accessOf(be *extensionsv1alpha1.BackupEntry) objectstore.EntryAccess {
 
 // etcdBackupSecretKey is the secret gardener's generic actuator writes for the entry.
 func etcdBackupSecretKey(be *extensionsv1alpha1.BackupEntry) client.ObjectKey {
-	name := v1beta1constants.BackupSecretName
-	if strings.HasPrefix(be.Name, v1beta1constants.BackupSourcePrefix+"-") {
-		name = v1beta1constants.BackupSourcePrefix + "-" + name
-	}
-	namespace, _ := extensionsbackupentrycontroller.ExtractShootDetailsFromBackupEntryName(be.Name)
-	return client.ObjectKey{Namespace: namespace, Name: name}
+	return entryinfo.EtcdBackupSecretKey(be)
 }
 
 // readEtcdBackupSecret reads the entry's etcd-backup secret (nil if there is none).
@@ -177,15 +163,20 @@ func (d *delegate) readEtcdBackupSecret(ctx context.Context, be *extensionsv1alp
 	return s, nil
 }
 
-// entrySettings returns the entry's per-entry credential settings (nil: off) and its config.
-// An entry's providerConfig that does not decode is its bucket's problem (its reconcile reports
-// it): the seed configuration's settings apply meanwhile.
-func (d *delegate) entrySettings(be *extensionsv1alpha1.BackupEntry) (*credentials.EntrySettings, provider.Config) {
-	cfg, _ := connect.EntryConfig(d.provider, be)
-	if p, ok := cfg.ProviderConfig.(credentials.EntryPolicy); ok {
-		return p.EntryCredentialSettings(), cfg
+// entrySettings returns the entry's per-entry credential settings (nil: off) and its config. A
+// configuration that cannot be read -- the seed's awaited (*provider.SeedConfigPendingError), or
+// the entry's providerConfig (gardenlet's copy of its bucket's) not decoding -- is an error,
+// never "off": off would publish the bucket's credential and revoke the entry's own, and a
+// deletion would skip the configured issuer's revocation.
+func (d *delegate) entrySettings(be *extensionsv1alpha1.BackupEntry) (*credentials.EntrySettings, provider.Config, error) {
+	cfg, err := connect.EntryConfig(d.provider, be)
+	if err != nil {
+		return nil, cfg, fmt.Errorf("reading the entry's credential settings (entryCredentials): %w", err)
 	}
-	return nil, cfg
+	if p, ok := cfg.ProviderConfig.(credentials.EntryPolicy); ok {
+		return p.EntryCredentialSettings(), cfg, nil
+	}
+	return nil, cfg, nil
 }
 
 // operatorSecret is the secret whose credentials issue and revoke the entry's: the
@@ -270,7 +261,12 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 		o = &entryOutcome{}
 	}
 	o.decided = true
-	settings, cfg := d.entrySettings(be)
+	settings, cfg, err := d.entrySettings(be)
+	if err != nil {
+		// The secret is not written: the entry keeps what it holds until the settings read.
+		o.err = err
+		return nil, err
+	}
 	current, err := d.readEtcdBackupSecret(ctx, be)
 	if err != nil {
 		return nil, err
@@ -286,6 +282,13 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 			o.revoke = append(o.revoke, unrevokedFrom(current.Annotations)...)
 			o.retire = retiringFrom(current.Annotations)
 		}
+	}
+	// A pass that published the bucket's credential and whose record a restart lost after
+	// gardener's write: what its intent still revokes.
+	if recorded == nil && current != nil && recordsOf(be, current.Annotations) {
+		intentTakenUp(be, o, func(published *entryRecord) bool {
+			return published == nil && maps.EqualFunc(currentData, bucketData, bytes.Equal)
+		})
 	}
 	access := accessOf(be)
 	why, err := d.bucketWideBecause(ctx, be, settings, cfg)
@@ -317,10 +320,18 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 		o.err = err
 		return nil, err
 	}
-	// A credential published by a pass whose record a restart lost: the data holds an ID that
-	// is not the bucket's credential's (it may be the bucket's previous one, after a rotation)
-	// and that the configured issuer owns for this entry.
-	if recorded == nil && currentData != nil {
+	// A pass that published the entry's own credential and whose record a restart lost after
+	// gardener's write: its intent says so, and what is still to retire or revoke.
+	takenUp := false
+	if recorded == nil && current != nil && recordsOf(be, current.Annotations) {
+		recorded, takenUp = intentTakenUp(be, o, func(published *entryRecord) bool {
+			return published != nil && published.ID == issuer.CredentialID(currentData)
+		})
+	}
+	// A credential published by a pass whose record a restart lost, with no intent (an earlier
+	// build's): the data holds an ID that is not the bucket's credential's (it may be the
+	// bucket's previous one, after a rotation) and that the configured issuer owns for this entry.
+	if recorded == nil && !takenUp && currentData != nil {
 		if id := issuer.CredentialID(currentData); id != "" && id != issuer.CredentialID(bucketData) {
 			owned, err := issuer.Owns(ctx, be.Spec.BucketName, prefix, access, id)
 			if err != nil {
@@ -334,7 +345,13 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	}
 	now := time.Now()
 	if recorded != nil && recorded.Issuer == settings.Issuer && recorded.IssuedIn == location && recorded.Access == access && issuer.CredentialID(currentData) == recorded.ID {
-		if o.rotation = rotationDue(be, settings, recorded, now); o.rotation == nil {
+		// A rotation the pass a restart cut short honoured (intentTakenUp) is done: its request
+		// is removed and its retirement finished by this pass (settleRotation).
+		honoured := o.rotation
+		if honoured == nil {
+			o.rotation = rotationDue(be, settings, recorded, now)
+		}
+		if honoured != nil || o.rotation == nil {
 			data, err := d.provider.EtcdBackupSecretData(be, merged(entryData, currentData))
 			if err != nil {
 				return nil, err

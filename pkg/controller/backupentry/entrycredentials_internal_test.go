@@ -246,7 +246,7 @@ func (f *entryCredFixture) allowBucketCredentialAtQuota() {
 // actuator is the holding actuator as AddToManager builds it, with a fresh delegate: every call
 // is a controller that just started, on the same API state.
 func (f *entryCredFixture) actuator() *holdingActuator {
-	d := &delegate{provider: provider.Register(entryCredProvider{f.provider}), reader: f.client, recorder: f.recorder}
+	d := &delegate{provider: provider.Register(entryCredProvider{f.provider}), reader: f.client, writer: f.client, recorder: f.recorder}
 	return &holdingActuator{Actuator: genericactuator.NewActuator(clientManager{c: f.client}, d), client: f.client, reader: f.client, provider: d.provider, entries: d}
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // ConditionEntryCredentials on a BackupEntry says what the credential in its etcd-backup secret
@@ -55,7 +56,7 @@ const (
 // own credential on it, revokes what the secret no longer holds, and reports the condition and
 // the isolation metric. It returns passErr, or the first error of its own.
 func (a *holdingActuator) settleEntryCredential(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *entryOutcome, passErr error) error {
-	if a.entries == nil || !o.decided {
+	if !o.decided { // the generic actuator returned before it asked the delegate
 		return passErr
 	}
 	err := passErr
@@ -121,6 +122,10 @@ func (a *holdingActuator) recordAndRevoke(ctx context.Context, log logr.Logger, 
 		if err := a.annotateEtcdBackupSecret(ctx, be, annotations); err != nil {
 			return err
 		}
+	}
+	// The secret's record says it now (unrevoked and retiring ones too).
+	if err := a.entries.clearIntent(ctx, be); err != nil {
+		return err
 	}
 	// After the record, which gardener's write of the secret just reset: the record is never
 	// missing longer than that write and this patch take.
@@ -199,7 +204,10 @@ func (a *holdingActuator) revokeEntryCredentials(ctx context.Context, be *extens
 // issuerWhereIssued builds the issuer that issued r (its record) and the entry's prefix; an
 // issuer that reaches another place than the one r was issued in is a CredentialElsewhereError.
 func (a *holdingActuator) issuerWhereIssued(ctx context.Context, be *extensionsv1alpha1.BackupEntry, r entryRecord) (objectstore.EntryCredentialIssuer, objectstore.Prefix, error) {
-	_, cfg := a.entries.entrySettings(be)
+	_, cfg, err := a.entries.entrySettings(be)
+	if err != nil {
+		return nil, objectstore.Prefix{}, err
+	}
 	issuer, err := a.entries.entryIssuer(ctx, be, cfg, r.Issuer)
 	if err != nil {
 		return nil, objectstore.Prefix{}, fmt.Errorf("building issuer %s for the entry's credentials: %w", r.Issuer, err)
@@ -240,18 +248,27 @@ func (a *holdingActuator) setEntryCondition(ctx context.Context, be *extensionsv
 // retireMigratedEntryCredential lets the entry's own credential, which it leaves behind on this
 // seed, stay valid for the migration grace period (the source's last snapshots), then end.
 func (a *holdingActuator) retireMigratedEntryCredential(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
-	if a.entries == nil {
-		return nil
-	}
 	current, err := a.entries.readEtcdBackupSecret(ctx, be)
 	if err != nil || current == nil {
 		return err
 	}
-	r := recordOf(be, current.Annotations)
+	r, fromIntent := recordOf(be, current.Annotations), false
+	if in := intentOf(be); r == nil && in != nil && in.Published != nil && recordsOf(be, current.Annotations) {
+		// A restart lost the record after gardener's write: the intent names what the secret
+		// holds, once its issuer confirms the ID (below).
+		r, fromIntent = in.Published, true
+	}
 	if r == nil {
 		return nil
 	}
-	settings, cfg := a.entries.entrySettings(be)
+	settings, cfg, err := a.entries.entrySettings(be)
+	var pending *provider.SeedConfigPendingError
+	if errors.As(err, &pending) {
+		return err // retried: the configuration comes, and with it the migration grace
+	}
+	// An entry's providerConfig that does not decode: the configuration in force builds the
+	// issuer (connect.EntryConfig's fallback), and the migration grace is its default; the
+	// migration does not wait for the bucket's configuration problem, which its reconcile reports.
 	issuer, err := a.entries.entryIssuer(ctx, be, cfg, r.Issuer)
 	if err != nil && !errors.Is(err, objectstore.ErrInvalidConfig) {
 		return fmt.Errorf("building issuer %s to retire the entry's credential %s: %w", r.Issuer, r.ID, err) // retried
@@ -266,6 +283,9 @@ func (a *holdingActuator) retireMigratedEntryCredential(ctx context.Context, be 
 		a.entries.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonEntryCredentialRetired, "Migrate",
 			"The entry's credential %s of issuer %s cannot be retired from here (%s): the entry's first issuance on its new seed revokes it", r.ID, r.Issuer, why)
 		return nil
+	}
+	if fromIntent && issuer.CredentialID(current.Data) != r.ID {
+		return nil // the write the intent announced did not happen: the secret holds no credential of its
 	}
 	prefix, err := objectstore.EntryPrefix(be.Name)
 	if err != nil {
@@ -283,12 +303,12 @@ func (a *holdingActuator) retireMigratedEntryCredential(ctx context.Context, be 
 // AnnotationEntryCredentialIssuers is kept on a BackupEntry being deleted: it holds the issuers of its
 // own credentials (JSON of the records) across the deletion's passes: gardener's actuator
 // deletes the etcd-backup secret, which records them, in the first.
-const AnnotationEntryCredentialIssuers = "backup.extensions.gardener.cloud/entry-credential-issuers"
+const AnnotationEntryCredentialIssuers = entryinfo.AnnotationEntryCredentialIssuers
 
 // keepEntryRecordForDeletion copies the etcd-backup secret's record onto the entry before the
 // generic actuator deletes the secret.
 func (a *holdingActuator) keepEntryRecordForDeletion(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
-	if a.entries == nil || be.Annotations[AnnotationEntryCredentialIssuers] != "" {
+	if be.Annotations[AnnotationEntryCredentialIssuers] != "" {
 		return nil
 	}
 	current, err := a.entries.readEtcdBackupSecret(ctx, be)
@@ -320,7 +340,7 @@ func (a *holdingActuator) keepEntryRecordForDeletion(ctx context.Context, be *ex
 // revokeDeletedEntryCredentials revokes every credential of a deleted entry, once its objects
 // are gone: with the recorded issuers, and with the configured one.
 func (a *holdingActuator) revokeDeletedEntryCredentials(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	if a.entries == nil || entryinfo.IsGardenEntry(be) {
+	if entryinfo.IsGardenEntry(be) {
 		return nil
 	}
 	var records []entryRecord
@@ -329,7 +349,13 @@ func (a *holdingActuator) revokeDeletedEntryCredentials(ctx context.Context, log
 			return fmt.Errorf("annotation %s: %w", AnnotationEntryCredentialIssuers, err)
 		}
 	}
-	if settings, _ := a.entries.entrySettings(be); settings != nil {
+	settings, _, err := a.entries.entrySettings(be)
+	if err != nil {
+		// Not knowing the configured issuer is not knowing whether it holds a credential of the
+		// entry: the deletion waits for the settings rather than release the entry with one left.
+		return fmt.Errorf("the deleted entry's credentials of the configured issuer: %w", err)
+	}
+	if settings != nil {
 		records = append(records, entryRecord{Issuer: settings.Issuer, Access: accessOf(be)})
 	}
 	done := map[string]bool{}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 )
 
 // AnnotationRotateCredentials on a BackupEntry requests a rotation of its own credential
@@ -31,7 +32,7 @@ const AnnotationRotateCredentials = credentials.AnnotationRotate
 // 3339): the rotation scheduler asks for a pass then, which ends it.
 const (
 	AnnotationEntryIssuedAt      = "backup.extensions.gardener.cloud/entry-credential-issued-at"
-	AnnotationEntryRetiring      = "backup.extensions.gardener.cloud/entry-credential-retiring"
+	AnnotationEntryRetiring      = entryinfo.AnnotationEntryRetiring
 	AnnotationEntryRetiringUntil = "backup.extensions.gardener.cloud/entry-credential-retiring-until"
 )
 

@@ -6,7 +6,6 @@ package backupentry
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -16,11 +15,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
@@ -83,12 +82,13 @@ func (s *rotationScheduler) Reconcile(ctx context.Context, req reconcile.Request
 	if be.DeletionTimestamp != nil || entryinfo.IsGardenEntry(be) {
 		return reconcile.Result{}, nil
 	}
-	// Awaiting the seed's configuration, the entry's settings are unknown, not off.
-	var pending *provider.SeedConfigPendingError
-	if _, err := connect.EntryConfig(s.entries.provider, be); errors.As(err, &pending) {
+	// Awaiting the seed's configuration, or with a providerConfig that does not decode, the
+	// entry's settings are unknown, not off: looked at again (its own reconcile reports why).
+	settings, _, err := s.entries.entrySettings(be)
+	if err != nil {
+		logf.FromContext(ctx).V(1).Info("Entry credential settings unknown; looking again", "entry", be.Name, "error", err.Error())
 		return reconcile.Result{RequeueAfter: seedConfigPendingRetry}, nil
 	}
-	settings, _ := s.entries.entrySettings(be)
 	if settings == nil {
 		return reconcile.Result{}, nil // off: no credential of its own to rotate
 	}
@@ -129,7 +129,7 @@ func (s *rotationScheduler) due(ctx context.Context, be *extensionsv1alpha1.Back
 		return time.Time{}, false
 	}
 	var due time.Time
-	settings, _ := s.entries.entrySettings(be)
+	settings, _, _ := s.entries.entrySettings(be) // read just before (Reconcile)
 	if period := settings.RotationPeriod(); period > 0 && r.IssuedAt != "" {
 		due = issuedAt(r, now).Add(period)
 	}

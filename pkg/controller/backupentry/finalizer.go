@@ -35,8 +35,8 @@ type holdingActuator struct {
 	// not seen a hand-back yet must not give the entry the finalizer the hand-back removed.
 	reader   client.Reader
 	provider provider.Provider
-	// entries, when set, gives entries their own credentials (entrycredentials*.go) with the
-	// delegate's reader and recorder.
+	// entries is the delegate, whose reader, writer and recorder give entries their own
+	// credentials (entryCredentialData, settleEntryCredential).
 	entries *delegate
 }
 

@@ -104,7 +104,7 @@ func (s *management) verifyHandBack(ctx context.Context, bucket string) error {
 	}
 	var ours []storage.LifecycleRule
 	for _, r := range attrs.Lifecycle.Rules {
-		if ownRule(r) {
+		if ownRule(r, attrs.Labels) {
 			ours = append(ours, r)
 		}
 	}
@@ -160,7 +160,7 @@ func (s *management) create(ctx context.Context, b objectstore.Bucket, cfg *gcpa
 		UniformBucketLevelAccess: storage.UniformBucketLevelAccess{Enabled: true},
 		PublicAccessPrevention:   storage.PublicAccessPreventionEnforced,
 		Lifecycle:                storage.Lifecycle{Rules: []storage.LifecycleRule{abortUploadsRule, markedRule()}},
-		Labels:                   desiredLabels(cfg),
+		Labels:                   withAbortRuleLabel(desiredLabels(cfg)),
 		SoftDeletePolicy:         &storage.SoftDeletePolicy{RetentionDuration: softDeleteDuration(cfg)},
 	}
 	if im := cfg.Immutability; im != nil {
@@ -183,6 +183,13 @@ func desiredLabels(cfg *gcpapi.BackupBucketConfig) map[string]string {
 		labels = map[string]string{}
 	}
 	labels[gcpapi.ManagedLabel] = gcpapi.ManagedLabelValue
+	return labels
+}
+
+// withAbortRuleLabel is labels with gcpapi.AbortRuleLabel saying that abortUploadsRule is ours
+// (a bucket this extension creates).
+func withAbortRuleLabel(labels map[string]string) map[string]string {
+	labels[gcpapi.AbortRuleLabel] = abortRuleAdded
 	return labels
 }
 
@@ -211,7 +218,7 @@ func (s *management) converge(ctx context.Context, name string, attrs *storage.B
 		upd.UniformBucketLevelAccess = &storage.UniformBucketLevelAccess{Enabled: true}
 		changes = append(changes, objectstore.BucketChange{Setting: "public access prevention", Action: objectstore.ChangeUpdate, Detail: "-> enforced"})
 	}
-	want, marks, wait, err := s.desiredLifecycle(ctx, name, attrs.Lifecycle.Rules, cfg.HandBack, apply)
+	want, abortLabel, marks, wait, err := s.desiredLifecycle(ctx, name, attrs.Lifecycle.Rules, attrs.Labels, cfg.HandBack, apply)
 	if err != nil {
 		return nil, err
 	}
@@ -219,6 +226,15 @@ func (s *management) converge(ctx context.Context, name string, attrs *storage.B
 	if !reflect.DeepEqual(attrs.Lifecycle.Rules, want.Rules) {
 		upd.Lifecycle = &want
 		changes = append(changes, lifecycleDiff(attrs.Lifecycle.Rules, want.Rules)...)
+	}
+	// In the same request as the lifecycle: the label never says another rule than the bucket has.
+	if cur, ok := attrs.Labels[gcpapi.AbortRuleLabel]; cur != abortLabel {
+		upd.SetLabel(gcpapi.AbortRuleLabel, abortLabel)
+		action := objectstore.ChangeCreate
+		if ok {
+			action = objectstore.ChangeUpdate
+		}
+		changes = append(changes, objectstore.BucketChange{Setting: "label " + gcpapi.AbortRuleLabel, Action: action, Detail: "-> " + abortLabel})
 	}
 	have := time.Duration(0)
 	if attrs.SoftDeletePolicy != nil {

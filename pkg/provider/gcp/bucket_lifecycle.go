@@ -16,6 +16,7 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
 
+	gcpapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
@@ -25,12 +26,41 @@ var abortUploadsRule = storage.LifecycleRule{
 	Condition: storage.LifecycleCondition{AgeInDays: 7},
 }
 
-// ownRule reports whether a lifecycle rule is this extension's. GCS rules have no IDs: ours are
-// known by their exact form (abortUploadsRule, markedRule, which provider-gcp writes too, and the
-// per-prefix rules of deferrals, see deferralOf). Every other rule is somebody else's and is kept
-// as it is.
-func ownRule(r storage.LifecycleRule) bool {
-	if reflect.DeepEqual(r, abortUploadsRule) || reflect.DeepEqual(r, markedRule()) {
+// Values of gcpapi.AbortRuleLabel: GCS rules have no IDs, and an operator may keep a rule of the
+// same form as abortUploadsRule; the label, written in the same request as the lifecycle, says
+// whose the rule on the bucket is.
+const (
+	// abortRuleAdded: abortUploadsRule is in place, put there by this extension.
+	abortRuleAdded = "added"
+	// abortRuleNone: no abort rule of this extension's is in place (after a hand-back, or an
+	// identical rule of somebody else's was there first, which does the same work).
+	abortRuleNone = "none"
+)
+
+// abortRuleOurs says whether a rule of abortUploadsRule's form on a bucket with labels is this
+// extension's. A bucket of ours without the label is an earlier build's, whose abort rule it put
+// there itself: at the bucket's creation, or at its adoption (provider-gcp's bucket has its one
+// rule alone, notIncumbents).
+func abortRuleOurs(labels map[string]string) bool {
+	switch labels[gcpapi.AbortRuleLabel] {
+	case abortRuleAdded:
+		return true
+	case "":
+		return labels[gcpapi.ManagedLabel] == gcpapi.ManagedLabelValue
+	}
+	return false
+}
+
+// ownRule reports whether a lifecycle rule on a bucket with labels is this extension's. GCS
+// rules have no IDs: ours are known by their exact form (markedRule, which provider-gcp writes
+// too, and the per-prefix rules of deferrals, see deferralOf), and abortUploadsRule by
+// gcpapi.AbortRuleLabel too (abortRuleOurs). Every other rule is somebody else's and is kept as
+// it is.
+func ownRule(r storage.LifecycleRule, labels map[string]string) bool {
+	if reflect.DeepEqual(r, abortUploadsRule) {
+		return abortRuleOurs(labels)
+	}
+	if reflect.DeepEqual(r, markedRule()) {
 		return true
 	}
 	_, ours := deferralOf(r)
@@ -50,7 +80,11 @@ func ownRule(r storage.LifecycleRule) bool {
 // dropped, so the generations it covers are marked first (only with apply; without, the marking
 // is returned as a change); where the store does not mark them, the rule is kept and wait says
 // why the hand-back cannot complete yet (an *objectstore.HandBackWaitError; nil none).
-func (s *management) desiredLifecycle(ctx context.Context, bucket string, have []storage.LifecycleRule, handBack, apply bool) (_ storage.Lifecycle, _ []objectstore.BucketChange, wait error, _ error) {
+//
+// abortLabel is the value gcpapi.AbortRuleLabel is to have: abortUploadsRule is added where no rule
+// of its form is; one of somebody else's is kept and does the work; the hand-back removes only
+// ours (abortRuleOurs).
+func (s *management) desiredLifecycle(ctx context.Context, bucket string, have []storage.LifecycleRule, labels map[string]string, handBack, apply bool) (_ storage.Lifecycle, abortLabel string, _ []objectstore.BucketChange, wait error, _ error) {
 	var ours, others []storage.LifecycleRule
 	var marks []objectstore.BucketChange
 	var blocked []string
@@ -60,13 +94,17 @@ func (s *management) desiredLifecycle(ctx context.Context, bucket string, have [
 			ours = append(ours, r)
 		}
 	}
-	if !handBack {
+	abortOurs := abortRuleOurs(labels)
+	abortTheirs := !abortOurs && slices.ContainsFunc(have, func(r storage.LifecycleRule) bool { return reflect.DeepEqual(r, abortUploadsRule) })
+	abortLabel = abortRuleNone
+	if !handBack && !abortTheirs {
 		keep(abortUploadsRule)
+		abortLabel = abortRuleAdded
 	}
 	keep(markedRule())
 	for _, r := range have {
 		switch {
-		case !ownRule(r):
+		case !ownRule(r, labels):
 			others = append(others, r)
 		case r.Condition.NoncurrentTimeBefore.IsZero():
 			// abortUploadsRule and markedRule are in place; the old per-prefix rules are dropped.
@@ -74,7 +112,7 @@ func (s *management) desiredLifecycle(ctx context.Context, bucket string, have [
 			prefix, _ := deferralOf(r)
 			uncovered, err := s.uncoveredNoncurrent(ctx, bucket, prefix, r.Condition.NoncurrentTimeBefore)
 			if err != nil {
-				return storage.Lifecycle{}, nil, nil, err
+				return storage.Lifecycle{}, "", nil, nil, err
 			}
 			switch {
 			case len(uncovered) == 0:
@@ -87,7 +125,7 @@ func (s *management) desiredLifecycle(ctx context.Context, bucket string, have [
 			default:
 				unmarkable := false
 				if err := s.mark(ctx, bucket, uncovered, time.Now().UTC(), &unmarkable); err != nil {
-					return storage.Lifecycle{}, nil, nil, err
+					return storage.Lifecycle{}, "", nil, nil, err
 				}
 				if unmarkable {
 					keep(r) // nothing is lost while the hand-back waits
@@ -104,7 +142,7 @@ func (s *management) desiredLifecycle(ctx context.Context, bucket string, have [
 	}
 	// Ours first, then the rules of others in their order: after one write, the order is stable.
 	want := append(ours, others...)
-	return storage.Lifecycle{Rules: want}, marks, wait, nil
+	return storage.Lifecycle{Rules: want}, abortLabel, marks, wait, nil
 }
 
 // lifecycleDiff names the rules created and deleted between have and want.

@@ -109,8 +109,8 @@ func TestForeignSettingsSurviveTakeoverAndHandBack(t *testing.T) {
 	check("after a reconcile", true)
 	back := immutable(24*time.Hour, false)
 	back.HandBack = true
-	if got, want := plan(t, name, back), []string{`delete lifecycle rule "AbortIncompleteMultipartUpload if age 7 days, the whole bucket"`}; len(got) != 1 || got[0][:6] != "delete" {
-		t.Fatalf("plan of the hand-back: %v; want our abort rule deleted alone, like %v", got, want)
+	if got, want := plan(t, name, back), []string{`delete lifecycle rule "AbortIncompleteMultipartUpload if age 7 days, the whole bucket"`, "update label " + gcpapi.AbortRuleLabel}; len(got) != 2 || got[0][:6] != "delete" || got[1] != want[1] {
+		t.Fatalf("plan of the hand-back: %v; want our abort rule deleted alone and the label saying so, like %v", got, want)
 	}
 	if err := ensure(t, s, name, back); err != nil {
 		t.Fatalf("hand-back: %v", err)
@@ -170,5 +170,96 @@ func TestPlanBucketIsWhatEnsureBucketDoes(t *testing.T) {
 	}
 	if got := plan(t, name, cfg); len(got) != 0 {
 		t.Fatalf("plan after EnsureBucket corrected the drift: %v; want nothing", got)
+	}
+}
+
+// abortRule is the form of this extension's rule that aborts abandoned uploads.
+var abortRule = storage.LifecycleRule{Action: storage.LifecycleAction{Type: storage.AbortIncompleteMPUAction},
+	Condition: storage.LifecycleCondition{AgeInDays: 7}}
+
+// TestAnOperatorsAbortRuleIsNotTakenForOurs (issue 44, the review's gcp finding): GCS rules have
+// no IDs, and an operator's rule of the same form as this extension's abort rule was taken for
+// ours and removed by the hand-back. The bucket's label gcpapi.AbortRuleLabel, written in the
+// same request as the lifecycle, says whose it is: the hand-back removes only a rule this
+// extension added, and a rule of somebody else's found in its place is kept, ours not added
+// beside it, and kept by the next hand-back too.
+func TestAnOperatorsAbortRuleIsNotTakenForOurs(t *testing.T) {
+	ctx := ctxFor(t)
+	data := gcs.SecretData()
+	s, c := newStore(t, data), rawClient(t, data)
+	name := newBucketName()
+	cfg := immutable(24*time.Hour, false)
+	back := immutable(24*time.Hour, false)
+	back.HandBack = true
+	abortRules := func() (n int, label string) {
+		t.Helper()
+		attrs, err := c.Bucket(name).Attrs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range attrs.Lifecycle.Rules {
+			if r.Action.Type == storage.AbortIncompleteMPUAction {
+				n++
+			}
+		}
+		return n, attrs.Labels[gcpapi.AbortRuleLabel]
+	}
+
+	// Created by this extension: the rule is ours, and the hand-back removes it.
+	if err := ensure(t, s, name, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if n, label := abortRules(); n != 1 || label != "added" {
+		t.Fatalf("created: %d abort rules, label %q; want ours, labelled added", n, label)
+	}
+	if err := ensure(t, s, name, back); err != nil {
+		t.Fatalf("hand-back: %v", err)
+	}
+	if n, label := abortRules(); n != 0 || label != "none" {
+		t.Fatalf("handed back: %d abort rules, label %q; want ours removed, labelled none", n, label)
+	}
+
+	// While provider-gcp is in charge, the operator adds a rule of the same form; this extension
+	// takes the bucket again and hands it back again: the operator's rule stays throughout.
+	attrs, err := c.Bucket(name).Attrs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Bucket(name).Update(ctx, storage.BucketAttrsToUpdate{Lifecycle: &storage.Lifecycle{Rules: append(attrs.Lifecycle.Rules, abortRule)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ensure(t, s, name, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if n, label := abortRules(); n != 1 || label != "none" {
+		t.Fatalf("taken again: %d abort rules, label %q; want the operator's alone (none of ours beside it), labelled none", n, label)
+	}
+	if got := plan(t, name, back); len(got) != 0 {
+		t.Fatalf("plan of the second hand-back: %v; want nothing (the abort rule is not ours)", got)
+	}
+	if err := ensure(t, s, name, back); err != nil {
+		t.Fatalf("second hand-back: %v", err)
+	}
+	if n, _ := abortRules(); n != 1 {
+		t.Fatalf("after the second hand-back: %d abort rules; want the operator's kept (before: removed as ours)", n)
+	}
+
+	// The operator removes theirs while this extension is in charge: ours is added, and is ours.
+	if err := ensure(t, s, name, cfg); err != nil {
+		t.Fatal(err)
+	}
+	attrs, err = c.Bucket(name).Attrs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := slices.DeleteFunc(slices.Clone(attrs.Lifecycle.Rules), func(r storage.LifecycleRule) bool { return r.Action.Type == storage.AbortIncompleteMPUAction })
+	if _, err := c.Bucket(name).Update(ctx, storage.BucketAttrsToUpdate{Lifecycle: &storage.Lifecycle{Rules: rules}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ensure(t, s, name, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if n, label := abortRules(); n != 1 || label != "added" {
+		t.Fatalf("the operator's removed: %d abort rules, label %q; want ours added, labelled added", n, label)
 	}
 }

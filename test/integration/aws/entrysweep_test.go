@@ -78,8 +78,8 @@ func TestEntryPrincipalsLeaveWithTheBucket(t *testing.T) {
 	if err := env.K8s.Get(ctx, client.ObjectKeyFromObject(bb), current); err != nil {
 		t.Fatal(err)
 	}
-	var record map[string]string
-	if err := json.Unmarshal([]byte(current.Annotations[backupbucket.AnnotationEntryIssuers]), &record); err != nil || record["MinIO"] == "" {
+	var record map[string][]string
+	if err := json.Unmarshal([]byte(current.Annotations[backupbucket.AnnotationEntryIssuers]), &record); err != nil || len(record["MinIO"]) != 1 {
 		t.Fatalf("annotation %s = %q; want the MinIO entry issuer recorded with its place", backupbucket.AnnotationEntryIssuers, current.Annotations[backupbucket.AnnotationEntryIssuers])
 	}
 

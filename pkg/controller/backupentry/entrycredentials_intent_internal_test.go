@@ -1,0 +1,111 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package backupentry
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
+)
+
+// crashAfterWrite runs a pass up to gardener's write of the etcd-backup secret and stops there,
+// as a restart right after that write does: nothing of the pass's own settling runs.
+func (f *entryCredFixture) crashAfterWrite() {
+	f.t.Helper()
+	a := f.actuator()
+	ctx, _ := withEntryOutcome(context.Background())
+	if err := a.holdThen(ctx, logr.Discard(), f.current(), a.Actuator.Reconcile); err != nil {
+		f.t.Fatalf("the pass up to the write: %v", err)
+	}
+}
+
+// TestRestartBetweenTheWriteAndTheRecord (issue 44, the review's crash window): a restart
+// between gardener's write of the secret (which resets its annotations) and the pass's record
+// of it loses nothing. Before, the next pass took the published credential back by Owns and the
+// rotated-out one stayed valid, neither retiring nor on any record, until the next rotation; the
+// honoured request rotated again; a switch-off's credential was never revoked.
+func TestRestartBetweenTheWriteAndTheRecord(t *testing.T) {
+	t.Run("a rotation on request", func(t *testing.T) {
+		f := newEntryCredFixture(t, testEntry, true)
+		f.mustReconcile()
+		first := f.published()
+		f.requestRotation("r1")
+		before := time.Now()
+		f.crashAfterWrite()
+		second := f.published()
+		if second == first || f.etcdBackup().Annotations[AnnotationEntryCredential] != "" {
+			t.Fatalf("after the write: published %q, record %v; want a new credential and no record (gardener's write resets it)", second, f.etcdBackup().Annotations)
+		}
+		if c, _ := f.issuer.valid(first); !c.retireAt.IsZero() {
+			t.Fatalf("the rotated-out credential is retiring before the record: %v", c.retireAt)
+		}
+		f.mustReconcile() // the restarted controller
+		if got := f.published(); got != second || f.issuer.issuances != 2 {
+			t.Fatalf("published %q after %d issuances; want %s kept, no second rotation for the honoured request", got, f.issuer.issuances, second)
+		}
+		f.wantRotated(first, credentials.DefaultGracePeriod, before)
+		be := f.current()
+		if be.Annotations[AnnotationRotateCredentials] != "" || be.Annotations[AnnotationEntryIntent] != "" {
+			t.Fatalf("entry annotations %v; want the request and the intent removed", be.Annotations)
+		}
+	})
+	t.Run("a switch-off", func(t *testing.T) {
+		f := newEntryCredFixture(t, testEntry, true)
+		f.mustReconcile()
+		own := f.published()
+		f.switchTo(false)
+		f.crashAfterWrite()
+		if f.published() != "value" {
+			t.Fatalf("after the write: published %q; want the bucket's", f.published())
+		}
+		f.mustReconcile()
+		if _, ok := f.issuer.valid(own); ok {
+			t.Fatalf("the entry's own credential %s is still valid after the switch-off", own)
+		}
+		if f.current().Annotations[AnnotationEntryIntent] != "" {
+			t.Fatal("the intent is left on the entry")
+		}
+	})
+	t.Run("a write that did not happen: the intent is not taken up, the request is honoured", func(t *testing.T) {
+		f := newEntryCredFixture(t, testEntry, true)
+		f.mustReconcile()
+		first := f.published()
+		f.requestRotation("r1")
+		// The pass issued and announced, then its write failed: the secret still holds first,
+		// with its record.
+		f.be = f.current()
+		metav1.SetMetaDataAnnotation(&f.be.ObjectMeta, AnnotationEntryIntent, `{"Published":{"Entry":"`+testEntry+`","ID":"orphan","Issuer":"fake","IssuedIn":"fake:one","Access":"ReadWrite"},"Rotation":"requested","Request":"r1"}`)
+		if err := f.client.Update(context.Background(), f.be); err != nil {
+			t.Fatal(err)
+		}
+		f.mustReconcile()
+		if got := f.published(); got == first || got == "orphan" {
+			t.Fatalf("published %q; want the request honoured with a new credential", got)
+		}
+	})
+}
+
+// TestMigrateAfterARestartBetweenTheWriteAndTheRecord: a Migrate right after a restart that lost
+// the record retires the credential the secret holds for the migration grace, by the intent.
+// Before, nothing named it: it was not retired, and the first issuance on the new seed revoked
+// it at once.
+func TestMigrateAfterARestartBetweenTheWriteAndTheRecord(t *testing.T) {
+	f := newEntryCredFixture(t, testEntry, true)
+	f.crashAfterWrite()
+	id := f.published()
+	before := time.Now()
+	if err := f.actuator().Migrate(context.Background(), logr.Discard(), f.current()); err != nil {
+		t.Fatalf("Migrate = %v", err)
+	}
+	c, ok := f.issuer.valid(id)
+	if !ok || c.retireAt.Before(before.Add(credentials.DefaultMigrationGracePeriod)) {
+		t.Fatalf("after Migrate: %s valid %v, retiring at %v; want valid until about now + %s", id, ok, c.retireAt, credentials.DefaultMigrationGracePeriod)
+	}
+}
