@@ -18,7 +18,6 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,21 +30,6 @@ import (
 )
 
 var k8s client.Client
-
-// coreCRD stands in for a core.gardener.cloud resource: the garden cluster serves BackupBuckets
-// and Seeds from gardener-apiserver, which envtest lacks; the webhook sees the same requests.
-func coreCRD(plural, kind string) *apiextensionsv1.CustomResourceDefinition {
-	return &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: plural + ".core.gardener.cloud"},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "core.gardener.cloud",
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: kind},
-			Scope: apiextensionsv1.ClusterScoped,
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1beta1", Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: new(true)}}}},
-		},
-	}
-}
 
 // port is the admission's webhook server port (127.0.0.1).
 var port int
@@ -69,7 +53,7 @@ func run(m *testing.M) (int, error) {
 	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
-		CRDs:                  []*apiextensionsv1.CustomResourceDefinition{coreCRD("backupbuckets", "BackupBucket"), coreCRD("seeds", "Seed")},
+		CRDs:                  stack.CoreCRDs(),
 	}
 	cfg, err := env.Start()
 	if err != nil {

@@ -14,5 +14,5 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{- define "admission.serviceAccountName" -}}
 {{- $vc := (.Values.gardener | default dict).virtualCluster | default dict -}}
-{{- ($vc.serviceAccount | default dict).name -}}
+{{- ($vc.serviceAccount | default dict).name | default "" -}}
 {{- end -}}
