@@ -29,14 +29,14 @@ import (
 )
 
 // operatorValues are what gardener-operator (v1.150.0) merges into the admission's charts of an
-// Extension named backup: the runtime part's and the virtual part's.
+// Extension named backup-admission: the runtime part's and the virtual part's.
 var (
 	operatorRuntimeValues = map[string]any{"gardener": map[string]any{
 		"runtimeCluster": map[string]any{"priorityClassName": "gardener-garden-system-400"},
-		"virtualCluster": map[string]any{"enabled": true, "namespace": "extension-backup"},
+		"virtualCluster": map[string]any{"enabled": true, "namespace": "extension-backup-admission"},
 	}}
 	operatorVirtualValues = map[string]any{"gardener": map[string]any{
-		"virtualCluster": map[string]any{"enabled": true, "serviceAccount": map[string]any{"name": "extension-admission-backup", "namespace": "kube-system"}},
+		"virtualCluster": map[string]any{"enabled": true, "serviceAccount": map[string]any{"name": "extension-admission-backup-admission", "namespace": "kube-system"}},
 	}}
 )
 
@@ -66,7 +66,7 @@ func TestAdmissionCharts(t *testing.T) {
 		wantRuntime, wantVirtual []string
 	}{
 		{"virtual garden (gardener-operator)", operatorRuntimeValues, operatorVirtualValues,
-			[]string{"--webhook-config-mode=url", "--webhook-config-url=" + admission.Name + ".garden", "--runtime-cluster", "--webhook-config-owner-namespace=extension-backup", "--webhook-config-namespace=garden", "--webhook-failure-policy=Fail"},
+			[]string{"--webhook-config-mode=url", "--webhook-config-url=" + admission.Name + ".garden", "--runtime-cluster", "--webhook-config-owner-namespace=extension-backup-admission", "--webhook-config-namespace=garden", "--webhook-failure-policy=Fail"},
 			[]string{"--webhook-config-mode=service"}, "gardener-garden-system-400",
 			[]string{"Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount", "VerticalPodAutoscaler"},
 			[]string{"ClusterRole", "ClusterRoleBinding"}},
@@ -88,7 +88,7 @@ func TestAdmissionCharts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			vt, err := charts.RenderAdmission(charts.AdmissionApplicationPath, "extension-backup", c.virtual)
+			vt, err := charts.RenderAdmission(charts.AdmissionApplicationPath, "extension-backup-admission", c.virtual)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +99,7 @@ func TestAdmissionCharts(t *testing.T) {
 				var kinds []string
 				for _, o := range set.objs {
 					kinds = append(kinds, o.GetKind())
-					if o.GetNamespace() == "extension-backup" {
+					if o.GetNamespace() == "extension-backup-admission" {
 						o.SetNamespace("garden") // envtest has garden; the namespace's name is no part of the check
 					}
 					if err := k8s.Create(ctx, o, client.DryRunAll); err != nil {
@@ -175,14 +175,14 @@ func TestAdmissionRunsWithTheChartsRBAC(t *testing.T) {
 	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: stack.CoreCRDs()}); err != nil {
 		t.Fatal(err)
 	}
-	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "extension-backup"}}); err != nil {
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "extension-backup-admission"}}); client.IgnoreAlreadyExists(err) != nil {
 		t.Fatal(err)
 	}
 	rt, err := charts.RenderAdmission(charts.AdmissionRuntimePath, "garden", operatorRuntimeValues)
 	if err != nil {
 		t.Fatal(err)
 	}
-	vt, err := charts.RenderAdmission(charts.AdmissionApplicationPath, "extension-backup", operatorVirtualValues)
+	vt, err := charts.RenderAdmission(charts.AdmissionApplicationPath, "extension-backup-admission", operatorVirtualValues)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestAdmissionRunsWithTheChartsRBAC(t *testing.T) {
 	}
 	dir := t.TempDir()
 	runtimeKubeconfig := impersonating(t, dir, "runtime", "garden", admission.Name)
-	gardenKubeconfig := impersonating(t, dir, "garden", "kube-system", "extension-admission-backup")
+	gardenKubeconfig := impersonating(t, dir, "garden", "kube-system", "extension-admission-backup-admission")
 	port, err := stack.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -245,8 +245,8 @@ func TestAdmissionRunsWithTheChartsRBAC(t *testing.T) {
 			t.Fatal("no webhook configuration with a CA bundle within 60s")
 		}
 	}
-	if owners := vwc.OwnerReferences; len(owners) != 1 || owners[0].Kind != "Namespace" || owners[0].Name != "extension-backup" {
-		t.Errorf("owner references %v; want the namespace extension-backup gardener-operator names", owners)
+	if owners := vwc.OwnerReferences; len(owners) != 1 || owners[0].Kind != "Namespace" || owners[0].Name != "extension-backup-admission" {
+		t.Errorf("owner references %v; want the namespace extension-backup-admission gardener-operator names", owners)
 	}
 	secrets := &corev1.SecretList{}
 	if err := k8s.List(ctx, secrets, client.InNamespace("garden"), client.MatchingLabels{"managed-by": "secrets-manager", "manager-identity": admission.Name + "-webhook"}); err != nil || len(secrets.Items) == 0 {
