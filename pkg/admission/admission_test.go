@@ -31,8 +31,12 @@ import (
 
 var k8s client.Client
 
-// port is the admission's webhook server port (127.0.0.1).
-var port int
+var (
+	// port is the admission's webhook server port (127.0.0.1).
+	port int
+	// kubeconfig reaches envtest.
+	kubeconfig string
+)
 
 func TestMain(m *testing.M) {
 	code, err := run(m)
@@ -75,7 +79,7 @@ func run(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(dir)
-	kubeconfig := filepath.Join(dir, "kubeconfig")
+	kubeconfig = filepath.Join(dir, "kubeconfig")
 	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
 		return 0, err
 	}

@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -167,5 +168,25 @@ func TestOtherTypesAreNotIntercepted(t *testing.T) {
 	forged.SetLabels(map[string]string{"forged": "true", "provider.extensions.gardener.cloud/alicloud": "true"})
 	if err := k8s.Create(ctx, forged); err != nil {
 		t.Errorf("an object the selector does not select was checked: %v", err)
+	}
+}
+
+// TestCommandRefusesBadFlags: a flag the admission cannot serve stops it before it registers
+// anything, naming the flag.
+func TestCommandRefusesBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--webhook-config-namespace=garden", "--webhook-failure-policy=Maybe"}, "--webhook-failure-policy"},
+		{[]string{}, "--webhook-config-namespace"},
+		{[]string{"--webhook-config-namespace=garden", "--disable-webhooks=provider-alicloud"}, "provider-alicloud"},
+	} {
+		cmd := admission.NewCommand(admission.Validator{APIs: all.APIs()})
+		cmd.SetArgs(append([]string{"--kubeconfig=" + kubeconfig, "--leader-election=false", "--metrics-bind-address=0", "--health-bind-address=0"}, c.args...))
+		cmd.SilenceErrors = true
+		if err := cmd.ExecuteContext(context.Background()); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("args %v: %v; want an error naming %s", c.args, err, c.want)
+		}
 	}
 }
