@@ -9,7 +9,7 @@ import (
 	"os"
 
 	extensionscmdcontroller "github.com/gardener/gardener/extensions/pkg/controller/cmd"
-	webhookcmd "github.com/gardener/gardener/extensions/pkg/webhook/cmd"
+	extensionscmdwebhook "github.com/gardener/gardener/extensions/pkg/webhook/cmd"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	"github.com/spf13/cobra"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -39,8 +39,8 @@ func NewCommand(v Validator) *cobra.Command {
 		failurePolicy     = admissionregistrationv1.Fail
 		runtimeCluster    bool
 		runtimeKubeconfig string
-		webhookOpts       = webhookcmd.NewAddToManagerOptions(Name, "", nil, nil, &webhookcmd.ServerOptions{},
-			webhookcmd.NewSwitchOptions(Switches(v, &failurePolicy)...))
+		webhookOpts       = extensionscmdwebhook.NewAddToManagerOptions(Name, "", nil, nil, &extensionscmdwebhook.ServerOptions{},
+			extensionscmdwebhook.NewSwitchOptions(Switches(v, &failurePolicy)...))
 		aggOpts = extensionscmdcontroller.NewOptionAggregator(restOpts, mgrOpts, webhookOpts)
 	)
 	cmd := &cobra.Command{
@@ -60,7 +60,7 @@ func NewCommand(v Validator) *cobra.Command {
 				return fmt.Errorf("--webhook-failure-policy must be Fail or Ignore, got %q", failurePolicy)
 			}
 			if webhookOpts.Completed().Server.Namespace == "" {
-				return fmt.Errorf("--%s is required: the namespace of the webhook certificates' secrets", webhookcmd.NamespaceFlag)
+				return fmt.Errorf("--%s is required: the namespace of the webhook certificates' secrets", extensionscmdwebhook.NamespaceFlag)
 			}
 			mgrCfg := mgrOpts.Completed()
 			logf.SetLogger(mgrCfg.Logger)

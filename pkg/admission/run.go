@@ -8,7 +8,7 @@ import (
 	"context"
 	"fmt"
 
-	webhookcmd "github.com/gardener/gardener/extensions/pkg/webhook/cmd"
+	extensionscmdwebhook "github.com/gardener/gardener/extensions/pkg/webhook/cmd"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	gardenerhealthz "github.com/gardener/gardener/pkg/healthz"
 	corev1 "k8s.io/api/core/v1"
@@ -35,7 +35,7 @@ type Config struct {
 	Manager manager.Options
 	// Webhooks registers the webhooks of Switches and manages their certificates: gardener's
 	// webhook library (--webhook-config-mode, --webhook-config-url, --webhook-config-namespace).
-	Webhooks *webhookcmd.AddToManagerConfig
+	Webhooks *extensionscmdwebhook.AddToManagerConfig
 }
 
 // Run serves the webhooks until ctx ends. The leader issues the CA and the server certificate

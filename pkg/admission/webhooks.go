@@ -8,12 +8,11 @@ import (
 	"sort"
 
 	extensionswebhook "github.com/gardener/gardener/extensions/pkg/webhook"
-	webhookcmd "github.com/gardener/gardener/extensions/pkg/webhook/cmd"
+	extensionscmdwebhook "github.com/gardener/gardener/extensions/pkg/webhook/cmd"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -45,18 +44,18 @@ func ExtensionLabel(typ string) string {
 // BackupBucket is never sent to the admission. Each webhook runs the whole of v (a Seed matched by
 // two is validated twice, with the same verdict). failurePolicy is read when the webhooks are
 // built, after the flags are parsed.
-func Switches(v Validator, failurePolicy *admissionregistrationv1.FailurePolicyType) []webhookcmd.NameToFactory {
+func Switches(v Validator, failurePolicy *admissionregistrationv1.FailurePolicyType) []extensionscmdwebhook.NameToFactory {
 	types := make([]string, 0, len(v.APIs))
 	for typ := range v.APIs {
 		types = append(types, typ)
 	}
 	sort.Strings(types)
-	var out []webhookcmd.NameToFactory
+	var out []extensionscmdwebhook.NameToFactory
 	for _, typ := range types {
 		out = append(out,
-			webhookcmd.Switch("provider-"+typ, factory(v, "provider-"+typ, ProviderLabel(typ), failurePolicy,
+			extensionscmdwebhook.Switch("provider-"+typ, factory(v, "provider-"+typ, ProviderLabel(typ), failurePolicy,
 				&gardencorev1beta1.BackupBucket{}, &gardencorev1beta1.Seed{})),
-			webhookcmd.Switch("seed-extension-"+typ, factory(v, "seed-extension-"+typ, ExtensionLabel(typ), failurePolicy,
+			extensionscmdwebhook.Switch("seed-extension-"+typ, factory(v, "seed-extension-"+typ, ExtensionLabel(typ), failurePolicy,
 				&gardencorev1beta1.Seed{})),
 		)
 	}
@@ -77,9 +76,9 @@ func factory(v Validator, name, label string, failurePolicy *admissionregistrati
 			Path:           Path + "/" + name,
 			Target:         extensionswebhook.TargetSeed,
 			Types:          types,
-			Webhook:        &admission.Webhook{Handler: v, RecoverPanic: ptr.To(true)},
+			Webhook:        &admission.Webhook{Handler: v, RecoverPanic: new(true)},
 			ObjectSelector: &metav1.LabelSelector{MatchLabels: map[string]string{label: "true"}},
-			FailurePolicy:  ptr.To(*failurePolicy),
+			FailurePolicy:  new(*failurePolicy),
 		}, nil
 	}
 }
