@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -167,11 +168,30 @@ func TestAdmissionValuesSchema(t *testing.T) {
 
 // TestAdmissionRunsWithTheChartsRBAC: the admission, started with the runtime part's arguments for
 // a virtual garden, issues its certificates and registers its webhook configuration with the CA
-// bundle holding no permission but the charts': in the "runtime cluster" as the runtime part's
-// ServiceAccount, in the "virtual garden" as the identity gardener-operator binds the application
-// part to (both one envtest here, reached as the two identities by impersonation).
+// bundle holding no permission but the charts': in the runtime cluster (a second envtest) as the
+// runtime part's ServiceAccount, in the virtual garden (this package's envtest) as the identity
+// gardener-operator binds the application part to (each reached as that identity by
+// impersonation). The certificates and the lease are in the runtime cluster, none in the garden.
 func TestAdmissionRunsWithTheChartsRBAC(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	assets, err := stack.Tool("envtest", "KUBEBUILDER_ASSETS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtimeEnv := &envtest.Environment{BinaryAssetsDirectory: assets}
+	runtimeCfg, err := runtimeEnv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = runtimeEnv.Stop() })
+	runtimeClient, err := client.New(runtimeCfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runtimeClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "garden"}}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: stack.CoreCRDs()}); err != nil {
 		t.Fatal(err)
 	}
@@ -187,11 +207,18 @@ func TestAdmissionRunsWithTheChartsRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	var args []string
-	for _, o := range append(rt, vt...) {
+	for _, o := range rt {
 		switch o.GetKind() {
 		case "Deployment":
 			args = containerArgs(t, o)
-		case "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding":
+		case "Role", "RoleBinding":
+			if err := runtimeClient.Create(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, o := range vt {
+		if o.GetKind() == "ClusterRole" || o.GetKind() == "ClusterRoleBinding" {
 			if err := k8s.Create(ctx, o); err != nil {
 				t.Fatal(err)
 			}
@@ -199,8 +226,8 @@ func TestAdmissionRunsWithTheChartsRBAC(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	runtimeKubeconfig := impersonating(t, dir, "runtime", "garden", admission.Name)
-	gardenKubeconfig := impersonating(t, dir, "garden", "kube-system", "extension-admission-backup-admission")
+	runtimeKubeconfig := impersonating(t, dir, "runtime", runtimeCfg, "garden", admission.Name)
+	gardenKubeconfig := impersonating(t, dir, "garden", cfg, "kube-system", "extension-admission-backup-admission")
 	port, err := stack.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -248,21 +275,28 @@ func TestAdmissionRunsWithTheChartsRBAC(t *testing.T) {
 	if owners := vwc.OwnerReferences; len(owners) != 1 || owners[0].Kind != "Namespace" || owners[0].Name != "extension-backup-admission" {
 		t.Errorf("owner references %v; want the namespace extension-backup-admission gardener-operator names", owners)
 	}
+	identity := client.MatchingLabels{"managed-by": "secrets-manager", "manager-identity": admission.Name + "-webhook"}
 	secrets := &corev1.SecretList{}
-	if err := k8s.List(ctx, secrets, client.InNamespace("garden"), client.MatchingLabels{"managed-by": "secrets-manager", "manager-identity": admission.Name + "-webhook"}); err != nil || len(secrets.Items) == 0 {
-		t.Errorf("the certificates' secrets in garden: %d, %v", len(secrets.Items), err)
+	if err := runtimeClient.List(ctx, secrets, client.InNamespace("garden"), identity); err != nil || len(secrets.Items) == 0 {
+		t.Errorf("the certificates' secrets in the runtime cluster's garden: %d, %v", len(secrets.Items), err)
 	}
-	leases := &unstructured.UnstructuredList{}
-	leases.SetAPIVersion("coordination.k8s.io/v1")
-	leases.SetKind("LeaseList")
-	if err := k8s.List(ctx, leases, client.InNamespace("garden")); err != nil || !slices.ContainsFunc(leases.Items, func(l unstructured.Unstructured) bool { return l.GetName() == admission.Name+"-leader-election" }) {
-		t.Errorf("no leader election lease %s-leader-election in garden (%v)", admission.Name, err)
+	if err := k8s.List(ctx, secrets, identity); err != nil || len(secrets.Items) > 0 {
+		t.Errorf("the certificates' secrets in the virtual garden: %d, %v; want none", len(secrets.Items), err)
+	}
+	lease := &unstructured.Unstructured{}
+	lease.SetAPIVersion("coordination.k8s.io/v1")
+	lease.SetKind("Lease")
+	if err := runtimeClient.Get(ctx, client.ObjectKey{Namespace: "garden", Name: admission.Name + "-leader-election"}, lease); err != nil {
+		t.Errorf("the leader election lease in the runtime cluster: %v", err)
+	}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: "garden", Name: admission.Name + "-leader-election"}, lease); err == nil {
+		t.Error("a leader election lease in the virtual garden")
 	}
 }
 
 // impersonating writes a kubeconfig that reaches the envtest API server as the ServiceAccount
 // namespace/name (its user name and groups, as RBAC sees a ServiceAccount's token).
-func impersonating(t *testing.T, dir, name, namespace, sa string) string {
+func impersonating(t *testing.T, dir, name string, cfg *rest.Config, namespace, sa string) string {
 	t.Helper()
 	user := &clientcmdapi.AuthInfo{
 		ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken,
