@@ -24,6 +24,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/gardener/gardener/extensions/pkg/webhook/certificates"
+
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/admission"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/all"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -83,6 +85,9 @@ func run(m *testing.M) (int, error) {
 	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
 		return 0, err
 	}
+	// The certificate reconciler's and reloader's period (gardener's default 5m), short so that
+	// TestCABundleConverges sees them act.
+	certificates.DefaultSyncPeriod = 2 * time.Second
 	if port, err = freePort(); err != nil {
 		return 0, err
 	}

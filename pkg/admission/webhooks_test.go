@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -188,5 +189,91 @@ func TestCommandRefusesBadFlags(t *testing.T) {
 		if err := cmd.ExecuteContext(context.Background()); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("args %v: %v; want an error naming %s", c.args, err, c.want)
 		}
+	}
+}
+
+// caBundle is the secrets manager's current CA bundle in garden.
+func caBundle(t *testing.T) []byte {
+	t.Helper()
+	secrets := &corev1.SecretList{}
+	if err := k8s.List(context.Background(), secrets, client.InNamespace("garden"), client.MatchingLabels{"managed-by": "secrets-manager", "name": "ca-" + admission.Name + "-webhook-bundle"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(secrets.Items) != 1 {
+		t.Fatalf("%d CA bundle secrets; want one", len(secrets.Items))
+	}
+	return secrets.Items[0].Data["bundle.crt"]
+}
+
+// waitFor polls cond every 200ms for up to 60s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 60s", what)
+		}
+	}
+}
+
+// TestCABundleConverges: the certificate reconciler keeps the webhook configuration's CA bundle the
+// secrets manager's: a bundle changed by hand is put back; a CA that is lost (its secrets deleted)
+// is issued anew, the configuration carries the new bundle and the server presents a certificate
+// that verifies with it.
+func TestCABundleConverges(t *testing.T) {
+	ctx := context.Background()
+	vwcBundles := func() []string {
+		vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		if err := k8s.Get(ctx, client.ObjectKey{Name: admission.Name}, vwc); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, w := range vwc.Webhooks {
+			out = append(out, string(w.ClientConfig.CABundle))
+		}
+		return out
+	}
+	all := func(bundles []string, want []byte) bool {
+		return len(bundles) > 0 && !slices.ContainsFunc(bundles, func(b string) bool { return b != string(want) })
+	}
+
+	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	if err := k8s.Get(ctx, client.ObjectKey{Name: admission.Name}, vwc); err != nil {
+		t.Fatal(err)
+	}
+	for i := range vwc.Webhooks {
+		vwc.Webhooks[i].ClientConfig.CABundle = []byte("not a CA")
+	}
+	if err := k8s.Update(ctx, vwc); err != nil {
+		t.Fatal(err)
+	}
+	want := caBundle(t)
+	waitFor(t, "the CA bundle changed by hand is put back", func() bool { return all(vwcBundles(), want) })
+
+	old := string(want)
+	if err := k8s.DeleteAllOf(ctx, &corev1.Secret{}, client.InNamespace("garden"), client.MatchingLabels{"managed-by": "secrets-manager", "manager-identity": admission.Name + "-webhook"}); err != nil {
+		t.Fatal(err)
+	}
+	var renewed []byte
+	waitFor(t, "a new CA is issued and written into the configuration", func() bool {
+		secrets := &corev1.SecretList{}
+		if err := k8s.List(ctx, secrets, client.InNamespace("garden"), client.MatchingLabels{"name": "ca-" + admission.Name + "-webhook-bundle"}); err != nil || len(secrets.Items) != 1 {
+			return false
+		}
+		renewed = secrets.Items[0].Data["bundle.crt"]
+		return string(renewed) != old && all(vwcBundles(), renewed)
+	})
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(renewed) {
+		t.Fatal("the new bundle holds no certificate")
+	}
+	waitFor(t, "the server presents a certificate of the new CA", func() bool {
+		conn, err := tls.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port), &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12})
+		if err == nil {
+			conn.Close()
+		}
+		return err == nil
+	})
+	if err := k8s.Create(ctx, object("BackupBucket", "aws", `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","encryptionn":{}}`)); err == nil || !strings.Contains(err.Error(), "encryptionn") {
+		t.Errorf("after the new CA: %v; want the webhook's refusal", err)
 	}
 }
