@@ -10,7 +10,10 @@ import (
 	"io"
 	"strings"
 
+	gardencorev1 "github.com/gardener/gardener/pkg/apis/core/v1"
+	operatorv1alpha1 "github.com/gardener/gardener/pkg/apis/operator/v1alpha1"
 	"github.com/gardener/gardener/pkg/chartrenderer"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/apimachinery/pkg/version"
@@ -56,5 +59,22 @@ func decodeManifest(manifest []byte) ([]*unstructured.Unstructured, error) {
 		if len(obj.Object) > 0 {
 			objs = append(objs, obj)
 		}
+	}
+}
+
+// AdmissionExtension returns the gardener-operator Extension that deploys the admission into a
+// virtual garden: its runtime and application charts, pulled from the OCI references runtimeChart
+// and applicationChart. One serves every provider type (it registers one webhook configuration),
+// so it is an Extension of its own, with no resources, beside the providers' Extensions.
+func AdmissionExtension(runtimeChart, applicationChart string) *operatorv1alpha1.Extension {
+	return &operatorv1alpha1.Extension{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "operator.gardener.cloud/v1alpha1", Kind: "Extension"},
+		ObjectMeta: metav1.ObjectMeta{Name: "backup-admission"},
+		Spec: operatorv1alpha1.ExtensionSpec{
+			Deployment: &operatorv1alpha1.Deployment{AdmissionDeployment: &operatorv1alpha1.AdmissionDeploymentSpec{
+				RuntimeCluster: &operatorv1alpha1.DeploymentSpec{Helm: &operatorv1alpha1.ExtensionHelm{OCIRepository: &gardencorev1.OCIRepository{Ref: &runtimeChart}}},
+				VirtualCluster: &operatorv1alpha1.DeploymentSpec{Helm: &operatorv1alpha1.ExtensionHelm{OCIRepository: &gardencorev1.OCIRepository{Ref: &applicationChart}}},
+			}},
+		},
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	operatorvalidation "github.com/gardener/gardener/pkg/api/operator/v1alpha1/validation"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +23,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/charts"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/admission"
@@ -313,4 +315,18 @@ func impersonating(t *testing.T, dir, name string, cfg *rest.Config, namespace, 
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestAdmissionExtension: the admission's gardener-operator Extension passes gardener-operator's
+// own validation.
+func TestAdmissionExtension(t *testing.T) {
+	ext := charts.AdmissionExtension("example.org/charts/gardener-extension-backup-admission-runtime:0.1.0", "example.org/charts/gardener-extension-backup-admission-application:0.1.0")
+	if errs := operatorvalidation.ValidateExtension(ext); len(errs) > 0 {
+		t.Fatalf("gardener-operator refuses the Extension: %v", errs.ToAggregate())
+	}
+	b, err := sigsyaml.Marshal(ext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", b)
 }
