@@ -172,26 +172,6 @@ func TestOtherTypesAreNotIntercepted(t *testing.T) {
 	}
 }
 
-// TestCommandRefusesBadFlags: a flag the admission cannot serve stops it before it registers
-// anything, naming the flag.
-func TestCommandRefusesBadFlags(t *testing.T) {
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--webhook-config-namespace=garden", "--webhook-failure-policy=Maybe"}, "--webhook-failure-policy"},
-		{[]string{}, "--webhook-config-namespace"},
-		{[]string{"--webhook-config-namespace=garden", "--disable-webhooks=provider-alicloud"}, "provider-alicloud"},
-	} {
-		cmd := admission.NewCommand(admission.Validator{APIs: all.APIs()})
-		cmd.SetArgs(append([]string{"--kubeconfig=" + kubeconfig, "--leader-election=false", "--metrics-bind-address=0", "--health-bind-address=0"}, c.args...))
-		cmd.SilenceErrors = true
-		if err := cmd.ExecuteContext(context.Background()); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("args %v: %v; want an error naming %s", c.args, err, c.want)
-		}
-	}
-}
-
 // caBundle is the secrets manager's current CA bundle in garden.
 func caBundle(t *testing.T) []byte {
 	t.Helper()
