@@ -26,7 +26,6 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/charts"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/admission"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/etcdendpoint"
@@ -55,6 +54,9 @@ func TestMain(m *testing.M) {
 	}
 	if err == nil {
 		err = k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "garden"}})
+	}
+	if err == nil {
+		err = installVPACRD(cfg)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -119,7 +121,7 @@ func TestChartRendersValidObjectsForEveryProvider(t *testing.T) {
 			}
 			slices.Sort(kinds)
 			// One Service: the metrics endpoint.
-			want := []string{"ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount"}
+			want := []string{"ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount", "VerticalPodAutoscaler"}
 			if !slices.Equal(kinds, want) {
 				t.Fatalf("kinds %v; want %v", kinds, want)
 			}
@@ -203,30 +205,6 @@ func TestSeedExtensionFromGardenletsValues(t *testing.T) {
 	}
 }
 
-func TestAdmissionSection(t *testing.T) {
-	objs, err := render(map[string]any{"admission": map[string]any{"enabled": true, "controllers": false}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var kinds []string
-	for _, o := range objs {
-		kinds = append(kinds, o.GetKind())
-		if err := k8s.Create(context.Background(), o, client.DryRunAll); err != nil {
-			t.Errorf("%s %s is refused by the API server: %v", o.GetKind(), o.GetName(), err)
-		}
-		if o.GetKind() == "ValidatingWebhookConfiguration" {
-			webhooks, _, _ := unstructured.NestedSlice(o.Object, "webhooks")
-			if p := webhooks[0].(map[string]any)["clientConfig"].(map[string]any)["service"].(map[string]any)["path"]; p != admission.Path {
-				t.Errorf("webhook path %v; want the server's %s", p, admission.Path)
-			}
-		}
-	}
-	slices.Sort(kinds)
-	if want := []string{"Deployment", "Service", "ValidatingWebhookConfiguration"}; !slices.Equal(kinds, want) {
-		t.Fatalf("kinds %v; want only the webhook's %v", kinds, want)
-	}
-}
-
 // TestNoEtcdWebhook: nothing of the chart serves or registers a webhook on Etcds; the role may
 // only read and delete the configuration earlier versions registered (pkg/etcdendpoint).
 func TestNoEtcdWebhook(t *testing.T) {
@@ -274,7 +252,7 @@ func TestValuesSchemaRefusesBadValues(t *testing.T) {
 		{"misspelt key", map[string]any{"replicas": 2}, "replicas"},
 		{"no API rate", map[string]any{"kubeAPI": map[string]any{"qps": 0, "burst": 10}}, "qps"},
 		{"log level", map[string]any{"logLevel": "verbose"}, "logLevel"},
-		{"admission failure policy", map[string]any{"admission": map[string]any{"failurePolicy": "Maybe"}}, "failurePolicy"},
+		{"the admission's values (its own charts now)", map[string]any{"admission": map[string]any{"enabled": true}}, "admission"},
 		{"restore drill interval", map[string]any{"restoreDrill": map[string]any{"interval": "daily"}}, "interval"},
 		{"restore drill concurrency", map[string]any{"restoreDrill": map[string]any{"concurrency": 0}}, "concurrency"},
 		{"restore drill scratch size", map[string]any{"restoreDrill": map[string]any{"scratchSizeLimit": "lots"}}, "scratchSizeLimit"},

@@ -130,7 +130,6 @@ func TestMonitoring(t *testing.T) {
 		{"prometheus rule", map[string]any{"monitoring": map[string]any{"prometheusRule": on}}, []string{"PrometheusRule"}},
 		{"dashboard", map[string]any{"monitoring": map[string]any{"dashboard": on}}, []string{"ConfigMap"}},
 		{"all", map[string]any{"provider": "gcp", "monitoring": map[string]any{"serviceMonitor": on, "prometheusRule": on, "dashboard": on}}, []string{"ConfigMap", "PrometheusRule", "ServiceMonitor"}},
-		{"admission only", map[string]any{"admission": map[string]any{"enabled": true, "controllers": false}, "monitoring": map[string]any{"serviceMonitor": on, "prometheusRule": on, "dashboard": on}}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -5,13 +5,8 @@
 package charts
 
 import (
-	"fmt"
-	"io"
-	"strings"
-
 	"github.com/gardener/gardener/pkg/chartrenderer"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/apimachinery/pkg/version"
 )
 
@@ -23,19 +18,5 @@ func Render(namespace string, values map[string]any) ([]*unstructured.Unstructur
 	if err != nil {
 		return nil, err
 	}
-	var objs []*unstructured.Unstructured
-	dec := yaml.NewYAMLOrJSONDecoder(strings.NewReader(string(rendered.Manifest())), 4096)
-	for {
-		obj := &unstructured.Unstructured{}
-		err := dec.Decode(&obj.Object)
-		if err == io.EOF {
-			return objs, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("decoding the rendered chart: %w", err)
-		}
-		if len(obj.Object) > 0 {
-			objs = append(objs, obj)
-		}
-	}
+	return decodeManifest(rendered.Manifest())
 }

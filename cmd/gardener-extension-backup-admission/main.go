@@ -8,8 +8,6 @@
 package main
 
 import (
-	"flag"
-	"fmt"
 	"os"
 
 	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
@@ -19,13 +17,7 @@ import (
 )
 
 func main() {
-	var o admission.ServerOptions
-	flag.StringVar(&o.Host, "host", "", "address to listen on (empty: all)")
-	flag.IntVar(&o.Port, "port", 9443, "port to listen on")
-	flag.StringVar(&o.CertDir, "cert-dir", "/etc/gardener-extension-backup-admission/tls", "directory holding tls.crt and tls.key")
-	flag.Parse()
-	if err := admission.Serve(signals.SetupSignalHandler(), admission.Validator{APIs: all.APIs()}, o); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	if err := admission.NewCommand(admission.Validator{APIs: all.APIs()}).ExecuteContext(signals.SetupSignalHandler()); err != nil {
 		os.Exit(1)
 	}
 }

@@ -27,7 +27,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 )
 
-// Path is where the webhook server serves the validation.
+// Path is the prefix of the webhooks' paths (Switches: Path/<webhook name>).
 const Path = "/validate-backup-provider-config"
 
 // Validator validates the providerConfigs of the providers it knows; other types are allowed

@@ -11,16 +11,20 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/gardener/gardener/extensions/pkg/webhook/certificates"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/admission"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/all"
@@ -29,74 +33,157 @@ import (
 
 var k8s client.Client
 
-// coreCRD stands in for a core.gardener.cloud resource: the garden cluster serves BackupBuckets
-// and Seeds from gardener-apiserver, which envtest lacks; the webhook sees the same requests.
-func coreCRD(plural, kind string) *apiextensionsv1.CustomResourceDefinition {
-	return &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: plural + ".core.gardener.cloud"},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "core.gardener.cloud",
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: kind},
-			Scope: apiextensionsv1.ClusterScoped,
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1beta1", Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: new(true)}}}},
-		},
-	}
-}
+var (
+	// port is the admission's webhook server port (127.0.0.1).
+	port int
+	// kubeconfig reaches envtest.
+	kubeconfig string
+)
 
 func TestMain(m *testing.M) {
-	assets, err := stack.Tool("envtest", "KUBEBUILDER_ASSETS")
+	code, err := run(m)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fail := admissionregistrationv1.Fail
-	none := admissionregistrationv1.SideEffectClassNone
+	os.Exit(code)
+}
+
+// run starts envtest and the admission's own command on it, in url mode (the API server is a
+// local process) with its certificates managed by gardener's library in the namespace garden, and
+// waits until the webhook configuration carries the CA bundle.
+func run(m *testing.M) (int, error) {
+	assets, err := stack.Tool("envtest", "KUBEBUILDER_ASSETS")
+	if err != nil {
+		return 0, err
+	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
-		CRDs:                  []*apiextensionsv1.CustomResourceDefinition{coreCRD("backupbuckets", "BackupBucket"), coreCRD("seeds", "Seed")},
-		WebhookInstallOptions: envtest.WebhookInstallOptions{ValidatingWebhooks: []*admissionregistrationv1.ValidatingWebhookConfiguration{{
-			ObjectMeta: metav1.ObjectMeta{Name: "gardener-extension-backup-admission"},
-			Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-				Name:                    "backup.validation.extensions.gardener.cloud",
-				ClientConfig:            admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Name: "x", Namespace: "x", Path: new(admission.Path)}},
-				Rules:                   []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{"CREATE", "UPDATE"}, Rule: admissionregistrationv1.Rule{APIGroups: []string{"core.gardener.cloud"}, APIVersions: []string{"v1beta1"}, Resources: []string{"backupbuckets", "seeds"}}}},
-				FailurePolicy:           &fail,
-				SideEffects:             &none,
-				AdmissionReviewVersions: []string{"v1"},
-			}},
-		}}},
+		CRDs:                  stack.CoreCRDs(),
 	}
 	cfg, err := env.Start()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return 0, err
 	}
+	defer func() { _ = env.Stop() }()
+	plain, err := client.NewWithWatch(cfg, client.Options{})
+	if err != nil {
+		return 0, err
+	}
+	k8s = interceptor.NewClient(plain, extensionLabels)
 	ctx, cancel := context.WithCancel(context.Background())
-	v := admission.Validator{APIs: all.APIs()}
-	o := env.WebhookInstallOptions
+	defer cancel()
+	if err := plain.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "garden"}}); err != nil {
+		return 0, err
+	}
+	dir, err := os.MkdirTemp("", "admission-test")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	kubeconfig = filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
+		return 0, err
+	}
+	// The certificate reconciler's and reloader's period (gardener's default 5m), short so that
+	// TestCABundleConverges sees them act.
+	certificates.DefaultSyncPeriod = 2 * time.Second
+	if port, err = freePort(); err != nil {
+		return 0, err
+	}
+	done := make(chan error, 1)
 	go func() {
-		_ = admission.Serve(ctx, v, admission.ServerOptions{Host: o.LocalServingHost, Port: o.LocalServingPort, CertDir: o.LocalServingCertDir})
+		cmd := admission.NewCommand(admission.Validator{APIs: all.APIs()})
+		cmd.SetArgs([]string{
+			"--kubeconfig=" + kubeconfig, "--leader-election=false", "--metrics-bind-address=0", "--health-bind-address=0",
+			"--webhook-config-server-host=127.0.0.1", fmt.Sprintf("--webhook-config-server-port=%d", port), "--webhook-config-cert-dir=" + filepath.Join(dir, "certs"),
+			"--webhook-config-mode=url", fmt.Sprintf("--webhook-config-url=127.0.0.1:%d", port), "--webhook-config-namespace=garden",
+		})
+		done <- cmd.ExecuteContext(ctx)
 	}()
-	addr := net.JoinHostPort(o.LocalServingHost, fmt.Sprint(o.LocalServingPort))
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}); err == nil { //nolint:gosec // a readiness probe of the test's own server
-			c.Close()
-			break
+	if err := waitForCABundle(ctx, plain, done); err != nil {
+		return 0, err
+	}
+	return m.Run(), nil
+}
+
+// waitForCABundle waits until every webhook of the configuration carries a CA bundle and the
+// server answers TLS, or the command ends.
+func waitForCABundle(ctx context.Context, c client.Client, done <-chan error) error {
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		select {
+		case err := <-done:
+			return fmt.Errorf("the admission ended: %v", err)
+		default:
 		}
-		if time.Now().After(deadline) {
-			fmt.Fprintln(os.Stderr, "the webhook server did not start")
-			os.Exit(1)
+		vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		if err := c.Get(ctx, client.ObjectKey{Name: admission.Name}, vwc); err != nil || len(vwc.Webhooks) == 0 || len(vwc.Webhooks[0].ClientConfig.CABundle) == 0 {
+			continue
+		}
+		if conn, err := tls.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port), &tls.Config{InsecureSkipVerify: true}); err == nil { //nolint:gosec // a readiness probe; TestCertificatesAreManaged verifies the chain
+			conn.Close()
+			return nil
 		}
 	}
-	if k8s, err = client.New(cfg, client.Options{}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	return fmt.Errorf("no webhook configuration %s with a CA bundle and a serving webhook server within 60s", admission.Name)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
 	}
-	code := m.Run()
-	cancel()
-	_ = env.Stop()
-	os.Exit(code)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// extensionLabels stands in for gardener-apiserver's ExtensionLabels admission plugin (gardener
+// v1.150.0, plugin/pkg/global/extensionlabels), which envtest lacks: on every create and update
+// it removes the extension labels and sets provider.extensions.gardener.cloud/<type> for a
+// BackupBucket's spec.provider.type and a Seed's spec.provider.type and spec.backup.provider, and
+// extensions.extensions.gardener.cloud/<type> for each enabled entry of a Seed's spec.extensions.
+// An object labelled "forged" keeps its labels as they are (to show what the selector admits).
+var extensionLabels = interceptor.Funcs{
+	Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+		labelAsGardener(obj)
+		return c.Create(ctx, obj, opts...)
+	},
+	Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+		labelAsGardener(obj)
+		return c.Update(ctx, obj, opts...)
+	},
+}
+
+func labelAsGardener(obj client.Object) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok || u.GetLabels()["forged"] == "true" {
+		return
+	}
+	labels := map[string]string{}
+	for k, v := range u.GetLabels() {
+		if !strings.HasPrefix(k, "provider.extensions.gardener.cloud/") && !strings.HasPrefix(k, "extensions.extensions.gardener.cloud/") {
+			labels[k] = v
+		}
+	}
+	set := func(prefix string, path ...string) {
+		if v, _, _ := unstructured.NestedString(u.Object, path...); v != "" {
+			labels[prefix+v] = "true"
+		}
+	}
+	switch u.GetKind() {
+	case "BackupBucket":
+		set("provider.extensions.gardener.cloud/", "spec", "provider", "type")
+	case "Seed":
+		set("provider.extensions.gardener.cloud/", "spec", "provider", "type")
+		set("provider.extensions.gardener.cloud/", "spec", "backup", "provider")
+		exts, _, _ := unstructured.NestedSlice(u.Object, "spec", "extensions")
+		for _, e := range exts {
+			if e, ok := e.(map[string]any); ok && e["disabled"] != true {
+				labels["extensions.extensions.gardener.cloud/"+fmt.Sprint(e["type"])] = "true"
+			}
+		}
+	}
+	u.SetLabels(labels)
 }
 
 var seq int

@@ -26,3 +26,10 @@ Extension backup-<provider> in spec.extensions and does not disable it, else "fa
 {{- end -}}
 {{- $declared -}}
 {{- end -}}
+
+{{/* "true" when gardener-operator deploys the chart into the garden runtime cluster (it sets
+gardener.runtimeCluster.enabled and the priority class there), else "false". */}}
+{{- define "backup.runtimeCluster" -}}
+{{- $rc := (.Values.gardener | default dict).runtimeCluster | default dict -}}
+{{- if and $rc.enabled $rc.priorityClassName (ne (toString $rc.enabled) "false") -}}true{{- else -}}false{{- end -}}
+{{- end -}}
