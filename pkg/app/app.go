@@ -120,7 +120,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 	cmd.Flags().IntVar(&kubeAPI.Burst, "kube-api-burst", kubeAPI.Burst, "Requests to the seed's API server allowed in a burst above --kube-api-qps.")
 	cmd.Flags().StringVar(&pprofAddress, "pprof-bind-address", "", "Address to serve Go's /debug/pprof on, e.g. 127.0.0.1:6060 (empty: off). Profiles show the process's internals: bind it to localhost or port-forward.")
 	cmd.Flags().IntVar(&parallelism, "deletion-parallelism", parallelism, "The most delete requests in flight against one bucket from this process: the entries deleted at once share it (and one deletion never exceeds it).")
-	cmd.Flags().StringVar(&seedDefaults, "seed-config-defaults", "", "The landscape's defaults of this extension's seed configuration (the ControllerDeployment's values seedConfigDefaults, which the chart passes): a BackupBucketConfig (JSON or YAML) under every seed's Extension "+decode.ExtensionType(p.Type())+" (docs/deploying.md). One that does not decode stops the start.")
+	cmd.Flags().StringVar(&seedDefaults, "seed-config-defaults", "", "The landscape's defaults of this extension's seed configuration (the ControllerDeployment's values seedConfigDefaults, which the chart passes): a BackupBucketConfig (JSON or YAML) under every seed's Extension "+decode.ExtensionType(p.Type())+" (docs/migrating.md). One that does not decode stops the start.")
 	cmd.Flags().BoolVar(&seedDeclared, "seed-extension-declared", false, "The Seed declares this extension's Extension "+decode.ExtensionType(p.Type())+" in spec.extensions (the chart reads it from gardenlet's values): BackupBuckets and BackupEntries wait until it is applied, never acting on the defaults meanwhile.")
 	cmd.AddCommand(drill.ChildCommand())
 	return cmd
