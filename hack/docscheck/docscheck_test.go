@@ -152,12 +152,12 @@ func goMod(t *testing.T, rel, module string) string {
 	return ""
 }
 
-// shellDefault returns the default of VAR in a script's VAR=${VAR:-default}.
-func shellDefault(t *testing.T, rel, name string) string {
+// tool returns the version hack/tools.sh pins of a tool: the default of its NAME=${NAME:-default}.
+func tool(t *testing.T, name string) string {
 	t.Helper()
-	m := regexp.MustCompile(`(?m)^` + name + `=\$\{` + name + `:-([^}]+)\}`).FindStringSubmatch(readFile(t, rel))
+	m := regexp.MustCompile(`(?m)^` + name + `=\$\{` + name + `:-([^}]+)\}`).FindStringSubmatch(readFile(t, "hack/tools.sh"))
 	if m == nil {
-		t.Fatalf("%s sets no default of %s", rel, name)
+		t.Fatalf("hack/tools.sh sets no default of %s", name)
 	}
 	return m[1]
 }
@@ -188,7 +188,7 @@ func versions() []version {
 			return out
 		}},
 		{"etcd-backup-restore (hack/tools.sh ETCDBR_VERSION, ETCDBR_PREVIOUS_VERSION)", regexp.MustCompile(`\betcd-backup-restore ` + semver), func(t *testing.T) []string {
-			return []string{v(shellDefault(t, "hack/tools.sh", "ETCDBR_VERSION")), v(shellDefault(t, "hack/tools.sh", "ETCDBR_PREVIOUS_VERSION"))}
+			return []string{v(tool(t, "ETCDBR_VERSION")), v(tool(t, "ETCDBR_PREVIOUS_VERSION"))}
 		}},
 		{"etcd-druid api (go.mod)", regexp.MustCompile(`\betcd-druid(?:/api| api)? ` + semver), func(t *testing.T) []string {
 			return []string{v(goMod(t, "go.mod", "github.com/gardener/etcd-druid/api"))}
@@ -198,16 +198,16 @@ func versions() []version {
 		{"provider-azure (test/incumbent/azure)", regexp.MustCompile(`\bprovider-azure ` + semver), incumbent("azure")},
 		{"provider-openstack (test/incumbent/openstack)", regexp.MustCompile(`\bprovider-openstack ` + semver), incumbent("openstack")},
 		{"kube-apiserver (hack/tools.sh K8S_VERSION)", regexp.MustCompile(`\bkube-apiserver ` + semver), func(t *testing.T) []string {
-			return []string{v(shellDefault(t, "hack/tools.sh", "K8S_VERSION"))}
+			return []string{v(tool(t, "K8S_VERSION"))}
 		}},
 		{"etcd (hack/tools.sh ETCD_VERSION)", regexp.MustCompile(`\betcd ` + semver), func(t *testing.T) []string {
-			return []string{v(shellDefault(t, "hack/tools.sh", "ETCD_VERSION"))}
+			return []string{v(tool(t, "ETCD_VERSION"))}
 		}},
 		{"fake-gcs-server (hack/tools.sh FAKE_GCS_VERSION)", regexp.MustCompile(`\bfake-gcs-server ` + semver), func(t *testing.T) []string {
-			return []string{v(shellDefault(t, "hack/tools.sh", "FAKE_GCS_VERSION"))}
+			return []string{v(tool(t, "FAKE_GCS_VERSION"))}
 		}},
 		{"Azurite (hack/tools.sh AZURITE_VERSION)", regexp.MustCompile(`\bAzurite ` + semver), func(t *testing.T) []string {
-			return []string{v(shellDefault(t, "hack/tools.sh", "AZURITE_VERSION"))}
+			return []string{v(tool(t, "AZURITE_VERSION"))}
 		}},
 		{"Go (go.mod's go directive)", regexp.MustCompile(`\bGo (?:>= ?)?(\d+\.\d+(?:\.\d+)?)\b`), func(t *testing.T) []string {
 			return []string{goMod(t, "go.mod", "go")}
