@@ -225,9 +225,14 @@ func versions() []version {
 func TestVersions(t *testing.T) {
 	all := docs(t)
 	for _, rule := range versions() {
-		pinned := rule.pinned(t)
+		// The pins are read only for a component the docs name with a version: a file the
+		// component is pinned in may go when the docs no longer name it.
+		var pinned []string
 		for file, text := range all {
 			for _, m := range rule.pattern.FindAllStringSubmatch(text, -1) {
+				if pinned == nil {
+					pinned = rule.pinned(t)
+				}
 				if !slices.Contains(pinned, m[1]) {
 					t.Errorf("%s: %q, but the version pinned of %s is %s", file, m[0], rule.name, strings.Join(pinned, " or "))
 				}
