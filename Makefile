@@ -38,7 +38,7 @@ format: ## Format the tree: gofmt -s and the SPDX header on every source file.
 .PHONY: unit
 unit: ## Unit tests of the core (no external components).
 	go test $(GO_TEST_FLAGS) -race ./pkg/objectstore/... ./pkg/apis/... ./pkg/controller/... ./pkg/inventory/... ./pkg/metrics/... ./pkg/drill/...
-	go test $(GO_TEST_FLAGS) ./hack/layers/ ./pkg/app/
+	go test $(GO_TEST_FLAGS) ./hack/layers/ ./hack/docscheck/ ./pkg/app/
 
 .PHONY: test
 test: tools check ## Everything (after make check: vet, gofmt, SPDX headers, golangci-lint): unit tests, conformance and integration on MinIO, fake-gcs-server, Azurite and Swift+Keystone.
@@ -58,7 +58,7 @@ demo: ## Run the aws extension (PROVIDER=<any type of pkg/provider/all>: that on
 	@$(BIN)/demo-$(PROVIDER) --binary $(BIN)/gardener-extension-backup-$(PROVIDER)
 
 .PHONY: bench
-bench: bench-aws bench-gcp bench-azure bench-openstack ## Every provider's entry-deletion benchmark (see docs/performance.md).
+bench: bench-aws bench-gcp bench-azure bench-openstack ## Every provider's entry-deletion benchmark (see docs/dev/performance.md).
 
 .PHONY: bench-aws
 bench-aws: tools ## 100,000 objects on MinIO: this engine vs baseline vs raw limit, at 0 and 50 ms.

@@ -26,7 +26,7 @@ type layer struct {
 	beside bool
 }
 
-// order is docs/architecture.md's picture, top to bottom: a package imports only packages of
+// order is docs/dev/architecture.md's picture, top to bottom: a package imports only packages of
 // lower layers (and of its own if the layer allows it). Its production imports are checked;
 // tests may import what they need (stand-ins in test/, the conformance harness, fakes).
 var order = []layer{
@@ -68,7 +68,7 @@ func violation(layers []layer, pkg, imp string) string {
 	from, to := layerOf(layers, pkg), layerOf(layers, imp)
 	switch {
 	case from < 0:
-		return fmt.Sprintf("%s is in no layer: add it to order (docs/architecture.md's picture)", pkg)
+		return fmt.Sprintf("%s is in no layer: add it to order (docs/dev/architecture.md's picture)", pkg)
 	case to < 0:
 		return fmt.Sprintf("%s imports %s, which is in no layer: add it to order", pkg, imp)
 	case to < from:

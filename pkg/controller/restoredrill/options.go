@@ -30,7 +30,7 @@ const (
 	DefaultReadRate   = 50 << 20
 	DefaultScratchDir = ""
 	// DefaultDeadline is one hour: DefaultMaxBytes at DefaultReadRate is read in under three
-	// minutes, and the restore of such a chain took minutes in docs/performance.md.
+	// minutes, and the restore of such a chain took minutes in docs/dev/performance.md.
 	DefaultDeadline = time.Hour
 	// DefaultMaxDeltas is 20,000: a chain of a day's full snapshot and a delta every 20 s (the
 	// shortest delta period etcd-druid sets) holds 4,320.

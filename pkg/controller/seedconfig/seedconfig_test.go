@@ -306,7 +306,7 @@ func eventually(t *testing.T, f func() error) {
 // TestExtensionChangesApplyLive: a seed that declares no Extension reconciles its BackupBucket
 // with the defaults; each change of the Extension reaches the next BackupBucket reconcile without
 // a restart (the time from the change to that reconcile is logged: the measurement of
-// docs/deploying.md); a bad change is refused with its field path and ERR_CONFIGURATION_PROBLEM
+// docs/migrating.md); a bad change is refused with its field path and ERR_CONFIGURATION_PROBLEM
 // while the last valid configuration stays in force; removing the Extension restores the
 // defaults.
 func TestExtensionChangesApplyLive(t *testing.T) {

@@ -50,7 +50,7 @@ var pieces = []piece{
 }
 
 // TestEveryRegisteredProviderHasItsPieces fails when a provider listed in all.APIs lacks one of the
-// pieces a registration cannot generate (docs/adding-a-provider.md lists them).
+// pieces a registration cannot generate (docs/dev/adding-a-provider.md lists them).
 func TestEveryRegisteredProviderHasItsPieces(t *testing.T) {
 	for _, typ := range all.Types() {
 		for _, p := range pieces {

@@ -8,7 +8,7 @@
 // of the same objects through the same data plane (the aws DataPlane's OpenObject, read to
 // io.Discard) and the drill as the restoredrill controller runs it (drill.FetchAndRestore in the
 // process, the restore in a child process, overlapping), with the peak RSS of both sides. See
-// docs/performance.md.
+// docs/dev/performance.md.
 package main
 
 import (

@@ -6,7 +6,7 @@
 // and BackupEntry controllers (the incumbent: its real code, built from test/incumbent/<provider>)
 // to this extension's binary and back, on one envtest API server and the provider's stand-ins,
 // with the real etcd-backup-restore writing snapshots throughout. One flow, one table of
-// providers. See docs/migrating.md and docs/testing.md.
+// providers. See docs/migrating.md and docs/dev/testing.md.
 package incumbent_test
 
 import (
