@@ -49,7 +49,10 @@ func PlanEntry(ctx context.Context, p provider.Provider, reader client.Reader, b
 			Detail: "keeps the BackupEntry until this extension deleted its prefix"})
 	}
 	d := &delegate{provider: p, reader: reader}
-	settings, cfg := d.entrySettings(be)
+	settings, cfg, err := d.entrySettings(be)
+	if err != nil {
+		return nil, err // a rehearsal that cannot read the settings cannot tell
+	}
 	why, err := d.bucketWideBecause(ctx, be, settings, cfg)
 	if err != nil {
 		return nil, err
