@@ -264,3 +264,13 @@ func TestAMoveBeforeItsReconcileDropsTheOldVerdict(t *testing.T) {
 		t.Errorf("after the count: %+v", cond)
 	}
 }
+
+// TestAGoneEntryIsNoLongerFailing: an entry that goes while its passes fail takes its failing
+// series with it; nothing else would remove it.
+func TestAGoneEntryIsNoLongerFailing(t *testing.T) {
+	metrics.CountOperation(metrics.KindBackupEntry, metrics.OperationReconcile, "shoot--p--gone", "error")
+	inventoryLifecycle.Gone("shoot--p--gone")
+	if metrics.OperationFailingSince.DeleteLabelValues(metrics.KindBackupEntry, "shoot--p--gone", metrics.OperationReconcile, "error") {
+		t.Fatal("the entry's failing series stays after it is gone")
+	}
+}
