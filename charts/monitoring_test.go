@@ -318,13 +318,8 @@ func checkDashboard(t *testing.T, cm *unstructured.Unstructured, provider string
 			t.Errorf("dashboard %s is not a .json or has placeholders left", key)
 		}
 		var dashboard struct {
-			UID    string `json:"uid"`
-			Panels []struct {
-				Title   string `json:"title"`
-				Targets []struct {
-					Expr string `json:"expr"`
-				} `json:"targets"`
-			} `json:"panels"`
+			UID        string  `json:"uid"`
+			Panels     []panel `json:"panels"`
 			Templating struct {
 				List []struct {
 					Name  string `json:"name"`
@@ -360,14 +355,19 @@ func checkDashboard(t *testing.T, cm *unstructured.Unstructured, provider string
 			}
 		}
 		for _, want := range []string{
-			"Bucket availability", "Backups fresh", "Newest snapshot age per entry", "Cloud requests by code",
+			"Failing reconciles", "Entries by BackupsFresh", "Entries by BackupsRestorable", "Deletions in progress",
+			"Failing BackupBuckets and BackupEntries", "Entries with the oldest newest snapshot",
+			"Bucket availability", "Stale entries by bucket", "Newest snapshot age, worst entry", "Cloud requests by code",
 			"Cloud request latency p95", "Reconciles by result", "Deletion progress: remaining objects",
-			"Deletion progress: deleted objects rate", "Inventory duration p95", "Backups restorable",
-			"Entries by credential isolation",
+			"Deletion progress: deleted objects rate", "Inventory duration p95", "Restore drill read rate",
+			"Entries by credential isolation", "Entry credentials headroom unreadable",
 		} {
 			if !slices.Contains(titles, want) {
 				t.Errorf("dashboard lacks panel %q (has %v)", want, titles)
 			}
+		}
+		for _, p := range dashboard.Panels {
+			checkPanel(t, p)
 		}
 	}
 }
