@@ -54,6 +54,8 @@ var queryUnits = []struct {
 	{regexp.MustCompile(`^sum(?: by \([^)]*\))? ?\(rate\(gardener_backup_cloud_requests_total\b`), "reqps"},         // requests per second
 	{regexp.MustCompile(`^sum(?: by \([^)]*\))? ?\(rate\(`), "ops"},                                                 // events per second
 	{regexp.MustCompile(`^(count|sum)(?: by \([^)]*\))? ?\(`), "short"},                                             // a count
+	{regexp.MustCompile(`^topk\(\d+, (count|sum) `), "short"},                                                       // the largest counts
+	{regexp.MustCompile(`^topk\(\d+, max by \(kind, name\) \(gardener_backup_rehearsal_`), "none"},                  // a verdict (mapped to text)
 	{regexp.MustCompile(`^(min|max) by \([^)]*\) \(gardener_backup_entry_credentials_(headroom|limit)\{`), "short"}, // principals
 	{regexp.MustCompile(`^max by \([^)]*\) \(gardener_backup_bucket_available\{`), "none"},                          // 0 or 1
 }

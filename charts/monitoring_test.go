@@ -51,6 +51,10 @@ func knownMetrics() map[string]bool {
 	known := map[string]bool{
 		"controller_runtime_reconcile_total": true, "controller_runtime_reconcile_errors_total": true,
 		"controller_runtime_reconcile_time_seconds_bucket": true, "workqueue_depth": true,
+		// The rehearsal's (metrics.Rehearsal*, rehearse43), which the dashboard shows in a
+		// rehearsal release.
+		"gardener_backup_rehearsal_adoptable": true, "gardener_backup_rehearsal_cannot_tell": true,
+		"gardener_backup_rehearsal_planned_changes": true, "gardener_backup_rehearsal_last_run_timestamp_seconds": true,
 	}
 	ch := make(chan *prometheus.Desc, 100)
 	for _, c := range []prometheus.Collector{
@@ -360,7 +364,7 @@ func checkDashboard(t *testing.T, cm *unstructured.Unstructured, provider string
 			"Bucket availability", "Stale entries by bucket", "Newest snapshot age, worst entry", "Cloud requests by code",
 			"Cloud request latency p95", "Reconciles by result", "Deletion progress: remaining objects",
 			"Deletion progress: deleted objects rate", "Inventory duration p95", "Restore drill read rate",
-			"Entries by credential isolation", "Entry credentials headroom unreadable",
+			"Entries by credential isolation", "Entry credentials headroom unreadable", "Rehearsal: verdicts",
 		} {
 			if !slices.Contains(titles, want) {
 				t.Errorf("dashboard lacks panel %q (has %v)", want, titles)
