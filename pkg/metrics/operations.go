@@ -42,8 +42,8 @@ func CountOperation(kind, operation, name, outcome string) {
 		ForgetOperation(kind, name)
 		return
 	}
-	failing.Lock()
-	defer failing.Unlock()
+	failing.mu.Lock()
+	defer failing.mu.Unlock()
 	key := object{kind, name}
 	since, ok := failing.since[key]
 	if !ok {
@@ -58,8 +58,8 @@ func CountOperation(kind, operation, name, outcome string) {
 // ForgetOperation removes the OperationFailingSince series of an object of kind: its last pass
 // did not fail, or it is gone (however it went).
 func ForgetOperation(kind, name string) {
-	failing.Lock()
-	defer failing.Unlock()
+	failing.mu.Lock()
+	defer failing.mu.Unlock()
 	delete(failing.since, object{kind, name})
 	OperationFailingSince.DeletePartialMatch(prometheus.Labels{"kind": kind, "name": name})
 }
@@ -69,7 +69,7 @@ type object struct{ kind, name string }
 // failing holds when each failing object's run of failed passes began, which a later failure
 // with another code or operation keeps.
 var failing = struct {
-	sync.Mutex
+	mu    sync.Mutex
 	since map[object]time.Time
 }{since: map[object]time.Time{}}
 

@@ -29,7 +29,7 @@ func (f *inventoryFixture) counted() {
 	if cond, ps, _ := f.reconcile(entryName); cond == nil || cond.Status != gardencorev1beta1.ConditionTrue || ps.Inventory == nil {
 		f.t.Fatalf("first inventory: %+v, %+v", cond, ps.Inventory)
 	}
-	if backupsFresh(f.t, entryName) != 1 || testutil.CollectAndCount(metrics.EntryObjects) == 0 {
+	if backupsFresh(f.t) != 1 || testutil.CollectAndCount(metrics.EntryObjects) == 0 {
 		f.t.Fatal("no metrics after the first inventory")
 	}
 }
