@@ -51,14 +51,18 @@ func knownMetrics() map[string]bool {
 	known := map[string]bool{
 		"controller_runtime_reconcile_total": true, "controller_runtime_reconcile_errors_total": true,
 		"controller_runtime_reconcile_time_seconds_bucket": true, "workqueue_depth": true,
+		// The rehearsal's (metrics.Rehearsal*, rehearse43), which the dashboard shows in a
+		// rehearsal release.
+		"gardener_backup_rehearsal_adoptable": true, "gardener_backup_rehearsal_cannot_tell": true,
+		"gardener_backup_rehearsal_planned_changes": true, "gardener_backup_rehearsal_last_run_timestamp_seconds": true,
 	}
 	ch := make(chan *prometheus.Desc, 100)
 	for _, c := range []prometheus.Collector{
-		metrics.Reconciles, metrics.CloudRequests, metrics.CloudRequestDuration, metrics.DeletedObjects, metrics.DeferredObjects,
+		metrics.Reconciles, metrics.OperationFailingSince, metrics.CloudRequests, metrics.CloudRequestDuration, metrics.DeletedObjects, metrics.DeferredObjects,
 		metrics.DeletionRemaining, metrics.DeletionStarted, metrics.BucketAvailable, metrics.ProbeDuration,
 		metrics.LatestSnapshot, metrics.EntryObjects, metrics.EntryBytes, metrics.BackupsFresh, metrics.InventoryDuration, metrics.InventoryPages,
 		metrics.Restorable, metrics.DrillTime, metrics.DrillRevision, metrics.DrillBytes, metrics.DrillDuration, metrics.DrillBytesTotal,
-		metrics.EntryIsolation, metrics.EntryCredentialsHeadroom, metrics.EntryCredentialsLimit,
+		metrics.EntryIsolation, metrics.EntryCredentialsHeadroom, metrics.EntryCredentialsHeadroomUnreadable, metrics.EntryCredentialsLimit,
 	} {
 		c.Describe(ch)
 	}
@@ -128,6 +132,7 @@ func TestMonitoring(t *testing.T) {
 		{"defaults", nil, nil},
 		{"service monitor", map[string]any{"monitoring": map[string]any{"serviceMonitor": map[string]any{"enabled": true, "interval": "30s"}}}, []string{"ServiceMonitor"}},
 		{"prometheus rule", map[string]any{"monitoring": map[string]any{"prometheusRule": on}}, []string{"PrometheusRule"}},
+		{"prometheus rule, own runbook", map[string]any{"monitoring": map[string]any{"prometheusRule": on, "runbookBaseURL": "https://runbooks.example/backup.html"}}, []string{"PrometheusRule"}},
 		{"dashboard", map[string]any{"monitoring": map[string]any{"dashboard": on}}, []string{"ConfigMap"}},
 		{"all", map[string]any{"provider": "gcp", "monitoring": map[string]any{"serviceMonitor": on, "prometheusRule": on, "dashboard": on}}, []string{"ConfigMap", "PrometheusRule", "ServiceMonitor"}},
 	}
@@ -172,7 +177,11 @@ func TestMonitoring(t *testing.T) {
 				case "ServiceMonitor":
 					checkServiceMonitor(t, o, service)
 				case "PrometheusRule":
-					checkPrometheusRule(t, o, known)
+					runbook := defaultRunbook
+					if m, ok := c.values["monitoring"].(map[string]any); ok && m["runbookBaseURL"] != nil {
+						runbook = m["runbookBaseURL"].(string)
+					}
+					checkPrometheusRule(t, o, known, runbook)
 				case "ConfigMap":
 					checkDashboard(t, o, provider, known)
 				}
@@ -224,7 +233,19 @@ func checkServiceMonitor(t *testing.T, sm, service *unstructured.Unstructured) {
 	}
 }
 
-func checkPrometheusRule(t *testing.T, rule *unstructured.Unstructured, known map[string]bool) {
+// defaultRunbook is monitoring.runbookBaseURL's default.
+const defaultRunbook = "https://github.com/gardener-extension-backup/gardener-extension-backup/blob/main/docs/runbook.md"
+
+// alertNames are the chart's alerts; docs/runbook.md has a section of each name.
+var alertNames = []string{
+	"BackupBucketUnavailable", "BackupEntryDeletionStuck", "BackupNotRestorable", "BackupReconcileFailing",
+	"BackupsStale", "CloudThrottlingSustained", "EntryCredentialsHeadroomLow", "EntryCredentialsHeadroomUnreadable",
+}
+
+// byClause finds the label lists of by and on clauses.
+var byClause = regexp.MustCompile(`\b(by|on)\s*\(([^)]*)\)`)
+
+func checkPrometheusRule(t *testing.T, rule *unstructured.Unstructured, known map[string]bool, runbook string) {
 	t.Helper()
 	if rule.GetAPIVersion() != "monitoring.coreos.com/v1" || rule.GetLabels()["prometheus"] != "seed" {
 		t.Errorf("PrometheusRule %s, labels %v; want monitoring.coreos.com/v1 and prometheus: seed", rule.GetAPIVersion(), rule.GetLabels())
@@ -248,14 +269,41 @@ func checkPrometheusRule(t *testing.T, rule *unstructured.Unstructured, known ma
 			annotations, _ := r["annotations"].(map[string]any)
 			summary, _ := annotations["summary"].(string)
 			description, _ := annotations["description"].(string)
-			if !strings.Contains(summary, "{{ $labels.") || !strings.Contains(description, "docs/observability.md") {
-				t.Errorf("%s: summary %q names no resource or description %q does not point to docs/observability.md", name, summary, description)
+			if !strings.Contains(summary, "{{ $labels.") || description == "" {
+				t.Errorf("%s: summary %q names no resource or no description", name, summary)
+			}
+			if got, want := annotations["runbook_url"], runbook+"#"+strings.ToLower(name); got != want {
+				t.Errorf("%s: runbook_url %v; want %s (the runbook's section of the alert)", name, got, want)
+			}
+			if name == "BackupsStale" {
+				checkBackupsStale(t, expr)
 			}
 		}
 	}
 	slices.Sort(alerts)
-	if want := []string{"BackupBucketUnavailable", "BackupEntryDeletionStuck", "BackupNotRestorable", "BackupsStale", "CloudThrottlingSustained", "EntryCredentialsHeadroomLow"}; !slices.Equal(alerts, want) {
-		t.Errorf("alerts %v; want %v", alerts, want)
+	if !slices.Equal(alerts, alertNames) {
+		t.Errorf("alerts %v; want %v", alerts, alertNames)
+	}
+}
+
+// checkBackupsStale checks that BackupsStale is one alert per entry with its bucket, held back
+// while that bucket is unavailable (BackupBucketUnavailable's condition).
+func checkBackupsStale(t *testing.T, expr string) {
+	t.Helper()
+	stale, inhibitor, ok := strings.Cut(expr, "unless on (bucket)")
+	if !ok || !strings.Contains(inhibitor, "gardener_backup_bucket_available") || !strings.Contains(inhibitor, "== 0") {
+		t.Errorf("BackupsStale is not held back while its bucket is unavailable (unless on (bucket) over gardener_backup_bucket_available == 0): %s", expr)
+	}
+	if !strings.Contains(stale, "gardener_backup_entry_backups_fresh") {
+		t.Errorf("BackupsStale does not read gardener_backup_entry_backups_fresh before its unless: %s", expr)
+	}
+	for _, m := range byClause.FindAllStringSubmatch(expr, -1) {
+		if !slices.Contains(strings.Fields(strings.ReplaceAll(m[2], ",", " ")), "bucket") {
+			t.Errorf("BackupsStale: %s clause %q drops the bucket label", m[1], m[0])
+		}
+	}
+	if !strings.Contains(stale, "by (bucket, entry)") {
+		t.Errorf("BackupsStale is not by bucket and entry: %s", stale)
 	}
 }
 
@@ -273,13 +321,8 @@ func checkDashboard(t *testing.T, cm *unstructured.Unstructured, provider string
 			t.Errorf("dashboard %s is not a .json or has placeholders left", key)
 		}
 		var dashboard struct {
-			UID    string `json:"uid"`
-			Panels []struct {
-				Title   string `json:"title"`
-				Targets []struct {
-					Expr string `json:"expr"`
-				} `json:"targets"`
-			} `json:"panels"`
+			UID        string  `json:"uid"`
+			Panels     []panel `json:"panels"`
 			Templating struct {
 				List []struct {
 					Name  string `json:"name"`
@@ -315,14 +358,19 @@ func checkDashboard(t *testing.T, cm *unstructured.Unstructured, provider string
 			}
 		}
 		for _, want := range []string{
-			"Bucket availability", "Backups fresh", "Newest snapshot age per entry", "Cloud requests by code",
+			"Failing reconciles", "Entries by BackupsFresh", "Entries by BackupsRestorable", "Deletions in progress",
+			"Failing BackupBuckets and BackupEntries", "Entries with the oldest newest snapshot",
+			"Bucket availability", "Stale entries by bucket", "Newest snapshot age, worst entry", "Cloud requests by code",
 			"Cloud request latency p95", "Reconciles by result", "Deletion progress: remaining objects",
-			"Deletion progress: deleted objects rate", "Inventory duration p95", "Backups restorable",
-			"Entries by credential isolation",
+			"Deletion progress: deleted objects rate", "Inventory duration p95", "Restore drill read rate",
+			"Entries by credential isolation", "Entry credentials headroom unreadable", "Rehearsal: verdicts",
 		} {
 			if !slices.Contains(titles, want) {
 				t.Errorf("dashboard lacks panel %q (has %v)", want, titles)
 			}
+		}
+		for _, p := range dashboard.Panels {
+			checkPanel(t, p)
 		}
 	}
 }
@@ -346,6 +394,7 @@ func TestMonitoringValuesSchema(t *testing.T) {
 		{"misspelt enabled", map[string]any{"monitoring": map[string]any{"serviceMonitor": map[string]any{"enable": true}}}, "enable"},
 		{"label value not a string", map[string]any{"monitoring": map[string]any{"dashboard": map[string]any{"labels": map[string]any{"sidecar": true}}}}, "sidecar"},
 		{"interval not a duration", map[string]any{"monitoring": map[string]any{"serviceMonitor": map[string]any{"interval": "often"}}}, "interval"},
+		{"runbook with an anchor", map[string]any{"monitoring": map[string]any{"runbookBaseURL": "https://runbooks.example/backup.md#top"}}, "runbookBaseURL"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

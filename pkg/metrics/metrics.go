@@ -36,6 +36,15 @@ var (
 		"Passes of the BackupBucket and BackupEntry actuators by kind, operation (reconcile, delete, migrate, restore) and result (succeeded, in_progress or the Gardener error code).",
 		"kind", "operation", "result")
 
+	// OperationFailingSince is, for a BackupBucket or BackupEntry whose last actuator pass failed,
+	// when its run of failed passes began (CountOperation); its operation and code are the last
+	// failure's. One series per failing object, removed by a pass that succeeds or progresses and
+	// when the object is gone: the per-object signal of failures that status.lastError shows
+	// (Reconciles counts passes by kind only).
+	OperationFailingSince = newGauge("operation_failing_since_timestamp_seconds",
+		"Time (Unix seconds) since which the actuator passes of a BackupBucket or BackupEntry fail, without a pass that succeeded or progressed between; operation and code (the Gardener error code, or error) are the last failure's. Absent while the object's last pass did not fail.",
+		"kind", "name", "operation", "code")
+
 	// CloudRequests counts HTTP requests to the cloud by provider, store operation and HTTP
 	// status code (network_error when no response came).
 	CloudRequests = newCounter("cloud_requests_total",
@@ -97,9 +106,11 @@ var (
 		"entry")
 
 	// BackupsFresh mirrors the BackupsFresh condition: 1 True, 0 False; absent while Unknown.
+	// bucket is the entry's BackupBucket (spec.bucketName), the label BucketAvailable has: one
+	// bucket's outage is told apart from its entries' staleness (SetBackupsFresh).
 	BackupsFresh = newGauge("entry_backups_fresh",
-		"1 when a BackupEntry's newest full and delta snapshots are within their thresholds, 0 when one is older (the BackupsFresh condition); absent while Unknown.",
-		"entry")
+		"1 when a BackupEntry's newest full and delta snapshots are within their thresholds, 0 when one is older (the BackupsFresh condition); absent while Unknown. bucket: the entry's BackupBucket.",
+		"entry", "bucket")
 
 	// EntryIsolation says what an entry's etcd-backup secret reaches: 1 for the entry's
 	// isolation, own_prefix (its own credential, entryCredentials) or bucket_wide (the bucket's).
@@ -115,6 +126,12 @@ var (
 	// read (the EntryCredentialsHeadroom condition says which).
 	EntryCredentialsHeadroom = newGauge("entry_credentials_headroom",
 		"Principals a BackupBucket's entry issuer can still create before the store's quota (IAM: UsersQuota - Users of the account, shared by every bucket in that account); absent where the store documents no limit (MinIO) or the figure cannot be read.",
+		"bucket", "issuer")
+	// EntryCredentialsHeadroomUnreadable is 1 while a bucket's headroom cannot be read (the
+	// EntryCredentialsHeadroom condition is Unknown/Unreadable, and EntryCredentialsHeadroom is
+	// absent); absent otherwise.
+	EntryCredentialsHeadroomUnreadable = newGauge("entry_credentials_headroom_unreadable",
+		"1 while the headroom of a BackupBucket's entry issuer cannot be read (its EntryCredentialsHeadroom condition is Unknown/Unreadable, e.g. the operator's credentials may not read the account's quota); absent otherwise.",
 		"bucket", "issuer")
 	// EntryCredentialsLimit is the quota EntryCredentialsHeadroom is measured against.
 	EntryCredentialsLimit = newGauge("entry_credentials_limit",
@@ -147,10 +164,10 @@ func newHistogram(name, help string, buckets []float64, labels ...string) *prome
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(
-		Reconciles, CloudRequests, CloudRequestDuration, DeletedObjects, DeferredObjects,
+		Reconciles, OperationFailingSince, CloudRequests, CloudRequestDuration, DeletedObjects, DeferredObjects,
 		DeletionRemaining, DeletionStarted, BucketAvailable, ProbeDuration,
 		LatestSnapshot, EntryObjects, EntryBytes, BackupsFresh, InventoryDuration, InventoryPages,
-		EntryIsolation, EntryCredentialsHeadroom, EntryCredentialsLimit,
+		EntryIsolation, EntryCredentialsHeadroom, EntryCredentialsHeadroomUnreadable, EntryCredentialsLimit,
 	)
 }
 
@@ -159,8 +176,21 @@ func ForgetEntry(name string) {
 	LatestSnapshot.DeletePartialMatch(prometheus.Labels{"entry": name})
 	EntryObjects.DeleteLabelValues(name)
 	EntryBytes.DeleteLabelValues(name)
-	BackupsFresh.DeleteLabelValues(name)
+	BackupsFresh.DeletePartialMatch(prometheus.Labels{"entry": name})
 	EntryIsolation.DeletePartialMatch(prometheus.Labels{"entry": name})
+}
+
+// SetBackupsFresh mirrors an entry's BackupsFresh condition (1 True, 0 False, nil: Unknown, no
+// series) with the entry's bucket; a series of another bucket (before a migration) goes.
+func SetBackupsFresh(entry, bucket string, fresh *bool) {
+	BackupsFresh.DeletePartialMatch(prometheus.Labels{"entry": entry})
+	switch {
+	case fresh == nil:
+	case *fresh:
+		BackupsFresh.WithLabelValues(entry, bucket).Set(1)
+	default:
+		BackupsFresh.WithLabelValues(entry, bucket).Set(0)
+	}
 }
 
 // Isolation label values of EntryIsolation.
@@ -211,4 +241,5 @@ func ForgetBucket(name string) {
 func ForgetHeadroom(bucket string) {
 	EntryCredentialsHeadroom.DeletePartialMatch(prometheus.Labels{"bucket": bucket})
 	EntryCredentialsLimit.DeletePartialMatch(prometheus.Labels{"bucket": bucket})
+	EntryCredentialsHeadroomUnreadable.DeletePartialMatch(prometheus.Labels{"bucket": bucket})
 }

@@ -46,7 +46,7 @@ func NewActuator(p provider.Provider, reader client.Reader, c client.Client, rec
 
 // Reconcile creates the bucket and converges its settings.
 func (a *actuator) Reconcile(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
-	return lasterror.CountOperation(metrics.KindBackupBucket, metrics.OperationReconcile, lasterror.For(a.reconcile(ctx, log, bb)))
+	return lasterror.CountOperation(metrics.KindBackupBucket, metrics.OperationReconcile, bb.Name, lasterror.For(a.reconcile(ctx, log, bb)))
 }
 
 func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
@@ -111,7 +111,7 @@ func (a *actuator) probe(ctx context.Context, bb *extensionsv1alpha1.BackupBucke
 // retention locks are handed to a lifecycle rule and reported; the deletion is retried when the
 // earliest lock expires, never in a tight loop.
 func (a *actuator) Delete(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {
-	return lasterror.CountOperation(metrics.KindBackupBucket, metrics.OperationDelete, lasterror.For(a.delete(ctx, log, bb)))
+	return lasterror.CountOperation(metrics.KindBackupBucket, metrics.OperationDelete, bb.Name, lasterror.For(a.delete(ctx, log, bb)))
 }
 
 func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket) error {

@@ -95,6 +95,7 @@ func (p *prober) publishHeadroom(ctx context.Context, bb *extensionsv1alpha1.Bac
 	case readErr != nil:
 		status, reason = gardencorev1beta1.ConditionUnknown, ReasonHeadroomUnreadable
 		message = fmt.Sprintf("Entry issuer %s: the headroom could not be read (the operator's credentials need to read it, e.g. iam:GetAccountSummary): %v", settings.Issuer, readErr)
+		metrics.EntryCredentialsHeadroomUnreadable.WithLabelValues(bb.Name, settings.Issuer).Set(1)
 	case !h.Unbounded:
 		metrics.EntryCredentialsHeadroom.WithLabelValues(bb.Name, settings.Issuer).Set(float64(h.Left()))
 		metrics.EntryCredentialsLimit.WithLabelValues(bb.Name, settings.Issuer).Set(float64(h.Limit))

@@ -72,6 +72,14 @@ func series() (left, limit float64) {
 	return left, limit
 }
 
+// unreadableSeries is the bucket's headroom_unreadable series (-1: absent).
+func unreadableSeries() float64 {
+	if testutil.CollectAndCount(metrics.EntryCredentialsHeadroomUnreadable) == 0 {
+		return -1
+	}
+	return testutil.ToFloat64(metrics.EntryCredentialsHeadroomUnreadable.WithLabelValues("probed", "fake"))
+}
+
 func TestEntryCredentialsHeadroom(t *testing.T) {
 	for _, tc := range []struct {
 		name              string
@@ -129,6 +137,13 @@ func TestEntryCredentialsHeadroom(t *testing.T) {
 			if left, limit := series(); left != tc.left || limit != tc.limit {
 				t.Fatalf("series headroom %v, limit %v; want %v, %v (-1: absent)", left, limit, tc.left, tc.limit)
 			}
+			wantUnreadable := -1.0
+			if tc.reason == ReasonHeadroomUnreadable {
+				wantUnreadable = 1
+			}
+			if got := unreadableSeries(); got != wantUnreadable {
+				t.Fatalf("series headroom_unreadable %v; want %v (-1: absent)", got, wantUnreadable)
+			}
 			warned := false
 			for _, e := range f.events() {
 				warned = warned || strings.HasPrefix(e, "Warning "+ReasonHeadroomChanged)
@@ -156,8 +171,8 @@ func TestEntryCredentialsHeadroom(t *testing.T) {
 			if c := f.headroomCondition(); c != nil {
 				t.Fatalf("switched off, the condition stays: %+v", c)
 			}
-			if left, limit := series(); left != -1 || limit != -1 {
-				t.Fatalf("switched off, the series stay: %v, %v", left, limit)
+			if left, limit := series(); left != -1 || limit != -1 || unreadableSeries() != -1 {
+				t.Fatalf("switched off, the series stay: %v, %v, unreadable %v", left, limit, unreadableSeries())
 			}
 		})
 	}

@@ -73,6 +73,7 @@ var probeLifecycle = periodic.Lifecycle[*extensionsv1alpha1.BackupBucket]{
 	Gone: func(name string) {
 		metrics.ForgetBucket(name)
 		metrics.ForgetDeletion(metrics.KindBackupBucket, name)
+		metrics.ForgetOperation(metrics.KindBackupBucket, name)
 	},
 }
 

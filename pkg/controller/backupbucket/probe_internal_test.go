@@ -341,3 +341,13 @@ func TestProbeWritesNothingWhileTheSeedConfigurationIsAwaited(t *testing.T) {
 		t.Errorf("looked at again in %s; want soon", requeue)
 	}
 }
+
+// TestAGoneBucketIsNoLongerFailing: a bucket that goes while its passes fail (its finalizer
+// removed by hand) takes its failing series with it; nothing else would remove it.
+func TestAGoneBucketIsNoLongerFailing(t *testing.T) {
+	metrics.CountOperation(metrics.KindBackupBucket, metrics.OperationReconcile, "gone", "error")
+	probeLifecycle.Gone("gone")
+	if metrics.OperationFailingSince.DeleteLabelValues(metrics.KindBackupBucket, "gone", metrics.OperationReconcile, "error") {
+		t.Fatal("the bucket's failing series stays after it is gone")
+	}
+}

@@ -103,13 +103,13 @@ func (a *holdingActuator) release(ctx context.Context, be *extensionsv1alpha1.Ba
 // Reconcile implements backupentry.Actuator.
 func (a *holdingActuator) Reconcile(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
 	ctx, o := withEntryOutcome(ctx)
-	return observe(metrics.OperationReconcile, a.settleEntryCredential(ctx, log, be, o, a.holdThen(ctx, log, be, a.Actuator.Reconcile)))
+	return observe(be, metrics.OperationReconcile, a.settleEntryCredential(ctx, log, be, o, a.holdThen(ctx, log, be, a.Actuator.Reconcile)))
 }
 
 // Restore implements backupentry.Actuator.
 func (a *holdingActuator) Restore(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
 	ctx, o := withEntryOutcome(ctx)
-	return observe(metrics.OperationRestore, a.settleEntryCredential(ctx, log, be, o, a.holdThen(ctx, log, be, a.Actuator.Restore)))
+	return observe(be, metrics.OperationRestore, a.settleEntryCredential(ctx, log, be, o, a.holdThen(ctx, log, be, a.Actuator.Restore)))
 }
 
 // holdThen holds the entry, then runs the library's operation on it.
@@ -123,29 +123,29 @@ func (a *holdingActuator) holdThen(ctx context.Context, log logr.Logger, be *ext
 // Delete implements backupentry.Actuator.
 func (a *holdingActuator) Delete(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
 	if err := a.keepEntryRecordForDeletion(ctx, be); err != nil {
-		return observe(metrics.OperationDelete, lasterror.For(err))
+		return observe(be, metrics.OperationDelete, lasterror.For(err))
 	}
 	if err := a.Actuator.Delete(ctx, log, be); err != nil {
-		return observe(metrics.OperationDelete, err)
+		return observe(be, metrics.OperationDelete, err)
 	}
 	// The entry's own credentials go once its objects are gone (the deletion used the bucket's).
 	if err := a.revokeDeletedEntryCredentials(ctx, log, be); err != nil {
-		return observe(metrics.OperationDelete, lasterror.For(err))
+		return observe(be, metrics.OperationDelete, lasterror.For(err))
 	}
-	return observe(metrics.OperationDelete, a.release(ctx, be))
+	return observe(be, metrics.OperationDelete, a.release(ctx, be))
 }
 
 // Migrate implements backupentry.Actuator.
 func (a *holdingActuator) Migrate(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
 	if err := a.Actuator.Migrate(ctx, log, be); err != nil {
-		return observe(metrics.OperationMigrate, err)
+		return observe(be, metrics.OperationMigrate, err)
 	}
 	if err := a.retireMigratedEntryCredential(ctx, be); err != nil {
-		return observe(metrics.OperationMigrate, lasterror.For(err))
+		return observe(be, metrics.OperationMigrate, lasterror.For(err))
 	}
-	return observe(metrics.OperationMigrate, a.release(ctx, be))
+	return observe(be, metrics.OperationMigrate, a.release(ctx, be))
 }
 
-func observe(operation string, err error) error {
-	return lasterror.CountOperation(metrics.KindBackupEntry, operation, err)
+func observe(be *extensionsv1alpha1.BackupEntry, operation string, err error) error {
+	return lasterror.CountOperation(metrics.KindBackupEntry, operation, be.Name, err)
 }

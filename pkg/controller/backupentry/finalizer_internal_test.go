@@ -7,10 +7,12 @@ package backupentry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,6 +24,9 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
@@ -122,5 +127,23 @@ func TestHoldChangesNothingOnABucketItCannotDecode(t *testing.T) {
 				t.Fatalf("finalizers %v; want them unchanged, %v", got.Finalizers, c.finalizers)
 			}
 		})
+	}
+}
+
+// TestObserveMarksTheEntryFailing: every pass of the entry's actuator is observed by the entry's
+// name: a failure marks it failing (BackupReconcileFailing), a success clears it.
+func TestObserveMarksTheEntryFailing(t *testing.T) {
+	be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "shoot--p--failing"}}
+	t.Cleanup(func() { metrics.ForgetOperation(metrics.KindBackupEntry, be.Name) })
+	labels := []string{metrics.KindBackupEntry, be.Name, metrics.OperationReconcile, "ERR_INFRA_UNAUTHENTICATED"}
+	_ = observe(be, metrics.OperationReconcile, lasterror.For(fmt.Errorf("listing: %w", objectstore.ErrUnauthenticated)))
+	if since := testutil.ToFloat64(metrics.OperationFailingSince.WithLabelValues(labels...)); since <= 0 {
+		t.Fatalf("after a failed reconcile: failing since %v; want the entry's series with its code", since)
+	}
+	if err := observe(be, metrics.OperationReconcile, nil); err != nil {
+		t.Fatal(err)
+	}
+	if metrics.OperationFailingSince.DeleteLabelValues(labels...) {
+		t.Fatal("after a reconcile that succeeded the entry's failing series stays")
 	}
 }

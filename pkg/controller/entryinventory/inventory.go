@@ -98,6 +98,7 @@ var inventoryLifecycle = periodic.Lifecycle[*extensionsv1alpha1.BackupEntry]{
 	Gone: func(name string) {
 		metrics.ForgetEntry(name)
 		metrics.ForgetDeletion(metrics.KindBackupEntry, name)
+		metrics.ForgetOperation(metrics.KindBackupEntry, name)
 	},
 	Skip: entryinfo.IsSourceEntry,
 }
@@ -164,7 +165,7 @@ func (c *inventoryTaker) look(ctx context.Context, be *extensionsv1alpha1.Backup
 			if err := c.publish(ctx, be, nil, false, verdict); err != nil {
 				return reconcile.Result{}, err
 			}
-			observeInventory(be.Name, ps.Inventory, verdict)
+			observeInventory(be, ps.Inventory, verdict)
 			return reconcile.Result{RequeueAfter: nextLook(now, due, verdict.Recheck)}, nil
 		}
 	}
@@ -191,7 +192,7 @@ func (c *inventoryTaker) look(ctx context.Context, be *extensionsv1alpha1.Backup
 		if perr := c.publish(ctx, be, nil, false, verdict); perr != nil {
 			return reconcile.Result{}, perr
 		}
-		observeInventory(be.Name, nil, lastKnown)
+		observeInventory(be, nil, lastKnown)
 		log.FromContext(ctx).Info("Inventory failed, retrying in a minute", "error", err.Error())
 		return reconcile.Result{RequeueAfter: minRecount}, nil
 	}
@@ -211,7 +212,7 @@ func (c *inventoryTaker) look(ctx context.Context, be *extensionsv1alpha1.Backup
 	} else if err := c.publishChains(ctx, be, findings, now); err != nil {
 		return reconcile.Result{}, err
 	}
-	observeInventory(be.Name, &inv, verdict)
+	observeInventory(be, &inv, verdict)
 	return reconcile.Result{RequeueAfter: nextLook(now, now.Add(periodic.Jitter(c.opts.Interval)), verdict.Recheck)}, nil
 }
 
@@ -308,16 +309,14 @@ func (c *inventoryTaker) publish(ctx context.Context, be *extensionsv1alpha1.Bac
 }
 
 // observeInventory sets the metrics that mirror an entry's inventory (when inv is set) and its
-// verdict.
-func observeInventory(entry string, inv *inventory.Inventory, verdict inventory.Verdict) {
-	switch verdict.Status {
-	case gardencorev1beta1.ConditionTrue:
-		metrics.BackupsFresh.WithLabelValues(entry).Set(1)
-	case gardencorev1beta1.ConditionFalse:
-		metrics.BackupsFresh.WithLabelValues(entry).Set(0)
-	default:
-		metrics.BackupsFresh.DeleteLabelValues(entry)
+// verdict, the latter with the entry's bucket.
+func observeInventory(be *extensionsv1alpha1.BackupEntry, inv *inventory.Inventory, verdict inventory.Verdict) {
+	entry := be.Name
+	var fresh *bool
+	if verdict.Status == gardencorev1beta1.ConditionTrue || verdict.Status == gardencorev1beta1.ConditionFalse {
+		fresh = new(verdict.Status == gardencorev1beta1.ConditionTrue)
 	}
+	metrics.SetBackupsFresh(entry, be.Spec.BucketName, fresh)
 	if inv == nil {
 		return
 	}

@@ -16,7 +16,9 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	operatorv1alpha1 "github.com/gardener/gardener/pkg/apis/operator/v1alpha1"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -37,6 +39,38 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
+
+// backupsFresh is the value of the fixture entry's one entry_backups_fresh series, which must
+// carry the entry's bucket (BackupsStale is told apart from the bucket's outage by it).
+func backupsFresh(t *testing.T) float64 {
+	t.Helper()
+	entry := entryName
+	ch := make(chan prometheus.Metric, 1000)
+	metrics.BackupsFresh.Collect(ch)
+	close(ch)
+	var values []float64
+	for m := range ch {
+		var pb dto.Metric
+		if err := m.Write(&pb); err != nil {
+			t.Fatal(err)
+		}
+		labels := map[string]string{}
+		for _, l := range pb.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["entry"] != entry {
+			continue
+		}
+		if labels["bucket"] != "bucket" {
+			t.Errorf("entry_backups_fresh of %s has bucket %q; want its spec.bucketName bucket", entry, labels["bucket"])
+		}
+		values = append(values, pb.GetGauge().GetValue())
+	}
+	if len(values) != 1 {
+		t.Fatalf("entry_backups_fresh of %s has %d series; want one", entry, len(values))
+	}
+	return values[0]
+}
 
 // countingStore counts listings: each one is an inventory's cost.
 type countingStore struct {
@@ -169,7 +203,7 @@ func TestFreshEntryTurnsStaleWhenTheClockPassesTheThreshold(t *testing.T) {
 	if cond.Status != gardencorev1beta1.ConditionTrue || ps.Inventory.Objects != 2 || ps.Inventory.Etcds[0].LatestFull.Key != full || ps.Inventory.Etcds[0].LatestDelta.Key != delta {
 		t.Fatalf("with fresh snapshots: %+v, inventory %+v", cond, ps.Inventory)
 	}
-	if got := testutil.ToFloat64(metrics.BackupsFresh.WithLabelValues(entryName)); got != 1 {
+	if got := backupsFresh(t); got != 1 {
 		t.Errorf("entry_backups_fresh = %v", got)
 	}
 	if got := testutil.ToFloat64(metrics.LatestSnapshot.WithLabelValues(entryName, "etcd-main", metrics.SnapshotDelta)); got != float64(t0.Add(time.Minute).Unix()) {
@@ -198,7 +232,7 @@ func TestFreshEntryTurnsStaleWhenTheClockPassesTheThreshold(t *testing.T) {
 	if f.store.listings.Load() != listings+1 {
 		t.Errorf("the stale verdict was not confirmed by a listing (%d listings, had %d)", f.store.listings.Load(), listings)
 	}
-	if got := testutil.ToFloat64(metrics.BackupsFresh.WithLabelValues(entryName)); got != 0 {
+	if got := backupsFresh(t); got != 0 {
 		t.Errorf("entry_backups_fresh = %v", got)
 	}
 	var stale bool
@@ -273,7 +307,7 @@ func TestAFailingInventoryKeepsWhatTheLastOneSays(t *testing.T) {
 		t.Errorf("requeue %s (want %s), inventory kept: %v", requeue, minRecount, ps.Inventory != nil)
 	}
 	// The last inventory's snapshot is 31m old: still fresh by it.
-	if got := testutil.ToFloat64(metrics.BackupsFresh.WithLabelValues(entryName)); got != 1 {
+	if got := backupsFresh(t); got != 1 {
 		t.Errorf("entry_backups_fresh = %v while the last inventory is fresh", got)
 	}
 	// Later the last inventory's snapshot is past the delta threshold: the metric says so, so an
@@ -282,7 +316,7 @@ func TestAFailingInventoryKeepsWhatTheLastOneSays(t *testing.T) {
 	if cond, _, _ = f.reconcile(entryName); cond.Reason != ReasonInventoryFailed {
 		t.Fatalf("still failing: %+v", cond)
 	}
-	if got := testutil.ToFloat64(metrics.BackupsFresh.WithLabelValues(entryName)); got != 0 {
+	if got := backupsFresh(t); got != 0 {
 		t.Errorf("entry_backups_fresh = %v, want 0: the newest snapshot known is over 1h old", got)
 	}
 }

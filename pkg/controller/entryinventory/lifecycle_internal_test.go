@@ -29,7 +29,7 @@ func (f *inventoryFixture) counted() {
 	if cond, ps, _ := f.reconcile(entryName); cond == nil || cond.Status != gardencorev1beta1.ConditionTrue || ps.Inventory == nil {
 		f.t.Fatalf("first inventory: %+v, %+v", cond, ps.Inventory)
 	}
-	if testutil.ToFloat64(metrics.BackupsFresh.WithLabelValues(entryName)) != 1 || testutil.CollectAndCount(metrics.EntryObjects) == 0 {
+	if backupsFresh(f.t) != 1 || testutil.CollectAndCount(metrics.EntryObjects) == 0 {
 		f.t.Fatal("no metrics after the first inventory")
 	}
 }
@@ -262,5 +262,15 @@ func TestAMoveBeforeItsReconcileDropsTheOldVerdict(t *testing.T) {
 	}
 	if cond.Status != gardencorev1beta1.ConditionUnknown || cond.Reason != "NoSnapshotYet" {
 		t.Errorf("after the count: %+v", cond)
+	}
+}
+
+// TestAGoneEntryIsNoLongerFailing: an entry that goes while its passes fail takes its failing
+// series with it; nothing else would remove it.
+func TestAGoneEntryIsNoLongerFailing(t *testing.T) {
+	metrics.CountOperation(metrics.KindBackupEntry, metrics.OperationReconcile, "shoot--p--gone", "error")
+	inventoryLifecycle.Gone("shoot--p--gone")
+	if metrics.OperationFailingSince.DeleteLabelValues(metrics.KindBackupEntry, "shoot--p--gone", metrics.OperationReconcile, "error") {
+		t.Fatal("the entry's failing series stays after it is gone")
 	}
 }

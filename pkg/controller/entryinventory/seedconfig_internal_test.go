@@ -77,7 +77,7 @@ func TestNoVerdictWhileTheSeedConfigurationIsAwaited(t *testing.T) {
 	if got := testutil.CollectAndCount(metrics.BackupsFresh); got != series {
 		t.Errorf("entry_backups_fresh has %d series, had %d: the last verdict's was dropped", got, series)
 	}
-	if got := testutil.ToFloat64(metrics.BackupsFresh.WithLabelValues(entryName)); got != 0 {
+	if got := backupsFresh(t); got != 0 {
 		t.Errorf("entry_backups_fresh = %v; want the last verdict's 0", got)
 	}
 }

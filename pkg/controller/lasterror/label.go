@@ -13,10 +13,10 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 )
 
-// CountOperation counts one actuator pass of kind and operation in the reconcile metrics by
-// Label(err) and returns err as it is.
-func CountOperation(kind, operation string, err error) error {
-	metrics.CountOperation(kind, operation, Label(err))
+// CountOperation counts one actuator pass of kind and operation over the object name in the
+// reconcile metrics by Label(err) (and marks the object failing or not) and returns err as it is.
+func CountOperation(kind, operation, name string, err error) error {
+	metrics.CountOperation(kind, operation, name, Label(err))
 	return err
 }
 
@@ -25,11 +25,11 @@ func CountOperation(kind, operation string, err error) error {
 // "error".
 func Label(err error) string {
 	if err == nil {
-		return "succeeded"
+		return metrics.OutcomeSucceeded
 	}
 	cause := reconcilerutils.ReconcileErrCauseOrErr(err) // the reconcilers' requeue wrapper has no Unwrap
 	if errors.As(cause, new(*InProgressError)) {
-		return "in_progress"
+		return metrics.OutcomeInProgress
 	}
 	if codes := v1beta1helper.ExtractErrorCodes(cause); len(codes) > 0 {
 		return string(codes[0])

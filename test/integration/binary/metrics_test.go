@@ -84,7 +84,7 @@ func TestEveryMetricFromTheRunningBinary(t *testing.T) {
 		{"gardener_backup_entry_latest_snapshot_timestamp_seconds", map[string]string{"entry": entry, "etcd": "etcd-main", "kind": "delta"}, equal(float64(now - 30)), fmt.Sprint(now - 30)},
 		{"gardener_backup_entry_objects", map[string]string{"entry": entry}, equal(2), "2"},
 		{"gardener_backup_entry_bytes", map[string]string{"entry": entry}, equal(340), "340"},
-		{"gardener_backup_entry_backups_fresh", map[string]string{"entry": entry}, equal(1), "1"},
+		{"gardener_backup_entry_backups_fresh", map[string]string{"entry": entry, "bucket": bb.Name}, equal(1), "1"},
 		{"gardener_backup_entry_inventory_duration_seconds", nil, atLeastOne, "observations >= 1"},
 		{"gardener_backup_entry_inventory_pages_total", nil, atLeastOne, ">= 1"},
 	}
@@ -109,6 +109,10 @@ func TestEveryMetricFromTheRunningBinary(t *testing.T) {
 	if got := m.Get("gardener_backup_reconciles_total", map[string]string{"kind": "BackupEntry", "operation": "delete", "result": string(gardencorev1beta1.ErrorInfraUnauthenticated)}); len(got) != 1 || got[0].Value < 1 {
 		t.Errorf("reconciles_total of the failing deletion = %v", got)
 	}
+	failing := map[string]string{"kind": "BackupEntry", "name": entry, "operation": "delete", "code": string(gardencorev1beta1.ErrorInfraUnauthenticated)}
+	if got := m.Get("gardener_backup_operation_failing_since_timestamp_seconds", failing); len(got) != 1 || got[0].Value < float64(be.DeletionTimestamp.Unix()) {
+		t.Errorf("operation_failing_since_timestamp_seconds of the failing deletion = %v, want one series since the deletion began", got)
+	}
 	env.SetEntrySecretKey(t, be, "secretAccessKey", string(data["secretAccessKey"]))
 	env.Trigger(t, be)
 	waitGone(t, env.K8s, be)
@@ -116,7 +120,7 @@ func TestEveryMetricFromTheRunningBinary(t *testing.T) {
 	if got := m.Get("gardener_backup_deleted_objects_total", map[string]string{"kind": "BackupEntry"}); len(got) != 1 || got[0].Value < 2 {
 		t.Errorf("deleted_objects_total{BackupEntry} = %v, want >= 2", got)
 	}
-	for _, name := range []string{"gardener_backup_deletion_started_timestamp_seconds", "gardener_backup_deletion_remaining_objects"} {
+	for _, name := range []string{"gardener_backup_deletion_started_timestamp_seconds", "gardener_backup_deletion_remaining_objects", "gardener_backup_operation_failing_since_timestamp_seconds"} {
 		if got := m.Get(name, map[string]string{"name": entry}); len(got) != 0 {
 			t.Errorf("%s of a finished deletion = %v, want no series", name, got)
 		}
