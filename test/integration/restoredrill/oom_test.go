@@ -8,7 +8,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -90,7 +89,7 @@ func TestADrillOutOfMemoryLeavesTheControllersServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	scratch := t.TempDir()
-	startDrill := func() *stack.Extension {
+	startDrill := func() {
 		t.Helper()
 		writeCgroup(t, cg, "memory.limit_in_bytes", "-1") // the start is not what is limited
 		d, err := stack.StartExtension(ctx, bin.TestEnv, wrapper, t.TempDir(), "--controllers=restore-drill",
@@ -98,11 +97,18 @@ func TestADrillOutOfMemoryLeavesTheControllersServing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(d.Kill)
+		t.Cleanup(func() {
+			d.Kill()
+			if t.Failed() {
+				if log, err := os.ReadFile(d.LogPath); err == nil {
+					t.Logf("drill log:\n%s", log)
+				}
+				t.Logf("drill cgroup: max usage %d MiB, oom_kill %d", readCgroupInt(t, cg, "memory.max_usage_in_bytes")>>20, oomKills(t, cg))
+			}
+		})
 		used := readCgroupInt(t, cg, "memory.usage_in_bytes")
 		writeCgroup(t, cg, "memory.limit_in_bytes", strconv.FormatInt(used+drillMemoryHeadroom, 10))
 		t.Logf("drill process ready, %d MiB used; its cgroup's limit %d MiB", used>>20, (used+drillMemoryHeadroom)>>20)
-		return d
 	}
 	startDrill()
 	pids := cgroupPIDs(t, cg)
@@ -183,7 +189,7 @@ func waitDrillStarted(t *testing.T, env *framework.Env, be *extensionsv1alpha1.B
 }
 
 // putLargeFullSnapshot writes oomKeys keys into a real etcd and stores its snapshot as the entry's
-// newest full snapshot of etcd-main, as etcd-backup-restore names and hashes one (uncompressed).
+// newest full snapshot of etcd-main, as etcd-backup-restore names one (uncompressed).
 func putLargeFullSnapshot(t *testing.T, ctx context.Context, store interface {
 	PutObject(context.Context, string, string, []byte) error
 }, bucket, entry string) {
@@ -217,9 +223,10 @@ func putLargeFullSnapshot(t *testing.T, ctx context.Context, store interface {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := sha256.Sum256(snap)
+	// etcd's snapshot stream ends with the SHA-256 of what precedes it, as etcd-backup-restore
+	// stores it.
 	key := fmt.Sprintf("%s/etcd-main/v2/Full-00000000-%08d-%d", entry, rev, time.Now().Unix())
-	if err := store.PutObject(framework.Ctx(t), bucket, key, append(snap, sum[:]...)); err != nil {
+	if err := store.PutObject(framework.Ctx(t), bucket, key, snap); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("full snapshot %s: %d keys, %d MiB", key, oomKeys, len(snap)>>20)
