@@ -107,7 +107,7 @@ func (c ChildRestorer) Restore(ctx context.Context, ch Chain, dir string, deltas
 			r.Err = fmt.Errorf("restore process: %s", res.Error)
 		}
 	case errors.As(runErr, &exit) && killed(exit):
-		r.Err = fmt.Errorf("%w by %s (out of memory, most likely); nothing proven about the backup", ErrRestoreKilled, exit.ProcessState.Sys().(syscall.WaitStatus).Signal())
+		r.Err = fmt.Errorf("%w by SIGKILL (out of memory, most likely); nothing proven about the backup", ErrRestoreKilled)
 	case errors.As(runErr, &exit):
 		r.Err = newError(ReasonRestoreFailed, ch.Full.Key, nil,
 			"the restore process crashed on the verified snapshots (%s): %s", exit.ProcessState, crashLine(stderr.Bytes()))

@@ -111,7 +111,7 @@ func TestAKilledRestoreIsInterruptedAndWaitsAnInterval(t *testing.T) {
 	f.chain("etcd-main")
 	f.toFirstDrill()
 	f.restore = func(_ context.Context, ch drill.Chain, _ string, _ *os.File) drill.Result {
-		return drill.Result{Etcd: ch.Etcd, Full: ch.Full.Key, Err: fmt.Errorf("%w by killed (out of memory, most likely); nothing proven about the backup", drill.ErrRestoreKilled)}
+		return drill.Result{Etcd: ch.Etcd, Full: ch.Full.Key, Err: fmt.Errorf("%w by SIGKILL (out of memory, most likely); nothing proven about the backup", drill.ErrRestoreKilled)}
 	}
 	o := f.reconcile()
 	if o.cond.Status != gardencorev1beta1.ConditionUnknown || o.cond.Reason != ReasonDrillInterrupted || !strings.Contains(o.cond.Message, "killed") {
