@@ -38,8 +38,8 @@ const (
 	// ReasonNotDrilledYet (Unknown): the entry's first drill is still to come.
 	ReasonNotDrilledYet = "NotDrilledYet"
 	// ReasonDrillFailed (Unknown): the store (throttled, unreachable, forbidden) or the drill's
-	// own machinery (scratch disk, the restore process killed) failed: nothing proven either
-	// way; retried within minutes.
+	// own machinery (scratch disk, the restore process's start or confinement) failed: nothing
+	// proven either way; retried within minutes.
 	ReasonDrillFailed = "DrillFailed"
 	// ReasonDrillInterrupted (Unknown): the drill's process, or its restore child, was killed
 	// during the drill (out of memory, most likely): nothing proven, and the entry is drilled
