@@ -99,7 +99,11 @@ func TestChartRendersValidObjectsForEveryProvider(t *testing.T) {
 					t.Errorf("image %s is not the %s binary's", img, p)
 				}
 				args := fmt.Sprint(c["args"])
-				for _, want := range []string{"--max-concurrent-reconciles=7", "--kube-api-qps=50", "--kube-api-burst=60", "--extension-classes=seed,shoot", "--leader-election-namespace=extension-backup"} {
+				wants := []string{"--kube-api-qps=50", "--kube-api-burst=60", "--extension-classes=seed,shoot", "--leader-election-namespace=extension-backup"}
+				if !strings.HasSuffix(o.GetName(), "-restore-drill") { // the drills' Deployment reconciles nothing but drills
+					wants = append(wants, "--max-concurrent-reconciles=7")
+				}
+				for _, want := range wants {
 					if !strings.Contains(args, want) {
 						t.Errorf("args %s lack %s", args, want)
 					}
@@ -120,8 +124,8 @@ func TestChartRendersValidObjectsForEveryProvider(t *testing.T) {
 				}
 			}
 			slices.Sort(kinds)
-			// One Service: the metrics endpoint.
-			want := []string{"ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount", "VerticalPodAutoscaler"}
+			// The controllers' and the restore drills' Deployments, each with its metrics Service and VPA.
+			want := []string{"ClusterRole", "ClusterRoleBinding", "Deployment", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "Service", "ServiceAccount", "VerticalPodAutoscaler", "VerticalPodAutoscaler"}
 			if !slices.Equal(kinds, want) {
 				t.Fatalf("kinds %v; want %v", kinds, want)
 			}

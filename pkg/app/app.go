@@ -54,6 +54,45 @@ const (
 	DefaultKubeAPIBurst = 130
 )
 
+// Controllers selects what one process of the binary runs (--controllers).
+type Controllers string
+
+const (
+	// ControllersAll runs every controller in one process, the restore drills' child
+	// processes in its container too.
+	ControllersAll Controllers = "all"
+	// ControllersCore runs every controller but the restore drill, which a process with
+	// ControllersRestoreDrill runs (the chart's two Deployments): a drill that runs out of
+	// memory then ends in its own container, not in the controllers'.
+	ControllersCore Controllers = "core"
+	// ControllersRestoreDrill runs only the restore drill, with a follower of the seed
+	// configuration (seedconfig.AddFollowerToManager) and a leader election lease of its own
+	// (RestoreDrillLeaseSuffix).
+	ControllersRestoreDrill Controllers = "restore-drill"
+)
+
+// RestoreDrillLeaseSuffix ends the leader election lease of a ControllersRestoreDrill process:
+// it is elected apart from the controllers'.
+const RestoreDrillLeaseSuffix = "-restore-drill"
+
+// Set implements pflag.Value.
+func (c *Controllers) Set(s string) error {
+	switch v := Controllers(s); v {
+	case ControllersAll, ControllersCore, ControllersRestoreDrill:
+		*c = v
+		return nil
+	}
+	return fmt.Errorf("must be one of %s, %s or %s", ControllersAll, ControllersCore, ControllersRestoreDrill)
+}
+
+func (c *Controllers) String() string { return string(*c) }
+
+// Type implements pflag.Value.
+func (*Controllers) Type() string { return "controllers" }
+
+func (c Controllers) core() bool  { return c != ControllersRestoreDrill }
+func (c Controllers) drill() bool { return c != ControllersCore }
+
 // NewCommand returns the command of the provider binary for p, with p's own flags
 // (provider.Provider.Flags) beside the common ones.
 func NewCommand(p provider.Provider) *cobra.Command {
@@ -75,6 +114,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 		seedDeclared   bool
 		rehearse       bool
 		rehearsalEvery = rehearsal.DefaultInterval
+		controllers    = ControllersAll
 		// The periodic controllers' options (periodic.Options) are bound and completed
 		// (validated) with gardener's, by the aggregator's one loop over them; first, so that a
 		// value out of range stops the start before anything is connected.
@@ -122,6 +162,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 				SeedExtensionDeclared:     seedDeclared,
 				Rehearse:                  rehearse,
 				RehearsalInterval:         rehearsalEvery,
+				Controllers:               controllers,
 			})
 		},
 	}
@@ -134,6 +175,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 	cmd.Flags().BoolVar(&seedDeclared, "seed-extension-declared", false, "The Seed declares this extension's Extension "+decode.ExtensionType(p.Type())+" in spec.extensions (the chart reads it from gardenlet's values): BackupBuckets and BackupEntries wait until it is applied, never acting on the defaults meanwhile.")
 	cmd.Flags().BoolVar(&rehearse, "rehearse", false, "Rehearse the takeover beside the incumbent provider extension: read the BackupBuckets and BackupEntries of this type and their secrets, write none of them, and report for each whether it can be taken over and what the first reconcile would change (ConfigMap <leader-election-namespace>/"+name+"-rehearsal, the condition Rehearsal on the seed's Extension "+decode.ExtensionType(p.Type())+", metrics gardener_backup_rehearsal_*). No other controller runs.")
 	cmd.Flags().DurationVar(&rehearsalEvery, "rehearsal-interval", rehearsalEvery, "With --rehearse: how often the seed is rehearsed again (each pass reads every BackupBucket and BackupEntry of this type, probes, plans and counts each entry's snapshots).")
+	cmd.Flags().Var(&controllers, "controllers", "What this process runs: all (every controller), core (all but the restore drill) or restore-drill (only the restore drill, elected with a lease of its own, the leader election ID with the suffix "+RestoreDrillLeaseSuffix+"). The chart runs core and restore-drill in two Deployments, so that a drill's child process that runs out of memory ends in the drill's container.")
 	cmd.AddCommand(drill.ChildCommand())
 	return cmd
 }
@@ -175,6 +217,8 @@ type Config struct {
 	Rehearse bool
 	// RehearsalInterval is how often the rehearsal runs (zero: rehearsal.DefaultInterval).
 	RehearsalInterval time.Duration
+	// Controllers selects what the process runs ("": ControllersAll).
+	Controllers Controllers
 }
 
 // KubeAPILimits are the client-side rate limits of the clients to the seed's API server.
@@ -208,6 +252,9 @@ func NewManager(cfg Config) (manager.Manager, error) {
 		return nil, err
 	}
 	opts := cfg.Manager.Options()
+	if cfg.Controllers == ControllersRestoreDrill && opts.LeaderElectionID != "" {
+		opts.LeaderElectionID += RestoreDrillLeaseSuffix
+	}
 	opts.Scheme = scheme
 	opts.PprofBindAddress = cfg.PprofBindAddress
 	opts.Client = client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}}
@@ -237,24 +284,37 @@ func NewManager(cfg Config) (manager.Manager, error) {
 	return mgr, nil
 }
 
-// AddControllers adds the controller of the seed's Extension (pkg/controller/seedconfig), which
-// applies the seed configuration to p (made a provider.Seeded without defaults where it is not
-// one), the BackupBucket and BackupEntry controllers for p to mgr, the periodic ones (probe,
-// inventory, restore drill) and the retirement of the Etcd endpoint webhook earlier versions
-// registered (pkg/etcdendpoint).
+// AddControllers adds what cfg.Controllers selects to mgr. The core controllers: the controller
+// of the seed's Extension (pkg/controller/seedconfig), which applies the seed configuration to p
+// (made a provider.Seeded without defaults where it is not one), the BackupBucket and BackupEntry
+// controllers for p, the periodic probe and inventory, and the retirement of the Etcd endpoint
+// webhook earlier versions registered (pkg/etcdendpoint). The restore drill: the periodic
+// restoredrill controller, and where it runs alone, a follower of the seed configuration the core
+// controllers applied.
 func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provider, cfg Config) error {
 	seeded, err := Seeded(p, nil)
 	if err != nil {
 		return err
 	}
 	p = seeded
-	if err := seedconfig.AddToManager(ctx, mgr, seeded, seedconfig.Options{
+	if cfg.Controllers == "" {
+		cfg.Controllers = ControllersAll
+	}
+	seedOpts := seedconfig.Options{
 		Declared:      cfg.SeedExtensionDeclared,
 		BucketClasses: cfg.ExtensionClasses,
 		Controller:    controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: cfg.Controller.Options().SkipNameValidation},
 		Rehearsal:     cfg.Rehearse,
-	}); err != nil {
-		return fmt.Errorf("adding the controller of the seed's Extension %s: %w", decode.ExtensionType(p.Type()), err)
+	}
+	if cfg.Rehearse && cfg.Controllers != ControllersAll {
+		return fmt.Errorf("--rehearse runs the rehearsal alone: --controllers=%s does not apply", cfg.Controllers)
+	}
+	addSeedConfig, what := seedconfig.AddToManager, "controller"
+	if !cfg.Controllers.core() {
+		addSeedConfig, what = seedconfig.AddFollowerToManager, "follower"
+	}
+	if err := addSeedConfig(ctx, mgr, seeded, seedOpts); err != nil {
+		return fmt.Errorf("adding the %s of the seed's Extension %s: %w", what, decode.ExtensionType(p.Type()), err)
 	}
 	if cfg.Rehearse {
 		return mgr.Add(NewRehearser(mgr, p, cfg))
@@ -265,28 +325,32 @@ func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provide
 		ExtensionClasses:          cfg.ExtensionClasses,
 		Deletion:                  cfg.Deletion,
 	}
-	if err := backupbucket.AddToManager(ctx, mgr, p, opts); err != nil {
-		return fmt.Errorf("adding the BackupBucket controller: %w", err)
+	var periodics []periodic.Controller
+	if cfg.Controllers.core() {
+		if err := backupbucket.AddToManager(ctx, mgr, p, opts); err != nil {
+			return fmt.Errorf("adding the BackupBucket controller: %w", err)
+		}
+		if err := backupentry.AddToManager(ctx, mgr, p, opts); err != nil {
+			return fmt.Errorf("adding the BackupEntry controller: %w", err)
+		}
+		if err := etcdendpoint.AddToManager(mgr, p.Type()); err != nil {
+			return fmt.Errorf("adding the retirement of the Etcd endpoint webhook: %w", err)
+		}
+		periodics = append(periodics, backupbucket.ProbeController(cfg.Probe), entryinventory.InventoryController(cfg.Inventory))
 	}
-	if err := backupentry.AddToManager(ctx, mgr, p, opts); err != nil {
-		return fmt.Errorf("adding the BackupEntry controller: %w", err)
-	}
-	restorer, err := drill.SelfRestorer()
-	if err != nil {
-		return err
-	}
-	periodics := []periodic.Controller{
-		backupbucket.ProbeController(cfg.Probe),
-		entryinventory.InventoryController(cfg.Inventory),
-		restoredrill.DrillController(cfg.RestoreDrill, restorer.Restore),
+	// Not added at all in a core process: switched off (interval 0), the drill controller
+	// removes what drills published, and the drill process publishes it.
+	if cfg.Controllers.drill() {
+		restorer, err := drill.SelfRestorer()
+		if err != nil {
+			return err
+		}
+		periodics = append(periodics, restoredrill.DrillController(cfg.RestoreDrill, restorer.Restore))
 	}
 	for _, c := range periodics {
 		if err := periodic.Add(mgr, p, opts, c); err != nil {
 			return fmt.Errorf("adding the %s controller: %w", c.Name, err)
 		}
-	}
-	if err := etcdendpoint.AddToManager(mgr, p.Type()); err != nil {
-		return fmt.Errorf("adding the retirement of the Etcd endpoint webhook: %w", err)
 	}
 	return nil
 }

@@ -65,3 +65,25 @@ func TestPeriodicFlagsOutOfRangeStopTheStart(t *testing.T) {
 		}
 	}
 }
+
+// TestControllersFlag: --controllers defaults to all (one process runs everything, as the demo
+// and tests start it), and a value that is not all, core or restore-drill stops the start, named.
+func TestControllersFlag(t *testing.T) {
+	cmd := app.NewCommand(provider.Register(controllertest.Provider{}))
+	f := cmd.Flags().Lookup("controllers")
+	if f == nil || f.DefValue != string(app.ControllersAll) {
+		t.Fatalf("--controllers %+v; want a flag defaulting to %s", f, app.ControllersAll)
+	}
+	for _, ok := range []app.Controllers{app.ControllersAll, app.ControllersCore, app.ControllersRestoreDrill} {
+		if err := cmd.Flags().Set("controllers", string(ok)); err != nil {
+			t.Errorf("--controllers=%s: %v", ok, err)
+		}
+	}
+	cmd = app.NewCommand(provider.Register(controllertest.Provider{}))
+	cmd.SetArgs([]string{"--controllers=drill"})
+	cmd.SetOut(new(strings.Builder))
+	cmd.SetErr(new(strings.Builder))
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--controllers") || !strings.Contains(err.Error(), "restore-drill") {
+		t.Errorf("--controllers=drill: %v; want the start refused naming the flag and its values", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -209,6 +210,9 @@ func TestChildRestorer(t *testing.T) {
 			}
 			if r.Etcd != "etcd-main" || r.Full != ch.Full.Key {
 				t.Errorf("result %+v", r)
+			}
+			if killed := errors.Is(r.Err, ErrRestoreKilled); killed != (c.mode == "kill") {
+				t.Errorf("errors.Is(%v, ErrRestoreKilled) = %t; want it for a killed child only", r.Err, killed)
 			}
 		})
 	}

@@ -33,8 +33,8 @@ import (
 // uid.
 //
 // A child that crashes (a panic, a fatal error: etcd failing on the verified data) is
-// RestoreFailed. A child killed by a signal (SIGKILL: out of memory, most likely), one that
-// cannot be started, one that could not confine itself, or one cut off by ctx proves nothing
+// RestoreFailed. A child killed by a signal (SIGKILL: out of memory, most likely: ErrRestoreKilled),
+// one that cannot be started, one that could not confine itself, or one cut off by ctx proves nothing
 // about the backup: its error is no finding.
 type ChildRestorer struct {
 	Path string
@@ -51,6 +51,10 @@ func SelfRestorer() (ChildRestorer, error) {
 	}
 	return ChildRestorer{Path: exe, Args: []string{ChildCommandName}}, nil
 }
+
+// ErrRestoreKilled is the error of a restore whose child process was killed (SIGKILL: the
+// kernel's OOM killer at the container's memory limit, most likely): no finding about the backup.
+var ErrRestoreKilled = errors.New("restore process killed")
 
 // maxChildOutput bounds what is kept of the child's stdout and stderr.
 const maxChildOutput = 64 << 10
@@ -103,7 +107,7 @@ func (c ChildRestorer) Restore(ctx context.Context, ch Chain, dir string, deltas
 			r.Err = fmt.Errorf("restore process: %s", res.Error)
 		}
 	case errors.As(runErr, &exit) && killed(exit):
-		r.Err = fmt.Errorf("restore process killed by %s (out of memory?); nothing proven about the backup", exit.ProcessState.Sys().(syscall.WaitStatus).Signal())
+		r.Err = fmt.Errorf("%w by SIGKILL (out of memory, most likely); nothing proven about the backup", ErrRestoreKilled)
 	case errors.As(runErr, &exit):
 		r.Err = newError(ReasonRestoreFailed, ch.Full.Key, nil,
 			"the restore process crashed on the verified snapshots (%s): %s", exit.ProcessState, crashLine(stderr.Bytes()))

@@ -27,6 +27,10 @@ type Status struct {
 	// was not: what it had not proven by then is unknown, and the store did not fail. With no
 	// Etcds, nothing was drilled.
 	CutOff string `json:"cutOff,omitempty"`
+	// Interrupted is why the drill ended without a result (its process ended during it: out of
+	// memory, most likely), empty when it did not: nothing proven, and the entry is drilled again
+	// an interval later.
+	Interrupted string `json:"interrupted,omitempty"`
 	// Etcds is each etcd's outcome, by name.
 	Etcds []EtcdStatus `json:"etcds,omitempty"`
 	// ChainsCheckedAt is the ChainCheck whose findings this status reports (nil: none).

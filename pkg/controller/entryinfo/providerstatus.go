@@ -30,6 +30,10 @@ type ProviderStatus struct {
 	Drill *drill.Status `json:"drill,omitempty"`
 	// Chains is what the inventory's cheap check of the chains by names found (nil: nothing).
 	Chains *drill.ChainCheck `json:"chains,omitempty"`
+	// DrillStarted is when a restore drill of the entry started that has not reported yet: set
+	// before it reads anything, removed with its result (Drill). Found set when no drill of the
+	// entry runs, it says the drill's process ended during it (pkg/controller/restoredrill).
+	DrillStarted *metav1.Time `json:"drillStarted,omitempty"`
 }
 
 // ProviderStatusAPIVersion and ProviderStatusKind identify ProviderStatus.
@@ -58,7 +62,7 @@ func MergeProviderStatus(be *extensionsv1alpha1.BackupEntry, set func(*ProviderS
 		ps = ProviderStatus{}
 	}
 	set(&ps)
-	if ps.Inventory == nil && ps.Drill == nil && ps.Chains == nil {
+	if ps.Inventory == nil && ps.Drill == nil && ps.Chains == nil && ps.DrillStarted == nil {
 		be.Status.ProviderStatus = nil
 		return
 	}

@@ -43,6 +43,9 @@ func TestDrillReadsTheGardensPrefix(t *testing.T) {
 	be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: v1beta1constants.GardenNamespace + "--" + string(garden.UID)},
 		Spec: extensionsv1alpha1.BackupEntrySpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "mem", Class: new(extensionsv1alpha1.ExtensionClassGarden)},
 			BucketName: bucket, SecretRef: controllertest.SecretRef}}
+	if err := f.client.Create(context.Background(), be); err != nil { // the drill marks it (markStarted)
+		t.Fatal(err)
+	}
 	st, err := f.r.drill(context.Background(), be)
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,10 @@
 // the entry's prefix restores (pkg/drill), reading the store with the entry's own credentials
 // and writing nothing there. The restore itself runs in a child process (the provider binary's
 // hidden restore-drill command), so that etcd meeting a damaged snapshot in its own goroutines
-// cannot crash the controller, and its memory returns after each drill.
+// cannot crash the controller, and its memory returns after each drill. The chart runs this
+// controller in a process and container of its own (pkg/app's ControllersRestoreDrill), so that
+// a drill killed at its memory limit never takes the BackupBucket and BackupEntry controllers
+// with it; a drill whose process was killed is reported (ReasonDrillInterrupted).
 package restoredrill
 
 import (

@@ -71,10 +71,10 @@ var drillLifecycle = periodic.Lifecycle[*extensionsv1alpha1.BackupEntry]{
 	},
 	DeletingEvent: EventRestorabilityUnknown,
 	Drop: func(be *extensionsv1alpha1.BackupEntry) bool {
-		if ps, err := entryinfo.ReadProviderStatus(be); err != nil || ps.Drill == nil {
+		if ps, err := entryinfo.ReadProviderStatus(be); err != nil || (ps.Drill == nil && ps.DrillStarted == nil) {
 			return false
 		}
-		entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.Drill = nil })
+		entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.Drill, ps.DrillStarted = nil, nil })
 		return true
 	},
 	Forget: metrics.ForgetDrills,
@@ -97,10 +97,14 @@ func (r *Reconciler) look(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 	moved := last != nil && (last.Bucket != be.Spec.BucketName || last.Region != be.Spec.Region)
 	now := r.Now()
 	switch {
+	case ps.DrillStarted != nil:
+		// A drill started and never reported: its process ended during it (this reconciler never
+		// runs twice for one entry at once, and a process stopped in order removes its mark).
+		return r.reportInterrupted(ctx, be, last, ps.DrillStarted.Time, now)
 	case !moved && newChainFindings(last, ps.Chains):
 		// The inventory found a chain broken by names: reported at once, nothing downloaded.
 		return r.reportChains(ctx, be, last, ps.Chains, now)
-	case moved, healed(last, ps.Chains) && last.CutOff == "":
+	case moved, healed(last, ps.Chains) && last.CutOff == "" && last.Interrupted == "":
 		// The last drill was of another bucket, or a chain broken by names is sound by names
 		// again: drill now. Not after a drill that was cut off: that entry waits for its turn,
 		// an interval later, whatever its chains do meanwhile.
@@ -123,7 +127,12 @@ func (r *Reconciler) look(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 
 	st, err := r.drill(ctx, be)
 	if err != nil {
-		return reconcile.Result{}, err // ctx ended: nothing proven, nothing published
+		// ctx ended (the process is stopping): nothing proven, nothing published, and the mark
+		// goes, so that the next process does not take a stop in order for a killed drill.
+		if ctx.Err() != nil {
+			r.unmarkStarted(ctx, be)
+		}
+		return reconcile.Result{}, err
 	}
 	if ps.Chains != nil { // what the inventory found by names, the drill has seen too
 		checked := ps.Chains.CheckedAt
@@ -164,7 +173,8 @@ func failed(st *drill.Status) bool {
 
 // drill drills every etcd under the entry's prefix (entryinfo.LocateEntry: a garden's is not
 // under its name) within a slot of the process's concurrency: drill.Drill, the restores by
-// Restore. Its error is ctx's only: everything else is in the status.
+// Restore. Once it has the slot, it marks the entry (markStarted) before it reads anything. Its
+// error is ctx's or the mark's: everything else is in the status.
 func (r *Reconciler) drill(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (*drill.Status, error) {
 	select {
 	case r.Slots <- struct{}{}:
@@ -172,6 +182,9 @@ func (r *Reconciler) drill(ctx context.Context, be *extensionsv1alpha1.BackupEnt
 		return nil, ctx.Err()
 	}
 	defer func() { <-r.Slots }()
+	if err := r.markStarted(ctx, be); err != nil {
+		return nil, err
+	}
 	st := &drill.Status{Bucket: be.Spec.BucketName, Region: be.Spec.Region}
 	defer func() { st.DrilledAt = metav1.NewTime(r.Now()) }()
 	loc, err := entryinfo.LocateEntry(ctx, r.Reader, be)
@@ -253,4 +266,58 @@ func (r *Reconciler) excuse(ctx context.Context, be *extensionsv1alpha1.BackupEn
 func (r *Reconciler) publishPending(ctx context.Context, be *extensionsv1alpha1.BackupEntry, first time.Time) error {
 	return r.setCondition(ctx, be, verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonNotDrilledYet,
 		Message: fmt.Sprintf("Not drilled yet: the first restore drill is at %s (the entry's slot in the interval of %s).", first.UTC().Format(time.RFC3339), r.Options.Interval)}, nil)
+}
+
+// markStarted records on the entry that its drill starts now (ProviderStatus.DrillStarted): when
+// the drill's process is killed during it (the container's memory limit), the next process finds
+// the mark and reports the drill interrupted (reportInterrupted) instead of leaving the last
+// verdict standing and drilling the entry again at once, into the same end.
+func (r *Reconciler) markStarted(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
+	now := metav1.NewTime(r.Now())
+	err := extstatus.Patch(ctx, r.Client, r.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
+		entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.DrillStarted = &now })
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("marking the restore drill of BackupEntry %s started: %w", be.Name, err)
+	}
+	return nil
+}
+
+// unmarkStarted removes the mark of a drill the stopping process ended (its ctx ended), within a
+// few seconds of the manager's grace period; a mark left is reported as an interruption.
+func (r *Reconciler) unmarkStarted(ctx context.Context, be *extensionsv1alpha1.BackupEntry) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unmarkTimeout)
+	defer cancel()
+	err := extstatus.Patch(ctx, r.Client, r.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
+		ps, err := entryinfo.ReadProviderStatus(be)
+		if err != nil || ps.DrillStarted == nil {
+			return false
+		}
+		entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.DrillStarted = nil })
+		return true
+	})
+	if err != nil {
+		log.FromContext(ctx).Info("Could not remove the mark of the stopped restore drill; the next process reports it interrupted", "error", err.Error())
+	}
+}
+
+// unmarkTimeout bounds unmarkStarted, within the manager's graceful shutdown (30 s).
+const unmarkTimeout = 10 * time.Second
+
+// reportInterrupted publishes the drill that started at started and never reported: Unknown
+// (DrillInterrupted), nothing proven, and the entry drilled again an interval later, after every
+// entry due meanwhile, so that an entry whose drill kills the drill's process does not do so
+// again at once, nor hold the drill slot from the others.
+func (r *Reconciler) reportInterrupted(ctx context.Context, be *extensionsv1alpha1.BackupEntry, last *drill.Status, started, now time.Time) (reconcile.Result, error) {
+	st := &drill.Status{Bucket: be.Spec.BucketName, Region: be.Spec.Region, DrilledAt: metav1.NewTime(now),
+		Interrupted: fmt.Sprintf("the drill that started at %s ended with its process before it reported (killed: out of memory, most likely; the restore-drill container's last state says why)", started.UTC().Format(time.RFC3339))}
+	if last != nil {
+		st.ChainsCheckedAt = last.ChainsCheckedAt
+	}
+	if err := r.publish(ctx, be, st, verdictOf(st, last)); err != nil {
+		return reconcile.Result{}, err
+	}
+	log.FromContext(ctx).Info("A restore drill of the entry ended with its process", "started", started.UTC().Format(time.RFC3339))
+	return reconcile.Result{RequeueAfter: periodic.Jitter(max(r.due(st).Sub(now), time.Second))}, nil
 }

@@ -6,6 +6,7 @@ package restoredrill
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -37,9 +38,13 @@ const (
 	// ReasonNotDrilledYet (Unknown): the entry's first drill is still to come.
 	ReasonNotDrilledYet = "NotDrilledYet"
 	// ReasonDrillFailed (Unknown): the store (throttled, unreachable, forbidden) or the drill's
-	// own machinery (scratch disk, the restore process killed) failed: nothing proven either
-	// way; retried within minutes.
+	// own machinery (scratch disk, the restore process's start or confinement) failed: nothing
+	// proven either way; retried within minutes.
 	ReasonDrillFailed = "DrillFailed"
+	// ReasonDrillInterrupted (Unknown): the drill's process, or its restore child, was killed
+	// during the drill (out of memory, most likely): nothing proven, and the entry is drilled
+	// again an interval later, after every entry due meanwhile, as after a cut-off.
+	ReasonDrillInterrupted = "DrillInterrupted"
 	// ReasonNoSnapshots (Unknown): nothing under the prefix to drill (BackupsFresh says whether
 	// that is a problem).
 	ReasonNoSnapshots = "NoSnapshots"
@@ -76,6 +81,9 @@ func etcdStatus(res drill.Result) drill.EtcdStatus {
 		e.Message = fmt.Sprintf("nothing proven, the drill was cut off after %d bytes read: %v; drilled again an interval later", res.BytesRead, res.Err)
 	case reason != "":
 		e.Restorable, e.Reason, e.Message = string(gardencorev1beta1.ConditionFalse), string(reason), res.Err.Error()
+	case errors.Is(res.Err, drill.ErrRestoreKilled):
+		e.Restorable, e.Reason = string(gardencorev1beta1.ConditionUnknown), ReasonDrillInterrupted
+		e.Message = fmt.Sprintf("nothing proven, the drill was interrupted: %v; drilled again an interval later", res.Err)
 	default:
 		e.Restorable, e.Reason = string(gardencorev1beta1.ConditionUnknown), ReasonDrillFailed
 		e.Message = fmt.Sprintf("nothing proven, the drill failed: %v", res.Err)
@@ -93,6 +101,14 @@ func verdictOf(st *drill.Status, last *drill.Status) verdict {
 	if st.Error != "" {
 		v := verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonDrillFailed,
 			Message: fmt.Sprintf("The restore drill at %s proved nothing: %s.", at, st.Error)}
+		if last != nil && last.Error == "" && len(last.Etcds) > 0 {
+			v.Message += " The drill before, at " + last.DrilledAt.UTC().Format(time.RFC3339) + ", found: " + etcdLines(last.Etcds)
+		}
+		return v
+	}
+	if st.Interrupted != "" {
+		v := verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonDrillInterrupted,
+			Message: fmt.Sprintf("The restore drill proved nothing: %s; drilled again an interval later.", st.Interrupted)}
 		if last != nil && last.Error == "" && len(last.Etcds) > 0 {
 			v.Message += " The drill before, at " + last.DrilledAt.UTC().Format(time.RFC3339) + ", found: " + etcdLines(last.Etcds)
 		}
@@ -149,8 +165,8 @@ func (r *Reconciler) setCondition(ctx context.Context, be *extensionsv1alpha1.Ba
 			previous = old
 			return false
 		}
-		if st != nil {
-			entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.Drill = st })
+		if st != nil { // the drill's result ends its mark (markStarted)
+			entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.Drill, ps.DrillStarted = st, nil })
 		}
 		be.Status.Conditions, previous = extstatus.SetCondition(be.Status.Conditions, ConditionBackupsRestorable, v.Status, v.Reason, v.Message, r.Now())
 		return true
@@ -175,7 +191,7 @@ func (r *Reconciler) setCondition(ctx context.Context, be *extensionsv1alpha1.Ba
 // drill that proved nothing for an etcd leaves its series as the last drill set them, so an alert
 // on a backup found not restorable does not clear because the store fails now.
 func observe(entry string, st *drill.Status, last *drill.Status) {
-	if st.Error != "" || (st.CutOff != "" && len(st.Etcds) == 0) {
+	if st.Error != "" || st.Interrupted != "" || (st.CutOff != "" && len(st.Etcds) == 0) {
 		return
 	}
 	now := map[string]bool{}
@@ -201,7 +217,7 @@ func observe(entry string, st *drill.Status, last *drill.Status) {
 			metrics.DrillRevision.DeleteLabelValues(entry, e.Name)
 			metrics.DrillTime.WithLabelValues(entry, e.Name).Set(float64(st.DrilledAt.Unix()))
 		default:
-			if e.Reason == ReasonDrillFailed || e.Reason == string(drill.ReasonCutOff) {
+			if e.Reason == ReasonDrillFailed || e.Reason == ReasonDrillInterrupted || e.Reason == string(drill.ReasonCutOff) {
 				continue // nothing proven: an alert on the last finding does not clear by it
 			}
 			metrics.Restorable.DeleteLabelValues(entry, e.Name)
