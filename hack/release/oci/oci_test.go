@@ -13,6 +13,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
+	"log"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -114,7 +115,7 @@ func TestImage(t *testing.T) {
 	}
 
 	// Push sends the index as make push-images does (to a registry in this process).
-	reg := httptest.NewServer(registry.New())
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer reg.Close()
 	ref := strings.TrimPrefix(reg.URL, "http://") + "/releases/gardener-extension-backup-local:1.2.3"
 	if err := oci.Push(ctx, dir, ref); err != nil {
@@ -135,7 +136,7 @@ func TestImage(t *testing.T) {
 // pulls it back with gardener's own OCI chart puller (what gardenlet and gardener-operator use).
 func TestChart(t *testing.T) {
 	ctx := context.Background()
-	reg := httptest.NewServer(registry.New())
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer reg.Close()
 	r := charts.Release{Registry: strings.TrimPrefix(reg.URL, "http://") + "/releases", Tag: "1.2.3"}
 	out := t.TempDir()
