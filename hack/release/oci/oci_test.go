@@ -24,7 +24,7 @@ import (
 
 	gardencorev1 "github.com/gardener/gardener/pkg/apis/core/v1"
 	"github.com/gardener/gardener/pkg/chartrenderer"
-	gardenoci "github.com/gardener/gardener/pkg/utils/oci"
+	ociutils "github.com/gardener/gardener/pkg/utils/oci"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -88,10 +88,10 @@ func TestImage(t *testing.T) {
 	if !strings.Contains(string(files["etc/passwd"].data), "\nnonroot:x:65532:65532:") {
 		t.Errorf("/etc/passwd has no nonroot user 65532:\n%s", files["etc/passwd"].data)
 	}
-	if home := files["home/nonroot/"].hdr; home == nil || home.Uid != oci.NonRoot {
+	if home := files["home/nonroot"].hdr; home == nil || home.Uid != oci.NonRoot {
 		t.Errorf("/home/nonroot: %+v; want a directory of 65532", home)
 	}
-	if tmp := files["tmp/"].hdr; tmp == nil || tmp.Mode != 0o1777 {
+	if tmp := files["tmp"].hdr; tmp == nil || tmp.Mode != 0o1777 {
 		t.Errorf("/tmp: %+v; want mode 1777", tmp)
 	}
 
@@ -182,7 +182,7 @@ func TestChart(t *testing.T) {
 		t.Errorf("chart manifest %+v; want helm's config and one chart layer", m)
 	}
 	ref := r.ChartRef()
-	pulled, err := gardenoci.NewHelmRegistry(nil).Pull(ctx, &gardencorev1.OCIRepository{Ref: &ref})
+	pulled, err := ociutils.NewHelmRegistry(nil).Pull(ctx, &gardencorev1.OCIRepository{Ref: &ref})
 	if err != nil {
 		t.Fatalf("gardener's OCI puller: %v", err)
 	}
