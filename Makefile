@@ -16,7 +16,7 @@ tools: ## Build and cache kube-apiserver, etcd, MinIO, fake-gcs-server, Azurite 
 	@hack/tools.sh all >/dev/null
 
 .PHONY: build
-build: ## Build the four provider binaries and the admission webhook into bin/.
+build: ## Build the provider binaries and the admission webhook into bin/.
 	@mkdir -p $(BIN)
 	@for p in $(PROVIDERS) admission; do echo "building $(BIN)/gardener-extension-backup-$$p"; go build -o $(BIN)/gardener-extension-backup-$$p ./cmd/gardener-extension-backup-$$p || exit 1; done
 
@@ -100,16 +100,41 @@ bench-handback: tools ## The aws hand-back on 100,000 object versions on MinIO: 
 bench-drill: tools ## Restore drill of a 1 GiB full snapshot and 10,000 deltas in MinIO (and a 128 MiB one): raw download vs drill in one run, peak RSS of the fetch and of the restore child (BENCH_FLAGS=--sizes=64,256 --deltas=1000 for less).
 	@export GEB_MINIO="$$(hack/tools.sh minio)"; go run ./test/bench/drill $(BENCH_FLAGS)
 
-IMAGE_REGISTRY ?= europe-docker.pkg.dev/gardener-extension-backup/releases
-IMAGE_TAG ?= 0.1.0
+# A release: its images are $(IMAGE_REGISTRY)/gardener-extension-backup-<binary>:$(IMAGE_TAG), its
+# chart $(IMAGE_REGISTRY)/charts/gardener-extension-backup:$(IMAGE_TAG) (version $(IMAGE_TAG), a
+# semantic version). Empty: values.yaml's image.registry and image.tag.
+IMAGE_REGISTRY ?=
+IMAGE_TAG ?=
+PLATFORMS ?= linux/amd64,linux/arm64
+RELEASE = go run ./hack/release
+RELEASE_FLAGS = --registry "$(IMAGE_REGISTRY)" --tag "$(IMAGE_TAG)"
+
+.PHONY: image
+image: ## Build the image of PROVIDER (aws by default; or admission) for PLATFORMS as an OCI layout in bin/images/gardener-extension-backup-$(PROVIDER), without Docker (go build, go-containerregistry).
+	@$(RELEASE) images $(RELEASE_FLAGS) --binaries "$(PROVIDER)" --platforms "$(PLATFORMS)" --out $(BIN)/images
 
 .PHONY: images
-images: ## Build the five images (four providers, admission) with docker (needs a Docker engine; not available on the CI machine).
-	@for p in $(PROVIDERS) admission; do docker build --build-arg PROVIDER=$$p -t $(IMAGE_REGISTRY)/gardener-extension-backup-$$p:$(IMAGE_TAG) . || exit 1; done
+images: ## Build the six images (five providers, admission) for PLATFORMS as OCI layouts in bin/images/, without Docker.
+	@$(RELEASE) images $(RELEASE_FLAGS) --binaries "$(PROVIDERS) admission" --platforms "$(PLATFORMS)" --out $(BIN)/images
+
+.PHONY: push-images
+push-images: images ## Build and push the six images to IMAGE_REGISTRY with IMAGE_TAG (credentials: docker login / crane auth login, ~/.docker/config.json).
+	@$(RELEASE) push-images $(RELEASE_FLAGS) --binaries "$(PROVIDERS) admission" --out $(BIN)/images
+
+.PHONY: chart
+chart: ## Package the chart for the release: bin/chart/gardener-extension-backup-<tag>.tgz and the OCI artifact (helm's media types) in bin/chart/oci.
+	@$(RELEASE) chart $(RELEASE_FLAGS) --out $(BIN)/chart
+
+.PHONY: push-chart
+push-chart: chart ## Package and push the chart to IMAGE_REGISTRY/charts/gardener-extension-backup:IMAGE_TAG.
+	@$(RELEASE) push-chart $(RELEASE_FLAGS) --out $(BIN)/chart
+
+# The checked-in examples are values.yaml's release; another release's go to bin/examples.
+EXAMPLES_DIR ?= $(if $(IMAGE_REGISTRY)$(IMAGE_TAG),$(BIN)/examples,example)
 
 .PHONY: examples
-examples: ## Regenerate example/<provider>/controller-registration.yaml and extension.yaml from the chart.
-	@go run ./hack/gen-examples
+examples: ## Generate <provider>/controller-registration.yaml and extension.yaml for the release into EXAMPLES_DIR (example/ for values.yaml's release, bin/examples/ when IMAGE_REGISTRY or IMAGE_TAG is given).
+	@go run ./hack/gen-examples --registry "$(IMAGE_REGISTRY)" --tag "$(IMAGE_TAG)" --out "$(EXAMPLES_DIR)"
 
 .PHONY: duplicates
 duplicates: ## Show repeated code (needs the duplicates tool).

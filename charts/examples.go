@@ -13,10 +13,14 @@ import (
 	"io/fs"
 	"path"
 	"sort"
+	"strconv"
+	"strings"
 
+	"github.com/Masterminds/semver/v3"
 	gardencorev1 "github.com/gardener/gardener/pkg/apis/core/v1"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	operatorv1alpha1 "github.com/gardener/gardener/pkg/apis/operator/v1alpha1"
+	"github.com/google/go-containerregistry/pkg/name"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -28,12 +32,168 @@ import (
 // Providers are the extension types the chart serves: the one list in pkg/provider/all.
 var Providers = all.Types()
 
-// ChartOCIRepository is where released charts are pushed (the operator Extension pulls from it).
-const ChartOCIRepository = "europe-docker.pkg.dev/gardener-extension-backup/releases/charts/gardener-extension-backup"
+// Release names where one release's images and chart live: the images
+// <Registry>/gardener-extension-backup-<provider>:<Tag> (and -admission), the chart
+// <Registry>/charts/gardener-extension-backup:<Tag>, its version Tag.
+type Release struct {
+	Registry string
+	Tag      string
+}
 
-// Archive returns the chart as a .tgz, byte for byte the same for the same chart (sorted entries,
-// no times), so that generated manifests change only when the chart does.
+// With is r with registry and tag where they are not empty.
+func (r Release) With(registry, tag string) Release {
+	if registry != "" {
+		r.Registry = registry
+	}
+	if tag != "" {
+		r.Tag = tag
+	}
+	return r
+}
+
+// ChartRepository is the OCI repository of the release's chart.
+func (r Release) ChartRepository() string { return r.Registry + "/charts/" + ChartPath }
+
+// ChartRef is the release's chart as an OCI reference (repository:tag).
+func (r Release) ChartRef() string { return r.ChartRepository() + ":" + r.Tag }
+
+// Image is the image of binary (a provider type or "admission") in the release.
+func (r Release) Image(binary string) string {
+	return r.Registry + "/gardener-extension-backup-" + binary + ":" + r.Tag
+}
+
+// validate refuses a release whose references a registry or helm would not take: the tag is
+// the chart's version, so it is a semantic version.
+func (r Release) validate() error {
+	if _, err := name.NewTag(r.Image("aws"), name.StrictValidation); err != nil {
+		return fmt.Errorf("image registry %q and tag %q: %w", r.Registry, r.Tag, err)
+	}
+	if _, err := semver.NewVersion(r.Tag); err != nil {
+		return fmt.Errorf("image tag %q is the chart's version and must be a semantic version: %w", r.Tag, err)
+	}
+	return nil
+}
+
+const (
+	chartYAMLPath  = ChartPath + "/Chart.yaml"
+	valuesYAMLPath = ChartPath + "/values.yaml"
+)
+
+// DefaultRelease is the release values.yaml's image block names.
+func DefaultRelease() (Release, error) {
+	data, err := FS.ReadFile(valuesYAMLPath)
+	if err != nil {
+		return Release{}, err
+	}
+	var values struct {
+		Image struct{ Registry, Tag string }
+	}
+	if err := yaml.Unmarshal(data, &values); err != nil {
+		return Release{}, fmt.Errorf("%s: %w", valuesYAMLPath, err)
+	}
+	return Release{Registry: values.Image.Registry, Tag: values.Image.Tag}, nil
+}
+
+// Archive is the chart of DefaultRelease as a .tgz (see Package).
 func Archive() ([]byte, error) {
+	r, err := DefaultRelease()
+	if err != nil {
+		return nil, err
+	}
+	archive, _, err := Package(r)
+	return archive, err
+}
+
+// Package is the chart as release r ships it, as a .tgz (what helm package writes: entries
+// under the chart's name) and its Chart.yaml: version and appVersion r.Tag, values.yaml's
+// image.registry and image.tag r's. It is byte for byte the same for the same chart and r
+// (sorted entries, no times), so that generated manifests change only when either does.
+func Package(r Release) (archive, chartYAML []byte, err error) {
+	if err := r.validate(); err != nil {
+		return nil, nil, err
+	}
+	chart, err := FS.ReadFile(chartYAMLPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	if chart, err = setLines(chart, "", map[string]string{"version": r.Tag, "appVersion": strconv.Quote(r.Tag)}); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", chartYAMLPath, err)
+	}
+	values, err := FS.ReadFile(valuesYAMLPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	if values, err = setLines(values, "image", map[string]string{"registry": r.Registry, "tag": strconv.Quote(r.Tag)}); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", valuesYAMLPath, err)
+	}
+	if got, err := releaseOf(chart, values); err != nil || got != r {
+		return nil, nil, fmt.Errorf("the packaged chart names release %+v (%v); want %+v", got, err, r)
+	}
+	archive, err = tgz(map[string][]byte{chartYAMLPath: chart, valuesYAMLPath: values})
+	return archive, chart, err
+}
+
+// setLines sets the scalar of each key in values, in place (comments and order kept): the
+// top-level keys if block is "", else the keys indented by two spaces under the top-level key
+// block. Every key must be there.
+func setLines(data []byte, block string, values map[string]string) ([]byte, error) {
+	lines := strings.SplitAfter(string(data), "\n")
+	indent, in := "", block == ""
+	if block != "" {
+		indent = "  "
+	}
+	set := map[string]bool{}
+	for i, l := range lines {
+		if block != "" {
+			switch {
+			case strings.HasPrefix(l, block+":"):
+				in = true
+				continue
+			case l != "\n" && !strings.HasPrefix(l, " "):
+				in = false
+			}
+		}
+		if !in {
+			continue
+		}
+		for key, v := range values {
+			if strings.HasPrefix(l, indent+key+":") {
+				lines[i] = indent + key + ": " + v + "\n"
+				set[key] = true
+			}
+		}
+	}
+	for key := range values {
+		if !set[key] {
+			return nil, fmt.Errorf("no line %s%s", strings.TrimPrefix(block+".", "."), key)
+		}
+	}
+	return []byte(strings.Join(lines, "")), nil
+}
+
+// releaseOf reads the release a packaged chart names back, as helm will.
+func releaseOf(chartYAML, valuesYAML []byte) (Release, error) {
+	var chart struct {
+		Version    string `json:"version"`
+		AppVersion string `json:"appVersion"`
+	}
+	var values struct {
+		Image struct{ Registry, Tag string }
+	}
+	if err := yaml.Unmarshal(chartYAML, &chart); err != nil {
+		return Release{}, err
+	}
+	if err := yaml.Unmarshal(valuesYAML, &values); err != nil {
+		return Release{}, err
+	}
+	if chart.Version != values.Image.Tag || chart.AppVersion != values.Image.Tag {
+		return Release{}, fmt.Errorf("chart version %q and appVersion %q differ from image.tag %q", chart.Version, chart.AppVersion, values.Image.Tag)
+	}
+	return Release{Registry: values.Image.Registry, Tag: values.Image.Tag}, nil
+}
+
+// tgz archives the chart's files, replacing those in replace.
+func tgz(replace map[string][]byte) ([]byte, error) {
 	var files []string
 	if err := fs.WalkDir(FS, ChartPath, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
@@ -48,9 +208,12 @@ func Archive() ([]byte, error) {
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
 	for _, f := range files {
-		data, err := FS.ReadFile(f)
-		if err != nil {
-			return nil, err
+		data, ok := replace[f]
+		if !ok {
+			var err error
+			if data, err = FS.ReadFile(f); err != nil {
+				return nil, err
+			}
 		}
 		if err := tw.WriteHeader(&tar.Header{Name: f, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg, Format: tar.FormatPAX}); err != nil {
 			return nil, err
@@ -68,15 +231,25 @@ func Archive() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Examples returns the registration manifests of provider, by file name: a ControllerDeployment
-// carrying the chart and a ControllerRegistration for Gardener's garden cluster, and an operator
-// Extension for gardener-operator.
+// Examples are the registration manifests of provider for DefaultRelease (see ExamplesFor).
 func Examples(provider string) (map[string][]byte, error) {
-	archive, err := Archive()
+	r, err := DefaultRelease()
 	if err != nil {
 		return nil, err
 	}
-	values, err := json.Marshal(map[string]any{"provider": provider})
+	return ExamplesFor(provider, r)
+}
+
+// ExamplesFor returns the registration manifests of provider for release r, by file name: a
+// ControllerDeployment carrying r's chart and a ControllerRegistration for Gardener's garden
+// cluster, and an operator Extension pulling r's chart from its OCI repository. Both set the
+// values provider and image (r's registry and tag).
+func ExamplesFor(provider string, r Release) (map[string][]byte, error) {
+	archive, _, err := Package(r)
+	if err != nil {
+		return nil, err
+	}
+	values, err := json.Marshal(map[string]any{"provider": provider, "image": map[string]string{"registry": r.Registry, "tag": r.Tag}})
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +281,7 @@ func Examples(provider string) (map[string][]byte, error) {
 			Resources: resources,
 			Deployment: &operatorv1alpha1.Deployment{ExtensionDeployment: &operatorv1alpha1.ExtensionDeploymentSpec{
 				DeploymentSpec: operatorv1alpha1.DeploymentSpec{Helm: &operatorv1alpha1.ExtensionHelm{
-					OCIRepository: &gardencorev1.OCIRepository{Ref: ptr(ChartOCIRepository + ":0.1.0")},
+					OCIRepository: &gardencorev1.OCIRepository{Ref: ptr(r.ChartRef())},
 				}},
 				Values: &apiextensionsv1.JSON{Raw: values},
 			}},

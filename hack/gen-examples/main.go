@@ -2,11 +2,13 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-// Command gen-examples writes example/<provider>/controller-registration.yaml and extension.yaml
-// from the chart (make examples); charts' tests fail when they are stale.
+// Command gen-examples writes <out>/<provider>/controller-registration.yaml and extension.yaml
+// from the chart for a release (make examples): --registry and --tag default to values.yaml's
+// image block, whose examples are example/ (charts' tests fail when those are stale).
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,23 +17,37 @@ import (
 )
 
 func main() {
+	registry := flag.String("registry", "", "registry and path prefix of the images and chart (default: values.yaml's image.registry)")
+	tag := flag.String("tag", "", "tag of the images, version of the chart (default: values.yaml's image.tag)")
+	out := flag.String("out", "example", "directory of the examples, one directory per provider")
+	flag.Parse()
+	if err := run(*registry, *tag, *out); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func run(registry, tag, out string) error {
+	r, err := charts.DefaultRelease()
+	if err != nil {
+		return err
+	}
+	r = r.With(registry, tag)
 	for _, p := range charts.Providers {
-		files, err := charts.Examples(p)
+		files, err := charts.ExamplesFor(p, r)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+			return err
 		}
-		dir := filepath.Join("example", p)
+		dir := filepath.Join(out, p)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+			return err
 		}
 		for name, data := range files {
 			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
+				return err
 			}
 			fmt.Println("wrote", filepath.Join(dir, name))
 		}
 	}
+	return nil
 }
