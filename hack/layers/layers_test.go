@@ -32,6 +32,7 @@ type layer struct {
 var order = []layer{
 	{name: "binaries, tests and tools", patterns: []string{"cmd/...", "test/...", "hack/...", "charts/..."}, beside: true},
 	{name: "the command", patterns: []string{"pkg/app"}},
+	{name: "the rehearsal (the controllers' reads, nothing written)", patterns: []string{"pkg/controller/rehearsal"}},
 	{name: "the controllers and webhooks", patterns: []string{"pkg/controller/backupbucket", "pkg/controller/backupentry", "pkg/controller/entryinventory", "pkg/controller/restoredrill", "pkg/admission", "pkg/etcdendpoint"}},
 	{name: "what the controllers share", patterns: []string{"pkg/controller/..."}, beside: true},
 	{name: "the providers", patterns: []string{"pkg/provider/..."}},

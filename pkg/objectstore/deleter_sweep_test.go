@@ -195,6 +195,7 @@ func (s *orderedThrottleStore) DeleteObjects(ctx context.Context, bucket string,
 // shows a new object late (Swift's container listing under load).
 type laggingStore struct {
 	*memstore.Store
+
 	late     map[string]bool
 	listings int
 }
