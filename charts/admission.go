@@ -78,3 +78,27 @@ func AdmissionExtension(runtimeChart, applicationChart string) *operatorv1alpha1
 		},
 	}
 }
+
+// AdmissionExamples are the admission's manifests for DefaultRelease (see AdmissionExamplesFor).
+func AdmissionExamples() (map[string][]byte, error) {
+	r, err := DefaultRelease()
+	if err != nil {
+		return nil, err
+	}
+	return AdmissionExamplesFor(r)
+}
+
+// AdmissionExamplesFor returns the admission's manifests for release r, by file name:
+// extension.yaml, the AdmissionExtension pulling r's admission charts from their OCI
+// repositories.
+func AdmissionExamplesFor(r Release) (map[string][]byte, error) {
+	if err := r.validate(); err != nil {
+		return nil, err
+	}
+	ext, err := manifests(AdmissionExtension(r.AdmissionRuntimeChartRef(), r.AdmissionApplicationChartRef()))
+	if err != nil {
+		return nil, err
+	}
+	header := "# Generated from charts/gardener-extension-backup-admission by `make examples`; do not edit.\n"
+	return map[string][]byte{"extension.yaml": append([]byte(header), ext...)}, nil
+}

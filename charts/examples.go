@@ -51,16 +51,19 @@ func (r Release) With(registry, tag string) Release {
 	return r
 }
 
-// ChartRepository is the OCI repository of the release's chart.
+// ChartRepository is the OCI repository of the release's seed chart.
 func (r Release) ChartRepository() string { return r.Registry + "/charts/" + ChartPath }
 
-// ChartRef is the release's chart as an OCI reference (repository:tag).
-func (r Release) ChartRef() string { return r.ChartRepository() + ":" + r.Tag }
+// ChartRef is the release's seed chart as an OCI reference (repository:tag).
+func (r Release) ChartRef() string { return r.ChartRefOf(SeedChart) }
+
+// ImageRepository is the repository of binary's image (a provider type or "admission").
+func (r Release) ImageRepository(binary string) string {
+	return r.Registry + "/gardener-extension-backup-" + binary
+}
 
 // Image is the image of binary (a provider type or "admission") in the release.
-func (r Release) Image(binary string) string {
-	return r.Registry + "/gardener-extension-backup-" + binary + ":" + r.Tag
-}
+func (r Release) Image(binary string) string { return r.ImageRepository(binary) + ":" + r.Tag }
 
 // validate refuses a release whose references a registry or helm would not take: the tag is
 // the chart's version, so it is a semantic version.
@@ -74,10 +77,7 @@ func (r Release) validate() error {
 	return nil
 }
 
-const (
-	chartYAMLPath  = ChartPath + "/Chart.yaml"
-	valuesYAMLPath = ChartPath + "/values.yaml"
-)
+const valuesYAMLPath = ChartPath + "/values.yaml"
 
 // DefaultRelease is the release values.yaml's image block names.
 func DefaultRelease() (Release, error) {
@@ -104,32 +104,41 @@ func Archive() ([]byte, error) {
 	return archive, err
 }
 
-// Package is the chart as release r ships it, as a .tgz (what helm package writes: entries
+// Package is the seed chart as release r ships it (see Chart.Package).
+func Package(r Release) (archive, chartYAML []byte, err error) { return SeedChart.Package(r) }
+
+// Package is chart c as release r ships it, as a .tgz (what helm package writes: entries
 // under the chart's name) and its Chart.yaml: version and appVersion r.Tag, values.yaml's
-// image.registry and image.tag r's. It is byte for byte the same for the same chart and r
-// (sorted entries, no times), so that generated manifests change only when either does.
-func Package(r Release) (archive, chartYAML []byte, err error) {
+// image block r's image (comments and order kept), both read back. It is byte for byte the
+// same for the same chart and r (sorted entries, no times), so that generated manifests change
+// only when either does.
+func (c Chart) Package(r Release) (archive, chartYAML []byte, err error) {
 	if err := r.validate(); err != nil {
 		return nil, nil, err
 	}
-	chart, err := FS.ReadFile(chartYAMLPath)
+	chartPath, valuesPath := c.dir+"/Chart.yaml", c.dir+"/values.yaml"
+	chart, err := fs.ReadFile(c.fsys, chartPath)
 	if err != nil {
 		return nil, nil, err
 	}
 	if chart, err = setLines(chart, "", map[string]string{"version": r.Tag, "appVersion": strconv.Quote(r.Tag)}); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", chartYAMLPath, err)
+		return nil, nil, fmt.Errorf("%s: %w", chartPath, err)
 	}
-	values, err := FS.ReadFile(valuesYAMLPath)
+	values, err := fs.ReadFile(c.fsys, valuesPath)
 	if err != nil {
 		return nil, nil, err
 	}
-	if values, err = setLines(values, "image", map[string]string{"registry": r.Registry, "tag": strconv.Quote(r.Tag)}); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", valuesYAMLPath, err)
+	var image map[string]string
+	if c.image != nil {
+		image = c.image(r)
+		if values, err = setLines(values, "image", image); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", valuesPath, err)
+		}
 	}
-	if got, err := releaseOf(chart, values); err != nil || got != r {
-		return nil, nil, fmt.Errorf("the packaged chart names release %+v (%v); want %+v", got, err, r)
+	if err := c.check(r, chart, values, image); err != nil {
+		return nil, nil, fmt.Errorf("the packaged chart %s does not name release %+v: %w", c.Name, r, err)
 	}
-	archive, err = tgz(map[string][]byte{chartYAMLPath: chart, valuesYAMLPath: values})
+	archive, err = c.tgz(map[string][]byte{chartPath: chart, valuesPath: values})
 	return archive, chart, err
 }
 
@@ -171,31 +180,42 @@ func setLines(data []byte, block string, values map[string]string) ([]byte, erro
 	return []byte(strings.Join(lines, "")), nil
 }
 
-// releaseOf reads the release a packaged chart names back, as helm will.
-func releaseOf(chartYAML, valuesYAML []byte) (Release, error) {
+// check reads the packaged Chart.yaml and values.yaml back as helm will: the chart's name,
+// version and appVersion r.Tag, and under values.yaml's image each key of image (YAML scalars).
+func (c Chart) check(r Release, chartYAML, valuesYAML []byte, image map[string]string) error {
 	var chart struct {
+		Name       string `json:"name"`
 		Version    string `json:"version"`
 		AppVersion string `json:"appVersion"`
 	}
 	var values struct {
-		Image struct{ Registry, Tag string }
+		Image map[string]any `json:"image"`
 	}
 	if err := yaml.Unmarshal(chartYAML, &chart); err != nil {
-		return Release{}, err
+		return err
 	}
 	if err := yaml.Unmarshal(valuesYAML, &values); err != nil {
-		return Release{}, err
+		return err
 	}
-	if chart.Version != values.Image.Tag || chart.AppVersion != values.Image.Tag {
-		return Release{}, fmt.Errorf("chart version %q and appVersion %q differ from image.tag %q", chart.Version, chart.AppVersion, values.Image.Tag)
+	if chart.Name != c.Name || chart.Version != r.Tag || chart.AppVersion != r.Tag {
+		return fmt.Errorf("Chart.yaml names chart %q version %q appVersion %q; want %q version and appVersion %q", chart.Name, chart.Version, chart.AppVersion, c.Name, r.Tag)
 	}
-	return Release{Registry: values.Image.Registry, Tag: values.Image.Tag}, nil
+	for key, scalar := range image {
+		var want any
+		if err := yaml.Unmarshal([]byte(scalar), &want); err != nil {
+			return fmt.Errorf("image.%s %s: %w", key, scalar, err)
+		}
+		if got := values.Image[key]; got != want {
+			return fmt.Errorf("values.yaml's image.%s is %v; want %v", key, got, want)
+		}
+	}
+	return nil
 }
 
-// tgz archives the chart's files, replacing those in replace.
-func tgz(replace map[string][]byte) ([]byte, error) {
+// tgz archives the chart's files under c.Name, replacing those in replace (by path in c.fsys).
+func (c Chart) tgz(replace map[string][]byte) ([]byte, error) {
 	var files []string
-	if err := fs.WalkDir(FS, ChartPath, func(p string, d fs.DirEntry, err error) error {
+	if err := fs.WalkDir(c.fsys, c.dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			files = append(files, p)
 		}
@@ -211,11 +231,12 @@ func tgz(replace map[string][]byte) ([]byte, error) {
 		data, ok := replace[f]
 		if !ok {
 			var err error
-			if data, err = FS.ReadFile(f); err != nil {
+			if data, err = fs.ReadFile(c.fsys, f); err != nil {
 				return nil, err
 			}
 		}
-		if err := tw.WriteHeader(&tar.Header{Name: f, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg, Format: tar.FormatPAX}); err != nil {
+		hdr := &tar.Header{Name: c.Name + strings.TrimPrefix(f, c.dir), Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+		if err := tw.WriteHeader(hdr); err != nil {
 			return nil, err
 		}
 		if _, err := tw.Write(data); err != nil {

@@ -3,7 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Command gen-examples writes <out>/<provider>/controller-registration.yaml and extension.yaml
-// from the chart for a release (make examples): --registry and --tag default to values.yaml's
+// from the chart, and <out>/admission/extension.yaml from the admission's charts, for a release
+// (make examples): --registry and --tag default to values.yaml's
 // image block, whose examples are example/ (charts' tests fail when those are stale).
 package main
 
@@ -33,12 +34,17 @@ func run(registry, tag, out string) error {
 		return err
 	}
 	r = r.With(registry, tag)
+	examples := map[string]map[string][]byte{}
 	for _, p := range charts.Providers {
-		files, err := charts.ExamplesFor(p, r)
-		if err != nil {
+		if examples[p], err = charts.ExamplesFor(p, r); err != nil {
 			return err
 		}
-		dir := filepath.Join(out, p)
+	}
+	if examples["admission"], err = charts.AdmissionExamplesFor(r); err != nil {
+		return err
+	}
+	for sub, files := range examples {
+		dir := filepath.Join(out, sub)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
