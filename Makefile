@@ -101,8 +101,9 @@ bench-drill: tools ## Restore drill of a 1 GiB full snapshot and 10,000 deltas i
 	@export GEB_MINIO="$$(hack/tools.sh minio)"; go run ./test/bench/drill $(BENCH_FLAGS)
 
 # A release: its images are $(IMAGE_REGISTRY)/gardener-extension-backup-<binary>:$(IMAGE_TAG), its
-# chart $(IMAGE_REGISTRY)/charts/gardener-extension-backup:$(IMAGE_TAG) (version $(IMAGE_TAG), a
-# semantic version). Empty: values.yaml's image.registry and image.tag.
+# charts $(IMAGE_REGISTRY)/charts/<chart>:$(IMAGE_TAG) (version $(IMAGE_TAG), a semantic version) for
+# gardener-extension-backup and the admission's gardener-extension-backup-admission-runtime and
+# -application. Empty: values.yaml's image.registry and image.tag.
 IMAGE_REGISTRY ?=
 IMAGE_TAG ?=
 PLATFORMS ?= linux/amd64,linux/arm64
@@ -122,18 +123,18 @@ push-images: images ## Build and push the six images to IMAGE_REGISTRY with IMAG
 	@$(RELEASE) push-images $(RELEASE_FLAGS) --binaries "$(PROVIDERS) admission" --out $(BIN)/images
 
 .PHONY: chart
-chart: ## Package the chart for the release: bin/chart/gardener-extension-backup-<tag>.tgz and the OCI artifact (helm's media types) in bin/chart/oci.
+chart: ## Package the three charts for the release (the seed's, the admission's runtime and application): bin/chart/<chart>-<tag>.tgz and the OCI artifacts (helm's media types) in bin/chart/oci/<chart>.
 	@$(RELEASE) chart $(RELEASE_FLAGS) --out $(BIN)/chart
 
 .PHONY: push-chart
-push-chart: chart ## Package and push the chart to IMAGE_REGISTRY/charts/gardener-extension-backup:IMAGE_TAG.
+push-chart: chart ## Package and push the three charts to IMAGE_REGISTRY/charts/<chart>:IMAGE_TAG.
 	@$(RELEASE) push-chart $(RELEASE_FLAGS) --out $(BIN)/chart
 
 # The checked-in examples are values.yaml's release; another release's go to bin/examples.
 EXAMPLES_DIR ?= $(if $(IMAGE_REGISTRY)$(IMAGE_TAG),$(BIN)/examples,example)
 
 .PHONY: examples
-examples: ## Generate <provider>/controller-registration.yaml and extension.yaml for the release into EXAMPLES_DIR (example/ for values.yaml's release, bin/examples/ when IMAGE_REGISTRY or IMAGE_TAG is given).
+examples: ## Generate <provider>/controller-registration.yaml and extension.yaml, and admission/extension.yaml, for the release into EXAMPLES_DIR (example/ for values.yaml's release, bin/examples/ when IMAGE_REGISTRY or IMAGE_TAG is given).
 	@go run ./hack/gen-examples --registry "$(IMAGE_REGISTRY)" --tag "$(IMAGE_TAG)" --out "$(EXAMPLES_DIR)"
 
 .PHONY: duplicates

@@ -2,7 +2,8 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-// Command release builds and pushes a release's images and chart without a container engine
+// Command release builds and pushes a release's images and charts (charts.ReleaseCharts: the
+// seed's and the admission's two) without a container engine
 // (make image, images, chart, push-images, push-chart):
 //
 //	release images --binaries "aws admission" --platforms linux/amd64,linux/arm64 --out bin/images
@@ -81,15 +82,22 @@ func run(args []string) error {
 		}
 		return nil
 	case "chart":
-		tgz, err := oci.WriteChart(r, *out)
-		if err != nil {
-			return err
+		for _, c := range charts.ReleaseCharts() {
+			tgz, err := oci.WriteChart(c, r, *out)
+			if err != nil {
+				return fmt.Errorf("chart %s: %w", c.Name, err)
+			}
+			fmt.Printf("wrote %s and the OCI layout %s (%s)\n", tgz, oci.ChartLayoutOf(*out, c), r.ChartRefOf(c))
 		}
-		fmt.Printf("wrote %s and the OCI layout %s (%s)\n", tgz, filepath.Join(*out, oci.ChartLayout), r.ChartRef())
 		return nil
 	case "push-chart":
-		fmt.Printf("pushing %s to %s\n", filepath.Join(*out, oci.ChartLayout), r.ChartRef())
-		return oci.Push(ctx, filepath.Join(*out, oci.ChartLayout), r.ChartRef())
+		for _, c := range charts.ReleaseCharts() {
+			fmt.Printf("pushing %s to %s\n", oci.ChartLayoutOf(*out, c), r.ChartRefOf(c))
+			if err := oci.Push(ctx, oci.ChartLayoutOf(*out, c), r.ChartRefOf(c)); err != nil {
+				return fmt.Errorf("chart %s: %w", c.Name, err)
+			}
+		}
+		return nil
 	}
 	return fmt.Errorf("unknown command %q: want images, chart, push-images or push-chart", args[0])
 }

@@ -94,14 +94,20 @@ func (b blob) Size() (int64, error)                { return b.desc.Size, nil }
 func (b blob) MediaType() (types.MediaType, error) { return b.desc.MediaType, nil }
 func (b blob) Compressed() (io.ReadCloser, error)  { return io.NopCloser(bytes.NewReader(b.data)), nil }
 
-// ChartLayout is the directory under WriteChart's out that holds the chart's OCI layout.
+// ChartLayout is the directory under WriteChart's out that holds the charts' OCI layouts, one
+// per chart (ChartLayoutOf).
 const ChartLayout = "oci"
 
-// WriteChart writes release r's chart package to out as <name>-<version>.tgz (helm package's
-// name) and as an OCI artifact to the layout out/ChartLayout, tagged r.Tag; it returns the
-// .tgz's path.
-func WriteChart(r charts.Release, out string) (string, error) {
-	archive, chartYAML, err := charts.Package(r)
+// ChartLayoutOf is the OCI layout of chart c under WriteChart's out: out/ChartLayout/<c.Name>.
+func ChartLayoutOf(out string, c charts.Chart) string {
+	return filepath.Join(out, ChartLayout, c.Name)
+}
+
+// WriteChart writes chart c as release r ships it (charts.Chart.Package) to out as
+// <name>-<version>.tgz (helm package's name) and as an OCI artifact to the layout
+// ChartLayoutOf(out, c), tagged r.Tag; it returns the .tgz's path.
+func WriteChart(c charts.Chart, r charts.Release, out string) (string, error) {
+	archive, chartYAML, err := c.Package(r)
 	if err != nil {
 		return "", err
 	}
@@ -112,9 +118,9 @@ func WriteChart(r charts.Release, out string) (string, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return "", err
 	}
-	tgz := filepath.Join(out, charts.ChartPath+"-"+r.Tag+".tgz")
+	tgz := filepath.Join(out, c.Name+"-"+r.Tag+".tgz")
 	if err := os.WriteFile(tgz, archive, 0o644); err != nil {
 		return "", err
 	}
-	return tgz, WriteImage(filepath.Join(out, ChartLayout), img, r.Tag)
+	return tgz, WriteImage(ChartLayoutOf(out, c), img, r.Tag)
 }

@@ -7,12 +7,14 @@ package oci_test
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/x509"
 	"debug/elf"
 	"encoding/pem"
 	"errors"
 	"io"
+	"io/fs"
 	"log"
 	"net/http/httptest"
 	"os"
@@ -131,68 +133,99 @@ func TestImage(t *testing.T) {
 	}
 }
 
-// TestChart packages the chart for a release, checks that helm's loader (through gardener's
-// chart renderer) renders the archive with the release's image, pushes the OCI artifact, and
-// pulls it back with gardener's own OCI chart puller (what gardenlet and gardener-operator use).
+// TestChart packages each chart of a release (the seed's and the admission's two), checks that
+// helm's loader (through gardener's chart renderer) renders the archive with the release's
+// version and image, pushes the OCI artifact, and pulls it back with gardener's own OCI chart
+// puller (what gardenlet and gardener-operator use).
 func TestChart(t *testing.T) {
 	ctx := context.Background()
 	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer reg.Close()
 	r := charts.Release{Registry: strings.TrimPrefix(reg.URL, "http://") + "/releases", Tag: "1.2.3"}
+	cases := []struct {
+		chart  charts.Chart
+		ref    string
+		values map[string]any
+		image  string // the image the chart deploys by default; "": none
+	}{
+		{charts.SeedChart, r.ChartRef(), map[string]any{"provider": "aws"}, r.Image("aws")},
+		{charts.AdmissionRuntimeChart, r.AdmissionRuntimeChartRef(), map[string]any{}, r.Image("admission")},
+		{charts.AdmissionApplicationChart, r.AdmissionApplicationChartRef(), map[string]any{}, ""},
+	}
+	if got := len(charts.ReleaseCharts()); got != len(cases) {
+		t.Fatalf("%d release charts; the test knows %d", got, len(cases))
+	}
 	out := t.TempDir()
-	tgz, err := oci.WriteChart(r, out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if filepath.Base(tgz) != "gardener-extension-backup-1.2.3.tgz" {
-		t.Errorf("chart package %s; want helm package's name gardener-extension-backup-1.2.3.tgz", tgz)
-	}
-	archive, err := os.ReadFile(tgz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	renderer := chartrenderer.NewWithServerVersion(&version.Info{Major: "1", Minor: "36"})
-	rendered, err := renderer.RenderArchive(archive, "backup", "extension-backup", map[string]any{"provider": "aws"})
-	if err != nil {
-		t.Fatalf("the packaged chart does not render: %v", err)
-	}
-	if rendered.ChartName != "gardener-extension-backup" {
-		t.Errorf("chart name %q", rendered.ChartName)
-	}
-	if image := r.Image("aws"); !strings.Contains(string(rendered.Manifest()), "image: "+image+"\n") {
-		t.Errorf("the packaged chart does not deploy %s by default", image)
-	}
+	for i, c := range cases {
+		t.Run(c.chart.Name, func(t *testing.T) {
+			if c.chart.Name != charts.ReleaseCharts()[i].Name {
+				t.Fatalf("release chart %d is %s; want %s", i, charts.ReleaseCharts()[i].Name, c.chart.Name)
+			}
+			if want := r.Registry + "/charts/" + c.chart.Name + ":1.2.3"; c.ref != want {
+				t.Errorf("chart reference %s; want %s", c.ref, want)
+			}
+			tgz, err := oci.WriteChart(c.chart, r, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := c.chart.Name + "-1.2.3.tgz"; filepath.Base(tgz) != want {
+				t.Errorf("chart package %s; want helm package's name %s", tgz, want)
+			}
+			archive, err := os.ReadFile(tgz)
+			if err != nil {
+				t.Fatal(err)
+			}
+			renderer := chartrenderer.NewWithServerVersion(&version.Info{Major: "1", Minor: "36"})
+			rendered, err := renderer.RenderArchive(archive, "backup", "extension-backup", c.values)
+			if err != nil {
+				t.Fatalf("the packaged chart does not render: %v", err)
+			}
+			if rendered.ChartName != c.chart.Name {
+				t.Errorf("chart name %q; want %q", rendered.ChartName, c.chart.Name)
+			}
+			if c.image != "" && !strings.Contains(string(rendered.Manifest()), "image: "+c.image+"\n") {
+				t.Errorf("the packaged chart does not deploy %s by default", c.image)
+			}
+			if c.image == "" && strings.Contains(string(rendered.Manifest()), "image:") {
+				t.Errorf("the packaged chart deploys an image:\n%s", rendered.Manifest())
+			}
+			chartYAML := archiveFile(t, archive, c.chart.Name+"/Chart.yaml")
+			if !strings.Contains(chartYAML, "\nversion: 1.2.3\n") || !strings.Contains(chartYAML, "\nappVersion: \"1.2.3\"\n") {
+				t.Errorf("the packaged Chart.yaml does not name the release's version:\n%s", chartYAML)
+			}
 
-	if err := oci.Push(ctx, filepath.Join(out, oci.ChartLayout), r.ChartRef()); err != nil {
-		t.Fatal(err)
-	}
-	desc, err := remote.Get(mustRef(t, r.ChartRef()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := desc.Image()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := img.Manifest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Config.MediaType != oci.ChartConfigMediaType || len(m.Layers) != 1 || m.Layers[0].MediaType != oci.ChartLayerMediaType {
-		t.Errorf("chart manifest %+v; want helm's config and one chart layer", m)
-	}
-	ref := r.ChartRef()
-	pulled, err := ociutils.NewHelmRegistry(nil).Pull(ctx, &gardencorev1.OCIRepository{Ref: &ref})
-	if err != nil {
-		t.Fatalf("gardener's OCI puller: %v", err)
-	}
-	if !bytes.Equal(pulled, archive) {
-		t.Error("gardener pulled another archive than the one packaged")
+			if err := oci.Push(ctx, oci.ChartLayoutOf(out, c.chart), c.ref); err != nil {
+				t.Fatal(err)
+			}
+			desc, err := remote.Get(mustRef(t, c.ref))
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, err := desc.Image()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := img.Manifest()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Config.MediaType != oci.ChartConfigMediaType || len(m.Layers) != 1 || m.Layers[0].MediaType != oci.ChartLayerMediaType {
+				t.Errorf("chart manifest %+v; want helm's config and one chart layer", m)
+			}
+			ref := c.ref
+			pulled, err := ociutils.NewHelmRegistry(nil).Pull(ctx, &gardencorev1.OCIRepository{Ref: &ref})
+			if err != nil {
+				t.Fatalf("gardener's OCI puller: %v", err)
+			}
+			if !bytes.Equal(pulled, archive) {
+				t.Error("gardener pulled another archive than the one packaged")
+			}
+		})
 	}
 }
 
-// TestPackage: the default release packages the chart's own Chart.yaml and values.yaml, and a
-// tag helm cannot take as the chart's version is refused.
+// TestPackage: the default release packages each chart's own Chart.yaml and values.yaml (comments
+// and all), and a tag helm cannot take as the chart's version is refused.
 func TestPackage(t *testing.T) {
 	r, err := charts.DefaultRelease()
 	if err != nil {
@@ -201,18 +234,69 @@ func TestPackage(t *testing.T) {
 	if r.Registry == "" || r.Tag == "" {
 		t.Fatalf("default release %+v", r)
 	}
-	_, chartYAML, err := charts.Package(r)
+	sources := map[string]string{
+		charts.SeedChart.Name:                 charts.ChartPath,
+		charts.AdmissionRuntimeChart.Name:     charts.AdmissionRuntimePath,
+		charts.AdmissionApplicationChart.Name: charts.AdmissionApplicationPath,
+	}
+	for _, c := range charts.ReleaseCharts() {
+		t.Run(c.Name, func(t *testing.T) {
+			src, ok := sources[c.Name]
+			if !ok {
+				t.Fatalf("no source directory known for %s", c.Name)
+			}
+			archive, chartYAML, err := c.Package(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []string{"Chart.yaml", "values.yaml"} {
+				own, err := fs.ReadFile(charts.FS, src+"/"+f)
+				if err != nil {
+					own, err = fs.ReadFile(charts.AdmissionFS, src+"/"+f)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := archiveFile(t, archive, c.Name+"/"+f); got != string(own) {
+					t.Errorf("the default release changes %s:\n%s", f, got)
+				}
+			}
+			if got := archiveFile(t, archive, c.Name+"/Chart.yaml"); got != string(chartYAML) {
+				t.Errorf("Package returns another Chart.yaml than it archives:\n%s", chartYAML)
+			}
+			if _, _, err := c.Package(r.With("", "latest")); err == nil || !strings.Contains(err.Error(), "semantic version") {
+				t.Errorf("tag latest: %v; want a refusal naming the semantic version", err)
+			}
+			if _, _, err := c.Package(r.With("Not A Registry", "")); err == nil || !strings.Contains(err.Error(), "registry") {
+				t.Errorf("registry with spaces: %v; want a refusal naming the registry", err)
+			}
+		})
+	}
+}
+
+// archiveFile is the file name in a chart archive (.tgz).
+func archiveFile(t *testing.T, archive []byte, name string) string {
+	t.Helper()
+	gz, err := gzip.NewReader(bytes.NewReader(archive))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if own, _ := charts.FS.ReadFile(charts.ChartPath + "/Chart.yaml"); !bytes.Equal(own, chartYAML) {
-		t.Errorf("the default release changes Chart.yaml:\n%s", chartYAML)
-	}
-	if _, _, err := charts.Package(r.With("", "latest")); err == nil || !strings.Contains(err.Error(), "semantic version") {
-		t.Errorf("tag latest: %v; want a refusal naming the semantic version", err)
-	}
-	if _, _, err := charts.Package(r.With("Not A Registry", "")); err == nil || !strings.Contains(err.Error(), "registry") {
-		t.Errorf("registry with spaces: %v; want a refusal naming the registry", err)
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			t.Fatalf("the archive holds no %s", name)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Name == name {
+			data, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(data)
+		}
 	}
 }
 
