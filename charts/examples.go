@@ -198,7 +198,7 @@ func (c Chart) check(r Release, chartYAML, valuesYAML []byte, image map[string]s
 		return err
 	}
 	if chart.Name != c.Name || chart.Version != r.Tag || chart.AppVersion != r.Tag {
-		return fmt.Errorf("Chart.yaml names chart %q version %q appVersion %q; want %q version and appVersion %q", chart.Name, chart.Version, chart.AppVersion, c.Name, r.Tag)
+		return fmt.Errorf("the chart's Chart.yaml names chart %q version %q appVersion %q; want %q version and appVersion %q", chart.Name, chart.Version, chart.AppVersion, c.Name, r.Tag)
 	}
 	for key, scalar := range image {
 		var want any
