@@ -64,7 +64,7 @@ type Cloud[C config.ProviderConfig] interface {
 	EtcdBackupSecretData(entry *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error)
 
 	// Flags returns the cloud's own command-line flags, bound to this Cloud, or nil where it has
-	// none (flags.go in every provider). pkg/app calls it once, when it builds the command.
+	// none (each provider's Flags). pkg/app calls it once, when it builds the command.
 	Flags() Flags
 }
 

@@ -272,7 +272,7 @@ func longerKept(days, declared int32) string {
 // updateLifecycle reads the rules, lets change compute the new set and writes it (only when it
 // differs), then re-reads to make sure a concurrent writer did not undo it; only then is change
 // run again. S3 has no conditional lifecycle write: the design keeps the writers agreeing (every
-// writer writes the same bucket-wide rules, no entry has a rule of its own; see deferral.go).
+// writer writes the same bucket-wide rules, no entry has a rule of its own; see deferralRules).
 func (s *management) updateLifecycle(ctx context.Context, bucket string, change func([]types.LifecycleRule) ([]types.LifecycleRule, error)) error {
 	var written []types.LifecycleRule
 	for attempt := range 3 {

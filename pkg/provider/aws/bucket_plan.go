@@ -46,7 +46,7 @@ func (s *management) settingSteps() []settingStep {
 		{setting: awsapi.SettingDefaultEncryption, skip: true, what: "default encryption", plan: s.planEncryption},
 		{setting: awsapi.SettingPublicAccessBlock, skip: true, what: "public access block", plan: s.planPublicAccessBlock},
 		{setting: awsapi.SettingTLSOnlyPolicy, skip: true, what: "TLS-only bucket policy", plan: s.planTLSPolicy},
-		// Always runs: it also keeps the deferred-deletion rules (see deferral.go).
+		// Always runs: it also keeps the deferred-deletion rules (see deferralRules).
 		{setting: awsapi.SettingMultipartAbortLifecycle, what: "the lifecycle rules (aborting incomplete multipart uploads, deferred deletion)", plan: s.planLifecycle, notKnown: []string{"InvalidArgument"}},
 	}
 }
@@ -164,11 +164,11 @@ func incumbentsRule(r types.LifecycleRule) bool {
 
 // desiredLifecycle is the lifecycle EnsureBucket converges to: every rule of others as it is,
 // and this extension's. Normally these are the multipart abort rule and the two bucket-wide
-// deferral rules (see deferral.go), which touch only versions DeferDeletion tagged and delete
+// deferral rules (see deferralRules), which touch only versions DeferDeletion tagged and delete
 // markers with nothing behind them; rules of the old per-entry form (ID
 // gardener-backup-deferred-<prefix>, scoped by the entry's prefix alone: they expired the backups
 // of an entry that uses the prefix again) are dropped. A bucket adopted from provider-aws keeps
-// AdoptedRule in place of the incumbent's rules, which it replaces (see takeover.go). With
+// AdoptedRule in place of the incumbent's rules, which it replaces (see adoptionRule). With
 // handBack, the incumbent's rules in its form take the place of this extension's.
 func desiredLifecycle(current []types.LifecycleRule, cfg *awsapi.BackupBucketConfig) []types.LifecycleRule {
 	wasAdopted := adopted(current)

@@ -314,7 +314,7 @@ func (s *management) tagForDeferral(ctx context.Context, bucket, prefix string) 
 
 // deferralTags are the tags a deferred version carries: ours, and the incumbent's, so that its
 // rule deletes the version after a hand-back to provider-aws without the hand-back looking for
-// it (see takeover.go). A version counts as deferred only with both.
+// it (see IncumbentDeferralTag). A version counts as deferred only with both.
 var deferralTags = []string{DeferredDeletionTag, IncumbentDeferralTag}
 
 // tagVersion adds the deferral tags to one version; a version that is gone needs none.

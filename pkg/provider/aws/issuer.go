@@ -33,12 +33,12 @@ func bucketPolicy(bucket string) ([]byte, error) {
 			{"Effect": "Allow", "Resource": []string{"arn:aws:s3:::" + bucket}, "Action": []string{
 				"s3:ListBucket", "s3:ListBucketVersions", "s3:ListBucketMultipartUploads", "s3:GetBucketLocation",
 				"s3:GetBucketVersioning", "s3:GetBucketObjectLockConfiguration",
-				// Deferred deletion (deferral.go): reading the bucket's rules back.
+				// Deferred deletion (ensureDeferralRules): reading the bucket's rules back.
 				"s3:GetLifecycleConfiguration"}},
 			{"Effect": "Allow", "Resource": []string{"arn:aws:s3:::" + bucket + "/*"}, "Action": []string{
 				"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion",
 				"s3:GetObjectTagging", "s3:PutObjectTagging", "s3:GetObjectRetention", "s3:GetObjectLegalHold",
-				// Deferred deletion (deferral.go): tagging each locked version it defers.
+				// Deferred deletion (tagForDeferral): tagging each locked version it defers.
 				"s3:GetObjectVersionTagging", "s3:PutObjectVersionTagging",
 				"s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"}},
 		},

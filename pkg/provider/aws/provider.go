@@ -3,13 +3,15 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package aws is the AWS/S3 provider: AWS S3 and S3-compatible stores (MinIO, Ceph, ...) through
-// aws-sdk-go-v2, behind the core's objectstore.DataPlane and Management. Its rooms: provider.go the
-// Provider (a provider.Cloud): NewDataPlane, NewManagement and NewIssuer (the dispatch by issuer
-// name); secret.go the secret's keys, their checks and the etcd-backup secret; client.go the SDK
-// clients (auth, endpoint, TLS, metrics); bucket.go EnsureBucket and DeleteBucket; store.go the
-// object operations and Probe; deferral.go DeferDeletion; errors.go error classification;
-// issuer.go, issuer_iam.go and issuer_minio.go the credential issuers. The SDK-free half (config,
-// bucket names) is pkg/apis/aws.
+// aws-sdk-go-v2, behind the core's objectstore.DataPlane and Management. Provider (a
+// provider.Cloud) builds the stores (NewDataPlane, NewWriter, NewManagement) and, dispatching by
+// issuer name, the credential issuers (NewIssuer: iamIssuer and minioIssuer; NewEntryIssuer:
+// iamEntryIssuer and minioEntryIssuer). Its concerns: the secret's keys, their checks and the
+// etcd-backup secret (EtcdBackupSecretData); the SDK clients (clientConfig, NewS3Client: auth,
+// endpoint, TLS, metrics); the bucket (management's EnsureBucket and DeleteBucket); the object
+// operations and Probe (store); deferred deletion (DeferDeletion, deferralRules); adoption from
+// and hand-back to provider-aws (AdoptedRule, incumbentLifecycle); error classification
+// (classify). The SDK-free half (config, bucket names) is pkg/apis/aws.
 package aws
 
 import (
@@ -118,9 +120,9 @@ func (p *Provider) NewIssuer(_ context.Context, creds provider.Credentials, _ *a
 }
 
 // NewEntryIssuer implements provider.EntryIssuing: an IAM user per entry on AWS, a MinIO service
-// account per credential through MinIO's admin API (issuer_entry*.go). The empty name (an
-// etcd-backup secret recorded without one) is the issuer these credentials point at, as for
-// NewIssuer.
+// account per credential through MinIO's admin API (iamEntryIssuer, minioEntryIssuer). The empty
+// name (an etcd-backup secret recorded without one) passes its own check but, like every name but
+// those two, is refused by NewIssuer, which builds the bucket issuer it wraps.
 func (p *Provider) NewEntryIssuer(ctx context.Context, creds provider.Credentials, cfg *awsapi.BackupBucketConfig, issuer string) (objectstore.EntryCredentialIssuer, error) {
 	if issuer != "" && issuer != awsapi.IssuerIAM && issuer != awsapi.IssuerMinIO {
 		return nil, objectstore.Invalidf("unknown issuer %q of entry credentials: want %q or %q", issuer, awsapi.IssuerIAM, awsapi.IssuerMinIO)

@@ -60,7 +60,7 @@ func notOurs(rg, name, bucket string) error {
 }
 
 // ownAccount reads bucket's storage account and returns it (its Name set) only if it is this
-// extension's for the bucket: created by it, or adopted from the incumbent (takeover.go). It is
+// extension's for the bucket: created by it, or adopted from the incumbent (adopt). It is
 // called before every act on the account (keys, data plane, rule, deletion): an account that is
 // not ours is ErrOwnedByOther (the incumbent's before its adoption too), a missing one
 // ErrBucketNotFound.
@@ -143,7 +143,7 @@ func driftDetail(up *armstorage.AccountUpdateParameters) string {
 	return strings.Join(parts, ", ")
 }
 
-// ensureAccount converges bucket's account (adopting the incumbent's, see takeover.go, or
+// ensureAccount converges bucket's account (adopting the incumbent's, see adopt, or
 // creating ours where there is none) and returns it. The incumbent's account is adopted only once
 // nothing that can refuse the bucket does: its location is spec.region and the declared
 // immutability fits the container's locked policy (an account tagged ours would be deleted with

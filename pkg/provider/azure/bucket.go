@@ -110,7 +110,7 @@ var errStop = errors.New("stop listing")
 // only, TLS 1.2, no public blob access, the declared redundancy), private container, its
 // immutability policy and the deferred-deletion lifecycle rule, each converged; the rule is read
 // back and the verification recorded in the container's metadata for entries that hold only the
-// account key (see deferral_record.go).
+// account key (see deferralRecord).
 func (s *armStore) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
 	return s.reconcile(ctx, b, applying())
 }

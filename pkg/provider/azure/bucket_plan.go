@@ -12,7 +12,7 @@ import (
 
 // changeLog collects the changes of one reconcile of a bucket's settings, each found by the
 // same read and comparison: with apply (EnsureBucket) each is made as it is found, without
-// (PlanBucket) only listed. The deferral record (see deferral_record.go) is bookkeeping of a
+// (PlanBucket) only listed. The deferral record (see deferralRecord) is bookkeeping of a
 // verification, not a setting: it is written only with apply and never listed.
 type changeLog struct {
 	apply bool

@@ -55,7 +55,7 @@ func (s *armStore) DeferDeletion(ctx context.Context, bucket, prefix string) (ob
 // DeferDeletion implements objectstore.Management for an account reached with its key: the lifecycle
 // rule lives in the account's management policy, which an account key cannot read, so the
 // verification is the bucket's reconcile's, which records it in the container's metadata (see
-// deferral_record.go). The deferral is accepted only when that record names the rule that deletes
+// deferralRecord). The deferral is accepted only when that record names the rule that deletes
 // what is tagged here (the tag alone as filter; base blobs, versions and snapshots): then every
 // version and snapshot under prefix is tagged and the Deferral says who verified the rule, and
 // when. Without such a record nothing is tagged and nothing claimed (ErrUnsupported; the caller

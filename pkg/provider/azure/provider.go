@@ -5,13 +5,14 @@
 // Package azure is the Azure Blob Storage provider: storage accounts' blob containers through
 // azblob, behind the core's objectstore.DataPlane and Management.
 //
-// Rooms: provider.go the Provider (a provider.Cloud): NewDataPlane, NewManagement and NewIssuer;
-// secret.go the secrets' keys, their parsing and etcd-backup's data; client.go the SDK clients
-// (auth, clouds, transports); account.go the storage account the extension manages (ownership,
-// hardening, its keys' reach); bucket.go EnsureBucket and DeleteBucket, with bucket_retention.go
-// (immutability, soft delete) and bucket_lifecycle.go (the deferred-deletion rule); store.go the
-// object operations; deferral.go DeferDeletion; errors.go error classification; issuer.go the
-// account key issuer.
+// Provider (a provider.Cloud) builds the stores (NewDataPlane, NewManagement) and the issuer
+// (NewIssuer). Its concerns: the secrets' keys, their parsing and etcd-backup's data (account,
+// EtcdBackupSecretData); the SDK clients (managementCredential, NewClient: auth, clouds,
+// transports); the storage account the extension manages (ownAccount, ensureAccount,
+// accountAccess: ownership, hardening, its keys' reach); the bucket (EnsureBucket and
+// DeleteBucket, with ensureImmutability and ensureSoftDelete, and deferredDeletionRule); the
+// object operations (store); DeferDeletion; error classification (classify); the account key
+// issuer (accountKeyIssuer).
 package azure
 
 import (

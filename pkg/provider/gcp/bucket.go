@@ -96,7 +96,7 @@ func (s *management) reconcile(ctx context.Context, b objectstore.Bucket, apply 
 }
 
 // verifyHandBack reads the bucket back: of this extension's rules, only provider-gcp's
-// (markedRule) may be left, which its reconcile then leaves as it is (see bucket_lifecycle.go).
+// (markedRule) may be left, which its reconcile then leaves as it is (see desiredLifecycle).
 func (s *management) verifyHandBack(ctx context.Context, bucket string) error {
 	attrs, err := s.client.Bucket(bucket).Attrs(ctx)
 	if err != nil {

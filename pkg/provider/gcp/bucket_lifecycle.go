@@ -71,7 +71,7 @@ func ownRule(r storage.LifecycleRule, labels map[string]string) bool {
 // where it is, and this extension's.
 //
 // Normally these are the abort-uploads rule, markedRule (the bucket's deferral rule, see
-// deferral.go), and the per-prefix noncurrent rules of deferrals (see deferral_rules.go) that
+// DeferDeletion), and the per-prefix noncurrent rules of deferrals (see noncurrentRule) that
 // still cover a generation nothing else covers. The per-prefix custom-time rules of earlier
 // versions are dropped (markedRule covers what they cover), so are spent noncurrent rules.
 //

@@ -37,7 +37,7 @@ import (
 // credentials) puts it in place and keeps it, and an entry only marks and reads the rule back
 // (writing it only when it is missing and its credentials may: a bucket not reconciled since this
 // design). Generated credentials may mark (roles/storage.objectAdmin) and read the bucket's
-// metadata (roles/storage.legacyBucketReader, see issuer.go), so an entry completes its deferral
+// metadata (roles/storage.legacyBucketReader, see ReaderRole), so an entry completes its deferral
 // with its own credentials, also on a seed that has no BackupBucket of its bucket (the source-
 // entry of a migration).
 //

@@ -21,7 +21,7 @@ import (
 
 // The lifecycle rules of deferrals besides markedRule: the per-prefix rules of earlier versions,
 // which the bucket's reconcile drops once they are spent, and the per-prefix noncurrent rule a
-// deferral still writes on a store that does not mark noncurrent generations (see deferral.go).
+// deferral still writes on a store that does not mark noncurrent generations (see DeferDeletion).
 
 // oldMarkedRule is the per-prefix custom-time rule of earlier versions; markedRule covers what it
 // covers.

@@ -73,7 +73,7 @@ const BucketRole = "roles/storage.objectAdmin"
 
 // ReaderRole is the role a bucket's service account has besides BucketRole: storage.buckets.get
 // and storage.objects.list on its bucket, so that an entry reads back the bucket's deferral rule
-// (see deferral.go). It grants no write of the bucket and no read of its IAM policy.
+// (see DeferDeletion). It grants no write of the bucket and no read of its IAM policy.
 const ReaderRole = "roles/storage.legacyBucketReader"
 
 // bucketRoles are the roles a bucket's service account is bound with on its bucket.

@@ -3,15 +3,16 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package gcp is the Google Cloud Storage provider: GCS (or an emulator at a configured endpoint)
-// through cloud.google.com/go/storage, behind the core's objectstore.DataPlane and Management. Its
-// rooms: provider.go (Provider, a provider.Cloud: NewDataPlane, NewManagement, NewIssuer),
-// secret.go (secret keys, parsing credentials secrets, the etcd-backup secret), client.go (SDK
-// clients from credentials), bucket.go (EnsureBucket, DeleteBucket), store.go (object operations),
-// deferral.go (DeferDeletion), errors.go (error classification), issuer.go (per-bucket
-// service-account keys), issuer_entry.go and issuer_entry_folder.go (per-entry service-account
-// keys bound on managed folders), issuer_entry_headroom.go and issuer_entry_sweep.go (their
-// quota and their sweep). The SDK-free half (providerConfig decoding, bucket names) is
-// pkg/apis/gcp.
+// through cloud.google.com/go/storage, behind the core's objectstore.DataPlane and Management.
+// Provider (a provider.Cloud) builds the stores (NewDataPlane, NewManagement) and the credential
+// issuers (NewIssuer, NewEntryIssuer). Its concerns: secret keys, parsing credentials secrets and
+// the etcd-backup secret (parseServiceAccount, EtcdBackupSecretData); SDK clients from credentials
+// (NewClient); the bucket (management's EnsureBucket and DeleteBucket, desiredLifecycle); object
+// operations (store); deferred deletion (DeferDeletion, markedRule); error classification
+// (classify); per-bucket service-account keys (iamIssuer); per-entry service-account keys bound on
+// managed folders (entryIssuer, ensureManagedFolder), their quota (entryIssuer's Headroom) and
+// their sweep (SweepEntryCredentials). The SDK-free half (providerConfig decoding, bucket names)
+// is pkg/apis/gcp.
 package gcp
 
 import (
@@ -107,7 +108,7 @@ func (p *Provider) NewIssuer(ctx context.Context, creds provider.Credentials, _ 
 }
 
 // NewEntryIssuer implements provider.EntryIssuing: a key of one service account per entry and
-// access, bound on the entry's managed folder (issuer_entry.go). The empty name (an etcd-backup
+// access, bound on the entry's managed folder (entryIssuer). The empty name (an etcd-backup
 // secret recorded without one) is GCP's one issuer.
 func (p *Provider) NewEntryIssuer(ctx context.Context, creds provider.Credentials, _ *gcpapi.BackupBucketConfig, issuer string) (objectstore.EntryCredentialIssuer, error) {
 	if issuer != "" && issuer != gcpapi.IssuerServiceAccountKey {

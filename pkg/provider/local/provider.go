@@ -9,12 +9,13 @@
 // "$HOME/<bucket>/<entry>/..."). It serves Gardener's local setup (BackupBuckets of type local)
 // and tests; it is not for production (docs/local.md).
 //
-// Rooms: provider.go the Provider (a provider.Cloud); flags.go the binary's flags; secret.go the
-// secret's keys and the etcd-backup secret; client.go reaching a bucket's directory without ever
-// following a symbolic link out of it; bucket.go EnsureBucket and DeleteBucket (ownership by a
-// marker file); store.go the object operations; deferral.go DeferDeletion (unsupported: nothing
-// is ever locked); errors.go error classification. There is no issuer: a directory has no
-// credentials. The SDK-free API (providerConfig, directory names) is pkg/apis/local.
+// Provider (a provider.Cloud) builds the stores. Its concerns: the binary's flags (Flags); the
+// secret's keys and the etcd-backup secret (checkSecret, EtcdBackupSecretData); reaching a
+// bucket's directory without ever following a symbolic link out of it (store's openBucket);
+// management's EnsureBucket and DeleteBucket (ownership by a marker file); the object operations
+// (store); DeferDeletion (unsupported: nothing is ever locked); error classification (classify).
+// There is no issuer: a directory has no credentials. The SDK-free API (providerConfig, directory
+// names) is pkg/apis/local.
 package local
 
 import (
@@ -30,7 +31,7 @@ import (
 const Type = localapi.Type
 
 // Provider builds the planes of bucket directories under Root. Its fields are fixed at
-// start-up (flags.go); nothing per request is kept.
+// start-up (Flags); nothing per request is kept.
 type Provider struct {
 	// Root is the absolute directory, as this process sees it, in which every bucket is a
 	// directory (--local-root).

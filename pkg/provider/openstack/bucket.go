@@ -20,7 +20,7 @@ import (
 
 // EnsureBucket implements objectstore.Management: the container exists, private (no public
 // grant in its read ACL; the grants to projects and users of others, and their metadata, are
-// kept), with versioning as declared, marked as this bucket's (takeover.go: a container in
+// kept), with versioning as declared, marked as this bucket's (ownershipOf: a container in
 // provider-openstack's form is adopted, any other is ErrOwnedByOther and untouched). With
 // handBack, the state provider-openstack handles is read back before it returns nil.
 func (s *management) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {

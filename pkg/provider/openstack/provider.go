@@ -5,12 +5,13 @@
 // Package openstack is the OpenStack Swift provider: Keystone v3 and object storage v1 through
 // gophercloud, behind the core's objectstore.DataPlane and Management.
 //
-// Rooms: provider.go the Provider (a provider.Cloud): NewDataPlane, NewManagement and NewIssuer;
-// secret.go the secret's keys, their parsing and the etcd-backup secret; client.go the HTTP client
-// and the Keystone session; bucket.go EnsureBucket and DeleteBucket; store.go the object
-// operations; deferral.go DeferDeletion; errors.go error classification; issuer.go the Keystone
-// application credential issuer. The SDK-free API (providerConfig, container names) is
-// pkg/apis/openstack.
+// Provider (a provider.Cloud) builds the stores (NewDataPlane, NewManagement) and the issuer
+// (NewIssuer). Its concerns: the secret's keys, their parsing and the etcd-backup secret
+// (credentials, EtcdBackupSecretData); the HTTP client and the Keystone session (httpClient,
+// store's swift); the container (management's EnsureBucket and DeleteBucket, ownershipOf); the
+// object operations (store); DeferDeletion; error classification (classify); the Keystone
+// application credential issuer (keystoneIssuer). The SDK-free API (providerConfig, container
+// names) is pkg/apis/openstack.
 package openstack
 
 import (

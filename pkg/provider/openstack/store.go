@@ -180,7 +180,7 @@ func listPage(ctx context.Context, c *gophercloud.ServiceClient, bucket string, 
 const unversioned = "null"
 
 // DeleteObjects implements objectstore.DataPlane. A container that is neither ours nor in
-// provider-openstack's form is refused (ErrOwnedByOther, takeover.go), one with legacy versioning
+// provider-openstack's form is refused (ErrOwnedByOther, ownershipOf), one with legacy versioning
 // too (see legacyVersioning); otherwise one bulk delete when the cluster offers it, no
 // object names a version other than the unversioned one and the container's versioning is off
 // (a delete by name then removes the object; with versioning on it would only write a delete
