@@ -3,8 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Command gardener-extension-backup-azure runs the BackupBucket and BackupEntry controllers
-// for Azure Blob Storage. Beside the common flags it has the azure ones (pkg/provider/azure/flags.go):
-// --azure-cloud-config and --azure-management-ca-file, read once at start-up.
+// for Azure Blob Storage. Beside the common flags it has the azure ones (the azure provider's
+// Flags, CloudOptions): --azure-cloud-config and --azure-management-ca-file, read once at start-up.
 package main
 
 import (

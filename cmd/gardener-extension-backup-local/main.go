@@ -4,7 +4,7 @@
 
 // Command gardener-extension-backup-local runs the BackupBucket and BackupEntry controllers for
 // directories on the filesystem (Gardener's local setup; not for production). Beside the common
-// flags it has --local-root and --local-host-path (pkg/provider/local/flags.go).
+// flags it has --local-root and --local-host-path (the local provider's Flags).
 package main
 
 import (

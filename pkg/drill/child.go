@@ -20,10 +20,11 @@ import (
 // controller's process) starts the provider binary's hidden command ChildCommandName with the
 // chain's scratch directory as its working directory, writes one childJob as JSON on its stdin,
 // and hands it the stream of verified deltas as file descriptor 3 (childDeltasFD), framed as
-// FetchAndRestore sends them to any StreamRestorer (split.go: each delta's JSON length, 8 bytes
-// big-endian, then the JSON). The child (RunChildProcess) confines itself to that directory
-// (child_linux.go), restores with RestoreStream and writes one childResult as a JSON line on
-// stdout. Anything else it writes goes to stderr, of which the parent keeps the reason of a crash.
+// FetchAndRestore sends them to any StreamRestorer (spill's writeFrame: each delta's JSON length,
+// 8 bytes big-endian, then the JSON). The child (RunChildProcess) confines itself to that
+// directory (confineChild), restores with RestoreStream and writes one childResult as a JSON line
+// on stdout. Anything else it writes goes to stderr, of which the parent keeps the reason of a
+// crash.
 
 // ChildCommandName is the provider binary's hidden command that restores one fetched chain.
 const ChildCommandName = "restore-drill"

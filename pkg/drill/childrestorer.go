@@ -28,7 +28,7 @@ import (
 // descriptors 0 (the job), 1 and 2 (pipes the parent reads) and 3 (the deltas); every other
 // descriptor of the controller is close-on-exec (closeInheritedOnExec). Before it reads anything
 // it sets no_new_privs and, where the kernel offers Landlock, restricts its own file access to
-// the scratch directory and what etcd and Go read (confineChild, landlock_linux.go); where it
+// the scratch directory and what etcd and Go read (confineChild, restrictTo); where it
 // does not, the child runs without and says so (Result.Unconfined). It keeps the controller's
 // uid.
 //

@@ -5,17 +5,18 @@
 // Package drill proves that an entry's backups restore, as etcd-backup-restore would restore
 // them, without writing anything to the store. It owns the whole drill, top down:
 //
-//   - Drill (drill.go) lists the entry's prefix once and selects each etcd's chain by the store's
-//     rule (Collect, selection.go; checked by names, chain.go), then DrillChain drills each in a
+//   - Drill lists the entry's prefix once and selects each etcd's chain by the store's rule
+//     (Collect; checked by names, ParseKey and checkChain), then DrillChain drills each in a
 //     new scratch directory it removes.
-//   - FetchAndRestore (split.go) downloads and verifies the chain in the caller's process
-//     (fetch.go, stream.go) and hands it, overlapping, to a StreamRestorer: RestoreStream
-//     (restore.go: etcd's own restore, then the deltas through an embedded etcd) in this
-//     process, or ChildRestorer (childrestorer.go), which runs RestoreStream in a child process,
-//     the provider binary's hidden command ChildCommandName (child.go: the child and its
-//     protocol), confined to its directory (child_linux.go, landlock_linux.go).
-//   - A Result per etcd (Err: an *Error is a finding about the backup, errors.go; anything else
-//     proves nothing); Status (status.go) is what a controller publishes of them.
+//   - FetchAndRestore downloads and verifies the chain in the caller's process (fetcher,
+//     startDeltas) and hands it, overlapping, to a StreamRestorer: RestoreStream (restoreChain:
+//     etcd's own restore, restoreFull, then the deltas through an embedded etcd, startEmbedded)
+//     in this process, or ChildRestorer, which runs RestoreStream in a child process, the
+//     provider binary's hidden command ChildCommandName (RunChild and RunChildProcess: the child
+//     and its protocol, childJob and childResult), confined to its directory (confineChild,
+//     restrictTo).
+//   - A Result per etcd (Err: an *Error is a finding about the backup, ReasonOf; anything else
+//     proves nothing); Status is what a controller publishes of them.
 //
 // The controller (pkg/controller/restoredrill) schedules drills and records their verdicts; it
 // calls Drill with Options.Restore set to a ChildRestorer's Restore. Nothing here imports a

@@ -47,7 +47,7 @@ type landlockNetPortAttr struct {
 // the restore reads it after the child is confined (seen with strace on a real restore through
 // the child: TestChildRestoresARealChainConfined):
 var childReadOnly = []string{
-	// Go's resolver, for the embedded etcd's "localhost" URLs (restore.go, startEmbedded).
+	// Go's resolver, for the embedded etcd's "localhost" URLs (startEmbedded).
 	"/etc/hosts", "/etc/nsswitch.conf", "/etc/resolv.conf",
 	// Go's net.Listen: the listen backlog.
 	"/proc/sys/net/core/somaxconn",

@@ -16,7 +16,8 @@ import (
 )
 
 // Sentinel errors. Stores wrap them (fmt.Errorf("...: %w: %w", ErrThrottled, sdkErr)) so that the
-// controllers classify failures with errors.Is, once, in one place (see pkg/controller/errors.go).
+// controllers classify failures with errors.Is (package lasterror turns them into what gardener
+// records: lasterror.For, lasterror.Codes).
 var (
 	// ErrNotFound: the object does not exist.
 	ErrNotFound = errors.New("not found")

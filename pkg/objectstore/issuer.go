@@ -61,7 +61,7 @@ type CredentialIssuer interface {
 // with the store, and the provider extension a store is handed back to publishes and rotates
 // those same keys as its own: a hand-back leaves them to it, revoking and refusing nothing.
 // Every other issuer's credentials are unknown to that extension and outlive the hand-back
-// unless revoked (pkg/controller/backupbucket/handback.go).
+// unless revoked (the BackupBucket actuator's handBack).
 type StoreKeysIssuer interface {
 	CredentialIssuer
 	// IssuesStoreKeys marks the issuer; it does nothing.

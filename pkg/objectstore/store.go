@@ -85,7 +85,7 @@ type DataPlane interface {
 	// ends or fn returns an error, which ListObjects then returns. Pages are at most a few
 	// thousand entries: the listing is streamed, never held whole in memory. A missing bucket
 	// returns ErrBucketNotFound. An empty prefix lists the whole bucket: callers that must not do
-	// that go through Prefix (see prefix.go).
+	// that go through Prefix (EntryPrefix, NestedPrefix, WholeBucket).
 	ListObjects(ctx context.Context, bucket, prefix string, fn func(page []ObjectVersion) error) error
 
 	// DeleteObjects deletes at most MaxDeleteBatch() object versions in as few requests as the

@@ -10,7 +10,7 @@ import "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/
 const Type = "aws"
 
 // API is the SDK-free half of the AWS provider: what the admission webhook checks and the core
-// decodes before any S3 call (S3's naming rules: names.go).
+// decodes before any S3 call (S3's naming rules: ValidateBucketName).
 var API = config.NewAPI(Type, DecodeBackupBucketConfig, ValidateBucketName, IncumbentFields...)
 
 // IncumbentFields are the fields of the incumbent's own BackupBucketConfig

@@ -10,7 +10,7 @@ import "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/
 const Type = "azure"
 
 // API is the SDK-free half of the Azure provider: the admission webhook and the core use it
-// without linking the Azure SDK (Azure's container naming rules: names.go).
+// without linking the Azure SDK (Azure's container naming rules: ValidateBucketName).
 var API = config.NewAPI(Type, DecodeBackupBucketConfig, ValidateBucketName, IncumbentFields...)
 
 // IncumbentFields are the fields of the incumbent's own BackupBucketConfig

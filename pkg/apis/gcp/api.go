@@ -10,7 +10,7 @@ import "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/
 const Type = "gcp"
 
 // API is the SDK-free half of the GCS provider: what the admission webhook checks without
-// linking the cloud SDK (GCS's bucket naming rules: names.go).
+// linking the cloud SDK (GCS's bucket naming rules: ValidateBucketName).
 var API = config.NewAPI(Type, DecodeBackupBucketConfig, ValidateBucketName, IncumbentFields...)
 
 // IncumbentFields are the fields of the incumbent's own BackupBucketConfig

@@ -11,5 +11,5 @@ import "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/
 const Type = "local"
 
 // API is the SDK-free half of the local provider: what the admission webhook and the core check
-// and decode before the filesystem is touched (directory naming rules: names.go).
+// and decode before the filesystem is touched (directory naming rules: ValidateBucketName).
 var API = config.NewAPI(Type, DecodeBackupBucketConfig, ValidateBucketName)

@@ -23,7 +23,7 @@ import (
 // The credential lifecycle of docs/generated-credentials.md as a pure decision: decide takes what
 // one pass observed (the generated secret as read, the generation settings, what the configured
 // issuer says the operator's copy holds, the operator's secret, now) and returns the plan of the
-// pass, steps that credentials_execute.go carries out in order with the API server and the
+// pass, steps that execution.run carries out in order with the API server and the
 // issuers, stopping at the first that fails. No step depends on the result of an earlier one
 // except through its success: a plan is right whenever each of its steps succeeds.
 

@@ -123,7 +123,7 @@ func (p *prober) look(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) 
 		}
 		p.Recorder.Eventf(bb, nil, eventType, eventReason, "Probe", "%s", extstatus.EventNote(message))
 	}
-	// The headroom of entry credentials is read on the same interval (headroom.go).
+	// The headroom of entry credentials is read on the same interval (publishHeadroom).
 	if err := p.publishHeadroom(ctx, bb, now); err != nil {
 		return reconcile.Result{}, err
 	}

@@ -154,7 +154,7 @@ func (d *delegate) locateForDeletion(ctx context.Context, be *extensionsv1alpha1
 }
 
 // deletePrefix deletes prefix, the entry's (Locate), with the credentials in secretRef (the
-// entry's own, or its bucket's when the entry's are gone: see orphans.go).
+// entry's own, or its bucket's when the entry's are gone: see orphanGuard).
 func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, prefix objectstore.Prefix, secretRef corev1.SecretReference) error {
 	if be.Spec.BucketName == "" {
 		return errEmptyBucketName

@@ -41,8 +41,8 @@ type Harness struct {
 	// on every store; raise it for stores with bigger pages).
 	ManyObjects int
 	// Versioning, if set, switches object versioning of a bucket the suite made on or off. Every
-	// store that can keep versions sets it: the deletion property (see versions.go) then also
-	// runs with versioning on, and switched off after it was on.
+	// store that can keep versions sets it: the deletion property (see testDeletionLeavesNothing)
+	// then also runs with versioning on, and switched off after it was on.
 	Versioning func(ctx context.Context, bucket string, on bool) error
 	// SmallPages, if set, is Store reached with a listing page size of at most 3 entries (the
 	// provider's ListPageSize), so that listings cross page boundaries in the middle of one key's
@@ -54,7 +54,7 @@ type Harness struct {
 	SimulatedClock bool
 	// Lock, if set, holds one object (every version of its key) under a retention lock until the
 	// given time, as the store's object lock does, in a bucket the suite made; the locked-objects
-	// case (see deferral.go) runs only with it. Without Unlock the locks it sets last a few
+	// case (see testLockedObjects) runs only with it. Without Unlock the locks it sets last a few
 	// seconds, and the case waits for them to end before its bucket is deleted.
 	Lock func(ctx context.Context, bucket, key string, until time.Time) error
 	// Unlock, if set, lifts a lock Lock set (a governance-mode retention lifted with its bypass
@@ -67,14 +67,14 @@ type Harness struct {
 	// DeferralCovers, if set, checks with the store's own means (the rules read back, the marks
 	// on each version) that the store's deferral mechanism takes in every object version now under
 	// prefix, and returns an error saying what is not. The concurrent-deferrals case (see
-	// deferral_concurrency.go) runs only with it.
+	// testConcurrentDeferrals) runs only with it.
 	DeferralCovers func(ctx context.Context, bucket, prefix string) error
 	// MarkExcluded, if set, puts etcd-backup-restore's exclude mark (objectstore.ExcludeMarkKey
 	// "true") on the current version of key, as an operator excludes a snapshot with the store's
 	// own means (S3 object tag, GCS metadata, Azure blob index tag); the exclude-mark case (see
-	// snapshotrule.go) runs only with it.
+	// testExcludeMark) runs only with it.
 	MarkExcluded func(ctx context.Context, bucket, key string) error
-	// Unsupported lists the features (see features.go) whose hooks this harness leaves unset
+	// Unsupported lists the features (see Feature) whose hooks this harness leaves unset
 	// because the store lacks them; Run fails on an unset hook that is not listed.
 	Unsupported []Feature
 }
