@@ -11,7 +11,7 @@ import (
 
 // CredentialReach says what a credential this issuer issues for bucket reaches, for the
 // BackupBucket's GeneratedCredentials condition (objectstore.CredentialIssuer). It claims no more than
-// Keystone and Swift enforce; TestGeneratedCredentialReach in escapes_test.go drives every claim
+// Keystone and Swift enforce; the package's TestGeneratedCredentialReach drives every claim
 // against the real Keystone and Swift.
 //
 // Access rules are checked by Swift's authtoken middleware on the client's request only. Swift's
