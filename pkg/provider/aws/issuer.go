@@ -33,7 +33,7 @@ func bucketPolicy(bucket string) ([]byte, error) {
 			{"Effect": "Allow", "Resource": []string{"arn:aws:s3:::" + bucket}, "Action": []string{
 				"s3:ListBucket", "s3:ListBucketVersions", "s3:ListBucketMultipartUploads", "s3:GetBucketLocation",
 				"s3:GetBucketVersioning", "s3:GetBucketObjectLockConfiguration",
-				// Deferred deletion (ensureDeferralRules): reading the bucket's rules back.
+				// Deferred deletion (DeferDeletion): reading the bucket's rules back.
 				"s3:GetLifecycleConfiguration"}},
 			{"Effect": "Allow", "Resource": []string{"arn:aws:s3:::" + bucket + "/*"}, "Action": []string{
 				"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion",
