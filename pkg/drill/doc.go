@@ -6,8 +6,8 @@
 // them, without writing anything to the store. It owns the whole drill, top down:
 //
 //   - Drill lists the entry's prefix once and selects each etcd's chain by the store's rule
-//     (Collect; checked by their snapshots' names, ParseKey and checkChain), then DrillChain drills each in a
-//     new scratch directory it removes.
+//     (Collect; checked by their snapshots' names, ParseKey and checkChain), then DrillChain
+//     drills each in a new scratch directory it removes.
 //   - FetchAndRestore downloads and verifies the chain in the caller's process (fetcher,
 //     startDeltas) and hands it, overlapping, to a StreamRestorer: RestoreStream (restoreChain:
 //     etcd's own restore, restoreFull, then the deltas through an embedded etcd, startEmbedded)
