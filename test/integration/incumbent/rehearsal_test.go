@@ -22,7 +22,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/rehearsal"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -65,20 +64,8 @@ func rehearseAndSwitch(t *testing.T, provider string, w world, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testEnv, cfg, err := stack.StartEnvtest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = testEnv.Stop() })
-	scheme, err := app.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	k8s, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &seed{t: t, w: w, env: testEnv, k8s: k8s, fw: w.attach(k8s), data: w.secretData(), dir: dir}
+	s := newSeed(t, w, dir)
+	testEnv, k8s := s.env, s.k8s
 
 	// The incumbent owns the seed's bucket and one entry.
 	inc := s.startIncumbent(incumbent, provider)

@@ -145,6 +145,26 @@ func incumbentBinary(t *testing.T, provider string) string {
 }
 
 // seed is the flow's state: one envtest seed, one bucket.
+// newSeed starts a seed (envtest, stopped at the test's end) in world w, its binaries in dir.
+func newSeed(t *testing.T, w world, dir string) *seed {
+	t.Helper()
+	testEnv, cfg, err := stack.StartEnvtest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = testEnv.Stop() })
+	scheme, err := app.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k8s, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &seed{t: t, w: w, env: testEnv, k8s: k8s, fw: w.attach(k8s), data: w.secretData(), dir: dir}
+	return s
+}
+
 type seed struct {
 	t      *testing.T
 	w      world
@@ -321,20 +341,8 @@ func takeOverAndHandBack(t *testing.T, provider string, w world, dir string) {
 		t.Fatal(err)
 	}
 	step("binaries built")
-	testEnv, cfg, err := stack.StartEnvtest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = testEnv.Stop() })
-	scheme, err := app.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	k8s, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &seed{t: t, w: w, env: testEnv, k8s: k8s, fw: w.attach(k8s), data: w.secretData(), dir: dir}
+	s := newSeed(t, w, dir)
+	testEnv, k8s := s.env, s.k8s
 
 	// 1. The incumbent owns the seed's backups.
 	inc := s.startIncumbent(incumbent, provider)
