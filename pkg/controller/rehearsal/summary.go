@@ -9,11 +9,13 @@ import (
 	"strings"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/seedconfig"
 )
 
 // ConditionRehearsal is the condition on the seed's Extension backup-<provider> that sums up the
-// last rehearsal.
-const ConditionRehearsal gardencorev1beta1.ConditionType = "Rehearsal"
+// last rehearsal (seedconfig.ConditionRehearsal, which the controllers of the switch remove).
+const ConditionRehearsal = seedconfig.ConditionRehearsal
 
 // Reasons of ConditionRehearsal.
 const (

@@ -159,11 +159,21 @@ func (a *actuator) record(ctx context.Context, ex *extensionsv1alpha1.Extension,
 	}
 	patch := client.MergeFrom(ex.DeepCopy())
 	ex.Status.ProviderStatus = applied
+	if !a.rehearsal {
+		// The controllers took over: a rehearsal's condition would describe the seed as it was
+		// under the incumbent.
+		ex.Status.Conditions = slices.DeleteFunc(ex.Status.Conditions, func(c gardencorev1beta1.Condition) bool { return c.Type == ConditionRehearsal })
+	}
 	if err := a.client.Status().Patch(ctx, ex, patch); err != nil {
 		return fmt.Errorf("recording the applied configuration in status.providerStatus: %w", err)
 	}
 	return nil
 }
+
+// ConditionRehearsal is the condition a rehearsal (--rehearse) keeps on the seed's Extension. The
+// rehearsal sets it; the controllers of the switch remove it at their first apply (record), and
+// the Extension's deletion ends it with the Extension.
+const ConditionRehearsal gardencorev1beta1.ConditionType = "Rehearsal"
 
 // pendingKey is inForce's value while the seed configuration is awaited.
 const pendingKey = "\x00awaited"
