@@ -124,8 +124,9 @@ func TestChartRendersValidObjectsForEveryProvider(t *testing.T) {
 				}
 			}
 			slices.Sort(kinds)
-			// The controllers' and the restore drills' Deployments, each with its metrics Service and VPA.
-			want := []string{"ClusterRole", "ClusterRoleBinding", "Deployment", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "Service", "ServiceAccount", "VerticalPodAutoscaler", "VerticalPodAutoscaler"}
+			// The controllers' and the restore drills' Deployments, each with its identity (service
+			// account, roles, bindings), metrics Service and VPA.
+			want := []string{"ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding", "Deployment", "Deployment", "PodDisruptionBudget", "Role", "Role", "RoleBinding", "RoleBinding", "Service", "Service", "ServiceAccount", "ServiceAccount", "VerticalPodAutoscaler", "VerticalPodAutoscaler"}
 			if !slices.Equal(kinds, want) {
 				t.Fatalf("kinds %v; want %v", kinds, want)
 			}

@@ -7,6 +7,7 @@ package charts_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -146,18 +147,20 @@ func TestMonitoring(t *testing.T) {
 			if provider == "" {
 				provider = "aws"
 			}
-			var service, deployment *unstructured.Unstructured
+			// Each metrics Service and the Deployment whose pods it serves: the controllers'
+			// and, where drills run, the restore drills'.
+			name := "gardener-extension-backup-" + provider
+			services := map[string]*unstructured.Unstructured{}
+			deployments := map[string]*unstructured.Unstructured{}
 			var got []string
 			for _, o := range objs {
 				switch o.GetKind() {
 				case "Service":
 					if strings.HasSuffix(o.GetName(), "-metrics") {
-						service = o
+						services[strings.TrimSuffix(o.GetName(), "-metrics")] = o
 					}
 				case "Deployment":
-					if o.GetName() == "gardener-extension-backup-"+provider {
-						deployment = o
-					}
+					deployments[o.GetName()] = o
 				case "ServiceMonitor", "PrometheusRule", "ConfigMap":
 					got = append(got, o.GetKind())
 					if err := k8s.Create(context.Background(), o, client.DryRunAll); err != nil {
@@ -169,13 +172,19 @@ func TestMonitoring(t *testing.T) {
 			if !slices.Equal(got, c.want) {
 				t.Fatalf("monitoring objects %v; want %v", got, c.want)
 			}
-			if deployment != nil {
-				checkMetricsService(t, service, deployment)
+			for _, d := range []string{name, name + "-restore-drill"} {
+				if deployments[d] == nil {
+					t.Fatalf("no Deployment %s", d)
+				}
+				checkMetricsService(t, services[d], deployments[d])
+			}
+			if len(services) != 2 {
+				t.Errorf("metrics Services %v; want the controllers' and the restore drills'", slices.Collect(maps.Keys(services)))
 			}
 			for _, o := range objs {
 				switch o.GetKind() {
 				case "ServiceMonitor":
-					checkServiceMonitor(t, o, service)
+					checkServiceMonitor(t, o, objs, slices.Collect(maps.Values(services)))
 				case "PrometheusRule":
 					runbook := defaultRunbook
 					if m, ok := c.values["monitoring"].(map[string]any); ok && m["runbookBaseURL"] != nil {
@@ -214,22 +223,31 @@ func checkMetricsService(t *testing.T, service, deployment *unstructured.Unstruc
 	}
 }
 
-func checkServiceMonitor(t *testing.T, sm, service *unstructured.Unstructured) {
+// checkServiceMonitor checks that the ServiceMonitor scrapes the metrics port of every metrics
+// Service and selects no other Service of the release.
+func checkServiceMonitor(t *testing.T, sm *unstructured.Unstructured, objs, metrics []*unstructured.Unstructured) {
 	t.Helper()
 	if sm.GetAPIVersion() != "monitoring.coreos.com/v1" || sm.GetLabels()["prometheus"] != "seed" {
 		t.Errorf("ServiceMonitor %s, labels %v; want monitoring.coreos.com/v1 and prometheus: seed", sm.GetAPIVersion(), sm.GetLabels())
 	}
 	selector, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
-	if len(selector) == 0 || !isSubset(selector, service.GetLabels()) {
-		t.Errorf("ServiceMonitor selector %v does not select the metrics Service's labels %v", selector, service.GetLabels())
-	}
-	if sm.GetNamespace() != service.GetNamespace() {
-		t.Errorf("ServiceMonitor in %s, the Service in %s", sm.GetNamespace(), service.GetNamespace())
-	}
 	endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
-	ports, _, _ := unstructured.NestedSlice(service.Object, "spec", "ports")
-	if len(endpoints) != 1 || endpoints[0].(map[string]any)["port"] != ports[0].(map[string]any)["name"] {
-		t.Errorf("ServiceMonitor endpoints %v do not scrape the Service's port %v", endpoints, ports)
+	for _, service := range metrics {
+		if len(selector) == 0 || !isSubset(selector, service.GetLabels()) {
+			t.Errorf("ServiceMonitor selector %v does not select the metrics Service %s (labels %v)", selector, service.GetName(), service.GetLabels())
+		}
+		if sm.GetNamespace() != service.GetNamespace() {
+			t.Errorf("ServiceMonitor in %s, the Service %s in %s", sm.GetNamespace(), service.GetName(), service.GetNamespace())
+		}
+		ports, _, _ := unstructured.NestedSlice(service.Object, "spec", "ports")
+		if len(endpoints) != 1 || endpoints[0].(map[string]any)["port"] != ports[0].(map[string]any)["name"] {
+			t.Errorf("ServiceMonitor endpoints %v do not scrape the port %v of Service %s", endpoints, ports, service.GetName())
+		}
+	}
+	for _, o := range objs {
+		if o.GetKind() == "Service" && !slices.Contains(metrics, o) && isSubset(selector, o.GetLabels()) {
+			t.Errorf("ServiceMonitor selector %v also selects Service %s, which serves no metrics", selector, o.GetName())
+		}
 	}
 }
 

@@ -31,7 +31,13 @@ type Extension struct {
 // StartExtension starts binary with a kubeconfig of a system:masters user of env, written with
 // its log into dir, and extra flags; it returns once /readyz answers.
 func StartExtension(ctx context.Context, env *envtest.Environment, binary, dir string, flags ...string) (*Extension, error) {
-	user, err := env.AddUser(envtest.User{Name: "gardener-extension-backup", Groups: []string{"system:masters"}}, nil)
+	return StartExtensionAs(ctx, env, envtest.User{Name: "gardener-extension-backup", Groups: []string{"system:masters"}}, binary, dir, flags...)
+}
+
+// StartExtensionAs is StartExtension as identity: a user whose name is a ServiceAccount's
+// (system:serviceaccount:<namespace>:<name>) is authorized as that ServiceAccount is, by RBAC.
+func StartExtensionAs(ctx context.Context, env *envtest.Environment, identity envtest.User, binary, dir string, flags ...string) (*Extension, error) {
+	user, err := env.AddUser(identity, nil)
 	if err != nil {
 		return nil, err
 	}

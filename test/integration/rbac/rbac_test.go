@@ -79,8 +79,9 @@ func (memProvider) Flags() provider.Flags { return nil }
 
 const namespace = "extension-backup"
 
-// chartIdentity applies the chart's service account and roles (edit may change the rules first)
-// and returns a config that impersonates the service account.
+// chartIdentity applies the chart's service accounts and roles (edit may change the rules of the
+// controllers' ClusterRole first) and returns a config that impersonates the controllers' service
+// account.
 func chartIdentity(edit func(rules []any) []any) func(*rest.Config) (*rest.Config, error) {
 	return chartIdentityOf(map[string]any{"provider": "aws"}, edit)
 }
@@ -100,29 +101,24 @@ func chartIdentityOf(values map[string]any, edit func(rules []any) []any) func(*
 		if err := c.Create(context.Background(), ns); err != nil {
 			return nil, err
 		}
-		sa := ""
+		var sa string // the controllers', not the restore drills'
 		for _, o := range objs {
-			switch o.GetKind() {
-			case "ServiceAccount":
+			if o.GetKind() == "ServiceAccount" && !strings.HasSuffix(o.GetName(), "-restore-drill") {
 				sa = o.GetName()
-			case "ClusterRole":
-				if edit != nil {
-					rules, _, _ := unstructured.NestedSlice(o.Object, "rules")
-					if err := unstructured.SetNestedSlice(o.Object, edit(rules), "rules"); err != nil {
-						return nil, err
-					}
-				}
-			case "Role", "RoleBinding", "ClusterRoleBinding":
-			default:
-				continue
 			}
-			if err := c.Create(context.Background(), o); err != nil {
-				return nil, fmt.Errorf("applying %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+		editControllers := func(role string, rules []any) []any {
+			if edit == nil || role != sa {
+				return rules
 			}
+			return edit(rules)
+		}
+		if err := framework.ApplyChartRBAC(context.Background(), c, objs, editControllers); err != nil {
+			return nil, err
 		}
 		cfg := rest.CopyConfig(admin)
 		cfg.Impersonate = rest.ImpersonationConfig{
-			UserName: fmt.Sprintf("system:serviceaccount:%s:%s", namespace, sa),
+			UserName: framework.ServiceAccountUser(namespace, sa),
 			Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
 		}
 		return cfg, nil

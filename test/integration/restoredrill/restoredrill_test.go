@@ -2,8 +2,9 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-// Package restoredrill_test runs the real aws binary as a process (as the chart runs it) against
-// a real kube-apiserver (envtest) and MinIO, with snapshots the real etcd-backup-restore took of a
+// Package restoredrill_test runs the real aws binary as processes (as the chart runs them: the
+// controllers, and the restore drill under its own ServiceAccount and RBAC) against a real
+// kube-apiserver (envtest) and MinIO, with snapshots the real etcd-backup-restore took of a
 // real etcd under a BackupEntry's prefix: the binary's restore drill (its own restore-drill child
 // process) turns BackupsRestorable True at the revision etcd held; a damaged delta turns it False
 // with HashMismatch; nothing is written to the bucket; the scratch directory is left empty.
@@ -47,9 +48,9 @@ func TestBinaryDrillsRealSnapshots(t *testing.T) {
 	}
 	defer minio.Stop()
 	scratch := t.TempDir()
-	bin := framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, dir, "--entry-inventory-interval", "0s",
-		"--restore-drill-interval", "3s", "--restore-drill-scratch-dir", scratch, "--restore-drill-read-rate", "0")
-	env, ext := bin.Env, bin.Ext
+	bin := framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, dir, "--controllers=core", "--entry-inventory-interval", "0s")
+	env := bin.Env
+	ext := startDrillAsTheChart(t, ctx, bin, "--restore-drill-interval", "3s", "--restore-drill-scratch-dir", scratch, "--restore-drill-read-rate", "0")
 	data := minio.SecretData()
 	delete(data, "region")
 
@@ -125,6 +126,7 @@ func TestBinaryDrillsRealSnapshots(t *testing.T) {
 		t.Errorf("the drill changed the bucket:\nbefore %v\nafter  %v", before, after)
 	}
 	ext.Stop() // no drill running while the scratch directory is looked at
+	bin.Ext.Stop()
 	if left, err := os.ReadDir(scratch); err != nil || len(left) != 0 {
 		t.Errorf("scratch directory not cleaned: %v %v", left, err)
 	}
@@ -141,6 +143,7 @@ func TestBinaryDrillsRealSnapshots(t *testing.T) {
 	if _, err := store.DeleteObjects(framework.Ctx(t), bb.Name, []objectstore.ObjectVersion{{Key: deltas[1]}}); err != nil {
 		t.Fatal(err)
 	}
+	// One process of every controller now (the drill's far off), its inventory frequent.
 	ext2, err := stack.StartExtension(ctx, bin.TestEnv, bin.Path, t.TempDir(), "--entry-inventory-interval", "2s",
 		"--restore-drill-interval", "1h", "--restore-drill-scratch-dir", scratch)
 	if err != nil {
