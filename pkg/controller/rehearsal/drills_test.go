@@ -48,7 +48,7 @@ func putChain(t *testing.T, mem *memstore.Store, entry string, corrupt bool) {
 		full[7] ^= 0xff
 	}
 	for key, data := range map[string][]byte{
-		entry + "/etcd-main/v2/Full-00000000-00000010-1700000010":  full,
+		entry + "/etcd-main/v2/Full-00000000-00000010-1700000010": full,
 		entry + "/etcd-main/v2/Incr-00000011-00000020-1700000020": snapshot([]byte("[]")),
 	} {
 		if err := mem.PutObject(context.Background(), bucketName, key, data); err != nil {
