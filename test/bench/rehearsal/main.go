@@ -189,36 +189,47 @@ func run(n, drills, fullBytes int) error {
 	r := &rehearsal.Rehearser{Provider: p, Reader: k8s, Client: k8s, Log: logr.Discard(),
 		Options: rehearsal.Options{Interval: time.Hour, Namespace: "garden", Name: "gardener-extension-backup-aws-rehearsal", Inventory: entryinventory.DefaultOptions()}}
 
-	pass := func(name string, count int) error {
+	type cost struct {
+		took       time.Duration
+		api, cloud map[string]float64
+	}
+	pass := func(name string, count int) (cost, error) {
 		apiBefore, cloudBefore := calls.snapshot(), must(cloudCalls())
 		progress("%s: rehearsing", name)
 		t0 := time.Now()
 		if err := r.Once(ctx); err != nil {
-			return err
+			return cost{}, err
 		}
-		took := time.Since(t0)
-		apiAfter, cloudAfter := calls.snapshot(), must(cloudCalls())
+		c := cost{took: time.Since(t0), api: diff(apiBefore, calls.snapshot()), cloud: diffF(cloudBefore, must(cloudCalls()))}
 		cm := &corev1.ConfigMap{}
 		if err := setup.Get(ctx, client.ObjectKey{Namespace: r.Options.Namespace, Name: r.Options.Name}, cm); err != nil {
-			return err
+			return cost{}, err
 		}
 		var published rehearsal.Published
 		if err := json.Unmarshal([]byte(cm.Data[rehearsal.ConfigMapKey]), &published); err != nil {
-			return err
+			return cost{}, err
 		}
-		progress("%s: %s in %s, %.1f ms per entry", name, plural(count), took.Round(time.Millisecond), float64(took.Milliseconds())/float64(count))
-		fmt.Printf("  API server requests: %s\n", perEntry(diff(apiBefore, apiAfter), count))
-		fmt.Printf("  store requests:      %s\n", perEntryF(diffF(cloudBefore, cloudAfter), count))
+		progress("%s: %s in %s, %.1f ms per entry", name, plural(count), c.took.Round(time.Millisecond), float64(c.took.Microseconds())/1000/float64(count))
+		fmt.Printf("  API server requests: %s\n", perEntryF(c.api, count))
+		fmt.Printf("  store requests:      %s\n", perEntryF(c.cloud, count))
 		fmt.Printf("  summary: %s\n", published.Summary)
-		return nil
+		return c, nil
 	}
-	if err := pass("pass without drills", n); err != nil {
+	if _, err := pass("pass without drills", n); err != nil {
 		return err
 	}
 	if drills == 0 {
 		return nil
 	}
-	// The drill pass: the same rehearsal over the first `drills` entries' seed, drills on.
+	// The drill's cost: the same rehearsal over `drills` entries (the others moved to another
+	// type, which it passes by), without and with drills; the difference is the drills'.
+	if err := retype(ctx, setup, n, drills, "other"); err != nil {
+		return err
+	}
+	without, err := pass(fmt.Sprintf("pass over %d entries without drills", drills), drills)
+	if err != nil {
+		return err
+	}
 	opts := restoredrill.DefaultOptions()
 	opts.ReadRate = 0
 	opts.ScratchDir, err = os.MkdirTemp("", "bench-rehearsal-")
@@ -227,11 +238,14 @@ func run(n, drills, fullBytes int) error {
 	}
 	defer func() { _ = os.RemoveAll(opts.ScratchDir) }()
 	r.Options.Drills = &restoredrill.Driller{Reader: k8s, Options: opts, SourceFor: restoredrill.StoreSource(k8s, p), Restore: readDeltas, Slots: restoredrill.NewSlots(opts)}
-	// Drill only the first `drills` entries: the others are moved to another type for this pass.
-	if err := retype(ctx, setup, n, drills, "other"); err != nil {
+	with, err := pass(fmt.Sprintf("pass over %d entries with drills", drills), drills)
+	if err != nil {
 		return err
 	}
-	return pass("pass with drills", drills)
+	progress("the drill per entry (with - without, restore not included): %.1f ms", float64((with.took-without.took).Microseconds())/1000/float64(drills))
+	fmt.Printf("  API server requests: %s\n", perEntryF(diffF(without.api, with.api), drills))
+	fmt.Printf("  store requests:      %s\n", perEntryF(diffF(without.cloud, with.cloud), drills))
+	return nil
 }
 
 func must[T any](v T, err error) T {
@@ -368,8 +382,6 @@ func diffF(before, after map[string]float64) map[string]float64 {
 	}
 	return out
 }
-
-func perEntry(m map[string]float64, n int) string { return perEntryF(m, n) }
 
 func perEntryF(m map[string]float64, n int) string {
 	keys := make([]string, 0, len(m))
