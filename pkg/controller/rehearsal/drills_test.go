@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -133,13 +135,19 @@ func TestOnceWithDrills(t *testing.T) {
 	if after := theirs(t, c); !apiequality.Semantic.DeepEqual(before, after) {
 		t.Fatal("the rehearsal's drills changed objects that are not its own")
 	}
-	for _, w := range writes {
-		if strings.Contains(w, "BackupEntry") || !strings.Contains(w, "ConfigMap") && !strings.Contains(w, "Extension") {
-			t.Fatalf("writes %v; want only the ConfigMap and the Extension's status", writes)
-		}
+	// Its own only: the report, the drill mark in <name>-drill (set before each of the 3 drills,
+	// removed after the pass), and the Extension's status.
+	want := []string{
+		"create *v1.ConfigMap gardener-extension-backup-mem-rehearsal-drill", "update *v1.ConfigMap gardener-extension-backup-mem-rehearsal-drill",
+		"update *v1.ConfigMap gardener-extension-backup-mem-rehearsal-drill", "update *v1.ConfigMap gardener-extension-backup-mem-rehearsal-drill",
+		"create *v1.ConfigMap gardener-extension-backup-mem-rehearsal", "patch *v1alpha1.Extension backup-mem/status",
 	}
-	if len(writes) != 2 {
-		t.Fatalf("writes %v; want the ConfigMap's creation and the Extension's status", writes)
+	if !slices.Equal(writes, want) {
+		t.Fatalf("writes %v; want only its own %v", writes, want)
+	}
+	mark := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: r.Options.Namespace, Name: r.Options.Name + "-drill"}, mark); err != nil || mark.Data["drilling"] != "" {
+		t.Fatalf("drill mark %v (%v); want removed after the pass", mark.Data, err)
 	}
 
 	cm := &corev1.ConfigMap{}
@@ -150,7 +158,7 @@ func TestOnceWithDrills(t *testing.T) {
 	if err := json.Unmarshal([]byte(cm.Data[rehearsal.ConfigMapKey]), &published); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]struct {
+	verdicts := map[string]struct {
 		status gardencorev1beta1.ConditionStatus
 		reason string
 	}{
@@ -162,11 +170,11 @@ func TestOnceWithDrills(t *testing.T) {
 		if rep.Kind != rehearsal.KindBackupEntry {
 			continue
 		}
-		w, ok := want[rep.Name]
+		w, ok := verdicts[rep.Name]
 		if !ok {
 			t.Fatalf("report of entry %s, which is not ours", rep.Name)
 		}
-		delete(want, rep.Name)
+		delete(verdicts, rep.Name)
 		var got *rehearsal.Check
 		for i := range rep.Checks {
 			if rep.Checks[i].Name == rehearsal.CheckBackupsRestorable {
@@ -177,8 +185,8 @@ func TestOnceWithDrills(t *testing.T) {
 			t.Fatalf("entry %s: BackupsRestorable %+v; want %s %s with a message", rep.Name, got, w.status, w.reason)
 		}
 	}
-	if len(want) > 0 {
-		t.Fatalf("no report of %v", want)
+	if len(verdicts) > 0 {
+		t.Fatalf("no report of %v", verdicts)
 	}
 	if !strings.Contains(published.Summary, "restore drills of 3 BackupEntries: 1 restorable, 1 not restorable, 1 proved nothing") {
 		t.Fatalf("summary %q lacks the drills' counts", published.Summary)
@@ -212,5 +220,53 @@ func TestOnceWithoutDrills(t *testing.T) {
 	}
 	if _, _, msg := rehearsal.Summary(reports); strings.Contains(msg, "restore drills") {
 		t.Fatalf("summary %q counts drills that did not run", msg)
+	}
+}
+
+// TestOnceAfterAKilledDrill: a drill mark left by a pass whose process was killed during the drill
+// of entry a: the next pass reports a's drill interrupted without drilling it, drills the others,
+// and removes the mark.
+func TestOnceAfterAKilledDrill(t *testing.T) {
+	ctx := context.Background()
+	c := seed(t, interceptor.Funcs{})
+	r := rehearser(c, planning{Store: controllertest.Bucket(t, bucketName)})
+	left := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: r.Options.Namespace, Name: r.Options.Name + "-drill"},
+		Data: map[string]string{"drilling": `{"entry":"shoot--p--a--1","started":"2026-11-29T04:00:00Z"}`}}
+	if err := c.Create(ctx, left); err != nil {
+		t.Fatal(err)
+	}
+	mem := controllertest.Bucket(t, bucketName)
+	putChain(t, mem, "shoot--p--a--1", false)
+	putChain(t, mem, "shoot--p--b--1", false)
+	r = rehearser(c, planning{Store: mem})
+	var drilled []string
+	opts := restoredrill.DefaultOptions()
+	opts.ScratchDir = t.TempDir()
+	r.Options.Drills = &restoredrill.Driller{Reader: c, Options: opts,
+		SourceFor: restoredrill.StoreSource(c, provider.Register(controllertest.Provider{Store: mem})),
+		Restore: func(ctx context.Context, ch drill.Chain, dir string, deltas *os.File) drill.Result {
+			drilled = append(drilled, ch.Full.Key)
+			return restoreInMemory(ctx, ch, dir, deltas)
+		}, Slots: restoredrill.NewSlots(opts)}
+	reports, err := r.Rehearse(ctx, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rep := range reports {
+		if rep.Name != "shoot--p--a--1" {
+			continue
+		}
+		i := slices.IndexFunc(rep.Checks, func(c rehearsal.Check) bool { return c.Name == rehearsal.CheckBackupsRestorable })
+		if i < 0 || rep.Checks[i].Status != gardencorev1beta1.ConditionUnknown || rep.Checks[i].Reason != restoredrill.ReasonDrillInterrupted ||
+			!strings.Contains(rep.Checks[i].Message, "2026-11-29T04:00:00Z") {
+			t.Fatalf("entry a's checks %+v; want BackupsRestorable Unknown DrillInterrupted since the mark's time", rep.Checks)
+		}
+	}
+	if len(drilled) != 0 {
+		t.Fatalf("restored %v; want none: a is not drilled in this pass and b's secret is missing", drilled)
+	}
+	mark := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(left), mark); err != nil || mark.Data["drilling"] != "" {
+		t.Fatalf("drill mark %v (%v); want removed after the pass", mark.Data, err)
 	}
 }

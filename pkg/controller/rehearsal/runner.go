@@ -158,6 +158,8 @@ func (r *Rehearser) Rehearse(ctx context.Context, now time.Time) ([]Report, erro
 		reports = append(reports, *rep)
 		byBucket[bb.Name] = rep
 	}
+	drilling := r.startDrills(ctx)
+	defer drilling.end(ctx)
 	for i := range entries.Items {
 		be := &entries.Items[i]
 		if !r.ours(be.Spec.DefaultSpec) {
@@ -166,10 +168,8 @@ func (r *Rehearser) Rehearse(ctx context.Context, now time.Time) ([]Report, erro
 		rep := deleting(KindBackupEntry, be.ObjectMeta)
 		if rep == nil {
 			e := Entry(ctx, r.Provider, r.Reader, r.Options.Inventory, be, byBucket[be.Spec.BucketName], now)
-			if r.Options.Drills != nil {
-				if c, ok := drillEntry(ctx, *r.Options.Drills, be); ok {
-					e.Checks = append(e.Checks, c)
-				}
+			if c, ok := drilling.entry(ctx, be); ok {
+				e.Checks = append(e.Checks, c)
 			}
 			rep = &e
 		}
