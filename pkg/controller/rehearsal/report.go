@@ -6,11 +6,11 @@
 // incumbent, it reads the seed's BackupBuckets and BackupEntries of this extension's type and
 // the operator's secrets, and tells for each whether this extension can take it over, what its
 // first reconcile would change, and what the read-only checks find (with Options.Drills, each
-// entry's restore drill too: pkg/controller/restoredrill's Driller, its verdict into the report
-// only). It writes nothing the
-// incumbent owns: no bucket setting, no secret, no status, finalizer or annotation of a
-// BackupBucket or BackupEntry. What it writes is its own: a ConfigMap in the extension's
-// namespace, the condition Rehearsal on the seed's Extension backup-<provider>, and metrics.
+// entry's restore drill too: restoredrill.Driller, its verdict into the report only). It writes
+// nothing the incumbent owns: no bucket setting, no secret, no status, finalizer or annotation of
+// a BackupBucket or BackupEntry. What it writes is its own: a ConfigMap in the extension's
+// namespace (with drills, a second one: the drill mark), the condition Rehearsal on the seed's
+// Extension backup-<provider>, and metrics.
 package rehearsal
 
 import (
