@@ -56,6 +56,7 @@ func knownMetrics() map[string]bool {
 		// rehearsal release.
 		"gardener_backup_rehearsal_adoptable": true, "gardener_backup_rehearsal_cannot_tell": true,
 		"gardener_backup_rehearsal_planned_changes": true, "gardener_backup_rehearsal_last_run_timestamp_seconds": true,
+		"gardener_backup_rehearsal_backups_restorable": true,
 	}
 	ch := make(chan *prometheus.Desc, 100)
 	for _, c := range []prometheus.Collector{

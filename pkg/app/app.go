@@ -114,6 +114,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 		seedDeclared   bool
 		rehearse       bool
 		rehearsalEvery = rehearsal.DefaultInterval
+		rehearseDrills bool
 		controllers    = ControllersAll
 		// The periodic controllers' options (periodic.Options) are bound and completed
 		// (validated) with gardener's, by the aggregator's one loop over them; first, so that a
@@ -162,6 +163,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 				SeedExtensionDeclared:     seedDeclared,
 				Rehearse:                  rehearse,
 				RehearsalInterval:         rehearsalEvery,
+				RehearsalRestoreDrills:    rehearseDrills,
 				Controllers:               controllers,
 			})
 		},
@@ -175,6 +177,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 	cmd.Flags().BoolVar(&seedDeclared, "seed-extension-declared", false, "The Seed declares this extension's Extension "+decode.ExtensionType(p.Type())+" in spec.extensions (the chart reads it from gardenlet's values): BackupBuckets and BackupEntries wait until it is applied, never acting on the defaults meanwhile.")
 	cmd.Flags().BoolVar(&rehearse, "rehearse", false, "Rehearse the takeover beside the incumbent provider extension: read the BackupBuckets and BackupEntries of this type and their secrets, write none of them, and report for each whether it can be taken over and what the first reconcile would change (ConfigMap <leader-election-namespace>/"+name+"-rehearsal, the condition Rehearsal on the seed's Extension "+decode.ExtensionType(p.Type())+", metrics gardener_backup_rehearsal_*). No other controller runs.")
 	cmd.Flags().DurationVar(&rehearsalEvery, "rehearsal-interval", rehearsalEvery, "With --rehearse: how often the seed is rehearsed again (each pass reads every BackupBucket and BackupEntry of this type, probes, plans and counts each entry's snapshots).")
+	cmd.Flags().BoolVar(&rehearseDrills, "rehearsal-restore-drills", false, "With --rehearse: each pass also runs the restore drill of every BackupEntry, one after the other within the --restore-drill-* caps and deadline, and reports BackupsRestorable (a drill downloads the newest chain of every etcd: off by default). It writes nothing to the entries.")
 	cmd.Flags().Var(&controllers, "controllers", "What this process runs: all (every controller), core (all but the restore drill) or restore-drill (only the restore drill, elected with a lease of its own, the leader election ID with the suffix "+RestoreDrillLeaseSuffix+"). The chart runs core and restore-drill in two Deployments, so that a drill's child process that runs out of memory ends in the drill's container.")
 	cmd.AddCommand(drill.ChildCommand())
 	return cmd
@@ -217,6 +220,9 @@ type Config struct {
 	Rehearse bool
 	// RehearsalInterval is how often the rehearsal runs (zero: rehearsal.DefaultInterval).
 	RehearsalInterval time.Duration
+	// RehearsalRestoreDrills: the rehearsal drills every entry (rehearsal.Options.Drills) with
+	// RestoreDrill's options, restores by this binary's child (drill.SelfRestorer).
+	RehearsalRestoreDrills bool
 	// Controllers selects what the process runs ("": ControllersAll).
 	Controllers Controllers
 }
@@ -317,7 +323,11 @@ func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provide
 		return fmt.Errorf("adding the %s of the seed's Extension %s: %w", what, decode.ExtensionType(p.Type()), err)
 	}
 	if cfg.Rehearse {
-		return mgr.Add(NewRehearser(mgr, p, cfg))
+		r, err := NewRehearser(mgr, p, cfg)
+		if err != nil {
+			return err
+		}
+		return mgr.Add(r)
 	}
 	opts := options.AddOptions{
 		Controller:                cfg.Controller.Options(),
@@ -357,8 +367,18 @@ func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provide
 
 // NewRehearser is the rehearsal of p's objects in mgr's cluster: its ConfigMap is
 // gardener-extension-backup-<provider>-rehearsal (the chart's name of a rehearsal's release) in
-// the leader election's namespace (the chart's release namespace).
-func NewRehearser(mgr manager.Manager, p provider.Provider, cfg Config) *rehearsal.Rehearser {
+// the leader election's namespace (the chart's release namespace). With
+// cfg.RehearsalRestoreDrills it drills with cfg.RestoreDrill's options.
+func NewRehearser(mgr manager.Manager, p provider.Provider, cfg Config) (*rehearsal.Rehearser, error) {
+	var drills *restoredrill.Driller
+	if cfg.RehearsalRestoreDrills {
+		restorer, err := drill.SelfRestorer()
+		if err != nil {
+			return nil, err
+		}
+		drills = &restoredrill.Driller{Reader: mgr.GetAPIReader(), Options: cfg.RestoreDrill, SourceFor: restoredrill.StoreSource(mgr.GetAPIReader(), p),
+			Restore: restorer.Restore, Slots: restoredrill.NewSlots(cfg.RestoreDrill)}
+	}
 	return &rehearsal.Rehearser{
 		Provider: p,
 		Reader:   mgr.GetAPIReader(),
@@ -370,8 +390,9 @@ func NewRehearser(mgr manager.Manager, p provider.Provider, cfg Config) *rehears
 			Name:      "gardener-extension-backup-" + p.Type() + "-rehearsal",
 			Classes:   cfg.ExtensionClasses,
 			Inventory: cfg.Inventory,
+			Drills:    drills,
 		},
-	}
+	}, nil
 }
 
 // Run runs the controllers until ctx ends.

@@ -27,13 +27,19 @@ var (
 	RehearsalPlannedChanges = newGauge("rehearsal_planned_changes",
 		"Changes this extension's first reconcile would make to a BackupBucket's bucket (settings) or a BackupEntry (its etcd-backup secret's keys, its credentials), by action: create, update, delete.",
 		"kind", "name", "change")
+	// RehearsalRestorable is 1 for a BackupEntry whose restore drill in the rehearsal restored
+	// every etcd, 0 for one found not restorable; absent where it was not drilled or the drill
+	// proved nothing.
+	RehearsalRestorable = newGauge("rehearsal_backups_restorable",
+		"1 when the rehearsal's restore drill (rehearsal.restoreDrills) restored the newest backup of every etcd of a BackupEntry, 0 when it found one not restorable (the reason is in the rehearsal's ConfigMap); absent when not drilled or nothing was proven.",
+		"name")
 	// RehearsalLastRun is when the last rehearsal finished.
 	RehearsalLastRun = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "rehearsal_last_run_timestamp_seconds",
 		Help: "Unix time at which the last rehearsal of the seed finished."})
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(RehearsalAdoptable, RehearsalCannotTell, RehearsalPlannedChanges, RehearsalLastRun)
+	ctrlmetrics.Registry.MustRegister(RehearsalAdoptable, RehearsalCannotTell, RehearsalPlannedChanges, RehearsalLastRun, RehearsalRestorable)
 }
 
 // RehearsedObject is one object's outcome as the gauges show it.
@@ -43,6 +49,8 @@ type RehearsedObject struct {
 	Adoptable *bool
 	// Changes counts the planned changes by action.
 	Changes map[string]int
+	// Restorable is a BackupEntry's restore drill's verdict (nil: not drilled, or nothing proven).
+	Restorable *bool
 }
 
 // RecordRehearsal replaces every rehearsal series with objects' at unix time now.
@@ -50,7 +58,11 @@ func RecordRehearsal(objects []RehearsedObject, now float64) {
 	RehearsalAdoptable.Reset()
 	RehearsalCannotTell.Reset()
 	RehearsalPlannedChanges.Reset()
+	RehearsalRestorable.Reset()
 	for _, o := range objects {
+		if o.Restorable != nil {
+			RehearsalRestorable.WithLabelValues(o.Name).Set(map[bool]float64{true: 1}[*o.Restorable])
+		}
 		switch {
 		case o.Adoptable == nil:
 			RehearsalCannotTell.WithLabelValues(o.Kind, o.Name).Set(1)

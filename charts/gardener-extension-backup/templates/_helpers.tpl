@@ -33,3 +33,8 @@ gardener.runtimeCluster.enabled and the priority class there), else "false". */}
 {{- $rc := (.Values.gardener | default dict).runtimeCluster | default dict -}}
 {{- if and $rc.enabled $rc.priorityClassName (ne (toString $rc.enabled) "false") -}}true{{- else -}}false{{- end -}}
 {{- end -}}
+{{- /* "true" when a rehearsal (rehearse) runs the restore drills (rehearsal.restoreDrills), else
+"false". */ -}}
+{{- define "backup.rehearsalDrills" -}}
+{{- and .Values.rehearse (.Values.rehearsal | default dict).restoreDrills -}}
+{{- end -}}

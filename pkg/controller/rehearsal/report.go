@@ -5,10 +5,12 @@
 // Package rehearsal is the rehearsal of a takeover in one seed (--rehearse): beside the
 // incumbent, it reads the seed's BackupBuckets and BackupEntries of this extension's type and
 // the operator's secrets, and tells for each whether this extension can take it over, what its
-// first reconcile would change, and what the read-only checks find. It writes nothing the
-// incumbent owns: no bucket setting, no secret, no status, finalizer or annotation of a
-// BackupBucket or BackupEntry. What it writes is its own: a ConfigMap in the extension's
-// namespace, the condition Rehearsal on the seed's Extension backup-<provider>, and metrics.
+// first reconcile would change, and what the read-only checks find (with Options.Drills, each
+// entry's restore drill too: restoredrill.Driller, its verdict into the report only). It writes
+// nothing the incumbent owns: no bucket setting, no secret, no status, finalizer or annotation of
+// a BackupBucket or BackupEntry. What it writes is its own: a ConfigMap in the extension's
+// namespace (with drills, a second one: the drill mark), the condition Rehearsal on the seed's
+// Extension backup-<provider>, and metrics.
 package rehearsal
 
 import (
@@ -56,7 +58,8 @@ type Report struct {
 }
 
 // Check is the result of one read-only check (the bucket's probe, an entry's inventory and
-// BackupsFresh), as the condition of that name would say it.
+// BackupsFresh, its restore drill and BackupsRestorable), as the condition of that name would say
+// it.
 type Check struct {
 	Name    string                            `json:"name"`
 	Status  gardencorev1beta1.ConditionStatus `json:"status"`

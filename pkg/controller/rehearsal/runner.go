@@ -26,6 +26,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -51,6 +52,9 @@ type Options struct {
 	Classes []extensionsv1alpha1.ExtensionClass
 	// Inventory are the inventory's options (its thresholds judge BackupsFresh).
 	Inventory entryinventory.Options
+	// Drills, when set, drills every live BackupEntry once per pass (the check BackupsRestorable),
+	// within its options' caps and slots (nil: no drills).
+	Drills *restoredrill.Driller
 }
 
 // Published is what the ConfigMap holds.
@@ -154,6 +158,8 @@ func (r *Rehearser) Rehearse(ctx context.Context, now time.Time) ([]Report, erro
 		reports = append(reports, *rep)
 		byBucket[bb.Name] = rep
 	}
+	drilling := r.startDrills(ctx)
+	defer drilling.end(ctx)
 	for i := range entries.Items {
 		be := &entries.Items[i]
 		if !r.ours(be.Spec.DefaultSpec) {
@@ -162,6 +168,9 @@ func (r *Rehearser) Rehearse(ctx context.Context, now time.Time) ([]Report, erro
 		rep := deleting(KindBackupEntry, be.ObjectMeta)
 		if rep == nil {
 			e := Entry(ctx, r.Provider, r.Reader, r.Options.Inventory, be, byBucket[be.Spec.BucketName], now)
+			if c, ok := drilling.entry(ctx, be); ok {
+				e.Checks = append(e.Checks, c)
+			}
 			rep = &e
 		}
 		reports = append(reports, *rep)
@@ -190,7 +199,7 @@ func deleting(kind string, meta metav1.ObjectMeta) *Report {
 func gauges(reports []Report) []metrics.RehearsedObject {
 	out := make([]metrics.RehearsedObject, 0, len(reports))
 	for _, r := range reports {
-		o := metrics.RehearsedObject{Kind: r.Kind, Name: r.Name, Changes: r.CountChanges()}
+		o := metrics.RehearsedObject{Kind: r.Kind, Name: r.Name, Changes: r.CountChanges(), Restorable: restorable(r)}
 		if r.Verdict != CannotTell {
 			adoptable := r.Verdict == Adoptable
 			o.Adoptable = &adoptable

@@ -65,6 +65,7 @@ func Summary(reports []Report) (gardencorev1beta1.ConditionStatus, string, strin
 	if checksFailed > 0 {
 		msg += fmt.Sprintf("; %d read-only checks did not pass", checksFailed)
 	}
+	msg += drillSummary(reports)
 	status, reason := gardencorev1beta1.ConditionTrue, ReasonAllAdoptable
 	if len(cannotTell) > 0 {
 		status, reason = gardencorev1beta1.ConditionUnknown, ReasonCannotTell

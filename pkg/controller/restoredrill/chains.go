@@ -94,7 +94,7 @@ func (r *Reconciler) reportChains(ctx context.Context, be *extensionsv1alpha1.Ba
 			st.Etcds = append(st.Etcds, e)
 		}
 	}
-	if err := r.excuse(ctx, be, st); err != nil {
+	if err := excuse(ctx, r.Reader, be, st); err != nil {
 		log.FromContext(ctx).Info("Could not read the shoot's Cluster", "error", err.Error())
 	}
 	if err := r.publish(ctx, be, st, verdictOf(st, last)); err != nil {

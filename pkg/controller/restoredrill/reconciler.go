@@ -12,6 +12,7 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -125,27 +126,14 @@ func (r *Reconciler) look(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 		}
 	}
 
-	st, err := r.drill(ctx, be)
+	var chains *metav1.Time
+	if ps.Chains != nil {
+		chains = &ps.Chains.CheckedAt
+	}
+	st, _, err := r.driller().Drill(ctx, be, entryStatus{r}, last, chains)
 	if err != nil {
-		// ctx ended (the process is stopping): nothing proven, nothing published, and the mark
-		// goes, so that the next process does not take a stop in order for a killed drill.
-		if ctx.Err() != nil {
-			r.unmarkStarted(ctx, be)
-		}
 		return reconcile.Result{}, err
 	}
-	if ps.Chains != nil { // what the inventory found by names, the drill has seen too
-		checked := ps.Chains.CheckedAt
-		st.ChainsCheckedAt = &checked
-	}
-	if err := r.excuse(ctx, be, st); err != nil {
-		log.FromContext(ctx).Info("Could not read the shoot's Cluster", "error", err.Error())
-	}
-	v := verdictOf(st, last)
-	if err := r.publish(ctx, be, st, v); err != nil {
-		return reconcile.Result{}, err
-	}
-	observe(be.Name, st, last)
 	return reconcile.Result{RequeueAfter: periodic.Jitter(max(r.due(st).Sub(now), time.Second))}, nil
 }
 
@@ -171,63 +159,6 @@ func failed(st *drill.Status) bool {
 	return false
 }
 
-// drill drills every etcd under the entry's prefix (entryinfo.LocateEntry: a garden's is not
-// under its name) within a slot of the process's concurrency: drill.Drill, the restores by
-// Restore. Once it has the slot, it marks the entry (markStarted) before it reads anything. Its
-// error is ctx's or the mark's: everything else is in the status.
-func (r *Reconciler) drill(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (*drill.Status, error) {
-	select {
-	case r.Slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { <-r.Slots }()
-	if err := r.markStarted(ctx, be); err != nil {
-		return nil, err
-	}
-	st := &drill.Status{Bucket: be.Spec.BucketName, Region: be.Spec.Region}
-	defer func() { st.DrilledAt = metav1.NewTime(r.Now()) }()
-	loc, err := entryinfo.LocateEntry(ctx, r.Reader, be)
-	if err != nil {
-		st.Error = err.Error()
-		return st, ctx.Err()
-	}
-	st.Prefix = loc.Prefix.String()
-	src, err := r.SourceFor(ctx, be)
-	if err != nil {
-		st.Error = err.Error()
-		return st, ctx.Err()
-	}
-	results, err := drill.Drill(ctx, src, be.Spec.BucketName, st.Prefix, drill.Options{
-		ScratchDir: r.Options.ScratchDir, MaxBytes: r.Options.MaxBytes, MaxScratchBytes: r.Options.MaxScratchBytes,
-		ReadRate: r.Options.ReadRate, Restore: r.Restore,
-		Deadline: r.Options.Deadline, MaxDeltas: r.Options.MaxDeltas, MaxKeys: r.Options.MaxKeys,
-	})
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	switch {
-	case drill.ReasonOf(err) == drill.ReasonCutOff:
-		st.CutOff = err.Error()
-		return st, nil
-	case err != nil:
-		st.Error = err.Error()
-		return st, nil
-	}
-	for _, res := range results {
-		if drill.ReasonOf(res.Err) == drill.ReasonCutOff {
-			st.CutOff = res.Err.Error()
-		}
-		if res.Unconfined != "" {
-			log.FromContext(ctx).Info("The restore drill's child process ran without Landlock confinement", "etcd", res.Etcd, "reason", res.Unconfined)
-		}
-		st.Etcds = append(st.Etcds, etcdStatus(res))
-		metrics.DrillDuration.WithLabelValues(resultLabel(res.Err)).Observe(res.Duration.Seconds())
-		metrics.DrillBytesTotal.Add(float64(res.BytesRead))
-	}
-	return st, nil
-}
-
 func resultLabel(err error) string {
 	switch reason := drill.ReasonOf(err); {
 	case err == nil:
@@ -241,7 +172,7 @@ func resultLabel(err error) string {
 // excuse turns the findings the shoot's state explains into Unknown, as BackupsFresh judges a
 // hibernated or deleted shoot: NoFullSnapshot where the shoot takes no snapshots now. Damage (a
 // changed byte, a broken chain, a refused restore) is never excused: the backup is what it is.
-func (r *Reconciler) excuse(ctx context.Context, be *extensionsv1alpha1.BackupEntry, st *drill.Status) error {
+func excuse(ctx context.Context, reader client.Reader, be *extensionsv1alpha1.BackupEntry, st *drill.Status) error {
 	var missing []int
 	for i, e := range st.Etcds {
 		if e.Reason == string(drill.ReasonNoFullSnapshot) {
@@ -251,7 +182,7 @@ func (r *Reconciler) excuse(ctx context.Context, be *extensionsv1alpha1.BackupEn
 	if len(missing) == 0 {
 		return nil
 	}
-	reason, message, err := entryinfo.SnapshotsNotExpected(ctx, r.Reader, be)
+	reason, message, err := entryinfo.SnapshotsNotExpected(ctx, reader, be)
 	if err != nil || reason == "" {
 		return err
 	}
@@ -264,7 +195,7 @@ func (r *Reconciler) excuse(ctx context.Context, be *extensionsv1alpha1.BackupEn
 
 // publishPending says when an entry never drilled is drilled first.
 func (r *Reconciler) publishPending(ctx context.Context, be *extensionsv1alpha1.BackupEntry, first time.Time) error {
-	return r.setCondition(ctx, be, verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonNotDrilledYet,
+	return r.setCondition(ctx, be, Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonNotDrilledYet,
 		Message: fmt.Sprintf("Not drilled yet: the first restore drill is at %s (the entry's slot in the interval of %s).", first.UTC().Format(time.RFC3339), r.Options.Interval)}, nil)
 }
 

@@ -57,10 +57,11 @@ const (
 	EventRestorabilityUnknown = "BackupsRestorabilityUnknown"
 )
 
-// verdict is BackupsRestorable's content.
-type verdict struct {
-	Status          gardencorev1beta1.ConditionStatus
-	Reason, Message string
+// Verdict is BackupsRestorable's content.
+type Verdict struct {
+	Status  gardencorev1beta1.ConditionStatus `json:"status"`
+	Reason  string                            `json:"reason,omitempty"`
+	Message string                            `json:"message,omitempty"`
 }
 
 // etcdStatus is one etcd's drill as published.
@@ -96,10 +97,10 @@ func etcdStatus(res drill.Result) drill.EtcdStatus {
 
 // verdictOf is BackupsRestorable for st: False when an etcd is not restorable, else Unknown when
 // one is unknown, else True. last is the drill before (nil: none), which a failed one cites.
-func verdictOf(st *drill.Status, last *drill.Status) verdict {
+func verdictOf(st *drill.Status, last *drill.Status) Verdict {
 	at := st.DrilledAt.UTC().Format(time.RFC3339)
 	if st.Error != "" {
-		v := verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonDrillFailed,
+		v := Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonDrillFailed,
 			Message: fmt.Sprintf("The restore drill at %s proved nothing: %s.", at, st.Error)}
 		if last != nil && last.Error == "" && len(last.Etcds) > 0 {
 			v.Message += " The drill before, at " + last.DrilledAt.UTC().Format(time.RFC3339) + ", found: " + etcdLines(last.Etcds)
@@ -107,7 +108,7 @@ func verdictOf(st *drill.Status, last *drill.Status) verdict {
 		return v
 	}
 	if st.Interrupted != "" {
-		v := verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonDrillInterrupted,
+		v := Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonDrillInterrupted,
 			Message: fmt.Sprintf("The restore drill proved nothing: %s; drilled again an interval later.", st.Interrupted)}
 		if last != nil && last.Error == "" && len(last.Etcds) > 0 {
 			v.Message += " The drill before, at " + last.DrilledAt.UTC().Format(time.RFC3339) + ", found: " + etcdLines(last.Etcds)
@@ -115,7 +116,7 @@ func verdictOf(st *drill.Status, last *drill.Status) verdict {
 		return v
 	}
 	if len(st.Etcds) == 0 && st.CutOff != "" {
-		v := verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: string(drill.ReasonCutOff),
+		v := Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: string(drill.ReasonCutOff),
 			Message: fmt.Sprintf("The restore drill at %s was cut off before it drilled anything: %s; drilled again an interval later.", at, st.CutOff)}
 		if last != nil && last.Error == "" && len(last.Etcds) > 0 {
 			v.Message += " The drill before, at " + last.DrilledAt.UTC().Format(time.RFC3339) + ", found: " + etcdLines(last.Etcds)
@@ -123,10 +124,10 @@ func verdictOf(st *drill.Status, last *drill.Status) verdict {
 		return v
 	}
 	if len(st.Etcds) == 0 {
-		return verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonNoSnapshots,
+		return Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonNoSnapshots,
 			Message: fmt.Sprintf("The restore drill at %s found no snapshot under the entry's prefix: nothing to restore.", at)}
 	}
-	v := verdict{Status: gardencorev1beta1.ConditionTrue, Reason: ReasonRestored}
+	v := Verdict{Status: gardencorev1beta1.ConditionTrue, Reason: ReasonRestored}
 	for _, want := range []gardencorev1beta1.ConditionStatus{gardencorev1beta1.ConditionUnknown, gardencorev1beta1.ConditionFalse} {
 		for _, e := range st.Etcds {
 			if e.Restorable == string(want) {
@@ -148,7 +149,7 @@ func etcdLines(etcds []drill.EtcdStatus) string {
 }
 
 // publish writes st beside the inventory in status.providerStatus and the condition.
-func (r *Reconciler) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntry, st *drill.Status, v verdict) error {
+func (r *Reconciler) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntry, st *drill.Status, v Verdict) error {
 	if err := r.setCondition(ctx, be, v, st); err != nil {
 		return fmt.Errorf("publishing the restore drill of BackupEntry %s: %w", be.Name, err)
 	}
@@ -157,7 +158,7 @@ func (r *Reconciler) publish(ctx context.Context, be *extensionsv1alpha1.BackupE
 
 // setCondition sets BackupsRestorable to v (and the drill's status when st is set), and emits an
 // event when the verdict (status or reason) changes.
-func (r *Reconciler) setCondition(ctx context.Context, be *extensionsv1alpha1.BackupEntry, v verdict, st *drill.Status) error {
+func (r *Reconciler) setCondition(ctx context.Context, be *extensionsv1alpha1.BackupEntry, v Verdict, st *drill.Status) error {
 	var previous *gardencorev1beta1.Condition
 	err := extstatus.Patch(ctx, r.Client, r.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
 		old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsRestorable)
