@@ -173,6 +173,17 @@ type StreamWriter interface {
 	PutObjectStream(ctx context.Context, bucket, key string, r io.Reader, size int64) error
 }
 
+// ServerSideCopier copies objects inside one store: the bytes never pass through the caller.
+// Stores that have it: aws (S3 and S3-compatible, within one endpoint).
+type ServerSideCopier interface {
+	// CopyObject copies the current version of src.Key in srcBucket, as a listing reported it
+	// (its Size and Modified), to dstKey in dstBucket of the same store (endpoint and account or
+	// partition), replacing dstKey's current version. The credentials must read the source and
+	// write the destination. A source that is gone returns ErrNotFound; a source written again
+	// after src.Modified fails rather than copy something else.
+	CopyObject(ctx context.Context, srcBucket string, src ObjectVersion, dstBucket, dstKey string) error
+}
+
 // ReadObject reads the whole current version of one object through OpenObject: for small
 // objects (tests, markers), never for snapshots.
 func ReadObject(ctx context.Context, d DataPlane, bucket, key string) ([]byte, error) {

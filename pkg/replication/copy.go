@@ -42,6 +42,11 @@ type From struct {
 type To struct {
 	Store  Destination
 	Bucket string
+	// Copier, when set, copies each object inside the store (server-side) instead of streaming
+	// it through this process: only where the source bucket is in the same store (endpoint,
+	// account) and the destination's credentials read it. The caller knows; the engine does not
+	// guess.
+	Copier objectstore.ServerSideCopier
 }
 
 // DefaultParallelism is how many objects a pass copies at once unless told otherwise.
@@ -182,9 +187,16 @@ func execute(ctx context.Context, src From, dst To, objects []objectstore.Object
 // errVanished marks a source object that was gone when it was read.
 var errVanished = errors.New("gone from the source")
 
-// copyOne streams one object from the source to the destination.
+// copyOne copies one object: inside the store where dst has a Copier, else streamed.
 func copyOne(ctx context.Context, src From, dst To, o objectstore.ObjectVersion) error {
 	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dst.Copier != nil {
+		err := dst.Copier.CopyObject(objectstore.WithOperation(ctx, objectstore.OpCopyObject), src.Bucket, o, dst.Bucket, o.Key)
+		if errors.Is(err, objectstore.ErrNotFound) {
+			return errVanished
+		}
 		return err
 	}
 	r, err := src.Store.OpenObject(objectstore.WithOperation(ctx, objectstore.OpOpenObject), src.Bucket, o.Key, "")

@@ -190,3 +190,33 @@ func TestCopyStopsOnAKeyOutsideThePrefix(t *testing.T) {
 		t.Errorf("%v; want an error and nothing written", err)
 	}
 }
+
+// recordingCopier copies inside one memstore, as a store's server-side copy does, and counts.
+type recordingCopier struct {
+	store  *memstore.Faults
+	copies int
+}
+
+func (c *recordingCopier) CopyObject(ctx context.Context, srcBucket string, src objectstore.ObjectVersion, dstBucket, dstKey string) error {
+	c.copies++
+	data, err := objectstore.ReadObject(ctx, c.store.Store, srcBucket, src.Key)
+	if err != nil {
+		return err
+	}
+	return c.store.PutObject(ctx, dstBucket, dstKey, data)
+}
+
+func TestCopyServerSideWhereTheDestinationHasACopier(t *testing.T) {
+	ctx := context.Background()
+	src, _ := stores(t, 3)
+	if err := src.EnsureBucket(ctx, objectstore.Bucket{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	copier := &recordingCopier{store: src}
+	prefix, _ := objectstore.EntryPrefix(entry)
+	puts := src.Calls(memstore.OpPutObject)
+	res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"}, replication.To{Store: src, Bucket: "c", Copier: copier}, prefix, replication.Options{})
+	if err != nil || res.Copied != 3 || copier.copies != 3 || src.Calls(memstore.OpOpenObject) != 0 || src.Calls(memstore.OpPutObject)-puts != 3 {
+		t.Errorf("%+v, %v; %d server-side copies, %d reads through the engine; want 3 copies, no reads", res, err, copier.copies, src.Calls(memstore.OpOpenObject))
+	}
+}
