@@ -75,6 +75,7 @@ func (s set) bytes() int64 {
 type stores struct {
 	objectstore.DataPlane
 	objectstore.StreamWriter
+
 	copier objectstore.ServerSideCopier
 }
 
