@@ -83,8 +83,9 @@ func (r Result) Done() bool { return len(r.Failed) == 0 && len(r.Plan.Conflicts)
 // Copy makes the destination hold every current snapshot of the source under prefix (an entry's
 // `<entry>/`), under the same keys, in one pass. A failed listing returns its error and no
 // result; failed copies are in Result.Failed, and the error is then the first of them (wrapped,
-// so that errors.Is sees the store's sentinels), so a pass that left something behind never
-// returns nil.
+// so that errors.Is sees the store's sentinels): a pass whose copies failed never returns nil.
+// A conflict (the destination's differing, newer object, kept) is no error of the pass: the
+// caller reads Result.Done and Result.Lag, which count it.
 func Copy(ctx context.Context, src From, dst To, prefix objectstore.Prefix, opts Options) (Result, error) {
 	if err := prefix.Validate(); err != nil {
 		return Result{}, err
