@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -194,11 +195,11 @@ func TestCopyStopsOnAKeyOutsideThePrefix(t *testing.T) {
 // recordingCopier copies inside one memstore, as a store's server-side copy does, and counts.
 type recordingCopier struct {
 	store  *memstore.Faults
-	copies int
+	copies atomic.Int64
 }
 
 func (c *recordingCopier) CopyObject(ctx context.Context, srcBucket string, src objectstore.ObjectVersion, dstBucket, dstKey string) error {
-	c.copies++
+	c.copies.Add(1)
 	data, err := objectstore.ReadObject(ctx, c.store.Store, srcBucket, src.Key)
 	if err != nil {
 		return err
@@ -216,7 +217,7 @@ func TestCopyServerSideWhereTheDestinationHasACopier(t *testing.T) {
 	prefix, _ := objectstore.EntryPrefix(entry)
 	puts := src.Calls(memstore.OpPutObject)
 	res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"}, replication.To{Store: src, Bucket: "c", Copier: copier}, prefix, replication.Options{})
-	if err != nil || res.Copied != 3 || copier.copies != 3 || src.Calls(memstore.OpOpenObject) != 0 || src.Calls(memstore.OpPutObject)-puts != 3 {
-		t.Errorf("%+v, %v; %d server-side copies, %d reads through the engine; want 3 copies, no reads", res, err, copier.copies, src.Calls(memstore.OpOpenObject))
+	if err != nil || res.Copied != 3 || copier.copies.Load() != 3 || src.Calls(memstore.OpOpenObject) != 0 || src.Calls(memstore.OpPutObject)-puts != 3 {
+		t.Errorf("%+v, %v; %d server-side copies, %d reads through the engine; want 3 copies, no reads", res, err, copier.copies.Load(), src.Calls(memstore.OpOpenObject))
 	}
 }
