@@ -100,6 +100,10 @@ bench-handback: tools ## The aws hand-back on 100,000 object versions on MinIO: 
 bench-rehearsal: tools ## One rehearsal pass over 1,000 BackupEntries on envtest + MinIO (BENCH_FLAGS=--entries=200 for less): time, API server and store requests per entry; then the drill's cost per entry over 20 of them (--drills=0: none).
 	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)"; go run ./test/bench/rehearsal $(BENCH_FLAGS)
 
+.PHONY: bench-copy
+bench-copy: tools ## Copying an entry between two MinIO servers (a 1 GiB full snapshot; 1,000 deltas of 64 KiB): raw read, raw write, streamed copy, a pass with nothing to do, server-side copy, in one run, with requests per pass.
+	@export GEB_MINIO="$$(hack/tools.sh minio)"; go run ./test/bench/copy $(BENCH_FLAGS)
+
 .PHONY: bench-drill
 bench-drill: tools ## Restore drill of a 1 GiB full snapshot and 10,000 deltas in MinIO (and a 128 MiB one): raw download vs drill in one run, peak RSS of the fetch and of the restore child (BENCH_FLAGS=--sizes=64,256 --deltas=1000 for less).
 	@export GEB_MINIO="$$(hack/tools.sh minio)"; go run ./test/bench/drill $(BENCH_FLAGS)

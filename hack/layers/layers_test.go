@@ -40,6 +40,7 @@ var order = []layer{
 	{name: "the providers' APIs", patterns: []string{"pkg/apis/..."}},
 	{name: "the decoded providerConfig", patterns: []string{"pkg/apis/config"}},
 	{name: "what the APIs share", patterns: []string{"pkg/apis/credentials", "pkg/apis/freshness", "pkg/apis/immutability", "pkg/apis/decode", "pkg/apis/validation"}},
+	{name: "the copy between two stores", patterns: []string{"pkg/replication"}},
 	{name: "readers of the store and the harness", patterns: []string{"pkg/drill", "pkg/inventory", "pkg/objectstore/conformance", "pkg/objectstore/memstore"}},
 	{name: "metrics", patterns: []string{"pkg/metrics"}},
 	{name: "the store seam", patterns: []string{"pkg/objectstore", "pkg/snapshotname"}},

@@ -17,6 +17,10 @@ const (
 	OpDeferDeletion = "defer_deletion"
 	OpProbe         = "probe"
 	OpOpenObject    = "get_object"
+	// OpPutObject labels the writes of a copy between two stores (StreamWriter.PutObjectStream).
+	OpPutObject = "put_object"
+	// OpCopyObject labels a copy inside one store (ServerSideCopier.CopyObject).
+	OpCopyObject = "copy_object"
 	// The credential issuer's calls (objectstore.CredentialIssuer), named where the BackupBucket
 	// controller makes them.
 	OpIssueCredential    = "issue_credential"

@@ -44,6 +44,10 @@ type ObjectVersion struct {
 	// BlobSnapshot is true for an Azure blob snapshot: a read-only copy of a blob, not one of
 	// its versions (Noncurrent too). No snapstore lists it.
 	BlobSnapshot bool
+	// ContentMD5 is the hex MD5 of this version's content where the store's listing states it
+	// for certain; empty where it does not (S3's ETag is no MD5 for a multipart or an encrypted
+	// upload, so the aws listing leaves it empty).
+	ContentMD5 string
 	// ExcludeMark is true when this version carries etcd-backup-restore's exclude mark
 	// (ExcludeMarkKey "true") and the store's listing tells it (GCS metadata, Azure blob index
 	// tags); a store whose listing does not tell reads it with SnapshotRule.MarkOf.
@@ -155,6 +159,29 @@ type Writer interface {
 	// PutObject writes one object, replacing its current version (a new version where the bucket
 	// keeps versions). A missing bucket returns ErrBucketNotFound or ErrNotFound.
 	PutObject(ctx context.Context, bucket, key string, data []byte) error
+}
+
+// StreamWriter writes objects from a stream: what a copy between two stores needs of the
+// destination, since a snapshot may be larger than memory. Stores that have it: aws (S3 and
+// S3-compatible) and memstore.
+type StreamWriter interface {
+	// PutObjectStream writes exactly size bytes read from r as key, replacing its current version
+	// (a new version where the bucket keeps versions). It holds no more than a bounded buffer of
+	// r in memory, whatever the size (memstore, which keeps its objects in memory, aside). A reader that ends before size bytes, or holds more, fails
+	// the write and leaves no object behind. A missing bucket returns ErrBucketNotFound or
+	// ErrNotFound.
+	PutObjectStream(ctx context.Context, bucket, key string, r io.Reader, size int64) error
+}
+
+// ServerSideCopier copies objects inside one store: the bytes never pass through the caller.
+// Stores that have it: aws (S3 and S3-compatible, within one endpoint).
+type ServerSideCopier interface {
+	// CopyObject copies the current version of src.Key in srcBucket, as a listing reported it
+	// (its Size and Modified), to dstKey in dstBucket of the same store (endpoint and account or
+	// partition), replacing dstKey's current version. The credentials must read the source and
+	// write the destination. A source that is gone returns ErrNotFound; a source written again
+	// after src.Modified fails rather than copy something else.
+	CopyObject(ctx context.Context, srcBucket string, src ObjectVersion, dstBucket, dstKey string) error
 }
 
 // ReadObject reads the whole current version of one object through OpenObject: for small

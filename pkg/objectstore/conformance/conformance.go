@@ -97,6 +97,7 @@ func Run(t *testing.T, h Harness) {
 	}{
 		{"EnsureBucketIsIdempotent", testEnsureBucketIdempotent},
 		{"ObjectsRoundTrip", testObjectsRoundTrip},
+		{"StreamWrite", testStreamWrite},
 		{"ListObjectsHonoursPrefixExactly", testListPrefix},
 		{"DeleteObjectsChecksAndToleratesMissing", testDeleteObjects},
 		{"DeletePrefixRemovesExactlyItsPrefix", testDeletePrefix},

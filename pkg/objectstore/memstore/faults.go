@@ -41,9 +41,10 @@ type Faults struct {
 }
 
 var (
-	_ objectstore.DataPlane  = (*Faults)(nil)
-	_ objectstore.Management = (*Faults)(nil)
-	_ objectstore.Writer     = (*Faults)(nil)
+	_ objectstore.DataPlane    = (*Faults)(nil)
+	_ objectstore.Management   = (*Faults)(nil)
+	_ objectstore.Writer       = (*Faults)(nil)
+	_ objectstore.StreamWriter = (*Faults)(nil)
 )
 
 // WithFaults wraps s.
@@ -171,6 +172,14 @@ func (f *Faults) PutObject(ctx context.Context, bucket, key string, data []byte)
 		return err
 	}
 	return f.Store.PutObject(ctx, bucket, key, data)
+}
+
+// PutObjectStream implements objectstore.StreamWriter; OpPutObject fails it as it fails PutObject.
+func (f *Faults) PutObjectStream(ctx context.Context, bucket, key string, r io.Reader, size int64) error {
+	if err := f.enter(ctx, OpPutObject); err != nil {
+		return err
+	}
+	return f.Store.PutObjectStream(ctx, bucket, key, r, size)
 }
 
 // OpenObject implements objectstore.DataPlane.

@@ -13,6 +13,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/md5" //nolint:gosec // the content's MD5 as stores report it, not a security measure
+	"encoding/hex"
 	"fmt"
 	"io"
 	"slices"
@@ -59,6 +61,7 @@ type version struct {
 	id           string // "" is S3's "null" version
 	seq          int
 	data         []byte
+	md5          string // hex MD5 of data, as the listing reports it (ObjectVersion.ContentMD5)
 	deleteMarker bool
 	modified     time.Time
 	excludeMark  bool // tagged x-etcd-snapshot-exclude=true (MarkExcluded)
@@ -73,9 +76,10 @@ type bucket struct {
 }
 
 var (
-	_ objectstore.DataPlane  = (*Store)(nil)
-	_ objectstore.Management = (*Store)(nil)
-	_ objectstore.Writer     = (*Store)(nil)
+	_ objectstore.DataPlane    = (*Store)(nil)
+	_ objectstore.Management   = (*Store)(nil)
+	_ objectstore.Writer       = (*Store)(nil)
+	_ objectstore.StreamWriter = (*Store)(nil)
 )
 
 // New returns an empty store whose DeleteObjects accepts batchSize objects.
@@ -217,7 +221,7 @@ func (s *Store) page(bucketName, prefix string, after *entry) ([]objectstore.Obj
 		}
 		for i, v := range versions {
 			e := entry{key: k, seq: v.seq, id: v.id, v: objectstore.ObjectVersion{
-				Key: k, Version: v.id, Size: int64(len(v.data)), Modified: v.modified,
+				Key: k, Version: v.id, Size: int64(len(v.data)), Modified: v.modified, ContentMD5: v.md5,
 				Noncurrent: v.deleteMarker || i < len(versions)-1, RetainUntil: b.locks[k],
 				DeleteMarker: v.deleteMarker,
 			}}
@@ -325,8 +329,27 @@ func (s *Store) Deferred(bucketName, prefix string) bool {
 
 // PutObject implements objectstore.Writer.
 func (s *Store) PutObject(ctx context.Context, bucketName, key string, data []byte) error {
+	return s.put(ctx, bucketName, key, append([]byte(nil), data...))
+}
+
+// PutObjectStream implements objectstore.StreamWriter. The store keeps objects in memory, so it
+// reads r whole; a reader that holds other than size bytes writes nothing.
+func (s *Store) PutObjectStream(ctx context.Context, bucketName, key string, r io.Reader, size int64) error {
+	data, err := io.ReadAll(io.LimitReader(r, size+1))
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", key, err)
+	}
+	if int64(len(data)) != size {
+		return fmt.Errorf("object %s: the stream held %d bytes, not %d", key, len(data), size)
+	}
+	return s.put(ctx, bucketName, key, data)
+}
+
+// put writes data (the store's own copy) as the current version of key.
+func (s *Store) put(ctx context.Context, bucketName, key string, data []byte) error {
+	sum := md5.Sum(data) //nolint:gosec // see the import
 	return s.withBucket(ctx, bucketName, func(b *bucket) error {
-		v := version{data: append([]byte(nil), data...), modified: time.Now()}
+		v := version{data: data, md5: hex.EncodeToString(sum[:]), modified: time.Now()}
 		if b.versioning == enabled {
 			v.id = s.newVersionID()
 		} else {

@@ -9,7 +9,8 @@
 // iamEntryIssuer and minioEntryIssuer). Its concerns: the secret's keys, their checks and the
 // etcd-backup secret (EtcdBackupSecretData); the SDK clients (clientConfig, NewS3Client: auth,
 // endpoint, TLS, metrics); the bucket (management's EnsureBucket and DeleteBucket); the object
-// operations and Probe (store); deferred deletion (DeferDeletion, deferralRules); adoption from
+// operations and Probe (store), streamed writes and server-side copies (PutObjectStream,
+// CopyObject); deferred deletion (DeferDeletion, deferralRules); adoption from
 // and hand-back to provider-aws (AdoptedRule, incumbentLifecycle); error classification
 // (classify). The SDK-free half (config, bucket names) is pkg/apis/aws.
 package aws

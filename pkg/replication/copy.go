@@ -1,0 +1,215 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+// Package replication copies an entry's snapshots from one object store to another, of the same
+// type or not: the second copy of a seed's backups. One pass observes (one listing of the
+// entry's prefix in each store), decides (decide: what to copy, what the lag is; no I/O) and
+// executes (streamed copies, a bounded number at once). It never deletes and never overwrites an
+// object that is not older than the source's.
+package replication
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// Source is what a copy needs of the store it copies from: its data plane's listing and reads.
+type Source interface {
+	ListObjects(ctx context.Context, bucket, prefix string, fn func(page []objectstore.ObjectVersion) error) error
+	OpenObject(ctx context.Context, bucket, key, version string) (io.ReadCloser, error)
+}
+
+// Destination is what a copy needs of the store it copies to: its listing and a streaming write.
+type Destination interface {
+	ListObjects(ctx context.Context, bucket, prefix string, fn func(page []objectstore.ObjectVersion) error) error
+	objectstore.StreamWriter
+}
+
+// From is the side a copy reads: a store and the bucket in it.
+type From struct {
+	Store  Source
+	Bucket string
+}
+
+// To is the side a copy writes: a store and the bucket in it.
+type To struct {
+	Store  Destination
+	Bucket string
+	// Copier, when set, copies each object inside the store (server-side) instead of streaming
+	// it through this process: only where the source bucket is in the same store (endpoint,
+	// account) and the destination's credentials read it. The caller knows; the engine does not
+	// guess.
+	Copier objectstore.ServerSideCopier
+}
+
+// DefaultParallelism is how many objects a pass copies at once unless told otherwise.
+const DefaultParallelism = 4
+
+// Options tune a pass.
+type Options struct {
+	// Parallelism is how many objects are copied at once (0: DefaultParallelism).
+	Parallelism int
+	// Now is the clock the lag is measured with (nil: time.Now).
+	Now func() time.Time
+}
+
+// Result is the outcome of one pass.
+type Result struct {
+	// Plan is what the pass decided from its listings.
+	Plan Plan
+	// Copied and Bytes count what was written to the destination.
+	Copied int
+	Bytes  int64
+	// Vanished counts snapshots the source no longer had when they were read (deleted by
+	// etcd-backup-restore's garbage collection since the listing).
+	Vanished int
+	// Failed are the snapshots that were not copied, each with its classified error.
+	Failed []objectstore.ObjectError
+	// Lag is the age, at the end of the pass, of the oldest source snapshot still not in the
+	// destination (failed or in conflict); 0 when the destination is caught up.
+	Lag time.Duration
+}
+
+// Done reports whether the destination held every snapshot of the source when the pass ended.
+func (r Result) Done() bool { return len(r.Failed) == 0 && len(r.Plan.Conflicts) == 0 }
+
+// Copy makes the destination hold every current snapshot of the source under prefix (an entry's
+// `<entry>/`), under the same keys, in one pass. A failed listing returns its error and no
+// result; failed copies are in Result.Failed, and the error is then the first of them (wrapped,
+// so that errors.Is sees the store's sentinels): a pass whose copies failed never returns nil.
+// A conflict (the destination's differing, newer object, kept) is no error of the pass: the
+// caller reads Result.Done and Result.Lag, which count it.
+func Copy(ctx context.Context, src From, dst To, prefix objectstore.Prefix, opts Options) (Result, error) {
+	if err := prefix.Validate(); err != nil {
+		return Result{}, err
+	}
+	if prefix.IsWholeBucket() {
+		return Result{}, objectstore.Invalidf("a copy is of one entry's prefix, not of a whole bucket")
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	source, destination, err := observe(ctx, src, dst, prefix)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Plan: decide(prefix.String(), source, destination, now())}
+	execute(ctx, src, dst, res.Plan.Copy, opts.Parallelism, &res)
+	var behind []time.Time
+	for _, f := range res.Failed {
+		behind = append(behind, f.Object.Modified)
+	}
+	for _, c := range res.Plan.Conflicts {
+		behind = append(behind, c.Source.Modified)
+	}
+	res.Lag = lag(behind, now())
+	if len(res.Failed) > 0 {
+		f := res.Failed[0]
+		return res, fmt.Errorf("%d of %d snapshots under %s not copied; first %s: %w", len(res.Failed), len(res.Plan.Copy), prefix, f.Object.Key, f.Err)
+	}
+	return res, nil
+}
+
+// observe lists prefix in both stores and keeps what a plain read returns: the source's current
+// versions and the destination's, by key. Either listing's failure is returned.
+func observe(ctx context.Context, src From, dst To, prefix objectstore.Prefix) ([]objectstore.ObjectVersion, map[string]objectstore.ObjectVersion, error) {
+	var source []objectstore.ObjectVersion
+	err := list(ctx, src.Store, src.Bucket, prefix, func(o objectstore.ObjectVersion) { source = append(source, o) })
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing %s in the source bucket %s: %w", prefix, src.Bucket, err)
+	}
+	destination := map[string]objectstore.ObjectVersion{}
+	err = list(ctx, dst.Store, dst.Bucket, prefix, func(o objectstore.ObjectVersion) { destination[o.Key] = o })
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing %s in the destination bucket %s: %w", prefix, dst.Bucket, err)
+	}
+	return source, destination, nil
+}
+
+type lister interface {
+	ListObjects(ctx context.Context, bucket, prefix string, fn func(page []objectstore.ObjectVersion) error) error
+}
+
+// list streams one listing of prefix and hands keep each current version. A key outside prefix
+// stops the listing: a store that mis-lists must not make a copy write elsewhere.
+func list(ctx context.Context, store lister, bucket string, prefix objectstore.Prefix, keep func(objectstore.ObjectVersion)) error {
+	return store.ListObjects(objectstore.WithOperation(ctx, objectstore.OpListObjects), bucket, prefix.String(), func(page []objectstore.ObjectVersion) error {
+		for _, o := range page {
+			if !prefix.Contains(o.Key) {
+				return fmt.Errorf("the listing of %s returned %q, which lies outside it", prefix, o.Key)
+			}
+			if !o.Noncurrent {
+				keep(o)
+			}
+		}
+		return nil
+	})
+}
+
+// execute copies objects, at most parallelism at once, and records each outcome in res.
+func execute(ctx context.Context, src From, dst To, objects []objectstore.ObjectVersion, parallelism int, res *Result) {
+	if parallelism < 1 {
+		parallelism = DefaultParallelism
+	}
+	var (
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, parallelism)
+	)
+	for _, o := range objects {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			err := copyOne(ctx, src, dst, o)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				res.Copied++
+				res.Bytes += o.Size
+			case errors.Is(err, errVanished):
+				res.Vanished++
+			default:
+				res.Failed = append(res.Failed, objectstore.ObjectError{Object: o, Err: err})
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// errVanished marks a source object that was gone when it was read.
+var errVanished = errors.New("gone from the source")
+
+// copyOne copies one object: inside the store where dst has a Copier, else streamed.
+func copyOne(ctx context.Context, src From, dst To, o objectstore.ObjectVersion) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dst.Copier != nil {
+		err := dst.Copier.CopyObject(objectstore.WithOperation(ctx, objectstore.OpCopyObject), src.Bucket, o, dst.Bucket, o.Key)
+		if errors.Is(err, objectstore.ErrNotFound) {
+			return errVanished
+		}
+		return err
+	}
+	r, err := src.Store.OpenObject(objectstore.WithOperation(ctx, objectstore.OpOpenObject), src.Bucket, o.Key, "")
+	if errors.Is(err, objectstore.ErrNotFound) {
+		return errVanished
+	}
+	if err != nil {
+		return fmt.Errorf("reading from the source: %w", err)
+	}
+	defer r.Close()
+	if err := dst.Store.PutObjectStream(objectstore.WithOperation(ctx, objectstore.OpPutObject), dst.Bucket, o.Key, r, o.Size); err != nil {
+		return fmt.Errorf("writing to the destination: %w", err)
+	}
+	return nil
+}

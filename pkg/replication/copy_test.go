@@ -1,0 +1,223 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package replication_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/replication"
+)
+
+const entry = "shoot--p--s--1"
+
+func snapshotKey(i int) string {
+	if i == 0 {
+		return entry + "/etcd-main/v2/Full-00000000-00000100-1764392400.gz"
+	}
+	return fmt.Sprintf("%s/etcd-main/v2/Incr-%08d-%08d-%d.gz", entry, 100*i+1, 100*i+100, 1764392400+60*i)
+}
+
+// stores returns a source with n snapshots and one more object that is not a snapshot, under
+// the entry's prefix, one of a neighbouring entry, and an empty destination of another store.
+func stores(t *testing.T, n int) (*memstore.Faults, *memstore.Faults) {
+	t.Helper()
+	ctx := context.Background()
+	src, dst := memstore.WithFaults(memstore.New(1000)), memstore.WithFaults(memstore.New(1000))
+	for _, s := range []*memstore.Faults{src, dst} {
+		if err := s.EnsureBucket(ctx, objectstore.Bucket{Name: "b"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		if err := src.PutObject(ctx, "b", snapshotKey(i), []byte(fmt.Sprintf("snapshot %d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range []string{entry + "/etcd-main/not-a-snapshot", entry + "0/etcd-main/v2/Full-00000000-00000100-1764392400.gz"} {
+		if err := src.PutObject(ctx, "b", k, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return src, dst
+}
+
+func copyEntry(src, dst *memstore.Faults, opts replication.Options) (replication.Result, error) {
+	prefix, err := objectstore.EntryPrefix(entry)
+	if err != nil {
+		panic(err)
+	}
+	return replication.Copy(context.Background(), replication.From{Store: src, Bucket: "b"}, replication.To{Store: dst, Bucket: "b"}, prefix, opts)
+}
+
+func keys(t *testing.T, s objectstore.DataPlane) []string {
+	t.Helper()
+	var out []string
+	err := s.ListObjects(context.Background(), "b", "", func(page []objectstore.ObjectVersion) error {
+		for _, o := range page {
+			out = append(out, o.Key)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestCopyCopiesSnapshotsOnceWithTheirContent(t *testing.T) {
+	src, dst := stores(t, 25)
+	res, err := copyEntry(src, dst, replication.Options{Parallelism: 3})
+	if err != nil || res.Copied != 25 || !res.Done() || res.Lag != 0 || res.Vanished != 0 {
+		t.Fatalf("first pass: %+v, %v; want 25 copied, done, no lag", res, err)
+	}
+	var want []string
+	for i := range 25 {
+		want = append(want, snapshotKey(i))
+	}
+	slices.Sort(want)
+	if got := keys(t, dst); !slices.Equal(got, want) {
+		t.Errorf("destination holds %v; want exactly the entry's snapshots %v", got, want)
+	}
+	for _, k := range want {
+		a, _ := objectstore.ReadObject(context.Background(), src, "b", k)
+		b, err := objectstore.ReadObject(context.Background(), dst, "b", k)
+		if err != nil || string(a) != string(b) {
+			t.Errorf("%s: destination holds %q (%v), source %q", k, b, err, a)
+		}
+	}
+	puts := dst.Calls(memstore.OpPutObject)
+	res, err = copyEntry(src, dst, replication.Options{})
+	if err != nil || res.Copied != 0 || res.Plan.InSync != 25 || !res.Done() {
+		t.Errorf("second pass: %+v, %v; want nothing copied, 25 in sync", res, err)
+	}
+	if dst.Calls(memstore.OpPutObject) != puts {
+		t.Errorf("the second pass wrote %d objects; want none", dst.Calls(memstore.OpPutObject)-puts)
+	}
+}
+
+func TestCopyNeverOverwritesANewerObject(t *testing.T) {
+	src, dst := stores(t, 2)
+	ctx := context.Background()
+	if err := dst.PutObject(ctx, "b", snapshotKey(1), []byte("someone else's")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := copyEntry(src, dst, replication.Options{})
+	if err != nil || res.Copied != 1 || len(res.Plan.Conflicts) != 1 || res.Done() || res.Lag <= 0 {
+		t.Fatalf("%+v, %v; want one copied, one conflict, not done, lagging", res, err)
+	}
+	if got, _ := objectstore.ReadObject(ctx, dst, "b", snapshotKey(1)); string(got) != "someone else's" {
+		t.Errorf("the newer destination object was overwritten with %q", got)
+	}
+}
+
+func TestCopyReportsWhatItLeftBehind(t *testing.T) {
+	src, dst := stores(t, 3)
+	dst.Fail(memstore.OpPutObject, fmt.Errorf("slow down: %w", objectstore.ErrThrottled))
+	res, err := copyEntry(src, dst, replication.Options{})
+	if !errors.Is(err, objectstore.ErrThrottled) || len(res.Failed) != 3 || res.Copied != 0 || res.Done() || res.Lag <= 0 {
+		t.Fatalf("%+v, %v; want three failed (throttled), not done, lagging", res, err)
+	}
+	if got := keys(t, dst); len(got) != 0 {
+		t.Errorf("destination holds %v", got)
+	}
+
+	dst.Fail(memstore.OpPutObject, nil)
+	src.Fail(memstore.OpOpenObject, fmt.Errorf("denied: %w", objectstore.ErrForbidden))
+	if res, err := copyEntry(src, dst, replication.Options{}); !errors.Is(err, objectstore.ErrForbidden) || len(res.Failed) != 3 || res.Done() {
+		t.Errorf("source unreadable: %+v, %v; want three failed (forbidden)", res, err)
+	}
+}
+
+func TestCopyCountsSnapshotsGoneMeanwhileAsVanished(t *testing.T) {
+	src, dst := stores(t, 2)
+	src.Fail(memstore.OpOpenObject, fmt.Errorf("gone: %w", objectstore.ErrNotFound))
+	res, err := copyEntry(src, dst, replication.Options{})
+	if err != nil || res.Vanished != 2 || res.Copied != 0 || !res.Done() {
+		t.Errorf("%+v, %v; want two vanished, done", res, err)
+	}
+}
+
+func TestCopyStopsOnAFailedListing(t *testing.T) {
+	for _, side := range []string{"source", "destination"} {
+		t.Run(side, func(t *testing.T) {
+			src, dst := stores(t, 2)
+			failing := map[string]*memstore.Faults{"source": src, "destination": dst}[side]
+			failing.Fail(memstore.OpListObjects, fmt.Errorf("denied: %w", objectstore.ErrForbidden))
+			res, err := copyEntry(src, dst, replication.Options{})
+			if !errors.Is(err, objectstore.ErrForbidden) || res.Copied != 0 || dst.Calls(memstore.OpPutObject) != 0 {
+				t.Errorf("%+v, %v; want the listing's error and nothing written", res, err)
+			}
+		})
+	}
+}
+
+func TestCopyRefusesAWholeBucket(t *testing.T) {
+	src, dst := stores(t, 1)
+	_, err := replication.Copy(context.Background(), replication.From{Store: src, Bucket: "b"}, replication.To{Store: dst, Bucket: "b"}, objectstore.WholeBucket(), replication.Options{})
+	if !errors.Is(err, objectstore.ErrInvalidConfig) {
+		t.Errorf("%v; want ErrInvalidConfig", err)
+	}
+	if _, err := replication.Copy(context.Background(), replication.From{Store: src, Bucket: "b"}, replication.To{Store: dst, Bucket: "b"}, objectstore.Prefix{}, replication.Options{}); err == nil {
+		t.Error("the zero Prefix was accepted")
+	}
+}
+
+// misLister lists a key outside the prefix asked for.
+type misLister struct{ *memstore.Faults }
+
+func (misLister) ListObjects(_ context.Context, _, _ string, fn func([]objectstore.ObjectVersion) error) error {
+	return fn([]objectstore.ObjectVersion{{Key: "shoot--other--1/etcd-main/v2/Full-00000000-00000100-1764392400.gz", Size: 1}})
+}
+
+func (m misLister) OpenObject(ctx context.Context, bucket, key, version string) (io.ReadCloser, error) {
+	return m.Faults.OpenObject(ctx, bucket, key, version)
+}
+
+func TestCopyStopsOnAKeyOutsideThePrefix(t *testing.T) {
+	src, dst := stores(t, 1)
+	prefix, _ := objectstore.EntryPrefix(entry)
+	_, err := replication.Copy(context.Background(), replication.From{Store: misLister{src}, Bucket: "b"}, replication.To{Store: dst, Bucket: "b"}, prefix, replication.Options{})
+	if err == nil || dst.Calls(memstore.OpPutObject) != 0 {
+		t.Errorf("%v; want an error and nothing written", err)
+	}
+}
+
+// recordingCopier copies inside one memstore, as a store's server-side copy does, and counts.
+type recordingCopier struct {
+	store  *memstore.Faults
+	copies atomic.Int64
+}
+
+func (c *recordingCopier) CopyObject(ctx context.Context, srcBucket string, src objectstore.ObjectVersion, dstBucket, dstKey string) error {
+	c.copies.Add(1)
+	data, err := objectstore.ReadObject(ctx, c.store.Store, srcBucket, src.Key)
+	if err != nil {
+		return err
+	}
+	return c.store.PutObject(ctx, dstBucket, dstKey, data)
+}
+
+func TestCopyServerSideWhereTheDestinationHasACopier(t *testing.T) {
+	ctx := context.Background()
+	src, _ := stores(t, 3)
+	if err := src.EnsureBucket(ctx, objectstore.Bucket{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	copier := &recordingCopier{store: src}
+	prefix, _ := objectstore.EntryPrefix(entry)
+	puts := src.Calls(memstore.OpPutObject)
+	res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"}, replication.To{Store: src, Bucket: "c", Copier: copier}, prefix, replication.Options{})
+	if err != nil || res.Copied != 3 || copier.copies.Load() != 3 || src.Calls(memstore.OpOpenObject) != 0 || src.Calls(memstore.OpPutObject)-puts != 3 {
+		t.Errorf("%+v, %v; %d server-side copies, %d reads through the engine; want 3 copies, no reads", res, err, copier.copies.Load(), src.Calls(memstore.OpOpenObject))
+	}
+}

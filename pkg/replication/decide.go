@@ -1,0 +1,104 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package replication
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/snapshotname"
+)
+
+// Plan is what one pass copies, decided from the two listings alone.
+type Plan struct {
+	// Copy are the source's snapshots the destination lacks or holds an older, different object
+	// of, oldest first (so that the lag shrinks as the pass goes).
+	Copy []objectstore.ObjectVersion
+	// InSync counts the source's snapshots the destination holds with the same size (and MD5,
+	// where both listings state it).
+	InSync int
+	// Conflicts are keys where the destination holds a different object that is not older than
+	// the source's: never overwritten, and counted in the lag.
+	Conflicts []Conflict
+	// Excluded counts the source's snapshots carrying etcd-backup-restore's exclude mark (where
+	// the listing tells): a restore from the source skips them, so they are not copied.
+	Excluded int
+	// Lag is the age of the oldest source snapshot not yet in the destination (Copy and
+	// Conflicts); 0 when the destination is caught up.
+	Lag time.Duration
+}
+
+// Conflict is a key whose destination object differs from the source's and is not older.
+type Conflict struct {
+	Source, Destination objectstore.ObjectVersion
+}
+
+// Done reports whether the destination holds every snapshot of the source.
+func (p Plan) Done() bool { return len(p.Copy) == 0 && len(p.Conflicts) == 0 }
+
+// decide compares the source's current versions under prefix with the destination's. Only
+// snapshots (etcd-backup-restore's names, snapshotname.Parse; no chunks, nothing else) are
+// copied; what a plain read does not return (ObjectVersion.Noncurrent) is neither copied nor
+// compared with. It never reads a clock: now is the observation's time.
+func decide(prefix string, source []objectstore.ObjectVersion, destination map[string]objectstore.ObjectVersion, now time.Time) Plan {
+	var p Plan
+	var behind []time.Time
+	for _, s := range source {
+		if s.Noncurrent || s.DeleteMarker || s.BlobSnapshot {
+			continue
+		}
+		rel, ok := strings.CutPrefix(s.Key, prefix)
+		if !ok {
+			continue
+		}
+		if _, ok := snapshotname.Parse(rel); !ok {
+			continue
+		}
+		if s.ExcludeMark {
+			p.Excluded++
+			continue
+		}
+		d, ok := destination[s.Key]
+		switch {
+		case !ok || d.Noncurrent || d.DeleteMarker:
+			p.Copy = append(p.Copy, s)
+		case same(s, d):
+			p.InSync++
+			continue
+		case d.Modified.Before(s.Modified):
+			p.Copy = append(p.Copy, s)
+		default:
+			p.Conflicts = append(p.Conflicts, Conflict{Source: s, Destination: d})
+		}
+		behind = append(behind, s.Modified)
+	}
+	slices.SortStableFunc(p.Copy, func(a, b objectstore.ObjectVersion) int {
+		return cmp.Or(a.Modified.Compare(b.Modified), strings.Compare(a.Key, b.Key))
+	})
+	p.Lag = lag(behind, now)
+	return p
+}
+
+// same reports whether d holds s's content as far as the listings tell: the same size, and the
+// same MD5 where both state one.
+func same(s, d objectstore.ObjectVersion) bool {
+	if s.Size != d.Size {
+		return false
+	}
+	return s.ContentMD5 == "" || d.ContentMD5 == "" || s.ContentMD5 == d.ContentMD5
+}
+
+// lag is the age at now of the oldest of written (0 for none; never negative, whatever the
+// clocks' difference).
+func lag(written []time.Time, now time.Time) time.Duration {
+	if len(written) == 0 {
+		return 0
+	}
+	oldest := slices.MinFunc(written, time.Time.Compare)
+	return max(now.Sub(oldest), 0)
+}
