@@ -8,7 +8,8 @@
 // first reconcile would change, and what the read-only checks find. It writes nothing the
 // incumbent owns: no bucket setting, no secret, no status, finalizer or annotation of a
 // BackupBucket or BackupEntry. What it writes is its own: a ConfigMap in the extension's
-// namespace, the condition Rehearsal on the seed's Extension backup-<provider>, and metrics.
+// namespace, the condition Rehearsal on the seed's Extension backup-<provider> and, with garden
+// access, on its own ControllerInstallation in the garden (Garden), and metrics.
 package rehearsal
 
 import (
