@@ -84,7 +84,7 @@ var gardenScheme = func() *runtime.Scheme {
 	return s
 }()
 
-// ErrNotOurs: the ControllerInstallation named by the namespace is not of this seed.
+// ErrNotOurs is the error of a ControllerInstallation, named by the namespace, not of this seed.
 var ErrNotOurs = errors.New("not the rehearsal's ControllerInstallation")
 
 // SetCondition sets the condition Rehearsal on the ControllerInstallation: one strategic merge

@@ -223,7 +223,9 @@ func TestGardenSetConditionFails(t *testing.T) {
 		says  string
 	}{
 		{"gone", interceptor.Funcs{}, nil, apierrors.IsNotFound, "reading ControllerInstallation " + ourInstallation},
-		{"not readable", interceptor.Funcs{Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error { return forbidden }},
+		{"not readable", interceptor.Funcs{Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+			return forbidden
+		}},
 			[]client.Object{installation(ourInstallation, seedName, "backup-mem-rehearsal")}, apierrors.IsForbidden, "reading ControllerInstallation " + ourInstallation},
 		{"of another seed", interceptor.Funcs{}, []client.Object{installation(ourInstallation, "seed-b", "backup-mem-rehearsal")},
 			func(err error) bool { return errors.Is(err, rehearsal.ErrNotOurs) }, "is not of seed " + seedName},
