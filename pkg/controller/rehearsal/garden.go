@@ -5,6 +5,7 @@
 package rehearsal
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,6 +32,9 @@ const (
 	EnvSeedName         = v1beta1constants.EnvSeedName
 )
 
+// DefaultGardenTimeout bounds the garden's requests of one pass.
+const DefaultGardenTimeout = 30 * time.Second
+
 // installationNamespacePrefix: gardenlet installs a seed's ControllerInstallation <name> into the
 // seed's namespace extension-<name> (gardenerutils.NamespaceNameForControllerInstallation), the
 // release namespace of the rehearsal's chart.
@@ -45,6 +49,9 @@ type Garden struct {
 	Client client.Client
 	// Seed is the seed's name; ControllerInstallation the name of the rehearsal's.
 	Seed, ControllerInstallation string
+	// Timeout bounds the garden's requests of one pass (zero: DefaultGardenTimeout): a garden
+	// that does not answer must not hold up the seed's condition.
+	Timeout time.Duration
 	// err is why Client could not be made (the kubeconfig did not load): every write fails
 	// with it, so that each pass says so.
 	err error
@@ -58,7 +65,7 @@ func NewGarden(kubeconfig, seed, namespace string) (*Garden, string) {
 	name, ok := strings.CutPrefix(namespace, installationNamespacePrefix)
 	switch {
 	case kubeconfig == "":
-		return nil, "no garden kubeconfig (--garden-kubeconfig, " + EnvGardenKubeconfig + "): the rehearsal's ControllerDeployment does not set injectGardenKubeconfig"
+		return nil, "no garden kubeconfig (--garden-kubeconfig, " + EnvGardenKubeconfig + ", which gardenlet sets where the ControllerDeployment has injectGardenKubeconfig: true)"
 	case seed == "":
 		return nil, "no seed name (--seed-name, " + EnvSeedName + ")"
 	case !ok || name == "":
@@ -95,6 +102,8 @@ func (g *Garden) SetCondition(ctx context.Context, status gardencorev1beta1.Cond
 	if g.err != nil {
 		return g.err
 	}
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(g.Timeout, DefaultGardenTimeout))
+	defer cancel()
 	ci := &gardencorev1beta1.ControllerInstallation{}
 	if err := g.Client.Get(ctx, client.ObjectKey{Name: g.ControllerInstallation}, ci); err != nil {
 		return fmt.Errorf("reading ControllerInstallation %s: %w", g.ControllerInstallation, err)

@@ -227,6 +227,11 @@ func TestGardenSetConditionFails(t *testing.T) {
 			return forbidden
 		}},
 			[]client.Object{installation(ourInstallation, seedName, "backup-mem-rehearsal")}, apierrors.IsForbidden, "reading ControllerInstallation " + ourInstallation},
+		{"no answer", interceptor.Funcs{Get: func(ctx context.Context, _ client.WithWatch, _ client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
+			<-ctx.Done() // a garden that does not answer: only the timeout ends the request
+			return ctx.Err()
+		}}, []client.Object{installation(ourInstallation, seedName, "backup-mem-rehearsal")},
+			func(err error) bool { return errors.Is(err, context.DeadlineExceeded) }, "reading ControllerInstallation " + ourInstallation},
 		{"of another seed", interceptor.Funcs{}, []client.Object{installation(ourInstallation, "seed-b", "backup-mem-rehearsal")},
 			func(err error) bool { return errors.Is(err, rehearsal.ErrNotOurs) }, "is not of seed " + seedName},
 		{"not patchable", interceptor.Funcs{SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
@@ -235,14 +240,16 @@ func TestGardenSetConditionFails(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := gardenWith(tc.funcs, tc.objs...)
-			g := &rehearsal.Garden{Client: c, Seed: seedName, ControllerInstallation: ourInstallation}
+			g := &rehearsal.Garden{Client: c, Seed: seedName, ControllerInstallation: ourInstallation, Timeout: 50 * time.Millisecond}
 			err := g.SetCondition(ctx, gardencorev1beta1.ConditionTrue, rehearsal.ReasonAllAdoptable, "all can.", time.Now())
 			if err == nil || !tc.is(err) || !strings.Contains(err.Error(), tc.says) {
 				t.Fatalf("SetCondition: %v; want an error that says %q and keeps its cause", err, tc.says)
 			}
+			read, cancel := context.WithTimeout(ctx, time.Second) // "no answer" reads nothing
+			defer cancel()
 			for _, o := range tc.objs {
 				ci := &gardencorev1beta1.ControllerInstallation{}
-				if c.Get(ctx, client.ObjectKeyFromObject(o), ci) == nil && v1beta1helper.GetCondition(ci.Status.Conditions, rehearsal.ConditionRehearsal) != nil {
+				if c.Get(read, client.ObjectKeyFromObject(o), ci) == nil && v1beta1helper.GetCondition(ci.Status.Conditions, rehearsal.ConditionRehearsal) != nil {
 					t.Fatalf("ControllerInstallation %s got the condition", o.GetName())
 				}
 			}
