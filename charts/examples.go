@@ -338,12 +338,13 @@ const rehearsalHeader = `# The rehearsal of the takeover (values rehearse: true)
 # backup-<provider>, so gardenlet installs it only in the seeds whose Seed declares that
 # Extension in spec.extensions: declare it in the seeds to rehearse. Delete this registration
 # before the switch applies controller-registration.yaml (both register that Extension as
-# primary; gardener admits one).
+# primary; gardener admits one). With injectGardenKubeconfig, the rehearsal also sets its
+# condition Rehearsal on its own ControllerInstallation in the garden.
 `
 
-// RehearsalRegistration is the ControllerDeployment (the chart archive with rehearse: true) and
-// the ControllerRegistration of provider's rehearsal: the seed's Extension backup-<provider>
-// (class seed) only. Gardener installs a registration where a kind/type it lists is needed; the
+// RehearsalRegistration is the ControllerDeployment (the chart archive with rehearse: true, and
+// injectGardenKubeconfig) and the ControllerRegistration of provider's rehearsal: the seed's
+// Extension backup-<provider> (class seed) only. Gardener installs a registration where a kind/type it lists is needed; the
 // BackupBucket and BackupEntry of the type are needed in every seed whose backup uses it, so
 // listing them (even with primary: false) would install the rehearsal in all those seeds, and a
 // seedSelector, which would narrow it, is refused with any primary resource. The Extension is
@@ -358,6 +359,9 @@ func RehearsalRegistration(provider string, archive []byte) (*gardencorev1.Contr
 		TypeMeta:   metav1.TypeMeta{APIVersion: "core.gardener.cloud/v1", Kind: "ControllerDeployment"},
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Helm:       &gardencorev1.HelmControllerDeployment{RawChart: archive, Values: &apiextensionsv1.JSON{Raw: values}},
+		// gardenlet gives the rehearsal a garden kubeconfig (GARDEN_KUBECONFIG): it copies its
+		// condition Rehearsal to its own ControllerInstallation there (rehearsal.Garden).
+		InjectGardenKubeconfig: ptr(true),
 	}
 	registration := &gardencorev1beta1.ControllerRegistration{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "core.gardener.cloud/v1beta1", Kind: "ControllerRegistration"},

@@ -10,15 +10,21 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	gardencorevalidation "github.com/gardener/gardener/pkg/api/core/validation"
 	"github.com/gardener/gardener/pkg/apis/core"
 	gardencoreinstall "github.com/gardener/gardener/pkg/apis/core/install"
+	gardencorev1 "github.com/gardener/gardener/pkg/apis/core/v1"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	corefake "github.com/gardener/gardener/pkg/client/core/clientset/versioned/fake"
+	gardenerutils "github.com/gardener/gardener/pkg/utils/gardener"
 	"github.com/gardener/gardener/plugin/pkg/controllerregistration/resources"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
@@ -198,4 +204,56 @@ func onlyReads(verbs []string) bool {
 		}
 	}
 	return true
+}
+
+// TestRehearsalGetsTheGardenKubeconfig: the rehearsal's ControllerDeployment asks gardenlet for a
+// garden kubeconfig, and gardenlet's own injection (gardenerutils.InjectGenericGardenKubeconfig)
+// reaches every container of the rehearsal's Deployments: none opts out by label or sets
+// GARDEN_KUBECONFIG itself (which would make gardenlet skip the volume).
+func TestRehearsalGetsTheGardenKubeconfig(t *testing.T) {
+	for _, p := range charts.Providers {
+		data, err := os.ReadFile("../example/" + p + "/rehearsal-registration.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		deployment := &gardencorev1.ControllerDeployment{}
+		if err := sigsyaml.Unmarshal([]byte(strings.Split(string(data), "\n---\n")[0]), deployment); err != nil || deployment.Kind != "ControllerDeployment" {
+			t.Fatalf("example/%s/rehearsal-registration.yaml starts with no ControllerDeployment (%v)", p, err)
+		}
+		if deployment.InjectGardenKubeconfig == nil || !*deployment.InjectGardenKubeconfig {
+			t.Errorf("example/%s/rehearsal-registration.yaml: injectGardenKubeconfig %v; want true", p, deployment.InjectGardenKubeconfig)
+		}
+	}
+	objs, err := render(map[string]any{"provider": "aws", "rehearse": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployments := 0
+	for _, o := range objs {
+		if o.GetKind() != "Deployment" {
+			continue
+		}
+		deployments++
+		if v, ok := o.GetLabels()[v1beta1constants.LabelInjectGardenKubeconfig]; ok && v != "true" {
+			t.Errorf("Deployment %s opts out of the garden kubeconfig (label %s=%s)", o.GetName(), v1beta1constants.LabelInjectGardenKubeconfig, v)
+		}
+		d := &appsv1.Deployment{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, d); err != nil {
+			t.Fatal(err)
+		}
+		if err := gardenerutils.InjectGenericGardenKubeconfig(d, "generic-garden-kubeconfig", "garden-access-extension", gardenerutils.VolumeMountPathGenericGardenKubeconfig); err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Spec.Template.Spec.Volumes) == 0 || d.Spec.Template.Spec.Volumes[len(d.Spec.Template.Spec.Volumes)-1].Name != "garden-kubeconfig" {
+			t.Errorf("Deployment %s: gardenlet's injection added no garden-kubeconfig volume", o.GetName())
+		}
+		for _, c := range d.Spec.Template.Spec.Containers {
+			if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == v1beta1constants.EnvGenericGardenKubeconfig }) {
+				t.Errorf("Deployment %s, container %s: no %s after gardenlet's injection", o.GetName(), c.Name, v1beta1constants.EnvGenericGardenKubeconfig)
+			}
+		}
+	}
+	if deployments == 0 {
+		t.Fatal("the rehearsal's chart renders no Deployment")
+	}
 }

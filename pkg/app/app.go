@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"time"
 
 	extensionscmdcontroller "github.com/gardener/gardener/extensions/pkg/controller/cmd"
@@ -115,6 +116,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 		rehearse       bool
 		rehearsalEvery = rehearsal.DefaultInterval
 		rehearseDrills bool
+		garden         = GardenAccess{Kubeconfig: os.Getenv(rehearsal.EnvGardenKubeconfig), Seed: os.Getenv(rehearsal.EnvSeedName)}
 		controllers    = ControllersAll
 		// The periodic controllers' options (periodic.Options) are bound and completed
 		// (validated) with gardener's, by the aggregator's one loop over them; first, so that a
@@ -164,6 +166,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 				Rehearse:                  rehearse,
 				RehearsalInterval:         rehearsalEvery,
 				RehearsalRestoreDrills:    rehearseDrills,
+				Garden:                    garden,
 				Controllers:               controllers,
 			})
 		},
@@ -175,9 +178,11 @@ func NewCommand(p provider.Provider) *cobra.Command {
 	cmd.Flags().IntVar(&parallelism, "deletion-parallelism", parallelism, "The most delete requests in flight against one bucket from this process: the entries deleted at once share it (and one deletion never exceeds it).")
 	cmd.Flags().StringVar(&seedDefaults, "seed-config-defaults", "", "The landscape's defaults of this extension's seed configuration (the ControllerDeployment's values seedConfigDefaults, which the chart passes): a BackupBucketConfig (JSON or YAML) under every seed's Extension "+decode.ExtensionType(p.Type())+" (docs/migrating.md). One that does not decode stops the start.")
 	cmd.Flags().BoolVar(&seedDeclared, "seed-extension-declared", false, "The Seed declares this extension's Extension "+decode.ExtensionType(p.Type())+" in spec.extensions (the chart reads it from gardenlet's values): BackupBuckets and BackupEntries wait until it is applied, never acting on the defaults meanwhile.")
-	cmd.Flags().BoolVar(&rehearse, "rehearse", false, "Rehearse the takeover beside the incumbent provider extension: read the BackupBuckets and BackupEntries of this type and their secrets, write none of them, and report for each whether it can be taken over and what the first reconcile would change (ConfigMap <leader-election-namespace>/"+name+"-rehearsal, the condition Rehearsal on the seed's Extension "+decode.ExtensionType(p.Type())+", metrics gardener_backup_rehearsal_*). No other controller runs.")
+	cmd.Flags().BoolVar(&rehearse, "rehearse", false, "Rehearse the takeover beside the incumbent provider extension: read the BackupBuckets and BackupEntries of this type and their secrets, write none of them, and report for each whether it can be taken over and what the first reconcile would change (ConfigMap <leader-election-namespace>/"+name+"-rehearsal, the condition Rehearsal on the seed's Extension "+decode.ExtensionType(p.Type())+" and, with --garden-kubeconfig, on the rehearsal's ControllerInstallation in the garden, metrics gardener_backup_rehearsal_*). No other controller runs.")
 	cmd.Flags().DurationVar(&rehearsalEvery, "rehearsal-interval", rehearsalEvery, "With --rehearse: how often the seed is rehearsed again (each pass reads every BackupBucket and BackupEntry of this type, probes, plans and counts each entry's snapshots).")
 	cmd.Flags().BoolVar(&rehearseDrills, "rehearsal-restore-drills", false, "With --rehearse: each pass also runs the restore drill of every BackupEntry, one after the other within the --restore-drill-* caps and deadline, and reports BackupsRestorable (a drill downloads the newest chain of every etcd: off by default). It writes nothing to the entries.")
+	cmd.Flags().StringVar(&garden.Kubeconfig, "garden-kubeconfig", garden.Kubeconfig, "With --rehearse: the kubeconfig of the garden (default: $"+rehearsal.EnvGardenKubeconfig+", which gardenlet sets where the ControllerDeployment has injectGardenKubeconfig: true). The condition Rehearsal is then also set on the rehearsal's own ControllerInstallation in the garden, the one named by its namespace extension-<name>. Empty: the report stays on the seed.")
+	cmd.Flags().StringVar(&garden.Seed, "seed-name", garden.Seed, "With --rehearse and --garden-kubeconfig: the name of the seed (default: $"+rehearsal.EnvSeedName+", which gardenlet sets); only a ControllerInstallation of this seed is written.")
 	cmd.Flags().Var(&controllers, "controllers", "What this process runs: all (every controller), core (all but the restore drill) or restore-drill (only the restore drill, elected with a lease of its own, the leader election ID with the suffix "+RestoreDrillLeaseSuffix+"). The chart runs core and restore-drill in two Deployments, so that a drill's child process that runs out of memory ends in the drill's container.")
 	cmd.AddCommand(drill.ChildCommand())
 	return cmd
@@ -223,8 +228,15 @@ type Config struct {
 	// RehearsalRestoreDrills: the rehearsal drills every entry (rehearsal.Options.Drills) with
 	// RestoreDrill's options, restores by this binary's child (drill.SelfRestorer).
 	RehearsalRestoreDrills bool
+	// Garden is how the rehearsal reaches the garden (zero: it does not).
+	Garden GardenAccess
 	// Controllers selects what the process runs ("": ControllersAll).
 	Controllers Controllers
+}
+
+// GardenAccess is the rehearsal's access to the garden: a kubeconfig and the seed's name.
+type GardenAccess struct {
+	Kubeconfig, Seed string
 }
 
 // KubeAPILimits are the client-side rate limits of the clients to the seed's API server.
@@ -367,9 +379,15 @@ func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provide
 
 // NewRehearser is the rehearsal of p's objects in mgr's cluster: its ConfigMap is
 // gardener-extension-backup-<provider>-rehearsal (the chart's name of a rehearsal's release) in
-// the leader election's namespace (the chart's release namespace). With
+// the leader election's namespace (the chart's release namespace). With cfg.Garden, its condition
+// is copied to the ControllerInstallation that namespace names (rehearsal.NewGarden). With
 // cfg.RehearsalRestoreDrills it drills with cfg.RestoreDrill's options.
 func NewRehearser(mgr manager.Manager, p provider.Provider, cfg Config) (*rehearsal.Rehearser, error) {
+	log := mgr.GetLogger().WithName("rehearsal")
+	garden, off := rehearsal.NewGarden(cfg.Garden.Kubeconfig, cfg.Garden.Seed, cfg.Manager.LeaderElectionNamespace)
+	if garden == nil {
+		log.Info("The rehearsal's report stays on the seed: nothing is written to the garden", "reason", off)
+	}
 	var drills *restoredrill.Driller
 	if cfg.RehearsalRestoreDrills {
 		restorer, err := drill.SelfRestorer()
@@ -381,9 +399,10 @@ func NewRehearser(mgr manager.Manager, p provider.Provider, cfg Config) (*rehear
 	}
 	return &rehearsal.Rehearser{
 		Provider: p,
+		Garden:   garden,
 		Reader:   mgr.GetAPIReader(),
 		Client:   mgr.GetClient(),
-		Log:      mgr.GetLogger().WithName("rehearsal"),
+		Log:      log,
 		Options: rehearsal.Options{
 			Interval:  cmp.Or(cfg.RehearsalInterval, rehearsal.DefaultInterval),
 			Namespace: cfg.Manager.LeaderElectionNamespace,

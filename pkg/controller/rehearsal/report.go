@@ -10,7 +10,8 @@
 // nothing the incumbent owns: no bucket setting, no secret, no status, finalizer or annotation of
 // a BackupBucket or BackupEntry. What it writes is its own: a ConfigMap in the extension's
 // namespace (with drills, a second one: the drill mark), the condition Rehearsal on the seed's
-// Extension backup-<provider>, and metrics.
+// Extension backup-<provider> and, with garden access, on its own ControllerInstallation in the
+// garden (Garden), and metrics.
 package rehearsal
 
 import (

@@ -77,6 +77,8 @@ type Rehearser struct {
 	Client  client.Client
 	Options Options
 	Log     logr.Logger
+	// Garden is where the condition is copied in the garden (nil: nowhere, it stays on the seed).
+	Garden *Garden
 }
 
 var _ manager.LeaderElectionRunnable = (*Rehearser)(nil)
@@ -251,7 +253,10 @@ func fitted(p Published) ([]byte, error) {
 
 // setCondition sets the condition Rehearsal on the seed's Extension backup-<provider> when the
 // seed has it (the Seed declares it in spec.extensions); without it there is nowhere to put it.
+// First it is copied to the garden (copyToGarden).
 func (r *Rehearser) setCondition(ctx context.Context, status gardencorev1beta1.ConditionStatus, reason, msg string, now time.Time) error {
+	msg = extstatus.EventNote(msg)
+	msg = r.copyToGarden(ctx, status, reason, msg, now)
 	ex := &extensionsv1alpha1.Extension{}
 	key := client.ObjectKey{Namespace: v1beta1constants.GardenNamespace, Name: decode.ExtensionType(r.Provider.Type())}
 	if err := r.Reader.Get(ctx, key, ex); err != nil {
@@ -261,7 +266,6 @@ func (r *Rehearser) setCondition(ctx context.Context, status gardencorev1beta1.C
 		}
 		return fmt.Errorf("reading the seed's Extension %s: %w", key, err)
 	}
-	msg = extstatus.EventNote(msg)
 	err := extstatus.Patch(ctx, r.Client, r.Reader, ex, func(ex *extensionsv1alpha1.Extension) bool {
 		ex.Status.Conditions, _ = extstatus.SetCondition(ex.Status.Conditions, ConditionRehearsal, status, reason, msg, now)
 		return true
