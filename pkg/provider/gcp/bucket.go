@@ -97,14 +97,14 @@ func (s *management) reconcile(ctx context.Context, b objectstore.Bucket, apply 
 		return changes, wait
 	}
 	if cfg.HandBack && apply {
-		return changes, s.verifyHandBack(ctx, b.Name)
+		return changes, s.verifyHandBack(ctx, b.Name, cfg)
 	}
 	return changes, nil
 }
 
 // verifyHandBack reads the bucket back: of this extension's rules, only provider-gcp's
 // (markedRule) may be left, which its reconcile then leaves as it is (see desiredLifecycle).
-func (s *management) verifyHandBack(ctx context.Context, bucket string) error {
+func (s *management) verifyHandBack(ctx context.Context, bucket string, cfg *gcpapi.BackupBucketConfig) error {
 	attrs, err := s.client.Bucket(bucket).Attrs(ctx)
 	if err != nil {
 		return classify(err)
@@ -112,7 +112,7 @@ func (s *management) verifyHandBack(ctx context.Context, bucket string) error {
 	if ours := ownRules(attrs); !reflect.DeepEqual(ours, []storage.LifecycleRule{markedRule()}) {
 		return fmt.Errorf("%w: providerConfig.handBack: bucket %q reads back with %s of this extension's, not provider-gcp's %s alone; retried", objectstore.ErrThrottled, bucket, describeRules(ours), describeRules([]storage.LifecycleRule{markedRule()}))
 	}
-	if left := labelsOfOurs(attrs.Labels); len(left) > 0 {
+	if left := labelsOfOurs(attrs.Labels); releasesLabels(cfg) && len(left) > 0 {
 		return fmt.Errorf("%w: providerConfig.handBack: bucket %q reads back with this extension's labels %s; retried", objectstore.ErrThrottled, bucket, strings.Join(left, ", "))
 	}
 	return nil
@@ -139,6 +139,14 @@ func handedBackForm(attrs *storage.BucketAttrs) bool {
 		return false // somebody else's value
 	}
 	return attrs.UniformBucketLevelAccess.Enabled && reflect.DeepEqual(ownRules(attrs), []storage.LifecycleRule{markedRule()})
+}
+
+// releasesLabels says whether a hand-back with cfg that does not wait for the store removes this
+// extension's labels: not while the configuration still declares generatedCredentials or
+// entryCredentials (condition HandBack WaitingForSettings), so that unsetting handBack then
+// finds the bucket still this extension's.
+func releasesLabels(cfg *gcpapi.BackupBucketConfig) bool {
+	return cfg.HandBack && cfg.GeneratedCredentials == nil && cfg.EntryCredentials == nil
 }
 
 // ourLabelValues are this extension's labels and the values it writes. A hand-back that
@@ -275,10 +283,10 @@ func (s *management) converge(ctx context.Context, name string, attrs *storage.B
 		upd.Lifecycle = &want
 		changes = append(changes, lifecycleDiff(attrs.Lifecycle.Rules, want.Rules)...)
 	}
-	// A hand-back that does not wait takes this extension's labels with it; one that waits keeps
-	// them (the rules it keeps are still this extension's). In the same request as the lifecycle:
-	// the label never says another rule than the bucket has.
-	handedBack := cfg.HandBack && wait == nil
+	// A hand-back that does not wait takes this extension's labels with it (releasesLabels); one
+	// that waits keeps them (the rules it keeps are still this extension's). In the same request
+	// as the lifecycle: the label never says another rule than the bucket has.
+	handedBack := releasesLabels(cfg) && wait == nil
 	wantLabels := desiredLabels(cfg)
 	if handedBack {
 		delete(wantLabels, gcpapi.ManagedLabel)

@@ -295,3 +295,33 @@ func TestAnOperatorsAbortRuleIsNotTakenForOurs(t *testing.T) {
 		t.Fatalf("the operator's removed: %d abort rules, label %q; want ours added, labelled added", n, label)
 	}
 }
+
+// TestHandBackKeepsTheLabelsWhileCredentialsAreDeclared: while the configuration still declares
+// generatedCredentials beside handBack (the hand-back waits for the settings), this extension's
+// labels stay, so that unsetting handBack finds the bucket still this extension's; once the
+// settings are gone, the hand-back removes them.
+func TestHandBackKeepsTheLabelsWhileCredentialsAreDeclared(t *testing.T) {
+	data := gcs.SecretData()
+	s, name := newStore(t, data), newBucketName()
+	if err := ensure(t, s, name, &gcpapi.BackupBucketConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	waiting := &gcpapi.BackupBucketConfig{HandBack: true, GeneratedCredentials: &gcpapi.GeneratedCredentialsConfig{}}
+	if err := ensure(t, s, name, waiting); err != nil {
+		t.Fatalf("hand-back with generatedCredentials declared: %v", err)
+	}
+	if l := field(t, name, "labels"); l[gcpapi.ManagedLabel] != gcpapi.ManagedLabelValue {
+		t.Fatalf("labels while generatedCredentials are declared: %v; want %s kept", l, gcpapi.ManagedLabel)
+	}
+	if err := ensure(t, s, name, &gcpapi.BackupBucketConfig{}); err != nil {
+		t.Fatalf("handBack unset: %v; want the bucket still this extension's", err)
+	}
+	if err := ensure(t, s, name, &gcpapi.BackupBucketConfig{HandBack: true}); err != nil {
+		t.Fatalf("hand-back: %v", err)
+	}
+	for _, k := range []string{gcpapi.ManagedLabel, gcpapi.AbortRuleLabel} {
+		if v, ok := field(t, name, "labels")[k]; ok {
+			t.Errorf("after the hand-back the bucket keeps this extension's label %s=%v", k, v)
+		}
+	}
+}
