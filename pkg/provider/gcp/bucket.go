@@ -61,12 +61,19 @@ func (s *management) reconcile(ctx context.Context, b objectstore.Bucket, apply 
 		return nil, classify(err)
 	}
 	if attrs.Labels[gcpapi.ManagedLabel] != gcpapi.ManagedLabelValue {
+		if cfg.HandBack && handedBackForm(attrs) {
+			// A finished hand-back (or a bucket never ours): nothing of this extension's is on
+			// the bucket, and it writes nothing there.
+			return nil, nil
+		}
 		if why := notIncumbents(attrs); why != "" {
 			return nil, fmt.Errorf("%w: bucket %q in project %q is neither this extension's (no label %s=%s) nor the one gardener-extension-provider-gcp made for this BackupBucket (%s); it is left untouched: choose another BackupBucket name, or label the bucket %s=%s if it is to be managed by this extension",
 				objectstore.ErrOwnedByOther, b.Name, s.projectID, gcpapi.ManagedLabel, gcpapi.ManagedLabelValue, why, gcpapi.ManagedLabel, gcpapi.ManagedLabelValue)
 		}
-		// provider-gcp's bucket: adopted, and marked so (the label stays for good).
-		cfg = adopting(cfg)
+		// provider-gcp's bucket: adopted, and marked so until a hand-back (which adopts nothing).
+		if !cfg.HandBack {
+			cfg = adopting(cfg)
+		}
 	}
 	if !strings.EqualFold(attrs.Location, b.Region) {
 		return nil, objectstore.Invalidf("bucket %q exists in location %q, not in spec.region %q: a bucket's location cannot be changed; set spec.region to %q or use another BackupBucket name", b.Name, attrs.Location, b.Region, strings.ToLower(attrs.Location))
@@ -90,28 +97,77 @@ func (s *management) reconcile(ctx context.Context, b objectstore.Bucket, apply 
 		return changes, wait
 	}
 	if cfg.HandBack && apply {
-		return changes, s.verifyHandBack(ctx, b.Name)
+		return changes, s.verifyHandBack(ctx, b.Name, cfg)
 	}
 	return changes, nil
 }
 
 // verifyHandBack reads the bucket back: of this extension's rules, only provider-gcp's
 // (markedRule) may be left, which its reconcile then leaves as it is (see desiredLifecycle).
-func (s *management) verifyHandBack(ctx context.Context, bucket string) error {
+func (s *management) verifyHandBack(ctx context.Context, bucket string, cfg *gcpapi.BackupBucketConfig) error {
 	attrs, err := s.client.Bucket(bucket).Attrs(ctx)
 	if err != nil {
 		return classify(err)
 	}
+	if ours := ownRules(attrs); !reflect.DeepEqual(ours, []storage.LifecycleRule{markedRule()}) {
+		return fmt.Errorf("%w: providerConfig.handBack: bucket %q reads back with %s of this extension's, not provider-gcp's %s alone; retried", objectstore.ErrThrottled, bucket, describeRules(ours), describeRules([]storage.LifecycleRule{markedRule()}))
+	}
+	if left := labelsOfOurs(attrs.Labels); releasesLabels(cfg) && len(left) > 0 {
+		return fmt.Errorf("%w: providerConfig.handBack: bucket %q reads back with this extension's labels %s; retried", objectstore.ErrThrottled, bucket, strings.Join(left, ", "))
+	}
+	return nil
+}
+
+// ownRules are the bucket's lifecycle rules that are this extension's (ownRule).
+func ownRules(attrs *storage.BucketAttrs) []storage.LifecycleRule {
 	var ours []storage.LifecycleRule
 	for _, r := range attrs.Lifecycle.Rules {
 		if ownRule(r, attrs.Labels) {
 			ours = append(ours, r)
 		}
 	}
-	if want := []storage.LifecycleRule{markedRule()}; !reflect.DeepEqual(ours, want) {
-		return fmt.Errorf("%w: providerConfig.handBack: bucket %q reads back with %s of this extension's, not provider-gcp's %s alone; retried", objectstore.ErrThrottled, bucket, describeRules(ours), describeRules(want))
+	return ours
+}
+
+// handedBackForm says whether a bucket without this extension's ManagedLabel is one a hand-back
+// finished with: uniform bucket-level access on, and of this extension's rules provider-gcp's
+// (markedRule) alone; other rules are somebody else's. With handBack nothing is written to such
+// a bucket: nothing of this extension's is left there to hand back (notIncumbents would refuse it
+// for an operator's rule, and it is not adopted again).
+func handedBackForm(attrs *storage.BucketAttrs) bool {
+	if _, ok := attrs.Labels[gcpapi.ManagedLabel]; ok {
+		return false // somebody else's value
 	}
-	return nil
+	return attrs.UniformBucketLevelAccess.Enabled && reflect.DeepEqual(ownRules(attrs), []storage.LifecycleRule{markedRule()})
+}
+
+// releasesLabels says whether a hand-back with cfg that does not wait for the store removes this
+// extension's labels: not while the configuration still declares generatedCredentials or
+// entryCredentials (condition HandBack WaitingForSettings), so that unsetting handBack then
+// finds the bucket still this extension's.
+func releasesLabels(cfg *gcpapi.BackupBucketConfig) bool {
+	return cfg.HandBack && cfg.GeneratedCredentials == nil && cfg.EntryCredentials == nil
+}
+
+// ourLabelValues are this extension's labels and the values it writes. A hand-back that
+// completes removes each where it holds one of them; the same key with another value is
+// somebody else's and stays.
+var ourLabelValues = map[string][]string{
+	gcpapi.ManagedLabel:   {gcpapi.ManagedLabelValue},
+	gcpapi.AdoptedLabel:   {AdoptedFromProviderGCP},
+	gcpapi.AbortRuleLabel: {abortRuleAdded, abortRuleNone},
+}
+
+// labelsOfOurs are the labels among labels that are this extension's (ourLabelValues), sorted, as
+// key=value.
+func labelsOfOurs(labels map[string]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(ourLabelValues)) {
+		if v, ok := labels[k]; ok && slices.Contains(ourLabelValues[k], v) {
+			out = append(out, k+"="+v)
+		}
+	}
+	return out
 }
 
 // grantReader binds the bucket's generated service account, where an earlier version bound it
@@ -227,8 +283,19 @@ func (s *management) converge(ctx context.Context, name string, attrs *storage.B
 		upd.Lifecycle = &want
 		changes = append(changes, lifecycleDiff(attrs.Lifecycle.Rules, want.Rules)...)
 	}
-	// In the same request as the lifecycle: the label never says another rule than the bucket has.
-	if cur, ok := attrs.Labels[gcpapi.AbortRuleLabel]; cur != abortLabel {
+	// A hand-back that does not wait takes this extension's labels with it (releasesLabels); one
+	// that waits keeps them (the rules it keeps are still this extension's). In the same request
+	// as the lifecycle: the label never says another rule than the bucket has.
+	handedBack := releasesLabels(cfg) && wait == nil
+	wantLabels := desiredLabels(cfg)
+	if handedBack {
+		delete(wantLabels, gcpapi.ManagedLabel)
+		for _, kv := range labelsOfOurs(attrs.Labels) {
+			k, v, _ := strings.Cut(kv, "=")
+			upd.DeleteLabel(k)
+			changes = append(changes, objectstore.BucketChange{Setting: "label " + k, Action: objectstore.ChangeDelete, Detail: v + " ->"})
+		}
+	} else if cur, ok := attrs.Labels[gcpapi.AbortRuleLabel]; cur != abortLabel {
 		upd.SetLabel(gcpapi.AbortRuleLabel, abortLabel)
 		action := objectstore.ChangeCreate
 		if ok {
@@ -244,8 +311,8 @@ func (s *management) converge(ctx context.Context, name string, attrs *storage.B
 		upd.SoftDeletePolicy = &storage.SoftDeletePolicy{RetentionDuration: want}
 		changes = append(changes, objectstore.BucketChange{Setting: "soft delete retention", Action: objectstore.ChangeUpdate, Detail: fmt.Sprintf("%s -> %s", have, want)})
 	}
-	for _, k := range slices.Sorted(maps.Keys(desiredLabels(cfg))) {
-		v := desiredLabels(cfg)[k]
+	for _, k := range slices.Sorted(maps.Keys(wantLabels)) {
+		v := wantLabels[k]
 		if cur, ok := attrs.Labels[k]; !ok || cur != v {
 			upd.SetLabel(k, v)
 			action := objectstore.ChangeCreate

@@ -32,8 +32,10 @@ var abortUploadsRule = storage.LifecycleRule{
 const (
 	// abortRuleAdded: abortUploadsRule is in place, put there by this extension.
 	abortRuleAdded = "added"
-	// abortRuleNone: no abort rule of this extension's is in place (after a hand-back, or an
-	// identical rule of somebody else's was there first, which does the same work).
+	// abortRuleNone: no abort rule of this extension's is in place (a hand-back that waits, or an
+	// identical rule of somebody else's was there first, which does the same work). A hand-back
+	// that completes removes the label with ManagedLabel: on a bucket without either, a rule of
+	// that form is somebody else's (abortRuleOurs).
 	abortRuleNone = "none"
 )
 

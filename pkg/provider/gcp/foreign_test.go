@@ -5,7 +5,9 @@
 package gcp_test
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,13 +111,24 @@ func TestForeignSettingsSurviveTakeoverAndHandBack(t *testing.T) {
 	check("after a reconcile", true)
 	back := immutable(24*time.Hour, false)
 	back.HandBack = true
-	if got, want := plan(t, name, back), []string{`delete lifecycle rule "AbortIncompleteMultipartUpload if age 7 days, the whole bucket"`, "update label " + gcpapi.AbortRuleLabel}; len(got) != 2 || got[0][:6] != "delete" || got[1] != want[1] {
-		t.Fatalf("plan of the hand-back: %v; want our abort rule deleted alone and the label saying so, like %v", got, want)
+	want := []string{`delete lifecycle rule "AbortIncompleteMultipartUpload if age 7 days, the whole bucket"`, "delete label " + gcpapi.AbortRuleLabel, "delete label " + gcpprovider.AdoptedLabel, "delete label " + gcpapi.ManagedLabel}
+	if got := plan(t, name, back); len(got) != len(want) || !strings.HasPrefix(got[0], "delete lifecycle rule") || !slices.Equal(got[1:], want[1:]) {
+		t.Fatalf("plan of the hand-back: %v; want our abort rule and our labels deleted alone, like %v", got, want)
 	}
 	if err := ensure(t, s, name, back); err != nil {
 		t.Fatalf("hand-back: %v", err)
 	}
 	check("after the hand-back", true)
+	// Read back: no label of ours is left, the operator's is kept (check).
+	attrs, err = c.Bucket(name).Attrs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{gcpapi.ManagedLabel, gcpapi.AbortRuleLabel, gcpprovider.AdoptedLabel} {
+		if v, ok := attrs.Labels[k]; ok {
+			t.Errorf("after the hand-back the bucket keeps this extension's label %s=%s", k, v)
+		}
+	}
 	if got := plan(t, name, back); len(got) != 0 {
 		t.Fatalf("plan after the hand-back: %v; want nothing", got)
 	}
@@ -182,7 +195,9 @@ var abortRule = storage.LifecycleRule{Action: storage.LifecycleAction{Type: stor
 // ours and removed by the hand-back. The bucket's label gcpapi.AbortRuleLabel, written in the
 // same request as the lifecycle, says whose it is: the hand-back removes only a rule this
 // extension added, and a rule of somebody else's found in its place is kept, ours not added
-// beside it, and kept by the next hand-back too.
+// beside it, and kept by the next hand-back too. A completed hand-back takes the labels with it
+// (issue 43): a rule of that form on a bucket without them is somebody else's, and this
+// extension does not take such a bucket again (not provider-gcp's one rule alone).
 func TestAnOperatorsAbortRuleIsNotTakenForOurs(t *testing.T) {
 	ctx := ctxFor(t)
 	data := gcs.SecretData()
@@ -215,17 +230,33 @@ func TestAnOperatorsAbortRuleIsNotTakenForOurs(t *testing.T) {
 	if err := ensure(t, s, name, back); err != nil {
 		t.Fatalf("hand-back: %v", err)
 	}
-	if n, label := abortRules(); n != 0 || label != "none" {
-		t.Fatalf("handed back: %d abort rules, label %q; want ours removed, labelled none", n, label)
+	if n, label := abortRules(); n != 0 || label != "" {
+		t.Fatalf("handed back: %d abort rules, label %q; want ours removed, and the label with it", n, label)
 	}
 
-	// While provider-gcp is in charge, the operator adds a rule of the same form; this extension
-	// takes the bucket again and hands it back again: the operator's rule stays throughout.
+	// While provider-gcp is in charge, the operator adds a rule of the same form: it is not
+	// ours, and the bucket is no longer provider-gcp's one rule alone, so this extension does not
+	// take it again and leaves it as it is.
 	attrs, err := c.Bucket(name).Attrs(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Bucket(name).Update(ctx, storage.BucketAttrsToUpdate{Lifecycle: &storage.Lifecycle{Rules: append(attrs.Lifecycle.Rules, abortRule)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ensure(t, s, name, cfg); !errors.Is(err, objectstore.ErrOwnedByOther) {
+		t.Fatalf("taking the bucket with the operator's rule again: %v; want ErrOwnedByOther", err)
+	}
+	if n, label := abortRules(); n != 1 || label != "" {
+		t.Fatalf("after the refused takeover: %d abort rules, label %q; want the operator's alone, no label", n, label)
+	}
+
+	// A bucket an earlier build handed back keeps ManagedLabel and the label none: taken again,
+	// the operator's rule stays, ours is not added beside it, and the next hand-back keeps it.
+	upd := storage.BucketAttrsToUpdate{}
+	upd.SetLabel(gcpapi.ManagedLabel, gcpapi.ManagedLabelValue)
+	upd.SetLabel(gcpapi.AbortRuleLabel, "none")
+	if _, err := c.Bucket(name).Update(ctx, upd); err != nil {
 		t.Fatal(err)
 	}
 	if err := ensure(t, s, name, cfg); err != nil {
@@ -234,20 +265,21 @@ func TestAnOperatorsAbortRuleIsNotTakenForOurs(t *testing.T) {
 	if n, label := abortRules(); n != 1 || label != "none" {
 		t.Fatalf("taken again: %d abort rules, label %q; want the operator's alone (none of ours beside it), labelled none", n, label)
 	}
-	if got := plan(t, name, back); len(got) != 0 {
-		t.Fatalf("plan of the second hand-back: %v; want nothing (the abort rule is not ours)", got)
+	if got, want := plan(t, name, back), []string{"delete label " + gcpapi.AbortRuleLabel, "delete label " + gcpapi.ManagedLabel}; !slices.Equal(got, want) {
+		t.Fatalf("plan of the second hand-back: %v; want %v alone (the abort rule is not ours)", got, want)
 	}
 	if err := ensure(t, s, name, back); err != nil {
 		t.Fatalf("second hand-back: %v", err)
 	}
-	if n, _ := abortRules(); n != 1 {
-		t.Fatalf("after the second hand-back: %d abort rules; want the operator's kept (before: removed as ours)", n)
+	if n, label := abortRules(); n != 1 || label != "" {
+		t.Fatalf("after the second hand-back: %d abort rules, label %q; want the operator's kept (before: removed as ours), our label gone", n, label)
 	}
-
-	// The operator removes theirs while this extension is in charge: ours is added, and is ours.
-	if err := ensure(t, s, name, cfg); err != nil {
-		t.Fatal(err)
+	// Without this extension's labels the rule is nobody's of ours: a further reconcile with
+	// handBack leaves the bucket as it is.
+	if got := plan(t, name, back); len(got) != 0 {
+		t.Fatalf("plan after the second hand-back: %v; want nothing", got)
 	}
+	// The operator removes theirs: taken again as provider-gcp's bucket, ours is added, and is ours.
 	attrs, err = c.Bucket(name).Attrs(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -261,5 +293,35 @@ func TestAnOperatorsAbortRuleIsNotTakenForOurs(t *testing.T) {
 	}
 	if n, label := abortRules(); n != 1 || label != "added" {
 		t.Fatalf("the operator's removed: %d abort rules, label %q; want ours added, labelled added", n, label)
+	}
+}
+
+// TestHandBackKeepsTheLabelsWhileCredentialsAreDeclared: while the configuration still declares
+// generatedCredentials beside handBack (the hand-back waits for the settings), this extension's
+// labels stay, so that unsetting handBack finds the bucket still this extension's; once the
+// settings are gone, the hand-back removes them.
+func TestHandBackKeepsTheLabelsWhileCredentialsAreDeclared(t *testing.T) {
+	data := gcs.SecretData()
+	s, name := newStore(t, data), newBucketName()
+	if err := ensure(t, s, name, &gcpapi.BackupBucketConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	waiting := &gcpapi.BackupBucketConfig{HandBack: true, GeneratedCredentials: &gcpapi.GeneratedCredentialsConfig{}}
+	if err := ensure(t, s, name, waiting); err != nil {
+		t.Fatalf("hand-back with generatedCredentials declared: %v", err)
+	}
+	if l := field(t, name, "labels"); l[gcpapi.ManagedLabel] != gcpapi.ManagedLabelValue {
+		t.Fatalf("labels while generatedCredentials are declared: %v; want %s kept", l, gcpapi.ManagedLabel)
+	}
+	if err := ensure(t, s, name, &gcpapi.BackupBucketConfig{}); err != nil {
+		t.Fatalf("handBack unset: %v; want the bucket still this extension's", err)
+	}
+	if err := ensure(t, s, name, &gcpapi.BackupBucketConfig{HandBack: true}); err != nil {
+		t.Fatalf("hand-back: %v", err)
+	}
+	for _, k := range []string{gcpapi.ManagedLabel, gcpapi.AbortRuleLabel} {
+		if v, ok := field(t, name, "labels")[k]; ok {
+			t.Errorf("after the hand-back the bucket keeps this extension's label %s=%v", k, v)
+		}
 	}
 }

@@ -223,6 +223,10 @@ func TestHandBackWaitsWhileANoncurrentRuleIsNeeded(t *testing.T) {
 	if kept == 0 {
 		t.Fatalf("no noncurrent rule before the hand-back: %v", before)
 	}
+	// The rules it keeps are this extension's: so are the labels, until the hand-back completes.
+	if l := field(t, name, "labels"); l[gcpapi.ManagedLabel] != gcpapi.ManagedLabelValue {
+		t.Fatalf("labels while the hand-back waits: %v; want %s=%s kept", l, gcpapi.ManagedLabel, gcpapi.ManagedLabelValue)
+	}
 }
 
 // TestLookAlikeBucketIsNotAdopted: a bucket of the BackupBucket's name in the project that is
@@ -249,6 +253,12 @@ func TestLookAlikeBucketIsNotAdopted(t *testing.T) {
 			}
 			if !slices.Equal(rules(t, bucket), lc) || !reflect.DeepEqual(field(t, bucket, "labels"), labels) || patches(bucket) != updates {
 				t.Fatal("the look-alike bucket was changed")
+			}
+			// With handBack (a hand-back finished looks like this: no label of ours), whatever
+			// the answer, nothing is written either.
+			_ = ensure(t, s, bucket, &gcpapi.BackupBucketConfig{HandBack: true})
+			if !slices.Equal(rules(t, bucket), lc) || !reflect.DeepEqual(field(t, bucket, "labels"), labels) || patches(bucket) != updates {
+				t.Fatal("the look-alike bucket was changed by a reconcile with handBack")
 			}
 		})
 	}

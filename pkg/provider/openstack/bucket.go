@@ -68,9 +68,15 @@ func (s *management) reconcile(ctx context.Context, b objectstore.Bucket, apply 
 		if _, err := containers.Create(ctx, c, b.Name, opts).Extract(); err != nil {
 			return nil, fmt.Errorf("creating container %q: %w", b.Name, classify(err))
 		}
-		return changes, s.handedBack(ctx, c, b.Name, true)
+		return s.handBackMarks(ctx, c, b.Name, opts.Metadata, changes, true)
 	case err != nil:
 		return nil, fmt.Errorf("reading container %q: %w", b.Name, classify(err))
+	}
+	if _, marked := metaValue(md, MetaBucket); cfg.HandBack && !marked {
+		// A finished hand-back (or a container never ours): nothing of this extension's is on
+		// the container, and nothing is written; what provider-openstack could not delete is
+		// still named.
+		return nil, s.handedBack(ctx, c, b.Name, false)
 	}
 	owner, err := ownershipOf(b.Name, md)
 	if owner == foreign {
@@ -95,14 +101,59 @@ func (s *management) reconcile(ctx context.Context, b objectstore.Bucket, apply 
 		changes = append(changes, objectstore.BucketChange{Setting: "metadata " + MetaBucket + ", " + MetaAdoptedFrom, Action: objectstore.ChangeCreate, Detail: "adopted from provider-openstack"})
 	}
 	if !apply {
-		return changes, s.handedBack(ctx, c, b.Name, false)
+		return s.handBackMarks(ctx, c, b.Name, md, changes, false)
 	}
 	if len(changes) > 0 {
 		if _, err := containers.Update(ctx, c, b.Name, opts).Extract(); err != nil {
 			return nil, fmt.Errorf("converging container %q: %w", b.Name, classify(err))
 		}
 	}
-	return changes, s.handedBack(ctx, c, b.Name, true)
+	return s.handBackMarks(ctx, c, b.Name, md, changes, true)
+}
+
+// handBackMarks finishes a reconcile that converged changes (with apply; without, a plan): with
+// handBack, once the container is in the state provider-openstack handles (handedBack), this
+// extension's marks leave with it: MetaBucket and MetaAdoptedFrom, each only where it holds this
+// extension's value (md, the metadata as read before the reconcile's writes), read back.
+// provider-openstack v1.57.0 neither reads nor writes container metadata; a container without
+// them is in its form again (ownershipOf: incumbents), to which a later reconcile with handBack
+// writes nothing.
+func (s *management) handBackMarks(ctx context.Context, c *gophercloud.ServiceClient, bucket string, md map[string]string, changes []objectstore.BucketChange, apply bool) ([]objectstore.BucketChange, error) {
+	if err := s.handedBack(ctx, c, bucket, apply); err != nil || !s.cfg.HandBack {
+		return changes, err
+	}
+	marks := ourMarks(bucket, md)
+	if len(marks) == 0 {
+		return changes, nil
+	}
+	changes = append(changes, objectstore.BucketChange{Setting: "metadata " + strings.Join(marks, ", "), Action: objectstore.ChangeDelete, Detail: "handed back"})
+	if !apply {
+		return changes, nil
+	}
+	if _, err := containers.Update(ctx, c, bucket, containers.UpdateOpts{RemoveMetadata: marks}).Extract(); err != nil {
+		return nil, fmt.Errorf("handBack: removing the metadata %s of container %q: %w", strings.Join(marks, ", "), bucket, classify(err))
+	}
+	_, after, err := readContainer(ctx, c, bucket)
+	if err != nil {
+		return nil, fmt.Errorf("reading container %q back: %w", bucket, classify(err))
+	}
+	if left := ourMarks(bucket, after); len(left) > 0 {
+		return nil, fmt.Errorf("%w: handBack: container %q reads back with this extension's metadata %s after its removal; retried", objectstore.ErrThrottled, bucket, strings.Join(left, ", "))
+	}
+	return changes, nil
+}
+
+// ourMarks are the keys of md that are this extension's marks for bucket (MetaBucket=bucket,
+// MetaAdoptedFrom=AdoptedFromProviderOpenStack), in the form Swift names them.
+func ourMarks(bucket string, md map[string]string) []string {
+	var out []string
+	if v, ok := metaValue(md, MetaBucket); ok && v == bucket {
+		out = append(out, MetaBucket)
+	}
+	if v, ok := metaValue(md, MetaAdoptedFrom); ok && v == AdoptedFromProviderOpenStack {
+		out = append(out, MetaAdoptedFrom)
+	}
+	return out
 }
 
 // DeleteBucket implements objectstore.Management. A container that is neither ours nor in

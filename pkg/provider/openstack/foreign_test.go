@@ -13,6 +13,7 @@ import (
 	osapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
 )
 
 // TestForeignSettingsSurviveTakeoverAndHandBack: an operator's grants on provider-openstack's
@@ -56,6 +57,25 @@ func TestForeignSettingsSurviveTakeoverAndHandBack(t *testing.T) {
 		t.Fatalf("hand-back: %v", err)
 	}
 	check("after the hand-back", true)
+	// This extension's marks leave with the hand-back (issue 43), and a further reconcile with
+	// handBack does not adopt the container again.
+	for _, stage := range []string{"after the hand-back", "after a second reconcile with handBack"} {
+		if stage != "after the hand-back" {
+			if err := back.EnsureBucket(ctx, b); err != nil {
+				t.Fatalf("%s: %v", stage, err)
+			}
+			check(stage, true)
+		}
+		for _, k := range []string{osprovider.MetaBucket, osprovider.MetaAdoptedFrom} {
+			if v, ok := readState(t, sc, name).meta[k]; ok {
+				t.Errorf("%s: the container keeps this extension's metadata %s=%s", stage, k, v)
+			}
+		}
+	}
+	planner := back.Management.(objectstore.BucketPlanner)
+	if got := conformance.Plan(ctx, t, planner, b); len(got) != 0 {
+		t.Fatalf("plan after the hand-back: %v; want nothing", got)
+	}
 }
 
 // TestPlanBucketIsWhatEnsureBucketDoes: a missing container is one change and is not created;

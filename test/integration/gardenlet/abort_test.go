@@ -34,8 +34,8 @@ const operatorOnlyConfig = `{"apiVersion":"aws.backup.extensions.gardener.cloud/
 // Succeeded throughout. Nothing is lost: every object, each entry's secret and etcd-backup
 // secret (every key, as etcd-druid mounts it) are as before, and the entries no longer carry
 // this extension's finalizer. Step 3 (the registrations) is gardener's and is not played here;
-// neither is the incumbent (it does not run in this stack: test/integration/incumbent switches
-// to and from its real code).
+// neither is the incumbent (it does not run in this stack): test/integration/incumbent's
+// TestAbortAfterAHalfWaySwitch plays the abort to the end with the incumbent's real code.
 func TestAbortAfterAHalfWaySwitch(t *testing.T) {
 	requireStack(t)
 	p := awsWorld(t)

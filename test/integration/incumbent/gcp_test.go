@@ -180,6 +180,12 @@ func (w *gcpWorld) handedBack(t *testing.T, bucket string) {
 	if lc := w.lifecycle(bucket); !sameJSON(lc, gcpIncumbentLifecycle) {
 		t.Fatalf("lifecycle after the hand-back %s; want exactly provider-gcp's %s", lc, gcpIncumbentLifecycle)
 	}
+	// This extension's labels leave with it (the operator's stay: foreigner).
+	for _, k := range []string{gcpapi.ManagedLabel, gcpapi.AbortRuleLabel, gcpprovider.AdoptedLabel} {
+		if v, ok := w.labels(bucket)[k]; ok {
+			t.Errorf("after the hand-back the bucket keeps this extension's label %s=%s", k, v)
+		}
+	}
 	w.patchesAtHandBack = w.bucketPatches(bucket)
 }
 

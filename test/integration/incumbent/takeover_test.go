@@ -12,7 +12,6 @@ package incumbent_test
 import (
 	"context"
 	"encoding/json"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,7 +29,6 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -332,135 +330,31 @@ func withHandBack(config string) string {
 }
 
 func takeOverAndHandBack(t *testing.T, provider string, w world, dir string) {
-	ctx := context.Background()
-	began := time.Now()
-	step := func(what string) { t.Logf("%5.1fs %s", time.Since(began).Seconds(), what) }
-	incumbent := incumbentBinary(t, provider)
-	ours, err := stack.BuildBinary(dir, provider)
-	if err != nil {
-		t.Fatal(err)
-	}
-	step("binaries built")
-	s := newSeed(t, w, dir)
-	testEnv, k8s := s.env, s.k8s
-
-	// 1. The incumbent owns the seed's backups.
-	inc := s.startIncumbent(incumbent, provider)
-	bb := s.fw.CreateBucket(t, framework.UniqueName("seed-"), s.data, w.incumbentConfig())
-	s.bucket = bb.Name
-	s.fw.WaitFor(t, bb, 2*time.Minute, "the incumbent's bucket reconciled", framework.Succeeded)
-	w.incumbentMadeBucket(t, bb.Name, inc.Tail())
-	newEntry := func(name string) *extensionsv1alpha1.BackupEntry {
-		t.Helper()
-		s.fw.EnsureNamespace(t, name[:strings.LastIndex(name, "--")])
-		be := s.fw.CreateEntry(t, name, s.bucket, s.entryData(bb))
-		s.fw.WaitFor(t, be, 2*time.Minute, "entry "+name+" reconciled", framework.Succeeded)
-		return be
-	}
-	beA, beB, beC := newEntry("shoot--p--a--1"), newEntry("shoot--p--b--1"), newEntry("shoot--p--c--1")
-	scA := s.snapshot(beA.Name)
-	scA.stop()
-	scC := s.snapshot(beC.Name)
-	scC.stop()
-	scB := s.snapshot(beB.Name) // runs through the whole switch
-	defer scB.stop()
-	_, etcdBackupB := s.fw.SecretKeys(t, "shoot--p--b", "etcd-backup")
-	step("the incumbent's bucket and three entries, with snapshots")
-	s.fw.DeleteAndWaitGone(t, beA, 2*time.Minute)
-	s.gone(beA.Name)
-	w.incumbentDeferred(t, bb.Name, beA.Name)
-	before := s.objects("")
-	step("entry a deleted by the incumbent")
-
-	// An operator's settings on the incumbent's bucket, once the incumbent's deletions are done
-	// (provider-aws's deferral replaces the whole lifecycle with its rules, its doing): unchanged
-	// by the takeover, the hand-back and the incumbent's reconcile after it.
-	checkForeign := func(string) {}
-	if f, ok := w.(foreigner); ok {
-		f.addForeign(t, bb.Name)
-		foreign := f.foreign(t, bb.Name)
-		checkForeign = func(stage string) {
-			t.Helper()
-			if got := f.foreign(t, bb.Name); !slices.Equal(got, foreign) {
-				t.Errorf("the operator's settings %s:\n%v\nwant them unchanged:\n%v", stage, got, foreign)
-			}
-		}
-		step("an operator's settings added to the incumbent's bucket")
-	}
-
-	// 2. The switch: the incumbent's backup controllers off, ours on; the seed's providerConfig as it is.
-	inc.Stop()
-	// This extension's binary inherits the test's environment: a world whose entries' credentials
-	// name the cloud's public hosts (azure's account-key secrets) gives it the same redirect.
-	if e, ok := w.(interface{ extensionEnv() []string }); ok {
-		for _, kv := range e.extensionEnv() {
-			k, v, _ := strings.Cut(kv, "=")
-			t.Setenv(k, v)
-		}
-	}
-	ext, err := stack.StartExtension(ctx, testEnv, ours, dir, w.extensionFlags()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	since := time.Now()
-	s.fw.Trigger(t, bb)
-	s.fw.WaitFor(t, bb, 2*time.Minute, "our reconcile of the incumbent's bucket", framework.SucceededAfter(since))
-	w.adopted(t, bb.Name, beA.Name)
-	checkForeign("after the takeover")
-	if after := s.objects(""); !isSubset(before, after) {
-		t.Errorf("objects gone at the takeover: %v", missing(before, after))
-	}
-	since = time.Now()
-	s.fw.Trigger(t, beB)
-	s.fw.WaitFor(t, beB, 2*time.Minute, "our reconcile of the incumbent's entry", framework.SucceededAfter(since))
-	_, etcdBackupB2 := s.fw.SecretKeys(t, "shoot--p--b", "etcd-backup")
-	for k, v := range etcdBackupB2.Data {
-		if old, ok := etcdBackupB.Data[k]; !ok || string(old) != string(v) {
-			t.Errorf("etcd-backup of b: key %s is new or changed by this extension's reconcile (the incumbent wrote keys %v)", k, slices.Sorted(maps.Keys(etcdBackupB.Data)))
-		}
-	}
-	deltas := s.count(beB.Name, "Incr-")
-	scB.db.Put(t, "/registry/after-takeover", "2")
-	s.waitSnapshots(scB, beB.Name, "Incr-", deltas+1)
-	step("taken over: adopted, converged, every object kept, etcd-backup kept, the sidecar writes on")
-	if g, ok := w.(interface{ gap() string }); ok {
-		t.Skipf("the rest of the flow needs what the stand-ins do not play yet: %s", g.gap())
-	}
-	s.fw.DeleteAndWaitGone(t, beC, 2*time.Minute)
-	s.gone(beC.Name)
-	w.weDeferred(t, bb.Name, beC.Name)
-	step("entry c deleted by this extension")
+	h := switchHalfWay(t, provider, w, dir)
+	s, bb, beB, scB := h.seed, h.bb, h.beB, h.scB
 
 	// 3. Hand back: handBack, then (with the incumbent's controllers on again) without it.
 	s.setConfig(bb, w.handBackConfig())
-	since = time.Now()
+	since := time.Now()
 	s.fw.Trigger(t, bb)
 	s.fw.WaitFor(t, bb, 2*time.Minute, "the hand-back reconcile", framework.SucceededAfter(since))
 	w.handedBack(t, bb.Name)
-	checkForeign("after the hand-back")
-	ext.Stop()
+	h.checkForeign("after the hand-back")
+	h.ext.Stop()
 	// The succeeded hand-back reconcile let go of the bucket's entries: this extension's own
 	// finalizer, which the incumbent does not know (with it, the incumbent's deletion of an entry
 	// this extension reconciled would succeed and the entry never go), is on none of them.
-	var entries extensionsv1alpha1.BackupEntryList
-	if err := k8s.List(ctx, &entries); err != nil {
-		t.Fatal(err)
-	}
-	for _, be := range entries.Items {
-		if be.Spec.BucketName == bb.Name && slices.Contains(be.Finalizers, entryinfo.FinalizerName) {
-			t.Fatalf("BackupEntry %s still carries %s after the hand-back reconcile: %v", be.Name, entryinfo.FinalizerName, be.Finalizers)
-		}
-	}
+	h.noEntryHeld("after the hand-back reconcile")
 	s.setConfig(bb, w.incumbentConfig())
-	inc = s.startIncumbent(incumbent, provider)
+	inc := s.startIncumbent(h.incumbent, provider)
 	defer inc.Stop()
 	// Its controllers reconcile on the operation annotation (gardener's DefaultControllerPredicates).
 	since = time.Now()
 	s.fw.Trigger(t, bb)
 	s.fw.WaitFor(t, bb, 2*time.Minute, "the incumbent's reconcile after the hand-back", framework.SucceededAfter(since))
-	checkForeign("after the incumbent's reconcile after the hand-back")
-	step("handed back")
-	beD := newEntry("shoot--p--d--1")
+	h.checkForeign("after the incumbent's reconcile after the hand-back")
+	h.step("handed back")
+	beD := h.newEntry("shoot--p--d--1")
 	scD := s.snapshot(beD.Name)
 	scD.stop()
 	scB.stop()
@@ -468,14 +362,14 @@ func takeOverAndHandBack(t *testing.T, provider string, w world, dir string) {
 	s.fw.DeleteAndWaitGone(t, beB, 2*time.Minute)
 	left := s.objects("")
 	if w.defers() {
-		if !isSubset(before, left) {
-			t.Errorf("objects gone, though under retention: %v", missing(before, left))
+		if !isSubset(h.before, left) {
+			t.Errorf("objects gone, though under retention: %v", missing(h.before, left))
 		}
 	} else if len(left) != 0 {
 		t.Errorf("the incumbent deleted every entry, but the container holds %v", left)
 	}
 	w.ended(t, bb.Name)
-	step("the incumbent deleted b and d; what is left is in scope of its own lifecycle")
+	h.step("the incumbent deleted b and d; what is left is in scope of its own lifecycle")
 }
 
 func isSubset(sub, of []string) bool { return len(missing(sub, of)) == 0 }
