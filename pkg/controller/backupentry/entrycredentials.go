@@ -7,11 +7,9 @@ package backupentry
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -25,61 +23,30 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
-// Annotations of the etcd-backup (or source-etcd-backup) secret that record the entry's own
-// credential: its ID, the issuer that issued it, where it lives and its access; IDs and names,
-// never values. gardener's generic actuator resets the secret's annotations on every write, so
-// the holding actuator writes them again after it (a credential whose record a restart lost in
-// between is recognised by its ID in the data: entryRecordOf).
-const (
-	AnnotationEntryCredential = entryinfo.AnnotationEntryCredential
-	AnnotationEntryIssuer     = entryinfo.AnnotationEntryIssuer
-	AnnotationEntryIssuedIn   = entryinfo.AnnotationEntryIssuedIn
-	AnnotationEntryAccess     = entryinfo.AnnotationEntryAccess
-	AnnotationEntryOf         = entryinfo.AnnotationEntryOf
-	AnnotationEntryUnrevoked  = entryinfo.AnnotationEntryUnrevoked
-)
+// entryRecord names one credential of the entry (entryrecord.Credential): the etcd-backup
+// secret's record (entryrecord.Record, in one annotation) holds IDs, issuers and places, never
+// values. gardener's generic actuator resets the secret's annotations on every write, so the
+// holding actuator writes the record again after it (a credential whose record a restart lost
+// in between is recognised by the entry's intent, or its ID in the data).
+type entryRecord = entryrecord.Credential
 
-// entryRecord is what an etcd-backup secret records of the entry's own credential.
-type entryRecord struct {
-	// Entry is the BackupEntry the credential is of ("": a record written before it was kept,
-	// whose entry the secret's created-by names: recordOf).
-	Entry                string `json:",omitempty"`
-	ID, Issuer, IssuedIn string
-	Access               objectstore.EntryAccess
-	// IssuedAt is when it was issued (RFC 3339; "": not known, see issuedAt).
-	IssuedAt string `json:",omitempty"`
-}
-
-func (r entryRecord) annotations() map[string]string {
-	a := map[string]string{AnnotationEntryOf: r.Entry, AnnotationEntryCredential: r.ID, AnnotationEntryIssuer: r.Issuer,
-		AnnotationEntryIssuedIn: r.IssuedIn, AnnotationEntryAccess: string(r.Access)}
-	if r.IssuedAt != "" {
-		a[AnnotationEntryIssuedAt] = r.IssuedAt
-	}
-	return a
-}
-
-// recordsOf says whether the records on an etcd-backup secret with annotations are be's: the
-// record names its entry, or (written before it did) the secret's last writer is be (gardener's
-// actuator writes created-by, and this entry's pass records right after its own write).
+// recordsOf says whether the record on an etcd-backup secret with annotations is be's
+// (entryrecord.Of).
 func recordsOf(be *extensionsv1alpha1.BackupEntry, annotations map[string]string) bool {
-	return entryinfo.RecordsOf(be.Name, annotations)
+	return entryrecord.Of(be.Name, annotations)
 }
 
-// recordOf is be's record on an etcd-backup secret with annotations (nil: none, or another
-// entry's).
+// recordOf is be's published credential on an etcd-backup secret with annotations (nil: none,
+// or another entry's).
 func recordOf(be *extensionsv1alpha1.BackupEntry, annotations map[string]string) *entryRecord {
-	if annotations[AnnotationEntryCredential] == "" || !recordsOf(be, annotations) {
-		return nil
-	}
-	return &entryRecord{Entry: be.Name, ID: annotations[AnnotationEntryCredential], Issuer: annotations[AnnotationEntryIssuer],
-		IssuedIn: annotations[AnnotationEntryIssuedIn], Access: objectstore.EntryAccess(annotations[AnnotationEntryAccess]),
-		IssuedAt: annotations[AnnotationEntryIssuedAt]}
+	r, _ := entryrecord.Read(be.Name, annotations)
+	return r.Published
 }
 
 // entryOutcome is what one pass decided about the entry's credential: what the etcd-backup
@@ -277,10 +244,10 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 		currentData = current.Data
 		// Another entry's records (one of the same shoot namespace) are not this entry's to
 		// reuse, revoke or retire: that entry's next issuance revokes what it no longer holds.
-		if recordsOf(be, current.Annotations) {
-			recorded = recordOf(be, current.Annotations)
-			o.revoke = append(o.revoke, unrevokedFrom(current.Annotations)...)
-			o.retire = retiringFrom(current.Annotations)
+		if r, ours := entryrecord.Read(be.Name, current.Annotations); ours {
+			recorded = r.Published
+			o.revoke = append(o.revoke, r.Unrevoked...)
+			o.retire = r.Retiring
 		}
 	}
 	// A pass that published the bucket's credential and whose record a restart lost after
@@ -339,7 +306,7 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 				return nil, o.err
 			}
 			if owned {
-				recorded = &entryRecord{Entry: be.Name, ID: id, Issuer: settings.Issuer, IssuedIn: location, Access: access}
+				recorded = &entryRecord{ID: id, Issuer: settings.Issuer, IssuedIn: location, Access: access}
 			}
 		}
 	}
@@ -357,7 +324,7 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 				return nil, err
 			}
 			r := *recorded
-			r.IssuedAt = issuedAt(recorded, now).UTC().Format(time.RFC3339)
+			r.IssuedAt = issuedAt(recorded, now)
 			o.published, o.reach = &r, issuer.CredentialReach(be.Spec.BucketName, prefix, access)
 			o.issuer, o.prefix = issuer, prefix
 			o.schedule = rotationSchedule(settings, o.published)
@@ -407,12 +374,12 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	}
 	switch {
 	case o.rotation != nil:
-		o.retire = &pendingRetirement{entryRecord: *recorded, Until: now.Add(settings.RotationGrace())}
+		o.retire = &pendingRetirement{Credential: *recorded, Until: now.Add(settings.RotationGrace())}
 	case recorded != nil:
 		o.revoke = append(o.revoke, *recorded)
 	}
 	o.issuer, o.prefix = issuer, prefix
-	o.published, o.issued = &entryRecord{Entry: be.Name, ID: cred.ID, Issuer: settings.Issuer, IssuedIn: location, Access: access, IssuedAt: now.UTC().Format(time.RFC3339)}, true
+	o.published, o.issued = &entryRecord{ID: cred.ID, Issuer: settings.Issuer, IssuedIn: location, Access: access, IssuedAt: now.UTC().Truncate(time.Second)}, true
 	o.reach = issuer.CredentialReach(be.Spec.BucketName, prefix, access)
 	o.schedule = rotationSchedule(settings, o.published)
 	return data, nil
@@ -441,24 +408,6 @@ func (d *delegate) entrySecretIsWorkloadIdentity(ctx context.Context, be *extens
 		return false, err
 	}
 	return s.Labels[securityv1alpha1constants.LabelPurpose] == securityv1alpha1constants.LabelPurposeWorkloadIdentityTokenRequestor, nil
-}
-
-// unrevokedFrom reads AnnotationEntryUnrevoked: a list of records (one record alone, as an
-// earlier build wrote it, is read as a list of one).
-func unrevokedFrom(annotations map[string]string) []entryRecord {
-	raw := annotations[AnnotationEntryUnrevoked]
-	if raw == "" {
-		return nil
-	}
-	var records []entryRecord
-	if json.Unmarshal([]byte(raw), &records) != nil {
-		one := entryRecord{}
-		if json.Unmarshal([]byte(raw), &one) != nil {
-			return nil
-		}
-		records = []entryRecord{one}
-	}
-	return slices.DeleteFunc(records, func(r entryRecord) bool { return r.Issuer == "" })
 }
 
 // merged is base with over's keys over it.

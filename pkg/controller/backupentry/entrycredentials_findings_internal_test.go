@@ -6,7 +6,6 @@ package backupentry
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -48,18 +48,14 @@ func TestMigrateGoesOnWhenTheEntryIssuerCannotBeBuilt(t *testing.T) {
 // One failed revocation does not drop the others of the pass: each is tried, and each that
 // failed stays on record.
 func TestEveryUnrevokedCredentialIsTriedAndKeptOnRecord(t *testing.T) {
-	ctx := context.Background()
 	f := newEntryCredFixture(t, testEntry, true)
 	f.mustReconcile()
 	own := f.published()
 	// A credential an earlier pass could not revoke (its issuer reaches another place now),
 	// recorded as a build before this one wrote it (one record).
-	raw, _ := json.Marshal(entryRecord{ID: "elsewhere-1", Issuer: "fake", IssuedIn: "fake:gone", Access: objectstore.EntryReadWrite})
-	s := f.etcdBackup()
-	s.Annotations[AnnotationEntryUnrevoked] = string(raw)
-	if err := f.client.Update(ctx, s); err != nil {
-		t.Fatal(err)
-	}
+	f.changeRecord(func(r *entryrecord.Record) {
+		r.Unrevoked = append(r.Unrevoked, entryRecord{ID: "elsewhere-1", Issuer: "fake", IssuedIn: "fake:gone", Access: objectstore.EntryReadWrite})
+	})
 	f.switchTo(false) // the pass revokes the entry's own credential too
 	err := f.reconcile()
 	var elsewhere *objectstore.CredentialElsewhereError
@@ -69,7 +65,7 @@ func TestEveryUnrevokedCredentialIsTriedAndKeptOnRecord(t *testing.T) {
 	if _, ok := f.issuer.valid(own); ok {
 		t.Fatalf("the entry's own credential %s, listed after a revocation that failed, is still valid", own)
 	}
-	got := unrevokedFrom(f.etcdBackup().Annotations)
+	got := f.record().Unrevoked
 	if len(got) != 1 || got[0].ID != "elsewhere-1" {
 		t.Fatalf("unrevoked on record %+v; want the failed one alone", got)
 	}
@@ -203,9 +199,8 @@ func TestRetiredCredentialEndsAtItsTime(t *testing.T) {
 			if own == retired || !ok || c.retireAt.IsZero() {
 				t.Fatalf("published %s, %s valid %v retiring at %v; want a new one published, the old one retiring", own, retired, ok, c.retireAt)
 			}
-			until, err := time.Parse(time.RFC3339, f.etcdBackup().Annotations[AnnotationEntryRetiringUntil])
-			if err != nil || until.Before(c.retireAt.Truncate(time.Second)) || until.After(c.retireAt) {
-				t.Fatalf("%s %q (%v); want the retiree's end %v", AnnotationEntryRetiringUntil, f.etcdBackup().Annotations[AnnotationEntryRetiringUntil], err, c.retireAt)
+			if until := f.record().NextEnd; until.Before(c.retireAt.Truncate(time.Second)) || until.After(c.retireAt) {
+				t.Fatalf("the record's next end %v; want the retiree's end %v", until, c.retireAt)
 			}
 			// The scheduler: nothing is due before the end, a pass is asked for at it.
 			be := f.current()
@@ -230,8 +225,8 @@ func TestRetiredCredentialEndsAtItsTime(t *testing.T) {
 			if _, ok := f.issuer.valid(own); !ok || f.published() != own {
 				t.Fatalf("the published %s was touched", own)
 			}
-			if a := f.etcdBackup().Annotations[AnnotationEntryRetiringUntil]; a != "" {
-				t.Fatalf("%s = %q with nothing retiring", AnnotationEntryRetiringUntil, a)
+			if r := f.record(); !r.NextEnd.IsZero() || r.Retiring != nil {
+				t.Fatalf("record %+v with nothing retiring", r)
 			}
 		})
 	}

@@ -6,46 +6,27 @@ package backupentry
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"maps"
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 )
 
-// AnnotationEntryIntent on a BackupEntry records, as JSON (entryIntent), what the etcd-backup
-// secret's record is to say once gardener's actuator has written the data a pass decided:
-// that write resets the secret's annotations, and a restart before the pass records anew
-// (recordAndRevoke) would leave a rotated-out credential neither retiring nor on any record,
-// and one to revoke unrevoked. The pass writes it before the secret (only when something changes
-// hands or is still to be revoked or retired) and removes it once the secret's record says the
-// same; the next pass takes it up when the secret has no record of the entry (intentTakenUp).
-const AnnotationEntryIntent = "backup.extensions.gardener.cloud/entry-credential-intent"
+// The intent (entryrecord.Intent, kept on the BackupEntry: entryrecord.Kept) records what the
+// etcd-backup secret's record is to say once gardener's actuator has written the data a pass
+// decided: that write resets the secret's annotations, and a restart before the pass records
+// anew (recordAndRevoke) would leave a rotated-out credential neither retiring nor on any
+// record, and one to revoke unrevoked. The pass writes it before the secret (only when something
+// changes hands or is still to be revoked or retired) and removes it once the secret's record
+// says the same; the next pass takes it up when the secret has no record of the entry
+// (intentTakenUp).
 
-// entryIntent is the record a pass is about to write.
-type entryIntent struct {
-	// Published is the entry's own credential the secret is to hold (nil: the bucket's).
-	Published *entryRecord `json:",omitempty"`
-	// Retire is the rotated-out credential to retire, Revoke those to revoke.
-	Retire *pendingRetirement `json:",omitempty"`
-	Revoke []entryRecord      `json:",omitempty"`
-	// Rotation is the rotation that replaced the previous credential (nil: none), Request the
-	// rotation request it honours ("": none), removed by the pass that takes the intent up.
-	Rotation string `json:",omitempty"`
-	Request  string `json:",omitempty"`
-}
-
-// intentOf reads AnnotationEntryIntent (nil: none, or not one).
-func intentOf(be *extensionsv1alpha1.BackupEntry) *entryIntent {
-	raw := be.Annotations[AnnotationEntryIntent]
-	if raw == "" {
-		return nil
-	}
-	in := &entryIntent{}
-	if json.Unmarshal([]byte(raw), in) != nil {
-		return nil
-	}
-	return in
+// intentOf is be's intent (nil: none, or not one).
+func intentOf(be *extensionsv1alpha1.BackupEntry) *entryrecord.Intent {
+	return entryrecord.ReadKept(be.Annotations).Intent
 }
 
 // intentTakenUp fills o from be's intent when the secret lost the record that a restart kept
@@ -74,40 +55,37 @@ func (d *delegate) writeIntent(ctx context.Context, be *extensionsv1alpha1.Backu
 	if !o.issued && len(o.revoke) == 0 && o.retire == nil {
 		return nil
 	}
-	in := entryIntent{Published: o.published, Retire: o.retire, Revoke: o.revoke}
+	in := &entryrecord.Intent{Published: o.published, Retire: o.retire, Revoke: o.revoke}
 	if o.rotation != nil {
 		in.Rotation, in.Request = o.rotation.reason, o.rotation.request
 	}
-	raw, _ := json.Marshal(in)
-	if be.Annotations[AnnotationEntryIntent] == string(raw) {
-		return nil
-	}
-	return d.patchIntent(ctx, be, string(raw))
+	return d.patchIntent(ctx, be, in)
 }
 
-// clearIntent removes AnnotationEntryIntent from be once the secret's record says it.
+// clearIntent removes the intent from be once the secret's record says it (and what an earlier
+// build kept on be, in its form).
 func (d *delegate) clearIntent(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
-	if _, ok := be.Annotations[AnnotationEntryIntent]; !ok {
-		return nil
-	}
-	return d.patchIntent(ctx, be, "")
+	return d.patchIntent(ctx, be, nil)
 }
 
-func (d *delegate) patchIntent(ctx context.Context, be *extensionsv1alpha1.BackupEntry, raw string) error {
+// patchIntent keeps in (nil: none) as be's intent; nothing is written when be keeps that already.
+func (d *delegate) patchIntent(ctx context.Context, be *extensionsv1alpha1.BackupEntry, in *entryrecord.Intent) error {
+	base := be.DeepCopy()
+	kept := entryrecord.ReadKept(be.Annotations)
+	kept.Intent = in
+	annotations := maps.Clone(be.Annotations)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	if !entryrecord.WriteKept(annotations, kept) {
+		return nil
+	}
 	if d.writer == nil {
 		return fmt.Errorf("the entry's credential record cannot be kept across a restart: the BackupEntry controller has no client to write it")
 	}
-	base := be.DeepCopy()
-	if raw == "" {
-		delete(be.Annotations, AnnotationEntryIntent)
-	} else {
-		if be.Annotations == nil {
-			be.Annotations = map[string]string{}
-		}
-		be.Annotations[AnnotationEntryIntent] = raw
-	}
+	be.Annotations = annotations
 	if err := d.writer.Patch(ctx, be, client.MergeFrom(base)); err != nil {
-		return fmt.Errorf("recording on the BackupEntry what its etcd-backup secret is to hold (annotation %s): %w", AnnotationEntryIntent, err)
+		return fmt.Errorf("recording on the BackupEntry what its etcd-backup secret is to hold (annotation %s): %w", entryrecord.AnnotationEntryCredentialKept, err)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 )
 
 // crashAfterWrite runs a pass up to gardener's write of the etcd-backup secret and stops there,
@@ -40,7 +41,7 @@ func TestRestartBetweenTheWriteAndTheRecord(t *testing.T) {
 		before := time.Now()
 		f.crashAfterWrite()
 		second := f.published()
-		if second == first || f.etcdBackup().Annotations[AnnotationEntryCredential] != "" {
+		if second == first || f.record().Published != nil {
 			t.Fatalf("after the write: published %q, record %v; want a new credential and no record (gardener's write resets it)", second, f.etcdBackup().Annotations)
 		}
 		if c, _ := f.issuer.valid(first); !c.retireAt.IsZero() {
@@ -52,7 +53,7 @@ func TestRestartBetweenTheWriteAndTheRecord(t *testing.T) {
 		}
 		f.wantRotated(first, credentials.DefaultGracePeriod, before)
 		be := f.current()
-		if be.Annotations[AnnotationRotateCredentials] != "" || be.Annotations[AnnotationEntryIntent] != "" {
+		if be.Annotations[AnnotationRotateCredentials] != "" || be.Annotations[entryrecord.AnnotationEntryCredentialKept] != "" {
 			t.Fatalf("entry annotations %v; want the request and the intent removed", be.Annotations)
 		}
 	})
@@ -69,11 +70,11 @@ func TestRestartBetweenTheWriteAndTheRecord(t *testing.T) {
 		if _, ok := f.issuer.valid(own); ok {
 			t.Fatalf("the entry's own credential %s is still valid after the switch-off", own)
 		}
-		if f.current().Annotations[AnnotationEntryIntent] != "" {
+		if f.current().Annotations[entryrecord.AnnotationEntryCredentialKept] != "" {
 			t.Fatal("the intent is left on the entry")
 		}
 	})
-	t.Run("a write that did not happen: the intent is not taken up, the request is honoured", func(t *testing.T) {
+	t.Run("a write that did not happen: the intent (an earlier build's form) is not taken up, the request is honoured", func(t *testing.T) {
 		f := newEntryCredFixture(t, testEntry, true)
 		f.mustReconcile()
 		first := f.published()
@@ -81,13 +82,17 @@ func TestRestartBetweenTheWriteAndTheRecord(t *testing.T) {
 		// The pass issued and announced, then its write failed: the secret still holds first,
 		// with its record.
 		f.be = f.current()
-		metav1.SetMetaDataAnnotation(&f.be.ObjectMeta, AnnotationEntryIntent, `{"Published":{"Entry":"`+testEntry+`","ID":"orphan","Issuer":"fake","IssuedIn":"fake:one","Access":"ReadWrite"},"Rotation":"requested","Request":"r1"}`)
+		const earlierIntent = "backup.extensions.gardener.cloud/entry-credential-intent"
+		metav1.SetMetaDataAnnotation(&f.be.ObjectMeta, earlierIntent, `{"Published":{"Entry":"`+testEntry+`","ID":"orphan","Issuer":"fake","IssuedIn":"fake:one","Access":"ReadWrite"},"Rotation":"requested","Request":"r1"}`)
 		if err := f.client.Update(context.Background(), f.be); err != nil {
 			t.Fatal(err)
 		}
 		f.mustReconcile()
 		if got := f.published(); got == first || got == "orphan" {
 			t.Fatalf("published %q; want the request honoured with a new credential", got)
+		}
+		if a := f.current().Annotations; a[earlierIntent] != "" || a[entryrecord.AnnotationEntryCredentialKept] != "" {
+			t.Fatalf("entry annotations %v; want the earlier build's intent removed by the pass, nothing kept", a)
 		}
 	})
 }

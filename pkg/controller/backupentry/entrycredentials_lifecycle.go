@@ -6,7 +6,6 @@ package backupentry
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -20,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
@@ -107,21 +107,9 @@ func (a *holdingActuator) recordAndRevoke(ctx context.Context, log logr.Logger, 
 		a.entries.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialRevoked, "Reconcile",
 			"Revoked the entry's credentials of issuer %s (%s) that its etcd-backup secret no longer holds", r.Issuer, orAll(r.ID))
 	}
-	annotations := map[string]string{}
-	if o.published != nil {
-		annotations = o.published.annotations()
-	}
-	if len(unrevoked) > 0 {
-		raw, _ := json.Marshal(unrevoked)
-		annotations[AnnotationEntryUnrevoked] = string(raw)
-	}
-	if o.retire != nil {
-		maps.Copy(annotations, retiringAnnotation(o.retire))
-	}
-	if len(annotations) > 0 {
-		if err := a.annotateEtcdBackupSecret(ctx, be, annotations); err != nil {
-			return err
-		}
+	record := entryrecord.Record{Entry: be.Name, Published: o.published, Unrevoked: unrevoked, Retiring: o.retire}
+	if err := a.updateRecord(ctx, be, func(r *entryrecord.Record) { *r = record }); err != nil {
+		return err
 	}
 	// The secret's record says it now (unrevoked and retiring ones too).
 	if err := a.entries.clearIntent(ctx, be); err != nil {
@@ -131,7 +119,7 @@ func (a *holdingActuator) recordAndRevoke(ctx context.Context, log logr.Logger, 
 	// missing longer than that write and this patch take.
 	next, endErr := a.endRetired(ctx, log, be, o)
 	if !next.IsZero() {
-		if err := a.annotateEtcdBackupSecret(ctx, be, map[string]string{AnnotationEntryRetiringUntil: next.UTC().Format(time.RFC3339)}); err != nil {
+		if err := a.updateRecord(ctx, be, func(r *entryrecord.Record) { r.NextEnd = next.UTC().Truncate(time.Second) }); err != nil {
 			return errors.Join(endErr, err)
 		}
 	}
@@ -169,19 +157,26 @@ func orAll(id string) string {
 	return id
 }
 
-// annotateEtcdBackupSecret merges annotations into the entry's etcd-backup secret.
-func (a *holdingActuator) annotateEtcdBackupSecret(ctx context.Context, be *extensionsv1alpha1.BackupEntry, annotations map[string]string) error {
+// updateRecord changes the record on the entry's etcd-backup secret with change (which gets the
+// entry's record there, or an empty one of the entry) and writes it in this build's form
+// (entryrecord.Write, which removes an earlier build's); nothing is written when nothing changes.
+func (a *holdingActuator) updateRecord(ctx context.Context, be *extensionsv1alpha1.BackupEntry, change func(*entryrecord.Record)) error {
 	s := &corev1.Secret{}
 	if err := a.client.Get(ctx, etcdBackupSecretKey(be), s); err != nil {
 		return fmt.Errorf("reading the etcd-backup secret to record the entry's credential: %w", err)
 	}
+	r, _ := entryrecord.Read(be.Name, s.Annotations)
+	change(&r)
 	base := s.DeepCopy()
 	if s.Annotations == nil {
 		s.Annotations = map[string]string{}
 	}
-	maps.Copy(s.Annotations, annotations)
+	entryrecord.Write(s.Annotations, r)
+	if maps.Equal(s.Annotations, base.Annotations) {
+		return nil
+	}
 	if err := a.client.Patch(ctx, s, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("recording the entry's credential on its etcd-backup secret: %w", err)
+		return fmt.Errorf("recording the entry's credential on its etcd-backup secret (annotation %s): %w", entryrecord.AnnotationEntryCredentialRecord, err)
 	}
 	return nil
 }
@@ -253,7 +248,7 @@ func (a *holdingActuator) retireMigratedEntryCredential(ctx context.Context, be 
 		return err
 	}
 	r, fromIntent := recordOf(be, current.Annotations), false
-	if in := intentOf(be); r == nil && in != nil && in.Published != nil && recordsOf(be, current.Annotations) {
+	if in := entryrecord.ReadKept(be.Annotations).Intent; r == nil && in != nil && in.Published != nil && recordsOf(be, current.Annotations) {
 		// A restart lost the record after gardener's write: the intent names what the secret
 		// holds, once its issuer confirms the ID (below).
 		r, fromIntent = in.Published, true
@@ -300,39 +295,28 @@ func (a *holdingActuator) retireMigratedEntryCredential(ctx context.Context, be 
 	return nil
 }
 
-// AnnotationEntryCredentialIssuers is kept on a BackupEntry being deleted: it holds the issuers of its
-// own credentials (JSON of the records) across the deletion's passes: gardener's actuator
-// deletes the etcd-backup secret, which records them, in the first.
-const AnnotationEntryCredentialIssuers = entryinfo.AnnotationEntryCredentialIssuers
-
 // keepEntryRecordForDeletion copies the etcd-backup secret's record onto the entry before the
 // generic actuator deletes the secret.
 func (a *holdingActuator) keepEntryRecordForDeletion(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
-	if be.Annotations[AnnotationEntryCredentialIssuers] != "" {
+	kept := entryrecord.ReadKept(be.Annotations)
+	if len(kept.ForDeletion) > 0 {
 		return nil
 	}
 	current, err := a.entries.readEtcdBackupSecret(ctx, be)
 	if err != nil || current == nil {
 		return err
 	}
-	var records []entryRecord
-	if r := recordOf(be, current.Annotations); r != nil {
-		records = append(records, *r)
-	}
-	if recordsOf(be, current.Annotations) {
-		records = append(records, unrevokedFrom(current.Annotations)...)
-	}
-	if len(records) == 0 {
+	record, _ := entryrecord.Read(be.Name, current.Annotations)
+	if kept.ForDeletion = record.Credentials(); len(kept.ForDeletion) == 0 {
 		return nil
 	}
-	raw, _ := json.Marshal(records)
 	base := be.DeepCopy()
 	if be.Annotations == nil {
 		be.Annotations = map[string]string{}
 	}
-	be.Annotations[AnnotationEntryCredentialIssuers] = string(raw)
+	entryrecord.WriteKept(be.Annotations, kept)
 	if err := a.client.Patch(ctx, be, client.MergeFrom(base)); err != nil {
-		return fmt.Errorf("keeping the record of the entry's credentials for its deletion: %w", err)
+		return fmt.Errorf("keeping the record of the entry's credentials for its deletion (annotation %s): %w", entryrecord.AnnotationEntryCredentialKept, err)
 	}
 	return nil
 }
@@ -343,12 +327,7 @@ func (a *holdingActuator) revokeDeletedEntryCredentials(ctx context.Context, log
 	if entryinfo.IsGardenEntry(be) {
 		return nil
 	}
-	var records []entryRecord
-	if raw := be.Annotations[AnnotationEntryCredentialIssuers]; raw != "" {
-		if err := json.Unmarshal([]byte(raw), &records); err != nil {
-			return fmt.Errorf("annotation %s: %w", AnnotationEntryCredentialIssuers, err)
-		}
-	}
+	records := entryrecord.ReadKept(be.Annotations).ForDeletion
 	settings, _, err := a.entries.entrySettings(be)
 	if err != nil {
 		// Not knowing the configured issuer is not knowing whether it holds a credential of the

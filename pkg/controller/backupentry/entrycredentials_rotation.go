@@ -6,7 +6,6 @@ package backupentry
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -16,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 )
 
 // AnnotationRotateCredentials on a BackupEntry requests a rotation of its own credential
@@ -24,17 +23,6 @@ import (
 // entry's actuator removes it once the new credential is published and recorded, and the
 // previous one's retirement is on record.
 const AnnotationRotateCredentials = credentials.AnnotationRotate
-
-// Record annotations of a rotation on the etcd-backup secret. AnnotationEntryIssuedAt is when the
-// published credential was issued (RFC 3339); AnnotationEntryRetiring, as JSON, a rotated-out
-// credential whose retirement is not confirmed by its issuer yet (every pass tries again).
-// AnnotationEntryRetiringUntil is when the next of the entry's retired credentials ends (RFC
-// 3339): the rotation scheduler asks for a pass then, which ends it.
-const (
-	AnnotationEntryIssuedAt      = "backup.extensions.gardener.cloud/entry-credential-issued-at"
-	AnnotationEntryRetiring      = entryinfo.AnnotationEntryRetiring
-	AnnotationEntryRetiringUntil = "backup.extensions.gardener.cloud/entry-credential-retiring-until"
-)
 
 // ReasonEntryCredentialRotated is the event of a rotation of the entry's credential.
 const ReasonEntryCredentialRotated = "EntryCredentialRotated"
@@ -54,30 +42,14 @@ type entryRotation struct {
 }
 
 // pendingRetirement is a rotated-out credential and until when it stays valid.
-type pendingRetirement struct {
-	entryRecord
-
-	Until time.Time
-}
-
-func retiringFrom(annotations map[string]string) *pendingRetirement {
-	raw := annotations[AnnotationEntryRetiring]
-	if raw == "" {
-		return nil
-	}
-	r := &pendingRetirement{}
-	if json.Unmarshal([]byte(raw), r) != nil || r.Issuer == "" || r.ID == "" {
-		return nil
-	}
-	return r
-}
+type pendingRetirement = entryrecord.Retiring
 
 // issuedAt is when recorded was issued. A record without the time (written by a build before
 // rotation, or recognised after a lost record) counts from now: its age is unknown, and rotating
 // every such entry at once would issue thousands of credentials in one burst.
 func issuedAt(recorded *entryRecord, now time.Time) time.Time {
-	if t, err := time.Parse(time.RFC3339, recorded.IssuedAt); err == nil {
-		return t
+	if !recorded.IssuedAt.IsZero() {
+		return recorded.IssuedAt
 	}
 	return now
 }
@@ -97,8 +69,8 @@ func rotationDue(be *extensionsv1alpha1.BackupEntry, settings *credentials.Entry
 // rotationSchedule says, for the condition, when the published credential was issued and when
 // it is rotated next.
 func rotationSchedule(settings *credentials.EntrySettings, published *entryRecord) string {
-	issued, err := time.Parse(time.RFC3339, published.IssuedAt)
-	if err != nil {
+	issued := published.IssuedAt
+	if issued.IsZero() {
 		return ""
 	}
 	next := fmt.Sprintf("rotated on request only (annotation %s; entryCredentials.rotation.period is not set)", AnnotationRotateCredentials)
@@ -106,12 +78,6 @@ func rotationSchedule(settings *credentials.EntrySettings, published *entryRecor
 		next = "next rotation due " + issued.Add(p).UTC().Format(time.RFC3339)
 	}
 	return fmt.Sprintf("; issued %s, %s", issued.UTC().Format(time.RFC3339), next)
-}
-
-// retiringAnnotation records r on the etcd-backup secret until its retirement is confirmed.
-func retiringAnnotation(r *pendingRetirement) map[string]string {
-	raw, _ := json.Marshal(r)
-	return map[string]string{AnnotationEntryRetiring: string(raw)}
 }
 
 // settleRotation finishes a pass that published a rotated credential (o.rotation) or found a
@@ -131,7 +97,7 @@ func (a *holdingActuator) settleRotation(ctx context.Context, log logr.Logger, b
 	if err := a.retireEntryCredential(ctx, be, r, o.published); err != nil {
 		return fmt.Errorf("retiring the entry's rotated-out credential %s (kept on record, retried): %w", r.ID, err)
 	}
-	if err := a.dropAnnotation(ctx, be, AnnotationEntryRetiring); err != nil {
+	if err := a.updateRecord(ctx, be, func(r *entryrecord.Record) { r.Retiring = nil }); err != nil {
 		return err
 	}
 	until := "now (gracePeriod 0s): revoked"
@@ -152,9 +118,9 @@ func (a *holdingActuator) settleRotation(ctx context.Context, log logr.Logger, b
 // published one at once.
 func (a *holdingActuator) retireEntryCredential(ctx context.Context, be *extensionsv1alpha1.BackupEntry, r *pendingRetirement, published *entryRecord) error {
 	if !r.Until.After(time.Now()) {
-		return a.revokeEntryCredentials(ctx, be, r.entryRecord, published)
+		return a.revokeEntryCredentials(ctx, be, r.Credential, published)
 	}
-	issuer, prefix, err := a.issuerWhereIssued(ctx, be, r.entryRecord)
+	issuer, prefix, err := a.issuerWhereIssued(ctx, be, r.Credential)
 	if err != nil {
 		return err
 	}
@@ -175,23 +141,6 @@ func (a *holdingActuator) removeRotationRequest(ctx context.Context, be *extensi
 	delete(current.Annotations, AnnotationRotateCredentials)
 	if err := a.client.Patch(ctx, current, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("removing the honoured rotation request %s from the entry: %w", AnnotationRotateCredentials, err)
-	}
-	return nil
-}
-
-// dropAnnotation removes key from the entry's etcd-backup secret.
-func (a *holdingActuator) dropAnnotation(ctx context.Context, be *extensionsv1alpha1.BackupEntry, key string) error {
-	s := &corev1.Secret{}
-	if err := a.client.Get(ctx, etcdBackupSecretKey(be), s); err != nil {
-		return fmt.Errorf("reading the etcd-backup secret to update the entry's record: %w", err)
-	}
-	if _, ok := s.Annotations[key]; !ok {
-		return nil
-	}
-	base := s.DeepCopy()
-	delete(s.Annotations, key)
-	if err := a.client.Patch(ctx, s, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("updating the entry's record on its etcd-backup secret: %w", err)
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -43,15 +44,8 @@ func rotating(grace time.Duration) *credentials.EntrySettings {
 // age sets the recorded issue time of the published credential (a record without one: "").
 func (f *entryCredFixture) age(issued string) {
 	f.t.Helper()
-	s := f.etcdBackup()
-	if issued == "" {
-		delete(s.Annotations, AnnotationEntryIssuedAt)
-	} else {
-		s.Annotations[AnnotationEntryIssuedAt] = issued
-	}
-	if err := f.client.Update(context.Background(), s); err != nil {
-		f.t.Fatal(err)
-	}
+	at, _ := time.Parse(time.RFC3339, issued)
+	f.changeRecord(func(r *entryrecord.Record) { r.Published.IssuedAt = at })
 }
 
 // requestRotation sets AnnotationRotateCredentials on the entry.
@@ -72,12 +66,12 @@ func (f *entryCredFixture) requestRotation(token string) {
 func (f *entryCredFixture) wantRotated(previous string, grace time.Duration, before time.Time) string {
 	f.t.Helper()
 	id := f.published()
-	a := f.etcdBackup().Annotations
-	if id == previous || a[AnnotationEntryCredential] != id || a[AnnotationEntryRetiring] != "" {
-		f.t.Fatalf("published %q, record %v; want a new credential than %s, recorded, no retirement pending", id, a, previous)
+	r := f.record()
+	if id == previous || r.Published == nil || r.Published.ID != id || r.Retiring != nil {
+		f.t.Fatalf("published %q, record %+v; want a new credential than %s, recorded, no retirement pending", id, r, previous)
 	}
-	if at, err := time.Parse(time.RFC3339, a[AnnotationEntryIssuedAt]); err != nil || at.Before(before.Truncate(time.Second)) {
-		f.t.Fatalf("issued-at %q; want the rotation's time", a[AnnotationEntryIssuedAt])
+	if at := r.Published.IssuedAt; at.Before(before.Truncate(time.Second)) {
+		f.t.Fatalf("issued at %v; want the rotation's time", at)
 	}
 	c, valid := f.issuer.valid(previous)
 	switch {
@@ -103,7 +97,7 @@ func entryCredentialRotationStates(t *testing.T) {
 		f.configure(rotating(time.Hour))
 		f.mustReconcile()
 		first := f.published()
-		issued := f.etcdBackup().Annotations[AnnotationEntryIssuedAt]
+		issued := f.record().Published.IssuedAt.Format(time.RFC3339)
 		f.wantCondition(gardencorev1beta1.ConditionTrue, ReasonOwnPrefix, "issued "+issued+", next rotation due ")
 		f.mustReconcile() // not yet due
 		if f.published() != first || f.issuer.issuances != 1 {
@@ -144,9 +138,9 @@ func entryCredentialRotationStates(t *testing.T) {
 		f.age("")
 		before := time.Now()
 		f.mustReconcile()
-		at, err := time.Parse(time.RFC3339, f.etcdBackup().Annotations[AnnotationEntryIssuedAt])
-		if f.published() != first || f.issuer.issuances != 1 || err != nil || at.Before(before.Truncate(time.Second)) {
-			t.Fatalf("published %q after %d issuances, issued-at %v (%v); want %s kept, recorded as issued now", f.published(), f.issuer.issuances, at, err, first)
+		at := f.record().Published.IssuedAt
+		if f.published() != first || f.issuer.issuances != 1 || at.Before(before.Truncate(time.Second)) {
+			t.Fatalf("published %q after %d issuances, issued at %v; want %s kept, recorded as issued now", f.published(), f.issuer.issuances, at, first)
 		}
 	})
 	t.Run("restart mid-rotation, between issue and publish: the unpublished one revoked, one published, one retiring", func(t *testing.T) {
@@ -177,7 +171,7 @@ func entryCredentialRotationStates(t *testing.T) {
 			t.Fatalf("Reconcile = %v; want the failed retirement of %s", err, first)
 		}
 		second := f.published()
-		if c, ok := f.issuer.valid(first); second == first || !ok || !c.retireAt.IsZero() || !strings.Contains(f.etcdBackup().Annotations[AnnotationEntryRetiring], first) {
+		if c, ok := f.issuer.valid(first); second == first || !ok || !c.retireAt.IsZero() || f.record().Retiring == nil || f.record().Retiring.ID != first {
 			t.Fatalf("published %q, previous valid %v retiring at %v, record %v; want the new one published and the previous one's retirement on record", second, ok, c.retireAt, f.etcdBackup().Annotations)
 		}
 		if _, ok := f.current().Annotations[AnnotationRotateCredentials]; ok {
@@ -186,7 +180,7 @@ func entryCredentialRotationStates(t *testing.T) {
 		f.issuer.retireErr = nil
 		before := time.Now()
 		f.mustReconcile()
-		if c, ok := f.issuer.valid(first); f.published() != second || f.issuer.issuances != 2 || !ok || c.retireAt.Before(before.Add(time.Hour-time.Minute)) || f.etcdBackup().Annotations[AnnotationEntryRetiring] != "" {
+		if c, ok := f.issuer.valid(first); f.published() != second || f.issuer.issuances != 2 || !ok || c.retireAt.Before(before.Add(time.Hour-time.Minute)) || f.record().Retiring != nil {
 			t.Fatalf("published %q after %d issuances; previous valid %v until %v; record %v; want %s kept and the previous one retiring", f.published(), f.issuer.issuances, ok, c.retireAt, f.etcdBackup().Annotations, second)
 		}
 	})
@@ -202,7 +196,7 @@ func entryCredentialRotationStates(t *testing.T) {
 		f.issuer.retireErr = nil
 		f.switchTo(false)
 		f.mustReconcile()
-		if f.published() != "value" || f.issuer.count() != 0 || f.etcdBackup().Annotations[AnnotationEntryRetiring] != "" {
+		if f.published() != "value" || f.issuer.count() != 0 || f.record().Retiring != nil {
 			t.Fatalf("published %q, %d valid, record %v; want the bucket's, none of the entry's, nothing pending", f.published(), f.issuer.count(), f.etcdBackup().Annotations)
 		}
 	})

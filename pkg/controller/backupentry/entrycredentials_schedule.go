@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/predicates"
@@ -40,7 +41,7 @@ const seedConfigPendingRetry = time.Minute
 // rotationScheduler requests a reconcile of a BackupEntry (the operation annotation, as
 // gardenlet sets it) when its own credential is due for rotation: by period, or on request
 // (AnnotationRotateCredentials); and when a retired credential of it is to end
-// (AnnotationEntryRetiringUntil), which the pass ends. gardener's library reconciles an entry only on that annotation,
+// (entryrecord.Record.NextEnd), which the pass ends. gardener's library reconciles an entry only on that annotation,
 // a generation change or a failed last operation (its default predicates), and its reconciler
 // never requeues a succeeded one: without the scheduler a credential would outlive its period,
 // and a request would wait for the next unrelated reconcile.
@@ -124,16 +125,17 @@ func (s *rotationScheduler) due(ctx context.Context, be *extensionsv1alpha1.Back
 	if err != nil || secret == nil {
 		return time.Time{}, false // unreadable: the entry's own reconcile reports it
 	}
-	r := recordOf(be, secret.Annotations)
+	record, _ := entryrecord.Read(be.Name, secret.Annotations)
+	r := record.Published
 	if r == nil {
 		return time.Time{}, false
 	}
 	var due time.Time
 	settings, _, _ := s.entries.entrySettings(be) // read just before (Reconcile)
-	if period := settings.RotationPeriod(); period > 0 && r.IssuedAt != "" {
-		due = issuedAt(r, now).Add(period)
+	if period := settings.RotationPeriod(); period > 0 && !r.IssuedAt.IsZero() {
+		due = r.IssuedAt.Add(period)
 	}
-	if end, err := time.Parse(time.RFC3339, secret.Annotations[AnnotationEntryRetiringUntil]); err == nil && (due.IsZero() || end.Before(due)) {
+	if end := record.NextEnd; !end.IsZero() && (due.IsZero() || end.Before(due)) {
 		due = end
 	}
 	return due, !due.IsZero()
