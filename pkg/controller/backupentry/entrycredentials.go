@@ -5,7 +5,6 @@
 package backupentry
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -250,13 +249,6 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 			o.retire = r.Retiring
 		}
 	}
-	// A pass that published the bucket's credential and whose record a restart lost after
-	// gardener's write: what its intent still revokes.
-	if recorded == nil && current != nil && recordsOf(be, current.Annotations) {
-		intentTakenUp(be, o, func(published *entryRecord) bool {
-			return published == nil && maps.EqualFunc(currentData, bucketData, bytes.Equal)
-		})
-	}
 	access := accessOf(be)
 	why, err := d.bucketWideBecause(ctx, be, settings, cfg)
 	if err != nil {
@@ -265,6 +257,7 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	if why != "" {
 		o.reach = bucketWide(be, why)
 		o.revokeAll(recorded)
+		takeUpBucketWideIntent(be, o, current, recorded)
 		return bucketData, nil
 	}
 	issuer, err := d.entryIssuer(ctx, be, cfg, settings.Issuer)
@@ -275,6 +268,7 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	if issuer == nil {
 		o.reach = bucketWide(be, providerCannotIssue(d.provider.Type()))
 		o.revokeAll(recorded)
+		takeUpBucketWideIntent(be, o, current, recorded)
 		return bucketData, nil
 	}
 	location, err := issuer.Location(objectstore.WithOperation(ctx, objectstore.OpCredentialLocation))
@@ -351,11 +345,15 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 			return nil, lerr
 		} else if elsewhere {
 			o.reach = bucketWide(be, fmt.Sprintf("this source- entry's bucket lives on the source seed, and the credentials this seed holds of it (the entry's secret, the bucket's generated credential) cannot issue one: %v", err))
+			takeUpBucketWideIntent(be, o, current, recorded)
 			return bucketData, nil
 		}
 	}
 	if err != nil {
 		if errors.Is(err, objectstore.ErrQuotaExceeded) && settings.AllowBucketCredentialAtQuota {
+			if !takenUp {
+				takeUpBucketWideIntent(be, o, current, recorded)
+			}
 			return bucketCredentialAtQuota(be, o, recorded, bucketData, err), nil
 		}
 		o.revoke, o.retire = nil, nil // nothing is written: nothing changes hands
@@ -383,6 +381,20 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	o.reach = issuer.CredentialReach(be.Spec.BucketName, prefix, access)
 	o.schedule = rotationSchedule(settings, o.published)
 	return data, nil
+}
+
+// takeUpBucketWideIntent takes up, for a pass that publishes the bucket's credential, be's intent
+// that announced the bucket's (a switch-off, or a pass published the bucket's credential, that a
+// restart cut short after gardener's write lost the record of: current holds no record of be's
+// credential): what it still revokes is revoked after this pass's write of the bucket's
+// credential. The data of current is not compared with the bucket's credential: that may have
+// rotated between the intent and this pass, and whatever current holds, this pass writes the
+// bucket's over it before any revocation.
+func takeUpBucketWideIntent(be *extensionsv1alpha1.BackupEntry, o *entryOutcome, current *corev1.Secret, recorded *entryRecord) {
+	if recorded != nil || current == nil || !recordsOf(be, current.Annotations) {
+		return
+	}
+	intentTakenUp(be, o, func(published *entryRecord) bool { return published == nil })
 }
 
 // bucketCredentialAtQuota is the opt-in fallback (allowBucketCredentialAtQuota) of an entry

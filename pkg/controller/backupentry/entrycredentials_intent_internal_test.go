@@ -10,9 +10,12 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 )
 
@@ -72,6 +75,30 @@ func TestRestartBetweenTheWriteAndTheRecord(t *testing.T) {
 		}
 		if f.current().Annotations[entryrecord.AnnotationEntryCredentialKept] != "" {
 			t.Fatal("the intent is left on the entry")
+		}
+	})
+	t.Run("a switch-off, then a rotation of the bucket's credential before the restart", func(t *testing.T) {
+		f := newEntryCredFixture(t, testEntry, true)
+		f.mustReconcile()
+		own := f.published()
+		f.switchTo(false)
+		f.crashAfterWrite()
+		// The bucket's generated credential rotates: gardenlet copies the new one into the
+		// entry's secret, and the etcd-backup secret's data is no longer the bucket's.
+		bucketSecret := &corev1.Secret{}
+		if err := f.client.Get(context.Background(), client.ObjectKey{Namespace: controllertest.SecretRef.Namespace, Name: controllertest.SecretRef.Name}, bucketSecret); err != nil {
+			t.Fatal(err)
+		}
+		bucketSecret.Data["key"] = []byte("value-2")
+		if err := f.client.Update(context.Background(), bucketSecret); err != nil {
+			t.Fatal(err)
+		}
+		f.mustReconcile()
+		if _, ok := f.issuer.valid(own); ok {
+			t.Fatalf("the entry's own credential %s is still valid after the switch-off", own)
+		}
+		if f.published() != "value-2" || f.current().Annotations[entryrecord.AnnotationEntryCredentialKept] != "" {
+			t.Fatalf("published %q, entry annotations %v; want the bucket's new credential, nothing kept", f.published(), f.current().Annotations)
 		}
 	})
 	t.Run("a write that did not happen: the intent (an earlier build's form) is not taken up, the request is honoured", func(t *testing.T) {
