@@ -145,7 +145,7 @@ func (f *entryFixture) delegate() *delegate {
 // actuator is the entry controller's actuator as AddToManager builds it.
 func (f *entryFixture) actuator() *holdingActuator {
 	d := f.delegate()
-	return &holdingActuator{Actuator: genericactuator.NewActuator(clientManager{c: f.client}, d), client: f.client, reader: f.client, provider: d.provider, entries: d}
+	return &holdingActuator{Actuator: genericactuator.NewActuator(clientManager{c: f.client}, d), manager: clientManager{c: f.client}, client: f.client, reader: f.client, provider: d.provider, entries: d}
 }
 
 // current reads the entry back from the API server.

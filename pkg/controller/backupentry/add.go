@@ -30,7 +30,7 @@ func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, o
 		return err
 	}
 	return backupentry.Add(mgr, backupentry.AddArgs{
-		Actuator:                  &holdingActuator{Actuator: genericactuator.NewActuator(mgr, d), client: mgr.GetClient(), reader: mgr.GetAPIReader(), provider: p, entries: d},
+		Actuator:                  &holdingActuator{Actuator: genericactuator.NewActuator(mgr, d), manager: mgr, client: mgr.GetClient(), reader: mgr.GetAPIReader(), provider: p, entries: d},
 		ControllerOptions:         opts.Controller,
 		Predicates:                backupentry.DefaultPredicates(opts.IgnoreOperationAnnotation),
 		Type:                      p.Type(),

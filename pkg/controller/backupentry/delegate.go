@@ -63,6 +63,25 @@ func NewDelegate(p provider.Provider, reader client.Reader, recorder events.Even
 // read of the bucket that these credentials reach it: an entry is not Succeeded while its
 // sidecar could not find its bucket.
 func (d *delegate) GetETCDSecretData(ctx context.Context, _ logr.Logger, be *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
+	return d.etcdSecretData(ctx, be, data, &entryOutcome{})
+}
+
+// entryPass is the delegate of one reconcile or restore pass: gardener's generic actuator,
+// built for the pass (holdingActuator.pass), asks it for the etcd-backup secret's data, and it
+// fills the pass's outcome, which the holding actuator settles once the secret is written.
+type entryPass struct {
+	*delegate
+
+	outcome *entryOutcome
+}
+
+// GetETCDSecretData implements genericactuator.BackupEntryDelegate for the pass.
+func (p *entryPass) GetETCDSecretData(ctx context.Context, _ logr.Logger, be *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
+	return p.etcdSecretData(ctx, be, data, p.outcome)
+}
+
+// etcdSecretData is GetETCDSecretData, deciding the entry's credential into o.
+func (d *delegate) etcdSecretData(ctx context.Context, be *extensionsv1alpha1.BackupEntry, data map[string][]byte, o *entryOutcome) (map[string][]byte, error) {
 	if be.Spec.BucketName == "" {
 		// etcd-backup-restore would get no container: refused before the shoot gets the secret.
 		return nil, lasterror.For(errEmptyBucketName)
@@ -76,8 +95,8 @@ func (d *delegate) GetETCDSecretData(ctx context.Context, _ logr.Logger, be *ext
 	}
 	// The bucket's credential or the entry's own (entryCredentials): entryCredentialData; what
 	// changes hands is recorded before gardener's actuator writes it (writeIntent).
-	out, err = d.entryCredentialData(ctx, be, data, out)
-	if o := outcomeOf(ctx); err == nil && o != nil {
+	out, err = d.entryCredentialData(ctx, be, o, data, out)
+	if err == nil {
 		if err = d.writeIntent(ctx, be, o); err != nil {
 			o.revoke, o.retire, o.err = nil, nil, err // nothing is written: nothing changes hands
 			return nil, lasterror.For(err)

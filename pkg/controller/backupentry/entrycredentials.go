@@ -50,8 +50,7 @@ func recordOf(be *extensionsv1alpha1.BackupEntry, annotations map[string]string)
 
 // entryOutcome is what one pass decided about the entry's credential: what the etcd-backup
 // secret holds and why, and what is to be done once it is written. The holding actuator hands
-// a fresh one to each pass through the context (withEntryOutcome); nothing of it outlives the
-// pass.
+// a fresh one to each pass's delegate (entryPass); nothing of it outlives the pass.
 type entryOutcome struct {
 	// decided is set once the delegate has decided (the generic actuator may return before).
 	decided bool
@@ -88,19 +87,6 @@ func (o *entryOutcome) revokeAll(recorded *entryRecord) {
 		r.ID = "" // all of them
 		o.revoke = append(o.revoke, r)
 	}
-}
-
-type outcomeKey struct{}
-
-// withEntryOutcome gives a pass the outcome its delegate fills in.
-func withEntryOutcome(ctx context.Context) (context.Context, *entryOutcome) {
-	o := &entryOutcome{}
-	return context.WithValue(ctx, outcomeKey{}, o), o
-}
-
-func outcomeOf(ctx context.Context) *entryOutcome {
-	o, _ := ctx.Value(outcomeKey{}).(*entryOutcome)
-	return o
 }
 
 // accessOf is the access an entry's credential has: read-only for a source- entry (restoring a
@@ -221,11 +207,7 @@ func (d *delegate) bucketWideBecause(ctx context.Context, be *extensionsv1alpha1
 // entryCredentialData decides what the entry's etcd-backup secret holds: the bucket's
 // credential (bucketData, as EtcdBackupSecretData made it from entryData) or the entry's own,
 // issued here (publishing it is the generic actuator's write). It fills the pass's outcome.
-func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alpha1.BackupEntry, entryData, bucketData map[string][]byte) (map[string][]byte, error) {
-	o := outcomeOf(ctx)
-	if o == nil {
-		o = &entryOutcome{}
-	}
+func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alpha1.BackupEntry, o *entryOutcome, entryData, bucketData map[string][]byte) (map[string][]byte, error) {
 	o.decided = true
 	settings, cfg, err := d.entrySettings(be)
 	if err != nil {

@@ -24,8 +24,8 @@ import (
 func (f *entryCredFixture) crashAfterWrite() {
 	f.t.Helper()
 	a := f.actuator()
-	ctx, _ := withEntryOutcome(context.Background())
-	if err := a.holdThen(ctx, logr.Discard(), f.current(), a.Actuator.Reconcile); err != nil {
+	pass, _ := a.pass()
+	if err := a.holdThen(context.Background(), logr.Discard(), f.current(), pass.Reconcile); err != nil {
 		f.t.Fatalf("the pass up to the write: %v", err)
 	}
 }

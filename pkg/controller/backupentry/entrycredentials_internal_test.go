@@ -248,7 +248,7 @@ func (f *entryCredFixture) allowBucketCredentialAtQuota() {
 // is a controller that just started, on the same API state.
 func (f *entryCredFixture) actuator() *holdingActuator {
 	d := &delegate{provider: provider.Register(entryCredProvider{f.provider}), reader: f.client, writer: f.client, recorder: f.recorder}
-	return &holdingActuator{Actuator: genericactuator.NewActuator(clientManager{c: f.client}, d), client: f.client, reader: f.client, provider: d.provider, entries: d}
+	return &holdingActuator{Actuator: genericactuator.NewActuator(clientManager{c: f.client}, d), manager: clientManager{c: f.client}, client: f.client, reader: f.client, provider: d.provider, entries: d}
 }
 
 func (f *entryCredFixture) reconcile() error {

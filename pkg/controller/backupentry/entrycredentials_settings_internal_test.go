@@ -91,7 +91,7 @@ func TestEntryCredentialSettingsThatCannotBeRead(t *testing.T) {
 		if settings, _, err := d.entrySettings(f.current()); settings != nil || !errors.As(err, &pending) {
 			t.Fatalf("entrySettings = %v, %v; want the pending error", settings, err)
 		}
-		a := &holdingActuator{Actuator: genericactuator.NewActuator(clientManager{c: f.client}, d), client: f.client, reader: f.client, provider: seeded, entries: d}
+		a := &holdingActuator{Actuator: genericactuator.NewActuator(clientManager{c: f.client}, d), manager: clientManager{c: f.client}, client: f.client, reader: f.client, provider: seeded, entries: d}
 		if err := a.Migrate(ctx, logr.Discard(), f.current()); !errors.As(err, &pending) {
 			t.Fatalf("Migrate = %v; want the pending error (retried)", err)
 		}

@@ -12,8 +12,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry"
+	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener/gardener/pkg/controllerutils"
 
@@ -30,7 +32,10 @@ import (
 type holdingActuator struct {
 	backupentry.Actuator
 
-	client client.Client
+	// manager gives gardener's generic actuator, built anew for each reconcile and restore pass
+	// (pass), its client.
+	manager manager.Manager
+	client  client.Client
 	// reader reads the entry's BackupBucket from the API server, not the cache: a cache that has
 	// not seen a hand-back yet must not give the entry the finalizer the hand-back removed.
 	reader   client.Reader
@@ -102,14 +107,21 @@ func (a *holdingActuator) release(ctx context.Context, be *extensionsv1alpha1.Ba
 
 // Reconcile implements backupentry.Actuator.
 func (a *holdingActuator) Reconcile(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	ctx, o := withEntryOutcome(ctx)
-	return observe(be, metrics.OperationReconcile, a.settleEntryCredential(ctx, log, be, o, a.holdThen(ctx, log, be, a.Actuator.Reconcile)))
+	pass, o := a.pass()
+	return observe(be, metrics.OperationReconcile, a.settleEntryCredential(ctx, log, be, o, a.holdThen(ctx, log, be, pass.Reconcile)))
 }
 
 // Restore implements backupentry.Actuator.
 func (a *holdingActuator) Restore(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	ctx, o := withEntryOutcome(ctx)
-	return observe(be, metrics.OperationRestore, a.settleEntryCredential(ctx, log, be, o, a.holdThen(ctx, log, be, a.Actuator.Restore)))
+	pass, o := a.pass()
+	return observe(be, metrics.OperationRestore, a.settleEntryCredential(ctx, log, be, o, a.holdThen(ctx, log, be, pass.Restore)))
+}
+
+// pass is gardener's generic actuator for one reconcile or restore pass, whose delegate
+// (entryPass) fills the pass's outcome: nothing of a pass is kept on the shared actuator.
+func (a *holdingActuator) pass() (backupentry.Actuator, *entryOutcome) {
+	o := &entryOutcome{}
+	return genericactuator.NewActuator(a.manager, &entryPass{delegate: a.entries, outcome: o}), o
 }
 
 // holdThen holds the entry, then runs the library's operation on it.
