@@ -21,6 +21,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycredentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
@@ -77,16 +78,6 @@ type entryOutcome struct {
 	// atQuota: the store's quota refused the entry's own credential and
 	// allowBucketCredentialAtQuota published the bucket's instead (reach says why).
 	atQuota bool
-}
-
-// revokeAll asks for the revocation of every credential of the entry recorded's issuer issued
-// with its access (the entry goes back to the bucket's credential).
-func (o *entryOutcome) revokeAll(recorded *entryRecord) {
-	if recorded != nil {
-		r := *recorded
-		r.ID = "" // all of them
-		o.revoke = append(o.revoke, r)
-	}
 }
 
 // accessOf is the access an entry's credential has: read-only for a source- entry (restoring a
@@ -206,7 +197,8 @@ func (d *delegate) bucketWideBecause(ctx context.Context, be *extensionsv1alpha1
 
 // entryCredentialData decides what the entry's etcd-backup secret holds: the bucket's
 // credential (bucketData, as EtcdBackupSecretData made it from entryData) or the entry's own,
-// issued here (publishing it is the generic actuator's write). It fills the pass's outcome.
+// issued here (publishing it is the generic actuator's write). It observes, decides
+// (entrycredentials.Decide) and executes the steps before the write; it fills the pass's outcome.
 func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alpha1.BackupEntry, o *entryOutcome, entryData, bucketData map[string][]byte) (map[string][]byte, error) {
 	o.decided = true
 	settings, cfg, err := d.entrySettings(be)
@@ -219,129 +211,99 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	if err != nil {
 		return nil, err
 	}
-	var recorded *entryRecord
+	obs := entrycredentials.Observed{Access: accessOf(be), Settings: settings, SecretExists: current != nil,
+		Intent: intentOf(be), RotationRequest: be.Annotations[AnnotationRotateCredentials], Now: time.Now()}
 	var currentData map[string][]byte
 	if current != nil {
 		currentData = current.Data
 		// Another entry's records (one of the same shoot namespace) are not this entry's to
 		// reuse, revoke or retire: that entry's next issuance revokes what it no longer holds.
-		if r, ours := entryrecord.Read(be.Name, current.Annotations); ours {
-			recorded = r.Published
-			o.revoke = append(o.revoke, r.Unrevoked...)
-			o.retire = r.Retiring
+		obs.Record, obs.Ours = entryrecord.Read(be.Name, current.Annotations)
+	}
+	if obs.BucketWide, err = d.bucketWideBecause(ctx, be, settings, cfg); err != nil {
+		return nil, err
+	}
+	var issuer objectstore.EntryCredentialIssuer
+	if obs.BucketWide == "" {
+		if issuer, err = d.entryIssuer(ctx, be, cfg, settings.Issuer); err != nil {
+			o.err = err
+			return nil, err
 		}
-	}
-	access := accessOf(be)
-	why, err := d.bucketWideBecause(ctx, be, settings, cfg)
-	if err != nil {
-		return nil, err
-	}
-	if why != "" {
-		o.reach = bucketWide(be, why)
-		o.revokeAll(recorded)
-		takeUpBucketWideIntent(be, o, current, recorded)
-		return bucketData, nil
-	}
-	issuer, err := d.entryIssuer(ctx, be, cfg, settings.Issuer)
-	if err != nil {
-		o.err = err
-		return nil, err
-	}
-	if issuer == nil {
-		o.reach = bucketWide(be, providerCannotIssue(d.provider.Type()))
-		o.revokeAll(recorded)
-		takeUpBucketWideIntent(be, o, current, recorded)
-		return bucketData, nil
-	}
-	location, err := issuer.Location(objectstore.WithOperation(ctx, objectstore.OpCredentialLocation))
-	if err != nil {
-		o.err = fmt.Errorf("finding where the entry's credentials live: %w", err)
-		return nil, o.err
+		if issuer == nil {
+			obs.BucketWide = providerCannotIssue(d.provider.Type())
+		}
 	}
 	prefix, err := objectstore.EntryPrefix(be.Name)
-	if err != nil {
+	if obs.BucketWide == "" && err != nil {
 		o.err = err
 		return nil, err
 	}
-	// A pass that published the entry's own credential and whose record a restart lost after
-	// gardener's write: its intent says so, and what is still to retire or revoke.
-	takenUp := false
-	if recorded == nil && current != nil && recordsOf(be, current.Annotations) {
-		recorded, takenUp = intentTakenUp(be, o, func(published *entryRecord) bool {
-			return published != nil && published.ID == issuer.CredentialID(currentData)
-		})
+	if issuer != nil {
+		if obs.Location, err = issuer.Location(objectstore.WithOperation(ctx, objectstore.OpCredentialLocation)); err != nil {
+			o.err = fmt.Errorf("finding where the entry's credentials live: %w", err)
+			return nil, o.err
+		}
+		obs.HeldID, obs.BucketID = issuer.CredentialID(currentData), issuer.CredentialID(bucketData)
 	}
-	// A credential published by a pass whose record a restart lost, with no intent (an earlier
-	// build's): the data holds an ID that is not the bucket's credential's (it may be the
-	// bucket's previous one, after a rotation) and that the configured issuer owns for this entry.
-	if recorded == nil && !takenUp && currentData != nil {
-		if id := issuer.CredentialID(currentData); id != "" && id != issuer.CredentialID(bucketData) {
-			owned, err := issuer.Owns(ctx, be.Spec.BucketName, prefix, access, id)
-			if err != nil {
-				o.err = fmt.Errorf("finding whether the etcd-backup secret holds the entry's own credential: %w", err)
-				return nil, o.err
-			}
-			if owned {
-				recorded = &entryRecord{ID: id, Issuer: settings.Issuer, IssuedIn: location, Access: access}
-			}
+	plan := entrycredentials.Decide(obs)
+	if plan.AskOwns != "" {
+		owned, err := issuer.Owns(ctx, be.Spec.BucketName, prefix, obs.Access, plan.AskOwns)
+		if err != nil {
+			o.err = fmt.Errorf("finding whether the etcd-backup secret holds the entry's own credential: %w", err)
+			return nil, o.err
 		}
+		obs.Owned = &owned
+		plan = entrycredentials.Decide(obs)
 	}
-	now := time.Now()
-	if recorded != nil && recorded.Issuer == settings.Issuer && recorded.IssuedIn == location && recorded.Access == access && issuer.CredentialID(currentData) == recorded.ID {
-		// A rotation the pass a restart cut short honoured (intentTakenUp) is done: its request
-		// is removed and its retirement finished by this pass (settleRotation).
-		honoured := o.rotation
-		if honoured == nil {
-			o.rotation = rotationDue(be, settings, recorded, now)
+	return d.execute(ctx, be, o, obs, plan, issuer, prefix, entryData, currentData, bucketData)
+}
+
+// execute carries out plan's steps before gardener's write of the etcd-backup secret: the
+// revocation before a rotation, the issuance, the data to publish; what follows the write
+// (record, revoke, retire) it puts in o.
+func (d *delegate) execute(ctx context.Context, be *extensionsv1alpha1.BackupEntry, o *entryOutcome, obs entrycredentials.Observed, plan entrycredentials.Plan, issuer objectstore.EntryCredentialIssuer,
+	prefix objectstore.Prefix, entryData, currentData, bucketData map[string][]byte) (map[string][]byte, error) {
+	o.revoke, o.retire, o.rotation = plan.Revoke, plan.Retire, plan.Rotation
+	switch plan.Publish {
+	case entrycredentials.PublishBucket:
+		o.reach = bucketWide(be, plan.BucketWide)
+		return bucketData, nil
+	case entrycredentials.PublishRecorded:
+		data, err := d.provider.EtcdBackupSecretData(be, merged(entryData, currentData))
+		if err != nil {
+			return nil, err
 		}
-		if honoured != nil || o.rotation == nil {
-			data, err := d.provider.EtcdBackupSecretData(be, merged(entryData, currentData))
-			if err != nil {
-				return nil, err
-			}
-			r := *recorded
-			r.IssuedAt = issuedAt(recorded, now)
-			o.published, o.reach = &r, issuer.CredentialReach(be.Spec.BucketName, prefix, access)
-			o.issuer, o.prefix = issuer, prefix
-			o.schedule = rotationSchedule(settings, o.published)
-			return data, nil
-		}
-		// A rotation: every other credential of the entry goes first, a previous rotation's
-		// still retiring included, so that the entry never holds more than the published one
-		// and the one it replaces (IAM allows a user two keys).
+		o.published, o.reach = plan.Published, issuer.CredentialReach(be.Spec.BucketName, prefix, plan.Published.Access)
+		o.issuer, o.prefix = issuer, prefix
+		o.schedule = rotationSchedule(obs.Settings, o.published)
+		return data, nil
+	}
+	access, recorded, settings := obs.Access, plan.Recorded, obs.Settings
+	if plan.RevokeFirst {
 		if err := issuer.RevokeEntryCredentials(objectstore.WithOperation(ctx, objectstore.OpRevokeCredentials), be.Spec.BucketName, prefix, access, []string{recorded.ID}); err != nil {
 			o.err = fmt.Errorf("revoking the entry's credentials other than the published %s before its rotation: %w", recorded.ID, err)
 			return nil, o.err
 		}
-		o.retire = nil // revoked just now, if it was another one; the recorded one is retired below
 	}
-	// The recorded credential stays valid through the issuance; it is revoked once the new one
-	// is published (by its own issuer where that is another one, or another place or access).
-	var inUse []string
-	if recorded != nil && recorded.Issuer == settings.Issuer && recorded.IssuedIn == location && recorded.Access == access {
-		inUse = []string{recorded.ID}
-	}
-	cred, err := issuer.IssueEntryCredential(objectstore.WithOperation(ctx, objectstore.OpIssueCredential), be.Spec.BucketName, prefix, access, inUse)
+	cred, err := issuer.IssueEntryCredential(objectstore.WithOperation(ctx, objectstore.OpIssueCredential), be.Spec.BucketName, prefix, access, plan.InUse)
 	if err != nil && recorded == nil {
 		if elsewhere, lerr := d.sourceOfAnotherSeed(ctx, be, err); lerr != nil {
 			return nil, lerr
 		} else if elsewhere {
 			o.reach = bucketWide(be, fmt.Sprintf("this source- entry's bucket lives on the source seed, and the credentials this seed holds of it (the entry's secret, the bucket's generated credential) cannot issue one: %v", err))
-			takeUpBucketWideIntent(be, o, current, recorded)
+			o.revoke, o.retire = plan.AtQuota.Revoke, plan.AtQuota.Retire
 			return bucketData, nil
 		}
 	}
 	if err != nil {
 		if errors.Is(err, objectstore.ErrQuotaExceeded) && settings.AllowBucketCredentialAtQuota {
-			if !takenUp {
-				takeUpBucketWideIntent(be, o, current, recorded)
-			}
-			return bucketCredentialAtQuota(be, o, recorded, bucketData, err), nil
+			o.revoke, o.retire = plan.AtQuota.Revoke, plan.AtQuota.Retire
+			return bucketCredentialAtQuota(be, o, bucketData, err), nil
 		}
-		o.revoke, o.retire = nil, nil // nothing is written: nothing changes hands
+		o.revoke, o.retire, o.rotation = nil, nil, nil // nothing is written: nothing changes hands
 		o.err = fmt.Errorf("issuing the entry's own credential (entryCredentials, issuer %s): %w", settings.Issuer, err)
 		switch {
-		case errors.Is(err, objectstore.ErrQuotaExceeded) && current == nil:
+		case errors.Is(err, objectstore.ErrQuotaExceeded) && currentData == nil:
 			o.err = fmt.Errorf("%w; the entry has no etcd-backup secret until one can be issued", o.err)
 		case errors.Is(err, objectstore.ErrQuotaExceeded):
 			o.err = fmt.Errorf("%w; the entry keeps the credential its etcd-backup secret holds until one can be issued", o.err)
@@ -352,31 +314,15 @@ func (d *delegate) entryCredentialData(ctx context.Context, be *extensionsv1alph
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case o.rotation != nil:
-		o.retire = &pendingRetirement{Credential: *recorded, Until: now.Add(settings.RotationGrace())}
-	case recorded != nil:
-		o.revoke = append(o.revoke, *recorded)
+	o.revoke = append(o.revoke, plan.AfterIssue.Revoke...)
+	if plan.AfterIssue.Retire != nil {
+		o.retire = plan.AfterIssue.Retire
 	}
 	o.issuer, o.prefix = issuer, prefix
-	o.published, o.issued = &entryRecord{ID: cred.ID, Issuer: settings.Issuer, IssuedIn: location, Access: access, IssuedAt: now.UTC().Truncate(time.Second)}, true
+	o.published, o.issued = &entryRecord{ID: cred.ID, Issuer: settings.Issuer, IssuedIn: obs.Location, Access: access, IssuedAt: obs.Now.UTC().Truncate(time.Second)}, true
 	o.reach = issuer.CredentialReach(be.Spec.BucketName, prefix, access)
 	o.schedule = rotationSchedule(settings, o.published)
 	return data, nil
-}
-
-// takeUpBucketWideIntent takes up, for a pass that publishes the bucket's credential, be's intent
-// that announced the bucket's (a switch-off, or a pass published the bucket's credential, that a
-// restart cut short after gardener's write lost the record of: current holds no record of be's
-// credential): what it still revokes is revoked after this pass's write of the bucket's
-// credential. The data of current is not compared with the bucket's credential: that may have
-// rotated between the intent and this pass, and whatever current holds, this pass writes the
-// bucket's over it before any revocation.
-func takeUpBucketWideIntent(be *extensionsv1alpha1.BackupEntry, o *entryOutcome, current *corev1.Secret, recorded *entryRecord) {
-	if recorded != nil || current == nil || !recordsOf(be, current.Annotations) {
-		return
-	}
-	intentTakenUp(be, o, func(published *entryRecord) bool { return published == nil })
 }
 
 // bucketCredentialAtQuota is the opt-in fallback (allowBucketCredentialAtQuota) of an entry
@@ -385,12 +331,11 @@ func takeUpBucketWideIntent(be *extensionsv1alpha1.BackupEntry, o *entryOutcome,
 // any credential of the entry recorded is revoked as at a switch-off (nothing holds it any
 // more). The bucket's headroom look asks for the entry's reconcile once the store has room
 // again (RequestEntriesAtQuota), and that pass issues and publishes the entry's own.
-func bucketCredentialAtQuota(be *extensionsv1alpha1.BackupEntry, o *entryOutcome, recorded *entryRecord, bucketData map[string][]byte, quotaErr error) map[string][]byte {
+func bucketCredentialAtQuota(be *extensionsv1alpha1.BackupEntry, o *entryOutcome, bucketData map[string][]byte, quotaErr error) map[string][]byte {
 	o.atQuota = true
 	o.reach = bucketWide(be, fmt.Sprintf("the entry's own credential could not be issued at the store's quota (%v); "+
 		"allowBucketCredentialAtQuota published the bucket's instead, and the entry's own is issued once there is room again "+
 		"(free principals, or give this seed's backups an account of their own)", quotaErr))
-	o.revokeAll(recorded)
 	return bucketData
 }
 

@@ -22,31 +22,11 @@ import (
 // record, and one to revoke unrevoked. The pass writes it before the secret (only when something
 // changes hands or is still to be revoked or retired) and removes it once the secret's record
 // says the same; the next pass takes it up when the secret has no record of the entry
-// (intentTakenUp).
+// (entrycredentials.Decide).
 
 // intentOf is be's intent (nil: none, or not one).
 func intentOf(be *extensionsv1alpha1.BackupEntry) *entryrecord.Intent {
 	return entryrecord.ReadKept(be.Annotations).Intent
-}
-
-// intentTakenUp fills o from be's intent when the secret lost the record that a restart kept
-// the pass from writing, and returns the intent's published record (nil: the bucket's). holds
-// says whether the secret holds what the intent announced (the bucket's credential for a nil
-// record): otherwise the write did not happen, and a credential the intent announced is an
-// orphan, which the next issuance revokes (IssueEntryCredential).
-func intentTakenUp(be *extensionsv1alpha1.BackupEntry, o *entryOutcome, holds func(published *entryRecord) bool) (*entryRecord, bool) {
-	in := intentOf(be)
-	if in == nil || !holds(in.Published) {
-		return nil, false
-	}
-	o.revoke = append(o.revoke, in.Revoke...)
-	if o.retire == nil {
-		o.retire = in.Retire
-	}
-	if in.Rotation != "" && in.Published != nil {
-		o.rotation = &entryRotation{reason: in.Rotation, request: in.Request}
-	}
-	return in.Published, true
 }
 
 // writeIntent records on be what o is about to hand over, before gardener's actuator writes
@@ -57,7 +37,7 @@ func (d *delegate) writeIntent(ctx context.Context, be *extensionsv1alpha1.Backu
 	}
 	in := &entryrecord.Intent{Published: o.published, Retire: o.retire, Revoke: o.revoke}
 	if o.rotation != nil {
-		in.Rotation, in.Request = o.rotation.reason, o.rotation.request
+		in.Rotation, in.Request = o.rotation.Reason, o.rotation.Request
 	}
 	return d.patchIntent(ctx, be, in)
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycredentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 )
 
@@ -27,44 +28,11 @@ const AnnotationRotateCredentials = credentials.AnnotationRotate
 // ReasonEntryCredentialRotated is the event of a rotation of the entry's credential.
 const ReasonEntryCredentialRotated = "EntryCredentialRotated"
 
-// Reasons of a rotation (entryRotation.reason).
-const (
-	rotationByPeriod  = "period"
-	rotationRequested = "requested"
-)
-
-// entryRotation is a rotation a pass decided: the credential rotated out (retired once the new
-// one is published and recorded) and why.
-type entryRotation struct {
-	reason string
-	// request is the value of AnnotationRotateCredentials this rotation honours ("": none).
-	request string
-}
+// entryRotation is a rotation a pass decided or took up (entrycredentials.Rotation).
+type entryRotation = entrycredentials.Rotation
 
 // pendingRetirement is a rotated-out credential and until when it stays valid.
 type pendingRetirement = entryrecord.Retiring
-
-// issuedAt is when recorded was issued. A record without the time (written by a build before
-// rotation, or recognised after a lost record) counts from now: its age is unknown, and rotating
-// every such entry at once would issue thousands of credentials in one burst.
-func issuedAt(recorded *entryRecord, now time.Time) time.Time {
-	if !recorded.IssuedAt.IsZero() {
-		return recorded.IssuedAt
-	}
-	return now
-}
-
-// rotationDue says why the recorded (published) credential is to be rotated now, or nil.
-func rotationDue(be *extensionsv1alpha1.BackupEntry, settings *credentials.EntrySettings, recorded *entryRecord, now time.Time) *entryRotation {
-	request := be.Annotations[AnnotationRotateCredentials]
-	switch {
-	case request != "":
-		return &entryRotation{reason: rotationRequested, request: request}
-	case settings.RotationPeriod() > 0 && !now.Before(issuedAt(recorded, now).Add(settings.RotationPeriod())):
-		return &entryRotation{reason: rotationByPeriod}
-	}
-	return nil
-}
 
 // rotationSchedule says, for the condition, when the published credential was issued and when
 // it is rotated next.
@@ -85,8 +53,8 @@ func rotationSchedule(settings *credentials.EntrySettings, published *entryRecor
 // It removes the honoured request, retires the previous credential for the grace period (0s:
 // revokes it at once), drops it from the record and says so.
 func (a *holdingActuator) settleRotation(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *entryOutcome) error {
-	if o.rotation != nil && o.rotation.request != "" {
-		if err := a.removeRotationRequest(ctx, be, o.rotation.request); err != nil {
+	if o.rotation != nil && o.rotation.Request != "" {
+		if err := a.removeRotationRequest(ctx, be, o.rotation.Request); err != nil {
 			return err
 		}
 	}
@@ -108,7 +76,7 @@ func (a *holdingActuator) settleRotation(ctx context.Context, log logr.Logger, b
 	if o.rotation != nil && o.published != nil {
 		a.entries.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialRotated, "Reconcile",
 			"Rotated the entry's credential (%s): etcd-backup holds %s of issuer %s; the previous one %s stays valid %s",
-			o.rotation.reason, o.published.ID, o.published.Issuer, r.ID, until)
+			o.rotation.Reason, o.published.ID, o.published.Issuer, r.ID, until)
 	}
 	return nil
 }
