@@ -170,7 +170,9 @@ func Decide(o Observed) Plan {
 	case recorded != nil:
 		p.AfterIssue.Revoke = []entryrecord.Credential{*recorded}
 	}
-	p.AtQuota = Retirement{Revoke: append(append([]entryrecord.Credential{}, p.Revoke...), all(recorded)...), Retire: p.Retire}
+	// A copy: Revoke and AtQuota.Revoke never share an array.
+	p.AtQuota.Revoke = append(append(p.AtQuota.Revoke, p.Revoke...), all(recorded)...)
+	p.AtQuota.Retire = p.Retire
 	if lost && !p.TakenUp && o.Intent.Published == nil {
 		p.AtQuota.Revoke = append(p.AtQuota.Revoke, o.Intent.Revoke...)
 		if p.AtQuota.Retire == nil {
