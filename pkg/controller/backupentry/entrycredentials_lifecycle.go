@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycredentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
@@ -327,24 +328,13 @@ func (a *holdingActuator) revokeDeletedEntryCredentials(ctx context.Context, log
 	if entryinfo.IsGardenEntry(be) {
 		return nil
 	}
-	records := entryrecord.ReadKept(be.Annotations).ForDeletion
 	settings, _, err := a.entries.entrySettings(be)
 	if err != nil {
 		// Not knowing the configured issuer is not knowing whether it holds a credential of the
 		// entry: the deletion waits for the settings rather than release the entry with one left.
 		return fmt.Errorf("the deleted entry's credentials of the configured issuer: %w", err)
 	}
-	if settings != nil {
-		records = append(records, entryRecord{Issuer: settings.Issuer, Access: accessOf(be)})
-	}
-	done := map[string]bool{}
-	for _, r := range records {
-		r.ID = ""
-		key := r.Issuer + "\x00" + string(r.Access)
-		if done[key] {
-			continue
-		}
-		done[key] = true
+	for _, r := range entrycredentials.DeletionRevocations(entryrecord.ReadKept(be.Annotations).ForDeletion, settings, accessOf(be)) {
 		if err := a.revokeEntryCredentials(ctx, be, r, nil); err != nil {
 			return fmt.Errorf("revoking the deleted entry's credentials of issuer %s: %w", r.Issuer, err)
 		}

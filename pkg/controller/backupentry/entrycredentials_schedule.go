@@ -20,6 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycredentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
@@ -94,7 +96,7 @@ func (s *rotationScheduler) Reconcile(ctx context.Context, req reconcile.Request
 		return reconcile.Result{}, nil // off: no credential of its own to rotate
 	}
 	now := time.Now()
-	due, ok := s.due(ctx, be, now)
+	due, ok := s.due(ctx, be, settings, now)
 	if !ok {
 		return reconcile.Result{}, nil
 	}
@@ -112,31 +114,17 @@ func (s *rotationScheduler) Reconcile(ctx context.Context, req reconcile.Request
 	return reconcile.Result{RequeueAfter: time.Minute}, nil
 }
 
-// due is when the entry is to be reconciled: now on a rotation request, else the earlier of its
-// credential's recorded issue time plus the period and the end of its next retired credential
-// (the pass ends it: a retired credential ends at its time on every store). ok is false when
-// nothing is ever due (no period and nothing retiring, nothing issued yet, or no issue time
-// recorded yet: the entry's next reconcile records one and wakes the scheduler).
-func (s *rotationScheduler) due(ctx context.Context, be *extensionsv1alpha1.BackupEntry, now time.Time) (time.Time, bool) {
-	if be.Annotations[AnnotationRotateCredentials] != "" {
-		return now, true
+// due is when the entry is to be reconciled (entrycredentials.Due); ok is false when nothing is
+// ever due, or the etcd-backup secret cannot be read (the entry's own reconcile reports it).
+func (s *rotationScheduler) due(ctx context.Context, be *extensionsv1alpha1.BackupEntry, settings *credentials.EntrySettings, now time.Time) (time.Time, bool) {
+	request := be.Annotations[AnnotationRotateCredentials]
+	var record entryrecord.Record
+	if request == "" {
+		secret, err := s.entries.readEtcdBackupSecret(ctx, be)
+		if err != nil || secret == nil {
+			return time.Time{}, false
+		}
+		record, _ = entryrecord.Read(be.Name, secret.Annotations)
 	}
-	secret, err := s.entries.readEtcdBackupSecret(ctx, be)
-	if err != nil || secret == nil {
-		return time.Time{}, false // unreadable: the entry's own reconcile reports it
-	}
-	record, _ := entryrecord.Read(be.Name, secret.Annotations)
-	r := record.Published
-	if r == nil {
-		return time.Time{}, false
-	}
-	var due time.Time
-	settings, _, _ := s.entries.entrySettings(be) // read just before (Reconcile)
-	if period := settings.RotationPeriod(); period > 0 && !r.IssuedAt.IsZero() {
-		due = r.IssuedAt.Add(period)
-	}
-	if end := record.NextEnd; !end.IsZero() && (due.IsZero() || end.Before(due)) {
-		due = end
-	}
-	return due, !due.IsZero()
+	return entrycredentials.Due(settings, request, record, now)
 }
