@@ -36,19 +36,6 @@ import (
 // in between is recognised by the entry's intent, or its ID in the data).
 type entryRecord = entryrecord.Credential
 
-// recordsOf says whether the record on an etcd-backup secret with annotations is be's
-// (entryrecord.Of).
-func recordsOf(be *extensionsv1alpha1.BackupEntry, annotations map[string]string) bool {
-	return entryrecord.Of(be.Name, annotations)
-}
-
-// recordOf is be's published credential on an etcd-backup secret with annotations (nil: none,
-// or another entry's).
-func recordOf(be *extensionsv1alpha1.BackupEntry, annotations map[string]string) *entryRecord {
-	r, _ := entryrecord.Read(be.Name, annotations)
-	return r.Published
-}
-
 // entryOutcome is what one pass decided about the entry's credential: what the etcd-backup
 // secret holds and why, and what is to be done once it is written. The holding actuator hands
 // a fresh one to each pass's delegate (entryPass); nothing of it outlives the pass.

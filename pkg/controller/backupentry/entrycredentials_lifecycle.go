@@ -248,12 +248,8 @@ func (a *holdingActuator) retireMigratedEntryCredential(ctx context.Context, be 
 	if err != nil || current == nil {
 		return err
 	}
-	r, fromIntent := recordOf(be, current.Annotations), false
-	if in := entryrecord.ReadKept(be.Annotations).Intent; r == nil && in != nil && in.Published != nil && recordsOf(be, current.Annotations) {
-		// A restart lost the record after gardener's write: the intent names what the secret
-		// holds, once its issuer confirms the ID (below).
-		r, fromIntent = in.Published, true
-	}
+	record, ours := entryrecord.Read(be.Name, current.Annotations)
+	r, fromIntent := entrycredentials.MigrationRetiree(record, ours, intentOf(be))
 	if r == nil {
 		return nil
 	}

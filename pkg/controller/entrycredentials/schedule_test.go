@@ -77,3 +77,30 @@ func TestDeletionRevocations(t *testing.T) {
 		})
 	}
 }
+
+// TestMigrationRetiree: what a Migrate retires for the migration grace.
+func TestMigrationRetiree(t *testing.T) {
+	k1, k2 := cred("k1", "p1", time.Hour), cred("k2", "p1", 0)
+	cases := []struct {
+		name   string
+		record entryrecord.Record
+		ours   bool
+		intent *entryrecord.Intent
+		want   *entryrecord.Credential
+		byID   bool
+	}{
+		{name: "the published one on record", record: entryrecord.Record{Entry: "e", Published: k1}, ours: true, intent: &entryrecord.Intent{Published: k2}, want: k1},
+		{name: "a restart lost the record after the write: the intent's, confirmed by its ID", record: entryrecord.Record{Entry: "e"}, ours: true, intent: &entryrecord.Intent{Published: k2}, want: k2, byID: true},
+		{name: "the bucket's credential, no intent: none", record: entryrecord.Record{Entry: "e"}, ours: true},
+		{name: "a switch-off's intent: none", record: entryrecord.Record{Entry: "e"}, ours: true, intent: &entryrecord.Intent{Revoke: []entryrecord.Credential{*k1}}},
+		{name: "finding 9: another entry's record: none of this entry's", record: entryrecord.Record{Entry: "f", Published: k1}, intent: &entryrecord.Intent{Published: k2}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, byID := MigrationRetiree(c.record, c.ours, c.intent)
+			if !reflect.DeepEqual(got, c.want) || byID != c.byID {
+				t.Fatalf("MigrationRetiree = %+v, %v; want %+v, %v", got, byID, c.want, c.byID)
+			}
+		})
+	}
+}
