@@ -123,23 +123,48 @@ func (d *delegate) operatorSecret(ctx context.Context, be *extensionsv1alpha1.Ba
 	return bb.Spec.SecretRef, nil
 }
 
-// sourceOfAnotherSeed says whether issueErr is a refusal of a source- entry's issuance because
-// the credentials that issue it are its own secret's, not an operator's: its BackupBucket lives
-// on the source seed, and gardenlet filled the entry's secret with the bucket's generated
-// credential, which cannot create principals. Such an entry restores with that credential.
-func (d *delegate) sourceOfAnotherSeed(ctx context.Context, be *extensionsv1alpha1.BackupEntry, issueErr error) (bool, error) {
-	refused := errors.Is(issueErr, objectstore.ErrForbidden) || errors.Is(issueErr, objectstore.ErrUnauthenticated)
-	if accessOf(be) != objectstore.EntryReadOnly || !refused {
-		return false, nil
+// refused carries out the decision (entrycredentials.DecideRefusal) of a pass whose issuance
+// failed with issueErr: the bucket's credential instead, or the pass fails with nothing changing
+// hands. noSecret: the entry has no etcd-backup secret yet.
+func (d *delegate) refused(ctx context.Context, be *extensionsv1alpha1.BackupEntry, o *entryOutcome, obs entrycredentials.Observed, plan entrycredentials.Plan,
+	bucketData map[string][]byte, noSecret bool, issueErr error) (map[string][]byte, error) {
+	refusal := entrycredentials.RefusedOther
+	switch {
+	case errors.Is(issueErr, objectstore.ErrQuotaExceeded):
+		refusal = entrycredentials.RefusedQuota
+	case errors.Is(issueErr, objectstore.ErrForbidden) || errors.Is(issueErr, objectstore.ErrUnauthenticated):
+		refusal = entrycredentials.RefusedForbidden
 	}
-	err := d.reader.Get(ctx, client.ObjectKey{Name: be.Spec.BucketName}, &extensionsv1alpha1.BackupBucket{})
-	if apierrors.IsNotFound(err) {
-		return true, nil
+	fallback := entrycredentials.DecideRefusal(obs, plan, refusal, nil)
+	if fallback == entrycredentials.FallbackAskBucket {
+		onSeed := true
+		err := d.reader.Get(ctx, client.ObjectKey{Name: be.Spec.BucketName}, &extensionsv1alpha1.BackupBucket{})
+		switch {
+		case apierrors.IsNotFound(err):
+			onSeed = false
+		case err != nil:
+			return nil, fmt.Errorf("reading BackupBucket %q for the operator's credentials: %w", be.Spec.BucketName, err)
+		}
+		fallback = entrycredentials.DecideRefusal(obs, plan, refusal, &onSeed)
 	}
-	if err != nil {
-		return false, fmt.Errorf("reading BackupBucket %q for the operator's credentials: %w", be.Spec.BucketName, err)
+	switch fallback {
+	case entrycredentials.FallbackSourceOfAnotherSeed:
+		o.revoke, o.retire = plan.Instead.Revoke, plan.Instead.Retire
+		o.reach = bucketWide(be, fmt.Sprintf("this source- entry's bucket lives on the source seed, and the credentials this seed holds of it (the entry's secret, the bucket's generated credential) cannot issue one: %v", issueErr))
+		return bucketData, nil
+	case entrycredentials.FallbackAtQuota:
+		o.revoke, o.retire = plan.Instead.Revoke, plan.Instead.Retire
+		return bucketCredentialAtQuota(be, o, bucketData, issueErr), nil
 	}
-	return false, nil
+	o.revoke, o.retire, o.rotation = nil, nil, nil // nothing is written: nothing changes hands
+	o.err = fmt.Errorf("issuing the entry's own credential (entryCredentials, issuer %s): %w", obs.Settings.Issuer, issueErr)
+	switch {
+	case refusal == entrycredentials.RefusedQuota && noSecret:
+		o.err = fmt.Errorf("%w; the entry has no etcd-backup secret until one can be issued", o.err)
+	case refusal == entrycredentials.RefusedQuota:
+		o.err = fmt.Errorf("%w; the entry keeps the credential its etcd-backup secret holds until one can be issued", o.err)
+	}
+	return nil, o.err
 }
 
 // entryIssuer builds the entry issuer named name from the operator's credentials (nil: the
@@ -273,29 +298,8 @@ func (d *delegate) execute(ctx context.Context, be *extensionsv1alpha1.BackupEnt
 		}
 	}
 	cred, err := issuer.IssueEntryCredential(objectstore.WithOperation(ctx, objectstore.OpIssueCredential), be.Spec.BucketName, prefix, access, plan.InUse)
-	if err != nil && recorded == nil {
-		if elsewhere, lerr := d.sourceOfAnotherSeed(ctx, be, err); lerr != nil {
-			return nil, lerr
-		} else if elsewhere {
-			o.reach = bucketWide(be, fmt.Sprintf("this source- entry's bucket lives on the source seed, and the credentials this seed holds of it (the entry's secret, the bucket's generated credential) cannot issue one: %v", err))
-			o.revoke, o.retire = plan.AtQuota.Revoke, plan.AtQuota.Retire
-			return bucketData, nil
-		}
-	}
 	if err != nil {
-		if errors.Is(err, objectstore.ErrQuotaExceeded) && settings.AllowBucketCredentialAtQuota {
-			o.revoke, o.retire = plan.AtQuota.Revoke, plan.AtQuota.Retire
-			return bucketCredentialAtQuota(be, o, bucketData, err), nil
-		}
-		o.revoke, o.retire, o.rotation = nil, nil, nil // nothing is written: nothing changes hands
-		o.err = fmt.Errorf("issuing the entry's own credential (entryCredentials, issuer %s): %w", settings.Issuer, err)
-		switch {
-		case errors.Is(err, objectstore.ErrQuotaExceeded) && currentData == nil:
-			o.err = fmt.Errorf("%w; the entry has no etcd-backup secret until one can be issued", o.err)
-		case errors.Is(err, objectstore.ErrQuotaExceeded):
-			o.err = fmt.Errorf("%w; the entry keeps the credential its etcd-backup secret holds until one can be issued", o.err)
-		}
-		return nil, o.err
+		return d.refused(ctx, be, o, obs, plan, bucketData, !obs.SecretExists, err)
 	}
 	data, err := d.provider.EtcdBackupSecretData(be, merged(entryData, cred.Data))
 	if err != nil {

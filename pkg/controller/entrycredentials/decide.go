@@ -94,9 +94,9 @@ type Plan struct {
 	// AfterIssue is what an issuance adds to Revoke and Retire: Recorded revoked, or at a
 	// rotation retired for the grace.
 	AfterIssue Retirement
-	// AtQuota is what is revoked and retired instead when the store's quota refuses the
-	// issuance and the settings allow the bucket's credential then.
-	AtQuota Retirement
+	// Instead is what is revoked and retired when the bucket's credential is published instead
+	// of an issuance the issuer refused (DecideRefusal).
+	Instead Retirement
 }
 
 // Retirement is a set of credentials to revoke and one to retire.
@@ -170,13 +170,13 @@ func Decide(o Observed) Plan {
 	case recorded != nil:
 		p.AfterIssue.Revoke = []entryrecord.Credential{*recorded}
 	}
-	// A copy: Revoke and AtQuota.Revoke never share an array.
-	p.AtQuota.Revoke = append(append(p.AtQuota.Revoke, p.Revoke...), all(recorded)...)
-	p.AtQuota.Retire = p.Retire
+	// A copy: Revoke and Instead.Revoke never share an array.
+	p.Instead.Revoke = append(append(p.Instead.Revoke, p.Revoke...), all(recorded)...)
+	p.Instead.Retire = p.Retire
 	if lost && !p.TakenUp && o.Intent.Published == nil {
-		p.AtQuota.Revoke = append(p.AtQuota.Revoke, o.Intent.Revoke...)
-		if p.AtQuota.Retire == nil {
-			p.AtQuota.Retire = o.Intent.Retire
+		p.Instead.Revoke = append(p.Instead.Revoke, o.Intent.Revoke...)
+		if p.Instead.Retire == nil {
+			p.Instead.Retire = o.Intent.Retire
 		}
 	}
 	return p
@@ -220,4 +220,52 @@ func IssuedAt(recorded *entryrecord.Credential, now time.Time) time.Time {
 		return recorded.IssuedAt
 	}
 	return now
+}
+
+// Refusal is how the issuer refused an issuance.
+type Refusal int
+
+const (
+	// RefusedOther is any other error.
+	RefusedOther Refusal = iota
+	// RefusedQuota is the store's quota (objectstore.ErrQuotaExceeded).
+	RefusedQuota
+	// RefusedForbidden is a refusal of the credentials that issue (objectstore.ErrForbidden or
+	// ErrUnauthenticated).
+	RefusedForbidden
+)
+
+// Fallback is what a pass whose issuance was refused does.
+type Fallback int
+
+const (
+	// FallbackFail fails the pass: nothing is written, nothing changes hands.
+	FallbackFail Fallback = iota
+	// FallbackAskBucket asks whether the entry's BackupBucket is on this seed (bucketOnSeed),
+	// then decides again.
+	FallbackAskBucket
+	// FallbackSourceOfAnotherSeed publishes the bucket's credential: a source- entry whose
+	// bucket lives on the source seed, where the credentials this seed holds (gardenlet filled
+	// the entry's secret with the bucket's generated one) cannot issue (finding 5 of issue 44).
+	FallbackSourceOfAnotherSeed
+	// FallbackAtQuota publishes the bucket's credential at the store's quota
+	// (allowBucketCredentialAtQuota).
+	FallbackAtQuota
+)
+
+// DecideRefusal decides a pass of plan (Decide(o)) whose issuance was refused; bucketOnSeed is
+// nil until asked (FallbackAskBucket). Plan.Instead is what the fallbacks revoke and retire.
+func DecideRefusal(o Observed, p Plan, refusal Refusal, bucketOnSeed *bool) Fallback {
+	if p.Recorded == nil && refusal == RefusedForbidden && o.Access == objectstore.EntryReadOnly {
+		if bucketOnSeed == nil {
+			return FallbackAskBucket
+		}
+		if !*bucketOnSeed {
+			return FallbackSourceOfAnotherSeed
+		}
+	}
+	if refusal == RefusedQuota && o.Settings.AllowBucketCredentialAtQuota {
+		return FallbackAtQuota
+	}
+	return FallbackFail
 }

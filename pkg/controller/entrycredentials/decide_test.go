@@ -85,12 +85,12 @@ func TestDecide(t *testing.T) {
 			in: holding(period, "k1", &entryrecord.Record{Entry: "e", Published: k1old}),
 			want: Plan{Publish: PublishIssued, Recorded: k1old, RevokeFirst: true, InUse: []string{"k1"}, Rotation: &Rotation{Reason: RotationByPeriod},
 				AfterIssue: Retirement{Retire: &entryrecord.Retiring{Credential: *k1old, Until: now.Add(time.Hour)}},
-				AtQuota:    Retirement{Revoke: []entryrecord.Credential{all(k1old)}}}},
+				Instead:    Retirement{Revoke: []entryrecord.Credential{all(k1old)}}}},
 		{name: "rotate on request; a previous rotation's credential still retiring is revoked first, not retired",
 			in: with(holding(on, "k1", &entryrecord.Record{Entry: "e", Published: k1, Retiring: retiring}), func(o *Observed) { o.RotationRequest = "r1" }),
 			want: Plan{Publish: PublishIssued, Recorded: k1, RevokeFirst: true, InUse: []string{"k1"}, Rotation: &Rotation{Reason: RotationRequested, Request: "r1"},
 				AfterIssue: Retirement{Retire: &entryrecord.Retiring{Credential: *k1, Until: now.Add(credentials.DefaultGracePeriod)}},
-				AtQuota:    Retirement{Revoke: []entryrecord.Credential{all(k1)}}}},
+				Instead:    Retirement{Revoke: []entryrecord.Credential{all(k1)}}}},
 		{name: "retire: a rotated-out credential whose retirement is not confirmed is retired again on a steady pass",
 			in:   holding(on, "k1", &entryrecord.Record{Entry: "e", Published: k1, Retiring: retiring}),
 			want: Plan{Publish: PublishRecorded, Published: keptAt(k1), Recorded: k1, Retire: retiring}},
@@ -103,15 +103,15 @@ func TestDecide(t *testing.T) {
 		{name: "place change: issue where the issuer reaches now, revoke the old one where it was issued",
 			in: with(holding(on, "k1", steady), func(o *Observed) { o.Location = "p2" }),
 			want: Plan{Publish: PublishIssued, Recorded: k1, AfterIssue: Retirement{Revoke: []entryrecord.Credential{*k1}},
-				AtQuota: Retirement{Revoke: []entryrecord.Credential{all(k1)}}}},
+				Instead: Retirement{Revoke: []entryrecord.Credential{all(k1)}}}},
 		{name: "issuer change: issue with the configured issuer, revoke the old one with its own",
 			in: holding(&credentials.EntrySettings{Issuer: "Y"}, "k1", steady),
 			want: Plan{Publish: PublishIssued, Recorded: k1, AfterIssue: Retirement{Revoke: []entryrecord.Credential{*k1}},
-				AtQuota: Retirement{Revoke: []entryrecord.Credential{all(k1)}}}},
+				Instead: Retirement{Revoke: []entryrecord.Credential{all(k1)}}}},
 		{name: "source- entry: read-only access; a read-write record is replaced",
 			in: with(holding(on, "k1", steady), func(o *Observed) { o.Access = objectstore.EntryReadOnly }),
 			want: Plan{Publish: PublishIssued, Recorded: k1, AfterIssue: Retirement{Revoke: []entryrecord.Credential{*k1}},
-				AtQuota: Retirement{Revoke: []entryrecord.Credential{all(k1)}}}},
+				Instead: Retirement{Revoke: []entryrecord.Credential{all(k1)}}}},
 		{name: "finding 9: another entry's record on a shared secret is neither reused nor revoked; the held ID is asked of the issuer",
 			in:   with(holding(on, "k1", nil), func(o *Observed) { o.Ours = false }),
 			want: Plan{AskOwns: "k1"}},
@@ -150,13 +150,46 @@ func TestDecide(t *testing.T) {
 			in: with(holding(on, "bucket-1", nil), func(o *Observed) {
 				o.Intent = &entryrecord.Intent{Revoke: []entryrecord.Credential{all(k1)}}
 			}),
-			want: Plan{Publish: PublishIssued, AtQuota: Retirement{Revoke: []entryrecord.Credential{all(k1)}}}},
+			want: Plan{Publish: PublishIssued, Instead: Retirement{Revoke: []entryrecord.Credential{all(k1)}}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := Decide(c.in)
 			if !reflect.DeepEqual(got, c.want) {
 				t.Fatalf("Decide =\n %+v\nwant\n %+v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestDecideRefusal: a pass whose issuance the issuer refused.
+func TestDecideRefusal(t *testing.T) {
+	ro := objectstore.EntryReadOnly
+	atQuota := &credentials.EntrySettings{Issuer: "X", EntryGeneration: credentials.EntryGeneration{AllowBucketCredentialAtQuota: true}}
+	source := Observed{Access: ro, Settings: on, SecretExists: true, Ours: true, HeldID: "bucket-1", BucketID: "bucket-1", Location: "p1", Now: now}
+	k1 := cred("k1", "p1", time.Hour)
+	cases := []struct {
+		name         string
+		in           Observed
+		refusal      Refusal
+		bucketOnSeed *bool
+		want         Fallback
+	}{
+		{name: "finding 5: a source- entry refused: ask whether its bucket is on this seed", in: source, refusal: RefusedForbidden, want: FallbackAskBucket},
+		{name: "finding 5: a source- entry whose bucket lives on the source seed (generated credentials): the bucket's credential", in: source, refusal: RefusedForbidden, bucketOnSeed: &no, want: FallbackSourceOfAnotherSeed},
+		{name: "a source- entry whose bucket is on this seed (operator's credentials refused): fails", in: source, refusal: RefusedForbidden, bucketOnSeed: &yes, want: FallbackFail},
+		{name: "a read-write entry refused: fails", in: with(source, func(o *Observed) { o.Access = rw }), refusal: RefusedForbidden, want: FallbackFail},
+		{name: "a source- entry with a credential of its own on record refused: fails (keeps it)", in: with(source, func(o *Observed) {
+			o.Record, o.HeldID = entryrecord.Record{Entry: "e", Published: &entryrecord.Credential{ID: "k1", Issuer: "X", IssuedIn: "p0", Access: ro}}, "k1"
+		}), refusal: RefusedForbidden, want: FallbackFail},
+		{name: "quota: fails, the secret unchanged", in: holding(on, "k1", &entryrecord.Record{Entry: "e", Published: k1}), refusal: RefusedQuota, want: FallbackFail},
+		{name: "quota with allowBucketCredentialAtQuota: the bucket's credential", in: holding(atQuota, "bucket-1", nil), refusal: RefusedQuota, want: FallbackAtQuota},
+		{name: "another error with allowBucketCredentialAtQuota: fails", in: holding(atQuota, "bucket-1", nil), refusal: RefusedOther, want: FallbackFail},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := DecideRefusal(c.in, Decide(c.in), c.refusal, c.bucketOnSeed); got != c.want {
+				t.Fatalf("DecideRefusal = %v; want %v", got, c.want)
 			}
 		})
 	}
