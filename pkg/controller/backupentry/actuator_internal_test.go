@@ -139,7 +139,7 @@ func newEntryFixture(t *testing.T, versioned bool) *entryFixture {
 }
 
 func (f *entryFixture) delegate() *delegate {
-	return &delegate{provider: provider.Register(f.provider), reader: f.client, writer: f.client, recorder: f.recorder, deletion: options.DeletionOptions{Parallelism: f.parallelism}}
+	return newDelegate(provider.Register(f.provider), f.client, f.client, f.recorder, options.DeletionOptions{Parallelism: f.parallelism})
 }
 
 // actuator is the entry controller's actuator as AddToManager builds it.

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycredentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -40,7 +41,7 @@ func TestMigrateGoesOnWhenTheEntryIssuerCannotBeBuilt(t *testing.T) {
 		t.Fatal("the entry is still held after Migrate")
 	}
 	ev := f.events()
-	if len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning "+ReasonEntryCredentialRetired) || !strings.Contains(ev[0], "first issuance on its new seed revokes it") {
+	if len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning "+entrycredentials.ReasonEntryCredentialRetired) || !strings.Contains(ev[0], "first issuance on its new seed revokes it") {
 		t.Fatalf("events %v; want one warning saying the credential was not retired and who ends it", ev)
 	}
 }
@@ -54,7 +55,7 @@ func TestEveryUnrevokedCredentialIsTriedAndKeptOnRecord(t *testing.T) {
 	// A credential an earlier pass could not revoke (its issuer reaches another place now),
 	// recorded as a build before this one wrote it (one record).
 	f.changeRecord(func(r *entryrecord.Record) {
-		r.Unrevoked = append(r.Unrevoked, entryRecord{ID: "elsewhere-1", Issuer: "fake", IssuedIn: "fake:gone", Access: objectstore.EntryReadWrite})
+		r.Unrevoked = append(r.Unrevoked, entryrecord.Credential{ID: "elsewhere-1", Issuer: "fake", IssuedIn: "fake:gone", Access: objectstore.EntryReadWrite})
 	})
 	f.switchTo(false) // the pass revokes the entry's own credential too
 	err := f.reconcile()
@@ -208,7 +209,7 @@ func TestRetiredCredentialEndsAtItsTime(t *testing.T) {
 			if err := f.client.Status().Update(ctx, be); err != nil {
 				t.Fatal(err)
 			}
-			s := &rotationScheduler{entries: &delegate{provider: provider.Register(entryCredProvider{f.provider}), reader: f.client, recorder: f.recorder}, client: f.client}
+			s := entrycredentials.NewRotationScheduler(entrycredentials.New(provider.Register(entryCredProvider{f.provider}), f.client, nil, f.recorder), f.client)
 			for !time.Now().After(c.retireAt) {
 				time.Sleep(100 * time.Millisecond)
 			}

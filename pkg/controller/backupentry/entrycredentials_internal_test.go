@@ -30,7 +30,9 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -247,7 +249,7 @@ func (f *entryCredFixture) allowBucketCredentialAtQuota() {
 // actuator is the holding actuator as AddToManager builds it, with a fresh delegate: every call
 // is a controller that just started, on the same API state.
 func (f *entryCredFixture) actuator() *holdingActuator {
-	d := &delegate{provider: provider.Register(entryCredProvider{f.provider}), reader: f.client, writer: f.client, recorder: f.recorder}
+	d := newDelegate(provider.Register(entryCredProvider{f.provider}), f.client, f.client, f.recorder, options.DeletionOptions{})
 	return &holdingActuator{Actuator: genericactuator.NewActuator(clientManager{c: f.client}, d), manager: clientManager{c: f.client}, client: f.client, reader: f.client, provider: d.provider, entries: d}
 }
 
@@ -267,7 +269,7 @@ func (f *entryCredFixture) mustReconcile() {
 func (f *entryCredFixture) etcdBackup() *corev1.Secret {
 	f.t.Helper()
 	s := &corev1.Secret{}
-	if err := f.client.Get(context.Background(), etcdBackupSecretKey(f.be), s); err != nil {
+	if err := f.client.Get(context.Background(), entryinfo.EtcdBackupSecretKey(f.be), s); err != nil {
 		f.t.Fatal(err)
 	}
 	return s

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycredentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -235,7 +236,7 @@ func entryCredentialRotationStates(t *testing.T) {
 
 // TestRotationSchedulerAsksForAReconcileWhenDue: the scheduler sets gardener's operation
 // annotation on an entry whose credential is due (period or request), and otherwise looks
-// again when it will be, never later than maxRotationWait.
+// again when it will be, never later than entrycredentials.MaxRotationWait.
 func TestRotationSchedulerAsksForAReconcileWhenDue(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
@@ -246,7 +247,7 @@ func TestRotationSchedulerAsksForAReconcileWhenDue(t *testing.T) {
 		wantAsk     bool
 		wantRequeue time.Duration
 	}{
-		{name: "fresh credential: look again within the hour", issued: time.Minute, wantRequeue: maxRotationWait},
+		{name: "fresh credential: look again within the hour", issued: time.Minute, wantRequeue: entrycredentials.MaxRotationWait},
 		{name: "due in ten minutes: look again then", issued: 24*time.Hour - 10*time.Minute, wantRequeue: 10 * time.Minute},
 		{name: "period reached: ask", issued: 25 * time.Hour, wantAsk: true, wantRequeue: time.Minute},
 		{name: "requested: ask", issued: time.Minute, request: true, wantAsk: true, wantRequeue: time.Minute},
@@ -270,7 +271,7 @@ func TestRotationSchedulerAsksForAReconcileWhenDue(t *testing.T) {
 			if err := f.client.Status().Update(ctx, be); err != nil {
 				t.Fatal(err)
 			}
-			s := &rotationScheduler{entries: &delegate{provider: provider.Register(entryCredProvider{f.provider}), reader: f.client, recorder: f.recorder}, client: f.client}
+			s := entrycredentials.NewRotationScheduler(entrycredentials.New(provider.Register(entryCredProvider{f.provider}), f.client, nil, f.recorder), f.client)
 			res, err := s.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(be)})
 			asked := f.current().Annotations[v1beta1constants.GardenerOperation] == v1beta1constants.GardenerOperationReconcile
 			if err != nil || asked != c.wantAsk || res.RequeueAfter > c.wantRequeue || res.RequeueAfter < c.wantRequeue-time.Minute {
@@ -296,10 +297,10 @@ func TestRotationSchedulerAsksForAReconcileWhenDue(t *testing.T) {
 			t.Fatal(err)
 		}
 		seeded.Await("the seed's Extension")
-		s := &rotationScheduler{entries: &delegate{provider: seeded, reader: f.client, recorder: f.recorder}, client: f.client}
+		s := entrycredentials.NewRotationScheduler(entrycredentials.New(seeded, f.client, nil, f.recorder), f.client)
 		res, err := s.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(be)})
-		if asked := f.current().Annotations[v1beta1constants.GardenerOperation] != ""; err != nil || asked || res.RequeueAfter != seedConfigPendingRetry {
-			t.Fatalf("pending: Reconcile = %+v, %v, asked %v; want nothing asked, a look again after %s", res, err, asked, seedConfigPendingRetry)
+		if asked := f.current().Annotations[v1beta1constants.GardenerOperation] != ""; err != nil || asked || res.RequeueAfter != entrycredentials.SeedConfigPendingRetry {
+			t.Fatalf("pending: Reconcile = %+v, %v, asked %v; want nothing asked, a look again after %s", res, err, asked, entrycredentials.SeedConfigPendingRetry)
 		}
 		if err := seeded.Apply(nil, "seed.spec.extensions[0].providerConfig"); err != nil {
 			t.Fatal(err)
@@ -313,7 +314,7 @@ func TestRotationSchedulerAsksForAReconcileWhenDue(t *testing.T) {
 		f := newEntryCredFixture(t, testEntry, false)
 		f.mustReconcile()
 		f.requestRotation("now")
-		s := &rotationScheduler{entries: &delegate{provider: provider.Register(entryCredProvider{f.provider}), reader: f.client, recorder: f.recorder}, client: f.client}
+		s := entrycredentials.NewRotationScheduler(entrycredentials.New(provider.Register(entryCredProvider{f.provider}), f.client, nil, f.recorder), f.client)
 		res, err := s.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(f.be)})
 		if err != nil || res.RequeueAfter != 0 || f.current().Annotations[v1beta1constants.GardenerOperation] != "" {
 			t.Fatalf("Reconcile = %+v, %v, operation %q; want nothing", res, err, f.current().Annotations[v1beta1constants.GardenerOperation])

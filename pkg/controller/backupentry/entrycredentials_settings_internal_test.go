@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -86,9 +87,9 @@ func TestEntryCredentialSettingsThatCannotBeRead(t *testing.T) {
 			t.Fatal(err)
 		}
 		seeded.Await("the seed's Extension")
-		d := &delegate{provider: seeded, reader: f.client, writer: f.client, recorder: f.recorder}
+		d := newDelegate(seeded, f.client, f.client, f.recorder, options.DeletionOptions{})
 		var pending *provider.SeedConfigPendingError
-		if settings, _, err := d.entrySettings(f.current()); settings != nil || !errors.As(err, &pending) {
+		if settings, _, err := d.creds.EntrySettings(f.current()); settings != nil || !errors.As(err, &pending) {
 			t.Fatalf("entrySettings = %v, %v; want the pending error", settings, err)
 		}
 		a := &holdingActuator{Actuator: genericactuator.NewActuator(clientManager{c: f.client}, d), manager: clientManager{c: f.client}, client: f.client, reader: f.client, provider: seeded, entries: d}

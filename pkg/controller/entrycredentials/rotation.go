@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package backupentry
+package entrycredentials
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycredentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 )
 
@@ -28,8 +27,8 @@ const AnnotationRotateCredentials = credentials.AnnotationRotate
 // ReasonEntryCredentialRotated is the event of a rotation of the entry's credential.
 const ReasonEntryCredentialRotated = "EntryCredentialRotated"
 
-// entryRotation is a rotation a pass decided or took up (entrycredentials.Rotation).
-type entryRotation = entrycredentials.Rotation
+// entryRotation is a rotation a pass decided or took up (Rotation).
+type entryRotation = Rotation
 
 // pendingRetirement is a rotated-out credential and until when it stays valid.
 type pendingRetirement = entryrecord.Retiring
@@ -52,9 +51,9 @@ func rotationSchedule(settings *credentials.EntrySettings, published *entryRecor
 // rotated-out one not yet retired (o.retire): both already on the etcd-backup secret's record.
 // It removes the honoured request, retires the previous credential for the grace period (0s:
 // revokes it at once), drops it from the record and says so.
-func (a *holdingActuator) settleRotation(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *entryOutcome) error {
+func (c *Credentials) settleRotation(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *Outcome) error {
 	if o.rotation != nil && o.rotation.Request != "" {
-		if err := a.removeRotationRequest(ctx, be, o.rotation.Request); err != nil {
+		if err := c.removeRotationRequest(ctx, be, o.rotation.Request); err != nil {
 			return err
 		}
 	}
@@ -62,10 +61,10 @@ func (a *holdingActuator) settleRotation(ctx context.Context, log logr.Logger, b
 	if r == nil {
 		return nil
 	}
-	if err := a.retireEntryCredential(ctx, be, r, o.published); err != nil {
+	if err := c.retireEntryCredential(ctx, be, r, o.published); err != nil {
 		return fmt.Errorf("retiring the entry's rotated-out credential %s (kept on record, retried): %w", r.ID, err)
 	}
-	if err := a.updateRecord(ctx, be, func(r *entryrecord.Record) { r.Retiring = nil }); err != nil {
+	if err := c.updateRecord(ctx, be, func(r *entryrecord.Record) { r.Retiring = nil }); err != nil {
 		return err
 	}
 	until := "now (gracePeriod 0s): revoked"
@@ -74,7 +73,7 @@ func (a *holdingActuator) settleRotation(ctx context.Context, log logr.Logger, b
 	}
 	log.Info("Retired the entry's rotated-out credential", "previous", r.ID, "until", r.Until)
 	if o.rotation != nil && o.published != nil {
-		a.entries.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialRotated, "Reconcile",
+		c.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialRotated, "Reconcile",
 			"Rotated the entry's credential (%s): etcd-backup holds %s of issuer %s; the previous one %s stays valid %s",
 			o.rotation.Reason, o.published.ID, o.published.Issuer, r.ID, until)
 	}
@@ -84,11 +83,11 @@ func (a *holdingActuator) settleRotation(ctx context.Context, log logr.Logger, b
 // retireEntryCredential lets r stay valid until r.Until, with the issuer that issued it and
 // only where it was issued; a time not ahead revokes every credential of r's access but the
 // published one at once.
-func (a *holdingActuator) retireEntryCredential(ctx context.Context, be *extensionsv1alpha1.BackupEntry, r *pendingRetirement, published *entryRecord) error {
+func (c *Credentials) retireEntryCredential(ctx context.Context, be *extensionsv1alpha1.BackupEntry, r *pendingRetirement, published *entryRecord) error {
 	if !r.Until.After(time.Now()) {
-		return a.revokeEntryCredentials(ctx, be, r.Credential, published)
+		return c.revokeEntryCredentials(ctx, be, r.Credential, published)
 	}
-	issuer, prefix, err := a.issuerWhereIssued(ctx, be, r.Credential)
+	issuer, prefix, err := c.issuerWhereIssued(ctx, be, r.Credential)
 	if err != nil {
 		return err
 	}
@@ -97,9 +96,9 @@ func (a *holdingActuator) retireEntryCredential(ctx context.Context, be *extensi
 
 // removeRotationRequest removes AnnotationRotateCredentials from the entry if it still asks for
 // what was honoured (a new value set meanwhile is another request, kept for the next pass).
-func (a *holdingActuator) removeRotationRequest(ctx context.Context, be *extensionsv1alpha1.BackupEntry, honoured string) error {
+func (c *Credentials) removeRotationRequest(ctx context.Context, be *extensionsv1alpha1.BackupEntry, honoured string) error {
 	current := &extensionsv1alpha1.BackupEntry{}
-	if err := a.client.Get(ctx, client.ObjectKeyFromObject(be), current); err != nil {
+	if err := c.client.Get(ctx, client.ObjectKeyFromObject(be), current); err != nil {
 		return fmt.Errorf("reading the entry to remove its rotation request: %w", err)
 	}
 	if current.Annotations[AnnotationRotateCredentials] != honoured {
@@ -107,7 +106,7 @@ func (a *holdingActuator) removeRotationRequest(ctx context.Context, be *extensi
 	}
 	base := current.DeepCopy()
 	delete(current.Annotations, AnnotationRotateCredentials)
-	if err := a.client.Patch(ctx, current, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := c.client.Patch(ctx, current, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("removing the honoured rotation request %s from the entry: %w", AnnotationRotateCredentials, err)
 	}
 	return nil

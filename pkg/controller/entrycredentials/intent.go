@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package backupentry
+package entrycredentials
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 // record, and one to revoke unrevoked. The pass writes it before the secret (only when something
 // changes hands or is still to be revoked or retired) and removes it once the secret's record
 // says the same; the next pass takes it up when the secret has no record of the entry
-// (entrycredentials.Decide).
+// (Decide).
 
 // intentOf is be's intent (nil: none, or not one).
 func intentOf(be *extensionsv1alpha1.BackupEntry) *entryrecord.Intent {
@@ -31,7 +31,7 @@ func intentOf(be *extensionsv1alpha1.BackupEntry) *entryrecord.Intent {
 
 // writeIntent records on be what o is about to hand over, before gardener's actuator writes
 // the secret; nothing when nothing changes hands or is pending, or the same is on record.
-func (d *delegate) writeIntent(ctx context.Context, be *extensionsv1alpha1.BackupEntry, o *entryOutcome) error {
+func (c *Credentials) writeIntent(ctx context.Context, be *extensionsv1alpha1.BackupEntry, o *Outcome) error {
 	if !o.issued && len(o.revoke) == 0 && o.retire == nil {
 		return nil
 	}
@@ -39,17 +39,17 @@ func (d *delegate) writeIntent(ctx context.Context, be *extensionsv1alpha1.Backu
 	if o.rotation != nil {
 		in.Rotation, in.Request = o.rotation.Reason, o.rotation.Request
 	}
-	return d.patchIntent(ctx, be, in)
+	return c.patchIntent(ctx, be, in)
 }
 
 // clearIntent removes the intent from be once the secret's record says it (and what an earlier
 // build kept on be, in its form).
-func (d *delegate) clearIntent(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
-	return d.patchIntent(ctx, be, nil)
+func (c *Credentials) clearIntent(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
+	return c.patchIntent(ctx, be, nil)
 }
 
 // patchIntent keeps in (nil: none) as be's intent; nothing is written when be keeps that already.
-func (d *delegate) patchIntent(ctx context.Context, be *extensionsv1alpha1.BackupEntry, in *entryrecord.Intent) error {
+func (c *Credentials) patchIntent(ctx context.Context, be *extensionsv1alpha1.BackupEntry, in *entryrecord.Intent) error {
 	base := be.DeepCopy()
 	kept := entryrecord.ReadKept(be.Annotations)
 	kept.Intent = in
@@ -60,11 +60,11 @@ func (d *delegate) patchIntent(ctx context.Context, be *extensionsv1alpha1.Backu
 	if !entryrecord.WriteKept(annotations, kept) {
 		return nil
 	}
-	if d.writer == nil {
+	if c.client == nil {
 		return fmt.Errorf("the entry's credential record cannot be kept across a restart: the BackupEntry controller has no client to write it")
 	}
 	be.Annotations = annotations
-	if err := d.writer.Patch(ctx, be, client.MergeFrom(base)); err != nil {
+	if err := c.client.Patch(ctx, be, client.MergeFrom(base)); err != nil {
 		return fmt.Errorf("recording on the BackupEntry what its etcd-backup secret is to hold (annotation %s): %w", entryrecord.AnnotationEntryCredentialKept, err)
 	}
 	return nil
