@@ -2,10 +2,13 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-// Package entrycredentials decides what an entry's etcd-backup secret holds (entryCredentials):
-// the BackupEntry controller observes the entry, its record, its settings, the issuer's answers
-// and the clock (Observed), Decide makes of them a Plan without any call, and the controller
-// executes the plan's steps (ask, revoke first, issue, publish, then record, revoke and retire).
+// Package entrycredentials gives BackupEntries their own credentials (entryCredentials), in the
+// shape of the bucket's generated ones: a pass observes the entry, its record, its settings, the
+// issuer's answers and the clock (Observed), Decide makes of them a Plan without any call
+// (DecideRefusal when the issuer refuses), and Credentials executes the plan's steps (ask,
+// revoke first, issue, publish, then record, revoke and retire: Data, Settle). Due,
+// DeletionRevocations and MigrationRetiree are the scheduler's, a deletion's and a Migrate's
+// decisions. The record itself is package entryrecord's.
 package entrycredentials
 
 import (

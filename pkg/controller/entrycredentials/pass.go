@@ -31,15 +31,17 @@ import (
 // entryRecord names one credential of the entry (entryrecord.Credential): the etcd-backup
 // secret's record (entryrecord.Record, in one annotation) holds IDs, issuers and places, never
 // values. gardener's generic actuator resets the secret's annotations on every write, so the
-// holding actuator writes the record again after it (a credential whose record a restart lost
+// pass writes the record again after it (Settle) (a credential whose record a restart lost
 // in between is recognised by the entry's intent, or its ID in the data).
 type entryRecord = entryrecord.Credential
 
 // Outcome is what one pass decided about the entry's credential: what the etcd-backup
-// secret holds and why, and what is to be done once it is written. The holding actuator hands
-// a fresh one to each pass's delegate (entryPass); nothing of it outlives the pass.
+// secret holds and why, and what is to be done once it is written. The BackupEntry controller
+// hands a fresh one to each pass (Data fills it, Settle finishes it); nothing of it outlives the
+// pass.
 type Outcome struct {
-	// decided is set once the delegate has decided (the generic actuator may return before).
+	// decided is set once Data has decided (gardener's generic actuator may return before it
+	// asks for the data).
 	decided bool
 	// published is the entry's own credential the secret now holds; nil: the bucket's.
 	published *entryRecord

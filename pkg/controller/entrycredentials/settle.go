@@ -51,12 +51,12 @@ const (
 	ReasonEntryCredentialFallback = "EntryCredentialFallback"
 )
 
-// settleEntryCredential finishes a reconcile or restore pass whose delegate decided the entry's
+// settleEntryCredential finishes a reconcile or restore pass whose Data decided the entry's
 // credential (o): once the etcd-backup secret is written (passErr nil), it records the entry's
 // own credential on it, revokes what the secret no longer holds, and reports the condition and
 // the isolation metric. It returns passErr, or the first error of its own.
 func (c *Credentials) settleEntryCredential(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *Outcome, passErr error) error {
-	if !o.decided { // the generic actuator returned before it asked the delegate
+	if !o.decided { // the generic actuator returned before it asked for the data
 		return passErr
 	}
 	err := passErr
