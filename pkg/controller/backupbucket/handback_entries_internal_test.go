@@ -18,7 +18,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -235,8 +235,7 @@ func TestHandBackWaitsForPrincipalsNoSweepReaches(t *testing.T) {
 		if err := f.client.Get(f.ctx, client.ObjectKey{Namespace: "shoot--p--s", Name: "etcd-backup"}, s); err != nil {
 			t.Fatal(err)
 		}
-		s.Annotations[entryinfo.AnnotationEntryOf] = "shoot--p--s--1"
-		s.Annotations[entryinfo.AnnotationEntryUnrevoked] = `[{"Entry":"shoot--p--s--1","ID":"k1","Issuer":"X","IssuedIn":"place-of-X","Access":"ReadWrite"}]`
+		entryrecord.Write(s.Annotations, entryrecord.Record{Entry: "shoot--p--s--1", Unrevoked: []entryrecord.Credential{{ID: "k1", Issuer: "X", IssuedIn: "place-of-X", Access: objectstore.EntryReadWrite}}})
 		if err := f.client.Update(f.ctx, s); err != nil {
 			t.Fatal(err)
 		}

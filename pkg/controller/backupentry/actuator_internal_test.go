@@ -139,13 +139,13 @@ func newEntryFixture(t *testing.T, versioned bool) *entryFixture {
 }
 
 func (f *entryFixture) delegate() *delegate {
-	return &delegate{provider: provider.Register(f.provider), reader: f.client, writer: f.client, recorder: f.recorder, deletion: options.DeletionOptions{Parallelism: f.parallelism}}
+	return newDelegate(provider.Register(f.provider), f.client, f.client, f.recorder, options.DeletionOptions{Parallelism: f.parallelism})
 }
 
 // actuator is the entry controller's actuator as AddToManager builds it.
 func (f *entryFixture) actuator() *holdingActuator {
 	d := f.delegate()
-	return &holdingActuator{Actuator: genericactuator.NewActuator(clientManager{c: f.client}, d), client: f.client, reader: f.client, provider: d.provider, entries: d}
+	return &holdingActuator{Actuator: genericactuator.NewActuator(clientManager{c: f.client}, d), manager: clientManager{c: f.client}, client: f.client, reader: f.client, provider: d.provider, entries: d}
 }
 
 // current reads the entry back from the API server.

@@ -11,6 +11,7 @@ import (
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycredentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -22,15 +23,15 @@ import (
 // a periodic controller of its own (entryinventory.InventoryController).
 func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, opts options.AddOptions) error {
 	recorder := mgr.GetEventRecorder("backupentry-" + p.Type())
-	d := &delegate{provider: p, reader: mgr.GetAPIReader(), writer: mgr.GetClient(), recorder: recorder, deletion: opts.Deletion}
+	d := newDelegate(p, mgr.GetAPIReader(), mgr.GetClient(), recorder, opts.Deletion)
 	if err := addOrphanGuard(mgr, p, d, opts); err != nil {
 		return err
 	}
-	if err := addRotationScheduler(mgr, p, d, opts); err != nil {
+	if err := entrycredentials.AddRotationScheduler(mgr, d.creds, opts); err != nil {
 		return err
 	}
 	return backupentry.Add(mgr, backupentry.AddArgs{
-		Actuator:                  &holdingActuator{Actuator: genericactuator.NewActuator(mgr, d), client: mgr.GetClient(), reader: mgr.GetAPIReader(), provider: p, entries: d},
+		Actuator:                  &holdingActuator{Actuator: genericactuator.NewActuator(mgr, d), manager: mgr, client: mgr.GetClient(), reader: mgr.GetAPIReader(), provider: p, entries: d},
 		ControllerOptions:         opts.Controller,
 		Predicates:                backupentry.DefaultPredicates(opts.IgnoreOperationAnnotation),
 		Type:                      p.Type(),

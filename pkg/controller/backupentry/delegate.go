@@ -23,6 +23,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycredentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
@@ -45,24 +46,48 @@ var errEmptyBucketName = objectstore.Invalidf("spec.bucketName: Required value: 
 type delegate struct {
 	provider provider.Provider
 	reader   client.Reader
-	// writer records on the BackupEntry what a pass hands over before gardener's actuator
-	// writes the etcd-backup secret (writeIntent).
-	writer   client.Client
 	recorder events.EventRecorder
 	deletion options.DeletionOptions
+	// creds decides and carries out the entry's own credential (entryCredentials).
+	creds *entrycredentials.Credentials
+}
+
+// newDelegate returns the delegate for p; writer writes the entry's credential record and
+// condition (nil where nothing is written).
+func newDelegate(p provider.Provider, reader client.Reader, writer client.Client, recorder events.EventRecorder, deletion options.DeletionOptions) *delegate {
+	return &delegate{provider: p, reader: reader, recorder: recorder, deletion: deletion, creds: entrycredentials.New(p, reader, writer, recorder)}
 }
 
 var _ genericactuator.BackupEntryDelegate = (*delegate)(nil)
 
 // NewDelegate returns the delegate for p. reader must read secrets from the API server.
 func NewDelegate(p provider.Provider, reader client.Reader, recorder events.EventRecorder, deletion options.DeletionOptions) genericactuator.BackupEntryDelegate {
-	return &delegate{provider: p, reader: reader, recorder: recorder, deletion: deletion}
+	return newDelegate(p, reader, nil, recorder, deletion)
 }
 
 // GetETCDSecretData returns exactly the keys etcd-backup-restore reads, after checking with one
 // read of the bucket that these credentials reach it: an entry is not Succeeded while its
 // sidecar could not find its bucket.
 func (d *delegate) GetETCDSecretData(ctx context.Context, _ logr.Logger, be *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
+	return d.etcdSecretData(ctx, be, data, &entrycredentials.Outcome{})
+}
+
+// entryPass is the delegate of one reconcile or restore pass: gardener's generic actuator,
+// built for the pass (holdingActuator.pass), asks it for the etcd-backup secret's data, and it
+// fills the pass's outcome, which the holding actuator settles once the secret is written.
+type entryPass struct {
+	*delegate
+
+	outcome *entrycredentials.Outcome
+}
+
+// GetETCDSecretData implements genericactuator.BackupEntryDelegate for the pass.
+func (p *entryPass) GetETCDSecretData(ctx context.Context, _ logr.Logger, be *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
+	return p.etcdSecretData(ctx, be, data, p.outcome)
+}
+
+// etcdSecretData is GetETCDSecretData, deciding the entry's credential into o.
+func (d *delegate) etcdSecretData(ctx context.Context, be *extensionsv1alpha1.BackupEntry, data map[string][]byte, o *entrycredentials.Outcome) (map[string][]byte, error) {
 	if be.Spec.BucketName == "" {
 		// etcd-backup-restore would get no container: refused before the shoot gets the secret.
 		return nil, lasterror.For(errEmptyBucketName)
@@ -74,15 +99,9 @@ func (d *delegate) GetETCDSecretData(ctx context.Context, _ logr.Logger, be *ext
 	if err := d.checkBucket(ctx, be); err != nil {
 		return nil, lasterror.For(err)
 	}
-	// The bucket's credential or the entry's own (entryCredentials): entryCredentialData; what
-	// changes hands is recorded before gardener's actuator writes it (writeIntent).
-	out, err = d.entryCredentialData(ctx, be, data, out)
-	if o := outcomeOf(ctx); err == nil && o != nil {
-		if err = d.writeIntent(ctx, be, o); err != nil {
-			o.revoke, o.retire, o.err = nil, nil, err // nothing is written: nothing changes hands
-			return nil, lasterror.For(err)
-		}
-	}
+	// The bucket's credential or the entry's own (entryCredentials); what changes hands is
+	// recorded before gardener's actuator writes it.
+	out, err = d.creds.Data(ctx, be, o, data, out)
 	return out, lasterror.For(err)
 }
 

@@ -6,7 +6,6 @@ package backupentry
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -21,6 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycredentials"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -40,7 +41,7 @@ func TestMigrateGoesOnWhenTheEntryIssuerCannotBeBuilt(t *testing.T) {
 		t.Fatal("the entry is still held after Migrate")
 	}
 	ev := f.events()
-	if len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning "+ReasonEntryCredentialRetired) || !strings.Contains(ev[0], "first issuance on its new seed revokes it") {
+	if len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning "+entrycredentials.ReasonEntryCredentialRetired) || !strings.Contains(ev[0], "first issuance on its new seed revokes it") {
 		t.Fatalf("events %v; want one warning saying the credential was not retired and who ends it", ev)
 	}
 }
@@ -48,18 +49,14 @@ func TestMigrateGoesOnWhenTheEntryIssuerCannotBeBuilt(t *testing.T) {
 // One failed revocation does not drop the others of the pass: each is tried, and each that
 // failed stays on record.
 func TestEveryUnrevokedCredentialIsTriedAndKeptOnRecord(t *testing.T) {
-	ctx := context.Background()
 	f := newEntryCredFixture(t, testEntry, true)
 	f.mustReconcile()
 	own := f.published()
 	// A credential an earlier pass could not revoke (its issuer reaches another place now),
 	// recorded as a build before this one wrote it (one record).
-	raw, _ := json.Marshal(entryRecord{ID: "elsewhere-1", Issuer: "fake", IssuedIn: "fake:gone", Access: objectstore.EntryReadWrite})
-	s := f.etcdBackup()
-	s.Annotations[AnnotationEntryUnrevoked] = string(raw)
-	if err := f.client.Update(ctx, s); err != nil {
-		t.Fatal(err)
-	}
+	f.changeRecord(func(r *entryrecord.Record) {
+		r.Unrevoked = append(r.Unrevoked, entryrecord.Credential{ID: "elsewhere-1", Issuer: "fake", IssuedIn: "fake:gone", Access: objectstore.EntryReadWrite})
+	})
 	f.switchTo(false) // the pass revokes the entry's own credential too
 	err := f.reconcile()
 	var elsewhere *objectstore.CredentialElsewhereError
@@ -69,7 +66,7 @@ func TestEveryUnrevokedCredentialIsTriedAndKeptOnRecord(t *testing.T) {
 	if _, ok := f.issuer.valid(own); ok {
 		t.Fatalf("the entry's own credential %s, listed after a revocation that failed, is still valid", own)
 	}
-	got := unrevokedFrom(f.etcdBackup().Annotations)
+	got := f.record().Unrevoked
 	if len(got) != 1 || got[0].ID != "elsewhere-1" {
 		t.Fatalf("unrevoked on record %+v; want the failed one alone", got)
 	}
@@ -203,9 +200,8 @@ func TestRetiredCredentialEndsAtItsTime(t *testing.T) {
 			if own == retired || !ok || c.retireAt.IsZero() {
 				t.Fatalf("published %s, %s valid %v retiring at %v; want a new one published, the old one retiring", own, retired, ok, c.retireAt)
 			}
-			until, err := time.Parse(time.RFC3339, f.etcdBackup().Annotations[AnnotationEntryRetiringUntil])
-			if err != nil || until.Before(c.retireAt.Truncate(time.Second)) || until.After(c.retireAt) {
-				t.Fatalf("%s %q (%v); want the retiree's end %v", AnnotationEntryRetiringUntil, f.etcdBackup().Annotations[AnnotationEntryRetiringUntil], err, c.retireAt)
+			if until := f.record().NextEnd; until.Before(c.retireAt.Truncate(time.Second)) || until.After(c.retireAt) {
+				t.Fatalf("the record's next end %v; want the retiree's end %v", until, c.retireAt)
 			}
 			// The scheduler: nothing is due before the end, a pass is asked for at it.
 			be := f.current()
@@ -213,7 +209,7 @@ func TestRetiredCredentialEndsAtItsTime(t *testing.T) {
 			if err := f.client.Status().Update(ctx, be); err != nil {
 				t.Fatal(err)
 			}
-			s := &rotationScheduler{entries: &delegate{provider: provider.Register(entryCredProvider{f.provider}), reader: f.client, recorder: f.recorder}, client: f.client}
+			s := entrycredentials.NewRotationScheduler(entrycredentials.New(provider.Register(entryCredProvider{f.provider}), f.client, nil, f.recorder), f.client)
 			for !time.Now().After(c.retireAt) {
 				time.Sleep(100 * time.Millisecond)
 			}
@@ -230,8 +226,8 @@ func TestRetiredCredentialEndsAtItsTime(t *testing.T) {
 			if _, ok := f.issuer.valid(own); !ok || f.published() != own {
 				t.Fatalf("the published %s was touched", own)
 			}
-			if a := f.etcdBackup().Annotations[AnnotationEntryRetiringUntil]; a != "" {
-				t.Fatalf("%s = %q with nothing retiring", AnnotationEntryRetiringUntil, a)
+			if r := f.record(); !r.NextEnd.IsZero() || r.Retiring != nil {
+				t.Fatalf("record %+v with nothing retiring", r)
 			}
 		})
 	}

@@ -10,9 +10,13 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 )
 
 // crashAfterWrite runs a pass up to gardener's write of the etcd-backup secret and stops there,
@@ -20,8 +24,8 @@ import (
 func (f *entryCredFixture) crashAfterWrite() {
 	f.t.Helper()
 	a := f.actuator()
-	ctx, _ := withEntryOutcome(context.Background())
-	if err := a.holdThen(ctx, logr.Discard(), f.current(), a.Actuator.Reconcile); err != nil {
+	pass, _ := a.pass()
+	if err := a.holdThen(context.Background(), logr.Discard(), f.current(), pass.Reconcile); err != nil {
 		f.t.Fatalf("the pass up to the write: %v", err)
 	}
 }
@@ -40,7 +44,7 @@ func TestRestartBetweenTheWriteAndTheRecord(t *testing.T) {
 		before := time.Now()
 		f.crashAfterWrite()
 		second := f.published()
-		if second == first || f.etcdBackup().Annotations[AnnotationEntryCredential] != "" {
+		if second == first || f.record().Published != nil {
 			t.Fatalf("after the write: published %q, record %v; want a new credential and no record (gardener's write resets it)", second, f.etcdBackup().Annotations)
 		}
 		if c, _ := f.issuer.valid(first); !c.retireAt.IsZero() {
@@ -52,7 +56,7 @@ func TestRestartBetweenTheWriteAndTheRecord(t *testing.T) {
 		}
 		f.wantRotated(first, credentials.DefaultGracePeriod, before)
 		be := f.current()
-		if be.Annotations[AnnotationRotateCredentials] != "" || be.Annotations[AnnotationEntryIntent] != "" {
+		if be.Annotations[AnnotationRotateCredentials] != "" || be.Annotations[entryrecord.AnnotationEntryCredentialKept] != "" {
 			t.Fatalf("entry annotations %v; want the request and the intent removed", be.Annotations)
 		}
 	})
@@ -69,11 +73,35 @@ func TestRestartBetweenTheWriteAndTheRecord(t *testing.T) {
 		if _, ok := f.issuer.valid(own); ok {
 			t.Fatalf("the entry's own credential %s is still valid after the switch-off", own)
 		}
-		if f.current().Annotations[AnnotationEntryIntent] != "" {
+		if f.current().Annotations[entryrecord.AnnotationEntryCredentialKept] != "" {
 			t.Fatal("the intent is left on the entry")
 		}
 	})
-	t.Run("a write that did not happen: the intent is not taken up, the request is honoured", func(t *testing.T) {
+	t.Run("a switch-off, then a rotation of the bucket's credential before the restart", func(t *testing.T) {
+		f := newEntryCredFixture(t, testEntry, true)
+		f.mustReconcile()
+		own := f.published()
+		f.switchTo(false)
+		f.crashAfterWrite()
+		// The bucket's generated credential rotates: gardenlet copies the new one into the
+		// entry's secret, and the etcd-backup secret's data is no longer the bucket's.
+		bucketSecret := &corev1.Secret{}
+		if err := f.client.Get(context.Background(), client.ObjectKey{Namespace: controllertest.SecretRef.Namespace, Name: controllertest.SecretRef.Name}, bucketSecret); err != nil {
+			t.Fatal(err)
+		}
+		bucketSecret.Data["key"] = []byte("value-2")
+		if err := f.client.Update(context.Background(), bucketSecret); err != nil {
+			t.Fatal(err)
+		}
+		f.mustReconcile()
+		if _, ok := f.issuer.valid(own); ok {
+			t.Fatalf("the entry's own credential %s is still valid after the switch-off", own)
+		}
+		if f.published() != "value-2" || f.current().Annotations[entryrecord.AnnotationEntryCredentialKept] != "" {
+			t.Fatalf("published %q, entry annotations %v; want the bucket's new credential, nothing kept", f.published(), f.current().Annotations)
+		}
+	})
+	t.Run("a write that did not happen: the intent (an earlier build's form) is not taken up, the request is honoured", func(t *testing.T) {
 		f := newEntryCredFixture(t, testEntry, true)
 		f.mustReconcile()
 		first := f.published()
@@ -81,13 +109,17 @@ func TestRestartBetweenTheWriteAndTheRecord(t *testing.T) {
 		// The pass issued and announced, then its write failed: the secret still holds first,
 		// with its record.
 		f.be = f.current()
-		metav1.SetMetaDataAnnotation(&f.be.ObjectMeta, AnnotationEntryIntent, `{"Published":{"Entry":"`+testEntry+`","ID":"orphan","Issuer":"fake","IssuedIn":"fake:one","Access":"ReadWrite"},"Rotation":"requested","Request":"r1"}`)
+		const earlierIntent = "backup.extensions.gardener.cloud/entry-credential-intent"
+		metav1.SetMetaDataAnnotation(&f.be.ObjectMeta, earlierIntent, `{"Published":{"Entry":"`+testEntry+`","ID":"orphan","Issuer":"fake","IssuedIn":"fake:one","Access":"ReadWrite"},"Rotation":"requested","Request":"r1"}`)
 		if err := f.client.Update(context.Background(), f.be); err != nil {
 			t.Fatal(err)
 		}
 		f.mustReconcile()
 		if got := f.published(); got == first || got == "orphan" {
 			t.Fatalf("published %q; want the request honoured with a new credential", got)
+		}
+		if a := f.current().Annotations; a[earlierIntent] != "" || a[entryrecord.AnnotationEntryCredentialKept] != "" {
+			t.Fatalf("entry annotations %v; want the earlier build's intent removed by the pass, nothing kept", a)
 		}
 	})
 }

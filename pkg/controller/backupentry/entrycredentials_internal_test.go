@@ -30,6 +30,9 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -246,8 +249,8 @@ func (f *entryCredFixture) allowBucketCredentialAtQuota() {
 // actuator is the holding actuator as AddToManager builds it, with a fresh delegate: every call
 // is a controller that just started, on the same API state.
 func (f *entryCredFixture) actuator() *holdingActuator {
-	d := &delegate{provider: provider.Register(entryCredProvider{f.provider}), reader: f.client, writer: f.client, recorder: f.recorder}
-	return &holdingActuator{Actuator: genericactuator.NewActuator(clientManager{c: f.client}, d), client: f.client, reader: f.client, provider: d.provider, entries: d}
+	d := newDelegate(provider.Register(entryCredProvider{f.provider}), f.client, f.client, f.recorder, options.DeletionOptions{})
+	return &holdingActuator{Actuator: genericactuator.NewActuator(clientManager{c: f.client}, d), manager: clientManager{c: f.client}, client: f.client, reader: f.client, provider: d.provider, entries: d}
 }
 
 func (f *entryCredFixture) reconcile() error {
@@ -266,10 +269,32 @@ func (f *entryCredFixture) mustReconcile() {
 func (f *entryCredFixture) etcdBackup() *corev1.Secret {
 	f.t.Helper()
 	s := &corev1.Secret{}
-	if err := f.client.Get(context.Background(), etcdBackupSecretKey(f.be), s); err != nil {
+	if err := f.client.Get(context.Background(), entryinfo.EtcdBackupSecretKey(f.be), s); err != nil {
 		f.t.Fatal(err)
 	}
 	return s
+}
+
+// record is the entry's record on its etcd-backup secret.
+func (f *entryCredFixture) record() entryrecord.Record {
+	f.t.Helper()
+	r, _ := entryrecord.Read(f.be.Name, f.etcdBackup().Annotations)
+	return r
+}
+
+// changeRecord changes the entry's record on its etcd-backup secret.
+func (f *entryCredFixture) changeRecord(change func(*entryrecord.Record)) {
+	f.t.Helper()
+	s := f.etcdBackup()
+	r, _ := entryrecord.Read(f.be.Name, s.Annotations)
+	change(&r)
+	if s.Annotations == nil {
+		s.Annotations = map[string]string{}
+	}
+	entryrecord.Write(s.Annotations, r)
+	if err := f.client.Update(context.Background(), s); err != nil {
+		f.t.Fatal(err)
+	}
 }
 
 func (f *entryCredFixture) published() string { return string(f.etcdBackup().Data["key"]) }
@@ -335,8 +360,8 @@ func TestEntryCredentialStates(t *testing.T) {
 		if !ok || c.prefix != testEntry+"/" || c.access != objectstore.EntryReadWrite || c.bucket != testBucket {
 			t.Fatalf("published %q (%+v, valid %v); want a read-write credential of the entry's prefix", id, c, ok)
 		}
-		if a := f.etcdBackup().Annotations; a[AnnotationEntryCredential] != id || a[AnnotationEntryIssuer] != "fake" || a[AnnotationEntryIssuedIn] != "fake:one" || a[AnnotationEntryAccess] != "read-write" {
-			t.Fatalf("annotations %v; want the credential's record", a)
+		if p := f.record().Published; p == nil || p.ID != id || p.Issuer != "fake" || p.IssuedIn != "fake:one" || p.Access != "read-write" {
+			t.Fatalf("record %+v; want the credential's record", f.record())
 		}
 		f.wantCondition(gardencorev1beta1.ConditionTrue, ReasonOwnPrefix, id)
 		if f.isolation(metrics.IsolationOwnPrefix) != 1 {
@@ -369,8 +394,8 @@ func TestEntryCredentialStates(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.mustReconcile()
-		if f.published() != id || f.issuer.issuances != 1 || f.etcdBackup().Annotations[AnnotationEntryCredential] != id {
-			t.Fatalf("published %q, %d issuances, record %q; want %s kept and recorded again", f.published(), f.issuer.issuances, f.etcdBackup().Annotations[AnnotationEntryCredential], id)
+		if f.published() != id || f.issuer.issuances != 1 || f.record().Published == nil || f.record().Published.ID != id {
+			t.Fatalf("published %q, %d issuances, record %+v; want %s kept and recorded again", f.published(), f.issuer.issuances, f.record(), id)
 		}
 		if _, ok := f.issuer.valid(id); !ok {
 			t.Fatal("the published credential was revoked")
@@ -397,8 +422,8 @@ func TestEntryCredentialStates(t *testing.T) {
 		id := f.published()
 		f.switchTo(false)
 		f.mustReconcile()
-		if _, ok := f.issuer.valid(id); ok || f.published() != "value" || f.etcdBackup().Annotations[AnnotationEntryCredential] != "" {
-			t.Fatalf("after switching off: %s valid, published %q, record %q", id, f.published(), f.etcdBackup().Annotations[AnnotationEntryCredential])
+		if _, ok := f.issuer.valid(id); ok || f.published() != "value" || f.record().Published != nil {
+			t.Fatalf("after switching off: %s valid, published %q, record %+v", id, f.published(), f.record())
 		}
 		f.wantCondition(gardencorev1beta1.ConditionFalse, ReasonBucketWide, "entryCredentials is not set")
 		if f.isolation(metrics.IsolationBucketWide) != 1 {
@@ -528,8 +553,8 @@ func TestEntryCredentialStates(t *testing.T) {
 		}
 		f.issuer.issueErr = fmt.Errorf("%w: the account is full", objectstore.ErrQuotaExceeded)
 		f.mustReconcile()
-		if _, ok := f.issuer.valid(id); ok || f.published() != "value" || f.etcdBackup().Annotations[AnnotationEntryCredential] != "" {
-			t.Fatalf("%s valid %v, published %q, record %q; want the bucket's published, the entry's revoked", id, ok, f.published(), f.etcdBackup().Annotations[AnnotationEntryCredential])
+		if _, ok := f.issuer.valid(id); ok || f.published() != "value" || f.record().Published != nil {
+			t.Fatalf("%s valid %v, published %q, record %+v; want the bucket's published, the entry's revoked", id, ok, f.published(), f.record())
 		}
 		f.wantCondition(gardencorev1beta1.ConditionFalse, ReasonBucketWideAtQuota, "the account is full")
 	})
@@ -555,9 +580,9 @@ func TestEntryCredentialStates(t *testing.T) {
 		if _, ok := f.issuer.valid(old); !ok {
 			t.Fatal("revoked where the issuer reaches now, not where it was issued")
 		}
-		a := f.etcdBackup().Annotations
-		if f.published() == old || !strings.Contains(a[AnnotationEntryUnrevoked], old) || a[AnnotationEntryIssuedIn] != "fake:two" {
-			t.Fatalf("published %q, annotations %v; want the new credential and the old one on record", f.published(), a)
+		r := f.record()
+		if f.published() == old || len(r.Unrevoked) != 1 || r.Unrevoked[0].ID != old || r.Published == nil || r.Published.IssuedIn != "fake:two" {
+			t.Fatalf("published %q, record %+v; want the new credential and the old one on record", f.published(), r)
 		}
 		if err := f.reconcile(); !errors.As(err, &elsewhere) {
 			t.Fatalf("the next reconcile forgot the unrevoked credential: %v", err)

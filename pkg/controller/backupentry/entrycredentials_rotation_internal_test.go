@@ -19,6 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycredentials"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -43,15 +45,8 @@ func rotating(grace time.Duration) *credentials.EntrySettings {
 // age sets the recorded issue time of the published credential (a record without one: "").
 func (f *entryCredFixture) age(issued string) {
 	f.t.Helper()
-	s := f.etcdBackup()
-	if issued == "" {
-		delete(s.Annotations, AnnotationEntryIssuedAt)
-	} else {
-		s.Annotations[AnnotationEntryIssuedAt] = issued
-	}
-	if err := f.client.Update(context.Background(), s); err != nil {
-		f.t.Fatal(err)
-	}
+	at, _ := time.Parse(time.RFC3339, issued)
+	f.changeRecord(func(r *entryrecord.Record) { r.Published.IssuedAt = at })
 }
 
 // requestRotation sets AnnotationRotateCredentials on the entry.
@@ -72,12 +67,12 @@ func (f *entryCredFixture) requestRotation(token string) {
 func (f *entryCredFixture) wantRotated(previous string, grace time.Duration, before time.Time) string {
 	f.t.Helper()
 	id := f.published()
-	a := f.etcdBackup().Annotations
-	if id == previous || a[AnnotationEntryCredential] != id || a[AnnotationEntryRetiring] != "" {
-		f.t.Fatalf("published %q, record %v; want a new credential than %s, recorded, no retirement pending", id, a, previous)
+	r := f.record()
+	if id == previous || r.Published == nil || r.Published.ID != id || r.Retiring != nil {
+		f.t.Fatalf("published %q, record %+v; want a new credential than %s, recorded, no retirement pending", id, r, previous)
 	}
-	if at, err := time.Parse(time.RFC3339, a[AnnotationEntryIssuedAt]); err != nil || at.Before(before.Truncate(time.Second)) {
-		f.t.Fatalf("issued-at %q; want the rotation's time", a[AnnotationEntryIssuedAt])
+	if at := r.Published.IssuedAt; at.Before(before.Truncate(time.Second)) {
+		f.t.Fatalf("issued at %v; want the rotation's time", at)
 	}
 	c, valid := f.issuer.valid(previous)
 	switch {
@@ -103,7 +98,7 @@ func entryCredentialRotationStates(t *testing.T) {
 		f.configure(rotating(time.Hour))
 		f.mustReconcile()
 		first := f.published()
-		issued := f.etcdBackup().Annotations[AnnotationEntryIssuedAt]
+		issued := f.record().Published.IssuedAt.Format(time.RFC3339)
 		f.wantCondition(gardencorev1beta1.ConditionTrue, ReasonOwnPrefix, "issued "+issued+", next rotation due ")
 		f.mustReconcile() // not yet due
 		if f.published() != first || f.issuer.issuances != 1 {
@@ -144,9 +139,9 @@ func entryCredentialRotationStates(t *testing.T) {
 		f.age("")
 		before := time.Now()
 		f.mustReconcile()
-		at, err := time.Parse(time.RFC3339, f.etcdBackup().Annotations[AnnotationEntryIssuedAt])
-		if f.published() != first || f.issuer.issuances != 1 || err != nil || at.Before(before.Truncate(time.Second)) {
-			t.Fatalf("published %q after %d issuances, issued-at %v (%v); want %s kept, recorded as issued now", f.published(), f.issuer.issuances, at, err, first)
+		at := f.record().Published.IssuedAt
+		if f.published() != first || f.issuer.issuances != 1 || at.Before(before.Truncate(time.Second)) {
+			t.Fatalf("published %q after %d issuances, issued at %v; want %s kept, recorded as issued now", f.published(), f.issuer.issuances, at, first)
 		}
 	})
 	t.Run("restart mid-rotation, between issue and publish: the unpublished one revoked, one published, one retiring", func(t *testing.T) {
@@ -177,7 +172,7 @@ func entryCredentialRotationStates(t *testing.T) {
 			t.Fatalf("Reconcile = %v; want the failed retirement of %s", err, first)
 		}
 		second := f.published()
-		if c, ok := f.issuer.valid(first); second == first || !ok || !c.retireAt.IsZero() || !strings.Contains(f.etcdBackup().Annotations[AnnotationEntryRetiring], first) {
+		if c, ok := f.issuer.valid(first); second == first || !ok || !c.retireAt.IsZero() || f.record().Retiring == nil || f.record().Retiring.ID != first {
 			t.Fatalf("published %q, previous valid %v retiring at %v, record %v; want the new one published and the previous one's retirement on record", second, ok, c.retireAt, f.etcdBackup().Annotations)
 		}
 		if _, ok := f.current().Annotations[AnnotationRotateCredentials]; ok {
@@ -186,7 +181,7 @@ func entryCredentialRotationStates(t *testing.T) {
 		f.issuer.retireErr = nil
 		before := time.Now()
 		f.mustReconcile()
-		if c, ok := f.issuer.valid(first); f.published() != second || f.issuer.issuances != 2 || !ok || c.retireAt.Before(before.Add(time.Hour-time.Minute)) || f.etcdBackup().Annotations[AnnotationEntryRetiring] != "" {
+		if c, ok := f.issuer.valid(first); f.published() != second || f.issuer.issuances != 2 || !ok || c.retireAt.Before(before.Add(time.Hour-time.Minute)) || f.record().Retiring != nil {
 			t.Fatalf("published %q after %d issuances; previous valid %v until %v; record %v; want %s kept and the previous one retiring", f.published(), f.issuer.issuances, ok, c.retireAt, f.etcdBackup().Annotations, second)
 		}
 	})
@@ -202,7 +197,7 @@ func entryCredentialRotationStates(t *testing.T) {
 		f.issuer.retireErr = nil
 		f.switchTo(false)
 		f.mustReconcile()
-		if f.published() != "value" || f.issuer.count() != 0 || f.etcdBackup().Annotations[AnnotationEntryRetiring] != "" {
+		if f.published() != "value" || f.issuer.count() != 0 || f.record().Retiring != nil {
 			t.Fatalf("published %q, %d valid, record %v; want the bucket's, none of the entry's, nothing pending", f.published(), f.issuer.count(), f.etcdBackup().Annotations)
 		}
 	})
@@ -241,7 +236,7 @@ func entryCredentialRotationStates(t *testing.T) {
 
 // TestRotationSchedulerAsksForAReconcileWhenDue: the scheduler sets gardener's operation
 // annotation on an entry whose credential is due (period or request), and otherwise looks
-// again when it will be, never later than maxRotationWait.
+// again when it will be, never later than entrycredentials.MaxRotationWait.
 func TestRotationSchedulerAsksForAReconcileWhenDue(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
@@ -252,7 +247,7 @@ func TestRotationSchedulerAsksForAReconcileWhenDue(t *testing.T) {
 		wantAsk     bool
 		wantRequeue time.Duration
 	}{
-		{name: "fresh credential: look again within the hour", issued: time.Minute, wantRequeue: maxRotationWait},
+		{name: "fresh credential: look again within the hour", issued: time.Minute, wantRequeue: entrycredentials.MaxRotationWait},
 		{name: "due in ten minutes: look again then", issued: 24*time.Hour - 10*time.Minute, wantRequeue: 10 * time.Minute},
 		{name: "period reached: ask", issued: 25 * time.Hour, wantAsk: true, wantRequeue: time.Minute},
 		{name: "requested: ask", issued: time.Minute, request: true, wantAsk: true, wantRequeue: time.Minute},
@@ -276,7 +271,7 @@ func TestRotationSchedulerAsksForAReconcileWhenDue(t *testing.T) {
 			if err := f.client.Status().Update(ctx, be); err != nil {
 				t.Fatal(err)
 			}
-			s := &rotationScheduler{entries: &delegate{provider: provider.Register(entryCredProvider{f.provider}), reader: f.client, recorder: f.recorder}, client: f.client}
+			s := entrycredentials.NewRotationScheduler(entrycredentials.New(provider.Register(entryCredProvider{f.provider}), f.client, nil, f.recorder), f.client)
 			res, err := s.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(be)})
 			asked := f.current().Annotations[v1beta1constants.GardenerOperation] == v1beta1constants.GardenerOperationReconcile
 			if err != nil || asked != c.wantAsk || res.RequeueAfter > c.wantRequeue || res.RequeueAfter < c.wantRequeue-time.Minute {
@@ -302,10 +297,10 @@ func TestRotationSchedulerAsksForAReconcileWhenDue(t *testing.T) {
 			t.Fatal(err)
 		}
 		seeded.Await("the seed's Extension")
-		s := &rotationScheduler{entries: &delegate{provider: seeded, reader: f.client, recorder: f.recorder}, client: f.client}
+		s := entrycredentials.NewRotationScheduler(entrycredentials.New(seeded, f.client, nil, f.recorder), f.client)
 		res, err := s.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(be)})
-		if asked := f.current().Annotations[v1beta1constants.GardenerOperation] != ""; err != nil || asked || res.RequeueAfter != seedConfigPendingRetry {
-			t.Fatalf("pending: Reconcile = %+v, %v, asked %v; want nothing asked, a look again after %s", res, err, asked, seedConfigPendingRetry)
+		if asked := f.current().Annotations[v1beta1constants.GardenerOperation] != ""; err != nil || asked || res.RequeueAfter != entrycredentials.SeedConfigPendingRetry {
+			t.Fatalf("pending: Reconcile = %+v, %v, asked %v; want nothing asked, a look again after %s", res, err, asked, entrycredentials.SeedConfigPendingRetry)
 		}
 		if err := seeded.Apply(nil, "seed.spec.extensions[0].providerConfig"); err != nil {
 			t.Fatal(err)
@@ -319,7 +314,7 @@ func TestRotationSchedulerAsksForAReconcileWhenDue(t *testing.T) {
 		f := newEntryCredFixture(t, testEntry, false)
 		f.mustReconcile()
 		f.requestRotation("now")
-		s := &rotationScheduler{entries: &delegate{provider: provider.Register(entryCredProvider{f.provider}), reader: f.client, recorder: f.recorder}, client: f.client}
+		s := entrycredentials.NewRotationScheduler(entrycredentials.New(provider.Register(entryCredProvider{f.provider}), f.client, nil, f.recorder), f.client)
 		res, err := s.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(f.be)})
 		if err != nil || res.RequeueAfter != 0 || f.current().Annotations[v1beta1constants.GardenerOperation] != "" {
 			t.Fatalf("Reconcile = %+v, %v, operation %q; want nothing", res, err, f.current().Annotations[v1beta1constants.GardenerOperation])

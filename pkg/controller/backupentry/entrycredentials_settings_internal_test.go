@@ -15,6 +15,8 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -57,9 +59,7 @@ func TestEntryCredentialSettingsThatCannotBeRead(t *testing.T) {
 		f.mustReconcile()
 		id := f.published()
 		s := f.etcdBackup()
-		for _, k := range []string{AnnotationEntryCredential, AnnotationEntryIssuer, AnnotationEntryIssuedIn, AnnotationEntryAccess, AnnotationEntryOf} {
-			delete(s.Annotations, k) // a restart lost the record: only the configured issuer names it
-		}
+		delete(s.Annotations, entryrecord.AnnotationEntryCredentialRecord) // a restart lost the record: only the configured issuer names it
 		if err := f.client.Update(ctx, s); err != nil {
 			t.Fatal(err)
 		}
@@ -87,12 +87,12 @@ func TestEntryCredentialSettingsThatCannotBeRead(t *testing.T) {
 			t.Fatal(err)
 		}
 		seeded.Await("the seed's Extension")
-		d := &delegate{provider: seeded, reader: f.client, writer: f.client, recorder: f.recorder}
+		d := newDelegate(seeded, f.client, f.client, f.recorder, options.DeletionOptions{})
 		var pending *provider.SeedConfigPendingError
-		if settings, _, err := d.entrySettings(f.current()); settings != nil || !errors.As(err, &pending) {
+		if settings, _, err := d.creds.EntrySettings(f.current()); settings != nil || !errors.As(err, &pending) {
 			t.Fatalf("entrySettings = %v, %v; want the pending error", settings, err)
 		}
-		a := &holdingActuator{Actuator: genericactuator.NewActuator(clientManager{c: f.client}, d), client: f.client, reader: f.client, provider: seeded, entries: d}
+		a := &holdingActuator{Actuator: genericactuator.NewActuator(clientManager{c: f.client}, d), manager: clientManager{c: f.client}, client: f.client, reader: f.client, provider: seeded, entries: d}
 		if err := a.Migrate(ctx, logr.Discard(), f.current()); !errors.As(err, &pending) {
 			t.Fatalf("Migrate = %v; want the pending error (retried)", err)
 		}

@@ -12,12 +12,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry"
+	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener/gardener/pkg/controllerutils"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycredentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
@@ -30,13 +33,15 @@ import (
 type holdingActuator struct {
 	backupentry.Actuator
 
-	client client.Client
+	// manager gives gardener's generic actuator, built anew for each reconcile and restore pass
+	// (pass), its client.
+	manager manager.Manager
+	client  client.Client
 	// reader reads the entry's BackupBucket from the API server, not the cache: a cache that has
 	// not seen a hand-back yet must not give the entry the finalizer the hand-back removed.
 	reader   client.Reader
 	provider provider.Provider
-	// entries is the delegate, whose reader, writer and recorder give entries their own
-	// credentials (entryCredentialData, settleEntryCredential).
+	// entries is the delegate, whose creds give entries their own credentials.
 	entries *delegate
 }
 
@@ -102,14 +107,21 @@ func (a *holdingActuator) release(ctx context.Context, be *extensionsv1alpha1.Ba
 
 // Reconcile implements backupentry.Actuator.
 func (a *holdingActuator) Reconcile(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	ctx, o := withEntryOutcome(ctx)
-	return observe(be, metrics.OperationReconcile, a.settleEntryCredential(ctx, log, be, o, a.holdThen(ctx, log, be, a.Actuator.Reconcile)))
+	pass, o := a.pass()
+	return observe(be, metrics.OperationReconcile, a.entries.creds.Settle(ctx, log, be, o, a.holdThen(ctx, log, be, pass.Reconcile)))
 }
 
 // Restore implements backupentry.Actuator.
 func (a *holdingActuator) Restore(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	ctx, o := withEntryOutcome(ctx)
-	return observe(be, metrics.OperationRestore, a.settleEntryCredential(ctx, log, be, o, a.holdThen(ctx, log, be, a.Actuator.Restore)))
+	pass, o := a.pass()
+	return observe(be, metrics.OperationRestore, a.entries.creds.Settle(ctx, log, be, o, a.holdThen(ctx, log, be, pass.Restore)))
+}
+
+// pass is gardener's generic actuator for one reconcile or restore pass, whose delegate
+// (entryPass) fills the pass's outcome: nothing of a pass is kept on the shared actuator.
+func (a *holdingActuator) pass() (backupentry.Actuator, *entrycredentials.Outcome) {
+	o := &entrycredentials.Outcome{}
+	return genericactuator.NewActuator(a.manager, &entryPass{delegate: a.entries, outcome: o}), o
 }
 
 // holdThen holds the entry, then runs the library's operation on it.
@@ -122,15 +134,15 @@ func (a *holdingActuator) holdThen(ctx context.Context, log logr.Logger, be *ext
 
 // Delete implements backupentry.Actuator.
 func (a *holdingActuator) Delete(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	if err := a.keepEntryRecordForDeletion(ctx, be); err != nil {
-		return observe(be, metrics.OperationDelete, lasterror.For(err))
+	if err := a.entries.creds.KeepForDeletion(ctx, be); err != nil {
+		return observe(be, metrics.OperationDelete, err)
 	}
 	if err := a.Actuator.Delete(ctx, log, be); err != nil {
 		return observe(be, metrics.OperationDelete, err)
 	}
 	// The entry's own credentials go once its objects are gone (the deletion used the bucket's).
-	if err := a.revokeDeletedEntryCredentials(ctx, log, be); err != nil {
-		return observe(be, metrics.OperationDelete, lasterror.For(err))
+	if err := a.entries.creds.RevokeDeleted(ctx, log, be); err != nil {
+		return observe(be, metrics.OperationDelete, err)
 	}
 	return observe(be, metrics.OperationDelete, a.release(ctx, be))
 }
@@ -140,8 +152,8 @@ func (a *holdingActuator) Migrate(ctx context.Context, log logr.Logger, be *exte
 	if err := a.Actuator.Migrate(ctx, log, be); err != nil {
 		return observe(be, metrics.OperationMigrate, err)
 	}
-	if err := a.retireMigratedEntryCredential(ctx, be); err != nil {
-		return observe(be, metrics.OperationMigrate, lasterror.For(err))
+	if err := a.entries.creds.RetireMigrated(ctx, be); err != nil {
+		return observe(be, metrics.OperationMigrate, err)
 	}
 	return observe(be, metrics.OperationMigrate, a.release(ctx, be))
 }

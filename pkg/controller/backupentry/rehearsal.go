@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -48,16 +49,16 @@ func PlanEntry(ctx context.Context, p provider.Provider, reader client.Reader, b
 		changes = append(changes, objectstore.BucketChange{Setting: "finalizer " + entryinfo.FinalizerName, Action: objectstore.ChangeCreate,
 			Detail: "keeps the BackupEntry until this extension deleted its prefix"})
 	}
-	d := &delegate{provider: p, reader: reader}
-	settings, cfg, err := d.entrySettings(be)
+	d := newDelegate(p, reader, nil, nil, options.DeletionOptions{})
+	settings, cfg, err := d.creds.EntrySettings(be)
 	if err != nil {
 		return nil, err // a rehearsal that cannot read the settings cannot tell
 	}
-	why, err := d.bucketWideBecause(ctx, be, settings, cfg)
+	why, err := d.creds.BucketWideBecause(ctx, be, settings, cfg)
 	if err != nil {
 		return nil, err
 	}
-	current, err := d.readEtcdBackupSecret(ctx, be)
+	current, err := d.creds.ReadEtcdBackupSecret(ctx, be)
 	if err != nil {
 		return nil, err
 	}

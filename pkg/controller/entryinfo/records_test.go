@@ -7,22 +7,25 @@ package entryinfo_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 )
 
 func TestPlacesRecordedBy(t *testing.T) {
-	secret := map[string]string{
-		entryinfo.AnnotationEntryOf:         "e",
-		entryinfo.AnnotationEntryCredential: "k3",
-		entryinfo.AnnotationEntryIssuer:     "X",
-		entryinfo.AnnotationEntryIssuedIn:   "new",
-		entryinfo.AnnotationEntryUnrevoked:  `[{"ID":"k1","Issuer":"X","IssuedIn":"old"},{"ID":"k0","Issuer":"Y","IssuedIn":"y"}]`,
-		entryinfo.AnnotationEntryRetiring:   `{"ID":"k2","Issuer":"X","IssuedIn":"new","Until":"2026-01-01T00:00:00Z"}`,
+	record := entryrecord.Record{
+		Entry:     "e",
+		Published: &entryrecord.Credential{ID: "k3", Issuer: "X", IssuedIn: "new"},
+		Unrevoked: []entryrecord.Credential{{ID: "k1", Issuer: "X", IssuedIn: "old"}, {ID: "k0", Issuer: "Y", IssuedIn: "y"}},
+		Retiring:  &entryrecord.Retiring{Credential: entryrecord.Credential{ID: "k2", Issuer: "X", IssuedIn: "new"}, Until: time.Now()},
 	}
-	entry := map[string]string{entryinfo.AnnotationEntryCredentialIssuers: `[{"ID":"k9","Issuer":"Z","IssuedIn":"z"}]`}
+	secret := map[string]string{}
+	entryrecord.Write(secret, record)
+	entry := map[string]string{}
+	entryrecord.WriteKept(entry, entryrecord.Kept{ForDeletion: []entryrecord.Credential{{ID: "k9", Issuer: "Z", IssuedIn: "z"}}})
 	want := []entryinfo.IssuerPlace{{Issuer: "X", Place: "new"}, {Issuer: "X", Place: "old"}, {Issuer: "Y", Place: "y"}, {Issuer: "Z", Place: "z"}}
 	if got := entryinfo.PlacesRecordedBy("e", entry, secret); !slices.Equal(got, want) {
 		t.Fatalf("PlacesRecordedBy = %v; want %v", got, want)
@@ -32,7 +35,34 @@ func TestPlacesRecordedBy(t *testing.T) {
 		t.Fatalf("another entry's records = %v; want none", got)
 	}
 	// A record written before it named its entry: the secret's last writer's.
-	delete(secret, entryinfo.AnnotationEntryOf)
+	record.Entry = ""
+	entryrecord.Write(secret, record)
+	secret[genericactuator.AnnotationKeyCreatedByBackupEntry] = "f"
+	if got := entryinfo.PlacesRecordedBy("f", nil, secret); len(got) != 3 {
+		t.Fatalf("the last writer's records = %v; want 3", got)
+	}
+}
+
+// TestPlacesRecordedByEarlierBuilds reads the records earlier builds wrote, one annotation a
+// field, until the next write rewrites them (entryrecord's tests).
+func TestPlacesRecordedByEarlierBuilds(t *testing.T) {
+	secret := map[string]string{
+		"backup.extensions.gardener.cloud/entry-credential-of":        "e",
+		"backup.extensions.gardener.cloud/entry-credential":           "k3",
+		"backup.extensions.gardener.cloud/entry-credential-issuer":    "X",
+		"backup.extensions.gardener.cloud/entry-credential-issued-in": "new",
+		"backup.extensions.gardener.cloud/entry-credential-unrevoked": `[{"ID":"k1","Issuer":"X","IssuedIn":"old"},{"ID":"k0","Issuer":"Y","IssuedIn":"y"}]`,
+		"backup.extensions.gardener.cloud/entry-credential-retiring":  `{"ID":"k2","Issuer":"X","IssuedIn":"new","Until":"2026-01-01T00:00:00Z"}`,
+	}
+	entry := map[string]string{"backup.extensions.gardener.cloud/entry-credential-issuers": `[{"ID":"k9","Issuer":"Z","IssuedIn":"z"}]`}
+	want := []entryinfo.IssuerPlace{{Issuer: "X", Place: "new"}, {Issuer: "X", Place: "old"}, {Issuer: "Y", Place: "y"}, {Issuer: "Z", Place: "z"}}
+	if got := entryinfo.PlacesRecordedBy("e", entry, secret); !slices.Equal(got, want) {
+		t.Fatalf("PlacesRecordedBy = %v; want %v", got, want)
+	}
+	if got := entryinfo.PlacesRecordedBy("f", nil, secret); len(got) != 0 {
+		t.Fatalf("another entry's records = %v; want none", got)
+	}
+	delete(secret, "backup.extensions.gardener.cloud/entry-credential-of")
 	secret[genericactuator.AnnotationKeyCreatedByBackupEntry] = "f"
 	if got := entryinfo.PlacesRecordedBy("f", nil, secret); len(got) != 3 {
 		t.Fatalf("the last writer's records = %v; want 3", got)

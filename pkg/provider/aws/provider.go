@@ -121,11 +121,11 @@ func (p *Provider) NewIssuer(_ context.Context, creds provider.Credentials, _ *a
 }
 
 // NewEntryIssuer implements provider.EntryIssuing: an IAM user per entry on AWS, a MinIO service
-// account per credential through MinIO's admin API (iamEntryIssuer, minioEntryIssuer). The empty
-// name (an etcd-backup secret recorded without one) passes its own check but, like every name but
-// those two, is refused by NewIssuer, which builds the bucket issuer it wraps.
+// account per credential through MinIO's admin API (iamEntryIssuer, minioEntryIssuer). Any other
+// name is refused, the empty one included: AWS has two entry issuers, so it names neither (the
+// entry's settings always name one, validated, and a record without one names nothing).
 func (p *Provider) NewEntryIssuer(ctx context.Context, creds provider.Credentials, cfg *awsapi.BackupBucketConfig, issuer string) (objectstore.EntryCredentialIssuer, error) {
-	if issuer != "" && issuer != awsapi.IssuerIAM && issuer != awsapi.IssuerMinIO {
+	if issuer != awsapi.IssuerIAM && issuer != awsapi.IssuerMinIO {
 		return nil, objectstore.Invalidf("unknown issuer %q of entry credentials: want %q or %q", issuer, awsapi.IssuerIAM, awsapi.IssuerMinIO)
 	}
 	bucketIssuer, err := p.NewIssuer(ctx, creds, cfg, issuer)

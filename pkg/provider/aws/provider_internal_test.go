@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
@@ -50,6 +51,36 @@ func TestNewIssuerDispatchesByName(t *testing.T) {
 			if c.want == "" {
 				if !errors.Is(err, objectstore.ErrInvalidConfig) || got != nil {
 					t.Fatalf("got %T, %v; want no issuer and ErrInvalidConfig", got, err)
+				}
+				return
+			}
+			if err != nil || fmt.Sprintf("%T", got) != c.want {
+				t.Fatalf("got %T, %v; want %s", got, err, c.want)
+			}
+		})
+	}
+}
+
+// NewEntryIssuer builds the entry issuer the name asks for; the empty name names none of AWS's
+// two (an entry's settings always name one, validated; a record without one names nothing), and
+// it, like every other unknown name, is refused as an entry issuer's name. Nothing is called.
+func TestNewEntryIssuerDispatchesByName(t *testing.T) {
+	s3Compatible := map[string][]byte{KeyAccessKeyID: []byte("id"), KeySecretAccessKey: []byte("secret"), KeyRegion: []byte("eu-central-1"), KeyEndpoint: []byte("https://minio.example.com:9000")}
+	cases := []struct {
+		issuer string
+		want   string // the issuer's type; empty: ErrInvalidConfig naming entry credentials
+	}{
+		{issuer: awsapi.IssuerIAM, want: fmt.Sprintf("%T", &iamEntryIssuer{})},
+		{issuer: awsapi.IssuerMinIO, want: fmt.Sprintf("%T", &minioEntryIssuer{})},
+		{issuer: ""},
+		{issuer: "Vault"},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%q", c.issuer), func(t *testing.T) {
+			got, err := (&Provider{}).NewEntryIssuer(context.Background(), provider.Credentials{Data: s3Compatible, Region: "eu-central-1"}, &awsapi.BackupBucketConfig{}, c.issuer)
+			if c.want == "" {
+				if !errors.Is(err, objectstore.ErrInvalidConfig) || got != nil || !strings.Contains(err.Error(), fmt.Sprintf("unknown issuer %q of entry credentials", c.issuer)) {
+					t.Fatalf("got %T, %v; want no issuer and ErrInvalidConfig for an unknown issuer of entry credentials", got, err)
 				}
 				return
 			}

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
@@ -92,7 +93,7 @@ func (e *Env) entryCredentials(t *testing.T, c EntryCredentials, etcdbrctl strin
 	e.WaitFor(t, be, 2*time.Minute, "entry reconciled", Succeeded)
 	_, etcdBackup := e.SecretKeys(t, shoot, "etcd-backup")
 	id := c.CredentialID(etcdBackup.Data)
-	if id == "" || id == c.CredentialID(c.Operator) || etcdBackup.Annotations[backupentry.AnnotationEntryCredential] != id || etcdBackup.Annotations[backupentry.AnnotationEntryIssuer] != c.Issuer {
+	if r, _ := entryrecord.Read(entry, etcdBackup.Annotations); id == "" || id == c.CredentialID(c.Operator) || r.Published == nil || r.Published.ID != id || r.Published.Issuer != c.Issuer {
 		t.Fatalf("etcd-backup holds %q with annotations %v; want the entry's own credential, recorded", id, etcdBackup.Annotations)
 	}
 	current := &extensionsv1alpha1.BackupEntry{}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
@@ -24,6 +25,7 @@ import (
 
 	awsapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
@@ -240,8 +242,8 @@ func publishedEntryCredential(t *testing.T, p *providerWorld, w *seedWorld, s sh
 	if id == "" || id == string(p.operator()["accessKeyID"]) {
 		t.Fatalf("%s on %s holds the bucket's credential (annotations %v); want the entry's own", secretName, w.name, secret.Annotations)
 	}
-	if got := secret.Annotations; got[backupentry.AnnotationEntryCredential] != id || got[backupentry.AnnotationEntryIssuer] != awsapi.IssuerMinIO || got[backupentry.AnnotationEntryAccess] != string(access) {
-		t.Errorf("%s on %s holds %s recorded as %v; want it recorded with issuer MinIO and access %s", secretName, w.name, id, got, access)
+	if got := recordedOn(secret); got == nil || got.ID != id || got.Issuer != awsapi.IssuerMinIO || got.Access != access {
+		t.Errorf("%s on %s holds %s recorded as %+v; want it recorded with issuer MinIO and access %s", secretName, w.name, id, got, access)
 	}
 	name := s.entryName()
 	if access == objectstore.EntryReadOnly {
@@ -362,4 +364,11 @@ func assertRetiring(t *testing.T, accounts []madmin.ServiceAccountInfo, id strin
 			t.Errorf("the retiring credential %s expires at %v; want within seed a's grace of %s from now", id, a.Expiration, entryGraceA)
 		}
 	}
+}
+
+// recordedOn is the published credential that secret's record names, of the entry that wrote the
+// secret last (nil: none).
+func recordedOn(secret *corev1.Secret) *entryrecord.Credential {
+	r, _ := entryrecord.Read(secret.Annotations[genericactuator.AnnotationKeyCreatedByBackupEntry], secret.Annotations)
+	return r.Published
 }

@@ -2,11 +2,10 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package backupentry
+package entrycredentials
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -20,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
@@ -51,17 +51,17 @@ const (
 	ReasonEntryCredentialFallback = "EntryCredentialFallback"
 )
 
-// settleEntryCredential finishes a reconcile or restore pass whose delegate decided the entry's
+// settleEntryCredential finishes a reconcile or restore pass whose Data decided the entry's
 // credential (o): once the etcd-backup secret is written (passErr nil), it records the entry's
 // own credential on it, revokes what the secret no longer holds, and reports the condition and
 // the isolation metric. It returns passErr, or the first error of its own.
-func (a *holdingActuator) settleEntryCredential(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *entryOutcome, passErr error) error {
-	if !o.decided { // the generic actuator returned before it asked the delegate
+func (c *Credentials) settleEntryCredential(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *Outcome, passErr error) error {
+	if !o.decided { // the generic actuator returned before it asked for the data
 		return passErr
 	}
 	err := passErr
 	if err == nil {
-		err = lasterror.For(a.recordAndRevoke(ctx, log, be, o))
+		err = lasterror.For(c.recordAndRevoke(ctx, log, be, o))
 	}
 	status, reason, message := gardencorev1beta1.ConditionFalse, ReasonBucketWide, o.reach
 	switch {
@@ -80,12 +80,12 @@ func (a *holdingActuator) settleEntryCredential(ctx context.Context, log logr.Lo
 			isolation = metrics.IsolationOwnPrefix
 		case o.atQuota:
 			isolation = metrics.IsolationBucketWideAtQuota
-			if c := v1beta1helper.GetCondition(be.Status.Conditions, ConditionEntryCredentials); c == nil || c.Reason != ReasonBucketWideAtQuota {
-				a.entries.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonEntryCredentialFallback, "Reconcile", "%s", extstatus.EventNote(message))
+			if cond := v1beta1helper.GetCondition(be.Status.Conditions, ConditionEntryCredentials); cond == nil || cond.Reason != ReasonBucketWideAtQuota {
+				c.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonEntryCredentialFallback, "Reconcile", "%s", extstatus.EventNote(message))
 			}
 		}
 		metrics.SetEntryIsolationTo(be.Name, isolation)
-		if cerr := a.setEntryCondition(ctx, be, status, reason, message); cerr != nil && err == nil {
+		if cerr := c.setEntryCondition(ctx, be, status, reason, message); cerr != nil && err == nil {
 			err = cerr
 		}
 	}
@@ -94,58 +94,46 @@ func (a *holdingActuator) settleEntryCredential(ctx context.Context, log logr.Lo
 
 // recordAndRevoke writes the record of the published credential onto the etcd-backup secret
 // (with any credential still to revoke), then revokes what it no longer holds.
-func (a *holdingActuator) recordAndRevoke(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *entryOutcome) error {
+func (c *Credentials) recordAndRevoke(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *Outcome) error {
 	var unrevoked []entryRecord
 	var revokeErrs []error
 	for _, r := range o.revoke {
-		if err := a.revokeEntryCredentials(ctx, be, r, o.published); err != nil {
+		if err := c.revokeEntryCredentials(ctx, be, r, o.published); err != nil {
 			// Every other one is still tried, and every failed one stays on record.
 			unrevoked, revokeErrs = append(unrevoked, r), append(revokeErrs, err)
 			continue
 		}
 		log.Info("Revoked entry credentials", "issuer", r.Issuer, "credential", r.ID, "access", r.Access)
-		a.entries.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialRevoked, "Reconcile",
+		c.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialRevoked, "Reconcile",
 			"Revoked the entry's credentials of issuer %s (%s) that its etcd-backup secret no longer holds", r.Issuer, orAll(r.ID))
 	}
-	annotations := map[string]string{}
-	if o.published != nil {
-		annotations = o.published.annotations()
-	}
-	if len(unrevoked) > 0 {
-		raw, _ := json.Marshal(unrevoked)
-		annotations[AnnotationEntryUnrevoked] = string(raw)
-	}
-	if o.retire != nil {
-		maps.Copy(annotations, retiringAnnotation(o.retire))
-	}
-	if len(annotations) > 0 {
-		if err := a.annotateEtcdBackupSecret(ctx, be, annotations); err != nil {
-			return err
-		}
+	record := entryrecord.Record{Entry: be.Name, Published: o.published, Unrevoked: unrevoked, Retiring: o.retire}
+	if err := c.updateRecord(ctx, be, func(r *entryrecord.Record) { *r = record }); err != nil {
+		return err
 	}
 	// The secret's record says it now (unrevoked and retiring ones too).
-	if err := a.entries.clearIntent(ctx, be); err != nil {
+	if err := c.clearIntent(ctx, be); err != nil {
 		return err
 	}
 	// After the record, which gardener's write of the secret just reset: the record is never
 	// missing longer than that write and this patch take.
-	next, endErr := a.endRetired(ctx, log, be, o)
+	next, endErr := c.endRetired(ctx, log, be, o)
 	if !next.IsZero() {
-		if err := a.annotateEtcdBackupSecret(ctx, be, map[string]string{AnnotationEntryRetiringUntil: next.UTC().Format(time.RFC3339)}); err != nil {
+		if err := c.updateRecord(ctx, be, func(r *entryrecord.Record) { r.NextEnd = next.UTC().Truncate(time.Second) }); err != nil {
 			return errors.Join(endErr, err)
 		}
 	}
 	if o.issued {
-		a.entries.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialIssued, "Reconcile",
+		c.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialIssued, "Reconcile",
 			"The etcd-backup secret holds the entry's own credential %s of issuer %s", o.published.ID, o.published.Issuer)
 	}
-	return errors.Join(errors.Join(revokeErrs...), endErr, a.settleRotation(ctx, log, be, o))
+	return errors.Join(errors.Join(revokeErrs...), endErr, c.settleRotation(ctx, log, be, o))
 }
 
 // endRetired ends, with the issuer of the published credential, the entry's retired credentials
 // whose time has come, and returns when the next one ends (the rotated-out one this pass retires
 // included; zero: none), for the rotation scheduler to ask for a pass then.
-func (a *holdingActuator) endRetired(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *entryOutcome) (time.Time, error) {
+func (c *Credentials) endRetired(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *Outcome) (time.Time, error) {
 	if o.published == nil || o.issuer == nil {
 		return time.Time{}, nil
 	}
@@ -169,19 +157,26 @@ func orAll(id string) string {
 	return id
 }
 
-// annotateEtcdBackupSecret merges annotations into the entry's etcd-backup secret.
-func (a *holdingActuator) annotateEtcdBackupSecret(ctx context.Context, be *extensionsv1alpha1.BackupEntry, annotations map[string]string) error {
+// updateRecord changes the record on the entry's etcd-backup secret with change (which gets the
+// entry's record there, or an empty one of the entry) and writes it in this build's form
+// (entryrecord.Write, which removes an earlier build's); nothing is written when nothing changes.
+func (c *Credentials) updateRecord(ctx context.Context, be *extensionsv1alpha1.BackupEntry, change func(*entryrecord.Record)) error {
 	s := &corev1.Secret{}
-	if err := a.client.Get(ctx, etcdBackupSecretKey(be), s); err != nil {
+	if err := c.client.Get(ctx, etcdBackupSecretKey(be), s); err != nil {
 		return fmt.Errorf("reading the etcd-backup secret to record the entry's credential: %w", err)
 	}
+	r, _ := entryrecord.Read(be.Name, s.Annotations)
+	change(&r)
 	base := s.DeepCopy()
 	if s.Annotations == nil {
 		s.Annotations = map[string]string{}
 	}
-	maps.Copy(s.Annotations, annotations)
-	if err := a.client.Patch(ctx, s, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("recording the entry's credential on its etcd-backup secret: %w", err)
+	entryrecord.Write(s.Annotations, r)
+	if maps.Equal(s.Annotations, base.Annotations) {
+		return nil
+	}
+	if err := c.client.Patch(ctx, s, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("recording the entry's credential on its etcd-backup secret (annotation %s): %w", entryrecord.AnnotationEntryCredentialRecord, err)
 	}
 	return nil
 }
@@ -189,8 +184,8 @@ func (a *holdingActuator) annotateEtcdBackupSecret(ctx context.Context, be *exte
 // revokeEntryCredentials revokes, with the issuer that issued them and only where they were
 // issued, the entry's credentials r names (r.ID, or all of r's access when r.ID is empty),
 // keeping published when it is the same issuer's.
-func (a *holdingActuator) revokeEntryCredentials(ctx context.Context, be *extensionsv1alpha1.BackupEntry, r entryRecord, published *entryRecord) error {
-	issuer, prefix, err := a.issuerWhereIssued(ctx, be, r)
+func (c *Credentials) revokeEntryCredentials(ctx context.Context, be *extensionsv1alpha1.BackupEntry, r entryRecord, published *entryRecord) error {
+	issuer, prefix, err := c.issuerWhereIssued(ctx, be, r)
 	if err != nil {
 		return err
 	}
@@ -203,12 +198,12 @@ func (a *holdingActuator) revokeEntryCredentials(ctx context.Context, be *extens
 
 // issuerWhereIssued builds the issuer that issued r (its record) and the entry's prefix; an
 // issuer that reaches another place than the one r was issued in is a CredentialElsewhereError.
-func (a *holdingActuator) issuerWhereIssued(ctx context.Context, be *extensionsv1alpha1.BackupEntry, r entryRecord) (objectstore.EntryCredentialIssuer, objectstore.Prefix, error) {
-	_, cfg, err := a.entries.entrySettings(be)
+func (c *Credentials) issuerWhereIssued(ctx context.Context, be *extensionsv1alpha1.BackupEntry, r entryRecord) (objectstore.EntryCredentialIssuer, objectstore.Prefix, error) {
+	_, cfg, err := c.EntrySettings(be)
 	if err != nil {
 		return nil, objectstore.Prefix{}, err
 	}
-	issuer, err := a.entries.entryIssuer(ctx, be, cfg, r.Issuer)
+	issuer, err := c.entryIssuer(ctx, be, cfg, r.Issuer)
 	if err != nil {
 		return nil, objectstore.Prefix{}, fmt.Errorf("building issuer %s for the entry's credentials: %w", r.Issuer, err)
 	}
@@ -229,12 +224,12 @@ func (a *holdingActuator) issuerWhereIssued(ctx context.Context, be *extensionsv
 }
 
 // setEntryCondition writes ConditionEntryCredentials.
-func (a *holdingActuator) setEntryCondition(ctx context.Context, be *extensionsv1alpha1.BackupEntry, status gardencorev1beta1.ConditionStatus, reason, message string) error {
-	reader := a.reader
+func (c *Credentials) setEntryCondition(ctx context.Context, be *extensionsv1alpha1.BackupEntry, status gardencorev1beta1.ConditionStatus, reason, message string) error {
+	reader := c.reader
 	if reader == nil {
-		reader = a.client
+		reader = c.client
 	}
-	return extstatus.Patch(ctx, a.client, reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
+	return extstatus.Patch(ctx, c.client, reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
 		// Thousands of entries reconcile on every change of their secret: an unchanged condition
 		// is not written again.
 		if c := v1beta1helper.GetCondition(be.Status.Conditions, ConditionEntryCredentials); c != nil && c.Status == status && c.Reason == reason && c.Message == message {
@@ -247,21 +242,17 @@ func (a *holdingActuator) setEntryCondition(ctx context.Context, be *extensionsv
 
 // retireMigratedEntryCredential lets the entry's own credential, which it leaves behind on this
 // seed, stay valid for the migration grace period (the source's last snapshots), then end.
-func (a *holdingActuator) retireMigratedEntryCredential(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
-	current, err := a.entries.readEtcdBackupSecret(ctx, be)
+func (c *Credentials) retireMigratedEntryCredential(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
+	current, err := c.ReadEtcdBackupSecret(ctx, be)
 	if err != nil || current == nil {
 		return err
 	}
-	r, fromIntent := recordOf(be, current.Annotations), false
-	if in := intentOf(be); r == nil && in != nil && in.Published != nil && recordsOf(be, current.Annotations) {
-		// A restart lost the record after gardener's write: the intent names what the secret
-		// holds, once its issuer confirms the ID (below).
-		r, fromIntent = in.Published, true
-	}
+	record, ours := entryrecord.Read(be.Name, current.Annotations)
+	r, fromIntent := MigrationRetiree(record, ours, intentOf(be))
 	if r == nil {
 		return nil
 	}
-	settings, cfg, err := a.entries.entrySettings(be)
+	settings, cfg, err := c.EntrySettings(be)
 	var pending *provider.SeedConfigPendingError
 	if errors.As(err, &pending) {
 		return err // retried: the configuration comes, and with it the migration grace
@@ -269,7 +260,7 @@ func (a *holdingActuator) retireMigratedEntryCredential(ctx context.Context, be 
 	// An entry's providerConfig that does not decode: the configuration in force builds the
 	// issuer (connect.EntryConfig's fallback), and the migration grace is its default; the
 	// migration does not wait for the bucket's configuration problem, which its reconcile reports.
-	issuer, err := a.entries.entryIssuer(ctx, be, cfg, r.Issuer)
+	issuer, err := c.entryIssuer(ctx, be, cfg, r.Issuer)
 	if err != nil && !errors.Is(err, objectstore.ErrInvalidConfig) {
 		return fmt.Errorf("building issuer %s to retire the entry's credential %s: %w", r.Issuer, r.ID, err) // retried
 	}
@@ -280,7 +271,7 @@ func (a *holdingActuator) retireMigratedEntryCredential(ctx context.Context, be 
 		if err != nil {
 			why = err.Error()
 		}
-		a.entries.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonEntryCredentialRetired, "Migrate",
+		c.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonEntryCredentialRetired, "Migrate",
 			"The entry's credential %s of issuer %s cannot be retired from here (%s): the entry's first issuance on its new seed revokes it", r.ID, r.Issuer, why)
 		return nil
 	}
@@ -295,78 +286,51 @@ func (a *holdingActuator) retireMigratedEntryCredential(ctx context.Context, be 
 	if err := issuer.RetireEntryCredentials(ctx, be.Spec.BucketName, prefix, r.Access, []string{r.ID}, until); err != nil {
 		return fmt.Errorf("retiring the entry's credential %s: %w", r.ID, err)
 	}
-	a.entries.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialRetired, "Migrate",
+	c.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialRetired, "Migrate",
 		"The entry's credential %s of issuer %s stays valid until %s (migrationGracePeriod), then ends", r.ID, r.Issuer, until.UTC().Format(time.RFC3339))
 	return nil
 }
 
-// AnnotationEntryCredentialIssuers is kept on a BackupEntry being deleted: it holds the issuers of its
-// own credentials (JSON of the records) across the deletion's passes: gardener's actuator
-// deletes the etcd-backup secret, which records them, in the first.
-const AnnotationEntryCredentialIssuers = entryinfo.AnnotationEntryCredentialIssuers
-
 // keepEntryRecordForDeletion copies the etcd-backup secret's record onto the entry before the
 // generic actuator deletes the secret.
-func (a *holdingActuator) keepEntryRecordForDeletion(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
-	if be.Annotations[AnnotationEntryCredentialIssuers] != "" {
+func (c *Credentials) keepEntryRecordForDeletion(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
+	kept := entryrecord.ReadKept(be.Annotations)
+	if len(kept.ForDeletion) > 0 {
 		return nil
 	}
-	current, err := a.entries.readEtcdBackupSecret(ctx, be)
+	current, err := c.ReadEtcdBackupSecret(ctx, be)
 	if err != nil || current == nil {
 		return err
 	}
-	var records []entryRecord
-	if r := recordOf(be, current.Annotations); r != nil {
-		records = append(records, *r)
-	}
-	if recordsOf(be, current.Annotations) {
-		records = append(records, unrevokedFrom(current.Annotations)...)
-	}
-	if len(records) == 0 {
+	record, _ := entryrecord.Read(be.Name, current.Annotations)
+	if kept.ForDeletion = record.Credentials(); len(kept.ForDeletion) == 0 {
 		return nil
 	}
-	raw, _ := json.Marshal(records)
 	base := be.DeepCopy()
 	if be.Annotations == nil {
 		be.Annotations = map[string]string{}
 	}
-	be.Annotations[AnnotationEntryCredentialIssuers] = string(raw)
-	if err := a.client.Patch(ctx, be, client.MergeFrom(base)); err != nil {
-		return fmt.Errorf("keeping the record of the entry's credentials for its deletion: %w", err)
+	entryrecord.WriteKept(be.Annotations, kept)
+	if err := c.client.Patch(ctx, be, client.MergeFrom(base)); err != nil {
+		return fmt.Errorf("keeping the record of the entry's credentials for its deletion (annotation %s): %w", entryrecord.AnnotationEntryCredentialKept, err)
 	}
 	return nil
 }
 
 // revokeDeletedEntryCredentials revokes every credential of a deleted entry, once its objects
 // are gone: with the recorded issuers, and with the configured one.
-func (a *holdingActuator) revokeDeletedEntryCredentials(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
+func (c *Credentials) revokeDeletedEntryCredentials(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
 	if entryinfo.IsGardenEntry(be) {
 		return nil
 	}
-	var records []entryRecord
-	if raw := be.Annotations[AnnotationEntryCredentialIssuers]; raw != "" {
-		if err := json.Unmarshal([]byte(raw), &records); err != nil {
-			return fmt.Errorf("annotation %s: %w", AnnotationEntryCredentialIssuers, err)
-		}
-	}
-	settings, _, err := a.entries.entrySettings(be)
+	settings, _, err := c.EntrySettings(be)
 	if err != nil {
 		// Not knowing the configured issuer is not knowing whether it holds a credential of the
 		// entry: the deletion waits for the settings rather than release the entry with one left.
 		return fmt.Errorf("the deleted entry's credentials of the configured issuer: %w", err)
 	}
-	if settings != nil {
-		records = append(records, entryRecord{Issuer: settings.Issuer, Access: accessOf(be)})
-	}
-	done := map[string]bool{}
-	for _, r := range records {
-		r.ID = ""
-		key := r.Issuer + "\x00" + string(r.Access)
-		if done[key] {
-			continue
-		}
-		done[key] = true
-		if err := a.revokeEntryCredentials(ctx, be, r, nil); err != nil {
+	for _, r := range DeletionRevocations(entryrecord.ReadKept(be.Annotations).ForDeletion, settings, accessOf(be)) {
+		if err := c.revokeEntryCredentials(ctx, be, r, nil); err != nil {
 			return fmt.Errorf("revoking the deleted entry's credentials of issuer %s: %w", r.Issuer, err)
 		}
 		log.Info("Revoked the deleted entry's credentials", "issuer", r.Issuer, "access", r.Access)

@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package backupentry
+package entrycredentials
 
 import (
 	"context"
@@ -20,44 +20,52 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/predicates"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/reconciled"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
-// maxRotationWait bounds how long the rotation scheduler sleeps before looking at an entry again
+// MaxRotationWait bounds how long the rotation scheduler sleeps before looking at an entry again
 // (the etcd-backup secret it reads is not watched).
-const maxRotationWait = time.Hour
+const MaxRotationWait = time.Hour
 
-// seedConfigPendingRetry is how soon the rotation scheduler looks again at an entry while the
+// SeedConfigPendingRetry is how soon the rotation scheduler looks again at an entry while the
 // provider awaits the seed's configuration (*provider.SeedConfigPendingError): nothing wakes it
 // when the configuration is applied.
-const seedConfigPendingRetry = time.Minute
+const SeedConfigPendingRetry = time.Minute
 
 // rotationScheduler requests a reconcile of a BackupEntry (the operation annotation, as
 // gardenlet sets it) when its own credential is due for rotation: by period, or on request
 // (AnnotationRotateCredentials); and when a retired credential of it is to end
-// (AnnotationEntryRetiringUntil), which the pass ends. gardener's library reconciles an entry only on that annotation,
+// (entryrecord.Record.NextEnd), which the pass ends. gardener's library reconciles an entry only on that annotation,
 // a generation change or a failed last operation (its default predicates), and its reconciler
 // never requeues a succeeded one: without the scheduler a credential would outlive its period,
 // and a request would wait for the next unrelated reconcile.
 type rotationScheduler struct {
-	entries *delegate
-	client  client.Client
+	creds  *Credentials
+	client client.Client
 }
 
-// addRotationScheduler registers the scheduler for p's entries (one worker: it reads and
+// NewRotationScheduler returns the scheduler of creds's entries, asking for their reconciles
+// with c.
+func NewRotationScheduler(creds *Credentials, c client.Client) reconcile.Reconciler {
+	return &rotationScheduler{creds: creds, client: c}
+}
+
+// AddRotationScheduler registers the scheduler for creds's entries (one worker: it reads and
 // annotates).
-func addRotationScheduler(mgr manager.Manager, p provider.Provider, d *delegate, opts options.AddOptions) error {
+func AddRotationScheduler(mgr manager.Manager, creds *Credentials, opts options.AddOptions) error {
+	p := creds.provider
 	return builder.ControllerManagedBy(mgr).
 		Named("backupentry-credentials-"+p.Type()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: opts.Controller.SkipNameValidation}).
 		For(&extensionsv1alpha1.BackupEntry{}, builder.WithPredicates(predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...),
 			predicate.Or(predicates.SpecOrOperationChanged(), rotationRequestChanged()))).
-		Complete(&rotationScheduler{entries: d, client: mgr.GetClient()})
+		Complete(NewRotationScheduler(creds, mgr.GetClient()))
 }
 
 // rotationRequestChanged passes updates that set or change AnnotationRotateCredentials.
@@ -84,21 +92,21 @@ func (s *rotationScheduler) Reconcile(ctx context.Context, req reconcile.Request
 	}
 	// Awaiting the seed's configuration, or with a providerConfig that does not decode, the
 	// entry's settings are unknown, not off: looked at again (its own reconcile reports why).
-	settings, _, err := s.entries.entrySettings(be)
+	settings, _, err := s.creds.EntrySettings(be)
 	if err != nil {
 		logf.FromContext(ctx).V(1).Info("Entry credential settings unknown; looking again", "entry", be.Name, "error", err.Error())
-		return reconcile.Result{RequeueAfter: seedConfigPendingRetry}, nil
+		return reconcile.Result{RequeueAfter: SeedConfigPendingRetry}, nil
 	}
 	if settings == nil {
 		return reconcile.Result{}, nil // off: no credential of its own to rotate
 	}
 	now := time.Now()
-	due, ok := s.due(ctx, be, now)
+	due, ok := s.due(ctx, be, settings, now)
 	if !ok {
 		return reconcile.Result{}, nil
 	}
 	if wait := due.Sub(now); wait > 0 {
-		return reconcile.Result{RequeueAfter: min(wait, maxRotationWait)}, nil
+		return reconcile.Result{RequeueAfter: min(wait, MaxRotationWait)}, nil
 	}
 	if !extstatus.Succeeded(be) {
 		// The library retries a failing entry with back-off, and that pass rotates: do not add to it.
@@ -111,30 +119,17 @@ func (s *rotationScheduler) Reconcile(ctx context.Context, req reconcile.Request
 	return reconcile.Result{RequeueAfter: time.Minute}, nil
 }
 
-// due is when the entry is to be reconciled: now on a rotation request, else the earlier of its
-// credential's recorded issue time plus the period and the end of its next retired credential
-// (the pass ends it: a retired credential ends at its time on every store). ok is false when
-// nothing is ever due (no period and nothing retiring, nothing issued yet, or no issue time
-// recorded yet: the entry's next reconcile records one and wakes the scheduler).
-func (s *rotationScheduler) due(ctx context.Context, be *extensionsv1alpha1.BackupEntry, now time.Time) (time.Time, bool) {
-	if be.Annotations[AnnotationRotateCredentials] != "" {
-		return now, true
+// due is when the entry is to be reconciled (Due); ok is false when nothing is
+// ever due, or the etcd-backup secret cannot be read (the entry's own reconcile reports it).
+func (s *rotationScheduler) due(ctx context.Context, be *extensionsv1alpha1.BackupEntry, settings *credentials.EntrySettings, now time.Time) (time.Time, bool) {
+	request := be.Annotations[AnnotationRotateCredentials]
+	var record entryrecord.Record
+	if request == "" {
+		secret, err := s.creds.ReadEtcdBackupSecret(ctx, be)
+		if err != nil || secret == nil {
+			return time.Time{}, false
+		}
+		record, _ = entryrecord.Read(be.Name, secret.Annotations)
 	}
-	secret, err := s.entries.readEtcdBackupSecret(ctx, be)
-	if err != nil || secret == nil {
-		return time.Time{}, false // unreadable: the entry's own reconcile reports it
-	}
-	r := recordOf(be, secret.Annotations)
-	if r == nil {
-		return time.Time{}, false
-	}
-	var due time.Time
-	settings, _, _ := s.entries.entrySettings(be) // read just before (Reconcile)
-	if period := settings.RotationPeriod(); period > 0 && r.IssuedAt != "" {
-		due = issuedAt(r, now).Add(period)
-	}
-	if end, err := time.Parse(time.RFC3339, secret.Annotations[AnnotationEntryRetiringUntil]); err == nil && (due.IsZero() || end.Before(due)) {
-		due = end
-	}
-	return due, !due.IsZero()
+	return Due(settings, request, record, now)
 }
