@@ -81,6 +81,9 @@ func (d *drills) entry(ctx context.Context, be *extensionsv1alpha1.BackupEntry) 
 	}
 	sink := reportSink{mark: d.mark}
 	_, v, err := d.r.Options.Drills.Drill(ctx, be, &sink, nil, nil)
+	// The mark names the drill running now: left while the pass goes on to the next entries, a
+	// process killed there would be taken for a kill by this entry's drill.
+	d.end(ctx)
 	if err != nil { // the mark could not be written, or ctx ended: nothing was proven
 		return Check{Name: CheckBackupsRestorable, Status: gardencorev1beta1.ConditionUnknown, Reason: restoredrill.ReasonDrillFailed,
 			Message: fmt.Sprintf("The restore drill proved nothing: %v.", err)}, true
@@ -88,8 +91,8 @@ func (d *drills) entry(ctx context.Context, be *extensionsv1alpha1.BackupEntry) 
 	return Check{Name: CheckBackupsRestorable, Status: v.Status, Reason: v.Reason, Message: v.Message}, true
 }
 
-// end removes the mark after the pass's last drill, also when ctx ended (the process stops in
-// order: the drill it ended was not killed), within endTimeout.
+// end removes the mark after each drill and at the pass's end, also when ctx ended (the process
+// stops in order: the drill it ended was not killed), within endTimeout.
 func (d *drills) end(ctx context.Context) {
 	if d == nil {
 		return
@@ -138,8 +141,8 @@ func (d *drills) write(ctx context.Context, mark string) error {
 }
 
 // reportSink is the rehearsal's restoredrill.Sink: nothing of the entry is written. Start marks
-// the drill in the rehearsal's own ConfigMap (mark); Abandon leaves the mark to the pass's end;
-// Publish keeps the verdict for the caller.
+// the drill in the rehearsal's own ConfigMap (mark), which the caller removes when the drill
+// returns (drills.end); Publish keeps the verdict for the caller.
 type reportSink struct {
 	mark      func(context.Context, *extensionsv1alpha1.BackupEntry) error
 	published *restoredrill.Verdict
