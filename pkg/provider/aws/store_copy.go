@@ -30,9 +30,9 @@ var _ objectstore.ServerSideCopier = (*store)(nil)
 
 // CopyObject implements objectstore.ServerSideCopier: one CopyObject up to 5 GiB, else a
 // multipart upload of UploadPartCopy ranges, one after the other (each part is a copy inside the
-// store, not a transfer through this process), aborted on any failure. Every request is
-// conditioned on the source not being written after src.Modified (at a second's resolution,
-// the header's).
+// store, not a transfer through this process), aborted on any failure. Every request copies the
+// listed version (src.Version) where the bucket keeps versions, and is conditioned on the source
+// not being written after src.Modified (at a second's resolution, the header's).
 func (s *store) CopyObject(ctx context.Context, srcBucket string, src objectstore.ObjectVersion, dstBucket, dstKey string) error {
 	for _, b := range []string{srcBucket, dstBucket} {
 		if err := awsapi.ValidateBucketName(b); err != nil {
@@ -40,6 +40,12 @@ func (s *store) CopyObject(ctx context.Context, srcBucket string, src objectstor
 		}
 	}
 	source := srcBucket + "/" + url.PathEscape(src.Key)
+	// The listed version itself where the bucket keeps versions: a source written again within
+	// the same second (which the time condition cannot tell) cannot splice two versions into one
+	// multipart copy. An unversioned bucket lists "null": its key is all there is.
+	if src.Version != "" && src.Version != "null" {
+		source += "?versionId=" + url.QueryEscape(src.Version)
+	}
 	// The header has whole seconds; the listing may not: the next whole second is after it.
 	unmodifiedSince := src.Modified.Truncate(time.Second).Add(time.Second)
 	if src.Size <= copySingleLimit {

@@ -77,6 +77,34 @@ func TestServerSideCopy(t *testing.T) {
 		t.Errorf("unfinished multipart uploads left: %d (%v)", len(uploads.Uploads), err)
 	}
 
+	// In a versioned bucket the listed version is copied, not the key's newest: a source written
+	// again within the second of its listing (which the time condition cannot tell) is not
+	// spliced into the copy, in one request or in parts.
+	if err := setVersioning(ctx, from, true); err != nil {
+		t.Fatal(err)
+	}
+	first, second := bytes.Repeat([]byte("A"), 6<<20), bytes.Repeat([]byte("B"), 6<<20)
+	if err := store.PutObject(ctx, from, "v", first); err != nil {
+		t.Fatal(err)
+	}
+	old := listed("v")
+	if err := store.PutObject(ctx, from, "v", second); err != nil {
+		t.Fatal(err)
+	}
+	old.Modified = time.Now().Add(time.Hour) // the time condition cannot tell the two versions apart
+	for _, multipart := range []bool{false, true} {
+		if multipart {
+			defer awsprovider.SetCopyLimits(1<<20, 5<<20)()
+		}
+		key := fmt.Sprintf("version-%t", multipart)
+		if err := copier.CopyObject(ctx, from, old, to, key); err != nil {
+			t.Fatalf("multipart %t: %v", multipart, err)
+		}
+		if got, err := objectstore.ReadObject(ctx, store, to, key); err != nil || !bytes.Equal(got, first) {
+			t.Errorf("multipart %t: the copy is not the listed version (%d bytes, %v; first version %t)", multipart, len(got), err, bytes.Equal(got, first))
+		}
+	}
+
 	// The copy engine with the copier: the same plan, nothing through this process.
 	prefix, _ := objectstore.EntryPrefix("shoot--a--b--1")
 	key := "shoot--a--b--1/etcd-main/v2/Full-00000000-00000010-1764392400.gz"
