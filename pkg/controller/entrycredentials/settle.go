@@ -292,18 +292,23 @@ func (c *Credentials) retireMigratedEntryCredential(ctx context.Context, be *ext
 }
 
 // keepEntryRecordForDeletion copies the etcd-backup secret's record onto the entry before the
-// generic actuator deletes the secret.
+// generic actuator deletes the secret, with the credentials of the entry's intent: a restart
+// after gardener's write of the secret leaves them on no record of the secret, and the issuer
+// configured now need not be the one that issued them.
 func (c *Credentials) keepEntryRecordForDeletion(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
 	kept := entryrecord.ReadKept(be.Annotations)
 	if len(kept.ForDeletion) > 0 {
 		return nil
 	}
 	current, err := c.ReadEtcdBackupSecret(ctx, be)
-	if err != nil || current == nil {
+	if err != nil {
 		return err
 	}
-	record, _ := entryrecord.Read(be.Name, current.Annotations)
-	if kept.ForDeletion = record.Credentials(); len(kept.ForDeletion) == 0 {
+	var record entryrecord.Record
+	if current != nil {
+		record, _ = entryrecord.Read(be.Name, current.Annotations)
+	}
+	if kept.ForDeletion = append(record.Credentials(), kept.Intent.Credentials()...); len(kept.ForDeletion) == 0 {
 		return nil
 	}
 	base := be.DeepCopy()

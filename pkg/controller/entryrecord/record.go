@@ -111,15 +111,38 @@ type Intent struct {
 	Request  string `json:"request,omitempty"`
 }
 
+// Credentials are the credentials in names: the one to publish, the ones to revoke, the one to
+// retire (none for nil).
+func (in *Intent) Credentials() []Credential {
+	if in == nil {
+		return nil
+	}
+	var out []Credential
+	if in.Published != nil {
+		out = append(out, *in.Published)
+	}
+	out = append(out, in.Revoke...)
+	if in.Retire != nil {
+		out = append(out, in.Retire.Credential)
+	}
+	return out
+}
+
 // Kept is what a BackupEntry keeps of its credential record.
 type Kept struct {
 	// Intent is the record a pass is about to write (nil: none pending). The pass writes it
 	// before gardener's actuator writes the secret and removes it once the secret's record says
 	// the same.
 	Intent *Intent `json:"intent,omitempty"`
-	// ForDeletion are the entry's credentials of the secret's record, kept across the passes of
-	// its deletion (gardener's actuator deletes the secret in the first); they go with the entry.
+	// ForDeletion are the entry's credentials of the secret's record and of Intent, kept across
+	// the passes of its deletion (gardener's actuator deletes the secret in the first); they go
+	// with the entry.
 	ForDeletion []Credential `json:"forDeletion,omitempty"`
+}
+
+// Credentials are the credentials k names: those kept for the deletion and those of its intent.
+func (k Kept) Credentials() []Credential {
+	return append(append([]Credential{}, k.ForDeletion...), k.Intent.Credentials()...)
 }
 
 // Empty says whether k keeps nothing.
