@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -61,14 +62,35 @@ func TestRecordNeverOverwritesAnotherEntrysRecord(t *testing.T) {
 		t.Fatalf("the first entry's Reconcile = %v; want an error that retries", err)
 	}
 	f.be = &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: second}}
-	r, ours := entryrecord.Read(second, f.etcdBackup().Annotations)
+	r, ours, _ := entryrecord.Read(second, f.etcdBackup().Annotations)
 	if !ours || r.Published == nil || r.Published.ID != f.published() {
 		t.Fatalf("the secret's record %+v (the second entry's: %v); want the second entry's, of the credential the secret holds %s", r, ours, f.published())
 	}
 	// The retry writes the secret anew and records the first entry's credential.
 	f.be = &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: first}}
 	f.mustReconcile()
-	if r, ours := entryrecord.Read(first, f.etcdBackup().Annotations); !ours || r.Published == nil || r.Published.ID != f.published() {
+	if r, ours, _ := entryrecord.Read(first, f.etcdBackup().Annotations); !ours || r.Published == nil || r.Published.ID != f.published() {
 		t.Fatalf("after the retry: the secret's record %+v (the first entry's: %v); want the first entry's", r, ours)
 	}
+}
+
+// TestRecordThatDoesNotDecodeFailsThePass: a record on the etcd-backup secret that does not
+// decode fails the pass, which writes nothing and says why. Before, it read as an empty record:
+// the credentials it named (still to revoke, retiring) were forgotten.
+func TestRecordThatDoesNotDecodeFailsThePass(t *testing.T) {
+	f := newEntryCredFixture(t, testEntry, true)
+	f.mustReconcile()
+	id := f.published()
+	s := f.etcdBackup()
+	s.Annotations[entryrecord.AnnotationEntryCredentialRecord] = `{"entry":"` + f.be.Name + `","unrevoked":[{"id":`
+	if err := f.client.Update(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.reconcile(); err == nil || !strings.Contains(err.Error(), "does not decode") {
+		t.Fatalf("Reconcile = %v; want the record that does not decode", err)
+	}
+	if got := f.etcdBackup(); string(got.Data["key"]) != id || got.Annotations[entryrecord.AnnotationEntryCredentialRecord] != s.Annotations[entryrecord.AnnotationEntryCredentialRecord] {
+		t.Fatalf("etcd-backup holds %q with annotations %v; want it unchanged", got.Data["key"], got.Annotations)
+	}
+	f.wantCondition(gardencorev1beta1.ConditionFalse, ReasonNotIssued, "does not decode")
 }

@@ -170,7 +170,10 @@ func (c *Credentials) updateRecord(ctx context.Context, be *extensionsv1alpha1.B
 	if err := c.client.Get(ctx, key, s); err != nil {
 		return fmt.Errorf("reading the etcd-backup secret to record the entry's credential: %w", err)
 	}
-	r, ours := entryrecord.Read(be.Name, s.Annotations)
+	r, ours, err := entryrecord.Read(be.Name, s.Annotations)
+	if err != nil {
+		return fmt.Errorf("not recording the entry's credential on etcd-backup secret %s: %w", key, err)
+	}
 	if !ours {
 		return fmt.Errorf("not recording the entry's credential on etcd-backup secret %s: another BackupEntry of its namespace (%q) wrote it since, and its record is that entry's; retried", key, s.Annotations[genericactuator.AnnotationKeyCreatedByBackupEntry])
 	}
@@ -255,7 +258,10 @@ func (c *Credentials) retireMigratedEntryCredential(ctx context.Context, be *ext
 	if err != nil || current == nil {
 		return err
 	}
-	record, ours := entryrecord.Read(be.Name, current.Annotations)
+	record, ours, err := entryrecord.Read(be.Name, current.Annotations)
+	if err != nil {
+		return fmt.Errorf("retiring the credential the entry leaves behind: %w", err)
+	}
 	r, fromIntent := MigrationRetiree(record, ours, intentOf(be))
 	if r == nil {
 		return nil
@@ -314,7 +320,9 @@ func (c *Credentials) keepEntryRecordForDeletion(ctx context.Context, be *extens
 	}
 	var record entryrecord.Record
 	if current != nil {
-		record, _ = entryrecord.Read(be.Name, current.Annotations)
+		if record, _, err = entryrecord.Read(be.Name, current.Annotations); err != nil {
+			return fmt.Errorf("keeping the record of the entry's credentials for its deletion: %w", err)
+		}
 	}
 	if kept.ForDeletion = append(record.Credentials(), kept.Intent.Credentials()...); len(kept.ForDeletion) == 0 {
 		return nil

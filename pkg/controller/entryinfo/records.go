@@ -26,7 +26,7 @@ type IssuerPlace struct{ Issuer, Place string }
 // intent of a pass whose record a restart may have lost after gardener's write of the secret. A
 // record that does not decode names nothing.
 func PlacesRecordedBy(entry string, entryAnnotations, etcdBackup map[string]string) []IssuerPlace {
-	record, _ := entryrecord.Read(entry, etcdBackup)
+	record, _, _ := entryrecord.Read(entry, etcdBackup)
 	credentials := append(record.Credentials(), entryrecord.ReadKept(entryAnnotations).Credentials()...)
 	var out []IssuerPlace
 	for _, c := range credentials {

@@ -12,6 +12,7 @@ package entryrecord
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
@@ -152,7 +153,7 @@ func (k Kept) Empty() bool { return k.Intent == nil && len(k.ForDeletion) == 0 }
 // names its entry, or (none there) the secret's last writer is entry (gardener's actuator writes
 // created-by, and the entry's pass records right after its write).
 func Of(entry string, annotations map[string]string) bool {
-	if r, ok := decodeRecord(annotations); ok && r.Entry != "" {
+	if r, ok, err := decodeRecord(annotations); err == nil && ok && r.Entry != "" {
 		return r.Entry == entry
 	}
 	return annotations[genericactuator.AnnotationKeyCreatedByBackupEntry] == entry
@@ -161,14 +162,18 @@ func Of(entry string, annotations map[string]string) bool {
 // Read returns entry's record on an etcd-backup secret with annotations (nil annotations: no
 // secret), and whether the secret holds entry's records at all (Of). Another entry's record is
 // not entry's: Read returns an empty record of entry and false. A record that does not decode
-// records nothing.
-func Read(entry string, annotations map[string]string) (Record, bool) {
+// is an error (the secret's last writer's, Of): what it names (credentials still to revoke or
+// retiring) is not known, and a caller that took it for an empty record would forget them.
+func Read(entry string, annotations map[string]string) (Record, bool, error) {
 	if !Of(entry, annotations) {
-		return Record{Entry: entry}, false
+		return Record{Entry: entry}, false, nil
 	}
-	r, _ := decodeRecord(annotations)
+	r, _, err := decodeRecord(annotations)
+	if err != nil {
+		return Record{Entry: entry}, true, err
+	}
 	r.Entry = entry
-	return r, true
+	return r, true, nil
 }
 
 // Write sets r on annotations (an etcd-backup secret's) in the form of this build, and removes
@@ -227,14 +232,15 @@ func WriteKept(annotations map[string]string, k Kept) bool {
 }
 
 // decodeRecord reads the record in annotations, in this build's form or an earlier one's; ok is
-// false when there is none.
-func decodeRecord(annotations map[string]string) (Record, bool) {
+// false when there is none. A record in this build's form that does not decode is an error.
+func decodeRecord(annotations map[string]string) (Record, bool, error) {
 	if raw := annotations[AnnotationEntryCredentialRecord]; raw != "" {
 		var r Record
-		if json.Unmarshal([]byte(raw), &r) != nil {
-			return Record{}, false
+		if err := json.Unmarshal([]byte(raw), &r); err != nil {
+			return Record{}, false, fmt.Errorf("the entry credential record (annotation %s of the etcd-backup secret) does not decode, so the credentials it names are not known (correct it, or revoke what it names and remove it, by hand): %w", AnnotationEntryCredentialRecord, err)
 		}
-		return r, true
+		return r, true, nil
 	}
-	return legacyRecord(annotations)
+	r, ok := legacyRecord(annotations)
+	return r, ok, nil
 }
