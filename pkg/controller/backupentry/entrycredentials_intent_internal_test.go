@@ -141,3 +141,24 @@ func TestMigrateAfterARestartBetweenTheWriteAndTheRecord(t *testing.T) {
 		t.Fatalf("after Migrate: %s valid %v, retiring at %v; want valid until about now + %s", id, ok, c.retireAt, credentials.DefaultMigrationGracePeriod)
 	}
 }
+
+// TestDeleteAfterARestartBetweenTheWriteAndTheRecord: an entry deleted after a restart that lost
+// the record, its issuer no longer configured (here: switched off, as an issuer changed to one
+// that does not reach the credential), revokes the credential its intent names. Before, the
+// deletion kept only the secret's record, which gardener's write had reset: the credential
+// stayed valid.
+func TestDeleteAfterARestartBetweenTheWriteAndTheRecord(t *testing.T) {
+	f := newEntryCredFixture(t, testEntry, true)
+	f.crashAfterWrite()
+	id := f.published()
+	if f.record().Published != nil {
+		t.Fatalf("after the write: record %v; want none (gardener's write resets it)", f.etcdBackup().Annotations)
+	}
+	f.switchTo(false) // no reconcile: the intent is all that names the credential
+	if err := f.actuator().Delete(context.Background(), logr.Discard(), f.current()); err != nil {
+		t.Fatalf("Delete = %v", err)
+	}
+	if _, ok := f.issuer.valid(id); ok {
+		t.Fatalf("the deleted entry's credential %s, named by its intent alone, is still valid", id)
+	}
+}

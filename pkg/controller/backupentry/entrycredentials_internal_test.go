@@ -278,7 +278,10 @@ func (f *entryCredFixture) etcdBackup() *corev1.Secret {
 // record is the entry's record on its etcd-backup secret.
 func (f *entryCredFixture) record() entryrecord.Record {
 	f.t.Helper()
-	r, _ := entryrecord.Read(f.be.Name, f.etcdBackup().Annotations)
+	r, _, err := entryrecord.Read(f.be.Name, f.etcdBackup().Annotations)
+	if err != nil {
+		f.t.Fatal(err)
+	}
 	return r
 }
 
@@ -286,7 +289,10 @@ func (f *entryCredFixture) record() entryrecord.Record {
 func (f *entryCredFixture) changeRecord(change func(*entryrecord.Record)) {
 	f.t.Helper()
 	s := f.etcdBackup()
-	r, _ := entryrecord.Read(f.be.Name, s.Annotations)
+	r, _, err := entryrecord.Read(f.be.Name, s.Annotations)
+	if err != nil {
+		f.t.Fatal(err)
+	}
 	change(&r)
 	if s.Annotations == nil {
 		s.Annotations = map[string]string{}

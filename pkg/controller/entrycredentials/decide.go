@@ -123,7 +123,10 @@ func Decide(o Observed) Plan {
 	if o.BucketWide != "" {
 		p.Publish, p.BucketWide = PublishBucket, o.BucketWide
 		p.Revoke = append(p.Revoke, all(recorded)...)
-		if lost && o.Intent.Published == nil {
+		if lost {
+			// The intent's published credential was issued whether or not gardener's write
+			// happened: it goes with every credential of its issuer's place, as a recorded one.
+			p.Revoke = append(p.Revoke, all(o.Intent.Published)...)
 			p.takeUp(o.Intent)
 		}
 		return p

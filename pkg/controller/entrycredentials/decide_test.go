@@ -146,6 +146,21 @@ func TestDecide(t *testing.T) {
 				o.Intent = &entryrecord.Intent{Revoke: []entryrecord.Credential{all(k1)}}
 			}),
 			want: Plan{Publish: PublishBucket, BucketWide: "off", TakenUp: true, Revoke: []entryrecord.Credential{all(k1)}}},
+		{name: "restart after a rotation's write, then a switch-off: the intent's published credential is revoked with its issuer's place, its retirement and revocations kept",
+			in: with(holding(nil, "k2", nil), func(o *Observed) {
+				o.BucketWide = "off"
+				o.Intent = &entryrecord.Intent{Published: cred("k2", "p1", time.Minute), Retire: &entryrecord.Retiring{Credential: *k1, Until: now.Add(time.Hour)},
+					Revoke: []entryrecord.Credential{*k0}, Rotation: RotationRequested, Request: "r1"}
+			}),
+			want: Plan{Publish: PublishBucket, BucketWide: "off", TakenUp: true,
+				Revoke: []entryrecord.Credential{all(cred("k2", "p1", time.Minute)), *k0}, Retire: &entryrecord.Retiring{Credential: *k1, Until: now.Add(time.Hour)}}},
+		{name: "restart after an issuance's write, then a switch-off: the intent's published credential is revoked with its issuer's place",
+			in: with(holding(nil, "k2", nil), func(o *Observed) {
+				o.BucketWide = "off"
+				o.Intent = &entryrecord.Intent{Published: cred("k2", "p2", time.Minute), Revoke: []entryrecord.Credential{*k1}}
+			}),
+			want: Plan{Publish: PublishBucket, BucketWide: "off", TakenUp: true,
+				Revoke: []entryrecord.Credential{all(cred("k2", "p2", time.Minute)), *k1}}},
 		{name: "quota: a switch-off's intent left untaken is revoked by the bucket-wide fallback",
 			in: with(holding(on, "bucket-1", nil), func(o *Observed) {
 				o.Intent = &entryrecord.Intent{Revoke: []entryrecord.Credential{all(k1)}}

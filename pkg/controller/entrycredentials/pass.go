@@ -231,7 +231,11 @@ func (c *Credentials) entryCredentialData(ctx context.Context, be *extensionsv1a
 		currentData = current.Data
 		// Another entry's records (one of the same shoot namespace) are not this entry's to
 		// reuse, revoke or retire: that entry's next issuance revokes what it no longer holds.
-		obs.Record, obs.Ours = entryrecord.Read(be.Name, current.Annotations)
+		if obs.Record, obs.Ours, err = entryrecord.Read(be.Name, current.Annotations); err != nil {
+			// The secret is not written: its record is all that names what it holds.
+			o.err = err
+			return nil, err
+		}
 	}
 	if obs.BucketWide, err = c.BucketWideBecause(ctx, be, settings, cfg); err != nil {
 		return nil, err

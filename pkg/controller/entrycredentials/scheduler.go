@@ -120,7 +120,8 @@ func (s *rotationScheduler) Reconcile(ctx context.Context, req reconcile.Request
 }
 
 // due is when the entry is to be reconciled (Due); ok is false when nothing is
-// ever due, or the etcd-backup secret cannot be read (the entry's own reconcile reports it).
+// ever due, or the etcd-backup secret or its record cannot be read (the entry's own reconcile
+// reports it).
 func (s *rotationScheduler) due(ctx context.Context, be *extensionsv1alpha1.BackupEntry, settings *credentials.EntrySettings, now time.Time) (time.Time, bool) {
 	request := be.Annotations[AnnotationRotateCredentials]
 	var record entryrecord.Record
@@ -129,7 +130,9 @@ func (s *rotationScheduler) due(ctx context.Context, be *extensionsv1alpha1.Back
 		if err != nil || secret == nil {
 			return time.Time{}, false
 		}
-		record, _ = entryrecord.Read(be.Name, secret.Annotations)
+		if record, _, err = entryrecord.Read(be.Name, secret.Annotations); err != nil {
+			return time.Time{}, false
+		}
 	}
 	return Due(settings, request, record, now)
 }

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
@@ -160,12 +161,22 @@ func orAll(id string) string {
 // updateRecord changes the record on the entry's etcd-backup secret with change (which gets the
 // entry's record there, or an empty one of the entry) and writes it in this build's form
 // (entryrecord.Write, which removes an earlier build's); nothing is written when nothing changes.
+// A secret whose record is not the entry's (another entry of its shoot namespace wrote it since
+// this pass's write, finding 9 of issue 44) is not written: that would overwrite the other
+// entry's record; the error retries the pass, which writes the secret anew.
 func (c *Credentials) updateRecord(ctx context.Context, be *extensionsv1alpha1.BackupEntry, change func(*entryrecord.Record)) error {
+	key := etcdBackupSecretKey(be)
 	s := &corev1.Secret{}
-	if err := c.client.Get(ctx, etcdBackupSecretKey(be), s); err != nil {
+	if err := c.client.Get(ctx, key, s); err != nil {
 		return fmt.Errorf("reading the etcd-backup secret to record the entry's credential: %w", err)
 	}
-	r, _ := entryrecord.Read(be.Name, s.Annotations)
+	r, ours, err := entryrecord.Read(be.Name, s.Annotations)
+	if err != nil {
+		return fmt.Errorf("not recording the entry's credential on etcd-backup secret %s: %w", key, err)
+	}
+	if !ours {
+		return fmt.Errorf("not recording the entry's credential on etcd-backup secret %s: another BackupEntry of its namespace (%q) wrote it since, and its record is that entry's; retried", key, s.Annotations[genericactuator.AnnotationKeyCreatedByBackupEntry])
+	}
 	change(&r)
 	base := s.DeepCopy()
 	if s.Annotations == nil {
@@ -247,7 +258,10 @@ func (c *Credentials) retireMigratedEntryCredential(ctx context.Context, be *ext
 	if err != nil || current == nil {
 		return err
 	}
-	record, ours := entryrecord.Read(be.Name, current.Annotations)
+	record, ours, err := entryrecord.Read(be.Name, current.Annotations)
+	if err != nil {
+		return fmt.Errorf("retiring the credential the entry leaves behind: %w", err)
+	}
 	r, fromIntent := MigrationRetiree(record, ours, intentOf(be))
 	if r == nil {
 		return nil
@@ -292,18 +306,25 @@ func (c *Credentials) retireMigratedEntryCredential(ctx context.Context, be *ext
 }
 
 // keepEntryRecordForDeletion copies the etcd-backup secret's record onto the entry before the
-// generic actuator deletes the secret.
+// generic actuator deletes the secret, with the credentials of the entry's intent: a restart
+// after gardener's write of the secret leaves them on no record of the secret, and the issuer
+// configured now need not be the one that issued them.
 func (c *Credentials) keepEntryRecordForDeletion(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
 	kept := entryrecord.ReadKept(be.Annotations)
 	if len(kept.ForDeletion) > 0 {
 		return nil
 	}
 	current, err := c.ReadEtcdBackupSecret(ctx, be)
-	if err != nil || current == nil {
+	if err != nil {
 		return err
 	}
-	record, _ := entryrecord.Read(be.Name, current.Annotations)
-	if kept.ForDeletion = record.Credentials(); len(kept.ForDeletion) == 0 {
+	var record entryrecord.Record
+	if current != nil {
+		if record, _, err = entryrecord.Read(be.Name, current.Annotations); err != nil {
+			return fmt.Errorf("keeping the record of the entry's credentials for its deletion: %w", err)
+		}
+	}
+	if kept.ForDeletion = append(record.Credentials(), kept.Intent.Credentials()...); len(kept.ForDeletion) == 0 {
 		return nil
 	}
 	base := be.DeepCopy()

@@ -22,11 +22,12 @@ type IssuerPlace struct{ Issuer, Place string }
 // PlacesRecordedBy returns, sorted and each once, the issuers and places that the records of
 // entry name: the record on its etcd-backup secret (etcdBackup, its annotations; nil: none) when
 // it is entry's (entryrecord.Of) -- the published credential, the unrevoked ones, a retiring one
-// -- and what the entry keeps for its deletion (entryAnnotations, entryrecord.Kept). A record that
-// does not decode names nothing.
+// -- and what the entry keeps (entryAnnotations, entryrecord.Kept): for its deletion, and the
+// intent of a pass whose record a restart may have lost after gardener's write of the secret. A
+// record that does not decode names nothing.
 func PlacesRecordedBy(entry string, entryAnnotations, etcdBackup map[string]string) []IssuerPlace {
-	record, _ := entryrecord.Read(entry, etcdBackup)
-	credentials := append(record.Credentials(), entryrecord.ReadKept(entryAnnotations).ForDeletion...)
+	record, _, _ := entryrecord.Read(entry, etcdBackup)
+	credentials := append(record.Credentials(), entryrecord.ReadKept(entryAnnotations).Credentials()...)
 	var out []IssuerPlace
 	for _, c := range credentials {
 		if c.Issuer != "" {

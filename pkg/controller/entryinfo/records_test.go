@@ -30,6 +30,17 @@ func TestPlacesRecordedBy(t *testing.T) {
 	if got := entryinfo.PlacesRecordedBy("e", entry, secret); !slices.Equal(got, want) {
 		t.Fatalf("PlacesRecordedBy = %v; want %v", got, want)
 	}
+	// The intent of a pass whose record a restart lost after gardener's write (which reset the
+	// secret's annotations): its credentials are the entry's too.
+	entryrecord.WriteKept(entry, entryrecord.Kept{Intent: &entryrecord.Intent{
+		Published: &entryrecord.Credential{ID: "k5", Issuer: "V", IssuedIn: "v"},
+		Revoke:    []entryrecord.Credential{{Issuer: "W", IssuedIn: "w"}},
+		Retire:    &entryrecord.Retiring{Credential: entryrecord.Credential{ID: "k4", Issuer: "U", IssuedIn: "u"}},
+	}})
+	want = []entryinfo.IssuerPlace{{Issuer: "U", Place: "u"}, {Issuer: "V", Place: "v"}, {Issuer: "W", Place: "w"}}
+	if got := entryinfo.PlacesRecordedBy("e", entry, nil); !slices.Equal(got, want) {
+		t.Fatalf("PlacesRecordedBy with an intent and no secret = %v; want %v", got, want)
+	}
 	// Another entry's records (one of the same shoot namespace) are not e's.
 	if got := entryinfo.PlacesRecordedBy("f", nil, secret); len(got) != 0 {
 		t.Fatalf("another entry's records = %v; want none", got)

@@ -12,6 +12,7 @@ package entryrecord
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
@@ -111,15 +112,38 @@ type Intent struct {
 	Request  string `json:"request,omitempty"`
 }
 
+// Credentials are the credentials in names: the one to publish, the ones to revoke, the one to
+// retire (none for nil).
+func (in *Intent) Credentials() []Credential {
+	if in == nil {
+		return nil
+	}
+	var out []Credential
+	if in.Published != nil {
+		out = append(out, *in.Published)
+	}
+	out = append(out, in.Revoke...)
+	if in.Retire != nil {
+		out = append(out, in.Retire.Credential)
+	}
+	return out
+}
+
 // Kept is what a BackupEntry keeps of its credential record.
 type Kept struct {
 	// Intent is the record a pass is about to write (nil: none pending). The pass writes it
 	// before gardener's actuator writes the secret and removes it once the secret's record says
 	// the same.
 	Intent *Intent `json:"intent,omitempty"`
-	// ForDeletion are the entry's credentials of the secret's record, kept across the passes of
-	// its deletion (gardener's actuator deletes the secret in the first); they go with the entry.
+	// ForDeletion are the entry's credentials of the secret's record and of Intent, kept across
+	// the passes of its deletion (gardener's actuator deletes the secret in the first); they go
+	// with the entry.
 	ForDeletion []Credential `json:"forDeletion,omitempty"`
+}
+
+// Credentials are the credentials k names: those kept for the deletion and those of its intent.
+func (k Kept) Credentials() []Credential {
+	return append(append([]Credential{}, k.ForDeletion...), k.Intent.Credentials()...)
 }
 
 // Empty says whether k keeps nothing.
@@ -129,7 +153,7 @@ func (k Kept) Empty() bool { return k.Intent == nil && len(k.ForDeletion) == 0 }
 // names its entry, or (none there) the secret's last writer is entry (gardener's actuator writes
 // created-by, and the entry's pass records right after its write).
 func Of(entry string, annotations map[string]string) bool {
-	if r, ok := decodeRecord(annotations); ok && r.Entry != "" {
+	if r, ok, err := decodeRecord(annotations); err == nil && ok && r.Entry != "" {
 		return r.Entry == entry
 	}
 	return annotations[genericactuator.AnnotationKeyCreatedByBackupEntry] == entry
@@ -138,14 +162,18 @@ func Of(entry string, annotations map[string]string) bool {
 // Read returns entry's record on an etcd-backup secret with annotations (nil annotations: no
 // secret), and whether the secret holds entry's records at all (Of). Another entry's record is
 // not entry's: Read returns an empty record of entry and false. A record that does not decode
-// records nothing.
-func Read(entry string, annotations map[string]string) (Record, bool) {
+// is an error (the secret's last writer's, Of): what it names (credentials still to revoke or
+// retiring) is not known, and a caller that took it for an empty record would forget them.
+func Read(entry string, annotations map[string]string) (Record, bool, error) {
 	if !Of(entry, annotations) {
-		return Record{Entry: entry}, false
+		return Record{Entry: entry}, false, nil
 	}
-	r, _ := decodeRecord(annotations)
+	r, _, err := decodeRecord(annotations)
+	if err != nil {
+		return Record{Entry: entry}, true, err
+	}
 	r.Entry = entry
-	return r, true
+	return r, true, nil
 }
 
 // Write sets r on annotations (an etcd-backup secret's) in the form of this build, and removes
@@ -204,14 +232,15 @@ func WriteKept(annotations map[string]string, k Kept) bool {
 }
 
 // decodeRecord reads the record in annotations, in this build's form or an earlier one's; ok is
-// false when there is none.
-func decodeRecord(annotations map[string]string) (Record, bool) {
+// false when there is none. A record in this build's form that does not decode is an error.
+func decodeRecord(annotations map[string]string) (Record, bool, error) {
 	if raw := annotations[AnnotationEntryCredentialRecord]; raw != "" {
 		var r Record
-		if json.Unmarshal([]byte(raw), &r) != nil {
-			return Record{}, false
+		if err := json.Unmarshal([]byte(raw), &r); err != nil {
+			return Record{}, false, fmt.Errorf("the entry credential record (annotation %s of the etcd-backup secret) does not decode, so the credentials it names are not known (correct it, or revoke what it names and remove it, by hand): %w", AnnotationEntryCredentialRecord, err)
 		}
-		return r, true
+		return r, true, nil
 	}
-	return legacyRecord(annotations)
+	r, ok := legacyRecord(annotations)
+	return r, ok, nil
 }

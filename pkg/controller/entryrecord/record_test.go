@@ -49,14 +49,14 @@ var (
 // form; the next write puts this build's form in its place and removes every earlier key.
 func TestEarlierRecordReadThenRewritten(t *testing.T) {
 	a := clone(earlierSecret)
-	got, ours := entryrecord.Read("e", a)
-	if !ours || !reflect.DeepEqual(got, want) {
+	got, ours, err := entryrecord.Read("e", a)
+	if err != nil || !ours || !reflect.DeepEqual(got, want) {
 		t.Fatalf("Read = %+v, %v; want %+v, true", got, ours, want)
 	}
 	if !entryrecord.Stale(a) {
 		t.Fatal("Stale = false on an earlier build's record")
 	}
-	if _, ours := entryrecord.Read("f", a); ours {
+	if _, ours, _ := entryrecord.Read("f", a); ours {
 		t.Fatal("another entry's earlier record read as f's")
 	}
 	entryrecord.Write(a, got)
@@ -66,7 +66,7 @@ func TestEarlierRecordReadThenRewritten(t *testing.T) {
 	if len(a) != 2 || a[entryrecord.AnnotationEntryCredentialRecord] == "" {
 		t.Fatalf("after Write, annotations %v; want created-by and %s alone", a, entryrecord.AnnotationEntryCredentialRecord)
 	}
-	if again, ours := entryrecord.Read("e", a); !ours || !reflect.DeepEqual(again, want) {
+	if again, ours, err := entryrecord.Read("e", a); err != nil || !ours || !reflect.DeepEqual(again, want) {
 		t.Fatalf("Read after Write = %+v, %v; want %+v", again, ours, want)
 	}
 	if strings.Contains(a[entryrecord.AnnotationEntryCredentialRecord], `"Entry"`) {
@@ -130,4 +130,19 @@ func clone(m map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// TestRecordThatDoesNotDecode: a record in this build's form that does not decode is an error,
+// not an empty record (which would forget the credentials it names).
+func TestRecordThatDoesNotDecode(t *testing.T) {
+	a := map[string]string{
+		genericactuator.AnnotationKeyCreatedByBackupEntry: "e",
+		entryrecord.AnnotationEntryCredentialRecord:       `{"entry":"e","unrevoked":[{"id":`,
+	}
+	if _, ours, err := entryrecord.Read("e", a); err == nil || !ours || !strings.Contains(err.Error(), entryrecord.AnnotationEntryCredentialRecord) {
+		t.Fatalf("Read = ours %v, %v; want the last writer's, an error naming the annotation", ours, err)
+	}
+	if _, ours, err := entryrecord.Read("f", a); ours || err != nil {
+		t.Fatalf("Read of another entry = ours %v, %v; want not f's, no error", ours, err)
+	}
 }

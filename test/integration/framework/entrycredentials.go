@@ -93,7 +93,7 @@ func (e *Env) entryCredentials(t *testing.T, c EntryCredentials, etcdbrctl strin
 	e.WaitFor(t, be, 2*time.Minute, "entry reconciled", Succeeded)
 	_, etcdBackup := e.SecretKeys(t, shoot, "etcd-backup")
 	id := c.CredentialID(etcdBackup.Data)
-	if r, _ := entryrecord.Read(entry, etcdBackup.Annotations); id == "" || id == c.CredentialID(c.Operator) || r.Published == nil || r.Published.ID != id || r.Published.Issuer != c.Issuer {
+	if r, _, _ := entryrecord.Read(entry, etcdBackup.Annotations); id == "" || id == c.CredentialID(c.Operator) || r.Published == nil || r.Published.ID != id || r.Published.Issuer != c.Issuer {
 		t.Fatalf("etcd-backup holds %q with annotations %v; want the entry's own credential, recorded", id, etcdBackup.Annotations)
 	}
 	current := &extensionsv1alpha1.BackupEntry{}

@@ -369,6 +369,6 @@ func assertRetiring(t *testing.T, accounts []madmin.ServiceAccountInfo, id strin
 // recordedOn is the published credential that secret's record names, of the entry that wrote the
 // secret last (nil: none).
 func recordedOn(secret *corev1.Secret) *entryrecord.Credential {
-	r, _ := entryrecord.Read(secret.Annotations[genericactuator.AnnotationKeyCreatedByBackupEntry], secret.Annotations)
+	r, _, _ := entryrecord.Read(secret.Annotations[genericactuator.AnnotationKeyCreatedByBackupEntry], secret.Annotations)
 	return r.Published
 }
