@@ -20,6 +20,13 @@ type Bucket struct {
 	Name string
 	// Region the bucket must live in. Stores without regions ignore it.
 	Region string
+	// HandBackComplete is set by the BackupBucket controller only in the pass of a hand-back
+	// (providerConfig handBack) that has nothing else to wait for (decideHandBack's
+	// releaseMarksStep, after the entries are released). With handBack, a provider removes the
+	// marks that make the bucket this extension's (labels, metadata) only in a call with it set,
+	// and keeps them in every other: until then the operator may unset handBack and find the
+	// bucket still this extension's.
+	HandBackComplete bool
 }
 
 // ObjectVersion names one stored object version. Stores without versions leave Version empty.

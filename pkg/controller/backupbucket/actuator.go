@@ -83,7 +83,7 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 	err = errors.Join(err, a.reconcileEntryIssuers(ctx, log, bb, cfg, ensureErr == nil && err == nil))
 	switch {
 	case ensureErr == nil && err == nil && cfg.HandsBack():
-		return a.handBack(ctx, log, bb, cfg, storeWait)
+		return a.handBack(ctx, log, bb, cfg, mgmt, storeWait)
 	case !cfg.HandsBack():
 		if werr := a.withdrawHandBack(ctx, bb); werr != nil {
 			err = errors.Join(err, werr)

@@ -38,14 +38,15 @@ const handBackRecheck = time.Minute
 // handBack runs one pass of the hand-back once the store is in the incumbent's form: it
 // observes, decides (decideHandBack) and carries the plan out. A hand-back that waits is no
 // error: condition HandBack says for what. storeWait is EnsureBucket's answer that the store
-// cannot be handed back yet (nil: it can).
-func (a *actuator) handBack(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, storeWait *objectstore.HandBackWaitError) error {
+// cannot be handed back yet (nil: it can); mgmt is the management plane it came from, which
+// releaseMarksStep calls again.
+func (a *actuator) handBack(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, mgmt objectstore.Management, storeWait *objectstore.HandBackWaitError) error {
 	o, err := a.observeHandBack(ctx, bb, cfg)
 	if err != nil {
 		return err
 	}
 	o.store = storeWait
-	return (&handBackExecution{a: a, log: log, bb: bb, cfg: cfg}).run(ctx, decideHandBack(o))
+	return (&handBackExecution{a: a, log: log, bb: bb, cfg: cfg, mgmt: mgmt}).run(ctx, decideHandBack(o))
 }
 
 // observeHandBack reads what a pass of the hand-back decides on.
@@ -86,10 +87,11 @@ func (a *actuator) observeHandBack(ctx context.Context, bb *extensionsv1alpha1.B
 
 // handBackExecution carries out one pass's hand-back plan.
 type handBackExecution struct {
-	a   *actuator
-	log logr.Logger
-	bb  *extensionsv1alpha1.BackupBucket
-	cfg provider.Config
+	a    *actuator
+	log  logr.Logger
+	bb   *extensionsv1alpha1.BackupBucket
+	cfg  provider.Config
+	mgmt objectstore.Management
 	// left says what the pass's sweeps left (sweepEntryPrincipalsStep).
 	left []string
 }
@@ -132,6 +134,16 @@ func (e *handBackExecution) do(ctx context.Context, s handBackStep) error {
 			return fmt.Errorf("bucket %q is handed back, but releasing its BackupEntries from finalizer %s failed: %w", bb.Name, entryinfo.FinalizerName, err)
 		}
 		e.log.Info("Bucket is handed back: its BackupEntries no longer carry this extension's finalizer", "bucket", bb.Name, "released", released)
+		return nil
+	case releaseMarksStep:
+		err := e.mgmt.EnsureBucket(objectstore.WithOperation(ctx, objectstore.OpEnsureBucket), objectstore.Bucket{Name: bb.Name, Region: bb.Spec.Region, HandBackComplete: true})
+		var storeWait *objectstore.HandBackWaitError
+		if errors.As(err, &storeWait) {
+			return e.wait(ctx, storeWaitStep(storeWait))
+		}
+		if err != nil {
+			return fmt.Errorf("bucket %q: removing this extension's marks at the end of the hand-back: %w", bb.Name, err)
+		}
 		return nil
 	case handedBackStep:
 		return a.setHandBackCondition(ctx, bb, gardencorev1beta1.ConditionTrue, ReasonHandedBack, s.message)

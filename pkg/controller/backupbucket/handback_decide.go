@@ -149,6 +149,13 @@ type releasingStep struct{}
 // (entryinfo.ReleaseEntriesOf).
 type releaseEntriesStep struct{}
 
+// releaseMarksStep converges the bucket once more with objectstore.Bucket.HandBackComplete: the
+// provider removes the marks that make the bucket this extension's. It comes only after every
+// other step, so that a hand-back that waits keeps them (and unsetting handBack meanwhile finds
+// the bucket still this extension's). A store that cannot be handed back after all (something
+// changed since the pass's first look) ends the plan waiting, as decideHandBack's step 2.
+type releaseMarksStep struct{}
+
 // handedBackStep sets condition HandBack True/HandedBack.
 type handedBackStep struct{ message string }
 
@@ -164,6 +171,7 @@ func (s sweepEntryPrincipalsStep) String() string { return "sweep " + s.issuer +
 func (principalsLeftStep) String() string         { return "wait if principals left" }
 func (releasingStep) String() string              { return "status Progressing/ReleasingEntries" }
 func (releaseEntriesStep) String() string         { return "release entries" }
+func (releaseMarksStep) String() string           { return "release marks" }
 func (handedBackStep) String() string             { return "status True/HandedBack" }
 
 // decideHandBack is the plan of one pass of the hand-back:
@@ -185,18 +193,15 @@ func (handedBackStep) String() string             { return "status True/HandedBa
 //     entryinfo.FinalizerName by itself only once the condition says ReleasingEntries or True
 //     (entryinfo.HandedBack), so an entry that adds it while this pass runs either sees that
 //     after its add, or is added before the release's listing and is found there.
+//  7. Between the two, the provider removes this extension's marks from the bucket
+//     (releaseMarksStep): only once nothing else is waited for.
 func decideHandBack(o handBackObserved) []handBackStep {
 	if want := o.settingsWanted(); want != "" {
 		return []handBackStep{handBackWaitStep{status: gardencorev1beta1.ConditionFalse, reason: ReasonHandBackSettings,
 			message: "The hand-back waits: remove " + want + " from the configuration; the hand-back then finishes by itself once the shoots' secrets hold the operator's credentials"}}
 	}
 	if o.store != nil {
-		status := gardencorev1beta1.ConditionProgressing
-		if o.store.ByOperator {
-			status = gardencorev1beta1.ConditionFalse
-		}
-		return []handBackStep{handBackWaitStep{status: status, reason: ReasonHandBackStore,
-			message: "The hand-back waits for the store: " + o.store.Why + ". Nothing is revoked meanwhile; it is looked at again every minute"}}
+		return []handBackStep{storeWaitStep(o.store)}
 	}
 	var plan []handBackStep
 	if o.needsSecrets() && o.holders.count > 0 {
@@ -225,7 +230,18 @@ func decideHandBack(o handBackObserved) []handBackStep {
 	if o.generated != "" && o.storeKeys {
 		what = fmt.Sprintf("its generated credentials %q are keys of the store, which the provider extension taking it back uses as its own; nothing else this extension issued is left valid", o.generated)
 	}
-	return append(plan, releasingStep{}, releaseEntriesStep{}, handedBackStep{message: "The bucket is handed back: " + what + ", and its BackupEntries no longer carry this extension's finalizer"})
+	return append(plan, releasingStep{}, releaseEntriesStep{}, releaseMarksStep{}, handedBackStep{message: "The bucket is handed back: " + what + ", and its BackupEntries no longer carry this extension's finalizer"})
+}
+
+// storeWaitStep is the wait for a store that cannot be handed back yet: False when only the
+// operator removes the cause, Progressing when it goes by itself.
+func storeWaitStep(w *objectstore.HandBackWaitError) handBackWaitStep {
+	status := gardencorev1beta1.ConditionProgressing
+	if w.ByOperator {
+		status = gardencorev1beta1.ConditionFalse
+	}
+	return handBackWaitStep{status: status, reason: ReasonHandBackStore,
+		message: "The hand-back waits for the store: " + w.Why + ". Nothing is revoked meanwhile; it is looked at again every minute"}
 }
 
 // revoking says what the hand-back revokes once the secrets have moved.

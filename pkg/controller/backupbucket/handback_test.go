@@ -158,3 +158,63 @@ func TestHandBackWaitsForTheStore(t *testing.T) {
 		})
 	}
 }
+
+// completingStore is a memstore that records each EnsureBucket's objectstore.Bucket
+// HandBackComplete and answers wait (when set) to the calls with it set alone.
+type completingStore struct {
+	*memstore.Store
+
+	calls []bool
+	wait  error
+}
+
+func (s *completingStore) EnsureBucket(ctx context.Context, b objectstore.Bucket) error {
+	s.calls = append(s.calls, b.HandBackComplete)
+	if err := s.Store.EnsureBucket(ctx, b); err != nil || !b.HandBackComplete {
+		return err
+	}
+	return s.wait
+}
+
+// TestHandBackCompletesOnlyInTheFinalPass: the provider is asked to remove this extension's marks
+// (objectstore.Bucket.HandBackComplete) only in the pass that has nothing else to wait for, after
+// its first look; a store that cannot be handed back at that call after all leaves the
+// hand-back waiting (WaitingForStore), not HandedBack, and the next pass completes it.
+func TestHandBackCompletesOnlyInTheFinalPass(t *testing.T) {
+	ctx := context.Background()
+	k8s := clientWithStatus(t)
+	bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"}, Spec: extensionsv1alpha1.BackupBucketSpec{
+		SecretRef: controllertest.SecretRef, DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: controllertest.RawConfig(controllertest.Config{HandBack: true})}}}
+	if err := k8s.Create(ctx, bb); err != nil {
+		t.Fatal(err)
+	}
+	store := &completingStore{Store: controllertest.Bucket(t, "bucket"), wait: &objectstore.HandBackWaitError{Bucket: "bucket", Why: "a deferral rule was added meanwhile"}}
+	a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: store}), k8s, k8s, events.NewFakeRecorder(10), options.DeletionOptions{})
+	reconcile := func() *gardencorev1beta1.Condition {
+		t.Helper()
+		store.calls = nil
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(bb), bb); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Reconcile(ctx, logr.Discard(), bb); err != nil {
+			t.Fatalf("Reconcile: %v", err)
+		}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(bb), bb); err != nil {
+			t.Fatal(err)
+		}
+		return v1beta1helper.GetCondition(bb.Status.Conditions, backupbucket.ConditionHandBack)
+	}
+	if c := reconcile(); c == nil || c.Reason != backupbucket.ReasonHandBackStore || !strings.Contains(c.Message, "a deferral rule was added meanwhile") {
+		t.Fatalf("condition %v when the completing call waits; want WaitingForStore with the store's words", c)
+	}
+	if want := []bool{false, true}; !slices.Equal(store.calls, want) {
+		t.Fatalf("EnsureBucket's HandBackComplete per call: %v; want %v", store.calls, want)
+	}
+	store.wait = nil
+	if c := reconcile(); c == nil || c.Reason != backupbucket.ReasonHandedBack {
+		t.Fatalf("condition %v; want HandedBack", c)
+	}
+	if want := []bool{false, true}; !slices.Equal(store.calls, want) {
+		t.Fatalf("EnsureBucket's HandBackComplete per call: %v; want %v", store.calls, want)
+	}
+}

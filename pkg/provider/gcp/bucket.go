@@ -78,7 +78,7 @@ func (s *management) reconcile(ctx context.Context, b objectstore.Bucket, apply 
 	if !strings.EqualFold(attrs.Location, b.Region) {
 		return nil, objectstore.Invalidf("bucket %q exists in location %q, not in spec.region %q: a bucket's location cannot be changed; set spec.region to %q or use another BackupBucket name", b.Name, attrs.Location, b.Region, strings.ToLower(attrs.Location))
 	}
-	changes, err := s.converge(ctx, b.Name, attrs, cfg, apply)
+	changes, err := s.converge(ctx, b.Name, attrs, cfg, b.HandBackComplete, apply)
 	var wait *objectstore.HandBackWaitError
 	if errors.As(err, &wait) {
 		err = nil // said after the rest converged, instead of the read-back
@@ -97,14 +97,15 @@ func (s *management) reconcile(ctx context.Context, b objectstore.Bucket, apply 
 		return changes, wait
 	}
 	if cfg.HandBack && apply {
-		return changes, s.verifyHandBack(ctx, b.Name, cfg)
+		return changes, s.verifyHandBack(ctx, b.Name, releasesLabels(cfg, b.HandBackComplete))
 	}
 	return changes, nil
 }
 
 // verifyHandBack reads the bucket back: of this extension's rules, only provider-gcp's
-// (markedRule) may be left, which its reconcile then leaves as it is (see desiredLifecycle).
-func (s *management) verifyHandBack(ctx context.Context, bucket string, cfg *gcpapi.BackupBucketConfig) error {
+// (markedRule) may be left, which its reconcile then leaves as it is (see desiredLifecycle); with
+// released (releasesLabels), none of this extension's labels either.
+func (s *management) verifyHandBack(ctx context.Context, bucket string, released bool) error {
 	attrs, err := s.client.Bucket(bucket).Attrs(ctx)
 	if err != nil {
 		return classify(err)
@@ -112,7 +113,7 @@ func (s *management) verifyHandBack(ctx context.Context, bucket string, cfg *gcp
 	if ours := ownRules(attrs); !reflect.DeepEqual(ours, []storage.LifecycleRule{markedRule()}) {
 		return fmt.Errorf("%w: providerConfig.handBack: bucket %q reads back with %s of this extension's, not provider-gcp's %s alone; retried", objectstore.ErrThrottled, bucket, describeRules(ours), describeRules([]storage.LifecycleRule{markedRule()}))
 	}
-	if left := labelsOfOurs(attrs.Labels); releasesLabels(cfg) && len(left) > 0 {
+	if left := labelsOfOurs(attrs.Labels); released && len(left) > 0 {
 		return fmt.Errorf("%w: providerConfig.handBack: bucket %q reads back with this extension's labels %s; retried", objectstore.ErrThrottled, bucket, strings.Join(left, ", "))
 	}
 	return nil
@@ -142,11 +143,13 @@ func handedBackForm(attrs *storage.BucketAttrs) bool {
 }
 
 // releasesLabels says whether a hand-back with cfg that does not wait for the store removes this
-// extension's labels: not while the configuration still declares generatedCredentials or
-// entryCredentials (condition HandBack WaitingForSettings), so that unsetting handBack then
-// finds the bucket still this extension's.
-func releasesLabels(cfg *gcpapi.BackupBucketConfig) bool {
-	return cfg.HandBack && cfg.GeneratedCredentials == nil && cfg.EntryCredentials == nil
+// extension's labels: only in the BackupBucket controller's pass that completes the hand-back
+// (complete, objectstore.Bucket.HandBackComplete), and never while the configuration still
+// declares generatedCredentials or entryCredentials (condition HandBack WaitingForSettings). In
+// every other pass they stay, so that unsetting handBack meanwhile finds the bucket still this
+// extension's (not refused by notIncumbents, nor adopted again).
+func releasesLabels(cfg *gcpapi.BackupBucketConfig, complete bool) bool {
+	return cfg.HandBack && complete && cfg.GeneratedCredentials == nil && cfg.EntryCredentials == nil
 }
 
 // ourLabelValues are this extension's labels and the values it writes. A hand-back that
@@ -260,7 +263,7 @@ func softDeleteDuration(cfg *gcpapi.BackupBucketConfig) time.Duration {
 // differs in one request guarded by the bucket's metageneration, and locks the retention policy
 // when asked. Labels and lifecycle rules of others are kept (only this extension's labels are
 // set; see desiredLifecycle). It returns the changes (made, with apply).
-func (s *management) converge(ctx context.Context, name string, attrs *storage.BucketAttrs, cfg *gcpapi.BackupBucketConfig, apply bool) (_ []objectstore.BucketChange, retErr error) {
+func (s *management) converge(ctx context.Context, name string, attrs *storage.BucketAttrs, cfg *gcpapi.BackupBucketConfig, complete, apply bool) (_ []objectstore.BucketChange, retErr error) {
 	var upd storage.BucketAttrsToUpdate
 	var changes []objectstore.BucketChange
 	if !attrs.UniformBucketLevelAccess.Enabled {
@@ -286,7 +289,7 @@ func (s *management) converge(ctx context.Context, name string, attrs *storage.B
 	// A hand-back that does not wait takes this extension's labels with it (releasesLabels); one
 	// that waits keeps them (the rules it keeps are still this extension's). In the same request
 	// as the lifecycle: the label never says another rule than the bucket has.
-	handedBack := releasesLabels(cfg) && wait == nil
+	handedBack := releasesLabels(cfg, complete) && wait == nil
 	wantLabels := desiredLabels(cfg)
 	if handedBack {
 		delete(wantLabels, gcpapi.ManagedLabel)

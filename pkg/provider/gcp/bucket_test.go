@@ -32,6 +32,13 @@ func ensure(t *testing.T, s conformance.Stores, name string, cfg *gcpapi.BackupB
 	return gcpprovider.WithConfig(s.DataPlane, cfg).EnsureBucket(ctxFor(t), objectstore.Bucket{Name: name, Region: region})
 }
 
+// ensureFinal is ensure in the BackupBucket controller's pass that completes a hand-back
+// (objectstore.Bucket.HandBackComplete).
+func ensureFinal(t *testing.T, s conformance.Stores, name string, cfg *gcpapi.BackupBucketConfig) error {
+	t.Helper()
+	return gcpprovider.WithConfig(s.DataPlane, cfg).EnsureBucket(ctxFor(t), objectstore.Bucket{Name: name, Region: region, HandBackComplete: true})
+}
+
 // patches counts the bucket updates the front has seen for a bucket.
 func patches(name string) int {
 	n := 0

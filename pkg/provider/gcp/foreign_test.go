@@ -33,12 +33,23 @@ const (
 // plan is PlanBucket of the bucket with cfg, as "action setting".
 func plan(t *testing.T, name string, cfg *gcpapi.BackupBucketConfig) []string {
 	t.Helper()
+	return planOf(t, objectstore.Bucket{Name: name, Region: region}, cfg)
+}
+
+// planFinal is plan for the BackupBucket controller's pass that completes a hand-back.
+func planFinal(t *testing.T, name string, cfg *gcpapi.BackupBucketConfig) []string {
+	t.Helper()
+	return planOf(t, objectstore.Bucket{Name: name, Region: region, HandBackComplete: true}, cfg)
+}
+
+func planOf(t *testing.T, b objectstore.Bucket, cfg *gcpapi.BackupBucketConfig) []string {
+	t.Helper()
 	m := gcpprovider.WithConfig(newStore(t, gcs.SecretData()).DataPlane, cfg)
 	planner, ok := m.(objectstore.BucketPlanner)
 	if !ok {
 		t.Fatalf("%T does not implement objectstore.BucketPlanner", m)
 	}
-	return conformance.Plan(ctxFor(t), t, planner, objectstore.Bucket{Name: name, Region: region})
+	return conformance.Plan(ctxFor(t), t, planner, b)
 }
 
 // TestForeignSettingsSurviveTakeoverAndHandBack: an operator's label and IAM binding on
@@ -112,10 +123,10 @@ func TestForeignSettingsSurviveTakeoverAndHandBack(t *testing.T) {
 	back := immutable(24*time.Hour, false)
 	back.HandBack = true
 	want := []string{`delete lifecycle rule "AbortIncompleteMultipartUpload if age 7 days, the whole bucket"`, "delete label " + gcpapi.AbortRuleLabel, "delete label " + gcpprovider.AdoptedLabel, "delete label " + gcpapi.ManagedLabel}
-	if got := plan(t, name, back); len(got) != len(want) || !strings.HasPrefix(got[0], "delete lifecycle rule") || !slices.Equal(got[1:], want[1:]) {
+	if got := planFinal(t, name, back); len(got) != len(want) || !strings.HasPrefix(got[0], "delete lifecycle rule") || !slices.Equal(got[1:], want[1:]) {
 		t.Fatalf("plan of the hand-back: %v; want our abort rule and our labels deleted alone, like %v", got, want)
 	}
-	if err := ensure(t, s, name, back); err != nil {
+	if err := ensureFinal(t, s, name, back); err != nil {
 		t.Fatalf("hand-back: %v", err)
 	}
 	check("after the hand-back", true)
@@ -227,7 +238,7 @@ func TestAnOperatorsAbortRuleIsNotTakenForOurs(t *testing.T) {
 	if n, label := abortRules(); n != 1 || label != "added" {
 		t.Fatalf("created: %d abort rules, label %q; want ours, labelled added", n, label)
 	}
-	if err := ensure(t, s, name, back); err != nil {
+	if err := ensureFinal(t, s, name, back); err != nil {
 		t.Fatalf("hand-back: %v", err)
 	}
 	if n, label := abortRules(); n != 0 || label != "" {
@@ -265,10 +276,10 @@ func TestAnOperatorsAbortRuleIsNotTakenForOurs(t *testing.T) {
 	if n, label := abortRules(); n != 1 || label != "none" {
 		t.Fatalf("taken again: %d abort rules, label %q; want the operator's alone (none of ours beside it), labelled none", n, label)
 	}
-	if got, want := plan(t, name, back), []string{"delete label " + gcpapi.AbortRuleLabel, "delete label " + gcpapi.ManagedLabel}; !slices.Equal(got, want) {
+	if got, want := planFinal(t, name, back), []string{"delete label " + gcpapi.AbortRuleLabel, "delete label " + gcpapi.ManagedLabel}; !slices.Equal(got, want) {
 		t.Fatalf("plan of the second hand-back: %v; want %v alone (the abort rule is not ours)", got, want)
 	}
-	if err := ensure(t, s, name, back); err != nil {
+	if err := ensureFinal(t, s, name, back); err != nil {
 		t.Fatalf("second hand-back: %v", err)
 	}
 	if n, label := abortRules(); n != 1 || label != "" {
@@ -316,12 +327,52 @@ func TestHandBackKeepsTheLabelsWhileCredentialsAreDeclared(t *testing.T) {
 	if err := ensure(t, s, name, &gcpapi.BackupBucketConfig{}); err != nil {
 		t.Fatalf("handBack unset: %v; want the bucket still this extension's", err)
 	}
-	if err := ensure(t, s, name, &gcpapi.BackupBucketConfig{HandBack: true}); err != nil {
+	if err := ensureFinal(t, s, name, &gcpapi.BackupBucketConfig{HandBack: true}); err != nil {
 		t.Fatalf("hand-back: %v", err)
 	}
 	for _, k := range []string{gcpapi.ManagedLabel, gcpapi.AbortRuleLabel} {
 		if v, ok := field(t, name, "labels")[k]; ok {
 			t.Errorf("after the hand-back the bucket keeps this extension's label %s=%v", k, v)
 		}
+	}
+}
+
+// TestHandBackKeepsTheLabelsUntilTheControllerCompletes: a pass of a hand-back that the
+// BackupBucket controller still waits on (objectstore.Bucket.HandBackComplete unset) keeps this
+// extension's labels, so that unsetting handBack then finds the bucket still this extension's
+// (not adopted again with a false adopted-from label); the completing pass removes them, and a
+// later reconcile with handBack writes nothing.
+func TestHandBackKeepsTheLabelsUntilTheControllerCompletes(t *testing.T) {
+	s, name := newStore(t, gcs.SecretData()), newBucketName()
+	back := &gcpapi.BackupBucketConfig{HandBack: true}
+	if err := ensure(t, s, name, &gcpapi.BackupBucketConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ensure(t, s, name, back); err != nil {
+		t.Fatalf("hand-back the controller still waits on: %v", err)
+	}
+	if l := field(t, name, "labels"); l[gcpapi.ManagedLabel] != gcpapi.ManagedLabelValue || l[gcpapi.AbortRuleLabel] == nil {
+		t.Fatalf("labels while the controller waits: %v; want %s and %s kept", l, gcpapi.ManagedLabel, gcpapi.AbortRuleLabel)
+	}
+	if err := ensure(t, s, name, &gcpapi.BackupBucketConfig{}); err != nil {
+		t.Fatalf("handBack unset meanwhile: %v; want the bucket still this extension's", err)
+	}
+	if l := field(t, name, "labels"); l[gcpapi.ManagedLabel] != gcpapi.ManagedLabelValue || l[gcpprovider.AdoptedLabel] != nil {
+		t.Fatalf("labels after handBack was unset: %v; want %s, no %s (the bucket was never provider-gcp's)", l, gcpapi.ManagedLabel, gcpprovider.AdoptedLabel)
+	}
+	if err := ensureFinal(t, s, name, back); err != nil {
+		t.Fatalf("completing hand-back: %v", err)
+	}
+	for _, k := range []string{gcpapi.ManagedLabel, gcpapi.AbortRuleLabel} {
+		if v, ok := field(t, name, "labels")[k]; ok {
+			t.Errorf("after the completing pass the bucket keeps this extension's label %s=%v", k, v)
+		}
+	}
+	before := patches(name)
+	if err := ensure(t, s, name, back); err != nil {
+		t.Fatalf("a later reconcile with handBack: %v", err)
+	}
+	if n := patches(name) - before; n != 0 {
+		t.Fatalf("a later reconcile with handBack sent %d bucket updates; want none", n)
 	}
 }

@@ -177,7 +177,7 @@ func TestTakeoverAndHandBack(t *testing.T) {
 	}
 	back := immutable(24*time.Hour, false)
 	back.HandBack = true
-	if err := ensure(t, s, name, back); err != nil {
+	if err := ensureFinal(t, s, name, back); err != nil {
 		t.Fatalf("EnsureBucket with handBack: %v", err)
 	}
 	if incumbentUpdateRequired(t, c, name) {

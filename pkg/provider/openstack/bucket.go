@@ -68,7 +68,7 @@ func (s *management) reconcile(ctx context.Context, b objectstore.Bucket, apply 
 		if _, err := containers.Create(ctx, c, b.Name, opts).Extract(); err != nil {
 			return nil, fmt.Errorf("creating container %q: %w", b.Name, classify(err))
 		}
-		return s.handBackMarks(ctx, c, b.Name, opts.Metadata, changes, true)
+		return s.handBackMarks(ctx, c, b, opts.Metadata, changes, true)
 	case err != nil:
 		return nil, fmt.Errorf("reading container %q: %w", b.Name, classify(err))
 	}
@@ -101,25 +101,26 @@ func (s *management) reconcile(ctx context.Context, b objectstore.Bucket, apply 
 		changes = append(changes, objectstore.BucketChange{Setting: "metadata " + MetaBucket + ", " + MetaAdoptedFrom, Action: objectstore.ChangeCreate, Detail: "adopted from provider-openstack"})
 	}
 	if !apply {
-		return s.handBackMarks(ctx, c, b.Name, md, changes, false)
+		return s.handBackMarks(ctx, c, b, md, changes, false)
 	}
 	if len(changes) > 0 {
 		if _, err := containers.Update(ctx, c, b.Name, opts).Extract(); err != nil {
 			return nil, fmt.Errorf("converging container %q: %w", b.Name, classify(err))
 		}
 	}
-	return s.handBackMarks(ctx, c, b.Name, md, changes, true)
+	return s.handBackMarks(ctx, c, b, md, changes, true)
 }
 
 // handBackMarks finishes a reconcile that converged changes (with apply; without, a plan): with
 // handBack, once the container is in the state provider-openstack handles (handedBack), this
-// extension's marks leave with it: MetaBucket and MetaAdoptedFrom, each only where it holds this
-// extension's value (md, the metadata as read before the reconcile's writes), read back.
-// provider-openstack v1.57.0 neither reads nor writes container metadata; a container without
-// them is in its form again (ownershipOf: incumbents), to which a later reconcile with handBack
-// writes nothing.
-func (s *management) handBackMarks(ctx context.Context, c *gophercloud.ServiceClient, bucket string, md map[string]string, changes []objectstore.BucketChange, apply bool) ([]objectstore.BucketChange, error) {
-	if err := s.handedBack(ctx, c, bucket, apply); err != nil || !s.cfg.HandBack {
+// extension's marks leave with it (releasesMarks): MetaBucket and MetaAdoptedFrom, each only
+// where it holds this extension's value (md, the metadata as read before the reconcile's
+// writes), read back. provider-openstack v1.57.0 neither reads nor writes container metadata; a
+// container without them is in its form again (ownershipOf: incumbents), to which a later
+// reconcile with handBack writes nothing.
+func (s *management) handBackMarks(ctx context.Context, c *gophercloud.ServiceClient, b objectstore.Bucket, md map[string]string, changes []objectstore.BucketChange, apply bool) ([]objectstore.BucketChange, error) {
+	bucket := b.Name
+	if err := s.handedBack(ctx, c, bucket, apply); err != nil || !releasesMarks(s.cfg, b.HandBackComplete) {
 		return changes, err
 	}
 	marks := ourMarks(bucket, md)
@@ -141,6 +142,16 @@ func (s *management) handBackMarks(ctx context.Context, c *gophercloud.ServiceCl
 		return nil, fmt.Errorf("%w: handBack: container %q reads back with this extension's metadata %s after its removal; retried", objectstore.ErrThrottled, bucket, strings.Join(left, ", "))
 	}
 	return changes, nil
+}
+
+// releasesMarks says whether a hand-back with cfg that does not wait for the store removes this
+// extension's marks: only in the BackupBucket controller's pass that completes the hand-back
+// (complete, objectstore.Bucket.HandBackComplete), and never while the configuration still
+// declares generatedCredentials (condition HandBack WaitingForSettings; the decoder refuses it
+// beside handBack, this guards every other caller). In every other pass they stay, so that
+// unsetting handBack meanwhile finds the container still this extension's.
+func releasesMarks(cfg *osapi.BackupBucketConfig, complete bool) bool {
+	return cfg.HandBack && complete && cfg.GeneratedCredentials == nil
 }
 
 // ourMarks are the keys of md that are this extension's marks for bucket (MetaBucket=bucket,

@@ -53,7 +53,9 @@ func TestForeignSettingsSurviveTakeoverAndHandBack(t *testing.T) {
 	}
 	check("after a reconcile", true)
 	back := newConfiguredStore(t, testProvider, cloud.SecretData("demo"), &osapi.BackupBucketConfig{HandBack: true})
-	if err := back.EnsureBucket(ctx, b); err != nil {
+	final := b
+	final.HandBackComplete = true // the BackupBucket controller's pass that completes the hand-back
+	if err := back.EnsureBucket(ctx, final); err != nil {
 		t.Fatalf("hand-back: %v", err)
 	}
 	check("after the hand-back", true)
@@ -120,5 +122,65 @@ func TestPlanBucketIsWhatEnsureBucketDoes(t *testing.T) {
 	}
 	if got := readState(t, sc, name); got.read != "demo:audit" {
 		t.Fatalf("read ACL %q; want the grant to demo:audit kept", got.read)
+	}
+}
+
+// TestHandBackKeepsTheMarksUntilTheControllerCompletes: this extension's container marks stay
+// in a hand-back pass the BackupBucket controller still waits on (objectstore.Bucket
+// HandBackComplete unset) and while generatedCredentials is declared beside handBack (which the
+// decoder refuses; the management plane guards it all the same), so that unsetting handBack then
+// finds the container still this extension's, not adopted again; the completing pass removes
+// them, and a later reconcile with handBack leaves the container as it is.
+func TestHandBackKeepsTheMarksUntilTheControllerCompletes(t *testing.T) {
+	ctx := context.Background()
+	sc, name := swiftAs(t, "demo"), newContainerName()
+	b := objectstore.Bucket{Name: name, Region: "RegionOne"}
+	final := b
+	final.HandBackComplete = true
+	marked := func(stage string) {
+		t.Helper()
+		meta := readState(t, sc, name).meta
+		if meta[osprovider.MetaBucket] != name {
+			t.Fatalf("%s: metadata %v; want this extension's %s=%s kept", stage, meta, osprovider.MetaBucket, name)
+		}
+		if v, ok := meta[osprovider.MetaAdoptedFrom]; ok {
+			t.Fatalf("%s: metadata %s=%s on a container this extension made", stage, osprovider.MetaAdoptedFrom, v)
+		}
+	}
+	store := newConfiguredStore(t, testProvider, cloud.SecretData("demo"), &osapi.BackupBucketConfig{})
+	if err := store.EnsureBucket(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	declared := newConfiguredStore(t, testProvider, cloud.SecretData("demo"), &osapi.BackupBucketConfig{HandBack: true, GeneratedCredentials: &osapi.GeneratedCredentialsConfig{}})
+	if err := declared.EnsureBucket(ctx, final); err != nil {
+		t.Fatalf("hand-back with generatedCredentials declared: %v", err)
+	}
+	marked("while generatedCredentials is declared")
+	back := newConfiguredStore(t, testProvider, cloud.SecretData("demo"), &osapi.BackupBucketConfig{HandBack: true})
+	if err := back.EnsureBucket(ctx, b); err != nil {
+		t.Fatalf("hand-back the controller still waits on: %v", err)
+	}
+	marked("while the controller waits")
+	if err := store.EnsureBucket(ctx, b); err != nil {
+		t.Fatalf("handBack unset meanwhile: %v; want the container still this extension's", err)
+	}
+	marked("after handBack was unset")
+	if err := back.EnsureBucket(ctx, final); err != nil {
+		t.Fatalf("completing hand-back: %v", err)
+	}
+	for _, stage := range []string{"after the completing pass", "after a later reconcile with handBack"} {
+		if stage != "after the completing pass" {
+			if err := back.EnsureBucket(ctx, b); err != nil {
+				t.Fatalf("%s: %v", stage, err)
+			}
+		}
+		for _, k := range []string{osprovider.MetaBucket, osprovider.MetaAdoptedFrom} {
+			if v, ok := readState(t, sc, name).meta[k]; ok {
+				t.Errorf("%s: the container keeps this extension's metadata %s=%s", stage, k, v)
+			}
+		}
+	}
+	if got := conformance.Plan(ctx, t, back.Management.(objectstore.BucketPlanner), b); len(got) != 0 {
+		t.Fatalf("plan of a later reconcile with handBack: %v; want nothing", got)
 	}
 }
