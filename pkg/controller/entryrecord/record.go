@@ -85,13 +85,19 @@ func (r Record) Empty() bool {
 // Credentials are the credentials r names: the published one, the unrevoked ones, the retiring
 // one.
 func (r Record) Credentials() []Credential {
+	return credentials(r.Published, r.Unrevoked, r.Retiring)
+}
+
+// credentials lists one, many and retiring (nil: none) in that order: a record's and an intent's
+// credentials alike.
+func credentials(one *Credential, many []Credential, retiring *Retiring) []Credential {
 	var out []Credential
-	if r.Published != nil {
-		out = append(out, *r.Published)
+	if one != nil {
+		out = append(out, *one)
 	}
-	out = append(out, r.Unrevoked...)
-	if r.Retiring != nil {
-		out = append(out, r.Retiring.Credential)
+	out = append(out, many...)
+	if retiring != nil {
+		out = append(out, retiring.Credential)
 	}
 	return out
 }
@@ -118,15 +124,7 @@ func (in *Intent) Credentials() []Credential {
 	if in == nil {
 		return nil
 	}
-	var out []Credential
-	if in.Published != nil {
-		out = append(out, *in.Published)
-	}
-	out = append(out, in.Revoke...)
-	if in.Retire != nil {
-		out = append(out, in.Retire.Credential)
-	}
-	return out
+	return credentials(in.Published, in.Revoke, in.Retire)
 }
 
 // Kept is what a BackupEntry keeps of its credential record.
