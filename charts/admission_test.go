@@ -267,11 +267,14 @@ func TestAdmissionRunsWithTheChartsRBAC(t *testing.T) {
 			t.Fatalf("the admission ended with the charts' RBAC: %v", err)
 		default:
 		}
-		if err := k8s.Get(ctx, client.ObjectKey{Name: admission.Name}, vwc); err == nil && len(vwc.Webhooks) > 0 && len(vwc.Webhooks[0].ClientConfig.CABundle) > 0 {
+		// Two writers in gardener's library: the certificate reconciler may create the
+		// configuration with its CA bundle first, and the leader's one-off registration adds the
+		// owner reference after it; so wait for both.
+		if err := k8s.Get(ctx, client.ObjectKey{Name: admission.Name}, vwc); err == nil && len(vwc.Webhooks) > 0 && len(vwc.Webhooks[0].ClientConfig.CABundle) > 0 && len(vwc.OwnerReferences) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("no webhook configuration with a CA bundle within 60s")
+			t.Fatalf("no webhook configuration with a CA bundle and an owner within 60s (owners %v)", vwc.OwnerReferences)
 		}
 	}
 	if owners := vwc.OwnerReferences; len(owners) != 1 || owners[0].Kind != "Namespace" || owners[0].Name != "extension-backup-admission" {
