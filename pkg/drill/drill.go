@@ -168,7 +168,7 @@ func cutOff(ctx context.Context, opts Options) error {
 }
 
 // listOperation names the drill's listing in the cloud request metrics; its downloads are
-// get_object.
+// objectstore.OpOpenObject (get_object), as every download is (fetcher.copyVerified).
 const listOperation = "restore_drill"
 
 // DrillChain drills one chain (from Collector.Chains or CheckChains) in a new directory in

@@ -176,7 +176,7 @@ func (f *fetcher) fetch(ctx context.Context, s Snapshot, path string, bufSize in
 // Errors: an *Error (HashMismatch, Undecodable, TooLarge, KeyRefused) about the object, or the store's own
 // error (wrapped with %w) or ctx's.
 func (f *fetcher) copyVerified(ctx context.Context, s Snapshot, out io.Writer, bufSize int) (int64, error) {
-	rc, err := f.src.OpenObject(ctx, f.bucket, s.Key, s.Version)
+	rc, err := f.src.OpenObject(objectstore.WithOperation(ctx, objectstore.OpOpenObject), f.bucket, s.Key, s.Version)
 	if errors.Is(err, objectstore.ErrKeyRefused) {
 		return 0, newError(ReasonKeyRefused, s.Key, err, "the store refused the customer-provided encryption key of the entry's secret, which etcd-backup-restore restores with")
 	}
