@@ -20,7 +20,8 @@ func TestRehearsalRestoreDrills(t *testing.T) {
 		values map[string]any
 		drills bool
 	}{
-		{"rehearsal, drills on", map[string]any{"rehearse": true, "rehearsal": map[string]any{"restoreDrills": true}, "restoreDrill": map[string]any{"deadline": "20m", "scratchSizeLimit": "3Gi"}}, true},
+		{"rehearsal, drills on", map[string]any{"rehearse": true, "rehearsal": map[string]any{"restoreDrills": true}, "restoreDrill": map[string]any{"deadline": "20m", "scratchSizeLimit": "3Gi",
+			"resources": map[string]any{"requests": map[string]any{"memory": "300Mi"}, "limits": map[string]any{"memory": "3Gi"}}}}, true},
 		{"rehearsal, drills off by default", map[string]any{"rehearse": true}, false},
 		{"takeover ignores it", map[string]any{"rehearsal": map[string]any{"restoreDrills": true}}, false},
 	} {
@@ -41,6 +42,15 @@ func TestRehearsalRestoreDrills(t *testing.T) {
 			hasFlag := slices.Contains(args, "--rehearsal-restore-drills=true")
 			if hasFlag != tc.drills {
 				t.Fatalf("args %v: --rehearsal-restore-drills=true %v; want %v", args, hasFlag, tc.drills)
+			}
+			// A drilling rehearsal's container gets a drill container's resources (the drill
+			// runs in it); else the controllers'.
+			wantResources := "map[limits:map[memory:1Gi] requests:map[cpu:50m memory:64Mi]]"
+			if tc.drills {
+				wantResources = "map[limits:map[memory:3Gi] requests:map[cpu:50m ephemeral-storage:3Gi memory:300Mi]]"
+			}
+			if res := fmt.Sprint(container(t, d)["resources"]); res != wantResources {
+				t.Errorf("resources %s; want %s", res, wantResources)
 			}
 			volumes := fmt.Sprint(d.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["volumes"])
 			if !tc.drills {
