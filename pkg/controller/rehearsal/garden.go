@@ -16,6 +16,7 @@ import (
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
@@ -85,25 +86,59 @@ func NewGarden(kubeconfig, seed, namespace string) (*Garden, string) {
 // gardenScheme has the garden's kinds the rehearsal reads and writes.
 var gardenScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
-	if err := gardencorev1beta1.AddToScheme(s); err != nil {
-		panic(err)
+	for _, add := range []func(*runtime.Scheme) error{gardencorev1beta1.AddToScheme, authenticationv1.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
 	}
 	return s
 }()
 
-// ErrNotOurs is the error of a ControllerInstallation, named by the namespace, not of this seed.
+// ErrNotOurs is the error of a ControllerInstallation, named by the namespace, not of this seed,
+// or not the one whose garden ServiceAccount the garden kubeconfig is.
 var ErrNotOurs = errors.New("not the rehearsal's ControllerInstallation")
+
+// ServiceAccountUsername is the garden user gardenlet gives the extensions of ControllerInstallation
+// name on seed: ServiceAccount extension-<name> (v1beta1constants.ExtensionGardenServiceAccountPrefix)
+// in the seed's namespace seed-<seed> (gardenerutils.ComputeGardenNamespace), as the API server
+// names a ServiceAccount's user (serviceaccount.MakeUsername). gardener's SeedAuthorizer knows
+// it as an extension of seed, and lets it patch every ControllerInstallation of seed: that grant
+// does not tell which one is the rehearsal's; this name does.
+func ServiceAccountUsername(seed, name string) string {
+	return "system:serviceaccount:seed-" + seed + ":" + v1beta1constants.ExtensionGardenServiceAccountPrefix + name
+}
+
+// verifyIdentity asks the garden who the garden kubeconfig is (a SelfSubjectReview, which every
+// authenticated user may create) and fails with ErrNotOurs unless it is the garden
+// ServiceAccount of g's ControllerInstallation: the namespace that named the ControllerInstallation
+// alone is not proof enough to write onto it.
+func (g *Garden) verifyIdentity(ctx context.Context) error {
+	review := &authenticationv1.SelfSubjectReview{}
+	if err := g.Client.Create(ctx, review); err != nil {
+		return fmt.Errorf("asking the garden who the garden kubeconfig is (a SelfSubjectReview): %w", err)
+	}
+	if got, want := review.Status.UserInfo.Username, ServiceAccountUsername(g.Seed, g.ControllerInstallation); got != want {
+		return fmt.Errorf("the garden kubeconfig is %q, not %q, the garden ServiceAccount gardenlet gives ControllerInstallation %s of seed %s (named by the release namespace %s%s): refusing to write onto it: %w",
+			got, want, g.ControllerInstallation, g.Seed, installationNamespacePrefix, g.ControllerInstallation, ErrNotOurs)
+	}
+	return nil
+}
 
 // SetCondition sets the condition Rehearsal on the ControllerInstallation: one strategic merge
 // patch of status.conditions (merged by type, as gardenlet's writes of Valid, Installed, Healthy,
 // Progressing and Required are) that holds that condition only, so that gardenlet's stay as they
-// are whatever this process read. LastTransitionTime moves only when the status changes.
+// are whatever this process read. LastTransitionTime moves only when the status changes. It writes
+// only where the garden kubeconfig is the ControllerInstallation's own ServiceAccount
+// (verifyIdentity).
 func (g *Garden) SetCondition(ctx context.Context, status gardencorev1beta1.ConditionStatus, reason, msg string, now time.Time) error {
 	if g.err != nil {
 		return g.err
 	}
 	ctx, cancel := context.WithTimeout(ctx, cmp.Or(g.Timeout, DefaultGardenTimeout))
 	defer cancel()
+	if err := g.verifyIdentity(ctx); err != nil {
+		return err
+	}
 	ci := &gardencorev1beta1.ControllerInstallation{}
 	if err := g.Client.Get(ctx, client.ObjectKey{Name: g.ControllerInstallation}, ci); err != nil {
 		return fmt.Errorf("reading ControllerInstallation %s: %w", g.ControllerInstallation, err)

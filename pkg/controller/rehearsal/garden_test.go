@@ -17,6 +17,7 @@ import (
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -65,11 +66,30 @@ func installation(name, seed, registration string) *gardencorev1beta1.Controller
 		Status: gardencorev1beta1.ControllerInstallationStatus{Conditions: gardenletConditions()}}
 }
 
+// identifiedAs answers a SelfSubjectReview as the garden does for a kubeconfig of user username;
+// every other create goes to the fake.
+func identifiedAs(username string) func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
+	return func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+		review, ok := obj.(*authenticationv1.SelfSubjectReview)
+		if !ok {
+			return c.Create(ctx, obj, opts...)
+		}
+		review.Status.UserInfo = authenticationv1.UserInfo{Username: username,
+			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:seed-" + seedName, "system:authenticated"}}
+		return nil
+	}
+}
+
 // gardenWith is a fake garden with the rehearsal's ControllerInstallation of seedName, the
-// incumbent's of the same seed, and objs.
+// incumbent's of the same seed, and objs. Unless funcs has a Create, the garden kubeconfig is
+// the rehearsal's ServiceAccount (its SelfSubjectReview says so).
 func gardenWith(funcs interceptor.Funcs, objs ...client.Object) client.Client {
 	s := runtime.NewScheme()
 	_ = gardencorev1beta1.AddToScheme(s)
+	_ = authenticationv1.AddToScheme(s)
+	if funcs.Create == nil {
+		funcs.Create = identifiedAs(rehearsal.ServiceAccountUsername(seedName, ourInstallation))
+	}
 	objs = append(objs, installation("provider-mem-abcde", seedName, "provider-mem"))
 	return fake.NewClientBuilder().WithScheme(s).WithStatusSubresource(&gardencorev1beta1.ControllerInstallation{}).
 		WithObjects(objs...).WithInterceptorFuncs(funcs).Build()
@@ -234,6 +254,19 @@ func TestGardenSetConditionFails(t *testing.T) {
 			func(err error) bool { return errors.Is(err, context.DeadlineExceeded) }, "reading ControllerInstallation " + ourInstallation},
 		{"of another seed", interceptor.Funcs{}, []client.Object{installation(ourInstallation, "seed-b", "backup-mem-rehearsal")},
 			func(err error) bool { return errors.Is(err, rehearsal.ErrNotOurs) }, "is not of seed " + seedName},
+		{"who am I not answered", interceptor.Funcs{Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
+			return apierrors.NewForbidden(schema.GroupResource{Group: "authentication.k8s.io", Resource: "selfsubjectreviews"}, "", errors.New("RBAC: access denied"))
+		}}, []client.Object{installation(ourInstallation, seedName, "backup-mem-rehearsal")}, apierrors.IsForbidden, "asking the garden who the garden kubeconfig is"},
+		{"the kubeconfig is another installation's", interceptor.Funcs{Create: identifiedAs(rehearsal.ServiceAccountUsername(seedName, "provider-mem-abcde"))},
+			[]client.Object{installation(ourInstallation, seedName, "backup-mem-rehearsal")},
+			func(err error) bool { return errors.Is(err, rehearsal.ErrNotOurs) },
+			`the garden kubeconfig is "system:serviceaccount:seed-seed-a:extension-provider-mem-abcde", not "system:serviceaccount:seed-seed-a:extension-` + ourInstallation + `"`},
+		{"the kubeconfig is another seed's", interceptor.Funcs{Create: identifiedAs(rehearsal.ServiceAccountUsername("seed-b", ourInstallation))},
+			[]client.Object{installation(ourInstallation, seedName, "backup-mem-rehearsal")},
+			func(err error) bool { return errors.Is(err, rehearsal.ErrNotOurs) }, "refusing to write onto it"},
+		{"the kubeconfig is not a ServiceAccount", interceptor.Funcs{Create: identifiedAs("admin")},
+			[]client.Object{installation(ourInstallation, seedName, "backup-mem-rehearsal")},
+			func(err error) bool { return errors.Is(err, rehearsal.ErrNotOurs) }, `the garden kubeconfig is "admin"`},
 		{"not patchable", interceptor.Funcs{SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
 			return forbidden
 		}}, []client.Object{installation(ourInstallation, seedName, "backup-mem-rehearsal")}, apierrors.IsForbidden, "patching the condition Rehearsal of ControllerInstallation " + ourInstallation},

@@ -124,7 +124,7 @@ func TestRehearsalConditionInTheGarden(t *testing.T) {
 	}
 	t.Cleanup(rehearsing.Stop)
 	inGarden := waitForGardenCondition(t, garden, rehearsing.LogPath)
-	onSeed := seedCondition(t, seedClient)
+	onSeed := waitForSeedCondition(t, seedClient) // written after the garden's copy
 	if inGarden.Status != gardencorev1beta1.ConditionFalse || inGarden.Reason != rehearsal.ReasonNotAdoptable {
 		t.Fatalf("the garden's condition %s %s: %s; want False %s (bucket %s is refused)", inGarden.Status, inGarden.Reason, inGarden.Message, rehearsal.ReasonNotAdoptable, bad.Name)
 	}
@@ -405,6 +405,18 @@ func waitForGardenCondition(t *testing.T, garden client.Client, log string) *gar
 	}
 	b, _ := os.ReadFile(filepath.Clean(log))
 	t.Fatalf("no condition %s on ControllerInstallation %s; the rehearsal's log:\n%s", rehearsal.ConditionRehearsal, installation, b)
+	return nil
+}
+
+// waitForSeedCondition waits for the condition Rehearsal on the seed's Extension: the rehearsal
+// writes it after the garden's copy.
+func waitForSeedCondition(t *testing.T, seed client.Client) *gardencorev1beta1.Condition {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if c := seedCondition(t, seed); c != nil {
+			return c
+		}
+	}
 	return nil
 }
 
