@@ -13,15 +13,19 @@
 //     DeleteObjects (quiet, results ignored).
 //
 // All three list the prefix as part of the measured time (a deletion cannot skip it) and are
-// checked afterwards: the prefix must be empty and its neighbour intact.
+// checked afterwards: the prefix must be empty and its neighbour intact. A second table breaks
+// the engine's run down: the requests of its deletion, and its verifying listing (the pass that
+// lists the prefix again and finds it empty before Done), timed and counted inside the same run.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -68,6 +72,51 @@ type result struct {
 	delay    time.Duration
 	strategy string
 	seconds  float64
+	// The engine's run only: its requests by kind, and its listings after the first (the
+	// verifying listing, one unless a listing showed objects already deleted).
+	listRequests, deleteRequests int64
+	verifying                    []listCall
+}
+
+// requestCounts counts the requests the proxy answered, by kind.
+type requestCounts struct{ lists, deletes atomic.Int64 }
+
+// count is the proxy's OnRequest: an S3 listing is a GET with list-type or versions in its
+// query, a batch deletion a POST with delete.
+func (c *requestCounts) count(r *http.Request, _ int) {
+	q := r.URL.Query()
+	switch {
+	case r.Method == http.MethodGet && (q.Has("list-type") || q.Has("versions")):
+		c.lists.Add(1)
+	case r.Method == http.MethodPost && q.Has("delete"):
+		c.deletes.Add(1)
+	}
+}
+
+// listCall is one ListObjects call of the engine: its time (the first pass's includes the
+// deletion it feeds), its listing requests and the versions it listed.
+type listCall struct {
+	seconds  float64
+	requests int64
+	versions int
+}
+
+// timedLists is the engine's store with every ListObjects call timed and counted; DeletePrefix
+// lists once per pass, one pass after the other.
+type timedLists struct {
+	conformance.Stores
+	counts *requestCounts
+	calls  []listCall
+}
+
+func (s *timedLists) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
+	before, start, n := s.counts.lists.Load(), time.Now(), 0
+	err := s.Stores.ListObjects(ctx, bucket, prefix, func(page []objectstore.ObjectVersion) error {
+		n += len(page)
+		return fn(page)
+	})
+	s.calls = append(s.calls, listCall{time.Since(start).Seconds(), s.counts.lists.Load() - before, n})
+	return err
 }
 
 func run(objects int, delays []time.Duration, parallelism int) error {
@@ -89,6 +138,8 @@ func run(objects int, delays []time.Duration, parallelism int) error {
 	if err != nil {
 		return err
 	}
+	counts := &requestCounts{}
+	var engineLists *timedLists // the engine's last run
 	// The reference runs first, so that any advantage of a fresh store goes to it, not to us.
 	strategies := []strategy{
 		{"raw", func(ctx context.Context, endpoint string) error {
@@ -103,7 +154,8 @@ func run(objects int, delays []time.Duration, parallelism int) error {
 			if err != nil {
 				return err
 			}
-			res, err := objectstore.DeletePrefix(ctx, store, bucket, prefix, objectstore.DeleteOptions{Parallelism: parallelism})
+			engineLists = &timedLists{Stores: store, counts: counts}
+			res, err := objectstore.DeletePrefix(ctx, engineLists, bucket, prefix, objectstore.DeleteOptions{Parallelism: parallelism})
 			if err == nil && (!res.Done || res.Deleted != objects) {
 				err = fmt.Errorf("engine result %+v", res)
 			}
@@ -126,7 +178,7 @@ func run(objects int, delays []time.Duration, parallelism int) error {
 	}
 	var results []result
 	for _, delay := range delays {
-		proxy, err := stack.StartProxy(minio.Endpoint, stack.ProxyOptions{Delay: delay})
+		proxy, err := stack.StartProxy(minio.Endpoint, stack.ProxyOptions{Delay: delay, OnRequest: counts.count})
 		if err != nil {
 			return err
 		}
@@ -137,6 +189,7 @@ func run(objects int, delays []time.Duration, parallelism int) error {
 				return err
 			}
 			fmt.Printf(" (%s) deleting ...", time.Since(start).Round(time.Second))
+			lists, deletes := counts.lists.Load(), counts.deletes.Load()
 			start = time.Now()
 			if err := s.run(ctx, proxy.URL); err != nil {
 				return fmt.Errorf("%s at %s: %w", s.name, delay, err)
@@ -150,7 +203,14 @@ func run(objects int, delays []time.Duration, parallelism int) error {
 				return fmt.Errorf("%s at %s left %d objects (want only the neighbour)", s.name, delay, len(left))
 			}
 			fmt.Printf(" %.1f s, %.0f objects/s\n", secs, float64(objects)/secs)
-			results = append(results, result{delay, s.name, secs})
+			r := result{delay: delay, strategy: s.name, seconds: secs, listRequests: counts.lists.Load() - lists, deleteRequests: counts.deletes.Load() - deletes}
+			if s.name == "engine" {
+				if len(engineLists.calls) < 2 || engineLists.calls[len(engineLists.calls)-1].versions != 0 {
+					return fmt.Errorf("engine at %s listed %+v; want a last, verifying listing that found nothing", delay, engineLists.calls)
+				}
+				r.verifying = engineLists.calls[1:]
+			}
+			results = append(results, r)
 		}
 		proxy.Close()
 	}
@@ -163,6 +223,19 @@ func run(objects int, delays []time.Duration, parallelism int) error {
 			}
 		}
 		fmt.Printf("| %s | %s | %.1f | %.0f | %.0f %% |\n", r.delay, r.strategy, r.seconds, float64(objects)/r.seconds, 100*raw/r.seconds)
+	}
+	fmt.Printf("\n| added delay | engine: seconds | list / delete requests | verifying listing: listings | its list requests | its seconds | its share of the engine's time |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		if r.strategy != "engine" {
+			continue
+		}
+		var requests int64
+		var secs float64
+		for _, c := range r.verifying {
+			requests += c.requests
+			secs += c.seconds
+		}
+		fmt.Printf("| %s | %.1f | %d / %d | %d | %d | %.3f | %.2f %% |\n", r.delay, r.seconds, r.listRequests, r.deleteRequests, len(r.verifying), requests, secs, 100*secs/r.seconds)
 	}
 	return nil
 }
