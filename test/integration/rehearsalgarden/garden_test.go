@@ -16,6 +16,7 @@ package rehearsalgarden_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -96,6 +97,7 @@ func TestRehearsalConditionInTheGarden(t *testing.T) {
 		setValid(t, garden, ci)
 	}
 	kubeconfig := extensionKubeconfig(t, garden, gardenCfg, dir)
+	refusesAnotherIdentity(t, garden, gardenCfg, dir)
 
 	// The seed: the namespace gardenlet installs the rehearsal into, the seed's Extension, and a
 	// BackupBucket whose providerConfig this extension refuses.
@@ -124,7 +126,7 @@ func TestRehearsalConditionInTheGarden(t *testing.T) {
 	}
 	t.Cleanup(rehearsing.Stop)
 	inGarden := waitForGardenCondition(t, garden, rehearsing.LogPath)
-	onSeed := waitForSeedCondition(t, seedClient) // written after the garden's copy
+	onSeed := waitForSeedCondition(t, seedClient, inGarden) // written after the garden's copy
 	if inGarden.Status != gardencorev1beta1.ConditionFalse || inGarden.Reason != rehearsal.ReasonNotAdoptable {
 		t.Fatalf("the garden's condition %s %s: %s; want False %s (bucket %s is refused)", inGarden.Status, inGarden.Reason, inGarden.Message, rehearsal.ReasonNotAdoptable, bad.Name)
 	}
@@ -355,13 +357,27 @@ func extensionKubeconfig(t *testing.T, garden client.Client, cfg *rest.Config, d
 		Verbs: []string{"get", "list", "watch", "update", "patch"},
 	}}}
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "seed-authorizer-extension"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: sa}}}
-	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sa}}, role, binding} {
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		// The SeedAuthorizer grants every extension of the seed the same: the incumbent's too.
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: sa}, {Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "extension-" + incumbent}}}
+	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, role, binding} {
 		if err := garden.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
+	}
+	return serviceAccountKubeconfig(t, garden, cfg, filepath.Join(dir, "rehearsal"), ns, sa)
+}
+
+// serviceAccountKubeconfig creates ServiceAccount ns/sa (ns exists) and writes into dir a
+// kubeconfig as gardenlet's generic garden kubeconfig with a token of it.
+func serviceAccountKubeconfig(t *testing.T, garden client.Client, cfg *rest.Config, dir, ns, sa string) string {
+	t.Helper()
+	ctx := context.Background()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := garden.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sa}}); err != nil {
+		t.Fatal(err)
 	}
 	cs, err := clientset.NewForConfig(cfg)
 	if err != nil {
@@ -393,31 +409,56 @@ users:
 	return path
 }
 
-// waitForGardenCondition waits for the condition Rehearsal on the rehearsal's installation.
+// refusesAnotherIdentity: with the incumbent's garden ServiceAccount (extension-<incumbent>), a
+// rehearsal installed in extension-<installation> refuses to write onto that installation, with
+// the identity the garden's SelfSubjectReview gave; the installation is untouched.
+func refusesAnotherIdentity(t *testing.T, garden client.Client, cfg *rest.Config, dir string) {
+	t.Helper()
+	other := serviceAccountKubeconfig(t, garden, cfg, filepath.Join(dir, "incumbent"), "seed-"+seedName, "extension-"+incumbent)
+	g, why := rehearsal.NewGarden(other, seedName, "extension-"+installation)
+	if g == nil {
+		t.Fatalf("NewGarden: %s", why)
+	}
+	err := g.SetCondition(context.Background(), gardencorev1beta1.ConditionTrue, rehearsal.ReasonAllAdoptable, "all can.", time.Now())
+	want := fmt.Sprintf("the garden kubeconfig is %q, not %q", "system:serviceaccount:seed-"+seedName+":extension-"+incumbent, "system:serviceaccount:seed-"+seedName+":extension-"+installation)
+	if !errors.Is(err, rehearsal.ErrNotOurs) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("SetCondition with the incumbent's kubeconfig: %v; want a refusal that says %s", err, want)
+	}
+	if c := v1beta1helper.GetCondition(readInstallation(t, garden, installation).Status.Conditions, rehearsal.ConditionRehearsal); c != nil {
+		t.Fatalf("ControllerInstallation %s got the condition from another identity: %+v", installation, c)
+	}
+}
+
+// waitForGardenCondition waits for the condition Rehearsal on the rehearsal's installation, past
+// the passes made while the seed's Extension was not applied yet (CannotTell, each object
+// "waiting for this seed's configuration"; the next pass follows within seconds).
 func waitForGardenCondition(t *testing.T, garden client.Client, log string) *gardencorev1beta1.Condition {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
+	var c *gardencorev1beta1.Condition
 	for time.Now().Before(deadline) {
-		if c := v1beta1helper.GetCondition(readInstallation(t, garden, installation).Status.Conditions, rehearsal.ConditionRehearsal); c != nil {
+		c = v1beta1helper.GetCondition(readInstallation(t, garden, installation).Status.Conditions, rehearsal.ConditionRehearsal)
+		if c != nil && !strings.Contains(c.Message, "waiting for this seed's configuration") {
 			return c
 		}
 		time.Sleep(time.Second)
 	}
 	b, _ := os.ReadFile(filepath.Clean(log))
-	t.Fatalf("no condition %s on ControllerInstallation %s; the rehearsal's log:\n%s", rehearsal.ConditionRehearsal, installation, b)
+	t.Fatalf("no condition %s past the seed configuration's wait on ControllerInstallation %s (last: %+v); the rehearsal's log:\n%s", rehearsal.ConditionRehearsal, installation, c, b)
 	return nil
 }
 
-// waitForSeedCondition waits for the condition Rehearsal on the seed's Extension: the rehearsal
-// writes it after the garden's copy.
-func waitForSeedCondition(t *testing.T, seed client.Client) *gardencorev1beta1.Condition {
+// waitForSeedCondition waits for the condition Rehearsal on the seed's Extension to say what
+// inGarden says (the rehearsal writes it after the garden's copy) and returns the last one read.
+func waitForSeedCondition(t *testing.T, seed client.Client, inGarden *gardencorev1beta1.Condition) *gardencorev1beta1.Condition {
 	t.Helper()
+	var c *gardencorev1beta1.Condition
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
-		if c := seedCondition(t, seed); c != nil {
-			return c
+		if c = seedCondition(t, seed); c != nil && c.Message == inGarden.Message {
+			break
 		}
 	}
-	return nil
+	return c
 }
 
 func seedCondition(t *testing.T, seed client.Client) *gardencorev1beta1.Condition {
