@@ -7,7 +7,6 @@ package restoredrill_test
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -32,7 +31,6 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
-	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 // TestBinaryLocatesTheGardensSnapshots: the garden's BackupEntry as gardener-operator creates it
@@ -45,16 +43,9 @@ import (
 // deletes exactly the garden's snapshots and nothing else in the bucket.
 func TestBinaryLocatesTheGardensSnapshots(t *testing.T) {
 	ctx := context.Background()
-	minio, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: region})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer minio.Stop()
-	bin := framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, t.TempDir(), "--extension-classes=garden",
+	s := startDrillStack(t, ctx, t.TempDir(), "--extension-classes=garden",
 		"--entry-inventory-interval", "3s", "--restore-drill-interval", "3s", "--restore-drill-scratch-dir", t.TempDir(), "--restore-drill-read-rate", "0")
-	env := bin.Env
-	data := minio.SecretData()
-	delete(data, "region")
+	env, data := s.env, s.data
 
 	// The BackupBucket as gardener-operator deploys it (class garden, secret in garden).
 	bucket := framework.UniqueName("garden-shared-")
@@ -104,8 +95,7 @@ func TestBinaryLocatesTheGardensSnapshots(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	secret := maps.Clone(minio.SecretData())
-	secret["bucketName"] = []byte(bucket)
+	secret := s.backupSecret(bucket)
 	keys, rev := backUp(t, ctx, store, secret, bucket, strings.TrimSuffix(gardenPrefix, "/"))
 
 	env.WaitFor(t, be, 2*time.Minute, "BackupsFresh True from the garden's prefix", func(obj extensionsv1alpha1.Object) bool {

@@ -26,10 +26,8 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
-	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
-	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 // drillMemoryHeadroom is what the drill's cgroup allows above the drill process's own use once it
@@ -64,22 +62,12 @@ func TestADrillOutOfMemoryLeavesTheControllersServing(t *testing.T) {
 	cg := memoryCgroup(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	minio, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: region})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer minio.Stop()
-	bin := framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, dir, "--controllers=core", "--entry-inventory-interval", "0s")
-	env, core := bin.Env, bin.Ext
-	data := minio.SecretData()
-	delete(data, "region")
-	bb := env.CreateBucket(t, framework.UniqueName("oom-"), data, minioConfig)
-	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
+	s := startDrillStack(t, ctx, dir, "--controllers=core", "--entry-inventory-interval", "0s")
+	bin, env, core, data := s.bin, s.env, s.bin.Ext, s.data
+	bb := s.bucket(t, "oom-")
 	shoot := framework.UniqueName("shoot--oom--")
-	env.EnsureNamespace(t, shoot)
 	entry := shoot + "--1"
-	be := env.CreateEntry(t, entry, bb.Name, data)
-	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+	be := s.entry(t, entry, bb.Name)
 	putLargeFullSnapshot(t, ctx, env.StoreFor(t, data), bb.Name, entry)
 
 	// The drill's process, moved into the cgroup by a wrapper before it executes the binary.

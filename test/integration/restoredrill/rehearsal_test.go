@@ -7,7 +7,6 @@ package restoredrill_test
 import (
 	"context"
 	"encoding/json"
-	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -21,10 +20,8 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
-	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
-	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
 
 // TestRehearsalDrillsWriteNothing: the aws binary with --rehearse --rehearsal-restore-drills, on
@@ -34,31 +31,19 @@ import (
 func TestRehearsalDrillsWriteNothing(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	minio, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: region})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer minio.Stop()
 	// The entries are first reconciled by the binary itself, in the incumbent's place, drills off.
-	bin := framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, dir, "--entry-inventory-interval", "0s", "--restore-drill-interval", "0s")
-	env := bin.Env
-	data := minio.SecretData()
-	delete(data, "region")
-	bb := env.CreateBucket(t, framework.UniqueName("rehearse-"), data, minioConfig)
-	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
+	s := startDrillStack(t, ctx, dir, "--entry-inventory-interval", "0s", "--restore-drill-interval", "0s")
+	bin, env, data := s.bin, s.env, s.data
+	bb := s.bucket(t, "rehearse-")
 	good, bad := framework.UniqueName("shoot--good--")+"--1", framework.UniqueName("shoot--bad--")+"--1"
 	entries := map[string]*extensionsv1alpha1.BackupEntry{}
 	for _, name := range []string{good, bad} {
-		env.EnsureNamespace(t, strings.TrimSuffix(name, "--1"))
-		be := env.CreateEntry(t, name, bb.Name, data)
-		env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
-		entries[name] = be
+		entries[name] = s.entry(t, name, bb.Name)
 	}
 	bin.Ext.Stop()
 
 	store := env.StoreFor(t, data)
-	secret := maps.Clone(minio.SecretData())
-	secret["bucketName"] = []byte(bb.Name)
+	secret := s.backupSecret(bb.Name)
 	_, rev := backUp(t, ctx, store, secret, bb.Name, good)
 	// The bad entry's chain: the good one's, with a byte of its last delta flipped.
 	var lastDelta string

@@ -13,7 +13,6 @@ package restoredrill_test
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,7 +27,6 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/restoredrill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
-	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
@@ -42,30 +40,19 @@ const (
 func TestBinaryDrillsRealSnapshots(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	minio, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: region})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer minio.Stop()
 	scratch := t.TempDir()
-	bin := framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, dir, "--controllers=core", "--entry-inventory-interval", "0s")
-	env := bin.Env
+	s := startDrillStack(t, ctx, dir, "--controllers=core", "--entry-inventory-interval", "0s")
+	bin, env, data := s.bin, s.env, s.data
 	ext := startDrillAsTheChart(t, ctx, bin, "--restore-drill-interval", "3s", "--restore-drill-scratch-dir", scratch, "--restore-drill-read-rate", "0")
-	data := minio.SecretData()
-	delete(data, "region")
 
-	bb := env.CreateBucket(t, framework.UniqueName("drill-"), data, minioConfig)
-	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
+	bb := s.bucket(t, "drill-")
 	entry := framework.UniqueName("shoot--drill--") + "--1"
-	env.EnsureNamespace(t, strings.TrimSuffix(entry, "--1"))
-	be := env.CreateEntry(t, entry, bb.Name, data)
-	env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+	be := s.entry(t, entry, bb.Name)
 
 	// The real etcd-backup-restore backs up a real etcd into the entry's prefix: a full
 	// snapshot, then deltas of three rounds of writes.
 	store := env.StoreFor(t, data)
-	secret := maps.Clone(minio.SecretData())
-	secret["bucketName"] = []byte(bb.Name)
+	secret := s.backupSecret(bb.Name)
 	keys, rev := backUp(t, ctx, store, secret, bb.Name, entry)
 	before := framework.ListAll(t, ctx, store, bb.Name)
 
