@@ -105,6 +105,7 @@ type listCall struct {
 // lists once per pass, one pass after the other.
 type timedLists struct {
 	conformance.Stores
+
 	counts *requestCounts
 	calls  []listCall
 }
