@@ -141,19 +141,20 @@ type entryCredFixture struct {
 	issuer   *credtest.Issuer
 }
 
-func newScheme() *runtime.Scheme {
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = extensionsv1alpha1.AddToScheme(scheme)
-	return scheme
-}
+// scheme is the fixtures' scheme (built once: every restart the harness cuts is a fixture).
+var scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	_ = extensionsv1alpha1.AddToScheme(s)
+	return s
+}()
 
 // newEntryCredFixture holds the entry name, entryCredentials on (issuer "fake") or off.
 func newEntryCredFixture(t *testing.T, name string, on bool) *entryCredFixture {
 	t.Helper()
 	be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: extensionsv1alpha1.BackupEntrySpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "mem"}, BucketName: testBucket, Region: "local", SecretRef: controllertest.SecretRef}}
-	c := fake.NewClientBuilder().WithScheme(newScheme()).WithStatusSubresource(&extensionsv1alpha1.BackupEntry{}).WithObjects(
+	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&extensionsv1alpha1.BackupEntry{}).WithObjects(
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: controllertest.SecretRef.Namespace, Name: controllertest.SecretRef.Name},
 			Data: map[string][]byte{"key": []byte("value"), "unrelated": []byte("not for the shoot")}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNamespace}},

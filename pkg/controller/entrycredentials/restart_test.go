@@ -212,6 +212,7 @@ func restartScenarios() []restartScenario {
 func TestRestartBetweenAnyTwoSteps(t *testing.T) {
 	for _, s := range restartScenarios() {
 		t.Run(s.name, func(t *testing.T) {
+			t.Parallel() // each run has a fixture of its own; the metrics are not checked here
 			clean := runRestart(t, s, &mutations{})
 			if len(clean.calls) == 0 {
 				t.Fatal("the clean run made no mutating call: the harness would cut nothing")
