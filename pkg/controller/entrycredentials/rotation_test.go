@@ -14,6 +14,7 @@ import (
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
+	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -281,4 +282,46 @@ func TestRotationSchedulerAsksForAReconcileWhenDue(t *testing.T) {
 			t.Fatalf("Reconcile = %+v, %v, operation %q; want nothing", res, err, f.current().Annotations[v1beta1constants.GardenerOperation])
 		}
 	})
+}
+
+// requestRotatedTwice is the bug TestRotationRequestHonouredOnceAcrossARestart shows.
+const requestRotatedTwice = "a restart after the rotated credential is recorded and before the honoured rotation request is removed rotates again: " +
+	"the next pass revokes the previous credential at once (no grace) and rotates the new one; Decide takes the request as new " +
+	"because nothing it observes (record, intent) says it was honoured"
+
+// TestRotationRequestHonouredOnceAcrossARestart: a rotation on request whose pass is cut after
+// the secret's record names the new credential (where it clears the intent, before it retires
+// the previous one and removes the request). The restarted controller finishes that rotation:
+// the previous credential stays valid for the grace, no second credential is issued, and the
+// request is removed.
+func TestRotationRequestHonouredOnceAcrossARestart(t *testing.T) {
+	t.Skip("bug: " + requestRotatedTwice + " (for plan44)")
+	ctx := context.Background()
+	f := newEntryCredFixture(t, testEntry, true)
+	f.configure(short())
+	f.mustReconcile()
+	previous := f.published()
+	f.requestRotation("r1")
+	// The sixth mutating call of the pass clears the intent (after the issuer's revocation and
+	// issuance, the intent, gardener's write and the record): cut there.
+	m := &mutations{k: 6, cut: true}
+	a := &passes{p: f.registered(), client: m.writer(f.client)}
+	a.creds = entrycredentials.New(a.p, f.client, a.client, f.recorder)
+	f.issuer.Fault = m.call
+	_ = a.Reconcile(ctx, logr.Discard(), f.current())
+	f.issuer.Fault = nil
+	rotated := f.published()
+	if m.calls[5] != "patch *v1alpha1.BackupEntry" || f.record().Published == nil || f.record().Published.ID != rotated || rotated == previous {
+		t.Fatalf("calls %v, record %+v, published %s: the cut is not where the record names the rotated credential", m.calls, f.record(), rotated)
+	}
+	steady(t, f)
+	if c, ok := f.issuer.Valid(previous); !ok || c.RetireAt.IsZero() {
+		t.Fatalf("the previous credential %s: valid %v, retiring at %v; want it valid and retiring for the grace", previous, ok, c.RetireAt)
+	}
+	if f.published() != rotated || f.issuer.Issuances() != 2 {
+		t.Fatalf("published %s after %d issuances; want %s, the request honoured once", f.published(), f.issuer.Issuances(), rotated)
+	}
+	if v, ok := f.current().Annotations[entrycredentials.AnnotationRotateCredentials]; ok {
+		t.Fatalf("the honoured request %q is still on the entry", v)
+	}
 }
