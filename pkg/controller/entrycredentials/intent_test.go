@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package backupentry
+package entrycredentials_test
 
 import (
 	"context"
@@ -16,19 +16,9 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycredentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 )
-
-// crashAfterWrite runs a pass up to gardener's write of the etcd-backup secret and stops there,
-// as a restart right after that write does: nothing of the pass's own settling runs.
-func (f *entryCredFixture) crashAfterWrite() {
-	f.t.Helper()
-	a := f.actuator()
-	pass, _ := a.pass()
-	if err := a.holdThen(context.Background(), logr.Discard(), f.current(), pass.Reconcile); err != nil {
-		f.t.Fatalf("the pass up to the write: %v", err)
-	}
-}
 
 // TestRestartBetweenTheWriteAndTheRecord (issue 44, the review's crash window): a restart
 // between gardener's write of the secret (which resets its annotations) and the pass's record
@@ -47,16 +37,16 @@ func TestRestartBetweenTheWriteAndTheRecord(t *testing.T) {
 		if second == first || f.record().Published != nil {
 			t.Fatalf("after the write: published %q, record %v; want a new credential and no record (gardener's write resets it)", second, f.etcdBackup().Annotations)
 		}
-		if c, _ := f.issuer.valid(first); !c.retireAt.IsZero() {
-			t.Fatalf("the rotated-out credential is retiring before the record: %v", c.retireAt)
+		if c, _ := f.issuer.Valid(first); !c.RetireAt.IsZero() {
+			t.Fatalf("the rotated-out credential is retiring before the record: %v", c.RetireAt)
 		}
 		f.mustReconcile() // the restarted controller
-		if got := f.published(); got != second || f.issuer.issuances != 2 {
-			t.Fatalf("published %q after %d issuances; want %s kept, no second rotation for the honoured request", got, f.issuer.issuances, second)
+		if got := f.published(); got != second || f.issuer.Issuances() != 2 {
+			t.Fatalf("published %q after %d issuances; want %s kept, no second rotation for the honoured request", got, f.issuer.Issuances(), second)
 		}
 		f.wantRotated(first, credentials.DefaultGracePeriod, before)
 		be := f.current()
-		if be.Annotations[AnnotationRotateCredentials] != "" || be.Annotations[entryrecord.AnnotationEntryCredentialKept] != "" {
+		if be.Annotations[entrycredentials.AnnotationRotateCredentials] != "" || be.Annotations[entryrecord.AnnotationEntryCredentialKept] != "" {
 			t.Fatalf("entry annotations %v; want the request and the intent removed", be.Annotations)
 		}
 	})
@@ -70,7 +60,7 @@ func TestRestartBetweenTheWriteAndTheRecord(t *testing.T) {
 			t.Fatalf("after the write: published %q; want the bucket's", f.published())
 		}
 		f.mustReconcile()
-		if _, ok := f.issuer.valid(own); ok {
+		if _, ok := f.issuer.Valid(own); ok {
 			t.Fatalf("the entry's own credential %s is still valid after the switch-off", own)
 		}
 		if f.current().Annotations[entryrecord.AnnotationEntryCredentialKept] != "" {
@@ -94,7 +84,7 @@ func TestRestartBetweenTheWriteAndTheRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.mustReconcile()
-		if _, ok := f.issuer.valid(own); ok {
+		if _, ok := f.issuer.Valid(own); ok {
 			t.Fatalf("the entry's own credential %s is still valid after the switch-off", own)
 		}
 		if f.published() != "value-2" || f.current().Annotations[entryrecord.AnnotationEntryCredentialKept] != "" {
@@ -136,9 +126,9 @@ func TestMigrateAfterARestartBetweenTheWriteAndTheRecord(t *testing.T) {
 	if err := f.actuator().Migrate(context.Background(), logr.Discard(), f.current()); err != nil {
 		t.Fatalf("Migrate = %v", err)
 	}
-	c, ok := f.issuer.valid(id)
-	if !ok || c.retireAt.Before(before.Add(credentials.DefaultMigrationGracePeriod)) {
-		t.Fatalf("after Migrate: %s valid %v, retiring at %v; want valid until about now + %s", id, ok, c.retireAt, credentials.DefaultMigrationGracePeriod)
+	c, ok := f.issuer.Valid(id)
+	if !ok || c.RetireAt.Before(before.Add(credentials.DefaultMigrationGracePeriod)) {
+		t.Fatalf("after Migrate: %s valid %v, retiring at %v; want valid until about now + %s", id, ok, c.RetireAt, credentials.DefaultMigrationGracePeriod)
 	}
 }
 
@@ -158,7 +148,7 @@ func TestDeleteAfterARestartBetweenTheWriteAndTheRecord(t *testing.T) {
 	if err := f.actuator().Delete(context.Background(), logr.Discard(), f.current()); err != nil {
 		t.Fatalf("Delete = %v", err)
 	}
-	if _, ok := f.issuer.valid(id); ok {
+	if _, ok := f.issuer.Valid(id); ok {
 		t.Fatalf("the deleted entry's credential %s, named by its intent alone, is still valid", id)
 	}
 }

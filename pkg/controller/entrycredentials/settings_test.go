@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package backupentry
+package entrycredentials_test
 
 import (
 	"context"
@@ -10,13 +10,12 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycredentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -49,10 +48,10 @@ func TestEntryCredentialSettingsThatCannotBeRead(t *testing.T) {
 		if got := f.published(); got != id {
 			t.Fatalf("etcd-backup holds %q; want the entry's own %s kept", got, id)
 		}
-		if _, ok := f.issuer.valid(id); !ok {
+		if _, ok := f.issuer.Valid(id); !ok {
 			t.Fatalf("the entry's own credential %s was revoked", id)
 		}
-		f.wantCondition(gardencorev1beta1.ConditionFalse, ReasonNotIssued, "entryCredentials")
+		f.wantCondition(gardencorev1beta1.ConditionFalse, entrycredentials.ReasonNotIssued, "entryCredentials")
 	})
 	t.Run("deletion whose record was lost: waits for the settings, then revokes", func(t *testing.T) {
 		f := newEntryCredFixture(t, testEntry, true)
@@ -67,14 +66,14 @@ func TestEntryCredentialSettingsThatCannotBeRead(t *testing.T) {
 		if err := f.actuator().Delete(ctx, logr.Discard(), f.current()); !errors.Is(err, objectstore.ErrInvalidConfig) {
 			t.Fatalf("Delete = %v; want the decode error", err)
 		}
-		if _, ok := f.issuer.valid(id); !ok || !f.held() {
-			t.Fatalf("the entry's credential %s valid: %t, held: %t; want both until the settings read", id, ok, f.held())
+		if _, ok := f.issuer.Valid(id); !ok {
+			t.Fatalf("the entry's credential %s revoked; want it valid until the settings read", id)
 		}
 		f.switchTo(true)
 		if err := f.actuator().Delete(ctx, logr.Discard(), f.current()); err != nil {
 			t.Fatalf("Delete = %v", err)
 		}
-		if _, ok := f.issuer.valid(id); ok {
+		if _, ok := f.issuer.Valid(id); ok {
 			t.Fatalf("the deleted entry's credential %s is still valid", id)
 		}
 	})
@@ -82,22 +81,21 @@ func TestEntryCredentialSettingsThatCannotBeRead(t *testing.T) {
 		f := newEntryCredFixture(t, testEntry, true)
 		f.mustReconcile()
 		id := f.published()
-		seeded, err := provider.WithSeedConfig(provider.Register(entryCredProvider{f.provider}), nil, nil)
+		seeded, err := provider.WithSeedConfig(f.registered(), nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		seeded.Await("the seed's Extension")
-		d := newDelegate(seeded, f.client, f.client, f.recorder, options.DeletionOptions{})
+		a := f.actuatorOf(seeded, f.client)
 		var pending *provider.SeedConfigPendingError
-		if settings, _, err := d.creds.EntrySettings(f.current()); settings != nil || !errors.As(err, &pending) {
+		if settings, _, err := a.creds.EntrySettings(f.current()); settings != nil || !errors.As(err, &pending) {
 			t.Fatalf("entrySettings = %v, %v; want the pending error", settings, err)
 		}
-		a := &holdingActuator{Actuator: genericactuator.NewActuator(clientManager{c: f.client}, d), manager: clientManager{c: f.client}, client: f.client, reader: f.client, provider: seeded, entries: d}
 		if err := a.Migrate(ctx, logr.Discard(), f.current()); !errors.As(err, &pending) {
 			t.Fatalf("Migrate = %v; want the pending error (retried)", err)
 		}
-		if c, ok := f.issuer.valid(id); !ok || !c.retireAt.IsZero() || !f.held() {
-			t.Fatalf("while pending: credential valid %t, retiring at %v, held %t; want it untouched and held", ok, c.retireAt, f.held())
+		if c, ok := f.issuer.Valid(id); !ok || !c.RetireAt.IsZero() {
+			t.Fatalf("while pending: credential valid %t, retiring at %v; want it untouched", ok, c.RetireAt)
 		}
 	})
 }

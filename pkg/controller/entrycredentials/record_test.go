@@ -2,7 +2,7 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package backupentry
+package entrycredentials_test
 
 import (
 	"context"
@@ -39,8 +39,8 @@ func TestRecordOfAnEarlierBuildIsRewritten(t *testing.T) {
 		t.Fatalf("the earlier build's record read as %+v; want %+v", got, want)
 	}
 	f.mustReconcile()
-	if f.published() != id || f.issuer.issuances != 1 {
-		t.Fatalf("published %q after %d issuances; want %s kept", f.published(), f.issuer.issuances, id)
+	if f.published() != id || f.issuer.Issuances() != 1 {
+		t.Fatalf("published %q after %d issuances; want %s kept", f.published(), f.issuer.Issuances(), id)
 	}
 	a := f.etcdBackup().Annotations
 	if entryrecord.Stale(a) || a[entryrecord.AnnotationEntryCredentialRecord] == "" {

@@ -2,14 +2,13 @@
 //
 // SPDX-License-Identifier: Apache-2.0
 
-package backupentry
+package entrycredentials_test
 
 import (
 	"context"
 	"strings"
 	"testing"
 
-	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/go-logr/logr"
@@ -18,10 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycredentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // TestRecordNeverOverwritesAnotherEntrysRecord (issue 44, finding 9): two entries of one shoot
@@ -41,7 +39,7 @@ func TestRecordNeverOverwritesAnotherEntrysRecord(t *testing.T) {
 	// The first entry's settling reads the secret to record on it: the second entry's whole pass
 	// runs just before that read, after the first entry's write.
 	interleaved := false
-	writer := interceptor.NewClient(f.client.(client.WithWatch), interceptor.Funcs{
+	writer := interceptor.NewClient(f.client, interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, k client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			if _, ok := obj.(*corev1.Secret); ok && k == key && !interleaved {
 				interleaved = true
@@ -51,8 +49,7 @@ func TestRecordNeverOverwritesAnotherEntrysRecord(t *testing.T) {
 			return c.Get(ctx, k, obj, opts...)
 		},
 	})
-	d := newDelegate(provider.Register(entryCredProvider{f.provider}), f.client, writer, f.recorder, options.DeletionOptions{})
-	a := &holdingActuator{Actuator: genericactuator.NewActuator(clientManager{c: f.client}, d), manager: clientManager{c: f.client}, client: f.client, reader: f.client, provider: d.provider, entries: d}
+	a := f.actuatorOf(f.registered(), writer)
 	f.be = &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: first}}
 	err := a.Reconcile(ctx, logr.Discard(), f.current())
 	if !interleaved {
@@ -92,5 +89,5 @@ func TestRecordThatDoesNotDecodeFailsThePass(t *testing.T) {
 	if got := f.etcdBackup(); string(got.Data["key"]) != id || got.Annotations[entryrecord.AnnotationEntryCredentialRecord] != s.Annotations[entryrecord.AnnotationEntryCredentialRecord] {
 		t.Fatalf("etcd-backup holds %q with annotations %v; want it unchanged", got.Data["key"], got.Annotations)
 	}
-	f.wantCondition(gardencorev1beta1.ConditionFalse, ReasonNotIssued, "does not decode")
+	f.wantCondition(gardencorev1beta1.ConditionFalse, entrycredentials.ReasonNotIssued, "does not decode")
 }
