@@ -116,6 +116,16 @@ func Decide(o Observed) Plan {
 		recorded = o.Record.Published
 		p.Revoke = append(p.Revoke, o.Record.Unrevoked...)
 		p.Retire = o.Record.Retiring
+	} else if o.SecretExists && o.Intent != nil {
+		// Another entry of the shoot namespace wrote the secret after this entry's pass wrote
+		// it, and refused that pass its record (finding 9 of issue 44): the entry's intent is
+		// the only list of what it still has to revoke and retire. The secret holds none of it
+		// (unless the issuer owns the held ID for this entry: that one is kept).
+		if pub := o.Intent.Published; pub != nil && pub.ID != o.HeldID {
+			p.Revoke = append(p.Revoke, *pub)
+		}
+		p.Revoke = append(p.Revoke, o.Intent.Revoke...)
+		p.Retire = o.Intent.Retire
 	}
 	// An intent is the record a restart lost after gardener's write: the secret holds nothing
 	// recorded of the entry's, and its last writer is the entry.
