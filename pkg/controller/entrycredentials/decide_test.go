@@ -5,6 +5,8 @@
 package entrycredentials_test
 
 import (
+	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -143,6 +145,7 @@ func TestDecide(t *testing.T) {
 	atQuota := &credentials.EntrySettings{Issuer: "X", EntryGeneration: credentials.EntryGeneration{AllowBucketCredentialAtQuota: true}}
 	source := Observed{Access: ro, Settings: on, SecretExists: true, Ours: true, HeldID: "bucket-1", BucketID: "bucket-1", Location: "p1", Now: now}
 	gone1, gone2 := *cred("a", "gone", 0), *cred("b", "gone", 0)
+	errPending, errBuild, errInvalid := errors.New("the seed's configuration is awaited"), errors.New("the store did not answer"), errors.New("invalid configuration")
 	rows := []row{
 		// The pass before gardener's write (Decide).
 		{name: "issue: no secret yet",
@@ -351,6 +354,23 @@ func TestDecide(t *testing.T) {
 			got: retireeOf(MigrationRetiree(entryrecord.Record{Entry: "e"}, false, &entryrecord.Intent{Published: k2})), want: retiree{}},
 		{name: "migrate back within the grace: this seed's secret holds the bucket's credential: a new issuance, the retiring one left to end at its time",
 			got: Decide(holding(on, "bucket-1", nil)), want: Plan{Publish: PublishIssued}},
+
+		// A Migrate (DecideMigrate): what it does with the credential it leaves behind.
+		{name: "migrate: retired for the migration grace, then it ends",
+			got: DecideMigrate(MigrateObserved{Retiree: *k1, HeldID: "k1", Grace: time.Hour, Now: now}), want: MigratePlan{Action: MigrateRetire, Until: now.Add(time.Hour)}},
+		{name: "migrate: the seed's configuration is awaited: the Migrate waits for it (retried)",
+			got: DecideMigrate(MigrateObserved{Retiree: *k1, Pending: errPending, Grace: time.Hour, Now: now}), want: MigratePlan{Action: MigrateWait, Err: errPending}},
+		{name: "migrate: the issuer cannot be built for a while: the Migrate waits (retried)",
+			got:  DecideMigrate(MigrateObserved{Retiree: *k1, IssuerErr: errBuild, Now: now}),
+			want: MigratePlan{Action: MigrateWait, Err: fmt.Errorf("building issuer X to retire the entry's credential k1: %w", errBuild)}},
+		{name: "finding 6: the issuer cannot be built from the operator's configuration: the Migrate goes on, an event says why (the first issuance on the new seed revokes it)",
+			got: DecideMigrate(MigrateObserved{Retiree: *k1, IssuerErr: errInvalid, InvalidConfig: true, Now: now}), want: MigratePlan{Action: MigrateCannot, Why: errInvalid.Error()}},
+		{name: "finding 6: the operator's credentials build no such issuer now: the Migrate goes on",
+			got: DecideMigrate(MigrateObserved{Retiree: *k1, NoIssuer: true, Now: now}), want: MigratePlan{Action: MigrateCannot, Why: "the operator's credentials build no such issuer now"}},
+		{name: "migrate after a restart: the write the intent announced did not happen (the data holds another ID): nothing to retire",
+			got: DecideMigrate(MigrateObserved{Retiree: *k2, ByID: true, HeldID: "bucket-1", Now: now}), want: MigratePlan{}},
+		{name: "migrate after a restart: the intent's credential is in the data: retired",
+			got: DecideMigrate(MigrateObserved{Retiree: *k2, ByID: true, HeldID: "k2", Grace: time.Hour, Now: now}), want: MigratePlan{Action: MigrateRetire, Until: now.Add(time.Hour)}},
 
 		// A deletion (DeletionRevocations).
 		{name: "entry deletion: every recorded issuer and access (its first place), and the configured issuer's, each once",
