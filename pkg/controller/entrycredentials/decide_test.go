@@ -133,7 +133,7 @@ var bucketWideCondition = &SettleCondition{Status: "False", Reason: ReasonBucket
 // Findings decided outside this package are rows of their owners' tables: the hand-back's
 // (finding 1: revoke every entry principal or wait naming it) and the sweep's places (finding 8)
 // in backupbucket's TestDecideHandBack, the aws entry policy (finding 3) in aws's
-// TestEntryPolicyAuthorizesEveryCallOfEtcdBackupRestore.
+// TestEntryPolicyAllowsExactlyWhatEtcdBackupRestoreCalls.
 func TestDecide(t *testing.T) {
 	k1 := cred("k1", "p1", time.Hour)
 	k1old := cred("k1", "p1", 25*time.Hour)

@@ -60,7 +60,7 @@ type MigrateObserved struct {
 type MigrateAction int
 
 const (
-	// MigrateNothing: the secret holds no credential of the entry's to retire.
+	// MigrateNothing does nothing: the secret holds no credential of the entry's to retire.
 	MigrateNothing MigrateAction = iota
 	// MigrateWait fails the Migrate with MigratePlan.Why, to be retried.
 	MigrateWait
