@@ -372,7 +372,14 @@ func TestDecide(t *testing.T) {
 		{name: "migrate after a restart: the intent's credential is in the data: retired",
 			got: DecideMigrate(MigrateObserved{Retiree: *k2, ByID: true, HeldID: "k2", Grace: time.Hour, Now: now}), want: MigratePlan{Action: MigrateRetire, Until: now.Add(time.Hour)}},
 
-		// A deletion (DeletionRevocations).
+		// A deletion: what the entry keeps before the secret goes (KeptForDeletion), then what it revokes (DeletionRevocations).
+		{name: "entry deletion: the record's credentials and the intent's kept on the entry before the secret goes",
+			got:  KeptForDeletion(entryrecord.Kept{Intent: &entryrecord.Intent{Published: k2}}, entryrecord.Record{Entry: "e", Published: k1, Unrevoked: []entryrecord.Credential{gone1}, Retiring: retiring}),
+			want: []entryrecord.Credential{*k1, gone1, *k0, *k2}},
+		{name: "entry deletion after a restart: what was kept stays (the secret may be gone)",
+			got: KeptForDeletion(entryrecord.Kept{ForDeletion: []entryrecord.Credential{*k1}}, entryrecord.Record{Entry: "e"}), want: []entryrecord.Credential{*k1}},
+		{name: "entry deletion, nothing of the entry's: nothing kept",
+			got: len(KeptForDeletion(entryrecord.Kept{}, entryrecord.Record{Entry: "e"})), want: 0},
 		{name: "entry deletion: every recorded issuer and access (its first place), and the configured issuer's, each once",
 			got:  DeletionRevocations([]entryrecord.Credential{*k1, *k0, *cred("k9", "q", 0)}, &credentials.EntrySettings{Issuer: "Y"}, rw),
 			want: []entryrecord.Credential{{Issuer: "X", IssuedIn: "p1", Access: rw}, {Issuer: "Y", Access: rw}}},

@@ -7,6 +7,7 @@ package entrycredentials
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/go-logr/logr"
@@ -16,15 +17,21 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 )
 
-// keepEntryRecordForDeletion copies the etcd-backup secret's record onto the entry before the
-// generic actuator deletes the secret, with the credentials of the entry's intent: a restart
-// after gardener's write of the secret leaves them on no record of the secret, and the issuer
-// configured now need not be the one that issued them.
-func (c *Credentials) keepEntryRecordForDeletion(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
-	kept := entryrecord.ReadKept(be.Annotations)
+// KeptForDeletion is what a deleted entry keeps on itself before the generic actuator deletes
+// its etcd-backup secret (kept: what it keeps already; record: the secret's record of it): what
+// it kept already (a restart: the secret may be gone), else every credential the record and the
+// entry's intent name (a restart after gardener's write leaves the intent's on no record, and
+// the issuer configured now need not be the one that issued them).
+func KeptForDeletion(kept entryrecord.Kept, record entryrecord.Record) []entryrecord.Credential {
 	if len(kept.ForDeletion) > 0 {
-		return nil
+		return kept.ForDeletion
 	}
+	return append(record.Credentials(), kept.Intent.Credentials()...)
+}
+
+// keepEntryRecordForDeletion keeps KeptForDeletion on the entry (nothing is written when it
+// keeps that already).
+func (c *Credentials) keepEntryRecordForDeletion(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
 	current, err := c.ReadEtcdBackupSecret(ctx, be)
 	if err != nil {
 		return err
@@ -35,14 +42,17 @@ func (c *Credentials) keepEntryRecordForDeletion(ctx context.Context, be *extens
 			return fmt.Errorf("keeping the record of the entry's credentials for its deletion: %w", err)
 		}
 	}
-	if kept.ForDeletion = append(record.Credentials(), kept.Intent.Credentials()...); len(kept.ForDeletion) == 0 {
+	kept := entryrecord.ReadKept(be.Annotations)
+	kept.ForDeletion = KeptForDeletion(kept, record)
+	base := be.DeepCopy()
+	annotations := maps.Clone(be.Annotations)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	if !entryrecord.WriteKept(annotations, kept) {
 		return nil
 	}
-	base := be.DeepCopy()
-	if be.Annotations == nil {
-		be.Annotations = map[string]string{}
-	}
-	entryrecord.WriteKept(be.Annotations, kept)
+	be.Annotations = annotations
 	if err := c.client.Patch(ctx, be, client.MergeFrom(base)); err != nil {
 		return fmt.Errorf("keeping the record of the entry's credentials for its deletion (annotation %s): %w", entryrecord.AnnotationEntryCredentialKept, err)
 	}
