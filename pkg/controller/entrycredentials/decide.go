@@ -5,10 +5,12 @@
 // Package entrycredentials gives BackupEntries their own credentials (entryCredentials), in the
 // shape of the bucket's generated ones: a pass observes the entry, its record, its settings, the
 // issuer's answers and the clock (Observed), Decide makes of them a Plan without any call
-// (DecideRefusal when the issuer refuses), and Credentials executes the plan's steps (ask,
-// revoke first, issue, publish, then record, revoke and retire: Data, Settle). Due,
-// DeletionRevocations and MigrationRetiree are the scheduler's, a deletion's and a Migrate's
-// decisions. The record itself is package entryrecord's.
+// (DecideRefusal when the issuer refuses), and Credentials executes the plan's steps before
+// gardener's write (ask, revoke first, issue, publish: Data); after the write DecideSettle plans
+// the steps that record, revoke, end, retire and set the condition, and Settle carries them out
+// in order. MigrationRetiree and DecideMigrate are a Migrate's decisions, KeptForDeletion and
+// DeletionRevocations a deletion's, Due the rotation scheduler's. The record itself is package
+// entryrecord's.
 package entrycredentials
 
 import (
