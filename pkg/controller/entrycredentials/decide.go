@@ -5,10 +5,12 @@
 // Package entrycredentials gives BackupEntries their own credentials (entryCredentials), in the
 // shape of the bucket's generated ones: a pass observes the entry, its record, its settings, the
 // issuer's answers and the clock (Observed), Decide makes of them a Plan without any call
-// (DecideRefusal when the issuer refuses), and Credentials executes the plan's steps (ask,
-// revoke first, issue, publish, then record, revoke and retire: Data, Settle). Due,
-// DeletionRevocations and MigrationRetiree are the scheduler's, a deletion's and a Migrate's
-// decisions. The record itself is package entryrecord's.
+// (DecideRefusal when the issuer refuses), and Credentials executes the plan's steps before
+// gardener's write (ask, revoke first, issue, publish: Data); after the write DecideSettle plans
+// the steps that record, revoke, end, retire and set the condition, and Settle carries them out
+// in order. MigrationRetiree and DecideMigrate are a Migrate's decisions, KeptForDeletion and
+// DeletionRevocations a deletion's, Due the rotation scheduler's. The record itself is package
+// entryrecord's.
 package entrycredentials
 
 import (
@@ -116,6 +118,16 @@ func Decide(o Observed) Plan {
 		recorded = o.Record.Published
 		p.Revoke = append(p.Revoke, o.Record.Unrevoked...)
 		p.Retire = o.Record.Retiring
+	} else if o.SecretExists && o.Intent != nil {
+		// Another entry of the shoot namespace wrote the secret after this entry's pass wrote
+		// it, and refused that pass its record (finding 9 of issue 44): the entry's intent is
+		// the only list of what it still has to revoke and retire. The secret holds none of it
+		// (unless the issuer owns the held ID for this entry: that one is kept).
+		if pub := o.Intent.Published; pub != nil && pub.ID != o.HeldID {
+			p.Revoke = append(p.Revoke, *pub)
+		}
+		p.Revoke = append(p.Revoke, o.Intent.Revoke...)
+		p.Retire = o.Intent.Retire
 	}
 	// An intent is the record a restart lost after gardener's write: the secret holds nothing
 	// recorded of the entry's, and its last writer is the entry.

@@ -18,7 +18,7 @@ import (
 // The intent (entryrecord.Intent, kept on the BackupEntry: entryrecord.Kept) records what the
 // etcd-backup secret's record is to say once gardener's actuator has written the data a pass
 // decided: that write resets the secret's annotations, and a restart before the pass records
-// anew (recordAndRevoke) would leave a rotated-out credential neither retiring nor on any
+// anew (the SettleRecord step) would leave a rotated-out credential neither retiring nor on any
 // record, and one to revoke unrevoked. The pass writes it before the secret (only when something
 // changes hands or is still to be revoked or retired) and removes it once the secret's record
 // says the same; the next pass takes it up when the secret has no record of the entry

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
@@ -25,7 +26,6 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // ConditionEntryCredentials on a BackupEntry says what the credential in its etcd-backup secret
@@ -53,109 +53,97 @@ const (
 )
 
 // settleEntryCredential finishes a reconcile or restore pass whose Data decided the entry's
-// credential (o): once the etcd-backup secret is written (passErr nil), it records the entry's
-// own credential on it, revokes what the secret no longer holds, and reports the condition and
-// the isolation metric. It returns passErr, or the first error of its own.
+// credential (o), after gardener's write of the etcd-backup secret (passErr nil) or its failure:
+// it observes, decides (DecideSettle) and carries out the plan (settle), then sets the condition
+// and the isolation metric the plan says. It returns passErr, or the first error of its own.
 func (c *Credentials) settleEntryCredential(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *Outcome, passErr error) error {
-	if !o.decided { // the generic actuator returned before it asked for the data
-		return passErr
+	obs := SettleObserved{Entry: be.Name, Decided: o.decided, Written: passErr == nil, Published: o.published, Issued: o.issued,
+		Revoke: o.revoke, Retire: o.retire, Rotation: o.rotation, AtQuota: o.atQuota, Reach: o.reach, Schedule: o.schedule, Now: time.Now()}
+	if o.err != nil {
+		obs.NotIssued = o.err.Error()
 	}
+	if cond := v1beta1helper.GetCondition(be.Status.Conditions, ConditionEntryCredentials); cond != nil {
+		obs.PriorReason = cond.Reason
+	}
+	plan := DecideSettle(obs)
 	err := passErr
 	if err == nil {
-		err = lasterror.For(c.recordAndRevoke(ctx, log, be, o))
+		err = lasterror.For(c.settle(ctx, log, be, o, plan.Steps))
 	}
-	status, reason, message := gardencorev1beta1.ConditionFalse, ReasonBucketWide, o.reach
-	switch {
-	case o.err != nil:
-		reason, message = ReasonNotIssued, o.err.Error()
-	case o.published != nil:
-		status, reason = gardencorev1beta1.ConditionTrue, ReasonOwnPrefix
-		message = fmt.Sprintf("the etcd-backup secret holds credential %s of issuer %s (in %s): %s%s", o.published.ID, o.published.Issuer, o.published.IssuedIn, o.reach, o.schedule)
-	case o.atQuota:
-		reason = ReasonBucketWideAtQuota
-	}
-	if passErr == nil || o.err != nil {
-		isolation := metrics.IsolationBucketWide
-		switch {
-		case o.published != nil && o.err == nil:
-			isolation = metrics.IsolationOwnPrefix
-		case o.atQuota:
-			isolation = metrics.IsolationBucketWideAtQuota
-			if cond := v1beta1helper.GetCondition(be.Status.Conditions, ConditionEntryCredentials); cond == nil || cond.Reason != ReasonBucketWideAtQuota {
-				c.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonEntryCredentialFallback, "Reconcile", "%s", extstatus.EventNote(message))
-			}
+	if cond := plan.Condition; cond != nil {
+		if cond.FallbackEvent {
+			c.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonEntryCredentialFallback, "Reconcile", "%s", extstatus.EventNote(cond.Message))
 		}
-		metrics.SetEntryIsolationTo(be.Name, isolation)
-		if cerr := c.setEntryCondition(ctx, be, status, reason, message); cerr != nil && err == nil {
+		metrics.SetEntryIsolationTo(be.Name, cond.Isolation)
+		if cerr := c.setEntryCondition(ctx, be, cond.Status, cond.Reason, cond.Message); cerr != nil && err == nil {
 			err = cerr
 		}
 	}
 	return err
 }
 
-// recordAndRevoke writes the record of the published credential onto the etcd-backup secret
-// (with any credential still to revoke), then revokes what it no longer holds.
-func (c *Credentials) recordAndRevoke(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *Outcome) error {
-	var unrevoked []entryRecord
-	var revokeErrs []error
-	for _, r := range o.revoke {
-		if err := c.revokeEntryCredentials(ctx, be, r, o.published); err != nil {
-			// Every other one is still tried, and every failed one stays on record.
-			unrevoked, revokeErrs = append(unrevoked, r), append(revokeErrs, err)
-			continue
+// settle carries out steps in order, each step's event once it succeeded, and stops at the first
+// failure of a step that is not Continue; it returns every failure.
+func (c *Credentials) settle(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *Outcome, steps []SettleStep) error {
+	var errs []error
+	for _, s := range steps {
+		if err := c.settleStep(ctx, log, be, o, s); err != nil {
+			errs = append(errs, err)
+			if s.Continue {
+				continue
+			}
+			break
 		}
-		log.Info("Revoked entry credentials", "issuer", r.Issuer, "credential", r.ID, "access", r.Access)
-		c.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialRevoked, "Reconcile",
-			"Revoked the entry's credentials of issuer %s (%s) that its etcd-backup secret no longer holds", r.Issuer, orAll(r.ID))
-	}
-	record := entryrecord.Record{Entry: be.Name, Published: o.published, Unrevoked: unrevoked, Retiring: o.retire}
-	if err := c.updateRecord(ctx, be, func(r *entryrecord.Record) { *r = record }); err != nil {
-		return err
-	}
-	// The secret's record says it now (unrevoked and retiring ones too).
-	if err := c.clearIntent(ctx, be); err != nil {
-		return err
-	}
-	// After the record, which gardener's write of the secret just reset: the record is never
-	// missing longer than that write and this patch take.
-	next, endErr := c.endRetired(ctx, log, be, o)
-	if !next.IsZero() {
-		if err := c.updateRecord(ctx, be, func(r *entryrecord.Record) { r.NextEnd = next.UTC().Truncate(time.Second) }); err != nil {
-			return errors.Join(endErr, err)
+		if e := s.Event; e != nil {
+			c.recorder.Eventf(be, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
 		}
 	}
-	if o.issued {
-		c.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialIssued, "Reconcile",
-			"The etcd-backup secret holds the entry's own credential %s of issuer %s", o.published.ID, o.published.Issuer)
-	}
-	return errors.Join(errors.Join(revokeErrs...), endErr, c.settleRotation(ctx, log, be, o))
+	return errors.Join(errs...)
 }
 
-// endRetired ends, with the issuer of the published credential, the entry's retired credentials
-// whose time has come, and returns when the next one ends (the rotated-out one this pass retires
-// included; zero: none), for the rotation scheduler to ask for a pass then.
-func (c *Credentials) endRetired(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *Outcome) (time.Time, error) {
-	if o.published == nil || o.issuer == nil {
-		return time.Time{}, nil
-	}
-	next, err := o.issuer.EndRetiredEntryCredentials(objectstore.WithOperation(ctx, objectstore.OpRevokeCredentials), be.Spec.BucketName, o.prefix, o.published.Access)
-	if err != nil {
-		err = fmt.Errorf("ending the entry's retired credentials whose time has come: %w", err)
-	}
-	if r := o.retire; r != nil && r.Until.After(time.Now()) && (next.IsZero() || r.Until.Before(next)) {
-		next = r.Until
-	}
-	if !next.IsZero() {
+// settleStep carries out s (SettleKind says what each kind does).
+func (c *Credentials) settleStep(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, o *Outcome, s SettleStep) error {
+	switch s.Kind {
+	case SettleRecord:
+		if err := c.updateRecord(ctx, be, func(r *entryrecord.Record) { *r = s.Record }); err != nil {
+			return err
+		}
+		return c.clearIntent(ctx, be) // the secret's record says it now
+	case SettleRevoke:
+		if err := c.revokeEntryCredentials(ctx, be, s.Credential, s.Keep); err != nil {
+			return err // it stays on record, and the next pass revokes it
+		}
+		log.Info("Revoked entry credentials", "issuer", s.Credential.Issuer, "credential", s.Credential.ID, "access", s.Credential.Access)
+		return c.updateRecord(ctx, be, func(r *entryrecord.Record) {
+			r.Unrevoked = slices.DeleteFunc(r.Unrevoked, func(u entryrecord.Credential) bool { return u.ID == s.Credential.ID && u.SamePlace(s.Credential) })
+		})
+	case SettleEndRetired:
+		if o.issuer == nil {
+			return fmt.Errorf("ending the entry's retired credentials: the pass kept no issuer of its published credential")
+		}
+		answer, err := o.issuer.EndRetiredEntryCredentials(objectstore.WithOperation(ctx, objectstore.OpRevokeCredentials), be.Spec.BucketName, o.prefix, o.published.Access)
+		if err != nil {
+			err = fmt.Errorf("ending the entry's retired credentials whose time has come: %w", err)
+		}
+		next := NextEnd(answer, s.Until)
 		log.V(1).Info("Entry credentials retiring", "nextEnd", next)
+		// For the rotation scheduler to ask for a pass then.
+		return errors.Join(err, c.updateRecord(ctx, be, func(r *entryrecord.Record) { r.NextEnd = next.UTC().Truncate(time.Second) }))
+	case SettleEvent:
+		return nil
+	case SettleRemoveRequest:
+		return c.removeRotationRequest(ctx, be, s.Request)
+	case SettleRetire:
+		if err := c.retireEntryCredential(ctx, be, s); err != nil {
+			return fmt.Errorf("retiring the entry's rotated-out credential %s (kept on record, retried): %w", s.Credential.ID, err)
+		}
+		if err := c.updateRecord(ctx, be, func(r *entryrecord.Record) { r.Retiring = nil }); err != nil {
+			return err
+		}
+		log.Info("Retired the entry's rotated-out credential", "previous", s.Credential.ID, "until", s.Until)
+		return nil
 	}
-	return next, err
-}
-
-func orAll(id string) string {
-	if id == "" {
-		return "all of them"
-	}
-	return id
+	return fmt.Errorf("settling the entry's credential: unknown step %d", s.Kind)
 }
 
 // updateRecord changes the record on the entry's etcd-backup secret with change (which gets the
@@ -192,48 +180,6 @@ func (c *Credentials) updateRecord(ctx context.Context, be *extensionsv1alpha1.B
 	return nil
 }
 
-// revokeEntryCredentials revokes, with the issuer that issued them and only where they were
-// issued, the entry's credentials r names (r.ID, or all of r's access when r.ID is empty),
-// keeping published when it is the same issuer's.
-func (c *Credentials) revokeEntryCredentials(ctx context.Context, be *extensionsv1alpha1.BackupEntry, r entryRecord, published *entryRecord) error {
-	issuer, prefix, err := c.issuerWhereIssued(ctx, be, r)
-	if err != nil {
-		return err
-	}
-	var keep []string
-	if published != nil && published.Issuer == r.Issuer && published.IssuedIn == r.IssuedIn && published.Access == r.Access {
-		keep = []string{published.ID}
-	}
-	return issuer.RevokeEntryCredentials(objectstore.WithOperation(ctx, objectstore.OpRevokeCredentials), be.Spec.BucketName, prefix, r.Access, keep)
-}
-
-// issuerWhereIssued builds the issuer that issued r (its record) and the entry's prefix; an
-// issuer that reaches another place than the one r was issued in is a CredentialElsewhereError.
-func (c *Credentials) issuerWhereIssued(ctx context.Context, be *extensionsv1alpha1.BackupEntry, r entryRecord) (objectstore.EntryCredentialIssuer, objectstore.Prefix, error) {
-	_, cfg, err := c.EntrySettings(be)
-	if err != nil {
-		return nil, objectstore.Prefix{}, err
-	}
-	issuer, err := c.entryIssuer(ctx, be, cfg, r.Issuer)
-	if err != nil {
-		return nil, objectstore.Prefix{}, fmt.Errorf("building issuer %s for the entry's credentials: %w", r.Issuer, err)
-	}
-	if issuer == nil {
-		return nil, objectstore.Prefix{}, objectstore.Invalidf("the entry's credentials of issuer %s cannot be revoked or retired: the operator's credentials build no such issuer now; revoke them by hand", r.Issuer)
-	}
-	if r.IssuedIn != "" {
-		current, err := issuer.Location(objectstore.WithOperation(ctx, objectstore.OpCredentialLocation))
-		if err != nil {
-			return nil, objectstore.Prefix{}, fmt.Errorf("finding where the entry's credentials live: %w", err)
-		}
-		if current != r.IssuedIn {
-			return nil, objectstore.Prefix{}, &objectstore.CredentialElsewhereError{IDs: orAll(r.ID), Recorded: r.IssuedIn, Current: current}
-		}
-	}
-	prefix, err := objectstore.EntryPrefix(be.Name)
-	return issuer, prefix, err
-}
-
 // setEntryCondition writes ConditionEntryCredentials.
 func (c *Credentials) setEntryCondition(ctx context.Context, be *extensionsv1alpha1.BackupEntry, status gardencorev1beta1.ConditionStatus, reason, message string) error {
 	reader := c.reader
@@ -249,112 +195,4 @@ func (c *Credentials) setEntryCondition(ctx context.Context, be *extensionsv1alp
 		be.Status.Conditions, _ = extstatus.SetCondition(be.Status.Conditions, ConditionEntryCredentials, status, reason, message, time.Now())
 		return true
 	})
-}
-
-// retireMigratedEntryCredential lets the entry's own credential, which it leaves behind on this
-// seed, stay valid for the migration grace period (the source's last snapshots), then end.
-func (c *Credentials) retireMigratedEntryCredential(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
-	current, err := c.ReadEtcdBackupSecret(ctx, be)
-	if err != nil || current == nil {
-		return err
-	}
-	record, ours, err := entryrecord.Read(be.Name, current.Annotations)
-	if err != nil {
-		return fmt.Errorf("retiring the credential the entry leaves behind: %w", err)
-	}
-	r, fromIntent := MigrationRetiree(record, ours, intentOf(be))
-	if r == nil {
-		return nil
-	}
-	settings, cfg, err := c.EntrySettings(be)
-	var pending *provider.SeedConfigPendingError
-	if errors.As(err, &pending) {
-		return err // retried: the configuration comes, and with it the migration grace
-	}
-	// An entry's providerConfig that does not decode: the configuration in force builds the
-	// issuer (connect.EntryConfig's fallback), and the migration grace is its default; the
-	// migration does not wait for the bucket's configuration problem, which its reconcile reports.
-	issuer, err := c.entryIssuer(ctx, be, cfg, r.Issuer)
-	if err != nil && !errors.Is(err, objectstore.ErrInvalidConfig) {
-		return fmt.Errorf("building issuer %s to retire the entry's credential %s: %w", r.Issuer, r.ID, err) // retried
-	}
-	if err != nil || issuer == nil {
-		// The migration does not wait for what cannot be done from here: the entry's first
-		// issuance on its new seed revokes every credential of it that is not retiring.
-		why := "the operator's credentials build no such issuer now"
-		if err != nil {
-			why = err.Error()
-		}
-		c.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonEntryCredentialRetired, "Migrate",
-			"The entry's credential %s of issuer %s cannot be retired from here (%s): the entry's first issuance on its new seed revokes it", r.ID, r.Issuer, why)
-		return nil
-	}
-	if fromIntent && issuer.CredentialID(current.Data) != r.ID {
-		return nil // the write the intent announced did not happen: the secret holds no credential of its
-	}
-	prefix, err := objectstore.EntryPrefix(be.Name)
-	if err != nil {
-		return err
-	}
-	until := time.Now().Add(settings.MigrationGrace())
-	if err := issuer.RetireEntryCredentials(ctx, be.Spec.BucketName, prefix, r.Access, []string{r.ID}, until); err != nil {
-		return fmt.Errorf("retiring the entry's credential %s: %w", r.ID, err)
-	}
-	c.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonEntryCredentialRetired, "Migrate",
-		"The entry's credential %s of issuer %s stays valid until %s (migrationGracePeriod), then ends", r.ID, r.Issuer, until.UTC().Format(time.RFC3339))
-	return nil
-}
-
-// keepEntryRecordForDeletion copies the etcd-backup secret's record onto the entry before the
-// generic actuator deletes the secret, with the credentials of the entry's intent: a restart
-// after gardener's write of the secret leaves them on no record of the secret, and the issuer
-// configured now need not be the one that issued them.
-func (c *Credentials) keepEntryRecordForDeletion(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
-	kept := entryrecord.ReadKept(be.Annotations)
-	if len(kept.ForDeletion) > 0 {
-		return nil
-	}
-	current, err := c.ReadEtcdBackupSecret(ctx, be)
-	if err != nil {
-		return err
-	}
-	var record entryrecord.Record
-	if current != nil {
-		if record, _, err = entryrecord.Read(be.Name, current.Annotations); err != nil {
-			return fmt.Errorf("keeping the record of the entry's credentials for its deletion: %w", err)
-		}
-	}
-	if kept.ForDeletion = append(record.Credentials(), kept.Intent.Credentials()...); len(kept.ForDeletion) == 0 {
-		return nil
-	}
-	base := be.DeepCopy()
-	if be.Annotations == nil {
-		be.Annotations = map[string]string{}
-	}
-	entryrecord.WriteKept(be.Annotations, kept)
-	if err := c.client.Patch(ctx, be, client.MergeFrom(base)); err != nil {
-		return fmt.Errorf("keeping the record of the entry's credentials for its deletion (annotation %s): %w", entryrecord.AnnotationEntryCredentialKept, err)
-	}
-	return nil
-}
-
-// revokeDeletedEntryCredentials revokes every credential of a deleted entry, once its objects
-// are gone: with the recorded issuers, and with the configured one.
-func (c *Credentials) revokeDeletedEntryCredentials(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	if entryinfo.IsGardenEntry(be) {
-		return nil
-	}
-	settings, _, err := c.EntrySettings(be)
-	if err != nil {
-		// Not knowing the configured issuer is not knowing whether it holds a credential of the
-		// entry: the deletion waits for the settings rather than release the entry with one left.
-		return fmt.Errorf("the deleted entry's credentials of the configured issuer: %w", err)
-	}
-	for _, r := range DeletionRevocations(entryrecord.ReadKept(be.Annotations).ForDeletion, settings, accessOf(be)) {
-		if err := c.revokeEntryCredentials(ctx, be, r, nil); err != nil {
-			return fmt.Errorf("revoking the deleted entry's credentials of issuer %s: %w", r.Issuer, err)
-		}
-		log.Info("Revoked the deleted entry's credentials", "issuer", r.Issuer, "access", r.Access)
-	}
-	return nil
 }

@@ -183,6 +183,7 @@ func TestIAMEntryUserOfSomebodyElseIsNotTakenOver(t *testing.T) {
 // Both keys of an entry's user retiring (a migration within a rotation's grace, or there and
 // back within the migration grace), none in use: the destination's first issuance ends the one
 // retiring soonest and gets a credential, instead of waiting up to a grace for IAM's limit.
+// It is the row of issue 44 finding 4 (failed with endSoonestRetiring's call removed).
 func TestIAMEntryIssuanceWithTwoKeysRetiring(t *testing.T) {
 	ctx := context.Background()
 	f := newEntryFixture(t)
