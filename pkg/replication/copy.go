@@ -20,10 +20,14 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// Source is what a copy needs of the store it copies from: its data plane's listing and reads.
+// Source is what a copy needs of the store it copies from: its data plane's listing, reads, and
+// how etcd-backup-restore restores from it (objectstore.DataPlane has all three).
 type Source interface {
 	ListObjects(ctx context.Context, bucket, prefix string, fn func(page []objectstore.ObjectVersion) error) error
 	OpenObject(ctx context.Context, bucket, key, version string) (io.ReadCloser, error)
+	// SnapshotRule says which version of each snapshot key a restore from the bucket reads:
+	// the version the copy copies.
+	SnapshotRule(ctx context.Context, bucket string) (objectstore.SnapshotRule, error)
 }
 
 // Destination is what a copy needs of the store it copies to: its listing and a streaming write.
@@ -97,12 +101,12 @@ func Copy(ctx context.Context, src From, dst To, prefix objectstore.Prefix, opts
 	if now == nil {
 		now = time.Now
 	}
-	source, destination, err := observe(ctx, src, dst, prefix)
+	obs, err := observe(ctx, src, dst, prefix)
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Plan: decide(prefix.String(), source, destination, now())}
-	execute(ctx, src, dst, res.Plan.Copy, opts.Parallelism, &res)
+	res := Result{Plan: decide(prefix.String(), obs.rule, obs.source, obs.marked, obs.destination, now())}
+	execute(ctx, src, dst, obs.rule, res.Plan.Copy, opts.Parallelism, &res)
 	var behind []time.Time
 	for _, f := range res.Failed {
 		behind = append(behind, f.Object.Modified)
@@ -118,44 +122,73 @@ func Copy(ctx context.Context, src From, dst To, prefix objectstore.Prefix, opts
 	return res, nil
 }
 
-// observe lists prefix in both stores and keeps what a plain read returns: the source's current
-// versions and the destination's, by key. Either listing's failure is returned.
-func observe(ctx context.Context, src From, dst To, prefix objectstore.Prefix) ([]objectstore.ObjectVersion, map[string]objectstore.ObjectVersion, error) {
-	var source []objectstore.ObjectVersion
-	err := list(ctx, src.Store, src.Bucket, prefix, func(o objectstore.ObjectVersion) { source = append(source, o) })
-	if err != nil {
-		return nil, nil, fmt.Errorf("listing %s in the source bucket %s: %w", prefix, src.Bucket, err)
+// observation is what one pass reads before it decides.
+type observation struct {
+	// rule is the source's SnapshotRule; source every version the source lists under the
+	// prefix; marked the exclude marks the rule reads by request (markQuestions).
+	rule        objectstore.SnapshotRule
+	source      []objectstore.ObjectVersion
+	marked      map[versionID]bool
+	destination map[string]objectstore.ObjectVersion
+}
+
+// observe reads the source's SnapshotRule, lists prefix in both stores (every version of the
+// source, the destination's current versions by key) and asks the exclude marks the rule reads by
+// request. Any of these failing is returned: the pass cannot tell what a restore reads.
+func observe(ctx context.Context, src From, dst To, prefix objectstore.Prefix) (observation, error) {
+	var obs observation
+	var err error
+	if obs.rule, err = src.Store.SnapshotRule(ctx, src.Bucket); err != nil {
+		return obs, fmt.Errorf("reading how etcd-backup-restore restores from the source bucket %s: %w", src.Bucket, err)
 	}
-	destination := map[string]objectstore.ObjectVersion{}
-	err = list(ctx, dst.Store, dst.Bucket, prefix, func(o objectstore.ObjectVersion) { destination[o.Key] = o })
+	err = list(ctx, src.Store, src.Bucket, prefix, func(o objectstore.ObjectVersion) { obs.source = append(obs.source, o) })
 	if err != nil {
-		return nil, nil, fmt.Errorf("listing %s in the destination bucket %s: %w", prefix, dst.Bucket, err)
+		return obs, fmt.Errorf("listing %s in the source bucket %s: %w", prefix, src.Bucket, err)
 	}
-	return source, destination, nil
+	obs.destination = map[string]objectstore.ObjectVersion{}
+	err = list(ctx, dst.Store, dst.Bucket, prefix, func(o objectstore.ObjectVersion) {
+		if !o.Noncurrent {
+			obs.destination[o.Key] = o
+		}
+	})
+	if err != nil {
+		return obs, fmt.Errorf("listing %s in the destination bucket %s: %w", prefix, dst.Bucket, err)
+	}
+	questions := markQuestions(prefix.String(), obs.rule, obs.source)
+	if len(questions) > 0 && obs.rule.MarkOf == nil {
+		return obs, fmt.Errorf("the snapshot rule %q of the source bucket %s reads exclude marks but has no MarkOf", obs.rule.Source, src.Bucket)
+	}
+	obs.marked = map[versionID]bool{}
+	for _, o := range questions {
+		marked, err := obs.rule.MarkOf(ctx, o)
+		if err != nil {
+			return obs, fmt.Errorf("reading the exclude mark of %s in the source bucket %s: %w", o.Key, src.Bucket, err)
+		}
+		obs.marked[versionID{o.Key, o.Version}] = marked
+	}
+	return obs, nil
 }
 
 type lister interface {
 	ListObjects(ctx context.Context, bucket, prefix string, fn func(page []objectstore.ObjectVersion) error) error
 }
 
-// list streams one listing of prefix and hands keep each current version. A key outside prefix
-// stops the listing: a store that mis-lists must not make a copy write elsewhere.
+// list streams one listing of prefix and hands keep each version. A key outside prefix stops
+// the listing: a store that mis-lists must not make a copy write elsewhere.
 func list(ctx context.Context, store lister, bucket string, prefix objectstore.Prefix, keep func(objectstore.ObjectVersion)) error {
 	return store.ListObjects(objectstore.WithOperation(ctx, objectstore.OpListObjects), bucket, prefix.String(), func(page []objectstore.ObjectVersion) error {
 		for _, o := range page {
 			if !prefix.Contains(o.Key) {
 				return fmt.Errorf("the listing of %s returned %q, which lies outside it", prefix, o.Key)
 			}
-			if !o.Noncurrent {
-				keep(o)
-			}
+			keep(o)
 		}
 		return nil
 	})
 }
 
 // execute copies objects, at most parallelism at once, and records each outcome in res.
-func execute(ctx context.Context, src From, dst To, objects []objectstore.ObjectVersion, parallelism int, res *Result) {
+func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, objects []objectstore.ObjectVersion, parallelism int, res *Result) {
 	if parallelism < 1 {
 		parallelism = DefaultParallelism
 	}
@@ -168,7 +201,7 @@ func execute(ctx context.Context, src From, dst To, objects []objectstore.Object
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			err := copyOne(ctx, src, dst, o)
+			err := copyOne(ctx, src, dst, rule, o)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -188,8 +221,9 @@ func execute(ctx context.Context, src From, dst To, objects []objectstore.Object
 // errVanished marks a source object that was gone when it was read.
 var errVanished = errors.New("gone from the source")
 
-// copyOne copies one object: inside the store where dst has a Copier, else streamed.
-func copyOne(ctx context.Context, src From, dst To, o objectstore.ObjectVersion) error {
+// copyOne copies one object, the version a restore from the source reads (by its ID where the
+// rule says so, else by name): inside the store where dst has a Copier, else streamed.
+func copyOne(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, o objectstore.ObjectVersion) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -200,7 +234,11 @@ func copyOne(ctx context.Context, src From, dst To, o objectstore.ObjectVersion)
 		}
 		return err
 	}
-	r, err := src.Store.OpenObject(objectstore.WithOperation(ctx, objectstore.OpOpenObject), src.Bucket, o.Key, "")
+	version := ""
+	if rule.ReadsListedVersion {
+		version = o.Version
+	}
+	r, err := src.Store.OpenObject(objectstore.WithOperation(ctx, objectstore.OpOpenObject), src.Bucket, o.Key, version)
 	if errors.Is(err, objectstore.ErrNotFound) {
 		return errVanished
 	}

@@ -221,3 +221,40 @@ func TestCopyServerSideWhereTheDestinationHasACopier(t *testing.T) {
 		t.Errorf("%+v, %v; %d server-side copies, %d reads through the engine; want 3 copies, no reads", res, err, copier.copies.Load(), src.Calls(memstore.OpOpenObject))
 	}
 }
+
+// TestCopyCopiesTheVersionARestoreReads: from a versioned S3-like source (memstore plays S3's
+// rule) the copy holds each key's oldest version, as etcd-backup-restore restores it, and a key
+// whose newest version is a delete marker is copied unless its oldest version is marked.
+func TestCopyCopiesTheVersionARestoreReads(t *testing.T) {
+	ctx := context.Background()
+	src, dst := stores(t, 0)
+	if err := src.SetVersioning(ctx, "b", true); err != nil {
+		t.Fatal(err)
+	}
+	rewritten, deleted, excluded := snapshotKey(0), snapshotKey(1), snapshotKey(2)
+	for _, w := range []struct{ key, data string }{{rewritten, "first"}, {rewritten, "second"}, {deleted, "deleted"}, {excluded, "excluded"}} {
+		if err := src.PutObject(ctx, "b", w.key, []byte(w.data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := src.MarkExcluded(ctx, "b", excluded); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{deleted, excluded} {
+		if errs, err := src.DeleteObjects(ctx, "b", []objectstore.ObjectVersion{{Key: k}}); err != nil || len(errs) > 0 {
+			t.Fatal(errs, err)
+		}
+	}
+	res, err := copyEntry(src, dst, replication.Options{})
+	if err != nil || res.Copied != 2 || res.Plan.Excluded != 1 || !res.Done() {
+		t.Fatalf("%+v, %v; want 2 copied, 1 excluded", res, err)
+	}
+	for key, want := range map[string]string{rewritten: "first", deleted: "deleted"} {
+		if got, err := objectstore.ReadObject(ctx, dst, "b", key); err != nil || string(got) != want {
+			t.Errorf("%s: %q, %v; want %q (the version a restore reads)", key, got, err, want)
+		}
+	}
+	if _, err := objectstore.ReadObject(ctx, dst, "b", excluded); !errors.Is(err, objectstore.ErrNotFound) {
+		t.Errorf("the excluded snapshot: %v; want not copied", err)
+	}
+}
