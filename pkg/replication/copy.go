@@ -76,20 +76,32 @@ type Result struct {
 	Vanished int
 	// Failed are the snapshots that were not copied, each with its classified error.
 	Failed []objectstore.ObjectError
+	// WriteConflicts are the snapshots not written because the destination's key changed
+	// between the listing and the write (a conditional write's precondition failed; or, for a
+	// server-side copy, the source's version changed): like Plan.Conflicts never overwritten and
+	// in the lag; the next pass decides again.
+	WriteConflicts []objectstore.ObjectVersion
+	// Unguarded counts the writes made without a condition, because the destination store (or
+	// its Copier) has no conditional variant (objectstore.ConditionalWriter,
+	// objectstore.ConditionalCopier): an object written there meanwhile may have been replaced.
+	Unguarded int
 	// Lag is the age, at the end of the pass, of the oldest source snapshot still not in the
 	// destination (failed or in conflict); 0 when the destination is caught up.
 	Lag time.Duration
 }
 
 // Done reports whether the destination held every snapshot of the source when the pass ended.
-func (r Result) Done() bool { return len(r.Failed) == 0 && len(r.Plan.Conflicts) == 0 }
+func (r Result) Done() bool {
+	return len(r.Failed) == 0 && len(r.Plan.Conflicts) == 0 && len(r.WriteConflicts) == 0
+}
 
 // Copy makes the destination hold every current snapshot of the source under prefix (an entry's
 // `<entry>/`), under the same keys, in one pass. A failed listing returns its error and no
 // result; failed copies are in Result.Failed, and the error is then the first of them (wrapped,
 // so that errors.Is sees the store's sentinels): a pass whose copies failed never returns nil.
-// A conflict (the destination's differing, newer object, kept) is no error of the pass: the
-// caller reads Result.Done and Result.Lag, which count it.
+// A conflict (the destination's differing, newer object, kept; or one written there between the
+// listing and the write, which a conditional write refuses) is no error of the pass: the caller
+// reads Result.Done and Result.Lag, which count it.
 func Copy(ctx context.Context, src From, dst To, prefix objectstore.Prefix, opts Options) (Result, error) {
 	if err := prefix.Validate(); err != nil {
 		return Result{}, err
@@ -113,6 +125,9 @@ func Copy(ctx context.Context, src From, dst To, prefix objectstore.Prefix, opts
 	}
 	for _, c := range res.Plan.Conflicts {
 		behind = append(behind, c.Source.Modified)
+	}
+	for _, c := range res.WriteConflicts {
+		behind = append(behind, c.Modified)
 	}
 	res.Lag = lag(behind, now())
 	if len(res.Failed) > 0 {
@@ -201,15 +216,24 @@ func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			err := copyOne(ctx, src, dst, rule, o)
+			cond := objectstore.Precondition{}
+			if d, ok := res.Plan.Overwrites[o.Key]; ok {
+				cond.Replaces = &d
+			}
+			guarded, err := copyOne(ctx, src, dst, rule, o, cond)
 			mu.Lock()
 			defer mu.Unlock()
+			if !guarded {
+				res.Unguarded++
+			}
 			switch {
 			case err == nil:
 				res.Copied++
 				res.Bytes += o.Size
 			case errors.Is(err, errVanished):
 				res.Vanished++
+			case errors.Is(err, objectstore.ErrPreconditionFailed):
+				res.WriteConflicts = append(res.WriteConflicts, o)
 			default:
 				res.Failed = append(res.Failed, objectstore.ObjectError{Object: o, Err: err})
 			}
@@ -222,17 +246,23 @@ func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 var errVanished = errors.New("gone from the source")
 
 // copyOne copies one object, the version a restore from the source reads (by its ID where the
-// rule says so, else by name): inside the store where dst has a Copier, else streamed.
-func copyOne(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, o objectstore.ObjectVersion) error {
+// rule says so, else by name): inside the store where dst has a Copier, else streamed; each
+// conditioned on cond (the destination's key as listed) where the store can, which guarded says.
+func copyOne(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, o objectstore.ObjectVersion, cond objectstore.Precondition) (guarded bool, err error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return true, err
 	}
 	if dst.Copier != nil {
-		err := dst.Copier.CopyObject(objectstore.WithOperation(ctx, objectstore.OpCopyObject), src.Bucket, o, dst.Bucket, o.Key)
-		if errors.Is(err, objectstore.ErrNotFound) {
-			return errVanished
+		ctx := objectstore.WithOperation(ctx, objectstore.OpCopyObject)
+		if c, ok := dst.Copier.(objectstore.ConditionalCopier); ok {
+			guarded, err = true, c.CopyObjectIf(ctx, src.Bucket, o, dst.Bucket, o.Key, cond)
+		} else {
+			err = dst.Copier.CopyObject(ctx, src.Bucket, o, dst.Bucket, o.Key)
 		}
-		return err
+		if errors.Is(err, objectstore.ErrNotFound) {
+			return guarded, errVanished
+		}
+		return guarded, err
 	}
 	version := ""
 	if rule.ReadsListedVersion {
@@ -240,14 +270,20 @@ func copyOne(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 	}
 	r, err := src.Store.OpenObject(objectstore.WithOperation(ctx, objectstore.OpOpenObject), src.Bucket, o.Key, version)
 	if errors.Is(err, objectstore.ErrNotFound) {
-		return errVanished
+		return true, errVanished
 	}
 	if err != nil {
-		return fmt.Errorf("reading from the source: %w", err)
+		return true, fmt.Errorf("reading from the source: %w", err)
 	}
 	defer r.Close()
-	if err := dst.Store.PutObjectStream(objectstore.WithOperation(ctx, objectstore.OpPutObject), dst.Bucket, o.Key, r, o.Size); err != nil {
-		return fmt.Errorf("writing to the destination: %w", err)
+	wctx := objectstore.WithOperation(ctx, objectstore.OpPutObject)
+	if w, ok := dst.Store.(objectstore.ConditionalWriter); ok {
+		guarded, err = true, w.PutObjectStreamIf(wctx, dst.Bucket, o.Key, r, o.Size, cond)
+	} else {
+		err = dst.Store.PutObjectStream(wctx, dst.Bucket, o.Key, r, o.Size)
 	}
-	return nil
+	if err != nil {
+		return guarded, fmt.Errorf("writing to the destination: %w", err)
+	}
+	return guarded, nil
 }

@@ -258,3 +258,59 @@ func TestCopyCopiesTheVersionARestoreReads(t *testing.T) {
 		t.Errorf("the excluded snapshot: %v; want not copied", err)
 	}
 }
+
+// racingDestination writes its key to the destination right after the destination's listing:
+// another writer between the copy's listing and its write.
+type racingDestination struct {
+	*memstore.Faults
+	key, data string
+}
+
+func (r racingDestination) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
+	if err := r.Faults.ListObjects(ctx, bucket, prefix, fn); err != nil {
+		return err
+	}
+	return r.PutObject(ctx, bucket, r.key, []byte(r.data))
+}
+
+// TestCopyNeverOverwritesAnObjectWrittenAfterTheListing: a key missing when listed, or listed
+// older, and written by someone else before the copy writes it, is kept and counted a write
+// conflict in the lag; the other snapshots are copied.
+func TestCopyNeverOverwritesAnObjectWrittenAfterTheListing(t *testing.T) {
+	ctx := context.Background()
+	for _, listedOlder := range []bool{false, true} {
+		src, dst := stores(t, 3)
+		raced := snapshotKey(1)
+		if listedOlder {
+			if err := dst.PutObject(ctx, "b", raced, []byte("older, other size")); err != nil {
+				t.Fatal(err)
+			}
+			// The destination's object must be older than the source's to be overwritten.
+			if err := src.PutObject(ctx, "b", raced, []byte("snapshot 1")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		prefix, _ := objectstore.EntryPrefix(entry)
+		res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"},
+			replication.To{Store: racingDestination{Faults: dst, key: raced, data: "someone else's"}, Bucket: "b"}, prefix, replication.Options{})
+		if err != nil || res.Copied != 2 || len(res.WriteConflicts) != 1 || res.WriteConflicts[0].Key != raced || res.Done() || res.Lag <= 0 || res.Unguarded != 0 {
+			t.Fatalf("listed older %t: %+v, %v; want 2 copied, %s a write conflict, not done, lagging", listedOlder, res, err, raced)
+		}
+		if got, err := objectstore.ReadObject(ctx, dst, "b", raced); err != nil || string(got) != "someone else's" {
+			t.Errorf("listed older %t: %s holds %q, %v; want the other writer's object kept", listedOlder, raced, got, err)
+		}
+	}
+}
+
+// unconditional hides the destination's conditional write.
+type unconditional struct{ replication.Destination }
+
+func TestCopyCountsUnguardedWrites(t *testing.T) {
+	src, dst := stores(t, 2)
+	prefix, _ := objectstore.EntryPrefix(entry)
+	res, err := replication.Copy(context.Background(), replication.From{Store: src, Bucket: "b"},
+		replication.To{Store: unconditional{dst}, Bucket: "b"}, prefix, replication.Options{})
+	if err != nil || res.Copied != 2 || res.Unguarded != 2 {
+		t.Fatalf("%+v, %v; want 2 copied, both unguarded", res, err)
+	}
+}
