@@ -298,3 +298,11 @@ func (c BucketChange) String() string {
 	}
 	return s
 }
+
+// StreamBuffer is a StreamWriter that states its memory: what a copy's byte budget
+// (replication.Options.MaxBufferBytes) reserves for each object it streams.
+type StreamBuffer interface {
+	// StreamBufferBytes is the most memory PutObjectStream holds at once to write an object of
+	// size bytes (aws: the object up to one part, else its parts in flight).
+	StreamBufferBytes(size int64) int64
+}

@@ -60,6 +60,10 @@ const DefaultParallelism = 4
 type Options struct {
 	// Parallelism is how many objects are copied at once (0: DefaultParallelism).
 	Parallelism int
+	// MaxBufferBytes bounds the memory the destination's writers hold at once for the objects
+	// being streamed (each object reserves what objectstore.StreamBuffer states, else its size;
+	// at most the whole budget); 0: DefaultMaxBufferBytes. Server-side copies hold none.
+	MaxBufferBytes int64
 	// Now is the clock the lag is measured with (nil: time.Now).
 	Now func() time.Time
 }
@@ -81,6 +85,9 @@ type Result struct {
 	// server-side copy, the source's version changed): like Plan.Conflicts never overwritten and
 	// in the lag; the next pass decides again.
 	WriteConflicts []objectstore.ObjectVersion
+	// PeakBufferBytes is the most the pass reserved of its byte budget at once (the writers'
+	// stated buffers of the objects streamed together).
+	PeakBufferBytes int64
 	// Unguarded counts the writes made without a condition, because the destination store (or
 	// its Copier) has no conditional variant (objectstore.ConditionalWriter,
 	// objectstore.ConditionalCopier): an object written there meanwhile may have been replaced.
@@ -118,7 +125,7 @@ func Copy(ctx context.Context, src From, dst To, prefix objectstore.Prefix, opts
 		return Result{}, err
 	}
 	res := Result{Plan: decide(prefix.String(), obs.rule, obs.source, obs.marked, obs.destination, now())}
-	execute(ctx, src, dst, obs.rule, res.Plan.Copy, opts.Parallelism, &res)
+	execute(ctx, src, dst, obs.rule, res.Plan.Copy, opts, &res)
 	var behind []time.Time
 	for _, f := range res.Failed {
 		behind = append(behind, f.Object.Modified)
@@ -202,20 +209,30 @@ func list(ctx context.Context, store lister, bucket string, prefix objectstore.P
 	})
 }
 
-// execute copies objects, at most parallelism at once, and records each outcome in res.
-func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, objects []objectstore.ObjectVersion, parallelism int, res *Result) {
+// execute copies objects in order, at most opts.Parallelism at once and within its byte budget,
+// and records each outcome in res.
+func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, objects []objectstore.ObjectVersion, opts Options, res *Result) {
+	parallelism := opts.Parallelism
 	if parallelism < 1 {
 		parallelism = DefaultParallelism
 	}
+	total := opts.MaxBufferBytes
+	if total <= 0 {
+		total = DefaultMaxBufferBytes
+	}
 	var (
-		mu  sync.Mutex
-		wg  sync.WaitGroup
-		sem = make(chan struct{}, parallelism)
+		mu    sync.Mutex
+		wg    sync.WaitGroup
+		sem   = make(chan struct{}, parallelism)
+		bytes = newBudget(total)
 	)
+	defer func() { res.PeakBufferBytes = bytes.peak }()
 	for _, o := range objects {
 		sem <- struct{}{}
+		held := bytes.acquire(bufferOf(dst, o))
 		wg.Go(func() {
 			defer func() { <-sem }()
+			defer bytes.release(held)
 			cond := objectstore.Precondition{}
 			if d, ok := res.Plan.Overwrites[o.Key]; ok {
 				cond.Replaces = &d

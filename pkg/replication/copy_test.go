@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
@@ -312,5 +314,63 @@ func TestCopyCountsUnguardedWrites(t *testing.T) {
 		replication.To{Store: unconditional{dst}, Bucket: "b"}, prefix, replication.Options{})
 	if err != nil || res.Copied != 2 || res.Unguarded != 2 {
 		t.Fatalf("%+v, %v; want 2 copied, both unguarded", res, err)
+	}
+}
+
+// meteredDestination states each object's buffer as its size and records the most bytes its
+// writes held at once.
+type meteredDestination struct {
+	*memstore.Faults
+	mu         *sync.Mutex
+	held, peak *int64
+}
+
+func (m meteredDestination) StreamBufferBytes(size int64) int64 { return size }
+
+func (m meteredDestination) PutObjectStreamIf(ctx context.Context, bucket, key string, r io.Reader, size int64, cond objectstore.Precondition) error {
+	m.mu.Lock()
+	*m.held += size
+	*m.peak = max(*m.peak, *m.held)
+	m.mu.Unlock()
+	defer func() { m.mu.Lock(); *m.held -= size; m.mu.Unlock() }()
+	time.Sleep(2 * time.Millisecond) // lets the other copies of the pass start meanwhile
+	return m.Faults.PutObjectStreamIf(ctx, bucket, key, r, size, cond)
+}
+
+// TestCopyStaysWithinItsByteBudget: large and small snapshots mixed, many copies allowed at
+// once: the writers' buffers held together never exceed the budget, and an object larger than
+// the whole budget is copied alone.
+func TestCopyStaysWithinItsByteBudget(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name       string
+		large      int
+		budget     int64
+		wantAtMost int64
+	}{
+		{"large ones take their share", 64, 70, 70},
+		{"larger than the budget: alone", 100, 70, 100},
+	} {
+		src, dst := stores(t, 0)
+		for i := range 12 {
+			size := 4
+			if i%6 == 0 {
+				size = c.large
+			}
+			if err := src.PutObject(ctx, "b", snapshotKey(i), make([]byte, size)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var held, peak int64
+		m := meteredDestination{Faults: dst, mu: &sync.Mutex{}, held: &held, peak: &peak}
+		prefix, _ := objectstore.EntryPrefix(entry)
+		res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"}, replication.To{Store: m, Bucket: "b"}, prefix,
+			replication.Options{Parallelism: 8, MaxBufferBytes: c.budget})
+		if err != nil || res.Copied != 12 {
+			t.Fatalf("%s: %+v, %v; want 12 copied", c.name, res, err)
+		}
+		if peak > c.wantAtMost || res.PeakBufferBytes > c.budget {
+			t.Errorf("%s: the writes held %d bytes at once, %d reserved; want at most %d, %d", c.name, peak, res.PeakBufferBytes, c.wantAtMost, c.budget)
+		}
 	}
 }

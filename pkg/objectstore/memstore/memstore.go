@@ -82,7 +82,11 @@ var (
 	_ objectstore.StreamWriter = (*Store)(nil)
 
 	_ objectstore.ConditionalWriter = (*Store)(nil)
+	_ objectstore.StreamBuffer      = (*Store)(nil)
 )
+
+// StreamBufferBytes implements objectstore.StreamBuffer: the store reads an object whole.
+func (s *Store) StreamBufferBytes(size int64) int64 { return size }
 
 // New returns an empty store whose DeleteObjects accepts batchSize objects.
 func New(batchSize int) *Store {

@@ -34,7 +34,18 @@ const (
 var (
 	_ objectstore.StreamWriter      = (*store)(nil)
 	_ objectstore.ConditionalWriter = (*store)(nil)
+	_ objectstore.StreamBuffer      = (*store)(nil)
 )
+
+// StreamBufferBytes implements objectstore.StreamBuffer: one buffer of the object up to the part
+// size, else streamPartsInFlight parts (64 MiB up to 156 GiB, more above: parts grow).
+func (s *store) StreamBufferBytes(size int64) int64 {
+	part := streamPart(size)
+	if size <= part {
+		return size
+	}
+	return streamPartsInFlight * part
+}
 
 // streamPart is the part size for an object of size bytes.
 func streamPart(size int64) int64 {
