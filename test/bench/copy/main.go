@@ -41,12 +41,12 @@ import (
 )
 
 func main() {
-	fullMiB := flag.Int("full-mib", 1024, "size of the full snapshot in MiB")
-	deltas := flag.Int("deltas", 1000, "number of delta snapshots")
+	fullMiB := flag.Int("full-mib", 512, "size of the full snapshot in MiB")
+	deltas := flag.Int("deltas", 500, "number of delta snapshots")
 	deltaKiB := flag.Int("delta-kib", 64, "size of each delta snapshot in KiB")
 	parallelism := flag.Int("parallelism", replication.DefaultParallelism, "objects copied (and read, written) at once")
 	flag.IntVar(&mixedLarge, "mixed-large", 4, "large snapshots (of --mixed-mib) in the mixed set, first, then 50 deltas for each; 0: no mixed set")
-	flag.IntVar(&mixedMiB, "mixed-mib", 128, "size of each large snapshot of the mixed set in MiB")
+	flag.IntVar(&mixedMiB, "mixed-mib", 64, "size of each large snapshot of the mixed set in MiB")
 	flag.BoolVar(&withNative, "native", true, "measure MinIO's bucket replication too")
 	flag.Parse()
 	if err := run(context.Background(), *fullMiB, *deltas, *deltaKiB, *parallelism); err != nil {
@@ -251,7 +251,7 @@ func run(ctx context.Context, fullMiB, deltas, deltaKiB, parallelism int) error 
 					err = fmt.Errorf("copied %d of %d (%d in sync, %d failed, %d conflicts, %d write conflicts, %d unguarded)",
 						res.Copied, want, res.Plan.InSync, len(res.Failed), len(res.Plan.Conflicts), len(res.WriteConflicts), res.Unguarded)
 				}
-				return fmt.Sprintf("(lag before %s, after %s; budget reserved at most %d MiB)", res.Plan.Lag.Round(time.Second), res.Lag, res.PeakBufferBytes>>20), err
+				return fmt.Sprintf("(lag before %s, after %s; budget reserved at most %.1f MiB)", res.Plan.Lag.Round(time.Second), res.Lag, float64(res.PeakBufferBytes)/(1<<20)), err
 			}
 		}
 		opts := replication.Options{Parallelism: parallelism}
