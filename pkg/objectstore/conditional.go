@@ -10,7 +10,7 @@ import (
 	"io"
 )
 
-// ErrPreconditionFailed: a conditional write found the key's current version other than its
+// ErrPreconditionFailed means a conditional write found the key's current version other than its
 // Precondition said (written, replaced or deleted by someone else since it was listed), and wrote
 // nothing. A conflict, never to be retried blindly: the caller lists again and decides.
 var ErrPreconditionFailed = errors.New("the object changed since it was listed")

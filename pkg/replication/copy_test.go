@@ -265,6 +265,7 @@ func TestCopyCopiesTheVersionARestoreReads(t *testing.T) {
 // another writer between the copy's listing and its write.
 type racingDestination struct {
 	*memstore.Faults
+
 	key, data string
 }
 
@@ -321,6 +322,7 @@ func TestCopyCountsUnguardedWrites(t *testing.T) {
 // writes held at once.
 type meteredDestination struct {
 	*memstore.Faults
+
 	mu         *sync.Mutex
 	held, peak *int64
 }
