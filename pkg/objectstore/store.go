@@ -55,6 +55,10 @@ type ObjectVersion struct {
 	// for certain; empty where it does not (S3's ETag is no MD5 for a multipart or an encrypted
 	// upload, so the aws listing leaves it empty).
 	ContentMD5 string
+	// ETag is the store's entity tag of this version as its listing states it (S3: quoted, as
+	// listed; no MD5 for multipart or encrypted uploads), for a conditional write
+	// (Precondition.Replaces); empty where the listing does not state one.
+	ETag string
 	// ExcludeMark is true when this version carries etcd-backup-restore's exclude mark
 	// (ExcludeMarkKey "true") and the store's listing tells it (GCS metadata, Azure blob index
 	// tags); a store whose listing does not tell reads it with SnapshotRule.MarkOf.
@@ -183,7 +187,8 @@ type StreamWriter interface {
 // ServerSideCopier copies objects inside one store: the bytes never pass through the caller.
 // Stores that have it: aws (S3 and S3-compatible, within one endpoint).
 type ServerSideCopier interface {
-	// CopyObject copies the current version of src.Key in srcBucket, as a listing reported it
+	// CopyObject copies the version src of src.Key in srcBucket (src.Version where the store keeps
+	// versions, else its current version), as a listing reported it
 	// (its Size and Modified), to dstKey in dstBucket of the same store (endpoint and account or
 	// partition), replacing dstKey's current version. The credentials must read the source and
 	// write the destination. A source that is gone returns ErrNotFound; a source written again
@@ -292,4 +297,12 @@ func (c BucketChange) String() string {
 		s += ": " + c.Detail
 	}
 	return s
+}
+
+// StreamBuffer is a StreamWriter that states its memory: what a copy's byte budget
+// (replication.Options.MaxBufferBytes) reserves for each object it streams.
+type StreamBuffer interface {
+	// StreamBufferBytes is the most memory PutObjectStream holds at once to write an object of
+	// size bytes (aws: the object up to one part, else its parts in flight).
+	StreamBufferBytes(size int64) int64
 }

@@ -20,10 +20,14 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// Source is what a copy needs of the store it copies from: its data plane's listing and reads.
+// Source is what a copy needs of the store it copies from: its data plane's listing, reads, and
+// how etcd-backup-restore restores from it (objectstore.DataPlane has all three).
 type Source interface {
 	ListObjects(ctx context.Context, bucket, prefix string, fn func(page []objectstore.ObjectVersion) error) error
 	OpenObject(ctx context.Context, bucket, key, version string) (io.ReadCloser, error)
+	// SnapshotRule says which version of each snapshot key a restore from the bucket reads:
+	// the version the copy copies.
+	SnapshotRule(ctx context.Context, bucket string) (objectstore.SnapshotRule, error)
 }
 
 // Destination is what a copy needs of the store it copies to: its listing and a streaming write.
@@ -56,6 +60,10 @@ const DefaultParallelism = 4
 type Options struct {
 	// Parallelism is how many objects are copied at once (0: DefaultParallelism).
 	Parallelism int
+	// MaxBufferBytes bounds the memory the destination's writers hold at once for the objects
+	// being streamed (each object reserves what objectstore.StreamBuffer states, else its size;
+	// at most the whole budget); 0: DefaultMaxBufferBytes. Server-side copies hold none.
+	MaxBufferBytes int64
 	// Now is the clock the lag is measured with (nil: time.Now).
 	Now func() time.Time
 }
@@ -72,20 +80,35 @@ type Result struct {
 	Vanished int
 	// Failed are the snapshots that were not copied, each with its classified error.
 	Failed []objectstore.ObjectError
+	// WriteConflicts are the snapshots not written because the destination's key changed
+	// between the listing and the write (a conditional write's precondition failed; or, for a
+	// server-side copy, the source's version changed): like Plan.Conflicts never overwritten and
+	// in the lag; the next pass decides again.
+	WriteConflicts []objectstore.ObjectVersion
+	// PeakBufferBytes is the most the pass reserved of its byte budget at once (the writers'
+	// stated buffers of the objects streamed together).
+	PeakBufferBytes int64
+	// Unguarded counts the writes made without a condition, because the destination store (or
+	// its Copier) has no conditional variant (objectstore.ConditionalWriter,
+	// objectstore.ConditionalCopier): an object written there meanwhile may have been replaced.
+	Unguarded int
 	// Lag is the age, at the end of the pass, of the oldest source snapshot still not in the
 	// destination (failed or in conflict); 0 when the destination is caught up.
 	Lag time.Duration
 }
 
 // Done reports whether the destination held every snapshot of the source when the pass ended.
-func (r Result) Done() bool { return len(r.Failed) == 0 && len(r.Plan.Conflicts) == 0 }
+func (r Result) Done() bool {
+	return len(r.Failed) == 0 && len(r.Plan.Conflicts) == 0 && len(r.WriteConflicts) == 0
+}
 
 // Copy makes the destination hold every current snapshot of the source under prefix (an entry's
 // `<entry>/`), under the same keys, in one pass. A failed listing returns its error and no
 // result; failed copies are in Result.Failed, and the error is then the first of them (wrapped,
 // so that errors.Is sees the store's sentinels): a pass whose copies failed never returns nil.
-// A conflict (the destination's differing, newer object, kept) is no error of the pass: the
-// caller reads Result.Done and Result.Lag, which count it.
+// A conflict (the destination's differing, newer object, kept; or one written there between the
+// listing and the write, which a conditional write refuses) is no error of the pass: the caller
+// reads Result.Done and Result.Lag, which count it.
 func Copy(ctx context.Context, src From, dst To, prefix objectstore.Prefix, opts Options) (Result, error) {
 	if err := prefix.Validate(); err != nil {
 		return Result{}, err
@@ -97,18 +120,21 @@ func Copy(ctx context.Context, src From, dst To, prefix objectstore.Prefix, opts
 	if now == nil {
 		now = time.Now
 	}
-	source, destination, err := observe(ctx, src, dst, prefix)
+	obs, err := observe(ctx, src, dst, prefix)
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Plan: decide(prefix.String(), source, destination, now())}
-	execute(ctx, src, dst, res.Plan.Copy, opts.Parallelism, &res)
+	res := Result{Plan: decide(prefix.String(), obs.rule, obs.source, obs.marked, obs.destination, now())}
+	execute(ctx, src, dst, obs.rule, res.Plan.Copy, opts, &res)
 	var behind []time.Time
 	for _, f := range res.Failed {
 		behind = append(behind, f.Object.Modified)
 	}
 	for _, c := range res.Plan.Conflicts {
 		behind = append(behind, c.Source.Modified)
+	}
+	for _, c := range res.WriteConflicts {
+		behind = append(behind, c.Modified)
 	}
 	res.Lag = lag(behind, now())
 	if len(res.Failed) > 0 {
@@ -118,65 +144,113 @@ func Copy(ctx context.Context, src From, dst To, prefix objectstore.Prefix, opts
 	return res, nil
 }
 
-// observe lists prefix in both stores and keeps what a plain read returns: the source's current
-// versions and the destination's, by key. Either listing's failure is returned.
-func observe(ctx context.Context, src From, dst To, prefix objectstore.Prefix) ([]objectstore.ObjectVersion, map[string]objectstore.ObjectVersion, error) {
-	var source []objectstore.ObjectVersion
-	err := list(ctx, src.Store, src.Bucket, prefix, func(o objectstore.ObjectVersion) { source = append(source, o) })
-	if err != nil {
-		return nil, nil, fmt.Errorf("listing %s in the source bucket %s: %w", prefix, src.Bucket, err)
+// observation is what one pass reads before it decides.
+type observation struct {
+	// rule is the source's SnapshotRule; source every version the source lists under the
+	// prefix; marked the exclude marks the rule reads by request (markQuestions).
+	rule        objectstore.SnapshotRule
+	source      []objectstore.ObjectVersion
+	marked      map[versionID]bool
+	destination map[string]objectstore.ObjectVersion
+}
+
+// observe reads the source's SnapshotRule, lists prefix in both stores (every version of the
+// source, the destination's current versions by key) and asks the exclude marks the rule reads by
+// request. Any of these failing is returned: the pass cannot tell what a restore reads.
+func observe(ctx context.Context, src From, dst To, prefix objectstore.Prefix) (observation, error) {
+	var obs observation
+	var err error
+	if obs.rule, err = src.Store.SnapshotRule(ctx, src.Bucket); err != nil {
+		return obs, fmt.Errorf("reading how etcd-backup-restore restores from the source bucket %s: %w", src.Bucket, err)
 	}
-	destination := map[string]objectstore.ObjectVersion{}
-	err = list(ctx, dst.Store, dst.Bucket, prefix, func(o objectstore.ObjectVersion) { destination[o.Key] = o })
+	err = list(ctx, src.Store, src.Bucket, prefix, func(o objectstore.ObjectVersion) { obs.source = append(obs.source, o) })
 	if err != nil {
-		return nil, nil, fmt.Errorf("listing %s in the destination bucket %s: %w", prefix, dst.Bucket, err)
+		return obs, fmt.Errorf("listing %s in the source bucket %s: %w", prefix, src.Bucket, err)
 	}
-	return source, destination, nil
+	obs.destination = map[string]objectstore.ObjectVersion{}
+	err = list(ctx, dst.Store, dst.Bucket, prefix, func(o objectstore.ObjectVersion) {
+		if !o.Noncurrent {
+			obs.destination[o.Key] = o
+		}
+	})
+	if err != nil {
+		return obs, fmt.Errorf("listing %s in the destination bucket %s: %w", prefix, dst.Bucket, err)
+	}
+	questions := markQuestions(prefix.String(), obs.rule, obs.source)
+	if len(questions) > 0 && obs.rule.MarkOf == nil {
+		return obs, fmt.Errorf("the snapshot rule %q of the source bucket %s reads exclude marks but has no MarkOf", obs.rule.Source, src.Bucket)
+	}
+	obs.marked = map[versionID]bool{}
+	for _, o := range questions {
+		marked, err := obs.rule.MarkOf(ctx, o)
+		if err != nil {
+			return obs, fmt.Errorf("reading the exclude mark of %s in the source bucket %s: %w", o.Key, src.Bucket, err)
+		}
+		obs.marked[versionID{o.Key, o.Version}] = marked
+	}
+	return obs, nil
 }
 
 type lister interface {
 	ListObjects(ctx context.Context, bucket, prefix string, fn func(page []objectstore.ObjectVersion) error) error
 }
 
-// list streams one listing of prefix and hands keep each current version. A key outside prefix
-// stops the listing: a store that mis-lists must not make a copy write elsewhere.
+// list streams one listing of prefix and hands keep each version. A key outside prefix stops
+// the listing: a store that mis-lists must not make a copy write elsewhere.
 func list(ctx context.Context, store lister, bucket string, prefix objectstore.Prefix, keep func(objectstore.ObjectVersion)) error {
 	return store.ListObjects(objectstore.WithOperation(ctx, objectstore.OpListObjects), bucket, prefix.String(), func(page []objectstore.ObjectVersion) error {
 		for _, o := range page {
 			if !prefix.Contains(o.Key) {
 				return fmt.Errorf("the listing of %s returned %q, which lies outside it", prefix, o.Key)
 			}
-			if !o.Noncurrent {
-				keep(o)
-			}
+			keep(o)
 		}
 		return nil
 	})
 }
 
-// execute copies objects, at most parallelism at once, and records each outcome in res.
-func execute(ctx context.Context, src From, dst To, objects []objectstore.ObjectVersion, parallelism int, res *Result) {
+// execute copies objects in order, at most opts.Parallelism at once and within its byte budget,
+// and records each outcome in res.
+func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, objects []objectstore.ObjectVersion, opts Options, res *Result) {
+	parallelism := opts.Parallelism
 	if parallelism < 1 {
 		parallelism = DefaultParallelism
 	}
+	total := opts.MaxBufferBytes
+	if total <= 0 {
+		total = DefaultMaxBufferBytes
+	}
 	var (
-		mu  sync.Mutex
-		wg  sync.WaitGroup
-		sem = make(chan struct{}, parallelism)
+		mu    sync.Mutex
+		wg    sync.WaitGroup
+		sem   = make(chan struct{}, parallelism)
+		bytes = newBudget(total)
 	)
+	defer func() { res.PeakBufferBytes = bytes.peak }()
 	for _, o := range objects {
 		sem <- struct{}{}
+		held := bytes.acquire(bufferOf(dst, o))
 		wg.Go(func() {
 			defer func() { <-sem }()
-			err := copyOne(ctx, src, dst, o)
+			defer bytes.release(held)
+			cond := objectstore.Precondition{}
+			if d, ok := res.Plan.Overwrites[o.Key]; ok {
+				cond.Replaces = &d
+			}
+			guarded, err := copyOne(ctx, src, dst, rule, o, cond)
 			mu.Lock()
 			defer mu.Unlock()
+			if !guarded {
+				res.Unguarded++
+			}
 			switch {
 			case err == nil:
 				res.Copied++
 				res.Bytes += o.Size
 			case errors.Is(err, errVanished):
 				res.Vanished++
+			case errors.Is(err, objectstore.ErrPreconditionFailed):
+				res.WriteConflicts = append(res.WriteConflicts, o)
 			default:
 				res.Failed = append(res.Failed, objectstore.ObjectError{Object: o, Err: err})
 			}
@@ -188,28 +262,45 @@ func execute(ctx context.Context, src From, dst To, objects []objectstore.Object
 // errVanished marks a source object that was gone when it was read.
 var errVanished = errors.New("gone from the source")
 
-// copyOne copies one object: inside the store where dst has a Copier, else streamed.
-func copyOne(ctx context.Context, src From, dst To, o objectstore.ObjectVersion) error {
+// copyOne copies one object, the version a restore from the source reads (by its ID where the
+// rule says so, else by name): inside the store where dst has a Copier, else streamed; each
+// conditioned on cond (the destination's key as listed) where the store can, which guarded says.
+func copyOne(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, o objectstore.ObjectVersion, cond objectstore.Precondition) (guarded bool, err error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return true, err
 	}
 	if dst.Copier != nil {
-		err := dst.Copier.CopyObject(objectstore.WithOperation(ctx, objectstore.OpCopyObject), src.Bucket, o, dst.Bucket, o.Key)
-		if errors.Is(err, objectstore.ErrNotFound) {
-			return errVanished
+		ctx := objectstore.WithOperation(ctx, objectstore.OpCopyObject)
+		if c, ok := dst.Copier.(objectstore.ConditionalCopier); ok {
+			guarded, err = true, c.CopyObjectIf(ctx, src.Bucket, o, dst.Bucket, o.Key, cond)
+		} else {
+			err = dst.Copier.CopyObject(ctx, src.Bucket, o, dst.Bucket, o.Key)
 		}
-		return err
+		if errors.Is(err, objectstore.ErrNotFound) {
+			return guarded, errVanished
+		}
+		return guarded, err
 	}
-	r, err := src.Store.OpenObject(objectstore.WithOperation(ctx, objectstore.OpOpenObject), src.Bucket, o.Key, "")
+	version := ""
+	if rule.ReadsListedVersion {
+		version = o.Version
+	}
+	r, err := src.Store.OpenObject(objectstore.WithOperation(ctx, objectstore.OpOpenObject), src.Bucket, o.Key, version)
 	if errors.Is(err, objectstore.ErrNotFound) {
-		return errVanished
+		return true, errVanished
 	}
 	if err != nil {
-		return fmt.Errorf("reading from the source: %w", err)
+		return true, fmt.Errorf("reading from the source: %w", err)
 	}
 	defer r.Close()
-	if err := dst.Store.PutObjectStream(objectstore.WithOperation(ctx, objectstore.OpPutObject), dst.Bucket, o.Key, r, o.Size); err != nil {
-		return fmt.Errorf("writing to the destination: %w", err)
+	wctx := objectstore.WithOperation(ctx, objectstore.OpPutObject)
+	if w, ok := dst.Store.(objectstore.ConditionalWriter); ok {
+		guarded, err = true, w.PutObjectStreamIf(wctx, dst.Bucket, o.Key, r, o.Size, cond)
+	} else {
+		err = dst.Store.PutObjectStream(wctx, dst.Bucket, o.Key, r, o.Size)
 	}
-	return nil
+	if err != nil {
+		return guarded, fmt.Errorf("writing to the destination: %w", err)
+	}
+	return guarded, nil
 }

@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
@@ -219,5 +221,158 @@ func TestCopyServerSideWhereTheDestinationHasACopier(t *testing.T) {
 	res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"}, replication.To{Store: src, Bucket: "c", Copier: copier}, prefix, replication.Options{})
 	if err != nil || res.Copied != 3 || copier.copies.Load() != 3 || src.Calls(memstore.OpOpenObject) != 0 || src.Calls(memstore.OpPutObject)-puts != 3 {
 		t.Errorf("%+v, %v; %d server-side copies, %d reads through the engine; want 3 copies, no reads", res, err, copier.copies.Load(), src.Calls(memstore.OpOpenObject))
+	}
+}
+
+// TestCopyCopiesTheVersionARestoreReads: from a versioned S3-like source (memstore plays S3's
+// rule) the copy holds each key's oldest version, as etcd-backup-restore restores it, and a key
+// whose newest version is a delete marker is copied unless its oldest version is marked.
+func TestCopyCopiesTheVersionARestoreReads(t *testing.T) {
+	ctx := context.Background()
+	src, dst := stores(t, 0)
+	if err := src.SetVersioning(ctx, "b", true); err != nil {
+		t.Fatal(err)
+	}
+	rewritten, deleted, excluded := snapshotKey(0), snapshotKey(1), snapshotKey(2)
+	for _, w := range []struct{ key, data string }{{rewritten, "first"}, {rewritten, "second"}, {deleted, "deleted"}, {excluded, "excluded"}} {
+		if err := src.PutObject(ctx, "b", w.key, []byte(w.data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := src.MarkExcluded(ctx, "b", excluded); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{deleted, excluded} {
+		if errs, err := src.DeleteObjects(ctx, "b", []objectstore.ObjectVersion{{Key: k}}); err != nil || len(errs) > 0 {
+			t.Fatal(errs, err)
+		}
+	}
+	res, err := copyEntry(src, dst, replication.Options{})
+	if err != nil || res.Copied != 2 || res.Plan.Excluded != 1 || !res.Done() {
+		t.Fatalf("%+v, %v; want 2 copied, 1 excluded", res, err)
+	}
+	for key, want := range map[string]string{rewritten: "first", deleted: "deleted"} {
+		if got, err := objectstore.ReadObject(ctx, dst, "b", key); err != nil || string(got) != want {
+			t.Errorf("%s: %q, %v; want %q (the version a restore reads)", key, got, err, want)
+		}
+	}
+	if _, err := objectstore.ReadObject(ctx, dst, "b", excluded); !errors.Is(err, objectstore.ErrNotFound) {
+		t.Errorf("the excluded snapshot: %v; want not copied", err)
+	}
+}
+
+// racingDestination writes its key to the destination right after the destination's listing:
+// another writer between the copy's listing and its write.
+type racingDestination struct {
+	*memstore.Faults
+
+	key, data string
+}
+
+func (r racingDestination) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
+	if err := r.Faults.ListObjects(ctx, bucket, prefix, fn); err != nil {
+		return err
+	}
+	return r.PutObject(ctx, bucket, r.key, []byte(r.data))
+}
+
+// TestCopyNeverOverwritesAnObjectWrittenAfterTheListing: a key missing when listed, or listed
+// older, and written by someone else before the copy writes it, is kept and counted a write
+// conflict in the lag; the other snapshots are copied.
+func TestCopyNeverOverwritesAnObjectWrittenAfterTheListing(t *testing.T) {
+	ctx := context.Background()
+	for _, listedOlder := range []bool{false, true} {
+		src, dst := stores(t, 3)
+		raced := snapshotKey(1)
+		if listedOlder {
+			if err := dst.PutObject(ctx, "b", raced, []byte("older, other size")); err != nil {
+				t.Fatal(err)
+			}
+			// The destination's object must be older than the source's to be overwritten.
+			if err := src.PutObject(ctx, "b", raced, []byte("snapshot 1")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		prefix, _ := objectstore.EntryPrefix(entry)
+		res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"},
+			replication.To{Store: racingDestination{Faults: dst, key: raced, data: "someone else's"}, Bucket: "b"}, prefix, replication.Options{})
+		if err != nil || res.Copied != 2 || len(res.WriteConflicts) != 1 || res.WriteConflicts[0].Key != raced || res.Done() || res.Lag <= 0 || res.Unguarded != 0 {
+			t.Fatalf("listed older %t: %+v, %v; want 2 copied, %s a write conflict, not done, lagging", listedOlder, res, err, raced)
+		}
+		if got, err := objectstore.ReadObject(ctx, dst, "b", raced); err != nil || string(got) != "someone else's" {
+			t.Errorf("listed older %t: %s holds %q, %v; want the other writer's object kept", listedOlder, raced, got, err)
+		}
+	}
+}
+
+// unconditional hides the destination's conditional write.
+type unconditional struct{ replication.Destination }
+
+func TestCopyCountsUnguardedWrites(t *testing.T) {
+	src, dst := stores(t, 2)
+	prefix, _ := objectstore.EntryPrefix(entry)
+	res, err := replication.Copy(context.Background(), replication.From{Store: src, Bucket: "b"},
+		replication.To{Store: unconditional{dst}, Bucket: "b"}, prefix, replication.Options{})
+	if err != nil || res.Copied != 2 || res.Unguarded != 2 {
+		t.Fatalf("%+v, %v; want 2 copied, both unguarded", res, err)
+	}
+}
+
+// meteredDestination states each object's buffer as its size and records the most bytes its
+// writes held at once.
+type meteredDestination struct {
+	*memstore.Faults
+
+	mu         *sync.Mutex
+	held, peak *int64
+}
+
+func (m meteredDestination) StreamBufferBytes(size int64) int64 { return size }
+
+func (m meteredDestination) PutObjectStreamIf(ctx context.Context, bucket, key string, r io.Reader, size int64, cond objectstore.Precondition) error {
+	m.mu.Lock()
+	*m.held += size
+	*m.peak = max(*m.peak, *m.held)
+	m.mu.Unlock()
+	defer func() { m.mu.Lock(); *m.held -= size; m.mu.Unlock() }()
+	time.Sleep(2 * time.Millisecond) // lets the other copies of the pass start meanwhile
+	return m.Faults.PutObjectStreamIf(ctx, bucket, key, r, size, cond)
+}
+
+// TestCopyStaysWithinItsByteBudget: large and small snapshots mixed, many copies allowed at
+// once: the writers' buffers held together never exceed the budget, and an object larger than
+// the whole budget is copied alone.
+func TestCopyStaysWithinItsByteBudget(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name       string
+		large      int
+		budget     int64
+		wantAtMost int64
+	}{
+		{"large ones take their share", 64, 70, 70},
+		{"larger than the budget: alone", 100, 70, 100},
+	} {
+		src, dst := stores(t, 0)
+		for i := range 12 {
+			size := 4
+			if i%6 == 0 {
+				size = c.large
+			}
+			if err := src.PutObject(ctx, "b", snapshotKey(i), make([]byte, size)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var held, peak int64
+		m := meteredDestination{Faults: dst, mu: &sync.Mutex{}, held: &held, peak: &peak}
+		prefix, _ := objectstore.EntryPrefix(entry)
+		res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"}, replication.To{Store: m, Bucket: "b"}, prefix,
+			replication.Options{Parallelism: 8, MaxBufferBytes: c.budget})
+		if err != nil || res.Copied != 12 {
+			t.Fatalf("%s: %+v, %v; want 12 copied", c.name, res, err)
+		}
+		if peak > c.wantAtMost || res.PeakBufferBytes > c.budget {
+			t.Errorf("%s: the writes held %d bytes at once, %d reserved; want at most %d, %d", c.name, peak, res.PeakBufferBytes, c.wantAtMost, c.budget)
+		}
 	}
 }

@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/snapshotname"
 )
 
 // Plan is what one pass copies, decided from the two listings alone.
 type Plan struct {
 	// Copy are the source's snapshots the destination lacks or holds an older, different object
-	// of, oldest first (so that the lag shrinks as the pass goes).
+	// of, oldest first (so that the lag shrinks as the pass goes): each the version a restore
+	// from the source reads (its SnapshotRule), with its version ID.
 	Copy []objectstore.ObjectVersion
 	// InSync counts the source's snapshots the destination holds with the same size (and MD5,
 	// where both listings state it).
@@ -25,9 +25,18 @@ type Plan struct {
 	// Conflicts are keys where the destination holds a different object that is not older than
 	// the source's: never overwritten, and counted in the lag.
 	Conflicts []Conflict
-	// Excluded counts the source's snapshots carrying etcd-backup-restore's exclude mark (where
-	// the listing tells): a restore from the source skips them, so they are not copied.
+	// Excluded counts the source's snapshot keys a restore from the source leaves out by
+	// etcd-backup-restore's exclude mark, as the source's SnapshotRule reads it: not copied.
 	Excluded int
+	// Unreadable are listed versions a restore from the source reads by name although their key
+	// has no current version (Azure: a deleted blob's versions): a restore from the source fails
+	// on them, and no copy can hold them. Not copied, not in the lag.
+	Unreadable []objectstore.ObjectVersion
+	// Overwrites are the destination's current versions that Copy replaces (older and
+	// different), by key; a key of Copy not in it is missing from the destination (or deleted).
+	// A conditional write replaces exactly that version (its ETag) or writes only where the key
+	// is still missing.
+	Overwrites map[string]objectstore.ObjectVersion
 	// Lag is the age of the oldest source snapshot not yet in the destination (Copy and
 	// Conflicts); 0 when the destination is caught up.
 	Lag time.Duration
@@ -41,28 +50,18 @@ type Conflict struct {
 // Done reports whether the destination holds every snapshot of the source.
 func (p Plan) Done() bool { return len(p.Copy) == 0 && len(p.Conflicts) == 0 }
 
-// decide compares the source's current versions under prefix with the destination's. Only
-// snapshots (etcd-backup-restore's names, snapshotname.Parse; no chunks, nothing else) are
-// copied; what a plain read does not return (ObjectVersion.Noncurrent) is neither copied nor
-// compared with. It never reads a clock: now is the observation's time.
-func decide(prefix string, source []objectstore.ObjectVersion, destination map[string]objectstore.ObjectVersion, now time.Time) Plan {
+// decide compares what a restore from the source reads under prefix (restored, by the source's
+// rule: S3 with versioning each key's oldest version, GCS its live object, ...) with the
+// destination's current versions. Only snapshots (etcd-backup-restore's names,
+// snapshotname.Parse; no chunks, nothing else) are copied; marked are the exclude marks
+// SnapshotRule.MarkOf answered for markQuestions. It does no I/O and never reads a clock: now is
+// the observation's time.
+func decide(prefix string, rule objectstore.SnapshotRule, source []objectstore.ObjectVersion, marked map[versionID]bool, destination map[string]objectstore.ObjectVersion, now time.Time) Plan {
 	var p Plan
+	var read []objectstore.ObjectVersion
+	read, p.Excluded, p.Unreadable = restored(prefix, rule, source, marked)
 	var behind []time.Time
-	for _, s := range source {
-		if s.Noncurrent || s.DeleteMarker || s.BlobSnapshot {
-			continue
-		}
-		rel, ok := strings.CutPrefix(s.Key, prefix)
-		if !ok {
-			continue
-		}
-		if _, ok := snapshotname.Parse(rel); !ok {
-			continue
-		}
-		if s.ExcludeMark {
-			p.Excluded++
-			continue
-		}
+	for _, s := range read {
 		d, ok := destination[s.Key]
 		switch {
 		case !ok || d.Noncurrent || d.DeleteMarker:
@@ -72,6 +71,10 @@ func decide(prefix string, source []objectstore.ObjectVersion, destination map[s
 			continue
 		case d.Modified.Before(s.Modified):
 			p.Copy = append(p.Copy, s)
+			if p.Overwrites == nil {
+				p.Overwrites = map[string]objectstore.ObjectVersion{}
+			}
+			p.Overwrites[s.Key] = d
 		default:
 			p.Conflicts = append(p.Conflicts, Conflict{Source: s, Destination: d})
 		}

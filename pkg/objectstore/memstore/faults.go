@@ -182,6 +182,15 @@ func (f *Faults) PutObjectStream(ctx context.Context, bucket, key string, r io.R
 	return f.Store.PutObjectStream(ctx, bucket, key, r, size)
 }
 
+// PutObjectStreamIf implements objectstore.ConditionalWriter; OpPutObject fails it as it fails
+// PutObject.
+func (f *Faults) PutObjectStreamIf(ctx context.Context, bucket, key string, r io.Reader, size int64, cond objectstore.Precondition) error {
+	if err := f.enter(ctx, OpPutObject); err != nil {
+		return err
+	}
+	return f.Store.PutObjectStreamIf(ctx, bucket, key, r, size, cond)
+}
+
 // OpenObject implements objectstore.DataPlane.
 func (f *Faults) OpenObject(ctx context.Context, bucket, key, version string) (io.ReadCloser, error) {
 	if err := f.enter(ctx, OpOpenObject); err != nil {

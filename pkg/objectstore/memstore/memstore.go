@@ -80,7 +80,13 @@ var (
 	_ objectstore.Management   = (*Store)(nil)
 	_ objectstore.Writer       = (*Store)(nil)
 	_ objectstore.StreamWriter = (*Store)(nil)
+
+	_ objectstore.ConditionalWriter = (*Store)(nil)
+	_ objectstore.StreamBuffer      = (*Store)(nil)
 )
+
+// StreamBufferBytes implements objectstore.StreamBuffer: the store reads an object whole.
+func (s *Store) StreamBufferBytes(size int64) int64 { return size }
 
 // New returns an empty store whose DeleteObjects accepts batchSize objects.
 func New(batchSize int) *Store {
@@ -221,7 +227,7 @@ func (s *Store) page(bucketName, prefix string, after *entry) ([]objectstore.Obj
 		}
 		for i, v := range versions {
 			e := entry{key: k, seq: v.seq, id: v.id, v: objectstore.ObjectVersion{
-				Key: k, Version: v.id, Size: int64(len(v.data)), Modified: v.modified, ContentMD5: v.md5,
+				Key: k, Version: v.id, Size: int64(len(v.data)), Modified: v.modified, ContentMD5: v.md5, ETag: v.etag(),
 				Noncurrent: v.deleteMarker || i < len(versions)-1, RetainUntil: b.locks[k],
 				DeleteMarker: v.deleteMarker,
 			}}
@@ -335,6 +341,16 @@ func (s *Store) PutObject(ctx context.Context, bucketName, key string, data []by
 // PutObjectStream implements objectstore.StreamWriter. The store keeps objects in memory, so it
 // reads r whole; a reader that holds other than size bytes writes nothing.
 func (s *Store) PutObjectStream(ctx context.Context, bucketName, key string, r io.Reader, size int64) error {
+	return s.PutObjectStreamIf(ctx, bucketName, key, r, size, objectstore.Precondition{Replaces: &anyVersion})
+}
+
+// anyVersion is the Precondition of an unconditional write in put.
+var anyVersion objectstore.ObjectVersion
+
+// PutObjectStreamIf implements objectstore.ConditionalWriter as S3 does: the key's current
+// version (not a delete marker) must be missing (cond.Replaces nil) or have the ETag of
+// cond.Replaces (its version ID where it states no ETag).
+func (s *Store) PutObjectStreamIf(ctx context.Context, bucketName, key string, r io.Reader, size int64, cond objectstore.Precondition) error {
 	data, err := io.ReadAll(io.LimitReader(r, size+1))
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", key, err)
@@ -342,13 +358,41 @@ func (s *Store) PutObjectStream(ctx context.Context, bucketName, key string, r i
 	if int64(len(data)) != size {
 		return fmt.Errorf("object %s: the stream held %d bytes, not %d", key, len(data), size)
 	}
-	return s.put(ctx, bucketName, key, data)
+	return s.putIf(ctx, bucketName, key, data, cond)
+}
+
+// etag is the version's entity tag as S3 lists a plain upload's: its quoted MD5 ("" for a delete
+// marker).
+func (v version) etag() string {
+	if v.deleteMarker {
+		return ""
+	}
+	return `"` + v.md5 + `"`
 }
 
 // put writes data (the store's own copy) as the current version of key.
 func (s *Store) put(ctx context.Context, bucketName, key string, data []byte) error {
+	return s.putIf(ctx, bucketName, key, data, objectstore.Precondition{Replaces: &anyVersion})
+}
+
+// putIf is put where cond holds (Replaces == &anyVersion: always).
+func (s *Store) putIf(ctx context.Context, bucketName, key string, data []byte, cond objectstore.Precondition) error {
 	sum := md5.Sum(data) //nolint:gosec // see the import
 	return s.withBucket(ctx, bucketName, func(b *bucket) error {
+		if cond.Replaces != &anyVersion {
+			var current *version
+			if vs := b.objects[key]; len(vs) > 0 && !vs[len(vs)-1].deleteMarker {
+				current = &vs[len(vs)-1]
+			}
+			switch r := cond.Replaces; {
+			case r == nil && current != nil:
+				return fmt.Errorf("%s exists: %w", key, objectstore.ErrPreconditionFailed)
+			case r != nil && current == nil:
+				return fmt.Errorf("%s is missing: %w", key, objectstore.ErrPreconditionFailed)
+			case r != nil && r.ETag != "" && r.ETag != current.etag(), r != nil && r.ETag == "" && r.Version != current.id:
+				return fmt.Errorf("%s is another version: %w", key, objectstore.ErrPreconditionFailed)
+			}
+		}
 		v := version{data: data, md5: hex.EncodeToString(sum[:]), modified: time.Now()}
 		if b.versioning == enabled {
 			v.id = s.newVersionID()

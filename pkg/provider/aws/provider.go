@@ -91,7 +91,8 @@ func (p *Provider) newStore(creds provider.Credentials) (*store, error) {
 		return nil, err
 	}
 	s := &store{client: client, regionOverride: string(creds.Data[KeyRegion]), pageSize: int32(p.ListPageSize),
-		credentialKeys: fmt.Sprintf("%q and %q", KeyAccessKeyID, KeySecretAccessKey), sse: sse}
+		credentialKeys: fmt.Sprintf("%q and %q", KeyAccessKeyID, KeySecretAccessKey), sse: sse,
+		s3Compatible: len(creds.Data[KeyEndpoint]) > 0}
 	if creds.WorkloadIdentity {
 		s.credentialKeys = fmt.Sprintf("%q and %q (workload identity)", KeyConfig, KeyToken)
 	}

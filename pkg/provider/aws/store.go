@@ -37,6 +37,9 @@ type store struct {
 	// sse is the secret's customer-provided encryption key (SSE-C), nil without one: every
 	// request that writes or reads an object's content sends it, as etcd-backup-restore does.
 	sse *customerKey
+	// s3Compatible: the secret names an endpoint (not AWS's S3), which need not honour every
+	// conditional header S3 does (MinIO ignores them on CopyObject; see CopyObjectIf).
+	s3Compatible bool
 
 	// locks caches, per bucket, the bucket's Object Lock configuration (lockConfig), for
 	// classifying errors and for the retention of listed versions.
@@ -135,6 +138,7 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 			o := objectstore.ObjectVersion{
 				Key: aws.ToString(v.Key), Version: aws.ToString(v.VersionId),
 				Size: aws.ToInt64(v.Size), Modified: modified, Noncurrent: !aws.ToBool(v.IsLatest),
+				ETag: aws.ToString(v.ETag),
 			}
 			if o.Version != "" && o.Version != nullVersion {
 				if lock == nil {

@@ -26,7 +26,10 @@ var (
 	copyPartSize    int64 = 512 << 20
 )
 
-var _ objectstore.ServerSideCopier = (*store)(nil)
+var (
+	_ objectstore.ServerSideCopier  = (*store)(nil)
+	_ objectstore.ConditionalCopier = (*store)(nil)
+)
 
 // CopyObject implements objectstore.ServerSideCopier: one CopyObject up to 5 GiB, else a
 // multipart upload of UploadPartCopy ranges, one after the other (each part is a copy inside the
@@ -34,6 +37,22 @@ var _ objectstore.ServerSideCopier = (*store)(nil)
 // listed version (src.Version) where the bucket keeps versions, and is conditioned on the source
 // not being written after src.Modified (at a second's resolution, the header's).
 func (s *store) CopyObject(ctx context.Context, srcBucket string, src objectstore.ObjectVersion, dstBucket, dstKey string) error {
+	return s.copyObject(ctx, srcBucket, src, dstBucket, dstKey, nil)
+}
+
+// CopyObjectIf implements objectstore.ConditionalCopier: CopyObject with If-None-Match or
+// If-Match on the request that stores the copy (CopyObject, or CompleteMultipartUpload), as
+// PutObjectStreamIf. MinIO honours them on CompleteMultipartUpload but ignores them on CopyObject
+// (its CopyObjectHandler reads no destination condition), so on an S3-compatible endpoint (the
+// secret names one) every conditional copy of a non-empty object takes the multipart path:
+// three requests (create, one UploadPartCopy up to the part size, complete) instead of one. An
+// empty object is copied with one CopyObject, guarded only where the store honours it there.
+func (s *store) CopyObjectIf(ctx context.Context, srcBucket string, src objectstore.ObjectVersion, dstBucket, dstKey string, cond objectstore.Precondition) error {
+	return s.copyObject(ctx, srcBucket, src, dstBucket, dstKey, &cond)
+}
+
+// copyObject is CopyObject, conditioned on cond where it is not nil.
+func (s *store) copyObject(ctx context.Context, srcBucket string, src objectstore.ObjectVersion, dstBucket, dstKey string, cond *objectstore.Precondition) error {
 	for _, b := range []string{srcBucket, dstBucket} {
 		if err := awsapi.ValidateBucketName(b); err != nil {
 			return err
@@ -48,12 +67,13 @@ func (s *store) CopyObject(ctx context.Context, srcBucket string, src objectstor
 	}
 	// The header has whole seconds; the listing may not: the next whole second is after it.
 	unmodifiedSince := src.Modified.Truncate(time.Second).Add(time.Second)
-	if src.Size <= copySingleLimit {
+	if src.Size <= copySingleLimit && (cond == nil || !s.s3Compatible || src.Size == 0) {
 		in := &s3.CopyObjectInput{Bucket: &dstBucket, Key: &dstKey, CopySource: &source, CopySourceIfUnmodifiedSince: &unmodifiedSince}
 		in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = s.sse.headers()
 		in.CopySourceSSECustomerAlgorithm, in.CopySourceSSECustomerKey, in.CopySourceSSECustomerKeyMD5 = s.sse.headers()
+		in.IfMatch, in.IfNoneMatch = conditionHeaders(cond)
 		_, err := s.client.CopyObject(ctx, in)
-		return s.copyError(srcBucket, src.Key, dstBucket, err)
+		return s.copyError(srcBucket, src.Key, dstBucket, cond, err)
 	}
 	created := &s3.CreateMultipartUploadInput{Bucket: &dstBucket, Key: &dstKey}
 	created.SSECustomerAlgorithm, created.SSECustomerKey, created.SSECustomerKeyMD5 = s.sse.headers()
@@ -71,7 +91,7 @@ func (s *store) CopyObject(ctx context.Context, srcBucket string, src objectstor
 		in.CopySourceSSECustomerAlgorithm, in.CopySourceSSECustomerKey, in.CopySourceSSECustomerKeyMD5 = s.sse.headers()
 		var out *s3.UploadPartCopyOutput
 		if out, err = s.client.UploadPartCopy(ctx, in); err != nil {
-			err = s.copyError(srcBucket, src.Key, dstBucket, err)
+			err = s.copyError(srcBucket, src.Key, dstBucket, nil, err)
 			break
 		}
 		r := out.CopyPartResult
@@ -82,8 +102,9 @@ func (s *store) CopyObject(ctx context.Context, srcBucket string, src objectstor
 	if err == nil {
 		done := &s3.CompleteMultipartUploadInput{Bucket: &dstBucket, Key: &dstKey, UploadId: up.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}}
 		done.SSECustomerAlgorithm, done.SSECustomerKey, done.SSECustomerKeyMD5 = s.sse.headers()
+		done.IfMatch, done.IfNoneMatch = conditionHeaders(cond)
 		if _, cerr := s.client.CompleteMultipartUpload(ctx, done); cerr != nil {
-			err = s.bucketError(dstBucket, cerr)
+			err = s.conditionalError(dstBucket, dstKey, cond, cerr)
 		}
 	}
 	if err != nil {
@@ -97,10 +118,16 @@ func (s *store) CopyObject(ctx context.Context, srcBucket string, src objectstor
 
 // copyError classifies a copy's error, naming both buckets (NoSuchBucket does not say which):
 // S3 answers a copy whose source was written since with 412 PreconditionFailed, and one whose
-// source is gone with NoSuchKey (ErrNotFound).
-func (s *store) copyError(srcBucket, srcKey, dstBucket string, err error) error {
+// source is gone with NoSuchKey (ErrNotFound). Under a destination condition (cond) a 412 does
+// not tell which condition failed, the source's or the destination's: either way something
+// changed since the listing and nothing was written, which is ErrPreconditionFailed (as 409
+// ConditionalRequestConflict, the destination's).
+func (s *store) copyError(srcBucket, srcKey, dstBucket string, cond *objectstore.Precondition, err error) error {
 	if err == nil {
 		return nil
+	}
+	if code := errorCode(err); cond != nil && (code == "PreconditionFailed" || code == "ConditionalRequestConflict") {
+		return fmt.Errorf("copying %s/%s to bucket %s: the source or the destination changed since they were listed (%s): %w", srcBucket, srcKey, dstBucket, code, objectstore.ErrPreconditionFailed)
 	}
 	if errorCode(err) == "PreconditionFailed" {
 		return fmt.Errorf("copying %s/%s to bucket %s: the source was written again since it was listed: %w", srcBucket, srcKey, dstBucket, classify(err))

@@ -31,7 +31,21 @@ const (
 	maxParts            = 10000
 )
 
-var _ objectstore.StreamWriter = (*store)(nil)
+var (
+	_ objectstore.StreamWriter      = (*store)(nil)
+	_ objectstore.ConditionalWriter = (*store)(nil)
+	_ objectstore.StreamBuffer      = (*store)(nil)
+)
+
+// StreamBufferBytes implements objectstore.StreamBuffer: one buffer of the object up to the part
+// size, else streamPartsInFlight parts (64 MiB up to 156 GiB, more above: parts grow).
+func (s *store) StreamBufferBytes(size int64) int64 {
+	part := streamPart(size)
+	if size <= part {
+		return size
+	}
+	return streamPartsInFlight * part
+}
 
 // streamPart is the part size for an object of size bytes.
 func streamPart(size int64) int64 {
@@ -43,6 +57,21 @@ func streamPart(size int64) int64 {
 // aborted on any failure so that no part outlives it. Each part is a seekable buffer, so the SDK
 // signs and checksums it over plain http as over https.
 func (s *store) PutObjectStream(ctx context.Context, bucket, key string, r io.Reader, size int64) error {
+	return s.putObjectStream(ctx, bucket, key, r, size, nil)
+}
+
+// PutObjectStreamIf implements objectstore.ConditionalWriter with S3's conditional writes on the
+// request that stores the object (PutObject, or CompleteMultipartUpload after the parts):
+// If-None-Match: * where the key must be missing, If-Match with the listed ETag where it replaces
+// that version. S3 answers 412 PreconditionFailed (409 ConditionalRequestConflict for a
+// concurrent conditional write); MinIO answers If-Match on a missing key with NoSuchKey: each is
+// ErrPreconditionFailed, and a multipart upload is then aborted.
+func (s *store) PutObjectStreamIf(ctx context.Context, bucket, key string, r io.Reader, size int64, cond objectstore.Precondition) error {
+	return s.putObjectStream(ctx, bucket, key, r, size, &cond)
+}
+
+// putObjectStream is PutObjectStream, conditioned on cond where it is not nil.
+func (s *store) putObjectStream(ctx context.Context, bucket, key string, r io.Reader, size int64, cond *objectstore.Precondition) error {
 	if err := awsapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
@@ -58,7 +87,11 @@ func (s *store) PutObjectStream(ctx context.Context, bucket, key string, r io.Re
 		if err := atEnd(r, key, size); err != nil {
 			return err
 		}
-		return s.PutObject(ctx, bucket, key, data)
+		in := &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(data), ContentLength: aws.Int64(size)}
+		in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = s.sse.headers()
+		in.IfMatch, in.IfNoneMatch = conditionHeaders(cond)
+		_, err := s.client.PutObject(ctx, in)
+		return s.conditionalError(bucket, key, cond, err)
 	}
 	created := &s3.CreateMultipartUploadInput{Bucket: &bucket, Key: &key}
 	created.SSECustomerAlgorithm, created.SSECustomerKey, created.SSECustomerKeyMD5 = s.sse.headers()
@@ -73,8 +106,9 @@ func (s *store) PutObjectStream(ctx context.Context, bucket, key string, r io.Re
 	if err == nil {
 		done := &s3.CompleteMultipartUploadInput{Bucket: &bucket, Key: &key, UploadId: up.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}}
 		done.SSECustomerAlgorithm, done.SSECustomerKey, done.SSECustomerKeyMD5 = s.sse.headers()
+		done.IfMatch, done.IfNoneMatch = conditionHeaders(cond)
 		if _, cerr := s.client.CompleteMultipartUpload(ctx, done); cerr != nil {
-			err = s.bucketError(bucket, cerr)
+			err = s.conditionalError(bucket, key, cond, cerr)
 		}
 	}
 	if err != nil {
@@ -179,4 +213,31 @@ func atEnd(r io.Reader, key string, size int64) error {
 	default:
 		return fmt.Errorf("object %s: reading the stream's end: %w", key, err)
 	}
+}
+
+// conditionHeaders are S3's If-Match and If-None-Match for cond (none for nil).
+func conditionHeaders(cond *objectstore.Precondition) (ifMatch, ifNoneMatch *string) {
+	switch {
+	case cond == nil:
+		return nil, nil
+	case cond.Replaces == nil:
+		return nil, aws.String("*")
+	default:
+		return aws.String(cond.Replaces.ETag), nil
+	}
+}
+
+// conditionalError classifies the error of a request that stores an object under cond: a
+// precondition S3 or MinIO refused is ErrPreconditionFailed; anything else as bucketError.
+func (s *store) conditionalError(bucket, key string, cond *objectstore.Precondition, err error) error {
+	if err == nil {
+		return nil
+	}
+	if cond != nil {
+		switch code := errorCode(err); {
+		case code == "PreconditionFailed" || code == "ConditionalRequestConflict" || (code == "NoSuchKey" && cond.Replaces != nil):
+			return fmt.Errorf("writing %s to bucket %s: %s: %w", key, bucket, code, objectstore.ErrPreconditionFailed)
+		}
+	}
+	return s.bucketError(bucket, err)
 }

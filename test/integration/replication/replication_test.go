@@ -118,8 +118,8 @@ func TestCopyFromEveryStandInToAnotherMinIO(t *testing.T) {
 			prefix, _ := objectstore.EntryPrefix(entry)
 			for pass, want := range []int{len(snapshots), 0} {
 				res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: from}, replication.To{Store: dst, Bucket: to}, prefix, replication.Options{})
-				if err != nil || res.Copied != want || res.Plan.InSync != len(snapshots)-want || !res.Done() || res.Lag != 0 {
-					t.Fatalf("pass %d: %+v, %v; want %d copied, the rest in sync", pass+1, res, err, want)
+				if err != nil || res.Copied != want || res.Plan.InSync != len(snapshots)-want || !res.Done() || res.Lag != 0 || res.Unguarded != 0 {
+					t.Fatalf("pass %d: %+v, %v; want %d copied (each write conditional), the rest in sync", pass+1, res, err, want)
 				}
 			}
 			var keys []string
@@ -154,6 +154,7 @@ func TestCopyFromEveryStandInToAnotherMinIO(t *testing.T) {
 func destination(t *testing.T, ctx context.Context) interface {
 	objectstore.DataPlane
 	objectstore.StreamWriter
+	objectstore.ConditionalWriter
 } {
 	t.Helper()
 	creds := provider.Credentials{Data: second.SecretData(), Region: second.Region}
@@ -169,5 +170,7 @@ func destination(t *testing.T, ctx context.Context) interface {
 	return struct {
 		objectstore.DataPlane
 		objectstore.StreamWriter
-	}{d, w.(objectstore.StreamWriter)}
+		objectstore.ConditionalWriter
+		objectstore.StreamBuffer
+	}{d, w.(objectstore.StreamWriter), w.(objectstore.ConditionalWriter), w.(objectstore.StreamBuffer)}
 }
