@@ -55,6 +55,10 @@ type ObjectVersion struct {
 	// for certain; empty where it does not (S3's ETag is no MD5 for a multipart or an encrypted
 	// upload, so the aws listing leaves it empty).
 	ContentMD5 string
+	// ETag is the store's entity tag of this version where its listing states it (Azure's
+	// blobs); a server-side copy conditions on it (ServerSideCopier), so that a source written
+	// again after its listing, even within the same second, is not copied.
+	ETag string
 	// ExcludeMark is true when this version carries etcd-backup-restore's exclude mark
 	// (ExcludeMarkKey "true") and the store's listing tells it (GCS metadata, Azure blob index
 	// tags); a store whose listing does not tell reads it with SnapshotRule.MarkOf.
