@@ -135,6 +135,7 @@ func (s *store) ListObjects(ctx context.Context, bucket, prefix string, fn func(
 			o := objectstore.ObjectVersion{
 				Key: aws.ToString(v.Key), Version: aws.ToString(v.VersionId),
 				Size: aws.ToInt64(v.Size), Modified: modified, Noncurrent: !aws.ToBool(v.IsLatest),
+				ETag: aws.ToString(v.ETag),
 			}
 			if o.Version != "" && o.Version != nullVersion {
 				if lock == nil {
