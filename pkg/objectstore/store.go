@@ -173,8 +173,8 @@ type Writer interface {
 }
 
 // StreamWriter writes objects from a stream: what a copy between two stores needs of the
-// destination, since a snapshot may be larger than memory. Stores that have it: aws (S3 and
-// S3-compatible) and memstore.
+// destination, since a snapshot may be larger than memory. Every provider's store has it (each
+// in its store_stream.go), and memstore.
 type StreamWriter interface {
 	// PutObjectStream writes exactly size bytes read from r as key, replacing its current version
 	// (a new version where the bucket keeps versions). It holds no more than a bounded buffer of
@@ -185,7 +185,9 @@ type StreamWriter interface {
 }
 
 // ServerSideCopier copies objects inside one store: the bytes never pass through the caller.
-// Stores that have it: aws (S3 and S3-compatible, within one endpoint).
+// Every provider's data plane has it (each in its store_copy.go): aws within one endpoint, azure
+// within one cloud (across its accounts), gcp within one project's reach, openstack within one
+// Swift account (through the process above its max_file_size), local within one root.
 type ServerSideCopier interface {
 	// CopyObject copies the current version of src.Key in srcBucket, as a listing reported it
 	// (its Size and Modified), to dstKey in dstBucket of the same store (endpoint and account or
