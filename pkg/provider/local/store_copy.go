@@ -25,7 +25,11 @@ func (s *store) CopyObject(ctx context.Context, srcBucket string, src objectstor
 		return fmt.Errorf("copying %s/%s to bucket %s: %w", srcBucket, src.Key, dstBucket, err)
 	}
 	defer func() { _ = in.Close() }()
-	fi, err := in.(fs.File).Stat()
+	f, ok := in.(fs.File)
+	if !ok {
+		return fmt.Errorf("copying %s/%s: the opened source (%T) tells no size and time", srcBucket, src.Key, in)
+	}
+	fi, err := f.Stat()
 	if err != nil {
 		return classify(err)
 	}
