@@ -56,8 +56,10 @@ type ObjectVersion struct {
 	// upload, so the aws listing leaves it empty).
 	ContentMD5 string
 	// ETag is the store's entity tag of this version as its listing states it (S3: quoted, as
-	// listed; no MD5 for multipart or encrypted uploads), for a conditional write
-	// (Precondition.Replaces); empty where the listing does not state one.
+	// listed, no MD5 for multipart or encrypted uploads; Azure's blobs; Swift's hash), empty where
+	// the listing states none. A conditional write (Precondition.Replaces) and a server-side copy
+	// (ServerSideCopier) condition on it, so that an object written again after its listing, even
+	// within the same second, is neither overwritten nor copied.
 	ETag string
 	// ExcludeMark is true when this version carries etcd-backup-restore's exclude mark
 	// (ExcludeMarkKey "true") and the store's listing tells it (GCS metadata, Azure blob index
@@ -173,8 +175,8 @@ type Writer interface {
 }
 
 // StreamWriter writes objects from a stream: what a copy between two stores needs of the
-// destination, since a snapshot may be larger than memory. Stores that have it: aws (S3 and
-// S3-compatible) and memstore.
+// destination, since a snapshot may be larger than memory. Every provider's store has it (each
+// in its store_stream.go), and memstore.
 type StreamWriter interface {
 	// PutObjectStream writes exactly size bytes read from r as key, replacing its current version
 	// (a new version where the bucket keeps versions). It holds no more than a bounded buffer of
@@ -185,7 +187,9 @@ type StreamWriter interface {
 }
 
 // ServerSideCopier copies objects inside one store: the bytes never pass through the caller.
-// Stores that have it: aws (S3 and S3-compatible, within one endpoint).
+// Every provider's data plane has it (each in its store_copy.go): aws within one endpoint, azure
+// within one cloud (across its accounts), gcp within one project's reach, openstack within one
+// Swift account (through the process above its max_file_size), local within one root.
 type ServerSideCopier interface {
 	// CopyObject copies the version src of src.Key in srcBucket (src.Version where the store keeps
 	// versions, else its current version), as a listing reported it

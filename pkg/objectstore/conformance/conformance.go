@@ -98,6 +98,7 @@ func Run(t *testing.T, h Harness) {
 		{"EnsureBucketIsIdempotent", testEnsureBucketIdempotent},
 		{"ObjectsRoundTrip", testObjectsRoundTrip},
 		{"StreamWrite", testStreamWrite},
+		{"ServerSideCopy", testServerSideCopy},
 		{"ListObjectsHonoursPrefixExactly", testListPrefix},
 		{"DeleteObjectsChecksAndToleratesMissing", testDeleteObjects},
 		{"DeletePrefixRemovesExactlyItsPrefix", testDeletePrefix},

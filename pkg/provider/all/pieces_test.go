@@ -42,6 +42,8 @@ var pieces = []piece{
 	{"the docs page", "docs/%s.md", ""},
 	{"the README's link to the docs page", "README.md", "docs/%s.md"},
 	{"the conformance test", "pkg/provider/%s/conformance_test.go", "conformance.Run("},
+	{"the streamed write a copy between two stores writes with", "pkg/provider/%s/store_stream.go", "objectstore.StreamWriter = (*store)(nil)"},
+	{"the copy inside one store", "pkg/provider/%s/store_copy.go", "objectstore.ServerSideCopier = (*store)(nil)"},
 	{"the store's snapshot rule, as etcd-backup-restore lists it (restore drills)", "pkg/provider/%s/snapshotrule.go", "etcd-backup-restore"},
 	{"the controllers end to end on the store", "test/integration/%s/main_test.go", "framework.Start"},
 	{"the test stand-in (the demo, its tools, the consumer test)", "test/standin/%s/standin.go", "standin.Register(standin.StandIn{"},

@@ -34,8 +34,10 @@ var (
 // CopyObject implements objectstore.ServerSideCopier: one CopyObject up to 5 GiB, else a
 // multipart upload of UploadPartCopy ranges, one after the other (each part is a copy inside the
 // store, not a transfer through this process), aborted on any failure. Every request copies the
-// listed version (src.Version) where the bucket keeps versions, and is conditioned on the source
-// not being written after src.Modified (at a second's resolution, the header's).
+// listed version (src.Version) where the bucket keeps versions, and is conditioned on the
+// listed ETag (x-amz-copy-source-if-match), so that a source written again after its listing,
+// even within the same second, is not copied; a listing without an ETag conditions on the source
+// not being written after src.Modified instead (at a second's resolution, the header's).
 func (s *store) CopyObject(ctx context.Context, srcBucket string, src objectstore.ObjectVersion, dstBucket, dstKey string) error {
 	return s.copyObject(ctx, srcBucket, src, dstBucket, dstKey, nil)
 }
@@ -66,9 +68,16 @@ func (s *store) copyObject(ctx context.Context, srcBucket string, src objectstor
 		source += "?versionId=" + url.QueryEscape(src.Version)
 	}
 	// The header has whole seconds; the listing may not: the next whole second is after it.
-	unmodifiedSince := src.Modified.Truncate(time.Second).Add(time.Second)
+	// One condition, not both: S3 copies when If-Match holds whatever If-Unmodified-Since says.
+	var ifMatch *string
+	var unmodifiedSince *time.Time
+	if src.ETag != "" {
+		ifMatch = &src.ETag
+	} else {
+		unmodifiedSince = aws.Time(src.Modified.Truncate(time.Second).Add(time.Second))
+	}
 	if src.Size <= copySingleLimit && (cond == nil || !s.s3Compatible || src.Size == 0) {
-		in := &s3.CopyObjectInput{Bucket: &dstBucket, Key: &dstKey, CopySource: &source, CopySourceIfUnmodifiedSince: &unmodifiedSince}
+		in := &s3.CopyObjectInput{Bucket: &dstBucket, Key: &dstKey, CopySource: &source, CopySourceIfUnmodifiedSince: unmodifiedSince, CopySourceIfMatch: ifMatch}
 		in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = s.sse.headers()
 		in.CopySourceSSECustomerAlgorithm, in.CopySourceSSECustomerKey, in.CopySourceSSECustomerKeyMD5 = s.sse.headers()
 		in.IfMatch, in.IfNoneMatch = conditionHeaders(cond)
@@ -86,7 +95,8 @@ func (s *store) copyObject(ctx context.Context, srcBucket string, src objectstor
 	for number, offset := int32(1), int64(0); offset < src.Size && err == nil; number, offset = number+1, offset+part {
 		end := min(offset+part, src.Size) - 1
 		in := &s3.UploadPartCopyInput{Bucket: &dstBucket, Key: &dstKey, UploadId: up.UploadId, PartNumber: aws.Int32(number),
-			CopySource: &source, CopySourceRange: aws.String(fmt.Sprintf("bytes=%d-%d", offset, end)), CopySourceIfUnmodifiedSince: &unmodifiedSince}
+			CopySource: &source, CopySourceRange: aws.String(fmt.Sprintf("bytes=%d-%d", offset, end)), CopySourceIfUnmodifiedSince: unmodifiedSince,
+			CopySourceIfMatch: ifMatch}
 		in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = s.sse.headers()
 		in.CopySourceSSECustomerAlgorithm, in.CopySourceSSECustomerKey, in.CopySourceSSECustomerKeyMD5 = s.sse.headers()
 		var out *s3.UploadPartCopyOutput

@@ -148,6 +148,7 @@ func listed(it *container.BlobItem) objectstore.ObjectVersion {
 	if p := it.Properties; p != nil {
 		o.Size = deref(p.ContentLength)
 		o.Modified = deref(p.LastModified)
+		o.ETag = string(deref(p.ETag))
 		// Only a version-level policy is listed; a container's policy (time-based retention of
 		// the container) is not, and is left zero here.
 		o.RetainUntil = deref(p.ImmutabilityPolicyExpiresOn)

@@ -25,3 +25,11 @@ func IsServiceAccountKeyIssuer(iss objectstore.CredentialIssuer) bool {
 	_, ok := iss.(*iamIssuer)
 	return ok
 }
+
+// SetStreamChunkSize lowers the chunk of a streamed write for a test (a resumable upload of
+// several chunks of a small object) and returns what puts it back.
+func SetStreamChunkSize(n int) (restore func()) {
+	old := streamChunkSize
+	streamChunkSize = n
+	return func() { streamChunkSize = old }
+}

@@ -216,6 +216,17 @@ func (s *store) OpenObject(_ context.Context, bucket, key, version string) (io.R
 // PutObject implements objectstore.Writer: the key's directories are made as needed and the
 // file is written whole (a temporary file renamed into place).
 func (s *store) PutObject(_ context.Context, bucket, key string, data []byte) error {
+	return s.writeObject(bucket, key, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeObject makes key's directories as needed and writes the file with fill into a temporary
+// file beside it, renamed into place: a reader sees the old file or the whole new one, and a
+// failed write leaves neither a file nor the temporary one. A concurrent deletion that removes
+// an emptied parent before fill ran is retried; after, the write fails (fill's source is spent).
+func (s *store) writeObject(bucket, key string, fill func(io.Writer) error) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
@@ -225,7 +236,7 @@ func (s *store) PutObject(_ context.Context, bucket, key string, data []byte) er
 	}
 	defer func() { _ = r.Close() }()
 	var last error
-	for range 3 { // a concurrent deletion may remove an emptied parent between the two steps
+	for range 3 {
 		if _, err := parentsAreDirs(r, key); err != nil {
 			return err // checked before the directories are made: MkdirAll would follow a link inside the bucket
 		}
@@ -235,21 +246,23 @@ func (s *store) PutObject(_ context.Context, bucket, key string, data []byte) er
 				continue
 			}
 		}
-		if last = writeFile(r, key, data); last == nil || !errors.Is(last, fs.ErrNotExist) {
+		filled := false
+		last = writeFile(r, key, func(w io.Writer) error { filled = true; return fill(w) })
+		if last == nil || filled || !errors.Is(last, fs.ErrNotExist) {
 			break
 		}
 	}
 	return classify(last)
 }
 
-// writeFile writes data to a temporary file beside key and renames it to key.
-func writeFile(r *os.Root, key string, data []byte) error {
+// writeFile writes a temporary file beside key with fill and renames it to key.
+func writeFile(r *os.Root, key string, fill func(io.Writer) error) error {
 	tmp := path.Join(path.Dir(key), fmt.Sprintf(".%s.%d.writing", path.Base(key), rand.Int64()))
 	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	err = fill(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -140,6 +140,7 @@ func listed(o objects.Object) objectstore.ObjectVersion {
 		Version:      o.VersionID,
 		Size:         o.Bytes,
 		Modified:     o.LastModified,
+		ETag:         o.Hash,
 		Noncurrent:   o.VersionID != "" && (!o.IsLatest || deleteMarker),
 		DeleteMarker: o.VersionID != "" && deleteMarker,
 	}

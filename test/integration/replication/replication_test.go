@@ -6,7 +6,9 @@
 // (test/standin: MinIO, fake-gcs-server behind the GCS front, Azurite, Swift and Keystone, a
 // directory), read through that provider's DataPlane with the operator's credentials, to a
 // second MinIO server with credentials of its own, through the aws provider's streaming put:
-// one pair within a type (MinIO to MinIO) and one across types for every other provider.
+// one pair within a type (MinIO to MinIO) and one across types for every other provider. Within
+// every stand-in it also copies to another bucket of the same store, once server-side (the
+// provider's CopyObject) and once streamed (its PutObjectStream).
 package replication_test
 
 import (
@@ -109,44 +111,78 @@ func TestCopyFromEveryStandInToAnotherMinIO(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			source := replication.From{Store: src, Bucket: from}
 
 			to := "copy-of-" + si.Type
 			if _, err := second.S3Client().CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &to}); err != nil {
 				t.Fatal(err)
 			}
 			dst := destination(t, ctx)
-			prefix, _ := objectstore.EntryPrefix(entry)
-			for pass, want := range []int{len(snapshots), 0} {
-				res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: from}, replication.To{Store: dst, Bucket: to}, prefix, replication.Options{})
-				if err != nil || res.Copied != want || res.Plan.InSync != len(snapshots)-want || !res.Done() || res.Lag != 0 || res.Unguarded != 0 {
-					t.Fatalf("pass %d: %+v, %v; want %d copied (each write conditional), the rest in sync", pass+1, res, err, want)
+			checkCopy(t, ctx, source, replication.To{Store: dst, Bucket: to}, dst, snapshots, true)
+
+			// Within the stand-in's store: to another bucket, server-side and streamed.
+			copier, ok := src.(objectstore.ServerSideCopier)
+			if !ok {
+				t.Fatalf("the %s data plane (%T) has no CopyObject", si.Type, src)
+			}
+			within, ok := writer.(objectstore.StreamWriter)
+			if !ok {
+				t.Fatalf("the %s Writer (%T) has no PutObjectStream", si.Type, writer)
+			}
+			for _, c := range []struct {
+				bucket string
+				copier objectstore.ServerSideCopier
+			}{{"copy-server-side", copier}, {"copy-streamed", nil}} {
+				if err := mgmt.EnsureBucket(ctx, objectstore.Bucket{Name: c.bucket, Region: si.Region}); err != nil {
+					t.Fatal(err)
 				}
-			}
-			var keys []string
-			err = dst.ListObjects(ctx, to, "", func(page []objectstore.ObjectVersion) error {
-				for _, o := range page {
-					keys = append(keys, o.Key)
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := make([]string, 0, len(snapshots))
-			for k := range snapshots {
-				want = append(want, k)
-			}
-			slices.Sort(want)
-			slices.Sort(keys)
-			if !slices.Equal(keys, want) {
-				t.Errorf("the copy holds %v; want exactly the entry's snapshots %v", keys, want)
-			}
-			for k, v := range snapshots {
-				if got, err := objectstore.ReadObject(ctx, dst, to, k); err != nil || !bytes.Equal(got, v) {
-					t.Errorf("%s: the copy holds %d bytes (%v); want the source's %d", k, len(got), err, len(v))
-				}
+				store := struct {
+					objectstore.DataPlane
+					objectstore.StreamWriter
+				}{src, within}
+				t.Run(c.bucket, func(t *testing.T) {
+					checkCopy(t, ctx, source, replication.To{Store: store, Bucket: c.bucket, Copier: c.copier}, src, snapshots, false)
+				})
 			}
 		})
+	}
+}
+
+// checkCopy runs two passes of the copy from to to: the first copies every snapshot, the second
+// none; then to's bucket, read through dst, holds exactly the snapshots, byte for byte. guarded:
+// every write must have been conditional (a destination with conditional writes).
+func checkCopy(t *testing.T, ctx context.Context, from replication.From, to replication.To, dst objectstore.DataPlane, snapshots map[string][]byte, guarded bool) {
+	t.Helper()
+	prefix, _ := objectstore.EntryPrefix(entry)
+	for pass, want := range []int{len(snapshots), 0} {
+		res, err := replication.Copy(ctx, from, to, prefix, replication.Options{})
+		if err != nil || res.Copied != want || res.Plan.InSync != len(snapshots)-want || !res.Done() || res.Lag != 0 || (guarded && res.Unguarded != 0) {
+			t.Fatalf("pass %d: %+v, %v; want %d copied (conditionally: %v), the rest in sync", pass+1, res, err, want, guarded)
+		}
+	}
+	var keys []string
+	err := dst.ListObjects(ctx, to.Bucket, "", func(page []objectstore.ObjectVersion) error {
+		for _, o := range page {
+			keys = append(keys, o.Key)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]string, 0, len(snapshots))
+	for k := range snapshots {
+		want = append(want, k)
+	}
+	slices.Sort(want)
+	slices.Sort(keys)
+	if !slices.Equal(keys, want) {
+		t.Errorf("the copy holds %v; want exactly the entry's snapshots %v", keys, want)
+	}
+	for k, v := range snapshots {
+		if got, err := objectstore.ReadObject(ctx, dst, to.Bucket, k); err != nil || !bytes.Equal(got, v) {
+			t.Errorf("%s: the copy holds %d bytes (%v); want the source's %d", k, len(got), err, len(v))
+		}
 	}
 }
 

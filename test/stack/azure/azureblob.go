@@ -28,8 +28,9 @@ import (
 //   - Shared Key authorization, checked on every request and every Blob Batch sub-request
 //     (string-to-sign as documented; a wrong signature is 403 AuthenticationFailed);
 //   - containers: create, properties, set ACL, delete;
-//   - Put Blob (block blobs, single request), Put Block and Put Block List (of staged blocks
-//     only: what etcd-backup-restore's chunked uploads send), Get Blob, Snapshot Blob, Delete Blob with
+//   - Put Blob (block blobs, single request), Put Block (also from a URL: Put Block From URL,
+//     see blockFromURL) and Put Block List (of staged blocks only: what etcd-backup-restore's
+//     chunked uploads send), Get Blob, Snapshot Blob, Delete Blob with
 //     x-ms-delete-snapshots, versionid or snapshot, Set and Get Blob Tags with versionid or
 //     snapshot;
 //   - List Blobs with include=snapshots,versions,tags, prefix, maxresults (at most 5000, as
