@@ -43,7 +43,7 @@ const AnnotationEntryIssuers = "backup.extensions.gardener.cloud/entry-issuers"
 // principals of the issuers and places it names (JSON object issuer → list of places, the form
 // of AnnotationEntryIssuers) were removed by hand: places no sweep can reach (the operator's
 // credentials reach another one now, or build no such issuer) are dropped from the record, and a
-// hand-back waits for them no longer. The operator owns it; the extension only reads it.
+// hand-back or the bucket's deletion waits for them no longer. The operator owns it; the extension only reads it.
 const AnnotationEntryPrincipalsRemoved = "backup.extensions.gardener.cloud/entry-principals-removed"
 
 // ReasonEntryCredentialsNotSwept is the warning event of a sweep the store refused (no rights,
