@@ -43,7 +43,7 @@ const AnnotationEntryIssuers = "backup.extensions.gardener.cloud/entry-issuers"
 // principals of the issuers and places it names (JSON object issuer → list of places, the form
 // of AnnotationEntryIssuers) were removed by hand: places no sweep can reach (the operator's
 // credentials reach another one now, or build no such issuer) are dropped from the record, and a
-// hand-back waits for them no longer. The operator owns it; the extension only reads it.
+// hand-back or the bucket's deletion waits for them no longer. The operator owns it; the extension only reads it.
 const AnnotationEntryPrincipalsRemoved = "backup.extensions.gardener.cloud/entry-principals-removed"
 
 // ReasonEntryCredentialsNotSwept is the warning event of a sweep the store refused (no rights,
@@ -55,8 +55,10 @@ const ReasonEntryCredentialsNotSwept = "EntryCredentialsNotSwept"
 type entrySweepMode int
 
 const (
-	// sweepDeleted is the bucket's deletion: every principal goes (its entries are gone,
-	// refuseIfInUse), retiring and read-only ones too, for the bucket they reach is gone.
+	// sweepDeleted is the bucket's deletion (decideDeletionSweep): every principal goes (its
+	// entries are gone, refuseIfInUse), retiring and read-only ones too, for the bucket they
+	// reach is gone; a refusal is returned as *entrySweepRefusedError, for the deletion waits on
+	// it.
 	sweepDeleted entrySweepMode = iota
 	// sweepOrphans is a switch-off or an issuer no longer configured: only principals of
 	// entries that no longer exist go; a live entry revokes its own when reconciled, a retiring
@@ -269,26 +271,6 @@ func (a *actuator) reconcileEntryIssuers(ctx context.Context, log logr.Logger, b
 	return errors.Join(sweepErr, a.writeEntryIssuers(ctx, bb, record))
 }
 
-// sweepDeletedBucket sweeps every principal of the deleted bucket's entries, with the configured
-// entry issuer and every recorded one. A store that refuses (sweepEntryIssuer) does not block
-// the deletion: the bucket and every object its principals could reach are gone.
-func (a *actuator) sweepDeletedBucket(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config) error {
-	record, err := entryIssuersOf(bb)
-	if err != nil {
-		log.Info("The record of entry issuers is unreadable: only the configured one sweeps", "error", err.Error())
-		record = entryIssuers{}
-	}
-	if name := entryIssuerName(cfg); name != "" && len(record[name]) == 0 {
-		record.add(name, "") // where the operator's credentials reach now
-	}
-	for _, p := range record.places() {
-		if _, err := a.sweepEntryIssuer(ctx, log, bb, cfg, p.Issuer, p.Place, sweepDeleted, "Delete"); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // sweepEntryIssuer sweeps bucket bb's entry principals of issuer name issued in location ("":
 // wherever the operator's credentials reach now) in mode, keeping those of the BackupEntries on
 // the seed that name the bucket (eachEntryOf, as refuseIfInUse finds them). done is true when
@@ -296,29 +278,21 @@ func (a *actuator) sweepDeletedBucket(ctx context.Context, log logr.Logger, bb *
 // refuses (no rights, no admin API), credentials that build no such issuer or now reach another
 // place -- is reported by a warning event naming what is left and, by mode: a reconcile's sweep
 // is not done (the place stays on record, looked at again), a hand-back's returns
-// *entrySweepRefusedError (it waits, saying so), a deletion's is done (the bucket and every
-// object the principals could reach are gone; the event is what is left of them). Every other
-// error is returned and retried.
+// *entrySweepRefusedError (it waits, saying so), and so does a deletion's (decideDeletionSwept).
+// Every other error is returned and retried.
 func (a *actuator) sweepEntryIssuer(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, name, location string, mode entrySweepMode, action string) (done bool, err error) {
 	notSwept := func(why string, cause error) (bool, error) {
 		msg := fmt.Sprintf("The principals that entry issuer %s made for the entries of bucket %q (in %s, marked with the bucket's name) are not swept: %s", name, bb.Name, orAnywhere(location), why)
 		if cause != nil {
 			msg += ": " + cause.Error()
 		}
-		if mode != sweepDeleted {
-			msg += fmt.Sprintf(". Tried again on every look; once they are removed by hand, name them in annotation %s of the BackupBucket (%s)", AnnotationEntryPrincipalsRemoved, removedByHand(name, location))
-		} else {
-			msg += "; they stay until removed by hand"
-		}
+		msg += fmt.Sprintf(". Tried again on every look; once they are removed by hand, name them in annotation %s of the BackupBucket (%s)", AnnotationEntryPrincipalsRemoved, removedByHand(name, location))
 		log.Info("Entry principals not swept", "issuer", name, "place", location, "why", why)
 		a.recorder.Eventf(bb, nil, corev1.EventTypeWarning, ReasonEntryCredentialsNotSwept, action, "%s", msg)
-		switch mode {
-		case sweepHandBack:
-			return false, &entrySweepRefusedError{message: msg}
-		case sweepDeleted:
-			return true, nil
+		if mode == sweepOrphans {
+			return false, nil
 		}
-		return false, nil
+		return false, &entrySweepRefusedError{message: msg}
 	}
 	issuer, err := connect.NewEntryIssuer(ctx, a.reader, bb.Spec.SecretRef, bb.Spec.Region, cfg, name)
 	switch {

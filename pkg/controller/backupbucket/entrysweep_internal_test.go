@@ -317,6 +317,7 @@ func TestEntryCredentialSweepsOfTheBucket(t *testing.T) {
 		f.entry["X"].kept = 1 // a live entry's: the record of X stays
 		f.mustReconcile()
 		f.expectRecord(`{"X":["place-of-X"],"Y":["place-of-Y"]}`)
+		f.entry["X"].kept = 0 // the entries are gone: the deletion's sweep keeps nothing
 		if err := f.deleteEntriesAndBucket(); err != nil {
 			t.Fatal(err)
 		}
@@ -325,17 +326,28 @@ func TestEntryCredentialSweepsOfTheBucket(t *testing.T) {
 			t.Fatal("the bucket is still there")
 		}
 	})
-	t.Run("deleted, the store refuses: reported, the deletion goes on", func(t *testing.T) {
+	t.Run("deleted, the store refuses: reported, the deletion waits (the record stays) until the operator says they were removed by hand", func(t *testing.T) {
 		f := newSweepFixture(t)
 		f.switchTo("X")
 		f.entry["X"].err = fmt.Errorf("deleting IAM user u: %w", objectstore.ErrForbidden)
 		f.events()
-		if err := f.deleteEntriesAndBucket(); err != nil {
-			t.Fatalf("Delete = %v; want the deletion to go on", err)
+		err := f.deleteEntriesAndBucket()
+		// Before: the deletion went on and the principals were on no record any more.
+		expectCode(t, err, gardencorev1beta1.ErrorConfigurationProblem)
+		if !strings.Contains(err.Error(), "forbidden") || !strings.Contains(err.Error(), AnnotationEntryPrincipalsRemoved) {
+			t.Fatalf("Delete = %v; want the refusal named, and how to say they were removed by hand", err)
 		}
 		if got := f.notSwept(); len(got) != 1 || !strings.Contains(got[0], "removed by hand") {
 			t.Fatalf("events %q; want one EntryCredentialsNotSwept", got)
 		}
+		if err := f.mem.Probe(f.ctx, genBucket); err != nil {
+			t.Fatalf("the bucket is gone before its principals: %v", err)
+		}
+		f.removedByHand(`{"X":[""]}`)
+		if err := f.deleteEntriesAndBucket(); err != nil {
+			t.Fatalf("Delete = %v after the operator's word; want the deletion to go on", err)
+		}
+		f.expectCalls()
 		if err := f.mem.Probe(f.ctx, genBucket); err == nil {
 			t.Fatal("the bucket is still there")
 		}

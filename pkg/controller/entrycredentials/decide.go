@@ -9,7 +9,7 @@
 // gardener's write (ask, revoke first, issue, publish: Data); after the write DecideSettle plans
 // the steps that record, revoke, end, retire and set the condition, and Settle carries them out
 // in order. MigrationRetiree and DecideMigrate are a Migrate's decisions, KeptForDeletion and
-// DeletionRevocations a deletion's, Due the rotation scheduler's. The record itself is package
+// DecideDeletion (DeletionRevocations) a deletion's, Due the rotation scheduler's. The record itself is package
 // entryrecord's.
 package entrycredentials
 

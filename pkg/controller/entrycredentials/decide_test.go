@@ -59,7 +59,7 @@ func holding(settings *credentials.EntrySettings, id string, r *entryrecord.Reco
 func with(o Observed, change func(*Observed)) Observed { change(&o); return o }
 
 // row is one state or transition of the entry credential's decisions: got is what a decision
-// (Decide, DecideRefusal, DecideSettle, MigrationRetiree, DeletionRevocations, Due) returned.
+// (Decide, DecideRefusal, DecideSettle, MigrationRetiree, DecideDeletion, DeletionRevocations, Due) returned.
 type row struct {
 	name      string
 	got, want any
@@ -385,6 +385,14 @@ func TestDecide(t *testing.T) {
 			want: []entryrecord.Credential{{Issuer: "X", IssuedIn: "p1", Access: rw}, {Issuer: "Y", Access: rw}}},
 		{name: "entry deletion, switched off: the recorded ones only",
 			got: DeletionRevocations([]entryrecord.Credential{*k1}, nil, rw), want: []entryrecord.Credential{{Issuer: "X", IssuedIn: "p1", Access: rw}}},
+		{name: "entry deletion: the kept records and the configured issuer's revoked",
+			got:  DecideDeletion(DeletionObserved{Kept: []entryrecord.Credential{*k1}, Settings: &credentials.EntrySettings{Issuer: "Y"}, Access: rw}),
+			want: DeletionPlan{Revoke: []entryrecord.Credential{{Issuer: "X", IssuedIn: "p1", Access: rw}, {Issuer: "Y", Access: rw}}}},
+		{name: "entry deletion, the settings unreadable: waits (not knowing the configured issuer is not knowing whether it holds one)",
+			got:  DecideDeletion(DeletionObserved{Kept: []entryrecord.Credential{*k1}, SettingsErr: errInvalid, Access: rw}),
+			want: DeletionPlan{Err: fmt.Errorf("the deleted entry's credentials of the configured issuer: %w", errInvalid)}},
+		{name: "entry deletion of a garden's entry: nothing revoked (it keeps its bucket's credential), whatever the settings say",
+			got: DecideDeletion(DeletionObserved{Garden: true, Settings: on, SettingsErr: errInvalid, Access: rw}), want: DeletionPlan{}},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {

@@ -13,8 +13,10 @@ import (
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // KeptForDeletion is what a deleted entry keeps on itself before the generic actuator deletes
@@ -59,19 +61,52 @@ func (c *Credentials) keepEntryRecordForDeletion(ctx context.Context, be *extens
 	return nil
 }
 
+// DeletionObserved is what a deleted entry's revocation reads once its objects are gone.
+type DeletionObserved struct {
+	// Garden: a garden's entry (entryinfo.IsGardenEntry), which keeps its bucket's credential
+	// and never gets one of its own (BucketWideBecause).
+	Garden bool
+	// Kept is what the entry kept for its deletion (KeptForDeletion).
+	Kept []entryrecord.Credential
+	// Settings are the entry's credential settings (nil: off); SettingsErr is why they could
+	// not be read.
+	Settings    *credentials.EntrySettings
+	SettingsErr error
+	// Access is the entry's access (read-only for a source- entry).
+	Access objectstore.EntryAccess
+}
+
+// DeletionPlan is what a deleted entry revokes (Revoke, in order), or why its deletion waits
+// (Err, retried).
+type DeletionPlan struct {
+	Revoke []entryrecord.Credential
+	Err    error
+}
+
+// DecideDeletion decides a deleted entry's revocations: a garden's entry revokes nothing (it
+// has no credential of its own, whatever the settings say); unreadable settings make the
+// deletion wait, for not knowing the configured issuer is not knowing whether it holds a
+// credential of the entry (the entry is not released with one left); else DeletionRevocations.
+func DecideDeletion(o DeletionObserved) DeletionPlan {
+	switch {
+	case o.Garden:
+		return DeletionPlan{}
+	case o.SettingsErr != nil:
+		return DeletionPlan{Err: fmt.Errorf("the deleted entry's credentials of the configured issuer: %w", o.SettingsErr)}
+	}
+	return DeletionPlan{Revoke: DeletionRevocations(o.Kept, o.Settings, o.Access)}
+}
+
 // revokeDeletedEntryCredentials revokes every credential of a deleted entry, once its objects
-// are gone: with the recorded issuers, and with the configured one.
+// are gone, as DecideDeletion says: with the recorded issuers, and with the configured one.
 func (c *Credentials) revokeDeletedEntryCredentials(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	if entryinfo.IsGardenEntry(be) {
-		return nil
-	}
 	settings, _, err := c.EntrySettings(be)
-	if err != nil {
-		// Not knowing the configured issuer is not knowing whether it holds a credential of the
-		// entry: the deletion waits for the settings rather than release the entry with one left.
-		return fmt.Errorf("the deleted entry's credentials of the configured issuer: %w", err)
+	plan := DecideDeletion(DeletionObserved{Garden: entryinfo.IsGardenEntry(be), Kept: entryrecord.ReadKept(be.Annotations).ForDeletion,
+		Settings: settings, SettingsErr: err, Access: accessOf(be)})
+	if plan.Err != nil {
+		return plan.Err
 	}
-	for _, r := range DeletionRevocations(entryrecord.ReadKept(be.Annotations).ForDeletion, settings, accessOf(be)) {
+	for _, r := range plan.Revoke {
 		if err := c.revokeEntryCredentials(ctx, be, r, nil); err != nil {
 			return fmt.Errorf("revoking the deleted entry's credentials of issuer %s: %w", r.Issuer, err)
 		}

@@ -1,0 +1,112 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package backupbucket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-logr/logr"
+
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+// The bucket's deletion sweeps its entries' principals as a pure decision: decideDeletionSweep
+// says where to sweep, sweepDeletedBucket sweeps there, decideDeletionSwept says whether the
+// deletion goes on. The record of entry issuers lives on the BackupBucket, so it is never
+// dropped while a place it names may still hold a principal of the bucket.
+
+// deletionSweepObserved is what the bucket's deletion reads before it sweeps.
+type deletionSweepObserved struct {
+	// record is the bucket's record of entry issuers and places (AnnotationEntryIssuers);
+	// removed the places the operator says were removed by hand
+	// (AnnotationEntryPrincipalsRemoved); unreadable says why either is not a record.
+	record, removed entryIssuers
+	unreadable      error
+	// configured is the entry issuer the configuration names ("" off).
+	configured string
+}
+
+// decideDeletionSweep is where the deletion sweeps: every place of every recorded issuer
+// (issue 44 finding 8: an issuer's every place, not only its first), less those the operator
+// removed by hand, and the configured issuer wherever the operator's credentials reach ("")
+// when no place of it is on record. An unreadable record is an error naming the annotation:
+// the deletion waits rather than forget where principals live.
+func decideDeletionSweep(o deletionSweepObserved) ([]entryinfo.IssuerPlace, error) {
+	if o.unreadable != nil {
+		return nil, fmt.Errorf("the bucket's entry principals are not swept, and the bucket is not deleted: %w", o.unreadable)
+	}
+	record := entryIssuers{}
+	for _, p := range o.record.places() {
+		if !o.removed.has(p.Issuer, p.Place) {
+			record.add(p.Issuer, p.Place)
+		}
+	}
+	if o.configured != "" && len(o.record[o.configured]) == 0 && !o.removed.has(o.configured, "") {
+		record.add(o.configured, "")
+	}
+	return record.places(), nil
+}
+
+// entryPrincipalsLeftError is a deletion that waits for entry principals its sweeps left: each
+// of left says which and why (a store's refusal, credentials that reach another place now, an
+// entry that names the bucket now). It matches objectstore.ErrInvalidConfig
+// (ERR_CONFIGURATION_PROBLEM): the operator grants the rights, or removes them by hand and says
+// so in AnnotationEntryPrincipalsRemoved.
+type entryPrincipalsLeftError struct {
+	bucket string
+	left   []string
+}
+
+func (e *entryPrincipalsLeftError) Error() string {
+	return fmt.Sprintf("BackupBucket %q is not deleted while entry principals of it may be left: %s", e.bucket, strings.Join(e.left, "; "))
+}
+
+// Is makes errors.Is(err, objectstore.ErrInvalidConfig) true.
+func (e *entryPrincipalsLeftError) Is(target error) bool {
+	return target == objectstore.ErrInvalidConfig
+}
+
+// decideDeletionSwept says whether the deletion goes on after its sweeps: only when none left
+// anything (left: what each that did says); else it waits, naming them all.
+func decideDeletionSwept(bucket string, left []string) error {
+	if len(left) == 0 {
+		return nil
+	}
+	return &entryPrincipalsLeftError{bucket: bucket, left: left}
+}
+
+// sweepDeletedBucket sweeps every principal of the deleted bucket's entries where
+// decideDeletionSweep says, then decides with decideDeletionSwept. A transient error is
+// returned at once (retried).
+func (a *actuator) sweepDeletedBucket(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config) error {
+	record, recordErr := entryIssuersOf(bb)
+	removed, removedErr := decodeEntryIssuers(bb, AnnotationEntryPrincipalsRemoved)
+	places, err := decideDeletionSweep(deletionSweepObserved{record: record, removed: removed,
+		unreadable: errors.Join(recordErr, removedErr), configured: entryIssuerName(cfg)})
+	if err != nil {
+		return err
+	}
+	var left []string
+	for _, p := range places {
+		done, err := a.sweepEntryIssuer(ctx, log, bb, cfg, p.Issuer, p.Place, sweepDeleted, "Delete")
+		var refused *entrySweepRefusedError
+		switch {
+		case errors.As(err, &refused):
+			left = append(left, refused.message)
+		case err != nil:
+			return err
+		case !done:
+			left = append(left, fmt.Sprintf("entry issuer %s kept principals in %s of BackupEntries that name the bucket now", p.Issuer, orAnywhere(p.Place)))
+		}
+	}
+	return decideDeletionSwept(bb.Name, left)
+}
