@@ -17,7 +17,6 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
@@ -39,37 +38,6 @@ const (
 	ReasonCopyCredentialsErr = "CopyCredentialsMissing"
 )
 
-// CopyPlace is where a bucket's copy lives: the copy bucket, its region and its credentials
-// secret (ref-<credentialsRef> in the seed's garden namespace), and its decoded providerConfig.
-type CopyPlace struct {
-	Settings *copystore.Settings
-	Bucket   string
-	Region   string
-	Secret   corev1.SecretReference
-	Config   provider.Config
-}
-
-// CopyPlaceOf is the copy that cfg (a bucket's or an entry's config, merged with the seed
-// configuration) declares for the primary bucket, or nil when it declares none. The copy's own
-// providerConfig is decoded by p alone (provider.Unseeded); it was validated with cfg.
-func CopyPlaceOf(p provider.Provider, cfg provider.Config, primary string) (*CopyPlace, error) {
-	s := cfg.CopySettings()
-	if s == nil {
-		return nil, nil
-	}
-	copyCfg, err := provider.Unseeded(p).Decode(s.RawProviderConfig())
-	if err != nil {
-		return nil, fmt.Errorf("copy.providerConfig: %w", err)
-	}
-	return &CopyPlace{
-		Settings: s,
-		Bucket:   s.Bucket(primary),
-		Region:   s.Region,
-		Secret:   corev1.SecretReference{Namespace: copystore.CredentialsNamespace, Name: s.CredentialsSecret()},
-		Config:   copyCfg,
-	}, nil
-}
-
 // reconcileCopy converges the copy bucket the config declares with the same provider's
 // management plane (EnsureBucket with copy.providerConfig: hardening, immutability and this
 // extension's mark, as the primary) and the copy's credentials, and says in CopyBucketReady
@@ -79,7 +47,7 @@ func CopyPlaceOf(p provider.Provider, cfg provider.Config, primary string) (*Cop
 // says what it means for that entry. With no copy declared, the condition is removed and the copy
 // bucket left as it is (the copy is the disaster copy: never deleted because a field went away).
 func (a *actuator) reconcileCopy(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config) error {
-	place, err := CopyPlaceOf(a.provider, cfg, bb.Name)
+	place, err := connect.CopyPlaceOf(a.provider, cfg, bb.Name)
 	if err != nil {
 		return err // validated with the bucket's config: a programming error if it happens
 	}
@@ -89,7 +57,7 @@ func (a *actuator) reconcileCopy(ctx context.Context, log logr.Logger, bb *exten
 	status, reason, msg := gardencorev1beta1.ConditionTrue, ReasonCopyBucketReady, fmt.Sprintf("The copy bucket %q%s is converged.", place.Bucket, inRegion(place.Region))
 	if err := a.ensureCopyBucket(ctx, place); err != nil {
 		status, reason, msg = gardencorev1beta1.ConditionFalse, ReasonCopyBucketFailed, fmt.Sprintf("The copy bucket %q%s is not converged: %v%s", place.Bucket, inRegion(place.Region), err, codesNote(err))
-		if errors.Is(err, objectstore.ErrNotFound) || errors.Is(err, errSecretMissing) {
+		if errors.Is(err, connect.ErrCopySecretMissing) {
 			reason = ReasonCopyCredentialsErr
 		}
 		log.Info("Copy bucket is not converged", "bucket", place.Bucket, "error", err.Error())
@@ -100,15 +68,9 @@ func (a *actuator) reconcileCopy(ctx context.Context, log logr.Logger, bb *exten
 	return a.setCopyCondition(ctx, bb, &gardencorev1beta1.Condition{Status: status, Reason: reason, Message: msg})
 }
 
-// errSecretMissing marks a copy credentials secret that is not (yet) in the seed.
-var errSecretMissing = errors.New("the copy's credentials secret is missing")
-
-func (a *actuator) ensureCopyBucket(ctx context.Context, place *CopyPlace) error {
-	mgmt, err := connect.NewManagement(ctx, a.reader, place.Secret, place.Region, place.Config)
+func (a *actuator) ensureCopyBucket(ctx context.Context, place *connect.CopyPlace) error {
+	mgmt, err := place.NewManagement(ctx, a.reader)
 	if err != nil {
-		if errors.Is(err, objectstore.ErrNotFound) {
-			return fmt.Errorf("%w: %w (list the Secret %q in the Seed's spec.resources; gardenlet copies it as %s/%s)", errSecretMissing, err, place.Settings.CredentialsRef, place.Secret.Namespace, place.Secret.Name)
-		}
 		return err
 	}
 	return mgmt.EnsureBucket(objectstore.WithOperation(ctx, objectstore.OpEnsureBucket), objectstore.Bucket{Name: place.Bucket, Region: place.Region})
@@ -145,7 +107,7 @@ func (a *actuator) setCopyCondition(ctx context.Context, bb *extensionsv1alpha1.
 // Nothing about the copy stops the primary's deletion: the copy is there for when the primary is
 // gone.
 func (a *actuator) deleteCopy(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config) {
-	place, err := CopyPlaceOf(a.provider, cfg, bb.Name)
+	place, err := connect.CopyPlaceOf(a.provider, cfg, bb.Name)
 	if err != nil || place == nil {
 		return
 	}
@@ -154,12 +116,12 @@ func (a *actuator) deleteCopy(ctx context.Context, log logr.Logger, bb *extensio
 		log.Info("Copy bucket is kept", "bucket", place.Bucket, "why", why)
 		a.recorder.Eventf(bb, nil, corev1.EventTypeWarning, ReasonCopyBucketKept, "Delete", "%s", extstatus.EventNote(msg))
 	}
-	data, err := connect.NewDataPlane(ctx, a.reader, provider.Unseeded(a.provider), place.Secret, place.Region)
+	data, err := place.NewDataPlane(ctx, a.reader, a.provider)
 	if err != nil {
 		keep(fmt.Sprintf("its credentials cannot be read (%v), so whether it is empty is unknown", err))
 		return
 	}
-	mgmt, err := connect.NewManagement(ctx, a.reader, place.Secret, place.Region, place.Config)
+	mgmt, err := place.NewManagement(ctx, a.reader)
 	if err != nil {
 		keep(fmt.Sprintf("its credentials cannot be read (%v)", err))
 		return
