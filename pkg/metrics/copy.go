@@ -18,6 +18,12 @@ var (
 		"Age of the oldest snapshot of a BackupEntry that its copy bucket lacks (not copied, or held differently), after the last pass that listed both stores; 0 when caught up; absent while unknown.",
 		"entry", "bucket", "copy_bucket")
 
+	// EntryCopyRPO is the lag an entry's BackupsCopied tolerates (copy.rpo), beside the lag for
+	// the alert BackupCopyLagging.
+	EntryCopyRPO = newGauge("entry_copy_rpo_seconds",
+		"The lag a BackupEntry's copy may have before BackupsCopied turns False (copy.rpo of the seed configuration).",
+		"entry")
+
 	// EntryCopyBytes counts the bytes copied into an entry's copy bucket.
 	EntryCopyBytes = newCounter("entry_copy_bytes_total",
 		"Bytes of snapshots copied into a BackupEntry's copy bucket.", "entry")
@@ -34,12 +40,13 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(EntryCopyLag, EntryCopyBytes, EntryCopyObjects, EntryCopyFailures)
+	ctrlmetrics.Registry.MustRegister(EntryCopyLag, EntryCopyRPO, EntryCopyBytes, EntryCopyObjects, EntryCopyFailures)
 }
 
 // ForgetEntryCopy removes an entry's copy series.
 func ForgetEntryCopy(name string) {
 	EntryCopyLag.DeletePartialMatch(prometheus.Labels{"entry": name})
+	EntryCopyRPO.DeleteLabelValues(name)
 	EntryCopyBytes.DeleteLabelValues(name)
 	EntryCopyObjects.DeleteLabelValues(name)
 	EntryCopyFailures.DeletePartialMatch(prometheus.Labels{"entry": name})

@@ -104,6 +104,7 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 	o := c.pass(ctx, be, place)
 	v := decide(o, place.Settings.RPOOrDefault(), be.Spec.BucketName, place.Bucket, c.Now())
 	observe(be, place.Bucket, o, v)
+	metrics.EntryCopyRPO.WithLabelValues(be.Name).Set(place.Settings.RPOOrDefault().Seconds())
 	if err := c.publish(ctx, be, &v); err != nil {
 		return reconcile.Result{}, err
 	}
