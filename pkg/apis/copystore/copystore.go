@@ -124,10 +124,9 @@ func (s *Settings) Validate(path *field.Path, primaryType string, decodeConfig f
 		errs = append(errs, field.Invalid(path.Child("type"), s.Type, "only the primary's type "+primaryType+
 			" is supported: a copy to another store type needs both types in one binary, which is not built yet"))
 	}
-	switch {
-	case s.CredentialsRef == "":
+	if s.CredentialsRef == "" {
 		errs = append(errs, field.Required(path.Child("credentialsRef"), "the name of a Secret listed in the Seed's spec.resources (gardenlet copies it into the seed's garden namespace as ref-<name>)"))
-	default:
+	} else {
 		for _, msg := range validation.IsDNS1123Subdomain(s.CredentialsSecret()) {
 			errs = append(errs, field.Invalid(path.Child("credentialsRef"), s.CredentialsRef, msg))
 		}

@@ -28,7 +28,7 @@ func TestCopyValidation(t *testing.T) {
 	cases := []struct {
 		name    string
 		copy    string
-		wantErr []string // substrings; empty: valid
+		wantErr []string // substrings of the error (none: the config is valid)
 		check   func(*testing.T, *copystore.Settings)
 	}{
 		{name: "the least: credentials, defaults for the rest", copy: "  credentialsRef: backup-copy\n", check: func(t *testing.T, s *copystore.Settings) {

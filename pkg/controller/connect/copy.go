@@ -67,10 +67,10 @@ var ErrCopySecretMissing = errors.New("the copy's credentials secret is missing"
 
 // copyCredentialsError names, for a copy's missing credentials secret, the Seed's field that
 // brings it (ErrCopySecretMissing); other errors are returned as they are.
-func (place *CopyPlace) credentialsError(err error) error {
+func (c *CopyPlace) credentialsError(err error) error {
 	if err == nil || !errors.As(err, new(*secrets.MissingError)) {
 		return err
 	}
 	return fmt.Errorf("%w: %s/%s does not exist: list the Secret %q in the Seed's spec.resources (gardenlet copies it into the seed as %s) (%w)",
-		ErrCopySecretMissing, place.Secret.Namespace, place.Secret.Name, place.Settings.CredentialsRef, place.Secret.Name, objectstore.ErrInvalidConfig)
+		ErrCopySecretMissing, c.Secret.Namespace, c.Secret.Name, c.Settings.CredentialsRef, c.Secret.Name, objectstore.ErrInvalidConfig)
 }
