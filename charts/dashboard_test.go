@@ -51,6 +51,7 @@ var queryUnits = []struct {
 	{regexp.MustCompile(`rate\(gardener_backup_\w*bytes\w*_total\b`), "Bps"},                                        // bytes per second
 	{regexp.MustCompile(`^histogram_quantile\(0\.\d+, .*_seconds_bucket\b`), "s"},                                   // a duration
 	{regexp.MustCompile(`time\(\) - .*\w+_timestamp_seconds\b`), "s"},                                               // an age
+	{regexp.MustCompile(`^topk\(\d+, max by \([^)]*\) \(gardener_backup_entry_copy_lag_seconds\{`), "s"},            // the copy's lag, an age
 	{regexp.MustCompile(`^sum(?: by \([^)]*\))? ?\(rate\(gardener_backup_cloud_requests_total\b`), "reqps"},         // requests per second
 	{regexp.MustCompile(`^sum(?: by \([^)]*\))? ?\(rate\(`), "ops"},                                                 // events per second
 	{regexp.MustCompile(`^(count|sum)(?: by \([^)]*\))? ?\(`), "short"},                                             // a count

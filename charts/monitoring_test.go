@@ -65,6 +65,7 @@ func knownMetrics() map[string]bool {
 		metrics.LatestSnapshot, metrics.EntryObjects, metrics.EntryBytes, metrics.BackupsFresh, metrics.InventoryDuration, metrics.InventoryPages,
 		metrics.Restorable, metrics.DrillTime, metrics.DrillRevision, metrics.DrillBytes, metrics.DrillDuration, metrics.DrillBytesTotal,
 		metrics.EntryIsolation, metrics.EntryCredentialsHeadroom, metrics.EntryCredentialsHeadroomUnreadable, metrics.EntryCredentialsLimit,
+		metrics.EntryCopyLag, metrics.EntryCopyRPO, metrics.EntryCopyBytes, metrics.EntryCopyObjects, metrics.EntryCopyFailures,
 	} {
 		c.Describe(ch)
 	}
@@ -257,7 +258,7 @@ const defaultRunbook = "https://github.com/gardener-extension-backup/gardener-ex
 
 // alertNames are the chart's alerts; docs/runbook.md has a section of each name.
 var alertNames = []string{
-	"BackupBucketUnavailable", "BackupEntryDeletionStuck", "BackupNotRestorable", "BackupReconcileFailing",
+	"BackupBucketUnavailable", "BackupCopyLagging", "BackupEntryDeletionStuck", "BackupNotRestorable", "BackupReconcileFailing",
 	"BackupsStale", "CloudThrottlingSustained", "EntryCredentialsHeadroomLow", "EntryCredentialsHeadroomUnreadable",
 }
 

@@ -54,6 +54,9 @@ type backup struct {
 	// extension (type backup-<provider>, not of the seed's backup provider), by field path, with
 	// their provider type: each is checked on its own.
 	seedConfigs []seedConfig
+	// resources are the Secrets a Seed's spec.resources lists (nil for a BackupBucket): a copy's
+	// credentialsRef must name one of them.
+	resources map[string]bool
 	// bucket is the bucket's name where the object names it (a BackupBucket's name is its
 	// bucket's; a Seed's bucket is named after its UID, which is not known before it exists).
 	bucket string
@@ -74,7 +77,12 @@ func backupOf(kind string, raw []byte) (b backup, ok bool, err error) {
 		if err := json.Unmarshal(raw, seed); err != nil {
 			return backup{}, false, err
 		}
-		b := backup{path: "spec.backup.providerConfig"}
+		b := backup{path: "spec.backup.providerConfig", resources: map[string]bool{}}
+		for _, r := range seed.Spec.Resources {
+			if r.ResourceRef.Kind == "Secret" && r.ResourceRef.APIVersion == "v1" {
+				b.resources[r.ResourceRef.Name] = true
+			}
+		}
 		if seed.Spec.Backup != nil {
 			b.typ, b.config = seed.Spec.Backup.Provider, rawOf(seed.Spec.Backup.ProviderConfig)
 		}
@@ -124,6 +132,9 @@ func (v Validator) Handle(_ context.Context, req admission.Request) admission.Re
 			if _, err := decode.WithSeedConfig(p.DecodeBucketConfig, nil, sc.raw, sc.at, sc.typ, p.IncumbentFields()); err != nil {
 				return admission.Denied(err.Error())
 			}
+			if msg := copyCredentialsListed(sc.raw, sc.at, b.resources); msg != "" {
+				return admission.Denied(msg)
+			}
 		}
 	}
 	p, known := v.APIs[b.typ]
@@ -141,6 +152,9 @@ func (v Validator) Handle(_ context.Context, req admission.Request) admission.Re
 	if _, err := decode.WithSeedConfig(p.DecodeBucketConfig, b.config, b.seedConfig, b.seedConfigAt, b.typ, p.IncumbentFields()); err != nil {
 		// The provider's errors name the field from "providerConfig" on.
 		return admission.Denied(decode.Under(err, strings.TrimSuffix(b.path, ".providerConfig")).Error())
+	}
+	if msg := copyCredentialsListed(b.seedConfig, b.seedConfigAt, b.resources); msg != "" {
+		return admission.Denied(msg)
 	}
 	if req.Operation == admissionv1.Update {
 		old, oldOK, err := backupOf(req.Kind.Kind, req.OldObject.Raw)
@@ -191,4 +205,23 @@ func weakened(old, updated immutability, path string) string {
 		return fmt.Sprintf("%s.retentionPeriod: Forbidden: a locked immutability policy can only be extended, not shortened from %s to %s", path, old.period, updated.period)
 	}
 	return ""
+}
+
+// copyCredentialsListed explains why a seed configuration's copy.credentialsRef is refused ("" if
+// it is not): on a Seed (resources not nil) it must name a Secret of the Seed's spec.resources,
+// which gardenlet alone copies into the seed. The configuration has been decoded before.
+func copyCredentialsListed(seedConfig []byte, at string, resources map[string]bool) string {
+	if resources == nil || len(seedConfig) == 0 {
+		return ""
+	}
+	var cfg struct {
+		Copy *struct {
+			CredentialsRef string `json:"credentialsRef"`
+		} `json:"copy"`
+	}
+	if json.Unmarshal(seedConfig, &cfg) != nil || cfg.Copy == nil || resources[cfg.Copy.CredentialsRef] {
+		return ""
+	}
+	return fmt.Sprintf("%s.copy.credentialsRef: Invalid value: %q: the Seed's spec.resources must list this Secret (kind Secret, apiVersion v1, resourceRef.name %q): gardenlet copies only those into the seed, as ref-<name>",
+		at, cfg.Copy.CredentialsRef, cfg.Copy.CredentialsRef)
 }

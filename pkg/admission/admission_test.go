@@ -376,3 +376,43 @@ func TestSeedExtensionIsValidated(t *testing.T) {
 		})
 	}
 }
+
+// TestSeedCopyIsValidated: a seed configuration's `copy:` is decoded as the controllers do (only
+// the primary's type), and its credentialsRef must be a Secret the Seed's spec.resources lists.
+func TestSeedCopyIsValidated(t *testing.T) {
+	const ours = `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","copy":`
+	cases := []struct {
+		name, copy string
+		listed     bool
+		wantDenied string // "": allowed
+	}{
+		{"listed", `{"credentialsRef":"backup-copy"}`, true, ""},
+		{"not listed", `{"credentialsRef":"backup-copy"}`, false, `spec.extensions[0].providerConfig.copy.credentialsRef: Invalid value: "backup-copy": the Seed's spec.resources must list this Secret`},
+		{"another type", `{"type":"gcp","credentialsRef":"backup-copy"}`, true, `spec.extensions[0].providerConfig.copy.type: Invalid value: "gcp"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			seed := object("Seed", "aws", "")
+			pc := map[string]any{}
+			if err := json.Unmarshal([]byte(ours+c.copy+"}"), &pc); err != nil {
+				t.Fatal(err)
+			}
+			if err := unstructured.SetNestedSlice(seed.Object, []any{map[string]any{"type": "backup-aws", "providerConfig": pc}}, "spec", "extensions"); err != nil {
+				t.Fatal(err)
+			}
+			if c.listed {
+				res := []any{map[string]any{"name": "copy", "resourceRef": map[string]any{"kind": "Secret", "apiVersion": "v1", "name": "backup-copy"}}}
+				if err := unstructured.SetNestedSlice(seed.Object, res, "spec", "resources"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := k8s.Create(context.Background(), seed)
+			switch {
+			case c.wantDenied == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.wantDenied != "" && (err == nil || !strings.Contains(err.Error(), c.wantDenied)):
+				t.Fatalf("got %v; want a refusal naming %s", err, c.wantDenied)
+			}
+		})
+	}
+}

@@ -33,6 +33,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycopy"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
@@ -124,7 +125,8 @@ func NewCommand(p provider.Provider) *cobra.Command {
 		probeOpts     = backupbucket.DefaultProbeOptions()
 		inventoryOpts = entryinventory.DefaultOptions()
 		drillOpts     = restoredrill.DefaultOptions()
-		aggOpts       = extensionscmdcontroller.NewOptionAggregator(&probeOpts, &inventoryOpts, &drillOpts, restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts)
+		copyOpts      = entrycopy.DefaultOptions()
+		aggOpts       = extensionscmdcontroller.NewOptionAggregator(&probeOpts, &inventoryOpts, &drillOpts, &copyOpts, restOpts, mgrOpts, ctrlOpts, reconcilerOpts, generalOpts)
 	)
 	if f := p.Flags(); f != nil { // completed first: a wrong provider flag is named before the kubeconfig is read
 		aggOpts = append(extensionscmdcontroller.OptionAggregator{f}, aggOpts...)
@@ -160,6 +162,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 				Probe:                     probeOpts,
 				Inventory:                 inventoryOpts,
 				RestoreDrill:              drillOpts,
+				EntryCopy:                 copyOpts,
 				KubeAPI:                   kubeAPI,
 				PprofBindAddress:          pprofAddress,
 				SeedExtensionDeclared:     seedDeclared,
@@ -213,6 +216,8 @@ type Config struct {
 	Probe        backupbucket.ProbeOptions
 	Inventory    entryinventory.Options
 	RestoreDrill restoredrill.Options
+	// EntryCopy configures the copy of each entry to its bucket's copy (zero interval: off).
+	EntryCopy entrycopy.Options
 	// KubeAPI limits the requests to the seed's API server (zero: client-go's defaults).
 	KubeAPI KubeAPILimits
 	// PprofBindAddress serves /debug/pprof when set (empty: off).
@@ -358,7 +363,7 @@ func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provide
 		if err := etcdendpoint.AddToManager(mgr, p.Type()); err != nil {
 			return fmt.Errorf("adding the retirement of the Etcd endpoint webhook: %w", err)
 		}
-		periodics = append(periodics, backupbucket.ProbeController(cfg.Probe), entryinventory.InventoryController(cfg.Inventory))
+		periodics = append(periodics, backupbucket.ProbeController(cfg.Probe), entryinventory.InventoryController(cfg.Inventory), entrycopy.Controller(cfg.EntryCopy))
 	}
 	// Not added at all in a core process: switched off (interval 0), the drill controller
 	// removes what drills published, and the drill process publishes it.

@@ -88,5 +88,12 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 		seen[s] = true
 	}
 	errs = append(errs, cfg.BackupFreshness.Validate(path.Child("backupFreshness"))...)
+	errs = append(errs, cfg.Copy.Validate(path.Child("copy"), Type, decodeCopy, ValidateBucketName)...)
 	return errs
+}
+
+// decodeCopy is the strict decoding of copy.providerConfig: a BackupBucketConfig of this type.
+func decodeCopy(raw []byte) error {
+	_, err := DecodeBackupBucketConfig(raw)
+	return err
 }

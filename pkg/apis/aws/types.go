@@ -8,6 +8,7 @@ package aws
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/immutability"
@@ -30,6 +31,8 @@ type BackupBucketConfig struct {
 	metav1.TypeMeta `json:",inline"`
 	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
 	freshness.Field `json:",inline"`
+	// CopyField is `copy:`: the second store every entry's snapshots are copied to.
+	copystore.CopyField `json:",inline"`
 
 	// Immutability turns on S3 Object Lock with a default retention for every new object.
 	Immutability *ImmutableConfig `json:"immutability,omitempty"`

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
@@ -37,6 +38,8 @@ type BackupBucketConfig struct {
 	metav1.TypeMeta `json:",inline"`
 	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
 	freshness.Field `json:",inline"`
+	// CopyField is `copy:`: the second store every entry's snapshots are copied to.
+	copystore.CopyField `json:",inline"`
 
 	// Immutability sets a time-based immutability policy on the container (service principal or
 	// workload identity secrets only: it is a management-plane setting).
@@ -245,5 +248,12 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 		}
 	}
 	errs = append(errs, cfg.BackupFreshness.Validate(path.Child("backupFreshness"))...)
+	errs = append(errs, cfg.Copy.Validate(path.Child("copy"), Type, decodeCopy, ValidateBucketName)...)
 	return errs
+}
+
+// decodeCopy is the strict decoding of copy.providerConfig: a BackupBucketConfig of this type.
+func decodeCopy(raw []byte) error {
+	_, err := DecodeBackupBucketConfig(raw)
+	return err
 }

@@ -8,6 +8,7 @@
 package config
 
 import (
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
 )
@@ -19,6 +20,7 @@ import (
 type ProviderConfig interface {
 	credentials.Policy
 	freshness.Policy
+	copystore.Policy
 	// HandsBack is true while the bucket is being handed back to the provider extension this
 	// project took it over from (providerConfig handBack): the store is left in that
 	// extension's form, and this project's finalizer leaves the bucket's BackupEntries, which

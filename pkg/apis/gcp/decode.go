@@ -99,6 +99,7 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 		}
 	}
 	errs = append(errs, cfg.BackupFreshness.Validate(path.Child("backupFreshness"))...)
+	errs = append(errs, cfg.Copy.Validate(path.Child("copy"), Type, decodeCopy, ValidateBucketName)...)
 	if cfg.Store != nil && cfg.Store.EndpointOverride != nil {
 		errs = append(errs, validateEndpointOverride(path.Child("store", "endpointOverride"), *cfg.Store.EndpointOverride)...)
 	}
@@ -177,4 +178,10 @@ func (ea *ExternalAccount) validate(path *field.Path) field.ErrorList {
 		errs = append(errs, field.Required(path.Child("token_url"), ""))
 	}
 	return errs
+}
+
+// decodeCopy is the strict decoding of copy.providerConfig: a BackupBucketConfig of this type.
+func decodeCopy(raw []byte) error {
+	_, err := DecodeBackupBucketConfig(raw)
+	return err
 }

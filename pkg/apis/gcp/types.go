@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/immutability"
@@ -33,6 +34,8 @@ type BackupBucketConfig struct {
 	metav1.TypeMeta `json:",inline"`
 	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
 	freshness.Field `json:",inline"`
+	// CopyField is `copy:`: the second store every entry's snapshots are copied to.
+	copystore.CopyField `json:",inline"`
 
 	// Immutability sets a bucket retention policy: no object can be deleted or overwritten
 	// before it is RetentionPeriod old.

@@ -26,5 +26,12 @@ func validate(cfg *BackupBucketConfig, path *field.Path) field.ErrorList {
 		errs = append(errs, field.Forbidden(path.Child("generatedCredentials"),
 			"a local directory has no credentials to issue: shoots reach it through its host path"))
 	}
-	return append(errs, cfg.BackupFreshness.Validate(path.Child("backupFreshness"))...)
+	errs = append(errs, cfg.BackupFreshness.Validate(path.Child("backupFreshness"))...)
+	return append(errs, cfg.Copy.Validate(path.Child("copy"), Type, decodeCopy, ValidateBucketName)...)
+}
+
+// decodeCopy is the strict decoding of copy.providerConfig: a BackupBucketConfig of this type.
+func decodeCopy(raw []byte) error {
+	_, err := DecodeBackupBucketConfig(raw)
+	return err
 }

@@ -10,6 +10,7 @@ package local
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
 )
@@ -29,6 +30,8 @@ type BackupBucketConfig struct {
 	metav1.TypeMeta `json:",inline"`
 	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
 	freshness.Field `json:",inline"`
+	// CopyField is `copy:`: the second store every entry's snapshots are copied to.
+	copystore.CopyField `json:",inline"`
 
 	// Immutability is accepted by the decoder only to be refused with a clear message.
 	Immutability map[string]any `json:"immutability,omitempty"`

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
@@ -33,6 +34,8 @@ type BackupBucketConfig struct {
 	metav1.TypeMeta `json:",inline"`
 	// Field is `backupFreshness:`: how old the newest backups of each etcd may be.
 	freshness.Field `json:",inline"`
+	// CopyField is `copy:`: the second store every entry's snapshots are copied to.
+	copystore.CopyField `json:",inline"`
 
 	// Versioning keeps every version of an object in the container (Swift object versioning).
 	// Deleting an entry then deletes every version.
@@ -145,6 +148,7 @@ func validate(cfg *BackupBucketConfig, path *field.Path) field.ErrorList {
 		}
 	}
 	errs = append(errs, cfg.BackupFreshness.Validate(path.Child("backupFreshness"))...)
+	errs = append(errs, cfg.Copy.Validate(path.Child("copy"), Type, decodeCopy, ValidateBucketName)...)
 	if cfg.HandBack {
 		if cfg.Versioning {
 			errs = append(errs, field.Invalid(path.Child("versioning"), true,
@@ -158,4 +162,10 @@ func validate(cfg *BackupBucketConfig, path *field.Path) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// decodeCopy is the strict decoding of copy.providerConfig: a BackupBucketConfig of this type.
+func decodeCopy(raw []byte) error {
+	_, err := DecodeBackupBucketConfig(raw)
+	return err
 }

@@ -78,6 +78,9 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 		log.Info("Bucket is converged", "bucket", bb.Name, "region", bb.Spec.Region)
 	}
 	err = a.credentialLifecycle(ctx, log, bb, cfg)
+	// The copy bucket's own state is its condition's (CopyBucketReady); only a failed status
+	// write is an error of this reconcile.
+	err = errors.Join(err, a.reconcileCopy(ctx, log, bb, cfg))
 	// The entry issuer is recorded whether or not the settings converge (the entries issue as
 	// long as the bucket is there); its sweeps run on a converged bucket only.
 	err = errors.Join(err, a.reconcileEntryIssuers(ctx, log, bb, cfg, ensureErr == nil && err == nil))
@@ -160,6 +163,7 @@ func (a *actuator) delete(ctx context.Context, log logr.Logger, bb *extensionsv1
 		return fmt.Errorf("deleting bucket %q: %w", bb.Name, err)
 	}
 	log.Info("Bucket is deleted", "bucket", bb.Name)
+	a.deleteCopy(ctx, log, bb, cfg)
 	metrics.DeletionDone(metrics.KindBackupBucket, bb.Name)
 	metrics.ForgetBucket(bb.Name)
 	return a.dropCredentials(ctx, log, bb, cfg)

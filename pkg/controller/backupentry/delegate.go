@@ -156,7 +156,11 @@ func (d *delegate) delete(ctx context.Context, log logr.Logger, be *extensionsv1
 	if err := d.refuseIfLive(ctx, be, loc.Prefix, be.Spec.SecretRef); err != nil {
 		return err
 	}
-	return d.deletePrefix(ctx, log, be, loc.Prefix, be.Spec.SecretRef)
+	if err := d.deletePrefix(ctx, log, be, loc.Prefix, be.Spec.SecretRef); err != nil {
+		return err
+	}
+	// The primary first: while it holds the entry's snapshots, the copy is their second copy.
+	return d.deleteCopyPrefix(ctx, log, be, loc.Prefix)
 }
 
 // locateForDeletion is LocateEntry for a deletion: a place that cannot be told, or one the entry

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/freshness"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -60,6 +61,7 @@ func (Provider) Type() string { return "mem" }
 // Config is the "mem" providerConfig: generated credentials only.
 type Config struct {
 	freshness.Field
+	copystore.CopyField
 
 	Generated *credentials.Settings      `json:"generatedCredentials,omitempty"`
 	Entry     *credentials.EntrySettings `json:"entryCredentials,omitempty"`

@@ -1,0 +1,97 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package copystore_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// TestCopyValidation: `copy:` in aws's seed configuration, decoded and validated as the
+// controllers and the admission do (decode.WithSeedConfig), every problem named by its field
+// path and classified as a configuration problem (ERR_CONFIGURATION_PROBLEM).
+func TestCopyValidation(t *testing.T) {
+	const (
+		ours = "apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\n"
+		at   = "spec.extensions[0].providerConfig"
+	)
+	cases := []struct {
+		name    string
+		copy    string
+		wantErr []string // substrings of the error (none: the config is valid)
+		check   func(*testing.T, *copystore.Settings)
+	}{
+		{name: "the least: credentials, defaults for the rest", copy: "  credentialsRef: backup-copy\n", check: func(t *testing.T, s *copystore.Settings) {
+			if s.Bucket("bucket-uid") != "bucket-uid-copy" || s.CredentialsSecret() != "ref-backup-copy" || s.RPOOrDefault() != copystore.DefaultRPO || s.IntervalOr(time.Hour) != time.Hour {
+				t.Fatalf("got %+v", s)
+			}
+		}},
+		{name: "everything set", copy: "  type: aws\n  region: eu-west-1\n  bucketName: my-copy\n  credentialsRef: backup-copy\n  rpo: 30m\n  interval: 10m\n  providerConfig:\n    apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\n    kind: BackupBucketConfig\n    immutability: {retentionType: bucket, retentionPeriod: 96h, mode: compliance}\n",
+			check: func(t *testing.T, s *copystore.Settings) {
+				cfg, err := aws.DecodeBackupBucketConfig(s.RawProviderConfig())
+				if err != nil || cfg.Immutability == nil || cfg.Immutability.Mode != aws.ModeCompliance || s.Bucket("x") != "my-copy" || s.RPOOrDefault() != 30*time.Minute || s.IntervalOr(0) != 10*time.Minute || s.Region != "eu-west-1" {
+					t.Fatalf("got %+v, %+v, %v", s, cfg, err)
+				}
+			}},
+		{name: "another type is refused", copy: "  type: gcp\n  credentialsRef: c\n",
+			wantErr: []string{at + ".copy.type: Invalid value: \"gcp\": only the primary's type aws is supported"}},
+		{name: "credentials are required", copy: "  region: eu-west-1\n", wantErr: []string{at + ".copy.credentialsRef: Required value"}},
+		{name: "credentials must name a secret", copy: "  credentialsRef: Not_A_Name\n", wantErr: []string{at + ".copy.credentialsRef: Invalid value"}},
+		{name: "a bucket name the store refuses", copy: "  credentialsRef: c\n  bucketName: UPPER\n", wantErr: []string{at + ".copy.bucketName: Invalid value: \"UPPER\""}},
+		{name: "rpo must be positive", copy: "  credentialsRef: c\n  rpo: 0s\n", wantErr: []string{at + ".copy.rpo: Invalid value: \"0s\": must be positive"}},
+		{name: "rpo not shorter than the interval", copy: "  credentialsRef: c\n  rpo: 5m\n  interval: 10m\n", wantErr: []string{at + ".copy.rpo: Invalid value: \"5m0s\": must not be shorter than copy.interval"}},
+		{name: "an interval under a minute", copy: "  credentialsRef: c\n  interval: 10s\n", wantErr: []string{at + ".copy.interval: Invalid value"}},
+		{name: "a duration that does not parse", copy: "  credentialsRef: c\n  rpo: soon\n", wantErr: []string{at + ".copy.rpo: Invalid value: \"soon\""}},
+		{name: "an unknown field", copy: "  credentialsRef: c\n  bucket: x\n", wantErr: []string{`unknown field "copy.bucket"`}},
+		{name: "the copy's providerConfig is decoded strictly, named where it is", copy: "  credentialsRef: c\n  providerConfig:\n    apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\n    kind: BackupBucketConfig\n    encryption: {type: ROT13}\n",
+			wantErr: []string{at + ".copy.providerConfig.encryption.type: Unsupported value: \"ROT13\""}},
+		{name: "the copy's providerConfig of another kind", copy: "  credentialsRef: c\n  providerConfig: {apiVersion: v1, kind: Secret}\n",
+			wantErr: []string{at + ".copy.providerConfig.apiVersion: Unsupported value"}},
+		{name: "a copy of the copy, credentials for others and hand-back are refused", copy: "  credentialsRef: c\n  providerConfig:\n    apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\n    kind: BackupBucketConfig\n    handBack: true\n    generatedCredentials: {issuer: IAM}\n    copy: {credentialsRef: d}\n",
+			wantErr: []string{at + ".copy.providerConfig.copy: Forbidden", at + ".copy.providerConfig.generatedCredentials: Forbidden", at + ".copy.providerConfig.handBack: Forbidden"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := decode.WithSeedConfig(aws.DecodeBackupBucketConfig, nil, []byte(ours+"copy:\n"+c.copy), at, aws.Type, aws.IncumbentFields)
+			if len(c.wantErr) > 0 {
+				if !errors.Is(err, objectstore.ErrInvalidConfig) {
+					t.Fatalf("got %v; want ErrInvalidConfig", err)
+				}
+				if codes := lasterror.Codes(err); len(codes) != 1 || codes[0] != "ERR_CONFIGURATION_PROBLEM" {
+					t.Errorf("codes %v; want ERR_CONFIGURATION_PROBLEM", codes)
+				}
+				for _, w := range c.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not say %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.CopySettings() == nil {
+				t.Fatal("no copy settings")
+			}
+			c.check(t, cfg.CopySettings())
+		})
+	}
+}
+
+// TestNoCopy: a config without `copy:` declares none.
+func TestNoCopy(t *testing.T) {
+	cfg, err := aws.DecodeBackupBucketConfig(nil)
+	if err != nil || cfg.CopySettings() != nil {
+		t.Fatalf("got %v, %v", cfg.CopySettings(), err)
+	}
+}

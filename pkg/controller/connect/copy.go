@@ -1,0 +1,76 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package connect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+// CopyPlace is where a bucket's copy lives: the copy bucket, its region and its credentials
+// secret (ref-<credentialsRef> in the seed's garden namespace), and its decoded providerConfig.
+type CopyPlace struct {
+	Settings *copystore.Settings
+	Bucket   string
+	Region   string
+	Secret   corev1.SecretReference
+	Config   provider.Config
+}
+
+// CopyPlaceOf is the copy that cfg (a bucket's or an entry's config, merged with the seed
+// configuration) declares for the primary bucket, or nil when it declares none. The copy's own
+// providerConfig is decoded by p alone (provider.Unseeded); it was validated with cfg.
+func CopyPlaceOf(p provider.Provider, cfg provider.Config, primary string) (*CopyPlace, error) {
+	s := cfg.CopySettings()
+	if s == nil {
+		return nil, nil
+	}
+	copyCfg, err := provider.Unseeded(p).Decode(s.RawProviderConfig())
+	if err != nil {
+		return nil, fmt.Errorf("copy.providerConfig: %w", err)
+	}
+	return &CopyPlace{
+		Settings: s,
+		Bucket:   s.Bucket(primary),
+		Region:   s.Region,
+		Secret:   corev1.SecretReference{Namespace: copystore.CredentialsNamespace, Name: s.CredentialsSecret()},
+		Config:   copyCfg,
+	}, nil
+}
+
+// NewDataPlane builds the copy store's data plane with the copy's credentials.
+func (c *CopyPlace) NewDataPlane(ctx context.Context, reader client.Reader, p provider.Provider) (objectstore.DataPlane, error) {
+	data, err := NewDataPlane(ctx, reader, provider.Unseeded(p), c.Secret, c.Region)
+	return data, c.credentialsError(err)
+}
+
+// NewManagement builds the copy store's management plane with the copy's credentials and its
+// providerConfig.
+func (c *CopyPlace) NewManagement(ctx context.Context, reader client.Reader) (objectstore.Management, error) {
+	mgmt, err := NewManagement(ctx, reader, c.Secret, c.Region, c.Config)
+	return mgmt, c.credentialsError(err)
+}
+
+// ErrCopySecretMissing marks a copy's credentials secret that is not (yet) in the seed.
+var ErrCopySecretMissing = errors.New("the copy's credentials secret is missing")
+
+// copyCredentialsError names, for a copy's missing credentials secret, the Seed's field that
+// brings it (ErrCopySecretMissing); other errors are returned as they are.
+func (c *CopyPlace) credentialsError(err error) error {
+	if err == nil || !errors.As(err, new(*secrets.MissingError)) {
+		return err
+	}
+	return fmt.Errorf("%w: %s/%s does not exist: list the Secret %q in the Seed's spec.resources (gardenlet copies it into the seed as %s) (%w)",
+		ErrCopySecretMissing, c.Secret.Namespace, c.Secret.Name, c.Settings.CredentialsRef, c.Secret.Name, objectstore.ErrInvalidConfig)
+}

@@ -1,0 +1,237 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+// Package entrycopy is the periodic controller that copies each BackupEntry's snapshots from its
+// bucket to the copy bucket its seed configuration declares (`copy:`, same store type), with
+// replication.Copy, and reports the copy's lag: condition BackupsCopied, the metric
+// gardener_backup_entry_copy_lag_seconds. It never deletes: an entry's deletion empties its
+// prefix in the copy (the BackupEntry's delegate), and the copy bucket is the BackupBucket's.
+package entrycopy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/replication"
+)
+
+// unavailableRetry is how soon an entry is copied again after a pass that could not list a store.
+const unavailableRetry = time.Minute
+
+// copier copies each entry on an interval. It holds nothing of one request.
+type copier struct {
+	periodic.Deps
+
+	opts Options
+}
+
+// Controller is the entry copy of p's entries as a periodic controller. With its interval 0
+// (switched off) its one look at each entry removes what an earlier run published there.
+func Controller(opts Options) periodic.Controller {
+	return periodic.Controller{Name: "backupentry-copy", Recorder: "backupentry", For: &extensionsv1alpha1.BackupEntry{},
+		New: func(d periodic.Deps) reconcile.Reconciler { return &copier{Deps: d, opts: opts} }}
+}
+
+// lifecycle: BackupsCopied and the copy's series. A migration's source entry shares its prefix
+// with the entry it is restored into, which is copied.
+var lifecycle = periodic.Lifecycle[*extensionsv1alpha1.BackupEntry]{
+	Conditions: []gardencorev1beta1.ConditionType{ConditionBackupsCopied},
+	Deleting: func(*extensionsv1alpha1.BackupEntry) string {
+		return "The entry is being deleted: its snapshots are no longer copied; its prefix in the copy bucket is deleted with the entry's."
+	},
+	Forget: metrics.ForgetEntryCopy,
+	Skip:   entryinfo.IsSourceEntry,
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (c *copier) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return periodic.Reconcile(ctx, c.Deps, req, &extensionsv1alpha1.BackupEntry{}, c.opts.Interval, lifecycle, c.look)
+}
+
+// look copies a live entry when its pass is due.
+func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (reconcile.Result, error) {
+	cfg, err := connect.EntryConfig(c.Provider, be)
+	if pending := (*provider.SeedConfigPendingError)(nil); errors.As(err, &pending) {
+		return reconcile.Result{RequeueAfter: unavailableRetry}, nil // nothing is done with the defaults
+	}
+	// An invalid entry config is the bucket's controller's to report; the seed configuration's
+	// copy applies meanwhile (Decode's fallback).
+	place, err := connect.CopyPlaceOf(c.Provider, cfg, be.Spec.BucketName)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if place == nil {
+		// No copy declared (any more): nothing to judge. The copy bucket and what it holds stay.
+		metrics.ForgetEntryCopy(be.Name)
+		return reconcile.Result{}, c.publish(ctx, be, nil)
+	}
+	cond := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsCopied)
+	if cond == nil && !extstatus.Succeeded(be) {
+		return reconcile.Result{}, nil // its first successful reconcile wakes us
+	}
+	interval := place.Settings.IntervalOr(c.opts.Interval)
+	now := c.Now()
+	if cond == nil {
+		anchor := be.CreationTimestamp.Time
+		if c.Started.After(anchor) {
+			anchor = c.Started
+		}
+		if first := periodic.FirstSlot(be, interval, anchor); now.Before(first) {
+			return reconcile.Result{RequeueAfter: first.Sub(now)}, nil
+		}
+	} else if due := cond.LastUpdateTime.Add(interval); now.Before(due) && cond.Reason != ReasonCopyUnavailable && cond.Reason != ReasonSourceUnavailable {
+		return reconcile.Result{RequeueAfter: due.Sub(now)}, nil
+	}
+
+	o := c.pass(ctx, be, place)
+	v := decide(o, place.Settings.RPOOrDefault(), be.Spec.BucketName, place.Bucket, c.Now())
+	observe(be, place.Bucket, o, v)
+	metrics.EntryCopyRPO.WithLabelValues(be.Name).Set(place.Settings.RPOOrDefault().Seconds())
+	if err := c.publish(ctx, be, &v); err != nil {
+		return reconcile.Result{}, err
+	}
+	if v.status == gardencorev1beta1.ConditionUnknown {
+		log.FromContext(ctx).Info("Copy pass could not list both stores, retrying in a minute", "reason", v.reason, "message", v.message)
+		return reconcile.Result{RequeueAfter: unavailableRetry}, nil
+	}
+	return reconcile.Result{RequeueAfter: periodic.Jitter(interval)}, nil
+}
+
+// pass copies the entry's prefix (Locate) from its bucket, read with its own credentials, to the
+// copy bucket, written with the copy's, within passDeadline. Which store failed to be listed is
+// told by marking each side's listing errors.
+func (c *copier) pass(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace) outcome {
+	loc, err := entryinfo.LocateEntry(ctx, c.Reader, be)
+	if err != nil {
+		return outcome{sourceErr: err}
+	}
+	src, err := connect.NewDataPlane(ctx, c.Reader, c.Provider, be.Spec.SecretRef, be.Spec.Region)
+	if err != nil {
+		return outcome{sourceErr: err}
+	}
+	data, err := place.NewDataPlane(ctx, c.Reader, c.Provider)
+	if err != nil {
+		return outcome{copyErr: err}
+	}
+	writer, ok := data.(objectstore.StreamWriter)
+	if !ok {
+		return outcome{copyErr: fmt.Errorf("the %s store writes no streams yet (objectstore.StreamWriter): %w", c.Provider.Type(), objectstore.ErrUnsupported)}
+	}
+	ctx, cancel := context.WithTimeout(objectstore.WithOperation(ctx, "copy"), passDeadline)
+	defer cancel()
+	res, err := replication.Copy(ctx,
+		replication.From{Store: sourceLister{src}, Bucket: be.Spec.BucketName},
+		replication.To{Store: copyStore{data, writer}, Bucket: place.Bucket},
+		loc.Prefix, replication.Options{Now: c.Now})
+	var side *listingError
+	switch {
+	case errors.As(err, &side) && side.copy:
+		return outcome{copyErr: side.err}
+	case errors.As(err, &side):
+		return outcome{sourceErr: side.err}
+	case err != nil && len(res.Failed) == 0:
+		// Not a copy's failure, so a listing's (a key outside the prefix, a cancelled context):
+		// nothing is known.
+		return outcome{sourceErr: err}
+	}
+	return outcome{result: res, copyFailed: err}
+}
+
+// listingError marks a listing's failure with its side.
+type listingError struct {
+	copy bool
+	err  error
+}
+
+func (e *listingError) Error() string { return e.err.Error() }
+func (e *listingError) Unwrap() error { return e.err }
+
+// sourceLister is the entry's data plane with its listing errors marked as the source's.
+type sourceLister struct{ objectstore.DataPlane }
+
+func (s sourceLister) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
+	if err := s.DataPlane.ListObjects(ctx, bucket, prefix, fn); err != nil {
+		return &listingError{err: err}
+	}
+	return nil
+}
+
+// copyStore is the copy's data plane and writer with its listing errors marked as the copy's.
+type copyStore struct {
+	objectstore.DataPlane
+	objectstore.StreamWriter
+}
+
+func (s copyStore) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
+	if err := s.DataPlane.ListObjects(ctx, bucket, prefix, fn); err != nil {
+		return &listingError{copy: true, err: err}
+	}
+	return nil
+}
+
+// publish sets BackupsCopied to v (nil: removes it) and emits an event when its status changes.
+func (c *copier) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntry, v *verdict) error {
+	var previous *gardencorev1beta1.Condition
+	changed := false
+	err := extstatus.Patch(ctx, c.Client, c.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
+		old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsCopied)
+		if v == nil {
+			if old == nil {
+				return false
+			}
+			be.Status.Conditions = v1beta1helper.RemoveConditions(be.Status.Conditions, ConditionBackupsCopied)
+			return true
+		}
+		// Written on every pass: its LastUpdateTime is when the last pass ended.
+		be.Status.Conditions, previous = extstatus.SetCondition(be.Status.Conditions, ConditionBackupsCopied, v.status, v.reason, v.message, c.Now())
+		changed = previous == nil || previous.Status != v.status || previous.Reason != v.reason
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("setting the %s condition of BackupEntry %s: %w", ConditionBackupsCopied, be.Name, err)
+	}
+	if v != nil && changed {
+		eventType := corev1.EventTypeNormal
+		if v.status != gardencorev1beta1.ConditionTrue {
+			eventType = corev1.EventTypeWarning
+		}
+		c.Recorder.Eventf(be, nil, eventType, v.reason, "Copy", "%s", extstatus.EventNote(v.message))
+	}
+	return nil
+}
+
+// observe sets the copy's metrics of one pass: the lag where it is known (absent otherwise),
+// what was copied, and a failure by its Gardener error code.
+func observe(be *extensionsv1alpha1.BackupEntry, copyBucket string, o outcome, v verdict) {
+	metrics.EntryCopyLag.DeletePartialMatch(map[string]string{"entry": be.Name})
+	if v.lagKnown {
+		metrics.EntryCopyLag.WithLabelValues(be.Name, be.Spec.BucketName, copyBucket).Set(v.lag.Seconds())
+	}
+	metrics.EntryCopyBytes.WithLabelValues(be.Name).Add(float64(o.result.Bytes))
+	metrics.EntryCopyObjects.WithLabelValues(be.Name).Add(float64(o.result.Copied))
+	if err := errors.Join(o.copyErr, o.sourceErr, o.copyFailed); err != nil {
+		code := ""
+		if codes := lasterror.Codes(err); len(codes) > 0 {
+			code = string(codes[0])
+		}
+		metrics.EntryCopyFailures.WithLabelValues(be.Name, code).Inc()
+	}
+}

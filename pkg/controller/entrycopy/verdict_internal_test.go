@@ -1,0 +1,66 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package entrycopy
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/replication"
+)
+
+// TestDecide: BackupsCopied over a pass's outcome: never True without both listings, a
+// conflict before a lag, the lag against the RPO, the oldest missing snapshot named with its age.
+func TestDecide(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	const rpo = 15 * time.Minute
+	snap := func(key string, age time.Duration) objectstore.ObjectVersion {
+		return objectstore.ObjectVersion{Key: key, Size: 10, Modified: now.Add(-age)}
+	}
+	failed := func(objs ...objectstore.ObjectVersion) []objectstore.ObjectError {
+		var f []objectstore.ObjectError
+		for _, o := range objs {
+			f = append(f, objectstore.ObjectError{Object: o, Err: objectstore.ErrUnreachable})
+		}
+		return f
+	}
+	cases := []struct {
+		name       string
+		o          outcome
+		want       gardencorev1beta1.ConditionStatus
+		reason     string
+		lagKnown   bool
+		mentioning []string
+	}{
+		{"copy store unreadable", outcome{copyErr: objectstore.ErrUnreachable}, gardencorev1beta1.ConditionUnknown, ReasonCopyUnavailable, false, []string{`"b-copy" cannot be read`}},
+		{"copy store unreadable though the source failed too", outcome{copyErr: objectstore.ErrForbidden, sourceErr: objectstore.ErrUnreachable}, gardencorev1beta1.ConditionUnknown, ReasonCopyUnavailable, false, nil},
+		{"source unreadable", outcome{sourceErr: objectstore.ErrUnreachable}, gardencorev1beta1.ConditionUnknown, ReasonSourceUnavailable, false, []string{`"b" cannot be read`}},
+		{"caught up", outcome{result: replication.Result{Plan: replication.Plan{InSync: 3}, Copied: 2}}, gardencorev1beta1.ConditionTrue, ReasonCopied, true, []string{"5 in sync", "lags by 0s"}},
+		{"lag within the RPO, a snapshot not copied", outcome{result: replication.Result{Failed: failed(snap("e/Incr-1-2-3", 5*time.Minute)), Lag: 5 * time.Minute}, copyFailed: errors.New("boom")},
+			gardencorev1beta1.ConditionTrue, ReasonCopied, true, []string{"1 snapshots were not copied in the last pass: boom"}},
+		{"lag over the RPO names the oldest missing", outcome{result: replication.Result{Failed: failed(snap("e/Incr-5-6-7", 20*time.Minute), snap("e/Full-0-4-1", time.Hour)), Lag: time.Hour}, copyFailed: errors.New("boom")},
+			gardencorev1beta1.ConditionFalse, ReasonCopyLagging, true, []string{"lags by 1h0m0s, more than the RPO of 15m0s", "2 snapshots are missing", `the oldest, "e/Full-0-4-1", is 1h0m0s old`}},
+		{"a conflict comes first", outcome{result: replication.Result{Plan: replication.Plan{Conflicts: []replication.Conflict{{Source: snap("e/Full-0-4-1", time.Minute), Destination: snap("e/Full-0-4-1", 0)}}}, Lag: time.Minute}},
+			gardencorev1beta1.ConditionFalse, ReasonCopyConflict, true, []string{`"e/Full-0-4-1"`, "never overwritten"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v := decide(c.o, rpo, "b", "b-copy", now)
+			if v.status != c.want || v.reason != c.reason || v.lagKnown != c.lagKnown {
+				t.Fatalf("got %s %s (lag known %t): %s; want %s %s (%t)", v.status, v.reason, v.lagKnown, v.message, c.want, c.reason, c.lagKnown)
+			}
+			for _, m := range c.mentioning {
+				if !strings.Contains(v.message, m) {
+					t.Errorf("message %q does not say %q", v.message, m)
+				}
+			}
+		})
+	}
+}
