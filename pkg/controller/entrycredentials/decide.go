@@ -166,6 +166,13 @@ func Decide(o Observed) Plan {
 	here := recorded != nil && recorded.Issuer == o.Settings.Issuer && recorded.IssuedIn == o.Location && recorded.Access == o.Access
 	if here && o.HeldID == recorded.ID {
 		honoured := p.Rotation
+		if honoured == nil && o.Ours && o.RotationRequest != "" && o.Record.Honoured == o.RotationRequest {
+			// The published credential was issued for this request: its pass was cut short (or
+			// failed) before it removed the request. This pass finishes it (retires what is on
+			// record, removes the request) and rotates nothing.
+			honoured = &Rotation{Reason: RotationRequested, Request: o.RotationRequest}
+			p.Rotation = honoured
+		}
 		if honoured == nil {
 			p.Rotation = rotationDue(o, recorded)
 		}
