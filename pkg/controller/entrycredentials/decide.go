@@ -195,6 +195,12 @@ func Decide(o Observed) Plan {
 	case recorded != nil:
 		p.AfterIssue.Revoke = []entryrecord.Credential{*recorded}
 	}
+	if p.Rotation == nil && o.RotationRequest != "" {
+		// Any new credential of the entry honours its rotation request (the secret held another
+		// entry's, the bucket's, or one of another issuer or place): the request is recorded
+		// as honoured and removed like a rotation's.
+		p.Rotation = &Rotation{Reason: RotationRequested, Request: o.RotationRequest}
+	}
 	// A copy: Revoke and Instead.Revoke never share an array.
 	p.Instead.Revoke = append(append(p.Instead.Revoke, p.Revoke...), all(recorded)...)
 	p.Instead.Retire = p.Retire

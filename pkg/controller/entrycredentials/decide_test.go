@@ -329,6 +329,15 @@ func TestDecide(t *testing.T) {
 			want: Plan{Publish: PublishIssued, Recorded: k2, RevokeFirst: true, InUse: []string{"k2"}, Rotation: &Rotation{Reason: RotationRequested, Request: "r2"},
 				AfterIssue: Retirement{Retire: &entryrecord.Retiring{Credential: *k2, Until: now.Add(credentials.DefaultGracePeriod)}},
 				Instead:    Retirement{Revoke: []entryrecord.Credential{all(k2)}}}},
+		{name: "request honoured by a fresh issuance (the secret holds another entry's record): the request is honoured, recorded and removed",
+			got:  Decide(with(holding(on, "k1", nil), func(o *Observed) { o.Ours, o.Owned, o.RotationRequest = false, &no, "r1" })),
+			want: Plan{Publish: PublishIssued, Rotation: &Rotation{Reason: RotationRequested, Request: "r1"}}},
+		{name: "request honoured by a fresh issuance: the record says it honoured, the request removed, no retirement",
+			got: DecideSettle(written(k2, func(o *SettleObserved) {
+				o.Issued, o.Rotation = true, &Rotation{Reason: RotationRequested, Request: "r1"}
+			})),
+			want: SettlePlan{Steps: []SettleStep{honoured(recordStep(k2, nil, nil), "r1"), endStep(time.Time{}), issuedStep(k2), {Kind: SettleRemoveRequest, Request: "r1"}},
+				Condition: ownCondition(k2)}},
 		{name: "finding 2: rotate by period, retire for a grace that ends: the end step records the retirement's end, for the scheduler to end it then",
 			got: DecideSettle(written(k2, func(o *SettleObserved) {
 				o.Rotation, o.Retire = &Rotation{Reason: RotationByPeriod}, &entryrecord.Retiring{Credential: *k1old, Until: now.Add(time.Hour)}

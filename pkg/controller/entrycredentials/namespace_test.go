@@ -138,11 +138,10 @@ func TestTwoEntriesOfOneNamespaceInEitherOrder(t *testing.T) {
 // TestRotationRequestHonouredByAFreshIssuanceIsRemoved: an entry whose rotation is requested
 // while its shoot namespace's etcd-backup secret holds the other entry's record (or no record of
 // it) issues and publishes a new credential of its own: the request is honoured, and removed.
-// Today Decide plans no Rotation for a fresh issuance (only for the recorded credential), so the
-// request stays, and the entry's next pass that finds its own record rotates the credential it
-// just issued again (the rotation scheduler asks for that pass at once).
+// Before, Decide planned no Rotation for a fresh issuance (only for the recorded credential), so
+// the request stayed, and the entry's next pass that found its own record rotated the credential
+// it had just issued again.
 func TestRotationRequestHonouredByAFreshIssuanceIsRemoved(t *testing.T) {
-	t.Skip("bug: a rotation request honoured by a fresh issuance (the secret holds another entry's record) is not removed, and the next pass rotates again: Decide sets Plan.Rotation only when rotating the recorded credential (for plan44)")
 	ctx := context.Background()
 	const old, renewed = testEntry, testEntry + "0"
 	f := newEntryCredFixture(t, old, true)
