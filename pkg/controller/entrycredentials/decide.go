@@ -166,6 +166,13 @@ func Decide(o Observed) Plan {
 	here := recorded != nil && recorded.Issuer == o.Settings.Issuer && recorded.IssuedIn == o.Location && recorded.Access == o.Access
 	if here && o.HeldID == recorded.ID {
 		honoured := p.Rotation
+		if honoured == nil && o.Ours && o.RotationRequest != "" && o.Record.Honoured == o.RotationRequest {
+			// The published credential was issued for this request: its pass was cut short (or
+			// failed) before it removed the request. This pass finishes it (retires what is on
+			// record, removes the request) and rotates nothing.
+			honoured = &Rotation{Reason: RotationRequested, Request: o.RotationRequest}
+			p.Rotation = honoured
+		}
 		if honoured == nil {
 			p.Rotation = rotationDue(o, recorded)
 		}
@@ -187,6 +194,12 @@ func Decide(o Observed) Plan {
 		p.AfterIssue.Retire = &entryrecord.Retiring{Credential: *recorded, Until: o.Now.Add(o.Settings.RotationGrace())}
 	case recorded != nil:
 		p.AfterIssue.Revoke = []entryrecord.Credential{*recorded}
+	}
+	if p.Rotation == nil && o.RotationRequest != "" {
+		// Any new credential of the entry honours its rotation request (the secret held another
+		// entry's, the bucket's, or one of another issuer or place): the request is recorded
+		// as honoured and removed like a rotation's.
+		p.Rotation = &Rotation{Reason: RotationRequested, Request: o.RotationRequest}
 	}
 	// A copy: Revoke and Instead.Revoke never share an array.
 	p.Instead.Revoke = append(append(p.Instead.Revoke, p.Revoke...), all(recorded)...)

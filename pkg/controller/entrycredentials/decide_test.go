@@ -103,6 +103,12 @@ func recordStep(published *entryrecord.Credential, unrevoked []entryrecord.Crede
 	return SettleStep{Kind: SettleRecord, Record: entryrecord.Record{Entry: "e", Published: published, Unrevoked: unrevoked, Retiring: retiring}}
 }
 
+// honoured is step (a SettleRecord) recording request as honoured.
+func honoured(step SettleStep, request string) SettleStep {
+	step.Record.Honoured = request
+	return step
+}
+
 func revokeStep(c entryrecord.Credential, keep ...string) SettleStep {
 	what := c.ID
 	if what == "" {
@@ -306,10 +312,31 @@ func TestDecide(t *testing.T) {
 				o.Issued, o.Rotation = true, &Rotation{Reason: RotationRequested, Request: "r1"}
 				o.Retire = &entryrecord.Retiring{Credential: *k1, Until: now.Add(time.Hour)}
 			})),
-			want: SettlePlan{Steps: []SettleStep{recordStep(k2, nil, &entryrecord.Retiring{Credential: *k1, Until: now.Add(time.Hour)}), endStep(now.Add(time.Hour)), issuedStep(k2),
+			want: SettlePlan{Steps: []SettleStep{honoured(recordStep(k2, nil, &entryrecord.Retiring{Credential: *k1, Until: now.Add(time.Hour)}), "r1"), endStep(now.Add(time.Hour)), issuedStep(k2),
 				{Kind: SettleRemoveRequest, Request: "r1"},
 				{Kind: SettleRetire, Credential: *k1, Until: now.Add(time.Hour), Event: &Event{Type: "Normal", Reason: ReasonEntryCredentialRotated,
 					Message: "Rotated the entry's credential (requested): etcd-backup holds k2 of issuer X; the previous one k1 stays valid until 2026-06-01T13:00:00Z (rotation.gracePeriod), then it ends"}}},
+				Condition: ownCondition(k2)}},
+
+		// A rotation request honoured once (Record.Honoured): its pass cut short or failing before the request's removal rotates nothing again.
+		{name: "request honoured, its removal cut short (a restart, a failed write): the published one kept, the retirement on record finished, the request removed; no second rotation",
+			got: Decide(with(holding(on, "k2", &entryrecord.Record{Entry: "e", Published: k2, Retiring: &entryrecord.Retiring{Credential: *k1, Until: now.Add(time.Hour)}, Honoured: "r1"}),
+				func(o *Observed) { o.RotationRequest = "r1" })),
+			want: Plan{Publish: PublishRecorded, Published: k2, Recorded: k2, Retire: &entryrecord.Retiring{Credential: *k1, Until: now.Add(time.Hour)},
+				Rotation: &Rotation{Reason: RotationRequested, Request: "r1"}}},
+		{name: "request honoured before, a new request set since: rotated",
+			got: Decide(with(holding(on, "k2", &entryrecord.Record{Entry: "e", Published: k2, Honoured: "r1"}), func(o *Observed) { o.RotationRequest = "r2" })),
+			want: Plan{Publish: PublishIssued, Recorded: k2, RevokeFirst: true, InUse: []string{"k2"}, Rotation: &Rotation{Reason: RotationRequested, Request: "r2"},
+				AfterIssue: Retirement{Retire: &entryrecord.Retiring{Credential: *k2, Until: now.Add(credentials.DefaultGracePeriod)}},
+				Instead:    Retirement{Revoke: []entryrecord.Credential{all(k2)}}}},
+		{name: "request honoured by a fresh issuance (the secret holds another entry's record): the request is honoured, recorded and removed",
+			got:  Decide(with(holding(on, "k1", nil), func(o *Observed) { o.Ours, o.Owned, o.RotationRequest = false, &no, "r1" })),
+			want: Plan{Publish: PublishIssued, Rotation: &Rotation{Reason: RotationRequested, Request: "r1"}}},
+		{name: "request honoured by a fresh issuance: the record says it honoured, the request removed, no retirement",
+			got: DecideSettle(written(k2, func(o *SettleObserved) {
+				o.Issued, o.Rotation = true, &Rotation{Reason: RotationRequested, Request: "r1"}
+			})),
+			want: SettlePlan{Steps: []SettleStep{honoured(recordStep(k2, nil, nil), "r1"), endStep(time.Time{}), issuedStep(k2), {Kind: SettleRemoveRequest, Request: "r1"}},
 				Condition: ownCondition(k2)}},
 		{name: "finding 2: rotate by period, retire for a grace that ends: the end step records the retirement's end, for the scheduler to end it then",
 			got: DecideSettle(written(k2, func(o *SettleObserved) {

@@ -6,6 +6,7 @@ package entrycredentials_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -16,9 +17,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycredentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // TestTwoEntriesOfOneNamespaceInEitherOrder (issue 44, finding 9): the old and the new entry of
@@ -133,11 +138,10 @@ func TestTwoEntriesOfOneNamespaceInEitherOrder(t *testing.T) {
 // TestRotationRequestHonouredByAFreshIssuanceIsRemoved: an entry whose rotation is requested
 // while its shoot namespace's etcd-backup secret holds the other entry's record (or no record of
 // it) issues and publishes a new credential of its own: the request is honoured, and removed.
-// Today Decide plans no Rotation for a fresh issuance (only for the recorded credential), so the
-// request stays, and the entry's next pass that finds its own record rotates the credential it
-// just issued again (the rotation scheduler asks for that pass at once).
+// Before, Decide planned no Rotation for a fresh issuance (only for the recorded credential), so
+// the request stayed, and the entry's next pass that found its own record rotated the credential
+// it had just issued again.
 func TestRotationRequestHonouredByAFreshIssuanceIsRemoved(t *testing.T) {
-	t.Skip("bug: a rotation request honoured by a fresh issuance (the secret holds another entry's record) is not removed, and the next pass rotates again: Decide sets Plan.Rotation only when rotating the recorded credential (for plan44)")
 	ctx := context.Background()
 	const old, renewed = testEntry, testEntry + "0"
 	f := newEntryCredFixture(t, old, true)
@@ -163,5 +167,63 @@ func TestRotationRequestHonouredByAFreshIssuanceIsRemoved(t *testing.T) {
 	f.mustReconcile()
 	if f.published() != rotated || f.issuer.Issuances() != issued {
 		t.Fatalf("the next pass published %q after %d issuances; want %s kept, none issued", f.published(), f.issuer.Issuances()-issued, rotated)
+	}
+}
+
+// TestARefusedRecordLosesNoCredentialToRevoke (issue 44, finding 9): the first entry of a shoot
+// namespace publishes a new credential with its old one still to revoke (issued where the issuer
+// no longer reaches); the second entry writes and records the secret before the first records.
+// The first entry's record is refused, and its retry still has the old credential to revoke, on
+// the record it writes then. Before, the pass's list of credentials still to revoke was on no
+// record once the record was refused, and the retry forgot it: the old credential stayed valid
+// with nothing naming it.
+func TestARefusedRecordLosesNoCredentialToRevoke(t *testing.T) {
+	ctx := context.Background()
+	f := newEntryCredFixture(t, testEntry, true)
+	f.mustReconcile()
+	old := f.published()
+	f.issuer.Place = "fake:two"
+
+	first := f.be.Name
+	second := testEntry + "0" // the same namespace, a sibling prefix
+	if err := f.client.Create(ctx, &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: second}, Spec: f.current().Spec}); err != nil {
+		t.Fatal(err)
+	}
+	key := entryinfo.EtcdBackupSecretKey(f.be)
+	// The first entry's settling reads the secret to record on it: the second entry's whole pass
+	// runs just before that read, after the first entry's write.
+	interleaved := false
+	writer := interceptor.NewClient(f.client, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, k client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*corev1.Secret); ok && k == key && !interleaved {
+				interleaved = true
+				f.be = &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: second}}
+				f.mustReconcile()
+			}
+			return c.Get(ctx, k, obj, opts...)
+		},
+	})
+	a := f.actuatorOf(f.registered(), writer)
+	f.be = &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: first}}
+	if err := a.Reconcile(ctx, logr.Discard(), f.current()); err == nil || !interleaved {
+		t.Fatalf("the first entry's Reconcile = %v (interleaved: %v); want its record refused", err, interleaved)
+	}
+	f.be = &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: first}}
+	if _, ok := f.issuer.Valid(old); !ok {
+		t.Fatal("the old credential was revoked where the issuer reaches now, not where it was issued")
+	}
+
+	// The retry writes the secret anew: its record still names the old credential to revoke.
+	err := f.reconcile()
+	var elsewhere *objectstore.CredentialElsewhereError
+	if !errors.As(err, &elsewhere) {
+		t.Fatalf("the retry = %v; want the old credential's revocation tried (a CredentialElsewhereError)", err)
+	}
+	r, ours, _ := entryrecord.Read(first, f.etcdBackup().Annotations)
+	if !ours || r.Published == nil || r.Published.ID != f.published() || len(r.Unrevoked) != 1 || r.Unrevoked[0].ID != old {
+		t.Fatalf("after the retry: the secret's record %+v (the first entry's: %v); want the published one and %s still to revoke", r, ours, old)
+	}
+	if n := f.issuer.Count(); n != 3 {
+		t.Fatalf("the issuer holds %d credentials; want 3: the old one, the second entry's, the first entry's published (the refused pass's one revoked)", n)
 	}
 }

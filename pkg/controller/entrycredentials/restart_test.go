@@ -123,8 +123,6 @@ type restartScenario struct {
 	// retires: the credential the entry published before the steps stays valid, retiring, until
 	// the graces have passed (a rotation's previous one, a migration's source's).
 	retires bool
-	// bug, if set, is a known bug that fails the retires check (reported as a skip, for plan44).
-	bug string
 }
 
 // short is entryCredentials with a rotation period of a day, a grace of an hour and a
@@ -168,7 +166,7 @@ func restartScenarios() []restartScenario {
 			f.configure(short())
 			f.mustReconcile()
 			f.requestRotation("r1")
-		}, steps: []restartStep{reconcileStep("the rotating pass")}, own: true, retires: true, bug: requestRotatedTwice,
+		}, steps: []restartStep{reconcileStep("the rotating pass")}, own: true, retires: true,
 			check: func(t *testing.T, f *entryCredFixture) {
 				if v, ok := f.current().Annotations[entrycredentials.AnnotationRotateCredentials]; ok {
 					t.Fatalf("the honoured request %q is still on the entry", v)
@@ -307,9 +305,6 @@ func runRestart(t *testing.T, s restartScenario, m *mutations) *mutations {
 	}
 	checkRestart(t, f, s, before, false)
 	if c, ok := f.issuer.Valid(previous); s.retires && (!ok || c.RetireAt.IsZero() || previous == f.published()) {
-		if s.bug != "" {
-			t.Skipf("bug: %s (for plan44); here: the previous credential %s valid %v, retiring at %v", s.bug, previous, ok, c.RetireAt)
-		}
 		t.Fatalf("the previous credential %s: valid %v, retiring at %v, published %s; want it valid and retiring until the grace has passed", previous, ok, c.RetireAt, f.published())
 	}
 	skew = 2 * time.Hour // every grace has passed

@@ -284,18 +284,12 @@ func TestRotationSchedulerAsksForAReconcileWhenDue(t *testing.T) {
 	})
 }
 
-// requestRotatedTwice is the bug TestRotationRequestHonouredOnceAcrossARestart shows.
-const requestRotatedTwice = "a restart after the rotated credential is recorded and before the honoured rotation request is removed rotates again: " +
-	"the next pass revokes the previous credential at once (no grace) and rotates the new one; Decide takes the request as new " +
-	"because nothing it observes (record, intent) says it was honoured"
-
 // TestRotationRequestHonouredOnceAcrossARestart: a rotation on request whose pass is cut after
 // the secret's record names the new credential (where it clears the intent, before it retires
 // the previous one and removes the request). The restarted controller finishes that rotation:
 // the previous credential stays valid for the grace, no second credential is issued, and the
 // request is removed.
 func TestRotationRequestHonouredOnceAcrossARestart(t *testing.T) {
-	t.Skip("bug: " + requestRotatedTwice + " (for plan44)")
 	ctx := context.Background()
 	f := newEntryCredFixture(t, testEntry, true)
 	f.configure(short())

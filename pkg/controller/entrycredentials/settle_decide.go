@@ -131,7 +131,12 @@ func DecideSettle(o SettleObserved) SettlePlan {
 func settleSteps(o SettleObserved) []SettleStep {
 	// First the record of every credential still to revoke or retire: a failure or a restart at
 	// any later step leaves on record what is still to be done (the intent is removed only then).
-	steps := []SettleStep{{Kind: SettleRecord, Record: entryrecord.Record{Entry: o.Entry, Published: o.Published, Unrevoked: o.Revoke, Retiring: o.Retire}}}
+	record := entryrecord.Record{Entry: o.Entry, Published: o.Published, Unrevoked: o.Revoke, Retiring: o.Retire}
+	if o.Rotation != nil && o.Published != nil {
+		// Until SettleRemoveRequest removes it, a later pass sees the request honoured.
+		record.Honoured = o.Rotation.Request
+	}
+	steps := []SettleStep{{Kind: SettleRecord, Record: record}}
 	for _, r := range o.Revoke {
 		steps = append(steps, SettleStep{Kind: SettleRevoke, Credential: r, Keep: keepOf(o.Published, r), Continue: true,
 			Event: &Event{Type: corev1.EventTypeNormal, Reason: ReasonEntryCredentialRevoked, Message: fmt.Sprintf(

@@ -75,6 +75,12 @@ type Record struct {
 	// NextEnd is when the next of the entry's retired credentials ends (zero: none): the
 	// rotation scheduler asks for a pass then, which ends it.
 	NextEnd time.Time `json:"nextEnd,omitzero"`
+	// Honoured is the rotation request (the BackupEntry's rotate annotation's value) that
+	// Published was issued for ("": none), recorded until the request is removed: a pass cut
+	// short, or whose removal failed, between this record and the removal leaves the request on
+	// the entry, and the next pass, seeing it honoured, only finishes the rotation (retires what
+	// is on record, removes the request) instead of rotating again.
+	Honoured string `json:"honoured,omitempty"`
 }
 
 // Empty says whether r records nothing but its entry.
