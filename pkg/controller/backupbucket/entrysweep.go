@@ -60,6 +60,10 @@ const (
 	// reach is gone; a refusal is returned as *entrySweepRefusedError, for the deletion waits on
 	// it.
 	sweepDeleted entrySweepMode = iota
+	// sweepDeletedUnrecorded is the bucket's deletion with the configured issuer at no recorded
+	// place: as sweepDeleted, except that an issuer the configuration cannot build there issued
+	// nothing, and the sweep is done (decideUnbuiltIssuer).
+	sweepDeletedUnrecorded
 	// sweepOrphans is a switch-off or an issuer no longer configured: only principals of
 	// entries that no longer exist go; a live entry revokes its own when reconciled, a retiring
 	// one ends at its time, a read-only one belongs to a source- entry on another seed.
@@ -295,6 +299,14 @@ func (a *actuator) sweepEntryIssuer(ctx context.Context, log logr.Logger, bb *ex
 		return false, &entrySweepRefusedError{message: msg}
 	}
 	issuer, err := connect.NewEntryIssuer(ctx, a.reader, bb.Spec.SecretRef, bb.Spec.Region, cfg, name)
+	if decideUnbuiltIssuer(mode, err == nil && issuer != nil, err) {
+		why := "the operator's credentials build no such issuer"
+		if err != nil {
+			why = err.Error()
+		}
+		log.Info("Nothing to sweep: the configured entry issuer is on no record of the bucket and cannot be built, so it never issued for the bucket's entries", "issuer", name, "why", why)
+		return true, nil
+	}
 	switch {
 	case sweepRefused(err):
 		return notSwept("the operator's credentials cannot build the issuer", err)

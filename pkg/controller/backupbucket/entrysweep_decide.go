@@ -5,9 +5,11 @@
 package backupbucket
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-logr/logr"
@@ -35,25 +37,56 @@ type deletionSweepObserved struct {
 	configured string
 }
 
+// deletionSweep is one sweep of the bucket's deletion: an issuer's place, and whether that place
+// is the configured issuer's, on no record.
+type deletionSweep struct {
+	entryinfo.IssuerPlace
+	// unrecorded is the configured issuer wherever the operator's credentials reach (""), for no
+	// place of it is on record: an issuer those credentials cannot build never issued there
+	// (decideUnbuiltIssuer).
+	unrecorded bool
+}
+
 // decideDeletionSweep is where the deletion sweeps: every place of every recorded issuer
 // (issue 44 finding 8: an issuer's every place, not only its first), less those the operator
-// removed by hand, and the configured issuer wherever the operator's credentials reach ("")
-// when no place of it is on record. An unreadable record is an error naming the annotation:
-// the deletion waits rather than forget where principals live.
-func decideDeletionSweep(o deletionSweepObserved) ([]entryinfo.IssuerPlace, error) {
+// removed by hand, and the configured issuer wherever the operator's credentials reach ("",
+// unrecorded) when no place of it is on record. An unreadable record is an error naming the
+// annotation: the deletion waits rather than forget where principals live.
+func decideDeletionSweep(o deletionSweepObserved) ([]deletionSweep, error) {
 	if o.unreadable != nil {
 		return nil, fmt.Errorf("the bucket's entry principals are not swept, and the bucket is not deleted: %w", o.unreadable)
 	}
-	record := entryIssuers{}
+	var sweeps []deletionSweep
 	for _, p := range o.record.places() {
 		if !o.removed.has(p.Issuer, p.Place) {
-			record.add(p.Issuer, p.Place)
+			sweeps = append(sweeps, deletionSweep{IssuerPlace: p})
 		}
 	}
 	if o.configured != "" && len(o.record[o.configured]) == 0 && !o.removed.has(o.configured, "") {
-		record.add(o.configured, "")
+		sweeps = append(sweeps, deletionSweep{IssuerPlace: entryinfo.IssuerPlace{Issuer: o.configured}, unrecorded: true})
+		slices.SortFunc(sweeps, func(a, b deletionSweep) int {
+			return cmp.Or(cmp.Compare(a.Issuer, b.Issuer), cmp.Compare(a.Place, b.Place))
+		})
 	}
-	return record.places(), nil
+	return sweeps, nil
+}
+
+// decideUnbuiltIssuer says whether a sweep in mode finds nothing to sweep with an issuer the
+// operator's credentials do not build now (buildErr: NewEntryIssuer's error; built: whether it
+// returned an issuer). Only at the configured issuer's unrecorded place of the bucket's deletion
+// (sweepDeletedUnrecorded), and only when the configuration cannot build it
+// (objectstore.ErrInvalidConfig, objectstore.ErrUnsupported, or no such issuer): an issuer that
+// could never be built issued nothing there, as a reconcile treats it (reconcileEntryIssuers). A
+// recorded place's issuer did issue, and a refused or unreachable store may hold what it issued:
+// those sweeps are not done (sweepEntryIssuer reports them).
+func decideUnbuiltIssuer(mode entrySweepMode, built bool, buildErr error) bool {
+	if mode != sweepDeletedUnrecorded {
+		return false
+	}
+	if buildErr == nil {
+		return !built
+	}
+	return errors.Is(buildErr, objectstore.ErrInvalidConfig) || errors.Is(buildErr, objectstore.ErrUnsupported)
 }
 
 // entryPrincipalsLeftError is a deletion that waits for entry principals its sweeps left: each
@@ -90,14 +123,18 @@ func decideDeletionSwept(bucket string, left []string) error {
 func (a *actuator) sweepDeletedBucket(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config) error {
 	record, recordErr := entryIssuersOf(bb)
 	removed, removedErr := decodeEntryIssuers(bb, AnnotationEntryPrincipalsRemoved)
-	places, err := decideDeletionSweep(deletionSweepObserved{record: record, removed: removed,
+	sweeps, err := decideDeletionSweep(deletionSweepObserved{record: record, removed: removed,
 		unreadable: errors.Join(recordErr, removedErr), configured: entryIssuerName(cfg)})
 	if err != nil {
 		return err
 	}
 	var left []string
-	for _, p := range places {
-		done, err := a.sweepEntryIssuer(ctx, log, bb, cfg, p.Issuer, p.Place, sweepDeleted, "Delete")
+	for _, p := range sweeps {
+		mode := sweepDeleted
+		if p.unrecorded {
+			mode = sweepDeletedUnrecorded
+		}
+		done, err := a.sweepEntryIssuer(ctx, log, bb, cfg, p.Issuer, p.Place, mode, "Delete")
 		var refused *entrySweepRefusedError
 		switch {
 		case errors.As(err, &refused):

@@ -47,7 +47,8 @@ func (i *sweepIssuer) SweepEntryCredentials(_ context.Context, bucket string, s 
 	return i.kept, i.err
 }
 
-// entryIssuing is the generated credentials' fixture provider with entry issuers by name.
+// entryIssuing is the generated credentials' fixture provider with entry issuers by name: a name
+// not in entry is ERR_CONFIGURATION_PROBLEM, one mapped to nil builds no issuer.
 type entryIssuing struct {
 	namedIssuers
 
@@ -56,8 +57,11 @@ type entryIssuing struct {
 
 func (p entryIssuing) NewEntryIssuer(_ context.Context, _ provider.Credentials, _ *controllertest.Config, name string) (objectstore.EntryCredentialIssuer, error) {
 	i, ok := p.entry[name]
-	if !ok {
+	switch {
+	case !ok:
 		return nil, objectstore.Invalidf("no entry issuer %q", name)
+	case i == nil:
+		return nil, nil
 	}
 	return i, nil
 }
@@ -350,6 +354,61 @@ func TestEntryCredentialSweepsOfTheBucket(t *testing.T) {
 		f.expectCalls()
 		if err := f.mem.Probe(f.ctx, genBucket); err == nil {
 			t.Fatal("the bucket is still there")
+		}
+	})
+	// Issue 44, review of the deletion's sweep: the configured issuer on no record, which the
+	// configuration cannot build (issuer minio against an endpoint that is not MinIO), issued
+	// nothing; the deletion waited for the operator's word on principals that never existed.
+	for name, issuer := range map[string]string{"cannot be built (ERR_CONFIGURATION_PROBLEM)": "Z", "builds no such issuer": "N"} {
+		t.Run("deleted, the configured issuer on no record "+name+": nothing to sweep, the deletion goes on", func(t *testing.T) {
+			f := newSweepFixture(t)
+			f.entry["N"] = nil
+			f.switchTo(issuer)
+			f.mustReconcile()
+			f.expectRecord("")
+			f.events()
+			if err := f.deleteEntriesAndBucket(); err != nil {
+				t.Fatalf("Delete = %v; want the deletion to go on", err)
+			}
+			f.expectCalls()
+			if got := f.notSwept(); len(got) != 0 {
+				t.Fatalf("events %q; want none (nothing was issued)", got)
+			}
+			if err := f.mem.Probe(f.ctx, genBucket); err == nil {
+				t.Fatal("the bucket is still there")
+			}
+		})
+	}
+	t.Run("deleted, the configured issuer recorded at a place but built no more: reported, the deletion waits", func(t *testing.T) {
+		f := newSweepFixture(t)
+		bb := f.bucket()
+		metav1.SetMetaDataAnnotation(&bb.ObjectMeta, AnnotationEntryIssuers, `{"Z":["place-of-Z"]}`)
+		if err := f.client.Update(f.ctx, bb); err != nil {
+			t.Fatal(err)
+		}
+		f.switchTo("Z")
+		f.events()
+		err := f.deleteEntriesAndBucket()
+		expectCode(t, err, gardencorev1beta1.ErrorConfigurationProblem)
+		if !strings.Contains(err.Error(), "place-of-Z") || !strings.Contains(err.Error(), AnnotationEntryPrincipalsRemoved) {
+			t.Fatalf("Delete = %v; want the place named, and how to say they were removed by hand", err)
+		}
+		if got := f.notSwept(); len(got) != 1 {
+			t.Fatalf("events %q; want one EntryCredentialsNotSwept", got)
+		}
+		if err := f.mem.Probe(f.ctx, genBucket); err != nil {
+			t.Fatalf("the bucket is gone before its principals: %v", err)
+		}
+	})
+	t.Run("deleted, the configured issuer on no record, built, its sweep refused: the deletion waits", func(t *testing.T) {
+		f := newSweepFixture(t)
+		f.switchTo("X")
+		f.entry["X"].err = fmt.Errorf("listing users: %w", objectstore.ErrUnsupported)
+		err := f.deleteEntriesAndBucket()
+		expectCode(t, err, gardencorev1beta1.ErrorConfigurationProblem)
+		f.expectCalls("X sweep bucket " + everything)
+		if err := f.mem.Probe(f.ctx, genBucket); err != nil {
+			t.Fatalf("the bucket is gone before its principals: %v", err)
 		}
 	})
 	t.Run("deleted, a transient error: the deletion fails and is retried", func(t *testing.T) {
