@@ -283,7 +283,9 @@ func (a *actuator) reconcileEntryIssuers(ctx context.Context, log logr.Logger, b
 // place -- is reported by a warning event naming what is left and, by mode: a reconcile's sweep
 // is not done (the place stays on record, looked at again), a hand-back's returns
 // *entrySweepRefusedError (it waits, saying so), and so does a deletion's (decideDeletionSwept).
-// Every other error is returned and retried.
+// The exception: the configured issuer at no recorded place of a deletion
+// (sweepDeletedUnrecorded) that the configuration cannot build issued nothing, and the sweep is
+// done (decideUnbuiltIssuer, logged). Every other error is returned and retried.
 func (a *actuator) sweepEntryIssuer(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, name, location string, mode entrySweepMode, action string) (done bool, err error) {
 	notSwept := func(why string, cause error) (bool, error) {
 		msg := fmt.Sprintf("The principals that entry issuer %s made for the entries of bucket %q (in %s, marked with the bucket's name) are not swept: %s", name, bb.Name, orAnywhere(location), why)

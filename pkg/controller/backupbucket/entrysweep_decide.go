@@ -22,8 +22,9 @@ import (
 )
 
 // The bucket's deletion sweeps its entries' principals as a pure decision: decideDeletionSweep
-// says where to sweep, sweepDeletedBucket sweeps there, decideDeletionSwept says whether the
-// deletion goes on. The record of entry issuers lives on the BackupBucket, so it is never
+// says where to sweep, sweepDeletedBucket sweeps there (decideUnbuiltIssuer: where an issuer
+// that cannot be built leaves nothing to sweep), decideDeletionSwept says whether the deletion
+// goes on. The record of entry issuers lives on the BackupBucket, so it is never
 // dropped while a place it names may still hold a principal of the bucket.
 
 // deletionSweepObserved is what the bucket's deletion reads before it sweeps.
