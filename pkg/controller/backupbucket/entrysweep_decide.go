@@ -42,6 +42,7 @@ type deletionSweepObserved struct {
 // is the configured issuer's, on no record.
 type deletionSweep struct {
 	entryinfo.IssuerPlace
+
 	// unrecorded is the configured issuer wherever the operator's credentials reach (""), for no
 	// place of it is on record: an issuer those credentials cannot build never issued there
 	// (decideUnbuiltIssuer).
