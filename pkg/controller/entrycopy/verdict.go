@@ -84,6 +84,9 @@ func decide(o outcome, rpo time.Duration, bucket, copyBucket string, now time.Ti
 	if o.copyFailed != nil {
 		failed = fmt.Sprintf(" %d snapshots were not copied in the last pass: %v.", len(r.Failed), o.copyFailed)
 	}
+	if n := len(r.WriteConflicts); n > 0 {
+		failed += fmt.Sprintf(" %d snapshots were written to the copy by someone else during the last pass and were not overwritten; the next pass decides again.", n)
+	}
 	if r.Unguarded > 0 {
 		failed += fmt.Sprintf(" %d writes were not guarded by the store: an object written to the copy meanwhile may have been replaced.", r.Unguarded)
 	}
@@ -105,8 +108,8 @@ func decide(o outcome, rpo time.Duration, bucket, copyBucket string, now time.Ti
 	return v
 }
 
-// oldestMissing is the oldest snapshot the copy still lacks after the pass (failed or in
-// conflict), and how many there are.
+// oldestMissing is the oldest snapshot the copy still lacks after the pass (failed, in conflict,
+// or written there by someone else during the pass), and how many there are.
 func oldestMissing(r replication.Result) (objectstore.ObjectVersion, int) {
 	var oldest objectstore.ObjectVersion
 	n := 0
@@ -121,6 +124,9 @@ func oldestMissing(r replication.Result) (objectstore.ObjectVersion, int) {
 	}
 	for _, c := range r.Plan.Conflicts {
 		consider(c.Source)
+	}
+	for _, o := range r.WriteConflicts {
+		consider(o)
 	}
 	return oldest, n
 }

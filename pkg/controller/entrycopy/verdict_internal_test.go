@@ -51,6 +51,8 @@ func TestDecide(t *testing.T) {
 			gardencorev1beta1.ConditionFalse, ReasonCopyLagging, true, []string{"lags by 1h0m0s, more than the RPO of 15m0s", "2 snapshots are missing", `the oldest, "e/Full-0-4-1", is 1h0m0s old`}},
 		{"unguarded writes are said", outcome{result: replication.Result{Plan: replication.Plan{InSync: 1}, Copied: 2, Unguarded: 2}}, gardencorev1beta1.ConditionTrue, ReasonCopied, true,
 			[]string{"3 in sync", "2 writes were not guarded by the store"}},
+		{"a write conflict over the RPO is a missing snapshot", outcome{result: replication.Result{WriteConflicts: []objectstore.ObjectVersion{snap("e/Incr-5-6-7", 20*time.Minute)}, Lag: 20 * time.Minute}},
+			gardencorev1beta1.ConditionFalse, ReasonCopyLagging, true, []string{"1 snapshots are missing", `the oldest, "e/Incr-5-6-7", is 20m0s old`, "1 snapshots were written to the copy by someone else"}},
 		{"a conflict comes first", outcome{result: replication.Result{Plan: replication.Plan{Conflicts: []replication.Conflict{{Source: snap("e/Full-0-4-1", time.Minute), Destination: snap("e/Full-0-4-1", 0)}}}, Lag: time.Minute}},
 			gardencorev1beta1.ConditionFalse, ReasonCopyConflict, true, []string{`"e/Full-0-4-1"`, "never overwritten"}},
 	}
