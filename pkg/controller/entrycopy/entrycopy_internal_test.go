@@ -127,6 +127,7 @@ func TestCopyPass(t *testing.T) {
 // "bucket-copy": someone else's write between the copy's listing and its write.
 type racingStore struct {
 	*memstore.Store
+
 	key  string
 	once sync.Once
 }
