@@ -62,8 +62,8 @@ type verdict struct {
 }
 
 // decide is the pure decision of BackupsCopied over a pass's outcome (table-tested): False
-// CopyIsSource for a copy bucket that is the entry's own; Unknown while either store could not be listed completely (never "caught up" without both listings),
-// False CopyConflict for a key the copy holds differently, False CopyLagging when the oldest
+// CopyIsSource for a copy bucket that is the entry's own; Unknown while either store could not
+// be listed completely (never "caught up" without both listings), False CopyConflict for a key the copy holds differently, False CopyLagging when the oldest
 // missing snapshot is older than rpo, else True.
 func decide(o outcome, rpo time.Duration, bucket, copyBucket string, now time.Time) verdict {
 	switch {
