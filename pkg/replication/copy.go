@@ -103,8 +103,8 @@ func (r Result) Done() bool {
 }
 
 // Copy makes the destination hold every current snapshot of the source under prefix (an entry's
-// `<entry>/`), under the same keys, in one pass. A failed listing returns its error and no
-// result; failed copies are in Result.Failed, and the error is then the first of them (wrapped,
+// `<entry>/`), under the same keys, in one pass. A failed listing returns its error (a
+// *SideError naming the store) and no result; failed copies are in Result.Failed, and the error is then the first of them (wrapped,
 // so that errors.Is sees the store's sentinels): a pass whose copies failed never returns nil.
 // A conflict (the destination's differing, newer object, kept; or one written there between the
 // listing and the write, which a conditional write refuses) is no error of the pass: the caller
@@ -161,11 +161,11 @@ func observe(ctx context.Context, src From, dst To, prefix objectstore.Prefix) (
 	var obs observation
 	var err error
 	if obs.rule, err = src.Store.SnapshotRule(ctx, src.Bucket); err != nil {
-		return obs, fmt.Errorf("reading how etcd-backup-restore restores from the source bucket %s: %w", src.Bucket, err)
+		return obs, sideErr(SideSource, fmt.Errorf("reading how etcd-backup-restore restores from the source bucket %s: %w", src.Bucket, err))
 	}
 	err = list(ctx, src.Store, src.Bucket, prefix, func(o objectstore.ObjectVersion) { obs.source = append(obs.source, o) })
 	if err != nil {
-		return obs, fmt.Errorf("listing %s in the source bucket %s: %w", prefix, src.Bucket, err)
+		return obs, sideErr(SideSource, fmt.Errorf("listing %s in the source bucket %s: %w", prefix, src.Bucket, err))
 	}
 	obs.destination = map[string]objectstore.ObjectVersion{}
 	err = list(ctx, dst.Store, dst.Bucket, prefix, func(o objectstore.ObjectVersion) {
@@ -174,22 +174,56 @@ func observe(ctx context.Context, src From, dst To, prefix objectstore.Prefix) (
 		}
 	})
 	if err != nil {
-		return obs, fmt.Errorf("listing %s in the destination bucket %s: %w", prefix, dst.Bucket, err)
+		return obs, sideErr(SideDestination, fmt.Errorf("listing %s in the destination bucket %s: %w", prefix, dst.Bucket, err))
 	}
 	questions := markQuestions(prefix.String(), obs.rule, obs.source)
 	if len(questions) > 0 && obs.rule.MarkOf == nil {
-		return obs, fmt.Errorf("the snapshot rule %q of the source bucket %s reads exclude marks but has no MarkOf", obs.rule.Source, src.Bucket)
+		return obs, sideErr(SideSource, fmt.Errorf("the snapshot rule %q of the source bucket %s reads exclude marks but has no MarkOf", obs.rule.Source, src.Bucket))
 	}
 	obs.marked = map[versionID]bool{}
 	for _, o := range questions {
 		marked, err := obs.rule.MarkOf(ctx, o)
 		if err != nil {
-			return obs, fmt.Errorf("reading the exclude mark of %s in the source bucket %s: %w", o.Key, src.Bucket, err)
+			return obs, sideErr(SideSource, fmt.Errorf("reading the exclude mark of %s in the source bucket %s: %w", o.Key, src.Bucket, err))
 		}
 		obs.marked[versionID{o.Key, o.Version}] = marked
 	}
 	return obs, nil
 }
+
+// Side names one store of a copy.
+type Side int
+
+// The sides of a copy.
+const (
+	// SideSource is the store copied from (From).
+	SideSource Side = iota + 1
+	// SideDestination is the store copied to (To).
+	SideDestination
+)
+
+func (s Side) String() string {
+	switch s {
+	case SideSource:
+		return "source"
+	case SideDestination:
+		return "destination"
+	}
+	return fmt.Sprintf("Side(%d)", int(s))
+}
+
+// SideError is a pass's failure to observe one store (its SnapshotRule, its listing, an exclude
+// mark): the caller tells with errors.As which store could not be read. Its message is Err's;
+// errors.Is sees through it to the store's sentinels.
+type SideError struct {
+	Side Side
+	Err  error
+}
+
+func (e *SideError) Error() string { return e.Err.Error() }
+func (e *SideError) Unwrap() error { return e.Err }
+
+func sideErr(side Side, err error) error { return &SideError{Side: side, Err: err} }
 
 type lister interface {
 	ListObjects(ctx context.Context, bucket, prefix string, fn func(page []objectstore.ObjectVersion) error) error

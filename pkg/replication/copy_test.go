@@ -150,14 +150,18 @@ func TestCopyCountsSnapshotsGoneMeanwhileAsVanished(t *testing.T) {
 }
 
 func TestCopyStopsOnAFailedListing(t *testing.T) {
-	for _, side := range []string{"source", "destination"} {
-		t.Run(side, func(t *testing.T) {
+	for _, side := range []replication.Side{replication.SideSource, replication.SideDestination} {
+		t.Run(side.String(), func(t *testing.T) {
 			src, dst := stores(t, 2)
-			failing := map[string]*memstore.Faults{"source": src, "destination": dst}[side]
+			failing := map[replication.Side]*memstore.Faults{replication.SideSource: src, replication.SideDestination: dst}[side]
 			failing.Fail(memstore.OpListObjects, fmt.Errorf("denied: %w", objectstore.ErrForbidden))
 			res, err := copyEntry(src, dst, replication.Options{})
 			if !errors.Is(err, objectstore.ErrForbidden) || res.Copied != 0 || dst.Calls(memstore.OpPutObject) != 0 {
 				t.Errorf("%+v, %v; want the listing's error and nothing written", res, err)
+			}
+			var se *replication.SideError
+			if !errors.As(err, &se) || se.Side != side {
+				t.Errorf("%v (%#v); want a *SideError of the %s", err, se, side)
 			}
 		})
 	}
@@ -189,8 +193,9 @@ func TestCopyStopsOnAKeyOutsideThePrefix(t *testing.T) {
 	src, dst := stores(t, 1)
 	prefix, _ := objectstore.EntryPrefix(entry)
 	_, err := replication.Copy(context.Background(), replication.From{Store: misLister{src}, Bucket: "b"}, replication.To{Store: dst, Bucket: "b"}, prefix, replication.Options{})
-	if err == nil || dst.Calls(memstore.OpPutObject) != 0 {
-		t.Errorf("%v; want an error and nothing written", err)
+	var se *replication.SideError
+	if err == nil || dst.Calls(memstore.OpPutObject) != 0 || !errors.As(err, &se) || se.Side != replication.SideSource {
+		t.Errorf("%v; want the source's *SideError and nothing written", err)
 	}
 }
 

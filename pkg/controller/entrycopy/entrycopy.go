@@ -108,6 +108,10 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 	if err := c.publish(ctx, be, &v); err != nil {
 		return reconcile.Result{}, err
 	}
+	if o.result.Unguarded > 0 {
+		log.FromContext(ctx).Info("Copy pass wrote objects the copy store could not guard: an object written there meanwhile may have been replaced",
+			"unguarded", o.result.Unguarded, "copyBucket", place.Bucket)
+	}
 	if v.status == gardencorev1beta1.ConditionUnknown {
 		log.FromContext(ctx).Info("Copy pass could not list both stores, retrying in a minute", "reason", v.reason, "message", v.message)
 		return reconcile.Result{RequeueAfter: unavailableRetry}, nil
@@ -116,9 +120,14 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 }
 
 // pass copies the entry's prefix (Locate) from its bucket, read with its own credentials, to the
-// copy bucket, written with the copy's, within passDeadline. Which store failed to be listed is
-// told by marking each side's listing errors.
+// copy bucket, written with the copy's, within passDeadline. Both data planes go to the engine as
+// they are, so that it finds what they offer beyond the interfaces (objectstore.ConditionalWriter,
+// objectstore.StreamBuffer); which store failed to be read its *replication.SideError tells. A
+// copy bucket that is the entry's own is not copied onto itself.
 func (c *copier) pass(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace) outcome {
+	if place.Bucket == be.Spec.BucketName {
+		return outcome{copyIsSource: true}
+	}
 	loc, err := entryinfo.LocateEntry(ctx, c.Reader, be)
 	if err != nil {
 		return outcome{sourceErr: err}
@@ -131,60 +140,27 @@ func (c *copier) pass(ctx context.Context, be *extensionsv1alpha1.BackupEntry, p
 	if err != nil {
 		return outcome{copyErr: err}
 	}
-	writer, ok := data.(objectstore.StreamWriter)
+	dst, ok := data.(replication.Destination)
 	if !ok {
 		return outcome{copyErr: fmt.Errorf("the %s store writes no streams yet (objectstore.StreamWriter): %w", c.Provider.Type(), objectstore.ErrUnsupported)}
 	}
 	ctx, cancel := context.WithTimeout(objectstore.WithOperation(ctx, "copy"), passDeadline)
 	defer cancel()
 	res, err := replication.Copy(ctx,
-		replication.From{Store: sourceLister{src}, Bucket: be.Spec.BucketName},
-		replication.To{Store: copyStore{data, writer}, Bucket: place.Bucket},
+		replication.From{Store: src, Bucket: be.Spec.BucketName},
+		replication.To{Store: dst, Bucket: place.Bucket},
 		loc.Prefix, replication.Options{Now: c.Now})
-	var side *listingError
+	var side *replication.SideError
 	switch {
-	case errors.As(err, &side) && side.copy:
-		return outcome{copyErr: side.err}
+	case errors.As(err, &side) && side.Side == replication.SideDestination:
+		return outcome{copyErr: side.Err}
 	case errors.As(err, &side):
-		return outcome{sourceErr: side.err}
+		return outcome{sourceErr: side.Err}
 	case err != nil && len(res.Failed) == 0:
-		// Not a copy's failure, so a listing's (a key outside the prefix, a cancelled context):
-		// nothing is known.
+		// Neither store's and no copy's failure (the prefix refused): nothing is known.
 		return outcome{sourceErr: err}
 	}
 	return outcome{result: res, copyFailed: err}
-}
-
-// listingError marks a listing's failure with its side.
-type listingError struct {
-	copy bool
-	err  error
-}
-
-func (e *listingError) Error() string { return e.err.Error() }
-func (e *listingError) Unwrap() error { return e.err }
-
-// sourceLister is the entry's data plane with its listing errors marked as the source's.
-type sourceLister struct{ objectstore.DataPlane }
-
-func (s sourceLister) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
-	if err := s.DataPlane.ListObjects(ctx, bucket, prefix, fn); err != nil {
-		return &listingError{err: err}
-	}
-	return nil
-}
-
-// copyStore is the copy's data plane and writer with its listing errors marked as the copy's.
-type copyStore struct {
-	objectstore.DataPlane
-	objectstore.StreamWriter
-}
-
-func (s copyStore) ListObjects(ctx context.Context, bucket, prefix string, fn func([]objectstore.ObjectVersion) error) error {
-	if err := s.DataPlane.ListObjects(ctx, bucket, prefix, fn); err != nil {
-		return &listingError{copy: true, err: err}
-	}
-	return nil
 }
 
 // publish sets BackupsCopied to v (nil: removes it) and emits an event when its status changes.

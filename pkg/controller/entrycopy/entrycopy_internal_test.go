@@ -6,7 +6,9 @@ package entrycopy
 
 import (
 	"context"
+	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,8 +31,50 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
+
+// copyRig is a copier of the entry name in bucket "bucket" of store, with copy cfg, on a fake
+// client holding the entry and its secret; pass runs one due pass and returns BackupsCopied.
+type copyRig struct {
+	c    client.Client
+	pass func() *gardencorev1beta1.Condition
+}
+
+func newCopyRig(t *testing.T, store controllertest.Store, name string, cfg controllertest.Config, now time.Time) copyRig {
+	t.Helper()
+	ctx := context.Background()
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = extensionsv1alpha1.AddToScheme(scheme)
+	be := &extensionsv1alpha1.BackupEntry{
+		ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))},
+		Spec: extensionsv1alpha1.BackupEntrySpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "mem", ProviderConfig: controllertest.RawConfig(cfg)},
+			BucketName: "bucket", SecretRef: controllertest.SecretRef},
+		Status: extensionsv1alpha1.BackupEntryStatus{DefaultStatus: extensionsv1alpha1.DefaultStatus{
+			LastOperation: &gardencorev1beta1.LastOperation{State: gardencorev1beta1.LastOperationStateSucceeded}}},
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: controllertest.SecretRef.Namespace, Name: controllertest.SecretRef.Name}, Data: map[string][]byte{"key": []byte("k")}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(be, secret).WithStatusSubresource(be).Build()
+	clock := clocktesting.NewFakeClock(now)
+	cp := &copier{Deps: periodic.Deps{Provider: provider.Register(controllertest.Provider{Store: store}), Reader: c, Client: c, Recorder: events.NewFakeRecorder(20), Clock: clock, Started: now.Add(-2 * time.Hour)},
+		opts: Options{Interval: time.Minute}}
+	metrics.ForgetEntryCopy(name)
+	t.Cleanup(func() { metrics.ForgetEntryCopy(name) })
+	return copyRig{c: c, pass: func() *gardencorev1beta1.Condition {
+		t.Helper()
+		clock.Step(2 * time.Minute) // past the entry's slot and its interval
+		if _, err := cp.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKey{Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+		got := &extensionsv1alpha1.BackupEntry{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, got); err != nil {
+			t.Fatal(err)
+		}
+		return v1beta1helper.GetCondition(got.Status.Conditions, ConditionBackupsCopied)
+	}}
+}
 
 // TestCopyPass: an entry's snapshots are copied to the copy bucket (and nothing else: neither
 // a key that is no snapshot nor a neighbour's), BackupsCopied True and the lag metric 0; without
@@ -44,36 +88,8 @@ func TestCopyPass(t *testing.T) {
 	if err := mem.EnsureBucket(ctx, objectstore.Bucket{Name: "bucket-copy"}); err != nil {
 		t.Fatal(err)
 	}
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = extensionsv1alpha1.AddToScheme(scheme)
-	cfg := controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{CredentialsRef: "backup-copy"}}}
-	be := &extensionsv1alpha1.BackupEntry{
-		ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))},
-		Spec: extensionsv1alpha1.BackupEntrySpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "mem", ProviderConfig: controllertest.RawConfig(cfg)},
-			BucketName: "bucket", SecretRef: controllertest.SecretRef},
-		Status: extensionsv1alpha1.BackupEntryStatus{DefaultStatus: extensionsv1alpha1.DefaultStatus{
-			LastOperation: &gardencorev1beta1.LastOperation{State: gardencorev1beta1.LastOperationStateSucceeded}}},
-	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: controllertest.SecretRef.Namespace, Name: controllertest.SecretRef.Name}, Data: map[string][]byte{"key": []byte("k")}}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(be, secret).WithStatusSubresource(be).Build()
-	clock := clocktesting.NewFakeClock(now)
-	cp := &copier{Deps: periodic.Deps{Provider: provider.Register(controllertest.Provider{Store: mem}), Reader: c, Client: c, Recorder: events.NewFakeRecorder(20), Clock: clock, Started: now.Add(-2 * time.Hour)},
-		opts: Options{Interval: time.Minute}}
-	metrics.ForgetEntryCopy(name)
-	t.Cleanup(func() { metrics.ForgetEntryCopy(name) })
-	pass := func() *gardencorev1beta1.Condition {
-		t.Helper()
-		clock.Step(2 * time.Minute) // past the entry's slot and its interval
-		if _, err := cp.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKey{Name: name}}); err != nil {
-			t.Fatal(err)
-		}
-		got := &extensionsv1alpha1.BackupEntry{}
-		if err := c.Get(ctx, client.ObjectKey{Name: name}, got); err != nil {
-			t.Fatal(err)
-		}
-		return v1beta1helper.GetCondition(got.Status.Conditions, ConditionBackupsCopied)
-	}
+	rig := newCopyRig(t, mem, name, controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{CredentialsRef: "backup-copy"}}}, now)
+	c, pass := rig.c, rig.pass
 
 	if cond := pass(); cond == nil || cond.Status != gardencorev1beta1.ConditionUnknown || cond.Reason != ReasonCopyUnavailable || !strings.Contains(cond.Message, "ref-backup-copy") {
 		t.Fatalf("without the copy's credentials: %v; want Unknown CopyUnavailable naming the secret", cond)
@@ -104,5 +120,76 @@ func TestCopyPass(t *testing.T) {
 	}
 	if n := testutil.ToFloat64(metrics.EntryCopyObjects.WithLabelValues(name)); n != 2 {
 		t.Fatalf("copied objects %v; want 2", n)
+	}
+}
+
+// racingStore is a memstore whose first read of key writes other data to key in bucket
+// "bucket-copy": someone else's write between the copy's listing and its write.
+type racingStore struct {
+	*memstore.Store
+
+	key  string
+	once sync.Once
+}
+
+func (s *racingStore) OpenObject(ctx context.Context, bucket, key, version string) (io.ReadCloser, error) {
+	if key == s.key {
+		s.once.Do(func() {
+			if err := s.PutObject(ctx, "bucket-copy", key, []byte("written meanwhile")); err != nil {
+				panic(err)
+			}
+		})
+	}
+	return s.Store.OpenObject(ctx, bucket, key, version)
+}
+
+// TestCopyPassWritesGuarded: the pass hands the engine the copy store itself, so that a store
+// with conditional writes has every write guarded (no "not guarded" in the condition) and a
+// snapshot written to the copy after the listing is kept, not overwritten.
+func TestCopyPassWritesGuarded(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	name := "shoot--p--s--1"
+	snaps := []string{name + "/etcd-main/v2/Full-00000000-00000010-1764417600", name + "/etcd-main/v2/Incr-00000011-00000020-1764417900"}
+	mem := controllertest.Bucket(t, "bucket", snaps...)
+	if err := mem.EnsureBucket(ctx, objectstore.Bucket{Name: "bucket-copy"}); err != nil {
+		t.Fatal(err)
+	}
+	store := &racingStore{Store: mem, key: snaps[1]}
+	rig := newCopyRig(t, store, name, controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{CredentialsRef: "backup-copy"}}}, now)
+	if err := rig.c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}}); err != nil {
+		t.Fatal(err)
+	}
+	cond := rig.pass()
+	if cond == nil || strings.Contains(cond.Message, "not guarded") {
+		t.Errorf("BackupsCopied %v; want every write guarded", cond)
+	}
+	data, err := objectstore.ReadObject(ctx, mem, "bucket-copy", snaps[1])
+	if err != nil || string(data) != "written meanwhile" {
+		t.Errorf("the copy's %s holds %q (%v); want what was written there after the listing, kept", snaps[1], data, err)
+	}
+	if data, err := objectstore.ReadObject(ctx, mem, "bucket-copy", snaps[0]); err != nil || string(data) != "data of "+snaps[0] {
+		t.Fatalf("the copy's %s holds %q (%v); want the snapshot copied", snaps[0], data, err)
+	}
+}
+
+// TestCopyOntoItself: a copy bucket that is the entry's own bucket is refused: False CopyIsSource,
+// nothing written, no lag series.
+func TestCopyOntoItself(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	name := "shoot--p--s--1"
+	store := memstore.WithFaults(controllertest.Bucket(t, "bucket", name+"/etcd-main/v2/Full-00000000-00000010-1764417600"))
+	rig := newCopyRig(t, store, name, controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{CredentialsRef: "backup-copy", BucketName: "bucket"}}}, now)
+	if err := rig.c.Create(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}}); err != nil {
+		t.Fatal(err)
+	}
+	if cond := rig.pass(); cond == nil || cond.Status != gardencorev1beta1.ConditionFalse || cond.Reason != ReasonCopyIsSource {
+		t.Fatalf("copy onto the entry's own bucket: %v; want False CopyIsSource", cond)
+	}
+	if n, w := store.Calls(memstore.OpListObjects), store.Calls(memstore.OpPutObject); n != 0 || w != 0 {
+		t.Fatalf("%d listings, %d writes for a copy onto itself; want none", n, w)
+	}
+	if n := testutil.CollectAndCount(metrics.EntryCopyLag); n != 0 {
+		t.Fatalf("%d lag series for a copy onto itself; want none", n)
 	}
 }

@@ -30,6 +30,9 @@ const (
 	// ReasonCopyUnavailable (Unknown): the copy store could not be read (credentials, bucket,
 	// listing): the lag is not known and nothing is called caught up.
 	ReasonCopyUnavailable = "CopyUnavailable"
+	// ReasonCopyIsSource (False): the copy bucket is the entry's own bucket (copy.bucketName
+	// names it): there is no second copy, and none is made.
+	ReasonCopyIsSource = "CopyIsSource"
 	// ReasonSourceUnavailable (Unknown): the entry's own bucket could not be read: what the copy
 	// lacks is not known.
 	ReasonSourceUnavailable = "SourceUnavailable"
@@ -44,6 +47,8 @@ type outcome struct {
 	result replication.Result
 	// copyFailed is the pass's error when snapshots were not copied (result.Failed).
 	copyFailed error
+	// copyIsSource is set when the copy bucket is the entry's own: nothing was copied or listed.
+	copyIsSource bool
 }
 
 // verdict is BackupsCopied's status, reason and message, and the lag when it is known.
@@ -56,12 +61,15 @@ type verdict struct {
 	lagKnown bool
 }
 
-// decide is the pure decision of BackupsCopied over a pass's outcome (table-tested): Unknown
-// while either store could not be listed completely (never "caught up" without both listings),
-// False CopyConflict for a key the copy holds differently, False CopyLagging when the oldest
+// decide is the pure decision of BackupsCopied over a pass's outcome (table-tested): False
+// CopyIsSource for a copy bucket that is the entry's own; Unknown while either store could not
+// be listed completely (never "caught up" without both listings), False CopyConflict for a key the copy holds differently, False CopyLagging when the oldest
 // missing snapshot is older than rpo, else True.
 func decide(o outcome, rpo time.Duration, bucket, copyBucket string, now time.Time) verdict {
 	switch {
+	case o.copyIsSource:
+		return verdict{status: gardencorev1beta1.ConditionFalse, reason: ReasonCopyIsSource,
+			message: fmt.Sprintf("The copy bucket %q is the entry's own bucket: there is no second copy, and none is made. Set copy.bucketName to another bucket.", copyBucket)}
 	case o.copyErr != nil:
 		return verdict{status: gardencorev1beta1.ConditionUnknown, reason: ReasonCopyUnavailable,
 			message: fmt.Sprintf("The copy bucket %q cannot be read: %v. What it lacks is not known.", copyBucket, o.copyErr)}
@@ -75,6 +83,12 @@ func decide(o outcome, rpo time.Duration, bucket, copyBucket string, now time.Ti
 	failed := ""
 	if o.copyFailed != nil {
 		failed = fmt.Sprintf(" %d snapshots were not copied in the last pass: %v.", len(r.Failed), o.copyFailed)
+	}
+	if n := len(r.WriteConflicts); n > 0 {
+		failed += fmt.Sprintf(" %d snapshots were written to the copy by someone else during the last pass and were not overwritten; the next pass decides again.", n)
+	}
+	if r.Unguarded > 0 {
+		failed += fmt.Sprintf(" %d writes were not guarded by the store: an object written to the copy meanwhile may have been replaced.", r.Unguarded)
 	}
 	switch {
 	case len(r.Plan.Conflicts) > 0:
@@ -94,8 +108,8 @@ func decide(o outcome, rpo time.Duration, bucket, copyBucket string, now time.Ti
 	return v
 }
 
-// oldestMissing is the oldest snapshot the copy still lacks after the pass (failed or in
-// conflict), and how many there are.
+// oldestMissing is the oldest snapshot the copy still lacks after the pass (failed, in conflict,
+// or written there by someone else during the pass), and how many there are.
 func oldestMissing(r replication.Result) (objectstore.ObjectVersion, int) {
 	var oldest objectstore.ObjectVersion
 	n := 0
@@ -110,6 +124,9 @@ func oldestMissing(r replication.Result) (objectstore.ObjectVersion, int) {
 	}
 	for _, c := range r.Plan.Conflicts {
 		consider(c.Source)
+	}
+	for _, o := range r.WriteConflicts {
+		consider(o)
 	}
 	return oldest, n
 }

@@ -41,12 +41,18 @@ func TestDecide(t *testing.T) {
 	}{
 		{"copy store unreadable", outcome{copyErr: objectstore.ErrUnreachable}, gardencorev1beta1.ConditionUnknown, ReasonCopyUnavailable, false, []string{`"b-copy" cannot be read`}},
 		{"copy store unreadable though the source failed too", outcome{copyErr: objectstore.ErrForbidden, sourceErr: objectstore.ErrUnreachable}, gardencorev1beta1.ConditionUnknown, ReasonCopyUnavailable, false, nil},
+		{"copy bucket is the entry's own", outcome{copyIsSource: true}, gardencorev1beta1.ConditionFalse, ReasonCopyIsSource, false, []string{`"b-copy" is the entry's own bucket`, "copy.bucketName"}},
+		{"copy bucket is the entry's own though a listing failed", outcome{copyIsSource: true, copyErr: objectstore.ErrForbidden}, gardencorev1beta1.ConditionFalse, ReasonCopyIsSource, false, nil},
 		{"source unreadable", outcome{sourceErr: objectstore.ErrUnreachable}, gardencorev1beta1.ConditionUnknown, ReasonSourceUnavailable, false, []string{`"b" cannot be read`}},
 		{"caught up", outcome{result: replication.Result{Plan: replication.Plan{InSync: 3}, Copied: 2}}, gardencorev1beta1.ConditionTrue, ReasonCopied, true, []string{"5 in sync", "lags by 0s"}},
 		{"lag within the RPO, a snapshot not copied", outcome{result: replication.Result{Failed: failed(snap("e/Incr-1-2-3", 5*time.Minute)), Lag: 5 * time.Minute}, copyFailed: errors.New("boom")},
 			gardencorev1beta1.ConditionTrue, ReasonCopied, true, []string{"1 snapshots were not copied in the last pass: boom"}},
 		{"lag over the RPO names the oldest missing", outcome{result: replication.Result{Failed: failed(snap("e/Incr-5-6-7", 20*time.Minute), snap("e/Full-0-4-1", time.Hour)), Lag: time.Hour}, copyFailed: errors.New("boom")},
 			gardencorev1beta1.ConditionFalse, ReasonCopyLagging, true, []string{"lags by 1h0m0s, more than the RPO of 15m0s", "2 snapshots are missing", `the oldest, "e/Full-0-4-1", is 1h0m0s old`}},
+		{"unguarded writes are said", outcome{result: replication.Result{Plan: replication.Plan{InSync: 1}, Copied: 2, Unguarded: 2}}, gardencorev1beta1.ConditionTrue, ReasonCopied, true,
+			[]string{"3 in sync", "2 writes were not guarded by the store"}},
+		{"a write conflict over the RPO is a missing snapshot", outcome{result: replication.Result{WriteConflicts: []objectstore.ObjectVersion{snap("e/Incr-5-6-7", 20*time.Minute)}, Lag: 20 * time.Minute}},
+			gardencorev1beta1.ConditionFalse, ReasonCopyLagging, true, []string{"1 snapshots are missing", `the oldest, "e/Incr-5-6-7", is 20m0s old`, "1 snapshots were written to the copy by someone else"}},
 		{"a conflict comes first", outcome{result: replication.Result{Plan: replication.Plan{Conflicts: []replication.Conflict{{Source: snap("e/Full-0-4-1", time.Minute), Destination: snap("e/Full-0-4-1", 0)}}}, Lag: time.Minute}},
 			gardencorev1beta1.ConditionFalse, ReasonCopyConflict, true, []string{`"e/Full-0-4-1"`, "never overwritten"}},
 	}
