@@ -6,6 +6,7 @@ package backupentry
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -18,11 +19,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycopy"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
@@ -209,6 +212,41 @@ func TestOrphanGuardEmptiesTheCopyToo(t *testing.T) {
 	}
 	if err := f.client.Get(context.Background(), client.ObjectKey{Name: f.be.Name}, &extensionsv1alpha1.BackupEntry{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("entry get %v; want it gone", err)
+	}
+	if got := f.copyKeys(); !slices.Equal(got, sortedNeighbours()) {
+		t.Fatalf("the copy holds %v; want only the neighbours", got)
+	}
+}
+
+// TestCopyDeletionWithAnInvalidEntryConfig: an entry whose providerConfig is invalid for another
+// reason than a pending seed configuration deletes in the seed configuration's copy (Decode's
+// fallback), as the entry copy copies there meanwhile.
+func TestCopyDeletionWithAnInvalidEntryConfig(t *testing.T) {
+	f := newEntryFixture(t, false)
+	f.withCopy()
+	seedConfig, err := json.Marshal(f.be.Spec.ProviderConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeded, err := provider.WithSeedConfig(provider.Register(f.provider), seedConfig, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := f.delegate()
+	d.provider = seeded
+	now := time.Now()
+	d.clock = clocktesting.NewFakePassiveClock(now.Add(time.Hour))
+	be := deleting(f.be, now)
+	be.Spec.ProviderConfig = &runtime.RawExtension{Raw: []byte(`{"copy": "not an object"}`)}
+	if _, err := connect.EntryConfig(seeded, be); err == nil {
+		t.Fatal("the entry's providerConfig decodes; want it invalid")
+	}
+	prefix, err := objectstore.EntryPrefix(testEntry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.deleteCopyPrefix(context.Background(), logr.Discard(), be, prefix); err != nil {
+		t.Fatalf("deleteCopyPrefix: %v", err)
 	}
 	if got := f.copyKeys(); !slices.Equal(got, sortedNeighbours()) {
 		t.Fatalf("the copy holds %v; want only the neighbours", got)
