@@ -83,8 +83,8 @@ func (d *delegate) deleteCopyPrefix(ctx context.Context, log logr.Logger, be *ex
 		return fmt.Errorf("deleting prefix %q in the copy bucket: %w", prefix.String(), err)
 	}
 	place, err := connect.CopyPlaceOf(d.provider, cfg, be.Spec.BucketName)
-	if err != nil || place == nil {
-		return err
+	if err != nil || place == nil || place.Bucket == be.Spec.BucketName {
+		return err // a copy bucket that is the primary is none (the BackupBucket refuses it)
 	}
 	deleted := d.now()
 	if be.DeletionTimestamp != nil {

@@ -39,17 +39,24 @@ const sharedCopy = "shared-copy"
 // withCopy gives the fixture's entry a copy in sharedCopy holding the entry's keys and the
 // neighbours, and the copy's credentials secret.
 func (f *entryFixture) withCopy() {
+	f.withCopyIn(sharedCopy)
+}
+
+// withCopyIn is withCopy with the copy bucket named bucket.
+func (f *entryFixture) withCopyIn(bucket string) {
 	f.t.Helper()
 	ctx := context.Background()
-	if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: sharedCopy}); err != nil {
-		f.t.Fatal(err)
-	}
-	for _, k := range append(slices.Clone(entryKeys), neighbours...) {
-		if err := f.mem.PutObject(ctx, sharedCopy, k, []byte("copy of "+k)); err != nil {
+	if bucket != testBucket {
+		if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: bucket}); err != nil {
 			f.t.Fatal(err)
 		}
+		for _, k := range append(slices.Clone(entryKeys), neighbours...) {
+			if err := f.mem.PutObject(ctx, bucket, k, []byte("copy of "+k)); err != nil {
+				f.t.Fatal(err)
+			}
+		}
 	}
-	s := &copystore.Settings{CredentialsRef: "backup-copy", BucketName: sharedCopy}
+	s := &copystore.Settings{CredentialsRef: "backup-copy", BucketName: bucket}
 	if err := f.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: copystore.CredentialsNamespace, Name: s.CredentialsSecret()}}); err != nil {
 		f.t.Fatal(err)
 	}
@@ -250,5 +257,22 @@ func TestCopyDeletionWithAnInvalidEntryConfig(t *testing.T) {
 	}
 	if got := f.copyKeys(); !slices.Equal(got, sortedNeighbours()) {
 		t.Fatalf("the copy holds %v; want only the neighbours", got)
+	}
+}
+
+// TestACopyThatIsThePrimaryIsNone: a copy bucket named as the entry's own bucket is no copy (the
+// BackupBucket refuses it): the deletion neither waits for the entry copy nor reports a deletion
+// in a copy.
+func TestACopyThatIsThePrimaryIsNone(t *testing.T) {
+	f := newEntryFixture(t, false)
+	f.withCopyIn(testBucket)
+	d := f.delegate()
+	now := time.Now()
+	d.clock = clocktesting.NewFakePassiveClock(now)
+	if err := d.Delete(context.Background(), logr.Discard(), deleting(f.be, now)); err != nil {
+		t.Fatalf("Delete: %v; want done without waiting for the entry copy", err)
+	}
+	if evs := f.events(); countReason(evs, ReasonCopyPrefixDeleted) != 0 || countReason(evs, ReasonPrefixDeleted) != 1 {
+		t.Fatalf("events %v; want one %s and no %s", evs, ReasonPrefixDeleted, ReasonCopyPrefixDeleted)
 	}
 }
