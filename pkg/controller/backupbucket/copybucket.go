@@ -36,6 +36,8 @@ const (
 	ReasonCopyBucketKept     = "CopyBucketKept"
 	ReasonCopyBucketDeleted  = "CopyBucketDeleted"
 	ReasonCopyCredentialsErr = "CopyCredentialsMissing"
+	// ReasonCopyBucketInvalid: the copy bucket is the primary itself (copy.bucketName).
+	ReasonCopyBucketInvalid = "CopyBucketInvalid"
 )
 
 // reconcileCopy converges the copy bucket the config declares with the same provider's
@@ -54,6 +56,12 @@ func (a *actuator) reconcileCopy(ctx context.Context, log logr.Logger, bb *exten
 	if place == nil {
 		return a.setCopyCondition(ctx, bb, nil)
 	}
+	if err := notThePrimary(place, bb); err != nil {
+		msg := fmt.Sprintf("The copy bucket is not converged: %v%s", err, codesNote(err))
+		log.Info("Copy bucket is refused", "bucket", place.Bucket, "error", err.Error())
+		a.recorder.Eventf(bb, nil, corev1.EventTypeWarning, ReasonCopyBucketInvalid, "Copy", "%s", extstatus.EventNote(msg))
+		return a.setCopyCondition(ctx, bb, &gardencorev1beta1.Condition{Status: gardencorev1beta1.ConditionFalse, Reason: ReasonCopyBucketInvalid, Message: msg})
+	}
 	status, reason, msg := gardencorev1beta1.ConditionTrue, ReasonCopyBucketReady, fmt.Sprintf("The copy bucket %q%s is converged.", place.Bucket, inRegion(place.Region))
 	if err := a.ensureCopyBucket(ctx, place); err != nil {
 		status, reason, msg = gardencorev1beta1.ConditionFalse, ReasonCopyBucketFailed, fmt.Sprintf("The copy bucket %q%s is not converged: %v%s", place.Bucket, inRegion(place.Region), err, codesNote(err))
@@ -66,6 +74,15 @@ func (a *actuator) reconcileCopy(ctx context.Context, log logr.Logger, bb *exten
 		log.Info("Copy bucket is converged", "bucket", place.Bucket, "region", place.Region)
 	}
 	return a.setCopyCondition(ctx, bb, &gardencorev1beta1.Condition{Status: status, Reason: reason, Message: msg})
+}
+
+// notThePrimary refuses a copy bucket that is the primary itself: a copy there is no second copy,
+// and the copy's deletion would delete the primary.
+func notThePrimary(place *connect.CopyPlace, bb *extensionsv1alpha1.BackupBucket) error {
+	if place.Bucket != bb.Name {
+		return nil
+	}
+	return objectstore.Invalidf("copy.bucketName: Invalid value: %q: the copy bucket must not be the BackupBucket's own bucket", place.Bucket)
 }
 
 func (a *actuator) ensureCopyBucket(ctx context.Context, place *connect.CopyPlace) error {
@@ -108,7 +125,7 @@ func (a *actuator) setCopyCondition(ctx context.Context, bb *extensionsv1alpha1.
 // gone.
 func (a *actuator) deleteCopy(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config) {
 	place, err := connect.CopyPlaceOf(a.provider, cfg, bb.Name)
-	if err != nil || place == nil {
+	if err != nil || place == nil || notThePrimary(place, bb) != nil {
 		return
 	}
 	keep := func(why string) {

@@ -117,3 +117,44 @@ func drain(r *events.FakeRecorder) string {
 		}
 	}
 }
+
+// TestCopyBucketRefusesThePrimary: a copy bucket named as the BackupBucket itself
+// (copy.bucketName) is no second copy: CopyBucketReady is False with ERR_CONFIGURATION_PROBLEM
+// naming the field, the primary's reconcile succeeds, and the BackupBucket's deletion does
+// nothing to it as a copy (no CopyBucketKept, no CopyBucketDeleted).
+func TestCopyBucketRefusesThePrimary(t *testing.T) {
+	ctx := context.Background()
+	k8s := clientWithStatus(t)
+	cfg := controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{CredentialsRef: "backup-copy", BucketName: "bucket"}}}
+	bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"}, Spec: extensionsv1alpha1.BackupBucketSpec{
+		SecretRef: controllertest.SecretRef, DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: controllertest.RawConfig(cfg)}}}
+	if err := k8s.Create(ctx, bb); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}, Data: map[string][]byte{"key": []byte("copy")}}); err != nil {
+		t.Fatal(err)
+	}
+	mem := controllertest.Bucket(t, "bucket")
+	recorder := events.NewFakeRecorder(20)
+	a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: mem}), k8s, k8s, recorder, options.DeletionOptions{})
+	if err := a.Reconcile(ctx, logr.Discard(), bb); err != nil {
+		t.Fatalf("Reconcile: %v; the copy must not fail the primary", err)
+	}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(bb), bb); err != nil {
+		t.Fatal(err)
+	}
+	c := v1beta1helper.GetCondition(bb.Status.Conditions, backupbucket.ConditionCopyBucketReady)
+	if c == nil || c.Status != gardencorev1beta1.ConditionFalse || c.Reason != backupbucket.ReasonCopyBucketInvalid ||
+		!strings.Contains(c.Message, "copy.bucketName") || !strings.Contains(c.Message, string(gardencorev1beta1.ErrorConfigurationProblem)) {
+		t.Fatalf("condition %+v; want False %s naming copy.bucketName and %s", c, backupbucket.ReasonCopyBucketInvalid, gardencorev1beta1.ErrorConfigurationProblem)
+	}
+	if evs := drain(recorder); !strings.Contains(evs, backupbucket.ReasonCopyBucketInvalid) {
+		t.Fatalf("events %q; want a %s warning", evs, backupbucket.ReasonCopyBucketInvalid)
+	}
+	if err := a.Delete(ctx, logr.Discard(), bb); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	if evs := drain(recorder); strings.Contains(evs, backupbucket.ReasonCopyBucketKept) || strings.Contains(evs, backupbucket.ReasonCopyBucketDeleted) {
+		t.Fatalf("events %q; want the primary never handled as its own copy", evs)
+	}
+}

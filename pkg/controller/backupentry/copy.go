@@ -8,20 +8,53 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	reconcilerutils "github.com/gardener/gardener/pkg/controllerutils/reconciler"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycopy"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // ReasonCopyPrefixDeleted is the event of an entry's prefix deleted in the copy bucket.
 const ReasonCopyPrefixDeleted = "CopyPrefixDeleted"
+
+// copyPassMargin is added to entrycopy.PassDeadline for the clocks of the entry copy's replica
+// and of the API server that set the entry's deletionTimestamp.
+const copyPassMargin = 30 * time.Second
+
+// CopyPassWaitError reports an entry's deletion that waits, before it deletes in the copy bucket,
+// until a pass of the entry copy that began before the entry's deletionTimestamp has ended
+// (entrycopy.PassDeadline after it, plus copyPassMargin): such a pass would otherwise write a
+// snapshot into the copy after the copy's prefix was emptied, and nobody would delete it.
+type CopyPassWaitError struct {
+	Bucket, Prefix string
+	Until          time.Time
+}
+
+func (e *CopyPassWaitError) Error() string {
+	return fmt.Sprintf("deleting prefix %q in the copy bucket %q waits until %s: a pass of the entry copy begun before the deletion may still write there until then",
+		e.Prefix, e.Bucket, e.Until.UTC().Format(time.RFC3339))
+}
+
+// forDeletion is lasterror.For for a deletion's error, with a *CopyPassWaitError requeued when its
+// wait ends (now: the delegate's clock).
+func forDeletion(err error, now time.Time) error {
+	var wait *CopyPassWaitError
+	if errors.As(err, &wait) {
+		return &reconcilerutils.RequeueAfterError{RequeueAfter: max(wait.Until.Sub(now), time.Second), Cause: err}
+	}
+	return lasterror.For(err)
+}
 
 // deleteCopyPrefix deletes prefix, the entry's, in the copy bucket its config declares (none: done),
 // with the copy's credentials, exactly as the primary's (objectstore.DeletePrefix: every version
@@ -29,11 +62,36 @@ const ReasonCopyPrefixDeleted = "CopyPrefixDeleted"
 // deferred to the copy store's rule. The entry's finalizer stays until both are done: the copy
 // would otherwise keep a deleted shoot's snapshots that nobody owns. A copy bucket that does not
 // exist holds nothing of the entry.
+//
+// A migration's source- entry deletes nothing in a copy: its prefix is the live entry's, which
+// owns it in the copy (the entry copy copies no source- entry), and a copy bucket named
+// explicitly (copy.bucketName) is shared by both seeds, so deleting there would delete the live
+// entry's copies. A copy of the source seed's bucket keeps what was copied before the migration:
+// the operator's to remove.
+//
+// The deletion waits until no pass of the entry copy begun before the entry's deletionTimestamp
+// can still write (CopyPassWaitError). A seed configuration not yet read stops the deletion
+// (*provider.SeedConfigPendingError): taken for "no copy", it would end the deletion with the
+// copy's prefix untouched. An entry's providerConfig invalid for another reason: the seed
+// configuration's copy applies (Decode returns it with the error).
 func (d *delegate) deleteCopyPrefix(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, prefix objectstore.Prefix) error {
-	cfg, _ := connect.EntryConfig(d.provider, be) // invalid: the seed configuration's copy applies
+	if entryinfo.IsSourceEntry(be) {
+		return nil
+	}
+	cfg, err := connect.EntryConfig(d.provider, be)
+	if pending := (*provider.SeedConfigPendingError)(nil); errors.As(err, &pending) {
+		return fmt.Errorf("deleting prefix %q in the copy bucket: %w", prefix.String(), err)
+	}
 	place, err := connect.CopyPlaceOf(d.provider, cfg, be.Spec.BucketName)
-	if err != nil || place == nil {
-		return err
+	if err != nil || place == nil || place.Bucket == be.Spec.BucketName {
+		return err // a copy bucket that is the primary is none (the BackupBucket refuses it)
+	}
+	deleted := d.now()
+	if be.DeletionTimestamp != nil {
+		deleted = be.DeletionTimestamp.Time
+	}
+	if until := deleted.Add(entrycopy.PassDeadline + copyPassMargin); d.now().Before(until) {
+		return &CopyPassWaitError{Bucket: place.Bucket, Prefix: prefix.String(), Until: until}
 	}
 	data, err := place.NewDataPlane(ctx, d.reader, d.provider)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/go-logr/logr"
@@ -45,7 +46,9 @@ func TestDeletionEmptiesTheCopyToo(t *testing.T) {
 	c8t := controllertest.Client()
 	d := backupentry.NewDelegate(provider.Register(controllertest.Provider{Store: mem}), c8t, events.NewFakeRecorder(10), options.DeletionOptions{})
 	cfg := controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{CredentialsRef: "backup-copy"}}}
-	be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "shoot--a--b--1"},
+	// Deleted long ago: no pass of the entry copy can still write (CopyPassWaitError).
+	deleted := metav1.NewTime(time.Now().Add(-time.Hour))
+	be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "shoot--a--b--1", DeletionTimestamp: &deleted},
 		Spec: extensionsv1alpha1.BackupEntrySpec{BucketName: "bucket", SecretRef: controllertest.SecretRef,
 			DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: controllertest.RawConfig(cfg)}}}
 

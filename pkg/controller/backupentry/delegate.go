@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
@@ -50,6 +51,16 @@ type delegate struct {
 	deletion options.DeletionOptions
 	// creds decides and carries out the entry's own credential (entryCredentials).
 	creds *entrycredentials.Credentials
+	// clock times the wait for the entry copy before a deletion in the copy (nil: the real clock).
+	clock clock.PassiveClock
+}
+
+// now is the delegate's clock's time.
+func (d *delegate) now() time.Time {
+	if d.clock == nil {
+		return time.Now()
+	}
+	return d.clock.Now()
 }
 
 // newDelegate returns the delegate for p; writer writes the entry's credential record and
@@ -145,7 +156,7 @@ func checkName(be *extensionsv1alpha1.BackupEntry) error {
 // `<entry name without "source-">/`, a garden's `[<path>/]virtual-garden-etcd-main/`) and
 // nothing else; a garden's entry whose Garden lives deletes nothing and is kept.
 func (d *delegate) Delete(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	return lasterror.For(d.delete(ctx, log, be))
+	return forDeletion(d.delete(ctx, log, be), d.now())
 }
 
 func (d *delegate) delete(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
@@ -156,11 +167,26 @@ func (d *delegate) delete(ctx context.Context, log logr.Logger, be *extensionsv1
 	if err := d.refuseIfLive(ctx, be, loc.Prefix, be.Spec.SecretRef); err != nil {
 		return err
 	}
-	if err := d.deletePrefix(ctx, log, be, loc.Prefix, be.Spec.SecretRef); err != nil {
+	return d.deleteBoth(ctx, log, be, loc.Prefix, be.Spec.SecretRef)
+}
+
+// deleteBoth deletes prefix in the entry's bucket with the credentials in secretRef, then in its
+// copy bucket (deleteCopyPrefix); only when both are done does it say so (the PrefixDeleted
+// event, the deletion's metrics), once.
+func (d *delegate) deleteBoth(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, prefix objectstore.Prefix, secretRef corev1.SecretReference) error {
+	res, err := d.deletePrefix(ctx, log, be, prefix, secretRef)
+	if err != nil {
 		return err
 	}
 	// The primary first: while it holds the entry's snapshots, the copy is their second copy.
-	return d.deleteCopyPrefix(ctx, log, be, loc.Prefix)
+	if err := d.deleteCopyPrefix(ctx, log, be, prefix); err != nil {
+		return err
+	}
+	d.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonPrefixDeleted, "Delete",
+		"Deleted the objects under %q in bucket %q (%d in the last pass)", prefix.String(), be.Spec.BucketName, res.Deleted)
+	metrics.DeletionDone(metrics.KindBackupEntry, be.Name)
+	metrics.ForgetEntry(be.Name)
+	return nil
 }
 
 // locateForDeletion is LocateEntry for a deletion: a place that cannot be told, or one the entry
@@ -177,14 +203,15 @@ func (d *delegate) locateForDeletion(ctx context.Context, be *extensionsv1alpha1
 }
 
 // deletePrefix deletes prefix, the entry's (Locate), with the credentials in secretRef (the
-// entry's own, or its bucket's when the entry's are gone: see orphanGuard).
-func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, prefix objectstore.Prefix, secretRef corev1.SecretReference) error {
+// entry's own, or its bucket's when the entry's are gone: see orphanGuard), and returns its last
+// pass; deleteBoth says when the entry's deletion is done.
+func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry, prefix objectstore.Prefix, secretRef corev1.SecretReference) (objectstore.DeleteResult, error) {
 	if be.Spec.BucketName == "" {
-		return errEmptyBucketName
+		return objectstore.DeleteResult{}, errEmptyBucketName
 	}
 	data, err := connect.NewDataPlane(ctx, d.reader, d.provider, secretRef, be.Spec.Region)
 	if err != nil {
-		return err
+		return objectstore.DeleteResult{}, err
 	}
 	opts := d.deletion.DeleteOptions(ctx)
 	// The entries deleted at once against one bucket share its budget: together they keep as
@@ -195,18 +222,18 @@ func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extens
 		"deleted", res.Deleted, "locked", res.Locked, "throttled", res.Throttled, "done", res.Done)
 	metrics.RecordDeletionPass(metrics.KindBackupEntry, be, res)
 	if err != nil {
-		return fmt.Errorf("deleting prefix %q in bucket %q: %w", prefix.String(), be.Spec.BucketName, err)
+		return res, fmt.Errorf("deleting prefix %q in bucket %q: %w", prefix.String(), be.Spec.BucketName, err)
 	}
 	if !res.Done {
-		return &lasterror.InProgressError{Bucket: be.Spec.BucketName, Prefix: prefix.String(), Deleted: res.Deleted}
+		return res, &lasterror.InProgressError{Bucket: be.Spec.BucketName, Prefix: prefix.String(), Deleted: res.Deleted}
 	}
 	if res.Locked > 0 {
 		deferral, err := d.deferDeletion(ctx, log, be, prefix.String(), secretRef)
 		if err != nil {
 			if errors.Is(err, objectstore.ErrUnsupported) {
-				return &lasterror.LockedObjectsError{Bucket: be.Spec.BucketName, Prefix: prefix.String(), Count: res.Locked, RetainUntil: res.EarliestRetainUntil, NotDeferred: err}
+				return res, &lasterror.LockedObjectsError{Bucket: be.Spec.BucketName, Prefix: prefix.String(), Count: res.Locked, RetainUntil: res.EarliestRetainUntil, NotDeferred: err}
 			}
-			return fmt.Errorf("deferring the deletion of %d locked objects under %q: %w", res.Locked, prefix.String(), err)
+			return res, fmt.Errorf("deferring the deletion of %d locked objects under %q: %w", res.Locked, prefix.String(), err)
 		}
 		// The store read its rule back before answering: only now may the finalizer go.
 		metrics.CountDeferred(metrics.KindBackupEntry, res.Locked)
@@ -216,11 +243,7 @@ func (d *delegate) deletePrefix(ctx context.Context, log logr.Logger, be *extens
 		log.Info("Locked objects are deferred to the store", "count", res.Locked, "earliestRetainUntil", res.EarliestRetainUntil,
 			"latestRetainUntil", res.LatestRetainUntil, "rule", deferral.Rule, "verification", deferral.Verification())
 	}
-	d.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonPrefixDeleted, "Delete",
-		"Deleted the objects under %q in bucket %q (%d in the last pass)", prefix.String(), be.Spec.BucketName, res.Deleted)
-	metrics.DeletionDone(metrics.KindBackupEntry, be.Name)
-	metrics.ForgetEntry(be.Name)
-	return nil
+	return res, nil
 }
 
 // deferDeletion hands the locked objects under prefix to the store, with the entry's own

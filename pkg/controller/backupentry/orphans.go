@@ -127,7 +127,7 @@ func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (rec
 	prefix, err := g.deleteWithBucketCredentials(ctx, log, be)
 	if err != nil {
 		// A pass that ran out of time resumes at once, as in the entry's own deletion: no report.
-		if !errors.As(err, new(*lasterror.InProgressError)) {
+		if !errors.As(err, new(*lasterror.InProgressError)) && !errors.As(err, new(*CopyPassWaitError)) {
 			reason := ReasonDeletionWithBucketSecret
 			switch {
 			case errors.As(err, new(*OrphanError)):
@@ -141,7 +141,7 @@ func (g *orphanGuard) Reconcile(ctx context.Context, req reconcile.Request) (rec
 				log.Error(rerr, "Reporting the failed deletion failed")
 			}
 		}
-		return reconcilerutils.ReconcileErr(lasterror.For(err))
+		return reconcilerutils.ReconcileErr(forDeletion(err, g.deleter.now()))
 	}
 	g.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonPrefixDeletedWithBucketSecret, "Delete",
 		"Credentials secret %s/%s was gone: the objects under %q in bucket %q were deleted with the BackupBucket's credentials",
@@ -203,5 +203,5 @@ func (g *orphanGuard) deleteWithBucketCredentials(ctx context.Context, log logr.
 		return prefix, err
 	}
 	log.Info("Deleting the prefix of an entry whose credentials are gone with its bucket's", "bucketSecret", bb.Spec.SecretRef.Namespace+"/"+bb.Spec.SecretRef.Name)
-	return prefix, g.deleter.deletePrefix(ctx, log, be, prefix, bb.Spec.SecretRef)
+	return prefix, g.deleter.deleteBoth(ctx, log, be, prefix, bb.Spec.SecretRef)
 }

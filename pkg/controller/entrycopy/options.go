@@ -21,6 +21,9 @@ const DefaultInterval = 5 * time.Minute
 // next pass, and the lag says so meanwhile.
 const passDeadline = 2 * time.Minute
 
+// PassDeadline is passDeadline for the entry's deletion, which waits out a pass begun before it.
+const PassDeadline = passDeadline
+
 // Options configure the entry copy (a periodic.Options).
 type Options struct {
 	// Interval is how often each entry is copied where its bucket's seed configuration declares

@@ -127,8 +127,10 @@ func TestCopyToASecondStore(t *testing.T) {
 		t.Errorf("copy lag of %s = %v; want one series, 0", entry, got)
 	}
 
-	// The entry's deletion empties its prefix in both stores and nothing else.
-	env.DeleteAndWaitGone(t, be, 2*time.Minute)
+	// The entry's deletion empties its prefix in both stores and nothing else; in the copy only
+	// when a pass of the entry copy begun before the deletion has ended (CopyPassWaitError:
+	// entrycopy.PassDeadline and a margin after the deletionTimestamp).
+	env.DeleteAndWaitGone(t, be, entrycopy.PassDeadline+3*time.Minute)
 	for _, s := range []struct {
 		store  conformance.Stores
 		bucket string
