@@ -17,7 +17,6 @@ import (
 	reconcilerutils "github.com/gardener/gardener/pkg/controllerutils/reconciler"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycopy"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
@@ -28,13 +27,13 @@ import (
 // ReasonCopyPrefixDeleted is the event of an entry's prefix deleted in the copy bucket.
 const ReasonCopyPrefixDeleted = "CopyPrefixDeleted"
 
-// copyPassMargin is added to entrycopy.PassDeadline for the clocks of the entry copy's replica
+// copyPassMargin is added to connect.CopyPassDeadline for the clocks of the entry copy's replica
 // and of the API server that set the entry's deletionTimestamp.
 const copyPassMargin = 30 * time.Second
 
 // CopyPassWaitError reports an entry's deletion that waits, before it deletes in the copy bucket,
 // until a pass of the entry copy that began before the entry's deletionTimestamp has ended
-// (entrycopy.PassDeadline after it, plus copyPassMargin): such a pass would otherwise write a
+// (connect.CopyPassDeadline after it, plus copyPassMargin): such a pass would otherwise write a
 // snapshot into the copy after the copy's prefix was emptied, and nobody would delete it.
 type CopyPassWaitError struct {
 	Bucket, Prefix string
@@ -90,7 +89,7 @@ func (d *delegate) deleteCopyPrefix(ctx context.Context, log logr.Logger, be *ex
 	if be.DeletionTimestamp != nil {
 		deleted = be.DeletionTimestamp.Time
 	}
-	if until := deleted.Add(entrycopy.PassDeadline + copyPassMargin); d.now().Before(until) {
+	if until := deleted.Add(connect.CopyPassDeadline + copyPassMargin); d.now().Before(until) {
 		return &CopyPassWaitError{Bucket: place.Bucket, Prefix: prefix.String(), Until: until}
 	}
 	data, err := place.NewDataPlane(ctx, d.reader, d.provider)

@@ -27,7 +27,6 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycopy"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -134,7 +133,7 @@ func TestSourceEntryDeletesNothingInTheCopy(t *testing.T) {
 }
 
 // TestCopyDeletionWaitsForAPassBegunBefore: the copy's prefix is deleted only when a pass of the
-// entry copy begun before the deletionTimestamp has ended (entrycopy.PassDeadline and a margin);
+// entry copy begun before the deletionTimestamp has ended (connect.CopyPassDeadline and a margin);
 // until then the deletion is requeued for that moment, the copy untouched, and the deletion is not
 // reported done (PrefixDeleted) until the copy's prefix is deleted too, once.
 func TestCopyDeletionWaitsForAPassBegunBefore(t *testing.T) {
@@ -142,7 +141,7 @@ func TestCopyDeletionWaitsForAPassBegunBefore(t *testing.T) {
 	f.withCopy()
 	deletedAt := time.Now()
 	be := deleting(f.be, deletedAt)
-	clock := clocktesting.NewFakePassiveClock(deletedAt.Add(entrycopy.PassDeadline))
+	clock := clocktesting.NewFakePassiveClock(deletedAt.Add(connect.CopyPassDeadline))
 	d := f.delegate()
 	d.clock = clock
 
@@ -162,7 +161,7 @@ func TestCopyDeletionWaitsForAPassBegunBefore(t *testing.T) {
 		t.Fatalf("events %v while the copy waits; want no %s", evs, ReasonPrefixDeleted)
 	}
 
-	clock.SetTime(deletedAt.Add(entrycopy.PassDeadline + copyPassMargin))
+	clock.SetTime(deletedAt.Add(connect.CopyPassDeadline + copyPassMargin))
 	if err := d.Delete(context.Background(), logr.Discard(), be); err != nil {
 		t.Fatalf("Delete after the wait: %v", err)
 	}

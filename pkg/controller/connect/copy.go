@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,6 +18,13 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
+
+// CopyPassDeadline bounds one pass of the entry copy, inside the 3-minute timeout of a
+// reconcile: a snapshot larger than a pass can copy is cut off (its upload aborted, nothing left)
+// and started again by the next pass. An entry's deletion waits it out (after the entry's
+// deletionTimestamp) before it empties the entry's prefix in the copy, so that no pass begun
+// before the deletion writes there afterwards.
+const CopyPassDeadline = 2 * time.Minute
 
 // CopyPlace is where a bucket's copy lives: the copy bucket, its region and its credentials
 // secret (ref-<credentialsRef> in the seed's garden namespace), and its decoded providerConfig.

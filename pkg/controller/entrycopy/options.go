@@ -10,19 +10,16 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
 )
 
 // DefaultInterval is --entry-copy-interval's default: gardenlet's delta snapshot period.
 const DefaultInterval = 5 * time.Minute
 
-// passDeadline bounds one pass, inside the 3-minute timeout of a reconcile: a snapshot larger
-// than a pass can copy is cut off (its upload aborted, nothing left) and started again by the
-// next pass, and the lag says so meanwhile.
-const passDeadline = 2 * time.Minute
-
-// PassDeadline is passDeadline for the entry's deletion, which waits out a pass begun before it.
-const PassDeadline = passDeadline
+// passDeadline bounds one pass (connect.CopyPassDeadline); the lag says so while a large
+// snapshot is started again pass after pass.
+const passDeadline = connect.CopyPassDeadline
 
 // Options configure the entry copy (a periodic.Options).
 type Options struct {

@@ -103,8 +103,11 @@ func (s *store) PutObjectStream(ctx context.Context, bucket, key string, r io.Re
 // segments of segment bytes and writes them under prefix, at most streamSegmentsInFlight at
 // once. It returns the manifest's entries in order and how many segment writes it began (the
 // segments prefix + segmentName(0 ... begun-1) may exist), or the first failure.
-func (s *store) putSegments(ctx context.Context, c *gophercloud.ServiceClient, bucket, prefix string, r io.Reader, size, segment int64) (_ []sloSegment, begun int, _ error) {
-	ctx, cancel := context.WithCancel(ctx)
+func (s *store) putSegments(parent context.Context, c *gophercloud.ServiceClient, bucket, prefix string, r io.Reader, size, segment int64) (_ []sloSegment, begun int, _ error) {
+	// A failure stops new segments (ctx) but never cuts a segment write short: a PUT cancelled
+	// after its body was sent may still be stored by Swift after the caller's cleanup deleted its
+	// name, leaving a segment nobody lists for deletion. Writes end on the caller's context only.
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	count := int((size + segment - 1) / segment)
 	var (
@@ -147,7 +150,7 @@ func (s *store) putSegments(ctx context.Context, c *gophercloud.ServiceClient, b
 		begun++
 		wg.Go(func() {
 			defer func() { free <- buf }()
-			res, err := objects.Create(ctx, c, bucket, name, objects.CreateOpts{Content: bytes.NewReader(buf), ContentLength: n}).Extract()
+			res, err := objects.Create(parent, c, bucket, name, objects.CreateOpts{Content: bytes.NewReader(buf), ContentLength: n}).Extract()
 			if err != nil {
 				fail(containerError(bucket, err))
 				return

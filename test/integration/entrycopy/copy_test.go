@@ -21,6 +21,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycopy"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
@@ -129,8 +130,8 @@ func TestCopyToASecondStore(t *testing.T) {
 
 	// The entry's deletion empties its prefix in both stores and nothing else; in the copy only
 	// when a pass of the entry copy begun before the deletion has ended (CopyPassWaitError:
-	// entrycopy.PassDeadline and a margin after the deletionTimestamp).
-	env.DeleteAndWaitGone(t, be, entrycopy.PassDeadline+3*time.Minute)
+	// connect.CopyPassDeadline and a margin after the deletionTimestamp).
+	env.DeleteAndWaitGone(t, be, connect.CopyPassDeadline+3*time.Minute)
 	for _, s := range []struct {
 		store  conformance.Stores
 		bucket string
