@@ -34,6 +34,11 @@ type ProviderStatus struct {
 	// before it reads anything, removed with its result (Drill). Found set when no drill of the
 	// entry runs, it says the drill's process ended during it (pkg/controller/restoredrill).
 	DrillStarted *metav1.Time `json:"drillStarted,omitempty"`
+
+	// CopyDrill and CopyDrillStarted are Drill and DrillStarted of the copy bucket the seed
+	// configuration declares (pkg/controller/restoredrill): removed when no copy is declared.
+	CopyDrill        *drill.Status `json:"copyDrill,omitempty"`
+	CopyDrillStarted *metav1.Time  `json:"copyDrillStarted,omitempty"`
 }
 
 // ProviderStatusAPIVersion and ProviderStatusKind identify ProviderStatus.
@@ -62,7 +67,7 @@ func MergeProviderStatus(be *extensionsv1alpha1.BackupEntry, set func(*ProviderS
 		ps = ProviderStatus{}
 	}
 	set(&ps)
-	if ps.Inventory == nil && ps.Drill == nil && ps.Chains == nil && ps.DrillStarted == nil {
+	if ps.Inventory == nil && ps.Drill == nil && ps.Chains == nil && ps.DrillStarted == nil && ps.CopyDrill == nil && ps.CopyDrillStarted == nil {
 		be.Status.ProviderStatus = nil
 		return
 	}

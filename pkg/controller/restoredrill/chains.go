@@ -21,6 +21,7 @@ import (
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 )
 
 // The cheap check: every inventory checks the chains by names on its own listing and publishes
@@ -97,9 +98,9 @@ func (r *Reconciler) reportChains(ctx context.Context, be *extensionsv1alpha1.Ba
 	if err := excuse(ctx, r.Reader, be, st); err != nil {
 		log.FromContext(ctx).Info("Could not read the shoot's Cluster", "error", err.Error())
 	}
-	if err := r.publish(ctx, be, st, verdictOf(st, last)); err != nil {
+	if err := r.publish(ctx, be, primarySide, st, verdictOf(st, last)); err != nil {
 		return reconcile.Result{}, err
 	}
-	observe(be.Name, st, last)
+	observe(be.Name, metrics.StorePrimary, st, last)
 	return reconcile.Result{RequeueAfter: max(r.due(st).Sub(now), time.Second)}, nil
 }

@@ -89,10 +89,11 @@ func newFixture(t *testing.T, objs ...client.Object) *fixture {
 	mem := controllertest.Bucket(t, bucket)
 	f := &fixture{t: t, client: c, clock: clocktesting.NewFakeClock(created), recorder: events.NewFakeRecorder(50), mem: mem, faults: memstore.WithFaults(mem), scratch: t.TempDir(), unix: created.Unix()}
 	f.restore = f.restored
+	p := provider.Register(controllertest.Provider{Store: f.faults})
 	f.r = NewReconciler(Deps{
-		Deps:      periodic.Deps{Client: c, Reader: c, Recorder: f.recorder, Clock: f.clock},
+		Deps:      periodic.Deps{Provider: p, Client: c, Reader: c, Recorder: f.recorder, Clock: f.clock},
 		Options:   Options{Interval: interval, Concurrency: 1, ScratchDir: f.scratch},
-		SourceFor: StoreSource(c, provider.Register(controllertest.Provider{Store: f.faults})),
+		SourceFor: StoreSource(c, p),
 		Restore: func(ctx context.Context, ch drill.Chain, dir string, deltas *os.File) drill.Result {
 			f.restores.Add(1)
 			return f.restore(ctx, ch, dir, deltas)
@@ -301,5 +302,5 @@ func testValue(t *testing.T, etcd string) float64 {
 	if !has(metrics.Restorable, etcd) {
 		return -1
 	}
-	return testutil.ToFloat64(metrics.Restorable.WithLabelValues(entryName, etcd))
+	return testutil.ToFloat64(metrics.Restorable.WithLabelValues(entryName, etcd, metrics.StorePrimary))
 }

@@ -46,7 +46,7 @@ func TestDrillReadsTheGardensPrefix(t *testing.T) {
 	if err := f.client.Create(context.Background(), be); err != nil { // the drill marks it (markStarted)
 		t.Fatal(err)
 	}
-	st, err := f.r.driller().drill(context.Background(), be, entryStatus{f.r})
+	st, err := f.r.driller().drill(context.Background(), be, f.r.driller().primaryOf(be), entryStatus{f.r, primarySide})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,20 +62,22 @@ func NewReconciler(deps Deps) *Reconciler {
 	return &Reconciler{Deps: deps}
 }
 
-// drillLifecycle is what the drill publishes on an entry: BackupsRestorable, its part of
-// providerStatus (the inventory's stays) and its series. A migration's source entry shares its
-// prefix with the entry restored into, which is drilled.
+// drillLifecycle is what the drill publishes on an entry: BackupsRestorable and CopyRestorable,
+// its parts of providerStatus (the inventory's stays) and its series. A migration's source entry
+// shares its prefix with the entry restored into, which is drilled.
 var drillLifecycle = periodic.Lifecycle[*extensionsv1alpha1.BackupEntry]{
-	Conditions: []gardencorev1beta1.ConditionType{ConditionBackupsRestorable},
+	Conditions: []gardencorev1beta1.ConditionType{ConditionBackupsRestorable, ConditionCopyRestorable},
 	Deleting: func(*extensionsv1alpha1.BackupEntry) string {
 		return "The entry is being deleted: its backups are no longer drilled."
 	},
 	DeletingEvent: EventRestorabilityUnknown,
 	Drop: func(be *extensionsv1alpha1.BackupEntry) bool {
-		if ps, err := entryinfo.ReadProviderStatus(be); err != nil || (ps.Drill == nil && ps.DrillStarted == nil) {
+		if ps, err := entryinfo.ReadProviderStatus(be); err != nil || (ps.Drill == nil && ps.DrillStarted == nil && ps.CopyDrill == nil && ps.CopyDrillStarted == nil) {
 			return false
 		}
-		entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.Drill, ps.DrillStarted = nil, nil })
+		entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) {
+			ps.Drill, ps.DrillStarted, ps.CopyDrill, ps.CopyDrillStarted = nil, nil, nil, nil
+		})
 		return true
 	},
 	Forget: metrics.ForgetDrills,
@@ -87,9 +89,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return periodic.Reconcile(ctx, r.Deps.Deps, req, &extensionsv1alpha1.BackupEntry{}, r.Options.Interval, drillLifecycle, r.look)
 }
 
-// look drills a live entry when its drill is due, and reports what the inventory found by names
-// at once.
+// look drills a live entry's bucket and its copy (lookCopy), each when its drill is due, one
+// after the other; it is looked at again when the sooner of them wants.
 func (r *Reconciler) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (reconcile.Result, error) {
+	primary, err := r.lookPrimary(ctx, be)
+	if err != nil {
+		return primary, err
+	}
+	copied, err := r.lookCopy(ctx, be)
+	return sooner(primary, copied), err
+}
+
+// sooner is the sooner requeue of a and b (RequeueAfter 0: none wanted).
+func sooner(a, b reconcile.Result) reconcile.Result {
+	if a.RequeueAfter == 0 || (b.RequeueAfter != 0 && b.RequeueAfter < a.RequeueAfter) {
+		return b
+	}
+	return a
+}
+
+// lookPrimary drills the entry's own bucket when its drill is due, and reports what the inventory
+// found by names at once.
+func (r *Reconciler) lookPrimary(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (reconcile.Result, error) {
 	ps, err := entryinfo.ReadProviderStatus(be)
 	if err != nil {
 		ps = entryinfo.ProviderStatus{}
@@ -101,7 +122,7 @@ func (r *Reconciler) look(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 	case ps.DrillStarted != nil:
 		// A drill started and never reported: its process ended during it (this reconciler never
 		// runs twice for one entry at once, and a process stopped in order removes its mark).
-		return r.reportInterrupted(ctx, be, last, ps.DrillStarted.Time, now)
+		return r.reportInterrupted(ctx, be, r.driller().primaryOf(be), last, ps.DrillStarted.Time, now)
 	case !moved && newChainFindings(last, ps.Chains):
 		// The inventory found a chain broken by names: reported at once, nothing downloaded.
 		return r.reportChains(ctx, be, last, ps.Chains, now)
@@ -118,7 +139,7 @@ func (r *Reconciler) look(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 			anchor = r.Started
 		}
 		if first := periodic.FirstSlot(be, r.Options.Interval, anchor); now.Before(first) {
-			return reconcile.Result{RequeueAfter: first.Sub(now)}, r.publishPending(ctx, be, first)
+			return reconcile.Result{RequeueAfter: first.Sub(now)}, r.publishPending(ctx, be, primarySide, first)
 		}
 	default:
 		if due := r.due(last); now.Before(due) {
@@ -130,7 +151,7 @@ func (r *Reconciler) look(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 	if ps.Chains != nil {
 		chains = &ps.Chains.CheckedAt
 	}
-	st, _, err := r.driller().Drill(ctx, be, entryStatus{r}, last, chains)
+	st, _, err := r.driller().Drill(ctx, be, entryStatus{r, primarySide}, last, chains)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -193,20 +214,21 @@ func excuse(ctx context.Context, reader client.Reader, be *extensionsv1alpha1.Ba
 	return nil
 }
 
-// publishPending says when an entry never drilled is drilled first.
-func (r *Reconciler) publishPending(ctx context.Context, be *extensionsv1alpha1.BackupEntry, first time.Time) error {
-	return r.setCondition(ctx, be, Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonNotDrilledYet,
+// publishPending says when an entry's store (s) never drilled is drilled first.
+func (r *Reconciler) publishPending(ctx context.Context, be *extensionsv1alpha1.BackupEntry, s side, first time.Time) error {
+	return r.setCondition(ctx, be, s, Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonNotDrilledYet,
 		Message: fmt.Sprintf("Not drilled yet: the first restore drill is at %s (the entry's slot in the interval of %s).", first.UTC().Format(time.RFC3339), r.Options.Interval)}, nil)
 }
 
-// markStarted records on the entry that its drill starts now (ProviderStatus.DrillStarted): when
+// markStarted records on the entry that the drill of its store s starts now
+// (ProviderStatus.DrillStarted, CopyDrillStarted): when
 // the drill's process is killed during it (the container's memory limit), the next process finds
 // the mark and reports the drill interrupted (reportInterrupted) instead of leaving the last
 // verdict standing and drilling the entry again at once, into the same end.
-func (r *Reconciler) markStarted(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
+func (r *Reconciler) markStarted(ctx context.Context, be *extensionsv1alpha1.BackupEntry, s side) error {
 	now := metav1.NewTime(r.Now())
 	err := extstatus.Patch(ctx, r.Client, r.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
-		entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.DrillStarted = &now })
+		entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { *s.started(ps) = &now })
 		return true
 	})
 	if err != nil {
@@ -217,15 +239,15 @@ func (r *Reconciler) markStarted(ctx context.Context, be *extensionsv1alpha1.Bac
 
 // unmarkStarted removes the mark of a drill the stopping process ended (its ctx ended), within a
 // few seconds of the manager's grace period; a mark left is reported as an interruption.
-func (r *Reconciler) unmarkStarted(ctx context.Context, be *extensionsv1alpha1.BackupEntry) {
+func (r *Reconciler) unmarkStarted(ctx context.Context, be *extensionsv1alpha1.BackupEntry, s side) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unmarkTimeout)
 	defer cancel()
 	err := extstatus.Patch(ctx, r.Client, r.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
 		ps, err := entryinfo.ReadProviderStatus(be)
-		if err != nil || ps.DrillStarted == nil {
+		if err != nil || *s.started(&ps) == nil {
 			return false
 		}
-		entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.DrillStarted = nil })
+		entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { *s.started(ps) = nil })
 		return true
 	})
 	if err != nil {
@@ -236,19 +258,19 @@ func (r *Reconciler) unmarkStarted(ctx context.Context, be *extensionsv1alpha1.B
 // unmarkTimeout bounds unmarkStarted, within the manager's graceful shutdown (30 s).
 const unmarkTimeout = 10 * time.Second
 
-// reportInterrupted publishes the drill that started at started and never reported: Unknown
+// reportInterrupted publishes the drill of w that started at started and never reported: Unknown
 // (DrillInterrupted), nothing proven, and the entry drilled again an interval later, after every
 // entry due meanwhile, so that an entry whose drill kills the drill's process does not do so
 // again at once, nor hold the drill slot from the others.
-func (r *Reconciler) reportInterrupted(ctx context.Context, be *extensionsv1alpha1.BackupEntry, last *drill.Status, started, now time.Time) (reconcile.Result, error) {
-	st := &drill.Status{Bucket: be.Spec.BucketName, Region: be.Spec.Region, DrilledAt: metav1.NewTime(now),
+func (r *Reconciler) reportInterrupted(ctx context.Context, be *extensionsv1alpha1.BackupEntry, w where, last *drill.Status, started, now time.Time) (reconcile.Result, error) {
+	st := &drill.Status{Bucket: w.bucket, Region: w.region, DrilledAt: metav1.NewTime(now),
 		Interrupted: fmt.Sprintf("the drill that started at %s ended with its process before it reported (killed: out of memory, most likely; the restore-drill container's last state says why)", started.UTC().Format(time.RFC3339))}
 	if last != nil {
 		st.ChainsCheckedAt = last.ChainsCheckedAt
 	}
-	if err := r.publish(ctx, be, st, verdictOf(st, last)); err != nil {
+	if err := r.publish(ctx, be, w.side, st, verdictOf(st, last)); err != nil {
 		return reconcile.Result{}, err
 	}
-	log.FromContext(ctx).Info("A restore drill of the entry ended with its process", "started", started.UTC().Format(time.RFC3339))
+	log.FromContext(ctx).Info("A restore drill of the entry ended with its process", "store", w.side.store, "bucket", w.bucket, "started", started.UTC().Format(time.RFC3339))
 	return reconcile.Result{RequeueAfter: periodic.Jitter(max(r.due(st).Sub(now), time.Second))}, nil
 }

@@ -75,10 +75,10 @@ func TestDrillOnScheduleRestorable(t *testing.T) {
 	if o.requeue < interval || o.requeue > interval+interval/10+time.Second {
 		t.Errorf("next drill in %s, want the interval with up to 10%% jitter", o.requeue)
 	}
-	if v := testutil.ToFloat64(metrics.Restorable.WithLabelValues(entryName, "etcd-main")); v != 1 {
+	if v := testutil.ToFloat64(metrics.Restorable.WithLabelValues(entryName, "etcd-main", metrics.StorePrimary)); v != 1 {
 		t.Errorf("entry_restorable %v", v)
 	}
-	if v := testutil.ToFloat64(metrics.DrillRevision.WithLabelValues(entryName, "etcd-main")); v != 40 {
+	if v := testutil.ToFloat64(metrics.DrillRevision.WithLabelValues(entryName, "etcd-main", metrics.StorePrimary)); v != 40 {
 		t.Errorf("entry_drill_revision %v", v)
 	}
 	if ev := f.events(); len(ev) != 1 || !strings.Contains(ev[0], "Normal "+EventRestorable) {
@@ -157,7 +157,7 @@ func TestFindingsAreNotRestorable(t *testing.T) {
 			if got := f.restores.Load() > restores; got != c.restore {
 				t.Errorf("restore ran: %t, want %t", got, c.restore)
 			}
-			if v := testutil.ToFloat64(metrics.Restorable.WithLabelValues(entryName, "etcd-main")); v != 0 {
+			if v := testutil.ToFloat64(metrics.Restorable.WithLabelValues(entryName, "etcd-main", metrics.StorePrimary)); v != 0 {
 				t.Errorf("entry_restorable %v, want 0", v)
 			}
 			if has(metrics.DrillRevision, "etcd-main") {
@@ -212,7 +212,7 @@ func TestStoreErrorsProveNothing(t *testing.T) {
 	if o.requeue > maxRetry+maxRetry/10+time.Second {
 		t.Errorf("retry in %s", o.requeue)
 	}
-	if v := testutil.ToFloat64(metrics.Restorable.WithLabelValues(entryName, "etcd-main")); v != 1 {
+	if v := testutil.ToFloat64(metrics.Restorable.WithLabelValues(entryName, "etcd-main", metrics.StorePrimary)); v != 1 {
 		t.Errorf("entry_restorable %v, want the last drill's 1", v)
 	}
 	if ev := f.events(); len(ev) != 1 || !strings.Contains(ev[0], EventRestorabilityUnknown) {

@@ -71,7 +71,12 @@ func (d Driller) now() metav1.Time {
 // status and verdict to sink.Publish. Its error is ctx's, Start's or Publish's: everything else
 // is in the status.
 func (d Driller) Drill(ctx context.Context, be *extensionsv1alpha1.BackupEntry, sink Sink, last *drill.Status, chainsCheckedAt *metav1.Time) (*drill.Status, Verdict, error) {
-	st, err := d.drill(ctx, be, sink)
+	return d.drillAt(ctx, be, d.primaryOf(be), sink, last, chainsCheckedAt)
+}
+
+// drillAt is Drill of the store at w (the entry's own bucket, or its copy).
+func (d Driller) drillAt(ctx context.Context, be *extensionsv1alpha1.BackupEntry, w where, sink Sink, last *drill.Status, chainsCheckedAt *metav1.Time) (*drill.Status, Verdict, error) {
+	st, err := d.drill(ctx, be, w, sink)
 	if err != nil {
 		// ctx ended (the process is stopping): nothing proven, nothing published.
 		if ctx.Err() != nil && st != nil {
@@ -97,7 +102,7 @@ func (d Driller) Drill(ctx context.Context, be *extensionsv1alpha1.BackupEntry, 
 // under its name) within a slot of the process's concurrency: drill.Drill, the restores by
 // Restore. Once it has the slot, sink.Start before it reads anything. Its error is ctx's or
 // Start's: everything else is in the status. A nil status with an error: nothing was started.
-func (d Driller) drill(ctx context.Context, be *extensionsv1alpha1.BackupEntry, sink Sink) (*drill.Status, error) {
+func (d Driller) drill(ctx context.Context, be *extensionsv1alpha1.BackupEntry, w where, sink Sink) (*drill.Status, error) {
 	select {
 	case d.Slots <- struct{}{}:
 	case <-ctx.Done():
@@ -107,7 +112,7 @@ func (d Driller) drill(ctx context.Context, be *extensionsv1alpha1.BackupEntry, 
 	if err := sink.Start(ctx, be); err != nil {
 		return nil, err
 	}
-	st := &drill.Status{Bucket: be.Spec.BucketName, Region: be.Spec.Region}
+	st := &drill.Status{Bucket: w.bucket, Region: w.region}
 	defer func() { st.DrilledAt = d.now() }()
 	loc, err := entryinfo.LocateEntry(ctx, d.Reader, be)
 	if err != nil {
@@ -115,13 +120,13 @@ func (d Driller) drill(ctx context.Context, be *extensionsv1alpha1.BackupEntry, 
 		return st, ctx.Err()
 	}
 	st.Prefix = loc.Prefix.String()
-	src, err := d.SourceFor(ctx, be)
+	src, err := w.source(ctx)
 	if err != nil {
 		st.Error = err.Error()
 		return st, ctx.Err()
 	}
 	o := d.Options
-	results, err := drill.Drill(ctx, src, be.Spec.BucketName, st.Prefix, drill.Options{
+	results, err := drill.Drill(ctx, src, w.bucket, st.Prefix, drill.Options{
 		ScratchDir: o.ScratchDir, MaxBytes: o.MaxBytes, MaxScratchBytes: o.MaxScratchBytes,
 		ReadRate: o.ReadRate, Restore: d.Restore,
 		Deadline: o.Deadline, MaxDeltas: o.MaxDeltas, MaxKeys: o.MaxKeys,
@@ -145,32 +150,35 @@ func (d Driller) drill(ctx context.Context, be *extensionsv1alpha1.BackupEntry, 
 			log.FromContext(ctx).Info("The restore drill's child process ran without Landlock confinement", "etcd", res.Etcd, "reason", res.Unconfined)
 		}
 		st.Etcds = append(st.Etcds, etcdStatus(res))
-		metrics.DrillDuration.WithLabelValues(resultLabel(res.Err)).Observe(res.Duration.Seconds())
-		metrics.DrillBytesTotal.Add(float64(res.BytesRead))
+		metrics.DrillDuration.WithLabelValues(resultLabel(res.Err), w.side.store).Observe(res.Duration.Seconds())
+		metrics.DrillBytesTotal.WithLabelValues(w.side.store).Add(float64(res.BytesRead))
 	}
 	return st, nil
 }
 
-// entryStatus is the Sink of the drill controller: the entry's own status. Start marks the drill
-// started in providerStatus (markStarted), Abandon removes the mark, Publish sets
-// BackupsRestorable and the drill's status (which ends the mark), emits the event of a changed
-// verdict and sets the entry's drill metrics.
-type entryStatus struct{ r *Reconciler }
+// entryStatus is the Sink of the drill controller: the entry's own status, the side's part of
+// it. Start marks the drill started in providerStatus (markStarted), Abandon removes the mark,
+// Publish sets the side's condition and drill status (which ends the mark), emits the event of a
+// changed verdict and sets the side's drill metrics of the entry.
+type entryStatus struct {
+	r    *Reconciler
+	side side
+}
 
 var _ Sink = entryStatus{}
 
 func (s entryStatus) Start(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
-	return s.r.markStarted(ctx, be)
+	return s.r.markStarted(ctx, be, s.side)
 }
 
 func (s entryStatus) Abandon(ctx context.Context, be *extensionsv1alpha1.BackupEntry) {
-	s.r.unmarkStarted(ctx, be)
+	s.r.unmarkStarted(ctx, be, s.side)
 }
 
 func (s entryStatus) Publish(ctx context.Context, be *extensionsv1alpha1.BackupEntry, st *drill.Status, last *drill.Status, v Verdict) error {
-	if err := s.r.publish(ctx, be, st, v); err != nil {
+	if err := s.r.publish(ctx, be, s.side, st, v); err != nil {
 		return err
 	}
-	observe(be.Name, st, last)
+	observe(be.Name, s.side.store, st, last)
 	return nil
 }

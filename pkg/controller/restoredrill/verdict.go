@@ -148,50 +148,54 @@ func etcdLines(etcds []drill.EtcdStatus) string {
 	return strings.Join(lines, "; ") + "."
 }
 
-// publish writes st beside the inventory in status.providerStatus and the condition.
-func (r *Reconciler) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntry, st *drill.Status, v Verdict) error {
-	if err := r.setCondition(ctx, be, v, st); err != nil {
+// publish writes st beside the inventory in status.providerStatus as s's drill and s's condition.
+func (r *Reconciler) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntry, s side, st *drill.Status, v Verdict) error {
+	if s.store == metrics.StoreCopy { // beside BackupsRestorable, it names the bucket it speaks of
+		v.Message = fmt.Sprintf("Copy bucket %s: %s", st.Bucket, v.Message)
+	}
+	if err := r.setCondition(ctx, be, s, v, st); err != nil {
 		return fmt.Errorf("publishing the restore drill of BackupEntry %s: %w", be.Name, err)
 	}
 	return nil
 }
 
-// setCondition sets BackupsRestorable to v (and the drill's status when st is set), and emits an
+// setCondition sets s's condition to v (and s's drill status when st is set), and emits an
 // event when the verdict (status or reason) changes.
-func (r *Reconciler) setCondition(ctx context.Context, be *extensionsv1alpha1.BackupEntry, v Verdict, st *drill.Status) error {
+func (r *Reconciler) setCondition(ctx context.Context, be *extensionsv1alpha1.BackupEntry, s side, v Verdict, st *drill.Status) error {
 	var previous *gardencorev1beta1.Condition
 	err := extstatus.Patch(ctx, r.Client, r.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
-		old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsRestorable)
+		old := v1beta1helper.GetCondition(be.Status.Conditions, s.condition)
 		if st == nil && old != nil && old.Status == v.Status && old.Reason == v.Reason && old.Message == v.Message {
 			previous = old
 			return false
 		}
 		if st != nil { // the drill's result ends its mark (markStarted)
-			entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.Drill, ps.DrillStarted = st, nil })
+			entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { *s.status(ps), *s.started(ps) = st, nil })
 		}
-		be.Status.Conditions, previous = extstatus.SetCondition(be.Status.Conditions, ConditionBackupsRestorable, v.Status, v.Reason, v.Message, r.Now())
+		be.Status.Conditions, previous = extstatus.SetCondition(be.Status.Conditions, s.condition, v.Status, v.Reason, v.Message, r.Now())
 		return true
 	})
 	if err != nil {
 		return err
 	}
 	if previous == nil || previous.Status != v.Status || previous.Reason != v.Reason {
-		eventType, reason := corev1.EventTypeNormal, EventRestorabilityUnknown
+		eventType, reason := corev1.EventTypeNormal, s.unknown
 		switch v.Status {
 		case gardencorev1beta1.ConditionTrue:
-			reason = EventRestorable
+			reason = s.restorable
 		case gardencorev1beta1.ConditionFalse:
-			eventType, reason = corev1.EventTypeWarning, EventNotRestorable
+			eventType, reason = corev1.EventTypeWarning, s.notRestorable
 		}
 		r.Recorder.Eventf(be, nil, eventType, reason, "RestoreDrill", "%s", extstatus.EventNote(v.Message))
 	}
 	return nil
 }
 
-// observe sets the drill metrics of the entry from st; last is the drill before (nil: none). A
-// drill that proved nothing for an etcd leaves its series as the last drill set them, so an alert
-// on a backup found not restorable does not clear because the store fails now.
-func observe(entry string, st *drill.Status, last *drill.Status) {
+// observe sets the drill metrics of the entry's store (metrics.StorePrimary, metrics.StoreCopy)
+// from st; last is the drill of that store before (nil: none). A drill that proved nothing for an
+// etcd leaves its series as the last drill set them, so an alert on a backup found not restorable
+// does not clear because the store fails now.
+func observe(entry, store string, st *drill.Status, last *drill.Status) {
 	if st.Error != "" || st.Interrupted != "" || (st.CutOff != "" && len(st.Etcds) == 0) {
 		return
 	}
@@ -202,34 +206,34 @@ func observe(entry string, st *drill.Status, last *drill.Status) {
 	if last != nil {
 		for _, e := range last.Etcds {
 			if !now[e.Name] { // gone from the listing
-				forgetEtcd(entry, e.Name)
+				forgetEtcd(entry, e.Name, store)
 			}
 		}
 	}
 	for _, e := range st.Etcds {
-		metrics.DrillBytes.WithLabelValues(entry, e.Name).Set(float64(e.BytesRead))
+		metrics.DrillBytes.WithLabelValues(entry, e.Name, store).Set(float64(e.BytesRead))
 		switch e.Restorable {
 		case string(gardencorev1beta1.ConditionTrue):
-			metrics.Restorable.WithLabelValues(entry, e.Name).Set(1)
-			metrics.DrillRevision.WithLabelValues(entry, e.Name).Set(float64(e.Revision))
-			metrics.DrillTime.WithLabelValues(entry, e.Name).Set(float64(st.DrilledAt.Unix()))
+			metrics.Restorable.WithLabelValues(entry, e.Name, store).Set(1)
+			metrics.DrillRevision.WithLabelValues(entry, e.Name, store).Set(float64(e.Revision))
+			metrics.DrillTime.WithLabelValues(entry, e.Name, store).Set(float64(st.DrilledAt.Unix()))
 		case string(gardencorev1beta1.ConditionFalse):
-			metrics.Restorable.WithLabelValues(entry, e.Name).Set(0)
-			metrics.DrillRevision.DeleteLabelValues(entry, e.Name)
-			metrics.DrillTime.WithLabelValues(entry, e.Name).Set(float64(st.DrilledAt.Unix()))
+			metrics.Restorable.WithLabelValues(entry, e.Name, store).Set(0)
+			metrics.DrillRevision.DeleteLabelValues(entry, e.Name, store)
+			metrics.DrillTime.WithLabelValues(entry, e.Name, store).Set(float64(st.DrilledAt.Unix()))
 		default:
 			if e.Reason == ReasonDrillFailed || e.Reason == ReasonDrillInterrupted || e.Reason == string(drill.ReasonCutOff) {
 				continue // nothing proven: an alert on the last finding does not clear by it
 			}
-			metrics.Restorable.DeleteLabelValues(entry, e.Name)
-			metrics.DrillRevision.DeleteLabelValues(entry, e.Name)
-			metrics.DrillTime.DeleteLabelValues(entry, e.Name)
+			metrics.Restorable.DeleteLabelValues(entry, e.Name, store)
+			metrics.DrillRevision.DeleteLabelValues(entry, e.Name, store)
+			metrics.DrillTime.DeleteLabelValues(entry, e.Name, store)
 		}
 	}
 }
 
-func forgetEtcd(entry, etcd string) {
-	labels := prometheus.Labels{"entry": entry, "etcd": etcd}
+func forgetEtcd(entry, etcd, store string) {
+	labels := prometheus.Labels{"entry": entry, "etcd": etcd, "store": store}
 	for _, g := range []*prometheus.GaugeVec{metrics.Restorable, metrics.DrillTime, metrics.DrillRevision, metrics.DrillBytes} {
 		g.Delete(labels)
 	}
