@@ -258,7 +258,7 @@ const defaultRunbook = "https://github.com/gardener-extension-backup/gardener-ex
 
 // alertNames are the chart's alerts; docs/runbook.md has a section of each name.
 var alertNames = []string{
-	"BackupBucketUnavailable", "BackupCopyLagging", "BackupEntryDeletionStuck", "BackupNotRestorable", "BackupReconcileFailing",
+	"BackupBucketUnavailable", "BackupCopyLagging", "BackupCopyNotRestorable", "BackupEntryDeletionStuck", "BackupNotRestorable", "BackupReconcileFailing",
 	"BackupsStale", "CloudThrottlingSustained", "EntryCredentialsHeadroomLow", "EntryCredentialsHeadroomUnreadable",
 }
 
