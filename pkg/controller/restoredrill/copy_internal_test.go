@@ -113,8 +113,8 @@ func copyOutcome(t *testing.T, o outcome) (*gardencorev1beta1.Condition, entryin
 	return v1beta1helper.GetCondition(o.be.Status.Conditions, ConditionCopyRestorable), readPS(t, o.be)
 }
 
-// copyValue is entry_restorable of the fixture's entry's copy and etcd (-1: absent).
-func copyValue(etcd string) float64 {
+// copyValue is entry_restorable of the fixture's entry's copy and etcd-main (-1: absent).
+func copyValue() float64 {
 	ch := make(chan prometheus.Metric, 1000)
 	metrics.Restorable.Collect(ch)
 	close(ch)
@@ -125,7 +125,7 @@ func copyValue(etcd string) float64 {
 		for _, l := range d.GetLabel() {
 			labels[l.GetName()] = l.GetValue()
 		}
-		if labels["entry"] == entryName && labels["etcd"] == etcd && labels["store"] == metrics.StoreCopy {
+		if labels["entry"] == entryName && labels["etcd"] == "etcd-main" && labels["store"] == metrics.StoreCopy {
 			return d.GetGauge().GetValue()
 		}
 	}
@@ -168,7 +168,7 @@ func TestCopyDrill(t *testing.T) {
 	if f.restores.Load() != 2 {
 		t.Fatalf("%d restores; want 2 (the entry's bucket and the copy)", f.restores.Load())
 	}
-	if v := copyValue("etcd-main"); v != 1 {
+	if v := copyValue(); v != 1 {
 		t.Fatalf("entry_restorable{store=copy} %v; want 1", v)
 	}
 	if v := testValue(t, "etcd-main"); v != 1 {
@@ -189,7 +189,7 @@ func TestCopyDrill(t *testing.T) {
 	if o.cond == nil || o.cond.Status != gardencorev1beta1.ConditionTrue {
 		t.Fatalf("a delta missing in the copy: BackupsRestorable %+v; want True", o.cond)
 	}
-	if v, p := copyValue("etcd-main"), testValue(t, "etcd-main"); v != 0 || p != 1 {
+	if v, p := copyValue(), testValue(t, "etcd-main"); v != 0 || p != 1 {
 		t.Fatalf("entry_restorable copy %v, primary %v; want 0 and 1", v, p)
 	}
 	if ev := strings.Join(f.events(), "\n"); !strings.Contains(ev, EventCopyNotRestorable) || strings.Contains(ev, EventNotRestorable+" ") {
@@ -211,7 +211,7 @@ func TestCopyDrill(t *testing.T) {
 	if o.cond == nil || o.cond.Status != gardencorev1beta1.ConditionTrue || ps.Drill == nil {
 		t.Fatalf("a copy drill's mark left: BackupsRestorable %+v; want it untouched", o.cond)
 	}
-	if v := copyValue("etcd-main"); v != 0 {
+	if v := copyValue(); v != 0 {
 		t.Fatalf("entry_restorable copy %v after an interrupted drill; want the last finding's 0", v)
 	}
 
@@ -222,7 +222,7 @@ func TestCopyDrill(t *testing.T) {
 	if cond != nil || ps.CopyDrill != nil || ps.CopyDrillStarted != nil {
 		t.Fatalf("no copy declared: CopyRestorable %+v, copyDrill %+v; want both gone", cond, ps.CopyDrill)
 	}
-	if copyValue("etcd-main") != -1 {
+	if copyValue() != -1 {
 		t.Fatal("the copy's series left after the copy was no longer declared")
 	}
 	if o.cond == nil || o.cond.Status != gardencorev1beta1.ConditionTrue || ps.Drill == nil || testValue(t, "etcd-main") != 1 {
