@@ -229,3 +229,28 @@ func TestCopyDrill(t *testing.T) {
 		t.Fatalf("no copy declared: BackupsRestorable %+v; want the primary's condition, status and series kept", o.cond)
 	}
 }
+
+// TestCopyIsSource: a copy declared in the entry's own bucket is no second copy: CopyRestorable
+// False CopyIsSource, nothing drilled as the copy, no copy series; the entry's bucket is drilled.
+func TestCopyIsSource(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.chain("etcd-main")
+	be := &extensionsv1alpha1.BackupEntry{}
+	if err := f.client.Get(ctx, objKey(entryName), be); err != nil {
+		t.Fatal(err)
+	}
+	be.Spec.ProviderConfig = controllertest.RawConfig(controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{CredentialsRef: "backup-copy", BucketName: bucket}}})
+	if err := f.client.Update(ctx, be); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(2 * interval)
+	o := f.reconcile()
+	cond, ps := copyOutcome(t, o)
+	if cond == nil || cond.Status != gardencorev1beta1.ConditionFalse || cond.Reason != ReasonCopyIsSource || ps.CopyDrill != nil || ps.CopyDrillStarted != nil {
+		t.Fatalf("CopyRestorable %+v, copyDrill %+v; want False CopyIsSource, no copy drill", cond, ps.CopyDrill)
+	}
+	if o.cond == nil || o.cond.Status != gardencorev1beta1.ConditionTrue || f.restores.Load() != 1 || copyValue() != -1 {
+		t.Fatalf("BackupsRestorable %+v, %d restores, copy series %v; want the entry's bucket drilled once, no copy series", o.cond, f.restores.Load(), copyValue())
+	}
+}
