@@ -81,7 +81,7 @@ func TestChainBrokenByNamesIsReportedAtOnce(t *testing.T) {
 	if e := o.drill.Etcds[0]; !e.ByNames || e.Name != "etcd-main" || len(o.drill.Etcds) != 1 {
 		t.Errorf("drill status %+v", o.drill)
 	}
-	if v := testValue(t, "etcd-main"); v != 0 {
+	if v := testValue(t); v != 0 {
 		t.Errorf("entry_restorable %v", v)
 	}
 	if ev := f.events(); len(ev) != 1 || !strings.Contains(ev[0], "Warning "+EventNotRestorable) {

@@ -171,7 +171,7 @@ func TestCopyDrill(t *testing.T) {
 	if v := copyValue(); v != 1 {
 		t.Fatalf("entry_restorable{store=copy} %v; want 1", v)
 	}
-	if v := testValue(t, "etcd-main"); v != 1 {
+	if v := testValue(t); v != 1 {
 		t.Fatalf("entry_restorable{store=primary} %v; want 1", v)
 	}
 
@@ -189,7 +189,7 @@ func TestCopyDrill(t *testing.T) {
 	if o.cond == nil || o.cond.Status != gardencorev1beta1.ConditionTrue {
 		t.Fatalf("a delta missing in the copy: BackupsRestorable %+v; want True", o.cond)
 	}
-	if v, p := copyValue(), testValue(t, "etcd-main"); v != 0 || p != 1 {
+	if v, p := copyValue(), testValue(t); v != 0 || p != 1 {
 		t.Fatalf("entry_restorable copy %v, primary %v; want 0 and 1", v, p)
 	}
 	if ev := strings.Join(f.events(), "\n"); !strings.Contains(ev, EventCopyNotRestorable) || strings.Contains(ev, EventNotRestorable+" ") {
@@ -225,7 +225,7 @@ func TestCopyDrill(t *testing.T) {
 	if copyValue() != -1 {
 		t.Fatal("the copy's series left after the copy was no longer declared")
 	}
-	if o.cond == nil || o.cond.Status != gardencorev1beta1.ConditionTrue || ps.Drill == nil || testValue(t, "etcd-main") != 1 {
+	if o.cond == nil || o.cond.Status != gardencorev1beta1.ConditionTrue || ps.Drill == nil || testValue(t) != 1 {
 		t.Fatalf("no copy declared: BackupsRestorable %+v; want the primary's condition, status and series kept", o.cond)
 	}
 }

@@ -296,11 +296,11 @@ func objVersions(keys ...string) []objectstore.ObjectVersion {
 	return out
 }
 
-// testValue is entry_restorable of the fixture's entry and etcd (-1: absent).
-func testValue(t *testing.T, etcd string) float64 {
+// testValue is entry_restorable of the fixture's entry's own bucket and etcd-main (-1: absent).
+func testValue(t *testing.T) float64 {
 	t.Helper()
-	if !has(metrics.Restorable, etcd) {
+	if !has(metrics.Restorable, "etcd-main") {
 		return -1
 	}
-	return testutil.ToFloat64(metrics.Restorable.WithLabelValues(entryName, etcd, metrics.StorePrimary))
+	return testutil.ToFloat64(metrics.Restorable.WithLabelValues(entryName, "etcd-main", metrics.StorePrimary))
 }

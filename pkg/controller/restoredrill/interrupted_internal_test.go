@@ -88,7 +88,7 @@ func TestAMarkLeftByAKilledProcessIsReportedInterrupted(t *testing.T) {
 	if o.requeue < interval {
 		t.Errorf("next drill in %s; want an interval (%s) later", o.requeue, interval)
 	}
-	if got := testValue(t, "etcd-main"); got != 1 {
+	if got := testValue(t); got != 1 {
 		t.Errorf("entry_restorable %v; want the last drill's 1 kept (nothing proven since)", got)
 	}
 	if ev := fmt.Sprint(f.events()); !strings.Contains(ev, EventRestorabilityUnknown) {
@@ -120,7 +120,7 @@ func TestAKilledRestoreIsInterruptedAndWaitsAnInterval(t *testing.T) {
 	if o.requeue < interval {
 		t.Errorf("next drill in %s; want an interval (%s) later", o.requeue, interval)
 	}
-	if got := testValue(t, "etcd-main"); got != -1 {
+	if got := testValue(t); got != -1 {
 		t.Errorf("entry_restorable %v; want no series (never proven)", got)
 	}
 }
