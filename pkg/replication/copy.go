@@ -5,8 +5,9 @@
 // Package replication copies an entry's snapshots from one object store to another, of the same
 // type or not: the second copy of a seed's backups. One pass observes (one listing of the
 // entry's prefix in each store), decides (decide: what to copy, what the lag is; no I/O) and
-// executes (streamed copies, a bounded number at once). It never deletes and never overwrites an
-// object that is not older than the source's.
+// executes (copies inside the store where the destination's credentials can, else streamed; a
+// bounded number at once). It never deletes and never overwrites an object that is not older
+// than the source's.
 package replication
 
 import (
