@@ -331,25 +331,25 @@ func try(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, o
 
 // record counts one object's outcome: copied (server-side or streamed), vanished, refused by a
 // condition, or failed.
-func (res *Result) record(o objectstore.ObjectVersion, guarded bool, err error, server bool) {
+func (r *Result) record(o objectstore.ObjectVersion, guarded bool, err error, server bool) {
 	if !guarded {
-		res.Unguarded++
+		r.Unguarded++
 	}
 	switch {
 	case err == nil:
-		res.Copied++
-		res.Bytes += o.Size
+		r.Copied++
+		r.Bytes += o.Size
 		if server {
-			res.ServerSide++
+			r.ServerSide++
 		} else {
-			res.Streamed++
+			r.Streamed++
 		}
 	case errors.Is(err, errVanished):
-		res.Vanished++
+		r.Vanished++
 	case errors.Is(err, objectstore.ErrPreconditionFailed):
-		res.WriteConflicts = append(res.WriteConflicts, o)
+		r.WriteConflicts = append(r.WriteConflicts, o)
 	default:
-		res.Failed = append(res.Failed, objectstore.ObjectError{Object: o, Err: err})
+		r.Failed = append(r.Failed, objectstore.ObjectError{Object: o, Err: err})
 	}
 }
 

@@ -80,6 +80,7 @@ func TestCopyServerSideReportsIt(t *testing.T) {
 // listing and the copy).
 type vanishingCopier struct {
 	recordingCopier
+
 	first atomic.Bool
 }
 
