@@ -69,7 +69,8 @@ func TestCopyInsideOneStore(t *testing.T) {
 	env, ext := bin.Env, bin.Ext
 	data := store.SecretData()
 	env.CreateSecret(t, "garden", "ref-backup-copy", copyData)
-	config := minio + `,"copy":{"credentialsRef":"backup-copy","rpo":"15m","providerConfig":` + minio + `}}}`
+	// A pass a minute: the message of the pass that copied stays long enough to be read.
+	config := minio + `,"copy":{"credentialsRef":"backup-copy","rpo":"15m","interval":"1m","providerConfig":` + minio + `}}}`
 	bb := env.CreateBucket(t, bbName, data, config)
 	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
 	env.WaitFor(t, bb, time.Minute, "copy bucket ready", func(obj extensionsv1alpha1.Object) bool {
@@ -77,14 +78,12 @@ func TestCopyInsideOneStore(t *testing.T) {
 	})
 
 	primaryStore, copyStore := env.StoreFor(t, data), env.StoreFor(t, copyData)
-	// snapshots writes a full and a delta snapshot of entry into the primary and waits for the
-	// pass that copied both (its message says how) and for the copy to hold them.
+	// snapshots writes a full and a delta snapshot of entry into the primary, then creates the
+	// entry, and waits for its first pass, which copies both (its message says how), and for the
+	// copy to hold them.
 	now := time.Now().Unix()
 	snapshots := func(entry string, saying ...string) {
 		t.Helper()
-		env.EnsureNamespace(t, strings.TrimSuffix(entry, "--1"))
-		be := env.CreateEntryWithConfig(t, entry, bb.Name, data, config)
-		env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
 		want := []string{
 			fmt.Sprintf("%s/etcd-main/v2/Full-%08d-%08d-%d", entry, 0, 10, now-120),
 			fmt.Sprintf("%s/etcd-main/v2/Incr-%08d-%08d-%d", entry, 11, 20, now-60),
@@ -94,7 +93,10 @@ func TestCopyInsideOneStore(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		env.WaitFor(t, be, 2*time.Minute, "BackupsCopied True, both copied in one pass", func(obj extensionsv1alpha1.Object) bool {
+		env.EnsureNamespace(t, strings.TrimSuffix(entry, "--1"))
+		be := env.CreateEntryWithConfig(t, entry, bb.Name, data, config)
+		env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+		env.WaitFor(t, be, 3*time.Minute, "BackupsCopied True, both copied in one pass", func(obj extensionsv1alpha1.Object) bool {
 			return condition(obj, entrycopy.ConditionBackupsCopied, gardencorev1beta1.ConditionTrue, entrycopy.ReasonCopied, append([]string{"(2 in sync)"}, saying...)...)
 		})
 		if got, err := conformance.ListKeys(ctx, copyStore, copyBucket, entry+"/"); err != nil || !slices.Equal(got, want) {
