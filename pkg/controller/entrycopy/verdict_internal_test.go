@@ -75,3 +75,15 @@ func TestDecide(t *testing.T) {
 		})
 	}
 }
+
+// TestCopyMode: the log's mode of a pass by what it copied inside the store and streamed.
+func TestCopyMode(t *testing.T) {
+	for _, c := range []struct {
+		server, streamed int
+		want             string
+	}{{0, 0, "none"}, {3, 0, "server"}, {0, 3, "stream"}, {1, 2, "mixed"}} {
+		if got := copyMode(replication.Result{ServerSide: c.server, Streamed: c.streamed}); got != c.want {
+			t.Errorf("copyMode(%d inside, %d streamed) = %q; want %q", c.server, c.streamed, got, c.want)
+		}
+	}
+}
