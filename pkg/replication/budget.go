@@ -55,12 +55,12 @@ func (b *budget) release(n int64) {
 	b.released.Broadcast()
 }
 
-// bufferOf is what copying o to dst holds in memory: nothing for a server-side copy, the
-// destination's stated need (objectstore.StreamBuffer), else the whole object (a writer that
+// bufferOf is what copying o to dst holds in memory: nothing for a server-side copy (server),
+// the destination's stated need (objectstore.StreamBuffer), else the whole object (a writer that
 // states nothing may read it whole, as memstore does).
-func bufferOf(dst To, o objectstore.ObjectVersion) int64 {
+func bufferOf(dst To, o objectstore.ObjectVersion, server bool) int64 {
 	switch {
-	case dst.Copier != nil:
+	case server:
 		return 0
 	case isStreamBuffer(dst.Store):
 		return dst.Store.(objectstore.StreamBuffer).StreamBufferBytes(o.Size)

@@ -5,8 +5,9 @@
 // Package replication copies an entry's snapshots from one object store to another, of the same
 // type or not: the second copy of a seed's backups. One pass observes (one listing of the
 // entry's prefix in each store), decides (decide: what to copy, what the lag is; no I/O) and
-// executes (streamed copies, a bounded number at once). It never deletes and never overwrites an
-// object that is not older than the source's.
+// executes (copies inside the store where the destination's credentials can, else streamed; a
+// bounded number at once). It never deletes and never overwrites an object that is not older
+// than the source's.
 package replication
 
 import (
@@ -46,10 +47,11 @@ type From struct {
 type To struct {
 	Store  Destination
 	Bucket string
-	// Copier, when set, copies each object inside the store (server-side) instead of streaming
-	// it through this process: only where the source bucket is in the same store (endpoint,
-	// account) and the destination's credentials read it. The caller knows; the engine does not
-	// guess.
+	// Copier, when set, is tried to copy each object inside the store (server-side) instead of
+	// streaming it through this process: it works only where the source bucket is in the same
+	// store (endpoint, account) and the destination's credentials may read it. Each pass tries
+	// the first object alone and copies the rest as that went (decideMode): inside the store, or
+	// streamed where the store refused (Result.ServerSideRefused says why).
 	Copier objectstore.ServerSideCopier
 }
 
@@ -95,6 +97,16 @@ type Result struct {
 	// Lag is the age, at the end of the pass, of the oldest source snapshot still not in the
 	// destination (failed or in conflict); 0 when the destination is caught up.
 	Lag time.Duration
+
+	// ServerSide counts the objects of Copied copied inside the store (To.Copier), Streamed
+	// those streamed through this process.
+	ServerSide, Streamed int
+	// ServerSideRefused is why the pass streamed although To.Copier was set: the store's
+	// refusal of the server-side copy it tried first (for example ErrForbidden: the destination's
+	// credentials may not read the source bucket; ErrBucketNotFound: the source bucket is not
+	// in the destination's store). Nil when server-side copies worked, were not tried or not
+	// offered.
+	ServerSideRefused error
 }
 
 // Done reports whether the destination held every snapshot of the source when the pass ended.
@@ -244,7 +256,8 @@ func list(ctx context.Context, store lister, bucket string, prefix objectstore.P
 }
 
 // execute copies objects in order, at most opts.Parallelism at once and within its byte budget,
-// and records each outcome in res.
+// and records each outcome in res. Where dst has a Copier, objects are tried server-side one at
+// a time until one tells how the rest of the pass copies (decideMode); then they run at once.
 func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, objects []objectstore.ObjectVersion, opts Options, res *Result) {
 	parallelism := opts.Parallelism
 	if parallelism < 1 {
@@ -259,61 +272,114 @@ func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 		wg    sync.WaitGroup
 		sem   = make(chan struct{}, parallelism)
 		bytes = newBudget(total)
+		m     = modeStream
 	)
+	if dst.Copier != nil {
+		m = modeUndecided
+	}
 	defer func() { res.PeakBufferBytes = bytes.peak }()
 	for _, o := range objects {
+		cond := objectstore.Precondition{}
+		if d, ok := res.Plan.Overwrites[o.Key]; ok {
+			cond.Replaces = &d
+		}
+		if m == modeUndecided {
+			// Alone: nothing else runs while the store is asked whether it copies inside.
+			m = try(ctx, src, dst, rule, o, cond, bytes, res)
+			continue
+		}
+		server := m == modeServer
 		sem <- struct{}{}
-		held := bytes.acquire(bufferOf(dst, o))
+		held := bytes.acquire(bufferOf(dst, o, server))
 		wg.Go(func() {
 			defer func() { <-sem }()
 			defer bytes.release(held)
-			cond := objectstore.Precondition{}
-			if d, ok := res.Plan.Overwrites[o.Key]; ok {
-				cond.Replaces = &d
+			var guarded bool
+			var err error
+			if server {
+				guarded, err = copyInside(ctx, src, dst, o, cond)
+			} else {
+				guarded, err = stream(ctx, src, dst, rule, o, cond)
 			}
-			guarded, err := copyOne(ctx, src, dst, rule, o, cond)
 			mu.Lock()
 			defer mu.Unlock()
-			if !guarded {
-				res.Unguarded++
-			}
-			switch {
-			case err == nil:
-				res.Copied++
-				res.Bytes += o.Size
-			case errors.Is(err, errVanished):
-				res.Vanished++
-			case errors.Is(err, objectstore.ErrPreconditionFailed):
-				res.WriteConflicts = append(res.WriteConflicts, o)
-			default:
-				res.Failed = append(res.Failed, objectstore.ObjectError{Object: o, Err: err})
-			}
+			res.record(o, guarded, err, server)
 		})
 	}
 	wg.Wait()
 }
 
+// try copies o server-side and, where the store refused or could not tell (streamsAfter),
+// streams it instead; it records the outcome and returns how the rest of the pass copies.
+func try(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, o objectstore.ObjectVersion, cond objectstore.Precondition, bytes *budget, res *Result) mode {
+	guarded, err := copyInside(ctx, src, dst, o, cond)
+	a := classifyAttempt(err)
+	if !streamsAfter(a) {
+		res.record(o, guarded, err, true)
+		return decideMode(a, notStreamed)
+	}
+	held := bytes.acquire(bufferOf(dst, o, false))
+	guarded, serr := stream(ctx, src, dst, rule, o, cond)
+	bytes.release(held)
+	res.record(o, guarded, serr, false)
+	next := decideMode(a, classifyStream(serr))
+	if next == modeStream && res.ServerSideRefused == nil {
+		res.ServerSideRefused = err
+	}
+	return next
+}
+
+// record counts one object's outcome: copied (server-side or streamed), vanished, refused by a
+// condition, or failed.
+func (r *Result) record(o objectstore.ObjectVersion, guarded bool, err error, server bool) {
+	if !guarded {
+		r.Unguarded++
+	}
+	switch {
+	case err == nil:
+		r.Copied++
+		r.Bytes += o.Size
+		if server {
+			r.ServerSide++
+		} else {
+			r.Streamed++
+		}
+	case errors.Is(err, errVanished):
+		r.Vanished++
+	case errors.Is(err, objectstore.ErrPreconditionFailed):
+		r.WriteConflicts = append(r.WriteConflicts, o)
+	default:
+		r.Failed = append(r.Failed, objectstore.ObjectError{Object: o, Err: err})
+	}
+}
+
 // errVanished marks a source object that was gone when it was read.
 var errVanished = errors.New("gone from the source")
 
-// copyOne copies one object, the version a restore from the source reads (by its ID where the
-// rule says so, else by name): inside the store where dst has a Copier, else streamed; each
-// conditioned on cond (the destination's key as listed) where the store can, which guarded says.
-func copyOne(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, o objectstore.ObjectVersion, cond objectstore.Precondition) (guarded bool, err error) {
+// copyInside copies the listed version o inside the store with dst's Copier, conditioned on cond
+// (the destination's key as listed) where the Copier can, which guarded says.
+func copyInside(ctx context.Context, src From, dst To, o objectstore.ObjectVersion, cond objectstore.Precondition) (guarded bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return true, err
 	}
-	if dst.Copier != nil {
-		ctx := objectstore.WithOperation(ctx, objectstore.OpCopyObject)
-		if c, ok := dst.Copier.(objectstore.ConditionalCopier); ok {
-			guarded, err = true, c.CopyObjectIf(ctx, src.Bucket, o, dst.Bucket, o.Key, cond)
-		} else {
-			err = dst.Copier.CopyObject(ctx, src.Bucket, o, dst.Bucket, o.Key)
-		}
-		if errors.Is(err, objectstore.ErrNotFound) {
-			return guarded, errVanished
-		}
-		return guarded, err
+	ctx = objectstore.WithOperation(ctx, objectstore.OpCopyObject)
+	if c, ok := dst.Copier.(objectstore.ConditionalCopier); ok {
+		guarded, err = true, c.CopyObjectIf(ctx, src.Bucket, o, dst.Bucket, o.Key, cond)
+	} else {
+		err = dst.Copier.CopyObject(ctx, src.Bucket, o, dst.Bucket, o.Key)
+	}
+	if errors.Is(err, objectstore.ErrNotFound) {
+		return guarded, fmt.Errorf("%w: %w", errVanished, err)
+	}
+	return guarded, err
+}
+
+// stream copies one object through this process, the version a restore from the source reads
+// (by its ID where the rule says so, else by name), conditioned on cond where the destination
+// can, which guarded says.
+func stream(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, o objectstore.ObjectVersion, cond objectstore.Precondition) (guarded bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return true, err
 	}
 	version := ""
 	if rule.ReadsListedVersion {

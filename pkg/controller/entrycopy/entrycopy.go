@@ -108,6 +108,10 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 	if err := c.publish(ctx, be, &v); err != nil {
 		return reconcile.Result{}, err
 	}
+	if r := o.result; r.Copied > 0 {
+		log.FromContext(ctx).Info("Copy pass copied snapshots", "mode", copyMode(r), "serverSide", r.ServerSide, "streamed", r.Streamed,
+			"bytes", r.Bytes, "serverSideRefused", errString(r.ServerSideRefused), "copyBucket", place.Bucket)
+	}
 	if o.result.Unguarded > 0 {
 		log.FromContext(ctx).Info("Copy pass wrote objects the copy store could not guard: an object written there meanwhile may have been replaced",
 			"unguarded", o.result.Unguarded, "copyBucket", place.Bucket)
@@ -146,10 +150,16 @@ func (c *copier) pass(ctx context.Context, be *extensionsv1alpha1.BackupEntry, p
 	}
 	ctx, cancel := context.WithTimeout(objectstore.WithOperation(ctx, "copy"), passDeadline)
 	defer cancel()
+	to := replication.To{Store: dst, Bucket: place.Bucket}
+	// Server-side where the copy's store can: the engine tries it on the pass's first object
+	// (the copy's credentials reading the entry's bucket, which the operator grants) and streams
+	// where the store refuses.
+	if copier, ok := data.(objectstore.ServerSideCopier); ok {
+		to.Copier = copier
+	}
 	res, err := replication.Copy(ctx,
 		replication.From{Store: src, Bucket: be.Spec.BucketName},
-		replication.To{Store: dst, Bucket: place.Bucket},
-		loc.Prefix, replication.Options{Now: c.Now})
+		to, loc.Prefix, replication.Options{Now: c.Now})
 	var side *replication.SideError
 	switch {
 	case errors.As(err, &side) && side.Side == replication.SideDestination:

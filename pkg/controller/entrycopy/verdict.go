@@ -90,6 +90,7 @@ func decide(o outcome, rpo time.Duration, bucket, copyBucket string, now time.Ti
 	if r.Unguarded > 0 {
 		failed += fmt.Sprintf(" %d writes were not guarded by the store: an object written to the copy meanwhile may have been replaced.", r.Unguarded)
 	}
+	failed += modeNote(r)
 	switch {
 	case len(r.Plan.Conflicts) > 0:
 		c := r.Plan.Conflicts[0]
@@ -132,3 +133,40 @@ func oldestMissing(r replication.Result) (objectstore.ObjectVersion, int) {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// copyMode is how a pass copied, as the log's mode says: server (inside the store), stream
+// (through the extension), mixed, or none.
+func copyMode(r replication.Result) string {
+	switch {
+	case r.ServerSide > 0 && r.Streamed > 0:
+		return "mixed"
+	case r.ServerSide > 0:
+		return "server"
+	case r.Streamed > 0:
+		return "stream"
+	}
+	return "none"
+}
+
+// modeNote says in BackupsCopied's message how the last pass copied, and why it streamed where
+// the store refused the server-side copy (the operator's grant is missing, or the stores differ).
+func modeNote(r replication.Result) string {
+	note := ""
+	if r.ServerSide > 0 {
+		note += fmt.Sprintf(" The last pass copied %d snapshots inside the store (server-side).", r.ServerSide)
+	}
+	if r.Streamed > 0 {
+		note += fmt.Sprintf(" The last pass streamed %d snapshots through the extension.", r.Streamed)
+	}
+	if r.ServerSideRefused != nil {
+		note += fmt.Sprintf(" The store refused a server-side copy with the copy's credentials (%v): another store, or no read grant on the entry's bucket.", r.ServerSideRefused)
+	}
+	return note
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -55,6 +55,11 @@ func TestDecide(t *testing.T) {
 			gardencorev1beta1.ConditionFalse, ReasonCopyLagging, true, []string{"1 snapshots are missing", `the oldest, "e/Incr-5-6-7", is 20m0s old`, "1 snapshots were written to the copy by someone else"}},
 		{"a conflict comes first", outcome{result: replication.Result{Plan: replication.Plan{Conflicts: []replication.Conflict{{Source: snap("e/Full-0-4-1", time.Minute), Destination: snap("e/Full-0-4-1", 0)}}}, Lag: time.Minute}},
 			gardencorev1beta1.ConditionFalse, ReasonCopyConflict, true, []string{`"e/Full-0-4-1"`, "never overwritten"}},
+		// How the pass copied (server-side or streamed, and why it streamed) is said.
+		{"copied inside the store", outcome{result: replication.Result{Copied: 2, ServerSide: 2}}, gardencorev1beta1.ConditionTrue, ReasonCopied, true,
+			[]string{"copied 2 snapshots inside the store (server-side)"}},
+		{"streamed where the store refused", outcome{result: replication.Result{Copied: 3, Streamed: 3, ServerSideRefused: objectstore.ErrForbidden}}, gardencorev1beta1.ConditionTrue, ReasonCopied, true,
+			[]string{"streamed 3 snapshots through the extension", "refused a server-side copy with the copy's credentials (forbidden)", "no read grant on the entry's bucket"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -68,5 +73,17 @@ func TestDecide(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCopyMode: the log's mode of a pass by what it copied inside the store and streamed.
+func TestCopyMode(t *testing.T) {
+	for _, c := range []struct {
+		server, streamed int
+		want             string
+	}{{0, 0, "none"}, {3, 0, "server"}, {0, 3, "stream"}, {1, 2, "mixed"}} {
+		if got := copyMode(replication.Result{ServerSide: c.server, Streamed: c.streamed}); got != c.want {
+			t.Errorf("copyMode(%d inside, %d streamed) = %q; want %q", c.server, c.streamed, got, c.want)
+		}
 	}
 }

@@ -12,6 +12,9 @@
 // same snapshots: the time until the destination holds them, its requests to the destination,
 // and what it does with versions and deletions; and a mix of large and small snapshots copied
 // with the default byte budget and with the bound of earlier versions (Parallelism x 64 MiB).
+// Within the first server, side by side: its raw write, the streamed copy and the server-side
+// copy by a user of the copy's own granted read on the source (sameserver.go), with their
+// ratios; then the requests and bytes of a day of one entry's passes (cost.go).
 // Requests are counted by the extension's own metrics transport, by store operation (native
 // replication's by a proxy in front of the destination); memory as the growth of the live heap
 // (a streamed copy holds a few parts, never an object).
@@ -48,6 +51,10 @@ func main() {
 	flag.IntVar(&mixedLarge, "mixed-large", 4, "large snapshots (of --mixed-mib) in the mixed set, first, then 50 deltas for each; 0: no mixed set")
 	flag.IntVar(&mixedMiB, "mixed-mib", 64, "size of each large snapshot of the mixed set in MiB")
 	flag.BoolVar(&withNative, "native", true, "measure MinIO's bucket replication too")
+	flag.BoolVar(&withCost, "cost", true, "count the requests and bytes of a day of one entry's passes (--cost-full-mib, --cost-delta-kib, --cost-deltas)")
+	flag.IntVar(&costFullMiB, "cost-full-mib", 100, "the daily full snapshot's size in MiB for the cost of a day")
+	flag.IntVar(&costDeltaKiB, "cost-delta-kib", 256, "each delta snapshot's size in KiB for the cost of a day")
+	flag.IntVar(&costDeltas, "cost-deltas", 288, "delta snapshots a day (one every 5 minutes: 288) for the cost of a day")
 	flag.Parse()
 	if err := run(context.Background(), *fullMiB, *deltas, *deltaKiB, *parallelism); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-copy:", err)
@@ -58,6 +65,9 @@ func main() {
 var (
 	mixedLarge, mixedMiB int
 	withNative           bool
+	withCost             bool
+
+	costFullMiB, costDeltaKiB, costDeltas int
 )
 
 // mixedParallelism is how many objects the mixed set's copies run at once: enough for the old
@@ -148,10 +158,11 @@ func run(ctx context.Context, fullMiB, deltas, deltaKiB, parallelism int) error 
 		return fmt.Errorf("the two servers share credentials")
 	}
 	const src, serverSide, raw, dst, dstOldBound = "src", "server-side", "raw", "dst", "dst-old-bound"
+	const rawSame, streamedSame = "raw-same", "streamed-same"
 	for _, c := range []struct {
 		m      *awsstack.MinIO
 		bucket string
-	}{{a, src}, {a, serverSide}, {b, raw}, {b, dst}, {b, dstOldBound}} {
+	}{{a, src}, {a, serverSide}, {b, raw}, {b, dst}, {b, dstOldBound}, {a, rawSame}, {a, streamedSame}, {a, costSrc}, {a, costStream}, {a, costServer}, {a, costRefused}} {
 		if _, err := c.m.S3Client().CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &c.bucket}); err != nil {
 			return fmt.Errorf("creating bucket %s: %w", c.bucket, err)
 		}
@@ -161,6 +172,16 @@ func run(ctx context.Context, fullMiB, deltas, deltaKiB, parallelism int) error 
 		return err
 	}
 	sb, err := newStores(ctx, b)
+	if err != nil {
+		return err
+	}
+	// The copy's own user in the first server, granted read on the source: the engine copies
+	// inside the store with its credentials. And one without the grant: the engine streams.
+	su, err := copyUser(ctx, a, "copy-granted", []string{src, costSrc}, []string{serverSide, rawSame, streamedSame, costStream, costServer})
+	if err != nil {
+		return err
+	}
+	sn, err := copyUser(ctx, a, "copy-not-granted", nil, []string{costRefused})
 	if err != nil {
 		return err
 	}
@@ -247,6 +268,9 @@ func run(ctx context.Context, fullMiB, deltas, deltaKiB, parallelism int) error 
 		pass := func(to replication.To, want int, opts replication.Options) func() (string, error) {
 			return func() (string, error) {
 				res, err := replication.Copy(ctx, replication.From{Store: sa, Bucket: src}, to, prefix, opts)
+				if err == nil && to.Copier != nil && res.ServerSide != want {
+					err = fmt.Errorf("copied %d of %d inside the store (%d streamed; refused: %v)", res.ServerSide, want, res.Streamed, res.ServerSideRefused)
+				}
 				if err == nil && (res.Copied != want || !res.Done() || res.Unguarded > 0) {
 					err = fmt.Errorf("copied %d of %d (%d in sync, %d failed, %d conflicts, %d write conflicts, %d unguarded)",
 						res.Copied, want, res.Plan.InSync, len(res.Failed), len(res.Plan.Conflicts), len(res.WriteConflicts), res.Unguarded)
@@ -288,7 +312,17 @@ func run(ctx context.Context, fullMiB, deltas, deltaKiB, parallelism int) error 
 		if err := measure("second pass, nothing to copy", pass(replication.To{Store: sb, Bucket: dst}, 0, opts)); err != nil {
 			return err
 		}
-		if err := measure("server-side copy within the first server", pass(replication.To{Store: sa, Bucket: serverSide, Copier: sa.copier}, len(keys), opts)); err != nil {
+		if err := measure("raw write of the first server (PUT)", func() (string, error) {
+			return "", each(len(keys), parallelism, func(i int) error {
+				return su.PutObjectStream(objectstore.WithOperation(ctx, objectstore.OpPutObject), rawSame, keys[i], generated(int64(i), s.sizes[i]), s.sizes[i])
+			})
+		}); err != nil {
+			return err
+		}
+		if err := measure("streamed copy within the first server", pass(replication.To{Store: su, Bucket: streamedSame}, len(keys), opts)); err != nil {
+			return err
+		}
+		if err := measure("server-side copy within the first server", pass(replication.To{Store: su, Bucket: serverSide, Copier: su.copier}, len(keys), opts)); err != nil {
 			return err
 		}
 		if nat != nil {
@@ -309,6 +343,12 @@ func run(ctx context.Context, fullMiB, deltas, deltaKiB, parallelism int) error 
 		}
 	}
 	printTable(rows)
+	printRatios(rows)
+	if withCost {
+		if err := costOfADay(ctx, sa, su, sn); err != nil {
+			return fmt.Errorf("the cost of a day: %w", err)
+		}
+	}
 	if nat != nil {
 		return nativeLimits(ctx, nat)
 	}

@@ -127,6 +127,17 @@ func TestCopyToASecondStore(t *testing.T) {
 	if got := m.Get("gardener_backup_entry_copy_lag_seconds", map[string]string{"entry": entry, "bucket": bb.Name, "copy_bucket": copyBucket}); len(got) != 1 || got[0].Value != 0 {
 		t.Errorf("copy lag of %s = %v; want one series, 0", entry, got)
 	}
+	// Two servers: the copy's store has no bucket of the entry's, so its server-side copy is
+	// refused and every snapshot is streamed: read from the primary and written to the copy.
+	for _, op := range []string{"get_object", "put_object"} {
+		n := 0.0
+		for _, s := range m.Get("gardener_backup_cloud_requests_total", map[string]string{"operation": op, "code": "200"}) {
+			n += s.Value
+		}
+		if n < 4 {
+			t.Errorf("%v %s requests succeeded; want the 4 snapshots streamed", n, op)
+		}
+	}
 
 	// The entry's deletion empties its prefix in both stores and nothing else; in the copy only
 	// when a pass of the entry copy begun before the deletion has ended (CopyPassWaitError:

@@ -159,6 +159,10 @@ func checkCopy(t *testing.T, ctx context.Context, from replication.From, to repl
 		if err != nil || res.Copied != want || res.Plan.InSync != len(snapshots)-want || !res.Done() || res.Lag != 0 || (guarded && res.Unguarded != 0) {
 			t.Fatalf("pass %d: %+v, %v; want %d copied (conditionally: %v), the rest in sync", pass+1, res, err, want, guarded)
 		}
+		// Offered a copy inside the store, the engine uses it for every snapshot (none streamed).
+		if to.Copier != nil && (res.ServerSide != want || res.Streamed != 0) {
+			t.Fatalf("pass %d: %d copied inside the store, %d streamed (the store refused: %v); want all %d inside", pass+1, res.ServerSide, res.Streamed, res.ServerSideRefused, want)
+		}
 	}
 	var keys []string
 	err := dst.ListObjects(ctx, to.Bucket, "", func(page []objectstore.ObjectVersion) error {

@@ -1,0 +1,84 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package replication
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+func TestClassifyAttempt(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want attempt
+	}{
+		{nil, attemptCopied},
+		{fmt.Errorf("copying: %w: AccessDenied", objectstore.ErrForbidden), attemptRefused},
+		{objectstore.ErrUnauthenticated, attemptRefused},
+		{fmt.Errorf("copying: %w", objectstore.ErrBucketNotFound), attemptRefused},
+		{objectstore.ErrUnsupported, attemptRefused},
+		{objectstore.Invalidf("region: AuthorizationHeaderMalformed"), attemptRefused},
+		{objectstore.ErrKeyRefused, attemptRefused},
+		{fmt.Errorf("%w: %w", errVanished, objectstore.ErrNotFound), attemptUnsure},
+		{fmt.Errorf("copying: %w", objectstore.ErrPreconditionFailed), attemptUnsure},
+		{objectstore.ErrThrottled, attemptFailed},
+		{objectstore.ErrUnreachable, attemptFailed},
+		{context.DeadlineExceeded, attemptFailed},
+		{errors.New("something else"), attemptFailed},
+	} {
+		if got := classifyAttempt(c.err); got != c.want {
+			t.Errorf("classifyAttempt(%v) = %d; want %d", c.err, got, c.want)
+		}
+	}
+}
+
+func TestClassifyStream(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want streamed
+	}{
+		{nil, streamWrote},
+		{errVanished, streamAlike},
+		{fmt.Errorf("writing to the destination: %w", objectstore.ErrPreconditionFailed), streamAlike},
+		{fmt.Errorf("writing to the destination: %w", objectstore.ErrForbidden), streamFailed},
+		{objectstore.ErrThrottled, streamFailed},
+	} {
+		if got := classifyStream(c.err); got != c.want {
+			t.Errorf("classifyStream(%v) = %d; want %d", c.err, got, c.want)
+		}
+	}
+}
+
+// TestDecideMode is the whole table of how a pass continues after one object was tried
+// server-side (and streamed where the attempt says so).
+func TestDecideMode(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		a       attempt
+		s       streamed
+		streams bool
+		want    mode
+	}{
+		{"copied inside the store: the rest too", attemptCopied, notStreamed, false, modeServer},
+		{"refused, streamed: the rest streamed", attemptRefused, streamWrote, true, modeStream},
+		{"refused, the stream failed too: still streamed", attemptRefused, streamFailed, true, modeStream},
+		{"refused, the stream found it gone: still streamed", attemptRefused, streamAlike, true, modeStream},
+		{"not found inside, the stream wrote it: another store, the rest streamed", attemptUnsure, streamWrote, true, modeStream},
+		{"not found inside nor by the stream: gone, the next is tried", attemptUnsure, streamAlike, true, modeUndecided},
+		{"unsure, the stream failed otherwise: nothing known, the next is tried", attemptUnsure, streamFailed, true, modeUndecided},
+		{"failed otherwise (throttled): not streamed, the next is tried", attemptFailed, notStreamed, false, modeUndecided},
+	} {
+		if got := streamsAfter(c.a); got != c.streams {
+			t.Errorf("%s: streamsAfter = %v; want %v", c.name, got, c.streams)
+		}
+		if got := decideMode(c.a, c.s); got != c.want {
+			t.Errorf("%s: decideMode = %d; want %d", c.name, got, c.want)
+		}
+	}
+}
