@@ -197,8 +197,8 @@ func secretVersion(ctx context.Context, reader client.Reader, ref corev1.SecretR
 // failed status write.
 func (a *actuator) recordCopy(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, seen *string) error {
 	place, err := connect.CopyPlaceOf(a.provider, cfg, bb.Name)
-	if err != nil {
-		return nil // reconcileCopy returned it
+	if err != nil { // validated with the bucket's config: a programming error if it happens
+		return fmt.Errorf("recording the copy bucket: %w", err)
 	}
 	ps, err := ReadProviderStatus(bb)
 	if err != nil {
