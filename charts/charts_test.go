@@ -125,8 +125,9 @@ func TestChartRendersValidObjectsForEveryProvider(t *testing.T) {
 			}
 			slices.Sort(kinds)
 			// The controllers' and the restore drills' Deployments, each with its identity (service
-			// account, roles, bindings), metrics Service and VPA.
-			want := []string{"ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding", "Deployment", "Deployment", "PodDisruptionBudget", "Role", "Role", "RoleBinding", "RoleBinding", "Service", "Service", "ServiceAccount", "ServiceAccount", "VerticalPodAutoscaler", "VerticalPodAutoscaler"}
+			// account, roles, bindings), metrics Service and VPA; and the controllers' Role and
+			// RoleBinding in garden (the copies' credentials secrets, watched).
+			want := []string{"ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding", "Deployment", "Deployment", "PodDisruptionBudget", "Role", "Role", "Role", "RoleBinding", "RoleBinding", "RoleBinding", "Service", "Service", "ServiceAccount", "ServiceAccount", "VerticalPodAutoscaler", "VerticalPodAutoscaler"}
 			if !slices.Equal(kinds, want) {
 				t.Fatalf("kinds %v; want %v", kinds, want)
 			}

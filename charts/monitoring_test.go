@@ -62,6 +62,7 @@ func knownMetrics() map[string]bool {
 	for _, c := range []prometheus.Collector{
 		metrics.Reconciles, metrics.OperationFailingSince, metrics.CloudRequests, metrics.CloudRequestDuration, metrics.DeletedObjects, metrics.DeferredObjects,
 		metrics.DeletionRemaining, metrics.DeletionStarted, metrics.BucketAvailable, metrics.ProbeDuration,
+		metrics.CopyBucketAvailable,
 		metrics.LatestSnapshot, metrics.EntryObjects, metrics.EntryBytes, metrics.BackupsFresh, metrics.InventoryDuration, metrics.InventoryPages,
 		metrics.Restorable, metrics.DrillTime, metrics.DrillRevision, metrics.DrillBytes, metrics.DrillDuration, metrics.DrillBytesTotal,
 		metrics.EntryIsolation, metrics.EntryCredentialsHeadroom, metrics.EntryCredentialsHeadroomUnreadable, metrics.EntryCredentialsLimit,
@@ -258,7 +259,7 @@ const defaultRunbook = "https://github.com/gardener-extension-backup/gardener-ex
 
 // alertNames are the chart's alerts; docs/runbook.md has a section of each name.
 var alertNames = []string{
-	"BackupBucketUnavailable", "BackupCopyLagging", "BackupCopyNotRestorable", "BackupEntryDeletionStuck", "BackupNotRestorable", "BackupReconcileFailing",
+	"BackupBucketUnavailable", "BackupCopyBucketUnavailable", "BackupCopyLagging", "BackupCopyNotRestorable", "BackupEntryDeletionStuck", "BackupNotRestorable", "BackupReconcileFailing",
 	"BackupsStale", "CloudThrottlingSustained", "EntryCredentialsHeadroomLow", "EntryCredentialsHeadroomUnreadable",
 }
 

@@ -20,6 +20,8 @@ const Namespace = "gardener_backup"
 const (
 	CredentialsOperator  = "operator"
 	CredentialsGenerated = "generated"
+	// CredentialsCopy: the copy's credentials, probing the copy bucket (ProbeDuration only).
+	CredentialsCopy = "copy"
 )
 
 // Label values of snapshot kinds.
@@ -89,6 +91,14 @@ var (
 	ProbeDuration = newHistogram("bucket_probe_duration_seconds",
 		"Duration of one bucket probe (building the client and one listing of at most one object).",
 		prometheus.DefBuckets, "credentials")
+
+	// CopyBucketAvailable is 1 when the last probe of a BackupBucket's copy bucket (its seed
+	// configuration's copy:) with the copy's credentials succeeded, 0 when it failed. bucket is the
+	// BackupBucket (the label BucketAvailable has), copy_bucket the copy bucket; a copy bucket
+	// probed no more (copy: changed or removed) loses its series.
+	CopyBucketAvailable = newGauge("copy_bucket_available",
+		"1 when the last probe reached a BackupBucket's copy bucket with the copy's credentials, 0 when it failed. bucket: the BackupBucket; copy_bucket: its copy bucket.",
+		"bucket", "copy_bucket")
 
 	// LatestSnapshot is the time of an entry's newest full or delta snapshot of one etcd.
 	LatestSnapshot = newGauge("entry_latest_snapshot_timestamp_seconds",
@@ -166,6 +176,7 @@ func init() {
 	ctrlmetrics.Registry.MustRegister(
 		Reconciles, OperationFailingSince, CloudRequests, CloudRequestDuration, DeletedObjects, DeferredObjects,
 		DeletionRemaining, DeletionStarted, BucketAvailable, ProbeDuration,
+		CopyBucketAvailable,
 		LatestSnapshot, EntryObjects, EntryBytes, BackupsFresh, InventoryDuration, InventoryPages,
 		EntryIsolation, EntryCredentialsHeadroom, EntryCredentialsHeadroomUnreadable, EntryCredentialsLimit,
 	)
@@ -233,6 +244,7 @@ func ForgetDeletion(kind, name string) {
 // ForgetBucket removes every series of one BackupBucket (it is gone).
 func ForgetBucket(name string) {
 	BucketAvailable.DeletePartialMatch(prometheus.Labels{"bucket": name})
+	CopyBucketAvailable.DeletePartialMatch(prometheus.Labels{"bucket": name})
 	ForgetHeadroom(name)
 }
 

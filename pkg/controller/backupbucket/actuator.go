@@ -79,8 +79,11 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 	}
 	err = a.credentialLifecycle(ctx, log, bb, cfg)
 	// The copy bucket's own state is its condition's (CopyBucketReady); only a failed status
-	// write is an error of this reconcile.
+	// write is an error of this reconcile. The copy's secret is looked at before it is used
+	// (copySecretSeen): a change after that asks for another reconcile (copySecretWatch).
+	seen := a.copySecretSeen(ctx, bb, cfg)
 	err = errors.Join(err, a.reconcileCopy(ctx, log, bb, cfg))
+	err = errors.Join(err, a.recordCopy(ctx, log, bb, cfg, seen))
 	// The entry issuer is recorded whether or not the settings converge (the entries issue as
 	// long as the bucket is there); its sweeps run on a converged bucket only.
 	err = errors.Join(err, a.reconcileEntryIssuers(ctx, log, bb, cfg, ensureErr == nil && err == nil))

@@ -26,6 +26,9 @@ func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, o
 	if err := addSecretWatch(mgr, p, recorder, opts); err != nil {
 		return err
 	}
+	if err := addCopySecretWatch(mgr, p, opts); err != nil {
+		return err
+	}
 	return backupbucket.Add(mgr, backupbucket.AddArgs{
 		Actuator:                  NewActuator(p, mgr.GetAPIReader(), mgr.GetClient(), recorder, opts.Deletion),
 		ControllerOptions:         opts.Controller,

@@ -61,11 +61,11 @@ func ProbeController(opts ProbeOptions) periodic.Controller {
 		New: func(d periodic.Deps) reconcile.Reconciler { return &prober{Deps: d, opts: opts} }}
 }
 
-// probeLifecycle is what the probe publishes on a bucket: BucketAvailable and the headroom of
-// entry credentials (read on the same interval), and their series. A bucket being deleted is
+// probeLifecycle is what the probe publishes on a bucket: BucketAvailable, CopyBucketAvailable
+// and the headroom of entry credentials (read on the same interval), and their series. A bucket being deleted is
 // not expected to be available: no verdict.
 var probeLifecycle = periodic.Lifecycle[*extensionsv1alpha1.BackupBucket]{
-	Conditions: []gardencorev1beta1.ConditionType{ConditionBucketAvailable, ConditionEntryCredentialsHeadroom},
+	Conditions: []gardencorev1beta1.ConditionType{ConditionBucketAvailable, ConditionEntryCredentialsHeadroom, ConditionCopyBucketAvailable},
 	Deleting: func(bb *extensionsv1alpha1.BackupBucket) string {
 		return fmt.Sprintf("Bucket %q is being deleted: it is no longer probed.", bb.Name)
 	},
@@ -102,26 +102,33 @@ func (p *prober) look(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) 
 	// While the seed configuration in force is awaited every plane constructor fails with the
 	// wait's error: that says nothing of the bucket. Nothing is written, emitted or measured, and
 	// the bucket is looked at again soon.
-	if _, err := connect.BucketConfig(p.Provider, bb); errors.As(err, new(*provider.SeedConfigPendingError)) {
-		log.FromContext(ctx).Info("Not probing the bucket while the seed configuration is awaited", "reason", err.Error())
+	cfg, cfgErr := connect.BucketConfig(p.Provider, bb)
+	if errors.As(cfgErr, new(*provider.SeedConfigPendingError)) {
+		log.FromContext(ctx).Info("Not probing the bucket while the seed configuration is awaited", "reason", cfgErr.Error())
 		return reconcile.Result{RequeueAfter: seedConfigRetry}, nil
 	}
 
-	status, reason, message := p.probe(ctx, bb)
-	var previous *gardencorev1beta1.Condition
+	primary := p.probe(ctx, bb)
+	// The copy bucket is probed on the same schedule, into a condition of its own: a failing
+	// copy never changes the primary's verdict.
+	copyVerdict, copyAction := p.probeCopy(ctx, bb, cfg, cfgErr)
+	var previous, previousCopy *gardencorev1beta1.Condition
 	err := extstatus.Patch(ctx, p.Client, p.Reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
-		bb.Status.Conditions, previous = extstatus.SetCondition(bb.Status.Conditions, ConditionBucketAvailable, status, reason, message, now)
+		bb.Status.Conditions, previous = extstatus.SetCondition(bb.Status.Conditions, ConditionBucketAvailable, primary.status, primary.reason, primary.message, now)
+		switch copyAction {
+		case copySet:
+			bb.Status.Conditions, previousCopy = extstatus.SetCondition(bb.Status.Conditions, ConditionCopyBucketAvailable, copyVerdict.status, copyVerdict.reason, copyVerdict.message, now)
+		case copyRemove:
+			bb.Status.Conditions = v1beta1helper.RemoveConditions(bb.Status.Conditions, ConditionCopyBucketAvailable)
+		}
 		return true // LastUpdateTime records the probe: it is when the next one is due
 	})
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("setting the %s condition of BackupBucket %s: %w", ConditionBucketAvailable, bb.Name, err)
 	}
-	if previous == nil || previous.Status != status || previous.Reason != reason {
-		eventType, eventReason := corev1.EventTypeNormal, ReasonBucketAvailable
-		if status != gardencorev1beta1.ConditionTrue {
-			eventType, eventReason = corev1.EventTypeWarning, ReasonBucketUnavailable
-		}
-		p.Recorder.Eventf(bb, nil, eventType, eventReason, "Probe", "%s", extstatus.EventNote(message))
+	p.announce(bb, previous, primary, ReasonBucketAvailable, ReasonBucketUnavailable)
+	if copyAction == copySet {
+		p.announce(bb, previousCopy, copyVerdict, ReasonCopyBucketAvailable, ReasonCopyBucketUnavailable)
 	}
 	// The headroom of entry credentials is read on the same interval (publishHeadroom).
 	if err := p.publishHeadroom(ctx, bb, now); err != nil {
@@ -130,12 +137,32 @@ func (p *prober) look(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) 
 	return reconcile.Result{RequeueAfter: periodic.Jitter(p.opts.Interval)}, nil
 }
 
-// probe reads the bucket once with each set of credentials shoots or the extension use.
-func (p *prober) probe(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) (gardencorev1beta1.ConditionStatus, string, string) {
-	type probed struct {
-		label, what string
-		err         error
+// verdict is one availability condition's status, reason and message.
+type verdict struct {
+	status          gardencorev1beta1.ConditionStatus
+	reason, message string
+}
+
+// announce emits an event when a probe's condition changed from previous (nil: it had none).
+func (p *prober) announce(bb *extensionsv1alpha1.BackupBucket, previous *gardencorev1beta1.Condition, v verdict, available, unavailable string) {
+	if previous != nil && previous.Status == v.status && previous.Reason == v.reason {
+		return
 	}
+	eventType, eventReason := corev1.EventTypeNormal, available
+	if v.status != gardencorev1beta1.ConditionTrue {
+		eventType, eventReason = corev1.EventTypeWarning, unavailable
+	}
+	p.Recorder.Eventf(bb, nil, eventType, eventReason, "Probe", "%s", extstatus.EventNote(v.message))
+}
+
+// probed is one probe of one bucket with one set of credentials.
+type probed struct {
+	label, what string
+	err         error
+}
+
+// probe reads the bucket once with each set of credentials shoots or the extension use.
+func (p *prober) probe(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) verdict {
 	results := []probed{{label: metrics.CredentialsOperator, what: fmt.Sprintf("the operator's credentials (secret %s/%s)", bb.Spec.SecretRef.Namespace, bb.Spec.SecretRef.Name)}}
 	if ref := bb.Status.GeneratedSecretRef; ref != nil {
 		what := fmt.Sprintf("the generated credentials (secret %s/%s)", ref.Namespace, ref.Name)
@@ -152,44 +179,58 @@ func (p *prober) probe(ctx context.Context, bb *extensionsv1alpha1.BackupBucket)
 		if results[i].label == metrics.CredentialsGenerated {
 			ref = *bb.Status.GeneratedSecretRef
 		}
-		start := time.Now()
-		results[i].err = p.probeWith(ctx, ref, bb.Spec.Region, bb.Name)
-		metrics.ProbeDuration.WithLabelValues(results[i].label).Observe(time.Since(start).Seconds())
-		available := 0.0
-		if results[i].err == nil {
-			available = 1
-		}
+		results[i].err = probeOnce(ctx, results[i].label, bb.Name, func() (objectstore.DataPlane, error) {
+			return connect.NewDataPlane(ctx, p.Reader, p.Provider, ref, bb.Spec.Region)
+		})
 		if !errors.Is(results[i].err, objectstore.ErrThrottled) { // a throttled probe tells nothing
-			metrics.BucketAvailable.WithLabelValues(bb.Name, results[i].label).Set(available)
+			metrics.BucketAvailable.WithLabelValues(bb.Name, results[i].label).Set(availability(results[i].err))
 		}
 	}
+	return summarize(fmt.Sprintf("Bucket %q", bb.Name), results)
+}
 
+// probeOnce is the probe of one bucket with one set of credentials, the same for the primary and
+// the copy: a listing of at most one object with the data plane open builds (a probe needs no
+// providerConfig), its duration observed by label.
+func probeOnce(ctx context.Context, label, bucket string, open func() (objectstore.DataPlane, error)) error {
+	start := time.Now()
+	defer func() { metrics.ProbeDuration.WithLabelValues(label).Observe(time.Since(start).Seconds()) }()
+	data, err := open()
+	if err != nil {
+		return err
+	}
+	return data.Probe(objectstore.WithOperation(ctx, objectstore.OpProbe), bucket)
+}
+
+// availability is a probe's gauge value: 1 reached, 0 not.
+func availability(err error) float64 {
+	if err == nil {
+		return 1
+	}
+	return 0
+}
+
+// summarize is the verdict on what (e.g. `Bucket "b"`) from its probes: True when every set of
+// credentials reached it, else the first real failure's reason, every failure in the message.
+func summarize(what string, results []probed) verdict {
 	var failed, reached []string
-	status, reason := gardencorev1beta1.ConditionTrue, "Available"
+	v := verdict{status: gardencorev1beta1.ConditionTrue, reason: "Available"}
 	for _, r := range results {
 		if r.err == nil {
 			reached = append(reached, r.what)
 			continue
 		}
 		failed = append(failed, fmt.Sprintf("with %s: %v", r.what, r.err))
-		if status == gardencorev1beta1.ConditionTrue || reason == "Throttled" { // the first real failure names the reason
-			status, reason = probeVerdict(r.err)
+		if v.status == gardencorev1beta1.ConditionTrue || v.reason == "Throttled" { // the first real failure names the reason
+			v.status, v.reason = probeVerdict(r.err)
 		}
 	}
 	if len(failed) == 0 {
-		return status, reason, fmt.Sprintf("Bucket %q answered a listing with %s.", bb.Name, strings.Join(reached, " and with "))
+		v.message = fmt.Sprintf("%s answered a listing with %s.", what, strings.Join(reached, " and with "))
+	} else {
+		v.message = fmt.Sprintf("%s did not answer a listing %s.", what, strings.Join(failed, "; "))
 	}
-	return status, reason, fmt.Sprintf("Bucket %q did not answer a listing %s.", bb.Name, strings.Join(failed, "; "))
-}
-
-// probeWith reads the bucket once with the data plane of the credentials in ref (the same for
-// every set of credentials: a probe needs no providerConfig).
-func (p *prober) probeWith(ctx context.Context, ref corev1.SecretReference, region, bucket string) error {
-	data, err := connect.NewDataPlane(ctx, p.Reader, p.Provider, ref, region)
-	if err != nil {
-		return err
-	}
-	return data.Probe(objectstore.WithOperation(ctx, objectstore.OpProbe), bucket)
+	return v
 }
 
 // probeVerdict is the condition's status and reason for a failed probe.
@@ -197,7 +238,7 @@ func probeVerdict(err error) (gardencorev1beta1.ConditionStatus, string) {
 	switch {
 	case errors.Is(err, objectstore.ErrThrottled):
 		return gardencorev1beta1.ConditionUnknown, "Throttled"
-	case errors.As(err, new(*secrets.MissingError)):
+	case errors.As(err, new(*secrets.MissingError)), errors.Is(err, connect.ErrCopySecretMissing):
 		return gardencorev1beta1.ConditionFalse, "SecretMissing"
 	case errors.Is(err, objectstore.ErrBucketNotFound):
 		return gardencorev1beta1.ConditionFalse, "BucketNotFound"

@@ -1,0 +1,165 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package backupbucket
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+func TestNextCopyRecord(t *testing.T) {
+	a := CopyLocation{Bucket: "a", CredentialsRef: "c"}
+	aElsewhere := CopyLocation{Bucket: "a", Region: "eu-west-1", CredentialsRef: "c"}
+	aOtherCreds := CopyLocation{Bucket: "a", CredentialsRef: "d"}
+	b := CopyLocation{Bucket: "b", CredentialsRef: "c"}
+	cases := []struct {
+		name      string
+		ps        ProviderStatus
+		declared  *CopyLocation
+		converged bool
+		want      ProviderStatus
+	}{
+		{name: "first convergence", declared: &a, converged: true, want: ProviderStatus{Copy: &a}},
+		{name: "not converged yet: nothing recorded", declared: &a, want: ProviderStatus{}},
+		{name: "same place converged again", ps: ProviderStatus{Copy: &a}, declared: &a, converged: true, want: ProviderStatus{Copy: &a}},
+		{name: "same place failing now: still the place converged", ps: ProviderStatus{Copy: &a}, declared: &a, want: ProviderStatus{Copy: &a}},
+		{name: "another bucket", ps: ProviderStatus{Copy: &a}, declared: &b, converged: true, want: ProviderStatus{Copy: &b, FormerCopies: []CopyLocation{a}}},
+		{name: "another bucket not converged yet", ps: ProviderStatus{Copy: &a}, declared: &b, want: ProviderStatus{FormerCopies: []CopyLocation{a}}},
+		{name: "another region", ps: ProviderStatus{Copy: &a}, declared: &aElsewhere, converged: true, want: ProviderStatus{Copy: &aElsewhere, FormerCopies: []CopyLocation{a}}},
+		{name: "other credentials", ps: ProviderStatus{Copy: &a}, declared: &aOtherCreds, converged: true, want: ProviderStatus{Copy: &aOtherCreds, FormerCopies: []CopyLocation{a}}},
+		{name: "copy removed", ps: ProviderStatus{Copy: &a}, want: ProviderStatus{FormerCopies: []CopyLocation{a}}},
+		{name: "a former copy declared again", ps: ProviderStatus{Copy: &b, FormerCopies: []CopyLocation{a}}, declared: &a, converged: true, want: ProviderStatus{Copy: &a, FormerCopies: []CopyLocation{b}}},
+		{name: "recorded once", ps: ProviderStatus{FormerCopies: []CopyLocation{a}, Copy: &a}, want: ProviderStatus{FormerCopies: []CopyLocation{a}}},
+		{name: "nothing declared, nothing recorded", want: ProviderStatus{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := nextCopyRecord(tc.ps, tc.declared, tc.converged)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("nextCopyRecord = %+v; want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestReportFormerCopies(t *testing.T) {
+	a := CopyLocation{Bucket: "a", CredentialsRef: "c"}
+	b := CopyLocation{Bucket: "b", Region: "r", CredentialsRef: "c"}
+	cases := []struct {
+		name       string
+		formers    []CopyLocation
+		looks      []formerLook
+		declared   *CopyLocation
+		keep       []CopyLocation
+		status     gardencorev1beta1.ConditionStatus // "": no condition
+		reason     string
+		saying     []string
+		ended      int
+		endWarning bool
+	}{
+		{name: "none"},
+		{name: "holds objects", formers: []CopyLocation{a}, looks: []formerLook{{First: []string{"shoot--x/etcd-main/Full-1"}}}, keep: []CopyLocation{a},
+			status: gardencorev1beta1.ConditionFalse, reason: ReasonFormerCopyHoldsObjects, saying: []string{`"a"`, `"shoot--x/etcd-main/Full-1"`, "the operator's to delete", "garden/ref-c"}},
+		{name: "empty: ends", formers: []CopyLocation{a}, looks: []formerLook{{Empty: true}}, ended: 1},
+		{name: "gone: ends", formers: []CopyLocation{a}, looks: []formerLook{{Gone: true}}, ended: 1},
+		{name: "credentials gone: ends with a warning", formers: []CopyLocation{a}, looks: []formerLook{{CredentialsGone: true}}, ended: 1, endWarning: true},
+		{name: "unreadable: kept, Unknown", formers: []CopyLocation{a}, looks: []formerLook{{Err: errors.New("connection refused")}}, keep: []CopyLocation{a},
+			status: gardencorev1beta1.ConditionUnknown, reason: ReasonFormerCopyUnreadable, saying: []string{"connection refused"}},
+		{name: "one holds, one unreadable: False names both", formers: []CopyLocation{a, b}, looks: []formerLook{{Err: errors.New("timeout")}, {First: []string{"k"}}}, keep: []CopyLocation{a, b},
+			status: gardencorev1beta1.ConditionFalse, reason: ReasonFormerCopyHoldsObjects, saying: []string{`"a"`, `"b" in region "r"`, "timeout", `"k"`}},
+		{name: "the declared bucket with other credentials: never called the operator's", formers: []CopyLocation{a}, looks: []formerLook{{}}, declared: &CopyLocation{Bucket: "a", CredentialsRef: "d"}, ended: 1, endWarning: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := reportFormerCopies(tc.formers, tc.looks, tc.declared)
+			if !reflect.DeepEqual(r.Keep, tc.keep) {
+				t.Errorf("keep %v; want %v", r.Keep, tc.keep)
+			}
+			switch c := r.Condition; {
+			case tc.status == "" && c != nil:
+				t.Errorf("condition %+v; want none", c)
+			case tc.status != "" && (c == nil || c.Status != tc.status || c.Reason != tc.reason):
+				t.Errorf("condition %+v; want %s/%s", c, tc.status, tc.reason)
+			case c != nil:
+				for _, s := range tc.saying {
+					if !strings.Contains(c.Message, s) {
+						t.Errorf("message %q does not say %q", c.Message, s)
+					}
+				}
+			}
+			if len(r.Ended) != tc.ended {
+				t.Fatalf("ended %+v; want %d", r.Ended, tc.ended)
+			}
+			for _, e := range r.Ended {
+				if e.Warning != tc.endWarning || !strings.Contains(e.Note, `"a"`) {
+					t.Errorf("end %+v; want warning %v naming the bucket", e, tc.endWarning)
+				}
+			}
+		})
+	}
+}
+
+func TestCopySecretDue(t *testing.T) {
+	v := func(s string) *string { return &s }
+	ok := gardencorev1beta1.LastOperationStateSucceeded
+	cases := []struct {
+		name string
+		s    copySecretState
+		want bool
+	}{
+		{name: "secret appeared after the reconcile", s: copySecretState{LastOperation: ok, Recorded: v(""), Current: "7"}, want: true},
+		{name: "secret changed", s: copySecretState{LastOperation: ok, Recorded: v("7"), Current: "9"}, want: true},
+		{name: "secret went", s: copySecretState{LastOperation: ok, Recorded: v("7"), Current: ""}, want: true},
+		{name: "the secret the reconcile read", s: copySecretState{LastOperation: ok, Recorded: v("7"), Current: "7"}},
+		{name: "still missing", s: copySecretState{LastOperation: ok, Recorded: v(""), Current: ""}},
+		{name: "never recorded, secret there: once", s: copySecretState{LastOperation: ok, Current: "7"}, want: true},
+		{name: "never recorded, no secret", s: copySecretState{LastOperation: ok}},
+		{name: "a reconcile is requested already", s: copySecretState{LastOperation: ok, Annotated: true, Recorded: v(""), Current: "7"}},
+		{name: "a reconcile runs: looked at when it ends", s: copySecretState{LastOperation: gardencorev1beta1.LastOperationStateProcessing, Recorded: v(""), Current: "7"}},
+		{name: "failed: the library retries", s: copySecretState{LastOperation: gardencorev1beta1.LastOperationStateError, Recorded: v(""), Current: "7"}},
+		{name: "never reconciled", s: copySecretState{Current: "7"}},
+		{name: "being deleted", s: copySecretState{Deleting: true, LastOperation: ok, Recorded: v(""), Current: "7"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := copySecretDue(tc.s); got != tc.want {
+				t.Errorf("copySecretDue = %v; want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestMergeProviderStatusKeepsOthers: fields another writer put in providerStatus stay; an empty
+// status removes it; the same status writes nothing.
+func TestMergeProviderStatusKeepsOthers(t *testing.T) {
+	bb := &extensionsv1alpha1.BackupBucket{}
+	bb.Status.ProviderStatus = &runtime.RawExtension{Raw: []byte(`{"apiVersion":"backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketStatus","failover":{"active":"copy"}}`)}
+	loc := CopyLocation{Bucket: "a", CredentialsRef: "c"}
+	if !MergeProviderStatus(bb, func(ps *ProviderStatus) { ps.Copy = &loc }) {
+		t.Fatal("no change reported")
+	}
+	raw := string(bb.Status.ProviderStatus.Raw)
+	if !strings.Contains(raw, `"failover":{"active":"copy"}`) || !strings.Contains(raw, `"copy":{"bucket":"a","credentialsRef":"c"}`) {
+		t.Fatalf("providerStatus %s; want both parts", raw)
+	}
+	if MergeProviderStatus(bb, func(ps *ProviderStatus) { ps.Copy = &loc }) {
+		t.Error("the same status reported as a change")
+	}
+	ps, err := ReadProviderStatus(bb)
+	if err != nil || ps.Copy == nil || *ps.Copy != loc {
+		t.Fatalf("read back %+v, %v", ps, err)
+	}
+	empty := &extensionsv1alpha1.BackupBucket{}
+	empty.Status.ProviderStatus = &runtime.RawExtension{Raw: []byte(`{"copy":{"bucket":"a","credentialsRef":"c"}}`)}
+	if !MergeProviderStatus(empty, func(ps *ProviderStatus) { ps.Copy = nil }) || empty.Status.ProviderStatus != nil {
+		t.Errorf("providerStatus %v; want none", empty.Status.ProviderStatus)
+	}
+}
