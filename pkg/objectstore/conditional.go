@@ -24,10 +24,43 @@ type Precondition struct {
 	Replaces *ObjectVersion
 }
 
+// Guard is a kind of Precondition: what a conditional write requires of its key.
+type Guard string
+
+const (
+	// GuardAbsent: the key has no current version (Precondition.Replaces nil).
+	GuardAbsent Guard = "Absent"
+	// GuardVersion: the key's current version is Precondition.Replaces.
+	GuardVersion Guard = "Version"
+)
+
+// Guard is p's kind.
+func (p Precondition) Guard() Guard {
+	if p.Replaces == nil {
+		return GuardAbsent
+	}
+	return GuardVersion
+}
+
+// PartialGuard is a ConditionalWriter or ConditionalCopier that enforces only some kinds of
+// Precondition (Swift has no If-Match on a PUT). Guards says whether it enforces g; a conditional
+// write of a kind it does not enforce writes nothing and returns an error wrapping
+// ErrUnsupported: the caller writes unguarded (and says so) or not at all. A ConditionalWriter
+// or ConditionalCopier without Guards enforces every kind.
+type PartialGuard interface {
+	Guards(g Guard) bool
+}
+
+// Guards reports whether w, a ConditionalWriter or ConditionalCopier, enforces cond's kind.
+func Guards(w any, cond Precondition) bool {
+	p, ok := w.(PartialGuard)
+	return !ok || p.Guards(cond.Guard())
+}
+
 // ConditionalWriter is a StreamWriter that can guard its write: a copy between two stores uses
 // it so that an object written to the destination between the copy's listing and its write is
-// never overwritten. Stores that have it: aws (S3's If-None-Match: * and If-Match on PutObject and
-// CompleteMultipartUpload) and memstore.
+// never overwritten. Every provider's store has it (each in its store_stream.go), and memstore;
+// openstack guards GuardAbsent only (see PartialGuard).
 type ConditionalWriter interface {
 	// PutObjectStreamIf is StreamWriter.PutObjectStream, done only if cond holds when the object
 	// is stored; otherwise nothing is written and the error wraps ErrPreconditionFailed.
@@ -35,9 +68,9 @@ type ConditionalWriter interface {
 }
 
 // ConditionalCopier is a ServerSideCopier that can guard its write as ConditionalWriter does.
-// Stores that have it: aws (If-None-Match and If-Match on CopyObject and
-// CompleteMultipartUpload; a store that ignores them there, as MinIO does on CopyObject, is
-// unguarded).
+// Every provider's data plane has it (each in its store_copy.go); aws's is unguarded for an
+// empty object on an endpoint that ignores the conditions on CopyObject (MinIO), openstack's
+// guards GuardAbsent only (see PartialGuard).
 type ConditionalCopier interface {
 	// CopyObjectIf is ServerSideCopier.CopyObject, done only if cond holds for dstKey when the
 	// copy is stored; otherwise nothing is written and the error wraps ErrPreconditionFailed.
