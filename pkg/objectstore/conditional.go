@@ -42,25 +42,38 @@ func (p Precondition) Guard() Guard {
 	return GuardVersion
 }
 
-// PartialGuard is a ConditionalWriter or ConditionalCopier that enforces only some kinds of
-// Precondition (Swift has no If-Match on a PUT). Guards says whether it enforces g; a conditional
-// write of a kind it does not enforce writes nothing and returns an error wrapping
-// ErrUnsupported: the caller writes unguarded (and says so) or not at all. A ConditionalWriter
-// or ConditionalCopier without Guards enforces every kind.
-type PartialGuard interface {
-	Guards(g Guard) bool
+// PartialWriteGuard is a ConditionalWriter that enforces only some kinds of Precondition (Swift
+// has no If-Match on a PUT). WriteGuards says whether it enforces g; a conditional write of a kind
+// it does not enforce writes nothing and returns an error wrapping ErrUnsupported: the caller
+// writes unguarded (and says so) or not at all. A ConditionalWriter without it enforces every
+// kind.
+type PartialWriteGuard interface {
+	WriteGuards(g Guard) bool
 }
 
-// Guards reports whether w, a ConditionalWriter or ConditionalCopier, enforces cond's kind.
-func Guards(w any, cond Precondition) bool {
-	p, ok := w.(PartialGuard)
-	return !ok || p.Guards(cond.Guard())
+// PartialCopyGuard is to a ConditionalCopier what PartialWriteGuard is to a ConditionalWriter
+// (Swift's server-side copy evaluates conditional headers against the source, so it guards no
+// destination).
+type PartialCopyGuard interface {
+	CopyGuards(g Guard) bool
+}
+
+// WriteGuarded reports whether w enforces cond's kind.
+func WriteGuarded(w ConditionalWriter, cond Precondition) bool {
+	p, ok := w.(PartialWriteGuard)
+	return !ok || p.WriteGuards(cond.Guard())
+}
+
+// CopyGuarded reports whether c enforces cond's kind.
+func CopyGuarded(c ConditionalCopier, cond Precondition) bool {
+	p, ok := c.(PartialCopyGuard)
+	return !ok || p.CopyGuards(cond.Guard())
 }
 
 // ConditionalWriter is a StreamWriter that can guard its write: a copy between two stores uses
 // it so that an object written to the destination between the copy's listing and its write is
 // never overwritten. Every provider's store has it (each in its store_stream.go), and memstore;
-// openstack guards GuardAbsent only (see PartialGuard).
+// openstack guards GuardAbsent only (see PartialWriteGuard).
 type ConditionalWriter interface {
 	// PutObjectStreamIf is StreamWriter.PutObjectStream, done only if cond holds when the object
 	// is stored; otherwise nothing is written and the error wraps ErrPreconditionFailed.
@@ -70,7 +83,7 @@ type ConditionalWriter interface {
 // ConditionalCopier is a ServerSideCopier that can guard its write as ConditionalWriter does.
 // Every provider's data plane has it (each in its store_copy.go); aws's is unguarded for an
 // empty object on an endpoint that ignores the conditions on CopyObject (MinIO), openstack's
-// guards GuardAbsent only (see PartialGuard).
+// guards nothing (see PartialCopyGuard).
 type ConditionalCopier interface {
 	// CopyObjectIf is ServerSideCopier.CopyObject, done only if cond holds for dstKey when the
 	// copy is stored; otherwise nothing is written and the error wraps ErrPreconditionFailed.

@@ -91,7 +91,7 @@ type Result struct {
 	// Unguarded counts the writes made without a condition, because the destination store (or
 	// its Copier) has no conditional variant (objectstore.ConditionalWriter,
 	// objectstore.ConditionalCopier) or does not enforce the write's kind of condition
-	// (objectstore.PartialGuard: Swift replaces a version unguarded): an object written there
+	// (objectstore.PartialWriteGuard, PartialCopyGuard: Swift replaces a version unguarded): an object written there
 	// meanwhile may have been replaced.
 	Unguarded int
 	// Lag is the age, at the end of the pass, of the oldest source snapshot still not in the
@@ -307,7 +307,7 @@ func copyOne(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 	}
 	if dst.Copier != nil {
 		ctx := objectstore.WithOperation(ctx, objectstore.OpCopyObject)
-		if c, ok := dst.Copier.(objectstore.ConditionalCopier); ok && objectstore.Guards(c, cond) {
+		if c, ok := dst.Copier.(objectstore.ConditionalCopier); ok && objectstore.CopyGuarded(c, cond) {
 			guarded, err = true, c.CopyObjectIf(ctx, src.Bucket, o, dst.Bucket, o.Key, cond)
 		} else {
 			err = dst.Copier.CopyObject(ctx, src.Bucket, o, dst.Bucket, o.Key)
@@ -330,7 +330,7 @@ func copyOne(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 	}
 	defer r.Close()
 	wctx := objectstore.WithOperation(ctx, objectstore.OpPutObject)
-	if w, ok := dst.Store.(objectstore.ConditionalWriter); ok && objectstore.Guards(w, cond) {
+	if w, ok := dst.Store.(objectstore.ConditionalWriter); ok && objectstore.WriteGuarded(w, cond) {
 		guarded, err = true, w.PutObjectStreamIf(wctx, dst.Bucket, o.Key, r, o.Size, cond)
 	} else {
 		err = dst.Store.PutObjectStream(wctx, dst.Bucket, o.Key, r, o.Size)

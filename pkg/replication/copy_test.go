@@ -327,10 +327,10 @@ func TestCopyCountsUnguardedWrites(t *testing.T) {
 // conditional write of another kind is refused with ErrUnsupported.
 type absentOnly struct{ *memstore.Faults }
 
-func (absentOnly) Guards(g objectstore.Guard) bool { return g == objectstore.GuardAbsent }
+func (absentOnly) WriteGuards(g objectstore.Guard) bool { return g == objectstore.GuardAbsent }
 
 func (a absentOnly) PutObjectStreamIf(ctx context.Context, bucket, key string, r io.Reader, size int64, cond objectstore.Precondition) error {
-	if !a.Guards(cond.Guard()) {
+	if !a.WriteGuards(cond.Guard()) {
 		return fmt.Errorf("%s: %w", cond.Guard(), objectstore.ErrUnsupported)
 	}
 	return a.Faults.PutObjectStreamIf(ctx, bucket, key, r, size, cond)

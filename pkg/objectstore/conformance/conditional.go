@@ -24,8 +24,8 @@ import (
 // written again (same size, other bytes) or deleted. A refused write leaves nothing in the bucket
 // (no object, no segment), for an object written in one request and, with
 // Harness.LargeStreamBytes, one written in several. A kind the store declares it does not
-// enforce (objectstore.PartialGuard) is skipped for that kind only, and must be refused with
-// ErrUnsupported, writing nothing.
+// enforce (objectstore.PartialWriteGuard, PartialCopyGuard) is skipped for that kind only, and
+// must be refused with ErrUnsupported, writing nothing.
 func testConditionalWrite(t *testing.T, h Harness) {
 	w, ok := h.Store.Writer.(objectstore.ConditionalWriter)
 	if !ok {
@@ -43,7 +43,7 @@ func testConditionalWrite(t *testing.T, h Harness) {
 				data := fill(content, size)
 				return w.PutObjectStreamIf(ctx, name, key, bytes.NewReader(data), size, cond)
 			}
-			checkConditional(t, ctx, h, name, w, size, put)
+			checkConditional(t, ctx, h, name, func(c objectstore.Precondition) bool { return objectstore.WriteGuarded(w, c) }, size, put)
 		})
 	}
 	c, ok := h.Store.DataPlane.(objectstore.ServerSideCopier)
@@ -64,22 +64,33 @@ func testConditionalWrite(t *testing.T, h Harness) {
 			}
 			return cc.CopyObjectIf(ctx, name, listed(t, ctx, h, name, src), name, key, cond)
 		}
-		checkConditional(t, ctx, h, name, cc, 8, put)
+		checkConditional(t, ctx, h, name, func(c objectstore.Precondition) bool { return objectstore.CopyGuarded(cc, c) }, 8, put)
 	})
 }
 
 // checkConditional runs the conditional cases with put, which writes content (filled to size
-// bytes) to key under cond; guards is the ConditionalWriter or ConditionalCopier put uses.
-func checkConditional(t *testing.T, ctx context.Context, h Harness, name string, guards any, size int64,
+// bytes) to key under cond; guarded says which kinds of condition put's store enforces.
+func checkConditional(t *testing.T, ctx context.Context, h Harness, name string, guarded func(objectstore.Precondition) bool, size int64,
 	put func(key, content string, cond objectstore.Precondition) error) {
 	t.Helper()
+	// refused checks that write fails with want and leaves the bucket's listing under cond/ as it
+	// was (no object, no segment of its own; a static large object's segments of an object
+	// written before stay).
+	refused := func(what string, want error, write func() error) {
+		t.Helper()
+		before := listAll(t, ctx, h.Store, name, "cond/")
+		if err := write(); !errors.Is(err, want) {
+			t.Errorf("%s: %v; want %v", what, err, want)
+		}
+		if after := listAll(t, ctx, h.Store, name, "cond/"); !slices.EqualFunc(before, after, sameVersion) {
+			t.Errorf("%s left the bucket changed: %v; was %v", what, keysOf(after), keysOf(before))
+		}
+	}
 	absent, version := objectstore.Precondition{}, objectstore.Precondition{Replaces: &objectstore.ObjectVersion{Key: "cond/unguarded"}}
 	for _, cond := range []objectstore.Precondition{absent, version} {
-		if objectstore.Guards(guards, cond) {
-			continue
-		}
-		if err := put("cond/unguarded", "refused", cond); !errors.Is(err, objectstore.ErrUnsupported) {
-			t.Errorf("a write of a kind the store does not guard (%s): %v; want ErrUnsupported", cond.Guard(), err)
+		if !guarded(cond) {
+			refused(fmt.Sprintf("a write of a kind the store does not guard (%s)", cond.Guard()), objectstore.ErrUnsupported,
+				func() error { return put("cond/unguarded", "refused", cond) })
 		}
 	}
 	read := func(key string) string {
@@ -93,61 +104,60 @@ func checkConditional(t *testing.T, ctx context.Context, h Harness, name string,
 		}
 		return string(bytes.TrimRight(got[:min(len(got), 8)], "\x00"))
 	}
-	keys := []string{}
-	if objectstore.Guards(guards, absent) {
+	if guarded(absent) {
 		if err := put("cond/absent", "first", absent); err != nil {
 			t.Fatalf("a write that requires a missing key, to a missing key: %v", err)
 		}
-		if err := put("cond/absent", "again", absent); !errors.Is(err, objectstore.ErrPreconditionFailed) {
-			t.Errorf("a write that requires a missing key, to an existing key: %v; want ErrPreconditionFailed", err)
-		}
+		refused("a write that requires a missing key, to an existing key", objectstore.ErrPreconditionFailed,
+			func() error { return put("cond/absent", "again", absent) })
 		if got := read("cond/absent"); got != "first" {
 			t.Errorf("cond/absent holds %q; want the first write kept", got)
 		}
-		keys = append(keys, "cond/absent")
 	} else {
 		t.Logf("the store does not guard %s: skipped", objectstore.GuardAbsent)
 	}
-	if objectstore.Guards(guards, version) {
-		if err := h.Store.PutObject(ctx, name, "cond/version", fill("zeroth", size)); err != nil {
-			t.Fatal(err)
-		}
-		v0 := listed(t, ctx, h, name, "cond/version")
-		if err := put("cond/version", "first", objectstore.Precondition{Replaces: &v0}); err != nil {
-			t.Fatalf("a write that requires the listed version, over it: %v", err)
-		}
-		v1 := listed(t, ctx, h, name, "cond/version")
-		// Written again by someone else with other bytes of the same size. A store that tells a
-		// version by its write time may know it in whole seconds only: that write is made in a
-		// later second of the wall clock (a simulated clock ticks by request).
-		if !h.SimulatedClock {
-			time.Sleep(time.Until(v1.Modified.Truncate(time.Second).Add(time.Second + 100*time.Millisecond)))
-		}
-		if err := h.Store.PutObject(ctx, name, "cond/version", fill("other", size)); err != nil {
-			t.Fatal(err)
-		}
-		if err := put("cond/version", "stale", objectstore.Precondition{Replaces: &v1}); !errors.Is(err, objectstore.ErrPreconditionFailed) {
-			t.Errorf("a write that requires a replaced version: %v; want ErrPreconditionFailed", err)
-		}
-		if got := read("cond/version"); got != "other" {
-			t.Errorf("cond/version holds %q; want the other writer's kept", got)
-		}
-		if err := put("cond/gone", "gone", objectstore.Precondition{Replaces: &v1}); !errors.Is(err, objectstore.ErrPreconditionFailed) {
-			t.Errorf("a write that requires a version, to a missing key: %v; want ErrPreconditionFailed", err)
-		}
-		keys = append(keys, "cond/version")
-	} else {
+	if !guarded(version) {
 		t.Logf("the store does not guard %s: skipped", objectstore.GuardVersion)
+		return
 	}
-	var left []string
-	for _, o := range listAll(t, ctx, h.Store, name, "cond/") {
-		if !o.Noncurrent && !slices.Contains(left, o.Key) {
-			left = append(left, o.Key)
-		}
+	if err := h.Store.PutObject(ctx, name, "cond/version", fill("zeroth", size)); err != nil {
+		t.Fatal(err)
 	}
-	if !slices.Equal(left, keys) {
-		t.Errorf("the bucket holds %v under cond/; want only %v (a refused write left something)", left, keys)
+	v0 := listed(t, ctx, h, name, "cond/version")
+	if err := put("cond/version", "first", objectstore.Precondition{Replaces: &v0}); err != nil {
+		t.Fatalf("a write that requires the listed version, over it: %v", err)
 	}
+	v1 := listed(t, ctx, h, name, "cond/version")
+	// Written again by someone else with other bytes of the same size. A store that tells a
+	// version by its write time may know it in whole seconds only: that write is made in a later
+	// second of the wall clock (a simulated clock ticks by request).
+	if !h.SimulatedClock {
+		time.Sleep(time.Until(v1.Modified.Truncate(time.Second).Add(time.Second + 100*time.Millisecond)))
+	}
+	if err := h.Store.PutObject(ctx, name, "cond/version", fill("other", size)); err != nil {
+		t.Fatal(err)
+	}
+	refused("a write that requires a replaced version", objectstore.ErrPreconditionFailed,
+		func() error { return put("cond/version", "stale", objectstore.Precondition{Replaces: &v1}) })
+	if got := read("cond/version"); got != "other" {
+		t.Errorf("cond/version holds %q; want the other writer's kept", got)
+	}
+	refused("a write that requires a version, to a missing key", objectstore.ErrPreconditionFailed,
+		func() error { return put("cond/gone", "gone", objectstore.Precondition{Replaces: &v1}) })
+}
+
+// sameVersion tells the same listed version.
+func sameVersion(a, b objectstore.ObjectVersion) bool {
+	return a.Key == b.Key && a.Version == b.Version && a.Size == b.Size && a.Modified.Equal(b.Modified) && a.ETag == b.ETag
+}
+
+// keysOf are the listed versions' keys.
+func keysOf(vs []objectstore.ObjectVersion) []string {
+	var keys []string
+	for _, v := range vs {
+		keys = append(keys, v.Key)
+	}
+	return keys
 }
 
 // fill is content followed by zeros up to size bytes.
