@@ -28,9 +28,9 @@ type Precondition struct {
 type Guard string
 
 const (
-	// GuardAbsent: the key has no current version (Precondition.Replaces nil).
+	// GuardAbsent requires the key to have no current version (Precondition.Replaces nil).
 	GuardAbsent Guard = "Absent"
-	// GuardVersion: the key's current version is Precondition.Replaces.
+	// GuardVersion requires the key's current version to be Precondition.Replaces.
 	GuardVersion Guard = "Version"
 )
 
