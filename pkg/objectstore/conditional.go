@@ -24,10 +24,56 @@ type Precondition struct {
 	Replaces *ObjectVersion
 }
 
+// Guard is a kind of Precondition: what a conditional write requires of its key.
+type Guard string
+
+const (
+	// GuardAbsent requires the key to have no current version (Precondition.Replaces nil).
+	GuardAbsent Guard = "Absent"
+	// GuardVersion requires the key's current version to be Precondition.Replaces.
+	GuardVersion Guard = "Version"
+)
+
+// Guard is p's kind.
+func (p Precondition) Guard() Guard {
+	if p.Replaces == nil {
+		return GuardAbsent
+	}
+	return GuardVersion
+}
+
+// PartialWriteGuard is a ConditionalWriter that enforces only some kinds of Precondition (Swift
+// has no If-Match on a PUT). WriteGuards says whether it enforces g; a conditional write of a kind
+// it does not enforce writes nothing and returns an error wrapping ErrUnsupported: the caller
+// writes unguarded (and says so) or not at all. A ConditionalWriter without it enforces every
+// kind.
+type PartialWriteGuard interface {
+	WriteGuards(g Guard) bool
+}
+
+// PartialCopyGuard is to a ConditionalCopier what PartialWriteGuard is to a ConditionalWriter
+// (Swift's server-side copy evaluates conditional headers against the source, so it guards no
+// destination).
+type PartialCopyGuard interface {
+	CopyGuards(g Guard) bool
+}
+
+// WriteGuarded reports whether w enforces cond's kind.
+func WriteGuarded(w ConditionalWriter, cond Precondition) bool {
+	p, ok := w.(PartialWriteGuard)
+	return !ok || p.WriteGuards(cond.Guard())
+}
+
+// CopyGuarded reports whether c enforces cond's kind.
+func CopyGuarded(c ConditionalCopier, cond Precondition) bool {
+	p, ok := c.(PartialCopyGuard)
+	return !ok || p.CopyGuards(cond.Guard())
+}
+
 // ConditionalWriter is a StreamWriter that can guard its write: a copy between two stores uses
 // it so that an object written to the destination between the copy's listing and its write is
-// never overwritten. Stores that have it: aws (S3's If-None-Match: * and If-Match on PutObject and
-// CompleteMultipartUpload) and memstore.
+// never overwritten. Every provider's store has it (each in its store_stream.go), and memstore;
+// openstack guards GuardAbsent only (see PartialWriteGuard).
 type ConditionalWriter interface {
 	// PutObjectStreamIf is StreamWriter.PutObjectStream, done only if cond holds when the object
 	// is stored; otherwise nothing is written and the error wraps ErrPreconditionFailed.
@@ -35,9 +81,9 @@ type ConditionalWriter interface {
 }
 
 // ConditionalCopier is a ServerSideCopier that can guard its write as ConditionalWriter does.
-// Stores that have it: aws (If-None-Match and If-Match on CopyObject and
-// CompleteMultipartUpload; a store that ignores them there, as MinIO does on CopyObject, is
-// unguarded).
+// Every provider's data plane has it (each in its store_copy.go); aws's is unguarded for an
+// empty object on an endpoint that ignores the conditions on CopyObject (MinIO), openstack's
+// guards nothing (see PartialCopyGuard).
 type ConditionalCopier interface {
 	// CopyObjectIf is ServerSideCopier.CopyObject, done only if cond holds for dstKey when the
 	// copy is stored; otherwise nothing is written and the error wraps ErrPreconditionFailed.

@@ -92,7 +92,9 @@ type Result struct {
 	PeakBufferBytes int64
 	// Unguarded counts the writes made without a condition, because the destination store (or
 	// its Copier) has no conditional variant (objectstore.ConditionalWriter,
-	// objectstore.ConditionalCopier): an object written there meanwhile may have been replaced.
+	// objectstore.ConditionalCopier) or does not enforce the write's kind of condition
+	// (objectstore.PartialWriteGuard, PartialCopyGuard: Swift replaces a version unguarded): an object written there
+	// meanwhile may have been replaced.
 	Unguarded int
 	// Lag is the age, at the end of the pass, of the oldest source snapshot still not in the
 	// destination (failed or in conflict); 0 when the destination is caught up.
@@ -363,7 +365,7 @@ func copyInside(ctx context.Context, src From, dst To, o objectstore.ObjectVersi
 		return true, err
 	}
 	ctx = objectstore.WithOperation(ctx, objectstore.OpCopyObject)
-	if c, ok := dst.Copier.(objectstore.ConditionalCopier); ok {
+	if c, ok := dst.Copier.(objectstore.ConditionalCopier); ok && objectstore.CopyGuarded(c, cond) {
 		guarded, err = true, c.CopyObjectIf(ctx, src.Bucket, o, dst.Bucket, o.Key, cond)
 	} else {
 		err = dst.Copier.CopyObject(ctx, src.Bucket, o, dst.Bucket, o.Key)
@@ -394,7 +396,7 @@ func stream(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule
 	}
 	defer r.Close()
 	wctx := objectstore.WithOperation(ctx, objectstore.OpPutObject)
-	if w, ok := dst.Store.(objectstore.ConditionalWriter); ok {
+	if w, ok := dst.Store.(objectstore.ConditionalWriter); ok && objectstore.WriteGuarded(w, cond) {
 		guarded, err = true, w.PutObjectStreamIf(wctx, dst.Bucket, o.Key, r, o.Size, cond)
 	} else {
 		err = dst.Store.PutObjectStream(wctx, dst.Bucket, o.Key, r, o.Size)

@@ -323,6 +323,43 @@ func TestCopyCountsUnguardedWrites(t *testing.T) {
 	}
 }
 
+// absentOnly guards only writes to a missing key, as Swift does (no If-Match on a PUT): a
+// conditional write of another kind is refused with ErrUnsupported.
+type absentOnly struct{ *memstore.Faults }
+
+func (absentOnly) WriteGuards(g objectstore.Guard) bool { return g == objectstore.GuardAbsent }
+
+func (a absentOnly) PutObjectStreamIf(ctx context.Context, bucket, key string, r io.Reader, size int64, cond objectstore.Precondition) error {
+	if !a.WriteGuards(cond.Guard()) {
+		return fmt.Errorf("%s: %w", cond.Guard(), objectstore.ErrUnsupported)
+	}
+	return a.Faults.PutObjectStreamIf(ctx, bucket, key, r, size, cond)
+}
+
+// TestCopyCountsWritesOfAKindTheStoreDoesNotGuard: over a destination that guards missing keys
+// only, the snapshot the copy lacks is written guarded and the one it holds older is replaced
+// unguarded, and counted so.
+func TestCopyCountsWritesOfAKindTheStoreDoesNotGuard(t *testing.T) {
+	ctx := context.Background()
+	src, dst := stores(t, 2)
+	older := snapshotKey(1)
+	if err := dst.PutObject(ctx, "b", older, []byte("older, other size")); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.PutObject(ctx, "b", older, []byte("snapshot 1")); err != nil {
+		t.Fatal(err)
+	}
+	prefix, _ := objectstore.EntryPrefix(entry)
+	res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"},
+		replication.To{Store: absentOnly{dst}, Bucket: "b"}, prefix, replication.Options{})
+	if err != nil || res.Copied != 2 || res.Unguarded != 1 || len(res.Failed) != 0 {
+		t.Fatalf("%+v, %v; want 2 copied, 1 of them (the overwrite) unguarded", res, err)
+	}
+	if got, err := objectstore.ReadObject(ctx, dst, "b", older); err != nil || string(got) != "snapshot 1" {
+		t.Errorf("%s holds %q, %v; want the source's snapshot", older, got, err)
+	}
+}
+
 // meteredDestination states each object's buffer as its size and records the most bytes its
 // writes held at once.
 type meteredDestination struct {

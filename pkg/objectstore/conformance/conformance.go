@@ -74,6 +74,10 @@ type Harness struct {
 	// own means (S3 object tag, GCS metadata, Azure blob index tag); the exclude-mark case (see
 	// testExcludeMark) runs only with it.
 	MarkExcluded func(ctx context.Context, bucket, key string) error
+	// LargeStreamBytes, if set, is an object size the store's Writer writes in more than one
+	// request (parts, blocks, segments, chunks); the conditional-write case (see
+	// testConditionalWrite) then writes that size too.
+	LargeStreamBytes int64
 	// Unsupported lists the features (see Feature) whose hooks this harness leaves unset
 	// because the store lacks them; Run fails on an unset hook that is not listed.
 	Unsupported []Feature
@@ -99,6 +103,7 @@ func Run(t *testing.T, h Harness) {
 		{"ObjectsRoundTrip", testObjectsRoundTrip},
 		{"StreamWrite", testStreamWrite},
 		{"ServerSideCopy", testServerSideCopy},
+		{"ConditionalWrite", testConditionalWrite},
 		{"ListObjectsHonoursPrefixExactly", testListPrefix},
 		{"DeleteObjectsChecksAndToleratesMissing", testDeleteObjects},
 		{"DeletePrefixRemovesExactlyItsPrefix", testDeletePrefix},

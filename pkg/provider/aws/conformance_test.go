@@ -45,8 +45,10 @@ func TestConformanceOnMinIO(t *testing.T) {
 			return "someone-elses-" + newBucketName()
 		},
 		ManyObjects: 2500,
-		Versioning:  setVersioning,
-		SmallPages:  newStoreWith(t, &awsprovider.Provider{ListPageSize: 2}, data, minioConfig()),
+		// A multipart upload of two parts (the conditions are checked at its completion).
+		LargeStreamBytes: 16<<20 + 8,
+		Versioning:       setVersioning,
+		SmallPages:       newStoreWith(t, &awsprovider.Provider{ListPageSize: 2}, data, minioConfig()),
 		// MinIO enables Object Lock only when a bucket is created (409 InvalidBucketState on an
 		// existing one): the locked-objects case gets a bucket made with a governance default
 		// retention, which is then dropped again by hand (the lock stays on; the extension keeps

@@ -26,6 +26,7 @@ const azuritePages = 1000
 func TestConformanceOnAzurite(t *testing.T) {
 	good := azurite.SecretData()
 	store := newStoreWith(t, &azureprovider.Provider{ListPageSize: azuritePages}, good)
+	defer azureprovider.SetBlockSizes(1<<20, 256<<20)()
 	conformance.Run(t, conformance.Harness{
 		Store:         store,
 		MarkExcluded:  conformance.MarkerOf(store),
@@ -33,6 +34,8 @@ func TestConformanceOnAzurite(t *testing.T) {
 		NewBucketName: newBucketName,
 		Region:        "westeurope",
 		ManyObjects:   1200,
+		// Put Block of three blocks, then Put Block List (which carries the condition).
+		LargeStreamBytes: 2<<20 + 8,
 		Unsupported: []conformance.Feature{
 			// Azurite answers a wrong signature with 403 AuthorizationFailure, where Azure answers
 			// 403 AuthenticationFailed; the store classifies Azure's codes (table test), and

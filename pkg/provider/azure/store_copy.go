@@ -33,7 +33,10 @@ var copyBlockSize int64 = 256 << 20
 // copySASLifetime bounds the read-only SAS of the source blob that the copy hands to Azure.
 const copySASLifetime = time.Hour
 
-var _ objectstore.ServerSideCopier = (*store)(nil)
+var (
+	_ objectstore.ServerSideCopier  = (*store)(nil)
+	_ objectstore.ConditionalCopier = (*store)(nil)
+)
 
 // CopyObject implements objectstore.ServerSideCopier: the destination blob's blocks are staged
 // with Put Block From URL, range by range (Azure reads the source; the bytes never pass through
@@ -46,6 +49,18 @@ var _ objectstore.ServerSideCopier = (*store)(nil)
 // under the same condition checks it. A failed copy leaves uncommitted blocks that Azure
 // discards at the blob's next commit or after a week (no call discards them).
 func (s *store) CopyObject(ctx context.Context, srcBucket string, src objectstore.ObjectVersion, dstBucket, dstKey string) error {
+	return s.copyObject(ctx, srcBucket, src, dstBucket, dstKey, nil)
+}
+
+// CopyObjectIf implements objectstore.ConditionalCopier: CopyObject with the destination's
+// condition (If-None-Match: *, or If-Match with the listed ETag) on the Put Block List that
+// commits the copy, as PutObjectStreamIf.
+func (s *store) CopyObjectIf(ctx context.Context, srcBucket string, src objectstore.ObjectVersion, dstBucket, dstKey string, cond objectstore.Precondition) error {
+	return s.copyObject(ctx, srcBucket, src, dstBucket, dstKey, &cond)
+}
+
+// copyObject is CopyObject, the destination conditioned on cond where it is not nil.
+func (s *store) copyObject(ctx context.Context, srcBucket string, src objectstore.ObjectVersion, dstBucket, dstKey string, cond *objectstore.Precondition) error {
 	for _, b := range []string{srcBucket, dstBucket} {
 		if err := azureapi.ValidateBucketName(b); err != nil {
 			return err
@@ -63,16 +78,16 @@ func (s *store) CopyObject(ctx context.Context, srcBucket string, src objectstor
 		return err
 	}
 	source := from.NewBlobClient(src.Key)
-	cond := &blob.SourceModifiedAccessConditions{}
+	srcCond := &blob.SourceModifiedAccessConditions{}
 	if src.ETag != "" {
-		cond.SourceIfMatch = quotedETag(src.ETag)
+		srcCond.SourceIfMatch = quotedETag(src.ETag)
 	} else {
 		// Last-Modified has whole seconds; the listing may not: the next whole second is after it.
-		cond.SourceIfUnmodifiedSince = new(src.Modified.Truncate(time.Second).Add(time.Second))
+		srcCond.SourceIfUnmodifiedSince = new(src.Modified.Truncate(time.Second).Add(time.Second))
 	}
 	if src.Size == 0 {
 		_, err := source.GetProperties(ctx, &blob.GetPropertiesOptions{AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{
-			IfMatch: cond.SourceIfMatch, IfUnmodifiedSince: cond.SourceIfUnmodifiedSince,
+			IfMatch: srcCond.SourceIfMatch, IfUnmodifiedSince: srcCond.SourceIfUnmodifiedSince,
 		}}})
 		if err != nil {
 			return s.copyError(ctx, source, srcBucket, src.Key, dstBucket, err)
@@ -93,15 +108,15 @@ func (s *store) CopyObject(ctx context.Context, srcBucket string, src objectstor
 		id := base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "%s-%06d", run, n))
 		_, err := dst.StageBlockFromURL(ctx, id, sourceURL, &blockblob.StageBlockFromURLOptions{
 			Range:                          blob.HTTPRange{Offset: offset, Count: min(block, src.Size-offset)},
-			SourceModifiedAccessConditions: cond,
+			SourceModifiedAccessConditions: srcCond,
 		})
 		if err != nil {
 			return s.copyError(ctx, source, srcBucket, src.Key, dstBucket, err)
 		}
 		ids = append(ids, id)
 	}
-	if _, err := dst.CommitBlockList(ctx, ids, nil); err != nil {
-		return fmt.Errorf("copying %s/%s to container %s: committing %d blocks: %w", srcBucket, src.Key, dstBucket, len(ids), s.classify(err))
+	if _, err := dst.CommitBlockList(ctx, ids, &blockblob.CommitBlockListOptions{AccessConditions: accessConditions(cond)}); err != nil {
+		return fmt.Errorf("copying %s/%s: committing %d blocks: %w", srcBucket, src.Key, len(ids), s.conditionalError(dstBucket, dstKey, cond, err))
 	}
 	return nil
 }

@@ -6,9 +6,14 @@ package azure
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 
 	azureapi "github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
@@ -28,7 +33,10 @@ const (
 // upload with small objects.
 var streamBlockSize int64 = 8 << 20
 
-var _ objectstore.StreamWriter = (*store)(nil)
+var (
+	_ objectstore.StreamWriter      = (*store)(nil)
+	_ objectstore.ConditionalWriter = (*store)(nil)
+)
 
 // blockSize is the block size for an object of size bytes, at least min.
 func blockSize(size, least int64) int64 {
@@ -42,6 +50,21 @@ func blockSize(size, least int64) int64 {
 // the block list is committed, so no blob is written. Azure has no call that discards a blob's
 // uncommitted blocks: it discards them itself at the blob's next commit or after a week.
 func (s *store) PutObjectStream(ctx context.Context, bucket, key string, r io.Reader, size int64) error {
+	return s.putObjectStream(ctx, bucket, key, r, size, nil)
+}
+
+// PutObjectStreamIf implements objectstore.ConditionalWriter with Azure's conditional headers on
+// the request that stores the blob (Put Blob, or Put Block List after the blocks): If-None-Match: *
+// where the key must be missing, If-Match with the listed ETag where it replaces that blob. Azure
+// answers 412 ConditionNotMet (409 BlobAlreadyExists for If-None-Match, 404 for If-Match on a
+// missing blob): each is ErrPreconditionFailed, and no blob is written (staged blocks are
+// discarded by Azure as for PutObjectStream).
+func (s *store) PutObjectStreamIf(ctx context.Context, bucket, key string, r io.Reader, size int64, cond objectstore.Precondition) error {
+	return s.putObjectStream(ctx, bucket, key, r, size, &cond)
+}
+
+// putObjectStream is PutObjectStream, conditioned on cond where it is not nil.
+func (s *store) putObjectStream(ctx context.Context, bucket, key string, r io.Reader, size int64, cond *objectstore.Precondition) error {
 	if err := azureapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
@@ -55,15 +78,48 @@ func (s *store) PutObjectStream(ctx context.Context, bucket, key string, r io.Re
 		if err != nil {
 			return err
 		}
-		return s.PutObject(ctx, bucket, key, data)
+		if cond == nil {
+			return s.PutObject(ctx, bucket, key, data)
+		}
+		c, err := s.container(ctx, bucket)
+		if err != nil {
+			return err
+		}
+		_, err = c.NewBlockBlobClient(key).UploadBuffer(ctx, data, &blockblob.UploadBufferOptions{AccessConditions: accessConditions(cond)})
+		return s.conditionalError(bucket, key, cond, err)
 	}
 	c, err := s.container(ctx, bucket)
 	if err != nil {
 		return err
 	}
-	_, err = c.NewBlockBlobClient(key).UploadStream(ctx, exact, &blockblob.UploadStreamOptions{BlockSize: block, Concurrency: streamBlocksInFlight})
-	if err != nil {
-		return fmt.Errorf("writing %q to container %q: %w", key, bucket, s.classify(err))
+	_, err = c.NewBlockBlobClient(key).UploadStream(ctx, exact, &blockblob.UploadStreamOptions{BlockSize: block, Concurrency: streamBlocksInFlight, AccessConditions: accessConditions(cond)})
+	return s.conditionalError(bucket, key, cond, err)
+}
+
+// accessConditions are Azure's If-None-Match and If-Match for cond (none for nil).
+func accessConditions(cond *objectstore.Precondition) *blob.AccessConditions {
+	switch {
+	case cond == nil:
+		return nil
+	case cond.Replaces == nil:
+		return &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: new(azcore.ETagAny)}}
+	default:
+		return &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: quotedETag(cond.Replaces.ETag)}}
 	}
-	return nil
+}
+
+// conditionalError classifies the error of a request that stores a blob under cond: a condition
+// Azure refused is ErrPreconditionFailed; anything else as classify.
+func (s *store) conditionalError(bucket, key string, cond *objectstore.Precondition, err error) error {
+	if err == nil {
+		return nil
+	}
+	var re *azcore.ResponseError
+	if cond != nil && errors.As(err, &re) {
+		if re.StatusCode == http.StatusPreconditionFailed || bloberror.HasCode(err, bloberror.BlobAlreadyExists) ||
+			(cond.Replaces != nil && re.StatusCode == http.StatusNotFound && bloberror.HasCode(err, bloberror.BlobNotFound)) {
+			return fmt.Errorf("writing %q to container %q: %s: %w", key, bucket, re.ErrorCode, objectstore.ErrPreconditionFailed)
+		}
+	}
+	return fmt.Errorf("writing %q to container %q: %w", key, bucket, s.classify(err))
 }

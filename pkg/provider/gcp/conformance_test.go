@@ -20,6 +20,7 @@ func TestConformanceOnFakeGCS(t *testing.T) {
 	good := gcs.SecretData()
 	client := rawClient(t, good)
 	store := newStore(t, good)
+	defer gcpprovider.SetStreamChunkSize(256 << 10)() // GCS's smallest chunk
 	conformance.Run(t, conformance.Harness{
 		Store:         store,
 		MarkExcluded:  conformance.MarkerOf(store),
@@ -30,6 +31,8 @@ func TestConformanceOnFakeGCS(t *testing.T) {
 		BadCredentials: newStore(t, with(good, "serviceaccount.json", string(otherKey(t)))),
 		ForeignBucket:  func(*testing.T) string { return "foreign-" + newBucketName() },
 		ManyObjects:    2500,
+		// A resumable upload of three chunks (ifGenerationMatch is checked at its finalization).
+		LargeStreamBytes: 512<<10 + 8,
 		// The bucket's versioning setting: fake-gcs-server keeps noncurrent generations.
 		Versioning: func(ctx context.Context, bucket string, on bool) error {
 			_, err := client.Bucket(bucket).Update(ctx, storage.BucketAttrsToUpdate{VersioningEnabled: on})

@@ -227,6 +227,12 @@ func (s *store) PutObject(_ context.Context, bucket, key string, data []byte) er
 // failed write leaves neither a file nor the temporary one. A concurrent deletion that removes
 // an emptied parent before fill ran is retried; after, the write fails (fill's source is spent).
 func (s *store) writeObject(bucket, key string, fill func(io.Writer) error) error {
+	return s.writeObjectIf(bucket, key, fill, nil)
+}
+
+// writeObjectIf is writeObject, the temporary file put into place only where cond holds (see
+// putInPlace); nil: always.
+func (s *store) writeObjectIf(bucket, key string, fill func(io.Writer) error, cond *objectstore.Precondition) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
@@ -247,16 +253,19 @@ func (s *store) writeObject(bucket, key string, fill func(io.Writer) error) erro
 			}
 		}
 		filled := false
-		last = writeFile(r, key, func(w io.Writer) error { filled = true; return fill(w) })
+		last = writeFile(r, key, func(w io.Writer) error { filled = true; return fill(w) }, cond)
 		if last == nil || filled || !errors.Is(last, fs.ErrNotExist) {
 			break
 		}
 	}
+	if errors.Is(last, objectstore.ErrPreconditionFailed) {
+		return last
+	}
 	return classify(last)
 }
 
-// writeFile writes a temporary file beside key with fill and renames it to key.
-func writeFile(r *os.Root, key string, fill func(io.Writer) error) error {
+// writeFile writes a temporary file beside key with fill and puts it into place (putInPlace).
+func writeFile(r *os.Root, key string, fill func(io.Writer) error, cond *objectstore.Precondition) error {
 	tmp := path.Join(path.Dir(key), fmt.Sprintf(".%s.%d.writing", path.Base(key), rand.Int64()))
 	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_EXCL, 0o644)
 	if err != nil {
@@ -267,7 +276,7 @@ func writeFile(r *os.Root, key string, fill func(io.Writer) error) error {
 		err = cerr
 	}
 	if err == nil {
-		err = r.Rename(tmp, key)
+		err = putInPlace(r, tmp, key, cond)
 	}
 	if err != nil {
 		_ = r.Remove(tmp)

@@ -17,14 +17,17 @@ import (
 )
 
 func TestConformanceOnSwift(t *testing.T) {
+	defer osprovider.SetStreamLimits(1<<20, 5<<30)()
 	conformance.Run(t, conformance.Harness{
 		Store:          newStore(t, cloud.SecretData("demo")),
 		NewBucketName:  newContainerName,
 		Region:         "RegionOne",
 		BadCredentials: newStore(t, with(cloud.SecretData("demo"), "password", "wrong")),
 		ManyObjects:    600,
-		Versioning:     versioningOf(t, cloud.SecretData("demo"), "RegionOne"),
-		SmallPages:     newStoreWith(t, &osprovider.Provider{ListPageSize: 2}, cloud.SecretData("demo")),
+		// A static large object of three segments: the manifest PUT carries If-None-Match.
+		LargeStreamBytes: 2<<20 + 8,
+		Versioning:       versioningOf(t, cloud.SecretData("demo"), "RegionOne"),
+		SmallPages:       newStoreWith(t, &osprovider.Provider{ListPageSize: 2}, cloud.SecretData("demo")),
 		// A container of the bucket's name that somebody else's metadata marks (see takeover.go):
 		// a Swift container lives in one project's account, so no other tenant can take the name.
 		ForeignBucket: func(t *testing.T) string {

@@ -295,6 +295,12 @@ func (s *store) deleteSingly(ctx context.Context, c *gophercloud.ServiceClient, 
 
 // PutObject implements objectstore.Writer.
 func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) error {
+	return s.putObject(ctx, bucket, key, data, "")
+}
+
+// putObject is PutObject with ifNoneMatch ("" or "*": refused with ErrPreconditionFailed where
+// key exists).
+func (s *store) putObject(ctx context.Context, bucket, key string, data []byte, ifNoneMatch string) error {
 	if err := osapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
@@ -302,11 +308,8 @@ func (s *store) PutObject(ctx context.Context, bucket, key string, data []byte) 
 	if err != nil {
 		return err
 	}
-	_, err = objects.Create(ctx, c, bucket, key, objects.CreateOpts{Content: bytes.NewReader(data), ContentLength: int64(len(data))}).Extract()
-	if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
-		return fmt.Errorf("container %q: %w", bucket, objectstore.ErrBucketNotFound)
-	}
-	return classify(err)
+	_, err = objects.Create(ctx, c, bucket, key, objects.CreateOpts{Content: bytes.NewReader(data), ContentLength: int64(len(data)), IfNoneMatch: ifNoneMatch}).Extract()
+	return writeError(bucket, key, err)
 }
 
 // OpenObject implements objectstore.DataPlane.

@@ -24,7 +24,23 @@ import (
 // test reaches that path with small objects.
 var copySingleLimit int64 = 5 << 30
 
-var _ objectstore.ServerSideCopier = (*store)(nil)
+var (
+	_ objectstore.ServerSideCopier  = (*store)(nil)
+	_ objectstore.ConditionalCopier = (*store)(nil)
+	_ objectstore.PartialCopyGuard  = (*store)(nil)
+)
+
+// CopyGuards implements objectstore.PartialCopyGuard: none. Swift's copy middleware evaluates a
+// copy's conditional headers against the source (If-None-Match: * on an X-Copy-From PUT answers
+// 304 for any existing source), so no destination condition reaches the write.
+func (s *store) CopyGuards(objectstore.Guard) bool { return false }
+
+// CopyObjectIf implements objectstore.ConditionalCopier: always ErrUnsupported, writing nothing
+// (see CopyGuards); the caller copies unguarded with CopyObject, or streams with
+// PutObjectStreamIf.
+func (s *store) CopyObjectIf(_ context.Context, srcBucket string, src objectstore.ObjectVersion, _, dstKey string, cond objectstore.Precondition) error {
+	return fmt.Errorf("copying %s/%s to %s: Swift's copy cannot be conditioned on its destination (%s): %w", srcBucket, src.Key, dstKey, cond.Guard(), objectstore.ErrUnsupported)
+}
 
 // CopyObject implements objectstore.ServerSideCopier with one PUT with X-Copy-From (Swift's copy
 // middleware reads the source and writes the destination inside the cluster), conditioned with

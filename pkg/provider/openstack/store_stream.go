@@ -37,7 +37,11 @@ const (
 // test reaches the static large object with small objects.
 var streamSegmentSize int64 = 16 << 20
 
-var _ objectstore.StreamWriter = (*store)(nil)
+var (
+	_ objectstore.StreamWriter      = (*store)(nil)
+	_ objectstore.ConditionalWriter = (*store)(nil)
+	_ objectstore.PartialWriteGuard = (*store)(nil)
+)
 
 // sloSegment is one entry of a static large object's manifest (multipart-manifest=put).
 type sloSegment struct {
@@ -56,6 +60,28 @@ type sloSegment struct {
 // segments written are deleted (with a context of their own: a cancelled copy leaves none).
 // A key that held a static large object keeps its earlier segments when it is written again.
 func (s *store) PutObjectStream(ctx context.Context, bucket, key string, r io.Reader, size int64) error {
+	return s.putObjectStream(ctx, bucket, key, r, size, "")
+}
+
+// WriteGuards implements objectstore.PartialWriteGuard: Swift honours If-None-Match: * on an object PUT
+// (a static large object's manifest PUT too) but has no If-Match on a PUT, so a write that
+// replaces a listed version cannot be conditioned on it.
+func (s *store) WriteGuards(g objectstore.Guard) bool { return g == objectstore.GuardAbsent }
+
+// PutObjectStreamIf implements objectstore.ConditionalWriter for a key that must be missing:
+// PutObjectStream with If-None-Match: * on the PUT that stores the object (the one PUT, or the
+// manifest PUT of a static large object, after its segments, which are then deleted). Swift
+// answers 412: ErrPreconditionFailed. A write that replaces a version returns ErrUnsupported
+// (see WriteGuards) and writes nothing.
+func (s *store) PutObjectStreamIf(ctx context.Context, bucket, key string, r io.Reader, size int64, cond objectstore.Precondition) error {
+	if !s.WriteGuards(cond.Guard()) {
+		return fmt.Errorf("writing %s: Swift cannot condition a PUT on the version it replaces: %w", key, objectstore.ErrUnsupported)
+	}
+	return s.putObjectStream(ctx, bucket, key, r, size, "*")
+}
+
+// putObjectStream is PutObjectStream with ifNoneMatch ("" or "*") on the PUT that stores the object.
+func (s *store) putObjectStream(ctx context.Context, bucket, key string, r io.Reader, size int64, ifNoneMatch string) error {
 	if err := osapi.ValidateBucketName(bucket); err != nil {
 		return err
 	}
@@ -69,7 +95,7 @@ func (s *store) PutObjectStream(ctx context.Context, bucket, key string, r io.Re
 		if err != nil {
 			return err
 		}
-		return s.PutObject(ctx, bucket, key, data)
+		return s.putObject(ctx, bucket, key, data, ifNoneMatch)
 	}
 	c, err := s.swift(ctx)
 	if err != nil {
@@ -86,8 +112,8 @@ func (s *store) PutObjectStream(ctx context.Context, bucket, key string, r io.Re
 		if manifest, err = json.Marshal(segments); err == nil {
 			// No ETag of the body: Swift checks a manifest's ETag header against the segments' (the
 			// manifest itself names each segment's ETag and size, which Swift checks).
-			_, err = objects.Create(ctx, c, bucket, key, objects.CreateOpts{Content: bytes.NewReader(manifest), ContentLength: int64(len(manifest)), MultipartManifest: "put", NoETag: true}).Extract()
-			err = containerError(bucket, err)
+			_, err = objects.Create(ctx, c, bucket, key, objects.CreateOpts{Content: bytes.NewReader(manifest), ContentLength: int64(len(manifest)), MultipartManifest: "put", NoETag: true, IfNoneMatch: ifNoneMatch}).Extract()
+			err = writeError(bucket, key, err)
 		}
 	}
 	if err != nil {
@@ -189,6 +215,15 @@ func (s *store) deleteSegments(ctx context.Context, c *gophercloud.ServiceClient
 		}
 	}
 	return first
+}
+
+// writeError classifies the error of the PUT that stores key: a 412 is its If-None-Match
+// refused (ErrPreconditionFailed), others as containerError.
+func writeError(bucket, key string, err error) error {
+	if gophercloud.ResponseCodeIs(err, http.StatusPreconditionFailed) {
+		return fmt.Errorf("writing %s to container %s: it exists: %w", key, bucket, objectstore.ErrPreconditionFailed)
+	}
+	return containerError(bucket, err)
 }
 
 // containerError classifies a write's error: a 404 is the container's.

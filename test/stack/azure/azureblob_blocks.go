@@ -89,7 +89,7 @@ func (b *BlobStandIn) putBlockList(w http.ResponseWriter, r *http.Request, acct 
 	// Azure discards a blob's uncommitted blocks once a block list is committed; a refused
 	// commit keeps them.
 	rec := &stack.StatusRecorder{ResponseWriter: w}
-	b.write(rec, acct, c, name, data)
+	b.write(rec, r, acct, c, name, data)
 	if rec.Status == 201 {
 		delete(c.staged, name)
 	}

@@ -55,14 +55,25 @@ func (b *BlobStandIn) putBlob(w http.ResponseWriter, r *http.Request, acct *blob
 		blobError(w, 400, "InvalidInput", err.Error())
 		return
 	}
-	b.write(w, acct, c, name, data)
+	b.write(w, r, acct, c, name, data)
 }
 
 // write stores data as the current version of name (Put Blob, Put Block List), keeping the one it
 // replaces as a previous version where versioning says so. In a locked container an existing
-// blob cannot be replaced (Azure's container-level WORM: no overwrite, no delete).
-func (b *BlobStandIn) write(w http.ResponseWriter, acct *blobAccount, c *blobContainer, name string, data []byte) {
+// blob cannot be replaced (Azure's container-level WORM: no overwrite, no delete). It plays the
+// request's If-None-Match: * and If-Match (the current version's ETag) as Azure does: 409
+// BlobAlreadyExists, 412 ConditionNotMet.
+func (b *BlobStandIn) write(w http.ResponseWriter, r *http.Request, acct *blobAccount, c *blobContainer, name string, data []byte) {
 	e := c.blobs[name]
+	exists := e != nil && e.current != nil
+	if r.Header.Get("If-None-Match") == "*" && exists {
+		blobError(w, 409, "BlobAlreadyExists", "The specified blob already exists.")
+		return
+	}
+	if m := r.Header.Get("If-Match"); m != "" && (!exists || (m != "*" && m != e.current.etag())) {
+		blobError(w, 412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.")
+		return
+	}
 	if e != nil && e.current != nil && c.locked {
 		blobError(w, 409, "BlobImmutableDueToPolicy", "This operation is not permitted as the blob is immutable due to a policy.")
 		return

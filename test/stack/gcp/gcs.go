@@ -39,7 +39,8 @@ import (
 //     and a locked retention policy refuses removal or shortening;
 //   - a bucket retention policy is enforced on object deletes (403 retentionPolicyNotMet) and
 //     reported on object reads (retentionExpirationTime);
-//   - a copy's ifSourceGenerationMatch is checked (gcs_rewrite.go; fake-gcs-server ignores it);
+//   - a copy's ifSourceGenerationMatch and ifGenerationMatch are checked (gcs_rewrite.go;
+//     fake-gcs-server ignores them there; it honours ifGenerationMatch on uploads);
 //   - object versioning is kept across bucket updates (fake-gcs-server switches it off on every
 //     update that does not name it);
 //   - listings return at most 1,000 objects a page and are paged by name and generation, as GCS

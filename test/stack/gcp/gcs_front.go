@@ -100,7 +100,7 @@ func (g *GCS) serve(w http.ResponseWriter, r *http.Request) {
 	case isStorage && len(parts) == 3 && parts[0] == "b" && parts[2] == "lockRetentionPolicy":
 		g.lockRetention(w, r, unescape(parts[1]))
 	case isStorage && isCopy(r.Method, parts):
-		if g.checkSourceGeneration(w, r, unescape(parts[1]), unescape(parts[3])) {
+		if g.checkSourceGeneration(w, r, unescape(parts[1]), unescape(parts[3])) && g.checkDestinationGeneration(w, r, unescape(parts[6]), unescape(parts[8])) {
 			g.proxy.ServeHTTP(w, r)
 		}
 	case isStorage && len(parts) >= 4 && parts[0] == "b" && parts[2] == "o" && r.Method == http.MethodDelete:
