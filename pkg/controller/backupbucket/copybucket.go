@@ -79,7 +79,7 @@ func (a *actuator) reconcileCopy(ctx context.Context, log logr.Logger, bb *exten
 // notThePrimary refuses a copy bucket that is the primary itself: a copy there is no second copy,
 // and the copy's deletion would delete the primary.
 func notThePrimary(place *connect.CopyPlace, bb *extensionsv1alpha1.BackupBucket) error {
-	if place.Bucket != bb.Name {
+	if !place.IsBucket(bb.Name) {
 		return nil
 	}
 	return objectstore.Invalidf("copy.bucketName: Invalid value: %q: the copy bucket must not be the BackupBucket's own bucket", place.Bucket)

@@ -125,7 +125,7 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 // objectstore.StreamBuffer); which store failed to be read its *replication.SideError tells. A
 // copy bucket that is the entry's own is not copied onto itself.
 func (c *copier) pass(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace) outcome {
-	if place.Bucket == be.Spec.BucketName {
+	if place.IsBucket(be.Spec.BucketName) {
 		return outcome{copyIsSource: true}
 	}
 	loc, err := entryinfo.LocateEntry(ctx, c.Reader, be)
@@ -142,7 +142,7 @@ func (c *copier) pass(ctx context.Context, be *extensionsv1alpha1.BackupEntry, p
 	}
 	dst, ok := data.(replication.Destination)
 	if !ok {
-		return outcome{copyErr: fmt.Errorf("the %s store writes no streams yet (objectstore.StreamWriter): %w", c.Provider.Type(), objectstore.ErrUnsupported)}
+		return outcome{copyErr: fmt.Errorf("the %s store writes no streams yet (objectstore.StreamWriter): %w", place.Provider.Type(), objectstore.ErrUnsupported)}
 	}
 	ctx, cancel := context.WithTimeout(objectstore.WithOperation(ctx, "copy"), passDeadline)
 	defer cancel()
