@@ -10,6 +10,7 @@
 package replication
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -258,20 +259,40 @@ func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 		mu    sync.Mutex
 		wg    sync.WaitGroup
 		sem   = make(chan struct{}, parallelism)
+		reads = make(chan struct{}, parallelism) // prefetches (prefetched) in flight or waiting for sem
 		bytes = newBudget(total)
 	)
 	defer func() { res.PeakBufferBytes = bytes.peak }()
 	for _, o := range objects {
-		sem <- struct{}{}
+		// A prefetch holds its read slot and its budget while it waits for a write slot: the
+		// loop takes a write slot only after the budget, so that it never holds one while
+		// waiting for budget such a prefetch holds.
+		ahead := prefetches(dst, o)
+		if ahead {
+			reads <- struct{}{}
+		}
 		held := bytes.acquire(bufferOf(dst, o))
+		if !ahead {
+			sem <- struct{}{}
+		}
 		wg.Go(func() {
+			var body io.ReadCloser
+			var readErr error
+			if ahead {
+				body, readErr = prefetched(ctx, src, rule, o)
+				sem <- struct{}{}
+				<-reads
+			}
 			defer func() { <-sem }()
 			defer bytes.release(held)
 			cond := objectstore.Precondition{}
 			if d, ok := res.Plan.Overwrites[o.Key]; ok {
 				cond.Replaces = &d
 			}
-			guarded, err := copyOne(ctx, src, dst, rule, o, cond)
+			guarded, err := true, readErr
+			if err == nil {
+				guarded, err = copyOne(ctx, src, dst, rule, o, cond, body)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if !guarded {
@@ -297,9 +318,13 @@ func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 var errVanished = errors.New("gone from the source")
 
 // copyOne copies one object, the version a restore from the source reads (by its ID where the
-// rule says so, else by name): inside the store where dst has a Copier, else streamed; each
-// conditioned on cond (the destination's key as listed) where the store can, which guarded says.
-func copyOne(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, o objectstore.ObjectVersion, cond objectstore.Precondition) (guarded bool, err error) {
+// rule says so, else by name): inside the store where dst has a Copier, else streamed (from body
+// where it was prefetched, else read now); each conditioned on cond (the destination's key as
+// listed) where the store can, which guarded says.
+func copyOne(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, o objectstore.ObjectVersion, cond objectstore.Precondition, body io.ReadCloser) (guarded bool, err error) {
+	if body != nil {
+		defer body.Close()
+	}
 	if err := ctx.Err(); err != nil {
 		return true, err
 	}
@@ -315,18 +340,13 @@ func copyOne(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 		}
 		return guarded, err
 	}
-	version := ""
-	if rule.ReadsListedVersion {
-		version = o.Version
+	r := body
+	if r == nil {
+		if r, err = openSource(ctx, src, rule, o); err != nil {
+			return true, err
+		}
+		defer r.Close()
 	}
-	r, err := src.Store.OpenObject(objectstore.WithOperation(ctx, objectstore.OpOpenObject), src.Bucket, o.Key, version)
-	if errors.Is(err, objectstore.ErrNotFound) {
-		return true, errVanished
-	}
-	if err != nil {
-		return true, fmt.Errorf("reading from the source: %w", err)
-	}
-	defer r.Close()
 	wctx := objectstore.WithOperation(ctx, objectstore.OpPutObject)
 	if w, ok := dst.Store.(objectstore.ConditionalWriter); ok {
 		guarded, err = true, w.PutObjectStreamIf(wctx, dst.Bucket, o.Key, r, o.Size, cond)
@@ -337,4 +357,50 @@ func copyOne(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 		return guarded, fmt.Errorf("writing to the destination: %w", err)
 	}
 	return guarded, nil
+}
+
+// openSource opens the version of o a restore from the source reads (by its ID where the rule
+// says so, else by name); errVanished where it is gone.
+func openSource(ctx context.Context, src From, rule objectstore.SnapshotRule, o objectstore.ObjectVersion) (io.ReadCloser, error) {
+	version := ""
+	if rule.ReadsListedVersion {
+		version = o.Version
+	}
+	r, err := src.Store.OpenObject(objectstore.WithOperation(ctx, objectstore.OpOpenObject), src.Bucket, o.Key, version)
+	if errors.Is(err, objectstore.ErrNotFound) {
+		return nil, errVanished
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading from the source: %w", err)
+	}
+	return r, nil
+}
+
+// PrefetchMaxBytes is the largest object a streamed copy reads whole before it takes one of the
+// Parallelism write slots: its read overlaps the writes in flight, so that a pass of many small
+// snapshots (deltas) is not a read and a write one after the other per object (each store still
+// sees at most Parallelism requests of the pass at once). Larger objects stream from the read
+// into the write.
+const PrefetchMaxBytes = 1 << 20
+
+// prefetches reports whether o is read whole ahead of its write (PrefetchMaxBytes).
+func prefetches(dst To, o objectstore.ObjectVersion) bool {
+	return dst.Copier == nil && o.Size <= PrefetchMaxBytes
+}
+
+// prefetched is o read whole from the source (openSource's errors; a read cut off is an error).
+func prefetched(ctx context.Context, src From, rule objectstore.SnapshotRule, o objectstore.ObjectVersion) (io.ReadCloser, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r, err := openSource(ctx, src, rule, o)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, PrefetchMaxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading from the source: %w", err)
+	}
+	return io.NopCloser(bytes.NewReader(data)), nil
 }
