@@ -76,7 +76,10 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 	// copy applies meanwhile (Decode's fallback).
 	place, err := connect.CopyPlaceOf(c.Provider, cfg, be.Spec.BucketName)
 	if err != nil {
-		return reconcile.Result{}, err
+		// A copy.type this binary writes no copy of (provider.CopyStore): the copy cannot be read.
+		s := cfg.CopySettings()
+		v := decide(outcome{copyErr: err}, s.RPOOrDefault(), be.Spec.BucketName, s.Bucket(be.Spec.BucketName), c.Now())
+		return reconcile.Result{RequeueAfter: unavailableRetry}, c.publish(ctx, be, &v)
 	}
 	if place == nil {
 		// No copy declared (any more): nothing to judge. The copy bucket and what it holds stay.
