@@ -29,6 +29,7 @@ func Unseeded(p Provider) Provider {
 // awaited.
 type unseeded struct {
 	*Seeded
+
 	store Provider
 }
 

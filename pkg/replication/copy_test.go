@@ -385,6 +385,7 @@ func TestCopyStaysWithinItsByteBudget(t *testing.T) {
 // openSignal is a source that tells on opened each key it is asked to open.
 type openSignal struct {
 	*memstore.Faults
+
 	opened chan string
 }
 
@@ -396,6 +397,7 @@ func (s openSignal) OpenObject(ctx context.Context, bucket, key, version string)
 // waitingDestination's write of first waits until the source has opened second.
 type waitingDestination struct {
 	*memstore.Faults
+
 	first, second string
 	opened        chan string
 	overlapped    *bool
