@@ -101,8 +101,8 @@ bench-rehearsal: tools ## One rehearsal pass over 1,000 BackupEntries on envtest
 	@export KUBEBUILDER_ASSETS="$$(hack/tools.sh envtest)" GEB_MINIO="$$(hack/tools.sh minio)"; go run ./test/bench/rehearsal $(BENCH_FLAGS)
 
 .PHONY: bench-copy
-bench-copy: tools ## Copying an entry between two MinIO servers (a 512 MiB full snapshot; 500 deltas of 64 KiB; BENCH_FLAGS="--full-mib 1024 --deltas 1000" for more): raw read, raw write, streamed copy, a pass with nothing to do, server-side copy, MinIO's own bucket replication, in one run, with requests; within one MinIO the server-side copy by the copy's own user (granted read) vs the streamed copy vs the raw rates, with ratios; 4 x 64 MiB among 200 deltas with the default byte budget and the old bound, with peak heap; and the requests and bytes of a day per 1,000 entries (--cost-*).
-	@export GEB_MINIO="$$(hack/tools.sh minio)"; go run ./test/bench/copy $(BENCH_FLAGS)
+bench-copy: tools ## Copying an entry between two MinIO servers and to Azurite (another store type) (a 512 MiB full snapshot; 500 deltas of 64 KiB; BENCH_FLAGS="--full-mib 1024 --deltas 1000" for more): raw read, raw write, streamed copy, a pass with nothing to do, server-side copy, MinIO's own bucket replication, in one run, with requests; within one MinIO the server-side copy by the copy's own user (granted read) vs the streamed copy vs the raw rates, with ratios; the streamed copy to Azurite beside Azurite's raw write; 4 x 64 MiB among 200 deltas with the default byte budget and the old bound, with peak heap; and the requests and bytes of a day per 1,000 entries (--cost-*).
+	@export GEB_MINIO="$$(hack/tools.sh minio)" AZURITE_BLOB="$$(hack/tools.sh azurite)"; go run ./test/bench/copy $(BENCH_FLAGS)
 
 .PHONY: bench-drill
 bench-drill: tools ## Restore drill of a 1 GiB full snapshot and 10,000 deltas in MinIO (and a 128 MiB one): raw download vs drill in one run, peak RSS of the fetch and of the restore child (BENCH_FLAGS=--sizes=64,256 --deltas=1000 for less).

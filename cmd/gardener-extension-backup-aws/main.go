@@ -10,6 +10,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/stores"
 )
 
-func main() { app.Main(provider.Register(&aws.Provider{})) }
+func main() { app.Main(provider.Register(&aws.Provider{}), stores.Copies()...) }

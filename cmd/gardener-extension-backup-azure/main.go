@@ -11,6 +11,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/stores"
 )
 
-func main() { app.Main(provider.Register(&azure.Provider{})) }
+func main() { app.Main(provider.Register(&azure.Provider{}), stores.Copies()...) }

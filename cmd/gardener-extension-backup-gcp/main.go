@@ -10,6 +10,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/stores"
 )
 
-func main() { app.Main(provider.Register(&gcp.Provider{})) }
+func main() { app.Main(provider.Register(&gcp.Provider{}), stores.Copies()...) }

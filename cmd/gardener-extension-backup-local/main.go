@@ -11,6 +11,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/local"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/stores"
 )
 
-func main() { app.Main(provider.Register(&local.Provider{})) }
+func main() { app.Main(provider.Register(&local.Provider{}), stores.Copies()...) }

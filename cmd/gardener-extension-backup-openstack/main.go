@@ -10,6 +10,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/app"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/stores"
 )
 
-func main() { app.Main(provider.Register(&openstack.Provider{})) }
+func main() { app.Main(provider.Register(&openstack.Provider{}), stores.Copies()...) }

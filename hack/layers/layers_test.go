@@ -35,6 +35,7 @@ var order = []layer{
 	{name: "the rehearsal (the controllers' reads, nothing written)", patterns: []string{"pkg/controller/rehearsal"}},
 	{name: "the controllers and webhooks", patterns: []string{"pkg/controller/backupbucket", "pkg/controller/backupentry", "pkg/controller/entryinventory", "pkg/controller/entrycopy", "pkg/controller/restoredrill", "pkg/admission", "pkg/etcdendpoint"}},
 	{name: "what the controllers share", patterns: []string{"pkg/controller/..."}, beside: true},
+	{name: "the stores a copy of another type is written with", patterns: []string{"pkg/provider/stores"}},
 	{name: "the providers", patterns: []string{"pkg/provider/..."}},
 	{name: "the provider seam and its transports", patterns: []string{"pkg/provider", "pkg/provider/httpclient"}},
 	{name: "the providers' APIs", patterns: []string{"pkg/apis/..."}},

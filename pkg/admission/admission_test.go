@@ -377,8 +377,8 @@ func TestSeedExtensionIsValidated(t *testing.T) {
 	}
 }
 
-// TestSeedCopyIsValidated: a seed configuration's `copy:` is decoded as the controllers do (only
-// the primary's type), and its credentialsRef must be a Secret the Seed's spec.resources lists.
+// TestSeedCopyIsValidated: a seed configuration's `copy:` is decoded as the controllers do (a copy
+// of another type by that type's rules), and its credentialsRef must be a Secret the Seed's spec.resources lists.
 func TestSeedCopyIsValidated(t *testing.T) {
 	const ours = `{"apiVersion":"aws.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","copy":`
 	cases := []struct {
@@ -388,7 +388,9 @@ func TestSeedCopyIsValidated(t *testing.T) {
 	}{
 		{"listed", `{"credentialsRef":"backup-copy"}`, true, ""},
 		{"not listed", `{"credentialsRef":"backup-copy"}`, false, `spec.extensions[0].providerConfig.copy.credentialsRef: Invalid value: "backup-copy": the Seed's spec.resources must list this Secret`},
-		{"another type", `{"type":"gcp","credentialsRef":"backup-copy"}`, true, `spec.extensions[0].providerConfig.copy.type: Invalid value: "gcp"`},
+		{"another type", `{"type":"gcp","credentialsRef":"backup-copy"}`, true, ""},
+		{"another type's providerConfig, by its rules", `{"type":"gcp","credentialsRef":"backup-copy","providerConfig":{"apiVersion":"gcp.backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketConfig","immutability":{"retentionType":"bucket","retentionPeriod":"1h"}}}`, true, `spec.extensions[0].providerConfig.copy.providerConfig.immutability.retentionPeriod`},
+		{"a type nobody registered", `{"type":"ibm","credentialsRef":"backup-copy"}`, true, `spec.extensions[0].providerConfig.copy.type: Unsupported value: "ibm"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

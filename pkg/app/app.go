@@ -96,8 +96,9 @@ func (c Controllers) core() bool  { return c != ControllersRestoreDrill }
 func (c Controllers) drill() bool { return c != ControllersCore }
 
 // NewCommand returns the command of the provider binary for p, with p's own flags
-// (provider.Provider.Flags) beside the common ones.
-func NewCommand(p provider.Provider) *cobra.Command {
+// (provider.Provider.Flags) beside the common ones. copyStores are the providers a copy of
+// another type is written with (Config.CopyStores); their flags are not bound.
+func NewCommand(p provider.Provider, copyStores ...provider.Provider) *cobra.Command {
 	name := "gardener-extension-backup-" + p.Type()
 	var (
 		restOpts = &extensionscmdcontroller.RESTOptions{}
@@ -171,6 +172,7 @@ func NewCommand(p provider.Provider) *cobra.Command {
 				RehearsalRestoreDrills:    rehearseDrills,
 				Garden:                    garden,
 				Controllers:               controllers,
+				CopyStores:                copyStores,
 			})
 		},
 	}
@@ -237,6 +239,9 @@ type Config struct {
 	Garden GardenAccess
 	// Controllers selects what the process runs ("": ControllersAll).
 	Controllers Controllers
+	// CopyStores are the providers a copy of another type than p's is written with
+	// (provider.Seeded.SetCopyStores; none: a copy of p's type only).
+	CopyStores []provider.Provider
 }
 
 // GardenAccess is the rehearsal's access to the garden: a kubeconfig and the seed's name.
@@ -318,6 +323,9 @@ func AddControllers(ctx context.Context, mgr manager.Manager, p provider.Provide
 	seeded, err := Seeded(p, nil)
 	if err != nil {
 		return err
+	}
+	if len(cfg.CopyStores) > 0 {
+		seeded.SetCopyStores(cfg.CopyStores...)
 	}
 	p = seeded
 	if cfg.Controllers == "" {

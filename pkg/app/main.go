@@ -12,10 +12,10 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
-// Main is a provider binary's main: NewCommand(p) until SIGTERM or SIGINT stops it. It exits
-// with 1 on an error, which cobra has printed.
-func Main(p provider.Provider) {
-	if err := NewCommand(p).ExecuteContext(signals.SetupSignalHandler()); err != nil {
+// Main is a provider binary's main: NewCommand(p, copyStores...) until SIGTERM or SIGINT stops
+// it. It exits with 1 on an error, which cobra has printed.
+func Main(p provider.Provider, copyStores ...provider.Provider) {
+	if err := NewCommand(p, copyStores...).ExecuteContext(signals.SetupSignalHandler()); err != nil {
 		os.Exit(1)
 	}
 }

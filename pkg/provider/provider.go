@@ -199,6 +199,8 @@ type Seeded struct {
 	// defaults are the landscape's (the ControllerDeployment's values), under every seed's.
 	defaults []byte
 	state    atomic.Pointer[seedState]
+	// copyStores are the providers of other types a copy is written with (SetCopyStores).
+	copyStores map[string]Provider
 }
 
 // seedState is what the Seeded reads at each call: one pointer, replaced whole.

@@ -11,6 +11,7 @@
 package replication
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -273,6 +274,7 @@ func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 		mu    sync.Mutex
 		wg    sync.WaitGroup
 		sem   = make(chan struct{}, parallelism)
+		reads = make(chan struct{}, parallelism) // prefetches (prefetched) in flight or waiting for sem
 		bytes = newBudget(total)
 		m     = modeStream
 	)
@@ -291,17 +293,34 @@ func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 			continue
 		}
 		server := m == modeServer
-		sem <- struct{}{}
+		// A prefetch holds its read slot and its budget while it waits for a write slot: the
+		// loop takes a write slot only after the budget, so that it never holds one while
+		// waiting for budget such a prefetch holds.
+		ahead := prefetches(server, o)
+		if ahead {
+			reads <- struct{}{}
+		}
 		held := bytes.acquire(bufferOf(dst, o, server))
+		if !ahead {
+			sem <- struct{}{}
+		}
 		wg.Go(func() {
+			var body io.ReadCloser
+			var readErr error
+			if ahead {
+				body, readErr = prefetched(ctx, src, rule, o)
+				sem <- struct{}{}
+				<-reads
+			}
 			defer func() { <-sem }()
 			defer bytes.release(held)
-			var guarded bool
-			var err error
-			if server {
+			guarded, err := true, readErr
+			switch {
+			case err != nil:
+			case server:
 				guarded, err = copyInside(ctx, src, dst, o, cond)
-			} else {
-				guarded, err = stream(ctx, src, dst, rule, o, cond)
+			default:
+				guarded, err = stream(ctx, src, dst, rule, o, cond, body)
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -321,7 +340,7 @@ func try(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, o
 		return decideMode(a, notStreamed)
 	}
 	held := bytes.acquire(bufferOf(dst, o, false))
-	guarded, serr := stream(ctx, src, dst, rule, o, cond)
+	guarded, serr := stream(ctx, src, dst, rule, o, cond, nil)
 	bytes.release(held)
 	res.record(o, guarded, serr, false)
 	next := decideMode(a, classifyStream(serr))
@@ -377,24 +396,22 @@ func copyInside(ctx context.Context, src From, dst To, o objectstore.ObjectVersi
 }
 
 // stream copies one object through this process, the version a restore from the source reads
-// (by its ID where the rule says so, else by name), conditioned on cond where the destination
-// can, which guarded says.
-func stream(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, o objectstore.ObjectVersion, cond objectstore.Precondition) (guarded bool, err error) {
+// (by its ID where the rule says so, else by name): from body where it was prefetched, else read
+// now; conditioned on cond where the destination can, which guarded says.
+func stream(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, o objectstore.ObjectVersion, cond objectstore.Precondition, body io.ReadCloser) (guarded bool, err error) {
+	if body != nil {
+		defer body.Close()
+	}
 	if err := ctx.Err(); err != nil {
 		return true, err
 	}
-	version := ""
-	if rule.ReadsListedVersion {
-		version = o.Version
+	r := body
+	if r == nil {
+		if r, err = openSource(ctx, src, rule, o); err != nil {
+			return true, err
+		}
+		defer r.Close()
 	}
-	r, err := src.Store.OpenObject(objectstore.WithOperation(ctx, objectstore.OpOpenObject), src.Bucket, o.Key, version)
-	if errors.Is(err, objectstore.ErrNotFound) {
-		return true, errVanished
-	}
-	if err != nil {
-		return true, fmt.Errorf("reading from the source: %w", err)
-	}
-	defer r.Close()
 	wctx := objectstore.WithOperation(ctx, objectstore.OpPutObject)
 	if w, ok := dst.Store.(objectstore.ConditionalWriter); ok && objectstore.WriteGuarded(w, cond) {
 		guarded, err = true, w.PutObjectStreamIf(wctx, dst.Bucket, o.Key, r, o.Size, cond)
@@ -405,4 +422,51 @@ func stream(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule
 		return guarded, fmt.Errorf("writing to the destination: %w", err)
 	}
 	return guarded, nil
+}
+
+// openSource opens the version of o a restore from the source reads (by its ID where the rule
+// says so, else by name); errVanished where it is gone.
+func openSource(ctx context.Context, src From, rule objectstore.SnapshotRule, o objectstore.ObjectVersion) (io.ReadCloser, error) {
+	version := ""
+	if rule.ReadsListedVersion {
+		version = o.Version
+	}
+	r, err := src.Store.OpenObject(objectstore.WithOperation(ctx, objectstore.OpOpenObject), src.Bucket, o.Key, version)
+	if errors.Is(err, objectstore.ErrNotFound) {
+		return nil, errVanished
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading from the source: %w", err)
+	}
+	return r, nil
+}
+
+// PrefetchMaxBytes is the largest object a streamed copy reads whole before it takes one of the
+// Parallelism write slots: its read overlaps the writes in flight, so that a pass of many small
+// snapshots (deltas) is not a read and a write one after the other per object (each store still
+// sees at most Parallelism requests of the pass at once). Larger objects stream from the read
+// into the write.
+const PrefetchMaxBytes = 1 << 20
+
+// prefetches reports whether o is read whole ahead of its write (PrefetchMaxBytes): never for a
+// copy inside the store (server), which reads nothing.
+func prefetches(server bool, o objectstore.ObjectVersion) bool {
+	return !server && o.Size <= PrefetchMaxBytes
+}
+
+// prefetched is o read whole from the source (openSource's errors; a read cut off is an error).
+func prefetched(ctx context.Context, src From, rule objectstore.SnapshotRule, o objectstore.ObjectVersion) (io.ReadCloser, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r, err := openSource(ctx, src, rule, o)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, PrefetchMaxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading from the source: %w", err)
+	}
+	return io.NopCloser(bytes.NewReader(data)), nil
 }

@@ -418,3 +418,90 @@ func TestCopyStaysWithinItsByteBudget(t *testing.T) {
 		}
 	}
 }
+
+// openSignal is a source that tells on opened each key it is asked to open.
+type openSignal struct {
+	*memstore.Faults
+
+	opened chan string
+}
+
+func (s openSignal) OpenObject(ctx context.Context, bucket, key, version string) (io.ReadCloser, error) {
+	s.opened <- key
+	return s.Faults.OpenObject(ctx, bucket, key, version)
+}
+
+// waitingDestination's write of first waits until the source has opened second.
+type waitingDestination struct {
+	*memstore.Faults
+
+	first, second string
+	opened        chan string
+	overlapped    *bool
+}
+
+func (d waitingDestination) PutObjectStreamIf(ctx context.Context, bucket, key string, r io.Reader, size int64, cond objectstore.Precondition) error {
+	if key == d.first {
+		timeout := time.After(time.Minute)
+	wait:
+		for {
+			select {
+			case k := <-d.opened:
+				if k == d.second {
+					*d.overlapped = true
+					break wait
+				}
+			case <-timeout:
+				break wait
+			}
+		}
+		go func() {
+			for range d.opened { // the later opens
+			}
+		}()
+	}
+	return d.Faults.PutObjectStreamIf(ctx, bucket, key, r, size, cond)
+}
+
+// TestCopyReadsSmallSnapshotsAhead: with one write at a time, the next small snapshot is read
+// while the previous one is written (replication.PrefetchMaxBytes), and every snapshot arrives
+// whole.
+func TestCopyReadsSmallSnapshotsAhead(t *testing.T) {
+	src, dst := stores(t, 3)
+	opened := make(chan string, 1)
+	overlapped := false
+	d := waitingDestination{Faults: dst, first: snapshotKey(0), second: snapshotKey(1), opened: opened, overlapped: &overlapped}
+	prefix, _ := objectstore.EntryPrefix(entry)
+	res, err := replication.Copy(context.Background(), replication.From{Store: openSignal{Faults: src, opened: opened}, Bucket: "b"},
+		replication.To{Store: d, Bucket: "b"}, prefix, replication.Options{Parallelism: 1})
+	close(opened)
+	if err != nil || res.Copied != 3 {
+		t.Fatalf("%+v, %v; want 3 copied", res, err)
+	}
+	if !overlapped {
+		t.Errorf("the second snapshot was not read while the first was written")
+	}
+	for i := range 3 {
+		if b, err := objectstore.ReadObject(context.Background(), dst, "b", snapshotKey(i)); err != nil || string(b) != fmt.Sprintf("snapshot %d", i) {
+			t.Errorf("%s: %q, %v", snapshotKey(i), b, err)
+		}
+	}
+}
+
+// TestCopyMixesPrefetchedAndStreamedWithOneSlot: small snapshots read ahead and one larger than
+// replication.PrefetchMaxBytes streamed, one write at a time and a budget that holds one large
+// object: every snapshot is copied (no prefetch holds the budget the loop waits for).
+func TestCopyMixesPrefetchedAndStreamedWithOneSlot(t *testing.T) {
+	ctx := context.Background()
+	src, dst := stores(t, 0)
+	sizes := []int{4, replication.PrefetchMaxBytes + 1, 4, 4, replication.PrefetchMaxBytes + 1, 4}
+	for i, size := range sizes {
+		if err := src.PutObject(ctx, "b", snapshotKey(i), make([]byte, size)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := copyEntry(src, dst, replication.Options{Parallelism: 1, MaxBufferBytes: replication.PrefetchMaxBytes + 1})
+	if err != nil || res.Copied != len(sizes) || !res.Done() {
+		t.Fatalf("%+v, %v; want %d copied", res, err, len(sizes))
+	}
+}

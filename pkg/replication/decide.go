@@ -88,7 +88,8 @@ func decide(prefix string, rule objectstore.SnapshotRule, source []objectstore.O
 }
 
 // same reports whether d holds s's content as far as the listings tell: the same size, and the
-// same MD5 where both state one.
+// same MD5 where both state one. ETags are never compared: across store types they differ in
+// form and meaning (S3's MD5 or a multipart checksum, Azure's opaque version tag, Swift's hash).
 func same(s, d objectstore.ObjectVersion) bool {
 	if s.Size != d.Size {
 		return false

@@ -31,6 +31,7 @@ func TestDecide(t *testing.T) {
 		return objectstore.ObjectVersion{Key: key, Size: size, Modified: at(minutesAgo)}
 	}
 	withMD5 := func(o objectstore.ObjectVersion, sum string) objectstore.ObjectVersion { o.ContentMD5 = sum; return o }
+	withETag := func(o objectstore.ObjectVersion, etag string) objectstore.ObjectVersion { o.ETag = etag; return o }
 	cases := []struct {
 		name        string
 		source      []objectstore.ObjectVersion
@@ -71,6 +72,13 @@ func TestDecide(t *testing.T) {
 			{Key: full, Size: 50, Modified: at(30), ExcludeMark: true}}, excluded: 1},
 		{name: "source written after now (the clocks differ): no negative lag", source: []objectstore.ObjectVersion{obj(full, 50, -5)},
 			copy: []string{full}, lag: 0},
+		// Across store types the ETags differ in form and meaning (S3's MD5 or a multipart
+		// checksum, Azure's opaque 0x..., Swift's hash): they are never compared, only the size
+		// and an MD5 both listings state.
+		{name: "across store types: ETags are not compared", source: []objectstore.ObjectVersion{withETag(obj(full, 50, 30), `"9b2cf535f27731c974343645a3985328-3"`)},
+			destination: []objectstore.ObjectVersion{withETag(obj(full, 50, 20), `0x8DD0F3A2B4C5D6E`)}, inSync: 1},
+		{name: "across store types: another size is copied whatever the ETags", source: []objectstore.ObjectVersion{withETag(obj(full, 50, 30), `"aa"`)},
+			destination: []objectstore.ObjectVersion{withETag(obj(full, 49, 40), `"aa"`)}, copy: []string{full}, lag: 30 * time.Minute},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/immutability"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -97,3 +98,6 @@ func decodeCopy(raw []byte) error {
 	_, err := DecodeBackupBucketConfig(raw)
 	return err
 }
+
+// The copy of another type than this one (copy.type) is validated with this type's rules.
+func init() { copystore.RegisterType(Type, decodeCopy, ValidateBucketName) }

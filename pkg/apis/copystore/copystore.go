@@ -14,6 +14,7 @@ package copystore
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,8 +44,8 @@ const CredentialsPrefix = "ref-"
 
 // Settings is `copy:`: the second store every entry's snapshots are copied to.
 type Settings struct {
-	// Type is the second store's provider type. Only the primary's type is supported (the empty
-	// string means it): a copy to another type needs both types' SDKs in one binary.
+	// Type is the second store's provider type: any registered type (RegisterType: every
+	// provider's API registers its own), the empty string meaning the primary's.
 	Type string `json:"type,omitempty"`
 	// Region is the copy bucket's region (empty: the store's default, as for the primary).
 	Region string `json:"region,omitempty"`
@@ -112,17 +113,51 @@ var refusedInCopy = []struct{ field, why string }{
 	{"backupFreshness", "the copy's lag is judged by copy.rpo"},
 }
 
+// storeType is what the copy's settings are validated with for a copy of one type: its strict
+// decoding of a BackupBucketConfig (its problems named from "providerConfig" on) and its bucket
+// naming rules.
+type storeType struct {
+	decodeConfig       func([]byte) error
+	validateBucketName func(string) error
+}
+
+// types are the registered store types (RegisterType), by type.
+var types = map[string]storeType{}
+
+// RegisterType registers the provider type typ for a copy of that type (copy.type):
+// decodeConfig is its strict decoding of a BackupBucketConfig (its problems named from
+// "providerConfig" on) and validateBucketName its bucket naming rules. Each provider's API
+// package registers its own type when it is initialized, so that a binary (or the admission)
+// validates a copy of every type it links; it is not safe to call after initialization.
+func RegisterType(typ string, decodeConfig func([]byte) error, validateBucketName func(string) error) {
+	types[typ] = storeType{decodeConfig: decodeConfig, validateBucketName: validateBucketName}
+}
+
+// Types returns the registered types, sorted.
+func Types() []string {
+	out := make([]string, 0, len(types))
+	for t := range types {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Validate checks the settings at path (the `copy` field) of a config of the provider type
 // primaryType. decodeConfig is that provider's strict decoding of a BackupBucketConfig (its
-// problems named from "providerConfig" on) and validateBucketName its bucket naming rules.
+// problems named from "providerConfig" on) and validateBucketName its bucket naming rules; a copy
+// of another type (copy.type) is validated with that type's (RegisterType).
 func (s *Settings) Validate(path *field.Path, primaryType string, decodeConfig func([]byte) error, validateBucketName func(string) error) field.ErrorList {
 	if s == nil {
 		return nil
 	}
 	var errs field.ErrorList
 	if s.Type != "" && s.Type != primaryType {
-		errs = append(errs, field.Invalid(path.Child("type"), s.Type, "only the primary's type "+primaryType+
-			" is supported: a copy to another store type needs both types in one binary, which is not built yet"))
+		t, ok := types[s.Type]
+		if !ok {
+			return append(errs, field.NotSupported(path.Child("type"), s.Type, append([]string{""}, Types()...)))
+		}
+		decodeConfig, validateBucketName = t.decodeConfig, t.validateBucketName
 	}
 	if s.CredentialsRef == "" {
 		errs = append(errs, field.Required(path.Child("credentialsRef"), "the name of a Secret listed in the Seed's spec.resources (gardenlet copies it into the seed's garden namespace as ref-<name>)"))

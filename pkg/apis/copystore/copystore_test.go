@@ -11,10 +11,13 @@ import (
 	"time"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	// Every type registers itself (copystore.RegisterType) as the binaries and the admission link them.
+	_ "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/all"
 )
 
 // TestCopyValidation: `copy:` in aws's seed configuration, decoded and validated as the
@@ -43,8 +46,21 @@ func TestCopyValidation(t *testing.T) {
 					t.Fatalf("got %+v, %+v, %v", s, cfg, err)
 				}
 			}},
-		{name: "another type is refused", copy: "  type: gcp\n  credentialsRef: c\n",
-			wantErr: []string{at + ".copy.type: Invalid value: \"gcp\": only the primary's type aws is supported"}},
+		{name: "another type, with its own providerConfig and naming rules", copy: "  type: azure\n  credentialsRef: c\n  bucketName: my-copy\n  providerConfig:\n    apiVersion: azure.backup.extensions.gardener.cloud/v1alpha1\n    kind: BackupBucketConfig\n    immutability: {retentionType: bucket, retentionPeriod: 96h}\n",
+			check: func(t *testing.T, s *copystore.Settings) {
+				cfg, err := azure.DecodeBackupBucketConfig(s.RawProviderConfig())
+				if err != nil || cfg.Immutability == nil || s.Type != azure.Type || s.Bucket("x") != "my-copy" {
+					t.Fatalf("got %+v, %+v, %v", s, cfg, err)
+				}
+			}},
+		{name: "another type's providerConfig is decoded by that type", copy: "  type: gcp\n  credentialsRef: c\n  providerConfig:\n    apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\n    kind: BackupBucketConfig\n",
+			wantErr: []string{at + ".copy.providerConfig.apiVersion: Unsupported value: \"aws.backup.extensions.gardener.cloud/v1alpha1\""}},
+		{name: "another type's providerConfig refuses what a copy refuses", copy: "  type: gcp\n  credentialsRef: c\n  providerConfig:\n    apiVersion: gcp.backup.extensions.gardener.cloud/v1alpha1\n    kind: BackupBucketConfig\n    handBack: true\n",
+			wantErr: []string{at + ".copy.providerConfig.handBack: Forbidden"}},
+		{name: "a bucket name the other type refuses", copy: "  type: azure\n  credentialsRef: c\n  bucketName: my.copy\n",
+			wantErr: []string{at + ".copy.bucketName: Invalid value: \"my.copy\"", "Azure's container naming rules"}},
+		{name: "a type nobody registered", copy: "  type: ibm\n  credentialsRef: c\n",
+			wantErr: []string{at + ".copy.type: Unsupported value: \"ibm\": supported values: \"\", \"aws\", \"azure\", \"gcp\", \"local\", \"openstack\""}},
 		{name: "credentials are required", copy: "  region: eu-west-1\n", wantErr: []string{at + ".copy.credentialsRef: Required value"}},
 		{name: "credentials must name a secret", copy: "  credentialsRef: Not_A_Name\n", wantErr: []string{at + ".copy.credentialsRef: Invalid value"}},
 		{name: "a bucket name the store refuses", copy: "  credentialsRef: c\n  bucketName: UPPER\n", wantErr: []string{at + ".copy.bucketName: Invalid value: \"UPPER\""}},

@@ -169,3 +169,6 @@ func decodeCopy(raw []byte) error {
 	_, err := DecodeBackupBucketConfig(raw)
 	return err
 }
+
+// The copy of another type than this one (copy.type) is validated with this type's rules.
+func init() { copystore.RegisterType(Type, decodeCopy, ValidateBucketName) }

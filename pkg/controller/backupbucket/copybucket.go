@@ -36,7 +36,8 @@ const (
 	ReasonCopyBucketKept     = "CopyBucketKept"
 	ReasonCopyBucketDeleted  = "CopyBucketDeleted"
 	ReasonCopyCredentialsErr = "CopyCredentialsMissing"
-	// ReasonCopyBucketInvalid: the copy bucket is the primary itself (copy.bucketName).
+	// ReasonCopyBucketInvalid: the copy bucket is the primary itself (copy.bucketName), or
+	// copy.type is a type this binary writes no copy of (provider.CopyStore).
 	ReasonCopyBucketInvalid = "CopyBucketInvalid"
 )
 
@@ -51,7 +52,11 @@ const (
 func (a *actuator) reconcileCopy(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config) error {
 	place, err := connect.CopyPlaceOf(a.provider, cfg, bb.Name)
 	if err != nil {
-		return err // validated with the bucket's config: a programming error if it happens
+		// A copy.type this binary writes no copy of (provider.CopyStore): the primary stays usable.
+		msg := fmt.Sprintf("The copy bucket is not converged: %v%s", err, codesNote(err))
+		log.Info("Copy bucket is refused", "error", err.Error())
+		a.recorder.Eventf(bb, nil, corev1.EventTypeWarning, ReasonCopyBucketInvalid, "Copy", "%s", extstatus.EventNote(msg))
+		return a.setCopyCondition(ctx, bb, &gardencorev1beta1.Condition{Status: gardencorev1beta1.ConditionFalse, Reason: ReasonCopyBucketInvalid, Message: msg})
 	}
 	if place == nil {
 		return a.setCopyCondition(ctx, bb, nil)
@@ -79,7 +84,7 @@ func (a *actuator) reconcileCopy(ctx context.Context, log logr.Logger, bb *exten
 // notThePrimary refuses a copy bucket that is the primary itself: a copy there is no second copy,
 // and the copy's deletion would delete the primary.
 func notThePrimary(place *connect.CopyPlace, bb *extensionsv1alpha1.BackupBucket) error {
-	if place.Bucket != bb.Name {
+	if !place.IsBucket(bb.Name) {
 		return nil
 	}
 	return objectstore.Invalidf("copy.bucketName: Invalid value: %q: the copy bucket must not be the BackupBucket's own bucket", place.Bucket)

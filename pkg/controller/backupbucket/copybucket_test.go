@@ -158,3 +158,34 @@ func TestCopyBucketRefusesThePrimary(t *testing.T) {
 		t.Fatalf("events %q; want the primary never handled as its own copy", evs)
 	}
 }
+
+// TestCopyBucketOfATypeWithoutAStore: a copy.type the binary writes no copy of (say local, from a
+// cloud binary) does not fail the primary's reconcile: CopyBucketReady is False with
+// ERR_CONFIGURATION_PROBLEM naming copy.type, and a Warning event says so.
+func TestCopyBucketOfATypeWithoutAStore(t *testing.T) {
+	ctx := context.Background()
+	k8s := clientWithStatus(t)
+	cfg := controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{Type: "local", CredentialsRef: "backup-copy"}}}
+	bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"}, Spec: extensionsv1alpha1.BackupBucketSpec{
+		SecretRef: controllertest.SecretRef, DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: controllertest.RawConfig(cfg)}}}
+	if err := k8s.Create(ctx, bb); err != nil {
+		t.Fatal(err)
+	}
+	mem := controllertest.Bucket(t, "bucket")
+	recorder := events.NewFakeRecorder(20)
+	a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: mem}), k8s, k8s, recorder, options.DeletionOptions{})
+	if err := a.Reconcile(ctx, logr.Discard(), bb); err != nil {
+		t.Fatalf("Reconcile: %v; the copy must not fail the primary", err)
+	}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(bb), bb); err != nil {
+		t.Fatal(err)
+	}
+	c := v1beta1helper.GetCondition(bb.Status.Conditions, backupbucket.ConditionCopyBucketReady)
+	if c == nil || c.Status != gardencorev1beta1.ConditionFalse || c.Reason != backupbucket.ReasonCopyBucketInvalid ||
+		!strings.Contains(c.Message, `copy.type "local"`) || !strings.Contains(c.Message, string(gardencorev1beta1.ErrorConfigurationProblem)) {
+		t.Fatalf("condition %+v; want False %s naming copy.type and %s", c, backupbucket.ReasonCopyBucketInvalid, gardencorev1beta1.ErrorConfigurationProblem)
+	}
+	if evs := drain(recorder); !strings.Contains(evs, backupbucket.ReasonCopyBucketInvalid) {
+		t.Fatalf("events %q; want a %s warning", evs, backupbucket.ReasonCopyBucketInvalid)
+	}
+}

@@ -82,7 +82,7 @@ func (d *delegate) deleteCopyPrefix(ctx context.Context, log logr.Logger, be *ex
 		return fmt.Errorf("deleting prefix %q in the copy bucket: %w", prefix.String(), err)
 	}
 	place, err := connect.CopyPlaceOf(d.provider, cfg, be.Spec.BucketName)
-	if err != nil || place == nil || place.Bucket == be.Spec.BucketName {
+	if err != nil || place == nil || place.IsBucket(be.Spec.BucketName) {
 		return err // a copy bucket that is the primary is none (the BackupBucket refuses it)
 	}
 	deleted := d.now()
@@ -97,7 +97,7 @@ func (d *delegate) deleteCopyPrefix(ctx context.Context, log logr.Logger, be *ex
 		return fmt.Errorf("deleting prefix %q in the copy bucket %q: %w", prefix.String(), place.Bucket, err)
 	}
 	opts := d.deletion.DeleteOptions(ctx)
-	opts.Budget = objectstore.SharedBudget(BudgetKey(d.provider.Type(), place.Region, place.Bucket), opts.Parallelism)
+	opts.Budget = objectstore.SharedBudget(BudgetKey(place.Provider.Type(), place.Region, place.Bucket), opts.Parallelism)
 	res, err := objectstore.DeletePrefix(ctx, data, place.Bucket, prefix, opts)
 	log.Info("Deleting backup entry prefix in the copy bucket", "bucket", place.Bucket, "prefix", prefix.String(),
 		"deleted", res.Deleted, "locked", res.Locked, "throttled", res.Throttled, "done", res.Done)

@@ -27,24 +27,42 @@ import (
 const CopyPassDeadline = 2 * time.Minute
 
 // CopyPlace is where a bucket's copy lives: the copy bucket, its region and its credentials
-// secret (ref-<credentialsRef> in the seed's garden namespace), and its decoded providerConfig.
+// secret (ref-<credentialsRef> in the seed's garden namespace), its provider (copy.type's, which
+// may differ from the primary's) and its providerConfig decoded by that provider.
 type CopyPlace struct {
 	Settings *copystore.Settings
 	Bucket   string
 	Region   string
 	Secret   corev1.SecretReference
 	Config   provider.Config
+	// Provider is the copy store's provider (provider.CopyStore): every plane of the copy is
+	// built with it.
+	Provider provider.Provider
+	// primaryType is the primary's provider type (IsBucket).
+	primaryType string
+}
+
+// IsBucket reports whether the copy bucket is bucket of the primary's store: the same name in a
+// store of the same type (the copy's endpoint and account are not compared: a copy named as the
+// primary is refused). A bucket of that name in a store of another type is another bucket.
+func (c *CopyPlace) IsBucket(bucket string) bool {
+	return c.Bucket == bucket && c.Provider.Type() == c.primaryType
 }
 
 // CopyPlaceOf is the copy that cfg (a bucket's or an entry's config, merged with the seed
-// configuration) declares for the primary bucket, or nil when it declares none. The copy's own
-// providerConfig is decoded by p alone (provider.Unseeded); it was validated with cfg.
+// configuration) declares for the primary bucket, or nil when it declares none. The copy's
+// provider is copy.type's among p's copy stores (provider.CopyStore; p's own without a type), and
+// the copy's own providerConfig is decoded by it alone; it was validated with cfg.
 func CopyPlaceOf(p provider.Provider, cfg provider.Config, primary string) (*CopyPlace, error) {
 	s := cfg.CopySettings()
 	if s == nil {
 		return nil, nil
 	}
-	copyCfg, err := provider.Unseeded(p).Decode(s.RawProviderConfig())
+	store, err := provider.CopyStore(p, s.Type)
+	if err != nil {
+		return nil, err
+	}
+	copyCfg, err := store.Decode(s.RawProviderConfig())
 	if err != nil {
 		return nil, fmt.Errorf("copy.providerConfig: %w", err)
 	}
@@ -54,12 +72,16 @@ func CopyPlaceOf(p provider.Provider, cfg provider.Config, primary string) (*Cop
 		Region:   s.Region,
 		Secret:   corev1.SecretReference{Namespace: copystore.CredentialsNamespace, Name: s.CredentialsSecret()},
 		Config:   copyCfg,
+		Provider: store,
+
+		primaryType: p.Type(),
 	}, nil
 }
 
-// NewDataPlane builds the copy store's data plane with the copy's credentials.
-func (c *CopyPlace) NewDataPlane(ctx context.Context, reader client.Reader, p provider.Provider) (objectstore.DataPlane, error) {
-	data, err := NewDataPlane(ctx, reader, provider.Unseeded(p), c.Secret, c.Region)
+// NewDataPlane builds the copy store's data plane with the copy's provider and credentials. p,
+// the primary's provider, is not used (c.Provider is the copy's); it stays for the callers.
+func (c *CopyPlace) NewDataPlane(ctx context.Context, reader client.Reader, _ provider.Provider) (objectstore.DataPlane, error) {
+	data, err := NewDataPlane(ctx, reader, c.Provider, c.Secret, c.Region)
 	return data, c.credentialsError(err)
 }
 

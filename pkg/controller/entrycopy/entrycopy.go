@@ -76,7 +76,10 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 	// copy applies meanwhile (Decode's fallback).
 	place, err := connect.CopyPlaceOf(c.Provider, cfg, be.Spec.BucketName)
 	if err != nil {
-		return reconcile.Result{}, err
+		// A copy.type this binary writes no copy of (provider.CopyStore): the copy cannot be read.
+		s := cfg.CopySettings()
+		v := decide(outcome{copyErr: err}, s.RPOOrDefault(), be.Spec.BucketName, s.Bucket(be.Spec.BucketName), c.Now())
+		return reconcile.Result{RequeueAfter: unavailableRetry}, c.publish(ctx, be, &v)
 	}
 	if place == nil {
 		// No copy declared (any more): nothing to judge. The copy bucket and what it holds stay.
@@ -129,7 +132,7 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 // objectstore.StreamBuffer); which store failed to be read its *replication.SideError tells. A
 // copy bucket that is the entry's own is not copied onto itself.
 func (c *copier) pass(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace) outcome {
-	if place.Bucket == be.Spec.BucketName {
+	if place.IsBucket(be.Spec.BucketName) {
 		return outcome{copyIsSource: true}
 	}
 	loc, err := entryinfo.LocateEntry(ctx, c.Reader, be)
@@ -146,7 +149,7 @@ func (c *copier) pass(ctx context.Context, be *extensionsv1alpha1.BackupEntry, p
 	}
 	dst, ok := data.(replication.Destination)
 	if !ok {
-		return outcome{copyErr: fmt.Errorf("the %s store writes no streams yet (objectstore.StreamWriter): %w", c.Provider.Type(), objectstore.ErrUnsupported)}
+		return outcome{copyErr: fmt.Errorf("the %s store writes no streams yet (objectstore.StreamWriter): %w", place.Provider.Type(), objectstore.ErrUnsupported)}
 	}
 	ctx, cancel := context.WithTimeout(objectstore.WithOperation(ctx, "copy"), passDeadline)
 	defer cancel()

@@ -41,6 +41,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/replication"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/bench/benchutil"
 	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
+	azurestack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/azure"
 )
 
 func main() {
@@ -55,6 +56,7 @@ func main() {
 	flag.IntVar(&costFullMiB, "cost-full-mib", 100, "the daily full snapshot's size in MiB for the cost of a day")
 	flag.IntVar(&costDeltaKiB, "cost-delta-kib", 256, "each delta snapshot's size in KiB for the cost of a day")
 	flag.IntVar(&costDeltas, "cost-deltas", 288, "delta snapshots a day (one every 5 minutes: 288) for the cost of a day")
+	flag.BoolVar(&withCross, "cross", true, "measure a copy to another store type too: Azurite (the azure provider), with Azurite's raw write beside it")
 	flag.Parse()
 	if err := run(context.Background(), *fullMiB, *deltas, *deltaKiB, *parallelism); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-copy:", err)
@@ -68,6 +70,7 @@ var (
 	withCost             bool
 
 	costFullMiB, costDeltaKiB, costDeltas int
+	withCross                             bool
 )
 
 // mixedParallelism is how many objects the mixed set's copies run at once: enough for the old
@@ -139,6 +142,9 @@ type row struct {
 	note         string
 	// peakHeapMiB is how far the live heap grew during the run (benchutil.Measure).
 	peakHeapMiB float64
+	// dest is the destination store a raw write or a copy goes to ("": the second MinIO); a
+	// row's share is of the slower of the source's raw read and its destination's raw write.
+	dest string
 }
 
 func (r row) mibps() float64 { return float64(r.bytes) / (1 << 20) / r.elapsed.Seconds() }
@@ -202,6 +208,18 @@ func run(ctx context.Context, fullMiB, deltas, deltaKiB, parallelism int) error 
 		}
 		sets = append(sets, mixed)
 	}
+	var az replication.Destination
+	const azRaw, azDst = "raw", "dst"
+	if withCross {
+		azurite, err := azurestack.StartAzurite()
+		if err != nil {
+			return err
+		}
+		defer azurite.Stop()
+		if az, err = newAzure(ctx, azurite, azRaw, azDst); err != nil {
+			return err
+		}
+	}
 	var nat *native
 	if withNative {
 		if nat, err = startNative(ctx, a, b, "native-src", "native-dst"); err != nil {
@@ -220,6 +238,7 @@ func run(ctx context.Context, fullMiB, deltas, deltaKiB, parallelism int) error 
 		if err != nil {
 			return err
 		}
+		dest := ""
 		measure := func(strategy string, fn func() (string, error)) error {
 			step(s.name, strategy)
 			before := requests()
@@ -228,7 +247,7 @@ func run(ctx context.Context, fullMiB, deltas, deltaKiB, parallelism int) error 
 			if err != nil {
 				return fmt.Errorf("%s, %s: %w", s.name, strategy, err)
 			}
-			r := row{set: s.name, strategy: strategy, objects: len(keys), bytes: s.bytes(), elapsed: elapsed, requests: delta(before, requests()), note: note, peakHeapMiB: peak}
+			r := row{set: s.name, strategy: strategy, objects: len(keys), bytes: s.bytes(), elapsed: elapsed, requests: delta(before, requests()), note: note, peakHeapMiB: peak, dest: dest}
 			if strings.HasPrefix(strategy, "second pass") {
 				r.bytes, r.objects = 0, 0
 			}
@@ -271,7 +290,9 @@ func run(ctx context.Context, fullMiB, deltas, deltaKiB, parallelism int) error 
 				if err == nil && to.Copier != nil && res.ServerSide != want {
 					err = fmt.Errorf("copied %d of %d inside the store (%d streamed; refused: %v)", res.ServerSide, want, res.Streamed, res.ServerSideRefused)
 				}
-				if err == nil && (res.Copied != want || !res.Done() || res.Unguarded > 0) {
+				// A store without conditional writes (objectstore.ConditionalWriter) writes unguarded.
+				_, conditional := to.Store.(objectstore.ConditionalWriter)
+				if err == nil && (res.Copied != want || !res.Done() || (conditional && res.Unguarded > 0)) {
 					err = fmt.Errorf("copied %d of %d (%d in sync, %d failed, %d conflicts, %d write conflicts, %d unguarded)",
 						res.Copied, want, res.Plan.InSync, len(res.Failed), len(res.Plan.Conflicts), len(res.WriteConflicts), res.Unguarded)
 				}
@@ -325,6 +346,20 @@ func run(ctx context.Context, fullMiB, deltas, deltaKiB, parallelism int) error 
 		if err := measure("server-side copy within the first server", pass(replication.To{Store: su, Bucket: serverSide, Copier: su.copier}, len(keys), opts)); err != nil {
 			return err
 		}
+		if az != nil {
+			dest = "azure"
+			if err := measure("raw write of Azurite (azure, PUT)", func() (string, error) {
+				return "", each(len(keys), parallelism, func(i int) error {
+					return az.PutObjectStream(objectstore.WithOperation(ctx, objectstore.OpPutObject), azRaw, keys[i], generated(int64(i), s.sizes[i]), s.sizes[i])
+				})
+			}); err != nil {
+				return err
+			}
+			if err := measure("streamed copy to Azurite (another type)", pass(replication.To{Store: az, Bucket: azDst}, len(keys), opts)); err != nil {
+				return err
+			}
+			dest = ""
+		}
 		if nat != nil {
 			want := map[string]int64{}
 			for i, k := range keys {
@@ -360,13 +395,13 @@ func step(set, what string) { fmt.Printf("  %-28s %-42s ...", set, what) }
 func done(d time.Duration, what string) { fmt.Printf(" %s %s\n", d.Round(time.Millisecond), what) }
 
 // printTable prints the rows as Markdown: the rate, its share of the slower raw rate of the same
-// set (the raw read of the source or the raw write of the destination), and the requests.
+// set (the raw read of the source or the raw write of the row's destination), and the requests.
 func printTable(rows []row) {
 	fmt.Printf("\n| snapshots | strategy | seconds | MiB/s | share of the slower raw rate | peak live heap growth | requests by store operation |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		slower := 0.0
 		for _, o := range rows {
-			if o.set == r.set && strings.HasPrefix(o.strategy, "raw ") && (slower == 0 || o.mibps() < slower) {
+			if o.set == r.set && strings.HasPrefix(o.strategy, "raw ") && (o.dest == r.dest || strings.HasPrefix(o.strategy, "raw read")) && (slower == 0 || o.mibps() < slower) {
 				slower = o.mibps()
 			}
 		}

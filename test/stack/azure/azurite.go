@@ -61,7 +61,8 @@ func StartAzurite() (*Azurite, error) {
 		return nil, fmt.Errorf("starting Azurite: %w", err)
 	}
 	a := &Azurite{Host: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd, dir: dir}
-	deadline := time.Now().Add(30 * time.Second)
+	// Node starts Azurite in a few seconds on an idle machine, in more than 30 on a loaded one.
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		if c, err := net.DialTimeout("tcp", a.Host, time.Second); err == nil {
 			c.Close()
@@ -69,7 +70,7 @@ func StartAzurite() (*Azurite, error) {
 		}
 		if time.Now().After(deadline) {
 			a.Stop()
-			return nil, fmt.Errorf("Azurite did not listen on %s within 30 s", a.Host)
+			return nil, fmt.Errorf("Azurite did not listen on %s within 2 minutes", a.Host)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
