@@ -1,0 +1,34 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package copystore
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Serve is `copy.serve`: which store every entry's etcd-backup secret names, and so which store
+// the shoots' etcd-backup-restore writes to and restores from.
+type Serve string
+
+const (
+	// ServePrimary (the default): etcd-backup names the BackupBucket's own bucket.
+	ServePrimary Serve = "primary"
+	// ServeCopy: etcd-backup names the copy bucket, with the copy's region and credentials
+	// (failover, or the switch of a move). The copy is then written by the shoots, and the
+	// entry copy no longer copies into it.
+	ServeCopy Serve = "copy"
+)
+
+// ServesCopy is true when `copy.serve: copy` is declared.
+func (s *Settings) ServesCopy() bool { return s != nil && s.Serve == ServeCopy }
+
+// validateServe checks copy.serve at path.
+func validateServe(path *field.Path, s Serve) field.ErrorList {
+	switch s {
+	case "", ServePrimary, ServeCopy:
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(path, s, []Serve{ServePrimary, ServeCopy})}
+}
