@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
@@ -123,4 +124,14 @@ func ServeOf(ctx context.Context, reader client.Reader, p provider.Provider, be 
 		}
 	}
 	return DecideServe(o), place, nil
+}
+
+// SecretData is the data of the copy's credentials secret (ref-<credentialsRef>); a missing
+// secret is ErrCopySecretMissing, naming the Seed's spec.resources.
+func (c *CopyPlace) SecretData(ctx context.Context, reader client.Reader) (map[string][]byte, error) {
+	s, err := secrets.Read(ctx, reader, c.Secret)
+	if err != nil {
+		return nil, c.credentialsError(err)
+	}
+	return s.Data, nil
 }
