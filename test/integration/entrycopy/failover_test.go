@@ -53,7 +53,7 @@ func TestFailoverToTheCopy(t *testing.T) {
 	data := primary.SecretData()
 	env.CreateSecret(t, "garden", "ref-backup-copy", second.SecretData())
 	withCopy := func(serve string) string {
-		return minio + `,"copy":{"credentialsRef":"backup-copy","serve":"` + serve + `","providerConfig":` + minio + `}}`
+		return minio + `,"copy":{"credentialsRef":"backup-copy","serve":"` + serve + `","providerConfig":` + minio + `}}}`
 	}
 	bb := env.CreateBucket(t, framework.UniqueName("fo-"), data, withCopy("primary"))
 	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
