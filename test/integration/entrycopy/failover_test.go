@@ -22,7 +22,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycopy"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
@@ -137,6 +139,31 @@ func TestFailoverToTheCopy(t *testing.T) {
 	// On the gcp seed the step is refused and etcd-backup still names the primary.
 	env.WaitFor(t, onGCP, time.Minute, "the gcp seed's entry refuses copy.serve", framework.FailedWith(gardencorev1beta1.ErrorConfigurationProblem))
 	bucketOf(t, env, strings.TrimSuffix(onGCP.Name, "--1"), bb.Name)
+
+	// Deleting the entry while failed over: the primary bucket that is gone holds nothing; the
+	// entry's prefix in the copy, where the shoot wrote last, is emptied.
+	env.DeleteAndWaitGone(t, be, connect.CopyPassDeadline+3*time.Minute)
+	if got, err := conformance.ListKeys(ctx, copyStore, copyBucket, be.Name+"/"); err != nil || len(got) != 0 {
+		t.Errorf("the copy still holds %v (%v) of the deleted entry", got, err)
+	}
+
+	// The primary's store is gone altogether: the BackupBucket serving the copy still succeeds
+	// (gardenlet reconciles no BackupEntry of a failed BackupBucket) and says what it serves.
+	primary.Stop()
+	step = time.Now()
+	cur := &extensionsv1alpha1.BackupBucket{}
+	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(bb), cur); err != nil {
+		t.Fatal(err)
+	}
+	cur.Spec.ProviderConfig = &runtime.RawExtension{Raw: []byte(withCopy("copy"))}
+	if err := env.K8s.Update(framework.Ctx(t), cur); err != nil {
+		t.Fatal(err)
+	}
+	env.Trigger(t, cur)
+	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled serving the copy, its primary unreachable", func(obj extensionsv1alpha1.Object) bool {
+		return framework.SucceededAfter(step)(obj) &&
+			condition(obj, backupbucket.ConditionBackupsServedFrom, gardencorev1beta1.ConditionTrue, connect.ServeReasonCopy, copyBucket, "is not converged")
+	})
 }
 
 // bucketOf returns shoot's etcd-backup after checking that it names bucket.
