@@ -113,7 +113,7 @@ func ServeOf(ctx context.Context, reader client.Reader, p provider.Provider, be 
 		return ServePlan{}, nil, err
 	}
 	o := ServeObserved{Place: place, Bucket: be.Spec.BucketName, SourceEntry: sourceEntry}
-	if place.Settings.ServesCopy() {
+	if place != nil && place.Settings.ServesCopy() {
 		shootNamespace, _ := backupentry.ExtractShootDetailsFromBackupEntryName(be.Name)
 		ns := &corev1.Namespace{}
 		switch err := reader.Get(ctx, client.ObjectKey{Name: shootNamespace}, ns); {
