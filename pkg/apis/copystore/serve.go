@@ -13,9 +13,9 @@ import (
 type Serve string
 
 const (
-	// ServePrimary (the default): etcd-backup names the BackupBucket's own bucket.
+	// ServePrimary is the default: etcd-backup names the BackupBucket's own bucket.
 	ServePrimary Serve = "primary"
-	// ServeCopy: etcd-backup names the copy bucket, with the copy's region and credentials
+	// ServeCopy is failover's or a move's: etcd-backup names the copy bucket, with the copy's region and credentials
 	// (failover, or the switch of a move). The copy is then written by the shoots, and the
 	// entry copy no longer copies into it.
 	ServeCopy Serve = "copy"

@@ -27,7 +27,7 @@ import (
 func TestServingFromTheCopy(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	name := "shoot--p--s--1"
+	name := "shoot--p--f--1"
 	store := memstore.WithFaults(controllertest.Bucket(t, "bucket", name+"/etcd-main/v2/Full-00000000-00000010-1764417600"))
 	if err := store.EnsureBucket(ctx, objectstore.Bucket{Name: "bucket-copy"}); err != nil {
 		t.Fatal(err)
