@@ -67,7 +67,7 @@ func decideBucketServe(o serveObserved) servePlan {
 		return servePlan{err: o.primaryErr, cond: &gardencorev1beta1.Condition{Status: gardencorev1beta1.ConditionFalse, Reason: ReasonCopyNotReady,
 			Message: fmt.Sprintf("copy.serve is copy, but the copy bucket %q is not converged (see CopyBucketReady): entries' etcd-backup name it only once their reconcile reaches it with the copy's credentials.", o.copyName)}}
 	}
-	msg := fmt.Sprintf("Backups are served from the copy bucket %q (copy.serve is copy); bucket %q is no longer written by shoots and nothing is copied from it. Its objects stay: the operator's to delete.", o.copyName, o.bucket)
+	msg := fmt.Sprintf("Backups are served from the copy bucket %q (copy.serve is copy): entries' etcd-backup name it, and each shoot's Etcd takes it at the shoot's next reconcile. Nothing is copied from bucket %q any more; its objects stay, the operator's to delete.", o.copyName, o.bucket)
 	if o.primaryErr != nil {
 		msg += fmt.Sprintf(" Bucket %q is not converged: %v", o.bucket, o.primaryErr)
 	}
