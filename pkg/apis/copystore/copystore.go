@@ -148,7 +148,7 @@ func (s *Settings) Validate(path *field.Path, primaryType string, decodeConfig f
 	if d, r := s.Interval, s.RPO; d != nil && r != nil && d.Duration > 0 && r.Duration > 0 && d.Duration > r.Duration {
 		errs = append(errs, field.Invalid(path.Child("rpo"), r.Duration.String(), "must not be shorter than copy.interval ("+d.Duration.String()+"): every pass would end lagging"))
 	}
-	errs = append(errs, validateServe(path.Child("serve"), s.Serve)...)
+	errs = append(errs, validateServe(path.Child("serve"), s.Serve, s.Type, primaryType)...)
 	errs = append(errs, validateProviderConfig(path.Child("providerConfig"), s.RawProviderConfig(), decodeConfig)...)
 	return errs
 }

@@ -63,6 +63,7 @@ func TestCopyValidation(t *testing.T) {
 			}
 		}},
 		{name: "serve: another store", copy: "  credentialsRef: c\n  serve: both\n", wantErr: []string{at + `.copy.serve: Unsupported value: "both": supported values: "primary", "copy"`}},
+		{name: "serve: copy of another type", copy: "  type: gcp\n  credentialsRef: c\n  serve: copy\n", wantErr: []string{at + ".copy.serve: Forbidden: only a copy of the primary's type aws can be served"}},
 		{name: "an unknown field", copy: "  credentialsRef: c\n  bucket: x\n", wantErr: []string{`unknown field "copy.bucket"`}},
 		{name: "the copy's providerConfig is decoded strictly, named where it is", copy: "  credentialsRef: c\n  providerConfig:\n    apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\n    kind: BackupBucketConfig\n    encryption: {type: ROT13}\n",
 			wantErr: []string{at + ".copy.providerConfig.encryption.type: Unsupported value: \"ROT13\""}},

@@ -24,10 +24,17 @@ const (
 // ServesCopy is true when `copy.serve: copy` is declared.
 func (s *Settings) ServesCopy() bool { return s != nil && s.Serve == ServeCopy }
 
-// validateServe checks copy.serve at path.
-func validateServe(path *field.Path, s Serve) field.ErrorList {
+// validateServe checks copy.serve at path of a copy of copyType (empty: the primary's) for a
+// primary of primaryType: only a copy of the primary's type can be served, because the shoot's
+// Etcd takes its store provider from the Seed's backup provider, not from etcd-backup.
+func validateServe(path *field.Path, s Serve, copyType, primaryType string) field.ErrorList {
 	switch s {
-	case "", ServePrimary, ServeCopy:
+	case "", ServePrimary:
+		return nil
+	case ServeCopy:
+		if copyType != "" && copyType != primaryType {
+			return field.ErrorList{field.Forbidden(path, "only a copy of the primary's type "+primaryType+" can be served: the shoot's Etcd takes its store provider from the Seed's backup provider")}
+		}
 		return nil
 	}
 	return field.ErrorList{field.NotSupported(path, s, []Serve{ServePrimary, ServeCopy})}
