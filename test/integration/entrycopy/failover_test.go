@@ -40,43 +40,10 @@ import (
 // refused.
 func TestFailoverToTheCopy(t *testing.T) {
 	ctx := context.Background()
-	primary, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: region})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer primary.Stop()
-	second, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: region})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer second.Stop()
-	bin := framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, t.TempDir(), "--entry-copy-interval", "2s")
-	env := bin.Env
-	data := primary.SecretData()
-	env.CreateSecret(t, "garden", "ref-backup-copy", second.SecretData())
-	withCopy := func(serve string) string {
-		return minio + `,"copy":{"credentialsRef":"backup-copy","serve":"` + serve + `","providerConfig":` + minio + `}}}`
-	}
-	bb := env.CreateBucket(t, framework.UniqueName("fo-"), data, withCopy("primary"))
-	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
-	env.WaitFor(t, bb, time.Minute, "copy bucket ready", func(obj extensionsv1alpha1.Object) bool {
-		return condition(obj, backupbucket.ConditionCopyBucketReady, gardencorev1beta1.ConditionTrue, backupbucket.ReasonCopyBucketReady)
-	})
-	copyBucket := bb.Name + "-copy"
-
+	r := startServing(t, ctx, "fo-")
+	env, primary, second, data, bb, copyBucket, withCopy := r.env, r.primary, r.second, r.data, r.bb, r.copyBucket, r.withCopy
 	// Two shoots: one on an aws seed, one whose namespace says the seed's provider is gcp.
-	var entries []*extensionsv1alpha1.BackupEntry
-	for _, seedProvider := range []string{"aws", "gcp"} {
-		shoot := framework.UniqueName("shoot--fo--")
-		ns := &corev1.Namespace{}
-		ns.Name, ns.Labels = shoot, map[string]string{v1beta1constants.LabelSeedProvider: seedProvider}
-		if err := env.K8s.Create(framework.Ctx(t), ns); err != nil {
-			t.Fatal(err)
-		}
-		be := env.CreateEntryWithConfig(t, shoot+"--1", bb.Name, data, withCopy("primary"))
-		env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
-		entries = append(entries, be)
-	}
+	entries := []*extensionsv1alpha1.BackupEntry{r.entryOn(t, "aws"), r.entryOn(t, "gcp")}
 	be, onGCP := entries[0], entries[1]
 	shoot := strings.TrimSuffix(be.Name, "--1")
 	etcdBackup := bucketOf(t, env, shoot, bb.Name)
@@ -151,19 +118,78 @@ func TestFailoverToTheCopy(t *testing.T) {
 	// (gardenlet reconciles no BackupEntry of a failed BackupBucket) and says what it serves.
 	primary.Stop()
 	step = time.Now()
-	cur := &extensionsv1alpha1.BackupBucket{}
-	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(bb), cur); err != nil {
-		t.Fatal(err)
-	}
-	cur.Spec.ProviderConfig = &runtime.RawExtension{Raw: []byte(withCopy("copy"))}
-	if err := env.K8s.Update(framework.Ctx(t), cur); err != nil {
-		t.Fatal(err)
-	}
-	env.Trigger(t, cur)
+	r.setBucketConfig(t, withCopy("copy"))
 	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled serving the copy, its primary unreachable", func(obj extensionsv1alpha1.Object) bool {
 		return framework.SucceededAfter(step)(obj) &&
 			condition(obj, backupbucket.ConditionBackupsServedFrom, gardencorev1beta1.ConditionTrue, connect.ServeReasonCopy, copyBucket, "is not converged")
 	})
+}
+
+// serving is a bucket with a copy (copy.serve primary) on two MinIO servers of different root
+// credentials, the copy's credentials in the garden namespace as gardenlet puts them.
+type serving struct {
+	env             *framework.Env
+	primary, second *awsstack.MinIO
+	data            map[string][]byte
+	bb              *extensionsv1alpha1.BackupBucket
+	copyBucket      string
+	// withCopy is the bucket's and its entries' providerConfig with copy.serve serve.
+	withCopy func(serve string) string
+}
+
+func startServing(t *testing.T, ctx context.Context, prefix string) *serving {
+	t.Helper()
+	primary, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(primary.Stop)
+	second, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(second.Stop)
+	r := &serving{primary: primary, second: second, data: primary.SecretData(), withCopy: func(serve string) string {
+		return minio + `,"copy":{"credentialsRef":"backup-copy","serve":"` + serve + `","providerConfig":` + minio + `}}}`
+	}}
+	r.env = framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, t.TempDir(), "--entry-copy-interval", "2s").Env
+	r.env.CreateSecret(t, "garden", "ref-backup-copy", second.SecretData())
+	r.bb = r.env.CreateBucket(t, framework.UniqueName(prefix), r.data, r.withCopy("primary"))
+	r.env.WaitFor(t, r.bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
+	r.env.WaitFor(t, r.bb, time.Minute, "copy bucket ready", func(obj extensionsv1alpha1.Object) bool {
+		return condition(obj, backupbucket.ConditionCopyBucketReady, gardencorev1beta1.ConditionTrue, backupbucket.ReasonCopyBucketReady)
+	})
+	r.copyBucket = r.bb.Name + "-copy"
+	return r
+}
+
+// entryOn creates a shoot's namespace, labelled with the seed's provider as gardenlet labels
+// it, and its reconciled entry.
+func (r *serving) entryOn(t *testing.T, seedProvider string) *extensionsv1alpha1.BackupEntry {
+	t.Helper()
+	shoot := framework.UniqueName("shoot--fo--")
+	ns := &corev1.Namespace{}
+	ns.Name, ns.Labels = shoot, map[string]string{v1beta1constants.LabelSeedProvider: seedProvider}
+	if err := r.env.K8s.Create(framework.Ctx(t), ns); err != nil {
+		t.Fatal(err)
+	}
+	be := r.env.CreateEntryWithConfig(t, shoot+"--1", r.bb.Name, r.data, r.withCopy("primary"))
+	r.env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+	return be
+}
+
+// setBucketConfig sets the BackupBucket's providerConfig and asks for its reconcile.
+func (r *serving) setBucketConfig(t *testing.T, config string) {
+	t.Helper()
+	cur := &extensionsv1alpha1.BackupBucket{}
+	if err := r.env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(r.bb), cur); err != nil {
+		t.Fatal(err)
+	}
+	cur.Spec.ProviderConfig = &runtime.RawExtension{Raw: []byte(config)}
+	if err := r.env.K8s.Update(framework.Ctx(t), cur); err != nil {
+		t.Fatal(err)
+	}
+	r.env.Trigger(t, cur)
 }
 
 // bucketOf returns shoot's etcd-backup after checking that it names bucket.
