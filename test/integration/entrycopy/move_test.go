@@ -23,9 +23,10 @@ import (
 )
 
 // TestMoveToTheCopy: copy.serve copy while the primary is healthy moves the entry's backups to
-// the copy with no gap: a key written to etcd after the last copy pass, backed up only into the
-// primary, is in the copy once the shoot's etcd-backup-restore runs with the switched secret (its
-// first snapshot there covers what the copy lacked), and a restore from the copy holds every key.
+// the copy with no gap: a key written to etcd after the switch by the sidecar that still holds the
+// old secret, backed up only into the primary (the copy is paused), is in the copy once the
+// shoot's etcd-backup-restore runs with the switched secret (its first snapshot there covers what
+// the copy lacked), and a restore from the copy holds every key.
 // The old primary keeps its objects (retired, not deleted).
 func TestMoveToTheCopy(t *testing.T) {
 	ctx := context.Background()
@@ -48,23 +49,33 @@ func TestMoveToTheCopy(t *testing.T) {
 			conditionUpdatedAfter(obj, entrycopy.ConditionBackupsCopied, copied)
 	})
 
-	// Written after that pass, and the switch at once: the copy may lack its snapshot.
-	framework.WaitCovered(t, ctx, store, sidecar, bb.Name, be.Name+"/", db.PutRev(t, "/registry/after-last-pass", "2"))
-	want["/registry/after-last-pass"] = "2"
+	// The switch; until kubelet remounts the secret and the shoot's reconcile rolls etcd, the
+	// sidecar still writes the primary, and the paused copy no longer copies what it writes.
 	step := time.Now()
 	setEntryConfig(t, env, be, r.withCopy("copy"))
 	r.setBucketConfig(t, r.withCopy("copy"))
 	env.WaitFor(t, be, time.Minute, "entry reconciled serving the copy", framework.SucceededAfter(step))
 	etcdBackup := bucketOf(t, env, shoot, copyBucket)
+	env.WaitFor(t, be, time.Minute, "the copy paused", func(obj extensionsv1alpha1.Object) bool {
+		return condition(obj, entrycopy.ConditionBackupsCopied, gardencorev1beta1.ConditionUnknown, entrycopy.ReasonServingFromCopy)
+	})
 	env.WaitFor(t, bb, 2*time.Minute, "bucket serving the copy", func(obj extensionsv1alpha1.Object) bool {
 		return condition(obj, backupbucket.ConditionBackupsServedFrom, gardencorev1beta1.ConditionTrue, connect.ServeReasonCopy, copyBucket)
 	})
+	copyStore := env.StoreFor(t, r.second.SecretData())
+	gap := db.PutRev(t, "/registry/after-the-switch", "2")
+	want["/registry/after-the-switch"] = "2"
+	framework.WaitCovered(t, ctx, store, sidecar, bb.Name, be.Name+"/", gap)
+	for _, o := range framework.ListAll(t, ctx, copyStore, copyBucket) {
+		if end, _, ok := stack.SnapshotEndRevision(o.Key); ok && strings.HasPrefix(o.Key, be.Name+"/") && end >= gap {
+			t.Fatalf("the copy holds %s, written to the primary after the copy paused", o.Key)
+		}
+	}
 
 	// The shoot's reconcile rolls etcd with the copy's bucket: the same data, the new secret.
 	sidecar.Stop()
 	primaryKeys := framework.ListAll(t, ctx, store, bb.Name)
 	stack.MountSecret(t, mount, etcdBackup.Data)
-	copyStore := env.StoreFor(t, r.second.SecretData())
 	sidecar = c.Snapshotter(t, db, mount, copyBucket, be.Name)
 	framework.WaitCovered(t, ctx, copyStore, sidecar, copyBucket, be.Name+"/", db.PutRev(t, "/registry/moved", "3"))
 	want["/registry/moved"] = "3"
