@@ -66,6 +66,9 @@ type Settings struct {
 	// Interval is how often each entry is copied (default: the extension's
 	// --entry-copy-interval).
 	Interval *metav1.Duration `json:"interval,omitempty"`
+	// Serve is which store every entry's etcd-backup secret names (ServePrimary when empty):
+	// ServeCopy is the documented step of a failover or a move (serve.go).
+	Serve Serve `json:"serve,omitempty"`
 }
 
 // Bucket is the copy bucket's name for the BackupBucket primary.
@@ -180,6 +183,7 @@ func (s *Settings) Validate(path *field.Path, primaryType string, decodeConfig f
 	if d, r := s.Interval, s.RPO; d != nil && r != nil && d.Duration > 0 && r.Duration > 0 && d.Duration > r.Duration {
 		errs = append(errs, field.Invalid(path.Child("rpo"), r.Duration.String(), "must not be shorter than copy.interval ("+d.Duration.String()+"): every pass would end lagging"))
 	}
+	errs = append(errs, validateServe(path.Child("serve"), s.Serve, s.Type, primaryType)...)
 	errs = append(errs, validateProviderConfig(path.Child("providerConfig"), s.RawProviderConfig(), decodeConfig)...)
 	return errs
 }

@@ -68,6 +68,18 @@ func TestCopyValidation(t *testing.T) {
 		{name: "rpo not shorter than the interval", copy: "  credentialsRef: c\n  rpo: 5m\n  interval: 10m\n", wantErr: []string{at + ".copy.rpo: Invalid value: \"5m0s\": must not be shorter than copy.interval"}},
 		{name: "an interval under a minute", copy: "  credentialsRef: c\n  interval: 10s\n", wantErr: []string{at + ".copy.interval: Invalid value"}},
 		{name: "a duration that does not parse", copy: "  credentialsRef: c\n  rpo: soon\n", wantErr: []string{at + ".copy.rpo: Invalid value: \"soon\""}},
+		{name: "serve: copy (failover or move)", copy: "  credentialsRef: c\n  serve: copy\n", check: func(t *testing.T, s *copystore.Settings) {
+			if !s.ServesCopy() {
+				t.Fatalf("got %+v; want it to serve the copy", s)
+			}
+		}},
+		{name: "serve: primary", copy: "  credentialsRef: c\n  serve: primary\n", check: func(t *testing.T, s *copystore.Settings) {
+			if s.ServesCopy() {
+				t.Fatalf("got %+v; want it to serve the primary", s)
+			}
+		}},
+		{name: "serve: another store", copy: "  credentialsRef: c\n  serve: both\n", wantErr: []string{at + `.copy.serve: Unsupported value: "both": supported values: "primary", "copy"`}},
+		{name: "serve: copy of another type", copy: "  type: gcp\n  credentialsRef: c\n  serve: copy\n", wantErr: []string{at + ".copy.serve: Forbidden: only a copy of the primary's type aws can be served"}},
 		{name: "an unknown field", copy: "  credentialsRef: c\n  bucket: x\n", wantErr: []string{`unknown field "copy.bucket"`}},
 		{name: "the copy's providerConfig is decoded strictly, named where it is", copy: "  credentialsRef: c\n  providerConfig:\n    apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\n    kind: BackupBucketConfig\n    encryption: {type: ROT13}\n",
 			wantErr: []string{at + ".copy.providerConfig.encryption.type: Unsupported value: \"ROT13\""}},

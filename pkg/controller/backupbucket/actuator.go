@@ -71,7 +71,18 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 		// bucket is there: an OpenStack application credential expires, and without its renewal
 		// every shoot's backups would stop. The error is still returned.
 		if err := a.probe(ctx, bb); err != nil {
-			return ensureErr
+			if !servesCopy(cfg) {
+				return ensureErr
+			}
+			// The copy is served (copy.serve): the primary that cannot be reached must not fail
+			// this reconcile; BackupsServedFrom says so (reconcileServe). The copy's secret is
+			// recorded here too: else copySecretWatch would ask for reconciles without end.
+			seen := a.copySecretSeen(ctx, bb, cfg)
+			if err := a.reconcileCopy(ctx, log, bb, cfg); err != nil {
+				return errors.Join(ensureErr, err)
+			}
+			primaryErr, err := a.reconcileServe(ctx, log, bb, cfg, ensureErr)
+			return errors.Join(primaryErr, err, a.recordCopy(ctx, log, bb, cfg, seen))
 		}
 		log.Info("Bucket settings do not converge; its generated credentials are kept current meanwhile", "bucket", bb.Name, "error", ensureErr.Error())
 	} else {
@@ -84,6 +95,9 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 	seen := a.copySecretSeen(ctx, bb, cfg)
 	err = errors.Join(err, a.reconcileCopy(ctx, log, bb, cfg))
 	err = errors.Join(err, a.recordCopy(ctx, log, bb, cfg, seen))
+	// copy.serve: which bucket entries name (BackupsServedFrom).
+	_, serveErr := a.reconcileServe(ctx, log, bb, cfg, ensureErr)
+	err = errors.Join(err, serveErr)
 	// The entry issuer is recorded whether or not the settings converge (the entries issue as
 	// long as the bucket is there); its sweeps run on a converged bucket only.
 	err = errors.Join(err, a.reconcileEntryIssuers(ctx, log, bb, cfg, ensureErr == nil && err == nil))

@@ -103,6 +103,10 @@ func (d *delegate) etcdSecretData(ctx context.Context, be *extensionsv1alpha1.Ba
 		// etcd-backup-restore would get no container: refused before the shoot gets the secret.
 		return nil, lasterror.For(errEmptyBucketName)
 	}
+	// copy.serve: the copy's bucket and credentials instead (failover, or a move).
+	if out, ok, err := d.servedFromCopy(ctx, be); ok || err != nil {
+		return out, err
+	}
 	out, err := d.provider.EtcdBackupSecretData(be, data)
 	if err != nil {
 		return nil, lasterror.For(err)

@@ -86,6 +86,10 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 		metrics.ForgetEntryCopy(be.Name)
 		return reconcile.Result{}, c.publish(ctx, be, nil)
 	}
+	if serving, err := c.servingFromCopy(ctx, be, place); serving || err != nil {
+		// Looked at again on the interval: copy.serve may be primary again.
+		return reconcile.Result{RequeueAfter: periodic.Jitter(place.Settings.IntervalOr(c.opts.Interval))}, err
+	}
 	cond := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsCopied)
 	if cond == nil && !extstatus.Succeeded(be) {
 		return reconcile.Result{}, nil // its first successful reconcile wakes us

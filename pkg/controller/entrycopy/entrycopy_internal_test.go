@@ -39,7 +39,21 @@ import (
 // client holding the entry and its secret; pass runs one due pass and returns BackupsCopied.
 type copyRig struct {
 	c    client.Client
+	name string
 	pass func() *gardencorev1beta1.Condition
+}
+
+// setConfig sets the entry's providerConfig to cfg.
+func (r copyRig) setConfig(t *testing.T, cfg controllertest.Config) {
+	t.Helper()
+	be := &extensionsv1alpha1.BackupEntry{}
+	if err := r.c.Get(context.Background(), client.ObjectKey{Name: r.name}, be); err != nil {
+		t.Fatal(err)
+	}
+	be.Spec.ProviderConfig = controllertest.RawConfig(cfg)
+	if err := r.c.Update(context.Background(), be); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func newCopyRig(t *testing.T, store controllertest.Store, name string, cfg controllertest.Config, now time.Time) copyRig {
@@ -62,7 +76,7 @@ func newCopyRig(t *testing.T, store controllertest.Store, name string, cfg contr
 		opts: Options{Interval: time.Minute}}
 	metrics.ForgetEntryCopy(name)
 	t.Cleanup(func() { metrics.ForgetEntryCopy(name) })
-	return copyRig{c: c, pass: func() *gardencorev1beta1.Condition {
+	return copyRig{c: c, name: name, pass: func() *gardencorev1beta1.Condition {
 		t.Helper()
 		clock.Step(2 * time.Minute) // past the entry's slot and its interval
 		if _, err := cp.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKey{Name: name}}); err != nil {

@@ -36,6 +36,9 @@ const (
 	// ReasonSourceUnavailable (Unknown): the entry's own bucket could not be read: what the copy
 	// lacks is not known.
 	ReasonSourceUnavailable = "SourceUnavailable"
+	// ReasonServingFromCopy (Unknown): copy.serve is copy: the shoot writes the copy bucket
+	// itself and nothing is copied into it (serving.go).
+	ReasonServingFromCopy = "ServingFromCopy"
 )
 
 // outcome is what one pass found: whether each store could be listed, and the engine's result.

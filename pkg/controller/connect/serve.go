@@ -1,0 +1,137 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package connect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/gardener/gardener/extensions/pkg/controller/backupentry"
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
+
+// Reasons of a ServePlan: why an entry's etcd-backup names the store it names.
+const (
+	// ServeReasonPrimary: no copy is served (none declared, or copy.serve is primary).
+	ServeReasonPrimary = "Primary"
+	// ServeReasonCopy: copy.serve is copy: etcd-backup names the copy bucket.
+	ServeReasonCopy = "Copy"
+	// ServeReasonCopyIsSource: the copy bucket is the entry's own bucket: nothing to switch to.
+	ServeReasonCopyIsSource = "CopyIsSource"
+	// ServeReasonSourceEntry: a migration's source- entry reads its bucket's snapshots where its
+	// BackupBucket names them; it is never switched.
+	ServeReasonSourceEntry = "SourceEntry"
+	// ServeReasonRefused: copy.serve is copy but switching would break the shoot's Etcd
+	// (ServeObserved.SeedProvider): etcd-backup keeps naming the primary and the entry fails.
+	ServeReasonRefused = "CopyServeRefused"
+)
+
+// etcdWebhookReadsBucket are the seed provider types whose provider extension's seedprovider
+// webhook reads the BackupBucket named by Etcd.spec.backup.store.container and refuses the Etcd
+// (failurePolicy Fail) when there is none: provider-gcp v1.53.4's EnsureETCD. No BackupBucket is
+// named as the copy bucket, so every later update of the shoot's Etcd would be refused.
+var etcdWebhookReadsBucket = map[string]string{
+	"gcp": "provider-gcp's seedprovider webhook (EnsureETCD) reads the BackupBucket named by the Etcd's backup container and refuses the Etcd when there is none",
+}
+
+// ServeObserved is what DecideServe decides over, for one entry.
+type ServeObserved struct {
+	// Place is the copy the entry's config declares (nil: none).
+	Place *CopyPlace
+	// Bucket is the entry's own bucket (spec.bucketName).
+	Bucket string
+	// SourceEntry is true for a migration's source- entry.
+	SourceEntry bool
+	// SeedProvider is the label seed.gardener.cloud/provider of the shoot's namespace: the seed's
+	// infrastructure provider, whose seedprovider webhook mutates the shoot's Etcd.
+	SeedProvider string
+}
+
+// ServePlan is the store an entry's etcd-backup names.
+type ServePlan struct {
+	// FromCopy is true when etcd-backup names the copy bucket (Place) with the copy's region and
+	// credentials.
+	FromCopy bool
+	Reason   string
+	Message  string
+	// Refused is set with ServeReasonRefused: the entry's reconcile fails with it (a
+	// configuration problem) and its etcd-backup is not changed.
+	Refused error
+}
+
+// DecideServe is the pure decision of which store an entry's etcd-backup names: the copy when
+// copy.serve is copy, unless there is no copy to switch to, the entry is a migration's source, or
+// the seed's provider would refuse the shoot's Etcd with the copy bucket's name.
+func DecideServe(o ServeObserved) ServePlan {
+	switch {
+	case o.Place == nil || !o.Place.Settings.ServesCopy():
+		return ServePlan{Reason: ServeReasonPrimary, Message: fmt.Sprintf("Backups are served from the primary bucket %q.", o.Bucket)}
+	case o.Place.Bucket == o.Bucket:
+		return ServePlan{Reason: ServeReasonCopyIsSource, Message: fmt.Sprintf("copy.serve is copy, but the copy bucket %q is the entry's own bucket: backups are served from it as they are.", o.Bucket)}
+	case o.SourceEntry:
+		return ServePlan{Reason: ServeReasonSourceEntry, Message: fmt.Sprintf("A migration's source entry reads bucket %q, which its BackupBucket names; copy.serve does not switch it.", o.Bucket)}
+	}
+	if why, ok := etcdWebhookReadsBucket[o.SeedProvider]; ok {
+		err := objectstore.Invalidf("copy.serve: Forbidden: backups cannot be served from the copy bucket %q on a seed of provider %q: %s, and no BackupBucket is named %q, so every update of the shoot's Etcd would be refused; etcd-backup keeps naming bucket %q",
+			o.Place.Bucket, o.SeedProvider, why, o.Place.Bucket, o.Bucket)
+		return ServePlan{Reason: ServeReasonRefused, Message: err.Error(), Refused: err}
+	}
+	return ServePlan{FromCopy: true, Reason: ServeReasonCopy, Message: fmt.Sprintf("copy.serve is copy: backups are served from the copy bucket %q%s with the copy's credentials (%s/%s), not from bucket %q.",
+		o.Place.Bucket, regionNote(o.Place.Region), o.Place.Secret.Namespace, o.Place.Secret.Name, o.Bucket)}
+}
+
+func regionNote(region string) string {
+	if region == "" {
+		return ""
+	}
+	return fmt.Sprintf(" in region %q", region)
+}
+
+// ServeOf observes and decides which store be's etcd-backup names: its config's copy (decoded
+// with p; an invalid entry config falls back to the seed configuration's, as Decode does) and its
+// shoot namespace's seed provider label (read with reader; a namespace that is gone has none).
+// While the seed configuration is awaited it returns provider.SeedConfigPendingError.
+// sourceEntry says whether be is a migration's source- entry.
+func ServeOf(ctx context.Context, reader client.Reader, p provider.Provider, be *extensionsv1alpha1.BackupEntry, sourceEntry bool) (ServePlan, *CopyPlace, error) {
+	cfg, err := EntryConfig(p, be)
+	if pending := (*provider.SeedConfigPendingError)(nil); errors.As(err, &pending) {
+		return ServePlan{}, nil, err // nothing is decided with the defaults
+	}
+	place, err := CopyPlaceOf(p, cfg, be.Spec.BucketName)
+	if err != nil {
+		return ServePlan{}, nil, err
+	}
+	o := ServeObserved{Place: place, Bucket: be.Spec.BucketName, SourceEntry: sourceEntry}
+	if place != nil && place.Settings.ServesCopy() {
+		shootNamespace, _ := backupentry.ExtractShootDetailsFromBackupEntryName(be.Name)
+		ns := &corev1.Namespace{}
+		switch err := reader.Get(ctx, client.ObjectKey{Name: shootNamespace}, ns); {
+		case err == nil:
+			o.SeedProvider = ns.Labels[v1beta1constants.LabelSeedProvider]
+		case !apierrors.IsNotFound(err):
+			return ServePlan{}, nil, fmt.Errorf("reading the shoot's namespace %q for its seed provider: %w", shootNamespace, err)
+		}
+	}
+	return DecideServe(o), place, nil
+}
+
+// SecretData is the data of the copy's credentials secret (ref-<credentialsRef>); a missing
+// secret is ErrCopySecretMissing, naming the Seed's spec.resources.
+func (c *CopyPlace) SecretData(ctx context.Context, reader client.Reader) (map[string][]byte, error) {
+	s, err := secrets.Read(ctx, reader, c.Secret)
+	if err != nil {
+		return nil, c.credentialsError(err)
+	}
+	return s.Data, nil
+}

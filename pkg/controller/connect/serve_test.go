@@ -1,0 +1,57 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package connect_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// TestDecideServe: which store an entry's etcd-backup names, over every observation.
+func TestDecideServe(t *testing.T) {
+	place := func(serve copystore.Serve, bucket string) *connect.CopyPlace {
+		return &connect.CopyPlace{Settings: &copystore.Settings{CredentialsRef: "backup-copy", Serve: serve}, Bucket: bucket, Region: "eu-west-1",
+			Secret: corev1.SecretReference{Namespace: "garden", Name: "ref-backup-copy"}}
+	}
+	cases := []struct {
+		name     string
+		o        connect.ServeObserved
+		fromCopy bool
+		reason   string
+		saying   string
+		refused  bool
+	}{
+		{name: "no copy", o: connect.ServeObserved{Bucket: "b"}, reason: connect.ServeReasonPrimary},
+		{name: "a copy, serve unset", o: connect.ServeObserved{Place: place("", "b-copy"), Bucket: "b"}, reason: connect.ServeReasonPrimary},
+		{name: "a copy, serve primary", o: connect.ServeObserved{Place: place(copystore.ServePrimary, "b-copy"), Bucket: "b"}, reason: connect.ServeReasonPrimary},
+		{name: "serve copy", o: connect.ServeObserved{Place: place(copystore.ServeCopy, "b-copy"), Bucket: "b", SeedProvider: "aws"},
+			fromCopy: true, reason: connect.ServeReasonCopy, saying: `copy bucket "b-copy" in region "eu-west-1" with the copy's credentials (garden/ref-backup-copy)`},
+		{name: "serve copy, namespace gone (no label)", o: connect.ServeObserved{Place: place(copystore.ServeCopy, "b-copy"), Bucket: "b"},
+			fromCopy: true, reason: connect.ServeReasonCopy},
+		{name: "serve copy, the copy is the entry's bucket", o: connect.ServeObserved{Place: place(copystore.ServeCopy, "b"), Bucket: "b"}, reason: connect.ServeReasonCopyIsSource},
+		{name: "serve copy, a migration's source entry", o: connect.ServeObserved{Place: place(copystore.ServeCopy, "b-copy"), Bucket: "b", SourceEntry: true}, reason: connect.ServeReasonSourceEntry},
+		{name: "serve copy on a gcp seed: provider-gcp's webhook would refuse the Etcd", o: connect.ServeObserved{Place: place(copystore.ServeCopy, "b-copy"), Bucket: "b", SeedProvider: "gcp"},
+			reason: connect.ServeReasonRefused, refused: true, saying: `copy.serve: Forbidden`},
+		{name: "serve primary on a gcp seed", o: connect.ServeObserved{Place: place(copystore.ServePrimary, "b-copy"), Bucket: "b", SeedProvider: "gcp"}, reason: connect.ServeReasonPrimary},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := connect.DecideServe(c.o)
+			if got.FromCopy != c.fromCopy || got.Reason != c.reason || !strings.Contains(got.Message, c.saying) || (got.Refused != nil) != c.refused {
+				t.Fatalf("got %+v; want fromCopy %v, reason %s, saying %q, refused %v", got, c.fromCopy, c.reason, c.saying, c.refused)
+			}
+			if c.refused && !errors.Is(got.Refused, objectstore.ErrInvalidConfig) {
+				t.Fatalf("refusal %v is not a configuration problem", got.Refused)
+			}
+		})
+	}
+}

@@ -1,0 +1,40 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package entrycopy
+
+import (
+	"context"
+	"fmt"
+
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
+)
+
+// servingFromCopy pauses the copy of an entry whose etcd-backup names the copy bucket
+// (connect.DecideServe, as the BackupEntry's delegate decides it): the shoot's etcd-backup-restore
+// writes the copy itself, and its garbage collection deletes there what a copy from the old
+// primary would bring back. BackupsCopied says so (Unknown ServingFromCopy: there is no second
+// copy now) and the lag series goes. It says whether the entry is served from the copy.
+func (c *copier) servingFromCopy(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace) (bool, error) {
+	if !place.Settings.ServesCopy() {
+		return false, nil
+	}
+	plan, _, err := connect.ServeOf(ctx, c.Reader, c.Provider, be, entryinfo.IsSourceEntry(be))
+	if err != nil || !plan.FromCopy {
+		return false, err
+	}
+	metrics.EntryCopyLag.DeletePartialMatch(map[string]string{"entry": be.Name})
+	v := verdict{status: gardencorev1beta1.ConditionUnknown, reason: ReasonServingFromCopy,
+		message: fmt.Sprintf("Nothing is copied: %s The shoot writes its snapshots there; there is no second copy until copy.serve is primary again.", plan.Message)}
+	if old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsCopied); old != nil && old.Status == v.status && old.Reason == v.reason && old.Message == v.message {
+		return true, nil // written once: nothing is measured while paused
+	}
+	return true, c.publish(ctx, be, &v)
+}

@@ -1,0 +1,58 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package entrycopy
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
+)
+
+// TestServingFromTheCopy: while copy.serve is copy the shoot writes the copy bucket itself:
+// nothing is listed or copied, BackupsCopied is Unknown ServingFromCopy (there is no second
+// copy), and no lag series stays.
+func TestServingFromTheCopy(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	name := "shoot--p--f--1"
+	store := memstore.WithFaults(controllertest.Bucket(t, "bucket", name+"/etcd-main/v2/Full-00000000-00000010-1764417600"))
+	if err := store.EnsureBucket(ctx, objectstore.Bucket{Name: "bucket-copy"}); err != nil {
+		t.Fatal(err)
+	}
+	settings := &copystore.Settings{CredentialsRef: "backup-copy"}
+	rig := newCopyRig(t, store, name, controllertest.Config{CopyField: copystore.CopyField{Copy: settings}}, now)
+	if err := rig.c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}}); err != nil {
+		t.Fatal(err)
+	}
+	if cond := rig.pass(); cond == nil || cond.Reason != ReasonCopied {
+		t.Fatalf("serving the primary: %v; want True Copied", cond)
+	}
+	reads, writes := store.Calls(memstore.OpListObjects), store.Calls(memstore.OpPutObject)
+
+	settings.Serve = copystore.ServeCopy
+	rig.setConfig(t, controllertest.Config{CopyField: copystore.CopyField{Copy: settings}})
+	cond := rig.pass()
+	t.Logf("cond %+v", cond)
+	if cond == nil || cond.Status != gardencorev1beta1.ConditionUnknown || cond.Reason != ReasonServingFromCopy {
+		t.Fatalf("serving the copy: %v; want Unknown ServingFromCopy", cond)
+	}
+	if n, w := store.Calls(memstore.OpListObjects)-reads, store.Calls(memstore.OpPutObject)-writes; n != 0 || w != 0 {
+		t.Fatalf("%d listings, %d writes while serving the copy; want none", n, w)
+	}
+	if n := testutil.CollectAndCount(metrics.EntryCopyLag); n != 0 {
+		t.Fatalf("%d lag series while serving the copy; want none", n)
+	}
+}

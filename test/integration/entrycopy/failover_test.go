@@ -1,0 +1,245 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package entrycopy_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycopy"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
+	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
+)
+
+// TestFailoverToTheCopy: the real etcd-backup-restore backs up a real etcd into the primary
+// MinIO with the entry's etcd-backup; the entry copy copies it to a second MinIO with other
+// credentials; the primary bucket is deleted. The documented step (copy.serve: copy) points
+// etcd-backup at the copy bucket with the copy's credentials; etcd-backup-restore restores
+// every key from it, and its next snapshot, with that secret, lands in the copy. The entry copy
+// pauses, and on a seed whose provider's webhook would refuse the shoot's Etcd the step is
+// refused.
+func TestFailoverToTheCopy(t *testing.T) {
+	ctx := context.Background()
+	r := startServing(t, ctx, "fo-")
+	env, primary, second, data, bb, copyBucket, withCopy := r.env, r.primary, r.second, r.data, r.bb, r.copyBucket, r.withCopy
+	// Two shoots: one on an aws seed, one whose namespace says the seed's provider is gcp.
+	entries := []*extensionsv1alpha1.BackupEntry{r.entryOn(t, "aws"), r.entryOn(t, "gcp")}
+	be, onGCP := entries[0], entries[1]
+	shoot := strings.TrimSuffix(be.Name, "--1")
+	etcdBackup := bucketOf(t, env, shoot, bb.Name)
+
+	// The real etcd-backup-restore backs up into the primary with the entry's etcd-backup.
+	c := awsstack.S3Consumer
+	mount := t.TempDir()
+	stack.MountSecret(t, mount, etcdBackup.Data)
+	db := stack.StartEtcd(t, filepath.Join(t.TempDir(), "etcd"))
+	want := map[string]string{"/registry/before-full": "1"}
+	db.Put(t, "/registry/before-full", "1")
+	sidecar := c.Snapshotter(t, db, mount, bb.Name, be.Name)
+	store := env.StoreFor(t, data)
+	framework.WaitCovered(t, ctx, store, sidecar, bb.Name, be.Name+"/", db.PutRev(t, "/registry/delta", "2"))
+	want["/registry/delta"] = "2"
+	sidecar.Stop()
+	db.Stop()
+	full, delta := framework.CountSnapshots(t, store, bb.Name, be.Name)
+	env.WaitFor(t, be, 2*time.Minute, "BackupsCopied True with every snapshot", func(obj extensionsv1alpha1.Object) bool {
+		return condition(obj, entrycopy.ConditionBackupsCopied, gardencorev1beta1.ConditionTrue, entrycopy.ReasonCopied, fmt.Sprintf("(%d in sync)", full+delta))
+	})
+
+	// The primary bucket is gone.
+	deleteBucket(t, primary.S3Client(), bb.Name)
+
+	// The documented step: copy.serve: copy (gardenlet hands the seed configuration's change to
+	// every entry; here the entry's providerConfig carries it).
+	step := time.Now()
+	for _, e := range entries {
+		setEntryConfig(t, env, e, withCopy("copy"))
+	}
+	env.WaitFor(t, be, time.Minute, "entry reconciled serving the copy", framework.SucceededAfter(step))
+	etcdBackup = bucketOf(t, env, shoot, copyBucket)
+	for k, v := range map[string]string{"accessKeyID": second.AccessKey, "secretAccessKey": second.SecretKey, "endpoint": second.Endpoint} {
+		if got := string(etcdBackup.Data[k]); got != v {
+			t.Errorf("etcd-backup's %s is %q; want the copy's", k, got)
+		}
+	}
+
+	// etcd-backup-restore restores every key from the copy (gardenlet sets the Etcd's container
+	// from etcd-backup's bucketName at the shoot's next reconcile).
+	stack.MountSecret(t, mount, etcdBackup.Data)
+	restored := stack.StartEtcd(t, c.Restore(t, mount, copyBucket, be.Name))
+	for k, v := range want {
+		if got := restored.Get(t, k); got != v {
+			t.Errorf("restored from the copy: %s = %q; want %q", k, got, v)
+		}
+	}
+	// New snapshots land in the copy.
+	copyStore := env.StoreFor(t, second.SecretData())
+	sidecar = c.Snapshotter(t, restored, mount, copyBucket, be.Name)
+	framework.WaitCovered(t, ctx, copyStore, sidecar, copyBucket, be.Name+"/", restored.PutRev(t, "/registry/after-failover", "3"))
+	sidecar.Stop()
+	restored.Stop()
+
+	// The entry copy pauses: the shoot writes the copy itself.
+	env.WaitFor(t, be, time.Minute, "BackupsCopied Unknown ServingFromCopy", func(obj extensionsv1alpha1.Object) bool {
+		return condition(obj, entrycopy.ConditionBackupsCopied, gardencorev1beta1.ConditionUnknown, entrycopy.ReasonServingFromCopy, copyBucket)
+	})
+	// On the gcp seed the step is refused and etcd-backup still names the primary.
+	env.WaitFor(t, onGCP, time.Minute, "the gcp seed's entry refuses copy.serve", framework.FailedWith(gardencorev1beta1.ErrorConfigurationProblem))
+	bucketOf(t, env, strings.TrimSuffix(onGCP.Name, "--1"), bb.Name)
+
+	// Deleting the entry while failed over: the primary bucket that is gone holds nothing; the
+	// entry's prefix in the copy, where the shoot wrote last, is emptied.
+	env.DeleteAndWaitGone(t, be, connect.CopyPassDeadline+3*time.Minute)
+	if got, err := conformance.ListKeys(ctx, copyStore, copyBucket, be.Name+"/"); err != nil || len(got) != 0 {
+		t.Errorf("the copy still holds %v (%v) of the deleted entry", got, err)
+	}
+
+	// The primary's store is gone altogether: the BackupBucket serving the copy still succeeds
+	// (gardenlet reconciles no BackupEntry of a failed BackupBucket) and says what it serves.
+	primary.Stop()
+	step = time.Now()
+	r.setBucketConfig(t, withCopy("copy"))
+	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled serving the copy, its primary unreachable", func(obj extensionsv1alpha1.Object) bool {
+		return framework.SucceededAfter(step)(obj) &&
+			condition(obj, backupbucket.ConditionBackupsServedFrom, gardencorev1beta1.ConditionTrue, connect.ServeReasonCopy, copyBucket, "is not converged")
+	})
+}
+
+// serving is a bucket with a copy (copy.serve primary) on two MinIO servers of different root
+// credentials, the copy's credentials in the garden namespace as gardenlet puts them.
+type serving struct {
+	env             *framework.Env
+	primary, second *awsstack.MinIO
+	data            map[string][]byte
+	bb              *extensionsv1alpha1.BackupBucket
+	copyBucket      string
+	// withCopy is the bucket's and its entries' providerConfig with copy.serve serve.
+	withCopy func(serve string) string
+}
+
+func startServing(t *testing.T, ctx context.Context, prefix string) *serving {
+	t.Helper()
+	primary, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(primary.Stop)
+	second, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(second.Stop)
+	r := &serving{primary: primary, second: second, data: primary.SecretData(), withCopy: func(serve string) string {
+		return minio + `,"copy":{"credentialsRef":"backup-copy","serve":"` + serve + `","providerConfig":` + minio + `}}}`
+	}}
+	r.env = framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, t.TempDir(), "--entry-copy-interval", "2s").Env
+	r.env.CreateSecret(t, "garden", "ref-backup-copy", second.SecretData())
+	r.bb = r.env.CreateBucket(t, framework.UniqueName(prefix), r.data, r.withCopy("primary"))
+	r.env.WaitFor(t, r.bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
+	r.env.WaitFor(t, r.bb, time.Minute, "copy bucket ready", func(obj extensionsv1alpha1.Object) bool {
+		return condition(obj, backupbucket.ConditionCopyBucketReady, gardencorev1beta1.ConditionTrue, backupbucket.ReasonCopyBucketReady)
+	})
+	r.copyBucket = r.bb.Name + "-copy"
+	return r
+}
+
+// entryOn creates a shoot's namespace, labelled with the seed's provider as gardenlet labels
+// it, and its reconciled entry.
+func (r *serving) entryOn(t *testing.T, seedProvider string) *extensionsv1alpha1.BackupEntry {
+	t.Helper()
+	shoot := framework.UniqueName("shoot--fo--")
+	ns := &corev1.Namespace{}
+	ns.Name, ns.Labels = shoot, map[string]string{v1beta1constants.LabelSeedProvider: seedProvider}
+	if err := r.env.K8s.Create(framework.Ctx(t), ns); err != nil {
+		t.Fatal(err)
+	}
+	be := r.env.CreateEntryWithConfig(t, shoot+"--1", r.bb.Name, r.data, r.withCopy("primary"))
+	r.env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+	return be
+}
+
+// setBucketConfig sets the BackupBucket's providerConfig and asks for its reconcile.
+func (r *serving) setBucketConfig(t *testing.T, config string) {
+	t.Helper()
+	cur := &extensionsv1alpha1.BackupBucket{}
+	if err := r.env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(r.bb), cur); err != nil {
+		t.Fatal(err)
+	}
+	cur.Spec.ProviderConfig = &runtime.RawExtension{Raw: []byte(config)}
+	if err := r.env.K8s.Update(framework.Ctx(t), cur); err != nil {
+		t.Fatal(err)
+	}
+	r.env.Trigger(t, cur)
+}
+
+// bucketOf returns shoot's etcd-backup after checking that it names bucket.
+func bucketOf(t *testing.T, env *framework.Env, shoot, bucket string) *corev1.Secret {
+	t.Helper()
+	_, s := env.SecretKeys(t, shoot, "etcd-backup")
+	if got := string(s.Data[v1beta1constants.DataKeyBackupBucketName]); got != bucket {
+		t.Fatalf("etcd-backup of %s names bucket %q; want %q", shoot, got, bucket)
+	}
+	return s
+}
+
+// setEntryConfig sets be's providerConfig and asks for its reconcile, as gardenlet does.
+func setEntryConfig(t *testing.T, env *framework.Env, be *extensionsv1alpha1.BackupEntry, config string) {
+	t.Helper()
+	cur := &extensionsv1alpha1.BackupEntry{}
+	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(be), cur); err != nil {
+		t.Fatal(err)
+	}
+	cur.Spec.ProviderConfig = &runtime.RawExtension{Raw: []byte(config)}
+	if err := env.K8s.Update(framework.Ctx(t), cur); err != nil {
+		t.Fatal(err)
+	}
+	env.Trigger(t, cur)
+}
+
+// deleteBucket deletes every object version in bucket, then the bucket.
+func deleteBucket(t *testing.T, s3c *s3.Client, bucket string) {
+	t.Helper()
+	ctx := framework.Ctx(t)
+	p := s3.NewListObjectVersionsPaginator(s3c, &s3.ListObjectVersionsInput{Bucket: &bucket})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []s3types.ObjectIdentifier
+		for _, v := range page.Versions {
+			ids = append(ids, s3types.ObjectIdentifier{Key: v.Key, VersionId: v.VersionId})
+		}
+		for _, m := range page.DeleteMarkers {
+			ids = append(ids, s3types.ObjectIdentifier{Key: m.Key, VersionId: m.VersionId})
+		}
+		for _, id := range ids {
+			if _, err := s3c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: id.Key, VersionId: id.VersionId}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := s3c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &bucket}); err != nil {
+		t.Fatal(err)
+	}
+}
