@@ -197,8 +197,11 @@ func secretVersion(ctx context.Context, reader client.Reader, ref corev1.SecretR
 // failed status write.
 func (a *actuator) recordCopy(ctx context.Context, log logr.Logger, bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, seen *string) error {
 	place, err := connect.CopyPlaceOf(a.provider, cfg, bb.Name)
-	if err != nil { // validated with the bucket's config: a programming error if it happens
-		return fmt.Errorf("recording the copy bucket: %w", err)
+	if err != nil {
+		// A copy this binary cannot write (a type without its store): CopyBucketReady says so
+		// (CopyBucketInvalid); the record stays as it was, and so does what it reports.
+		log.V(1).Info("The copy bucket's record is kept: its place cannot be built", "error", err.Error())
+		return nil
 	}
 	ps, err := ReadProviderStatus(bb)
 	if err != nil {
