@@ -77,8 +77,9 @@ type copyState struct {
 	// declared: the seed configuration declares a copy, in bucket and region.
 	declared       bool
 	bucket, region string
-	// primary is the entry's own bucket.
-	primary string
+	// isSource: the copy bucket is the entry's own bucket (connect.CopyPlace.IsBucket: the same
+	// name in a store of the primary's type; a store of another type holds another bucket).
+	isSource bool
 	// last is the copy's last drill (nil: none); started its mark (nil: none).
 	last    *drill.Status
 	started *metav1.Time
@@ -94,7 +95,7 @@ func decideCopy(s copyState) (copyStep, time.Time) {
 	switch {
 	case !s.declared:
 		return copyWithdraw, time.Time{}
-	case s.bucket == s.primary:
+	case s.isSource:
 		return copyIsSource, time.Time{}
 	case s.started != nil:
 		return copyInterrupted, time.Time{}
@@ -138,10 +139,10 @@ func (r *Reconciler) lookCopy(ctx context.Context, be *extensionsv1alpha1.Backup
 		ps = entryinfo.ProviderStatus{}
 	}
 	now := r.Now()
-	s := copyState{primary: be.Spec.BucketName, last: ps.CopyDrill, started: ps.CopyDrillStarted,
+	s := copyState{last: ps.CopyDrill, started: ps.CopyDrillStarted,
 		succeeded: extstatus.Succeeded(be), first: r.copyFirstSlot(be), now: now}
 	if place != nil {
-		s.declared, s.bucket, s.region = true, place.Bucket, place.Region
+		s.declared, s.bucket, s.region, s.isSource = true, place.Bucket, place.Region, place.IsBucket(be.Spec.BucketName)
 	}
 	if s.last != nil {
 		s.due = r.due(s.last)

@@ -26,13 +26,14 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 func TestDecideCopy(t *testing.T) {
 	now := created.Add(48 * time.Hour)
 	here := &drill.Status{Bucket: "copy", Region: "r", DrilledAt: metav1.NewTime(now.Add(-time.Hour))}
 	started := metav1.NewTime(now.Add(-time.Minute))
-	base := copyState{declared: true, bucket: "copy", region: "r", primary: bucket, succeeded: true, first: now.Add(time.Hour), due: now.Add(time.Hour), now: now}
+	base := copyState{declared: true, bucket: "copy", region: "r", succeeded: true, first: now.Add(time.Hour), due: now.Add(time.Hour), now: now}
 	for _, c := range []struct {
 		name string
 		set  func(*copyState)
@@ -40,7 +41,7 @@ func TestDecideCopy(t *testing.T) {
 		at   time.Time
 	}{
 		{"none declared", func(s *copyState) { s.declared, s.last, s.started = false, here, &started }, copyWithdraw, time.Time{}},
-		{"the copy is the entry's bucket", func(s *copyState) { s.bucket, s.last = bucket, here }, copyIsSource, time.Time{}},
+		{"the copy is the entry's bucket", func(s *copyState) { s.bucket, s.isSource, s.last = bucket, true, here }, copyIsSource, time.Time{}},
 		{"a mark left", func(s *copyState) { s.last, s.started = here, &started }, copyInterrupted, time.Time{}},
 		{"a mark left, never drilled", func(s *copyState) { s.started = &started }, copyInterrupted, time.Time{}},
 		{"never reconciled", func(s *copyState) { s.succeeded = false }, copyWait, time.Time{}},
@@ -252,5 +253,49 @@ func TestCopyIsSource(t *testing.T) {
 	}
 	if o.cond == nil || o.cond.Status != gardencorev1beta1.ConditionTrue || f.restores.Load() != 1 || copyValue() != -1 {
 		t.Fatalf("BackupsRestorable %+v, %d restores, copy series %v; want the entry's bucket drilled once, no copy series", o.cond, f.restores.Load(), copyValue())
+	}
+}
+
+// otherMem is a store of another type than controllertest's "mem", on the same memstore.
+type otherMem struct{ controllertest.Provider }
+
+func (otherMem) Type() string { return "mem2" }
+
+// withCopyOfType declares a copy of type typ named bucketName, on a provider of the entry's type
+// seeded with a copy store of type "mem2" (on the fixture's memstore).
+func (f *fixture) withCopyOfType(typ, bucketName string) {
+	f.t.Helper()
+	ctx := context.Background()
+	seeded, err := provider.WithSeedConfig(provider.Register(controllertest.Provider{Store: f.faults}), nil, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	seeded.SetCopyStores(provider.Register(otherMem{controllertest.Provider{Store: f.faults}}))
+	f.r.Provider = seeded
+	be := &extensionsv1alpha1.BackupEntry{}
+	if err := f.client.Get(ctx, objKey(entryName), be); err != nil {
+		f.t.Fatal(err)
+	}
+	be.Spec.ProviderConfig = controllertest.RawConfig(controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{Type: typ, CredentialsRef: "backup-copy", BucketName: bucketName}}})
+	if err := f.client.Update(ctx, be); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// TestCopyOfAnotherTypeNamedAsTheEntrysBucket: a copy bucket named as the entry's bucket in a
+// store of another type is another bucket: it is drilled (CopyRestorable True), not reported
+// CopyIsSource.
+func TestCopyOfAnotherTypeNamedAsTheEntrysBucket(t *testing.T) {
+	f := newFixture(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: copystore.CredentialsNamespace, Name: "ref-backup-copy"}, Data: map[string][]byte{"key": []byte("c")}})
+	f.chain("etcd-main")
+	f.withCopyOfType("mem2", bucket)
+	f.clock.Step(2 * interval)
+	o := f.reconcile()
+	cond, ps := copyOutcome(t, o)
+	if cond == nil || cond.Status != gardencorev1beta1.ConditionTrue || cond.Reason != ReasonRestored || ps.CopyDrill == nil || ps.CopyDrill.Bucket != bucket {
+		t.Fatalf("CopyRestorable %+v, copyDrill %+v; want True Restored, the copy of type mem2 drilled", cond, ps.CopyDrill)
+	}
+	if f.restores.Load() != 2 || copyValue() != 1 {
+		t.Fatalf("%d restores, copy series %v; want 2 (the entry's bucket and the copy), 1", f.restores.Load(), copyValue())
 	}
 }
