@@ -132,7 +132,12 @@ func (r *Reconciler) lookCopy(ctx context.Context, be *extensionsv1alpha1.Backup
 	// copy applies meanwhile (Decode's fallback).
 	place, err := connect.CopyPlaceOf(r.Provider, cfg, be.Spec.BucketName)
 	if err != nil {
-		return reconcile.Result{}, err
+		// The copy cannot be looked at (copy.type this binary writes no copy of, its
+		// providerConfig refused): nothing about it is proven; said, and looked at again an
+		// interval later (the configuration's change wakes the entry earlier).
+		metrics.ForgetCopyDrills(be.Name)
+		return reconcile.Result{RequeueAfter: periodic.Jitter(r.Options.Interval)}, r.setCondition(ctx, be, copySide, Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonDrillFailed,
+			Message: fmt.Sprintf("The copy is not drilled: %v.", err)}, nil)
 	}
 	ps, err := entryinfo.ReadProviderStatus(be)
 	if err != nil {

@@ -299,3 +299,21 @@ func TestCopyOfAnotherTypeNamedAsTheEntrysBucket(t *testing.T) {
 		t.Fatalf("%d restores, copy series %v; want 2 (the entry's bucket and the copy), 1", f.restores.Load(), copyValue())
 	}
 }
+
+// TestCopyThisBinaryCannotWrite: a copy of a type the binary writes no copy of (CopyPlaceOf's
+// error) is CopyRestorable Unknown DrillFailed naming copy.type, looked at again an interval
+// later, not a reconcile error; the entry's bucket is drilled as before.
+func TestCopyThisBinaryCannotWrite(t *testing.T) {
+	f := newFixture(t)
+	f.chain("etcd-main")
+	f.withCopyOfType("local", "")
+	f.clock.Step(2 * interval)
+	o := f.reconcile()
+	cond, ps := copyOutcome(t, o)
+	if cond == nil || cond.Status != gardencorev1beta1.ConditionUnknown || cond.Reason != ReasonDrillFailed || !strings.Contains(cond.Message, `copy.type "local"`) || ps.CopyDrill != nil {
+		t.Fatalf("CopyRestorable %+v, copyDrill %+v; want Unknown DrillFailed naming copy.type, no copy drill", cond, ps.CopyDrill)
+	}
+	if o.cond == nil || o.cond.Status != gardencorev1beta1.ConditionTrue || f.restores.Load() != 1 {
+		t.Fatalf("BackupsRestorable %+v, %d restores; want the entry's bucket drilled once", o.cond, f.restores.Load())
+	}
+}
