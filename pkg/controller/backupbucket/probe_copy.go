@@ -54,11 +54,10 @@ func (p *prober) probeCopy(ctx context.Context, bb *extensionsv1alpha1.BackupBuc
 	if cfgErr != nil {
 		return verdict{}, copyKeep
 	}
+	// A copy CopyPlaceOf refuses (a copy.type this binary writes no copy of) is not probed; the
+	// reconcile reports it (CopyBucketReady).
 	place, err := connect.CopyPlaceOf(p.Provider, cfg, bb.Name)
-	if err != nil {
-		return verdict{}, copyKeep // validated with the bucket's config: the reconcile reports it
-	}
-	if place == nil || notThePrimary(place, bb) != nil {
+	if err != nil || place == nil || notThePrimary(place, bb) != nil {
 		metrics.CopyBucketAvailable.DeletePartialMatch(prometheus.Labels{"bucket": bb.Name})
 		return verdict{}, copyRemove
 	}

@@ -126,3 +126,37 @@ func TestProbeOfACopyThatIsThePrimary(t *testing.T) {
 		t.Errorf("%d copy_bucket_available series for a refused copy", n)
 	}
 }
+
+// TestProbeOfACopyThisBinaryCannotWrite: a copy CopyPlaceOf refuses (a copy.type the binary
+// writes no copy of) loses CopyBucketAvailable and its series, as a copy no longer declared: the
+// reconcile reports it in CopyBucketReady.
+func TestProbeOfACopyThisBinaryCannotWrite(t *testing.T) {
+	ctx := context.Background()
+	f := newProbeFixture(t, gardencorev1beta1.LastOperationStateSucceeded)
+	f.declareCopy(true)
+	if err := f.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}, Data: map[string][]byte{"key": []byte("copy")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: "probed-copy"}); err != nil {
+		t.Fatal(err)
+	}
+	f.probe()
+	if c := f.copyCondition(); c == nil || c.Status != gardencorev1beta1.ConditionTrue {
+		t.Fatalf("CopyBucketAvailable %+v; want True before the type changes", c)
+	}
+	bb := f.bucket()
+	bb.Spec.ProviderConfig = controllertest.RawConfig(controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{Type: "local", CredentialsRef: "backup-copy"}}})
+	if err := f.client.Update(ctx, bb); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(interval + interval/10)
+	if primary, _ := f.probe(); primary == nil || primary.Status != gardencorev1beta1.ConditionTrue {
+		t.Fatalf("BucketAvailable %+v", primary)
+	}
+	if c := f.copyCondition(); c != nil {
+		t.Errorf("CopyBucketAvailable %+v for a copy this binary cannot write; want none", c)
+	}
+	if _, n := copyAvailable(t); n != 0 {
+		t.Errorf("%d copy_bucket_available series for a refused copy; want none", n)
+	}
+}
