@@ -51,16 +51,26 @@ const (
 // formerKeysNamed is how many keys of a former copy bucket are named.
 const formerKeysNamed = 5
 
-// locationOf is the place of a declared copy (nil: none).
-func locationOf(place *connect.CopyPlace) *CopyLocation {
+// locationOf is the place of a declared copy (nil: none); its Type is empty for a copy of the
+// primary's type (primaryType), so that records written before the type was recorded name the
+// same place.
+func locationOf(place *connect.CopyPlace, primaryType string) *CopyLocation {
 	if place == nil {
 		return nil
 	}
-	return &CopyLocation{Bucket: place.Bucket, Region: place.Region, CredentialsRef: place.Settings.CredentialsRef}
+	l := &CopyLocation{Bucket: place.Bucket, Region: place.Region, CredentialsRef: place.Settings.CredentialsRef}
+	if t := place.Provider.Type(); t != primaryType {
+		l.Type = t
+	}
+	return l
 }
 
 func (l CopyLocation) String() string {
-	return fmt.Sprintf("%q%s (credentials %s/%s%s)", l.Bucket, inRegion(l.Region), copystore.CredentialsNamespace, copystore.CredentialsPrefix, l.CredentialsRef)
+	of := ""
+	if l.Type != "" {
+		of = fmt.Sprintf(" in a store of type %s", l.Type)
+	}
+	return fmt.Sprintf("%q%s%s (credentials %s/%s%s)", l.Bucket, inRegion(l.Region), of, copystore.CredentialsNamespace, copystore.CredentialsPrefix, l.CredentialsRef)
 }
 
 // nextCopyRecord is the pure decision of what the reconcile records of the copy: declared is the
@@ -113,7 +123,7 @@ type formerEnd struct {
 	Note     string
 }
 
-// A former copy with the name and region of the declared one (only its credentials changed) is
+// A former copy with the name, region and type of the declared one (only its credentials changed) is
 // not listed: if both credentials reach the same store it is the copy itself, and it must not be
 // called the operator's to delete.
 func reportFormerCopies(formers []CopyLocation, looks []formerLook, declared *CopyLocation) formerReport {
@@ -150,9 +160,10 @@ func reportFormerCopies(formers []CopyLocation, looks []formerLook, declared *Co
 	return r
 }
 
-// sameBucket: l has declared's bucket name and region (declared nil: no).
+// sameBucket: l has declared's bucket name, region and store type (declared nil: no); a bucket
+// of that name in a store of another type is another bucket.
 func sameBucket(l CopyLocation, declared *CopyLocation) bool {
-	return declared != nil && l.Bucket == declared.Bucket && l.Region == declared.Region
+	return declared != nil && l.Bucket == declared.Bucket && l.Region == declared.Region && l.Type == declared.Type
 }
 
 func quoted(keys []string) []string {
@@ -209,15 +220,16 @@ func (a *actuator) recordCopy(ctx context.Context, log logr.Logger, bb *extensio
 	}
 	ready := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionCopyBucketReady)
 	converged := place != nil && ready != nil && ready.Status == gardencorev1beta1.ConditionTrue
-	next := nextCopyRecord(ps, locationOf(place), converged)
+	declared := locationOf(place, a.provider.Type())
+	next := nextCopyRecord(ps, declared, converged)
 	next.CopySecretVersion = seen
 	looks := make([]formerLook, len(next.FormerCopies))
 	for i, l := range next.FormerCopies {
-		if !sameBucket(l, locationOf(place)) {
+		if !sameBucket(l, declared) {
 			looks[i] = a.lookAtFormer(ctx, l)
 		}
 	}
-	report := reportFormerCopies(next.FormerCopies, looks, locationOf(place))
+	report := reportFormerCopies(next.FormerCopies, looks, declared)
 	next.FormerCopies = report.Keep
 	var previous *gardencorev1beta1.Condition
 	err = extstatus.Patch(ctx, a.client, a.reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
@@ -254,10 +266,15 @@ func (a *actuator) recordCopy(ctx context.Context, log logr.Logger, bb *extensio
 }
 
 // lookAtFormer lists one page of a former copy bucket with its own credentials, as its probe
-// would (the primary's provider; a probe needs no providerConfig).
+// would (the provider of its type, provider.CopyStore; a probe needs no providerConfig). A type
+// this binary writes no copy of any more is unreadable.
 func (a *actuator) lookAtFormer(ctx context.Context, l CopyLocation) formerLook {
+	store, err := provider.CopyStore(a.provider, l.Type)
+	if err != nil {
+		return formerLook{Err: err}
+	}
 	ref := corev1.SecretReference{Namespace: copystore.CredentialsNamespace, Name: copystore.CredentialsPrefix + l.CredentialsRef}
-	data, err := connect.NewDataPlane(ctx, a.reader, provider.Unseeded(a.provider), ref, l.Region)
+	data, err := connect.NewDataPlane(ctx, a.reader, store, ref, l.Region)
 	if err != nil {
 		if errors.As(err, new(*secrets.MissingError)) {
 			return formerLook{CredentialsGone: true}

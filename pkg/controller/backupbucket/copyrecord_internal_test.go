@@ -5,6 +5,7 @@
 package backupbucket
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"strings"
@@ -12,7 +13,14 @@ import (
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 func TestNextCopyRecord(t *testing.T) {
@@ -20,6 +28,7 @@ func TestNextCopyRecord(t *testing.T) {
 	aElsewhere := CopyLocation{Bucket: "a", Region: "eu-west-1", CredentialsRef: "c"}
 	aOtherCreds := CopyLocation{Bucket: "a", CredentialsRef: "d"}
 	b := CopyLocation{Bucket: "b", CredentialsRef: "c"}
+	aOtherType := CopyLocation{Bucket: "a", CredentialsRef: "c", Type: "mem2"}
 	cases := []struct {
 		name      string
 		ps        ProviderStatus
@@ -35,6 +44,8 @@ func TestNextCopyRecord(t *testing.T) {
 		{name: "another bucket not converged yet", ps: ProviderStatus{Copy: &a}, declared: &b, want: ProviderStatus{FormerCopies: []CopyLocation{a}}},
 		{name: "another region", ps: ProviderStatus{Copy: &a}, declared: &aElsewhere, converged: true, want: ProviderStatus{Copy: &aElsewhere, FormerCopies: []CopyLocation{a}}},
 		{name: "other credentials", ps: ProviderStatus{Copy: &a}, declared: &aOtherCreds, converged: true, want: ProviderStatus{Copy: &aOtherCreds, FormerCopies: []CopyLocation{a}}},
+		{name: "another type only", ps: ProviderStatus{Copy: &a}, declared: &aOtherType, converged: true, want: ProviderStatus{Copy: &aOtherType, FormerCopies: []CopyLocation{a}}},
+		{name: "back to the primary's type", ps: ProviderStatus{Copy: &aOtherType, FormerCopies: []CopyLocation{a}}, declared: &a, converged: true, want: ProviderStatus{Copy: &a, FormerCopies: []CopyLocation{aOtherType}}},
 		{name: "copy removed", ps: ProviderStatus{Copy: &a}, want: ProviderStatus{FormerCopies: []CopyLocation{a}}},
 		{name: "a former copy declared again", ps: ProviderStatus{Copy: &b, FormerCopies: []CopyLocation{a}}, declared: &a, converged: true, want: ProviderStatus{Copy: &a, FormerCopies: []CopyLocation{b}}},
 		{name: "recorded once", ps: ProviderStatus{FormerCopies: []CopyLocation{a}, Copy: &a}, want: ProviderStatus{FormerCopies: []CopyLocation{a}}},
@@ -76,6 +87,8 @@ func TestReportFormerCopies(t *testing.T) {
 		{name: "one holds, one unreadable: False names both", formers: []CopyLocation{a, b}, looks: []formerLook{{Err: errors.New("timeout")}, {First: []string{"k"}}}, keep: []CopyLocation{a, b},
 			status: gardencorev1beta1.ConditionFalse, reason: ReasonFormerCopyHoldsObjects, saying: []string{`"a"`, `"b" in region "r"`, "timeout", `"k"`}},
 		{name: "the declared bucket with other credentials: never called the operator's", formers: []CopyLocation{a}, looks: []formerLook{{}}, declared: &CopyLocation{Bucket: "a", CredentialsRef: "d"}, ended: 1, endWarning: true},
+		{name: "the declared bucket's name in a store of another type: another bucket, reported", formers: []CopyLocation{{Bucket: "a", CredentialsRef: "c", Type: "mem2"}}, looks: []formerLook{{First: []string{"k"}}},
+			declared: &a, keep: []CopyLocation{{Bucket: "a", CredentialsRef: "c", Type: "mem2"}}, status: gardencorev1beta1.ConditionFalse, reason: ReasonFormerCopyHoldsObjects, saying: []string{`"a" in a store of type mem2`, `"k"`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -161,5 +174,51 @@ func TestMergeProviderStatusKeepsOthers(t *testing.T) {
 	empty.Status.ProviderStatus = &runtime.RawExtension{Raw: []byte(`{"copy":{"bucket":"a","credentialsRef":"c"}}`)}
 	if !MergeProviderStatus(empty, func(ps *ProviderStatus) { ps.Copy = nil }) || empty.Status.ProviderStatus != nil {
 		t.Errorf("providerStatus %v; want none", empty.Status.ProviderStatus)
+	}
+}
+
+// otherMem is a store of another type than controllertest's "mem".
+type otherMem struct{ controllertest.Provider }
+
+func (otherMem) Type() string { return "mem2" }
+
+// TestFormerCopyOfAnotherType: a former copy of another type is listed with the store of its
+// type (provider.CopyStore), not the primary's; the declared copy's location records its type
+// only when it is not the primary's.
+func TestFormerCopyOfAnotherType(t *testing.T) {
+	ctx := context.Background()
+	primary := controllertest.Bucket(t, "bucket")
+	other := controllertest.Bucket(t, "a", "shoot--x/etcd-main/Full-1")
+	seeded, err := provider.WithSeedConfig(provider.Register(controllertest.Provider{Store: primary}), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeded.SetCopyStores(provider.Register(otherMem{controllertest.Provider{Store: other}}))
+	k8s := controllertest.Client()
+	if err := k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-c"}, Data: map[string][]byte{"key": []byte("c")}}); err != nil {
+		t.Fatal(err)
+	}
+	a := &actuator{provider: seeded, reader: k8s, client: k8s}
+	if look := a.lookAtFormer(ctx, CopyLocation{Bucket: "a", CredentialsRef: "c", Type: "mem2"}); look.Err != nil || look.Gone || len(look.First) != 1 {
+		t.Errorf("the former copy of type mem2: %+v; want its key listed in the mem2 store", look)
+	}
+	if look := a.lookAtFormer(ctx, CopyLocation{Bucket: "a", CredentialsRef: "c"}); !look.Gone {
+		t.Errorf("a former copy of the primary's type: %+v; want it listed in the primary's store (gone there)", look)
+	}
+	if look := a.lookAtFormer(ctx, CopyLocation{Bucket: "a", CredentialsRef: "c", Type: "local"}); look.Err == nil {
+		t.Errorf("a former copy of a type this binary writes no copy of: %+v; want unreadable", look)
+	}
+	for _, c := range []struct{ typ, want string }{{"", ""}, {"mem", ""}, {"mem2", "mem2"}} {
+		cfg, err := seeded.Decode(controllertest.RawConfig(controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{Type: c.typ, CredentialsRef: "c", BucketName: "a"}}}).Raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		place, err := connect.CopyPlaceOf(seeded, cfg, "bucket")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l := locationOf(place, seeded.Type()); l.Type != c.want {
+			t.Errorf("copy.type %q: location %+v; want type %q", c.typ, l, c.want)
+		}
 	}
 }

@@ -33,12 +33,16 @@ type ProviderStatus struct {
 	FormerCopies []CopyLocation `json:"formerCopies,omitempty"`
 }
 
-// CopyLocation is the place of a copy bucket: its name, region and the Seed's spec.resources
-// name of its credentials (garden/ref-<credentialsRef>). Two places differ when any field does.
+// CopyLocation is the place of a copy bucket: its name, region, the Seed's spec.resources
+// name of its credentials (garden/ref-<credentialsRef>) and its store type. Two places differ
+// when any field does.
 type CopyLocation struct {
 	Bucket         string `json:"bucket"`
 	Region         string `json:"region,omitempty"`
 	CredentialsRef string `json:"credentialsRef"`
+	// Type is the copy store's type (copy.type); empty: the primary's (as in records written
+	// before the type was recorded).
+	Type string `json:"type,omitempty"`
 }
 
 // ProviderStatusAPIVersion and ProviderStatusKind identify ProviderStatus.
