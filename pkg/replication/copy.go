@@ -287,12 +287,13 @@ func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 		if d, ok := res.Plan.Overwrites[o.Key]; ok {
 			cond.Replaces = &d
 		}
+		forGuard := streamsForGuard(guardsOf(dst, cond))
 		if m == modeUndecided {
 			// Alone: nothing else runs while the store is asked whether it copies inside.
-			m = try(ctx, src, dst, rule, o, cond, bytes, res)
+			m = try(ctx, src, dst, rule, o, cond, forGuard, bytes, res)
 			continue
 		}
-		server := m == modeServer
+		server := m == modeServer && !forGuard
 		// A prefetch holds its read slot and its budget while it waits for a write slot: the
 		// loop takes a write slot only after the budget, so that it never holds one while
 		// waiting for budget such a prefetch holds.
@@ -331,23 +332,47 @@ func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 }
 
 // try copies o server-side and, where the store refused or could not tell (streamsAfter),
-// streams it instead; it records the outcome and returns how the rest of the pass copies.
-func try(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, o objectstore.ObjectVersion, cond objectstore.Precondition, bytes *budget, res *Result) mode {
+// streams it instead; it records the outcome and returns how the rest of the pass copies. An
+// object streamed for its guard (forGuard, streamsForGuard) is not tried inside and decides
+// nothing.
+func try(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, o objectstore.ObjectVersion, cond objectstore.Precondition, forGuard bool, bytes *budget, res *Result) mode {
+	if forGuard {
+		streamAlone(ctx, src, dst, rule, o, cond, bytes, res)
+		return modeUndecided
+	}
 	guarded, err := copyInside(ctx, src, dst, o, cond)
 	a := classifyAttempt(err)
 	if !streamsAfter(a) {
 		res.record(o, guarded, err, true)
 		return decideMode(a, notStreamed)
 	}
-	held := bytes.acquire(bufferOf(dst, o, false))
-	guarded, serr := stream(ctx, src, dst, rule, o, cond, nil)
-	bytes.release(held)
-	res.record(o, guarded, serr, false)
+	serr := streamAlone(ctx, src, dst, rule, o, cond, bytes, res)
 	next := decideMode(a, classifyStream(serr))
 	if next == modeStream && res.ServerSideRefused == nil {
 		res.ServerSideRefused = err
 	}
 	return next
+}
+
+// streamAlone streams o while nothing else of the pass runs (try) and records the outcome.
+func streamAlone(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, o objectstore.ObjectVersion, cond objectstore.Precondition, bytes *budget, res *Result) error {
+	held := bytes.acquire(bufferOf(dst, o, false))
+	guarded, err := stream(ctx, src, dst, rule, o, cond, nil)
+	bytes.release(held)
+	res.record(o, guarded, err, false)
+	return err
+}
+
+// guardsOf reports whether dst guards cond in a copy inside the store (its Copier) and in a
+// streamed write (its Store).
+func guardsOf(dst To, cond objectstore.Precondition) (inside, streamed bool) {
+	if c, ok := dst.Copier.(objectstore.ConditionalCopier); ok {
+		inside = objectstore.CopyGuarded(c, cond)
+	}
+	if w, ok := dst.Store.(objectstore.ConditionalWriter); ok {
+		streamed = objectstore.WriteGuarded(w, cond)
+	}
+	return inside, streamed
 }
 
 // record counts one object's outcome: copied (server-side or streamed), vanished, refused by a

@@ -143,3 +143,31 @@ func (c *conditionalCopier) CopyObjectIf(ctx context.Context, srcBucket string, 
 	}
 	return c.store.PutObjectStreamIf(ctx, dstBucket, dstKey, bytes.NewReader(data), int64(len(data)), cond)
 }
+
+// unguardedCopier copies inside one memstore but guards no precondition (as Swift, whose copy
+// applies conditional headers to its source): it declares so (objectstore.PartialCopyGuard).
+type unguardedCopier struct{ conditionalCopier }
+
+func (unguardedCopier) CopyGuards(objectstore.Guard) bool { return false }
+
+// TestCopyStreamsWhatOnlyTheStreamGuards: where the copy inside the store cannot guard a key's
+// precondition and the streamed write can (openstack, a key the copy lacks), the object is
+// streamed, guarded: a key written meanwhile is kept (a write conflict), nothing is counted
+// unguarded, and nothing is copied inside.
+func TestCopyStreamsWhatOnlyTheStreamGuards(t *testing.T) {
+	ctx := context.Background()
+	src, _ := stores(t, 3)
+	if err := src.EnsureBucket(ctx, objectstore.Bucket{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	raced := snapshotKey(1)
+	copier := &unguardedCopier{conditionalCopier{store: src}}
+	prefix, _ := objectstore.EntryPrefix(entry)
+	res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"}, replication.To{Store: racingDestination{Faults: src, key: raced, data: "written meanwhile"}, Bucket: "c", Copier: copier}, prefix, replication.Options{})
+	if err != nil || res.Copied != 2 || res.Streamed != 2 || res.ServerSide != 0 || len(res.WriteConflicts) != 1 || res.Unguarded != 0 {
+		t.Fatalf("%+v, %v; want 2 streamed, one write conflict, nothing copied inside or unguarded", res, err)
+	}
+	if got, _ := objectstore.ReadObject(ctx, src, "c", raced); string(got) != "written meanwhile" {
+		t.Errorf("the destination's key holds %q; want what was written meanwhile", got)
+	}
+}

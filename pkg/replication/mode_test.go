@@ -82,3 +82,20 @@ func TestDecideMode(t *testing.T) {
 		}
 	}
 }
+
+func TestStreamsForGuard(t *testing.T) {
+	for _, c := range []struct {
+		name                         string
+		insideGuarded, streamGuarded bool
+		want                         bool
+	}{
+		{"both guard: copied inside", true, true, false},
+		{"only the stream guards (openstack, a missing key): streamed", false, true, true},
+		{"neither guards (openstack, an older key): copied inside, unguarded either way", false, false, false},
+		{"only the copy inside guards: copied inside", true, false, false},
+	} {
+		if got := streamsForGuard(c.insideGuarded, c.streamGuarded); got != c.want {
+			t.Errorf("%s: streamsForGuard = %v; want %v", c.name, got, c.want)
+		}
+	}
+}
