@@ -363,16 +363,18 @@ func streamAlone(ctx context.Context, src From, dst To, rule objectstore.Snapsho
 	return err
 }
 
-// guardsOf reports whether dst guards cond in a copy inside the store (its Copier) and in a
-// streamed write (its Store).
-func guardsOf(dst To, cond objectstore.Precondition) (inside, streamed bool) {
+// guardsOf reports whether dst's conditional Copier declares it cannot guard cond in a copy
+// inside the store (objectstore.PartialCopyGuard), and whether its Store guards cond in a
+// streamed write. A Copier without conditions (every provider's has them) declares nothing: its
+// copies are counted unguarded (copyInside).
+func guardsOf(dst To, cond objectstore.Precondition) (insideDeclined, streamed bool) {
 	if c, ok := dst.Copier.(objectstore.ConditionalCopier); ok {
-		inside = objectstore.CopyGuarded(c, cond)
+		insideDeclined = !objectstore.CopyGuarded(c, cond)
 	}
 	if w, ok := dst.Store.(objectstore.ConditionalWriter); ok {
 		streamed = objectstore.WriteGuarded(w, cond)
 	}
-	return inside, streamed
+	return insideDeclined, streamed
 }
 
 // record counts one object's outcome: copied (server-side or streamed), vanished, refused by a

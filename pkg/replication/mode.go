@@ -117,7 +117,7 @@ func decideMode(a attempt, s streamed) mode {
 }
 
 // streamsForGuard reports whether an object is streamed although the store may copy it inside:
-// the copy inside cannot guard the object's precondition (insideGuarded false: Swift applies a
-// copy's conditions to its source) while the stream's write can (streamGuarded), so that a key
-// someone else wrote since the listing is never overwritten. Pure; table-tested.
-func streamsForGuard(insideGuarded, streamGuarded bool) bool { return !insideGuarded && streamGuarded }
+// the store's copy inside declares it cannot guard the object's precondition (insideDeclined:
+// Swift applies a copy's conditions to its source) while the stream's write can (streamGuarded),
+// so that a key someone else wrote since the listing is never overwritten. Pure; table-tested.
+func streamsForGuard(insideDeclined, streamGuarded bool) bool { return insideDeclined && streamGuarded }

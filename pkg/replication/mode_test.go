@@ -85,16 +85,16 @@ func TestDecideMode(t *testing.T) {
 
 func TestStreamsForGuard(t *testing.T) {
 	for _, c := range []struct {
-		name                         string
-		insideGuarded, streamGuarded bool
-		want                         bool
+		name                          string
+		insideDeclined, streamGuarded bool
+		want                          bool
 	}{
-		{"both guard: copied inside", true, true, false},
-		{"only the stream guards (openstack, a missing key): streamed", false, true, true},
-		{"neither guards (openstack, an older key): copied inside, unguarded either way", false, false, false},
-		{"only the copy inside guards: copied inside", true, false, false},
+		{"both guard: copied inside", false, true, false},
+		{"only the stream guards (openstack, a missing key): streamed", true, true, true},
+		{"neither guards (openstack, an older key): copied inside, unguarded either way", true, false, false},
+		{"only the copy inside guards: copied inside", false, false, false},
 	} {
-		if got := streamsForGuard(c.insideGuarded, c.streamGuarded); got != c.want {
+		if got := streamsForGuard(c.insideDeclined, c.streamGuarded); got != c.want {
 			t.Errorf("%s: streamsForGuard = %v; want %v", c.name, got, c.want)
 		}
 	}
