@@ -160,8 +160,9 @@ func (c *copier) pass(ctx context.Context, be *extensionsv1alpha1.BackupEntry, p
 	to := replication.To{Store: dst, Bucket: place.Bucket}
 	// Server-side where the copy's store can: the engine tries it on the pass's first object
 	// (the copy's credentials reading the entry's bucket, which the operator grants) and streams
-	// where the store refuses.
-	if copier, ok := data.(objectstore.ServerSideCopier); ok {
+	// where the store refuses. Only within one store type: a store of another type cannot read
+	// the entry's bucket (and would look up its name in its own namespace).
+	if copier, ok := data.(objectstore.ServerSideCopier); ok && place.Provider.Type() == c.Provider.Type() {
 		to.Copier = copier
 	}
 	res, err := replication.Copy(ctx,

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,6 +42,7 @@ type copyRig struct {
 	c    client.Client
 	name string
 	pass func() *gardencorev1beta1.Condition
+	cp   *copier
 }
 
 // setConfig sets the entry's providerConfig to cfg.
@@ -76,7 +78,7 @@ func newCopyRig(t *testing.T, store controllertest.Store, name string, cfg contr
 		opts: Options{Interval: time.Minute}}
 	metrics.ForgetEntryCopy(name)
 	t.Cleanup(func() { metrics.ForgetEntryCopy(name) })
-	return copyRig{c: c, name: name, pass: func() *gardencorev1beta1.Condition {
+	return copyRig{c: c, name: name, cp: cp, pass: func() *gardencorev1beta1.Condition {
 		t.Helper()
 		clock.Step(2 * time.Minute) // past the entry's slot and its interval
 		if _, err := cp.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKey{Name: name}}); err != nil {
@@ -205,5 +207,61 @@ func TestCopyOntoItself(t *testing.T) {
 	}
 	if n := testutil.CollectAndCount(metrics.EntryCopyLag); n != 0 {
 		t.Fatalf("%d lag series for a copy onto itself; want none", n)
+	}
+}
+
+// copyingStore is a memstore that copies inside itself (objectstore.ServerSideCopier), counted.
+type copyingStore struct {
+	*memstore.Store
+
+	copies atomic.Int64
+}
+
+func (s *copyingStore) CopyObject(ctx context.Context, srcBucket string, src objectstore.ObjectVersion, dstBucket, dstKey string) error {
+	s.copies.Add(1)
+	data, err := objectstore.ReadObject(ctx, s.Store, srcBucket, src.Key)
+	if err != nil {
+		return err
+	}
+	return s.PutObject(ctx, dstBucket, dstKey, data)
+}
+
+// otherMem is a store of another type than controllertest's "mem".
+type otherMem struct{ controllertest.Provider }
+
+func (otherMem) Type() string { return "mem2" }
+
+// TestCopyPassAcrossTypesStreams: a copy in a store of another type is never tried server-side
+// (a store of one type cannot read another's bucket): every snapshot is streamed.
+func TestCopyPassAcrossTypesStreams(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	name := "shoot--p--s--1"
+	snaps := []string{name + "/etcd-main/v2/Full-00000000-00000010-1764417600", name + "/etcd-main/v2/Incr-00000011-00000020-1764417900"}
+	mem := controllertest.Bucket(t, "bucket", snaps...)
+	if err := mem.EnsureBucket(ctx, objectstore.Bucket{Name: "bucket-copy"}); err != nil {
+		t.Fatal(err)
+	}
+	store := &copyingStore{Store: mem}
+	rig := newCopyRig(t, store, name, controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{Type: "mem2", CredentialsRef: "backup-copy"}}}, now)
+	seeded, err := provider.WithSeedConfig(provider.Register(controllertest.Provider{Store: store}), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeded.SetCopyStores(provider.Register(otherMem{controllertest.Provider{Store: store}}))
+	rig.cp.Provider = seeded
+	if err := rig.c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}}); err != nil {
+		t.Fatal(err)
+	}
+	if cond := rig.pass(); cond == nil || cond.Status != gardencorev1beta1.ConditionTrue || cond.Reason != ReasonCopied {
+		t.Fatalf("BackupsCopied %v; want True Copied", cond)
+	}
+	if n := store.copies.Load(); n != 0 {
+		t.Errorf("%d server-side copies into a store of another type; want none", n)
+	}
+	for _, k := range snaps {
+		if data, err := objectstore.ReadObject(ctx, mem, "bucket-copy", k); err != nil || string(data) != "data of "+k {
+			t.Errorf("the copy's %s holds %q (%v); want the snapshot streamed", k, data, err)
+		}
 	}
 }
