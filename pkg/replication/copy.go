@@ -337,7 +337,7 @@ func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 // nothing.
 func try(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, o objectstore.ObjectVersion, cond objectstore.Precondition, forGuard bool, bytes *budget, res *Result) mode {
 	if forGuard {
-		streamAlone(ctx, src, dst, rule, o, cond, bytes, res)
+		_ = streamAlone(ctx, src, dst, rule, o, cond, bytes, res) // recorded; it decides nothing
 		return modeUndecided
 	}
 	guarded, err := copyInside(ctx, src, dst, o, cond)
