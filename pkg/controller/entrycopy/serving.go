@@ -10,31 +10,59 @@ import (
 
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 )
 
-// servingFromCopy pauses the copy of an entry whose etcd-backup names the copy bucket
-// (connect.DecideServe, as the BackupEntry's delegate decides it): the shoot's etcd-backup-restore
-// writes the copy itself, and its garbage collection deletes there what a copy from the old
-// primary would bring back. BackupsCopied says so (Unknown ServingFromCopy: there is no second
-// copy now) and the lag series goes. It says whether the entry is served from the copy.
-func (c *copier) servingFromCopy(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace) (bool, error) {
+// servingFromCopy pauses the copy of an entry whose etcd-backup names the copy bucket: copy.serve
+// is copy (connect.DecideServe, as the BackupEntry's delegate decides it) and the shoot's
+// etcd-backup secret's bucketName is the copy bucket (the entry's reconcile switched it; until
+// then, a missing copy secret or an unreadable copy bucket, the shoot still writes the primary
+// and the copy goes on). Paused, the shoot's etcd-backup-restore writes the copy itself, and its
+// garbage collection deletes there what a copy from the old primary would bring back.
+// BackupsCopied says so (Unknown ServingFromCopy: there is no second copy now) and the lag series
+// goes. It says whether the entry is served from the copy, and else what BackupsCopied's message
+// adds while the switch is pending ("": none).
+func (c *copier) servingFromCopy(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace) (bool, string, error) {
 	if !place.Settings.ServesCopy() {
-		return false, nil
+		return false, "", nil
 	}
 	plan, _, err := connect.ServeOf(ctx, c.Reader, c.Provider, be, entryinfo.IsSourceEntry(be))
 	if err != nil || !plan.FromCopy {
-		return false, err
+		return false, "", err
+	}
+	named, err := c.etcdBackupBucket(ctx, be)
+	if err != nil {
+		return false, "", err
+	}
+	if named != place.Bucket {
+		return false, fmt.Sprintf(" copy.serve is copy, but the shoot's etcd-backup does not name the copy bucket %q yet (see the BackupEntry's status): the switch is pending, the shoot still writes bucket %q, and the copy goes on.", place.Bucket, be.Spec.BucketName), nil
 	}
 	metrics.EntryCopyLag.DeletePartialMatch(map[string]string{"entry": be.Name})
 	v := verdict{status: gardencorev1beta1.ConditionUnknown, reason: ReasonServingFromCopy,
 		message: fmt.Sprintf("Nothing is copied: %s The shoot writes its snapshots there; there is no second copy until copy.serve is primary again.", plan.Message)}
 	if old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsCopied); old != nil && old.Status == v.status && old.Reason == v.reason && old.Message == v.message {
-		return true, nil // written once: nothing is measured while paused
+		return true, "", nil // written once: nothing is measured while paused
 	}
-	return true, c.publish(ctx, be, &v)
+	return true, "", c.publish(ctx, be, &v)
+}
+
+// etcdBackupBucket is the bucketName of the shoot's etcd-backup secret (entryinfo.EtcdBackupSecretKey;
+// "": none). Only that key is read: the secret's other keys are credentials.
+func (c *copier) etcdBackupBucket(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (string, error) {
+	key := entryinfo.EtcdBackupSecretKey(be)
+	s := &corev1.Secret{}
+	switch err := c.Reader.Get(ctx, key, s); {
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("reading the bucket named by the shoot's etcd-backup secret %s: %w", key, err)
+	}
+	return string(s.Data[v1beta1constants.DataKeyBackupBucketName]), nil
 }
