@@ -10,10 +10,7 @@ import (
 
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
-	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
@@ -37,7 +34,7 @@ func (c *copier) servingFromCopy(ctx context.Context, be *extensionsv1alpha1.Bac
 	if err != nil || !plan.FromCopy {
 		return false, "", err
 	}
-	named, err := c.etcdBackupBucket(ctx, be)
+	named, err := entryinfo.EtcdBackupBucket(ctx, c.Reader, be)
 	if err != nil {
 		return false, "", err
 	}
@@ -51,18 +48,4 @@ func (c *copier) servingFromCopy(ctx context.Context, be *extensionsv1alpha1.Bac
 		return true, "", nil // written once: nothing is measured while paused
 	}
 	return true, "", c.publish(ctx, be, &v)
-}
-
-// etcdBackupBucket is the bucketName of the shoot's etcd-backup secret (entryinfo.EtcdBackupSecretKey;
-// "": none). Only that key is read: the secret's other keys are credentials.
-func (c *copier) etcdBackupBucket(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (string, error) {
-	key := entryinfo.EtcdBackupSecretKey(be)
-	s := &corev1.Secret{}
-	switch err := c.Reader.Get(ctx, key, s); {
-	case apierrors.IsNotFound(err):
-		return "", nil
-	case err != nil:
-		return "", fmt.Errorf("reading the bucket named by the shoot's etcd-backup secret %s: %w", key, err)
-	}
-	return string(s.Data[v1beta1constants.DataKeyBackupBucketName]), nil
 }
