@@ -90,6 +90,7 @@ func ValidateBackupBucketConfig(cfg *BackupBucketConfig, path *field.Path) field
 	}
 	errs = append(errs, cfg.BackupFreshness.Validate(path.Child("backupFreshness"))...)
 	errs = append(errs, cfg.Copy.Validate(path.Child("copy"), Type, decodeCopy, ValidateBucketName)...)
+	errs = append(errs, cfg.Copy.ValidateHandBack(path, cfg.HandBack)...)
 	return errs
 }
 

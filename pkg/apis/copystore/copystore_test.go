@@ -14,6 +14,8 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/azure"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/decode"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/gcp"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/openstack"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	// Every type registers itself (copystore.RegisterType) as the binaries and the admission link them.
@@ -80,6 +82,13 @@ func TestCopyValidation(t *testing.T) {
 		}},
 		{name: "serve: another store", copy: "  credentialsRef: c\n  serve: both\n", wantErr: []string{at + `.copy.serve: Unsupported value: "both": supported values: "primary", "copy"`}},
 		{name: "serve: copy of another type", copy: "  type: gcp\n  credentialsRef: c\n  serve: copy\n", wantErr: []string{at + ".copy.serve: Forbidden: only a copy of the primary's type aws can be served"}},
+		{name: "serve: copy with handBack: the incumbent would name the primary", copy: "  credentialsRef: c\n  serve: copy\nhandBack: true\n",
+			wantErr: []string{at + ".copy.serve: Forbidden: copy is not allowed with handBack: true"}},
+		{name: "serve: primary with handBack", copy: "  credentialsRef: c\n  serve: primary\nhandBack: true\n", check: func(t *testing.T, s *copystore.Settings) {
+			if s.ServesCopy() {
+				t.Fatalf("got %+v; want it to serve the primary", s)
+			}
+		}},
 		{name: "an unknown field", copy: "  credentialsRef: c\n  bucket: x\n", wantErr: []string{`unknown field "copy.bucket"`}},
 		{name: "the copy's providerConfig is decoded strictly, named where it is", copy: "  credentialsRef: c\n  providerConfig:\n    apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\n    kind: BackupBucketConfig\n    encryption: {type: ROT13}\n",
 			wantErr: []string{at + ".copy.providerConfig.encryption.type: Unsupported value: \"ROT13\""}},
@@ -121,5 +130,24 @@ func TestNoCopy(t *testing.T) {
 	cfg, err := aws.DecodeBackupBucketConfig(nil)
 	if err != nil || cfg.CopySettings() != nil {
 		t.Fatalf("got %v, %v", cfg.CopySettings(), err)
+	}
+}
+
+// TestServeCopyWithHandBackEveryType: every type with a hand-back refuses copy.serve: copy beside
+// handBack: true, named at copy.serve.
+func TestServeCopyWithHandBackEveryType(t *testing.T) {
+	for typ, decodeFn := range map[string]func([]byte) error{
+		aws.Type:       func(b []byte) error { _, err := aws.DecodeBackupBucketConfig(b); return err },
+		azure.Type:     func(b []byte) error { _, err := azure.DecodeBackupBucketConfig(b); return err },
+		gcp.Type:       func(b []byte) error { _, err := gcp.DecodeBackupBucketConfig(b); return err },
+		openstack.Type: func(b []byte) error { _, err := openstack.DecodeBackupBucketConfig(b); return err },
+	} {
+		t.Run(typ, func(t *testing.T) {
+			raw := "apiVersion: " + typ + ".backup.extensions.gardener.cloud/v1alpha1\nkind: BackupBucketConfig\nhandBack: true\ncopy:\n  credentialsRef: c\n  serve: copy\n"
+			err := decodeFn([]byte(raw))
+			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), "copy.serve: Forbidden: copy is not allowed with handBack: true") {
+				t.Fatalf("got %v; want copy.serve Forbidden with handBack", err)
+			}
+		})
 	}
 }

@@ -149,6 +149,7 @@ func validate(cfg *BackupBucketConfig, path *field.Path) field.ErrorList {
 	}
 	errs = append(errs, cfg.BackupFreshness.Validate(path.Child("backupFreshness"))...)
 	errs = append(errs, cfg.Copy.Validate(path.Child("copy"), Type, decodeCopy, ValidateBucketName)...)
+	errs = append(errs, cfg.Copy.ValidateHandBack(path, cfg.HandBack)...)
 	if cfg.HandBack {
 		if cfg.Versioning {
 			errs = append(errs, field.Invalid(path.Child("versioning"), true,

@@ -95,8 +95,11 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 	seen := a.copySecretSeen(ctx, bb, cfg)
 	err = errors.Join(err, a.reconcileCopy(ctx, log, bb, cfg))
 	err = errors.Join(err, a.recordCopy(ctx, log, bb, cfg, seen))
-	// copy.serve: which bucket entries name (BackupsServedFrom).
-	_, serveErr := a.reconcileServe(ctx, log, bb, cfg, ensureErr)
+	// copy.serve: which bucket entries name (BackupsServedFrom). primaryErr is ensureErr, or
+	// none while the copy is served and ready: a reachable primary that refuses a setting must
+	// not fail the BackupBucket either (gardenlet reconciles no BackupEntry of a failed
+	// BackupBucket); BackupsServedFrom's message and the PrimaryNotConverged event say why.
+	primaryErr, serveErr := a.reconcileServe(ctx, log, bb, cfg, ensureErr)
 	err = errors.Join(err, serveErr)
 	// The entry issuer is recorded whether or not the settings converge (the entries issue as
 	// long as the bucket is there); its sweeps run on a converged bucket only.
@@ -110,12 +113,12 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 		}
 	}
 	switch {
-	case ensureErr == nil:
+	case primaryErr == nil:
 		return err
 	case err != nil:
-		return fmt.Errorf("%w; and the generated credentials: %w", ensureErr, err)
+		return fmt.Errorf("%w; and the generated credentials: %w", primaryErr, err)
 	}
-	return ensureErr
+	return primaryErr
 }
 
 // probe reads the bucket once with the operator's credentials.

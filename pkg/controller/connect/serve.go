@@ -29,11 +29,9 @@ const (
 	ServeReasonCopy = "Copy"
 	// ServeReasonCopyIsSource: the copy bucket is the entry's own bucket: nothing to switch to.
 	ServeReasonCopyIsSource = "CopyIsSource"
-	// ServeReasonSourceEntry: a migration's source- entry reads its bucket's snapshots where its
-	// BackupBucket names them; it is never switched.
-	ServeReasonSourceEntry = "SourceEntry"
 	// ServeReasonRefused: copy.serve is copy but switching would break the shoot's Etcd
-	// (ServeObserved.SeedProvider): etcd-backup keeps naming the primary and the entry fails.
+	// (ServeObserved.SeedProvider), or a migration's source- entry's copy cannot be known:
+	// etcd-backup keeps naming the primary and the entry fails.
 	ServeReasonRefused = "CopyServeRefused"
 )
 
@@ -71,16 +69,22 @@ type ServePlan struct {
 }
 
 // DecideServe is the pure decision of which store an entry's etcd-backup names: the copy when
-// copy.serve is copy, unless there is no copy to switch to, the entry is a migration's source, or
-// the seed's provider would refuse the shoot's Etcd with the copy bucket's name.
+// copy.serve is copy, unless there is no copy to switch to or the seed's provider would refuse
+// the shoot's Etcd with the copy bucket's name. A migration's source- entry is decided by the
+// config as the live entry is: while the seed served the copy its shoot wrote the copy, and the
+// primary holds nothing since the switch. Its copy is known only when the copy bucket's name
+// derives from its bucket's (no copy.bucketName): an explicit copy.bucketName names this seed's
+// copy, not the source bucket's, and the entry is refused rather than restored from a stale store.
 func DecideServe(o ServeObserved) ServePlan {
 	switch {
 	case o.Place == nil || !o.Place.Settings.ServesCopy():
 		return ServePlan{Reason: ServeReasonPrimary, Message: fmt.Sprintf("Backups are served from the primary bucket %q.", o.Bucket)}
 	case o.Place.Bucket == o.Bucket:
 		return ServePlan{Reason: ServeReasonCopyIsSource, Message: fmt.Sprintf("copy.serve is copy, but the copy bucket %q is the entry's own bucket: backups are served from it as they are.", o.Bucket)}
-	case o.SourceEntry:
-		return ServePlan{Reason: ServeReasonSourceEntry, Message: fmt.Sprintf("A migration's source entry reads bucket %q, which its BackupBucket names; copy.serve does not switch it.", o.Bucket)}
+	case o.SourceEntry && o.Place.Settings.BucketName != "":
+		err := objectstore.Invalidf("copy.serve: Forbidden: a migration's source entry of bucket %q cannot be served: copy.serve is copy, but copy.bucketName %q names this seed's copy bucket, not the copy of bucket %q, and bucket %q lacks what the shoot wrote since the switch; source-etcd-backup is not written",
+			o.Bucket, o.Place.Bucket, o.Bucket, o.Bucket)
+		return ServePlan{Reason: ServeReasonRefused, Message: err.Error(), Refused: err}
 	}
 	if why, ok := etcdWebhookReadsBucket[o.SeedProvider]; ok {
 		err := objectstore.Invalidf("copy.serve: Forbidden: backups cannot be served from the copy bucket %q on a seed of provider %q: %s, and no BackupBucket is named %q, so every update of the shoot's Etcd would be refused; etcd-backup keeps naming bucket %q",

@@ -22,6 +22,12 @@ func TestDecideServe(t *testing.T) {
 		return &connect.CopyPlace{Settings: &copystore.Settings{CredentialsRef: "backup-copy", Serve: serve}, Bucket: bucket, Region: "eu-west-1",
 			Secret: corev1.SecretReference{Namespace: "garden", Name: "ref-backup-copy"}}
 	}
+	// named is a copy whose bucket copy.bucketName names.
+	named := func(serve copystore.Serve, bucket string) *connect.CopyPlace {
+		p := place(serve, bucket)
+		p.Settings.BucketName = bucket
+		return p
+	}
 	cases := []struct {
 		name     string
 		o        connect.ServeObserved
@@ -38,7 +44,13 @@ func TestDecideServe(t *testing.T) {
 		{name: "serve copy, namespace gone (no label)", o: connect.ServeObserved{Place: place(copystore.ServeCopy, "b-copy"), Bucket: "b"},
 			fromCopy: true, reason: connect.ServeReasonCopy},
 		{name: "serve copy, the copy is the entry's bucket", o: connect.ServeObserved{Place: place(copystore.ServeCopy, "b"), Bucket: "b"}, reason: connect.ServeReasonCopyIsSource},
-		{name: "serve copy, a migration's source entry", o: connect.ServeObserved{Place: place(copystore.ServeCopy, "b-copy"), Bucket: "b", SourceEntry: true}, reason: connect.ServeReasonSourceEntry},
+		{name: "serve copy, a migration's source entry: its copy, as the live entry's", o: connect.ServeObserved{Place: place(copystore.ServeCopy, "b-copy"), Bucket: "b", SourceEntry: true, SeedProvider: "aws"},
+			fromCopy: true, reason: connect.ServeReasonCopy, saying: `copy bucket "b-copy"`},
+		{name: "serve primary, a migration's source entry", o: connect.ServeObserved{Place: place(copystore.ServePrimary, "b-copy"), Bucket: "b", SourceEntry: true}, reason: connect.ServeReasonPrimary},
+		{name: "serve copy, a migration's source entry, copy.bucketName names this seed's copy: refused, not the stale primary", o: connect.ServeObserved{Place: named(copystore.ServeCopy, "c"), Bucket: "b", SourceEntry: true, SeedProvider: "aws"},
+			reason: connect.ServeReasonRefused, refused: true, saying: `copy.serve: Forbidden: a migration's source entry of bucket "b"`},
+		{name: "serve copy, a migration's source entry on a gcp seed", o: connect.ServeObserved{Place: place(copystore.ServeCopy, "b-copy"), Bucket: "b", SourceEntry: true, SeedProvider: "gcp"},
+			reason: connect.ServeReasonRefused, refused: true, saying: `copy.serve: Forbidden`},
 		{name: "serve copy on a gcp seed: provider-gcp's webhook would refuse the Etcd", o: connect.ServeObserved{Place: place(copystore.ServeCopy, "b-copy"), Bucket: "b", SeedProvider: "gcp"},
 			reason: connect.ServeReasonRefused, refused: true, saying: `copy.serve: Forbidden`},
 		{name: "serve primary on a gcp seed", o: connect.ServeObserved{Place: place(copystore.ServePrimary, "b-copy"), Bucket: "b", SeedProvider: "gcp"}, reason: connect.ServeReasonPrimary},

@@ -86,7 +86,8 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 		metrics.ForgetEntryCopy(be.Name)
 		return reconcile.Result{}, c.publish(ctx, be, nil)
 	}
-	if serving, err := c.servingFromCopy(ctx, be, place); serving || err != nil {
+	serving, pending, err := c.servingFromCopy(ctx, be, place)
+	if serving || err != nil {
 		// Looked at again on the interval: copy.serve may be primary again.
 		return reconcile.Result{RequeueAfter: periodic.Jitter(place.Settings.IntervalOr(c.opts.Interval))}, err
 	}
@@ -110,6 +111,7 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 
 	o := c.pass(ctx, be, place)
 	v := decide(o, place.Settings.RPOOrDefault(), be.Spec.BucketName, place.Bucket, c.Now())
+	v.message += pending // copy.serve is copy, but etcd-backup is not switched yet
 	observe(be, place.Bucket, o, v)
 	metrics.EntryCopyRPO.WithLabelValues(be.Name).Set(place.Settings.RPOOrDefault().Seconds())
 	if err := c.publish(ctx, be, &v); err != nil {

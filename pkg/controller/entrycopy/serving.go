@@ -17,24 +17,35 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 )
 
-// servingFromCopy pauses the copy of an entry whose etcd-backup names the copy bucket
-// (connect.DecideServe, as the BackupEntry's delegate decides it): the shoot's etcd-backup-restore
-// writes the copy itself, and its garbage collection deletes there what a copy from the old
-// primary would bring back. BackupsCopied says so (Unknown ServingFromCopy: there is no second
-// copy now) and the lag series goes. It says whether the entry is served from the copy.
-func (c *copier) servingFromCopy(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace) (bool, error) {
+// servingFromCopy pauses the copy of an entry whose etcd-backup names the copy bucket: copy.serve
+// is copy (connect.DecideServe, as the BackupEntry's delegate decides it) and the shoot's
+// etcd-backup secret's bucketName is the copy bucket (the entry's reconcile switched it; until
+// then, a missing copy secret or an unreadable copy bucket, the shoot still writes the primary
+// and the copy goes on). Paused, the shoot's etcd-backup-restore writes the copy itself, and its
+// garbage collection deletes there what a copy from the old primary would bring back.
+// BackupsCopied says so (Unknown ServingFromCopy: there is no second copy now) and the lag series
+// goes. It says whether the entry is served from the copy, and else what BackupsCopied's message
+// adds while the switch is pending ("": none).
+func (c *copier) servingFromCopy(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace) (bool, string, error) {
 	if !place.Settings.ServesCopy() {
-		return false, nil
+		return false, "", nil
 	}
 	plan, _, err := connect.ServeOf(ctx, c.Reader, c.Provider, be, entryinfo.IsSourceEntry(be))
 	if err != nil || !plan.FromCopy {
-		return false, err
+		return false, "", err
+	}
+	named, err := entryinfo.EtcdBackupBucket(ctx, c.Reader, be)
+	if err != nil {
+		return false, "", err
+	}
+	if named != place.Bucket {
+		return false, fmt.Sprintf(" copy.serve is copy, but the shoot's etcd-backup does not name the copy bucket %q yet (see the BackupEntry's status): the switch is pending, the shoot still writes bucket %q, and the copy goes on.", place.Bucket, be.Spec.BucketName), nil
 	}
 	metrics.EntryCopyLag.DeletePartialMatch(map[string]string{"entry": be.Name})
 	v := verdict{status: gardencorev1beta1.ConditionUnknown, reason: ReasonServingFromCopy,
 		message: fmt.Sprintf("Nothing is copied: %s The shoot writes its snapshots there; there is no second copy until copy.serve is primary again.", plan.Message)}
 	if old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsCopied); old != nil && old.Status == v.status && old.Reason == v.reason && old.Message == v.message {
-		return true, nil // written once: nothing is measured while paused
+		return true, "", nil // written once: nothing is measured while paused
 	}
-	return true, c.publish(ctx, be, &v)
+	return true, "", c.publish(ctx, be, &v)
 }

@@ -6,10 +6,12 @@ package entrycopy
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,9 +23,11 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 )
 
-// TestServingFromTheCopy: while copy.serve is copy the shoot writes the copy bucket itself:
-// nothing is listed or copied, BackupsCopied is Unknown ServingFromCopy (there is no second
-// copy), and no lag series stays.
+// TestServingFromTheCopy: while copy.serve is copy and the shoot's etcd-backup names the copy
+// bucket the shoot writes the copy bucket itself: nothing is listed or copied, BackupsCopied is
+// Unknown ServingFromCopy (there is no second copy), and no lag series stays. While etcd-backup
+// does not name the copy yet (the entry's reconcile has not switched it) the shoot still writes
+// the primary: the copy goes on and BackupsCopied says the switch is pending.
 func TestServingFromTheCopy(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -44,6 +48,27 @@ func TestServingFromTheCopy(t *testing.T) {
 
 	settings.Serve = copystore.ServeCopy
 	rig.setConfig(t, controllertest.Config{CopyField: copystore.CopyField{Copy: settings}})
+	etcdBackup := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "shoot--p--f", Name: "etcd-backup"},
+		Data: map[string][]byte{v1beta1constants.DataKeyBackupBucketName: []byte("bucket"), "key": []byte("k")}}
+	for _, step := range []string{"no etcd-backup", "etcd-backup names the primary"} {
+		if step == "etcd-backup names the primary" {
+			if err := rig.c.Create(ctx, etcdBackup); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if cond := rig.pass(); cond == nil || cond.Reason != ReasonCopied || !strings.Contains(cond.Message, "switch is pending") {
+			t.Fatalf("serving the copy, %s: %v; want True Copied saying the switch is pending", step, cond)
+		}
+		if store.Calls(memstore.OpListObjects) == reads {
+			t.Fatalf("serving the copy, %s: nothing listed; want the copy to go on", step)
+		}
+		reads, writes = store.Calls(memstore.OpListObjects), store.Calls(memstore.OpPutObject)
+	}
+
+	etcdBackup.Data[v1beta1constants.DataKeyBackupBucketName] = []byte("bucket-copy")
+	if err := rig.c.Update(ctx, etcdBackup); err != nil {
+		t.Fatal(err)
+	}
 	cond := rig.pass()
 	t.Logf("cond %+v", cond)
 	if cond == nil || cond.Status != gardencorev1beta1.ConditionUnknown || cond.Reason != ReasonServingFromCopy {

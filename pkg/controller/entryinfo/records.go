@@ -5,12 +5,16 @@
 package entryinfo
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 
 	extensionsbackupentrycontroller "github.com/gardener/gardener/extensions/pkg/controller/backupentry"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
@@ -53,4 +57,18 @@ func EtcdBackupSecretKey(be *extensionsv1alpha1.BackupEntry) client.ObjectKey {
 	}
 	namespace, _ := extensionsbackupentrycontroller.ExtractShootDetailsFromBackupEntryName(be.Name)
 	return client.ObjectKey{Namespace: namespace, Name: name}
+}
+
+// EtcdBackupBucket is the bucketName of be's etcd-backup secret (EtcdBackupSecretKey; "": no
+// secret): the bucket the shoot's Etcd takes. Only that key is read: the others are credentials.
+func EtcdBackupBucket(ctx context.Context, reader client.Reader, be *extensionsv1alpha1.BackupEntry) (string, error) {
+	key := EtcdBackupSecretKey(be)
+	s := &corev1.Secret{}
+	switch err := reader.Get(ctx, key, s); {
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("reading the bucket named by the shoot's etcd-backup secret %s: %w", key, err)
+	}
+	return string(s.Data[v1beta1constants.DataKeyBackupBucketName]), nil
 }

@@ -117,12 +117,17 @@ func (c *inventoryTaker) look(ctx context.Context, be *extensionsv1alpha1.Backup
 	// Where the entry's snapshots live (a garden's are not under its name); when that cannot be
 	// told, the listing is not taken and the reason is the verdict's (InventoryFailed).
 	loc, locErr := entryinfo.LocateEntry(ctx, c.Reader, be)
+	// The store the shoot writes now: the copy bucket while the entry serves it (copy.serve).
+	st, err := c.writtenOf(ctx, be)
+	if err != nil && locErr == nil {
+		locErr = fmt.Errorf("which bucket the shoot writes cannot be told: %w", err)
+	}
 	// The entry's spec names another bucket or region (or its snapshots another prefix) than the
 	// last inventory was taken in (a migration changes spec.bucketName): that inventory and its
 	// verdict say nothing about where the backups go now. They are dropped, and the new place is
 	// counted at once.
 	var movedFrom *place
-	if ps.Inventory != nil && locErr == nil && !placeOf(be, loc).counts(ps.Inventory) {
+	if ps.Inventory != nil && locErr == nil && !placeOf(st, loc).counts(ps.Inventory) {
 		from := placeOfInventory(ps.Inventory)
 		movedFrom, ps.Inventory = &from, nil
 		metrics.ForgetEntry(be.Name)
@@ -131,7 +136,7 @@ func (c *inventoryTaker) look(ctx context.Context, be *extensionsv1alpha1.Backup
 	recounting := movedFrom != nil || (cond != nil && cond.Reason == ReasonRecounting)
 	if ps.Inventory == nil && !extstatus.Succeeded(be) {
 		if movedFrom != nil {
-			return reconcile.Result{}, c.publishRecount(ctx, be, movedFrom, placeOf(be, loc), nil)
+			return reconcile.Result{}, c.publishRecount(ctx, be, movedFrom, placeOf(st, loc), nil)
 		}
 		return reconcile.Result{}, nil // its first successful reconcile wakes us
 	}
@@ -172,11 +177,11 @@ func (c *inventoryTaker) look(ctx context.Context, be *extensionsv1alpha1.Backup
 
 	inv, findings, chainsErr, err := inventory.Inventory{}, []drill.ChainFinding(nil), error(nil), locErr
 	if err == nil {
-		inv, findings, chainsErr, err = c.take(ctx, be, loc.Prefix, now)
+		inv, findings, chainsErr, err = c.take(ctx, st, loc.Prefix, now)
 	}
 	if err != nil && recounting {
 		// Nothing is known of the new place: the old one's inventory is not its verdict.
-		if perr := c.publishRecount(ctx, be, movedFrom, placeOf(be, loc), err); perr != nil {
+		if perr := c.publishRecount(ctx, be, movedFrom, placeOf(st, loc), err); perr != nil {
 			return reconcile.Result{}, perr
 		}
 		log.FromContext(ctx).Info("Inventory of the entry's new bucket failed, retrying in a minute", "error", err.Error())
@@ -250,22 +255,23 @@ func (c *inventoryTaker) judge(ctx context.Context, be *extensionsv1alpha1.Backu
 	return inventory.Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: reason, Message: message + "; " + verdict.Message, Recheck: verdict.Recheck}
 }
 
-// take lists prefix, the entry's (Locate), once with the entry's own credentials.
+// take lists prefix, the entry's (Locate), once in st, the store the shoot writes (the entry's
+// bucket with its own credentials, or the copy bucket with the copy's while it is served).
 // It checks the snapshot chains by their names on the same listing, selected as the drill does
 // (drill.Collector with the store's SnapshotRule): findings are returned, nothing is downloaded.
 // chainsErr is the chain check's own failure (the rule or an exclude mark could not be read):
 // the findings are then unknown, and the inventory stands.
-func (c *inventoryTaker) take(ctx context.Context, be *extensionsv1alpha1.BackupEntry, prefix objectstore.Prefix, now time.Time) (inv inventory.Inventory, findings []drill.ChainFinding, chainsErr, err error) {
-	data, err := connect.NewDataPlane(ctx, c.Reader, c.Provider, be.Spec.SecretRef, be.Spec.Region)
+func (c *inventoryTaker) take(ctx context.Context, st written, prefix objectstore.Prefix, now time.Time) (inv inventory.Inventory, findings []drill.ChainFinding, chainsErr, err error) {
+	data, err := connect.NewDataPlane(ctx, c.Reader, st.provider, st.secret, st.region)
 	if err != nil {
 		return inventory.Inventory{}, nil, nil, err
 	}
 	ctx = objectstore.WithOperation(ctx, "inventory")
 	start := time.Now()
-	rule, chainsErr := data.SnapshotRule(ctx, be.Spec.BucketName)
+	rule, chainsErr := data.SnapshotRule(ctx, st.bucket)
 	chains := drill.NewCollector(prefix.String(), rule)
-	inv, err = inventory.Take(ctx, teeListing{data, chains}, be.Spec.BucketName, prefix.String(), now)
-	inv.Bucket, inv.Region, inv.Prefix = be.Spec.BucketName, be.Spec.Region, prefix.String()
+	inv, err = inventory.Take(ctx, teeListing{data, chains}, st.bucket, prefix.String(), now)
+	inv.Bucket, inv.Region, inv.Prefix = st.bucket, st.region, prefix.String()
 	metrics.InventoryDuration.WithLabelValues().Observe(time.Since(start).Seconds())
 	metrics.InventoryPages.Add(float64(inv.Pages))
 	if err != nil || chainsErr != nil {

@@ -10,18 +10,49 @@ import (
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // place is where an entry's backups are, as its spec names them now: what an inventory counts.
 type place struct{ bucket, region, prefix string }
 
-// placeOf is where the entry's snapshots are now: its spec's bucket and region, loc's prefix.
-func placeOf(be *extensionsv1alpha1.BackupEntry, loc entryinfo.Location) place {
-	return place{bucket: be.Spec.BucketName, region: be.Spec.Region, prefix: loc.Prefix.String()}
+// placeOf is where the entry's snapshots are now: st's bucket and region, loc's prefix.
+func placeOf(st written, loc entryinfo.Location) place {
+	return place{bucket: st.bucket, region: st.region, prefix: loc.Prefix.String()}
+}
+
+// written is the store the entry's shoot writes its snapshots to now, and the credentials that
+// read it: the entry's bucket with its spec's credentials, or the copy bucket with the copy's
+// while the entry serves the copy.
+type written struct {
+	bucket, region string
+	secret         corev1.SecretReference
+	provider       provider.Provider
+}
+
+// writtenOf is where be's shoot writes now: the copy bucket (connect.CopyPlace) once copy.serve
+// is copy (connect.ServeOf) and the shoot's etcd-backup names the copy bucket (the entry's
+// reconcile switched it, as the entry copy's pause decides); else the entry's own bucket.
+func (c *inventoryTaker) writtenOf(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (written, error) {
+	own := written{bucket: be.Spec.BucketName, region: be.Spec.Region, secret: be.Spec.SecretRef, provider: c.Provider}
+	if cfg, _ := connect.EntryConfig(c.Provider, be); !cfg.CopySettings().ServesCopy() {
+		return own, nil
+	}
+	plan, copyPlace, err := connect.ServeOf(ctx, c.Reader, c.Provider, be, entryinfo.IsSourceEntry(be))
+	if err != nil || !plan.FromCopy {
+		return own, err
+	}
+	named, err := entryinfo.EtcdBackupBucket(ctx, c.Reader, be)
+	if err != nil || named != copyPlace.Bucket {
+		return own, err
+	}
+	return written{bucket: copyPlace.Bucket, region: copyPlace.Region, secret: copyPlace.Secret, provider: copyPlace.Provider}, nil
 }
 
 // counts reports whether inv is a count of p. An inventory of an earlier version, which does not

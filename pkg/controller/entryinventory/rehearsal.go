@@ -36,7 +36,11 @@ func Rehearse(ctx context.Context, p provider.Provider, reader client.Reader, op
 	if err != nil {
 		return inventory.Inventory{}, unknown(ReasonInventoryFailed, "Where the entry's snapshots live cannot be told: %v.", err)
 	}
-	inv, _, _, err := c.take(ctx, be, loc.Prefix, now)
+	st, err := c.writtenOf(ctx, be)
+	if err != nil {
+		return inventory.Inventory{}, unknown(ReasonInventoryFailed, "Which bucket the shoot writes cannot be told: %v.", err)
+	}
+	inv, _, _, err := c.take(ctx, st, loc.Prefix, now)
 	if err != nil {
 		return inv, unknown(ReasonInventoryFailed, "Counting the objects under the entry's prefix failed: %v.", err)
 	}
