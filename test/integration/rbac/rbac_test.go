@@ -101,6 +101,11 @@ func chartIdentityOf(values map[string]any, edit func(rules []any) []any) func(*
 		if err := c.Create(context.Background(), ns); err != nil {
 			return nil, err
 		}
+		// Every seed has the garden namespace; the chart's Role for the copies' credentials lives there.
+		garden := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "garden"}}}
+		if err := c.Create(context.Background(), garden); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, err
+		}
 		var sa string // the controllers', not the restore drills'
 		for _, o := range objs {
 			if o.GetKind() == "ServiceAccount" && !strings.HasSuffix(o.GetName(), "-restore-drill") {
