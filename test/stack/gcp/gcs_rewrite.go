@@ -28,27 +28,14 @@ func (g *GCS) checkDestinationGeneration(w http.ResponseWriter, r *http.Request,
 	if want == "" {
 		return true
 	}
-	resp, err := g.client.Get(g.backend.JoinPath("storage", "v1", "b", bucket, "o", object).String())
-	if err != nil {
-		jsonError(w, http.StatusBadGateway, "backendError", err.Error())
+	gen, found, ok := g.liveGeneration(w, bucket, object, "destination")
+	if !ok {
 		return false
 	}
-	defer resp.Body.Close()
-	var o struct {
-		Generation string `json:"generation"`
+	if !found {
+		gen = "0"
 	}
-	switch {
-	case resp.StatusCode == http.StatusNotFound:
-		o.Generation = "0"
-	case resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&o) != nil:
-		jsonError(w, http.StatusBadGateway, "backendError", "reading the destination's generation: "+resp.Status)
-		return false
-	}
-	if o.Generation != want {
-		jsonError(w, http.StatusPreconditionFailed, "conditionNotMet", "At least one of the pre-conditions you specified did not hold.")
-		return false
-	}
-	return true
+	return generationMatches(w, gen, want)
 }
 
 // checkSourceGeneration plays the copy's ifSourceGenerationMatch, which fake-gcs-server ignores
@@ -60,23 +47,42 @@ func (g *GCS) checkSourceGeneration(w http.ResponseWriter, r *http.Request, buck
 	if want == "" {
 		return true
 	}
+	gen, found, ok := g.liveGeneration(w, bucket, object, "source")
+	if !ok {
+		return false
+	}
+	if !found {
+		jsonError(w, http.StatusNotFound, "notFound", fmt.Sprintf("No such object: %s/%s", bucket, object))
+		return false
+	}
+	return generationMatches(w, gen, want)
+}
+
+// liveGeneration reads the object's live generation from the backend (found false: it has none).
+// A failed read is answered (ok false), naming which side (of the copy) was read.
+func (g *GCS) liveGeneration(w http.ResponseWriter, bucket, object, side string) (gen string, found, ok bool) {
 	resp, err := g.client.Get(g.backend.JoinPath("storage", "v1", "b", bucket, "o", object).String())
 	if err != nil {
 		jsonError(w, http.StatusBadGateway, "backendError", err.Error())
-		return false
+		return "", false, false
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return "", false, true
+	}
 	var o struct {
 		Generation string `json:"generation"`
 	}
-	switch {
-	case resp.StatusCode == http.StatusNotFound:
-		jsonError(w, http.StatusNotFound, "notFound", fmt.Sprintf("No such object: %s/%s", bucket, object))
-		return false
-	case resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&o) != nil:
-		jsonError(w, http.StatusBadGateway, "backendError", "reading the source's generation: "+resp.Status)
-		return false
-	case o.Generation != want:
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&o) != nil {
+		jsonError(w, http.StatusBadGateway, "backendError", "reading the "+side+"'s generation: "+resp.Status)
+		return "", false, false
+	}
+	return o.Generation, true, true
+}
+
+// generationMatches answers 412 conditionNotMet where the generation is not the wanted one.
+func generationMatches(w http.ResponseWriter, gen, want string) bool {
+	if gen != want {
 		jsonError(w, http.StatusPreconditionFailed, "conditionNotMet", "At least one of the pre-conditions you specified did not hold.")
 		return false
 	}
