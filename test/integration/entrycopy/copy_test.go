@@ -85,25 +85,7 @@ func TestCopyToASecondStore(t *testing.T) {
 
 	entry := framework.UniqueName("shoot--copy--") + "--1"
 	neighbour := strings.TrimSuffix(entry, "--1") + "0--1" // a prefix that begins like the entry's
-	now := time.Now().Unix()
-	snaps := map[string][]string{}
-	for _, name := range []string{entry, neighbour} {
-		env.EnsureNamespace(t, strings.TrimSuffix(name, "--1"))
-		be := env.CreateEntryWithConfig(t, name, bb.Name, data, config)
-		env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
-		snaps[name] = []string{
-			fmt.Sprintf("%s/etcd-main/v2/Full-%08d-%08d-%d", name, 0, 10, now-120),
-			fmt.Sprintf("%s/etcd-main/v2/Incr-%08d-%08d-%d", name, 11, 20, now-60),
-		}
-	}
-	store := env.StoreFor(t, data)
-	for _, keys := range snaps {
-		for _, k := range keys {
-			if err := store.PutObject(framework.Ctx(t), bb.Name, k, []byte("snapshot "+k)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	snaps := writeSnapshots(t, env, bb.Name, data, config, entry, neighbour)
 	copyStore := env.StoreFor(t, second.SecretData())
 	be := &extensionsv1alpha1.BackupEntry{}
 	be.Name = entry
@@ -143,17 +125,7 @@ func TestCopyToASecondStore(t *testing.T) {
 	// when a pass of the entry copy begun before the deletion has ended (CopyPassWaitError:
 	// connect.CopyPassDeadline and a margin after the deletionTimestamp).
 	env.DeleteAndWaitGone(t, be, connect.CopyPassDeadline+3*time.Minute)
-	for _, s := range []struct {
-		store  conformance.Stores
-		bucket string
-	}{{store, bb.Name}, {copyStore, copyBucket}} {
-		if got, err := conformance.ListKeys(ctx, s.store, s.bucket, entry+"/"); err != nil || len(got) != 0 {
-			t.Errorf("%s still holds %v (%v) of the deleted entry", s.bucket, got, err)
-		}
-		if got, err := conformance.ListKeys(ctx, s.store, s.bucket, neighbour+"/"); err != nil || !slices.Equal(got, snaps[neighbour]) {
-			t.Errorf("%s holds %v (%v) of the neighbour; want it untouched", s.bucket, got, err)
-		}
-	}
+	deletedInBoth(t, env.StoreFor(t, data), bb.Name, copyStore, copyBucket, entry, neighbour, snaps[neighbour])
 
 	// The copy store stops: the lag is unknown, never "caught up".
 	second.Stop()
@@ -163,5 +135,49 @@ func TestCopyToASecondStore(t *testing.T) {
 	m = framework.ScrapeMetrics(t, ext.MetricsURL)
 	if got := m.Get("gardener_backup_entry_copy_lag_seconds", map[string]string{"entry": neighbour}); len(got) != 0 {
 		t.Errorf("copy lag of %s = %v while the copy cannot be read; want no series", neighbour, got)
+	}
+}
+
+// writeSnapshots creates each entry of bucket with providerConfig config, waits for its
+// reconcile, and writes two snapshots of it (a full and a delta, a minute apart) into the
+// primary; it returns the keys written by entry.
+func writeSnapshots(t *testing.T, env *framework.Env, bucket string, data map[string][]byte, config string, entries ...string) map[string][]string {
+	t.Helper()
+	now := time.Now().Unix()
+	snaps := map[string][]string{}
+	for _, name := range entries {
+		env.EnsureNamespace(t, strings.TrimSuffix(name, "--1"))
+		be := env.CreateEntryWithConfig(t, name, bucket, data, config)
+		env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
+		snaps[name] = []string{
+			fmt.Sprintf("%s/etcd-main/v2/Full-%08d-%08d-%d", name, 0, 10, now-120),
+			fmt.Sprintf("%s/etcd-main/v2/Incr-%08d-%08d-%d", name, 11, 20, now-60),
+		}
+	}
+	store := env.StoreFor(t, data)
+	for _, keys := range snaps {
+		for _, k := range keys {
+			if err := store.PutObject(framework.Ctx(t), bucket, k, []byte("snapshot "+k)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return snaps
+}
+
+// deletedInBoth checks that the deleted entry's prefix is empty in the primary and in the copy,
+// and that the neighbour still holds its snapshots in both.
+func deletedInBoth(t *testing.T, primary conformance.Stores, bucket string, copyStore conformance.Stores, copyBucket, entry, neighbour string, kept []string) {
+	t.Helper()
+	for _, s := range []struct {
+		store  conformance.Stores
+		bucket string
+	}{{primary, bucket}, {copyStore, copyBucket}} {
+		if got, err := conformance.ListKeys(framework.Ctx(t), s.store, s.bucket, entry+"/"); err != nil || len(got) != 0 {
+			t.Errorf("%s still holds %v (%v) of the deleted entry", s.bucket, got, err)
+		}
+		if got, err := conformance.ListKeys(framework.Ctx(t), s.store, s.bucket, neighbour+"/"); err != nil || !slices.Equal(got, kept) {
+			t.Errorf("%s holds %v (%v) of the neighbour; want it untouched", s.bucket, got, err)
+		}
 	}
 }

@@ -6,7 +6,6 @@ package entrycopy_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -67,25 +66,7 @@ func TestCopyToAnotherStoreType(t *testing.T) {
 
 	entry := framework.UniqueName("shoot--cross--") + "--1"
 	neighbour := strings.TrimSuffix(entry, "--1") + "0--1" // a prefix that begins like the entry's
-	now := time.Now().Unix()
-	snaps := map[string][]string{}
-	for _, name := range []string{entry, neighbour} {
-		env.EnsureNamespace(t, strings.TrimSuffix(name, "--1"))
-		be := env.CreateEntryWithConfig(t, name, bb.Name, data, config)
-		env.WaitFor(t, be, time.Minute, "entry reconciled", framework.Succeeded)
-		snaps[name] = []string{
-			fmt.Sprintf("%s/etcd-main/v2/Full-%08d-%08d-%d", name, 0, 10, now-120),
-			fmt.Sprintf("%s/etcd-main/v2/Incr-%08d-%08d-%d", name, 11, 20, now-60),
-		}
-	}
-	store := env.StoreFor(t, data)
-	for _, keys := range snaps {
-		for _, k := range keys {
-			if err := store.PutObject(framework.Ctx(t), bb.Name, k, []byte("snapshot "+k)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	snaps := writeSnapshots(t, env, bb.Name, data, config, entry, neighbour)
 	for _, name := range []string{entry, neighbour} {
 		be := &extensionsv1alpha1.BackupEntry{}
 		be.Name = name
@@ -107,17 +88,7 @@ func TestCopyToAnotherStoreType(t *testing.T) {
 	be := &extensionsv1alpha1.BackupEntry{}
 	be.Name = entry
 	env.DeleteAndWaitGone(t, be, connect.CopyPassDeadline+3*time.Minute)
-	for _, s := range []struct {
-		store  conformance.Stores
-		bucket string
-	}{{store, bb.Name}, {copyStore, copyBucket}} {
-		if got, err := conformance.ListKeys(ctx, s.store, s.bucket, entry+"/"); err != nil || len(got) != 0 {
-			t.Errorf("%s still holds %v (%v) of the deleted entry", s.bucket, got, err)
-		}
-		if got, err := conformance.ListKeys(ctx, s.store, s.bucket, neighbour+"/"); err != nil || !slices.Equal(got, snaps[neighbour]) {
-			t.Errorf("%s holds %v (%v) of the neighbour; want it untouched", s.bucket, got, err)
-		}
-	}
+	deletedInBoth(t, env.StoreFor(t, data), bb.Name, copyStore, copyBucket, entry, neighbour, snaps[neighbour])
 }
 
 // readAll reads key's current version in bucket.
