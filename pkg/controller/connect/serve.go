@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/secrets"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -138,4 +139,28 @@ func (c *CopyPlace) SecretData(ctx context.Context, reader client.Reader) (map[s
 		return nil, c.credentialsError(err)
 	}
 	return s.Data, nil
+}
+
+// Served is where an entry's shoot writes now: Plan and Place as ServeOf decided them, and
+// Switched once the shoot's etcd-backup names the copy bucket (the entry's reconcile wrote it);
+// while Plan.FromCopy and not Switched the switch is pending and the shoot still writes the
+// entry's own bucket.
+type Served struct {
+	Plan     ServePlan
+	Place    *CopyPlace
+	Switched bool
+}
+
+// ServedOf is ServeOf for be, and, where it serves the copy, whether the shoot's etcd-backup
+// names the copy bucket yet (only its bucketName is read: entryinfo.EtcdBackupBucket).
+func ServedOf(ctx context.Context, reader client.Reader, p provider.Provider, be *extensionsv1alpha1.BackupEntry) (Served, error) {
+	plan, place, err := ServeOf(ctx, reader, p, be, entryinfo.IsSourceEntry(be))
+	if err != nil || !plan.FromCopy {
+		return Served{Plan: plan, Place: place}, err
+	}
+	named, err := entryinfo.EtcdBackupBucket(ctx, reader, be)
+	if err != nil {
+		return Served{}, err
+	}
+	return Served{Plan: plan, Place: place, Switched: named == place.Bucket}, nil
 }

@@ -13,7 +13,6 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 )
 
@@ -30,20 +29,16 @@ func (c *copier) servingFromCopy(ctx context.Context, be *extensionsv1alpha1.Bac
 	if !place.Settings.ServesCopy() {
 		return false, "", nil
 	}
-	plan, _, err := connect.ServeOf(ctx, c.Reader, c.Provider, be, entryinfo.IsSourceEntry(be))
-	if err != nil || !plan.FromCopy {
+	served, err := connect.ServedOf(ctx, c.Reader, c.Provider, be)
+	if err != nil || !served.Plan.FromCopy {
 		return false, "", err
 	}
-	named, err := entryinfo.EtcdBackupBucket(ctx, c.Reader, be)
-	if err != nil {
-		return false, "", err
-	}
-	if named != place.Bucket {
+	if !served.Switched {
 		return false, fmt.Sprintf(" copy.serve is copy, but the shoot's etcd-backup does not name the copy bucket %q yet (see the BackupEntry's status): the switch is pending, the shoot still writes bucket %q, and the copy goes on.", place.Bucket, be.Spec.BucketName), nil
 	}
 	metrics.EntryCopyLag.DeletePartialMatch(map[string]string{"entry": be.Name})
 	v := verdict{status: gardencorev1beta1.ConditionUnknown, reason: ReasonServingFromCopy,
-		message: fmt.Sprintf("Nothing is copied: %s The shoot writes its snapshots there; there is no second copy until copy.serve is primary again.", plan.Message)}
+		message: fmt.Sprintf("Nothing is copied: %s The shoot writes its snapshots there; there is no second copy until copy.serve is primary again.", served.Plan.Message)}
 	if old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsCopied); old != nil && old.Status == v.status && old.Reason == v.reason && old.Message == v.message {
 		return true, "", nil // written once: nothing is measured while paused
 	}

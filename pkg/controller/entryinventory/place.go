@@ -44,14 +44,11 @@ func (c *inventoryTaker) writtenOf(ctx context.Context, be *extensionsv1alpha1.B
 	if cfg, _ := connect.EntryConfig(c.Provider, be); !cfg.CopySettings().ServesCopy() {
 		return own, nil
 	}
-	plan, copyPlace, err := connect.ServeOf(ctx, c.Reader, c.Provider, be, entryinfo.IsSourceEntry(be))
-	if err != nil || !plan.FromCopy {
+	served, err := connect.ServedOf(ctx, c.Reader, c.Provider, be)
+	if err != nil || !served.Switched {
 		return own, err
 	}
-	named, err := entryinfo.EtcdBackupBucket(ctx, c.Reader, be)
-	if err != nil || named != copyPlace.Bucket {
-		return own, err
-	}
+	copyPlace := served.Place
 	return written{bucket: copyPlace.Bucket, region: copyPlace.Region, secret: copyPlace.Secret, provider: copyPlace.Provider}, nil
 }
 
