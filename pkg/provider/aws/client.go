@@ -80,11 +80,15 @@ func (p *Provider) clientConfig(creds provider.Credentials) (aws.Config, clientO
 	}
 	// Every request of the clients built on this configuration (S3, STS, IAM) is counted by the
 	// metrics transport; the transport is shared with every other store of the same options.
+	// No timeout on the whole exchange: the body of a large snapshot's GET (a streamed copy, a
+	// drill) flows for longer than any fixed bound. Each wait on the store is bounded instead
+	// (StallTimeout), and the caller's context bounds the exchange.
+	transportOptions.StallTimeout = httpclient.Timeout(p.RequestTimeout)
 	transport, err := httpclient.RoundTripper(transportOptions)
 	if err != nil {
 		return aws.Config{}, opts, err
 	}
-	httpClient := &http.Client{Transport: transport, Timeout: httpclient.Timeout(p.RequestTimeout)}
+	httpClient := &http.Client{Transport: transport}
 
 	cfg := aws.Config{
 		Region:     region,

@@ -34,7 +34,9 @@ type Provider struct {
 	// STSEndpoint overrides the STS endpoint used for workload identity (tests point it at a
 	// stand-in; empty: AWS's regional endpoint).
 	STSEndpoint string
-	// RequestTimeout bounds one HTTP request (default 60s).
+	// RequestTimeout bounds each wait on the store within one HTTP request (default 60s): the
+	// response headers, each read of a body, each stretch of an upload (httpclient.Stall); a
+	// body that keeps flowing is never cut off.
 	RequestTimeout time.Duration
 	// IAMEndpoint overrides the IAM endpoint used for generated credentials (tests point it at a
 	// stand-in; empty: AWS's global endpoint).

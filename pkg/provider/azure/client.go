@@ -172,7 +172,7 @@ func (p *Provider) newClient(a account) (*azblob.Client, error) {
 	// The deletion engine keeps several batches in flight to one host, over as many HTTP/1.1
 	// connections (this transport never spoke HTTP/2).
 	transport, err := httpclient.RoundTripper(httpclient.Options{
-		Provider: Type, MaxIdleConnsPerHost: 256, ResponseHeaderTimeout: httpclient.Timeout(p.RequestTimeout), HTTP1: true,
+		Provider: Type, MaxIdleConnsPerHost: 256, StallTimeout: httpclient.Timeout(p.RequestTimeout), HTTP1: true,
 	})
 	if err != nil {
 		return nil, err

@@ -35,7 +35,9 @@ const Type = azureapi.Type
 
 // Provider builds Azure Blob stores. Its fields are fixed at start-up; nothing per request is kept.
 type Provider struct {
-	// RequestTimeout bounds one HTTP request (default 60s).
+	// RequestTimeout bounds each wait on the store within one HTTP request (default 60s): the
+	// response headers, each read of a body, each stretch of an upload (httpclient.Stall); a
+	// body that keeps flowing is never cut off.
 	RequestTimeout time.Duration
 	// Cloud, when set, replaces the cloud chosen by the region for the management plane, and a
 	// providerConfig that names a cloud is refused (--azure-cloud-config; tests point it at a

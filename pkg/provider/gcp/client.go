@@ -49,7 +49,7 @@ func (p *Provider) authorizedClient(creds provider.Credentials, scope string) (*
 	// Every request (storage, IAM and token exchanges) is counted by the metrics transport,
 	// which sits under refusedTokens so that it counts the token endpoint's own status. The
 	// deletion engine keeps many requests in flight to one host.
-	base, err := httpclient.RoundTripper(httpclient.Options{Provider: Type, MaxIdleConnsPerHost: 256, ResponseHeaderTimeout: timeout})
+	base, err := httpclient.RoundTripper(httpclient.Options{Provider: Type, MaxIdleConnsPerHost: 256, StallTimeout: timeout})
 	if err != nil {
 		return nil, "", err
 	}

@@ -30,7 +30,9 @@ const Type = gcpapi.Type
 // Provider builds GCS stores and issuers. Its fields are fixed at start-up; nothing per request
 // is kept.
 type Provider struct {
-	// RequestTimeout bounds one HTTP request (default 60s).
+	// RequestTimeout bounds each wait on the store within one HTTP request (default 60s): the
+	// response headers, each read of a body, each stretch of an upload (httpclient.Stall); a
+	// body that keeps flowing is never cut off.
 	RequestTimeout time.Duration
 	// IAMEndpoint overrides the IAM API endpoint used for generated credentials (tests point it
 	// at a stand-in; empty: iam.googleapis.com).

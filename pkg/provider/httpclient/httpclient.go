@@ -19,7 +19,8 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
-// DefaultTimeout bounds one request where a provider's RequestTimeout is unset.
+// DefaultTimeout is a provider's RequestTimeout where it is unset: the longest wait on the store
+// in one exchange (Options.StallTimeout).
 const DefaultTimeout = 60 * time.Second
 
 // Timeout is d, or DefaultTimeout where d is unset.
@@ -74,9 +75,11 @@ type Options struct {
 	// store's deletion engine keeps many requests in flight to one host. The idle connections
 	// of all hosts are at least as many, and not fewer than Go's 100.
 	MaxIdleConnsPerHost int
-	// ResponseHeaderTimeout bounds the wait for a response's headers (0: none). It is not a
-	// bound on the whole exchange: the body of a listing or of a bulk delete may stream longer.
-	ResponseHeaderTimeout time.Duration
+	// StallTimeout bounds each wait on the store in an exchange (0: none; RoundTripper only):
+	// the request's upload, the response headers, each read of the response body (see Stall).
+	// It is not a bound on the whole exchange: a large object's body, a listing or a bulk
+	// delete's streamed result may flow longer, and the caller's context bounds it.
+	StallTimeout time.Duration
 	// TLSHandshakeTimeout bounds the TLS handshake (0: Go's 10s).
 	TLSHandshakeTimeout time.Duration
 	// HTTP1 keeps to HTTP/1.1 (Go's default transport attempts HTTP/2): for a store whose
@@ -96,7 +99,6 @@ func Transport(o Options) (*http.Transport, error) {
 	t.TLSClientConfig = tlsConfig
 	t.MaxIdleConnsPerHost = o.MaxIdleConnsPerHost
 	t.MaxIdleConns = max(t.MaxIdleConns, o.MaxIdleConnsPerHost)
-	t.ResponseHeaderTimeout = o.ResponseHeaderTimeout
 	if o.TLSHandshakeTimeout != 0 {
 		t.TLSHandshakeTimeout = o.TLSHandshakeTimeout
 	}
@@ -154,12 +156,12 @@ func Default() *http.Transport {
 	return t
 }
 
-// RoundTripper is Shared(o) with every request counted by the metrics transport under
-// o.Provider.
+// RoundTripper is Shared(o) with every wait on the store bounded by o.StallTimeout (Stall) and
+// every request counted by the metrics transport under o.Provider.
 func RoundTripper(o Options) (http.RoundTripper, error) {
 	t, err := Shared(o)
 	if err != nil {
 		return nil, err
 	}
-	return metrics.Transport(o.Provider, t), nil
+	return metrics.Transport(o.Provider, Stall(t, o.StallTimeout)), nil
 }

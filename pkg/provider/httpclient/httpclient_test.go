@@ -124,8 +124,8 @@ func TestTransport(t *testing.T) {
 		tr.TLSHandshakeTimeout != def.TLSHandshakeTimeout || tr.IdleConnTimeout != def.IdleConnTimeout || tr.Proxy == nil || !tr.ForceAttemptHTTP2 {
 		t.Errorf("no options: not Go's defaults: %+v", tr)
 	}
-	tr = mustTransport(t, httpclient.Options{MaxIdleConnsPerHost: 256, ResponseHeaderTimeout: time.Minute, TLSHandshakeTimeout: 2 * time.Minute})
-	if tr.MaxIdleConns != 256 || tr.MaxIdleConnsPerHost != 256 || tr.ResponseHeaderTimeout != time.Minute || tr.TLSHandshakeTimeout != 2*time.Minute {
+	tr = mustTransport(t, httpclient.Options{MaxIdleConnsPerHost: 256, StallTimeout: time.Minute, TLSHandshakeTimeout: 2 * time.Minute})
+	if tr.MaxIdleConns != 256 || tr.MaxIdleConnsPerHost != 256 || tr.ResponseHeaderTimeout != 0 || tr.TLSHandshakeTimeout != 2*time.Minute {
 		t.Errorf("options not applied: %+v", tr)
 	}
 	if tr := mustTransport(t, httpclient.Options{MaxIdleConnsPerHost: 64}); tr.MaxIdleConns != def.MaxIdleConns {

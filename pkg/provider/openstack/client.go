@@ -26,12 +26,13 @@ import (
 func (p *Provider) httpClient(c credentials) (http.Client, error) {
 	timeout := httpclient.Timeout(p.RequestTimeout)
 	// No timeout on the whole exchange: a bulk delete answers at once and then streams its result
-	// while Swift works through the names (minutes for thousands). The caller's context bounds
-	// it; the connection and the response headers have their own limits. Keystone's and Swift's
-	// requests alike are counted by the metrics transport.
+	// while Swift works through the names (minutes for thousands, a space every few seconds
+	// meanwhile), and a large object's GET flows as long as it takes. The caller's context
+	// bounds it; each wait on the store is bounded by the timeout (StallTimeout). Keystone's and
+	// Swift's requests alike are counted by the metrics transport.
 	transport, err := httpclient.RoundTripper(httpclient.Options{
 		Provider: Type, CA: string(c.caCert), CAKey: KeyCACert, InsecureSkipVerify: c.insecure,
-		MaxIdleConnsPerHost: 64, ResponseHeaderTimeout: timeout, TLSHandshakeTimeout: timeout,
+		MaxIdleConnsPerHost: 64, StallTimeout: timeout, TLSHandshakeTimeout: timeout,
 	})
 	if err != nil {
 		return http.Client{}, err

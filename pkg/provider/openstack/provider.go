@@ -29,7 +29,9 @@ const Type = osapi.Type
 // Provider builds Swift stores and Keystone issuers. Its fields are fixed at start-up; nothing
 // per request is kept.
 type Provider struct {
-	// RequestTimeout bounds the wait for a response's headers (default 60s).
+	// RequestTimeout bounds each wait on the store within one HTTP request (default 60s): the
+	// response headers, each read of a body, each stretch of an upload (httpclient.Stall); a
+	// body that keeps flowing is never cut off.
 	RequestTimeout time.Duration
 	// ListPageSize is the listing page size (default 10000, Swift's usual maximum).
 	ListPageSize int
