@@ -69,6 +69,10 @@ type Options struct {
 	MaxBufferBytes int64
 	// Now is the clock the lag is measured with (nil: time.Now).
 	Now func() time.Time
+	// ServerSideMinBytes is the smallest object copied inside the store where To.Copier is set:
+	// smaller ones are streamed, never tried (wayOf). 0: DefaultServerSideMinBytes; negative:
+	// every object may be copied inside.
+	ServerSideMinBytes int64
 }
 
 // Result is the outcome of one pass.
@@ -277,6 +281,8 @@ func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 		reads = make(chan struct{}, parallelism) // prefetches (prefetched) in flight or waiting for sem
 		bytes = newBudget(total)
 		m     = modeStream
+		// minInside: smaller objects are streamed whatever the mode (wayOf).
+		minInside = serverSideMin(opts)
 	)
 	if dst.Copier != nil {
 		m = modeUndecided
@@ -288,12 +294,13 @@ func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 			cond.Replaces = &d
 		}
 		forGuard := streamsForGuard(guardsOf(dst, cond))
-		if m == modeUndecided {
+		w := wayOf(m, o.Size, minInside, forGuard)
+		if w == wayTry {
 			// Alone: nothing else runs while the store is asked whether it copies inside.
 			m = try(ctx, src, dst, rule, o, cond, forGuard, bytes, res)
 			continue
 		}
-		server := m == modeServer && !forGuard
+		server := w == wayServer
 		// A prefetch holds its read slot and its budget while it waits for a write slot: the
 		// loop takes a write slot only after the budget, so that it never holds one while
 		// waiting for budget such a prefetch holds.

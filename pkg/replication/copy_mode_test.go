@@ -43,7 +43,7 @@ func TestCopyStreamsWhereTheStoreRefusesServerSide(t *testing.T) {
 		src, dst := stores(t, 5)
 		copier := &refusingCopier{err: refusal}
 		prefix, _ := objectstore.EntryPrefix(entry)
-		res, err := replication.Copy(context.Background(), replication.From{Store: src, Bucket: "b"}, replication.To{Store: dst, Bucket: "b", Copier: copier}, prefix, replication.Options{})
+		res, err := replication.Copy(context.Background(), replication.From{Store: src, Bucket: "b"}, replication.To{Store: dst, Bucket: "b", Copier: copier}, prefix, replication.Options{ServerSideMinBytes: -1})
 		if err != nil || res.Copied != 5 || res.Streamed != 5 || res.ServerSide != 0 || !res.Done() || res.Vanished != 0 {
 			t.Errorf("%v: %+v, %v; want 5 streamed, done", refusal, res, err)
 		}
@@ -69,7 +69,7 @@ func TestCopyServerSideReportsIt(t *testing.T) {
 	}
 	copier := &recordingCopier{store: src}
 	prefix, _ := objectstore.EntryPrefix(entry)
-	res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"}, replication.To{Store: src, Bucket: "c", Copier: copier}, prefix, replication.Options{Parallelism: 3})
+	res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"}, replication.To{Store: src, Bucket: "c", Copier: copier}, prefix, replication.Options{Parallelism: 3, ServerSideMinBytes: -1})
 	if err != nil || res.ServerSide != 6 || res.Streamed != 0 || res.ServerSideRefused != nil || src.Calls(memstore.OpOpenObject) != 0 {
 		t.Errorf("%+v, %v, %d reads; want 6 server-side, none streamed or refused, no reads", res, err, src.Calls(memstore.OpOpenObject))
 	}
@@ -104,7 +104,7 @@ func TestCopyAVanishedFirstObjectDecidesNothing(t *testing.T) {
 	}
 	copier := &vanishingCopier{recordingCopier: recordingCopier{store: src}}
 	prefix, _ := objectstore.EntryPrefix(entry)
-	res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"}, replication.To{Store: src, Bucket: "c", Copier: copier}, prefix, replication.Options{})
+	res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"}, replication.To{Store: src, Bucket: "c", Copier: copier}, prefix, replication.Options{ServerSideMinBytes: -1})
 	if err != nil || res.Vanished != 1 || res.ServerSide != 3 || res.Streamed != 0 || res.ServerSideRefused != nil {
 		t.Errorf("%+v, %v; want 1 vanished, 3 server-side, none streamed or refused", res, err)
 	}
@@ -120,7 +120,7 @@ func TestCopyServerSideKeepsAKeyWrittenMeanwhile(t *testing.T) {
 	}
 	copier := &conditionalCopier{store: src}
 	prefix, _ := objectstore.EntryPrefix(entry)
-	res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"}, replication.To{Store: racingDestination{Faults: src, key: snapshotKey(0), data: "written meanwhile"}, Bucket: "c", Copier: copier}, prefix, replication.Options{})
+	res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"}, replication.To{Store: racingDestination{Faults: src, key: snapshotKey(0), data: "written meanwhile"}, Bucket: "c", Copier: copier}, prefix, replication.Options{ServerSideMinBytes: -1})
 	if err != nil || len(res.WriteConflicts) != 1 || res.Copied != 0 || res.Unguarded != 0 {
 		t.Fatalf("%+v, %v; want one write conflict, nothing copied, nothing unguarded", res, err)
 	}
@@ -163,11 +163,57 @@ func TestCopyStreamsWhatOnlyTheStreamGuards(t *testing.T) {
 	raced := snapshotKey(1)
 	copier := &unguardedCopier{conditionalCopier{store: src}}
 	prefix, _ := objectstore.EntryPrefix(entry)
-	res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"}, replication.To{Store: racingDestination{Faults: src, key: raced, data: "written meanwhile"}, Bucket: "c", Copier: copier}, prefix, replication.Options{})
+	res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"}, replication.To{Store: racingDestination{Faults: src, key: raced, data: "written meanwhile"}, Bucket: "c", Copier: copier}, prefix, replication.Options{ServerSideMinBytes: -1})
 	if err != nil || res.Copied != 2 || res.Streamed != 2 || res.ServerSide != 0 || len(res.WriteConflicts) != 1 || res.Unguarded != 0 {
 		t.Fatalf("%+v, %v; want 2 streamed, one write conflict, nothing copied inside or unguarded", res, err)
 	}
 	if got, _ := objectstore.ReadObject(ctx, src, "c", raced); string(got) != "written meanwhile" {
 		t.Errorf("the destination's key holds %q; want what was written meanwhile", got)
 	}
+}
+
+// TestCopyStreamsSnapshotsBelowTheServerSideThreshold: objects smaller than
+// Options.ServerSideMinBytes are streamed and never tried inside the store, so a pass of deltas
+// only spends no refused attempt; a larger one is tried and, where the store copies it, copied
+// inside.
+func TestCopyStreamsSnapshotsBelowTheServerSideThreshold(t *testing.T) {
+	ctx := context.Background()
+	prefix, _ := objectstore.EntryPrefix(entry)
+	withLargeFull := func(t *testing.T) *memstore.Faults {
+		src, _ := stores(t, 6) // 10 bytes each
+		if err := src.PutObject(ctx, "b", snapshotKey(0), bytes.Repeat([]byte("f"), 100)); err != nil {
+			t.Fatal(err)
+		}
+		if err := src.EnsureBucket(ctx, objectstore.Bucket{Name: "c"}); err != nil {
+			t.Fatal(err)
+		}
+		return src
+	}
+	t.Run("granted", func(t *testing.T) {
+		src := withLargeFull(t)
+		copier := &recordingCopier{store: src}
+		res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"}, replication.To{Store: src, Bucket: "c", Copier: copier}, prefix, replication.Options{ServerSideMinBytes: 50})
+		if err != nil || !res.Done() || res.Copied != 6 || res.ServerSide != 1 || res.Streamed != 5 || copier.copies.Load() != 1 || res.ServerSideRefused != nil {
+			t.Errorf("%+v, %v, %d copies inside; want the full snapshot inside, 5 deltas streamed", res, err, copier.copies.Load())
+		}
+	})
+	t.Run("not granted", func(t *testing.T) {
+		src := withLargeFull(t)
+		copier := &refusingCopier{err: objectstore.ErrForbidden}
+		res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"}, replication.To{Store: src, Bucket: "c", Copier: copier}, prefix, replication.Options{ServerSideMinBytes: 50})
+		if err != nil || !res.Done() || res.Streamed != 6 || copier.calls.Load() != 1 || !errors.Is(res.ServerSideRefused, objectstore.ErrForbidden) {
+			t.Errorf("%+v, %v, %d attempts; want the full snapshot tried once, all 6 streamed, the refusal", res, err, copier.calls.Load())
+		}
+	})
+	t.Run("deltas only, not granted", func(t *testing.T) {
+		src, _ := stores(t, 6)
+		if err := src.EnsureBucket(ctx, objectstore.Bucket{Name: "c"}); err != nil {
+			t.Fatal(err)
+		}
+		copier := &refusingCopier{err: objectstore.ErrForbidden}
+		res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"}, replication.To{Store: src, Bucket: "c", Copier: copier}, prefix, replication.Options{})
+		if err != nil || !res.Done() || res.Streamed != 6 || copier.calls.Load() != 0 || res.ServerSideRefused != nil {
+			t.Errorf("%+v, %v, %d attempts; want all 6 streamed under the default threshold, none tried, no refusal", res, err, copier.calls.Load())
+		}
+	})
 }

@@ -223,7 +223,7 @@ func TestCopyServerSideWhereTheDestinationHasACopier(t *testing.T) {
 	copier := &recordingCopier{store: src}
 	prefix, _ := objectstore.EntryPrefix(entry)
 	puts := src.Calls(memstore.OpPutObject)
-	res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"}, replication.To{Store: src, Bucket: "c", Copier: copier}, prefix, replication.Options{})
+	res, err := replication.Copy(ctx, replication.From{Store: src, Bucket: "b"}, replication.To{Store: src, Bucket: "c", Copier: copier}, prefix, replication.Options{ServerSideMinBytes: -1})
 	if err != nil || res.Copied != 3 || copier.copies.Load() != 3 || src.Calls(memstore.OpOpenObject) != 0 || src.Calls(memstore.OpPutObject)-puts != 3 {
 		t.Errorf("%+v, %v; %d server-side copies, %d reads through the engine; want 3 copies, no reads", res, err, copier.copies.Load(), src.Calls(memstore.OpOpenObject))
 	}

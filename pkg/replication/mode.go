@@ -121,3 +121,51 @@ func decideMode(a attempt, s streamed) mode {
 // Swift applies a copy's conditions to its source) while the stream's write can (streamGuarded),
 // so that a key someone else wrote since the listing is never overwritten. Pure; table-tested.
 func streamsForGuard(insideDeclined, streamGuarded bool) bool { return insideDeclined && streamGuarded }
+
+// DefaultServerSideMinBytes is the smallest object a pass copies inside the store unless told
+// otherwise (Options.ServerSideMinBytes). Below it streaming is cheaper: a server-side copy
+// costs a fixed number of requests whatever the size (three on MinIO, which copies in parts to
+// guard the write), while a small object streams in one GET and one PUT; and a pass of small
+// objects only never spends a refused attempt where the grant is missing. Chosen from make
+// bench-copy's crossover (--crossover): see its figures in the developers' performance notes.
+const DefaultServerSideMinBytes = 16 << 20
+
+// way is how one object of a pass is copied.
+type way int
+
+const (
+	// wayTry: alone, server-side first (try); its outcome decides the pass's mode.
+	wayTry way = iota
+	// wayServer: inside the store, among the pass's other objects.
+	wayServer
+	// wayStream: streamed, among the pass's other objects.
+	wayStream
+)
+
+// wayOf is how an object of size bytes is copied while the pass's mode is m, where objects of
+// fewer than minBytes are streamed (serverSideMin) and forGuard says it must be streamed for
+// its guard (streamsForGuard). An object streamed for its size is never tried and decides
+// nothing. Pure; table-tested.
+func wayOf(m mode, size, minBytes int64, forGuard bool) way {
+	switch {
+	case m == modeStream, size < minBytes:
+		return wayStream
+	case m == modeUndecided:
+		return wayTry // try streams an object forGuard alone, deciding nothing
+	case forGuard:
+		return wayStream
+	}
+	return wayServer
+}
+
+// serverSideMin is the threshold of Options.ServerSideMinBytes: 0 is the default, a negative
+// value none (every object may be copied inside the store).
+func serverSideMin(o Options) int64 {
+	switch {
+	case o.ServerSideMinBytes == 0:
+		return DefaultServerSideMinBytes
+	case o.ServerSideMinBytes < 0:
+		return 0
+	}
+	return o.ServerSideMinBytes
+}

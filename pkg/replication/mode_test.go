@@ -99,3 +99,39 @@ func TestStreamsForGuard(t *testing.T) {
 		}
 	}
 }
+
+func TestWayOf(t *testing.T) {
+	const min = 100
+	for _, c := range []struct {
+		m        mode
+		size     int64
+		forGuard bool
+		want     way
+	}{
+		{modeUndecided, min - 1, false, wayStream},
+		{modeUndecided, min - 1, true, wayStream},
+		{modeUndecided, min, false, wayTry},
+		{modeUndecided, min, true, wayTry},
+		{modeServer, min - 1, false, wayStream},
+		{modeServer, min, false, wayServer},
+		{modeServer, min, true, wayStream},
+		{modeStream, min - 1, false, wayStream},
+		{modeStream, min, false, wayStream},
+		{modeStream, min, true, wayStream},
+	} {
+		if got := wayOf(c.m, c.size, min, c.forGuard); got != c.want {
+			t.Errorf("wayOf(mode %d, size %d, forGuard %t) = %d; want %d", c.m, c.size, c.forGuard, got, c.want)
+		}
+	}
+	if got := wayOf(modeUndecided, 0, 0, false); got != wayTry {
+		t.Errorf("no threshold: an empty object is %d; want tried", got)
+	}
+}
+
+func TestServerSideMin(t *testing.T) {
+	for _, c := range []struct{ set, want int64 }{{0, DefaultServerSideMinBytes}, {-1, 0}, {1 << 20, 1 << 20}} {
+		if got := serverSideMin(Options{ServerSideMinBytes: c.set}); got != c.want {
+			t.Errorf("ServerSideMinBytes %d: threshold %d; want %d", c.set, got, c.want)
+		}
+	}
+}
