@@ -108,6 +108,9 @@ type Result struct {
 	// ServerSide counts the objects of Copied copied inside the store (To.Copier), Streamed
 	// those streamed through this process.
 	ServerSide, Streamed int
+	// StreamedBytes are the bytes of Bytes streamed through this process (read from the source
+	// and written to the destination); the rest moved inside the store.
+	StreamedBytes int64
 	// ServerSideRefused is why the pass streamed although To.Copier was set: the store's
 	// refusal of the server-side copy it tried first (for example ErrForbidden: the destination's
 	// credentials may not read the source bucket; ErrBucketNotFound: the source bucket is not
@@ -398,6 +401,7 @@ func (r *Result) record(o objectstore.ObjectVersion, guarded bool, err error, se
 			r.ServerSide++
 		} else {
 			r.Streamed++
+			r.StreamedBytes += o.Size
 		}
 	case errors.Is(err, errVanished):
 		r.Vanished++

@@ -57,6 +57,9 @@ func main() {
 	flag.IntVar(&costDeltaKiB, "cost-delta-kib", 256, "each delta snapshot's size in KiB for the cost of a day")
 	flag.IntVar(&costDeltas, "cost-deltas", 288, "delta snapshots a day (one every 5 minutes: 288) for the cost of a day")
 	flag.BoolVar(&withCross, "cross", true, "measure a copy to another store type too: Azurite (the azure provider), with Azurite's raw write beside it")
+	flag.StringVar(&crossoverSizes, "crossover", "256KiB,1MiB,4MiB,16MiB,64MiB", "snapshot sizes whose streamed and server-side passes within the first server are compared (empty: none)")
+	flag.IntVar(&crossoverRound, "crossover-rounds", 2, "passes of each way and size for the crossover")
+	flag.BoolVar(&crossoverOnly, "crossover-only", false, "measure only the crossover and the cost of a day")
 	flag.Parse()
 	if err := run(context.Background(), *fullMiB, *deltas, *deltaKiB, *parallelism); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-copy:", err)
@@ -168,7 +171,7 @@ func run(ctx context.Context, fullMiB, deltas, deltaKiB, parallelism int) error 
 	for _, c := range []struct {
 		m      *awsstack.MinIO
 		bucket string
-	}{{a, src}, {a, serverSide}, {b, raw}, {b, dst}, {b, dstOldBound}, {a, rawSame}, {a, streamedSame}, {a, costSrc}, {a, costStream}, {a, costServer}, {a, costRefused}} {
+	}{{a, src}, {a, serverSide}, {b, raw}, {b, dst}, {b, dstOldBound}, {a, rawSame}, {a, streamedSame}, {a, costSrc}, {a, costStream}, {a, costServer}, {a, costRefused}, {a, crossStream}, {a, crossServer}} {
 		if _, err := c.m.S3Client().CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &c.bucket}); err != nil {
 			return fmt.Errorf("creating bucket %s: %w", c.bucket, err)
 		}
@@ -183,7 +186,7 @@ func run(ctx context.Context, fullMiB, deltas, deltaKiB, parallelism int) error 
 	}
 	// The copy's own user in the first server, granted read on the source: the engine copies
 	// inside the store with its credentials. And one without the grant: the engine streams.
-	su, err := copyUser(ctx, a, "copy-granted", []string{src, costSrc}, []string{serverSide, rawSame, streamedSame, costStream, costServer})
+	su, err := copyUser(ctx, a, "copy-granted", []string{src, costSrc}, []string{serverSide, rawSame, streamedSame, costStream, costServer, crossStream, crossServer})
 	if err != nil {
 		return err
 	}
@@ -231,6 +234,9 @@ func run(ctx context.Context, fullMiB, deltas, deltaKiB, parallelism int) error 
 	fmt.Printf("bench-copy: two MinIO servers (%s, %s; different root credentials), %d cores, load %s, %d objects at once\n\n",
 		a.Endpoint, b.Endpoint, runtime.NumCPU(), strings.TrimSpace(string(load)), parallelism)
 
+	if crossoverOnly {
+		sets = nil
+	}
 	var rows []row
 	for _, s := range sets {
 		keys := s.keys()
@@ -299,7 +305,8 @@ func run(ctx context.Context, fullMiB, deltas, deltaKiB, parallelism int) error 
 				return fmt.Sprintf("(lag before %s, after %s; budget reserved at most %.1f MiB)", res.Plan.Lag.Round(time.Second), res.Lag, float64(res.PeakBufferBytes)/(1<<20)), err
 			}
 		}
-		opts := replication.Options{Parallelism: parallelism}
+		// Every snapshot may be copied inside: the server-side rows measure that way at every size.
+		opts := replication.Options{Parallelism: parallelism, ServerSideMinBytes: -1}
 		if s.mixed {
 			opts.Parallelism = mixedParallelism
 			if err := measure(fmt.Sprintf("raw write of the destination (PUT), %d at once", mixedParallelism), func() (string, error) {
@@ -377,8 +384,15 @@ func run(ctx context.Context, fullMiB, deltas, deltaKiB, parallelism int) error 
 			}
 		}
 	}
-	printTable(rows)
-	printRatios(rows)
+	if len(rows) > 0 {
+		printTable(rows)
+		printRatios(rows)
+	}
+	if crossoverSizes != "" {
+		if err := crossover(ctx, sa, su, parallelism); err != nil {
+			return err
+		}
+	}
 	if withCost {
 		if err := costOfADay(ctx, sa, su, sn); err != nil {
 			return fmt.Errorf("the cost of a day: %w", err)
