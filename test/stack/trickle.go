@@ -5,13 +5,20 @@
 package stack
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"testing"
 	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/httpclient"
 )
 
 // TrickleOptions say how a trickle proxy passes the bodies of GET responses on.
@@ -69,4 +76,59 @@ func (t *trickle) Read(p []byte) (int, error) {
 	n, err := t.ReadCloser.Read(p)
 	t.sent += int64(n)
 	return n, err
+}
+
+// FlowTimeout is the RequestTimeout of the stores CheckFlowingBodies reads through: its
+// trickle takes more than three times as long, with pauses of a tenth of it.
+const FlowTimeout = time.Second
+
+// CheckFlowingBodies checks a store's reads against its RequestTimeout (FlowTimeout): it writes
+// a snapshot of 1 MiB into bucket with direct, then reads it through a trickle proxy in front of
+// target with the store through(proxy URL) builds, whose RequestTimeout must be FlowTimeout. A
+// body that flows for more than three times the timeout is read whole; one that stops fails
+// with httpclient.ErrStalled (objectstore.ErrUnreachable) within the timeout, not the test's
+// guard.
+func CheckFlowingBodies(t *testing.T, target string, direct objectstore.Writer, bucket string, through func(t *testing.T, proxyURL string) objectstore.DataPlane) {
+	t.Helper()
+	ctx := context.Background()
+	const key, size = "shoot--a--b--1/etcd-main/v2/Full-00000000-00000001-1", 1 << 20
+	data := bytes.Repeat([]byte("0123456789abcdef"), size/16)
+	if err := direct.PutObject(ctx, bucket, key, data); err != nil {
+		t.Fatal(err)
+	}
+	read := func(t *testing.T, o TrickleOptions) ([]byte, error) {
+		proxy, err := StartTrickle(target, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer proxy.Close()
+		guard, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		r, err := through(t, proxy.URL).OpenObject(guard, bucket, key, "")
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		got, err := io.ReadAll(r)
+		if guard.Err() != nil {
+			t.Fatalf("the test's guard ended the read, not the request timeout: %v", err)
+		}
+		return got, err
+	}
+	// 32 chunks of 32 KiB, a tenth of the timeout apart.
+	flowing := TrickleOptions{Chunk: 32 << 10, Every: FlowTimeout / 10}
+	t.Run("flowing", func(t *testing.T) {
+		got, err := read(t, flowing)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("read %d of %d bytes: %v", len(got), size, err)
+		}
+	})
+	t.Run("stopped", func(t *testing.T) {
+		stops := flowing
+		stops.StopAfter = 64 << 10
+		got, err := read(t, stops)
+		if !errors.Is(err, httpclient.ErrStalled) || !errors.Is(err, objectstore.ErrUnreachable) {
+			t.Fatalf("read %d bytes, error %v; want ErrStalled (ErrUnreachable)", len(got), err)
+		}
+	})
 }
