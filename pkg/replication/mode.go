@@ -128,7 +128,7 @@ func streamsForGuard(insideDeclined, streamGuarded bool) bool { return insideDec
 // guard the write), while a small object streams in one GET and one PUT; and a pass of small
 // objects only never spends a refused attempt where the grant is missing. Chosen from make
 // bench-copy's crossover (--crossover): see its figures in the developers' performance notes.
-const DefaultServerSideMinBytes = 16 << 20
+const DefaultServerSideMinBytes = 4 << 20
 
 // way is how one object of a pass is copied.
 type way int
