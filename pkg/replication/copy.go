@@ -50,8 +50,9 @@ type To struct {
 	Bucket string
 	// Copier, when set, is tried to copy each object inside the store (server-side) instead of
 	// streaming it through this process: it works only where the source bucket is in the same
-	// store (endpoint, account) and the destination's credentials may read it. Each pass tries
-	// the first object alone and copies the rest as that went (decideMode): inside the store, or
+	// store (endpoint, account) and the destination's credentials may read it. Objects below
+	// Options.ServerSideMinBytes are streamed, never tried. Each pass tries its first larger
+	// object alone and copies the rest as that went (decideMode): inside the store, or
 	// streamed where the store refused (Result.ServerSideRefused says why).
 	Copier objectstore.ServerSideCopier
 }
@@ -266,8 +267,9 @@ func list(ctx context.Context, store lister, bucket string, prefix objectstore.P
 }
 
 // execute copies objects in order, at most opts.Parallelism at once and within its byte budget,
-// and records each outcome in res. Where dst has a Copier, objects are tried server-side one at
-// a time until one tells how the rest of the pass copies (decideMode); then they run at once.
+// and records each outcome in res. Where dst has a Copier, objects of at least the threshold
+// (wayOf) are tried server-side one at a time until one tells how the rest of the pass copies
+// (decideMode); then they run at once. Smaller objects are streamed meanwhile.
 func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, objects []objectstore.ObjectVersion, opts Options, res *Result) {
 	parallelism := opts.Parallelism
 	if parallelism < 1 {

@@ -18,7 +18,8 @@ import (
 
 // Buckets of the cost of a day, all in the first server: the source, and one copy for each way
 // of copying (streamed; inside the store by the granted user; by a user without the grant, which
-// the engine streams after one refused server-side copy a pass).
+// the engine streams after one refused server-side copy in each pass that holds a snapshot of
+// at least replication.DefaultServerSideMinBytes). Smaller snapshots are streamed either way.
 const costSrc, costStream, costServer, costRefused = "cost-src", "cost-stream", "cost-server", "cost-refused"
 
 // passesPerDay is how many passes an entry has a day at the default interval (5m).
