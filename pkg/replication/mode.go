@@ -126,9 +126,9 @@ func streamsForGuard(insideDeclined, streamGuarded bool) bool { return insideDec
 // otherwise (Options.ServerSideMinBytes). Below it streaming is faster: a server-side copy costs
 // a fixed number of requests whatever the size (three on MinIO, which copies in parts to guard
 // the write), a small object streams in one GET and one PUT. Measured on MinIO (make bench-copy
-// --crossover, within one server, 4 at once): server-side / streamed 0.74 at 256 KiB, 0.82 at
-// 512 KiB, 1.00 and 1.27 at 1 MiB, 1.28 to 1.78 from 2 MiB up. A pass of smaller objects only
-// spends no refused attempt where the grant is missing.
+// --crossover, within one server, 4 at once, three runs): server-side / streamed 0.74 and 0.92
+// at 256 KiB, 0.82 at 512 KiB, 1.00 to 1.27 at 1 MiB, 1.19 to 2.20 from 2 MiB up. A pass of
+// smaller objects only spends no refused attempt where the grant is missing.
 const DefaultServerSideMinBytes = 1 << 20
 
 // way is how one object of a pass is copied.
