@@ -101,25 +101,25 @@ func TestStreamsForGuard(t *testing.T) {
 }
 
 func TestWayOf(t *testing.T) {
-	const min = 100
+	const threshold = 100
 	for _, c := range []struct {
 		m        mode
 		size     int64
 		forGuard bool
 		want     way
 	}{
-		{modeUndecided, min - 1, false, wayStream},
-		{modeUndecided, min - 1, true, wayStream},
-		{modeUndecided, min, false, wayTry},
-		{modeUndecided, min, true, wayTry},
-		{modeServer, min - 1, false, wayStream},
-		{modeServer, min, false, wayServer},
-		{modeServer, min, true, wayStream},
-		{modeStream, min - 1, false, wayStream},
-		{modeStream, min, false, wayStream},
-		{modeStream, min, true, wayStream},
+		{modeUndecided, threshold - 1, false, wayStream},
+		{modeUndecided, threshold - 1, true, wayStream},
+		{modeUndecided, threshold, false, wayTry},
+		{modeUndecided, threshold, true, wayTry},
+		{modeServer, threshold - 1, false, wayStream},
+		{modeServer, threshold, false, wayServer},
+		{modeServer, threshold, true, wayStream},
+		{modeStream, threshold - 1, false, wayStream},
+		{modeStream, threshold, false, wayStream},
+		{modeStream, threshold, true, wayStream},
 	} {
-		if got := wayOf(c.m, c.size, min, c.forGuard); got != c.want {
+		if got := wayOf(c.m, c.size, threshold, c.forGuard); got != c.want {
 			t.Errorf("wayOf(mode %d, size %d, forGuard %t) = %d; want %d", c.m, c.size, c.forGuard, got, c.want)
 		}
 	}

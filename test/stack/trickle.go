@@ -59,6 +59,7 @@ func StartTrickle(target string, o TrickleOptions) (*httptest.Server, error) {
 
 type trickle struct {
 	io.ReadCloser
+
 	o    TrickleOptions
 	done <-chan struct{}
 	sent int64

@@ -152,6 +152,7 @@ func (w *watchdog) end() {
 // process) and arms it while the transport writes what it read to the store.
 type requestBody struct {
 	io.ReadCloser
+
 	w *watchdog
 }
 
@@ -165,6 +166,7 @@ func (b *requestBody) Read(p []byte) (int, error) {
 // responseBody arms the watchdog during each read from the store.
 type responseBody struct {
 	io.ReadCloser
+
 	w *watchdog
 }
 
