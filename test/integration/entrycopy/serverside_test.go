@@ -5,6 +5,7 @@
 package entrycopy_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -21,6 +22,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/replication"
 	"github.com/gardener-extension-backup/gardener-extension-backup/test/integration/framework"
 	awsstack "github.com/gardener-extension-backup/gardener-extension-backup/test/stack/aws"
 )
@@ -89,7 +91,8 @@ func TestCopyInsideOneStore(t *testing.T) {
 			fmt.Sprintf("%s/etcd-main/v2/Incr-%08d-%08d-%d", entry, 11, 20, now-60),
 		}
 		for _, k := range want {
-			if err := primaryStore.PutObject(framework.Ctx(t), bb.Name, k, []byte("snapshot "+k)); err != nil {
+			// Of the size the engine copies inside the store (smaller ones it streams).
+			if err := primaryStore.PutObject(framework.Ctx(t), bb.Name, k, bytes.Repeat([]byte("s"), replication.DefaultServerSideMinBytes)); err != nil {
 				t.Fatal(err)
 			}
 		}
