@@ -269,7 +269,8 @@ func list(ctx context.Context, store lister, bucket string, prefix objectstore.P
 // execute copies objects in order, at most opts.Parallelism at once and within its byte budget,
 // and records each outcome in res. Where dst has a Copier, objects of at least the threshold
 // (wayOf) are tried server-side one at a time until one tells how the rest of the pass copies
-// (decideMode); then they run at once. Smaller objects are streamed meanwhile.
+// (decideMode); then they run at once. Smaller objects are streamed among them; a try waits
+// for those in flight.
 func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, objects []objectstore.ObjectVersion, opts Options, res *Result) {
 	parallelism := opts.Parallelism
 	if parallelism < 1 {
@@ -301,7 +302,9 @@ func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 		forGuard := streamsForGuard(guardsOf(dst, cond))
 		w := wayOf(m, o.Size, minInside, forGuard)
 		if w == wayTry {
-			// Alone: nothing else runs while the store is asked whether it copies inside.
+			// Alone: nothing else runs while the store is asked whether it copies inside (the
+			// smaller objects streamed meanwhile end first; try records into res unlocked).
+			wg.Wait()
 			m = try(ctx, src, dst, rule, o, cond, forGuard, bytes, res)
 			continue
 		}
