@@ -57,7 +57,16 @@ func main() {
 	flag.IntVar(&costDeltaKiB, "cost-delta-kib", 256, "each delta snapshot's size in KiB for the cost of a day")
 	flag.IntVar(&costDeltas, "cost-deltas", 288, "delta snapshots a day (one every 5 minutes: 288) for the cost of a day")
 	flag.BoolVar(&withCross, "cross", true, "measure a copy to another store type too: Azurite (the azure provider), with Azurite's raw write beside it")
+	crossReps := flag.Int("cross-repeat", 0, "only the cross-type copy of --deltas deltas (MinIO to Azurite) beside both raw rates, this many times, with each step's CPU seconds per process (crossRepeat); 0: the whole benchmark")
+	profileDir := flag.String("cpuprofile-dir", "", "with --cross-repeat: write each copy's and raw write's CPU profile into this directory")
 	flag.Parse()
+	if *crossReps > 0 {
+		if err := crossRepeat(context.Background(), *deltas, *deltaKiB, *parallelism, *crossReps, *profileDir); err != nil {
+			fmt.Fprintln(os.Stderr, "bench-copy:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(context.Background(), *fullMiB, *deltas, *deltaKiB, *parallelism); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-copy:", err)
 		os.Exit(1)
