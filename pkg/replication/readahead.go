@@ -23,8 +23,8 @@ type readAhead struct {
 	full bool
 }
 
-func newReadAhead(max int) *readAhead {
-	r := &readAhead{max: max}
+func newReadAhead(slots int) *readAhead {
+	r := &readAhead{max: slots}
 	r.changed = sync.NewCond(&r.mu)
 	return r
 }

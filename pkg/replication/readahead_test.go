@@ -37,23 +37,21 @@ func TestReadAheadStartsInBatches(t *testing.T) {
 // TestReadAheadNeverHoldsMoreThanMax: acquired by one goroutine, released by many, at most max
 // are held at once and every acquire returns.
 func TestReadAheadNeverHoldsMoreThanMax(t *testing.T) {
-	const max, n = 4, 1000
-	r := newReadAhead(max)
+	const slots, n = 4, 1000
+	r := newReadAhead(slots)
 	var held, peak atomic.Int64
 	var wg sync.WaitGroup
 	for range n {
 		r.acquire()
-		h := held.Add(1)
-		for p := peak.Load(); h > p && !peak.CompareAndSwap(p, h); p = peak.Load() {
-		}
+		peak.Store(max(peak.Load(), held.Add(1))) // only this goroutine raises held
 		wg.Go(func() {
 			held.Add(-1)
 			r.release()
 		})
 	}
 	wg.Wait()
-	if p := peak.Load(); p > max {
-		t.Errorf("%d held at once; want at most %d", p, max)
+	if p := peak.Load(); p > slots {
+		t.Errorf("%d held at once; want at most %d", p, slots)
 	}
 	if r.held != 0 || r.full {
 		t.Errorf("held %d, full %v at the end; want 0, not full", r.held, r.full)
