@@ -284,7 +284,7 @@ func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 		mu    sync.Mutex
 		wg    sync.WaitGroup
 		sem   = make(chan struct{}, parallelism)
-		reads = make(chan struct{}, parallelism) // prefetches (prefetched) in flight or waiting for sem
+		reads = newReadAhead(parallelism) // prefetches (prefetched) in flight or waiting for sem
 		bytes = newBudget(total)
 		m     = modeStream
 		// minInside: smaller objects are streamed whatever the mode (wayOf).
@@ -314,7 +314,7 @@ func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 		// waiting for budget such a prefetch holds.
 		ahead := prefetches(server, o)
 		if ahead {
-			reads <- struct{}{}
+			reads.acquire()
 		}
 		held := bytes.acquire(bufferOf(dst, o, server))
 		if !ahead {
@@ -326,7 +326,7 @@ func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 			if ahead {
 				body, readErr = prefetched(ctx, src, rule, o)
 				sem <- struct{}{}
-				<-reads
+				reads.release()
 			}
 			defer func() { <-sem }()
 			defer bytes.release(held)
@@ -487,8 +487,8 @@ func openSource(ctx context.Context, src From, rule objectstore.SnapshotRule, o 
 // PrefetchMaxBytes is the largest object a streamed copy reads whole before it takes one of the
 // Parallelism write slots: its read overlaps the writes in flight, so that a pass of many small
 // snapshots (deltas) is not a read and a write one after the other per object (each store still
-// sees at most Parallelism requests of the pass at once). Larger objects stream from the read
-// into the write.
+// sees at most Parallelism requests of the pass at once). At most Parallelism are read ahead at
+// once, started in batches (readAhead). Larger objects stream from the read into the write.
 const PrefetchMaxBytes = 1 << 20
 
 // prefetches reports whether o is read whole ahead of its write (PrefetchMaxBytes): never for a
@@ -507,9 +507,18 @@ func prefetched(ctx context.Context, src From, rule objectstore.SnapshotRule, o 
 		return nil, err
 	}
 	defer r.Close()
-	data, err := io.ReadAll(io.LimitReader(r, PrefetchMaxBytes+1))
+	data, err := readWhole(r, o.Size)
 	if err != nil {
 		return nil, fmt.Errorf("reading from the source: %w", err)
 	}
 	return io.NopCloser(bytes.NewReader(data)), nil
+}
+
+// readWhole reads r to its end, at most PrefetchMaxBytes+1 bytes (the writer's size check refuses
+// more), into one buffer of the listed size: io.ReadAll's doubling from 512 bytes would allocate
+// and copy about twice each small object.
+func readWhole(r io.Reader, size int64) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, min(size, PrefetchMaxBytes)+bytes.MinRead))
+	_, err := buf.ReadFrom(io.LimitReader(r, PrefetchMaxBytes+1))
+	return buf.Bytes(), err
 }

@@ -74,7 +74,7 @@ func (s *store) putObjectStream(ctx context.Context, bucket, key string, r io.Re
 	block := blockSize(size, streamBlockSize)
 	exact := objectstore.ExactStream(r, key, size)
 	if size <= block {
-		data, err := io.ReadAll(exact)
+		data, err := readExact(exact, size)
 		if err != nil {
 			return err
 		}
@@ -94,6 +94,24 @@ func (s *store) putObjectStream(ctx context.Context, bucket, key string, r io.Re
 	}
 	_, err = c.NewBlockBlobClient(key).UploadStream(ctx, exact, &blockblob.UploadStreamOptions{BlockSize: block, Concurrency: streamBlocksInFlight, AccessConditions: accessConditions(cond)})
 	return s.conditionalError(bucket, key, cond, err)
+}
+
+// readExact reads exact (objectstore.ExactStream of size bytes) whole into one buffer of size
+// bytes, and its end: a stream shorter or longer than size fails.
+func readExact(exact io.Reader, size int64) ([]byte, error) {
+	data := make([]byte, size)
+	if _, err := io.ReadFull(exact, data); err != nil {
+		return nil, err
+	}
+	var one [1]byte
+	switch _, err := io.ReadFull(exact, one[:]); {
+	case errors.Is(err, io.EOF):
+		return data, nil
+	case err == nil:
+		return nil, fmt.Errorf("the stream holds more than %d bytes", size)
+	default:
+		return nil, err
+	}
 }
 
 // accessConditions are Azure's If-None-Match and If-Match for cond (none for nil).

@@ -60,7 +60,16 @@ func main() {
 	flag.StringVar(&crossoverSizes, "crossover", "256KiB,1MiB,4MiB,16MiB,64MiB", "snapshot sizes whose streamed and server-side passes within the first server are compared (empty: none)")
 	flag.IntVar(&crossoverRound, "crossover-rounds", 2, "passes of each way and size for the crossover")
 	flag.BoolVar(&crossoverOnly, "crossover-only", false, "measure only the crossover and the cost of a day")
+	crossReps := flag.Int("cross-repeat", 0, "only the cross-type copy of --deltas deltas (MinIO to Azurite) beside both raw rates, this many times, with each step's CPU seconds per process (crossRepeat); 0: the whole benchmark")
+	profileDir := flag.String("cpuprofile-dir", "", "with --cross-repeat: write each copy's and raw write's CPU profile into this directory")
 	flag.Parse()
+	if *crossReps > 0 {
+		if err := crossRepeat(context.Background(), *deltas, *deltaKiB, *parallelism, *crossReps, *profileDir); err != nil {
+			fmt.Fprintln(os.Stderr, "bench-copy:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(context.Background(), *fullMiB, *deltas, *deltaKiB, *parallelism); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-copy:", err)
 		os.Exit(1)
