@@ -11,6 +11,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	"net/http"
 	"os"
 	"time"
@@ -266,6 +267,10 @@ func Scheme() (*runtime.Scheme, error) {
 	}
 	// A garden's BackupEntry is located through its Garden (entryinfo.LocateEntry).
 	if err := operatorv1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	// The shoots' Etcds are watched and read, never written (the BackupEntry's two-phase switch).
+	if err := druidcorev1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
 	return scheme, nil

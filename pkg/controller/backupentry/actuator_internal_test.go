@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	"maps"
 	"slices"
 	"strings"
@@ -124,6 +125,7 @@ func newEntryFixture(t *testing.T, versioned bool) *entryFixture {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = extensionsv1alpha1.AddToScheme(scheme)
+	_ = druidcorev1alpha1.AddToScheme(scheme)
 	_ = operatorv1alpha1.AddToScheme(scheme)
 	be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: testEntry},
 		Spec: extensionsv1alpha1.BackupEntrySpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "mem"}, BucketName: testBucket, Region: "local", SecretRef: controllertest.SecretRef}}

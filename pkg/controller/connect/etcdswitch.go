@@ -4,7 +4,18 @@
 
 package connect
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
+)
 
 // The two-phase switch of an entry's etcd-backup between its bucket and the copy bucket.
 // etcd-backup-restore reloads mounted credentials at its next snapshot, but the bucket it writes
@@ -75,4 +86,43 @@ func DecideEtcdBackup(o EtcdBackupObserved) EtcdBackupPlan {
 			held, want, held, want, held)
 	}
 	return plan
+}
+
+// EtcdBackupData is etcd-backup's data with the copy's credentials for be: the copy's secret
+// (ref-<credentialsRef>) rendered by p as for the primary, for the copy bucket and the copy's
+// region (bucketName: the copy bucket), and served, be with the copy's bucket, region and secret
+// in its spec (what the copy's data was rendered for, to check the bucket with).
+func (c *CopyPlace) EtcdBackupData(ctx context.Context, reader client.Reader, p provider.Provider, be *extensionsv1alpha1.BackupEntry) (map[string][]byte, *extensionsv1alpha1.BackupEntry, error) {
+	data, err := c.SecretData(ctx, reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	served := be.DeepCopy()
+	served.Spec.BucketName, served.Spec.Region, served.Spec.SecretRef = c.Bucket, c.Region, c.Secret
+	data = maps.Clone(data)
+	data[v1beta1constants.DataKeyBackupBucketName] = []byte(c.Bucket)
+	out, err := p.EtcdBackupSecretData(served, data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("etcd-backup with the copy's credentials: %w", err)
+	}
+	return out, served, nil
+}
+
+// writesCopy reports whether be's shoot writes the copy bucket now: its Etcd names the copy
+// bucket and its etcd-backup holds the copy's credentials (EtcdBackupData). For an entry whose
+// Etcd is not read (entryinfo.EtcdKey: a garden's), etcd-backup's bucketName stands for it.
+func (c *CopyPlace) writesCopy(ctx context.Context, reader client.Reader, p provider.Provider, be *extensionsv1alpha1.BackupEntry) (bool, error) {
+	container, found, err := entryinfo.EtcdContainer(ctx, reader, be)
+	if _, read := entryinfo.EtcdKey(be); !read && err == nil {
+		container, err = entryinfo.EtcdBackupBucket(ctx, reader, be)
+		found = container != ""
+	}
+	if err != nil || !found || container != c.Bucket {
+		return false, err
+	}
+	want, _, err := c.EtcdBackupData(ctx, reader, p, be)
+	if err != nil {
+		return false, err
+	}
+	return entryinfo.EtcdBackupHolds(ctx, reader, be, want)
 }

@@ -7,6 +7,7 @@ package entryinventory
 import (
 	"context"
 	"fmt"
+	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -109,6 +110,7 @@ func newInventoryFixture(t *testing.T, name string, objs ...client.Object) *inve
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = extensionsv1alpha1.AddToScheme(scheme)
+	_ = druidcorev1alpha1.AddToScheme(scheme)
 	_ = operatorv1alpha1.AddToScheme(scheme)
 	be := &extensionsv1alpha1.BackupEntry{
 		ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created)},
