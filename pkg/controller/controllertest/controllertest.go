@@ -9,9 +9,9 @@ package controllertest
 import (
 	"context"
 	"encoding/json"
-	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	"testing"
 
+	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -6,11 +6,11 @@ package entrycopy
 
 import (
 	"context"
-	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	"strings"
 	"testing"
 	"time"
 
+	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	"github.com/prometheus/client_golang/prometheus/testutil"

@@ -7,12 +7,12 @@ package entryinventory
 import (
 	"context"
 	"fmt"
-	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
