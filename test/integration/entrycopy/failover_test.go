@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycopy"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
@@ -47,6 +48,7 @@ func TestFailoverToTheCopy(t *testing.T) {
 	be, onGCP := entries[0], entries[1]
 	shoot := strings.TrimSuffix(be.Name, "--1")
 	etcdBackup := bucketOf(t, env, shoot, bb.Name)
+	rollEtcd(t, env, shoot, be, bb.Name)
 
 	// The real etcd-backup-restore backs up into the primary with the entry's etcd-backup.
 	c := awsstack.S3Consumer
@@ -76,7 +78,12 @@ func TestFailoverToTheCopy(t *testing.T) {
 		setEntryConfig(t, env, e, withCopy("copy"))
 	}
 	env.WaitFor(t, be, time.Minute, "entry reconciled serving the copy", framework.SucceededAfter(step))
+	// The Etcd still names the primary, but the primary is gone: etcd-backup holds the copy's
+	// credentials at once (no two-phase switch: nothing could land in the primary anyway).
 	etcdBackup = bucketOf(t, env, shoot, copyBucket)
+	if !env.EventuallyHasEvent(t, be.Name, backupentry.ReasonBackupSwitchedAtOnce, "at once", 10*time.Second) {
+		t.Errorf("no %s event", backupentry.ReasonBackupSwitchedAtOnce)
+	}
 	for k, v := range map[string]string{"accessKeyID": second.AccessKey, "secretAccessKey": second.SecretKey, "endpoint": second.Endpoint} {
 		if got := string(etcdBackup.Data[k]); got != v {
 			t.Errorf("etcd-backup's %s is %q; want the copy's", k, got)
@@ -84,7 +91,8 @@ func TestFailoverToTheCopy(t *testing.T) {
 	}
 
 	// etcd-backup-restore restores every key from the copy (gardenlet sets the Etcd's container
-	// from etcd-backup's bucketName at the shoot's next reconcile).
+	// from etcd-backup's bucketName at the shoot's next reconcile, played here).
+	rollEtcd(t, env, shoot, be, copyBucket)
 	stack.MountSecret(t, mount, etcdBackup.Data)
 	restored := stack.StartEtcd(t, c.Restore(t, mount, copyBucket, be.Name))
 	for k, v := range want {
