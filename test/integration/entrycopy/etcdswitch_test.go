@@ -38,19 +38,19 @@ func TestSwitchFollowsTheEtcd(t *testing.T) {
 	step := time.Now()
 	setEntryConfig(t, env, be, r.withCopy("copy"))
 	env.WaitFor(t, be, time.Minute, "entry reconciled serving the copy", framework.SucceededAfter(step))
-	holdsCredentials(t, env, shoot, copyBucket, r.primary.AccessKey, "phase 1")
+	holdsCredentials(t, env, shoot, copyBucket, r.primary.Endpoint, "phase 1")
 	if !env.EventuallyHasEvent(t, be.Name, backupentry.ReasonBackupSwitchPending, "switch pending: the Etcd still names bucket", 10*time.Second) {
 		t.Errorf("no %s event", backupentry.ReasonBackupSwitchPending)
 	}
 
 	rollEtcd(t, env, shoot, be, copyBucket)
-	waitCredentials(t, env, shoot, copyBucket, r.second.AccessKey, "phase 2, after the roll onto the copy")
+	waitCredentials(t, env, shoot, copyBucket, r.second.Endpoint, "phase 2, after the roll onto the copy")
 
 	// Coming back: the primary's name, the copy's credentials until the roll back.
 	setEntryConfig(t, env, be, r.withCopy("primary"))
-	waitCredentials(t, env, shoot, r.bb.Name, r.second.AccessKey, "coming back, the Etcd still on the copy")
+	waitCredentials(t, env, shoot, r.bb.Name, r.second.Endpoint, "coming back, the Etcd still on the copy")
 	rollEtcd(t, env, shoot, be, r.bb.Name)
-	waitCredentials(t, env, shoot, r.bb.Name, r.primary.AccessKey, "back, after the roll onto the primary")
+	waitCredentials(t, env, shoot, r.bb.Name, r.primary.Endpoint, "back, after the roll onto the primary")
 }
 
 // rollEtcd plays gardenlet's shoot reconcile: it deploys the shoot's Etcd with the backup store
@@ -73,36 +73,38 @@ func rollEtcd(t *testing.T, env *framework.Env, shoot string, be *extensionsv1al
 	}
 }
 
-// holdsCredentials checks that shoot's etcd-backup names bucket with the access key accessKey.
-func holdsCredentials(t *testing.T, env *framework.Env, shoot, bucket, accessKey, what string) {
+// holdsCredentials checks that shoot's etcd-backup names bucket with the credentials of the
+// MinIO server at endpoint (both servers' root users have one name: the endpoint tells them
+// apart).
+func holdsCredentials(t *testing.T, env *framework.Env, shoot, bucket, endpoint, what string) {
 	t.Helper()
-	if ok, got := credentialsOf(t, env, shoot, bucket, accessKey); !ok {
-		t.Fatalf("%s: etcd-backup %s; want bucket %q with access key %q", what, got, bucket, accessKey)
+	if ok, got := credentialsOf(t, env, shoot, bucket, endpoint); !ok {
+		t.Fatalf("%s: etcd-backup %s; want bucket %q with endpoint %q", what, got, bucket, endpoint)
 	}
 }
 
-// waitCredentials waits until shoot's etcd-backup names bucket with the access key accessKey.
-func waitCredentials(t *testing.T, env *framework.Env, shoot, bucket, accessKey, what string) {
+// waitCredentials waits until holdsCredentials holds.
+func waitCredentials(t *testing.T, env *framework.Env, shoot, bucket, endpoint, what string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		ok, got := credentialsOf(t, env, shoot, bucket, accessKey)
+		ok, got := credentialsOf(t, env, shoot, bucket, endpoint)
 		if ok {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: etcd-backup %s; want bucket %q with access key %q", what, got, bucket, accessKey)
+			t.Fatalf("%s: etcd-backup %s; want bucket %q with endpoint %q", what, got, bucket, endpoint)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 }
 
-func credentialsOf(t *testing.T, env *framework.Env, shoot, bucket, accessKey string) (bool, string) {
+func credentialsOf(t *testing.T, env *framework.Env, shoot, bucket, endpoint string) (bool, string) {
 	t.Helper()
 	s := &corev1.Secret{}
 	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKey{Namespace: shoot, Name: v1beta1constants.BackupSecretName}, s); err != nil {
 		t.Fatal(err)
 	}
-	name, key := string(s.Data[v1beta1constants.DataKeyBackupBucketName]), string(s.Data["accessKeyID"])
-	return name == bucket && key == accessKey, "names bucket " + name + " with access key " + key
+	name, got := string(s.Data[v1beta1constants.DataKeyBackupBucketName]), string(s.Data["endpoint"])
+	return name == bucket && got == endpoint, "names bucket " + name + " with endpoint " + got
 }

@@ -19,6 +19,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
@@ -214,11 +215,14 @@ func bucketOf(t *testing.T, env *framework.Env, shoot, bucket string) *corev1.Se
 func setEntryConfig(t *testing.T, env *framework.Env, be *extensionsv1alpha1.BackupEntry, config string) {
 	t.Helper()
 	cur := &extensionsv1alpha1.BackupEntry{}
-	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(be), cur); err != nil {
-		t.Fatal(err)
-	}
-	cur.Spec.ProviderConfig = &runtime.RawExtension{Raw: []byte(config)}
-	if err := env.K8s.Update(framework.Ctx(t), cur); err != nil {
+	// The controllers write the entry meanwhile (its status, its annotations): retried on conflict.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(be), cur); err != nil {
+			return err
+		}
+		cur.Spec.ProviderConfig = &runtime.RawExtension{Raw: []byte(config)}
+		return env.K8s.Update(framework.Ctx(t), cur)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	env.Trigger(t, cur)

@@ -58,7 +58,7 @@ func TestMoveToTheCopy(t *testing.T) {
 	setEntryConfig(t, env, be, r.withCopy("copy"))
 	r.setBucketConfig(t, r.withCopy("copy"))
 	env.WaitFor(t, be, time.Minute, "entry reconciled serving the copy", framework.SucceededAfter(step))
-	holdsCredentials(t, env, shoot, copyBucket, r.primary.AccessKey, "phase 1")
+	holdsCredentials(t, env, shoot, copyBucket, r.primary.Endpoint, "phase 1")
 	stack.MountSecret(t, mount, bucketOf(t, env, shoot, copyBucket).Data)
 	env.WaitFor(t, bb, 2*time.Minute, "bucket serving the copy", func(obj extensionsv1alpha1.Object) bool {
 		return condition(obj, backupbucket.ConditionBackupsServedFrom, gardencorev1beta1.ConditionTrue, connect.ServeReasonCopy, copyBucket)
@@ -76,7 +76,7 @@ func TestMoveToTheCopy(t *testing.T) {
 	sidecar.Stop()
 	primaryKeys := framework.ListAll(t, ctx, store, bb.Name)
 	rollEtcd(t, env, shoot, be, copyBucket)
-	waitCredentials(t, env, shoot, copyBucket, r.second.AccessKey, "phase 2, after the roll onto the copy")
+	waitCredentials(t, env, shoot, copyBucket, r.second.Endpoint, "phase 2, after the roll onto the copy")
 	etcdBackup := bucketOf(t, env, shoot, copyBucket)
 	stack.MountSecret(t, mount, etcdBackup.Data)
 	sidecar = c.Snapshotter(t, db, mount, copyBucket, be.Name)
