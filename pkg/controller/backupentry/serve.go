@@ -75,18 +75,9 @@ func (d *delegate) etcdBackupData(ctx context.Context, be *extensionsv1alpha1.Ba
 		return nil, lasterror.For(err)
 	}
 	if heldErr := errOf(sw.CredentialsFromCopy); sw.Pending() && heldErr != nil {
+		// Credentials and bucketName both the decided store's then, made above.
 		observed.HeldUnusable = fmt.Sprintf("its credentials cannot be used (%v)", heldErr)
 		sw = connect.DecideEtcdBackup(observed)
-		if sw.CredentialsFromCopy && copyData == nil {
-			if copyData, err = d.copyData(ctx, be, place); err != nil {
-				return nil, lasterror.For(err)
-			}
-		}
-		if !sw.CredentialsFromCopy && primaryData == nil {
-			if primaryData, err = d.primaryData(ctx, be, data); err != nil {
-				return nil, lasterror.For(err)
-			}
-		}
 	}
 
 	out := copyData
