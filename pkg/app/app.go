@@ -15,11 +15,13 @@ import (
 	"os"
 	"time"
 
+	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	extensionscmdcontroller "github.com/gardener/gardener/extensions/pkg/controller/cmd"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	operatorv1alpha1 "github.com/gardener/gardener/pkg/apis/operator/v1alpha1"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -268,7 +270,24 @@ func Scheme() (*runtime.Scheme, error) {
 	if err := operatorv1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
+	// The shoots' Etcds are watched and read, never written (the BackupEntry's two-phase switch).
+	if err := druidcorev1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
 	return scheme, nil
+}
+
+// EtcdStoreOnly is the cache's transform of an Etcd: its name, namespace, UID, resource version
+// and generation, and its spec.backup.store; nothing else is read of an Etcd.
+func EtcdStoreOnly(obj any) (any, error) {
+	etcd, ok := obj.(*druidcorev1alpha1.Etcd)
+	if !ok {
+		return obj, nil
+	}
+	kept := &druidcorev1alpha1.Etcd{TypeMeta: etcd.TypeMeta, ObjectMeta: metav1.ObjectMeta{Name: etcd.Name, Namespace: etcd.Namespace,
+		UID: etcd.UID, ResourceVersion: etcd.ResourceVersion, Generation: etcd.Generation, DeletionTimestamp: etcd.DeletionTimestamp}}
+	kept.Spec.Backup.Store = etcd.Spec.Backup.Store
+	return kept, nil
 }
 
 // NewManager returns a manager whose client reads Secrets from the API server (a seed holds
@@ -289,6 +308,12 @@ func NewManager(cfg Config) (manager.Manager, error) {
 	// The cache holds every BackupEntry, BackupBucket, Cluster and Namespace of the seed; their
 	// managedFields are often the larger half of them and no controller here reads them.
 	opts.Cache.DefaultTransform = cache.TransformStripManagedFields()
+	// The BackupEntry controller watches the shoots' Etcds for their backup store's container
+	// alone (the two-phase switch): the cache keeps nothing else of them.
+	if opts.Cache.ByObject == nil {
+		opts.Cache.ByObject = map[client.Object]cache.ByObject{}
+	}
+	opts.Cache.ByObject[&druidcorev1alpha1.Etcd{}] = cache.ByObject{Transform: EtcdStoreOnly}
 	logf.SetLogger(cfg.Manager.Logger)
 	restConfig := rest.CopyConfig(cfg.REST.Config)
 	if cfg.KubeAPI.QPS > 0 {

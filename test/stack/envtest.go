@@ -41,7 +41,26 @@ func GardenerCRDs() ([]string, error) {
 	}, nil
 }
 
-// StartEnvtest starts a real kube-apiserver and etcd with gardener's backup CRDs installed.
+// EtcdCRD returns the path of etcd-druid's Etcd CRD (the CEL variant, for Kubernetes >= 1.29),
+// shipped inside the etcd-druid/api module this project is built with: every seed has it
+// (gardenlet deploys etcd-druid's CRDs before it waits for the extensions), and the BackupEntry
+// controller watches the shoots' Etcds.
+func EtcdCRD() (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/gardener/etcd-druid/api")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("locating the etcd-druid/api module: %w", err)
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "core", "v1alpha1", "crds", "druid.gardener.cloud_etcds.yaml"), nil
+}
+
+// StartEnvtest starts a real kube-apiserver and etcd with gardener's backup CRDs and
+// etcd-druid's Etcd CRD installed.
 func StartEnvtest() (*envtest.Environment, *rest.Config, error) {
 	assets, err := Tool("envtest", "KUBEBUILDER_ASSETS")
 	if err != nil {
@@ -51,6 +70,11 @@ func StartEnvtest() (*envtest.Environment, *rest.Config, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	etcdCRD, err := EtcdCRD()
+	if err != nil {
+		return nil, nil, err
+	}
+	crds = append(crds, etcdCRD)
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
 		CRDInstallOptions:     envtest.CRDInstallOptions{Paths: crds, ErrorIfPathMissing: true},

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry/genericactuator"
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -124,6 +125,7 @@ func newEntryFixture(t *testing.T, versioned bool) *entryFixture {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = extensionsv1alpha1.AddToScheme(scheme)
+	_ = druidcorev1alpha1.AddToScheme(scheme)
 	_ = operatorv1alpha1.AddToScheme(scheme)
 	be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: testEntry},
 		Spec: extensionsv1alpha1.BackupEntrySpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "mem"}, BucketName: testBucket, Region: "local", SecretRef: controllertest.SecretRef}}

@@ -20,7 +20,8 @@ import (
 // actuator holding the entry (FinalizerName) until its objects are deleted, and the orphan guard
 // for entries whose credentials secret is gone, and
 // the scheduler of entry credential rotations. The inventory behind the BackupsFresh condition is
-// a periodic controller of its own (entryinventory.InventoryController).
+// a periodic controller of its own (entryinventory.InventoryController). The controller also
+// watches the shoots' Etcds (addController).
 func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, opts options.AddOptions) error {
 	recorder := mgr.GetEventRecorder("backupentry-" + p.Type())
 	d := newDelegate(p, mgr.GetAPIReader(), mgr.GetClient(), recorder, opts.Deletion)
@@ -30,7 +31,7 @@ func AddToManager(_ context.Context, mgr manager.Manager, p provider.Provider, o
 	if err := entrycredentials.AddRotationScheduler(mgr, d.creds, opts); err != nil {
 		return err
 	}
-	return backupentry.Add(mgr, backupentry.AddArgs{
+	return addController(mgr, backupentry.AddArgs{
 		Actuator:                  &holdingActuator{Actuator: genericactuator.NewActuator(mgr, d), manager: mgr, client: mgr.GetClient(), reader: mgr.GetAPIReader(), provider: p, entries: d},
 		ControllerOptions:         opts.Controller,
 		Predicates:                backupentry.DefaultPredicates(opts.IgnoreOperationAnnotation),

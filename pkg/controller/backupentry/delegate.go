@@ -103,21 +103,7 @@ func (d *delegate) etcdSecretData(ctx context.Context, be *extensionsv1alpha1.Ba
 		// etcd-backup-restore would get no container: refused before the shoot gets the secret.
 		return nil, lasterror.For(errEmptyBucketName)
 	}
-	// copy.serve: the copy's bucket and credentials instead (failover, or a move).
-	if out, ok, err := d.servedFromCopy(ctx, be); ok || err != nil {
-		return out, err
-	}
-	out, err := d.provider.EtcdBackupSecretData(be, data)
-	if err != nil {
-		return nil, lasterror.For(err)
-	}
-	if err := d.checkBucket(ctx, be); err != nil {
-		return nil, lasterror.For(err)
-	}
-	// The bucket's credential or the entry's own (entryCredentials); what changes hands is
-	// recorded before gardener's actuator writes it.
-	out, err = d.creds.Data(ctx, be, o, data, out)
-	return out, lasterror.For(err)
+	return d.etcdBackupData(ctx, be, data, o)
 }
 
 // checkBucket reads the bucket once with the entry's credentials (the store's Probe: one

@@ -11,43 +11,119 @@ import (
 
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycredentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 )
 
-// servedFromCopy is etcd-backup's data while copy.serve is copy (connect.DecideServe): the copy
-// bucket's name, the copy's region and the copy's credentials (ref-<credentialsRef>, not the
-// entry's), rendered by the provider as for the primary, after one read of the copy bucket with
-// them. Entry credentials (entryCredentials) are not issued in the copy: the shoot gets the
-// copy's credentials. ok is false when etcd-backup names the primary (the plan says why); a
-// refused plan is the entry's error, and etcd-backup is left as it is.
-func (d *delegate) servedFromCopy(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (map[string][]byte, bool, error) {
+// Event reasons of the two-phase switch (connect.DecideEtcdBackup).
+const (
+	// ReasonBackupSwitchPending: etcd-backup names the bucket the serve decision names and keeps
+	// the credentials of the bucket the Etcd still names, until gardenlet rolls the Etcd.
+	ReasonBackupSwitchPending = "BackupSwitchPending"
+	// ReasonBackupSwitchedAtOnce: the bucket the Etcd still names cannot be used with its own
+	// credentials: etcd-backup holds the decided store's credentials at once.
+	ReasonBackupSwitchedAtOnce = "BackupSwitchedAtOnce"
+)
+
+// etcdBackupData is etcd-backup's data: the store copy.serve decides (connect.ServeOf) names the
+// bucket, and the credentials, region and every other key are those of the bucket the shoot's
+// Etcd names now (connect.DecideEtcdBackup): the sidecar writes where it wrote until gardenlet
+// rolls the Etcd onto the decided bucket, and the Etcd watch (etcdToEntries) brings the
+// credentials after within seconds. The decided store must be usable with its own credentials
+// (the copy's: ref-<credentialsRef>, rendered by the provider as for the primary; one read of its
+// bucket), else the entry fails and etcd-backup is left as it is; the store the Etcd names that
+// cannot be used (a failover from a primary that is gone) gives way to the decided one at once.
+// Entry credentials (entryCredentials) are issued only where the shoot holds the entry's
+// bucket's credentials: never in the copy. A refused plan is the entry's error.
+func (d *delegate) etcdBackupData(ctx context.Context, be *extensionsv1alpha1.BackupEntry, data map[string][]byte, o *entrycredentials.Outcome) (map[string][]byte, error) {
 	plan, place, err := connect.ServeOf(ctx, d.reader, d.provider, be, entryinfo.IsSourceEntry(be))
 	if err != nil {
-		return nil, false, lasterror.For(err)
+		return nil, lasterror.For(err)
 	}
 	if plan.Refused != nil {
-		return nil, false, lasterror.For(plan.Refused)
+		return nil, lasterror.For(plan.Refused)
 	}
-	if !plan.FromCopy {
-		return nil, false, nil
+	observed := connect.EtcdBackupObserved{FromCopy: plan.FromCopy, Bucket: be.Spec.BucketName}
+	if place != nil && place.Bucket != be.Spec.BucketName {
+		observed.CopyBucket = place.Bucket
+		if observed.EtcdContainer, observed.EtcdFound, err = entryinfo.EtcdContainer(ctx, d.reader, be); err != nil {
+			return nil, lasterror.For(err)
+		}
 	}
-	data, err := place.SecretData(ctx, d.reader)
+	sw := connect.DecideEtcdBackup(observed)
+
+	var copyData, primaryData map[string][]byte
+	var copyErr, primaryErr error
+	if sw.BucketFromCopy || sw.CredentialsFromCopy {
+		copyData, copyErr = d.copyData(ctx, be, place)
+	}
+	if !sw.BucketFromCopy || !sw.CredentialsFromCopy {
+		primaryData, primaryErr = d.primaryData(ctx, be, data)
+	}
+	errOf := func(fromCopy bool) error {
+		if fromCopy {
+			return copyErr
+		}
+		return primaryErr
+	}
+	// The decided store is what gardenlet rolls the Etcd onto: it must be usable.
+	if err := errOf(sw.BucketFromCopy); err != nil {
+		return nil, lasterror.For(err)
+	}
+	if heldErr := errOf(sw.CredentialsFromCopy); sw.Pending() && heldErr != nil {
+		// Credentials and bucketName both the decided store's then, made above.
+		observed.HeldUnusable = fmt.Sprintf("its credentials cannot be used (%v)", heldErr)
+		sw = connect.DecideEtcdBackup(observed)
+	}
+
+	out := copyData
+	if !sw.CredentialsFromCopy {
+		// The bucket's credential or the entry's own (entryCredentials); what changes hands is
+		// recorded before gardener's actuator writes it.
+		if out, err = d.creds.Data(ctx, be, o, data, primaryData); err != nil {
+			return nil, lasterror.For(err)
+		}
+	}
+	out = maps.Clone(out)
+	out[v1beta1constants.DataKeyBackupBucketName] = []byte(be.Spec.BucketName)
+	if sw.BucketFromCopy {
+		out[v1beta1constants.DataKeyBackupBucketName] = []byte(place.Bucket)
+	}
+	switch {
+	case sw.Pending():
+		d.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonBackupSwitchPending, "Reconcile", "%s", sw.Message)
+	case observed.HeldUnusable != "":
+		d.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonBackupSwitchedAtOnce, "Reconcile", "%s", sw.Message)
+	}
+	return out, nil
+}
+
+// primaryData is etcd-backup's data with the entry's bucket's credentials as the provider renders
+// them, after one read of the bucket with them.
+func (d *delegate) primaryData(ctx context.Context, be *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
+	out, err := d.provider.EtcdBackupSecretData(be, data)
 	if err != nil {
-		return nil, false, lasterror.For(err)
+		return nil, err
 	}
-	served := be.DeepCopy()
-	served.Spec.BucketName, served.Spec.Region, served.Spec.SecretRef = place.Bucket, place.Region, place.Secret
-	data = maps.Clone(data)
-	data[v1beta1constants.DataKeyBackupBucketName] = []byte(place.Bucket)
-	out, err := d.provider.EtcdBackupSecretData(served, data)
+	if err := d.checkBucket(ctx, be); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// copyData is etcd-backup's data with the copy's credentials (connect.CopyPlace.EtcdBackupData),
+// after one read of the copy bucket with them.
+func (d *delegate) copyData(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace) (map[string][]byte, error) {
+	out, served, err := place.EtcdBackupData(ctx, d.reader, d.provider, be)
 	if err != nil {
-		return nil, false, lasterror.For(fmt.Errorf("etcd-backup of the copy (copy.serve is copy): %w", err))
+		return nil, fmt.Errorf("copy.serve: %w", err)
 	}
 	if err := d.checkBucket(ctx, served); err != nil {
-		return nil, false, lasterror.For(fmt.Errorf("copy.serve is copy: %w", err))
+		return nil, fmt.Errorf("copy.serve: the copy bucket: %w", err)
 	}
-	return out, true, nil
+	return out, nil
 }

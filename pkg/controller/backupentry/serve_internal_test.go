@@ -7,8 +7,10 @@ package backupentry
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
+	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	"github.com/go-logr/logr"
 
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
@@ -47,6 +49,111 @@ func TestEtcdBackupServedFromTheCopy(t *testing.T) {
 	}
 	entryData := map[string][]byte{"key": []byte("value"), v1beta1constants.DataKeyBackupBucketName: []byte(testBucket)}
 
+	// etcd gives the shoot an Etcd whose backup store names container.
+	etcd := func(t *testing.T, f *entryFixture, container string) {
+		t.Helper()
+		e := &druidcorev1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: "etcd-main"},
+			Spec: druidcorev1alpha1.EtcdSpec{Backup: druidcorev1alpha1.BackupSpec{Store: &druidcorev1alpha1.StoreSpec{Container: new(container)}}}}
+		if err := f.client.Create(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	serve := func(t *testing.T, f *entryFixture, serve copystore.Serve) {
+		t.Helper()
+		be := f.current()
+		be.Spec.ProviderConfig = controllertest.RawConfig(controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{CredentialsRef: "backup-copy", BucketName: sharedCopy, Region: "far", Serve: serve}}})
+		if err := f.client.Update(ctx, be); err != nil {
+			t.Fatal(err)
+		}
+		f.be = f.current()
+	}
+	holds := func(t *testing.T, f *entryFixture, bucket, key string) {
+		t.Helper()
+		out, err := f.delegate().GetETCDSecretData(ctx, logr.Discard(), f.be, entryData)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(out[v1beta1constants.DataKeyBackupBucketName]) != bucket || string(out["accessKey"]) != key {
+			t.Fatalf("etcd-backup names bucket %q with the credential %q; want bucket %q with %q", out[v1beta1constants.DataKeyBackupBucketName], out["accessKey"], bucket, key)
+		}
+	}
+	event := func(t *testing.T, f *entryFixture, saying string) {
+		t.Helper()
+		for {
+			select {
+			case e := <-f.recorder.Events:
+				if strings.Contains(e, saying) {
+					return
+				}
+			default:
+				t.Fatalf("no event saying %q", saying)
+			}
+		}
+	}
+
+	t.Run("phase 1: the Etcd names the primary", func(t *testing.T) {
+		f := setup(t, true)
+		if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: sharedCopy}); err != nil {
+			t.Fatal(err)
+		}
+		etcd(t, f, testBucket)
+		holds(t, f, sharedCopy, "value")
+		event(t, f, ReasonBackupSwitchPending+` switch pending: the Etcd still names bucket "bucket"`)
+	})
+	t.Run("phase 2: the Etcd names the copy", func(t *testing.T) {
+		f := setup(t, true)
+		if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: sharedCopy}); err != nil {
+			t.Fatal(err)
+		}
+		etcd(t, f, sharedCopy)
+		holds(t, f, sharedCopy, "the copy's")
+	})
+	t.Run("phase 1, the primary bucket gone (failover): the copy's credentials at once", func(t *testing.T) {
+		f := setup(t, true)
+		if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: sharedCopy}); err != nil {
+			t.Fatal(err)
+		}
+		// The entry's bucket is gone (the fixture's holds objects: another entry's bucket).
+		be := f.current()
+		be.Spec.BucketName = "gone"
+		if err := f.client.Update(ctx, be); err != nil {
+			t.Fatal(err)
+		}
+		f.be = f.current()
+		etcd(t, f, "gone")
+		holds(t, f, sharedCopy, "the copy's")
+		event(t, f, ReasonBackupSwitchedAtOnce+` etcd-backup names bucket "shared-copy" with its credentials at once`)
+	})
+	t.Run("phase 1, the copy bucket does not exist: the entry fails", func(t *testing.T) {
+		f := setup(t, true)
+		etcd(t, f, testBucket)
+		_, err := f.delegate().GetETCDSecretData(ctx, logr.Discard(), f.be, entryData)
+		if !errors.Is(err, objectstore.ErrBucketNotFound) {
+			t.Fatalf("error %v; want the copy bucket not found", err)
+		}
+	})
+	t.Run("coming back: the Etcd still names the copy", func(t *testing.T) {
+		f := setup(t, true)
+		if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: sharedCopy}); err != nil {
+			t.Fatal(err)
+		}
+		etcd(t, f, sharedCopy)
+		serve(t, f, copystore.ServePrimary)
+		holds(t, f, testBucket, "the copy's")
+		event(t, f, ReasonBackupSwitchPending+` switch pending: the Etcd still names bucket "shared-copy"`)
+	})
+	t.Run("coming back, the copy's credentials gone: the primary's at once", func(t *testing.T) {
+		f := setup(t, false)
+		etcd(t, f, sharedCopy)
+		serve(t, f, copystore.ServePrimary)
+		holds(t, f, testBucket, "value")
+	})
+	t.Run("back: the Etcd names the primary", func(t *testing.T) {
+		f := setup(t, true)
+		etcd(t, f, testBucket)
+		serve(t, f, copystore.ServePrimary)
+		holds(t, f, testBucket, "value")
+	})
 	t.Run("the copy's bucket and credentials", func(t *testing.T) {
 		f := setup(t, true)
 		if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: sharedCopy}); err != nil {

@@ -142,25 +142,27 @@ func (c *CopyPlace) SecretData(ctx context.Context, reader client.Reader) (map[s
 }
 
 // Served is where an entry's shoot writes now: Plan and Place as ServeOf decided them, and
-// Switched once the shoot's etcd-backup names the copy bucket (the entry's reconcile wrote it);
-// while Plan.FromCopy and not Switched the switch is pending and the shoot still writes the
-// entry's own bucket.
+// Switched once the shoot writes the copy bucket: its Etcd names the copy bucket and its
+// etcd-backup holds the copy's credentials (the two-phase switch, DecideEtcdBackup, is done).
+// While Plan.FromCopy and not Switched the switch is pending and the shoot still writes the
+// entry's own bucket (or, between gardenlet's roll and the entry's next reconcile, nothing).
 type Served struct {
 	Plan     ServePlan
 	Place    *CopyPlace
 	Switched bool
 }
 
-// ServedOf is ServeOf for be, and, where it serves the copy, whether the shoot's etcd-backup
-// names the copy bucket yet (only its bucketName is read: entryinfo.EtcdBackupBucket).
+// ServedOf is ServeOf for be, and, where it serves the copy, whether the shoot writes the copy
+// bucket yet (CopyPlace.writesCopy: the Etcd's container, and etcd-backup's credentials compared
+// with the copy's, no value kept).
 func ServedOf(ctx context.Context, reader client.Reader, p provider.Provider, be *extensionsv1alpha1.BackupEntry) (Served, error) {
 	plan, place, err := ServeOf(ctx, reader, p, be, entryinfo.IsSourceEntry(be))
 	if err != nil || !plan.FromCopy {
 		return Served{Plan: plan, Place: place}, err
 	}
-	named, err := entryinfo.EtcdBackupBucket(ctx, reader, be)
+	switched, err := place.writesCopy(ctx, reader, p, be)
 	if err != nil {
 		return Served{}, err
 	}
-	return Served{Plan: plan, Place: place, Switched: named == place.Bucket}, nil
+	return Served{Plan: plan, Place: place, Switched: switched}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -152,6 +153,7 @@ func Client() client.Client {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = extensionsv1alpha1.AddToScheme(scheme)
+	_ = druidcorev1alpha1.AddToScheme(scheme)
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: SecretRef.Namespace, Name: SecretRef.Name}, Data: map[string][]byte{"key": []byte("value")}}
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build()
 }

@@ -16,11 +16,11 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 )
 
-// servingFromCopy pauses the copy of an entry whose etcd-backup names the copy bucket: copy.serve
-// is copy (connect.DecideServe, as the BackupEntry's delegate decides it) and the shoot's
-// etcd-backup secret's bucketName is the copy bucket (the entry's reconcile switched it; until
-// then, a missing copy secret or an unreadable copy bucket, the shoot still writes the primary
-// and the copy goes on). Paused, the shoot's etcd-backup-restore writes the copy itself, and its
+// servingFromCopy pauses the copy of an entry whose shoot writes the copy bucket: copy.serve is
+// copy (connect.DecideServe, as the BackupEntry's delegate decides it), the shoot's Etcd names
+// the copy bucket and its etcd-backup holds the copy's credentials (connect.Served.Switched: the
+// two-phase switch is done; until then, while gardenlet has not rolled the Etcd, a missing copy
+// secret or an unreadable copy bucket, the shoot still writes the primary and the copy goes on). Paused, the shoot's etcd-backup-restore writes the copy itself, and its
 // garbage collection deletes there what a copy from the old primary would bring back.
 // BackupsCopied says so (Unknown ServingFromCopy: there is no second copy now) and the lag series
 // goes. It says whether the entry is served from the copy, and else what BackupsCopied's message
@@ -34,7 +34,7 @@ func (c *copier) servingFromCopy(ctx context.Context, be *extensionsv1alpha1.Bac
 		return false, "", err
 	}
 	if !served.Switched {
-		return false, fmt.Sprintf(" copy.serve is copy, but the shoot's etcd-backup does not name the copy bucket %q yet (see the BackupEntry's status): the switch is pending, the shoot still writes bucket %q, and the copy goes on.", place.Bucket, be.Spec.BucketName), nil
+		return false, fmt.Sprintf(" copy.serve is copy, but the shoot does not write the copy bucket %q yet (its Etcd must name it and its etcd-backup hold the copy's credentials; see the BackupEntry's events): the switch is pending, the shoot still writes bucket %q, and the copy goes on.", place.Bucket, be.Spec.BucketName), nil
 	}
 	metrics.EntryCopyLag.DeletePartialMatch(map[string]string{"entry": be.Name})
 	v := verdict{status: gardencorev1beta1.ConditionUnknown, reason: ReasonServingFromCopy,

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -23,11 +24,12 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 )
 
-// TestServingFromTheCopy: while copy.serve is copy and the shoot's etcd-backup names the copy
-// bucket the shoot writes the copy bucket itself: nothing is listed or copied, BackupsCopied is
-// Unknown ServingFromCopy (there is no second copy), and no lag series stays. While etcd-backup
-// does not name the copy yet (the entry's reconcile has not switched it) the shoot still writes
-// the primary: the copy goes on and BackupsCopied says the switch is pending.
+// TestServingFromTheCopy: while copy.serve is copy, the shoot's Etcd names the copy bucket and
+// its etcd-backup holds the copy's credentials, the shoot writes the copy bucket itself: nothing
+// is listed or copied, BackupsCopied is Unknown ServingFromCopy (there is no second copy), and no
+// lag series stays. Until both (the switch pending: etcd-backup not yet naming the copy, the Etcd
+// not yet rolled onto it, or etcd-backup not yet holding the copy's credentials) the shoot still
+// writes the primary: the copy goes on and BackupsCopied says the switch is pending.
 func TestServingFromTheCopy(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -38,7 +40,7 @@ func TestServingFromTheCopy(t *testing.T) {
 	}
 	settings := &copystore.Settings{CredentialsRef: "backup-copy"}
 	rig := newCopyRig(t, store, name, controllertest.Config{CopyField: copystore.CopyField{Copy: settings}}, now)
-	if err := rig.c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}}); err != nil {
+	if err := rig.c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}, Data: map[string][]byte{"key": []byte("the copy's")}}); err != nil {
 		t.Fatal(err)
 	}
 	if cond := rig.pass(); cond == nil || cond.Reason != ReasonCopied {
@@ -65,7 +67,31 @@ func TestServingFromTheCopy(t *testing.T) {
 		reads, writes = store.Calls(memstore.OpListObjects), store.Calls(memstore.OpPutObject)
 	}
 
+	// The two-phase switch: etcd-backup names the copy but keeps the primary's credentials while
+	// the Etcd names the primary; then gardenlet rolls the Etcd onto the copy; only once
+	// etcd-backup holds the copy's credentials too does the shoot write the copy.
+	etcd := &druidcorev1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Namespace: "shoot--p--f", Name: "etcd-main"},
+		Spec: druidcorev1alpha1.EtcdSpec{Backup: druidcorev1alpha1.BackupSpec{Store: &druidcorev1alpha1.StoreSpec{Container: new("bucket")}}}}
+	if err := rig.c.Create(ctx, etcd); err != nil {
+		t.Fatal(err)
+	}
 	etcdBackup.Data[v1beta1constants.DataKeyBackupBucketName] = []byte("bucket-copy")
+	if err := rig.c.Update(ctx, etcdBackup); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{"etcd-backup names the copy, the Etcd the primary", "the Etcd names the copy, etcd-backup holds the primary's credentials"} {
+		if step != "etcd-backup names the copy, the Etcd the primary" {
+			etcd.Spec.Backup.Store.Container = new("bucket-copy")
+			if err := rig.c.Update(ctx, etcd); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if cond := rig.pass(); cond == nil || cond.Reason != ReasonCopied || !strings.Contains(cond.Message, "switch is pending") {
+			t.Fatalf("serving the copy, %s: %v; want True Copied saying the switch is pending", step, cond)
+		}
+		reads, writes = store.Calls(memstore.OpListObjects), store.Calls(memstore.OpPutObject)
+	}
+	etcdBackup.Data["key"] = []byte("the copy's")
 	if err := rig.c.Update(ctx, etcdBackup); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@
 package entryinfo
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -71,4 +72,27 @@ func EtcdBackupBucket(ctx context.Context, reader client.Reader, be *extensionsv
 		return "", fmt.Errorf("reading the bucket named by the shoot's etcd-backup secret %s: %w", key, err)
 	}
 	return string(s.Data[v1beta1constants.DataKeyBackupBucketName]), nil
+}
+
+// EtcdBackupHolds reports whether be's etcd-backup secret (EtcdBackupSecretKey) holds every key
+// of want with its value, bucketName aside: whether the shoot holds those credentials. No value
+// leaves this function.
+func EtcdBackupHolds(ctx context.Context, reader client.Reader, be *extensionsv1alpha1.BackupEntry, want map[string][]byte) (bool, error) {
+	key := EtcdBackupSecretKey(be)
+	s := &corev1.Secret{}
+	switch err := reader.Get(ctx, key, s); {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("reading the shoot's etcd-backup secret %s: %w", key, err)
+	}
+	for k, v := range want {
+		if k == v1beta1constants.DataKeyBackupBucketName {
+			continue
+		}
+		if got, ok := s.Data[k]; !ok || !bytes.Equal(got, v) {
+			return false, nil
+		}
+	}
+	return true, nil
 }

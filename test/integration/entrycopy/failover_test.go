@@ -19,9 +19,11 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupentry"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycopy"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
@@ -47,6 +49,7 @@ func TestFailoverToTheCopy(t *testing.T) {
 	be, onGCP := entries[0], entries[1]
 	shoot := strings.TrimSuffix(be.Name, "--1")
 	etcdBackup := bucketOf(t, env, shoot, bb.Name)
+	rollEtcd(t, env, shoot, be, bb.Name)
 
 	// The real etcd-backup-restore backs up into the primary with the entry's etcd-backup.
 	c := awsstack.S3Consumer
@@ -76,7 +79,12 @@ func TestFailoverToTheCopy(t *testing.T) {
 		setEntryConfig(t, env, e, withCopy("copy"))
 	}
 	env.WaitFor(t, be, time.Minute, "entry reconciled serving the copy", framework.SucceededAfter(step))
+	// The Etcd still names the primary, but the primary is gone: etcd-backup holds the copy's
+	// credentials at once (no two-phase switch: nothing could land in the primary anyway).
 	etcdBackup = bucketOf(t, env, shoot, copyBucket)
+	if !env.EventuallyHasEvent(t, be.Name, backupentry.ReasonBackupSwitchedAtOnce, "at once", 10*time.Second) {
+		t.Errorf("no %s event", backupentry.ReasonBackupSwitchedAtOnce)
+	}
 	for k, v := range map[string]string{"accessKeyID": second.AccessKey, "secretAccessKey": second.SecretKey, "endpoint": second.Endpoint} {
 		if got := string(etcdBackup.Data[k]); got != v {
 			t.Errorf("etcd-backup's %s is %q; want the copy's", k, got)
@@ -84,7 +92,8 @@ func TestFailoverToTheCopy(t *testing.T) {
 	}
 
 	// etcd-backup-restore restores every key from the copy (gardenlet sets the Etcd's container
-	// from etcd-backup's bucketName at the shoot's next reconcile).
+	// from etcd-backup's bucketName at the shoot's next reconcile, played here).
+	rollEtcd(t, env, shoot, be, copyBucket)
 	stack.MountSecret(t, mount, etcdBackup.Data)
 	restored := stack.StartEtcd(t, c.Restore(t, mount, copyBucket, be.Name))
 	for k, v := range want {
@@ -206,11 +215,14 @@ func bucketOf(t *testing.T, env *framework.Env, shoot, bucket string) *corev1.Se
 func setEntryConfig(t *testing.T, env *framework.Env, be *extensionsv1alpha1.BackupEntry, config string) {
 	t.Helper()
 	cur := &extensionsv1alpha1.BackupEntry{}
-	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(be), cur); err != nil {
-		t.Fatal(err)
-	}
-	cur.Spec.ProviderConfig = &runtime.RawExtension{Raw: []byte(config)}
-	if err := env.K8s.Update(framework.Ctx(t), cur); err != nil {
+	// The controllers write the entry meanwhile (its status, its annotations): retried on conflict.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(be), cur); err != nil {
+			return err
+		}
+		cur.Spec.ProviderConfig = &runtime.RawExtension{Raw: []byte(config)}
+		return env.K8s.Update(framework.Ctx(t), cur)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	env.Trigger(t, cur)
