@@ -62,7 +62,7 @@ func decideBucketServe(o serveObserved) servePlan {
 		return servePlan{err: o.primaryErr}
 	case !o.servesCopy:
 		return servePlan{err: o.primaryErr, cond: &gardencorev1beta1.Condition{Status: gardencorev1beta1.ConditionTrue, Reason: connect.ServeReasonPrimary,
-			Message: fmt.Sprintf("Backups are served from bucket %q (copy.serve is primary); bucket %q is their copy.", o.bucket, o.copyName)}}
+			Message: fmt.Sprintf("Backups are served from bucket %q (copy.serve is primary); bucket %q is their copy. An entry whose etcd-backup names the copy bucket (after serving it) keeps naming it until the snapshots its shoot wrote there are copied back (the entry's BackupsCopied: %s).", o.bucket, o.copyName, connect.ReasonCopyingBack)}}
 	case !o.copyReady:
 		return servePlan{err: o.primaryErr, cond: &gardencorev1beta1.Condition{Status: gardencorev1beta1.ConditionFalse, Reason: ReasonCopyNotReady,
 			Message: fmt.Sprintf("copy.serve is copy, but the copy bucket %q is not converged (see CopyBucketReady): entries' etcd-backup name it only once their reconcile reaches it with the copy's credentials.", o.copyName)}}
