@@ -67,8 +67,9 @@ func decideWay(namesCopy bool, lastReason string) way {
 // decideBack is the pure decision of BackupsCopied after a reverse pass (table-tested): Unknown
 // CopyingBack while either store cannot be read (etcd-backup keeps naming the copy), False
 // CopyingBack while the entry's bucket lacks snapshots of the copy (how many, or a conflict an
-// operator must look at), True CopiedBack once a pass found nothing to copy. switched is true
-// for wayCatchUp (etcd-backup names the entry's bucket already).
+// operator must look at), True CopiedBack once a pass found nothing to copy (after the switch:
+// once it copied everything it found). switched is true for wayCatchUp (etcd-backup names the
+// entry's bucket already).
 func decideBack(o outcome, bucket, copyBucket string, switched bool) verdict {
 	stays := fmt.Sprintf("the shoot's etcd-backup keeps naming the copy bucket %q", copyBucket)
 	if switched {
@@ -83,7 +84,10 @@ func decideBack(o outcome, bucket, copyBucket string, switched bool) verdict {
 			message: fmt.Sprintf("copy.serve is primary, but bucket %q cannot be reached to copy the copy's snapshots back into it: %v; %s.", bucket, o.sourceErr, stays)}
 	}
 	r := o.result
-	if len(r.Plan.Copy) == 0 && r.Done() {
+	// Before the switch only a pass that found nothing to copy counts (what it copied may have
+	// been joined by newer snapshots meanwhile); the catch-up after the switch needs only to
+	// have copied everything it found: nothing writes the copy any more.
+	if r.Done() && (len(r.Plan.Copy) == 0 || switched) {
 		return verdict{status: gardencorev1beta1.ConditionTrue, reason: ReasonCopiedBack,
 			message: fmt.Sprintf("copy.serve is primary: bucket %q holds every snapshot of the copy bucket %q (%d in sync); the shoot's etcd-backup names bucket %q from the entry's next reconcile.", bucket, copyBucket, r.Plan.InSync, bucket)}
 	}
