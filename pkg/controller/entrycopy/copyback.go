@@ -81,7 +81,7 @@ func decideBack(o outcome, bucket, copyBucket string, switched bool) verdict {
 			message: fmt.Sprintf("copy.serve is primary, but the copy bucket %q cannot be read to copy its snapshots back: %v; %s.", copyBucket, o.copyErr, stays)}
 	case o.sourceErr != nil:
 		return verdict{status: gardencorev1beta1.ConditionUnknown, reason: ReasonCopyingBack,
-			message: fmt.Sprintf("copy.serve is primary, but bucket %q cannot be reached to copy the copy's snapshots back into it: %v; %s.", bucket, o.sourceErr, stays)}
+			message: fmt.Sprintf("copy.serve is primary, but bucket %q cannot be reached (listed or written) to copy the copy's snapshots back into it: %v; %s.", bucket, o.sourceErr, stays)}
 	}
 	r := o.result
 	// Before the switch only a pass that found nothing to copy counts (what it copied may have

@@ -19,6 +19,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
@@ -96,6 +97,7 @@ func TestFailoverToTheCopy(t *testing.T) {
 	copyStore := env.StoreFor(t, second.SecretData())
 	sidecar = c.Snapshotter(t, restored, mount, copyBucket, be.Name)
 	framework.WaitCovered(t, ctx, copyStore, sidecar, copyBucket, be.Name+"/", restored.PutRev(t, "/registry/after-failover", "3"))
+	want["/registry/after-failover"] = "3"
 	sidecar.Stop()
 	restored.Stop()
 
@@ -107,11 +109,18 @@ func TestFailoverToTheCopy(t *testing.T) {
 	env.WaitFor(t, onGCP, time.Minute, "the gcp seed's entry refuses copy.serve", framework.FailedWith(gardencorev1beta1.ErrorConfigurationProblem))
 	bucketOf(t, env, strings.TrimSuffix(onGCP.Name, "--1"), bb.Name)
 
-	// Deleting the entry while failed over: the primary bucket that is gone holds nothing; the
-	// entry's prefix in the copy, where the shoot wrote last, is emptied.
+	comingBack(t, r, be, mount, want)
+
+	// Deleting the entry after coming back: its prefix is emptied in the primary and in the
+	// copy, where the shoot wrote during the failover.
 	env.DeleteAndWaitGone(t, be, connect.CopyPassDeadline+3*time.Minute)
-	if got, err := conformance.ListKeys(ctx, copyStore, copyBucket, be.Name+"/"); err != nil || len(got) != 0 {
-		t.Errorf("the copy still holds %v (%v) of the deleted entry", got, err)
+	for what, s := range map[string]struct {
+		store  conformance.Stores
+		bucket string
+	}{"the primary": {store, bb.Name}, "the copy": {copyStore, copyBucket}} {
+		if got, err := conformance.ListKeys(ctx, s.store, s.bucket, be.Name+"/"); err != nil || len(got) != 0 {
+			t.Errorf("%s still holds %v (%v) of the deleted entry", what, got, err)
+		}
 	}
 
 	// The primary's store is gone altogether: the BackupBucket serving the copy still succeeds
@@ -241,5 +250,51 @@ func deleteBucket(t *testing.T, s3c *s3.Client, bucket string) {
 	}
 	if _, err := s3c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &bucket}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// comingBack: copy.serve primary after the failover, onto a primary bucket that is gone and then
+// created again empty. etcd-backup keeps naming the copy while the reverse pass cannot write the
+// primary (BackupsCopied says why) and until it found nothing missing there; then the entry's
+// reconcile names the primary, which holds what the shoot wrote into the copy: the real
+// etcd-backup-restore restores every key from it.
+func comingBack(t *testing.T, r *serving, be *extensionsv1alpha1.BackupEntry, mount string, want map[string]string) {
+	t.Helper()
+	ctx := framework.Ctx(t)
+	env, bb, copyBucket := r.env, r.bb, r.copyBucket
+	shoot := strings.TrimSuffix(be.Name, "--1")
+	step := time.Now()
+	setEntryConfig(t, env, be, r.withCopy("primary"))
+	env.WaitFor(t, be, time.Minute, "entry reconciled with copy.serve primary", framework.SucceededAfter(step))
+	env.WaitFor(t, be, time.Minute, "BackupsCopied Unknown CopyingBack: the primary bucket is gone", func(obj extensionsv1alpha1.Object) bool {
+		return condition(obj, entrycopy.ConditionBackupsCopied, gardencorev1beta1.ConditionUnknown, entrycopy.ReasonCopyingBack, fmt.Sprintf("bucket %q cannot be reached", bb.Name), "keeps naming the copy bucket")
+	})
+	bucketOf(t, env, shoot, copyBucket)
+
+	// The BackupBucket's reconcile creates the primary bucket again, empty.
+	r.setBucketConfig(t, r.withCopy("primary"))
+	env.WaitFor(t, be, 2*time.Minute, "copied back, the entry switched, the copy goes on forward", func(obj extensionsv1alpha1.Object) bool {
+		return condition(obj, entrycopy.ConditionBackupsCopied, gardencorev1beta1.ConditionTrue, entrycopy.ReasonCopied)
+	})
+	etcdBackup := bucketOf(t, env, shoot, bb.Name)
+	primaryStore := env.StoreFor(t, r.data)
+	inPrimary, err := conformance.ListKeys(ctx, primaryStore, bb.Name, be.Name+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inCopy, err := conformance.ListKeys(ctx, env.StoreFor(t, r.second.SecretData()), copyBucket, be.Name+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sets.New(inPrimary...).HasAll(inCopy...) {
+		t.Fatalf("after coming back the primary holds %v; want every key of the copy %v", inPrimary, inCopy)
+	}
+	stack.MountSecret(t, mount, etcdBackup.Data)
+	restored := stack.StartEtcd(t, awsstack.S3Consumer.Restore(t, mount, bb.Name, be.Name))
+	defer restored.Stop()
+	for k, v := range want {
+		if got := restored.Get(t, k); got != v {
+			t.Errorf("restored from the primary after coming back: %s = %q; want %q", k, got, v)
+		}
 	}
 }
