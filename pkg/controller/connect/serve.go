@@ -59,7 +59,13 @@ type ServeObserved struct {
 	SeedProvider string
 	// FlipBack is what the flip-back guard decides over (guardFlipBack).
 	FlipBack FlipBackObserved
+	// Failover is the entry's BackupBucket's record of an automatic failover (nil: none): the
+	// copy is served as with copy.serve: copy.
+	Failover *FailoverRecord
 }
+
+// servesCopy: copy.serve is copy, or a failover is recorded (Place must be set).
+func (o ServeObserved) servesCopy() bool { return o.Place.Settings.ServesCopy() || o.Failover != nil }
 
 // ServePlan is the store an entry's etcd-backup names.
 type ServePlan struct {
@@ -82,7 +88,7 @@ type ServePlan struct {
 // copy, not the source bucket's, and the entry is refused rather than restored from a stale store.
 func DecideServe(o ServeObserved) ServePlan {
 	switch {
-	case o.Place == nil || !o.Place.Settings.ServesCopy():
+	case o.Place == nil || !o.servesCopy():
 		if plan, guarded := guardFlipBack(o); guarded {
 			return plan
 		}
@@ -98,6 +104,10 @@ func DecideServe(o ServeObserved) ServePlan {
 		err := objectstore.Invalidf("copy.serve: Forbidden: backups cannot be served from the copy bucket %q on a seed of provider %q: %s, and no BackupBucket is named %q, so every update of the shoot's Etcd would be refused; etcd-backup keeps naming bucket %q",
 			o.Place.Bucket, o.SeedProvider, why, o.Place.Bucket, o.Bucket)
 		return ServePlan{Reason: ServeReasonRefused, Message: err.Error(), Refused: err}
+	}
+	if !o.Place.Settings.ServesCopy() {
+		return ServePlan{FromCopy: true, Reason: ServeReasonCopyByPolicy, Message: fmt.Sprintf("Backups are served from the copy bucket %q%s with the copy's credentials (%s/%s), not from bucket %q: %s.",
+			o.Place.Bucket, regionNote(o.Place.Region), o.Place.Secret.Namespace, o.Place.Secret.Name, o.Bucket, o.Failover.Describe())}
 	}
 	return ServePlan{FromCopy: true, Reason: ServeReasonCopy, Message: fmt.Sprintf("copy.serve is copy: backups are served from the copy bucket %q%s with the copy's credentials (%s/%s), not from bucket %q.",
 		o.Place.Bucket, regionNote(o.Place.Region), o.Place.Secret.Namespace, o.Place.Secret.Name, o.Bucket)}
@@ -125,10 +135,17 @@ func ServeOf(ctx context.Context, reader client.Reader, p provider.Provider, be 
 		return ServePlan{}, nil, err
 	}
 	o := ServeObserved{Place: place, Bucket: be.Spec.BucketName, SourceEntry: sourceEntry}
-	if o.FlipBack, err = observeFlipBack(ctx, reader, be, place, sourceEntry); err != nil {
-		return ServePlan{}, nil, err
+	if place != nil && !place.Settings.ServesCopy() {
+		if o.Failover, err = FailoverOf(ctx, reader, be.Spec.BucketName); err != nil {
+			return ServePlan{}, nil, err
+		}
 	}
-	if place != nil && place.Settings.ServesCopy() {
+	if o.Failover == nil {
+		if o.FlipBack, err = observeFlipBack(ctx, reader, be, place, sourceEntry); err != nil {
+			return ServePlan{}, nil, err
+		}
+	}
+	if place != nil && o.servesCopy() {
 		shootNamespace, _ := backupentry.ExtractShootDetailsFromBackupEntryName(be.Name)
 		ns := &corev1.Namespace{}
 		switch err := reader.Get(ctx, client.ObjectKey{Name: shootNamespace}, ns); {

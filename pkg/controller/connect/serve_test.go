@@ -54,6 +54,15 @@ func TestDecideServe(t *testing.T) {
 		{name: "serve copy on a gcp seed: provider-gcp's webhook would refuse the Etcd", o: connect.ServeObserved{Place: place(copystore.ServeCopy, "b-copy"), Bucket: "b", SeedProvider: "gcp"},
 			reason: connect.ServeReasonRefused, refused: true, saying: `copy.serve: Forbidden`},
 		{name: "serve primary on a gcp seed", o: connect.ServeObserved{Place: place(copystore.ServePrimary, "b-copy"), Bucket: "b", SeedProvider: "gcp"}, reason: connect.ServeReasonPrimary},
+		// An automatic failover recorded on the BackupBucket (copy.failover).
+		{name: "a recorded failover: the copy by policy", o: connect.ServeObserved{Place: place(copystore.ServePrimary, "b-copy"), Bucket: "b", SeedProvider: "aws", Failover: &connect.FailoverRecord{CopyBucket: "b-copy", Reason: "Unreachable"}},
+			fromCopy: true, reason: connect.ServeReasonCopyByPolicy, saying: "automatic failover (copy.failover) was recorded"},
+		{name: "a recorded failover on a gcp seed: refused as serve copy is", o: connect.ServeObserved{Place: place(copystore.ServePrimary, "b-copy"), Bucket: "b", SeedProvider: "gcp", Failover: &connect.FailoverRecord{CopyBucket: "b-copy"}},
+			reason: connect.ServeReasonRefused, refused: true, saying: `copy.serve: Forbidden`},
+		{name: "a recorded failover, serve copy set (adopted): the copy by configuration", o: connect.ServeObserved{Place: place(copystore.ServeCopy, "b-copy"), Bucket: "b", SeedProvider: "aws", Failover: &connect.FailoverRecord{CopyBucket: "b-copy"}},
+			fromCopy: true, reason: connect.ServeReasonCopy},
+		{name: "a recorded failover, no copy declared: the primary", o: connect.ServeObserved{Bucket: "b", Failover: &connect.FailoverRecord{CopyBucket: "b-copy"}},
+			reason: connect.ServeReasonPrimary},
 		// The flip-back guard: copy.serve primary while etcd-backup names the copy bucket.
 		{name: "serve primary, etcd-backup names the copy, not copied back: stays on the copy", o: connect.ServeObserved{Place: place(copystore.ServePrimary, "b-copy"), Bucket: "b", FlipBack: connect.FlipBackObserved{NamesCopy: true}},
 			fromCopy: true, reason: connect.ServeReasonCopyingBack, saying: `keeps naming the copy bucket "b-copy" in region "eu-west-1" with the copy's credentials (garden/ref-backup-copy) until the snapshots the shoot wrote there are copied back into bucket "b"`},

@@ -109,8 +109,11 @@ func decideBack(o outcome, bucket, copyBucket string, switched bool) verdict {
 // wayCatchUp a pass that leaves nothing missing hands over to the forward pass (done false,
 // caughtUp true: the forward pass is due at once).
 func (c *copier) copyBack(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace) (res reconcile.Result, done, caughtUp bool, err error) {
-	if place.Settings.ServesCopy() || place.IsBucket(be.Spec.BucketName) {
+	if place.IsBucket(be.Spec.BucketName) {
 		return reconcile.Result{}, false, false, nil
+	}
+	if serves, err := connect.ServesCopy(ctx, c.Reader, place, be.Spec.BucketName); serves || err != nil {
+		return reconcile.Result{}, err != nil, false, err // copy.serve copy or a recorded failover: servingFromCopy's
 	}
 	named, err := entryinfo.EtcdBackupBucket(ctx, c.Reader, be)
 	if err != nil {
