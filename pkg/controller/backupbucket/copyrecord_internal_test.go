@@ -154,7 +154,7 @@ func TestCopySecretDue(t *testing.T) {
 // status removes it; the same status writes nothing.
 func TestMergeProviderStatusKeepsOthers(t *testing.T) {
 	bb := &extensionsv1alpha1.BackupBucket{}
-	bb.Status.ProviderStatus = &runtime.RawExtension{Raw: []byte(`{"apiVersion":"backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketStatus","failover":{"active":"copy"}}`)}
+	bb.Status.ProviderStatus = &runtime.RawExtension{Raw: []byte(`{"apiVersion":"backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketStatus","someoneElses":{"active":"copy"}}`)}
 	loc := CopyLocation{Bucket: "a", CredentialsRef: "c"}
 	if !MergeProviderStatus(bb, func(ps *ProviderStatus) { ps.Copy = &loc }) {
 		t.Fatal("no change reported")
