@@ -160,7 +160,7 @@ func TestMergeProviderStatusKeepsOthers(t *testing.T) {
 		t.Fatal("no change reported")
 	}
 	raw := string(bb.Status.ProviderStatus.Raw)
-	if !strings.Contains(raw, `"failover":{"active":"copy"}`) || !strings.Contains(raw, `"copy":{"bucket":"a","credentialsRef":"c"}`) {
+	if !strings.Contains(raw, `"someoneElses":{"active":"copy"}`) || !strings.Contains(raw, `"copy":{"bucket":"a","credentialsRef":"c"}`) {
 		t.Fatalf("providerStatus %s; want both parts", raw)
 	}
 	if MergeProviderStatus(bb, func(ps *ProviderStatus) { ps.Copy = &loc }) {
