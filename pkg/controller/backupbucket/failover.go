@@ -73,7 +73,9 @@ type failoverPlan struct {
 // least after while CopyBucketAvailable and CopyBucketReady are True; an Unknown probe
 // (throttled) is no proof of an outage.
 func decideFailover(o failoverObserved) failoverPlan {
-	isTrue := func(c *gardencorev1beta1.Condition) bool { return c != nil && c.Status == gardencorev1beta1.ConditionTrue }
+	isTrue := func(c *gardencorev1beta1.Condition) bool {
+		return c != nil && c.Status == gardencorev1beta1.ConditionTrue
+	}
 	switch {
 	case o.recorded != nil && !o.declared:
 		return failoverPlan{action: failoverClear, reason: ReasonFailoverForgotten,

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// ServeReasonCopyByPolicy: the BackupBucket recorded an automatic failover (copy.failover):
+// ServeReasonCopyByPolicy means the BackupBucket recorded an automatic failover (copy.failover):
 // etcd-backup names the copy bucket as with copy.serve: copy.
 const ServeReasonCopyByPolicy = "CopyByPolicy"
 

@@ -194,7 +194,7 @@ func ServedOf(ctx context.Context, reader client.Reader, p provider.Provider, be
 
 // ---- The flip-back guard: copy.serve primary after the copy was served ----
 
-// ServeReasonCopyingBack: copy.serve is primary, but the shoot's etcd-backup names the copy
+// ServeReasonCopyingBack means copy.serve is primary, but the shoot's etcd-backup names the copy
 // bucket and no reverse pass of the entry copy has yet found the primary holding every snapshot
 // the shoot wrote into the copy: etcd-backup keeps naming the copy (FromCopy).
 const ServeReasonCopyingBack = "CopyingBack"

@@ -147,7 +147,8 @@ func (c *copier) copyBack(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 		}
 		return reconcile.Result{RequeueAfter: interval}, true, false, nil
 	case v.status == gardencorev1beta1.ConditionUnknown || o.copyFailed != nil:
-		return reconcile.Result{RequeueAfter: unavailableRetry}, true, false, nil
+		// Published in BackupsCopied, as the forward pass does: tried again in a minute.
+		return reconcile.Result{RequeueAfter: unavailableRetry}, true, false, nil //nolint:nilerr // the failure is the condition's
 	case o.result.Copied > 0:
 		return reconcile.Result{RequeueAfter: copyBackRetry}, true, false, nil
 	}
