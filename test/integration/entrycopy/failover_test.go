@@ -253,36 +253,50 @@ func deleteBucket(t *testing.T, s3c *s3.Client, bucket string) {
 	}
 }
 
-// comingBack: copy.serve primary after the failover, onto a primary bucket that is gone and then
-// created again empty. etcd-backup keeps naming the copy while the reverse pass cannot write the
-// primary (BackupsCopied says why) and until it found nothing missing there; then the entry's
-// reconcile names the primary, which holds what the shoot wrote into the copy: the real
-// etcd-backup-restore restores every key from it.
+// comingBack: copy.serve primary after the failover, onto the primary bucket created again
+// empty, where someone wrote one of the copy's snapshot keys differently. etcd-backup keeps
+// naming the copy while the reverse pass cannot copy that snapshot back (it never overwrites;
+// BackupsCopied says so); once the object is removed, the pass copies it and finds nothing
+// missing, and the entry's reconcile names the primary, which holds what the shoot wrote into the
+// copy: the real etcd-backup-restore restores every key from it.
 func comingBack(t *testing.T, r *serving, be *extensionsv1alpha1.BackupEntry, mount string, want map[string]string) {
 	t.Helper()
 	ctx := framework.Ctx(t)
 	env, bb, copyBucket := r.env, r.bb, r.copyBucket
 	shoot := strings.TrimSuffix(be.Name, "--1")
-	step := time.Now()
-	setEntryConfig(t, env, be, r.withCopy("primary"))
-	env.WaitFor(t, be, time.Minute, "entry reconciled with copy.serve primary", framework.SucceededAfter(step))
-	env.WaitFor(t, be, time.Minute, "BackupsCopied Unknown CopyingBack: the primary bucket is gone", func(obj extensionsv1alpha1.Object) bool {
-		return condition(obj, entrycopy.ConditionBackupsCopied, gardencorev1beta1.ConditionUnknown, entrycopy.ReasonCopyingBack, fmt.Sprintf("bucket %q cannot be reached", bb.Name), "keeps naming the copy bucket")
-	})
-	bucketOf(t, env, shoot, copyBucket)
 
 	// The BackupBucket's reconcile creates the primary bucket again, empty.
+	step := time.Now()
 	r.setBucketConfig(t, r.withCopy("primary"))
+	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled, its primary created again", framework.SucceededAfter(step))
+	inCopy, err := conformance.ListKeys(ctx, env.StoreFor(t, r.second.SecretData()), copyBucket, be.Name+"/")
+	if err != nil || len(inCopy) == 0 {
+		t.Fatalf("the copy holds %v (%v)", inCopy, err)
+	}
+	taken := inCopy[len(inCopy)-1]
+	s3c := r.primary.S3Client()
+	if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: &bb.Name, Key: &taken, Body: strings.NewReader("someone else's")}); err != nil {
+		t.Fatal(err)
+	}
+
+	step = time.Now()
+	setEntryConfig(t, env, be, r.withCopy("primary"))
+	env.WaitFor(t, be, time.Minute, "entry reconciled with copy.serve primary", framework.SucceededAfter(step))
+	env.WaitFor(t, be, time.Minute, "BackupsCopied False CopyingBack: a snapshot is held differently in the primary", func(obj extensionsv1alpha1.Object) bool {
+		return condition(obj, entrycopy.ConditionBackupsCopied, gardencorev1beta1.ConditionFalse, entrycopy.ReasonCopyingBack, "never overwritten", taken, "keeps naming the copy bucket")
+	})
+	step = time.Now()
+	env.Trigger(t, be)
+	env.WaitFor(t, be, time.Minute, "entry reconciled again", framework.SucceededAfter(step))
+	bucketOf(t, env, shoot, copyBucket)
+
+	// The operator removes the object: the pass copies the snapshot back, the entry switches.
+	deleteKey(t, s3c, bb.Name, taken)
 	env.WaitFor(t, be, 2*time.Minute, "copied back, the entry switched, the copy goes on forward", func(obj extensionsv1alpha1.Object) bool {
 		return condition(obj, entrycopy.ConditionBackupsCopied, gardencorev1beta1.ConditionTrue, entrycopy.ReasonCopied)
 	})
 	etcdBackup := bucketOf(t, env, shoot, bb.Name)
-	primaryStore := env.StoreFor(t, r.data)
-	inPrimary, err := conformance.ListKeys(ctx, primaryStore, bb.Name, be.Name+"/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	inCopy, err := conformance.ListKeys(ctx, env.StoreFor(t, r.second.SecretData()), copyBucket, be.Name+"/")
+	inPrimary, err := conformance.ListKeys(ctx, env.StoreFor(t, r.data), bb.Name, be.Name+"/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,6 +309,30 @@ func comingBack(t *testing.T, r *serving, be *extensionsv1alpha1.BackupEntry, mo
 	for k, v := range want {
 		if got := restored.Get(t, k); got != v {
 			t.Errorf("restored from the primary after coming back: %s = %q; want %q", k, got, v)
+		}
+	}
+}
+
+// deleteKey deletes every version of key in bucket.
+func deleteKey(t *testing.T, s3c *s3.Client, bucket, key string) {
+	t.Helper()
+	ctx := framework.Ctx(t)
+	out, err := s3c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: &bucket, Prefix: &key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range out.Versions {
+		if *v.Key == key {
+			if _, err := s3c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: &key, VersionId: v.VersionId}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, m := range out.DeleteMarkers {
+		if *m.Key == key {
+			if _, err := s3c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: &key, VersionId: m.VersionId}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
