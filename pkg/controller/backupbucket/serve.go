@@ -22,8 +22,9 @@ import (
 )
 
 // ConditionBackupsServedFrom on a BackupBucket says which bucket its entries' etcd-backup
-// secrets name (copy.serve): True Primary or True Copy; False CopyNotReady while copy.serve is
-// copy and the copy bucket is not converged. Absent when no copy is declared.
+// secrets name (copy.serve): True Primary, True Copy, or True CopyByPolicy while an automatic
+// failover is recorded (copy.failover; failover.go); False CopyNotReady while the copy is to be
+// served and the copy bucket is not converged. Absent when no copy is declared.
 const ConditionBackupsServedFrom gardencorev1beta1.ConditionType = "BackupsServedFrom"
 
 // Reasons of BackupsServedFrom (besides connect.ServeReasonPrimary and connect.ServeReasonCopy).
