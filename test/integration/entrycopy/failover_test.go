@@ -146,7 +146,7 @@ type serving struct {
 	withCopy func(serve string) string
 }
 
-func startServing(t *testing.T, ctx context.Context, prefix string) *serving {
+func startServing(t *testing.T, ctx context.Context, prefix string, flags ...string) *serving {
 	t.Helper()
 	primary, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: region})
 	if err != nil {
@@ -161,7 +161,7 @@ func startServing(t *testing.T, ctx context.Context, prefix string) *serving {
 	r := &serving{primary: primary, second: second, data: primary.SecretData(), withCopy: func(serve string) string {
 		return minio + `,"copy":{"credentialsRef":"backup-copy","serve":"` + serve + `","providerConfig":` + minio + `}}}`
 	}}
-	r.env = framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, t.TempDir(), "--entry-copy-interval", "2s").Env
+	r.env = framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, t.TempDir(), append([]string{"--entry-copy-interval", "2s"}, flags...)...).Env
 	r.env.CreateSecret(t, "garden", "ref-backup-copy", second.SecretData())
 	r.bb = r.env.CreateBucket(t, framework.UniqueName(prefix), r.data, r.withCopy("primary"))
 	r.env.WaitFor(t, r.bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
