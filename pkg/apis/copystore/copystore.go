@@ -69,6 +69,8 @@ type Settings struct {
 	// Serve is which store every entry's etcd-backup secret names (ServePrimary when empty):
 	// ServeCopy is the documented step of a failover or a move (serve.go).
 	Serve Serve `json:"serve,omitempty"`
+	// Failover is the declared automatic failover (failover.go): nil, none.
+	Failover *Failover `json:"failover,omitempty"`
 }
 
 // Bucket is the copy bucket's name for the BackupBucket primary.
@@ -184,6 +186,7 @@ func (s *Settings) Validate(path *field.Path, primaryType string, decodeConfig f
 		errs = append(errs, field.Invalid(path.Child("rpo"), r.Duration.String(), "must not be shorter than copy.interval ("+d.Duration.String()+"): every pass would end lagging"))
 	}
 	errs = append(errs, validateServe(path.Child("serve"), s.Serve, s.Type, primaryType)...)
+	errs = append(errs, validateFailover(path.Child("failover"), s.Failover, s.Type, primaryType)...)
 	errs = append(errs, validateProviderConfig(path.Child("providerConfig"), s.RawProviderConfig(), decodeConfig)...)
 	return errs
 }

@@ -89,6 +89,15 @@ func TestCopyValidation(t *testing.T) {
 				t.Fatalf("got %+v; want it to serve the primary", s)
 			}
 		}},
+		{name: "failover after 10m", copy: "  credentialsRef: c\n  failover: {after: 10m}\n", check: func(t *testing.T, s *copystore.Settings) {
+			if s.Failover.AfterOrZero() != 10*time.Minute || s.ServesCopy() {
+				t.Fatalf("got %+v; want a failover after 10m, serving the primary", s)
+			}
+		}},
+		{name: "failover too soon", copy: "  credentialsRef: c\n  failover: {after: 1m}\n", wantErr: []string{at + `.copy.failover.after: Invalid value: "1m0s": must be at least 5m0s`}},
+		{name: "failover without after", copy: "  credentialsRef: c\n  failover: {}\n", wantErr: []string{at + ".copy.failover.after: Required value"}},
+		{name: "failover to a copy of another type", copy: "  type: gcp\n  credentialsRef: c\n  failover: {after: 10m}\n", wantErr: []string{at + ".copy.failover: Forbidden: only a copy of the primary's type aws can be failed over to"}},
+		{name: "failover with handBack", copy: "  credentialsRef: c\n  failover: {after: 10m}\nhandBack: true\n", wantErr: []string{at + ".copy.failover: Forbidden: an automatic failover is not allowed with handBack: true"}},
 		{name: "an unknown field", copy: "  credentialsRef: c\n  bucket: x\n", wantErr: []string{`unknown field "copy.bucket"`}},
 		{name: "the copy's providerConfig is decoded strictly, named where it is", copy: "  credentialsRef: c\n  providerConfig:\n    apiVersion: aws.backup.extensions.gardener.cloud/v1alpha1\n    kind: BackupBucketConfig\n    encryption: {type: ROT13}\n",
 			wantErr: []string{at + ".copy.providerConfig.encryption.type: Unsupported value: \"ROT13\""}},

@@ -44,7 +44,13 @@ func validateServe(path *field.Path, s Serve, copyType, primaryType string) fiel
 // handBack: the incumbent, once handed the bucket back, writes etcd-backup naming the primary,
 // which lacks every snapshot the shoots wrote into the copy since the switch.
 func (s *Settings) ValidateHandBack(path *field.Path, handBack bool) field.ErrorList {
-	if !handBack || !s.ServesCopy() {
+	if !handBack || s == nil {
+		return nil
+	}
+	if s.Failover != nil {
+		return field.ErrorList{field.Forbidden(path.Child("copy", "failover"), "an automatic failover is not allowed with handBack: true: the incumbent provider extension, once the bucket is handed back, names the primary bucket in etcd-backup, which lacks what the shoots wrote into the copy since the failover")}
+	}
+	if !s.ServesCopy() {
 		return nil
 	}
 	return field.ErrorList{field.Forbidden(path.Child("copy", "serve"), "copy is not allowed with handBack: true: the incumbent provider extension, once the bucket is handed back, names the primary bucket in etcd-backup, which lacks what the shoots wrote into the copy since the switch; set copy.serve to primary (after copying the copy back) before handing back")}

@@ -71,10 +71,10 @@ func (a *actuator) reconcile(ctx context.Context, log logr.Logger, bb *extension
 		// bucket is there: an OpenStack application credential expires, and without its renewal
 		// every shoot's backups would stop. The error is still returned.
 		if err := a.probe(ctx, bb); err != nil {
-			if !servesCopy(cfg) {
+			if rec, _ := connect.FailoverRecordOf(bb); !servesCopy(cfg) && rec == nil {
 				return ensureErr
 			}
-			// The copy is served (copy.serve): the primary that cannot be reached must not fail
+			// The copy is served (copy.serve, or a recorded failover): the primary that cannot be reached must not fail
 			// this reconcile; BackupsServedFrom says so (reconcileServe). The copy's secret is
 			// recorded here too: else copySecretWatch would ask for reconciles without end.
 			seen := a.copySecretSeen(ctx, bb, cfg)

@@ -154,13 +154,13 @@ func TestCopySecretDue(t *testing.T) {
 // status removes it; the same status writes nothing.
 func TestMergeProviderStatusKeepsOthers(t *testing.T) {
 	bb := &extensionsv1alpha1.BackupBucket{}
-	bb.Status.ProviderStatus = &runtime.RawExtension{Raw: []byte(`{"apiVersion":"backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketStatus","failover":{"active":"copy"}}`)}
+	bb.Status.ProviderStatus = &runtime.RawExtension{Raw: []byte(`{"apiVersion":"backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketStatus","someoneElses":{"active":"copy"}}`)}
 	loc := CopyLocation{Bucket: "a", CredentialsRef: "c"}
 	if !MergeProviderStatus(bb, func(ps *ProviderStatus) { ps.Copy = &loc }) {
 		t.Fatal("no change reported")
 	}
 	raw := string(bb.Status.ProviderStatus.Raw)
-	if !strings.Contains(raw, `"failover":{"active":"copy"}`) || !strings.Contains(raw, `"copy":{"bucket":"a","credentialsRef":"c"}`) {
+	if !strings.Contains(raw, `"someoneElses":{"active":"copy"}`) || !strings.Contains(raw, `"copy":{"bucket":"a","credentialsRef":"c"}`) {
 		t.Fatalf("providerStatus %s; want both parts", raw)
 	}
 	if MergeProviderStatus(bb, func(ps *ProviderStatus) { ps.Copy = &loc }) {

@@ -113,6 +113,7 @@ func (p *prober) look(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) 
 	// copy never changes the primary's verdict.
 	copyVerdict, copyAction := p.probeCopy(ctx, bb, cfg, cfgErr)
 	var previous, previousCopy *gardencorev1beta1.Condition
+	var failover failoverPlan
 	err := extstatus.Patch(ctx, p.Client, p.Reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
 		bb.Status.Conditions, previous = extstatus.SetCondition(bb.Status.Conditions, ConditionBucketAvailable, primary.status, primary.reason, primary.message, now)
 		switch copyAction {
@@ -120,6 +121,12 @@ func (p *prober) look(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) 
 			bb.Status.Conditions, previousCopy = extstatus.SetCondition(bb.Status.Conditions, ConditionCopyBucketAvailable, copyVerdict.status, copyVerdict.reason, copyVerdict.message, now)
 		case copyRemove:
 			bb.Status.Conditions = v1beta1helper.RemoveConditions(bb.Status.Conditions, ConditionCopyBucketAvailable)
+		}
+		// copy.failover: decided over the conditions as this probe leaves them.
+		failover = failoverPlan{}
+		if o, ok := observeFailover(bb, cfg, cfgErr, now); ok {
+			failover = decideFailover(o)
+			applyFailover(bb, failover)
 		}
 		return true // LastUpdateTime records the probe: it is when the next one is due
 	})
@@ -129,6 +136,9 @@ func (p *prober) look(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) 
 	p.announce(bb, previous, primary, ReasonBucketAvailable, ReasonBucketUnavailable)
 	if copyAction == copySet {
 		p.announce(bb, previousCopy, copyVerdict, ReasonCopyBucketAvailable, ReasonCopyBucketUnavailable)
+	}
+	if err := p.announceFailover(ctx, bb, failover); err != nil {
+		return reconcile.Result{}, err
 	}
 	// The headroom of entry credentials is read on the same interval (publishHeadroom).
 	if err := p.publishHeadroom(ctx, bb, now); err != nil {

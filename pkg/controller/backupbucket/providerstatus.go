@@ -10,6 +10,8 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 )
 
 // ProviderStatus is what the extension publishes in a BackupBucket's status.providerStatus. Its
@@ -31,6 +33,9 @@ type ProviderStatus struct {
 	// until a reconcile finds it empty or gone, or its credentials secret gone (reported once),
 	// or `copy:` names it again; they go with the BackupBucket.
 	FormerCopies []CopyLocation `json:"formerCopies,omitempty"`
+	// Failover is the record of an automatic failover (copy.failover; decideFailover): while it
+	// is set every entry is served from the copy. The probe writes and removes it.
+	Failover *connect.FailoverRecord `json:"failover,omitempty"`
 }
 
 // CopyLocation is the place of a copy bucket: its name, region, the Seed's spec.resources
@@ -81,7 +86,7 @@ func MergeProviderStatus(bb *extensionsv1alpha1.BackupBucket, set func(*Provider
 	if err != nil { // plain structs of strings: not reached
 		panic(err)
 	}
-	for _, k := range []string{"apiVersion", "kind", "copy", "copySecretVersion", "formerCopies"} {
+	for _, k := range []string{"apiVersion", "kind", "copy", "copySecretVersion", "formerCopies", "failover"} {
 		delete(others, k)
 	}
 	if err := json.Unmarshal(ours, &others); err != nil {

@@ -22,8 +22,9 @@ import (
 )
 
 // ConditionBackupsServedFrom on a BackupBucket says which bucket its entries' etcd-backup
-// secrets name (copy.serve): True Primary or True Copy; False CopyNotReady while copy.serve is
-// copy and the copy bucket is not converged. Absent when no copy is declared.
+// secrets name (copy.serve): True Primary, True Copy, or True CopyByPolicy while an automatic
+// failover is recorded (copy.failover; failover.go); False CopyNotReady while the copy is to be
+// served and the copy bucket is not converged. Absent when no copy is declared.
 const ConditionBackupsServedFrom gardencorev1beta1.ConditionType = "BackupsServedFrom"
 
 // Reasons of BackupsServedFrom (besides connect.ServeReasonPrimary and connect.ServeReasonCopy).
@@ -43,6 +44,9 @@ type serveObserved struct {
 	bucket, copyName string
 	// primaryErr is the primary bucket's convergence error (nil: converged).
 	primaryErr error
+	// failover is the record of an automatic failover (copy.failover; nil: none): the copy is
+	// served as with copy.serve: copy.
+	failover *connect.FailoverRecord
 }
 
 // servePlan is BackupsServedFrom (nil: removed) and the reconcile's error about the primary.
@@ -60,18 +64,22 @@ func decideBucketServe(o serveObserved) servePlan {
 	switch {
 	case !o.declared:
 		return servePlan{err: o.primaryErr}
-	case !o.servesCopy:
+	case !o.servesCopy && o.failover == nil:
 		return servePlan{err: o.primaryErr, cond: &gardencorev1beta1.Condition{Status: gardencorev1beta1.ConditionTrue, Reason: connect.ServeReasonPrimary,
-			Message: fmt.Sprintf("Backups are served from bucket %q (copy.serve is primary); bucket %q is their copy.", o.bucket, o.copyName)}}
+			Message: fmt.Sprintf("Backups are served from bucket %q (copy.serve is primary); bucket %q is their copy. An entry whose etcd-backup names the copy bucket (after serving it) keeps naming it until the snapshots its shoot wrote there are copied back (the entry's BackupsCopied: %s).", o.bucket, o.copyName, connect.ReasonCopyingBack)}}
 	case !o.copyReady:
 		return servePlan{err: o.primaryErr, cond: &gardencorev1beta1.Condition{Status: gardencorev1beta1.ConditionFalse, Reason: ReasonCopyNotReady,
 			Message: fmt.Sprintf("copy.serve is copy, but the copy bucket %q is not converged (see CopyBucketReady): entries' etcd-backup name it only once their reconcile reaches it with the copy's credentials.", o.copyName)}}
 	}
-	msg := fmt.Sprintf("Backups are served from the copy bucket %q (copy.serve is copy): entries' etcd-backup name it, and each shoot's Etcd takes it at the shoot's next reconcile. Nothing is copied from bucket %q any more; its objects stay, the operator's to delete.", o.copyName, o.bucket)
+	why, reason := "copy.serve is copy", connect.ServeReasonCopy
+	if !o.servesCopy {
+		why, reason = o.failover.Describe()+"; set copy.serve: copy to adopt it", connect.ServeReasonCopyByPolicy
+	}
+	msg := fmt.Sprintf("Backups are served from the copy bucket %q (%s): entries' etcd-backup name it, and each shoot's Etcd takes it at the shoot's next reconcile. Nothing is copied from bucket %q any more; its objects stay, the operator's to delete.", o.copyName, why, o.bucket)
 	if o.primaryErr != nil {
 		msg += fmt.Sprintf(" Bucket %q is not converged: %v", o.bucket, o.primaryErr)
 	}
-	return servePlan{cond: &gardencorev1beta1.Condition{Status: gardencorev1beta1.ConditionTrue, Reason: connect.ServeReasonCopy, Message: msg}}
+	return servePlan{cond: &gardencorev1beta1.Condition{Status: gardencorev1beta1.ConditionTrue, Reason: reason, Message: msg}}
 }
 
 // servesCopy is true when cfg declares copy.serve: copy.
@@ -86,9 +94,14 @@ func (a *actuator) reconcileServe(ctx context.Context, log logr.Logger, bb *exte
 		o.copyName = s.Bucket(bb.Name)
 		ready := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionCopyBucketReady)
 		o.copyReady = ready != nil && ready.Status == gardencorev1beta1.ConditionTrue
+		rec, err := connect.FailoverRecordOf(bb)
+		if err != nil {
+			return primaryErr, err
+		}
+		o.failover = rec
 	}
 	plan := decideBucketServe(o)
-	if o.servesCopy && primaryErr != nil && plan.err == nil {
+	if (o.servesCopy || o.failover != nil) && primaryErr != nil && plan.err == nil {
 		log.Info("Primary bucket is not converged; the copy is served", "bucket", bb.Name, "error", primaryErr.Error())
 		a.recorder.Eventf(bb, nil, corev1.EventTypeWarning, ReasonPrimaryNotConverged, "Serve", "%s", extstatus.EventNote(plan.cond.Message))
 	}

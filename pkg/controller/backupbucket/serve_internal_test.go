@@ -36,6 +36,12 @@ func TestDecideBucketServe(t *testing.T) {
 			status: gardencorev1beta1.ConditionTrue, reason: connect.ServeReasonCopy, saying: `served from the copy bucket "c"`},
 		{name: "serve copy, ready, the primary gone: the reconcile succeeds and says so", o: serveObserved{declared: true, servesCopy: true, copyReady: true, bucket: "b", copyName: "c", primaryErr: gone},
 			status: gardencorev1beta1.ConditionTrue, reason: connect.ServeReasonCopy, saying: "unreachable"},
+		{name: "a recorded failover, ready, the primary gone: the copy by policy, the reconcile succeeds", o: serveObserved{declared: true, copyReady: true, bucket: "b", copyName: "c", primaryErr: gone, failover: &connect.FailoverRecord{CopyBucket: "c", Reason: "Unreachable"}},
+			status: gardencorev1beta1.ConditionTrue, reason: connect.ServeReasonCopyByPolicy, saying: "automatic failover (copy.failover) was recorded"},
+		{name: "a recorded failover adopted (serve copy)", o: serveObserved{declared: true, servesCopy: true, copyReady: true, bucket: "b", copyName: "c", failover: &connect.FailoverRecord{CopyBucket: "c"}},
+			status: gardencorev1beta1.ConditionTrue, reason: connect.ServeReasonCopy},
+		{name: "a recorded failover, the copy not ready: nothing serves", o: serveObserved{declared: true, bucket: "b", copyName: "c", primaryErr: gone, failover: &connect.FailoverRecord{CopyBucket: "c"}},
+			status: gardencorev1beta1.ConditionFalse, reason: ReasonCopyNotReady, wantErr: gone},
 		{name: "serve copy, the copy not ready, the primary gone: nothing serves", o: serveObserved{declared: true, servesCopy: true, bucket: "b", copyName: "c", primaryErr: gone},
 			status: gardencorev1beta1.ConditionFalse, reason: ReasonCopyNotReady, wantErr: gone},
 	}

@@ -10,6 +10,8 @@ import (
 	"fmt"
 
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry"
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -55,7 +57,15 @@ type ServeObserved struct {
 	// SeedProvider is the label seed.gardener.cloud/provider of the shoot's namespace: the seed's
 	// infrastructure provider, whose seedprovider webhook mutates the shoot's Etcd.
 	SeedProvider string
+	// FlipBack is what the flip-back guard decides over (guardFlipBack).
+	FlipBack FlipBackObserved
+	// Failover is the entry's BackupBucket's record of an automatic failover (nil: none): the
+	// copy is served as with copy.serve: copy.
+	Failover *FailoverRecord
 }
+
+// servesCopy: copy.serve is copy, or a failover is recorded (Place must be set).
+func (o ServeObserved) servesCopy() bool { return o.Place.Settings.ServesCopy() || o.Failover != nil }
 
 // ServePlan is the store an entry's etcd-backup names.
 type ServePlan struct {
@@ -78,7 +88,10 @@ type ServePlan struct {
 // copy, not the source bucket's, and the entry is refused rather than restored from a stale store.
 func DecideServe(o ServeObserved) ServePlan {
 	switch {
-	case o.Place == nil || !o.Place.Settings.ServesCopy():
+	case o.Place == nil || !o.servesCopy():
+		if plan, guarded := guardFlipBack(o); guarded {
+			return plan
+		}
 		return ServePlan{Reason: ServeReasonPrimary, Message: fmt.Sprintf("Backups are served from the primary bucket %q.", o.Bucket)}
 	case o.Place.Bucket == o.Bucket:
 		return ServePlan{Reason: ServeReasonCopyIsSource, Message: fmt.Sprintf("copy.serve is copy, but the copy bucket %q is the entry's own bucket: backups are served from it as they are.", o.Bucket)}
@@ -91,6 +104,10 @@ func DecideServe(o ServeObserved) ServePlan {
 		err := objectstore.Invalidf("copy.serve: Forbidden: backups cannot be served from the copy bucket %q on a seed of provider %q: %s, and no BackupBucket is named %q, so every update of the shoot's Etcd would be refused; etcd-backup keeps naming bucket %q",
 			o.Place.Bucket, o.SeedProvider, why, o.Place.Bucket, o.Bucket)
 		return ServePlan{Reason: ServeReasonRefused, Message: err.Error(), Refused: err}
+	}
+	if !o.Place.Settings.ServesCopy() {
+		return ServePlan{FromCopy: true, Reason: ServeReasonCopyByPolicy, Message: fmt.Sprintf("Backups are served from the copy bucket %q%s with the copy's credentials (%s/%s), not from bucket %q: %s.",
+			o.Place.Bucket, regionNote(o.Place.Region), o.Place.Secret.Namespace, o.Place.Secret.Name, o.Bucket, o.Failover.Describe())}
 	}
 	return ServePlan{FromCopy: true, Reason: ServeReasonCopy, Message: fmt.Sprintf("copy.serve is copy: backups are served from the copy bucket %q%s with the copy's credentials (%s/%s), not from bucket %q.",
 		o.Place.Bucket, regionNote(o.Place.Region), o.Place.Secret.Namespace, o.Place.Secret.Name, o.Bucket)}
@@ -118,7 +135,17 @@ func ServeOf(ctx context.Context, reader client.Reader, p provider.Provider, be 
 		return ServePlan{}, nil, err
 	}
 	o := ServeObserved{Place: place, Bucket: be.Spec.BucketName, SourceEntry: sourceEntry}
-	if place != nil && place.Settings.ServesCopy() {
+	if place != nil && !place.Settings.ServesCopy() {
+		if o.Failover, err = FailoverOf(ctx, reader, be.Spec.BucketName); err != nil {
+			return ServePlan{}, nil, err
+		}
+	}
+	if o.Failover == nil {
+		if o.FlipBack, err = observeFlipBack(ctx, reader, be, place, sourceEntry); err != nil {
+			return ServePlan{}, nil, err
+		}
+	}
+	if place != nil && o.servesCopy() {
 		shootNamespace, _ := backupentry.ExtractShootDetailsFromBackupEntryName(be.Name)
 		ns := &corev1.Namespace{}
 		switch err := reader.Get(ctx, client.ObjectKey{Name: shootNamespace}, ns); {
@@ -165,4 +192,62 @@ func ServedOf(ctx context.Context, reader client.Reader, p provider.Provider, be
 		return Served{}, err
 	}
 	return Served{Plan: plan, Place: place, Switched: switched}, nil
+}
+
+// ---- The flip-back guard: copy.serve primary after the copy was served ----
+
+// ServeReasonCopyingBack means copy.serve is primary, but the shoot's etcd-backup names the copy
+// bucket and no reverse pass of the entry copy has yet found the primary holding every snapshot
+// the shoot wrote into the copy: etcd-backup keeps naming the copy (FromCopy).
+const ServeReasonCopyingBack = "CopyingBack"
+
+// ConditionBackupsCopied is the entry copy's condition on a BackupEntry (entrycopy publishes
+// it); its reasons ReasonCopyingBack and ReasonCopiedBack are the flip-back's record.
+const ConditionBackupsCopied gardencorev1beta1.ConditionType = "BackupsCopied"
+
+// Reasons of BackupsCopied during a flip-back (copy.serve primary, etcd-backup naming the copy).
+const (
+	// ReasonCopyingBack: the entry copy copies the copy's snapshots back into the primary; the
+	// message says how many are left or why it cannot.
+	ReasonCopyingBack = "CopyingBack"
+	// ReasonCopiedBack: a reverse pass found nothing missing in the primary: the entry's
+	// reconcile switches etcd-backup to the primary.
+	ReasonCopiedBack = "CopiedBack"
+)
+
+// FlipBackObserved is what guardFlipBack decides over.
+type FlipBackObserved struct {
+	// NamesCopy: the shoot's etcd-backup names the copy bucket (entryinfo.EtcdBackupBucket).
+	NamesCopy bool
+	// CopiedBack: the entry's BackupsCopied reason is ReasonCopiedBack.
+	CopiedBack bool
+}
+
+// guardFlipBack keeps a live entry on the copy after copy.serve went back to primary until the
+// entry copy's reverse pass found the primary holding every snapshot the shoot wrote into the
+// copy (table-tested): switching at once would serve a primary that lacks them (recreated empty,
+// or behind by the failover), and a restore from it would find nothing until the next full
+// snapshot. It guards nothing when no copy is declared (no copy to serve from), for a source-
+// entry (the live entry copies their shared prefix back), or when the copy bucket is the
+// entry's own.
+func guardFlipBack(o ServeObserved) (ServePlan, bool) {
+	if o.Place == nil || o.SourceEntry || o.Place.Bucket == o.Bucket || !o.FlipBack.NamesCopy || o.FlipBack.CopiedBack {
+		return ServePlan{}, false
+	}
+	return ServePlan{FromCopy: true, Reason: ServeReasonCopyingBack, Message: fmt.Sprintf("copy.serve is primary, but the shoot's etcd-backup keeps naming the copy bucket %q%s with the copy's credentials (%s/%s) until the snapshots the shoot wrote there are copied back into bucket %q (see BackupsCopied).",
+		o.Place.Bucket, regionNote(o.Place.Region), o.Place.Secret.Namespace, o.Place.Secret.Name, o.Bucket)}, true
+}
+
+// observeFlipBack reads what guardFlipBack needs where it can guard: the bucket etcd-backup
+// names, and be's BackupsCopied.
+func observeFlipBack(ctx context.Context, reader client.Reader, be *extensionsv1alpha1.BackupEntry, place *CopyPlace, sourceEntry bool) (FlipBackObserved, error) {
+	if place == nil || place.Settings.ServesCopy() || sourceEntry || place.Bucket == be.Spec.BucketName {
+		return FlipBackObserved{}, nil
+	}
+	named, err := entryinfo.EtcdBackupBucket(ctx, reader, be)
+	if err != nil {
+		return FlipBackObserved{}, err
+	}
+	cond := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsCopied)
+	return FlipBackObserved{NamesCopy: named == place.Bucket, CopiedBack: cond != nil && cond.Reason == ReasonCopiedBack}, nil
 }

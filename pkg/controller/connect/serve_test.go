@@ -54,6 +54,32 @@ func TestDecideServe(t *testing.T) {
 		{name: "serve copy on a gcp seed: provider-gcp's webhook would refuse the Etcd", o: connect.ServeObserved{Place: place(copystore.ServeCopy, "b-copy"), Bucket: "b", SeedProvider: "gcp"},
 			reason: connect.ServeReasonRefused, refused: true, saying: `copy.serve: Forbidden`},
 		{name: "serve primary on a gcp seed", o: connect.ServeObserved{Place: place(copystore.ServePrimary, "b-copy"), Bucket: "b", SeedProvider: "gcp"}, reason: connect.ServeReasonPrimary},
+		// An automatic failover recorded on the BackupBucket (copy.failover).
+		{name: "a recorded failover: the copy by policy", o: connect.ServeObserved{Place: place(copystore.ServePrimary, "b-copy"), Bucket: "b", SeedProvider: "aws", Failover: &connect.FailoverRecord{CopyBucket: "b-copy", Reason: "Unreachable"}},
+			fromCopy: true, reason: connect.ServeReasonCopyByPolicy, saying: "automatic failover (copy.failover) was recorded"},
+		{name: "a recorded failover on a gcp seed: refused as serve copy is", o: connect.ServeObserved{Place: place(copystore.ServePrimary, "b-copy"), Bucket: "b", SeedProvider: "gcp", Failover: &connect.FailoverRecord{CopyBucket: "b-copy"}},
+			reason: connect.ServeReasonRefused, refused: true, saying: `copy.serve: Forbidden`},
+		{name: "a recorded failover, serve copy set (adopted): the copy by configuration", o: connect.ServeObserved{Place: place(copystore.ServeCopy, "b-copy"), Bucket: "b", SeedProvider: "aws", Failover: &connect.FailoverRecord{CopyBucket: "b-copy"}},
+			fromCopy: true, reason: connect.ServeReasonCopy},
+		{name: "a recorded failover, no copy declared: the primary", o: connect.ServeObserved{Bucket: "b", Failover: &connect.FailoverRecord{CopyBucket: "b-copy"}},
+			reason: connect.ServeReasonPrimary},
+		// The flip-back guard: copy.serve primary while etcd-backup names the copy bucket.
+		{name: "serve primary, etcd-backup names the copy, not copied back: stays on the copy", o: connect.ServeObserved{Place: place(copystore.ServePrimary, "b-copy"), Bucket: "b", FlipBack: connect.FlipBackObserved{NamesCopy: true}},
+			fromCopy: true, reason: connect.ServeReasonCopyingBack, saying: `keeps naming the copy bucket "b-copy" in region "eu-west-1" with the copy's credentials (garden/ref-backup-copy) until the snapshots the shoot wrote there are copied back into bucket "b"`},
+		{name: "serve unset, etcd-backup names the copy, not copied back", o: connect.ServeObserved{Place: place("", "b-copy"), Bucket: "b", FlipBack: connect.FlipBackObserved{NamesCopy: true}},
+			fromCopy: true, reason: connect.ServeReasonCopyingBack},
+		{name: "serve primary, etcd-backup names the copy, copied back: the primary", o: connect.ServeObserved{Place: place(copystore.ServePrimary, "b-copy"), Bucket: "b", FlipBack: connect.FlipBackObserved{NamesCopy: true, CopiedBack: true}},
+			reason: connect.ServeReasonPrimary},
+		{name: "serve primary, etcd-backup names the primary (a stale CopiedBack): the primary", o: connect.ServeObserved{Place: place(copystore.ServePrimary, "b-copy"), Bucket: "b", FlipBack: connect.FlipBackObserved{CopiedBack: true}},
+			reason: connect.ServeReasonPrimary},
+		{name: "serve primary, a migration's source entry naming the copy: not guarded (the live entry copies back)", o: connect.ServeObserved{Place: place(copystore.ServePrimary, "b-copy"), Bucket: "b", SourceEntry: true, FlipBack: connect.FlipBackObserved{NamesCopy: true}},
+			reason: connect.ServeReasonPrimary},
+		{name: "serve primary, the copy is the entry's bucket: nothing to copy back", o: connect.ServeObserved{Place: place(copystore.ServePrimary, "b"), Bucket: "b", FlipBack: connect.FlipBackObserved{NamesCopy: true}},
+			reason: connect.ServeReasonPrimary},
+		{name: "no copy declared any more, etcd-backup names the old copy: the primary (no copy to serve from)", o: connect.ServeObserved{Bucket: "b", FlipBack: connect.FlipBackObserved{NamesCopy: true}},
+			reason: connect.ServeReasonPrimary},
+		{name: "serve copy, a CopiedBack recorded: the copy", o: connect.ServeObserved{Place: place(copystore.ServeCopy, "b-copy"), Bucket: "b", SeedProvider: "aws", FlipBack: connect.FlipBackObserved{NamesCopy: true, CopiedBack: true}},
+			fromCopy: true, reason: connect.ServeReasonCopy},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

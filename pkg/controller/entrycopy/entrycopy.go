@@ -86,6 +86,11 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 		metrics.ForgetEntryCopy(be.Name)
 		return reconcile.Result{}, c.publish(ctx, be, nil)
 	}
+	// copy.serve primary while the shoot still writes the copy: copied back first.
+	res, done, caughtUp, err := c.copyBack(ctx, be, place)
+	if done || err != nil {
+		return res, err
+	}
 	serving, pending, err := c.servingFromCopy(ctx, be, place)
 	if serving || err != nil {
 		// Looked at again on the interval: copy.serve may be primary again.
@@ -97,7 +102,10 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 	}
 	interval := place.Settings.IntervalOr(c.opts.Interval)
 	now := c.Now()
-	if cond == nil {
+	switch {
+	case caughtUp:
+		// The catch-up after the flip-back left nothing missing: the forward pass is due now.
+	case cond == nil:
 		anchor := be.CreationTimestamp.Time
 		if c.Started.After(anchor) {
 			anchor = c.Started
@@ -105,8 +113,10 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 		if first := periodic.FirstSlot(be, interval, anchor); now.Before(first) {
 			return reconcile.Result{RequeueAfter: first.Sub(now)}, nil
 		}
-	} else if due := cond.LastUpdateTime.Add(interval); now.Before(due) && cond.Reason != ReasonCopyUnavailable && cond.Reason != ReasonSourceUnavailable {
-		return reconcile.Result{RequeueAfter: due.Sub(now)}, nil
+	default:
+		if due := cond.LastUpdateTime.Add(interval); now.Before(due) && cond.Reason != ReasonCopyUnavailable && cond.Reason != ReasonSourceUnavailable {
+			return reconcile.Result{RequeueAfter: due.Sub(now)}, nil
+		}
 	}
 
 	o := c.pass(ctx, be, place)
@@ -138,6 +148,13 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 // objectstore.StreamBuffer); which store failed to be read its *replication.SideError tells. A
 // copy bucket that is the entry's own is not copied onto itself.
 func (c *copier) pass(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace) outcome {
+	return c.passWay(ctx, be, place, false)
+}
+
+// passWay is pass, or with back its reverse (copyBack): from the copy bucket, read with the
+// copy's credentials, into the entry's bucket, written with its own, streamed. Either way
+// outcome.copyErr is the copy store's failure and outcome.sourceErr the entry's bucket's.
+func (c *copier) passWay(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace, back bool) outcome {
 	if place.IsBucket(be.Spec.BucketName) {
 		return outcome{copyIsSource: true}
 	}
@@ -152,6 +169,9 @@ func (c *copier) pass(ctx context.Context, be *extensionsv1alpha1.BackupEntry, p
 	data, err := place.NewDataPlane(ctx, c.Reader, c.Provider)
 	if err != nil {
 		return outcome{copyErr: err}
+	}
+	if back {
+		return c.passBack(ctx, be, place, src, data, loc.Prefix)
 	}
 	dst, ok := data.(replication.Destination)
 	if !ok {

@@ -26,15 +26,19 @@ import (
 // goes. It says whether the entry is served from the copy, and else what BackupsCopied's message
 // adds while the switch is pending ("": none).
 func (c *copier) servingFromCopy(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace) (bool, string, error) {
-	if !place.Settings.ServesCopy() {
-		return false, "", nil
+	if serves, err := connect.ServesCopy(ctx, c.Reader, place, be.Spec.BucketName); !serves || err != nil {
+		return false, "", err
 	}
 	served, err := connect.ServedOf(ctx, c.Reader, c.Provider, be)
 	if err != nil || !served.Plan.FromCopy {
 		return false, "", err
 	}
 	if !served.Switched {
-		return false, fmt.Sprintf(" copy.serve is copy, but the shoot does not write the copy bucket %q yet (its Etcd must name it and its etcd-backup hold the copy's credentials; see the BackupEntry's events): the switch is pending, the shoot still writes bucket %q, and the copy goes on.", place.Bucket, be.Spec.BucketName), nil
+		why := "copy.serve is copy"
+		if served.Plan.Reason == connect.ServeReasonCopyByPolicy {
+			why = "An automatic failover is recorded (copy.failover)"
+		}
+		return false, fmt.Sprintf(" %s, but the shoot does not write the copy bucket %q yet (its Etcd must name it and its etcd-backup hold the copy's credentials; see the BackupEntry's events): the switch is pending, the shoot still writes bucket %q, and the copy goes on.", why, place.Bucket, be.Spec.BucketName), nil
 	}
 	metrics.EntryCopyLag.DeletePartialMatch(map[string]string{"entry": be.Name})
 	v := verdict{status: gardencorev1beta1.ConditionUnknown, reason: ReasonServingFromCopy,

@@ -10,13 +10,14 @@ import (
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/replication"
 )
 
 // ConditionBackupsCopied on a BackupEntry says whether its copy bucket holds its snapshots within
 // the copy's RPO, as the last pass found them.
-const ConditionBackupsCopied gardencorev1beta1.ConditionType = "BackupsCopied"
+const ConditionBackupsCopied = connect.ConditionBackupsCopied
 
 // Reasons of BackupsCopied.
 const (

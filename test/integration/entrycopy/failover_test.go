@@ -19,6 +19,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -105,6 +106,7 @@ func TestFailoverToTheCopy(t *testing.T) {
 	copyStore := env.StoreFor(t, second.SecretData())
 	sidecar = c.Snapshotter(t, restored, mount, copyBucket, be.Name)
 	framework.WaitCovered(t, ctx, copyStore, sidecar, copyBucket, be.Name+"/", restored.PutRev(t, "/registry/after-failover", "3"))
+	want["/registry/after-failover"] = "3"
 	sidecar.Stop()
 	restored.Stop()
 
@@ -116,11 +118,18 @@ func TestFailoverToTheCopy(t *testing.T) {
 	env.WaitFor(t, onGCP, time.Minute, "the gcp seed's entry refuses copy.serve", framework.FailedWith(gardencorev1beta1.ErrorConfigurationProblem))
 	bucketOf(t, env, strings.TrimSuffix(onGCP.Name, "--1"), bb.Name)
 
-	// Deleting the entry while failed over: the primary bucket that is gone holds nothing; the
-	// entry's prefix in the copy, where the shoot wrote last, is emptied.
+	comingBack(t, r, be, mount, want)
+
+	// Deleting the entry after coming back: its prefix is emptied in the primary and in the
+	// copy, where the shoot wrote during the failover.
 	env.DeleteAndWaitGone(t, be, connect.CopyPassDeadline+3*time.Minute)
-	if got, err := conformance.ListKeys(ctx, copyStore, copyBucket, be.Name+"/"); err != nil || len(got) != 0 {
-		t.Errorf("the copy still holds %v (%v) of the deleted entry", got, err)
+	for what, s := range map[string]struct {
+		store  conformance.Stores
+		bucket string
+	}{"the primary": {store, bb.Name}, "the copy": {copyStore, copyBucket}} {
+		if got, err := conformance.ListKeys(ctx, s.store, s.bucket, be.Name+"/"); err != nil || len(got) != 0 {
+			t.Errorf("%s still holds %v (%v) of the deleted entry", what, got, err)
+		}
 	}
 
 	// The primary's store is gone altogether: the BackupBucket serving the copy still succeeds
@@ -146,7 +155,7 @@ type serving struct {
 	withCopy func(serve string) string
 }
 
-func startServing(t *testing.T, ctx context.Context, prefix string) *serving {
+func startServing(t *testing.T, ctx context.Context, prefix string, flags ...string) *serving {
 	t.Helper()
 	primary, err := awsstack.StartMinIO(ctx, awsstack.MinIOOptions{Region: region})
 	if err != nil {
@@ -161,7 +170,7 @@ func startServing(t *testing.T, ctx context.Context, prefix string) *serving {
 	r := &serving{primary: primary, second: second, data: primary.SecretData(), withCopy: func(serve string) string {
 		return minio + `,"copy":{"credentialsRef":"backup-copy","serve":"` + serve + `","providerConfig":` + minio + `}}}`
 	}}
-	r.env = framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, t.TempDir(), "--entry-copy-interval", "2s").Env
+	r.env = framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, t.TempDir(), append([]string{"--entry-copy-interval", "2s"}, flags...)...).Env
 	r.env.CreateSecret(t, "garden", "ref-backup-copy", second.SecretData())
 	r.bb = r.env.CreateBucket(t, framework.UniqueName(prefix), r.data, r.withCopy("primary"))
 	r.env.WaitFor(t, r.bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
@@ -253,5 +262,89 @@ func deleteBucket(t *testing.T, s3c *s3.Client, bucket string) {
 	}
 	if _, err := s3c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &bucket}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// comingBack: copy.serve primary after the failover, onto the primary bucket created again
+// empty, where someone wrote one of the copy's snapshot keys differently. etcd-backup keeps
+// naming the copy while the reverse pass cannot copy that snapshot back (it never overwrites;
+// BackupsCopied says so); once the object is removed, the pass copies it and finds nothing
+// missing, and the entry's reconcile names the primary, which holds what the shoot wrote into the
+// copy: the real etcd-backup-restore restores every key from it.
+func comingBack(t *testing.T, r *serving, be *extensionsv1alpha1.BackupEntry, mount string, want map[string]string) {
+	t.Helper()
+	ctx := framework.Ctx(t)
+	env, bb, copyBucket := r.env, r.bb, r.copyBucket
+	shoot := strings.TrimSuffix(be.Name, "--1")
+
+	// The BackupBucket's reconcile creates the primary bucket again, empty.
+	step := time.Now()
+	r.setBucketConfig(t, r.withCopy("primary"))
+	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled, its primary created again", framework.SucceededAfter(step))
+	inCopy, err := conformance.ListKeys(ctx, env.StoreFor(t, r.second.SecretData()), copyBucket, be.Name+"/")
+	if err != nil || len(inCopy) == 0 {
+		t.Fatalf("the copy holds %v (%v)", inCopy, err)
+	}
+	taken := inCopy[len(inCopy)-1]
+	s3c := r.primary.S3Client()
+	if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: &bb.Name, Key: &taken, Body: strings.NewReader("someone else's")}); err != nil {
+		t.Fatal(err)
+	}
+
+	step = time.Now()
+	setEntryConfig(t, env, be, r.withCopy("primary"))
+	env.WaitFor(t, be, time.Minute, "entry reconciled with copy.serve primary", framework.SucceededAfter(step))
+	env.WaitFor(t, be, time.Minute, "BackupsCopied False CopyingBack: a snapshot is held differently in the primary", func(obj extensionsv1alpha1.Object) bool {
+		return condition(obj, entrycopy.ConditionBackupsCopied, gardencorev1beta1.ConditionFalse, entrycopy.ReasonCopyingBack, "never overwritten", taken, "keeps naming the copy bucket")
+	})
+	step = time.Now()
+	env.Trigger(t, be)
+	env.WaitFor(t, be, time.Minute, "entry reconciled again", framework.SucceededAfter(step))
+	bucketOf(t, env, shoot, copyBucket)
+
+	// The operator removes the object: the pass copies the snapshot back, the entry switches.
+	deleteKey(t, s3c, bb.Name, taken)
+	env.WaitFor(t, be, 2*time.Minute, "copied back, the entry switched, the copy goes on forward", func(obj extensionsv1alpha1.Object) bool {
+		return condition(obj, entrycopy.ConditionBackupsCopied, gardencorev1beta1.ConditionTrue, entrycopy.ReasonCopied)
+	})
+	etcdBackup := bucketOf(t, env, shoot, bb.Name)
+	inPrimary, err := conformance.ListKeys(ctx, env.StoreFor(t, r.data), bb.Name, be.Name+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sets.New(inPrimary...).HasAll(inCopy...) {
+		t.Fatalf("after coming back the primary holds %v; want every key of the copy %v", inPrimary, inCopy)
+	}
+	stack.MountSecret(t, mount, etcdBackup.Data)
+	restored := stack.StartEtcd(t, awsstack.S3Consumer.Restore(t, mount, bb.Name, be.Name))
+	defer restored.Stop()
+	for k, v := range want {
+		if got := restored.Get(t, k); got != v {
+			t.Errorf("restored from the primary after coming back: %s = %q; want %q", k, got, v)
+		}
+	}
+}
+
+// deleteKey deletes every version of key in bucket.
+func deleteKey(t *testing.T, s3c *s3.Client, bucket, key string) {
+	t.Helper()
+	ctx := framework.Ctx(t)
+	out, err := s3c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: &bucket, Prefix: &key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range out.Versions {
+		if *v.Key == key {
+			if _, err := s3c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: &key, VersionId: v.VersionId}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, m := range out.DeleteMarkers {
+		if *m.Key == key {
+			if _, err := s3c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: &key, VersionId: m.VersionId}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }

@@ -1,0 +1,181 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package entrycopy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/reconciled"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/replication"
+)
+
+// Reasons of BackupsCopied while copying back (connect's, which the entry's reconcile reads).
+const (
+	ReasonCopyingBack = connect.ReasonCopyingBack
+	ReasonCopiedBack  = connect.ReasonCopiedBack
+)
+
+// copyBackRetry is how soon a reverse pass that copied snapshots is followed by the one that
+// must find nothing missing.
+const copyBackRetry = 10 * time.Second
+
+// way is which pass a look makes while copy.serve is primary.
+type way int
+
+const (
+	// wayForward: the entry's bucket into the copy (the shoot writes the entry's bucket).
+	wayForward way = iota
+	// wayBack: the copy into the entry's bucket: the shoot's etcd-backup names the copy bucket
+	// (connect's flip-back guard keeps it there until a reverse pass found nothing missing).
+	wayBack
+	// wayCatchUp: etcd-backup names the entry's bucket again since the last reverse pass: one
+	// more reverse pass brings what the shoot wrote into the copy between that pass and the
+	// switch; once it holds everything, the forward pass follows in the same look.
+	wayCatchUp
+)
+
+// decideWay is the pure decision of the pass's direction while copy.serve is primary
+// (table-tested): namesCopy is whether the shoot's etcd-backup names the copy bucket (not the
+// entry's own), lastReason BackupsCopied's reason.
+func decideWay(namesCopy bool, lastReason string) way {
+	switch {
+	case namesCopy:
+		return wayBack
+	case lastReason == ReasonCopyingBack || lastReason == ReasonCopiedBack:
+		return wayCatchUp
+	}
+	return wayForward
+}
+
+// decideBack is the pure decision of BackupsCopied after a reverse pass (table-tested): Unknown
+// CopyingBack while either store cannot be read (etcd-backup keeps naming the copy), False
+// CopyingBack while the entry's bucket lacks snapshots of the copy (how many, or a conflict an
+// operator must look at), True CopiedBack once a pass found nothing to copy (after the switch:
+// once it copied everything it found). switched is true for wayCatchUp (etcd-backup names the
+// entry's bucket already).
+func decideBack(o outcome, bucket, copyBucket string, switched bool) verdict {
+	stays := fmt.Sprintf("the shoot's etcd-backup keeps naming the copy bucket %q", copyBucket)
+	if switched {
+		stays = fmt.Sprintf("the shoot's etcd-backup names bucket %q again; what the shoot wrote into the copy bucket %q before is still to be copied back", bucket, copyBucket)
+	}
+	switch {
+	case o.copyErr != nil:
+		return verdict{status: gardencorev1beta1.ConditionUnknown, reason: ReasonCopyingBack,
+			message: fmt.Sprintf("copy.serve is primary, but the copy bucket %q cannot be read to copy its snapshots back: %v; %s.", copyBucket, o.copyErr, stays)}
+	case o.sourceErr != nil:
+		return verdict{status: gardencorev1beta1.ConditionUnknown, reason: ReasonCopyingBack,
+			message: fmt.Sprintf("copy.serve is primary, but bucket %q cannot be reached (listed or written) to copy the copy's snapshots back into it: %v; %s.", bucket, o.sourceErr, stays)}
+	}
+	r := o.result
+	// Before the switch only a pass that found nothing to copy counts (what it copied may have
+	// been joined by newer snapshots meanwhile); the catch-up after the switch needs only to
+	// have copied everything it found: nothing writes the copy any more.
+	if r.Done() && (len(r.Plan.Copy) == 0 || switched) {
+		return verdict{status: gardencorev1beta1.ConditionTrue, reason: ReasonCopiedBack,
+			message: fmt.Sprintf("copy.serve is primary: bucket %q holds every snapshot of the copy bucket %q (%d in sync); the shoot's etcd-backup names bucket %q from the entry's next reconcile.", bucket, copyBucket, r.Plan.InSync, bucket)}
+	}
+	left := len(r.Plan.Copy) - r.Copied + len(r.Plan.Conflicts) // failed and raced ones are not in Copied
+	msg := fmt.Sprintf("copy.serve is primary: copying the copy bucket %q's snapshots back into bucket %q: the last pass copied %d, %d are left; %s until a pass finds none missing.", copyBucket, bucket, r.Copied, left, stays)
+	if len(r.Plan.Conflicts) > 0 {
+		c := r.Plan.Conflicts[0]
+		msg += fmt.Sprintf(" Bucket %q holds %d snapshots differently from the copy and not older, which are never overwritten; the first: %q. An operator must look.", bucket, len(r.Plan.Conflicts), c.Source.Key)
+	}
+	if o.copyFailed != nil {
+		msg += fmt.Sprintf(" %d were not copied: %v.", len(r.Failed), o.copyFailed)
+	}
+	return verdict{status: gardencorev1beta1.ConditionFalse, reason: ReasonCopyingBack, message: msg}
+}
+
+// copyBack makes the look's reverse passes while copy.serve is primary (decideWay): with
+// wayBack the verdict is published and, once CopiedBack, the entry's reconcile is asked for
+// (the operation annotation) so that it switches etcd-backup to the entry's bucket at once; with
+// wayCatchUp a pass that leaves nothing missing hands over to the forward pass (done false,
+// caughtUp true: the forward pass is due at once).
+func (c *copier) copyBack(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace) (res reconcile.Result, done, caughtUp bool, err error) {
+	if place.IsBucket(be.Spec.BucketName) {
+		return reconcile.Result{}, false, false, nil
+	}
+	if serves, err := connect.ServesCopy(ctx, c.Reader, place, be.Spec.BucketName); serves || err != nil {
+		return reconcile.Result{}, err != nil, false, err // copy.serve copy or a recorded failover: servingFromCopy's
+	}
+	named, err := entryinfo.EtcdBackupBucket(ctx, c.Reader, be)
+	if err != nil {
+		return reconcile.Result{}, true, false, err
+	}
+	last := ""
+	if cond := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsCopied); cond != nil {
+		last = cond.Reason
+	}
+	w := decideWay(named == place.Bucket, last)
+	if w == wayForward {
+		return reconcile.Result{}, false, false, nil
+	}
+	o := c.passWay(ctx, be, place, true)
+	v := decideBack(o, be.Spec.BucketName, place.Bucket, w == wayCatchUp)
+	metrics.EntryCopyLag.DeletePartialMatch(map[string]string{"entry": be.Name}) // the forward lag is not measured meanwhile
+	if r := o.result; r.Copied > 0 {
+		log.FromContext(ctx).Info("Copy-back pass copied snapshots into the entry's bucket", "copied", r.Copied, "bytes", r.Bytes, "copyBucket", place.Bucket, "switched", w == wayCatchUp)
+	}
+	interval := periodic.Jitter(place.Settings.IntervalOr(c.opts.Interval))
+	if w == wayCatchUp && v.reason == ReasonCopiedBack {
+		return reconcile.Result{}, false, true, nil // the forward pass publishes BackupsCopied
+	}
+	if err := c.publish(ctx, be, &v); err != nil {
+		return reconcile.Result{}, true, false, err
+	}
+	switch {
+	case v.reason == ReasonCopiedBack:
+		if err := reconciled.RequestReconcile(ctx, c.Client, be); client.IgnoreNotFound(err) != nil {
+			return reconcile.Result{}, true, false, fmt.Errorf("asking for a reconcile of BackupEntry %s to serve bucket %q again: %w", be.Name, be.Spec.BucketName, err)
+		}
+		return reconcile.Result{RequeueAfter: interval}, true, false, nil
+	case v.status == gardencorev1beta1.ConditionUnknown || o.copyFailed != nil:
+		// Published in BackupsCopied, as the forward pass does: tried again in a minute.
+		return reconcile.Result{RequeueAfter: unavailableRetry}, true, false, nil //nolint:nilerr // the failure is the condition's
+	case o.result.Copied > 0:
+		return reconcile.Result{RequeueAfter: copyBackRetry}, true, false, nil
+	}
+	return reconcile.Result{RequeueAfter: interval}, true, false, nil
+}
+
+// passBack is the reverse pass: from the copy bucket (data, the copy's credentials) into the
+// entry's bucket (primary, its own credentials), streamed (the entry's credentials are not
+// granted reads of the copy bucket). It never deletes in either store.
+func (c *copier) passBack(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace, primary, data objectstore.DataPlane, prefix objectstore.Prefix) outcome {
+	dst, ok := primary.(replication.Destination)
+	if !ok {
+		return outcome{sourceErr: fmt.Errorf("the %s store writes no streams yet (objectstore.StreamWriter): %w", c.Provider.Type(), objectstore.ErrUnsupported)}
+	}
+	ctx, cancel := context.WithTimeout(objectstore.WithOperation(ctx, "copy"), passDeadline)
+	defer cancel()
+	res, err := replication.Copy(ctx,
+		replication.From{Store: data, Bucket: place.Bucket},
+		replication.To{Store: dst, Bucket: be.Spec.BucketName}, prefix, replication.Options{Now: c.Now})
+	var side *replication.SideError
+	switch {
+	case errors.As(err, &side) && side.Side == replication.SideDestination:
+		return outcome{sourceErr: side.Err}
+	case errors.As(err, &side):
+		return outcome{copyErr: side.Err}
+	case err != nil && len(res.Failed) == 0:
+		return outcome{sourceErr: err}
+	}
+	return outcome{result: res, copyFailed: err}
+}

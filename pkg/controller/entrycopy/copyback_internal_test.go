@@ -1,0 +1,206 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package entrycopy
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/replication"
+)
+
+// TestDecideWay: while copy.serve is primary, which way a look copies.
+func TestDecideWay(t *testing.T) {
+	cases := []struct {
+		name       string
+		namesCopy  bool
+		lastReason string
+		want       way
+	}{
+		{name: "etcd-backup names the entry's bucket", lastReason: ReasonCopied, want: wayForward},
+		{name: "never copied", want: wayForward},
+		{name: "etcd-backup names the copy after serving it", namesCopy: true, lastReason: ReasonServingFromCopy, want: wayBack},
+		{name: "etcd-backup names the copy, copying back", namesCopy: true, lastReason: ReasonCopyingBack, want: wayBack},
+		{name: "etcd-backup names the copy, copied back: the entry's reconcile is to switch", namesCopy: true, lastReason: ReasonCopiedBack, want: wayBack},
+		{name: "switched after CopiedBack: one more reverse pass", lastReason: ReasonCopiedBack, want: wayCatchUp},
+		{name: "switched, the catch-up still copying back", lastReason: ReasonCopyingBack, want: wayCatchUp},
+		{name: "etcd-backup names the copy, lagging before", namesCopy: true, lastReason: ReasonCopyLagging, want: wayBack},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := decideWay(c.namesCopy, c.lastReason); got != c.want {
+				t.Fatalf("got %v; want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestDecideBack: BackupsCopied after a reverse pass: CopiedBack only when the pass found
+// nothing missing; how many are left, or why none could be copied, otherwise.
+func TestDecideBack(t *testing.T) {
+	snap := objectstore.ObjectVersion{Key: "e/etcd-main/v2/Incr-00000011-00000020-1764417900", Size: 3}
+	cases := []struct {
+		name     string
+		o        outcome
+		switched bool
+		status   gardencorev1beta1.ConditionStatus
+		reason   string
+		saying   []string
+	}{
+		{name: "the primary is unreachable", o: outcome{sourceErr: errors.New("dial tcp: connection refused")},
+			status: gardencorev1beta1.ConditionUnknown, reason: ReasonCopyingBack,
+			saying: []string{`bucket "b" cannot be reached`, "connection refused", `keeps naming the copy bucket "b-copy"`}},
+		{name: "the copy is unreadable", o: outcome{copyErr: errors.New("forbidden")},
+			status: gardencorev1beta1.ConditionUnknown, reason: ReasonCopyingBack, saying: []string{`the copy bucket "b-copy" cannot be read`, "forbidden"}},
+		{name: "nothing missing", o: outcome{result: replication.Result{Plan: replication.Plan{InSync: 5}}},
+			status: gardencorev1beta1.ConditionTrue, reason: ReasonCopiedBack, saying: []string{`bucket "b" holds every snapshot of the copy bucket "b-copy" (5 in sync)`}},
+		{name: "copied everything it found: the next pass must find none missing", o: outcome{result: replication.Result{Plan: replication.Plan{Copy: []objectstore.ObjectVersion{snap, snap}}, Copied: 2}},
+			status: gardencorev1beta1.ConditionFalse, reason: ReasonCopyingBack, saying: []string{"copied 2, 0 are left", `keeps naming the copy bucket "b-copy"`}},
+		{name: "some failed", o: outcome{result: replication.Result{Plan: replication.Plan{Copy: []objectstore.ObjectVersion{snap, snap, snap}}, Copied: 1,
+			Failed: []objectstore.ObjectError{{Object: snap}, {Object: snap}}}, copyFailed: errors.New("slow down")},
+			status: gardencorev1beta1.ConditionFalse, reason: ReasonCopyingBack, saying: []string{"copied 1, 2 are left", "2 were not copied: slow down"}},
+		{name: "a conflict in the primary", o: outcome{result: replication.Result{Plan: replication.Plan{Conflicts: []replication.Conflict{{Source: snap}}}}},
+			status: gardencorev1beta1.ConditionFalse, reason: ReasonCopyingBack, saying: []string{"copied 0, 1 are left", "never overwritten", "An operator must look"}},
+		{name: "a write raced: not done", o: outcome{result: replication.Result{Plan: replication.Plan{Copy: []objectstore.ObjectVersion{snap}}, WriteConflicts: []objectstore.ObjectVersion{snap}}},
+			status: gardencorev1beta1.ConditionFalse, reason: ReasonCopyingBack, saying: []string{"copied 0, 1 are left"}},
+		{name: "the catch-up after the switch copied everything it found: done", o: outcome{result: replication.Result{Plan: replication.Plan{Copy: []objectstore.ObjectVersion{snap}}, Copied: 1}}, switched: true,
+			status: gardencorev1beta1.ConditionTrue, reason: ReasonCopiedBack},
+		{name: "the catch-up after the switch, one failed", o: outcome{result: replication.Result{Plan: replication.Plan{Copy: []objectstore.ObjectVersion{snap}}, Failed: []objectstore.ObjectError{{Object: snap}}}, copyFailed: errors.New("slow down")}, switched: true,
+			status: gardencorev1beta1.ConditionFalse, reason: ReasonCopyingBack, saying: []string{"1 are left", `names bucket "b" again`}},
+		{name: "the catch-up after the switch, the primary unreachable", o: outcome{sourceErr: errors.New("refused")}, switched: true,
+			status: gardencorev1beta1.ConditionUnknown, reason: ReasonCopyingBack, saying: []string{`names bucket "b" again`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v := decideBack(c.o, "b", "b-copy", c.switched)
+			if v.status != c.status || v.reason != c.reason {
+				t.Fatalf("got %s %s (%s); want %s %s", v.status, v.reason, v.message, c.status, c.reason)
+			}
+			for _, s := range c.saying {
+				if !strings.Contains(v.message, s) {
+					t.Errorf("message %q does not say %q", v.message, s)
+				}
+			}
+		})
+	}
+}
+
+// TestCopyBackBeforeServingThePrimary: copy.serve is primary again while the shoot's etcd-backup
+// names the copy bucket, and the primary is empty (recreated). The entry copy copies the copy's
+// snapshots back; the serve decision keeps the copy (CopyingBack) until a reverse pass found
+// nothing missing (CopiedBack), which asks for the entry's reconcile. After the switch, one more
+// reverse pass brings what the shoot wrote into the copy meanwhile, then the forward copy goes on.
+// Nothing is deleted in either bucket.
+func TestCopyBackBeforeServingThePrimary(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	name := "shoot--p--b--1"
+	full, delta := name+"/etcd-main/v2/Full-00000000-00000010-1764417600", name+"/etcd-main/v2/Incr-00000011-00000020-1764417900"
+	store := memstore.WithFaults(controllertest.Bucket(t, "bucket-copy", full, delta))
+	if err := store.EnsureBucket(ctx, objectstore.Bucket{Name: "bucket"}); err != nil {
+		t.Fatal(err)
+	}
+	settings := &copystore.Settings{CredentialsRef: "backup-copy", Serve: copystore.ServePrimary}
+	rig := newCopyRig(t, store, name, controllertest.Config{CopyField: copystore.CopyField{Copy: settings}}, now)
+	if err := rig.c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}}); err != nil {
+		t.Fatal(err)
+	}
+	etcdBackup := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "shoot--p--b", Name: "etcd-backup"},
+		Data: map[string][]byte{v1beta1constants.DataKeyBackupBucketName: []byte("bucket-copy")}}
+	if err := rig.c.Create(ctx, etcdBackup); err != nil {
+		t.Fatal(err)
+	}
+	served := func() connect.ServePlan {
+		t.Helper()
+		be := &extensionsv1alpha1.BackupEntry{}
+		if err := rig.c.Get(ctx, client.ObjectKey{Name: name}, be); err != nil {
+			t.Fatal(err)
+		}
+		plan, _, err := connect.ServeOf(ctx, rig.c, rig.cp.Provider, be, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return plan
+	}
+	keys := func(bucket string) []string {
+		t.Helper()
+		got, err := conformance.ListKeys(ctx, store, bucket, name+"/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if plan := served(); !plan.FromCopy || plan.Reason != connect.ServeReasonCopyingBack {
+		t.Fatalf("before the reverse pass: %+v; want the copy (CopyingBack)", plan)
+	}
+
+	// The primary cannot be written: stays on the copy, says why.
+	store.Fail(memstore.OpPutObject, objectstore.ErrUnreachable)
+	if cond := rig.pass(); cond == nil || cond.Reason != ReasonCopyingBack || !strings.Contains(cond.Message, "2 are left") {
+		t.Fatalf("the primary refusing writes: %v; want CopyingBack with 2 left", cond)
+	}
+	if plan := served(); !plan.FromCopy {
+		t.Fatalf("the primary refusing writes: %+v; want the copy", plan)
+	}
+	store.Fail(memstore.OpPutObject, nil)
+
+	if cond := rig.pass(); cond == nil || cond.Status != gardencorev1beta1.ConditionFalse || cond.Reason != ReasonCopyingBack || !strings.Contains(cond.Message, "copied 2, 0 are left") {
+		t.Fatalf("the first reverse pass: %v; want False CopyingBack, copied 2", cond)
+	}
+	if got := keys("bucket"); len(got) != 2 {
+		t.Fatalf("the primary holds %v; want both snapshots", got)
+	}
+	if plan := served(); !plan.FromCopy {
+		t.Fatalf("after a pass that copied: %+v; want the copy until a pass finds none missing", plan)
+	}
+	if cond := rig.pass(); cond == nil || cond.Status != gardencorev1beta1.ConditionTrue || cond.Reason != ReasonCopiedBack {
+		t.Fatalf("the second reverse pass: %v; want True CopiedBack", cond)
+	}
+	be := &extensionsv1alpha1.BackupEntry{}
+	if err := rig.c.Get(ctx, client.ObjectKey{Name: name}, be); err != nil {
+		t.Fatal(err)
+	}
+	if be.Annotations[v1beta1constants.GardenerOperation] != v1beta1constants.GardenerOperationReconcile {
+		t.Fatalf("annotations %v; want the entry's reconcile asked for", be.Annotations)
+	}
+	if plan := served(); plan.FromCopy || plan.Reason != connect.ServeReasonPrimary {
+		t.Fatalf("copied back: %+v; want the primary", plan)
+	}
+
+	// The shoot wrote one more delta into the copy before the entry's reconcile switched.
+	late := name + "/etcd-main/v2/Incr-00000021-00000030-1764418200"
+	if err := store.PutObject(ctx, "bucket-copy", late, []byte("late")); err != nil {
+		t.Fatal(err)
+	}
+	etcdBackup.Data[v1beta1constants.DataKeyBackupBucketName] = []byte("bucket")
+	if err := rig.c.Update(ctx, etcdBackup); err != nil {
+		t.Fatal(err)
+	}
+	if cond := rig.pass(); cond == nil || cond.Reason != ReasonCopied {
+		t.Fatalf("after the switch: %v; want the catch-up and then the forward pass (Copied)", cond)
+	}
+	if got := keys("bucket"); len(got) != 3 {
+		t.Fatalf("the primary holds %v; want the late delta too", got)
+	}
+	if got := keys("bucket-copy"); len(got) != 3 {
+		t.Fatalf("the copy holds %v; want all three (nothing deleted)", got)
+	}
+}
