@@ -6,6 +6,7 @@ package connect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 
@@ -121,6 +122,9 @@ func (c *CopyPlace) writesCopy(ctx context.Context, reader client.Reader, p prov
 		return false, err
 	}
 	want, _, err := c.EtcdBackupData(ctx, reader, p, be)
+	if errors.Is(err, ErrCopySecretMissing) {
+		return false, nil // etcd-backup cannot hold (or be given) credentials that are gone
+	}
 	if err != nil {
 		return false, err
 	}

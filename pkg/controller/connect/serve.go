@@ -126,23 +126,35 @@ func regionNote(region string) string {
 // While the seed configuration is awaited it returns provider.SeedConfigPendingError.
 // sourceEntry says whether be is a migration's source- entry.
 func ServeOf(ctx context.Context, reader client.Reader, p provider.Provider, be *extensionsv1alpha1.BackupEntry, sourceEntry bool) (ServePlan, *CopyPlace, error) {
+	served, err := servedOf(ctx, reader, p, be, sourceEntry)
+	return served.Plan, served.Place, err
+}
+
+// servedOf is ServeOf and where the shoot writes now (Served.WritesCopy, read once for both).
+func servedOf(ctx context.Context, reader client.Reader, p provider.Provider, be *extensionsv1alpha1.BackupEntry, sourceEntry bool) (Served, error) {
 	cfg, err := EntryConfig(p, be)
 	if pending := (*provider.SeedConfigPendingError)(nil); errors.As(err, &pending) {
-		return ServePlan{}, nil, err // nothing is decided with the defaults
+		return Served{}, err // nothing is decided with the defaults
 	}
 	place, err := CopyPlaceOf(p, cfg, be.Spec.BucketName)
 	if err != nil {
-		return ServePlan{}, nil, err
+		return Served{}, err
+	}
+	writesCopy := false
+	if place != nil && place.Bucket != be.Spec.BucketName {
+		if writesCopy, err = place.writesCopy(ctx, reader, p, be); err != nil {
+			return Served{}, err
+		}
 	}
 	o := ServeObserved{Place: place, Bucket: be.Spec.BucketName, SourceEntry: sourceEntry}
 	if place != nil && !place.Settings.ServesCopy() {
 		if o.Failover, err = FailoverOf(ctx, reader, be.Spec.BucketName); err != nil {
-			return ServePlan{}, nil, err
+			return Served{}, err
 		}
 	}
 	if o.Failover == nil {
-		if o.FlipBack, err = observeFlipBack(ctx, reader, be, place, sourceEntry); err != nil {
-			return ServePlan{}, nil, err
+		if o.FlipBack, err = observeFlipBack(ctx, reader, be, place, sourceEntry, writesCopy); err != nil {
+			return Served{}, err
 		}
 	}
 	if place != nil && o.servesCopy() {
@@ -152,10 +164,10 @@ func ServeOf(ctx context.Context, reader client.Reader, p provider.Provider, be 
 		case err == nil:
 			o.SeedProvider = ns.Labels[v1beta1constants.LabelSeedProvider]
 		case !apierrors.IsNotFound(err):
-			return ServePlan{}, nil, fmt.Errorf("reading the shoot's namespace %q for its seed provider: %w", shootNamespace, err)
+			return Served{}, fmt.Errorf("reading the shoot's namespace %q for its seed provider: %w", shootNamespace, err)
 		}
 	}
-	return DecideServe(o), place, nil
+	return Served{Plan: DecideServe(o), Place: place, WritesCopy: writesCopy}, nil
 }
 
 // SecretData is the data of the copy's credentials secret (ref-<credentialsRef>); a missing
@@ -168,30 +180,25 @@ func (c *CopyPlace) SecretData(ctx context.Context, reader client.Reader) (map[s
 	return s.Data, nil
 }
 
-// Served is where an entry's shoot writes now: Plan and Place as ServeOf decided them, and
-// Switched once the shoot writes the copy bucket: its Etcd names the copy bucket and its
-// etcd-backup holds the copy's credentials (the two-phase switch, DecideEtcdBackup, is done).
-// While Plan.FromCopy and not Switched the switch is pending and the shoot still writes the
-// entry's own bucket (or, between gardenlet's roll and the entry's next reconcile, nothing).
+// Served is what ServeOf decided for an entry (Plan, Place), and where its shoot writes now,
+// whatever the plan: WritesCopy once its Etcd names the copy bucket and its etcd-backup holds the
+// copy's credentials (the two-phase switch, DecideEtcdBackup, is done; on the way back it stays
+// true until gardenlet rolls the Etcd onto the entry's bucket and etcd-backup takes its
+// credentials). While Plan.FromCopy and not WritesCopy the switch is pending and the shoot still
+// writes the entry's own bucket (or, between gardenlet's roll and the entry's next reconcile,
+// nothing). The entry copy's pause and passes, the freshness count and the flip-back guard all
+// judge where the shoot writes by WritesCopy.
 type Served struct {
-	Plan     ServePlan
-	Place    *CopyPlace
-	Switched bool
+	Plan       ServePlan
+	Place      *CopyPlace
+	WritesCopy bool
 }
 
-// ServedOf is ServeOf for be, and, where it serves the copy, whether the shoot writes the copy
-// bucket yet (CopyPlace.writesCopy: the Etcd's container, and etcd-backup's credentials compared
-// with the copy's, no value kept).
+// ServedOf is ServeOf for be and, for any declared copy that is not the entry's own bucket,
+// whether the shoot writes the copy bucket now (CopyPlace.writesCopy: the Etcd's container, and
+// etcd-backup's credentials compared with the copy's, no value kept).
 func ServedOf(ctx context.Context, reader client.Reader, p provider.Provider, be *extensionsv1alpha1.BackupEntry) (Served, error) {
-	plan, place, err := ServeOf(ctx, reader, p, be, entryinfo.IsSourceEntry(be))
-	if err != nil || !plan.FromCopy {
-		return Served{Plan: plan, Place: place}, err
-	}
-	switched, err := place.writesCopy(ctx, reader, p, be)
-	if err != nil {
-		return Served{}, err
-	}
-	return Served{Plan: plan, Place: place, Switched: switched}, nil
+	return servedOf(ctx, reader, p, be, entryinfo.IsSourceEntry(be))
 }
 
 // ---- The flip-back guard: copy.serve primary after the copy was served ----
@@ -219,6 +226,8 @@ const (
 type FlipBackObserved struct {
 	// NamesCopy: the shoot's etcd-backup names the copy bucket (entryinfo.EtcdBackupBucket).
 	NamesCopy bool
+	// WritesCopy: the shoot writes the copy bucket (Served.WritesCopy).
+	WritesCopy bool
 	// CopiedBack: the entry's BackupsCopied reason is ReasonCopiedBack.
 	CopiedBack bool
 }
@@ -227,11 +236,15 @@ type FlipBackObserved struct {
 // entry copy's reverse pass found the primary holding every snapshot the shoot wrote into the
 // copy (table-tested): switching at once would serve a primary that lacks them (recreated empty,
 // or behind by the failover), and a restore from it would find nothing until the next full
-// snapshot. It guards nothing when no copy is declared (no copy to serve from), for a source-
+// snapshot. It guards only while etcd-backup names the copy and the shoot writes it: a shoot whose
+// switch was still pending wrote nothing into the copy, and once released (etcd-backup naming the
+// entry's bucket, the shoot writing the copy until gardenlet rolls its Etcd) the entry copy's
+// catch-up passes carry what it writes there, so etcd-backup's bucketName never flaps back. It
+// guards nothing when no copy is declared (no copy to serve from), for a source-
 // entry (the live entry copies their shared prefix back), or when the copy bucket is the
 // entry's own.
 func guardFlipBack(o ServeObserved) (ServePlan, bool) {
-	if o.Place == nil || o.SourceEntry || o.Place.Bucket == o.Bucket || !o.FlipBack.NamesCopy || o.FlipBack.CopiedBack {
+	if o.Place == nil || o.SourceEntry || o.Place.Bucket == o.Bucket || !o.FlipBack.NamesCopy || !o.FlipBack.WritesCopy || o.FlipBack.CopiedBack {
 		return ServePlan{}, false
 	}
 	return ServePlan{FromCopy: true, Reason: ServeReasonCopyingBack, Message: fmt.Sprintf("copy.serve is primary, but the shoot's etcd-backup keeps naming the copy bucket %q%s with the copy's credentials (%s/%s) until the snapshots the shoot wrote there are copied back into bucket %q (see BackupsCopied).",
@@ -239,8 +252,8 @@ func guardFlipBack(o ServeObserved) (ServePlan, bool) {
 }
 
 // observeFlipBack reads what guardFlipBack needs where it can guard: the bucket etcd-backup
-// names, and be's BackupsCopied.
-func observeFlipBack(ctx context.Context, reader client.Reader, be *extensionsv1alpha1.BackupEntry, place *CopyPlace, sourceEntry bool) (FlipBackObserved, error) {
+// names, and be's BackupsCopied; writesCopy is Served.WritesCopy.
+func observeFlipBack(ctx context.Context, reader client.Reader, be *extensionsv1alpha1.BackupEntry, place *CopyPlace, sourceEntry, writesCopy bool) (FlipBackObserved, error) {
 	if place == nil || place.Settings.ServesCopy() || sourceEntry || place.Bucket == be.Spec.BucketName {
 		return FlipBackObserved{}, nil
 	}
@@ -249,5 +262,5 @@ func observeFlipBack(ctx context.Context, reader client.Reader, be *extensionsv1
 		return FlipBackObserved{}, err
 	}
 	cond := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsCopied)
-	return FlipBackObserved{NamesCopy: named == place.Bucket, CopiedBack: cond != nil && cond.Reason == ReasonCopiedBack}, nil
+	return FlipBackObserved{NamesCopy: named == place.Bucket, WritesCopy: writesCopy, CopiedBack: cond != nil && cond.Reason == ReasonCopiedBack}, nil
 }

@@ -43,23 +43,31 @@ const (
 	// wayForward: the entry's bucket into the copy (the shoot writes the entry's bucket).
 	wayForward way = iota
 	// wayBack: the copy into the entry's bucket: the shoot's etcd-backup names the copy bucket
-	// (connect's flip-back guard keeps it there until a reverse pass found nothing missing).
+	// and the shoot writes it (connect's flip-back guard keeps it there until a reverse pass
+	// found nothing missing).
 	wayBack
-	// wayCatchUp: etcd-backup names the entry's bucket again since the last reverse pass: one
-	// more reverse pass brings what the shoot wrote into the copy between that pass and the
-	// switch; once it holds everything, the forward pass follows in the same look.
+	// wayCatchUp: etcd-backup names the entry's bucket again, but the shoot still writes the
+	// copy (connect.Served.WritesCopy: its Etcd names the copy bucket until gardenlet rolls it):
+	// every look makes a reverse pass, so that what it writes there reaches the entry's bucket.
 	wayCatchUp
+	// wayFinal: the shoot writes the entry's bucket again since the last reverse pass: one more
+	// reverse pass brings what it wrote into the copy between that pass and the switch; once it
+	// holds everything, the forward pass follows in the same look.
+	wayFinal
 )
 
 // decideWay is the pure decision of the pass's direction while copy.serve is primary
-// (table-tested): namesCopy is whether the shoot's etcd-backup names the copy bucket (not the
+// (table-tested): writesCopy is whether the shoot writes the copy bucket now
+// (connect.Served.WritesCopy), namesCopy whether its etcd-backup names the copy bucket (not the
 // entry's own), lastReason BackupsCopied's reason.
-func decideWay(namesCopy bool, lastReason string) way {
+func decideWay(writesCopy, namesCopy bool, lastReason string) way {
 	switch {
-	case namesCopy:
+	case writesCopy && namesCopy:
 		return wayBack
-	case lastReason == ReasonCopyingBack || lastReason == ReasonCopiedBack:
+	case writesCopy:
 		return wayCatchUp
+	case lastReason == ReasonCopyingBack || lastReason == ReasonCopiedBack:
+		return wayFinal
 	}
 	return wayForward
 }
@@ -67,13 +75,16 @@ func decideWay(namesCopy bool, lastReason string) way {
 // decideBack is the pure decision of BackupsCopied after a reverse pass (table-tested): Unknown
 // CopyingBack while either store cannot be read (etcd-backup keeps naming the copy), False
 // CopyingBack while the entry's bucket lacks snapshots of the copy (how many, or a conflict an
-// operator must look at), True CopiedBack once a pass found nothing to copy (after the switch:
-// once it copied everything it found). switched is true for wayCatchUp (etcd-backup names the
-// entry's bucket already).
-func decideBack(o outcome, bucket, copyBucket string, switched bool) verdict {
+// operator must look at), True CopiedBack once a pass found nothing to copy (after the switch
+// of bucketName, wayCatchUp and wayFinal: once it copied everything it found).
+func decideBack(o outcome, bucket, copyBucket string, w way) verdict {
+	switched := w == wayCatchUp || w == wayFinal
 	stays := fmt.Sprintf("the shoot's etcd-backup keeps naming the copy bucket %q", copyBucket)
-	if switched {
-		stays = fmt.Sprintf("the shoot's etcd-backup names bucket %q again; what the shoot wrote into the copy bucket %q before is still to be copied back", bucket, copyBucket)
+	switch w {
+	case wayCatchUp:
+		stays = fmt.Sprintf("the shoot's etcd-backup names bucket %q again, but the shoot writes the copy bucket %q until gardenlet rolls its Etcd onto bucket %q (at the shoot's next reconcile), and each look copies that back", bucket, copyBucket, bucket)
+	case wayFinal:
+		stays = fmt.Sprintf("the shoot writes bucket %q again; what it wrote into the copy bucket %q before is still to be copied back", bucket, copyBucket)
 	}
 	switch {
 	case o.copyErr != nil:
@@ -85,11 +96,16 @@ func decideBack(o outcome, bucket, copyBucket string, switched bool) verdict {
 	}
 	r := o.result
 	// Before the switch only a pass that found nothing to copy counts (what it copied may have
-	// been joined by newer snapshots meanwhile); the catch-up after the switch needs only to
-	// have copied everything it found: nothing writes the copy any more.
+	// been joined by newer snapshots meanwhile); after it a pass needs only to have copied
+	// everything it found: the guard does not hold etcd-backup any more, and while the shoot
+	// still writes the copy the next look copies what it wrote since.
 	if r.Done() && (len(r.Plan.Copy) == 0 || switched) {
+		next := fmt.Sprintf("the shoot's etcd-backup names bucket %q from the entry's next reconcile", bucket)
+		if w == wayCatchUp {
+			next = stays
+		}
 		return verdict{status: gardencorev1beta1.ConditionTrue, reason: ReasonCopiedBack,
-			message: fmt.Sprintf("copy.serve is primary: bucket %q holds every snapshot of the copy bucket %q (%d in sync); the shoot's etcd-backup names bucket %q from the entry's next reconcile.", bucket, copyBucket, r.Plan.InSync, bucket)}
+			message: fmt.Sprintf("copy.serve is primary: bucket %q holds every snapshot of the copy bucket %q (%d in sync); %s.", bucket, copyBucket, r.Plan.InSync, next)}
 	}
 	left := len(r.Plan.Copy) - r.Copied + len(r.Plan.Conflicts) // failed and raced ones are not in Copied
 	msg := fmt.Sprintf("copy.serve is primary: copying the copy bucket %q's snapshots back into bucket %q: the last pass copied %d, %d are left; %s until a pass finds none missing.", copyBucket, bucket, r.Copied, left, stays)
@@ -106,14 +122,19 @@ func decideBack(o outcome, bucket, copyBucket string, switched bool) verdict {
 // copyBack makes the look's reverse passes while copy.serve is primary (decideWay): with
 // wayBack the verdict is published and, once CopiedBack, the entry's reconcile is asked for
 // (the operation annotation) so that it switches etcd-backup to the entry's bucket at once; with
-// wayCatchUp a pass that leaves nothing missing hands over to the forward pass (done false,
-// caughtUp true: the forward pass is due at once).
+// wayCatchUp the verdict is published and the next look passes again; with wayFinal a pass that
+// leaves nothing missing hands over to the forward pass (done false, caughtUp true: the forward
+// pass is due at once).
 func (c *copier) copyBack(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace) (res reconcile.Result, done, caughtUp bool, err error) {
 	if place.IsBucket(be.Spec.BucketName) {
 		return reconcile.Result{}, false, false, nil
 	}
 	if serves, err := connect.ServesCopy(ctx, c.Reader, place, be.Spec.BucketName); serves || err != nil {
 		return reconcile.Result{}, err != nil, false, err // copy.serve copy or a recorded failover: servingFromCopy's
+	}
+	served, err := connect.ServedOf(ctx, c.Reader, c.Provider, be)
+	if err != nil {
+		return reconcile.Result{}, true, false, err
 	}
 	named, err := entryinfo.EtcdBackupBucket(ctx, c.Reader, be)
 	if err != nil {
@@ -123,25 +144,25 @@ func (c *copier) copyBack(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 	if cond := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsCopied); cond != nil {
 		last = cond.Reason
 	}
-	w := decideWay(named == place.Bucket, last)
+	w := decideWay(served.WritesCopy, named == place.Bucket, last)
 	if w == wayForward {
 		return reconcile.Result{}, false, false, nil
 	}
 	o := c.passWay(ctx, be, place, true)
-	v := decideBack(o, be.Spec.BucketName, place.Bucket, w == wayCatchUp)
+	v := decideBack(o, be.Spec.BucketName, place.Bucket, w)
 	metrics.EntryCopyLag.DeletePartialMatch(map[string]string{"entry": be.Name}) // the forward lag is not measured meanwhile
 	if r := o.result; r.Copied > 0 {
-		log.FromContext(ctx).Info("Copy-back pass copied snapshots into the entry's bucket", "copied", r.Copied, "bytes", r.Bytes, "copyBucket", place.Bucket, "switched", w == wayCatchUp)
+		log.FromContext(ctx).Info("Copy-back pass copied snapshots into the entry's bucket", "copied", r.Copied, "bytes", r.Bytes, "copyBucket", place.Bucket, "switched", w != wayBack)
 	}
 	interval := periodic.Jitter(place.Settings.IntervalOr(c.opts.Interval))
-	if w == wayCatchUp && v.reason == ReasonCopiedBack {
+	if w == wayFinal && v.reason == ReasonCopiedBack {
 		return reconcile.Result{}, false, true, nil // the forward pass publishes BackupsCopied
 	}
 	if err := c.publish(ctx, be, &v); err != nil {
 		return reconcile.Result{}, true, false, err
 	}
 	switch {
-	case v.reason == ReasonCopiedBack:
+	case v.reason == ReasonCopiedBack && w == wayBack:
 		if err := reconciled.RequestReconcile(ctx, c.Client, be); client.IgnoreNotFound(err) != nil {
 			return reconcile.Result{}, true, false, fmt.Errorf("asking for a reconcile of BackupEntry %s to serve bucket %q again: %w", be.Name, be.Spec.BucketName, err)
 		}

@@ -7,6 +7,7 @@ package entrycopy
 import (
 	"context"
 	"errors"
+	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	"strings"
 	"testing"
 	"time"
@@ -30,23 +31,27 @@ import (
 // TestDecideWay: while copy.serve is primary, which way a look copies.
 func TestDecideWay(t *testing.T) {
 	cases := []struct {
-		name       string
-		namesCopy  bool
-		lastReason string
-		want       way
+		name                  string
+		writesCopy, namesCopy bool
+		lastReason            string
+		want                  way
 	}{
-		{name: "etcd-backup names the entry's bucket", lastReason: ReasonCopied, want: wayForward},
+		{name: "the shoot writes the entry's bucket", lastReason: ReasonCopied, want: wayForward},
 		{name: "never copied", want: wayForward},
-		{name: "etcd-backup names the copy after serving it", namesCopy: true, lastReason: ReasonServingFromCopy, want: wayBack},
-		{name: "etcd-backup names the copy, copying back", namesCopy: true, lastReason: ReasonCopyingBack, want: wayBack},
-		{name: "etcd-backup names the copy, copied back: the entry's reconcile is to switch", namesCopy: true, lastReason: ReasonCopiedBack, want: wayBack},
-		{name: "switched after CopiedBack: one more reverse pass", lastReason: ReasonCopiedBack, want: wayCatchUp},
-		{name: "switched, the catch-up still copying back", lastReason: ReasonCopyingBack, want: wayCatchUp},
-		{name: "etcd-backup names the copy, lagging before", namesCopy: true, lastReason: ReasonCopyLagging, want: wayBack},
+		{name: "etcd-backup names the copy, the shoot writes it, after serving it", writesCopy: true, namesCopy: true, lastReason: ReasonServingFromCopy, want: wayBack},
+		{name: "etcd-backup names the copy, the shoot writes it, copying back", writesCopy: true, namesCopy: true, lastReason: ReasonCopyingBack, want: wayBack},
+		{name: "etcd-backup names the copy, copied back: the entry's reconcile is to switch", writesCopy: true, namesCopy: true, lastReason: ReasonCopiedBack, want: wayBack},
+		{name: "etcd-backup names the copy, lagging before", writesCopy: true, namesCopy: true, lastReason: ReasonCopyLagging, want: wayBack},
+		{name: "etcd-backup names the copy, the switch was pending: the shoot writes the entry's bucket", namesCopy: true, lastReason: ReasonCopyLagging, want: wayForward},
+		{name: "bucketName switched after CopiedBack, the Etcd not rolled: the shoot writes the copy", writesCopy: true, lastReason: ReasonCopiedBack, want: wayCatchUp},
+		{name: "bucketName switched, the Etcd not rolled, a catch-up still copying back", writesCopy: true, lastReason: ReasonCopyingBack, want: wayCatchUp},
+		{name: "the shoot writes the copy though etcd-backup never named it (no guard): copied back", writesCopy: true, lastReason: ReasonCopied, want: wayCatchUp},
+		{name: "the Etcd rolled onto the entry's bucket after CopiedBack: one final reverse pass", lastReason: ReasonCopiedBack, want: wayFinal},
+		{name: "the Etcd rolled, the final pass still copying back", lastReason: ReasonCopyingBack, want: wayFinal},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := decideWay(c.namesCopy, c.lastReason); got != c.want {
+			if got := decideWay(c.writesCopy, c.namesCopy, c.lastReason); got != c.want {
 				t.Fatalf("got %v; want %v", got, c.want)
 			}
 		})
@@ -58,12 +63,12 @@ func TestDecideWay(t *testing.T) {
 func TestDecideBack(t *testing.T) {
 	snap := objectstore.ObjectVersion{Key: "e/etcd-main/v2/Incr-00000011-00000020-1764417900", Size: 3}
 	cases := []struct {
-		name     string
-		o        outcome
-		switched bool
-		status   gardencorev1beta1.ConditionStatus
-		reason   string
-		saying   []string
+		name   string
+		o      outcome
+		w      way
+		status gardencorev1beta1.ConditionStatus
+		reason string
+		saying []string
 	}{
 		{name: "the primary is unreachable", o: outcome{sourceErr: errors.New("dial tcp: connection refused")},
 			status: gardencorev1beta1.ConditionUnknown, reason: ReasonCopyingBack,
@@ -81,16 +86,20 @@ func TestDecideBack(t *testing.T) {
 			status: gardencorev1beta1.ConditionFalse, reason: ReasonCopyingBack, saying: []string{"copied 0, 1 are left", "never overwritten", "An operator must look"}},
 		{name: "a write raced: not done", o: outcome{result: replication.Result{Plan: replication.Plan{Copy: []objectstore.ObjectVersion{snap}}, WriteConflicts: []objectstore.ObjectVersion{snap}}},
 			status: gardencorev1beta1.ConditionFalse, reason: ReasonCopyingBack, saying: []string{"copied 0, 1 are left"}},
-		{name: "the catch-up after the switch copied everything it found: done", o: outcome{result: replication.Result{Plan: replication.Plan{Copy: []objectstore.ObjectVersion{snap}}, Copied: 1}}, switched: true,
-			status: gardencorev1beta1.ConditionTrue, reason: ReasonCopiedBack},
-		{name: "the catch-up after the switch, one failed", o: outcome{result: replication.Result{Plan: replication.Plan{Copy: []objectstore.ObjectVersion{snap}}, Failed: []objectstore.ObjectError{{Object: snap}}}, copyFailed: errors.New("slow down")}, switched: true,
-			status: gardencorev1beta1.ConditionFalse, reason: ReasonCopyingBack, saying: []string{"1 are left", `names bucket "b" again`}},
-		{name: "the catch-up after the switch, the primary unreachable", o: outcome{sourceErr: errors.New("refused")}, switched: true,
-			status: gardencorev1beta1.ConditionUnknown, reason: ReasonCopyingBack, saying: []string{`names bucket "b" again`}},
+		{name: "the final pass after the roll copied everything it found: done", o: outcome{result: replication.Result{Plan: replication.Plan{Copy: []objectstore.ObjectVersion{snap}}, Copied: 1}}, w: wayFinal,
+			status: gardencorev1beta1.ConditionTrue, reason: ReasonCopiedBack, saying: []string{`names bucket "b" from the entry's next reconcile`}},
+		{name: "the final pass after the roll, one failed", o: outcome{result: replication.Result{Plan: replication.Plan{Copy: []objectstore.ObjectVersion{snap}}, Failed: []objectstore.ObjectError{{Object: snap}}}, copyFailed: errors.New("slow down")}, w: wayFinal,
+			status: gardencorev1beta1.ConditionFalse, reason: ReasonCopyingBack, saying: []string{"1 are left", `the shoot writes bucket "b" again`}},
+		{name: "the final pass after the roll, the primary unreachable", o: outcome{sourceErr: errors.New("refused")}, w: wayFinal,
+			status: gardencorev1beta1.ConditionUnknown, reason: ReasonCopyingBack, saying: []string{`the shoot writes bucket "b" again`}},
+		{name: "a catch-up before the roll copied everything it found: CopiedBack, the shoot still writes the copy", o: outcome{result: replication.Result{Plan: replication.Plan{Copy: []objectstore.ObjectVersion{snap}}, Copied: 1}}, w: wayCatchUp,
+			status: gardencorev1beta1.ConditionTrue, reason: ReasonCopiedBack, saying: []string{`names bucket "b" again, but the shoot writes the copy bucket "b-copy" until gardenlet rolls its Etcd`}},
+		{name: "a catch-up before the roll, the copy unreadable", o: outcome{copyErr: errors.New("forbidden")}, w: wayCatchUp,
+			status: gardencorev1beta1.ConditionUnknown, reason: ReasonCopyingBack, saying: []string{"forbidden", "the shoot writes the copy bucket"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			v := decideBack(c.o, "b", "b-copy", c.switched)
+			v := decideBack(c.o, "b", "b-copy", c.w)
 			if v.status != c.status || v.reason != c.reason {
 				t.Fatalf("got %s %s (%s); want %s %s", v.status, v.reason, v.message, c.status, c.reason)
 			}
@@ -120,12 +129,20 @@ func TestCopyBackBeforeServingThePrimary(t *testing.T) {
 	}
 	settings := &copystore.Settings{CredentialsRef: "backup-copy", Serve: copystore.ServePrimary}
 	rig := newCopyRig(t, store, name, controllertest.Config{CopyField: copystore.CopyField{Copy: settings}}, now)
-	if err := rig.c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}}); err != nil {
+	if err := rig.c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"},
+		Data: map[string][]byte{"key": []byte("the copy's")}}); err != nil {
 		t.Fatal(err)
 	}
+	// The shoot writes the copy: its Etcd names the copy bucket, etcd-backup holds the copy's
+	// credentials.
 	etcdBackup := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "shoot--p--b", Name: "etcd-backup"},
-		Data: map[string][]byte{v1beta1constants.DataKeyBackupBucketName: []byte("bucket-copy")}}
+		Data: map[string][]byte{v1beta1constants.DataKeyBackupBucketName: []byte("bucket-copy"), "key": []byte("the copy's")}}
 	if err := rig.c.Create(ctx, etcdBackup); err != nil {
+		t.Fatal(err)
+	}
+	etcd := &druidcorev1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Namespace: "shoot--p--b", Name: "etcd-main"},
+		Spec: druidcorev1alpha1.EtcdSpec{Backup: druidcorev1alpha1.BackupSpec{Store: &druidcorev1alpha1.StoreSpec{Container: new("bucket-copy")}}}}
+	if err := rig.c.Create(ctx, etcd); err != nil {
 		t.Fatal(err)
 	}
 	served := func() connect.ServePlan {
@@ -185,7 +202,9 @@ func TestCopyBackBeforeServingThePrimary(t *testing.T) {
 		t.Fatalf("copied back: %+v; want the primary", plan)
 	}
 
-	// The shoot wrote one more delta into the copy before the entry's reconcile switched.
+	// The shoot wrote one more delta into the copy before the entry's reconcile switched
+	// bucketName; etcd-backup keeps the copy's credentials while the Etcd names the copy
+	// (connect.DecideEtcdBackup), so the shoot goes on writing the copy.
 	late := name + "/etcd-main/v2/Incr-00000021-00000030-1764418200"
 	if err := store.PutObject(ctx, "bucket-copy", late, []byte("late")); err != nil {
 		t.Fatal(err)
@@ -194,13 +213,48 @@ func TestCopyBackBeforeServingThePrimary(t *testing.T) {
 	if err := rig.c.Update(ctx, etcdBackup); err != nil {
 		t.Fatal(err)
 	}
-	if cond := rig.pass(); cond == nil || cond.Reason != ReasonCopied {
-		t.Fatalf("after the switch: %v; want the catch-up and then the forward pass (Copied)", cond)
+	if cond := rig.pass(); cond == nil || cond.Reason != ReasonCopiedBack || !strings.Contains(cond.Message, "the shoot writes the copy bucket") {
+		t.Fatalf("bucketName switched, the Etcd not rolled: %v; want a catch-up (CopiedBack) saying the shoot writes the copy", cond)
 	}
 	if got := keys("bucket"); len(got) != 3 {
 		t.Fatalf("the primary holds %v; want the late delta too", got)
 	}
-	if got := keys("bucket-copy"); len(got) != 3 {
-		t.Fatalf("the copy holds %v; want all three (nothing deleted)", got)
+	if plan := served(); plan.FromCopy {
+		t.Fatalf("catching up before the roll: %+v; want the primary (not guarded again)", plan)
+	}
+
+	// Written into the copy after that catch-up, before gardenlet rolls the Etcd.
+	later := name + "/etcd-main/v2/Incr-00000031-00000040-1764418500"
+	if err := store.PutObject(ctx, "bucket-copy", later, []byte("later")); err != nil {
+		t.Fatal(err)
+	}
+	if cond := rig.pass(); cond == nil || cond.Reason != ReasonCopiedBack {
+		t.Fatalf("the Etcd still not rolled: %v; want another catch-up (CopiedBack)", cond)
+	}
+	if got := keys("bucket"); len(got) != 4 {
+		t.Fatalf("the primary holds %v; want what the shoot wrote into the copy before the roll", got)
+	}
+
+	// gardenlet rolls the Etcd onto the primary; etcd-backup takes the primary's credentials.
+	last := name + "/etcd-main/v2/Incr-00000041-00000050-1764418800"
+	if err := store.PutObject(ctx, "bucket-copy", last, []byte("last")); err != nil {
+		t.Fatal(err)
+	}
+	etcd.Spec.Backup.Store.Container = new("bucket")
+	if err := rig.c.Update(ctx, etcd); err != nil {
+		t.Fatal(err)
+	}
+	etcdBackup.Data["key"] = []byte("value")
+	if err := rig.c.Update(ctx, etcdBackup); err != nil {
+		t.Fatal(err)
+	}
+	if cond := rig.pass(); cond == nil || cond.Reason != ReasonCopied {
+		t.Fatalf("after the roll: %v; want the final reverse pass and then the forward pass (Copied)", cond)
+	}
+	if got := keys("bucket"); len(got) != 5 {
+		t.Fatalf("the primary holds %v; want everything the shoot wrote into the copy", got)
+	}
+	if got := keys("bucket-copy"); len(got) != 5 {
+		t.Fatalf("the copy holds %v; want all five (nothing deleted)", got)
 	}
 }

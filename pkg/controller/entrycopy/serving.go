@@ -18,7 +18,7 @@ import (
 
 // servingFromCopy pauses the copy of an entry whose shoot writes the copy bucket: copy.serve is
 // copy (connect.DecideServe, as the BackupEntry's delegate decides it), the shoot's Etcd names
-// the copy bucket and its etcd-backup holds the copy's credentials (connect.Served.Switched: the
+// the copy bucket and its etcd-backup holds the copy's credentials (connect.Served.WritesCopy: the
 // two-phase switch is done; until then, while gardenlet has not rolled the Etcd, a missing copy
 // secret or an unreadable copy bucket, the shoot still writes the primary and the copy goes on). Paused, the shoot's etcd-backup-restore writes the copy itself, and its
 // garbage collection deletes there what a copy from the old primary would bring back.
@@ -33,7 +33,7 @@ func (c *copier) servingFromCopy(ctx context.Context, be *extensionsv1alpha1.Bac
 	if err != nil || !served.Plan.FromCopy {
 		return false, "", err
 	}
-	if !served.Switched {
+	if !served.WritesCopy {
 		why := "copy.serve is copy"
 		if served.Plan.Reason == connect.ServeReasonCopyByPolicy {
 			why = "An automatic failover is recorded (copy.failover)"

@@ -36,18 +36,18 @@ type written struct {
 	provider       provider.Provider
 }
 
-// writtenOf is where be's shoot writes now: the copy bucket (connect.CopyPlace) while the copy is
-// served (connect.ServeOf: copy.serve copy, a recorded failover, or copying back after either)
-// and the shoot writes it (connect.Served.Switched: its Etcd names the copy bucket and its
-// etcd-backup holds the copy's credentials, as the entry copy's pause decides); else the entry's
-// own bucket.
+// writtenOf is where be's shoot writes now: the copy bucket (connect.CopyPlace) while the shoot
+// writes it (connect.Served.WritesCopy, whatever the plan: its Etcd names the copy bucket and its
+// etcd-backup holds the copy's credentials, as the entry copy's pause and passes decide; so also
+// while coming back until gardenlet rolls the Etcd onto the entry's bucket); else the entry's own
+// bucket.
 func (c *inventoryTaker) writtenOf(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (written, error) {
 	own := written{bucket: be.Spec.BucketName, region: be.Spec.Region, secret: be.Spec.SecretRef, provider: c.Provider}
 	if cfg, _ := connect.EntryConfig(c.Provider, be); cfg.CopySettings() == nil {
 		return own, nil
 	}
 	served, err := connect.ServedOf(ctx, c.Reader, c.Provider, be)
-	if err != nil || !served.Switched {
+	if err != nil || !served.WritesCopy {
 		return own, err
 	}
 	copyPlace := served.Place
