@@ -269,8 +269,10 @@ func deleteBucket(t *testing.T, s3c *s3.Client, bucket string) {
 // empty, where someone wrote one of the copy's snapshot keys differently. etcd-backup keeps
 // naming the copy while the reverse pass cannot copy that snapshot back (it never overwrites;
 // BackupsCopied says so); once the object is removed, the pass copies it and finds nothing
-// missing, and the entry's reconcile names the primary, which holds what the shoot wrote into the
-// copy: the real etcd-backup-restore restores every key from it.
+// missing, and the entry's reconcile names the primary (the copy's credentials kept until
+// gardenlet rolls the Etcd onto the primary, played here); what the shoot writes into the copy
+// until that roll reaches the primary too, and the real etcd-backup-restore restores every key
+// from it.
 func comingBack(t *testing.T, r *serving, be *extensionsv1alpha1.BackupEntry, mount string, want map[string]string) {
 	t.Helper()
 	ctx := framework.Ctx(t)
@@ -302,9 +304,25 @@ func comingBack(t *testing.T, r *serving, be *extensionsv1alpha1.BackupEntry, mo
 	env.WaitFor(t, be, time.Minute, "entry reconciled again", framework.SucceededAfter(step))
 	bucketOf(t, env, shoot, copyBucket)
 
-	// The operator removes the object: the pass copies the snapshot back, the entry switches.
+	// The operator removes the object: the pass copies the snapshot back, the entry's reconcile
+	// names the primary in etcd-backup, which keeps the copy's credentials while the Etcd names
+	// the copy bucket: the shoot goes on writing the copy, and the entry copy copies that back.
 	deleteKey(t, s3c, bb.Name, taken)
-	env.WaitFor(t, be, 2*time.Minute, "copied back, the entry switched, the copy goes on forward", func(obj extensionsv1alpha1.Object) bool {
+	waitCredentials(t, env, shoot, bb.Name, r.second.Endpoint, "copied back, the Etcd not rolled")
+	env.WaitFor(t, be, 2*time.Minute, "BackupsCopied True CopiedBack: the shoot writes the copy until the roll", func(obj extensionsv1alpha1.Object) bool {
+		return condition(obj, entrycopy.ConditionBackupsCopied, gardencorev1beta1.ConditionTrue, entrycopy.ReasonCopiedBack, "the shoot writes the copy bucket")
+	})
+	// The shoot's events etcd writes a snapshot into the copy after that pass, before gardenlet
+	// rolls the Etcds onto the primary (a prefix etcd-main's restore does not read).
+	late := be.Name + "/etcd-events/v2/Full-00000000-00000001-1764417600"
+	if _, err := r.second.S3Client().PutObject(ctx, &s3.PutObjectInput{Bucket: &copyBucket, Key: &late, Body: strings.NewReader("late")}); err != nil {
+		t.Fatal(err)
+	}
+	// gardenlet rolls the Etcd onto the primary (the shoot's reconcile, played here): the
+	// extension gives etcd-backup the primary's credentials, and the copy goes on forward.
+	rollEtcd(t, env, shoot, be, bb.Name)
+	waitCredentials(t, env, shoot, bb.Name, r.primary.Endpoint, "the Etcd rolled onto the primary")
+	env.WaitFor(t, be, 2*time.Minute, "the copy goes on forward", func(obj extensionsv1alpha1.Object) bool {
 		return condition(obj, entrycopy.ConditionBackupsCopied, gardencorev1beta1.ConditionTrue, entrycopy.ReasonCopied)
 	})
 	etcdBackup := bucketOf(t, env, shoot, bb.Name)
@@ -312,8 +330,8 @@ func comingBack(t *testing.T, r *serving, be *extensionsv1alpha1.BackupEntry, mo
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sets.New(inPrimary...).HasAll(inCopy...) {
-		t.Fatalf("after coming back the primary holds %v; want every key of the copy %v", inPrimary, inCopy)
+	if !sets.New(inPrimary...).HasAll(append(inCopy, late)...) {
+		t.Fatalf("after coming back the primary holds %v; want every key of the copy %v and %q, written into the copy after CopiedBack before the roll", inPrimary, inCopy, late)
 	}
 	stack.MountSecret(t, mount, etcdBackup.Data)
 	restored := stack.StartEtcd(t, awsstack.S3Consumer.Restore(t, mount, bb.Name, be.Name))
