@@ -7,6 +7,7 @@ package backupbucket
 import (
 	"context"
 	"fmt"
+	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +73,7 @@ func newProbeFixture(t *testing.T, lastOperation gardencorev1beta1.LastOperation
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = extensionsv1alpha1.AddToScheme(scheme)
+	_ = druidcorev1alpha1.AddToScheme(scheme) // connect.ServeOf reads the shoot's Etcd
 	bb := &extensionsv1alpha1.BackupBucket{
 		ObjectMeta: metav1.ObjectMeta{Name: "probed"},
 		Spec:       extensionsv1alpha1.BackupBucketSpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "mem"}, SecretRef: controllertest.SecretRef},
