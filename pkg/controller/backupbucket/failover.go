@@ -11,6 +11,7 @@ import (
 
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/reconciled"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
@@ -128,33 +130,51 @@ func applyFailover(bb *extensionsv1alpha1.BackupBucket, plan failoverPlan) bool 
 	return false
 }
 
-// announceFailover emits plan's event and, for a new record, asks for the reconcile of the
-// BackupBucket (BackupsServedFrom CopyByPolicy; a failing primary no longer fails it) and of
-// each of its entries (their etcd-backup name the copy), as gardenlet's operation annotation.
+// announceFailover emits plan's event and, while bb records a failover (bb as the probe's patch
+// left it), asks for the reconciles that make it true, as gardenlet's operation annotation:
+// the BackupBucket's (BackupsServedFrom CopyByPolicy; a failing primary no longer fails it)
+// until its condition says CopyByPolicy, and each of its entries' whose etcd-backup does not
+// name the record's copy bucket yet (entryinfo.EtcdBackupBucket). It does so on every look, not
+// only the one that records: a failed List or patch is made good by the next look instead of
+// leaving shoots on the dead primary. An entry with an operation annotation counts as asked;
+// one that names the copy already is left alone. Adopting a record changes no serving: nothing
+// is asked then.
 func (p *prober) announceFailover(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, plan failoverPlan) error {
-	if plan.action == failoverKeep {
-		return nil
+	if plan.action != failoverKeep {
+		eventType := corev1.EventTypeWarning
+		if plan.action == failoverClear && plan.reason == ReasonFailoverAdopted {
+			eventType = corev1.EventTypeNormal
+		}
+		p.Recorder.Eventf(bb, nil, eventType, plan.reason, "Failover", "%s", extstatus.EventNote(plan.message))
+		log.FromContext(ctx).Info("Automatic failover", "reason", plan.reason, "message", plan.message)
 	}
-	eventType := corev1.EventTypeWarning
-	if plan.action == failoverClear && plan.reason == ReasonFailoverAdopted {
-		eventType = corev1.EventTypeNormal
+	rec, err := connect.FailoverRecordOf(bb)
+	if err != nil || rec == nil {
+		return nil // unreadable: observeFailover decided nothing either
 	}
-	p.Recorder.Eventf(bb, nil, eventType, plan.reason, "Failover", "%s", extstatus.EventNote(plan.message))
-	log.FromContext(ctx).Info("Automatic failover", "reason", plan.reason, "message", plan.message)
-	if err := reconciled.RequestReconcile(ctx, p.Client, bb); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("asking for a reconcile of BackupBucket %s after %s: %w", bb.Name, plan.reason, err)
+	if served := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionBackupsServedFrom); served == nil || served.Reason != connect.ServeReasonCopyByPolicy {
+		if err := reconciled.RequestReconcile(ctx, p.Client, bb); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("asking for a reconcile of BackupBucket %s to serve the copy %q by policy: %w", bb.Name, rec.CopyBucket, err)
+		}
 	}
 	list := &extensionsv1alpha1.BackupEntryList{}
 	if err := p.Reader.List(ctx, list); err != nil {
-		return fmt.Errorf("listing the BackupEntries of bucket %q after %s: %w", bb.Name, plan.reason, err)
+		return fmt.Errorf("listing the BackupEntries of bucket %q to serve the copy %q by policy: %w", bb.Name, rec.CopyBucket, err)
 	}
 	for i := range list.Items {
 		be := &list.Items[i]
-		if be.Spec.BucketName != bb.Name || be.DeletionTimestamp != nil {
+		if be.Spec.BucketName != bb.Name || be.DeletionTimestamp != nil || be.Annotations[v1beta1constants.GardenerOperation] != "" {
 			continue
 		}
+		named, err := entryinfo.EtcdBackupBucket(ctx, p.Reader, be)
+		if err != nil {
+			return fmt.Errorf("BackupEntry %s while serving the copy %q by policy: %w", be.Name, rec.CopyBucket, err)
+		}
+		if named == rec.CopyBucket {
+			continue // switched already
+		}
 		if err := reconciled.RequestReconcile(ctx, p.Client, be); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("asking for a reconcile of BackupEntry %s after %s: %w", be.Name, plan.reason, err)
+			return fmt.Errorf("asking for a reconcile of BackupEntry %s to serve the copy %q by policy: %w", be.Name, rec.CopyBucket, err)
 		}
 	}
 	return nil

@@ -194,3 +194,108 @@ func TestAutomaticFailoverByTheProbe(t *testing.T) {
 		t.Fatalf("events %q; want %s", ev, ReasonFailoverAdopted)
 	}
 }
+
+// TestRecordedFailoverAsksEveryLook: while a failover is recorded, every look asks for the
+// reconcile of each entry of the bucket whose etcd-backup does not name the copy yet (the look
+// that recorded may have failed half-way), leaves alone those that name the copy, those asked
+// already and other buckets' entries; adopting the record (copy.serve: copy) asks nobody.
+func TestRecordedFailoverAsksEveryLook(t *testing.T) {
+	ctx := context.Background()
+	f := newProbeFixture(t, gardencorev1beta1.LastOperationStateSucceeded)
+	settings := &copystore.Settings{CredentialsRef: "backup-copy", Failover: &copystore.Failover{After: &metav1.Duration{Duration: 10 * time.Minute}}}
+	cfg := controllertest.Config{CopyField: copystore.CopyField{Copy: settings}}
+	bb := f.bucket()
+	bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
+	if err := f.client.Update(ctx, bb); err != nil {
+		t.Fatal(err)
+	}
+	bb = f.bucket()
+	MergeProviderStatus(bb, func(ps *ProviderStatus) {
+		ps.Failover = &connect.FailoverRecord{At: metav1.NewTime(f.clock.Now()), CopyBucket: "probed-copy", Reason: "Unreachable"}
+	})
+	if err := f.client.Status().Update(ctx, bb); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}, Data: map[string][]byte{"key": []byte("copy")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: "probed-copy"}); err != nil {
+		t.Fatal(err)
+	}
+	entry := func(name, bucket, named, operation string) {
+		t.Helper()
+		be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: extensionsv1alpha1.BackupEntrySpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "mem"}, BucketName: bucket, SecretRef: controllertest.SecretRef}}
+		if operation != "" {
+			be.Annotations = map[string]string{v1beta1constants.GardenerOperation: operation}
+		}
+		if err := f.client.Create(ctx, be); err != nil {
+			t.Fatal(err)
+		}
+		if named == "" {
+			return
+		}
+		ns := strings.TrimSuffix(name, "--1")
+		if err := f.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: v1beta1constants.BackupSecretName},
+			Data: map[string][]byte{v1beta1constants.DataKeyBackupBucketName: []byte(named)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entry("shoot--p--primary--1", "probed", "probed", "")
+	entry("shoot--p--nosecret--1", "probed", "", "")
+	entry("shoot--p--switched--1", "probed", "probed-copy", "")
+	entry("shoot--p--restore--1", "probed", "probed", v1beta1constants.GardenerOperationRestore)
+	entry("shoot--p--other--1", "other", "other", "")
+	operation := func(name string) string {
+		t.Helper()
+		be := &extensionsv1alpha1.BackupEntry{}
+		if err := f.client.Get(ctx, client.ObjectKey{Name: name}, be); err != nil {
+			t.Fatal(err)
+		}
+		return be.Annotations[v1beta1constants.GardenerOperation]
+	}
+	clear := func(name string) {
+		t.Helper()
+		be := &extensionsv1alpha1.BackupEntry{}
+		if err := f.client.Get(ctx, client.ObjectKey{Name: name}, be); err != nil {
+			t.Fatal(err)
+		}
+		delete(be.Annotations, v1beta1constants.GardenerOperation)
+		if err := f.client.Update(ctx, be); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	f.clock.Step(interval + interval/10)
+	f.probe()
+	want := map[string]string{"shoot--p--primary--1": "reconcile", "shoot--p--nosecret--1": "reconcile", "shoot--p--switched--1": "",
+		"shoot--p--restore--1": v1beta1constants.GardenerOperationRestore, "shoot--p--other--1": ""}
+	for name, op := range want {
+		if got := operation(name); got != op {
+			t.Errorf("%s: operation %q; want %q", name, got, op)
+		}
+	}
+	if got := f.bucket().Annotations[v1beta1constants.GardenerOperation]; got != v1beta1constants.GardenerOperationReconcile {
+		t.Errorf("bucket: operation %q; want reconcile (BackupsServedFrom is not CopyByPolicy yet)", got)
+	}
+
+	// Adopted: serving does not change, nobody is asked.
+	clear("shoot--p--primary--1")
+	clear("shoot--p--nosecret--1")
+	settings.Serve = copystore.ServeCopy
+	bb = f.bucket()
+	bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
+	if err := f.client.Update(ctx, bb); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(interval + interval/10)
+	f.probe()
+	if rec, _ := connect.FailoverRecordOf(f.bucket()); rec != nil {
+		t.Fatalf("adopted: record %+v; want none", rec)
+	}
+	for _, name := range []string{"shoot--p--primary--1", "shoot--p--nosecret--1"} {
+		if got := operation(name); got != "" {
+			t.Errorf("adopted: %s: operation %q; want none", name, got)
+		}
+	}
+}
