@@ -119,15 +119,16 @@ func observeFailover(bb *extensionsv1alpha1.BackupBucket, cfg provider.Config, c
 }
 
 // applyFailover writes plan's record into bb's providerStatus (in the probe's status patch) and
-// reports whether it changed anything.
-func applyFailover(bb *extensionsv1alpha1.BackupBucket, plan failoverPlan) bool {
+// reports whether it changed anything; an unreadable providerStatus is an error and nothing is
+// written.
+func applyFailover(bb *extensionsv1alpha1.BackupBucket, plan failoverPlan) (bool, error) {
 	switch plan.action {
 	case failoverRecord:
 		return MergeProviderStatus(bb, func(ps *ProviderStatus) { ps.Failover = plan.record })
 	case failoverClear:
 		return MergeProviderStatus(bb, func(ps *ProviderStatus) { ps.Failover = nil })
 	}
-	return false
+	return false, nil
 }
 
 // announceFailover emits plan's event and, while bb records a failover (bb as the probe's patch
