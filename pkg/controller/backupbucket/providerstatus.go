@@ -5,8 +5,8 @@
 package backupbucket
 
 import (
-	"fmt"
 	"encoding/json"
+	"fmt"
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
