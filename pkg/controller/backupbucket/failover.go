@@ -32,8 +32,6 @@ const (
 	// ReasonFailoverAdopted (Normal): copy.serve: copy is set: the record ends, the
 	// configuration serves the copy from now on.
 	ReasonFailoverAdopted = "FailoverAdopted"
-	// ReasonFailoverForgotten (Warning): no copy is declared any more: the record ends.
-	ReasonFailoverForgotten = "FailoverForgotten"
 )
 
 // failoverObserved is what decideFailover decides over.
@@ -69,8 +67,11 @@ type failoverPlan struct {
 }
 
 // decideFailover is the pure decision of the automatic failover (table-tested). A record is
-// never undone by the stores' state (no flapping): it ends when the operator sets copy.serve:
-// copy (adopting it; serve: primary is then the guarded way back) or declares no copy. Without a
+// never undone by the stores' state (no flapping): it ends only when the operator sets
+// copy.serve: copy with the recorded copy bucket (adopting it; serve: primary is then the guarded
+// way back). A configuration that no longer declares the recorded copy bucket (no copy, or
+// another copy.bucketName: connect.FailoverConflict) keeps it: BackupsServedFrom and the
+// BackupBucket's reconcile report the conflict (decideBucketServe), and no entry moves. Without a
 // record, the failover is recorded once the primary's BucketAvailable has been False for at
 // least after while CopyBucketAvailable and CopyBucketReady are True; an Unknown probe
 // (throttled) is no proof of an outage.
@@ -79,9 +80,8 @@ func decideFailover(o failoverObserved) failoverPlan {
 		return c != nil && c.Status == gardencorev1beta1.ConditionTrue
 	}
 	switch {
-	case o.recorded != nil && !o.declared:
-		return failoverPlan{action: failoverClear, reason: ReasonFailoverForgotten,
-			message: fmt.Sprintf("No copy is declared any more: the record of the automatic failover to %q ends (%s); entries' etcd-backup name the primary bucket again.", o.recorded.CopyBucket, o.recorded.Describe())}
+	case connect.FailoverConflict(o.recorded, o.declared, o.copyBucket) != nil:
+		return failoverPlan{}
 	case o.recorded != nil && o.servesCopy:
 		return failoverPlan{action: failoverClear, reason: ReasonFailoverAdopted,
 			message: fmt.Sprintf("copy.serve is copy: the operator adopted the automatic failover to %q (%s); copy.serve: primary is the way back.", o.recorded.CopyBucket, o.recorded.Describe())}

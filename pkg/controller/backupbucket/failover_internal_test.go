@@ -64,8 +64,12 @@ func TestDecideFailover(t *testing.T) {
 		{name: "recorded, the policy removed: kept", o: with(down(time.Hour), func(o *failoverObserved) { o.after, o.recorded = 0, rec }), action: failoverKeep},
 		{name: "recorded, serve copy set: adopted, the record ends", o: with(down(time.Hour), func(o *failoverObserved) { o.servesCopy, o.recorded = true, rec }),
 			action: failoverClear, reason: ReasonFailoverAdopted, saying: "copy.serve: primary is the way back"},
-		{name: "recorded, no copy declared: the record ends", o: with(down(time.Hour), func(o *failoverObserved) { o.declared, o.recorded = false, rec }),
-			action: failoverClear, reason: ReasonFailoverForgotten},
+		{name: "recorded, no copy declared: kept (the conflict is reported, nothing moves)", o: with(down(time.Hour), func(o *failoverObserved) { o.declared, o.copyBucket, o.recorded = false, "", rec }),
+			action: failoverKeep},
+		{name: "recorded, another copy bucket declared: kept", o: with(down(time.Hour), func(o *failoverObserved) { o.copyBucket, o.recorded = "b-copy2", rec }),
+			action: failoverKeep},
+		{name: "recorded, another copy bucket declared, serve copy: kept (not adopted)", o: with(down(time.Hour), func(o *failoverObserved) { o.copyBucket, o.servesCopy, o.recorded = "b-copy2", true, rec }),
+			action: failoverKeep},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
