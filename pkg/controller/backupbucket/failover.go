@@ -64,6 +64,10 @@ type failoverPlan struct {
 	action          failoverAction
 	record          *connect.FailoverRecord
 	reason, message string
+	// serving is the record the entries are served by after this look (nil: none, adopted, or
+	// in conflict with the configuration): announceFailover asks the entries not on its copy
+	// bucket yet to reconcile.
+	serving *connect.FailoverRecord
 }
 
 // decideFailover is the pure decision of the automatic failover (table-tested). A record is
@@ -85,7 +89,9 @@ func decideFailover(o failoverObserved) failoverPlan {
 	case o.recorded != nil && o.servesCopy:
 		return failoverPlan{action: failoverClear, reason: ReasonFailoverAdopted,
 			message: fmt.Sprintf("copy.serve is copy: the operator adopted the automatic failover to %q (%s); copy.serve: primary is the way back.", o.recorded.CopyBucket, o.recorded.Describe())}
-	case o.recorded != nil, !o.declared, o.servesCopy, o.after <= 0:
+	case o.recorded != nil:
+		return failoverPlan{serving: o.recorded}
+	case !o.declared, o.servesCopy, o.after <= 0:
 		return failoverPlan{}
 	case o.primary == nil || o.primary.Status != gardencorev1beta1.ConditionFalse || o.now.Sub(o.primary.LastTransitionTime.Time) < o.after:
 		return failoverPlan{}
@@ -93,7 +99,7 @@ func decideFailover(o failoverObserved) failoverPlan {
 		return failoverPlan{}
 	}
 	rec := &connect.FailoverRecord{At: metav1.NewTime(o.now), CopyBucket: o.copyBucket, Reason: o.primary.Reason, Message: o.primary.Message, Since: o.primary.LastTransitionTime}
-	return failoverPlan{action: failoverRecord, record: rec, reason: ReasonFailoverRecorded,
+	return failoverPlan{action: failoverRecord, record: rec, serving: rec, reason: ReasonFailoverRecorded,
 		message: fmt.Sprintf("Every entry is served from the copy bucket %q from now on: %s. It is never undone automatically: set copy.serve: copy to adopt it, then copy.serve: primary to come back.", o.copyBucket, rec.Describe())}
 }
 
@@ -131,15 +137,16 @@ func applyFailover(bb *extensionsv1alpha1.BackupBucket, plan failoverPlan) (bool
 	return false, nil
 }
 
-// announceFailover emits plan's event and, while bb records a failover (bb as the probe's patch
-// left it), asks for the reconciles that make it true, as gardenlet's operation annotation:
+// announceFailover emits plan's event and, while the entries are served by a recorded failover
+// (plan.serving), asks for the reconciles that make it true, as gardenlet's operation annotation:
 // the BackupBucket's (BackupsServedFrom CopyByPolicy; a failing primary no longer fails it)
 // until its condition says CopyByPolicy, and each of its entries' whose etcd-backup does not
 // name the record's copy bucket yet (entryinfo.EtcdBackupBucket). It does so on every look, not
 // only the one that records: a failed List or patch is made good by the next look instead of
 // leaving shoots on the dead primary. An entry with an operation annotation counts as asked;
-// one that names the copy already is left alone. Adopting a record changes no serving: nothing
-// is asked then.
+// one that names the copy already is left alone. Adopting a record changes no serving, and a
+// record in conflict with the configuration (connect.FailoverConflict) must move no entry:
+// nothing is asked then.
 func (p *prober) announceFailover(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, plan failoverPlan) error {
 	if plan.action != failoverKeep {
 		eventType := corev1.EventTypeWarning
@@ -149,9 +156,9 @@ func (p *prober) announceFailover(ctx context.Context, bb *extensionsv1alpha1.Ba
 		p.Recorder.Eventf(bb, nil, eventType, plan.reason, "Failover", "%s", extstatus.EventNote(plan.message))
 		log.FromContext(ctx).Info("Automatic failover", "reason", plan.reason, "message", plan.message)
 	}
-	rec, err := connect.FailoverRecordOf(bb)
-	if err != nil || rec == nil {
-		return nil // unreadable: observeFailover decided nothing either
+	rec := plan.serving
+	if rec == nil {
+		return nil
 	}
 	if served := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionBackupsServedFrom); served == nil || served.Reason != connect.ServeReasonCopyByPolicy {
 		if err := reconciled.RequestReconcile(ctx, p.Client, bb); client.IgnoreNotFound(err) != nil {

@@ -77,6 +77,9 @@ func TestDecideFailover(t *testing.T) {
 			if got.action != c.action || got.reason != c.reason || !strings.Contains(got.message, c.saying) {
 				t.Fatalf("got %+v; want action %v, reason %q, saying %q", got, c.action, c.reason, c.saying)
 			}
+			if servedBy := c.action == failoverRecord || (c.o.recorded != nil && c.action == failoverKeep && c.o.copyBucket == c.o.recorded.CopyBucket && c.o.declared); (got.serving != nil) != servedBy {
+				t.Fatalf("serving %+v; want the entries served by a record: %v", got.serving, servedBy)
+			}
 			if got.action == failoverRecord && (got.record == nil || got.record.CopyBucket != "b-copy" || !got.record.At.Time.Equal(now) || got.record.Reason != "Unreachable") {
 				t.Fatalf("record %+v", got.record)
 			}
