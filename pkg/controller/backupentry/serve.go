@@ -75,9 +75,19 @@ func (d *delegate) etcdBackupData(ctx context.Context, be *extensionsv1alpha1.Ba
 		return nil, lasterror.For(err)
 	}
 	if heldErr := errOf(sw.CredentialsFromCopy); sw.Pending() && heldErr != nil {
-		// Credentials and bucketName both the decided store's then, made above.
-		observed.HeldUnusable = fmt.Sprintf("its credentials cannot be used (%v)", heldErr)
-		sw = connect.DecideEtcdBackup(observed)
+		// Given up only on lasting evidence: credentials and bucketName both the decided
+		// store's then, made above; else the reconcile fails and etcd-backup stays as it is.
+		observed.HeldErr = heldErr
+		if !sw.CredentialsFromCopy {
+			rec, err := connect.FailoverOf(ctx, d.reader, be.Spec.BucketName)
+			if err != nil {
+				return nil, lasterror.For(err)
+			}
+			observed.HeldFailedOver = rec != nil
+		}
+		if sw = connect.DecideEtcdBackup(observed); sw.Err != nil {
+			return nil, lasterror.For(sw.Err)
+		}
 	}
 
 	out := copyData
@@ -96,7 +106,7 @@ func (d *delegate) etcdBackupData(ctx context.Context, be *extensionsv1alpha1.Ba
 	switch {
 	case sw.Pending():
 		d.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonBackupSwitchPending, "Reconcile", "%s", sw.Message)
-	case observed.HeldUnusable != "":
+	case observed.HeldErr != nil || observed.HeldFailedOver:
 		d.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonBackupSwitchedAtOnce, "Reconcile", "%s", sw.Message)
 	}
 	return out, nil
