@@ -47,6 +47,21 @@ func (d *delegate) etcdBackupData(ctx context.Context, be *extensionsv1alpha1.Ba
 	if plan.Refused != nil {
 		return nil, lasterror.For(plan.Refused)
 	}
+	// A recorded failover whose copy bucket the configuration no longer declares (copy: removed,
+	// or another copy.bucketName): the entry fails with the configuration error and etcd-backup
+	// stays on the recorded copy, neither the primary nor another copy bucket (which lack what
+	// the shoot wrote since the failover).
+	rec, err := connect.FailoverOf(ctx, d.reader, be.Spec.BucketName)
+	if err != nil {
+		return nil, lasterror.For(err)
+	}
+	declaredCopy := ""
+	if place != nil {
+		declaredCopy = place.Bucket
+	}
+	if conflict := connect.FailoverConflict(rec, place != nil, declaredCopy); conflict != nil {
+		return nil, lasterror.For(conflict)
+	}
 	observed := connect.EtcdBackupObserved{FromCopy: plan.FromCopy, Bucket: be.Spec.BucketName}
 	if place != nil && place.Bucket != be.Spec.BucketName {
 		observed.CopyBucket = place.Bucket
