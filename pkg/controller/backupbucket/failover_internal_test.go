@@ -217,9 +217,11 @@ func TestRecordedFailoverAsksEveryLook(t *testing.T) {
 		t.Fatal(err)
 	}
 	bb = f.bucket()
-	MergeProviderStatus(bb, func(ps *ProviderStatus) {
+	if _, err := MergeProviderStatus(bb, func(ps *ProviderStatus) {
 		ps.Failover = &connect.FailoverRecord{At: metav1.NewTime(f.clock.Now()), CopyBucket: "probed-copy", Reason: "Unreachable"}
-	})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if err := f.client.Status().Update(ctx, bb); err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +263,7 @@ func TestRecordedFailoverAsksEveryLook(t *testing.T) {
 		}
 		return be.Annotations[v1beta1constants.GardenerOperation]
 	}
-	clear := func(name string) {
+	unask := func(name string) {
 		t.Helper()
 		be := &extensionsv1alpha1.BackupEntry{}
 		if err := f.client.Get(ctx, client.ObjectKey{Name: name}, be); err != nil {
@@ -287,8 +289,8 @@ func TestRecordedFailoverAsksEveryLook(t *testing.T) {
 	}
 
 	// Adopted: serving does not change, nobody is asked.
-	clear("shoot--p--primary--1")
-	clear("shoot--p--nosecret--1")
+	unask("shoot--p--primary--1")
+	unask("shoot--p--nosecret--1")
 	settings.Serve = copystore.ServeCopy
 	bb = f.bucket()
 	bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
