@@ -86,13 +86,14 @@ func (t *trickle) Read(p []byte) (int, error) {
 }
 
 // FlowTimeout is the RequestTimeout of the stores CheckFlowingBodies reads through: its
-// trickle takes more than three times as long, with pauses of a tenth of it.
-const FlowTimeout = time.Second
+// trickle takes more than twice as long, with pauses of a fiftieth of it, so that a pause
+// stretched by a busy machine stays far from the bound.
+const FlowTimeout = 5 * time.Second
 
 // CheckFlowingBodies checks a store's reads against its RequestTimeout (FlowTimeout): it writes
 // a snapshot of 1 MiB into bucket with direct, then reads it through a trickle proxy in front of
 // target with the store through(proxy URL) builds, whose RequestTimeout must be FlowTimeout. A
-// body that flows for more than three times the timeout is read whole; one that stops fails
+// body that flows for more than twice the timeout is read whole; one that stops fails
 // with httpclient.ErrStalled (objectstore.ErrUnreachable) within the timeout, or is resumed by
 // the store's client (which reads the rest anew), but never waits for the test's guard.
 func CheckFlowingBodies(t *testing.T, target string, direct objectstore.Writer, bucket string, through func(t *testing.T, proxyURL string) objectstore.DataPlane) {
@@ -122,8 +123,8 @@ func CheckFlowingBodies(t *testing.T, target string, direct objectstore.Writer, 
 		}
 		return got, err
 	}
-	// 32 chunks of 32 KiB, a tenth of the timeout apart.
-	flowing := TrickleOptions{Chunk: 32 << 10, Every: FlowTimeout / 10}
+	// 128 chunks of 8 KiB, a fiftieth of the timeout apart: 12.8 s of body against a 5 s bound.
+	flowing := TrickleOptions{Chunk: 8 << 10, Every: FlowTimeout / 50}
 	t.Run("flowing", func(t *testing.T) {
 		got, err := read(t, flowing)
 		if err != nil || !bytes.Equal(got, data) {

@@ -216,7 +216,7 @@ func (a *actuator) recordCopy(ctx context.Context, log logr.Logger, bb *extensio
 	}
 	ps, err := ReadProviderStatus(bb)
 	if err != nil {
-		ps = ProviderStatus{}
+		return fmt.Errorf("recording the copy bucket: %w", err) // rewriting it would drop what it records
 	}
 	ready := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionCopyBucketReady)
 	converged := place != nil && ready != nil && ready.Status == gardencorev1beta1.ConditionTrue
@@ -232,10 +232,14 @@ func (a *actuator) recordCopy(ctx context.Context, log logr.Logger, bb *extensio
 	report := reportFormerCopies(next.FormerCopies, looks, declared)
 	next.FormerCopies = report.Keep
 	var previous *gardencorev1beta1.Condition
+	var mergeErr error
 	err = extstatus.Patch(ctx, a.client, a.reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
-		changed := MergeProviderStatus(bb, func(ps *ProviderStatus) {
+		changed, merr := MergeProviderStatus(bb, func(ps *ProviderStatus) {
 			ps.Copy, ps.CopySecretVersion, ps.FormerCopies = next.Copy, next.CopySecretVersion, next.FormerCopies
 		})
+		if mergeErr = merr; merr != nil {
+			return false
+		}
 		previous = v1beta1helper.GetCondition(bb.Status.Conditions, ConditionFormerCopyBucketsEmpty)
 		switch c := report.Condition; {
 		case c == nil && previous != nil:
@@ -247,6 +251,9 @@ func (a *actuator) recordCopy(ctx context.Context, log logr.Logger, bb *extensio
 		}
 		return changed
 	})
+	if err == nil {
+		err = mergeErr
+	}
 	if err != nil {
 		return fmt.Errorf("recording the copy bucket in the status: %w", err)
 	}

@@ -156,15 +156,15 @@ func TestMergeProviderStatusKeepsOthers(t *testing.T) {
 	bb := &extensionsv1alpha1.BackupBucket{}
 	bb.Status.ProviderStatus = &runtime.RawExtension{Raw: []byte(`{"apiVersion":"backup.extensions.gardener.cloud/v1alpha1","kind":"BackupBucketStatus","someoneElses":{"active":"copy"}}`)}
 	loc := CopyLocation{Bucket: "a", CredentialsRef: "c"}
-	if !MergeProviderStatus(bb, func(ps *ProviderStatus) { ps.Copy = &loc }) {
-		t.Fatal("no change reported")
+	if changed, err := MergeProviderStatus(bb, func(ps *ProviderStatus) { ps.Copy = &loc }); !changed || err != nil {
+		t.Fatalf("changed %v, %v; want a change", changed, err)
 	}
 	raw := string(bb.Status.ProviderStatus.Raw)
 	if !strings.Contains(raw, `"someoneElses":{"active":"copy"}`) || !strings.Contains(raw, `"copy":{"bucket":"a","credentialsRef":"c"}`) {
 		t.Fatalf("providerStatus %s; want both parts", raw)
 	}
-	if MergeProviderStatus(bb, func(ps *ProviderStatus) { ps.Copy = &loc }) {
-		t.Error("the same status reported as a change")
+	if changed, err := MergeProviderStatus(bb, func(ps *ProviderStatus) { ps.Copy = &loc }); changed || err != nil {
+		t.Errorf("the same status: changed %v, %v; want no change", changed, err)
 	}
 	ps, err := ReadProviderStatus(bb)
 	if err != nil || ps.Copy == nil || *ps.Copy != loc {
@@ -172,8 +172,21 @@ func TestMergeProviderStatusKeepsOthers(t *testing.T) {
 	}
 	empty := &extensionsv1alpha1.BackupBucket{}
 	empty.Status.ProviderStatus = &runtime.RawExtension{Raw: []byte(`{"copy":{"bucket":"a","credentialsRef":"c"}}`)}
-	if !MergeProviderStatus(empty, func(ps *ProviderStatus) { ps.Copy = nil }) || empty.Status.ProviderStatus != nil {
-		t.Errorf("providerStatus %v; want none", empty.Status.ProviderStatus)
+	if changed, err := MergeProviderStatus(empty, func(ps *ProviderStatus) { ps.Copy = nil }); !changed || err != nil || empty.Status.ProviderStatus != nil {
+		t.Errorf("providerStatus %v (%v); want none", empty.Status.ProviderStatus, err)
+	}
+}
+
+// TestMergeProviderStatusUnreadable: a providerStatus whose fields of ours do not decode is an
+// error and stays as it is: starting from empty would drop the failover record.
+func TestMergeProviderStatusUnreadable(t *testing.T) {
+	raw := `{"copy":"not an object","failover":{"at":"2026-11-29T12:00:00Z","copyBucket":"b-copy","reason":"Unreachable","since":null}}`
+	bb := &extensionsv1alpha1.BackupBucket{}
+	bb.Status.ProviderStatus = &runtime.RawExtension{Raw: []byte(raw)}
+	loc := CopyLocation{Bucket: "a", CredentialsRef: "c"}
+	changed, err := MergeProviderStatus(bb, func(ps *ProviderStatus) { ps.Copy = &loc })
+	if err == nil || changed || string(bb.Status.ProviderStatus.Raw) != raw {
+		t.Fatalf("changed %v, %v, providerStatus %s; want an error and the status as it was", changed, err, bb.Status.ProviderStatus.Raw)
 	}
 }
 

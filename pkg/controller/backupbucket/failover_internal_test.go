@@ -64,14 +64,21 @@ func TestDecideFailover(t *testing.T) {
 		{name: "recorded, the policy removed: kept", o: with(down(time.Hour), func(o *failoverObserved) { o.after, o.recorded = 0, rec }), action: failoverKeep},
 		{name: "recorded, serve copy set: adopted, the record ends", o: with(down(time.Hour), func(o *failoverObserved) { o.servesCopy, o.recorded = true, rec }),
 			action: failoverClear, reason: ReasonFailoverAdopted, saying: "copy.serve: primary is the way back"},
-		{name: "recorded, no copy declared: the record ends", o: with(down(time.Hour), func(o *failoverObserved) { o.declared, o.recorded = false, rec }),
-			action: failoverClear, reason: ReasonFailoverForgotten},
+		{name: "recorded, no copy declared: kept (the conflict is reported, nothing moves)", o: with(down(time.Hour), func(o *failoverObserved) { o.declared, o.copyBucket, o.recorded = false, "", rec }),
+			action: failoverKeep},
+		{name: "recorded, another copy bucket declared: kept", o: with(down(time.Hour), func(o *failoverObserved) { o.copyBucket, o.recorded = "b-copy2", rec }),
+			action: failoverKeep},
+		{name: "recorded, another copy bucket declared, serve copy: kept (not adopted)", o: with(down(time.Hour), func(o *failoverObserved) { o.copyBucket, o.servesCopy, o.recorded = "b-copy2", true, rec }),
+			action: failoverKeep},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := decideFailover(c.o)
 			if got.action != c.action || got.reason != c.reason || !strings.Contains(got.message, c.saying) {
 				t.Fatalf("got %+v; want action %v, reason %q, saying %q", got, c.action, c.reason, c.saying)
+			}
+			if servedBy := c.action == failoverRecord || (c.o.recorded != nil && c.action == failoverKeep && c.o.copyBucket == c.o.recorded.CopyBucket && c.o.declared); (got.serving != nil) != servedBy {
+				t.Fatalf("serving %+v; want the entries served by a record: %v", got.serving, servedBy)
 			}
 			if got.action == failoverRecord && (got.record == nil || got.record.CopyBucket != "b-copy" || !got.record.At.Time.Equal(now) || got.record.Reason != "Unreachable") {
 				t.Fatalf("record %+v", got.record)
@@ -192,5 +199,112 @@ func TestAutomaticFailoverByTheProbe(t *testing.T) {
 	}
 	if ev := strings.Join(f.events(), "\n"); !strings.Contains(ev, "Normal "+ReasonFailoverAdopted) {
 		t.Fatalf("events %q; want %s", ev, ReasonFailoverAdopted)
+	}
+}
+
+// TestRecordedFailoverAsksEveryLook: while a failover is recorded, every look asks for the
+// reconcile of each entry of the bucket whose etcd-backup does not name the copy yet (the look
+// that recorded may have failed half-way), leaves alone those that name the copy, those asked
+// already and other buckets' entries; adopting the record (copy.serve: copy) asks nobody.
+func TestRecordedFailoverAsksEveryLook(t *testing.T) {
+	ctx := context.Background()
+	f := newProbeFixture(t, gardencorev1beta1.LastOperationStateSucceeded)
+	settings := &copystore.Settings{CredentialsRef: "backup-copy", Failover: &copystore.Failover{After: &metav1.Duration{Duration: 10 * time.Minute}}}
+	cfg := controllertest.Config{CopyField: copystore.CopyField{Copy: settings}}
+	bb := f.bucket()
+	bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
+	if err := f.client.Update(ctx, bb); err != nil {
+		t.Fatal(err)
+	}
+	bb = f.bucket()
+	if _, err := MergeProviderStatus(bb, func(ps *ProviderStatus) {
+		ps.Failover = &connect.FailoverRecord{At: metav1.NewTime(f.clock.Now()), CopyBucket: "probed-copy", Reason: "Unreachable"}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.client.Status().Update(ctx, bb); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}, Data: map[string][]byte{"key": []byte("copy")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: "probed-copy"}); err != nil {
+		t.Fatal(err)
+	}
+	entry := func(name, bucket, named, operation string) {
+		t.Helper()
+		be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: extensionsv1alpha1.BackupEntrySpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "mem"}, BucketName: bucket, SecretRef: controllertest.SecretRef}}
+		if operation != "" {
+			be.Annotations = map[string]string{v1beta1constants.GardenerOperation: operation}
+		}
+		if err := f.client.Create(ctx, be); err != nil {
+			t.Fatal(err)
+		}
+		if named == "" {
+			return
+		}
+		ns := strings.TrimSuffix(name, "--1")
+		if err := f.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: v1beta1constants.BackupSecretName},
+			Data: map[string][]byte{v1beta1constants.DataKeyBackupBucketName: []byte(named)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entry("shoot--p--primary--1", "probed", "probed", "")
+	entry("shoot--p--nosecret--1", "probed", "", "")
+	entry("shoot--p--switched--1", "probed", "probed-copy", "")
+	entry("shoot--p--restore--1", "probed", "probed", v1beta1constants.GardenerOperationRestore)
+	entry("shoot--p--other--1", "other", "other", "")
+	operation := func(name string) string {
+		t.Helper()
+		be := &extensionsv1alpha1.BackupEntry{}
+		if err := f.client.Get(ctx, client.ObjectKey{Name: name}, be); err != nil {
+			t.Fatal(err)
+		}
+		return be.Annotations[v1beta1constants.GardenerOperation]
+	}
+	unask := func(name string) {
+		t.Helper()
+		be := &extensionsv1alpha1.BackupEntry{}
+		if err := f.client.Get(ctx, client.ObjectKey{Name: name}, be); err != nil {
+			t.Fatal(err)
+		}
+		delete(be.Annotations, v1beta1constants.GardenerOperation)
+		if err := f.client.Update(ctx, be); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	f.clock.Step(interval + interval/10)
+	f.probe()
+	want := map[string]string{"shoot--p--primary--1": "reconcile", "shoot--p--nosecret--1": "reconcile", "shoot--p--switched--1": "",
+		"shoot--p--restore--1": v1beta1constants.GardenerOperationRestore, "shoot--p--other--1": ""}
+	for name, op := range want {
+		if got := operation(name); got != op {
+			t.Errorf("%s: operation %q; want %q", name, got, op)
+		}
+	}
+	if got := f.bucket().Annotations[v1beta1constants.GardenerOperation]; got != v1beta1constants.GardenerOperationReconcile {
+		t.Errorf("bucket: operation %q; want reconcile (BackupsServedFrom is not CopyByPolicy yet)", got)
+	}
+
+	// Adopted: serving does not change, nobody is asked.
+	unask("shoot--p--primary--1")
+	unask("shoot--p--nosecret--1")
+	settings.Serve = copystore.ServeCopy
+	bb = f.bucket()
+	bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
+	if err := f.client.Update(ctx, bb); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(interval + interval/10)
+	f.probe()
+	if rec, _ := connect.FailoverRecordOf(f.bucket()); rec != nil {
+		t.Fatalf("adopted: record %+v; want none", rec)
+	}
+	for _, name := range []string{"shoot--p--primary--1", "shoot--p--nosecret--1"} {
+		if got := operation(name); got != "" {
+			t.Errorf("adopted: %s: operation %q; want none", name, got)
+		}
 	}
 }

@@ -114,6 +114,7 @@ func (p *prober) look(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) 
 	copyVerdict, copyAction := p.probeCopy(ctx, bb, cfg, cfgErr)
 	var previous, previousCopy *gardencorev1beta1.Condition
 	var failover failoverPlan
+	var failoverErr error
 	err := extstatus.Patch(ctx, p.Client, p.Reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
 		bb.Status.Conditions, previous = extstatus.SetCondition(bb.Status.Conditions, ConditionBucketAvailable, primary.status, primary.reason, primary.message, now)
 		switch copyAction {
@@ -123,10 +124,12 @@ func (p *prober) look(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) 
 			bb.Status.Conditions = v1beta1helper.RemoveConditions(bb.Status.Conditions, ConditionCopyBucketAvailable)
 		}
 		// copy.failover: decided over the conditions as this probe leaves them.
-		failover = failoverPlan{}
+		failover, failoverErr = failoverPlan{}, nil
 		if o, ok := observeFailover(bb, cfg, cfgErr, now); ok {
 			failover = decideFailover(o)
-			applyFailover(bb, failover)
+			if _, failoverErr = applyFailover(bb, failover); failoverErr != nil {
+				failover = failoverPlan{} // nothing written: nothing announced
+			}
 		}
 		return true // LastUpdateTime records the probe: it is when the next one is due
 	})
@@ -136,6 +139,9 @@ func (p *prober) look(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) 
 	p.announce(bb, previous, primary, ReasonBucketAvailable, ReasonBucketUnavailable)
 	if copyAction == copySet {
 		p.announce(bb, previousCopy, copyVerdict, ReasonCopyBucketAvailable, ReasonCopyBucketUnavailable)
+	}
+	if failoverErr != nil {
+		return reconcile.Result{}, fmt.Errorf("the automatic failover of BackupBucket %s: %w", bb.Name, failoverErr)
 	}
 	if err := p.announceFailover(ctx, bb, failover); err != nil {
 		return reconcile.Result{}, err

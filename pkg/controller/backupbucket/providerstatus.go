@@ -6,6 +6,7 @@ package backupbucket
 
 import (
 	"encoding/json"
+	"fmt"
 
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,8 +69,10 @@ func ReadProviderStatus(bb *extensionsv1alpha1.BackupBucket) (ProviderStatus, er
 
 // MergeProviderStatus changes bb's status.providerStatus by set and keeps the fields set does
 // not touch, whichever writer added them (they are kept as raw JSON). A status left empty
-// removes providerStatus. It reports whether anything changed.
-func MergeProviderStatus(bb *extensionsv1alpha1.BackupBucket, set func(*ProviderStatus)) bool {
+// removes providerStatus. It reports whether anything changed. A providerStatus whose fields of
+// ours do not decode is an error and is left as it is: starting from an empty status would drop
+// what it records (a failover record, former copies).
+func MergeProviderStatus(bb *extensionsv1alpha1.BackupBucket, set func(*ProviderStatus)) (bool, error) {
 	var before []byte
 	others := map[string]json.RawMessage{}
 	if bb.Status.ProviderStatus != nil {
@@ -78,7 +81,7 @@ func MergeProviderStatus(bb *extensionsv1alpha1.BackupBucket, set func(*Provider
 	}
 	ps, err := ReadProviderStatus(bb)
 	if err != nil {
-		ps = ProviderStatus{}
+		return false, fmt.Errorf("reading the providerStatus of BackupBucket %s: %w", bb.Name, err)
 	}
 	set(&ps)
 	ps.TypeMeta = metav1.TypeMeta{}
@@ -99,12 +102,12 @@ func MergeProviderStatus(bb *extensionsv1alpha1.BackupBucket, set func(*Provider
 		raw, _ = json.Marshal(others) // map keys sorted: the same status, the same bytes
 	}
 	if string(raw) == string(before) {
-		return false
+		return false, nil
 	}
 	if raw == nil {
 		bb.Status.ProviderStatus = nil
 	} else {
 		bb.Status.ProviderStatus = &runtime.RawExtension{Raw: raw}
 	}
-	return true
+	return true, nil
 }

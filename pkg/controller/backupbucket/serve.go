@@ -24,12 +24,17 @@ import (
 // ConditionBackupsServedFrom on a BackupBucket says which bucket its entries' etcd-backup
 // secrets name (copy.serve): True Primary, True Copy, or True CopyByPolicy while an automatic
 // failover is recorded (copy.failover; failover.go); False CopyNotReady while the copy is to be
-// served and the copy bucket is not converged. Absent when no copy is declared.
+// served and the copy bucket is not converged; False FailoverConflict while a recorded failover's
+// copy bucket is no longer declared (connect.FailoverConflict). Absent when no copy is declared
+// and no failover is recorded.
 const ConditionBackupsServedFrom gardencorev1beta1.ConditionType = "BackupsServedFrom"
 
 // Reasons of BackupsServedFrom (besides connect.ServeReasonPrimary and connect.ServeReasonCopy).
 const (
 	ReasonCopyNotReady = "CopyNotReady"
+	// ReasonFailoverConflict: a failover is recorded but the configuration no longer declares
+	// its copy bucket: the reconcile fails with the configuration error and no entry moves.
+	ReasonFailoverConflict = "FailoverConflict"
 	// ReasonPrimaryNotConverged is the Warning event of a primary bucket that cannot be
 	// converged while the copy is served: the reconcile succeeds nevertheless.
 	ReasonPrimaryNotConverged = "PrimaryNotConverged"
@@ -61,6 +66,11 @@ type servePlan struct {
 // decideBucketServe is the pure decision of BackupsServedFrom and whether the primary's failure
 // fails the reconcile.
 func decideBucketServe(o serveObserved) servePlan {
+	if conflict := connect.FailoverConflict(o.failover, o.declared, o.copyName); conflict != nil {
+		// Failing the reconcile also keeps gardenlet from reconciling the bucket's entries: their
+		// etcd-backup stay on the recorded copy.
+		return servePlan{err: conflict, cond: &gardencorev1beta1.Condition{Status: gardencorev1beta1.ConditionFalse, Reason: ReasonFailoverConflict, Message: conflict.Error()}}
+	}
 	switch {
 	case !o.declared:
 		return servePlan{err: o.primaryErr}
@@ -94,19 +104,19 @@ func (a *actuator) reconcileServe(ctx context.Context, log logr.Logger, bb *exte
 		o.copyName = s.Bucket(bb.Name)
 		ready := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionCopyBucketReady)
 		o.copyReady = ready != nil && ready.Status == gardencorev1beta1.ConditionTrue
-		rec, err := connect.FailoverRecordOf(bb)
-		if err != nil {
-			return primaryErr, err
-		}
-		o.failover = rec
 	}
+	rec, err := connect.FailoverRecordOf(bb)
+	if err != nil {
+		return primaryErr, err
+	}
+	o.failover = rec
 	plan := decideBucketServe(o)
 	if (o.servesCopy || o.failover != nil) && primaryErr != nil && plan.err == nil {
 		log.Info("Primary bucket is not converged; the copy is served", "bucket", bb.Name, "error", primaryErr.Error())
 		a.recorder.Eventf(bb, nil, corev1.EventTypeWarning, ReasonPrimaryNotConverged, "Serve", "%s", extstatus.EventNote(plan.cond.Message))
 	}
 	var previous *gardencorev1beta1.Condition
-	err := extstatus.Patch(ctx, a.client, a.reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
+	err = extstatus.Patch(ctx, a.client, a.reader, bb, func(bb *extensionsv1alpha1.BackupBucket) bool {
 		old := v1beta1helper.GetCondition(bb.Status.Conditions, ConditionBackupsServedFrom)
 		if plan.cond == nil {
 			if old == nil {

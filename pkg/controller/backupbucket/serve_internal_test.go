@@ -12,6 +12,7 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // TestDecideBucketServe: BackupsServedFrom, and whether the primary's failure fails the
@@ -42,6 +43,12 @@ func TestDecideBucketServe(t *testing.T) {
 			status: gardencorev1beta1.ConditionTrue, reason: connect.ServeReasonCopy},
 		{name: "a recorded failover, the copy not ready: nothing serves", o: serveObserved{declared: true, bucket: "b", copyName: "c", primaryErr: gone, failover: &connect.FailoverRecord{CopyBucket: "c"}},
 			status: gardencorev1beta1.ConditionFalse, reason: ReasonCopyNotReady, wantErr: gone},
+		{name: "a recorded failover, no copy declared any more: the configuration error, the record's bucket named", o: serveObserved{bucket: "b", failover: &connect.FailoverRecord{CopyBucket: "c"}},
+			status: gardencorev1beta1.ConditionFalse, reason: ReasonFailoverConflict, saying: `copy: was removed while an automatic failover to bucket "c" is recorded`, wantErr: objectstore.ErrInvalidConfig},
+		{name: "a recorded failover, another copy bucket declared: the configuration error", o: serveObserved{declared: true, copyReady: true, bucket: "b", copyName: "c2", failover: &connect.FailoverRecord{CopyBucket: "c"}},
+			status: gardencorev1beta1.ConditionFalse, reason: ReasonFailoverConflict, saying: `the copy bucket is now "c2", but an automatic failover to bucket "c" is recorded`, wantErr: objectstore.ErrInvalidConfig},
+		{name: "a recorded failover, another copy bucket declared and served: the configuration error", o: serveObserved{declared: true, servesCopy: true, copyReady: true, bucket: "b", copyName: "c2", failover: &connect.FailoverRecord{CopyBucket: "c"}},
+			status: gardencorev1beta1.ConditionFalse, reason: ReasonFailoverConflict, wantErr: objectstore.ErrInvalidConfig},
 		{name: "serve copy, the copy not ready, the primary gone: nothing serves", o: serveObserved{declared: true, servesCopy: true, bucket: "b", copyName: "c", primaryErr: gone},
 			status: gardencorev1beta1.ConditionFalse, reason: ReasonCopyNotReady, wantErr: gone},
 	}

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -36,6 +37,9 @@ import (
 func addController(mgr manager.Manager, args backupentry.AddArgs) error {
 	if args.ControllerOptions.ReconciliationTimeout == 0 {
 		args.ControllerOptions.ReconciliationTimeout = controllerutils.DefaultReconciliationTimeout
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &extensionsv1alpha1.BackupEntry{}, etcdNamespaceIndex, etcdNamespaceOf); err != nil {
+		return err
 	}
 	typeAndClass := predicateutils.AddTypeAndClassPredicates(nil, args.ExtensionClasses, args.Type)
 	predicates := predicateutils.AddTypeAndClassPredicates(args.Predicates, args.ExtensionClasses, args.Type)
@@ -101,13 +105,34 @@ func storeContainer(obj client.Object) (string, bool) {
 	return entryinfo.StoreContainer(etcd)
 }
 
-// entriesOf lists the entries whose shoot's Etcd etcd is (entryinfo.EtcdKey) and that pass
-// typeAndClass, not being deleted (a deletion does not read the Etcd).
+// etcdNamespaceIndex is the field index of BackupEntries by the namespace of the Etcd they read
+// (etcdNamespaceOf): an Etcd's event lists its shoot's entries alone, not every entry of the seed.
+const etcdNamespaceIndex = "backupentry.etcdNamespace"
+
+// etcdNamespaceOf is the namespace of obj's shoot's Etcd (entryinfo.EtcdKey); none for an entry
+// whose Etcd is not read.
+func etcdNamespaceOf(obj client.Object) []string {
+	be, ok := obj.(*extensionsv1alpha1.BackupEntry)
+	if !ok {
+		return nil
+	}
+	key, read := entryinfo.EtcdKey(be)
+	if !read {
+		return nil
+	}
+	return []string{key.Namespace}
+}
+
+// entriesOf lists the entries whose shoot's Etcd etcd is (entryinfo.EtcdKey, by
+// etcdNamespaceIndex) and that pass typeAndClass, not being deleted (a deletion does not read
+// the Etcd). A failed List is logged: the event is lost, the entries keep what they hold until
+// their next reconcile.
 func entriesOf(ctx context.Context, reader client.Reader, etcd client.Object, typeAndClass []predicate.Predicate) []extensionsv1alpha1.BackupEntry {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	list := &extensionsv1alpha1.BackupEntryList{}
-	if err := reader.List(ctx, list); err != nil {
+	if err := reader.List(ctx, list, client.MatchingFields{etcdNamespaceIndex: etcd.GetNamespace()}); err != nil {
+		log.FromContext(ctx).Error(err, "Listing the BackupEntries of a changed Etcd failed: they are not reconciled for it", "etcd", client.ObjectKeyFromObject(etcd))
 		return nil
 	}
 	var out []extensionsv1alpha1.BackupEntry

@@ -16,7 +16,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -37,7 +39,14 @@ func TestEtcdEventsEnqueueTheShootsEntry(t *testing.T) {
 		}
 		return be
 	}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(
+	var listedAll []string
+	c := fake.NewClientBuilder().WithScheme(scheme).WithIndex(&extensionsv1alpha1.BackupEntry{}, etcdNamespaceIndex, etcdNamespaceOf).WithInterceptorFuncs(interceptor.Funcs{
+		List: func(ctx context.Context, cl client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if o := (&client.ListOptions{}).ApplyOptions(opts); o.FieldSelector == nil {
+				listedAll = append(listedAll, "a List without the index")
+			}
+			return cl.List(ctx, list, opts...)
+		}}).WithObjects(
 		entry("shoot--p--s--uid", "mem", false),
 		entry("source-shoot--p--s--uid", "mem", false),
 		entry("shoot--p--s--old", "mem", true),
@@ -89,5 +98,8 @@ func TestEtcdEventsEnqueueTheShootsEntry(t *testing.T) {
 		if !slices.Equal(c.got, c.want) {
 			t.Errorf("%s: enqueued %v; want %v", name, c.got, c.want)
 		}
+	}
+	if len(listedAll) > 0 {
+		t.Errorf("%d events listed every BackupEntry of the seed; want their shoot's alone (etcdNamespaceIndex)", len(listedAll))
 	}
 }

@@ -47,6 +47,21 @@ func (d *delegate) etcdBackupData(ctx context.Context, be *extensionsv1alpha1.Ba
 	if plan.Refused != nil {
 		return nil, lasterror.For(plan.Refused)
 	}
+	// A recorded failover whose copy bucket the configuration no longer declares (copy: removed,
+	// or another copy.bucketName): the entry fails with the configuration error and etcd-backup
+	// stays on the recorded copy, neither the primary nor another copy bucket (which lack what
+	// the shoot wrote since the failover).
+	rec, err := connect.FailoverOf(ctx, d.reader, be.Spec.BucketName)
+	if err != nil {
+		return nil, lasterror.For(err)
+	}
+	declaredCopy := ""
+	if place != nil {
+		declaredCopy = place.Bucket
+	}
+	if conflict := connect.FailoverConflict(rec, place != nil, declaredCopy); conflict != nil {
+		return nil, lasterror.For(conflict)
+	}
 	observed := connect.EtcdBackupObserved{FromCopy: plan.FromCopy, Bucket: be.Spec.BucketName}
 	if place != nil && place.Bucket != be.Spec.BucketName {
 		observed.CopyBucket = place.Bucket
@@ -75,9 +90,19 @@ func (d *delegate) etcdBackupData(ctx context.Context, be *extensionsv1alpha1.Ba
 		return nil, lasterror.For(err)
 	}
 	if heldErr := errOf(sw.CredentialsFromCopy); sw.Pending() && heldErr != nil {
-		// Credentials and bucketName both the decided store's then, made above.
-		observed.HeldUnusable = fmt.Sprintf("its credentials cannot be used (%v)", heldErr)
-		sw = connect.DecideEtcdBackup(observed)
+		// Given up only on lasting evidence: credentials and bucketName both the decided
+		// store's then, made above; else the reconcile fails and etcd-backup stays as it is.
+		observed.HeldErr = heldErr
+		if !sw.CredentialsFromCopy {
+			rec, err := connect.FailoverOf(ctx, d.reader, be.Spec.BucketName)
+			if err != nil {
+				return nil, lasterror.For(err)
+			}
+			observed.HeldFailedOver = rec != nil
+		}
+		if sw = connect.DecideEtcdBackup(observed); sw.Err != nil {
+			return nil, lasterror.For(sw.Err)
+		}
 	}
 
 	out := copyData
@@ -96,7 +121,7 @@ func (d *delegate) etcdBackupData(ctx context.Context, be *extensionsv1alpha1.Ba
 	switch {
 	case sw.Pending():
 		d.recorder.Eventf(be, nil, corev1.EventTypeNormal, ReasonBackupSwitchPending, "Reconcile", "%s", sw.Message)
-	case observed.HeldUnusable != "":
+	case observed.HeldErr != nil || observed.HeldFailedOver:
 		d.recorder.Eventf(be, nil, corev1.EventTypeWarning, ReasonBackupSwitchedAtOnce, "Reconcile", "%s", sw.Message)
 	}
 	return out, nil

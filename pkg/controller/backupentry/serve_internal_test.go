@@ -14,8 +14,10 @@ import (
 	"github.com/go-logr/logr"
 
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
@@ -196,4 +198,50 @@ func TestEtcdBackupServedFromTheCopy(t *testing.T) {
 			t.Fatalf("error %v; want copy.serve refused as a configuration problem", err)
 		}
 	})
+}
+
+// TestEtcdBackupFailoverConflict: while the entry's BackupBucket records an automatic failover
+// to a copy bucket the configuration no longer declares (copy: removed, or another
+// copy.bucketName), etcd-backup is not written: the entry fails with the configuration error,
+// neither the primary nor the newly declared copy bucket is named.
+func TestEtcdBackupFailoverConflict(t *testing.T) {
+	ctx := context.Background()
+	entryData := map[string][]byte{"key": []byte("value"), v1beta1constants.DataKeyBackupBucketName: []byte(testBucket)}
+	for name, c := range map[string]struct {
+		copy   *copystore.Settings
+		saying string
+	}{
+		"copy: removed":       {saying: `copy: was removed while an automatic failover to bucket "recorded-copy" is recorded`},
+		"another copy bucket": {copy: &copystore.Settings{CredentialsRef: "backup-copy", BucketName: sharedCopy}, saying: `the copy bucket is now "shared-copy", but an automatic failover to bucket "recorded-copy" is recorded`},
+		"another, served":     {copy: &copystore.Settings{CredentialsRef: "backup-copy", BucketName: sharedCopy, Serve: copystore.ServeCopy}, saying: `automatic failover to bucket "recorded-copy" is recorded`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newEntryFixture(t, false)
+			bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: testBucket}}
+			bb.Status.ProviderStatus = &runtime.RawExtension{Raw: []byte(`{"failover":{"at":"2026-11-29T12:00:00Z","copyBucket":"recorded-copy","reason":"Unreachable","since":"2026-11-29T11:00:00Z"}}`)}
+			if err := f.client.Create(ctx, bb); err != nil {
+				t.Fatal(err)
+			}
+			if rec, err := connect.FailoverOf(ctx, f.client, testBucket); err != nil || rec == nil {
+				t.Fatalf("the fixture's record: %+v, %v", rec, err)
+			}
+			if err := f.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: copystore.CredentialsNamespace, Name: "ref-backup-copy"},
+				Data: map[string][]byte{"key": []byte("the copy's")}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: sharedCopy}); err != nil {
+				t.Fatal(err)
+			}
+			be := f.current()
+			be.Spec.ProviderConfig = controllertest.RawConfig(controllertest.Config{CopyField: copystore.CopyField{Copy: c.copy}})
+			if err := f.client.Update(ctx, be); err != nil {
+				t.Fatal(err)
+			}
+			f.be = f.current()
+			out, err := f.delegate().GetETCDSecretData(ctx, logr.Discard(), f.be, entryData)
+			if !errors.Is(err, objectstore.ErrInvalidConfig) || !strings.Contains(err.Error(), c.saying) {
+				t.Fatalf("etcd-backup %q, error %v; want the configuration error saying %q", out[v1beta1constants.DataKeyBackupBucketName], err, c.saying)
+			}
+		})
+	}
 }

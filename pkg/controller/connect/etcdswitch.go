@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
@@ -38,10 +39,31 @@ type EtcdBackupObserved struct {
 	// garden's entry); EtcdContainer is its spec.backup.store.container.
 	EtcdFound     bool
 	EtcdContainer string
-	// HeldUnusable is why the store the Etcd names could not be used with its own credentials
-	// (its etcd-backup data could not be made, or its bucket not reached: a failover from a
-	// primary that is gone); "": usable, or not tried.
-	HeldUnusable string
+	// HeldErr is the error of using the store the Etcd names with its own credentials (its
+	// etcd-backup data could not be made, or its bucket not read); nil: usable, or not tried.
+	HeldErr error
+	// HeldFailedOver: the store the Etcd names is the entry's own bucket and its BackupBucket
+	// records an automatic failover (FailoverRecord): the primary was given up.
+	HeldFailedOver bool
+}
+
+// heldUnusable is why the store the Etcd names is given up during a switch ("": it is not, or
+// not for good). Only lasting evidence counts: the bucket does not exist, its credentials are
+// refused or missing (a configuration error: the copy's secret gone from the Seed's resources),
+// or a failover from it is recorded. A timeout, a throttled or stalled read proves
+// nothing: switching the credentials then would leave the shoot without snapshots until the
+// Etcd rolls.
+func heldUnusable(o EtcdBackupObserved) string {
+	switch {
+	case o.HeldFailedOver:
+		return "an automatic failover from it is recorded"
+	case o.HeldErr == nil:
+		return ""
+	case errors.Is(o.HeldErr, objectstore.ErrBucketNotFound), errors.Is(o.HeldErr, objectstore.ErrForbidden), errors.Is(o.HeldErr, objectstore.ErrUnauthenticated),
+		errors.Is(o.HeldErr, objectstore.ErrInvalidConfig):
+		return fmt.Sprintf("its credentials cannot be used (%v)", o.HeldErr)
+	}
+	return ""
 }
 
 // EtcdBackupPlan is which store's bucket name and which store's credentials etcd-backup holds.
@@ -53,6 +75,10 @@ type EtcdBackupPlan struct {
 	CredentialsFromCopy bool
 	// Message says what etcd-backup holds and, while the switch is pending, until when.
 	Message string
+	// Err is set while the switch is pending and the store the Etcd names failed without lasting
+	// evidence (EtcdBackupObserved.HeldErr): the entry's reconcile fails with it and etcd-backup
+	// is left as it is.
+	Err error
 }
 
 // Pending reports a switch in progress: etcd-backup names one store and holds the other's
@@ -62,7 +88,8 @@ func (p EtcdBackupPlan) Pending() bool { return p.BucketFromCopy != p.Credential
 // DecideEtcdBackup is the pure decision of the two-phase switch: bucketName follows the serve
 // decision; the credentials follow the bucket the shoot's Etcd names now. Without an Etcd, with a
 // container that names neither bucket, or while the store the Etcd names cannot be used, both
-// follow the decision (nothing lands until the roll then either way).
+// follow the decision (nothing lands until the roll then either way). The store the Etcd names is
+// given up only on lasting evidence (heldUnusable); any other failure of it is Err.
 func DecideEtcdBackup(o EtcdBackupObserved) EtcdBackupPlan {
 	want, held := o.Bucket, o.CopyBucket
 	if o.FromCopy {
@@ -78,9 +105,13 @@ func DecideEtcdBackup(o EtcdBackupObserved) EtcdBackupPlan {
 		plan.Message = fmt.Sprintf("etcd-backup names bucket %q with its credentials; the Etcd names it too.", want)
 	case o.EtcdContainer != held:
 		plan.Message = fmt.Sprintf("etcd-backup names bucket %q with its credentials; the Etcd names bucket %q, neither the entry's nor the copy bucket.", want, o.EtcdContainer)
-	case o.HeldUnusable != "":
+	case heldUnusable(o) != "":
 		plan.Message = fmt.Sprintf("etcd-backup names bucket %q with its credentials at once: the Etcd still names bucket %q, but %s; no snapshot lands until gardenlet rolls the Etcd onto bucket %q at the shoot's next reconcile.",
-			want, held, o.HeldUnusable, want)
+			want, held, heldUnusable(o), want)
+	case o.HeldErr != nil:
+		plan.CredentialsFromCopy = !o.FromCopy // what etcd-backup holds, left as it is
+		plan.Err = fmt.Errorf("switch pending: the Etcd still names bucket %q, whose credentials etcd-backup keeps until gardenlet rolls the Etcd onto bucket %q, but bucket %q failed (etcd-backup is left as it is): %w", held, want, held, o.HeldErr)
+		plan.Message = plan.Err.Error()
 	default:
 		plan.CredentialsFromCopy = !o.FromCopy
 		plan.Message = fmt.Sprintf("switch pending: the Etcd still names bucket %q; etcd-backup names bucket %q but keeps the credentials of bucket %q until gardenlet rolls the Etcd onto bucket %q (at the shoot's next reconcile), and the shoot writes bucket %q meanwhile.",

@@ -5,10 +5,14 @@
 package connect_test
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/httpclient"
 )
 
 // TestDecideEtcdBackup: bucketName follows the serve decision, the credentials the bucket the
@@ -22,7 +26,15 @@ func TestDecideEtcdBackup(t *testing.T) {
 		return connect.EtcdBackupObserved{FromCopy: fromCopy, Bucket: primary, CopyBucket: copyBucket}
 	}
 	unusable := func(o connect.EtcdBackupObserved) connect.EtcdBackupObserved {
-		o.HeldUnusable = `bucket "b" cannot be reached`
+		o.HeldErr = fmt.Errorf(`bucket "b": %w`, objectstore.ErrBucketNotFound)
+		return o
+	}
+	failing := func(o connect.EtcdBackupObserved, err error) connect.EtcdBackupObserved {
+		o.HeldErr = err
+		return o
+	}
+	failedOver := func(o connect.EtcdBackupObserved) connect.EtcdBackupObserved {
+		o.HeldErr, o.HeldFailedOver = fmt.Errorf("bucket %q: %w", "b", objectstore.ErrUnreachable), true
 		return o
 	}
 	cases := []struct {
@@ -31,6 +43,7 @@ func TestDecideEtcdBackup(t *testing.T) {
 		bucketCopy, credsCopy bool
 		pending               bool
 		saying                string
+		err                   error // the reconcile fails with it, etcd-backup left as it is
 	}{
 		{name: "no copy declared", o: connect.EtcdBackupObserved{Bucket: primary, EtcdFound: true, EtcdContainer: primary}},
 		{name: "no copy declared, the Etcd on another bucket", o: connect.EtcdBackupObserved{Bucket: primary, EtcdFound: true, EtcdContainer: "x"}},
@@ -46,8 +59,17 @@ func TestDecideEtcdBackup(t *testing.T) {
 		{name: "coming back: primary served, the Etcd on the copy", o: etcd(false, copyBucket), credsCopy: true, pending: true,
 			saying: `switch pending: the Etcd still names bucket "b-copy"; etcd-backup names bucket "b" but keeps the credentials of bucket "b-copy"`},
 		{name: "back: primary served, the Etcd on the primary", o: etcd(false, primary)},
-		{name: "phase 1, the primary unusable (failover)", o: unusable(etcd(true, primary)), bucketCopy: true, credsCopy: true,
-			saying: `at once: the Etcd still names bucket "b", but bucket "b" cannot be reached`},
+		{name: "phase 1, the primary's bucket gone", o: unusable(etcd(true, primary)), bucketCopy: true, credsCopy: true,
+			saying: `at once: the Etcd still names bucket "b", but its credentials cannot be used (bucket "b": bucket not found)`},
+		{name: "phase 1, the primary's credentials refused", o: failing(etcd(true, primary), objectstore.ErrForbidden), bucketCopy: true, credsCopy: true, saying: "at once"},
+		{name: "phase 1, the primary's credentials unknown to it", o: failing(etcd(true, primary), objectstore.ErrUnauthenticated), bucketCopy: true, credsCopy: true, saying: "at once"},
+		{name: "coming back, the copy's secret missing", o: failing(etcd(false, copyBucket), objectstore.Invalidf("the copy's credentials secret is missing")), saying: "at once"},
+		{name: "phase 1, a failover from the primary recorded, the primary unreachable", o: failedOver(etcd(true, primary)), bucketCopy: true, credsCopy: true,
+			saying: "an automatic failover from it is recorded"},
+		{name: "phase 1, the primary unreachable once: the reconcile fails", o: failing(etcd(true, primary), objectstore.ErrUnreachable), bucketCopy: true, pending: true, err: objectstore.ErrUnreachable},
+		{name: "phase 1, the primary throttled: the reconcile fails", o: failing(etcd(true, primary), objectstore.ErrThrottled), bucketCopy: true, pending: true, err: objectstore.ErrThrottled},
+		{name: "phase 1, the primary stalled: the reconcile fails", o: failing(etcd(true, primary), httpclient.ErrStalled), bucketCopy: true, pending: true, err: httpclient.ErrStalled},
+		{name: "coming back, the copy unreachable: the reconcile fails", o: failing(etcd(false, copyBucket), objectstore.ErrUnreachable), credsCopy: true, pending: true, err: objectstore.ErrUnreachable},
 		{name: "coming back, the copy unusable", o: unusable(etcd(false, copyBucket))},
 		{name: "phase 2 ignores an unusable note", o: unusable(etcd(true, copyBucket)), bucketCopy: true, credsCopy: true},
 	}
@@ -57,6 +79,9 @@ func TestDecideEtcdBackup(t *testing.T) {
 			if got.BucketFromCopy != c.bucketCopy || got.CredentialsFromCopy != c.credsCopy || got.Pending() != c.pending {
 				t.Errorf("bucket from copy %v, credentials from copy %v, pending %v; want %v, %v, %v (%s)",
 					got.BucketFromCopy, got.CredentialsFromCopy, got.Pending(), c.bucketCopy, c.credsCopy, c.pending, got.Message)
+			}
+			if !errors.Is(got.Err, c.err) || (c.err == nil) != (got.Err == nil) {
+				t.Errorf("error %v; want %v", got.Err, c.err)
 			}
 			if !strings.Contains(got.Message, c.saying) {
 				t.Errorf("message %q; want it saying %q", got.Message, c.saying)

@@ -13,6 +13,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // ServeReasonCopyByPolicy means the BackupBucket recorded an automatic failover (copy.failover):
@@ -81,4 +83,22 @@ func ServesCopy(ctx context.Context, reader client.Reader, place *CopyPlace, buc
 	}
 	rec, err := FailoverOf(ctx, reader, bucket)
 	return rec != nil, err
+}
+
+// FailoverConflict is the configuration error (objectstore.ErrInvalidConfig) of a recorded
+// failover the seed configuration no longer matches: no copy is declared (declared false), or
+// the declared copy bucket is not the record's. nil when there is no record or it matches.
+// While it is not nil the record is kept (decideFailover), the BackupBucket fails with it and no
+// entry is switched: neither to the primary, which lacks what the shoots wrote into the copy, nor
+// to another copy bucket, which lacks it too.
+func FailoverConflict(rec *FailoverRecord, declared bool, copyBucket string) error {
+	switch {
+	case rec == nil:
+		return nil
+	case !declared:
+		return objectstore.Invalidf("copy: was removed while an automatic failover to bucket %q is recorded: declare the copy again and come back with copy.serve: copy then primary", rec.CopyBucket)
+	case copyBucket != rec.CopyBucket:
+		return objectstore.Invalidf("copy.bucketName: the copy bucket is now %q, but an automatic failover to bucket %q is recorded: entries stay on bucket %q; declare bucket %q again and come back with copy.serve: copy then primary", copyBucket, rec.CopyBucket, rec.CopyBucket, rec.CopyBucket)
+	}
+	return nil
 }

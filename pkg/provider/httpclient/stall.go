@@ -79,6 +79,10 @@ func (s *stall) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
+	if resp.Body == nil || resp.Body == http.NoBody {
+		w.end() // nothing more to wait for
+		return resp, nil
+	}
 	resp.Body = &responseBody{ReadCloser: resp.Body, w: w}
 	return resp, nil
 }
@@ -163,7 +167,9 @@ func (b *requestBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// responseBody arms the watchdog during each read from the store.
+// responseBody arms the watchdog during each read from the store. The exchange ends at the
+// body's end or first error as well as at Close: a caller that reads to EOF and closes late (or
+// never) holds no timer and no context.
 type responseBody struct {
 	io.ReadCloser
 
@@ -174,7 +180,12 @@ func (b *responseBody) Read(p []byte) (int, error) {
 	b.w.arm(false)
 	n, err := b.ReadCloser.Read(p)
 	b.w.pause(false)
-	if err != nil && err != io.EOF && b.w.stalled() {
+	if err == nil {
+		return n, nil
+	}
+	stalled := err != io.EOF && b.w.stalled()
+	b.w.end()
+	if stalled {
 		return n, &stallError{after: b.w.after}
 	}
 	return n, err

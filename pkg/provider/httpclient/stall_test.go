@@ -174,3 +174,51 @@ func TestStallCountsOnlyWaitsOnTheStore(t *testing.T) {
 		wantStalled(t, err)
 	})
 }
+
+// roundTripFunc is an http.RoundTripper of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// TestStallEndsAtTheBodysEnd: the exchange (its watchdog and context) ends when the response
+// body is read to its end or fails, and at once for a response without a body, not only when
+// the caller closes the body.
+func TestStallEndsAtTheBodysEnd(t *testing.T) {
+	cases := []struct {
+		name string
+		body func() io.ReadCloser
+	}{
+		{name: "read to EOF", body: func() io.ReadCloser { return io.NopCloser(strings.NewReader("snapshot")) }},
+		{name: "a failing read", body: func() io.ReadCloser { return io.NopCloser(io.MultiReader(strings.NewReader("snap"), iotestErr{})) }},
+		{name: "no body", body: func() io.ReadCloser { return http.NoBody }},
+		{name: "a nil body", body: func() io.ReadCloser { return nil }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var exchange context.Context
+			rt := httpclient.Stall(roundTripFunc(func(req *http.Request) (*http.Response, error) {
+				exchange = req.Context()
+				return &http.Response{StatusCode: http.StatusOK, Body: c.body()}, nil
+			}), guard)
+			req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://store.invalid/b/k", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Body != nil {
+				_, _ = io.ReadAll(resp.Body) // not closed
+			}
+			if exchange.Err() == nil {
+				t.Fatal("the exchange's context is still live after the body's end without Close")
+			}
+		})
+	}
+}
+
+// iotestErr is a read error that is not io.EOF.
+type iotestErr struct{}
+
+func (iotestErr) Read([]byte) (int, error) { return 0, errors.New("connection reset") }
