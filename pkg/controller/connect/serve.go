@@ -147,10 +147,21 @@ func servedOf(ctx context.Context, reader client.Reader, p provider.Provider, be
 		}
 	}
 	o := ServeObserved{Place: place, Bucket: be.Spec.BucketName, SourceEntry: sourceEntry}
+	rec, err := FailoverOf(ctx, reader, be.Spec.BucketName)
+	if err != nil {
+		return Served{}, err
+	}
+	declaredCopy := ""
+	if place != nil {
+		declaredCopy = place.Bucket
+	}
+	// A recorded failover whose copy bucket is no longer declared is refused: etcd-backup stays on
+	// the recorded copy; neither the primary nor another copy bucket is named.
+	if conflict := FailoverConflict(rec, place != nil, declaredCopy); conflict != nil {
+		return Served{Plan: ServePlan{Reason: ServeReasonRefused, Message: conflict.Error(), Refused: conflict}, Place: place, WritesCopy: writesCopy}, nil
+	}
 	if place != nil && !place.Settings.ServesCopy() {
-		if o.Failover, err = FailoverOf(ctx, reader, be.Spec.BucketName); err != nil {
-			return Served{}, err
-		}
+		o.Failover = rec
 	}
 	if o.Failover == nil {
 		if o.FlipBack, err = observeFlipBack(ctx, reader, be, place, sourceEntry, writesCopy); err != nil {
