@@ -151,14 +151,8 @@ func servedOf(ctx context.Context, reader client.Reader, p provider.Provider, be
 	if err != nil {
 		return Served{}, err
 	}
-	declaredCopy := ""
-	if place != nil {
-		declaredCopy = place.Bucket
-	}
-	// A recorded failover whose copy bucket is no longer declared is refused: etcd-backup stays on
-	// the recorded copy; neither the primary nor another copy bucket is named.
-	if conflict := FailoverConflict(rec, place != nil, declaredCopy); conflict != nil {
-		return Served{Plan: ServePlan{Reason: ServeReasonRefused, Message: conflict.Error(), Refused: conflict}, Place: place, WritesCopy: writesCopy}, nil
+	if refusal, refused := failoverRefusal(rec, place); refused {
+		return Served{Plan: refusal, Place: place, WritesCopy: writesCopy}, nil
 	}
 	if place != nil && !place.Settings.ServesCopy() {
 		o.Failover = rec
@@ -179,6 +173,21 @@ func servedOf(ctx context.Context, reader client.Reader, p provider.Provider, be
 		}
 	}
 	return Served{Plan: DecideServe(o), Place: place, WritesCopy: writesCopy}, nil
+}
+
+// failoverRefusal is the plan of an entry whose BackupBucket records a failover to a copy bucket
+// the configuration no longer declares (FailoverConflict): refused, so that etcd-backup stays on
+// the recorded copy and neither the primary nor another copy bucket is named.
+func failoverRefusal(rec *FailoverRecord, place *CopyPlace) (ServePlan, bool) {
+	declaredCopy := ""
+	if place != nil {
+		declaredCopy = place.Bucket
+	}
+	conflict := FailoverConflict(rec, place != nil, declaredCopy)
+	if conflict == nil {
+		return ServePlan{}, false
+	}
+	return ServePlan{Reason: ServeReasonRefused, Message: conflict.Error(), Refused: conflict}, true
 }
 
 // SecretData is the data of the copy's credentials secret (ref-<credentialsRef>); a missing
