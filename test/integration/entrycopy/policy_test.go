@@ -36,6 +36,7 @@ func TestAutomaticFailover(t *testing.T) {
 	be := r.entryOn(t, "aws")
 	shoot := strings.TrimSuffix(be.Name, "--1")
 	bucketOf(t, env, shoot, bb.Name)
+	rollEtcd(t, env, shoot, be, bb.Name) // gardenlet deployed the shoot's Etcd onto the primary
 
 	r.primary.Stop()
 	env.WaitFor(t, bb, time.Minute, "BucketAvailable False", func(obj extensionsv1alpha1.Object) bool {
@@ -50,6 +51,10 @@ func TestAutomaticFailover(t *testing.T) {
 	if !env.EventuallyHasEvent(t, bb.Name, backupbucket.ReasonFailoverRecorded, "", time.Minute) {
 		t.Errorf("no %s event", backupbucket.ReasonFailoverRecorded)
 	}
+	// The primary is gone and the failover recorded: etcd-backup names the copy with the copy's
+	// credentials at once; the shoot writes the copy once gardenlet rolls its Etcd onto it.
+	bucketOf(t, env, shoot, copyBucket)
+	rollEtcd(t, env, shoot, be, copyBucket)
 	env.WaitFor(t, be, 2*time.Minute, "the entry serves the copy: its copy pauses", func(obj extensionsv1alpha1.Object) bool {
 		return condition(obj, entrycopy.ConditionBackupsCopied, gardencorev1beta1.ConditionUnknown, entrycopy.ReasonServingFromCopy, copyBucket, "automatic failover")
 	})
