@@ -6,7 +6,6 @@ package entrycopy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -189,14 +188,5 @@ func (c *copier) passBack(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 	res, err := replication.Copy(ctx,
 		replication.From{Store: data, Bucket: place.Bucket},
 		replication.To{Store: dst, Bucket: be.Spec.BucketName}, prefix, replication.Options{Now: c.Now})
-	var side *replication.SideError
-	switch {
-	case errors.As(err, &side) && side.Side == replication.SideDestination:
-		return outcome{sourceErr: side.Err}
-	case errors.As(err, &side):
-		return outcome{copyErr: side.Err}
-	case err != nil && len(res.Failed) == 0:
-		return outcome{sourceErr: err}
-	}
-	return outcome{result: res, copyFailed: err}
+	return outcomeOf(res, err, replication.SideSource) // the copy bucket is read
 }

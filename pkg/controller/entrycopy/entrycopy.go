@@ -190,14 +190,21 @@ func (c *copier) passWay(ctx context.Context, be *extensionsv1alpha1.BackupEntry
 	res, err := replication.Copy(ctx,
 		replication.From{Store: src, Bucket: be.Spec.BucketName},
 		to, loc.Prefix, replication.Options{Now: c.Now})
+	return outcomeOf(res, err, replication.SideDestination) // the copy bucket is written
+}
+
+// outcomeOf sorts a pass's error by store: copySide is the engine's side the copy bucket is on
+// (the destination forward, the source when copying back); the other side is the entry's bucket.
+// An error of neither side and no object's failure (the prefix refused) is the entry bucket's:
+// nothing is known of the copy.
+func outcomeOf(res replication.Result, err error, copySide replication.Side) outcome {
 	var side *replication.SideError
 	switch {
-	case errors.As(err, &side) && side.Side == replication.SideDestination:
+	case errors.As(err, &side) && side.Side == copySide:
 		return outcome{copyErr: side.Err}
 	case errors.As(err, &side):
 		return outcome{sourceErr: side.Err}
 	case err != nil && len(res.Failed) == 0:
-		// Neither store's and no copy's failure (the prefix refused): nothing is known.
 		return outcome{sourceErr: err}
 	}
 	return outcome{result: res, copyFailed: err}
