@@ -191,6 +191,7 @@ var notConfigs = map[string][]string{
 var fragmentProviders = map[string][]string{
 	"aws.md": {"aws"}, "gcp.md": {"gcp"}, "azure.md": {"azure"}, "openstack.md": {"openstack"}, "local.md": {"local"},
 	"observability.md": {"aws", "azure", "gcp", "local", "openstack"},
+	"copy.md":          {"aws"}, // its fragments continue its first block, an aws Seed
 }
 
 // documented returns every configuration of the examples and docs/*.md.
@@ -226,6 +227,9 @@ func documented(t *testing.T, root string) []placement {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if loose := unfenced.Find(fenced.ReplaceAll(data, nil)); loose != nil {
+			t.Errorf("docs/%s: a configuration outside a fenced yaml block goes unchecked: %q", name, loose)
+		}
 		for i, m := range fenced.FindAllSubmatch(data, -1) {
 			block := string(m[1])
 			source := fmt.Sprintf("docs/%s, YAML block %d", name, i+1)
@@ -239,6 +243,13 @@ func documented(t *testing.T, root string) []placement {
 			var doc map[string]any
 			if err := yaml.Unmarshal([]byte(block), &doc); err != nil {
 				t.Errorf("%s: not YAML: %v", source, err)
+				continue
+			}
+			if seed, ok := seedPlacements(source, doc); ok {
+				if len(seed) == 0 {
+					t.Errorf("%s: a Seed without an extension of this extension's types", source)
+				}
+				out = append(out, seed...)
 				continue
 			}
 			if kind, _ := doc["kind"].(string); kind == "BackupBucketConfig" {
@@ -262,6 +273,43 @@ func documented(t *testing.T, root string) []placement {
 		}
 	}
 	return out
+}
+
+// unfenced is a BackupBucketConfig in an indented code block, which documented would not see.
+var unfenced = regexp.MustCompile(`(?m)^(    |\t).*kind: BackupBucketConfig`)
+
+// seedPlacements are the placements of a block showing a Seed (spec.extensions; false: it does
+// not): each backup-<type> extension's providerConfig is the seed configuration, beside the
+// Seed's spec.backup.providerConfig, or the incumbent's empty one where it shows none (the rule
+// of place: it is always there).
+func seedPlacements(source string, doc map[string]any) ([]placement, bool) {
+	spec, _ := doc["spec"].(map[string]any)
+	extensions, ok := spec["extensions"].([]any)
+	if !ok {
+		return nil, false
+	}
+	backup, _ := spec["backup"].(map[string]any)
+	pc, _ := backup["providerConfig"].(map[string]any)
+	var out []placement
+	for _, e := range extensions {
+		ext, _ := e.(map[string]any)
+		extType, _ := ext["type"].(string)
+		for typ := range all.APIs() {
+			if extType != decode.ExtensionType(typ) {
+				continue
+			}
+			sc, _ := ext["providerConfig"].(map[string]any)
+			p := placement{source: source, typ: typ, providerConfig: pc, seedConfig: sc}
+			if p.providerConfig == nil {
+				p.providerConfig = map[string]any{"apiVersion": incumbentAPIVersion(typ), "kind": "BackupBucketConfig"}
+				if typ == "local" {
+					p.providerConfig["apiVersion"] = ourAPIVersion(typ)
+				}
+			}
+			out = append(out, p)
+		}
+	}
+	return out, true
 }
 
 // decodes reports this extension's verdict on a placement: the admission webhook's and the
