@@ -102,7 +102,8 @@ type gate struct {
 func newGate(sp span, o objectstore.ObjectVersion, cancel context.CancelCauseFunc) *gate {
 	g := &gate{o: o, run: sp.run, cancel: cancel, opts: sp.opts}
 	if sp.start != sp.run {
-		g.deadline = context.AfterFunc(sp.start, func() { g.on(gateDeadline) })
+		// A refusal at the deadline cancels the write (ask); the returned error is a read's.
+		g.deadline = context.AfterFunc(sp.start, func() { _ = g.on(gateDeadline) })
 	}
 	return g
 }
