@@ -78,15 +78,17 @@ type Options struct {
 	// inside the store and every object not begun by then end with it (cut off: Failed, in the
 	// lag). A streamed object being written at the deadline goes on while its bytes flow and
 	// commits only where Guard allows it, then within Deadline of Guard's look, else it is
-	// aborted (overtime.go). So every write of the pass commits within Deadline of the pass's
+	// aborted (gate). So every write of the pass commits within Deadline of the pass's
 	// start or of a look of Guard that allowed it. The caller's ctx still ends everything.
 	Deadline time.Duration
 	// Guard is asked, past the deadline, whether a streamed object may still commit: once for
 	// each object being written at the deadline, when the source is read to its end (or at the
 	// deadline where it was already). An error refuses: the write is aborted and the object
-	// fails with ErrCommitRefused. Nil: every such object is cut off at the deadline.
+	// fails with ErrCommitRefused. Nil: nothing goes past the deadline (every write is cut off at
+	// it, as by a deadline of the caller's ctx).
 	Guard func(ctx context.Context) error
-	// Overtime, when set, is told of each streamed object still being written at the deadline.
+	// Overtime, when set, is told of each streamed object still being written at the deadline
+	// (with a Guard: without one, none is).
 	Overtime func(o objectstore.ObjectVersion)
 }
 

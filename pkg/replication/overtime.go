@@ -35,7 +35,8 @@ import (
 // (or could not tell) past the pass's deadline: nothing of it is left in the destination.
 var ErrCommitRefused = errors.New("the commit of an object copied past the pass's deadline was refused")
 
-// errCutOff is the refusal of an object in flight at the deadline of a pass without a Guard.
+// errCutOff is the refusal of a gate without a Guard (never asked: without a Guard the
+// deadline ends every write, newSpan).
 var errCutOff = fmt.Errorf("cut off at the pass's deadline: %w", context.DeadlineExceeded)
 
 // gateState is where one streamed object is with respect to its pass's deadline.
@@ -195,12 +196,16 @@ type span struct {
 }
 
 // newSpan is the span of a pass under ctx (start: ctx until opts.Deadline, where it is set);
-// call cancel when the pass has ended.
+// without a Guard nothing goes past the deadline (run is start). Call cancel when the pass has
+// ended.
 func newSpan(ctx context.Context, opts Options) (sp span, cancel context.CancelFunc) {
 	sp = span{start: ctx, run: ctx, opts: opts}
 	if opts.Deadline <= 0 {
 		return sp, func() {}
 	}
 	sp.start, cancel = context.WithTimeout(ctx, opts.Deadline)
+	if opts.Guard == nil {
+		sp.run = sp.start
+	}
 	return sp, cancel
 }
