@@ -182,7 +182,8 @@ type StreamWriter interface {
 	// (a new version where the bucket keeps versions). It holds no more than a bounded buffer of
 	// r in memory, whatever the size (memstore, which keeps its objects in memory, aside). A reader that ends before size bytes, or holds more, fails
 	// the write and leaves no object behind. A missing bucket returns ErrBucketNotFound or
-	// ErrNotFound.
+	// ErrNotFound. It commits the object only after r answered io.EOF past size bytes: an error
+	// of that read, as of any, fails the write and leaves nothing (a copy refuses a commit so).
 	PutObjectStream(ctx context.Context, bucket, key string, r io.Reader, size int64) error
 }
 

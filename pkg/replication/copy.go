@@ -74,6 +74,22 @@ type Options struct {
 	// smaller ones are streamed, never tried (wayOf). 0: DefaultServerSideMinBytes; negative:
 	// every object may be copied inside.
 	ServerSideMinBytes int64
+	// Deadline, when positive, is how long the pass starts objects: its listings, its copies
+	// inside the store and every object not begun by then end with it (cut off: Failed, in the
+	// lag). A streamed object being written at the deadline goes on while its bytes flow and
+	// commits only where Guard allows it, then within Deadline of Guard's look, else it is
+	// aborted (gate). So every write of the pass commits within Deadline of the pass's
+	// start or of a look of Guard that allowed it. The caller's ctx still ends everything.
+	Deadline time.Duration
+	// Guard is asked, past the deadline, whether a streamed object may still commit: once for
+	// each object being written at the deadline, when the source is read to its end (or at the
+	// deadline where it was already). An error refuses: the write is aborted and the object
+	// fails with ErrCommitRefused. Nil: nothing goes past the deadline (every write is cut off at
+	// it, as by a deadline of the caller's ctx).
+	Guard func(ctx context.Context) error
+	// Overtime, when set, is told of each streamed object still being written at the deadline
+	// (with a Guard: without one, none is).
+	Overtime func(o objectstore.ObjectVersion)
 }
 
 // Result is the outcome of one pass.
@@ -143,12 +159,14 @@ func Copy(ctx context.Context, src From, dst To, prefix objectstore.Prefix, opts
 	if now == nil {
 		now = time.Now
 	}
-	obs, err := observe(ctx, src, dst, prefix)
+	sp, cancel := newSpan(ctx, opts)
+	defer cancel()
+	obs, err := observe(sp.start, src, dst, prefix)
 	if err != nil {
 		return Result{}, err
 	}
 	res := Result{Plan: decide(prefix.String(), obs.rule, obs.source, obs.marked, obs.destination, now())}
-	execute(ctx, src, dst, obs.rule, res.Plan.Copy, opts, &res)
+	execute(sp, src, dst, obs.rule, res.Plan.Copy, &res)
 	var behind []time.Time
 	for _, f := range res.Failed {
 		behind = append(behind, f.Object.Modified)
@@ -270,8 +288,10 @@ func list(ctx context.Context, store lister, bucket string, prefix objectstore.P
 // and records each outcome in res. Where dst has a Copier, objects of at least the threshold
 // (wayOf) are tried server-side one at a time until one tells how the rest of the pass copies
 // (decideMode); then they run at once. Smaller objects are streamed among them; a try waits
-// for those in flight.
-func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, objects []objectstore.ObjectVersion, opts Options, res *Result) {
+// for those in flight. The deadline (sp.start) ends the start of objects, not a streamed one
+// begun before it (gate).
+func execute(sp span, src From, dst To, rule objectstore.SnapshotRule, objects []objectstore.ObjectVersion, res *Result) {
+	opts := sp.opts
 	parallelism := opts.Parallelism
 	if parallelism < 1 {
 		parallelism = DefaultParallelism
@@ -305,7 +325,7 @@ func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 			// Alone: nothing else runs while the store is asked whether it copies inside (the
 			// smaller objects streamed meanwhile end first; try records into res unlocked).
 			wg.Wait()
-			m = try(ctx, src, dst, rule, o, cond, forGuard, bytes, res)
+			m = try(sp, src, dst, rule, o, cond, forGuard, bytes, res)
 			continue
 		}
 		server := w == wayServer
@@ -324,7 +344,7 @@ func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 			var body io.ReadCloser
 			var readErr error
 			if ahead {
-				body, readErr = prefetched(ctx, src, rule, o)
+				body, readErr = prefetched(sp.start, src, rule, o)
 				sem <- struct{}{}
 				reads.release()
 			}
@@ -334,9 +354,9 @@ func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 			switch {
 			case err != nil:
 			case server:
-				guarded, err = copyInside(ctx, src, dst, o, cond)
+				guarded, err = copyInside(sp.start, src, dst, o, cond)
 			default:
-				guarded, err = stream(ctx, src, dst, rule, o, cond, body)
+				guarded, err = stream(sp, src, dst, rule, o, cond, body)
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -350,18 +370,18 @@ func execute(ctx context.Context, src From, dst To, rule objectstore.SnapshotRul
 // streams it instead; it records the outcome and returns how the rest of the pass copies. An
 // object streamed for its guard (forGuard, streamsForGuard) is not tried inside and decides
 // nothing.
-func try(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, o objectstore.ObjectVersion, cond objectstore.Precondition, forGuard bool, bytes *budget, res *Result) mode {
+func try(sp span, src From, dst To, rule objectstore.SnapshotRule, o objectstore.ObjectVersion, cond objectstore.Precondition, forGuard bool, bytes *budget, res *Result) mode {
 	if forGuard {
-		_ = streamAlone(ctx, src, dst, rule, o, cond, bytes, res) // recorded; it decides nothing
+		_ = streamAlone(sp, src, dst, rule, o, cond, bytes, res) // recorded; it decides nothing
 		return modeUndecided
 	}
-	guarded, err := copyInside(ctx, src, dst, o, cond)
+	guarded, err := copyInside(sp.start, src, dst, o, cond)
 	a := classifyAttempt(err)
 	if !streamsAfter(a) {
 		res.record(o, guarded, err, true)
 		return decideMode(a, notStreamed)
 	}
-	serr := streamAlone(ctx, src, dst, rule, o, cond, bytes, res)
+	serr := streamAlone(sp, src, dst, rule, o, cond, bytes, res)
 	next := decideMode(a, classifyStream(serr))
 	if next == modeStream && res.ServerSideRefused == nil {
 		res.ServerSideRefused = err
@@ -370,9 +390,9 @@ func try(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, o
 }
 
 // streamAlone streams o while nothing else of the pass runs (try) and records the outcome.
-func streamAlone(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, o objectstore.ObjectVersion, cond objectstore.Precondition, bytes *budget, res *Result) error {
+func streamAlone(sp span, src From, dst To, rule objectstore.SnapshotRule, o objectstore.ObjectVersion, cond objectstore.Precondition, bytes *budget, res *Result) error {
 	held := bytes.acquire(bufferOf(dst, o, false))
-	guarded, err := stream(ctx, src, dst, rule, o, cond, nil)
+	guarded, err := stream(sp, src, dst, rule, o, cond, nil)
 	bytes.release(held)
 	res.record(o, guarded, err, false)
 	return err
@@ -440,14 +460,20 @@ func copyInside(ctx context.Context, src From, dst To, o objectstore.ObjectVersi
 
 // stream copies one object through this process, the version a restore from the source reads
 // (by its ID where the rule says so, else by name): from body where it was prefetched, else read
-// now; conditioned on cond where the destination can, which guarded says.
-func stream(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule, o objectstore.ObjectVersion, cond objectstore.Precondition, body io.ReadCloser) (guarded bool, err error) {
+// now; conditioned on cond where the destination can, which guarded says. It begins only before
+// the pass's deadline (sp.start) and then goes on under sp.run, its commit guarded past the
+// deadline (gate).
+func stream(sp span, src From, dst To, rule objectstore.SnapshotRule, o objectstore.ObjectVersion, cond objectstore.Precondition, body io.ReadCloser) (guarded bool, err error) {
 	if body != nil {
 		defer body.Close()
 	}
-	if err := ctx.Err(); err != nil {
+	if err := sp.start.Err(); err != nil {
 		return true, err
 	}
+	ctx, cancel := context.WithCancelCause(sp.run)
+	defer cancel(nil)
+	g := newGate(sp, o, cancel)
+	defer g.stop()
 	r := body
 	if r == nil {
 		if r, err = openSource(ctx, src, rule, o); err != nil {
@@ -455,13 +481,17 @@ func stream(ctx context.Context, src From, dst To, rule objectstore.SnapshotRule
 		}
 		defer r.Close()
 	}
+	gated := &gatedBody{r: r, g: g}
 	wctx := objectstore.WithOperation(ctx, objectstore.OpPutObject)
 	if w, ok := dst.Store.(objectstore.ConditionalWriter); ok && objectstore.WriteGuarded(w, cond) {
-		guarded, err = true, w.PutObjectStreamIf(wctx, dst.Bucket, o.Key, r, o.Size, cond)
+		guarded, err = true, w.PutObjectStreamIf(wctx, dst.Bucket, o.Key, gated, o.Size, cond)
 	} else {
-		err = dst.Store.PutObjectStream(wctx, dst.Bucket, o.Key, r, o.Size)
+		err = dst.Store.PutObjectStream(wctx, dst.Bucket, o.Key, gated, o.Size)
 	}
 	if err != nil {
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
+			err = fmt.Errorf("%w: %w", cause, err) // the gate cancelled the write
+		}
 		return guarded, fmt.Errorf("writing to the destination: %w", err)
 	}
 	return guarded, nil

@@ -28,7 +28,9 @@ import (
 const ReasonCopyPrefixDeleted = "CopyPrefixDeleted"
 
 // copyPassMargin is added to connect.CopyPassDeadline for the clocks of the entry copy's replica
-// and of the API server that set the entry's deletionTimestamp.
+// and of the API server that set the entry's deletionTimestamp, the lag of the cache a pass
+// starts from, and the entry copy's look at the entry (at most 10 s) during which a snapshot read
+// whole before its pass's deadline may still commit.
 const copyPassMargin = 30 * time.Second
 
 // CopyPassWaitError reports an entry's deletion that waits, before it deletes in the copy bucket,

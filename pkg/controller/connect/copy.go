@@ -19,11 +19,13 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
-// CopyPassDeadline bounds one pass of the entry copy, inside the 3-minute timeout of a
-// reconcile: a snapshot larger than a pass can copy is cut off (its upload aborted, nothing left)
-// and started again by the next pass. An entry's deletion waits it out (after the entry's
-// deletionTimestamp) before it empties the entry's prefix in the copy, so that no pass begun
-// before the deletion writes there afterwards.
+// CopyPassDeadline bounds the start of one pass's snapshots in the entry copy (its listings and
+// copies inside the store too): a snapshot streamed at that moment goes on while its bytes flow,
+// and commits only after a look at the entry from the API server found it live and not being
+// deleted, within CopyPassDeadline of that look (replication.Options.Guard). So every write of a
+// pass lands within CopyPassDeadline of the pass's start or of such a look: an entry's deletion
+// waits that out (after the entry's deletionTimestamp) before it empties the entry's prefix in
+// the copy, so that no pass writes there afterwards.
 const CopyPassDeadline = 2 * time.Minute
 
 // CopyPlace is where a bucket's copy lives: the copy bucket, its region and its credentials

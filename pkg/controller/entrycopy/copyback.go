@@ -183,10 +183,9 @@ func (c *copier) passBack(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 	if !ok {
 		return outcome{sourceErr: fmt.Errorf("the %s store writes no streams yet (objectstore.StreamWriter): %w", c.Provider.Type(), objectstore.ErrUnsupported)}
 	}
-	ctx, cancel := context.WithTimeout(objectstore.WithOperation(ctx, "copy"), passDeadline)
-	defer cancel()
+	ctx = objectstore.WithOperation(ctx, "copy")
 	res, err := replication.Copy(ctx,
 		replication.From{Store: data, Bucket: place.Bucket},
-		replication.To{Store: dst, Bucket: be.Spec.BucketName}, prefix, replication.Options{Now: c.Now})
+		replication.To{Store: dst, Bucket: be.Spec.BucketName}, prefix, c.passOptions(ctx, be))
 	return outcomeOf(res, err, replication.SideSource) // the copy bucket is read
 }

@@ -47,7 +47,8 @@ type copier struct {
 // (switched off) its one look at each entry removes what an earlier run published there.
 func Controller(opts Options) periodic.Controller {
 	return periodic.Controller{Name: "backupentry-copy", Recorder: "backupentry", For: &extensionsv1alpha1.BackupEntry{},
-		New: func(d periodic.Deps) reconcile.Reconciler { return &copier{Deps: d, opts: opts} }}
+		Workers: opts.Workers,
+		New:     func(d periodic.Deps) reconcile.Reconciler { return &copier{Deps: d, opts: opts} }}
 }
 
 // lifecycle: BackupsCopied and the copy's series. A migration's source entry shares its prefix
@@ -143,7 +144,7 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 }
 
 // pass copies the entry's prefix (Locate) from its bucket, read with its own credentials, to the
-// copy bucket, written with the copy's, within passDeadline. Both data planes go to the engine as
+// copy bucket, written with the copy's, its snapshots started within passDeadline (passOptions). Both data planes go to the engine as
 // they are, so that it finds what they offer beyond the interfaces (objectstore.ConditionalWriter,
 // objectstore.StreamBuffer); which store failed to be read its *replication.SideError tells. A
 // copy bucket that is the entry's own is not copied onto itself.
@@ -177,8 +178,7 @@ func (c *copier) passWay(ctx context.Context, be *extensionsv1alpha1.BackupEntry
 	if !ok {
 		return outcome{copyErr: fmt.Errorf("the %s store writes no streams yet (objectstore.StreamWriter): %w", place.Provider.Type(), objectstore.ErrUnsupported)}
 	}
-	ctx, cancel := context.WithTimeout(objectstore.WithOperation(ctx, "copy"), passDeadline)
-	defer cancel()
+	ctx = objectstore.WithOperation(ctx, "copy")
 	to := replication.To{Store: dst, Bucket: place.Bucket}
 	// Server-side where the copy's store can: the engine tries it on the pass's first object
 	// (the copy's credentials reading the entry's bucket, which the operator grants) and streams
@@ -189,7 +189,7 @@ func (c *copier) passWay(ctx context.Context, be *extensionsv1alpha1.BackupEntry
 	}
 	res, err := replication.Copy(ctx,
 		replication.From{Store: src, Bucket: be.Spec.BucketName},
-		to, loc.Prefix, replication.Options{Now: c.Now})
+		to, loc.Prefix, c.passOptions(ctx, be))
 	return outcomeOf(res, err, replication.SideDestination) // the copy bucket is written
 }
 

@@ -17,9 +17,13 @@ import (
 // DefaultInterval is --entry-copy-interval's default: gardenlet's delta snapshot period.
 const DefaultInterval = 5 * time.Minute
 
-// passDeadline bounds one pass (connect.CopyPassDeadline); the lag says so while a large
-// snapshot is started again pass after pass.
+// passDeadline bounds the start of one pass's snapshots (connect.CopyPassDeadline); a snapshot
+// streamed at that moment goes on (passOptions).
 const passDeadline = connect.CopyPassDeadline
+
+// DefaultWorkers is --entry-copy-workers' default: a snapshot copied past its pass's deadline
+// holds its worker until it ends, so that one entry's large snapshot leaves the others workers.
+const DefaultWorkers = 4
 
 // Options configure the entry copy (a periodic.Options).
 type Options struct {
@@ -27,22 +31,40 @@ type Options struct {
 	// a copy (copy.interval overrides it per seed; 0: never, and what an earlier run published is
 	// removed).
 	Interval time.Duration
+	// Workers is how many entries are copied at once (--entry-copy-workers). Each pass holds at
+	// most replication.DefaultMaxBufferBytes of write buffers.
+	Workers int
+	// PassDeadline, for tests only (no flag), shortens the pass's deadline (0:
+	// connect.CopyPassDeadline; never longer: an entry's deletion waits that long).
+	PassDeadline time.Duration
+}
+
+// deadline is the deadline of o's passes.
+func (o Options) deadline() time.Duration {
+	if o.PassDeadline > 0 && o.PassDeadline < passDeadline {
+		return o.PassDeadline
+	}
+	return passDeadline
 }
 
 var _ periodic.Options = (*Options)(nil)
 
 // DefaultOptions are the flags' defaults.
-func DefaultOptions() Options { return Options{Interval: DefaultInterval} }
+func DefaultOptions() Options { return Options{Interval: DefaultInterval, Workers: DefaultWorkers} }
 
 // AddFlags implements periodic.Options.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Interval, "entry-copy-interval", o.Interval, "How often each entry's snapshots are copied to the copy bucket its seed configuration declares (copy:; copy.interval overrides it; 0 turns it off and removes the BackupsCopied conditions and metrics an earlier run published).")
+	fs.IntVar(&o.Workers, "entry-copy-workers", o.Workers, "How many entries' snapshots are copied at once. A snapshot still being copied at its pass's 2-minute deadline holds its worker until it ends; each worker's pass holds at most 128 MiB of write buffers.")
 }
 
 // Validate implements periodic.Options.
 func (o *Options) Validate() error {
 	if o.Interval < 0 {
 		return fmt.Errorf("--entry-copy-interval must not be negative, got %s", o.Interval)
+	}
+	if o.Workers < 1 {
+		return fmt.Errorf("--entry-copy-workers must be at least 1, got %d", o.Workers)
 	}
 	return nil
 }

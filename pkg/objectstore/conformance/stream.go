@@ -16,7 +16,8 @@ import (
 
 // testStreamWrite: a store whose Writer is an objectstore.StreamWriter writes exactly the size it
 // is told, reads back what was streamed, and refuses a stream shorter or longer than that size
-// or one that fails, leaving no object. Whether a Writer streams is its type's word (no hook to
+// or one that fails, leaving no object: also one that fails only when read past its size (a
+// copy's refusal to commit, replication.ErrCommitRefused, comes so). Whether a Writer streams is its type's word (no hook to
 // forget): a Writer without PutObjectStream skips the case, saying so.
 func testStreamWrite(t *testing.T, h Harness) {
 	w, ok := h.Store.Writer.(objectstore.StreamWriter)
@@ -43,6 +44,7 @@ func testStreamWrite(t *testing.T, h Harness) {
 		{"shorter than its size", strings.NewReader("hello"), 6},
 		{"longer than its size", strings.NewReader("hello"), 4},
 		{"failing", io.MultiReader(strings.NewReader("he"), failingReader{}), 5},
+		{"failing at its end", io.MultiReader(strings.NewReader("hello"), failingReader{}), 5},
 	} {
 		if err := w.PutObjectStream(ctx, name, "stream/bad", c.r, c.size); err == nil {
 			t.Errorf("a stream %s was written", c.name)

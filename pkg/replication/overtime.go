@@ -1,0 +1,211 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package replication
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+)
+
+// A pass's deadline (Options.Deadline) bounds what the pass starts, not a streamed object in
+// flight: a snapshot larger than a pass can stream would otherwise be cut off and started again
+// by every pass, and never copied. Such an object goes on while its bytes flow (each request of
+// the stores gives up on its own when no byte moves), but it may commit only where the pass's
+// Guard allows it, and then within Options.Deadline of that look. A caller that must know when
+// the last write of a pass can land (an entry's deletion empties its prefix in the copy only
+// after it) so keeps one bound: every write commits within Options.Deadline of the pass's start
+// or of a Guard that allowed it.
+//
+// The look comes where it can still stop the commit of every store's writer: when the writer
+// reads past the source's end (each writer commits only after it read io.EOF and aborts on a read
+// error: aws's CompleteMultipartUpload, azure's Put Block List, gcs's Writer.Close, Swift's
+// manifest, local's rename), a refusal is the read's error; where the source was read to its end
+// before the deadline (the writer still uploading its last parts), at the deadline, a refusal
+// cancels the write.
+
+// ErrCommitRefused marks a streamed object not committed because the pass's Guard refused it
+// (or could not tell) past the pass's deadline: nothing of it is left in the destination.
+var ErrCommitRefused = errors.New("the commit of an object copied past the pass's deadline was refused")
+
+// errCutOff is the refusal of a gate without a Guard (never asked: without a Guard the
+// deadline ends every write, newSpan).
+var errCutOff = fmt.Errorf("cut off at the pass's deadline: %w", context.DeadlineExceeded)
+
+// gateState is where one streamed object is with respect to its pass's deadline.
+type gateState int
+
+const (
+	// gateReading: the source is not read to its end, and the deadline has not passed.
+	gateReading gateState = iota
+	// gateOvertime: the source is not read to its end, and the deadline has passed.
+	gateOvertime
+	// gateEnded: the source was read to its end before the deadline: the write commits before
+	// it unless the Guard allows it more.
+	gateEnded
+	// gateAllowed: the Guard allowed the commit (within Options.Deadline of its look).
+	gateAllowed
+	// gateRefused: the Guard refused or failed (or there is none): nothing may commit.
+	gateRefused
+)
+
+// gateEvent is what happens to a streamed object.
+type gateEvent int
+
+const (
+	// gateEnd: the writer reads past the source's end.
+	gateEnd gateEvent = iota
+	// gateDeadline: the pass's deadline passed.
+	gateDeadline
+)
+
+// stepGate is the pure decision of a streamed object's gate (table-tested): the next state, and
+// whether the Guard is asked first (then its answer decides: gateAllowed or gateRefused).
+func stepGate(s gateState, e gateEvent) (next gateState, ask bool) {
+	switch {
+	case s == gateReading && e == gateEnd:
+		return gateEnded, false
+	case s == gateReading && e == gateDeadline:
+		return gateOvertime, false
+	case s == gateOvertime && e == gateEnd, s == gateEnded && e == gateDeadline:
+		return s, true
+	}
+	return s, false
+}
+
+// gate guards one streamed object's commit (stepGate). Its events come from the writer's reads
+// (body) and from the pass's deadline (a context.AfterFunc); both hold mu, through the Guard's
+// look too, so that the object's state changes one at a time.
+type gate struct {
+	mu    sync.Mutex
+	state gateState
+	done  bool
+	// refusal is the Guard's refusal, the read's error and the write's cancellation cause.
+	refusal error
+
+	o        objectstore.ObjectVersion
+	run      context.Context
+	cancel   context.CancelCauseFunc
+	opts     Options
+	deadline func() bool // stops the AfterFunc
+	late     *time.Timer
+}
+
+// newGate is the gate of o's write, whose context cancel cancels; sp says when the deadline
+// passes (sp.start's end). Stop it when the write has returned.
+func newGate(sp span, o objectstore.ObjectVersion, cancel context.CancelCauseFunc) *gate {
+	g := &gate{o: o, run: sp.run, cancel: cancel, opts: sp.opts}
+	if sp.start != sp.run {
+		// A refusal at the deadline cancels the write (ask); the returned error is a read's.
+		g.deadline = context.AfterFunc(sp.start, func() { _ = g.on(gateDeadline) })
+	}
+	return g
+}
+
+// stop ends the gate: the write returned, and nothing of it is decided any more.
+func (g *gate) stop() {
+	if g.deadline != nil {
+		g.deadline()
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.done = true
+	if g.late != nil {
+		g.late.Stop()
+	}
+}
+
+// on applies e and returns the error the writer's read past the end gets: io.EOF, or the refusal.
+func (g *gate) on(e gateEvent) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.done {
+		return io.EOF
+	}
+	if e == gateDeadline && g.opts.Overtime != nil {
+		g.opts.Overtime(g.o)
+	}
+	next, ask := stepGate(g.state, e)
+	g.state = next
+	if ask {
+		g.ask()
+	}
+	if g.state == gateRefused {
+		return g.refusal
+	}
+	return io.EOF
+}
+
+// ask asks the Guard (mu held): allowed, the write is cancelled if it has not returned within
+// Options.Deadline of the look's start; refused, at once.
+func (g *gate) ask() {
+	asked := time.Now()
+	err := errCutOff
+	if g.opts.Guard != nil {
+		if err = g.opts.Guard(g.run); err != nil {
+			err = fmt.Errorf("%w: %w", ErrCommitRefused, err)
+		}
+	}
+	if err != nil {
+		g.state, g.refusal = gateRefused, err
+		g.cancel(err)
+		return
+	}
+	g.state = gateAllowed
+	late := fmt.Errorf("%w: not committed within %s of the look that allowed it", ErrCommitRefused, g.opts.Deadline)
+	g.late = time.AfterFunc(g.opts.Deadline-time.Since(asked), func() { g.cancel(late) })
+}
+
+// gatedBody is a streamed object's source as its writer reads it: the read past its end is the
+// gate's (io.EOF, or the Guard's refusal). Data that comes with the source's io.EOF is returned
+// first, alone, so that a writer reading whole parts (io.ReadFull) never drops the refusal.
+type gatedBody struct {
+	r     io.Reader
+	g     *gate
+	ended bool
+}
+
+func (b *gatedBody) Read(p []byte) (int, error) {
+	if b.ended {
+		return 0, b.g.on(gateEnd)
+	}
+	n, err := b.r.Read(p)
+	if errors.Is(err, io.EOF) {
+		b.ended = true
+		if n > 0 {
+			return n, nil
+		}
+		return 0, b.g.on(gateEnd)
+	}
+	return n, err
+}
+
+// span is the contexts a pass runs under: start ends at the pass's deadline (its listings, its
+// copies inside the store, the start of every object); run is the caller's, under which a
+// streamed object begun before the deadline goes on (gate).
+type span struct {
+	start, run context.Context
+	opts       Options
+}
+
+// newSpan is the span of a pass under ctx (start: ctx until opts.Deadline, where it is set);
+// without a Guard nothing goes past the deadline (run is start). Call cancel when the pass has
+// ended.
+func newSpan(ctx context.Context, opts Options) (sp span, cancel context.CancelFunc) {
+	sp = span{start: ctx, run: ctx, opts: opts}
+	if opts.Deadline <= 0 {
+		return sp, func() {}
+	}
+	sp.start, cancel = context.WithTimeout(ctx, opts.Deadline)
+	if opts.Guard == nil {
+		sp.run = sp.start
+	}
+	return sp, cancel
+}
