@@ -97,12 +97,8 @@ func TestAutomaticFailoverByTheProbe(t *testing.T) {
 	f := newProbeFixture(t, gardencorev1beta1.LastOperationStateSucceeded)
 	settings := &copystore.Settings{CredentialsRef: "backup-copy", Failover: &copystore.Failover{After: &metav1.Duration{Duration: 10 * time.Minute}}}
 	cfg := controllertest.Config{CopyField: copystore.CopyField{Copy: settings}}
+	f.configure(cfg)
 	bb := f.bucket()
-	bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
-	if err := f.client.Update(ctx, bb); err != nil {
-		t.Fatal(err)
-	}
-	bb = f.bucket()
 	bb.Status.Conditions = append(bb.Status.Conditions, gardencorev1beta1.Condition{Type: ConditionCopyBucketReady, Status: gardencorev1beta1.ConditionTrue, Reason: ReasonCopyBucketReady})
 	if err := f.client.Status().Update(ctx, bb); err != nil {
 		t.Fatal(err)
@@ -188,11 +184,7 @@ func TestAutomaticFailoverByTheProbe(t *testing.T) {
 	f.events()
 
 	settings.Serve = copystore.ServeCopy
-	bb = f.bucket()
-	bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
-	if err := f.client.Update(ctx, bb); err != nil {
-		t.Fatal(err)
-	}
+	f.configure(cfg)
 	probe("serve copy set", gardencorev1beta1.ConditionTrue)
 	if rec := record(); rec != nil {
 		t.Fatalf("adopted: record %+v; want none", rec)
@@ -211,12 +203,8 @@ func TestRecordedFailoverAsksEveryLook(t *testing.T) {
 	f := newProbeFixture(t, gardencorev1beta1.LastOperationStateSucceeded)
 	settings := &copystore.Settings{CredentialsRef: "backup-copy", Failover: &copystore.Failover{After: &metav1.Duration{Duration: 10 * time.Minute}}}
 	cfg := controllertest.Config{CopyField: copystore.CopyField{Copy: settings}}
+	f.configure(cfg)
 	bb := f.bucket()
-	bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
-	if err := f.client.Update(ctx, bb); err != nil {
-		t.Fatal(err)
-	}
-	bb = f.bucket()
 	if _, err := MergeProviderStatus(bb, func(ps *ProviderStatus) {
 		ps.Failover = &connect.FailoverRecord{At: metav1.NewTime(f.clock.Now()), CopyBucket: "probed-copy", Reason: "Unreachable"}
 	}); err != nil {
@@ -292,11 +280,7 @@ func TestRecordedFailoverAsksEveryLook(t *testing.T) {
 	unask("shoot--p--primary--1")
 	unask("shoot--p--nosecret--1")
 	settings.Serve = copystore.ServeCopy
-	bb = f.bucket()
-	bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
-	if err := f.client.Update(ctx, bb); err != nil {
-		t.Fatal(err)
-	}
+	f.configure(cfg)
 	f.clock.Step(interval + interval/10)
 	f.probe()
 	if rec, _ := connect.FailoverRecordOf(f.bucket()); rec != nil {

@@ -29,11 +29,7 @@ func (f *probeFixture) declareCopy(declared bool) {
 	if declared {
 		cfg.Copy = &copystore.Settings{CredentialsRef: "backup-copy"}
 	}
-	bb := f.bucket()
-	bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
-	if err := f.client.Update(context.Background(), bb); err != nil {
-		f.t.Fatal(err)
-	}
+	f.configure(cfg)
 }
 
 func (f *probeFixture) copyCondition() *gardencorev1beta1.Condition {
@@ -111,11 +107,7 @@ func TestProbeOfTheCopyBucket(t *testing.T) {
 // (CopyBucketReady False CopyBucketInvalid); it is not probed as a copy.
 func TestProbeOfACopyThatIsThePrimary(t *testing.T) {
 	f := newProbeFixture(t, gardencorev1beta1.LastOperationStateSucceeded)
-	bb := f.bucket()
-	bb.Spec.ProviderConfig = controllertest.RawConfig(controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{CredentialsRef: "backup-copy", BucketName: "probed"}}})
-	if err := f.client.Update(context.Background(), bb); err != nil {
-		t.Fatal(err)
-	}
+	f.configure(controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{CredentialsRef: "backup-copy", BucketName: "probed"}}})
 	if primary, _ := f.probe(); primary == nil || primary.Status != gardencorev1beta1.ConditionTrue {
 		t.Fatalf("BucketAvailable %+v", primary)
 	}
@@ -144,11 +136,7 @@ func TestProbeOfACopyThisBinaryCannotWrite(t *testing.T) {
 	if c := f.copyCondition(); c == nil || c.Status != gardencorev1beta1.ConditionTrue {
 		t.Fatalf("CopyBucketAvailable %+v; want True before the type changes", c)
 	}
-	bb := f.bucket()
-	bb.Spec.ProviderConfig = controllertest.RawConfig(controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{Type: "local", CredentialsRef: "backup-copy"}}})
-	if err := f.client.Update(ctx, bb); err != nil {
-		t.Fatal(err)
-	}
+	f.configure(controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{Type: "local", CredentialsRef: "backup-copy"}}})
 	f.clock.Step(interval + interval/10)
 	if primary, _ := f.probe(); primary == nil || primary.Status != gardencorev1beta1.ConditionTrue {
 		t.Fatalf("BucketAvailable %+v", primary)

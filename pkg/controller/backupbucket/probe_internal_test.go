@@ -116,6 +116,16 @@ func (f *probeFixture) bucket() *extensionsv1alpha1.BackupBucket {
 	return bb
 }
 
+// configure sets the probed bucket's providerConfig to cfg.
+func (f *probeFixture) configure(cfg controllertest.Config) {
+	f.t.Helper()
+	bb := f.bucket()
+	bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
+	if err := f.client.Update(context.Background(), bb); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
 func (f *probeFixture) events() []string {
 	var got []string
 	for {
