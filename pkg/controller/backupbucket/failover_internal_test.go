@@ -20,7 +20,6 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // TestDecideFailover: the automatic failover is recorded only after the primary's probe was
@@ -103,12 +102,8 @@ func TestAutomaticFailoverByTheProbe(t *testing.T) {
 	if err := f.client.Status().Update(ctx, bb); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}, Data: map[string][]byte{"key": []byte("copy")}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: "probed-copy"}); err != nil {
-		t.Fatal(err)
-	}
+	f.createCopySecret()
+	f.createCopyBucket()
 	be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "shoot--p--x--1"},
 		Spec: extensionsv1alpha1.BackupEntrySpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "mem", ProviderConfig: controllertest.RawConfig(cfg)}, BucketName: "probed", SecretRef: controllertest.SecretRef}}
 	if err := f.client.Create(ctx, be); err != nil {
@@ -213,12 +208,8 @@ func TestRecordedFailoverAsksEveryLook(t *testing.T) {
 	if err := f.client.Status().Update(ctx, bb); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}, Data: map[string][]byte{"key": []byte("copy")}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: "probed-copy"}); err != nil {
-		t.Fatal(err)
-	}
+	f.createCopySecret()
+	f.createCopyBucket()
 	entry := func(name, bucket, named, operation string) {
 		t.Helper()
 		be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: name},

@@ -5,20 +5,16 @@
 package backupbucket
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // declareCopy sets the probed bucket's config to declare a copy (copy.credentialsRef
@@ -50,7 +46,6 @@ func copyAvailable(t *testing.T) (float64, int) {
 // whatever the copy's state, BucketAvailable stays the primary's; a copy no longer declared
 // loses its condition and its series.
 func TestProbeOfTheCopyBucket(t *testing.T) {
-	ctx := context.Background()
 	f := newProbeFixture(t, gardencorev1beta1.LastOperationStateSucceeded)
 	f.declareCopy(true)
 	step := func(what string, wantStatus gardencorev1beta1.ConditionStatus, wantReason string, wantGauge float64, wantEvent string) {
@@ -76,13 +71,9 @@ func TestProbeOfTheCopyBucket(t *testing.T) {
 	}
 
 	step("without the copy's secret", gardencorev1beta1.ConditionFalse, "SecretMissing", 0, "Warning CopyBucketUnavailable")
-	if err := f.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}, Data: map[string][]byte{"key": []byte("copy")}}); err != nil {
-		t.Fatal(err)
-	}
+	f.createCopySecret()
 	step("secret there, copy bucket not", gardencorev1beta1.ConditionFalse, "BucketNotFound", 0, "Warning CopyBucketUnavailable")
-	if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: "probed-copy"}); err != nil {
-		t.Fatal(err)
-	}
+	f.createCopyBucket()
 	step("copy bucket there", gardencorev1beta1.ConditionTrue, "Available", 1, "Normal CopyBucketAvailable")
 	step("unchanged", gardencorev1beta1.ConditionTrue, "Available", 1, "")
 	f.revoked["copy"] = true
@@ -123,15 +114,10 @@ func TestProbeOfACopyThatIsThePrimary(t *testing.T) {
 // writes no copy of) loses CopyBucketAvailable and its series, as a copy no longer declared: the
 // reconcile reports it in CopyBucketReady.
 func TestProbeOfACopyThisBinaryCannotWrite(t *testing.T) {
-	ctx := context.Background()
 	f := newProbeFixture(t, gardencorev1beta1.LastOperationStateSucceeded)
 	f.declareCopy(true)
-	if err := f.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}, Data: map[string][]byte{"key": []byte("copy")}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: "probed-copy"}); err != nil {
-		t.Fatal(err)
-	}
+	f.createCopySecret()
+	f.createCopyBucket()
 	f.probe()
 	if c := f.copyCondition(); c == nil || c.Status != gardencorev1beta1.ConditionTrue {
 		t.Fatalf("CopyBucketAvailable %+v; want True before the type changes", c)
