@@ -8,7 +8,7 @@ import (
 	"context"
 	"testing"
 
-	genericbackupbucket "github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
+	extensionsbackupbucketcontroller "github.com/gardener/gardener/extensions/pkg/controller/backupbucket"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,6 +43,6 @@ func createCopySecret(t *testing.T, k8s client.Client) {
 }
 
 // newActuator is the BackupBucket actuator of a provider whose every store is store.
-func newActuator(k8s client.Client, store controllertest.Store, recorder events.EventRecorder) genericbackupbucket.Actuator {
+func newActuator(k8s client.Client, store controllertest.Store, recorder events.EventRecorder) extensionsbackupbucketcontroller.Actuator {
 	return backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: store}), k8s, k8s, recorder, options.DeletionOptions{})
 }
