@@ -240,12 +240,7 @@ func TestBucketNamesAreCheckedByTheStoresRules(t *testing.T) {
 			o := object("BackupBucket", c.typ, "")
 			o.SetName(c.name)
 			err := k8s.Create(context.Background(), o)
-			switch {
-			case c.wantDenied == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case c.wantDenied != "" && (err == nil || !strings.Contains(err.Error(), c.wantDenied)):
-				t.Fatalf("got %v; want a refusal naming %s", err, c.wantDenied)
-			}
+			wantVerdict(t, err, c.wantDenied)
 		})
 	}
 }
@@ -268,12 +263,7 @@ func TestCreateIsValidatedWithFieldPaths(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			err := k8s.Create(context.Background(), object(c.kind, c.typ, c.config))
-			switch {
-			case c.wantDenied == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case c.wantDenied != "" && (err == nil || !strings.Contains(err.Error(), c.wantDenied)):
-				t.Fatalf("got %v; want a refusal naming %s", err, c.wantDenied)
-			}
+			wantVerdict(t, err, c.wantDenied)
 		})
 	}
 }
@@ -306,12 +296,7 @@ func TestLockedImmutabilityIsNeverWeakened(t *testing.T) {
 			}
 			setConfig(o, c.to)
 			err := k8s.Update(ctx, o)
-			switch {
-			case c.wantDenied == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case c.wantDenied != "" && (err == nil || !strings.Contains(err.Error(), c.wantDenied)):
-				t.Fatalf("got %v; want a refusal saying %q", err, c.wantDenied)
-			}
+			wantVerdict(t, err, c.wantDenied)
 		})
 	}
 }
@@ -367,12 +352,7 @@ func TestSeedExtensionIsValidated(t *testing.T) {
 				t.Fatal(err)
 			}
 			err := k8s.Create(context.Background(), seed)
-			switch {
-			case c.wantDenied == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case c.wantDenied != "" && (err == nil || !strings.Contains(err.Error(), c.wantDenied)):
-				t.Fatalf("got %v; want a refusal naming %s", err, c.wantDenied)
-			}
+			wantVerdict(t, err, c.wantDenied)
 		})
 	}
 }
@@ -409,12 +389,19 @@ func TestSeedCopyIsValidated(t *testing.T) {
 				}
 			}
 			err := k8s.Create(context.Background(), seed)
-			switch {
-			case c.wantDenied == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case c.wantDenied != "" && (err == nil || !strings.Contains(err.Error(), c.wantDenied)):
-				t.Fatalf("got %v; want a refusal naming %s", err, c.wantDenied)
-			}
+			wantVerdict(t, err, c.wantDenied)
 		})
+	}
+}
+
+// wantVerdict checks the API server's answer err to a request: admitted when wantDenied is "",
+// else refused with a message containing wantDenied.
+func wantVerdict(t *testing.T, err error, wantDenied string) {
+	t.Helper()
+	switch {
+	case wantDenied == "" && err != nil:
+		t.Fatalf("refused: %v", err)
+	case wantDenied != "" && (err == nil || !strings.Contains(err.Error(), wantDenied)):
+		t.Fatalf("got %v; want a refusal naming %q", err, wantDenied)
 	}
 }

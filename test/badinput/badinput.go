@@ -12,6 +12,7 @@
 package badinput
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"slices"
@@ -108,6 +109,17 @@ func Config(api config.API, name, raw string, names ...string) Case {
 			WantConfigurationProblem(t, err)
 			return err
 		}}
+}
+
+// DeleteEntry does what the BackupEntry delegate does on deletion with a store built from a
+// case's secret: the deletion engine on the prefix of the entry shoot--garden--bad-input in bucket.
+func DeleteEntry(store objectstore.DataPlane, bucket string) error {
+	prefix, err := objectstore.EntryPrefix("shoot--garden--bad-input")
+	if err != nil {
+		return err
+	}
+	_, err = objectstore.DeletePrefix(context.Background(), store, bucket, prefix, objectstore.DeleteOptions{})
+	return err
 }
 
 // WantConfigurationProblem checks that pkg/controller reports err with Gardener's

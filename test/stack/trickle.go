@@ -27,15 +27,26 @@ type TrickleOptions struct {
 	// Chunk bytes are passed on every Every: a body that flows slowly but never stops.
 	Chunk int
 	Every time.Duration
-	// StopAfter, when positive, stops the first GET's body after that many bytes without
-	// closing the connection: a store that stops sending once (until the client gives up).
+	// StopAfter, when positive, stops the first GET body that reaches that many bytes without
+	// closing the connection: a store that stops sending once (until the client gives up). The
+	// smaller bodies of GETs before it (Swift's /info, a listing) pass as they are.
 	StopAfter int64
 }
+
+// Trickle is a proxy StartTrickle started.
+type Trickle struct {
+	*httptest.Server
+
+	stopped *atomic.Bool
+}
+
+// Stopped tells whether a body reached StopAfter bytes and was stopped.
+func (t *Trickle) Stopped() bool { return t.stopped.Load() }
 
 // StartTrickle starts a proxy to target (a real store's endpoint) that passes every request on
 // as it is and every GET response's body as o says; other responses pass unchanged. Close it
 // when done.
-func StartTrickle(target string, o TrickleOptions) (*httptest.Server, error) {
+func StartTrickle(target string, o TrickleOptions) (*Trickle, error) {
 	u, err := url.Parse(target)
 	if err != nil {
 		return nil, err
@@ -43,30 +54,27 @@ func StartTrickle(target string, o TrickleOptions) (*httptest.Server, error) {
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.FlushInterval = -1 // every chunk reaches the client at once
 	rp.ErrorLog = log.New(io.Discard, "", 0)
-	var stopped atomic.Bool
+	stopped := new(atomic.Bool)
 	rp.ModifyResponse = func(resp *http.Response) error {
 		if resp.Request.Method == http.MethodGet && resp.StatusCode == http.StatusOK {
-			each := o
-			if stopped.Swap(true) {
-				each.StopAfter = 0
-			}
-			resp.Body = &trickle{ReadCloser: resp.Body, o: each, done: resp.Request.Context().Done()}
+			resp.Body = &trickle{ReadCloser: resp.Body, o: o, stopped: stopped, done: resp.Request.Context().Done()}
 		}
 		return nil
 	}
-	return httptest.NewServer(rp), nil
+	return &Trickle{Server: httptest.NewServer(rp), stopped: stopped}, nil
 }
 
 type trickle struct {
 	io.ReadCloser
 
-	o    TrickleOptions
-	done <-chan struct{}
-	sent int64
+	o       TrickleOptions
+	stopped *atomic.Bool // set by the one body that stops
+	done    <-chan struct{}
+	sent    int64
 }
 
 func (t *trickle) Read(p []byte) (int, error) {
-	if t.o.StopAfter > 0 && t.sent >= t.o.StopAfter {
+	if t.o.StopAfter > 0 && t.sent >= t.o.StopAfter && !t.stopped.Swap(true) {
 		<-t.done // the client gave up
 		return 0, io.ErrUnexpectedEOF
 	}
@@ -110,6 +118,13 @@ func CheckFlowingBodies(t *testing.T, target string, direct objectstore.Writer, 
 			t.Fatal(err)
 		}
 		defer proxy.Close()
+		if o.StopAfter > 0 {
+			defer func() {
+				if !proxy.Stopped() {
+					t.Error("no body reached StopAfter bytes: nothing was stopped")
+				}
+			}()
+		}
 		guard, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
 		r, err := through(t, proxy.URL).OpenObject(guard, bucket, key, "")

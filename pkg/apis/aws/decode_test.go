@@ -74,31 +74,6 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 		{name: "unknown setting", raw: head + "disabledSettings: [Versioning]\n", wantErr: "providerConfig.disabledSettings[0]"},
 		{name: "duplicate setting", raw: head + "disabledSettings: [TLSOnlyPolicy, TLSOnlyPolicy]\n", wantErr: "providerConfig.disabledSettings[1]"},
 		{name: "not yaml", raw: "{{{", wantErr: "providerConfig"},
-		{name: "backup freshness", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 25h\n  deltaSnapshotMaxAge: 30m\n",
-			check: func(t *testing.T, c *aws.BackupBucketConfig) {
-				s := c.FreshnessSettings()
-				if s == nil || s.FullSnapshotMaxAge.Duration != 25*time.Hour || s.DeltaSnapshotMaxAge.Duration != 30*time.Minute {
-					t.Fatalf("backupFreshness %+v", s)
-				}
-			}},
-		{name: "backup freshness, full only", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 48h\n",
-			check: func(t *testing.T, c *aws.BackupBucketConfig) {
-				if s := c.FreshnessSettings(); s == nil || s.FullSnapshotMaxAge.Duration != 48*time.Hour || s.DeltaSnapshotMaxAge != nil {
-					t.Fatalf("backupFreshness %+v", s)
-				}
-			}},
-		{name: "no backup freshness", raw: head, check: func(t *testing.T, c *aws.BackupBucketConfig) {
-			if s := c.FreshnessSettings(); s != nil {
-				t.Fatalf("backupFreshness %+v from a config without it", s)
-			}
-		}},
-		{name: "backup freshness, unparseable duration", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: a day\n", wantErr: `providerConfig.backupFreshness.fullSnapshotMaxAge: Invalid value: "a day": must be a duration`},
-		{name: "backup freshness, duration as a number", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 5\n", wantErr: "providerConfig.backupFreshness.fullSnapshotMaxAge: Invalid value: 5: must be a duration string"},
-		{name: "backup freshness, negative", raw: head + "backupFreshness:\n  deltaSnapshotMaxAge: -1h\n", wantErr: `providerConfig.backupFreshness.deltaSnapshotMaxAge: Invalid value: "-1h0m0s": must be positive`},
-		{name: "backup freshness, zero", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 0s\n", wantErr: `providerConfig.backupFreshness.fullSnapshotMaxAge: Invalid value: "0s": must be positive`},
-		{name: "backup freshness, delta longer than full", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 1h\n  deltaSnapshotMaxAge: 2h\n", wantErr: `providerConfig.backupFreshness.deltaSnapshotMaxAge: Invalid value: "2h0m0s": must not be longer than fullSnapshotMaxAge (1h0m0s)`},
-		{name: "backup freshness, object as a string", raw: head + "backupFreshness: 25h\n", wantErr: `providerConfig.backupFreshness: Invalid value: "25h": a JSON string was given; it must be an object`},
-		{name: "backup freshness, unknown field", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 25h\n  maxAge: 1h\n", wantErr: `unknown field "backupFreshness.maxAge"`},
 		{name: "unparseable period", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: forever\n  mode: governance\n", wantErr: `providerConfig.immutability.retentionPeriod: Invalid value: "forever"`},
 		{name: "period as a number", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 96\n  mode: governance\n", wantErr: "providerConfig.immutability.retentionPeriod: Invalid value: 96"},
 		{name: "unparseable rotation period", raw: head + "generatedCredentials:\n  issuer: IAM\n  rotation:\n    period: monthly\n", wantErr: "providerConfig.generatedCredentials.rotation.period"},

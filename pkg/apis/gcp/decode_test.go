@@ -102,31 +102,6 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 		}},
 		{name: "hand back not a boolean", raw: head + "handBack: yes please\n", wantErr: "handBack"},
 		{name: "not yaml", raw: "{{{", wantErr: "providerConfig"},
-		{name: "backup freshness", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 25h\n  deltaSnapshotMaxAge: 30m\n",
-			check: func(t *testing.T, c *gcp.BackupBucketConfig) {
-				s := c.FreshnessSettings()
-				if s == nil || s.FullSnapshotMaxAge.Duration != 25*time.Hour || s.DeltaSnapshotMaxAge.Duration != 30*time.Minute {
-					t.Fatalf("backupFreshness %+v", s)
-				}
-			}},
-		{name: "backup freshness, full only", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 48h\n",
-			check: func(t *testing.T, c *gcp.BackupBucketConfig) {
-				if s := c.FreshnessSettings(); s == nil || s.FullSnapshotMaxAge.Duration != 48*time.Hour || s.DeltaSnapshotMaxAge != nil {
-					t.Fatalf("backupFreshness %+v", s)
-				}
-			}},
-		{name: "no backup freshness", raw: head, check: func(t *testing.T, c *gcp.BackupBucketConfig) {
-			if s := c.FreshnessSettings(); s != nil {
-				t.Fatalf("backupFreshness %+v from a config without it", s)
-			}
-		}},
-		{name: "backup freshness, unparseable duration", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: a day\n", wantErr: `providerConfig.backupFreshness.fullSnapshotMaxAge: Invalid value: "a day": must be a duration`},
-		{name: "backup freshness, duration as a number", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 5\n", wantErr: "providerConfig.backupFreshness.fullSnapshotMaxAge: Invalid value: 5: must be a duration string"},
-		{name: "backup freshness, negative", raw: head + "backupFreshness:\n  deltaSnapshotMaxAge: -1h\n", wantErr: `providerConfig.backupFreshness.deltaSnapshotMaxAge: Invalid value: "-1h0m0s": must be positive`},
-		{name: "backup freshness, zero", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 0s\n", wantErr: `providerConfig.backupFreshness.fullSnapshotMaxAge: Invalid value: "0s": must be positive`},
-		{name: "backup freshness, delta longer than full", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 1h\n  deltaSnapshotMaxAge: 2h\n", wantErr: `providerConfig.backupFreshness.deltaSnapshotMaxAge: Invalid value: "2h0m0s": must not be longer than fullSnapshotMaxAge (1h0m0s)`},
-		{name: "backup freshness, object as a string", raw: head + "backupFreshness: 25h\n", wantErr: `providerConfig.backupFreshness: Invalid value: "25h": a JSON string was given; it must be an object`},
-		{name: "backup freshness, unknown field", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 25h\n  maxAge: 1h\n", wantErr: `unknown field "backupFreshness.maxAge"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -27,30 +27,6 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 		{name: "immutability refused", raw: head + "immutability:\n  retentionType: bucket\n  retentionPeriod: 24h\n", wantErr: "providerConfig.immutability"},
 		{name: "unknown field", raw: head + "versionning: true\n", wantErr: `unknown field "versionning"`},
 		{name: "wrong kind", raw: "apiVersion: openstack.backup.extensions.gardener.cloud/v1alpha1\nkind: Nope\n", wantErr: "providerConfig.kind"},
-		{name: "backup freshness", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 25h\n  deltaSnapshotMaxAge: 30m\n",
-			check: func(t *testing.T, c *openstack.BackupBucketConfig) {
-				s := c.FreshnessSettings()
-				if s == nil || s.FullSnapshotMaxAge.Duration != 25*time.Hour || s.DeltaSnapshotMaxAge.Duration != 30*time.Minute {
-					t.Fatalf("backupFreshness %+v", s)
-				}
-			}},
-		{name: "backup freshness, full only", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 48h\n",
-			check: func(t *testing.T, c *openstack.BackupBucketConfig) {
-				if s := c.FreshnessSettings(); s == nil || s.FullSnapshotMaxAge.Duration != 48*time.Hour || s.DeltaSnapshotMaxAge != nil {
-					t.Fatalf("backupFreshness %+v", s)
-				}
-			}},
-		{name: "no backup freshness", raw: head, check: func(t *testing.T, c *openstack.BackupBucketConfig) {
-			if s := c.FreshnessSettings(); s != nil {
-				t.Fatalf("backupFreshness %+v from a config without it", s)
-			}
-		}},
-		{name: "backup freshness, unparseable duration", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: a day\n", wantErr: `providerConfig.backupFreshness.fullSnapshotMaxAge: Invalid value: "a day": must be a duration`},
-		{name: "backup freshness, duration as a number", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 5\n", wantErr: "providerConfig.backupFreshness.fullSnapshotMaxAge: Invalid value: 5: must be a duration string"},
-		{name: "backup freshness, negative", raw: head + "backupFreshness:\n  deltaSnapshotMaxAge: -1h\n", wantErr: `providerConfig.backupFreshness.deltaSnapshotMaxAge: Invalid value: "-1h0m0s": must be positive`},
-		{name: "backup freshness, zero", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 0s\n", wantErr: `providerConfig.backupFreshness.fullSnapshotMaxAge: Invalid value: "0s": must be positive`},
-		{name: "backup freshness, delta longer than full", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 1h\n  deltaSnapshotMaxAge: 2h\n", wantErr: `providerConfig.backupFreshness.deltaSnapshotMaxAge: Invalid value: "2h0m0s": must not be longer than fullSnapshotMaxAge (1h0m0s)`},
-		{name: "backup freshness, object as a string", raw: head + "backupFreshness: 25h\n", wantErr: `providerConfig.backupFreshness: Invalid value: "25h": a JSON string was given; it must be an object`},
 		{name: "handBack", raw: head + "handBack: true\n", check: func(t *testing.T, c *openstack.BackupBucketConfig) {
 			if !c.HandBack {
 				t.Fatal("handBack: true decoded as false")
@@ -59,7 +35,6 @@ func TestDecodeBackupBucketConfig(t *testing.T) {
 		{name: "handBack with versioning", raw: head + "handBack: true\nversioning: true\n", wantErr: "providerConfig.versioning: Invalid value: true: must be false with handBack"},
 		{name: "handBack with generated credentials", raw: head + "handBack: true\ngeneratedCredentials: {}\n", wantErr: "providerConfig.generatedCredentials: Forbidden: must be removed"},
 		{name: "handBack as a string", raw: head + "handBack: \"yes\"\n", wantErr: "providerConfig.handBack"},
-		{name: "backup freshness, unknown field", raw: head + "backupFreshness:\n  fullSnapshotMaxAge: 25h\n  maxAge: 1h\n", wantErr: `unknown field "backupFreshness.maxAge"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

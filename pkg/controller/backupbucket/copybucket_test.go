@@ -12,19 +12,14 @@ import (
 
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
-	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // TestCopyBucket: the copy bucket a bucket's config declares is converged with the copy's
@@ -41,14 +36,10 @@ func TestCopyBucket(t *testing.T) {
 			ctx := context.Background()
 			k8s := clientWithStatus(t)
 			cfg := controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{CredentialsRef: "backup-copy"}}}
-			bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"}, Spec: extensionsv1alpha1.BackupBucketSpec{
-				SecretRef: controllertest.SecretRef, DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: controllertest.RawConfig(cfg)}}}
-			if err := k8s.Create(ctx, bb); err != nil {
-				t.Fatal(err)
-			}
+			bb := createBucket(t, k8s, cfg)
 			mem := controllertest.Bucket(t, "bucket")
 			recorder := events.NewFakeRecorder(20)
-			a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: mem}), k8s, k8s, recorder, options.DeletionOptions{})
+			a := newActuator(k8s, mem, recorder)
 			reconcile := func() *gardencorev1beta1.Condition {
 				t.Helper()
 				if err := k8s.Get(ctx, client.ObjectKeyFromObject(bb), bb); err != nil {
@@ -68,10 +59,7 @@ func TestCopyBucket(t *testing.T) {
 			if err := mem.Probe(ctx, "bucket-copy"); !errors.Is(err, objectstore.ErrBucketNotFound) {
 				t.Fatalf("copy bucket without credentials: %v; want none", err)
 			}
-			secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}, Data: map[string][]byte{"key": []byte("copy")}}
-			if err := k8s.Create(ctx, secret); err != nil {
-				t.Fatal(err)
-			}
+			createCopySecret(t, k8s)
 			if c := reconcile(); c == nil || c.Status != gardencorev1beta1.ConditionTrue || c.Reason != backupbucket.ReasonCopyBucketReady {
 				t.Fatalf("condition %v; want True", c)
 			}
@@ -126,17 +114,11 @@ func TestCopyBucketRefusesThePrimary(t *testing.T) {
 	ctx := context.Background()
 	k8s := clientWithStatus(t)
 	cfg := controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{CredentialsRef: "backup-copy", BucketName: "bucket"}}}
-	bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"}, Spec: extensionsv1alpha1.BackupBucketSpec{
-		SecretRef: controllertest.SecretRef, DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: controllertest.RawConfig(cfg)}}}
-	if err := k8s.Create(ctx, bb); err != nil {
-		t.Fatal(err)
-	}
-	if err := k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}, Data: map[string][]byte{"key": []byte("copy")}}); err != nil {
-		t.Fatal(err)
-	}
+	bb := createBucket(t, k8s, cfg)
+	createCopySecret(t, k8s)
 	mem := controllertest.Bucket(t, "bucket")
 	recorder := events.NewFakeRecorder(20)
-	a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: mem}), k8s, k8s, recorder, options.DeletionOptions{})
+	a := newActuator(k8s, mem, recorder)
 	if err := a.Reconcile(ctx, logr.Discard(), bb); err != nil {
 		t.Fatalf("Reconcile: %v; the copy must not fail the primary", err)
 	}
@@ -166,14 +148,10 @@ func TestCopyBucketOfATypeWithoutAStore(t *testing.T) {
 	ctx := context.Background()
 	k8s := clientWithStatus(t)
 	cfg := controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{Type: "local", CredentialsRef: "backup-copy"}}}
-	bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"}, Spec: extensionsv1alpha1.BackupBucketSpec{
-		SecretRef: controllertest.SecretRef, DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: controllertest.RawConfig(cfg)}}}
-	if err := k8s.Create(ctx, bb); err != nil {
-		t.Fatal(err)
-	}
+	bb := createBucket(t, k8s, cfg)
 	mem := controllertest.Bucket(t, "bucket")
 	recorder := events.NewFakeRecorder(20)
-	a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: mem}), k8s, k8s, recorder, options.DeletionOptions{})
+	a := newActuator(k8s, mem, recorder)
 	if err := a.Reconcile(ctx, logr.Discard(), bb); err != nil {
 		t.Fatalf("Reconcile: %v; the copy must not fail the primary", err)
 	}

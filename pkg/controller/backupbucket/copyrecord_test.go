@@ -21,8 +21,6 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // TestCopyRecordFollowsTheConfiguration: the reconcile records the copy's secret version it read
@@ -46,7 +44,7 @@ func TestCopyRecordFollowsTheConfiguration(t *testing.T) {
 	}
 	mem := controllertest.Bucket(t, "bucket")
 	recorder := events.NewFakeRecorder(50)
-	a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: mem}), k8s, k8s, recorder, options.DeletionOptions{})
+	a := newActuator(k8s, mem, recorder)
 	reconcile := func(bucketName string) backupbucket.ProviderStatus {
 		t.Helper()
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(bb), bb); err != nil {

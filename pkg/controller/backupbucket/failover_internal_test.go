@@ -20,7 +20,6 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // TestDecideFailover: the automatic failover is recorded only after the primary's probe was
@@ -97,22 +96,14 @@ func TestAutomaticFailoverByTheProbe(t *testing.T) {
 	f := newProbeFixture(t, gardencorev1beta1.LastOperationStateSucceeded)
 	settings := &copystore.Settings{CredentialsRef: "backup-copy", Failover: &copystore.Failover{After: &metav1.Duration{Duration: 10 * time.Minute}}}
 	cfg := controllertest.Config{CopyField: copystore.CopyField{Copy: settings}}
+	f.configure(cfg)
 	bb := f.bucket()
-	bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
-	if err := f.client.Update(ctx, bb); err != nil {
-		t.Fatal(err)
-	}
-	bb = f.bucket()
 	bb.Status.Conditions = append(bb.Status.Conditions, gardencorev1beta1.Condition{Type: ConditionCopyBucketReady, Status: gardencorev1beta1.ConditionTrue, Reason: ReasonCopyBucketReady})
 	if err := f.client.Status().Update(ctx, bb); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}, Data: map[string][]byte{"key": []byte("copy")}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: "probed-copy"}); err != nil {
-		t.Fatal(err)
-	}
+	f.createCopySecret()
+	f.createCopyBucket()
 	be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: "shoot--p--x--1"},
 		Spec: extensionsv1alpha1.BackupEntrySpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "mem", ProviderConfig: controllertest.RawConfig(cfg)}, BucketName: "probed", SecretRef: controllertest.SecretRef}}
 	if err := f.client.Create(ctx, be); err != nil {
@@ -188,11 +179,7 @@ func TestAutomaticFailoverByTheProbe(t *testing.T) {
 	f.events()
 
 	settings.Serve = copystore.ServeCopy
-	bb = f.bucket()
-	bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
-	if err := f.client.Update(ctx, bb); err != nil {
-		t.Fatal(err)
-	}
+	f.configure(cfg)
 	probe("serve copy set", gardencorev1beta1.ConditionTrue)
 	if rec := record(); rec != nil {
 		t.Fatalf("adopted: record %+v; want none", rec)
@@ -211,12 +198,8 @@ func TestRecordedFailoverAsksEveryLook(t *testing.T) {
 	f := newProbeFixture(t, gardencorev1beta1.LastOperationStateSucceeded)
 	settings := &copystore.Settings{CredentialsRef: "backup-copy", Failover: &copystore.Failover{After: &metav1.Duration{Duration: 10 * time.Minute}}}
 	cfg := controllertest.Config{CopyField: copystore.CopyField{Copy: settings}}
+	f.configure(cfg)
 	bb := f.bucket()
-	bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
-	if err := f.client.Update(ctx, bb); err != nil {
-		t.Fatal(err)
-	}
-	bb = f.bucket()
 	if _, err := MergeProviderStatus(bb, func(ps *ProviderStatus) {
 		ps.Failover = &connect.FailoverRecord{At: metav1.NewTime(f.clock.Now()), CopyBucket: "probed-copy", Reason: "Unreachable"}
 	}); err != nil {
@@ -225,12 +208,8 @@ func TestRecordedFailoverAsksEveryLook(t *testing.T) {
 	if err := f.client.Status().Update(ctx, bb); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}, Data: map[string][]byte{"key": []byte("copy")}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: "probed-copy"}); err != nil {
-		t.Fatal(err)
-	}
+	f.createCopySecret()
+	f.createCopyBucket()
 	entry := func(name, bucket, named, operation string) {
 		t.Helper()
 		be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -292,11 +271,7 @@ func TestRecordedFailoverAsksEveryLook(t *testing.T) {
 	unask("shoot--p--primary--1")
 	unask("shoot--p--nosecret--1")
 	settings.Serve = copystore.ServeCopy
-	bb = f.bucket()
-	bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
-	if err := f.client.Update(ctx, bb); err != nil {
-		t.Fatal(err)
-	}
+	f.configure(cfg)
 	f.clock.Step(interval + interval/10)
 	f.probe()
 	if rec, _ := connect.FailoverRecordOf(f.bucket()); rec != nil {

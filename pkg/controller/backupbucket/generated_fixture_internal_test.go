@@ -226,6 +226,27 @@ func (f *genFixture) configure(g *credentials.Settings) {
 	}
 }
 
+// setConfig sets the bucket's providerConfig to cfg.
+func (f *genFixture) setConfig(cfg controllertest.Config) {
+	f.t.Helper()
+	bb := f.bucket()
+	bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
+	if err := f.client.Update(f.ctx, bb); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// withEntryIssuer sets the bucket's providerConfig to entryCredentials of the issuer entry ("":
+// none), handing back or not.
+func (f *genFixture) withEntryIssuer(entry string, handBack bool) {
+	f.t.Helper()
+	cfg := controllertest.Config{HandBack: handBack}
+	if entry != "" {
+		cfg.Entry = &credentials.EntrySettings{Issuer: entry}
+	}
+	f.setConfig(cfg)
+}
+
 // requestRotation sets the bucket's rotation request annotation to token.
 func (f *genFixture) requestRotation(token string) {
 	f.t.Helper()

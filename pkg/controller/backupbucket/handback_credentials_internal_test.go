@@ -31,11 +31,7 @@ import (
 // handBack sets the bucket's providerConfig to g (nil: no generated credentials) with handBack.
 func (f *genFixture) handBack(g *credentials.Settings) {
 	f.t.Helper()
-	bb := f.bucket()
-	bb.Spec.ProviderConfig = controllertest.RawConfig(controllertest.Config{Generated: g, HandBack: true})
-	if err := f.client.Update(f.ctx, bb); err != nil {
-		f.t.Fatal(err)
-	}
+	f.setConfig(controllertest.Config{Generated: g, HandBack: true})
 }
 
 // entry creates BackupEntry name of bucket, held by this extension's finalizer, with its

@@ -16,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
@@ -70,18 +69,7 @@ func TestHandBackRevokesEveryEntryPrincipal(t *testing.T) {
 	own := map[string][]byte{v1beta1constants.DataKeyBackupBucketName: []byte(genBucket), "key": []byte("entry-own")}
 	f.entry("shoot--p--s--1", genBucket, operator)
 	f.etcdBackup("shoot--p--s", "etcd-backup", "shoot--p--s--1", own)
-	configure := func(entry string, handBack bool) {
-		t.Helper()
-		bb := f.bucket()
-		cfg := controllertest.Config{HandBack: handBack}
-		if entry != "" {
-			cfg.Entry = &credentials.EntrySettings{Issuer: entry}
-		}
-		bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
-		if err := f.client.Update(f.ctx, bb); err != nil {
-			t.Fatal(err)
-		}
-	}
+	configure := f.withEntryIssuer
 	record := func(want string) {
 		t.Helper()
 		if got := f.bucket().Annotations[AnnotationEntryIssuers]; got != want {
@@ -161,18 +149,7 @@ func TestHandBackWaitsForPrincipalsNoSweepReaches(t *testing.T) {
 		f.actuator = NewActuator(provider.Register(issuing), f.client, f.client, f.recorder, options.DeletionOptions{})
 		f.entry("shoot--p--s--1", genBucket, operator)
 		f.etcdBackup("shoot--p--s", "etcd-backup", "shoot--p--s--1", operator) // the secrets moved already
-		configure := func(entry string, handBack bool) {
-			t.Helper()
-			bb := f.bucket()
-			cfg := controllertest.Config{HandBack: handBack}
-			if entry != "" {
-				cfg.Entry = &credentials.EntrySettings{Issuer: entry}
-			}
-			bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
-			if err := f.client.Update(f.ctx, bb); err != nil {
-				t.Fatal(err)
-			}
-		}
+		configure := f.withEntryIssuer
 		return f, issuing, configure
 	}
 	removedByHand := func(f *genFixture, value string) {

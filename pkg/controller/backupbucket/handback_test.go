@@ -25,10 +25,8 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // TestHandedBackBucketLetsGoOfItsEntries: a bucket reconciled with handBack releases every
@@ -48,12 +46,8 @@ func TestHandedBackBucketLetsGoOfItsEntries(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"}, Spec: extensionsv1alpha1.BackupBucketSpec{
-				SecretRef: controllertest.SecretRef, DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: controllertest.RawConfig(controllertest.Config{HandBack: handBack})}}}
-			if err := k8s.Create(ctx, bb); err != nil {
-				t.Fatal(err)
-			}
-			a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: controllertest.Bucket(t, "bucket")}), k8s, k8s, events.NewFakeRecorder(10), options.DeletionOptions{})
+			bb := createBucket(t, k8s, controllertest.Config{HandBack: handBack})
+			a := newActuator(k8s, controllertest.Bucket(t, "bucket"), events.NewFakeRecorder(10))
 			if err := a.Reconcile(ctx, logr.Discard(), bb); err != nil {
 				t.Fatalf("Reconcile: %v", err)
 			}
@@ -122,7 +116,7 @@ func TestHandBackWaitsForTheStore(t *testing.T) {
 				}
 			}
 			store := &waitingStore{Store: controllertest.Bucket(t, "bucket"), wait: &objectstore.HandBackWaitError{Bucket: "bucket", Why: "2 noncurrent generations are left", ByOperator: byOperator}}
-			a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: store}), k8s, k8s, events.NewFakeRecorder(10), options.DeletionOptions{})
+			a := newActuator(k8s, store, events.NewFakeRecorder(10))
 			reconcile := func() *gardencorev1beta1.Condition {
 				t.Helper()
 				if err := k8s.Get(ctx, client.ObjectKeyFromObject(bb), bb); err != nil {
@@ -183,13 +177,9 @@ func (s *completingStore) EnsureBucket(ctx context.Context, b objectstore.Bucket
 func TestHandBackCompletesOnlyInTheFinalPass(t *testing.T) {
 	ctx := context.Background()
 	k8s := clientWithStatus(t)
-	bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"}, Spec: extensionsv1alpha1.BackupBucketSpec{
-		SecretRef: controllertest.SecretRef, DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: controllertest.RawConfig(controllertest.Config{HandBack: true})}}}
-	if err := k8s.Create(ctx, bb); err != nil {
-		t.Fatal(err)
-	}
+	bb := createBucket(t, k8s, controllertest.Config{HandBack: true})
 	store := &completingStore{Store: controllertest.Bucket(t, "bucket"), wait: &objectstore.HandBackWaitError{Bucket: "bucket", Why: "a deferral rule was added meanwhile"}}
-	a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: store}), k8s, k8s, events.NewFakeRecorder(10), options.DeletionOptions{})
+	a := newActuator(k8s, store, events.NewFakeRecorder(10))
 	reconcile := func() *gardencorev1beta1.Condition {
 		t.Helper()
 		store.calls = nil

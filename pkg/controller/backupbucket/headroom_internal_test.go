@@ -47,11 +47,7 @@ func (f *probeFixture) withEntryCredentials(on bool, issuer *headroomIssuer) {
 	if on {
 		cfg.Entry = &credentials.EntrySettings{Issuer: "fake"}
 	}
-	bb := f.bucket()
-	bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
-	if err := f.client.Update(context.Background(), bb); err != nil {
-		f.t.Fatal(err)
-	}
+	f.configure(cfg)
 }
 
 func (f *probeFixture) headroomCondition() *gardencorev1beta1.Condition {

@@ -5,20 +5,16 @@
 package backupbucket
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
 
 // declareCopy sets the probed bucket's config to declare a copy (copy.credentialsRef
@@ -29,11 +25,7 @@ func (f *probeFixture) declareCopy(declared bool) {
 	if declared {
 		cfg.Copy = &copystore.Settings{CredentialsRef: "backup-copy"}
 	}
-	bb := f.bucket()
-	bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
-	if err := f.client.Update(context.Background(), bb); err != nil {
-		f.t.Fatal(err)
-	}
+	f.configure(cfg)
 }
 
 func (f *probeFixture) copyCondition() *gardencorev1beta1.Condition {
@@ -54,7 +46,6 @@ func copyAvailable(t *testing.T) (float64, int) {
 // whatever the copy's state, BucketAvailable stays the primary's; a copy no longer declared
 // loses its condition and its series.
 func TestProbeOfTheCopyBucket(t *testing.T) {
-	ctx := context.Background()
 	f := newProbeFixture(t, gardencorev1beta1.LastOperationStateSucceeded)
 	f.declareCopy(true)
 	step := func(what string, wantStatus gardencorev1beta1.ConditionStatus, wantReason string, wantGauge float64, wantEvent string) {
@@ -80,13 +71,9 @@ func TestProbeOfTheCopyBucket(t *testing.T) {
 	}
 
 	step("without the copy's secret", gardencorev1beta1.ConditionFalse, "SecretMissing", 0, "Warning CopyBucketUnavailable")
-	if err := f.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}, Data: map[string][]byte{"key": []byte("copy")}}); err != nil {
-		t.Fatal(err)
-	}
+	f.createCopySecret()
 	step("secret there, copy bucket not", gardencorev1beta1.ConditionFalse, "BucketNotFound", 0, "Warning CopyBucketUnavailable")
-	if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: "probed-copy"}); err != nil {
-		t.Fatal(err)
-	}
+	f.createCopyBucket()
 	step("copy bucket there", gardencorev1beta1.ConditionTrue, "Available", 1, "Normal CopyBucketAvailable")
 	step("unchanged", gardencorev1beta1.ConditionTrue, "Available", 1, "")
 	f.revoked["copy"] = true
@@ -111,11 +98,7 @@ func TestProbeOfTheCopyBucket(t *testing.T) {
 // (CopyBucketReady False CopyBucketInvalid); it is not probed as a copy.
 func TestProbeOfACopyThatIsThePrimary(t *testing.T) {
 	f := newProbeFixture(t, gardencorev1beta1.LastOperationStateSucceeded)
-	bb := f.bucket()
-	bb.Spec.ProviderConfig = controllertest.RawConfig(controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{CredentialsRef: "backup-copy", BucketName: "probed"}}})
-	if err := f.client.Update(context.Background(), bb); err != nil {
-		t.Fatal(err)
-	}
+	f.configure(controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{CredentialsRef: "backup-copy", BucketName: "probed"}}})
 	if primary, _ := f.probe(); primary == nil || primary.Status != gardencorev1beta1.ConditionTrue {
 		t.Fatalf("BucketAvailable %+v", primary)
 	}
@@ -131,24 +114,15 @@ func TestProbeOfACopyThatIsThePrimary(t *testing.T) {
 // writes no copy of) loses CopyBucketAvailable and its series, as a copy no longer declared: the
 // reconcile reports it in CopyBucketReady.
 func TestProbeOfACopyThisBinaryCannotWrite(t *testing.T) {
-	ctx := context.Background()
 	f := newProbeFixture(t, gardencorev1beta1.LastOperationStateSucceeded)
 	f.declareCopy(true)
-	if err := f.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}, Data: map[string][]byte{"key": []byte("copy")}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: "probed-copy"}); err != nil {
-		t.Fatal(err)
-	}
+	f.createCopySecret()
+	f.createCopyBucket()
 	f.probe()
 	if c := f.copyCondition(); c == nil || c.Status != gardencorev1beta1.ConditionTrue {
 		t.Fatalf("CopyBucketAvailable %+v; want True before the type changes", c)
 	}
-	bb := f.bucket()
-	bb.Spec.ProviderConfig = controllertest.RawConfig(controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{Type: "local", CredentialsRef: "backup-copy"}}})
-	if err := f.client.Update(ctx, bb); err != nil {
-		t.Fatal(err)
-	}
+	f.configure(controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{Type: "local", CredentialsRef: "backup-copy"}}})
 	f.clock.Step(interval + interval/10)
 	if primary, _ := f.probe(); primary == nil || primary.Status != gardencorev1beta1.ConditionTrue {
 		t.Fatalf("BucketAvailable %+v", primary)

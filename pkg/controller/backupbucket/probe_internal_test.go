@@ -116,6 +116,33 @@ func (f *probeFixture) bucket() *extensionsv1alpha1.BackupBucket {
 	return bb
 }
 
+// createCopySecret creates the copy's credentials, the secret ref-backup-copy in the garden
+// namespace of copy.credentialsRef backup-copy.
+func (f *probeFixture) createCopySecret() {
+	f.t.Helper()
+	if err := f.client.Create(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}, Data: map[string][]byte{"key": []byte("copy")}}); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// createCopyBucket creates the copy bucket probed-copy in the fixture's store.
+func (f *probeFixture) createCopyBucket() {
+	f.t.Helper()
+	if err := f.mem.EnsureBucket(context.Background(), objectstore.Bucket{Name: "probed-copy"}); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// configure sets the probed bucket's providerConfig to cfg.
+func (f *probeFixture) configure(cfg controllertest.Config) {
+	f.t.Helper()
+	bb := f.bucket()
+	bb.Spec.ProviderConfig = controllertest.RawConfig(cfg)
+	if err := f.client.Update(context.Background(), bb); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
 func (f *probeFixture) events() []string {
 	var got []string
 	for {

@@ -12,10 +12,7 @@ import (
 
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
-	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -23,10 +20,8 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/backupbucket"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/options"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 )
 
 // refusingPrimaryStore refuses a setting of the primary bucket "bucket" (a policy, lock or
@@ -52,17 +47,11 @@ func TestServingTheCopyWithAReachablePrimaryThatDoesNotConverge(t *testing.T) {
 	ctx := context.Background()
 	k8s := clientWithStatus(t)
 	cfg := controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{CredentialsRef: "backup-copy", Serve: copystore.ServeCopy}}}
-	bb := &extensionsv1alpha1.BackupBucket{ObjectMeta: metav1.ObjectMeta{Name: "bucket"}, Spec: extensionsv1alpha1.BackupBucketSpec{
-		SecretRef: controllertest.SecretRef, DefaultSpec: extensionsv1alpha1.DefaultSpec{ProviderConfig: controllertest.RawConfig(cfg)}}}
-	if err := k8s.Create(ctx, bb); err != nil {
-		t.Fatal(err)
-	}
-	if err := k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}, Data: map[string][]byte{"key": []byte("copy")}}); err != nil {
-		t.Fatal(err)
-	}
+	bb := createBucket(t, k8s, cfg)
+	createCopySecret(t, k8s)
 	mem := controllertest.Bucket(t, "bucket")
 	recorder := events.NewFakeRecorder(50)
-	a := backupbucket.NewActuator(provider.Register(controllertest.Provider{Store: refusingPrimaryStore{mem}}), k8s, k8s, recorder, options.DeletionOptions{})
+	a := newActuator(k8s, refusingPrimaryStore{mem}, recorder)
 	// The first pass makes the copy bucket ready; the second serves it.
 	for pass := 1; pass <= 2; pass++ {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(bb), bb); err != nil {

@@ -77,12 +77,7 @@ func TestTwoEntriesOfOneNamespaceNeverShareACredential(t *testing.T) {
 	for _, order := range []string{"old first", "new first"} {
 		t.Run(order, func(t *testing.T) {
 			f := newEntryCredFixture(t, testEntry, true)
-			first := f.be.Name
-			second := testEntry + "0" // shoot--a--b--10: the same namespace, a sibling prefix
-			be := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: second}, Spec: f.current().Spec}
-			if err := f.client.Create(ctx, be); err != nil {
-				t.Fatal(err)
-			}
+			first, second := f.be.Name, f.createSibling()
 			if order == "new first" {
 				first, second = second, first
 			}

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
@@ -180,6 +181,40 @@ func (f *entryCredFixture) actuator() *passes {
 // actuatorOf drives fresh entry credentials of p that write with writer.
 func (f *entryCredFixture) actuatorOf(p provider.Provider, writer client.Client) *passes {
 	return &passes{creds: entrycredentials.New(p, f.client, writer, f.recorder), p: p, client: f.client}
+}
+
+// createSibling creates a second entry of f's shoot namespace with f's spec, whose prefix starts
+// with f's (shoot--a--b--10 beside shoot--a--b--1), and returns its name.
+func (f *entryCredFixture) createSibling() string {
+	f.t.Helper()
+	second := testEntry + "0"
+	if err := f.client.Create(context.Background(), &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: second}, Spec: f.current().Spec}); err != nil {
+		f.t.Fatal(err)
+	}
+	return second
+}
+
+// siblingBetweenWriteAndRecord creates a sibling entry (createSibling) and returns the actuator
+// of the first entry (f.be, named first), whose settling reads the secret to record on it: the
+// second entry's whole pass runs just before that read, after the first entry's write, once.
+// *interleaved says whether it ran.
+func (f *entryCredFixture) siblingBetweenWriteAndRecord() (a *passes, first, second string, interleaved *bool) {
+	first, second = f.be.Name, f.createSibling()
+	key := entryinfo.EtcdBackupSecretKey(f.be)
+	interleaved = new(bool)
+	writer := interceptor.NewClient(f.client, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, k client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*corev1.Secret); ok && k == key && !*interleaved {
+				*interleaved = true
+				f.be = &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: second}}
+				f.mustReconcile()
+			}
+			return c.Get(ctx, k, obj, opts...)
+		},
+	})
+	a = f.actuatorOf(f.registered(), writer)
+	f.be = &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: first}}
+	return a, first, second, interleaved
 }
 
 // current reads the entry back from the API server.

@@ -17,8 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycredentials"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
@@ -184,29 +182,9 @@ func TestARefusedRecordLosesNoCredentialToRevoke(t *testing.T) {
 	old := f.published()
 	f.issuer.Place = "fake:two"
 
-	first := f.be.Name
-	second := testEntry + "0" // the same namespace, a sibling prefix
-	if err := f.client.Create(ctx, &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: second}, Spec: f.current().Spec}); err != nil {
-		t.Fatal(err)
-	}
-	key := entryinfo.EtcdBackupSecretKey(f.be)
-	// The first entry's settling reads the secret to record on it: the second entry's whole pass
-	// runs just before that read, after the first entry's write.
-	interleaved := false
-	writer := interceptor.NewClient(f.client, interceptor.Funcs{
-		Get: func(ctx context.Context, c client.WithWatch, k client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			if _, ok := obj.(*corev1.Secret); ok && k == key && !interleaved {
-				interleaved = true
-				f.be = &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: second}}
-				f.mustReconcile()
-			}
-			return c.Get(ctx, k, obj, opts...)
-		},
-	})
-	a := f.actuatorOf(f.registered(), writer)
-	f.be = &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: first}}
-	if err := a.Reconcile(ctx, logr.Discard(), f.current()); err == nil || !interleaved {
-		t.Fatalf("the first entry's Reconcile = %v (interleaved: %v); want its record refused", err, interleaved)
+	a, first, _, interleaved := f.siblingBetweenWriteAndRecord()
+	if err := a.Reconcile(ctx, logr.Discard(), f.current()); err == nil || !*interleaved {
+		t.Fatalf("the first entry's Reconcile = %v (interleaved: %v); want its record refused", err, *interleaved)
 	}
 	f.be = &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: first}}
 	if _, ok := f.issuer.Valid(old); !ok {

@@ -12,13 +12,9 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entrycredentials"
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryrecord"
 )
 
@@ -30,29 +26,9 @@ import (
 func TestRecordNeverOverwritesAnotherEntrysRecord(t *testing.T) {
 	ctx := context.Background()
 	f := newEntryCredFixture(t, testEntry, true)
-	first := f.be.Name
-	second := testEntry + "0" // the same namespace, a sibling prefix
-	if err := f.client.Create(ctx, &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: second}, Spec: f.current().Spec}); err != nil {
-		t.Fatal(err)
-	}
-	key := entryinfo.EtcdBackupSecretKey(f.be)
-	// The first entry's settling reads the secret to record on it: the second entry's whole pass
-	// runs just before that read, after the first entry's write.
-	interleaved := false
-	writer := interceptor.NewClient(f.client, interceptor.Funcs{
-		Get: func(ctx context.Context, c client.WithWatch, k client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			if _, ok := obj.(*corev1.Secret); ok && k == key && !interleaved {
-				interleaved = true
-				f.be = &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: second}}
-				f.mustReconcile()
-			}
-			return c.Get(ctx, k, obj, opts...)
-		},
-	})
-	a := f.actuatorOf(f.registered(), writer)
-	f.be = &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: first}}
+	a, first, second, interleaved := f.siblingBetweenWriteAndRecord()
 	err := a.Reconcile(ctx, logr.Discard(), f.current())
-	if !interleaved {
+	if !*interleaved {
 		t.Fatal("the second entry's pass did not run between the first one's write and its record")
 	}
 	if err == nil || !strings.Contains(err.Error(), "retried") {

@@ -52,12 +52,7 @@ func deleteEntry(bucket, specRegion string) func(*testing.T, map[string][]byte) 
 		if err != nil {
 			return err
 		}
-		prefix, err := objectstore.EntryPrefix("shoot--garden--bad-input")
-		if err != nil {
-			return err
-		}
-		_, err = objectstore.DeletePrefix(context.Background(), store, bucket, prefix, objectstore.DeleteOptions{})
-		return err
+		return badinput.DeleteEntry(store, bucket)
 	}
 }
 

@@ -6,7 +6,6 @@ package aws_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -14,12 +13,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	awsprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/aws"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
 // stsStandIn plays AWS STS's AssumeRoleWithWebIdentity (no emulator exists here): it records the
@@ -84,14 +81,5 @@ func TestWorkloadIdentityAssumesTheRoleWithTheToken(t *testing.T) {
 // TestProbeIsOneCountedRequest: a probe of a missing bucket is one request to the store, which
 // the metrics transport counts under the provider, the operation of its context and the status.
 func TestProbeIsOneCountedRequest(t *testing.T) {
-	store := newStore(t, minio.SecretData())
-	counted := metrics.CloudRequests.WithLabelValues(awsprovider.Type, "probe", "404")
-	before := testutil.ToFloat64(counted)
-	err := store.Probe(objectstore.WithOperation(context.Background(), "probe"), newBucketName())
-	if !errors.Is(err, objectstore.ErrBucketNotFound) {
-		t.Fatalf("Probe of a missing bucket: %v; want ErrBucketNotFound", err)
-	}
-	if n := testutil.ToFloat64(counted) - before; n != 1 {
-		t.Fatalf("the probe made %v counted requests answered 404; want 1", n)
-	}
+	stack.CheckProbeIsOneCountedRequest(t, newStore(t, minio.SecretData()), awsprovider.Type, newBucketName())
 }

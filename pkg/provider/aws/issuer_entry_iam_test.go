@@ -33,17 +33,21 @@ func startEnforcedIAM(t *testing.T) *awsstack.IAM {
 	return stand
 }
 
+// startIAMIssuer starts the enforced IAM stand-in and the IAM entry issuer of the operator's
+// secret on it.
+func startIAMIssuer(t *testing.T) (*awsstack.IAM, objectstore.EntryCredentialIssuer) {
+	t.Helper()
+	stand := startEnforcedIAM(t)
+	return stand, newEntryIssuer(t, &awsprovider.Provider{IAMEndpoint: stand.URL}, minio.SecretData(), awsapi.IssuerIAM)
+}
+
 func TestIAMEntryIssuerUserPolicyAndKeys(t *testing.T) {
 	ctx := context.Background()
 	f := newEntryFixture(t)
-	stand := startEnforcedIAM(t)
-	iss := newEntryIssuer(t, &awsprovider.Provider{IAMEndpoint: stand.URL}, minio.SecretData(), awsapi.IssuerIAM)
+	stand, iss := startIAMIssuer(t)
 	user := awsprovider.IAMEntryUserName(f.bucket, f.ours, objectstore.EntryReadWrite)
 
-	first, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := f.issue(t, iss)
 	policies, keys, _ := stand.User(user)
 	doc := policies["etcd-backup-entry"]
 	if len(doc) > 2048 || !strings.Contains(doc, `"arn:aws:s3:::`+f.bucket+`/shoot--p--uid1/*"`) || strings.Contains(doc, `"arn:aws:s3:::`+f.bucket+`/*"`) {
@@ -82,13 +86,8 @@ func TestIAMEntryIssuerUserPolicyAndKeys(t *testing.T) {
 	}
 
 	// A retiring key stays through an issuance; with two keys, IAM's limit, a third waits.
-	if err := iss.RetireEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{first.ID}, time.Now().Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	second, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f.retire(t, iss, time.Now().Add(time.Hour), first.ID)
+	second := f.issue(t, iss)
 	if _, keys, _ = stand.User(user); !slices.Equal(keys, []string{first.ID, second.ID}) {
 		t.Fatalf("keys %v; want the retiring and the new", keys)
 	}
@@ -132,9 +131,7 @@ func TestIAMEntryIssuerAtTheAccountsUserLimit(t *testing.T) {
 		}
 	}
 	wantHeadroom(1, 2)
-	if _, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil); err != nil {
-		t.Fatal(err)
-	}
+	f.issue(t, iss)
 	wantHeadroom(2, 2)
 	_, err := iss.IssueEntryCredential(ctx, f.bucket, f.sibling, objectstore.EntryReadWrite, nil)
 	if !errors.Is(err, objectstore.ErrQuotaExceeded) || !strings.Contains(err.Error(), "5,000") || !strings.Contains(err.Error(), "entryCredentials off") {
@@ -187,23 +184,12 @@ func TestIAMEntryUserOfSomebodyElseIsNotTakenOver(t *testing.T) {
 func TestIAMEntryIssuanceWithTwoKeysRetiring(t *testing.T) {
 	ctx := context.Background()
 	f := newEntryFixture(t)
-	stand := startEnforcedIAM(t)
-	iss := newEntryIssuer(t, &awsprovider.Provider{IAMEndpoint: stand.URL}, minio.SecretData(), awsapi.IssuerIAM)
+	stand, iss := startIAMIssuer(t)
 	user := awsprovider.IAMEntryUserName(f.bucket, f.ours, objectstore.EntryReadWrite)
-	rotatedOut, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := iss.RetireEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{rotatedOut.ID}, time.Now().Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	migrated, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := iss.RetireEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{migrated.ID}, time.Now().Add(24*time.Hour)); err != nil {
-		t.Fatal(err)
-	}
+	rotatedOut := f.issue(t, iss)
+	f.retire(t, iss, time.Now().Add(time.Hour), rotatedOut.ID)
+	migrated := f.issue(t, iss)
+	f.retire(t, iss, time.Now().Add(24*time.Hour), migrated.ID)
 	destination, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil)
 	if err != nil {
 		t.Fatalf("the destination's first issuance with two keys retiring: %v; want a credential", err)
@@ -221,21 +207,12 @@ func TestIAMEntryIssuanceWithTwoKeysRetiring(t *testing.T) {
 func TestIAMEntryRetiredKeyEndsAtItsTime(t *testing.T) {
 	ctx := context.Background()
 	f := newEntryFixture(t)
-	stand := startEnforcedIAM(t)
-	iss := newEntryIssuer(t, &awsprovider.Provider{IAMEndpoint: stand.URL}, minio.SecretData(), awsapi.IssuerIAM)
+	stand, iss := startIAMIssuer(t)
 	user := awsprovider.IAMEntryUserName(f.bucket, f.ours, objectstore.EntryReadWrite)
-	retired, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	published, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{retired.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	retired := f.issue(t, iss)
+	published := f.issue(t, iss, retired.ID)
 	at := time.Now().Add(5 * time.Second)
-	if err := iss.RetireEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{retired.ID}, at); err != nil {
-		t.Fatal(err)
-	}
+	f.retire(t, iss, at, retired.ID)
 	next, err := iss.EndRetiredEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite)
 	if _, keys, _ := stand.User(user); err != nil || !next.Equal(at.Truncate(time.Second)) || !slices.Equal(keys, []string{retired.ID, published.ID}) {
 		t.Fatalf("before its time: next %v, %v, keys %v; want %v, both keys", next, err, keys, at)
@@ -257,21 +234,12 @@ func TestIAMEntryRetiredKeyEndsAtItsTime(t *testing.T) {
 func TestIAMEntryEndRetiredSparesTheKeyTheListingLagsOn(t *testing.T) {
 	ctx := context.Background()
 	f := newEntryFixture(t)
-	stand := startEnforcedIAM(t)
-	iss := newEntryIssuer(t, &awsprovider.Provider{IAMEndpoint: stand.URL}, minio.SecretData(), awsapi.IssuerIAM)
+	stand, iss := startIAMIssuer(t)
 	user := awsprovider.IAMEntryUserName(f.bucket, f.ours, objectstore.EntryReadWrite)
-	retired, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	retired := f.issue(t, iss)
 	at := time.Now().Add(time.Second)
-	if err := iss.RetireEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{retired.ID}, at); err != nil {
-		t.Fatal(err)
-	}
-	published, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{retired.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f.retire(t, iss, at, retired.ID)
+	published := f.issue(t, iss, retired.ID)
 	for !time.Now().After(at.Truncate(time.Second)) {
 		time.Sleep(100 * time.Millisecond)
 	}

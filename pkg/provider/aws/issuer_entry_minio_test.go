@@ -94,6 +94,25 @@ func (f entryFixture) put(t *testing.T, c *s3.Client, key string, want error) {
 	}
 }
 
+// issue issues ours' read-write credential with iss, the ids in use kept, and fails the test on
+// an error.
+func (f entryFixture) issue(t *testing.T, iss objectstore.EntryCredentialIssuer, inUse ...string) objectstore.Credential {
+	t.Helper()
+	cred, err := iss.IssueEntryCredential(context.Background(), f.bucket, f.ours, objectstore.EntryReadWrite, inUse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cred
+}
+
+// retire retires ours' read-write credentials ids with iss, to end after at.
+func (f entryFixture) retire(t *testing.T, iss objectstore.EntryCredentialIssuer, at time.Time, ids ...string) {
+	t.Helper()
+	if err := iss.RetireEntryCredentials(context.Background(), f.bucket, f.ours, objectstore.EntryReadWrite, ids, at); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // exists says whether key is there, asked with the operator's credentials.
 func (f entryFixture) exists(t *testing.T, key string) bool {
 	t.Helper()
@@ -107,10 +126,7 @@ func TestMinIOEntryCredentialReachesOnlyItsPrefix(t *testing.T) {
 	ctx := context.Background()
 	f := newEntryFixture(t)
 	iss := newEntryIssuer(t, &awsprovider.Provider{}, minio.SecretData(), awsapi.IssuerMinIO)
-	cred, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cred := f.issue(t, iss)
 	if iss.CredentialID(cred.Data) != cred.ID {
 		t.Fatalf("CredentialID %q of the issued data; want %q", iss.CredentialID(cred.Data), cred.ID)
 	}
@@ -289,16 +305,12 @@ func TestMinIOEntryCredentialLifecycle(t *testing.T) {
 	}
 
 	// Retiring: second stays valid until its time through the next issuances, then goes.
-	if err := iss.RetireEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{second.ID}, time.Now().Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
+	f.retire(t, iss, time.Now().Add(time.Hour), second.ID)
 	fourth := issue(objectstore.EntryReadWrite, third.ID)
 	if !works(second) || !works(fourth) {
 		t.Fatal("a retiring credential was revoked by an issuance before its time")
 	}
-	if err := iss.RetireEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{third.ID}, time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	f.retire(t, iss, time.Now(), third.ID)
 	if works(third) {
 		t.Fatal("a credential retired without a grace still works")
 	}
@@ -326,18 +338,10 @@ func TestMinIOEntryRetiredCredentialEndsAtItsTime(t *testing.T) {
 	ctx := context.Background()
 	f := newEntryFixture(t)
 	iss := newEntryIssuer(t, &awsprovider.Provider{}, minio.SecretData(), awsapi.IssuerMinIO)
-	retired, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	retired := f.issue(t, iss)
 	before := time.Now()
-	if err := iss.RetireEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, []string{retired.ID}, before.Add(2*time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	published, err := iss.IssueEntryCredential(ctx, f.bucket, f.ours, objectstore.EntryReadWrite, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f.retire(t, iss, before.Add(2*time.Second), retired.ID)
+	published := f.issue(t, iss)
 	next, err := iss.EndRetiredEntryCredentials(ctx, f.bucket, f.ours, objectstore.EntryReadWrite)
 	if err != nil || next.Before(before.Add(15*time.Minute).Truncate(time.Second)) || next.After(time.Now().Add(17*time.Minute)) {
 		t.Fatalf("next %v, %v; want MinIO's expiration, about 16 minutes from the retirement", next, err)

@@ -64,8 +64,7 @@ func sweepSides() []sweepSide {
 			return newEntryIssuer(t, &awsprovider.Provider{}, minio.SecretData(), awsapi.IssuerMinIO), principals, interrupt
 		}},
 		{name: "IAM", start: func(t *testing.T) (objectstore.EntryCredentialIssuer, func(string) []string, func(string)) {
-			stand := startEnforcedIAM(t)
-			iss := newEntryIssuer(t, &awsprovider.Provider{IAMEndpoint: stand.URL}, minio.SecretData(), awsapi.IssuerIAM)
+			stand, iss := startIAMIssuer(t)
 			principals := func(bucket string) []string {
 				var out []string
 				for _, u := range stand.Users() {

@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -47,13 +46,7 @@ func s3Operation(r *http.Request) string {
 // and version is listed, and a deletion through the same listing empties the prefix.
 func TestListingIsOneRequestPerPage(t *testing.T) {
 	ctx := context.Background()
-	var mu sync.Mutex
-	counts := map[string]int{}
-	proxy, err := stack.StartProxy(minio.Endpoint, stack.ProxyOptions{OnRequest: func(r *http.Request, _ int) {
-		mu.Lock()
-		counts[s3Operation(r)]++
-		mu.Unlock()
-	}})
+	proxy, err := stack.StartCountingProxy(minio.Endpoint, s3Operation)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,9 +73,7 @@ func TestListingIsOneRequestPerPage(t *testing.T) {
 			if err := conformance.PutMany(ctx, newStore(t, minio.SecretData()), name, keys); err != nil {
 				t.Fatal(err)
 			}
-			mu.Lock()
-			clear(counts)
-			mu.Unlock()
+			proxy.Reset()
 			for range 2 { // two inventories
 				n := 0
 				if err := through().ListObjects(ctx, name, "shoot--a--b--1/", func(page []objectstore.ObjectVersion) error {
@@ -96,10 +87,7 @@ func TestListingIsOneRequestPerPage(t *testing.T) {
 			if versioned {
 				want["GetObjectLockConfiguration"] = 2 // once per store
 			}
-			mu.Lock()
-			got := fmt.Sprint(counts)
-			mu.Unlock()
-			if got != fmt.Sprint(want) {
+			if got := proxy.String(); got != fmt.Sprint(want) {
 				t.Fatalf("two listings of 1,500 objects sent %s; want %s", got, fmt.Sprint(want))
 			}
 			prefix, _ := objectstore.EntryPrefix("shoot--a--b--1")

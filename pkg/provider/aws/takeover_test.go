@@ -9,10 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -326,13 +324,7 @@ func TestHandBackCostsNoObjectRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var mu sync.Mutex
-	counts := map[string]int{}
-	proxy, err := stack.StartProxy(minio.Endpoint, stack.ProxyOptions{OnRequest: func(r *http.Request, _ int) {
-		mu.Lock()
-		counts[s3Operation(r)]++
-		mu.Unlock()
-	}})
+	proxy, err := stack.StartCountingProxy(minio.Endpoint, s3Operation)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,19 +332,16 @@ func TestHandBackCostsNoObjectRequests(t *testing.T) {
 	back := immutable(awsapi.ModeGovernance, 1)
 	back.HandBack = true
 	for pass := range 2 {
-		mu.Lock()
-		clear(counts)
-		mu.Unlock()
+		proxy.Reset()
 		if err := ensure(t, withData(minio.SecretData(), "endpoint", proxy.URL), name, back); err != nil {
 			t.Fatalf("hand-back pass %d: %v", pass, err)
 		}
-		mu.Lock()
+		counts := proxy.Counts()
 		for op, n := range counts {
 			if strings.Contains(op, "ObjectTagging") || strings.HasPrefix(op, "List") {
 				t.Errorf("hand-back pass %d sent %d %s; want none (requests: %v)", pass, n, op, counts)
 			}
 		}
-		mu.Unlock()
 	}
 	after, rules := storedVersions(t, raw, name)
 	if want := []string{awsprovider.IncumbentDeleteMarkersRule, awsprovider.IncumbentDeferralRule}; !slices.Equal(rules, want) {

@@ -85,12 +85,7 @@ func (e badInputEnv) deleteEntry(arm bool, bucket string) func(*testing.T, map[s
 		if err != nil {
 			return err
 		}
-		prefix, err := objectstore.EntryPrefix("shoot--garden--bad-input")
-		if err != nil {
-			return err
-		}
-		_, err = objectstore.DeletePrefix(context.Background(), s, bucket, prefix, objectstore.DeleteOptions{})
-		return err
+		return badinput.DeleteEntry(s, bucket)
 	}
 }
 

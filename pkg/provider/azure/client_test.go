@@ -10,27 +10,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider"
 	azureprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/azure"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
 // TestProbeIsOneCountedRequest: a probe of a missing bucket is one request to the store, which
 // the metrics transport counts under the provider, the operation of its context and the status.
 func TestProbeIsOneCountedRequest(t *testing.T) {
-	store := newStore(t, azurite.SecretData())
-	counted := metrics.CloudRequests.WithLabelValues(azureprovider.Type, "probe", "404")
-	before := testutil.ToFloat64(counted)
-	err := store.Probe(objectstore.WithOperation(context.Background(), "probe"), newBucketName())
-	if !errors.Is(err, objectstore.ErrBucketNotFound) {
-		t.Fatalf("Probe of a missing bucket: %v; want ErrBucketNotFound", err)
-	}
-	if n := testutil.ToFloat64(counted) - before; n != 1 {
-		t.Fatalf("the probe made %v counted requests answered 404; want 1", n)
-	}
+	stack.CheckProbeIsOneCountedRequest(t, newStore(t, azurite.SecretData()), azureprovider.Type, newBucketName())
 }
 
 func TestManagementCredentials(t *testing.T) {

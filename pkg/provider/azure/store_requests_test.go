@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -23,14 +22,9 @@ import (
 // fill the last page exactly or not, and lists every blob once.
 func TestListingIsOneRequestPerPage(t *testing.T) {
 	const pageSize = 3
-	var mu sync.Mutex
-	counts := map[string]int{}
-	proxy, err := stack.StartProxy("http://"+azurite.Host, stack.ProxyOptions{OnRequest: func(r *http.Request, _ int) {
-		op := r.Method + " " + r.URL.Query().Get("comp")
-		mu.Lock()
-		counts[strings.TrimSpace(op)]++
-		mu.Unlock()
-	}})
+	proxy, err := stack.StartCountingProxy("http://"+azurite.Host, func(r *http.Request) string {
+		return strings.TrimSpace(r.Method + " " + r.URL.Query().Get("comp"))
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,9 +47,7 @@ func TestListingIsOneRequestPerPage(t *testing.T) {
 			if err := conformance.PutMany(ctx(t), direct, name, keys); err != nil {
 				t.Fatal(err)
 			}
-			mu.Lock()
-			clear(counts)
-			mu.Unlock()
+			proxy.Reset()
 			for range 2 { // two inventories
 				listed := 0
 				if err := through().ListObjects(context.Background(), name, "shoot--a--b--1/", func(page []objectstore.ObjectVersion) error {
@@ -67,9 +59,7 @@ func TestListingIsOneRequestPerPage(t *testing.T) {
 			}
 			pages := (n + pageSize - 1) / pageSize
 			want := fmt.Sprint(map[string]int{"GET list": 2 * pages})
-			mu.Lock()
-			got := fmt.Sprint(counts)
-			mu.Unlock()
+			got := proxy.String()
 			if got != want {
 				t.Fatalf("two listings of %d blobs in pages of %d sent %s; want %s", n, pageSize, got, want)
 			}

@@ -69,12 +69,7 @@ func deleteEntry(bucket string) func(*testing.T, map[string][]byte, bool) error 
 		if err != nil {
 			return err
 		}
-		prefix, err := objectstore.EntryPrefix("shoot--garden--bad-input")
-		if err != nil {
-			return err
-		}
-		_, err = objectstore.DeletePrefix(context.Background(), store, bucket, prefix, objectstore.DeleteOptions{})
-		return err
+		return badinput.DeleteEntry(store, bucket)
 	}
 }
 

@@ -5,31 +5,19 @@
 package gcp_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	gcpprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/gcp"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
 // TestProbeIsOneCountedRequest: a probe of a missing bucket is one request to the store, which
 // the metrics transport counts under the provider, the operation of its context and the status.
 func TestProbeIsOneCountedRequest(t *testing.T) {
-	store := newStore(t, gcs.SecretData())
-	counted := metrics.CloudRequests.WithLabelValues(gcpprovider.Type, "probe", "404")
-	before := testutil.ToFloat64(counted)
-	err := store.Probe(objectstore.WithOperation(context.Background(), "probe"), newBucketName())
-	if !errors.Is(err, objectstore.ErrBucketNotFound) {
-		t.Fatalf("Probe of a missing bucket: %v; want ErrBucketNotFound", err)
-	}
-	if n := testutil.ToFloat64(counted) - before; n != 1 {
-		t.Fatalf("the probe made %v counted requests answered 404; want 1", n)
-	}
+	stack.CheckProbeIsOneCountedRequest(t, newStore(t, gcs.SecretData()), gcpprovider.Type, newBucketName())
 }
 
 func TestWorkloadIdentity(t *testing.T) {

@@ -52,6 +52,45 @@ func entryEmail(bucket string, prefix objectstore.Prefix, access objectstore.Ent
 	return gcpprovider.EntryServiceAccountID(bucket, prefix, access) + "@" + gcs.ProjectID + ".iam.gserviceaccount.com"
 }
 
+// entryFixture is an entry's prefix in a new bucket, the entry issuer, and the read-write
+// service account's email.
+type entryFixture struct {
+	bucket string
+	prefix objectstore.Prefix
+	rw     objectstore.EntryAccess
+	email  string
+	iss    objectstore.EntryCredentialIssuer
+}
+
+// newEntryFixture creates a bucket for the prefix of the entry name.
+func newEntryFixture(t *testing.T, name string) entryFixture {
+	t.Helper()
+	f := entryFixture{bucket: newBucketName(), prefix: entryPrefix(t, name), rw: objectstore.EntryReadWrite, iss: entryIssuer(t)}
+	if err := newStore(t, gcs.SecretData()).EnsureBucket(context.Background(), objectstore.Bucket{Name: f.bucket, Region: region}); err != nil {
+		t.Fatal(err)
+	}
+	f.email = entryEmail(f.bucket, f.prefix, f.rw)
+	return f
+}
+
+// issue issues the read-write credential, the ids in use kept, and fails the test on an error.
+func (f entryFixture) issue(t *testing.T, inUse ...string) objectstore.Credential {
+	t.Helper()
+	c, err := f.iss.IssueEntryCredential(context.Background(), f.bucket, f.prefix, f.rw, inUse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// retire retires the read-write credentials ids, to end after at.
+func (f entryFixture) retire(t *testing.T, at time.Time, ids ...string) {
+	t.Helper()
+	if err := f.iss.RetireEntryCredentials(context.Background(), f.bucket, f.prefix, f.rw, ids, at); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // clientOf is a storage client with a credential's data, as etcd-backup-restore builds one.
 func clientOf(t *testing.T, data map[string][]byte) *storage.Client {
 	t.Helper()
@@ -280,26 +319,11 @@ func TestEntryCredentialReachesOnlyItsManagedFolder(t *testing.T) {
 // account's limit of keys and the project's limit of service accounts are ErrQuotaExceeded.
 func TestEntryCredentialLifecycle(t *testing.T) {
 	ctx := context.Background()
-	s := newStore(t, gcs.SecretData())
-	bucket := newBucketName()
-	if err := s.EnsureBucket(ctx, objectstore.Bucket{Name: bucket, Region: region}); err != nil {
-		t.Fatal(err)
-	}
-	iss := entryIssuer(t)
-	prefix := entryPrefix(t, "shoot--l--uid1")
-	rw := objectstore.EntryReadWrite
-	email := entryEmail(bucket, prefix, rw)
-	issue := func(inUse ...string) objectstore.Credential {
-		t.Helper()
-		c, err := iss.IssueEntryCredential(ctx, bucket, prefix, rw, inUse)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	first := issue()
-	lost := issue(first.ID) // issued by a pass that failed before publishing it
-	third := issue(first.ID)
+	f := newEntryFixture(t, "shoot--l--uid1")
+	iss, bucket, prefix, rw, email := f.iss, f.bucket, f.prefix, f.rw, f.email
+	first := f.issue(t)
+	lost := f.issue(t, first.ID) // issued by a pass that failed before publishing it
+	third := f.issue(t, first.ID)
 	if got := gcs.ServiceAccountKeyIDs(email); !slices.Equal(got, []string{first.ID, third.ID}) {
 		t.Fatalf("keys %v; want %s (in use) and %s, not the unpublished %s", got, first.ID, third.ID, lost.ID)
 	}
@@ -307,16 +331,12 @@ func TestEntryCredentialLifecycle(t *testing.T) {
 		t.Fatalf("Owns(unpublished key) = %v, %v; want false", ok, err)
 	}
 	// Retiring: spared by issuance before its time, gone after.
-	if err := iss.RetireEntryCredentials(ctx, bucket, prefix, rw, []string{first.ID}, time.Now().Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	fourth := issue()
+	f.retire(t, time.Now().Add(time.Hour), first.ID)
+	fourth := f.issue(t)
 	if got := gcs.ServiceAccountKeyIDs(email); !slices.Equal(got, []string{first.ID, fourth.ID}) {
 		t.Fatalf("keys %v; want the retiring %s and the new %s", got, first.ID, fourth.ID)
 	}
-	if err := iss.RetireEntryCredentials(ctx, bucket, prefix, rw, []string{fourth.ID}, time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	f.retire(t, time.Now(), fourth.ID)
 	if got := gcs.ServiceAccountKeyIDs(email); !slices.Equal(got, []string{first.ID}) {
 		t.Fatalf("keys %v after retiring %s at once; want only the retiring %s", got, fourth.ID, first.ID)
 	}
@@ -367,32 +387,16 @@ func TestEntryCredentialLifecycle(t *testing.T) {
 	}
 }
 
-// TestEntryIssuerNames: the one issuer by name or none, any other refused.
 // A retired key ends at its time: EndRetiredEntryCredentials reports when, spares it before,
 // and deletes it (with its marker) after, leaving the others.
 func TestEntryCredentialRetiredEndsAtItsTime(t *testing.T) {
 	ctx := context.Background()
-	s := newStore(t, gcs.SecretData())
-	bucket := newBucketName()
-	if err := s.EnsureBucket(ctx, objectstore.Bucket{Name: bucket, Region: region}); err != nil {
-		t.Fatal(err)
-	}
-	iss := entryIssuer(t)
-	prefix := entryPrefix(t, "shoot--r--uid1")
-	rw := objectstore.EntryReadWrite
-	email := entryEmail(bucket, prefix, rw)
-	retired, err := iss.IssueEntryCredential(ctx, bucket, prefix, rw, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	published, err := iss.IssueEntryCredential(ctx, bucket, prefix, rw, []string{retired.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := newEntryFixture(t, "shoot--r--uid1")
+	iss, bucket, prefix, rw, email := f.iss, f.bucket, f.prefix, f.rw, f.email
+	retired := f.issue(t)
+	published := f.issue(t, retired.ID)
 	at := time.Now().Add(5 * time.Second)
-	if err := iss.RetireEntryCredentials(ctx, bucket, prefix, rw, []string{retired.ID}, at); err != nil {
-		t.Fatal(err)
-	}
+	f.retire(t, at, retired.ID)
 	next, err := iss.EndRetiredEntryCredentials(ctx, bucket, prefix, rw)
 	if err != nil || !next.Equal(time.Unix(at.Unix(), 0)) || !slices.Equal(gcs.ServiceAccountKeyIDs(email), []string{retired.ID, published.ID}) {
 		t.Fatalf("before its time: next %v, %v, keys %v; want %v, both keys", next, err, gcs.ServiceAccountKeyIDs(email), at)
@@ -409,6 +413,7 @@ func TestEntryCredentialRetiredEndsAtItsTime(t *testing.T) {
 	}
 }
 
+// TestEntryIssuerNames: the one issuer by name or none, any other refused.
 func TestEntryIssuerNames(t *testing.T) {
 	for _, name := range []string{"", gcpapi.IssuerServiceAccountKey} {
 		if _, err := testProvider.NewEntryIssuer(context.Background(), provider.Credentials{Data: gcs.SecretData(), Region: region}, nil, name); err != nil {
@@ -433,27 +438,12 @@ func TestEntryCredentialEndRetiredSparesKeysTheListingLagsOn(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			s := newStore(t, gcs.SecretData())
-			bucket := newBucketName()
-			if err := s.EnsureBucket(ctx, objectstore.Bucket{Name: bucket, Region: region}); err != nil {
-				t.Fatal(err)
-			}
-			iss := entryIssuer(t)
-			prefix := entryPrefix(t, "shoot--r--uid1")
-			rw := objectstore.EntryReadWrite
-			email := entryEmail(bucket, prefix, rw)
-			retired, err := iss.IssueEntryCredential(ctx, bucket, prefix, rw, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			f := newEntryFixture(t, "shoot--r--uid1")
+			iss, bucket, prefix, rw, email := f.iss, f.bucket, f.prefix, f.rw, f.email
+			retired := f.issue(t)
 			at := time.Now().Add(time.Second)
-			if err := iss.RetireEntryCredentials(ctx, bucket, prefix, rw, []string{retired.ID}, at); err != nil {
-				t.Fatal(err)
-			}
-			published, err := iss.IssueEntryCredential(ctx, bucket, prefix, rw, []string{retired.ID})
-			if err != nil {
-				t.Fatal(err)
-			}
+			f.retire(t, at, retired.ID)
+			published := f.issue(t, retired.ID)
 			for !time.Now().After(time.Unix(at.Unix(), 0)) {
 				time.Sleep(100 * time.Millisecond)
 			}

@@ -50,12 +50,7 @@ func TestBadInputIsRefusedNamingItsCauseAndTouchesNothing(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			prefix, err := objectstore.EntryPrefix("shoot--garden--bad-input")
-			if err != nil {
-				return err
-			}
-			_, err = objectstore.DeletePrefix(context.Background(), d, bucket, prefix, objectstore.DeleteOptions{})
-			return err
+			return badinput.DeleteEntry(d, bucket)
 		}
 	}
 	writeEtcdBackup := func(_ *testing.T, data map[string][]byte) error {

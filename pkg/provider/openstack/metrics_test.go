@@ -6,7 +6,6 @@ package openstack_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -14,21 +13,13 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	osprovider "github.com/gardener-extension-backup/gardener-extension-backup/pkg/provider/openstack"
+	"github.com/gardener-extension-backup/gardener-extension-backup/test/stack"
 )
 
 // TestProbeIsOneCountedRequest: a probe of a missing bucket is one request to the store, which
 // the metrics transport counts under the provider, the operation of its context and the status.
 func TestProbeIsOneCountedRequest(t *testing.T) {
-	store := newStore(t, cloud.SecretData("demo"))
-	counted := metrics.CloudRequests.WithLabelValues(osprovider.Type, "probe", "404")
-	before := testutil.ToFloat64(counted)
-	err := store.Probe(objectstore.WithOperation(context.Background(), "probe"), newContainerName())
-	if !errors.Is(err, objectstore.ErrBucketNotFound) {
-		t.Fatalf("Probe of a missing bucket: %v; want ErrBucketNotFound", err)
-	}
-	if n := testutil.ToFloat64(counted) - before; n != 1 {
-		t.Fatalf("the probe made %v counted requests answered 404; want 1", n)
-	}
+	stack.CheckProbeIsOneCountedRequest(t, newStore(t, cloud.SecretData("demo")), osprovider.Type, newContainerName())
 }
 
 // TestAnUnchangedContainerIsNotWritten: a second reconcile of a container as declared is one

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
@@ -26,17 +25,12 @@ import (
 func TestListingRequestsPerPage(t *testing.T) {
 	const pageSize = 10
 	ctx := context.Background()
-	var mu sync.Mutex
-	counts := map[string]int{}
-	proxy, err := stack.StartProxy(cloud.SwiftURL, stack.ProxyOptions{OnRequest: func(r *http.Request, _ int) {
-		op := r.Method + " other"
+	proxy, err := stack.StartCountingProxy(cloud.SwiftURL, func(r *http.Request) string {
 		if r.Method == http.MethodGet && r.URL.Query().Has("limit") {
-			op = "listing"
+			return "listing"
 		}
-		mu.Lock()
-		counts[op]++
-		mu.Unlock()
-	}})
+		return r.Method + " other"
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,9 +51,7 @@ func TestListingRequestsPerPage(t *testing.T) {
 			if err := conformance.PutMany(ctx, direct, name, keys); err != nil {
 				t.Fatal(err)
 			}
-			mu.Lock()
-			clear(counts)
-			mu.Unlock()
+			proxy.Reset()
 			for range 2 { // two inventories
 				through := newStoreWith(t, &osprovider.Provider{ListPageSize: pageSize, EndpointRewrite: rewrite}, cloud.SecretData("demo"))
 				listed := 0
@@ -71,9 +63,7 @@ func TestListingRequestsPerPage(t *testing.T) {
 				}
 			}
 			pages := (n + pageSize - 1) / pageSize
-			mu.Lock()
-			got := fmt.Sprint(counts)
-			mu.Unlock()
+			got := proxy.String()
 			// GET other: /info, read once per store when it authenticates (the bulk-delete limit).
 			if want := fmt.Sprint(map[string]int{"GET other": 2, "listing": 2 * (pages + 1)}); got != want {
 				t.Fatalf("two listings of %d objects in pages of %d sent %s; want %s", n, pageSize, got, want)

@@ -29,20 +29,39 @@ func rotatingEntryConfig(grace string) string {
 	return strings.Replace(entryCredentialsConfig, `"issuer":"MinIO"`, `"issuer":"MinIO","rotation":{"gracePeriod":"`+grace+`"}`, 1)
 }
 
+// reconciledEntry creates a BackupBucket of the operator's MinIO secret (its name starting with
+// bucketPrefix) and, in a new shoot namespace (starting with shootPrefix), the bucket's
+// BackupEntry with config; it returns both once reconciled, and the shoot's namespace.
+func reconciledEntry(t *testing.T, bucketPrefix, shootPrefix, config string) (*extensionsv1alpha1.BackupBucket, *extensionsv1alpha1.BackupEntry, string) {
+	t.Helper()
+	operator := secretData(minio.Endpoint)
+	bb := env.CreateBucket(t, framework.UniqueName(bucketPrefix), operator, minioConfig)
+	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
+	shoot := framework.UniqueName(shootPrefix)
+	env.EnsureNamespace(t, shoot)
+	be := env.CreateEntryWithConfig(t, shoot+"--1", bb.Name, operator, config)
+	env.WaitFor(t, be, 2*time.Minute, "entry reconciled", framework.Succeeded)
+	return bb, be, shoot
+}
+
+// iamEntryUser is the IAM user of the read-write credentials of entry in bucket.
+func iamEntryUser(t *testing.T, bucket, entry string) string {
+	t.Helper()
+	prefix, err := objectstore.EntryPrefix(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return awsprovider.IAMEntryUserName(bucket, prefix, objectstore.EntryReadWrite)
+}
+
 // TestEntryCredentialRotationOnMinIO: the BackupEntry annotation rotate-credentials alone (the
 // rotation scheduler asks for the reconcile) puts a new MinIO service account into etcd-backup;
 // the previous one keeps working, its expiration set to the rotation grace (MinIO ends it by
 // itself then); the annotation is removed. A second request within that grace ends the first
 // early; with gracePeriod 0s a rotation ends the previous one at once.
 func TestEntryCredentialRotationOnMinIO(t *testing.T) {
-	operator := secretData(minio.Endpoint)
-	bb := env.CreateBucket(t, framework.UniqueName("entryrot-"), operator, minioConfig)
-	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
-	shoot := framework.UniqueName("shoot--r--")
-	entry := shoot + "--1"
-	env.EnsureNamespace(t, shoot)
-	be := env.CreateEntryWithConfig(t, entry, bb.Name, operator, rotatingEntryConfig("2h"))
-	env.WaitFor(t, be, 2*time.Minute, "entry reconciled", framework.Succeeded)
+	bb, be, shoot := reconciledEntry(t, "entryrot-", "shoot--r--", rotatingEntryConfig("2h"))
+	entry := be.Name
 	published := func() map[string][]byte {
 		_, s := env.SecretKeys(t, shoot, "etcd-backup")
 		return s.Data
@@ -146,20 +165,8 @@ func TestEntryCredentialRotationOnMinIO(t *testing.T) {
 // rotated-out one, tagged retire-<key>=<end of the grace>; a second rotation within that grace
 // deletes the first key and its tag, so that IAM's two keys per user never stop a rotation.
 func TestEntryCredentialRotationOnTheIAMStandIn(t *testing.T) {
-	operator := secretData(minio.Endpoint)
-	bb := env.CreateBucket(t, framework.UniqueName("entryrotiam-"), operator, minioConfig)
-	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
-	shoot := framework.UniqueName("shoot--i--")
-	entry := shoot + "--1"
-	env.EnsureNamespace(t, shoot)
-	config := strings.Replace(rotatingEntryConfig("2h"), `"issuer":"MinIO"`, `"issuer":"IAM"`, 1)
-	be := env.CreateEntryWithConfig(t, entry, bb.Name, operator, config)
-	env.WaitFor(t, be, 2*time.Minute, "entry reconciled", framework.Succeeded)
-	prefix, err := objectstore.EntryPrefix(entry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	user := awsprovider.IAMEntryUserName(bb.Name, prefix, objectstore.EntryReadWrite)
+	bb, be, shoot := reconciledEntry(t, "entryrotiam-", "shoot--i--", strings.Replace(rotatingEntryConfig("2h"), `"issuer":"MinIO"`, `"issuer":"IAM"`, 1))
+	user := iamEntryUser(t, bb.Name, be.Name)
 	published := func() string {
 		_, s := env.SecretKeys(t, shoot, "etcd-backup")
 		return string(s.Data["accessKeyID"])
@@ -198,20 +205,8 @@ func TestEntryCredentialRotationOnTheIAMStandIn(t *testing.T) {
 // rotated-out IAM key is deleted at its time with no other event: the pass records when it
 // ends, and the rotation scheduler asks for the pass that ends it.
 func TestRetiredEntryCredentialEndsAtItsTimeOnTheIAMStandIn(t *testing.T) {
-	operator := secretData(minio.Endpoint)
-	bb := env.CreateBucket(t, framework.UniqueName("entryendiam-"), operator, minioConfig)
-	env.WaitFor(t, bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
-	shoot := framework.UniqueName("shoot--e--")
-	entry := shoot + "--1"
-	env.EnsureNamespace(t, shoot)
-	config := strings.Replace(rotatingEntryConfig("5s"), `"issuer":"MinIO"`, `"issuer":"IAM"`, 1)
-	be := env.CreateEntryWithConfig(t, entry, bb.Name, operator, config)
-	env.WaitFor(t, be, 2*time.Minute, "entry reconciled", framework.Succeeded)
-	prefix, err := objectstore.EntryPrefix(entry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	user := awsprovider.IAMEntryUserName(bb.Name, prefix, objectstore.EntryReadWrite)
+	bb, be, shoot := reconciledEntry(t, "entryendiam-", "shoot--e--", strings.Replace(rotatingEntryConfig("5s"), `"issuer":"MinIO"`, `"issuer":"IAM"`, 1))
+	user := iamEntryUser(t, bb.Name, be.Name)
 	published := func() string {
 		_, s := env.SecretKeys(t, shoot, "etcd-backup")
 		return string(s.Data["accessKeyID"])

@@ -200,11 +200,14 @@ func (r *serving) entryOn(t *testing.T, seedProvider string) *extensionsv1alpha1
 func (r *serving) setBucketConfig(t *testing.T, config string) {
 	t.Helper()
 	cur := &extensionsv1alpha1.BackupBucket{}
-	if err := r.env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(r.bb), cur); err != nil {
-		t.Fatal(err)
-	}
-	cur.Spec.ProviderConfig = &runtime.RawExtension{Raw: []byte(config)}
-	if err := r.env.K8s.Update(framework.Ctx(t), cur); err != nil {
+	// The probe and the reconcile write the status meanwhile: an Update can meet a newer version.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := r.env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(r.bb), cur); err != nil {
+			return err
+		}
+		cur.Spec.ProviderConfig = &runtime.RawExtension{Raw: []byte(config)}
+		return r.env.K8s.Update(framework.Ctx(t), cur)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	r.env.Trigger(t, cur)
