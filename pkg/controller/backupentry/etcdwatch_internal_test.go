@@ -21,6 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/etcdwatch"
 )
 
 // TestEtcdEventsEnqueueTheShootsEntry: a change of an Etcd's backup container enqueues the live
@@ -40,7 +42,7 @@ func TestEtcdEventsEnqueueTheShootsEntry(t *testing.T) {
 		return be
 	}
 	var listedAll []string
-	c := fake.NewClientBuilder().WithScheme(scheme).WithIndex(&extensionsv1alpha1.BackupEntry{}, etcdNamespaceIndex, etcdNamespaceOf).WithInterceptorFuncs(interceptor.Funcs{
+	c := fake.NewClientBuilder().WithScheme(scheme).WithIndex(&extensionsv1alpha1.BackupEntry{}, etcdwatch.Index, etcdwatch.EntryNamespace).WithInterceptorFuncs(interceptor.Funcs{
 		List: func(ctx context.Context, cl client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
 			if o := (&client.ListOptions{}).ApplyOptions(opts); o.FieldSelector == nil {
 				listedAll = append(listedAll, "a List without the index")
@@ -100,6 +102,6 @@ func TestEtcdEventsEnqueueTheShootsEntry(t *testing.T) {
 		}
 	}
 	if len(listedAll) > 0 {
-		t.Errorf("%d events listed every BackupEntry of the seed; want their shoot's alone (etcdNamespaceIndex)", len(listedAll))
+		t.Errorf("%d events listed every BackupEntry of the seed; want their shoot's alone (etcdwatch.Index)", len(listedAll))
 	}
 }
