@@ -6,6 +6,7 @@ package backupentry
 
 import (
 	"context"
+	"fmt"
 
 	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry"
@@ -21,7 +22,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/etcdwatch"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 )
 
 // addController is gardener's backupentry.Add (its add, extensions/pkg/controller/backupentry,
@@ -60,13 +63,49 @@ func addController(mgr manager.Manager, args backupentry.AddArgs) error {
 
 // etcdEvents enqueues the live entries of the shoot whose Etcd gardenlet rolled onto another
 // bucket (etcdwatch.Events). An Etcd seen at the start (a create event) enqueues only the entries
-// whose bucket it does not name (namesAnotherBucket): a roll the extension did not see while it
-// was down; in the steady state the Etcds name their entries' buckets and nothing is enqueued.
+// that may have missed a roll while the extension was down (rollMissed); in the steady state
+// nothing is enqueued.
 func etcdEvents(reader client.Reader, typeAndClass []predicate.Predicate) handler.EventHandler {
-	return etcdwatch.Events(reader, typeAndClass, namesAnotherBucket)
+	return etcdwatch.Events(reader, typeAndClass, rollMissed)
 }
 
-// namesAnotherBucket is etcdEvents' etcdwatch.AtStart: the Etcd's container is not be's bucket.
-func namesAnotherBucket(_ context.Context, container string, be *extensionsv1alpha1.BackupEntry) bool {
-	return be.Spec.BucketName != container
+// rollMissed is etcdEvents' etcdwatch.AtStart, decided on the cached entry alone (no request;
+// table-tested): an entry needs its reconcile when the Etcd names another bucket than the
+// entry's and than the container its last successful pass decided etcd-backup for
+// (entryinfo.ProviderStatus.EtcdContainer). After a move every Etcd names the copy bucket, and
+// the entries whose etcd-backup was decided for it are not reconciled again.
+func rollMissed(_ context.Context, container string, be *extensionsv1alpha1.BackupEntry) bool {
+	if be.Spec.BucketName == container {
+		return false
+	}
+	ps, err := entryinfo.ReadProviderStatus(be)
+	return err != nil || ps.EtcdContainer != container
+}
+
+// etcdDecided is the Etcd container one reconcile or restore pass decided etcd-backup for
+// (connect.DecideEtcdBackup): decided once the decision is made; container "" when it did not
+// read the Etcd (no copy declared, or no Etcd).
+type etcdDecided struct {
+	decided   bool
+	container string
+}
+
+// recordEtcdDecided records, after a successful pass, the Etcd container it decided etcd-backup
+// for in be's status.providerStatus (entryinfo.ProviderStatus.EtcdContainer): etcd-backup holds
+// that decision now. Every successful pass that decides it rewrites it; it goes with the entry.
+func (a *holdingActuator) recordEtcdDecided(ctx context.Context, be *extensionsv1alpha1.BackupEntry, etcd *etcdDecided) error {
+	if !etcd.decided {
+		return nil
+	}
+	err := extstatus.Patch(ctx, a.client, a.reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
+		if ps, err := entryinfo.ReadProviderStatus(be); err == nil && ps.EtcdContainer == etcd.container {
+			return false
+		}
+		entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.EtcdContainer = etcd.container })
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("recording the Etcd container etcd-backup was decided for: %w", err)
+	}
+	return nil
 }
