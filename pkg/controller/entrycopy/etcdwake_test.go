@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -46,7 +46,7 @@ func TestEtcdRollWakesTheFinalPass(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a kube-apiserver")
 	}
-	ctrllog.SetLogger(logr.Discard())
+	logf.SetLogger(logr.Discard())
 	env, cfg, err := stack.StartEnvtest()
 	if err != nil {
 		t.Fatal(err)
