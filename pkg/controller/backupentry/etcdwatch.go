@@ -70,16 +70,21 @@ func etcdEvents(reader client.Reader, typeAndClass []predicate.Predicate) handle
 }
 
 // rollMissed is etcdEvents' etcdwatch.AtStart, decided on the cached entry alone (no request;
-// table-tested): an entry needs its reconcile when the Etcd names another bucket than the
-// entry's and than the container its last successful pass decided etcd-backup for
-// (entryinfo.ProviderStatus.EtcdContainer). After a move every Etcd names the copy bucket, and
-// the entries whose etcd-backup was decided for it are not reconciled again.
+// table-tested): an entry needs its reconcile when the Etcd names another bucket than the one its
+// last successful pass decided etcd-backup for (entryinfo.ProviderStatus.EtcdContainer; without
+// that record, the entry's own bucket). After a move every Etcd names the copy bucket, and the
+// entries whose etcd-backup was decided for it are not reconciled again; an Etcd rolled back onto
+// the entry's bucket while no replica watched is.
 func rollMissed(_ context.Context, container string, be *extensionsv1alpha1.BackupEntry) bool {
-	if be.Spec.BucketName == container {
-		return false
-	}
 	ps, err := entryinfo.ReadProviderStatus(be)
-	return err != nil || ps.EtcdContainer != container
+	if err != nil {
+		return true
+	}
+	decidedFor := ps.EtcdContainer
+	if decidedFor == "" {
+		decidedFor = be.Spec.BucketName
+	}
+	return container != decidedFor
 }
 
 // etcdDecided is the Etcd container one reconcile or restore pass decided etcd-backup for

@@ -108,7 +108,8 @@ func TestEtcdEventsEnqueueTheShootsEntry(t *testing.T) {
 }
 
 // TestRollMissed: an Etcd seen at the start asks for the reconcile of an entry only when it names
-// another bucket than the entry's and than the one its etcd-backup was last decided for.
+// another bucket than the one its etcd-backup was last decided for (without a record: the
+// entry's own).
 func TestRollMissed(t *testing.T) {
 	entry := func(bucket, recorded string, providerStatus string) *extensionsv1alpha1.BackupEntry {
 		be := &extensionsv1alpha1.BackupEntry{Spec: extensionsv1alpha1.BackupEntrySpec{BucketName: bucket}}
@@ -127,7 +128,8 @@ func TestRollMissed(t *testing.T) {
 		want      bool
 	}{
 		{"the Etcd names the entry's bucket", "bucket", entry("bucket", "", ""), false},
-		{"the Etcd names the entry's bucket, decided for the copy before", "bucket", entry("bucket", "bucket-copy", ""), false},
+		{"the Etcd names the entry's bucket, decided for the copy (rolled back unseen)", "bucket", entry("bucket", "bucket-copy", ""), true},
+		{"the Etcd names the entry's bucket, decided for it", "bucket", entry("bucket", "bucket", ""), false},
 		{"another bucket, nothing recorded (never decided since)", "bucket-copy", entry("bucket", "", ""), true},
 		{"another bucket, decided for it (after a move)", "bucket-copy", entry("bucket", "bucket-copy", ""), false},
 		{"another bucket, decided for the entry's (a roll missed)", "bucket-copy", entry("bucket", "bucket", ""), true},

@@ -147,6 +147,7 @@ func TestFailoverToTheCopy(t *testing.T) {
 // credentials, the copy's credentials in the garden namespace as gardenlet puts them.
 type serving struct {
 	env             *framework.Env
+	bin             *framework.Binary // the extension's process env is attached to
 	primary, second *awsstack.MinIO
 	data            map[string][]byte
 	bb              *extensionsv1alpha1.BackupBucket
@@ -175,7 +176,8 @@ func startServing(t *testing.T, ctx context.Context, prefix string, flags ...str
 	r.withCopyEvery = func(serve, interval string) string {
 		return minio + `,"copy":{"credentialsRef":"backup-copy","serve":"` + serve + `","interval":"` + interval + `","rpo":"` + interval + `","providerConfig":` + minio + `}}}`
 	}
-	r.env = framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, t.TempDir(), append([]string{"--entry-copy-interval", "2s"}, flags...)...).Env
+	r.bin = framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, t.TempDir(), append([]string{"--entry-copy-interval", "2s"}, flags...)...)
+	r.env = r.bin.Env
 	r.env.CreateSecret(t, "garden", "ref-backup-copy", second.SecretData())
 	r.bb = r.env.CreateBucket(t, framework.UniqueName(prefix), r.data, r.withCopy("primary"))
 	r.env.WaitFor(t, r.bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
