@@ -58,9 +58,10 @@ func Controller(opts Options) periodic.Controller {
 // watchEtcds wakes an entry's look when gardenlet rolls its shoot's Etcd onto another bucket
 // (etcdwatch.Events; an Etcd seen at the start wakes nothing: the entries' own creation events
 // do): rolled onto the entry's bucket, the final reverse pass (wayFinal) brings at once what the
-// shoot wrote into the copy since the last reverse pass; rolled onto the copy, the pause
-// (servingFromCopy) follows as soon as etcd-backup holds the copy's credentials. A look before its
-// schedule with nothing changed makes no pass: the forward pass waits for its due time.
+// shoot wrote into the copy since the last reverse pass; rolled onto the copy, the look pauses
+// (servingFromCopy) if etcd-backup holds the copy's credentials already, else the entry's
+// reconcile that gives them wakes it again (its last operation). A look before its schedule with
+// nothing changed makes no pass: the forward pass waits for its due time.
 func watchEtcds(mgr manager.Manager, typeAndClass []predicate.Predicate) ([]periodic.Watch, error) {
 	if err := etcdwatch.IndexEntries(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return nil, err
