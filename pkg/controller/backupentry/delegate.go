@@ -80,7 +80,7 @@ func NewDelegate(p provider.Provider, reader client.Reader, recorder events.Even
 // read of the bucket that these credentials reach it: an entry is not Succeeded while its
 // sidecar could not find its bucket.
 func (d *delegate) GetETCDSecretData(ctx context.Context, _ logr.Logger, be *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
-	return d.etcdSecretData(ctx, be, data, &entrycredentials.Outcome{})
+	return d.etcdSecretData(ctx, be, data, &entrycredentials.Outcome{}, &etcdDecided{})
 }
 
 // entryPass is the delegate of one reconcile or restore pass: gardener's generic actuator,
@@ -90,20 +90,23 @@ type entryPass struct {
 	*delegate
 
 	outcome *entrycredentials.Outcome
+	// etcd is the Etcd container the pass decided etcd-backup for, recorded once it succeeded.
+	etcd *etcdDecided
 }
 
 // GetETCDSecretData implements genericactuator.BackupEntryDelegate for the pass.
 func (p *entryPass) GetETCDSecretData(ctx context.Context, _ logr.Logger, be *extensionsv1alpha1.BackupEntry, data map[string][]byte) (map[string][]byte, error) {
-	return p.etcdSecretData(ctx, be, data, p.outcome)
+	return p.etcdSecretData(ctx, be, data, p.outcome, p.etcd)
 }
 
-// etcdSecretData is GetETCDSecretData, deciding the entry's credential into o.
-func (d *delegate) etcdSecretData(ctx context.Context, be *extensionsv1alpha1.BackupEntry, data map[string][]byte, o *entrycredentials.Outcome) (map[string][]byte, error) {
+// etcdSecretData is GetETCDSecretData, deciding the entry's credential into o and noting into
+// etcd the Etcd container the decision was made for.
+func (d *delegate) etcdSecretData(ctx context.Context, be *extensionsv1alpha1.BackupEntry, data map[string][]byte, o *entrycredentials.Outcome, etcd *etcdDecided) (map[string][]byte, error) {
 	if be.Spec.BucketName == "" {
 		// etcd-backup-restore would get no container: refused before the shoot gets the secret.
 		return nil, lasterror.For(errEmptyBucketName)
 	}
-	return d.etcdBackupData(ctx, be, data, o)
+	return d.etcdBackupData(ctx, be, data, o, etcd)
 }
 
 // checkBucket reads the bucket once with the entry's credentials (the store's Probe: one

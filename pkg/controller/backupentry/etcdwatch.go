@@ -6,7 +6,7 @@ package backupentry
 
 import (
 	"context"
-	"time"
+	"fmt"
 
 	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	"github.com/gardener/gardener/extensions/pkg/controller/backupentry"
@@ -15,30 +15,27 @@ import (
 	predicateutils "github.com/gardener/gardener/pkg/controllerutils/predicate"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/etcdwatch"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 )
 
 // addController is gardener's backupentry.Add (its add, extensions/pkg/controller/backupentry,
 // gardener v1.150.0) with one more watch: the shoots' Etcds (etcdEvents), so that the entry whose
 // Etcd gardenlet rolled onto another bucket gets that bucket's credentials in etcd-backup within
 // seconds (the two-phase switch, connect.DecideEtcdBackup), not at the shoot's next reconcile.
-// Etcds are only read: the cache holds their backup store alone (app.NewManager).
 func addController(mgr manager.Manager, args backupentry.AddArgs) error {
 	if args.ControllerOptions.ReconciliationTimeout == 0 {
 		args.ControllerOptions.ReconciliationTimeout = controllerutils.DefaultReconciliationTimeout
 	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &extensionsv1alpha1.BackupEntry{}, etcdNamespaceIndex, etcdNamespaceOf); err != nil {
+	if err := etcdwatch.IndexEntries(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
 	typeAndClass := predicateutils.AddTypeAndClassPredicates(nil, args.ExtensionClasses, args.Type)
@@ -64,85 +61,56 @@ func addController(mgr manager.Manager, args backupentry.AddArgs) error {
 		handler.EnqueueRequestsFromMapFunc(backupentry.SecretToBackupEntryMapper(mgr.GetClient(), predicates))))
 }
 
-// etcdEvents enqueues the live entries (of this type and class, not a migration's source-, not
-// being deleted) of the shoot whose Etcd (entryinfo.EtcdKey) changed its backup store's
-// container: gardenlet rolled it. An Etcd seen at the start (a create event) enqueues only the
-// entries whose bucket it does not name: a roll the extension did not see while it was down; in
-// the steady state the Etcds name their entries' buckets and nothing is enqueued.
+// etcdEvents enqueues the live entries of the shoot whose Etcd gardenlet rolled onto another
+// bucket (etcdwatch.Events). An Etcd seen at the start (a create event) enqueues only the entries
+// that may have missed a roll while the extension was down (rollMissed); in the steady state
+// nothing is enqueued.
 func etcdEvents(reader client.Reader, typeAndClass []predicate.Predicate) handler.EventHandler {
-	enqueue := func(ctx context.Context, etcd client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], unless func(*extensionsv1alpha1.BackupEntry) bool) {
-		for _, be := range entriesOf(ctx, reader, etcd, typeAndClass) {
-			if unless == nil || !unless(&be) {
-				q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&be)})
-			}
-		}
-	}
-	return handler.Funcs{
-		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			container, found := storeContainer(e.Object)
-			if !found {
-				return
-			}
-			enqueue(ctx, e.Object, q, func(be *extensionsv1alpha1.BackupEntry) bool { return be.Spec.BucketName == container })
-		},
-		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			oldContainer, oldFound := storeContainer(e.ObjectOld)
-			newContainer, newFound := storeContainer(e.ObjectNew)
-			if oldContainer == newContainer && oldFound == newFound {
-				return
-			}
-			enqueue(ctx, e.ObjectNew, q, nil)
-		},
-	}
+	return etcdwatch.Events(reader, typeAndClass, rollMissed)
 }
 
-// storeContainer is obj's spec.backup.store.container when obj is an Etcd with a store.
-func storeContainer(obj client.Object) (string, bool) {
-	etcd, ok := obj.(*druidcorev1alpha1.Etcd)
-	if !ok {
-		return "", false
+// rollMissed is etcdEvents' etcdwatch.AtStart, decided on the cached entry alone (no request;
+// table-tested): an entry needs its reconcile when the Etcd names another bucket than the one its
+// last successful pass decided etcd-backup for (entryinfo.ProviderStatus.EtcdContainer; without
+// that record, the entry's own bucket). After a move every Etcd names the copy bucket, and the
+// entries whose etcd-backup was decided for it are not reconciled again; an Etcd rolled back onto
+// the entry's bucket while no replica watched is.
+func rollMissed(_ context.Context, container string, be *extensionsv1alpha1.BackupEntry) bool {
+	ps, err := entryinfo.ReadProviderStatus(be)
+	if err != nil {
+		return true
 	}
-	return entryinfo.StoreContainer(etcd)
+	decidedFor := ps.EtcdContainer
+	if decidedFor == "" {
+		decidedFor = be.Spec.BucketName
+	}
+	return container != decidedFor
 }
 
-// etcdNamespaceIndex is the field index of BackupEntries by the namespace of the Etcd they read
-// (etcdNamespaceOf): an Etcd's event lists its shoot's entries alone, not every entry of the seed.
-const etcdNamespaceIndex = "backupentry.etcdNamespace"
-
-// etcdNamespaceOf is the namespace of obj's shoot's Etcd (entryinfo.EtcdKey); none for an entry
-// whose Etcd is not read.
-func etcdNamespaceOf(obj client.Object) []string {
-	be, ok := obj.(*extensionsv1alpha1.BackupEntry)
-	if !ok {
-		return nil
-	}
-	key, read := entryinfo.EtcdKey(be)
-	if !read {
-		return nil
-	}
-	return []string{key.Namespace}
+// etcdDecided is the Etcd container one reconcile or restore pass decided etcd-backup for
+// (connect.DecideEtcdBackup): decided once the decision is made; container "" when it did not
+// read the Etcd (no copy declared, or no Etcd).
+type etcdDecided struct {
+	decided   bool
+	container string
 }
 
-// entriesOf lists the entries whose shoot's Etcd etcd is (entryinfo.EtcdKey, by
-// etcdNamespaceIndex) and that pass typeAndClass, not being deleted (a deletion does not read
-// the Etcd). A failed List is logged: the event is lost, the entries keep what they hold until
-// their next reconcile.
-func entriesOf(ctx context.Context, reader client.Reader, etcd client.Object, typeAndClass []predicate.Predicate) []extensionsv1alpha1.BackupEntry {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	list := &extensionsv1alpha1.BackupEntryList{}
-	if err := reader.List(ctx, list, client.MatchingFields{etcdNamespaceIndex: etcd.GetNamespace()}); err != nil {
-		log.FromContext(ctx).Error(err, "Listing the BackupEntries of a changed Etcd failed: they are not reconciled for it", "etcd", client.ObjectKeyFromObject(etcd))
+// recordEtcdDecided records, after a successful pass, the Etcd container it decided etcd-backup
+// for in be's status.providerStatus (entryinfo.ProviderStatus.EtcdContainer): etcd-backup holds
+// that decision now. Every successful pass that decides it rewrites it; it goes with the entry.
+func (a *holdingActuator) recordEtcdDecided(ctx context.Context, be *extensionsv1alpha1.BackupEntry, etcd *etcdDecided) error {
+	if !etcd.decided {
 		return nil
 	}
-	var out []extensionsv1alpha1.BackupEntry
-	for _, be := range list.Items {
-		if be.DeletionTimestamp != nil || !predicateutils.EvalGeneric(&be, typeAndClass...) {
-			continue
+	err := extstatus.Patch(ctx, a.client, a.reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
+		if ps, err := entryinfo.ReadProviderStatus(be); err == nil && ps.EtcdContainer == etcd.container {
+			return false
 		}
-		if key, ok := entryinfo.EtcdKey(&be); ok && key == client.ObjectKeyFromObject(etcd) {
-			out = append(out, be)
-		}
+		entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.EtcdContainer = etcd.container })
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("recording the Etcd container etcd-backup was decided for: %w", err)
 	}
-	return out
+	return nil
 }

@@ -21,6 +21,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/etcdwatch"
 )
 
 // TestEtcdEventsEnqueueTheShootsEntry: a change of an Etcd's backup container enqueues the live
@@ -40,7 +43,7 @@ func TestEtcdEventsEnqueueTheShootsEntry(t *testing.T) {
 		return be
 	}
 	var listedAll []string
-	c := fake.NewClientBuilder().WithScheme(scheme).WithIndex(&extensionsv1alpha1.BackupEntry{}, etcdNamespaceIndex, etcdNamespaceOf).WithInterceptorFuncs(interceptor.Funcs{
+	c := fake.NewClientBuilder().WithScheme(scheme).WithIndex(&extensionsv1alpha1.BackupEntry{}, etcdwatch.Index, etcdwatch.EntryNamespace).WithInterceptorFuncs(interceptor.Funcs{
 		List: func(ctx context.Context, cl client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
 			if o := (&client.ListOptions{}).ApplyOptions(opts); o.FieldSelector == nil {
 				listedAll = append(listedAll, "a List without the index")
@@ -100,6 +103,40 @@ func TestEtcdEventsEnqueueTheShootsEntry(t *testing.T) {
 		}
 	}
 	if len(listedAll) > 0 {
-		t.Errorf("%d events listed every BackupEntry of the seed; want their shoot's alone (etcdNamespaceIndex)", len(listedAll))
+		t.Errorf("%d events listed every BackupEntry of the seed; want their shoot's alone (etcdwatch.Index)", len(listedAll))
+	}
+}
+
+// TestRollMissed: an Etcd seen at the start asks for the reconcile of an entry only when it names
+// another bucket than the one its etcd-backup was last decided for (without a record: the
+// entry's own).
+func TestRollMissed(t *testing.T) {
+	entry := func(bucket, recorded string, providerStatus string) *extensionsv1alpha1.BackupEntry {
+		be := &extensionsv1alpha1.BackupEntry{Spec: extensionsv1alpha1.BackupEntrySpec{BucketName: bucket}}
+		if recorded != "" {
+			entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.EtcdContainer = recorded })
+		}
+		if providerStatus != "" {
+			be.Status.ProviderStatus = &runtime.RawExtension{Raw: []byte(providerStatus)}
+		}
+		return be
+	}
+	for _, c := range []struct {
+		name      string
+		container string
+		be        *extensionsv1alpha1.BackupEntry
+		want      bool
+	}{
+		{"the Etcd names the entry's bucket", "bucket", entry("bucket", "", ""), false},
+		{"the Etcd names the entry's bucket, decided for the copy (rolled back unseen)", "bucket", entry("bucket", "bucket-copy", ""), true},
+		{"the Etcd names the entry's bucket, decided for it", "bucket", entry("bucket", "bucket", ""), false},
+		{"another bucket, nothing recorded (never decided since)", "bucket-copy", entry("bucket", "", ""), true},
+		{"another bucket, decided for it (after a move)", "bucket-copy", entry("bucket", "bucket-copy", ""), false},
+		{"another bucket, decided for the entry's (a roll missed)", "bucket-copy", entry("bucket", "bucket", ""), true},
+		{"another bucket, a providerStatus that does not decode", "bucket-copy", entry("bucket", "", "[1]"), true},
+	} {
+		if got := rollMissed(context.Background(), c.container, c.be); got != c.want {
+			t.Errorf("%s: rollMissed %v; want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -107,21 +107,29 @@ func (a *holdingActuator) release(ctx context.Context, be *extensionsv1alpha1.Ba
 
 // Reconcile implements backupentry.Actuator.
 func (a *holdingActuator) Reconcile(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	pass, o := a.pass()
-	return observe(be, metrics.OperationReconcile, a.entries.creds.Settle(ctx, log, be, o, a.holdThen(ctx, log, be, pass.Reconcile)))
+	pass, o, etcd := a.pass()
+	err := a.entries.creds.Settle(ctx, log, be, o, a.holdThen(ctx, log, be, pass.Reconcile))
+	if err == nil {
+		err = a.recordEtcdDecided(ctx, be, etcd)
+	}
+	return observe(be, metrics.OperationReconcile, err)
 }
 
 // Restore implements backupentry.Actuator.
 func (a *holdingActuator) Restore(ctx context.Context, log logr.Logger, be *extensionsv1alpha1.BackupEntry) error {
-	pass, o := a.pass()
-	return observe(be, metrics.OperationRestore, a.entries.creds.Settle(ctx, log, be, o, a.holdThen(ctx, log, be, pass.Restore)))
+	pass, o, etcd := a.pass()
+	err := a.entries.creds.Settle(ctx, log, be, o, a.holdThen(ctx, log, be, pass.Restore))
+	if err == nil {
+		err = a.recordEtcdDecided(ctx, be, etcd)
+	}
+	return observe(be, metrics.OperationRestore, err)
 }
 
 // pass is gardener's generic actuator for one reconcile or restore pass, whose delegate
 // (entryPass) fills the pass's outcome: nothing of a pass is kept on the shared actuator.
-func (a *holdingActuator) pass() (backupentry.Actuator, *entrycredentials.Outcome) {
-	o := &entrycredentials.Outcome{}
-	return genericactuator.NewActuator(a.manager, &entryPass{delegate: a.entries, outcome: o}), o
+func (a *holdingActuator) pass() (backupentry.Actuator, *entrycredentials.Outcome, *etcdDecided) {
+	o, etcd := &entrycredentials.Outcome{}, &etcdDecided{}
+	return genericactuator.NewActuator(a.manager, &entryPass{delegate: a.entries, outcome: o, etcd: etcd}), o, etcd
 }
 
 // holdThen holds the entry, then runs the library's operation on it.

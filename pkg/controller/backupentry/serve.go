@@ -39,7 +39,7 @@ const (
 // cannot be used (a failover from a primary that is gone) gives way to the decided one at once.
 // Entry credentials (entryCredentials) are issued only where the shoot holds the entry's
 // bucket's credentials: never in the copy. A refused plan is the entry's error.
-func (d *delegate) etcdBackupData(ctx context.Context, be *extensionsv1alpha1.BackupEntry, data map[string][]byte, o *entrycredentials.Outcome) (map[string][]byte, error) {
+func (d *delegate) etcdBackupData(ctx context.Context, be *extensionsv1alpha1.BackupEntry, data map[string][]byte, o *entrycredentials.Outcome, etcd *etcdDecided) (map[string][]byte, error) {
 	plan, place, err := connect.ServeOf(ctx, d.reader, d.provider, be, entryinfo.IsSourceEntry(be))
 	if err != nil {
 		return nil, lasterror.For(err)
@@ -70,6 +70,10 @@ func (d *delegate) etcdBackupData(ctx context.Context, be *extensionsv1alpha1.Ba
 		}
 	}
 	sw := connect.DecideEtcdBackup(observed)
+	*etcd = etcdDecided{decided: true}
+	if observed.EtcdFound {
+		etcd.container = observed.EtcdContainer
+	}
 
 	var copyData, primaryData map[string][]byte
 	var copyErr, primaryErr error

@@ -23,7 +23,9 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
 )
 
 // TestEtcdBackupServedFromTheCopy: with copy.serve copy, etcd-backup holds the copy bucket's
@@ -109,6 +111,61 @@ func TestEtcdBackupServedFromTheCopy(t *testing.T) {
 		}
 		etcd(t, f, sharedCopy)
 		holds(t, f, sharedCopy, "the copy's")
+	})
+	t.Run("the record of the Etcd container each successful reconcile decided etcd-backup for", func(t *testing.T) {
+		f := setup(t, true)
+		if err := f.mem.EnsureBucket(ctx, objectstore.Bucket{Name: sharedCopy}); err != nil {
+			t.Fatal(err)
+		}
+		recorded := func() string {
+			t.Helper()
+			ps, err := entryinfo.ReadProviderStatus(f.current())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ps.EtcdContainer
+		}
+		reconcile := func() error {
+			f.be = f.current()
+			return f.actuator().Reconcile(ctx, logr.Discard(), f.be)
+		}
+		if err := reconcile(); err != nil {
+			t.Fatal(err)
+		}
+		if got := recorded(); got != "" {
+			t.Fatalf("without an Etcd: recorded %q; want none", got)
+		}
+		etcd(t, f, testBucket)
+		if err := reconcile(); err != nil {
+			t.Fatal(err)
+		}
+		if got := recorded(); got != testBucket {
+			t.Fatalf("the Etcd naming the primary: recorded %q; want %q", got, testBucket)
+		}
+		// The roll onto the copy, then a reconcile that fails: the record keeps what etcd-backup
+		// was last decided for.
+		e := &druidcorev1alpha1.Etcd{}
+		if err := f.client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: "etcd-main"}, e); err != nil {
+			t.Fatal(err)
+		}
+		e.Spec.Backup.Store.Container = new(sharedCopy)
+		if err := f.client.Update(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		f.store.Fail(memstore.OpProbe, objectstore.ErrUnreachable)
+		if err := reconcile(); err == nil {
+			t.Fatal("the store unreachable: the reconcile succeeded; want it failed")
+		}
+		if got := recorded(); got != testBucket {
+			t.Fatalf("after a failed reconcile: recorded %q; want %q, as before", got, testBucket)
+		}
+		f.store.Fail(memstore.OpProbe, nil)
+		if err := reconcile(); err != nil {
+			t.Fatal(err)
+		}
+		if got := recorded(); got != sharedCopy {
+			t.Fatalf("the Etcd rolled onto the copy: recorded %q; want %q", got, sharedCopy)
+		}
 	})
 	t.Run("phase 1, the primary bucket gone (failover): the copy's credentials at once", func(t *testing.T) {
 		f := setup(t, true)

@@ -248,13 +248,33 @@ func TestCopyBackBeforeServingThePrimary(t *testing.T) {
 	if err := rig.c.Update(ctx, etcdBackup); err != nil {
 		t.Fatal(err)
 	}
-	if cond := rig.pass(); cond == nil || cond.Reason != ReasonCopied {
-		t.Fatalf("after the roll: %v; want the final reverse pass and then the forward pass (Copied)", cond)
+	// Woken by the roll (the Etcd watch), before its schedule: the final reverse pass runs at once.
+	final := rig.wake()
+	if final == nil || final.Reason != ReasonCopied {
+		t.Fatalf("woken by the roll: %v; want the final reverse pass and then the forward pass (Copied)", final)
 	}
 	if got := keys("bucket"); len(got) != 5 {
 		t.Fatalf("the primary holds %v; want everything the shoot wrote into the copy", got)
 	}
 	if got := keys("bucket-copy"); len(got) != 5 {
 		t.Fatalf("the copy holds %v; want all five (nothing deleted)", got)
+	}
+	// Woken again before the forward pass is due, nothing changed (another event of the Etcd):
+	// no pass; the shoot's new snapshot waits for the schedule.
+	next := name + "/etcd-main/v2/Incr-00000051-00000060-1764419100"
+	if err := store.PutObject(ctx, "bucket", next, []byte("next")); err != nil {
+		t.Fatal(err)
+	}
+	if cond := rig.wake(); cond == nil || !cond.LastUpdateTime.Equal(&final.LastUpdateTime) || cond.Message != final.Message {
+		t.Fatalf("woken again before the schedule: %v; want no pass (BackupsCopied as the final look left it: %v)", cond, final)
+	}
+	if got := keys("bucket-copy"); len(got) != 5 {
+		t.Fatalf("woken before the schedule, the copy holds %v; want no forward pass yet", got)
+	}
+	if cond := rig.pass(); cond == nil || cond.Reason != ReasonCopied {
+		t.Fatalf("the scheduled look: %v; want the forward pass (Copied)", cond)
+	}
+	if got := keys("bucket-copy"); len(got) != 6 {
+		t.Fatalf("after the scheduled look the copy holds %v; want the new snapshot too", got)
 	}
 }

@@ -15,15 +15,19 @@ import (
 	"fmt"
 	"time"
 
+	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	v1beta1helper "github.com/gardener/gardener/pkg/api/core/v1beta1/helper"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/etcdwatch"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/extstatus"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/lasterror"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/periodic"
@@ -48,7 +52,22 @@ type copier struct {
 func Controller(opts Options) periodic.Controller {
 	return periodic.Controller{Name: "backupentry-copy", Recorder: "backupentry", For: &extensionsv1alpha1.BackupEntry{},
 		Workers: opts.Workers,
-		New:     func(d periodic.Deps) reconcile.Reconciler { return &copier{Deps: d, opts: opts} }}
+		New:     func(d periodic.Deps) reconcile.Reconciler { return &copier{Deps: d, opts: opts} },
+		Watches: watchEtcds}
+}
+
+// watchEtcds wakes an entry's look when gardenlet rolls its shoot's Etcd onto another bucket
+// (etcdwatch.Events; an Etcd seen at the start wakes nothing: the entries' own creation events
+// do): rolled onto the entry's bucket, the final reverse pass (wayFinal) brings at once what the
+// shoot wrote into the copy since the last reverse pass; rolled onto the copy, the look pauses
+// (servingFromCopy) if etcd-backup holds the copy's credentials already, else the entry's
+// reconcile that gives them wakes it again (its last operation). A look before its schedule with
+// nothing changed makes no pass: the forward pass waits for its due time.
+func watchEtcds(mgr manager.Manager, typeAndClass []predicate.Predicate) ([]periodic.Watch, error) {
+	if err := etcdwatch.IndexEntries(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return nil, err
+	}
+	return []periodic.Watch{{Object: &druidcorev1alpha1.Etcd{}, Handler: etcdwatch.Events(mgr.GetClient(), typeAndClass, nil)}}, nil
 }
 
 // lifecycle: BackupsCopied and the copy's series. A migration's source entry shares its prefix

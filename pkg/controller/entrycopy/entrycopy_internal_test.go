@@ -38,11 +38,14 @@ import (
 )
 
 // copyRig is a copier of the entry name in bucket "bucket" of store, with copy cfg, on a fake
-// client holding the entry and its secret; pass runs one due pass and returns BackupsCopied.
+// client holding the entry and its secret; pass runs one due pass and returns BackupsCopied; wake
+// runs a look at once, the clock not moved (woken by an event, e.g. the shoot's Etcd), and
+// returns BackupsCopied.
 type copyRig struct {
 	c    client.Client
 	name string
 	pass func() *gardencorev1beta1.Condition
+	wake func() *gardencorev1beta1.Condition
 	cp   *copier
 }
 
@@ -80,9 +83,8 @@ func newCopyRig(t *testing.T, store controllertest.Store, name string, cfg contr
 		opts: Options{Interval: time.Minute}}
 	metrics.ForgetEntryCopy(name)
 	t.Cleanup(func() { metrics.ForgetEntryCopy(name) })
-	return copyRig{c: c, name: name, cp: cp, pass: func() *gardencorev1beta1.Condition {
+	wake := func() *gardencorev1beta1.Condition {
 		t.Helper()
-		clock.Step(2 * time.Minute) // past the entry's slot and its interval
 		if _, err := cp.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKey{Name: name}}); err != nil {
 			t.Fatal(err)
 		}
@@ -91,6 +93,11 @@ func newCopyRig(t *testing.T, store controllertest.Store, name string, cfg contr
 			t.Fatal(err)
 		}
 		return v1beta1helper.GetCondition(got.Status.Conditions, ConditionBackupsCopied)
+	}
+	return copyRig{c: c, name: name, cp: cp, wake: wake, pass: func() *gardencorev1beta1.Condition {
+		t.Helper()
+		clock.Step(2 * time.Minute) // past the entry's slot and its interval
+		return wake()
 	}}
 }
 

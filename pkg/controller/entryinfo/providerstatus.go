@@ -39,6 +39,13 @@ type ProviderStatus struct {
 	// configuration declares (pkg/controller/restoredrill): removed when no copy is declared.
 	CopyDrill        *drill.Status `json:"copyDrill,omitempty"`
 	CopyDrillStarted *metav1.Time  `json:"copyDrillStarted,omitempty"`
+
+	// EtcdContainer is the bucket the shoot's Etcd named (spec.backup.store.container) when the
+	// entry's last successful reconcile or restore decided its etcd-backup for it
+	// (connect.DecideEtcdBackup); empty when that decision did not read the Etcd (no copy
+	// declared, or no Etcd). Written by the BackupEntry controller; an Etcd seen at a process's
+	// start that still names it needs no reconcile of the entry.
+	EtcdContainer string `json:"etcdContainer,omitempty"`
 }
 
 // ProviderStatusAPIVersion and ProviderStatusKind identify ProviderStatus.
@@ -67,7 +74,7 @@ func MergeProviderStatus(be *extensionsv1alpha1.BackupEntry, set func(*ProviderS
 		ps = ProviderStatus{}
 	}
 	set(&ps)
-	if ps.Inventory == nil && ps.Drill == nil && ps.Chains == nil && ps.DrillStarted == nil && ps.CopyDrill == nil && ps.CopyDrillStarted == nil {
+	if ps.Inventory == nil && ps.Drill == nil && ps.Chains == nil && ps.DrillStarted == nil && ps.CopyDrill == nil && ps.CopyDrillStarted == nil && ps.EtcdContainer == "" {
 		be.Status.ProviderStatus = nil
 		return
 	}

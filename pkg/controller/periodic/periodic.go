@@ -12,8 +12,10 @@
 package periodic
 
 import (
+	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	extensionscmdcontroller "github.com/gardener/gardener/extensions/pkg/controller/cmd"
@@ -25,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -65,6 +68,19 @@ type Controller struct {
 	WakeAlso []predicate.Predicate
 	// New builds its reconciler, once, from what the periodic controllers share.
 	New func(Deps) reconcile.Reconciler
+
+	// Watches, if set, are further kinds that wake it, each mapped onto requests for c.For's
+	// objects (Watch). It is called once by Add, with mgr to register what the mappings need (a
+	// field index) and typeAndClass, the type and class predicates of c.For's objects, for the
+	// mappings to filter with.
+	Watches func(mgr manager.Manager, typeAndClass []predicate.Predicate) ([]Watch, error)
+}
+
+// Watch is a further kind that wakes a periodic controller (Controller.Watches): Handler maps
+// events of Object's kind onto requests for the controller's objects.
+type Watch struct {
+	Object  client.Object
+	Handler handler.EventHandler
 }
 
 // Deps is what the periodic controllers share. It holds nothing of one request.
@@ -92,7 +108,7 @@ func (d Deps) Now() time.Time {
 // Add registers c as the controller c.Name-<type> for p's objects of c.For's kind and of the
 // extension classes in opts: woken by creation (so at the start, once for every object), spec
 // changes, deletion, a changed last operation and c.WakeAlso, never by its own status writes
-// (SpecOrOperationChanged).
+// (SpecOrOperationChanged), and by c.Watches.
 func Add(mgr manager.Manager, p provider.Provider, opts options.AddOptions, c Controller) error {
 	deps := Deps{Provider: p, Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(c.Recorder + "-" + p.Type())}
 	deps.Started = deps.Now()
@@ -100,13 +116,22 @@ func Add(mgr manager.Manager, p provider.Provider, opts options.AddOptions, c Co
 	if workers <= 0 {
 		workers = 2
 	}
-	return builder.ControllerManagedBy(mgr).
+	typeAndClass := []predicate.Predicate{predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...)}
+	b := builder.ControllerManagedBy(mgr).
 		Named(c.Name+"-"+p.Type()).
 		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: workers, SkipNameValidation: opts.Controller.SkipNameValidation}).
-		For(c.For, builder.WithPredicates(
-			predicateutils.HasType(p.Type()), predicateutils.HasClass(opts.ExtensionClasses...),
-			predicate.Or(append([]predicate.Predicate{predicates.SpecOrOperationChanged()}, c.WakeAlso...)...))).
-		Complete(c.New(deps))
+		For(c.For, builder.WithPredicates(slices.Concat(typeAndClass, []predicate.Predicate{
+			predicate.Or(append([]predicate.Predicate{predicates.SpecOrOperationChanged()}, c.WakeAlso...)...)})...))
+	if c.Watches != nil {
+		watches, err := c.Watches(mgr, typeAndClass)
+		if err != nil {
+			return fmt.Errorf("the further watches of %s: %w", c.Name, err)
+		}
+		for _, w := range watches {
+			b = b.Watches(w.Object, w.Handler)
+		}
+	}
+	return b.Complete(c.New(deps))
 }
 
 // FirstSlot is when an object never looked at is looked at first: at its own slot in the

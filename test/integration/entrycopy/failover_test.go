@@ -147,12 +147,15 @@ func TestFailoverToTheCopy(t *testing.T) {
 // credentials, the copy's credentials in the garden namespace as gardenlet puts them.
 type serving struct {
 	env             *framework.Env
+	bin             *framework.Binary // the extension's process env is attached to
 	primary, second *awsstack.MinIO
 	data            map[string][]byte
 	bb              *extensionsv1alpha1.BackupBucket
 	copyBucket      string
 	// withCopy is the bucket's and its entries' providerConfig with copy.serve serve.
 	withCopy func(serve string) string
+	// withCopyEvery is withCopy with copy.interval (and rpo) interval.
+	withCopyEvery func(serve, interval string) string
 }
 
 func startServing(t *testing.T, ctx context.Context, prefix string, flags ...string) *serving {
@@ -170,7 +173,11 @@ func startServing(t *testing.T, ctx context.Context, prefix string, flags ...str
 	r := &serving{primary: primary, second: second, data: primary.SecretData(), withCopy: func(serve string) string {
 		return minio + `,"copy":{"credentialsRef":"backup-copy","serve":"` + serve + `","providerConfig":` + minio + `}}}`
 	}}
-	r.env = framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, t.TempDir(), append([]string{"--entry-copy-interval", "2s"}, flags...)...).Env
+	r.withCopyEvery = func(serve, interval string) string {
+		return minio + `,"copy":{"credentialsRef":"backup-copy","serve":"` + serve + `","interval":"` + interval + `","rpo":"` + interval + `","providerConfig":` + minio + `}}}`
+	}
+	r.bin = framework.StartBinary(t, ctx, &awsprovider.Provider{}, region, t.TempDir(), append([]string{"--entry-copy-interval", "2s"}, flags...)...)
+	r.env = r.bin.Env
 	r.env.CreateSecret(t, "garden", "ref-backup-copy", second.SecretData())
 	r.bb = r.env.CreateBucket(t, framework.UniqueName(prefix), r.data, r.withCopy("primary"))
 	r.env.WaitFor(t, r.bb, 2*time.Minute, "bucket reconciled", framework.Succeeded)
@@ -315,6 +322,17 @@ func comingBack(t *testing.T, r *serving, be *extensionsv1alpha1.BackupEntry, mo
 	env.WaitFor(t, be, 2*time.Minute, "BackupsCopied True CopiedBack: the shoot writes the copy until the roll", func(obj extensionsv1alpha1.Object) bool {
 		return condition(obj, entrycopy.ConditionBackupsCopied, gardencorev1beta1.ConditionTrue, entrycopy.ReasonCopiedBack, "the shoot writes the copy bucket")
 	})
+	// From here on the entry copy looks only every hour (copy.interval): nothing but the Etcd's
+	// roll makes the final reverse pass in this test's time.
+	step = time.Now()
+	setEntryConfig(t, env, be, r.withCopyEvery("primary", "1h"))
+	env.WaitFor(t, be, time.Minute, "entry reconciled with copy.interval 1h", framework.SucceededAfter(step))
+	// Settled: the look the reconcile woke, and every look requeued on the old interval (2s and
+	// its jitter), has run; the next is an hour away.
+	time.Sleep(5 * time.Second)
+	holds(t, env, be, "a reverse pass made with copy.interval 1h", func(obj extensionsv1alpha1.Object) bool {
+		return condition(obj, entrycopy.ConditionBackupsCopied, gardencorev1beta1.ConditionTrue, entrycopy.ReasonCopiedBack, "the shoot writes the copy bucket")
+	})
 	// The shoot's events etcd writes a snapshot into the copy after that pass, before gardenlet
 	// rolls the Etcds onto the primary (a prefix etcd-main's restore does not read).
 	late := be.Name + "/etcd-events/v2/Full-00000000-00000001-1764417600"
@@ -343,6 +361,18 @@ func comingBack(t *testing.T, r *serving, be *extensionsv1alpha1.BackupEntry, mo
 		if got := restored.Get(t, k); got != v {
 			t.Errorf("restored from the primary after coming back: %s = %q; want %q", k, got, v)
 		}
+	}
+}
+
+// holds checks that be's current state satisfies cond.
+func holds(t *testing.T, env *framework.Env, be *extensionsv1alpha1.BackupEntry, what string, cond func(extensionsv1alpha1.Object) bool) {
+	t.Helper()
+	cur := &extensionsv1alpha1.BackupEntry{}
+	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(be), cur); err != nil {
+		t.Fatal(err)
+	}
+	if !cond(cur) {
+		t.Fatalf("%s: not so; status: %+v", what, cur.Status.Conditions)
 	}
 }
 

@@ -1,0 +1,107 @@
+// SPDX-FileCopyrightText: 2026 The gardener-extension-backup contributors
+//
+// SPDX-License-Identifier: Apache-2.0
+
+package etcdwatch_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+	predicateutils "github.com/gardener/gardener/pkg/controllerutils/predicate"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/etcdwatch"
+)
+
+func etcd(container *string, generation int64) *druidcorev1alpha1.Etcd {
+	e := &druidcorev1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Namespace: "shoot--p--s", Name: "etcd-main", Generation: generation}}
+	if container != nil {
+		e.Spec.Backup.Store = &druidcorev1alpha1.StoreSpec{Container: container}
+	}
+	return e
+}
+
+// TestRolled: only a change of the backup store's container (or a store set or removed) counts;
+// any other change of an Etcd, which the cache keeps as its metadata alone, does not.
+func TestRolled(t *testing.T) {
+	bucket, copyBucket := new("bucket"), new("bucket-copy")
+	for _, c := range []struct {
+		name     string
+		old, new client.Object
+		want     bool
+	}{
+		{"rolled onto the copy", etcd(bucket, 1), etcd(copyBucket, 2), true},
+		{"rolled back onto the primary", etcd(copyBucket, 2), etcd(bucket, 3), true},
+		{"a store set", etcd(nil, 1), etcd(bucket, 2), true},
+		{"the store removed", etcd(bucket, 1), etcd(nil, 2), true},
+		{"another change (a generation)", etcd(bucket, 1), etcd(bucket, 2), false},
+		{"a resync, nothing changed", etcd(bucket, 1), etcd(bucket, 1), false},
+		{"no store before or after", etcd(nil, 1), etcd(nil, 2), false},
+		{"an empty container set", etcd(nil, 1), etcd(new(""), 2), true},
+		{"not an Etcd", &extensionsv1alpha1.BackupEntry{}, &extensionsv1alpha1.BackupEntry{}, false},
+	} {
+		if got := etcdwatch.Rolled(c.old, c.new); got != c.want {
+			t.Errorf("%s: Rolled %v; want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestEventsWithoutAtStart: the entry copy's mapping (no AtStart) wakes the shoot's live entries
+// on a roll alone: an Etcd seen at the start (the cache's initial list) or changed otherwise wakes
+// nothing, so their looks keep their schedule.
+func TestEventsWithoutAtStart(t *testing.T) {
+	scheme := runtime.NewScheme()
+	_ = extensionsv1alpha1.AddToScheme(scheme)
+	_ = druidcorev1alpha1.AddToScheme(scheme)
+	entry := func(name string) *extensionsv1alpha1.BackupEntry {
+		return &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: extensionsv1alpha1.BackupEntrySpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "mem"}, BucketName: "bucket"}}
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithIndex(&extensionsv1alpha1.BackupEntry{}, etcdwatch.Index, etcdwatch.EntryNamespace).
+		WithObjects(entry("shoot--p--s--uid"), entry("source-shoot--p--s--uid"), entry("shoot--p--t--uid")).Build()
+	h := etcdwatch.Events(c, predicateutils.AddTypeAndClassPredicates(nil, nil, "mem"), nil)
+	queued := func(fire func(workqueue.TypedRateLimitingInterface[reconcile.Request])) []string {
+		q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+		defer q.ShutDown()
+		fire(q)
+		var names []string
+		for q.Len() > 0 {
+			r, _ := q.Get()
+			names = append(names, r.Name)
+			q.Done(r)
+		}
+		slices.Sort(names)
+		return names
+	}
+	ctx := context.Background()
+	update := func(from, to *druidcorev1alpha1.Etcd) []string {
+		return queued(func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Update(ctx, event.UpdateEvent{ObjectOld: from, ObjectNew: to}, q)
+		})
+	}
+	bucket, copyBucket := new("bucket"), new("bucket-copy")
+	for name, c := range map[string]struct{ got, want []string }{
+		"rolled onto the primary": {update(etcd(copyBucket, 1), etcd(bucket, 2)), []string{"shoot--p--s--uid"}},
+		"another change":          {update(etcd(bucket, 1), etcd(bucket, 2)), nil},
+		"seen at the start, on another bucket": {queued(func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Create(ctx, event.CreateEvent{Object: etcd(copyBucket, 1)}, q)
+		}), nil},
+		"deleted": {queued(func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Delete(ctx, event.DeleteEvent{Object: etcd(bucket, 1)}, q)
+		}), nil},
+	} {
+		if !slices.Equal(c.got, c.want) {
+			t.Errorf("%s: enqueued %v; want %v", name, c.got, c.want)
+		}
+	}
+}
