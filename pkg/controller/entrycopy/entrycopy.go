@@ -123,7 +123,7 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 	interval := place.Settings.IntervalOr(c.opts.Interval)
 	now := c.Now()
 	switch {
-	case caughtUp:
+	case caughtUp.due:
 		// The catch-up after the flip-back left nothing missing: the forward pass is due now.
 	case cond == nil:
 		anchor := be.CreationTimestamp.Time
@@ -141,7 +141,8 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 
 	o := c.pass(ctx, be, place)
 	v := decide(o, place.Settings.RPOOrDefault(), be.Spec.BucketName, place.Bucket, c.Now())
-	v.message += pending // copy.serve is copy, but etcd-backup is not switched yet
+	v.message += pending       // copy.serve is copy, but etcd-backup is not switched yet
+	v.message += caughtUp.note // the final reverse pass's snapshots of the copy left out
 	observe(be, place.Bucket, o, v)
 	metrics.EntryCopyRPO.WithLabelValues(be.Name).Set(place.Settings.RPOOrDefault().Seconds())
 	if err := c.publish(ctx, be, &v); err != nil {
