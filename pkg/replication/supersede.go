@@ -33,7 +33,6 @@ func supersededFrom(prefix string, listed map[string]*snapshotKey, destination m
 	type etcd struct {
 		hasBase bool
 		base    int64
-		own     []snapshotname.Name
 	}
 	etcds := map[string]*etcd{}
 	var onlyHere []snapshotname.Name

@@ -165,7 +165,7 @@ func (c *copier) copyBack(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 	if w == wayForward {
 		return reconcile.Result{}, false, handover{}, nil
 	}
-	o := c.passWay(ctx, be, place, true)
+	o := c.passWay(ctx, be, place, w)
 	v := decideBack(o, be.Spec.BucketName, place.Bucket, w)
 	metrics.EntryCopyLag.DeletePartialMatch(map[string]string{"entry": be.Name}) // the forward lag is not measured meanwhile
 	if r := o.result; r.Copied > 0 {
@@ -199,10 +199,13 @@ func (c *copier) copyBack(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 
 // passBack is the reverse pass: from the copy bucket (data, the copy's credentials) into the
 // entry's bucket (primary, its own credentials), streamed (the entry's credentials are not
-// granted reads of the copy bucket). It never deletes in either store, and never copies a
-// snapshot whose revisions reach the chain the shoot's new writer started in the entry's bucket
-// (replication.Options.KeepDestinationChain): those are reported, not missing.
-func (c *copier) passBack(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace, primary, data objectstore.DataPlane, prefix objectstore.Prefix) outcome {
+// granted reads of the copy bucket). It never deletes in either store. The final pass (wayFinal,
+// once the shoot's Etcd names the entry's bucket again) never copies a snapshot whose revisions
+// reach the chain the shoot's new writer started there (replication.Options.KeepDestinationChain):
+// those are reported, not missing. Before (wayBack, wayCatchUp) nothing writes the entry's
+// bucket: what it alone holds is history (snapshots the forward pass had not copied before the
+// outage), which must not stop the copy's snapshots from coming back.
+func (c *copier) passBack(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace, primary, data objectstore.DataPlane, prefix objectstore.Prefix, w way) outcome {
 	dst, ok := primary.(replication.Destination)
 	if !ok {
 		return outcome{sourceErr: fmt.Errorf("the %s store writes no streams yet (objectstore.StreamWriter): %w", c.Provider.Type(), objectstore.ErrUnsupported)}
@@ -211,7 +214,7 @@ func (c *copier) passBack(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 	opts := c.passOptions(ctx, be)
 	// Once the shoot writes the entry's bucket again, etcd-backup-restore's chain there goes on
 	// from its newest snapshot: a delta the old writer put into the copy meanwhile overlaps it.
-	opts.KeepDestinationChain = true
+	opts.KeepDestinationChain = w == wayFinal
 	res, err := replication.Copy(ctx,
 		replication.From{Store: data, Bucket: place.Bucket},
 		replication.To{Store: dst, Bucket: be.Spec.BucketName}, prefix, opts)
