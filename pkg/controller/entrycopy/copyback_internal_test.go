@@ -376,3 +376,48 @@ func TestFinalPassKeepsThePrimarysChain(t *testing.T) {
 		t.Fatalf("the next look: %v; want the forward pass (Copied)", cond)
 	}
 }
+
+// TestCopyBackBeforeTheRollKeepsNothingOut: before the roll nothing writes the primary; what it
+// alone holds beyond the snapshots both hold (a delta the forward pass had not copied before the
+// outage) is history, and the copy's snapshots of the same revisions come back all the same.
+func TestCopyBackBeforeTheRollKeepsNothingOut(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	name := "shoot--p--h--1"
+	snap := func(s string) string { return name + "/etcd-main/v2/" + s }
+	full := snap("Full-00000000-00000350-1764417600")
+	leftover := snap("Incr-00000351-00000400-1764417900") // the primary's, never copied forward
+	served := snap("Incr-00000351-00000420-1764418200")   // the copy's, written while it was served
+	mem := controllertest.Bucket(t, "bucket-copy", full, served)
+	if err := mem.EnsureBucket(ctx, objectstore.Bucket{Name: "bucket"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{full, leftover} {
+		if err := mem.PutObject(ctx, "bucket", key, []byte("data of "+key)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settings := &copystore.Settings{CredentialsRef: "backup-copy", Serve: copystore.ServePrimary}
+	rig := newCopyRig(t, mem, name, controllertest.Config{CopyField: copystore.CopyField{Copy: settings}}, now)
+	for _, o := range []client.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}, Data: map[string][]byte{"key": []byte("the copy's")}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "shoot--p--h", Name: "etcd-backup"},
+			Data: map[string][]byte{v1beta1constants.DataKeyBackupBucketName: []byte("bucket-copy"), "key": []byte("the copy's")}},
+		&druidcorev1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Namespace: "shoot--p--h", Name: "etcd-main"},
+			Spec: druidcorev1alpha1.EtcdSpec{Backup: druidcorev1alpha1.BackupSpec{Store: &druidcorev1alpha1.StoreSpec{Container: new("bucket-copy")}}}},
+	} {
+		if err := rig.c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cond := rig.pass(); cond == nil || cond.Reason != ReasonCopyingBack || !strings.Contains(cond.Message, "copied 1, 0 are left") || strings.Contains(cond.Message, "never copied back") {
+		t.Fatalf("the reverse pass before the roll: %v; want CopyingBack, the copy's delta copied", cond)
+	}
+	got, err := conformance.ListKeys(ctx, mem, "bucket", name+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{full, leftover, served}; !slices.Equal(got, want) {
+		t.Fatalf("the primary holds %v; want %v", got, want)
+	}
+}
