@@ -94,7 +94,9 @@ type Options struct {
 	// reverse pass once etcd-backup-restore writes the destination again): a source snapshot
 	// the destination lacks whose revisions reach that chain's start is not copied but reported
 	// in Plan.Superseded, so that a restore from the destination never meets two deltas of the
-	// same revisions (etcd-backup-restore's restore fails on them). See supersededFrom.
+	// same revisions (etcd-backup-restore's restore fails on them). See supersededFrom. Only for
+	// a pass after the destination holds the source's newest snapshots: before, a snapshot only
+	// the destination holds beyond those (history, no writer's) would keep the source's out.
 	KeepDestinationChain bool
 }
 
