@@ -90,6 +90,14 @@ type Options struct {
 	// Overtime, when set, is told of each streamed object still being written at the deadline
 	// (with a Guard: without one, none is).
 	Overtime func(o objectstore.ObjectVersion)
+	// KeepDestinationChain keeps the chain of snapshots the destination's own writer wrote (a
+	// reverse pass once etcd-backup-restore writes the destination again): a source snapshot
+	// the destination lacks whose revisions reach that chain's start is not copied but reported
+	// in Plan.Superseded, so that a restore from the destination never meets two deltas of the
+	// same revisions (etcd-backup-restore's restore fails on them). See supersededFrom. Only for
+	// a pass after the destination holds the source's newest snapshots: before, a snapshot only
+	// the destination holds beyond those (history, no writer's) would keep the source's out.
+	KeepDestinationChain bool
 }
 
 // Result is the outcome of one pass.
@@ -165,7 +173,7 @@ func Copy(ctx context.Context, src From, dst To, prefix objectstore.Prefix, opts
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Plan: decide(prefix.String(), obs.rule, obs.source, obs.marked, obs.destination, now())}
+	res := Result{Plan: decide(prefix.String(), obs.rule, obs.source, obs.marked, obs.destination, opts.KeepDestinationChain, now())}
 	execute(sp, src, dst, obs.rule, res.Plan.Copy, &res)
 	var behind []time.Time
 	for _, f := range res.Failed {

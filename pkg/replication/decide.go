@@ -37,6 +37,10 @@ type Plan struct {
 	// A conditional write replaces exactly that version (its ETag) or writes only where the key
 	// is still missing.
 	Overwrites map[string]objectstore.ObjectVersion
+	// Superseded are the source's snapshots the destination lacks but its own writer's chain
+	// already covers (Options.KeepDestinationChain, supersededFrom), in key order: never copied
+	// (a restore from the destination would apply their revisions twice), not in the lag.
+	Superseded []objectstore.ObjectVersion
 	// Lag is the age of the oldest source snapshot not yet in the destination (Copy and
 	// Conflicts); 0 when the destination is caught up.
 	Lag time.Duration
@@ -54,16 +58,24 @@ func (p Plan) Done() bool { return len(p.Copy) == 0 && len(p.Conflicts) == 0 }
 // rule: S3 with versioning each key's oldest version, GCS its live object, ...) with the
 // destination's current versions. Only snapshots (etcd-backup-restore's names,
 // snapshotname.Parse; no chunks, nothing else) are copied; marked are the exclude marks
-// SnapshotRule.MarkOf answered for markQuestions. It does no I/O and never reads a clock: now is
-// the observation's time.
-func decide(prefix string, rule objectstore.SnapshotRule, source []objectstore.ObjectVersion, marked map[versionID]bool, destination map[string]objectstore.ObjectVersion, now time.Time) Plan {
+// SnapshotRule.MarkOf answered for markQuestions. With keepChain (Options.KeepDestinationChain)
+// a missing snapshot the destination's own chain covers is Superseded, not copied. It does no I/O
+// and never reads a clock: now is the observation's time.
+func decide(prefix string, rule objectstore.SnapshotRule, source []objectstore.ObjectVersion, marked map[versionID]bool, destination map[string]objectstore.ObjectVersion, keepChain bool, now time.Time) Plan {
 	var p Plan
 	var read []objectstore.ObjectVersion
 	read, p.Excluded, p.Unreadable = restored(prefix, rule, source, marked)
+	var chains map[string]int64
+	if keepChain {
+		chains = supersededFrom(prefix, snapshotKeys(prefix, rule, source), destination)
+	}
 	var behind []time.Time
 	for _, s := range read {
 		d, ok := destination[s.Key]
 		switch {
+		case (!ok || d.Noncurrent || d.DeleteMarker) && isSuperseded(prefix, s, chains):
+			p.Superseded = append(p.Superseded, s)
+			continue
 		case !ok || d.Noncurrent || d.DeleteMarker:
 			p.Copy = append(p.Copy, s)
 		case same(s, d):

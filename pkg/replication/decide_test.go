@@ -86,7 +86,7 @@ func TestDecide(t *testing.T) {
 			for _, d := range c.destination {
 				dst[d.Key] = d
 			}
-			p := decide(prefix, gcs, c.source, nil, dst, now)
+			p := decide(prefix, gcs, c.source, nil, dst, false, now)
 			var copied, conflicts []string
 			for _, o := range p.Copy {
 				copied = append(copied, o.Key)
@@ -156,7 +156,7 @@ func TestDecideBySnapshotRule(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p := decide(prefix, c.rule, c.source, c.marked, map[string]objectstore.ObjectVersion{}, now)
+			p := decide(prefix, c.rule, c.source, c.marked, map[string]objectstore.ObjectVersion{}, false, now)
 			var copied string
 			switch len(p.Copy) {
 			case 0:

@@ -94,6 +94,7 @@ func decideBack(o outcome, bucket, copyBucket string, w way) verdict {
 			message: fmt.Sprintf("copy.serve is primary, but bucket %q cannot be reached (listed or written) to copy the copy's snapshots back into it: %v; %s.", bucket, o.sourceErr, stays)}
 	}
 	r := o.result
+	superseded := supersededNote(r.Plan, bucket)
 	// Before the switch only a pass that found nothing to copy counts (what it copied may have
 	// been joined by newer snapshots meanwhile); after it a pass needs only to have copied
 	// everything it found: the guard does not hold etcd-backup any more, and while the shoot
@@ -104,7 +105,7 @@ func decideBack(o outcome, bucket, copyBucket string, w way) verdict {
 			next = stays
 		}
 		return verdict{status: gardencorev1beta1.ConditionTrue, reason: ReasonCopiedBack,
-			message: fmt.Sprintf("copy.serve is primary: bucket %q holds every snapshot of the copy bucket %q (%d in sync); %s.", bucket, copyBucket, r.Plan.InSync, next)}
+			message: fmt.Sprintf("copy.serve is primary: bucket %q holds every snapshot of the copy bucket %q (%d in sync) it needs; %s.%s", bucket, copyBucket, r.Plan.InSync, next, superseded)}
 	}
 	left := len(r.Plan.Copy) - r.Copied + len(r.Plan.Conflicts) // failed and raced ones are not in Copied
 	msg := fmt.Sprintf("copy.serve is primary: copying the copy bucket %q's snapshots back into bucket %q: the last pass copied %d, %d are left; %s until a pass finds none missing.", copyBucket, bucket, r.Copied, left, stays)
@@ -115,29 +116,46 @@ func decideBack(o outcome, bucket, copyBucket string, w way) verdict {
 	if o.copyFailed != nil {
 		msg += fmt.Sprintf(" %d were not copied: %v.", len(r.Failed), o.copyFailed)
 	}
-	return verdict{status: gardencorev1beta1.ConditionFalse, reason: ReasonCopyingBack, message: msg}
+	return verdict{status: gardencorev1beta1.ConditionFalse, reason: ReasonCopyingBack, message: msg + superseded}
+}
+
+// supersededNote is what BackupsCopied says of the copy's snapshots a reverse pass left out
+// (replication.Plan.Superseded), with a leading space; "" for none.
+func supersededNote(p replication.Plan, bucket string) string {
+	if len(p.Superseded) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" %d snapshots of the copy bucket are never copied back: their revisions reach the chain etcd-backup-restore writes into bucket %q since the shoot's Etcd names it again (a restore would apply them twice); the first: %q.", len(p.Superseded), bucket, p.Superseded[0].Key)
+}
+
+// handover is what the final reverse pass hands over to the forward pass of the same look.
+type handover struct {
+	// due is set when the final reverse pass left nothing missing: the forward pass is due now.
+	due bool
+	// note is what the final reverse pass has to say in BackupsCopied (supersededNote).
+	note string
 }
 
 // copyBack makes the look's reverse passes while copy.serve is primary (decideWay): with
 // wayBack the verdict is published and, once CopiedBack, the entry's reconcile is asked for
 // (the operation annotation) so that it switches etcd-backup to the entry's bucket at once; with
 // wayCatchUp the verdict is published and the next look passes again; with wayFinal a pass that
-// leaves nothing missing hands over to the forward pass (done false, caughtUp true: the forward
-// pass is due at once).
-func (c *copier) copyBack(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace) (res reconcile.Result, done, caughtUp bool, err error) {
+// leaves nothing missing hands over to the forward pass (done false, caughtUp.due: the forward
+// pass is due at once, and its BackupsCopied says caughtUp.note).
+func (c *copier) copyBack(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace) (res reconcile.Result, done bool, caughtUp handover, err error) {
 	if place.IsBucket(be.Spec.BucketName) {
-		return reconcile.Result{}, false, false, nil
+		return reconcile.Result{}, false, handover{}, nil
 	}
 	if serves, err := connect.ServesCopy(ctx, c.Reader, place, be.Spec.BucketName); serves || err != nil {
-		return reconcile.Result{}, err != nil, false, err // copy.serve copy or a recorded failover: servingFromCopy's
+		return reconcile.Result{}, err != nil, handover{}, err // copy.serve copy or a recorded failover: servingFromCopy's
 	}
 	served, err := connect.ServedOf(ctx, c.Reader, c.Provider, be)
 	if err != nil {
-		return reconcile.Result{}, true, false, err
+		return reconcile.Result{}, true, handover{}, err
 	}
 	named, err := entryinfo.EtcdBackupBucket(ctx, c.Reader, be)
 	if err != nil {
-		return reconcile.Result{}, true, false, err
+		return reconcile.Result{}, true, handover{}, err
 	}
 	last := ""
 	if cond := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsCopied); cond != nil {
@@ -145,47 +163,60 @@ func (c *copier) copyBack(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 	}
 	w := decideWay(served.WritesCopy, named == place.Bucket, last)
 	if w == wayForward {
-		return reconcile.Result{}, false, false, nil
+		return reconcile.Result{}, false, handover{}, nil
 	}
-	o := c.passWay(ctx, be, place, true)
+	o := c.passWay(ctx, be, place, w)
 	v := decideBack(o, be.Spec.BucketName, place.Bucket, w)
 	metrics.EntryCopyLag.DeletePartialMatch(map[string]string{"entry": be.Name}) // the forward lag is not measured meanwhile
 	if r := o.result; r.Copied > 0 {
 		log.FromContext(ctx).Info("Copy-back pass copied snapshots into the entry's bucket", "copied", r.Copied, "bytes", r.Bytes, "copyBucket", place.Bucket, "switched", w != wayBack)
 	}
+	if r := o.result; len(r.Plan.Superseded) > 0 {
+		log.FromContext(ctx).Info("Copy-back pass left out snapshots of the copy whose revisions reach the chain the shoot writes into the entry's bucket again",
+			"superseded", len(r.Plan.Superseded), "first", r.Plan.Superseded[0].Key, "copyBucket", place.Bucket)
+	}
 	interval := periodic.Jitter(place.Settings.IntervalOr(c.opts.Interval))
 	if w == wayFinal && v.reason == ReasonCopiedBack {
-		return reconcile.Result{}, false, true, nil // the forward pass publishes BackupsCopied
+		return reconcile.Result{}, false, handover{due: true, note: supersededNote(o.result.Plan, be.Spec.BucketName)}, nil // the forward pass publishes BackupsCopied
 	}
 	if err := c.publish(ctx, be, &v); err != nil {
-		return reconcile.Result{}, true, false, err
+		return reconcile.Result{}, true, handover{}, err
 	}
 	switch {
 	case v.reason == ReasonCopiedBack && w == wayBack:
 		if err := reconciled.RequestReconcile(ctx, c.Client, be); client.IgnoreNotFound(err) != nil {
-			return reconcile.Result{}, true, false, fmt.Errorf("asking for a reconcile of BackupEntry %s to serve bucket %q again: %w", be.Name, be.Spec.BucketName, err)
+			return reconcile.Result{}, true, handover{}, fmt.Errorf("asking for a reconcile of BackupEntry %s to serve bucket %q again: %w", be.Name, be.Spec.BucketName, err)
 		}
-		return reconcile.Result{RequeueAfter: interval}, true, false, nil
+		return reconcile.Result{RequeueAfter: interval}, true, handover{}, nil
 	case v.status == gardencorev1beta1.ConditionUnknown || o.copyFailed != nil:
 		// Published in BackupsCopied, as the forward pass does: tried again in a minute.
-		return reconcile.Result{RequeueAfter: unavailableRetry}, true, false, nil //nolint:nilerr // the failure is the condition's
+		return reconcile.Result{RequeueAfter: unavailableRetry}, true, handover{}, nil //nolint:nilerr // the failure is the condition's
 	case o.result.Copied > 0:
-		return reconcile.Result{RequeueAfter: copyBackRetry}, true, false, nil
+		return reconcile.Result{RequeueAfter: copyBackRetry}, true, handover{}, nil
 	}
-	return reconcile.Result{RequeueAfter: interval}, true, false, nil
+	return reconcile.Result{RequeueAfter: interval}, true, handover{}, nil
 }
 
 // passBack is the reverse pass: from the copy bucket (data, the copy's credentials) into the
 // entry's bucket (primary, its own credentials), streamed (the entry's credentials are not
-// granted reads of the copy bucket). It never deletes in either store.
-func (c *copier) passBack(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace, primary, data objectstore.DataPlane, prefix objectstore.Prefix) outcome {
+// granted reads of the copy bucket). It never deletes in either store. The final pass (wayFinal,
+// once the shoot's Etcd names the entry's bucket again) never copies a snapshot whose revisions
+// reach the chain the shoot's new writer started there (replication.Options.KeepDestinationChain):
+// those are reported, not missing. Before (wayBack, wayCatchUp) nothing writes the entry's
+// bucket: what it alone holds is history (snapshots the forward pass had not copied before the
+// outage), which must not stop the copy's snapshots from coming back.
+func (c *copier) passBack(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace, primary, data objectstore.DataPlane, prefix objectstore.Prefix, w way) outcome {
 	dst, ok := primary.(replication.Destination)
 	if !ok {
 		return outcome{sourceErr: fmt.Errorf("the %s store writes no streams yet (objectstore.StreamWriter): %w", c.Provider.Type(), objectstore.ErrUnsupported)}
 	}
 	ctx = objectstore.WithOperation(ctx, "copy")
+	opts := c.passOptions(ctx, be)
+	// Once the shoot writes the entry's bucket again, etcd-backup-restore's chain there goes on
+	// from its newest snapshot: a delta the old writer put into the copy meanwhile overlaps it.
+	opts.KeepDestinationChain = w == wayFinal
 	res, err := replication.Copy(ctx,
 		replication.From{Store: data, Bucket: place.Bucket},
-		replication.To{Store: dst, Bucket: be.Spec.BucketName}, prefix, c.passOptions(ctx, be))
+		replication.To{Store: dst, Bucket: be.Spec.BucketName}, prefix, opts)
 	return outcomeOf(res, err, replication.SideSource) // the copy bucket is read
 }

@@ -7,11 +7,12 @@ package entrycopy
 import (
 	"context"
 	"errors"
-	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
@@ -22,6 +23,7 @@ import (
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/connect"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/drill"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/conformance"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore/memstore"
@@ -94,6 +96,12 @@ func TestDecideBack(t *testing.T) {
 			status: gardencorev1beta1.ConditionUnknown, reason: ReasonCopyingBack, saying: []string{`the shoot writes bucket "b" again`}},
 		{name: "a catch-up before the roll copied everything it found: CopiedBack, the shoot still writes the copy", o: outcome{result: replication.Result{Plan: replication.Plan{Copy: []objectstore.ObjectVersion{snap}}, Copied: 1}}, w: wayCatchUp,
 			status: gardencorev1beta1.ConditionTrue, reason: ReasonCopiedBack, saying: []string{`names bucket "b" again, but the shoot writes the copy bucket "b-copy" until gardenlet rolls its Etcd`}},
+		{name: "the final pass after the roll, the copy's late delta superseded by the primary's chain: done, and said",
+			o: outcome{result: replication.Result{Plan: replication.Plan{InSync: 2, Superseded: []objectstore.ObjectVersion{snap}}}}, w: wayFinal,
+			status: gardencorev1beta1.ConditionTrue, reason: ReasonCopiedBack, saying: []string{"1 snapshots of the copy bucket are never copied back", `reach the chain etcd-backup-restore writes into bucket "b"`, snap.Key}},
+		{name: "the final pass after the roll, one failed, one superseded: both said", o: outcome{result: replication.Result{Plan: replication.Plan{Copy: []objectstore.ObjectVersion{snap},
+			Superseded: []objectstore.ObjectVersion{snap}}, Failed: []objectstore.ObjectError{{Object: snap}}}, copyFailed: errors.New("slow down")}, w: wayFinal,
+			status: gardencorev1beta1.ConditionFalse, reason: ReasonCopyingBack, saying: []string{"1 are left", "1 snapshots of the copy bucket are never copied back"}},
 		{name: "a catch-up before the roll, the copy unreadable", o: outcome{copyErr: errors.New("forbidden")}, w: wayCatchUp,
 			status: gardencorev1beta1.ConditionUnknown, reason: ReasonCopyingBack, saying: []string{"forbidden", "the shoot writes the copy bucket"}},
 	}
@@ -265,6 +273,7 @@ func TestCopyBackBeforeServingThePrimary(t *testing.T) {
 	if err := store.PutObject(ctx, "bucket", next, []byte("next")); err != nil {
 		t.Fatal(err)
 	}
+	rig.clock.Step(20 * time.Second) // less than the interval (a minute, jittered by at most a tenth): no pass is due
 	if cond := rig.wake(); cond == nil || !cond.LastUpdateTime.Equal(&final.LastUpdateTime) || cond.Message != final.Message {
 		t.Fatalf("woken again before the schedule: %v; want no pass (BackupsCopied as the final look left it: %v)", cond, final)
 	}
@@ -276,5 +285,139 @@ func TestCopyBackBeforeServingThePrimary(t *testing.T) {
 	}
 	if got := keys("bucket-copy"); len(got) != 6 {
 		t.Fatalf("after the scheduled look the copy holds %v; want the new snapshot too", got)
+	}
+}
+
+// TestFinalPassKeepsThePrimarysChain: after gardenlet rolled the shoot's Etcd onto the primary,
+// the old etcd pod's sidecar (still holding the copy's credentials) puts a late delta into the
+// copy, while the new leader goes on from the primary's newest snapshot and writes its own delta
+// of the same revisions into the primary. The final reverse pass, repeated because the first one
+// could not list, copies the late delta not back (the primary's chain would overlap: a restore
+// fails), says so, and hands over to the forward pass.
+func TestFinalPassKeepsThePrimarysChain(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	name := "shoot--p--f--1"
+	snap := func(s string) string { return name + "/etcd-main/v2/" + s }
+	full, delta := snap("Full-00000000-00000100-1764417600"), snap("Incr-00000101-00000200-1764417900")
+	lateOld := snap("Incr-00000201-00000300-1764418200") // the old writer's, into the copy
+	ownNew := snap("Incr-00000201-00000350-1764418260")  // the new writer's, into the primary
+	mem := controllertest.Bucket(t, "bucket-copy", full, delta)
+	if err := mem.EnsureBucket(ctx, objectstore.Bucket{Name: "bucket"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{full, delta} { // copied back by the catch-ups before the roll
+		if err := mem.PutObject(ctx, "bucket", key, []byte("data of "+key)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store := memstore.WithFaults(mem)
+	settings := &copystore.Settings{CredentialsRef: "backup-copy", Serve: copystore.ServePrimary}
+	rig := newCopyRig(t, store, name, controllertest.Config{CopyField: copystore.CopyField{Copy: settings}}, now)
+	for _, o := range []client.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}, Data: map[string][]byte{"key": []byte("the copy's")}},
+		// Rolled: etcd-backup and the Etcd name the primary.
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "shoot--p--f", Name: "etcd-backup"},
+			Data: map[string][]byte{v1beta1constants.DataKeyBackupBucketName: []byte("bucket"), "key": []byte("value")}},
+		&druidcorev1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Namespace: "shoot--p--f", Name: "etcd-main"},
+			Spec: druidcorev1alpha1.EtcdSpec{Backup: druidcorev1alpha1.BackupSpec{Store: &druidcorev1alpha1.StoreSpec{Container: new("bucket")}}}},
+	} {
+		if err := rig.c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The last catch-up before the roll left nothing missing.
+	be := &extensionsv1alpha1.BackupEntry{}
+	if err := rig.c.Get(ctx, client.ObjectKey{Name: name}, be); err != nil {
+		t.Fatal(err)
+	}
+	be.Status.Conditions = []gardencorev1beta1.Condition{{Type: ConditionBackupsCopied, Status: gardencorev1beta1.ConditionTrue, Reason: ReasonCopiedBack,
+		LastTransitionTime: metav1.NewTime(now.Add(-time.Minute)), LastUpdateTime: metav1.NewTime(now.Add(-time.Minute))}}
+	if err := rig.c.Status().Update(ctx, be); err != nil {
+		t.Fatal(err)
+	}
+
+	// The first final pass cannot list: BackupsCopied stays CopyingBack, every look repeats it.
+	store.Fail(memstore.OpListObjects, objectstore.ErrUnreachable)
+	if cond := rig.wake(); cond == nil || cond.Reason != ReasonCopyingBack || !strings.Contains(cond.Message, `the shoot writes bucket "bucket" again`) {
+		t.Fatalf("the first final pass, nothing listed: %v; want CopyingBack after the roll", cond)
+	}
+	store.Fail(memstore.OpListObjects, nil)
+	for bucket, key := range map[string]string{"bucket-copy": lateOld, "bucket": ownNew} {
+		if err := mem.PutObject(ctx, bucket, key, []byte("data of "+key)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	cond := rig.pass()
+	chains, err := drill.Collect(ctx, mem, "bucket", name+"/")
+	if err != nil {
+		t.Fatalf("the primary's chain as etcd-backup-restore restores it: %v", err)
+	}
+	if len(chains) != 1 {
+		t.Fatalf("the primary holds %d chains; want etcd-main's", len(chains))
+	}
+	if ch := chains[0]; ch.Err != nil || ch.LastRevision() != 350 {
+		t.Fatalf("the primary's chain ends at revision %d: %v; want it unbroken to 350", ch.LastRevision(), ch.Err)
+	}
+	got, err := conformance.ListKeys(ctx, mem, "bucket", name+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{full, delta, ownNew}; !slices.Equal(got, want) {
+		t.Fatalf("the primary holds %v; want %v (not the old writer's late delta)", got, want)
+	}
+	if cond == nil || cond.Status != gardencorev1beta1.ConditionTrue || cond.Reason != ReasonCopied ||
+		!strings.Contains(cond.Message, "1 snapshots of the copy bucket are never copied back") || !strings.Contains(cond.Message, lateOld) {
+		t.Fatalf("the repeated final pass: %v; want it done and the forward pass (True Copied) naming the left-out %s", cond, lateOld)
+	}
+	// The next look goes forward: the forward pass's verdict, not a reverse pass's.
+	if cond := rig.pass(); cond == nil || cond.Reason != ReasonCopied {
+		t.Fatalf("the next look: %v; want the forward pass (Copied)", cond)
+	}
+}
+
+// TestCopyBackBeforeTheRollKeepsNothingOut: before the roll nothing writes the primary; what it
+// alone holds beyond the snapshots both hold (a delta the forward pass had not copied before the
+// outage) is history, and the copy's snapshots of the same revisions come back all the same.
+func TestCopyBackBeforeTheRollKeepsNothingOut(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	name := "shoot--p--h--1"
+	snap := func(s string) string { return name + "/etcd-main/v2/" + s }
+	full := snap("Full-00000000-00000350-1764417600")
+	leftover := snap("Incr-00000351-00000400-1764417900") // the primary's, never copied forward
+	served := snap("Incr-00000351-00000420-1764418200")   // the copy's, written while it was served
+	mem := controllertest.Bucket(t, "bucket-copy", full, served)
+	if err := mem.EnsureBucket(ctx, objectstore.Bucket{Name: "bucket"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{full, leftover} {
+		if err := mem.PutObject(ctx, "bucket", key, []byte("data of "+key)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settings := &copystore.Settings{CredentialsRef: "backup-copy", Serve: copystore.ServePrimary}
+	rig := newCopyRig(t, mem, name, controllertest.Config{CopyField: copystore.CopyField{Copy: settings}}, now)
+	for _, o := range []client.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}, Data: map[string][]byte{"key": []byte("the copy's")}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "shoot--p--h", Name: "etcd-backup"},
+			Data: map[string][]byte{v1beta1constants.DataKeyBackupBucketName: []byte("bucket-copy"), "key": []byte("the copy's")}},
+		&druidcorev1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Namespace: "shoot--p--h", Name: "etcd-main"},
+			Spec: druidcorev1alpha1.EtcdSpec{Backup: druidcorev1alpha1.BackupSpec{Store: &druidcorev1alpha1.StoreSpec{Container: new("bucket-copy")}}}},
+	} {
+		if err := rig.c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cond := rig.pass(); cond == nil || cond.Reason != ReasonCopyingBack || !strings.Contains(cond.Message, "copied 1, 0 are left") || strings.Contains(cond.Message, "never copied back") {
+		t.Fatalf("the reverse pass before the roll: %v; want CopyingBack, the copy's delta copied", cond)
+	}
+	got, err := conformance.ListKeys(ctx, mem, "bucket", name+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{full, leftover, served}; !slices.Equal(got, want) {
+		t.Fatalf("the primary holds %v; want %v", got, want)
 	}
 }

@@ -123,7 +123,7 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 	interval := place.Settings.IntervalOr(c.opts.Interval)
 	now := c.Now()
 	switch {
-	case caughtUp:
+	case caughtUp.due:
 		// The catch-up after the flip-back left nothing missing: the forward pass is due now.
 	case cond == nil:
 		anchor := be.CreationTimestamp.Time
@@ -141,7 +141,8 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 
 	o := c.pass(ctx, be, place)
 	v := decide(o, place.Settings.RPOOrDefault(), be.Spec.BucketName, place.Bucket, c.Now())
-	v.message += pending // copy.serve is copy, but etcd-backup is not switched yet
+	v.message += pending       // copy.serve is copy, but etcd-backup is not switched yet
+	v.message += caughtUp.note // the final reverse pass's snapshots of the copy left out
 	observe(be, place.Bucket, o, v)
 	metrics.EntryCopyRPO.WithLabelValues(be.Name).Set(place.Settings.RPOOrDefault().Seconds())
 	if err := c.publish(ctx, be, &v); err != nil {
@@ -168,13 +169,14 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 // objectstore.StreamBuffer); which store failed to be read its *replication.SideError tells. A
 // copy bucket that is the entry's own is not copied onto itself.
 func (c *copier) pass(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace) outcome {
-	return c.passWay(ctx, be, place, false)
+	return c.passWay(ctx, be, place, wayForward)
 }
 
-// passWay is pass, or with back its reverse (copyBack): from the copy bucket, read with the
-// copy's credentials, into the entry's bucket, written with its own, streamed. Either way
-// outcome.copyErr is the copy store's failure and outcome.sourceErr the entry's bucket's.
-func (c *copier) passWay(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace, back bool) outcome {
+// passWay is pass (wayForward), or another way its reverse (copyBack, passBack): from the copy
+// bucket, read with the copy's credentials, into the entry's bucket, written with its own,
+// streamed. Either way outcome.copyErr is the copy store's failure and outcome.sourceErr the
+// entry's bucket's.
+func (c *copier) passWay(ctx context.Context, be *extensionsv1alpha1.BackupEntry, place *connect.CopyPlace, w way) outcome {
 	if place.IsBucket(be.Spec.BucketName) {
 		return outcome{copyIsSource: true}
 	}
@@ -190,8 +192,8 @@ func (c *copier) passWay(ctx context.Context, be *extensionsv1alpha1.BackupEntry
 	if err != nil {
 		return outcome{copyErr: err}
 	}
-	if back {
-		return c.passBack(ctx, be, place, src, data, loc.Prefix)
+	if w != wayForward {
+		return c.passBack(ctx, be, place, src, data, loc.Prefix, w)
 	}
 	dst, ok := data.(replication.Destination)
 	if !ok {

@@ -47,6 +47,8 @@ type copyRig struct {
 	pass func() *gardencorev1beta1.Condition
 	wake func() *gardencorev1beta1.Condition
 	cp   *copier
+	// clock is the copier's: wake does not move it, pass steps it past the interval.
+	clock *clocktesting.FakeClock
 }
 
 // setConfig sets the entry's providerConfig to cfg.
@@ -94,7 +96,7 @@ func newCopyRig(t *testing.T, store controllertest.Store, name string, cfg contr
 		}
 		return v1beta1helper.GetCondition(got.Status.Conditions, ConditionBackupsCopied)
 	}
-	return copyRig{c: c, name: name, cp: cp, wake: wake, pass: func() *gardencorev1beta1.Condition {
+	return copyRig{c: c, name: name, cp: cp, wake: wake, clock: clock, pass: func() *gardencorev1beta1.Condition {
 		t.Helper()
 		clock.Step(2 * time.Minute) // past the entry's slot and its interval
 		return wake()
