@@ -88,10 +88,13 @@ func queued(fire func(workqueue.TypedRateLimitingInterface[reconcile.Request])) 
 }
 
 // TestEventsWithoutAtStart: the entry copy's mapping (no AtStart) wakes the shoot's live entries
-// on a roll alone: an Etcd seen at the start (the cache's initial list) or changed otherwise wakes
+// of its type and class (not a migration's source-, not another shoot's) on a roll alone: an Etcd seen at the start (the cache's initial list) or changed otherwise wakes
 // nothing, so their looks keep their schedule.
 func TestEventsWithoutAtStart(t *testing.T) {
-	c := entries(entry("shoot--p--s--uid"), entry("source-shoot--p--s--uid"), entry("shoot--p--t--uid"))
+	otherType, otherClass := entry("shoot--p--s--other-type"), entry("shoot--p--s--other-class")
+	otherType.Spec.Type = "other"
+	otherClass.Spec.Class = new(extensionsv1alpha1.ExtensionClass("seed"))
+	c := entries(entry("shoot--p--s--uid"), entry("source-shoot--p--s--uid"), entry("shoot--p--t--uid"), otherType, otherClass)
 	h := etcdwatch.Events(c, predicateutils.AddTypeAndClassPredicates(nil, nil, "mem"), nil)
 	ctx := context.Background()
 	update := func(from, to *druidcorev1alpha1.Etcd) []string {
