@@ -158,6 +158,7 @@ func TestEventsWaitForTheEntries(t *testing.T) {
 // ends.
 type neverSynced struct {
 	client.Reader
+
 	listing chan struct{}
 }
 
