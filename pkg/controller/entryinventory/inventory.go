@@ -88,7 +88,7 @@ var inventoryLifecycle = periodic.Lifecycle[*extensionsv1alpha1.BackupEntry]{
 		return "The entry is being deleted: its backups are no longer counted or judged."
 	},
 	Drop: func(be *extensionsv1alpha1.BackupEntry) bool {
-		if ps, err := entryinfo.ReadProviderStatus(be); be.Status.ProviderStatus == nil || (err == nil && ps.Inventory == nil && ps.Chains == nil) {
+		if !holdsInventory(be) {
 			return false
 		}
 		entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.Inventory, ps.Chains = nil, nil })
@@ -281,6 +281,17 @@ func (c *inventoryTaker) take(ctx context.Context, st written, prefix objectstor
 	return inv, drill.FindingsOf(checked), chainsErr, nil
 }
 
+// holdsInventory reports whether be's providerStatus holds the inventory's part (an inventory or
+// the chains found by names), or cannot be read (then the next write replaces it). Its other
+// parts (the drill's, the Etcd container) are not the inventory's to drop.
+func holdsInventory(be *extensionsv1alpha1.BackupEntry) bool {
+	if be.Status.ProviderStatus == nil {
+		return false
+	}
+	ps, err := entryinfo.ReadProviderStatus(be)
+	return err != nil || ps.Inventory != nil || ps.Chains != nil
+}
+
 // publish writes a new inventory (when inv is set; drop removes the last one instead) and the
 // BackupsFresh condition, and emits an event when the condition changes.
 func (c *inventoryTaker) publish(ctx context.Context, be *extensionsv1alpha1.BackupEntry, inv *inventory.Inventory, drop bool, verdict inventory.Verdict) error {
@@ -288,7 +299,7 @@ func (c *inventoryTaker) publish(ctx context.Context, be *extensionsv1alpha1.Bac
 	err := extstatus.Patch(ctx, c.Client, c.Reader, be, func(be *extensionsv1alpha1.BackupEntry) bool {
 		old := v1beta1helper.GetCondition(be.Status.Conditions, ConditionBackupsFresh)
 		previous = old
-		dropping := drop && be.Status.ProviderStatus != nil
+		dropping := drop && holdsInventory(be)
 		if inv == nil && !dropping && old != nil && old.Status == verdict.Status && old.Reason == verdict.Reason && old.Message == verdict.Message {
 			return false
 		}

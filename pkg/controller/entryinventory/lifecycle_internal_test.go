@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/inventory"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/metrics"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/objectstore"
 )
@@ -272,5 +273,35 @@ func TestAGoneEntryIsNoLongerFailing(t *testing.T) {
 	inventoryLifecycle.Gone("shoot--p--gone")
 	if metrics.OperationFailingSince.DeleteLabelValues(metrics.KindBackupEntry, "shoot--p--gone", metrics.OperationReconcile, "error") {
 		t.Fatal("the entry's failing series stays after it is gone")
+	}
+}
+
+// TestARecountRetryWithNothingToDropWritesNothing: a recount that keeps failing publishes the
+// same verdict on every retry; when the entry's providerStatus holds no inventory's part (only
+// another's, the Etcd container), nothing is dropped and the status is not rewritten.
+func TestARecountRetryWithNothingToDropWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	f := newInventoryFixture(t, entryName, cluster(false))
+	be := f.entry()
+	entryinfo.MergeProviderStatus(be, func(ps *entryinfo.ProviderStatus) { ps.EtcdContainer = "bucket" })
+	if err := f.client.Status().Update(ctx, be); err != nil {
+		t.Fatal(err)
+	}
+	verdict := inventory.Verdict{Status: gardencorev1beta1.ConditionUnknown, Reason: ReasonRecounting,
+		Message: `The entry now uses bucket "bucket"; counting bucket "bucket" failed: listing refused. Retrying in a minute.`}
+	if err := f.inventoryTaker.publish(ctx, f.entry(), nil, true, verdict); err != nil {
+		t.Fatal(err)
+	}
+	published := f.entry()
+	f.clock.Step(time.Minute)
+	if err := f.inventoryTaker.publish(ctx, f.entry(), nil, true, verdict); err != nil {
+		t.Fatal(err)
+	}
+	again := f.entry()
+	if again.ResourceVersion != published.ResourceVersion {
+		t.Errorf("the retry rewrote the status (resource version %s, was %s): %+v", again.ResourceVersion, published.ResourceVersion, again.Status.Conditions)
+	}
+	if ps, err := entryinfo.ReadProviderStatus(again); err != nil || ps.EtcdContainer != "bucket" {
+		t.Errorf("providerStatus %+v (%v); want the Etcd container kept", ps, err)
 	}
 }

@@ -13,7 +13,6 @@ package etcdwatch
 import (
 	"context"
 	"sync"
-	"time"
 
 	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
@@ -116,11 +115,13 @@ func storeContainer(obj client.Object) (string, bool) {
 }
 
 // entriesOf lists the entries whose shoot's Etcd etcd is (entryinfo.EtcdKey, by Index) and that
-// pass typeAndClass, not being deleted (a deletion does not read the Etcd). A failed List is
+// pass typeAndClass, not being deleted (a deletion does not read the Etcd). The List has no bound
+// of its own: at the start the Etcds' events come before the BackupEntry informer has synced, a
+// cache's List waits for that sync, and on a seed with many entries it can take long; a shorter
+// bound would drop those events and with them the start's missed rolls. ctx (the watch's, ended
+// with the manager or when the controller's sources fail to sync) bounds it. A failed List is
 // logged: the event is lost, the entries keep what they hold until their next reconcile or look.
 func entriesOf(ctx context.Context, reader client.Reader, etcd client.Object, typeAndClass []predicate.Predicate) []extensionsv1alpha1.BackupEntry {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
 	list := &extensionsv1alpha1.BackupEntryList{}
 	if err := reader.List(ctx, list, client.MatchingFields{Index: etcd.GetNamespace()}); err != nil {
 		log.FromContext(ctx).Error(err, "Listing the BackupEntries of a changed Etcd failed: they are not woken by it", "etcd", client.ObjectKeyFromObject(etcd))

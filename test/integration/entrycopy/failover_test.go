@@ -327,12 +327,13 @@ func comingBack(t *testing.T, r *serving, be *extensionsv1alpha1.BackupEntry, mo
 	step = time.Now()
 	setEntryConfig(t, env, be, r.withCopyEvery("primary", "1h"))
 	env.WaitFor(t, be, time.Minute, "entry reconciled with copy.interval 1h", framework.SucceededAfter(step))
-	// Settled: the look the reconcile woke, and every look requeued on the old interval (2s and
-	// its jitter), has run; the next is an hour away.
-	time.Sleep(5 * time.Second)
-	holds(t, env, be, "a reverse pass made with copy.interval 1h", func(obj extensionsv1alpha1.Object) bool {
-		return condition(obj, entrycopy.ConditionBackupsCopied, gardencorev1beta1.ConditionTrue, entrycopy.ReasonCopiedBack, "the shoot writes the copy bucket")
-	})
+	// Settled: the entry copy is idle, so the looks the change and the reconcile woke have run
+	// with the new interval; each wake took the entry's look requeued on the old one (a work queue
+	// holds an entry once), so the next is an hour away.
+	waitIdle(t, r.bin.Ext.MetricsURL, "backupentry-copy-aws")
+	if cur := current(t, env, be); !condition(cur, entrycopy.ConditionBackupsCopied, gardencorev1beta1.ConditionTrue, entrycopy.ReasonCopiedBack, "the shoot writes the copy bucket") {
+		t.Fatalf("a reverse pass made with copy.interval 1h: not so; status: %+v", cur.Status.Conditions)
+	}
 	// The shoot's events etcd writes a snapshot into the copy after that pass, before gardenlet
 	// rolls the Etcds onto the primary (a prefix etcd-main's restore does not read).
 	late := be.Name + "/etcd-events/v2/Full-00000000-00000001-1764417600"
@@ -361,18 +362,6 @@ func comingBack(t *testing.T, r *serving, be *extensionsv1alpha1.BackupEntry, mo
 		if got := restored.Get(t, k); got != v {
 			t.Errorf("restored from the primary after coming back: %s = %q; want %q", k, got, v)
 		}
-	}
-}
-
-// holds checks that be's current state satisfies cond.
-func holds(t *testing.T, env *framework.Env, be *extensionsv1alpha1.BackupEntry, what string, cond func(extensionsv1alpha1.Object) bool) {
-	t.Helper()
-	cur := &extensionsv1alpha1.BackupEntry{}
-	if err := env.K8s.Get(framework.Ctx(t), client.ObjectKeyFromObject(be), cur); err != nil {
-		t.Fatal(err)
-	}
-	if !cond(cur) {
-		t.Fatalf("%s: not so; status: %+v", what, cur.Status.Conditions)
 	}
 }
 

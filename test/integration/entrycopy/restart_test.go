@@ -54,10 +54,11 @@ func TestRestartReconcilesOnlyMissedRolls(t *testing.T) {
 	defer ext.Stop()
 	waitCredentials(t, env, rolledShoot, copyBucket, r.primary.Endpoint, "a roll missed while down: the credentials follow the Etcd")
 	env.WaitFor(t, rolled, time.Minute, "the rolled entry reconciled by the new process", framework.SucceededAfter(restart))
-	// The new process has handled its Etcds' first events (the rolled entry's reconcile came of
-	// one, and any other it enqueued then has had as long); the other entry, whose Etcd names
-	// what its etcd-backup was decided for, was not reconciled.
-	time.Sleep(2 * time.Second)
+	// The controller starts its workers only once its watches have handled their initial lists,
+	// so every entry the Etcds' first events enqueued was queued before the rolled entry's
+	// reconcile; once the controller is idle, each was reconciled. The other entry, whose Etcd
+	// names what its etcd-backup was decided for, was not.
+	waitIdle(t, ext.MetricsURL, "backupentry")
 	if after := current(t, env, kept).Status.LastOperation.LastUpdateTime; !after.Equal(&before) {
 		t.Errorf("the entry whose Etcd did not roll was reconciled at the start (last operation %v, before %v)", after, before)
 	}
@@ -72,4 +73,28 @@ func current(t *testing.T, env *framework.Env, be *extensionsv1alpha1.BackupEntr
 		t.Fatal(err)
 	}
 	return cur
+}
+
+// waitIdle waits until controller's work queue is empty and none of its workers works, as the
+// process's metrics endpoint metricsURL says (workqueue_depth over its priorities,
+// controller_runtime_active_workers).
+func waitIdle(t *testing.T, metricsURL, controller string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		m := framework.ScrapeMetrics(t, metricsURL)
+		workers := m.Get("controller_runtime_active_workers", map[string]string{"controller": controller})
+		depth := m.Get("workqueue_depth", map[string]string{"name": controller})
+		idle := len(workers) == 1 && len(depth) > 0
+		for _, s := range append(workers, depth...) {
+			idle = idle && s.Value == 0
+		}
+		if idle {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the %s controller not idle within a minute: active workers %v, queue depth %v", controller, workers, depth)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
