@@ -35,6 +35,25 @@ import (
 // (or could not tell) past the pass's deadline: nothing of it is left in the destination.
 var ErrCommitRefused = errors.New("the commit of an object copied past the pass's deadline was refused")
 
+// commitRefused is the Guard's refusal as the writer's read gets it: ErrCommitRefused, with its
+// cause's text, and its cause for errors.Is, but never io.EOF (a Guard that failed on a dropped
+// connection, a *url.Error of io.EOF, would otherwise read as the stream's end to
+// objectstore.ExactStream and aws's writer, and commit). It has no Unwrap for that reason.
+type commitRefused struct{ cause error }
+
+func (e commitRefused) Error() string { return ErrCommitRefused.Error() + ": " + e.cause.Error() }
+
+// Is matches ErrCommitRefused and what the cause matches, io.EOF and io.ErrUnexpectedEOF aside.
+func (e commitRefused) Is(target error) bool {
+	switch target {
+	case ErrCommitRefused:
+		return true
+	case io.EOF, io.ErrUnexpectedEOF:
+		return false
+	}
+	return errors.Is(e.cause, target)
+}
+
 // errCutOff is the refusal of a gate without a Guard (never asked: without a Guard the
 // deadline ends every write, newSpan).
 var errCutOff = fmt.Errorf("cut off at the pass's deadline: %w", context.DeadlineExceeded)
@@ -150,7 +169,7 @@ func (g *gate) ask() {
 	err := errCutOff
 	if g.opts.Guard != nil {
 		if err = g.opts.Guard(g.run); err != nil {
-			err = fmt.Errorf("%w: %w", ErrCommitRefused, err)
+			err = commitRefused{cause: err}
 		}
 	}
 	if err != nil {

@@ -8,7 +8,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -223,5 +225,38 @@ func TestCopyReadBeforeTheDeadlineCommitsAfterItOnlyWhereTheGuardAllows(t *testi
 				t.Errorf("error %v; want it to say the commit came too late", res.Failed[0].Err)
 			}
 		})
+	}
+}
+
+// exactDestination reads a stream as the cloud stores' writers do (objectstore.ExactStream):
+// what it reads up to io.EOF it stores, even where its context ended meanwhile (a commit
+// request already sent).
+type exactDestination struct{ *memstore.Faults }
+
+func (d exactDestination) PutObjectStreamIf(ctx context.Context, bucket, key string, r io.Reader, size int64, cond objectstore.Precondition) error {
+	data, err := io.ReadAll(objectstore.ExactStream(r, key, size))
+	if err != nil {
+		return err
+	}
+	return d.Faults.PutObjectStreamIf(context.WithoutCancel(ctx), bucket, key, bytes.NewReader(data), size, cond)
+}
+
+// TestARefusalCausedByAnEOFIsNoEnd: a Guard's refusal whose cause wraps io.EOF (a dropped
+// connection to the API server: a *url.Error of io.EOF) is a refusal to the writer, not the
+// stream's end: nothing is stored.
+func TestARefusalCausedByAnEOFIsNoEnd(t *testing.T) {
+	src, dst := overtimeStores(t)
+	ot := newOvertime()
+	prefix, _ := objectstore.EntryPrefix(entry)
+	guard := func(context.Context) error {
+		return fmt.Errorf("reading BackupEntry x from the API server: %w", &url.Error{Op: "Get", URL: "x", Err: io.EOF})
+	}
+	res, _ := replication.Copy(context.Background(), replication.From{Store: slowSource{Faults: src, key: snapshotKey(0), past: ot.past}, Bucket: "b"},
+		replication.To{Store: exactDestination{dst}, Bucket: "b"}, prefix, replication.Options{Parallelism: 1, Deadline: time.Second, Overtime: ot.seen, Guard: guard})
+	if res.Copied != 0 || len(res.Failed) != 2 || res.Failed[0].Object.Key != snapshotKey(0) || !errors.Is(res.Failed[0].Err, replication.ErrCommitRefused) || errors.Is(res.Failed[0].Err, io.EOF) {
+		t.Fatalf("%+v; want nothing copied, the large snapshot refused (not an io.EOF)", res)
+	}
+	if got := holds(t, dst, snapshotKey(0)); got != nil {
+		t.Errorf("the refused snapshot was written (%d bytes)", len(got))
 	}
 }
