@@ -109,7 +109,12 @@ type gate struct {
 	// refusal is the Guard's refusal, the read's error and the write's cancellation cause.
 	refusal error
 
+	// past: the deadline's event was applied (once: by the AfterFunc, or by the source's end
+	// found past the deadline by the clock, whichever comes first).
+	past bool
+
 	o        objectstore.ObjectVersion
+	start    context.Context // nil where nothing goes past the deadline
 	run      context.Context
 	cancel   context.CancelCauseFunc
 	opts     Options
@@ -122,6 +127,7 @@ type gate struct {
 func newGate(sp span, o objectstore.ObjectVersion, cancel context.CancelCauseFunc) *gate {
 	g := &gate{o: o, run: sp.run, cancel: cancel, opts: sp.opts}
 	if sp.start != sp.run {
+		g.start = sp.start
 		// A refusal at the deadline cancels the write (ask); the returned error is a read's.
 		g.deadline = context.AfterFunc(sp.start, func() { _ = g.on(gateDeadline) })
 	}
@@ -148,18 +154,34 @@ func (g *gate) on(e gateEvent) error {
 	if g.done {
 		return io.EOF
 	}
-	if e == gateDeadline && g.opts.Overtime != nil {
-		g.opts.Overtime(g.o)
+	if e == gateEnd && g.start != nil && !g.past && g.start.Err() != nil {
+		// The deadline passed by the clock, its AfterFunc not yet run: the source ended past
+		// the deadline, not before it.
+		g.apply(gateDeadline)
+	}
+	g.apply(e)
+	if g.state == gateRefused {
+		return g.refusal
+	}
+	return io.EOF
+}
+
+// apply applies e (mu held); the deadline's event once.
+func (g *gate) apply(e gateEvent) {
+	if e == gateDeadline {
+		if g.past {
+			return
+		}
+		g.past = true
+		if g.opts.Overtime != nil {
+			g.opts.Overtime(g.o)
+		}
 	}
 	next, ask := stepGate(g.state, e)
 	g.state = next
 	if ask {
 		g.ask()
 	}
-	if g.state == gateRefused {
-		return g.refusal
-	}
-	return io.EOF
 }
 
 // ask asks the Guard (mu held): allowed, the write is cancelled if it has not returned within
