@@ -19,10 +19,12 @@ import (
 // flight: a snapshot larger than a pass can stream would otherwise be cut off and started again
 // by every pass, and never copied. Such an object goes on while its bytes flow (each request of
 // the stores gives up on its own when no byte moves), but it may commit only where the pass's
-// Guard allows it, and then within Options.Deadline of that look. A caller that must know when
-// the last write of a pass can land (an entry's deletion empties its prefix in the copy only
-// after it) so keeps one bound: every write commits within Options.Deadline of the pass's start
-// or of a Guard that allowed it.
+// Guard allows it, and then within Options.Deadline of that look. While it is read past the
+// deadline the Guard is asked every Options.Deadline/2 too, and a refusal cancels the write, so
+// that the parts a store writes before its commit (Swift's segments, real objects under the
+// key) stop too. A caller that must know when the last write of a pass can land (an entry's
+// deletion empties its prefix in the copy only after it) so keeps one bound: every write
+// commits within Options.Deadline of the pass's start or of a Guard that allowed it.
 //
 // The look comes where it can still stop the commit of every store's writer: when the writer
 // reads past the source's end (each writer commits only after it read io.EOF and aborts on a read
@@ -64,7 +66,9 @@ type gateState int
 const (
 	// gateReading: the source is not read to its end, and the deadline has not passed.
 	gateReading gateState = iota
-	// gateOvertime: the source is not read to its end, and the deadline has passed.
+	// gateOvertime: the source is not read to its end, and the deadline has passed: the Guard
+	// is asked every Options.Deadline/2 (gateRecheck), so that the parts a write stores before
+	// its commit (Swift's segments) stop within that of a refusal.
 	gateOvertime
 	// gateEnded: the source was read to its end before the deadline: the write commits before
 	// it unless the Guard allows it more.
@@ -83,10 +87,14 @@ const (
 	gateEnd gateEvent = iota
 	// gateDeadline: the pass's deadline passed.
 	gateDeadline
+	// gateRecheck: Options.Deadline/2 has passed since the deadline or the last look in
+	// overtime.
+	gateRecheck
 )
 
 // stepGate is the pure decision of a streamed object's gate (table-tested): the next state, and
-// whether the Guard is asked first (then its answer decides: gateAllowed or gateRefused).
+// whether the Guard is asked first; then next is the state where it allows, and a refusal (or a
+// failed look) is gateRefused, the write cancelled.
 func stepGate(s gateState, e gateEvent) (next gateState, ask bool) {
 	switch {
 	case s == gateReading && e == gateEnd:
@@ -94,7 +102,9 @@ func stepGate(s gateState, e gateEvent) (next gateState, ask bool) {
 	case s == gateReading && e == gateDeadline:
 		return gateOvertime, false
 	case s == gateOvertime && e == gateEnd, s == gateEnded && e == gateDeadline:
-		return s, true
+		return gateAllowed, true
+	case s == gateOvertime && e == gateRecheck:
+		return gateOvertime, true
 	}
 	return s, false
 }
@@ -119,7 +129,8 @@ type gate struct {
 	cancel   context.CancelCauseFunc
 	opts     Options
 	deadline func() bool // stops the AfterFunc
-	late     *time.Timer
+	late     *time.Timer // cancels a write allowed to commit and not done within Options.Deadline
+	recheck  *time.Timer // gateRecheck, in gateOvertime
 }
 
 // newGate is the gate of o's write, whose context cancel cancels; sp says when the deadline
@@ -144,6 +155,9 @@ func (g *gate) stop() {
 	g.done = true
 	if g.late != nil {
 		g.late.Stop()
+	}
+	if g.recheck != nil {
+		g.recheck.Stop()
 	}
 }
 
@@ -178,15 +192,20 @@ func (g *gate) apply(e gateEvent) {
 		}
 	}
 	next, ask := stepGate(g.state, e)
-	g.state = next
-	if ask {
-		g.ask()
+	if !ask {
+		g.state = next
+	} else {
+		g.ask(next)
+	}
+	if g.state == gateOvertime && e != gateEnd {
+		g.recheck = time.AfterFunc(g.opts.Deadline/2, func() { _ = g.on(gateRecheck) })
 	}
 }
 
-// ask asks the Guard (mu held): allowed, the write is cancelled if it has not returned within
-// Options.Deadline of the look's start; refused, at once.
-func (g *gate) ask() {
+// ask asks the Guard (mu held): allowed, the state is next, and a write allowed to commit
+// (gateAllowed) is cancelled if it has not returned within Options.Deadline of the look's start;
+// refused, the write is cancelled at once.
+func (g *gate) ask(next gateState) {
 	asked := time.Now()
 	err := errCutOff
 	if g.opts.Guard != nil {
@@ -199,7 +218,9 @@ func (g *gate) ask() {
 		g.cancel(err)
 		return
 	}
-	g.state = gateAllowed
+	if g.state = next; next != gateAllowed {
+		return
+	}
 	late := fmt.Errorf("%w: not committed within %s of the look that allowed it", ErrCommitRefused, g.opts.Deadline)
 	g.late = time.AfterFunc(g.opts.Deadline-time.Since(asked), func() { g.cancel(late) })
 }

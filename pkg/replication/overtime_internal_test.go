@@ -17,7 +17,8 @@ import (
 
 // TestStepGate: the Guard is asked exactly where a streamed object could commit past the pass's
 // deadline: read to its end after the deadline, or still writing at the deadline after it was
-// read to its end. Nothing else asks, and a decided object stays decided.
+// read to its end, and again and again while it is read in overtime (where an allowing look
+// keeps it in overtime). Nothing else asks, and a decided object stays decided.
 func TestStepGate(t *testing.T) {
 	for _, c := range []struct {
 		s    gateState
@@ -27,8 +28,13 @@ func TestStepGate(t *testing.T) {
 	}{
 		{gateReading, gateEnd, gateEnded, false},
 		{gateReading, gateDeadline, gateOvertime, false},
-		{gateOvertime, gateEnd, gateOvertime, true},
-		{gateEnded, gateDeadline, gateEnded, true},
+		{gateOvertime, gateEnd, gateAllowed, true},
+		{gateEnded, gateDeadline, gateAllowed, true},
+		{gateOvertime, gateRecheck, gateOvertime, true}, // allowed, the write goes on
+		{gateReading, gateRecheck, gateReading, false},
+		{gateEnded, gateRecheck, gateEnded, false},
+		{gateAllowed, gateRecheck, gateAllowed, false},
+		{gateRefused, gateRecheck, gateRefused, false},
 		{gateEnded, gateEnd, gateEnded, false}, // a second read past the end
 		{gateAllowed, gateEnd, gateAllowed, false},
 		{gateAllowed, gateDeadline, gateAllowed, false},

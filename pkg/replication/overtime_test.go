@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -255,6 +256,37 @@ func TestARefusalCausedByAnEOFIsNoEnd(t *testing.T) {
 		replication.To{Store: exactDestination{dst}, Bucket: "b"}, prefix, replication.Options{Parallelism: 1, Deadline: time.Second, Overtime: ot.seen, Guard: guard})
 	if res.Copied != 0 || len(res.Failed) != 2 || res.Failed[0].Object.Key != snapshotKey(0) || !errors.Is(res.Failed[0].Err, replication.ErrCommitRefused) || errors.Is(res.Failed[0].Err, io.EOF) {
 		t.Fatalf("%+v; want nothing copied, the large snapshot refused (not an io.EOF)", res)
+	}
+	if got := holds(t, dst, snapshotKey(0)); got != nil {
+		t.Errorf("the refused snapshot was written (%d bytes)", len(got))
+	}
+}
+
+// TestAWriteInOvertimeStopsWhenTheGuardRefusesIt: a large snapshot read on past the deadline
+// (here its last bytes never come) is looked at again and again while it is read; allowed, it
+// goes on, and the first refusal cancels its write: nothing of it is stored, and the Guard is
+// not asked again.
+func TestAWriteInOvertimeStopsWhenTheGuardRefusesIt(t *testing.T) {
+	src, dst := overtimeStores(t)
+	never := make(chan struct{})
+	var asked atomic.Int32
+	refused := errors.New("the entry is being deleted")
+	guard := func(context.Context) error {
+		if asked.Add(1) < 3 {
+			return nil
+		}
+		return refused
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // ends the test without the looks
+	defer cancel()
+	prefix, _ := objectstore.EntryPrefix(entry)
+	res, _ := replication.Copy(ctx, replication.From{Store: slowSource{Faults: src, key: snapshotKey(0), past: never}, Bucket: "b"},
+		replication.To{Store: dst, Bucket: "b"}, prefix, replication.Options{Parallelism: 1, Deadline: 200 * time.Millisecond, Guard: guard})
+	if res.Copied != 0 || len(res.Failed) != 2 || res.Failed[0].Object.Key != snapshotKey(0) || !errors.Is(res.Failed[0].Err, refused) {
+		t.Fatalf("%+v; want nothing copied, the large snapshot refused", res)
+	}
+	if got := asked.Load(); got != 3 {
+		t.Errorf("the Guard was asked %d times; want 3 (two allowing, the refusal)", got)
 	}
 	if got := holds(t, dst, snapshotKey(0)); got != nil {
 		t.Errorf("the refused snapshot was written (%d bytes)", len(got))
