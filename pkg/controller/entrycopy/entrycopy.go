@@ -140,6 +140,12 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 	}
 
 	o := c.pass(ctx, be, place)
+	if refusedAsDeleted(o) {
+		// The entry is being deleted or gone (entryLive): nothing is published on it; its
+		// deletion (or a new entry of its name) is reconciled on its own event.
+		log.FromContext(ctx).Info("Copy pass refused a snapshot's commit: the BackupEntry is being deleted or gone; nothing is published")
+		return reconcile.Result{}, nil
+	}
 	v := decide(o, place.Settings.RPOOrDefault(), be.Spec.BucketName, place.Bucket, c.Now())
 	v.message += pending // copy.serve is copy, but etcd-backup is not switched yet
 	observe(be, place.Bucket, o, v)

@@ -70,3 +70,17 @@ func (c *copier) entryLive(be *extensionsv1alpha1.BackupEntry) func(context.Cont
 		return nil
 	}
 }
+
+// refusedAsDeleted tells a pass whose commit entryLive refused because the entry is being
+// deleted or gone (ErrEntryDeleted, through replication.ErrCommitRefused).
+func refusedAsDeleted(o outcome) bool {
+	if errors.Is(o.copyFailed, ErrEntryDeleted) {
+		return true
+	}
+	for _, f := range o.result.Failed {
+		if errors.Is(f.Err, ErrEntryDeleted) {
+			return true
+		}
+	}
+	return false
+}

@@ -136,7 +136,8 @@ func (l *lazyReader) Read(p []byte) (int, error) {
 // TestPassPastItsDeadline: a full snapshot still being read at its pass's (shortened) deadline
 // is copied whole while the entry lives; where the entry's deletion begins meanwhile, the copy
 // bucket gets nothing of it (the entry's deletion may empty the copy's prefix once the pass's
-// deadline and margin have passed after its deletionTimestamp).
+// deadline and margin have passed after its deletionTimestamp), and nothing is published on the
+// entry.
 func TestPassPastItsDeadline(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -171,8 +172,14 @@ func TestPassPastItsDeadline(t *testing.T) {
 			}
 			close(goOn)
 		}()
-		rig.pass()
+		cond := rig.pass()
 		got, err := objectstore.ReadObject(ctx, mem, "bucket-copy", key)
+		switch {
+		case !deleted && cond == nil:
+			t.Errorf("live entry: no BackupsCopied published")
+		case deleted && cond != nil:
+			t.Errorf("entry being deleted: BackupsCopied published on it: %s %s", cond.Status, cond.Reason)
+		}
 		switch {
 		case !deleted && (err != nil || !bytes.Equal(got, data)):
 			t.Errorf("live entry: the copy holds %d bytes (%v); want the snapshot whole", len(got), err)
