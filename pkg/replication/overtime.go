@@ -24,7 +24,10 @@ import (
 // that the parts a store writes before its commit (Swift's segments, real objects under the
 // key) stop too. A caller that must know when the last write of a pass can land (an entry's
 // deletion empties its prefix in the copy only after it) so keeps one bound: every write
-// commits within Options.Deadline of the pass's start or of a Guard that allowed it.
+// sends its commit within Options.Deadline of the pass's start or of a Guard that allowed it.
+// The bound is on when a commit is sent, not when it is stored: a commit request already sent
+// when its write is cancelled (aws's CompleteMultipartUpload, gcs's last chunk, azure's Put
+// Block List) may still be stored by the store.
 //
 // The look comes where it can still stop the commit of every store's writer: when the writer
 // reads past the source's end (each writer commits only after it read io.EOF and aborts on a read
@@ -33,8 +36,10 @@ import (
 // before the deadline (the writer still uploading its last parts), at the deadline, a refusal
 // cancels the write.
 
-// ErrCommitRefused marks a streamed object not committed because the pass's Guard refused it
-// (or could not tell) past the pass's deadline: nothing of it is left in the destination.
+// ErrCommitRefused marks a streamed object whose commit the pass's Guard refused (or could not
+// tell) past the pass's deadline, or that was cancelled when not committed within
+// Options.Deadline of the look that allowed it. Refused, the commit is never sent; cancelled, a
+// commit request already sent may still be stored (the store finishes what it received).
 var ErrCommitRefused = errors.New("the commit of an object copied past the pass's deadline was refused")
 
 // commitRefused is the Guard's refusal as the writer's read gets it: ErrCommitRefused, with its
@@ -221,6 +226,7 @@ func (g *gate) ask(next gateState) {
 	if g.state = next; next != gateAllowed {
 		return
 	}
+	// Cancelling a write bounds when its commit is sent, not whether one already sent is stored.
 	late := fmt.Errorf("%w: not committed within %s of the look that allowed it", ErrCommitRefused, g.opts.Deadline)
 	g.late = time.AfterFunc(g.opts.Deadline-time.Since(asked), func() { g.cancel(late) })
 }
