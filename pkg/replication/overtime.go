@@ -38,8 +38,10 @@ import (
 
 // ErrCommitRefused marks a streamed object whose commit the pass's Guard refused (or could not
 // tell) past the pass's deadline, or that was cancelled when not committed within
-// Options.Deadline of the look that allowed it. Refused, the commit is never sent; cancelled, a
-// commit request already sent may still be stored (the store finishes what it received).
+// Options.Deadline of the look that allowed it. Refused as the writer's read past the source's
+// end, the commit is never sent; where the refusal or the timeout cancels a write that read its
+// source whole (at the deadline, or later), a commit request already sent may still be stored
+// (the store finishes what it received).
 var ErrCommitRefused = errors.New("the commit of an object copied past the pass's deadline was refused")
 
 // commitRefused is the Guard's refusal as the writer's read gets it: ErrCommitRefused, with its
