@@ -90,6 +90,11 @@ type Options struct {
 	// Overtime, when set, is told of each streamed object still being written at the deadline
 	// (with a Guard: without one, none is).
 	Overtime func(o objectstore.ObjectVersion)
+	// OvertimeSlot, when set, is asked once, when the deadline passes with a streamed object
+	// of the pass in flight, whether the pass may go on past it (a caller's cap on the passes
+	// in overtime at once): ok, its objects go on (Guard), and release is called when the pass
+	// ends; not ok, they are cut off at the deadline as without a Guard. Nil: always ok.
+	OvertimeSlot func() (release func(), ok bool)
 }
 
 // Result is the outcome of one pass.

@@ -64,7 +64,8 @@ func (e commitRefused) Is(target error) bool {
 }
 
 // errCutOff is the refusal of a gate without a Guard (never asked: without a Guard the
-// deadline ends every write, newSpan).
+// deadline ends every write, newSpan), and of a pass given no slot past its deadline
+// (Options.OvertimeSlot).
 var errCutOff = fmt.Errorf("cut off at the pass's deadline: %w", context.DeadlineExceeded)
 
 // gateState is where one streamed object is with respect to its pass's deadline.
@@ -131,6 +132,7 @@ type gate struct {
 	past bool
 
 	o        objectstore.ObjectVersion
+	slot     *overtimeSlot
 	start    context.Context // nil where nothing goes past the deadline
 	run      context.Context
 	cancel   context.CancelCauseFunc
@@ -143,7 +145,7 @@ type gate struct {
 // newGate is the gate of o's write, whose context cancel cancels; sp says when the deadline
 // passes (sp.start's end). Stop it when the write has returned.
 func newGate(sp span, o objectstore.ObjectVersion, cancel context.CancelCauseFunc) *gate {
-	g := &gate{o: o, run: sp.run, cancel: cancel, opts: sp.opts}
+	g := &gate{o: o, slot: sp.slot, run: sp.run, cancel: cancel, opts: sp.opts}
 	if sp.start != sp.run {
 		g.start = sp.start
 		// A refusal at the deadline cancels the write (ask); the returned error is a read's.
@@ -194,6 +196,12 @@ func (g *gate) apply(e gateEvent) {
 			return
 		}
 		g.past = true
+		if g.slot != nil && !g.slot.admit(g.opts) {
+			// No slot for the pass past its deadline: cut off, as without a Guard.
+			g.state, g.refusal = gateRefused, errCutOff
+			g.cancel(errCutOff)
+			return
+		}
 		if g.opts.Overtime != nil {
 			g.opts.Overtime(g.o)
 		}
@@ -259,23 +267,59 @@ func (b *gatedBody) Read(p []byte) (int, error) {
 
 // span is the contexts a pass runs under: start ends at the pass's deadline (its listings, its
 // copies inside the store, the start of every object); run is the caller's, under which a
-// streamed object begun before the deadline goes on (gate).
+// streamed object begun before the deadline goes on (gate), where slot admits the pass.
 type span struct {
 	start, run context.Context
 	opts       Options
+	slot       *overtimeSlot
+}
+
+// overtimeSlot is a pass's one ask of Options.OvertimeSlot, at its first object's deadline.
+type overtimeSlot struct {
+	mu      sync.Mutex
+	asked   bool
+	ok      bool
+	release func()
+}
+
+// admit tells whether the pass may go on past its deadline (asked once).
+func (s *overtimeSlot) admit(opts Options) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.asked {
+		s.asked, s.ok = true, true
+		if opts.OvertimeSlot != nil {
+			var release func()
+			if release, s.ok = opts.OvertimeSlot(); s.ok {
+				s.release = release
+			}
+		}
+	}
+	return s.ok
+}
+
+// end releases the pass's slot, if it took one.
+func (s *overtimeSlot) end() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.release != nil {
+		s.release()
+		s.release = nil
+	}
 }
 
 // newSpan is the span of a pass under ctx (start: ctx until opts.Deadline, where it is set);
 // without a Guard nothing goes past the deadline (run is start). Call cancel when the pass has
 // ended.
 func newSpan(ctx context.Context, opts Options) (sp span, cancel context.CancelFunc) {
-	sp = span{start: ctx, run: ctx, opts: opts}
+	sp = span{start: ctx, run: ctx, opts: opts, slot: &overtimeSlot{}}
 	if opts.Deadline <= 0 {
 		return sp, func() {}
 	}
-	sp.start, cancel = context.WithTimeout(ctx, opts.Deadline)
+	var stop context.CancelFunc
+	sp.start, stop = context.WithTimeout(ctx, opts.Deadline)
 	if opts.Guard == nil {
 		sp.run = sp.start
 	}
-	return sp, cancel
+	return sp, func() { stop(); sp.slot.end() }
 }

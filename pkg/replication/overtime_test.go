@@ -292,3 +292,36 @@ func TestAWriteInOvertimeStopsWhenTheGuardRefusesIt(t *testing.T) {
 		t.Errorf("the refused snapshot was written (%d bytes)", len(got))
 	}
 }
+
+// TestAPassWithoutAnOvertimeSlotIsCutOffAtItsDeadline: a pass whose OvertimeSlot refuses it
+// cuts its large snapshot off at the deadline, as without a Guard (never asked, nothing stored);
+// a pass given the slot goes on, asked once, and releases the slot when it ends.
+func TestAPassWithoutAnOvertimeSlotIsCutOffAtItsDeadline(t *testing.T) {
+	for _, slot := range []bool{false, true} {
+		src, dst := overtimeStores(t)
+		ot := newOvertime()
+		var asked, slots, released atomic.Int32
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // ends the test where nothing cuts it off
+		defer cancel()
+		past := make(chan struct{})
+		prefix, _ := objectstore.EntryPrefix(entry)
+		res, _ := replication.Copy(ctx, replication.From{Store: slowSource{Faults: src, key: snapshotKey(0), past: past}, Bucket: "b"},
+			replication.To{Store: dst, Bucket: "b"}, prefix, replication.Options{
+				Parallelism: 1, Deadline: time.Second, Overtime: ot.seen,
+				Guard: func(context.Context) error { asked.Add(1); return nil },
+				OvertimeSlot: func() (func(), bool) {
+					slots.Add(1)
+					close(past) // the source's last bytes come once the deadline has passed
+					return func() { released.Add(1) }, slot
+				},
+			})
+		switch {
+		case slots.Load() != 1:
+			t.Errorf("slot %t: OvertimeSlot asked %d times; want once", slot, slots.Load())
+		case !slot && (res.Copied != 0 || len(res.Failed) != 2 || !errors.Is(res.Failed[0].Err, context.DeadlineExceeded) || asked.Load() != 0 || holds(t, dst, snapshotKey(0)) != nil || len(ot.keys) != 0):
+			t.Errorf("no slot: %+v, Guard asked %d times, in overtime %v; want the large snapshot cut off, nothing asked or stored", res, asked.Load(), ot.keys)
+		case slot && (res.Copied != 1 || asked.Load() != 1 || released.Load() != 1):
+			t.Errorf("slot: %+v, Guard asked %d times, released %d times; want the large snapshot copied, asked and released once", res, asked.Load(), released.Load())
+		}
+	}
+}

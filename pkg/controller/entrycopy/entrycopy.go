@@ -45,6 +45,8 @@ type copier struct {
 	periodic.Deps
 
 	opts Options
+	// overtime caps the passes past their deadline at once (overtimeSlots; nil: no cap).
+	overtime overtimeSlots
 }
 
 // Controller is the entry copy of p's entries as a periodic controller. With its interval 0
@@ -52,7 +54,9 @@ type copier struct {
 func Controller(opts Options) periodic.Controller {
 	return periodic.Controller{Name: "backupentry-copy", Recorder: "backupentry", For: &extensionsv1alpha1.BackupEntry{},
 		Workers: opts.Workers,
-		New:     func(d periodic.Deps) reconcile.Reconciler { return &copier{Deps: d, opts: opts} },
+		New: func(d periodic.Deps) reconcile.Reconciler {
+			return &copier{Deps: d, opts: opts, overtime: newOvertimeSlots(opts.Workers)}
+		},
 		Watches: watchEtcds}
 }
 
