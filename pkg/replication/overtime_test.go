@@ -107,7 +107,7 @@ func holds(t *testing.T, dst *memstore.Faults, key string) []byte {
 }
 
 // TestCopyGoesOnPastTheDeadlineWhileBytesFlow: a large snapshot still being read at the pass's
-// deadline is copied whole once the Guard allows its commit (asked once); the small snapshot
+// deadline is copied whole once the Guard allows its commit; the small snapshot
 // after it is not started after the deadline (cut off, in the result's failures).
 func TestCopyGoesOnPastTheDeadlineWhileBytesFlow(t *testing.T) {
 	src, dst := overtimeStores(t)
@@ -128,8 +128,9 @@ func TestCopyGoesOnPastTheDeadlineWhileBytesFlow(t *testing.T) {
 	if got := holds(t, dst, snapshotKey(1)); got != nil {
 		t.Errorf("the small snapshot, not started before the deadline, was written: %q", got)
 	}
-	if asked != 1 || !slices.Equal(ot.keys, []string{snapshotKey(0)}) {
-		t.Errorf("the Guard was asked %d times, objects in flight at the deadline %v; want once, the large snapshot", asked, ot.keys)
+	// Asked at the end, and again every Deadline/2 where the end comes later than that.
+	if asked < 1 || !slices.Equal(ot.keys, []string{snapshotKey(0)}) {
+		t.Errorf("the Guard was asked %d times, objects in flight at the deadline %v; want at least once, the large snapshot", asked, ot.keys)
 	}
 }
 
@@ -295,7 +296,7 @@ func TestAWriteInOvertimeStopsWhenTheGuardRefusesIt(t *testing.T) {
 
 // TestAPassWithoutAnOvertimeSlotIsCutOffAtItsDeadline: a pass whose OvertimeSlot refuses it
 // cuts its large snapshot off at the deadline, as without a Guard (never asked, nothing stored);
-// a pass given the slot goes on, asked once, and releases the slot when it ends.
+// a pass given the slot goes on, asked, and releases the slot when it ends.
 func TestAPassWithoutAnOvertimeSlotIsCutOffAtItsDeadline(t *testing.T) {
 	for _, slot := range []bool{false, true} {
 		src, dst := overtimeStores(t)
@@ -320,8 +321,8 @@ func TestAPassWithoutAnOvertimeSlotIsCutOffAtItsDeadline(t *testing.T) {
 			t.Errorf("slot %t: OvertimeSlot asked %d times; want once", slot, slots.Load())
 		case !slot && (res.Copied != 0 || len(res.Failed) != 2 || !errors.Is(res.Failed[0].Err, context.DeadlineExceeded) || asked.Load() != 0 || holds(t, dst, snapshotKey(0)) != nil || len(ot.keys) != 0):
 			t.Errorf("no slot: %+v, Guard asked %d times, in overtime %v; want the large snapshot cut off, nothing asked or stored", res, asked.Load(), ot.keys)
-		case slot && (res.Copied != 1 || asked.Load() != 1 || released.Load() != 1):
-			t.Errorf("slot: %+v, Guard asked %d times, released %d times; want the large snapshot copied, asked and released once", res, asked.Load(), released.Load())
+		case slot && (res.Copied != 1 || asked.Load() < 1 || released.Load() != 1):
+			t.Errorf("slot: %+v, Guard asked %d times, released %d times; want the large snapshot copied, asked, released once", res, asked.Load(), released.Load())
 		}
 	}
 }
