@@ -98,6 +98,11 @@ type Options struct {
 	// a pass after the destination holds the source's newest snapshots: before, a snapshot only
 	// the destination holds beyond those (history, no writer's) would keep the source's out.
 	KeepDestinationChain bool
+	// OvertimeSlot, when set, is asked once, when the deadline passes with a streamed object
+	// of the pass in flight, whether the pass may go on past it (a caller's cap on the passes
+	// in overtime at once): ok, its objects go on (Guard), and release is called when the pass
+	// ends; not ok, they are cut off at the deadline as without a Guard. Nil: always ok.
+	OvertimeSlot func() (release func(), ok bool)
 }
 
 // Result is the outcome of one pass.

@@ -8,10 +8,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,7 +107,7 @@ func holds(t *testing.T, dst *memstore.Faults, key string) []byte {
 }
 
 // TestCopyGoesOnPastTheDeadlineWhileBytesFlow: a large snapshot still being read at the pass's
-// deadline is copied whole once the Guard allows its commit (asked once); the small snapshot
+// deadline is copied whole once the Guard allows its commit; the small snapshot
 // after it is not started after the deadline (cut off, in the result's failures).
 func TestCopyGoesOnPastTheDeadlineWhileBytesFlow(t *testing.T) {
 	src, dst := overtimeStores(t)
@@ -125,8 +128,9 @@ func TestCopyGoesOnPastTheDeadlineWhileBytesFlow(t *testing.T) {
 	if got := holds(t, dst, snapshotKey(1)); got != nil {
 		t.Errorf("the small snapshot, not started before the deadline, was written: %q", got)
 	}
-	if asked != 1 || !slices.Equal(ot.keys, []string{snapshotKey(0)}) {
-		t.Errorf("the Guard was asked %d times, objects in flight at the deadline %v; want once, the large snapshot", asked, ot.keys)
+	// Asked at the end, and again every Deadline/2 where the end comes later than that.
+	if asked < 1 || !slices.Equal(ot.keys, []string{snapshotKey(0)}) {
+		t.Errorf("the Guard was asked %d times, objects in flight at the deadline %v; want at least once, the large snapshot", asked, ot.keys)
 	}
 }
 
@@ -223,5 +227,102 @@ func TestCopyReadBeforeTheDeadlineCommitsAfterItOnlyWhereTheGuardAllows(t *testi
 				t.Errorf("error %v; want it to say the commit came too late", res.Failed[0].Err)
 			}
 		})
+	}
+}
+
+// exactDestination reads a stream as the cloud stores' writers do (objectstore.ExactStream):
+// what it reads up to io.EOF it stores, even where its context ended meanwhile (a commit
+// request already sent).
+type exactDestination struct{ *memstore.Faults }
+
+func (d exactDestination) PutObjectStreamIf(ctx context.Context, bucket, key string, r io.Reader, size int64, cond objectstore.Precondition) error {
+	data, err := io.ReadAll(objectstore.ExactStream(r, key, size))
+	if err != nil {
+		return err
+	}
+	return d.Faults.PutObjectStreamIf(context.WithoutCancel(ctx), bucket, key, bytes.NewReader(data), size, cond)
+}
+
+// TestARefusalCausedByAnEOFIsNoEnd: a Guard's refusal whose cause wraps io.EOF (a dropped
+// connection to the API server: a *url.Error of io.EOF) is a refusal to the writer, not the
+// stream's end: nothing is stored.
+func TestARefusalCausedByAnEOFIsNoEnd(t *testing.T) {
+	src, dst := overtimeStores(t)
+	ot := newOvertime()
+	prefix, _ := objectstore.EntryPrefix(entry)
+	guard := func(context.Context) error {
+		return fmt.Errorf("reading BackupEntry x from the API server: %w", &url.Error{Op: "Get", URL: "x", Err: io.EOF})
+	}
+	res, _ := replication.Copy(context.Background(), replication.From{Store: slowSource{Faults: src, key: snapshotKey(0), past: ot.past}, Bucket: "b"},
+		replication.To{Store: exactDestination{dst}, Bucket: "b"}, prefix, replication.Options{Parallelism: 1, Deadline: time.Second, Overtime: ot.seen, Guard: guard})
+	if res.Copied != 0 || len(res.Failed) != 2 || res.Failed[0].Object.Key != snapshotKey(0) || !errors.Is(res.Failed[0].Err, replication.ErrCommitRefused) || errors.Is(res.Failed[0].Err, io.EOF) {
+		t.Fatalf("%+v; want nothing copied, the large snapshot refused (not an io.EOF)", res)
+	}
+	if got := holds(t, dst, snapshotKey(0)); got != nil {
+		t.Errorf("the refused snapshot was written (%d bytes)", len(got))
+	}
+}
+
+// TestAWriteInOvertimeStopsWhenTheGuardRefusesIt: a large snapshot read on past the deadline
+// (here its last bytes never come) is looked at again and again while it is read; allowed, it
+// goes on, and the first refusal cancels its write: nothing of it is stored, and the Guard is
+// not asked again.
+func TestAWriteInOvertimeStopsWhenTheGuardRefusesIt(t *testing.T) {
+	src, dst := overtimeStores(t)
+	never := make(chan struct{})
+	var asked atomic.Int32
+	refused := errors.New("the entry is being deleted")
+	guard := func(context.Context) error {
+		if asked.Add(1) < 3 {
+			return nil
+		}
+		return refused
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // ends the test without the looks
+	defer cancel()
+	prefix, _ := objectstore.EntryPrefix(entry)
+	res, _ := replication.Copy(ctx, replication.From{Store: slowSource{Faults: src, key: snapshotKey(0), past: never}, Bucket: "b"},
+		replication.To{Store: dst, Bucket: "b"}, prefix, replication.Options{Parallelism: 1, Deadline: 200 * time.Millisecond, Guard: guard})
+	if res.Copied != 0 || len(res.Failed) != 2 || res.Failed[0].Object.Key != snapshotKey(0) || !errors.Is(res.Failed[0].Err, refused) {
+		t.Fatalf("%+v; want nothing copied, the large snapshot refused", res)
+	}
+	if got := asked.Load(); got != 3 {
+		t.Errorf("the Guard was asked %d times; want 3 (two allowing, the refusal)", got)
+	}
+	if got := holds(t, dst, snapshotKey(0)); got != nil {
+		t.Errorf("the refused snapshot was written (%d bytes)", len(got))
+	}
+}
+
+// TestAPassWithoutAnOvertimeSlotIsCutOffAtItsDeadline: a pass whose OvertimeSlot refuses it
+// cuts its large snapshot off at the deadline, as without a Guard (never asked, nothing stored);
+// a pass given the slot goes on, asked, and releases the slot when it ends.
+func TestAPassWithoutAnOvertimeSlotIsCutOffAtItsDeadline(t *testing.T) {
+	for _, slot := range []bool{false, true} {
+		src, dst := overtimeStores(t)
+		ot := newOvertime()
+		var asked, slots, released atomic.Int32
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // ends the test where nothing cuts it off
+		defer cancel()
+		past := make(chan struct{})
+		prefix, _ := objectstore.EntryPrefix(entry)
+		res, _ := replication.Copy(ctx, replication.From{Store: slowSource{Faults: src, key: snapshotKey(0), past: past}, Bucket: "b"},
+			replication.To{Store: dst, Bucket: "b"}, prefix, replication.Options{
+				Parallelism: 1, Deadline: time.Second, Overtime: ot.seen,
+				Guard: func(context.Context) error { asked.Add(1); return nil },
+				OvertimeSlot: func() (func(), bool) {
+					slots.Add(1)
+					close(past) // the source's last bytes come once the deadline has passed
+					return func() { released.Add(1) }, slot
+				},
+			})
+		switch {
+		case slots.Load() != 1:
+			t.Errorf("slot %t: OvertimeSlot asked %d times; want once", slot, slots.Load())
+		case !slot && (res.Copied != 0 || len(res.Failed) != 2 || !errors.Is(res.Failed[0].Err, context.DeadlineExceeded) || asked.Load() != 0 || holds(t, dst, snapshotKey(0)) != nil || len(ot.keys) != 0):
+			t.Errorf("no slot: %+v, Guard asked %d times, in overtime %v; want the large snapshot cut off, nothing asked or stored", res, asked.Load(), ot.keys)
+		case slot && (res.Copied != 1 || asked.Load() < 1 || released.Load() != 1):
+			t.Errorf("slot: %+v, Guard asked %d times, released %d times; want the large snapshot copied, asked, released once", res, asked.Load(), released.Load())
+		}
 	}
 }

@@ -30,13 +30,17 @@ const ReasonCopyPrefixDeleted = "CopyPrefixDeleted"
 // copyPassMargin is added to connect.CopyPassDeadline for the clocks of the entry copy's replica
 // and of the API server that set the entry's deletionTimestamp, the lag of the cache a pass
 // starts from, and the entry copy's look at the entry (at most 10 s) during which a snapshot read
-// whole before its pass's deadline may still commit.
+// whole before its pass's deadline may still send its commit. The bound is on when a commit is
+// sent: a commit request sent just before it (aws's CompleteMultipartUpload, gcs's last chunk,
+// azure's Put Block List) may be stored by the store a little later.
 const copyPassMargin = 30 * time.Second
 
 // CopyPassWaitError reports an entry's deletion that waits, before it deletes in the copy bucket,
-// until a pass of the entry copy that began before the entry's deletionTimestamp has ended
-// (connect.CopyPassDeadline after it, plus copyPassMargin): such a pass would otherwise write a
-// snapshot into the copy after the copy's prefix was emptied, and nobody would delete it.
+// until a pass of the entry copy that began before the entry's deletionTimestamp can send no
+// more commits (connect.CopyPassDeadline after it, plus copyPassMargin): such a pass would
+// otherwise write a snapshot into the copy after the copy's prefix was emptied, and nobody would
+// delete it. The pass itself may still run then (a snapshot streamed past its deadline), but
+// its commits need a look that finds the entry live, which a deleted entry never passes.
 type CopyPassWaitError struct {
 	Bucket, Prefix string
 	Until          time.Time

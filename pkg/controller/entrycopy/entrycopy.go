@@ -45,6 +45,8 @@ type copier struct {
 	periodic.Deps
 
 	opts Options
+	// overtime caps the passes past their deadline at once (overtimeSlots; nil: no cap).
+	overtime overtimeSlots
 }
 
 // Controller is the entry copy of p's entries as a periodic controller. With its interval 0
@@ -52,7 +54,9 @@ type copier struct {
 func Controller(opts Options) periodic.Controller {
 	return periodic.Controller{Name: "backupentry-copy", Recorder: "backupentry", For: &extensionsv1alpha1.BackupEntry{},
 		Workers: opts.Workers,
-		New:     func(d periodic.Deps) reconcile.Reconciler { return &copier{Deps: d, opts: opts} },
+		New: func(d periodic.Deps) reconcile.Reconciler {
+			return &copier{Deps: d, opts: opts, overtime: newOvertimeSlots(opts.Workers)}
+		},
 		Watches: watchEtcds}
 }
 
@@ -140,6 +144,12 @@ func (c *copier) look(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (
 	}
 
 	o := c.pass(ctx, be, place)
+	if refusedAsDeleted(o) {
+		// The entry is being deleted or gone (entryLive): nothing is published on it; its
+		// deletion (or a new entry of its name) is reconciled on its own event.
+		log.FromContext(ctx).Info("Copy pass refused a snapshot's commit: the BackupEntry is being deleted or gone; nothing is published")
+		return reconcile.Result{}, nil
+	}
 	v := decide(o, place.Settings.RPOOrDefault(), be.Spec.BucketName, place.Bucket, c.Now())
 	v.message += pending       // copy.serve is copy, but etcd-backup is not switched yet
 	v.message += caughtUp.note // the final reverse pass's snapshots of the copy left out

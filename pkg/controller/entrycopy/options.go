@@ -32,7 +32,8 @@ type Options struct {
 	// removed).
 	Interval time.Duration
 	// Workers is how many entries are copied at once (--entry-copy-workers). Each pass holds at
-	// most replication.DefaultMaxBufferBytes of write buffers.
+	// most replication.DefaultMaxBufferBytes of write buffers. At most Workers-1 (at least one)
+	// passes go on past their deadline at once (overtimeSlots).
 	Workers int
 	// PassDeadline, for tests only (no flag), shortens the pass's deadline (0:
 	// connect.CopyPassDeadline; never longer: an entry's deletion waits that long).

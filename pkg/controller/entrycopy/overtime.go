@@ -25,6 +25,28 @@ import (
 // entry's deletion's copyPassMargin covers it.
 const entryLookTimeout = 10 * time.Second
 
+// overtimeSlots is the semaphore of the passes past their deadline at once: workers-1 (at least
+// one), so that with every other worker holding a snapshot in overtime one worker still copies
+// the other entries; a pass given no slot is cut off at its deadline as before (its snapshot is
+// streamed again by a later pass). One is made by Controller for its reconciler (the one
+// copier of the controller's workers), never shared between controllers; nil caps nothing.
+type overtimeSlots chan struct{}
+
+func newOvertimeSlots(workers int) overtimeSlots { return make(overtimeSlots, max(workers-1, 1)) }
+
+// take is replication.Options.OvertimeSlot: a slot where one is free, never waiting.
+func (s overtimeSlots) take() (release func(), ok bool) {
+	if s == nil {
+		return func() {}, true
+	}
+	select {
+	case s <- struct{}{}:
+		return func() { <-s }, true
+	default:
+		return nil, false
+	}
+}
+
 // ErrEntryDeleted is entryLive's refusal: the entry is being deleted or gone.
 var ErrEntryDeleted = errors.New("the BackupEntry is being deleted or gone")
 
@@ -38,9 +60,10 @@ var ErrEntryDeleted = errors.New("the BackupEntry is being deleted or gone")
 func (c *copier) passOptions(ctx context.Context, be *extensionsv1alpha1.BackupEntry) replication.Options {
 	deadline := c.opts.deadline()
 	return replication.Options{
-		Now:      c.Now,
-		Deadline: deadline,
-		Guard:    c.entryLive(be),
+		Now:          c.Now,
+		Deadline:     deadline,
+		Guard:        c.entryLive(be),
+		OvertimeSlot: c.overtime.take,
 		Overtime: func(o objectstore.ObjectVersion) {
 			log.FromContext(ctx).Info("Copy pass's deadline passed with a snapshot still being copied: it goes on while its bytes flow, and BackupsCopied and the lag are published when it ends",
 				"key", o.Key, "bytes", o.Size, "deadline", deadline)
@@ -69,4 +92,18 @@ func (c *copier) entryLive(be *extensionsv1alpha1.BackupEntry) func(context.Cont
 		}
 		return nil
 	}
+}
+
+// refusedAsDeleted tells a pass whose commit entryLive refused because the entry is being
+// deleted or gone (ErrEntryDeleted, through replication.ErrCommitRefused).
+func refusedAsDeleted(o outcome) bool {
+	if errors.Is(o.copyFailed, ErrEntryDeleted) {
+		return true
+	}
+	for _, f := range o.result.Failed {
+		if errors.Is(f.Err, ErrEntryDeleted) {
+			return true
+		}
+	}
+	return false
 }

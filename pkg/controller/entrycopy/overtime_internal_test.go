@@ -136,11 +136,13 @@ func (l *lazyReader) Read(p []byte) (int, error) {
 // TestPassPastItsDeadline: a full snapshot still being read at its pass's (shortened) deadline
 // is copied whole while the entry lives; where the entry's deletion begins meanwhile, the copy
 // bucket gets nothing of it (the entry's deletion may empty the copy's prefix once the pass's
-// deadline and margin have passed after its deletionTimestamp).
+// deadline and margin have passed after its deletionTimestamp), and nothing is published on the
+// entry.
 func TestPassPastItsDeadline(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	for _, deleted := range []bool{false, true} {
+	for _, c := range []struct{ deleted, noSlot bool }{{false, false}, {true, false}, {false, true}} {
+		deleted := c.deleted
 		name := "shoot--p--far--1"
 		key := name + "/etcd-main/v2/Full-00000000-00000010-1764417600"
 		data := bytes.Repeat([]byte("a full snapshot "), (2<<20)/16)
@@ -155,6 +157,10 @@ func TestPassPastItsDeadline(t *testing.T) {
 		store := farStore{Store: mem, StreamWriter: mem, ConditionalWriter: mem, key: key, deadline: time.Second, held: held, goOn: goOn}
 		rig := newCopyRig(t, store, name, controllertest.Config{CopyField: copystore.CopyField{Copy: &copystore.Settings{CredentialsRef: "backup-copy"}}}, now)
 		rig.cp.opts.PassDeadline = time.Second
+		if c.noSlot {
+			rig.cp.overtime = newOvertimeSlots(1)
+			rig.cp.overtime <- struct{}{} // another pass is past its deadline
+		}
 		if err := rig.c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}}); err != nil {
 			t.Fatal(err)
 		}
@@ -171,13 +177,48 @@ func TestPassPastItsDeadline(t *testing.T) {
 			}
 			close(goOn)
 		}()
-		rig.pass()
+		cond := rig.pass()
 		got, err := objectstore.ReadObject(ctx, mem, "bucket-copy", key)
+		if c.noSlot {
+			// Cut off at the deadline: the copy holds nothing of it, the entry is told.
+			if !errors.Is(err, objectstore.ErrNotFound) || cond == nil {
+				t.Errorf("no overtime slot: the copy holds %d bytes (%v), BackupsCopied %v; want nothing, published", len(got), err, cond)
+			}
+			continue
+		}
+		switch {
+		case !deleted && cond == nil:
+			t.Errorf("live entry: no BackupsCopied published")
+		case deleted && cond != nil:
+			t.Errorf("entry being deleted: BackupsCopied published on it: %s %s", cond.Status, cond.Reason)
+		}
 		switch {
 		case !deleted && (err != nil || !bytes.Equal(got, data)):
 			t.Errorf("live entry: the copy holds %d bytes (%v); want the snapshot whole", len(got), err)
 		case deleted && !errors.Is(err, objectstore.ErrNotFound):
 			t.Errorf("entry being deleted: the copy holds %d bytes (%v); want nothing", len(got), err)
+		}
+	}
+}
+
+// TestOvertimeSlots: workers-1 passes (at least one) go on past their deadline at once; a slot
+// released is free again.
+func TestOvertimeSlots(t *testing.T) {
+	for _, c := range []struct{ workers, want int }{{4, 3}, {2, 1}, {1, 1}} {
+		s := newOvertimeSlots(c.workers)
+		var release func()
+		got := 0
+		for range c.workers + 1 {
+			if r, ok := s.take(); ok {
+				got, release = got+1, r
+			}
+		}
+		if got != c.want {
+			t.Errorf("%d workers: %d passes in overtime at once; want %d", c.workers, got, c.want)
+		}
+		release()
+		if _, ok := s.take(); !ok {
+			t.Errorf("%d workers: a released slot is not free again", c.workers)
 		}
 	}
 }

@@ -43,8 +43,8 @@ func testStreamWrite(t *testing.T, h Harness) {
 	}{
 		{"shorter than its size", strings.NewReader("hello"), 6},
 		{"longer than its size", strings.NewReader("hello"), 4},
-		{"failing", io.MultiReader(strings.NewReader("he"), failingReader{}), 5},
-		{"failing at its end", io.MultiReader(strings.NewReader("hello"), failingReader{}), 5},
+		{"failing", io.MultiReader(bytes.NewReader(failingBody), failingReader{}), int64(len(failingBody)) + 5},
+		{"failing at its end", io.MultiReader(bytes.NewReader(failingBody), failingReader{}), int64(len(failingBody))},
 	} {
 		if err := w.PutObjectStream(ctx, name, "stream/bad", c.r, c.size); err == nil {
 			t.Errorf("a stream %s was written", c.name)
@@ -54,6 +54,12 @@ func testStreamWrite(t *testing.T, h Harness) {
 		t.Errorf("a refused stream left an object: %v", err)
 	}
 }
+
+// failingBody is what a failing stream holds before it fails: enough that the store's request
+// is under way when it does (a few bytes stay in a client's buffer, never sent), and less than
+// a resumable upload's chunk in the gcs test (one request whose body is the stream), where a
+// failure ending the body normally stored the object.
+var failingBody = bytes.Repeat([]byte("x"), 200<<10)
 
 type failingReader struct{}
 

@@ -33,7 +33,8 @@ var (
 // PutObjectStream implements objectstore.StreamWriter with the SDK's Writer: one upload request
 // up to streamChunkSize, else a resumable upload of chunks of it. The object is finalized only by
 // the Writer's Close; a stream that is shorter or longer than size, or fails (see
-// objectstore.ExactStream), cancels the Writer's context before that, so no object is written.
+// objectstore.ExactStream), fails the upload's body (CloseWithError) and cancels the Writer's
+// context before that, so no object is written.
 // GCS discards an unfinished resumable upload session by itself (after a week); it is no object
 // and holds no storage.
 func (s *store) PutObjectStream(ctx context.Context, bucket, key string, r io.Reader, size int64) error {
@@ -69,7 +70,11 @@ func (s *store) putObjectStream(ctx context.Context, bucket, key string, r io.Re
 		w.ChunkSize = streamChunkSize
 	}
 	if _, err := io.Copy(w, objectstore.ExactStream(r, key, size)); err != nil {
-		cancel() // before Close: the object is never finalized
+		// The upload's body is a pipe: Close alone would end it normally, and a request under
+		// way (one request up to streamChunkSize) would store what was sent. CloseWithError
+		// fails the body first; the cancel before Close keeps a resumable upload unfinalized.
+		_ = w.CloseWithError(err) //nolint:staticcheck // deprecated, but the only deterministic abort
+		cancel()
 		_ = w.Close()
 		return fmt.Errorf("writing %q to bucket %q: %w", key, bucket, classifyBucket(err))
 	}
