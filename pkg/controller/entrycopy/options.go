@@ -56,7 +56,7 @@ func DefaultOptions() Options { return Options{Interval: DefaultInterval, Worker
 // AddFlags implements periodic.Options.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Interval, "entry-copy-interval", o.Interval, "How often each entry's snapshots are copied to the copy bucket its seed configuration declares (copy:; copy.interval overrides it; 0 turns it off and removes the BackupsCopied conditions and metrics an earlier run published).")
-	fs.IntVar(&o.Workers, "entry-copy-workers", o.Workers, "How many entries' snapshots are copied at once. A snapshot still being copied at its pass's 2-minute deadline holds its worker until it ends; each worker's pass holds at most 128 MiB of write buffers.")
+	fs.IntVar(&o.Workers, "entry-copy-workers", o.Workers, "How many entries' snapshots are copied at once. A snapshot still being copied at its pass's 2-minute deadline holds its worker until it ends (at most workers - 1, at least 1, at once; others are cut off at the deadline); each worker's pass holds at most 128 MiB of write buffers.")
 }
 
 // Validate implements periodic.Options.
