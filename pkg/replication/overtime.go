@@ -177,9 +177,9 @@ func (g *gate) on(e gateEvent) error {
 	if g.done {
 		return io.EOF
 	}
-	if e == gateEnd && g.start != nil && !g.past && g.start.Err() != nil {
-		// The deadline passed by the clock, its AfterFunc not yet run: the source ended past
-		// the deadline, not before it.
+	if e == gateEnd && g.start != nil && !g.past && pastDeadline(g.start) {
+		// The deadline passed by the clock, its AfterFunc not yet run (nor, on a busy machine,
+		// the context's own timer): the source ended past the deadline, not before it.
 		g.apply(gateDeadline)
 	}
 	g.apply(e)
@@ -187,6 +187,16 @@ func (g *gate) on(e gateEvent) error {
 		return g.refusal
 	}
 	return io.EOF
+}
+
+// pastDeadline is whether ctx ended or its deadline has passed by the clock: its timer may fire
+// later than the deadline.
+func pastDeadline(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
 }
 
 // apply applies e (mu held); the deadline's event once.

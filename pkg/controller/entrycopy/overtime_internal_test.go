@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
@@ -164,20 +165,30 @@ func TestPassPastItsDeadline(t *testing.T) {
 		if err := rig.c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "ref-backup-copy"}}); err != nil {
 			t.Fatal(err)
 		}
+		marked := make(chan error, 1)
 		go func() {
 			<-held
+			var err error
 			if deleted {
-				be := &extensionsv1alpha1.BackupEntry{}
-				if err := rig.c.Get(ctx, client.ObjectKey{Name: name}, be); err == nil {
-					be.Finalizers = []string{"test"}
-					if err := rig.c.Update(ctx, be); err == nil {
-						_ = rig.c.Delete(ctx, be)
+				err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+					be := &extensionsv1alpha1.BackupEntry{}
+					if err := rig.c.Get(ctx, client.ObjectKey{Name: name}, be); err != nil {
+						return err
 					}
-				}
+					be.Finalizers = []string{"test"}
+					if err := rig.c.Update(ctx, be); err != nil {
+						return err
+					}
+					return rig.c.Delete(ctx, be)
+				})
 			}
+			marked <- err
 			close(goOn)
 		}()
 		cond := rig.pass()
+		if err := <-marked; err != nil {
+			t.Fatalf("marking the entry deleted: %v", err)
+		}
 		got, err := objectstore.ReadObject(ctx, mem, "bucket-copy", key)
 		if c.noSlot {
 			// Cut off at the deadline: the copy holds nothing of it, the entry is told.
