@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/entryinfo"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/etcdwatch"
 )
@@ -64,27 +65,14 @@ func TestEtcdEventsEnqueueTheShootsEntry(t *testing.T) {
 		}
 		return e
 	}
-	queued := func(fire func(workqueue.TypedRateLimitingInterface[reconcile.Request])) []string {
-		q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
-		defer q.ShutDown()
-		fire(q)
-		var names []string
-		for q.Len() > 0 {
-			r, _ := q.Get()
-			names = append(names, r.Name)
-			q.Done(r)
-		}
-		slices.Sort(names)
-		return names
-	}
 	ctx := context.Background()
 	update := func(from, to string) []string {
-		return queued(func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		return controllertest.Queued(func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			h.Update(ctx, event.UpdateEvent{ObjectOld: etcd(from), ObjectNew: etcd(to)}, q)
 		})
 	}
 	create := func(container string) []string {
-		return queued(func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		return controllertest.Queued(func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			h.Create(ctx, event.CreateEvent{Object: etcd(container)}, q)
 		})
 	}

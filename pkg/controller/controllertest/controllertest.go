@@ -9,6 +9,7 @@ package controllertest
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	druidcorev1alpha1 "github.com/gardener/etcd-druid/api/core/v1alpha1"
@@ -17,8 +18,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/copystore"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/apis/credentials"
@@ -173,4 +176,20 @@ func Bucket(t testing.TB, bucket string, keys ...string) *memstore.Store {
 		}
 	}
 	return mem
+}
+
+// Queued is the sorted names of the requests fire adds to a fresh queue: what an event handler
+// enqueues.
+func Queued(fire func(workqueue.TypedRateLimitingInterface[reconcile.Request])) []string {
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	fire(q)
+	var names []string
+	for q.Len() > 0 {
+		r, _ := q.Get()
+		names = append(names, r.Name)
+		q.Done(r)
+	}
+	slices.Sort(names)
+	return names
 }

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/controllertest"
 	"github.com/gardener-extension-backup/gardener-extension-backup/pkg/controller/etcdwatch"
 )
 
@@ -72,21 +73,6 @@ func entries(objs ...client.Object) client.Reader {
 		WithObjects(objs...).Build()
 }
 
-// queued is the sorted names fire enqueues.
-func queued(fire func(workqueue.TypedRateLimitingInterface[reconcile.Request])) []string {
-	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
-	defer q.ShutDown()
-	fire(q)
-	var names []string
-	for q.Len() > 0 {
-		r, _ := q.Get()
-		names = append(names, r.Name)
-		q.Done(r)
-	}
-	slices.Sort(names)
-	return names
-}
-
 // TestEventsWithoutAtStart: the entry copy's mapping (no AtStart) wakes the shoot's live entries
 // of its type and class (not a migration's source-, not another shoot's) on a roll alone: an Etcd seen at the start (the cache's initial list) or changed otherwise wakes
 // nothing, so their looks keep their schedule.
@@ -98,7 +84,7 @@ func TestEventsWithoutAtStart(t *testing.T) {
 	h := etcdwatch.Events(c, predicateutils.AddTypeAndClassPredicates(nil, nil, "mem"), nil)
 	ctx := context.Background()
 	update := func(from, to *druidcorev1alpha1.Etcd) []string {
-		return queued(func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		return controllertest.Queued(func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			h.Update(ctx, event.UpdateEvent{ObjectOld: from, ObjectNew: to}, q)
 		})
 	}
@@ -106,10 +92,10 @@ func TestEventsWithoutAtStart(t *testing.T) {
 	for name, c := range map[string]struct{ got, want []string }{
 		"rolled onto the primary": {update(etcd(copyBucket, 1), etcd(bucket, 2)), []string{"shoot--p--s--uid"}},
 		"another change":          {update(etcd(bucket, 1), etcd(bucket, 2)), nil},
-		"seen at the start, on another bucket": {queued(func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		"seen at the start, on another bucket": {controllertest.Queued(func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			h.Create(ctx, event.CreateEvent{Object: etcd(copyBucket, 1)}, q)
 		}), nil},
-		"deleted": {queued(func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		"deleted": {controllertest.Queued(func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			h.Delete(ctx, event.DeleteEvent{Object: etcd(bucket, 1)}, q)
 		}), nil},
 	} {
@@ -141,10 +127,10 @@ func TestEventsWaitForTheEntries(t *testing.T) {
 	ctx := context.Background()
 	bucket, copyBucket := new("bucket"), new("bucket-copy")
 	for name, got := range map[string][]string{
-		"seen at the start": queued(func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		"seen at the start": controllertest.Queued(func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			h.Create(ctx, event.CreateEvent{Object: etcd(copyBucket, 1)}, q)
 		}),
-		"rolled": queued(func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		"rolled": controllertest.Queued(func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			h.Update(ctx, event.UpdateEvent{ObjectOld: etcd(bucket, 1), ObjectNew: etcd(copyBucket, 2)}, q)
 		}),
 	} {
@@ -177,7 +163,7 @@ func TestEventsEndWithTheWatch(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	got := make(chan []string)
 	go func() {
-		got <- queued(func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		got <- controllertest.Queued(func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			h.Create(ctx, event.CreateEvent{Object: etcd(new("bucket"), 1)}, q)
 		})
 	}()
